@@ -1,0 +1,192 @@
+//! How a concrete request is keyed for exact replay. Synth (building the index) and the engine
+//! (looking it up) must agree byte for byte, so both call these functions.
+
+use sha2::{Digest, Sha256};
+
+use crate::types::RequestKey;
+
+/// Build the exact-replay key of a request.
+pub fn request_key(path: &str, query: &str, content_type: Option<&str>, body: &[u8]) -> RequestKey {
+    RequestKey {
+        path: path.to_string(),
+        query: normalize_query(query),
+        body: body_fingerprint(content_type, body),
+    }
+}
+
+/// Sort query parameters by name (stable, values kept in order) and re-encode them, so that
+/// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`.
+pub fn normalize_query(query: &str) -> String {
+    if query.is_empty() {
+        return String::new();
+    }
+    let mut pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+/// Hex SHA-256 of the normalized body, `None` for an empty body.
+///
+/// Normalization: JSON bodies are re-serialized with sorted keys; form bodies have their fields
+/// sorted by name; multipart bodies are reduced to their parts (name, filename, bytes) sorted by
+/// name, so a fresh boundary does not change the key; anything else is hashed as is.
+pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    if body.is_empty() {
+        return None;
+    }
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let mut hasher = Sha256::new();
+    if let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(body) {
+        crate::canonical::sort_keys(&mut v);
+        hasher.update(b"json:");
+        hasher.update(v.to_string().as_bytes());
+    } else if ct.starts_with("multipart/form-data") {
+        match multipart_parts(&ct, content_type.unwrap_or(""), body) {
+            Some(mut parts) => {
+                parts.sort();
+                hasher.update(b"multipart:");
+                for (name, filename, data) in parts {
+                    hasher.update((name.len() as u64).to_le_bytes());
+                    hasher.update(name.as_bytes());
+                    hasher.update((filename.len() as u64).to_le_bytes());
+                    hasher.update(filename.as_bytes());
+                    hasher.update((data.len() as u64).to_le_bytes());
+                    hasher.update(&data);
+                }
+            }
+            None => {
+                hasher.update(b"raw:");
+                hasher.update(body);
+            }
+        }
+    } else if ct.starts_with("application/x-www-form-urlencoded") {
+        let mut pairs: Vec<(String, String)> = form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        pairs.sort();
+        hasher.update(b"form:");
+        hasher.update(
+            form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs)
+                .finish()
+                .as_bytes(),
+        );
+    } else {
+        hasher.update(b"raw:");
+        hasher.update(body);
+    }
+    Some(hex(&hasher.finalize()))
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 0xf) as usize] as char);
+    }
+    s
+}
+
+type Part = (String, String, Vec<u8>);
+
+/// Split a multipart body into (name, filename, content) parts. `None` when it does not parse.
+pub fn multipart_parts(ct_lower: &str, ct_raw: &str, body: &[u8]) -> Option<Vec<Part>> {
+    let at = ct_lower.find("boundary=")?;
+    let boundary = ct_raw.get(at + "boundary=".len()..)?;
+    let boundary = boundary.split(';').next()?.trim().trim_matches('"');
+    if boundary.is_empty() {
+        return None;
+    }
+    let delim = format!("--{boundary}").into_bytes();
+    let mut parts = Vec::new();
+    let mut rest = body;
+    // Skip the preamble up to the first delimiter.
+    let first = find(rest, &delim)?;
+    rest = &rest[first + delim.len()..];
+    loop {
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let rest_trim = rest.strip_prefix(b"\r\n").unwrap_or(rest);
+        let next = find(rest_trim, &delim)?;
+        let part = &rest_trim[..next];
+        let part = part.strip_suffix(b"\r\n").unwrap_or(part);
+        let header_end = find(part, b"\r\n\r\n")?;
+        let headers = String::from_utf8_lossy(&part[..header_end]).to_string();
+        let data = part[header_end + 4..].to_vec();
+        let mut name = String::new();
+        let mut filename = String::new();
+        for line in headers.lines() {
+            if line.to_ascii_lowercase().starts_with("content-disposition") {
+                name = disposition_param(line, "name").unwrap_or_default();
+                filename = disposition_param(line, "filename").unwrap_or_default();
+            }
+        }
+        parts.push((name, filename, data));
+        rest = &rest_trim[next + delim.len()..];
+    }
+    Some(parts)
+}
+
+fn disposition_param(line: &str, key: &str) -> Option<String> {
+    for piece in line.split(';') {
+        let piece = piece.trim();
+        if let Some((k, v)) = piece.split_once('=') {
+            if k.trim().eq_ignore_ascii_case(key) {
+                return Some(v.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    None
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return None;
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_order_does_not_change_the_key() {
+        assert_eq!(normalize_query("b=1&a=2"), normalize_query("a=2&b=1"));
+        assert_eq!(normalize_query(""), "");
+    }
+
+    #[test]
+    fn json_key_order_does_not_change_the_fingerprint() {
+        let a = body_fingerprint(Some("application/json"), br#"{"a":1,"b":2}"#);
+        let b = body_fingerprint(Some("application/json"), br#"{ "b": 2, "a": 1 }"#);
+        assert_eq!(a, b);
+        assert!(a.is_some());
+        assert_eq!(body_fingerprint(None, b""), None);
+    }
+
+    #[test]
+    fn multipart_boundary_does_not_change_the_fingerprint() {
+        let body = |b: &str| {
+            format!(
+                "--{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNGDATA\r\n--{b}\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\nhello\r\n--{b}--\r\n"
+            )
+        };
+        let a = body_fingerprint(
+            Some("multipart/form-data; boundary=abc"),
+            body("abc").as_bytes(),
+        );
+        let b = body_fingerprint(
+            Some("multipart/form-data; boundary=xyz123"),
+            body("xyz123").as_bytes(),
+        );
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,189 @@
+//! Body templates: a typed JSON tree whose leaves are constants or [`Hole`]s.
+//!
+//! A template is a tree, not a JSON document with `"$hole_N"` strings in it, so a placeholder
+//! cannot reach the wire by construction: rendering must replace every [`Node::Hole`].
+//! Object fields are a list, in the order the recordings showed them, so rendered bodies keep the
+//! provider's key order even though the model file itself is canonical (sorted keys).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The body of a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BodyTemplate {
+    /// No body (e.g. 204, or a recorded empty body).
+    Empty,
+    /// A JSON body rendered from the tree.
+    Json { root: Node },
+    /// A non-JSON body replayed as recorded (UTF-8 text).
+    Text { text: String },
+    /// A non-UTF-8 body replayed as recorded.
+    Binary { base64: String },
+}
+
+/// One node of a JSON template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "node", rename_all = "snake_case")]
+pub enum Node {
+    /// Every observation agreed on this value.
+    Const { value: Value },
+    /// A JSON object; fields in recorded order.
+    Object { fields: Vec<Field> },
+    /// A JSON array, see [`ArrayNode`].
+    Array(ArrayNode),
+    /// A value chosen at serve time.
+    Hole(Hole),
+}
+
+/// An object field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub key: String,
+    pub value: Node,
+    /// Present in only some observations. Rendered only when its presence rule holds:
+    /// an echo-sourced optional field is rendered when the request carries the source;
+    /// any other optional field is rendered when it was present in the majority of observations
+    /// (`present_ratio_bp >= 5000`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub optional: bool,
+    /// Share of observations, in basis points, that carried this field (10000 when not optional).
+    #[serde(default = "full_bp")]
+    pub present_ratio_bp: u32,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn full_bp() -> u32 {
+    10_000
+}
+
+/// A JSON array in a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "array", rename_all = "snake_case")]
+pub enum ArrayNode {
+    /// Fixed length: every observation had the same length and item `i` is `items[i]`.
+    Tuple { items: Vec<Node> },
+    /// Variable length: rendered as `target_length` items cycling through `representatives`
+    /// (the start of the cycle picked by a hash of the request path, so the same path gives the
+    /// same body). Empty `representatives` renders `[]`.
+    List {
+        representatives: Vec<Node>,
+        target_length: usize,
+    },
+}
+
+/// A position whose value is decided at serve time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hole {
+    pub source: HoleKind,
+    /// JSON type every observation had (`mixed` when they differed).
+    pub observed_type: JsonType,
+    /// A few observed values (at most 8, first seen first); the fallback when the hole cannot be
+    /// filled from its source, and the candidates for [`HoleKind::Observed`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Value>,
+    /// How sure synth is of the classification, 0..=10000.
+    pub confidence_bp: u32,
+}
+
+/// Where a hole's value comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HoleKind {
+    /// Copy of a request value (verbatim; coerced to `observed_type` for form-encoded numbers).
+    Echo { from: EchoSource },
+    /// A fresh value of the learned shape from the namespace's seeded generator.
+    Generated { shape: IdShape },
+    /// The namespace clock in the given unit.
+    Clock { unit: ClockUnit },
+    /// A per-namespace counter (named by the JSON path), incremented on each render.
+    Counter { name: String },
+    /// None of the above: one of `examples`, chosen by a hash of the request path.
+    Observed,
+}
+
+/// A request value an echo hole copies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "in", rename_all = "snake_case")]
+pub enum EchoSource {
+    /// A path parameter of the route, by name.
+    Path { param: String },
+    /// A query parameter, by name.
+    Query { name: String },
+    /// A request body field, as a JSON pointer into the JSON body or the form fields
+    /// (`/name`, `/address/city`; form field `a[b]` is `/a/b`).
+    Body { pointer: String },
+    /// A request header (lowercase name).
+    Header { name: String },
+}
+
+/// The learned shape of a generated value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "shape", rename_all = "snake_case")]
+pub enum IdShape {
+    /// `prefix` + `length` characters from `charset`, e.g. `cus_` + 14 base62.
+    Token {
+        prefix: String,
+        charset: IdCharset,
+        length: usize,
+    },
+    /// A lowercase hyphenated UUID (v4 layout).
+    Uuid,
+    /// An integer above every recorded value (`above`), rendered as a JSON number or, when
+    /// `as_string`, as a decimal string (snowflake ids are strings in many APIs).
+    Integer { above: u64, as_string: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdCharset {
+    /// `0-9`
+    Digits,
+    /// `0-9a-f`
+    Hex,
+    /// `0-9A-Z`
+    UpperAlnum,
+    /// `0-9a-z`
+    LowerAlnum,
+    /// `0-9A-Za-z`
+    Base62,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "unit", rename_all = "snake_case")]
+pub enum ClockUnit {
+    /// Unix seconds as a JSON number.
+    EpochSec,
+    /// Unix milliseconds as a JSON number.
+    EpochMs,
+    /// ISO 8601 / RFC 3339 string. `fraction_digits` (0, 3, 6) and `suffix` (`Z`, `+00:00`, or
+    /// `""` for a naive timestamp) reproduce the recorded spelling.
+    Iso8601 { fraction_digits: u8, suffix: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonType {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+    Mixed,
+}
+
+impl JsonType {
+    pub fn of(v: &Value) -> JsonType {
+        match v {
+            Value::Null => JsonType::Null,
+            Value::Bool(_) => JsonType::Bool,
+            Value::Number(_) => JsonType::Number,
+            Value::String(_) => JsonType::String,
+            Value::Array(_) => JsonType::Array,
+            Value::Object(_) => JsonType::Object,
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The model proper: routes, variants, guards, header programs, entity types and indexes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::template::{BodyTemplate, IdShape};
+
+/// `model/twin.wir.json`: everything the engine needs to serve a twin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    /// [`crate::MODEL_SCHEMA_VERSION`] of the build that wrote it.
+    pub schema_version: u32,
+    /// Version of the `wraith` build that wrote it.
+    pub tool_version: String,
+    /// `[service] name`.
+    pub twin: String,
+    /// `[service] base_url` at synth time: the recorded upstream, for the self-URL rewrite.
+    pub base_url: String,
+    /// RFC 3339 UTC time of the newest recorded exchange; `None` when there were none.
+    /// Also the model's own timestamp: synth reads no wall clock, so the model stays
+    /// byte-identical for the same recordings.
+    pub recorded_at: Option<String>,
+    /// Recording sessions folded into this model, sorted by id.
+    pub sessions: Vec<String>,
+    /// Sorted by `(path, method)`.
+    pub routes: Vec<Route>,
+    /// Route-derived entity types, by name.
+    pub entity_types: BTreeMap<String, EntityType>,
+    /// What synth could not model, and why.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One route template: method + path with `:param` segments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    /// Stable id `<method>_<path words>_<8 hex>`, e.g. `get_customers_param_e1c45c51`; the hex is
+    /// a hash of `METHOD path`, so it survives re-synth.
+    pub id: String,
+    pub method: String,
+    /// `/v1/customers/:customer_id`. Parameter names are consistent per position across routes
+    /// sharing a prefix, so the routes compile into one trie.
+    pub path: String,
+    /// Host of the requests when they went to another origin than the base URL
+    /// (`https://other.example.com`); `None` for the twin's own upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// Parameter names in path order.
+    pub params: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_op: Option<StateOp>,
+    /// The entity type this route acts on (the collection segment, e.g. `customers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_type: Option<String>,
+    /// The parameter that names the entity (usually the last one) for read/update/delete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_param: Option<String>,
+    /// Parameters naming parent entities, as (param name, parent entity type), for nested
+    /// collections such as `/orgs/:org/repos`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parent_params: Vec<ParentParam>,
+    /// For list routes: where the items are and how the collection pages and filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<ListShape>,
+    /// Candidate responses, most specific guard first; the engine takes the first whose guard
+    /// holds.
+    pub variants: Vec<Variant>,
+    /// Exact-replay index: concrete recorded requests and their recorded responses.
+    /// Sorted by key.
+    pub exact: Vec<ExactEntry>,
+    /// Ordered path-parameter tuples seen with a non-4xx outcome (multi-parameter routes only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_param_tuples: Vec<Vec<String>>,
+    pub latency: LatencyProfile,
+    pub exchange_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentParam {
+    pub param: String,
+    pub entity_type: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateOp {
+    Create,
+    Read,
+    List,
+    Update,
+    Delete,
+}
+
+impl StateOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateOp::Create => "create",
+            StateOp::Read => "read",
+            StateOp::List => "list",
+            StateOp::Update => "update",
+            StateOp::Delete => "delete",
+        }
+    }
+}
+
+/// How a list route's body holds its items and how it pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListShape {
+    /// JSON pointer to the items array in the body: `""` when the body is the array itself,
+    /// `/data` for `{"data":[...]}`.
+    pub items_pointer: String,
+    pub pagination: Pagination,
+    /// Query parameters the recordings show filtering the collection by equality
+    /// (the parameter name equals an item field name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<String>,
+    /// A request header carrying a JSON filter document (e.g. `x-filter`), lowercase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter_header: Option<String>,
+    /// Envelope fields holding counts that must agree with the served items
+    /// (`total`, `results`, `pages`, `has_more`), as JSON pointers with their meaning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub envelope: Vec<EnvelopeField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvelopeField {
+    pub pointer: String,
+    pub meaning: EnvelopeMeaning,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvelopeMeaning {
+    /// Total number of matching items.
+    Total,
+    /// Current page number.
+    Page,
+    /// Number of pages.
+    Pages,
+    /// Whether more items follow.
+    HasMore,
+    /// Items per page.
+    PageSize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "style", rename_all = "snake_case")]
+pub enum Pagination {
+    None,
+    /// `?limit=&offset=` (parameter names as recorded).
+    LimitOffset {
+        limit: String,
+        offset: String,
+        default_limit: Option<u64>,
+    },
+    /// `?page=&page_size=` (1-based pages).
+    PagePerPage {
+        page: String,
+        per_page: String,
+        default_per_page: Option<u64>,
+    },
+    /// `?starting_after=<id>` / `ending_before` style cursors over item ids.
+    Cursor {
+        after: String,
+        before: Option<String>,
+        limit: Option<String>,
+    },
+    /// RFC 8288 `Link` headers with `rel="next"`/`"prev"`, built from `max_id`/`min_id`-style
+    /// parameters over item ids.
+    LinkHeader {
+        next_param: String,
+        prev_param: Option<String>,
+        limit: Option<String>,
+    },
+}
+
+/// One candidate response of a route.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    /// 16 hex chars, a hash of route id + status + guard; stable across re-synth.
+    pub id: String,
+    pub status: u16,
+    pub guard: Guard,
+    pub headers: Vec<HeaderProgram>,
+    pub body: BodyTemplate,
+    pub evidence: Evidence,
+}
+
+/// A predicate over the request (and the namespace) that selects a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "guard", rename_all = "snake_case")]
+pub enum Guard {
+    /// Catch-all.
+    Always,
+    /// Every sub-guard holds.
+    All { all: Vec<Guard> },
+    /// The entity named by the route's `id_param` is (or is not) known in this namespace
+    /// (recorded non-4xx id, fixture, or created this session, and not deleted this session).
+    StateMember { member: bool },
+    /// The request carries (or lacks) this header (lowercase name).
+    HeaderPresent { name: String, present: bool },
+    /// A body field (JSON pointer into the JSON or form body) equals `value`.
+    BodyFieldEquals { pointer: String, value: Value },
+    /// A body field is present (or absent).
+    BodyFieldPresent { pointer: String, present: bool },
+    /// The request body parses as the content type it claims (JSON object for JSON).
+    BodyValid { valid: bool },
+    /// A query parameter is present (or absent).
+    QueryPresent { name: String, present: bool },
+}
+
+impl Guard {
+    /// Specificity used to order variants: more predicates = more specific.
+    pub fn specificity(&self) -> usize {
+        match self {
+            Guard::Always => 0,
+            Guard::All { all } => all.iter().map(Guard::specificity).sum(),
+            _ => 1,
+        }
+    }
+}
+
+/// How one response header is produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderProgram {
+    /// Lowercase header name.
+    pub name: String,
+    pub program: HeaderRule,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum HeaderRule {
+    /// Replay these values as recorded.
+    Constant { values: Vec<String> },
+    /// Recompute from the served body (`content-length`).
+    ContentLength,
+    /// Freshly produced at serve time: `date` from the namespace clock, request ids from the RNG.
+    Volatile { kind: VolatileKind },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VolatileKind {
+    /// HTTP date from the namespace clock.
+    Date,
+    /// A fresh request id of the recorded shape.
+    RequestId,
+    /// Dropped: etag, server, rate-limit counters and other per-response noise.
+    Drop,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub exchange_count: u64,
+    pub confidence_bp: u32,
+    /// `<session_id>/<index>` of every exchange folded into the variant (capped at 32).
+    pub sources: Vec<String>,
+}
+
+/// One concrete recorded request and every recorded answer to it, in recorded order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExactEntry {
+    pub key: RequestKey,
+    /// Every recorded answer to this request, ordered by (session id, exchange index). The
+    /// last one is the "last wins" answer.
+    pub moments: Vec<Moment>,
+}
+
+/// The identity of a concrete request for exact replay.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RequestKey {
+    /// Concrete path, e.g. `/v1/customers/cus_1`.
+    pub path: String,
+    /// Query string with parameters sorted by name (stable sort, values kept), `""` when none.
+    pub query: String,
+    /// Hex SHA-256 of the normalized request body (normalization rules
+    /// in `docs/model-format.md`); `None` when the request had no body.
+    pub body: Option<String>,
+}
+
+/// One recorded answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Moment {
+    /// `<session_id>/<index>`: the WREC file it came from.
+    pub source: String,
+    /// Scrubbed credential of the request (the `Authorization` value after scrubbing), so the
+    /// engine can prefer moments recorded for the same principal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    pub status: u16,
+    /// Recorded response headers minus the volatile ones, lowercase, in recorded order.
+    pub headers: Vec<(String, String)>,
+    pub body: RecordedBody,
+}
+
+/// A recorded body, held parsed when it is JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordedBody {
+    Empty,
+    Json { value: Value },
+    Text { text: String },
+    Binary { base64: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct LatencyProfile {
+    pub p50_ms: u64,
+    pub p90_ms: u64,
+    pub p99_ms: u64,
+    pub sample_count: u64,
+}
+
+/// A route-derived entity type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityType {
+    /// Primary-key field of its records (`id` unless the recordings show otherwise).
+    pub primary_key: String,
+    /// Learned shape of its ids, used to mint ids for creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_shape: Option<IdShape>,
+    /// Ids seen with any non-4xx outcome.
+    pub known_ids: BTreeSet<String>,
+    /// Ids whose only recorded outcome was a 4xx.
+    pub known_missing: BTreeSet<String>,
+    /// Latest recorded representation of each known entity (from reads, creates, updates and
+    /// list items), by id: what a read of a known id serves when exact replay does not apply,
+    /// and what list routes merge session writes into.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub records: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// `warning` or `info`.
+    pub severity: String,
+    /// Stable machine code, e.g. `unparseable-body`, `mixed-body-kinds`, `single-observation`.
+    pub code: String,
+    /// `METHOD /path` of the route concerned, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    pub message: String,
+}
+
+/// `model/symbols.json`: named dynamic values and where they first appeared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SymbolTable {
+    pub schema_version: u32,
+    /// By symbol name (`$id_3`).
+    pub symbols: BTreeMap<String, Symbol>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symbol {
+    /// `PrefixedId`, `Integer`, `Uuid`, `String`.
+    pub symbol_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_pattern: Option<String>,
+    /// `<session_id>/<index>` where it first appeared.
+    pub first_seen_exchange: String,
+    /// Where in that exchange: `$.response.body/id`, `$.request.path[2]`.
+    pub first_seen_path: String,
+    /// How many exchanges mention it.
+    pub occurrences: u64,
+}
+
+impl Model {
+    /// `METHOD /path` of every route, for route-miss bodies and coverage.
+    pub fn route_names(&self) -> Vec<String> {
+        self.routes
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+}

@@ -1,0 +1,54 @@
+//! `wraith`: the command-line front of the pipeline. The only crate that prints, draws progress
+//! bars or uses `anyhow`; every subcommand lives in its own module under `cmd/`.
+
+mod cmd;
+mod exit;
+mod output;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "wraith",
+    version,
+    about = "Turn recorded HTTP API traffic into a local, stateful, deterministic twin."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a new twin folder under ./twins/<name>.
+    Init(cmd::init::Args),
+    /// Record traffic through a reverse proxy in front of the twin's base URL.
+    Record(cmd::record::Args),
+    /// Import HAR files as recording sessions.
+    Import(cmd::import::Args),
+    /// Summarize a twin's recordings.
+    Inspect(cmd::inspect::Args),
+    /// Synthesize the model from the recordings.
+    Synth(cmd::synth::Args),
+    /// Replay the recordings against the model and score conformance.
+    Check(cmd::check::Args),
+    /// Serve the twin over HTTP.
+    Serve(cmd::serve::Args),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init(a) => cmd::init::run(a),
+        Command::Record(a) => cmd::record::run(a),
+        Command::Import(a) => cmd::import::run(a),
+        Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Synth(a) => cmd::synth::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => exit::report(&e),
+    }
+}
