@@ -3,7 +3,11 @@
 //!
 //! This crate only deals with files and bytes. It knows nothing about models or serving.
 
+// Tests may unwrap: a panic there is a test failure with a clear location.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod exchange;
+pub mod fsutil;
 pub mod manifest;
 
 pub use exchange::{

@@ -2,3 +2,18 @@
 //! and its configuration files (`wraith.toml`). Atomic file writes live here too.
 //!
 //! Not here: the recording format (`wraith-recording`), the model (`wraith-model`), behaviour.
+
+// Tests may unwrap: a panic there is a test failure with a clear location.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod config;
+pub mod dir;
+
+pub use config::{
+    ClockConfig, ClockMode, ConfigWarning, DiffConfig, DiffThresholds, Fidelity, IdempotencyConfig,
+    LatencyConfig, LatencyMode, LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode,
+    RateLimit, ServeConfig, ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy,
+    TwinConfig, UnknownEntity,
+};
+pub use dir::{TwinDir, TwinError};
+pub use wraith_recording::fsutil::write_atomic;

@@ -1,0 +1,847 @@
+//! `wraith.toml`: every section Wraith reads, as serde structs with the documented defaults.
+//!
+//! Unknown keys are not errors: twins written by other Wraith versions carry keys this one does
+//! not read, so [`TwinConfig::load`] returns them as [`ConfigWarning`]s for the CLI to show.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dir::{TwinDir, TwinError};
+
+/// The whole of `wraith.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TwinConfig {
+    #[serde(default = "one")]
+    pub schema_version: u32,
+    pub service: ServiceConfig,
+    #[serde(default)]
+    pub proxy: ProxyConfig,
+    #[serde(default)]
+    pub serve: ServeConfig,
+    #[serde(default)]
+    pub diff: DiffConfig,
+    /// Warnings found while loading (unknown keys, deprecated values). Not part of the file.
+    #[serde(skip)]
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// Something in the file that loads but deserves the user's attention.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigWarning {
+    pub path: PathBuf,
+    /// 1-based line, 0 when unknown.
+    pub line: usize,
+    /// Dotted key, e.g. `generate.llm.model`.
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: `{}`: {}",
+            self.path.display(),
+            self.line,
+            self.key,
+            self.message
+        )
+    }
+}
+
+/// `[service]`: what the twin stands in for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceConfig {
+    pub name: String,
+    /// Upstream root, e.g. `https://api.example.com/v1`. Recorded paths keep its path prefix.
+    pub base_url: String,
+    #[serde(default)]
+    pub spec: Option<String>,
+    #[serde(default)]
+    pub user_agent: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProxyMode {
+    #[default]
+    Reverse,
+    Forward,
+    Mitm,
+}
+
+/// `[proxy]`: `wraith record`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProxyConfig {
+    pub port: u16,
+    pub mode: ProxyMode,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            port: 8080,
+            mode: ProxyMode::Reverse,
+        }
+    }
+}
+
+/// Response mode of `serve` (see the twin response contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fidelity {
+    Strict,
+    #[default]
+    Synth,
+    /// `permissive` is the deprecated spelling; it loads with a warning.
+    #[serde(alias = "permissive")]
+    Fuzzy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownEntity {
+    #[default]
+    Synthesize,
+    NotFound,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    #[default]
+    Header,
+    Cookie,
+    Path,
+}
+
+/// `[serve]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    pub port: u16,
+    pub session_mode: SessionMode,
+    pub fidelity: Fidelity,
+    pub deterministic_seed: u64,
+    pub debug: bool,
+    pub strip_headers: bool,
+    pub rewrite_self_urls: bool,
+    pub provenance_headers: bool,
+    pub unknown_entity: UnknownEntity,
+    pub latency: LatencyConfig,
+    pub limits: LimitsConfig,
+    /// `[serve.rate_limits."METHOD /path"]`.
+    pub rate_limits: BTreeMap<String, RateLimit>,
+    pub clock: ClockConfig,
+    pub idempotency: IdempotencyConfig,
+    pub lua: LuaConfig,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            port: 8081,
+            session_mode: SessionMode::Header,
+            fidelity: Fidelity::Synth,
+            deterministic_seed: 42,
+            debug: false,
+            strip_headers: true,
+            rewrite_self_urls: true,
+            provenance_headers: true,
+            unknown_entity: UnknownEntity::Synthesize,
+            latency: LatencyConfig::default(),
+            limits: LimitsConfig::default(),
+            rate_limits: BTreeMap::new(),
+            clock: ClockConfig::default(),
+            idempotency: IdempotencyConfig::default(),
+            lua: LuaConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyMode {
+    #[default]
+    None,
+    Recorded,
+    Scaled,
+    Fixed,
+}
+
+/// `[serve.latency]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LatencyConfig {
+    pub mode: LatencyMode,
+    pub min_ms: u64,
+    pub max_ms: u64,
+    pub multiplier: f64,
+}
+
+impl Default for LatencyConfig {
+    fn default() -> Self {
+        LatencyConfig {
+            mode: LatencyMode::None,
+            min_ms: 0,
+            max_ms: 5000,
+            multiplier: 1.0,
+        }
+    }
+}
+
+/// `[serve.limits]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    pub max_namespaces: u64,
+    pub max_entities_per_type: u64,
+    pub max_total_state_mb: u64,
+    pub request_drain_timeout_ms: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_namespaces: 1000,
+            max_entities_per_type: 10000,
+            max_total_state_mb: 100,
+            request_drain_timeout_ms: 5000,
+        }
+    }
+}
+
+/// One `[serve.rate_limits."METHOD /path"]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub limit: u64,
+    pub window_seconds: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockMode {
+    #[default]
+    Real,
+    Deterministic,
+    Fixed,
+}
+
+/// `[serve.clock]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClockConfig {
+    pub mode: ClockMode,
+    /// Unix seconds: start of the deterministic clock, or the frozen value.
+    pub base_epoch: u64,
+}
+
+impl Default for ClockConfig {
+    fn default() -> Self {
+        ClockConfig {
+            mode: ClockMode::Real,
+            base_epoch: 1_640_995_200,
+        }
+    }
+}
+
+/// `[serve.idempotency]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdempotencyConfig {
+    pub enabled: bool,
+    pub header: String,
+    pub ttl_seconds: u64,
+}
+
+impl Default for IdempotencyConfig {
+    fn default() -> Self {
+        IdempotencyConfig {
+            enabled: false,
+            header: "Idempotency-Key".to_string(),
+            ttl_seconds: 86400,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LuaOnError {
+    #[default]
+    Fail,
+    Fallback,
+}
+
+/// `[serve.lua]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LuaConfig {
+    pub on_error: LuaOnError,
+    /// Memory budget per handler VM; zero is rejected at load.
+    pub max_memory_kb: u64,
+}
+
+impl Default for LuaConfig {
+    fn default() -> Self {
+        LuaConfig {
+            on_error: LuaOnError::Fail,
+            max_memory_kb: 1024,
+        }
+    }
+}
+
+/// `[diff]`: `wraith check` gates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiffConfig {
+    pub required_score: f64,
+    pub session_pass_rate: f64,
+    pub scoring_version: u32,
+    /// Extra response headers to ignore when comparing.
+    pub ignore_headers: Vec<String>,
+    pub split_variants: bool,
+    pub thresholds: DiffThresholds,
+    /// `[diff.overrides."METHOD /path"]`: per-route thresholds.
+    pub overrides: BTreeMap<String, DiffThresholds>,
+    /// `[diff.fields."<path>"]`: `classify`, `values`.
+    pub fields: BTreeMap<String, toml::Table>,
+    /// `[[diff.suppress]]`.
+    pub suppress: Vec<SuppressRule>,
+    /// `[[diff.tagged_union_policy]]`.
+    pub tagged_union_policy: Vec<TaggedUnionPolicy>,
+}
+
+impl Default for DiffConfig {
+    fn default() -> Self {
+        DiffConfig {
+            required_score: 0.90,
+            session_pass_rate: 0.95,
+            scoring_version: 1,
+            ignore_headers: Vec::new(),
+            split_variants: false,
+            thresholds: DiffThresholds::default(),
+            overrides: BTreeMap::new(),
+            fields: BTreeMap::new(),
+            suppress: Vec::new(),
+            tagged_union_policy: Vec::new(),
+        }
+    }
+}
+
+/// `[diff.thresholds]` (and each `[diff.overrides."…"]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiffThresholds {
+    /// Removed upstream in v0.21 but still found in files; read and ignored by scoring.
+    pub status_exact_match: bool,
+    pub body_structure: f64,
+    pub body_values: f64,
+    pub symbol_consistency: f64,
+    pub header_conformance: f64,
+}
+
+impl Default for DiffThresholds {
+    fn default() -> Self {
+        DiffThresholds {
+            status_exact_match: true,
+            body_structure: 0.90,
+            body_values: 0.85,
+            symbol_consistency: 1.0,
+            header_conformance: 0.80,
+        }
+    }
+}
+
+/// One `[[diff.suppress]]` entry: a difference removed before scoring.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuppressRule {
+    #[serde(default)]
+    pub route: String,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub category: String,
+    pub reason: String,
+}
+
+/// One `[[diff.tagged_union_policy]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaggedUnionPolicy {
+    pub route: String,
+    #[serde(default = "reject_unknown")]
+    pub policy: String,
+}
+
+fn one() -> u32 {
+    1
+}
+fn reject_unknown() -> String {
+    "reject_unknown".to_string()
+}
+
+impl TwinConfig {
+    /// Read and parse `<twin>/wraith.toml`.
+    pub fn load(twin: &TwinDir) -> Result<TwinConfig, TwinError> {
+        let path = twin.wraith_toml();
+        let text = std::fs::read_to_string(&path).map_err(|source| TwinError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&text, &path)
+    }
+
+    /// Parse `wraith.toml` text; `path` is used in messages only.
+    pub fn parse(text: &str, path: &Path) -> Result<TwinConfig, TwinError> {
+        let doc = toml_edit::Document::parse(text).map_err(|e| TwinError::Config {
+            path: path.to_path_buf(),
+            line: e.span().map(|s| line_of(text, s.start)).unwrap_or(0),
+            message: first_line(e.message()),
+        })?;
+        // Strip unknown keys first so they warn instead of failing `deny_unknown_fields` (which is
+        // there so a key in a wrong place inside a known table is still reported precisely).
+        let mut warnings = Vec::new();
+        let mut known = toml::Table::new();
+        filter_known(
+            doc.as_table(),
+            &schema(),
+            "",
+            text,
+            path,
+            &mut known,
+            &mut warnings,
+        );
+        let known_text = toml::to_string(&known).map_err(|e| TwinError::Config {
+            path: path.to_path_buf(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        let mut cfg: TwinConfig = toml::from_str(&known_text).map_err(|e| {
+            // Spans refer to the filtered text; map them back through the key they name.
+            let message = first_line(e.message());
+            let line = e
+                .span()
+                .and_then(|s| key_at(&known_text, s.start))
+                .and_then(|k| find_key_line(&doc, text, &k))
+                .unwrap_or(0);
+            TwinError::Config {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }
+        })?;
+        if let Some(item) = doc.get("serve").and_then(|s| s.get("fidelity"))
+            && item.as_str() == Some("permissive")
+        {
+            warnings.push(ConfigWarning {
+                path: path.to_path_buf(),
+                line: find_key_line(&doc, text, "serve.fidelity").unwrap_or(0),
+                key: "serve.fidelity".to_string(),
+                message: "`permissive` is deprecated; it means `fuzzy`, write that instead"
+                    .to_string(),
+            });
+        }
+        cfg.validate(&doc, text, path)?;
+        cfg.warnings = warnings;
+        Ok(cfg)
+    }
+
+    fn validate(
+        &self,
+        doc: &toml_edit::Document<&str>,
+        text: &str,
+        path: &Path,
+    ) -> Result<(), TwinError> {
+        let err = |key: &str, message: String| TwinError::Config {
+            path: path.to_path_buf(),
+            line: find_key_line(doc, text, key).unwrap_or(0),
+            message: format!("`{key}`: {message}"),
+        };
+        if self.service.name.trim().is_empty() {
+            return Err(err("service.name", "must not be empty".to_string()));
+        }
+        if let Err(m) = validate_base_url(&self.service.base_url) {
+            return Err(err("service.base_url", m));
+        }
+        if self.serve.lua.max_memory_kb == 0 {
+            return Err(err(
+                "serve.lua.max_memory_kb",
+                "must be greater than zero (it is the memory budget of a handler)".to_string(),
+            ));
+        }
+        for (key, v) in [
+            ("diff.required_score", self.diff.required_score),
+            ("diff.session_pass_rate", self.diff.session_pass_rate),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(err(key, format!("must be between 0 and 1, got {v}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Check that `url` is an absolute `http`/`https` URL with a host; the error says what is wrong.
+pub fn validate_base_url(url: &str) -> Result<(), String> {
+    let rest = if let Some(r) = url.strip_prefix("http://") {
+        r
+    } else if let Some(r) = url.strip_prefix("https://") {
+        r
+    } else {
+        return Err(format!(
+            "`{url}` is not an http(s) URL; write it like `https://api.example.com/v1`"
+        ));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains(char::is_whitespace) {
+        return Err(format!(
+            "`{url}` has no host; write it like `https://api.example.com/v1`"
+        ));
+    }
+    if rest.contains(['?', '#']) {
+        return Err(format!("`{url}` must not carry a query or fragment"));
+    }
+    Ok(())
+}
+
+/// What keys each known table accepts. `Open` tables take any key (maps keyed by the user).
+enum Shape {
+    Leaf,
+    Table(Vec<(&'static str, Shape)>),
+    Open,
+}
+
+fn schema() -> Shape {
+    use Shape::*;
+    let leaves = |keys: &[&'static str]| Table(keys.iter().map(|k| (*k, Leaf)).collect());
+    let thresholds = || {
+        leaves(&[
+            "status_exact_match",
+            "body_structure",
+            "body_values",
+            "symbol_consistency",
+            "header_conformance",
+        ])
+    };
+    Table(vec![
+        ("schema_version", Leaf),
+        (
+            "service",
+            leaves(&["name", "base_url", "spec", "user_agent"]),
+        ),
+        ("proxy", leaves(&["port", "mode"])),
+        (
+            "serve",
+            Table(vec![
+                ("port", Leaf),
+                ("session_mode", Leaf),
+                ("fidelity", Leaf),
+                ("deterministic_seed", Leaf),
+                ("debug", Leaf),
+                ("strip_headers", Leaf),
+                ("rewrite_self_urls", Leaf),
+                ("provenance_headers", Leaf),
+                ("unknown_entity", Leaf),
+                (
+                    "latency",
+                    leaves(&["mode", "min_ms", "max_ms", "multiplier"]),
+                ),
+                (
+                    "limits",
+                    leaves(&[
+                        "max_namespaces",
+                        "max_entities_per_type",
+                        "max_total_state_mb",
+                        "request_drain_timeout_ms",
+                    ]),
+                ),
+                ("rate_limits", Open),
+                ("clock", leaves(&["mode", "base_epoch"])),
+                ("idempotency", leaves(&["enabled", "header", "ttl_seconds"])),
+                ("lua", leaves(&["on_error", "max_memory_kb"])),
+            ]),
+        ),
+        (
+            "diff",
+            Table(vec![
+                ("required_score", Leaf),
+                ("session_pass_rate", Leaf),
+                ("scoring_version", Leaf),
+                ("ignore_headers", Leaf),
+                ("split_variants", Leaf),
+                ("thresholds", thresholds()),
+                ("overrides", Open),
+                ("fields", Open),
+                ("suppress", Leaf),
+                ("tagged_union_policy", Leaf),
+            ]),
+        ),
+    ])
+}
+
+/// Copy the keys of `table` that `shape` knows into `out`; record the others as warnings.
+fn filter_known(
+    table: &dyn toml_edit::TableLike,
+    shape: &Shape,
+    prefix: &str,
+    text: &str,
+    path: &Path,
+    out: &mut toml::Table,
+    warnings: &mut Vec<ConfigWarning>,
+) {
+    let Shape::Table(fields) = shape else { return };
+    for (key, item) in table.iter() {
+        let dotted = if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match fields.iter().find(|(k, _)| *k == key) {
+            None => {
+                let line = table
+                    .key(key)
+                    .and_then(|k| k.span())
+                    .map(|s| line_of(text, s.start))
+                    .unwrap_or(0);
+                warnings.push(ConfigWarning {
+                    path: path.to_path_buf(),
+                    line,
+                    key: dotted,
+                    message: "unknown key, ignored (not read by this version of wraith)"
+                        .to_string(),
+                });
+            }
+            Some((_, sub @ Shape::Table(_))) => {
+                if let Some(t) = item.as_table_like() {
+                    let mut inner = toml::Table::new();
+                    filter_known(t, sub, &dotted, text, path, &mut inner, warnings);
+                    out.insert(key.to_string(), toml::Value::Table(inner));
+                } else if let Some(v) = item_to_value(item) {
+                    // Wrong type: keep it so deserialization reports it with its line.
+                    out.insert(key.to_string(), v);
+                }
+            }
+            Some(_) => {
+                if let Some(v) = item_to_value(item) {
+                    out.insert(key.to_string(), v);
+                }
+            }
+        }
+    }
+}
+
+/// Convert a toml_edit item to a plain `toml::Value` by re-parsing its text form.
+fn item_to_value(item: &toml_edit::Item) -> Option<toml::Value> {
+    match item {
+        toml_edit::Item::None => None,
+        toml_edit::Item::Value(v) => {
+            let s = format!("x = {}", v.to_string().trim());
+            toml::from_str::<toml::Table>(&s).ok()?.remove("x")
+        }
+        toml_edit::Item::Table(t) => {
+            let mut doc = toml_edit::DocumentMut::new();
+            for (k, v) in t.iter() {
+                doc.insert(k, v.clone());
+            }
+            toml::from_str::<toml::Table>(&doc.to_string())
+                .ok()
+                .map(toml::Value::Table)
+        }
+        toml_edit::Item::ArrayOfTables(a) => {
+            let mut doc = toml_edit::DocumentMut::new();
+            doc.insert("x", toml_edit::Item::ArrayOfTables(a.clone()));
+            toml::from_str::<toml::Table>(&doc.to_string())
+                .ok()?
+                .remove("x")
+        }
+    }
+}
+
+/// 1-based line of byte offset `pos` in `text`.
+fn line_of(text: &str, pos: usize) -> usize {
+    text.as_bytes()
+        .iter()
+        .take(pos.min(text.len()))
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// The dotted key whose value starts on the line holding `pos` in the filtered text.
+fn key_at(known_text: &str, pos: usize) -> Option<String> {
+    let mut table = String::new();
+    let mut offset = 0;
+    for line in known_text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            table = trimmed
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .to_string();
+        }
+        if pos >= offset && pos < offset + line.len() {
+            let key = trimmed.split('=').next().unwrap_or("").trim();
+            if trimmed.starts_with('[') || key.is_empty() {
+                return Some(table);
+            }
+            return Some(if table.is_empty() {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Line of a dotted key in the original document (the deepest part of it that exists).
+fn find_key_line(doc: &toml_edit::Document<&str>, text: &str, dotted: &str) -> Option<usize> {
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
+    let mut line = None;
+    for part in dotted.split('.') {
+        let part = part.trim_matches('"');
+        let key = table.key(part)?;
+        if let Some(span) = key.span() {
+            line = Some(line_of(text, span.start));
+        }
+        match table.get(part).and_then(|i| i.as_table_like()) {
+            Some(t) => table = t,
+            None => break,
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo_path() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora/wraith-demo")
+    }
+
+    #[test]
+    fn loads_demo_twin_config_with_unknown_keys_as_warnings() {
+        let cfg = TwinConfig::load(&TwinDir::at(demo_path())).unwrap();
+        assert_eq!(cfg.service.name, "wraith-demo");
+        assert_eq!(cfg.service.base_url, "http://127.0.0.1:18080");
+        assert_eq!(cfg.serve.fidelity, Fidelity::Synth);
+        assert_eq!(cfg.serve.deterministic_seed, 42);
+        assert_eq!(cfg.serve.unknown_entity, UnknownEntity::Synthesize);
+        assert_eq!(cfg.diff.required_score, 0.9);
+        let keys: Vec<_> = cfg.warnings.iter().map(|w| w.key.as_str()).collect();
+        assert!(keys.contains(&"generate"), "{keys:?}");
+        assert!(
+            cfg.warnings.iter().all(|w| w.line > 0),
+            "{:?}",
+            cfg.warnings
+        );
+    }
+
+    #[test]
+    fn minimal_config_gets_documented_defaults() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"https://api.example.com/v1\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.schema_version, 1);
+        assert_eq!(cfg.proxy.port, 8080);
+        assert_eq!(cfg.proxy.mode, ProxyMode::Reverse);
+        assert_eq!(cfg.serve.port, 8081);
+        assert!(cfg.serve.strip_headers && cfg.serve.rewrite_self_urls);
+        assert!(cfg.serve.provenance_headers && !cfg.serve.debug);
+        assert_eq!(cfg.serve.limits.max_namespaces, 1000);
+        assert_eq!(cfg.serve.limits.max_entities_per_type, 10000);
+        assert_eq!(cfg.serve.limits.max_total_state_mb, 100);
+        assert_eq!(cfg.serve.limits.request_drain_timeout_ms, 5000);
+        assert_eq!(cfg.serve.clock.mode, ClockMode::Real);
+        assert_eq!(cfg.serve.clock.base_epoch, 1_640_995_200);
+        assert!(!cfg.serve.idempotency.enabled);
+        assert_eq!(cfg.serve.idempotency.header, "Idempotency-Key");
+        assert_eq!(cfg.serve.idempotency.ttl_seconds, 86400);
+        assert_eq!(cfg.serve.lua.on_error, LuaOnError::Fail);
+        assert_eq!(cfg.serve.lua.max_memory_kb, 1024);
+        assert_eq!(cfg.diff.session_pass_rate, 0.95);
+        assert!(cfg.diff.ignore_headers.is_empty());
+        assert!(cfg.warnings.is_empty());
+    }
+
+    #[test]
+    fn permissive_fidelity_loads_as_fuzzy_with_warning() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve]\nfidelity = \"permissive\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.serve.fidelity, Fidelity::Fuzzy);
+        assert_eq!(cfg.warnings.len(), 1);
+        assert_eq!(cfg.warnings[0].line, 5);
+    }
+
+    #[test]
+    fn bad_value_error_names_file_line_and_key() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n\n[serve]\nport = 1\nfidelity = \"loose\"\n";
+        let err = TwinConfig::parse(text, Path::new("t/wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t/wraith.toml:7:"), "{err}");
+        assert!(err.contains("loose"), "{err}");
+    }
+
+    #[test]
+    fn missing_base_url_is_an_error_naming_it() {
+        let text = "[service]\nname = \"x\"\n";
+        let err = TwinConfig::parse(text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("base_url"), "{err}");
+    }
+
+    #[test]
+    fn invalid_base_url_and_zero_lua_memory_rejected() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"ftp://h\"\n";
+        let err = TwinConfig::parse(text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("wraith.toml:3:") && err.contains("service.base_url"),
+            "{err}"
+        );
+        let text =
+            "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve.lua]\nmax_memory_kb = 0\n";
+        let err = TwinConfig::parse(text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(":5:") && err.contains("max_memory_kb"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_line() {
+        let text = "[service]\nname = \"x\"\nbase_url = \n";
+        let err = TwinConfig::parse(text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("wraith.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn rate_limits_and_overrides_are_open_maps() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve.rate_limits.\"GET /a\"]\nlimit = 3\nwindow_seconds = 60\n[diff.overrides.\"GET /a\"]\nbody_values = 0.5\n[[diff.suppress]]\nroute = \"GET /a\"\nreason = \"noise\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.serve.rate_limits["GET /a"].limit, 3);
+        assert_eq!(cfg.diff.overrides["GET /a"].body_values, 0.5);
+        assert_eq!(cfg.diff.suppress[0].reason, "noise");
+        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+    }
+}

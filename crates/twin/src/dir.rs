@@ -1,0 +1,163 @@
+//! Where a twin lives and what its folder holds.
+
+use std::path::{Path, PathBuf};
+
+/// Errors about finding or reading a twin folder. Messages say what was looked for and how to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TwinError {
+    #[error(
+        "no twin `{arg}`: looked for {}; create one with `wraith init <name> --base-url <url>` or pass the path to a folder holding wraith.toml",
+        looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
+    )]
+    NotFound { arg: String, looked: Vec<PathBuf> },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Config {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// A twin folder: the root that holds `wraith.toml`, with accessors for every well-known path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TwinDir {
+    root: PathBuf,
+}
+
+/// The folder under the current directory where named twins live.
+pub const TWINS_DIR: &str = "twins";
+
+impl TwinDir {
+    /// Find a twin from a CLI argument: a path to a folder containing `wraith.toml`, or a name
+    /// under `./twins/<name>`. The path reading wins when both exist, since it is explicit.
+    pub fn resolve(arg: &str) -> Result<TwinDir, TwinError> {
+        Self::resolve_in(Path::new("."), arg)
+    }
+
+    /// [`TwinDir::resolve`] relative to `base` instead of the current directory.
+    pub fn resolve_in(base: &Path, arg: &str) -> Result<TwinDir, TwinError> {
+        let mut looked = Vec::new();
+        if !arg.is_empty() {
+            let as_path = base.join(arg);
+            if as_path.join("wraith.toml").is_file() {
+                return Ok(TwinDir { root: as_path });
+            }
+            looked.push(as_path.join("wraith.toml"));
+            if is_valid_twin_name(arg) {
+                let named = base.join(TWINS_DIR).join(arg);
+                if named.join("wraith.toml").is_file() {
+                    return Ok(TwinDir { root: named });
+                }
+                looked.push(named.join("wraith.toml"));
+            }
+        }
+        Err(TwinError::NotFound {
+            arg: arg.to_string(),
+            looked,
+        })
+    }
+
+    /// A twin folder at `root`, without checking that it exists (for `init`, tests).
+    pub fn at(root: impl Into<PathBuf>) -> TwinDir {
+        TwinDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// The folder's name (the twin name when it lives under `twins/`).
+    pub fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.root.display().to_string())
+    }
+    pub fn wraith_toml(&self) -> PathBuf {
+        self.root.join("wraith.toml")
+    }
+    pub fn scrub_toml(&self) -> PathBuf {
+        self.root.join("scrub.toml")
+    }
+    pub fn recordings_dir(&self) -> PathBuf {
+        self.root.join("recordings")
+    }
+    /// `recordings/sessions/`: one folder per recording session.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.root.join("recordings").join("sessions")
+    }
+    pub fn model_dir(&self) -> PathBuf {
+        self.root.join("model")
+    }
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join("state")
+    }
+    /// `state/fixtures/`: FixtureSets.
+    pub fn fixtures_dir(&self) -> PathBuf {
+        self.root.join("state").join("fixtures")
+    }
+    pub fn schema_json(&self) -> PathBuf {
+        self.root.join("state").join("schema.json")
+    }
+    pub fn lua_dir(&self) -> PathBuf {
+        self.root.join("lua")
+    }
+    pub fn reports_dir(&self) -> PathBuf {
+        self.root.join("reports")
+    }
+}
+
+/// A twin name is one path segment of letters, digits, `-`, `_` and `.`, not starting with `.`
+/// or `-` (so it can never escape `twins/` or look like a flag).
+pub fn is_valid_twin_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && !name.starts_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_finds_name_under_twins_and_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let twin = tmp.path().join("twins").join("shop");
+        std::fs::create_dir_all(&twin).unwrap();
+        std::fs::write(twin.join("wraith.toml"), "").unwrap();
+        let by_name = TwinDir::resolve_in(tmp.path(), "shop").unwrap();
+        assert_eq!(by_name.root(), twin);
+        let by_path = TwinDir::resolve_in(tmp.path(), "twins/shop").unwrap();
+        assert_eq!(by_path.root(), tmp.path().join("twins/shop"));
+        assert_eq!(by_path.sessions_dir(), twin.join("recordings/sessions"));
+        assert_eq!(by_path.fixtures_dir(), twin.join("state/fixtures"));
+    }
+
+    #[test]
+    fn resolve_missing_twin_lists_places_looked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = TwinDir::resolve_in(tmp.path(), "nope")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope/wraith.toml"), "{err}");
+        assert!(err.contains("twins/nope/wraith.toml"), "{err}");
+        assert!(err.contains("wraith init"), "{err}");
+    }
+
+    #[test]
+    fn twin_names_cannot_escape_twins_dir() {
+        assert!(is_valid_twin_name("shop-api_v2.1"));
+        for bad in ["", "..", "../x", "a/b", ".hidden", "-x", "a b"] {
+            assert!(!is_valid_twin_name(bad), "{bad}");
+        }
+    }
+}
