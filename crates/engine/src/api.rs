@@ -67,11 +67,14 @@ pub enum ClockMode {
     Fixed,
 }
 
-/// Clock settings of a namespace.
+/// Clock settings of a namespace. Deserializes `{mode, base_epoch}` (also `base_epoch_secs`),
+/// each key optional.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ClockConfig {
     pub mode: ClockMode,
     /// Unix seconds; default 1640995200.
+    #[serde(alias = "base_epoch_secs")]
     pub base_epoch: i64,
 }
 
@@ -138,4 +141,178 @@ pub struct FieldCounts {
     pub template: u32,
     pub fixture: u32,
     pub handler: u32,
+}
+
+/// `[serve.idempotency]`: replay of `Idempotency-Key` requests within a namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyOptions {
+    /// Lowercase request header carrying the key (usually `idempotency-key`).
+    pub header: String,
+    /// How long a cached answer is replayed, measured on the namespace clock.
+    pub ttl_seconds: u64,
+}
+
+impl Default for IdempotencyOptions {
+    fn default() -> Self {
+        IdempotencyOptions {
+            header: "idempotency-key".to_string(),
+            ttl_seconds: 86_400,
+        }
+    }
+}
+
+/// Freshness of the served twin, stamped on every response (`X-Wraith-Twin-Age`,
+/// `X-Wraith-Recorded-At`). Computed once by the caller at startup: it does not tick.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Freshness {
+    pub twin_age_seconds: u64,
+    /// RFC 3339 UTC time of the newest recording; `None` when the twin has no recordings.
+    pub recorded_at: Option<String>,
+    /// RFC 3339 UTC time the model was synthesized, when known.
+    pub synthesized_at: Option<String>,
+}
+
+/// Maps an incoming `Authorization` value to the form recordings hold (scrubbed), so exact
+/// replay can prefer moments recorded for the same principal.
+pub type PrincipalMap = std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// Serve-wide settings of an [`crate::Engine`]. Every field is shared by all sessions.
+///
+/// `Default` gives the documented defaults (synth fidelity, synthesize unknown entities, seed 42,
+/// real clock, 1000 namespaces, self-URL rewrite and provenance headers on). Its `wall_clock`
+/// reads **no** clock (it returns the clock's `base_epoch`): the engine itself never touches the
+/// system time, so a caller that serves with [`ClockMode::Real`] must hand in a real wall clock.
+#[derive(Clone)]
+pub struct EngineOptions {
+    pub fidelity: Fidelity,
+    pub unknown_entity: UnknownEntity,
+    /// `--seed`: every namespace's RNG is seeded from a hash of (seed, session id).
+    pub seed: u64,
+    /// Default clock of new namespaces (a provisioned session may pick its own).
+    pub clock: ClockConfig,
+    pub wall_clock: WallClock,
+    /// `[serve.limits] max_namespaces`; creating one more answers 503.
+    pub max_namespaces: usize,
+    /// `None` = idempotency replay disabled.
+    pub idempotency: Option<IdempotencyOptions>,
+    /// Rewrite absolute URLs on the recorded upstream's origin to the twin's own origin.
+    pub rewrite_self_urls: bool,
+    /// `false` = `--no-provenance-headers`: suppress Provenance, Route, Exchange and Replay.
+    pub provenance_headers: bool,
+    /// `--debug`: per-field provenance counts and the session state dump.
+    pub debug: bool,
+    /// Twin name for the route-miss body; `None` renders `"twin": null`.
+    pub twin_name: Option<String>,
+    /// `--fixture`; `None` = the implicit default set.
+    pub fixture: Option<String>,
+    pub freshness: Freshness,
+    /// See [`PrincipalMap`]; `None` compares the `Authorization` value verbatim.
+    pub principal: Option<PrincipalMap>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        let clock = ClockConfig::default();
+        let base_us = clock.base_epoch.saturating_mul(1_000_000);
+        EngineOptions {
+            fidelity: Fidelity::Synth,
+            unknown_entity: UnknownEntity::Synthesize,
+            seed: 42,
+            clock,
+            wall_clock: std::sync::Arc::new(move || base_us),
+            max_namespaces: 1000,
+            idempotency: None,
+            rewrite_self_urls: true,
+            provenance_headers: true,
+            debug: false,
+            twin_name: None,
+            fixture: None,
+            freshness: Freshness::default(),
+            principal: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for EngineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineOptions")
+            .field("fidelity", &self.fidelity)
+            .field("unknown_entity", &self.unknown_entity)
+            .field("seed", &self.seed)
+            .field("clock", &self.clock)
+            .field("max_namespaces", &self.max_namespaces)
+            .field("idempotency", &self.idempotency)
+            .field("rewrite_self_urls", &self.rewrite_self_urls)
+            .field("provenance_headers", &self.provenance_headers)
+            .field("debug", &self.debug)
+            .field("twin_name", &self.twin_name)
+            .field("fixture", &self.fixture)
+            .field("freshness", &self.freshness)
+            .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+/// The raw files of `state/fixtures/`, read from disk by the caller.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixtureTree {
+    /// One fixture set per subdirectory of `state/fixtures/`, by directory name.
+    pub sets: std::collections::BTreeMap<String, FixtureSetFiles>,
+    /// `<entity_type>.json` files directly under `state/fixtures/` (stem -> text): the legacy
+    /// pre-set layout, treated as the default set when there is no `default/` subdirectory.
+    pub loose: std::collections::BTreeMap<String, String>,
+}
+
+/// The files of one fixture set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixtureSetFiles {
+    /// `fixture.json` text when present: the set is then in the directory form.
+    pub fixture_json: Option<String>,
+    /// `<entity_type>.json` files at the top of the set (stem -> text): the legacy form.
+    pub flat: std::collections::BTreeMap<String, String>,
+    /// `patches/<entity_type>.patch.json` (stem = entity type -> text).
+    pub patches: std::collections::BTreeMap<String, String>,
+}
+
+/// `POST /__wraith/session`: pin a namespace's fixture, seed and clock before traffic arrives.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Provision {
+    pub session: String,
+    #[serde(default)]
+    pub fixture: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub clock: Option<ClockConfig>,
+}
+
+/// The answer to a provision request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProvisionInfo {
+    pub session: String,
+    /// Resolved fixture set name; `None` when the namespace starts empty.
+    pub fixture: Option<String>,
+    pub seed: u64,
+    pub clock: ClockConfig,
+    pub entities_seeded: u64,
+    /// The namespace was created by this call (201) rather than already provisioned with the
+    /// same settings (200). Not serialized.
+    #[serde(skip)]
+    pub created: bool,
+}
+
+/// One live namespace, for `GET /__wraith/session` and reset answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    /// The `X-Wraith-Session` value; `None` for the shared default (headerless) namespace.
+    pub session: Option<String>,
+    /// Pinned with `POST /__wraith/session` (rather than created lazily by traffic).
+    pub provisioned: bool,
+    pub fixture: Option<String>,
+    pub seed: u64,
+    pub clock: ClockConfig,
+    /// Entities currently live in the namespace's store (fixtures and session writes).
+    pub entities: u64,
+    /// Application requests this namespace has answered since it was created or reset.
+    pub requests: u64,
 }
