@@ -1,1 +1,44 @@
-//! placeholder
+//! `wraith-server`: the HTTP front door of a twin.
+//!
+//! It binds the listeners (dual-stack loopback by default), accepts HTTP/1.1 and h2c on the same
+//! port with hyper, intercepts the control plane (`/__wraith/*`: health, ready, info, session
+//! provisioning, resets) with its bearer-token rule, turns every other request into an
+//! [`wraith_engine::Request`], hands it to the engine together with the `X-Wraith-Session`
+//! value, and writes the engine's answer back with the `X-Wraith-*` control headers. It also
+//! reads the fixture tree from disk for the engine and shuts down gracefully.
+//!
+//! Not here: what a twin answers (that is the sans-IO `wraith-engine`), configuration files and
+//! command-line flags (the `wraith` binary), and printing: this library reports through
+//! `tracing` and return values only.
+
+// Tests may unwrap: a panic there is a test failure with a clear location.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod control;
+pub mod fixtures_fs;
+pub mod listen;
+pub mod ready;
+pub mod service;
+
+pub use listen::{ListenSpec, Listeners, all_loopback};
+pub use ready::{TwinInfo, info_document, ready_document};
+pub use service::{SESSION_HEADER, ServeOutcome, ServeSettings, serve};
+
+use std::net::SocketAddr;
+
+/// What can go wrong while setting up or running the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// `--listen` could not be understood.
+    #[error("invalid --listen value `{value}`: {reason}")]
+    BadListen { value: String, reason: String },
+    /// The primary address could not be bound.
+    #[error(
+        "cannot listen on {addr}: {source} (is another process using the port? pick another with --port or --listen)"
+    )]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,322 @@
+//! The control plane (`/__wraith/*`): which endpoint a request names, who may call it, and the
+//! JSON it answers with. Endpoint semantics live in the engine; this module only routes, checks
+//! the bearer token and turns engine answers into HTTP status + JSON.
+
+use percent_encoding::percent_decode_str;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Path prefix of every control endpoint.
+pub const CONTROL_PREFIX: &str = "/__wraith";
+
+/// A control-plane endpoint, parsed from method + path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlRoute {
+    Health,
+    Ready,
+    Info,
+    /// `POST /__wraith/session`
+    Provision,
+    /// `GET /__wraith/session`
+    ListSessions,
+    /// `POST /__wraith/session/{id}/reset`
+    ResetSession(String),
+    /// `DELETE /__wraith/session/{id}`
+    DeleteSession(String),
+    /// `GET /__wraith/session/{id}/state` (debug only)
+    SessionState(String),
+    /// `POST /__wraith/reset`
+    ResetAll,
+    /// A known path with a method it does not take; `allow` is the `Allow` header value.
+    MethodNotAllowed {
+        allow: &'static str,
+    },
+    /// No such control endpoint.
+    NotFound,
+    /// A session id in the path is not valid percent-encoded UTF-8.
+    BadSessionId,
+}
+
+impl ControlRoute {
+    /// Health, ready and info stay open even when a control token is configured.
+    pub fn is_public(&self) -> bool {
+        matches!(
+            self,
+            ControlRoute::Health | ControlRoute::Ready | ControlRoute::Info
+        )
+    }
+}
+
+/// True when `path` belongs to the control plane (`/__wraith` or `/__wraith/...`).
+pub fn is_control_path(path: &str) -> bool {
+    match path.strip_prefix(CONTROL_PREFIX) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/'),
+        None => false,
+    }
+}
+
+/// Route a control-plane request. Session ids in the path are percent-decoded: they are opaque
+/// keys, so `worker%203` names the session `worker 3` and `Worker-3` stays distinct from
+/// `worker-3`.
+pub fn route(method: &str, path: &str) -> ControlRoute {
+    let rest = path
+        .strip_prefix(CONTROL_PREFIX)
+        .unwrap_or("")
+        .trim_start_matches('/');
+    // One trailing slash is tolerated (`/__wraith/session/`), empty inner segments are not.
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let segs: Vec<&str> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split('/').collect()
+    };
+    let only = |want: &str, allow: &'static str, hit: ControlRoute| {
+        if method == want || (want == "GET" && method == "HEAD") {
+            hit
+        } else {
+            ControlRoute::MethodNotAllowed { allow }
+        }
+    };
+    match segs.as_slice() {
+        ["health"] => only("GET", "GET, HEAD", ControlRoute::Health),
+        ["ready"] => only("GET", "GET, HEAD", ControlRoute::Ready),
+        ["info"] => only("GET", "GET, HEAD", ControlRoute::Info),
+        ["reset"] => only("POST", "POST", ControlRoute::ResetAll),
+        ["session"] => match method {
+            "POST" => ControlRoute::Provision,
+            "GET" | "HEAD" => ControlRoute::ListSessions,
+            _ => ControlRoute::MethodNotAllowed {
+                allow: "GET, HEAD, POST",
+            },
+        },
+        ["session", id] => match decode_id(id) {
+            None => ControlRoute::BadSessionId,
+            Some(id) => only("DELETE", "DELETE", ControlRoute::DeleteSession(id)),
+        },
+        ["session", id, "reset"] => match decode_id(id) {
+            None => ControlRoute::BadSessionId,
+            Some(id) => only("POST", "POST", ControlRoute::ResetSession(id)),
+        },
+        ["session", id, "state"] => match decode_id(id) {
+            None => ControlRoute::BadSessionId,
+            Some(id) => only("GET", "GET, HEAD", ControlRoute::SessionState(id)),
+        },
+        _ => ControlRoute::NotFound,
+    }
+}
+
+fn decode_id(raw: &str) -> Option<String> {
+    if raw.is_empty() {
+        return None;
+    }
+    percent_decode_str(raw)
+        .decode_utf8()
+        .ok()
+        .map(|s| s.into_owned())
+}
+
+/// Whether the request may use a protected control endpoint. With no token configured (a
+/// loopback bind) everything is allowed; with one, the request must carry
+/// `Authorization: Bearer <token>` exactly.
+pub fn authorized(token: Option<&str>, authorization: Option<&str>) -> bool {
+    let Some(token) = token else {
+        return true;
+    };
+    let Some(value) = authorization else {
+        return false;
+    };
+    let mut parts = value.trim().splitn(2, ' ');
+    let scheme = parts.next().unwrap_or("");
+    let presented = parts.next().unwrap_or("").trim();
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(presented.as_bytes(), token.as_bytes())
+}
+
+/// Compare without an early exit on the first differing byte, so response timing does not
+/// reveal how much of a guessed token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    diff == 0
+}
+
+/// The body of `POST /__wraith/session`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvisionBody {
+    pub session: String,
+    #[serde(default)]
+    pub fixture: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub clock: Option<ClockBody>,
+}
+
+/// `clock` in a provision body: `{mode, base_epoch | base_epoch_secs}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockBody {
+    pub mode: wraith_engine::ClockMode,
+    #[serde(default)]
+    pub base_epoch: Option<i64>,
+    #[serde(default)]
+    pub base_epoch_secs: Option<i64>,
+}
+
+impl ClockBody {
+    /// The clock config it names; a missing epoch takes `default_epoch` (the serve-wide one).
+    pub fn to_config(&self, default_epoch: i64) -> wraith_engine::ClockConfig {
+        wraith_engine::ClockConfig {
+            mode: self.mode,
+            base_epoch: self
+                .base_epoch
+                .or(self.base_epoch_secs)
+                .unwrap_or(default_epoch),
+        }
+    }
+}
+
+/// Parse a provision body, or say what is wrong with it (the 400 message).
+pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    let parsed: ProvisionBody = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!(
+                "invalid session provisioning body: {}; expected {{\"session\": \"<id>\", \"fixture\"?: \"<set>\", \"seed\"?: <u64>, \"clock\"?: {{\"mode\": \"real|deterministic|fixed\", \"base_epoch\"?: <secs>}}}}",
+                e.inner()
+            )
+        } else {
+            format!(
+                "invalid session provisioning body at {path}: {}",
+                e.inner()
+            )
+        }
+    })?;
+    if parsed.session.is_empty() {
+        return Err("invalid session provisioning body: `session` must not be empty".to_string());
+    }
+    if let Some(c) = &parsed.clock
+        && c.base_epoch.is_some()
+        && c.base_epoch_secs.is_some()
+        && c.base_epoch != c.base_epoch_secs
+    {
+        return Err(
+            "invalid session provisioning body: give `clock.base_epoch` or `clock.base_epoch_secs`, not two different values"
+                .to_string(),
+        );
+    }
+    Ok(parsed)
+}
+
+/// A JSON error body in the control plane's `{"error": code, "message": ...}` shape.
+pub fn error_body(code: &str, message: impl Into<String>) -> Value {
+    json!({"error": code, "message": message.into()})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_paths_are_the_prefix_and_below_only() {
+        assert!(is_control_path("/__wraith"));
+        assert!(is_control_path("/__wraith/health"));
+        assert!(!is_control_path("/__wraithx"));
+        assert!(!is_control_path("/v1/__wraith/health"));
+    }
+
+    #[test]
+    fn endpoints_route_by_method_and_path() {
+        assert_eq!(route("GET", "/__wraith/health"), ControlRoute::Health);
+        assert_eq!(route("GET", "/__wraith/ready"), ControlRoute::Ready);
+        assert_eq!(route("GET", "/__wraith/info"), ControlRoute::Info);
+        assert_eq!(route("POST", "/__wraith/reset"), ControlRoute::ResetAll);
+        assert_eq!(route("POST", "/__wraith/session"), ControlRoute::Provision);
+        assert_eq!(
+            route("GET", "/__wraith/session"),
+            ControlRoute::ListSessions
+        );
+        assert_eq!(
+            route("POST", "/__wraith/session/w-3/reset"),
+            ControlRoute::ResetSession("w-3".into())
+        );
+        assert_eq!(
+            route("DELETE", "/__wraith/session/w-3"),
+            ControlRoute::DeleteSession("w-3".into())
+        );
+        assert_eq!(
+            route("GET", "/__wraith/session/w-3/state"),
+            ControlRoute::SessionState("w-3".into())
+        );
+        assert_eq!(route("GET", "/__wraith/nope"), ControlRoute::NotFound);
+        assert_eq!(route("GET", "/__wraith"), ControlRoute::NotFound);
+        assert_eq!(
+            route("GET", "/__wraith/reset"),
+            ControlRoute::MethodNotAllowed { allow: "POST" }
+        );
+    }
+
+    #[test]
+    fn session_ids_in_paths_are_percent_decoded_and_case_kept() {
+        assert_eq!(
+            route("DELETE", "/__wraith/session/worker%203"),
+            ControlRoute::DeleteSession("worker 3".into())
+        );
+        assert_eq!(
+            route("DELETE", "/__wraith/session/Worker-3"),
+            ControlRoute::DeleteSession("Worker-3".into())
+        );
+        assert_eq!(
+            route("POST", "/__wraith/session/a%2Fb/reset"),
+            ControlRoute::ResetSession("a/b".into())
+        );
+        assert_eq!(
+            route("DELETE", "/__wraith/session/%FF"),
+            ControlRoute::BadSessionId
+        );
+    }
+
+    #[test]
+    fn bearer_token_must_match_exactly_when_configured() {
+        assert!(authorized(None, None));
+        assert!(authorized(Some("s3cret"), Some("Bearer s3cret")));
+        assert!(authorized(Some("s3cret"), Some("bearer s3cret")));
+        assert!(!authorized(Some("s3cret"), None));
+        assert!(!authorized(Some("s3cret"), Some("Bearer s3cre")));
+        assert!(!authorized(Some("s3cret"), Some("Bearer s3cretx")));
+        assert!(!authorized(Some("s3cret"), Some("Basic s3cret")));
+        assert!(!authorized(Some("s3cret"), Some("s3cret")));
+    }
+
+    #[test]
+    fn provision_body_accepts_both_epoch_spellings() {
+        let p = parse_provision(
+            br#"{"session":"a","fixture":"f","seed":7,"clock":{"mode":"fixed","base_epoch_secs":5}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.session, "a");
+        assert_eq!(p.seed, Some(7));
+        let c = p.clock.unwrap().to_config(1);
+        assert_eq!(c.base_epoch, 5);
+        let p = parse_provision(br#"{"session":"a","clock":{"mode":"deterministic"}}"#).unwrap();
+        assert_eq!(p.clock.unwrap().to_config(9).base_epoch, 9);
+    }
+
+    #[test]
+    fn provision_body_errors_say_where() {
+        let e = parse_provision(br#"{"session":"a","seed":"x"}"#).unwrap_err();
+        assert!(e.contains("seed"), "{e}");
+        let e = parse_provision(br#"{"sesion":"a"}"#).unwrap_err();
+        assert!(e.contains("sesion"), "{e}");
+        let e = parse_provision(br#"{"session":""}"#).unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let e = parse_provision(b"not json").unwrap_err();
+        assert!(e.contains("expected"), "{e}");
+    }
+}

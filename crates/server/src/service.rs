@@ -1,0 +1,485 @@
+//! The one hyper service function: the control-plane intercept, then the engine for everything
+//! else, plus the accept loop and graceful shutdown around it.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+
+use wraith_engine::{Engine, Provision};
+
+use crate::control::{self, ControlRoute};
+use crate::listen::Listeners;
+use crate::ready::{self, TwinInfo};
+
+/// The request header that selects the namespace.
+pub const SESSION_HEADER: &str = "x-wraith-session";
+
+/// Serve-wide settings of the HTTP front door.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// Bearer token for the protected control endpoints; `None` = no auth (loopback only: the
+    /// caller refuses a non-loopback bind without one).
+    pub control_token: Option<String>,
+    /// Request bodies larger than this are refused with 413 before the engine sees them.
+    pub max_body_bytes: usize,
+    /// `--debug`: enables `GET /__wraith/session/{id}/state`.
+    pub debug: bool,
+    /// How long graceful shutdown waits for in-flight requests
+    /// (`[serve.limits] request_drain_timeout_ms`).
+    pub drain_timeout: Duration,
+    /// Base epoch for a provisioned clock that names a mode but no epoch (`--clock-epoch`).
+    pub default_clock_epoch: i64,
+    /// What `/__wraith/info` reports besides live counts.
+    pub info: TwinInfo,
+}
+
+impl ServeSettings {
+    /// Defaults for everything but the twin description: no token, 16 MiB bodies, 5 s drain.
+    pub fn new(info: TwinInfo) -> ServeSettings {
+        ServeSettings {
+            control_token: None,
+            max_body_bytes: 16 * 1024 * 1024,
+            debug: false,
+            drain_timeout: Duration::from_millis(5000),
+            default_clock_epoch: wraith_engine::ClockConfig::default().base_epoch,
+            info,
+        }
+    }
+}
+
+/// How a [`serve`] run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeOutcome {
+    /// Every in-flight connection finished within the drain timeout.
+    pub drained: bool,
+}
+
+struct Shared {
+    engine: Arc<Engine>,
+    settings: ServeSettings,
+}
+
+type Resp = hyper::Response<Full<Bytes>>;
+
+/// Serve until `shutdown` resolves, then stop accepting, let in-flight requests finish (bounded
+/// by [`ServeSettings::drain_timeout`]) and return.
+pub async fn serve<F>(
+    listeners: Listeners,
+    engine: Arc<Engine>,
+    settings: ServeSettings,
+    shutdown: F,
+) -> ServeOutcome
+where
+    F: Future<Output = ()>,
+{
+    let drain_timeout = settings.drain_timeout;
+    let shared = Arc::new(Shared { engine, settings });
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // A header read timeout needs a timer; it keeps a slow client from holding a connection
+    // forever with a half-sent request.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(30));
+    let graceful = GracefulShutdown::new();
+    let mut next = 0usize;
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = accept_any(&listeners.listeners, &mut next) => match accepted {
+                Ok(stream) => {
+                    // Replies are single small writes; Nagle would only add latency.
+                    let _ = stream.set_nodelay(true);
+                    let io = TokioIo::new(stream);
+                    let sh = Arc::clone(&shared);
+                    let svc = hyper::service::service_fn(move |req| {
+                        let sh = Arc::clone(&sh);
+                        async move { Ok::<_, Infallible>(handle(&sh, req).await) }
+                    });
+                    let conn = builder.serve_connection(io, svc).into_owned();
+                    let fut = graceful.watch(conn);
+                    tokio::spawn(async move {
+                        if let Err(e) = fut.await {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listeners);
+    let drained = tokio::time::timeout(drain_timeout, graceful.shutdown())
+        .await
+        .is_ok();
+    ServeOutcome { drained }
+}
+
+/// Accept from whichever listener has a connection first, starting the scan at a rotating
+/// index so one busy listener cannot starve the other.
+async fn accept_any(listeners: &[TcpListener], next: &mut usize) -> std::io::Result<TcpStream> {
+    let n = listeners.len();
+    if n == 0 {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for k in 0..n {
+            let i = (*next + k) % n;
+            if let Poll::Ready(r) = listeners[i].poll_accept(cx) {
+                *next = (i + 1) % n;
+                return Poll::Ready(r.map(|(s, _)| s));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
+    let (parts, body) = req.into_parts();
+    let is_head = parts.method == Method::HEAD;
+    let mut resp = if control::is_control_path(parts.uri.path()) {
+        handle_control(sh, &parts, body).await
+    } else {
+        handle_app(sh, &parts, body).await
+    };
+    if is_head {
+        *resp.body_mut() = Full::new(Bytes::new());
+    }
+    resp
+}
+
+async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
+    let session = match parts.headers.get(SESSION_HEADER) {
+        None => None,
+        // Verbatim: the value is an opaque, case-sensitive key. UTF-8 is allowed; bytes that are
+        // not UTF-8 cannot be a key we can report back, so they are refused rather than mangled.
+        Some(v) => match std::str::from_utf8(v.as_bytes()) {
+            Ok(s) => Some(s.to_string()),
+            Err(_) => {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &control::error_body(
+                        "bad-session-header",
+                        "the X-Wraith-Session value is not valid UTF-8",
+                    ),
+                );
+            }
+        },
+    };
+    let body = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
+    for (name, value) in &parts.headers {
+        headers.push((
+            name.as_str().to_string(),
+            String::from_utf8_lossy(value.as_bytes()).into_owned(),
+        ));
+    }
+    // HTTP/2 carries the host in `:authority`; the engine reads `host` for the self-URL rewrite.
+    if !parts.headers.contains_key(header::HOST)
+        && let Some(authority) = parts.uri.authority()
+    {
+        headers.push(("host".to_string(), authority.as_str().to_string()));
+    }
+    let request = wraith_engine::Request {
+        method: parts.method.as_str().to_string(),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers,
+        body,
+    };
+    let engine = &sh.engine;
+    let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let r = engine.handle(session.as_deref(), &request);
+        let extra = engine.control_headers(&r, &request.method);
+        (r, extra)
+    }));
+    let (r, extra) = match answered {
+        Ok(x) => x,
+        Err(_) => {
+            tracing::error!(method = %request.method, path = %request.path, "the engine panicked");
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &control::error_body(
+                    "internal-error",
+                    "the twin failed while answering this request; please report it with the request that caused it",
+                ),
+            );
+        }
+    };
+    let Ok(status) = StatusCode::from_u16(r.status) else {
+        tracing::error!(
+            status = r.status,
+            "the engine produced an invalid status code"
+        );
+        return json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &control::error_body(
+                "internal-error",
+                format!("the twin produced an invalid HTTP status {}", r.status),
+            ),
+        );
+    };
+    let mut resp = hyper::Response::new(Full::new(r.body.clone()));
+    *resp.status_mut() = status;
+    let out = resp.headers_mut();
+    for (name, value) in r.headers.iter().chain(extra.iter()) {
+        if is_managed_header(name) {
+            continue;
+        }
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(v)) => {
+                out.append(n, v);
+            }
+            _ => tracing::debug!(header = %name, "dropped a header that is not valid HTTP"),
+        }
+    }
+    if body_allowed(status) {
+        out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
+    }
+    resp
+}
+
+/// Headers the server owns: framing is recomputed from the served body, and hop-by-hop headers
+/// of a recording describe a connection that no longer exists.
+fn is_managed_header(name: &str) -> bool {
+    const MANAGED: [&str; 8] = [
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "proxy-connection",
+        "te",
+        "trailer",
+    ];
+    MANAGED.iter().any(|m| name.eq_ignore_ascii_case(m))
+}
+
+fn body_allowed(status: StatusCode) -> bool {
+    !(status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED)
+}
+
+/// Read the whole request body, refusing more than `cap` bytes with 413.
+async fn collect_body(
+    body: Incoming,
+    headers: &http::HeaderMap,
+    cap: usize,
+) -> Result<Bytes, Resp> {
+    let too_large = || {
+        json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &control::error_body(
+                "payload-too-large",
+                format!("the request body is larger than the twin accepts ({cap} bytes)"),
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > cap as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, cap).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) => Err(json_response(
+            StatusCode::BAD_REQUEST,
+            &control::error_body(
+                "bad-request-body",
+                format!("could not read the request body: {e}"),
+            ),
+        )),
+    }
+}
+
+async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
+    let route = control::route(parts.method.as_str(), parts.uri.path());
+    if !route.is_public() {
+        let auth = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !control::authorized(sh.settings.control_token.as_deref(), auth) {
+            let mut r = json_response(
+                StatusCode::UNAUTHORIZED,
+                &control::error_body(
+                    "unauthorized",
+                    "this control endpoint needs `Authorization: Bearer <token>` with the token wraith serve was started with (--control-token-env / --control-token-file)",
+                ),
+            );
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return r;
+        }
+    }
+    let engine = &sh.engine;
+    match route {
+        ControlRoute::Health => json_response(StatusCode::OK, &json!({"status": "ok"})),
+        // The service only runs once the listeners are bound, so it is always ready here.
+        ControlRoute::Ready => json_response(StatusCode::OK, &json!({"ready": true})),
+        ControlRoute::Info => json_response(
+            StatusCode::OK,
+            &ready::info_document(
+                &sh.settings.info,
+                engine.route_names().len(),
+                engine.sessions().len(),
+            ),
+        ),
+        ControlRoute::Provision => {
+            let bytes = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            let p = match control::parse_provision(&bytes) {
+                Ok(p) => p,
+                Err(msg) => {
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        &control::error_body("bad-request", msg),
+                    );
+                }
+            };
+            let provision = Provision {
+                session: p.session,
+                fixture: p.fixture,
+                seed: p.seed,
+                clock: p
+                    .clock
+                    .map(|c| c.to_config(sh.settings.default_clock_epoch)),
+            };
+            match engine.provision(provision) {
+                Ok(info) => {
+                    let status = if info.created {
+                        StatusCode::CREATED
+                    } else {
+                        StatusCode::OK
+                    };
+                    json_response(status, &to_value(&info))
+                }
+                Err(e) => control_error(&e),
+            }
+        }
+        ControlRoute::ListSessions => json_response(
+            StatusCode::OK,
+            &json!({"sessions": to_value(&engine.sessions())}),
+        ),
+        ControlRoute::ResetSession(id) => match engine.reset_session(&id) {
+            Ok(info) => json_response(StatusCode::OK, &to_value(&info)),
+            Err(e) => control_error(&e),
+        },
+        ControlRoute::DeleteSession(id) => match engine.delete_session(&id) {
+            Ok(()) => json_response(StatusCode::OK, &json!({"session": id, "deleted": true})),
+            Err(e) => control_error(&e),
+        },
+        ControlRoute::SessionState(id) => {
+            if !sh.settings.debug {
+                return json_response(
+                    StatusCode::NOT_FOUND,
+                    &control::error_body(
+                        "not-found",
+                        "session state dumps are available only when wraith serve runs with --debug",
+                    ),
+                );
+            }
+            match engine.session_state(&id) {
+                Some(state) => json_response(StatusCode::OK, &state),
+                None => json_response(
+                    StatusCode::NOT_FOUND,
+                    &control::error_body("session-not-found", format!("no session `{id}`")),
+                ),
+            }
+        }
+        ControlRoute::ResetAll => {
+            engine.reset_all();
+            json_response(StatusCode::OK, &json!({"reset": "all"}))
+        }
+        ControlRoute::MethodNotAllowed { allow } => {
+            let mut r = json_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &control::error_body(
+                    "method-not-allowed",
+                    format!(
+                        "{} is not supported on {}; allowed: {allow}",
+                        parts.method,
+                        parts.uri.path()
+                    ),
+                ),
+            );
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
+            r
+        }
+        ControlRoute::NotFound => json_response(
+            StatusCode::NOT_FOUND,
+            &control::error_body(
+                "not-found",
+                format!(
+                    "no control endpoint at {}; the control plane has /__wraith/health, /__wraith/ready, /__wraith/info, /__wraith/session, /__wraith/session/{{id}}, /__wraith/session/{{id}}/reset, /__wraith/session/{{id}}/state and /__wraith/reset",
+                    parts.uri.path()
+                ),
+            ),
+        ),
+        ControlRoute::BadSessionId => json_response(
+            StatusCode::BAD_REQUEST,
+            &control::error_body(
+                "bad-request",
+                "the session id in the path is empty or not valid percent-encoded UTF-8",
+            ),
+        ),
+    }
+}
+
+fn control_error(e: &wraith_engine::ControlError) -> Resp {
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(status, &e.body())
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or_else(
+        |e| json!({"error": "internal-error", "message": format!("cannot render JSON: {e}")}),
+    )
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Resp {
+    let text = serde_json::to_vec(body).unwrap_or_default();
+    let len = text.len();
+    let mut r = hyper::Response::new(Full::new(Bytes::from(text)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    r
+}
