@@ -1,15 +1,587 @@
-//! `wraith serve` (not built yet).
+//! `wraith serve <twin>`: load (and if needed re-synthesize) the model, build the engine, bind
+//! the listeners, write the `--ready-json` startup contract and serve until SIGINT/SIGTERM.
+//!
+//! Every setting comes from a flag when given, else from `wraith.toml`, else the documented
+//! default.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::anyhow;
+use wraith_engine::{
+    ClockConfig, ClockMode, Engine, EngineError, EngineOptions, Fidelity, Freshness,
+    IdempotencyOptions, UnknownEntity,
+};
+use wraith_model::Model;
+use wraith_server::{ListenSpec, Listeners, ServeSettings, TwinInfo};
+use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  wraith serve shop --port 0 --ready-json /tmp/ready.json
+  wraith serve shop --unknown-entity not_found --fixture baseline --seed 42 \\
+      --clock deterministic --clock-epoch 1700000000
+  wraith serve shop --listen 0.0.0.0:8081 --control-token-env WRAITH_CONTROL_TOKEN
+
+Responses carry X-Wraith-Provenance, X-Wraith-Route, X-Wraith-Exchange, X-Wraith-Replay,
+X-Wraith-Twin-Age and X-Wraith-Recorded-At as the twin response contract describes; requests
+carrying X-Wraith-Session get their own isolated namespace.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: Option<String>,
+    pub twin: String,
+    /// Port to listen on (0 = any free port; read the real one from --ready-json).
+    /// Default: `[serve] port` in wraith.toml, else 8081.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to bind instead of the default 127.0.0.1 + ::1 pair: `host:port`, an IP address,
+    /// or a bracketed IPv6 address such as `[::1]:8181`. A non-loopback address needs a
+    /// control token.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Write the startup contract (URL, port, freshness, control endpoints) here once listening.
+    #[arg(long, value_name = "FILE")]
+    pub ready_json: Option<PathBuf>,
+    /// What a read of an unknown entity id answers: a synthesized 200 or a fail-closed
+    /// not-found. Default: `[serve] unknown_entity`, else synthesize.
+    #[arg(long, value_enum)]
+    pub unknown_entity: Option<UnknownEntityArg>,
+    /// Fixture set seeded into every new session (`state/fixtures/<NAME>/`, or `<ns>:<NAME>`).
+    #[arg(long, value_name = "NAME")]
+    pub fixture: Option<String>,
+    /// Seed of every namespace's RNG and id generator. Default: `[serve] deterministic_seed`, else 42.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Clock of new namespaces. Default: `[serve.clock] mode`, else real.
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockArg>,
+    /// Start (deterministic) or frozen value (fixed) of the clock, in unix seconds.
+    /// Default: `[serve.clock] base_epoch`, else 1640995200.
+    #[arg(long, value_name = "SECS")]
+    pub clock_epoch: Option<i64>,
+    /// Response mode. Default: `[serve] fidelity`, else synth.
+    #[arg(long, value_enum)]
+    pub fidelity: Option<FidelityArg>,
+    /// Do not send X-Wraith-Provenance, X-Wraith-Route, X-Wraith-Exchange or X-Wraith-Replay
+    /// (same as `[serve] provenance_headers = false`).
+    #[arg(long)]
+    pub no_provenance_headers: bool,
+    /// Add X-Wraith-Provenance-Counts and enable GET /__wraith/session/{id}/state.
+    #[arg(long)]
+    pub debug: bool,
+    /// Read the control-plane bearer token from this environment variable.
+    #[arg(long, value_name = "VAR", conflicts_with = "control_token_file")]
+    pub control_token_env: Option<String>,
+    /// Read the control-plane bearer token from this file (surrounding whitespace ignored).
+    #[arg(long, value_name = "FILE")]
+    pub control_token_file: Option<PathBuf>,
+    /// Also print the startup contract as one JSON line on stdout once listening.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::usage(anyhow::anyhow!(
-        "`wraith serve` is not built yet"
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum UnknownEntityArg {
+    Synthesize,
+    #[value(name = "not_found", alias = "not-found")]
+    NotFound,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ClockArg {
+    Real,
+    Deterministic,
+    Fixed,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum FidelityArg {
+    Strict,
+    Synth,
+    Fuzzy,
+}
+
+/// Everything `serve` needs, merged from flags, `wraith.toml` and defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub listen: ListenSpec,
+    pub fidelity: Fidelity,
+    pub unknown_entity: UnknownEntity,
+    pub seed: u64,
+    pub clock: ClockConfig,
+    pub provenance_headers: bool,
+    pub debug: bool,
+    pub fixture: Option<String>,
+    pub max_namespaces: usize,
+    pub drain_timeout: Duration,
+    pub idempotency: Option<IdempotencyOptions>,
+    pub rewrite_self_urls: bool,
+}
+
+/// Merge flags over `wraith.toml`: a flag always wins.
+pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
+    let serve = &cfg.serve;
+    let port = args.port.unwrap_or(serve.port);
+    let listen = match &args.listen {
+        Some(v) => ListenSpec::parse(v, port).map_err(CliError::usage)?,
+        None => ListenSpec::DefaultLoopback { port },
+    };
+    let fidelity = match args.fidelity {
+        Some(FidelityArg::Strict) => Fidelity::Strict,
+        Some(FidelityArg::Synth) => Fidelity::Synth,
+        Some(FidelityArg::Fuzzy) => Fidelity::Fuzzy,
+        None => match serve.fidelity {
+            wraith_twin::Fidelity::Strict => Fidelity::Strict,
+            wraith_twin::Fidelity::Synth => Fidelity::Synth,
+            wraith_twin::Fidelity::Fuzzy => Fidelity::Fuzzy,
+        },
+    };
+    let unknown_entity = match args.unknown_entity {
+        Some(UnknownEntityArg::Synthesize) => UnknownEntity::Synthesize,
+        Some(UnknownEntityArg::NotFound) => UnknownEntity::NotFound,
+        None => match serve.unknown_entity {
+            wraith_twin::UnknownEntity::Synthesize => UnknownEntity::Synthesize,
+            wraith_twin::UnknownEntity::NotFound => UnknownEntity::NotFound,
+        },
+    };
+    let mode = match args.clock {
+        Some(ClockArg::Real) => ClockMode::Real,
+        Some(ClockArg::Deterministic) => ClockMode::Deterministic,
+        Some(ClockArg::Fixed) => ClockMode::Fixed,
+        None => match serve.clock.mode {
+            wraith_twin::ClockMode::Real => ClockMode::Real,
+            wraith_twin::ClockMode::Deterministic => ClockMode::Deterministic,
+            wraith_twin::ClockMode::Fixed => ClockMode::Fixed,
+        },
+    };
+    let base_epoch = match args.clock_epoch {
+        Some(e) => e,
+        None => i64::try_from(serve.clock.base_epoch).map_err(|_| {
+            CliError::usage(anyhow!(
+                "wraith.toml: `serve.clock.base_epoch` = {} is too large for a unix time in seconds",
+                serve.clock.base_epoch
+            ))
+        })?,
+    };
+    let max_namespaces = usize::try_from(serve.limits.max_namespaces).unwrap_or(usize::MAX);
+    let idempotency = serve.idempotency.enabled.then(|| IdempotencyOptions {
+        header: serve.idempotency.header.to_ascii_lowercase(),
+        ttl_seconds: serve.idempotency.ttl_seconds,
+    });
+    Ok(Resolved {
+        listen,
+        fidelity,
+        unknown_entity,
+        seed: args.seed.unwrap_or(serve.deterministic_seed),
+        clock: ClockConfig { mode, base_epoch },
+        provenance_headers: serve.provenance_headers && !args.no_provenance_headers,
+        debug: args.debug || serve.debug,
+        fixture: args.fixture.clone(),
+        max_namespaces,
+        drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
+        idempotency,
+        rewrite_self_urls: serve.rewrite_self_urls,
+    })
+}
+
+/// The control-plane token, from `--control-token-env` or `--control-token-file`.
+fn control_token(args: &Args) -> Result<Option<String>, CliError> {
+    if let Some(var) = &args.control_token_env {
+        let value = std::env::var(var).map_err(|_| {
+            CliError::usage(anyhow!(
+                "--control-token-env {var}: the environment variable {var} is not set (or not valid UTF-8); export it with the token clients will send as `Authorization: Bearer <token>`"
+            ))
+        })?;
+        let value = value.trim().to_string();
+        if value.is_empty() {
+            return Err(CliError::usage(anyhow!(
+                "--control-token-env {var}: the environment variable {var} is empty; set it to a non-empty token"
+            )));
+        }
+        return Ok(Some(value));
+    }
+    if let Some(path) = &args.control_token_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::usage(anyhow!(
+                "--control-token-file {}: cannot read the token file: {e}",
+                path.display()
+            ))
+        })?;
+        let value = text.trim().to_string();
+        if value.is_empty() {
+            return Err(CliError::usage(anyhow!(
+                "--control-token-file {}: the file is empty; put the token in it",
+                path.display()
+            )));
+        }
+        return Ok(Some(value));
+    }
+    Ok(None)
+}
+
+pub fn run(args: Args) -> CmdResult {
+    init_tracing();
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let cfg = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let resolved = resolve(&args, &cfg)?;
+    let token = control_token(&args)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::runtime(anyhow!("cannot start the async runtime: {e}")))?;
+
+    // The policy check comes before anything slow or anything bound: a non-loopback bind
+    // without a token is refused outright.
+    let candidates = runtime
+        .block_on(resolved.listen.resolve())
+        .map_err(CliError::usage)?;
+    if !wraith_server::all_loopback(&candidates) && token.is_none() {
+        return Err(CliError::policy(anyhow!(
+            "refusing to listen on {} without a control token: /__wraith/* can reset and delete every session, so a non-loopback bind needs --control-token-env VAR or --control-token-file FILE (clients then send `Authorization: Bearer <token>`); or bind a loopback address such as 127.0.0.1",
+            candidates
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+
+    let mut warnings: Vec<String> = cfg.warnings.iter().map(ToString::to_string).collect();
+    ensure_model_fresh(&twin)?;
+    let model_path = twin.model_dir().join("twin.wir.json");
+    let model = load_model(&model_path)?;
+    let schema_json = read_optional(&twin.schema_json())?;
+    let fixtures = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
+        .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?;
+
+    let now_secs = unix_now_secs();
+    let newest = newest_recording_us(&twin.sessions_dir());
+    let recorded_at = newest.and_then(|us| rfc3339_from_us(us as i64));
+    let anchor_secs = match newest {
+        Some(us) => Some((us / 1_000_000) as i64),
+        None => model
+            .recorded_at
+            .as_deref()
+            .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.as_second()),
+    };
+    let twin_age_seconds = anchor_secs
+        .map(|a| u64::try_from(now_secs - a).unwrap_or(0))
+        .unwrap_or(0);
+    let synthesized_at = std::fs::metadata(&model_path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .and_then(|d| rfc3339_from_us(d.as_micros() as i64));
+    let freshness = Freshness {
+        twin_age_seconds,
+        recorded_at: recorded_at.clone(),
+        synthesized_at: synthesized_at.clone(),
+    };
+
+    let twin_name = if model.twin.is_empty() {
+        cfg.service.name.clone()
+    } else {
+        model.twin.clone()
+    };
+    let route_count = model.routes.len();
+    let opts = EngineOptions {
+        fidelity: resolved.fidelity,
+        unknown_entity: resolved.unknown_entity,
+        seed: resolved.seed,
+        clock: resolved.clock,
+        wall_clock: Arc::new(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_micros() as i64)
+                .unwrap_or(0)
+        }),
+        max_namespaces: resolved.max_namespaces,
+        idempotency: resolved.idempotency.clone(),
+        rewrite_self_urls: resolved.rewrite_self_urls,
+        provenance_headers: resolved.provenance_headers,
+        debug: resolved.debug,
+        twin_name: Some(twin_name.clone()),
+        fixture: resolved.fixture.clone(),
+        freshness,
+        principal: None,
+    };
+    let engine =
+        Engine::new(model, schema_json.as_deref(), fixtures, opts).map_err(|e| match e {
+            EngineError::UnknownFixture { .. } => CliError::usage(anyhow!("--fixture: {e}")),
+            other => CliError::usage(anyhow!("{}: {other}", twin.root().display())),
+        })?;
+    if resolved.fidelity == Fidelity::Fuzzy {
+        warnings.push(
+            "fidelity `fuzzy` is not implemented: every request will be answered with 501"
+                .to_string(),
+        );
+    }
+    for w in engine.warnings() {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
+    let engine = Arc::new(engine);
+
+    runtime.block_on(async move {
+        let listeners = Listeners::bind(&candidates)
+            .await
+            .map_err(CliError::runtime)?;
+        warnings.extend(listeners.warnings().iter().cloned());
+        engine.set_self_url(&listeners.url());
+        let info = TwinInfo {
+            twin: twin_name.clone(),
+            twin_age_seconds,
+            recorded_at,
+            synthesized_at,
+            drifted_routes: Vec::new(),
+            warnings: warnings.clone(),
+            debug: resolved.debug,
+        };
+        let ready = wraith_server::ready_document(&listeners, &info);
+        if let Some(path) = &args.ready_json {
+            let text = wraith_model::to_canonical_json(&ready)
+                .map_err(|e| CliError::runtime(anyhow!("cannot render the ready document: {e}")))?;
+            wraith_twin::write_atomic(path, text.as_bytes()).map_err(|e| {
+                CliError::runtime(anyhow!(
+                    "--ready-json {}: cannot write the ready file: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        print_banner(&twin_name, &listeners, route_count, &info, &resolved);
+        if args.json {
+            match serde_json::to_string(&ready) {
+                Ok(s) => println!("{s}"),
+                Err(e) => eprintln!("error: cannot render JSON output: {e}"),
+            }
+        }
+        let mut settings = ServeSettings::new(info);
+        settings.control_token = token;
+        settings.debug = resolved.debug;
+        settings.drain_timeout = resolved.drain_timeout;
+        settings.default_clock_epoch = resolved.clock.base_epoch;
+        let outcome = wraith_server::serve(listeners, engine, settings, shutdown_signal()).await;
+        if outcome.drained {
+            eprintln!("wraith serve: stopped");
+        } else {
+            eprintln!(
+                "wraith serve: stopped; some requests were still running after the {} ms drain timeout ([serve.limits] request_drain_timeout_ms)",
+                resolved.drain_timeout.as_millis()
+            );
+        }
+        Ok::<(), CliError>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WRAITH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// Re-run synth when the model is missing or older than the newest recording.
+fn ensure_model_fresh(twin: &TwinDir) -> Result<(), CliError> {
+    let model_path = twin.model_dir().join("twin.wir.json");
+    let model_mtime = std::fs::metadata(&model_path)
+        .and_then(|m| m.modified())
+        .ok();
+    let newest_rec = newest_recording_mtime(&twin.sessions_dir());
+    let reason = match (model_mtime, newest_rec) {
+        (None, None) => {
+            return Err(CliError::usage(anyhow!(
+                "{} has no model ({}) and no recordings to build one from; record (`wraith record`) or import (`wraith import`) traffic first, then run `wraith synth`",
+                twin.root().display(),
+                model_path.display()
+            )));
+        }
+        (None, Some(_)) => "there is no model yet",
+        (Some(m), Some(r)) if r > m => "the recordings are newer than the model",
+        _ => return Ok(()),
+    };
+    eprintln!("wraith serve: {reason}; running `wraith synth` first");
+    auto_synth(twin)
+}
+
+/// Synthesize the model in place (the same work as `wraith synth <twin>`).
+fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
+    // `wraith synth` is not wired into this build yet.
+    Err(CliError::usage(anyhow!(
+        "cannot synthesize {} automatically yet; run `wraith synth` first",
+        twin.root().display()
     )))
+}
+
+/// Read `model/twin.wir.json`, refusing other model versions with a "re-run synth" message.
+fn load_model(path: &Path) -> Result<Model, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::runtime(anyhow!("cannot read the model {}: {e}", path.display())))?;
+    let version = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
+    match version {
+        Some(v) if v == u64::from(wraith_model::MODEL_SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(CliError::usage(anyhow!(
+                "{}: model schema_version {v} is not supported by this build (it reads version {}); re-run `wraith synth` to rebuild the model",
+                path.display(),
+                wraith_model::MODEL_SCHEMA_VERSION
+            )));
+        }
+        None => {
+            return Err(CliError::usage(anyhow!(
+                "{}: not a Wraith model (no schema_version); re-run `wraith synth` to rebuild it",
+                path.display()
+            )));
+        }
+    }
+    wraith_model::from_json_str::<Model>(&text).map_err(|e| {
+        CliError::usage(anyhow!(
+            "{}: the model does not load ({e}); re-run `wraith synth` to rebuild it",
+            path.display()
+        ))
+    })
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::runtime(
+            anyhow!(e).context(format!("cannot read {}", path.display())),
+        )),
+    }
+}
+
+/// Newest file-system time among the recording sessions (their folders and manifests), to
+/// decide whether the model is stale.
+fn newest_recording_mtime(sessions_dir: &Path) -> Option<SystemTime> {
+    let mut newest: Option<SystemTime> = None;
+    let entries = std::fs::read_dir(sessions_dir).ok()?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        for p in [path.clone(), path.join("manifest.json")] {
+            if let Ok(t) = std::fs::metadata(&p).and_then(|m| m.modified()) {
+                newest = Some(newest.map_or(t, |n| n.max(t)));
+            }
+        }
+    }
+    newest
+}
+
+/// Recorded time (unix µs) of the newest recording, from the session manifests.
+fn newest_recording_us(sessions_dir: &Path) -> Option<u64> {
+    let entries = std::fs::read_dir(sessions_dir).ok()?;
+    let mut newest: Option<u64> = None;
+    for entry in entries.flatten() {
+        let manifest = entry.path().join("manifest.json");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let Ok(m) = serde_json::from_str::<wraith_recording::Manifest>(&text) else {
+            continue;
+        };
+        let t = m.end_time_us.max(m.start_time_us);
+        newest = Some(newest.map_or(t, |n| n.max(t)));
+    }
+    newest
+}
+
+fn unix_now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn rfc3339_from_us(us: i64) -> Option<String> {
+    let ts = jiff::Timestamp::from_microsecond(us).ok()?;
+    // Whole seconds, UTC, `Z`: the spelling the contract shows.
+    let secs = jiff::Timestamp::from_second(ts.as_second()).ok()?;
+    Some(secs.to_string())
+}
+
+fn human_age(secs: u64) -> String {
+    let d = secs / 86_400;
+    let h = (secs % 86_400) / 3600;
+    let m = (secs % 3600) / 60;
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{m}m {}s", secs % 60)
+    }
+}
+
+fn print_banner(twin: &str, listeners: &Listeners, routes: usize, info: &TwinInfo, r: &Resolved) {
+    let also: Vec<String> = listeners
+        .local_addrs()
+        .iter()
+        .skip(1)
+        .map(ToString::to_string)
+        .collect();
+    let also = if also.is_empty() {
+        String::new()
+    } else {
+        format!(" (also {})", also.join(", "))
+    };
+    eprintln!("wraith serve: twin `{twin}` on {}{also}", listeners.url());
+    let recorded = match &info.recorded_at {
+        Some(t) => format!(", newest recording {t}"),
+        None => String::new(),
+    };
+    eprintln!(
+        "  routes: {routes} · twin age: {}{recorded} · fidelity: {} · unknown entities: {}",
+        human_age(info.twin_age_seconds),
+        match r.fidelity {
+            Fidelity::Strict => "strict",
+            Fidelity::Synth => "synth",
+            Fidelity::Fuzzy => "fuzzy",
+        },
+        match r.unknown_entity {
+            UnknownEntity::Synthesize => "synthesize",
+            UnknownEntity::NotFound => "not_found",
+        }
+    );
+    for w in &info.warnings {
+        eprintln!("  warning: {w}");
+    }
 }
