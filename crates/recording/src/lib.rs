@@ -2,16 +2,28 @@
 //! manifests, HAR import and the scrubber.
 //!
 //! This crate only deals with files and bytes. It knows nothing about models or serving.
+//! Invariant: no unscrubbed exchange reaches disk through it — [`SessionWriter::append`] takes a
+//! [`ScrubbedExchange`], which only [`Scrubber::scrub`] makes.
 
 // Tests may unwrap: a panic there is a test failure with a clear location.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod error;
 pub mod exchange;
 pub mod fsutil;
 pub mod manifest;
+pub mod scrub;
+pub mod session;
+pub mod wrec;
 
+pub use error::RecordingError;
 pub use exchange::{
     Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing, header_value,
 };
 pub use manifest::Manifest;
+pub use scrub::{HmacKey, ScrubError, ScrubPolicy, ScrubbedExchange, Scrubber};
+pub use session::{
+    SessionMeta, SessionWriter, new_session_id, read_exchange_file, read_session, read_sessions,
+};
+pub use wrec::{encode_exchange, read_exchange};

@@ -1,0 +1,431 @@
+use super::*;
+use crate::exchange::*;
+
+fn key() -> HmacKey {
+    HmacKey::from_bytes(b"test-key".to_vec())
+}
+
+fn scrubber(toml: &str) -> Scrubber {
+    let policy = ScrubPolicy::parse(toml.as_bytes(), Path::new("scrub.toml")).unwrap();
+    Scrubber::new(policy, key())
+}
+
+fn exchange() -> Exchange {
+    Exchange {
+        protocol: "http".into(),
+        request: RecordedRequest {
+            method: "GET".into(),
+            path: "/x".into(),
+            query: String::new(),
+            headers: Headers::new(),
+            body: Vec::new(),
+            content_type: None,
+            origin: None,
+        },
+        response: RecordedResponse {
+            status: 200,
+            headers: Headers::new(),
+            content_type: Some("application/json".into()),
+        },
+        frames: vec![Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: b"{}".to_vec(),
+            frame_type: "data".into(),
+        }],
+        timing: Timing::default(),
+        correlation: Correlation::default(),
+        safety: Safety::default(),
+        content: Content::default(),
+        truncated: false,
+    }
+}
+
+fn with_req_header(name: &str, value: &str) -> Exchange {
+    let mut ex = exchange();
+    ex.request.headers.insert(name.into(), vec![value.into()]);
+    ex
+}
+
+fn req_header(ex: &ScrubbedExchange, name: &str) -> String {
+    ex.exchange().request_header(name).unwrap().to_string()
+}
+
+fn is_token(s: &str) -> bool {
+    s.starts_with(TOKEN_PREFIX) && s.len() == TOKEN_PREFIX.len() + 22
+}
+
+#[test]
+fn authorization_keeps_scheme_and_tokenizes_credential() {
+    let s = scrubber("");
+    let out = s.scrub(with_req_header("authorization", "Bearer sekrit-123"));
+    let v = req_header(&out, "authorization");
+    let (scheme, tok) = v.split_once(' ').unwrap();
+    assert_eq!(scheme, "Bearer");
+    assert!(is_token(tok), "{v}");
+    assert!(
+        out.exchange()
+            .safety
+            .scrub_rule_ids
+            .contains(&RULE_AUTHORIZATION.to_string())
+    );
+    let basic = req_header(
+        &s.scrub(with_req_header("authorization", "Basic dXNlcjpwYXNz")),
+        "authorization",
+    );
+    assert!(basic.starts_with("Basic wraith_tok_"), "{basic}");
+    assert_eq!(s.tokenize_credential("Bearer sekrit-123"), v);
+}
+
+#[test]
+fn same_input_and_key_give_same_token_other_key_differs() {
+    let a = scrubber("").tokenize("secret");
+    assert_eq!(a, scrubber("").tokenize("secret"));
+    let other = Scrubber::new(
+        ScrubPolicy::builtin_only(),
+        HmacKey::from_bytes(b"other".to_vec()),
+    );
+    assert_ne!(a, other.tokenize("secret"));
+    assert_ne!(a, scrubber("").tokenize("secret2"));
+}
+
+#[test]
+fn tokens_are_not_tokenized_again() {
+    let s = scrubber("");
+    let once = s.tokenize_credential("Bearer abc");
+    assert_eq!(s.tokenize_credential(&once), once);
+}
+
+#[test]
+fn cookie_values_tokenized_names_kept() {
+    let s = scrubber("");
+    let out = s.scrub(with_req_header("cookie", "sid=abc123; theme=dark"));
+    let v = req_header(&out, "cookie");
+    let parts: Vec<_> = v.split("; ").collect();
+    assert!(parts[0].starts_with("sid=wraith_tok_"), "{v}");
+    assert!(parts[1].starts_with("theme=wraith_tok_"), "{v}");
+    assert!(!v.contains("abc123"));
+}
+
+#[test]
+fn set_cookie_value_tokenized_name_and_attributes_kept() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.response.headers.insert(
+        "set-cookie".into(),
+        vec!["sid=abc123; Path=/; HttpOnly".into()],
+    );
+    let out = s.scrub(ex);
+    let v = out.exchange().response_header("set-cookie").unwrap();
+    assert!(v.starts_with("sid=wraith_tok_"), "{v}");
+    assert!(v.ends_with("; Path=/; HttpOnly"), "{v}");
+    assert!(
+        out.exchange()
+            .safety
+            .scrub_rule_ids
+            .contains(&RULE_SET_COOKIE.to_string())
+    );
+}
+
+#[test]
+fn x_api_key_header_tokenized() {
+    let out = scrubber("").scrub(with_req_header("X-Api-Key", "k-123"));
+    assert!(is_token(&req_header(&out, "x-api-key")));
+}
+
+#[test]
+fn secret_query_params_rewrite_only_their_values() {
+    let s = scrubber("");
+    for name in BUILTIN_SECRET_PARAMS {
+        let mut ex = exchange();
+        ex.request.query = format!("a=1&{name}=s%20v&b=2&flag");
+        let out = s.scrub(ex);
+        let q = &out.exchange().request.query;
+        let parts: Vec<_> = q.split('&').collect();
+        assert_eq!(parts[0], "a=1");
+        assert!(parts[1].starts_with(&format!("{name}=wraith_tok_")), "{q}");
+        assert_eq!(&parts[2..], ["b=2", "flag"]);
+    }
+    let mut ex = exchange();
+    ex.request.query = "page=2&limit=%2010".into();
+    assert_eq!(s.scrub(ex).exchange().request.query, "page=2&limit=%2010");
+}
+
+#[test]
+fn secret_form_fields_and_json_fields_tokenized_consistently() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("application/x-www-form-urlencoded".into());
+    ex.request.body = b"grant_type=password&password=hunter2&username=bob".to_vec();
+    ex.frames[0].body = br#"{"access_token":"hunter2","token_type":"Bearer"}"#.to_vec();
+    let out = s.scrub(ex);
+    let body = String::from_utf8(out.exchange().request.body.clone()).unwrap();
+    let tok = s.tokenize("hunter2");
+    assert_eq!(
+        body,
+        format!("grant_type=password&password={tok}&username=bob")
+    );
+    let resp: serde_json::Value = serde_json::from_slice(&out.exchange().frames[0].body).unwrap();
+    assert_eq!(resp["access_token"], tok);
+    assert_eq!(resp["token_type"], "Bearer");
+}
+
+#[test]
+fn luhn_valid_card_numbers_in_bodies_redacted() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.content_type = Some("text/plain".into());
+    ex.request.body = b"card 4111 1111 1111 1111 and 4111-1111-1111-1112 ok".to_vec();
+    ex.frames[0].body =
+        br#"{"card":"4242424242424242","n":5555555555554444,"id":"110000000000000000"}"#.to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(
+        out.exchange().request.body,
+        b"card [REDACTED] and 4111-1111-1111-1112 ok".to_vec()
+    );
+    let resp: serde_json::Value = serde_json::from_slice(&out.exchange().frames[0].body).unwrap();
+    assert_eq!(resp["card"], REDACTED);
+    assert_eq!(resp["n"], REDACTED);
+    assert_eq!(
+        resp["id"], "110000000000000000",
+        "snowflake ids are not cards"
+    );
+}
+
+#[test]
+fn card_number_check_needs_luhn_length_and_network_prefix() {
+    assert!(is_card_number("4111111111111111"));
+    assert!(is_card_number("378282246310005")); // Amex, 15
+    assert!(!is_card_number("4111111111111112")); // Luhn fails
+    assert!(!is_card_number("1234567812345670")); // Luhn ok, no network
+    assert!(!is_card_number("411111111111")); // too short
+}
+
+#[test]
+fn unscrubbed_json_body_is_kept_byte_identical() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.frames[0].body = b"{ \"a\" : 1 }\n".to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(out.exchange().frames[0].body, b"{ \"a\" : 1 }\n".to_vec());
+    assert!(out.exchange().safety.scrub_rule_ids.is_empty());
+}
+
+#[test]
+fn safety_and_content_metadata_filled_from_pre_scrub_bodies() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.body = b"password=x".to_vec();
+    ex.request.content_type = Some("application/x-www-form-urlencoded".into());
+    let out = s.scrub(ex.clone());
+    let e = out.exchange();
+    assert_eq!(e.content.body_size_bytes, 10 + 2);
+    assert_eq!(e.content.body_digest_hmac_sha256.len(), 64);
+    assert_eq!(e.safety.tokenization_version, 1);
+    assert_eq!(e.safety.policy_hash, s.policy_hash());
+    assert_eq!(e.safety.hmac_key_fingerprint, key().fingerprint());
+    assert_eq!(e.safety.hmac_key_fingerprint.len(), 8);
+    assert_eq!(e.safety.scrub_rule_ids, vec![RULE_SECRET_FORM.to_string()]);
+    // Same pre-scrub bodies, same digest.
+    assert_eq!(s.scrub(ex).exchange().content, e.content);
+}
+
+#[test]
+fn user_header_rule_actions_tokenize_mask_redact() {
+    let s = scrubber(
+        r#"
+[[rules]]
+scope = "header"
+match = "x-secret-*"
+action = "tokenize"
+[[rules]]
+id = "mask-user"
+scope = "header"
+match = "x-user"
+action = "mask"
+replacement = "****"
+[[rules]]
+scope = "header"
+match = "x-trace"
+action = "redact"
+"#,
+    );
+    let mut ex = exchange();
+    ex.request
+        .headers
+        .insert("x-secret-one".into(), vec!["v1".into()]);
+    ex.request
+        .headers
+        .insert("x-user".into(), vec!["bob".into()]);
+    ex.response
+        .headers
+        .insert("x-trace".into(), vec!["t".into()]);
+    let out = s.scrub(ex);
+    assert!(is_token(&req_header(&out, "x-secret-one")));
+    assert_eq!(req_header(&out, "x-user"), "****");
+    assert_eq!(out.exchange().response_header("x-trace").unwrap(), REDACTED);
+    assert_eq!(
+        out.exchange().safety.scrub_rule_ids,
+        vec!["header:x-secret-*", "mask-user", "header:x-trace"]
+    );
+}
+
+#[test]
+fn user_query_param_rule_rewrites_value_only() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"query_param\"\nmatch = \"email\"\naction = \"pseudonymize\"\n",
+    );
+    let mut ex = exchange();
+    ex.request.query = "email=a%40b.com&x=1".into();
+    let q = s.scrub(ex).exchange().request.query.clone();
+    assert!(
+        q.starts_with("email=user_") && q.ends_with("%40wraith.local&x=1"),
+        "{q}"
+    );
+}
+
+#[test]
+fn user_jsonpath_rule_scrubs_request_and_response_bodies() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.items[*].email\"\naction = \"redact\"\n[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.a.b\"\naction = \"tokenize\"\n",
+    );
+    let mut ex = exchange();
+    ex.request.content_type = Some("application/json".into());
+    ex.request.body = br#"{"a":{"b":"x","c":"keep"}}"#.to_vec();
+    ex.frames[0].body = br#"{"items":[{"email":"a@b.c","n":null},{"email":null}]}"#.to_vec();
+    let out = s.scrub(ex);
+    let req: serde_json::Value = serde_json::from_slice(&out.exchange().request.body).unwrap();
+    assert!(is_token(req["a"]["b"].as_str().unwrap()));
+    assert_eq!(req["a"]["c"], "keep");
+    let resp: serde_json::Value = serde_json::from_slice(&out.exchange().frames[0].body).unwrap();
+    assert_eq!(resp["items"][0]["email"], REDACTED);
+    assert!(
+        resp["items"][1]["email"].is_null(),
+        "null values are never scrubbed"
+    );
+}
+
+#[test]
+fn user_regex_rule_respects_apply_to() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"regex\"\nmatch = 'acct-\\d+'\naction = \"mask\"\nreplacement = \"acct-X\"\napply_to = [\"body\"]\n",
+    );
+    let mut ex = exchange();
+    ex.request
+        .headers
+        .insert("x-acct".into(), vec!["acct-42".into()]);
+    ex.request.query = "a=acct-42".into();
+    ex.frames[0].body = br#"{"id":"acct-42"}"#.to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(req_header(&out, "x-acct"), "acct-42");
+    assert_eq!(out.exchange().request.query, "a=acct-42");
+    assert_eq!(
+        out.exchange().frames[0].body,
+        br#"{"id":"acct-X"}"#.to_vec()
+    );
+}
+
+#[test]
+fn user_cookie_rule_applies_to_named_cookies() {
+    let s = scrubber("[[rules]]\nscope = \"cookie\"\nmatch = \"theme\"\naction = \"redact\"\n");
+    let out = s.scrub(with_req_header("cookie", "theme=dark"));
+    // Built-in tokenizes every cookie value first; the token is then redacted by the rule.
+    assert_eq!(req_header(&out, "cookie"), "theme=[REDACTED]");
+}
+
+#[test]
+fn user_rule_repeating_builtin_does_not_double_tokenize() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"header\"\nmatch = \"authorization\"\naction = \"tokenize\"\n",
+    );
+    let out = s.scrub(with_req_header("authorization", "Bearer abc"));
+    assert_eq!(
+        req_header(&out, "authorization"),
+        s.tokenize_credential("Bearer abc")
+    );
+}
+
+#[test]
+fn loads_demo_scrub_toml() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpora/wraith-demo/scrub.toml");
+    let p = ScrubPolicy::load(&path).unwrap();
+    assert_eq!(p.rules.len(), 12);
+    assert_eq!(p.rules[10].scope, Scope::Regex);
+    assert_eq!(p.rules[11].scope, Scope::Cookie);
+    assert_eq!(p.policy_hash.len(), 64);
+}
+
+#[test]
+fn bad_scrub_toml_errors_name_file_and_line() {
+    let cases = [
+        (
+            "[[rules]]\nscope = \"header\"\nmatch = \"x\"\naction = \"explode\"\n",
+            4,
+        ),
+        (
+            "\n\n[[rules]]\nscope = \"jsonpath\"\nmatch = \"items\"\naction = \"redact\"\n",
+            3,
+        ),
+        (
+            "[[rules]]\nscope = \"regex\"\nmatch = \"(\"\naction = \"redact\"\n",
+            1,
+        ),
+        (
+            "[[rules]]\nscope = \"header\"\nmatch = \"x\"\naction = \"mask\"\n",
+            1,
+        ),
+        ("[[rules]\n", 1),
+    ];
+    for (text, line) in cases {
+        let err = ScrubPolicy::parse(text.as_bytes(), Path::new("tw/scrub.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with(&format!("tw/scrub.toml:{line}:")), "{msg}");
+    }
+}
+
+#[test]
+fn policy_hash_changes_with_file_bytes() {
+    assert_ne!(policy_hash(b"a"), policy_hash(b"b"));
+    assert_eq!(policy_hash(b"a"), policy_hash(b"a"));
+}
+
+#[test]
+fn key_resolution_env_ci_and_machine_file() {
+    let env = KeyEnv {
+        hmac_key: Some("k".into()),
+        ci: Some("true".into()),
+        ..KeyEnv::default()
+    };
+    assert_eq!(
+        HmacKey::resolve_with(&env).unwrap().fingerprint(),
+        HmacKey::from_bytes(b"k".to_vec()).fingerprint()
+    );
+    let ci = KeyEnv {
+        ci: Some("true".into()),
+        ..KeyEnv::default()
+    };
+    let err = HmacKey::resolve_with(&ci).unwrap_err();
+    assert!(err.is_policy_refusal() && err.to_string().contains("WRAITH_HMAC_KEY"));
+    let dir = std::env::temp_dir().join(format!("wraith-key-test-{}", std::process::id()));
+    let local = KeyEnv {
+        xdg_config_home: Some(dir.clone()),
+        ..KeyEnv::default()
+    };
+    let a = HmacKey::resolve_with(&local).unwrap();
+    let b = HmacKey::resolve_with(&local).unwrap();
+    assert_eq!(
+        a.fingerprint(),
+        b.fingerprint(),
+        "the machine key is stable"
+    );
+    let file = dir.join("wraith/hmac.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,345 @@
+//! Recording sessions on disk: `recordings/sessions/<session_id>/NNNNNN.wrec.zst` + `manifest.json`.
+//!
+//! Reading is strict (a corrupt file is an error naming it); writing is atomic per file, and a
+//! session with no exchanges leaves nothing behind.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::RecordingError;
+use crate::exchange::{Exchange, RecordedSession};
+use crate::fsutil::{sync_dir, write_atomic};
+use crate::manifest::Manifest;
+use crate::scrub::ScrubbedExchange;
+use crate::wrec::{encode_exchange, read_exchange};
+
+/// Version written into new manifests' `tool_version`.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `schema_version` of manifests this crate writes.
+pub const MANIFEST_SCHEMA_VERSION: u32 = 1;
+/// File name of a session's manifest.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// Suffix of exchange files.
+pub const WREC_SUFFIX: &str = ".wrec.zst";
+
+/// A new session id: `<UTC yyyymmddThhmmssZ>-<6 hex>`, e.g. `20260706T235828Z-a23ed7`.
+/// The time comes from the caller (`now_us`, unix microseconds) so ids are testable.
+pub fn new_session_id<R: rand::Rng + ?Sized>(now_us: u64, rng: &mut R) -> String {
+    let secs = (now_us / 1_000_000) as i64;
+    let stamp = jiff::Timestamp::from_second(secs)
+        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|_| "19700101T000000Z".to_string());
+    let suffix = rng.next_u32() & 0x00ff_ffff;
+    format!("{stamp}-{suffix:06x}")
+}
+
+/// True when `id` has the shape of a session id (it becomes a directory name).
+pub fn is_valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// File name of exchange `index`: six zero-padded digits.
+pub fn exchange_file_name(index: u64) -> String {
+    format!("{index:06}{WREC_SUFFIX}")
+}
+
+/// Read and decode one `.wrec.zst` file; errors name the file.
+pub fn read_exchange_file(path: &Path) -> Result<Exchange, RecordingError> {
+    let bytes = fs::read(path).map_err(|e| RecordingError::io("read", path, e))?;
+    read_exchange(&bytes).map_err(|e| RecordingError::CorruptFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+/// Every session under `sessions_dir`, sorted by session id, each with its exchanges in index
+/// order. A missing `sessions_dir` means no recordings yet (empty list). Hidden entries (names
+/// starting with `.`) are staging areas of writers in progress and are skipped. A session folder
+/// without `manifest.json` (a recorder that crashed) is read with a manifest rebuilt from its
+/// exchanges and `complete: false`.
+pub fn read_sessions(sessions_dir: &Path) -> Result<Vec<RecordedSession>, RecordingError> {
+    let entries = match fs::read_dir(sessions_dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(RecordingError::io("list", sessions_dir, e)),
+    };
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| RecordingError::io("list", sessions_dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !entry.path().is_dir() {
+            continue;
+        }
+        dirs.push((name, entry.path()));
+    }
+    dirs.sort();
+    let mut sessions = Vec::with_capacity(dirs.len());
+    for (name, dir) in dirs {
+        sessions.push(read_session(&dir, &name)?);
+    }
+    Ok(sessions)
+}
+
+/// Read one session folder (see [`read_sessions`]).
+pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, RecordingError> {
+    let mut files = Vec::new();
+    let listing = fs::read_dir(dir).map_err(|e| RecordingError::io("list", dir, e))?;
+    for entry in listing {
+        let entry = entry.map_err(|e| RecordingError::io("list", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if let Some(stem) = name.strip_suffix(WREC_SUFFIX) {
+            let index: u64 = stem.parse().map_err(|_| RecordingError::CorruptFile {
+                path: entry.path(),
+                reason: "exchange file names are a zero-padded index like 000000.wrec.zst"
+                    .to_string(),
+            })?;
+            files.push((index, entry.path()));
+        }
+    }
+    files.sort();
+    let mut exchanges = Vec::with_capacity(files.len());
+    for (_, path) in &files {
+        exchanges.push(read_exchange_file(path)?);
+    }
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let manifest = match fs::read(&manifest_path) {
+        Ok(bytes) => {
+            serde_json::from_slice::<Manifest>(&bytes).map_err(|e| RecordingError::Manifest {
+                path: manifest_path.clone(),
+                reason: e.to_string(),
+            })?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            rebuilt_manifest(session_id, &exchanges)
+        }
+        Err(e) => return Err(RecordingError::io("read", &manifest_path, e)),
+    };
+    Ok(RecordedSession {
+        manifest,
+        exchanges,
+    })
+}
+
+fn rebuilt_manifest(session_id: &str, exchanges: &[Exchange]) -> Manifest {
+    let first = exchanges.first();
+    Manifest {
+        complete: false,
+        end_time_us: exchanges
+            .last()
+            .map(|e| e.timing.request_start_us)
+            .unwrap_or(0),
+        exchange_count: exchanges.len() as u64,
+        policy_hash: first
+            .map(|e| e.safety.policy_hash.clone())
+            .unwrap_or_default(),
+        proxy_mode: "unknown".to_string(),
+        schema_version: MANIFEST_SCHEMA_VERSION,
+        session_id: session_id.to_string(),
+        start_time_us: first.map(|e| e.timing.request_start_us).unwrap_or(0),
+        tags: first
+            .map(|e| e.correlation.tags.clone())
+            .unwrap_or_default(),
+        tool_version: String::new(),
+    }
+}
+
+/// Manifest JSON as written to disk: sorted keys, one line, trailing newline.
+pub fn manifest_json(m: &Manifest) -> Vec<u8> {
+    // Manifest's fields are declared in sorted order, so plain serialization is canonical.
+    let mut v = serde_json::to_vec(m).unwrap_or_default();
+    v.push(b'\n');
+    v
+}
+
+/// What a session records about itself besides its exchanges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionMeta {
+    pub session_id: String,
+    pub tags: Vec<String>,
+    /// `"reverse"` for the recording proxy, `"import"` for HAR import.
+    pub proxy_mode: String,
+    /// Hash of the scrub policy the exchanges were scrubbed with.
+    pub policy_hash: String,
+}
+
+/// Writes one recording session. Exchanges are appended one file each (atomically); the folder
+/// is created with the first exchange, so an abandoned session with no exchanges leaves nothing.
+///
+/// In staged mode ([`SessionWriter::staged`]) everything is written into a hidden folder beside
+/// the final one and renamed into place by [`SessionWriter::finish`], so readers never see a
+/// half-written session (HAR import uses this).
+#[derive(Debug)]
+pub struct SessionWriter {
+    final_dir: PathBuf,
+    write_dir: PathBuf,
+    staged: bool,
+    meta: SessionMeta,
+    count: u64,
+    start_us: u64,
+    end_us: u64,
+    created: bool,
+    finished: bool,
+}
+
+impl SessionWriter {
+    /// A writer for `sessions_dir/<meta.session_id>/`, writing in place.
+    pub fn new(sessions_dir: &Path, meta: SessionMeta) -> Result<SessionWriter, RecordingError> {
+        Self::build(sessions_dir, meta, false)
+    }
+
+    /// A writer that stages the session in a hidden folder until [`SessionWriter::finish`].
+    pub fn staged(sessions_dir: &Path, meta: SessionMeta) -> Result<SessionWriter, RecordingError> {
+        Self::build(sessions_dir, meta, true)
+    }
+
+    fn build(
+        sessions_dir: &Path,
+        meta: SessionMeta,
+        staged: bool,
+    ) -> Result<SessionWriter, RecordingError> {
+        if !is_valid_session_id(&meta.session_id) {
+            return Err(RecordingError::Manifest {
+                path: sessions_dir.join(&meta.session_id),
+                reason: "a session id may hold only letters, digits, `-` and `_`".to_string(),
+            });
+        }
+        let final_dir = sessions_dir.join(&meta.session_id);
+        if final_dir.exists() {
+            return Err(RecordingError::Manifest {
+                path: final_dir,
+                reason: "a session with this id already exists".to_string(),
+            });
+        }
+        let write_dir = if staged {
+            sessions_dir.join(format!(
+                ".{}.staging-{}",
+                meta.session_id,
+                std::process::id()
+            ))
+        } else {
+            final_dir.clone()
+        };
+        Ok(SessionWriter {
+            final_dir,
+            write_dir,
+            staged,
+            meta,
+            count: 0,
+            start_us: 0,
+            end_us: 0,
+            created: false,
+            finished: false,
+        })
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.meta.session_id
+    }
+
+    /// The session's folder once finished.
+    pub fn dir(&self) -> &Path {
+        &self.final_dir
+    }
+
+    /// Exchanges written so far.
+    pub fn exchange_count(&self) -> u64 {
+        self.count
+    }
+
+    /// Append one scrubbed exchange as the next `NNNNNN.wrec.zst`. The writer sets
+    /// `correlation.exchange_index` (the file's index) and `correlation.tags` (the session's tags).
+    /// Returns the index.
+    pub fn append(&mut self, exchange: ScrubbedExchange) -> Result<u64, RecordingError> {
+        if !self.created {
+            fs::create_dir_all(&self.write_dir)
+                .map_err(|e| RecordingError::io("create", &self.write_dir, e))?;
+            self.created = true;
+        }
+        let index = self.count;
+        let mut ex = exchange.into_inner();
+        ex.correlation.exchange_index = index;
+        ex.correlation.tags = self.meta.tags.clone();
+        let path = self.write_dir.join(exchange_file_name(index));
+        write_atomic(&path, &encode_exchange(&ex))
+            .map_err(|e| RecordingError::io("write", &path, e))?;
+        if index == 0 {
+            self.start_us = ex.timing.request_start_us;
+        }
+        self.end_us = ex.timing.request_start_us;
+        self.count += 1;
+        Ok(index)
+    }
+
+    /// The manifest as it would be written now.
+    pub fn manifest(&self, complete: bool) -> Manifest {
+        Manifest {
+            complete,
+            end_time_us: self.end_us,
+            exchange_count: self.count,
+            policy_hash: self.meta.policy_hash.clone(),
+            proxy_mode: self.meta.proxy_mode.clone(),
+            schema_version: MANIFEST_SCHEMA_VERSION,
+            session_id: self.meta.session_id.clone(),
+            start_time_us: self.start_us,
+            tags: self.meta.tags.clone(),
+            tool_version: TOOL_VERSION.to_string(),
+        }
+    }
+
+    /// Write `manifest.json` with `complete: true` (and move a staged session into place).
+    /// Returns `None`, and leaves nothing on disk, when no exchange was appended.
+    pub fn finish(mut self) -> Result<Option<Manifest>, RecordingError> {
+        self.finished = true;
+        if self.count == 0 {
+            return Ok(None);
+        }
+        let manifest = self.manifest(true);
+        let path = self.write_dir.join(MANIFEST_FILE);
+        write_atomic(&path, &manifest_json(&manifest))
+            .map_err(|e| RecordingError::io("write", &path, e))?;
+        if self.staged {
+            fs::rename(&self.write_dir, &self.final_dir)
+                .map_err(|e| RecordingError::io("move into place", &self.final_dir, e))?;
+            sync_dir(self.final_dir.parent());
+        }
+        Ok(Some(manifest))
+    }
+
+    /// Throw the session away: remove a staged folder; an in-place session keeps what was
+    /// written (with an incomplete manifest), since those exchanges were really recorded.
+    pub fn abandon(mut self) {
+        self.finished = true;
+        self.cleanup_unfinished();
+    }
+
+    fn cleanup_unfinished(&mut self) {
+        if !self.created {
+            return;
+        }
+        if self.staged || self.count == 0 {
+            let _ = fs::remove_dir_all(&self.write_dir);
+        } else {
+            let manifest = self.manifest(false);
+            let _ = write_atomic(
+                &self.write_dir.join(MANIFEST_FILE),
+                &manifest_json(&manifest),
+            );
+        }
+    }
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.cleanup_unfinished();
+        }
+    }
+}
