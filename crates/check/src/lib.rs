@@ -1,1 +1,33 @@
-//! placeholder
+//! Conformance you can trust: replay every recorded session through the twin, diff every
+//! response field by field, score in basis points, and say exactly where and why the twin
+//! diverged.
+//!
+//! - [`run::replay`] drives the replay: each recorded session in order, in a fresh namespace,
+//!   through a [`run::Twin`] (in process: [`run::InMemoryTwin`], the same `Engine` `serve`
+//!   uses; over HTTP: implemented by the binary, since this crate does no IO).
+//! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
+//!   model's holes give (generated, timestamp, enum, echoed, constant).
+//! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
+//! - [`html::render`] draws the self-contained HTML report.
+//! - [`coverage::coverage`] and [`lint::lint`] back `wraith coverage` and `wraith lint`;
+//!   [`provenance::static_provenance`] backs `wraith inspect --provenance`.
+//!
+//! Not here: reading files or sockets (the binary hands everything in), synthesizing models,
+//! serving. A refusal (route miss, fail-closed `miss`, leaked placeholder) is never a pass, and
+//! nothing here knows any particular API.
+
+pub mod coverage;
+pub mod diff;
+pub mod html;
+pub mod judge;
+pub mod lint;
+pub mod provenance;
+pub mod report;
+pub mod run;
+
+pub use diff::{Category, Divergence};
+pub use judge::{DiffOptions, Observed, ReplayClaim, judge, parse_provenance, parse_replay_header};
+pub use report::{Report, Thresholds};
+pub use run::{
+    AuthoredRoute, CheckRun, InMemoryTwin, Twin, TwinCallError, holdout_split, replay, request_of,
+};

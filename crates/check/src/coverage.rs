@@ -1,0 +1,266 @@
+//! Recorded coverage (`wraith coverage`): which routes and state operations the recordings
+//! exercise, how many variants each route has, routes seen only once, entity types nobody ever
+//! created, and recorded requests the model has no route for.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use wraith_model::{Model, Route, StateOp};
+use wraith_recording::RecordedSession;
+
+/// True when the concrete `path` fits the route template (`/a/:param/b`): same number of
+/// segments, literals equal, parameters non-empty.
+pub fn template_matches(template: &str, path: &str) -> bool {
+    let mut t = template.split('/');
+    let mut p = path.split('/');
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return true,
+            (Some(ts), Some(ps)) => {
+                if ts.starts_with(':') {
+                    if ps.is_empty() {
+                        return false;
+                    }
+                } else if ts != ps {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
+fn literal_count(template: &str) -> usize {
+    template
+        .split('/')
+        .filter(|s| !s.is_empty() && !s.starts_with(':'))
+        .count()
+}
+
+/// The model route a recorded request belongs to: same method and origin, template fits, the
+/// most literal segments wins (as the engine's router prefers literals).
+pub fn route_for<'m>(
+    model: &'m Model,
+    method: &str,
+    path: &str,
+    origin: Option<&str>,
+) -> Option<&'m Route> {
+    let mut best: Option<(usize, &Route)> = None;
+    for r in &model.routes {
+        if !r.method.eq_ignore_ascii_case(method) || r.origin.as_deref() != origin {
+            continue;
+        }
+        if !template_matches(&r.path, path) {
+            continue;
+        }
+        let lit = literal_count(&r.path);
+        if best.is_none_or(|(b, _)| lit > b) {
+            best = Some((lit, r));
+        }
+    }
+    best.map(|(_, r)| r)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    pub twin: String,
+    pub sessions: u64,
+    pub exchanges: u64,
+    pub routes_total: u64,
+    /// Routes at least one recorded exchange falls on.
+    pub routes_exercised: u64,
+    /// `routes_exercised / routes_total` in basis points.
+    pub route_coverage_bp: u32,
+    pub routes: Vec<RouteCoverage>,
+    /// Per state operation: how many routes carry it and how many of them are exercised.
+    pub state_ops: BTreeMap<String, StateOpCoverage>,
+    /// Per entity type: the state operations its routes cover.
+    pub entity_types: Vec<EntityCoverage>,
+    /// Routes exercised by exactly one recorded exchange (a template from one observation).
+    pub routes_seen_once: Vec<String>,
+    /// Entity types with no `create` route: the twin cannot mint them.
+    pub entity_types_without_create: Vec<String>,
+    /// Recorded requests no model route matches (the model is older than the recordings, or
+    /// synth could not template them).
+    pub uncovered_requests: u64,
+    /// Up to 50 of them, `METHOD /path`, first seen first, deduplicated.
+    pub uncovered_examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteCoverage {
+    pub route: String,
+    pub route_id: String,
+    pub state_op: Option<StateOp>,
+    pub entity_type: Option<String>,
+    /// Recorded exchanges that fall on this route now.
+    pub exchanges: u64,
+    /// Recording sessions among them.
+    pub sessions: u64,
+    /// Exchanges synth folded into the route.
+    pub model_exchange_count: u64,
+    pub variants: u64,
+    /// Statuses of the variants, ascending, deduplicated.
+    pub statuses: Vec<u16>,
+    pub exact_entries: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StateOpCoverage {
+    pub routes: u64,
+    pub routes_exercised: u64,
+    pub exchanges: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EntityCoverage {
+    pub entity_type: String,
+    /// State operations present, in `create, read, list, update, delete` order.
+    pub ops: Vec<StateOp>,
+    /// Operations no route performs.
+    pub missing_ops: Vec<StateOp>,
+    pub known_ids: u64,
+    pub records: u64,
+}
+
+const ALL_OPS: [StateOp; 5] = [
+    StateOp::Create,
+    StateOp::Read,
+    StateOp::List,
+    StateOp::Update,
+    StateOp::Delete,
+];
+
+/// Coverage of `model` by the recordings `sessions`.
+pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Coverage {
+    let mut ex_count: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut uncovered = 0u64;
+    let mut examples: Vec<String> = Vec::new();
+    let mut total = 0u64;
+    for s in sessions {
+        let mut seen_in_session: std::collections::BTreeSet<&str> = Default::default();
+        for ex in &s.exchanges {
+            total += 1;
+            match route_for(
+                model,
+                &ex.request.method,
+                &ex.request.path,
+                ex.request.origin.as_deref(),
+            ) {
+                Some(r) => {
+                    let e = ex_count.entry(r.id.as_str()).or_default();
+                    e.0 += 1;
+                    if seen_in_session.insert(r.id.as_str()) {
+                        e.1 += 1;
+                    }
+                }
+                None => {
+                    uncovered += 1;
+                    let name = format!("{} {}", ex.request.method, ex.request.path);
+                    if examples.len() < 50 && !examples.contains(&name) {
+                        examples.push(name);
+                    }
+                }
+            }
+        }
+    }
+    let mut routes = Vec::new();
+    let mut state_ops: BTreeMap<String, StateOpCoverage> = BTreeMap::new();
+    let mut seen_once = Vec::new();
+    for r in &model.routes {
+        let (n, sess) = ex_count.get(r.id.as_str()).copied().unwrap_or((0, 0));
+        let name = format!("{} {}", r.method, r.path);
+        if n == 1 {
+            seen_once.push(name.clone());
+        }
+        if let Some(op) = r.state_op {
+            let c = state_ops.entry(op.as_str().to_string()).or_default();
+            c.routes += 1;
+            c.routes_exercised += u64::from(n > 0);
+            c.exchanges += n;
+        }
+        let mut statuses: Vec<u16> = r.variants.iter().map(|v| v.status).collect();
+        statuses.sort_unstable();
+        statuses.dedup();
+        routes.push(RouteCoverage {
+            route: name,
+            route_id: r.id.clone(),
+            state_op: r.state_op,
+            entity_type: r.entity_type.clone(),
+            exchanges: n,
+            sessions: sess,
+            model_exchange_count: r.exchange_count,
+            variants: r.variants.len() as u64,
+            statuses,
+            exact_entries: r.exact.len() as u64,
+        });
+    }
+    let mut ops_by_type: BTreeMap<&str, Vec<StateOp>> = BTreeMap::new();
+    for name in model.entity_types.keys() {
+        ops_by_type.entry(name.as_str()).or_default();
+    }
+    for r in &model.routes {
+        if let (Some(t), Some(op)) = (&r.entity_type, r.state_op) {
+            let ops = ops_by_type.entry(t.as_str()).or_default();
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+        }
+    }
+    let mut entity_types = Vec::new();
+    let mut without_create = Vec::new();
+    for (t, ops) in ops_by_type {
+        let present: Vec<StateOp> = ALL_OPS
+            .iter()
+            .copied()
+            .filter(|o| ops.contains(o))
+            .collect();
+        let missing: Vec<StateOp> = ALL_OPS
+            .iter()
+            .copied()
+            .filter(|o| !ops.contains(o))
+            .collect();
+        if !present.contains(&StateOp::Create) {
+            without_create.push(t.to_string());
+        }
+        let et = model.entity_types.get(t);
+        entity_types.push(EntityCoverage {
+            entity_type: t.to_string(),
+            ops: present,
+            missing_ops: missing,
+            known_ids: et.map_or(0, |e| e.known_ids.len() as u64),
+            records: et.map_or(0, |e| e.records.len() as u64),
+        });
+    }
+    let routes_total = model.routes.len() as u64;
+    let routes_exercised = routes.iter().filter(|r| r.exchanges > 0).count() as u64;
+    Coverage {
+        twin: twin.to_string(),
+        sessions: sessions.len() as u64,
+        exchanges: total,
+        routes_total,
+        routes_exercised,
+        route_coverage_bp: crate::report::ratio_bp(routes_exercised, routes_total),
+        routes,
+        state_ops,
+        entity_types,
+        routes_seen_once: seen_once,
+        entity_types_without_create: without_create,
+        uncovered_requests: uncovered,
+        uncovered_examples: examples,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_by_segment() {
+        assert!(template_matches("/v1/items/:param", "/v1/items/42"));
+        assert!(!template_matches("/v1/items/:param", "/v1/items/"));
+        assert!(!template_matches("/v1/items/:param", "/v1/items/42/x"));
+        assert!(!template_matches("/v1/items", "/v1/other"));
+        assert!(template_matches("/", "/"));
+    }
+}

@@ -1,0 +1,985 @@
+//! The field-by-field diff of one recorded response against the twin's answer.
+//!
+//! Every position of the recorded body is compared under a *field class* taken from the model's
+//! body template at the same JSON position (reference §5.1):
+//!
+//! | class | rule | comes from |
+//! | --- | --- | --- |
+//! | `generated` | JSON type only | [`HoleKind::Generated`], [`HoleKind::Counter`] |
+//! | `timestamp` | JSON type only | [`HoleKind::Clock`] |
+//! | `enum` | member of the recorded set | [`HoleKind::Observed`] (its `examples`) |
+//! | `echoed` | equals the request's value | [`HoleKind::Echo`] |
+//! | `constant` | exact | a [`Node::Const`], or no template at that position |
+//!
+//! A value equal to the recording passes under every class. Numbers compare as numbers
+//! (`50 == 50.0`); arrays compare position by position except where the template has an
+//! [`ArrayNode::List`], where elements are matched order-independently. When the twin claims an
+//! exact replay (`X-Wraith-Replay`), the caller passes no template and every position is exact.
+
+use serde_json::Value;
+use wraith_model::{ArrayNode, EchoSource, Hole, HoleKind, JsonType, Node};
+
+/// What kind of difference a divergence is. The report's `category` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// A field the recording has is absent from the twin's answer.
+    MissingField,
+    /// The twin's answer has a field the recording does not.
+    ExtraField,
+    /// Same type, different value (under the field's class).
+    ValueMismatch,
+    /// Different HTTP status.
+    StatusMismatch,
+    /// Different JSON type (or a different body kind: JSON vs text vs empty).
+    TypeMismatch,
+    /// Arrays of different lengths.
+    ArrayLengthMismatch,
+    /// The twin answered with its own refusal (route miss 501, fail-closed `miss`) or leaked a
+    /// template placeholder: never a pass, whatever the status.
+    SynthesizedRefusal,
+}
+
+impl Category {
+    /// Every category, in report order.
+    pub const ALL: [Category; 7] = [
+        Category::MissingField,
+        Category::ExtraField,
+        Category::ValueMismatch,
+        Category::StatusMismatch,
+        Category::TypeMismatch,
+        Category::ArrayLengthMismatch,
+        Category::SynthesizedRefusal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::MissingField => "missing_field",
+            Category::ExtraField => "extra_field",
+            Category::ValueMismatch => "value_mismatch",
+            Category::StatusMismatch => "status_mismatch",
+            Category::TypeMismatch => "type_mismatch",
+            Category::ArrayLengthMismatch => "array_length_mismatch",
+            Category::SynthesizedRefusal => "synthesized_refusal",
+        }
+    }
+}
+
+/// One difference at one position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// `status`, `headers.content-type`, `body`, `body.items[2].name`, `body["a.b"]`.
+    pub path: String,
+    pub category: Category,
+    /// The recorded value (`null` when the recording had none there).
+    pub expected: Value,
+    /// The twin's value (`null` when the twin had none there).
+    pub actual: Value,
+}
+
+/// How a position is compared.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldClass<'a> {
+    Generated,
+    Timestamp,
+    Constant,
+    Enum(&'a [Value]),
+    Echoed(&'a EchoSource),
+}
+
+impl FieldClass<'_> {
+    pub fn of(hole: &Hole) -> FieldClass<'_> {
+        match &hole.source {
+            HoleKind::Echo { from } => FieldClass::Echoed(from),
+            HoleKind::Generated { .. } | HoleKind::Counter { .. } => FieldClass::Generated,
+            HoleKind::Clock { .. } => FieldClass::Timestamp,
+            HoleKind::Observed => FieldClass::Enum(&hole.examples),
+        }
+    }
+}
+
+/// The request values echo holes may copy: resolved lazily from the recorded request.
+#[derive(Debug, Default, Clone)]
+pub struct EchoContext {
+    /// Path parameters by name (from aligning the route template with the concrete path).
+    pub path_params: Vec<(String, String)>,
+    /// Query parameters, first value per name.
+    pub query: Vec<(String, String)>,
+    /// The request body parsed as JSON, or form fields folded into a JSON object.
+    pub body: Option<Value>,
+    /// Request headers, lowercase names.
+    pub headers: Vec<(String, String)>,
+}
+
+impl EchoContext {
+    /// Build the context of a request. `route_path` is the matched template (`/a/:param/b`).
+    pub fn new(
+        route_path: Option<&str>,
+        path: &str,
+        query: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+        headers: Vec<(String, String)>,
+    ) -> EchoContext {
+        let mut path_params = Vec::new();
+        if let Some(tpl) = route_path {
+            let tsegs: Vec<&str> = tpl.split('/').collect();
+            let csegs: Vec<&str> = path.split('/').collect();
+            if tsegs.len() == csegs.len() {
+                for (t, c) in tsegs.iter().zip(csegs.iter()) {
+                    if let Some(name) = t.strip_prefix(':') {
+                        let decoded = percent_decode(c);
+                        path_params.push((name.to_string(), decoded));
+                    }
+                }
+            }
+        }
+        let query: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let body = parse_request_body(content_type, body);
+        EchoContext {
+            path_params,
+            query,
+            body,
+            headers,
+        }
+    }
+
+    /// The request's value for an echo source, `None` when the request does not carry it.
+    pub fn value(&self, from: &EchoSource) -> Option<Value> {
+        match from {
+            EchoSource::Path { param } => first(&self.path_params, param),
+            EchoSource::Query { name } => first(&self.query, name),
+            EchoSource::Header { name } => self
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| Value::String(v.clone())),
+            EchoSource::Body { pointer } => self.body.as_ref()?.pointer(pointer).cloned(),
+        }
+    }
+}
+
+fn first(pairs: &[(String, String)], name: &str) -> Option<Value> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| Value::String(v.clone()))
+}
+
+fn percent_decode(s: &str) -> String {
+    // form_urlencoded also turns '+' into ' ', which a path segment does not mean: protect it.
+    let protected = s.replace('+', "%2B");
+    form_urlencoded::parse(format!("x={protected}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_string())
+}
+
+/// A JSON body as a value; a form body as an object (`a[b]=1` → `{"a":{"b":"1"}}`).
+fn parse_request_body(content_type: Option<&str>, body: &[u8]) -> Option<Value> {
+    if body.is_empty() {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return Some(v);
+    }
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    if !ct.starts_with("application/x-www-form-urlencoded") && !ct.is_empty() {
+        return None;
+    }
+    let mut root = serde_json::Map::new();
+    for (k, v) in form_urlencoded::parse(body) {
+        let mut keys: Vec<String> = Vec::new();
+        let (head, rest) = match k.find('[') {
+            Some(i) => (&k[..i], &k[i..]),
+            None => (&k[..], ""),
+        };
+        keys.push(head.to_string());
+        for part in rest.split('[').skip(1) {
+            keys.push(part.trim_end_matches(']').to_string());
+        }
+        insert_path(&mut root, &keys, Value::String(v.into_owned()));
+    }
+    Some(Value::Object(root))
+}
+
+fn insert_path(map: &mut serde_json::Map<String, Value>, keys: &[String], v: Value) {
+    let Some((k, rest)) = keys.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        map.entry(k.clone()).or_insert(v);
+        return;
+    }
+    let child = map
+        .entry(k.clone())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(m) = child {
+        insert_path(m, rest, v);
+    }
+}
+
+/// Numbers as numbers (exact for integers, f64 otherwise), objects by key, arrays by position.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => num_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn num_eq(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return a == b;
+    }
+    match (x.as_f64(), y.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Equality of an echoed value with the request's value: a form or query value is a string, so
+/// `"5"` echoes as `5`, `"true"` as `true`.
+fn echo_eq(actual: &Value, request: &Value) -> bool {
+    if json_eq(actual, request) {
+        return true;
+    }
+    match (actual, request) {
+        (Value::Number(_) | Value::Bool(_), Value::String(s)) => {
+            serde_json::from_str::<Value>(s).is_ok_and(|p| json_eq(actual, &p))
+        }
+        (Value::String(s), Value::Number(_) | Value::Bool(_)) => *s == request.to_string(),
+        _ => false,
+    }
+}
+
+/// One step of a JSON position.
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Render `root` + segments as `body.a[2]["b.c"]`.
+fn render_path(root: &str, segs: &[Seg<'_>]) -> String {
+    let mut s = String::from(root);
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => {
+                let plain = !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '@');
+                if plain {
+                    s.push('.');
+                    s.push_str(k);
+                } else {
+                    s.push('[');
+                    s.push_str(&Value::String((*k).to_string()).to_string());
+                    s.push(']');
+                }
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+/// Above this many elements a `List` array is matched by position only (the order-independent
+/// matching is quadratic).
+const MAX_UNORDERED: usize = 256;
+
+/// Diff of two JSON bodies. Collects divergences and counts compared positions.
+pub struct BodyDiff<'c> {
+    echo: &'c EchoContext,
+    segs_root: &'static str,
+    /// Every divergence found, in document order.
+    pub divergences: Vec<Divergence>,
+    /// Leaf positions compared (each divergence counts one).
+    pub compared: u64,
+    /// When set, only counts are kept (used to score candidate pairings cheaply).
+    dry_run: bool,
+    dry_count: u64,
+}
+
+impl<'c> BodyDiff<'c> {
+    pub fn new(echo: &'c EchoContext) -> BodyDiff<'c> {
+        BodyDiff {
+            echo,
+            segs_root: "body",
+            divergences: Vec::new(),
+            compared: 0,
+            dry_run: false,
+            dry_count: 0,
+        }
+    }
+
+    /// Compare `expected` (recorded) against `actual` (twin) under `template`.
+    pub fn run(&mut self, template: Option<&Node>, expected: &Value, actual: &Value) {
+        let mut segs = Vec::new();
+        self.walk(template, expected, actual, &mut segs);
+    }
+
+    fn push<'v>(
+        &mut self,
+        segs: &[Seg<'v>],
+        category: Category,
+        expected: Option<&Value>,
+        actual: Option<&Value>,
+    ) {
+        if self.dry_run {
+            self.dry_count += 1;
+            return;
+        }
+        self.divergences.push(Divergence {
+            path: render_path(self.segs_root, segs),
+            category,
+            expected: expected.cloned().unwrap_or(Value::Null),
+            actual: actual.cloned().unwrap_or(Value::Null),
+        });
+    }
+
+    fn walk<'v>(
+        &mut self,
+        template: Option<&'v Node>,
+        expected: &'v Value,
+        actual: &'v Value,
+        segs: &mut Vec<Seg<'v>>,
+    ) {
+        match template {
+            Some(Node::Hole(hole)) => self.leaf(FieldClass::of(hole), expected, actual, segs),
+            // A constant subtree is compared exactly, descending so that the divergence names
+            // the innermost differing position.
+            Some(Node::Const { .. }) | None => self.structural(None, expected, actual, segs),
+            Some(node) => self.structural(Some(node), expected, actual, segs),
+        }
+    }
+
+    fn leaf<'v>(
+        &mut self,
+        class: FieldClass<'v>,
+        expected: &'v Value,
+        actual: &'v Value,
+        segs: &mut Vec<Seg<'v>>,
+    ) {
+        self.compared += 1;
+        if json_eq(expected, actual) {
+            return;
+        }
+        match class {
+            FieldClass::Constant => {
+                // Not reached from `walk` (constants descend structurally) but kept total.
+                self.structural(None, expected, actual, segs);
+            }
+            FieldClass::Generated | FieldClass::Timestamp => {
+                if JsonType::of(expected) != JsonType::of(actual) {
+                    self.push(segs, Category::TypeMismatch, Some(expected), Some(actual));
+                }
+            }
+            FieldClass::Enum(members) => {
+                if !members.iter().any(|m| json_eq(m, actual)) {
+                    let cat = if JsonType::of(expected) != JsonType::of(actual) {
+                        Category::TypeMismatch
+                    } else {
+                        Category::ValueMismatch
+                    };
+                    self.push(segs, cat, Some(expected), Some(actual));
+                }
+            }
+            FieldClass::Echoed(from) => {
+                let ok = match self.echo.value(from) {
+                    Some(req) => echo_eq(actual, &req),
+                    None => false,
+                };
+                if !ok {
+                    let cat = if JsonType::of(expected) != JsonType::of(actual) {
+                        Category::TypeMismatch
+                    } else {
+                        Category::ValueMismatch
+                    };
+                    self.push(segs, cat, Some(expected), Some(actual));
+                }
+            }
+        }
+    }
+
+    fn structural<'v>(
+        &mut self,
+        template: Option<&'v Node>,
+        expected: &'v Value,
+        actual: &'v Value,
+        segs: &mut Vec<Seg<'v>>,
+    ) {
+        match (expected, actual) {
+            (Value::Object(e), Value::Object(a)) => {
+                let fields = match template {
+                    Some(Node::Object { fields }) => Some(fields),
+                    _ => None,
+                };
+                for (k, ev) in e {
+                    segs.push(Seg::Key(k));
+                    match a.get(k) {
+                        Some(av) => {
+                            let t = fields
+                                .and_then(|fs| fs.iter().find(|f| f.key == *k))
+                                .map(|f| &f.value);
+                            self.walk(t, ev, av, segs);
+                        }
+                        None => {
+                            self.compared += 1;
+                            self.push(segs, Category::MissingField, Some(ev), None);
+                        }
+                    }
+                    segs.pop();
+                }
+                for (k, av) in a {
+                    if !e.contains_key(k) {
+                        self.compared += 1;
+                        segs.push(Seg::Key(k));
+                        self.push(segs, Category::ExtraField, None, Some(av));
+                        segs.pop();
+                    }
+                }
+            }
+            (Value::Array(e), Value::Array(a)) => match template {
+                Some(Node::Array(ArrayNode::List {
+                    representatives, ..
+                })) if e.len().max(a.len()) <= MAX_UNORDERED => {
+                    self.unordered(representatives, e, a, segs)
+                }
+                Some(Node::Array(ArrayNode::List {
+                    representatives, ..
+                })) => {
+                    self.positional(e, a, segs, |i, ev| pick_rep(representatives, ev, i));
+                }
+                Some(Node::Array(ArrayNode::Tuple { items })) => {
+                    self.positional(e, a, segs, |i, _| items.get(i));
+                }
+                _ => self.positional(e, a, segs, |_, _| None),
+            },
+            _ => {
+                self.compared += 1;
+                if json_eq(expected, actual) {
+                    return;
+                }
+                let cat = if JsonType::of(expected) != JsonType::of(actual) {
+                    Category::TypeMismatch
+                } else {
+                    Category::ValueMismatch
+                };
+                self.push(segs, cat, Some(expected), Some(actual));
+            }
+        }
+    }
+
+    fn positional<'v>(
+        &mut self,
+        e: &'v [Value],
+        a: &'v [Value],
+        segs: &mut Vec<Seg<'v>>,
+        tpl: impl Fn(usize, &Value) -> Option<&'v Node>,
+    ) {
+        if e.len() != a.len() {
+            self.compared += 1;
+            self.push(
+                segs,
+                Category::ArrayLengthMismatch,
+                Some(&Value::from(e.len())),
+                Some(&Value::from(a.len())),
+            );
+        }
+        for (i, (ev, av)) in e.iter().zip(a.iter()).enumerate() {
+            segs.push(Seg::Index(i));
+            self.walk(tpl(i, av), ev, av, segs);
+            segs.pop();
+        }
+    }
+
+    /// Match each recorded element to a twin element regardless of order: first equal elements,
+    /// then the pairing with the fewest divergences. Elements left over are covered by the
+    /// length divergence.
+    fn unordered<'v>(
+        &mut self,
+        reps: &'v [Node],
+        e: &'v [Value],
+        a: &'v [Value],
+        segs: &mut Vec<Seg<'v>>,
+    ) {
+        if e.len() != a.len() {
+            self.compared += 1;
+            self.push(
+                segs,
+                Category::ArrayLengthMismatch,
+                Some(&Value::from(e.len())),
+                Some(&Value::from(a.len())),
+            );
+        }
+        let mut used = vec![false; a.len()];
+        let mut pair: Vec<Option<usize>> = vec![None; e.len()];
+        // Pass 1: the same position, when it matches with no divergence.
+        for (i, ev) in e.iter().enumerate() {
+            if i < a.len() && self.cost(pick_rep(reps, &a[i], i), ev, &a[i]) == 0 {
+                pair[i] = Some(i);
+                used[i] = true;
+            }
+        }
+        // Pass 2: any unused element that matches with no divergence.
+        for (i, ev) in e.iter().enumerate() {
+            if pair[i].is_some() {
+                continue;
+            }
+            for (j, av) in a.iter().enumerate() {
+                if !used[j] && self.cost(pick_rep(reps, av, j), ev, av) == 0 {
+                    pair[i] = Some(j);
+                    used[j] = true;
+                    break;
+                }
+            }
+        }
+        // Pass 3: the cheapest remaining pairing.
+        for (i, ev) in e.iter().enumerate() {
+            if pair[i].is_some() {
+                continue;
+            }
+            let mut best: Option<(u64, usize)> = None;
+            for (j, av) in a.iter().enumerate() {
+                if used[j] {
+                    continue;
+                }
+                let c = self.cost(pick_rep(reps, av, j), ev, av);
+                if best.is_none_or(|(bc, _)| c < bc) {
+                    best = Some((c, j));
+                }
+            }
+            if let Some((_, j)) = best {
+                pair[i] = Some(j);
+                used[j] = true;
+            }
+        }
+        for (i, ev) in e.iter().enumerate() {
+            if let Some(j) = pair[i] {
+                segs.push(Seg::Index(i));
+                self.walk(pick_rep(reps, &a[j], j), ev, &a[j], segs);
+                segs.pop();
+            }
+        }
+    }
+
+    /// Number of divergences `walk` would report, without recording them.
+    fn cost<'v>(
+        &mut self,
+        template: Option<&'v Node>,
+        expected: &'v Value,
+        actual: &'v Value,
+    ) -> u64 {
+        let saved = (self.dry_run, self.dry_count, self.compared);
+        self.dry_run = true;
+        self.dry_count = 0;
+        let mut segs = Vec::new();
+        self.walk(template, expected, actual, &mut segs);
+        let n = self.dry_count;
+        (self.dry_run, self.dry_count, self.compared) = saved;
+        n
+    }
+}
+
+/// The representative a list element was most likely rendered from: the one whose shape fits
+/// the element best (same JSON type, most shared keys); ties go to the cycle position.
+fn pick_rep<'v>(reps: &'v [Node], element: &Value, index: usize) -> Option<&'v Node> {
+    if reps.is_empty() {
+        return None;
+    }
+    if reps.len() == 1 {
+        return reps.first();
+    }
+    let mut best: Option<(i64, &Node)> = None;
+    for (k, rep) in reps.iter().enumerate() {
+        let mut score = fit(rep, element);
+        if k == index % reps.len() {
+            score = score * 2 + 1;
+        } else {
+            score *= 2;
+        }
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, rep));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// How well `value` fits `node`: +1 per matching constant or present key, −1 per contradiction.
+pub fn fit(node: &Node, value: &Value) -> i64 {
+    match (node, value) {
+        (Node::Const { value: c }, v) => {
+            if json_eq(c, v) {
+                1
+            } else {
+                -1
+            }
+        }
+        (Node::Hole(h), v) => {
+            if h.observed_type == JsonType::Mixed || h.observed_type == JsonType::of(v) {
+                1
+            } else {
+                -1
+            }
+        }
+        (Node::Object { fields }, Value::Object(m)) => {
+            let mut s = 0;
+            for f in fields {
+                match m.get(&f.key) {
+                    Some(v) => s += 1 + fit(&f.value, v),
+                    None if f.optional => {}
+                    None => s -= 1,
+                }
+            }
+            for k in m.keys() {
+                if !fields.iter().any(|f| f.key == *k) {
+                    s -= 1;
+                }
+            }
+            s
+        }
+        (Node::Array(ArrayNode::Tuple { items }), Value::Array(a)) => {
+            let mut s = if items.len() == a.len() { 1 } else { -1 };
+            for (n, v) in items.iter().zip(a) {
+                s += fit(n, v);
+            }
+            s
+        }
+        (
+            Node::Array(ArrayNode::List {
+                representatives, ..
+            }),
+            Value::Array(a),
+        ) => {
+            let mut s = 1;
+            if let (Some(r), Some(v)) = (representatives.first(), a.first()) {
+                s += fit(r, v);
+            }
+            s
+        }
+        _ => -1,
+    }
+}
+
+/// A template placeholder in a body: the twin must never send one. Templates are trees, so this
+/// only fires on an engine bug (or a hand-edited model); it is checked on the raw text.
+pub fn leaked_placeholder(body: &str) -> Option<String> {
+    for marker in ["$hole_", "$arr_"] {
+        if let Some(at) = body.find(marker) {
+            let tail: String = body[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            return Some(tail);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wraith_model::{ClockUnit, Field, IdShape};
+
+    fn hole(source: HoleKind, t: JsonType, examples: Vec<Value>) -> Node {
+        Node::Hole(Hole {
+            source,
+            observed_type: t,
+            examples,
+            confidence_bp: 10_000,
+        })
+    }
+
+    fn obj(fields: Vec<(&str, Node)>) -> Node {
+        Node::Object {
+            fields: fields
+                .into_iter()
+                .map(|(k, v)| Field {
+                    key: k.to_string(),
+                    value: v,
+                    optional: false,
+                    present_ratio_bp: 10_000,
+                })
+                .collect(),
+        }
+    }
+
+    fn c(v: Value) -> Node {
+        Node::Const { value: v }
+    }
+
+    fn diff(t: Option<&Node>, e: Value, a: Value, echo: &EchoContext) -> Vec<(String, Category)> {
+        let mut d = BodyDiff::new(echo);
+        d.run(t, &e, &a);
+        d.divergences
+            .into_iter()
+            .map(|x| (x.path, x.category))
+            .collect()
+    }
+
+    #[test]
+    fn numbers_compare_as_numbers() {
+        let echo = EchoContext::default();
+        assert!(diff(None, json!({"a": 50}), json!({"a": 50.0}), &echo).is_empty());
+        assert_eq!(
+            diff(None, json!({"a": 50}), json!({"a": 51}), &echo),
+            vec![("body.a".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn constant_mismatch_names_the_innermost_path() {
+        let echo = EchoContext::default();
+        let t = obj(vec![("meta", c(json!({"plan": {"tier": "free"}})))]);
+        let d = diff(
+            Some(&t),
+            json!({"meta": {"plan": {"tier": "free"}}}),
+            json!({"meta": {"plan": {"tier": "pro"}}}),
+            &echo,
+        );
+        assert_eq!(
+            d,
+            vec![("body.meta.plan.tier".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn generated_and_timestamp_fields_compare_type_only() {
+        let echo = EchoContext::default();
+        let t = obj(vec![
+            (
+                "id",
+                hole(
+                    HoleKind::Generated {
+                        shape: IdShape::Uuid,
+                    },
+                    JsonType::String,
+                    vec![],
+                ),
+            ),
+            (
+                "at",
+                hole(
+                    HoleKind::Clock {
+                        unit: ClockUnit::EpochSec,
+                    },
+                    JsonType::Number,
+                    vec![],
+                ),
+            ),
+        ]);
+        assert!(
+            diff(
+                Some(&t),
+                json!({"id": "a", "at": 1}),
+                json!({"id": "b", "at": 2}),
+                &echo
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"id": "a", "at": 1}),
+                json!({"id": 7, "at": "x"}),
+                &echo
+            ),
+            vec![
+                ("body.id".to_string(), Category::TypeMismatch),
+                ("body.at".to_string(), Category::TypeMismatch)
+            ]
+        );
+    }
+
+    #[test]
+    fn enum_fields_must_be_a_recorded_member() {
+        let echo = EchoContext::default();
+        let t = obj(vec![(
+            "state",
+            hole(
+                HoleKind::Observed,
+                JsonType::String,
+                vec![json!("open"), json!("closed")],
+            ),
+        )]);
+        assert!(
+            diff(
+                Some(&t),
+                json!({"state": "open"}),
+                json!({"state": "closed"}),
+                &echo
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"state": "open"}),
+                json!({"state": "weird"}),
+                &echo
+            ),
+            vec![("body.state".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn echoed_fields_must_equal_the_request_value() {
+        let echo = EchoContext::new(
+            Some("/v1/items/:param"),
+            "/v1/items/42",
+            "q=hello",
+            Some("application/x-www-form-urlencoded"),
+            b"name=bob&limit=5&a[b]=deep",
+            vec![],
+        );
+        let t = obj(vec![
+            (
+                "id",
+                hole(
+                    HoleKind::Echo {
+                        from: EchoSource::Path {
+                            param: "param".into(),
+                        },
+                    },
+                    JsonType::String,
+                    vec![],
+                ),
+            ),
+            (
+                "limit",
+                hole(
+                    HoleKind::Echo {
+                        from: EchoSource::Body {
+                            pointer: "/limit".into(),
+                        },
+                    },
+                    JsonType::Number,
+                    vec![],
+                ),
+            ),
+            (
+                "deep",
+                hole(
+                    HoleKind::Echo {
+                        from: EchoSource::Body {
+                            pointer: "/a/b".into(),
+                        },
+                    },
+                    JsonType::String,
+                    vec![],
+                ),
+            ),
+            (
+                "q",
+                hole(
+                    HoleKind::Echo {
+                        from: EchoSource::Query { name: "q".into() },
+                    },
+                    JsonType::String,
+                    vec![],
+                ),
+            ),
+        ]);
+        // The recording was made with other values: the twin echoing this request passes.
+        assert!(
+            diff(
+                Some(&t),
+                json!({"id": "1", "limit": 9, "deep": "x", "q": "y"}),
+                json!({"id": "42", "limit": 5, "deep": "deep", "q": "hello"}),
+                &echo
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"id": "1", "limit": 9, "deep": "x", "q": "y"}),
+                json!({"id": "43", "limit": 7, "deep": "deep", "q": "hello"}),
+                &echo
+            ),
+            vec![
+                ("body.id".to_string(), Category::ValueMismatch),
+                ("body.limit".to_string(), Category::ValueMismatch)
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_and_extra_fields_are_reported() {
+        let echo = EchoContext::default();
+        assert_eq!(
+            diff(
+                None,
+                json!({"a": 1, "b": 2}),
+                json!({"a": 1, "c": 3}),
+                &echo
+            ),
+            vec![
+                ("body.b".to_string(), Category::MissingField),
+                ("body.c".to_string(), Category::ExtraField)
+            ]
+        );
+    }
+
+    #[test]
+    fn list_arrays_match_order_independently_and_tuples_by_position() {
+        let echo = EchoContext::default();
+        let item = obj(vec![("id", c(json!(1))), ("name", c(json!("a")))]);
+        let list = Node::Array(ArrayNode::List {
+            representatives: vec![item],
+            target_length: 2,
+        });
+        let e = json!([{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]);
+        let a = json!([{"id": 2, "name": "b"}, {"id": 1, "name": "a"}]);
+        assert!(diff(Some(&list), e.clone(), a.clone(), &echo).is_empty());
+        // Without a List node the order matters.
+        assert_eq!(diff(None, e.clone(), a, &echo).len(), 4);
+        // A changed element is reported at the recorded element's position.
+        let a2 = json!([{"id": 2, "name": "b"}, {"id": 1, "name": "z"}]);
+        assert_eq!(
+            diff(Some(&list), e.clone(), a2, &echo),
+            vec![("body[0].name".to_string(), Category::ValueMismatch)]
+        );
+        let a3 = json!([{"id": 1, "name": "a"}]);
+        assert_eq!(
+            diff(Some(&list), e, a3, &echo),
+            vec![("body".to_string(), Category::ArrayLengthMismatch)]
+        );
+    }
+
+    #[test]
+    fn odd_keys_are_quoted_in_paths() {
+        let echo = EchoContext::default();
+        assert_eq!(
+            diff(None, json!({"a.b": 1}), json!({"a.b": 2}), &echo),
+            vec![("body[\"a.b\"]".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn placeholders_are_detected() {
+        assert_eq!(
+            leaked_placeholder(r#"{"a":"$hole_3"}"#).as_deref(),
+            Some("$hole_3")
+        );
+        assert_eq!(leaked_placeholder(r#"{"a":"fine"}"#), None);
+    }
+}

@@ -1,0 +1,333 @@
+//! The HTML report (`reports/check.html`): one self-contained file (inline CSS, no scripts, no
+//! external assets) a person can open — the verdict, per-route score bars, the worst
+//! divergences with expected and actual side by side, and coverage.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::coverage::Coverage;
+use crate::report::Report;
+
+/// At most this many routes and divergence groups are drawn (the JSON report has all).
+const MAX_ROWS: usize = 200;
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+fn pretty(v: &Value) -> String {
+    let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
+    if s.len() > 4000 {
+        let mut cut = 4000;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}\n… ({} more bytes)", &s[..cut], s.len() - cut)
+    } else {
+        s
+    }
+}
+
+fn pct(bp: u32) -> String {
+    format!("{}.{:02}%", bp / 100, bp % 100)
+}
+
+fn bar_class(bp: u32) -> &'static str {
+    if bp >= 9_900 {
+        "good"
+    } else if bp >= 9_000 {
+        "fair"
+    } else {
+        "bad"
+    }
+}
+
+const STYLE: &str = r#"
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:18px 28px}
+header h1{margin:0;font-size:20px}
+header .sub{opacity:.75;font-size:13px}
+main{padding:18px 28px;max-width:1400px}
+.verdict{display:inline-block;padding:3px 10px;border-radius:4px;font-weight:600;margin-left:8px}
+.pass{background:#2e7d32;color:#fff}.fail{background:#c62828;color:#fff}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}
+.card{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:10px 14px;min-width:150px}
+.card .n{font-size:22px;font-weight:600}.card .l{font-size:12px;color:#5b6473}
+section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:12px 16px;margin:16px 0}
+h2{font-size:16px;margin:4px 0 10px}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}
+th{font-size:12px;color:#5b6473;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.bar{position:relative;background:#eef0f3;border-radius:3px;height:14px;min-width:160px}
+.bar span{position:absolute;left:0;top:0;bottom:0;border-radius:3px}
+.good span{background:#43a047}.fair span{background:#f9a825}.bad span{background:#e53935}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{margin:0;white-space:pre-wrap;word-break:break-all;max-height:260px;overflow:auto;background:#f6f7f9;padding:6px;border-radius:4px}
+.cat{display:inline-block;padding:1px 6px;border-radius:3px;background:#eef0f3;font-size:12px}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:8px}
+.side h3{font-size:12px;margin:0 0 2px;color:#5b6473}
+.muted{color:#5b6473}
+"#;
+
+/// Render the report (and coverage, when given) as one HTML document.
+pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    let verdict = if report.passed {
+        "<span class=\"verdict pass\">PASS</span>"
+    } else {
+        "<span class=\"verdict fail\">FAIL</span>"
+    };
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>wraith check — {twin}</title><style>{STYLE}</style></head><body>\
+         <header><h1>wraith check — {twin}{verdict}</h1><div class=\"sub\">mode {mode}{target} · report v{v}</div></header><main>",
+        twin = esc(&report.twin),
+        mode = esc(&report.mode),
+        target = report
+            .target
+            .as_deref()
+            .map(|t| format!(" · target {}", esc(t)))
+            .unwrap_or_default(),
+        v = report.report_version,
+    );
+    let _ = write!(h, "<div class=\"cards\">");
+    card(
+        &mut h,
+        &pct(report.score_bp),
+        &format!("score (required {})", pct(report.required_score_bp)),
+    );
+    card(
+        &mut h,
+        &pct(report.session_pass_rate_bp),
+        &format!(
+            "sessions passing {}/{} (required {})",
+            report.sessions_passed,
+            report.sessions_total,
+            pct(report.required_session_pass_rate_bp)
+        ),
+    );
+    card(
+        &mut h,
+        &format!("{}/{}", report.exchanges_passed, report.exchanges_total),
+        "exchanges with no divergence",
+    );
+    card(&mut h, &report.divergence_count.to_string(), "divergences");
+    card(
+        &mut h,
+        &report.replay_claims.to_string(),
+        "answers with an exact-replay claim",
+    );
+    if let Some(ho) = &report.holdout {
+        card(
+            &mut h,
+            &format!(
+                "{} / {}",
+                pct(ho.in_sample_score_bp),
+                pct(ho.held_out_score_bp)
+            ),
+            &format!("in-sample / held-out (every {}th session)", ho.k),
+        );
+    }
+    let _ = write!(h, "</div>");
+
+    // Categories and provenance.
+    let _ = write!(
+        h,
+        "<section><h2>Divergences by category</h2><table><tr><th>category</th><th>count</th></tr>"
+    );
+    if report.categories.is_empty() {
+        let _ = write!(h, "<tr><td colspan=2 class=muted>none</td></tr>");
+    }
+    for (c, n) in &report.categories {
+        let _ = write!(
+            h,
+            "<tr><td><span class=cat>{}</span></td><td class=num>{n}</td></tr>",
+            esc(c)
+        );
+    }
+    let _ = write!(
+        h,
+        "</table><h2 style=\"margin-top:14px\">How the twin answered</h2><table><tr><th>provenance</th><th>answers</th></tr>"
+    );
+    for (p, n) in &report.provenance {
+        let _ = write!(h, "<tr><td>{}</td><td class=num>{n}</td></tr>", esc(p));
+    }
+    let _ = write!(h, "</table></section>");
+
+    // Routes, worst first.
+    let mut routes: Vec<_> = report.routes.iter().collect();
+    routes.sort_by(|a, b| {
+        a.score_bp
+            .cmp(&b.score_bp)
+            .then(b.exchanges.cmp(&a.exchanges))
+            .then(a.route.cmp(&b.route))
+    });
+    let _ = write!(
+        h,
+        "<section><h2>Routes ({}) — worst first</h2><table><tr><th>route</th><th>score</th><th></th><th>passed</th><th>divergences</th><th>categories</th></tr>",
+        routes.len()
+    );
+    for r in routes.iter().take(MAX_ROWS) {
+        let cats: Vec<String> = r
+            .categories
+            .iter()
+            .map(|(c, n)| format!("{} {n}", esc(c)))
+            .collect();
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code></td><td class=num>{}</td><td><div class=\"bar {}\"><span style=\"width:{:.2}%\"></span></div></td><td class=num>{}/{}</td><td class=num>{}</td><td>{}</td></tr>",
+            esc(&r.route),
+            pct(r.score_bp),
+            bar_class(r.score_bp),
+            f64::from(r.score_bp) / 100.0,
+            r.passed,
+            r.exchanges,
+            r.divergences,
+            cats.join(", ")
+        );
+    }
+    if routes.len() > MAX_ROWS {
+        let _ = write!(
+            h,
+            "<tr><td colspan=6 class=muted>… {} more in the JSON report</td></tr>",
+            routes.len() - MAX_ROWS
+        );
+    }
+    let _ = write!(h, "</table></section>");
+
+    // Worst divergences: the most frequent drift groups, expected and actual side by side.
+    let _ = write!(
+        h,
+        "<section><h2>Worst divergences ({} groups, most frequent first)</h2><table><tr><th>route / path</th><th>category</th><th>count</th><th>expected (recording) · actual (twin)</th></tr>",
+        report.drifts.len()
+    );
+    if report.drifts.is_empty() {
+        let _ = write!(
+            h,
+            "<tr><td colspan=4 class=muted>none — every exchange matched</td></tr>"
+        );
+    }
+    for d in report.drifts.iter().take(MAX_ROWS) {
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>first at {} · {}</span></td><td><span class=cat>{}</span></td><td class=num>{}</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
+            esc(&d.route),
+            esc(&d.path),
+            esc(&d.first_seen),
+            esc(&d.drift_id),
+            esc(d.category.as_str()),
+            d.count,
+            esc(&pretty(&d.expected)),
+            esc(&pretty(&d.actual)),
+        );
+    }
+    let _ = write!(h, "</table></section>");
+
+    // Sessions that failed.
+    let failed: Vec<_> = report.sessions.iter().filter(|s| !s.passed).collect();
+    let _ = write!(
+        h,
+        "<section><h2>Sessions — {} of {} failed</h2><table><tr><th>session</th><th>score</th><th>passed exchanges</th></tr>",
+        failed.len(),
+        report.sessions.len()
+    );
+    for s in failed.iter().take(MAX_ROWS) {
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code></td><td class=num>{}</td><td class=num>{}/{}</td></tr>",
+            esc(&s.session),
+            pct(s.score_bp),
+            s.passed_exchanges,
+            s.exchanges
+        );
+    }
+    let _ = write!(h, "</table></section>");
+
+    if let Some(c) = coverage {
+        let _ = write!(h, "<section><h2>Coverage</h2><div class=cards>");
+        card(
+            &mut h,
+            &pct(c.route_coverage_bp),
+            &format!("routes exercised {}/{}", c.routes_exercised, c.routes_total),
+        );
+        card(
+            &mut h,
+            &c.routes_seen_once.len().to_string(),
+            "routes seen only once",
+        );
+        card(
+            &mut h,
+            &c.entity_types_without_create.len().to_string(),
+            "entity types without a create",
+        );
+        card(
+            &mut h,
+            &c.uncovered_requests.to_string(),
+            "recorded requests with no route",
+        );
+        let _ = write!(
+            h,
+            "</div><table><tr><th>state op</th><th>routes</th><th>exercised</th><th>exchanges</th></tr>"
+        );
+        for (op, s) in &c.state_ops {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+                esc(op),
+                s.routes,
+                s.routes_exercised,
+                s.exchanges
+            );
+        }
+        let _ = write!(h, "</table>");
+        if !c.entity_types_without_create.is_empty() {
+            let _ = write!(
+                h,
+                "<p><b>Entity types without a create:</b> {}</p>",
+                c.entity_types_without_create
+                    .iter()
+                    .map(|s| esc(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let _ = write!(h, "</section>");
+    }
+    let _ = write!(h, "</main></body></html>\n");
+    h
+}
+
+fn card(h: &mut String, n: &str, label: &str) {
+    let _ = write!(
+        h,
+        "<div class=card><div class=n>{}</div><div class=l>{}</div></div>",
+        esc(n),
+        esc(label)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_escapes_everything_it_prints() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}

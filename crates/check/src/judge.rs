@@ -1,0 +1,520 @@
+//! Judging one replayed exchange: the recorded response against the twin's answer.
+//!
+//! Order of the rules, each final when it fires:
+//! 1. a refusal (provenance `miss`, the structured 501 route-miss body, a leaked placeholder) is a
+//!    `synthesized_refusal`, whatever the status;
+//! 2. a different status is a `status_mismatch`;
+//! 3. otherwise the `content-type` header and the body are diffed ([`crate::diff`]).
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use wraith_engine::{Provenance, ReplayClass};
+use wraith_model::{BodyTemplate, Model, Node, Route};
+use wraith_recording::Exchange;
+
+use crate::diff::{BodyDiff, Category, Divergence, EchoContext, fit, json_eq, leaked_placeholder};
+
+/// The twin's answer to one replayed request, however it was obtained (in process or over HTTP).
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub status: u16,
+    /// Application headers (lowercase names); control headers are read into the fields below.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `X-Wraith-Provenance`, when the twin said.
+    pub provenance: Option<Provenance>,
+    /// `X-Wraith-Route`: `METHOD /path` of the matched route.
+    pub route: Option<String>,
+    /// A recognized `X-Wraith-Replay` claim.
+    pub replay: Option<ReplayClaim>,
+}
+
+/// An exactness claim the twin made about the body (`X-Wraith-Replay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayClaim {
+    pub class: ReplayClass,
+    /// `;outbound-policy=applied`: compare against the recording put through the outbound policy.
+    pub outbound_policy_applied: bool,
+}
+
+/// Parse an `X-Wraith-Replay` value by the contract's fail-closed rule: every token must be
+/// recognized (`series-moment` or `session-bound-moment`, `v=1`, `outbound-policy=applied`),
+/// otherwise there is no claim at all.
+pub fn parse_replay_header(value: &str) -> Option<ReplayClaim> {
+    let mut tokens = value.split(';').map(str::trim);
+    let class = match tokens.next()? {
+        "series-moment" => ReplayClass::SeriesMoment,
+        "session-bound-moment" => ReplayClass::SessionBoundMoment,
+        _ => return None,
+    };
+    if tokens.next()? != "v=1" {
+        return None;
+    }
+    let mut outbound = false;
+    for t in tokens {
+        match t {
+            "outbound-policy=applied" if !outbound => outbound = true,
+            _ => return None,
+        }
+    }
+    Some(ReplayClaim {
+        class,
+        outbound_policy_applied: outbound,
+    })
+}
+
+/// Parse an `X-Wraith-Provenance` value.
+pub fn parse_provenance(value: &str) -> Option<Provenance> {
+    Some(match value.trim() {
+        "recorded" => Provenance::Recorded,
+        "template" => Provenance::Template,
+        "handler" => Provenance::Handler,
+        "fixture" => Provenance::Fixture,
+        "fault" => Provenance::Fault,
+        "miss" => Provenance::Miss,
+        _ => return None,
+    })
+}
+
+/// Comparison settings.
+#[derive(Debug, Clone, Default)]
+pub struct DiffOptions {
+    /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type` is
+    /// compared at all, so this can only remove it.
+    pub ignore_headers: Vec<String>,
+    /// The outbound self-URL rewrite the twin applies (`from` origin → `to` origin), applied to
+    /// the recording before diffing so both sides are in the twin's outbound-policy space.
+    pub self_url_rewrite: Option<(String, String)>,
+}
+
+/// Lookups into the model the judge needs, built once per run.
+pub struct ModelIndex<'m> {
+    model: &'m Model,
+    by_name: HashMap<String, usize>,
+    by_source: HashMap<String, usize>,
+}
+
+impl<'m> ModelIndex<'m> {
+    pub fn new(model: &'m Model) -> ModelIndex<'m> {
+        let mut by_name = HashMap::new();
+        let mut by_source = HashMap::new();
+        for (i, r) in model.routes.iter().enumerate() {
+            by_name.insert(format!("{} {}", r.method, r.path), i);
+            for e in &r.exact {
+                for m in &e.moments {
+                    by_source.entry(m.source.clone()).or_insert(i);
+                }
+            }
+            for v in &r.variants {
+                for s in &v.evidence.sources {
+                    by_source.entry(s.clone()).or_insert(i);
+                }
+            }
+        }
+        ModelIndex {
+            model,
+            by_name,
+            by_source,
+        }
+    }
+
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The route called `METHOD /path`.
+    pub fn route(&self, name: &str) -> Option<&'m Route> {
+        self.by_name.get(name).map(|&i| &self.model.routes[i])
+    }
+
+    /// The route a recorded exchange (`<session>/<index>`) was folded into by synth.
+    pub fn route_of_source(&self, source: &str) -> Option<&'m Route> {
+        self.by_source.get(source).map(|&i| &self.model.routes[i])
+    }
+}
+
+/// The judgement of one exchange.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// Route the exchange is scored under.
+    pub route: String,
+    pub divergences: Vec<Divergence>,
+    /// Positions compared (status, headers, body leaves).
+    pub compared: u64,
+    /// 10000 when nothing diverged; 0 on a refusal or a status mismatch; otherwise the share of
+    /// compared positions that agreed, capped at 9999 so a divergent exchange never rounds up
+    /// to a pass.
+    pub score_bp: u32,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.divergences.is_empty()
+    }
+}
+
+/// Route name the exchange is scored under: the route synth folded it into when the model
+/// knows the exchange, else the route the twin matched, else the concrete request.
+pub fn attribute_route(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    obs: &Observed,
+) -> String {
+    if let Some(r) = index.route_of_source(source) {
+        return format!("{} {}", r.method, r.path);
+    }
+    if let Some(r) = &obs.route {
+        return r.clone();
+    }
+    format!("{} {} (no route)", ex.request.method, ex.request.path)
+}
+
+/// Judge one exchange.
+pub fn judge(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    obs: &Observed,
+    opts: &DiffOptions,
+) -> Verdict {
+    let route = attribute_route(index, source, ex, obs);
+    let expected_body_bytes = ex.response_body();
+    let expected_body = parse_body(&expected_body_bytes);
+    let mut actual_body = parse_body(&obs.body);
+    if let Some(d) = refusal(ex, obs, &expected_body_bytes, &actual_body) {
+        return Verdict {
+            route,
+            divergences: vec![d],
+            compared: 1,
+            score_bp: 0,
+        };
+    }
+    if ex.response.status != obs.status {
+        return Verdict {
+            route,
+            divergences: vec![Divergence {
+                path: "status".into(),
+                category: Category::StatusMismatch,
+                expected: Value::from(ex.response.status),
+                actual: Value::from(obs.status),
+            }],
+            compared: 1,
+            score_bp: 0,
+        };
+    }
+    let mut divergences = Vec::new();
+    let mut compared = 1u64;
+    if !opts
+        .ignore_headers
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case("content-type"))
+    {
+        compared += 1;
+        let exp = ex
+            .response_header("content-type")
+            .or(ex.response.content_type.as_deref());
+        let act = obs
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str());
+        // Only when the recording had a body: a bodiless answer's content type is noise.
+        if !expected_body_bytes.is_empty() || !obs.body.is_empty() {
+            match (exp, act) {
+                (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
+                (None, None) => {}
+                (e, a) => divergences.push(Divergence {
+                    path: "headers.content-type".into(),
+                    category: match (e, a) {
+                        (Some(_), None) => Category::MissingField,
+                        (None, Some(_)) => Category::ExtraField,
+                        _ => Category::ValueMismatch,
+                    },
+                    expected: e.map_or(Value::Null, |s| Value::String(s.into())),
+                    actual: a.map_or(Value::Null, |s| Value::String(s.into())),
+                }),
+            }
+        }
+    }
+    if !ex.request.method.eq_ignore_ascii_case("HEAD") {
+        let mut expected_body = expected_body;
+        if let Some((from, to)) = &opts.self_url_rewrite {
+            rewrite_body(&mut expected_body, from, to);
+        }
+        let template = if obs.replay.is_some() {
+            // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
+            None
+        } else {
+            pick_template(index, obs, &actual_body)
+        };
+        let echo = EchoContext::new(
+            obs.route
+                .as_deref()
+                .and_then(|r| r.split_once(' '))
+                .map(|(_, p)| p),
+            &ex.request.path,
+            &ex.request.query,
+            ex.request.content_type.as_deref(),
+            &ex.request.body,
+            ex.request
+                .headers
+                .iter()
+                .filter_map(|(k, v)| v.first().map(|v| (k.to_ascii_lowercase(), v.clone())))
+                .collect(),
+        );
+        diff_bodies(
+            template,
+            &expected_body,
+            &mut actual_body,
+            &echo,
+            &mut divergences,
+            &mut compared,
+        );
+    }
+    let score_bp = if divergences.is_empty() {
+        10_000
+    } else {
+        let agreed = compared.saturating_sub(divergences.len() as u64);
+        ((agreed * 10_000 / compared.max(1)) as u32).min(9_999)
+    };
+    Verdict {
+        route,
+        divergences,
+        compared,
+        score_bp,
+    }
+}
+
+/// A body as the judge sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Empty,
+    Json(Value),
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+/// Parse a body: JSON when it parses, else UTF-8 text, else bytes.
+pub fn parse_body(bytes: &[u8]) -> Body {
+    if bytes.is_empty() {
+        return Body::Empty;
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return Body::Json(v);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Body::Text(s.to_string()),
+        Err(_) => Body::Binary(bytes.to_vec()),
+    }
+}
+
+fn body_value(b: &Body) -> Value {
+    match b {
+        Body::Empty => Value::Null,
+        Body::Json(v) => v.clone(),
+        Body::Text(s) => Value::String(s.clone()),
+        Body::Binary(b) => Value::String(format!("<{} bytes>", b.len())),
+    }
+}
+
+fn kind(b: &Body) -> &'static str {
+    match b {
+        Body::Empty => "empty",
+        Body::Json(_) => "json",
+        Body::Text(_) => "text",
+        Body::Binary(_) => "binary",
+    }
+}
+
+fn diff_bodies(
+    template: Option<&Node>,
+    expected: &Body,
+    actual: &mut Body,
+    echo: &EchoContext,
+    out: &mut Vec<Divergence>,
+    compared: &mut u64,
+) {
+    match (expected, &*actual) {
+        (Body::Json(e), Body::Json(a)) => {
+            let mut d = BodyDiff::new(echo);
+            d.run(template, e, a);
+            *compared += d.compared;
+            out.extend(d.divergences);
+        }
+        (Body::Empty, Body::Empty) => {}
+        (Body::Text(e), Body::Text(a)) => {
+            *compared += 1;
+            if e != a {
+                out.push(Divergence {
+                    path: "body".into(),
+                    category: Category::ValueMismatch,
+                    expected: Value::String(e.clone()),
+                    actual: Value::String(a.clone()),
+                });
+            }
+        }
+        (Body::Binary(e), Body::Binary(a)) => {
+            *compared += 1;
+            if e != a {
+                out.push(Divergence {
+                    path: "body".into(),
+                    category: Category::ValueMismatch,
+                    expected: body_value(expected),
+                    actual: body_value(actual),
+                });
+            }
+        }
+        (e, a) => {
+            *compared += 1;
+            let category = match (e, a) {
+                (_, Body::Empty) => Category::MissingField,
+                (Body::Empty, _) => Category::ExtraField,
+                _ => Category::TypeMismatch,
+            };
+            out.push(Divergence {
+                path: "body".into(),
+                category,
+                expected: json!({"kind": kind(e), "value": body_value(e)}),
+                actual: json!({"kind": kind(a), "value": body_value(a)}),
+            });
+        }
+    }
+}
+
+/// The refusal rule: a twin that says it does not know is never a pass.
+fn refusal(
+    ex: &Exchange,
+    obs: &Observed,
+    expected_bytes: &[u8],
+    actual: &Body,
+) -> Option<Divergence> {
+    let route_miss_body = matches!(actual, Body::Json(v) if is_route_miss_body(v));
+    let refused = obs.provenance == Some(Provenance::Miss)
+        || (obs.status == 501 && route_miss_body && !is_route_miss_bytes(expected_bytes));
+    let leak = std::str::from_utf8(&obs.body)
+        .ok()
+        .and_then(leaked_placeholder)
+        .filter(|p| !std::str::from_utf8(expected_bytes).is_ok_and(|e| e.contains(p.as_str())));
+    if !refused && leak.is_none() {
+        return None;
+    }
+    let mut actual_summary = json!({
+        "status": obs.status,
+        "provenance": obs.provenance.map(|p| p.as_str()),
+        "body": body_value(actual),
+    });
+    if let (Some(p), Value::Object(m)) = (&leak, &mut actual_summary) {
+        m.insert("leaked_placeholder".into(), Value::String(p.clone()));
+    }
+    Some(Divergence {
+        path: if leak.is_some() && !refused {
+            "body".into()
+        } else {
+            "response".into()
+        },
+        category: Category::SynthesizedRefusal,
+        expected: json!({"status": ex.response.status}),
+        actual: actual_summary,
+    })
+}
+
+/// The contract's structured route-miss envelope.
+fn is_route_miss_body(v: &Value) -> bool {
+    v.get("error").and_then(Value::as_str) == Some("no matching route")
+        && v.pointer("/wraith/hint").is_some()
+}
+
+fn is_route_miss_bytes(b: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(b).is_ok_and(|v| is_route_miss_body(&v))
+}
+
+fn norm_ct(s: &str) -> String {
+    s.split(';')
+        .map(|p| p.trim().to_ascii_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The body template the twin most likely rendered: among the matched route's variants with
+/// the answered status, the one whose template fits the answer best.
+fn pick_template<'m>(index: &ModelIndex<'m>, obs: &Observed, actual: &Body) -> Option<&'m Node> {
+    let route = index.route(obs.route.as_deref()?)?;
+    let Body::Json(actual) = actual else {
+        return None;
+    };
+    let mut best: Option<(i64, &'m Node)> = None;
+    for v in route.variants.iter().filter(|v| v.status == obs.status) {
+        if let BodyTemplate::Json { root } = &v.body {
+            let f = fit(root, actual);
+            if best.is_none_or(|(b, _)| f > b) {
+                best = Some((f, root));
+            }
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// Replace the origin `from` by `to` at the start of every string value (the twin's self-URL
+/// rewrite is value-injective, so the same pass on the recording makes both comparable).
+fn rewrite_body(b: &mut Body, from: &str, to: &str) {
+    fn walk(v: &mut Value, from: &str, to: &str) {
+        match v {
+            Value::String(s) if s.contains(from) => *s = s.replace(from, to),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, from, to)),
+            Value::Object(m) => m.iter_mut().for_each(|(_, x)| walk(x, from, to)),
+            _ => {}
+        }
+    }
+    match b {
+        Body::Json(v) => walk(v, from, to),
+        Body::Text(s) if s.contains(from) => *s = s.replace(from, to),
+        _ => {}
+    }
+}
+
+/// True when two bodies are equal as the judge compares them (used by tests and tools).
+pub fn bodies_equal(a: &[u8], b: &[u8]) -> bool {
+    match (parse_body(a), parse_body(b)) {
+        (Body::Json(x), Body::Json(y)) => json_eq(&x, &y),
+        (x, y) => x == y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_header_parsing_is_fail_closed() {
+        assert_eq!(
+            parse_replay_header("series-moment;v=1"),
+            Some(ReplayClaim {
+                class: ReplayClass::SeriesMoment,
+                outbound_policy_applied: false
+            })
+        );
+        assert_eq!(
+            parse_replay_header("session-bound-moment;v=1;outbound-policy=applied"),
+            Some(ReplayClaim {
+                class: ReplayClass::SessionBoundMoment,
+                outbound_policy_applied: true
+            })
+        );
+        assert_eq!(parse_replay_header("series-moment;v=2"), None);
+        assert_eq!(parse_replay_header("series-moment"), None);
+        assert_eq!(parse_replay_header("future-moment;v=1"), None);
+        assert_eq!(parse_replay_header("series-moment;v=1;unknown=1"), None);
+    }
+
+    #[test]
+    fn content_types_compare_without_case_or_spacing() {
+        assert_eq!(
+            norm_ct("application/json; charset=utf-8"),
+            norm_ct("Application/JSON;charset=utf-8")
+        );
+        assert_ne!(norm_ct("application/json"), norm_ct("text/html"));
+    }
+}

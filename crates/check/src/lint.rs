@@ -1,0 +1,601 @@
+//! Workspace integrity (`wraith lint`) over file texts the caller read: model files canonical
+//! and well-formed, ids unique, `state/schema.json` and every fixture set valid against the
+//! schema. Configuration files (`wraith.toml`, `scrub.toml`) are parsed by their own crates; the
+//! caller turns those results into findings with [`Finding::error`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+use wraith_engine::{FixtureSetFiles, FixtureTree};
+use wraith_model::{
+    BodyTemplate, MODEL_SCHEMA_VERSION, Model, Node, SymbolTable, canonical::is_canonical,
+    from_json_str,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One lint finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable rule id, e.g. `canonical_json`, `duplicate-route-id`, `fixture-missing-pk`.
+    pub rule: String,
+    pub severity: Severity,
+    /// File the finding is about, relative to the twin folder.
+    pub file: Option<String>,
+    pub message: String,
+}
+
+impl Finding {
+    pub fn error(rule: &str, file: Option<&str>, message: impl Into<String>) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            severity: Severity::Error,
+            file: file.map(str::to_string),
+            message: message.into(),
+        }
+    }
+    pub fn warning(rule: &str, file: Option<&str>, message: impl Into<String>) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            severity: Severity::Warning,
+            file: file.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+/// What lint looks at, read from disk by the caller (`None` = the file does not exist).
+#[derive(Debug, Clone, Default)]
+pub struct LintInput {
+    /// `model/twin.wir.json`.
+    pub model: Option<String>,
+    /// `model/symbols.json`.
+    pub symbols: Option<String>,
+    /// `state/schema.json`.
+    pub schema: Option<String>,
+    pub fixtures: FixtureTree,
+}
+
+const MODEL_FILE: &str = "model/twin.wir.json";
+const SYMBOLS_FILE: &str = "model/symbols.json";
+const SCHEMA_FILE: &str = "state/schema.json";
+
+/// Lint a twin's files. Findings are sorted errors first, then by file and rule.
+pub fn lint(input: &LintInput) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let model = lint_model(input.model.as_deref(), &mut out);
+    lint_symbols(input.symbols.as_deref(), input.model.is_some(), &mut out);
+    let schema = lint_schema(input.schema.as_deref(), &mut out);
+    lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
+    out.sort_by(|a, b| {
+        (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
+    });
+    out
+}
+
+fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
+    let Some(text) = text else {
+        out.push(Finding::warning(
+            "model-missing",
+            Some(MODEL_FILE),
+            "no model yet: run `wraith synth <twin>`",
+        ));
+        return None;
+    };
+    if !is_canonical(text) {
+        out.push(Finding::error(
+            "canonical_json",
+            Some(MODEL_FILE),
+            "not canonical JSON (sorted keys, compact, one trailing newline): re-run `wraith synth` \
+             instead of editing the file by hand, or re-serialize it canonically",
+        ));
+    }
+    let model: Model = match from_json_str(text) {
+        Ok(m) => m,
+        Err(e) => {
+            out.push(Finding::error(
+                "model-parse",
+                Some(MODEL_FILE),
+                format!("{e}; re-run `wraith synth`"),
+            ));
+            return None;
+        }
+    };
+    if model.schema_version == 0 {
+        out.push(Finding::error(
+            "schema_version",
+            Some(MODEL_FILE),
+            "schema_version is 0: the file was not written by `wraith synth`",
+        ));
+    } else if model.schema_version != MODEL_SCHEMA_VERSION {
+        out.push(Finding::error(
+            "schema_version",
+            Some(MODEL_FILE),
+            format!(
+                "schema_version {} but this build reads {MODEL_SCHEMA_VERSION}: re-run `wraith synth`",
+                model.schema_version
+            ),
+        ));
+    }
+    let mut route_ids: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut route_names: BTreeMap<(String, &str, Option<&str>), u32> = BTreeMap::new();
+    let mut variant_ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for r in &model.routes {
+        *route_ids.entry(r.id.as_str()).or_default() += 1;
+        *route_names
+            .entry((
+                r.method.to_ascii_uppercase(),
+                r.path.as_str(),
+                r.origin.as_deref(),
+            ))
+            .or_default() += 1;
+        for v in &r.variants {
+            variant_ids
+                .entry(v.id.as_str())
+                .or_default()
+                .push(r.id.as_str());
+            if v.evidence.sources.is_empty() {
+                out.push(Finding::warning(
+                    "empty-source-evidence",
+                    Some(MODEL_FILE),
+                    format!(
+                        "variant {} of route {} ({} {}) names no source exchange",
+                        v.id, r.id, r.method, r.path
+                    ),
+                ));
+            }
+        }
+    }
+    for (id, n) in route_ids {
+        if n > 1 {
+            out.push(Finding::error(
+                "duplicate-route-id",
+                Some(MODEL_FILE),
+                format!("route id {id} is used by {n} routes"),
+            ));
+        }
+    }
+    for ((m, p, o), n) in route_names {
+        if n > 1 {
+            let origin = o.map(|o| format!(" on {o}")).unwrap_or_default();
+            out.push(Finding::error(
+                "duplicate-route",
+                Some(MODEL_FILE),
+                format!("{m} {p}{origin} is declared by {n} routes"),
+            ));
+        }
+    }
+    for (id, routes) in variant_ids {
+        if routes.len() > 1 {
+            out.push(Finding::error(
+                "duplicate-variant-id",
+                Some(MODEL_FILE),
+                format!(
+                    "variant id {id} is used {} times (routes {})",
+                    routes.len(),
+                    routes.join(", ")
+                ),
+            ));
+        }
+    }
+    Some(model)
+}
+
+fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
+    let Some(text) = text else {
+        if has_model {
+            out.push(Finding::warning(
+                "symbols-missing",
+                Some(SYMBOLS_FILE),
+                "the model has no symbols.json beside it: re-run `wraith synth`",
+            ));
+        }
+        return;
+    };
+    if !is_canonical(text) {
+        out.push(Finding::error(
+            "canonical_json",
+            Some(SYMBOLS_FILE),
+            "not canonical JSON (sorted keys, compact, one trailing newline): re-run `wraith synth`",
+        ));
+    }
+    match from_json_str::<SymbolTable>(text) {
+        Ok(t) if t.schema_version == 0 => out.push(Finding::error(
+            "schema_version",
+            Some(SYMBOLS_FILE),
+            "schema_version is 0",
+        )),
+        Ok(_) => {}
+        Err(e) => out.push(Finding::error(
+            "symbols-parse",
+            Some(SYMBOLS_FILE),
+            format!("{e}; re-run `wraith synth`"),
+        )),
+    }
+}
+
+/// Declared entity types and their primary keys.
+type Schema = BTreeMap<String, String>;
+
+fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Schema> {
+    let text = text?;
+    let v: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(Finding::warning(
+                "schema-json",
+                Some(SCHEMA_FILE),
+                format!("does not parse ({e}): the twin serves with a route-only schema and skips fixtures of other types"),
+            ));
+            return None;
+        }
+    };
+    let mut schema = Schema::new();
+    if v.get("schema_version").and_then(Value::as_u64) != Some(1) {
+        out.push(Finding::error(
+            "schema_version",
+            Some(SCHEMA_FILE),
+            "schema_version must be 1",
+        ));
+    }
+    match v.get("entity_types") {
+        Some(Value::Object(types)) => {
+            for (name, decl) in types {
+                match decl.get("primary_key") {
+                    Some(Value::String(pk)) => {
+                        schema.insert(name.clone(), pk.clone());
+                    }
+                    _ => out.push(Finding::error(
+                        "schema-primary-key",
+                        Some(SCHEMA_FILE),
+                        format!(
+                            "entity type {name:?} needs a string \"primary_key\" (commonly \"id\")"
+                        ),
+                    )),
+                }
+            }
+        }
+        None => {}
+        Some(_) => out.push(Finding::error(
+            "schema-entity-types",
+            Some(SCHEMA_FILE),
+            "\"entity_types\" must be an object keyed by entity type",
+        )),
+    }
+    Some(schema)
+}
+
+/// Field names the model shows for each entity type: from recorded records and from the root
+/// objects of the entity's routes' templates.
+fn model_fields(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, et) in &model.entity_types {
+        let set = out.entry(name.clone()).or_default();
+        for rec in et.records.values() {
+            if let Value::Object(m) = rec {
+                set.extend(m.keys().cloned());
+            }
+        }
+    }
+    for r in &model.routes {
+        let (Some(t), Some(op)) = (&r.entity_type, r.state_op) else {
+            continue;
+        };
+        if !matches!(
+            op,
+            wraith_model::StateOp::Create | wraith_model::StateOp::Read
+        ) {
+            continue;
+        }
+        for v in r.variants.iter().filter(|v| (200..300).contains(&v.status)) {
+            if let BodyTemplate::Json {
+                root: Node::Object { fields },
+            } = &v.body
+            {
+                out.entry(t.clone())
+                    .or_default()
+                    .extend(fields.iter().map(|f| f.key.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn lint_fixtures(
+    tree: &FixtureTree,
+    model: Option<&Model>,
+    schema: &Option<Schema>,
+    out: &mut Vec<Finding>,
+) {
+    let fields = model.map(model_fields).unwrap_or_default();
+    // Primary key per known type: route-derived types win over declared ones.
+    let mut pks: BTreeMap<String, String> = schema.clone().unwrap_or_default();
+    if let Some(m) = model {
+        for (name, et) in &m.entity_types {
+            pks.insert(name.clone(), et.primary_key.clone());
+        }
+    }
+    let ctx = FixtureCtx {
+        pks: &pks,
+        fields: &fields,
+    };
+    for (stem, text) in &tree.loose {
+        let file = format!("state/fixtures/{stem}.json");
+        ctx.flat_file(&file, stem, text, out);
+    }
+    if !tree.loose.is_empty() && tree.sets.contains_key("default") {
+        out.push(Finding::warning(
+            "fixture-default-precedence",
+            Some("state/fixtures"),
+            "both state/fixtures/default/ and loose <entity>.json files exist: default/ wins and the loose files are ignored",
+        ));
+    }
+    for (set, files) in &tree.sets {
+        ctx.set(set, files, tree, out);
+    }
+}
+
+struct FixtureCtx<'a> {
+    pks: &'a BTreeMap<String, String>,
+    fields: &'a BTreeMap<String, BTreeSet<String>>,
+}
+
+impl FixtureCtx<'_> {
+    fn set(&self, set: &str, files: &FixtureSetFiles, tree: &FixtureTree, out: &mut Vec<Finding>) {
+        if let Some(text) = &files.fixture_json {
+            let file = format!("state/fixtures/{set}/fixture.json");
+            let v: Value = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(e) => {
+                    out.push(Finding::error(
+                        "fixture-json",
+                        Some(&file),
+                        format!("does not parse: {e}"),
+                    ));
+                    return;
+                }
+            };
+            let Value::Object(top) = v else {
+                out.push(Finding::error(
+                    "fixture-json",
+                    Some(&file),
+                    "must be a JSON object",
+                ));
+                return;
+            };
+            for k in top.keys() {
+                if !matches!(k.as_str(), "entities" | "parent" | "description") {
+                    let hint = if k == "name" {
+                        " (the set name is always the directory name)"
+                    } else {
+                        ""
+                    };
+                    out.push(Finding::error(
+                        "fixture-json-keys",
+                        Some(&file),
+                        format!("unknown top-level key {k:?}{hint}; allowed: entities, parent, description"),
+                    ));
+                }
+            }
+            if let Some(parent) = top.get("parent") {
+                match parent.as_str() {
+                    Some(p) => {
+                        let bare = p.rsplit_once(':').map_or(p, |(_, b)| b);
+                        if !tree.sets.contains_key(p) && !tree.sets.contains_key(bare) {
+                            out.push(Finding::error(
+                                "fixture-parent-unknown",
+                                Some(&file),
+                                format!(
+                                    "parent {p:?} names no fixture set; available: {}",
+                                    tree.sets.keys().cloned().collect::<Vec<_>>().join(", ")
+                                ),
+                            ));
+                        }
+                    }
+                    None => out.push(Finding::error(
+                        "fixture-json",
+                        Some(&file),
+                        "\"parent\" must be a string",
+                    )),
+                }
+            }
+            match top.get("entities") {
+                None => {}
+                Some(Value::Object(ents)) => {
+                    for (t, recs) in ents {
+                        match recs {
+                            Value::Array(items) => self.records(&file, t, items, out),
+                            _ => out.push(Finding::error(
+                                "fixture-json",
+                                Some(&file),
+                                format!("entities.{t} must be an array of records"),
+                            )),
+                        }
+                    }
+                }
+                Some(_) => out.push(Finding::error(
+                    "fixture-json",
+                    Some(&file),
+                    "\"entities\" must be an object keyed by entity type",
+                )),
+            }
+            for (t, text) in &files.patches {
+                let pfile = format!("state/fixtures/{set}/patches/{t}.patch.json");
+                self.patch(&pfile, t, text, out);
+            }
+        } else {
+            for (stem, text) in &files.flat {
+                let file = format!("state/fixtures/{set}/{stem}.json");
+                self.flat_file(&file, stem, text, out);
+            }
+            if !files.patches.is_empty() {
+                out.push(Finding::warning(
+                    "fixture-patches-ignored",
+                    Some(&format!("state/fixtures/{set}/patches")),
+                    "patches apply only to directory-form sets (with a fixture.json); these are ignored",
+                ));
+            }
+        }
+    }
+
+    fn flat_file(&self, file: &str, entity: &str, text: &str, out: &mut Vec<Finding>) {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(items)) => self.records(file, entity, &items, out),
+            Ok(_) => out.push(Finding::error(
+                "fixture-flat-not-array",
+                Some(file),
+                "a flat fixture file must be a top-level JSON array of records",
+            )),
+            Err(e) => out.push(Finding::error(
+                "fixture-json",
+                Some(file),
+                format!("does not parse: {e}"),
+            )),
+        }
+    }
+
+    fn records(&self, file: &str, entity: &str, items: &[Value], out: &mut Vec<Finding>) {
+        let Some(pk) = self.pks.get(entity) else {
+            out.push(Finding::warning(
+                "fixture-undeclared-type",
+                Some(file),
+                format!(
+                    "entity type {entity:?} is neither declared in state/schema.json nor derived from a route: its {} record(s) are skipped",
+                    items.len()
+                ),
+            ));
+            return;
+        };
+        let known = self.fields.get(entity).filter(|f| !f.is_empty());
+        let mut unknown: BTreeSet<&str> = BTreeSet::new();
+        for (i, rec) in items.iter().enumerate() {
+            let Value::Object(m) = rec else {
+                out.push(Finding::error(
+                    "fixture-record",
+                    Some(file),
+                    format!("{entity}[{i}] must be a JSON object"),
+                ));
+                continue;
+            };
+            match m.get(pk) {
+                None => out.push(Finding::error(
+                    "fixture-missing-pk",
+                    Some(file),
+                    format!("{entity}[{i}] has no primary key field {pk:?}"),
+                )),
+                Some(Value::String(_)) => {}
+                Some(_) => out.push(Finding::error(
+                    "fixture-pk-type",
+                    Some(file),
+                    format!("{entity}[{i}].{pk} must be a string"),
+                )),
+            }
+            if let Some(known) = known {
+                for k in m.keys() {
+                    if known.contains(k) {
+                        continue;
+                    }
+                    if let Some(model_key) = known.iter().find(|f| f.eq_ignore_ascii_case(k)) {
+                        out.push(Finding::error(
+                            "fixture-field-case",
+                            Some(file),
+                            format!("{entity}[{i}].{k} differs only in case from the model's field {model_key:?}"),
+                        ));
+                    } else {
+                        unknown.insert(k);
+                    }
+                }
+            }
+        }
+        for k in unknown {
+            out.push(Finding::warning(
+                "fixture-unknown-field",
+                Some(file),
+                format!("field {k:?} of {entity} appears in no recording of that entity type"),
+            ));
+        }
+    }
+
+    fn patch(&self, file: &str, entity: &str, text: &str, out: &mut Vec<Finding>) {
+        let v: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(Finding::error(
+                    "fixture-patch",
+                    Some(file),
+                    format!("does not parse: {e}"),
+                ));
+                return;
+            }
+        };
+        let Value::Object(top) = v else {
+            out.push(Finding::error(
+                "fixture-patch",
+                Some(file),
+                "must be a JSON object",
+            ));
+            return;
+        };
+        for k in top.keys() {
+            if !matches!(k.as_str(), "add" | "replace" | "remove") {
+                out.push(Finding::error(
+                    "fixture-patch-keys",
+                    Some(file),
+                    format!("unknown key {k:?}: a patch has only add, replace and remove (no RFC 6902 op/path/value)"),
+                ));
+            }
+        }
+        match top.get("add") {
+            None => {}
+            Some(Value::Array(items)) => self.records(file, entity, items, out),
+            Some(_) => out.push(Finding::error(
+                "fixture-patch",
+                Some(file),
+                "\"add\" must be an array of records",
+            )),
+        }
+        match top.get("replace") {
+            None => {}
+            Some(Value::Object(m)) => {
+                let items: Vec<Value> = m.values().cloned().collect();
+                self.records(file, entity, &items, out);
+            }
+            Some(_) => out.push(Finding::error(
+                "fixture-patch",
+                Some(file),
+                "\"replace\" must be an object mapping primary keys to records",
+            )),
+        }
+        match top.get("remove") {
+            None => {}
+            Some(Value::Array(keys)) => {
+                if keys
+                    .iter()
+                    .any(|k| !matches!(k, Value::String(_) | Value::Number(_) | Value::Bool(_)))
+                {
+                    out.push(Finding::error(
+                        "fixture-patch",
+                        Some(file),
+                        "\"remove\" must list primary-key values (string, number or bool)",
+                    ));
+                }
+            }
+            Some(_) => out.push(Finding::error(
+                "fixture-patch",
+                Some(file),
+                "\"remove\" must be an array",
+            )),
+        }
+    }
+}
+
+/// True when any finding is an error (`wraith lint` exits 1).
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::Error)
+}

@@ -1,0 +1,527 @@
+//! The check report: scores in basis points and every divergence, with a stable schema
+//! (documented in `docs/report-format.md`). Serialized as canonical JSON by the caller.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::diff::{Category, Divergence};
+
+/// Version of the report schema; bumped on any incompatible change.
+pub const REPORT_VERSION: u32 = 1;
+
+/// At most this many divergences are listed per exchange (all are counted).
+pub const MAX_DIVERGENCES_PER_EXCHANGE: usize = 50;
+/// At most this many divergences are listed in a report (all are counted and grouped in
+/// `drifts`).
+pub const MAX_DIVERGENCES_LISTED: usize = 10_000;
+
+/// Pass thresholds (`[diff]` of `wraith.toml`), in basis points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Thresholds {
+    /// `[diff] required_score` × 10000: the overall score must reach it, and so must a
+    /// session's own score for the session to pass.
+    pub required_score_bp: u32,
+    /// `[diff] session_pass_rate` × 10000: the share of passing sessions must reach it.
+    pub session_pass_rate_bp: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            required_score_bp: 9_000,
+            session_pass_rate_bp: 9_500,
+        }
+    }
+}
+
+impl Thresholds {
+    /// From the `wraith.toml` fractions (0.90, 0.95), clamped to 0..=1.
+    pub fn from_fractions(required_score: f64, session_pass_rate: f64) -> Thresholds {
+        let bp = |f: f64| (f.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        Thresholds {
+            required_score_bp: bp(required_score),
+            session_pass_rate_bp: bp(session_pass_rate),
+        }
+    }
+}
+
+/// `passed × 10000 / total`, rounded down; 10000 for an empty set (nothing failed).
+pub fn ratio_bp(passed: u64, total: u64) -> u32 {
+    if total == 0 {
+        10_000
+    } else {
+        (passed * 10_000 / total) as u32
+    }
+}
+
+/// `drift-<16 hex>`: a fingerprint of route + path + category + expected + actual, stable
+/// across runs and machines (values in canonical JSON).
+pub fn drift_id(
+    route: &str,
+    path: &str,
+    category: Category,
+    expected: &Value,
+    actual: &Value,
+) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        route.as_bytes(),
+        path.as_bytes(),
+        category.as_str().as_bytes(),
+        canonical(expected).as_bytes(),
+        canonical(actual).as_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    let digest = h.finalize();
+    format!("drift-{}", wraith_model::request_key::hex(&digest[..8]))
+}
+
+fn canonical(v: &Value) -> String {
+    let mut v = v.clone();
+    wraith_model::canonical::sort_keys(&mut v);
+    v.to_string()
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub report_version: u32,
+    pub twin: String,
+    /// `in_memory` or `target`.
+    pub mode: String,
+    /// The running twin's base URL under `--target`.
+    pub target: Option<String>,
+    /// Both gates held: `score_bp >= required_score_bp` and
+    /// `session_pass_rate_bp >= required_session_pass_rate_bp`.
+    pub passed: bool,
+    /// Share of exchanges replayed with no divergence, in basis points.
+    pub score_bp: u32,
+    pub required_score_bp: u32,
+    /// Share of sessions that passed (`session_pass_rate_bp / 10000`).
+    pub session_pass_rate: f64,
+    pub session_pass_rate_bp: u32,
+    pub required_session_pass_rate_bp: u32,
+    pub sessions_total: u64,
+    pub sessions_passed: u64,
+    pub exchanges_total: u64,
+    pub exchanges_passed: u64,
+    /// Recorded exchanges not replayed (authored routes), by reason.
+    pub exchanges_skipped: BTreeMap<String, u64>,
+    /// Divergences by category (all of them, not only the listed ones).
+    pub categories: BTreeMap<String, u64>,
+    /// How the twin produced its answers (`X-Wraith-Provenance`), by word.
+    pub provenance: BTreeMap<String, u64>,
+    /// Answers that carried an exactness claim (`X-Wraith-Replay`), compared with no relaxation.
+    pub replay_claims: u64,
+    pub routes: Vec<RouteScore>,
+    pub sessions: Vec<SessionScore>,
+    pub exchanges: Vec<ExchangeScore>,
+    pub divergence_count: u64,
+    pub divergences: Vec<DivergenceRecord>,
+    /// Divergences counted but not listed (beyond the per-exchange and per-report caps).
+    pub divergences_omitted: u64,
+    /// Divergences grouped by `drift_id`, most frequent first.
+    pub drifts: Vec<Drift>,
+    /// Present under `--holdout K`.
+    pub holdout: Option<HoldoutSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteScore {
+    /// `METHOD /path`.
+    pub route: String,
+    pub exchanges: u64,
+    pub passed: u64,
+    pub score_bp: u32,
+    /// Mean of the exchanges' own scores.
+    pub mean_exchange_score_bp: u32,
+    pub divergences: u64,
+    pub categories: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionScore {
+    /// Recorded session id.
+    pub session: String,
+    /// `X-Wraith-Session` value it was replayed under.
+    pub namespace: String,
+    pub exchanges: u64,
+    pub passed_exchanges: u64,
+    pub score_bp: u32,
+    /// `score_bp >= required_score_bp`.
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExchangeScore {
+    pub session: String,
+    pub exchange: u64,
+    pub route: String,
+    pub method: String,
+    pub path: String,
+    pub expected_status: u16,
+    pub actual_status: u16,
+    pub provenance: Option<String>,
+    pub replay_claim: bool,
+    pub score_bp: u32,
+    pub divergences: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DivergenceRecord {
+    pub route: String,
+    pub session: String,
+    pub exchange: u64,
+    pub path: String,
+    pub category: Category,
+    /// Always `error` today: every listed divergence counts against the score.
+    pub severity: String,
+    pub expected: Value,
+    pub actual: Value,
+    pub drift_id: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    pub drift_id: String,
+    pub route: String,
+    pub path: String,
+    pub category: Category,
+    pub count: u64,
+    /// First occurrence: `<session>/<index>`.
+    pub first_seen: String,
+    pub expected: Value,
+    pub actual: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HoldoutSummary {
+    pub k: u32,
+    /// Sessions the held-out model was synthesized from.
+    pub training_sessions: u64,
+    /// Sessions checked against it (every K-th recorded session).
+    pub held_out_sessions: Vec<String>,
+    /// The training model replaying its own sessions.
+    pub in_sample_score_bp: u32,
+    pub in_sample_exchanges: u64,
+    pub in_sample_session_pass_rate_bp: u32,
+    /// The training model replaying the held-out sessions (the report's main figures).
+    pub held_out_score_bp: u32,
+    pub held_out_exchanges: u64,
+    pub held_out_session_pass_rate_bp: u32,
+}
+
+/// Accumulates verdicts into a [`Report`].
+#[derive(Debug, Default)]
+pub struct ReportBuilder {
+    routes: BTreeMap<String, RouteAcc>,
+    sessions: Vec<SessionScore>,
+    exchanges: Vec<ExchangeScore>,
+    categories: BTreeMap<String, u64>,
+    provenance: BTreeMap<String, u64>,
+    skipped: BTreeMap<String, u64>,
+    replay_claims: u64,
+    divergences: Vec<DivergenceRecord>,
+    omitted: u64,
+    count: u64,
+    drifts: BTreeMap<String, Drift>,
+    cur: Option<SessionScore>,
+    thresholds: Thresholds,
+}
+
+#[derive(Debug, Default)]
+struct RouteAcc {
+    exchanges: u64,
+    passed: u64,
+    score_sum: u64,
+    divergences: u64,
+    categories: BTreeMap<String, u64>,
+}
+
+/// What the builder needs to know about one replayed exchange.
+pub struct ExchangeFacts<'a> {
+    pub session: &'a str,
+    pub exchange: u64,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub expected_status: u16,
+    pub actual_status: u16,
+    pub provenance: Option<&'a str>,
+    pub replay_claim: bool,
+}
+
+impl ReportBuilder {
+    pub fn new(thresholds: Thresholds) -> ReportBuilder {
+        ReportBuilder {
+            thresholds,
+            ..ReportBuilder::default()
+        }
+    }
+
+    /// Start a recorded session (replayed under `namespace`).
+    pub fn begin_session(&mut self, session: &str, namespace: &str) {
+        self.finish_session();
+        self.cur = Some(SessionScore {
+            session: session.to_string(),
+            namespace: namespace.to_string(),
+            exchanges: 0,
+            passed_exchanges: 0,
+            score_bp: 10_000,
+            passed: true,
+        });
+    }
+
+    fn finish_session(&mut self) {
+        if let Some(mut s) = self.cur.take() {
+            s.score_bp = ratio_bp(s.passed_exchanges, s.exchanges);
+            s.passed = s.score_bp >= self.thresholds.required_score_bp;
+            self.sessions.push(s);
+        }
+    }
+
+    /// A recorded exchange not replayed, with the reason.
+    pub fn skip(&mut self, reason: &str) {
+        *self.skipped.entry(reason.to_string()).or_default() += 1;
+    }
+
+    /// Fold one judged exchange in.
+    pub fn add(&mut self, facts: ExchangeFacts<'_>, verdict: crate::judge::Verdict) {
+        let passed = verdict.passed();
+        if let Some(s) = &mut self.cur {
+            s.exchanges += 1;
+            s.passed_exchanges += u64::from(passed);
+        }
+        if let Some(p) = facts.provenance {
+            *self.provenance.entry(p.to_string()).or_default() += 1;
+        } else {
+            *self.provenance.entry("unknown".to_string()).or_default() += 1;
+        }
+        self.replay_claims += u64::from(facts.replay_claim);
+        let r = self.routes.entry(verdict.route.clone()).or_default();
+        r.exchanges += 1;
+        r.passed += u64::from(passed);
+        r.score_sum += u64::from(verdict.score_bp);
+        r.divergences += verdict.divergences.len() as u64;
+        self.exchanges.push(ExchangeScore {
+            session: facts.session.to_string(),
+            exchange: facts.exchange,
+            route: verdict.route.clone(),
+            method: facts.method.to_string(),
+            path: facts.path.to_string(),
+            expected_status: facts.expected_status,
+            actual_status: facts.actual_status,
+            provenance: facts.provenance.map(str::to_string),
+            replay_claim: facts.replay_claim,
+            score_bp: verdict.score_bp,
+            divergences: verdict.divergences.len() as u64,
+        });
+        for (i, d) in verdict.divergences.into_iter().enumerate() {
+            self.count += 1;
+            *self
+                .categories
+                .entry(d.category.as_str().to_string())
+                .or_default() += 1;
+            *r.categories
+                .entry(d.category.as_str().to_string())
+                .or_default() += 1;
+            let id = drift_id(&verdict.route, &d.path, d.category, &d.expected, &d.actual);
+            self.drifts
+                .entry(id.clone())
+                .and_modify(|x| x.count += 1)
+                .or_insert_with(|| Drift {
+                    drift_id: id.clone(),
+                    route: verdict.route.clone(),
+                    path: d.path.clone(),
+                    category: d.category,
+                    count: 1,
+                    first_seen: format!("{}/{}", facts.session, facts.exchange),
+                    expected: d.expected.clone(),
+                    actual: d.actual.clone(),
+                });
+            if i >= MAX_DIVERGENCES_PER_EXCHANGE || self.divergences.len() >= MAX_DIVERGENCES_LISTED
+            {
+                self.omitted += 1;
+                continue;
+            }
+            let Divergence {
+                path,
+                category,
+                expected,
+                actual,
+            } = d;
+            self.divergences.push(DivergenceRecord {
+                route: verdict.route.clone(),
+                session: facts.session.to_string(),
+                exchange: facts.exchange,
+                path,
+                category,
+                severity: "error".to_string(),
+                expected,
+                actual,
+                drift_id: id,
+            });
+        }
+    }
+
+    /// Close the report.
+    pub fn finish(mut self, twin: &str, mode: &str, target: Option<&str>) -> Report {
+        self.finish_session();
+        let t = self.thresholds;
+        let exchanges_total = self.exchanges.len() as u64;
+        let exchanges_passed = self.exchanges.iter().filter(|e| e.divergences == 0).count() as u64;
+        let score_bp = ratio_bp(exchanges_passed, exchanges_total);
+        let sessions_total = self.sessions.len() as u64;
+        let sessions_passed = self.sessions.iter().filter(|s| s.passed).count() as u64;
+        let session_pass_rate_bp = ratio_bp(sessions_passed, sessions_total);
+        let routes = self
+            .routes
+            .into_iter()
+            .map(|(route, a)| RouteScore {
+                route,
+                exchanges: a.exchanges,
+                passed: a.passed,
+                score_bp: ratio_bp(a.passed, a.exchanges),
+                mean_exchange_score_bp: if a.exchanges == 0 {
+                    10_000
+                } else {
+                    (a.score_sum / a.exchanges) as u32
+                },
+                divergences: a.divergences,
+                categories: a.categories,
+            })
+            .collect();
+        let mut drifts: Vec<Drift> = self.drifts.into_values().collect();
+        drifts.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.drift_id.cmp(&b.drift_id))
+        });
+        Report {
+            report_version: REPORT_VERSION,
+            twin: twin.to_string(),
+            mode: mode.to_string(),
+            target: target.map(str::to_string),
+            passed: score_bp >= t.required_score_bp
+                && session_pass_rate_bp >= t.session_pass_rate_bp,
+            score_bp,
+            required_score_bp: t.required_score_bp,
+            session_pass_rate: f64::from(session_pass_rate_bp) / 10_000.0,
+            session_pass_rate_bp,
+            required_session_pass_rate_bp: t.session_pass_rate_bp,
+            sessions_total,
+            sessions_passed,
+            exchanges_total,
+            exchanges_passed,
+            exchanges_skipped: self.skipped,
+            categories: self.categories,
+            provenance: self.provenance,
+            replay_claims: self.replay_claims,
+            routes,
+            sessions: self.sessions,
+            exchanges: self.exchanges,
+            divergence_count: self.count,
+            divergences: self.divergences,
+            divergences_omitted: self.omitted,
+            drifts,
+            holdout: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn drift_id_is_stable_and_depends_on_every_part() {
+        let a = drift_id(
+            "GET /a",
+            "body.x",
+            Category::ValueMismatch,
+            &json!(1),
+            &json!(2),
+        );
+        assert_eq!(
+            a,
+            drift_id(
+                "GET /a",
+                "body.x",
+                Category::ValueMismatch,
+                &json!(1),
+                &json!(2)
+            )
+        );
+        assert!(a.starts_with("drift-") && a.len() == 22, "{a}");
+        assert_ne!(
+            a,
+            drift_id(
+                "GET /b",
+                "body.x",
+                Category::ValueMismatch,
+                &json!(1),
+                &json!(2)
+            )
+        );
+        assert_ne!(
+            a,
+            drift_id(
+                "GET /a",
+                "body.y",
+                Category::ValueMismatch,
+                &json!(1),
+                &json!(2)
+            )
+        );
+        assert_ne!(
+            a,
+            drift_id(
+                "GET /a",
+                "body.x",
+                Category::TypeMismatch,
+                &json!(1),
+                &json!(2)
+            )
+        );
+        assert_ne!(
+            a,
+            drift_id(
+                "GET /a",
+                "body.x",
+                Category::ValueMismatch,
+                &json!(1),
+                &json!(3)
+            )
+        );
+        // Key order inside values does not matter.
+        assert_eq!(
+            drift_id(
+                "r",
+                "p",
+                Category::ValueMismatch,
+                &json!({"a":1,"b":2}),
+                &json!(null)
+            ),
+            drift_id(
+                "r",
+                "p",
+                Category::ValueMismatch,
+                &json!({"b":2,"a":1}),
+                &json!(null)
+            )
+        );
+    }
+
+    #[test]
+    fn thresholds_convert_fractions_to_basis_points() {
+        let t = Thresholds::from_fractions(0.9, 0.95);
+        assert_eq!(t, Thresholds::default());
+        assert_eq!(ratio_bp(1, 3), 3333);
+        assert_eq!(ratio_bp(0, 0), 10_000);
+    }
+}

@@ -1,0 +1,204 @@
+//! The replay driver: every recorded session, in order, each in a fresh namespace of the twin,
+//! every answer judged and folded into a [`Report`].
+//!
+//! The twin is behind the [`Twin`] trait so the same driver runs in process ([`InMemoryTwin`],
+//! the very `Engine` that `serve` uses) and against a running twin over HTTP (the binary
+//! implements that one: this crate does no IO).
+
+use wraith_engine::{Engine, Request};
+use wraith_model::Model;
+use wraith_recording::{Exchange, RecordedSession};
+
+use crate::judge::{DiffOptions, ModelIndex, Observed, ReplayClaim, judge};
+use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
+
+/// Something that answers requests in named namespaces.
+pub trait Twin {
+    /// Answer `req` in the namespace `session` (the `X-Wraith-Session` value).
+    fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String>;
+    /// The driver is done with a namespace (the in-memory twin frees it).
+    fn end_session(&mut self, _session: &str) {}
+}
+
+/// The twin in process: the same [`Engine`] `wraith serve` drives.
+pub struct InMemoryTwin<'e> {
+    engine: &'e Engine,
+}
+
+impl<'e> InMemoryTwin<'e> {
+    pub fn new(engine: &'e Engine) -> InMemoryTwin<'e> {
+        InMemoryTwin { engine }
+    }
+}
+
+impl Twin for InMemoryTwin<'_> {
+    fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
+        let r = self.engine.handle(Some(session), req);
+        Ok(Observed {
+            status: r.status,
+            headers: r.headers,
+            body: r.body.to_vec(),
+            provenance: Some(r.provenance),
+            route: r.route,
+            // The in-process claim is the same runtime flag the server stamps the header from.
+            replay: r.replay.map(|class| ReplayClaim {
+                class,
+                outbound_policy_applied: r.outbound_policy_applied,
+            }),
+        })
+    }
+
+    fn end_session(&mut self, session: &str) {
+        // Frees the namespace so long runs never reach the namespace cap; a session that was
+        // never created is not an error worth reporting here.
+        let _ = self.engine.delete_session(session);
+    }
+}
+
+/// The engine request for a recorded exchange: method, path, query, body and headers as
+/// recorded (names lowercased). A request recorded against another origin carries that
+/// origin's authority as its `host`, which is how the engine tells other-origin routes apart.
+pub fn request_of(ex: &Exchange) -> Request {
+    let mut headers: Vec<(String, String)> = Vec::with_capacity(ex.request.headers.len());
+    for (k, vs) in &ex.request.headers {
+        let k = k.to_ascii_lowercase();
+        for v in vs {
+            headers.push((k.clone(), v.clone()));
+        }
+    }
+    if let Some(origin) = &ex.request.origin {
+        let authority = origin.split_once("://").map_or(origin.as_str(), |(_, a)| a);
+        headers.retain(|(k, _)| k != "host");
+        headers.push(("host".to_string(), authority.to_string()));
+    }
+    if let Some(ct) = &ex.request.content_type {
+        if !headers.iter().any(|(k, _)| k == "content-type") {
+            headers.push(("content-type".to_string(), ct.clone()));
+        }
+    }
+    Request {
+        method: ex.request.method.clone(),
+        path: ex.request.path.clone(),
+        query: ex.request.query.clone(),
+        headers,
+        body: bytes::Bytes::from(ex.request.body.clone()),
+    }
+}
+
+/// An authored route (`lua/routes.toml`): never replayed nor scored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthoredRoute {
+    pub method: String,
+    /// `/v3/assets/:param`.
+    pub path: String,
+}
+
+impl AuthoredRoute {
+    fn matches(&self, method: &str, path: &str) -> bool {
+        if !self.method.eq_ignore_ascii_case(method) {
+            return false;
+        }
+        crate::coverage::template_matches(&self.path, path)
+    }
+}
+
+/// One check run.
+pub struct CheckRun<'a> {
+    pub twin_name: &'a str,
+    pub model: &'a Model,
+    /// Sessions to replay, in order.
+    pub sessions: &'a [&'a RecordedSession],
+    pub diff: DiffOptions,
+    pub thresholds: Thresholds,
+    /// Namespaces are `<prefix><recorded session id>`.
+    pub namespace_prefix: String,
+    pub authored: Vec<AuthoredRoute>,
+    /// `in_memory` or `target`.
+    pub mode: &'a str,
+    pub target: Option<&'a str>,
+}
+
+/// A failure to obtain an answer at all (not a divergence): the run stops.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the twin did not answer exchange {session}/{exchange} ({method} {path}): {message}; \
+     check that the twin is running and reachable"
+)]
+pub struct TwinCallError {
+    pub session: String,
+    pub exchange: u64,
+    pub method: String,
+    pub path: String,
+    pub message: String,
+}
+
+/// Replay every session and build the report. `progress` is called once per exchange.
+pub fn replay(
+    run: &CheckRun<'_>,
+    twin: &mut dyn Twin,
+    progress: &mut dyn FnMut(),
+) -> Result<Report, TwinCallError> {
+    let index = ModelIndex::new(run.model);
+    let mut b = ReportBuilder::new(run.thresholds);
+    for s in run.sessions {
+        let sid = &s.manifest.session_id;
+        let ns = format!("{}{}", run.namespace_prefix, sid);
+        b.begin_session(sid, &ns);
+        for ex in &s.exchanges {
+            progress();
+            let idx = ex.correlation.exchange_index;
+            let source = format!("{sid}/{idx}");
+            if index.route_of_source(&source).is_none()
+                && run
+                    .authored
+                    .iter()
+                    .any(|a| a.matches(&ex.request.method, &ex.request.path))
+            {
+                b.skip("authored_route");
+                continue;
+            }
+            let req = request_of(ex);
+            let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
+                session: sid.clone(),
+                exchange: idx,
+                method: ex.request.method.clone(),
+                path: ex.request.path.clone(),
+                message,
+            })?;
+            let verdict = judge(&index, &source, ex, &obs, &run.diff);
+            b.add(
+                ExchangeFacts {
+                    session: sid,
+                    exchange: idx,
+                    method: &ex.request.method,
+                    path: &ex.request.path,
+                    expected_status: ex.response.status,
+                    actual_status: obs.status,
+                    provenance: obs.provenance.map(|p| p.as_str()),
+                    replay_claim: obs.replay.is_some(),
+                },
+                verdict,
+            );
+        }
+        twin.end_session(&ns);
+    }
+    Ok(b.finish(run.twin_name, run.mode, run.target))
+}
+
+/// Split sessions for `--holdout K`: every K-th session (the K-th, 2K-th, … in session order)
+/// is held out; the rest train. `k < 2` holds nothing out.
+pub fn holdout_split(
+    sessions: &[RecordedSession],
+    k: u32,
+) -> (Vec<&RecordedSession>, Vec<&RecordedSession>) {
+    let mut train = Vec::new();
+    let mut held = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        if k >= 2 && (i as u64 + 1) % u64::from(k) == 0 {
+            held.push(s);
+        } else {
+            train.push(s);
+        }
+    }
+    (train, held)
+}
