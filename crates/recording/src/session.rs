@@ -343,3 +343,150 @@ impl Drop for SessionWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exchange::*;
+    use crate::scrub::{HmacKey, ScrubPolicy, Scrubber};
+
+    fn scrubbed(start_us: u64) -> ScrubbedExchange {
+        let ex = Exchange {
+            protocol: "http".into(),
+            request: RecordedRequest {
+                method: "GET".into(),
+                path: "/a".into(),
+                query: String::new(),
+                headers: Headers::new(),
+                body: Vec::new(),
+                content_type: None,
+                origin: None,
+            },
+            response: RecordedResponse {
+                status: 200,
+                headers: Headers::new(),
+                content_type: None,
+            },
+            frames: Vec::new(),
+            timing: Timing {
+                request_start_us: start_us,
+                first_byte_us: start_us,
+                last_byte_us: start_us,
+            },
+            correlation: Correlation::default(),
+            safety: Safety::default(),
+            content: Content::default(),
+            truncated: false,
+        };
+        Scrubber::new(
+            ScrubPolicy::builtin_only(),
+            HmacKey::from_bytes(b"k".to_vec()),
+        )
+        .scrub(ex)
+    }
+
+    fn meta(id: &str) -> SessionMeta {
+        SessionMeta {
+            session_id: id.into(),
+            tags: vec!["t".into()],
+            proxy_mode: "reverse".into(),
+            policy_hash: "ph".into(),
+        }
+    }
+
+    #[test]
+    fn session_id_is_utc_stamp_and_six_hex() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let id = new_session_id(1_783_382_308_735_386, &mut rng);
+        assert!(id.starts_with("20260706T235828Z-"), "{id}");
+        let hex = &id["20260706T235828Z-".len()..];
+        assert_eq!(hex.len(), 6);
+        assert!(
+            hex.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        assert!(is_valid_session_id(&id));
+    }
+
+    use rand::SeedableRng;
+
+    #[test]
+    fn writer_appends_indexed_files_and_finishes_with_manifest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        assert_eq!(w.append(scrubbed(10)).unwrap(), 0);
+        assert_eq!(w.append(scrubbed(20)).unwrap(), 1);
+        let m = w.finish().unwrap().unwrap();
+        assert!(m.complete);
+        assert_eq!(
+            (m.start_time_us, m.end_time_us, m.exchange_count),
+            (10, 20, 2)
+        );
+        let sessions = read_sessions(tmp.path()).unwrap();
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(sessions[0].manifest, m);
+        assert_eq!(sessions[0].exchanges[1].correlation.exchange_index, 1);
+        assert_eq!(sessions[0].exchanges[1].correlation.tags, ["t"]);
+        assert!(tmp.path().join("s1/000001.wrec.zst").is_file());
+        let text = std::fs::read_to_string(tmp.path().join("s1/manifest.json")).unwrap();
+        assert!(
+            text.starts_with("{\"complete\":true,") && text.ends_with("}\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn empty_session_leaves_no_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        assert!(w.finish().unwrap().is_none());
+        drop(SessionWriter::new(tmp.path(), meta("s2")).unwrap());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn dropped_session_with_exchanges_keeps_them_marked_incomplete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        w.append(scrubbed(1)).unwrap();
+        drop(w);
+        let s = read_sessions(tmp.path()).unwrap();
+        assert!(!s[0].manifest.complete);
+        assert_eq!(s[0].manifest.exchange_count, 1);
+    }
+
+    #[test]
+    fn staged_session_is_invisible_until_finished_and_gone_if_abandoned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::staged(tmp.path(), meta("s1")).unwrap();
+        w.append(scrubbed(1)).unwrap();
+        assert!(read_sessions(tmp.path()).unwrap().is_empty());
+        w.finish().unwrap();
+        assert_eq!(read_sessions(tmp.path()).unwrap().len(), 1);
+        let mut w = SessionWriter::staged(tmp.path(), meta("s2")).unwrap();
+        w.append(scrubbed(1)).unwrap();
+        w.abandon();
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["s1"]);
+    }
+
+    #[test]
+    fn corrupt_exchange_file_error_names_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("s1")).unwrap();
+        std::fs::write(tmp.path().join("s1/000000.wrec.zst"), b"garbage").unwrap();
+        let err = read_sessions(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("000000.wrec.zst"), "{err}");
+    }
+
+    #[test]
+    fn existing_session_id_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("s1")).unwrap();
+        assert!(SessionWriter::new(tmp.path(), meta("s1")).is_err());
+        assert!(SessionWriter::new(tmp.path(), meta("../x")).is_err());
+    }
+}
