@@ -11,6 +11,7 @@
 pub mod error;
 pub mod exchange;
 pub mod fsutil;
+pub mod har;
 pub mod manifest;
 pub mod scrub;
 pub mod session;

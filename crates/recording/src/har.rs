@@ -1,0 +1,492 @@
+//! HAR 1.2 import: one HAR file becomes the (unscrubbed) exchanges of one recording session.
+//!
+//! Parsing is strict about what an exchange needs (method, absolute URL, status, timestamps,
+//! decodable bodies) and lenient about everything else HAR producers disagree on. Every error
+//! names the file and the JSON path (`log.entries[3].request.url`), and a whole file is
+//! validated before the caller writes anything.
+//!
+//! Bodies: `postData._encoding: "base64"` (a non-standard marker some converters use for
+//! binary request bodies) and `content.encoding: "base64"` are decoded. HAR stores response
+//! bodies already decoded, so a `content-encoding` response header is dropped to keep the
+//! recorded headers true to the recorded body.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde::Deserialize;
+
+use crate::exchange::{
+    Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse, Safety,
+    Timing,
+};
+
+/// A malformed HAR file.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed HAR {file} at {json_path}: {message}")]
+pub struct HarError {
+    pub file: PathBuf,
+    /// Where in the document, e.g. `log.entries[3].request.url`.
+    pub json_path: String,
+    pub message: String,
+}
+
+/// The twin's upstream root, split for relating recorded URLs to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// Lowercase host with the port only when it is not the scheme's default.
+    pub authority: String,
+    /// Path prefix without trailing `/` (`""` for a root base URL).
+    pub path_prefix: String,
+}
+
+impl BaseUrl {
+    /// Parse `http(s)://host[:port][/prefix]`.
+    pub fn parse(url: &str) -> Result<BaseUrl, String> {
+        let u = SplitUrl::parse(url).ok_or_else(|| {
+            format!("`{url}` is not an absolute http(s) URL like `https://api.example.com/v1`")
+        })?;
+        Ok(BaseUrl {
+            scheme: u.scheme,
+            authority: u.authority,
+            path_prefix: u.path.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// `scheme://authority`.
+    pub fn origin(&self) -> String {
+        format!("{}://{}", self.scheme, self.authority)
+    }
+}
+
+/// An absolute URL split into the parts an exchange records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SplitUrl {
+    scheme: String,
+    authority: String,
+    path: String,
+    query: String,
+}
+
+impl SplitUrl {
+    fn parse(url: &str) -> Option<SplitUrl> {
+        let (scheme, rest) = url.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return None;
+        }
+        let rest = rest.split('#').next().unwrap_or("");
+        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(auth_end);
+        // Drop userinfo: credentials in a URL are not part of where the request went.
+        let authority = authority
+            .rsplit('@')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if authority.is_empty() || authority.contains(char::is_whitespace) {
+            return None;
+        }
+        let default_port = if scheme == "https" { ":443" } else { ":80" };
+        let authority = authority
+            .strip_suffix(default_port)
+            .map(str::to_string)
+            .unwrap_or(authority);
+        let (path, query) = match tail.split_once('?') {
+            Some((p, q)) => (p, q),
+            None => (tail, ""),
+        };
+        let path = if path.is_empty() { "/" } else { path };
+        Some(SplitUrl {
+            scheme,
+            authority,
+            path: path.to_string(),
+            query: query.to_string(),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct Har {
+    log: Log,
+}
+
+#[derive(Deserialize)]
+struct Log {
+    entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    started_date_time: String,
+    #[serde(default)]
+    time: Option<f64>,
+    request: Request,
+    response: Response,
+    #[serde(default)]
+    timings: Option<Timings>,
+}
+
+#[derive(Deserialize, Default)]
+struct Timings {
+    #[serde(default)]
+    receive: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<NameValue>,
+    #[serde(default)]
+    post_data: Option<PostData>,
+}
+
+#[derive(Deserialize)]
+struct NameValue {
+    name: String,
+    #[serde(default)]
+    value: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostData {
+    #[serde(default)]
+    mime_type: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    params: Vec<NameValue>,
+    #[serde(default, rename = "_encoding")]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Response {
+    status: u16,
+    #[serde(default)]
+    headers: Vec<NameValue>,
+    #[serde(default)]
+    content: Option<HarContent>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HarContent {
+    #[serde(default)]
+    mime_type: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+/// The exchanges of one HAR file, in entry order (unscrubbed: hand them to the scrubber).
+#[derive(Debug, Clone)]
+pub struct HarSession {
+    /// File stem, used as the session's tag.
+    pub stem: String,
+    pub exchanges: Vec<Exchange>,
+    /// Entries left out, each with its JSON path and why (e.g. status 0: never answered).
+    pub skipped: Vec<String>,
+}
+
+/// Parse and validate a whole HAR document. Nothing is written.
+pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession, HarError> {
+    let err = |json_path: String, message: String| HarError {
+        file: file.to_path_buf(),
+        json_path,
+        message,
+    };
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    let har: Har = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            "(document)".to_string()
+        } else {
+            path
+        };
+        err(path, e.inner().to_string())
+    })?;
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut exchanges = Vec::with_capacity(har.log.entries.len());
+    let mut skipped = Vec::new();
+    for (i, entry) in har.log.entries.into_iter().enumerate() {
+        let at = |field: &str| format!("log.entries[{i}].{field}");
+        if entry.response.status == 0 {
+            skipped.push(format!(
+                "{}: status 0 (no response was received)",
+                at("response.status")
+            ));
+            continue;
+        }
+        let start_us =
+            parse_time_us(&entry.started_date_time).map_err(|m| err(at("startedDateTime"), m))?;
+        let method = entry.request.method.trim().to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+            return Err(err(
+                at("request.method"),
+                format!("`{}` is not an HTTP method", entry.request.method),
+            ));
+        }
+        let url = SplitUrl::parse(&entry.request.url).ok_or_else(|| {
+            err(
+                at("request.url"),
+                format!("`{}` is not an absolute http(s) URL", entry.request.url),
+            )
+        })?;
+        let origin = if url.scheme == base.scheme && url.authority == base.authority {
+            None
+        } else {
+            Some(format!("{}://{}", url.scheme, url.authority))
+        };
+        let mut req_headers = to_headers(&entry.request.headers);
+        let (req_body, post_mime) = match &entry.request.post_data {
+            Some(pd) => {
+                let body = match &pd.text {
+                    Some(text) => decode_text(text, pd.encoding.as_deref())
+                        .map_err(|m| err(at("request.postData.text"), m))?,
+                    None if !pd.params.is_empty() => form_encode(&pd.params).into_bytes(),
+                    None => Vec::new(),
+                };
+                (body, pd.mime_type.clone())
+            }
+            None => (Vec::new(), String::new()),
+        };
+        let req_ct = if req_body.is_empty() {
+            None
+        } else if !post_mime.is_empty() {
+            Some(post_mime)
+        } else {
+            crate::exchange::header_value(&req_headers, "content-type").map(str::to_string)
+        };
+        // HTTP/2 pseudo-headers are not headers of the request a client sends.
+        req_headers.retain(|k, _| !k.starts_with(':'));
+        let mut resp_headers = to_headers(&entry.response.headers);
+        resp_headers.retain(|k, _| !k.starts_with(':'));
+        let (resp_body, resp_mime) = match &entry.response.content {
+            Some(c) => {
+                let body = match &c.text {
+                    Some(t) => {
+                        resp_headers.shift_remove("content-encoding");
+                        decode_text(t, c.encoding.as_deref())
+                            .map_err(|m| err(at("response.content.text"), m))?
+                    }
+                    None => Vec::new(),
+                };
+                (body, c.mime_type.clone())
+            }
+            None => (Vec::new(), String::new()),
+        };
+        let resp_ct = if !resp_mime.is_empty() {
+            Some(resp_mime)
+        } else {
+            crate::exchange::header_value(&resp_headers, "content-type").map(str::to_string)
+        };
+        let total_us = ms_to_us(entry.time.unwrap_or(0.0));
+        let receive_us = ms_to_us(entry.timings.and_then(|t| t.receive).unwrap_or(0.0));
+        let last_byte_us = start_us.saturating_add(total_us);
+        let first_byte_us = last_byte_us.saturating_sub(receive_us).max(start_us);
+        exchanges.push(Exchange {
+            protocol: "http".to_string(),
+            request: RecordedRequest {
+                method,
+                path: url.path,
+                query: url.query,
+                headers: req_headers,
+                body: req_body,
+                content_type: req_ct,
+                origin,
+            },
+            response: RecordedResponse {
+                status: entry.response.status,
+                headers: resp_headers,
+                content_type: resp_ct,
+            },
+            frames: vec![Frame {
+                direction: "server".to_string(),
+                timestamp_us: first_byte_us,
+                body: resp_body,
+                frame_type: "data".to_string(),
+            }],
+            timing: Timing {
+                request_start_us: start_us,
+                first_byte_us,
+                last_byte_us,
+            },
+            correlation: Correlation::default(),
+            safety: Safety::default(),
+            content: Content::default(),
+            truncated: false,
+        });
+    }
+    Ok(HarSession {
+        stem,
+        exchanges,
+        skipped,
+    })
+}
+
+fn ms_to_us(ms: f64) -> u64 {
+    // HAR uses -1 for "not applicable"; negative and non-finite times count as zero.
+    if ms.is_finite() && ms > 0.0 {
+        (ms * 1000.0).round() as u64
+    } else {
+        0
+    }
+}
+
+fn parse_time_us(s: &str) -> Result<u64, String> {
+    let ts: jiff::Timestamp = s
+        .parse()
+        .map_err(|e| format!("`{s}` is not an ISO 8601 date-time with offset: {e}"))?;
+    u64::try_from(ts.as_microsecond()).map_err(|_| format!("`{s}` is before 1970"))
+}
+
+fn decode_text(text: &str, encoding: Option<&str>) -> Result<Vec<u8>, String> {
+    match encoding {
+        Some(enc) if enc.eq_ignore_ascii_case("base64") => {
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(compact.as_bytes())
+                .map_err(|e| format!("declared base64 but does not decode: {e}"))
+        }
+        Some(enc) if !enc.is_empty() => Err(format!(
+            "unknown body encoding `{enc}` (only base64 is defined)"
+        )),
+        _ => Ok(text.as_bytes().to_vec()),
+    }
+}
+
+fn to_headers(list: &[NameValue]) -> Headers {
+    let mut h = Headers::new();
+    for nv in list {
+        h.entry(nv.name.to_ascii_lowercase())
+            .or_default()
+            .push(nv.value.clone());
+    }
+    h
+}
+
+fn form_encode(params: &[NameValue]) -> String {
+    let mut ser = form_urlencoded::Serializer::new(String::new());
+    for p in params {
+        ser.append_pair(&p.name, &p.value);
+    }
+    ser.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> BaseUrl {
+        BaseUrl::parse("https://api.linode.com/v4beta").unwrap()
+    }
+
+    fn har(entries: &str) -> Vec<u8> {
+        format!(r#"{{"log":{{"version":"1.2","entries":[{entries}]}}}}"#).into_bytes()
+    }
+
+    const OK_ENTRY: &str = r#"{"startedDateTime":"2000-01-01T00:00:00.000Z","time":2.5,
+        "request":{"method":"get","url":"https://API.linode.com:443/v4beta/regions?page=2#x",
+          "headers":[{"name":"X-Filter","value":"{}"},{"name":"Accept","value":"a"},{"name":"accept","value":"b"}]},
+        "response":{"status":200,"headers":[{"name":"Content-Type","value":"application/json"}],
+          "content":{"size":2,"mimeType":"application/json","text":"{}"}}}"#;
+
+    #[test]
+    fn entry_becomes_exchange_with_prefix_kept_and_timing() {
+        let s = parse_har(&har(OK_ENTRY), Path::new("d/TestRegions.har"), &base()).unwrap();
+        assert_eq!(s.stem, "TestRegions");
+        let e = &s.exchanges[0];
+        assert_eq!(e.request.method, "GET");
+        assert_eq!(e.request.path, "/v4beta/regions");
+        assert_eq!(e.request.query, "page=2");
+        assert_eq!(e.request.origin, None);
+        assert_eq!(e.request.headers["accept"], ["a", "b"]);
+        assert_eq!(e.request.content_type, None);
+        assert_eq!(e.response.content_type.as_deref(), Some("application/json"));
+        assert_eq!(e.response_body(), b"{}");
+        assert_eq!(e.timing.request_start_us, 946_684_800_000_000);
+        assert_eq!(e.timing.last_byte_us, 946_684_800_002_500);
+    }
+
+    #[test]
+    fn other_host_keeps_origin() {
+        let entry = OK_ENTRY.replace("API.linode.com:443", "us-east-1.linodeobjects.com");
+        let s = parse_har(&har(&entry), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(
+            s.exchanges[0].request.origin.as_deref(),
+            Some("https://us-east-1.linodeobjects.com")
+        );
+    }
+
+    #[test]
+    fn base64_bodies_decoded() {
+        let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
+            "postData":{"mimeType":"application/octet-stream","text":"AAEC/w==","_encoding":"base64"}},
+            "response":{"status":201,"content":{"mimeType":"application/octet-stream","text":"AP8=","encoding":"base64"}}}"#;
+        let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(s.exchanges[0].request.body, vec![0, 1, 2, 255]);
+        assert_eq!(s.exchanges[0].response_body(), vec![0, 255]);
+        assert_eq!(
+            s.exchanges[0].request.content_type.as_deref(),
+            Some("application/octet-stream")
+        );
+    }
+
+    #[test]
+    fn errors_name_file_and_json_path() {
+        let bad_url = OK_ENTRY.replace(
+            "https://API.linode.com:443/v4beta/regions?page=2#x",
+            "/relative",
+        );
+        let entries = format!("{OK_ENTRY},{OK_ENTRY},{OK_ENTRY},{bad_url}");
+        let e = parse_har(&har(&entries), Path::new("t/bad.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[3].request.url");
+        assert!(e.to_string().contains("t/bad.har"));
+        let missing_status = OK_ENTRY.replace("\"status\":200,", "");
+        let e = parse_har(&har(&missing_status), Path::new("b.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].response");
+        let e = parse_har(
+            b"{\"log\":{\"entries\":[{\"startedDateTime\":5}]}}",
+            Path::new("b.har"),
+            &base(),
+        )
+        .unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].startedDateTime");
+        let bad_b64 = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://h/x",
+            "postData":{"text":"@@@","_encoding":"base64"}},"response":{"status":200}}"#;
+        let e = parse_har(&har(bad_b64), Path::new("b.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].request.postData.text");
+        let e = parse_har(b"not json", Path::new("b.har"), &base()).unwrap_err();
+        assert!(e.to_string().contains("b.har"));
+    }
+
+    #[test]
+    fn base_url_parse_normalizes() {
+        let b = BaseUrl::parse("HTTP://LocalHost:80/").unwrap();
+        assert_eq!(
+            (
+                b.scheme.as_str(),
+                b.authority.as_str(),
+                b.path_prefix.as_str()
+            ),
+            ("http", "localhost", "")
+        );
+        assert_eq!(
+            BaseUrl::parse("http://localhost:3000").unwrap().authority,
+            "localhost:3000"
+        );
+        assert!(BaseUrl::parse("localhost:3000").is_err());
+    }
+}
