@@ -137,10 +137,10 @@ pub fn multipart_parts(ct_lower: &str, ct_raw: &str, body: &[u8]) -> Option<Vec<
 fn disposition_param(line: &str, key: &str) -> Option<String> {
     for piece in line.split(';') {
         let piece = piece.trim();
-        if let Some((k, v)) = piece.split_once('=') {
-            if k.trim().eq_ignore_ascii_case(key) {
-                return Some(v.trim().trim_matches('"').to_string());
-            }
+        if let Some((k, v)) = piece.split_once('=')
+            && k.trim().eq_ignore_ascii_case(key)
+        {
+            return Some(v.trim().trim_matches('"').to_string());
         }
     }
     None

@@ -1,1 +1,249 @@
-//! placeholder
+//! `wraith-synth`: recorded sessions in, a deterministic twin model out.
+//!
+//! [`synthesize`] folds every recorded [`Exchange`](wraith_recording::Exchange) into a
+//! [`Model`]: route templates (`/v1/customers/:param`), guarded variants whose bodies are
+//! anti-unified templates with typed holes, entity types with their CRUD state operations and
+//! known-id indexes, list shapes (items, pagination, filters), header programs, latency profiles
+//! and the exact-replay index. It also names the ids that flow from one exchange into a later one
+//! ([`SymbolTable`]).
+//!
+//! What it is not: it reads no files, no wall clock and no randomness, and it never fails on odd
+//! traffic. Whatever it cannot model becomes a [`Diagnostic`](wraith_model::Diagnostic) that says
+//! which route and why. The same recordings always give byte-identical output (after
+//! `wraith_model::to_canonical_json`), whatever order the sessions and exchanges arrive in.
+//!
+//! Stages, one module each: [`observe`] (parse each exchange once), [`routes`] (path
+//! templating), [`unify`] (anti-unification into body templates), [`variants`] (guards and
+//! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
+//! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks).
+
+pub mod exact;
+pub mod list;
+pub mod observe;
+pub mod routes;
+pub mod state;
+pub mod symbols;
+pub mod unify;
+pub mod values;
+pub mod variants;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use wraith_model::{Diagnostic, LatencyProfile, Model, Route, StateOp, SymbolTable};
+use wraith_recording::RecordedSession;
+
+use crate::observe::Obs;
+
+/// What a synth run is for: the twin it builds and who builds it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SynthOptions {
+    /// Twin name (`[service] name`).
+    pub twin: String,
+    /// `[service] base_url`: the recorded upstream.
+    pub base_url: String,
+    /// Version of the `wraith` build, written into the model.
+    pub tool_version: String,
+    /// Only fold sessions carrying this tag (`--tag`).
+    pub tag: Option<String>,
+}
+
+/// The result of a synth run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Synthesis {
+    /// `model/twin.wir.json`.
+    pub model: Model,
+    /// `model/symbols.json`.
+    pub symbols: SymbolTable,
+    pub summary: Summary,
+}
+
+/// Counts reported by `wraith synth` (its one summary line, or the `--json` document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    pub twin: String,
+    pub routes: usize,
+    pub variants: usize,
+    pub entity_types: usize,
+    /// Routes that carry a state operation.
+    pub state_ops: usize,
+    pub diagnostics: usize,
+    pub exchanges: usize,
+    pub sessions: usize,
+    pub symbols: usize,
+}
+
+/// Synthesize the model from recorded sessions. Pure and deterministic; never panics on odd
+/// traffic (what it cannot model becomes a diagnostic).
+pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesis {
+    let mut selected: Vec<&RecordedSession> = sessions
+        .iter()
+        .filter(|s| match &opts.tag {
+            Some(tag) => s.manifest.tags.iter().any(|t| t == tag),
+            None => true,
+        })
+        .collect();
+    // Sort by session id (then by content, so duplicate ids still give one order).
+    selected.sort_by(|a, b| a.manifest.session_id.cmp(&b.manifest.session_id));
+
+    let mut obs: Vec<Obs<'_>> = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    for session in &selected {
+        for (pos, ex) in session.exchanges.iter().enumerate() {
+            obs.push(Obs::new(&session.manifest.session_id, pos, ex));
+        }
+    }
+    obs.sort_by(|a, b| (a.session, a.index, a.position).cmp(&(b.session, b.index, b.position)));
+
+    let mut session_ids: Vec<String> = selected
+        .iter()
+        .map(|s| s.manifest.session_id.clone())
+        .collect();
+    session_ids.dedup();
+
+    let recorded_at = obs
+        .iter()
+        .map(|o| o.ex.timing.request_start_us)
+        .max()
+        .filter(|us| *us > 0)
+        .and_then(values::rfc3339_from_us);
+
+    let flow = routes::ValueFlow::collect(&obs);
+    let templated = routes::template_routes(&obs, &flow);
+    let plans = state::plan_routes(&templated, &obs);
+
+    let mut built: Vec<Route> = Vec::with_capacity(templated.len());
+    for (group, plan) in templated.iter().zip(plans.routes.iter()) {
+        let route = build_route(group, plan, &obs, &mut diagnostics);
+        built.push(route);
+    }
+    let entity_types = state::entity_types(&templated, &plans, &obs, &built);
+
+    built.sort_by(|a, b| (&a.path, &a.method, &a.origin).cmp(&(&b.path, &b.method, &b.origin)));
+    diagnostics
+        .sort_by(|a, b| (&a.route, &a.code, &a.message).cmp(&(&b.route, &b.code, &b.message)));
+    diagnostics.dedup();
+
+    let symbols = symbols::symbol_table(&obs);
+
+    let model = Model {
+        schema_version: wraith_model::MODEL_SCHEMA_VERSION,
+        tool_version: opts.tool_version.clone(),
+        twin: opts.twin.clone(),
+        base_url: opts.base_url.clone(),
+        recorded_at,
+        sessions: session_ids,
+        routes: built,
+        entity_types,
+        diagnostics,
+    };
+    let summary = summarize(&model, &symbols, obs.len(), opts);
+    Synthesis {
+        model,
+        symbols,
+        summary,
+    }
+}
+
+fn summarize(
+    model: &Model,
+    symbols: &SymbolTable,
+    exchanges: usize,
+    opts: &SynthOptions,
+) -> Summary {
+    Summary {
+        twin: opts.twin.clone(),
+        routes: model.routes.len(),
+        variants: model.routes.iter().map(|r| r.variants.len()).sum(),
+        entity_types: model.entity_types.len(),
+        state_ops: model.routes.iter().filter(|r| r.state_op.is_some()).count(),
+        diagnostics: model.diagnostics.len(),
+        exchanges,
+        sessions: model.sessions.len(),
+        symbols: symbols.symbols.len(),
+    }
+}
+
+fn build_route(
+    group: &routes::RouteGroup,
+    plan: &state::RoutePlan,
+    obs: &[Obs<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Route {
+    let name = format!("{} {}", group.method, group.path);
+    if group.obs.len() == 1 {
+        diagnostics.push(Diagnostic {
+            severity: "info".into(),
+            code: "single-observation".into(),
+            route: Some(name.clone()),
+            message: "route seen once: its template is that one exchange, every value a constant \
+                      or echo; record it again to learn what varies"
+                .into(),
+        });
+    }
+    let variants = variants::build_variants(group, plan, obs, diagnostics);
+    let exact = exact::exact_index(group, obs);
+    let list = if plan.state_op == Some(StateOp::List) {
+        list::list_shape(group, plan, obs)
+    } else {
+        None
+    };
+    Route {
+        id: group.id.clone(),
+        method: group.method.clone(),
+        path: group.path.clone(),
+        origin: group.origin.clone(),
+        params: group.params.clone(),
+        state_op: plan.state_op,
+        entity_type: plan.entity_type.clone(),
+        id_param: plan.id_param.clone(),
+        parent_params: plan.parent_params.clone(),
+        list,
+        variants,
+        exact,
+        known_param_tuples: known_param_tuples(group, obs),
+        latency: latency_profile(group, obs),
+        exchange_count: group.obs.len() as u64,
+    }
+}
+
+/// Ordered path-parameter tuples of a multi-parameter route seen with a non-4xx outcome.
+fn known_param_tuples(group: &routes::RouteGroup, obs: &[Obs<'_>]) -> Vec<Vec<String>> {
+    if group.params.len() < 2 {
+        return Vec::new();
+    }
+    let mut tuples: BTreeMap<Vec<String>, ()> = BTreeMap::new();
+    for (i, values) in group.obs.iter().zip(group.param_values.iter()) {
+        if !values::is_4xx(obs[*i].status) {
+            tuples.insert(values.clone(), ());
+        }
+    }
+    tuples.into_keys().collect()
+}
+
+/// p50/p90/p99 of time to first byte, in whole milliseconds (nearest rank).
+fn latency_profile(group: &routes::RouteGroup, obs: &[Obs<'_>]) -> LatencyProfile {
+    let mut samples: Vec<u64> = group
+        .obs
+        .iter()
+        .map(|i| {
+            let t = obs[*i].ex.timing;
+            t.first_byte_us.saturating_sub(t.request_start_us)
+        })
+        .collect();
+    samples.sort_unstable();
+    let pick = |p: u64| -> u64 {
+        if samples.is_empty() {
+            return 0;
+        }
+        let n = samples.len() as u64;
+        let rank = (p * n).div_ceil(100).clamp(1, n);
+        samples[(rank - 1) as usize] / 1000
+    };
+    LatencyProfile {
+        p50_ms: pick(50),
+        p90_ms: pick(90),
+        p99_ms: pick(99),
+        sample_count: samples.len() as u64,
+    }
+}

@@ -1,0 +1,66 @@
+//! The exact-replay index: every recorded exchange becomes a [`Moment`] under the
+//! [`RequestKey`] of its request, built with [`wraith_model::request_key::request_key`] (the
+//! engine computes the same key at serve time). Moments keep (session id, index) order, so the
+//! last one is the "last wins" answer and successive requests can walk the time axis.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use wraith_model::{ExactEntry, Moment, RecordedBody, RequestKey};
+
+use crate::observe::{Obs, RespBody};
+use crate::routes::RouteGroup;
+use crate::variants::volatile_rule;
+
+/// The exact-replay entries of a route, sorted by key.
+pub fn exact_index(group: &RouteGroup, obs: &[Obs<'_>]) -> Vec<ExactEntry> {
+    let mut entries: BTreeMap<RequestKey, Vec<Moment>> = BTreeMap::new();
+    for i in &group.obs {
+        let o = &obs[*i];
+        let req = &o.ex.request;
+        let ct = req
+            .content_type
+            .as_deref()
+            .or_else(|| o.ex.request_header("content-type"));
+        let key = wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body);
+        entries.entry(key).or_default().push(moment(o));
+    }
+    entries
+        .into_iter()
+        .map(|(key, moments)| ExactEntry { key, moments })
+        .collect()
+}
+
+/// One recorded answer, volatile headers removed.
+pub fn moment(o: &Obs<'_>) -> Moment {
+    let mut headers = Vec::new();
+    for (name, values) in &o.ex.response.headers {
+        let lower = name.to_ascii_lowercase();
+        if volatile_rule(&lower).is_some() {
+            continue;
+        }
+        for v in values {
+            headers.push((lower.clone(), v.clone()));
+        }
+    }
+    let body = match &o.resp {
+        RespBody::Empty => RecordedBody::Empty,
+        RespBody::Json(v) => RecordedBody::Json { value: v.clone() },
+        RespBody::Text(t) => RecordedBody::Text { text: t.clone() },
+        RespBody::Binary(b) | RespBody::BadJson(b) => match std::str::from_utf8(b) {
+            Ok(t) => RecordedBody::Text {
+                text: t.to_string(),
+            },
+            Err(_) => RecordedBody::Binary {
+                base64: base64::engine::general_purpose::STANDARD.encode(b),
+            },
+        },
+    };
+    Moment {
+        source: o.source.clone(),
+        principal: o.ex.request_header("authorization").map(str::to_string),
+        status: o.status,
+        headers,
+        body,
+    }
+}

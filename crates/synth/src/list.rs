@@ -1,0 +1,272 @@
+//! List shapes: where a list route's items are, how it pages and how it filters.
+//!
+//! Pagination is read from the requests and responses, first match wins:
+//! 1. `Link` response headers (RFC 8288) → `LinkHeader`, with the parameters the `next`/`prev`
+//!    links carry (`max_id`, `min_id`/`since_id`);
+//! 2. `starting_after`/`ending_before` (or `after`/`before`/`cursor`) query parameters → `Cursor`;
+//! 3. `limit` and `offset` → `LimitOffset`;
+//! 4. `page` (with `page_size`/`per_page`), or a `page`+`pages` envelope → `PagePerPage`.
+//!
+//! Filters are query parameters whose value equals the same-named field of every returned item;
+//! the filter header is a request header whose values are JSON objects (`X-Filter`); envelope
+//! fields are top-level counters of the body (`total`, `results`, `pages`, `page`, `has_more`).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination};
+
+use crate::observe::Obs;
+use crate::routes::RouteGroup;
+use crate::state::RoutePlan;
+use crate::values;
+
+const NEXT_PARAMS: &[&str] = &["max_id", "until_id", "before", "page", "offset", "cursor"];
+const PREV_PARAMS: &[&str] = &["min_id", "since_id", "after"];
+const PAGING_PARAMS: &[&str] = &[
+    "limit",
+    "offset",
+    "page",
+    "page_size",
+    "per_page",
+    "pageSize",
+    "starting_after",
+    "ending_before",
+    "after",
+    "before",
+    "cursor",
+    "max_id",
+    "min_id",
+    "since_id",
+    "until_id",
+];
+
+/// Parse a `Link` header into (rel, query parameter names of its URL).
+pub fn parse_link_header(value: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let Some(start) = part.find('<') else {
+            continue;
+        };
+        let Some(end) = part[start..].find('>') else {
+            continue;
+        };
+        let url = &part[start + 1..start + end];
+        let rest = &part[start + end + 1..];
+        let rel = rest
+            .split(';')
+            .filter_map(|p| p.trim().strip_prefix("rel="))
+            .map(|r| r.trim_matches('"').to_string())
+            .next()
+            .unwrap_or_default();
+        let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+        let names = form_urlencoded::parse(query.as_bytes())
+            .map(|(k, _)| k.into_owned())
+            .collect();
+        out.push((rel, names));
+    }
+    out
+}
+
+/// The list shape of a list route.
+pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Option<ListShape> {
+    let items_pointer = plan.items_pointer.clone()?;
+    let ok: Vec<&Obs<'_>> = group
+        .obs
+        .iter()
+        .map(|i| &obs[*i])
+        .filter(|o| values::is_2xx(o.status))
+        .collect();
+
+    let mut query_names: BTreeSet<String> = BTreeSet::new();
+    for o in &ok {
+        for (k, _) in &o.query {
+            query_names.insert(k.clone());
+        }
+    }
+    let has_q = |n: &str| query_names.contains(n);
+    let first_q = |cands: &[&str]| cands.iter().find(|c| has_q(c)).map(|c| c.to_string());
+
+    // Link headers.
+    let mut next_names: Vec<String> = Vec::new();
+    let mut prev_names: Vec<String> = Vec::new();
+    for o in &ok {
+        for v in o.ex.response.headers.get("link").into_iter().flatten() {
+            for (rel, names) in parse_link_header(v) {
+                let bucket = if rel == "next" {
+                    &mut next_names
+                } else if rel == "prev" || rel == "previous" {
+                    &mut prev_names
+                } else {
+                    continue;
+                };
+                for n in names {
+                    if !bucket.contains(&n) {
+                        bucket.push(n);
+                    }
+                }
+            }
+        }
+    }
+    let pick = |names: &[String], prefs: &[&str]| -> Option<String> {
+        prefs
+            .iter()
+            .find(|p| names.iter().any(|n| n == *p))
+            .map(|p| p.to_string())
+    };
+    let limit_name = first_q(&["limit", "per_page", "page_size"]);
+    let pagination = if !next_names.is_empty() || !prev_names.is_empty() {
+        let next_param = pick(&next_names, NEXT_PARAMS)
+            .or_else(|| next_names.iter().find(|n| *n != "limit").cloned())
+            .unwrap_or_else(|| "max_id".to_string());
+        let prev_param = pick(&prev_names, PREV_PARAMS);
+        Pagination::LinkHeader {
+            next_param,
+            prev_param,
+            limit: limit_name.clone(),
+        }
+    } else if let Some(after) = first_q(&["starting_after", "after", "cursor"]) {
+        Pagination::Cursor {
+            after,
+            before: first_q(&["ending_before", "before"]),
+            limit: limit_name.clone(),
+        }
+    } else if has_q("limit") && has_q("offset") {
+        Pagination::LimitOffset {
+            limit: "limit".into(),
+            offset: "offset".into(),
+            default_limit: default_size(&ok, &items_pointer, "limit"),
+        }
+    } else if has_q("page") || envelope_has(&ok, "page") && envelope_has(&ok, "pages") {
+        let per_page = first_q(&["page_size", "per_page", "pageSize"])
+            .unwrap_or_else(|| "page_size".to_string());
+        let default_per_page = default_size(&ok, &items_pointer, &per_page);
+        Pagination::PagePerPage {
+            page: "page".into(),
+            per_page,
+            default_per_page,
+        }
+    } else {
+        Pagination::None
+    };
+
+    // Equality filters.
+    let mut filters = Vec::new();
+    for name in &query_names {
+        if PAGING_PARAMS.contains(&name.as_str()) {
+            continue;
+        }
+        let mut evidence = false;
+        let mut contradicted = false;
+        for o in &ok {
+            let Some(value) = o.query_value(name) else {
+                continue;
+            };
+            let Some(Value::Array(items)) = o.resp.json().and_then(|b| b.pointer(&items_pointer))
+            else {
+                continue;
+            };
+            for item in items {
+                match item.get(name) {
+                    Some(Value::String(s)) if s == value => evidence = true,
+                    Some(Value::Number(n)) if n.to_string() == value => evidence = true,
+                    Some(Value::Bool(b)) if b.to_string() == value => evidence = true,
+                    _ => contradicted = true,
+                }
+            }
+        }
+        if evidence && !contradicted {
+            filters.push(name.clone());
+        }
+    }
+
+    // Filter header: a request header whose values are JSON objects.
+    let mut filter_header = None;
+    'outer: for o in group.obs.iter().map(|i| &obs[*i]) {
+        for (name, vals) in &o.ex.request.headers {
+            let lower = name.to_ascii_lowercase();
+            if lower.starts_with("x-")
+                && vals
+                    .iter()
+                    .any(|v| serde_json::from_str::<Value>(v).is_ok_and(|j| j.is_object()))
+            {
+                filter_header = Some(lower);
+                break 'outer;
+            }
+        }
+    }
+
+    // Envelope fields.
+    let mut envelope = Vec::new();
+    if !items_pointer.is_empty()
+        && let Some(Value::Object(map)) = ok.iter().find_map(|o| o.resp.json())
+    {
+        for (k, v) in map {
+            let meaning = match (k.as_str(), v) {
+                (
+                    "total" | "total_count" | "totalItems" | "count" | "results",
+                    Value::Number(_),
+                ) => Some(EnvelopeMeaning::Total),
+                ("page" | "current_page", Value::Number(_)) => Some(EnvelopeMeaning::Page),
+                ("pages" | "total_pages" | "totalPages", Value::Number(_)) => {
+                    Some(EnvelopeMeaning::Pages)
+                }
+                ("has_more", Value::Bool(_)) => Some(EnvelopeMeaning::HasMore),
+                ("page_size" | "per_page", Value::Number(_)) => Some(EnvelopeMeaning::PageSize),
+                _ => None,
+            };
+            if let Some(meaning) = meaning {
+                envelope.push(EnvelopeField {
+                    pointer: format!("/{}", crate::observe::escape_token(k)),
+                    meaning,
+                });
+            }
+        }
+    }
+
+    Some(ListShape {
+        items_pointer,
+        pagination,
+        filters,
+        filter_header,
+        envelope,
+    })
+}
+
+fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
+    ok.iter()
+        .any(|o| o.resp.json().and_then(|b| b.get(key)).is_some())
+}
+
+/// The largest item count served when the request did not name a page size.
+fn default_size(ok: &[&Obs<'_>], items_pointer: &str, size_param: &str) -> Option<u64> {
+    ok.iter()
+        .filter(|o| o.query_value(size_param).is_none())
+        .filter_map(|o| {
+            o.resp
+                .json()
+                .and_then(|b| b.pointer(items_pointer))
+                .and_then(Value::as_array)
+                .map(|a| a.len() as u64)
+        })
+        .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_headers_give_rel_and_params() {
+        let v = "<http://x/api/v1/timelines/home?max_id=5>; rel=\"next\", \
+                 <http://x/api/v1/timelines/home?min_id=9>; rel=\"prev\"";
+        let parsed = parse_link_header(v);
+        assert_eq!(
+            parsed,
+            vec![
+                ("next".to_string(), vec!["max_id".to_string()]),
+                ("prev".to_string(), vec!["min_id".to_string()])
+            ]
+        );
+    }
+}

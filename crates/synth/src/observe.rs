@@ -1,0 +1,301 @@
+//! One parsed view of each recorded exchange, built once and shared by every stage.
+//!
+//! Parsing happens here and only here: the request body becomes a flat list of
+//! `(JSON pointer, leaf value)` fields (JSON, form and multipart alike, so echo detection and
+//! body guards treat them the same way), the response body becomes JSON, text or bytes.
+
+use serde_json::Value;
+use wraith_recording::Exchange;
+
+/// The request body as synth understood it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReqBody {
+    None,
+    /// A JSON document (any JSON value).
+    Json(Value),
+    /// `application/x-www-form-urlencoded`.
+    Form,
+    /// `multipart/form-data` (text parts become fields).
+    Multipart,
+    /// Claimed JSON (content type) but did not parse.
+    InvalidJson,
+    /// Anything else (held only as bytes in the exchange).
+    Other,
+}
+
+/// The response body as synth understood it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RespBody {
+    Empty,
+    Json(Value),
+    Text(String),
+    Binary(Vec<u8>),
+    /// Claimed JSON but did not parse: kept as text (or bytes) and reported.
+    BadJson(Vec<u8>),
+}
+
+impl RespBody {
+    pub fn json(&self) -> Option<&Value> {
+        match self {
+            RespBody::Json(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// One exchange, parsed.
+#[derive(Debug)]
+pub struct Obs<'a> {
+    pub session: &'a str,
+    /// `correlation.exchange_index`.
+    pub index: u64,
+    /// Position in the session's exchange list (tie-breaker for duplicate indexes).
+    pub position: usize,
+    pub ex: &'a Exchange,
+    /// `<session_id>/<index>`.
+    pub source: String,
+    /// Uppercase method.
+    pub method: String,
+    pub origin: Option<&'a str>,
+    /// Path segments after the leading `/`, raw (percent-encoding kept): `/a/b/` is
+    /// `["a", "b", ""]`, `/` is `[""]`.
+    pub segments: Vec<&'a str>,
+    /// Query pairs, decoded, in recorded order.
+    pub query: Vec<(String, String)>,
+    pub req: ReqBody,
+    /// Flattened request body fields: `(pointer, leaf)`; form and multipart values are strings.
+    pub req_fields: Vec<(String, Value)>,
+    pub resp: RespBody,
+    pub status: u16,
+}
+
+impl<'a> Obs<'a> {
+    pub fn new(session: &'a str, position: usize, ex: &'a Exchange) -> Obs<'a> {
+        let path = ex.request.path.as_str();
+        let trimmed = path.strip_prefix('/').unwrap_or(path);
+        let segments: Vec<&str> = trimmed.split('/').collect();
+        let query: Vec<(String, String)> = form_urlencoded::parse(ex.request.query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let (req, req_fields) = parse_request_body(ex);
+        let resp = parse_response_body(ex);
+        Obs {
+            session,
+            index: ex.correlation.exchange_index,
+            position,
+            ex,
+            source: format!("{session}/{}", ex.correlation.exchange_index),
+            method: ex.request.method.to_ascii_uppercase(),
+            origin: ex.request.origin.as_deref(),
+            segments,
+            query,
+            req,
+            req_fields,
+            resp,
+            status: ex.response.status,
+        }
+    }
+
+    /// The request body field at `pointer`, if the request had one.
+    pub fn req_field(&self, pointer: &str) -> Option<&Value> {
+        self.req_fields
+            .iter()
+            .find(|(p, _)| p == pointer)
+            .map(|(_, v)| v)
+    }
+
+    /// First value of a query parameter.
+    pub fn query_value(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `METHOD /concrete/path` for messages.
+    pub fn concrete_name(&self) -> String {
+        format!("{} {}", self.method, self.ex.request.path)
+    }
+}
+
+fn content_type_of(ex: &Exchange) -> String {
+    ex.request
+        .content_type
+        .as_deref()
+        .or_else(|| ex.request_header("content-type"))
+        .unwrap_or("")
+        .to_string()
+}
+
+fn parse_request_body(ex: &Exchange) -> (ReqBody, Vec<(String, Value)>) {
+    let body = &ex.request.body;
+    if body.is_empty() {
+        return (ReqBody::None, Vec::new());
+    }
+    let ct_raw = content_type_of(ex);
+    let ct = ct_raw.to_ascii_lowercase();
+    if ct.starts_with("application/x-www-form-urlencoded") {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        return (ReqBody::Form, form_fields(&pairs));
+    }
+    if ct.starts_with("multipart/form-data") {
+        let mut fields = Vec::new();
+        if let Some(parts) = wraith_model::request_key::multipart_parts(&ct, &ct_raw, body) {
+            let mut pairs = Vec::new();
+            for (name, filename, data) in parts {
+                if filename.is_empty()
+                    && let Ok(text) = String::from_utf8(data)
+                {
+                    pairs.push((name, text));
+                }
+            }
+            fields = form_fields(&pairs);
+        }
+        return (ReqBody::Multipart, fields);
+    }
+    let looks_json = ct.contains("json") || {
+        let first = body.iter().find(|b| !b.is_ascii_whitespace());
+        matches!(first, Some(b'{') | Some(b'['))
+    };
+    if looks_json {
+        return match serde_json::from_slice::<Value>(body) {
+            Ok(v) => {
+                let mut fields = Vec::new();
+                flatten_json(&v, &mut String::new(), &mut fields);
+                (ReqBody::Json(v), fields)
+            }
+            Err(_) if ct.contains("json") => (ReqBody::InvalidJson, Vec::new()),
+            Err(_) => (ReqBody::Other, Vec::new()),
+        };
+    }
+    (ReqBody::Other, Vec::new())
+}
+
+fn parse_response_body(ex: &Exchange) -> RespBody {
+    let body = ex.response_body();
+    if body.is_empty() {
+        return RespBody::Empty;
+    }
+    let ct = ex
+        .response
+        .content_type
+        .as_deref()
+        .or_else(|| ex.response_header("content-type"))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let looks_json = ct.contains("json") || matches!(first, Some(b'{') | Some(b'['));
+    if looks_json {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(v) => return RespBody::Json(v),
+            Err(_) if ct.contains("json") => return RespBody::BadJson(body),
+            Err(_) => {}
+        }
+    }
+    match String::from_utf8(body) {
+        Ok(text) => RespBody::Text(text),
+        Err(e) => RespBody::Binary(e.into_bytes()),
+    }
+}
+
+/// Escape one JSON pointer token (RFC 6901).
+pub fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Flatten a JSON value into `(pointer, leaf)` pairs; leaves are scalars (and empty containers).
+pub fn flatten_json(v: &Value, prefix: &mut String, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, child) in map {
+                let len = prefix.len();
+                prefix.push('/');
+                prefix.push_str(&escape_token(k));
+                flatten_json(child, prefix, out);
+                prefix.truncate(len);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, child) in items.iter().enumerate() {
+                let len = prefix.len();
+                prefix.push('/');
+                prefix.push_str(&i.to_string());
+                flatten_json(child, prefix, out);
+                prefix.truncate(len);
+            }
+        }
+        _ => out.push((prefix.clone(), v.clone())),
+    }
+}
+
+/// Form fields as pointers: `name` is `/name`, `a[b]` is `/a/b`, repeated `a[]` is `/a/0`,
+/// `/a/1`, ….
+pub fn form_fields(pairs: &[(String, String)]) -> Vec<(String, Value)> {
+    let mut counters: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(pairs.len());
+    for (key, value) in pairs {
+        let mut tokens: Vec<String> = Vec::new();
+        let (head, rest) = match key.find('[') {
+            Some(at) => (&key[..at], &key[at..]),
+            None => (key.as_str(), ""),
+        };
+        tokens.push(head.to_string());
+        let mut rest = rest;
+        while let Some(stripped) = rest.strip_prefix('[') {
+            match stripped.find(']') {
+                Some(end) => {
+                    let token = &stripped[..end];
+                    if token.is_empty() {
+                        let base = tokens.join("/");
+                        let n = counters.entry(base).or_insert(0);
+                        tokens.push(n.to_string());
+                        *n += 1;
+                    } else {
+                        tokens.push(token.to_string());
+                    }
+                    rest = &stripped[end + 1..];
+                }
+                None => {
+                    // Unbalanced bracket: keep the raw key as one token.
+                    tokens = vec![key.clone()];
+                    break;
+                }
+            }
+        }
+        let pointer: String = tokens
+            .iter()
+            .map(|t| format!("/{}", escape_token(t)))
+            .collect();
+        out.push((pointer, Value::String(value.clone())));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_brackets_become_pointers() {
+        let pairs = vec![
+            ("name".to_string(), "a".to_string()),
+            ("address[city]".to_string(), "Paris".to_string()),
+            ("tags[]".to_string(), "x".to_string()),
+            ("tags[]".to_string(), "y".to_string()),
+        ];
+        let f = form_fields(&pairs);
+        let ptrs: Vec<&str> = f.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(ptrs, vec!["/name", "/address/city", "/tags/0", "/tags/1"]);
+    }
+
+    #[test]
+    fn json_flattens_to_leaf_pointers() {
+        let v: Value = serde_json::json!({"a": {"b": 1, "c/d": [true, "x"]}, "e": {}});
+        let mut out = Vec::new();
+        flatten_json(&v, &mut String::new(), &mut out);
+        let ptrs: Vec<&str> = out.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(ptrs, vec!["/a/b", "/a/c~1d/0", "/a/c~1d/1", "/e"]);
+    }
+}

@@ -1,0 +1,571 @@
+//! State inference: which routes create, read, list, update or delete which entity type, and
+//! what the recordings say about each entity type (primary key, id shape, known ids, records).
+//!
+//! Rules (reference §4.6):
+//! - `GET …/:id` reads; `GET …/collection` lists when its body is a list (a bare array of
+//!   objects, or an object with exactly one top-level array of objects);
+//! - `POST …/collection` creates when the answer is an object carrying a fresh primary key (not
+//!   one of the path's ids), the last segment is not search-like (`search`, `query`, `count`,
+//!   `aggregate`, `summarize`, `lookup`, `…/actions/<verb>`), and the collection is a collection:
+//!   it has no parent parameter, or the recordings also address `…/collection/:id`, or list it;
+//!   action sub-resources (`/:id/cancel`, `/:id/follow`) therefore never mutate;
+//! - `PUT`/`PATCH …/:id` and Stripe-style `POST …/:id` update; `DELETE …/:id` deletes.
+//!
+//! The entity type is the collection segment as recorded (`customers`). When two different
+//! collections end in the same segment (`/linode/instances` and `/databases/mysql/instances`),
+//! the shortest keeps the bare name and the others are qualified by the segment before them
+//! (`mysql_instances`); version prefixes do not count (`/v1/x` and `/v2/x` are one type).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use wraith_model::{EntityType, ParentParam, Route, StateOp};
+
+use crate::observe::Obs;
+use crate::routes::{RouteGroup, Seg};
+use crate::values;
+
+/// Last segments of POSTs that query rather than create.
+const SEARCH_LIKE: &[&str] = &[
+    "search",
+    "query",
+    "count",
+    "aggregate",
+    "summarize",
+    "lookup",
+];
+
+/// What synth decided about one route's state.
+#[derive(Debug, Clone, Default)]
+pub struct RoutePlan {
+    pub state_op: Option<StateOp>,
+    pub entity_type: Option<String>,
+    pub id_param: Option<String>,
+    pub parent_params: Vec<ParentParam>,
+    /// For list routes: the JSON pointer of the items.
+    pub items_pointer: Option<String>,
+    /// Primary key of the entity type.
+    pub primary_key: Option<String>,
+}
+
+/// Plans for every route (same order as the route groups) and the entity types' keys.
+#[derive(Debug, Default)]
+pub struct Plans {
+    pub routes: Vec<RoutePlan>,
+    pub primary_keys: BTreeMap<String, String>,
+}
+
+/// Literal path words before position `end` (exclusive), version prefixes and empty
+/// segments left out: the identity of a collection.
+fn collection_key(segs: &[Seg], end: usize) -> Vec<String> {
+    segs[..end]
+        .iter()
+        .filter_map(|s| match s {
+            Seg::Lit(l) if !l.is_empty() && !values::is_version_prefix(l) => Some(l.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Position of the last literal (non-empty, non-version) segment before `pos`.
+fn literal_pos_before(segs: &[Seg], pos: usize) -> Option<usize> {
+    (0..pos).rev().find(|i| match &segs[*i] {
+        Seg::Lit(l) => !l.is_empty() && !values::is_version_prefix(l),
+        Seg::Param(_) => false,
+    })
+}
+
+/// Names for collection keys (see the module doc).
+fn name_collections(keys: &BTreeSet<Vec<String>>) -> BTreeMap<Vec<String>, String> {
+    let mut by_last: BTreeMap<&str, Vec<&Vec<String>>> = BTreeMap::new();
+    for k in keys {
+        if let Some(last) = k.last() {
+            by_last.entry(last.as_str()).or_default().push(k);
+        }
+    }
+    let mut names = BTreeMap::new();
+    for (last, mut group) in by_last {
+        group.sort_by_key(|k| (k.len(), (*k).clone()));
+        let shortest_unique = group.len() == 1 || group[0].len() < group[1].len();
+        for (i, k) in group.iter().enumerate() {
+            let name = if i == 0 && shortest_unique {
+                last.to_string()
+            } else if k.len() >= 2 {
+                format!("{}_{}", k[k.len() - 2], last)
+            } else {
+                last.to_string()
+            };
+            names.insert((*k).clone(), name);
+        }
+    }
+    names
+}
+
+/// The items pointer of a list body: `""` for a bare array of objects (or empty arrays),
+/// `/key` for an object with exactly one top-level array of objects.
+pub fn items_pointer(bodies: &[&Value]) -> Option<String> {
+    if bodies.is_empty() {
+        return None;
+    }
+    // Items are objects, and (when there are any) some item names itself with an
+    // identifier-like key: `[{"rel":…,"href":…}]` is a document, not a collection.
+    let objecty = |a: &Vec<Value>| a.iter().all(Value::is_object);
+    let identified = |a: &Vec<Value>| {
+        a.iter().any(|item| {
+            item.as_object()
+                .is_some_and(|m| m.keys().any(|k| values::is_identifier_key(k)))
+        })
+    };
+    let all_items: Vec<&Vec<Value>> = bodies
+        .iter()
+        .filter_map(|b| match b {
+            Value::Array(a) => Some(a),
+            Value::Object(m) => m.values().find_map(Value::as_array),
+            _ => None,
+        })
+        .collect();
+    if all_items.iter().any(|a| !a.is_empty()) && !all_items.iter().any(|a| identified(a)) {
+        return None;
+    }
+    if bodies.iter().all(|b| b.as_array().is_some_and(objecty)) {
+        return Some(String::new());
+    }
+    if !bodies.iter().all(|b| b.is_object()) {
+        return None;
+    }
+    let mut candidate: Option<&str> = None;
+    let first = bodies[0].as_object()?;
+    for (k, v) in first {
+        if v.is_array() {
+            if candidate.is_some() {
+                return None;
+            }
+            candidate = Some(k.as_str());
+        }
+    }
+    let key = candidate?;
+    for b in bodies {
+        match b.get(key) {
+            Some(Value::Array(items)) => {
+                if !objecty(items) {
+                    return None;
+                }
+                // Exactly one array at top level in every body.
+                let arrays = b
+                    .as_object()
+                    .map(|m| m.values().filter(|v| v.is_array()).count())
+                    .unwrap_or(0);
+                if arrays != 1 {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(format!("/{}", crate::observe::escape_token(key)))
+}
+
+fn ok_json_bodies<'a>(g: &RouteGroup, obs: &'a [Obs<'a>]) -> Vec<&'a Value> {
+    g.obs
+        .iter()
+        .filter(|i| values::is_2xx(obs[**i].status))
+        .filter_map(|i| obs[*i].resp.json())
+        .collect()
+}
+
+fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Decide state ops, entity types and primary keys for every route.
+pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
+    // 1. Collection keys of every route (and of the parents of its parameters).
+    struct Shape {
+        last_is_param: bool,
+        coll_pos: Option<usize>,
+    }
+    let mut shapes = Vec::with_capacity(groups.len());
+    let mut keys: BTreeSet<Vec<String>> = BTreeSet::new();
+    for g in groups {
+        let n = g.segs.len();
+        let last_is_param = matches!(g.segs.last(), Some(Seg::Param(_)));
+        let coll_pos = if last_is_param {
+            literal_pos_before(&g.segs, n - 1)
+        } else {
+            literal_pos_before(&g.segs, n)
+        };
+        if let Some(p) = coll_pos {
+            keys.insert(collection_key(&g.segs, p + 1));
+        }
+        for (i, s) in g.segs.iter().enumerate() {
+            if matches!(s, Seg::Param(_))
+                && let Some(p) = literal_pos_before(&g.segs, i)
+            {
+                keys.insert(collection_key(&g.segs, p + 1));
+            }
+        }
+        shapes.push(Shape {
+            last_is_param,
+            coll_pos,
+        });
+    }
+    let names = name_collections(&keys);
+    let name_at = |g: &RouteGroup, pos: usize| -> Option<String> {
+        names.get(&collection_key(&g.segs, pos + 1)).cloned()
+    };
+
+    // 2. Primary keys: the response field whose value equals the path id of the same
+    //    exchange most often; `id` when nothing matches.
+    let mut pk_votes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut seen_entities: BTreeSet<String> = BTreeSet::new();
+    for (g, shape) in groups.iter().zip(&shapes) {
+        let Some(pos) = shape.coll_pos else { continue };
+        let Some(entity) = name_at(g, pos) else {
+            continue;
+        };
+        seen_entities.insert(entity.clone());
+        for (k, i) in g.obs.iter().enumerate() {
+            let o = &obs[*i];
+            if !values::is_2xx(o.status) {
+                continue;
+            }
+            let Some(Value::Object(map)) = o.resp.json() else {
+                continue;
+            };
+            if shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH") {
+                let Some(raw) = g.param_values[k].last() else {
+                    continue;
+                };
+                let id = values::decode_segment(raw);
+                for (field, v) in map {
+                    if scalar_string(v).is_some_and(|s| s == id) {
+                        *pk_votes
+                            .entry(entity.clone())
+                            .or_default()
+                            .entry(field.clone())
+                            .or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Entities no read/update answer identifies: vote with create answers whose field value
+    // was later (or earlier) used as the entity's path id (`POST /tags` → `{"label": "x"}`,
+    // `DELETE /tags/x`).
+    let mut path_ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (g, shape) in groups.iter().zip(&shapes) {
+        if !shape.last_is_param {
+            continue;
+        }
+        let Some(entity) = shape.coll_pos.and_then(|pos| name_at(g, pos)) else {
+            continue;
+        };
+        let ids = path_ids.entry(entity).or_default();
+        for vals in &g.param_values {
+            if let Some(raw) = vals.last() {
+                ids.insert(values::decode_segment(raw));
+            }
+        }
+    }
+    let mut create_votes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for (g, shape) in groups.iter().zip(&shapes) {
+        if shape.last_is_param || g.method != "POST" {
+            continue;
+        }
+        let Some(entity) = shape.coll_pos.and_then(|pos| name_at(g, pos)) else {
+            continue;
+        };
+        if pk_votes.contains_key(&entity) {
+            continue;
+        }
+        let Some(ids) = path_ids.get(&entity) else {
+            continue;
+        };
+        for body in ok_json_bodies(g, obs) {
+            if let Value::Object(map) = body {
+                for (field, v) in map {
+                    if scalar_string(v).is_some_and(|s| ids.contains(&s)) {
+                        *create_votes
+                            .entry(entity.clone())
+                            .or_default()
+                            .entry(field.clone())
+                            .or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+    }
+    for (entity, votes) in create_votes {
+        pk_votes.entry(entity).or_insert(votes);
+    }
+
+    let mut primary_keys: BTreeMap<String, String> = BTreeMap::new();
+    for entity in &seen_entities {
+        let pk = pk_votes
+            .get(entity)
+            .and_then(|votes| {
+                let best = votes.values().copied().max()?;
+                if votes.get("id") == Some(&best) {
+                    return Some("id".to_string());
+                }
+                votes
+                    .iter()
+                    .find(|(_, n)| **n == best)
+                    .map(|(k, _)| k.clone())
+            })
+            .unwrap_or_else(|| "id".to_string());
+        primary_keys.insert(entity.clone(), pk);
+    }
+
+    // 3. Which paths have an addressable child (`…/coll/:id`) or a list.
+    let mut has_child: BTreeSet<(Option<String>, Vec<Seg>)> = BTreeSet::new();
+    for g in groups {
+        if let Some((Seg::Param(_), head)) = g.segs.split_last() {
+            has_child.insert((g.origin.clone(), head.to_vec()));
+        }
+    }
+
+    // 4. The plan of each route.
+    let mut plans = Vec::with_capacity(groups.len());
+    for (g, shape) in groups.iter().zip(&shapes) {
+        let mut plan = RoutePlan::default();
+        let Some(pos) = shape.coll_pos else {
+            plans.push(plan);
+            continue;
+        };
+        let entity = name_at(g, pos);
+        let pk = entity
+            .as_ref()
+            .and_then(|e| primary_keys.get(e).cloned())
+            .unwrap_or_else(|| "id".to_string());
+        let bodies = ok_json_bodies(g, obs);
+        let last_lit = match g.segs.last() {
+            Some(Seg::Lit(l)) => Some(l.as_str()),
+            _ => None,
+        };
+        let op = match (g.method.as_str(), shape.last_is_param) {
+            ("GET", true) => Some(StateOp::Read),
+            ("PUT" | "PATCH" | "POST", true) => Some(StateOp::Update),
+            ("DELETE", true) => Some(StateOp::Delete),
+            ("GET", false) => {
+                plan.items_pointer = items_pointer(&bodies);
+                plan.items_pointer.as_ref().map(|_| StateOp::List)
+            }
+            ("POST", false) => {
+                let search_like = last_lit.is_some_and(|l| SEARCH_LIKE.contains(&l))
+                    || g.literal_before(g.segs.len().saturating_sub(1)) == Some("actions");
+                let fresh_key = !bodies.is_empty()
+                    && bodies.iter().all(|b| b.is_object())
+                    && g.obs.iter().enumerate().any(|(k, i)| {
+                        let o = &obs[*i];
+                        values::is_2xx(o.status)
+                            && o.resp
+                                .json()
+                                .and_then(|b| b.get(&pk))
+                                .and_then(scalar_string)
+                                .is_some_and(|id| {
+                                    !g.param_values[k]
+                                        .iter()
+                                        .any(|p| values::decode_segment(p) == id)
+                                })
+                    });
+                let collection_like = g.params.is_empty()
+                    || has_child.contains(&(g.origin.clone(), g.segs.clone()))
+                    || groups.iter().any(|other| {
+                        other.method == "GET" && other.segs == g.segs && other.origin == g.origin
+                    });
+                (!search_like && fresh_key && collection_like).then_some(StateOp::Create)
+            }
+            _ => None,
+        };
+        if let Some(op) = op {
+            plan.state_op = Some(op);
+            plan.entity_type = entity.clone();
+            plan.primary_key = Some(pk);
+            let last_param = if shape.last_is_param {
+                g.params.last().cloned()
+            } else {
+                None
+            };
+            plan.id_param = last_param.clone();
+            for (i, s) in g.segs.iter().enumerate() {
+                if let Seg::Param(name) = s {
+                    if Some(name) == last_param.as_ref() {
+                        continue;
+                    }
+                    if let Some(p) = literal_pos_before(&g.segs, i)
+                        && let Some(parent) = name_at(g, p)
+                    {
+                        plan.parent_params.push(ParentParam {
+                            param: name.clone(),
+                            entity_type: parent,
+                        });
+                    }
+                }
+            }
+        }
+        plans.push(plan);
+    }
+    Plans {
+        routes: plans,
+        primary_keys,
+    }
+}
+
+/// Entity types with their indexes and records, from the planned routes.
+pub fn entity_types(
+    groups: &[RouteGroup],
+    plans: &Plans,
+    obs: &[Obs<'_>],
+    _routes: &[Route],
+) -> BTreeMap<String, EntityType> {
+    #[derive(Default)]
+    struct Acc {
+        known: BTreeSet<String>,
+        four_xx: BTreeSet<String>,
+        /// (observation index, id, record) — sorted before use so the latest wins.
+        records: Vec<(usize, String, Value)>,
+        create_ids: Vec<Value>,
+        body_ids: Vec<Value>,
+    }
+    let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
+    for (g, plan) in groups.iter().zip(&plans.routes) {
+        let (Some(op), Some(entity)) = (plan.state_op, plan.entity_type.as_ref()) else {
+            continue;
+        };
+        let pk = plan.primary_key.clone().unwrap_or_else(|| "id".to_string());
+        let acc = accs.entry(entity.clone()).or_default();
+        for (k, i) in g.obs.iter().enumerate() {
+            let o = &obs[*i];
+            if plan.id_param.is_some()
+                && let Some(raw) = g.param_values[k].last()
+            {
+                let id = values::decode_segment(raw);
+                if values::is_4xx(o.status) {
+                    acc.four_xx.insert(id);
+                } else {
+                    acc.known.insert(id);
+                }
+            }
+            if !values::is_2xx(o.status) {
+                continue;
+            }
+            let Some(body) = o.resp.json() else { continue };
+            let take = |item: &Value, acc: &mut Acc, is_create: bool| {
+                if let Some(idv) = item.get(&pk)
+                    && let Some(id) = scalar_string(idv)
+                {
+                    if is_create {
+                        acc.create_ids.push(idv.clone());
+                    } else if acc.body_ids.len() < 1024 {
+                        acc.body_ids.push(idv.clone());
+                    }
+                    acc.known.insert(id.clone());
+                    acc.records.push((*i, id, item.clone()));
+                }
+            };
+            match op {
+                StateOp::Create => take(body, acc, true),
+                StateOp::Read | StateOp::Update => {
+                    if body.is_object() {
+                        take(body, acc, false);
+                    }
+                }
+                StateOp::List => {
+                    let pointer = plan.items_pointer.as_deref().unwrap_or("");
+                    if let Some(Value::Array(items)) = body.pointer(pointer) {
+                        for item in items {
+                            take(item, acc, false);
+                        }
+                    }
+                }
+                StateOp::Delete => {}
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (entity, mut acc) in accs {
+        acc.records.sort_by_key(|(i, _, _)| *i);
+        let mut records = BTreeMap::new();
+        for (_, id, rec) in acc.records {
+            records.insert(id, rec);
+        }
+        let shape_from: Vec<&Value> = if acc.create_ids.is_empty() {
+            acc.body_ids.iter().collect()
+        } else {
+            acc.create_ids.iter().collect()
+        };
+        let id_shape = values::learn_id_shape(&shape_from);
+        let known_missing = acc
+            .four_xx
+            .difference(&acc.known)
+            .cloned()
+            .collect::<BTreeSet<_>>();
+        out.insert(
+            entity.clone(),
+            EntityType {
+                primary_key: plans
+                    .primary_keys
+                    .get(&entity)
+                    .cloned()
+                    .unwrap_or_else(|| "id".to_string()),
+                id_shape,
+                known_ids: acc.known,
+                known_missing,
+                records,
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn items_pointer_finds_bare_arrays_and_single_envelopes() {
+        let bare = json!([{"id": 1}]);
+        assert_eq!(items_pointer(&[&bare]), Some(String::new()));
+        let env = json!({"data": [{"id": 1}], "page": 1, "pages": 1, "results": 1});
+        assert_eq!(items_pointer(&[&env]), Some("/data".to_string()));
+        let multi = json!({"accounts": [], "statuses": []});
+        assert_eq!(items_pointer(&[&multi]), None);
+        let strings = json!(["a", "b"]);
+        assert_eq!(items_pointer(&[&strings]), None);
+    }
+
+    #[test]
+    fn colliding_collections_are_qualified_by_their_parent() {
+        let keys: BTreeSet<Vec<String>> = [
+            vec!["linode".to_string(), "instances".to_string()],
+            vec![
+                "databases".to_string(),
+                "mysql".to_string(),
+                "instances".to_string(),
+            ],
+            vec!["customers".to_string()],
+        ]
+        .into_iter()
+        .collect();
+        let names = name_collections(&keys);
+        assert_eq!(names[&vec!["customers".to_string()]], "customers");
+        assert_eq!(
+            names[&vec!["linode".to_string(), "instances".to_string()]],
+            "instances"
+        );
+        assert_eq!(
+            names[&vec![
+                "databases".to_string(),
+                "mysql".to_string(),
+                "instances".to_string()
+            ]],
+            "mysql_instances"
+        );
+    }
+}

@@ -1,0 +1,464 @@
+//! Anti-unification: many observed JSON bodies → one template tree.
+//!
+//! Positions where every observation agrees become constants; positions that differ become
+//! holes, classified in this order:
+//! 1. **echo** — the value equals the same request value (path parameter, query parameter, or
+//!    body field, JSON or form) in every observation;
+//! 2. **clock** — every value is a timestamp (ISO 8601 strings; epoch seconds/milliseconds under
+//!    a time-like key), with the recorded spelling;
+//! 3. **counter** — integers that step by exactly one from each observation to the next;
+//! 4. **generated** — values sharing an id shape ([`values::learn_id_shape`]) under an
+//!    identifier-like key, or all distinct;
+//! 5. **observed** — anything else, served as one of the recorded examples.
+//!
+//! Objects unify key by key (keys missing from some observations become optional fields with
+//! their presence ratio); arrays of one length with scalar items unify position by position,
+//! others become variable-length lists whose items are clustered by shape, one anti-unified
+//! representative per shape (at most 8, first seen first), rendered to the median length.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use wraith_model::{ArrayNode, EchoSource, Field, Hole, HoleKind, JsonType, Node};
+
+use crate::observe::Obs;
+use crate::values;
+
+/// Most representatives kept for a variable-length array.
+pub const MAX_REPRESENTATIVES: usize = 8;
+/// Most examples kept on a hole.
+pub const MAX_EXAMPLES: usize = 8;
+
+/// The request side of one observation, as echo detection sees it.
+#[derive(Debug)]
+pub struct Ctx<'o> {
+    /// Path parameters: (name, decoded value).
+    pub params: Vec<(String, String)>,
+    pub query: &'o [(String, String)],
+    pub body: &'o [(String, Value)],
+}
+
+impl<'o> Ctx<'o> {
+    pub fn new(obs: &'o Obs<'o>, names: &[String], raw_values: &[String]) -> Ctx<'o> {
+        Ctx {
+            params: names
+                .iter()
+                .cloned()
+                .zip(raw_values.iter().map(|v| values::decode_segment(v)))
+                .collect(),
+            query: &obs.query,
+            body: &obs.req_fields,
+        }
+    }
+
+    fn lookup(&self, src: &EchoSource) -> Option<ReqVal<'_>> {
+        match src {
+            EchoSource::Path { param } => self
+                .params
+                .iter()
+                .find(|(n, _)| n == param)
+                .map(|(_, v)| ReqVal::Str(v)),
+            EchoSource::Query { name } => self
+                .query
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| ReqVal::Str(v)),
+            EchoSource::Body { pointer } => self
+                .body
+                .iter()
+                .find(|(p, _)| p == pointer)
+                .map(|(_, v)| ReqVal::Json(v)),
+            EchoSource::Header { .. } => None,
+        }
+    }
+
+    fn candidates(&self, v: &Value) -> Vec<EchoSource> {
+        let mut out = Vec::new();
+        for (name, value) in &self.params {
+            if ReqVal::Str(value).matches(v) {
+                out.push(EchoSource::Path {
+                    param: name.clone(),
+                });
+            }
+        }
+        for (name, value) in self.query {
+            if ReqVal::Str(value).matches(v) {
+                let src = EchoSource::Query { name: name.clone() };
+                if !out.contains(&src) {
+                    out.push(src);
+                }
+            }
+        }
+        for (pointer, value) in self.body {
+            if ReqVal::Json(value).matches(v) {
+                out.push(EchoSource::Body {
+                    pointer: pointer.clone(),
+                });
+            }
+        }
+        out
+    }
+}
+
+enum ReqVal<'a> {
+    Str(&'a str),
+    Json(&'a Value),
+}
+
+impl ReqVal<'_> {
+    /// Whether a response value is a copy of this request value (form strings match numbers
+    /// and booleans spelled the same way).
+    fn matches(&self, v: &Value) -> bool {
+        match (self, v) {
+            (ReqVal::Str(s), Value::String(r)) => !r.is_empty() && s == r,
+            (ReqVal::Str(s), Value::Number(n)) => *s == n.to_string(),
+            (ReqVal::Json(Value::String(s)), Value::String(r)) => !r.is_empty() && s == r,
+            (ReqVal::Json(Value::String(s)), Value::Number(n)) => *s == n.to_string(),
+            (ReqVal::Json(Value::Number(a)), Value::Number(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// Anti-unifies observed values; `ctxs[i]` is the request of observation `i`.
+pub struct Unifier<'a> {
+    pub ctxs: &'a [Ctx<'a>],
+    /// Prefix of counter names (the route id).
+    pub counter_prefix: String,
+}
+
+impl Unifier<'_> {
+    /// Unify `vals` (each with the index of its observation's [`Ctx`]) found at `pointer`
+    /// under object key `key`.
+    pub fn unify(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
+        if vals.is_empty() {
+            return Node::Const { value: Value::Null };
+        }
+        if vals.iter().all(|(v, _)| v.is_object()) {
+            return self.unify_objects(vals, pointer);
+        }
+        if vals.iter().all(|(v, _)| v.is_array()) {
+            return self.unify_arrays(vals, key, pointer);
+        }
+        if vals.iter().any(|(v, _)| v.is_object() || v.is_array()) {
+            // Containers mixed with scalars (an object or null): replay observed values.
+            return Node::Hole(self.observed(vals, 2000));
+        }
+        self.unify_scalars(vals, key, pointer)
+    }
+
+    fn unify_objects(&self, vals: &[(&Value, usize)], pointer: &str) -> Node {
+        let n = vals.len();
+        let mut keys: IndexMap<&str, Vec<(&Value, usize)>> = IndexMap::new();
+        for (v, c) in vals {
+            if let Value::Object(map) = v {
+                for (k, child) in map {
+                    keys.entry(k.as_str()).or_default().push((child, *c));
+                }
+            }
+        }
+        let fields = keys
+            .into_iter()
+            .map(|(k, sub)| {
+                let child_ptr = format!("{pointer}/{}", crate::observe::escape_token(k));
+                let count = sub.len();
+                Field {
+                    key: k.to_string(),
+                    value: self.unify(&sub, Some(k), &child_ptr),
+                    optional: count < n,
+                    present_ratio_bp: ((count as u64 * 10_000) / n as u64) as u32,
+                }
+            })
+            .collect();
+        Node::Object { fields }
+    }
+
+    fn unify_arrays(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
+        let arrays: Vec<(&Vec<Value>, usize)> = vals
+            .iter()
+            .filter_map(|(v, c)| v.as_array().map(|a| (a, *c)))
+            .collect();
+        let len0 = arrays.first().map(|(a, _)| a.len()).unwrap_or(0);
+        let same_len = arrays.iter().all(|(a, _)| a.len() == len0);
+        let any_container = arrays
+            .iter()
+            .any(|(a, _)| a.iter().any(|v| v.is_object() || v.is_array()));
+        if same_len && !any_container {
+            let items = (0..len0)
+                .map(|i| {
+                    let col: Vec<(&Value, usize)> =
+                        arrays.iter().map(|(a, c)| (&a[i], *c)).collect();
+                    self.unify(&col, key, &format!("{pointer}/{i}"))
+                })
+                .collect();
+            return Node::Array(ArrayNode::Tuple { items });
+        }
+        // Variable length: cluster items by shape, first seen first.
+        let mut clusters: IndexMap<String, Vec<(&Value, usize)>> = IndexMap::new();
+        for (a, c) in &arrays {
+            for item in a.iter() {
+                let sig = shape_signature(item);
+                if clusters.len() >= MAX_REPRESENTATIVES && !clusters.contains_key(&sig) {
+                    continue;
+                }
+                clusters.entry(sig).or_default().push((item, *c));
+            }
+        }
+        let representatives = clusters
+            .values()
+            .map(|items| self.unify(items, key, &format!("{pointer}/*")))
+            .collect();
+        let mut lengths: Vec<usize> = arrays.iter().map(|(a, _)| a.len()).collect();
+        lengths.sort_unstable();
+        let target_length = lengths
+            .get(lengths.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(0);
+        Node::Array(ArrayNode::List {
+            representatives,
+            target_length,
+        })
+    }
+
+    fn unify_scalars(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
+        let n = vals.len();
+        let observed_type = common_type(vals);
+        let all_equal = vals.iter().all(|(v, _)| *v == vals[0].0);
+
+        // 1. Echo.
+        if vals
+            .iter()
+            .all(|(v, _)| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number())
+            && let Some(ctx0) = self.ctxs.get(vals[0].1)
+        {
+            let mut candidates = ctx0.candidates(vals[0].0);
+            candidates.retain(|src| {
+                vals.iter().all(|(v, c)| {
+                    self.ctxs
+                        .get(*c)
+                        .and_then(|ctx| ctx.lookup(src))
+                        .is_some_and(|rv| rv.matches(v))
+                })
+            });
+            if let Some(from) = candidates.into_iter().next() {
+                return Node::Hole(Hole {
+                    source: HoleKind::Echo { from },
+                    observed_type,
+                    examples: examples(vals),
+                    confidence_bp: if n >= 2 { 10_000 } else { 6_000 },
+                });
+            }
+        }
+        if all_equal {
+            return Node::Const {
+                value: vals[0].0.clone(),
+            };
+        }
+        let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
+
+        // 2. Clock.
+        if let Some(unit) = values::clock_unit(plain[0], key)
+            && plain
+                .iter()
+                .all(|v| values::clock_unit(v, key).is_some_and(|u| same_unit_kind(&u, &unit)))
+        {
+            return Node::Hole(Hole {
+                source: HoleKind::Clock { unit },
+                observed_type,
+                examples: examples(vals),
+                confidence_bp: 9_000,
+            });
+        }
+
+        // 3. Counter.
+        if n >= 3 {
+            let ints: Vec<u64> = plain.iter().filter_map(|v| v.as_u64()).collect();
+            if ints.len() == n && ints.windows(2).all(|w| w[1] == w[0].wrapping_add(1)) {
+                return Node::Hole(Hole {
+                    source: HoleKind::Counter {
+                        name: format!("{}{pointer}", self.counter_prefix),
+                    },
+                    observed_type,
+                    examples: examples(vals),
+                    confidence_bp: 7_000,
+                });
+            }
+        }
+
+        // 4. Generated.
+        let identifier = key.is_some_and(values::is_identifier_key);
+        let distinct = {
+            let mut seen: Vec<&Value> = Vec::new();
+            for v in &plain {
+                if !seen.contains(v) {
+                    seen.push(v);
+                }
+                if seen.len() > 64 {
+                    break;
+                }
+            }
+            seen.len() == n.min(65) && n >= 2
+        };
+        if (identifier || distinct)
+            && let Some(shape) = values::learn_id_shape(&plain)
+        {
+            return Node::Hole(Hole {
+                source: HoleKind::Generated { shape },
+                observed_type,
+                examples: examples(vals),
+                confidence_bp: 8_000,
+            });
+        }
+
+        // 5. Observed.
+        Node::Hole(self.observed(vals, 3_000))
+    }
+
+    fn observed(&self, vals: &[(&Value, usize)], confidence_bp: u32) -> Hole {
+        Hole {
+            source: HoleKind::Observed,
+            observed_type: common_type(vals),
+            examples: examples(vals),
+            confidence_bp,
+        }
+    }
+}
+
+fn same_unit_kind(a: &wraith_model::ClockUnit, b: &wraith_model::ClockUnit) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+}
+
+fn common_type(vals: &[(&Value, usize)]) -> JsonType {
+    let first = JsonType::of(vals[0].0);
+    if vals.iter().all(|(v, _)| JsonType::of(v) == first) {
+        first
+    } else {
+        JsonType::Mixed
+    }
+}
+
+/// Distinct values, first seen first, at most [`MAX_EXAMPLES`].
+fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for (v, _) in vals {
+        if out.len() >= MAX_EXAMPLES {
+            break;
+        }
+        if !out.iter().any(|o| o == *v) {
+            out.push((*v).clone());
+        }
+    }
+    out
+}
+
+/// A signature grouping array items of one shape: objects by their sorted key set,
+/// everything else by JSON type.
+pub fn shape_signature(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let keys: BTreeMap<&str, ()> = map.keys().map(|k| (k.as_str(), ())).collect();
+            let mut s = String::from("{");
+            for k in keys.keys() {
+                s.push_str(k);
+                s.push(',');
+            }
+            s
+        }
+        other => format!("{:?}", JsonType::of(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx<'a>(
+        params: &[(&str, &str)],
+        query: &'a [(String, String)],
+        body: &'a [(String, Value)],
+    ) -> Ctx<'a> {
+        Ctx {
+            params: params
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            query,
+            body,
+        }
+    }
+
+    #[test]
+    fn equal_values_are_constants_and_differing_ids_are_generated() {
+        let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[])];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let a = json!({"object": "customer", "id": "cus_0000000001ab"});
+        let b = json!({"object": "customer", "id": "cus_0000000002cd"});
+        let node = u.unify(&[(&a, 0), (&b, 1)], None, "");
+        let Node::Object { fields } = node else {
+            panic!("object expected")
+        };
+        assert_eq!(
+            fields[0].value,
+            Node::Const {
+                value: json!("customer")
+            }
+        );
+        assert!(matches!(
+            &fields[1].value,
+            Node::Hole(Hole {
+                source: HoleKind::Generated { .. },
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn body_field_copies_are_echoes() {
+        let b1 = vec![("/email".to_string(), json!("a@x.test"))];
+        let b2 = vec![("/email".to_string(), json!("b@x.test"))];
+        let ctxs = vec![ctx(&[], &[], &b1), ctx(&[], &[], &b2)];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let v1 = json!("a@x.test");
+        let v2 = json!("b@x.test");
+        let node = u.unify(&[(&v1, 0), (&v2, 1)], Some("email"), "/email");
+        assert!(matches!(
+            node,
+            Node::Hole(Hole {
+                source: HoleKind::Echo {
+                    from: EchoSource::Body { .. }
+                },
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn variable_length_arrays_become_lists_with_median_length() {
+        let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[]), ctx(&[], &[], &[])];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let a = json!([{"id": 1}]);
+        let b = json!([{"id": 2}, {"id": 3}, {"id": 4}]);
+        let c = json!([{"id": 5}, {"id": 6}]);
+        let node = u.unify(&[(&a, 0), (&b, 1), (&c, 2)], None, "");
+        let Node::Array(ArrayNode::List {
+            representatives,
+            target_length,
+        }) = node
+        else {
+            panic!("list expected")
+        };
+        assert_eq!(representatives.len(), 1);
+        assert_eq!(target_length, 2);
+    }
+}

@@ -1,0 +1,443 @@
+//! Shapes of single values: ids, timestamps, identifier-like field names.
+//!
+//! Pure functions with no knowledge of routes; every inference rule that looks at one value
+//! lives here so it can be unit-tested alone.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value;
+use wraith_model::{ClockUnit, IdCharset, IdShape};
+
+pub fn is_2xx(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+pub fn is_4xx(status: u16) -> bool {
+    (400..500).contains(&status)
+}
+
+/// RFC 3339 UTC timestamp of unix microseconds; `None` when out of range.
+pub fn rfc3339_from_us(us: u64) -> Option<String> {
+    let us = i64::try_from(us).ok()?;
+    let ts = jiff::Timestamp::from_microsecond(us).ok()?;
+    Some(ts.to_string())
+}
+
+/// Percent-decode a path segment (lossy on invalid UTF-8).
+pub fn decode_segment(seg: &str) -> String {
+    percent_encoding::percent_decode_str(seg)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| match Regex::new(pattern) {
+        Ok(r) => r,
+        // The patterns are literals of this file; a typo is caught by the unit tests.
+        Err(e) => panic!("invalid built-in regex {pattern}: {e}"),
+    })
+}
+
+pub fn is_uuid(s: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    )
+    .is_match(s)
+}
+
+pub fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// An API version path prefix (`v1`, `v2`, `v4beta`, `v1_alpha`) or the `api` root.
+pub fn is_version_prefix(seg: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    seg == "api" || re(&R, r"^v\d+(?:[_-]?(?:alpha|beta)\d*)?$").is_match(seg)
+}
+
+/// A path segment that is an identifier whatever the rest of the recordings say: numbers,
+/// UUIDs and other long hex, prefixed ids (`cus_0001ab`), IP addresses, values holding an
+/// encoded `/`, and mixed segments with a run of four or more digits (snowflake suffixes,
+/// timestamps in labels).
+pub fn is_strong_id_segment(raw: &str) -> bool {
+    static PREFIXED: OnceLock<Regex> = OnceLock::new();
+    static HEXISH: OnceLock<Regex> = OnceLock::new();
+    static IPV4: OnceLock<Regex> = OnceLock::new();
+    static IPV6: OnceLock<Regex> = OnceLock::new();
+    static DIGIT_RUN: OnceLock<Regex> = OnceLock::new();
+    if raw.is_empty() || is_version_prefix(raw) {
+        return false;
+    }
+    if is_digits(raw) || is_uuid(raw) {
+        return true;
+    }
+    if raw.contains('%') {
+        let decoded = decode_segment(raw);
+        if decoded.contains('/') {
+            return true;
+        }
+        return is_strong_id_segment_decoded(&decoded);
+    }
+    if re(&HEXISH, r"^[0-9a-fA-F-]{16,}$").is_match(raw)
+        && raw.bytes().filter(|b| b.is_ascii_hexdigit()).count() >= 16
+        && raw.bytes().any(|b| b.is_ascii_digit())
+    {
+        return true;
+    }
+    if re(&PREFIXED, r"^[A-Za-z]{1,12}_[A-Za-z0-9]{6,}$").is_match(raw)
+        && raw.bytes().any(|b| b.is_ascii_digit())
+    {
+        return true;
+    }
+    if re(&IPV4, r"^\d{1,3}(?:\.\d{1,3}){3}$").is_match(raw) {
+        return true;
+    }
+    if raw.matches(':').count() >= 2 && re(&IPV6, r"^[0-9a-fA-F:]+$").is_match(raw) {
+        return true;
+    }
+    re(&DIGIT_RUN, r"\d{4,}").is_match(raw)
+}
+
+fn is_strong_id_segment_decoded(decoded: &str) -> bool {
+    !decoded.contains('%') && is_strong_id_segment(decoded)
+}
+
+/// Field names whose values name things (ids, handles, labels), used to decide whether a path
+/// segment value "flows through the API as data".
+pub fn is_identifier_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    matches!(
+        k.as_str(),
+        "id" | "uuid"
+            | "name"
+            | "label"
+            | "username"
+            | "slug"
+            | "code"
+            | "handle"
+            | "acct"
+            | "region"
+            | "address"
+            | "range"
+            | "tag"
+            | "email"
+            | "login"
+            | "number"
+            | "sku"
+            | "guid"
+    ) || k.ends_with("_id")
+        || k.ends_with("_key")
+        || k.ends_with("_name")
+        || k.ends_with("_slug")
+        || key.ends_with("Id")
+        || key.ends_with("Name")
+}
+
+/// Keys whose numeric values may be clocks.
+pub fn is_time_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with("_at")
+        || k.ends_with("at") && k.len() > 2 && key.ends_with("At")
+        || k.contains("time")
+        || k.contains("date")
+        || k == "created"
+        || k == "updated"
+        || k.starts_with("expires")
+        || k.ends_with("_on")
+}
+
+/// The clock unit of a timestamp-looking value, if it is one.
+pub fn clock_unit(v: &Value, key: Option<&str>) -> Option<ClockUnit> {
+    match v {
+        Value::String(s) => iso_unit(s),
+        Value::Number(n) => {
+            let key = key?;
+            if !is_time_key(key) {
+                return None;
+            }
+            let x = n.as_f64()?;
+            if (1.0e9..4.0e9).contains(&x) {
+                Some(ClockUnit::EpochSec)
+            } else if (1.0e12..4.0e12).contains(&x) {
+                Some(ClockUnit::EpochMs)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `2026-10-14T19:06:41.274Z` → ISO 8601 with 3 fraction digits and suffix `Z`.
+pub fn iso_unit(s: &str) -> Option<ClockUnit> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let caps = re(
+        &R,
+        r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$",
+    )
+    .captures(s)?;
+    let fraction_digits = caps.get(1).map(|m| m.as_str().len()).unwrap_or(0) as u8;
+    let suffix = caps
+        .get(2)
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_default();
+    Some(ClockUnit::Iso8601 {
+        fraction_digits,
+        suffix,
+    })
+}
+
+fn charset_of(s: &str) -> Option<IdCharset> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let digits = s.bytes().all(|b| b.is_ascii_digit());
+    let lower_hex = s
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let upper = s.bytes().any(|b| b.is_ascii_uppercase());
+    let lower = s.bytes().any(|b| b.is_ascii_lowercase());
+    Some(if digits {
+        IdCharset::Digits
+    } else if lower_hex {
+        IdCharset::Hex
+    } else if upper && !lower {
+        IdCharset::UpperAlnum
+    } else if lower && !upper {
+        IdCharset::LowerAlnum
+    } else {
+        IdCharset::Base62
+    })
+}
+
+fn charset_rank(c: IdCharset) -> u8 {
+    match c {
+        IdCharset::Digits => 0,
+        IdCharset::Hex => 1,
+        IdCharset::UpperAlnum => 2,
+        IdCharset::LowerAlnum => 2,
+        IdCharset::Base62 => 3,
+    }
+}
+
+fn widen(a: IdCharset, b: IdCharset) -> IdCharset {
+    use IdCharset::*;
+    match (a, b) {
+        (x, y) if x == y => x,
+        (UpperAlnum, LowerAlnum) | (LowerAlnum, UpperAlnum) => Base62,
+        (Hex, UpperAlnum) | (UpperAlnum, Hex) => Base62,
+        (x, y) => {
+            if charset_rank(x) >= charset_rank(y) {
+                x
+            } else {
+                y
+            }
+        }
+    }
+}
+
+/// Learn the shape of a family of id values: all UUIDs → `Uuid`; numbers (or digit strings of
+/// 6+ digits) → `Integer` above the largest; a common letter prefix ending in `_` or `-`
+/// followed by an alphanumeric tail → `Token`. `None` when the values share no shape.
+pub fn learn_id_shape(values: &[&Value]) -> Option<IdShape> {
+    if values.is_empty() {
+        return None;
+    }
+    if values.iter().all(|v| v.as_u64().is_some()) {
+        let above = values.iter().filter_map(|v| v.as_u64()).max()?;
+        return Some(IdShape::Integer {
+            above,
+            as_string: false,
+        });
+    }
+    let strs: Vec<&str> = values.iter().filter_map(|v| v.as_str()).collect();
+    if strs.len() != values.len() {
+        return None;
+    }
+    if strs.iter().all(|s| is_uuid(s)) {
+        return Some(IdShape::Uuid);
+    }
+    if strs.iter().all(|s| is_digits(s) && s.len() <= 19) {
+        let above = strs.iter().filter_map(|s| s.parse::<u64>().ok()).max()?;
+        return Some(IdShape::Integer {
+            above,
+            as_string: true,
+        });
+    }
+    // Token shapes are ASCII; anything else is text, not an id (and byte slicing below is
+    // only safe on ASCII).
+    if !strs.iter().all(|s| s.is_ascii()) {
+        return None;
+    }
+    // Common prefix up to and including its last separator.
+    let first = strs[0];
+    let mut common = first.len();
+    for s in &strs[1..] {
+        common = common.min(
+            first
+                .bytes()
+                .zip(s.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    let prefix_end = first[..common]
+        .rfind(['_', '-'])
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let prefix = &first[..prefix_end];
+    if !prefix.is_empty()
+        && !prefix[..prefix.len() - 1]
+            .bytes()
+            .all(|b| b.is_ascii_alphabetic())
+    {
+        return None;
+    }
+    let mut charset: Option<IdCharset> = None;
+    let mut lengths: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for s in &strs {
+        let tail = s.get(prefix_end..)?;
+        let c = charset_of(tail)?;
+        charset = Some(match charset {
+            None => c,
+            Some(prev) => widen(prev, c),
+        });
+        *lengths.entry(tail.len()).or_insert(0) += 1;
+    }
+    let charset = charset?;
+    // Most common tail length (ties: the longer).
+    let length = lengths
+        .iter()
+        .max_by_key(|(len, n)| (**n, **len))
+        .map(|(len, _)| *len)?;
+    if length < 6 {
+        return None;
+    }
+    // A tail of plain letters is a word, not an id.
+    if !strs
+        .iter()
+        .any(|s| s.bytes().skip(prefix_end).any(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some(IdShape::Token {
+        prefix: prefix.to_string(),
+        charset,
+        length,
+    })
+}
+
+/// A regex describing values of a shape (for `symbols.json` `format_pattern`).
+pub fn shape_pattern(shape: &IdShape) -> String {
+    match shape {
+        IdShape::Uuid => "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}".to_string(),
+        IdShape::Integer { .. } => "[0-9]+".to_string(),
+        IdShape::Token {
+            prefix,
+            charset,
+            length,
+        } => {
+            let class = match charset {
+                IdCharset::Digits => "0-9",
+                IdCharset::Hex => "0-9a-f",
+                IdCharset::UpperAlnum => "0-9A-Z",
+                IdCharset::LowerAlnum => "0-9a-z",
+                IdCharset::Base62 => "0-9A-Za-z",
+            };
+            format!("{}[{class}]{{{length}}}", regex::escape(prefix))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strong_ids_are_recognised() {
+        for s in [
+            "117440826656342711",
+            "42",
+            "cus_000001",
+            "c9a4e2b0-1f6e-4c7a-9b1d-2a3b4c5d6e7f",
+            "0123456789abcdef0123456789abcdef",
+            "192.0.2.0",
+            "2600:3c00::5678",
+            "private%2F160700",
+            "go-test-logs-monitoring-1778670288010993000",
+        ] {
+            assert!(is_strong_id_segment(s), "{s} should be an id");
+        }
+        for s in [
+            "v1",
+            "v4beta",
+            "verify_credentials",
+            "search",
+            "go-tag-test",
+            "instances",
+            "",
+            "2.0",
+        ] {
+            assert!(!is_strong_id_segment(s), "{s} should not be an id");
+        }
+    }
+
+    #[test]
+    fn iso_timestamps_keep_their_spelling() {
+        assert_eq!(
+            iso_unit("2026-10-14T19:06:41.274Z"),
+            Some(ClockUnit::Iso8601 {
+                fraction_digits: 3,
+                suffix: "Z".into()
+            })
+        );
+        assert_eq!(
+            iso_unit("2018-01-02T03:04:05"),
+            Some(ClockUnit::Iso8601 {
+                fraction_digits: 0,
+                suffix: String::new()
+            })
+        );
+        assert_eq!(iso_unit("hello"), None);
+    }
+
+    #[test]
+    fn id_shapes_are_learned() {
+        let a = json!("cus_0001abcdEFGH12");
+        let b = json!("cus_9zzzzzzzzzzzzz");
+        assert_eq!(
+            learn_id_shape(&[&a, &b]),
+            Some(IdShape::Token {
+                prefix: "cus_".into(),
+                charset: IdCharset::Base62,
+                length: 14
+            })
+        );
+        let s1 = json!("117440826656342711");
+        let s2 = json!("117440826656342799");
+        assert_eq!(
+            learn_id_shape(&[&s1, &s2]),
+            Some(IdShape::Integer {
+                above: 117440826656342799,
+                as_string: true
+            })
+        );
+        let n1 = json!(5);
+        let n2 = json!(9);
+        assert_eq!(
+            learn_id_shape(&[&n1, &n2]),
+            Some(IdShape::Integer {
+                above: 9,
+                as_string: false
+            })
+        );
+        let u = json!("c9a4e2b0-1f6e-4c7a-9b1d-2a3b4c5d6e7f");
+        assert_eq!(learn_id_shape(&[&u]), Some(IdShape::Uuid));
+        let w = json!("hello-world");
+        assert_eq!(learn_id_shape(&[&w]), None);
+    }
+}

@@ -1,0 +1,462 @@
+//! Variants: one per recorded status (at least), each with the guard that selects it, its
+//! header programs and its anti-unified body.
+//!
+//! The primary variant is the most frequent 2xx status (or the most frequent status when there
+//! is no 2xx). Every other status looks for what distinguishes its requests from the primary's,
+//! in this order, and keeps the first it finds:
+//! - state membership — read/update/delete routes with both 2xx and 404 answers: the 2xx is
+//!   guarded `StateMember{member: true}`, the 404 `StateMember{member: false}` (always added);
+//! - header presence — a request header present in every exchange of one and absent from every
+//!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
+//! - body validity — every request of the status had a body that claimed JSON and did not parse;
+//! - body field value — one body field holds the same value in every request of the status and
+//!   that value never appears at that field for any other status (`email = "not-an-email"`);
+//! - body field presence, then query parameter presence.
+//!
+//! A status with nothing distinguishing it gets `Always` and a diagnostic (it can only be
+//! served by exact replay). Variants are ordered most specific first, errors before successes
+//! at equal specificity, the primary first among catch-alls, so the engine takes the first match.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use wraith_model::{
+    BodyTemplate, Diagnostic, Evidence, Guard, HeaderProgram, HeaderRule, StateOp, Variant,
+    VolatileKind,
+};
+
+use crate::observe::{Obs, ReqBody, RespBody};
+use crate::routes::RouteGroup;
+use crate::state::RoutePlan;
+use crate::unify::{Ctx, Unifier};
+use crate::values;
+
+/// Most sources listed in a variant's evidence.
+pub const MAX_EVIDENCE_SOURCES: usize = 32;
+
+/// Request headers that never distinguish variants (transport and client noise).
+const NOISE_REQUEST_HEADERS: &[&str] = &[
+    "host",
+    "user-agent",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "connection",
+    "content-length",
+    "content-type",
+    "cache-control",
+    "pragma",
+    "origin",
+    "referer",
+    "te",
+    "upgrade-insecure-requests",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-forwarded-host",
+    "x-real-ip",
+];
+
+/// How synth treats a response header: `None` = keep (constant or last value).
+pub fn volatile_rule(name: &str) -> Option<HeaderRule> {
+    let n = name.to_ascii_lowercase();
+    let drop = HeaderRule::Volatile {
+        kind: VolatileKind::Drop,
+    };
+    match n.as_str() {
+        "date" => Some(HeaderRule::Volatile {
+            kind: VolatileKind::Date,
+        }),
+        "x-request-id" | "request-id" => Some(HeaderRule::Volatile {
+            kind: VolatileKind::RequestId,
+        }),
+        "content-length" => Some(HeaderRule::ContentLength),
+        "x-runtime" | "cf-ray" | "server" | "etag" | "age" | "via" | "set-cookie"
+        | "transfer-encoding" | "connection" | "keep-alive" | "server-timing" | "retry-after" => {
+            Some(drop)
+        }
+        _ if n.starts_with("x-ratelimit") || n.starts_with("ratelimit") => Some(drop),
+        _ => None,
+    }
+}
+
+/// Build the variants of a route.
+pub fn build_variants(
+    group: &RouteGroup,
+    plan: &RoutePlan,
+    obs: &[Obs<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Variant> {
+    let route_name = group.name();
+    let ctxs: Vec<Ctx<'_>> = group
+        .obs
+        .iter()
+        .zip(&group.param_values)
+        .map(|(i, vals)| Ctx::new(&obs[*i], &group.params, vals))
+        .collect();
+    let unifier = Unifier {
+        ctxs: &ctxs,
+        counter_prefix: group.id.clone(),
+    };
+
+    // Positions (into group.obs) per status.
+    let mut by_status: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+    for (k, i) in group.obs.iter().enumerate() {
+        by_status.entry(obs[*i].status).or_default().push(k);
+    }
+    let primary = by_status
+        .iter()
+        .max_by_key(|(status, ks)| (values::is_2xx(**status), ks.len(), Reverse(**status)))
+        .map(|(s, _)| *s)
+        .unwrap_or(200);
+
+    let stateful = matches!(
+        plan.state_op,
+        Some(StateOp::Read | StateOp::Update | StateOp::Delete)
+    ) && plan.id_param.is_some();
+    let has_404 = by_status.contains_key(&404);
+    let has_2xx = by_status.keys().any(|s| values::is_2xx(*s));
+    let state_guarded = stateful && has_404 && has_2xx;
+
+    let at = |k: usize| -> &Obs<'_> { &obs[group.obs[k]] };
+    let mut guards: BTreeMap<u16, Vec<Guard>> = BTreeMap::new();
+    let primary_ks = by_status.get(&primary).cloned().unwrap_or_default();
+    for (status, ks) in &by_status {
+        let mut g = Vec::new();
+        if state_guarded && (values::is_2xx(*status) || *status == 404) {
+            g.push(Guard::StateMember {
+                member: values::is_2xx(*status),
+            });
+        }
+        if *status != primary {
+            let found = discriminate(ks, &primary_ks, &by_status, *status, &at);
+            if let Some((mine, theirs)) = found {
+                g.push(mine);
+                if let Some(theirs) = theirs {
+                    let pg = guards.entry(primary).or_default();
+                    if !pg.contains(&theirs) {
+                        pg.push(theirs);
+                    }
+                }
+            }
+        }
+        guards.entry(*status).or_default().extend(g);
+    }
+
+    let mut variants: Vec<(Variant, bool)> = Vec::new();
+    for (status, ks) in &by_status {
+        let mut gs = guards.remove(status).unwrap_or_default();
+        gs.dedup();
+        let guard = match gs.len() {
+            0 => Guard::Always,
+            1 => gs.remove(0),
+            _ => Guard::All { all: gs },
+        };
+        if guard == Guard::Always && *status != primary {
+            diagnostics.push(Diagnostic {
+                severity: "warning".into(),
+                code: "indistinguishable-variant".into(),
+                route: Some(route_name.clone()),
+                message: format!(
+                    "status {status} ({} exchange(s)) has no request feature that tells it from \
+                     status {primary}; it is served only by exact replay",
+                    ks.len()
+                ),
+            });
+        }
+        let body = body_template(ks, &unifier, &at, &route_name, *status, diagnostics);
+        let headers = header_programs(ks, &at);
+        let sources: Vec<String> = ks
+            .iter()
+            .take(MAX_EVIDENCE_SOURCES)
+            .map(|k| at(*k).source.clone())
+            .collect();
+        let evidence = Evidence {
+            exchange_count: ks.len() as u64,
+            confidence_bp: (ks.len() as u32).saturating_mul(2_500).min(10_000),
+            sources,
+        };
+        let id = variant_id(&group.id, *status, &guard);
+        variants.push((
+            Variant {
+                id,
+                status: *status,
+                guard,
+                headers,
+                body,
+                evidence,
+            },
+            *status == primary,
+        ));
+    }
+    variants.sort_by_key(|(v, is_primary)| {
+        let spec = v.guard.specificity();
+        (
+            Reverse(spec),
+            if spec == 0 && !*is_primary { 1u8 } else { 0 },
+            values::is_2xx(v.status),
+            v.status,
+        )
+    });
+    variants.into_iter().map(|(v, _)| v).collect()
+}
+
+/// Find what tells the exchanges `mine` (status `status`) from the primary's `theirs`.
+/// Returns this status's guard and, for header presence, the primary's opposite guard.
+fn discriminate<'a>(
+    mine: &[usize],
+    theirs: &[usize],
+    by_status: &BTreeMap<u16, Vec<usize>>,
+    status: u16,
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+) -> Option<(Guard, Option<Guard>)> {
+    if mine.is_empty() || theirs.is_empty() {
+        return None;
+    }
+    let others: Vec<usize> = by_status
+        .iter()
+        .filter(|(s, _)| **s != status)
+        .flat_map(|(_, ks)| ks.iter().copied())
+        .collect();
+
+    // Header presence.
+    let mut names: Vec<String> = Vec::new();
+    for k in mine.iter().chain(theirs) {
+        for name in at(*k).ex.request.headers.keys() {
+            let lower = name.to_ascii_lowercase();
+            if !NOISE_REQUEST_HEADERS.contains(&lower.as_str()) && !names.contains(&lower) {
+                names.push(lower);
+            }
+        }
+    }
+    names.sort();
+    let has = |k: usize, name: &str| at(k).ex.request_header(name).is_some();
+    for name in &names {
+        let mine_all = mine.iter().all(|k| has(*k, name));
+        let mine_none = mine.iter().all(|k| !has(*k, name));
+        let theirs_all = theirs.iter().all(|k| has(*k, name));
+        let theirs_none = theirs.iter().all(|k| !has(*k, name));
+        if (mine_all && theirs_none) || (mine_none && theirs_all) {
+            return Some((
+                Guard::HeaderPresent {
+                    name: name.clone(),
+                    present: mine_all,
+                },
+                Some(Guard::HeaderPresent {
+                    name: name.clone(),
+                    present: theirs_all,
+                }),
+            ));
+        }
+    }
+
+    // Body validity.
+    if mine.iter().all(|k| at(*k).req == ReqBody::InvalidJson)
+        && others.iter().all(|k| at(*k).req != ReqBody::InvalidJson)
+    {
+        return Some((Guard::BodyValid { valid: false }, None));
+    }
+
+    // Body field value.
+    let first = at(mine[0]);
+    for (pointer, value) in &first.req_fields {
+        let same_in_mine = mine
+            .iter()
+            .all(|k| at(*k).req_field(pointer) == Some(value));
+        if !same_in_mine {
+            continue;
+        }
+        let never_elsewhere = others
+            .iter()
+            .all(|k| at(*k).req_field(pointer) != Some(value));
+        if never_elsewhere {
+            return Some((
+                Guard::BodyFieldEquals {
+                    pointer: pointer.clone(),
+                    value: value.clone(),
+                },
+                None,
+            ));
+        }
+    }
+
+    // Body field presence.
+    for (pointer, _) in &first.req_fields {
+        let all_mine = mine.iter().all(|k| at(*k).req_field(pointer).is_some());
+        let none_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
+        if all_mine && none_elsewhere {
+            return Some((
+                Guard::BodyFieldPresent {
+                    pointer: pointer.clone(),
+                    present: true,
+                },
+                None,
+            ));
+        }
+    }
+
+    // Query presence.
+    for (name, _) in &first.query {
+        let all_mine = mine.iter().all(|k| at(*k).query_value(name).is_some());
+        let none_elsewhere = others.iter().all(|k| at(*k).query_value(name).is_none());
+        if all_mine && none_elsewhere {
+            return Some((
+                Guard::QueryPresent {
+                    name: name.clone(),
+                    present: true,
+                },
+                None,
+            ));
+        }
+    }
+    None
+}
+
+/// 16 hex of sha256(route id, status, guard).
+pub fn variant_id(route_id: &str, status: u16, guard: &Guard) -> String {
+    let guard_json = wraith_model::to_canonical_json(guard).unwrap_or_default();
+    let digest = Sha256::digest(format!("{route_id}\n{status}\n{guard_json}").as_bytes());
+    wraith_model::request_key::hex(&digest[..8])
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Empty,
+    Json,
+    Text,
+    Binary,
+}
+
+fn body_template<'a>(
+    ks: &[usize],
+    unifier: &Unifier<'_>,
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    route_name: &str,
+    status: u16,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BodyTemplate {
+    let mut counts: BTreeMap<Kind, usize> = BTreeMap::new();
+    let mut bad_json = 0usize;
+    let mut first_bad: Option<String> = None;
+    let mut truncated = 0usize;
+    for k in ks {
+        let o = at(*k);
+        if o.ex.truncated {
+            truncated += 1;
+        }
+        let kind = match &o.resp {
+            RespBody::Empty => Kind::Empty,
+            RespBody::Json(_) => Kind::Json,
+            RespBody::Text(_) => Kind::Text,
+            RespBody::Binary(_) => Kind::Binary,
+            RespBody::BadJson(_) => {
+                bad_json += 1;
+                first_bad.get_or_insert_with(|| o.source.clone());
+                Kind::Text
+            }
+        };
+        *counts.entry(kind).or_insert(0) += 1;
+    }
+    if bad_json > 0 {
+        diagnostics.push(Diagnostic {
+            severity: "warning".into(),
+            code: "unparseable-body".into(),
+            route: Some(route_name.to_string()),
+            message: format!(
+                "{bad_json} response(s) with status {status} claim JSON but do not parse (first: \
+                 {}); served as recorded text",
+                first_bad.unwrap_or_default()
+            ),
+        });
+    }
+    if truncated > 0 {
+        diagnostics.push(Diagnostic {
+            severity: "warning".into(),
+            code: "truncated-exchange".into(),
+            route: Some(route_name.to_string()),
+            message: format!(
+                "{truncated} response(s) with status {status} were cut before completion; their \
+                 bodies are partial"
+            ),
+        });
+    }
+    let kind = counts
+        .iter()
+        .max_by_key(|(kind, n)| (**n, Reverse(**kind)))
+        .map(|(k, _)| *k)
+        .unwrap_or(Kind::Empty);
+    if counts.len() > 1 {
+        let list: Vec<String> = counts.iter().map(|(k, n)| format!("{k:?}={n}")).collect();
+        diagnostics.push(Diagnostic {
+            severity: "warning".into(),
+            code: "mixed-body-kinds".into(),
+            route: Some(route_name.to_string()),
+            message: format!(
+                "status {status} answered with different body kinds ({}); the template follows \
+                 the most common, {kind:?}",
+                list.join(", ")
+            ),
+        });
+    }
+    match kind {
+        Kind::Empty => BodyTemplate::Empty,
+        Kind::Json => {
+            let vals: Vec<(&Value, usize)> = ks
+                .iter()
+                .filter_map(|k| at(*k).resp.json().map(|v| (v, *k)))
+                .collect();
+            BodyTemplate::Json {
+                root: unifier.unify(&vals, None, ""),
+            }
+        }
+        Kind::Text => {
+            let last = ks.iter().rev().find_map(|k| match &at(*k).resp {
+                RespBody::Text(t) => Some(t.clone()),
+                RespBody::BadJson(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            });
+            BodyTemplate::Text {
+                text: last.unwrap_or_default(),
+            }
+        }
+        Kind::Binary => {
+            let last = ks.iter().rev().find_map(|k| match &at(*k).resp {
+                RespBody::Binary(b) => Some(base64::engine::general_purpose::STANDARD.encode(b)),
+                _ => None,
+            });
+            BodyTemplate::Binary {
+                base64: last.unwrap_or_default(),
+            }
+        }
+    }
+}
+
+/// Header programs of a variant, in the order the first exchange had them.
+fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<HeaderProgram> {
+    let mut order: Vec<String> = Vec::new();
+    let mut seen: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for k in ks {
+        for (name, values) in &at(*k).ex.response.headers {
+            let lower = name.to_ascii_lowercase();
+            if !seen.contains_key(&lower) {
+                order.push(lower.clone());
+            }
+            seen.entry(lower).or_default().push(values.clone());
+        }
+    }
+    order
+        .into_iter()
+        .map(|name| {
+            let program = volatile_rule(&name).unwrap_or_else(|| {
+                // Constant when all agree, else the last recorded values.
+                let all = seen.get(&name).cloned().unwrap_or_default();
+                HeaderRule::Constant {
+                    values: all.last().cloned().unwrap_or_default(),
+                }
+            });
+            HeaderProgram { name, program }
+        })
+        .collect()
+}
