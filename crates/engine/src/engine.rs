@@ -1,14 +1,102 @@
-//! The [`Engine`]: shared, immutable serving data plus the namespace registry.
+//! The [`Engine`]: shared, immutable serving data plus the namespace registry, and the dispatch
+//! pipeline every application request goes through.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+use serde_json::{Value, json};
+use wraith_model::{
+    Guard, MODEL_SCHEMA_VERSION, Model, Moment, Node, RecordedBody, Route, StateOp, Variant,
+};
 
 use crate::api::*;
 use crate::error::{ControlError, EngineError};
-use wraith_model::Model;
+use crate::fixtures::{self, FixtureSets, Schema, SeedData};
+use crate::list::{self, ListBase};
+use crate::namespace::{Namespace, NsError, NsKey, Origin, Registry, Settings};
+use crate::render::{self, NsCtx, ReqCtx};
+use crate::router::{Matched, Router};
+use crate::util::{self, json_pointer_get, json_pointer_get_mut};
+
+const MISS_HINT: &str = "route not in recorded coverage; see `wraith coverage`";
 
 /// A loaded twin, ready to answer requests. `Send + Sync`: share it behind an `Arc`.
 pub struct Engine {
     model: Model,
+    router: Router,
     opts: EngineOptions,
+    schema: Schema,
+    fixtures: FixtureSets,
+    /// Fixture set new namespaces are seeded from (`--fixture`, else the implicit default).
+    default_fixture: Option<String>,
+    lists: Vec<Option<ListBase>>,
+    registry: Registry,
+    self_url: RwLock<Option<String>>,
+    /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
+    upstream_origin: Option<String>,
     warnings: Vec<String>,
+}
+
+/// A response body while it is still being shaped.
+pub(crate) enum OutBody {
+    Empty,
+    Json(Value),
+    Bytes(Bytes),
+}
+
+/// A response before serialization.
+pub(crate) struct Out {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: OutBody,
+    pub provenance: Provenance,
+    pub route: Option<String>,
+    pub exchange: Option<String>,
+    pub replay: Option<ReplayClass>,
+    pub counts: FieldCounts,
+}
+
+impl Out {
+    fn json(status: u16, body: Value, provenance: Provenance, route: Option<String>) -> Out {
+        Out {
+            status,
+            headers: vec![("content-type".to_string(), "application/json".to_string())],
+            body: OutBody::Json(body),
+            provenance,
+            route,
+            exchange: None,
+            replay: None,
+            counts: FieldCounts::default(),
+        }
+    }
+}
+
+/// Everything dispatch reads about one request.
+struct Call<'a> {
+    req: &'a Request,
+    method: String,
+    head: bool,
+    path: String,
+    query: Vec<(String, String)>,
+    body: Option<Value>,
+    m: Matched,
+}
+
+impl Call<'_> {
+    fn ctx(&self) -> ReqCtx<'_> {
+        ReqCtx {
+            path: &self.path,
+            params: &self.m.params,
+            query: &self.query,
+            body: self.body.as_ref(),
+            headers: &self.req.headers,
+        }
+    }
+
+    fn content_type(&self) -> Option<&str> {
+        self.req.header("content-type")
+    }
 }
 
 impl Engine {
@@ -20,11 +108,66 @@ impl Engine {
         fixtures: FixtureTree,
         opts: EngineOptions,
     ) -> Result<Engine, EngineError> {
-        let _ = (schema_json, fixtures);
+        if model.schema_version != MODEL_SCHEMA_VERSION {
+            return Err(EngineError::ModelVersion {
+                found: model.schema_version,
+                expected: MODEL_SCHEMA_VERSION,
+            });
+        }
+        let mut warnings = Vec::new();
+        let router = Router::build(&model, &mut warnings);
+        let schema = Schema::build(
+            model
+                .entity_types
+                .iter()
+                .map(|(k, t)| (k.clone(), t.primary_key.clone())),
+            schema_json,
+            &mut warnings,
+        );
+        let fixture_sets = fixtures::resolve(&fixtures, &schema, &mut warnings)?;
+        let default_fixture = match &opts.fixture {
+            Some(name) => match fixture_sets.lookup(name) {
+                Some(found) => Some(found.to_string()),
+                None => {
+                    return Err(EngineError::UnknownFixture {
+                        name: name.clone(),
+                        available: fixture_sets.names(),
+                    });
+                }
+            },
+            None => fixture_sets.default.clone(),
+        };
+        if opts.fidelity == Fidelity::Fuzzy {
+            warnings
+                .push("fidelity `fuzzy` is not implemented: every request answers 501".to_string());
+        }
+        if opts.unknown_entity == UnknownEntity::NotFound && !supports_not_found(&model) {
+            warnings.push(
+                "--unknown-entity not_found has nothing to gate: the model has no read or \
+                 parameterized list route with known entity ids, so every entity answer is \
+                 synthesized or replayed as recorded"
+                    .to_string(),
+            );
+        }
+        let lists = model
+            .routes
+            .iter()
+            .map(|r| list::build_base(r, &model, &schema))
+            .collect();
+        let upstream_origin = util::origin_of(&model.base_url);
+        let registry = Registry::new(opts.max_namespaces.max(1));
         Ok(Engine {
+            router,
+            schema,
+            fixtures: fixture_sets,
+            default_fixture,
+            lists,
+            registry,
+            self_url: RwLock::new(None),
+            upstream_origin,
+            warnings,
             model,
             opts,
-            warnings: Vec::new(),
         })
     }
 
@@ -33,64 +176,25 @@ impl Engine {
         &self.warnings
     }
 
-    /// The twin's own base URL once bound (fallback origin of the self-URL rewrite).
+    /// The serve-wide options this engine was built with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.opts
+    }
+
+    /// The served model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The twin's own base URL once bound (fallback origin of the self-URL rewrite when a
+    /// request carries no `Host`).
     pub fn set_self_url(&self, url: &str) {
-        let _ = url;
+        *self.self_url.write() = util::origin_of(url).or_else(|| Some(url.to_string()));
     }
 
-    /// Answer one application request. `session` is the `X-Wraith-Session` value, verbatim.
-    pub fn handle(&self, session: Option<&str>, req: &Request) -> Response {
-        let _ = (session, req);
-        unimplemented_response()
-    }
-
-    /// Every `X-Wraith-*` control header for `resp` to a request with `method`.
-    pub fn control_headers(&self, resp: &Response, method: &str) -> Vec<(String, String)> {
-        let _ = (resp, method);
-        Vec::new()
-    }
-
-    /// `POST /__wraith/session`.
-    pub fn provision(&self, p: Provision) -> Result<ProvisionInfo, ControlError> {
-        let _ = p;
-        Err(ControlError::new(501, "bad-request", "not yet implemented"))
-    }
-
-    /// `GET /__wraith/session`.
-    pub fn sessions(&self) -> Vec<SessionInfo> {
-        Vec::new()
-    }
-
-    /// `POST /__wraith/session/{id}/reset`.
-    pub fn reset_session(&self, id: &str) -> Result<SessionInfo, ControlError> {
-        Err(ControlError::new(
-            404,
-            "session-not-found",
-            format!("no session `{id}`"),
-        ))
-    }
-
-    /// `DELETE /__wraith/session/{id}`.
-    pub fn delete_session(&self, id: &str) -> Result<(), ControlError> {
-        Err(ControlError::new(
-            404,
-            "session-not-found",
-            format!("no session `{id}`"),
-        ))
-    }
-
-    /// `POST /__wraith/reset`.
-    pub fn reset_all(&self) {}
-
-    /// Debug dump of one namespace; never creates it.
-    pub fn session_state(&self, id: &str) -> Option<serde_json::Value> {
-        let _ = id;
-        None
-    }
-
-    /// Names of the fixture sets.
+    /// Names of the fixture sets (the implicit default included when it exists).
     pub fn fixture_sets(&self) -> Vec<String> {
-        Vec::new()
+        self.fixtures.names()
     }
 
     /// `METHOD /path` of every route.
@@ -98,21 +202,1317 @@ impl Engine {
         self.model.route_names()
     }
 
-    pub fn options(&self) -> &EngineOptions {
-        &self.opts
+    // ---------------------------------------------------------------- control plane
+
+    fn lazy_settings(&self) -> Settings {
+        Settings {
+            fixture: self.default_fixture.clone(),
+            seed: self.opts.seed,
+            explicit_seed: false,
+            clock: self.opts.clock,
+            provisioned: false,
+        }
+    }
+
+    fn seed_for(&self, settings: &Settings) -> Option<&SeedData> {
+        settings
+            .fixture
+            .as_deref()
+            .and_then(|f| self.fixtures.get(f))
+            .map(|a| a.as_ref())
+    }
+
+    fn make_namespace(&self, key: NsKey, settings: Settings) -> Namespace {
+        let seed = self.seed_for(&settings);
+        Namespace::new(key, settings, seed)
+    }
+
+    fn full_error(max: usize) -> ControlError {
+        ControlError::new(
+            503,
+            "namespace-unavailable",
+            format!("namespace limit exceeded (max {max})"),
+        )
+    }
+
+    /// `POST /__wraith/session`: create a namespace with pinned fixture, seed and clock. Asking
+    /// again with the same (or unspecified) settings answers the existing one; different
+    /// settings are a `session-provision-conflict`.
+    pub fn provision(&self, p: Provision) -> Result<ProvisionInfo, ControlError> {
+        let fixture = match &p.fixture {
+            Some(name) => match self.fixtures.lookup(name) {
+                Some(found) => Some(found.to_string()),
+                None => {
+                    let mut e = ControlError::new(
+                        404,
+                        "fixture-not-found",
+                        format!("no fixture set named `{name}`"),
+                    );
+                    e.available = self.fixtures.names();
+                    return Err(e);
+                }
+            },
+            None => self.default_fixture.clone(),
+        };
+        let settings = Settings {
+            fixture,
+            seed: p.seed.unwrap_or(self.opts.seed),
+            explicit_seed: p.seed.is_some(),
+            clock: p.clock.unwrap_or(self.opts.clock),
+            provisioned: true,
+        };
+        let key = NsKey::Named(p.session.clone());
+        let made = self
+            .registry
+            .insert_new(&key, || self.make_namespace(key.clone(), settings.clone()));
+        match made {
+            Err(NsError::Full(max)) => Err(Self::full_error(max)),
+            Ok(Ok(ns)) => {
+                let ns = ns.lock();
+                Ok(provision_info(&p.session, &ns, true))
+            }
+            Ok(Err(existing)) => {
+                let mut ns = existing.lock();
+                let cur = &ns.settings;
+                let conflict = (p.fixture.is_some() && cur.fixture != settings.fixture)
+                    || (p.seed.is_some() && (cur.seed != settings.seed || !cur.explicit_seed))
+                    || (p.clock.is_some() && cur.clock != settings.clock);
+                if conflict {
+                    return Err(ControlError::new(
+                        409,
+                        "session-provision-conflict",
+                        format!(
+                            "session `{}` already exists with different settings (fixture {:?}, \
+                             seed {}, clock {:?}); delete it first or provision a new id",
+                            p.session, cur.fixture, cur.seed, cur.clock.mode
+                        ),
+                    ));
+                }
+                ns.settings.provisioned = true;
+                Ok(provision_info(&p.session, &ns, false))
+            }
+        }
+    }
+
+    /// `GET /__wraith/session`: every live namespace, default first, then by id.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.registry
+            .all()
+            .iter()
+            .map(|ns| ns.lock().info())
+            .collect()
+    }
+
+    /// The key a control-plane id names: the named session, or the shared default namespace
+    /// when the id is `default` and no session of that name exists.
+    fn control_key(&self, id: &str) -> NsKey {
+        let named = NsKey::Named(id.to_string());
+        if id == "default" && self.registry.get(&named).is_none() {
+            return NsKey::Default;
+        }
+        named
+    }
+
+    fn not_found(id: &str) -> ControlError {
+        ControlError::new(
+            404,
+            "session-not-found",
+            format!("no live session `{id}` (see GET /__wraith/session)"),
+        )
+    }
+
+    /// `POST /__wraith/session/{id}/reset`: clear the namespace's state and counters, keep its
+    /// fixture, seed and clock, and re-seed the fixture immediately.
+    pub fn reset_session(&self, id: &str) -> Result<SessionInfo, ControlError> {
+        let key = self.control_key(id);
+        let ns = self.registry.get(&key).ok_or_else(|| Self::not_found(id))?;
+        let mut ns = ns.lock();
+        let settings = ns.settings.clone();
+        *ns = self.make_namespace(key, settings);
+        Ok(ns.info())
+    }
+
+    /// `DELETE /__wraith/session/{id}`: drop the namespace and its provisioning; frees the slot.
+    pub fn delete_session(&self, id: &str) -> Result<(), ControlError> {
+        let key = self.control_key(id);
+        if self.registry.remove(&key) {
+            Ok(())
+        } else {
+            Err(Self::not_found(id))
+        }
+    }
+
+    /// `POST /__wraith/reset`: every namespace's state is cleared (and its fixture re-seeded).
+    pub fn reset_all(&self) {
+        for ns in self.registry.all() {
+            let mut ns = ns.lock();
+            let settings = ns.settings.clone();
+            let key = ns.key.clone();
+            *ns = self.make_namespace(key, settings);
+        }
+    }
+
+    /// Debug dump of one namespace; never creates it.
+    pub fn session_state(&self, id: &str) -> Option<Value> {
+        let key = self.control_key(id);
+        self.registry.get(&key).map(|ns| ns.lock().dump())
+    }
+
+    /// Number of live namespaces.
+    pub fn namespace_count(&self) -> usize {
+        self.registry.len()
+    }
+
+    // ---------------------------------------------------------------- control headers
+
+    /// Every `X-Wraith-*` control header for `resp` to a request with `method`, per the twin
+    /// response contract.
+    pub fn control_headers(&self, resp: &Response, method: &str) -> Vec<(String, String)> {
+        let mut h = Vec::with_capacity(6);
+        if self.opts.provenance_headers {
+            h.push((
+                "X-Wraith-Provenance".to_string(),
+                resp.provenance.as_str().to_string(),
+            ));
+            if let Some(route) = &resp.route {
+                h.push(("X-Wraith-Route".to_string(), route.clone()));
+            }
+            if resp.provenance == Provenance::Recorded
+                && let Some(ex) = &resp.exchange
+            {
+                h.push(("X-Wraith-Exchange".to_string(), ex.clone()));
+            }
+            if let Some(class) = resp.replay
+                && !method.eq_ignore_ascii_case("HEAD")
+                && self.opts.fidelity != Fidelity::Strict
+            {
+                let mut v = match class {
+                    ReplayClass::SeriesMoment => "series-moment;v=1".to_string(),
+                    ReplayClass::SessionBoundMoment => "session-bound-moment;v=1".to_string(),
+                };
+                if resp.outbound_policy_applied {
+                    v.push_str(";outbound-policy=applied");
+                }
+                h.push(("X-Wraith-Replay".to_string(), v));
+            }
+        }
+        h.push((
+            "X-Wraith-Twin-Age".to_string(),
+            self.opts.freshness.twin_age_seconds.to_string(),
+        ));
+        if let Some(at) = &self.opts.freshness.recorded_at {
+            h.push(("X-Wraith-Recorded-At".to_string(), at.clone()));
+        }
+        if self.opts.debug
+            && self.opts.fidelity == Fidelity::Synth
+            && let Some(c) = resp.field_counts
+        {
+            h.push((
+                "X-Wraith-Provenance-Counts".to_string(),
+                format!(
+                    "recorded={} template={} fixture={} handler={}",
+                    c.recorded, c.template, c.fixture, c.handler
+                ),
+            ));
+        }
+        h
+    }
+
+    // ---------------------------------------------------------------- dispatch
+
+    /// Answer one application request. `session` is the `X-Wraith-Session` value, verbatim
+    /// (`None` = the shared default namespace).
+    pub fn handle(&self, session: Option<&str>, req: &Request) -> Response {
+        let method = req.method.to_ascii_uppercase();
+        let head = method == "HEAD";
+        let out = self.handle_out(session, req, &method);
+        self.finish(out, req, head)
+    }
+
+    fn handle_out(&self, session: Option<&str>, req: &Request, method: &str) -> Out {
+        let path = match util::normalize_path(&req.path) {
+            Ok(p) => p,
+            Err(util::PathError::DotSegment) => {
+                return Out::json(
+                    400,
+                    json!({
+                        "error": "invalid path",
+                        "message": "dot segments (`.` and `..`) are not allowed in request paths",
+                    }),
+                    Provenance::Miss,
+                    None,
+                );
+            }
+        };
+        let key = NsKey::from_header(session);
+        let ns = match self.registry.get_or_create(&key, || {
+            self.make_namespace(key.clone(), self.lazy_settings())
+        }) {
+            Ok(ns) => ns,
+            Err(NsError::Full(max)) => {
+                return Out::json(503, Self::full_error(max).body(), Provenance::Miss, None);
+            }
+        };
+        if self.opts.fidelity == Fidelity::Fuzzy {
+            ns.lock().requests += 1;
+            return Out::json(
+                501,
+                json!({
+                    "error": "fidelity fuzzy is not implemented",
+                    "wraith": {
+                        "twin": self.opts.twin_name,
+                        "hint": "serve with --fidelity synth or --fidelity strict",
+                    }
+                }),
+                Provenance::Miss,
+                None,
+            );
+        }
+        let host = req.header("host");
+        let matched = self.router.at(method, &path, host).or_else(|| {
+            if method == "HEAD" {
+                self.router.at("GET", &path, host)
+            } else {
+                None
+            }
+        });
+        let Some(m) = matched else {
+            ns.lock().requests += 1;
+            return self.route_miss();
+        };
+        let ct = req.header("content-type");
+        let call = Call {
+            req,
+            method: method.to_string(),
+            head: method == "HEAD",
+            query: util::parse_query(&req.query),
+            body: util::body_as_json(ct, &req.body),
+            path,
+            m,
+        };
+        let mut guard = ns.lock();
+        guard.requests += 1;
+        self.dispatch_idempotent(&mut guard, &call)
+    }
+
+    /// The structured 501 route-miss body.
+    fn route_miss(&self) -> Out {
+        Out::json(501, self.miss_body(), Provenance::Miss, None)
+    }
+
+    fn miss_body(&self) -> Value {
+        let names = self.model.route_names();
+        let total = names.len();
+        let shown: Vec<String> = names.into_iter().take(20).collect();
+        let mut wraith = serde_json::Map::new();
+        wraith.insert("twin".to_string(), json!(self.opts.twin_name));
+        wraith.insert("routes".to_string(), json!(shown));
+        if total > 20 {
+            wraith.insert("routes_total".to_string(), json!(total));
+        }
+        wraith.insert("hint".to_string(), json!(MISS_HINT));
+        json!({ "error": "no matching route", "wraith": Value::Object(wraith) })
+    }
+
+    /// Idempotency-Key replay around [`Self::dispatch`].
+    fn dispatch_idempotent(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        let idem_key = self.opts.idempotency.as_ref().and_then(|o| {
+            if matches!(call.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
+                return None;
+            }
+            call.req
+                .header(&o.header)
+                .map(|k| (o.ttl_seconds, k.to_string()))
+        });
+        let Some((ttl, key)) = idem_key else {
+            return self.dispatch(ns, call);
+        };
+        let now = ns.peek_us(&self.opts.wall_clock);
+        let slot = (call.m.route, key);
+        if let Some(hit) = ns.idem.get(&slot) {
+            if hit.expires_us > now {
+                return out_from_response(&hit.response);
+            }
+            ns.idem.remove(&slot);
+        }
+        let out = self.dispatch(ns, call);
+        if out.status < 500 {
+            let resp = self.serialize(&out, call.req, false);
+            ns.idem.insert(
+                slot,
+                crate::namespace::IdemEntry {
+                    response: resp,
+                    expires_us: now.saturating_add((ttl as i64).saturating_mul(1_000_000)),
+                },
+            );
+        }
+        out
+    }
+
+    fn dispatch(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        let r = call.m.route;
+        let route = &self.model.routes[r];
+        if self.opts.fidelity == Fidelity::Strict {
+            return self.strict(ns, call);
+        }
+        let key = wraith_model::request_key::request_key(
+            &call.path,
+            &call.req.query,
+            call.content_type(),
+            &call.req.body,
+        );
+        if let Some(&ei) = self.router.info[r].exact.get(&key)
+            && let Some(out) = self.exact_replay(ns, call, ei)
+        {
+            return out;
+        }
+
+        let op = route.state_op;
+        let gated = matches!(op, Some(StateOp::Read))
+            || (matches!(op, Some(StateOp::List)) && !call.m.params.is_empty());
+        if self.opts.unknown_entity == UnknownEntity::NotFound
+            && gated
+            && !self.membership(ns, route, &call.m.params).unwrap_or(true)
+        {
+            return self.fail_closed(ns, call, None);
+        }
+
+        let Some(vi) = route
+            .variants
+            .iter()
+            .position(|v| self.guard_holds(&v.guard, ns, route, call))
+        else {
+            return Out::json(
+                404,
+                json!({
+                    "error": "route-no-match",
+                    "message": format!(
+                        "no variant of {} matched this request (guards on headers, body or \
+                         entity state all failed)",
+                        self.router.info[r].name
+                    ),
+                }),
+                Provenance::Miss,
+                Some(self.router.info[r].name.clone()),
+            );
+        };
+        let variant = &route.variants[vi];
+        match op {
+            Some(StateOp::Create) => self.op_create(ns, call, variant),
+            Some(StateOp::Read) => self.op_read(ns, call, variant),
+            Some(StateOp::Update) => self.op_update(ns, call, variant),
+            Some(StateOp::Delete) => self.op_delete(ns, call, variant),
+            Some(StateOp::List) => self.op_list(ns, call, variant),
+            None => self.render_variant(ns, call, variant).0,
+        }
+    }
+
+    // ---------------------------------------------------------------- entities
+
+    /// Primary-key field of an entity type (`id` when the schema does not say).
+    fn pk_of(&self, ty: &str) -> String {
+        self.schema.primary_key(ty).unwrap_or("id").to_string()
+    }
+
+    /// The (entity type, id) a read/update/delete route addresses.
+    fn target<'c>(
+        &self,
+        route: &Route,
+        params: &'c [(String, String)],
+    ) -> Option<(String, &'c str)> {
+        let ty = route.entity_type.clone()?;
+        let id = match &route.id_param {
+            Some(name) => params
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str()),
+            None => params.last().map(|(_, v)| v.as_str()),
+        }?;
+        Some((ty, id))
+    }
+
+    /// Whether the entity a route names is known in this namespace: live in the session store,
+    /// else (not deleted this session and) recorded with a non-4xx outcome, per the full
+    /// parameter tuple on multi-parameter routes. `None` when the model gives no way to judge.
+    fn membership(
+        &self,
+        ns: &Namespace,
+        route: &Route,
+        params: &[(String, String)],
+    ) -> Option<bool> {
+        let (last_name, id) = params.last()?;
+        let id = id.as_str();
+        let ty: Option<&str> = if route.state_op == Some(StateOp::List) {
+            route
+                .parent_params
+                .iter()
+                .find(|p| &p.param == last_name)
+                .map(|p| p.entity_type.as_str())
+        } else {
+            route.entity_type.as_deref()
+        };
+        let parent_values: Vec<&str> = params[..params.len() - 1]
+            .iter()
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if let Some(ty) = ty {
+            if let Some(e) = ns.entity(ty, id) {
+                return Some(match (&e.parents, route.known_param_tuples.is_empty()) {
+                    (Some(parents), false) if route.state_op != Some(StateOp::List) => parents
+                        .iter()
+                        .map(String::as_str)
+                        .eq(parent_values.iter().copied()),
+                    _ => true,
+                });
+            }
+            if ns.is_deleted(ty, id).is_some() {
+                return Some(false);
+            }
+        }
+        if !route.known_param_tuples.is_empty() {
+            let all: Vec<&str> = params.iter().map(|(_, v)| v.as_str()).collect();
+            return Some(
+                route
+                    .known_param_tuples
+                    .iter()
+                    .any(|t| t.iter().map(String::as_str).eq(all.iter().copied())),
+            );
+        }
+        let et = self.model.entity_types.get(ty?)?;
+        if et.known_missing.contains(id) {
+            return Some(false);
+        }
+        Some(et.known_ids.contains(id) || et.records.contains_key(id))
+    }
+
+    fn guard_holds(&self, g: &Guard, ns: &Namespace, route: &Route, call: &Call<'_>) -> bool {
+        match g {
+            Guard::Always => true,
+            Guard::All { all } => all.iter().all(|g| self.guard_holds(g, ns, route, call)),
+            Guard::StateMember { member } => {
+                self.membership(ns, route, &call.m.params).unwrap_or(false) == *member
+            }
+            Guard::HeaderPresent { name, present } => call.req.header(name).is_some() == *present,
+            Guard::BodyFieldEquals { pointer, value } => call
+                .body
+                .as_ref()
+                .and_then(|b| json_pointer_get(b, pointer))
+                .is_some_and(|v| loosely_equal(v, value)),
+            Guard::BodyFieldPresent { pointer, present } => {
+                call.body
+                    .as_ref()
+                    .and_then(|b| json_pointer_get(b, pointer))
+                    .is_some()
+                    == *present
+            }
+            Guard::BodyValid { valid } => {
+                util::body_valid(call.content_type(), &call.req.body) == *valid
+            }
+            Guard::QueryPresent { name, present } => {
+                call.query.iter().any(|(k, _)| k == name) == *present
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- rendering
+
+    /// Render a variant as is: status, header programs, body template.
+    fn render_variant(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        variant: &Variant,
+    ) -> (Out, Option<i64>) {
+        let ctx = call.ctx();
+        let mut nsc = NsCtx {
+            ns,
+            wall: &self.opts.wall_clock,
+            now_us: None,
+        };
+        let mut counts = FieldCounts::default();
+        let body = match &variant.body {
+            wraith_model::BodyTemplate::Empty => OutBody::Empty,
+            wraith_model::BodyTemplate::Json { root } => {
+                OutBody::Json(render::render_node(root, &ctx, &mut nsc, &mut counts, ""))
+            }
+            wraith_model::BodyTemplate::Text { text } => {
+                counts.recorded += 1;
+                OutBody::Bytes(Bytes::from(text.clone()))
+            }
+            wraith_model::BodyTemplate::Binary { base64 } => {
+                counts.recorded += 1;
+                OutBody::Bytes(decode_b64(base64))
+            }
+        };
+        let headers = render::render_headers(&variant.headers, &mut nsc);
+        let now = nsc.now_us;
+        (
+            Out {
+                status: variant.status,
+                headers,
+                body,
+                provenance: Provenance::Template,
+                route: Some(self.router.info[call.m.route].name.clone()),
+                exchange: None,
+                replay: None,
+                counts,
+            },
+            now,
+        )
+    }
+
+    /// Not-found answer when the store says the entity is gone but the guards still picked a
+    /// success variant: the route's 4xx variant, else a plain 404.
+    fn gone(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        let route = &self.model.routes[call.m.route];
+        if let Some(vi) = self.router.info[call.m.route].not_found_variant {
+            return self.render_variant(ns, call, &route.variants[vi]).0;
+        }
+        Out::json(
+            404,
+            json!({"error": "not_found", "message": "this entity was deleted in this session"}),
+            Provenance::Miss,
+            Some(self.router.info[call.m.route].name.clone()),
+        )
+    }
+
+    /// Fail-closed not-found: the route's 4xx variant (404 preferred), else the structured 501,
+    /// provenance `miss`. `route_name` overrides the route label (strict fidelity).
+    fn fail_closed(&self, ns: &mut Namespace, call: &Call<'_>, route_name: Option<String>) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let name = route_name.unwrap_or_else(|| self.router.info[call.m.route].name.clone());
+        match self.router.info[call.m.route].not_found_variant {
+            Some(vi) => {
+                let (mut out, _) = self.render_variant(ns, call, &route.variants[vi]);
+                out.provenance = Provenance::Miss;
+                out.route = Some(name);
+                out
+            }
+            None => Out::json(501, self.miss_body(), Provenance::Miss, Some(name)),
+        }
+    }
+
+    // ---------------------------------------------------------------- exact replay
+
+    /// The moments of an exact entry this request may be served, preferring the ones recorded
+    /// for the same principal.
+    fn candidate_moments<'m>(&self, moments: &'m [Moment], req: &Request) -> Vec<&'m Moment> {
+        if let Some(auth) = req.header("authorization") {
+            let mapped = match &self.opts.principal {
+                Some(f) => f(auth),
+                None => auth.to_string(),
+            };
+            let same: Vec<&Moment> = moments
+                .iter()
+                .filter(|m| m.principal.as_deref() == Some(mapped.as_str()))
+                .collect();
+            if !same.is_empty() {
+                return same;
+            }
+        }
+        moments.iter().collect()
+    }
+
+    fn exact_replay(&self, ns: &mut Namespace, call: &Call<'_>, ei: usize) -> Option<Out> {
+        let r = call.m.route;
+        let route = &self.model.routes[r];
+        let entry = &route.exact[ei];
+        let candidates = self.candidate_moments(&entry.moments, call.req);
+        if candidates.is_empty() {
+            return None;
+        }
+        let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
+        let within = served < candidates.len();
+        let read_like = matches!(call.method.as_str(), "GET" | "HEAD");
+
+        // State wins over a recorded answer when this session changed the entity itself.
+        let mut merge_list = None;
+        match route.state_op {
+            Some(StateOp::Read | StateOp::Update | StateOp::Delete) => {
+                if let Some((ty, id)) = self.target(route, &call.m.params) {
+                    let synth_changed = ns
+                        .entity(&ty, id)
+                        .is_some_and(|e| e.origin == Origin::Synthesized)
+                        || ns.is_deleted(&ty, id) == Some(Origin::Synthesized);
+                    let replay_changed = ns
+                        .entity(&ty, id)
+                        .is_some_and(|e| e.origin == Origin::Replayed)
+                        || ns.is_deleted(&ty, id) == Some(Origin::Replayed);
+                    if synth_changed || (replay_changed && !within) {
+                        return None;
+                    }
+                }
+            }
+            Some(StateOp::List) => {
+                if let Some(ty) = &route.entity_type
+                    && let Some(store) = ns.type_store(ty)
+                {
+                    let has_fixtures = store.live.values().any(|e| e.origin == Origin::Fixture);
+                    if store.has_synth_writes() || has_fixtures || (!within && store.has_writes()) {
+                        merge_list = Some(ty.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+
+        let idx = if within {
+            if !call.head {
+                ns.axis.insert((r, ei), served + 1);
+            }
+            served
+        } else if read_like {
+            candidates.len() - 1
+        } else {
+            return None;
+        };
+        let moment = candidates[idx];
+        let mut out = self.moment_out(ns, call, moment);
+        out.replay = if within {
+            Some(ReplayClass::SeriesMoment)
+        } else {
+            None
+        };
+        if let Some(ty) = merge_list
+            && let (Some(shape), OutBody::Json(body)) = (&route.list, &mut out.body)
+        {
+            let pk = self.pk_of(&ty);
+            let base = self.lists[r].as_ref();
+            if list::merge_into_moment(body, shape, &ty, &pk, ns, &call.m.params, base) {
+                out.replay = None;
+            }
+        }
+        if (200..300).contains(&moment.status) && !call.head {
+            self.apply_replayed_effect(ns, call, &out);
+        }
+        Some(out)
+    }
+
+    /// The response of a recorded moment, verbatim (bar framing headers and a fresh `Date`).
+    fn moment_out(&self, ns: &mut Namespace, call: &Call<'_>, moment: &Moment) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let mut headers: Vec<(String, String)> = moment
+            .headers
+            .iter()
+            .filter(|(k, _)| !render::is_framing_header(k))
+            .cloned()
+            .collect();
+        let wants_date = route.variants.iter().any(|v| {
+            v.headers.iter().any(|h| {
+                matches!(
+                    h.program,
+                    wraith_model::HeaderRule::Volatile {
+                        kind: wraith_model::VolatileKind::Date
+                    }
+                )
+            })
+        });
+        if wants_date && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("date")) {
+            let t = ns.now_us(&self.opts.wall_clock);
+            headers.push(("date".to_string(), render::http_date(t)));
+        }
+        let mut counts = FieldCounts::default();
+        let body = match &moment.body {
+            RecordedBody::Empty => OutBody::Empty,
+            RecordedBody::Json { value } => {
+                counts.recorded = leaf_count(value);
+                OutBody::Json(value.clone())
+            }
+            RecordedBody::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
+            RecordedBody::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
+        };
+        Out {
+            status: moment.status,
+            headers,
+            body,
+            provenance: Provenance::Recorded,
+            route: Some(self.router.info[call.m.route].name.clone()),
+            exchange: if moment.source.is_empty() {
+                None
+            } else {
+                Some(moment.source.clone())
+            },
+            replay: None,
+            counts,
+        }
+    }
+
+    /// A replayed create/update/delete also changes the namespace, so later requests agree.
+    fn apply_replayed_effect(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
+        let route = &self.model.routes[call.m.route];
+        let Some(ty) = route.entity_type.clone() else {
+            return;
+        };
+        let pk = self.pk_of(&ty);
+        match route.state_op {
+            Some(StateOp::Create) => {
+                if let OutBody::Json(body) = &out.body
+                    && let Some(ptr) = entity_pointer(body, &pk)
+                    && let Some(entity) = json_pointer_get(body, &ptr)
+                    && let Some(key) = entity.get(&pk).and_then(fixtures::scalar_key)
+                {
+                    let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+                    ns.put(&ty, &key, entity.clone(), Origin::Replayed, Some(parents));
+                }
+            }
+            Some(StateOp::Update) => {
+                let Some((ty, id)) = self.target(route, &call.m.params) else {
+                    return;
+                };
+                let from_body = match &out.body {
+                    OutBody::Json(body) => entity_pointer(body, &pk)
+                        .and_then(|p| json_pointer_get(body, &p))
+                        .filter(|e| {
+                            e.get(&pk).and_then(fixtures::scalar_key).as_deref() == Some(id)
+                        })
+                        .cloned(),
+                    _ => None,
+                };
+                let entity = from_body.or_else(|| {
+                    let mut base = self.base_entity(ns, &ty, id)?;
+                    if let Some(patch) = &call.body {
+                        merge_for_method(&call.method, &mut base, patch);
+                    }
+                    Some(base)
+                });
+                if let Some(entity) = entity {
+                    ns.put(&ty, id, entity, Origin::Replayed, None);
+                }
+            }
+            Some(StateOp::Delete) => {
+                if let Some((ty, id)) = self.target(route, &call.m.params) {
+                    ns.tombstone(&ty, id, Origin::Replayed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The entity as the session currently sees it: the store, else the recorded record.
+    fn base_entity(&self, ns: &Namespace, ty: &str, id: &str) -> Option<Value> {
+        if let Some(e) = ns.entity(ty, id) {
+            return Some((*e.value).clone());
+        }
+        if ns.is_deleted(ty, id).is_some() {
+            return None;
+        }
+        self.model
+            .entity_types
+            .get(ty)
+            .and_then(|t| t.records.get(id))
+            .cloned()
+    }
+
+    // ---------------------------------------------------------------- strict fidelity
+
+    /// Strict fidelity: only recorded exchanges; everything else fails closed
+    /// (recorded 4xx → synthesized 4xx → 501). Never a replay claim.
+    fn strict(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        let r = call.m.route;
+        let route = &self.model.routes[r];
+        let concrete = format!("{} {}", route.method, call.path);
+        let key = wraith_model::request_key::request_key(
+            &call.path,
+            &call.req.query,
+            call.content_type(),
+            &call.req.body,
+        );
+        if let Some(&ei) = self.router.info[r].exact.get(&key) {
+            let entry = &route.exact[ei];
+            let candidates = self.candidate_moments(&entry.moments, call.req);
+            let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
+            let pick = if served < candidates.len() {
+                if !call.head {
+                    ns.axis.insert((r, ei), served + 1);
+                }
+                Some(served)
+            } else if matches!(call.method.as_str(), "GET" | "HEAD") {
+                candidates.len().checked_sub(1)
+            } else {
+                None
+            };
+            if let Some(i) = pick {
+                let mut out = self.moment_out(ns, call, candidates[i]);
+                out.route = Some(format!("{} {}", route.method, entry.key.path));
+                out.replay = None;
+                return out;
+            }
+        }
+        // Recorded 4xx of this route (404 preferred), replayed as a policy answer.
+        let recorded_4xx = route
+            .exact
+            .iter()
+            .flat_map(|e| e.moments.iter().map(move |m| (e, m)))
+            .filter(|(_, m)| (400..500).contains(&m.status))
+            .min_by_key(|(_, m)| if m.status == 404 { 0 } else { 1 });
+        if let Some((entry, moment)) = recorded_4xx {
+            let mut out = self.moment_out(ns, call, moment);
+            out.provenance = Provenance::Miss;
+            out.exchange = None;
+            out.route = Some(format!("{} {}", route.method, entry.key.path));
+            return out;
+        }
+        self.fail_closed(ns, call, Some(concrete))
+    }
+
+    // ---------------------------------------------------------------- state ops
+
+    fn op_create(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let (mut out, _) = self.render_variant(ns, call, variant);
+        let Some(ty) = route.entity_type.clone() else {
+            return out;
+        };
+        if !(200..300).contains(&out.status) {
+            return out;
+        }
+        let pk = self.pk_of(&ty);
+        let OutBody::Json(body) = &mut out.body else {
+            return out;
+        };
+        let Some(ptr) = entity_pointer(body, &pk) else {
+            return out;
+        };
+        // A client-supplied primary key is kept.
+        let client_pk = call
+            .body
+            .as_ref()
+            .and_then(|b| b.get(&pk))
+            .filter(|v| fixtures::scalar_key(v).is_some())
+            .cloned();
+        let Some(entity) = json_pointer_get_mut(body, &ptr) else {
+            return out;
+        };
+        if let (Some(v), Value::Object(map)) = (client_pk, &mut *entity) {
+            map.insert(pk.clone(), v);
+        }
+        let key = match entity.get(&pk).and_then(fixtures::scalar_key) {
+            Some(k) => k,
+            None => return out,
+        };
+        let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        ns.put(
+            &ty,
+            &key,
+            entity.clone(),
+            Origin::Synthesized,
+            Some(parents),
+        );
+        out
+    }
+
+    fn op_read(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let (mut out, _) = self.render_variant(ns, call, variant);
+        if !(200..300).contains(&out.status) {
+            return out;
+        }
+        let Some((ty, id)) = self.target(route, &call.m.params) else {
+            return out;
+        };
+        if ns.is_deleted(&ty, id).is_some() {
+            return self.gone(ns, call);
+        }
+        let pk = self.pk_of(&ty);
+        let OutBody::Json(body) = &mut out.body else {
+            return out;
+        };
+        let ptr = entity_pointer(body, &pk);
+        if let Some(e) = ns.entity(&ty, id) {
+            let stored = Arc::clone(&e.value);
+            let origin = e.origin;
+            match (&ptr, origin) {
+                (Some(p), Origin::Fixture) => {
+                    // Fixture records may be sparse: overlay them on the rendered entity.
+                    if let Some(slot) = json_pointer_get_mut(body, p) {
+                        overlay(slot, &stored);
+                    }
+                    out.counts.fixture += leaf_count(&stored);
+                    out.provenance = Provenance::Fixture;
+                }
+                (Some(p), _) => {
+                    if let Some(slot) = json_pointer_get_mut(body, p) {
+                        *slot = (*stored).clone();
+                    }
+                }
+                (None, Origin::Fixture) => {
+                    *body = (*stored).clone();
+                    out.counts.fixture += leaf_count(&stored);
+                    out.provenance = Provenance::Fixture;
+                }
+                (None, _) => *body = (*stored).clone(),
+            }
+            return out;
+        }
+        let record = self
+            .model
+            .entity_types
+            .get(&ty)
+            .and_then(|t| t.records.get(id));
+        match (record, &ptr) {
+            (Some(rec), Some(p)) => {
+                if let Some(slot) = json_pointer_get_mut(body, p) {
+                    *slot = rec.clone();
+                }
+                out.provenance = Provenance::Recorded;
+                out.counts = FieldCounts {
+                    recorded: leaf_count(body),
+                    ..FieldCounts::default()
+                };
+            }
+            (Some(rec), None) => {
+                *body = rec.clone();
+                out.provenance = Provenance::Recorded;
+                out.counts = FieldCounts {
+                    recorded: leaf_count(body),
+                    ..FieldCounts::default()
+                };
+            }
+            (None, Some(p)) => {
+                // Template clone with the requested id inserted.
+                if let Some(Value::Object(map)) = json_pointer_get_mut(body, p)
+                    && let Some(slot) = map.get_mut(&pk)
+                {
+                    *slot = typed_like(id, slot);
+                }
+            }
+            (None, None) => {}
+        }
+        out
+    }
+
+    fn op_update(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let Some((ty, id)) = self.target(route, &call.m.params) else {
+            return self.render_variant(ns, call, variant).0;
+        };
+        if ns.is_deleted(&ty, id).is_some() {
+            return self.gone(ns, call);
+        }
+        let (mut out, _) = self.render_variant(ns, call, variant);
+        if !(200..300).contains(&out.status) {
+            return out;
+        }
+        let pk = self.pk_of(&ty);
+        let stored = self.base_entity(ns, &ty, id);
+        let OutBody::Json(body) = &mut out.body else {
+            return out;
+        };
+        let ptr = entity_pointer(body, &pk);
+        let rendered_entity = ptr
+            .as_ref()
+            .and_then(|p| json_pointer_get(body, p))
+            .cloned()
+            .or_else(|| body.is_object().then(|| body.clone()));
+        let Some(rendered_entity) = rendered_entity else {
+            return out;
+        };
+        let mut entity = stored.clone().unwrap_or_else(|| rendered_entity.clone());
+        if let Some(patch) = &call.body {
+            let mut patch = patch.clone();
+            util::coerce_like(&mut patch, &entity);
+            merge_for_method(&call.method, &mut entity, &patch);
+        }
+        // Fields the template stamps from the clock (`updated_at`) take the fresh value.
+        if stored.is_some()
+            && let Some(tpl) = entity_template(variant, ptr.as_deref())
+        {
+            for f in tpl {
+                if matches!(
+                    f.value,
+                    Node::Hole(wraith_model::Hole {
+                        source: wraith_model::HoleKind::Clock { .. },
+                        ..
+                    })
+                ) && let (Some(v), Value::Object(map)) =
+                    (rendered_entity.get(&f.key), &mut entity)
+                {
+                    map.insert(f.key.clone(), v.clone());
+                }
+            }
+        }
+        if let Value::Object(map) = &mut entity
+            && let Some(slot) = map.get_mut(&pk)
+        {
+            *slot = typed_like(id, slot);
+        }
+        match &ptr {
+            Some(p) => {
+                if let Some(slot) = json_pointer_get_mut(body, p) {
+                    *slot = entity.clone();
+                }
+            }
+            None => *body = entity.clone(),
+        }
+        let parents = call.m.params[..call.m.params.len().saturating_sub(1)]
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect();
+        let keep_parents = ns.entity(&ty, id).and_then(|e| e.parents.clone());
+        ns.put(
+            &ty,
+            id,
+            entity,
+            Origin::Synthesized,
+            keep_parents.or(Some(parents)),
+        );
+        out
+    }
+
+    fn op_delete(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let Some((ty, id)) = self.target(route, &call.m.params) else {
+            return self.render_variant(ns, call, variant).0;
+        };
+        // Pre-mutation membership: a second delete is a not-found.
+        if ns.is_deleted(&ty, id).is_some() {
+            return self.gone(ns, call);
+        }
+        let (out, _) = self.render_variant(ns, call, variant);
+        if (200..300).contains(&out.status) {
+            ns.tombstone(&ty, id, Origin::Synthesized);
+        }
+        out
+    }
+
+    fn op_list(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
+        let r = call.m.route;
+        let route = &self.model.routes[r];
+        let (mut out, _) = self.render_variant(ns, call, variant);
+        if !(200..300).contains(&out.status) {
+            return out;
+        }
+        let (Some(shape), Some(ty)) = (&route.list, &route.entity_type) else {
+            return out;
+        };
+        let OutBody::Json(body) = &mut out.body else {
+            return out;
+        };
+        let pk = self.pk_of(ty);
+        let origin = self.twin_origin(call.req);
+        let page = list::serve_list(
+            list::ListRequest {
+                shape,
+                ty,
+                pk: &pk,
+                path: &call.path,
+                params: &call.m.params,
+                query: &call.query,
+                filter_header: shape
+                    .filter_header
+                    .as_deref()
+                    .and_then(|h| call.req.header(h)),
+                origin: origin.as_deref(),
+            },
+            self.lists[r].as_ref(),
+            ns,
+            body,
+        );
+        if let Some(link) = page.link {
+            out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
+            out.headers.push(("link".to_string(), link));
+        }
+        if page.fixture_items > 0 {
+            out.counts.fixture += page.fixture_items;
+        }
+        out
+    }
+
+    // ---------------------------------------------------------------- output
+
+    /// The twin's own origin for this request: its `Host`, else the bound URL.
+    fn twin_origin(&self, req: &Request) -> Option<String> {
+        match req.header("host") {
+            Some(h) if !h.is_empty() => Some(format!("http://{}", h.to_ascii_lowercase())),
+            _ => self.self_url.read().clone(),
+        }
+    }
+
+    /// Outbound policy (self-URL rewrite), HEAD, and serialization.
+    fn finish(&self, mut out: Out, req: &Request, head: bool) -> Response {
+        let mut policy_applied = false;
+        if self.opts.rewrite_self_urls
+            && let (Some(from), Some(to)) = (&self.upstream_origin, self.twin_origin(req))
+            && from != &to
+        {
+            if let OutBody::Json(v) = &mut out.body {
+                policy_applied |= util::rewrite_origin_json(v, from, &to);
+            }
+            for (k, v) in out.headers.iter_mut() {
+                if matches!(
+                    k.to_ascii_lowercase().as_str(),
+                    "location" | "link" | "content-location"
+                ) {
+                    policy_applied |= util::rewrite_origin_in(v, from, &to);
+                }
+            }
+        }
+        let mut resp = self.serialize(&out, req, head);
+        resp.outbound_policy_applied =
+            policy_applied && resp.provenance == Provenance::Recorded && resp.replay.is_some();
+        resp
+    }
+
+    fn serialize(&self, out: &Out, _req: &Request, head: bool) -> Response {
+        let body = if head {
+            Bytes::new()
+        } else {
+            match &out.body {
+                OutBody::Empty => Bytes::new(),
+                OutBody::Json(v) => Bytes::from(serde_json::to_vec(v).unwrap_or_default()),
+                OutBody::Bytes(b) => b.clone(),
+            }
+        };
+        let counts = (self.opts.debug && self.opts.fidelity == Fidelity::Synth && !head)
+            .then_some(out.counts);
+        Response {
+            status: out.status,
+            headers: out.headers.clone(),
+            body,
+            provenance: out.provenance,
+            route: out.route.clone(),
+            exchange: out.exchange.clone(),
+            replay: if head { None } else { out.replay },
+            outbound_policy_applied: false,
+            field_counts: counts,
+        }
     }
 }
 
-fn unimplemented_response() -> Response {
-    Response {
-        status: 501,
-        headers: Vec::new(),
-        body: bytes::Bytes::new(),
-        provenance: Provenance::Miss,
-        route: None,
-        exchange: None,
-        replay: None,
-        outbound_policy_applied: false,
-        field_counts: None,
+fn provision_info(session: &str, ns: &Namespace, created: bool) -> ProvisionInfo {
+    ProvisionInfo {
+        session: session.to_string(),
+        fixture: ns.settings.fixture.clone(),
+        seed: ns.settings.seed,
+        clock: ns.settings.clock,
+        entities_seeded: ns.entities_seeded,
+        created,
+    }
+}
+
+/// A cached response back into the pipeline (idempotent replay; already serialized).
+fn out_from_response(r: &Response) -> Out {
+    Out {
+        status: r.status,
+        headers: r.headers.clone(),
+        body: OutBody::Bytes(r.body.clone()),
+        provenance: r.provenance,
+        route: r.route.clone(),
+        exchange: r.exchange.clone(),
+        replay: r.replay,
+        counts: r.field_counts.unwrap_or_default(),
+    }
+}
+
+/// Whether the model gives the `not_found` gate anything to judge.
+fn supports_not_found(model: &Model) -> bool {
+    model.routes.iter().any(|r| {
+        let gated = r.state_op == Some(StateOp::Read)
+            || (r.state_op == Some(StateOp::List) && r.path.contains("/:"));
+        gated
+            && (!r.known_param_tuples.is_empty()
+                || r.entity_type
+                    .as_ref()
+                    .and_then(|t| model.entity_types.get(t))
+                    .is_some_and(|t| !t.known_ids.is_empty() || !t.known_missing.is_empty())
+                || !r.parent_params.is_empty())
+    })
+}
+
+fn decode_b64(s: &str) -> Bytes {
+    use base64::Engine as _;
+    Bytes::from(
+        base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .unwrap_or_default(),
+    )
+}
+
+pub(crate) fn leaf_count(v: &Value) -> u32 {
+    match v {
+        Value::Object(m) => m.values().map(leaf_count).sum(),
+        Value::Array(a) => a.iter().map(leaf_count).sum(),
+        _ => 1,
+    }
+}
+
+/// JSON pointer of the entity object inside a body: the root when it carries the primary key,
+/// else the first top-level object field that does (`/data`).
+pub(crate) fn entity_pointer(body: &Value, pk: &str) -> Option<String> {
+    let obj = body.as_object()?;
+    if obj.contains_key(pk) {
+        return Some(String::new());
+    }
+    obj.iter()
+        .find(|(_, v)| v.as_object().is_some_and(|o| o.contains_key(pk)))
+        .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+}
+
+/// The template fields of the entity object at `ptr` (root or one level down).
+fn entity_template<'v>(
+    variant: &'v Variant,
+    ptr: Option<&str>,
+) -> Option<&'v [wraith_model::Field]> {
+    let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+        return None;
+    };
+    let Node::Object { fields } = root else {
+        return None;
+    };
+    match ptr {
+        None | Some("") => Some(fields),
+        Some(p) => {
+            let key = p.strip_prefix('/')?;
+            match fields.iter().find(|f| f.key == key).map(|f| &f.value) {
+                Some(Node::Object { fields }) => Some(fields),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// PATCH deep-merges; PUT and POST-update replace top-level keys.
+fn merge_for_method(method: &str, target: &mut Value, patch: &Value) {
+    if method == "PATCH" {
+        util::deep_merge(target, patch);
+    } else {
+        util::shallow_merge(target, patch);
+    }
+}
+
+/// Overlay a (possibly sparse) record onto a rendered object.
+fn overlay(slot: &mut Value, record: &Value) {
+    match (slot, record) {
+        (Value::Object(s), Value::Object(r)) => {
+            for (k, v) in r {
+                s.insert(k.clone(), v.clone());
+            }
+        }
+        (s, r) => *s = r.clone(),
+    }
+}
+
+/// `id` spelled with the JSON type of `like` (a number stays a number when `id` is numeric).
+fn typed_like(id: &str, like: &Value) -> Value {
+    if like.is_number()
+        && let Some(n) = util::parse_number(id)
+    {
+        return n;
+    }
+    Value::String(id.to_string())
+}
+
+/// Guard equality that lets form-encoded strings equal recorded numbers and booleans.
+fn loosely_equal(actual: &Value, expected: &Value) -> bool {
+    if actual == expected {
+        return true;
+    }
+    match (actual, expected) {
+        (Value::String(s), Value::Number(n)) => util::parse_number(s)
+            .and_then(|v| v.as_f64())
+            .zip(n.as_f64())
+            .is_some_and(|(a, b)| a == b),
+        (Value::String(s), Value::Bool(b)) => s == &b.to_string(),
+        _ => false,
     }
 }

@@ -12,6 +12,12 @@
 pub mod api;
 mod engine;
 mod error;
+mod fixtures;
+mod list;
+mod namespace;
+mod render;
+mod router;
+mod util;
 
 pub use api::*;
 pub use engine::Engine;

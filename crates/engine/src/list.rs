@@ -1,0 +1,463 @@
+//! List routes: the recorded collection merged with this session's writes, filtered and paged
+//! in the recorded style.
+//!
+//! The recorded collection of each list route is gathered once at startup (items of the recorded
+//! answers, per concrete path, plus the entity type's records for top-level collections). A
+//! request then works over references to those items and the session's store; only the served
+//! page is copied.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{Number, Value};
+use wraith_model::{EnvelopeMeaning, ListShape, Model, Pagination, RecordedBody, Route, StateOp};
+
+use crate::fixtures::{Schema, scalar_key};
+use crate::namespace::{Entity, Namespace, TypeStore};
+use crate::util::{json_pointer_get, json_pointer_get_mut};
+
+/// The recorded collection of one list route.
+pub(crate) struct ListBase {
+    /// Normalized concrete path → recorded items, first seen first, deduplicated by key.
+    by_path: HashMap<String, Vec<(String, Arc<Value>)>>,
+    /// The recordings list newest first (ids decrease), so session creates go in front.
+    descending: bool,
+}
+
+/// Gather a list route's recorded collection.
+pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Option<ListBase> {
+    if route.state_op != Some(StateOp::List) {
+        return None;
+    }
+    let shape = route.list.as_ref()?;
+    let ty = route.entity_type.as_deref()?;
+    let pk = schema.primary_key(ty).unwrap_or("id");
+    let mut by_path: HashMap<String, Vec<(String, Arc<Value>)>> = HashMap::new();
+    let mut seen: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut descending_votes = (0u32, 0u32);
+    for entry in &route.exact {
+        let Some(items) = entry.moments.iter().rev().find_map(|m| match &m.body {
+            RecordedBody::Json { value } if (200..300).contains(&m.status) => {
+                json_pointer_get(value, &shape.items_pointer).and_then(Value::as_array)
+            }
+            _ => None,
+        }) else {
+            continue;
+        };
+        let path = crate::util::normalize_path(&entry.key.path).unwrap_or_default();
+        let keys: Vec<f64> = items
+            .iter()
+            .filter_map(|i| i.get(pk).and_then(scalar_key))
+            .filter_map(|k| k.parse::<f64>().ok())
+            .collect();
+        if keys.len() >= 2 {
+            if keys[0] > keys[keys.len() - 1] {
+                descending_votes.0 += 1;
+            } else {
+                descending_votes.1 += 1;
+            }
+        }
+        let list = by_path.entry(path.clone()).or_default();
+        let seen = seen.entry(path).or_default();
+        for item in items {
+            if let Some(k) = item.get(pk).and_then(scalar_key)
+                && seen.insert(k.clone())
+            {
+                list.push((k, Arc::new(item.clone())));
+            }
+        }
+    }
+    if !route.path.contains("/:")
+        && let Some(et) = model.entity_types.get(ty)
+    {
+        let path = crate::util::normalize_path(&route.path).unwrap_or_default();
+        let list = by_path.entry(path.clone()).or_default();
+        let seen = seen.entry(path).or_default();
+        let mut records: Vec<(&String, &Value)> = et.records.iter().collect();
+        // Numeric ids in numeric order; others keep their (sorted) map order.
+        if records.iter().all(|(k, _)| k.parse::<u64>().is_ok()) {
+            records.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
+        }
+        if descending_votes.0 > descending_votes.1 {
+            records.reverse();
+        }
+        for (k, v) in records {
+            if seen.insert(k.clone()) {
+                list.push((k.clone(), Arc::new(v.clone())));
+            }
+        }
+    }
+    Some(ListBase {
+        by_path,
+        descending: descending_votes.0 > descending_votes.1,
+    })
+}
+
+/// Whether a stored entity belongs in the collection named by `params` (its parents).
+fn belongs(e: &Entity, params: &[(String, String)]) -> bool {
+    let wanted: Vec<&str> = params.iter().map(|(_, v)| v.as_str()).collect();
+    if let Some(parents) = &e.parents
+        && parents
+            .iter()
+            .map(String::as_str)
+            .eq(wanted.iter().copied())
+    {
+        return true;
+    }
+    let Some(last) = wanted.last() else {
+        // A top-level collection holds every entity of its type.
+        return true;
+    };
+    // An entity whose parents are unknown (fixtures) or differ belongs when one of its
+    // top-level fields names the parent.
+    e.value
+        .as_object()
+        .is_some_and(|o| o.values().any(|v| scalar_key(v).as_deref() == Some(*last)))
+}
+
+/// Merge this session's state into a recorded list moment. Returns whether the body changed.
+pub(crate) fn merge_into_moment(
+    body: &mut Value,
+    shape: &ListShape,
+    ty: &str,
+    pk: &str,
+    ns: &Namespace,
+    params: &[(String, String)],
+    base: Option<&ListBase>,
+) -> bool {
+    let Some(store) = ns.type_store(ty) else {
+        return false;
+    };
+    let Some(Value::Array(items)) = json_pointer_get_mut(body, &shape.items_pointer) else {
+        return false;
+    };
+    let before = items.len() as i64;
+    let mut changed = false;
+    let mut present = HashSet::new();
+    items.retain(|item| {
+        let keep = item
+            .get(pk)
+            .and_then(scalar_key)
+            .is_none_or(|k| !store.deleted.contains_key(&k));
+        changed |= !keep;
+        keep
+    });
+    for item in items.iter_mut() {
+        if let Some(k) = item.get(pk).and_then(scalar_key) {
+            if let Some(e) = store.live.get(&k)
+                && *e.value != *item
+            {
+                *item = (*e.value).clone();
+                changed = true;
+            }
+            present.insert(k);
+        }
+    }
+    let extras: Vec<Value> = store
+        .live
+        .iter()
+        .filter(|(k, e)| !present.contains(*k) && belongs(e, params))
+        .map(|(_, e)| (*e.value).clone())
+        .collect();
+    if !extras.is_empty() {
+        changed = true;
+        if base.is_some_and(|b| b.descending) {
+            let tail = std::mem::take(items);
+            items.extend(extras.into_iter().rev());
+            items.extend(tail);
+        } else {
+            items.extend(extras);
+        }
+    }
+    let delta = items.len() as i64 - before;
+    if delta != 0 {
+        for f in &shape.envelope {
+            if f.meaning == EnvelopeMeaning::Total
+                && let Some(slot) = json_pointer_get_mut(body, &f.pointer)
+                && let Some(n) = slot.as_i64()
+            {
+                *slot = Value::Number(Number::from((n + delta).max(0)));
+            }
+        }
+    }
+    changed
+}
+
+/// One list request.
+pub(crate) struct ListRequest<'a> {
+    pub shape: &'a ListShape,
+    pub ty: &'a str,
+    pub pk: &'a str,
+    pub path: &'a str,
+    pub params: &'a [(String, String)],
+    pub query: &'a [(String, String)],
+    /// The raw filter-document header value, when the route has one and the request sent it.
+    pub filter_header: Option<&'a str>,
+    /// The twin's own origin, for `Link` headers.
+    pub origin: Option<&'a str>,
+}
+
+/// What a served page adds beyond the body.
+pub(crate) struct ListPage {
+    pub link: Option<String>,
+    pub fixture_items: u32,
+}
+
+fn q<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    query
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn q_num(query: &[(String, String)], name: &str) -> Option<u64> {
+    q(query, name).and_then(|v| v.trim().parse::<u64>().ok())
+}
+
+/// Serve a list request into the rendered variant `body` (its envelope is kept; items, counts
+/// and paging fields are replaced).
+pub(crate) fn serve_list(
+    req: ListRequest<'_>,
+    base: Option<&ListBase>,
+    ns: &Namespace,
+    body: &mut Value,
+) -> ListPage {
+    let empty = TypeStore::default();
+    let store = ns.type_store(req.ty).unwrap_or(&empty);
+    let descending = base.is_some_and(|b| b.descending);
+
+    // 1. The collection: recorded items with session overrides, then session extras.
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut items: Vec<(&Value, bool)> = Vec::new();
+    if let Some(recorded) = base.and_then(|b| b.by_path.get(req.path)) {
+        for (k, item) in recorded {
+            seen.insert(k.as_str());
+            if store.deleted.contains_key(k) {
+                continue;
+            }
+            match store.live.get(k) {
+                Some(e) => items.push((&e.value, e.origin == crate::namespace::Origin::Fixture)),
+                None => items.push((item.as_ref(), false)),
+            }
+        }
+    }
+    let extras: Vec<(&Value, bool)> = store
+        .live
+        .iter()
+        .filter(|(k, e)| !seen.contains(k.as_str()) && belongs(e, req.params))
+        .map(|(_, e)| {
+            (
+                e.value.as_ref(),
+                e.origin == crate::namespace::Origin::Fixture,
+            )
+        })
+        .collect();
+    if descending {
+        let mut merged: Vec<(&Value, bool)> = extras.into_iter().rev().collect();
+        merged.extend(items);
+        items = merged;
+    } else {
+        items.extend(extras);
+    }
+
+    // 2. Equality filters from the query and the filter-document header.
+    for f in &req.shape.filters {
+        if let Some(want) = q(req.query, f) {
+            items.retain(|(it, _)| {
+                it.get(f.as_str())
+                    .and_then(scalar_key)
+                    .is_some_and(|v| v == want)
+            });
+        }
+    }
+    if let Some(doc) = req
+        .filter_header
+        .and_then(|h| serde_json::from_str::<Value>(h).ok())
+        && let Value::Object(conds) = doc
+    {
+        for (field, want) in conds {
+            // Operators (`+and`, `+gt`, nested documents) are not supported: ignored.
+            if field.starts_with('+') || want.is_object() || want.is_array() {
+                continue;
+            }
+            items.retain(|(it, _)| {
+                it.get(field.as_str())
+                    .is_some_and(|v| v == &want || scalar_key(v) == scalar_key(&want))
+            });
+        }
+    }
+    let total = items.len();
+
+    // 3. Paging in the recorded style.
+    let mut link = None;
+    let (start, end, page_no, page_size) = match &req.shape.pagination {
+        Pagination::None => (0, total, 1, total),
+        Pagination::LimitOffset {
+            limit,
+            offset,
+            default_limit,
+        } => {
+            let lim = q_num(req.query, limit)
+                .or(*default_limit)
+                .map_or(total, |l| l as usize);
+            let off = (q_num(req.query, offset).unwrap_or(0) as usize).min(total);
+            let end = off.saturating_add(lim).min(total);
+            (off, end, off.checked_div(lim).map_or(1, |p| p + 1), lim)
+        }
+        Pagination::PagePerPage {
+            page,
+            per_page,
+            default_per_page,
+        } => {
+            let pp = q_num(req.query, per_page)
+                .or(*default_per_page)
+                .map_or(total.max(1), |l| (l as usize).max(1));
+            let p = q_num(req.query, page).unwrap_or(1).max(1) as usize;
+            let start = (p - 1).saturating_mul(pp).min(total);
+            (start, start.saturating_add(pp).min(total), p, pp)
+        }
+        Pagination::Cursor {
+            after,
+            before,
+            limit,
+        } => {
+            let lim = limit
+                .as_deref()
+                .and_then(|l| q_num(req.query, l))
+                .map_or(total, |l| l as usize);
+            let pos = |id: &str| {
+                items
+                    .iter()
+                    .position(|(it, _)| it.get(req.pk).and_then(scalar_key).as_deref() == Some(id))
+            };
+            if let Some(a) = q(req.query, after) {
+                let s = pos(a).map_or(total, |i| i + 1);
+                (s, s.saturating_add(lim).min(total), 1, lim)
+            } else if let Some(b) = before.as_deref().and_then(|b| q(req.query, b)) {
+                let e = pos(b).unwrap_or(0);
+                (e.saturating_sub(lim), e, 1, lim)
+            } else {
+                (0, lim.min(total), 1, lim)
+            }
+        }
+        Pagination::LinkHeader {
+            next_param,
+            prev_param,
+            limit,
+        } => {
+            let lim = limit
+                .as_deref()
+                .and_then(|l| q_num(req.query, l))
+                .map_or(total, |l| l as usize);
+            let key_of = |it: &Value| it.get(req.pk).and_then(scalar_key);
+            let after_pos = |id: &str| -> usize {
+                if let Some(i) = items
+                    .iter()
+                    .position(|(it, _)| key_of(it).as_deref() == Some(id))
+                {
+                    return i + 1;
+                }
+                // Not in the collection: compare numerically in list order.
+                let n = id.parse::<f64>().ok();
+                items
+                    .iter()
+                    .position(|(it, _)| {
+                        let k = key_of(it).and_then(|k| k.parse::<f64>().ok());
+                        match (k, n) {
+                            (Some(k), Some(n)) => {
+                                if descending {
+                                    k < n
+                                } else {
+                                    k > n
+                                }
+                            }
+                            _ => false,
+                        }
+                    })
+                    .unwrap_or(total)
+            };
+            let (s, e) = if let Some(max) = q(req.query, next_param) {
+                let s = after_pos(max);
+                (s, s.saturating_add(lim).min(total))
+            } else if let Some(min) = prev_param.as_deref().and_then(|p| q(req.query, p)) {
+                let e = after_pos(min).saturating_sub(1).min(total);
+                let e = items
+                    .iter()
+                    .position(|(it, _)| key_of(it).as_deref() == Some(min))
+                    .unwrap_or(e);
+                (e.saturating_sub(lim), e)
+            } else {
+                (0, lim.min(total))
+            };
+            if let Some(origin) = req.origin
+                && s < e
+            {
+                let base_url = format!("{origin}{}", req.path);
+                let lim_part = limit
+                    .as_deref()
+                    .and_then(|l| q(req.query, l).map(|v| (l, v)))
+                    .map(|(l, v)| format!("&{l}={v}"))
+                    .unwrap_or_default();
+                let mut parts = Vec::new();
+                if e < total
+                    && let Some(last) = key_of(items[e - 1].0)
+                {
+                    parts.push(format!(
+                        "<{base_url}?{next_param}={last}{lim_part}>; rel=\"next\""
+                    ));
+                }
+                if let (Some(prev), Some(first)) = (prev_param, key_of(items[s].0)) {
+                    parts.push(format!(
+                        "<{base_url}?{prev}={first}{lim_part}>; rel=\"prev\""
+                    ));
+                }
+                if !parts.is_empty() {
+                    link = Some(parts.join(", "));
+                }
+            }
+            (s, e, 1, lim)
+        }
+    };
+    let start = start.min(total);
+    let end = end.clamp(start, total);
+    let page: Vec<Value> = items[start..end]
+        .iter()
+        .map(|(v, _)| (*v).clone())
+        .collect();
+    let fixture_items = items[start..end].iter().filter(|(_, f)| *f).count() as u32;
+    let has_more = end < total;
+
+    if let Some(slot) = json_pointer_get_mut(body, &req.shape.items_pointer) {
+        *slot = Value::Array(page);
+    }
+    for f in &req.shape.envelope {
+        let Some(slot) = json_pointer_get_mut(body, &f.pointer) else {
+            continue;
+        };
+        let as_like = |n: u64, slot: &Value| -> Value {
+            if slot.is_string() {
+                Value::String(n.to_string())
+            } else {
+                Value::Number(Number::from(n))
+            }
+        };
+        match f.meaning {
+            EnvelopeMeaning::Total => *slot = as_like(total as u64, slot),
+            EnvelopeMeaning::HasMore => *slot = Value::Bool(has_more),
+            EnvelopeMeaning::Page => *slot = as_like(page_no as u64, slot),
+            EnvelopeMeaning::PageSize => *slot = as_like(page_size as u64, slot),
+            EnvelopeMeaning::Pages => {
+                let pages = if page_size == 0 {
+                    1
+                } else {
+                    total.div_ceil(page_size).max(1)
+                };
+                *slot = as_like(pages as u64, slot)
+            }
+        }
+    }
+    ListPage {
+        link,
+        fixture_items,
+    }
+}

@@ -1,0 +1,386 @@
+//! One namespace: everything a session scopes (state store, RNG, clock, counters, idempotency
+//! cache, exact-replay time axis), and the registry that maps `X-Wraith-Session` values to them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use parking_lot::{Mutex, RwLock};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::api::{ClockConfig, ClockMode, Response, SessionInfo, WallClock};
+use crate::fixtures::SeedData;
+
+/// Registry key: the verbatim header value, or the shared default namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum NsKey {
+    Default,
+    Named(String),
+}
+
+impl NsKey {
+    pub(crate) fn from_header(session: Option<&str>) -> NsKey {
+        match session {
+            Some(s) => NsKey::Named(s.to_string()),
+            None => NsKey::Default,
+        }
+    }
+
+    /// The string hashed into the namespace seed. The default namespace hashes as the empty
+    /// session, which no header can collide with in the seed input (see [`derive_seed`]).
+    fn seed_label(&self) -> Option<&str> {
+        match self {
+            NsKey::Default => None,
+            NsKey::Named(s) => Some(s),
+        }
+    }
+}
+
+/// How a namespace was set up; kept across a per-session reset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// Resolved fixture set name (`None` = start empty).
+    pub fixture: Option<String>,
+    /// Seed reported to the user (the serve seed or the provisioned one).
+    pub seed: u64,
+    /// Provisioned sessions seed their RNG from their own seed directly.
+    pub explicit_seed: bool,
+    pub clock: ClockConfig,
+    pub provisioned: bool,
+}
+
+/// The ChaCha8 seed of a namespace: a hash of (serve seed, session id), or the provisioned seed.
+pub(crate) fn derive_seed(settings: &Settings, key: &NsKey) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"wraith-namespace-seed\0");
+    h.update(settings.seed.to_le_bytes());
+    if !settings.explicit_seed {
+        match key.seed_label() {
+            None => h.update([0u8]),
+            Some(s) => {
+                h.update([1u8]);
+                h.update(s.as_bytes());
+            }
+        }
+    }
+    h.finalize().into()
+}
+
+/// Where a stored entity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Seeded from the fixture set and untouched since.
+    Fixture,
+    /// Written by this session through an exact-replayed recorded exchange.
+    Replayed,
+    /// Created or changed by this session on the synthesized path.
+    Synthesized,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Entity {
+    pub value: Arc<Value>,
+    pub origin: Origin,
+    /// Path-parameter values (parents) of the request that created it, for tuple-keyed
+    /// membership of nested routes; `None` when unknown (fixtures).
+    pub parents: Option<Vec<String>>,
+}
+
+/// The store of one entity type.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TypeStore {
+    /// Live entities by primary key, in insertion order.
+    pub live: IndexMap<String, Entity>,
+    /// Tombstones: deleted this session, with how (replayed or synthesized).
+    pub deleted: BTreeMap<String, Origin>,
+    /// Keys created (not seeded) by this session, in creation order.
+    pub created: Vec<String>,
+}
+
+impl TypeStore {
+    /// Any write by this session on the synthesized path (creates, updates, deletes).
+    pub(crate) fn has_synth_writes(&self) -> bool {
+        self.live.values().any(|e| e.origin == Origin::Synthesized)
+            || self.deleted.values().any(|o| *o == Origin::Synthesized)
+    }
+
+    /// Any write by this session at all.
+    pub(crate) fn has_writes(&self) -> bool {
+        !self.deleted.is_empty() || self.live.values().any(|e| e.origin != Origin::Fixture)
+    }
+}
+
+/// A cached idempotent answer.
+#[derive(Debug, Clone)]
+pub(crate) struct IdemEntry {
+    pub response: Response,
+    pub expires_us: i64,
+}
+
+/// One session's world.
+pub(crate) struct Namespace {
+    pub key: NsKey,
+    pub settings: Settings,
+    pub rng: ChaCha8Rng,
+    /// Clock readings taken so far (the deterministic clock advances one second per reading).
+    pub clock_readings: i64,
+    pub counters: BTreeMap<String, i64>,
+    pub idem: HashMap<(usize, String), IdemEntry>,
+    pub store: BTreeMap<String, TypeStore>,
+    /// Exact-replay time axis: how many times each (route, exact entry) was served.
+    pub axis: HashMap<(usize, usize), usize>,
+    pub requests: u64,
+    pub entities_seeded: u64,
+}
+
+impl Namespace {
+    pub(crate) fn new(key: NsKey, settings: Settings, seed: Option<&SeedData>) -> Namespace {
+        let rng = ChaCha8Rng::from_seed(derive_seed(&settings, &key));
+        let mut ns = Namespace {
+            key,
+            settings,
+            rng,
+            clock_readings: 0,
+            counters: BTreeMap::new(),
+            idem: HashMap::new(),
+            store: BTreeMap::new(),
+            axis: HashMap::new(),
+            requests: 0,
+            entities_seeded: 0,
+        };
+        if let Some(seed) = seed {
+            ns.seed(seed);
+        }
+        ns
+    }
+
+    fn seed(&mut self, seed: &SeedData) {
+        let mut n = 0u64;
+        for (ty, records) in &seed.types {
+            let store = self.store.entry(ty.clone()).or_default();
+            for (pk, value) in records {
+                store.live.insert(
+                    pk.clone(),
+                    Entity {
+                        value: Arc::clone(value),
+                        origin: Origin::Fixture,
+                        parents: None,
+                    },
+                );
+                n += 1;
+            }
+        }
+        self.entities_seeded = n;
+    }
+
+    /// Take one clock reading, in unix microseconds.
+    pub(crate) fn now_us(&mut self, wall: &WallClock) -> i64 {
+        let base = self.settings.clock.base_epoch.saturating_mul(1_000_000);
+        match self.settings.clock.mode {
+            ClockMode::Real => wall(),
+            ClockMode::Fixed => base,
+            ClockMode::Deterministic => {
+                let t = base.saturating_add(self.clock_readings.saturating_mul(1_000_000));
+                self.clock_readings += 1;
+                t
+            }
+        }
+    }
+
+    /// The clock's current value without advancing it (idempotency expiry).
+    pub(crate) fn peek_us(&self, wall: &WallClock) -> i64 {
+        let base = self.settings.clock.base_epoch.saturating_mul(1_000_000);
+        match self.settings.clock.mode {
+            ClockMode::Real => wall(),
+            ClockMode::Fixed => base,
+            ClockMode::Deterministic => {
+                base.saturating_add(self.clock_readings.saturating_mul(1_000_000))
+            }
+        }
+    }
+
+    pub(crate) fn type_store(&self, ty: &str) -> Option<&TypeStore> {
+        self.store.get(ty)
+    }
+
+    pub(crate) fn type_store_mut(&mut self, ty: &str) -> &mut TypeStore {
+        self.store.entry(ty.to_string()).or_default()
+    }
+
+    /// Live entity of `ty` with key `pk`.
+    pub(crate) fn entity(&self, ty: &str, pk: &str) -> Option<&Entity> {
+        self.store.get(ty).and_then(|s| s.live.get(pk))
+    }
+
+    pub(crate) fn is_deleted(&self, ty: &str, pk: &str) -> Option<Origin> {
+        self.store.get(ty).and_then(|s| s.deleted.get(pk).copied())
+    }
+
+    /// Store (insert or replace) an entity, clearing any tombstone.
+    pub(crate) fn put(
+        &mut self,
+        ty: &str,
+        pk: &str,
+        value: Value,
+        origin: Origin,
+        parents: Option<Vec<String>>,
+    ) {
+        let store = self.type_store_mut(ty);
+        store.deleted.remove(pk);
+        let existed = store.live.contains_key(pk);
+        let parents = match (parents, store.live.get(pk)) {
+            (Some(p), _) => Some(p),
+            (None, Some(e)) => e.parents.clone(),
+            (None, None) => None,
+        };
+        store.live.insert(
+            pk.to_string(),
+            Entity {
+                value: Arc::new(value),
+                origin,
+                parents,
+            },
+        );
+        if !existed && !store.created.iter().any(|c| c == pk) {
+            store.created.push(pk.to_string());
+        }
+    }
+
+    /// Tombstone an entity.
+    pub(crate) fn tombstone(&mut self, ty: &str, pk: &str, origin: Origin) {
+        let store = self.type_store_mut(ty);
+        store.live.shift_remove(pk);
+        store.deleted.insert(pk.to_string(), origin);
+    }
+
+    pub(crate) fn live_entities(&self) -> u64 {
+        self.store.values().map(|s| s.live.len() as u64).sum()
+    }
+
+    pub(crate) fn info(&self) -> SessionInfo {
+        SessionInfo {
+            session: match &self.key {
+                NsKey::Default => None,
+                NsKey::Named(s) => Some(s.clone()),
+            },
+            provisioned: self.settings.provisioned,
+            fixture: self.settings.fixture.clone(),
+            seed: self.settings.seed,
+            clock: self.settings.clock,
+            entities: self.live_entities(),
+            requests: self.requests,
+        }
+    }
+
+    /// The debug dump of `GET /__wraith/session/{id}/state`.
+    pub(crate) fn dump(&self) -> Value {
+        let mut types = serde_json::Map::new();
+        for (ty, store) in &self.store {
+            let live: Vec<Value> = store.live.values().map(|e| (*e.value).clone()).collect();
+            let deleted: Vec<&String> = store.deleted.keys().collect();
+            types.insert(ty.clone(), json!({ "live": live, "deleted": deleted }));
+        }
+        let counters: serde_json::Map<String, Value> = self
+            .counters
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        json!({
+            "session": self.info(),
+            "entities": types,
+            "counters": counters,
+            "clock_readings": self.clock_readings,
+        })
+    }
+}
+
+/// Why a namespace could not be had.
+pub(crate) enum NsError {
+    /// `max_namespaces` reached.
+    Full(usize),
+}
+
+/// A shared namespace handle.
+pub(crate) type NsHandle = Arc<Mutex<Namespace>>;
+
+/// `Ok` = newly inserted, `Err` = the one already there.
+pub(crate) type Inserted = Result<NsHandle, NsHandle>;
+
+/// All namespaces of the process. Lookups take a read lock; only creation and removal write.
+pub(crate) struct Registry {
+    map: RwLock<HashMap<NsKey, Arc<Mutex<Namespace>>>>,
+    max: usize,
+}
+
+impl Registry {
+    pub(crate) fn new(max: usize) -> Registry {
+        Registry {
+            map: RwLock::new(HashMap::new()),
+            max,
+        }
+    }
+
+    pub(crate) fn get(&self, key: &NsKey) -> Option<Arc<Mutex<Namespace>>> {
+        self.map.read().get(key).cloned()
+    }
+
+    /// The namespace for `key`, creating it with `make` when absent (under the cap).
+    pub(crate) fn get_or_create(
+        &self,
+        key: &NsKey,
+        make: impl FnOnce() -> Namespace,
+    ) -> Result<Arc<Mutex<Namespace>>, NsError> {
+        if let Some(ns) = self.get(key) {
+            return Ok(ns);
+        }
+        let mut map = self.map.write();
+        if let Some(ns) = map.get(key) {
+            return Ok(Arc::clone(ns));
+        }
+        if map.len() >= self.max {
+            return Err(NsError::Full(self.max));
+        }
+        let ns = Arc::new(Mutex::new(make()));
+        map.insert(key.clone(), Arc::clone(&ns));
+        Ok(ns)
+    }
+
+    /// Insert a new namespace; `Err(existing)` when one is already there.
+    pub(crate) fn insert_new(
+        &self,
+        key: &NsKey,
+        make: impl FnOnce() -> Namespace,
+    ) -> Result<Inserted, NsError> {
+        let mut map = self.map.write();
+        if let Some(ns) = map.get(key) {
+            return Ok(Err(Arc::clone(ns)));
+        }
+        if map.len() >= self.max {
+            return Err(NsError::Full(self.max));
+        }
+        let ns = Arc::new(Mutex::new(make()));
+        map.insert(key.clone(), Arc::clone(&ns));
+        Ok(Ok(ns))
+    }
+
+    pub(crate) fn remove(&self, key: &NsKey) -> bool {
+        self.map.write().remove(key).is_some()
+    }
+
+    /// Every namespace, sorted by key (default first) for stable listings.
+    pub(crate) fn all(&self) -> Vec<Arc<Mutex<Namespace>>> {
+        let map = self.map.read();
+        let mut keys: Vec<&NsKey> = map.keys().collect();
+        keys.sort();
+        keys.into_iter()
+            .filter_map(|k| map.get(k).cloned())
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.read().len()
+    }
+}

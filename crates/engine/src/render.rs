@@ -1,0 +1,389 @@
+//! Template rendering: a variant's [`Node`] tree and header programs become a concrete body and
+//! headers. Every [`Node::Hole`] is replaced here, so a placeholder cannot reach the wire.
+
+use rand::{Rng, RngExt};
+use serde_json::{Map, Number, Value};
+use sha2::{Digest, Sha256};
+use wraith_model::{
+    ArrayNode, ClockUnit, EchoSource, HeaderProgram, HeaderRule, Hole, HoleKind, IdCharset,
+    IdShape, JsonType, Node, VolatileKind,
+};
+
+use crate::api::{FieldCounts, WallClock};
+use crate::namespace::Namespace;
+use crate::util::{json_pointer_get, parse_number};
+
+/// What rendering may read from the request.
+pub(crate) struct ReqCtx<'a> {
+    /// Normalized request path: seeds every hash-based choice, so the same path gives the same
+    /// body.
+    pub path: &'a str,
+    /// Route parameter name → percent-decoded value.
+    pub params: &'a [(String, String)],
+    /// Decoded query pairs, in request order.
+    pub query: &'a [(String, String)],
+    /// The body as JSON: parsed JSON, or form fields as a nested object.
+    pub body: Option<&'a Value>,
+    pub headers: &'a [(String, String)],
+}
+
+impl ReqCtx<'_> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn query_value(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The raw value an echo hole would copy, if the request carries it.
+    pub(crate) fn echo_source(&self, from: &EchoSource) -> Option<Value> {
+        match from {
+            EchoSource::Path { param } => self.param(param).map(|v| Value::String(v.to_string())),
+            EchoSource::Query { name } => {
+                self.query_value(name).map(|v| Value::String(v.to_string()))
+            }
+            EchoSource::Body { pointer } => self
+                .body
+                .and_then(|b| json_pointer_get(b, pointer))
+                .cloned(),
+            EchoSource::Header { name } => self.header(name).map(|v| Value::String(v.to_string())),
+        }
+    }
+}
+
+/// Per-request access to the namespace for holes that draw from it.
+pub(crate) struct NsCtx<'a> {
+    pub ns: &'a mut Namespace,
+    pub wall: &'a WallClock,
+    /// One clock reading per response, taken lazily, so `created` and `updated` agree.
+    pub now_us: Option<i64>,
+}
+
+impl NsCtx<'_> {
+    pub(crate) fn now(&mut self) -> i64 {
+        match self.now_us {
+            Some(t) => t,
+            None => {
+                let t = self.ns.now_us(self.wall);
+                self.now_us = Some(t);
+                t
+            }
+        }
+    }
+}
+
+/// A stable 64-bit hash of a string (SHA-256 prefix): never Rust's randomized hasher.
+pub(crate) fn stable_hash(s: &str) -> u64 {
+    let d = Sha256::digest(s.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// Render a template node.
+pub(crate) fn render_node(
+    node: &Node,
+    req: &ReqCtx<'_>,
+    ns: &mut NsCtx<'_>,
+    counts: &mut FieldCounts,
+    json_path: &str,
+) -> Value {
+    match node {
+        Node::Const { value } => {
+            counts.recorded += leaf_count(value);
+            value.clone()
+        }
+        Node::Object { fields } => {
+            let mut map = Map::with_capacity(fields.len());
+            for f in fields {
+                if f.optional && !optional_present(&f.value, f.present_ratio_bp, req) {
+                    continue;
+                }
+                let child_path = format!("{json_path}/{}", f.key);
+                let v = render_node(&f.value, req, ns, counts, &child_path);
+                map.insert(f.key.clone(), v);
+            }
+            Value::Object(map)
+        }
+        Node::Array(ArrayNode::Tuple { items }) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| render_node(n, req, ns, counts, &format!("{json_path}/{i}")))
+                .collect(),
+        ),
+        Node::Array(ArrayNode::List {
+            representatives,
+            target_length,
+        }) => {
+            if representatives.is_empty() {
+                return Value::Array(Vec::new());
+            }
+            let start = (stable_hash(req.path) % representatives.len() as u64) as usize;
+            let mut out = Vec::with_capacity(*target_length);
+            for i in 0..*target_length {
+                let rep = &representatives[(start + i) % representatives.len()];
+                out.push(render_node(
+                    rep,
+                    req,
+                    ns,
+                    counts,
+                    &format!("{json_path}/{i}"),
+                ));
+            }
+            Value::Array(out)
+        }
+        Node::Hole(hole) => {
+            counts.template += 1;
+            render_hole(hole, req, ns, json_path)
+        }
+    }
+}
+
+fn leaf_count(v: &Value) -> u32 {
+    match v {
+        Value::Object(m) => m.values().map(leaf_count).sum(),
+        Value::Array(a) => a.iter().map(leaf_count).sum(),
+        _ => 1,
+    }
+}
+
+/// The presence rule of an optional field (see [`wraith_model::Field::optional`]).
+fn optional_present(node: &Node, ratio_bp: u32, req: &ReqCtx<'_>) -> bool {
+    if let Node::Hole(Hole {
+        source: HoleKind::Echo { from },
+        ..
+    }) = node
+    {
+        return req.echo_source(from).is_some();
+    }
+    ratio_bp >= 5000
+}
+
+fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &str) -> Value {
+    match &hole.source {
+        HoleKind::Echo { from } => match req.echo_source(from) {
+            Some(v) => coerce(v, hole.observed_type),
+            None => observed(hole, req),
+        },
+        HoleKind::Generated { shape } => generate_id(shape, ns.ns),
+        HoleKind::Clock { unit } => {
+            let t = ns.now();
+            clock_value(t, unit)
+        }
+        HoleKind::Counter { name } => {
+            let key = if name.is_empty() { json_path } else { name };
+            let start = hole
+                .examples
+                .iter()
+                .filter_map(Value::as_i64)
+                .max()
+                .unwrap_or(0);
+            let c = ns.ns.counters.entry(key.to_string()).or_insert(start);
+            *c += 1;
+            Value::Number(Number::from(*c))
+        }
+        HoleKind::Observed => observed(hole, req),
+    }
+}
+
+/// One of the hole's examples, chosen by a hash of the request path; a typed default when none.
+fn observed(hole: &Hole, req: &ReqCtx<'_>) -> Value {
+    if hole.examples.is_empty() {
+        return default_of(hole.observed_type);
+    }
+    let i = (stable_hash(req.path) % hole.examples.len() as u64) as usize;
+    hole.examples[i].clone()
+}
+
+fn default_of(t: JsonType) -> Value {
+    match t {
+        JsonType::Bool => Value::Bool(false),
+        JsonType::Number => Value::Number(Number::from(0)),
+        JsonType::String => Value::String(String::new()),
+        JsonType::Array => Value::Array(Vec::new()),
+        JsonType::Object => Value::Object(Map::new()),
+        JsonType::Null | JsonType::Mixed => Value::Null,
+    }
+}
+
+/// Coerce an echoed value to the type the recordings showed (form fields arrive as strings).
+pub(crate) fn coerce(v: Value, t: JsonType) -> Value {
+    match (t, &v) {
+        (JsonType::Number, Value::String(s)) => parse_number(s).unwrap_or(v),
+        (JsonType::Bool, Value::String(s)) => match s.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => v,
+        },
+        (JsonType::String, Value::Number(n)) => Value::String(n.to_string()),
+        (JsonType::String, Value::Bool(b)) => Value::String(b.to_string()),
+        _ => v,
+    }
+}
+
+const DIGITS: &[u8] = b"0123456789";
+const HEX: &[u8] = b"0123456789abcdef";
+const UPPER_ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER_ALNUM: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// A fresh id of the learned shape from the namespace's generator.
+pub(crate) fn generate_id(shape: &IdShape, ns: &mut Namespace) -> Value {
+    match shape {
+        IdShape::Token {
+            prefix,
+            charset,
+            length,
+        } => {
+            let alphabet = match charset {
+                IdCharset::Digits => DIGITS,
+                IdCharset::Hex => HEX,
+                IdCharset::UpperAlnum => UPPER_ALNUM,
+                IdCharset::LowerAlnum => LOWER_ALNUM,
+                IdCharset::Base62 => BASE62,
+            };
+            let mut s = String::with_capacity(prefix.len() + length);
+            s.push_str(prefix);
+            for _ in 0..*length {
+                let i = ns.rng.random_range(0..alphabet.len());
+                s.push(alphabet[i] as char);
+            }
+            Value::String(s)
+        }
+        IdShape::Uuid => Value::String(fresh_uuid(ns)),
+        IdShape::Integer { above, as_string } => {
+            // Sequential per namespace and shape, above every recorded value.
+            let key = format!("\u{0}id:{above}");
+            let c = ns.counters.entry(key).or_insert(0);
+            *c += 1;
+            let n = above.saturating_add(*c as u64);
+            if *as_string {
+                Value::String(n.to_string())
+            } else {
+                Value::Number(Number::from(n))
+            }
+        }
+    }
+}
+
+/// A v4-layout UUID from the namespace RNG.
+pub(crate) fn fresh_uuid(ns: &mut Namespace) -> String {
+    let mut bytes = [0u8; 16];
+    ns.rng.fill_bytes(&mut bytes);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
+/// The clock in a hole's unit and spelling.
+pub(crate) fn clock_value(t_us: i64, unit: &ClockUnit) -> Value {
+    match unit {
+        ClockUnit::EpochSec => Value::Number(Number::from(t_us.div_euclid(1_000_000))),
+        ClockUnit::EpochMs => Value::Number(Number::from(t_us.div_euclid(1_000))),
+        ClockUnit::Iso8601 {
+            fraction_digits,
+            suffix,
+        } => Value::String(iso8601(t_us, *fraction_digits, suffix)),
+    }
+}
+
+/// RFC 3339 / ISO 8601 UTC with the recorded fraction digits and zone suffix.
+pub(crate) fn iso8601(t_us: i64, fraction_digits: u8, suffix: &str) -> String {
+    let ts = jiff::Timestamp::from_microsecond(t_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let dt = jiff::tz::TimeZone::UTC.to_datetime(ts);
+    let mut s = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second()
+    );
+    let micros = t_us.rem_euclid(1_000_000);
+    match fraction_digits {
+        0 => {}
+        1..=3 => {
+            let ms = micros / 1000;
+            let full = format!("{ms:03}");
+            s.push('.');
+            s.push_str(&full[..fraction_digits as usize]);
+        }
+        _ => {
+            let full = format!("{micros:06}");
+            s.push('.');
+            s.push_str(&full[..(fraction_digits as usize).min(6)]);
+            for _ in 6..fraction_digits {
+                s.push('0');
+            }
+        }
+    }
+    s.push_str(suffix);
+    s
+}
+
+/// RFC 9110 IMF-fixdate.
+pub(crate) fn http_date(t_us: i64) -> String {
+    let ts = jiff::Timestamp::from_microsecond(t_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&ts)
+        .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".to_string())
+}
+
+/// Run a variant's header programs. `Content-Length` is left to the server, which recomputes it
+/// from the body actually sent.
+pub(crate) fn render_headers(
+    programs: &[HeaderProgram],
+    ns: &mut NsCtx<'_>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(programs.len());
+    for p in programs {
+        match &p.program {
+            HeaderRule::Constant { values } => {
+                if is_framing_header(&p.name) {
+                    continue;
+                }
+                for v in values {
+                    out.push((p.name.clone(), v.clone()));
+                }
+            }
+            HeaderRule::ContentLength => {}
+            HeaderRule::Volatile { kind } => match kind {
+                VolatileKind::Date => {
+                    let t = ns.now();
+                    out.push((p.name.clone(), http_date(t)));
+                }
+                VolatileKind::RequestId => {
+                    let id = fresh_uuid(ns.ns);
+                    out.push((p.name.clone(), id));
+                }
+                VolatileKind::Drop => {}
+            },
+        }
+    }
+    out
+}
+
+/// Headers that describe the recorded message framing, never replayed.
+pub(crate) fn is_framing_header(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "content-encoding"
+    )
+}

@@ -1,0 +1,182 @@
+//! The compiled route table: one matchit router per method over the model's route templates.
+//!
+//! Template parameters are renamed positionally (`{p0}`, `{p1}`, …) before insertion, so two
+//! templates that differ only in parameter names cannot conflict, and values map back to the
+//! route's own names by position. Routes sharing a template but not an origin share one trie
+//! entry and are told apart by the request's `Host`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use wraith_model::{Model, RequestKey, Route};
+
+use crate::util::origin_of;
+
+/// Precomputed per-route data.
+pub(crate) struct RouteInfo {
+    /// `METHOD /path`.
+    pub name: String,
+    /// `host[:port]` of the route's origin, lowercase, when it is not the twin's own upstream.
+    pub origin_authority: Option<String>,
+    /// Exact-replay index: key → position in `route.exact`.
+    pub exact: HashMap<RequestKey, usize>,
+    /// Index of the fail-closed variant: a 404 preferred, else the first 4xx.
+    pub not_found_variant: Option<usize>,
+    /// Parameter names in path order, read from the template itself.
+    pub param_names: Vec<String>,
+}
+
+pub(crate) struct Router {
+    by_method: BTreeMap<String, matchit::Router<Vec<usize>>>,
+    pub info: Vec<RouteInfo>,
+}
+
+/// A matched route with its parameter values (route names, percent-decoded, in path order).
+pub(crate) struct Matched {
+    pub route: usize,
+    pub params: Vec<(String, String)>,
+}
+
+impl Router {
+    pub(crate) fn build(model: &Model, warnings: &mut Vec<String>) -> Router {
+        let mut by_method: BTreeMap<String, matchit::Router<Vec<usize>>> = BTreeMap::new();
+        // matchit cannot add a value to an existing path, so group first.
+        let mut grouped: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+        let mut info = Vec::with_capacity(model.routes.len());
+        for (i, route) in model.routes.iter().enumerate() {
+            info.push(route_info(route));
+            let method = route.method.to_ascii_uppercase();
+            grouped
+                .entry((method, matchit_path(&route.path)))
+                .or_default()
+                .push(i);
+        }
+        for ((method, path), routes) in grouped {
+            let router = by_method.entry(method.clone()).or_default();
+            if let Err(e) = router.insert(path.clone(), routes) {
+                warnings.push(format!(
+                    "route {method} {path} cannot be served: it conflicts with another template \
+                     ({e}); re-run `wraith synth`"
+                ));
+            }
+        }
+        Router { by_method, info }
+    }
+
+    /// Match `method path` (path already normalized), honouring route origins via `host`.
+    pub(crate) fn at(&self, method: &str, path: &str, host: Option<&str>) -> Option<Matched> {
+        let router = self.by_method.get(method)?;
+        let m = router.at(path).ok()?;
+        let host = host.map(|h| h.to_ascii_lowercase());
+        let chosen =
+            m.value
+                .iter()
+                .copied()
+                .find(|&r| match (&self.info[r].origin_authority, &host) {
+                    (None, h) => !h.as_ref().is_some_and(|h| self.is_foreign_host(m.value, h)),
+                    (Some(o), Some(h)) => authority_matches(o, h),
+                    (Some(_), None) => false,
+                })?;
+        let values: Vec<&str> = m.params.iter().map(|(_, v)| v).collect();
+        let params = self.info[chosen]
+            .param_names
+            .iter()
+            .zip(values.iter())
+            .map(|(name, v)| (name.clone(), crate::util::percent_decode(v)))
+            .collect();
+        Some(Matched {
+            route: chosen,
+            params,
+        })
+    }
+
+    /// Whether `host` names the origin of one of the candidate routes (so a request for that
+    /// host does not fall back to the twin's own route of the same template).
+    fn is_foreign_host(&self, candidates: &[usize], host: &str) -> bool {
+        candidates.iter().any(|&r| {
+            self.info[r]
+                .origin_authority
+                .as_ref()
+                .is_some_and(|o| authority_matches(o, host))
+        })
+    }
+}
+
+fn authority_matches(origin_authority: &str, host: &str) -> bool {
+    if origin_authority == host {
+        return true;
+    }
+    let strip = |s: &str| s.rsplit_once(':').map(|(h, _)| h.to_string());
+    let o_host = strip(origin_authority).unwrap_or_else(|| origin_authority.to_string());
+    let h_host = strip(host).unwrap_or_else(|| host.to_string());
+    o_host == h_host
+}
+
+fn route_info(route: &Route) -> RouteInfo {
+    let exact = route
+        .exact
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.clone(), i))
+        .collect();
+    let not_found_variant = route
+        .variants
+        .iter()
+        .position(|v| v.status == 404)
+        .or_else(|| {
+            route
+                .variants
+                .iter()
+                .position(|v| (400..500).contains(&v.status))
+        });
+    let origin_authority = route.origin.as_deref().map(|o| {
+        origin_of(o)
+            .and_then(|full| full.split_once("://").map(|(_, a)| a.to_string()))
+            .unwrap_or_else(|| o.to_ascii_lowercase())
+    });
+    let param_names = route
+        .path
+        .split('/')
+        .filter_map(|seg| seg.strip_prefix(':'))
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    RouteInfo {
+        param_names,
+        name: format!("{} {}", route.method, route.path),
+        origin_authority,
+        exact,
+        not_found_variant,
+    }
+}
+
+/// `/v1/customers/:customer_id` → `/v1/customers/{p0}` (literal braces escaped), without a
+/// trailing slash.
+pub(crate) fn matchit_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut k = 0;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        if seg.starts_with(':') && seg.len() > 1 {
+            out.push_str(&format!("{{p{k}}}"));
+            k += 1;
+        } else {
+            out.push_str(&seg.replace('{', "{{").replace('}', "}}"));
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_renamed_positionally() {
+        assert_eq!(matchit_path("/v1/a/:x/b/:y"), "/v1/a/{p0}/b/{p1}");
+        assert_eq!(matchit_path("/"), "/");
+        assert_eq!(matchit_path("/odd{brace}"), "/odd{{brace}}");
+    }
+}

@@ -1,0 +1,372 @@
+//! Small pure helpers: JSON pointers, merges, request parsing, path normalization and the
+//! self-URL rewrite.
+
+use serde_json::{Map, Number, Value};
+
+/// Unescape one JSON-pointer token (`~1` → `/`, `~0` → `~`).
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+/// `RFC 6901` lookup; `""` is the whole document.
+pub(crate) fn json_pointer_get<'a>(v: &'a Value, pointer: &str) -> Option<&'a Value> {
+    if pointer.is_empty() {
+        return Some(v);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let mut cur = v;
+    for raw in rest.split('/') {
+        let token = unescape(raw);
+        cur = match cur {
+            Value::Object(m) => m.get(&token)?,
+            Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Mutable pointer lookup.
+pub(crate) fn json_pointer_get_mut<'a>(v: &'a mut Value, pointer: &str) -> Option<&'a mut Value> {
+    if pointer.is_empty() {
+        return Some(v);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let mut cur = v;
+    for raw in rest.split('/') {
+        let token = unescape(raw);
+        cur = match cur {
+            Value::Object(m) => m.get_mut(&token)?,
+            Value::Array(a) => a.get_mut(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Parse a decimal string as a JSON number (integer when it is one).
+pub(crate) fn parse_number(s: &str) -> Option<Value> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(i) = t.parse::<i64>() {
+        return Some(Value::Number(Number::from(i)));
+    }
+    if let Ok(u) = t.parse::<u64>() {
+        return Some(Value::Number(Number::from(u)));
+    }
+    let f = t.parse::<f64>().ok()?;
+    Number::from_f64(f).map(Value::Number)
+}
+
+/// Decode `application/x-www-form-urlencoded` fields into a nested object: `a[b]=1` is `/a/b`,
+/// `tags[]=x` appends to an array. Values stay strings (holes coerce them to the recorded type).
+pub(crate) fn form_to_json(body: &[u8]) -> Value {
+    let mut root = Map::new();
+    for (k, v) in form_urlencoded::parse(body) {
+        let path = form_key_path(&k);
+        insert_form(&mut root, &path, Value::String(v.into_owned()));
+    }
+    Value::Object(root)
+}
+
+fn form_key_path(key: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    match key.find('[') {
+        None => parts.push(key.to_string()),
+        Some(i) => {
+            parts.push(key[..i].to_string());
+            let mut rest = &key[i..];
+            while let Some(stripped) = rest.strip_prefix('[') {
+                match stripped.find(']') {
+                    Some(j) => {
+                        parts.push(stripped[..j].to_string());
+                        rest = &stripped[j + 1..];
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    parts
+}
+
+fn insert_form(map: &mut Map<String, Value>, path: &[String], value: Value) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        map.insert(first.clone(), value);
+        return;
+    }
+    if rest.len() == 1 && rest[0].is_empty() {
+        let slot = map
+            .entry(first.clone())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(a) = slot {
+            a.push(value);
+        }
+        return;
+    }
+    let slot = map
+        .entry(first.clone())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    if let Value::Object(m) = slot {
+        insert_form(m, rest, value);
+    }
+}
+
+/// The request body as JSON: parsed JSON, or form fields; `None` when empty or neither.
+pub(crate) fn body_as_json(content_type: Option<&str>, body: &[u8]) -> Option<Value> {
+    if body.is_empty() {
+        return None;
+    }
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    if ct.starts_with("application/x-www-form-urlencoded") {
+        return Some(form_to_json(body));
+    }
+    serde_json::from_slice(body).ok()
+}
+
+/// Whether the body parses as the content type it claims (a JSON object for JSON).
+pub(crate) fn body_valid(content_type: Option<&str>, body: &[u8]) -> bool {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let claims_json = ct.contains("json")
+        || (ct.is_empty()
+            && body
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| *b == b'{' || *b == b'['));
+    if claims_json {
+        return matches!(serde_json::from_slice::<Value>(body), Ok(Value::Object(_)));
+    }
+    if ct.starts_with("application/x-www-form-urlencoded") {
+        return std::str::from_utf8(body).is_ok();
+    }
+    true
+}
+
+/// RFC 7396-style deep merge (PATCH): objects merge recursively, arrays and scalars replace,
+/// `null` deletes the key.
+pub(crate) fn deep_merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.shift_remove(k);
+                } else if let Some(existing) = t.get_mut(k) {
+                    if existing.is_object() && v.is_object() {
+                        deep_merge(existing, v);
+                    } else {
+                        *existing = v.clone();
+                    }
+                } else {
+                    t.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// Top-level merge (PUT, POST-update): each supplied key replaces the stored one.
+pub(crate) fn shallow_merge(target: &mut Value, patch: &Value) {
+    if let (Value::Object(t), Value::Object(p)) = (target, patch) {
+        for (k, v) in p {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Coerce form-decoded strings in `patch` to the JSON types `like` holds at the same keys.
+pub(crate) fn coerce_like(patch: &mut Value, like: &Value) {
+    match (patch, like) {
+        (Value::Object(p), Value::Object(l)) => {
+            for (k, v) in p.iter_mut() {
+                if let Some(lv) = l.get(k) {
+                    coerce_like(v, lv);
+                }
+            }
+        }
+        (p @ Value::String(_), Value::Number(_)) => {
+            if let Some(n) = p.as_str().and_then(parse_number) {
+                *p = n;
+            }
+        }
+        (p @ Value::String(_), Value::Bool(_)) => match p.as_str() {
+            Some("true") => *p = Value::Bool(true),
+            Some("false") => *p = Value::Bool(false),
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
+/// Percent-decode a path segment (lossy UTF-8).
+pub(crate) fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Decoded query pairs in request order.
+pub(crate) fn parse_query(query: &str) -> Vec<(String, String)> {
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// Why a path was refused.
+pub(crate) enum PathError {
+    DotSegment,
+}
+
+/// Normalize a request path: refuse `.`/`..` segments (also percent-encoded), collapse `//`,
+/// drop a trailing slash (so `/v1/customers//` is the collection).
+pub(crate) fn normalize_path(path: &str) -> Result<String, PathError> {
+    let mut out = String::with_capacity(path.len() + 1);
+    for seg in path.split('/') {
+        if seg.is_empty() {
+            continue;
+        }
+        let lower = seg.to_ascii_lowercase();
+        if matches!(
+            lower.as_str(),
+            "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."
+        ) {
+            return Err(PathError::DotSegment);
+        }
+        out.push('/');
+        out.push_str(seg);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+/// `scheme://authority` of an absolute URL, lowercased scheme and host.
+pub(crate) fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        authority.to_ascii_lowercase()
+    ))
+}
+
+/// Replace `from` origin prefixes with `to` inside `s`, only where the origin ends at a URL
+/// boundary (so `https://api.x.com` does not rewrite `https://api.x.com.evil`). Returns whether
+/// anything changed.
+pub(crate) fn rewrite_origin_in(s: &mut String, from: &str, to: &str) -> bool {
+    if from.is_empty() || !contains_ignore_case(s, from) {
+        return false;
+    }
+    let lower = s.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut changed = false;
+    while let Some(pos) = lower[i..].find(from) {
+        let start = i + pos;
+        let end = start + from.len();
+        let boundary = lower[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| matches!(c, '/' | '?' | '#' | '"' | '\'' | ' ' | '>' | ')' | ','));
+        out.push_str(&s[i..start]);
+        if boundary {
+            out.push_str(to);
+            changed = true;
+        } else {
+            out.push_str(&s[start..end]);
+        }
+        i = end;
+    }
+    out.push_str(&s[i..]);
+    if changed {
+        *s = out;
+    }
+    changed
+}
+
+fn contains_ignore_case(hay: &str, needle: &str) -> bool {
+    hay.len() >= needle.len() && hay.to_ascii_lowercase().contains(needle)
+}
+
+/// Rewrite every JSON string value; returns whether anything changed.
+pub(crate) fn rewrite_origin_json(v: &mut Value, from: &str, to: &str) -> bool {
+    match v {
+        Value::String(s) => rewrite_origin_in(s, from, to),
+        Value::Array(a) => {
+            let mut changed = false;
+            for item in a {
+                changed |= rewrite_origin_json(item, from, to);
+            }
+            changed
+        }
+        Value::Object(m) => {
+            let mut changed = false;
+            for (_, item) in m.iter_mut() {
+                changed |= rewrite_origin_json(item, from, to);
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn deep_merge_merges_objects_replaces_arrays_and_null_deletes() {
+        let mut t = json!({"a": {"b": 1, "c": 2}, "arr": [1, 2], "gone": true});
+        deep_merge(&mut t, &json!({"a": {"c": 3}, "arr": [9], "gone": null}));
+        assert_eq!(t, json!({"a": {"b": 1, "c": 3}, "arr": [9]}));
+    }
+
+    #[test]
+    fn form_bodies_nest_brackets() {
+        let v = form_to_json(b"amount=8888&metadata[order]=7&tags[]=a&tags[]=b");
+        assert_eq!(
+            v,
+            json!({"amount": "8888", "metadata": {"order": "7"}, "tags": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn dot_segments_are_refused_and_double_slashes_collapse() {
+        assert!(normalize_path("/a/./b").is_err());
+        assert!(normalize_path("/a/..").is_err());
+        assert!(normalize_path("/a/%2E%2E/b").is_err());
+        assert_eq!(
+            normalize_path("/v1//customers//").ok().as_deref(),
+            Some("/v1/customers")
+        );
+        assert_eq!(normalize_path("/").ok().as_deref(), Some("/"));
+    }
+
+    #[test]
+    fn origin_rewrite_respects_boundaries() {
+        let mut s = "see https://api.x.com/v1/a and https://api.x.com.evil/b".to_string();
+        assert!(rewrite_origin_in(
+            &mut s,
+            "https://api.x.com",
+            "http://127.0.0.1:9"
+        ));
+        assert_eq!(
+            s,
+            "see http://127.0.0.1:9/v1/a and https://api.x.com.evil/b"
+        );
+    }
+}
