@@ -1,1 +1,306 @@
-//! placeholder
+//! The recording proxy behind `wraith record`: a reverse proxy in front of a twin's
+//! `[service] base_url` that streams every answer back to the client while keeping a copy, then
+//! scrubs the finished exchange and appends it to a recording session
+//! (`recordings/sessions/<id>/NNNNNN.wrec.zst` + `manifest.json`).
+//!
+//! ```text
+//! client ──HTTP──► Recorder (127.0.0.1:port) ──HTTP/HTTPS──► upstream base_url
+//!                     │  /__wraith/* answered here, never forwarded
+//!                     └─► tee ─► scrub ─► SessionWriter (atomic files)
+//! ```
+//!
+//! Decisions worth knowing:
+//! - **Paths**: a client request `/regions` to a proxy for `https://api.example.com/v4` is sent
+//!   to `https://api.example.com/v4/regions` and recorded with path `/v4/regions` — the full
+//!   upstream path, the same way `wraith import` records HAR entries.
+//! - **Streaming**: response bodies are forwarded frame by frame as they arrive; the exchange is
+//!   written when the body ends. A body cut short (client gone, upstream error, shutdown after the
+//!   drain timeout) is still recorded, with `truncated: true`. Request bodies are read whole
+//!   before forwarding (they are recorded whole anyway).
+//! - **Transport failures** (upstream unreachable, TLS errors) answer 502 with a JSON error body
+//!   and record nothing.
+//! - **Sessions**: see [`sessions`](crate::sessions) for when a session opens and closes.
+//! - **Headers**: see [`headers`] (hop-by-hop, `X-Wraith-*`, `Host`, `Accept-Encoding`).
+//!
+//! Not here: printing, flags, signals (the `wraith` binary does those), the scrub rules and the
+//! WREC encoding (`wraith-recording`), and anything about synthesizing or serving.
+
+mod control;
+mod exchange;
+pub mod headers;
+mod proxy;
+mod sessions;
+mod tee;
+mod upstream;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use wraith_recording::scrub::Scrubber;
+
+pub use control::{CONTROL_PREFIX, is_control_path};
+pub use sessions::{OpenSession, PROXY_MODE, SessionSummary};
+pub use upstream::Upstream;
+
+/// Default cap on a recorded body (and on an accepted request body): 64 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// Default bound on letting in-flight exchanges finish at shutdown.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the recorder could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error("invalid base URL `{url}`: {why}; fix `[service] base_url` in wraith.toml")]
+    BadBaseUrl { url: String, why: String },
+    #[error("cannot forward request target `{target}`: {why}")]
+    BadRequestTarget { target: String, why: String },
+    #[error("--upstream-ca: {0}")]
+    UpstreamCa(String),
+    #[error("cannot set up TLS for the upstream: {0}")]
+    Tls(String),
+    #[error("cannot listen on {addr}: {source}; pick another --port (or 0 for any free port)")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the recorder stopped unexpectedly: {0}")]
+    Runtime(String),
+}
+
+/// Everything the recorder needs to run. The binary builds it from flags and the twin's files.
+pub struct RecorderConfig {
+    pub upstream: Upstream,
+    /// Where to listen; the control plane has no auth, so keep this on loopback.
+    pub listen: SocketAddr,
+    /// The twin's `recordings/sessions/` folder.
+    pub sessions_dir: PathBuf,
+    /// Scrubs every exchange before it is written.
+    pub scrubber: Scrubber,
+    /// Session tags (manifest `tags`, WREC `correlation.tags`).
+    pub tags: Vec<String>,
+    /// Close the current session after this long without traffic.
+    pub idle_timeout: Option<Duration>,
+    /// Extra PEM CA certificates trusted for an HTTPS upstream (besides the webpki roots).
+    pub upstream_ca_pem: Option<Vec<u8>>,
+    /// How long shutdown waits for in-flight exchanges before cutting them.
+    pub drain_timeout: Duration,
+    /// See [`DEFAULT_MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+}
+
+impl RecorderConfig {
+    /// A config with the defaults for everything but the essentials.
+    pub fn new(
+        upstream: Upstream,
+        listen: SocketAddr,
+        sessions_dir: PathBuf,
+        scrubber: Scrubber,
+    ) -> RecorderConfig {
+        RecorderConfig {
+            upstream,
+            listen,
+            sessions_dir,
+            scrubber,
+            tags: Vec::new(),
+            idle_timeout: None,
+            upstream_ca_pem: None,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// What a recorder run produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordSummary {
+    /// Sessions finalized during the run, in order.
+    pub sessions: Vec<SessionSummary>,
+    /// Exchanges written over all sessions.
+    pub exchanges: u64,
+    /// Requests that got no upstream answer (502, nothing recorded).
+    pub transport_failures: u64,
+    /// Exchanges still in flight when the drain timeout ran out (recorded as truncated).
+    pub cut_at_shutdown: usize,
+    /// Failures to write recordings; non-empty means some traffic was not recorded.
+    pub write_errors: Vec<String>,
+}
+
+/// A bound, not yet running recorder.
+pub struct Recorder {
+    listener: TcpListener,
+    local: SocketAddr,
+    state: Arc<proxy::ProxyState>,
+    idle_timeout: Option<Duration>,
+    drain_timeout: Duration,
+}
+
+impl Recorder {
+    /// Build the upstream client and bind the listener. Nothing is recorded until [`run`].
+    ///
+    /// [`run`]: Recorder::run
+    pub async fn bind(config: RecorderConfig) -> Result<Recorder, RecorderError> {
+        let client = upstream::build_client(config.upstream_ca_pem.as_deref())?;
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| RecorderError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| RecorderError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let sessions = Arc::new(sessions::Sessions::new(
+            config.sessions_dir,
+            config.tags,
+            config.scrubber,
+        ));
+        let state = Arc::new(proxy::ProxyState {
+            upstream: config.upstream,
+            client,
+            sessions,
+            port: local.port(),
+            url: format!("http://{local}"),
+            max_body_bytes: config.max_body_bytes,
+            transport_failures: AtomicU64::new(0),
+        });
+        Ok(Recorder {
+            listener,
+            local,
+            state,
+            idle_timeout: config.idle_timeout,
+            drain_timeout: config.drain_timeout,
+        })
+    }
+
+    /// The address actually listened on (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// `http://<addr>` of the proxy.
+    pub fn url(&self) -> &str {
+        &self.state.url
+    }
+
+    /// Serve until `shutdown` resolves, then stop accepting, let in-flight exchanges finish
+    /// (bounded by the drain timeout; the rest are cut and recorded as truncated), and finalize
+    /// every open session.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<RecordSummary, RecorderError> {
+        let Recorder {
+            listener,
+            local: _,
+            state,
+            idle_timeout,
+            drain_timeout,
+        } = self;
+        let graceful = GracefulShutdown::new();
+        let mut connections = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            let idle_wait = match idle_timeout {
+                Some(idle) => {
+                    let sessions = state.sessions.clone();
+                    // May finalize a session (file IO): off the async workers.
+                    let next = tokio::task::spawn_blocking(move || sessions.expire_idle(idle))
+                        .await
+                        .map_err(|e| RecorderError::Runtime(e.to_string()))?;
+                    Some(next.unwrap_or(idle))
+                }
+                None => None,
+            };
+            let idle_tick = async {
+                match idle_wait {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _peer)) => {
+                        let st = state.clone();
+                        let service = hyper::service::service_fn(move |req| {
+                            proxy::handle(st.clone(), req)
+                        });
+                        let conn = auto::Builder::new(TokioExecutor::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .into_owned();
+                        let watched = graceful.watch(conn);
+                        connections.spawn(async move {
+                            if let Err(e) = watched.await {
+                                tracing::debug!("client connection ended with an error: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: log, breathe, keep serving.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = idle_tick => {}
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+
+        // Stop accepting, then drain.
+        drop(listener);
+        let drained = tokio::time::timeout(drain_timeout, graceful.shutdown())
+            .await
+            .is_ok();
+        let mut cut_at_shutdown = 0;
+        if !drained {
+            cut_at_shutdown = state.sessions.in_flight();
+            tracing::warn!(
+                in_flight = cut_at_shutdown,
+                "drain timeout reached: cutting the remaining exchanges (recorded as truncated)"
+            );
+            connections.abort_all();
+        }
+        while connections.join_next().await.is_some() {}
+        // Cut bodies are written on the blocking pool; give those writes time to land.
+        if !state.sessions.wait_settled(drain_timeout).await {
+            tracing::warn!("some recordings were still being written at shutdown");
+        }
+        let sessions = state.sessions.clone();
+        tokio::task::spawn_blocking(move || sessions.finalize_all())
+            .await
+            .map_err(|e| RecorderError::Runtime(e.to_string()))?;
+
+        let finalized = state.sessions.finalized();
+        Ok(RecordSummary {
+            exchanges: finalized.iter().map(|s| s.exchange_count).sum(),
+            sessions: finalized,
+            transport_failures: state.transport_failures.load(Ordering::Relaxed),
+            cut_at_shutdown,
+            write_errors: state.sessions.errors(),
+        })
+    }
+}
+
+/// Wall-clock unix microseconds. The recorder is the one place that stamps real time: it
+/// records when traffic happened.
+pub(crate) fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

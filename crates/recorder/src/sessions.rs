@@ -1,0 +1,374 @@
+//! Recording sessions while the proxy runs: which session an exchange belongs to, when a session
+//! is finalized, and persisting (scrub, then write) finished exchanges.
+//!
+//! Lifecycle:
+//! - The first exchange after start, after `/__wraith/new-session` or after an idle timeout opens
+//!   a new session (its id is taken from the time that exchange started). Its folder appears only
+//!   with its first written exchange, so a session that recorded nothing leaves nothing.
+//! - An exchange belongs to the session that was current when its request arrived. A session that
+//!   is rotated out (new-session, idle) while exchanges are still streaming stays open until the
+//!   last of them is written; only then is its manifest finalized. The idle timer never rotates
+//!   a session that has exchanges in flight (a long stream pins the session open).
+//! - Shutdown finalizes every open session.
+//!
+//! Locking: `Sessions::inner` is taken before a slot's `writer` lock, never the other way round,
+//! and neither is held across an `.await` (persisting runs on the blocking pool).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rand::SeedableRng as _;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use tokio::sync::Notify;
+use wraith_recording::Exchange;
+use wraith_recording::scrub::Scrubber;
+use wraith_recording::session::{SessionMeta, SessionWriter, new_session_id};
+
+use crate::now_us;
+
+/// `proxy_mode` written into manifests by the reverse proxy.
+pub const PROXY_MODE: &str = "reverse";
+
+/// A finalized session, as reported by the control plane and the run summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub exchange_count: u64,
+}
+
+/// A session that is still open, as shown by `/__wraith/info`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpenSession {
+    pub session_id: String,
+    /// Exchanges written so far.
+    pub exchange_count: u64,
+    /// Exchanges whose request arrived but whose recording is not written yet.
+    pub in_flight: usize,
+    /// False once rotated out; it is finalized when its last in-flight exchange is written.
+    pub current: bool,
+}
+
+enum WriterState {
+    /// No exchange written yet.
+    Idle,
+    Writing(SessionWriter),
+    /// Finalized (or given up); nothing more may be written.
+    Done,
+}
+
+/// One session while it is open.
+struct Slot {
+    id: String,
+    /// Exchanges begun in this session and not yet written (or dropped).
+    outstanding: AtomicUsize,
+    /// Rotated out: finalize as soon as `outstanding` reaches zero.
+    closing: AtomicBool,
+    written: AtomicU64,
+    writer: Mutex<WriterState>,
+}
+
+struct Inner {
+    current: Option<Arc<Slot>>,
+    /// Every slot not yet finalized, in opening order (includes `current`).
+    open: Vec<Arc<Slot>>,
+    finalized: Vec<SessionSummary>,
+    last_activity: Instant,
+    rng: ChaCha8Rng,
+}
+
+/// The session registry of one running recorder.
+pub(crate) struct Sessions {
+    sessions_dir: PathBuf,
+    tags: Vec<String>,
+    scrubber: Scrubber,
+    inner: Mutex<Inner>,
+    /// Woken whenever an exchange is settled (written or dropped).
+    settled: Notify,
+    /// Persistence failures (each already logged), reported by the run summary.
+    errors: Mutex<Vec<String>>,
+}
+
+impl Sessions {
+    pub(crate) fn new(sessions_dir: PathBuf, tags: Vec<String>, scrubber: Scrubber) -> Sessions {
+        // Session ids only need to differ between sessions; wall time and the process id are
+        // enough entropy for the 24-bit suffix and keep this crate free of OS RNG plumbing.
+        let seed = now_us() ^ (u64::from(std::process::id()) << 40);
+        Sessions {
+            sessions_dir,
+            tags,
+            scrubber,
+            inner: Mutex::new(Inner {
+                current: None,
+                open: Vec::new(),
+                finalized: Vec::new(),
+                last_activity: Instant::now(),
+                rng: ChaCha8Rng::seed_from_u64(seed),
+            }),
+            settled: Notify::new(),
+            errors: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn tags(&self) -> &[String] {
+        &self.tags
+    }
+
+    /// Start an exchange: it joins the current session, opening one if there is none.
+    pub(crate) fn begin(self: &Arc<Self>, request_start_us: u64) -> Ticket {
+        let mut inner = self.inner.lock();
+        inner.last_activity = Instant::now();
+        let slot = match &inner.current {
+            Some(s) => s.clone(),
+            None => {
+                let id = new_session_id(request_start_us, &mut inner.rng);
+                let slot = Arc::new(Slot {
+                    id,
+                    outstanding: AtomicUsize::new(0),
+                    closing: AtomicBool::new(false),
+                    written: AtomicU64::new(0),
+                    writer: Mutex::new(WriterState::Idle),
+                });
+                inner.current = Some(slot.clone());
+                inner.open.push(slot.clone());
+                slot
+            }
+        };
+        slot.outstanding.fetch_add(1, Ordering::SeqCst);
+        Ticket {
+            sessions: self.clone(),
+            slot: Some(slot),
+        }
+    }
+
+    /// Scrub and write one exchange into `slot`. Blocking (file IO): run on the blocking pool.
+    fn persist(&self, slot: &Arc<Slot>, exchange: Exchange) {
+        // Scrub before persist: the writer only accepts what the scrubber returns.
+        let scrubbed = self.scrubber.scrub(exchange);
+        {
+            let mut state = slot.writer.lock();
+            if matches!(*state, WriterState::Idle) {
+                let meta = SessionMeta {
+                    session_id: slot.id.clone(),
+                    tags: self.tags.clone(),
+                    proxy_mode: PROXY_MODE.to_string(),
+                    policy_hash: self.scrubber.policy_hash().to_string(),
+                };
+                match SessionWriter::new(&self.sessions_dir, meta) {
+                    Ok(w) => *state = WriterState::Writing(w),
+                    Err(e) => {
+                        self.fail(format!("cannot open session {}: {e}", slot.id));
+                        *state = WriterState::Done;
+                    }
+                }
+            }
+            match &mut *state {
+                WriterState::Writing(w) => match w.append(scrubbed) {
+                    Ok(_) => {
+                        slot.written.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(e) => self.fail(format!("cannot write to session {}: {e}", slot.id)),
+                },
+                WriterState::Done => self.fail(format!(
+                    "exchange dropped: session {} was already finalized",
+                    slot.id
+                )),
+                WriterState::Idle => {}
+            }
+        }
+        self.inner.lock().last_activity = Instant::now();
+        self.settle(slot);
+    }
+
+    /// One exchange of `slot` is settled (written or dropped).
+    fn settle(&self, slot: &Arc<Slot>) {
+        let left = slot.outstanding.fetch_sub(1, Ordering::SeqCst) - 1;
+        if left == 0 && slot.closing.load(Ordering::SeqCst) {
+            self.finalize(slot);
+        }
+        self.settled.notify_waiters();
+    }
+
+    /// Write the manifest of `slot` (once) and move it to the finalized list. Blocking.
+    fn finalize(&self, slot: &Arc<Slot>) {
+        let previous = std::mem::replace(&mut *slot.writer.lock(), WriterState::Done);
+        let summary = match previous {
+            WriterState::Writing(w) => match w.finish() {
+                Ok(Some(m)) => Some(SessionSummary {
+                    session_id: m.session_id,
+                    exchange_count: m.exchange_count,
+                }),
+                Ok(None) => None,
+                Err(e) => {
+                    self.fail(format!("cannot finalize session {}: {e}", slot.id));
+                    None
+                }
+            },
+            WriterState::Idle | WriterState::Done => None,
+        };
+        let mut inner = self.inner.lock();
+        inner.open.retain(|s| !Arc::ptr_eq(s, slot));
+        if let Some(s) = summary {
+            tracing::info!(session = %s.session_id, exchanges = s.exchange_count, "session finalized");
+            inner.finalized.push(s);
+        }
+    }
+
+    /// Close the current session: the next exchange opens a new one. Returns the sessions that
+    /// were finalized by this call (those with exchanges still in flight finalize later).
+    /// Blocking.
+    pub(crate) fn rotate(&self) -> Vec<SessionSummary> {
+        let open: Vec<Arc<Slot>> = {
+            let mut inner = self.inner.lock();
+            inner.current = None;
+            inner.open.clone()
+        };
+        self.close_slots(&open, false)
+    }
+
+    /// Mark `slots` closing and finalize the ones with nothing in flight (all of them when
+    /// `force`). Returns the finalized summaries.
+    fn close_slots(&self, slots: &[Arc<Slot>], force: bool) -> Vec<SessionSummary> {
+        let before = self.inner.lock().finalized.len();
+        for slot in slots {
+            slot.closing.store(true, Ordering::SeqCst);
+            if force || slot.outstanding.load(Ordering::SeqCst) == 0 {
+                self.finalize(slot);
+            }
+        }
+        let inner = self.inner.lock();
+        inner
+            .finalized
+            .get(before..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// Rotate the current session if it has been idle for `idle` with nothing in flight.
+    /// Returns how long until it could next become idle (`None` = no open session to watch).
+    /// Blocking only when it finalizes.
+    pub(crate) fn expire_idle(&self, idle: Duration) -> Option<Duration> {
+        let expired = {
+            let mut inner = self.inner.lock();
+            let current = inner.current.clone()?;
+            let quiet = inner.last_activity.elapsed();
+            if quiet < idle {
+                return Some(idle - quiet);
+            }
+            if current.outstanding.load(Ordering::SeqCst) > 0 {
+                // Pinned open by an exchange still streaming; look again one period later.
+                return Some(idle);
+            }
+            inner.current = None;
+            current
+        };
+        tracing::info!(session = %expired.id, "idle timeout: closing session");
+        self.close_slots(&[expired], false);
+        None
+    }
+
+    /// Number of exchanges begun but not yet settled, over all sessions.
+    pub(crate) fn in_flight(&self) -> usize {
+        let inner = self.inner.lock();
+        inner
+            .open
+            .iter()
+            .map(|s| s.outstanding.load(Ordering::SeqCst))
+            .sum()
+    }
+
+    /// Wait until no exchange is in flight, or `timeout` passes. Returns true when settled.
+    pub(crate) async fn wait_settled(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.in_flight() == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.in_flight() == 0;
+            }
+        }
+    }
+
+    /// Finalize every open session (shutdown). Blocking.
+    pub(crate) fn finalize_all(&self) -> Vec<SessionSummary> {
+        let open: Vec<Arc<Slot>> = {
+            let mut inner = self.inner.lock();
+            inner.current = None;
+            inner.open.clone()
+        };
+        self.close_slots(&open, true)
+    }
+
+    /// Every session finalized during this run, in order.
+    pub(crate) fn finalized(&self) -> Vec<SessionSummary> {
+        self.inner.lock().finalized.clone()
+    }
+
+    /// The sessions still open.
+    pub(crate) fn open_sessions(&self) -> Vec<OpenSession> {
+        let inner = self.inner.lock();
+        inner
+            .open
+            .iter()
+            .map(|s| OpenSession {
+                session_id: s.id.clone(),
+                exchange_count: s.written.load(Ordering::SeqCst),
+                in_flight: s.outstanding.load(Ordering::SeqCst),
+                current: inner.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, s)),
+            })
+            .collect()
+    }
+
+    pub(crate) fn errors(&self) -> Vec<String> {
+        self.errors.lock().clone()
+    }
+
+    fn fail(&self, message: String) {
+        tracing::error!("{message}");
+        self.errors.lock().push(message);
+    }
+}
+
+/// An exchange's place in a session, from its request's arrival until its recording is written.
+/// Dropping it without [`Ticket::complete`] records nothing (a transport failure, a request that
+/// never got a response) but still releases the session.
+pub(crate) struct Ticket {
+    sessions: Arc<Sessions>,
+    slot: Option<Arc<Slot>>,
+}
+
+impl Ticket {
+    /// Hand a finished exchange over for scrubbing and writing (on the blocking pool).
+    pub(crate) fn complete(mut self, exchange: Exchange) {
+        if let Some(slot) = self.slot.take() {
+            let sessions = self.sessions.clone();
+            run_blocking(move || sessions.persist(&slot, exchange));
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let sessions = self.sessions.clone();
+            run_blocking(move || sessions.settle(&slot));
+        }
+    }
+}
+
+/// Run file IO off the async workers when a runtime is around, inline otherwise.
+fn run_blocking(f: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => {
+            handle.spawn_blocking(f);
+        }
+        Err(_) => f(),
+    }
+}

@@ -1,0 +1,203 @@
+//! The upstream side of the proxy: where requests go (`[service] base_url`) and the HTTP client
+//! that takes them there (hyper-util's legacy client over hyper-rustls with the ring provider).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Uri;
+use http::uri::{Authority, PathAndQuery, Scheme};
+use http_body_util::Full;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::RecorderError;
+
+/// The client the proxy forwards with. Request bodies are buffered (they are recorded whole and
+/// are small in API traffic); response bodies stream.
+pub(crate) type UpstreamClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A parsed `[service] base_url`: scheme, authority and the path prefix every proxied path is
+/// appended to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    scheme: Scheme,
+    authority: Authority,
+    /// Path prefix without a trailing slash: `""` for `https://api.example.com`, `"/v4"` for
+    /// `https://api.example.com/v4/`.
+    prefix: String,
+}
+
+impl Upstream {
+    /// Parse a base URL such as `https://api.example.com/v4`. Only `http` and `https` are
+    /// accepted; a query string or fragment in the base URL is refused because there is no
+    /// sensible way to merge it with the client's.
+    pub fn parse(base_url: &str) -> Result<Upstream, RecorderError> {
+        let bad = |why: &str| RecorderError::BadBaseUrl {
+            url: base_url.to_string(),
+            why: why.to_string(),
+        };
+        let uri: Uri = base_url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+        let scheme = uri
+            .scheme()
+            .cloned()
+            .ok_or_else(|| bad("it has no scheme; write it as http://host or https://host"))?;
+        if scheme != Scheme::HTTP && scheme != Scheme::HTTPS {
+            return Err(bad("only http:// and https:// upstreams can be recorded"));
+        }
+        let authority = uri
+            .authority()
+            .cloned()
+            .ok_or_else(|| bad("it has no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(bad(
+                "credentials in the base URL are not supported; send them as headers",
+            ));
+        }
+        if uri.query().is_some() || base_url.contains('#') {
+            return Err(bad("a base URL cannot carry a query string or fragment"));
+        }
+        let prefix = uri.path().trim_end_matches('/').to_string();
+        Ok(Upstream {
+            scheme,
+            authority,
+            prefix,
+        })
+    }
+
+    /// The base URL as normalized here (no trailing slash).
+    pub fn base_url(&self) -> String {
+        format!("{}://{}{}", self.scheme, self.authority, self.prefix)
+    }
+
+    /// The upstream's authority (`host[:port]`), which becomes the forwarded `Host`.
+    pub fn authority(&self) -> &str {
+        self.authority.as_str()
+    }
+
+    /// The path the upstream sees for a client path: the base URL's prefix followed by the
+    /// client's path. This is also the path recorded in the exchange, so recordings made by the
+    /// proxy and by `wraith import` (which keeps the base path prefix) agree.
+    pub fn upstream_path(&self, client_path: &str) -> String {
+        let mut path = String::with_capacity(self.prefix.len() + client_path.len() + 1);
+        path.push_str(&self.prefix);
+        if !client_path.starts_with('/') {
+            path.push('/');
+        }
+        path.push_str(client_path);
+        path
+    }
+
+    /// The absolute upstream URI for a client path and raw query string (`""` = none).
+    pub fn uri_for(&self, client_path: &str, query: &str) -> Result<Uri, RecorderError> {
+        let mut pq = self.upstream_path(client_path);
+        if !query.is_empty() {
+            pq.push('?');
+            pq.push_str(query);
+        }
+        let path_and_query =
+            PathAndQuery::try_from(pq.as_str()).map_err(|e| RecorderError::BadRequestTarget {
+                target: pq.clone(),
+                why: e.to_string(),
+            })?;
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(path_and_query)
+            .build()
+            .map_err(|e| RecorderError::BadRequestTarget {
+                target: pq,
+                why: e.to_string(),
+            })
+    }
+}
+
+/// How long to wait for a TCP connection to the upstream before answering 502.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Build the upstream client: webpki roots plus any extra PEM CA certificates, ring as the only
+/// crypto provider (two providers in one process make rustls panic at runtime), HTTP/1.1 and
+/// HTTP/2 by ALPN. No redirects are followed, nothing is decompressed: the proxy must pass the
+/// upstream's answer through as it came.
+pub(crate) fn build_client(extra_ca_pem: Option<&[u8]>) -> Result<UpstreamClient, RecorderError> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(pem) = extra_ca_pem {
+        let mut reader = pem;
+        let mut added = 0usize;
+        for cert in rustls_pemfile::certs(&mut reader) {
+            let cert =
+                cert.map_err(|e| RecorderError::UpstreamCa(format!("unreadable PEM: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| RecorderError::UpstreamCa(format!("not a usable CA: {e}")))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(RecorderError::UpstreamCa(
+                "no CERTIFICATE block found; pass a PEM file holding the CA certificate".into(),
+            ));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| RecorderError::Tls(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+    http.set_nodelay(true);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(http);
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_path_prefix_is_kept_in_front_of_the_client_path() -> Result<(), RecorderError> {
+        let up = Upstream::parse("https://api.example.com/v4/")?;
+        assert_eq!(up.upstream_path("/regions"), "/v4/regions");
+        assert_eq!(
+            up.uri_for("/regions", "page=2")?.to_string(),
+            "https://api.example.com/v4/regions?page=2"
+        );
+        assert_eq!(up.base_url(), "https://api.example.com/v4");
+        Ok(())
+    }
+
+    #[test]
+    fn base_without_path_forwards_the_client_path_unchanged() -> Result<(), RecorderError> {
+        let up = Upstream::parse("http://127.0.0.1:18080")?;
+        assert_eq!(up.upstream_path("/"), "/");
+        assert_eq!(up.upstream_path("/customers/cus_1"), "/customers/cus_1");
+        assert_eq!(up.authority(), "127.0.0.1:18080");
+        Ok(())
+    }
+
+    #[test]
+    fn base_url_without_http_scheme_or_with_query_is_refused() {
+        for bad in [
+            "api.example.com",
+            "ftp://example.com",
+            "https://example.com/v1?x=1",
+            "https://u:p@example.com",
+        ] {
+            assert!(
+                matches!(Upstream::parse(bad), Err(RecorderError::BadBaseUrl { .. })),
+                "{bad} should be refused"
+            );
+        }
+    }
+}
