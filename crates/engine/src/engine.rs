@@ -572,7 +572,9 @@ impl Engine {
             || (matches!(op, Some(StateOp::List)) && !call.m.params.is_empty());
         if self.opts.unknown_entity == UnknownEntity::NotFound
             && gated
-            && !self.membership(ns, route, &call.m.params).unwrap_or(true)
+            && !self
+                .membership(ns, call.m.route, &call.m.params)
+                .unwrap_or(true)
         {
             return self.fail_closed(ns, call, None);
         }
@@ -580,7 +582,7 @@ impl Engine {
         let Some(vi) = route
             .variants
             .iter()
-            .position(|v| self.guard_holds(&v.guard, ns, route, call))
+            .position(|v| self.guard_holds(&v.guard, ns, call))
         else {
             return Out::json(
                 404,
@@ -634,12 +636,8 @@ impl Engine {
     /// Whether the entity a route names is known in this namespace: live in the session store,
     /// else (not deleted this session and) recorded with a non-4xx outcome, per the full
     /// parameter tuple on multi-parameter routes. `None` when the model gives no way to judge.
-    fn membership(
-        &self,
-        ns: &Namespace,
-        route: &Route,
-        params: &[(String, String)],
-    ) -> Option<bool> {
+    fn membership(&self, ns: &Namespace, r: usize, params: &[(String, String)]) -> Option<bool> {
+        let route = &self.model.routes[r];
         let (last_name, id) = params.last()?;
         let id = id.as_str();
         let ty: Option<&str> = if route.state_op == Some(StateOp::List) {
@@ -671,26 +669,40 @@ impl Engine {
         }
         if !route.known_param_tuples.is_empty() {
             let all: Vec<&str> = params.iter().map(|(_, v)| v.as_str()).collect();
-            return Some(
-                route
-                    .known_param_tuples
-                    .iter()
-                    .any(|t| t.iter().map(String::as_str).eq(all.iter().copied())),
-            );
+            return Some(route.known_param_tuples.iter().any(|t| {
+                t.len() == all.len()
+                    && t.iter()
+                        .zip(all.iter())
+                        .all(|(a, b)| a == b || util::percent_decode(a) == *b)
+            }));
         }
-        let et = self.model.entity_types.get(ty?)?;
-        if et.known_missing.contains(id) {
+        let info = &self.router.info[r];
+        let et = ty.and_then(|t| self.model.entity_types.get(t));
+        if let Some(et) = et {
+            if et.known_missing.contains(id) {
+                return Some(false);
+            }
+            if et.known_ids.contains(id) || et.records.contains_key(id) {
+                return Some(true);
+            }
+        }
+        if info.recorded_ok_last.contains(id) {
+            return Some(true);
+        }
+        if et.is_some() || !info.recorded_ok_last.is_empty() {
             return Some(false);
         }
-        Some(et.known_ids.contains(id) || et.records.contains_key(id))
+        None
     }
 
-    fn guard_holds(&self, g: &Guard, ns: &Namespace, route: &Route, call: &Call<'_>) -> bool {
+    fn guard_holds(&self, g: &Guard, ns: &Namespace, call: &Call<'_>) -> bool {
         match g {
             Guard::Always => true,
-            Guard::All { all } => all.iter().all(|g| self.guard_holds(g, ns, route, call)),
+            Guard::All { all } => all.iter().all(|g| self.guard_holds(g, ns, call)),
             Guard::StateMember { member } => {
-                self.membership(ns, route, &call.m.params).unwrap_or(false) == *member
+                self.membership(ns, call.m.route, &call.m.params)
+                    .unwrap_or(false)
+                    == *member
             }
             Guard::HeaderPresent { name, present } => call.req.header(name).is_some() == *present,
             Guard::BodyFieldEquals { pointer, value } => call

@@ -5,7 +5,7 @@
 //! route's own names by position. Routes sharing a template but not an origin share one trie
 //! entry and are told apart by the request's `Host`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use wraith_model::{Model, RequestKey, Route};
 
@@ -23,6 +23,9 @@ pub(crate) struct RouteInfo {
     pub not_found_variant: Option<usize>,
     /// Parameter names in path order, read from the template itself.
     pub param_names: Vec<String>,
+    /// Values of the last path parameter in this route's recorded requests answered with a
+    /// non-4xx status (decoded): evidence for the not_found gate on parameterized list routes.
+    pub recorded_ok_last: HashSet<String>,
 }
 
 pub(crate) struct Router {
@@ -133,6 +136,24 @@ fn route_info(route: &Route) -> RouteInfo {
             .and_then(|full| full.split_once("://").map(|(_, a)| a.to_string()))
             .unwrap_or_else(|| o.to_ascii_lowercase())
     });
+    let last_pos = route
+        .path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .enumerate()
+        .filter(|(_, s)| s.starts_with(':'))
+        .map(|(i, _)| i)
+        .last();
+    let recorded_ok_last = match last_pos {
+        None => HashSet::new(),
+        Some(pos) => route
+            .exact
+            .iter()
+            .filter(|e| e.moments.iter().any(|m| !(400..500).contains(&m.status)))
+            .filter_map(|e| e.key.path.split('/').filter(|s| !s.is_empty()).nth(pos))
+            .map(crate::util::percent_decode)
+            .collect(),
+    };
     let param_names = route
         .path
         .split('/')
@@ -141,6 +162,7 @@ fn route_info(route: &Route) -> RouteInfo {
         .map(str::to_string)
         .collect();
     RouteInfo {
+        recorded_ok_last,
         param_names,
         name: format!("{} {}", route.method, route.path),
         origin_authority,
