@@ -30,7 +30,7 @@ pub mod variants;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use wraith_model::{Diagnostic, LatencyProfile, Model, Route, StateOp, SymbolTable};
+use wraith_model::{Diagnostic, IdShape, LatencyProfile, Model, Route, StateOp, SymbolTable};
 use wraith_recording::RecordedSession;
 
 use crate::observe::Obs;
@@ -112,12 +112,17 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let templated = routes::template_routes(&obs, &flow);
     let plans = state::plan_routes(&templated, &obs);
 
+    let entity_types = state::entity_types(&templated, &plans, &obs);
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
     for (group, plan) in templated.iter().zip(plans.routes.iter()) {
-        let route = build_route(group, plan, &obs, &mut diagnostics);
+        let id_shape = plan
+            .entity_type
+            .as_ref()
+            .and_then(|e| entity_types.get(e))
+            .and_then(|e| e.id_shape.as_ref());
+        let route = build_route(group, plan, id_shape, &obs, &mut diagnostics);
         built.push(route);
     }
-    let entity_types = state::entity_types(&templated, &plans, &obs, &built);
 
     built.sort_by(|a, b| (&a.path, &a.method, &a.origin).cmp(&(&b.path, &b.method, &b.origin)));
     diagnostics
@@ -167,6 +172,7 @@ fn summarize(
 fn build_route(
     group: &routes::RouteGroup,
     plan: &state::RoutePlan,
+    id_shape: Option<&IdShape>,
     obs: &[Obs<'_>],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Route {
@@ -181,7 +187,12 @@ fn build_route(
                 .into(),
         });
     }
-    let variants = variants::build_variants(group, plan, obs, diagnostics);
+    let mut variants = variants::build_variants(group, plan, obs, diagnostics);
+    if plan.state_op == Some(StateOp::Create)
+        && let (Some(pk), Some(shape)) = (plan.primary_key.as_deref(), id_shape)
+    {
+        variants::mint_primary_key(&mut variants, pk, shape);
+    }
     let exact = exact::exact_index(group, obs);
     let list = if plan.state_op == Some(StateOp::List) {
         list::list_shape(group, plan, obs)

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EntityType, ParentParam, Route, StateOp};
+use wraith_model::{EntityType, ParentParam, StateOp};
 
 use crate::observe::Obs;
 use crate::routes::{RouteGroup, Seg};
@@ -421,7 +421,6 @@ pub fn entity_types(
     groups: &[RouteGroup],
     plans: &Plans,
     obs: &[Obs<'_>],
-    _routes: &[Route],
 ) -> BTreeMap<String, EntityType> {
     #[derive(Default)]
     struct Acc {

@@ -226,31 +226,30 @@ impl Unifier<'_> {
         let observed_type = common_type(vals);
         let all_equal = vals.iter().all(|(v, _)| *v == vals[0].0);
 
-        // 1. Echo.
+        // 1. Echo: the value copies one request value wherever the request carried it. When
+        //    some requests lacked it, those must all agree on one default value, which leads
+        //    the examples (the engine's fallback when the request has no such value).
         if vals
             .iter()
-            .all(|(v, _)| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number())
-            && let Some(ctx0) = self.ctxs.get(vals[0].1)
+            .any(|(v, _)| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number())
+            && let Some(hole) = self.echo(vals, observed_type)
         {
-            let mut candidates = ctx0.candidates(vals[0].0);
-            candidates.retain(|src| {
-                vals.iter().all(|(v, c)| {
-                    self.ctxs
-                        .get(*c)
-                        .and_then(|ctx| ctx.lookup(src))
-                        .is_some_and(|rv| rv.matches(v))
-                })
-            });
-            if let Some(from) = candidates.into_iter().next() {
-                return Node::Hole(Hole {
-                    source: HoleKind::Echo { from },
-                    observed_type,
-                    examples: examples(vals),
-                    confidence_bp: if n >= 2 { 10_000 } else { 6_000 },
-                });
-            }
+            return Node::Hole(hole);
         }
         if all_equal {
+            // One observation of a timestamp under a time-like key: a clock, not a constant
+            // (several observations that agree say the provider really answers a constant).
+            if n == 1
+                && key.is_some_and(values::is_time_key)
+                && let Some(unit) = values::clock_unit(vals[0].0, key)
+            {
+                return Node::Hole(Hole {
+                    source: HoleKind::Clock { unit },
+                    observed_type,
+                    examples: examples(vals),
+                    confidence_bp: 5_000,
+                });
+            }
             return Node::Const {
                 value: vals[0].0.clone(),
             };
@@ -287,20 +286,19 @@ impl Unifier<'_> {
         }
 
         // 4. Generated.
+        // Fresh per response: at least half the values are distinct (a recurring handful of
+        // ids — who posted — is observed data, not a generator); outside identifier-like keys,
+        // every value must be distinct.
         let identifier = key.is_some_and(values::is_identifier_key);
         let distinct = {
-            let mut seen: Vec<&Value> = Vec::new();
+            let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
             for v in &plain {
-                if !seen.contains(v) {
-                    seen.push(v);
-                }
-                if seen.len() > 64 {
-                    break;
-                }
+                seen.insert(v.to_string());
             }
-            seen.len() == n.min(65) && n >= 2
+            seen.len()
         };
-        if (identifier || distinct)
+        if n >= 2
+            && ((identifier && distinct * 2 >= n) || distinct == n)
             && let Some(shape) = values::learn_id_shape(&plain)
         {
             return Node::Hole(Hole {
@@ -313,6 +311,77 @@ impl Unifier<'_> {
 
         // 5. Observed.
         Node::Hole(self.observed(vals, 3_000))
+    }
+
+    fn echo(&self, vals: &[(&Value, usize)], observed_type: JsonType) -> Option<Hole> {
+        let n = vals.len();
+        let eligible = |v: &Value| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number();
+        // Candidates from the first observation that has any.
+        let mut candidates: Vec<EchoSource> = Vec::new();
+        for (v, c) in vals.iter().take(64) {
+            if !eligible(v) {
+                continue;
+            }
+            if let Some(ctx) = self.ctxs.get(*c) {
+                candidates = ctx.candidates(v);
+                if !candidates.is_empty() {
+                    break;
+                }
+            }
+        }
+        for src in candidates {
+            let mut present = 0usize;
+            let mut default: Option<&Value> = None;
+            let mut holds = true;
+            for (v, c) in vals {
+                match self.ctxs.get(*c).and_then(|ctx| ctx.lookup(&src)) {
+                    Some(rv) => {
+                        if !rv.matches(v) {
+                            holds = false;
+                            break;
+                        }
+                        present += 1;
+                    }
+                    None => match default {
+                        None => default = Some(v),
+                        Some(d) if d == *v => {}
+                        Some(_) => {
+                            holds = false;
+                            break;
+                        }
+                    },
+                }
+            }
+            if !holds || (present < n && present < 2) {
+                continue;
+            }
+            let mut examples = Vec::new();
+            if let Some(d) = default {
+                examples.push(d.clone());
+            }
+            for e in crate::unify::examples(vals) {
+                if examples.len() >= MAX_EXAMPLES {
+                    break;
+                }
+                if !examples.contains(&e) {
+                    examples.push(e);
+                }
+            }
+            let confidence_bp = if present == n && n >= 2 {
+                10_000
+            } else if present == n {
+                6_000
+            } else {
+                ((present as u64 * 10_000) / n as u64) as u32
+            };
+            return Some(Hole {
+                source: HoleKind::Echo { from: src },
+                observed_type,
+                examples,
+                confidence_bp,
+            });
+        }
+        None
     }
 
     fn observed(&self, vals: &[(&Value, usize)], confidence_bp: u32) -> Hole {

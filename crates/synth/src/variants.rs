@@ -24,8 +24,8 @@ use base64::Engine as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wraith_model::{
-    BodyTemplate, Diagnostic, Evidence, Guard, HeaderProgram, HeaderRule, StateOp, Variant,
-    VolatileKind,
+    BodyTemplate, Diagnostic, Evidence, Guard, HeaderProgram, HeaderRule, Hole, HoleKind, IdShape,
+    JsonType, Node, StateOp, Variant, VolatileKind,
 };
 
 use crate::observe::{Obs, ReqBody, RespBody};
@@ -201,6 +201,45 @@ pub fn build_variants(
         )
     });
     variants.into_iter().map(|(v, _)| v).collect()
+}
+
+/// A create answers with a fresh id: in every 2xx variant, the top-level primary-key field
+/// becomes a generated hole of the entity's learned id shape, whatever the recordings showed
+/// (a single recorded create would otherwise replay its one id forever).
+pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
+    for v in variants.iter_mut().filter(|v| values::is_2xx(v.status)) {
+        let BodyTemplate::Json {
+            root: Node::Object { fields },
+        } = &mut v.body
+        else {
+            continue;
+        };
+        for f in fields.iter_mut().filter(|f| f.key == pk) {
+            let keep = matches!(
+                &f.value,
+                Node::Hole(Hole {
+                    source: HoleKind::Generated { .. } | HoleKind::Echo { .. },
+                    ..
+                })
+            );
+            if keep {
+                continue;
+            }
+            let (observed_type, examples) = match &f.value {
+                Node::Const { value } => (JsonType::of(value), vec![value.clone()]),
+                Node::Hole(h) => (h.observed_type, h.examples.clone()),
+                _ => (JsonType::Mixed, Vec::new()),
+            };
+            f.value = Node::Hole(Hole {
+                source: HoleKind::Generated {
+                    shape: shape.clone(),
+                },
+                observed_type,
+                examples,
+                confidence_bp: 7_000,
+            });
+        }
+    }
 }
 
 /// Find what tells the exchanges `mine` (status `status`) from the primary's `theirs`.
