@@ -426,11 +426,16 @@ impl TwinConfig {
         let mut cfg: TwinConfig = toml::from_str(&known_text).map_err(|e| {
             // Spans refer to the filtered text; map them back through the key they name.
             let message = first_line(e.message());
-            let line = e
-                .span()
-                .and_then(|s| key_at(&known_text, s.start))
-                .and_then(|k| find_key_line(&doc, text, &k))
+            let key = e.span().and_then(|s| key_at(&known_text, s.start));
+            let line = key
+                .as_deref()
+                .and_then(|k| find_key_line(&doc, text, k))
                 .unwrap_or(0);
+            // Name the key too: a line number alone makes the reader open the file to find it.
+            let message = match key {
+                Some(k) if !k.is_empty() => format!("`{k}`: {message}"),
+                _ => message,
+            };
             TwinError::Config {
                 path: path.to_path_buf(),
                 line,
