@@ -6,9 +6,10 @@
 //! | `/__wraith/health` | GET | `{"status":"recording"}` |
 //! | `/__wraith/ready` | GET | `{"ready":true}` |
 //! | `/__wraith/info` | GET | upstream, port, url, tags, open and finalized sessions |
-//! | `/__wraith/new-session` | POST | finalizes every open session; `{"finalized":[...]}` |
+//! | `/__wraith/new-session` | POST | finalizes every open session; `{"finalized":[...],"pending":[...]}` |
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ALLOW, HeaderValue};
@@ -17,6 +18,9 @@ use http_body_util::Full;
 use serde_json::{Value, json};
 
 use crate::proxy::{ProxyState, json_response};
+
+/// How long `new-session` waits for the closed sessions' last exchanges to be written.
+const NEW_SESSION_WAIT: Duration = Duration::from_secs(2);
 
 /// Path prefix of the control plane.
 pub const CONTROL_PREFIX: &str = "/__wraith/";
@@ -56,16 +60,26 @@ pub(crate) async fn answer(
         "/__wraith/new-session" if method == Method::POST => {
             let sessions = state.sessions.clone();
             // Finalizing writes manifests: keep that file IO off the async workers.
-            match tokio::task::spawn_blocking(move || sessions.rotate()).await {
-                Ok(finalized) => json_response(
-                    StatusCode::OK,
-                    &json!({"status": "ok", "finalized": finalized}),
-                ),
-                Err(e) => json_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &error_body("internal_error", &format!("new-session failed: {e}")),
-                ),
-            }
+            let closed = match tokio::task::spawn_blocking(move || sessions.rotate()).await {
+                Ok(ids) => ids,
+                Err(e) => {
+                    return json_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &error_body("internal_error", &format!("new-session failed: {e}")),
+                    );
+                }
+            };
+            // An exchange whose body just reached the client may still be on its way to disk;
+            // wait for it so the answer (and the files) include it. Exchanges still streaming
+            // keep their session open and are listed as pending.
+            let (finalized, pending) = state
+                .sessions
+                .wait_finalized(&closed, NEW_SESSION_WAIT)
+                .await;
+            json_response(
+                StatusCode::OK,
+                &json!({"status": "ok", "finalized": finalized, "pending": pending}),
+            )
         }
         _ => {
             let mut resp = json_response(

@@ -217,16 +217,58 @@ impl Sessions {
         }
     }
 
-    /// Close the current session: the next exchange opens a new one. Returns the sessions that
-    /// were finalized by this call (those with exchanges still in flight finalize later).
-    /// Blocking.
-    pub(crate) fn rotate(&self) -> Vec<SessionSummary> {
+    /// Close every open session: the next exchange opens a new one. Sessions with nothing in
+    /// flight are finalized now, the others as soon as their last exchange is written (see
+    /// [`Sessions::wait_finalized`]). Returns the ids of all the sessions closed. Blocking.
+    pub(crate) fn rotate(&self) -> Vec<String> {
         let open: Vec<Arc<Slot>> = {
             let mut inner = self.inner.lock();
             inner.current = None;
             inner.open.clone()
         };
-        self.close_slots(&open, false)
+        self.close_slots(&open, false);
+        open.iter().map(|s| s.id.clone()).collect()
+    }
+
+    /// Wait (at most `timeout`) until the sessions `ids` are finalized. Returns the finalized
+    /// ones that recorded something, and the ids still open (exchanges still streaming).
+    pub(crate) async fn wait_finalized(
+        &self,
+        ids: &[String],
+        timeout: Duration,
+    ) -> (Vec<SessionSummary>, Vec<String>) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let pending: Vec<String> = {
+                let inner = self.inner.lock();
+                inner
+                    .open
+                    .iter()
+                    .filter(|s| ids.contains(&s.id))
+                    .map(|s| s.id.clone())
+                    .collect()
+            };
+            if !pending.is_empty() && tokio::time::timeout_at(deadline, notified).await.is_ok() {
+                continue;
+            }
+            let inner = self.inner.lock();
+            let done = inner
+                .finalized
+                .iter()
+                .filter(|s| ids.contains(&s.session_id))
+                .cloned()
+                .collect();
+            let still_open = inner
+                .open
+                .iter()
+                .filter(|s| ids.contains(&s.id))
+                .map(|s| s.id.clone())
+                .collect();
+            return (done, still_open);
+        }
     }
 
     /// Mark `slots` closing and finalize the ones with nothing in flight (all of them when

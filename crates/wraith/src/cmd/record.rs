@@ -1,15 +1,196 @@
-//! `wraith record` (not built yet).
+//! `wraith record <twin>`: run the recording proxy in front of the twin's `[service] base_url`
+//! until Ctrl-C / SIGTERM, then finalize every session and report what was recorded.
+
+use std::io::IsTerminal as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use serde_json::json;
+use wraith_recorder::{Recorder, RecorderConfig, RecorderError, Upstream};
+use wraith_recording::scrub::Scrubber;
+use wraith_twin::{TwinConfig, TwinDir, write_atomic};
 
 use crate::exit::{CliError, CmdResult};
+use crate::output::print_json;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  wraith record shop                      # proxy on [proxy] port (default 8080)
+  wraith record shop --port 0 --ready-json ready.json
+  wraith record shop --tag checkout --idle-timeout 300
+
+Point your client at the printed URL instead of the real API. Ctrl-C stops the proxy and
+finalizes the session manifests. Control plane (never forwarded): GET /__wraith/health,
+/__wraith/ready, /__wraith/info and POST /__wraith/new-session.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: Option<String>,
+    pub twin: String,
+    /// Port to listen on (127.0.0.1); 0 picks a free port. Default: `[proxy] port` (8080).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Tag the recorded sessions (repeatable); `synth --tag` can select them later.
+    #[arg(long = "tag", value_name = "T")]
+    pub tags: Vec<String>,
+    /// Close the session after this many seconds without traffic; the next request opens a new one.
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<u64>,
+    /// PEM file with an extra CA certificate to trust for an HTTPS upstream.
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Once listening, write `{"record":{"url":...,"port":...}}` to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub ready_json: Option<PathBuf>,
+    /// Print the final summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::usage(anyhow::anyhow!(
-        "`wraith record` is not built yet"
-    )))
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    let upstream = Upstream::parse(&config.service.base_url).map_err(CliError::usage)?;
+    // Resolve the scrub policy and key before listening: in CI a missing key is a refusal, and
+    // nothing may be recorded without a working scrubber.
+    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(|e| {
+        if e.is_policy_refusal() {
+            CliError::policy(e)
+        } else {
+            CliError::usage(e)
+        }
+    })?;
+    let upstream_ca_pem = match &args.upstream_ca {
+        Some(path) => Some(std::fs::read(path).map_err(|e| {
+            CliError::usage(anyhow!(
+                "--upstream-ca: cannot read {}: {e}",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
+    if args.idle_timeout == Some(0) {
+        return Err(CliError::usage(anyhow!(
+            "--idle-timeout must be at least 1 second"
+        )));
+    }
+    for tag in &args.tags {
+        if tag.trim().is_empty() {
+            return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
+        }
+    }
+    let port = args.port.unwrap_or(config.proxy.port);
+    let mut rc = RecorderConfig::new(
+        upstream,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        twin.sessions_dir(),
+        scrubber,
+    );
+    rc.tags = args.tags.clone();
+    rc.idle_timeout = args.idle_timeout.map(Duration::from_secs);
+    rc.upstream_ca_pem = upstream_ca_pem;
+    rc.drain_timeout = Duration::from_millis(config.serve.limits.request_drain_timeout_ms);
+
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::runtime(anyhow!("cannot start the async runtime: {e}")))?;
+    let summary = runtime.block_on(async {
+        let recorder = Recorder::bind(rc).await.map_err(|e| match e {
+            RecorderError::UpstreamCa(_) | RecorderError::BadBaseUrl { .. } => CliError::usage(e),
+            other => CliError::runtime(other),
+        })?;
+        let url = recorder.url().to_string();
+        let port = recorder.local_addr().port();
+        if let Some(path) = &args.ready_json {
+            let doc = json!({"record": {"url": url, "port": port}});
+            let text = wraith_model::to_canonical_json(&doc)
+                .map_err(|e| CliError::runtime(anyhow!("cannot render --ready-json: {e}")))?;
+            write_atomic(path, text.as_bytes())
+                .with_context(|| format!("cannot write --ready-json file {}", path.display()))
+                .map_err(CliError::runtime)?;
+        }
+        eprintln!(
+            "wraith record: proxying {url} -> {} (Ctrl-C to stop)",
+            config.service.base_url
+        );
+        recorder
+            .run(shutdown_signal())
+            .await
+            .map_err(CliError::runtime)
+    })?;
+
+    if args.json {
+        print_json(&summary);
+    } else {
+        for s in &summary.sessions {
+            eprintln!(
+                "recorded session {} ({} exchange{})",
+                s.session_id,
+                s.exchange_count,
+                if s.exchange_count == 1 { "" } else { "s" }
+            );
+        }
+        eprintln!(
+            "{} exchange(s) in {} session(s) under {}",
+            summary.exchanges,
+            summary.sessions.len(),
+            twin.sessions_dir().display()
+        );
+        if summary.transport_failures > 0 {
+            eprintln!(
+                "warning: {} request(s) got no upstream answer (502) and were not recorded",
+                summary.transport_failures
+            );
+        }
+    }
+    if !summary.write_errors.is_empty() {
+        return Err(CliError::runtime(anyhow!(
+            "{} recording write(s) failed; first: {}",
+            summary.write_errors.len(),
+            summary.write_errors[0]
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("wraith record: stopping; finishing in-flight exchanges");
+}
+
+/// Log proxy events (upstream failures, session rotation) on stderr; `RUST_LOG` overrides.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
 }
