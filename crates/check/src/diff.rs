@@ -260,7 +260,9 @@ fn echo_eq(actual: &Value, request: &Value) -> bool {
         (Value::Number(_) | Value::Bool(_), Value::String(s)) => {
             serde_json::from_str::<Value>(s).is_ok_and(|p| json_eq(actual, &p))
         }
-        (Value::String(s), Value::Number(_) | Value::Bool(_)) => *s == request.to_string(),
+        (Value::String(s), Value::Number(_) | Value::Bool(_)) => {
+            s.as_str() == request.to_string().as_str()
+        }
         _ => false,
     }
 }
@@ -625,20 +627,14 @@ fn pick_rep<'v>(reps: &'v [Node], element: &Value, index: usize) -> Option<&'v N
 /// How well `value` fits `node`: +1 per matching constant or present key, −1 per contradiction.
 pub fn fit(node: &Node, value: &Value) -> i64 {
     match (node, value) {
-        (Node::Const { value: c }, v) => {
-            if json_eq(c, v) {
-                1
-            } else {
-                -1
-            }
+        (Node::Const { value: c }, v) if json_eq(c, v) => 1,
+        (Node::Const { .. }, _) => -1,
+        (Node::Hole(h), v)
+            if h.observed_type == JsonType::Mixed || h.observed_type == JsonType::of(v) =>
+        {
+            1
         }
-        (Node::Hole(h), v) => {
-            if h.observed_type == JsonType::Mixed || h.observed_type == JsonType::of(v) {
-                1
-            } else {
-                -1
-            }
-        }
+        (Node::Hole(_), _) => -1,
         (Node::Object { fields }, Value::Object(m)) => {
             let mut s = 0;
             for f in fields {

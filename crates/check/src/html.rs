@@ -306,7 +306,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         }
         let _ = write!(h, "</section>");
     }
-    let _ = write!(h, "</main></body></html>\n");
+    let _ = writeln!(h, "</main></body></html>");
     h
 }
 

@@ -574,18 +574,18 @@ impl FixtureCtx<'_> {
         }
         match top.get("remove") {
             None => {}
-            Some(Value::Array(keys)) => {
-                if keys
-                    .iter()
-                    .any(|k| !matches!(k, Value::String(_) | Value::Number(_) | Value::Bool(_)))
-                {
-                    out.push(Finding::error(
-                        "fixture-patch",
-                        Some(file),
-                        "\"remove\" must list primary-key values (string, number or bool)",
-                    ));
-                }
+            Some(Value::Array(keys))
+                if keys.iter().any(|k| {
+                    !matches!(k, Value::String(_) | Value::Number(_) | Value::Bool(_))
+                }) =>
+            {
+                out.push(Finding::error(
+                    "fixture-patch",
+                    Some(file),
+                    "\"remove\" must list primary-key values (string, number or bool)",
+                ));
             }
+            Some(Value::Array(_)) => {}
             Some(_) => out.push(Finding::error(
                 "fixture-patch",
                 Some(file),

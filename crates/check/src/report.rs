@@ -50,11 +50,9 @@ impl Thresholds {
 
 /// `passed × 10000 / total`, rounded down; 10000 for an empty set (nothing failed).
 pub fn ratio_bp(passed: u64, total: u64) -> u32 {
-    if total == 0 {
-        10_000
-    } else {
-        (passed * 10_000 / total) as u32
-    }
+    (passed * 10_000)
+        .checked_div(total)
+        .map_or(10_000, |v| v as u32)
 }
 
 /// `drift-<16 hex>`: a fingerprint of route + path + category + expected + actual, stable
@@ -386,11 +384,10 @@ impl ReportBuilder {
                 exchanges: a.exchanges,
                 passed: a.passed,
                 score_bp: ratio_bp(a.passed, a.exchanges),
-                mean_exchange_score_bp: if a.exchanges == 0 {
-                    10_000
-                } else {
-                    (a.score_sum / a.exchanges) as u32
-                },
+                mean_exchange_score_bp: a
+                    .score_sum
+                    .checked_div(a.exchanges)
+                    .map_or(10_000, |v| v as u32),
                 divergences: a.divergences,
                 categories: a.categories,
             })

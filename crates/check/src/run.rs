@@ -71,10 +71,10 @@ pub fn request_of(ex: &Exchange) -> Request {
         headers.retain(|(k, _)| k != "host");
         headers.push(("host".to_string(), authority.to_string()));
     }
-    if let Some(ct) = &ex.request.content_type {
-        if !headers.iter().any(|(k, _)| k == "content-type") {
-            headers.push(("content-type".to_string(), ct.clone()));
-        }
+    if let Some(ct) = &ex.request.content_type
+        && !headers.iter().any(|(k, _)| k == "content-type")
+    {
+        headers.push(("content-type".to_string(), ct.clone()));
     }
     Request {
         method: ex.request.method.clone(),
@@ -194,7 +194,7 @@ pub fn holdout_split(
     let mut train = Vec::new();
     let mut held = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
-        if k >= 2 && (i as u64 + 1) % u64::from(k) == 0 {
+        if k >= 2 && (i as u64 + 1).is_multiple_of(u64::from(k)) {
             held.push(s);
         } else {
             train.push(s);

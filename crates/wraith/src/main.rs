@@ -32,6 +32,10 @@ enum Command {
     Synth(cmd::synth::Args),
     /// Replay the recordings against the model and score conformance.
     Check(cmd::check::Args),
+    /// Show which routes and state operations the recordings exercise.
+    Coverage(cmd::coverage::Args),
+    /// Check the twin's files: configs, model, schema and fixtures.
+    Lint(cmd::lint::Args),
     /// Serve the twin over HTTP.
     Serve(cmd::serve::Args),
 }
@@ -45,6 +49,8 @@ fn main() -> std::process::ExitCode {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Check(a) => cmd::check::run(a),
+        Command::Coverage(a) => cmd::coverage::run(a),
+        Command::Lint(a) => cmd::lint::run(a),
         Command::Serve(a) => cmd::serve::run(a),
     };
     match result {

@@ -1,15 +1,647 @@
-//! `wraith check` (not built yet).
+//! `wraith check <twin>`: replay every recorded session through the twin — in process (the same
+//! engine `serve` uses) or against a running twin over HTTP — diff every answer field by field,
+//! score it, write `reports/check.json` + `reports/check.html`, and exit 2 below the
+//! `[diff]` thresholds.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use wraith_check::coverage::coverage;
+use wraith_check::report::HoldoutSummary;
+use wraith_check::{
+    AuthoredRoute, CheckRun, DiffOptions, InMemoryTwin, Observed, Report, Thresholds, Twin,
+    holdout_split, parse_provenance, parse_replay_header, replay,
+};
+use wraith_engine::{
+    ClockConfig, ClockMode, Engine, EngineOptions, Fidelity, IdempotencyOptions, Request,
+    UnknownEntity,
+};
+use wraith_model::Model;
+use wraith_recording::RecordedSession;
+use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  wraith check shop                              # in memory (the default)
+  wraith check shop --json | jq .score_bp
+  wraith check shop --holdout 5                  # synthesize from 4 of 5 sessions, check the 5th
+  wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
+
+Exit codes: 0 both gates held · 1 usage or configuration error · 2 below `[diff] required_score`
+or `[diff] session_pass_rate` (the report is written and printed first) · 4 IO failure or the
+target did not answer.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: Option<String>,
+    pub twin: String,
+    /// Replay through the engine in process (the default).
+    #[arg(long, conflicts_with = "target")]
+    pub in_memory: bool,
+    /// Replay against a running twin at this base URL (`http://127.0.0.1:8081`), one
+    /// `X-Wraith-Session` per recorded session.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Hold out every K-th recorded session: synthesize a model from the others and check the
+    /// held-out sessions against it (in memory). Prints in-sample and held-out scores.
+    #[arg(long, value_name = "K", conflicts_with = "target")]
+    pub holdout: Option<u32>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::usage(anyhow::anyhow!(
-        "`wraith check` is not built yet"
-    )))
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let cfg = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    for w in &cfg.warnings {
+        eprintln!("warning: {w}");
+    }
+    let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
+        .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    if sessions.is_empty() {
+        return Err(CliError::usage(anyhow!(
+            "{} has no recordings to check: record (`wraith record`) or import (`wraith import`) traffic first",
+            twin.root().display()
+        )));
+    }
+    let thresholds =
+        Thresholds::from_fractions(cfg.diff.required_score, cfg.diff.session_pass_rate);
+    let authored = authored_routes(&twin)?;
+    let twin_name = twin.name();
+
+    let (report, model_for_coverage) = if let Some(k) = args.holdout {
+        if k < 2 {
+            return Err(CliError::usage(anyhow!(
+                "--holdout {k}: K must be at least 2 (every K-th session is held out)"
+            )));
+        }
+        holdout(&twin_name, &cfg, &sessions, k, thresholds, &authored)?
+    } else {
+        let model = load_model(&twin.model_dir().join("twin.wir.json"))?;
+        warn_stale(&model, &sessions);
+        let all: Vec<&RecordedSession> = sessions.iter().collect();
+        let report = match &args.target {
+            None => in_memory(
+                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, "check-",
+            )?,
+            Some(url) => target(&twin_name, &cfg, &model, &all, thresholds, &authored, url)?,
+        };
+        (report, model)
+    };
+
+    let cov = coverage(&twin_name, &model_for_coverage, &sessions);
+    write_reports(&twin, &report, &cov)?;
+    if args.json {
+        crate::output::print_json(&report);
+    } else {
+        print_summary(&twin, &report);
+    }
+    if report.passed {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        // The report is out first; the error line says which gate failed.
+        Err(CliError::conformance(anyhow!(
+            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}",
+            report.score_bp,
+            report.required_score_bp,
+            report.session_pass_rate_bp,
+            report.required_session_pass_rate_bp,
+            twin.reports_dir().join("check.html").display()
+        )))
+    }
+}
+
+/// Engine options for a check: the twin's `[serve]` settings, with a clock that never reads
+/// the wall (determinism) and no self-URL rewrite (in process, the recording's own URLs are the
+/// twin's: the rewrite would only be noise).
+fn engine_options(
+    twin_name: &str,
+    cfg: &TwinConfig,
+    sessions: usize,
+) -> Result<EngineOptions, CliError> {
+    let serve = &cfg.serve;
+    let base_epoch = i64::try_from(serve.clock.base_epoch).map_err(|_| {
+        CliError::usage(anyhow!(
+            "wraith.toml: `serve.clock.base_epoch` = {} is too large for a unix time in seconds",
+            serve.clock.base_epoch
+        ))
+    })?;
+    let mode = match serve.clock.mode {
+        wraith_twin::ClockMode::Fixed => ClockMode::Fixed,
+        _ => ClockMode::Deterministic,
+    };
+    Ok(EngineOptions {
+        fidelity: match serve.fidelity {
+            wraith_twin::Fidelity::Strict => Fidelity::Strict,
+            wraith_twin::Fidelity::Synth => Fidelity::Synth,
+            wraith_twin::Fidelity::Fuzzy => Fidelity::Fuzzy,
+        },
+        unknown_entity: match serve.unknown_entity {
+            wraith_twin::UnknownEntity::Synthesize => UnknownEntity::Synthesize,
+            wraith_twin::UnknownEntity::NotFound => UnknownEntity::NotFound,
+        },
+        seed: serve.deterministic_seed,
+        clock: ClockConfig { mode, base_epoch },
+        wall_clock: Arc::new(move || base_epoch.saturating_mul(1_000_000)),
+        // Each recorded session gets its own namespace, freed after it; keep headroom anyway.
+        max_namespaces: sessions
+            .saturating_add(8)
+            .max(usize::try_from(serve.limits.max_namespaces).unwrap_or(usize::MAX)),
+        idempotency: serve.idempotency.enabled.then(|| IdempotencyOptions {
+            header: serve.idempotency.header.to_ascii_lowercase(),
+            ttl_seconds: serve.idempotency.ttl_seconds,
+        }),
+        rewrite_self_urls: false,
+        provenance_headers: true,
+        debug: false,
+        twin_name: Some(twin_name.to_string()),
+        fixture: None,
+        freshness: Default::default(),
+        principal: None,
+    })
+}
+
+fn build_engine(
+    twin_name: &str,
+    twin: Option<&TwinDir>,
+    cfg: &TwinConfig,
+    model: &Model,
+    sessions: usize,
+) -> Result<Engine, CliError> {
+    let (schema, fixtures) = match twin {
+        Some(t) => (
+            read_optional(&t.schema_json())?,
+            wraith_server::fixtures_fs::read_fixture_tree(&t.fixtures_dir())
+                .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
+        ),
+        None => (None, Default::default()),
+    };
+    let opts = engine_options(twin_name, cfg, sessions)?;
+    Engine::new(model.clone(), schema.as_deref(), fixtures, opts)
+        .map_err(|e| CliError::usage(anyhow!("cannot build the twin's engine: {e}")))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn in_memory(
+    twin_name: &str,
+    twin: &TwinDir,
+    cfg: &TwinConfig,
+    model: &Model,
+    sessions: &[&RecordedSession],
+    thresholds: Thresholds,
+    authored: &[AuthoredRoute],
+    prefix: &str,
+) -> Result<Report, CliError> {
+    let engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len())?;
+    let run = CheckRun {
+        twin_name,
+        model,
+        sessions,
+        diff: diff_options(cfg, None),
+        thresholds,
+        namespace_prefix: prefix.to_string(),
+        authored: authored.to_vec(),
+        mode: "in_memory",
+        target: None,
+    };
+    let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
+    let bar = crate::output::progress(total as u64, "check");
+    let mut tw = InMemoryTwin::new(&engine);
+    let report =
+        replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOptions {
+    DiffOptions {
+        ignore_headers: cfg
+            .diff
+            .ignore_headers
+            .iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect(),
+        self_url_rewrite: rewrite,
+    }
+}
+
+/// `--holdout K`: train on all but every K-th session, check both halves against that model.
+fn holdout(
+    twin_name: &str,
+    cfg: &TwinConfig,
+    sessions: &[RecordedSession],
+    k: u32,
+    thresholds: Thresholds,
+    authored: &[AuthoredRoute],
+) -> Result<(Report, Model), CliError> {
+    let (train, held) = holdout_split(sessions, k);
+    if held.is_empty() {
+        return Err(CliError::usage(anyhow!(
+            "--holdout {k}: the twin has only {} recorded session(s), so no session is held out; use a smaller K",
+            sessions.len()
+        )));
+    }
+    let train_owned: Vec<RecordedSession> = train.iter().map(|s| (*s).clone()).collect();
+    let synthesis = wraith_synth::synthesize(
+        &train_owned,
+        &wraith_synth::SynthOptions {
+            twin: cfg.service.name.clone(),
+            base_url: cfg.service.base_url.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            tag: None,
+        },
+    );
+    let model = synthesis.model;
+    // Fixtures are left out on purpose: a held-out check measures what the recordings teach.
+    let run_on = |set: &[&RecordedSession], prefix: &str| -> Result<Report, CliError> {
+        let engine = build_engine(twin_name, None, cfg, &model, set.len())?;
+        let run = CheckRun {
+            twin_name,
+            model: &model,
+            sessions: set,
+            diff: diff_options(cfg, None),
+            thresholds,
+            namespace_prefix: prefix.to_string(),
+            authored: authored.to_vec(),
+            mode: "in_memory",
+            target: None,
+        };
+        let total: usize = set.iter().map(|s| s.exchanges.len()).sum();
+        let bar = crate::output::progress(total as u64, prefix.trim_end_matches('-'));
+        let mut tw = InMemoryTwin::new(&engine);
+        let r =
+            replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
+        bar.finish_and_clear();
+        Ok(r)
+    };
+    let in_sample = run_on(&train, "in-sample-")?;
+    let mut report = run_on(&held, "held-out-")?;
+    report.holdout = Some(HoldoutSummary {
+        k,
+        training_sessions: train.len() as u64,
+        held_out_sessions: held.iter().map(|s| s.manifest.session_id.clone()).collect(),
+        in_sample_score_bp: in_sample.score_bp,
+        in_sample_exchanges: in_sample.exchanges_total,
+        in_sample_session_pass_rate_bp: in_sample.session_pass_rate_bp,
+        held_out_score_bp: report.score_bp,
+        held_out_exchanges: report.exchanges_total,
+        held_out_session_pass_rate_bp: report.session_pass_rate_bp,
+    });
+    Ok((report, model))
+}
+
+fn target(
+    twin_name: &str,
+    cfg: &TwinConfig,
+    model: &Model,
+    sessions: &[&RecordedSession],
+    thresholds: Thresholds,
+    authored: &[AuthoredRoute],
+    url: &str,
+) -> Result<Report, CliError> {
+    let mut tw = HttpTwin::new(url, &model.base_url)?;
+    let rewrite = if cfg.serve.rewrite_self_urls {
+        origin_of(&model.base_url).map(|from| (from, tw.origin.clone()))
+    } else {
+        None
+    };
+    // Fresh namespaces on every run: a running twin keeps the state of earlier runs.
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    let run = CheckRun {
+        twin_name,
+        model,
+        sessions,
+        diff: diff_options(cfg, rewrite),
+        thresholds,
+        namespace_prefix: format!("check-{}-{nonce}-", std::process::id()),
+        authored: authored.to_vec(),
+        mode: "target",
+        target: Some(url),
+    };
+    let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
+    let bar = crate::output::progress(total as u64, "check");
+    let report =
+        replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+/// `scheme://authority` of a URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// A running twin over plain HTTP/1.1.
+struct HttpTwin {
+    rt: tokio::runtime::Runtime,
+    client: hyper_util::client::legacy::Client<
+        hyper_util::client::legacy::connect::HttpConnector,
+        http_body_util::Full<bytes::Bytes>,
+    >,
+    /// `http://host:port` of the twin.
+    origin: String,
+    /// Path prefix of the target URL (usually empty).
+    prefix: String,
+    /// Authority of the recorded upstream: a recorded `host` naming it is replaced by the
+    /// target's; any other `host` (a request recorded against another origin) is kept.
+    upstream_authority: String,
+}
+
+impl HttpTwin {
+    fn new(url: &str, base_url: &str) -> Result<HttpTwin, CliError> {
+        let Some(("http", rest)) = url.split_once("://") else {
+            return Err(CliError::usage(anyhow!(
+                "--target {url}: give the running twin's plain-HTTP base URL, e.g. http://127.0.0.1:8081"
+            )));
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        if authority.is_empty() {
+            return Err(CliError::usage(anyhow!(
+                "--target {url}: no host in the URL"
+            )));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::runtime(anyhow!("cannot start the async runtime: {e}")))?;
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http();
+        let upstream_authority = origin_of(base_url)
+            .and_then(|o| o.split_once("://").map(|(_, a)| a.to_string()))
+            .unwrap_or_default();
+        Ok(HttpTwin {
+            rt,
+            client,
+            origin: format!("http://{authority}"),
+            prefix: path.to_string(),
+            upstream_authority,
+        })
+    }
+}
+
+/// Hop-by-hop and framing headers a replayed request must not copy (the recorded
+/// `content-length` may predate scrubbing).
+const SKIP_REQUEST_HEADERS: &[&str] = &[
+    "content-length",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "upgrade",
+    "proxy-connection",
+    "accept-encoding",
+    "x-wraith-session",
+];
+
+impl Twin for HttpTwin {
+    fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
+        let mut uri = format!("{}{}{}", self.origin, self.prefix, req.path);
+        if !req.query.is_empty() {
+            uri.push('?');
+            uri.push_str(&req.query);
+        }
+        let mut b = hyper::Request::builder()
+            .method(req.method.as_str())
+            .uri(&uri);
+        for (k, v) in &req.headers {
+            if SKIP_REQUEST_HEADERS.contains(&k.as_str()) {
+                continue;
+            }
+            if k == "host" && (v.is_empty() || v.eq_ignore_ascii_case(&self.upstream_authority)) {
+                continue;
+            }
+            b = b.header(k.as_str(), v.as_str());
+        }
+        b = b.header("x-wraith-session", session);
+        let request = b
+            .body(http_body_util::Full::new(req.body.clone()))
+            .map_err(|e| format!("cannot build the request: {e}"))?;
+        let client = self.client.clone();
+        self.rt.block_on(async move {
+            use http_body_util::BodyExt;
+            let resp = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+                .await
+                .map_err(|_| "no answer within 30 s".to_string())?
+                .map_err(|e| format!("{e}"))?;
+            let status = resp.status().as_u16();
+            let mut headers = Vec::new();
+            let mut provenance = None;
+            let mut route = None;
+            let mut replay = None;
+            for (k, v) in resp.headers() {
+                let Ok(v) = v.to_str() else { continue };
+                match k.as_str() {
+                    "x-wraith-provenance" => provenance = parse_provenance(v),
+                    "x-wraith-route" => route = Some(v.to_string()),
+                    "x-wraith-replay" => replay = parse_replay_header(v),
+                    _ => headers.push((k.as_str().to_string(), v.to_string())),
+                }
+            }
+            let body = tokio::time::timeout(Duration::from_secs(30), resp.into_body().collect())
+                .await
+                .map_err(|_| "the body did not arrive within 30 s".to_string())?
+                .map_err(|e| format!("reading the body: {e}"))?
+                .to_bytes()
+                .to_vec();
+            Ok(Observed {
+                status,
+                headers,
+                body,
+                provenance,
+                route,
+                replay,
+            })
+        })
+    }
+}
+
+/// Authored routes from `lua/routes.toml` (never replayed nor scored).
+fn authored_routes(twin: &TwinDir) -> Result<Vec<AuthoredRoute>, CliError> {
+    let path = twin.lua_dir().join("routes.toml");
+    let Some(text) = read_optional(&path)? else {
+        return Ok(Vec::new());
+    };
+    let doc: toml::Table =
+        toml::from_str(&text).map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?;
+    let mut out = Vec::new();
+    if let Some(toml::Value::Array(routes)) = doc.get("route") {
+        for r in routes {
+            if let (Some(m), Some(p)) = (
+                r.get("method").and_then(toml::Value::as_str),
+                r.get("path").and_then(toml::Value::as_str),
+            ) {
+                out.push(AuthoredRoute {
+                    method: m.to_ascii_uppercase(),
+                    path: p.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn warn_stale(model: &Model, sessions: &[RecordedSession]) {
+    let missing = sessions
+        .iter()
+        .filter(|s| {
+            model
+                .sessions
+                .binary_search(&s.manifest.session_id)
+                .is_err()
+        })
+        .count();
+    if missing > 0 {
+        eprintln!(
+            "warning: {missing} recorded session(s) are not in the model (it was synthesized before they were recorded); run `wraith synth` to include them"
+        );
+    }
+}
+
+/// Read `model/twin.wir.json` (missing → run synth; other versions → re-run synth).
+pub fn load_model(path: &Path) -> Result<Model, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CliError::usage(anyhow!(
+                "{} does not exist: run `wraith synth` first",
+                path.display()
+            )));
+        }
+        Err(e) => {
+            return Err(CliError::runtime(anyhow!(
+                "cannot read the model {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let version = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
+    if version != Some(u64::from(wraith_model::MODEL_SCHEMA_VERSION)) {
+        return Err(CliError::usage(anyhow!(
+            "{}: model schema_version {} is not what this build reads ({}); re-run `wraith synth`",
+            path.display(),
+            version.map_or("missing".to_string(), |v| v.to_string()),
+            wraith_model::MODEL_SCHEMA_VERSION
+        )));
+    }
+    wraith_model::from_json_str::<Model>(&text).map_err(|e| {
+        CliError::usage(anyhow!(
+            "{}: the model does not load ({e}); re-run `wraith synth`",
+            path.display()
+        ))
+    })
+}
+
+pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::runtime(anyhow!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+fn report_paths(twin: &TwinDir) -> (PathBuf, PathBuf) {
+    let dir = twin.reports_dir();
+    (dir.join("check.json"), dir.join("check.html"))
+}
+
+fn write_reports(
+    twin: &TwinDir,
+    report: &Report,
+    cov: &wraith_check::coverage::Coverage,
+) -> Result<(), CliError> {
+    let dir = twin.reports_dir();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", dir.display())))?;
+    let (json_path, html_path) = report_paths(twin);
+    let json = wraith_model::to_canonical_json(report)
+        .map_err(|e| CliError::runtime(anyhow!("cannot render the report: {e}")))?;
+    wraith_twin::write_atomic(&json_path, json.as_bytes())
+        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", json_path.display())))?;
+    let html = wraith_check::html::render(report, Some(cov));
+    wraith_twin::write_atomic(&html_path, html.as_bytes())
+        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", html_path.display())))?;
+    Ok(())
+}
+
+fn bp(v: u32) -> String {
+    format!("{}.{:02}%", v / 100, v % 100)
+}
+
+fn print_summary(twin: &TwinDir, r: &Report) {
+    println!(
+        "{}  {}  score {}/10000 (required {})  sessions {}/{} passing ({}, required {})  exchanges {}/{}  divergences {}",
+        if r.passed { "PASS" } else { "FAIL" },
+        r.twin,
+        r.score_bp,
+        r.required_score_bp,
+        r.sessions_passed,
+        r.sessions_total,
+        bp(r.session_pass_rate_bp),
+        bp(r.required_session_pass_rate_bp),
+        r.exchanges_passed,
+        r.exchanges_total,
+        r.divergence_count,
+    );
+    if let Some(h) = &r.holdout {
+        println!(
+            "  holdout k={}: in-sample {}/10000 ({} exchanges, {} sessions) · held-out {}/10000 ({} exchanges, {} sessions)",
+            h.k,
+            h.in_sample_score_bp,
+            h.in_sample_exchanges,
+            h.training_sessions,
+            h.held_out_score_bp,
+            h.held_out_exchanges,
+            h.held_out_sessions.len()
+        );
+    }
+    if !r.categories.is_empty() {
+        let cats: Vec<String> = r
+            .categories
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        println!("  categories: {}", cats.join(", "));
+    }
+    let mut worst: Vec<_> = r.routes.iter().filter(|x| x.score_bp < 10_000).collect();
+    worst.sort_by(|a, b| {
+        (b.exchanges - b.passed)
+            .cmp(&(a.exchanges - a.passed))
+            .then(a.route.cmp(&b.route))
+    });
+    for x in worst.iter().take(5) {
+        let cats: Vec<String> = x
+            .categories
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        println!(
+            "  {:>6}/10000  {}/{}  {}  [{}]",
+            x.score_bp,
+            x.passed,
+            x.exchanges,
+            x.route,
+            cats.join(", ")
+        );
+    }
+    let (j, h) = report_paths(twin);
+    println!("  report: {}  {}", j.display(), h.display());
 }

@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod coverage;
 pub mod import;
 pub mod init;
 pub mod inspect;
+pub mod lint;
 pub mod record;
 pub mod serve;
 pub mod synth;

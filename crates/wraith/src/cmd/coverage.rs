@@ -1,0 +1,87 @@
+//! `wraith coverage <twin>`: which routes and state operations the recordings exercise, variants
+//! per route, routes seen only once, entity types without a create, and recorded requests the
+//! model has no route for.
+
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use wraith_twin::TwinDir;
+
+use crate::exit::{CliError, CmdResult};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  wraith coverage shop
+  wraith coverage shop --json | jq .routes_seen_once")]
+pub struct Args {
+    /// Twin name under ./twins/ or path to a twin folder.
+    pub twin: String,
+    /// Print the coverage document as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
+    let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
+        .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    let c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
+    if args.json {
+        crate::output::print_json(&c);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "coverage  {}  routes {}/{} exercised ({}.{:02}%)  {} sessions  {} exchanges",
+        c.twin,
+        c.routes_exercised,
+        c.routes_total,
+        c.route_coverage_bp / 100,
+        c.route_coverage_bp % 100,
+        c.sessions,
+        c.exchanges
+    );
+    for (op, s) in &c.state_ops {
+        println!(
+            "  {op:<7} {} route(s), {} exercised, {} exchange(s)",
+            s.routes, s.routes_exercised, s.exchanges
+        );
+    }
+    println!("  routes (exchanges / variants / statuses):");
+    for r in &c.routes {
+        let statuses: Vec<String> = r.statuses.iter().map(u16::to_string).collect();
+        println!(
+            "    {:>5}  {:>3}  {:<12} {}{}",
+            r.exchanges,
+            r.variants,
+            statuses.join(","),
+            r.route,
+            r.state_op
+                .map(|o| format!("  [{}]", o.as_str()))
+                .unwrap_or_default()
+        );
+    }
+    if !c.routes_seen_once.is_empty() {
+        println!("  seen only once ({}):", c.routes_seen_once.len());
+        for r in &c.routes_seen_once {
+            println!("    {r}");
+        }
+    }
+    if !c.entity_types_without_create.is_empty() {
+        println!(
+            "  entity types without a create: {}",
+            c.entity_types_without_create.join(", ")
+        );
+    }
+    if c.uncovered_requests > 0 {
+        println!(
+            "  {} recorded request(s) match no route (re-run `wraith synth`):",
+            c.uncovered_requests
+        );
+        for e in &c.uncovered_examples {
+            println!("    {e}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

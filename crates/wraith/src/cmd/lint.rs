@@ -1,0 +1,119 @@
+//! `wraith lint <twin>`: workspace integrity. `wraith.toml` and `scrub.toml` parse, the model
+//! files are canonical and well-formed with unique route and variant ids, and
+//! `state/schema.json` and every fixture set hold together. Exit 1 on any error; warnings are
+//! listed.
+
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use serde::Serialize;
+use wraith_check::lint::{Finding, LintInput, Severity, has_errors, lint};
+use wraith_twin::{TwinConfig, TwinDir};
+
+use crate::exit::{CliError, CmdResult};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  wraith lint shop
+  wraith lint shop --json | jq '.findings[] | select(.severity == \"error\")'
+
+Exit codes: 0 no errors (warnings may be listed) · 1 at least one error, or the twin not found.")]
+pub struct Args {
+    /// Twin name under ./twins/ or path to a twin folder.
+    pub twin: String,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    twin: String,
+    errors: usize,
+    warnings: usize,
+    findings: &'a [Finding],
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let mut findings = Vec::new();
+    match TwinConfig::load(&twin) {
+        Ok(cfg) => {
+            for w in &cfg.warnings {
+                findings.push(Finding::warning(
+                    "wraith_toml",
+                    Some("wraith.toml"),
+                    w.to_string(),
+                ));
+            }
+        }
+        Err(e) => findings.push(Finding::error(
+            "wraith_toml",
+            Some("wraith.toml"),
+            e.to_string(),
+        )),
+    }
+    let scrub = twin.scrub_toml();
+    if scrub.exists() {
+        if let Err(e) = wraith_recording::ScrubPolicy::load(&scrub) {
+            findings.push(Finding::error(
+                "scrub_toml",
+                Some("scrub.toml"),
+                e.to_string(),
+            ));
+        }
+    } else {
+        findings.push(Finding::error(
+            "scrub_toml",
+            Some("scrub.toml"),
+            "missing: every twin needs a scrub policy (`wraith init` writes one)",
+        ));
+    }
+    let input = LintInput {
+        model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,
+        symbols: super::check::read_optional(&twin.model_dir().join("symbols.json"))?,
+        schema: super::check::read_optional(&twin.schema_json())?,
+        fixtures: wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
+            .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
+    };
+    findings.extend(lint(&input));
+    findings.sort_by(|a, b| {
+        (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
+    });
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    if args.json {
+        crate::output::print_json(&Output {
+            twin: twin.name(),
+            errors,
+            warnings,
+            findings: &findings,
+        });
+    } else {
+        for f in &findings {
+            let sev = match f.severity {
+                Severity::Error => "error  ",
+                Severity::Warning => "warning",
+            };
+            let file = f
+                .file
+                .as_deref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default();
+            println!("{sev} {:<24} {file}{}", f.rule, f.message);
+        }
+        println!(
+            "lint  {}  {errors} error(s)  {warnings} warning(s)",
+            twin.name()
+        );
+    }
+    Ok(if has_errors(&findings) {
+        ExitCode::from(crate::exit::Code::Usage as u8)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
