@@ -1011,28 +1011,55 @@ fn card_regex() -> &'static BytesRegex {
     })
 }
 
-/// True for a Luhn-valid 13–19 digit number with a card network prefix. The prefix check keeps
-/// ids and millisecond timestamps (which start with 1) from being taken for cards.
+/// True for a Luhn-valid number with a card network's prefix and one of that network's lengths,
+/// written either as bare digits or in the printed groupings (4-4-4-4, 4-4-4-4-3, 4-6-5, 4-6-4)
+/// with one kind of separator. The prefix and length checks keep ids, snowflakes and
+/// millisecond timestamps (which mostly start with 1) from being taken for cards.
 pub fn is_card_number(candidate: &str) -> bool {
+    let sep = candidate.bytes().find(|b| *b == b' ' || *b == b'-');
+    if let Some(sep) = sep {
+        let groups: Vec<usize> = candidate.split(sep as char).map(str::len).collect();
+        let printed = matches!(
+            groups.as_slice(),
+            [4, 4, 4, 4] | [4, 4, 4, 4, 3] | [4, 6, 5] | [4, 6, 4]
+        );
+        if !printed || candidate.bytes().any(|b| !b.is_ascii_digit() && b != sep) {
+            return false;
+        }
+    }
     let digits: Vec<u8> = candidate
         .bytes()
         .filter(u8::is_ascii_digit)
         .map(|b| b - b'0')
         .collect();
-    if !(13..=19).contains(&digits.len()) {
+    let len = digits.len();
+    if !(13..=19).contains(&len) {
         return false;
     }
     let prefix2 = digits[0] as u32 * 10 + digits[1] as u32;
     let prefix4 = prefix2 * 100 + digits[2] as u32 * 10 + digits[3] as u32;
     let network = match digits[0] {
-        4 => true,                                                // Visa
-        5 => (50..=58).contains(&prefix2),                        // Mastercard, Maestro
-        2 => (2221..=2720).contains(&prefix4),                    // Mastercard 2-series
-        3 => matches!(prefix2, 30 | 34 | 35 | 36 | 37 | 38 | 39), // Amex, Diners, JCB
-        6 => true,                                                // Discover, UnionPay, Maestro
+        4 => matches!(len, 13 | 16 | 19),                   // Visa
+        5 => (51..=55).contains(&prefix2) && len == 16,     // Mastercard
+        2 => (2221..=2720).contains(&prefix4) && len == 16, // Mastercard 2-series
+        3 => match prefix2 {
+            34 | 37 => len == 15,                          // Amex
+            30 | 36 | 38 | 39 => (14..=16).contains(&len), // Diners
+            35 => (16..=19).contains(&len),                // JCB
+            _ => false,
+        },
+        6 => (16..=19).contains(&len) && (prefix4 == 6011 || matches!(prefix2, 62 | 64 | 65)), // Discover, UnionPay
         _ => false,
     };
     network && luhn(&digits)
+}
+
+/// A digit run glued to an identifier (`tf-test-4111…`, `log_4111…`, `/4111…`) is part of a
+/// name, not a card number written on its own.
+fn embedded_in_identifier(before: Option<u8>, after: Option<u8>) -> bool {
+    let glue = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.');
+    before.is_some_and(glue)
+        || after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/'))
 }
 
 fn luhn(digits: &[u8]) -> bool {
@@ -1061,8 +1088,11 @@ fn replace_cards_bytes(body: &[u8]) -> Option<Vec<u8>> {
     let re = card_regex();
     let mut hit = false;
     let out = re.replace_all(body, |c: &regex::bytes::Captures<'_>| {
+        let whole = c.get(0).map(|m| (m.start(), m.end())).unwrap_or((0, 0));
+        let before = whole.0.checked_sub(1).map(|i| body[i]);
+        let after = body.get(whole.1).copied();
         let m = String::from_utf8_lossy(&c[0]).into_owned();
-        if is_card_number(&m) {
+        if !embedded_in_identifier(before, after) && is_card_number(&m) {
             hit = true;
             REDACTED.as_bytes().to_vec()
         } else {

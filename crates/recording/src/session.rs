@@ -187,6 +187,8 @@ pub struct SessionWriter {
     end_us: u64,
     created: bool,
     finished: bool,
+    /// Files written into the staging folder, synced to disk by `finish`.
+    staged_files: Vec<PathBuf>,
 }
 
 impl SessionWriter {
@@ -237,6 +239,7 @@ impl SessionWriter {
             end_us: 0,
             created: false,
             finished: false,
+            staged_files: Vec::new(),
         })
     }
 
@@ -268,8 +271,16 @@ impl SessionWriter {
         ex.correlation.exchange_index = index;
         ex.correlation.tags = self.meta.tags.clone();
         let path = self.write_dir.join(exchange_file_name(index));
-        write_atomic(&path, &encode_exchange(&ex))
-            .map_err(|e| RecordingError::io("write", &path, e))?;
+        if self.staged {
+            // The staging folder is hidden and moved into place whole, so a plain write is
+            // already all-or-nothing for readers; durability is settled once in `finish`.
+            fs::write(&path, encode_exchange(&ex))
+                .map_err(|e| RecordingError::io("write", &path, e))?;
+            self.staged_files.push(path);
+        } else {
+            write_atomic(&path, &encode_exchange(&ex))
+                .map_err(|e| RecordingError::io("write", &path, e))?;
+        }
         if index == 0 {
             self.start_us = ex.timing.request_start_us;
         }
@@ -296,21 +307,56 @@ impl SessionWriter {
 
     /// Write `manifest.json` with `complete: true` (and move a staged session into place).
     /// Returns `None`, and leaves nothing on disk, when no exchange was appended.
-    pub fn finish(mut self) -> Result<Option<Manifest>, RecordingError> {
+    pub fn finish(self) -> Result<Option<Manifest>, RecordingError> {
+        if self.staged {
+            return match self.finish_staged()? {
+                Some(staged) => {
+                    let mut done = commit_staged(vec![staged])?;
+                    Ok(done.pop())
+                }
+                None => Ok(None),
+            };
+        }
+        let mut this = self;
+        this.finished = true;
+        if this.count == 0 {
+            return Ok(None);
+        }
+        let manifest = this.manifest(true);
+        let path = this.write_dir.join(MANIFEST_FILE);
+        write_atomic(&path, &manifest_json(&manifest))
+            .map_err(|e| RecordingError::io("write", &path, e))?;
+        Ok(Some(manifest))
+    }
+
+    /// Staged mode: write the complete manifest into the staging folder but do not move it into
+    /// place yet; hand the result to [`commit_staged`], which can settle many sessions with one
+    /// round of disk syncs (HAR import of hundreds of files). `None` for an empty session.
+    pub fn finish_staged(mut self) -> Result<Option<StagedSession>, RecordingError> {
         self.finished = true;
+        if !self.staged {
+            return Err(RecordingError::io(
+                "stage",
+                &self.final_dir,
+                std::io::Error::other("finish_staged needs a writer made by SessionWriter::staged"),
+            ));
+        }
         if self.count == 0 {
             return Ok(None);
         }
         let manifest = self.manifest(true);
         let path = self.write_dir.join(MANIFEST_FILE);
-        write_atomic(&path, &manifest_json(&manifest))
+        fs::write(&path, manifest_json(&manifest))
             .map_err(|e| RecordingError::io("write", &path, e))?;
-        if self.staged {
-            fs::rename(&self.write_dir, &self.final_dir)
-                .map_err(|e| RecordingError::io("move into place", &self.final_dir, e))?;
-            sync_dir(self.final_dir.parent());
-        }
-        Ok(Some(manifest))
+        let mut files = std::mem::take(&mut self.staged_files);
+        files.push(path);
+        Ok(Some(StagedSession {
+            staging_dir: self.write_dir.clone(),
+            final_dir: self.final_dir.clone(),
+            files,
+            manifest,
+            committed: false,
+        }))
     }
 
     /// Throw the session away: remove a staged folder; an in-place session keeps what was
@@ -334,6 +380,106 @@ impl SessionWriter {
             );
         }
     }
+}
+
+/// A finished session still in its hidden staging folder (see [`SessionWriter::finish_staged`]).
+/// Dropped without [`commit_staged`], its folder is removed.
+#[derive(Debug)]
+pub struct StagedSession {
+    staging_dir: PathBuf,
+    final_dir: PathBuf,
+    files: Vec<PathBuf>,
+    manifest: Manifest,
+    committed: bool,
+}
+
+impl StagedSession {
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+}
+
+impl Drop for StagedSession {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.staging_dir);
+        }
+    }
+}
+
+/// Make staged sessions durable and visible: sync every file and staging folder (concurrently),
+/// then rename each folder into place, then sync the parent folders once. Each session appears
+/// whole or not at all.
+pub fn commit_staged(mut staged: Vec<StagedSession>) -> Result<Vec<Manifest>, RecordingError> {
+    let mut to_sync: Vec<PathBuf> = Vec::new();
+    for s in &staged {
+        to_sync.extend(s.files.iter().cloned());
+        to_sync.push(s.staging_dir.clone());
+    }
+    sync_files(&to_sync)?;
+    let mut parents: Vec<PathBuf> = Vec::new();
+    let mut manifests = Vec::with_capacity(staged.len());
+    for s in staged.iter_mut() {
+        if s.final_dir.exists() {
+            return Err(RecordingError::Manifest {
+                path: s.final_dir.clone(),
+                reason: "a session with this id appeared while importing; not replacing it"
+                    .to_string(),
+            });
+        }
+        fs::rename(&s.staging_dir, &s.final_dir)
+            .map_err(|e| RecordingError::io("move into place", &s.final_dir, e))?;
+        s.committed = true;
+        if let Some(p) = s.final_dir.parent()
+            && !parents.iter().any(|x| x == p)
+        {
+            parents.push(p.to_path_buf());
+        }
+        manifests.push(s.manifest.clone());
+    }
+    for p in &parents {
+        sync_dir(Some(p));
+    }
+    Ok(manifests)
+}
+
+/// fsync many files; a few threads at once, since each fsync mostly waits on the disk and the
+/// filesystem can commit concurrent syncs together.
+fn sync_files(files: &[PathBuf]) -> Result<(), RecordingError> {
+    const THREADS: usize = 8;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let chunk = files.len().div_ceil(THREADS);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || -> Result<(), RecordingError> {
+                    for p in part {
+                        // Folders open read-only too; fsync on them settles their entries.
+                        fs::File::open(p)
+                            .and_then(|f| f.sync_all())
+                            .map_err(|e| RecordingError::io("sync", p, e))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(r) => r?,
+                Err(_) => {
+                    return Err(RecordingError::io(
+                        "sync",
+                        files[0].parent().unwrap_or(Path::new(".")),
+                        std::io::Error::other("a sync thread panicked"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 impl Drop for SessionWriter {

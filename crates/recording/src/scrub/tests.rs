@@ -200,6 +200,21 @@ fn card_number_check_needs_luhn_length_and_network_prefix() {
     assert!(!is_card_number("4111111111111112")); // Luhn fails
     assert!(!is_card_number("1234567812345670")); // Luhn ok, no network
     assert!(!is_card_number("411111111111")); // too short
+    assert!(is_card_number("4111-1111-1111-1111"));
+    assert!(!is_card_number("4111-11111-111-1111")); // not a printed grouping
+    assert!(!is_card_number("4111 1111-1111 1111")); // mixed separators
+    assert!(!is_card_number("2519132488096826016")); // 2-series Mastercard is 16 digits
+}
+
+#[test]
+fn digit_runs_inside_identifiers_are_not_cards() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.frames[0].body =
+        br#"{"username":"tf-test-4734570691858190370","k":"log-308185-4111111111111111","p":"a/4111111111111111"}"#
+            .to_vec();
+    let out = s.scrub(ex.clone());
+    assert_eq!(out.exchange().frames[0].body, ex.frames[0].body);
 }
 
 #[test]

@@ -1,15 +1,251 @@
-//! `wraith import` (not built yet).
+//! `wraith import <twin> FILE.har...`: each HAR file becomes one recording session, scrubbed
+//! exactly as `wraith record` scrubs. Every file is parsed and validated before anything is
+//! written, and each session is staged and moved into place whole, so a bad file never leaves a
+//! half-written session behind.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use wraith_recording::har::{BaseUrl, HarSession, parse_har};
+use wraith_recording::scrub::Scrubber;
+use wraith_recording::session::{
+    SessionMeta, SessionWriter, StagedSession, commit_staged, is_valid_session_id,
+};
+use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
+use crate::output::{print_json, progress};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  wraith import shop traffic.har
+  wraith import linode corpora/linode/*.har --tag linodego --json
+  wraith import mastodon corpora/mastodon/        # every .har file in the folder
+
+Each HAR file becomes one session tagged with the file's stem (plus every --tag).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: Option<String>,
+    pub twin: String,
+    /// HAR files (or folders of .har files) to import.
+    #[arg(required = true, value_name = "FILE.har")]
+    pub files: Vec<PathBuf>,
+    /// Extra tag for every imported session (repeatable).
+    #[arg(long = "tag", value_name = "T")]
+    pub tags: Vec<String>,
+    /// Print a summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::usage(anyhow::anyhow!(
-        "`wraith import` is not built yet"
-    )))
+#[derive(Serialize)]
+struct FileSummary {
+    file: String,
+    /// `null` when the file held no importable entries.
+    session_id: Option<String>,
+    exchanges: usize,
+    skipped_entries: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    twin: String,
+    sessions: usize,
+    exchanges: usize,
+    files: Vec<FileSummary>,
+    skipped_files: Vec<String>,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    let base = BaseUrl::parse(&config.service.base_url).map_err(|m| {
+        CliError::usage(anyhow!(
+            "{}: [service] base_url: {m}",
+            twin.wraith_toml().display()
+        ))
+    })?;
+    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(|e| {
+        if e.is_policy_refusal() {
+            CliError::policy(e)
+        } else {
+            CliError::usage(e)
+        }
+    })?;
+    for w in &scrubber.policy().warnings {
+        eprintln!("warning: {w}");
+    }
+    for tag in &args.tags {
+        if tag.trim().is_empty() {
+            return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
+        }
+    }
+    let (files, skipped_files) = expand_inputs(&args.files)?;
+    if files.is_empty() {
+        return Err(CliError::usage(anyhow!(
+            "no .har files among the inputs (skipped: {})",
+            skipped_files.join(", ")
+        )));
+    }
+
+    // 1. Parse and validate everything before writing anything.
+    let bar = progress(files.len() as u64, "parse");
+    let mut parsed: Vec<(PathBuf, Vec<u8>, HarSession)> = Vec::with_capacity(files.len());
+    for file in &files {
+        let bytes = std::fs::read(file)
+            .map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", file.display())))?;
+        let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
+        parsed.push((file.clone(), bytes, session));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    // 2. Scrub and write, one staged session per file.
+    let sessions_dir = twin.sessions_dir();
+    std::fs::create_dir_all(&sessions_dir)
+        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", sessions_dir.display())))?;
+    let bar = progress(parsed.len() as u64, "import");
+    let mut summary = Summary {
+        twin: twin.name(),
+        sessions: 0,
+        exchanges: 0,
+        files: Vec::with_capacity(parsed.len()),
+        skipped_files,
+    };
+    let mut staged: Vec<StagedSession> = Vec::with_capacity(parsed.len());
+    let mut used_ids = std::collections::BTreeSet::new();
+    for (file, bytes, har) in parsed {
+        let mut tags = vec![har.stem.clone()];
+        for t in &args.tags {
+            if !tags.contains(t) {
+                tags.push(t.clone());
+            }
+        }
+        let count = har.exchanges.len();
+        let session_id = if count == 0 {
+            None
+        } else {
+            let start = har.exchanges[0].timing.request_start_us;
+            let id = session_id_for(&sessions_dir, &mut used_ids, start, &bytes, &har.stem);
+            let meta = SessionMeta {
+                session_id: id.clone(),
+                tags,
+                proxy_mode: "import".to_string(),
+                policy_hash: scrubber.policy_hash().to_string(),
+            };
+            let mut writer =
+                SessionWriter::staged(&sessions_dir, meta).map_err(CliError::runtime)?;
+            for ex in har.exchanges {
+                writer
+                    .append(scrubber.scrub(ex))
+                    .map_err(CliError::runtime)?;
+            }
+            if let Some(done) = writer.finish_staged().map_err(CliError::runtime)? {
+                staged.push(done);
+            }
+            summary.sessions += 1;
+            summary.exchanges += count;
+            Some(id)
+        };
+        summary.files.push(FileSummary {
+            file: file.display().to_string(),
+            session_id,
+            exchanges: count,
+            skipped_entries: har.skipped,
+        });
+        bar.inc(1);
+    }
+    // 3. Make every session durable, then move them all into place.
+    commit_staged(staged).map_err(CliError::runtime)?;
+    bar.finish_and_clear();
+
+    if args.json {
+        print_json(&summary);
+    } else {
+        println!(
+            "imported {} exchange(s) into {} session(s) of twin `{}`",
+            summary.exchanges, summary.sessions, summary.twin
+        );
+        for f in &summary.files {
+            if f.session_id.is_none() {
+                println!("  {}: no entries, no session", f.file);
+            }
+            for s in &f.skipped_entries {
+                println!("  {}: skipped {s}", f.file);
+            }
+        }
+        for s in &summary.skipped_files {
+            println!("  skipped {s} (not a .har file)");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Files to import, in argument order (folder contents sorted); non-`.har` files are skipped.
+fn expand_inputs(inputs: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>), CliError> {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let is_har = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("har"));
+    for input in inputs {
+        if input.is_dir() {
+            let mut inside = Vec::new();
+            let listing = std::fs::read_dir(input)
+                .map_err(|e| CliError::usage(anyhow!("cannot list {}: {e}", input.display())))?;
+            for entry in listing {
+                let entry = entry.map_err(|e| {
+                    CliError::usage(anyhow!("cannot list {}: {e}", input.display()))
+                })?;
+                let p = entry.path();
+                if p.is_file() && is_har(&p) {
+                    inside.push(p);
+                }
+            }
+            inside.sort();
+            files.extend(inside);
+        } else if !input.exists() {
+            return Err(CliError::usage(anyhow!(
+                "no such file: {}",
+                input.display()
+            )));
+        } else if is_har(input) {
+            files.push(input.clone());
+        } else {
+            skipped.push(input.display().to_string());
+        }
+    }
+    Ok((files, skipped))
+}
+
+/// `<UTC stamp of the first entry>-<6 hex>`, the hex taken from the file's content so the same
+/// file gets the same id on every machine; bumped if that id is already taken (on disk or by
+/// another file of this import).
+fn session_id_for(
+    sessions_dir: &Path,
+    used: &mut std::collections::BTreeSet<String>,
+    start_us: u64,
+    bytes: &[u8],
+    stem: &str,
+) -> String {
+    let stamp = jiff::Timestamp::from_microsecond(start_us as i64)
+        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|_| "19700101T000000Z".to_string());
+    let mut attempt: u32 = 0;
+    loop {
+        let mut h = Sha256::new();
+        h.update(bytes);
+        h.update(stem.as_bytes());
+        h.update(attempt.to_be_bytes());
+        let d = h.finalize();
+        let id = format!("{stamp}-{:02x}{:02x}{:02x}", d[0], d[1], d[2]);
+        if is_valid_session_id(&id) && !sessions_dir.join(&id).exists() && !used.contains(&id) {
+            used.insert(id.clone());
+            return id;
+        }
+        attempt += 1;
+    }
 }

@@ -1,15 +1,155 @@
-//! `wraith inspect` (not built yet).
+//! `wraith inspect <twin>`: what a twin's recordings hold — sessions, exchanges, methods, hosts,
+//! statuses, the newest recording time and a line per session. Output is deterministic (sorted
+//! maps, sessions in id order), so it can be snapshotted and diffed.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use serde::Serialize;
+use wraith_recording::har::BaseUrl;
+use wraith_recording::read_sessions;
+use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
+use crate::output::print_json;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  wraith inspect shop
+  wraith inspect twins/shop --json")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: Option<String>,
+    pub twin: String,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::usage(anyhow::anyhow!(
-        "`wraith inspect` is not built yet"
-    )))
+#[derive(Serialize)]
+struct SessionSummary {
+    session_id: String,
+    tags: Vec<String>,
+    exchanges: usize,
+    complete: bool,
+    proxy_mode: String,
+    /// RFC 3339 time of the first request, `null` for an empty session.
+    started: Option<String>,
+    statuses: BTreeMap<String, usize>,
+}
+
+#[derive(Serialize)]
+struct Inspection {
+    twin: String,
+    base_url: String,
+    sessions: usize,
+    exchanges: usize,
+    methods: BTreeMap<String, usize>,
+    hosts: BTreeMap<String, usize>,
+    statuses: BTreeMap<String, usize>,
+    /// RFC 3339 start time of the most recent recorded request, `null` when there is none.
+    newest_recording: Option<String>,
+    per_session: Vec<SessionSummary>,
+}
+
+fn rfc3339(us: u64) -> Option<String> {
+    jiff::Timestamp::from_microsecond(i64::try_from(us).ok()?)
+        .ok()
+        .map(|t| t.to_string())
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    let base_host = BaseUrl::parse(&config.service.base_url)
+        .map(|b| b.authority)
+        .map_err(|m| CliError::usage(anyhow!("[service] base_url: {m}")))?;
+    let sessions = read_sessions(&twin.sessions_dir()).map_err(CliError::runtime)?;
+
+    let mut out = Inspection {
+        twin: twin.name(),
+        base_url: config.service.base_url.clone(),
+        sessions: sessions.len(),
+        exchanges: 0,
+        methods: BTreeMap::new(),
+        hosts: BTreeMap::new(),
+        statuses: BTreeMap::new(),
+        newest_recording: None,
+        per_session: Vec::with_capacity(sessions.len()),
+    };
+    let mut newest: Option<u64> = None;
+    for s in &sessions {
+        let mut statuses = BTreeMap::new();
+        for ex in &s.exchanges {
+            *out.methods.entry(ex.request.method.clone()).or_default() += 1;
+            let host = match &ex.request.origin {
+                Some(origin) => origin
+                    .split_once("://")
+                    .map(|(_, a)| a.to_string())
+                    .unwrap_or_else(|| origin.clone()),
+                None => base_host.clone(),
+            };
+            *out.hosts.entry(host).or_default() += 1;
+            *out.statuses
+                .entry(ex.response.status.to_string())
+                .or_default() += 1;
+            *statuses.entry(ex.response.status.to_string()).or_default() += 1;
+            let t = ex.timing.request_start_us;
+            newest = Some(newest.map_or(t, |n| n.max(t)));
+        }
+        out.exchanges += s.exchanges.len();
+        out.per_session.push(SessionSummary {
+            session_id: s.manifest.session_id.clone(),
+            tags: s.manifest.tags.clone(),
+            exchanges: s.exchanges.len(),
+            complete: s.manifest.complete,
+            proxy_mode: s.manifest.proxy_mode.clone(),
+            started: s
+                .exchanges
+                .first()
+                .and_then(|e| rfc3339(e.timing.request_start_us)),
+            statuses,
+        });
+    }
+    out.newest_recording = newest.and_then(rfc3339);
+
+    if args.json {
+        print_json(&out);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("twin {} ({})", out.twin, out.base_url);
+    println!("{} session(s), {} exchange(s)", out.sessions, out.exchanges);
+    if out.exchanges == 0 {
+        println!(
+            "no recordings yet: run `wraith record {0}` or `wraith import {0} FILE.har`",
+            args.twin
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let fmt = |m: &BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("methods:  {}", fmt(&out.methods));
+    println!("hosts:    {}", fmt(&out.hosts));
+    println!("statuses: {}", fmt(&out.statuses));
+    if let Some(n) = &out.newest_recording {
+        println!("newest:   {n}");
+    }
+    println!();
+    for s in &out.per_session {
+        println!(
+            "{}  {:>4} exchange(s)  {}{}",
+            s.session_id,
+            s.exchanges,
+            s.tags.join(","),
+            if s.complete { "" } else { "  (incomplete)" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
