@@ -1,0 +1,220 @@
+//! `wraith check`, black-box: the real binary on a copy of the demo twin.
+
+mod check_support;
+
+use check_support::*;
+use serde_json::Value;
+
+#[test]
+fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = stdout_json(&out);
+    assert_eq!(r["mode"], "in_memory");
+    assert_eq!(r["exchanges_total"], 6);
+    assert_eq!(r["exchanges_passed"], 6);
+    assert_eq!(r["score_bp"], 10_000);
+    assert_eq!(r["sessions_total"], 1);
+    assert_eq!(r["passed"], true);
+    assert_eq!(r["divergence_count"], 0);
+    assert_eq!(r["required_score_bp"], 9_000);
+    assert_eq!(r["required_session_pass_rate_bp"], 9_500);
+    let json = std::fs::read_to_string(t.root.join("reports/check.json")).unwrap();
+    assert!(
+        wraith_model::canonical::is_canonical(&json),
+        "report is not canonical JSON"
+    );
+    let on_disk: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(on_disk, r, "stdout and reports/check.json differ");
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("PASS"));
+    // Self-contained: no external assets or scripts.
+    assert!(!html.contains("<script"), "no scripts");
+    assert!(!html.contains("src=\"http"), "no external assets");
+    assert!(!html.contains("<link"), "no external stylesheets");
+}
+
+#[test]
+fn check_text_summary_names_twin_score_and_report_paths() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["check", "--in-memory"]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.starts_with("PASS  demo  score 10000/10000"), "{s}");
+    assert!(s.contains("check.json") && s.contains("check.html"), "{s}");
+}
+
+#[test]
+fn check_report_bytes_are_identical_across_runs() {
+    let t = DemoTwin::synthesized();
+    assert!(t.run(&["check"]).status.success());
+    let a = std::fs::read(t.root.join("reports/check.json")).unwrap();
+    let ah = std::fs::read(t.root.join("reports/check.html")).unwrap();
+    assert!(t.run(&["check"]).status.success());
+    assert_eq!(a, std::fs::read(t.root.join("reports/check.json")).unwrap());
+    assert_eq!(
+        ah,
+        std::fs::read(t.root.join("reports/check.html")).unwrap()
+    );
+}
+
+/// Appendix C recipe 4: change one recorded constant in the model; the divergence must be
+/// reported at exactly that JSON path, and nowhere else.
+#[test]
+fn check_tampered_model_constant_is_reported_at_that_path() {
+    let t = DemoTwin::synthesized();
+    let mut model = t.model();
+    let mut tampered: Option<(String, Value)> = None;
+    'routes: for route in model["routes"].as_array_mut().unwrap() {
+        if route["method"] != "GET" || !route["path"].as_str().unwrap().contains(':') {
+            continue;
+        }
+        for entry in route["exact"].as_array_mut().unwrap() {
+            for moment in entry["moments"].as_array_mut().unwrap() {
+                let Some(obj) = moment["body"]["value"].as_object_mut() else {
+                    continue;
+                };
+                let key = obj
+                    .iter()
+                    .find(|(k, v)| v.is_string() && k.as_str() != "id")
+                    .map(|(k, _)| k.clone());
+                if let Some(key) = key {
+                    let original = obj[&key].clone();
+                    obj.insert(key.clone(), Value::String("tampered-value".into()));
+                    tampered = Some((key, original));
+                    break 'routes;
+                }
+            }
+        }
+    }
+    let (key, original) = tampered.expect("the demo model has a recorded read with a string field");
+    t.write_model(&model);
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "one failing exchange of six is below 90%"
+    );
+    let r = stdout_json(&out);
+    assert_eq!(r["divergence_count"], 1, "{:#}", r["divergences"]);
+    let d = &r["divergences"][0];
+    assert_eq!(d["path"], format!("body.{key}"));
+    assert_eq!(d["category"], "value_mismatch");
+    assert_eq!(d["expected"], original);
+    assert_eq!(d["actual"], "tampered-value");
+    assert!(d["drift_id"].as_str().unwrap().starts_with("drift-"));
+    assert_eq!(r["exchanges_passed"], 5);
+    assert_eq!(r["passed"], false);
+    // The report was still written, and the error line names the failed gate.
+    assert!(t.root.join("reports/check.json").exists());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("below threshold"));
+}
+
+/// A route the model does not have answers with the twin's own 501 refusal: never a pass.
+#[test]
+fn check_route_miss_is_a_synthesized_refusal_never_a_pass() {
+    let t = DemoTwin::synthesized();
+    let mut model = t.model();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let before = routes.len();
+    routes.retain(|r| !(r["method"] == "GET" && r["path"] == "/health"));
+    assert_eq!(routes.len(), before - 1, "the demo model has GET /health");
+    t.write_model(&model);
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let r = stdout_json(&out);
+    let refusals: Vec<&Value> = r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["category"] == "synthesized_refusal")
+        .collect();
+    assert_eq!(refusals.len(), 1, "{:#}", r["divergences"]);
+    assert_eq!(refusals[0]["actual"]["provenance"], "miss");
+    assert_eq!(refusals[0]["actual"]["status"], 501);
+    assert_eq!(r["categories"]["synthesized_refusal"], 1);
+}
+
+#[test]
+fn check_holdout_reports_in_sample_and_held_out_scores() {
+    let t = DemoTwin::copy();
+    t.add_session_copies(3);
+    t.synth();
+    let out = t.run(&["check", "--holdout", "2", "--json"]);
+    let r = stdout_json(&out);
+    let h = &r["holdout"];
+    assert_eq!(h["k"], 2);
+    assert_eq!(h["training_sessions"], 2);
+    assert_eq!(h["held_out_sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(h["in_sample_exchanges"], 12);
+    assert_eq!(h["held_out_exchanges"], 12);
+    assert_eq!(
+        r["exchanges_total"], 12,
+        "the top level describes the held-out replay"
+    );
+    assert_eq!(h["held_out_score_bp"], r["score_bp"]);
+    assert!(h["in_sample_score_bp"].as_u64().is_some());
+    let text = t.run(&["check", "--holdout", "2"]);
+    let s = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        s.contains("holdout k=2: in-sample") && s.contains("held-out"),
+        "{s}"
+    );
+}
+
+#[test]
+fn check_holdout_below_two_is_a_usage_error() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["check", "--holdout", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn check_without_model_exits_1_and_says_to_run_synth() {
+    let t = DemoTwin::copy();
+    let out = t.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wraith synth"));
+}
+
+#[test]
+fn check_target_replays_over_http_against_running_serve() {
+    let t = DemoTwin::synthesized();
+    let (mut child, url) = t.serve();
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let r = stdout_json(&out);
+    assert_eq!(r["mode"], "target");
+    assert_eq!(r["target"], url.as_str());
+    assert_eq!(r["exchanges_total"], 6);
+    // Every answer came back with a provenance header the check could read.
+    assert!(
+        r["provenance"].get("unknown").is_none(),
+        "{:#}",
+        r["provenance"]
+    );
+    assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn check_unreachable_target_is_a_runtime_failure() {
+    let t = DemoTwin::synthesized();
+    // Bind and drop a listener to get a port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = t.run(&["check", "--target", &format!("http://127.0.0.1:{port}")]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not answer"));
+}

@@ -1,0 +1,170 @@
+//! `wraith coverage` and `wraith lint`, black-box on a copy of the demo twin.
+
+mod check_support;
+
+use check_support::*;
+use serde_json::Value;
+
+#[test]
+fn coverage_lists_routes_variants_and_entity_types_without_create() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["coverage", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = stdout_json(&out);
+    assert_eq!(c["exchanges"], 6);
+    assert_eq!(c["sessions"], 1);
+    let total = c["routes_total"].as_u64().unwrap();
+    assert!(total >= 5, "{c:#}");
+    assert_eq!(c["routes_exercised"], total);
+    assert_eq!(c["route_coverage_bp"], 10_000);
+    assert_eq!(c["uncovered_requests"], 0);
+    // Every demo route was recorded once.
+    assert_eq!(
+        c["routes_seen_once"].as_array().unwrap().len() as u64,
+        total
+    );
+    for r in c["routes"].as_array().unwrap() {
+        assert!(r["variants"].as_u64().unwrap() >= 1, "{r:#}");
+        assert_eq!(r["exchanges"], 1);
+    }
+    // The JSON is deterministic.
+    let again = stdout_json(&t.run(&["coverage", "--json"]));
+    assert_eq!(c, again);
+    let text = t.run(&["coverage"]);
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with("coverage  demo  routes"));
+}
+
+#[test]
+fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
+    let t = DemoTwin::synthesized();
+    let path = t.model_path();
+    let mut model: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    model["routes"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["path"] != "/health");
+    t.write_model(&model);
+    let c = stdout_json(&t.run(&["coverage", "--json"]));
+    assert_eq!(c["uncovered_requests"], 1);
+    assert_eq!(c["uncovered_examples"][0], "GET /health");
+}
+
+#[test]
+fn lint_passes_a_freshly_synthesized_twin() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    assert_eq!(v["errors"], 0, "{v:#}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn lint_rejects_a_model_that_is_not_canonical_json() {
+    let t = DemoTwin::synthesized();
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.model_path()).unwrap()).unwrap();
+    std::fs::write(
+        t.model_path(),
+        serde_json::to_string_pretty(&model).unwrap(),
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["canonical_json"], "{v:#}");
+}
+
+#[test]
+fn lint_reports_duplicate_route_ids() {
+    let t = DemoTwin::synthesized();
+    let mut model = t.model();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let first_id = routes[0]["id"].clone();
+    routes[1]["id"] = first_id;
+    t.write_model(&model);
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "duplicate-route-id"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn lint_checks_fixtures_against_the_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let set = t.root.join("state/fixtures/baseline");
+    std::fs::create_dir_all(set.join("patches")).unwrap();
+    std::fs::write(
+        set.join("fixture.json"),
+        r#"{"name":"baseline","entities":{"widgets":[{"id":"w1"},{"label":"no id"},{"id":7}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        set.join("patches/widgets.patch.json"),
+        r#"{"op":"add","path":"/x","value":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    for want in [
+        "fixture-json-keys",
+        "fixture-missing-pk",
+        "fixture-pk-type",
+        "fixture-patch-keys",
+    ] {
+        assert!(rules.contains(&want), "missing {want}: {v:#}");
+    }
+    let text = String::from_utf8_lossy(&t.run(&["lint"]).stdout).into_owned();
+    assert!(
+        text.contains("the set name is always the directory name"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lint_reports_a_broken_wraith_toml() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(t.root.join("wraith.toml"), "[service\nname = 1\n").unwrap();
+    let out = t.run(&["lint", "--json"]);
+    // A twin folder is found by its wraith.toml, so a broken one is still linted.
+    let v = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "wraith_toml"),
+        "{v:#}"
+    );
+}

@@ -1,0 +1,154 @@
+//! Helpers for the `check`, `coverage` and `lint` black-box tests: a copy of the demo twin
+//! (the shared corpus's WREC recordings, as they are) in a temp dir, the real binary, JSON out.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_wraith")
+}
+
+pub fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// A twin folder in a temp dir.
+pub struct DemoTwin {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+impl DemoTwin {
+    /// The demo twin's config, schema and recordings, not yet synthesized.
+    pub fn copy() -> DemoTwin {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("demo");
+        let src = shared().join("corpora/wraith-demo");
+        copy_dir(&src, &root);
+        std::fs::create_dir_all(root.join("reports")).unwrap();
+        DemoTwin { tmp, root }
+    }
+
+    /// Copied and synthesized with `wraith synth`.
+    pub fn synthesized() -> DemoTwin {
+        let t = DemoTwin::copy();
+        t.synth();
+        t
+    }
+
+    pub fn synth(&self) {
+        let out = self.run(&["synth"]);
+        assert!(
+            out.status.success(),
+            "synth failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn path_str(&self) -> String {
+        self.root.to_string_lossy().into_owned()
+    }
+
+    /// `wraith <cmd> <twin> <args>`.
+    pub fn run(&self, cmd_and_args: &[&str]) -> Output {
+        let (cmd, rest) = cmd_and_args.split_first().unwrap();
+        Command::new(bin())
+            .arg(cmd)
+            .arg(&self.root)
+            .args(rest)
+            .env("WRAITH_HMAC_KEY", "check-tests-key")
+            .output()
+            .unwrap()
+    }
+
+    pub fn model_path(&self) -> PathBuf {
+        self.root.join("model/twin.wir.json")
+    }
+
+    pub fn model(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.model_path()).unwrap()).unwrap()
+    }
+
+    pub fn write_model(&self, v: &Value) {
+        std::fs::write(
+            self.model_path(),
+            wraith_model::to_canonical_json(v).unwrap(),
+        )
+        .unwrap();
+    }
+
+    /// Duplicate the recorded session under `n` more session ids (`…-copy<i>`), so a twin has
+    /// several sessions to hold out.
+    pub fn add_session_copies(&self, n: usize) {
+        let sessions = self.root.join("recordings/sessions");
+        let first = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let id = first.file_name().to_string_lossy().into_owned();
+        for i in 0..n {
+            let new_id = format!("{id}-copy{i}");
+            let dest = sessions.join(&new_id);
+            copy_dir(&first.path(), &dest);
+            let mpath = dest.join("manifest.json");
+            let mut m: Value =
+                serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+            m["session_id"] = Value::String(new_id);
+            std::fs::write(&mpath, wraith_model::to_canonical_json(&m).unwrap()).unwrap();
+        }
+    }
+
+    /// Start `wraith serve` on a free port; returns the child and its base URL.
+    pub fn serve(&self) -> (Child, String) {
+        let ready = self.tmp.path().join("ready.json");
+        let child = Command::new(bin())
+            .arg("serve")
+            .arg(&self.root)
+            .args(["--port", "0", "--ready-json"])
+            .arg(&ready)
+            .env("WRAITH_HMAC_KEY", "check-tests-key")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..600 {
+            if let Ok(text) = std::fs::read_to_string(&ready)
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && let Some(url) = v["serve"]["url"].as_str()
+            {
+                return (child, url.to_string());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("wraith serve did not become ready");
+    }
+}
+
+pub fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
