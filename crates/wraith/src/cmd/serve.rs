@@ -309,7 +309,7 @@ pub fn run(args: Args) -> CmdResult {
         twin_name: Some(twin_name.clone()),
         fixture: resolved.fixture.clone(),
         freshness,
-        principal: None,
+        principal: principal_map(&twin, &mut warnings),
     };
     let engine =
         Engine::new(model, schema_json.as_deref(), fixtures, opts).map_err(|e| match e {
@@ -414,6 +414,27 @@ async fn shutdown_signal() {
     }
 }
 
+/// Map an incoming `Authorization` value to the form the recordings hold (the scrubber's
+/// tokenized credential), so exact replay can prefer moments recorded for the same principal.
+/// Without a usable scrubber the engine compares values verbatim, which only costs that
+/// preference; say so instead of refusing to serve.
+fn principal_map(
+    twin: &TwinDir,
+    warnings: &mut Vec<String>,
+) -> Option<wraith_engine::PrincipalMap> {
+    match wraith_recording::scrub::Scrubber::load(&twin.scrub_toml()) {
+        Ok(scrubber) => Some(Arc::new(move |value: &str| {
+            scrubber.tokenize_credential(value)
+        })),
+        Err(e) => {
+            warnings.push(format!(
+                "cannot recognise clients by their recorded credentials ({e}); replay ignores who is asking"
+            ));
+            None
+        }
+    }
+}
+
 /// Re-run synth when the model is missing or older than the newest recording.
 fn ensure_model_fresh(twin: &TwinDir) -> Result<(), CliError> {
     let model_path = twin.model_dir().join("twin.wir.json");
@@ -439,11 +460,12 @@ fn ensure_model_fresh(twin: &TwinDir) -> Result<(), CliError> {
 
 /// Synthesize the model in place (the same work as `wraith synth <twin>`).
 fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
-    // `wraith synth` is not wired into this build yet.
-    Err(CliError::usage(anyhow!(
-        "cannot synthesize {} automatically yet; run `wraith synth` first",
-        twin.root().display()
-    )))
+    let summary = crate::cmd::synth::synthesize_twin(twin, None)?;
+    eprintln!(
+        "wraith serve: synth: {}",
+        crate::cmd::synth::summary_line(&summary)
+    );
+    Ok(())
 }
 
 /// Read `model/twin.wir.json`, refusing other model versions with a "re-run synth" message.
