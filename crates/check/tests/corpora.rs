@@ -4,6 +4,8 @@
 //! (`cargo test -p wraith-check --release --test corpora -- --ignored --nocapture`), whose
 //! figures `docs/conformance.md` records.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use support::*;

@@ -1,5 +1,7 @@
 //! `wraith coverage` and `wraith lint`, black-box on a copy of the demo twin.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod check_support;
 
 use check_support::*;

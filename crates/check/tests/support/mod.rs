@@ -1,7 +1,7 @@
 //! Shared helpers for the check crate's integration tests and benches: load the shared corpora
 //! (WREC demo twin, HAR folders) into recorded sessions, synthesize, and replay in memory.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

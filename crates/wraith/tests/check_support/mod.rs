@@ -1,7 +1,7 @@
 //! Helpers for the `check`, `coverage` and `lint` black-box tests: a copy of the demo twin
 //! (the shared corpus's WREC recordings, as they are) in a temp dir, the real binary, JSON out.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -120,7 +120,7 @@ impl DemoTwin {
     /// Start `wraith serve` on a free port; returns the child and its base URL.
     pub fn serve(&self) -> (Child, String) {
         let ready = self.tmp.path().join("ready.json");
-        let child = Command::new(bin())
+        let mut child = Command::new(bin())
             .arg("serve")
             .arg(&self.root)
             .args(["--port", "0", "--ready-json"])
@@ -139,6 +139,8 @@ impl DemoTwin {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("wraith serve did not become ready");
     }
 }
