@@ -41,7 +41,19 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // clap exits 2 on a bad argument, but 2 means "conformance below threshold" here: a usage
+    // error is 1. Help and version requests still print and exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                std::process::ExitCode::from(exit::Code::Usage as u8)
+            } else {
+                std::process::ExitCode::SUCCESS
+            };
+        }
+    };
     let result = match cli.command {
         Command::Init(a) => cmd::init::run(a),
         Command::Record(a) => cmd::record::run(a),

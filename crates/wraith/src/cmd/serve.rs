@@ -344,6 +344,8 @@ pub fn run(args: Args) -> CmdResult {
             warnings: warnings.clone(),
             debug: resolved.debug,
         };
+        // Banner first: whoever waits for the ready file finds the banner already written.
+        print_banner(&twin_name, &listeners, route_count, &info, &resolved);
         let ready = wraith_server::ready_document(&listeners, &info);
         if let Some(path) = &args.ready_json {
             let text = wraith_model::to_canonical_json(&ready)
@@ -355,7 +357,6 @@ pub fn run(args: Args) -> CmdResult {
                 ))
             })?;
         }
-        print_banner(&twin_name, &listeners, route_count, &info, &resolved);
         if args.json {
             match serde_json::to_string(&ready) {
                 Ok(s) => println!("{s}"),
