@@ -114,7 +114,14 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
             .find(|p| names.iter().any(|n| n == *p))
             .map(|p| p.to_string())
     };
-    let limit_name = first_q(&["limit", "per_page", "page_size"]);
+    let limit_name = first_q(&["limit", "per_page", "page_size"]).or_else(|| {
+        // The links themselves carry the page size parameter.
+        next_names
+            .iter()
+            .chain(&prev_names)
+            .find(|n| *n == "limit")
+            .cloned()
+    });
     let pagination = if !next_names.is_empty() || !prev_names.is_empty() {
         let next_param = pick(&next_names, NEXT_PARAMS)
             .or_else(|| next_names.iter().find(|n| *n != "limit").cloned())
@@ -135,7 +142,7 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
         Pagination::LimitOffset {
             limit: "limit".into(),
             offset: "offset".into(),
-            default_limit: default_size(&ok, &items_pointer, "limit"),
+            default_limit: None,
         }
     } else if has_q("page") || envelope_has(&ok, "page") && envelope_has(&ok, "pages") {
         let per_page = first_q(&["page_size", "per_page", "pageSize"])
@@ -238,10 +245,18 @@ fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
         .any(|o| o.resp.json().and_then(|b| b.get(key)).is_some())
 }
 
-/// The largest item count served when the request did not name a page size.
+/// The page size the provider chose when the request named none: the item count of a page that
+/// was full (the envelope says more pages follow). `None` without such evidence — a short
+/// collection says nothing about the default.
 fn default_size(ok: &[&Obs<'_>], items_pointer: &str, size_param: &str) -> Option<u64> {
     ok.iter()
         .filter(|o| o.query_value(size_param).is_none())
+        .filter(|o| {
+            let body = o.resp.json();
+            let page = body.and_then(|b| b.get("page")).and_then(Value::as_u64);
+            let pages = body.and_then(|b| b.get("pages")).and_then(Value::as_u64);
+            matches!((page, pages), (Some(p), Some(n)) if p < n)
+        })
         .filter_map(|o| {
             o.resp
                 .json()

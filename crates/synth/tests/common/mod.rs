@@ -1,0 +1,168 @@
+//! Test-only loaders: HAR corpora → recorded sessions (so synth tests need not wait for the
+//! import command), and the shared corpora location.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::Value;
+use wraith_recording::{
+    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
+    RecordedSession, Safety, Timing,
+};
+
+/// `<repo>/../shared/corpora`.
+pub fn corpora() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+}
+
+fn headers(list: &Value) -> Headers {
+    let mut h = Headers::new();
+    for item in list.as_array().into_iter().flatten() {
+        let name = item["name"].as_str().unwrap_or("").to_ascii_lowercase();
+        let value = item["value"].as_str().unwrap_or("").to_string();
+        h.entry(name).or_default().push(value);
+    }
+    h
+}
+
+/// Split an absolute URL into (scheme://authority, path, query).
+fn split_url(url: &str) -> (String, String, String) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let (authority, path_query) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (path, query) = path_query.split_once('?').unwrap_or((path_query, ""));
+    (
+        format!("{scheme}://{authority}"),
+        path.to_string(),
+        query.to_string(),
+    )
+}
+
+fn micros(started: &str) -> u64 {
+    started
+        .parse::<jiff::Timestamp>()
+        .map(|t| t.as_microsecond().max(0) as u64)
+        .unwrap_or(0)
+}
+
+/// Read one HAR file as a recorded session named after the file.
+pub fn load_har(path: &Path, base_origin: &str) -> RecordedSession {
+    let text = std::fs::read_to_string(path).expect("read HAR");
+    let har: Value = serde_json::from_str(&text).expect("parse HAR");
+    let session_id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("session")
+        .to_string();
+    let mut exchanges = Vec::new();
+    for (i, e) in har["log"]["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let req = &e["request"];
+        let resp = &e["response"];
+        let (origin, path, query) = split_url(req["url"].as_str().unwrap_or("/"));
+        let post = &req["postData"];
+        let body = match post["text"].as_str() {
+            Some(t) if post["_encoding"].as_str() == Some("base64") => {
+                base64::engine::general_purpose::STANDARD
+                    .decode(t)
+                    .unwrap_or_default()
+            }
+            Some(t) => t.as_bytes().to_vec(),
+            None => Vec::new(),
+        };
+        let req_ct = post["mimeType"]
+            .as_str()
+            .filter(|s| !s.is_empty() && !body.is_empty())
+            .map(str::to_string);
+        let resp_body = resp["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .as_bytes()
+            .to_vec();
+        let start = micros(e["startedDateTime"].as_str().unwrap_or(""));
+        let took = (e["time"].as_f64().unwrap_or(0.0) * 1000.0) as u64;
+        let resp_headers = headers(&resp["headers"]);
+        let resp_ct = resp["content"]["mimeType"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        exchanges.push(Exchange {
+            protocol: "http".into(),
+            request: RecordedRequest {
+                method: req["method"].as_str().unwrap_or("GET").to_string(),
+                path,
+                query,
+                headers: headers(&req["headers"]),
+                body,
+                content_type: req_ct,
+                origin: (origin != base_origin).then_some(origin),
+            },
+            response: RecordedResponse {
+                status: resp["status"].as_u64().unwrap_or(0) as u16,
+                headers: resp_headers,
+                content_type: resp_ct,
+            },
+            frames: vec![Frame {
+                direction: "server".into(),
+                timestamp_us: start + took,
+                body: resp_body,
+                frame_type: "data".into(),
+            }],
+            timing: Timing {
+                request_start_us: start,
+                first_byte_us: start + took,
+                last_byte_us: start + took,
+            },
+            correlation: Correlation {
+                exchange_index: i as u64,
+                tags: Vec::new(),
+            },
+            safety: Safety::default(),
+            content: Content::default(),
+            truncated: false,
+        });
+    }
+    let start = exchanges
+        .first()
+        .map(|e| e.timing.request_start_us)
+        .unwrap_or(0);
+    let end = exchanges
+        .last()
+        .map(|e| e.timing.request_start_us)
+        .unwrap_or(0);
+    RecordedSession {
+        manifest: Manifest {
+            complete: true,
+            end_time_us: end,
+            exchange_count: exchanges.len() as u64,
+            policy_hash: String::new(),
+            proxy_mode: "import".into(),
+            schema_version: 1,
+            session_id,
+            start_time_us: start,
+            tags: Vec::new(),
+            tool_version: "test".into(),
+        },
+        exchanges,
+    }
+}
+
+/// Every HAR of a corpus folder, sorted by file name.
+pub fn load_corpus(name: &str, base_origin: &str) -> Vec<RecordedSession> {
+    let dir = corpora().join(name);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "har"))
+        .collect();
+    files.sort();
+    files.iter().map(|p| load_har(p, base_origin)).collect()
+}
