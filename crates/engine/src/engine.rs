@@ -1,6 +1,7 @@
 //! The [`Engine`]: shared, immutable serving data plus the namespace registry, and the dispatch
 //! pipeline every application request goes through.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -36,6 +37,21 @@ pub struct Engine {
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
     upstream_origin: Option<String>,
     warnings: Vec<String>,
+}
+
+/// Where a request stands on an exact entry's time axis.
+enum AxisPick {
+    /// A moment at this request's own position (index into the candidates); `narrowed` is the
+    /// new set of consistent recorded runs when it shrank.
+    Within {
+        idx: usize,
+        narrowed: Option<BTreeSet<String>>,
+        /// Every recorded run still consistent with this namespace answered this position the
+        /// same way, so the moment is provably this request's own: claim-worthy.
+        certain: bool,
+    },
+    /// Past every recorded position.
+    Past,
 }
 
 /// A response body while it is still being shaped.
@@ -555,13 +571,7 @@ impl Engine {
         if self.opts.fidelity == Fidelity::Strict {
             return self.strict(ns, call);
         }
-        let key = wraith_model::request_key::request_key(
-            &call.path,
-            &call.req.query,
-            call.content_type(),
-            &call.req.body,
-        );
-        if let Some(&ei) = self.router.info[r].exact.get(&key)
+        if let Some(ei) = self.exact_entry(call)
             && let Some(out) = self.exact_replay(ns, call, ei)
         {
             return out;
@@ -825,6 +835,119 @@ impl Engine {
         moments.iter().collect()
     }
 
+    /// The exact-replay entry of this request: keyed on the path as received (recordings keep
+    /// trailing slashes), then on the normalized path.
+    fn exact_entry(&self, call: &Call<'_>) -> Option<usize> {
+        let index = &self.router.info[call.m.route].exact;
+        if index.is_empty() {
+            return None;
+        }
+        let key_for = |path: &str| {
+            wraith_model::request_key::request_key(
+                path,
+                &call.req.query,
+                call.content_type(),
+                &call.req.body,
+            )
+        };
+        if call.req.path != call.path
+            && let Some(&ei) = index.get(&key_for(&call.req.path))
+        {
+            return Some(ei);
+        }
+        index.get(&key_for(&call.path)).copied()
+    }
+
+    /// Where this request stands on an exact entry's per-session time axis: the k-th request
+    /// for the key gets the k-th moment. Moments come from the recorded run (recording
+    /// session) this namespace's replayed history is consistent with, so a namespace that
+    /// replays one recorded session gets that session's moments in order; when no run is
+    /// consistent, the k-th moment over all runs.
+    fn axis_pick(&self, ns: &Namespace, r: usize, ei: usize, candidates: &[&Moment]) -> AxisPick {
+        let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
+        let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, m) in candidates.iter().enumerate() {
+            let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
+            per_run.entry(run).or_default().push(i);
+        }
+        let consistent: Vec<&str> = per_run
+            .iter()
+            .filter(|(run, occ)| {
+                occ.len() > served
+                    && ns
+                        .replay_sessions
+                        .as_ref()
+                        .is_none_or(|set| set.contains(**run))
+            })
+            .map(|(run, _)| *run)
+            .collect();
+        if !consistent.is_empty() {
+            // The answer most consistent runs gave at this position (ties: the earliest run),
+            // since nothing yet tells the runs apart.
+            let fps = &self.router.info[r].moment_fps[ei];
+            let fp_of = |i: usize| {
+                fps.get(moment_index(
+                    &self.model.routes[r].exact[ei].moments,
+                    candidates[i],
+                ))
+                .copied()
+                .unwrap_or(0)
+            };
+            let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+            for (order, run) in consistent.iter().enumerate() {
+                let fp = fp_of(per_run[run][served]);
+                let slot = tally.entry(fp).or_insert((0, order));
+                slot.0 += 1;
+            }
+            let (best_fp, _) = tally
+                .iter()
+                .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)))
+                .map(|(fp, v)| (*fp, *v))
+                .unwrap_or((0, (0, 0)));
+            let run = consistent
+                .iter()
+                .find(|run| fp_of(per_run[*run][served]) == best_fp)
+                .copied()
+                .unwrap_or(consistent[0]);
+            let idx = per_run[run][served];
+            let certain = tally.len() == 1;
+            let narrowed = match &ns.replay_sessions {
+                Some(set) if set.len() == consistent.len() => None,
+                _ => Some(consistent.iter().map(|s| s.to_string()).collect()),
+            };
+            return AxisPick::Within {
+                idx,
+                narrowed,
+                certain,
+            };
+        }
+        if served < candidates.len() {
+            return AxisPick::Within {
+                idx: served,
+                narrowed: None,
+                certain: per_run.len() == 1,
+            };
+        }
+        AxisPick::Past
+    }
+
+    /// Consume this request's position on the axis (HEAD never does).
+    fn axis_advance(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        ei: usize,
+        narrowed: Option<BTreeSet<String>>,
+    ) {
+        if call.head {
+            return;
+        }
+        *ns.axis.entry((call.m.route, ei)).or_insert(0) += 1;
+        if narrowed.is_some() {
+            ns.replay_sessions = narrowed;
+        }
+    }
+
     fn exact_replay(&self, ns: &mut Namespace, call: &Call<'_>, ei: usize) -> Option<Out> {
         let r = call.m.route;
         let route = &self.model.routes[r];
@@ -833,8 +956,8 @@ impl Engine {
         if candidates.is_empty() {
             return None;
         }
-        let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
-        let within = served < candidates.len();
+        let pick = self.axis_pick(ns, r, ei, &candidates);
+        let within = matches!(pick, AxisPick::Within { .. });
         let read_like = matches!(call.method.as_str(), "GET" | "HEAD");
 
         // State wins over a recorded answer when this session changed the entity itself.
@@ -868,19 +991,19 @@ impl Engine {
             _ => {}
         }
 
-        let idx = if within {
-            if !call.head {
-                ns.axis.insert((r, ei), served + 1);
+        let certain = matches!(pick, AxisPick::Within { certain: true, .. });
+        let idx = match pick {
+            AxisPick::Within { idx, narrowed, .. } => {
+                self.axis_advance(ns, call, ei, narrowed);
+                idx
             }
-            served
-        } else if read_like {
-            candidates.len() - 1
-        } else {
-            return None;
+            AxisPick::Past if read_like => candidates.len() - 1,
+            AxisPick::Past => return None,
         };
         let moment = candidates[idx];
         let mut out = self.moment_out(ns, call, moment);
-        out.replay = if within {
+        // A claim only when this is provably the request's own moment.
+        out.replay = if within && certain {
             Some(ReplayClass::SeriesMoment)
         } else {
             None
@@ -1023,25 +1146,18 @@ impl Engine {
         let r = call.m.route;
         let route = &self.model.routes[r];
         let concrete = format!("{} {}", route.method, call.path);
-        let key = wraith_model::request_key::request_key(
-            &call.path,
-            &call.req.query,
-            call.content_type(),
-            &call.req.body,
-        );
-        if let Some(&ei) = self.router.info[r].exact.get(&key) {
+        if let Some(ei) = self.exact_entry(call) {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.req);
-            let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
-            let pick = if served < candidates.len() {
-                if !call.head {
-                    ns.axis.insert((r, ei), served + 1);
+            let pick = match self.axis_pick(ns, r, ei, &candidates) {
+                AxisPick::Within { idx, narrowed, .. } => {
+                    self.axis_advance(ns, call, ei, narrowed);
+                    Some(idx)
                 }
-                Some(served)
-            } else if matches!(call.method.as_str(), "GET" | "HEAD") {
-                candidates.len().checked_sub(1)
-            } else {
-                None
+                AxisPick::Past if matches!(call.method.as_str(), "GET" | "HEAD") => {
+                    candidates.len().checked_sub(1)
+                }
+                AxisPick::Past => None,
             };
             if let Some(i) = pick {
                 let mut out = self.moment_out(ns, call, candidates[i]);
@@ -1400,6 +1516,14 @@ fn provision_info(session: &str, ns: &Namespace, created: bool) -> ProvisionInfo
         entities_seeded: ns.entities_seeded,
         created,
     }
+}
+
+/// Position of `m` (borrowed from `moments`) in `moments`.
+fn moment_index(moments: &[Moment], m: &Moment) -> usize {
+    moments
+        .iter()
+        .position(|x| std::ptr::eq(x, m))
+        .unwrap_or(usize::MAX)
 }
 
 /// A cached response back into the pipeline (idempotent replay; already serialized).

@@ -1,7 +1,7 @@
 //! One namespace: everything a session scopes (state store, RNG, clock, counters, idempotency
 //! cache, exact-replay time axis), and the registry that maps `X-Wraith-Session` values to them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -132,6 +132,9 @@ pub(crate) struct Namespace {
     pub store: BTreeMap<String, TypeStore>,
     /// Exact-replay time axis: how many times each (route, exact entry) was served.
     pub axis: HashMap<(usize, usize), usize>,
+    /// Recording sessions whose exact-replay history is still consistent with this namespace's
+    /// (`None` = every session): later moments come from the same recorded run.
+    pub replay_sessions: Option<BTreeSet<String>>,
     pub requests: u64,
     pub entities_seeded: u64,
 }
@@ -148,6 +151,7 @@ impl Namespace {
             idem: HashMap::new(),
             store: BTreeMap::new(),
             axis: HashMap::new(),
+            replay_sessions: None,
             requests: 0,
             entities_seeded: 0,
         };

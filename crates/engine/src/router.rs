@@ -19,6 +19,9 @@ pub(crate) struct RouteInfo {
     pub origin_authority: Option<String>,
     /// Exact-replay index: key → position in `route.exact`.
     pub exact: HashMap<RequestKey, usize>,
+    /// Fingerprint (status + body) of every moment of every exact entry, by position, so
+    /// the time axis can compare recorded runs' answers cheaply.
+    pub moment_fps: Vec<Vec<u64>>,
     /// Index of the fail-closed variant: a 404 preferred, else the first 4xx.
     pub not_found_variant: Option<usize>,
     /// Parameter names in path order, read from the template itself.
@@ -161,7 +164,13 @@ fn route_info(route: &Route) -> RouteInfo {
         .filter(|n| !n.is_empty())
         .map(str::to_string)
         .collect();
+    let moment_fps = route
+        .exact
+        .iter()
+        .map(|e| e.moments.iter().map(moment_fingerprint).collect())
+        .collect();
     RouteInfo {
+        moment_fps,
         recorded_ok_last,
         param_names,
         name: format!("{} {}", route.method, route.path),
@@ -169,6 +178,12 @@ fn route_info(route: &Route) -> RouteInfo {
         exact,
         not_found_variant,
     }
+}
+
+/// A stable fingerprint of a moment's status and body.
+fn moment_fingerprint(m: &wraith_model::Moment) -> u64 {
+    let body = serde_json::to_string(&m.body).unwrap_or_default();
+    crate::render::stable_hash(&format!("{}\u{0}{body}", m.status))
 }
 
 /// `/v1/customers/:customer_id` → `/v1/customers/{p0}` (literal braces escaped), without a

@@ -850,3 +850,50 @@ fn known_missing_is_consulted_before_known() {
     let r = get(&e, None, "/v1/widgets/wid_both");
     assert_eq!((r.status, r.provenance), (501, Provenance::Miss));
 }
+
+fn two_runs() -> wraith_engine::Engine {
+    let a = R::new("GET", "/v1/account")
+        .variant(200, Guard::Always, c(json!({})))
+        .exact(
+            "/v1/account",
+            "",
+            None,
+            vec![
+                moment("run-a/0", 200, json!({"balance": 1})),
+                moment("run-b/0", 200, json!({"balance": 2})),
+                moment("run-b/2", 200, json!({"balance": 3})),
+                moment("run-c/0", 200, json!({"balance": 2})),
+            ],
+        )
+        .build();
+    let pay = R::new("POST", "/v1/pay")
+        .variant(200, Guard::Always, c(json!({})))
+        .exact(
+            "/v1/pay",
+            "",
+            Some(&json!({"amount": 5})),
+            vec![moment("run-b/1", 200, json!({"paid": 5}))],
+        )
+        .build();
+    engine(model(vec![a, pay], vec![]), det_opts())
+}
+
+#[test]
+fn time_axis_follows_the_recorded_run_the_session_is_consistent_with() {
+    let e = two_runs();
+    // Ambiguous first request: runs disagree, so no claim; the majority answer is served.
+    let first = get(&e, Some("s"), "/v1/account");
+    assert_eq!(body(&first)["balance"], json!(2));
+    assert_eq!(first.provenance, Provenance::Recorded);
+    assert!(
+        first.replay.is_none(),
+        "no claim while the recorded runs disagree"
+    );
+    // Only run-b recorded this payment: from now on the session follows run-b.
+    let paid = send(&e, Some("s"), "POST", "/v1/pay", json!({"amount": 5}));
+    assert_eq!(paid.replay, Some(ReplayClass::SeriesMoment));
+    let second = get(&e, Some("s"), "/v1/account");
+    assert_eq!(body(&second)["balance"], json!(3));
+    assert_eq!(second.exchange.as_deref(), Some("run-b/2"));
+    assert_eq!(second.replay, Some(ReplayClass::SeriesMoment));
+}
