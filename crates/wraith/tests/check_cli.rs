@@ -27,6 +27,16 @@ fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
     assert_eq!(r["divergence_count"], 0);
     assert_eq!(r["required_score_bp"], 9_000);
     assert_eq!(r["required_session_pass_rate_bp"], 9_500);
+    insta::assert_json_snapshot!(
+        "demo_check_summary",
+        serde_json::json!({
+            "twin": r["twin"], "mode": r["mode"], "passed": r["passed"], "score_bp": r["score_bp"],
+            "session_pass_rate_bp": r["session_pass_rate_bp"], "exchanges_total": r["exchanges_total"],
+            "exchanges_passed": r["exchanges_passed"], "categories": r["categories"],
+            "provenance": r["provenance"], "replay_claims": r["replay_claims"],
+            "routes": r["routes"], "sessions": r["sessions"],
+        })
+    );
     let json = std::fs::read_to_string(t.root.join("reports/check.json")).unwrap();
     assert!(
         wraith_model::canonical::is_canonical(&json),

@@ -34,6 +34,7 @@ fn coverage_lists_routes_variants_and_entity_types_without_create() {
         assert!(r["variants"].as_u64().unwrap() >= 1, "{r:#}");
         assert_eq!(r["exchanges"], 1);
     }
+    insta::assert_json_snapshot!("demo_coverage", c);
     // The JSON is deterministic.
     let again = stdout_json(&t.run(&["coverage", "--json"]));
     assert_eq!(c, again);
