@@ -134,10 +134,21 @@ impl Listeners {
         self.addrs.first().map(SocketAddr::port).unwrap_or(0)
     }
 
-    /// `http://<primary address>`: `http://127.0.0.1:PORT` on the default bind.
+    /// `http://<primary address>`: `http://127.0.0.1:PORT` on the default bind. A wildcard bind
+    /// (`0.0.0.0`, `::`) is not an address a client can dial, so its URL names the loopback
+    /// address of the same family, which the wildcard also serves.
     pub fn url(&self) -> String {
         match self.addrs.first() {
-            Some(a) => format!("http://{a}"),
+            Some(a) => {
+                let mut a = *a;
+                if a.ip().is_unspecified() {
+                    a.set_ip(match a.ip() {
+                        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                    });
+                }
+                format!("http://{a}")
+            }
             None => String::new(),
         }
     }

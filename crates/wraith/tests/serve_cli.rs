@@ -276,3 +276,44 @@ async fn json_flag_prints_the_ready_document_on_stdout() {
             .starts_with("http://127.0.0.1:")
     );
 }
+
+#[tokio::test]
+async fn non_loopback_bind_with_a_token_starts_and_guards_the_control_plane() {
+    let t = shop_twin();
+    let s = t.serve_env(
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--control-token-env",
+            "WRAITH_TEST_TOKEN",
+        ],
+        &[("WRAITH_TEST_TOKEN", "tok-123")],
+    );
+    // The wildcard is not dialable: the advertised URL is the loopback it also serves.
+    let port = s.ready["serve"]["port"].as_u64().unwrap();
+    assert_eq!(s.url, format!("http://127.0.0.1:{port}"));
+    assert_eq!(
+        s.ready["serve"]["listen"],
+        json!([format!("0.0.0.0:{port}")])
+    );
+    assert_eq!(s.get("/__wraith/health", None).await.status, 200);
+    assert_eq!(s.get("/__wraith/session", None).await.status, 401);
+    let ok = s
+        .send(
+            "GET",
+            "/__wraith/session",
+            None,
+            &[("authorization", "Bearer tok-123")],
+            None,
+        )
+        .await;
+    assert_eq!(ok.status, 200);
+}
+
+#[tokio::test]
+async fn sigint_stops_the_server_gracefully_with_exit_0() {
+    let t = shop_twin();
+    let mut s = t.serve(&[]);
+    assert_eq!(s.get("/__wraith/health", None).await.status, 200);
+    assert_eq!(s.signal("-INT"), 0, "{}", s.stderr());
+}

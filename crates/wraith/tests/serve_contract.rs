@@ -297,6 +297,11 @@ async fn provenance_counts_header_only_with_debug() {
     for word in ["recorded=", "template=", "fixture=", "handler="] {
         assert!(counts.contains(word), "{counts}");
     }
+    // Synth fidelity only.
+    let strict = t.serve(&["--debug", "--fidelity", "strict"]);
+    let r = strict.get("/v1/customers/cus_1", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-wraith-provenance-counts"), None);
 }
 
 fn assert_no_provenance_headers(r: &Resp) {
@@ -425,4 +430,41 @@ async fn head_has_no_body_but_the_same_headers() {
     assert!(h.body.is_empty());
     assert_eq!(h.provenance(), Some("template"));
     assert_eq!(h.header("x-wraith-route"), Some("GET /v1/products/:id"));
+}
+
+#[tokio::test]
+async fn self_url_rewrite_is_disclosed_on_the_replay_claim() {
+    let t = Twin::init("links", "https://api.shop.test");
+    let mut m = model::shop("links");
+    let r = m
+        .routes
+        .iter_mut()
+        .find(|r| r.method == "GET" && r.path == "/v1/products/:id")
+        .unwrap();
+    r.exact = vec![model::exact_get(
+        "/v1/products/prod_1",
+        "",
+        vec![model::moment(
+            "sess-a/3",
+            200,
+            json!({"id": "prod_1", "object": "product", "name": "Lamp",
+                   "url": "https://api.shop.test/v1/products/prod_1",
+                   "vendor": "https://elsewhere.test/lamp"}),
+        )],
+    )];
+    t.write_model(&m);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/products/prod_1", Some("links")).await;
+    assert_eq!(r.status, 200);
+    let host = s.url.trim_start_matches("http://");
+    // The recorded upstream's URL now points at the twin; third-party URLs are untouched.
+    assert_eq!(r.json()["url"], format!("http://{host}/v1/products/prod_1"));
+    assert_eq!(r.json()["vendor"], "https://elsewhere.test/lamp");
+    assert_eq!(
+        r.header("x-wraith-replay"),
+        Some("series-moment;v=1;outbound-policy=applied")
+    );
+    // Nothing to rewrite: no parameter.
+    let plain = s.get("/v1/customers/cus_1", Some("links")).await;
+    assert_eq!(plain.header("x-wraith-replay"), Some("series-moment;v=1"));
 }

@@ -293,3 +293,93 @@ async fn numeric_primary_keys_in_patches_match_their_stringified_form() {
     let s = t.serve(&["--fixture", "leaf"]);
     assert!(!known(&s, "42").await);
 }
+
+#[tokio::test]
+async fn only_the_leaf_sets_patches_are_applied() {
+    let t = twin();
+    t.write(
+        "state/fixtures/base/fixture.json",
+        &json!({"entities": {"customers": [customer("cus_keep", "Keep")]}}).to_string(),
+    );
+    t.write(
+        "state/fixtures/base/patches/customers.patch.json",
+        &json!({"remove": ["cus_keep"], "add": [customer("cus_base_patch", "BP")]}).to_string(),
+    );
+    t.write(
+        "state/fixtures/leaf/fixture.json",
+        &json!({"parent": "base", "entities": {}}).to_string(),
+    );
+    let s = t.serve(&["--fixture", "leaf"]);
+    assert!(
+        known(&s, "cus_keep").await,
+        "the parent's patch must not apply"
+    );
+    assert!(!known(&s, "cus_base_patch").await);
+    // Served as the leaf of its own, the base set's patch does apply.
+    let s = t.serve(&["--fixture", "base"]);
+    assert!(!known(&s, "cus_keep").await);
+    assert!(known(&s, "cus_base_patch").await);
+}
+
+#[tokio::test]
+async fn namespaced_fixture_name_prefers_the_exact_namespaced_set() {
+    let t = twin();
+    t.write(
+        "state/fixtures/checkout/fixture.json",
+        &json!({"entities": {"customers": [customer("cus_bare", "Bare")]}}).to_string(),
+    );
+    t.write(
+        "state/fixtures/ovl:checkout/fixture.json",
+        &json!({"entities": {"customers": [customer("cus_ns", "Namespaced")]}}).to_string(),
+    );
+    let s = t.serve(&["--fixture", "ovl:checkout"]);
+    assert!(known(&s, "cus_ns").await);
+    assert!(!known(&s, "cus_bare").await);
+}
+
+#[tokio::test]
+async fn route_derived_entity_types_win_over_declared_ones() {
+    let t = twin();
+    // The declaration says customers are keyed by email; the model's routes key them by id.
+    t.write(
+        "state/schema.json",
+        &json!({"schema_version": 1, "entity_types": {"customers": {"primary_key": "email"}}})
+            .to_string(),
+    );
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"customers": [
+            {"id": "cus_by_id", "email": "a@example.test", "object": "customer", "name": "A"}
+        ]}})
+        .to_string(),
+    );
+    let s = t.serve(&[]);
+    assert!(known(&s, "cus_by_id").await);
+    assert!(!known(&s, "a@example.test").await);
+}
+
+#[tokio::test]
+async fn schema_json_with_another_schema_version_is_not_used() {
+    let t = twin();
+    t.write(
+        "state/schema.json",
+        &json!({"schema_version": 2, "entity_types": {"coupons": {"primary_key": "code"}}})
+            .to_string(),
+    );
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {
+            "coupons": [{"code": "SAVE10"}],
+            "customers": [customer("cus_ok", "Ok")]
+        }})
+        .to_string(),
+    );
+    let s = t.serve(&["--debug"]);
+    assert!(
+        known(&s, "cus_ok").await,
+        "route-only schema still loads customers"
+    );
+    let state = s.get("/__wraith/session/probe/state", None).await;
+    assert!(!String::from_utf8_lossy(&state.body).contains("SAVE10"));
+    assert!(s.ready["warnings"].to_string().contains("schema"));
+}

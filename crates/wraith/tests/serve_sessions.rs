@@ -460,3 +460,16 @@ async fn the_same_session_id_on_two_twins_gets_two_independent_namespaces() {
     assert_eq!(read_status(&s1, Some("agent-1"), &id).await, 200);
     assert_eq!(read_status(&s2, Some("agent-1"), &id).await, 404);
 }
+
+#[tokio::test]
+async fn serve_wide_flags_apply_to_every_session_alike() {
+    let t = shop_twin();
+    let s = t.serve(&["--unknown-entity", "not_found"]);
+    // No session can opt out of the serve-wide fail-closed gate, and all share one model.
+    for session in [None, Some("a"), Some("b")] {
+        let r = s.get("/v1/products/prod_new", session).await;
+        assert_eq!(r.status, 501, "{session:?}");
+        assert_eq!(r.provenance(), Some("miss"));
+        assert_eq!(s.get("/v1/products/prod_1", session).await.status, 200);
+    }
+}

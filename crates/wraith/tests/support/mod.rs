@@ -215,9 +215,14 @@ impl Server {
 
     /// Send SIGTERM and wait for the exit code.
     pub fn terminate(&mut self) -> i32 {
+        self.signal("-TERM")
+    }
+
+    /// Send a signal (`-TERM`, `-INT`) and wait for the exit code.
+    pub fn signal(&mut self, sig: &str) -> i32 {
         let mut child = self.child.take().unwrap();
         let ok = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
+            .args([sig, &child.id().to_string()])
             .status()
             .unwrap();
         assert!(ok.success());
@@ -228,7 +233,7 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("wraith serve did not stop on SIGTERM");
+                panic!("wraith serve did not stop on {sig}");
             }
             std::thread::sleep(Duration::from_millis(10));
         }
