@@ -959,8 +959,18 @@ impl Engine {
         let pick = self.axis_pick(ns, r, ei, &candidates);
         let within = matches!(pick, AxisPick::Within { .. });
         let read_like = matches!(call.method.as_str(), "GET" | "HEAD");
+        let last = candidates[candidates.len() - 1];
+        // The moment this request would get. Past the axis, reads get the last one (last
+        // wins); writes fall through to fresh state (repeated creates mint fresh entities)
+        // unless the last answer was a refusal: a recorded refusal stays a refusal.
+        let provisional = match &pick {
+            AxisPick::Within { idx, .. } => candidates[*idx],
+            AxisPick::Past if read_like || is_refusal(last.status) => last,
+            AxisPick::Past => return None,
+        };
 
-        // State wins over a recorded answer when this session changed the entity itself.
+        // State wins over a recorded answer when this session changed the entity itself
+        // (but a recorded refusal is not overridden by session writes).
         let mut merge_list = None;
         match route.state_op {
             Some(StateOp::Read | StateOp::Update | StateOp::Delete) => {
@@ -973,7 +983,9 @@ impl Engine {
                         .entity(&ty, id)
                         .is_some_and(|e| e.origin == Origin::Replayed)
                         || ns.is_deleted(&ty, id) == Some(Origin::Replayed);
-                    if synth_changed || (replay_changed && !within) {
+                    if (synth_changed || (replay_changed && !within))
+                        && !is_refusal(provisional.status)
+                    {
                         return None;
                     }
                 }
@@ -997,8 +1009,7 @@ impl Engine {
                 self.axis_advance(ns, call, ei, narrowed);
                 idx
             }
-            AxisPick::Past if read_like => candidates.len() - 1,
-            AxisPick::Past => return None,
+            AxisPick::Past => candidates.len() - 1,
         };
         let moment = candidates[idx];
         let mut out = self.moment_out(ns, call, moment);
@@ -1516,6 +1527,12 @@ fn provision_info(session: &str, ns: &Namespace, created: bool) -> ProvisionInfo
         entities_seeded: ns.entities_seeded,
         created,
     }
+}
+
+/// A refusal: a 4xx that is not a plain absence (404/410). Recorded refusals are replayed even
+/// after session writes.
+fn is_refusal(status: u16) -> bool {
+    (400..500).contains(&status) && status != 404 && status != 410
 }
 
 /// Position of `m` (borrowed from `moments`) in `moments`.

@@ -897,3 +897,44 @@ fn time_axis_follows_the_recorded_run_the_session_is_consistent_with() {
     assert_eq!(second.exchange.as_deref(), Some("run-b/2"));
     assert_eq!(second.replay, Some(ReplayClass::SeriesMoment));
 }
+
+#[test]
+fn recorded_refusals_stay_refusals() {
+    let r = R::new("POST", "/v1/customers")
+        .op(StateOp::Create, "customers")
+        .variant(200, Guard::Always, obj(vec![("id", gen_id(cus_id()))]))
+        .exact(
+            "/v1/customers",
+            "",
+            Some(&json!({"email": "taken@x"})),
+            vec![moment("s1/1", 409, json!({"error": "email already taken"}))],
+        )
+        .build();
+    let e = engine(model(vec![r], vec![]), det_opts());
+    for _ in 0..3 {
+        let resp = send(
+            &e,
+            Some("s"),
+            "POST",
+            "/v1/customers",
+            json!({"email": "taken@x"}),
+        );
+        assert_eq!(
+            resp.status, 409,
+            "a repeated refused write is refused again"
+        );
+        assert_eq!(resp.provenance, Provenance::Recorded);
+    }
+    // Another body is a fresh create.
+    assert_eq!(
+        send(
+            &e,
+            Some("s"),
+            "POST",
+            "/v1/customers",
+            json!({"email": "new@x"})
+        )
+        .status,
+        200
+    );
+}
