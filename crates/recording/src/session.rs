@@ -446,7 +446,7 @@ pub fn commit_staged(mut staged: Vec<StagedSession>) -> Result<Vec<Manifest>, Re
 /// fsync many files; a few threads at once, since each fsync mostly waits on the disk and the
 /// filesystem can commit concurrent syncs together.
 fn sync_files(files: &[PathBuf]) -> Result<(), RecordingError> {
-    const THREADS: usize = 8;
+    const THREADS: usize = 16;
     if files.is_empty() {
         return Ok(());
     }

@@ -13,9 +13,13 @@ const ZSTD_LEVEL: i32 = 3;
 
 /// Decode one `.wrec.zst` file's bytes.
 pub fn read_exchange(bytes: &[u8]) -> Result<Exchange, RecordingError> {
-    let cbor = zstd::stream::decode_all(bytes)
-        .map_err(|e| RecordingError::Decode(format!("zstd: {e}")))?;
-    decode_cbor(&cbor)
+    decode_cbor(&decompress(bytes)?)
+}
+
+/// The CBOR payload of a `.wrec.zst` file (its zstd frame decompressed, streaming: the frames
+/// carry no content size).
+pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, RecordingError> {
+    zstd::stream::decode_all(bytes).map_err(|e| RecordingError::Decode(format!("zstd: {e}")))
 }
 
 /// Decode the CBOR payload (already decompressed).

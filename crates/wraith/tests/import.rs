@@ -1,0 +1,360 @@
+//! `wraith import`: HAR files become scrubbed recording sessions; malformed input writes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/recording")
+        .join(name)
+}
+
+fn corpora() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+}
+
+/// The binary with a fixed key and no CI, and its machine key kept inside `dir`.
+fn wraith(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wraith"));
+    c.current_dir(dir)
+        .env("WRAITH_HMAC_KEY", "import-test-key")
+        .env_remove("CI")
+        .env("XDG_CONFIG_HOME", dir.join("config"));
+    c
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap()
+}
+
+fn init(dir: &Path, name: &str, base: &str) {
+    let out = run(wraith(dir).args(["init", name, "--base-url", base]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn inspect(dir: &Path, twin: &str) -> serde_json::Value {
+    let out = run(wraith(dir).args(["inspect", twin, "--json"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn session_dirs(dir: &Path, twin: &str) -> Vec<String> {
+    let mut v: Vec<_> = std::fs::read_dir(dir.join("twins").join(twin).join("recordings/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn import_mastodon_corpus_matches_readme_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "mastodon", "http://localhost:3000");
+    let out = run(wraith(tmp.path())
+        .args(["import", "mastodon", "--json"])
+        .arg(corpora().join("mastodon")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (summary["sessions"].as_u64(), summary["exchanges"].as_u64()),
+        (Some(205), Some(1108))
+    );
+    let v = inspect(tmp.path(), "mastodon");
+    assert_eq!(
+        (v["sessions"].as_u64(), v["exchanges"].as_u64()),
+        (Some(205), Some(1108))
+    );
+    assert_eq!(v["hosts"]["localhost:3000"], 1096);
+    assert_eq!(v["hosts"]["localhost:4000"], 7);
+    assert_eq!(v["statuses"]["422"], 7);
+    assert_eq!(v["methods"]["HEAD"], 3);
+}
+
+#[test]
+fn import_linode_corpus_keeps_base_path_prefix_and_skips_index_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "linode", "https://api.linode.com/v4beta");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpora().join("linode"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.iter().any(|f| f.ends_with("index.json")));
+    let out = run(wraith(tmp.path())
+        .args(["import", "linode", "--json"])
+        .args(&files));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        summary["skipped_files"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("index.json")
+    );
+    let v = inspect(tmp.path(), "linode");
+    assert_eq!(
+        (v["sessions"].as_u64(), v["exchanges"].as_u64()),
+        (Some(396), Some(2791))
+    );
+    assert_eq!(v["hosts"]["api.linode.com"], 2786);
+    assert_eq!(v["statuses"]["503"], 38);
+    let sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/linode/recordings/sessions"))
+            .unwrap();
+    let regions = sessions
+        .iter()
+        .flat_map(|s| &s.exchanges)
+        .filter(|e| e.request.path == "/v4beta/regions")
+        .count();
+    assert!(regions > 0, "paths keep the base URL's /v4beta prefix");
+}
+
+#[test]
+fn import_records_session_per_file_with_tags_origin_and_decoded_bodies() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop", "--tag", "demo"])
+        .arg(testdata("small.har")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/shop/recordings/sessions"))
+            .unwrap();
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert!(s.manifest.complete);
+    assert_eq!(s.manifest.proxy_mode, "import");
+    assert_eq!(s.manifest.tags, ["small", "demo"]);
+    assert!(
+        s.manifest.session_id.starts_with("20240301T100000Z-"),
+        "{}",
+        s.manifest.session_id
+    );
+    assert_eq!(s.exchanges.len(), 5);
+    let e = &s.exchanges[0];
+    assert_eq!(
+        (e.request.path.as_str(), e.request.query.as_str()),
+        ("/v1/customers", "limit=2")
+    );
+    assert_eq!(e.request.origin, None);
+    assert_eq!(e.timing.request_start_us, 1_709_287_200_000_000);
+    assert_eq!(e.timing.last_byte_us, 1_709_287_200_001_500);
+    assert_eq!(e.correlation.tags, ["small", "demo"]);
+    let upload = &s.exchanges[3];
+    assert_eq!(
+        upload.request.origin.as_deref(),
+        Some("https://files.example.net")
+    );
+    assert_eq!(upload.request.body, b"\x00\x01binary\xff");
+    assert_eq!(s.exchanges[4].response.status, 404);
+    assert_eq!(
+        s.manifest.end_time_us,
+        s.exchanges[4].timing.request_start_us
+    );
+}
+
+#[test]
+fn malformed_har_exits_1_naming_file_and_place_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    // A good file first: it must not be imported either.
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("small.har"))
+        .arg(testdata("malformed-url.har")));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("malformed-url.har"), "{err}");
+    assert!(err.contains("log.entries[3].request.url"), "{err}");
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("truncated.har")));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated.har"));
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+}
+
+#[test]
+fn import_into_unknown_twin_or_missing_file_is_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "nope"])
+        .arg(testdata("small.har")));
+    assert_eq!(out.status.code(), Some(1));
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path()).args(["import", "shop", "missing.har"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.har"));
+}
+
+#[test]
+fn ci_without_hmac_key_exits_3_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path())
+        .env_remove("WRAITH_HMAC_KEY")
+        .env("CI", "true")
+        .args(["import", "shop"])
+        .arg(testdata("small.har")));
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WRAITH_HMAC_KEY"));
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+}
+
+/// Every file under `root`, with `.zst` files also decompressed.
+fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(root).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            all_bytes(&p, out);
+        } else {
+            let bytes = std::fs::read(&p).unwrap();
+            if p.to_string_lossy().ends_with(".zst") {
+                out.push((
+                    p.clone(),
+                    wraith_recording::wrec::decompress(&bytes).unwrap(),
+                ));
+            }
+            out.push((p, bytes));
+        }
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn no_secret_sent_in_a_har_reaches_any_byte_of_the_twin() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("secrets.har")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files = Vec::new();
+    all_bytes(&tmp.path().join("twins/shop"), &mut files);
+    assert!(
+        files
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().ends_with(".wrec.zst"))
+    );
+    for (path, bytes) in &files {
+        for secret in [
+            "SECRET_",
+            "4111 1111 1111 1111",
+            "5555555555554444",
+            "import-test-key",
+        ] {
+            assert!(
+                !contains(bytes, secret.as_bytes()),
+                "{secret} found in {}",
+                path.display()
+            );
+        }
+    }
+    // The shape survives: scheme word, cookie names, the rest of the query.
+    let sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/shop/recordings/sessions"))
+            .unwrap();
+    let e = &sessions[0].exchanges[0];
+    assert!(
+        e.request_header("authorization")
+            .unwrap()
+            .starts_with("Bearer wraith_tok_")
+    );
+    assert!(
+        e.request_header("cookie")
+            .unwrap()
+            .starts_with("session=wraith_tok_")
+    );
+    assert!(
+        e.request.query.starts_with("api_key=wraith_tok_")
+            && e.request.query.ends_with("&expand=customer")
+    );
+    assert!(
+        e.response_header("set-cookie")
+            .unwrap()
+            .ends_with("; Path=/; HttpOnly")
+    );
+    // The access token issued in one response and sent back later maps to the same token.
+    let issued: serde_json::Value =
+        serde_json::from_slice(&sessions[0].exchanges[1].response_body()).unwrap();
+    let sent = sessions[0].exchanges[2]
+        .request_header("authorization")
+        .unwrap();
+    assert_eq!(
+        sent,
+        format!("Bearer {}", issued["access_token"].as_str().unwrap())
+    );
+}
+
+#[test]
+fn machine_key_is_created_private_and_gives_stable_tokens() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "a", "https://api.example.com/v1");
+    init(tmp.path(), "b", "https://api.example.com/v1");
+    for twin in ["a", "b"] {
+        let out = run(wraith(tmp.path())
+            .env_remove("WRAITH_HMAC_KEY")
+            .args(["import", twin])
+            .arg(testdata("secrets.har")));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let key = tmp.path().join("config/wraith/hmac.key");
+    assert!(key.is_file());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let auth = |twin: &str| {
+        let s = wraith_recording::read_sessions(
+            &tmp.path()
+                .join("twins")
+                .join(twin)
+                .join("recordings/sessions"),
+        )
+        .unwrap();
+        s[0].exchanges[0]
+            .request_header("authorization")
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(auth("a"), auth("b"));
+}

@@ -1,0 +1,141 @@
+//! `wraith init`: the twin folder layout, refusing to overwrite, and argument validation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn wraith(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wraith"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn init_creates_the_documented_twin_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = wraith(
+        tmp.path(),
+        &["init", "shop", "--base-url", "https://api.example.com/v1"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = tmp.path().join("twins/shop");
+    for dir in [
+        "recordings/sessions",
+        "model",
+        "state/fixtures",
+        "lua/handlers",
+        "reports",
+    ] {
+        assert!(root.join(dir).is_dir(), "{dir}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/schema.json")).unwrap(),
+        "{\"entity_types\":{},\"schema_version\":1}\n"
+    );
+    let readme = std::fs::read_to_string(root.join("lua/handlers/README.md")).unwrap();
+    assert!(readme.contains("create_<entity>"));
+    // Nothing else next to the twin (no staging folder left behind).
+    let names: Vec<_> = std::fs::read_dir(tmp.path().join("twins"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["shop"]);
+}
+
+#[test]
+fn init_config_files_load_with_service_set_and_defaults_commented() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(
+        wraith(
+            tmp.path(),
+            &["init", "shop", "--base-url", "https://api.example.com/v1"]
+        )
+        .status
+        .success()
+    );
+    let twin = wraith_twin::TwinDir::at(tmp.path().join("twins/shop"));
+    let text = std::fs::read_to_string(twin.wraith_toml()).unwrap();
+    assert!(text.starts_with("#:schema "));
+    assert!(text.contains("# [serve.limits]"));
+    let cfg = wraith_twin::TwinConfig::load(&twin).unwrap();
+    assert_eq!(cfg.service.name, "shop");
+    assert_eq!(cfg.service.base_url, "https://api.example.com/v1");
+    assert_eq!(cfg.serve.port, 8081);
+    assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+    let scrub = std::fs::read_to_string(twin.scrub_toml()).unwrap();
+    assert!(scrub.contains("# [[rules]]") && scrub.contains("header authorization"));
+    let policy = wraith_recording::ScrubPolicy::load(&twin.scrub_toml()).unwrap();
+    assert!(policy.rules.is_empty());
+}
+
+#[test]
+fn init_refuses_to_overwrite_an_existing_twin() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(
+        wraith(
+            tmp.path(),
+            &["init", "shop", "--base-url", "https://a.example"]
+        )
+        .status
+        .success()
+    );
+    let toml = tmp.path().join("twins/shop/wraith.toml");
+    let before = std::fs::read(&toml).unwrap();
+    let out = wraith(
+        tmp.path(),
+        &["init", "shop", "--base-url", "https://b.example"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(std::fs::read(&toml).unwrap(), before);
+}
+
+#[test]
+fn init_rejects_invalid_name_or_url_with_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, url, expect) in [
+        ("../escape", "https://a.example", "invalid twin name"),
+        ("a b", "https://a.example", "invalid twin name"),
+        ("ok", "ftp://a.example", "--base-url"),
+        ("ok", "api.example.com", "--base-url"),
+        ("ok", "https://", "--base-url"),
+    ] {
+        let out = wraith(tmp.path(), &["init", name, "--base-url", url]);
+        assert_eq!(out.status.code(), Some(1), "{name} {url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expect), "{name} {url}: {err}");
+    }
+    assert!(!tmp.path().join("twins/ok").exists());
+}
+
+#[test]
+fn init_json_reports_what_was_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = wraith(
+        tmp.path(),
+        &[
+            "init",
+            "shop",
+            "--base-url",
+            "http://localhost:3000",
+            "--json",
+        ],
+    );
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["twin"], "shop");
+    assert_eq!(v["base_url"], "http://localhost:3000");
+    assert!(
+        v["created"]
+            .as_array()
+            .unwrap()
+            .contains(&"state/schema.json".into())
+    );
+}
