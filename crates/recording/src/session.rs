@@ -78,11 +78,44 @@ pub fn read_sessions(sessions_dir: &Path) -> Result<Vec<RecordedSession>, Record
         dirs.push((name, entry.path()));
     }
     dirs.sort();
-    let mut sessions = Vec::with_capacity(dirs.len());
-    for (name, dir) in dirs {
-        sessions.push(read_session(&dir, &name)?);
+    // Decoding is CPU-bound (zstd + CBOR): spread sessions over the cores, keep id order.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    if threads == 1 || dirs.len() < 2 {
+        return dirs
+            .iter()
+            .map(|(name, dir)| read_session(dir, name))
+            .collect();
     }
-    Ok(sessions)
+    let chunk = dirs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(name, dir)| read_session(dir, name))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut sessions = Vec::with_capacity(dirs.len());
+        for h in handles {
+            match h.join() {
+                Ok(part) => sessions.extend(part?),
+                Err(_) => {
+                    return Err(RecordingError::io(
+                        "read",
+                        sessions_dir,
+                        std::io::Error::other("a reader thread panicked"),
+                    ));
+                }
+            }
+        }
+        Ok(sessions)
+    })
 }
 
 /// Read one session folder (see [`read_sessions`]).
