@@ -1543,12 +1543,17 @@ fn moment_index(moments: &[Moment], m: &Moment) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// A cached response back into the pipeline (idempotent replay; already serialized).
+/// A cached response back into the pipeline (idempotent replay). JSON bodies are parsed again
+/// so the outbound policy (self-URL rewrite) applies to the replay as to the original.
 fn out_from_response(r: &Response) -> Out {
+    let body = match serde_json::from_slice::<Value>(&r.body) {
+        Ok(v) if !r.body.is_empty() => OutBody::Json(v),
+        _ => OutBody::Bytes(r.body.clone()),
+    };
     Out {
         status: r.status,
         headers: r.headers.clone(),
-        body: OutBody::Bytes(r.body.clone()),
+        body,
         provenance: r.provenance,
         route: r.route.clone(),
         exchange: r.exchange.clone(),

@@ -483,6 +483,41 @@ fn idempotency_key_replays_the_cached_response_with_its_provenance() {
 }
 
 #[test]
+fn idempotent_replays_get_the_self_url_rewrite_too() {
+    let r = R::new("POST", "/v1/links")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("url", c(json!("https://api.shop.example/v1/links"))),
+            ]),
+        )
+        .build();
+    let e = engine(
+        model(vec![r], vec![]),
+        EngineOptions {
+            idempotency: Some(IdempotencyOptions::default()),
+            ..det_opts()
+        },
+    );
+    let call = || {
+        e.handle(
+            None,
+            &with_header(
+                req("POST", "/v1/links", Some(json!({}))),
+                "idempotency-key",
+                "k",
+            ),
+        )
+    };
+    let a = body(&call());
+    let b = body(&call());
+    assert_eq!(a, b);
+    assert_eq!(b["url"], json!("http://127.0.0.1:8081/v1/links"));
+}
+
+#[test]
 fn idempotency_entries_expire_on_the_namespace_clock() {
     let e = engine(
         shop_model(),
