@@ -25,6 +25,9 @@
 //! Not here: printing, flags, signals (the `wraith` binary does those), the scrub rules and the
 //! WREC encoding (`wraith-recording`), and anything about synthesizing or serving.
 
+// Tests may unwrap: a panic there is a test failure with a clear location.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod control;
 mod exchange;
 pub mod headers;

@@ -11,9 +11,14 @@
 //!   a session that has exchanges in flight (a long stream pins the session open).
 //! - Shutdown finalizes every open session.
 //!
-//! Locking: `Sessions::inner` is taken before a slot's `writer` lock, never the other way round,
-//! and neither is held across an `.await` (persisting runs on the blocking pool).
+//! - Exchanges are numbered in the order their response bodies ended (for sequential traffic,
+//!   the order of the requests).
+//!
+//! Locking: `Sessions::inner` is taken before a slot's `writer` lock, and `writer` before a
+//! slot's `queue` lock, never the other way round; none is held across an `.await` (writing runs
+//! on the blocking pool).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -68,6 +73,9 @@ struct Slot {
     /// Rotated out: finalize as soon as `outstanding` reaches zero.
     closing: AtomicBool,
     written: AtomicU64,
+    /// Finished exchanges waiting to be written, in the order they finished. Numbering follows
+    /// this order, so sequential traffic is recorded in request order.
+    queue: Mutex<VecDeque<Exchange>>,
     writer: Mutex<WriterState>,
 }
 
@@ -130,6 +138,7 @@ impl Sessions {
                     outstanding: AtomicUsize::new(0),
                     closing: AtomicBool::new(false),
                     written: AtomicU64::new(0),
+                    queue: Mutex::new(VecDeque::new()),
                     writer: Mutex::new(WriterState::Idle),
                 });
                 inner.current = Some(slot.clone());
@@ -144,43 +153,58 @@ impl Sessions {
         }
     }
 
-    /// Scrub and write one exchange into `slot`. Blocking (file IO): run on the blocking pool.
-    fn persist(&self, slot: &Arc<Slot>, exchange: Exchange) {
-        // Scrub before persist: the writer only accepts what the scrubber returns.
-        let scrubbed = self.scrubber.scrub(exchange);
+    /// Write every exchange queued on `slot`, in queue order. Blocking (file IO): run on the
+    /// blocking pool. Several drains may run at once; the writer lock makes them take turns and
+    /// each queued exchange is popped, and so written, exactly once and in order.
+    fn drain(&self, slot: &Arc<Slot>) {
+        let mut handled = 0usize;
         {
             let mut state = slot.writer.lock();
-            if matches!(*state, WriterState::Idle) {
-                let meta = SessionMeta {
-                    session_id: slot.id.clone(),
-                    tags: self.tags.clone(),
-                    proxy_mode: PROXY_MODE.to_string(),
-                    policy_hash: self.scrubber.policy_hash().to_string(),
-                };
-                match SessionWriter::new(&self.sessions_dir, meta) {
-                    Ok(w) => *state = WriterState::Writing(w),
-                    Err(e) => {
-                        self.fail(format!("cannot open session {}: {e}", slot.id));
-                        *state = WriterState::Done;
-                    }
-                }
-            }
-            match &mut *state {
-                WriterState::Writing(w) => match w.append(scrubbed) {
-                    Ok(_) => {
-                        slot.written.fetch_add(1, Ordering::SeqCst);
-                    }
-                    Err(e) => self.fail(format!("cannot write to session {}: {e}", slot.id)),
-                },
-                WriterState::Done => self.fail(format!(
-                    "exchange dropped: session {} was already finalized",
-                    slot.id
-                )),
-                WriterState::Idle => {}
+            while let Some(exchange) = slot.queue.lock().pop_front() {
+                self.write_one(&mut state, slot, exchange);
+                handled += 1;
             }
         }
-        self.inner.lock().last_activity = Instant::now();
-        self.settle(slot);
+        if handled > 0 {
+            self.inner.lock().last_activity = Instant::now();
+        }
+        for _ in 0..handled {
+            self.settle(slot);
+        }
+    }
+
+    /// Scrub one exchange and append it to the session's writer (opened on first use).
+    fn write_one(&self, state: &mut WriterState, slot: &Slot, exchange: Exchange) {
+        // Scrub before persist: the writer only accepts what the scrubber returns.
+        let scrubbed = self.scrubber.scrub(exchange);
+        if matches!(*state, WriterState::Idle) {
+            let meta = SessionMeta {
+                session_id: slot.id.clone(),
+                tags: self.tags.clone(),
+                proxy_mode: PROXY_MODE.to_string(),
+                policy_hash: self.scrubber.policy_hash().to_string(),
+            };
+            match SessionWriter::new(&self.sessions_dir, meta) {
+                Ok(w) => *state = WriterState::Writing(w),
+                Err(e) => {
+                    self.fail(format!("cannot open session {}: {e}", slot.id));
+                    *state = WriterState::Done;
+                }
+            }
+        }
+        match state {
+            WriterState::Writing(w) => match w.append(scrubbed) {
+                Ok(_) => {
+                    slot.written.fetch_add(1, Ordering::SeqCst);
+                }
+                Err(e) => self.fail(format!("cannot write to session {}: {e}", slot.id)),
+            },
+            WriterState::Done => self.fail(format!(
+                "exchange dropped: session {} was already finalized",
+                slot.id
+            )),
+            WriterState::Idle => {}
+        }
     }
 
     /// One exchange of `slot` is settled (written or dropped).
@@ -387,11 +411,14 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
-    /// Hand a finished exchange over for scrubbing and writing (on the blocking pool).
+    /// Hand a finished exchange over for scrubbing and writing (on the blocking pool). It is
+    /// queued right here, synchronously, so its place in the session is fixed by when its body
+    /// ended, not by which blocking thread runs first.
     pub(crate) fn complete(mut self, exchange: Exchange) {
         if let Some(slot) = self.slot.take() {
+            slot.queue.lock().push_back(exchange);
             let sessions = self.sessions.clone();
-            run_blocking(move || sessions.persist(&slot, exchange));
+            run_blocking(move || sessions.drain(&slot));
         }
     }
 }
@@ -412,5 +439,130 @@ fn run_blocking(f: impl FnOnce() + Send + 'static) {
             handle.spawn_blocking(f);
         }
         Err(_) => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exchange::build_exchange;
+    use wraith_recording::scrub::{HmacKey, ScrubPolicy};
+    use wraith_recording::{RecordedRequest, RecordedResponse, Timing};
+
+    // No tokio runtime in these tests: persisting runs inline, so every step is settled when
+    // the call returns.
+
+    fn registry(dir: &std::path::Path) -> Arc<Sessions> {
+        let scrubber = Scrubber::new(ScrubPolicy::builtin_only(), HmacKey::from_bytes(*b"k"));
+        Arc::new(Sessions::new(dir.to_path_buf(), vec!["t".into()], scrubber))
+    }
+
+    fn exchange(path: &str, start_us: u64) -> Exchange {
+        build_exchange(
+            RecordedRequest {
+                method: "GET".into(),
+                path: path.into(),
+                query: String::new(),
+                headers: Default::default(),
+                body: Vec::new(),
+                content_type: None,
+                origin: None,
+            },
+            RecordedResponse {
+                status: 200,
+                headers: Default::default(),
+                content_type: None,
+            },
+            Timing {
+                request_start_us: start_us,
+                first_byte_us: start_us + 1,
+                last_byte_us: start_us + 2,
+            },
+            start_us + 1,
+            b"{}".to_vec(),
+            false,
+        )
+    }
+
+    fn manifest_complete(dir: &std::path::Path, id: &str) -> bool {
+        let text = std::fs::read_to_string(dir.join(id).join("manifest.json")).unwrap_or_default();
+        text.contains("\"complete\":true")
+    }
+
+    #[test]
+    fn exchange_in_flight_pins_a_rotated_session_until_it_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        let ticket = s.begin(1_767_225_600_000_000);
+        let closed = s.rotate();
+        assert_eq!(closed.len(), 1);
+        assert!(
+            s.finalized().is_empty(),
+            "still streaming: not finalized yet"
+        );
+        let open = s.open_sessions();
+        assert_eq!(open.len(), 1);
+        assert!(!open[0].current, "rotated out");
+        assert_eq!(open[0].in_flight, 1);
+
+        ticket.complete(exchange("/a", 1_767_225_600_000_000));
+        let done = s.finalized();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].session_id, closed[0]);
+        assert_eq!(done[0].exchange_count, 1);
+        assert!(s.open_sessions().is_empty());
+        assert!(manifest_complete(tmp.path(), &closed[0]));
+    }
+
+    #[test]
+    fn the_exchange_after_a_rotation_opens_a_new_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        s.begin(1).complete(exchange("/a", 1));
+        let first = s.rotate();
+        s.begin(2).complete(exchange("/b", 2));
+        let open = s.open_sessions();
+        assert_eq!(open.len(), 1);
+        assert_ne!(open[0].session_id, first[0]);
+        assert!(open[0].current);
+        let all = s.finalize_all();
+        assert_eq!(all.len(), 1);
+        assert_eq!(s.finalized().len(), 2);
+    }
+
+    #[test]
+    fn a_session_whose_exchanges_all_failed_leaves_no_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        drop(s.begin(1)); // e.g. upstream unreachable: nothing to record
+        assert_eq!(s.in_flight(), 0);
+        assert!(s.finalize_all().is_empty());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn idle_expiry_never_closes_a_session_with_an_exchange_in_flight() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        let ticket = s.begin(1);
+        assert!(
+            s.expire_idle(Duration::ZERO).is_some(),
+            "pinned open: look again later"
+        );
+        assert!(s.open_sessions()[0].current);
+        ticket.complete(exchange("/slow", 1));
+        assert_eq!(s.expire_idle(Duration::ZERO), None);
+        assert_eq!(s.finalized().len(), 1);
+        assert_eq!(s.expire_idle(Duration::ZERO), None, "nothing left to watch");
+    }
+
+    #[test]
+    fn idle_expiry_waits_for_the_remaining_quiet_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        s.begin(1).complete(exchange("/a", 1));
+        let wait = s.expire_idle(Duration::from_secs(3600));
+        assert!(wait.is_some_and(|w| w > Duration::from_secs(3500)));
+        assert!(s.finalized().is_empty());
     }
 }

@@ -91,6 +91,20 @@ async fn http_upstream_answers_reach_the_client_and_are_recorded_with_the_base_p
         s.exchanges.last().unwrap().timing.request_start_us
     );
 
+    let order: Vec<(&str, &str)> = s
+        .exchanges
+        .iter()
+        .map(|e| (e.request.method.as_str(), e.request.path.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("GET", "/api/items"),
+            ("POST", "/api/items"),
+            ("GET", "/api/items/missing"),
+            ("GET", "/api/stream"),
+        ]
+    );
     let by_path = |p: &str| s.exchanges.iter().find(|e| e.request.path == p).unwrap();
     let list = by_path("/api/items");
     assert_eq!(list.request.query, "limit=2&offset=1");
@@ -128,6 +142,28 @@ async fn http_upstream_answers_reach_the_client_and_are_recorded_with_the_base_p
         "temp files left: {:?}",
         leftovers(&twin.root)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_exchanges_are_numbered_in_request_order() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("order", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let http = client();
+    let expected: Vec<String> = (0..40).map(|i| format!("/seq/{i}")).collect();
+    for path in &expected {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        r.bytes().await.unwrap();
+    }
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let sessions = twin.sessions();
+    let got: Vec<String> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.clone())
+        .collect();
+    assert_eq!(got, expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,7 +361,7 @@ async fn control_plane_is_answered_by_the_proxy_and_never_forwarded_or_recorded(
 async fn new_session_endpoint_finalizes_the_session_and_the_next_exchange_opens_another() {
     let upstream = Upstream::start("", None).await;
     let twin = Twin::init("split", &upstream.base_url);
-    let rec = Recording::start(&twin, &[]);
+    let rec = Recording::start(&twin, &["--json"]);
     let http = client();
 
     http.get(format!("{}/a", rec.url)).send().await.unwrap();
@@ -349,8 +385,12 @@ async fn new_session_endpoint_finalizes_the_session_and_the_next_exchange_opens_
     assert_eq!(on_disk[0].manifest.session_id, first_id);
 
     http.get(format!("{}/c", rec.url)).send().await.unwrap();
+    let stdout = rec.stdout_path().to_path_buf();
     let (status, stderr) = rec.interrupt();
     assert!(status.success(), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 3, "--json summary: {summary}");
+    assert_eq!(summary["sessions"].as_array().unwrap().len(), 2);
 
     let sessions = twin.sessions();
     assert_eq!(sessions.len(), 2);
@@ -414,6 +454,78 @@ async fn idle_timeout_closes_the_session_and_the_next_exchange_opens_another() {
     assert_eq!(sessions[0].exchanges[0].request.path, "/before");
     assert_eq!(sessions[1].exchanges[0].request.path, "/after");
     assert!(sessions.iter().all(|s| s.manifest.complete));
+}
+
+/// Poll until the recorder has stopped accepting (it got the signal and is draining).
+async fn until_refusing(rec: &Recording) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !rec.refuses_connections() {
+        assert!(
+            Instant::now() < deadline,
+            "the recorder kept accepting after SIGINT"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_lets_a_streaming_exchange_finish_before_the_session_is_finalized() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("drain", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let mut r = client()
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", r.chunk()).await.unwrap().unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+
+    rec.send_sigint();
+    until_refusing(&rec).await;
+    // Shutdown has begun; the exchange in flight is still allowed to finish.
+    upstream.release();
+    let mut rest = Vec::new();
+    while let Some(c) = within("rest of the stream", r.chunk()).await.unwrap() {
+        rest.extend_from_slice(&c);
+    }
+    assert_eq!(rest, b"chunk-2;chunk-3\n");
+    let (status, stderr) = rec.wait();
+    assert!(status.success(), "{stderr}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    let ex = &sessions[0].exchanges[0];
+    assert!(!ex.truncated);
+    assert_eq!(ex.response_body(), b"chunk-1;chunk-2;chunk-3\n");
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("cut", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_drain_timeout_ms = 200\n");
+    let rec = Recording::start(&twin, &[]);
+    let mut r = client()
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", r.chunk()).await.unwrap().unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+
+    // Never released: the drain timeout cuts the stream.
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    let ex = &sessions[0].exchanges[0];
+    assert!(ex.truncated, "cut exchanges say so");
+    assert_eq!(ex.response_body(), b"chunk-1;");
+    assert!(leftovers(&twin.root).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -279,6 +279,15 @@ impl Twin {
         }
     }
 
+    /// Append TOML to the twin's `wraith.toml`.
+    pub fn append_config(&self, toml: &str) {
+        let path = self.root.join("wraith.toml");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push('\n');
+        text.push_str(toml);
+        std::fs::write(path, text).unwrap();
+    }
+
     pub fn sessions_dir(&self) -> PathBuf {
         self.root.join("recordings").join("sessions")
     }
@@ -311,6 +320,7 @@ pub struct Recording {
     pub url: String,
     pub port: u16,
     stderr_path: PathBuf,
+    stdout_path: PathBuf,
 }
 
 impl Recording {
@@ -324,13 +334,17 @@ impl Recording {
             .tmp
             .path()
             .join(format!("record-stderr-{}.log", unique()));
+        let stdout_path = twin
+            .tmp
+            .path()
+            .join(format!("record-stdout-{}.log", unique()));
         let mut args = vec!["--port", "0", "--ready-json"];
         let ready_str = ready.to_str().unwrap().to_string();
         args.push(&ready_str);
         args.extend_from_slice(extra);
         let child = twin
             .record_command(&args)
-            .stdout(Stdio::null())
+            .stdout(std::fs::File::create(&stdout_path).unwrap())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
             .spawn()
             .unwrap();
@@ -339,6 +353,7 @@ impl Recording {
             url: String::new(),
             port: 0,
             stderr_path,
+            stdout_path,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -370,12 +385,27 @@ impl Recording {
     }
 
     /// Send SIGINT (as Ctrl-C does) and wait for the process to exit.
-    pub fn interrupt(mut self) -> (ExitStatus, String) {
+    pub fn interrupt(self) -> (ExitStatus, String) {
+        self.send_sigint();
+        self.wait()
+    }
+
+    /// Send SIGINT without waiting.
+    pub fn send_sigint(&self) {
         let status = Command::new("kill")
             .args(["-INT", &self.pid().to_string()])
             .status()
             .unwrap();
         assert!(status.success(), "kill -INT failed");
+    }
+
+    /// True once the proxy refuses new connections (it stopped accepting).
+    pub fn refuses_connections(&self) -> bool {
+        std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err()
+    }
+
+    /// Wait for the process to exit; returns its status and stderr.
+    pub fn wait(mut self) -> (ExitStatus, String) {
         let mut child = self.child.take().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -388,6 +418,11 @@ impl Recording {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// What the process printed on stdout (only after it exited).
+    pub fn stdout_path(&self) -> &Path {
+        &self.stdout_path
     }
 }
 
