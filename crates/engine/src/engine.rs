@@ -1486,6 +1486,15 @@ impl Engine {
                 }
             }
         }
+        if matches!(out.body, OutBody::Json(_))
+            && !out
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            out.headers
+                .push(("content-type".to_string(), "application/json".to_string()));
+        }
         let mut resp = self.serialize(&out, req, head);
         resp.outbound_policy_applied =
             policy_applied && resp.provenance == Provenance::Recorded && resp.replay.is_some();
