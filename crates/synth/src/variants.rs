@@ -121,51 +121,72 @@ pub fn build_variants(
     let state_guarded = stateful && has_404 && has_2xx;
 
     let at = |k: usize| -> &Obs<'_> { &obs[group.obs[k]] };
-    let mut guards: BTreeMap<u16, Vec<Guard>> = BTreeMap::new();
     let primary_ks = by_status.get(&primary).cloned().unwrap_or_default();
+    // (status, exchanges, guards) of each variant to build; the primary's guards may grow
+    // while the other statuses are examined.
+    let mut parts: Vec<(u16, Vec<usize>, Vec<Guard>)> = Vec::new();
+    let mut primary_extra: Vec<Guard> = Vec::new();
     for (status, ks) in &by_status {
-        let mut g = Vec::new();
+        let mut base = Vec::new();
         if state_guarded && (values::is_2xx(*status) || *status == 404) {
-            g.push(Guard::StateMember {
+            base.push(Guard::StateMember {
                 member: values::is_2xx(*status),
             });
         }
-        if *status != primary {
-            let found = discriminate(ks, &primary_ks, &by_status, *status, &at);
-            if let Some((mine, theirs)) = found {
-                g.push(mine);
-                if let Some(theirs) = theirs {
-                    let pg = guards.entry(primary).or_default();
-                    if !pg.contains(&theirs) {
-                        pg.push(theirs);
-                    }
-                }
-            }
+        if *status == primary {
+            parts.push((*status, ks.clone(), base));
+            continue;
         }
-        guards.entry(*status).or_default().extend(g);
+        if let Some((mine, theirs)) = discriminate(ks, &primary_ks, &by_status, *status, &at) {
+            if let Some(theirs) = theirs
+                && !primary_extra.contains(&theirs)
+            {
+                primary_extra.push(theirs);
+            }
+            let mut g = base;
+            g.push(mine);
+            parts.push((*status, ks.clone(), g));
+            continue;
+        }
+        // No one feature covers the whole status (validation errors caused by different bad
+        // inputs): split it by the body field value each exchange alone among the statuses
+        // carried; what remains is indistinguishable.
+        let (split, rest) = split_by_field_value(ks, &by_status, *status, &at);
+        for (guard, sub) in split {
+            let mut g = base.clone();
+            g.push(guard);
+            parts.push((*status, sub, g));
+        }
+        if !rest.is_empty() {
+            if base.is_empty() {
+                diagnostics.push(Diagnostic {
+                    severity: "warning".into(),
+                    code: "indistinguishable-variant".into(),
+                    route: Some(route_name.clone()),
+                    message: format!(
+                        "status {status} ({} exchange(s)) has no request feature that tells it \
+                         from status {primary}; it is served only by exact replay",
+                        rest.len()
+                    ),
+                });
+            }
+            parts.push((*status, rest, base));
+        }
     }
 
     let mut variants: Vec<(Variant, bool)> = Vec::new();
-    for (status, ks) in &by_status {
-        let mut gs = guards.remove(status).unwrap_or_default();
+    for (status, ks, mut gs) in parts {
+        if status == primary {
+            gs.extend(primary_extra.iter().cloned());
+        }
         gs.dedup();
         let guard = match gs.len() {
             0 => Guard::Always,
             1 => gs.remove(0),
             _ => Guard::All { all: gs },
         };
-        if guard == Guard::Always && *status != primary {
-            diagnostics.push(Diagnostic {
-                severity: "warning".into(),
-                code: "indistinguishable-variant".into(),
-                route: Some(route_name.clone()),
-                message: format!(
-                    "status {status} ({} exchange(s)) has no request feature that tells it from \
-                     status {primary}; it is served only by exact replay",
-                    ks.len()
-                ),
-            });
-        }
+        let status = &status;
+        let ks = &ks;
         let body = body_template(ks, &unifier, &at, &route_name, *status, diagnostics);
         let headers = header_programs(ks, &at);
         let sources: Vec<String> = ks
@@ -310,7 +331,7 @@ fn discriminate<'a>(
         let never_elsewhere = others
             .iter()
             .all(|k| at(*k).req_field(pointer) != Some(value));
-        if never_elsewhere {
+        if never_elsewhere && meaningful(pointer, value, mine.len(), &others, at) {
             return Some((
                 Guard::BodyFieldEquals {
                     pointer: pointer.clone(),
@@ -351,6 +372,116 @@ fn discriminate<'a>(
         }
     }
     None
+}
+
+/// Coarse shape of a request value: its JSON type and the character classes of a string.
+fn value_shape(v: &Value) -> (u8, u16) {
+    match v {
+        Value::String(s) => {
+            let mut classes = 0u16;
+            for c in s.chars() {
+                classes |= match c {
+                    'a'..='z' => 1,
+                    'A'..='Z' => 2,
+                    '0'..='9' => 4,
+                    '@' => 8,
+                    '.' => 16,
+                    '-' => 32,
+                    '_' => 64,
+                    ' ' => 128,
+                    '/' | ':' => 256,
+                    _ => 512,
+                };
+            }
+            (3, classes)
+        }
+        Value::Number(_) => (2, 0),
+        Value::Bool(_) => (1, 0),
+        _ => (0, 0),
+    }
+}
+
+/// Whether `pointer = value` says something about the request rather than naming it: the
+/// field takes few values elsewhere (an enum, a flag), or several exchanges of this status
+/// share the value, or the value is shaped differently from every value the field held
+/// elsewhere (`"not-an-email"` among addresses). A unique label that merely differs from other
+/// unique labels is not a reason for a status.
+fn meaningful<'a>(
+    pointer: &str,
+    value: &Value,
+    sharing: usize,
+    others: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+) -> bool {
+    if sharing >= 2 {
+        return true;
+    }
+    let elsewhere: Vec<&Value> = others
+        .iter()
+        .filter_map(|o| at(*o).req_field(pointer))
+        .collect();
+    if elsewhere.is_empty() {
+        return true;
+    }
+    let mut distinct: Vec<&Value> = Vec::new();
+    for v in &elsewhere {
+        if !distinct.contains(v) {
+            distinct.push(v);
+        }
+    }
+    if distinct.len() <= 2.max(elsewhere.len() / 2) {
+        return true;
+    }
+    let shape = value_shape(value);
+    elsewhere.iter().all(|v| value_shape(v) != shape)
+}
+
+/// Split the exchanges `ks` of `status` by a body field value that, among all the route's
+/// exchanges, only exchanges of this status carried at that field. Returns the guarded parts (in
+/// first-exchange order) and the exchanges no such value distinguishes.
+fn split_by_field_value<'a>(
+    ks: &[usize],
+    by_status: &BTreeMap<u16, Vec<usize>>,
+    status: u16,
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+) -> (Vec<(Guard, Vec<usize>)>, Vec<usize>) {
+    let others: Vec<usize> = by_status
+        .iter()
+        .filter(|(s, _)| **s != status)
+        .flat_map(|(_, v)| v.iter().copied())
+        .collect();
+    let mut parts: Vec<(String, Value, Vec<usize>)> = Vec::new();
+    let mut rest = Vec::new();
+    for k in ks {
+        let fields = &at(*k).req_fields;
+        // A field this exchange shares with an existing part first, so parts stay few.
+        let joined = parts
+            .iter_mut()
+            .find(|(p, v, _)| at(*k).req_field(p) == Some(&*v));
+        if let Some((_, _, members)) = joined {
+            members.push(*k);
+            continue;
+        }
+        let found = fields.iter().find(|(pointer, value)| {
+            let sharing = ks
+                .iter()
+                .filter(|j| at(**j).req_field(pointer) == Some(value))
+                .count();
+            others
+                .iter()
+                .all(|o| at(*o).req_field(pointer) != Some(value))
+                && meaningful(pointer, value, sharing, &others, at)
+        });
+        match found {
+            Some((pointer, value)) => parts.push((pointer.clone(), value.clone(), vec![*k])),
+            None => rest.push(*k),
+        }
+    }
+    let parts = parts
+        .into_iter()
+        .map(|(pointer, value, members)| (Guard::BodyFieldEquals { pointer, value }, members))
+        .collect();
+    (parts, rest)
 }
 
 /// 16 hex of sha256(route id, status, guard).
