@@ -457,7 +457,7 @@ fn split_by_field_value<'a>(
         // A field this exchange shares with an existing part first, so parts stay few.
         let joined = parts
             .iter_mut()
-            .find(|(p, v, _)| at(*k).req_field(p) == Some(&*v));
+            .find(|(p, v, _)| at(*k).req_field(p) == Some(v));
         if let Some((_, _, members)) = joined {
             members.push(*k);
             continue;
