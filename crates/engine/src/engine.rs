@@ -818,21 +818,22 @@ impl Engine {
 
     /// The moments of an exact entry this request may be served, preferring the ones recorded
     /// for the same principal.
-    fn candidate_moments<'m>(&self, moments: &'m [Moment], req: &Request) -> Vec<&'m Moment> {
+    fn candidate_moments<'m>(&self, moments: &'m [Moment], req: &Request) -> Vec<Cand<'m>> {
+        let all = moments.iter().enumerate();
         if let Some(auth) = req.header("authorization") {
             let mapped = match &self.opts.principal {
                 Some(f) => f(auth),
                 None => auth.to_string(),
             };
-            let same: Vec<&Moment> = moments
-                .iter()
-                .filter(|m| m.principal.as_deref() == Some(mapped.as_str()))
+            let same: Vec<Cand<'m>> = all
+                .clone()
+                .filter(|(_, m)| m.principal.as_deref() == Some(mapped.as_str()))
                 .collect();
             if !same.is_empty() {
                 return same;
             }
         }
-        moments.iter().collect()
+        all.collect()
     }
 
     /// The exact-replay entry of this request: keyed on the path as received (recordings keep
@@ -863,10 +864,10 @@ impl Engine {
     /// session) this namespace's replayed history is consistent with, so a namespace that
     /// replays one recorded session gets that session's moments in order; when no run is
     /// consistent, the k-th moment over all runs.
-    fn axis_pick(&self, ns: &Namespace, r: usize, ei: usize, candidates: &[&Moment]) -> AxisPick {
+    fn axis_pick(&self, ns: &Namespace, r: usize, ei: usize, candidates: &[Cand<'_>]) -> AxisPick {
         let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
         let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, m) in candidates.iter().enumerate() {
+        for (i, (_, m)) in candidates.iter().enumerate() {
             let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
             per_run.entry(run).or_default().push(i);
         }
@@ -885,14 +886,7 @@ impl Engine {
             // The answer most consistent runs gave at this position (ties: the earliest run),
             // since nothing yet tells the runs apart.
             let fps = &self.router.info[r].moment_fps[ei];
-            let fp_of = |i: usize| {
-                fps.get(moment_index(
-                    &self.model.routes[r].exact[ei].moments,
-                    candidates[i],
-                ))
-                .copied()
-                .unwrap_or(0)
-            };
+            let fp_of = |i: usize| fps.get(candidates[i].0).copied().unwrap_or(0);
             let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
             for (order, run) in consistent.iter().enumerate() {
                 let fp = fp_of(per_run[run][served]);
@@ -959,12 +953,12 @@ impl Engine {
         let pick = self.axis_pick(ns, r, ei, &candidates);
         let within = matches!(pick, AxisPick::Within { .. });
         let read_like = matches!(call.method.as_str(), "GET" | "HEAD");
-        let last = candidates[candidates.len() - 1];
+        let last = candidates[candidates.len() - 1].1;
         // The moment this request would get. Past the axis, reads get the last one (last
         // wins); writes fall through to fresh state (repeated creates mint fresh entities)
         // unless the last answer was a refusal: a recorded refusal stays a refusal.
         let provisional = match &pick {
-            AxisPick::Within { idx, .. } => candidates[*idx],
+            AxisPick::Within { idx, .. } => candidates[*idx].1,
             AxisPick::Past if read_like || is_refusal(last.status) => last,
             AxisPick::Past => return None,
         };
@@ -1011,7 +1005,7 @@ impl Engine {
             }
             AxisPick::Past => candidates.len() - 1,
         };
-        let moment = candidates[idx];
+        let moment = candidates[idx].1;
         let mut out = self.moment_out(ns, call, moment);
         // A claim only when this is provably the request's own moment.
         out.replay = if within && certain {
@@ -1171,7 +1165,7 @@ impl Engine {
                 AxisPick::Past => None,
             };
             if let Some(i) = pick {
-                let mut out = self.moment_out(ns, call, candidates[i]);
+                let mut out = self.moment_out(ns, call, candidates[i].1);
                 out.route = Some(format!("{} {}", route.method, entry.key.path));
                 out.replay = None;
                 return out;
@@ -1544,13 +1538,8 @@ fn is_refusal(status: u16) -> bool {
     (400..500).contains(&status) && status != 404 && status != 410
 }
 
-/// Position of `m` (borrowed from `moments`) in `moments`.
-fn moment_index(moments: &[Moment], m: &Moment) -> usize {
-    moments
-        .iter()
-        .position(|x| std::ptr::eq(x, m))
-        .unwrap_or(usize::MAX)
-}
+/// A moment a request may be served, with its position in the exact entry.
+type Cand<'m> = (usize, &'m Moment);
 
 /// A cached response back into the pipeline (idempotent replay). JSON bodies are parsed again
 /// so the outbound policy (self-URL rewrite) applies to the replay as to the original.
