@@ -43,6 +43,9 @@ pub const PROXY_MODE: &str = "reverse";
 pub struct SessionSummary {
     pub session_id: String,
     pub exchange_count: u64,
+    /// Every recorded answer was an error (status >= 400): worth a warning, since a twin built
+    /// from it can only say no.
+    pub only_failures: bool,
 }
 
 /// A session that is still open, as shown by `/__wraith/info`.
@@ -73,6 +76,8 @@ struct Slot {
     /// Rotated out: finalize as soon as `outstanding` reaches zero.
     closing: AtomicBool,
     written: AtomicU64,
+    /// Written exchanges whose status was below 400.
+    successes: AtomicU64,
     /// Finished exchanges waiting to be written, in the order they finished. Numbering follows
     /// this order, so sequential traffic is recorded in request order.
     queue: Mutex<VecDeque<Exchange>>,
@@ -138,6 +143,7 @@ impl Sessions {
                     outstanding: AtomicUsize::new(0),
                     closing: AtomicBool::new(false),
                     written: AtomicU64::new(0),
+                    successes: AtomicU64::new(0),
                     queue: Mutex::new(VecDeque::new()),
                     writer: Mutex::new(WriterState::Idle),
                 });
@@ -175,6 +181,7 @@ impl Sessions {
 
     /// Scrub one exchange and append it to the session's writer (opened on first use).
     fn write_one(&self, state: &mut WriterState, slot: &Slot, exchange: Exchange) {
+        let success = exchange.response.status < 400;
         // Scrub before persist: the writer only accepts what the scrubber returns.
         let scrubbed = self.scrubber.scrub(exchange);
         if matches!(*state, WriterState::Idle) {
@@ -196,6 +203,9 @@ impl Sessions {
             WriterState::Writing(w) => match w.append(scrubbed) {
                 Ok(_) => {
                     slot.written.fetch_add(1, Ordering::SeqCst);
+                    if success {
+                        slot.successes.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
                 Err(e) => self.fail(format!("cannot write to session {}: {e}", slot.id)),
             },
@@ -224,6 +234,7 @@ impl Sessions {
                 Ok(Some(m)) => Some(SessionSummary {
                     session_id: m.session_id,
                     exchange_count: m.exchange_count,
+                    only_failures: slot.successes.load(Ordering::SeqCst) == 0,
                 }),
                 Ok(None) => None,
                 Err(e) => {
@@ -236,6 +247,9 @@ impl Sessions {
         let mut inner = self.inner.lock();
         inner.open.retain(|s| !Arc::ptr_eq(s, slot));
         if let Some(s) = summary {
+            if s.only_failures {
+                tracing::warn!(session = %s.session_id, "session recorded only error answers (status >= 400)");
+            }
             tracing::info!(session = %s.session_id, exchanges = s.exchange_count, "session finalized");
             inner.finalized.push(s);
         }
@@ -510,6 +524,7 @@ mod tests {
         assert_eq!(done.len(), 1);
         assert_eq!(done[0].session_id, closed[0]);
         assert_eq!(done[0].exchange_count, 1);
+        assert!(!done[0].only_failures);
         assert!(s.open_sessions().is_empty());
         assert!(manifest_complete(tmp.path(), &closed[0]));
     }
@@ -554,6 +569,18 @@ mod tests {
         assert_eq!(s.expire_idle(Duration::ZERO), None);
         assert_eq!(s.finalized().len(), 1);
         assert_eq!(s.expire_idle(Duration::ZERO), None, "nothing left to watch");
+    }
+
+    #[test]
+    fn a_session_of_error_answers_only_is_flagged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = registry(tmp.path());
+        let mut ex = exchange("/nope", 1);
+        ex.response.status = 404;
+        s.begin(1).complete(ex);
+        let all = s.finalize_all();
+        assert_eq!(all.len(), 1);
+        assert!(all[0].only_failures);
     }
 
     #[test]

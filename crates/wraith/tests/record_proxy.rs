@@ -205,6 +205,8 @@ async fn https_upstream_is_reached_with_an_extra_ca_and_recorded() {
 
     let (status, stderr) = rec.interrupt();
     assert!(status.success(), "{stderr}");
+    // ALPN offered h2 and the upstream took it: the HTTP/2 client path is exercised too.
+    assert_eq!(upstream.seen()[0].version, "HTTP/2.0");
     let sessions = twin.sessions();
     assert_eq!(sessions.len(), 1);
     let paths: Vec<&str> = sessions[0]

@@ -135,6 +135,13 @@ pub fn run(args: Args) -> CmdResult {
                 s.exchange_count,
                 if s.exchange_count == 1 { "" } else { "s" }
             );
+            if s.only_failures {
+                eprintln!(
+                    "warning: session {} recorded only error answers (status >= 400); check the \
+                     upstream and credentials before synthesizing from it",
+                    s.session_id
+                );
+            }
         }
         eprintln!(
             "{} exchange(s) in {} session(s) under {}",
