@@ -22,8 +22,10 @@ use crate::output::print_json;
   wraith record shop --port 0 --ready-json ready.json
   wraith record shop --tag checkout --idle-timeout 300
 
-Point your client at the printed URL instead of the real API. Ctrl-C stops the proxy and
-finalizes the session manifests. Control plane (never forwarded): GET /__wraith/health,
+Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM) stops the
+proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
+finish, anything still streaming then is recorded with truncated=true, and every session
+manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
