@@ -219,7 +219,10 @@ impl Sessions {
 
     /// One exchange of `slot` is settled (written or dropped).
     fn settle(&self, slot: &Arc<Slot>) {
-        let left = slot.outstanding.fetch_sub(1, Ordering::SeqCst) - 1;
+        let left = slot
+            .outstanding
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
         if left == 0 && slot.closing.load(Ordering::SeqCst) {
             self.finalize(slot);
         }
