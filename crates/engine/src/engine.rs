@@ -39,6 +39,12 @@ pub struct Engine {
     warnings: Vec<String>,
 }
 
+// The server shares one engine across its worker threads.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Engine>();
+};
+
 /// Where a request stands on an exact entry's time axis.
 enum AxisPick {
     /// A moment at this request's own position (index into the candidates); `narrowed` is the

@@ -6,6 +6,21 @@
 //! wall clock and no OS randomness except through the [`ClockMode::Real`] clock, which the caller
 //! opts into; every namespace has its own seeded RNG and clock.
 //!
+//! Dispatch order of [`Engine::handle`] (the twin response contract wins over this summary):
+//! 1. path normalization (`.`/`..` → 400, `//` collapses), `fuzzy` fidelity → 501, namespace
+//!    lookup or lazy creation (cap → 503);
+//! 2. route match (one matchit trie per method; HEAD falls back to GET; other-origin routes
+//!    need their `Host`); a miss is the structured 501;
+//! 3. idempotent replay when `Idempotency-Key` is enabled;
+//! 4. exact replay on the per-session time axis (the k-th request for a recorded key gets the
+//!    k-th moment of the recorded run the session has been consistent with; a replay claim only
+//!    when that moment is provably its own), unless the session changed the entity itself;
+//! 5. under `not_found`, the fail-closed known-entity gate; then the first variant whose guard
+//!    holds (none → `route-no-match` 404);
+//! 6. the route's state op against the namespace store, rendering the variant template;
+//! 7. outbound policy (self-URL rewrite) and serialization. The caller adds the `X-Wraith-*`
+//!    headers with [`Engine::control_headers`].
+//!
 //! Not here: sockets, files, the control plane's HTTP routing (that is `wraith-server`), and the
 //! simulation layers' sleeping (the engine decides, the server sleeps).
 
