@@ -114,7 +114,7 @@ impl Request {
 }
 
 /// One response. `headers` excludes the `X-Wraith-*` control headers; the server (or check)
-/// adds them from the other fields via [`Response::control_headers`].
+/// adds them from the other fields via [`crate::Engine::control_headers`].
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
