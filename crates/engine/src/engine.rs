@@ -440,6 +440,22 @@ impl Engine {
         h
     }
 
+    /// `METHOD /template` of the route a request would match (after path normalization, with
+    /// the same HEAD→GET fallback and origin rule as dispatch), without touching any namespace.
+    /// The simulation layers use it to match rules against the route template.
+    pub fn route_template(&self, method: &str, path: &str, host: Option<&str>) -> Option<&str> {
+        let path = util::normalize_path(path).ok()?;
+        let method = method.to_ascii_uppercase();
+        let m = self.router.at(&method, &path, host).or_else(|| {
+            if method == "HEAD" {
+                self.router.at("GET", &path, host)
+            } else {
+                None
+            }
+        })?;
+        Some(self.router.info[m.route].name.as_str())
+    }
+
     // ---------------------------------------------------------------- dispatch
 
     /// Answer one application request. `session` is the `X-Wraith-Session` value, verbatim

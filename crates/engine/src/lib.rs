@@ -32,6 +32,7 @@ mod list;
 mod namespace;
 mod render;
 mod router;
+pub mod sim;
 mod util;
 
 pub use api::*;
