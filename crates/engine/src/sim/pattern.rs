@@ -1,0 +1,153 @@
+//! Route patterns of fault rules, latency overrides and rate-limit overrides.
+//!
+//! A pattern is `*` (everything), or an optional method followed by a path glob:
+//! `POST /v1/*`, `GET /v1/reports`, `/v1/customers/:id`. In the path, `*` matches any run of
+//! characters (including `/`), so `/v1/*` is a prefix glob. A pattern matches a request when it
+//! matches either the concrete request path or the path of the matched route template, so both
+//! `GET /v1/customers/cus_1` and `GET /v1/customers/:customer_id` select the same requests.
+
+/// A parsed route pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutePattern {
+    /// Uppercase method; `None` matches every method.
+    method: Option<String>,
+    /// Path glob; `None` matches every path.
+    path: Option<String>,
+    /// The pattern as written, for reports.
+    text: String,
+}
+
+impl RoutePattern {
+    /// Parse `*`, `METHOD`, `METHOD /glob`, `/glob` or `* /glob`.
+    pub fn parse(text: &str) -> Result<RoutePattern, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(
+                "the route pattern is empty; use `*`, `GET /v1/*` or `POST /v1/charges`".into(),
+            );
+        }
+        let (method, path) = match t.split_once(char::is_whitespace) {
+            Some((m, p)) => (Some(m), Some(p.trim())),
+            None if t.starts_with('/') => (None, Some(t)),
+            None => (Some(t), None),
+        };
+        let method = match method {
+            None | Some("*") => None,
+            Some(m) if m.chars().all(|c| c.is_ascii_alphabetic()) => Some(m.to_ascii_uppercase()),
+            Some(m) => {
+                return Err(format!(
+                    "`{m}` is not an HTTP method; write the pattern as `METHOD /path` (e.g. `GET /v1/*`) or `*`"
+                ));
+            }
+        };
+        let path = match path {
+            None | Some("*") => None,
+            Some(p) if p.starts_with('/') => Some(p.to_string()),
+            Some(p) => {
+                return Err(format!("the path `{p}` must start with `/` (or be `*`)"));
+            }
+        };
+        Ok(RoutePattern {
+            method,
+            path,
+            text: t.to_string(),
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the pattern selects a request with `method` (uppercase) on `path`, whose matched
+    /// route template is `route` (`METHOD /template`), if any.
+    pub fn matches(&self, method: &str, path: &str, route: Option<&str>) -> bool {
+        if let Some(m) = &self.method
+            && !m.eq_ignore_ascii_case(method)
+        {
+            return false;
+        }
+        let Some(glob) = &self.path else {
+            return true;
+        };
+        if glob_match(glob, path) {
+            return true;
+        }
+        route
+            .and_then(|r| r.split_once(' '))
+            .is_some_and(|(_, template)| glob_match(glob, template))
+    }
+}
+
+/// `*` matches any run of characters; everything else is literal.
+pub(crate) fn glob_match(glob: &str, text: &str) -> bool {
+    let parts: Vec<&str> = glob.split('*').collect();
+    if parts.len() == 1 {
+        return glob == text;
+    }
+    let mut rest = text;
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == last {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn star_matches_everything() {
+        let p = RoutePattern::parse("*").unwrap();
+        assert!(p.matches("DELETE", "/anything", None));
+    }
+
+    #[test]
+    fn method_and_prefix_glob() {
+        let p = RoutePattern::parse("post /v1/*").unwrap();
+        assert!(p.matches("POST", "/v1/charges", None));
+        assert!(!p.matches("GET", "/v1/charges", None));
+        assert!(!p.matches("POST", "/v2/charges", None));
+    }
+
+    #[test]
+    fn exact_pattern_matches_concrete_path_or_template() {
+        let p = RoutePattern::parse("GET /v1/customers/:customer_id").unwrap();
+        assert!(p.matches(
+            "GET",
+            "/v1/customers/cus_1",
+            Some("GET /v1/customers/:customer_id")
+        ));
+        assert!(!p.matches("GET", "/v1/customers/cus_1", None));
+        let q = RoutePattern::parse("GET /v1/reports").unwrap();
+        assert!(q.matches("GET", "/v1/reports", None));
+        assert!(!q.matches("GET", "/v1/reports/1", None));
+    }
+
+    #[test]
+    fn inner_star_globs() {
+        assert!(glob_match("/v1/*/items", "/v1/a/b/items"));
+        assert!(!glob_match("/v1/*/items", "/v1/a/b/item"));
+        assert!(glob_match("*", ""));
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_with_a_reason() {
+        assert!(RoutePattern::parse("").is_err());
+        assert!(RoutePattern::parse("GET v1").is_err());
+        assert!(RoutePattern::parse("G3T /x").is_err());
+    }
+}
