@@ -317,6 +317,8 @@ pub struct BodyDiff<'c> {
     /// When set, only counts are kept (used to score candidate pairings cheaply).
     dry_run: bool,
     dry_count: u64,
+    /// In a dry run, stop walking once more than this many divergences were counted.
+    dry_limit: u64,
 }
 
 impl<'c> BodyDiff<'c> {
@@ -328,6 +330,7 @@ impl<'c> BodyDiff<'c> {
             compared: 0,
             dry_run: false,
             dry_count: 0,
+            dry_limit: u64::MAX,
         }
     }
 
@@ -356,6 +359,11 @@ impl<'c> BodyDiff<'c> {
         });
     }
 
+    /// A dry run that has already exceeded its limit: the caller only needs "more than".
+    fn over_limit(&self) -> bool {
+        self.dry_run && self.dry_count > self.dry_limit
+    }
+
     fn walk<'v>(
         &mut self,
         template: Option<&'v Node>,
@@ -363,6 +371,9 @@ impl<'c> BodyDiff<'c> {
         actual: &'v Value,
         segs: &mut Vec<Seg<'v>>,
     ) {
+        if self.over_limit() {
+            return;
+        }
         match template {
             Some(Node::Hole(hole)) => self.leaf(FieldClass::of(hole), expected, actual, segs),
             // A constant subtree is compared exactly, descending so that the divergence names
@@ -531,29 +542,37 @@ impl<'c> BodyDiff<'c> {
                 Some(&Value::from(a.len())),
             );
         }
+        // The representative each answered element was rendered from, picked once.
+        let rep: Vec<Option<&'v Node>> = a
+            .iter()
+            .enumerate()
+            .map(|(j, av)| pick_rep(reps, av, j))
+            .collect();
         let mut used = vec![false; a.len()];
         let mut pair: Vec<Option<usize>> = vec![None; e.len()];
         // Pass 1: the same position, when it matches with no divergence.
         for (i, ev) in e.iter().enumerate() {
-            if i < a.len() && self.cost(pick_rep(reps, &a[i], i), ev, &a[i]) == 0 {
+            if i < a.len() && self.cost(rep[i], ev, &a[i], 0) == 0 {
                 pair[i] = Some(i);
                 used[i] = true;
             }
         }
-        // Pass 2: any unused element that matches with no divergence.
+        // Pass 2: any unused element that matches with no divergence (each try stops at the
+        // first divergence).
         for (i, ev) in e.iter().enumerate() {
             if pair[i].is_some() {
                 continue;
             }
             for (j, av) in a.iter().enumerate() {
-                if !used[j] && self.cost(pick_rep(reps, av, j), ev, av) == 0 {
+                if !used[j] && self.cost(rep[j], ev, av, 0) == 0 {
                     pair[i] = Some(j);
                     used[j] = true;
                     break;
                 }
             }
         }
-        // Pass 3: the cheapest remaining pairing.
+        // Pass 3: the cheapest remaining pairing (each try stops once it is no better than the
+        // best so far).
         for (i, ev) in e.iter().enumerate() {
             if pair[i].is_some() {
                 continue;
@@ -563,7 +582,8 @@ impl<'c> BodyDiff<'c> {
                 if used[j] {
                     continue;
                 }
-                let c = self.cost(pick_rep(reps, av, j), ev, av);
+                let limit = best.map_or(u64::MAX, |(bc, _)| bc.saturating_sub(1));
+                let c = self.cost(rep[j], ev, av, limit);
                 if best.is_none_or(|(bc, _)| c < bc) {
                     best = Some((c, j));
                 }
@@ -576,26 +596,29 @@ impl<'c> BodyDiff<'c> {
         for (i, ev) in e.iter().enumerate() {
             if let Some(j) = pair[i] {
                 segs.push(Seg::Index(i));
-                self.walk(pick_rep(reps, &a[j], j), ev, &a[j], segs);
+                self.walk(rep[j], ev, &a[j], segs);
                 segs.pop();
             }
         }
     }
 
-    /// Number of divergences `walk` would report, without recording them.
+    /// Number of divergences `walk` would report, without recording them; once the count
+    /// exceeds `limit` the walk stops (the result is then only known to be `> limit`).
     fn cost<'v>(
         &mut self,
         template: Option<&'v Node>,
         expected: &'v Value,
         actual: &'v Value,
+        limit: u64,
     ) -> u64 {
-        let saved = (self.dry_run, self.dry_count, self.compared);
+        let saved = (self.dry_run, self.dry_count, self.dry_limit, self.compared);
         self.dry_run = true;
         self.dry_count = 0;
+        self.dry_limit = limit;
         let mut segs = Vec::new();
         self.walk(template, expected, actual, &mut segs);
         let n = self.dry_count;
-        (self.dry_run, self.dry_count, self.compared) = saved;
+        (self.dry_run, self.dry_count, self.dry_limit, self.compared) = saved;
         n
     }
 }

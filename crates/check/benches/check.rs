@@ -1,0 +1,105 @@
+//! In-memory check throughput: replay a whole corpus through the engine and judge every answer.
+//! Target: at least 20,000 exchanges per second (`docs/benchmarks.md`).
+//!
+//! `cargo bench -p wraith-check --bench check`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use divan::Bencher;
+use divan::counter::ItemsCount;
+
+fn main() {
+    divan::main();
+}
+
+fn bench_corpus(bencher: Bencher<'_, '_>, corpus: &str, base: &str) {
+    let sessions = support::har_sessions(corpus, base, None);
+    let model = support::synth(&sessions, corpus, base);
+    let all: Vec<_> = sessions.iter().collect();
+    let exchanges: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
+    bencher
+        .counter(ItemsCount::new(exchanges))
+        .with_inputs(|| support::engine(&model))
+        .bench_local_refs(|engine| {
+            let run = wraith_check::CheckRun {
+                twin_name: corpus,
+                model: &model,
+                sessions: &all,
+                diff: wraith_check::DiffOptions::default(),
+                thresholds: wraith_check::Thresholds::default(),
+                namespace_prefix: "bench-".into(),
+                authored: Vec::new(),
+                mode: "in_memory",
+                target: None,
+            };
+            let mut tw = wraith_check::InMemoryTwin::new(engine);
+            wraith_check::replay(&run, &mut tw, &mut || {}).unwrap()
+        });
+}
+
+#[divan::bench(sample_count = 10)]
+fn linode(bencher: Bencher<'_, '_>) {
+    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta");
+}
+
+#[divan::bench(sample_count = 10)]
+fn mastodon(bencher: Bencher<'_, '_>) {
+    bench_corpus(bencher, "mastodon", "http://localhost:3000");
+}
+
+#[divan::bench(sample_count = 50)]
+fn wraith_demo(bencher: Bencher<'_, '_>) {
+    let sessions = support::demo_sessions();
+    let model = support::synth(&sessions, "wraith-demo", "http://127.0.0.1:18080");
+    let all: Vec<_> = sessions.iter().collect();
+    bencher
+        .counter(ItemsCount::new(6usize))
+        .with_inputs(|| support::engine(&model))
+        .bench_local_refs(|engine| {
+            let run = wraith_check::CheckRun {
+                twin_name: "wraith-demo",
+                model: &model,
+                sessions: &all,
+                diff: wraith_check::DiffOptions::default(),
+                thresholds: wraith_check::Thresholds::default(),
+                namespace_prefix: "bench-".into(),
+                authored: Vec::new(),
+                mode: "in_memory",
+                target: None,
+            };
+            let mut tw = wraith_check::InMemoryTwin::new(engine);
+            wraith_check::replay(&run, &mut tw, &mut || {}).unwrap()
+        });
+}
+
+/// The engine alone over the same requests (no judging), to tell the engine's share of the
+/// check's time from the diff's.
+#[divan::bench(sample_count = 10)]
+fn linode_engine_only(bencher: Bencher<'_, '_>) {
+    let base = "https://api.linode.com/v4beta";
+    let sessions = support::har_sessions("linode", base, None);
+    let model = support::synth(&sessions, "linode", base);
+    let reqs: Vec<(String, Vec<wraith_engine::Request>)> = sessions
+        .iter()
+        .map(|s| {
+            (
+                format!("bench-{}", s.manifest.session_id),
+                s.exchanges.iter().map(wraith_check::request_of).collect(),
+            )
+        })
+        .collect();
+    let n: usize = reqs.iter().map(|(_, r)| r.len()).sum();
+    bencher
+        .counter(ItemsCount::new(n))
+        .with_inputs(|| support::engine(&model))
+        .bench_local_refs(|engine| {
+            for (ns, rs) in &reqs {
+                for r in rs {
+                    divan::black_box(engine.handle(Some(ns), r));
+                }
+            }
+        });
+}
