@@ -16,6 +16,7 @@ use crate::error::{ControlError, EngineError};
 use crate::fixtures::{self, FixtureSets, Schema, SeedData};
 use crate::list::{self, ListBase};
 use crate::namespace::{Namespace, NsError, NsKey, Origin, Registry, Settings};
+use crate::outbound::{self, Origins, OutboundError, OutboundPolicy};
 use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
@@ -37,6 +38,10 @@ pub struct Engine {
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
     upstream_origin: Option<String>,
     warnings: Vec<String>,
+    /// The declared outbound policy (header allowlist, scrub rules, PII pass).
+    outbound: outbound::Compiled,
+    /// Per-route column evidence the outbound scrub reads (index-aligned with the routes).
+    evidence: Vec<outbound::RouteEvidence>,
 }
 
 // The server shares one engine across its worker threads.
@@ -77,6 +82,10 @@ pub(crate) struct Out {
     pub exchange: Option<String>,
     pub replay: Option<ReplayClass>,
     pub counts: FieldCounts,
+    /// Body positions echoed from the request or minted for this response.
+    pub origins: Origins,
+    /// The outbound body passes changed some bytes.
+    pub policy_changed: bool,
 }
 
 impl Out {
@@ -90,6 +99,8 @@ impl Out {
             exchange: None,
             replay: None,
             counts: FieldCounts::default(),
+            origins: Origins::default(),
+            policy_changed: false,
         }
     }
 }
@@ -178,7 +189,10 @@ impl Engine {
             .collect();
         let upstream_origin = util::origin_of(&model.base_url);
         let registry = Registry::new(opts.max_namespaces.max(1));
+        let evidence = outbound::build_evidence(&model);
         Ok(Engine {
+            outbound: outbound::Compiled::defaults(),
+            evidence,
             router,
             schema,
             fixtures: fixture_sets,
@@ -206,6 +220,50 @@ impl Engine {
     /// The served model.
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// Install the twin's declared outbound policy (before serving; the default is
+    /// [`OutboundPolicy::default`]).
+    pub fn set_outbound_policy(&mut self, policy: OutboundPolicy) -> Result<(), OutboundError> {
+        self.outbound = outbound::Compiled::new(policy)?;
+        Ok(())
+    }
+
+    /// The outbound policy in force.
+    pub fn outbound_policy(&self) -> &OutboundPolicy {
+        self.outbound.policy()
+    }
+
+    /// Put a recorded body through the same outbound body passes a response of `route`
+    /// (`METHOD /template`, as in `X-Wraith-Route`) gets, with the values of `req` exempt as
+    /// echoes: what `wraith check` compares a served body against. Returns whether anything
+    /// changed. The self-URL rewrite is not part of this (the caller knows the twin's origin).
+    pub fn outbound_recorded_body(
+        &self,
+        req: &Request,
+        route: Option<&str>,
+        body: &mut Value,
+    ) -> bool {
+        let r = route.and_then(|name| self.router.info.iter().position(|i| i.name == name));
+        let mut session = outbound::SessionValues::default();
+        if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
+            session.add_json(&b);
+        }
+        for (_, v) in util::parse_query(&req.query) {
+            session.add(&v);
+        }
+        for seg in req.path.split('/') {
+            session.add(&util::percent_decode(seg));
+        }
+        let origins = Origins::default();
+        let ctx = outbound::BodyCtx {
+            origins: &origins,
+            session: Some(&session),
+            evidence: r.and_then(|r| self.evidence.get(r)),
+            replace_redacted: self.opts.fidelity != Fidelity::Strict,
+            seed: route.unwrap_or(""),
+        };
+        self.outbound.apply_body(body, &ctx)
     }
 
     /// The twin's own base URL once bound (fallback origin of the self-URL rewrite when a
@@ -407,15 +465,13 @@ impl Engine {
             if let Some(class) = resp.replay
                 && !method.eq_ignore_ascii_case("HEAD")
                 && self.opts.fidelity != Fidelity::Strict
+                && resp.provenance == Provenance::Recorded
             {
-                let mut v = match class {
-                    ReplayClass::SeriesMoment => "series-moment;v=1".to_string(),
-                    ReplayClass::SessionBoundMoment => "session-bound-moment;v=1".to_string(),
+                let claim = outbound::ReplayClaim {
+                    class,
+                    outbound_policy_applied: resp.outbound_policy_applied,
                 };
-                if resp.outbound_policy_applied {
-                    v.push_str(";outbound-policy=applied");
-                }
-                h.push(("X-Wraith-Replay".to_string(), v));
+                h.push(("X-Wraith-Replay".to_string(), claim.header_value()));
             }
         }
         h.push((
@@ -530,7 +586,41 @@ impl Engine {
         };
         let mut guard = ns.lock();
         guard.requests += 1;
-        self.dispatch_idempotent(&mut guard, &call)
+        let ns = &mut *guard;
+        // Values this session supplies come back verbatim whenever the twin echoes them.
+        if let Some(b) = &call.body {
+            ns.outbound.add_json(b);
+        }
+        for (_, v) in call.query.iter().chain(call.m.params.iter()) {
+            ns.outbound.add(v);
+        }
+        let mut out = self.dispatch_idempotent(ns, &call);
+        self.outbound_body(ns, &call, &mut out);
+        out
+    }
+
+    /// The outbound body passes (scrub rules, placeholders, PII) on an application answer,
+    /// then remember what the twin minted so later echoes of it stay verbatim too.
+    fn outbound_body(&self, ns: &mut Namespace, call: &Call<'_>, out: &mut Out) {
+        let OutBody::Json(body) = &mut out.body else {
+            return;
+        };
+        let route_name = &self.router.info[call.m.route].name;
+        let ctx = outbound::BodyCtx {
+            origins: &out.origins,
+            session: Some(&ns.outbound),
+            evidence: self.evidence.get(call.m.route),
+            replace_redacted: self.opts.fidelity != Fidelity::Strict,
+            seed: route_name,
+        };
+        out.policy_changed |= self.outbound.apply_body(body, &ctx);
+        for (ptr, origin) in &out.origins.0 {
+            if *origin == outbound::FieldOrigin::Minted
+                && let Some(v) = json_pointer_get(body, &escape_pointer(ptr))
+            {
+                ns.outbound.add_json(v);
+            }
+        }
     }
 
     /// The structured 501 route-miss body.
@@ -774,20 +864,22 @@ impl Engine {
             now_us: None,
         };
         let mut counts = FieldCounts::default();
-        let body = match &variant.body {
-            wraith_model::BodyTemplate::Empty => OutBody::Empty,
-            wraith_model::BodyTemplate::Json { root } => {
-                OutBody::Json(render::render_node(root, &ctx, &mut nsc, &mut counts, ""))
-            }
-            wraith_model::BodyTemplate::Text { text } => {
-                counts.recorded += 1;
-                OutBody::Bytes(Bytes::from(text.clone()))
-            }
-            wraith_model::BodyTemplate::Binary { base64 } => {
-                counts.recorded += 1;
-                OutBody::Bytes(decode_b64(base64))
-            }
-        };
+        let mut origins = Origins::default();
+        let body =
+            match &variant.body {
+                wraith_model::BodyTemplate::Empty => OutBody::Empty,
+                wraith_model::BodyTemplate::Json { root } => OutBody::Json(
+                    render::render_node_traced(root, &ctx, &mut nsc, &mut counts, "", &mut origins),
+                ),
+                wraith_model::BodyTemplate::Text { text } => {
+                    counts.recorded += 1;
+                    OutBody::Bytes(Bytes::from(text.clone()))
+                }
+                wraith_model::BodyTemplate::Binary { base64 } => {
+                    counts.recorded += 1;
+                    OutBody::Bytes(decode_b64(base64))
+                }
+            };
         let headers = render::render_headers(&variant.headers, &mut nsc);
         let now = nsc.now_us;
         (
@@ -800,6 +892,8 @@ impl Engine {
                 exchange: None,
                 replay: None,
                 counts,
+                origins,
+                policy_changed: false,
             },
             now,
         )
@@ -1096,6 +1190,8 @@ impl Engine {
             },
             replay: None,
             counts,
+            origins: Origins::default(),
+            policy_changed: false,
         }
     }
 
@@ -1273,6 +1369,16 @@ impl Engine {
             return out;
         };
         let ptr = entity_pointer(body, &pk);
+        if ns.entity(&ty, id).is_some()
+            || self
+                .model
+                .entity_types
+                .get(&ty)
+                .is_some_and(|t| t.records.contains_key(id))
+        {
+            // The entity's positions now hold stored or recorded values, not this render's.
+            out.origins.clear_under(ptr.as_deref().unwrap_or(""));
+        }
         if let Some(e) = ns.entity(&ty, id) {
             let stored = Arc::clone(&e.value);
             let origin = e.origin;
@@ -1502,6 +1608,10 @@ impl Engine {
                 }
             }
         }
+        // Header allowlist and header-scoped scrub rules. Dropping vendor headers changes no
+        // byte of the claimed body, so it does not qualify a replay claim.
+        self.outbound.apply_headers(&mut out.headers);
+        policy_applied |= out.policy_changed;
         if matches!(out.body, OutBody::Json(_))
             && !out
                 .headers
@@ -1510,6 +1620,12 @@ impl Engine {
         {
             out.headers
                 .push(("content-type".to_string(), "application/json".to_string()));
+        }
+        // A replayed JSON moment is served parsed and re-serialized: keys sorted, compact.
+        if out.replay.is_some()
+            && let OutBody::Json(v) = &mut out.body
+        {
+            sort_keys(v);
         }
         let mut resp = self.serialize(&out, req, head);
         resp.outbound_policy_applied =
@@ -1577,8 +1693,12 @@ fn out_from_response(r: &Response) -> Out {
         provenance: r.provenance,
         route: r.route.clone(),
         exchange: r.exchange.clone(),
-        replay: r.replay,
+        // An idempotent replay repeats an earlier answer, not the moment at this request's
+        // own position on the time axis: no exactness claim.
+        replay: None,
         counts: r.field_counts.unwrap_or_default(),
+        origins: Origins::default(),
+        policy_changed: false,
     }
 }
 
@@ -1604,6 +1724,26 @@ fn decode_b64(s: &str) -> Bytes {
             .decode(s)
             .unwrap_or_default(),
     )
+}
+
+/// Sort every object's keys (the canonical form a replayed JSON moment is served in).
+fn sort_keys(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.sort_keys();
+            m.values_mut().for_each(sort_keys);
+        }
+        Value::Array(a) => a.iter_mut().for_each(sort_keys),
+        _ => {}
+    }
+}
+
+/// A JSON pointer from a path of unescaped keys (as the renderer reports positions).
+fn escape_pointer(path: &str) -> String {
+    if !path.contains('~') {
+        return path.to_string();
+    }
+    path.replace('~', "~0")
 }
 
 pub(crate) fn leaf_count(v: &Value) -> u32 {

@@ -18,7 +18,8 @@
 //! 5. under `not_found`, the fail-closed known-entity gate; then the first variant whose guard
 //!    holds (none → `route-no-match` 404);
 //! 6. the route's state op against the namespace store, rendering the variant template;
-//! 7. outbound policy (self-URL rewrite) and serialization. The caller adds the `X-Wraith-*`
+//! 7. outbound policy ([`outbound`]: self-URL rewrite, header allowlist, scrub rules,
+//!    placeholders, PII pass; echoes and mints exempt) and serialization. The caller adds the `X-Wraith-*`
 //!    headers with [`Engine::control_headers`].
 //!
 //! Not here: sockets, files, the control plane's HTTP routing (that is `wraith-server`), and the
@@ -30,6 +31,7 @@ mod error;
 mod fixtures;
 mod list;
 mod namespace;
+pub mod outbound;
 mod render;
 mod router;
 pub mod sim;
@@ -38,3 +40,7 @@ mod util;
 pub use api::*;
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
+pub use outbound::{
+    FieldOrigin, OutboundError, OutboundPolicy, OutboundRule, PiiOptions, ReplayClaim, RuleAction,
+    RuleTarget,
+};

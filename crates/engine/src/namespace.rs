@@ -137,6 +137,8 @@ pub(crate) struct Namespace {
     pub replay_sessions: Option<BTreeSet<String>>,
     pub requests: u64,
     pub entities_seeded: u64,
+    /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
+    pub outbound: crate::outbound::SessionValues,
 }
 
 impl Namespace {
@@ -154,6 +156,7 @@ impl Namespace {
             replay_sessions: None,
             requests: 0,
             entities_seeded: 0,
+            outbound: crate::outbound::SessionValues::default(),
         };
         if let Some(seed) = seed {
             ns.seed(seed);
@@ -164,8 +167,11 @@ impl Namespace {
     fn seed(&mut self, seed: &SeedData) {
         let mut n = 0u64;
         for (ty, records) in &seed.types {
-            let store = self.store.entry(ty.clone()).or_default();
             for (pk, value) in records {
+                // Fixture values are the twin owner's own declarations, not recorded PII: the
+                // outbound scrub serves them as declared.
+                self.outbound.add_json(value);
+                let store = self.store.entry(ty.clone()).or_default();
                 store.live.insert(
                     pk.clone(),
                     Entity {

@@ -11,6 +11,7 @@ use wraith_model::{
 
 use crate::api::{FieldCounts, WallClock};
 use crate::namespace::Namespace;
+use crate::outbound::{FieldOrigin, Origins};
 use crate::util::{json_pointer_get, parse_number};
 
 /// What rendering may read from the request.
@@ -94,13 +95,27 @@ pub(crate) fn stable_hash(s: &str) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Render a template node.
+/// Render a template node (without an origin map).
+#[allow(dead_code)]
 pub(crate) fn render_node(
     node: &Node,
     req: &ReqCtx<'_>,
     ns: &mut NsCtx<'_>,
     counts: &mut FieldCounts,
     json_path: &str,
+) -> Value {
+    render_node_traced(node, req, ns, counts, json_path, &mut Origins::default())
+}
+
+/// Render a template node and report, per body position, which values were echoed from the
+/// request or minted for this response (the outbound scrub exempts exactly those).
+pub(crate) fn render_node_traced(
+    node: &Node,
+    req: &ReqCtx<'_>,
+    ns: &mut NsCtx<'_>,
+    counts: &mut FieldCounts,
+    json_path: &str,
+    origins: &mut Origins,
 ) -> Value {
     match node {
         Node::Const { value } => {
@@ -114,7 +129,7 @@ pub(crate) fn render_node(
                     continue;
                 }
                 let child_path = format!("{json_path}/{}", f.key);
-                let v = render_node(&f.value, req, ns, counts, &child_path);
+                let v = render_node_traced(&f.value, req, ns, counts, &child_path, origins);
                 map.insert(f.key.clone(), v);
             }
             Value::Object(map)
@@ -123,7 +138,9 @@ pub(crate) fn render_node(
             items
                 .iter()
                 .enumerate()
-                .map(|(i, n)| render_node(n, req, ns, counts, &format!("{json_path}/{i}")))
+                .map(|(i, n)| {
+                    render_node_traced(n, req, ns, counts, &format!("{json_path}/{i}"), origins)
+                })
                 .collect(),
         ),
         Node::Array(ArrayNode::List {
@@ -137,18 +154,29 @@ pub(crate) fn render_node(
             let mut out = Vec::with_capacity(*target_length);
             for i in 0..*target_length {
                 let rep = &representatives[(start + i) % representatives.len()];
-                out.push(render_node(
+                out.push(render_node_traced(
                     rep,
                     req,
                     ns,
                     counts,
                     &format!("{json_path}/{i}"),
+                    origins,
                 ));
             }
             Value::Array(out)
         }
         Node::Hole(hole) => {
             counts.template += 1;
+            let origin = match &hole.source {
+                HoleKind::Echo { from } => req.echo_source(from).map(|_| FieldOrigin::Echo),
+                HoleKind::Generated { .. } | HoleKind::Clock { .. } | HoleKind::Counter { .. } => {
+                    Some(FieldOrigin::Minted)
+                }
+                HoleKind::Observed => None,
+            };
+            if let Some(o) = origin {
+                origins.insert(json_path, o);
+            }
             render_hole(hole, req, ns, json_path)
         }
     }

@@ -114,7 +114,7 @@ fn literal_segments_beat_parameters() {
 
 #[test]
 fn head_uses_the_get_route_and_returns_no_body_and_no_replay_claim() {
-    let e = shop();
+    let e = without_pii(shop());
     let r = e.handle(None, &req("HEAD", "/v1/customers/cus_1", None));
     assert_eq!(r.status, 200);
     assert!(r.body.is_empty());
@@ -236,7 +236,7 @@ fn body_guards_select_variants() {
 
 #[test]
 fn exact_replay_serves_successive_moments_with_a_series_moment_claim() {
-    let e = shop();
+    let e = without_pii(shop());
     let r1 = get(&e, Some("s"), "/v1/customers/cus_1");
     assert_eq!(r1.provenance, Provenance::Recorded);
     assert_eq!(r1.exchange.as_deref(), Some("s1/1"));
@@ -707,13 +707,13 @@ fn self_urls_are_rewritten_to_the_twins_own_origin() {
         json!("http://127.0.0.1:9999/v1/customers/cus_1")
     );
     // Opt-out keeps the recorded bytes and makes no policy disclosure.
-    let off = engine(
+    let off = without_pii(engine(
         shop_model(),
         EngineOptions {
             rewrite_self_urls: false,
             ..det_opts()
         },
-    );
+    ));
     let r = get(&off, None, "/v1/customers/cus_1");
     assert_eq!(
         body(&r)["url"],

@@ -554,6 +554,17 @@ pub fn shop() -> Engine {
     engine(shop_model(), det_opts())
 }
 
+/// `engine` with the default PII pass off, for tests that pin recorded values (the time axis)
+/// rather than the outbound policy.
+pub fn without_pii(mut e: Engine) -> Engine {
+    let mut policy = e.outbound_policy().clone();
+    policy.pii.detect = false;
+    if let Err(err) = e.set_outbound_policy(policy) {
+        panic!("outbound policy: {err}");
+    }
+    e
+}
+
 pub fn req(method: &str, path_and_query: &str, body: Option<Value>) -> Request {
     let (path, query) = match path_and_query.split_once('?') {
         Some((p, q)) => (p.to_string(), q.to_string()),

@@ -1,0 +1,117 @@
+//! Per-route column evidence the outbound scrub reads from the model: for every column (a body
+//! path with array indices folded to `*`), which string values the recordings showed and on
+//! which carriers (the enclosing object's `id`, else the recorded exchange). The same evidence
+//! serves synth and strict fidelity, so a leaf is judged the same way in both.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use wraith_model::{Model, RecordedBody};
+
+/// Values per column are tracked up to this many; a column past it is high-cardinality.
+const MAX_VALUES: usize = 64;
+/// Carriers per value are tracked up to this many.
+const MAX_CARRIERS: usize = 4;
+
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Column {
+    /// value → distinct carriers (capped).
+    values: BTreeMap<String, BTreeSet<String>>,
+    overflow: bool,
+}
+
+impl Column {
+    /// A low-cardinality (enum-like) value: the same value recorded on two or more different
+    /// carriers, in a column with few distinct values. Kept verbatim by the PII pass.
+    pub(crate) fn is_enum_value(&self, v: &str) -> bool {
+        !self.overflow && self.values.len() <= 8 && self.values.get(v).is_some_and(|c| c.len() >= 2)
+    }
+
+    /// The column names its carriers: at least two distinct values on distinct carriers and no
+    /// value shared between carriers.
+    pub(crate) fn names_carriers(&self) -> bool {
+        let carriers: BTreeSet<&String> = self.values.values().flatten().collect();
+        self.values.len() >= 2 && carriers.len() >= 2 && self.values.values().all(|c| c.len() == 1)
+    }
+}
+
+/// Column evidence of one route.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct RouteEvidence {
+    columns: BTreeMap<String, Column>,
+}
+
+impl RouteEvidence {
+    pub(crate) fn column(&self, col: &str) -> Option<&Column> {
+        self.columns.get(col)
+    }
+}
+
+/// Evidence of every route, index-aligned with `model.routes`.
+pub(crate) fn build(model: &Model) -> Vec<RouteEvidence> {
+    model
+        .routes
+        .iter()
+        .map(|route| {
+            let mut ev = RouteEvidence::default();
+            for entry in &route.exact {
+                for m in &entry.moments {
+                    if let RecordedBody::Json { value } = &m.body {
+                        walk(value, &mut String::new(), &m.source, &mut ev);
+                    }
+                }
+            }
+            for (ty, et) in &model.entity_types {
+                if route.entity_type.as_deref() == Some(ty.as_str()) {
+                    for (id, rec) in &et.records {
+                        walk(rec, &mut String::new(), id, &mut ev);
+                    }
+                }
+            }
+            ev
+        })
+        .collect()
+}
+
+fn walk(v: &Value, col: &mut String, carrier: &str, ev: &mut RouteEvidence) {
+    match v {
+        Value::Object(m) => {
+            let own = m.get("id").and_then(|id| match id {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            });
+            let carrier = own.as_deref().unwrap_or(carrier);
+            for (k, child) in m {
+                let len = col.len();
+                col.push('/');
+                col.push_str(k);
+                walk(child, col, carrier, ev);
+                col.truncate(len);
+            }
+        }
+        Value::Array(a) => {
+            let len = col.len();
+            col.push_str("/*");
+            for item in a {
+                walk(item, col, carrier, ev);
+            }
+            col.truncate(len);
+        }
+        Value::String(s) => {
+            let c = ev.columns.entry(col.clone()).or_default();
+            if c.overflow {
+                return;
+            }
+            if !c.values.contains_key(s) && c.values.len() >= MAX_VALUES {
+                c.overflow = true;
+                return;
+            }
+            let set = c.values.entry(s.clone()).or_default();
+            if set.len() < MAX_CARRIERS {
+                set.insert(carrier.to_string());
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,755 @@
+//! The outbound policy: what every application response goes through between the engine
+//! choosing its bytes and the wire, in every fidelity (strict included).
+//!
+//! Passes, in order: the self-URL rewrite (in the engine's output step), the header allowlist
+//! (`[serve] strip_headers`), the twin's `scrub.toml` rules, `[REDACTED]` placeholder
+//! substitution (not under strict fidelity), and the default PII pass, followed by a
+//! consistency sweep so a value tokenized in one field is not left verbatim inside another.
+//! Every body pass is value-injective: envelopes carry 128 bits of a keyed MAC of the value, so
+//! two different recorded values never become one served value.
+//!
+//! Exempt, by provenance and never by shape: positions the renderer reports as echoed from this
+//! request or minted for this response ([`Origins`]), and values this session itself supplied
+//! (request bodies, queries and path parameters) or the twin minted for it earlier
+//! ([`SessionValues`]), so echoes round-trip verbatim even when read back later from state.
+//!
+//! This module is pure: the CLI reads `scrub.toml` and `wraith.toml` and hands the engine an
+//! [`OutboundPolicy`] of plain data.
+
+pub mod claim;
+mod evidence;
+mod headers;
+mod pii;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+
+pub use claim::ReplayClaim;
+pub(crate) use evidence::{RouteEvidence, build as build_evidence};
+pub use headers::keeps_header;
+
+/// A tokenizer handed in by the caller (the record-time scrubber's `tokenize`), so a secret the
+/// twin tokenizes at serve time gets the same `wraith_tok_…` as it would have at record time.
+pub type Tokenizer = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// The twin's declared outbound policy, as plain data.
+#[derive(Clone)]
+pub struct OutboundPolicy {
+    /// `[serve] strip_headers`: drop vendor and infrastructure headers (see [`keeps_header`]).
+    pub strip_headers: bool,
+    /// `scrub.toml` `[[rules]]`, in file order.
+    pub rules: Vec<OutboundRule>,
+    pub pii: PiiOptions,
+    /// Key of the serve-time envelopes (`user_…@wraith.local`, `phone_…`, `name_…`, and
+    /// `wraith_tok_…` when no [`Tokenizer`] is given). Any length.
+    pub key: Vec<u8>,
+    /// See [`Tokenizer`]; `None` tokenizes with `key`.
+    pub tokenizer: Option<Tokenizer>,
+}
+
+impl Default for OutboundPolicy {
+    /// The documented defaults: strip headers, PII detection on, no user rules, a fixed key
+    /// (deterministic; `wraith serve` hands in the twin's scrub key instead).
+    fn default() -> Self {
+        OutboundPolicy {
+            strip_headers: true,
+            rules: Vec::new(),
+            pii: PiiOptions::default(),
+            key: b"wraith-outbound-default-key".to_vec(),
+            tokenizer: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for OutboundPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboundPolicy")
+            .field("strip_headers", &self.strip_headers)
+            .field("rules", &self.rules)
+            .field("pii", &self.pii)
+            .field("tokenizer", &self.tokenizer.as_ref().map(|_| "<fn>"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// `scrub.toml` `[pii]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PiiOptions {
+    /// `detect = false` turns the default PII pass off (user rules still apply).
+    pub detect: bool,
+    /// Paths never tokenized by the PII pass: JSONPath-ish globs (`$.country_code`,
+    /// `$.items[*].name`), `*` = one segment, matched as a suffix of the key path.
+    pub allowlist: Vec<String>,
+    /// `[pii.fields] always`: paths always tokenized (same glob form), whatever their shape.
+    pub always: Vec<String>,
+}
+
+impl Default for PiiOptions {
+    fn default() -> Self {
+        PiiOptions {
+            detect: true,
+            allowlist: Vec::new(),
+            always: Vec::new(),
+        }
+    }
+}
+
+/// One `scrub.toml` rule as the outbound scrub applies it to responses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundRule {
+    /// Rule id (for messages).
+    pub id: String,
+    pub target: RuleTarget,
+    pub action: RuleAction,
+}
+
+/// Where a rule looks in a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleTarget {
+    /// Response header values whose name matches (case-insensitive, `*` globs).
+    Header { name: String },
+    /// JSON body values at a path (`$.a.b`, `$.items[*].email`, `*` = any one segment).
+    JsonPath { path: String },
+    /// Every regex match, in header values and/or body strings.
+    Regex {
+        pattern: String,
+        header_values: bool,
+        body: bool,
+    },
+}
+
+/// What a rule does to a value. Outbound, `mask` and `redact` leave a value that already is
+/// their output alone and tokenize anything else: a literal replacement would merge distinct
+/// values, and every outbound pass must stay value-injective.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleAction {
+    Tokenize,
+    Pseudonymize,
+    Mask { replacement: String },
+    Redact,
+}
+
+/// Why a policy could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutboundError {
+    #[error("scrub rule `{id}`: {message}; fix the rule in scrub.toml")]
+    Rule { id: String, message: String },
+    #[error("[pii] path `{path}`: {message}; fix it in scrub.toml")]
+    PiiPath { path: String, message: String },
+}
+
+/// Where a body position's value came from in this response, as the renderer reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldOrigin {
+    /// Copied from this request.
+    Echo,
+    /// Invented by the twin for this response (generated id, clock, counter).
+    Minted,
+}
+
+/// Positions (JSON pointers, unescaped keys, `/a/0/b`) the renderer echoed or minted. A
+/// position covers everything under it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origins(pub BTreeMap<String, FieldOrigin>);
+
+impl Origins {
+    pub(crate) fn insert(&mut self, pointer: &str, origin: FieldOrigin) {
+        self.0.insert(pointer.to_string(), origin);
+    }
+
+    /// The origin of `pointer` or of its nearest reported ancestor.
+    pub fn of(&self, pointer: &str) -> Option<FieldOrigin> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut p = pointer;
+        loop {
+            if let Some(o) = self.0.get(p) {
+                return Some(*o);
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return None,
+            }
+        }
+    }
+
+    /// Forget every position at or under `pointer` (its value was replaced).
+    pub(crate) fn clear_under(&mut self, pointer: &str) {
+        let prefix = format!("{pointer}/");
+        self.0
+            .retain(|k, _| k != pointer && !k.starts_with(&prefix));
+    }
+}
+
+/// Values one session supplied or was minted, kept so later responses echo them verbatim.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionValues {
+    values: BTreeSet<String>,
+}
+
+/// Values remembered per session; past this, the oldest are not evicted but new ones are not
+/// added (a session this chatty still gets every echo of its first values right).
+const MAX_SESSION_VALUES: usize = 8192;
+
+impl SessionValues {
+    pub(crate) fn add(&mut self, v: &str) {
+        if !v.is_empty() && self.values.len() < MAX_SESSION_VALUES {
+            self.values.insert(v.to_string());
+        }
+    }
+
+    /// Every string leaf (and number, as text) of a request body.
+    pub(crate) fn add_json(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.add(s),
+            Value::Array(a) => a.iter().for_each(|x| self.add_json(x)),
+            Value::Object(m) => m.values().for_each(|x| self.add_json(x)),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn contains(&self, v: &str) -> bool {
+        self.values.contains(v)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    /// `*` or `[*]`: any one segment.
+    Any,
+    Index(usize),
+}
+
+fn parse_path(p: &str) -> Result<Vec<Seg>, String> {
+    let s = p.trim();
+    let s = s.strip_prefix('$').unwrap_or(s);
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let name = &r[..end];
+            if name.is_empty() {
+                return Err("empty segment (recursive `..` is not supported)".to_string());
+            }
+            out.push(if name == "*" {
+                Seg::Any
+            } else {
+                Seg::Key(name.to_string())
+            });
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']').ok_or("unclosed `[`")?;
+            let inner = r[..end].trim();
+            out.push(if inner == "*" {
+                Seg::Any
+            } else if let Ok(i) = inner.parse::<usize>() {
+                Seg::Index(i)
+            } else {
+                Seg::Key(inner.trim_matches(['\'', '"']).to_string())
+            });
+            rest = &r[end + 1..];
+        } else if out.is_empty() {
+            // `country_code` without `$.`: a bare first segment.
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            let name = &rest[..end];
+            out.push(if name == "*" {
+                Seg::Any
+            } else {
+                Seg::Key(name.to_string())
+            });
+            rest = &rest[end..];
+        } else {
+            return Err(format!("unexpected `{rest}`"));
+        }
+    }
+    if out.is_empty() {
+        return Err("the path names no field".to_string());
+    }
+    Ok(out)
+}
+
+fn seg_matches(p: &Seg, s: &Seg) -> bool {
+    match (p, s) {
+        (Seg::Any, _) => true,
+        (Seg::Key(a), Seg::Key(b)) => a == b,
+        (Seg::Index(a), Seg::Index(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Full match from the root (user JSONPath rules).
+fn path_matches(pattern: &[Seg], path: &[Seg]) -> bool {
+    pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, s)| seg_matches(p, s))
+}
+
+/// Suffix match over key segments only (`[pii]` globs: array positions are ignored).
+fn glob_suffix_matches(pattern: &[Seg], path: &[Seg]) -> bool {
+    let pat: Vec<&Seg> = pattern
+        .iter()
+        .filter(|s| !matches!(s, Seg::Index(_)))
+        .collect();
+    let keys: Vec<&Seg> = path.iter().filter(|s| matches!(s, Seg::Key(_))).collect();
+    pat.len() <= keys.len()
+        && pat
+            .iter()
+            .rev()
+            .zip(keys.iter().rev())
+            .all(|(p, s)| seg_matches(p, s))
+}
+
+fn glob_name(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], s: &[u8]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some((b'*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
+            Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
+        }
+    }
+    go(
+        pattern.to_ascii_lowercase().as_bytes(),
+        name.to_ascii_lowercase().as_bytes(),
+    )
+}
+
+enum Target {
+    Header(String),
+    Path(Vec<Seg>),
+    Regex {
+        re: Regex,
+        header_values: bool,
+        body: bool,
+    },
+}
+
+struct Rule {
+    target: Target,
+    action: RuleAction,
+}
+
+/// An [`OutboundPolicy`] ready to run.
+pub(crate) struct Compiled {
+    policy: OutboundPolicy,
+    rules: Vec<Rule>,
+    allow: Vec<Vec<Seg>>,
+    always: Vec<Vec<Seg>>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.policy.fmt(f)
+    }
+}
+
+/// What the body passes may read about this response.
+pub(crate) struct BodyCtx<'a> {
+    pub origins: &'a Origins,
+    pub session: Option<&'a SessionValues>,
+    pub evidence: Option<&'a RouteEvidence>,
+    /// Substitute `[REDACTED]` placeholders (not under strict fidelity).
+    pub replace_redacted: bool,
+    /// Seeds placeholder substitutes (the route name), so they are stable per position.
+    pub seed: &'a str,
+}
+
+impl Compiled {
+    /// The default policy ([`OutboundPolicy::default`]), which has nothing to fail on.
+    pub(crate) fn defaults() -> Compiled {
+        Compiled {
+            policy: OutboundPolicy::default(),
+            rules: Vec::new(),
+            allow: Vec::new(),
+            always: Vec::new(),
+        }
+    }
+
+    pub(crate) fn new(policy: OutboundPolicy) -> Result<Compiled, OutboundError> {
+        let mut rules = Vec::with_capacity(policy.rules.len());
+        for r in &policy.rules {
+            let err = |message: String| OutboundError::Rule {
+                id: r.id.clone(),
+                message,
+            };
+            let target = match &r.target {
+                RuleTarget::Header { name } => Target::Header(name.to_ascii_lowercase()),
+                RuleTarget::JsonPath { path } => Target::Path(parse_path(path).map_err(err)?),
+                RuleTarget::Regex {
+                    pattern,
+                    header_values,
+                    body,
+                } => Target::Regex {
+                    re: Regex::new(pattern).map_err(|e| err(format!("bad regex: {e}")))?,
+                    header_values: *header_values,
+                    body: *body,
+                },
+            };
+            rules.push(Rule {
+                target,
+                action: r.action.clone(),
+            });
+        }
+        let globs = |list: &[String]| -> Result<Vec<Vec<Seg>>, OutboundError> {
+            list.iter()
+                .map(|p| {
+                    parse_path(p).map_err(|message| OutboundError::PiiPath {
+                        path: p.clone(),
+                        message,
+                    })
+                })
+                .collect()
+        };
+        let allow = globs(&policy.pii.allowlist)?;
+        let always = globs(&policy.pii.always)?;
+        Ok(Compiled {
+            policy,
+            rules,
+            allow,
+            always,
+        })
+    }
+
+    pub(crate) fn policy(&self) -> &OutboundPolicy {
+        &self.policy
+    }
+
+    fn token(&self, v: &str) -> String {
+        match &self.policy.tokenizer {
+            Some(t) => {
+                let out = t(v);
+                // A tokenizer in redact/mask mode would merge values: keep injectivity.
+                if pii::is_envelope(&out) && out != "[REDACTED]" {
+                    out
+                } else {
+                    pii::envelope(&self.policy.key, pii::Class::Credential, v)
+                }
+            }
+            None => pii::envelope(&self.policy.key, pii::Class::Credential, v),
+        }
+    }
+
+    fn apply_action(&self, action: &RuleAction, v: &str) -> String {
+        if pii::is_envelope(v) {
+            return v.to_string();
+        }
+        match action {
+            RuleAction::Tokenize => self.token(v),
+            RuleAction::Pseudonymize => {
+                if pii::is_email(v) {
+                    pii::envelope(&self.policy.key, pii::Class::Email, v)
+                } else {
+                    format!(
+                        "user_{}",
+                        pii::base62_128(&pii::mac(&self.policy.key, b"pseudo\0", v.as_bytes()))
+                    )
+                }
+            }
+            RuleAction::Mask { replacement } if v == replacement => v.to_string(),
+            RuleAction::Mask { .. } | RuleAction::Redact => self.token(v),
+        }
+    }
+
+    /// Header allowlist and header-scoped rules. Returns whether any kept header's value
+    /// changed.
+    pub(crate) fn apply_headers(&self, headers: &mut Vec<(String, String)>) -> bool {
+        if self.policy.strip_headers {
+            headers.retain(|(k, _)| keeps_header(k));
+        }
+        let mut changed = false;
+        for (name, value) in headers.iter_mut() {
+            for rule in &self.rules {
+                let new = match &rule.target {
+                    Target::Header(glob) if glob_name(glob, name) => {
+                        self.apply_action(&rule.action, value)
+                    }
+                    Target::Regex {
+                        re,
+                        header_values: true,
+                        ..
+                    } => re
+                        .replace_all(value, |c: &regex::Captures<'_>| {
+                            self.apply_action(&rule.action, &c[0])
+                        })
+                        .into_owned(),
+                    _ => continue,
+                };
+                if &new != value {
+                    *value = new;
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// The body passes. Returns whether any byte changed.
+    pub(crate) fn apply_body(&self, body: &mut Value, ctx: &BodyCtx<'_>) -> bool {
+        let mut w = Walk {
+            c: self,
+            ctx,
+            path: Vec::new(),
+            pointer: String::new(),
+            column: String::new(),
+            carrier: None,
+            replaced: BTreeMap::new(),
+            changed: false,
+        };
+        w.visit(body, None);
+        // Consistency sweep: a value tokenized at one field is not left verbatim inside another.
+        let replaced: Vec<(String, String)> = {
+            let mut v: Vec<(String, String)> = std::mem::take(&mut w.replaced)
+                .into_iter()
+                .filter(|(raw, _)| raw.chars().count() >= 6)
+                .collect();
+            v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+            v
+        };
+        if !replaced.is_empty() {
+            w.sweep(body, &replaced);
+        }
+        w.changed
+    }
+}
+
+struct Walk<'a> {
+    c: &'a Compiled,
+    ctx: &'a BodyCtx<'a>,
+    path: Vec<Seg>,
+    pointer: String,
+    column: String,
+    /// `id` of the nearest enclosing object, for placeholder seeds.
+    carrier: Option<String>,
+    /// Raw value → envelope, for the consistency sweep.
+    replaced: BTreeMap<String, String>,
+    changed: bool,
+}
+
+impl Walk<'_> {
+    fn exempt(&self, v: &str) -> bool {
+        self.ctx.origins.of(&self.pointer).is_some()
+            || self.ctx.session.is_some_and(|s| s.contains(v))
+            || pii::is_envelope(v) && v != "[REDACTED]"
+    }
+
+    fn visit(&mut self, v: &mut Value, key: Option<&str>) {
+        match v {
+            Value::Object(m) => {
+                let saved = self.carrier.clone();
+                if let Some(id) = m.get("id").and_then(|id| match id {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                }) {
+                    self.carrier = Some(id);
+                }
+                for (k, child) in m.iter_mut() {
+                    let (pl, cl) = (self.pointer.len(), self.column.len());
+                    self.pointer.push('/');
+                    self.pointer.push_str(k);
+                    self.column.push('/');
+                    self.column.push_str(k);
+                    self.path.push(Seg::Key(k.clone()));
+                    self.visit(child, Some(k));
+                    self.path.pop();
+                    self.pointer.truncate(pl);
+                    self.column.truncate(cl);
+                }
+                self.carrier = saved;
+            }
+            Value::Array(a) => {
+                for (i, child) in a.iter_mut().enumerate() {
+                    let (pl, cl) = (self.pointer.len(), self.column.len());
+                    self.pointer.push('/');
+                    self.pointer.push_str(&i.to_string());
+                    self.column.push_str("/*");
+                    self.path.push(Seg::Index(i));
+                    self.visit(child, key);
+                    self.path.pop();
+                    self.pointer.truncate(pl);
+                    self.column.truncate(cl);
+                }
+            }
+            Value::String(s) => {
+                if let Some(new) = self.leaf(s, key.unwrap_or(""))
+                    && new != *s
+                {
+                    if s.chars().count() >= 4 && !pii::is_envelope(s) {
+                        self.replaced.insert(s.clone(), new.clone());
+                    }
+                    *s = new;
+                    self.changed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The outbound value of one string leaf, `None` when it is exempt or untouched.
+    fn leaf(&self, s: &str, key: &str) -> Option<String> {
+        if self.exempt(s) {
+            return None;
+        }
+        let c = self.c;
+        let mut v = s.to_string();
+        for rule in &c.rules {
+            match &rule.target {
+                Target::Path(p) if path_matches(p, &self.path) => {
+                    v = c.apply_action(&rule.action, &v);
+                }
+                Target::Regex { re, body: true, .. } => {
+                    v = re
+                        .replace_all(&v, |m: &regex::Captures<'_>| {
+                            c.apply_action(&rule.action, &m[0])
+                        })
+                        .into_owned();
+                }
+                _ => {}
+            }
+        }
+        if v != s {
+            return Some(v);
+        }
+        if s == "[REDACTED]" {
+            return self.ctx.replace_redacted.then(|| self.placeholder(key));
+        }
+        if !c.policy.pii.detect {
+            return None;
+        }
+        let key_class = || {
+            if pii::is_email(s) {
+                pii::Class::Email
+            } else if pii::is_e164(s) {
+                pii::Class::Phone
+            } else if pii::is_name_key(key) {
+                pii::Class::Name
+            } else {
+                pii::Class::Credential
+            }
+        };
+        if c.always.iter().any(|g| glob_suffix_matches(g, &self.path)) {
+            return Some(pii::envelope(&c.policy.key, key_class(), s));
+        }
+        if c.allow.iter().any(|g| glob_suffix_matches(g, &self.path)) {
+            return None;
+        }
+        let column = self.ctx.evidence.and_then(|e| e.column(&self.column));
+        if column.is_some_and(|col| col.is_enum_value(s)) {
+            return None;
+        }
+        if pii::is_email(s) {
+            return Some(pii::envelope(&c.policy.key, pii::Class::Email, s));
+        }
+        if pii::is_e164(s) {
+            return Some(pii::envelope(&c.policy.key, pii::Class::Phone, s));
+        }
+        if pii::is_credential(key, s) {
+            return Some(c.token(s));
+        }
+        if pii::is_name_key(key) {
+            let words = pii::person_name_words(s);
+            // Two or more capitalized words read as a person's name on their own; one word
+            // only when the recordings show the column naming its carriers.
+            if words >= 2 || (words == 1 && column.is_some_and(|col| col.names_carriers())) {
+                return Some(pii::envelope(&c.policy.key, pii::Class::Name, s));
+            }
+        }
+        None
+    }
+
+    /// A deterministic, plausible stand-in for a `[REDACTED]` placeholder: a UUID for id-like
+    /// keys, 32 hex digits otherwise.
+    fn placeholder(&self, key: &str) -> String {
+        let seed = format!(
+            "{}\0{}\0{}",
+            self.ctx.seed,
+            self.column,
+            self.carrier.as_deref().unwrap_or(&self.pointer)
+        );
+        let d = pii::mac(&self.c.policy.key, b"placeholder\0", seed.as_bytes());
+        let words = pii::key_words(key);
+        let id_like = words
+            .last()
+            .is_some_and(|w| matches!(w.as_str(), "id" | "uuid" | "guid"));
+        if id_like {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&d[..16]);
+            uuid::Builder::from_random_bytes(b)
+                .into_uuid()
+                .hyphenated()
+                .to_string()
+        } else {
+            d[..16].iter().map(|b| format!("{b:02x}")).collect()
+        }
+    }
+
+    fn sweep(&mut self, v: &mut Value, replaced: &[(String, String)]) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m.iter_mut() {
+                    let pl = self.pointer.len();
+                    self.pointer.push('/');
+                    self.pointer.push_str(k);
+                    self.sweep(child, replaced);
+                    self.pointer.truncate(pl);
+                }
+            }
+            Value::Array(a) => {
+                for (i, child) in a.iter_mut().enumerate() {
+                    let pl = self.pointer.len();
+                    self.pointer.push('/');
+                    self.pointer.push_str(&i.to_string());
+                    self.sweep(child, replaced);
+                    self.pointer.truncate(pl);
+                }
+            }
+            Value::String(s) => {
+                if self.exempt(s) {
+                    return;
+                }
+                let mut out = s.clone();
+                for (raw, tok) in replaced {
+                    if out.contains(raw.as_str()) {
+                        out = out.replace(raw.as_str(), tok);
+                    }
+                }
+                if out != *s {
+                    *s = out;
+                    self.changed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse_and_match() {
+        let p = parse_path("$.items[*].email").unwrap_or_default();
+        assert!(path_matches(
+            &p,
+            &[
+                Seg::Key("items".into()),
+                Seg::Index(3),
+                Seg::Key("email".into())
+            ]
+        ));
+        let g = parse_path("$.country_code").unwrap_or_default();
+        assert!(glob_suffix_matches(
+            &g,
+            &[
+                Seg::Key("a".into()),
+                Seg::Index(0),
+                Seg::Key("country_code".into())
+            ]
+        ));
+        assert!(parse_path("$..x").is_err());
+    }
+}

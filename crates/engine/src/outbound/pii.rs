@@ -1,0 +1,403 @@
+//! Value detectors of the default PII pass and the keyed envelopes it writes.
+//!
+//! Every envelope carries 128 bits of a keyed SHA-256 MAC of (class, value), so two different
+//! recorded values never become one served value (the chance of a collision is 2^-128 per pair),
+//! and the same value always becomes the same envelope (referential integrity inside and across
+//! responses).
+
+use sha2::{Digest, Sha256};
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// HMAC-SHA256(key, domain || value).
+pub(crate) fn mac(key: &[u8], domain: &[u8], value: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(domain);
+    inner.update(value);
+    let inner = inner.finalize();
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner);
+    outer.finalize().into()
+}
+
+/// The first 128 bits of `digest` in base62, fixed width 22.
+pub(crate) fn base62_128(digest: &[u8; 32]) -> String {
+    let mut buf = [0u8; 16];
+    buf.copy_from_slice(&digest[..16]);
+    let mut n = u128::from_be_bytes(buf);
+    let mut out = [b'0'; 22];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Which envelope a value gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Email,
+    Phone,
+    Name,
+    Credential,
+}
+
+/// The envelope of `value` for `class`. Emails use the scrubber's pseudonym domain so a value
+/// scrubbed at record time and one caught at serve time spell the same way.
+pub(crate) fn envelope(key: &[u8], class: Class, value: &str) -> String {
+    let (domain, prefix, suffix): (&[u8], &str, &str) = match class {
+        Class::Email => (b"pseudo\0", "user_", "@wraith.local"),
+        Class::Phone => (b"phone\0", "phone_", ""),
+        Class::Name => (b"name\0", "name_", ""),
+        Class::Credential => (b"tok\0", "wraith_tok_", ""),
+    };
+    format!(
+        "{prefix}{}{suffix}",
+        base62_128(&mac(key, domain, value.as_bytes()))
+    )
+}
+
+/// Already a scrub envelope (record-time or serve-time): never scrubbed again.
+pub(crate) fn is_envelope(v: &str) -> bool {
+    if v == "[REDACTED]" {
+        return true;
+    }
+    for prefix in ["wraith_tok_", "user_", "phone_", "name_", "ssn_"] {
+        if let Some(rest) = v.strip_prefix(prefix) {
+            let rest = rest.strip_suffix("@wraith.local").unwrap_or(rest);
+            return rest.len() == 22 && rest.bytes().all(|b| b.is_ascii_alphanumeric());
+        }
+    }
+    false
+}
+
+/// An RFC 5322-shaped address (`local@domain.tld`), the whole value.
+pub(crate) fn is_email(v: &str) -> bool {
+    let Some((local, domain)) = v.rsplit_once('@') else {
+        return false;
+    };
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && local
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !l.starts_with('-')
+        })
+        && labels
+            .last()
+            .is_some_and(|tld| tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_alphabetic()));
+    local_ok && domain_ok
+}
+
+/// An E.164 number: `+`, then 7–15 digits, the first not zero; the whole value.
+pub(crate) fn is_e164(v: &str) -> bool {
+    let Some(digits) = v.strip_prefix('+') else {
+        return false;
+    };
+    (7..=15).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0')
+}
+
+/// The words of a JSON key, lowercased: `displayName`, `display_name`, `display-name` and
+/// `display.name` all give `["display", "name"]`.
+pub(crate) fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ') {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Prefix words of a `*_name` key that name a thing, not a person (`host_name`, `file_name`).
+const THING_NAMES: &[&str] = &[
+    "host",
+    "file",
+    "path",
+    "type",
+    "class",
+    "db",
+    "database",
+    "table",
+    "column",
+    "field",
+    "key",
+    "event",
+    "app",
+    "application",
+    "repo",
+    "repository",
+    "branch",
+    "tag",
+    "package",
+    "module",
+    "service",
+    "resource",
+    "queue",
+    "topic",
+    "region",
+    "zone",
+    "cluster",
+    "node",
+    "device",
+    "product",
+    "plan",
+    "project",
+    "bucket",
+    "domain",
+    "server",
+    "dns",
+    "image",
+    "container",
+    "label",
+    "attribute",
+    "param",
+    "parameter",
+    "method",
+    "operation",
+    "variable",
+    "env",
+    "brand",
+    "company",
+    "org",
+    "organization",
+    "team",
+    "group",
+    "channel",
+    "role",
+    "scope",
+    "category",
+    "status",
+    "state",
+    "country",
+    "city",
+    "street",
+    "currency",
+    "locale",
+    "language",
+    "font",
+    "color",
+    "icon",
+    "template",
+    "model",
+    "schema",
+    "index",
+    "view",
+    "function",
+    "job",
+    "task",
+    "step",
+    "stage",
+    "workflow",
+    "network",
+    "volume",
+    "disk",
+    "instance",
+    "stack",
+    "cert",
+    "certificate",
+    "policy",
+    "rule",
+    "vendor",
+    "site",
+    "space",
+    "list",
+    "board",
+    "folder",
+    "account_type",
+    "plugin",
+    "feature",
+    "metric",
+    "bank",
+    "store",
+    "shop",
+    "merchant",
+    "network",
+];
+
+/// A field whose string value names a person: `name`, `full_name`, `first_name`, `last_name`,
+/// `given_name`, `family_name`, `display_name`, `username`, `login`, `nickname`, and
+/// `*_name` unless the prefix names a thing. `hostname`/`filename` are one word, not `name`.
+pub(crate) fn is_name_key(key: &str) -> bool {
+    let words = key_words(key);
+    match words.as_slice() {
+        [] => false,
+        [w] => matches!(
+            w.as_str(),
+            "name" | "username" | "login" | "nickname" | "fullname"
+        ),
+        [.., prev, last] if last == "name" => !THING_NAMES.contains(&prev.as_str()),
+        _ => false,
+    }
+}
+
+/// The value looks like a person's name: one to four words, each a capital letter followed by
+/// letters (apostrophes, hyphens and a trailing dot allowed: `O'Brien`, `Jean-Luc`, `J.`).
+/// Returns the word count (0 = not a name shape).
+pub(crate) fn person_name_words(v: &str) -> usize {
+    let words: Vec<&str> = v.split(' ').collect();
+    if words.is_empty() || words.len() > 4 || v.len() > 80 {
+        return 0;
+    }
+    let ok = words.iter().all(|w| {
+        let mut chars = w.chars();
+        let Some(first) = chars.next() else {
+            return false;
+        };
+        first.is_uppercase()
+            && chars.clone().count() <= 30
+            && chars.all(|c| c.is_alphabetic() || matches!(c, '\'' | '-' | '.'))
+    });
+    if ok { words.len() } else { 0 }
+}
+
+/// Key words that make a value a credential (`client_secret`, `api_key`, `access_token`).
+fn is_credential_key(key: &str) -> bool {
+    let words = key_words(key);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    // Cursor and page handles are not secrets even when called tokens.
+    if has("cursor")
+        || has("page")
+        || has("next")
+        || has("pagination")
+        || has("continuation")
+        || has("sync")
+        || has("csrf")
+    {
+        return false;
+    }
+    has("secret")
+        || has("password")
+        || has("passwd")
+        || has("apikey")
+        || (has("api") && has("key"))
+        || (has("private") && has("key"))
+        || (has("token") && words.len() > 1 && !has("type"))
+        || words.as_slice() == ["token"]
+}
+
+/// Vendor token prefixes whose values are credentials wherever they appear.
+const VENDOR_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "npm_",
+    "pypi-",
+];
+
+/// A JWT with a real JOSE header: three base64url parts, the first a JSON object with `alg`.
+fn is_jwt(v: &str) -> bool {
+    use base64::Engine as _;
+    let parts: Vec<&str> = v.split('.').collect();
+    if parts.len() != 3 || parts[0].len() < 10 {
+        return false;
+    }
+    let Ok(head) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(parts[0]) else {
+        return false;
+    };
+    serde_json::from_slice::<serde_json::Value>(&head)
+        .ok()
+        .is_some_and(|h| h.get("alg").is_some())
+}
+
+/// A credential-shaped value: under a credential key (8+ characters, no spaces), a JWT, or a
+/// vendor-prefixed token of 16+ characters.
+pub(crate) fn is_credential(key: &str, v: &str) -> bool {
+    if v.len() >= 8 && !v.contains(' ') && is_credential_key(key) {
+        return true;
+    }
+    is_jwt(v) || (v.len() >= 16 && VENDOR_PREFIXES.iter().any(|p| v.starts_with(p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_keys_cover_the_family_but_not_hostname_or_filename() {
+        for k in [
+            "name",
+            "full_name",
+            "first_name",
+            "lastName",
+            "display_name",
+            "username",
+            "login",
+            "author_name",
+        ] {
+            assert!(is_name_key(k), "{k}");
+        }
+        for k in [
+            "hostname",
+            "filename",
+            "host_name",
+            "file_name",
+            "tag_name",
+            "names",
+        ] {
+            assert!(!is_name_key(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        assert!(is_email("jane.doe@example.com"));
+        assert!(!is_email("admin@localhost"));
+        assert!(!is_email("not an email"));
+        assert!(is_e164("+14155550123"));
+        assert!(!is_e164("14155550123"));
+        assert!(!is_e164("+0123456"));
+        assert_eq!(person_name_words("Jane Doe"), 2);
+        assert_eq!(person_name_words("Al"), 1);
+        assert_eq!(person_name_words("admin"), 0);
+        assert_eq!(person_name_words("Mastodon.py test suite"), 0);
+        assert!(is_credential("client_secret", "s3cr3tvalue"));
+        assert!(!is_credential("next_page_token", "abcdefghijkl"));
+        assert!(!is_credential("token_type", "Bearer"));
+        assert!(is_credential("note", "ghp_0123456789abcdefghij"));
+    }
+}
