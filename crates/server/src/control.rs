@@ -27,6 +27,12 @@ pub enum ControlRoute {
     SessionState(String),
     /// `POST /__wraith/reset`
     ResetAll,
+    /// `GET /__wraith/trace/log` (the query carries `session` and `last`)
+    TraceLog,
+    /// `GET /__wraith/trace/{id}`; `None` when the id is not a number
+    TraceGet(Option<u64>),
+    /// `POST /__wraith/trace/reset`
+    TraceReset,
     /// A known path with a method it does not take; `allow` is the `Allow` header value.
     MethodNotAllowed {
         allow: &'static str,
@@ -82,6 +88,9 @@ pub fn route(method: &str, path: &str) -> ControlRoute {
         ["ready"] => only("GET", "GET, HEAD", ControlRoute::Ready),
         ["info"] => only("GET", "GET, HEAD", ControlRoute::Info),
         ["reset"] => only("POST", "POST", ControlRoute::ResetAll),
+        ["trace", "log"] => only("GET", "GET, HEAD", ControlRoute::TraceLog),
+        ["trace", "reset"] => only("POST", "POST", ControlRoute::TraceReset),
+        ["trace", id] => only("GET", "GET, HEAD", ControlRoute::TraceGet(id.parse().ok())),
         ["session"] => match method {
             "POST" => ControlRoute::Provision,
             "GET" | "HEAD" => ControlRoute::ListSessions,
@@ -237,6 +246,19 @@ mod tests {
         assert_eq!(route("GET", "/__wraith/ready"), ControlRoute::Ready);
         assert_eq!(route("GET", "/__wraith/info"), ControlRoute::Info);
         assert_eq!(route("POST", "/__wraith/reset"), ControlRoute::ResetAll);
+        assert_eq!(route("GET", "/__wraith/trace/log"), ControlRoute::TraceLog);
+        assert_eq!(
+            route("GET", "/__wraith/trace/12"),
+            ControlRoute::TraceGet(Some(12))
+        );
+        assert_eq!(
+            route("GET", "/__wraith/trace/x"),
+            ControlRoute::TraceGet(None)
+        );
+        assert_eq!(
+            route("POST", "/__wraith/trace/reset"),
+            ControlRoute::TraceReset
+        );
         assert_eq!(route("POST", "/__wraith/session"), ControlRoute::Provision);
         assert_eq!(
             route("GET", "/__wraith/session"),

@@ -14,15 +14,21 @@
 // Tests may unwrap: a panic there is a test failure with a clear location.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod access_log;
 pub mod control;
+pub mod effects;
 pub mod fixtures_fs;
 pub mod listen;
 pub mod ready;
 pub mod service;
+pub mod trace;
 
+pub use access_log::{AccessLog, AccessLogFormat, AccessLogSink};
+pub use effects::Layers;
 pub use listen::{ListenSpec, Listeners, all_loopback};
 pub use ready::{TwinInfo, info_document, ready_document};
 pub use service::{SESSION_HEADER, ServeOutcome, ServeSettings, serve};
+pub use trace::{TraceEntry, TraceRing};
 
 use std::net::SocketAddr;
 

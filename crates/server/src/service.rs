@@ -22,6 +22,7 @@ use tokio::net::{TcpListener, TcpStream};
 use wraith_engine::{Engine, Provision};
 
 use crate::control::{self, ControlRoute};
+use crate::effects::{self, AppMeta, Layers, Observation};
 use crate::listen::Listeners;
 use crate::ready::{self, TwinInfo};
 
@@ -45,6 +46,8 @@ pub struct ServeSettings {
     pub default_clock_epoch: i64,
     /// What `/__wraith/info` reports besides live counts.
     pub info: TwinInfo,
+    /// Simulation layers, trace ring and access log (all off by default).
+    pub layers: Layers,
 }
 
 impl ServeSettings {
@@ -57,6 +60,7 @@ impl ServeSettings {
             drain_timeout: Duration::from_millis(5000),
             default_clock_epoch: wraith_engine::ClockConfig::default().base_epoch,
             info,
+            layers: Layers::default(),
         }
     }
 }
@@ -157,13 +161,25 @@ async fn accept_any(listeners: &[TcpListener], next: &mut usize) -> std::io::Res
 async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
     let (parts, body) = req.into_parts();
     let is_head = parts.method == Method::HEAD;
-    let mut resp = if control::is_control_path(parts.uri.path()) {
+    let is_control = control::is_control_path(parts.uri.path());
+    let observation =
+        (!is_control && sh.settings.layers.observing()).then(|| Observation::begin(&parts));
+    let mut resp = if is_control {
         handle_control(sh, &parts, body).await
     } else {
         handle_app(sh, &parts, body).await
     };
     if is_head {
         *resp.body_mut() = Full::new(Bytes::new());
+    }
+    if let Some(obs) = observation {
+        let meta = resp.extensions_mut().remove::<AppMeta>();
+        obs.end(
+            &sh.settings.layers,
+            resp.status().as_u16(),
+            meta.as_ref(),
+            sh.settings.debug,
+        );
     }
     resp
 }
@@ -211,12 +227,21 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         body,
     };
     let engine = &sh.engine;
+    let layers = &sh.settings.layers;
+    // Rate limit → fault → latency, decided before dispatch; `None` (no layer) costs nothing.
+    let decided = layers
+        .simulation
+        .as_deref()
+        .map(|sim| effects::decide(sim, engine, &request, session.as_deref()));
     let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let r = engine.handle(session.as_deref(), &request);
+        let (r, fault) = match &decided {
+            None => (engine.handle(session.as_deref(), &request), None),
+            Some(d) => effects::answer(engine, &request, session.as_deref(), d),
+        };
         let extra = engine.control_headers(&r, &request.method);
-        (r, extra)
+        (r, extra, fault)
     }));
-    let (r, extra) = match answered {
+    let (r, extra, fault) = match answered {
         Ok(x) => x,
         Err(_) => {
             tracing::error!(method = %request.method, path = %request.path, "the engine panicked");
@@ -261,6 +286,19 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     }
     if body_allowed(status) {
         out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
+    }
+    if let Some(d) = &decided {
+        // The engine has answered and released the namespace lock: holding here delays only
+        // this response.
+        effects::finish(&mut resp, d, parts.version).await;
+    }
+    if layers.observing() {
+        resp.extensions_mut().insert(AppMeta {
+            provenance: Some(r.provenance.as_str()),
+            route: r.route.clone(),
+            fault,
+            field_counts: r.field_counts,
+        });
     }
     resp
 }
@@ -394,11 +432,22 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             &json!({"sessions": to_value(&engine.sessions())}),
         ),
         ControlRoute::ResetSession(id) => match engine.reset_session(&id) {
-            Ok(info) => json_response(StatusCode::OK, &to_value(&info)),
+            Ok(info) => {
+                if let Some(sim) = &sh.settings.layers.simulation {
+                    sim.clear_session(&id);
+                }
+                json_response(StatusCode::OK, &to_value(&info))
+            }
             Err(e) => control_error(&e),
         },
         ControlRoute::DeleteSession(id) => match engine.delete_session(&id) {
-            Ok(()) => json_response(StatusCode::OK, &json!({"session": id, "deleted": true})),
+            Ok(()) => {
+                // A reused id starts with a fresh rate-limit quota.
+                if let Some(sim) = &sh.settings.layers.simulation {
+                    sim.clear_session(&id);
+                }
+                json_response(StatusCode::OK, &json!({"session": id, "deleted": true}))
+            }
             Err(e) => control_error(&e),
         },
         ControlRoute::SessionState(id) => {
@@ -421,7 +470,18 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
         }
         ControlRoute::ResetAll => {
             engine.reset_all();
+            // Counters clear and the fault and latency sequences restart from their seeds.
+            if let Some(sim) = &sh.settings.layers.simulation {
+                sim.reset();
+            }
             json_response(StatusCode::OK, &json!({"reset": "all"}))
+        }
+        ControlRoute::TraceLog | ControlRoute::TraceGet(_) | ControlRoute::TraceReset => {
+            crate::effects::trace_endpoint(
+                sh.settings.layers.trace.as_deref(),
+                &route,
+                parts.uri.query(),
+            )
         }
         ControlRoute::MethodNotAllowed { allow } => {
             let mut r = json_response(
@@ -444,7 +504,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             &control::error_body(
                 "not-found",
                 format!(
-                    "no control endpoint at {}; the control plane has /__wraith/health, /__wraith/ready, /__wraith/info, /__wraith/session, /__wraith/session/{{id}}, /__wraith/session/{{id}}/reset, /__wraith/session/{{id}}/state and /__wraith/reset",
+                    "no control endpoint at {}; the control plane has /__wraith/health, /__wraith/ready, /__wraith/info, /__wraith/session, /__wraith/session/{{id}}, /__wraith/session/{{id}}/reset, /__wraith/session/{{id}}/state, /__wraith/reset and (with --trace) /__wraith/trace/log, /__wraith/trace/{{id}}, /__wraith/trace/reset",
                     parts.uri.path()
                 ),
             ),
@@ -470,7 +530,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     )
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Resp {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Resp {
     let text = serde_json::to_vec(body).unwrap_or_default();
     let len = text.len();
     let mut r = hyper::Response::new(Full::new(Bytes::from(text)));

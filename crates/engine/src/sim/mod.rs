@@ -11,6 +11,9 @@
 //!
 //! Not here: sockets, sleeping, the trace ring and the access log.
 
+// Tests may unwrap: a panic there is a test failure with a clear location.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod chaos;
 mod latency;
 mod pattern;

@@ -1,0 +1,106 @@
+//! The access log (`--access-log compact|json|off`): one line per application request, handed
+//! to a sink the caller provides (the `wraith` binary writes to stderr). The library never
+//! prints by itself.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::trace::TraceEntry;
+
+/// Line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessLogFormat {
+    /// `<timestamp> <METHOD> <path> <status> <µs>us session=<s> provenance=<p> route=<r> fault=<f>`
+    Compact,
+    /// One JSON object per line (the trace entry's fields, without `id`).
+    Json,
+}
+
+/// Where lines go. Receives one line without the trailing newline.
+pub type AccessLogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// An enabled access log.
+#[derive(Clone)]
+pub struct AccessLog {
+    pub format: AccessLogFormat,
+    pub sink: AccessLogSink,
+}
+
+impl std::fmt::Debug for AccessLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessLog")
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AccessLog {
+    /// Write one line for `e`.
+    pub fn write(&self, e: &TraceEntry) {
+        (self.sink)(&render(self.format, e));
+    }
+}
+
+/// The line for `e` in `format`.
+pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
+    match format {
+        AccessLogFormat::Compact => format!(
+            "{} {} {} {} {}us session={} provenance={} route={} fault={}",
+            e.timestamp,
+            e.method,
+            e.path,
+            e.status,
+            e.duration_us,
+            e.session,
+            e.provenance,
+            e.route
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |r| format!("\"{r}\"")),
+            e.fault.as_deref().unwrap_or("-"),
+        ),
+        AccessLogFormat::Json => json!({
+            "timestamp": e.timestamp,
+            "method": e.method,
+            "path": e.path,
+            "status": e.status,
+            "duration_us": e.duration_us,
+            "session": e.session,
+            "provenance": e.provenance,
+            "route": e.route,
+            "fault": e.fault,
+        })
+        .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_and_json_lines_carry_the_same_facts() {
+        let e = TraceEntry {
+            id: 7,
+            method: "GET".into(),
+            path: "/v1/a?x=1".into(),
+            status: 429,
+            duration_us: 12,
+            timestamp: "2026-01-01T00:00:00Z".into(),
+            session: "w1".into(),
+            provenance: "fault".into(),
+            route: Some("GET /v1/a".into()),
+            fault: Some("rate_limit".into()),
+            field_counts: None,
+        };
+        assert_eq!(
+            render(AccessLogFormat::Compact, &e),
+            "2026-01-01T00:00:00Z GET /v1/a?x=1 429 12us session=w1 provenance=fault route=\"GET /v1/a\" fault=rate_limit"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&render(AccessLogFormat::Json, &e)).unwrap();
+        assert_eq!(v["status"], 429);
+        assert_eq!(v["fault"], "rate_limit");
+        assert_eq!(v["session"], "w1");
+    }
+}

@@ -1,0 +1,280 @@
+//! The simulation layers at the HTTP front door: ask the engine's [`Simulation`] what to do
+//! with a request, carry it out (answer now, dispatch, cut the body), hold the answer for the
+//! decided delay after the engine released the namespace lock, close the connection for a
+//! drop, and hand each answered request to the trace ring and the access log.
+//!
+//! With every layer off the server never calls in here beyond one `Option` check per request:
+//! no route lookup, no clock read, no lock and no allocation.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http_body_util::Full;
+use wraith_engine::sim::{Action, Decision, FaultKind, SimRequest, Simulation, apply_partial};
+use wraith_engine::{Engine, FieldCounts, Request, Response};
+
+use crate::access_log::AccessLog;
+use crate::trace::{TraceEntry, TraceRing};
+
+/// The optional layers of a serve run. `Default` = everything off.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    /// Rate limits, faults, chaos and latency; `None` when all of them are off.
+    pub simulation: Option<Arc<Simulation>>,
+    /// `--trace`.
+    pub trace: Option<Arc<TraceRing>>,
+    /// `--access-log compact|json`; `None` = off.
+    pub access_log: Option<AccessLog>,
+}
+
+impl Layers {
+    /// Whether each request must be timed and described afterwards.
+    pub(crate) fn observing(&self) -> bool {
+        self.trace.is_some() || self.access_log.is_some()
+    }
+}
+
+/// A simulation decision for one request, with the route template it was made against.
+#[derive(Debug, Clone)]
+pub(crate) struct Decided {
+    pub decision: Decision,
+    pub route: Option<String>,
+}
+
+/// What the observers need to know about an answered application request; stored in the
+/// response's extensions only while observing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AppMeta {
+    pub provenance: Option<&'static str>,
+    pub route: Option<String>,
+    pub fault: Option<FaultKind>,
+    pub field_counts: Option<FieldCounts>,
+}
+
+/// Ask the layers about `req`.
+pub(crate) fn decide(
+    sim: &Simulation,
+    engine: &Engine,
+    req: &Request,
+    session: Option<&str>,
+) -> Decided {
+    let method = req.method.to_ascii_uppercase();
+    let route = engine
+        .route_template(&method, &req.path, req.header("host"))
+        .map(str::to_string);
+    let decision = sim.decide(&SimRequest {
+        method: &method,
+        path: &req.path,
+        route: route.as_deref(),
+        headers: &req.headers,
+        session,
+    });
+    Decided { decision, route }
+}
+
+/// Produce the answer the decision calls for; the fault kind is set when a layer actually
+/// affected the answer (a partial fault only when it cut the body).
+pub(crate) fn answer(
+    engine: &Engine,
+    req: &Request,
+    session: Option<&str>,
+    decided: &Decided,
+) -> (Response, Option<FaultKind>) {
+    match &decided.decision.action {
+        Action::Respond(r) => {
+            let mut resp = r.clone().into_response(decided.route.as_deref());
+            if req.method.eq_ignore_ascii_case("HEAD") {
+                resp.body = Bytes::new();
+            }
+            (resp, decided.decision.fault)
+        }
+        Action::Dispatch => (engine.handle(session, req), decided.decision.fault),
+        Action::Partial { bytes } => {
+            let mut resp = engine.handle(session, req);
+            let cut = apply_partial(&mut resp, *bytes);
+            (resp, cut.then_some(FaultKind::Partial))
+        }
+    }
+}
+
+/// Carry out the rest of a decision on a built response: hold it for the decided delay and
+/// mark a dropped connection. Runs after the engine returned, so no namespace lock is held.
+pub(crate) async fn finish(
+    resp: &mut hyper::Response<Full<Bytes>>,
+    decided: &Decided,
+    version: http::Version,
+) {
+    if decided.decision.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(decided.decision.delay_ms)).await;
+    }
+    if let Action::Respond(r) = &decided.decision.action
+        && r.close_connection
+        && version <= http::Version::HTTP_11
+    {
+        // hyper closes an HTTP/1 connection after a response saying so; HTTP/2 has no
+        // connection header (the stream simply ends).
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+}
+
+/// Start of an observed request.
+#[derive(Debug)]
+pub(crate) struct Observation {
+    start: Instant,
+    timestamp: String,
+    method: String,
+    path: String,
+    session: String,
+}
+
+impl Observation {
+    pub(crate) fn begin(parts: &http::request::Parts) -> Observation {
+        let session = parts
+            .headers
+            .get(crate::service::SESSION_HEADER)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "default".to_string());
+        let path = match parts.uri.query() {
+            Some(q) => format!("{}?{q}", parts.uri.path()),
+            None => parts.uri.path().to_string(),
+        };
+        Observation {
+            start: Instant::now(),
+            timestamp: jiff::Timestamp::now().to_string(),
+            method: parts.method.as_str().to_string(),
+            path,
+            session,
+        }
+    }
+
+    /// Record the answered request in the trace ring and the access log.
+    pub(crate) fn end(self, layers: &Layers, status: u16, meta: Option<&AppMeta>, debug: bool) {
+        let entry = TraceEntry {
+            id: 0,
+            method: self.method,
+            path: self.path,
+            status,
+            duration_us: u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX),
+            timestamp: self.timestamp,
+            session: self.session,
+            provenance: meta
+                .and_then(|m| m.provenance)
+                .unwrap_or("miss")
+                .to_string(),
+            route: meta.and_then(|m| m.route.clone()),
+            fault: meta.and_then(|m| m.fault).map(|f| f.as_str().to_string()),
+            field_counts: if debug {
+                meta.and_then(|m| m.field_counts)
+            } else {
+                None
+            },
+        };
+        if let Some(log) = &layers.access_log {
+            log.write(&entry);
+        }
+        if let Some(ring) = &layers.trace {
+            ring.push(entry);
+        }
+    }
+}
+
+/// `GET /__wraith/trace/log?session=&last=`, `GET /__wraith/trace/{id}` and
+/// `POST /__wraith/trace/reset`. Without `--trace` they answer 404 saying how to enable it.
+pub(crate) fn trace_endpoint(
+    ring: Option<&TraceRing>,
+    route: &crate::control::ControlRoute,
+    query: Option<&str>,
+) -> hyper::Response<Full<Bytes>> {
+    use crate::control::{ControlRoute, error_body};
+    use crate::service::json_response;
+    use http::StatusCode;
+    use serde_json::json;
+
+    let Some(ring) = ring else {
+        return json_response(
+            StatusCode::NOT_FOUND,
+            &error_body(
+                "trace-disabled",
+                "request tracing is off; start wraith serve with --trace (and optionally --trace-capacity N)",
+            ),
+        );
+    };
+    match route {
+        ControlRoute::TraceLog => {
+            let mut session = None;
+            let mut last = None;
+            for (k, v) in query_pairs(query.unwrap_or("")) {
+                match k.as_str() {
+                    "session" => session = Some(v),
+                    "last" => match v.parse::<usize>() {
+                        Ok(n) => last = Some(n),
+                        Err(_) => {
+                            return json_response(
+                                StatusCode::BAD_REQUEST,
+                                &error_body(
+                                    "bad-request",
+                                    format!("`last` must be a non-negative integer, found `{v}`"),
+                                ),
+                            );
+                        }
+                    },
+                    _ => {}
+                }
+            }
+            let entries = ring.log(session.as_deref(), last);
+            json_response(
+                StatusCode::OK,
+                &json!({"capacity": ring.capacity(), "count": entries.len(), "entries": entries}),
+            )
+        }
+        ControlRoute::TraceGet(Some(id)) => match ring.get(*id) {
+            Some(e) => json_response(
+                StatusCode::OK,
+                &serde_json::to_value(&e).unwrap_or_else(|_| json!({})),
+            ),
+            None => json_response(
+                StatusCode::NOT_FOUND,
+                &error_body(
+                    "trace-not-found",
+                    format!(
+                        "no trace entry {id} (it may have been evicted; see GET /__wraith/trace/log)"
+                    ),
+                ),
+            ),
+        },
+        ControlRoute::TraceGet(None) => json_response(
+            StatusCode::BAD_REQUEST,
+            &error_body(
+                "bad-request",
+                "a trace id is a number, as listed by GET /__wraith/trace/log",
+            ),
+        ),
+        _ => {
+            let cleared = ring.clear();
+            json_response(
+                StatusCode::OK,
+                &json!({"reset": "trace", "cleared": cleared}),
+            )
+        }
+    }
+}
+
+/// `application/x-www-form-urlencoded` pairs of a query string.
+fn query_pairs(q: &str) -> Vec<(String, String)> {
+    let decode = |s: &str| {
+        let s = s.replace('+', " ");
+        percent_encoding::percent_decode_str(&s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}

@@ -1,0 +1,162 @@
+//! The request trace ring (`--trace`, `--trace-capacity N`): the last N application requests,
+//! FIFO eviction, served by `GET /__wraith/trace/log`, `GET /__wraith/trace/{id}` and cleared
+//! by `POST /__wraith/trace/reset`.
+//!
+//! Every answered application request is recorded, including faults, 429s, drops, timeouts and
+//! route misses. With `--debug` an entry also carries the response's per-field provenance counts
+//! (`field_counts`); the engine does not expose a full per-field origin map, so entries carry no
+//! `origins` object.
+
+use std::collections::VecDeque;
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use wraith_engine::FieldCounts;
+
+/// One traced request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceEntry {
+    /// Increasing from 1 for the life of the process (a trace reset does not reuse ids).
+    pub id: u64,
+    pub method: String,
+    /// Path plus `?query` when there was one.
+    pub path: String,
+    pub status: u16,
+    /// From the request's arrival to the answer being ready, simulated delays included.
+    pub duration_us: u64,
+    /// RFC 3339 UTC time the request arrived.
+    pub timestamp: String,
+    /// The `X-Wraith-Session` value, or `"default"`.
+    pub session: String,
+    /// `X-Wraith-Provenance` word.
+    pub provenance: String,
+    /// `METHOD /template` of the matched route; `None` on a route miss.
+    pub route: Option<String>,
+    /// The simulation layer that affected the answer (`error`, `delay`, `timeout`, `drop`,
+    /// `throttle`, `partial`, `rate_limit`).
+    pub fault: Option<String>,
+    /// Per-field provenance counts (only with `--debug`, and only when the engine had them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_counts: Option<FieldCounts>,
+}
+
+/// A fixed-capacity ring of [`TraceEntry`].
+#[derive(Debug)]
+pub struct TraceRing {
+    capacity: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    next_id: u64,
+    entries: VecDeque<TraceEntry>,
+}
+
+impl TraceRing {
+    /// A ring holding at most `capacity` entries (at least 1).
+    pub fn new(capacity: usize) -> TraceRing {
+        let capacity = capacity.max(1);
+        TraceRing {
+            capacity,
+            inner: Mutex::new(Inner {
+                next_id: 1,
+                entries: VecDeque::with_capacity(capacity.min(4096)),
+            }),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Append an entry (its `id` is assigned here), evicting the oldest at capacity. Returns
+    /// the id.
+    pub fn push(&self, mut entry: TraceEntry) -> u64 {
+        let mut inner = self.inner.lock();
+        entry.id = inner.next_id;
+        inner.next_id += 1;
+        if inner.entries.len() == self.capacity {
+            inner.entries.pop_front();
+        }
+        let id = entry.id;
+        inner.entries.push_back(entry);
+        id
+    }
+
+    /// Newest first; `session` filters first, then `last` keeps the newest N.
+    pub fn log(&self, session: Option<&str>, last: Option<usize>) -> Vec<TraceEntry> {
+        let inner = self.inner.lock();
+        inner
+            .entries
+            .iter()
+            .rev()
+            .filter(|e| session.is_none_or(|s| e.session == s))
+            .take(last.unwrap_or(usize::MAX))
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, id: u64) -> Option<TraceEntry> {
+        self.inner
+            .lock()
+            .entries
+            .iter()
+            .find(|e| e.id == id)
+            .cloned()
+    }
+
+    /// Drop every entry; returns how many there were.
+    pub fn clear(&self) -> usize {
+        let mut inner = self.inner.lock();
+        let n = inner.entries.len();
+        inner.entries.clear();
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(session: &str) -> TraceEntry {
+        TraceEntry {
+            id: 0,
+            method: "GET".into(),
+            path: "/x".into(),
+            status: 200,
+            duration_us: 1,
+            timestamp: "2026-01-01T00:00:00Z".into(),
+            session: session.into(),
+            provenance: "template".into(),
+            route: None,
+            fault: None,
+            field_counts: None,
+        }
+    }
+
+    #[test]
+    fn ring_evicts_oldest_first_and_lists_newest_first() {
+        let ring = TraceRing::new(2);
+        for s in ["a", "b", "c"] {
+            ring.push(entry(s));
+        }
+        let log = ring.log(None, None);
+        assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![3, 2]);
+        assert!(ring.get(1).is_none());
+        assert_eq!(ring.get(2).unwrap().session, "b");
+    }
+
+    #[test]
+    fn log_filters_by_session_then_tails() {
+        let ring = TraceRing::new(10);
+        for s in ["a", "b", "a", "a"] {
+            ring.push(entry(s));
+        }
+        let log = ring.log(Some("a"), Some(2));
+        assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![4, 3]);
+        assert_eq!(ring.clear(), 4);
+        assert!(ring.log(None, None).is_empty());
+        assert_eq!(ring.push(entry("a")), 5);
+    }
+}
