@@ -21,6 +21,8 @@ use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
+mod scripted;
+
 const MISS_HINT: &str = "route not in recorded coverage; see `wraith coverage`";
 
 /// A loaded twin, ready to answer requests. `Send + Sync`: share it behind an `Arc`.
@@ -42,6 +44,8 @@ pub struct Engine {
     outbound: outbound::Compiled,
     /// Per-route column evidence the outbound scrub reads (index-aligned with the routes).
     evidence: Vec<outbound::RouteEvidence>,
+    /// Lua handlers and authored routes ([`Engine::install_scripts`]); empty until installed.
+    scripts: crate::handler::Installed,
 }
 
 // The server shares one engine across its worker threads.
@@ -191,6 +195,7 @@ impl Engine {
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = outbound::build_evidence(&model);
         Ok(Engine {
+            scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
             router,
@@ -679,6 +684,9 @@ impl Engine {
 
     fn dispatch(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
         let r = call.m.route;
+        if let Some(authored) = self.authored_route(r) {
+            return self.dispatch_authored(ns, call, authored);
+        }
         let route = &self.model.routes[r];
         if self.opts.fidelity == Fidelity::Strict {
             return self.strict(ns, call);
@@ -699,6 +707,9 @@ impl Engine {
                 .unwrap_or(true)
         {
             return self.fail_closed(ns, call, None);
+        }
+        if let Some(out) = self.run_route_handler(ns, call) {
+            return out;
         }
 
         let Some(vi) = route

@@ -17,7 +17,10 @@
 //!    when that moment is provably its own), unless the session changed the entity itself;
 //! 5. under `not_found`, the fail-closed known-entity gate; then the first variant whose guard
 //!    holds (none → `route-no-match` 404);
-//! 6. the route's state op against the namespace store, rendering the variant template;
+//! 6. a bound [`handler`] (Lua) answers instead, provenance `handler`; else the route's state op
+//!    against the namespace store, rendering the variant template. Authored routes
+//!    (`lua/routes.toml`, installed with [`Engine::install_scripts`]) answer from their handler,
+//!    their declared response or a 501;
 //! 7. outbound policy ([`outbound`]: self-URL rewrite, header allowlist, scrub rules,
 //!    placeholders, PII pass; echoes and mints exempt) and serialization. The caller adds the `X-Wraith-*`
 //!    headers with [`Engine::control_headers`].
@@ -29,6 +32,7 @@ pub mod api;
 mod engine;
 mod error;
 mod fixtures;
+pub mod handler;
 mod list;
 mod namespace;
 pub mod outbound;
@@ -40,6 +44,10 @@ mod util;
 pub use api::*;
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
+pub use handler::{
+    AuthoredRoute, Handler, HandlerBody, HandlerEnv, HandlerError, HandlerOnError, HandlerRequest,
+    HandlerResponse, ScriptReport, Scripts,
+};
 pub use outbound::{
     FieldOrigin, OutboundError, OutboundPolicy, OutboundRule, PiiOptions, ReplayClaim, RuleAction,
     RuleTarget,

@@ -127,6 +127,9 @@ pub(crate) struct Namespace {
     pub rng: ChaCha8Rng,
     /// Clock readings taken so far (the deterministic clock advances one second per reading).
     pub clock_readings: i64,
+    /// How far handlers moved this namespace's clock (`clock.advance`), in microseconds; added
+    /// to every reading in every clock mode.
+    pub clock_offset_us: i64,
     pub counters: BTreeMap<String, i64>,
     pub idem: HashMap<(usize, String), IdemEntry>,
     pub store: BTreeMap<String, TypeStore>,
@@ -149,6 +152,7 @@ impl Namespace {
             settings,
             rng,
             clock_readings: 0,
+            clock_offset_us: 0,
             counters: BTreeMap::new(),
             idem: HashMap::new(),
             store: BTreeMap::new(),
@@ -189,7 +193,7 @@ impl Namespace {
     /// Take one clock reading, in unix microseconds.
     pub(crate) fn now_us(&mut self, wall: &WallClock) -> i64 {
         let base = self.settings.clock.base_epoch.saturating_mul(1_000_000);
-        match self.settings.clock.mode {
+        let t = match self.settings.clock.mode {
             ClockMode::Real => wall(),
             ClockMode::Fixed => base,
             ClockMode::Deterministic => {
@@ -197,19 +201,21 @@ impl Namespace {
                 self.clock_readings += 1;
                 t
             }
-        }
+        };
+        t.saturating_add(self.clock_offset_us)
     }
 
     /// The clock's current value without advancing it (idempotency expiry).
     pub(crate) fn peek_us(&self, wall: &WallClock) -> i64 {
         let base = self.settings.clock.base_epoch.saturating_mul(1_000_000);
-        match self.settings.clock.mode {
+        let t = match self.settings.clock.mode {
             ClockMode::Real => wall(),
             ClockMode::Fixed => base,
             ClockMode::Deterministic => {
                 base.saturating_add(self.clock_readings.saturating_mul(1_000_000))
             }
-        }
+        };
+        t.saturating_add(self.clock_offset_us)
     }
 
     pub(crate) fn type_store(&self, ty: &str) -> Option<&TypeStore> {

@@ -95,6 +95,35 @@ impl Router {
         })
     }
 
+    /// Add an authored route (`lua/routes.toml`) after the model's routes; its index is the
+    /// next one after every route so far. Fails with matchit's reason when the template
+    /// conflicts with one already in the trie (a recorded route of the same method and path
+    /// among them: check [`crate::handler::shadowed_authored`] first).
+    pub(crate) fn add_authored(&mut self, method: &str, path: &str) -> Result<usize, String> {
+        let method = method.to_ascii_uppercase();
+        let idx = self.info.len();
+        self.by_method
+            .entry(method.clone())
+            .or_default()
+            .insert(matchit_path(path), vec![idx])
+            .map_err(|e| e.to_string())?;
+        self.info.push(RouteInfo {
+            name: format!("{method} {path}"),
+            origin_authority: None,
+            exact: HashMap::new(),
+            moment_fps: Vec::new(),
+            not_found_variant: None,
+            param_names: path
+                .split('/')
+                .filter_map(|seg| seg.strip_prefix(':'))
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
+            recorded_ok_last: HashSet::new(),
+        });
+        Ok(idx)
+    }
+
     /// Whether `host` names the origin of one of the candidate routes (so a request for that
     /// host does not fall back to the twin's own route of the same template).
     fn is_foreign_host(&self, candidates: &[usize], host: &str) -> bool {

@@ -1,0 +1,230 @@
+//! Handlers and authored routes inside dispatch: installing them into an [`Engine`], running a
+//! bound handler, and answering an authored route. A child of the engine module so it shares
+//! the dispatch types ([`Call`], [`Out`]) without widening their visibility.
+
+use super::*;
+use crate::handler::{
+    AuthoredRoute, HandlerBinding, HandlerEnv, HandlerError, HandlerOnError, HandlerRequest,
+    Installed, NsEnv, ScriptReport, Scripts, bind, shadowed_authored,
+};
+
+impl Engine {
+    /// Install Lua (or any [`crate::Handler`]) handlers and the authored routes of
+    /// `lua/routes.toml`. Call once, before serving. Authored routes a recorded route with the
+    /// same method and path shadows stay inert; under strict fidelity neither handlers nor
+    /// authored routes are served (strict answers only recorded exchanges). Every warning is
+    /// also added to [`Engine::warnings`].
+    pub fn install_scripts(&mut self, scripts: Scripts) -> ScriptReport {
+        let mut report = ScriptReport::default();
+        let strict = self.opts.fidelity == Fidelity::Strict;
+        let shadowed = shadowed_authored(&self.model, &scripts.authored);
+        for name in &shadowed {
+            report.warnings.push(format!(
+                "authored route {name} (lua/routes.toml) is shadowed by the recorded route of the \
+                 same method and path, which wins; remove the declaration"
+            ));
+        }
+        report.shadowed = shadowed.clone();
+        let mut authored: Vec<AuthoredRoute> = Vec::new();
+        if strict && !scripts.authored.is_empty() {
+            report.warnings.push(
+                "authored routes (lua/routes.toml) are not served under strict fidelity, which \
+                 answers only recorded exchanges"
+                    .to_string(),
+            );
+        } else {
+            for a in &scripts.authored {
+                let name = a.name();
+                if shadowed.contains(&name) {
+                    continue;
+                }
+                match self.router.add_authored(&a.method, &a.path) {
+                    Ok(_) => {
+                        authored.push(a.clone());
+                        report.authored.push(name);
+                    }
+                    Err(e) => report.warnings.push(format!(
+                        "authored route {name} (lua/routes.toml) cannot be served: it conflicts \
+                         with another route template ({e})"
+                    )),
+                }
+            }
+        }
+
+        let names: Vec<&str> = scripts.handlers.keys().map(String::as_str).collect();
+        let mut shapes: Vec<(String, String, Option<StateOp>)> = self
+            .model
+            .routes
+            .iter()
+            .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
+            .collect();
+        shapes.extend(
+            authored
+                .iter()
+                .map(|a| (a.method.clone(), a.path.clone(), None)),
+        );
+        let bound = bind(&names, &shapes);
+        let n = self.model.routes.len();
+        let mut by_route = Vec::with_capacity(bound.len());
+        for (i, b) in bound.iter().enumerate() {
+            let slot = b.and_then(|name| {
+                let h = scripts.handlers.get(name)?;
+                report.bindings.push(HandlerBinding {
+                    handler: name.to_string(),
+                    route: self.router.info[i].name.clone(),
+                    authored: i >= n,
+                });
+                Some((name.to_string(), Arc::clone(h)))
+            });
+            by_route.push(slot);
+        }
+        for name in &names {
+            if !report.bindings.iter().any(|b| b.handler == *name) {
+                report.unbound.push((*name).to_string());
+                report.warnings.push(format!(
+                    "Lua handler `{name}` binds no route: its file name matches no route's state \
+                     operation and entity (see lua/handlers/README.md for the naming convention)"
+                ));
+            }
+        }
+        if strict && !report.bindings.is_empty() {
+            report.warnings.push(
+                "Lua handlers do not run under strict fidelity, which answers only recorded \
+                 exchanges"
+                    .to_string(),
+            );
+        }
+        self.warnings.extend(report.warnings.iter().cloned());
+        self.scripts = Installed {
+            by_route,
+            authored,
+            on_error: scripts.on_error,
+        };
+        report
+    }
+
+    /// The route index's authored route, when it is one.
+    pub(super) fn authored_route(&self, r: usize) -> Option<&AuthoredRoute> {
+        r.checked_sub(self.model.routes.len())
+            .and_then(|a| self.scripts.authored.get(a))
+    }
+
+    /// Answer an authored route: its handler, else its declared response (provenance
+    /// `template`), else the 501 "no implementation".
+    pub(super) fn dispatch_authored(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        route: &AuthoredRoute,
+    ) -> Out {
+        if let Some(out) = self.run_route_handler(ns, call) {
+            return out;
+        }
+        let name = self.router.info[call.m.route].name.clone();
+        if route.declares_response() {
+            let status = route.status.unwrap_or(200);
+            let mut out = Out::json(status, Value::Null, Provenance::Template, Some(name));
+            match &route.response {
+                Some(v) => {
+                    out.counts.template = leaf_count(v);
+                    out.body = OutBody::Json(v.clone());
+                    // The declaration is the twin owner's own: served as declared.
+                    out.origins.insert("", crate::outbound::FieldOrigin::Minted);
+                }
+                None => {
+                    out.headers.clear();
+                    out.body = OutBody::Empty;
+                }
+            }
+            return out;
+        }
+        Out::json(
+            501,
+            json!({
+                "error": "authored route has no implementation",
+                "wraith": {
+                    "twin": self.opts.twin_name,
+                    "route": name,
+                    "hint": "add a Lua handler under lua/handlers/ (see lua/handlers/README.md) \
+                             or a `response` for this route in lua/routes.toml",
+                }
+            }),
+            Provenance::Template,
+            Some(name),
+        )
+    }
+
+    /// Run the handler bound to the matched route. `None` when none is bound, or when it failed
+    /// under `on_error = fallback` (the caller answers as if there were no handler).
+    pub(super) fn run_route_handler(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
+        let (name, handler) = self.scripts.handler(call.m.route)?;
+        let route_name = &self.router.info[call.m.route].name;
+        let req = HandlerRequest {
+            handler: name,
+            route: route_name,
+            method: &call.method,
+            path: &call.path,
+            query: &call.query,
+            headers: &call.req.headers,
+            params: &call.m.params,
+            body: &call.req.body,
+            json: call.body.as_ref(),
+        };
+        let mut env = NsEnv {
+            ns,
+            schema: &self.schema,
+            model: &self.model,
+            wall: &self.opts.wall_clock,
+        };
+        let env: &mut dyn HandlerEnv = &mut env;
+        match handler.call(&req, env) {
+            Ok(resp) => Some(handler_out(resp, route_name)),
+            Err(e) if self.scripts.on_error == HandlerOnError::Fail => {
+                Some(handler_failure(name, &e, route_name))
+            }
+            Err(_) => None,
+        }
+    }
+}
+
+/// A handler's answer as a dispatch result, provenance `handler`.
+fn handler_out(resp: crate::handler::HandlerResponse, route: &str) -> Out {
+    let mut out = Out::json(
+        resp.status,
+        Value::Null,
+        Provenance::Handler,
+        Some(route.to_string()),
+    );
+    out.headers = resp.headers;
+    match resp.body {
+        crate::handler::HandlerBody::Json(v) => {
+            out.counts.handler = leaf_count(&v);
+            out.body = OutBody::Json(v);
+            // Authored output, like fixtures: the outbound scrub serves it as written.
+            out.origins.insert("", crate::outbound::FieldOrigin::Minted);
+        }
+        crate::handler::HandlerBody::Bytes(b) => {
+            out.counts.handler = 1;
+            out.body = OutBody::Bytes(b);
+        }
+        crate::handler::HandlerBody::Empty => out.body = OutBody::Empty,
+    }
+    out
+}
+
+/// The `on_error = fail` envelope. Provenance `template`: `handler` is reserved for a handler's
+/// successful return; the body names the handler.
+fn handler_failure(name: &str, e: &HandlerError, route: &str) -> Out {
+    Out::json(
+        500,
+        json!({
+            "error": {
+                "type": "internal_error",
+                "message": format!("Handler execution failed: {}", e.message),
+                "handler": name,
+            }
+        }),
+        Provenance::Template,
+        Some(route.to_string()),
+    )
+}

@@ -1,0 +1,793 @@
+//! Handlers and authored routes: the engine side of the Lua escape hatch.
+//!
+//! The engine defines what a handler is ([`Handler`]) and what it may touch ([`HandlerEnv`]: the
+//! namespace's entity store, counters, clock and seeded RNG); a script runtime (the
+//! `wraith-script` crate) implements the trait. The engine never links a Lua VM.
+//!
+//! Binding is by file name ([`binding_candidates`]): a route's state operation and entity give an
+//! ordered list of handler names, and the first one that exists binds. Authored routes
+//! ([`AuthoredRoute`], from `lua/routes.toml`) are materialized into the router at serve time
+//! only, after the model's routes, so a recorded route with the same method and path wins.
+//!
+//! Dispatch (see [`crate::Engine`]): a handler runs after exact replay and the fail-closed gate,
+//! before variant selection and state ops. Its answer carries provenance `handler`; a failure is
+//! the 500 `internal_error` envelope (`on_error = fail`) or the template answer (`fallback`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use wraith_model::{Model, StateOp};
+
+use crate::fixtures::Schema;
+use crate::namespace::{Namespace, Origin};
+use crate::util;
+
+/// One request as a handler sees it (the `req` global of a Lua handler).
+#[derive(Debug, Clone, Copy)]
+pub struct HandlerRequest<'a> {
+    /// Name of the handler being run (its file stem).
+    pub handler: &'a str,
+    /// `METHOD /path` of the matched route.
+    pub route: &'a str,
+    /// Uppercase method.
+    pub method: &'a str,
+    /// Normalized path, without the query.
+    pub path: &'a str,
+    /// Decoded query pairs, in request order.
+    pub query: &'a [(String, String)],
+    /// Lowercase header names, in request order.
+    pub headers: &'a [(String, String)],
+    /// Path parameters by the route's parameter names, percent-decoded.
+    pub params: &'a [(String, String)],
+    /// Raw request body (empty when there is none).
+    pub body: &'a [u8],
+    /// The body decoded (JSON, or a form-encoded body as an object), when it decodes.
+    pub json: Option<&'a Value>,
+}
+
+/// The body a handler answered with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerBody {
+    Empty,
+    Json(Value),
+    Bytes(bytes::Bytes),
+}
+
+/// A handler's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerResponse {
+    pub status: u16,
+    /// Headers as emitted (names as given; the engine adds `content-type: application/json` to
+    /// a JSON body that has none).
+    pub headers: Vec<(String, String)>,
+    pub body: HandlerBody,
+}
+
+/// A handler failed: a script error, a budget breach, an undeclared write. The message goes
+/// into the 500 envelope's `"Handler execution failed: …"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HandlerError {
+    pub message: String,
+}
+
+impl HandlerError {
+    pub fn new(message: impl Into<String>) -> Self {
+        HandlerError {
+            message: message.into(),
+        }
+    }
+}
+
+/// What a handler may read and change: the namespace of the request, the same store the CRUD
+/// engine serves synthesized routes from.
+///
+/// The entity view is the recorded records of the model overlaid with the namespace's own
+/// (fixtures and session writes), minus what the session deleted.
+pub trait HandlerEnv {
+    /// The entity `id` of `ty`, or `None`.
+    fn get(&self, ty: &str, id: &str) -> Option<Value>;
+    /// Deep-merge `record` (an object; `null` members delete keys) into the entity, creating it
+    /// when absent, and return the stored entity. Fails for a type that is neither
+    /// route-derived nor declared in `state/schema.json`, or for a non-object record.
+    fn put(&mut self, ty: &str, id: &str, record: &Value) -> Result<Value, HandlerError>;
+    /// Delete the entity; whether it existed. Fails for an undeclared type.
+    fn delete(&mut self, ty: &str, id: &str) -> Result<bool, HandlerError>;
+    /// Every entity of `ty`: recorded records in id order (replaced in place by the session's
+    /// version), then the session's new ones in creation order.
+    fn list(&self, ty: &str) -> Vec<Value>;
+    /// The entities of `ty` whose `field` matches `value` (see [`query_matches`]).
+    fn query(&self, ty: &str, field: &str, value: &Value) -> Vec<Value> {
+        self.list(ty)
+            .into_iter()
+            .filter(|r| query_matches(r, field, value))
+            .collect()
+    }
+    /// Number of entities of `ty`.
+    fn count(&self, ty: &str) -> usize {
+        self.list(ty).len()
+    }
+    /// Increment the namespace counter `name` and return its new value (the first is 1).
+    fn counter(&mut self, name: &str) -> i64;
+    /// One reading of the namespace clock, in unix microseconds (the deterministic clock
+    /// advances one second per reading, as for templates).
+    fn now_us(&mut self) -> i64;
+    /// Move the namespace clock forward by `micros` (every later reading, templates included).
+    fn advance_us(&mut self, micros: i64);
+    /// The next value of the namespace's seeded RNG.
+    fn random_u64(&mut self) -> u64;
+}
+
+/// A runnable handler. Implementations must be deterministic given the request and the
+/// [`HandlerEnv`]: time and randomness come from the environment, never from the OS.
+pub trait Handler: Send + Sync {
+    fn call(
+        &self,
+        req: &HandlerRequest<'_>,
+        env: &mut dyn HandlerEnv,
+    ) -> Result<HandlerResponse, HandlerError>;
+}
+
+/// `[serve.lua] on_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HandlerOnError {
+    /// 500 `{"error":{"type":"internal_error","message":"Handler execution failed: …","handler":…}}`.
+    #[default]
+    Fail,
+    /// Answer as if no handler were bound (the template, or the authored route's declaration).
+    Fallback,
+}
+
+/// One route declared in `lua/routes.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthoredRoute {
+    /// Uppercase method.
+    pub method: String,
+    /// `/v3/assets/:param`.
+    pub path: String,
+    /// Declared status; with no `response` the answer has an empty body.
+    pub status: Option<u16>,
+    /// Declared JSON response body.
+    pub response: Option<Value>,
+}
+
+impl AuthoredRoute {
+    /// `METHOD /path`.
+    pub fn name(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
+    /// Whether the route declares an answer of its own (a status, a response, or both).
+    pub fn declares_response(&self) -> bool {
+        self.status.is_some() || self.response.is_some()
+    }
+}
+
+/// What to install into an [`crate::Engine`] before serving.
+#[derive(Clone, Default)]
+pub struct Scripts {
+    /// Loaded handlers by name (file stem), in name order.
+    pub handlers: BTreeMap<String, Arc<dyn Handler>>,
+    pub authored: Vec<AuthoredRoute>,
+    pub on_error: HandlerOnError,
+}
+
+/// One `handler file → route` binding.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HandlerBinding {
+    pub handler: String,
+    /// `METHOD /path`.
+    pub route: String,
+    /// The route is an authored one (`lua/routes.toml`).
+    pub authored: bool,
+}
+
+/// What [`crate::Engine::install_scripts`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScriptReport {
+    pub bindings: Vec<HandlerBinding>,
+    /// Handlers that bind no route.
+    pub unbound: Vec<String>,
+    /// Authored routes a recorded route with the same method and path shadows (inert).
+    pub shadowed: Vec<String>,
+    /// Authored routes served (`METHOD /path`).
+    pub authored: Vec<String>,
+    /// Everything worth a startup warning (also added to [`crate::Engine::warnings`]).
+    pub warnings: Vec<String>,
+}
+
+/// Installed scripts, by route index (model routes first, then authored ones).
+#[derive(Default)]
+pub(crate) struct Installed {
+    /// Handler per route index.
+    pub by_route: Vec<Option<(String, Arc<dyn Handler>)>>,
+    /// Authored routes; route index `model.routes.len() + i`.
+    pub authored: Vec<AuthoredRoute>,
+    pub on_error: HandlerOnError,
+}
+
+impl Installed {
+    pub(crate) fn handler(&self, route: usize) -> Option<&(String, Arc<dyn Handler>)> {
+        self.by_route.get(route).and_then(Option::as_ref)
+    }
+}
+
+/// The authored routes a recorded route with the same method and path shadows, as
+/// `METHOD /path` (for `wraith lint`'s `authored-route-shadowed` and serve's warning).
+pub fn shadowed_authored(model: &Model, authored: &[AuthoredRoute]) -> Vec<String> {
+    authored
+        .iter()
+        .filter(|a| {
+            model.routes.iter().any(|r| {
+                r.method.eq_ignore_ascii_case(&a.method)
+                    && crate::router::matchit_path(&r.path) == crate::router::matchit_path(&a.path)
+            })
+        })
+        .map(AuthoredRoute::name)
+        .collect()
+}
+
+// ------------------------------------------------------------------------------- binding
+
+/// Handler names that bind `method path`, in priority order (first existing one wins).
+///
+/// `op` is the route's state operation (the model's; `None` for authored routes and routes
+/// synth left unclassified, which are classified from the method and path shape). Names follow
+/// the file-name convention: Create `create_|add_|new_|post_<singular>`, Read
+/// `get_|read_|show_|fetch_<singular>`, Update `update_|patch_|edit_|put_<singular>`, Delete
+/// `delete_|remove_|destroy_<singular>`, List `list_<plural>`, `list_<singular>`,
+/// `index_<plural>`, `<collection>`; a sub-resource (a literal segment after a parameter that is
+/// not a nested collection) is `<method>_<segment>`. The entity is the collection segment
+/// before the id (leading version segments skipped), singularized and snake_cased; the raw
+/// spelling is accepted after the normalized one. A collection read never yields a singular
+/// read name (`get_<singular>`).
+pub fn binding_candidates(method: &str, path: &str, op: Option<StateOp>) -> Vec<String> {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let start = segs.iter().take_while(|s| is_version_segment(s)).count();
+    let segs = &segs[start..];
+    let Some(last) = segs.last() else {
+        return Vec::new();
+    };
+    let is_param = |s: &str| s.starts_with(':') || (s.starts_with('{') && s.ends_with('}'));
+    let last_is_param = is_param(last);
+    let prev_is_param = segs.len() >= 2 && is_param(segs[segs.len() - 2]);
+    let Some(entity_raw) = segs.iter().rev().find(|s| !is_param(s)).copied() else {
+        return Vec::new();
+    };
+    let m = method.to_ascii_lowercase();
+    let op = op.or_else(|| infer_op(&m, last_is_param, prev_is_param, segs.len()));
+
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    let snake = snake_case(entity_raw);
+    let spellings = [
+        (snake.clone(), singularize(&snake)),
+        (entity_raw.to_string(), singularize(entity_raw)),
+    ];
+    let sub_resource = match op {
+        None => true,
+        Some(StateOp::Read | StateOp::Update | StateOp::Delete) => !last_is_param,
+        Some(StateOp::Create | StateOp::List) => false,
+    };
+    if sub_resource {
+        if last_is_param {
+            for (_, singular) in &spellings {
+                push(format!("{m}_{singular}"));
+            }
+        } else {
+            for (plural, _) in &spellings {
+                push(format!("{m}_{plural}"));
+            }
+        }
+        return out;
+    }
+    let prefixes: &[&str] = match op {
+        Some(StateOp::Create) => &["create", "add", "new", "post"],
+        Some(StateOp::Read) => &["get", "read", "show", "fetch"],
+        Some(StateOp::Update) => &["update", "patch", "edit", "put"],
+        Some(StateOp::Delete) => &["delete", "remove", "destroy"],
+        Some(StateOp::List) | None => &[],
+    };
+    for (plural, singular) in &spellings {
+        if op == Some(StateOp::List) {
+            push(format!("list_{plural}"));
+            push(format!("list_{singular}"));
+            push(format!("index_{plural}"));
+            push(plural.clone());
+        } else {
+            for p in prefixes {
+                push(format!("{p}_{singular}"));
+            }
+        }
+    }
+    out
+}
+
+/// State operation of a route nothing classified, from its method and shape.
+fn infer_op(method: &str, last_is_param: bool, prev_is_param: bool, len: usize) -> Option<StateOp> {
+    if last_is_param {
+        return match method {
+            "get" | "head" => Some(StateOp::Read),
+            "put" | "patch" | "post" => Some(StateOp::Update),
+            "delete" => Some(StateOp::Delete),
+            _ => None,
+        };
+    }
+    if prev_is_param || len > 1 && method != "get" && method != "post" {
+        return None;
+    }
+    match method {
+        "get" | "head" => Some(StateOp::List),
+        "post" => Some(StateOp::Create),
+        _ => None,
+    }
+}
+
+/// `v1`, `v2beta1`, `v3alpha`: API version prefixes.
+fn is_version_segment(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix(['v', 'V']) else {
+        return false;
+    };
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && rest[digits..].chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `license-agreements` → `license_agreements`, `lineItems` → `line_items`.
+pub fn snake_case(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = false;
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
+/// English singular of a collection name (`companies` → `company`, `addresses` → `address`,
+/// `people` → `person`); other words are returned as they are.
+pub fn singularize(word: &str) -> String {
+    // The last snake/kebab part carries the number (`line_items` → `line_item`).
+    let split = word
+        .rfind(['_', '-'])
+        .map_or(0, |i| i + 1)
+        .max(last_camel_start(word));
+    let (head, tail) = word.split_at(split);
+    let lower = tail.to_ascii_lowercase();
+    let irregular = [
+        ("people", "person"),
+        ("children", "child"),
+        ("men", "man"),
+        ("women", "woman"),
+        ("mice", "mouse"),
+        ("data", "data"),
+        ("media", "media"),
+    ];
+    if let Some((_, s)) = irregular.iter().find(|(p, _)| *p == lower) {
+        return format!("{head}{}", keep_case(tail, s));
+    }
+    let cut = |n: usize, add: &str| format!("{head}{}{add}", &tail[..tail.len() - n]);
+    if lower.len() > 3 && lower.ends_with("ies") {
+        return cut(3, if tail.ends_with("IES") { "Y" } else { "y" });
+    }
+    for suffix in ["sses", "shes", "ches", "xes", "zes"] {
+        if lower.ends_with(suffix) {
+            return cut(2, "");
+        }
+    }
+    if lower.ends_with("ss") || lower.ends_with("us") || lower.ends_with("is") || lower.len() < 3 {
+        return word.to_string();
+    }
+    if lower.ends_with('s') {
+        return cut(1, "");
+    }
+    word.to_string()
+}
+
+/// Byte index where the last camelCase word of `s` starts (0 when there is none).
+fn last_camel_start(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    (1..bytes.len())
+        .rev()
+        .find(|&i| bytes[i].is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase())
+        .unwrap_or(0)
+}
+
+fn keep_case(original: &str, replacement: &str) -> String {
+    if original
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase())
+    {
+        let mut c = replacement.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+            .unwrap_or_default()
+    } else {
+        replacement.to_string()
+    }
+}
+
+/// Bind handler names to routes: for each route (in order), the first of its
+/// [`binding_candidates`] that names a handler.
+pub fn bind<'n>(
+    handler_names: &[&'n str],
+    routes: &[(String, String, Option<StateOp>)],
+) -> Vec<Option<&'n str>> {
+    routes
+        .iter()
+        .map(|(method, path, op)| {
+            binding_candidates(method, path, *op)
+                .iter()
+                .find_map(|c| handler_names.iter().find(|n| **n == c.as_str()).copied())
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------------------- state.query
+
+/// Whether `record`'s `field` matches `value` for `state.query`.
+///
+/// A key literally named `field` is compared first; otherwise a dotted `field` walks nested
+/// objects (and numeric array indexes). Scalars compare across JSON types by their text
+/// (`7` matches `"7"`, `true` matches `"true"`; numbers numerically); arrays and objects must be
+/// equal exactly; a `null` value matches a present JSON `null` only.
+pub fn query_matches(record: &Value, field: &str, value: &Value) -> bool {
+    let found = match record.get(field) {
+        Some(v) => Some(v),
+        None if field.contains('.') => field.split('.').try_fold(record, |cur, part| match cur {
+            Value::Object(m) => m.get(part),
+            Value::Array(a) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        }),
+        None => None,
+    };
+    let Some(found) = found else {
+        return false;
+    };
+    scalar_loose_eq(found, value)
+}
+
+fn scalar_loose_eq(a: &Value, b: &Value) -> bool {
+    if a == b {
+        return true;
+    }
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let num = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => util::parse_number(s).and_then(|n| n.as_f64()),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => false,
+        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => false,
+        _ => match (num(a), num(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => text(a).is_some() && text(a) == text(b),
+        },
+    }
+}
+
+// ------------------------------------------------------------------------------- environment
+
+/// The [`HandlerEnv`] of one request: its namespace, the schema and the model's records.
+pub(crate) struct NsEnv<'a> {
+    pub ns: &'a mut Namespace,
+    pub schema: &'a Schema,
+    pub model: &'a Model,
+    pub wall: &'a crate::api::WallClock,
+}
+
+impl NsEnv<'_> {
+    fn declared(&self, op: &str, ty: &str) -> Result<(), HandlerError> {
+        if self.schema.types.contains_key(ty) {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.schema.types.keys().map(String::as_str).collect();
+        Err(HandlerError::new(format!(
+            "state.{op}: entity type `{ty}` is not declared (not route-derived and not in \
+             state/schema.json); known types: {}",
+            if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            }
+        )))
+    }
+
+    fn pk_of(&self, ty: &str) -> &str {
+        self.schema.primary_key(ty).unwrap_or("id")
+    }
+}
+
+impl HandlerEnv for NsEnv<'_> {
+    fn get(&self, ty: &str, id: &str) -> Option<Value> {
+        if let Some(e) = self.ns.entity(ty, id) {
+            return Some((*e.value).clone());
+        }
+        if self.ns.is_deleted(ty, id).is_some() {
+            return None;
+        }
+        self.model
+            .entity_types
+            .get(ty)
+            .and_then(|t| t.records.get(id))
+            .cloned()
+    }
+
+    fn put(&mut self, ty: &str, id: &str, record: &Value) -> Result<Value, HandlerError> {
+        self.declared("put", ty)?;
+        if !record.is_object() {
+            return Err(HandlerError::new(format!(
+                "state.put(`{ty}`, `{id}`): the record must be a table of fields (a JSON object)"
+            )));
+        }
+        let pk = self.pk_of(ty).to_string();
+        let mut entity = self
+            .get(ty, id)
+            .filter(Value::is_object)
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        util::deep_merge(&mut entity, record);
+        if let Value::Object(map) = &mut entity
+            && !map.contains_key(&pk)
+        {
+            map.insert(pk, Value::String(id.to_string()));
+        }
+        self.ns
+            .put(ty, id, entity.clone(), Origin::Synthesized, None);
+        Ok(entity)
+    }
+
+    fn delete(&mut self, ty: &str, id: &str) -> Result<bool, HandlerError> {
+        self.declared("delete", ty)?;
+        let existed = self.get(ty, id).is_some();
+        if existed {
+            self.ns.tombstone(ty, id, Origin::Synthesized);
+        }
+        Ok(existed)
+    }
+
+    fn list(&self, ty: &str) -> Vec<Value> {
+        let mut out: Vec<(String, Value)> = Vec::new();
+        if let Some(t) = self.model.entity_types.get(ty) {
+            for (id, rec) in &t.records {
+                if self.ns.is_deleted(ty, id).is_none() {
+                    out.push((id.clone(), rec.clone()));
+                }
+            }
+        }
+        if let Some(store) = self.ns.type_store(ty) {
+            for (id, e) in &store.live {
+                match out.iter_mut().find(|(k, _)| k == id) {
+                    Some(slot) => slot.1 = (*e.value).clone(),
+                    None => out.push((id.clone(), (*e.value).clone())),
+                }
+            }
+        }
+        out.into_iter().map(|(_, v)| v).collect()
+    }
+
+    fn counter(&mut self, name: &str) -> i64 {
+        let c = self.ns.counters.entry(format!("lua:{name}")).or_insert(0);
+        *c += 1;
+        *c
+    }
+
+    fn now_us(&mut self) -> i64 {
+        self.ns.now_us(self.wall)
+    }
+
+    fn advance_us(&mut self, micros: i64) {
+        self.ns.clock_offset_us = self.ns.clock_offset_us.saturating_add(micros.max(0));
+    }
+
+    fn random_u64(&mut self) -> u64 {
+        use rand::Rng;
+        self.ns.rng.next_u64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn c(method: &str, path: &str, op: Option<StateOp>) -> Vec<String> {
+        binding_candidates(method, path, op)
+    }
+
+    #[test]
+    fn create_read_update_delete_names_use_the_singular_entity() {
+        assert_eq!(
+            c("POST", "/v1/customers", Some(StateOp::Create))[..4],
+            [
+                "create_customer",
+                "add_customer",
+                "new_customer",
+                "post_customer"
+            ]
+        );
+        assert_eq!(
+            c("GET", "/v1/customers/:id", Some(StateOp::Read))[..4],
+            [
+                "get_customer",
+                "read_customer",
+                "show_customer",
+                "fetch_customer"
+            ]
+        );
+        assert_eq!(
+            c("PATCH", "/customers/:id", Some(StateOp::Update))[..4],
+            [
+                "update_customer",
+                "patch_customer",
+                "edit_customer",
+                "put_customer"
+            ]
+        );
+        assert_eq!(
+            c("DELETE", "/customers/:id", Some(StateOp::Delete))[..3],
+            ["delete_customer", "remove_customer", "destroy_customer"]
+        );
+    }
+
+    #[test]
+    fn list_names_accept_plural_singular_index_and_bare_collection() {
+        assert_eq!(
+            c("GET", "/v2/customers", Some(StateOp::List)),
+            [
+                "list_customers",
+                "list_customer",
+                "index_customers",
+                "customers"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_collection_read_never_binds_a_singular_read_handler() {
+        let names = c("GET", "/customers", Some(StateOp::List));
+        assert!(!names.iter().any(|n| n.starts_with("get_")), "{names:?}");
+        assert_eq!(
+            bind(
+                &["get_customer"],
+                &[("GET".into(), "/customers".into(), None)]
+            ),
+            [None]
+        );
+    }
+
+    #[test]
+    fn entity_is_snake_cased_and_singularized_with_raw_spelling_as_fallback() {
+        let names = c("GET", "/v1/license-agreements/:id", Some(StateOp::Read));
+        assert_eq!(names[0], "get_license_agreement");
+        assert!(names.contains(&"get_license-agreement".to_string()));
+        let names = c("GET", "/lineItems/:id", Some(StateOp::Read));
+        assert_eq!(names[0], "get_line_item");
+        assert!(names.contains(&"get_lineItem".to_string()));
+    }
+
+    #[test]
+    fn sub_resources_bind_by_method_and_last_segment() {
+        assert_eq!(c("GET", "/orders/:id/invoice", None)[0], "get_invoice");
+        assert_eq!(
+            c("GET", "/orders/:id/invoice", Some(StateOp::Read))[0],
+            "get_invoice"
+        );
+        assert_eq!(
+            c("POST", "/v1/payment_intents/:id/confirm", None)[0],
+            "post_confirm"
+        );
+    }
+
+    #[test]
+    fn nested_collections_bind_as_collections_of_their_last_segment() {
+        assert_eq!(
+            c("GET", "/orgs/:org/repos", Some(StateOp::List))[0],
+            "list_repos"
+        );
+        assert_eq!(
+            c("POST", "/orgs/:org/repos", Some(StateOp::Create))[0],
+            "create_repo"
+        );
+        assert_eq!(
+            c("GET", "/orgs/:org/repos/:repo", Some(StateOp::Read))[0],
+            "get_repo"
+        );
+    }
+
+    #[test]
+    fn unclassified_routes_are_classified_from_method_and_shape() {
+        assert_eq!(c("GET", "/widgets", None)[0], "list_widgets");
+        assert_eq!(c("POST", "/widgets", None)[0], "create_widget");
+        assert_eq!(c("GET", "/widgets/:id", None)[0], "get_widget");
+        assert_eq!(c("PUT", "/widgets/:id", None)[0], "update_widget");
+        assert_eq!(c("DELETE", "/widgets/:id", None)[0], "delete_widget");
+        assert_eq!(c("PUT", "/widgets", None), ["put_widgets"]);
+    }
+
+    #[test]
+    fn version_prefixes_are_skipped_and_the_root_binds_nothing() {
+        assert!(c("GET", "/", None).is_empty());
+        assert!(c("GET", "/v1", None).is_empty());
+        assert_eq!(c("GET", "/v1beta2/items", None)[0], "list_items");
+    }
+
+    #[test]
+    fn first_matching_name_wins() {
+        let routes = vec![
+            ("GET".to_string(), "/customers/:id".to_string(), None),
+            ("GET".to_string(), "/customers".to_string(), None),
+        ];
+        assert_eq!(
+            bind(&["fetch_customer", "get_customer", "customers"], &routes),
+            [Some("get_customer"), Some("customers")]
+        );
+    }
+
+    #[test]
+    fn singularize_and_snake_case_cover_common_spellings() {
+        for (p, s) in [
+            ("customers", "customer"),
+            ("companies", "company"),
+            ("addresses", "address"),
+            ("boxes", "box"),
+            ("matches", "match"),
+            ("people", "person"),
+            ("status", "status"),
+            ("line_items", "line_item"),
+            ("lineItems", "lineItem"),
+            ("data", "data"),
+        ] {
+            assert_eq!(singularize(p), s, "{p}");
+        }
+        assert_eq!(snake_case("license-agreements"), "license_agreements");
+        assert_eq!(snake_case("lineItems"), "line_items");
+        assert_eq!(snake_case("payment_intents"), "payment_intents");
+    }
+
+    #[test]
+    fn query_compares_scalars_across_types_and_walks_dotted_paths() {
+        let r = json!({"n": 7, "s": "7", "flag": true, "a": {"b": "x"}, "a.b": "literal",
+                       "nil": null, "arr": [1, 2]});
+        assert!(query_matches(&r, "n", &json!("7")));
+        assert!(query_matches(&r, "s", &json!(7)));
+        assert!(query_matches(&r, "flag", &json!("true")));
+        assert!(
+            query_matches(&r, "a.b", &json!("literal")),
+            "literal key wins"
+        );
+        assert!(!query_matches(&r, "a.b", &json!("x")));
+        assert!(query_matches(&json!({"a": {"b": "x"}}), "a.b", &json!("x")));
+        assert!(query_matches(&r, "nil", &Value::Null));
+        assert!(!query_matches(&r, "missing", &Value::Null));
+        assert!(query_matches(&r, "arr", &json!([1, 2])));
+        assert!(!query_matches(&r, "arr", &json!([2, 1])));
+        assert!(!query_matches(&r, "n", &json!(8)));
+    }
+}
