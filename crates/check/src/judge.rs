@@ -77,6 +77,22 @@ pub fn parse_provenance(value: &str) -> Option<Provenance> {
     })
 }
 
+/// The twin's outbound body policy, applied to a recorded body before it is compared, so both
+/// sides are in the twin's outbound-policy space (contract: `outbound-policy=applied`). Called
+/// with the exchange's source (`<session>/<index>`), its request, the route it is scored under
+/// and the recorded JSON body.
+#[derive(Clone)]
+pub struct OutboundHook(
+    #[allow(clippy::type_complexity)]
+    pub  std::sync::Arc<dyn Fn(&str, &wraith_engine::Request, &str, &mut Value) + Send + Sync>,
+);
+
+impl std::fmt::Debug for OutboundHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutboundHook(<fn>)")
+    }
+}
+
 /// Comparison settings.
 #[derive(Debug, Clone, Default)]
 pub struct DiffOptions {
@@ -86,6 +102,8 @@ pub struct DiffOptions {
     /// The outbound self-URL rewrite the twin applies (`from` origin → `to` origin), applied to
     /// the recording before diffing so both sides are in the twin's outbound-policy space.
     pub self_url_rewrite: Option<(String, String)>,
+    /// See [`OutboundHook`]; `None` compares the recorded bytes as they are.
+    pub outbound: Option<OutboundHook>,
 }
 
 /// Lookups into the model the judge needs, built once per run.
@@ -242,6 +260,9 @@ pub fn judge(
         let mut expected_body = expected_body;
         if let Some((from, to)) = &opts.self_url_rewrite {
             rewrite_body(&mut expected_body, from, to);
+        }
+        if let (Some(hook), Body::Json(v)) = (&opts.outbound, &mut expected_body) {
+            (hook.0)(source, &crate::run::request_of(ex), &route, v);
         }
         let template = if obs.replay.is_some() {
             // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).

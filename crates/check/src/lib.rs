@@ -26,7 +26,9 @@ pub mod report;
 pub mod run;
 
 pub use diff::{Category, Divergence};
-pub use judge::{DiffOptions, Observed, ReplayClaim, judge, parse_provenance, parse_replay_header};
+pub use judge::{
+    DiffOptions, Observed, OutboundHook, ReplayClaim, judge, parse_provenance, parse_replay_header,
+};
 pub use report::{Report, Thresholds};
 pub use run::{
     AuthoredRoute, CheckRun, InMemoryTwin, Twin, TwinCallError, holdout_split, replay, request_of,

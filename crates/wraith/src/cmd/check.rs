@@ -12,8 +12,8 @@ use anyhow::anyhow;
 use wraith_check::coverage::coverage;
 use wraith_check::report::HoldoutSummary;
 use wraith_check::{
-    AuthoredRoute, CheckRun, DiffOptions, InMemoryTwin, Observed, Report, Thresholds, Twin,
-    holdout_split, parse_provenance, parse_replay_header, replay,
+    AuthoredRoute, CheckRun, DiffOptions, InMemoryTwin, Observed, OutboundHook, Report, Thresholds,
+    Twin, holdout_split, parse_provenance, parse_replay_header, replay,
 };
 use wraith_engine::{
     ClockConfig, ClockMode, Engine, EngineOptions, Fidelity, IdempotencyOptions, Request,
@@ -89,7 +89,9 @@ pub fn run(args: Args) -> CmdResult {
             None => in_memory(
                 &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, "check-",
             )?,
-            Some(url) => target(&twin_name, &cfg, &model, &all, thresholds, &authored, url)?,
+            Some(url) => target(
+                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, url,
+            )?,
         };
         (report, model)
     };
@@ -182,8 +184,29 @@ fn build_engine(
         None => (None, Default::default()),
     };
     let opts = engine_options(twin_name, cfg, sessions)?;
-    Engine::new(model.clone(), schema.as_deref(), fixtures, opts)
-        .map_err(|e| CliError::usage(anyhow!("cannot build the twin's engine: {e}")))
+    let mut engine = Engine::new(model.clone(), schema.as_deref(), fixtures, opts)
+        .map_err(|e| CliError::usage(anyhow!("cannot build the twin's engine: {e}")))?;
+    // The same outbound policy `serve` declares, so recordings are compared in its space.
+    if let Some(t) = twin {
+        let policy = super::serve::outbound_policy(t, cfg.serve.strip_headers, &mut Vec::new())?;
+        engine
+            .set_outbound_policy(policy)
+            .map_err(|e| CliError::usage(anyhow!("{}: {e}", t.scrub_toml().display())))?;
+    }
+    Ok(engine)
+}
+
+/// The hook that puts each recording through `engine`'s outbound body policy, in the
+/// namespace the exchange is replayed in (`<prefix><session id>`).
+fn outbound_hook(engine: Arc<Engine>, prefix: &str) -> OutboundHook {
+    let prefix = prefix.to_string();
+    OutboundHook(Arc::new(
+        move |source: &str, req: &Request, route: &str, body: &mut serde_json::Value| {
+            let sid = source.rsplit_once('/').map_or(source, |(s, _)| s);
+            let ns = format!("{prefix}{sid}");
+            engine.outbound_recorded_body(Some(&ns), req, Some(route), body);
+        },
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,12 +220,20 @@ fn in_memory(
     authored: &[AuthoredRoute],
     prefix: &str,
 ) -> Result<Report, CliError> {
-    let engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len())?;
+    let engine = Arc::new(build_engine(
+        twin_name,
+        Some(twin),
+        cfg,
+        model,
+        sessions.len(),
+    )?);
+    let mut diff = diff_options(cfg, None);
+    diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
     let run = CheckRun {
         twin_name,
         model,
         sessions,
-        diff: diff_options(cfg, None),
+        diff,
         thresholds,
         namespace_prefix: prefix.to_string(),
         authored: authored.to_vec(),
@@ -227,6 +258,7 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
             .map(|h| h.to_ascii_lowercase())
             .collect(),
         self_url_rewrite: rewrite,
+        outbound: None,
     }
 }
 
@@ -259,12 +291,14 @@ fn holdout(
     let model = synthesis.model;
     // Fixtures are left out on purpose: a held-out check measures what the recordings teach.
     let run_on = |set: &[&RecordedSession], prefix: &str| -> Result<Report, CliError> {
-        let engine = build_engine(twin_name, None, cfg, &model, set.len())?;
+        let engine = Arc::new(build_engine(twin_name, None, cfg, &model, set.len())?);
+        let mut diff = diff_options(cfg, None);
+        diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
         let run = CheckRun {
             twin_name,
             model: &model,
             sessions: set,
-            diff: diff_options(cfg, None),
+            diff,
             thresholds,
             namespace_prefix: prefix.to_string(),
             authored: authored.to_vec(),
@@ -295,8 +329,10 @@ fn holdout(
     Ok((report, model))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn target(
     twin_name: &str,
+    twin: &TwinDir,
     cfg: &TwinConfig,
     model: &Model,
     sessions: &[&RecordedSession],
@@ -315,13 +351,25 @@ fn target(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros())
         .unwrap_or(0);
+    let prefix = format!("check-{}-{nonce}-", std::process::id());
+    // A local engine of the same model and policy puts each recording through the outbound
+    // policy the served twin applies, tracking each session's supplied values as it does.
+    let local = Arc::new(build_engine(
+        twin_name,
+        Some(twin),
+        cfg,
+        model,
+        sessions.len(),
+    )?);
+    let mut diff = diff_options(cfg, rewrite);
+    diff.outbound = Some(outbound_hook(local, &prefix));
     let run = CheckRun {
         twin_name,
         model,
         sessions,
-        diff: diff_options(cfg, rewrite),
+        diff,
         thresholds,
-        namespace_prefix: format!("check-{}-{nonce}-", std::process::id()),
+        namespace_prefix: prefix.clone(),
         authored: authored.to_vec(),
         mode: "target",
         target: Some(url),

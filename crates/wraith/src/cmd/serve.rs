@@ -120,6 +120,8 @@ pub struct Resolved {
     pub drain_timeout: Duration,
     pub idempotency: Option<IdempotencyOptions>,
     pub rewrite_self_urls: bool,
+    /// `[serve] strip_headers`: the outbound header allowlist.
+    pub strip_headers: bool,
 }
 
 /// Merge flags over `wraith.toml`: a flag always wins.
@@ -185,6 +187,7 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
         drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
         idempotency,
         rewrite_self_urls: serve.rewrite_self_urls,
+        strip_headers: serve.strip_headers,
     })
 }
 
@@ -311,7 +314,8 @@ pub fn run(args: Args) -> CmdResult {
         freshness,
         principal: principal_map(&twin, &mut warnings),
     };
-    let engine =
+    let outbound = outbound_policy(&twin, resolved.strip_headers, &mut warnings)?;
+    let mut engine =
         Engine::new(model, schema_json.as_deref(), fixtures, opts).map_err(|e| match e {
             EngineError::UnknownFixture { .. } => CliError::usage(anyhow!("--fixture: {e}")),
             other => CliError::usage(anyhow!("{}: {other}", twin.root().display())),
@@ -327,6 +331,9 @@ pub fn run(args: Args) -> CmdResult {
             warnings.push(w.clone());
         }
     }
+    engine
+        .set_outbound_policy(outbound)
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}", twin.scrub_toml().display())))?;
     let engine = Arc::new(engine);
 
     runtime.block_on(async move {
@@ -434,6 +441,110 @@ fn principal_map(
             None
         }
     }
+}
+
+/// The twin's declared outbound policy: `[serve] strip_headers`, the `scrub.toml` rules that
+/// can reach a response (header, JSONPath and regex scopes; cookie and query-parameter rules
+/// only ever match requests), its `[pii]` section, and the scrub key, so serve-time envelopes
+/// are keyed like record-time tokens. A twin without a readable `scrub.toml` still gets the
+/// default policy (header allowlist and PII pass under a fixed key), with a warning.
+pub fn outbound_policy(
+    twin: &TwinDir,
+    strip_headers: bool,
+    warnings: &mut Vec<String>,
+) -> Result<wraith_engine::OutboundPolicy, CliError> {
+    use wraith_engine::{OutboundPolicy, OutboundRule, RuleAction, RuleTarget};
+    use wraith_recording::scrub::{Action, ApplyTo, Scope, TokenizeMode};
+    let mut policy = OutboundPolicy {
+        strip_headers,
+        ..OutboundPolicy::default()
+    };
+    let path = twin.scrub_toml();
+    let scrubber = match wraith_recording::scrub::Scrubber::load(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push(format!(
+                "outbound scrub uses only the default PII pass and a fixed key ({e})"
+            ));
+            return Ok(policy);
+        }
+    };
+    for rule in &scrubber.policy().rules {
+        let target = match rule.scope {
+            Scope::Header => RuleTarget::Header {
+                name: rule.pattern.clone(),
+            },
+            Scope::Jsonpath => RuleTarget::JsonPath {
+                path: rule.pattern.clone(),
+            },
+            Scope::Regex => RuleTarget::Regex {
+                pattern: rule.pattern.clone(),
+                header_values: rule.apply_to.contains(&ApplyTo::HeaderValues),
+                body: rule.apply_to.contains(&ApplyTo::Body),
+            },
+            Scope::Cookie | Scope::QueryParam => continue,
+        };
+        let action = match rule.action {
+            Action::Tokenize => RuleAction::Tokenize,
+            Action::Pseudonymize => RuleAction::Pseudonymize,
+            Action::Redact => RuleAction::Redact,
+            Action::Mask => RuleAction::Mask {
+                replacement: rule.replacement.clone().unwrap_or_default(),
+            },
+        };
+        policy.rules.push(OutboundRule {
+            id: rule.id.clone(),
+            target,
+            action,
+        });
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let table: toml::Table = toml::from_str(&text).unwrap_or_default();
+    if let Some(pii) = table.get("pii").and_then(|v| v.as_table()) {
+        let strings = |v: Option<&toml::Value>, key: &str| -> Result<Vec<String>, CliError> {
+            match v {
+                None => Ok(Vec::new()),
+                Some(toml::Value::Array(a)) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_str().map(str::to_string).ok_or_else(|| {
+                            CliError::usage(anyhow!(
+                                "{}: [pii] {key} must be a list of path strings",
+                                path.display()
+                            ))
+                        })
+                    })
+                    .collect(),
+                Some(_) => Err(CliError::usage(anyhow!(
+                    "{}: [pii] {key} must be a list of path strings",
+                    path.display()
+                ))),
+            }
+        };
+        match pii.get("detect") {
+            None => {}
+            Some(toml::Value::Boolean(b)) => policy.pii.detect = *b,
+            Some(_) => {
+                return Err(CliError::usage(anyhow!(
+                    "{}: [pii] detect must be true or false",
+                    path.display()
+                )));
+            }
+        }
+        policy.pii.allowlist = strings(pii.get("allowlist"), "allowlist")?;
+        let fields = pii.get("fields").and_then(|f| f.as_table());
+        policy.pii.always = strings(fields.and_then(|f| f.get("always")), "fields.always")?;
+    }
+    // Serve-time envelopes are keyed from the scrub key (one-way: the key itself never leaves
+    // the scrubber), and `tokenize` matches record-time tokens exactly.
+    policy.key = scrubber
+        .tokenize("wraith-outbound-envelope-key/1")
+        .into_bytes();
+    if scrubber.policy().tokenize_mode == TokenizeMode::Hmac {
+        let s = scrubber.clone();
+        policy.tokenizer = Some(Arc::new(move |v: &str| s.tokenize(v)));
+    }
+    Ok(policy)
 }
 
 /// Re-run synth when the model is missing or older than the newest recording.
