@@ -69,6 +69,7 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
             "provenance": e.provenance,
             "route": e.route,
             "fault": e.fault,
+            "delay_ms": e.delay_ms,
         })
         .to_string(),
     }
@@ -91,6 +92,7 @@ mod tests {
             provenance: "fault".into(),
             route: Some("GET /v1/a".into()),
             fault: Some("rate_limit".into()),
+            delay_ms: 0,
             field_counts: None,
         };
         assert_eq!(

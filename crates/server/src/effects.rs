@@ -51,6 +51,8 @@ pub(crate) struct AppMeta {
     pub route: Option<String>,
     pub fault: Option<FaultKind>,
     pub field_counts: Option<FieldCounts>,
+    /// The decided simulated delay.
+    pub delay_ms: u64,
 }
 
 /// Ask the layers about `req`.
@@ -166,6 +168,7 @@ impl Observation {
                 .to_string(),
             route: meta.and_then(|m| m.route.clone()),
             fault: meta.and_then(|m| m.fault).map(|f| f.as_str().to_string()),
+            delay_ms: meta.map_or(0, |m| m.delay_ms),
             field_counts: if debug {
                 meta.and_then(|m| m.field_counts)
             } else {

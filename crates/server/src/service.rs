@@ -298,6 +298,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             route: r.route.clone(),
             fault,
             field_counts: r.field_counts,
+            delay_ms: decided.as_ref().map_or(0, |d| d.decision.delay_ms),
         });
     }
     resp

@@ -35,6 +35,9 @@ pub struct TraceEntry {
     /// The simulation layer that affected the answer (`error`, `delay`, `timeout`, `drop`,
     /// `throttle`, `partial`, `rate_limit`).
     pub fault: Option<String>,
+    /// The simulated delay the server held this answer for (latency, a delay fault or a
+    /// timeout's hold), as decided, in milliseconds.
+    pub delay_ms: u64,
     /// Per-field provenance counts (only with `--debug`, and only when the engine had them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field_counts: Option<FieldCounts>,
@@ -131,6 +134,7 @@ mod tests {
             provenance: "template".into(),
             route: None,
             fault: None,
+            delay_ms: 0,
             field_counts: None,
         }
     }
