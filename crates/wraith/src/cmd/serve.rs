@@ -20,6 +20,8 @@ use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
+mod sim_flags;
+
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -82,6 +84,8 @@ pub struct Args {
     /// Also print the startup contract as one JSON line on stdout once listening.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sim: sim_flags::SimArgs,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -334,6 +338,8 @@ pub fn run(args: Args) -> CmdResult {
     engine
         .set_outbound_policy(outbound)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", twin.scrub_toml().display())))?;
+    // A malformed fault profile, latency config or rate limit is refused before binding.
+    let layers = sim_flags::layers(&args.sim, engine.model())?;
     let engine = Arc::new(engine);
 
     runtime.block_on(async move {
@@ -375,6 +381,7 @@ pub fn run(args: Args) -> CmdResult {
         settings.debug = resolved.debug;
         settings.drain_timeout = resolved.drain_timeout;
         settings.default_clock_epoch = resolved.clock.base_epoch;
+        settings.layers = layers;
         let outcome = wraith_server::serve(listeners, engine, settings, shutdown_signal()).await;
         if outcome.drained {
             eprintln!("wraith serve: stopped");

@@ -1,0 +1,260 @@
+//! The simulation flags of `wraith serve`: faults, chaos, latency, rate limits, the trace ring
+//! and the access log, turned into the server's [`Layers`].
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::anyhow;
+use wraith_engine::sim::{
+    FaultProfile, LatencyMode, LatencyPolicy, Limit, RateAlgorithm, RateLimitConfig, RateOverride,
+    SimClock, SimConfig, Simulation, chaos_profile,
+};
+use wraith_model::Model;
+use wraith_server::{AccessLog, AccessLogFormat, Layers, TraceRing};
+
+use crate::exit::CliError;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Simulation (all off by default; shared by every session)")]
+pub struct SimArgs {
+    /// Fault profile (TOML: `name`, `[[rules]]` with `route`, `percentage`, optional
+    /// `header_match` and `count`, and `[rules.fault_type]` of type error, delay, timeout,
+    /// drop, throttle or partial). First matching rule wins. A malformed file is refused.
+    #[arg(long, value_name = "FILE")]
+    pub fault_profile: Option<PathBuf>,
+    /// Seed of the fault RNG (ChaCha8) that rolls each rule's percentage. Default 0.
+    #[arg(long, value_name = "N")]
+    pub fault_seed: Option<u64>,
+    /// Derive a fault profile from the model's routes (≈30% errors, ≈25% delays, ≈15%
+    /// throttling, ≈5% timeouts): the same seed and twin always give the same profile. Its
+    /// rules follow any --fault-profile rules.
+    #[arg(long, value_name = "N")]
+    pub chaos_seed: Option<u64>,
+    /// How responses are delayed (slept after the twin answered). recorded = each route's
+    /// recorded p50/p90/p99; normal = --latency-ms mean, --latency-stddev-ms spread.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub latency_mode: Option<LatencyModeArg>,
+    /// fixed: the delay; normal: the mean.
+    #[arg(long, value_name = "MS")]
+    pub latency_ms: Option<u64>,
+    /// uniform: lower bound.
+    #[arg(long, value_name = "MS")]
+    pub latency_min_ms: Option<u64>,
+    /// uniform: upper bound (reversed bounds are swapped).
+    #[arg(long, value_name = "MS")]
+    pub latency_max_ms: Option<u64>,
+    /// percentile: median delay.
+    #[arg(long, value_name = "MS")]
+    pub latency_p50: Option<u64>,
+    /// percentile: 95th percentile (default: the p50).
+    #[arg(long, value_name = "MS")]
+    pub latency_p95: Option<u64>,
+    /// percentile: 99th percentile (default: the p95).
+    #[arg(long, value_name = "MS")]
+    pub latency_p99: Option<u64>,
+    /// normal: standard deviation. Default 0.
+    #[arg(long, value_name = "MS")]
+    pub latency_stddev_ms: Option<f64>,
+    /// Latency config (TOML: `[default] mode, mean_ms, stddev_ms, …` and `[[routes]] route,
+    /// mode, ms, …`). --latency-mode, when given, replaces its [default].
+    #[arg(long, value_name = "FILE")]
+    pub latency_config: Option<PathBuf>,
+    /// Seed of the latency RNG. Default 0.
+    #[arg(long, value_name = "N")]
+    pub latency_seed: Option<u64>,
+    /// Enable rate limiting; with a value (`N/W`, e.g. `100/60` or `5/1sec`), every route gets
+    /// that limit per session unless an override matches.
+    #[arg(long, value_name = "N/W", num_args = 0..=1, default_missing_value = "")]
+    pub rate_limit: Option<String>,
+    /// A per-route limit, repeatable: `"METHOD /path=N/Wsec"`, e.g. `"GET /v1/foo=5/1sec"`
+    /// (`=5/60` means 60 seconds). Implies --rate-limit.
+    #[arg(long, value_name = "SPEC")]
+    pub rate_limit_override: Vec<String>,
+    /// Window algorithm of the rate limits.
+    #[arg(long, value_enum, value_name = "ALGO")]
+    pub rate_limit_algorithm: Option<RateAlgorithmArg>,
+    /// Keep the last requests in a ring served at /__wraith/trace/log and /__wraith/trace/{id}.
+    #[arg(long)]
+    pub trace: bool,
+    /// Entries the trace ring keeps (oldest evicted first). Default 1000.
+    #[arg(long, value_name = "N")]
+    pub trace_capacity: Option<usize>,
+    /// One line per request on stderr. Default: compact on a terminal, json when piped.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub access_log: Option<AccessLogArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LatencyModeArg {
+    None,
+    Fixed,
+    Uniform,
+    Percentile,
+    Recorded,
+    Normal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RateAlgorithmArg {
+    Fixed,
+    Sliding,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AccessLogArg {
+    Compact,
+    Json,
+    Off,
+}
+
+fn read(path: &Path, what: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| {
+        CliError::usage(anyhow!(
+            "{what} {}: cannot read the file: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// The simulation configuration the flags ask for.
+pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> {
+    let mut faults: Option<FaultProfile> = None;
+    if let Some(path) = &args.fault_profile {
+        let text = read(path, "--fault-profile")?;
+        let profile = FaultProfile::parse(&path.display().to_string(), &text)
+            .map_err(|e| CliError::usage(anyhow!("--fault-profile: {e}")))?;
+        faults = Some(profile);
+    }
+    if let Some(seed) = args.chaos_seed {
+        let chaos = chaos_profile(model, seed);
+        match &mut faults {
+            Some(p) => p.rules.extend(chaos.rules),
+            None => faults = Some(chaos),
+        }
+    }
+    let mut latency = match &args.latency_config {
+        Some(path) => {
+            let text = read(path, "--latency-config")?;
+            LatencyPolicy::parse_config(&path.display().to_string(), &text)
+                .map_err(|e| CliError::usage(anyhow!("--latency-config: {e}")))?
+        }
+        None => LatencyPolicy::default(),
+    };
+    if let Some(mode) = args.latency_mode {
+        let need = |v: Option<u64>, flag: &str, mode: &str| {
+            v.ok_or_else(|| CliError::usage(anyhow!("--latency-mode {mode} needs {flag}")))
+        };
+        latency.default = match mode {
+            LatencyModeArg::None => LatencyMode::None,
+            LatencyModeArg::Fixed => LatencyMode::Fixed {
+                ms: need(args.latency_ms, "--latency-ms", "fixed")?,
+            },
+            LatencyModeArg::Uniform => {
+                let a = need(args.latency_min_ms, "--latency-min-ms", "uniform")?;
+                let b = need(args.latency_max_ms, "--latency-max-ms", "uniform")?;
+                LatencyMode::Uniform {
+                    min_ms: a.min(b),
+                    max_ms: a.max(b),
+                }
+            }
+            LatencyModeArg::Percentile => {
+                let p50 = need(args.latency_p50, "--latency-p50", "percentile")?;
+                let p95 = args.latency_p95.unwrap_or(p50);
+                LatencyMode::Percentile {
+                    p50,
+                    p95,
+                    p99: args.latency_p99.unwrap_or(p95),
+                }
+            }
+            LatencyModeArg::Recorded => LatencyMode::Recorded,
+            LatencyModeArg::Normal => {
+                let stddev_ms = args.latency_stddev_ms.unwrap_or(0.0);
+                if !(stddev_ms.is_finite() && stddev_ms >= 0.0) {
+                    return Err(CliError::usage(anyhow!(
+                        "--latency-stddev-ms must be a finite number >= 0"
+                    )));
+                }
+                LatencyMode::Normal {
+                    mean_ms: need(args.latency_ms, "--latency-ms (the mean)", "normal")? as f64,
+                    stddev_ms,
+                }
+            }
+        };
+    }
+    let rate_limit = if args.rate_limit.is_some() || !args.rate_limit_override.is_empty() {
+        let default = match args.rate_limit.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(spec) => Some(
+                Limit::parse(spec)
+                    .map_err(|reason| CliError::usage(anyhow!("--rate-limit {spec}: {reason}")))?,
+            ),
+        };
+        let overrides = args
+            .rate_limit_override
+            .iter()
+            .map(|o| RateOverride::parse(o))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CliError::usage(anyhow!("--rate-limit-override: {e}")))?;
+        Some(RateLimitConfig {
+            default,
+            overrides,
+            algorithm: match args.rate_limit_algorithm {
+                Some(RateAlgorithmArg::Sliding) => RateAlgorithm::Sliding,
+                Some(RateAlgorithmArg::Fixed) | None => RateAlgorithm::Fixed,
+            },
+        })
+    } else {
+        None
+    };
+    Ok(SimConfig {
+        faults,
+        fault_seed: args.fault_seed.unwrap_or(0),
+        latency,
+        latency_seed: args.latency_seed.unwrap_or(0),
+        rate_limit,
+    })
+}
+
+/// Monotonic time anchored at the wall clock once: unix microseconds that never run backwards
+/// (rate-limit windows must not jump when the system clock is adjusted).
+fn monotonic_unix_clock() -> SimClock {
+    let base = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let start = Instant::now();
+    Arc::new(move || {
+        base.saturating_add(i64::try_from(start.elapsed().as_micros()).unwrap_or(i64::MAX))
+    })
+}
+
+/// The server's layers for these flags.
+pub fn layers(args: &SimArgs, model: &Model) -> Result<Layers, CliError> {
+    let cfg = sim_config(args, model)?;
+    let simulation =
+        (!cfg.is_off()).then(|| Arc::new(Simulation::new(cfg, model, monotonic_unix_clock())));
+    let trace = args
+        .trace
+        .then(|| Arc::new(TraceRing::new(args.trace_capacity.unwrap_or(1000))));
+    let format = match args.access_log {
+        Some(AccessLogArg::Off) => None,
+        Some(AccessLogArg::Compact) => Some(AccessLogFormat::Compact),
+        Some(AccessLogArg::Json) => Some(AccessLogFormat::Json),
+        None if std::io::stderr().is_terminal() => Some(AccessLogFormat::Compact),
+        None => Some(AccessLogFormat::Json),
+    };
+    let access_log = format.map(|format| AccessLog {
+        format,
+        sink: Arc::new(|line: &str| {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+        }),
+    });
+    Ok(Layers {
+        simulation,
+        trace,
+        access_log,
+    })
+}
