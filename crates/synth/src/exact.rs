@@ -12,18 +12,20 @@ use crate::observe::{Obs, RespBody};
 use crate::routes::RouteGroup;
 use crate::variants::volatile_rule;
 
-/// The exact-replay entries of a route, sorted by key.
-pub fn exact_index(group: &RouteGroup, obs: &[Obs<'_>]) -> Vec<ExactEntry> {
+/// The exact-replay entries of a route, sorted by key. Moves each observation's parsed
+/// response body into its moment (the observation keeps an empty body): call it last.
+pub fn exact_index(group: &RouteGroup, obs: &mut [Obs<'_>]) -> Vec<ExactEntry> {
     let mut entries: BTreeMap<RequestKey, Vec<Moment>> = BTreeMap::new();
     for i in &group.obs {
-        let o = &obs[*i];
+        let o = &mut obs[*i];
         let req = &o.ex.request;
         let ct = req
             .content_type
             .as_deref()
             .or_else(|| o.ex.request_header("content-type"));
         let key = wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body);
-        entries.entry(key).or_default().push(moment(o));
+        let body = std::mem::replace(&mut o.resp, RespBody::Empty);
+        entries.entry(key).or_default().push(moment(o, body));
     }
     entries
         .into_iter()
@@ -31,8 +33,8 @@ pub fn exact_index(group: &RouteGroup, obs: &[Obs<'_>]) -> Vec<ExactEntry> {
         .collect()
 }
 
-/// One recorded answer, volatile headers removed.
-pub fn moment(o: &Obs<'_>) -> Moment {
+/// One recorded answer (with its response body `resp`), volatile headers removed.
+pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
     let mut headers = Vec::new();
     for (name, values) in &o.ex.response.headers {
         let lower = name.to_ascii_lowercase();
@@ -43,16 +45,14 @@ pub fn moment(o: &Obs<'_>) -> Moment {
             headers.push((lower.clone(), v.clone()));
         }
     }
-    let body = match &o.resp {
+    let body = match resp {
         RespBody::Empty => RecordedBody::Empty,
-        RespBody::Json(v) => RecordedBody::Json { value: v.clone() },
-        RespBody::Text(t) => RecordedBody::Text { text: t.clone() },
-        RespBody::Binary(b) | RespBody::BadJson(b) => match std::str::from_utf8(b) {
-            Ok(t) => RecordedBody::Text {
-                text: t.to_string(),
-            },
-            Err(_) => RecordedBody::Binary {
-                base64: base64::engine::general_purpose::STANDARD.encode(b),
+        RespBody::Json(value) => RecordedBody::Json { value },
+        RespBody::Text(text) => RecordedBody::Text { text },
+        RespBody::Binary(b) | RespBody::BadJson(b) => match String::from_utf8(b) {
+            Ok(text) => RecordedBody::Text { text },
+            Err(e) => RecordedBody::Binary {
+                base64: base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
             },
         },
     };

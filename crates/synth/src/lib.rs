@@ -113,6 +113,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let plans = state::plan_routes(&templated, &obs);
 
     let entity_types = state::entity_types(&templated, &plans, &obs);
+    let symbols = symbols::symbol_table(&obs);
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
     for (group, plan) in templated.iter().zip(plans.routes.iter()) {
         let id_shape = plan
@@ -123,13 +124,18 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         let route = build_route(group, plan, id_shape, &obs, &mut diagnostics);
         built.push(route);
     }
+    // Exact replay last: it moves each parsed response body out of its observation instead of
+    // copying it, so the recordings' bodies are held once (the largest part of the model).
+    let exchanges = obs.len();
+    for (route, group) in built.iter_mut().zip(&templated) {
+        route.exact = exact::exact_index(group, &mut obs);
+    }
+    drop(obs);
 
     built.sort_by(|a, b| (&a.path, &a.method, &a.origin).cmp(&(&b.path, &b.method, &b.origin)));
     diagnostics
         .sort_by(|a, b| (&a.route, &a.code, &a.message).cmp(&(&b.route, &b.code, &b.message)));
     diagnostics.dedup();
-
-    let symbols = symbols::symbol_table(&obs);
 
     let model = Model {
         schema_version: wraith_model::MODEL_SCHEMA_VERSION,
@@ -142,7 +148,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         entity_types,
         diagnostics,
     };
-    let summary = summarize(&model, &symbols, obs.len(), opts);
+    let summary = summarize(&model, &symbols, exchanges, opts);
     Synthesis {
         model,
         symbols,
@@ -193,7 +199,6 @@ fn build_route(
     {
         variants::mint_primary_key(&mut variants, pk, shape);
     }
-    let exact = exact::exact_index(group, obs);
     let list = if plan.state_op == Some(StateOp::List) {
         list::list_shape(group, plan, obs)
     } else {
@@ -211,7 +216,8 @@ fn build_route(
         parent_params: plan.parent_params.clone(),
         list,
         variants,
-        exact,
+        // Filled by `synthesize` once every other stage is done (see there).
+        exact: Vec::new(),
         known_param_tuples: known_param_tuples(group, obs),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,

