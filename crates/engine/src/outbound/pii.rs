@@ -400,4 +400,17 @@ mod tests {
         assert!(!is_credential("token_type", "Bearer"));
         assert!(is_credential("note", "ghp_0123456789abcdefghij"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn envelopes_are_injective_and_stable(a in ".{0,40}", b in ".{0,40}") {
+            let key = b"k";
+            for class in [Class::Email, Class::Phone, Class::Name, Class::Credential] {
+                let (ea, eb) = (envelope(key, class, &a), envelope(key, class, &b));
+                proptest::prop_assert_eq!(a == b, ea == eb);
+                proptest::prop_assert_eq!(&ea, &envelope(key, class, &a));
+                proptest::prop_assert!(is_envelope(&ea));
+            }
+        }
+    }
 }
