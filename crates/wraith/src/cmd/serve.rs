@@ -85,7 +85,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub sim: sim_flags::SimArgs,
+    pub sim: Box<sim_flags::SimArgs>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
