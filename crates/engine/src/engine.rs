@@ -1,7 +1,7 @@
 //! The [`Engine`]: shared, immutable serving data plus the namespace registry, and the dispatch
 //! pipeline every application request goes through.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -240,52 +240,30 @@ impl Engine {
     }
 
     /// Put a recorded body through the same outbound body passes a response of `route`
-    /// (`METHOD /template`, as in `X-Wraith-Route` under synth) gets in namespace `session`:
-    /// what `wraith check` compares a served body against. The values this session supplied
-    /// so far (this request's included, which is recorded into the namespace here) are exempt
-    /// as echoes, exactly as when serving. Returns whether anything changed. The self-URL
-    /// rewrite is not part of this (the caller knows the twin's origin).
+    /// (`METHOD /template`, as in `X-Wraith-Route`) gets, with the values of `req` exempt as
+    /// echoes: what `wraith check` compares a served body against. Returns whether anything
+    /// changed. The self-URL rewrite is not part of this (the caller knows the twin's origin).
     pub fn outbound_recorded_body(
         &self,
-        session: Option<&str>,
         req: &Request,
         route: Option<&str>,
         body: &mut Value,
     ) -> bool {
         let r = route.and_then(|name| self.router.info.iter().position(|i| i.name == name));
-        let mut fresh = outbound::SessionValues::default();
-        let key = NsKey::from_header(session);
-        let ns = self
-            .registry
-            .get_or_create(&key, || {
-                self.make_namespace(key.clone(), self.lazy_settings())
-            })
-            .ok();
-        let mut guard = ns.as_ref().map(|n| n.lock());
-        let values = match guard.as_deref_mut() {
-            Some(n) => &mut n.outbound,
-            None => &mut fresh,
-        };
+        let mut session = outbound::SessionValues::default();
         if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
-            values.add_json(&b);
+            session.add_json(&b);
         }
         for (_, v) in util::parse_query(&req.query) {
-            values.add(&v);
+            session.add(&v);
         }
-        if let Some(r) = r
-            && let Ok(path) = util::normalize_path(&req.path)
-            && let Some(m) = self
-                .router
-                .at(&self.model.routes[r].method, &path, req.header("host"))
-        {
-            for (_, v) in &m.params {
-                values.add(v);
-            }
+        for seg in req.path.split('/') {
+            session.add(&util::percent_decode(seg));
         }
         let origins = Origins::default();
         let ctx = outbound::BodyCtx {
             origins: &origins,
-            session: Some(values),
+            session: Some(&session),
             evidence: r.and_then(|r| self.evidence.get(r)),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route.unwrap_or(""),
@@ -754,13 +732,67 @@ impl Engine {
             );
         };
         let variant = &route.variants[vi];
-        match op {
+        let mut out = match op {
             Some(StateOp::Create) => self.op_create(ns, call, variant),
             Some(StateOp::Read) => self.op_read(ns, call, variant),
             Some(StateOp::Update) => self.op_update(ns, call, variant),
             Some(StateOp::Delete) => self.op_delete(ns, call, variant),
-            Some(StateOp::List) => self.op_list(ns, call, variant),
+            Some(StateOp::List) => return self.op_list(ns, call, variant),
             None => self.render_variant(ns, call, variant).0,
+        };
+        // A rendered answer's recorded `Link` names a recorded page, not this one.
+        let keys = self.page_keys(&out.body, call.m.route);
+        self.relink(call, &mut out, &keys);
+        out
+    }
+
+    /// The primary keys of the items of a page body (the route's list items, else a
+    /// top-level array).
+    fn page_keys(&self, body: &OutBody, r: usize) -> HashSet<String> {
+        let route = &self.model.routes[r];
+        let pk = route
+            .entity_type
+            .as_deref()
+            .map_or_else(|| "id".to_string(), |t| self.pk_of(t));
+        page_items(body, route.list.as_ref().map(|s| s.items_pointer.as_str()))
+            .iter()
+            .filter_map(|i| i.get(&pk).and_then(fixtures::scalar_key))
+            .collect()
+    }
+
+    /// Re-point (or drop) the `Link` header of an answer that is not a verbatim recorded
+    /// page; `recorded_keys` are the item keys the recorded link may name.
+    fn relink(&self, call: &Call<'_>, out: &mut Out, recorded_keys: &HashSet<String>) {
+        let Some(link) = out
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("link"))
+            .map(|(_, v)| v.clone())
+        else {
+            return;
+        };
+        let route = &self.model.routes[call.m.route];
+        let pk = route
+            .entity_type
+            .as_deref()
+            .map_or_else(|| "id".to_string(), |t| self.pk_of(t));
+        let items = page_items(
+            &out.body,
+            route.list.as_ref().map(|s| s.items_pointer.as_str()),
+        );
+        let origin = self.twin_origin(call.req);
+        let rebuilt = list::relink(
+            &link,
+            items,
+            recorded_keys,
+            &pk,
+            origin.as_deref(),
+            &call.path,
+            &call.query,
+        );
+        out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
+        if let Some(l) = rebuilt {
+            out.headers.push(("link".to_string(), l));
         }
     }
 
@@ -1167,8 +1199,10 @@ impl Engine {
         {
             let pk = self.pk_of(&ty);
             let base = self.lists[r].as_ref();
+            let recorded_keys = self.page_keys(&OutBody::Json(body.clone()), r);
             if list::merge_into_moment(body, shape, &ty, &pk, ns, &call.m.params, base) {
                 out.replay = None;
+                self.relink(call, &mut out, &recorded_keys);
             }
         }
         if (200..300).contains(&moment.status) && !call.head {
@@ -1602,8 +1636,10 @@ impl Engine {
             ns,
             body,
         );
+        // The variant's recorded `Link` names a recorded page: only the served page's own
+        // links go out (none for an empty or single page).
+        out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
         if let Some(link) = page.link {
-            out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
             out.headers.push(("link".to_string(), link));
         }
         if page.fixture_items > 0 {
@@ -1690,6 +1726,18 @@ impl Engine {
             field_counts: counts,
         }
     }
+}
+
+/// The items of a page body: under the list shape's pointer, else a top-level array.
+fn page_items<'b>(body: &'b OutBody, items_pointer: Option<&str>) -> &'b [Value] {
+    let OutBody::Json(v) = body else {
+        return &[];
+    };
+    let found = match items_pointer {
+        Some(p) => json_pointer_get(v, p),
+        None => Some(v),
+    };
+    found.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
 fn provision_info(session: &str, ns: &Namespace, created: bool) -> ProvisionInfo {

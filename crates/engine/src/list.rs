@@ -461,3 +461,119 @@ pub(crate) fn serve_list(
         fixture_items,
     }
 }
+
+/// One `<url>; rel="…"` entry of a `Link` header.
+struct LinkEntry {
+    url: String,
+    rel: String,
+}
+
+fn parse_link_header(value: &str) -> Vec<LinkEntry> {
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let part = part.trim();
+        let Some(rest) = part.strip_prefix('<') else {
+            continue;
+        };
+        let Some((url, params)) = rest.split_once('>') else {
+            continue;
+        };
+        let rel = params
+            .split(';')
+            .filter_map(|p| p.trim().strip_prefix("rel="))
+            .map(|r| r.trim_matches('"').to_string())
+            .next()
+            .unwrap_or_default();
+        out.push(LinkEntry {
+            url: url.to_string(),
+            rel,
+        });
+    }
+    out
+}
+
+/// Rebuild the `Link` header of an answer that is not a verbatim recorded page (a rendered
+/// variant, or a recorded page this session's writes changed).
+///
+/// A recorded `Link` names the recorded request's path and the recorded page's first/last
+/// item ids; served as is, it points a client at a page unrelated to the one it got — and a
+/// client that follows `prev`/`next` until no link is left loops forever when every page
+/// carries the same link. So each entry is re-pointed at this request's path and query, its
+/// paging parameter (the one whose recorded value was an item key of the page) set to the
+/// served page's last (`next`) or first (other rels) item key. An entry is dropped when the
+/// page is empty, when its paging parameter cannot be identified, or when it would not move
+/// past the request's own value for that parameter: pagination always terminates.
+pub(crate) fn relink(
+    link: &str,
+    items: &[Value],
+    recorded_keys: &HashSet<String>,
+    pk: &str,
+    origin: Option<&str>,
+    path: &str,
+    query: &[(String, String)],
+) -> Option<String> {
+    if items.is_empty() {
+        return None;
+    }
+    let entries = parse_link_header(link);
+    // Paging parameter of each entry: a query parameter whose recorded value was an item key.
+    let paging: Vec<Option<String>> = entries
+        .iter()
+        .map(|e| {
+            let (_, q) = e.url.split_once('?')?;
+            crate::util::parse_query(q)
+                .into_iter()
+                .find(|(_, v)| recorded_keys.contains(v))
+                .map(|(k, _)| k)
+        })
+        .collect();
+    let paging_names: HashSet<&str> = paging.iter().flatten().map(String::as_str).collect();
+    let key_of = |it: &Value| it.get(pk).and_then(scalar_key);
+    let (Some(first), Some(last)) = (
+        items.first().and_then(key_of),
+        items.last().and_then(key_of),
+    ) else {
+        return None;
+    };
+    let base = match origin {
+        Some(o) => format!("{o}{path}"),
+        None => path.to_string(),
+    };
+    let mut parts = Vec::new();
+    for (e, param) in entries.iter().zip(&paging) {
+        let Some(param) = param else {
+            continue;
+        };
+        let value = if e.rel == "next" { &last } else { &first };
+        if q(query, param) == Some(value.as_str()) {
+            // No progress: following this link would return this very page again.
+            continue;
+        }
+        let mut pairs: Vec<(String, String)> = query
+            .iter()
+            .filter(|(k, _)| !paging_names.contains(k.as_str()))
+            .cloned()
+            .collect();
+        pairs.push((param.clone(), value.clone()));
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let qs: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", url_escape(k), url_escape(v)))
+            .collect();
+        parts.push(format!("<{base}?{}>; rel=\"{}\"", qs.join("&"), e.rel));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Percent-encode a query component (unreserved characters stay).
+fn url_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'[' | b']') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
