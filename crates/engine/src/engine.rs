@@ -240,30 +240,52 @@ impl Engine {
     }
 
     /// Put a recorded body through the same outbound body passes a response of `route`
-    /// (`METHOD /template`, as in `X-Wraith-Route`) gets, with the values of `req` exempt as
-    /// echoes: what `wraith check` compares a served body against. Returns whether anything
-    /// changed. The self-URL rewrite is not part of this (the caller knows the twin's origin).
+    /// (`METHOD /template`, as in `X-Wraith-Route` under synth) gets in namespace `session`:
+    /// what `wraith check` compares a served body against. The values this session supplied
+    /// so far (this request's included, which is recorded into the namespace here) are exempt
+    /// as echoes, exactly as when serving. Returns whether anything changed. The self-URL
+    /// rewrite is not part of this (the caller knows the twin's origin).
     pub fn outbound_recorded_body(
         &self,
+        session: Option<&str>,
         req: &Request,
         route: Option<&str>,
         body: &mut Value,
     ) -> bool {
         let r = route.and_then(|name| self.router.info.iter().position(|i| i.name == name));
-        let mut session = outbound::SessionValues::default();
+        let mut fresh = outbound::SessionValues::default();
+        let key = NsKey::from_header(session);
+        let ns = self
+            .registry
+            .get_or_create(&key, || {
+                self.make_namespace(key.clone(), self.lazy_settings())
+            })
+            .ok();
+        let mut guard = ns.as_ref().map(|n| n.lock());
+        let values = match guard.as_deref_mut() {
+            Some(n) => &mut n.outbound,
+            None => &mut fresh,
+        };
         if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
-            session.add_json(&b);
+            values.add_json(&b);
         }
         for (_, v) in util::parse_query(&req.query) {
-            session.add(&v);
+            values.add(&v);
         }
-        for seg in req.path.split('/') {
-            session.add(&util::percent_decode(seg));
+        if let Some(r) = r
+            && let Ok(path) = util::normalize_path(&req.path)
+            && let Some(m) = self
+                .router
+                .at(&self.model.routes[r].method, &path, req.header("host"))
+        {
+            for (_, v) in &m.params {
+                values.add(v);
+            }
         }
         let origins = Origins::default();
         let ctx = outbound::BodyCtx {
             origins: &origins,
-            session: Some(&session),
+            session: Some(values),
             evidence: r.and_then(|r| self.evidence.get(r)),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route.unwrap_or(""),
