@@ -12,9 +12,10 @@
 //! 5. **observed** — anything else, served as one of the recorded examples.
 //!
 //! Objects unify key by key (keys missing from some observations become optional fields with
-//! their presence ratio); arrays of one length with scalar items unify position by position,
-//! others become variable-length lists whose items are clustered by shape, one anti-unified
-//! representative per shape (at most 8, first seen first), rendered to the median length.
+//! their presence ratio); arrays that had one length in every observation unify position by
+//! position (a tuple), others become variable-length lists whose items are clustered by shape,
+//! one anti-unified representative per shape (at most 8, first seen first), rendered to the
+//! median length.
 
 use std::collections::BTreeMap;
 
@@ -181,10 +182,9 @@ impl Unifier<'_> {
             .collect();
         let len0 = arrays.first().map(|(a, _)| a.len()).unwrap_or(0);
         let same_len = arrays.iter().all(|(a, _)| a.len() == len0);
-        let any_container = arrays
-            .iter()
-            .any(|(a, _)| a.iter().any(|v| v.is_object() || v.is_array()));
-        if same_len && !any_container {
+        // Every observation had the same length: a fixed collection (a catalogue of regions,
+        // one recorded page), unified position by position so it replays item for item.
+        if same_len {
             let items = (0..len0)
                 .map(|i| {
                     let col: Vec<(&Value, usize)> =
