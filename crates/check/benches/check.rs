@@ -103,3 +103,70 @@ fn linode_engine_only(bencher: Bencher<'_, '_>) {
             }
         });
 }
+
+/// A twin that answers every request with exactly the recorded response (as a verbatim claim):
+/// the judging cost of a perfect twin, without the engine.
+struct RecordedTwin {
+    answers: std::collections::VecDeque<wraith_check::Observed>,
+}
+
+impl wraith_check::Twin for RecordedTwin {
+    fn call(
+        &mut self,
+        _session: &str,
+        _req: &wraith_engine::Request,
+    ) -> Result<wraith_check::Observed, String> {
+        self.answers
+            .pop_front()
+            .ok_or_else(|| "no more answers".to_string())
+    }
+}
+
+#[divan::bench(sample_count = 10)]
+fn linode_judge_only_perfect_twin(bencher: Bencher<'_, '_>) {
+    let base = "https://api.linode.com/v4beta";
+    let sessions = support::har_sessions("linode", base, None);
+    let model = support::synth(&sessions, "linode", base);
+    let all: Vec<_> = sessions.iter().collect();
+    let answers: Vec<wraith_check::Observed> = sessions
+        .iter()
+        .flat_map(|s| s.exchanges.iter())
+        .map(|ex| wraith_check::Observed {
+            status: ex.response.status,
+            headers: ex
+                .response
+                .headers
+                .iter()
+                .filter_map(|(k, v)| v.first().map(|v| (k.clone(), v.clone())))
+                .collect(),
+            body: ex.response_body(),
+            provenance: Some(wraith_engine::Provenance::Recorded),
+            route: None,
+            replay: Some(wraith_check::ReplayClaim {
+                class: wraith_engine::ReplayClass::SeriesMoment,
+                outbound_policy_applied: false,
+            }),
+        })
+        .collect();
+    bencher
+        .counter(ItemsCount::new(answers.len()))
+        .with_inputs(|| RecordedTwin {
+            answers: answers.clone().into(),
+        })
+        .bench_local_refs(|tw| {
+            let run = wraith_check::CheckRun {
+                twin_name: "linode",
+                model: &model,
+                sessions: &all,
+                diff: wraith_check::DiffOptions::default(),
+                thresholds: wraith_check::Thresholds::default(),
+                namespace_prefix: "bench-".into(),
+                authored: Vec::new(),
+                mode: "in_memory",
+                target: None,
+            };
+            let r = wraith_check::replay(&run, tw, &mut || {}).unwrap();
+            assert_eq!(r.score_bp, 10_000);
+            r
+        });
+}

@@ -69,20 +69,54 @@ pub fn drift_id(
         route.as_bytes(),
         path.as_bytes(),
         category.as_str().as_bytes(),
-        canonical(expected).as_bytes(),
-        canonical(actual).as_bytes(),
     ] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
+    hash_canonical(&mut h, expected);
+    hash_canonical(&mut h, actual);
     let digest = h.finalize();
     format!("drift-{}", wraith_model::request_key::hex(&digest[..8]))
 }
 
-fn canonical(v: &Value) -> String {
-    let mut v = v.clone();
-    wraith_model::canonical::sort_keys(&mut v);
-    v.to_string()
+/// Feed a value to the hash in a canonical, unambiguous encoding (object keys sorted, strings
+/// length-prefixed), without building the JSON text: a check can find many divergences.
+fn hash_canonical(h: &mut Sha256, v: &Value) {
+    match v {
+        Value::Null => h.update(b"n"),
+        Value::Bool(b) => h.update(if *b { b"t" } else { b"f" }),
+        Value::Number(n) => {
+            let s = n.to_string();
+            h.update(b"#");
+            h.update((s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        Value::String(s) => {
+            h.update(b"s");
+            h.update((s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        Value::Array(a) => {
+            h.update(b"[");
+            h.update((a.len() as u64).to_le_bytes());
+            for x in a {
+                hash_canonical(h, x);
+            }
+        }
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_unstable();
+            h.update(b"{");
+            h.update((keys.len() as u64).to_le_bytes());
+            for k in keys {
+                h.update((k.len() as u64).to_le_bytes());
+                h.update(k.as_bytes());
+                if let Some(x) = m.get(k) {
+                    hash_canonical(h, x);
+                }
+            }
+        }
+    }
 }
 
 /// The whole report.
