@@ -1,0 +1,896 @@
+//! The handler runtime: one sandboxed Luau VM per invocation.
+//!
+//! # What a handler sees
+//!
+//! A handler file is a chunk run once per request. It either uses `emit` or returns a value (a
+//! table becomes the JSON body, a string the raw body, status 200); a chunk that returns a
+//! function has that function called with `req`, and its return value is used the same way.
+//!
+//! - `req`: `method`, `path`, `headers` (lowercase names; repeated headers joined with `, `),
+//!   `query` (first value of each name), `params` (path parameters by the route's names),
+//!   `body` (raw string, or `nil` when empty), `json` (the decoded body, or `nil`).
+//! - `emit`: `status(n)`, `header(name, value)` (replaces a header of the same name),
+//!   `json(value)`, `body(string | table)` (a table is an alias of `json`),
+//!   `error(status, code, message)` → `{"error":{"code":…,"message":…}}`.
+//! - `state` (the session's entity store, shared with the CRUD engine): `get(type, id)`,
+//!   `put(type, id, record)` (deep-merge upsert, returns the stored record),
+//!   `delete(type, id)` (whether it existed), `list(type)`, `query(type, field, value)`,
+//!   `count(type)`, `counter(name)`. Writing a type that is neither route-derived nor declared
+//!   in `state/schema.json` fails the handler.
+//! - `clock`: `now()` (a reading of the session clock, unix seconds), `advance(secs)` (default
+//!   1 s; moves the session clock for every later reading, templates included).
+//! - `wraith`: `import(name)` (a module of `lua/lib/`, run once per invocation in its own
+//!   global scope, its return value cached), `json_decode(s)` (value, or `nil` and a message),
+//!   `json_encode(v)`, `array_mt` (set it on an empty table to encode `[]`), `null` (the JSON
+//!   `null` sentinel; decoded nulls are this value).
+//! - `math.random` draws from the session's seeded RNG (`math.randomseed` is a no-op);
+//!   `os.time()` and `os.clock()` read the session clock. Nothing else of `os` exists.
+//!
+//! # Sandbox and budgets
+//!
+//! Luau with `sandbox(true)` (read-only globals and libraries), without `io`, `debug`,
+//! `require`, `loadstring`, `getfenv`/`setfenv`, `newproxy` or the `raw*` functions; `print`
+//! prints nothing. Each invocation has a wall-clock deadline ([`ScriptOptions::deadline`],
+//! 100 ms), a memory limit on top of what the VM and the request use at start
+//! ([`ScriptOptions::max_memory_bytes`], `[serve.lua] max_memory_kb`), and an instruction
+//! budget ([`ScriptOptions::max_interrupts`]). Luau has no per-instruction hook: its interrupt
+//! fires at function calls and loop back-edges, so the budget counts those. 100,000 interrupts
+//! bound the calls plus loop iterations; straight-line code between two of them is not counted
+//! (it cannot run long without looping or calling).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mlua::chunk::{ChunkMode, Compiler};
+use mlua::{Function, Lua, LuaOptions, LuaSerdeExt, MultiValue, StdLib, Table, Value, VmState};
+use serde_json::Value as Json;
+use wraith_engine::{
+    Handler, HandlerBody, HandlerEnv, HandlerError, HandlerRequest, HandlerResponse,
+};
+
+/// Per-invocation budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptOptions {
+    /// Memory the handler may allocate beyond the VM's start (`[serve.lua] max_memory_kb`).
+    pub max_memory_bytes: usize,
+    /// Wall-clock deadline of one invocation.
+    pub deadline: Duration,
+    /// Interrupts (function calls and loop back-edges) one invocation may take.
+    pub max_interrupts: u64,
+}
+
+impl Default for ScriptOptions {
+    fn default() -> Self {
+        ScriptOptions {
+            max_memory_bytes: 1024 * 1024,
+            deadline: Duration::from_millis(100),
+            max_interrupts: 100_000,
+        }
+    }
+}
+
+/// Largest string `wraith.json_decode` accepts.
+const MAX_JSON_DECODE_BYTES: usize = 1024 * 1024;
+/// Deepest nesting `wraith.json_decode`/`json_encode` accept.
+const MAX_JSON_DEPTH: usize = 64;
+
+/// A compiled `lua/lib/` module.
+#[derive(Debug, Clone)]
+pub(crate) struct Library {
+    pub chunk_name: String,
+    pub bytecode: Vec<u8>,
+}
+
+/// Compile Lua/Luau source to Luau bytecode.
+pub fn compile(source: &[u8]) -> Result<Vec<u8>, String> {
+    Compiler::new().compile(source).map_err(|e| error_text(&e))
+}
+
+/// One handler file, compiled once, run in a fresh VM per invocation.
+pub struct LuaHandler {
+    name: String,
+    chunk_name: String,
+    bytecode: Vec<u8>,
+    libs: Arc<BTreeMap<String, Library>>,
+    opts: ScriptOptions,
+}
+
+impl LuaHandler {
+    pub(crate) fn new(
+        name: String,
+        chunk_name: String,
+        bytecode: Vec<u8>,
+        libs: Arc<BTreeMap<String, Library>>,
+        opts: ScriptOptions,
+    ) -> LuaHandler {
+        LuaHandler {
+            name,
+            chunk_name,
+            bytecode,
+            libs,
+            opts,
+        }
+    }
+
+    /// A handler from source text (tests and tools): `name` is its binding name.
+    pub fn from_source(
+        name: &str,
+        source: &str,
+        libs: &[(&str, &str)],
+        opts: ScriptOptions,
+    ) -> Result<LuaHandler, String> {
+        let mut compiled = BTreeMap::new();
+        for (lib, src) in libs {
+            compiled.insert(
+                (*lib).to_string(),
+                Library {
+                    chunk_name: format!("lua/lib/{lib}.lua"),
+                    bytecode: compile(src.as_bytes())?,
+                },
+            );
+        }
+        Ok(LuaHandler::new(
+            name.to_string(),
+            format!("lua/handlers/{name}.lua"),
+            compile(source.as_bytes())?,
+            Arc::new(compiled),
+            opts,
+        ))
+    }
+
+    /// The handler's name (file stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Handler for LuaHandler {
+    fn call(
+        &self,
+        req: &HandlerRequest<'_>,
+        env: &mut dyn HandlerEnv,
+    ) -> Result<HandlerResponse, HandlerError> {
+        let trip = Arc::new(AtomicU8::new(TRIP_NONE));
+        match self.invoke(req, env, &trip) {
+            Ok(resp) => Ok(resp),
+            Err(e) => Err(HandlerError::new(match trip.load(Ordering::Relaxed) {
+                TRIP_DEADLINE => format!(
+                    "{}: exceeded the {} ms wall-clock budget",
+                    self.chunk_name,
+                    self.opts.deadline.as_millis()
+                ),
+                TRIP_INSTRUCTIONS => format!(
+                    "{}: exceeded the instruction budget ({} interrupts: function calls and loop \
+                     iterations)",
+                    self.chunk_name, self.opts.max_interrupts
+                ),
+                _ => match &e {
+                    mlua::Error::MemoryError(_) => format!(
+                        "{}: exceeded the memory budget of {} KiB ([serve.lua] max_memory_kb)",
+                        self.chunk_name,
+                        self.opts.max_memory_bytes / 1024
+                    ),
+                    other => error_text(other),
+                },
+            })),
+        }
+    }
+}
+
+const TRIP_NONE: u8 = 0;
+const TRIP_DEADLINE: u8 = 1;
+const TRIP_INSTRUCTIONS: u8 = 2;
+
+/// What `emit` collected.
+#[derive(Default)]
+struct Emitted {
+    touched: bool,
+    status: Option<u16>,
+    headers: Vec<(String, String)>,
+    body: Option<HandlerBody>,
+}
+
+impl LuaHandler {
+    fn invoke(
+        &self,
+        req: &HandlerRequest<'_>,
+        env: &mut dyn HandlerEnv,
+        trip: &Arc<AtomicU8>,
+    ) -> mlua::Result<HandlerResponse> {
+        let lua = Lua::new_with(
+            StdLib::COROUTINE
+                | StdLib::TABLE
+                | StdLib::STRING
+                | StdLib::UTF8
+                | StdLib::BIT
+                | StdLib::MATH
+                | StdLib::BUFFER,
+            LuaOptions::default(),
+        )?;
+        let env = RefCell::new(env);
+        let emitted = RefCell::new(Emitted::default());
+        let env = &env;
+        let emitted = &emitted;
+        let libs = &self.libs;
+
+        let (value, emit_state) = lua.scope(|scope| {
+            let g = lua.globals();
+            for name in [
+                "loadstring",
+                "load",
+                "dofile",
+                "loadfile",
+                "require",
+                "getfenv",
+                "setfenv",
+                "newproxy",
+                "rawget",
+                "rawset",
+                "rawequal",
+                "rawlen",
+                "collectgarbage",
+                "debug",
+                "io",
+                "os",
+                "package",
+            ] {
+                g.raw_set(name, Value::Nil)?;
+            }
+            g.raw_set("print", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+
+            // Randomness and time from the session, installed before the sandbox freezes the
+            // libraries.
+            let math: Table = g.get("math")?;
+            math.raw_set(
+                "random",
+                scope.create_function(move |_, args: MultiValue| {
+                    let r = env.borrow_mut().random_u64();
+                    math_random(r, &args)
+                })?,
+            )?;
+            math.raw_set(
+                "randomseed",
+                lua.create_function(|_, _: MultiValue| Ok(()))?,
+            )?;
+            let os = lua.create_table()?;
+            os.raw_set(
+                "time",
+                scope.create_function(move |_, args: MultiValue| {
+                    if !args.is_empty() {
+                        return Err(mlua::Error::runtime(
+                            "os.time(table) is not available in handlers; use os.time() or \
+                             clock.now()",
+                        ));
+                    }
+                    Ok(env.borrow_mut().now_us().div_euclid(1_000_000))
+                })?,
+            )?;
+            os.raw_set(
+                "clock",
+                scope.create_function(move |_, ()| {
+                    Ok(env.borrow_mut().now_us() as f64 / 1_000_000.0)
+                })?,
+            )?;
+            g.raw_set("os", os)?;
+
+            g.raw_set("req", request_table(&lua, req)?)?;
+            g.raw_set("emit", emit_table(&lua, scope, emitted)?)?;
+            g.raw_set("state", state_table(&lua, scope, env)?)?;
+            g.raw_set("clock", clock_table(&lua, scope, env)?)?;
+            g.raw_set("wraith", wraith_table(&lua, scope, libs)?)?;
+
+            lua.sandbox(true)?;
+
+            let start_memory = lua.used_memory();
+            lua.set_memory_limit(start_memory.saturating_add(self.opts.max_memory_bytes))?;
+            let deadline = Instant::now() + self.opts.deadline;
+            let max = self.opts.max_interrupts;
+            let count = AtomicU64::new(0);
+            let trip_flag = Arc::clone(trip);
+            lua.set_interrupt(move |_| {
+                if count.fetch_add(1, Ordering::Relaxed) >= max {
+                    trip_flag.store(TRIP_INSTRUCTIONS, Ordering::Relaxed);
+                    return Err(mlua::Error::runtime("instruction budget exceeded"));
+                }
+                if Instant::now() >= deadline {
+                    trip_flag.store(TRIP_DEADLINE, Ordering::Relaxed);
+                    return Err(mlua::Error::runtime("wall-clock budget exceeded"));
+                }
+                Ok(VmState::Continue)
+            });
+
+            let chunk = lua
+                .load(&self.bytecode[..])
+                .set_name(format!("={}", self.chunk_name))
+                .set_mode(ChunkMode::Binary)
+                .into_function()?;
+            let mut value: Value = chunk
+                .call::<MultiValue>(())?
+                .into_iter()
+                .next()
+                .unwrap_or(Value::Nil);
+            if let Value::Function(f) = &value {
+                let req_value: Value = lua.globals().get("req")?;
+                value = f
+                    .call::<MultiValue>(req_value)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Value::Nil);
+            }
+            let returned = if emitted.borrow().touched {
+                None
+            } else {
+                Some(match value {
+                    Value::Nil => {
+                        return Err(mlua::Error::runtime(
+                            "the handler produced no response: call emit.json / emit.body / \
+                             emit.status, or return a table or a string",
+                        ));
+                    }
+                    Value::String(s) => {
+                        HandlerBody::Bytes(bytes::Bytes::from(s.as_bytes().to_vec()))
+                    }
+                    other => HandlerBody::Json(to_json(&lua, other, "the handler's return value")?),
+                })
+            };
+            Ok((returned, std::mem::take(&mut *emitted.borrow_mut())))
+        })?;
+        lua.remove_interrupt();
+
+        let (status, headers, body) = match value {
+            Some(body) => (200, emit_state.headers, body),
+            None => (
+                emit_state.status.unwrap_or(200),
+                emit_state.headers,
+                emit_state.body.unwrap_or(HandlerBody::Empty),
+            ),
+        };
+        let mut headers = headers;
+        if matches!(body, HandlerBody::Bytes(_))
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push((
+                "content-type".to_string(),
+                "text/plain; charset=utf-8".to_string(),
+            ));
+        }
+        Ok(HandlerResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+/// `math.random()`, `math.random(m)`, `math.random(m, n)` from one RNG draw.
+fn math_random(r: u64, args: &MultiValue) -> mlua::Result<Value> {
+    let int_arg = |i: usize| -> mlua::Result<i64> {
+        match args.get(i) {
+            Some(Value::Integer(n)) => Ok(*n),
+            Some(Value::Number(n)) if n.fract() == 0.0 && n.is_finite() => Ok(*n as i64),
+            _ => Err(mlua::Error::runtime(format!(
+                "math.random: argument #{} must be an integer",
+                i + 1
+            ))),
+        }
+    };
+    let (lo, hi) = match args.len() {
+        0 => {
+            // 53 random bits: a double in [0, 1).
+            return Ok(Value::Number((r >> 11) as f64 / (1u64 << 53) as f64));
+        }
+        1 => (1, int_arg(0)?),
+        _ => (int_arg(0)?, int_arg(1)?),
+    };
+    if lo > hi {
+        return Err(mlua::Error::runtime(format!(
+            "math.random: interval is empty ({lo} > {hi})"
+        )));
+    }
+    let span = (hi as i128 - lo as i128 + 1) as u128;
+    let v = lo as i128 + (r as u128 % span) as i128;
+    Ok(Value::Number(v as f64))
+}
+
+fn request_table(lua: &Lua, req: &HandlerRequest<'_>) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("method", req.method)?;
+    t.raw_set("path", req.path)?;
+    t.raw_set("route", req.route)?;
+    t.raw_set("handler", req.handler)?;
+    let headers = lua.create_table()?;
+    for (k, v) in req.headers {
+        let k = k.to_ascii_lowercase();
+        let joined = match headers.raw_get::<Option<String>>(k.as_str())? {
+            Some(prev) => format!("{prev}, {v}"),
+            None => v.clone(),
+        };
+        headers.raw_set(k, joined)?;
+    }
+    t.raw_set("headers", headers)?;
+    let query = lua.create_table()?;
+    for (k, v) in req.query {
+        if query.raw_get::<Value>(k.as_str())?.is_nil() {
+            query.raw_set(k.as_str(), v.as_str())?;
+        }
+    }
+    t.raw_set("query", query)?;
+    let params = lua.create_table()?;
+    for (k, v) in req.params {
+        params.raw_set(k.as_str(), v.as_str())?;
+    }
+    t.raw_set("params", params)?;
+    if req.body.is_empty() {
+        t.raw_set("body", Value::Nil)?;
+    } else {
+        t.raw_set("body", lua.create_string(req.body)?)?;
+    }
+    match req.json {
+        Some(v) => t.raw_set("json", lua.to_value(v)?)?,
+        None => t.raw_set("json", Value::Nil)?,
+    }
+    Ok(t)
+}
+
+fn emit_table<'s>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    emitted: &'s RefCell<Emitted>,
+) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "status",
+        scope.create_function(move |_, v: Value| {
+            let s = status_arg("emit.status", &v)?;
+            let mut e = emitted.borrow_mut();
+            e.touched = true;
+            e.status = Some(s);
+            Ok(())
+        })?,
+    )?;
+    t.raw_set(
+        "header",
+        scope.create_function(move |_, (k, v): (Value, Value)| {
+            let name = string_arg("emit.header", "name", &k)?;
+            let value = match &v {
+                Value::Integer(n) => n.to_string(),
+                Value::Number(n) => n.to_string(),
+                other => string_arg("emit.header", "value", other)?,
+            };
+            let bad = |s: &str| s.chars().any(|c| c == '\r' || c == '\n' || c == '\0');
+            if name.is_empty() || bad(&name) || name.contains([' ', ':']) || bad(&value) {
+                return Err(mlua::Error::runtime(format!(
+                    "emit.header: `{name}` is not a valid header (no spaces, colons or line \
+                     breaks in the name, no line breaks in the value)"
+                )));
+            }
+            let mut e = emitted.borrow_mut();
+            e.touched = true;
+            e.headers.retain(|(h, _)| !h.eq_ignore_ascii_case(&name));
+            e.headers.push((name, value));
+            Ok(())
+        })?,
+    )?;
+    t.raw_set(
+        "json",
+        scope.create_function(move |lua, v: Value| {
+            let j = to_json(lua, v, "emit.json")?;
+            let mut e = emitted.borrow_mut();
+            e.touched = true;
+            e.body = Some(HandlerBody::Json(j));
+            Ok(())
+        })?,
+    )?;
+    t.raw_set(
+        "body",
+        scope.create_function(move |lua, v: Value| {
+            let body = match v {
+                Value::Nil => HandlerBody::Empty,
+                Value::String(s) => HandlerBody::Bytes(bytes::Bytes::from(s.as_bytes().to_vec())),
+                Value::Table(_) => HandlerBody::Json(to_json(lua, v, "emit.body")?),
+                Value::Buffer(b) => HandlerBody::Bytes(bytes::Bytes::from(b.to_vec())),
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "emit.body: expected a string or a table, got {}",
+                        other.type_name()
+                    )));
+                }
+            };
+            let mut e = emitted.borrow_mut();
+            e.touched = true;
+            e.body = Some(body);
+            Ok(())
+        })?,
+    )?;
+    t.raw_set(
+        "error",
+        scope.create_function(move |_, (s, c, m): (Value, Value, Value)| {
+            let status = status_arg("emit.error", &s)?;
+            let code = string_arg("emit.error", "code", &c)?;
+            let message = string_arg("emit.error", "message", &m)?;
+            let mut e = emitted.borrow_mut();
+            e.touched = true;
+            e.status = Some(status);
+            e.body = Some(HandlerBody::Json(
+                serde_json::json!({"error": {"code": code, "message": message}}),
+            ));
+            Ok(())
+        })?,
+    )?;
+    Ok(t)
+}
+
+type EnvCell<'e> = RefCell<&'e mut dyn HandlerEnv>;
+
+fn state_table<'s, 'e: 's>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    env: &'s EnvCell<'e>,
+) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "get",
+        scope.create_function(move |lua, (ty, id): (Value, Value)| {
+            let ty = string_arg("state.get", "type", &ty)?;
+            let id = id_arg("state.get", &id)?;
+            let found = env.borrow().get(&ty, &id);
+            match found {
+                Some(v) => lua.to_value(&v),
+                None => Ok(Value::Nil),
+            }
+        })?,
+    )?;
+    t.raw_set(
+        "put",
+        scope.create_function(move |lua, (ty, id, rec): (Value, Value, Value)| {
+            let ty = string_arg("state.put", "type", &ty)?;
+            let id = id_arg("state.put", &id)?;
+            if rec.is_nil() {
+                return Err(mlua::Error::runtime(
+                    "state.put(type, id, record): missing argument `record`",
+                ));
+            }
+            let rec = to_json(lua, rec, "state.put")?;
+            let stored = env
+                .borrow_mut()
+                .put(&ty, &id, &rec)
+                .map_err(|e| mlua::Error::runtime(e.message))?;
+            lua.to_value(&stored)
+        })?,
+    )?;
+    t.raw_set(
+        "delete",
+        scope.create_function(move |_, (ty, id): (Value, Value)| {
+            let ty = string_arg("state.delete", "type", &ty)?;
+            let id = id_arg("state.delete", &id)?;
+            env.borrow_mut()
+                .delete(&ty, &id)
+                .map_err(|e| mlua::Error::runtime(e.message))
+        })?,
+    )?;
+    t.raw_set(
+        "list",
+        scope.create_function(move |lua, ty: Value| {
+            let ty = string_arg("state.list", "type", &ty)?;
+            let items = env.borrow().list(&ty);
+            json_array(lua, &items)
+        })?,
+    )?;
+    t.raw_set(
+        "query",
+        scope.create_function(move |lua, args: MultiValue| {
+            if args.len() < 3 {
+                return Err(mlua::Error::runtime(
+                    "state.query(type, field, value): missing argument (pass nil explicitly to \
+                     match JSON null)",
+                ));
+            }
+            let ty = string_arg("state.query", "type", &args[0])?;
+            let field = string_arg("state.query", "field", &args[1])?;
+            let value = match &args[2] {
+                Value::Nil => Json::Null,
+                other => to_json(lua, other.clone(), "state.query")?,
+            };
+            let items = env.borrow().query(&ty, &field, &value);
+            json_array(lua, &items)
+        })?,
+    )?;
+    t.raw_set(
+        "count",
+        scope.create_function(move |_, ty: Value| {
+            let ty = string_arg("state.count", "type", &ty)?;
+            Ok(env.borrow().count(&ty) as i64)
+        })?,
+    )?;
+    t.raw_set(
+        "counter",
+        scope.create_function(move |_, name: Value| {
+            let name = string_arg("state.counter", "name", &name)?;
+            Ok(env.borrow_mut().counter(&name))
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn clock_table<'s, 'e: 's>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    env: &'s EnvCell<'e>,
+) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "now",
+        scope.create_function(move |_, ()| Ok(env.borrow_mut().now_us() as f64 / 1_000_000.0))?,
+    )?;
+    t.raw_set(
+        "advance",
+        scope.create_function(move |_, secs: Option<f64>| {
+            let secs = secs.unwrap_or(1.0);
+            if !secs.is_finite() || secs < 0.0 {
+                return Err(mlua::Error::runtime(format!(
+                    "clock.advance: seconds must be a finite number ≥ 0, got {secs}"
+                )));
+            }
+            env.borrow_mut()
+                .advance_us((secs * 1_000_000.0).round() as i64);
+            Ok(())
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn wraith_table<'s>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    libs: &'s Arc<BTreeMap<String, Library>>,
+) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let loaded = lua.create_table()?;
+    let loading: RefCell<Vec<String>> = RefCell::new(Vec::new());
+    t.raw_set(
+        "import",
+        scope.create_function(move |lua, name: Value| {
+            let raw = string_arg("wraith.import", "name", &name)?;
+            let key = raw
+                .trim_end_matches(".luau")
+                .trim_end_matches(".lua")
+                .replace('.', "/");
+            let cached: Value = loaded.raw_get(key.as_str())?;
+            if !cached.is_nil() {
+                return Ok(cached);
+            }
+            let Some(lib) = libs.get(&key) else {
+                let available: Vec<&str> = libs.keys().map(String::as_str).collect();
+                return Err(mlua::Error::runtime(format!(
+                    "wraith.import: no module `{raw}` in lua/lib/ (available: {})",
+                    if available.is_empty() {
+                        "none".to_string()
+                    } else {
+                        available.join(", ")
+                    }
+                )));
+            };
+            if loading.borrow().contains(&key) {
+                return Err(mlua::Error::runtime(format!(
+                    "wraith.import: module `{key}` imports itself (cycle: {} → {key})",
+                    loading.borrow().join(" → ")
+                )));
+            }
+            // Each module runs in its own global scope that reads through to the handler's.
+            let module_env = lua.create_table()?;
+            let mt = lua.create_table()?;
+            mt.raw_set("__index", lua.globals())?;
+            module_env.set_metatable(Some(mt))?;
+            let f: Function = lua
+                .load(&lib.bytecode[..])
+                .set_name(format!("={}", lib.chunk_name))
+                .set_mode(ChunkMode::Binary)
+                .set_environment(module_env.clone())
+                .into_function()?;
+            loading.borrow_mut().push(key.clone());
+            let result = f.call::<MultiValue>(());
+            loading.borrow_mut().pop();
+            let value = match result?.into_iter().next() {
+                Some(v) if !v.is_nil() => v,
+                _ => Value::Table(module_env),
+            };
+            loaded.raw_set(key.as_str(), value.clone())?;
+            Ok(value)
+        })?,
+    )?;
+    t.raw_set(
+        "json_decode",
+        lua.create_function(|lua, s: Value| {
+            let text = match &s {
+                Value::String(s) => s.as_bytes().to_vec(),
+                other => {
+                    return Ok((
+                        Value::Nil,
+                        Some(format!("expected a string, got {}", other.type_name())),
+                    ));
+                }
+            };
+            if text.len() > MAX_JSON_DECODE_BYTES {
+                return Ok((
+                    Value::Nil,
+                    Some(format!(
+                        "the string is {} bytes; json_decode takes at most {MAX_JSON_DECODE_BYTES}",
+                        text.len()
+                    )),
+                ));
+            }
+            match serde_json::from_slice::<Json>(&text) {
+                Ok(v) if depth(&v) > MAX_JSON_DEPTH => Ok((
+                    Value::Nil,
+                    Some(format!("nested deeper than {MAX_JSON_DEPTH} levels")),
+                )),
+                Ok(v) => Ok((lua.to_value(&v)?, None)),
+                Err(e) => Ok((Value::Nil, Some(e.to_string()))),
+            }
+        })?,
+    )?;
+    t.raw_set(
+        "json_encode",
+        lua.create_function(|lua, v: Value| {
+            let j = to_json(lua, v, "wraith.json_encode")?;
+            serde_json::to_string(&j).map_err(|e| mlua::Error::runtime(e.to_string()))
+        })?,
+    )?;
+    t.raw_set("array_mt", lua.array_metatable())?;
+    t.raw_set("null", lua.null())?;
+    Ok(t)
+}
+
+/// A Lua value as JSON: keys sorted (Lua tables have no order), mixed tables refused.
+fn to_json(lua: &Lua, v: Value, what: &str) -> mlua::Result<Json> {
+    if let Some(problem) = mixed_table(&v, 0, &mut std::collections::HashSet::new()) {
+        return Err(mlua::Error::runtime(format!(
+            "{what}: the value cannot be encoded as JSON ({problem})"
+        )));
+    }
+    let opts = mlua::serde::DeserializeOptions::new()
+        .sort_keys(true)
+        .deny_unsupported_types(true)
+        .deny_recursive_tables(true)
+        .recursion_limit(MAX_JSON_DEPTH);
+    let j: Json = lua.from_value_with(v, opts).map_err(|e| {
+        mlua::Error::runtime(format!(
+            "{what}: the value cannot be encoded as JSON ({})",
+            error_text(&e)
+        ))
+    })?;
+    match &j {
+        Json::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => Err(mlua::Error::runtime(
+            format!("{what}: NaN and infinities cannot be encoded as JSON"),
+        )),
+        _ => Ok(j),
+    }
+}
+
+/// A table holding both a sequence and other keys, which neither a JSON array nor a JSON
+/// object can carry without losing some of it. (An empty table is an object unless it carries
+/// `wraith.array_mt`.)
+fn mixed_table(
+    v: &Value,
+    level: usize,
+    seen: &mut std::collections::HashSet<usize>,
+) -> Option<String> {
+    let Value::Table(t) = v else {
+        return None;
+    };
+    if level > MAX_JSON_DEPTH {
+        return None; // the conversion reports the depth itself
+    }
+    // Each table once: shared and cyclic tables are the conversion's to report.
+    if !seen.insert(t.to_pointer() as usize) {
+        return None;
+    }
+    let len = t.raw_len();
+    for pair in t.pairs::<Value, Value>() {
+        let Ok((k, item)) = pair else {
+            continue;
+        };
+        let in_sequence = match k {
+            Value::Integer(i) => i >= 1 && (i as usize) <= len,
+            Value::Number(n) => n.fract() == 0.0 && n >= 1.0 && (n as usize) <= len,
+            _ => false,
+        };
+        if len > 0 && !in_sequence {
+            return Some(format!(
+                "a table mixes a list of {len} item(s) with other keys such as {}",
+                match &k {
+                    Value::String(s) => format!("`{}`", s.to_string_lossy()),
+                    other => format!("{other:?}"),
+                }
+            ));
+        }
+        if let Some(p) = mixed_table(&item, level + 1, seen) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+fn depth(v: &Json) -> usize {
+    match v {
+        Json::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        Json::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A JSON array as a Lua sequence that encodes back as `[]` even when empty.
+fn json_array(lua: &Lua, items: &[Json]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.to_value(item)?)?;
+    }
+    t.set_metatable(Some(lua.array_metatable()))?;
+    Ok(t)
+}
+
+fn string_arg(func: &str, arg: &str, v: &Value) -> mlua::Result<String> {
+    match v {
+        Value::String(s) => Ok(s.to_string_lossy()),
+        Value::Nil => Err(mlua::Error::runtime(format!(
+            "{func}: missing argument `{arg}`"
+        ))),
+        other => Err(mlua::Error::runtime(format!(
+            "{func}: argument `{arg}` must be a string, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// An entity id: a string, or an integral number spelled without a fraction.
+fn id_arg(func: &str, v: &Value) -> mlua::Result<String> {
+    match v {
+        Value::Integer(n) => Ok(n.to_string()),
+        Value::Number(n) if n.fract() == 0.0 && n.is_finite() => Ok(format!("{}", *n as i64)),
+        Value::Number(n) => Ok(n.to_string()),
+        other => string_arg(func, "id", other),
+    }
+}
+
+fn status_arg(func: &str, v: &Value) -> mlua::Result<u16> {
+    let n = match v {
+        Value::Integer(n) => Some(*n),
+        Value::Number(n) if n.fract() == 0.0 && n.is_finite() => Some(*n as i64),
+        _ => None,
+    };
+    n.and_then(|n| u16::try_from(n).ok())
+        .filter(|n| (100..=599).contains(n))
+        .ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "{func}: status must be an integer HTTP status (100–599), got {}",
+                match v {
+                    Value::Nil => "nothing".to_string(),
+                    Value::Integer(n) => n.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    other => other.type_name().to_string(),
+                }
+            ))
+        })
+}
+
+/// The message of an mlua error without the Rust-side wrapping (callback tracebacks).
+fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        // The Lua traceback repeats what the first line says, in more noise than help for a
+        // response body.
+        mlua::Error::RuntimeError(m) => m
+            .split_once("\nstack traceback:")
+            .map_or(m.as_str(), |(head, _)| head)
+            .to_string(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::MemoryError(m) => format!("out of memory: {m}"),
+        mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),
+        other => other.to_string(),
+    }
+}
