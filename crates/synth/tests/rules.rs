@@ -3,7 +3,7 @@
 //!
 //! Case format (see `testdata/synth/README.md`): `exchanges` (session, method, path, query,
 //! headers, `body` JSON | `form` | `raw`, status, response_headers, `response` JSON |
-//! `response_text`) and `expect`, a list of checks. A check selects a value — the whole model,
+//! `response_text` with an optional `response_content_type`) and `expect`, a list of checks. A check selects a value — the whole model,
 //! an `entity` type, a `route` (`"METHOD /path"`), then optionally a variant by `status` and a
 //! body `field` (dotted keys) — applies a JSON `pointer`, and compares with `equals`; or
 //! compares the whole route list with `routes` (`METHOD path state_op entity_type`).
@@ -65,7 +65,10 @@ fn sessions(case: &Value) -> Vec<RecordedSession> {
             (Vec::new(), None)
         };
         let (resp_body, resp_ct) = if let Some(t) = e.get("response_text") {
-            (t.as_str().unwrap().as_bytes().to_vec(), "text/plain")
+            (
+                t.as_str().unwrap().as_bytes().to_vec(),
+                e["response_content_type"].as_str().unwrap_or("text/plain"),
+            )
         } else if let Some(r) = e.get("response") {
             (serde_json::to_vec(r).unwrap(), "application/json")
         } else {
@@ -287,4 +290,9 @@ fn exact_replay_index() {
 #[test]
 fn arrays_and_optional_fields() {
     run_rule("arrays");
+}
+
+#[test]
+fn diagnostics() {
+    run_rule("diagnostics");
 }
