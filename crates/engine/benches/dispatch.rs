@@ -155,6 +155,7 @@ fn bench_engine() -> Engine {
                     "address": {"city": "Paris", "line1": "1 rue de Rivoli"}}),
             },
         }],
+        session_bound: Vec::new(),
     });
     let mut known = std::collections::BTreeSet::new();
     known.insert("cus_1".to_string());

@@ -622,6 +622,14 @@ impl Engine {
             ns.outbound.add(v);
         }
         let mut out = self.dispatch_idempotent(ns, &call);
+        // A successful create's body fields are what session-bound reads may repeat.
+        if call.method == "POST"
+            && (200..300).contains(&out.status)
+            && let Some(b) = &call.body
+        {
+            ns.outbound
+                .record_create(&self.router.info[call.m.route].name, b);
+        }
         self.outbound_body(ns, &call, &mut out);
         out
     }
@@ -1216,6 +1224,26 @@ impl Engine {
         } else {
             None
         };
+        // Positions the model proved session-authored carry this session's own values.
+        if out.replay.is_some()
+            && !entry.session_bound.is_empty()
+            && let OutBody::Json(body) = &mut out.body
+        {
+            let mut bound = false;
+            for b in &entry.session_bound {
+                if let Some(v) = ns.outbound.created_value(&b.create, &b.field)
+                    && let Some(slot) = json_pointer_get_mut(body, &b.pointer)
+                {
+                    *slot = v.clone();
+                    out.origins
+                        .insert(&unescape_pointer(&b.pointer), outbound::FieldOrigin::Echo);
+                    bound = true;
+                }
+            }
+            if bound {
+                out.replay = Some(ReplayClass::SessionBoundMoment);
+            }
+        }
         if let Some(ty) = merge_list
             && let (Some(shape), OutBody::Json(body)) = (&route.list, &mut out.body)
         {
@@ -1839,6 +1867,11 @@ fn sort_keys(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(sort_keys),
         _ => {}
     }
+}
+
+/// The renderer's position form (unescaped keys) of a JSON pointer.
+fn unescape_pointer(p: &str) -> String {
+    p.replace("~1", "/").replace("~0", "~")
 }
 
 /// A JSON pointer from a path of unescaped keys (as the renderer reports positions).

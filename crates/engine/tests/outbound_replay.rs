@@ -195,3 +195,77 @@ fn the_emitted_value_reads_back_and_unknown_tokens_read_as_no_claim() {
         assert_eq!(ReplayClaim::parse(unknown), None, "{unknown}");
     }
 }
+
+/// `POST /v1/profiles` (create) and `GET /v1/me`, whose recorded answer the model proved
+/// repeats the create's `display_name`.
+fn session_bound_model() -> Model {
+    let create = R::new("POST", "/v1/profiles")
+        .op(StateOp::Create, "profiles")
+        .variant(
+            201,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("display_name", echo_body("/display_name", JsonType::String)),
+            ]),
+        )
+        .build();
+    let mut me = R::new("GET", "/v1/me")
+        .variant(200, Guard::Always, obj(vec![("acct", c(json!("admin")))]))
+        .exact(
+            "/v1/me",
+            "",
+            None,
+            vec![moment(
+                "s1/2",
+                200,
+                json!({"acct": "admin", "display_name": "Recorded Person", "note": "hi"}),
+            )],
+        )
+        .build();
+    me.exact[0].session_bound = vec![SessionBoundPath {
+        pointer: "/display_name".to_string(),
+        create: "POST /v1/profiles".to_string(),
+        field: "/display_name".to_string(),
+    }];
+    model(vec![create, me], vec![])
+}
+
+#[test]
+fn a_session_bound_read_serves_the_sessions_own_value_with_its_claim() {
+    let e = engine(session_bound_model(), det_opts());
+    let c = send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/profiles",
+        json!({"display_name": "Mine Own"}),
+    );
+    assert_eq!(c.status, 201);
+    let r = get(&e, Some("s"), "/v1/me");
+    assert_eq!(r.replay, Some(ReplayClass::SessionBoundMoment));
+    let b: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(
+        b["display_name"],
+        json!("Mine Own"),
+        "verbatim, not scrubbed"
+    );
+    assert_eq!(b["acct"], json!("admin"));
+    assert_eq!(b["note"], json!("hi"));
+    let v = replay_header(&e, &r, "GET").unwrap();
+    assert!(v.starts_with("session-bound-moment;v=1"), "{v}");
+}
+
+#[test]
+fn without_the_sessions_create_the_moment_is_a_plain_series_moment() {
+    let e = engine(session_bound_model(), det_opts());
+    let r = get(&e, Some("fresh"), "/v1/me");
+    assert_eq!(r.replay, Some(ReplayClass::SeriesMoment));
+    let b: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    // The recorded name went through the PII pass: the claim says so.
+    assert_ne!(b["display_name"], json!("Recorded Person"));
+    assert_eq!(
+        replay_header(&e, &r, "GET").as_deref(),
+        Some("series-moment;v=1;outbound-policy=applied")
+    );
+}

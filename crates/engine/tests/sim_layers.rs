@@ -602,6 +602,7 @@ fn recorded_429_shape_is_preferred_for_the_rate_limit_body() {
             429,
             json!({"error": {"type": "rate_limit_error"}}),
         )],
+        session_bound: Vec::new(),
     });
     let (_, clock) = FakeClock::new();
     let s = Simulation::new(

@@ -267,6 +267,25 @@ pub struct ExactEntry {
     /// Every recorded answer to this request, ordered by (session id, exchange index). The
     /// last one is the "last wins" answer.
     pub moments: Vec<Moment>,
+    /// Response positions proven session-authored (see [`SessionBoundPath`]); only on
+    /// unaddressed reads (literal path, no query, no body). Empty when there is no proof.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_bound: Vec<SessionBoundPath>,
+}
+
+/// Synth's evidence that a response position of an unaddressed read is session-authored: in
+/// every recorded observation of the read, the value at `pointer` repeated the value the same
+/// recording session had supplied at `field` in the body of an earlier create on `create`. At
+/// serve time the engine substitutes the serving session's own value there and claims
+/// `session-bound-moment;v=1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionBoundPath {
+    /// JSON pointer into the response body.
+    pub pointer: String,
+    /// `METHOD /template` of the create route whose request supplied the value.
+    pub create: String,
+    /// JSON pointer into that create's request body.
+    pub field: String,
 }
 
 /// The identity of a concrete request for exact replay.

@@ -29,7 +29,11 @@ pub fn exact_index(group: &RouteGroup, obs: &mut [Obs<'_>]) -> Vec<ExactEntry> {
     }
     entries
         .into_iter()
-        .map(|(key, moments)| ExactEntry { key, moments })
+        .map(|(key, moments)| ExactEntry {
+            key,
+            moments,
+            session_bound: Vec::new(),
+        })
         .collect()
 }
 

@@ -21,6 +21,7 @@ pub mod exact;
 pub mod list;
 pub mod observe;
 pub mod routes;
+pub mod session_bound;
 pub mod state;
 pub mod symbols;
 pub mod unify;
@@ -127,8 +128,17 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
-    for (route, group) in built.iter_mut().zip(&templated) {
+    let bound = session_bound::evidence(&templated, &obs);
+    for ((route, group), bound) in built.iter_mut().zip(&templated).zip(bound) {
         route.exact = exact::exact_index(group, &mut obs);
+        for entry in &mut route.exact {
+            if entry.key.query.is_empty()
+                && entry.key.body.is_none()
+                && let Some(b) = bound.get(&entry.key.path)
+            {
+                entry.session_bound = b.clone();
+            }
+        }
     }
     drop(obs);
 

@@ -189,6 +189,9 @@ impl Origins {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SessionValues {
     values: BTreeSet<String>,
+    /// The body fields of this session's latest successful create per route:
+    /// (`METHOD /template`, field pointer) → value. Session-bound reads repeat them.
+    created: BTreeMap<(String, String), Value>,
 }
 
 /// Values remembered per session; past this, the oldest are not evicted but new ones are not
@@ -214,6 +217,47 @@ impl SessionValues {
 
     pub(crate) fn contains(&self, v: &str) -> bool {
         self.values.contains(v)
+    }
+
+    /// Remember a successful create's body leaves (see [`SessionValues::created_value`]).
+    pub(crate) fn record_create(&mut self, route: &str, body: &Value) {
+        fn walk(v: &Value, ptr: &mut String, out: &mut Vec<(String, Value)>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, child) in m {
+                        let len = ptr.len();
+                        ptr.push('/');
+                        ptr.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                        walk(child, ptr, out);
+                        ptr.truncate(len);
+                    }
+                }
+                Value::Array(a) => {
+                    for (i, child) in a.iter().enumerate() {
+                        let len = ptr.len();
+                        ptr.push('/');
+                        ptr.push_str(&i.to_string());
+                        walk(child, ptr, out);
+                        ptr.truncate(len);
+                    }
+                }
+                leaf => out.push((ptr.clone(), leaf.clone())),
+            }
+        }
+        let mut leaves = Vec::new();
+        walk(body, &mut String::new(), &mut leaves);
+        for (ptr, v) in leaves {
+            if self.created.len() < MAX_SESSION_VALUES
+                || self.created.contains_key(&(route.to_string(), ptr.clone()))
+            {
+                self.created.insert((route.to_string(), ptr), v);
+            }
+        }
+    }
+
+    /// The value this session last supplied at `field` in a successful create on `route`.
+    pub(crate) fn created_value(&self, route: &str, field: &str) -> Option<&Value> {
+        self.created.get(&(route.to_string(), field.to_string()))
     }
 }
 

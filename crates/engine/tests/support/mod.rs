@@ -132,7 +132,11 @@ impl R {
     ) -> R {
         let bytes = body.map(|b| b.to_string()).unwrap_or_default();
         let key = request_key::request_key(path, query, Some("application/json"), bytes.as_bytes());
-        self.0.exact.push(ExactEntry { key, moments });
+        self.0.exact.push(ExactEntry {
+            key,
+            moments,
+            session_bound: Vec::new(),
+        });
         self.0.exact.sort_by(|a, b| a.key.cmp(&b.key));
         self
     }

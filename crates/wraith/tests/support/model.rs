@@ -98,6 +98,7 @@ pub fn exact_get(path: &str, query: &str, moments: Vec<Moment>) -> ExactEntry {
     ExactEntry {
         key: wraith_model::request_key::request_key(path, query, None, b""),
         moments,
+        session_bound: Vec::new(),
     }
 }
 
