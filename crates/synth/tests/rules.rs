@@ -296,3 +296,8 @@ fn arrays_and_optional_fields() {
 fn diagnostics() {
     run_rule("diagnostics");
 }
+
+#[test]
+fn latency_profiles() {
+    run_rule("latency");
+}
