@@ -64,6 +64,10 @@ enum AxisPick {
         /// Every recorded run still consistent with this namespace answered this position the
         /// same way, so the moment is provably this request's own: claim-worthy.
         certain: bool,
+        /// The moment comes from a recorded run still consistent with this namespace's
+        /// replayed history (not the k-th-over-all-runs fallback), so the session's replayed
+        /// writes are already reflected in it.
+        in_run: bool,
     },
     /// Past every recorded position.
     Past,
@@ -1116,14 +1120,22 @@ impl Engine {
                 .unwrap_or(consistent[0]);
             let idx = per_run[run][served];
             let certain = tally.len() == 1;
+            // Only the runs that gave the answer served here stay consistent with this
+            // session: a later request must not be answered from a run that disagreed.
+            let agreeing: Vec<&str> = consistent
+                .iter()
+                .filter(|run| fp_of(per_run[**run][served]) == best_fp)
+                .copied()
+                .collect();
             let narrowed = match &ns.replay_sessions {
-                Some(set) if set.len() == consistent.len() => None,
-                _ => Some(consistent.iter().map(|s| s.to_string()).collect()),
+                Some(set) if set.len() == agreeing.len() => None,
+                _ => Some(agreeing.iter().map(|s| s.to_string()).collect()),
             };
             return AxisPick::Within {
                 idx,
                 narrowed,
                 certain,
+                in_run: true,
             };
         }
         if served < candidates.len() {
@@ -1131,6 +1143,7 @@ impl Engine {
                 idx: served,
                 narrowed: None,
                 certain: per_run.len() == 1,
+                in_run: false,
             };
         }
         AxisPick::Past
@@ -1163,6 +1176,9 @@ impl Engine {
         }
         let pick = self.axis_pick(ns, r, ei, &candidates);
         let within = matches!(pick, AxisPick::Within { .. });
+        // A moment of a run this session's replayed writes did not come from does not show
+        // them: those writes are merged like synthesized ones.
+        let in_run = matches!(pick, AxisPick::Within { in_run: true, .. });
         let read_like = matches!(call.method.as_str(), "GET" | "HEAD");
         let last = candidates[candidates.len() - 1].1;
         // The moment this request would get. Past the axis, reads get the last one (last
@@ -1188,7 +1204,7 @@ impl Engine {
                         .entity(&ty, id)
                         .is_some_and(|e| e.origin == Origin::Replayed)
                         || ns.is_deleted(&ty, id) == Some(Origin::Replayed);
-                    if (synth_changed || (replay_changed && !within))
+                    if (synth_changed || (replay_changed && !in_run))
                         && !is_refusal(provisional.status)
                     {
                         return None;
@@ -1200,7 +1216,7 @@ impl Engine {
                     && let Some(store) = ns.type_store(ty)
                 {
                     let has_fixtures = store.live.values().any(|e| e.origin == Origin::Fixture);
-                    if store.has_synth_writes() || has_fixtures || (!within && store.has_writes()) {
+                    if store.has_synth_writes() || has_fixtures || (!in_run && store.has_writes()) {
                         merge_list = Some(ty.clone());
                     }
                 }

@@ -1,0 +1,102 @@
+//! The per-session time axis over several recorded runs of the same requests: once a session
+//! was served one run's answer, later answers agree with it.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+use wraith_engine::Engine;
+use wraith_model::*;
+
+fn ids(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `POST /v1/lists` then `GET /v1/lists`, recorded in several runs; each run created its own
+/// list id. `gets` says which runs also recorded the GET, and what it answered.
+fn lists_engine(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Engine {
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            posts
+                .iter()
+                .map(|(run, id)| moment(&format!("{run}/0"), 200, json!({"id": id, "title": "t"})))
+                .collect(),
+        )
+        .build();
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(ListShape {
+            items_pointer: String::new(),
+            pagination: Pagination::None,
+            filters: vec![],
+            filter_header: None,
+            envelope: vec![],
+        })
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            gets.iter()
+                .map(|(run, body)| moment(&format!("{run}/1"), 200, body.clone()))
+                .collect(),
+        )
+        .build();
+    engine(
+        model(
+            vec![post, list],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn later_answers_come_from_the_run_whose_answer_was_served() {
+    // Runs b and c agree on the GET, a does not; the session was served a's POST (id 1), so
+    // its GET must be a's, not the majority answer of the other runs.
+    let e = lists_engine(
+        &[("a", "1"), ("b", "2"), ("c", "3")],
+        &[
+            ("a", json!([{"id": "1", "title": "t"}])),
+            ("b", json!([{"id": "7", "title": "t"}])),
+            ("c", json!([{"id": "7", "title": "t"}])),
+        ],
+    );
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let listed = ids(&body(&get(&e, Some("s"), "/v1/lists")));
+    assert!(listed.contains(&id), "created {id}, listed {listed:?}");
+}
+
+#[test]
+fn a_replayed_create_shows_in_a_list_answered_from_another_run() {
+    // Run a recorded only the POST; the GET is recorded by run b alone. The list the session
+    // gets still holds the list it created.
+    let e = lists_engine(
+        &[("a", "1"), ("b", "2")],
+        &[("b", json!([{"id": "2", "title": "t"}]))],
+    );
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let listed = ids(&body(&get(&e, Some("s"), "/v1/lists")));
+    assert!(listed.contains(&id), "created {id}, listed {listed:?}");
+}
