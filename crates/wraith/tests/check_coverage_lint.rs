@@ -171,3 +171,32 @@ fn lint_reports_a_broken_wraith_toml() {
         "{v:#}"
     );
 }
+
+#[test]
+fn inspect_provenance_lists_what_each_route_can_answer_from() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["inspect", "--provenance", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    let routes = v["routes"].as_array().unwrap();
+    assert!(!routes.is_empty());
+    for r in routes {
+        // Every demo route was recorded, so every route can replay a recording.
+        assert!(r["exact_requests"].as_u64().unwrap() >= 1, "{r:#}");
+        let can: Vec<&str> = r["can_answer"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert!(
+            can.contains(&"recorded") && can.contains(&"template"),
+            "{r:#}"
+        );
+    }
+}

@@ -85,3 +85,50 @@ pub fn run(args: Args) -> CmdResult {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `wraith inspect <twin> --provenance`: static per-route provenance of the model, without
+/// serving (`wraith_check::provenance`).
+pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
+    let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
+    let fixtures = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
+        .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?;
+    // Entity types the implicit default set seeds (directory or flat form, or loose files).
+    let mut fixture_types: Vec<String> = match fixtures.sets.get("default") {
+        Some(set) => match &set.fixture_json {
+            Some(text) => serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| {
+                    v.get("entities")
+                        .and_then(|e| e.as_object())
+                        .map(|m| m.keys().cloned().collect())
+                })
+                .unwrap_or_default(),
+            None => set.flat.keys().cloned().collect(),
+        },
+        None => fixtures.loose.keys().cloned().collect(),
+    };
+    fixture_types.sort();
+    // Handler bindings belong to the Lua runtime; none are claimed here.
+    let routes = wraith_check::provenance::static_provenance(&model, &fixture_types, &[]);
+    if json {
+        crate::output::print_json(&serde_json::json!({
+            "twin": twin.name(),
+            "routes": routes,
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("provenance  {}  {} routes", twin.name(), routes.len());
+    for r in &routes {
+        let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "  {:<48} can answer: {:<32} exact {:>4} ({} moments)  variants {}  leaves: {}",
+            r.route,
+            r.can_answer.join(", "),
+            r.exact_requests,
+            r.moments,
+            r.variants,
+            leaves.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -24,6 +24,10 @@ pub struct Args {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Static per-route provenance of the model instead: what each route can answer from
+    /// (recorded, template, fixture, miss) and how many template leaves are holes of each kind.
+    #[arg(long)]
+    pub provenance: bool,
 }
 
 #[derive(Serialize)]
@@ -60,6 +64,9 @@ fn rfc3339(us: u64) -> Option<String> {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    if args.provenance {
+        return super::coverage::static_provenance(&twin, args.json);
+    }
     let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
