@@ -38,6 +38,8 @@ enum Command {
     Lint(cmd::lint::Args),
     /// Serve the twin over HTTP.
     Serve(cmd::serve::Args),
+    /// Declare and list authored routes (lua/routes.toml).
+    Route(cmd::route::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -64,6 +66,7 @@ fn main() -> std::process::ExitCode {
         Command::Coverage(a) => cmd::coverage::run(a),
         Command::Lint(a) => cmd::lint::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Route(a) => cmd::route::run(a),
     };
     match result {
         Ok(code) => code,

@@ -128,8 +128,6 @@ impl Engine {
                 Some(v) => {
                     out.counts.template = leaf_count(v);
                     out.body = OutBody::Json(v.clone());
-                    // The declaration is the twin owner's own: served as declared.
-                    out.origins.insert("", crate::outbound::FieldOrigin::Minted);
                 }
                 None => {
                     out.headers.clear();
@@ -199,9 +197,9 @@ fn handler_out(resp: crate::handler::HandlerResponse, route: &str) -> Out {
     match resp.body {
         crate::handler::HandlerBody::Json(v) => {
             out.counts.handler = leaf_count(&v);
+            // Not exempt from the outbound policy: a handler may copy recorded records (and
+            // their PII) out of the store, which the policy must still see.
             out.body = OutBody::Json(v);
-            // Authored output, like fixtures: the outbound scrub serves it as written.
-            out.origins.insert("", crate::outbound::FieldOrigin::Minted);
         }
         crate::handler::HandlerBody::Bytes(b) => {
             out.counts.handler = 1;

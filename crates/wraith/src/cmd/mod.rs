@@ -7,5 +7,6 @@ pub mod init;
 pub mod inspect;
 pub mod lint;
 pub mod record;
+pub mod route;
 pub mod serve;
 pub mod synth;

@@ -324,6 +324,7 @@ pub fn run(args: Args) -> CmdResult {
             EngineError::UnknownFixture { .. } => CliError::usage(anyhow!("--fixture: {e}")),
             other => CliError::usage(anyhow!("{}: {other}", twin.root().display())),
         })?;
+    let lua_lines = crate::cmd::route::install_scripts(&twin, &cfg, &mut engine)?;
     if resolved.fidelity == Fidelity::Fuzzy {
         warnings.push(
             "fidelity `fuzzy` is not implemented: every request will be answered with 501"
@@ -359,6 +360,9 @@ pub fn run(args: Args) -> CmdResult {
         };
         // Banner first: whoever waits for the ready file finds the banner already written.
         print_banner(&twin_name, &listeners, route_count, &info, &resolved);
+        for line in &lua_lines {
+            eprintln!("{line}");
+        }
         let ready = wraith_server::ready_document(&listeners, &info);
         if let Some(path) = &args.ready_json {
             let text = wraith_model::to_canonical_json(&ready)

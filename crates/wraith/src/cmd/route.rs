@@ -1,0 +1,357 @@
+//! `wraith route add|list <twin>`: the authored-routes sidecar `lua/routes.toml`, and loading a
+//! twin's Lua handlers and authored routes into the engine at serve time.
+//!
+//! Authored routes are served at runtime only: nothing here writes into `model/`, and
+//! `wraith synth` never touches the sidecar, so a declaration survives every re-synth.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use serde::Serialize;
+use wraith_engine::{AuthoredRoute, Engine, HandlerOnError, Scripts, handler};
+use wraith_script::routes;
+use wraith_twin::{TwinConfig, TwinDir};
+
+use crate::exit::{CliError, CmdResult};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: RouteCommand,
+}
+
+#[derive(clap::Subcommand)]
+pub enum RouteCommand {
+    /// Declare a route no recording covers (appended to lua/routes.toml; comments and layout of
+    /// the file are kept).
+    #[command(after_help = "\
+Examples:
+  wraith route add shop --method GET --path '/customers/:id/summary'
+  wraith route add shop --method POST --path /exports --status 202 --response '{\"status\":\"queued\"}'
+
+A route with a Lua handler (lua/handlers/, bound by file name) answers from it; else from
+--status/--response (provenance template); else 501 \"authored route has no implementation\".
+A recorded route with the same method and path wins over the declaration.")]
+    Add(AddArgs),
+    /// List the twin's authored routes (the authoritative answer to which routes are authored).
+    List(ListArgs),
+}
+
+#[derive(clap::Args)]
+pub struct AddArgs {
+    /// Twin name under ./twins/ or path to a twin folder.
+    pub twin: String,
+    /// HTTP method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS).
+    #[arg(long)]
+    pub method: String,
+    /// Route template, parameters spelled `:name` (e.g. `/v3/assets/:id`).
+    #[arg(long)]
+    pub path: String,
+    /// Status of the declared answer (100–599).
+    #[arg(long)]
+    pub status: Option<i64>,
+    /// Declared JSON response body.
+    #[arg(long, value_name = "JSON")]
+    pub response: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Twin name under ./twins/ or path to a twin folder.
+    pub twin: String,
+    /// Print the routes as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    match args.command {
+        RouteCommand::Add(a) => add(a),
+        RouteCommand::List(a) => list(a),
+    }
+}
+
+const NEW_FILE_HEADER: &str = "\
+# Authored routes: routes no recording covers, served at runtime only (never written into the
+# model, kept across every `wraith synth`). A Lua handler in lua/handlers/ answers a route by
+# file name; else `status`/`response` (a JSON string); else 501.
+schema_version = 1
+";
+
+fn add(a: AddArgs) -> CmdResult {
+    let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
+    let method = routes::validate_method(&a.method)
+        .map_err(|e| CliError::usage(anyhow!("--method: {e}")))?;
+    routes::validate_path(&a.path).map_err(|e| CliError::usage(anyhow!("--path: {e}")))?;
+    let status = a
+        .status
+        .map(routes::validate_status)
+        .transpose()
+        .map_err(|e| CliError::usage(anyhow!("--status: {e}")))?;
+    let response = a
+        .response
+        .as_deref()
+        .map(routes::validate_response)
+        .transpose()
+        .map_err(|e| CliError::usage(anyhow!("--response: {e}")))?;
+
+    let path = twin.lua_dir().join("routes.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => NEW_FILE_HEADER.to_string(),
+        Err(e) => {
+            return Err(CliError::runtime(anyhow!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let existing = routes::parse_routes(&text)
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}; fix the file first", path.display())))?;
+    if let Some(prev) = existing
+        .iter()
+        .find(|r| r.method == method && routes::same_template(&r.path, &a.path))
+    {
+        return Err(CliError::usage(anyhow!(
+            "{method} {} is already declared in {} (as {}); edit or remove that entry instead",
+            a.path,
+            path.display(),
+            prev.name()
+        )));
+    }
+
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| CliError::usage(anyhow!("{}: not valid TOML: {e}", path.display())))?;
+    if !doc.contains_key("schema_version") {
+        doc["schema_version"] = toml_edit::value(routes::ROUTES_SCHEMA_VERSION);
+    }
+    let mut table = toml_edit::Table::new();
+    table["method"] = toml_edit::value(method.clone());
+    table["path"] = toml_edit::value(a.path.clone());
+    if let Some(s) = status {
+        table["status"] = toml_edit::value(i64::from(s));
+    }
+    if let Some(r) = &a.response {
+        table["response"] = toml_edit::value(r.trim().to_string());
+    }
+    match doc.get_mut("route") {
+        None => {
+            let mut arr = toml_edit::ArrayOfTables::new();
+            arr.push(table);
+            doc.insert("route", toml_edit::Item::ArrayOfTables(arr));
+        }
+        Some(item) => match item.as_array_of_tables_mut() {
+            Some(arr) => arr.push(table),
+            None => {
+                return Err(CliError::usage(anyhow!(
+                    "{}: `route` is not an array of tables; write each route as `[[route]]`",
+                    path.display()
+                )));
+            }
+        },
+    }
+    let new_text = doc.to_string();
+    // What we write must read back as what we meant.
+    routes::parse_routes(&new_text).map_err(|e| {
+        CliError::runtime(anyhow!("internal: the updated file does not parse: {e}"))
+    })?;
+    std::fs::create_dir_all(twin.lua_dir()).map_err(|e| {
+        CliError::runtime(anyhow!("cannot create {}: {e}", twin.lua_dir().display()))
+    })?;
+    wraith_twin::write_atomic(&path, new_text.as_bytes())
+        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", path.display())))?;
+
+    let route = AuthoredRoute {
+        method,
+        path: a.path.clone(),
+        status,
+        response,
+    };
+    let shadowed = load_model_quietly(&twin)
+        .map(|m| !handler::shadowed_authored(&m, std::slice::from_ref(&route)).is_empty())
+        .unwrap_or(false);
+    if shadowed {
+        eprintln!(
+            "warning: the model already has a recorded {}; it wins and this declaration stays inert",
+            route.name()
+        );
+    }
+    if a.json {
+        crate::output::print_json(&serde_json::json!({
+            "added": entry(&route, None, shadowed),
+            "file": "lua/routes.toml",
+            "routes": existing.len() + 1,
+        }));
+    } else {
+        println!("added {} to lua/routes.toml", route.name());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One authored route in `route list --json`.
+#[derive(Debug, Serialize)]
+struct Entry {
+    method: String,
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<serde_json::Value>,
+    /// The handler file name that binds it, when one does.
+    handler: Option<String>,
+    /// What answers it: `handler`, `response` or `unimplemented` (501); `shadowed` when a
+    /// recorded route of the same method and path wins.
+    answers: &'static str,
+}
+
+fn entry(r: &AuthoredRoute, handler: Option<String>, shadowed: bool) -> Entry {
+    let answers = if shadowed {
+        "shadowed"
+    } else if handler.is_some() {
+        "handler"
+    } else if r.declares_response() {
+        "response"
+    } else {
+        "unimplemented"
+    };
+    Entry {
+        method: r.method.clone(),
+        path: r.path.clone(),
+        status: r.status,
+        response: r.response.clone(),
+        handler,
+        answers,
+    }
+}
+
+fn list(a: ListArgs) -> CmdResult {
+    let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
+    let path = twin.lua_dir().join("routes.toml");
+    let authored = match std::fs::read_to_string(&path) {
+        Ok(t) => routes::parse_routes(&t)
+            .map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(CliError::runtime(anyhow!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let handler_names = handler_stems(&twin.lua_dir().join("handlers"));
+    let names: Vec<&str> = handler_names.iter().map(String::as_str).collect();
+    let shapes: Vec<_> = authored
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone(), None))
+        .collect();
+    let bound = handler::bind(&names, &shapes);
+    let shadowed = load_model_quietly(&twin)
+        .map(|m| handler::shadowed_authored(&m, &authored))
+        .unwrap_or_default();
+    let entries: Vec<Entry> = authored
+        .iter()
+        .zip(bound)
+        .map(|(r, h)| entry(r, h.map(str::to_string), shadowed.contains(&r.name())))
+        .collect();
+    if a.json {
+        crate::output::print_json(&serde_json::json!({
+            "twin": twin.name(),
+            "file": "lua/routes.toml",
+            "routes": entries,
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        println!(
+            "no authored routes (add one with `wraith route add {} --method M --path P`)",
+            a.twin
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for e in &entries {
+        let detail = match (e.answers, &e.handler, e.status) {
+            ("handler", Some(h), _) => format!("handler {h}"),
+            ("response", _, s) => format!("response {}", s.unwrap_or(200)),
+            ("shadowed", _, _) => "shadowed by the recorded route".to_string(),
+            _ => "501 no implementation".to_string(),
+        };
+        println!("{:<7} {:<40} {detail}", e.method, e.path);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stems of `lua/handlers/*.lua|*.luau`, sorted (names only; nothing is compiled).
+fn handler_stems(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("lua" | "luau")))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The model, when there is a readable one (only to tell shadowed declarations apart).
+fn load_model_quietly(twin: &TwinDir) -> Option<wraith_model::Model> {
+    let text = std::fs::read_to_string(twin.model_dir().join("twin.wir.json")).ok()?;
+    wraith_model::from_json_str(&text).ok()
+}
+
+/// Load `lua/` (handlers, libraries, `routes.toml`) and install it into `engine`; the
+/// `handler file → route` lines serve prints at startup. A handler that does not compile or an
+/// invalid `routes.toml` refuses to serve (exit 1).
+pub fn install_scripts(
+    twin: &TwinDir,
+    cfg: &TwinConfig,
+    engine: &mut Engine,
+) -> Result<Vec<String>, CliError> {
+    let lua = &cfg.serve.lua;
+    let opts = wraith_script::ScriptOptions {
+        max_memory_bytes: usize::try_from(lua.max_memory_kb.saturating_mul(1024))
+            .unwrap_or(usize::MAX),
+        ..wraith_script::ScriptOptions::default()
+    };
+    let loaded = wraith_script::load_lua_dir(&twin.lua_dir(), opts)
+        .map_err(|e| CliError::usage(anyhow!("{e}")))?;
+    let files = loaded.files.clone();
+    let report = engine.install_scripts(Scripts {
+        handlers: loaded.handlers,
+        authored: loaded.authored,
+        on_error: match lua.on_error {
+            wraith_twin::LuaOnError::Fail => HandlerOnError::Fail,
+            wraith_twin::LuaOnError::Fallback => HandlerOnError::Fallback,
+        },
+    });
+    let mut lines: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("  warning: {w}"))
+        .collect();
+    for b in &report.bindings {
+        let file = files
+            .get(&b.handler)
+            .cloned()
+            .unwrap_or_else(|| b.handler.clone());
+        lines.push(format!(
+            "  handler {file} → {}{}",
+            b.route,
+            if b.authored { " (authored)" } else { "" }
+        ));
+    }
+    for r in &report.authored {
+        if !report.bindings.iter().any(|b| &b.route == r) {
+            lines.push(format!("  authored route {r} (no handler)"));
+        }
+    }
+    Ok(lines)
+}
