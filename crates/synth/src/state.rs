@@ -14,7 +14,9 @@
 //! The entity type is the collection segment as recorded (`customers`). When two different
 //! collections end in the same segment (`/linode/instances` and `/databases/mysql/instances`),
 //! the shortest keeps the bare name and the others are qualified by the segment before them
-//! (`mysql_instances`); version prefixes do not count (`/v1/x` and `/v2/x` are one type).
+//! (`mysql_instances`), unless their records share most field names with the bare-named ones
+//! (`/accounts/:id/statuses` lists `statuses`); version prefixes do not count (`/v1/x` and
+//! `/v2/x` are one type).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -75,8 +77,27 @@ fn literal_pos_before(segs: &[Seg], pos: usize) -> Option<usize> {
     })
 }
 
-/// Names for collection keys (see the module doc).
-fn name_collections(keys: &BTreeSet<Vec<String>>) -> BTreeMap<Vec<String>, String> {
+/// Whether two collections hold the same kind of record: their field sets overlap by at least
+/// 60% (Jaccard), so `/accounts/:id/statuses` lists `statuses` while `/filters/:id/statuses`
+/// (filter entries) does not.
+fn same_records(a: Option<&BTreeSet<String>>, b: Option<&BTreeSet<String>>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else {
+        return false;
+    };
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let common = a.intersection(b).count();
+    let union = a.union(b).count();
+    common * 10 >= union * 6
+}
+
+/// Names for collection keys (see the module doc). `fields` holds the record field names each
+/// collection showed.
+fn name_collections(
+    keys: &BTreeSet<Vec<String>>,
+    fields: &BTreeMap<Vec<String>, BTreeSet<String>>,
+) -> BTreeMap<Vec<String>, String> {
     let mut by_last: BTreeMap<&str, Vec<&Vec<String>>> = BTreeMap::new();
     for k in keys {
         if let Some(last) = k.last() {
@@ -87,8 +108,12 @@ fn name_collections(keys: &BTreeSet<Vec<String>>) -> BTreeMap<Vec<String>, Strin
     for (last, mut group) in by_last {
         group.sort_by_key(|k| (k.len(), (*k).clone()));
         let shortest_unique = group.len() == 1 || group[0].len() < group[1].len();
+        let anchor = fields.get(group[0]);
         for (i, k) in group.iter().enumerate() {
             let name = if i == 0 && shortest_unique {
+                last.to_string()
+            } else if shortest_unique && same_records(fields.get(*k), anchor) {
+                // A nested view of the same records (`/accounts/:id/statuses`).
                 last.to_string()
             } else if k.len() >= 2 {
                 format!("{}_{}", k[k.len() - 2], last)
@@ -213,7 +238,31 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             coll_pos,
         });
     }
-    let names = name_collections(&keys);
+    // The record fields each collection showed: objects answered by reads, updates and
+    // creates, items of lists.
+    let mut fields: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for (g, shape) in groups.iter().zip(&shapes) {
+        let Some(pos) = shape.coll_pos else { continue };
+        let set = fields.entry(collection_key(&g.segs, pos + 1)).or_default();
+        let bodies = ok_json_bodies(g, obs);
+        let mut take = |v: &Value| {
+            if let Value::Object(m) = v {
+                set.extend(m.keys().cloned());
+            }
+        };
+        if shape.last_is_param || g.method == "POST" {
+            bodies.iter().take(64).for_each(|b| take(b));
+        } else if g.method == "GET"
+            && let Some(ptr) = items_pointer(&bodies)
+        {
+            for b in bodies.iter().take(64) {
+                if let Some(Value::Array(items)) = b.pointer(&ptr) {
+                    items.iter().take(64).for_each(&mut take);
+                }
+            }
+        }
+    }
+    let names = name_collections(&keys, &fields);
     let name_at = |g: &RouteGroup, pos: usize| -> Option<String> {
         names.get(&collection_key(&g.segs, pos + 1)).cloned()
     };
@@ -528,6 +577,36 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn nested_views_of_the_same_records_share_the_entity_type() {
+        let statuses = vec!["statuses".to_string()];
+        let by_account = vec!["accounts".to_string(), "statuses".to_string()];
+        let filter_statuses = vec!["filters".to_string(), "statuses".to_string()];
+        let keys: BTreeSet<Vec<String>> = [
+            statuses.clone(),
+            by_account.clone(),
+            filter_statuses.clone(),
+        ]
+        .into_iter()
+        .collect();
+        let set = |ks: &[&str]| ks.iter().map(|k| k.to_string()).collect::<BTreeSet<_>>();
+        let fields = BTreeMap::from([
+            (
+                statuses.clone(),
+                set(&["id", "content", "account", "created_at"]),
+            ),
+            (
+                by_account.clone(),
+                set(&["id", "content", "account", "created_at", "pinned"]),
+            ),
+            (filter_statuses.clone(), set(&["id", "status_id"])),
+        ]);
+        let names = name_collections(&keys, &fields);
+        assert_eq!(names[&statuses], "statuses");
+        assert_eq!(names[&by_account], "statuses");
+        assert_eq!(names[&filter_statuses], "filters_statuses");
+    }
+
+    #[test]
     fn items_pointer_finds_bare_arrays_and_single_envelopes() {
         let bare = json!([{"id": 1}]);
         assert_eq!(items_pointer(&[&bare]), Some(String::new()));
@@ -552,7 +631,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let names = name_collections(&keys);
+        let names = name_collections(&keys, &BTreeMap::new());
         assert_eq!(names[&vec!["customers".to_string()]], "customers");
         assert_eq!(
             names[&vec!["linode".to_string(), "instances".to_string()]],
