@@ -4,8 +4,8 @@
 //! An unaddressed read is a GET on a literal path (no path parameter) with no query and no
 //! body, such as `GET /api/v1/accounts/verify_credentials`. A response position of it is
 //! session-authored when, in every recorded observation of that read, its value repeated the
-//! value the same recording session had supplied in the body of an earlier successful create
-//! (a 2xx POST), always from the same create route and request field. The engine then serves
+//! value the same recording session had supplied in the body of its latest earlier successful
+//! create (a 2xx POST) on one route, always from the same create route and request field. The engine then serves
 //! the recorded moment with the serving session's own value at that position.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,12 +57,17 @@ pub fn evidence(
                     continue;
                 };
                 // What this recording session supplied earlier in create bodies.
-                let mut supplied: BTreeMap<&str, BTreeSet<(String, String)>> = BTreeMap::new();
+                // Only the latest create per route counts: that is the value the engine
+                // substitutes, so it is the one the evidence must show repeated.
+                let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
                 for (j, route) in create_of.range(..i) {
-                    let c = &obs[*j];
-                    if c.session != o.session {
-                        continue;
+                    if obs[*j].session == o.session {
+                        latest.insert(route.as_str(), *j);
                     }
+                }
+                let mut supplied: BTreeMap<&str, BTreeSet<(String, String)>> = BTreeMap::new();
+                for (route, j) in latest {
+                    let c = &obs[j];
                     for (field, leaf) in &c.req_fields {
                         if let Value::String(s) = leaf
                             && s.chars().count() >= MIN_LEN
@@ -70,7 +75,7 @@ pub fn evidence(
                             supplied
                                 .entry(s.as_str())
                                 .or_default()
-                                .insert((route.clone(), field.clone()));
+                                .insert((route.to_string(), field.clone()));
                         }
                     }
                 }
