@@ -78,6 +78,7 @@ pub fn run(args: Args) -> CmdResult {
             .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
     };
     findings.extend(lint(&input));
+    findings.extend(super::route::lint_findings(&twin));
     findings.sort_by(|a, b| {
         (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
     });

@@ -355,3 +355,42 @@ pub fn install_scripts(
     }
     Ok(lines)
 }
+
+/// `wraith lint` findings about `lua/routes.toml`: an invalid file (error, rule `routes_toml`)
+/// and declarations a recorded route of the same method and path shadows (warning,
+/// `authored-route-shadowed`).
+pub fn lint_findings(twin: &TwinDir) -> Vec<wraith_check::lint::Finding> {
+    use wraith_check::lint::Finding;
+    const FILE: &str = "lua/routes.toml";
+    let text = match std::fs::read_to_string(twin.lua_dir().join("routes.toml")) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            return vec![Finding::error(
+                "routes_toml",
+                Some(FILE),
+                format!("cannot read: {e}"),
+            )];
+        }
+    };
+    let authored = match routes::parse_routes(&text) {
+        Ok(a) => a,
+        Err(e) => return vec![Finding::error("routes_toml", Some(FILE), e)],
+    };
+    let Some(model) = load_model_quietly(twin) else {
+        return Vec::new();
+    };
+    handler::shadowed_authored(&model, &authored)
+        .into_iter()
+        .map(|name| {
+            Finding::warning(
+                "authored-route-shadowed",
+                Some(FILE),
+                format!(
+                    "{name} is also a recorded route, which wins: the declaration is inert; \
+                     remove it from lua/routes.toml"
+                ),
+            )
+        })
+        .collect()
+}

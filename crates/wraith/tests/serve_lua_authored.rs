@@ -1,0 +1,255 @@
+//! Authored routes (`lua/routes.toml`) over HTTP: a handler → `handler`; a declared response →
+//! that response with provenance `template`; neither → 501 "authored route has no
+//! implementation"; `X-Wraith-Route` names the route; a recorded route with the same method and
+//! path wins (serve warns, lint reports `authored-route-shadowed`); never written into the
+//! model, surviving re-synth; never replayed or scored by `wraith check`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use support::{Twin, bin, model};
+
+const ROUTES: &str = r#"schema_version = 1
+
+[[route]]
+method = "POST"
+path = "/v1/exports"
+status = 202
+response = '{"status":"queued"}'
+
+[[route]]
+method = "GET"
+path = "/v1/health"
+
+[[route]]
+method = "DELETE"
+path = "/v1/sessions/:sid"
+status = 204
+
+[[route]]
+method = "GET"
+path = "/v1/customers/:id/summary"
+
+# Shadowed: the model records GET /v1/customers/:id.
+[[route]]
+method = "GET"
+path = "/v1/customers/:cid"
+response = '{"authored":true}'
+"#;
+
+fn shop_with_authored() -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write("lua/routes.toml", ROUTES);
+    t.write(
+        "lua/handlers/get_summary.lua",
+        r#"local c = state.get("customers", req.params.id)
+           if c == nil then emit.error(404, "not_found", "no customer " .. req.params.id) return end
+           return { customer = req.params.id, name = c.name, customers = state.count("customers") }"#,
+    );
+    t
+}
+
+#[tokio::test]
+async fn authored_routes_answer_from_handler_declaration_or_501() {
+    let t = shop_with_authored();
+    let s = t.serve(&[]);
+
+    let r = s.post("/v1/exports", None, json!({"what": "all"})).await;
+    assert_eq!(r.status, 202);
+    assert_eq!(r.provenance(), Some("template"));
+    assert_eq!(r.header("x-wraith-route"), Some("POST /v1/exports"));
+    assert_eq!(r.json(), json!({"status": "queued"}));
+
+    let r = s.send("DELETE", "/v1/sessions/abc", None, &[], None).await;
+    assert_eq!(r.status, 204);
+    assert_eq!(r.provenance(), Some("template"));
+    assert!(r.body.is_empty());
+
+    let r = s.get("/v1/health", None).await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.provenance(), Some("template"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/health"));
+    assert_eq!(r.json()["error"], "authored route has no implementation");
+    assert_eq!(r.json()["wraith"]["route"], "GET /v1/health");
+
+    let r = s.get("/v1/customers/cus_1/summary", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(
+        r.header("x-wraith-route"),
+        Some("GET /v1/customers/:id/summary")
+    );
+    assert_eq!(r.json()["customer"], "cus_1");
+    assert_eq!(
+        r.json()["name"],
+        "Alice",
+        "the handler reads the recorded record"
+    );
+    let r = s.get("/v1/customers/nobody/summary", None).await;
+    assert_eq!((r.status, r.provenance()), (404, Some("handler")));
+
+    let err = s.stderr();
+    assert!(
+        err.contains(
+            "handler lua/handlers/get_summary.lua → GET /v1/customers/:id/summary (authored)"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_recorded_route_with_the_same_method_and_path_wins_and_serve_warns() {
+    let t = shop_with_authored();
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_1", None).await;
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    assert_ne!(r.json(), json!({"authored": true}));
+    let err = s.stderr();
+    assert!(
+        err.contains("authored route GET /v1/customers/:cid (lua/routes.toml) is shadowed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn lint_reports_a_shadowed_authored_route_as_a_warning() {
+    let t = shop_with_authored();
+    let out = Command::new(bin())
+        .current_dir(t.tmp.path())
+        .args(["lint", &t.path_str(), "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadowed: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "authored-route-shadowed")
+        .collect();
+    assert_eq!(shadowed.len(), 1, "{report}");
+    assert_eq!(shadowed[0]["severity"], "warning");
+    assert_eq!(shadowed[0]["file"], "lua/routes.toml");
+    assert!(
+        shadowed[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("GET /v1/customers/:cid")
+    );
+}
+
+#[test]
+fn an_invalid_routes_toml_refuses_to_serve() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/x\"\nresponse = '{nope'\n",
+    );
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("routes.toml") && err.contains("not valid JSON"),
+        "{err}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The example twin (recordings, its authored summary route and handler), copied.
+fn example_twin() -> Twin {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("twins").join("shop");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
+        &root,
+    );
+    let _ = std::fs::remove_dir_all(root.join("model"));
+    let _ = std::fs::remove_dir_all(root.join("reports"));
+    Twin {
+        tmp,
+        root,
+        name: "shop".to_string(),
+    }
+}
+
+fn wraith(t: &Twin, args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .current_dir(t.tmp.path())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn authored_routes_are_never_written_into_the_model_and_survive_resynth() {
+    let t = example_twin();
+    let routes_before = std::fs::read_to_string(t.path().join("lua/routes.toml")).unwrap();
+    for _ in 0..2 {
+        let out = wraith(&t, &["synth", &t.path_str()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for file in ["model/twin.wir.json", "model/symbols.json"] {
+            let text = std::fs::read_to_string(t.path().join(file)).unwrap();
+            assert!(
+                !text.contains("/summary"),
+                "{file} must not carry the authored route"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("lua/routes.toml")).unwrap(),
+        routes_before,
+        "synth never touches the sidecar"
+    );
+    let s = t.serve(&[]);
+    let r = s.get("/customers/cus_FixtureMarg001/summary", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.json()["name"], "Margaret Hamilton");
+}
+
+#[test]
+fn check_neither_replays_nor_scores_authored_routes() {
+    let t = example_twin();
+    let synth = wraith(&t, &["synth", &t.path_str()]);
+    assert!(synth.status.success());
+    let with = wraith(&t, &["check", &t.path_str(), "--in-memory", "--json"]);
+    std::fs::remove_dir_all(t.path().join("lua")).unwrap();
+    let without = wraith(&t, &["check", &t.path_str(), "--in-memory", "--json"]);
+    assert_eq!(with.status.code(), without.status.code());
+    let text = String::from_utf8_lossy(&with.stdout);
+    assert!(
+        !text.contains("/summary"),
+        "the authored route is not in the check report"
+    );
+    let summary = |o: &std::process::Output| {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["score_bp"].is_u64(), "{v}");
+        (
+            v["score_bp"].clone(),
+            v["exchanges_total"].clone(),
+            v["routes"].clone(),
+        )
+    };
+    assert_eq!(summary(&with), summary(&without));
+}
