@@ -33,7 +33,9 @@ pub fn normalize_query(query: &str) -> String {
 ///
 /// Normalization: JSON bodies are re-serialized with sorted keys; form bodies have their fields
 /// sorted by name; multipart bodies are reduced to their parts (name, filename, bytes) sorted by
-/// name, so a fresh boundary does not change the key; anything else is hashed as is.
+/// name, so a fresh boundary does not change the key; of a file part's filename only the
+/// extension counts, since clients commonly generate upload names (timestamps, random
+/// suffixes) while the bytes identify the file; anything else is hashed as is.
 pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<String> {
     if body.is_empty() {
         return None;
@@ -50,6 +52,7 @@ pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<Strin
                 parts.sort();
                 hasher.update(b"multipart:");
                 for (name, filename, data) in parts {
+                    let filename = filename_kind(&filename);
                     hasher.update((name.len() as u64).to_le_bytes());
                     hasher.update(name.as_bytes());
                     hasher.update((filename.len() as u64).to_le_bytes());
@@ -80,6 +83,14 @@ pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<Strin
         hasher.update(body);
     }
     Some(hex(&hasher.finalize()))
+}
+
+/// What of an upload's filename keys the request: its lowercased extension (`""` without).
+fn filename_kind(filename: &str) -> String {
+    match filename.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+        _ => String::new(),
+    }
 }
 
 /// Lowercase hex of `bytes`.
@@ -188,5 +199,26 @@ mod tests {
             body("xyz123").as_bytes(),
         );
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn generated_upload_filenames_do_not_change_the_fingerprint() {
+        let body = |name: &str, data: &str| {
+            format!(
+                "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: image/jpeg\r\n\r\n{data}\r\n--b--\r\n"
+            )
+        };
+        let ct = Some("multipart/form-data; boundary=b");
+        let fp = |name: &str, data: &str| body_fingerprint(ct, body(name, data).as_bytes());
+        assert_eq!(
+            fp("upload_1760.12_9f2c.jpg", "JPEG"),
+            fp("upload_1795.98_65e7.jpg", "JPEG")
+        );
+        assert_ne!(
+            fp("x.jpg", "JPEG"),
+            fp("x.png", "JPEG"),
+            "the kind of file counts"
+        );
+        assert_ne!(fp("x.jpg", "JPEG"), fp("x.jpg", "OTHER"), "the bytes count");
     }
 }
