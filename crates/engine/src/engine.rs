@@ -1079,7 +1079,20 @@ impl Engine {
     /// session) this namespace's replayed history is consistent with, so a namespace that
     /// replays one recorded session gets that session's moments in order; when no run is
     /// consistent, the k-th moment over all runs.
-    fn axis_pick(&self, ns: &Namespace, r: usize, ei: usize, candidates: &[Cand<'_>]) -> AxisPick {
+    ///
+    /// `write`: the request changes state (not GET/HEAD). Its answer usually mints what later
+    /// requests name (ids), so only the runs that gave the served answer stay consistent, and
+    /// when no run was consistent the session re-anchors on the run it was served from. A
+    /// read's answer often differs between runs in incidental fields (counters), so a read
+    /// keeps every consistent run.
+    fn axis_pick(
+        &self,
+        ns: &Namespace,
+        r: usize,
+        ei: usize,
+        candidates: &[Cand<'_>],
+        write: bool,
+    ) -> AxisPick {
         let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
         let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, (_, m)) in candidates.iter().enumerate() {
@@ -1124,7 +1137,7 @@ impl Engine {
             // session: a later request must not be answered from a run that disagreed.
             let agreeing: Vec<&str> = consistent
                 .iter()
-                .filter(|run| fp_of(per_run[**run][served]) == best_fp)
+                .filter(|run| !write || fp_of(per_run[**run][served]) == best_fp)
                 .copied()
                 .collect();
             let narrowed = match &ns.replay_sessions {
@@ -1139,9 +1152,10 @@ impl Engine {
             };
         }
         if served < candidates.len() {
+            let run = candidates[served].1.source.rsplit_once('/').map(|(s, _)| s);
             return AxisPick::Within {
                 idx: served,
-                narrowed: None,
+                narrowed: run.filter(|_| write).map(|s| BTreeSet::from([s.to_string()])),
                 certain: per_run.len() == 1,
                 in_run: false,
             };
@@ -1174,7 +1188,8 @@ impl Engine {
         if candidates.is_empty() {
             return None;
         }
-        let pick = self.axis_pick(ns, r, ei, &candidates);
+        let write = !matches!(call.method.as_str(), "GET" | "HEAD");
+        let pick = self.axis_pick(ns, r, ei, &candidates, write);
         let within = matches!(pick, AxisPick::Within { .. });
         // A moment of a run this session's replayed writes did not come from does not show
         // them: those writes are merged like synthesized ones.
@@ -1405,7 +1420,8 @@ impl Engine {
         if let Some(ei) = self.exact_entry(call) {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.req);
-            let pick = match self.axis_pick(ns, r, ei, &candidates) {
+            let write = !matches!(call.method.as_str(), "GET" | "HEAD");
+            let pick = match self.axis_pick(ns, r, ei, &candidates, write) {
                 AxisPick::Within { idx, narrowed, .. } => {
                     self.axis_advance(ns, call, ei, narrowed);
                     Some(idx)
