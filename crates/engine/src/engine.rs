@@ -273,6 +273,12 @@ impl Engine {
         if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
             values.add_json(&b);
         }
+        if let Some(parts) = req
+            .header("content-type")
+            .and_then(|ct| outbound::multipart_values(ct, &req.body))
+        {
+            parts.iter().for_each(|v| values.add(v));
+        }
         for (_, v) in util::parse_query(&req.query) {
             values.add(&v);
         }
@@ -621,6 +627,12 @@ impl Engine {
         // Values this session supplies come back verbatim whenever the twin echoes them.
         if let Some(b) = &call.body {
             ns.outbound.add_json(b);
+        }
+        if let Some(parts) = call
+            .content_type()
+            .and_then(|ct| outbound::multipart_values(ct, &call.req.body))
+        {
+            parts.iter().for_each(|v| ns.outbound.add(v));
         }
         for (_, v) in call.query.iter().chain(call.m.params.iter()) {
             ns.outbound.add(v);
@@ -1155,7 +1167,9 @@ impl Engine {
             let run = candidates[served].1.source.rsplit_once('/').map(|(s, _)| s);
             return AxisPick::Within {
                 idx: served,
-                narrowed: run.filter(|_| write).map(|s| BTreeSet::from([s.to_string()])),
+                narrowed: run
+                    .filter(|_| write)
+                    .map(|s| BTreeSet::from([s.to_string()])),
                 certain: per_run.len() == 1,
                 in_run: false,
             };

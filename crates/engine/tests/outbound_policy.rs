@@ -365,3 +365,26 @@ fn fixture_values_are_served_as_declared() {
     assert_eq!(b["email"], json!("fx@example.com"));
     assert_eq!(b["display_name"], json!("Fixture Person"));
 }
+
+#[test]
+fn values_a_session_sent_as_multipart_fields_are_echoed_verbatim() {
+    let e = people();
+    let mut q = req("POST", "/v1/people", None);
+    q.headers.push((
+        "content-type".into(),
+        "multipart/form-data; boundary=xyz".into(),
+    ));
+    q.body = bytes::Bytes::from_static(
+        b"--xyz\r\nContent-Disposition: form-data; name=\"display_name\"\r\n\r\nJane Doe\r\n--xyz--\r\n",
+    );
+    e.handle(Some("m"), &q);
+    let b = body(&get(&e, Some("m"), "/v1/people/p_1"));
+    assert_eq!(
+        b["display_name"],
+        json!("Jane Doe"),
+        "the session's own value"
+    );
+    // Another session never sent it: the recorded name is tokenized there.
+    let other = body(&get(&e, Some("n"), "/v1/people/p_1"));
+    assert!(has_prefix_envelope(&other["display_name"], "name_"));
+}

@@ -261,6 +261,38 @@ impl SessionValues {
     }
 }
 
+/// The text values of a `multipart/form-data` body (file parts included only when they are
+/// UTF-8), so echoes of fields a client sent as multipart stay verbatim too. `None` when the
+/// content type is not multipart or names no boundary.
+pub(crate) fn multipart_values(content_type: &str, body: &[u8]) -> Option<Vec<String>> {
+    let ct = content_type.to_ascii_lowercase();
+    if !ct.starts_with("multipart/form-data") {
+        return None;
+    }
+    let boundary = content_type
+        .split(';')
+        .filter_map(|p| p.trim().split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("boundary"))
+        .map(|(_, v)| v.trim().trim_matches('"').to_string())?;
+    let text = String::from_utf8_lossy(body);
+    let delim = format!("--{boundary}");
+    let mut out = Vec::new();
+    for part in text.split(delim.as_str()).skip(1) {
+        if part.starts_with("--") {
+            break;
+        }
+        let part = part.strip_prefix("\r\n").unwrap_or(part);
+        let Some((_, value)) = part.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let value = value.strip_suffix("\r\n").unwrap_or(value);
+        if !value.is_empty() && !value.contains('\u{FFFD}') {
+            out.push(value.to_string());
+        }
+    }
+    Some(out)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seg {
     Key(String),
@@ -773,6 +805,16 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multipart_text_fields_are_read() {
+        let body = b"--b1\r\nContent-Disposition: form-data; name=\"display_name\"\r\n\r\nJohn Lennon\r\n--b1\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nI walk funny\r\n--b1--\r\n";
+        assert_eq!(
+            multipart_values("multipart/form-data; boundary=b1", body),
+            Some(vec!["John Lennon".to_string(), "I walk funny".to_string()])
+        );
+        assert_eq!(multipart_values("application/json", body), None);
+    }
 
     #[test]
     fn paths_parse_and_match() {
