@@ -9,16 +9,23 @@
 //! - header presence — a request header present in every exchange of one and absent from every
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
+//! - body field presence — a field every request of the status sent and no other request did;
 //! - body field value — one body field holds the same value in every request of the status and
 //!   that value never appears at that field for any other status (`email = "not-an-email"`);
-//! - body field presence, then query parameter presence.
+//! - query parameter presence.
+//!
+//! A status no single feature explains is split by the body field values only its exchanges
+//! carried (when such a value says something: an enum value, a value several errors share, or
+//! one shaped unlike every accepted value). Answers of the primary status in clearly different
+//! shapes (top-level fields overlapping by less than half) become their own variant when a
+//! request feature selects them (a post with `scheduled_at` answers a scheduled post).
 //!
 //! A status with nothing distinguishing it gets `Always` and a diagnostic (it can only be
 //! served by exact replay). Variants are ordered most specific first, errors before successes
 //! at equal specificity, the primary first among catch-alls, so the engine takes the first match.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -134,10 +141,31 @@ pub fn build_variants(
             });
         }
         if *status == primary {
-            parts.push((*status, ks.clone(), base));
+            // Answers of one status in clearly different shapes (a scheduled post among posts)
+            // become their own variant when a request feature selects them.
+            let mut clusters = split_by_shape(ks, &at).into_iter();
+            let mut keep = clusters.next().unwrap_or_default();
+            let majority = keep.clone();
+            for minority in clusters {
+                match discriminate(&minority, &majority, &majority, &at) {
+                    Some((guard, _)) => {
+                        let mut g = base.clone();
+                        g.push(guard);
+                        parts.push((*status, minority, g));
+                    }
+                    None => keep.extend(minority),
+                }
+            }
+            keep.sort_unstable();
+            parts.push((*status, keep, base));
             continue;
         }
-        if let Some((mine, theirs)) = discriminate(ks, &primary_ks, &by_status, *status, &at) {
+        let others: Vec<usize> = by_status
+            .iter()
+            .filter(|(s, _)| **s != *status)
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        if let Some((mine, theirs)) = discriminate(ks, &primary_ks, &others, &at) {
             if let Some(theirs) = theirs
                 && !primary_extra.contains(&theirs)
             {
@@ -265,21 +293,16 @@ pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
 
 /// Find what tells the exchanges `mine` (status `status`) from the primary's `theirs`.
 /// Returns this status's guard and, for header presence, the primary's opposite guard.
+/// `others` are every exchange the guard must reject (for a status: all other statuses).
 fn discriminate<'a>(
     mine: &[usize],
     theirs: &[usize],
-    by_status: &BTreeMap<u16, Vec<usize>>,
-    status: u16,
+    others: &[usize],
     at: &dyn Fn(usize) -> &'a Obs<'a>,
 ) -> Option<(Guard, Option<Guard>)> {
     if mine.is_empty() || theirs.is_empty() {
         return None;
     }
-    let others: Vec<usize> = by_status
-        .iter()
-        .filter(|(s, _)| **s != status)
-        .flat_map(|(_, ks)| ks.iter().copied())
-        .collect();
 
     // Header presence.
     let mut names: Vec<String> = Vec::new();
@@ -319,30 +342,8 @@ fn discriminate<'a>(
         return Some((Guard::BodyValid { valid: false }, None));
     }
 
-    // Body field value.
+    // Body field presence (a field the others never sent).
     let first = at(mine[0]);
-    for (pointer, value) in &first.req_fields {
-        let same_in_mine = mine
-            .iter()
-            .all(|k| at(*k).req_field(pointer) == Some(value));
-        if !same_in_mine {
-            continue;
-        }
-        let never_elsewhere = others
-            .iter()
-            .all(|k| at(*k).req_field(pointer) != Some(value));
-        if never_elsewhere && meaningful(pointer, value, mine.len(), &others, at) {
-            return Some((
-                Guard::BodyFieldEquals {
-                    pointer: pointer.clone(),
-                    value: value.clone(),
-                },
-                None,
-            ));
-        }
-    }
-
-    // Body field presence.
     for (pointer, _) in &first.req_fields {
         let all_mine = mine.iter().all(|k| at(*k).req_field(pointer).is_some());
         let none_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
@@ -351,6 +352,30 @@ fn discriminate<'a>(
                 Guard::BodyFieldPresent {
                     pointer: pointer.clone(),
                     present: true,
+                },
+                None,
+            ));
+        }
+    }
+
+    // Body field value.
+    for (pointer, value) in &first.req_fields {
+        let same_in_mine = mine
+            .iter()
+            .all(|k| at(*k).req_field(pointer) == Some(value));
+        // A field the others never sent is a presence guard (below), not a value guard.
+        let absent_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
+        if !same_in_mine || absent_elsewhere {
+            continue;
+        }
+        let never_elsewhere = others
+            .iter()
+            .all(|k| at(*k).req_field(pointer) != Some(value));
+        if never_elsewhere && meaningful(pointer, value, mine.len(), others, at) {
+            return Some((
+                Guard::BodyFieldEquals {
+                    pointer: pointer.clone(),
+                    value: value.clone(),
                 },
                 None,
             ));
@@ -372,6 +397,51 @@ fn discriminate<'a>(
         }
     }
     None
+}
+
+/// Cluster the exchanges `ks` by the top-level field names of their JSON answers (Jaccard
+/// ≥ 0.5 to a cluster's first member joins it; non-object answers cluster by kind). The largest
+/// cluster comes first, then the others in first-seen order; each keeps exchange order.
+fn split_by_shape<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<Vec<usize>> {
+    let shape = |k: usize| -> Option<BTreeSet<&'a str>> {
+        match &at(k).resp {
+            RespBody::Json(Value::Object(m)) => Some(m.keys().map(String::as_str).collect()),
+            _ => None,
+        }
+    };
+    let mut clusters: Vec<(Option<BTreeSet<&'a str>>, Vec<usize>)> = Vec::new();
+    for k in ks {
+        let keys = shape(*k);
+        let joined = clusters.iter_mut().find(|(rep, _)| match (rep, &keys) {
+            (Some(a), Some(b)) => {
+                let common = a.intersection(b).count();
+                let union = a.union(b).count();
+                union == 0 || common * 2 >= union
+            }
+            (None, None) => true,
+            _ => false,
+        });
+        match joined {
+            Some((_, members)) => members.push(*k),
+            None => clusters.push((keys, vec![*k])),
+        }
+    }
+    let largest = clusters
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, (_, m))| (m.len(), Reverse(*i)))
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let mut out: Vec<Vec<usize>> = Vec::with_capacity(clusters.len());
+    if !clusters.is_empty() {
+        out.push(clusters[largest].1.clone());
+    }
+    for (i, (_, members)) in clusters.into_iter().enumerate() {
+        if i != largest {
+            out.push(members);
+        }
+    }
+    out
 }
 
 /// Coarse shape of a request value: its JSON type and the character classes of a string.
@@ -479,7 +549,18 @@ fn split_by_field_value<'a>(
     }
     let parts = parts
         .into_iter()
-        .map(|(pointer, value, members)| (Guard::BodyFieldEquals { pointer, value }, members))
+        .map(|(pointer, value, members)| {
+            // A field no other status sent selects by presence; otherwise by value.
+            let guard = if others.iter().all(|o| at(*o).req_field(&pointer).is_none()) {
+                Guard::BodyFieldPresent {
+                    pointer,
+                    present: true,
+                }
+            } else {
+                Guard::BodyFieldEquals { pointer, value }
+            };
+            (guard, members)
+        })
         .collect();
     (parts, rest)
 }
