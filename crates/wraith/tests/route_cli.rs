@@ -195,3 +195,30 @@ fn route_list_of_a_twin_without_the_sidecar_is_empty() {
     let out = wraith(&t, &["route", "list", "no-such-twin"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn inspect_provenance_claims_handler_only_for_routes_a_handler_binds() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write("lua/handlers/get_customer.lua", "return {}");
+    let out = wraith(&t, &["inspect", &t.path_str(), "--provenance", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let with_handler: Vec<&str> = v["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["can_answer"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("handler"))
+        })
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(with_handler, ["GET /v1/customers/:id"]);
+}

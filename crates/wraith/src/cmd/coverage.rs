@@ -108,8 +108,10 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
         None => fixtures.loose.keys().cloned().collect(),
     };
     fixture_types.sort();
-    // Handler bindings belong to the Lua runtime; none are claimed here.
-    let routes = wraith_check::provenance::static_provenance(&model, &fixture_types, &[]);
+    // Routes a Lua handler in lua/handlers/ binds by file name.
+    let handler_routes = super::route::handler_route_names(twin, &model);
+    let routes =
+        wraith_check::provenance::static_provenance(&model, &fixture_types, &handler_routes);
     if json {
         crate::output::print_json(&serde_json::json!({
             "twin": twin.name(),

@@ -394,3 +394,21 @@ pub fn lint_findings(twin: &TwinDir) -> Vec<wraith_check::lint::Finding> {
         })
         .collect()
 }
+
+/// `METHOD /path` of the model's routes a handler in `lua/handlers/` binds by file name (for
+/// `wraith inspect --provenance`; nothing is compiled).
+pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<String> {
+    let stems = handler_stems(&twin.lua_dir().join("handlers"));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    let shapes: Vec<_> = model
+        .routes
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
+        .collect();
+    handler::bind(&names, &shapes)
+        .into_iter()
+        .zip(&model.routes)
+        .filter(|(b, _)| b.is_some())
+        .map(|(_, r)| format!("{} {}", r.method, r.path))
+        .collect()
+}
