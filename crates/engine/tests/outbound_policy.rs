@@ -388,3 +388,34 @@ fn values_a_session_sent_as_multipart_fields_are_echoed_verbatim() {
     let other = body(&get(&e, Some("n"), "/v1/people/p_1"));
     assert!(has_prefix_envelope(&other["display_name"], "name_"));
 }
+
+#[test]
+fn a_bare_single_word_name_is_tokenized_only_in_a_person_container() {
+    let read = R::new("GET", "/v1/roles/:id")
+        .variant(200, Guard::Always, obj(vec![("id", echo_path("id"))]))
+        .exact(
+            "/v1/roles/r1",
+            "",
+            None,
+            vec![moment(
+                "s1/1",
+                200,
+                json!({"id": "r1", "name": "Owner", "author": {"id": "u1", "name": "Alice"}}),
+            )],
+        )
+        .exact(
+            "/v1/roles/r2",
+            "",
+            None,
+            vec![moment(
+                "s1/2",
+                200,
+                json!({"id": "r2", "name": "Moderator", "author": {"id": "u2", "name": "Bob"}}),
+            )],
+        )
+        .build();
+    let e = engine(model(vec![read], vec![]), det_opts());
+    let b = body(&get(&e, None, "/v1/roles/r1"));
+    assert_eq!(b["name"], json!("Owner"), "a role name is not a person's");
+    assert!(has_prefix_envelope(&b["author"]["name"], "name_"));
+}

@@ -727,13 +727,37 @@ impl Walk<'_> {
         }
         if pii::is_name_key(key) {
             let words = pii::person_name_words(s);
-            // Two or more capitalized words read as a person's name on their own; one word
-            // only when the recordings show the column naming its carriers.
-            if words >= 2 || (words == 1 && column.is_some_and(|col| col.names_carriers())) {
+            // Two or more capitalized words read as a person's name on their own. One word
+            // only when the recordings show the column naming its carriers and, for a bare
+            // `name` (which names roles, plans and tags as often as people), only inside a
+            // person container (`author`, `user`, `customers`…) or on a person route.
+            let person_scope = key != "name" || self.in_person_container();
+            if words >= 2
+                || (words == 1 && person_scope && column.is_some_and(|col| col.names_carriers()))
+            {
                 return Some(pii::envelope(&c.policy.key, pii::Class::Name, s));
             }
         }
         None
+    }
+
+    /// The leaf sits in an object held under a person-like key, or at the top of a route
+    /// whose path names people.
+    fn in_person_container(&self) -> bool {
+        let mut keys = self.path.iter().rev().filter_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            _ => None,
+        });
+        keys.next();
+        match keys.next() {
+            Some(container) => pii::is_person_word(container),
+            None => self
+                .ctx
+                .seed
+                .split(['/', ' '])
+                .filter(|seg| !seg.starts_with(':'))
+                .any(pii::is_person_word),
+        }
     }
 
     /// A deterministic, plausible stand-in for a `[REDACTED]` placeholder: a UUID for id-like

@@ -280,6 +280,40 @@ pub(crate) fn person_name_words(v: &str) -> usize {
     if ok { words.len() } else { 0 }
 }
 
+/// Keys and path segments that hold people (`author`, `users`, `customer_account`).
+pub(crate) fn is_person_word(word: &str) -> bool {
+    const PEOPLE: &[&str] = &[
+        "author",
+        "committer",
+        "user",
+        "owner",
+        "customer",
+        "account",
+        "actor",
+        "sender",
+        "recipient",
+        "member",
+        "contact",
+        "person",
+        "people",
+        "profile",
+        "employee",
+        "assignee",
+        "reporter",
+        "creator",
+        "reviewer",
+        "follower",
+        "patient",
+        "student",
+        "buyer",
+        "seller",
+    ];
+    key_words(word).iter().any(|w| {
+        let singular = w.strip_suffix('s').unwrap_or(w);
+        PEOPLE.contains(&w.as_str()) || PEOPLE.contains(&singular)
+    })
+}
+
 /// Key words that make a value a credential (`client_secret`, `api_key`, `access_token`).
 fn is_credential_key(key: &str) -> bool {
     let words = key_words(key);
