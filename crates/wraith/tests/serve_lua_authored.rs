@@ -253,3 +253,22 @@ fn check_neither_replays_nor_scores_authored_routes() {
     };
     assert_eq!(summary(&with), summary(&without));
 }
+
+#[tokio::test]
+async fn strict_fidelity_serves_neither_authored_routes_nor_handlers() {
+    let t = shop_with_authored();
+    t.write("lua/handlers/get_product.lua", "return { via = 'lua' }");
+    let s = t.serve(&["--fidelity", "strict"]);
+    let r = s.get("/v1/health", None).await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(r.json()["error"], "no matching route");
+    let r = s.get("/v1/products/p1", None).await;
+    assert_ne!(r.provenance(), Some("handler"));
+    let err = s.stderr();
+    assert!(err.contains("not served under strict fidelity"), "{err}");
+    assert!(
+        err.contains("Lua handlers do not run under strict fidelity"),
+        "{err}"
+    );
+}
