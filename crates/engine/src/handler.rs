@@ -573,23 +573,47 @@ impl HandlerEnv for NsEnv<'_> {
     }
 
     fn list(&self, ty: &str) -> Vec<Value> {
-        let mut out: Vec<(String, Value)> = Vec::new();
+        let store = self.ns.type_store(ty);
+        let mut out: Vec<Value> = Vec::new();
+        // Recorded records in id order, the session's version in place of the recorded one.
         if let Some(t) = self.model.entity_types.get(ty) {
             for (id, rec) in &t.records {
-                if self.ns.is_deleted(ty, id).is_none() {
-                    out.push((id.clone(), rec.clone()));
+                if self.ns.is_deleted(ty, id).is_some() {
+                    continue;
+                }
+                match store.and_then(|s| s.live.get(id)) {
+                    Some(e) => out.push((*e.value).clone()),
+                    None => out.push(rec.clone()),
                 }
             }
         }
-        if let Some(store) = self.ns.type_store(ty) {
+        // Then the session's own entities (fixtures and writes) the recordings do not hold.
+        if let Some(store) = store {
+            let recorded = self.model.entity_types.get(ty).map(|t| &t.records);
             for (id, e) in &store.live {
-                match out.iter_mut().find(|(k, _)| k == id) {
-                    Some(slot) => slot.1 = (*e.value).clone(),
-                    None => out.push((id.clone(), (*e.value).clone())),
+                if !recorded.is_some_and(|r| r.contains_key(id)) {
+                    out.push((*e.value).clone());
                 }
             }
         }
-        out.into_iter().map(|(_, v)| v).collect()
+        out
+    }
+
+    fn count(&self, ty: &str) -> usize {
+        let store = self.ns.type_store(ty);
+        let recorded = self.model.entity_types.get(ty).map(|t| &t.records);
+        let from_records = recorded.map_or(0, |r| {
+            r.keys()
+                .filter(|id| self.ns.is_deleted(ty, id).is_none())
+                .count()
+        });
+        let own = store.map_or(0, |s| {
+            s.live
+                .keys()
+                .filter(|id| !recorded.is_some_and(|r| r.contains_key(*id)))
+                .count()
+        });
+        from_records + own
     }
 
     fn counter(&mut self, name: &str) -> i64 {
@@ -613,6 +637,7 @@ impl HandlerEnv for NsEnv<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -769,6 +794,74 @@ mod tests {
         assert_eq!(snake_case("license-agreements"), "license_agreements");
         assert_eq!(snake_case("lineItems"), "line_items");
         assert_eq!(snake_case("payment_intents"), "payment_intents");
+    }
+
+    fn env_fixture() -> (Model, Schema, Namespace) {
+        let model: Model = serde_json::from_value(json!({
+            "schema_version": wraith_model::MODEL_SCHEMA_VERSION, "tool_version": "t",
+            "twin": "t", "base_url": "http://x", "recorded_at": null, "sessions": [],
+            "routes": [], "diagnostics": [],
+            "entity_types": {"customers": {"primary_key": "id", "known_ids": [],
+                "known_missing": [], "records": {"c1": {"id": "c1", "n": 1},
+                "c2": {"id": "c2", "n": 2}}}}
+        }))
+        .unwrap();
+        let schema = Schema {
+            types: BTreeMap::from([("customers".to_string(), "id".to_string())]),
+        };
+        let settings = crate::namespace::Settings {
+            fixture: None,
+            seed: 1,
+            explicit_seed: false,
+            clock: crate::api::ClockConfig {
+                mode: crate::api::ClockMode::Deterministic,
+                base_epoch: 100,
+            },
+            provisioned: false,
+        };
+        let ns = Namespace::new(crate::namespace::NsKey::Default, settings, None);
+        (model, schema, ns)
+    }
+
+    #[test]
+    fn the_handler_view_overlays_session_writes_on_recorded_records() {
+        let (model, schema, mut ns) = env_fixture();
+        let wall: crate::api::WallClock = Arc::new(|| 0);
+        let mut env = NsEnv {
+            ns: &mut ns,
+            schema: &schema,
+            model: &model,
+            wall: &wall,
+        };
+        assert_eq!(
+            env.get("customers", "c1"),
+            Some(json!({"id": "c1", "n": 1}))
+        );
+        let stored = env
+            .put("customers", "c1", &json!({"n": 10, "tag": {"a": 1}}))
+            .unwrap();
+        assert_eq!(stored, json!({"id": "c1", "n": 10, "tag": {"a": 1}}));
+        env.put("customers", "c3", &json!({"n": 3})).unwrap();
+        assert!(env.delete("customers", "c2").unwrap());
+        assert!(!env.delete("customers", "c2").unwrap());
+        assert_eq!(
+            env.list("customers"),
+            [
+                json!({"id": "c1", "n": 10, "tag": {"a": 1}}),
+                json!({"id": "c3", "n": 3})
+            ]
+        );
+        assert_eq!(env.count("customers"), 2);
+        assert_eq!(env.query("customers", "tag.a", &json!("1")).len(), 1);
+        assert!(env.put("widgets", "w", &json!({})).is_err());
+        assert!(env.put("customers", "x", &json!([1])).is_err());
+        assert_eq!((env.counter("a"), env.counter("a")), (1, 2));
+        assert_eq!(env.now_us(), 100_000_000);
+        env.advance_us(5_000_000);
+        assert_eq!(env.now_us(), 106_000_000, "advanced, and one reading later");
+        // The session store itself changed: the CRUD engine sees the same entities.
+        assert!(ns.entity("customers", "c3").is_some());
+        assert!(ns.is_deleted("customers", "c2").is_some());
     }
 
     #[test]
