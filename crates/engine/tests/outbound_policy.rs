@@ -419,3 +419,24 @@ fn a_bare_single_word_name_is_tokenized_only_in_a_person_container() {
     assert_eq!(b["name"], json!("Owner"), "a role name is not a person's");
     assert!(has_prefix_envelope(&b["author"]["name"], "name_"));
 }
+
+#[test]
+fn multi_word_names_of_things_outside_person_scope_are_kept() {
+    let read = R::new("GET", "/v1/instance/languages")
+        .variant(200, Guard::Always, obj(vec![("ok", c(json!(true)))]))
+        .exact(
+            "/v1/instance/languages",
+            "",
+            None,
+            vec![moment(
+                "s1/1",
+                200,
+                json!([{"code": "cu", "name": "Old Church Slavonic"}, {"code": "fy", "name": "Western Frisian"}]),
+            )],
+        )
+        .build();
+    let e = engine(model(vec![read], vec![]), det_opts());
+    let b = body(&get(&e, None, "/v1/instance/languages"));
+    assert_eq!(b[0]["name"], json!("Old Church Slavonic"));
+    assert_eq!(b[1]["name"], json!("Western Frisian"));
+}

@@ -727,13 +727,14 @@ impl Walk<'_> {
         }
         if pii::is_name_key(key) {
             let words = pii::person_name_words(s);
-            // Two or more capitalized words read as a person's name on their own. One word
-            // only when the recordings show the column naming its carriers and, for a bare
-            // `name` (which names roles, plans and tags as often as people), only inside a
-            // person container (`author`, `user`, `customers`…) or on a person route.
+            // A bare `name` names languages, roles, plans and tags as often as people: it is
+            // a person's only inside a person container (`author`, `user`, `customers`…) or
+            // on a person route. Then two or more capitalized words read as a person's name
+            // on their own; one word only when the recordings show the column naming its
+            // carriers.
             let person_scope = key != "name" || self.in_person_container();
-            if words >= 2
-                || (words == 1 && person_scope && column.is_some_and(|col| col.names_carriers()))
+            if person_scope
+                && (words >= 2 || (words == 1 && column.is_some_and(|col| col.names_carriers())))
             {
                 return Some(pii::envelope(&c.policy.key, pii::Class::Name, s));
             }
