@@ -204,3 +204,15 @@ fn a_handler_that_does_not_compile_refuses_to_serve() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn debug_counts_the_fields_a_handler_wrote() {
+    let t = shop_with(&[("get_product.lua", "return { a = 1, b = { c = 2, d = 3 } }")]);
+    let s = t.serve(&["--debug"]);
+    let r = s.get("/v1/products/p1", None).await;
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(
+        r.header("x-wraith-provenance-counts"),
+        Some("recorded=0 template=0 fixture=0 handler=3")
+    );
+}
