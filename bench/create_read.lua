@@ -9,20 +9,26 @@ local ring_next = 1
 local n = 0
 local tid = 0
 local next_tid = 0
+local threads = {}
+reads = 0
+creates = 0
 
 function setup(thread)
   thread:set("tid", next_tid)
   next_tid = next_tid + 1
+  table.insert(threads, thread)
 end
 
 function request()
   n = n + 1
   if n % 2 == 0 and #ring > 0 then
     local pair = ring[(n / 2) % #ring + 1]
+    reads = reads + 1
     return wrk.format("GET", "/v1/customers/" .. pair.id,
       { ["X-Wraith-Session"] = pair.session })
   end
   local session = "bench-" .. ((tid * 37 + n) % 100)
+  creates = creates + 1
   return wrk.format("POST", "/v1/customers",
     { ["X-Wraith-Session"] = session, ["Content-Type"] = "application/json" },
     '{"name":"' .. session .. '"}')
@@ -41,5 +47,10 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-  io.write(string.format("non-2xx/3xx: %d\n", summary.errors.status))
+  local r, c = 0, 0
+  for _, t in ipairs(threads) do
+    r = r + t:get("reads")
+    c = c + t:get("creates")
+  end
+  io.write(string.format("creates: %d reads: %d non-2xx/3xx: %d\n", c, r, summary.errors.status))
 end
