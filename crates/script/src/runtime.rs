@@ -246,7 +246,7 @@ impl LuaHandler {
             let math: Table = g.get("math")?;
             math.raw_set(
                 "random",
-                scope.create_function(move |_, args: MultiValue| {
+                plain_errors(&lua, scope, move |_, args: MultiValue| {
                     let r = env.borrow_mut().random_u64();
                     math_random(r, &args)
                 })?,
@@ -258,7 +258,7 @@ impl LuaHandler {
             let os = lua.create_table()?;
             os.raw_set(
                 "time",
-                scope.create_function(move |_, args: MultiValue| {
+                plain_errors(&lua, scope, move |_, args: MultiValue| {
                     if !args.is_empty() {
                         return Err(mlua::Error::runtime(
                             "os.time(table) is not available in handlers; use os.time() or \
@@ -270,7 +270,7 @@ impl LuaHandler {
             )?;
             os.raw_set(
                 "clock",
-                scope.create_function(move |_, ()| {
+                plain_errors(&lua, scope, move |_, ()| {
                     Ok(env.borrow_mut().now_us() as f64 / 1_000_000.0)
                 })?,
             )?;
@@ -367,6 +367,53 @@ impl LuaHandler {
     }
 }
 
+/// Luau source of the wrapper that turns a `(ok, ...)` answer into a plain-string `error`.
+const PLAIN_ERRORS_WRAPPER: &str = "local f = ...
+return function(...)
+  local r = table.pack(f(...))
+  if not r[1] then error(r[2], 2) end
+  return table.unpack(r, 2, r.n)
+end";
+
+fn plain_errors_wrapper() -> &'static Result<Vec<u8>, String> {
+    static WRAPPER: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+    WRAPPER.get_or_init(|| compile(PLAIN_ERRORS_WRAPPER.as_bytes()))
+}
+
+/// A scoped API function whose failures raise plain strings (`"state.put: …"`, prefixed with
+/// the handler's file and line), so a handler can `pcall` it and read the message. A memory
+/// error stays what it is: the budget, not the function, failed.
+fn plain_errors<'s, A, R, F>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    f: F,
+) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, A) -> mlua::Result<R> + 's,
+    A: mlua::FromLuaMulti,
+    R: mlua::IntoLuaMulti,
+{
+    let inner = scope.create_function(move |lua, args: A| match f(lua, args) {
+        Ok(r) => {
+            let mut out = r.into_lua_multi(lua)?;
+            out.push_front(Value::Boolean(true));
+            Ok(out)
+        }
+        Err(mlua::Error::MemoryError(m)) => Err(mlua::Error::MemoryError(m)),
+        Err(e) => Ok(MultiValue::from_vec(vec![
+            Value::Boolean(false),
+            Value::String(lua.create_string(error_text(&e))?),
+        ])),
+    })?;
+    let bytecode = plain_errors_wrapper().as_ref().map_err(|e| {
+        mlua::Error::runtime(format!("internal: the error wrapper does not compile: {e}"))
+    })?;
+    lua.load(&bytecode[..])
+        .set_name("=wraith")
+        .set_mode(ChunkMode::Binary)
+        .call(inner)
+}
+
 /// `math.random()`, `math.random(m)`, `math.random(m, n)` from one RNG draw.
 fn math_random(r: u64, args: &MultiValue) -> mlua::Result<Value> {
     let int_arg = |i: usize| -> mlua::Result<i64> {
@@ -445,7 +492,7 @@ fn emit_table<'s>(
     let t = lua.create_table()?;
     t.raw_set(
         "status",
-        scope.create_function(move |_, v: Value| {
+        plain_errors(lua, scope, move |_, v: Value| {
             let s = status_arg("emit.status", &v)?;
             let mut e = emitted.borrow_mut();
             e.touched = true;
@@ -455,7 +502,7 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "header",
-        scope.create_function(move |_, (k, v): (Value, Value)| {
+        plain_errors(lua, scope, move |_, (k, v): (Value, Value)| {
             let name = string_arg("emit.header", "name", &k)?;
             let value = match &v {
                 Value::Integer(n) => n.to_string(),
@@ -478,7 +525,7 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "json",
-        scope.create_function(move |lua, v: Value| {
+        plain_errors(lua, scope, move |lua, v: Value| {
             let j = to_json(lua, v, "emit.json")?;
             let mut e = emitted.borrow_mut();
             e.touched = true;
@@ -488,7 +535,7 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "body",
-        scope.create_function(move |lua, v: Value| {
+        plain_errors(lua, scope, move |lua, v: Value| {
             let body = match v {
                 Value::Nil => HandlerBody::Empty,
                 Value::String(s) => HandlerBody::Bytes(bytes::Bytes::from(s.as_bytes().to_vec())),
@@ -509,7 +556,7 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "error",
-        scope.create_function(move |_, (s, c, m): (Value, Value, Value)| {
+        plain_errors(lua, scope, move |_, (s, c, m): (Value, Value, Value)| {
             let status = status_arg("emit.error", &s)?;
             let code = string_arg("emit.error", "code", &c)?;
             let message = string_arg("emit.error", "message", &m)?;
@@ -535,7 +582,7 @@ fn state_table<'s, 'e: 's>(
     let t = lua.create_table()?;
     t.raw_set(
         "get",
-        scope.create_function(move |lua, (ty, id): (Value, Value)| {
+        plain_errors(lua, scope, move |lua, (ty, id): (Value, Value)| {
             let ty = string_arg("state.get", "type", &ty)?;
             let id = id_arg("state.get", &id)?;
             let found = env.borrow().get(&ty, &id);
@@ -547,25 +594,29 @@ fn state_table<'s, 'e: 's>(
     )?;
     t.raw_set(
         "put",
-        scope.create_function(move |lua, (ty, id, rec): (Value, Value, Value)| {
-            let ty = string_arg("state.put", "type", &ty)?;
-            let id = id_arg("state.put", &id)?;
-            if rec.is_nil() {
-                return Err(mlua::Error::runtime(
-                    "state.put(type, id, record): missing argument `record`",
-                ));
-            }
-            let rec = to_json(lua, rec, "state.put")?;
-            let stored = env
-                .borrow_mut()
-                .put(&ty, &id, &rec)
-                .map_err(|e| mlua::Error::runtime(e.message))?;
-            lua.to_value(&stored)
-        })?,
+        plain_errors(
+            lua,
+            scope,
+            move |lua, (ty, id, rec): (Value, Value, Value)| {
+                let ty = string_arg("state.put", "type", &ty)?;
+                let id = id_arg("state.put", &id)?;
+                if rec.is_nil() {
+                    return Err(mlua::Error::runtime(
+                        "state.put(type, id, record): missing argument `record`",
+                    ));
+                }
+                let rec = to_json(lua, rec, "state.put")?;
+                let stored = env
+                    .borrow_mut()
+                    .put(&ty, &id, &rec)
+                    .map_err(|e| mlua::Error::runtime(e.message))?;
+                lua.to_value(&stored)
+            },
+        )?,
     )?;
     t.raw_set(
         "delete",
-        scope.create_function(move |_, (ty, id): (Value, Value)| {
+        plain_errors(lua, scope, move |_, (ty, id): (Value, Value)| {
             let ty = string_arg("state.delete", "type", &ty)?;
             let id = id_arg("state.delete", &id)?;
             env.borrow_mut()
@@ -575,7 +626,7 @@ fn state_table<'s, 'e: 's>(
     )?;
     t.raw_set(
         "list",
-        scope.create_function(move |lua, ty: Value| {
+        plain_errors(lua, scope, move |lua, ty: Value| {
             let ty = string_arg("state.list", "type", &ty)?;
             let items = env.borrow().list(&ty);
             json_array(lua, &items)
@@ -583,7 +634,7 @@ fn state_table<'s, 'e: 's>(
     )?;
     t.raw_set(
         "query",
-        scope.create_function(move |lua, args: MultiValue| {
+        plain_errors(lua, scope, move |lua, args: MultiValue| {
             if args.len() < 3 {
                 return Err(mlua::Error::runtime(
                     "state.query(type, field, value): missing argument (pass nil explicitly to \
@@ -602,14 +653,14 @@ fn state_table<'s, 'e: 's>(
     )?;
     t.raw_set(
         "count",
-        scope.create_function(move |_, ty: Value| {
+        plain_errors(lua, scope, move |_, ty: Value| {
             let ty = string_arg("state.count", "type", &ty)?;
             Ok(env.borrow().count(&ty) as i64)
         })?,
     )?;
     t.raw_set(
         "counter",
-        scope.create_function(move |_, name: Value| {
+        plain_errors(lua, scope, move |_, name: Value| {
             let name = string_arg("state.counter", "name", &name)?;
             Ok(env.borrow_mut().counter(&name))
         })?,
@@ -625,11 +676,13 @@ fn clock_table<'s, 'e: 's>(
     let t = lua.create_table()?;
     t.raw_set(
         "now",
-        scope.create_function(move |_, ()| Ok(env.borrow_mut().now_us() as f64 / 1_000_000.0))?,
+        plain_errors(lua, scope, move |_, ()| {
+            Ok(env.borrow_mut().now_us() as f64 / 1_000_000.0)
+        })?,
     )?;
     t.raw_set(
         "advance",
-        scope.create_function(move |_, secs: Option<f64>| {
+        plain_errors(lua, scope, move |_, secs: Option<f64>| {
             let secs = secs.unwrap_or(1.0);
             if !secs.is_finite() || secs < 0.0 {
                 return Err(mlua::Error::runtime(format!(
@@ -654,7 +707,7 @@ fn wraith_table<'s>(
     let loading: RefCell<Vec<String>> = RefCell::new(Vec::new());
     t.raw_set(
         "import",
-        scope.create_function(move |lua, name: Value| {
+        plain_errors(lua, scope, move |lua, name: Value| {
             let raw = string_arg("wraith.import", "name", &name)?;
             let key = raw
                 .trim_end_matches(".luau")
@@ -736,7 +789,7 @@ fn wraith_table<'s>(
     )?;
     t.raw_set(
         "json_encode",
-        lua.create_function(|lua, v: Value| {
+        plain_errors(lua, scope, |lua, v: Value| {
             let j = to_json(lua, v, "wraith.json_encode")?;
             serde_json::to_string(&j).map_err(|e| mlua::Error::runtime(e.to_string()))
         })?,

@@ -534,3 +534,21 @@ fn decoded_json_null_is_the_null_sentinel_and_round_trips() {
         json!({"is_null": true, "echo": {"a": null, "list": []}})
     );
 }
+
+#[test]
+fn api_errors_are_plain_strings_a_handler_can_catch() {
+    let mut env = FakeEnv::new(&["customers"]);
+    let out = run_json(
+        r#"local ok, err = pcall(state.put, "widgets", "w1", { a = 1 })
+           local ok2, err2 = pcall(function() emit.status(42) end)
+           return { ok = ok, kind = type(err), undeclared = err:find("not declared") ~= nil,
+                    ok2 = ok2, where = err2:match("^(lua/handlers/test_handler.lua:%d+)") }"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        out,
+        json!({"ok": false, "kind": "string", "undeclared": true, "ok2": false,
+               "where": "lua/handlers/test_handler.lua:2"})
+    );
+}
