@@ -26,6 +26,10 @@
 //! - `math.random` draws from the session's seeded RNG (`math.randomseed` is a no-op);
 //!   `os.time()` and `os.clock()` read the session clock. Nothing else of `os` exists.
 //!
+//! The API functions fail loudly (missing arguments, undeclared types, values JSON cannot
+//! carry) by raising plain strings prefixed with the handler's file and line, which `pcall`
+//! returns as strings.
+//!
 //! # Sandbox and budgets
 //!
 //! Luau with `sandbox(true)` (read-only globals and libraries), without `io`, `debug`,
