@@ -207,6 +207,65 @@ fn scalar_string(v: &Value) -> Option<String> {
 }
 
 /// Decide state ops, entity types and primary keys for every route.
+/// Collections that are only ever listed (nothing addresses `…/coll/:id`, nothing is created
+/// in them, no parameter sits under them) and whose items share most field names with an
+/// addressable collection's records are views of those records (`/timelines/home` lists
+/// `statuses`): they take that collection's entity type, so what a session creates or changes
+/// shows in them too. `shapes`: per route, its collection position and whether its last
+/// segment is a parameter.
+fn adopt_record_types(
+    names: &mut BTreeMap<Vec<String>, String>,
+    groups: &[RouteGroup],
+    shapes: &[(Option<usize>, bool)],
+    fields: &BTreeMap<Vec<String>, BTreeSet<String>>,
+) {
+    let mut addressable: BTreeSet<Vec<String>> = BTreeSet::new();
+    // Collections whose records are read, updated or deleted by id (`…/coll/:id`).
+    let mut by_id: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (g, (coll_pos, last_is_param)) in groups.iter().zip(shapes) {
+        if *last_is_param && let Some(p) = coll_pos {
+            by_id.insert(collection_key(&g.segs, p + 1));
+        }
+        for (i, s) in g.segs.iter().enumerate() {
+            if matches!(s, Seg::Param(_))
+                && let Some(p) = literal_pos_before(&g.segs, i)
+            {
+                addressable.insert(collection_key(&g.segs, p + 1));
+            }
+        }
+        if g.method != "GET"
+            && !*last_is_param
+            && let Some(p) = coll_pos
+        {
+            addressable.insert(collection_key(&g.segs, p + 1));
+        }
+    }
+    let jaccard = |a: &BTreeSet<String>, b: &BTreeSet<String>| -> f64 {
+        let union = a.union(b).count();
+        if union == 0 {
+            return 0.0;
+        }
+        a.intersection(b).count() as f64 / union as f64
+    };
+    let keys: Vec<Vec<String>> = names.keys().cloned().collect();
+    for k in keys {
+        if addressable.contains(&k) {
+            continue;
+        }
+        let Some(mine) = fields.get(&k) else { continue };
+        let best = by_id
+            .iter()
+            .filter(|a| same_records(Some(mine), fields.get(*a)))
+            .filter_map(|a| Some((jaccard(mine, fields.get(a)?), a)))
+            .max_by(|x, y| x.0.total_cmp(&y.0).then_with(|| y.1.cmp(x.1)));
+        if let Some((_, a)) = best
+            && let Some(name) = names.get(a).cloned()
+        {
+            names.insert(k, name);
+        }
+    }
+}
+
 pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     // 1. Collection keys of every route (and of the parents of its parameters).
     struct Shape {
@@ -262,7 +321,12 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             }
         }
     }
-    let names = name_collections(&keys, &fields);
+    let mut names = name_collections(&keys, &fields);
+    let shape_info: Vec<(Option<usize>, bool)> = shapes
+        .iter()
+        .map(|s| (s.coll_pos, s.last_is_param))
+        .collect();
+    adopt_record_types(&mut names, groups, &shape_info, &fields);
     let name_at = |g: &RouteGroup, pos: usize| -> Option<String> {
         names.get(&collection_key(&g.segs, pos + 1)).cloned()
     };

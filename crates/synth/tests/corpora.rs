@@ -124,6 +124,35 @@ fn mastodon_statuses_are_a_crud_collection_with_state_member_guards() {
 }
 
 #[test]
+fn list_only_views_of_addressable_records_take_their_entity_type() {
+    let s = mastodon();
+    let ty = |m: &str, p: &str| {
+        route(&s.model, m, p)
+            .entity_type
+            .clone()
+            .unwrap_or_default()
+    };
+    // Timelines and bookmarks list statuses (`/statuses/:id`); who favourited or reblogged a
+    // status, and the directory, list accounts (`/accounts/:id`).
+    for p in [
+        "/api/v1/timelines/home",
+        "/api/v1/timelines/public",
+        "/api/v1/bookmarks",
+    ] {
+        assert_eq!(ty("GET", p), "statuses", "{p}");
+    }
+    for p in [
+        "/api/v1/statuses/:param/favourited_by",
+        "/api/v1/statuses/:param/reblogged_by",
+        "/api/v1/directory",
+    ] {
+        assert_eq!(ty("GET", p), "accounts", "{p}");
+    }
+    // Records of another shape keep their own type.
+    assert_eq!(ty("GET", "/api/v1/notifications"), "notifications");
+}
+
+#[test]
 fn mastodon_timelines_page_with_link_headers() {
     let s = mastodon();
     let home = route(&s.model, "GET", "/api/v1/timelines/home");
