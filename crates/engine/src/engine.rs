@@ -1295,7 +1295,8 @@ impl Engine {
             let pk = self.pk_of(&ty);
             let base = self.lists[r].as_ref();
             let recorded_keys = self.page_keys(&OutBody::Json(body.clone()), r);
-            if list::merge_into_moment(body, shape, &ty, &pk, ns, &call.m.params, base) {
+            let (params, query) = (&call.m.params, &call.query);
+            if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base) {
                 out.replay = None;
                 self.relink(call, &mut out, &recorded_keys);
             }

@@ -115,7 +115,44 @@ fn belongs(e: &Entity, params: &[(String, String)]) -> bool {
         .is_some_and(|o| o.values().any(|v| scalar_key(v).as_deref() == Some(*last)))
 }
 
+/// Whether an item key lies inside the id window a Link-header paged request asked for
+/// (`max_id`-like next parameter: strictly past it in list order; `min_id`-like prev
+/// parameter: strictly before it). Keys or bounds that are not numbers are always inside.
+pub(crate) fn in_id_window(
+    key: &str,
+    pagination: &Pagination,
+    query: &[(String, String)],
+    descending: bool,
+) -> bool {
+    let Pagination::LinkHeader {
+        next_param,
+        prev_param,
+        ..
+    } = pagination
+    else {
+        return true;
+    };
+    let Ok(k) = key.parse::<f64>() else {
+        return true;
+    };
+    let bound = |name: &str| q(query, name).and_then(|v| v.trim().parse::<f64>().ok());
+    // In a newest-first list `next` goes to smaller keys and `prev` to larger ones.
+    if let Some(b) = bound(next_param)
+        && (if descending { k >= b } else { k <= b })
+    {
+        return false;
+    }
+    if let Some(b) = prev_param.as_deref().and_then(bound)
+        && (if descending { k <= b } else { k >= b })
+    {
+        return false;
+    }
+    true
+}
+
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
+/// Session items the request's id window excludes (`query`) are not added.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_into_moment(
     body: &mut Value,
     shape: &ListShape,
@@ -123,6 +160,7 @@ pub(crate) fn merge_into_moment(
     pk: &str,
     ns: &Namespace,
     params: &[(String, String)],
+    query: &[(String, String)],
     base: Option<&ListBase>,
 ) -> bool {
     let Some(store) = ns.type_store(ty) else {
@@ -156,7 +194,16 @@ pub(crate) fn merge_into_moment(
     let extras: Vec<Value> = store
         .live
         .iter()
-        .filter(|(k, e)| !present.contains(*k) && belongs(e, params))
+        .filter(|(k, e)| {
+            !present.contains(*k)
+                && belongs(e, params)
+                && in_id_window(
+                    k,
+                    &shape.pagination,
+                    query,
+                    base.is_none_or(|b| b.descending),
+                )
+        })
         .map(|(_, e)| (*e.value).clone())
         .collect();
     if !extras.is_empty() {
@@ -285,6 +332,22 @@ pub(crate) fn serve_list(
                     .is_some_and(|v| v == &want || scalar_key(v) == scalar_key(&want))
             });
         }
+    }
+    // A window bounded on both sides (`min_id` and `max_id`) is filtered here; one-sided
+    // windows are paged below.
+    if let Pagination::LinkHeader {
+        next_param,
+        prev_param: Some(prev_param),
+        ..
+    } = &req.shape.pagination
+        && q(req.query, next_param).is_some()
+        && q(req.query, prev_param).is_some()
+    {
+        items.retain(|(it, _)| {
+            it.get(req.pk)
+                .and_then(scalar_key)
+                .is_none_or(|k| in_id_window(&k, &req.shape.pagination, req.query, descending))
+        });
     }
     let total = items.len();
 

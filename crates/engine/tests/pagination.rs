@@ -160,3 +160,14 @@ fn an_empty_list_page_drops_the_recorded_link() {
     assert_eq!(body(&r), json!([]));
     assert_eq!(header(&r.headers, "link"), None, "no link on an empty page");
 }
+
+#[test]
+fn a_window_bounded_on_both_sides_serves_only_the_items_inside_it() {
+    let e = statuses_list_engine(7);
+    let r = get(&e, Some("w"), "/api/v1/statuses?max_id=6&min_id=2");
+    let ids: Vec<Value> = body(&r)
+        .as_array()
+        .map(|a| a.iter().map(|i| i["id"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, vec![json!("5"), json!("4"), json!("3")]);
+}
