@@ -10,6 +10,8 @@
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
 //! - body field presence — a field every request of the status sent and no other request did;
+//! - body field absence — a field every other request sent and none of the status's did (a
+//!   missing required field);
 //! - body field value — one body field holds the same value in every request of the status and
 //!   that value never appears at that field for any other status (`email = "not-an-email"`);
 //! - query parameter presence.
@@ -355,6 +357,24 @@ fn discriminate<'a>(
                 },
                 None,
             ));
+        }
+    }
+
+    // Body field absence (a field every other request sent and none of these did: a missing
+    // required field is what a validation error usually answers).
+    if let Some(&o0) = others.first() {
+        for (pointer, _) in &at(o0).req_fields {
+            let none_mine = mine.iter().all(|k| at(*k).req_field(pointer).is_none());
+            let all_others = others.iter().all(|k| at(*k).req_field(pointer).is_some());
+            if none_mine && all_others {
+                return Some((
+                    Guard::BodyFieldPresent {
+                        pointer: pointer.clone(),
+                        present: false,
+                    },
+                    None,
+                ));
+            }
         }
     }
 
