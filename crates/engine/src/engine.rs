@@ -733,10 +733,19 @@ impl Engine {
         if let Some(authored) = self.authored_route(r) {
             return self.dispatch_authored(ns, call, authored);
         }
-        let route = &self.model.routes[r];
         if self.opts.fidelity == Fidelity::Strict {
             return self.strict(ns, call);
         }
+        if let Some(out) = self.singleton(ns, call) {
+            return out;
+        }
+        self.dispatch_recorded(ns, call)
+    }
+
+    /// Exact replay, then the route's variants (past strict fidelity and singletons).
+    fn dispatch_recorded(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        let r = call.m.route;
+        let route = &self.model.routes[r];
         if let Some(ei) = self.exact_entry(call)
             && let Some(out) = self.exact_replay(ns, call, ei)
         {
@@ -840,6 +849,76 @@ impl Engine {
         if let Some(l) = rebuilt {
             out.headers.push(("link".to_string(), l));
         }
+    }
+
+    /// A path a POST creates at and that GET, PUT, PATCH or DELETE address without an id
+    /// (`/push/subscription`) is a singleton: once this session created one there
+    /// (synthesized, so no recorded run holds it), a read answers the latest one, an update
+    /// changes it and a delete removes it (later requests get the route's not-found answer).
+    fn singleton(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
+        let route = &self.model.routes[call.m.route];
+        if route.state_op.is_some()
+            || !matches!(call.method.as_str(), "GET" | "PUT" | "PATCH" | "DELETE")
+        {
+            return None;
+        }
+        let creator = self.model.routes.iter().find(|c| {
+            c.method == "POST"
+                && c.state_op == Some(StateOp::Create)
+                && c.path == route.path
+                && c.origin == route.origin
+        })?;
+        let ty = creator.entity_type.clone()?;
+        let parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        let (key, live) = {
+            let store = ns.type_store(&ty)?;
+            let key = store
+                .created
+                .iter()
+                .rev()
+                .find(|k| match store.live.get(*k) {
+                    Some(e) => {
+                        e.origin == Origin::Synthesized
+                            && e.parents.as_ref().is_none_or(|p| *p == parents)
+                    }
+                    None => store.deleted.get(*k) == Some(&Origin::Synthesized),
+                })?
+                .clone();
+            let live = store.live.get(&key).map(|e| Arc::clone(&e.value));
+            (key, live)
+        };
+        let Some(value) = live else {
+            return Some(self.gone(ns, call));
+        };
+        let variant = route.variants.iter().find(|v| {
+            (200..300).contains(&v.status)
+                && (call.method != "GET"
+                    || matches!(
+                        &v.body,
+                        wraith_model::BodyTemplate::Json {
+                            root: Node::Object { .. } | Node::Const { value: Value::Object(_) }
+                        }
+                    ))
+        })?;
+        if matches!(call.method.as_str(), "PUT" | "PATCH") {
+            // Answered as usual (a recorded update when one matches); its answer is the
+            // singleton from now on.
+            let out = self.dispatch_recorded(ns, call);
+            if (200..300).contains(&out.status)
+                && let OutBody::Json(body @ Value::Object(_)) = &out.body
+            {
+                ns.put(&ty, &key, body.clone(), Origin::Synthesized, Some(parents));
+            }
+            return Some(out);
+        }
+        let (mut out, _) = self.render_variant(ns, call, variant);
+        if call.method == "GET" {
+            out.body = OutBody::Json((*value).clone());
+            out.origins = Origins::default();
+        } else {
+            ns.tombstone(&ty, &key, Origin::Synthesized);
+        }
+        Some(out)
     }
 
     // ---------------------------------------------------------------- entities
