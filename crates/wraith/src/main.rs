@@ -1,9 +1,10 @@
 //! `wraith`: the command-line front of the pipeline. The only crate that prints, draws progress
 //! bars or uses `anyhow`; every subcommand lives in its own module under `cmd/`.
 
+#[macro_use]
+mod output;
 mod cmd;
 mod exit;
-mod output;
 
 use clap::{Parser, Subcommand};
 

@@ -1,11 +1,23 @@
-//! Output helpers: JSON on `--json`, progress bars only on a terminal.
+//! Output helpers: JSON on `--json`, progress bars only on a terminal, and stdout writes that
+//! end the process quietly when the reader has gone (`wraith inspect --json | head`).
+
+/// `println!` that never panics: when stdout is a closed pipe the process exits 0, as Unix tools
+/// do, instead of panicking with "Broken pipe".
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
 
 use std::io::IsTerminal;
 
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => outln!("{s}"),
         Err(e) => eprintln!("error: cannot render JSON output: {e}"),
     }
 }

@@ -635,7 +635,7 @@ fn bp(v: u32) -> String {
 }
 
 fn print_summary(twin: &TwinDir, r: &Report) {
-    println!(
+    outln!(
         "{}  {}  score {}/10000 (required {})  sessions {}/{} passing ({}, required {})  exchanges {}/{}  divergences {}",
         if r.passed { "PASS" } else { "FAIL" },
         r.twin,
@@ -650,7 +650,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
         r.divergence_count,
     );
     if let Some(h) = &r.holdout {
-        println!(
+        outln!(
             "  holdout k={}: in-sample {}/10000 ({} exchanges, {} sessions) · held-out {}/10000 ({} exchanges, {} sessions)",
             h.k,
             h.in_sample_score_bp,
@@ -667,7 +667,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
-        println!("  categories: {}", cats.join(", "));
+        outln!("  categories: {}", cats.join(", "));
     }
     let mut worst: Vec<_> = r.routes.iter().filter(|x| x.score_bp < 10_000).collect();
     worst.sort_by(|a, b| {
@@ -681,7 +681,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
-        println!(
+        outln!(
             "  {:>6}/10000  {}/{}  {}  [{}]",
             x.score_bp,
             x.passed,
@@ -691,5 +691,5 @@ fn print_summary(twin: &TwinDir, r: &Report) {
         );
     }
     let (j, h) = report_paths(twin);
-    println!("  report: {}  {}", j.display(), h.display());
+    outln!("  report: {}  {}", j.display(), h.display());
 }

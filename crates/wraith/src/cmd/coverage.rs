@@ -32,7 +32,7 @@ pub fn run(args: Args) -> CmdResult {
         crate::output::print_json(&c);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "coverage  {}  routes {}/{} exercised ({}.{:02}%)  {} sessions  {} exchanges",
         c.twin,
         c.routes_exercised,
@@ -43,15 +43,17 @@ pub fn run(args: Args) -> CmdResult {
         c.exchanges
     );
     for (op, s) in &c.state_ops {
-        println!(
+        outln!(
             "  {op:<7} {} route(s), {} exercised, {} exchange(s)",
-            s.routes, s.routes_exercised, s.exchanges
+            s.routes,
+            s.routes_exercised,
+            s.exchanges
         );
     }
-    println!("  routes (exchanges / variants / statuses):");
+    outln!("  routes (exchanges / variants / statuses):");
     for r in &c.routes {
         let statuses: Vec<String> = r.statuses.iter().map(u16::to_string).collect();
-        println!(
+        outln!(
             "    {:>5}  {:>3}  {:<12} {}{}",
             r.exchanges,
             r.variants,
@@ -63,24 +65,24 @@ pub fn run(args: Args) -> CmdResult {
         );
     }
     if !c.routes_seen_once.is_empty() {
-        println!("  seen only once ({}):", c.routes_seen_once.len());
+        outln!("  seen only once ({}):", c.routes_seen_once.len());
         for r in &c.routes_seen_once {
-            println!("    {r}");
+            outln!("    {r}");
         }
     }
     if !c.entity_types_without_create.is_empty() {
-        println!(
+        outln!(
             "  entity types without a create: {}",
             c.entity_types_without_create.join(", ")
         );
     }
     if c.uncovered_requests > 0 {
-        println!(
+        outln!(
             "  {} recorded request(s) match no route (re-run `wraith synth`):",
             c.uncovered_requests
         );
         for e in &c.uncovered_examples {
-            println!("    {e}");
+            outln!("    {e}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -119,10 +121,10 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
         }));
         return Ok(ExitCode::SUCCESS);
     }
-    println!("provenance  {}  {} routes", twin.name(), routes.len());
+    outln!("provenance  {}  {} routes", twin.name(), routes.len());
     for r in &routes {
         let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        println!(
+        outln!(
             "  {:<48} can answer: {:<32} exact {:>4} ({} moments)  variants {}  leaves: {}",
             r.route,
             r.can_answer.join(", "),

@@ -167,20 +167,22 @@ pub fn run(args: Args) -> CmdResult {
     if args.json {
         print_json(&summary);
     } else {
-        println!(
+        outln!(
             "imported {} exchange(s) into {} session(s) of twin `{}`",
-            summary.exchanges, summary.sessions, summary.twin
+            summary.exchanges,
+            summary.sessions,
+            summary.twin
         );
         for f in &summary.files {
             if f.session_id.is_none() {
-                println!("  {}: no entries, no session", f.file);
+                outln!("  {}: no entries, no session", f.file);
             }
             for s in &f.skipped_entries {
-                println!("  {}: skipped {s}", f.file);
+                outln!("  {}: skipped {s}", f.file);
             }
         }
         for s in &summary.skipped_files {
-            println!("  skipped {s} (not a .har file)");
+            outln!("  skipped {s} (not a .har file)");
         }
     }
     Ok(ExitCode::SUCCESS)

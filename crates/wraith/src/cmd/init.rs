@@ -83,8 +83,8 @@ pub fn run(args: Args) -> CmdResult {
             ],
         }));
     } else {
-        println!("created twin `{}` in {}", args.name, twin.root().display());
-        println!(
+        outln!("created twin `{}` in {}", args.name, twin.root().display());
+        outln!(
             "next: wraith record {0}   (or: wraith import {0} FILE.har)",
             args.name
         );

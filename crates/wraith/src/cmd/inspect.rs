@@ -127,10 +127,10 @@ pub fn run(args: Args) -> CmdResult {
         print_json(&out);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("twin {} ({})", out.twin, out.base_url);
-    println!("{} session(s), {} exchange(s)", out.sessions, out.exchanges);
+    outln!("twin {} ({})", out.twin, out.base_url);
+    outln!("{} session(s), {} exchange(s)", out.sessions, out.exchanges);
     if out.exchanges == 0 {
-        println!(
+        outln!(
             "no recordings yet: run `wraith record {0}` or `wraith import {0} FILE.har`",
             args.twin
         );
@@ -142,15 +142,15 @@ pub fn run(args: Args) -> CmdResult {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("methods:  {}", fmt(&out.methods));
-    println!("hosts:    {}", fmt(&out.hosts));
-    println!("statuses: {}", fmt(&out.statuses));
+    outln!("methods:  {}", fmt(&out.methods));
+    outln!("hosts:    {}", fmt(&out.hosts));
+    outln!("statuses: {}", fmt(&out.statuses));
     if let Some(n) = &out.newest_recording {
-        println!("newest:   {n}");
+        outln!("newest:   {n}");
     }
-    println!();
+    outln!();
     for s in &out.per_session {
-        println!(
+        outln!(
             "{}  {:>4} exchange(s)  {}{}",
             s.session_id,
             s.exchanges,

@@ -105,9 +105,9 @@ pub fn run(args: Args) -> CmdResult {
                 .as_deref()
                 .map(|p| format!("{p}: "))
                 .unwrap_or_default();
-            println!("{sev} {:<24} {file}{}", f.rule, f.message);
+            outln!("{sev} {:<24} {file}{}", f.rule, f.message);
         }
-        println!(
+        outln!(
             "lint  {}  {errors} error(s)  {warnings} warning(s)",
             twin.name()
         );

@@ -188,7 +188,7 @@ fn add(a: AddArgs) -> CmdResult {
             "routes": existing.len() + 1,
         }));
     } else {
-        println!("added {} to lua/routes.toml", route.name());
+        outln!("added {} to lua/routes.toml", route.name());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -267,7 +267,7 @@ fn list(a: ListArgs) -> CmdResult {
         return Ok(ExitCode::SUCCESS);
     }
     if entries.is_empty() {
-        println!(
+        outln!(
             "no authored routes (add one with `wraith route add {} --method M --path P`)",
             a.twin
         );
@@ -280,7 +280,7 @@ fn list(a: ListArgs) -> CmdResult {
             ("shadowed", _, _) => "shadowed by the recorded route".to_string(),
             _ => "501 no implementation".to_string(),
         };
-        println!("{:<7} {:<40} {detail}", e.method, e.path);
+        outln!("{:<7} {:<40} {detail}", e.method, e.path);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -376,7 +376,7 @@ pub fn run(args: Args) -> CmdResult {
         }
         if args.json {
             match serde_json::to_string(&ready) {
-                Ok(s) => println!("{s}"),
+                Ok(s) => outln!("{s}"),
                 Err(e) => eprintln!("error: cannot render JSON output: {e}"),
             }
         }

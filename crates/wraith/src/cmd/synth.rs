@@ -36,7 +36,7 @@ pub fn run(args: Args) -> CmdResult {
     if args.json {
         print_json(&summary);
     } else {
-        println!("{}", summary_line(&summary));
+        outln!("{}", summary_line(&summary));
     }
     Ok(ExitCode::SUCCESS)
 }
