@@ -21,6 +21,10 @@ fn ids(v: &Value) -> Vec<String> {
 /// `POST /v1/lists` then `GET /v1/lists`, recorded in several runs; each run created its own
 /// list id. `gets` says which runs also recorded the GET, and what it answered.
 fn lists_engine(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Engine {
+    engine(lists_engine_model(posts, gets), det_opts())
+}
+
+fn lists_engine_model(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Model {
     let create_body = json!({"title": "t"});
     let post = R::new("POST", "/v1/lists")
         .op(StateOp::Create, "lists")
@@ -54,12 +58,9 @@ fn lists_engine(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Engine {
                 .collect(),
         )
         .build();
-    engine(
-        model(
-            vec![post, list],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
+    model(
+        vec![post, list],
+        vec![("lists", entity_type(&[], &[], vec![]))],
     )
 }
 
@@ -99,4 +100,42 @@ fn a_replayed_create_shows_in_a_list_answered_from_another_run() {
         .to_string();
     let listed = ids(&body(&get(&e, Some("s"), "/v1/lists")));
     assert!(listed.contains(&id), "created {id}, listed {listed:?}");
+}
+
+#[test]
+fn a_read_answered_differently_by_runs_does_not_pin_the_session() {
+    // Runs b and c agree on `GET /v1/me` (a counter), a differs; only run a recorded the list
+    // after its create. The read must not drop run a: the create and the list then come from
+    // the same run, and the list holds exactly the session's list.
+    let me = R::new("GET", "/v1/me")
+        .variant(200, Guard::Always, c(json!({"n": 0})))
+        .exact(
+            "/v1/me",
+            "",
+            None,
+            vec![
+                moment("a/0", 200, json!({"n": 1})),
+                moment("b/0", 200, json!({"n": 2})),
+                moment("c/0", 200, json!({"n": 2})),
+            ],
+        )
+        .build();
+    let mut m = lists_engine_model(
+        &[("a", "1"), ("b", "2"), ("c", "3")],
+        &[("a", json!([{"id": "1", "title": "t"}]))],
+    );
+    m.routes.push(me);
+    let e = engine(m, det_opts());
+    assert_eq!(
+        body(&get(&e, Some("r"), "/v1/me"))["n"],
+        json!(2),
+        "majority answer"
+    );
+    let created = send(&e, Some("r"), "POST", "/v1/lists", json!({"title": "t"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let listed = ids(&body(&get(&e, Some("r"), "/v1/lists")));
+    assert_eq!(listed, vec![id]);
 }
