@@ -896,7 +896,10 @@ impl Engine {
                     || matches!(
                         &v.body,
                         wraith_model::BodyTemplate::Json {
-                            root: Node::Object { .. } | Node::Const { value: Value::Object(_) }
+                            root: Node::Object { .. }
+                                | Node::Const {
+                                    value: Value::Object(_)
+                                }
                         }
                     ))
         })?;
