@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
-use wraith_engine::{Provenance, ReplayClass};
+use wraith_engine::Provenance;
 use wraith_model::{BodyTemplate, Model, Node, Route};
 use wraith_recording::Exchange;
 
@@ -30,38 +30,14 @@ pub struct Observed {
     pub replay: Option<ReplayClaim>,
 }
 
-/// An exactness claim the twin made about the body (`X-Wraith-Replay`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayClaim {
-    pub class: ReplayClass,
-    /// `;outbound-policy=applied`: compare against the recording put through the outbound policy.
-    pub outbound_policy_applied: bool,
-}
+/// An exactness claim the twin made about the body (`X-Wraith-Replay`): the engine's own type,
+/// so the twin that writes the header and the checker that reads it cannot drift apart.
+pub use wraith_engine::ReplayClaim;
 
 /// Parse an `X-Wraith-Replay` value by the contract's fail-closed rule: every token must be
-/// recognized (`series-moment` or `session-bound-moment`, `v=1`, `outbound-policy=applied`),
-/// otherwise there is no claim at all.
+/// recognized, otherwise there is no claim at all (see [`ReplayClaim::parse`]).
 pub fn parse_replay_header(value: &str) -> Option<ReplayClaim> {
-    let mut tokens = value.split(';').map(str::trim);
-    let class = match tokens.next()? {
-        "series-moment" => ReplayClass::SeriesMoment,
-        "session-bound-moment" => ReplayClass::SessionBoundMoment,
-        _ => return None,
-    };
-    if tokens.next()? != "v=1" {
-        return None;
-    }
-    let mut outbound = false;
-    for t in tokens {
-        match t {
-            "outbound-policy=applied" if !outbound => outbound = true,
-            _ => return None,
-        }
-    }
-    Some(ReplayClaim {
-        class,
-        outbound_policy_applied: outbound,
-    })
+    ReplayClaim::parse(value.trim())
 }
 
 /// Parse an `X-Wraith-Provenance` value.
