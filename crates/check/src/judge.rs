@@ -483,6 +483,7 @@ pub fn bodies_equal(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wraith_engine::ReplayClass;
 
     #[test]
     fn replay_header_parsing_is_fail_closed() {
