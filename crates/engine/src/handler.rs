@@ -4,8 +4,10 @@
 //! namespace's entity store, counters, clock and seeded RNG); a script runtime (the
 //! `wraith-script` crate) implements the trait. The engine never links a Lua VM.
 //!
-//! Binding is by file name ([`binding_candidates`]): a route's state operation and entity give an
-//! ordered list of handler names, and the first one that exists binds. Authored routes
+//! Binding: an explicit binding ([`ExplicitBinding`], a `[[binding]]` or a `handler` key in
+//! `lua/routes.toml`) wins for its route; else by file name ([`binding_candidates`]): a route's
+//! state operation and entity give an ordered list of handler names, and the first one that
+//! exists binds. Authored routes
 //! ([`AuthoredRoute`], from `lua/routes.toml`) are materialized into the router at serve time
 //! only, after the model's routes, so a recorded route with the same method and path wins.
 //!
@@ -150,6 +152,9 @@ pub struct AuthoredRoute {
     pub status: Option<u16>,
     /// Declared JSON response body.
     pub response: Option<Value>,
+    /// Explicit handler (file stem in `lua/handlers/`) from the entry's `handler` key; it wins
+    /// over the file-name convention for this route.
+    pub handler: Option<String>,
 }
 
 impl AuthoredRoute {
@@ -170,7 +175,166 @@ pub struct Scripts {
     /// Loaded handlers by name (file stem), in name order.
     pub handlers: BTreeMap<String, Arc<dyn Handler>>,
     pub authored: Vec<AuthoredRoute>,
+    /// The `[[binding]]` entries of `lua/routes.toml` (an authored route's own `handler` key is
+    /// read from [`AuthoredRoute::handler`]).
+    pub bindings: Vec<ExplicitBinding>,
     pub on_error: HandlerOnError,
+}
+
+/// An explicit `handler → route` binding declared by the twin's owner in `lua/routes.toml`
+/// (`[[binding]]`, or `handler` on an authored `[[route]]`). It wins over the file-name
+/// convention for the route with the same method and template (parameter names aside),
+/// recorded or authored. Never written into the model, so it survives every re-synth.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ExplicitBinding {
+    /// Uppercase method.
+    pub method: String,
+    /// Route template, parameters spelled `:name`.
+    pub path: String,
+    /// Handler file stem in `lua/handlers/` (`customer_view` for `customer_view.lua`).
+    pub handler: String,
+    /// Where it was declared, for messages: `[[binding]] #2` or `[[route]] #1`.
+    pub entry: String,
+}
+
+impl ExplicitBinding {
+    /// `METHOD /path`.
+    pub fn route(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
+    /// Whether it names the route `method path` (same method, same template).
+    pub fn targets(&self, method: &str, path: &str) -> bool {
+        self.method.eq_ignore_ascii_case(method)
+            && crate::router::matchit_path(&self.path) == crate::router::matchit_path(path)
+    }
+}
+
+/// The explicit bindings in force: each authored route's `handler`, then the `[[binding]]`s.
+pub fn explicit_bindings(
+    authored: &[AuthoredRoute],
+    bindings: &[ExplicitBinding],
+) -> Vec<ExplicitBinding> {
+    let mut out: Vec<ExplicitBinding> = authored
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            a.handler.as_ref().map(|h| ExplicitBinding {
+                method: a.method.clone(),
+                path: a.path.clone(),
+                handler: h.clone(),
+                entry: format!("[[route]] #{}", i + 1),
+            })
+        })
+        .collect();
+    out.extend(bindings.iter().cloned());
+    out
+}
+
+/// An explicit binding that cannot be honoured. Serve refuses to start (exit 1) on any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BindingError {
+    /// The named handler file does not exist.
+    #[error(
+        "lua/routes.toml {entry} ({route} → {handler}): there is no handler file \
+         lua/handlers/{handler}.lua (or .luau); create it or fix the name (handlers: {})",
+        list_or_none(available)
+    )]
+    MissingHandler {
+        entry: String,
+        route: String,
+        handler: String,
+        /// Handler stems that do exist.
+        available: Vec<String>,
+    },
+    /// No recorded or authored route has that method and template.
+    #[error(
+        "lua/routes.toml {entry} ({route} → {handler}): no recorded or authored route is \
+         {route}; bind a route `wraith inspect` or `wraith route list` shows (templates spell \
+         parameters `:name`), or declare it with a [[route]] entry{}",
+        if near.is_empty() { String::new() } else { format!("; did you mean {}?", near.join(" or ")) }
+    )]
+    UnknownRoute {
+        entry: String,
+        route: String,
+        handler: String,
+        /// Routes it may have meant.
+        near: Vec<String>,
+    },
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Several [`BindingError`]s, one per line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct BindingErrors(pub Vec<BindingError>);
+
+/// Check explicit bindings against the model's routes, the declared authored routes and the
+/// loaded handler names: every binding must name an existing handler and an existing route.
+pub fn validate_explicit(
+    model: &Model,
+    authored: &[AuthoredRoute],
+    explicit: &[ExplicitBinding],
+    handler_names: &[&str],
+) -> Vec<BindingError> {
+    let mut routes: Vec<(&str, &str)> = model
+        .routes
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
+    routes.extend(
+        authored
+            .iter()
+            .map(|a| (a.method.as_str(), a.path.as_str())),
+    );
+    let mut errors = Vec::new();
+    for b in explicit {
+        if !handler_names.contains(&b.handler.as_str()) {
+            errors.push(BindingError::MissingHandler {
+                entry: b.entry.clone(),
+                route: b.route(),
+                handler: b.handler.clone(),
+                available: handler_names.iter().map(|n| (*n).to_string()).collect(),
+            });
+        }
+        if !routes.iter().any(|(m, p)| b.targets(m, p)) {
+            let mut near: Vec<String> = Vec::new();
+            for (m, p) in &routes {
+                let name = format!("{m} {p}");
+                // The same template under another method, or a concrete path the template
+                // matches (`/customers/42` for `/customers/:id`).
+                let close = crate::router::matchit_path(p) == crate::router::matchit_path(&b.path)
+                    || m.eq_ignore_ascii_case(&b.method) && template_matches(p, &b.path);
+                if close && !near.contains(&name) && near.len() < 3 {
+                    near.push(name);
+                }
+            }
+            errors.push(BindingError::UnknownRoute {
+                entry: b.entry.clone(),
+                route: b.route(),
+                handler: b.handler.clone(),
+                near,
+            });
+        }
+    }
+    errors
+}
+
+/// Whether the template `template` matches the concrete `path` segment by segment.
+fn template_matches(template: &str, path: &str) -> bool {
+    let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
+    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    t.len() == p.len()
+        && t.iter()
+            .zip(&p)
+            .all(|(a, b)| (a.starts_with(':') && a.len() > 1) || a == b)
 }
 
 /// One `handler file → route` binding.
@@ -181,6 +345,8 @@ pub struct HandlerBinding {
     pub route: String,
     /// The route is an authored one (`lua/routes.toml`).
     pub authored: bool,
+    /// Bound by an explicit binding (`lua/routes.toml`), not by file name.
+    pub explicit: bool,
 }
 
 /// What [`crate::Engine::install_scripts`] did.
@@ -440,6 +606,28 @@ pub fn bind<'n>(
             binding_candidates(method, path, *op)
                 .iter()
                 .find_map(|c| handler_names.iter().find(|n| **n == c.as_str()).copied())
+        })
+        .collect()
+}
+
+/// Bind handlers to routes with explicit bindings first: for each route (in order), the handler
+/// of the explicit binding that targets it (when that handler exists), else what [`bind`] picks
+/// by file name. The flag says the binding was explicit.
+pub fn bind_with_explicit<'n>(
+    handler_names: &[&'n str],
+    routes: &[(String, String, Option<StateOp>)],
+    explicit: &[ExplicitBinding],
+) -> Vec<Option<(&'n str, bool)>> {
+    bind(handler_names, routes)
+        .into_iter()
+        .zip(routes)
+        .map(|(by_name, (method, path, _))| {
+            explicit
+                .iter()
+                .filter(|b| b.targets(method, path))
+                .find_map(|b| handler_names.iter().find(|n| **n == b.handler).copied())
+                .map(|n| (n, true))
+                .or(by_name.map(|n| (n, false)))
         })
         .collect()
 }
@@ -773,6 +961,141 @@ mod tests {
             bind(&["fetch_customer", "get_customer", "customers"], &routes),
             [Some("get_customer"), Some("customers")]
         );
+    }
+
+    fn explicit(method: &str, path: &str, handler: &str) -> ExplicitBinding {
+        ExplicitBinding {
+            method: method.into(),
+            path: path.into(),
+            handler: handler.into(),
+            entry: "[[binding]] #1".into(),
+        }
+    }
+
+    #[test]
+    fn an_explicit_binding_beats_the_file_name_convention_for_its_route_only() {
+        let routes = vec![
+            ("GET".to_string(), "/customers/:param".to_string(), None),
+            ("GET".to_string(), "/customers".to_string(), None),
+            ("DELETE".to_string(), "/customers/:param".to_string(), None),
+        ];
+        let names = [
+            "customer_view",
+            "delete_customer",
+            "get_customer",
+            "list_customers",
+        ];
+        // Parameter names aside, `/customers/:id` is the same template.
+        let bound = bind_with_explicit(
+            &names,
+            &routes,
+            &[explicit("get", "/customers/:id", "customer_view")],
+        );
+        assert_eq!(
+            bound,
+            [
+                Some(("customer_view", true)),
+                Some(("list_customers", false)),
+                Some(("delete_customer", false)),
+            ]
+        );
+        // Without it, the convention binds.
+        assert_eq!(
+            bind_with_explicit(&names, &routes, &[])[0],
+            Some(("get_customer", false))
+        );
+        // An explicit binding may name a handler the convention would put elsewhere.
+        let bound = bind_with_explicit(
+            &names,
+            &routes,
+            &[explicit("GET", "/customers", "get_customer")],
+        );
+        assert_eq!(
+            bound[..2],
+            [Some(("get_customer", false)), Some(("get_customer", true))]
+        );
+    }
+
+    #[test]
+    fn explicit_bindings_merge_authored_handler_keys_before_binding_entries() {
+        let authored = AuthoredRoute {
+            method: "GET".into(),
+            path: "/health".into(),
+            status: None,
+            response: None,
+            handler: Some("probe".into()),
+        };
+        let merged = explicit_bindings(
+            &[authored],
+            &[explicit("GET", "/customers/:id", "customer_view")],
+        );
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            (
+                merged[0].route(),
+                merged[0].handler.as_str(),
+                merged[0].entry.as_str()
+            ),
+            ("GET /health".to_string(), "probe", "[[route]] #1")
+        );
+        assert_eq!(merged[1].handler, "customer_view");
+    }
+
+    #[test]
+    fn a_binding_naming_a_missing_handler_or_an_unknown_route_is_an_error() {
+        let model: Model = serde_json::from_value(json!({
+            "schema_version": wraith_model::MODEL_SCHEMA_VERSION, "tool_version": "t",
+            "twin": "t", "base_url": "http://x", "recorded_at": null, "sessions": [],
+            "routes": [], "diagnostics": [], "entity_types": {}
+        }))
+        .unwrap();
+        let authored = [AuthoredRoute {
+            method: "GET".into(),
+            path: "/customers/:id".into(),
+            status: None,
+            response: None,
+            handler: None,
+        }];
+        let ok = validate_explicit(
+            &model,
+            &authored,
+            &[explicit("GET", "/customers/:x", "customer_view")],
+            &["customer_view"],
+        );
+        assert!(ok.is_empty(), "{ok:?}");
+        let errs = validate_explicit(
+            &model,
+            &authored,
+            &[explicit("GET", "/customers/:x", "nope")],
+            &["customer_view"],
+        );
+        let msg = errs[0].to_string();
+        assert!(
+            msg.contains("lua/routes.toml [[binding]] #1")
+                && msg.contains("lua/handlers/nope.lua")
+                && msg.contains("customer_view"),
+            "{msg}"
+        );
+        let errs = validate_explicit(
+            &model,
+            &authored,
+            &[explicit("GET", "/customers/42", "customer_view")],
+            &["customer_view"],
+        );
+        let msg = errs[0].to_string();
+        assert!(
+            matches!(errs[0], BindingError::UnknownRoute { .. })
+                && msg.contains("no recorded or authored route is GET /customers/42")
+                && msg.contains("did you mean GET /customers/:id"),
+            "{msg}"
+        );
+        let errs = validate_explicit(
+            &model,
+            &authored,
+            &[explicit("POST", "/orders", "missing")],
+            &[],
+        );
+        assert_eq!(errs.len(), 2, "both problems are reported: {errs:?}");
     }
 
     #[test]

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use wraith_engine::handler::ExplicitBinding;
 use wraith_engine::{AuthoredRoute, Handler};
 
 use crate::error::ScriptError;
-use crate::routes::parse_routes;
+use crate::routes::parse_routes_file;
 use crate::runtime::{Library, LuaHandler, ScriptOptions, compile};
 
 /// Everything under `lua/`, compiled.
@@ -19,6 +20,8 @@ pub struct LoadedScripts {
     pub files: BTreeMap<String, String>,
     /// `lua/routes.toml`; empty when the file does not exist.
     pub authored: Vec<AuthoredRoute>,
+    /// The `[[binding]]` entries of `lua/routes.toml` (explicit handler → route bindings).
+    pub bindings: Vec<ExplicitBinding>,
     /// Library modules `wraith.import` can load, by import name.
     pub modules: Vec<String>,
     pub warnings: Vec<String>,
@@ -100,10 +103,12 @@ pub fn load_lua_dir(lua_dir: &Path, opts: ScriptOptions) -> Result<LoadedScripts
     let routes_path = lua_dir.join("routes.toml");
     match std::fs::read_to_string(&routes_path) {
         Ok(text) => {
-            out.authored = parse_routes(&text).map_err(|message| ScriptError::Routes {
+            let file = parse_routes_file(&text).map_err(|message| ScriptError::Routes {
                 path: routes_path.clone(),
                 message,
             })?;
+            out.authored = file.routes;
+            out.bindings = file.bindings;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(source) => {

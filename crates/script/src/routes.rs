@@ -7,13 +7,24 @@
 //! path = "/customers/:id/summary"
 //! status = 200                      # optional
 //! response = '{"status":"queued"}'  # optional JSON string
+//! handler = "customer_summary"      # optional explicit handler (lua/handlers/customer_summary.lua)
+//!
+//! [[binding]]                       # explicit binding of a handler to any route, recorded or authored
+//! method = "GET"
+//! path = "/customers/:param"
+//! handler = "customer_view"         # file stem in lua/handlers/
 //! ```
+//!
+//! An explicit binding wins over the file-name convention for its route. Whether the handler file
+//! and the route exist is checked at serve time (the engine's `validate_explicit`), where the
+//! handlers and the model are known.
 //!
 //! The file is read at serve time only; `wraith synth` never touches it and nothing in it is
 //! written into the model. The validators here are shared with `wraith route add`.
 
 use serde_json::Value;
 use wraith_engine::AuthoredRoute;
+use wraith_engine::handler::ExplicitBinding;
 
 /// Methods an authored route may declare.
 pub const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -22,16 +33,36 @@ pub const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
 pub const ROUTES_SCHEMA_VERSION: i64 = 1;
 
 /// Keys a `[[route]]` table may carry.
-const ROUTE_KEYS: &[&str] = &["method", "path", "status", "response"];
+const ROUTE_KEYS: &[&str] = &["method", "path", "status", "response", "handler"];
 
-/// Parse and validate `lua/routes.toml`. The error says which route is wrong and how.
+/// Keys a `[[binding]]` table must carry.
+const BINDING_KEYS: &[&str] = &["method", "path", "handler"];
+
+/// Everything `lua/routes.toml` declares.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoutesFile {
+    /// `[[route]]` entries, in file order.
+    pub routes: Vec<AuthoredRoute>,
+    /// `[[binding]]` entries, in file order (an authored route's own `handler` stays on the
+    /// route; `wraith_engine::handler::explicit_bindings` merges both).
+    pub bindings: Vec<ExplicitBinding>,
+}
+
+/// Parse and validate `lua/routes.toml`'s authored routes. The error says which route is wrong
+/// and how.
 pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
+    parse_routes_file(text).map(|f| f.routes)
+}
+
+/// Parse and validate all of `lua/routes.toml`: `[[route]]` and `[[binding]]` entries. The
+/// error says which entry is wrong and how.
+pub fn parse_routes_file(text: &str) -> Result<RoutesFile, String> {
     let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not valid TOML: {e}"))?;
     for key in doc.keys() {
-        if key != "schema_version" && key != "route" {
+        if key != "schema_version" && key != "route" && key != "binding" {
             return Err(format!(
-                "unknown top-level key `{key}`; the file holds `schema_version = 1` and \
-                 `[[route]]` tables"
+                "unknown top-level key `{key}`; the file holds `schema_version = 1`, \
+                 `[[route]]` and `[[binding]]` tables"
             ));
         }
     }
@@ -44,8 +75,9 @@ pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
             ));
         }
     }
+    let empty = Vec::new();
     let routes = match doc.get("route") {
-        None => return Ok(Vec::new()),
+        None => &empty,
         Some(toml::Value::Array(a)) => a,
         Some(_) => {
             return Err(
@@ -102,6 +134,19 @@ pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
                 ));
             }
         };
+        let handler = match table.get("handler") {
+            None => None,
+            Some(toml::Value::String(h)) => {
+                validate_handler(h).map_err(|e| format!("route {name}: {e}"))?;
+                Some(h.clone())
+            }
+            Some(_) => {
+                return Err(format!(
+                    "route {name}: `handler` must be a string naming a file stem in \
+                     lua/handlers/ (e.g. handler = \"customer_view\")"
+                ));
+            }
+        };
         if let Some(prev) = out
             .iter()
             .find(|a| a.method == method && same_template(&a.path, &path))
@@ -116,9 +161,116 @@ pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
             path,
             status,
             response,
+            handler,
         });
     }
+    let bindings = parse_bindings(doc.get("binding"), &out)?;
+    Ok(RoutesFile {
+        routes: out,
+        bindings,
+    })
+}
+
+/// The `[[binding]]` entries. A route may be bound once, by a `[[binding]]` or by its own
+/// `handler` key.
+fn parse_bindings(
+    item: Option<&toml::Value>,
+    routes: &[AuthoredRoute],
+) -> Result<Vec<ExplicitBinding>, String> {
+    let entries = match item {
+        None => return Ok(Vec::new()),
+        Some(toml::Value::Array(a)) => a,
+        Some(_) => {
+            return Err(
+                "`binding` must be an array of tables: write each as `[[binding]]`".to_string(),
+            );
+        }
+    };
+    let mut out: Vec<ExplicitBinding> = Vec::with_capacity(entries.len());
+    for (i, b) in entries.iter().enumerate() {
+        let entry = format!("[[binding]] #{}", i + 1);
+        let table = b
+            .as_table()
+            .ok_or_else(|| format!("{entry}: must be a table (`[[binding]]`)"))?;
+        for key in table.keys() {
+            if !BINDING_KEYS.contains(&key.as_str()) {
+                return Err(format!(
+                    "{entry}: unknown key `{key}` (allowed: {})",
+                    BINDING_KEYS.join(", ")
+                ));
+            }
+        }
+        let text = |key: &str| -> Result<&str, String> {
+            match table.get(key) {
+                Some(toml::Value::String(s)) => Ok(s.as_str()),
+                Some(_) => Err(format!("{entry}: `{key}` must be a string")),
+                None => Err(format!(
+                    "{entry}: `{key}` is missing; a binding is {{ method = \"GET\", path = \
+                     \"/customers/:param\", handler = \"customer_view\" }}"
+                )),
+            }
+        };
+        let method = validate_method(text("method")?).map_err(|e| format!("{entry}: {e}"))?;
+        let path = text("path")?.to_string();
+        validate_path(&path).map_err(|e| format!("{entry} ({method}): {e}"))?;
+        let handler = text("handler")?.to_string();
+        validate_handler(&handler).map_err(|e| format!("{entry} ({method} {path}): {e}"))?;
+        let binding = ExplicitBinding {
+            method,
+            path,
+            handler,
+            entry,
+        };
+        if let Some(r) = routes.iter().find(|r| {
+            r.handler.is_some()
+                && r.method == binding.method
+                && same_template(&r.path, &binding.path)
+        }) {
+            return Err(format!(
+                "{} binds {} which the [[route]] {} already binds with its `handler` key; keep one",
+                binding.entry,
+                binding.route(),
+                r.name()
+            ));
+        }
+        if let Some(prev) = out
+            .iter()
+            .find(|p| p.method == binding.method && same_template(&p.path, &binding.path))
+        {
+            return Err(format!(
+                "{} binds {} which {} already binds (to `{}`); a route takes one handler, keep one",
+                binding.entry,
+                binding.route(),
+                prev.entry,
+                prev.handler
+            ));
+        }
+        out.push(binding);
+    }
     Ok(out)
+}
+
+/// A handler name: the file stem of a handler in `lua/handlers/`, without folder or extension.
+pub fn validate_handler(h: &str) -> Result<(), String> {
+    if h.is_empty() {
+        return Err("`handler` is empty; name a file stem in lua/handlers/".to_string());
+    }
+    if h.contains(['/', '\\']) || h == "." || h == ".." {
+        return Err(format!(
+            "handler `{h}` must be a file stem in lua/handlers/, not a path"
+        ));
+    }
+    if let Some(stem) = h.strip_suffix(".luau").or_else(|| h.strip_suffix(".lua")) {
+        return Err(format!(
+            "handler `{h}` names the file, not its stem: write handler = \"{stem}\""
+        ));
+    }
+    if h.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "handler `{h}` contains whitespace; handler file names have none"
+        ));
+    }
+    Ok(())
 }
 
 /// Two templates that match the same requests (parameter names aside).
@@ -262,7 +414,7 @@ mod tests {
                 .contains("JSON")
         );
         assert!(
-            one("method = \"GET\"\npath = \"/a\"\nhandler = \"x\"")
+            one("method = \"GET\"\npath = \"/a\"\nhandlr = \"x\"")
                 .unwrap_err()
                 .contains("unknown key")
         );
@@ -274,6 +426,76 @@ mod tests {
             parse_routes("schema_version = 2")
                 .unwrap_err()
                 .contains("schema_version")
+        );
+    }
+
+    #[test]
+    fn parses_bindings_and_a_routes_own_handler_key() {
+        let file = parse_routes_file(
+            "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/customers/:id/summary\"\n\
+             handler = \"summary_v2\"\n[[binding]]\nmethod = \"get\"\n\
+             path = \"/customers/:param\"\nhandler = \"customer_view\"\n",
+        )
+        .unwrap();
+        assert_eq!(file.routes[0].handler.as_deref(), Some("summary_v2"));
+        assert_eq!(
+            file.bindings,
+            [ExplicitBinding {
+                method: "GET".into(),
+                path: "/customers/:param".into(),
+                handler: "customer_view".into(),
+                entry: "[[binding]] #1".into(),
+            }]
+        );
+        // A file with bindings only is valid, and parse_routes still reads its routes.
+        let only = "[[binding]]\nmethod = \"DELETE\"\npath = \"/a/:id\"\nhandler = \"zap\"\n";
+        assert_eq!(parse_routes_file(only).unwrap().bindings.len(), 1);
+        assert!(parse_routes(only).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rejects_bindings_with_missing_keys_bad_values_or_a_route_bound_twice() {
+        let one = |body: &str| parse_routes_file(&format!("[[binding]]\n{body}")).unwrap_err();
+        let err = one("method = \"GET\"\npath = \"/a\"");
+        assert!(
+            err.contains("[[binding]] #1") && err.contains("`handler` is missing"),
+            "{err}"
+        );
+        let err = one("path = \"/a\"\nhandler = \"h\"");
+        assert!(err.contains("`method` is missing"), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a\"\nhandler = \"h\"\nstatus = 200");
+        assert!(err.contains("unknown key `status`"), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a\"\nhandler = \"h.lua\"");
+        assert!(err.contains("handler = \"h\""), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a\"\nhandler = \"lib/h\"");
+        assert!(err.contains("not a path"), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a\"\nhandler = \"\"");
+        assert!(err.contains("empty"), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a\"\nhandler = 3");
+        assert!(err.contains("`handler` must be a string"), "{err}");
+        let err = one("method = \"FETCH\"\npath = \"/a\"\nhandler = \"h\"");
+        assert!(err.contains("FETCH"), "{err}");
+        let err = one("method = \"GET\"\npath = \"/a/{id}\"\nhandler = \"h\"");
+        assert!(err.contains("[[binding]] #1"), "{err}");
+        let err = parse_routes_file("binding = 1").unwrap_err();
+        assert!(err.contains("[[binding]]"), "{err}");
+
+        let twice = "[[binding]]\nmethod = \"GET\"\npath = \"/a/:x\"\nhandler = \"h1\"\n\
+                     [[binding]]\nmethod = \"GET\"\npath = \"/a/:y\"\nhandler = \"h2\"\n";
+        let err = parse_routes_file(twice).unwrap_err();
+        assert!(
+            err.contains("[[binding]] #2") && err.contains("#1"),
+            "{err}"
+        );
+        let both = "[[route]]\nmethod = \"GET\"\npath = \"/a/:x\"\nhandler = \"h1\"\n\
+                    [[binding]]\nmethod = \"GET\"\npath = \"/a/:y\"\nhandler = \"h2\"\n";
+        let err = parse_routes_file(both).unwrap_err();
+        assert!(err.contains("`handler` key"), "{err}");
+        let bad_route_handler = "[[route]]\nmethod = \"GET\"\npath = \"/a\"\nhandler = \"x y\"\n";
+        let err = parse_routes_file(bad_route_handler).unwrap_err();
+        assert!(
+            err.contains("route GET /a") && err.contains("whitespace"),
+            "{err}"
         );
     }
 }

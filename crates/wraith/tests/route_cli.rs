@@ -222,3 +222,100 @@ fn inspect_provenance_claims_handler_only_for_routes_a_handler_binds() {
         .collect();
     assert_eq!(with_handler, ["GET /v1/customers/:id"]);
 }
+
+#[test]
+fn route_list_shows_explicit_bindings_and_lint_reports_broken_ones() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write("lua/handlers/customer_view.lua", "return {}");
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/health\"\nhandler = \"customer_view\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:id\"\nhandler = \"customer_view\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/nowhere\"\nhandler = \"gone\"\n",
+    );
+    let v = list_json(&t);
+    assert_eq!(v["routes"][0]["handler"], "customer_view");
+    assert_eq!(v["routes"][0]["binding"], "explicit");
+    assert_eq!(
+        v["bindings"],
+        json!([
+            {"method": "GET", "path": "/v1/customers/:id", "handler": "customer_view",
+             "entry": "[[binding]] #1", "route": "recorded", "handler_exists": true},
+            {"method": "GET", "path": "/v1/nowhere", "handler": "gone",
+             "entry": "[[binding]] #2", "route": "unknown", "handler_exists": false}
+        ])
+    );
+    let out = wraith(&t, &["route", "list", &t.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("handler customer_view (explicit, recorded route)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("INVALID: no lua/handlers/gone.lua, no such route"),
+        "{text}"
+    );
+
+    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let broken: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "handler-binding")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(broken.len(), 2, "{report}");
+    assert!(
+        broken.iter().all(|m| m.contains("[[binding]] #2")),
+        "{broken:?}"
+    );
+}
+
+#[test]
+fn route_add_with_handler_writes_an_explicit_binding() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "GET",
+            "--path",
+            "/health",
+            "--handler",
+            "probe",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no lua/handlers/probe.lua"),
+        "a missing handler file is warned about"
+    );
+    assert!(routes_file(&t).contains("handler = \"probe\""));
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "GET",
+            "--path",
+            "/other",
+            "--handler",
+            "probe.lua",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--handler"));
+}

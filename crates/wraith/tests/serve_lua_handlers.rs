@@ -216,3 +216,76 @@ async fn debug_counts_the_fields_a_handler_wrote() {
         Some("recorded=0 template=0 fixture=0 handler=3")
     );
 }
+
+#[tokio::test]
+async fn an_explicit_binding_binds_a_handler_whose_name_matches_no_convention() {
+    let t = shop_with(&[
+        (
+            "customer_view.lua",
+            r#"return { id = req.params.id, via = "customer_view" }"#,
+        ),
+        // The convention would bind this one to the same route: the explicit binding wins.
+        ("get_customer.lua", r#"return { via = "get_customer" }"#),
+        ("probe.lua", r#"return { ok = true }"#),
+    ]);
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/health\"\nhandler = \"probe\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:param\"\n\
+         handler = \"customer_view\"\n",
+    );
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    assert_eq!(r.json(), json!({"id": "cus_new", "via": "customer_view"}));
+    let err = s.stderr();
+    assert!(
+        err.contains("handler lua/handlers/customer_view.lua → GET /v1/customers/:id (explicit)"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("handler lua/handlers/get_customer.lua → GET /v1/customers/:id"),
+        "{err}"
+    );
+    // An authored route's own `handler` key binds it the same way.
+    let r = s.get("/v1/health", None).await;
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.json(), json!({"ok": true}));
+    assert!(
+        err.contains("handler lua/handlers/probe.lua → GET /v1/health (authored, explicit)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_binding_to_a_missing_handler_or_an_unknown_route_refuses_to_serve() {
+    let t = shop_with(&[("customer_view.lua", "return {}")]);
+    t.write(
+        "lua/routes.toml",
+        "[[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:id\"\nhandler = \"nope\"\n",
+    );
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("lua/routes.toml [[binding]] #1")
+            && err.contains("lua/handlers/nope.lua")
+            && err.contains("customer_view"),
+        "{err}"
+    );
+    t.write(
+        "lua/routes.toml",
+        "[[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/cus_1\"\n\
+         handler = \"customer_view\"\n",
+    );
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("lua/routes.toml [[binding]] #1")
+            && err.contains("no recorded or authored route is GET /v1/customers/cus_1")
+            && err.contains("did you mean GET /v1/customers/:id"),
+        "{err}"
+    );
+}

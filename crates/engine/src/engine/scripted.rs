@@ -4,8 +4,9 @@
 
 use super::*;
 use crate::handler::{
-    AuthoredRoute, HandlerBinding, HandlerEnv, HandlerError, HandlerOnError, HandlerRequest,
-    Installed, NsEnv, ScriptReport, Scripts, bind, shadowed_authored,
+    AuthoredRoute, BindingErrors, HandlerBinding, HandlerEnv, HandlerError, HandlerOnError,
+    HandlerRequest, Installed, NsEnv, ScriptReport, Scripts, bind_with_explicit, explicit_bindings,
+    shadowed_authored, validate_explicit,
 };
 
 impl Engine {
@@ -14,7 +15,17 @@ impl Engine {
     /// same method and path shadows stay inert; under strict fidelity neither handlers nor
     /// authored routes are served (strict answers only recorded exchanges). Every warning is
     /// also added to [`Engine::warnings`].
-    pub fn install_scripts(&mut self, scripts: Scripts) -> ScriptReport {
+    ///
+    /// An explicit binding (`[[binding]]`, or `handler` on an authored route) wins over the
+    /// file-name convention for its route. One that names a missing handler or no recorded or
+    /// declared authored route fails the whole install, before anything is changed.
+    pub fn install_scripts(&mut self, scripts: Scripts) -> Result<ScriptReport, BindingErrors> {
+        let names: Vec<&str> = scripts.handlers.keys().map(String::as_str).collect();
+        let explicit = explicit_bindings(&scripts.authored, &scripts.bindings);
+        let errors = validate_explicit(&self.model, &scripts.authored, &explicit, &names);
+        if !errors.is_empty() {
+            return Err(BindingErrors(errors));
+        }
         let mut report = ScriptReport::default();
         let strict = self.opts.fidelity == Fidelity::Strict;
         let shadowed = shadowed_authored(&self.model, &scripts.authored);
@@ -51,7 +62,6 @@ impl Engine {
             }
         }
 
-        let names: Vec<&str> = scripts.handlers.keys().map(String::as_str).collect();
         let mut shapes: Vec<(String, String, Option<StateOp>)> = self
             .model
             .routes
@@ -63,16 +73,17 @@ impl Engine {
                 .iter()
                 .map(|a| (a.method.clone(), a.path.clone(), None)),
         );
-        let bound = bind(&names, &shapes);
+        let bound = bind_with_explicit(&names, &shapes, &explicit);
         let n = self.model.routes.len();
         let mut by_route = Vec::with_capacity(bound.len());
         for (i, b) in bound.iter().enumerate() {
-            let slot = b.and_then(|name| {
+            let slot = b.and_then(|(name, explicit)| {
                 let h = scripts.handlers.get(name)?;
                 report.bindings.push(HandlerBinding {
                     handler: name.to_string(),
                     route: self.router.info[i].name.clone(),
                     authored: i >= n,
+                    explicit,
                 });
                 Some((name.to_string(), Arc::clone(h)))
             });
@@ -83,7 +94,8 @@ impl Engine {
                 report.unbound.push((*name).to_string());
                 report.warnings.push(format!(
                     "Lua handler `{name}` binds no route: its file name matches no route's state \
-                     operation and entity (see lua/handlers/README.md for the naming convention)"
+                     operation and entity (see lua/handlers/README.md for the naming convention); \
+                     bind it explicitly with a [[binding]] in lua/routes.toml"
                 ));
             }
         }
@@ -100,7 +112,7 @@ impl Engine {
             authored,
             on_error: scripts.on_error,
         };
-        report
+        Ok(report)
     }
 
     /// The route index's authored route, when it is one.
@@ -126,7 +138,7 @@ impl Engine {
             let mut out = Out::json(status, Value::Null, Provenance::Template, Some(name));
             match &route.response {
                 Some(v) => {
-                    out.counts.template = leaf_count(v);
+                    out.sources.base = Some(FieldSource::Authored);
                     out.body = OutBody::Json(v.clone());
                 }
                 None => {
@@ -196,13 +208,13 @@ fn handler_out(resp: crate::handler::HandlerResponse, route: &str) -> Out {
     out.headers = resp.headers;
     match resp.body {
         crate::handler::HandlerBody::Json(v) => {
-            out.counts.handler = leaf_count(&v);
+            out.sources.base = Some(FieldSource::Handler);
             // Not exempt from the outbound policy: a handler may copy recorded records (and
             // their PII) out of the store, which the policy must still see.
             out.body = OutBody::Json(v);
         }
         crate::handler::HandlerBody::Bytes(b) => {
-            out.counts.handler = 1;
+            out.sources.base = Some(FieldSource::Handler);
             out.body = OutBody::Bytes(b);
         }
         crate::handler::HandlerBody::Empty => out.body = OutBody::Empty,

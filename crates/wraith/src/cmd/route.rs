@@ -30,11 +30,14 @@ Examples:
   wraith route add shop --method GET --path '/customers/:id/summary'
   wraith route add shop --method POST --path /exports --status 202 --response '{\"status\":\"queued\"}'
 
-A route with a Lua handler (lua/handlers/, bound by file name) answers from it; else from
---status/--response (provenance template); else 501 \"authored route has no implementation\".
-A recorded route with the same method and path wins over the declaration.")]
+A route with a Lua handler (lua/handlers/; --handler names one explicitly, else bound by file
+name) answers from it; else from --status/--response (provenance template); else 501
+\"authored route has no implementation\". A recorded route with the same method and path wins
+over the declaration. To bind a handler to any route, recorded ones included, add a
+[[binding]] { method, path, handler } to lua/routes.toml.")]
     Add(AddArgs),
-    /// List the twin's authored routes (the authoritative answer to which routes are authored).
+    /// List the twin's authored routes (the authoritative answer to which routes are authored)
+    /// and the explicit handler bindings of lua/routes.toml.
     List(ListArgs),
 }
 
@@ -54,6 +57,9 @@ pub struct AddArgs {
     /// Declared JSON response body.
     #[arg(long, value_name = "JSON")]
     pub response: Option<String>,
+    /// Explicit handler: a file stem in lua/handlers/ (wins over the file-name convention).
+    #[arg(long, value_name = "STEM")]
+    pub handler: Option<String>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -77,8 +83,9 @@ pub fn run(args: Args) -> CmdResult {
 
 const NEW_FILE_HEADER: &str = "\
 # Authored routes: routes no recording covers, served at runtime only (never written into the
-# model, kept across every `wraith synth`). A Lua handler in lua/handlers/ answers a route by
-# file name; else `status`/`response` (a JSON string); else 501.
+# model, kept across every `wraith synth`). A Lua handler in lua/handlers/ answers a route (named
+# by `handler`, else by file name); else `status`/`response` (a JSON string); else 501.
+# [[binding]] { method, path, handler } binds a handler to any route, recorded ones included.
 schema_version = 1
 ";
 
@@ -98,6 +105,9 @@ fn add(a: AddArgs) -> CmdResult {
         .map(routes::validate_response)
         .transpose()
         .map_err(|e| CliError::usage(anyhow!("--response: {e}")))?;
+    if let Some(h) = &a.handler {
+        routes::validate_handler(h).map_err(|e| CliError::usage(anyhow!("--handler: {e}")))?;
+    }
 
     let path = twin.lua_dir().join("routes.toml");
     let text = match std::fs::read_to_string(&path) {
@@ -139,6 +149,9 @@ fn add(a: AddArgs) -> CmdResult {
     if let Some(r) = &a.response {
         table["response"] = toml_edit::value(r.trim().to_string());
     }
+    if let Some(h) = &a.handler {
+        table["handler"] = toml_edit::value(h.clone());
+    }
     match doc.get_mut("route") {
         None => {
             let mut arr = toml_edit::ArrayOfTables::new();
@@ -171,6 +184,7 @@ fn add(a: AddArgs) -> CmdResult {
         path: a.path.clone(),
         status,
         response,
+        handler: a.handler.clone(),
     };
     let shadowed = load_model_quietly(&twin)
         .map(|m| !handler::shadowed_authored(&m, std::slice::from_ref(&route)).is_empty())
@@ -181,9 +195,18 @@ fn add(a: AddArgs) -> CmdResult {
             route.name()
         );
     }
+    if let Some(h) = &a.handler
+        && !handler_stems(&twin.lua_dir().join("handlers")).contains(h)
+    {
+        eprintln!(
+            "warning: there is no lua/handlers/{h}.lua (or .luau) yet; serve refuses to start \
+             until it exists"
+        );
+    }
+    let explicit = a.handler.clone().map(|h| (h, true));
     if a.json {
         crate::output::print_json(&serde_json::json!({
-            "added": entry(&route, None, shadowed),
+            "added": entry(&route, explicit, shadowed),
             "file": "lua/routes.toml",
             "routes": existing.len() + 1,
         }));
@@ -204,12 +227,16 @@ struct Entry {
     response: Option<serde_json::Value>,
     /// The handler file name that binds it, when one does.
     handler: Option<String>,
+    /// How the handler is bound: `explicit` (lua/routes.toml) or `file-name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binding: Option<&'static str>,
     /// What answers it: `handler`, `response` or `unimplemented` (501); `shadowed` when a
     /// recorded route of the same method and path wins.
     answers: &'static str,
 }
 
-fn entry(r: &AuthoredRoute, handler: Option<String>, shadowed: bool) -> Entry {
+/// `handler` is the bound handler and whether the binding is explicit.
+fn entry(r: &AuthoredRoute, handler: Option<(String, bool)>, shadowed: bool) -> Entry {
     let answers = if shadowed {
         "shadowed"
     } else if handler.is_some() {
@@ -219,23 +246,41 @@ fn entry(r: &AuthoredRoute, handler: Option<String>, shadowed: bool) -> Entry {
     } else {
         "unimplemented"
     };
+    let binding = handler
+        .as_ref()
+        .map(|(_, explicit)| if *explicit { "explicit" } else { "file-name" });
     Entry {
         method: r.method.clone(),
         path: r.path.clone(),
         status: r.status,
         response: r.response.clone(),
-        handler,
+        handler: handler.map(|(h, _)| h),
+        binding,
         answers,
     }
+}
+
+/// One `[[binding]]` in `route list --json`.
+#[derive(Debug, Serialize)]
+struct BindingEntry {
+    method: String,
+    path: String,
+    handler: String,
+    /// `[[binding]] #N`.
+    entry: String,
+    /// The bound route is `recorded`, `authored`, or `unknown` (serve refuses to start).
+    route: &'static str,
+    /// Whether `lua/handlers/<handler>.lua|.luau` exists (serve refuses to start when not).
+    handler_exists: bool,
 }
 
 fn list(a: ListArgs) -> CmdResult {
     let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
     let path = twin.lua_dir().join("routes.toml");
-    let authored = match std::fs::read_to_string(&path) {
-        Ok(t) => routes::parse_routes(&t)
+    let file = match std::fs::read_to_string(&path) {
+        Ok(t) => routes::parse_routes_file(&t)
             .map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => routes::RoutesFile::default(),
         Err(e) => {
             return Err(CliError::runtime(anyhow!(
                 "cannot read {}: {e}",
@@ -243,30 +288,85 @@ fn list(a: ListArgs) -> CmdResult {
             )));
         }
     };
+    let authored = &file.routes;
     let handler_names = handler_stems(&twin.lua_dir().join("handlers"));
     let names: Vec<&str> = handler_names.iter().map(String::as_str).collect();
     let shapes: Vec<_> = authored
         .iter()
         .map(|r| (r.method.clone(), r.path.clone(), None))
         .collect();
-    let bound = handler::bind(&names, &shapes);
-    let shadowed = load_model_quietly(&twin)
-        .map(|m| handler::shadowed_authored(&m, &authored))
+    let explicit = handler::explicit_bindings(authored, &file.bindings);
+    let bound = handler::bind_with_explicit(&names, &shapes, &explicit);
+    let model = load_model_quietly(&twin);
+    let shadowed = model
+        .as_ref()
+        .map(|m| handler::shadowed_authored(m, authored))
         .unwrap_or_default();
     let entries: Vec<Entry> = authored
         .iter()
         .zip(bound)
-        .map(|(r, h)| entry(r, h.map(str::to_string), shadowed.contains(&r.name())))
+        .map(|(r, h)| {
+            // A route's own `handler` is listed even before its file exists.
+            let h = h
+                .map(|(n, e)| (n.to_string(), e))
+                .or_else(|| r.handler.clone().map(|n| (n, true)));
+            entry(r, h, shadowed.contains(&r.name()))
+        })
+        .collect();
+    let bindings: Vec<BindingEntry> = file
+        .bindings
+        .iter()
+        .map(|b| {
+            let recorded = model
+                .as_ref()
+                .is_some_and(|m| m.routes.iter().any(|r| b.targets(&r.method, &r.path)));
+            let route = if recorded {
+                "recorded"
+            } else if authored.iter().any(|r| b.targets(&r.method, &r.path)) {
+                "authored"
+            } else {
+                "unknown"
+            };
+            BindingEntry {
+                method: b.method.clone(),
+                path: b.path.clone(),
+                handler: b.handler.clone(),
+                entry: b.entry.clone(),
+                route,
+                handler_exists: handler_names.contains(&b.handler),
+            }
+        })
         .collect();
     if a.json {
         crate::output::print_json(&serde_json::json!({
             "twin": twin.name(),
             "file": "lua/routes.toml",
             "routes": entries,
+            "bindings": bindings,
         }));
         return Ok(ExitCode::SUCCESS);
     }
-    if entries.is_empty() {
+    for b in &bindings {
+        let mut problems: Vec<String> = Vec::new();
+        if !b.handler_exists {
+            problems.push(format!("no lua/handlers/{}.lua", b.handler));
+        }
+        if b.route == "unknown" {
+            problems.push("no such route".to_string());
+        }
+        let note = if problems.is_empty() {
+            format!("{} route", b.route)
+        } else {
+            format!("INVALID: {}", problems.join(", "))
+        };
+        outln!(
+            "{:<7} {:<40} handler {} (explicit, {note})",
+            b.method,
+            b.path,
+            b.handler
+        );
+    }
+    if entries.is_empty() && bindings.is_empty() {
         outln!(
             "no authored routes (add one with `wraith route add {} --method M --path P`)",
             a.twin
@@ -275,6 +375,9 @@ fn list(a: ListArgs) -> CmdResult {
     }
     for e in &entries {
         let detail = match (e.answers, &e.handler, e.status) {
+            ("handler", Some(h), _) if e.binding == Some("explicit") => {
+                format!("handler {h} (explicit)")
+            }
             ("handler", Some(h), _) => format!("handler {h}"),
             ("response", _, s) => format!("response {}", s.unwrap_or(200)),
             ("shadowed", _, _) => "shadowed by the recorded route".to_string(),
@@ -324,14 +427,17 @@ pub fn install_scripts(
     let loaded = wraith_script::load_lua_dir(&twin.lua_dir(), opts)
         .map_err(|e| CliError::usage(anyhow!("{e}")))?;
     let files = loaded.files.clone();
-    let report = engine.install_scripts(Scripts {
-        handlers: loaded.handlers,
-        authored: loaded.authored,
-        on_error: match lua.on_error {
-            wraith_twin::LuaOnError::Fail => HandlerOnError::Fail,
-            wraith_twin::LuaOnError::Fallback => HandlerOnError::Fallback,
-        },
-    });
+    let report = engine
+        .install_scripts(Scripts {
+            handlers: loaded.handlers,
+            authored: loaded.authored,
+            bindings: loaded.bindings,
+            on_error: match lua.on_error {
+                wraith_twin::LuaOnError::Fail => HandlerOnError::Fail,
+                wraith_twin::LuaOnError::Fallback => HandlerOnError::Fallback,
+            },
+        })
+        .map_err(|e| CliError::usage(anyhow!("{e}")))?;
     let mut lines: Vec<String> = loaded
         .warnings
         .iter()
@@ -342,11 +448,13 @@ pub fn install_scripts(
             .get(&b.handler)
             .cloned()
             .unwrap_or_else(|| b.handler.clone());
-        lines.push(format!(
-            "  handler {file} → {}{}",
-            b.route,
-            if b.authored { " (authored)" } else { "" }
-        ));
+        let how = match (b.authored, b.explicit) {
+            (true, true) => " (authored, explicit)",
+            (true, false) => " (authored)",
+            (false, true) => " (explicit)",
+            (false, false) => "",
+        };
+        lines.push(format!("  handler {file} → {}{how}", b.route));
     }
     for r in &report.authored {
         if !report.bindings.iter().any(|b| &b.route == r) {
@@ -356,8 +464,9 @@ pub fn install_scripts(
     Ok(lines)
 }
 
-/// `wraith lint` findings about `lua/routes.toml`: an invalid file (error, rule `routes_toml`)
-/// and declarations a recorded route of the same method and path shadows (warning,
+/// `wraith lint` findings about `lua/routes.toml`: an invalid file (error, rule `routes_toml`),
+/// explicit bindings naming a missing handler file or no route (error, `handler-binding`), and
+/// declarations a recorded route of the same method and path shadows (warning,
 /// `authored-route-shadowed`).
 pub fn lint_findings(twin: &TwinDir) -> Vec<wraith_check::lint::Finding> {
     use wraith_check::lint::Finding;
@@ -373,30 +482,42 @@ pub fn lint_findings(twin: &TwinDir) -> Vec<wraith_check::lint::Finding> {
             )];
         }
     };
-    let authored = match routes::parse_routes(&text) {
+    let file = match routes::parse_routes_file(&text) {
         Ok(a) => a,
         Err(e) => return vec![Finding::error("routes_toml", Some(FILE), e)],
     };
+    let authored = &file.routes;
     let Some(model) = load_model_quietly(twin) else {
         return Vec::new();
     };
-    handler::shadowed_authored(&model, &authored)
-        .into_iter()
-        .map(|name| {
-            Finding::warning(
-                "authored-route-shadowed",
-                Some(FILE),
-                format!(
-                    "{name} is also a recorded route, which wins: the declaration is inert; \
+    let stems = handler_stems(&twin.lua_dir().join("handlers"));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    let explicit = handler::explicit_bindings(authored, &file.bindings);
+    let mut findings: Vec<Finding> =
+        handler::validate_explicit(&model, authored, &explicit, &names)
+            .into_iter()
+            .map(|e| Finding::error("handler-binding", Some(FILE), e.to_string()))
+            .collect();
+    findings.extend(
+        handler::shadowed_authored(&model, authored)
+            .into_iter()
+            .map(|name| {
+                Finding::warning(
+                    "authored-route-shadowed",
+                    Some(FILE),
+                    format!(
+                        "{name} is also a recorded route, which wins: the declaration is inert; \
                      remove it from lua/routes.toml"
-                ),
-            )
-        })
-        .collect()
+                    ),
+                )
+            }),
+    );
+    findings
 }
 
-/// `METHOD /path` of the model's routes a handler in `lua/handlers/` binds by file name (for
-/// `wraith inspect --provenance`; nothing is compiled).
+/// `METHOD /path` of the model's routes a handler in `lua/handlers/` binds, explicitly
+/// (`lua/routes.toml`) or by file name (for `wraith inspect --provenance`; nothing is
+/// compiled; an unreadable `routes.toml` counts as no explicit bindings).
 pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<String> {
     let stems = handler_stems(&twin.lua_dir().join("handlers"));
     let names: Vec<&str> = stems.iter().map(String::as_str).collect();
@@ -405,7 +526,12 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
         .iter()
         .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
         .collect();
-    handler::bind(&names, &shapes)
+    let explicit = std::fs::read_to_string(twin.lua_dir().join("routes.toml"))
+        .ok()
+        .and_then(|t| routes::parse_routes_file(&t).ok())
+        .map(|f| handler::explicit_bindings(&f.routes, &f.bindings))
+        .unwrap_or_default();
+    handler::bind_with_explicit(&names, &shapes, &explicit)
         .into_iter()
         .zip(&model.routes)
         .filter(|(b, _)| b.is_some())
