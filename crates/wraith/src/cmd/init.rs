@@ -218,4 +218,12 @@ bound by its file name, built from the route's state operation and entity:
 The entity is the collection segment before the id, singularized and snake_cased
 (`/v1/line-items/{id}` -> `line_item`). Sub-resources use the method and the last segment
 (`GET /orders/{id}/invoice` -> `get_invoice`). Routes with no matching handler use the model.
+
+Any other name binds explicitly, and an explicit binding wins over the file name: add to
+`lua/routes.toml`
+
+    [[binding]]
+    method = "GET"
+    path = "/customers/:param"
+    handler = "customer_view"   # lua/handlers/customer_view.lua
 "#;
