@@ -132,6 +132,88 @@ pub struct Response {
     pub outbound_policy_applied: bool,
     /// Per-field origin counts for `X-Wraith-Provenance-Counts` (debug).
     pub field_counts: Option<FieldCounts>,
+    /// Per-field origin map (debug, synth fidelity, not HEAD): JSON pointer (RFC 6901) of
+    /// every body position → where its value came from. Leaves, except that a hole's position
+    /// is one entry even when its value is an object; `""` names a whole non-JSON body.
+    /// Engine-invented bodies (route miss, no variant matched) have no entries. Always agrees
+    /// with `field_counts` (see [`FieldSource::counted_as`]). `GET /__wraith/trace/{id}`
+    /// serves it as `origins` under `--debug --trace`.
+    pub field_origins: Option<std::collections::BTreeMap<String, FieldSource>>,
+}
+
+/// Where one body position's value came from (the per-field origin map under `--debug`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldSource {
+    /// A constant of the variant's template (a recorded value every recording agreed on).
+    Constant,
+    /// Copied from this request (path parameter, query, header or body field).
+    Echo,
+    /// A fresh id minted for this response.
+    Generated,
+    /// The namespace clock.
+    Clock,
+    /// A per-namespace counter.
+    Counter,
+    /// One of the values the recordings showed at this position (no better source known).
+    Observed,
+    /// This session's stored state (an entity it wrote, or a list or count computed from it).
+    State,
+    /// A fixture record.
+    Fixture,
+    /// A recorded moment or recorded entity record, verbatim.
+    Recorded,
+    /// Written by a Lua handler.
+    Handler,
+    /// The declared response of an authored route (`lua/routes.toml`).
+    Authored,
+}
+
+impl FieldSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldSource::Constant => "constant",
+            FieldSource::Echo => "echo",
+            FieldSource::Generated => "generated",
+            FieldSource::Clock => "clock",
+            FieldSource::Counter => "counter",
+            FieldSource::Observed => "observed",
+            FieldSource::State => "state",
+            FieldSource::Fixture => "fixture",
+            FieldSource::Recorded => "recorded",
+            FieldSource::Handler => "handler",
+            FieldSource::Authored => "authored",
+        }
+    }
+
+    /// The `X-Wraith-Provenance-Counts` bucket this origin is counted in: template constants
+    /// and recorded values are `recorded`; fixture and handler values their own; everything
+    /// the twin synthesized for this response or this session (echo, generated, clock,
+    /// counter, observed, state, authored) is `template`.
+    pub fn counted_as(self) -> Provenance {
+        match self {
+            FieldSource::Constant | FieldSource::Recorded => Provenance::Recorded,
+            FieldSource::Fixture => Provenance::Fixture,
+            FieldSource::Handler => Provenance::Handler,
+            _ => Provenance::Template,
+        }
+    }
+}
+
+impl FieldCounts {
+    /// The counts of an origin map (one per entry, in its [`FieldSource::counted_as`] bucket).
+    pub fn of_origins(origins: &std::collections::BTreeMap<String, FieldSource>) -> FieldCounts {
+        let mut c = FieldCounts::default();
+        for s in origins.values() {
+            match s.counted_as() {
+                Provenance::Recorded => c.recorded += 1,
+                Provenance::Fixture => c.fixture += 1,
+                Provenance::Handler => c.handler += 1,
+                _ => c.template += 1,
+            }
+        }
+        c
+    }
 }
 
 /// Per-field origin counts of a rendered body.

@@ -16,6 +16,7 @@ use crate::error::{ControlError, EngineError};
 use crate::fixtures::{self, FixtureSets, Schema, SeedData};
 use crate::list::{self, ListBase};
 use crate::namespace::{Namespace, NsError, NsKey, Origin, Registry, Settings};
+use crate::origins::Sources;
 use crate::outbound::{self, Origins, OutboundError, OutboundPolicy};
 use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
@@ -89,7 +90,8 @@ pub(crate) struct Out {
     pub route: Option<String>,
     pub exchange: Option<String>,
     pub replay: Option<ReplayClass>,
-    pub counts: FieldCounts,
+    /// Where each body position came from (recorded only with `--debug`).
+    pub sources: Sources,
     /// Body positions echoed from the request or minted for this response.
     pub origins: Origins,
     /// The outbound body passes changed some bytes.
@@ -106,7 +108,8 @@ impl Out {
             route,
             exchange: None,
             replay: None,
-            counts: FieldCounts::default(),
+            // An engine-invented body has no per-field origins (none are counted either).
+            sources: Sources::new(false, None),
             origins: Origins::default(),
             policy_changed: false,
         }
@@ -918,6 +921,7 @@ impl Engine {
         if call.method == "GET" {
             out.body = OutBody::Json((*value).clone());
             out.origins = Origins::default();
+            out.sources.reset(Some(FieldSource::State));
         } else {
             ns.tombstone(&ty, &key, Origin::Synthesized);
         }
@@ -1056,23 +1060,21 @@ impl Engine {
             wall: &self.opts.wall_clock,
             now_us: None,
         };
-        let mut counts = FieldCounts::default();
+        let mut sources = Sources::new(self.opts.debug, Some(FieldSource::Constant));
         let mut origins = Origins::default();
-        let body =
-            match &variant.body {
-                wraith_model::BodyTemplate::Empty => OutBody::Empty,
-                wraith_model::BodyTemplate::Json { root } => OutBody::Json(
-                    render::render_node_traced(root, &ctx, &mut nsc, &mut counts, "", &mut origins),
-                ),
-                wraith_model::BodyTemplate::Text { text } => {
-                    counts.recorded += 1;
-                    OutBody::Bytes(Bytes::from(text.clone()))
-                }
-                wraith_model::BodyTemplate::Binary { base64 } => {
-                    counts.recorded += 1;
-                    OutBody::Bytes(decode_b64(base64))
-                }
-            };
+        let body = match &variant.body {
+            wraith_model::BodyTemplate::Empty => OutBody::Empty,
+            wraith_model::BodyTemplate::Json { root } => OutBody::Json(render::render_node_traced(
+                root,
+                &ctx,
+                &mut nsc,
+                &mut sources,
+                "",
+                &mut origins,
+            )),
+            wraith_model::BodyTemplate::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
+            wraith_model::BodyTemplate::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
+        };
         let headers = render::render_headers(&variant.headers, &mut nsc);
         let now = nsc.now_us;
         (
@@ -1084,7 +1086,7 @@ impl Engine {
                 route: Some(self.router.info[call.m.route].name.clone()),
                 exchange: None,
                 replay: None,
-                counts,
+                sources,
                 origins,
                 policy_changed: false,
             },
@@ -1364,6 +1366,8 @@ impl Engine {
                     *slot = v.clone();
                     out.origins
                         .insert(&unescape_pointer(&b.pointer), outbound::FieldOrigin::Echo);
+                    out.sources
+                        .set(&unescape_pointer(&b.pointer), FieldSource::Echo);
                     bound = true;
                 }
             }
@@ -1380,6 +1384,7 @@ impl Engine {
             let (params, query) = (&call.m.params, &call.query);
             if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base) {
                 out.replay = None;
+                self.mark_page_items(ns, call, &mut out);
                 self.relink(call, &mut out, &recorded_keys);
             }
         }
@@ -1412,13 +1417,9 @@ impl Engine {
             let t = ns.now_us(&self.opts.wall_clock);
             headers.push(("date".to_string(), render::http_date(t)));
         }
-        let mut counts = FieldCounts::default();
         let body = match &moment.body {
             RecordedBody::Empty => OutBody::Empty,
-            RecordedBody::Json { value } => {
-                counts.recorded = leaf_count(value);
-                OutBody::Json(value.clone())
-            }
+            RecordedBody::Json { value } => OutBody::Json(value.clone()),
             RecordedBody::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
             RecordedBody::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
         };
@@ -1434,7 +1435,7 @@ impl Engine {
                 Some(moment.source.clone())
             },
             replay: None,
-            counts,
+            sources: Sources::new(self.opts.debug, Some(FieldSource::Recorded)),
             origins: Origins::default(),
             policy_changed: false,
         }
@@ -1582,6 +1583,10 @@ impl Engine {
         };
         if let (Some(v), Value::Object(map)) = (client_pk, &mut *entity) {
             map.insert(pk.clone(), v);
+            out.sources.set(
+                &format!("{}/{pk}", unescape_pointer(&ptr)),
+                FieldSource::Echo,
+            );
         }
         let key = match entity.get(&pk).and_then(fixtures::scalar_key) {
             Some(k) => k,
@@ -1634,20 +1639,30 @@ impl Engine {
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         overlay(slot, &stored);
                     }
-                    out.counts.fixture += leaf_count(&stored);
+                    let at = unescape_pointer(p);
+                    match stored.as_object() {
+                        Some(fields) => fields.keys().for_each(|k| {
+                            out.sources.set(&format!("{at}/{k}"), FieldSource::Fixture)
+                        }),
+                        None => out.sources.set(&at, FieldSource::Fixture),
+                    }
                     out.provenance = Provenance::Fixture;
                 }
                 (Some(p), _) => {
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         *slot = (*stored).clone();
                     }
+                    out.sources.set(&unescape_pointer(p), FieldSource::State);
                 }
                 (None, Origin::Fixture) => {
                     *body = (*stored).clone();
-                    out.counts.fixture += leaf_count(&stored);
+                    out.sources.reset(Some(FieldSource::Fixture));
                     out.provenance = Provenance::Fixture;
                 }
-                (None, _) => *body = (*stored).clone(),
+                (None, _) => {
+                    *body = (*stored).clone();
+                    out.sources.reset(Some(FieldSource::State));
+                }
             }
             return out;
         }
@@ -1661,19 +1676,13 @@ impl Engine {
                 if let Some(slot) = json_pointer_get_mut(body, p) {
                     *slot = rec.clone();
                 }
+                out.sources.set(&unescape_pointer(p), FieldSource::Recorded);
                 out.provenance = Provenance::Recorded;
-                out.counts = FieldCounts {
-                    recorded: leaf_count(body),
-                    ..FieldCounts::default()
-                };
             }
             (Some(rec), None) => {
                 *body = rec.clone();
+                out.sources.reset(Some(FieldSource::Recorded));
                 out.provenance = Provenance::Recorded;
-                out.counts = FieldCounts {
-                    recorded: leaf_count(body),
-                    ..FieldCounts::default()
-                };
             }
             (None, Some(p)) => {
                 // Template clone with the requested id inserted.
@@ -1681,6 +1690,8 @@ impl Engine {
                     && let Some(slot) = map.get_mut(&pk)
                 {
                     *slot = typed_like(id, slot);
+                    let at = format!("{}/{pk}", unescape_pointer(p));
+                    out.sources.set(&at, FieldSource::Echo);
                 }
             }
             (None, None) => {}
@@ -1714,11 +1725,20 @@ impl Engine {
         let Some(rendered_entity) = rendered_entity else {
             return out;
         };
+        let at = ptr.as_deref().map(unescape_pointer).unwrap_or_default();
         let mut entity = stored.clone().unwrap_or_else(|| rendered_entity.clone());
+        if stored.is_some() {
+            out.sources.set(&at, FieldSource::State);
+        }
         if let Some(patch) = &call.body {
             let mut patch = patch.clone();
             util::coerce_like(&mut patch, &entity);
             merge_for_method(&call.method, &mut entity, &patch);
+            if let Some(fields) = patch.as_object() {
+                for k in fields.keys() {
+                    out.sources.set(&format!("{at}/{k}"), FieldSource::Echo);
+                }
+            }
         }
         // Fields the template stamps from the clock (`updated_at`) take the fresh value.
         if stored.is_some()
@@ -1735,6 +1755,8 @@ impl Engine {
                     (rendered_entity.get(&f.key), &mut entity)
                 {
                     map.insert(f.key.clone(), v.clone());
+                    out.sources
+                        .set(&format!("{at}/{}", f.key), FieldSource::Clock);
                 }
             }
         }
@@ -1742,6 +1764,7 @@ impl Engine {
             && let Some(slot) = map.get_mut(&pk)
         {
             *slot = typed_like(id, slot);
+            out.sources.set(&format!("{at}/{pk}"), FieldSource::Echo);
         }
         match &ptr {
             Some(p) => {
@@ -1821,10 +1844,54 @@ impl Engine {
         if let Some(link) = page.link {
             out.headers.push(("link".to_string(), link));
         }
-        if page.fixture_items > 0 {
-            out.counts.fixture += page.fixture_items;
+        if let Some(slot) = route.list.as_ref() {
+            out.sources.set(
+                &unescape_pointer(&slot.items_pointer),
+                FieldSource::Recorded,
+            );
+            for f in &slot.envelope {
+                out.sources
+                    .set(&unescape_pointer(&f.pointer), FieldSource::State);
+            }
         }
+        self.mark_page_items(ns, call, &mut out);
         out
+    }
+
+    /// Under `--debug`, the origin of each item of a served page: this session's stored
+    /// entity (`state`, or `fixture` for a fixture record) when the store holds its key;
+    /// other items keep what the page said (recorded).
+    fn mark_page_items(&self, ns: &Namespace, call: &Call<'_>, out: &mut Out) {
+        if !self.opts.debug {
+            return;
+        }
+        let route = &self.model.routes[call.m.route];
+        let Some(ty) = route.entity_type.as_deref() else {
+            return;
+        };
+        let Some(store) = ns.type_store(ty) else {
+            return;
+        };
+        let pk = self.pk_of(ty);
+        let items_pointer = route.list.as_ref().map(|s| s.items_pointer.as_str());
+        let base = unescape_pointer(items_pointer.unwrap_or(""));
+        let marks: Vec<(String, FieldSource)> = page_items(&out.body, items_pointer)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let key = item.get(&pk).and_then(fixtures::scalar_key)?;
+                let e = store.live.get(&key)?;
+                let src = if e.origin == Origin::Fixture {
+                    FieldSource::Fixture
+                } else {
+                    FieldSource::State
+                };
+                Some((format!("{base}/{i}"), src))
+            })
+            .collect();
+        for (at, src) in marks {
+            out.sources.set(&at, src);
+        }
     }
 
     // ---------------------------------------------------------------- output
@@ -1891,8 +1958,10 @@ impl Engine {
                 OutBody::Bytes(b) => b.clone(),
             }
         };
-        let counts = (self.opts.debug && self.opts.fidelity == Fidelity::Synth && !head)
-            .then_some(out.counts);
+        // The counts are derived from the origin map, so the header and the map agree.
+        let origins = (self.opts.debug && self.opts.fidelity == Fidelity::Synth && !head)
+            .then(|| out.sources.flatten(&out.body));
+        let counts = origins.as_ref().map(FieldCounts::of_origins);
         Response {
             status: out.status,
             headers: out.headers.clone(),
@@ -1903,6 +1972,7 @@ impl Engine {
             replay: if head { None } else { out.replay },
             outbound_policy_applied: false,
             field_counts: counts,
+            field_origins: origins,
         }
     }
 }
@@ -1956,7 +2026,7 @@ fn out_from_response(r: &Response) -> Out {
         // An idempotent replay repeats an earlier answer, not the moment at this request's
         // own position on the time axis: no exactness claim.
         replay: None,
-        counts: r.field_counts.unwrap_or_default(),
+        sources: Sources::restored(r.field_origins.as_ref()),
         origins: Origins::default(),
         policy_changed: false,
     }
@@ -2009,14 +2079,6 @@ fn escape_pointer(path: &str) -> String {
         return path.to_string();
     }
     path.replace('~', "~0")
-}
-
-pub(crate) fn leaf_count(v: &Value) -> u32 {
-    match v {
-        Value::Object(m) => m.values().map(leaf_count).sum(),
-        Value::Array(a) => a.iter().map(leaf_count).sum(),
-        _ => 1,
-    }
 }
 
 /// JSON pointer of the entity object inside a body: the root when it carries the primary key,

@@ -35,6 +35,7 @@ mod fixtures;
 pub mod handler;
 mod list;
 mod namespace;
+mod origins;
 pub mod outbound;
 mod render;
 mod router;

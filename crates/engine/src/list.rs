@@ -247,7 +247,6 @@ pub(crate) struct ListRequest<'a> {
 /// What a served page adds beyond the body.
 pub(crate) struct ListPage {
     pub link: Option<String>,
-    pub fixture_items: u32,
 }
 
 fn q<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -487,7 +486,6 @@ pub(crate) fn serve_list(
         .iter()
         .map(|(v, _)| (*v).clone())
         .collect();
-    let fixture_items = items[start..end].iter().filter(|(_, f)| *f).count() as u32;
     let has_more = end < total;
 
     if let Some(slot) = json_pointer_get_mut(body, &req.shape.items_pointer) {
@@ -519,10 +517,7 @@ pub(crate) fn serve_list(
             }
         }
     }
-    ListPage {
-        link,
-        fixture_items,
-    }
+    ListPage { link }
 }
 
 /// One `<url>; rel="…"` entry of a `Link` header.

@@ -9,8 +9,9 @@ use wraith_model::{
     IdShape, JsonType, Node, VolatileKind,
 };
 
-use crate::api::{FieldCounts, WallClock};
+use crate::api::{FieldSource, WallClock};
 use crate::namespace::Namespace;
+use crate::origins::Sources;
 use crate::outbound::{FieldOrigin, Origins};
 use crate::util::{json_pointer_get, parse_number};
 
@@ -95,33 +96,19 @@ pub(crate) fn stable_hash(s: &str) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Render a template node (without an origin map).
-#[allow(dead_code)]
-pub(crate) fn render_node(
-    node: &Node,
-    req: &ReqCtx<'_>,
-    ns: &mut NsCtx<'_>,
-    counts: &mut FieldCounts,
-    json_path: &str,
-) -> Value {
-    render_node_traced(node, req, ns, counts, json_path, &mut Origins::default())
-}
-
 /// Render a template node and report, per body position, which values were echoed from the
-/// request or minted for this response (the outbound scrub exempts exactly those).
+/// request or minted for this response (`origins`: the outbound scrub exempts exactly those),
+/// and, under `--debug`, where every hole's value came from (`sources`).
 pub(crate) fn render_node_traced(
     node: &Node,
     req: &ReqCtx<'_>,
     ns: &mut NsCtx<'_>,
-    counts: &mut FieldCounts,
+    sources: &mut Sources,
     json_path: &str,
     origins: &mut Origins,
 ) -> Value {
     match node {
-        Node::Const { value } => {
-            counts.recorded += leaf_count(value);
-            value.clone()
-        }
+        Node::Const { value } => value.clone(),
         Node::Object { fields } => {
             let mut map = Map::with_capacity(fields.len());
             for f in fields {
@@ -129,7 +116,7 @@ pub(crate) fn render_node_traced(
                     continue;
                 }
                 let child_path = format!("{json_path}/{}", f.key);
-                let v = render_node_traced(&f.value, req, ns, counts, &child_path, origins);
+                let v = render_node_traced(&f.value, req, ns, sources, &child_path, origins);
                 map.insert(f.key.clone(), v);
             }
             Value::Object(map)
@@ -139,7 +126,7 @@ pub(crate) fn render_node_traced(
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    render_node_traced(n, req, ns, counts, &format!("{json_path}/{i}"), origins)
+                    render_node_traced(n, req, ns, sources, &format!("{json_path}/{i}"), origins)
                 })
                 .collect(),
         ),
@@ -158,7 +145,7 @@ pub(crate) fn render_node_traced(
                     rep,
                     req,
                     ns,
-                    counts,
+                    sources,
                     &format!("{json_path}/{i}"),
                     origins,
                 ));
@@ -166,9 +153,12 @@ pub(crate) fn render_node_traced(
             Value::Array(out)
         }
         Node::Hole(hole) => {
-            counts.template += 1;
+            let echoed = match &hole.source {
+                HoleKind::Echo { from } => req.echo_source(from).is_some(),
+                _ => false,
+            };
             let origin = match &hole.source {
-                HoleKind::Echo { from } => req.echo_source(from).map(|_| FieldOrigin::Echo),
+                HoleKind::Echo { .. } => echoed.then_some(FieldOrigin::Echo),
                 HoleKind::Generated { .. } | HoleKind::Clock { .. } | HoleKind::Counter { .. } => {
                     Some(FieldOrigin::Minted)
                 }
@@ -177,16 +167,19 @@ pub(crate) fn render_node_traced(
             if let Some(o) = origin {
                 origins.insert(json_path, o);
             }
+            // An echo hole the request does not feed falls back to a recorded example.
+            sources.set(
+                json_path,
+                match &hole.source {
+                    HoleKind::Echo { .. } if echoed => FieldSource::Echo,
+                    HoleKind::Echo { .. } | HoleKind::Observed => FieldSource::Observed,
+                    HoleKind::Generated { .. } => FieldSource::Generated,
+                    HoleKind::Clock { .. } => FieldSource::Clock,
+                    HoleKind::Counter { .. } => FieldSource::Counter,
+                },
+            );
             render_hole(hole, req, ns, json_path)
         }
-    }
-}
-
-fn leaf_count(v: &Value) -> u32 {
-    match v {
-        Value::Object(m) => m.values().map(leaf_count).sum(),
-        Value::Array(a) => a.iter().map(leaf_count).sum(),
-        _ => 1,
     }
 }
 

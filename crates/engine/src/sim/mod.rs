@@ -156,6 +156,7 @@ impl SimResponse {
             replay: None,
             outbound_policy_applied: false,
             field_counts: None,
+            field_origins: None,
         }
     }
 }
@@ -462,8 +463,8 @@ fn json_response(status: u16, body: &serde_json::Value) -> SimResponse {
 }
 
 /// Cut an engine answer to `bytes` bytes. Returns whether the body changed; when it did, the
-/// provenance becomes `fault` and the per-field counts and any replay claim are dropped (the
-/// wire body is intentionally malformed, so neither can be kept).
+/// provenance becomes `fault` and the per-field counts, the origin map and any replay claim are
+/// dropped (the wire body is intentionally malformed, so none of them can be kept).
 pub fn apply_partial(resp: &mut Response, bytes: usize) -> bool {
     if resp.body.len() <= bytes {
         return false;
@@ -471,6 +472,7 @@ pub fn apply_partial(resp: &mut Response, bytes: usize) -> bool {
     resp.body = resp.body.slice(..bytes);
     resp.provenance = Provenance::Fault;
     resp.field_counts = None;
+    resp.field_origins = None;
     resp.replay = None;
     resp.outbound_policy_applied = false;
     true
