@@ -94,6 +94,7 @@ mod tests {
             fault: Some("rate_limit".into()),
             delay_ms: 0,
             field_counts: None,
+            origins: None,
         };
         assert_eq!(
             render(AccessLogFormat::Compact, &e),

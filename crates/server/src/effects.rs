@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http_body_util::Full;
 use wraith_engine::sim::{Action, Decision, FaultKind, SimRequest, Simulation, apply_partial};
-use wraith_engine::{Engine, FieldCounts, Request, Response};
+use wraith_engine::{Engine, FieldCounts, FieldSource, Request, Response};
 
 use crate::access_log::AccessLog;
 use crate::trace::{TraceEntry, TraceRing};
@@ -51,6 +51,8 @@ pub(crate) struct AppMeta {
     pub route: Option<String>,
     pub fault: Option<FaultKind>,
     pub field_counts: Option<FieldCounts>,
+    /// The per-field origin map (`--debug`); `None` once a partial fault cut the body.
+    pub field_origins: Option<std::collections::BTreeMap<String, FieldSource>>,
     /// The decided simulated delay.
     pub delay_ms: u64,
 }
@@ -153,7 +155,13 @@ impl Observation {
     }
 
     /// Record the answered request in the trace ring and the access log.
-    pub(crate) fn end(self, layers: &Layers, status: u16, meta: Option<&AppMeta>, debug: bool) {
+    pub(crate) fn end(self, layers: &Layers, status: u16, mut meta: Option<AppMeta>, debug: bool) {
+        let origins = if debug {
+            meta.as_mut().and_then(|m| m.field_origins.take())
+        } else {
+            None
+        };
+        let meta = meta.as_ref();
         let entry = TraceEntry {
             id: 0,
             method: self.method,
@@ -174,6 +182,7 @@ impl Observation {
             } else {
                 None
             },
+            origins,
         };
         if let Some(log) = &layers.access_log {
             log.write(&entry);

@@ -177,7 +177,7 @@ async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
         obs.end(
             &sh.settings.layers,
             resp.status().as_u16(),
-            meta.as_ref(),
+            meta,
             sh.settings.debug,
         );
     }
@@ -298,6 +298,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             route: r.route.clone(),
             fault,
             field_counts: r.field_counts,
+            field_origins: r.field_origins.clone(),
             delay_ms: decided.as_ref().map_or(0, |d| d.decision.delay_ms),
         });
     }

@@ -4,14 +4,18 @@
 //!
 //! Every answered application request is recorded, including faults, 429s, drops, timeouts and
 //! route misses. With `--debug` an entry also carries the response's per-field provenance counts
-//! (`field_counts`); the engine does not expose a full per-field origin map, so entries carry no
-//! `origins` object.
+//! (`field_counts`) and its full per-field origin map (`origins`: JSON pointer → `constant`,
+//! `echo`, `generated`, `clock`, `counter`, `observed`, `state`, `fixture`, `recorded`,
+//! `handler` or `authored`). A partial fault that cut the body drops both: the wire body is
+//! malformed on purpose and has no field map.
 
 use std::collections::VecDeque;
 
+use std::collections::BTreeMap;
+
 use parking_lot::Mutex;
 use serde::Serialize;
-use wraith_engine::FieldCounts;
+use wraith_engine::{FieldCounts, FieldSource};
 
 /// One traced request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +45,10 @@ pub struct TraceEntry {
     /// Per-field provenance counts (only with `--debug`, and only when the engine had them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field_counts: Option<FieldCounts>,
+    /// Where every field of the response came from (only with `--debug`, and only when the
+    /// engine had the map): JSON pointer → origin word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origins: Option<BTreeMap<String, FieldSource>>,
 }
 
 /// A fixed-capacity ring of [`TraceEntry`].
@@ -136,6 +144,7 @@ mod tests {
             fault: None,
             delay_ms: 0,
             field_counts: None,
+            origins: None,
         }
     }
 
