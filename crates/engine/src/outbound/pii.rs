@@ -53,6 +53,53 @@ pub(crate) enum Class {
 /// The envelope of `value` for `class`. Emails use the scrubber's pseudonym domain so a value
 /// scrubbed at record time and one caught at serve time spell the same way.
 pub(crate) fn envelope(key: &[u8], class: Class, value: &str) -> String {
+    // The same recorded values are enveloped on every request that serves them: the MAC and
+    // the base62 division are memoized per thread (a pure function of key, class and value).
+    ENVELOPES.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if memo.key != key {
+            memo.key = key.to_vec();
+            memo.clear();
+        }
+        let slot = class as usize;
+        if let Some(hit) = memo.by_class[slot].get(value) {
+            return hit.clone();
+        }
+        let env = envelope_uncached(key, class, value);
+        if memo.len >= ENVELOPE_MEMO_MAX {
+            memo.clear();
+        }
+        memo.len += 1;
+        memo.by_class[slot].insert(value.to_string(), env.clone());
+        env
+    })
+}
+
+/// Entries a thread's envelope memo holds before it starts over (bounds its memory).
+const ENVELOPE_MEMO_MAX: usize = 4096;
+
+#[derive(Default)]
+struct EnvelopeMemo {
+    /// The MAC key the entries were computed with.
+    key: Vec<u8>,
+    /// Value → envelope, one map per [`Class`] (indexed by its discriminant).
+    by_class: [std::collections::HashMap<String, String>; 4],
+    len: usize,
+}
+
+impl EnvelopeMemo {
+    fn clear(&mut self) {
+        self.by_class.iter_mut().for_each(|m| m.clear());
+        self.len = 0;
+    }
+}
+
+thread_local! {
+    static ENVELOPES: std::cell::RefCell<EnvelopeMemo> =
+        std::cell::RefCell::new(EnvelopeMemo::default());
+}
+
+fn envelope_uncached(key: &[u8], class: Class, value: &str) -> String {
     let (domain, prefix, suffix): (&[u8], &str, &str) = match class {
         Class::Email => (b"pseudo\0", "user_", "@wraith.local"),
         Class::Phone => (b"phone\0", "phone_", ""),
@@ -136,6 +183,46 @@ pub(crate) fn key_words(key: &str) -> Vec<String> {
         words.push(cur);
     }
     words
+}
+
+/// What a JSON key (or path segment) says about the values under it. The outbound pass asks
+/// this for every string leaf of every served body, always about the same few keys, so the
+/// answers are memoized per thread (pure functions of the key).
+#[derive(Debug, Clone, Copy)]
+struct KeyFlags {
+    /// [`is_name_key`].
+    name: bool,
+    /// [`is_credential_key`].
+    credential: bool,
+    /// [`is_person_word`].
+    person: bool,
+}
+
+/// Keys a thread's key memo holds before it starts over (bounds its memory).
+const KEY_MEMO_MAX: usize = 4096;
+
+thread_local! {
+    static KEY_FLAGS: std::cell::RefCell<std::collections::HashMap<String, KeyFlags>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn key_flags(key: &str) -> KeyFlags {
+    KEY_FLAGS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(f) = memo.get(key) {
+            return *f;
+        }
+        let f = KeyFlags {
+            name: is_name_key_uncached(key),
+            credential: is_credential_key_uncached(key),
+            person: is_person_word_uncached(key),
+        };
+        if memo.len() >= KEY_MEMO_MAX {
+            memo.clear();
+        }
+        memo.insert(key.to_string(), f);
+        f
+    })
 }
 
 /// Prefix words of a `*_name` key that name a thing, not a person (`host_name`, `file_name`).
@@ -248,6 +335,10 @@ const THING_NAMES: &[&str] = &[
 /// `given_name`, `family_name`, `display_name`, `username`, `login`, `nickname`, and
 /// `*_name` unless the prefix names a thing. `hostname`/`filename` are one word, not `name`.
 pub(crate) fn is_name_key(key: &str) -> bool {
+    key_flags(key).name
+}
+
+fn is_name_key_uncached(key: &str) -> bool {
     let words = key_words(key);
     match words.as_slice() {
         [] => false,
@@ -282,6 +373,10 @@ pub(crate) fn person_name_words(v: &str) -> usize {
 
 /// Keys and path segments that hold people (`author`, `users`, `customer_account`).
 pub(crate) fn is_person_word(word: &str) -> bool {
+    key_flags(word).person
+}
+
+fn is_person_word_uncached(word: &str) -> bool {
     const PEOPLE: &[&str] = &[
         "author",
         "committer",
@@ -316,6 +411,10 @@ pub(crate) fn is_person_word(word: &str) -> bool {
 
 /// Key words that make a value a credential (`client_secret`, `api_key`, `access_token`).
 fn is_credential_key(key: &str) -> bool {
+    key_flags(key).credential
+}
+
+fn is_credential_key_uncached(key: &str) -> bool {
     let words = key_words(key);
     let has = |w: &str| words.iter().any(|x| x == w);
     // Cursor and page handles are not secrets even when called tokens.
@@ -366,6 +465,10 @@ const VENDOR_PREFIXES: &[&str] = &[
 /// A JWT with a real JOSE header: three base64url parts, the first a JSON object with `alg`.
 fn is_jwt(v: &str) -> bool {
     use base64::Engine as _;
+    // Most values are not three dot-separated parts: skip the split for them.
+    if v.bytes().filter(|&b| b == b'.').count() != 2 {
+        return false;
+    }
     let parts: Vec<&str> = v.split('.').collect();
     if parts.len() != 3 || parts[0].len() < 10 {
         return false;
@@ -433,6 +536,59 @@ mod tests {
         assert!(!is_credential("next_page_token", "abcdefghijkl"));
         assert!(!is_credential("token_type", "Bearer"));
         assert!(is_credential("note", "ghp_0123456789abcdefghij"));
+    }
+
+    #[test]
+    fn memoized_envelope_matches_the_mac_across_keys_and_past_the_memo_bound() {
+        let classes = [Class::Email, Class::Phone, Class::Name, Class::Credential];
+        for round in 0..2 {
+            for key in [&b"first-key"[..], &b"second-key"[..], &[7u8; 80][..]] {
+                for i in 0..(ENVELOPE_MEMO_MAX + 10) {
+                    let value = format!("value-{round}-{i}");
+                    let class = classes[i % classes.len()];
+                    assert_eq!(
+                        envelope(key, class, &value),
+                        envelope_uncached(key, class, &value)
+                    );
+                }
+                // A value asked again under the same key answers from the memo identically.
+                assert_eq!(
+                    envelope(key, Class::Name, "Jane Doe"),
+                    envelope_uncached(key, Class::Name, "Jane Doe")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn memoized_key_flags_match_the_word_rules() {
+        for _ in 0..2 {
+            for k in [
+                "name",
+                "host_name",
+                "client_secret",
+                "next_page_token",
+                "token_type",
+                "authors",
+                "customer_account",
+                "hostname",
+                "",
+            ] {
+                assert_eq!(is_name_key(k), is_name_key_uncached(k), "{k}");
+                assert_eq!(is_credential_key(k), is_credential_key_uncached(k), "{k}");
+                assert_eq!(is_person_word(k), is_person_word_uncached(k), "{k}");
+            }
+        }
+        assert!(is_person_word("authors") && !is_person_word("hostname"));
+    }
+
+    #[test]
+    fn jwt_needs_exactly_three_parts() {
+        // {"alg":"HS256"} as base64url, then two more parts.
+        let head = "eyJhbGciOiJIUzI1NiJ9";
+        assert!(is_jwt(&format!("{head}.e30.sig")));
+        assert!(!is_jwt(&format!("{head}.e30")));
+        assert!(!is_jwt(&format!("{head}.e30.sig.more")));
     }
 
     proptest::proptest! {
