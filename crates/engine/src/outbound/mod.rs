@@ -670,24 +670,27 @@ impl Walk<'_> {
             return None;
         }
         let c = self.c;
-        let mut v = s.to_string();
+        // Borrowed until a rule rewrites it: most leaves match no rule, and cloning each one
+        // per request showed up in the serve profile.
+        let mut v = std::borrow::Cow::Borrowed(s);
         for rule in &c.rules {
             match &rule.target {
                 Target::Path(p) if path_matches(p, &self.path) => {
-                    v = c.apply_action(&rule.action, &v);
+                    v = std::borrow::Cow::Owned(c.apply_action(&rule.action, &v));
                 }
                 Target::Regex { re, body: true, .. } => {
-                    v = re
-                        .replace_all(&v, |m: &regex::Captures<'_>| {
-                            c.apply_action(&rule.action, &m[0])
-                        })
-                        .into_owned();
+                    let replaced = re.replace_all(&v, |m: &regex::Captures<'_>| {
+                        c.apply_action(&rule.action, &m[0])
+                    });
+                    if let std::borrow::Cow::Owned(new) = replaced {
+                        v = std::borrow::Cow::Owned(new);
+                    }
                 }
                 _ => {}
             }
         }
         if v != s {
-            return Some(v);
+            return Some(v.into_owned());
         }
         if s == "[REDACTED]" {
             return self.ctx.replace_redacted.then(|| self.placeholder(key));

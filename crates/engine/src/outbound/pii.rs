@@ -136,15 +136,16 @@ pub(crate) fn is_email(v: &str) -> bool {
         && local
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b));
-    let labels: Vec<&str> = domain.split('.').collect();
-    let domain_ok = labels.len() >= 2
-        && labels.iter().all(|l| {
+    // Iterated, not collected: this runs on every served string leaf.
+    let labels = || domain.split('.');
+    let domain_ok = labels().nth(1).is_some()
+        && labels().all(|l| {
             !l.is_empty()
                 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
                 && !l.starts_with('-')
         })
-        && labels
-            .last()
+        && labels()
+            .next_back()
             .is_some_and(|tld| tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_alphabetic()));
     local_ok && domain_ok
 }
@@ -355,11 +356,12 @@ fn is_name_key_uncached(key: &str) -> bool {
 /// letters (apostrophes, hyphens and a trailing dot allowed: `O'Brien`, `Jean-Luc`, `J.`).
 /// Returns the word count (0 = not a name shape).
 pub(crate) fn person_name_words(v: &str) -> usize {
-    let words: Vec<&str> = v.split(' ').collect();
-    if words.is_empty() || words.len() > 4 || v.len() > 80 {
+    // Counted and checked without collecting: this runs on every served string leaf.
+    let count = v.split(' ').count();
+    if count > 4 || v.len() > 80 {
         return 0;
     }
-    let ok = words.iter().all(|w| {
+    let ok = v.split(' ').all(|w| {
         let mut chars = w.chars();
         let Some(first) = chars.next() else {
             return false;
@@ -368,7 +370,7 @@ pub(crate) fn person_name_words(v: &str) -> usize {
             && chars.clone().count() <= 30
             && chars.all(|c| c.is_alphabetic() || matches!(c, '\'' | '-' | '.'))
     });
-    if ok { words.len() } else { 0 }
+    if ok { count } else { 0 }
 }
 
 /// Keys and path segments that hold people (`author`, `users`, `customer_account`).
