@@ -98,6 +98,9 @@ pub(crate) struct TypeStore {
     pub deleted: BTreeMap<String, Origin>,
     /// Keys created (not seeded) by this session, in creation order.
     pub created: Vec<String>,
+    /// The keys of `created`, for the membership test on every put (a scan of `created` made
+    /// a session's n-th create cost O(n)).
+    created_keys: BTreeSet<String>,
 }
 
 impl TypeStore {
@@ -260,7 +263,7 @@ impl Namespace {
                 parents,
             },
         );
-        if !existed && !store.created.iter().any(|c| c == pk) {
+        if !existed && store.created_keys.insert(pk.to_string()) {
             store.created.push(pk.to_string());
         }
     }
@@ -398,5 +401,42 @@ impl Registry {
 
     pub(crate) fn len(&self) -> usize {
         self.map.read().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> Namespace {
+        let settings = Settings {
+            fixture: None,
+            seed: 0,
+            explicit_seed: false,
+            clock: ClockConfig::default(),
+            provisioned: false,
+        };
+        Namespace::new(NsKey::Default, settings, None)
+    }
+
+    #[test]
+    fn created_keeps_creation_order_once_per_key_across_rewrites_and_deletes() {
+        let mut ns = fresh();
+        for pk in ["c", "a", "b"] {
+            ns.put("t", pk, json!({"id": pk}), Origin::Synthesized, None);
+        }
+        // An update of a live key, and a re-create after a delete, add no second entry.
+        ns.put(
+            "t",
+            "a",
+            json!({"id": "a", "v": 2}),
+            Origin::Synthesized,
+            None,
+        );
+        ns.tombstone("t", "c", Origin::Synthesized);
+        ns.put("t", "c", json!({"id": "c"}), Origin::Synthesized, None);
+        ns.put("t", "d", json!({"id": "d"}), Origin::Synthesized, None);
+        let store = ns.type_store_mut("t");
+        assert_eq!(store.created, ["c", "a", "b", "d"]);
     }
 }
