@@ -18,6 +18,9 @@ pub(crate) struct Column {
     /// value → distinct carriers (capped).
     values: BTreeMap<String, BTreeSet<String>>,
     overflow: bool,
+    /// [`Column::names_carriers`], computed once when the evidence is built: the PII pass
+    /// asks it for every name-keyed leaf of every served body.
+    names_carriers: bool,
 }
 
 impl Column {
@@ -30,6 +33,10 @@ impl Column {
     /// The column names its carriers: at least two distinct values on distinct carriers and no
     /// value shared between carriers.
     pub(crate) fn names_carriers(&self) -> bool {
+        self.names_carriers
+    }
+
+    fn compute_names_carriers(&self) -> bool {
         let carriers: BTreeSet<&String> = self.values.values().flatten().collect();
         self.values.len() >= 2 && carriers.len() >= 2 && self.values.values().all(|c| c.len() == 1)
     }
@@ -67,6 +74,9 @@ pub(crate) fn build(model: &Model) -> Vec<RouteEvidence> {
                         walk(rec, &mut String::new(), id, &mut ev);
                     }
                 }
+            }
+            for col in ev.columns.values_mut() {
+                col.names_carriers = col.compute_names_carriers();
             }
             ev
         })
