@@ -1915,10 +1915,12 @@ impl Engine {
                 policy_applied |= util::rewrite_origin_json(v, from, &to);
             }
             for (k, v) in out.headers.iter_mut() {
-                if matches!(
-                    k.to_ascii_lowercase().as_str(),
-                    "location" | "link" | "content-location"
-                ) {
+                // Compared in place: lowercasing a copy of every header name cost an
+                // allocation per header per request.
+                if ["location", "link", "content-location"]
+                    .iter()
+                    .any(|n| k.eq_ignore_ascii_case(n))
+                {
                     policy_applied |= util::rewrite_origin_in(v, from, &to);
                 }
             }
