@@ -366,17 +366,13 @@ fn path_matches(pattern: &[Seg], path: &[Seg]) -> bool {
 
 /// Suffix match over key segments only (`[pii]` globs: array positions are ignored).
 fn glob_suffix_matches(pattern: &[Seg], path: &[Seg]) -> bool {
-    let pat: Vec<&Seg> = pattern
+    // Walked from the end without collecting: this runs for every glob on every served leaf.
+    let mut keys = path.iter().rev().filter(|s| matches!(s, Seg::Key(_)));
+    pattern
         .iter()
+        .rev()
         .filter(|s| !matches!(s, Seg::Index(_)))
-        .collect();
-    let keys: Vec<&Seg> = path.iter().filter(|s| matches!(s, Seg::Key(_))).collect();
-    pat.len() <= keys.len()
-        && pat
-            .iter()
-            .rev()
-            .zip(keys.iter().rev())
-            .all(|(p, s)| seg_matches(p, s))
+        .all(|p| keys.next().is_some_and(|s| seg_matches(p, s)))
 }
 
 fn glob_name(pattern: &str, name: &str) -> bool {
@@ -865,5 +861,25 @@ mod tests {
             ]
         ));
         assert!(parse_path("$..x").is_err());
+    }
+
+    #[test]
+    fn glob_suffix_ignores_positions_and_needs_every_pattern_key() {
+        let path = [
+            Seg::Key("user".into()),
+            Seg::Index(2),
+            Seg::Key("profile".into()),
+            Seg::Key("phone".into()),
+        ];
+        let glob = |g: &str| parse_path(g).unwrap_or_default();
+        assert!(glob_suffix_matches(&glob("$.profile.phone"), &path));
+        assert!(glob_suffix_matches(&glob("$.user[0].profile.phone"), &path));
+        assert!(glob_suffix_matches(&glob("$.*.phone"), &path));
+        assert!(!glob_suffix_matches(&glob("$.user.phone"), &path));
+        assert!(!glob_suffix_matches(
+            &glob("$.root.user.profile.phone"),
+            &path
+        ));
+        assert!(!glob_suffix_matches(&glob("$.email"), &path));
     }
 }
