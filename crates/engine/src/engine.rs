@@ -1944,7 +1944,15 @@ impl Engine {
         {
             sort_keys(v);
         }
+        // `out` ends here: its headers and names move into the response instead of being
+        // cloned by `serialize` (which the idempotency cache also calls on a live `Out`).
+        let headers = std::mem::take(&mut out.headers);
+        let route = out.route.take();
+        let exchange = out.exchange.take();
         let mut resp = self.serialize(&out, req, head);
+        resp.headers = headers;
+        resp.route = route;
+        resp.exchange = exchange;
         resp.outbound_policy_applied =
             policy_applied && resp.provenance == Provenance::Recorded && resp.replay.is_some();
         resp
@@ -1956,7 +1964,14 @@ impl Engine {
         } else {
             match &out.body {
                 OutBody::Empty => Bytes::new(),
-                OutBody::Json(v) => Bytes::from(serde_json::to_vec(v).unwrap_or_default()),
+                OutBody::Json(v) => {
+                    // Most bodies fit: fewer regrowths than to_vec's empty start.
+                    let mut buf = Vec::with_capacity(512);
+                    match serde_json::to_writer(&mut buf, v) {
+                        Ok(()) => Bytes::from(buf),
+                        Err(_) => Bytes::new(),
+                    }
+                }
                 OutBody::Bytes(b) => b.clone(),
             }
         };
