@@ -200,7 +200,9 @@ const MAX_SESSION_VALUES: usize = 8192;
 
 impl SessionValues {
     pub(crate) fn add(&mut self, v: &str) {
-        if !v.is_empty() && self.values.len() < MAX_SESSION_VALUES {
+        // Looked up before copying: the same path parameters and body values arrive on
+        // request after request, and an owned copy per request was allocated only to be dropped.
+        if !v.is_empty() && self.values.len() < MAX_SESSION_VALUES && !self.values.contains(v) {
             self.values.insert(v.to_string());
         }
     }
