@@ -217,17 +217,46 @@ pub(crate) fn merge_into_moment(
         }
     }
     let delta = items.len() as i64 - before;
-    if delta != 0 {
+    // A page never grows past the size the request asked for: merged writes push recorded items
+    // off this page (they still count in the total), as they would on the real API.
+    let mut cut = false;
+    if let Some(size) = requested_page_size(&shape.pagination, query)
+        && items.len() > size
+    {
+        items.truncate(size);
+        cut = true;
+        changed = true;
+    }
+    if delta != 0 || cut {
         for f in &shape.envelope {
-            if f.meaning == EnvelopeMeaning::Total
-                && let Some(slot) = json_pointer_get_mut(body, &f.pointer)
-                && let Some(n) = slot.as_i64()
-            {
-                *slot = Value::Number(Number::from((n + delta).max(0)));
+            let Some(slot) = json_pointer_get_mut(body, &f.pointer) else {
+                continue;
+            };
+            match f.meaning {
+                EnvelopeMeaning::Total if delta != 0 => {
+                    if let Some(n) = slot.as_i64() {
+                        *slot = Value::Number(Number::from((n + delta).max(0)));
+                    }
+                }
+                EnvelopeMeaning::HasMore if cut => *slot = Value::Bool(true),
+                _ => {}
             }
         }
     }
     changed
+}
+
+/// The page size the request states in the route's pagination style, if it states one.
+fn requested_page_size(p: &Pagination, query: &[(String, String)]) -> Option<usize> {
+    let name = match p {
+        Pagination::LimitOffset { limit, .. } => Some(limit),
+        Pagination::PagePerPage { per_page, .. } => Some(per_page),
+        Pagination::Cursor { limit, .. } | Pagination::LinkHeader { limit, .. } => limit.as_ref(),
+        Pagination::None => None,
+    }?;
+    q_num(query, name)
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n > 0)
 }
 
 /// One list request.

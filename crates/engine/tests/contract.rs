@@ -411,6 +411,39 @@ fn recorded_list_moment_is_merged_with_session_writes_without_a_claim() {
     assert_eq!(b["total"], json!(2), "envelope total follows the merge");
 }
 
+#[test]
+fn session_writes_merged_into_a_recorded_page_never_grow_it_past_the_requested_size() {
+    let e = shop();
+    let full = get(&e, Some("p"), "/v1/customers?limit=2");
+    assert_eq!(full.replay, Some(ReplayClass::SeriesMoment));
+    send(
+        &e,
+        Some("p"),
+        "POST",
+        "/v1/customers",
+        json!({"name": "New", "email": "n@x"}),
+    );
+    let r = get(&e, Some("p"), "/v1/customers?limit=2");
+    assert_eq!(r.provenance, Provenance::Recorded);
+    assert!(r.replay.is_none());
+    let b = body(&r);
+    assert_eq!(
+        b["data"].as_array().map(Vec::len),
+        Some(2),
+        "limit=2 serves two items"
+    );
+    assert_eq!(
+        b["total"],
+        json!(3),
+        "the total still counts the session's write"
+    );
+    assert_eq!(
+        b["has_more"],
+        json!(true),
+        "the write pushed an item onto a later page"
+    );
+}
+
 // ------------------------------------------------------------------ the gate
 
 #[test]

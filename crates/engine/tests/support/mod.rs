@@ -438,6 +438,19 @@ pub fn shop_model() -> Model {
                 ], "has_more": false, "total": 2}),
             )],
         )
+        .exact(
+            "/v1/customers",
+            "limit=2",
+            None,
+            vec![moment(
+                "s1/3",
+                200,
+                json!({"object": "list", "data": [
+                    {"id": "cus_1", "object": "customer", "name": "Alice", "email": "alice@example.com"},
+                    {"id": "cus_2", "object": "customer", "name": "Bob", "email": "bob@example.com"}
+                ], "has_more": false, "total": 2}),
+            )],
+        )
         .build();
     let widget = R::new("GET", "/v1/widgets/:id")
         .op(StateOp::Read, "widgets")
