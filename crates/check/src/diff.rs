@@ -406,11 +406,7 @@ impl<'c> BodyDiff<'c> {
             }
             FieldClass::Enum(members) => {
                 if !members.iter().any(|m| json_eq(m, actual)) {
-                    let cat = if JsonType::of(expected) != JsonType::of(actual) {
-                        Category::TypeMismatch
-                    } else {
-                        Category::ValueMismatch
-                    };
+                    let cat = mismatch_category(expected, actual);
                     self.push(segs, cat, Some(expected), Some(actual));
                 }
             }
@@ -420,11 +416,7 @@ impl<'c> BodyDiff<'c> {
                     None => false,
                 };
                 if !ok {
-                    let cat = if JsonType::of(expected) != JsonType::of(actual) {
-                        Category::TypeMismatch
-                    } else {
-                        Category::ValueMismatch
-                    };
+                    let cat = mismatch_category(expected, actual);
                     self.push(segs, cat, Some(expected), Some(actual));
                 }
             }
@@ -490,11 +482,7 @@ impl<'c> BodyDiff<'c> {
                 if json_eq(expected, actual) {
                     return;
                 }
-                let cat = if JsonType::of(expected) != JsonType::of(actual) {
-                    Category::TypeMismatch
-                } else {
-                    Category::ValueMismatch
-                };
+                let cat = mismatch_category(expected, actual);
                 self.push(segs, cat, Some(expected), Some(actual));
             }
         }
@@ -710,6 +698,15 @@ pub fn leaked_placeholder(body: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A differing leaf is a `type_mismatch` when the JSON types differ, else a `value_mismatch`.
+fn mismatch_category(expected: &Value, actual: &Value) -> Category {
+    if JsonType::of(expected) != JsonType::of(actual) {
+        Category::TypeMismatch
+    } else {
+        Category::ValueMismatch
+    }
 }
 
 #[cfg(test)]
