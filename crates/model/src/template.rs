@@ -36,6 +36,43 @@ pub enum Node {
     Hole(Hole),
 }
 
+impl Node {
+    /// A constant leaf.
+    pub fn constant(value: Value) -> Node {
+        Node::Const { value }
+    }
+
+    /// An object whose fields are all present in every observation, in the given order.
+    pub fn object<K: Into<String>>(fields: impl IntoIterator<Item = (K, Node)>) -> Node {
+        Node::Object {
+            fields: fields
+                .into_iter()
+                .map(|(key, value)| Field {
+                    key: key.into(),
+                    value,
+                    optional: false,
+                    present_ratio_bp: full_bp(),
+                })
+                .collect(),
+        }
+    }
+
+    /// A hole with its source, observed type, fallback examples and confidence.
+    pub fn hole(
+        source: HoleKind,
+        observed_type: JsonType,
+        examples: Vec<Value>,
+        confidence_bp: u32,
+    ) -> Node {
+        Node::Hole(Hole {
+            source,
+            observed_type,
+            examples,
+            confidence_bp,
+        })
+    }
+}
+
 /// An object field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {

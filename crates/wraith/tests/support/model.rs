@@ -10,30 +10,15 @@ use serde_json::{Value, json};
 use wraith_model::*;
 
 pub fn konst(v: Value) -> Node {
-    Node::Const { value: v }
+    Node::constant(v)
 }
 
 pub fn obj(fields: Vec<(&str, Node)>) -> Node {
-    Node::Object {
-        fields: fields
-            .into_iter()
-            .map(|(k, v)| Field {
-                key: k.to_string(),
-                value: v,
-                optional: false,
-                present_ratio_bp: 10_000,
-            })
-            .collect(),
-    }
+    Node::object(fields)
 }
 
 pub fn hole(source: HoleKind, t: JsonType, examples: Vec<Value>) -> Node {
-    Node::Hole(Hole {
-        source,
-        observed_type: t,
-        examples,
-        confidence_bp: 9_000,
-    })
+    Node::hole(source, t, examples, 9_000)
 }
 
 pub fn echo_path(param: &str) -> Node {
