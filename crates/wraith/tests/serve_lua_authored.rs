@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::json;
@@ -159,34 +158,9 @@ fn an_invalid_routes_toml_refuses_to_serve() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The example twin (recordings, its authored summary route and handler), copied.
 fn example_twin() -> Twin {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("twins").join("shop");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-        &root,
-    );
-    let _ = std::fs::remove_dir_all(root.join("model"));
-    let _ = std::fs::remove_dir_all(root.join("reports"));
-    Twin {
-        tmp,
-        root,
-        name: "shop".to_string(),
-    }
+    support::example_shop_twin()
 }
 
 fn wraith(t: &Twin, args: &[&str]) -> std::process::Output {

@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -14,42 +13,17 @@ use support::Twin;
 
 const ENV: [(&str, &str); 1] = [("WRAITH_HMAC_KEY", "serve-replay-test-key")];
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "model" || name == "reports" {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The example shop twin with a declared rule tokenizing every `object` field.
 fn shop_twin_with_rule() -> Twin {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("twins").join("shop");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-        &root,
-    );
+    let twin = support::example_shop_twin();
+    let root = &twin.root;
     let scrub = root.join("scrub.toml");
     let mut text = std::fs::read_to_string(&scrub).unwrap();
     text.push_str(
         "\n[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.object\"\naction = \"tokenize\"\n",
     );
     std::fs::write(&scrub, text).unwrap();
-    Twin {
-        tmp,
-        root,
-        name: "shop".to_string(),
-    }
+    twin
 }
 
 fn check(t: &Twin, extra: &[&str]) -> Value {

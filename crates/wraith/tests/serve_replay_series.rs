@@ -10,7 +10,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 use support::Twin;
@@ -19,36 +18,9 @@ use wraith_recording::{Exchange, RecordedSession};
 
 const ENV: [(&str, &str); 1] = [("WRAITH_HMAC_KEY", "serve-replay-test-key")];
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "model" || name == "reports" {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The example shop twin (recorded by `examples/record-shop.sh`), copied to a temp dir.
 fn shop_twin() -> Twin {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("twins").join("shop");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-        &root,
-    );
-    Twin {
-        tmp,
-        root,
-        name: "shop".to_string(),
-    }
+    support::example_shop_twin()
 }
 
 fn sessions(t: &Twin) -> Vec<RecordedSession> {

@@ -18,6 +18,39 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_wraith")
 }
 
+/// The bundled example twin (`examples/twins/shop`: recordings, fixtures, its Lua handler and
+/// authored route) copied into its own temp dir, without a generated `model/` or `reports/`, so
+/// a test can change it freely and serve re-synthesizes it.
+pub fn example_shop_twin() -> Twin {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name();
+            if name == "model" || name == "reports" {
+                continue;
+            }
+            let target = to.join(&name);
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("twins").join("shop");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
+        &root,
+    );
+    Twin {
+        tmp,
+        root,
+        name: "shop".to_string(),
+    }
+}
+
 /// A twin folder made by `wraith init` inside its own temp dir.
 pub struct Twin {
     pub tmp: tempfile::TempDir,
