@@ -473,3 +473,25 @@ async fn serve_wide_flags_apply_to_every_session_alike() {
         assert_eq!(s.get("/v1/products/prod_1", session).await.status, 200);
     }
 }
+
+#[tokio::test]
+async fn session_writes_merged_into_a_recorded_page_keep_the_requested_page_size() {
+    // The example twin recorded `GET /customers?limit=2`; its default fixture set seeds two more
+    // customers and this session creates a third. The page stays two items long.
+    let twin = support::example_shop_twin();
+    let server = twin.serve(&[]);
+    let s = Some("page-size");
+    let created = server
+        .post(
+            "/customers",
+            s,
+            serde_json::json!({"name": "Page Size", "email": "page@example.test"}),
+        )
+        .await;
+    assert!(created.status < 300, "create: {}", created.status);
+    let page = server.get("/customers?limit=2", s).await;
+    assert_eq!(page.status, 200);
+    let body = page.json();
+    assert_eq!(body["data"].as_array().map(Vec::len), Some(2), "{body}");
+    assert_eq!(body["has_more"], serde_json::json!(true), "{body}");
+}
