@@ -17,6 +17,7 @@
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks).
 
+pub mod compose;
 pub mod exact;
 pub mod list;
 pub mod observe;

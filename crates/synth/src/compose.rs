@@ -1,0 +1,876 @@
+//! Composing models: a base twin's [`Model`] and overlay models, merged route by route into one
+//! composite model (`wraith compose`).
+//!
+//! Overlays are additive only. A route, variant, exact-replay entry, entity type, known id or
+//! entity record that only one input has is taken; where two inputs hold the same thing it must
+//! be the same, and an overlay that would CHANGE what an earlier input already has (a variant with
+//! the same status and guard but another template, another state op or entity type for the same
+//! route, another recorded answer to the same concrete request, …) is a [`ModelConflict`]. The
+//! merge rule of every field is written down in `docs/compose.md`.
+//!
+//! Pure and deterministic like the rest of synth: no IO, no wall clock; inputs are folded in
+//! argument order and the result is sorted as synth sorts it, so the same inputs always give the
+//! same bytes after `wraith_model::to_canonical_json`.
+//!
+//! Not here: recordings, fixtures, `state/schema.json`, Lua files and the on-disk layout of the
+//! composite (the `wraith` binary's `compose` command materializes those).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use wraith_model::{
+    ArrayNode, EchoSource, EntityType, ExactEntry, HoleKind, IdShape, ListShape, Model, Moment,
+    Node, Route, SymbolTable, Variant,
+};
+
+/// One input of a composition: its display name (the twin folder's name) and its model.
+#[derive(Debug, Clone, Copy)]
+pub struct ComposeInput<'a> {
+    pub name: &'a str,
+    pub model: &'a Model,
+    pub symbols: &'a SymbolTable,
+}
+
+/// What one input brought into the composite model. For the base this is everything it has;
+/// for an overlay, only what no earlier input already had.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Contribution {
+    /// `METHOD /path` (with ` @origin` for routes on another origin) of routes no earlier input
+    /// had.
+    pub routes_added: Vec<String>,
+    /// Routes an earlier input had that this input added variants, exact entries, a state
+    /// binding, a list shape or parent parameters to.
+    pub routes_extended: Vec<String>,
+    /// Variants added (in added routes and in extended ones).
+    pub variants_added: usize,
+    /// Exact-replay entries (concrete recorded requests) added.
+    pub exact_entries_added: usize,
+    /// Entity types no earlier input had.
+    pub entity_types_added: Vec<String>,
+    /// Known ids added to entity types (new types included).
+    pub known_ids_added: usize,
+    /// Entity records (latest representations) added.
+    pub records_added: usize,
+}
+
+/// An overlay that would change what an earlier input already has.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ModelConflict {
+    /// Index of the input (0 = base) whose change was refused.
+    pub input: usize,
+    /// What it concerns: `METHOD /path` of a route, or `entity_types/<name>`.
+    pub path: String,
+    /// Why, naming both sides.
+    pub reason: String,
+}
+
+/// Something worth telling the user that is not a conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelNote {
+    pub input: usize,
+    /// Stable machine code, e.g. `base-url-differs`.
+    pub code: String,
+    pub message: String,
+}
+
+/// The result of [`compose_models`].
+#[derive(Debug, Clone)]
+pub struct ComposedModel {
+    /// The composite model. Only meaningful when `conflicts` is empty.
+    pub model: Model,
+    /// The composite symbol table (informational, like every symbol table).
+    pub symbols: SymbolTable,
+    /// Per input, in input order.
+    pub contributions: Vec<Contribution>,
+    pub conflicts: Vec<ModelConflict>,
+    pub notes: Vec<ModelNote>,
+}
+
+/// Identity of a route across inputs: method, path with parameter names erased (the engine's
+/// router matches parameters by position, so `/a/:id` and `/a/:a_id` are one route), origin.
+type RouteKey = (String, String, Option<String>);
+
+fn route_key(r: &Route) -> RouteKey {
+    let path = r
+        .path
+        .split('/')
+        .map(|seg| if seg.starts_with(':') { ":" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/");
+    (r.method.to_ascii_uppercase(), path, r.origin.clone())
+}
+
+/// `METHOD /path` of a route, with the origin when it has one.
+pub fn route_name(r: &Route) -> String {
+    match &r.origin {
+        Some(o) => format!("{} {} @{o}", r.method, r.path),
+        None => format!("{} {}", r.method, r.path),
+    }
+}
+
+/// Merge `inputs` (the base first, then the overlays in argument order) into one model.
+/// `tool_version` is written into the composite as synth writes its own version.
+pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> ComposedModel {
+    let mut contributions = vec![Contribution::default(); inputs.len()];
+    let mut conflicts = Vec::new();
+    let mut notes = Vec::new();
+    let Some(base) = inputs.first() else {
+        return ComposedModel {
+            model: Model {
+                schema_version: wraith_model::MODEL_SCHEMA_VERSION,
+                tool_version: tool_version.to_string(),
+                twin: String::new(),
+                base_url: String::new(),
+                recorded_at: None,
+                sessions: Vec::new(),
+                routes: Vec::new(),
+                entity_types: BTreeMap::new(),
+                diagnostics: Vec::new(),
+            },
+            symbols: SymbolTable::default(),
+            contributions,
+            conflicts,
+            notes,
+        };
+    };
+
+    let mut model = base.model.clone();
+    let mut symbols = base.symbols.clone();
+    {
+        let c = &mut contributions[0];
+        for r in &model.routes {
+            c.routes_added.push(route_name(r));
+            c.variants_added += r.variants.len();
+            c.exact_entries_added += r.exact.len();
+        }
+        for (name, et) in &model.entity_types {
+            c.entity_types_added.push(name.clone());
+            c.known_ids_added += et.known_ids.len();
+            c.records_added += et.records.len();
+        }
+    }
+
+    for (i, input) in inputs.iter().enumerate().skip(1) {
+        let ov = input.model;
+        if ov.base_url != model.base_url {
+            notes.push(ModelNote {
+                input: i,
+                code: "base-url-differs".into(),
+                message: format!(
+                    "{} was recorded against {} but the composite serves the base's {}: its \
+                     routes are served as if they belonged to the base's upstream",
+                    input.name, ov.base_url, model.base_url
+                ),
+            });
+        }
+        let index: BTreeMap<RouteKey, usize> = model
+            .routes
+            .iter()
+            .enumerate()
+            .map(|(n, r)| (route_key(r), n))
+            .collect();
+        let c = &mut contributions[i];
+        for r in &ov.routes {
+            match index.get(&route_key(r)) {
+                None => {
+                    c.routes_added.push(route_name(r));
+                    c.variants_added += r.variants.len();
+                    c.exact_entries_added += r.exact.len();
+                    model.routes.push(r.clone());
+                }
+                Some(&n) => {
+                    let target = &mut model.routes[n];
+                    let mut problems = Vec::new();
+                    let added = merge_route(target, r, &mut problems);
+                    for reason in problems {
+                        conflicts.push(ModelConflict {
+                            input: i,
+                            path: route_name(target),
+                            reason,
+                        });
+                    }
+                    if added.any() {
+                        c.routes_extended.push(route_name(target));
+                    }
+                    c.variants_added += added.variants;
+                    c.exact_entries_added += added.exact;
+                }
+            }
+        }
+        for (name, et) in &ov.entity_types {
+            match model.entity_types.get_mut(name) {
+                None => {
+                    c.entity_types_added.push(name.clone());
+                    c.known_ids_added += et.known_ids.len();
+                    c.records_added += et.records.len();
+                    model.entity_types.insert(name.clone(), et.clone());
+                }
+                Some(target) => {
+                    let mut problems = Vec::new();
+                    let (ids, records) = merge_entity(target, et, &mut problems);
+                    c.known_ids_added += ids;
+                    c.records_added += records;
+                    for reason in problems {
+                        conflicts.push(ModelConflict {
+                            input: i,
+                            path: format!("entity_types/{name}"),
+                            reason,
+                        });
+                    }
+                }
+            }
+        }
+        for s in &ov.sessions {
+            if !model.sessions.contains(s) {
+                model.sessions.push(s.clone());
+            }
+        }
+        model.recorded_at = match (model.recorded_at.take(), &ov.recorded_at) {
+            (Some(a), Some(b)) => Some(if *b > a { b.clone() } else { a }),
+            (a, b) => a.or_else(|| b.clone()),
+        };
+        for d in &ov.diagnostics {
+            if !model.diagnostics.contains(d) {
+                model.diagnostics.push(d.clone());
+            }
+        }
+        merge_symbols(&mut symbols, input.symbols, input.name);
+    }
+
+    model.schema_version = wraith_model::MODEL_SCHEMA_VERSION;
+    model.tool_version = tool_version.to_string();
+    model.sessions.sort();
+    model.sessions.dedup();
+    model
+        .routes
+        .sort_by(|a, b| (&a.path, &a.method, &a.origin).cmp(&(&b.path, &b.method, &b.origin)));
+    model
+        .diagnostics
+        .sort_by(|a, b| (&a.route, &a.code, &a.message).cmp(&(&b.route, &b.code, &b.message)));
+    model.diagnostics.dedup();
+    conflicts.sort();
+    conflicts.dedup();
+    ComposedModel {
+        model,
+        symbols,
+        contributions,
+        conflicts,
+        notes,
+    }
+}
+
+/// What an overlay added to a route an earlier input already had.
+#[derive(Debug, Default)]
+struct RouteAdded {
+    variants: usize,
+    exact: usize,
+    other: bool,
+}
+
+impl RouteAdded {
+    fn any(&self) -> bool {
+        self.variants > 0 || self.exact > 0 || self.other
+    }
+}
+
+/// Fold overlay route `ov` into `base` (same [`RouteKey`]); refusals go to `problems`.
+fn merge_route(base: &mut Route, ov: &Route, problems: &mut Vec<String>) -> RouteAdded {
+    let mut added = RouteAdded::default();
+    let ov = rename_params(ov, &base.params);
+
+    // State binding: state op, entity type and id parameter travel together.
+    let base_bound = base.state_op.is_some() || base.entity_type.is_some();
+    let ov_bound = ov.state_op.is_some() || ov.entity_type.is_some();
+    let binding = |r: &Route| (r.state_op, r.entity_type.clone(), r.id_param.clone());
+    if base_bound && ov_bound && binding(base) != binding(&ov) {
+        problems.push(format!(
+            "state binding differs: {} here, {} in this input",
+            describe_binding(base),
+            describe_binding(&ov)
+        ));
+    } else if !base_bound && ov_bound {
+        base.state_op = ov.state_op;
+        base.entity_type = ov.entity_type.clone();
+        base.id_param = ov.id_param.clone();
+        added.other = true;
+    }
+
+    for pp in &ov.parent_params {
+        match base.parent_params.iter().find(|b| b.param == pp.param) {
+            Some(b) if b.entity_type != pp.entity_type => problems.push(format!(
+                "parameter :{} names parent entity type `{}` here, `{}` in this input",
+                pp.param, b.entity_type, pp.entity_type
+            )),
+            Some(_) => {}
+            None => {
+                base.parent_params.push(pp.clone());
+                added.other = true;
+            }
+        }
+    }
+
+    match (&mut base.list, &ov.list) {
+        (None, Some(l)) => {
+            base.list = Some(l.clone());
+            added.other = true;
+        }
+        (Some(b), Some(l)) => added.other |= merge_list(b, l, problems),
+        _ => {}
+    }
+
+    for v in &ov.variants {
+        match base
+            .variants
+            .iter()
+            .find(|b| b.status == v.status && b.guard == v.guard)
+        {
+            Some(b) => {
+                if b.body != v.body {
+                    problems.push(format!(
+                        "variant {} {} has a different body template than the one already \
+                         composed (variants may be added, not changed)",
+                        v.status,
+                        describe_guard(v)
+                    ));
+                } else if b.headers != v.headers {
+                    problems.push(format!(
+                        "variant {} {} has different response headers than the one already \
+                         composed (variants may be added, not changed)",
+                        v.status,
+                        describe_guard(v)
+                    ));
+                }
+            }
+            None => {
+                base.variants.push(v.clone());
+                added.variants += 1;
+            }
+        }
+    }
+    // Most specific guard first, as synth orders them; the sort is stable, so variants of equal
+    // specificity keep the earlier input's order and an overlay's come after them.
+    base.variants
+        .sort_by_key(|v: &Variant| Reverse(v.guard.specificity()));
+
+    for e in &ov.exact {
+        match base.exact.binary_search_by(|b| b.key.cmp(&e.key)) {
+            Ok(n) => {
+                if answers(&base.exact[n]) != answers(e) {
+                    let mut target = e.key.path.clone();
+                    if !e.key.query.is_empty() {
+                        target.push('?');
+                        target.push_str(&e.key.query);
+                    }
+                    let body = if e.key.body.is_some() {
+                        " (with its request body)"
+                    } else {
+                        ""
+                    };
+                    problems.push(format!(
+                        "the recorded answers to {target}{body} differ from the ones already \
+                         composed (exact replay would change)"
+                    ));
+                } else if base.exact[n].session_bound != e.session_bound {
+                    // A session-bound proof holds only where it held for every recording.
+                    let theirs = &e.session_bound;
+                    base.exact[n].session_bound.retain(|p| theirs.contains(p));
+                }
+            }
+            Err(n) => {
+                base.exact.insert(n, e.clone());
+                added.exact += 1;
+            }
+        }
+    }
+
+    let before = base.known_param_tuples.len();
+    let mut tuples: BTreeSet<Vec<String>> = base.known_param_tuples.drain(..).collect();
+    tuples.extend(ov.known_param_tuples.iter().cloned());
+    base.known_param_tuples = tuples.into_iter().collect();
+    if base.known_param_tuples.len() != before {
+        added.other = true;
+    }
+
+    if base.latency.sample_count == 0 && ov.latency.sample_count > 0 {
+        base.latency = ov.latency;
+    }
+    base.exchange_count += ov.exchange_count;
+    added
+}
+
+/// The recorded answers of an exact entry, without where they came from.
+/// One recorded answer without where it came from: principal, status, headers, body.
+type Answer<'a> = (
+    &'a Option<String>,
+    u16,
+    &'a [(String, String)],
+    &'a wraith_model::RecordedBody,
+);
+
+fn answers(e: &ExactEntry) -> Vec<Answer<'_>> {
+    e.moments
+        .iter()
+        .map(|m: &Moment| (&m.principal, m.status, m.headers.as_slice(), &m.body))
+        .collect()
+}
+
+fn describe_binding(r: &Route) -> String {
+    let op = r.state_op.map_or("no state op", |o| o.as_str());
+    let ty = r.entity_type.as_deref().unwrap_or("no entity type");
+    match &r.id_param {
+        Some(p) => format!("`{op} {ty}` (id :{p})"),
+        None => format!("`{op} {ty}`"),
+    }
+}
+
+fn describe_guard(v: &Variant) -> String {
+    serde_json::to_string(&v.guard).unwrap_or_else(|_| "(guard)".to_string())
+}
+
+/// Merge two list shapes of one route; `true` when the overlay added filters or envelope fields.
+fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) -> bool {
+    let mut added = false;
+    if base.items_pointer != ov.items_pointer {
+        problems.push(format!(
+            "list items are at {:?} here, at {:?} in this input",
+            base.items_pointer, ov.items_pointer
+        ));
+    }
+    if base.pagination != ov.pagination {
+        problems.push(format!(
+            "pagination differs: {} here, {} in this input",
+            serde_json::to_string(&base.pagination).unwrap_or_default(),
+            serde_json::to_string(&ov.pagination).unwrap_or_default()
+        ));
+    }
+    match (&base.filter_header, &ov.filter_header) {
+        (Some(a), Some(b)) if a != b => problems.push(format!(
+            "list filter header is `{a}` here, `{b}` in this input"
+        )),
+        (None, Some(b)) => {
+            base.filter_header = Some(b.clone());
+            added = true;
+        }
+        _ => {}
+    }
+    for f in &ov.filters {
+        if !base.filters.contains(f) {
+            base.filters.push(f.clone());
+            added = true;
+        }
+    }
+    for e in &ov.envelope {
+        match base.envelope.iter().find(|b| b.pointer == e.pointer) {
+            Some(b) if b.meaning != e.meaning => problems.push(format!(
+                "list envelope field {} means {:?} here, {:?} in this input",
+                e.pointer, b.meaning, e.meaning
+            )),
+            Some(_) => {}
+            None => {
+                base.envelope.push(e.clone());
+                added = true;
+            }
+        }
+    }
+    added
+}
+
+/// Fold entity type `ov` into `base`; returns (known ids added, records added).
+fn merge_entity(
+    base: &mut EntityType,
+    ov: &EntityType,
+    problems: &mut Vec<String>,
+) -> (usize, usize) {
+    if base.primary_key != ov.primary_key {
+        problems.push(format!(
+            "primary key is `{}` here, `{}` in this input",
+            base.primary_key, ov.primary_key
+        ));
+    }
+    match (&mut base.id_shape, &ov.id_shape) {
+        (None, Some(s)) => base.id_shape = Some(s.clone()),
+        (Some(a), Some(b)) if a != b => match (a, b) {
+            // Both mint integers above what was recorded: above everything either side saw.
+            (
+                IdShape::Integer {
+                    above: x,
+                    as_string: sx,
+                },
+                IdShape::Integer {
+                    above: y,
+                    as_string: sy,
+                },
+            ) if sx == sy => *x = (*x).max(*y),
+            (a, b) => problems.push(format!(
+                "id shape differs: {} here, {} in this input",
+                serde_json::to_string(a).unwrap_or_default(),
+                serde_json::to_string(b).unwrap_or_default()
+            )),
+        },
+        _ => {}
+    }
+    let before = base.known_ids.len();
+    base.known_ids.extend(ov.known_ids.iter().cloned());
+    let ids_added = base.known_ids.len() - before;
+    base.known_missing.extend(ov.known_missing.iter().cloned());
+    let known = &base.known_ids;
+    base.known_missing.retain(|id| !known.contains(id));
+    let mut records_added = 0;
+    for (id, rec) in &ov.records {
+        match base.records.get(id) {
+            None => {
+                base.records.insert(id.clone(), rec.clone());
+                records_added += 1;
+            }
+            Some(b) if b != rec => problems.push(format!(
+                "the recorded representation of `{id}` differs from the one already composed"
+            )),
+            Some(_) => {}
+        }
+    }
+    (ids_added, records_added)
+}
+
+/// Symbols are informational: an overlay symbol whose name is taken by a different symbol is
+/// kept under `<name>@<input name>`.
+fn merge_symbols(base: &mut SymbolTable, ov: &SymbolTable, input: &str) {
+    for (name, sym) in &ov.symbols {
+        match base.symbols.get(name) {
+            None => {
+                base.symbols.insert(name.clone(), sym.clone());
+            }
+            Some(s) if s == sym => {}
+            Some(_) => {
+                base.symbols.insert(format!("{name}@{input}"), sym.clone());
+            }
+        }
+    }
+}
+
+/// `ov` with its path parameters renamed, by position, to `names` (the earlier input's names for
+/// the same route), so echo holes and the id parameter keep pointing at the right segment.
+fn rename_params(ov: &Route, names: &[String]) -> Route {
+    let mut r = ov.clone();
+    if r.params == names || r.params.len() != names.len() {
+        return r;
+    }
+    let map: BTreeMap<String, String> = r
+        .params
+        .iter()
+        .cloned()
+        .zip(names.iter().cloned())
+        .collect();
+    let rename = |p: &mut String| {
+        if let Some(n) = map.get(p.as_str()) {
+            *p = n.clone();
+        }
+    };
+    r.params = names.to_vec();
+    if let Some(p) = r.id_param.as_mut() {
+        rename(p);
+    }
+    for pp in &mut r.parent_params {
+        rename(&mut pp.param);
+    }
+    for v in &mut r.variants {
+        if let wraith_model::BodyTemplate::Json { root } = &mut v.body {
+            rename_in_node(root, &map);
+        }
+    }
+    r
+}
+
+fn rename_in_node(node: &mut Node, map: &BTreeMap<String, String>) {
+    match node {
+        Node::Const { .. } => {}
+        Node::Object { fields } => {
+            for f in fields {
+                rename_in_node(&mut f.value, map);
+            }
+        }
+        Node::Array(ArrayNode::Tuple { items }) => {
+            for n in items {
+                rename_in_node(n, map);
+            }
+        }
+        Node::Array(ArrayNode::List {
+            representatives, ..
+        }) => {
+            for n in representatives {
+                rename_in_node(n, map);
+            }
+        }
+        Node::Hole(h) => {
+            if let HoleKind::Echo {
+                from: EchoSource::Path { param },
+            } = &mut h.source
+                && let Some(n) = map.get(param.as_str())
+            {
+                *param = n.clone();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn variant(
+        status: u16,
+        guard: serde_json::Value,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        json!({
+            "id": format!("v{status}"),
+            "status": status,
+            "guard": guard,
+            "headers": [],
+            "body": {"kind": "json", "root": body},
+            "evidence": {"exchange_count": 1, "confidence_bp": 10000, "sources": ["s/0"]},
+        })
+    }
+
+    fn route(
+        method: &str,
+        path: &str,
+        params: &[&str],
+        variants: Vec<serde_json::Value>,
+    ) -> serde_json::Value {
+        json!({
+            "id": format!("{method}_{path}"),
+            "method": method,
+            "path": path,
+            "params": params,
+            "variants": variants,
+            "exact": [],
+            "latency": {"p50_ms": 1, "p90_ms": 1, "p99_ms": 1, "sample_count": 1},
+            "exchange_count": 1,
+        })
+    }
+
+    fn model(routes: Vec<serde_json::Value>) -> Model {
+        serde_json::from_value(json!({
+            "schema_version": 1,
+            "tool_version": "t",
+            "twin": "t",
+            "base_url": "http://up.test",
+            "recorded_at": null,
+            "sessions": [],
+            "routes": routes,
+            "entity_types": {},
+            "diagnostics": [],
+        }))
+        .unwrap()
+    }
+
+    fn const_body(v: serde_json::Value) -> serde_json::Value {
+        json!({"node": "const", "value": v})
+    }
+
+    fn compose(models: &[&Model]) -> ComposedModel {
+        let symbols = SymbolTable::default();
+        let inputs: Vec<ComposeInput<'_>> = models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| ComposeInput {
+                name: if i == 0 { "base" } else { "overlay" },
+                model: m,
+                symbols: &symbols,
+            })
+            .collect();
+        compose_models(&inputs, "test")
+    }
+
+    #[test]
+    fn a_route_only_in_the_overlay_is_added_and_routes_stay_sorted() {
+        let base = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let ov = model(vec![route(
+            "GET",
+            "/a",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(2)),
+            )],
+        )]);
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let paths: Vec<&str> = c.model.routes.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(paths, ["/a", "/b"]);
+        assert_eq!(c.contributions[1].routes_added, ["GET /a"]);
+        assert_eq!(c.contributions[1].variants_added, 1);
+    }
+
+    #[test]
+    fn same_status_and_guard_with_another_template_is_a_conflict() {
+        let base = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let ov = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(2)),
+            )],
+        )]);
+        let c = compose(&[&base, &ov]);
+        assert_eq!(c.conflicts.len(), 1);
+        assert_eq!(c.conflicts[0].input, 1);
+        assert_eq!(c.conflicts[0].path, "GET /b");
+        assert!(
+            c.conflicts[0].reason.contains("body template"),
+            "{}",
+            c.conflicts[0].reason
+        );
+    }
+
+    #[test]
+    fn a_variant_with_a_new_guard_is_added_most_specific_first() {
+        let base = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let ov = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                401,
+                json!({"guard": "header_present", "name": "authorization", "present": false}),
+                const_body(json!("no")),
+            )],
+        )]);
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let statuses: Vec<u16> = c.model.routes[0]
+            .variants
+            .iter()
+            .map(|v| v.status)
+            .collect();
+        assert_eq!(statuses, [401, 200]);
+        assert_eq!(c.contributions[1].routes_extended, ["GET /b"]);
+    }
+
+    #[test]
+    fn composing_a_model_with_itself_changes_nothing_but_the_counts() {
+        let base = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let c = compose(&[&base, &base]);
+        assert!(c.conflicts.is_empty());
+        assert_eq!(c.model.routes[0].variants, base.routes[0].variants);
+        assert_eq!(c.model.routes[0].exchange_count, 2);
+        assert!(c.contributions[1].routes_extended.is_empty());
+    }
+
+    #[test]
+    fn overlay_parameter_names_follow_the_base_route() {
+        let echo = json!({"node": "object", "fields": [{"key": "id", "value": {"node": "hole", "source": {"kind": "echo", "from": {"in": "path", "param": "item"}}, "observed_type": "string", "confidence_bp": 10000}}]});
+        let base = model(vec![route(
+            "GET",
+            "/items/:id",
+            &["id"],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let ov = model(vec![route(
+            "GET",
+            "/items/:item",
+            &["item"],
+            vec![variant(404, json!({"guard": "always"}), echo)],
+        )]);
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        assert_eq!(c.model.routes.len(), 1, "one route, not two");
+        let text = serde_json::to_string(&c.model.routes[0].variants).unwrap();
+        assert!(text.contains(r#""param":"id""#), "{text}");
+        assert!(!text.contains(r#""param":"item""#), "{text}");
+    }
+
+    #[test]
+    fn a_different_state_op_for_the_same_route_is_a_conflict() {
+        let mut base = model(vec![route("GET", "/b", &[], vec![])]);
+        base.routes[0].state_op = Some(wraith_model::StateOp::List);
+        base.routes[0].entity_type = Some("b".into());
+        let mut ov = base.clone();
+        ov.routes[0].state_op = Some(wraith_model::StateOp::Read);
+        let c = compose(&[&base, &ov]);
+        assert_eq!(c.conflicts.len(), 1);
+        assert!(
+            c.conflicts[0].reason.contains("state binding"),
+            "{}",
+            c.conflicts[0].reason
+        );
+    }
+
+    #[test]
+    fn entity_types_merge_known_ids_and_refuse_another_record() {
+        let mut base = model(vec![]);
+        let et: EntityType = serde_json::from_value(json!({
+            "primary_key": "id", "known_ids": ["a"], "known_missing": ["z"], "records": {"a": {"id": "a", "n": 1}}
+        }))
+        .unwrap();
+        base.entity_types.insert("things".into(), et);
+        let mut ov = base.clone();
+        let t = ov.entity_types.get_mut("things").unwrap();
+        t.known_ids = ["b".to_string(), "z".to_string()].into();
+        t.known_missing.clear();
+        t.records = [("b".to_string(), json!({"id": "b"}))].into();
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let t = &c.model.entity_types["things"];
+        assert_eq!(t.known_ids.len(), 3);
+        assert!(
+            t.known_missing.is_empty(),
+            "an id known anywhere is not missing"
+        );
+        assert_eq!(c.contributions[1].known_ids_added, 2);
+
+        let mut ov2 = base.clone();
+        ov2.entity_types.get_mut("things").unwrap().records =
+            [("a".to_string(), json!({"id": "a", "n": 2}))].into();
+        let c = compose(&[&base, &ov2]);
+        assert_eq!(c.conflicts.len(), 1);
+        assert_eq!(c.conflicts[0].path, "entity_types/things");
+    }
+}
