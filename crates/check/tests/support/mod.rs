@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use wraith_check::{CheckRun, DiffOptions, InMemoryTwin, Report, Thresholds, replay};
+use wraith_check::{CheckRun, DiffOptions, InMemoryTwin, OutboundHook, Report, Thresholds, replay};
 use wraith_engine::{ClockConfig, ClockMode, Engine, EngineOptions, FixtureTree};
 use wraith_model::Model;
 use wraith_recording::har::{BaseUrl, parse_har};
@@ -93,12 +93,29 @@ pub fn engine(model: &Model) -> Engine {
 }
 
 pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
-    let engine = engine(model);
+    let engine = Arc::new(engine(model));
+    // As `wraith check` does: recordings are put through the twin's outbound policy (the
+    // default PII pass here) in the namespace they are replayed in, so both sides are compared
+    // in the twin's outbound-policy space.
+    let hook_engine = Arc::clone(&engine);
+    let outbound = OutboundHook(Arc::new(
+        move |source: &str,
+              req: &wraith_engine::Request,
+              route: &str,
+              body: &mut serde_json::Value| {
+            let sid = source.rsplit_once('/').map_or(source, |(s, _)| s);
+            let ns = format!("check-{sid}");
+            hook_engine.outbound_recorded_body(Some(&ns), req, Some(route), body);
+        },
+    ));
     let run = CheckRun {
         twin_name: "test",
         model,
         sessions,
-        diff: DiffOptions::default(),
+        diff: DiffOptions {
+            outbound: Some(outbound),
+            ..DiffOptions::default()
+        },
         thresholds: Thresholds::default(),
         namespace_prefix: "check-".into(),
         authored: Vec::new(),
@@ -120,6 +137,17 @@ pub fn summary(r: &Report) -> String {
         r.categories,
         r.provenance
     );
+    // Failing exchanges by the answer's provenance and whether it claimed exact replay.
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in r.exchanges.iter().filter(|e| e.score_bp < 10_000) {
+        let k = format!(
+            "{}{}",
+            e.provenance.as_deref().unwrap_or("none"),
+            if e.replay_claim { "+claim" } else { "" }
+        );
+        *kinds.entry(k).or_default() += 1;
+    }
+    s.push_str(&format!("  failing by provenance: {kinds:?}\n"));
     let mut routes: Vec<_> = r.routes.iter().filter(|x| x.passed < x.exchanges).collect();
     routes.sort_by_key(|x| std::cmp::Reverse(x.exchanges - x.passed));
     for x in routes.iter().take(25) {
