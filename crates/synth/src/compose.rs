@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use wraith_model::{
-    ArrayNode, EchoSource, EntityType, ExactEntry, HoleKind, IdShape, ListShape, Model, Moment,
-    Node, Route, SymbolTable, Variant,
+    ArrayNode, EchoSource, EntityType, ExactEntry, HoleKind, IdCharset, IdShape, ListShape, Model,
+    Moment, Node, Pagination, Route, SymbolTable, Variant,
 };
 
 /// One input of a composition: its display name (the twin folder's name) and its model.
@@ -438,11 +438,17 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
         ));
     }
     if base.pagination != ov.pagination {
-        problems.push(format!(
-            "pagination differs: {} here, {} in this input",
-            serde_json::to_string(&base.pagination).unwrap_or_default(),
-            serde_json::to_string(&ov.pagination).unwrap_or_default()
-        ));
+        // `none` only says the recordings showed no paging parameters: no claim to contradict.
+        if base.pagination == Pagination::None {
+            base.pagination = ov.pagination.clone();
+            added = true;
+        } else if ov.pagination != Pagination::None {
+            problems.push(format!(
+                "pagination differs: {} here, {} in this input",
+                serde_json::to_string(&base.pagination).unwrap_or_default(),
+                serde_json::to_string(&ov.pagination).unwrap_or_default()
+            ));
+        }
     }
     match (&base.filter_header, &ov.filter_header) {
         (Some(a), Some(b)) if a != b => problems.push(format!(
@@ -502,6 +508,23 @@ fn merge_entity(
                     as_string: sy,
                 },
             ) if sx == sy => *x = (*x).max(*y),
+            // The same token seen through fewer characters: mint from the wider alphabet.
+            (
+                IdShape::Token {
+                    prefix: pa,
+                    charset: ca,
+                    length: la,
+                },
+                IdShape::Token {
+                    prefix: pb,
+                    charset: cb,
+                    length: lb,
+                },
+            ) if pa == pb && la == lb && (charset_within(*ca, *cb) || charset_within(*cb, *ca)) => {
+                if charset_within(*ca, *cb) {
+                    *ca = *cb;
+                }
+            }
             (a, b) => problems.push(format!(
                 "id shape differs: {} here, {} in this input",
                 serde_json::to_string(a).unwrap_or_default(),
@@ -530,6 +553,18 @@ fn merge_entity(
         }
     }
     (ids_added, records_added)
+}
+
+/// Whether every character of `a` is also in `b`.
+fn charset_within(a: IdCharset, b: IdCharset) -> bool {
+    use IdCharset::*;
+    match (a, b) {
+        _ if a == b => true,
+        (Digits, _) => true,
+        (Hex, LowerAlnum | Base62) => true,
+        (LowerAlnum | UpperAlnum, Base62) => true,
+        _ => false,
+    }
 }
 
 /// Symbols are informational: an overlay symbol whose name is taken by a different symbol is
@@ -872,5 +907,39 @@ mod tests {
         let c = compose(&[&base, &ov2]);
         assert_eq!(c.conflicts.len(), 1);
         assert_eq!(c.conflicts[0].path, "entity_types/things");
+    }
+
+    #[test]
+    fn a_token_id_shape_seen_through_fewer_characters_widens_instead_of_conflicting() {
+        let shape = |charset: &str| {
+            json!({"primary_key": "id", "known_ids": [], "known_missing": [],
+                   "id_shape": {"shape": "token", "prefix": "cus_", "charset": charset, "length": 14}})
+        };
+        let mut base = model(vec![]);
+        base.entity_types.insert(
+            "c".into(),
+            serde_json::from_value(shape("upper_alnum")).unwrap(),
+        );
+        let mut ov = model(vec![]);
+        ov.entity_types
+            .insert("c".into(), serde_json::from_value(shape("base62")).unwrap());
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        assert_eq!(
+            c.model.entity_types["c"].id_shape,
+            Some(IdShape::Token {
+                prefix: "cus_".into(),
+                charset: IdCharset::Base62,
+                length: 14
+            })
+        );
+        let mut ov = model(vec![]);
+        ov.entity_types
+            .insert("c".into(), serde_json::from_value(shape("hex")).unwrap());
+        assert_eq!(
+            compose(&[&base, &ov]).conflicts.len(),
+            1,
+            "hex and upper_alnum do not nest"
+        );
     }
 }

@@ -41,6 +41,8 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Declare and list authored routes (lua/routes.toml).
     Route(cmd::route::Args),
+    /// Materialize a base twin and overlay twins into one composite twin.
+    Compose(cmd::compose::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -68,6 +70,7 @@ fn main() -> std::process::ExitCode {
         Command::Lint(a) => cmd::lint::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Route(a) => cmd::route::run(a),
+        Command::Compose(a) => cmd::compose::run(a),
     };
     match result {
         Ok(code) => code,

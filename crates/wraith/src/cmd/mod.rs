@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod compose;
 pub mod coverage;
 pub mod import;
 pub mod init;
