@@ -185,6 +185,11 @@ async fn composite_serves_base_and_overlay_routes_without_the_authored_sidecar()
     assert_eq!(r.status, 501);
     assert_eq!(r.provenance(), Some("miss"));
     assert_eq!(r.header("x-wraith-route"), None);
+    assert!(
+        !server.stderr().contains("running `wraith synth` first"),
+        "the composite's model is not stale: {}",
+        server.stderr()
+    );
     drop(server);
 
     // The overlay's fixture sets are selected by their namespaced names.
@@ -261,10 +266,12 @@ fn composing_twice_gives_identical_bytes() {
 }
 
 #[test]
-fn composite_passes_lint_and_check() {
+fn composite_passes_lint_and_check_and_inputs_are_only_read() {
     let shop = shop_with_overlay("promos", "promos.har");
     let cwd = shop.tmp.path();
-    ok(&wraith(
+    // A current model of an input is read, not re-synthesized.
+    ok(&wraith(cwd, &["synth", "promos"]));
+    let stdout = ok(&wraith(
         cwd,
         &[
             "compose",
@@ -274,8 +281,16 @@ fn composite_passes_lint_and_check() {
             "promos",
             "--output",
             "out",
+            "--json",
         ],
     ));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["inputs"][0]["model"], "synthesized");
+    assert_eq!(envelope["inputs"][1]["model"], "read");
+    assert!(
+        !cwd.join("twins/shop/model").exists(),
+        "compose never writes into an input"
+    );
     ok(&wraith(cwd, &["lint", "out"]));
     let check = wraith(cwd, &["check", "out", "--json"]);
     assert_eq!(
