@@ -55,6 +55,12 @@ const _: fn() = || {
     assert_send_sync::<Engine>();
 };
 
+/// Whether a request names something specific (a path parameter or a query): when only some
+/// recorded runs recorded it, it tells those runs apart from the others.
+fn addressed(call: &Call<'_>) -> bool {
+    !call.m.params.is_empty() || !call.req.query.is_empty()
+}
+
 /// Where a request stands on an exact entry's time axis.
 enum AxisPick {
     /// A moment at this request's own position (index into the candidates); `narrowed` is the
@@ -62,6 +68,9 @@ enum AxisPick {
     Within {
         idx: usize,
         narrowed: Option<BTreeSet<String>>,
+        /// The new set of runs whose answers this session was served, when it changed (see
+        /// `Namespace::answer_runs`).
+        answered: Option<BTreeSet<String>>,
         /// Every recorded run still consistent with this namespace answered this position the
         /// same way, so the moment is provably this request's own: claim-worthy.
         certain: bool,
@@ -1188,6 +1197,7 @@ impl Engine {
         ei: usize,
         candidates: &[Cand<'_>],
         write: bool,
+        addressed: bool,
     ) -> AxisPick {
         let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
         let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -1207,12 +1217,30 @@ impl Engine {
             .map(|(run, _)| *run)
             .collect();
         if !consistent.is_empty() {
-            // The answer most consistent runs gave at this position (ties: the earliest run),
-            // since nothing yet tells the runs apart.
+            // Among the runs the requests allow, prefer the ones whose answers this session
+            // was already served (its writes minted what it now holds); when the requests
+            // ruled all of those out, they proved the session replays another run: any
+            // consistent run may answer.
+            let preferred: Vec<&str> = match &ns.answer_runs {
+                Some(set) => consistent
+                    .iter()
+                    .filter(|run| set.contains(**run))
+                    .copied()
+                    .collect(),
+                None => Vec::new(),
+            };
+            let overruled = preferred.is_empty() && ns.answer_runs.is_some();
+            let pool: &[&str] = if preferred.is_empty() {
+                &consistent
+            } else {
+                &preferred
+            };
+            // The answer most of those runs gave at this position (ties: the earliest run),
+            // since nothing yet tells them apart.
             let fps = &self.router.info[r].moment_fps[ei];
             let fp_of = |i: usize| fps.get(candidates[i].0).copied().unwrap_or(0);
             let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-            for (order, run) in consistent.iter().enumerate() {
+            for (order, run) in pool.iter().enumerate() {
                 let fp = fp_of(per_run[run][served]);
                 let slot = tally.entry(fp).or_insert((0, order));
                 slot.0 += 1;
@@ -1222,38 +1250,60 @@ impl Engine {
                 .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)))
                 .map(|(fp, v)| (*fp, *v))
                 .unwrap_or((0, (0, 0)));
-            let run = consistent
+            let run = pool
                 .iter()
                 .find(|run| fp_of(per_run[*run][served]) == best_fp)
                 .copied()
-                .unwrap_or(consistent[0]);
+                .unwrap_or(pool[0]);
             let idx = per_run[run][served];
-            let certain = tally.len() == 1;
-            // Only the runs that gave the answer served here stay consistent with this
-            // session: a later request must not be answered from a run that disagreed.
-            let agreeing: Vec<&str> = consistent
+            // Provably this request's own moment only when every run its requests are
+            // consistent with answered it so: a preference is a choice, not a proof.
+            let certain = consistent
                 .iter()
-                .filter(|run| !write || fp_of(per_run[**run][served]) == best_fp)
-                .copied()
-                .collect();
+                .all(|run| fp_of(per_run[*run][served]) == best_fp);
+            // The requests alone narrow the runs (a later request can still prove which run
+            // this is); the answers served only order them.
             let narrowed = match &ns.replay_sessions {
-                Some(set) if set.len() == agreeing.len() => None,
-                _ => Some(agreeing.iter().map(|s| s.to_string()).collect()),
+                Some(set) if set.len() == consistent.len() => None,
+                _ => Some(consistent.iter().map(|s| s.to_string()).collect()),
+            };
+            let answered = if write {
+                // Only the runs that gave the answer served here keep the preference: later
+                // requests must not be answered from a run that disagreed, unless they prove
+                // this session is that run.
+                Some(
+                    pool.iter()
+                        .filter(|run| fp_of(per_run[**run][served]) == best_fp)
+                        .map(|s| s.to_string())
+                        .collect(),
+                )
+            } else if overruled && addressed {
+                // The request names something (a path parameter, a query) only those runs
+                // recorded: it proves the session replays one of them, so the preference
+                // moves there.
+                Some(consistent.iter().map(|s| s.to_string()).collect())
+            } else {
+                None
             };
             return AxisPick::Within {
                 idx,
                 narrowed,
+                answered,
                 certain,
-                in_run: true,
+                // An unaddressed read only another run recorded does not show what this
+                // session's writes were answered with.
+                in_run: !overruled || addressed,
             };
         }
         if served < candidates.len() {
             let run = candidates[served].1.source.rsplit_once('/').map(|(s, _)| s);
+            let anchor: Option<BTreeSet<String>> = run
+                .filter(|_| write)
+                .map(|s| BTreeSet::from([s.to_string()]));
             return AxisPick::Within {
                 idx: served,
-                narrowed: run
-                    .filter(|_| write)
-                    .map(|s| BTreeSet::from([s.to_string()])),
+                answered: anchor.clone(),
+                narrowed: anchor,
                 certain: per_run.len() == 1,
                 in_run: false,
             };
@@ -1268,6 +1318,7 @@ impl Engine {
         call: &Call<'_>,
         ei: usize,
         narrowed: Option<BTreeSet<String>>,
+        answered: Option<BTreeSet<String>>,
     ) {
         if call.head {
             return;
@@ -1275,6 +1326,9 @@ impl Engine {
         *ns.axis.entry((call.m.route, ei)).or_insert(0) += 1;
         if narrowed.is_some() {
             ns.replay_sessions = narrowed;
+        }
+        if answered.is_some() {
+            ns.answer_runs = answered;
         }
     }
 
@@ -1287,7 +1341,7 @@ impl Engine {
             return None;
         }
         let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-        let pick = self.axis_pick(ns, r, ei, &candidates, write);
+        let pick = self.axis_pick(ns, r, ei, &candidates, write, addressed(call));
         let within = matches!(pick, AxisPick::Within { .. });
         // A moment of a run this session's replayed writes did not come from does not show
         // them: those writes are merged like synthesized ones.
@@ -1339,8 +1393,13 @@ impl Engine {
 
         let certain = matches!(pick, AxisPick::Within { certain: true, .. });
         let idx = match pick {
-            AxisPick::Within { idx, narrowed, .. } => {
-                self.axis_advance(ns, call, ei, narrowed);
+            AxisPick::Within {
+                idx,
+                narrowed,
+                answered,
+                ..
+            } => {
+                self.axis_advance(ns, call, ei, narrowed, answered);
                 idx
             }
             AxisPick::Past => candidates.len() - 1,
@@ -1519,9 +1578,14 @@ impl Engine {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.req);
             let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-            let pick = match self.axis_pick(ns, r, ei, &candidates, write) {
-                AxisPick::Within { idx, narrowed, .. } => {
-                    self.axis_advance(ns, call, ei, narrowed);
+            let pick = match self.axis_pick(ns, r, ei, &candidates, write, addressed(call)) {
+                AxisPick::Within {
+                    idx,
+                    narrowed,
+                    answered,
+                    ..
+                } => {
+                    self.axis_advance(ns, call, ei, narrowed, answered);
                     Some(idx)
                 }
                 AxisPick::Past if matches!(call.method.as_str(), "GET" | "HEAD") => {

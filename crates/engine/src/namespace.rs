@@ -141,6 +141,10 @@ pub(crate) struct Namespace {
     /// Recording sessions whose exact-replay history is still consistent with this namespace's
     /// (`None` = every session): later moments come from the same recorded run.
     pub replay_sessions: Option<BTreeSet<String>>,
+    /// Among those, the runs whose recorded answers to this namespace's replayed writes are
+    /// the answers it was served (`None` before its first replayed write). A preference, not
+    /// a constraint: later requests that only another run recorded overrule it.
+    pub answer_runs: Option<BTreeSet<String>>,
     pub requests: u64,
     pub entities_seeded: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
@@ -161,6 +165,7 @@ impl Namespace {
             store: BTreeMap::new(),
             axis: HashMap::new(),
             replay_sessions: None,
+            answer_runs: None,
             requests: 0,
             entities_seeded: 0,
             outbound: crate::outbound::SessionValues::default(),

@@ -139,3 +139,88 @@ fn a_read_answered_differently_by_runs_does_not_pin_the_session() {
     let listed = ids(&body(&get(&e, Some("r"), "/v1/lists")));
     assert_eq!(listed, vec![id]);
 }
+
+/// `POST /v1/lists` recorded by runs a and b, each posting twice (a minted 1 and 3, b 2 and 4),
+/// `GET /v1/lists/2` recorded by run b only, and `GET /v1/lists` recorded by both after their
+/// posts.
+fn two_runs_posting_twice() -> Engine {
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            vec![
+                moment("a/0", 200, json!({"id": "1", "title": "t"})),
+                moment("a/1", 200, json!({"id": "3", "title": "t"})),
+                moment("b/0", 200, json!({"id": "2", "title": "t"})),
+                moment("b/1", 200, json!({"id": "4", "title": "t"})),
+            ],
+        )
+        .build();
+    let read = R::new("GET", "/v1/lists/:id")
+        .op(StateOp::Read, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists/2",
+            "",
+            None,
+            vec![moment("b/2", 200, json!({"id": "2", "title": "t"}))],
+        )
+        .build();
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(ListShape {
+            items_pointer: String::new(),
+            pagination: Pagination::None,
+            filters: vec![],
+            filter_header: None,
+            envelope: vec![],
+        })
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            vec![
+                moment("a/2", 200, json!([{"id": "1"}, {"id": "3"}])),
+                moment("b/3", 200, json!([{"id": "2"}, {"id": "4"}])),
+            ],
+        )
+        .build();
+    engine(
+        model(
+            vec![post, read, list],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn a_write_repeated_identically_by_runs_that_answered_differently_claims_no_exact_replay() {
+    // Nothing in the requests tells runs a and b apart, so neither post's answer is provably
+    // this session's own moment, even after the first one was answered from run a.
+    let e = two_runs_posting_twice();
+    for _ in 0..2 {
+        let r = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+        assert_eq!(r.status, 200);
+        assert_eq!(r.replay, None, "{}", body(&r));
+    }
+}
+
+#[test]
+fn a_request_naming_what_only_another_run_recorded_moves_the_session_to_that_run() {
+    // The first post is answered from run a (id 1); the session then reads list 2, which only
+    // run b recorded: it is replaying run b, so its list comes from run b as recorded.
+    let e = two_runs_posting_twice();
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    assert_eq!(body(&created)["id"], json!("1"));
+    let read = get(&e, Some("s"), "/v1/lists/2");
+    assert_eq!(body(&read)["id"], json!("2"));
+    let again = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    assert_eq!(body(&again)["id"], json!("4"));
+    assert_eq!(ids(&body(&get(&e, Some("s"), "/v1/lists"))), vec!["2", "4"]);
+}
