@@ -111,13 +111,36 @@ pub(crate) fn render_node_traced(
         Node::Const { value } => value.clone(),
         Node::Object { fields } => {
             let mut map = Map::with_capacity(fields.len());
+            // Fields that embed a sibling's minted value render once every sibling has.
+            let mut derived = Vec::new();
             for f in fields {
                 if f.optional && !optional_present(&f.value, f.present_ratio_bp, req) {
                     continue;
                 }
                 let child_path = format!("{json_path}/{}", f.key);
+                if let Node::Hole(
+                    hole @ Hole {
+                        source:
+                            HoleKind::Generated {
+                                shape: IdShape::Derived { .. },
+                            },
+                        ..
+                    },
+                ) = &f.value
+                {
+                    derived.push((f.key.clone(), hole, child_path));
+                    // Keep the recorded key order: the value is filled in below.
+                    map.insert(f.key.clone(), Value::Null);
+                    continue;
+                }
                 let v = render_node_traced(&f.value, req, ns, sources, &child_path, origins);
                 map.insert(f.key.clone(), v);
+            }
+            for (key, hole, child_path) in derived {
+                let v = render_derived(hole, &map, req);
+                origins.insert(&child_path, FieldOrigin::Minted);
+                sources.set(&child_path, FieldSource::Generated);
+                map.insert(key, v);
             }
             Value::Object(map)
         }
@@ -222,6 +245,33 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
     }
 }
 
+/// A [`IdShape::Derived`] value: a recorded prefix (chosen by a hash of the request path),
+/// the sibling's rendered value, the recorded suffix. Without a scalar sibling, an example.
+fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) -> Value {
+    let HoleKind::Generated {
+        shape:
+            IdShape::Derived {
+                sibling,
+                prefixes,
+                suffix,
+            },
+    } = &hole.source
+    else {
+        return observed(hole, req);
+    };
+    let id = match siblings.get(sibling) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return observed(hole, req),
+    };
+    let prefix = if prefixes.is_empty() {
+        ""
+    } else {
+        prefixes[(stable_hash(req.path) % prefixes.len() as u64) as usize].as_str()
+    };
+    Value::String(format!("{prefix}{id}{suffix}"))
+}
+
 /// One of the hole's examples, chosen by a hash of the request path; a typed default when none.
 fn observed(hole: &Hole, req: &ReqCtx<'_>) -> Value {
     if hole.examples.is_empty() {
@@ -287,6 +337,14 @@ pub(crate) fn generate_id(shape: &IdShape, ns: &mut Namespace) -> Value {
             Value::String(s)
         }
         IdShape::Uuid => Value::String(fresh_uuid(ns)),
+        // Outside an object there is no sibling to embed: a fresh UUID in its place.
+        IdShape::Derived {
+            prefixes, suffix, ..
+        } => Value::String(format!(
+            "{}{}{suffix}",
+            prefixes.first().map_or("", String::as_str),
+            fresh_uuid(ns)
+        )),
         IdShape::Integer { above, as_string } => {
             // Sequential per namespace and shape, above every recorded value.
             let key = format!("\u{0}id:{above}");

@@ -891,3 +891,38 @@ fn concurrent_sessions_on_threads_stay_isolated() {
         assert_eq!(ids.len(), 25);
     }
 }
+
+#[test]
+fn a_derived_field_names_the_id_minted_for_the_same_record() {
+    let post = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            201,
+            Guard::Always,
+            obj(vec![
+                (
+                    "uri",
+                    gen_id(IdShape::Derived {
+                        sibling: "id".to_string(),
+                        prefixes: vec!["https://social.test/users/alice/statuses/".to_string()],
+                        suffix: "/activity".to_string(),
+                    }),
+                ),
+                ("id", gen_id(cus_id())),
+            ]),
+        )
+        .build();
+    let e = engine(
+        model(vec![post], vec![("posts", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    let created = body(&send(&e, Some("s"), "POST", "/v1/posts", json!({})));
+    let id = created["id"].as_str().unwrap_or_default();
+    assert!(id.starts_with("cus_"), "{created}");
+    assert_eq!(
+        created["uri"],
+        json!(format!(
+            "https://social.test/users/alice/statuses/{id}/activity"
+        ))
+    );
+}

@@ -171,6 +171,19 @@ pub enum IdShape {
     /// An integer above every recorded value (`above`), rendered as a JSON number or, when
     /// `as_string`, as a decimal string (snowflake ids are strings in many APIs).
     Integer { above: u64, as_string: bool },
+    /// A string that embeds the value minted for a sibling field of the same object (a
+    /// record's `uri` or `url` ending with its generated id): rendered as one of `prefixes`,
+    /// the sibling's value, then `suffix`, so it always names the record's own id. Every
+    /// recorded example was `prefix + sibling value + suffix`.
+    Derived {
+        /// The sibling field's key (a [`HoleKind::Generated`] field of the same object).
+        sibling: String,
+        /// What preceded the sibling's value in the recorded examples, distinct, first seen
+        /// first.
+        prefixes: Vec<String>,
+        /// What followed it (the same in every example).
+        suffix: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,6 +11,10 @@
 //!    identifier-like key, or all distinct;
 //! 5. **observed** — anything else, served as one of the recorded examples.
 //!
+//! An observed string field that, in every object holding it, embedded the value of a
+//! generated sibling (a `uri` ending with the record's `id`) becomes a derived hole
+//! ([`IdShape::Derived`]): it names the id minted for the same object.
+//!
 //! Objects unify key by key (keys missing from some observations become optional fields with
 //! their presence ratio); arrays that had one length in every observation unify position by
 //! position (a tuple), others become variable-length lists whose items are clustered by shape,
@@ -21,7 +25,7 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use wraith_model::{ArrayNode, EchoSource, Field, Hole, HoleKind, JsonType, Node};
+use wraith_model::{ArrayNode, EchoSource, Field, Hole, HoleKind, IdShape, JsonType, Node};
 
 use crate::observe::Obs;
 use crate::values;
@@ -171,7 +175,9 @@ impl Unifier<'_> {
                     present_ratio_bp: ((count as u64 * 10_000) / n as u64) as u32,
                 }
             })
-            .collect();
+            .collect::<Vec<Field>>();
+        let mut fields = fields;
+        derive_embedded(&mut fields, vals);
         Node::Object { fields }
     }
 
@@ -392,6 +398,91 @@ impl Unifier<'_> {
             confidence_bp,
         }
     }
+}
+
+/// Turn observed string fields that embed a generated sibling's value into derived holes.
+fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
+    let generated: Vec<String> = fields
+        .iter()
+        .filter(|f| {
+            matches!(
+                &f.value,
+                Node::Hole(Hole {
+                    source: HoleKind::Generated { shape },
+                    ..
+                }) if !matches!(shape, IdShape::Derived { .. })
+            )
+        })
+        .map(|f| f.key.clone())
+        .collect();
+    if generated.is_empty() {
+        return;
+    }
+    for f in fields.iter_mut() {
+        let Node::Hole(hole) = &mut f.value else {
+            continue;
+        };
+        if hole.source != HoleKind::Observed || hole.observed_type != JsonType::String {
+            continue;
+        }
+        if let Some((sibling, prefixes, suffix)) = generated
+            .iter()
+            .find_map(|sib| embedding(vals, &f.key, sib).map(|(p, s)| (sib.clone(), p, s)))
+        {
+            hole.source = HoleKind::Generated {
+                shape: IdShape::Derived {
+                    sibling,
+                    prefixes,
+                    suffix,
+                },
+            };
+            hole.confidence_bp = 8_000;
+        }
+    }
+}
+
+/// Shortest sibling value worth finding inside another string (shorter ones match by chance).
+const MIN_EMBEDDED_LEN: usize = 4;
+
+/// When every object holding `key` had a string there that embeds its `sibling`'s value (the
+/// last occurrence) followed by one common suffix, in at least two objects with distinct
+/// sibling values: the distinct prefixes (at most [`MAX_EXAMPLES`]) and the suffix.
+fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<(Vec<String>, String)> {
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut suffix: Option<&str> = None;
+    let mut ids: Vec<String> = Vec::new();
+    for (v, _) in vals {
+        let Some(obj) = v.as_object() else {
+            continue;
+        };
+        let Some(field) = obj.get(key) else {
+            continue;
+        };
+        let text = field.as_str()?;
+        let id = match obj.get(sibling)? {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        if id.len() < MIN_EMBEDDED_LEN {
+            return None;
+        }
+        let at = text.rfind(&id)?;
+        let rest = &text[at + id.len()..];
+        match suffix {
+            None => suffix = Some(rest),
+            Some(s) if s == rest => {}
+            Some(_) => return None,
+        }
+        let prefix = &text[..at];
+        if prefixes.len() < MAX_EXAMPLES && !prefixes.iter().any(|p| p == prefix) {
+            prefixes.push(prefix.to_string());
+        }
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    (ids.len() >= 2).then(|| (prefixes, suffix.unwrap_or_default().to_string()))
 }
 
 fn same_unit_kind(a: &wraith_model::ClockUnit, b: &wraith_model::ClockUnit) -> bool {

@@ -335,6 +335,7 @@ pub fn shape_pattern(shape: &IdShape) -> String {
     match shape {
         IdShape::Uuid => "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}".to_string(),
         IdShape::Integer { .. } => "[0-9]+".to_string(),
+        IdShape::Derived { .. } => ".+".to_string(),
         IdShape::Token {
             prefix,
             charset,
