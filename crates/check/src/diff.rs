@@ -437,6 +437,10 @@ impl<'c> BodyDiff<'c> {
                     _ => None,
                 };
                 for (k, ev) in e {
+                    // A dry run past its limit only needs "more than": stop walking.
+                    if self.over_limit() {
+                        return;
+                    }
                     segs.push(Seg::Key(k));
                     match a.get(k) {
                         Some(av) => {
@@ -453,6 +457,9 @@ impl<'c> BodyDiff<'c> {
                     segs.pop();
                 }
                 for (k, av) in a {
+                    if self.over_limit() {
+                        return;
+                    }
                     if !e.contains_key(k) {
                         self.compared += 1;
                         segs.push(Seg::Key(k));
@@ -505,6 +512,9 @@ impl<'c> BodyDiff<'c> {
             );
         }
         for (i, (ev, av)) in e.iter().zip(a.iter()).enumerate() {
+            if self.over_limit() {
+                return;
+            }
             segs.push(Seg::Index(i));
             self.walk(tpl(i, av), ev, av, segs);
             segs.pop();
@@ -529,6 +539,9 @@ impl<'c> BodyDiff<'c> {
                 Some(&Value::from(e.len())),
                 Some(&Value::from(a.len())),
             );
+            if self.over_limit() {
+                return;
+            }
         }
         // The representative each answered element was rendered from, picked once.
         let rep: Vec<Option<&'v Node>> = a
@@ -547,39 +560,76 @@ impl<'c> BodyDiff<'c> {
         }
         // Pass 2: any unused element that matches with no divergence (each try stops at the
         // first divergence).
+        let mut unmatched = 0u64;
         for (i, ev) in e.iter().enumerate() {
             if pair[i].is_some() {
                 continue;
             }
+            let mut found = false;
             for (j, av) in a.iter().enumerate() {
                 if !used[j] && self.cost(rep[j], ev, av, 0) == 0 {
                     pair[i] = Some(j);
                     used[j] = true;
+                    found = true;
                     break;
+                }
+            }
+            // A dry run only needs "more than its limit". With equal lengths every recorded
+            // element left unpaired here is paired in pass 3 at a cost of at least one (no
+            // unused element matches it with none), so once those alone pass the limit the
+            // count is known to exceed it.
+            if !found {
+                unmatched += 1;
+                if self.dry_run
+                    && e.len() == a.len()
+                    && self.dry_count.saturating_add(unmatched) > self.dry_limit
+                {
+                    self.dry_count = self.dry_count.saturating_add(unmatched);
+                    return;
                 }
             }
         }
         // Pass 3: the cheapest remaining pairing (each try stops once it is no better than the
-        // best so far).
+        // best so far). In a dry run a try also stops once it exceeds what is left of the run's
+        // own limit: whenever some pairing fits in that budget the first cheapest one is still
+        // the one chosen, and when none does the run is over its limit whichever is chosen.
         for (i, ev) in e.iter().enumerate() {
             if pair[i].is_some() {
                 continue;
             }
+            let budget = if self.dry_run {
+                self.dry_limit.saturating_sub(self.dry_count)
+            } else {
+                u64::MAX
+            };
             let mut best: Option<(u64, usize)> = None;
             for (j, av) in a.iter().enumerate() {
                 if used[j] {
                     continue;
                 }
-                let limit = best.map_or(u64::MAX, |(bc, _)| bc.saturating_sub(1));
+                let limit = best
+                    .map_or(u64::MAX, |(bc, _)| bc.saturating_sub(1))
+                    .min(budget);
                 let c = self.cost(rep[j], ev, av, limit);
                 if best.is_none_or(|(bc, _)| c < bc) {
                     best = Some((c, j));
                 }
             }
-            if let Some((_, j)) = best {
+            if let Some((c, j)) = best {
                 pair[i] = Some(j);
                 used[j] = true;
+                if self.dry_run {
+                    // The cost found is what walking the pair adds (exact within the budget).
+                    self.dry_count = self.dry_count.saturating_add(c);
+                    if self.over_limit() {
+                        return;
+                    }
+                }
             }
+        }
+        if self.dry_run {
+            // Pairs from passes 1 and 2 cost nothing and pass 3 counted its own: no walk left.
+            return;
         }
         for (i, ev) in e.iter().enumerate() {
             if let Some(j) = pair[i] {
@@ -997,5 +1047,65 @@ mod tests {
             Some("$hole_3")
         );
         assert_eq!(leaked_placeholder(r#"{"a":"fine"}"#), None);
+    }
+
+    /// Small values over a tiny alphabet, so that list elements often match partly.
+    fn small_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(json!(0)),
+            Just(json!(1)),
+            Just(json!("x")),
+            Just(Value::Null)
+        ];
+        leaf.prop_recursive(3, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::btree_map("[abc]", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A template with a `List` at every array (so nested lists are matched order-independently
+    /// inside the trial pairings) and a hole at every other leaf.
+    fn lists_everywhere(v: &Value) -> Node {
+        match v {
+            Value::Array(a) => Node::Array(ArrayNode::List {
+                representatives: a.first().map(lists_everywhere).into_iter().collect(),
+                target_length: a.len(),
+            }),
+            Value::Object(m) => obj(m
+                .iter()
+                .map(|(k, x)| (k.as_str(), lists_everywhere(x)))
+                .collect()),
+            leaf => hole(HoleKind::Observed, JsonType::of(leaf), vec![json!(0)]),
+        }
+    }
+
+    proptest::proptest! {
+        /// A dry run's count is exact while within its limit and only "more than" beyond it:
+        /// the shortcuts that stop a trial pairing early never change which pairing is chosen.
+        #[test]
+        fn a_dry_run_is_exact_within_its_limit(
+            e in proptest::collection::vec(small_value(), 0..7),
+            a in proptest::collection::vec(small_value(), 0..7),
+            limit in 0u64..6,
+        ) {
+            let (e, a) = (Value::Array(e), Value::Array(a));
+            let echo = EchoContext::default();
+            for t in [Some(lists_everywhere(&e)), Some(lists_everywhere(&a)), None] {
+                let mut d = BodyDiff::new(&echo);
+                d.run(t.as_ref(), &e, &a);
+                let full = d.cost(t.as_ref(), &e, &a, u64::MAX);
+                proptest::prop_assert_eq!(full, d.divergences.len() as u64);
+                let bounded = d.cost(t.as_ref(), &e, &a, limit);
+                if full <= limit {
+                    proptest::prop_assert_eq!(bounded, full);
+                } else {
+                    proptest::prop_assert!(bounded > limit, "{} <= {}", bounded, limit);
+                }
+            }
+        }
     }
 }
