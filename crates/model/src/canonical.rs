@@ -47,7 +47,13 @@ pub fn is_canonical(text: &str) -> bool {
 }
 
 /// Parse JSON into `T`, reporting the JSON path of the first mismatch.
+///
+/// The path is tracked only on a second pass after a failure: tracking it costs on every value,
+/// and a model file of tens of megabytes is parsed at every `serve` start.
 pub fn from_json_str<T: DeserializeOwned>(text: &str) -> Result<T, CanonicalError> {
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| CanonicalError::Parse {
         path: e.path().to_string(),

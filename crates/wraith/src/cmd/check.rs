@@ -576,23 +576,8 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
             )));
         }
     };
-    let version = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
-    if version != Some(u64::from(wraith_model::MODEL_SCHEMA_VERSION)) {
-        return Err(CliError::usage(anyhow!(
-            "{}: model schema_version {} is not what this build reads ({}); re-run `wraith synth`",
-            path.display(),
-            version.map_or("missing".to_string(), |v| v.to_string()),
-            wraith_model::MODEL_SCHEMA_VERSION
-        )));
-    }
-    wraith_model::from_json_str::<Model>(&text).map_err(|e| {
-        CliError::usage(anyhow!(
-            "{}: the model does not load ({e}); re-run `wraith synth`",
-            path.display()
-        ))
-    })
+    wraith_model::model_from_json_str(&text)
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}; re-run `wraith synth`", path.display())))
 }
 
 pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {

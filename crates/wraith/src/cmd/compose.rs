@@ -446,18 +446,7 @@ fn load_input(
 fn read_model(dir: &TwinDir) -> Result<(Model, SymbolTable), String> {
     let path = dir.model_dir().join("twin.wir.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read it: {e}"))?;
-    let version = serde_json::from_str::<Value>(&text)
-        .ok()
-        .and_then(|v| v.get("schema_version").and_then(Value::as_u64));
-    if version != Some(u64::from(wraith_model::MODEL_SCHEMA_VERSION)) {
-        return Err(format!(
-            "model schema_version {} is not the {} this build reads",
-            version.map_or_else(|| "(none)".to_string(), |v| v.to_string()),
-            wraith_model::MODEL_SCHEMA_VERSION
-        ));
-    }
-    let model = wraith_model::from_json_str::<Model>(&text)
-        .map_err(|e| format!("the model does not load: {e}"))?;
+    let model = wraith_model::model_from_json_str(&text).map_err(|e| e.to_string())?;
     let symbols = match std::fs::read_to_string(dir.model_dir().join("symbols.json")) {
         Ok(t) => wraith_model::from_json_str::<SymbolTable>(&t).unwrap_or_default(),
         Err(_) => SymbolTable::default(),

@@ -595,28 +595,9 @@ fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
 fn load_model(path: &Path) -> Result<Model, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::runtime(anyhow!("cannot read the model {}: {e}", path.display())))?;
-    let version = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
-    match version {
-        Some(v) if v == u64::from(wraith_model::MODEL_SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(CliError::usage(anyhow!(
-                "{}: model schema_version {v} is not supported by this build (it reads version {}); re-run `wraith synth` to rebuild the model",
-                path.display(),
-                wraith_model::MODEL_SCHEMA_VERSION
-            )));
-        }
-        None => {
-            return Err(CliError::usage(anyhow!(
-                "{}: not a Wraith model (no schema_version); re-run `wraith synth` to rebuild it",
-                path.display()
-            )));
-        }
-    }
-    wraith_model::from_json_str::<Model>(&text).map_err(|e| {
+    wraith_model::model_from_json_str(&text).map_err(|e| {
         CliError::usage(anyhow!(
-            "{}: the model does not load ({e}); re-run `wraith synth` to rebuild it",
+            "{}: {e}; re-run `wraith synth` to rebuild the model",
             path.display()
         ))
     })

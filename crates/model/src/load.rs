@@ -1,0 +1,92 @@
+//! Reading a model file: one parse, and an error that says which kind of file it was.
+
+use serde::Deserialize;
+
+use crate::canonical::{CanonicalError, from_json_str};
+use crate::{MODEL_SCHEMA_VERSION, Model};
+
+/// Why `model/twin.wir.json` cannot be used. Every variant is fixed by re-running `wraith synth`.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelLoadError {
+    #[error("not a Wraith model (no schema_version)")]
+    NotAModel,
+    #[error(
+        "model schema_version {found} is not supported by this build (it reads version {reads})"
+    )]
+    UnsupportedVersion { found: u64, reads: u32 },
+    #[error("the model does not load ({0})")]
+    Invalid(CanonicalError),
+}
+
+/// Parse a model written by this build. The whole text is parsed once on success; only a
+/// failure pays for a second look (the version, then the JSON path of the mismatch).
+pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
+    let parsed = serde_json::from_str::<Model>(text);
+    let found = match &parsed {
+        Ok(model) => Some(u64::from(model.schema_version)),
+        Err(_) => schema_version_of(text),
+    };
+    match found {
+        None => Err(ModelLoadError::NotAModel),
+        Some(v) if v != u64::from(MODEL_SCHEMA_VERSION) => {
+            Err(ModelLoadError::UnsupportedVersion {
+                found: v,
+                reads: MODEL_SCHEMA_VERSION,
+            })
+        }
+        Some(_) => match parsed {
+            Ok(model) => Ok(model),
+            Err(_) => from_json_str::<Model>(text).map_err(ModelLoadError::Invalid),
+        },
+    }
+}
+
+/// The top-level `schema_version` of a JSON document, skipping everything else unparsed.
+fn schema_version_of(text: &str) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Probe {
+        schema_version: Option<u64>,
+    }
+    serde_json::from_str::<Probe>(text).ok()?.schema_version
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_without_schema_version_is_not_a_model() {
+        assert!(matches!(
+            model_from_json_str("{\"routes\":[]}"),
+            Err(ModelLoadError::NotAModel)
+        ));
+        assert!(matches!(
+            model_from_json_str("not json"),
+            Err(ModelLoadError::NotAModel)
+        ));
+    }
+
+    #[test]
+    fn another_schema_version_is_refused_with_both_versions() {
+        let Err(err) = model_from_json_str("{\"schema_version\":99,\"routes\":\"x\"}") else {
+            panic!("a model of another version loaded");
+        };
+        assert!(matches!(
+            err,
+            ModelLoadError::UnsupportedVersion {
+                found: 99,
+                reads: MODEL_SCHEMA_VERSION
+            }
+        ));
+    }
+
+    #[test]
+    fn a_current_version_that_does_not_parse_names_the_json_path() {
+        let text = format!("{{\"schema_version\":{MODEL_SCHEMA_VERSION},\"routes\":7}}");
+        let Err(err) = model_from_json_str(&text) else {
+            panic!("a malformed model loaded");
+        };
+        let err = err.to_string();
+        assert!(err.contains("does not load"), "{err}");
+    }
+}
