@@ -23,6 +23,9 @@ use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod scripted;
+mod wire;
+
+pub use wire::{ControlHeader, ControlValue};
 
 const MISS_HINT: &str = "route not in recorded coverage; see `wraith coverage`";
 
@@ -47,6 +50,8 @@ pub struct Engine {
     evidence: Vec<outbound::RouteEvidence>,
     /// Lua handlers and authored routes ([`Engine::install_scripts`]); empty until installed.
     scripts: crate::handler::Installed,
+    /// `X-Wraith-Twin-Age` text, formatted once: the freshness does not tick while serving.
+    twin_age_text: String,
 }
 
 // The server shares one engine across its worker threads.
@@ -211,6 +216,7 @@ impl Engine {
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = outbound::build_evidence(&model);
         Ok(Engine {
+            twin_age_text: opts.freshness.twin_age_seconds.to_string(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -490,59 +496,6 @@ impl Engine {
     /// Number of live namespaces.
     pub fn namespace_count(&self) -> usize {
         self.registry.len()
-    }
-
-    // ---------------------------------------------------------------- control headers
-
-    /// Every `X-Wraith-*` control header for `resp` to a request with `method`, per the twin
-    /// response contract.
-    pub fn control_headers(&self, resp: &Response, method: &str) -> Vec<(String, String)> {
-        let mut h = Vec::with_capacity(6);
-        if self.opts.provenance_headers {
-            h.push((
-                "X-Wraith-Provenance".to_string(),
-                resp.provenance.as_str().to_string(),
-            ));
-            if let Some(route) = &resp.route {
-                h.push(("X-Wraith-Route".to_string(), route.clone()));
-            }
-            if resp.provenance == Provenance::Recorded
-                && let Some(ex) = &resp.exchange
-            {
-                h.push(("X-Wraith-Exchange".to_string(), ex.clone()));
-            }
-            if let Some(class) = resp.replay
-                && !method.eq_ignore_ascii_case("HEAD")
-                && self.opts.fidelity != Fidelity::Strict
-                && resp.provenance == Provenance::Recorded
-            {
-                let claim = outbound::ReplayClaim {
-                    class,
-                    outbound_policy_applied: resp.outbound_policy_applied,
-                };
-                h.push(("X-Wraith-Replay".to_string(), claim.header_value()));
-            }
-        }
-        h.push((
-            "X-Wraith-Twin-Age".to_string(),
-            self.opts.freshness.twin_age_seconds.to_string(),
-        ));
-        if let Some(at) = &self.opts.freshness.recorded_at {
-            h.push(("X-Wraith-Recorded-At".to_string(), at.clone()));
-        }
-        if self.opts.debug
-            && self.opts.fidelity == Fidelity::Synth
-            && let Some(c) = resp.field_counts
-        {
-            h.push((
-                "X-Wraith-Provenance-Counts".to_string(),
-                format!(
-                    "recorded={} template={} fixture={} handler={}",
-                    c.recorded, c.template, c.fixture, c.handler
-                ),
-            ));
-        }
-        h
     }
 
     /// `METHOD /template` of the route a request would match (after path normalization, with

@@ -43,7 +43,7 @@ pub mod sim;
 mod util;
 
 pub use api::*;
-pub use engine::Engine;
+pub use engine::{ControlHeader, ControlValue, Engine};
 pub use error::{ControlError, EngineError};
 pub use handler::{
     AuthoredRoute, Handler, HandlerBody, HandlerEnv, HandlerError, HandlerOnError, HandlerRequest,

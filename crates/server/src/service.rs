@@ -19,7 +19,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 
-use wraith_engine::{Engine, Provision};
+use wraith_engine::{ControlHeader, ControlValue, Engine, Provision};
 
 use crate::control::{self, ControlRoute};
 use crate::effects::{self, AppMeta, Layers, Observation};
@@ -75,6 +75,45 @@ pub struct ServeOutcome {
 struct Shared {
     engine: Arc<Engine>,
     settings: ServeSettings,
+    control_values: ControlValues,
+}
+
+/// `HeaderValue`s of the control headers that are the same on every response of the engine
+/// (twin age, recorded-at), built once instead of copied per response. Each is reused only while
+/// the engine hands out the same text, so a changed value can never be served stale.
+#[derive(Default)]
+struct ControlValues {
+    twin: [std::sync::OnceLock<(Box<str>, HeaderValue)>; 2],
+}
+
+impl ControlValues {
+    fn value(
+        &self,
+        h: ControlHeader,
+        value: ControlValue<'_>,
+    ) -> Result<HeaderValue, http::header::InvalidHeaderValue> {
+        match value {
+            ControlValue::Static(s) => Ok(HeaderValue::from_static(s)),
+            ControlValue::Twin(s) => {
+                let slot = match h {
+                    ControlHeader::TwinAge => &self.twin[0],
+                    ControlHeader::RecordedAt => &self.twin[1],
+                    _ => return HeaderValue::from_str(s),
+                };
+                if let Some((text, v)) = slot.get() {
+                    if **text == *s {
+                        return Ok(v.clone());
+                    }
+                    return HeaderValue::from_str(s);
+                }
+                let v = HeaderValue::from_str(s)?;
+                let _ = slot.set((s.into(), v.clone()));
+                Ok(v)
+            }
+            ControlValue::Response(s) => HeaderValue::from_str(s),
+            ControlValue::Owned(s) => HeaderValue::from_maybe_shared(Bytes::from(s)),
+        }
+    }
 }
 
 type Resp = hyper::Response<Full<Bytes>>;
@@ -91,7 +130,11 @@ where
     F: Future<Output = ()>,
 {
     let drain_timeout = settings.drain_timeout;
-    let shared = Arc::new(Shared { engine, settings });
+    let shared = Arc::new(Shared {
+        engine,
+        settings,
+        control_values: ControlValues::default(),
+    });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // A header read timeout needs a timer; it keeps a slow client from holding a connection
     // forever with a half-sent request.
@@ -238,10 +281,9 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             None => (engine.handle(session.as_deref(), &request), None),
             Some(d) => effects::answer(engine, &request, session.as_deref(), d),
         };
-        let extra = engine.control_headers(&r, &request.method);
-        (r, extra, fault)
+        (r, fault)
     }));
-    let (r, extra, fault) = match answered {
+    let (r, fault) = match answered {
         Ok(x) => x,
         Err(_) => {
             tracing::error!(method = %request.method, path = %request.path, "the engine panicked");
@@ -271,18 +313,29 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     *resp.status_mut() = status;
     let out = resp.headers_mut();
     // Sized once: growing the map header by header showed up in the serve profile.
-    out.reserve(r.headers.len() + extra.len() + 1);
-    for (name, value) in r.headers.iter().chain(extra.iter()) {
+    out.reserve(r.headers.len() + 7);
+    for (name, value) in &r.headers {
         if is_managed_header(name) {
             continue;
         }
-        match (header_name(name), HeaderValue::from_str(value)) {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
             (Ok(n), Ok(v)) => {
                 out.append(n, v);
             }
             _ => tracing::debug!(header = %name, "dropped a header that is not valid HTTP"),
         }
     }
+    engine.for_each_control_header(&r, &request.method, |h, value| {
+        match sh.control_values.value(h, value) {
+            Ok(v) => {
+                out.append(HeaderName::from_static(h.wire_name()), v);
+            }
+            Err(_) => tracing::debug!(header = h.name(), "dropped a header that is not valid HTTP"),
+        }
+    });
     if body_allowed(status) {
         out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
     }
@@ -302,25 +355,6 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         });
     }
     resp
-}
-
-/// The `HeaderName` of an engine header. The control headers the engine adds to every answer
-/// are spelled in mixed case, which `HeaderName::from_bytes` lowercases into a fresh
-/// allocation each time; their lowercase names are static.
-fn header_name(name: &str) -> Result<HeaderName, http::header::InvalidHeaderName> {
-    const CONTROL: [&str; 7] = [
-        "x-wraith-provenance",
-        "x-wraith-route",
-        "x-wraith-exchange",
-        "x-wraith-replay",
-        "x-wraith-twin-age",
-        "x-wraith-recorded-at",
-        "x-wraith-provenance-counts",
-    ];
-    match CONTROL.iter().find(|c| c.eq_ignore_ascii_case(name)) {
-        Some(c) => Ok(HeaderName::from_static(c)),
-        None => HeaderName::from_bytes(name.as_bytes()),
-    }
 }
 
 /// Headers the server owns: framing is recomputed from the served body, and hop-by-hop headers
@@ -569,23 +603,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_name_fast_path_agrees_with_parsing_for_control_and_other_names() {
-        for name in [
-            "X-Wraith-Provenance",
-            "X-Wraith-Route",
-            "X-Wraith-Exchange",
-            "X-Wraith-Replay",
-            "X-Wraith-Twin-Age",
-            "X-Wraith-Recorded-At",
-            "X-Wraith-Provenance-Counts",
-            "x-wraith-route",
-            "Content-Type",
-            "x-wraith-provenance-count",
+    fn control_value_cache_reuses_a_twin_constant_only_while_it_is_unchanged() {
+        let cache = ControlValues::default();
+        let first = cache.value(ControlHeader::TwinAge, ControlValue::Twin("15"));
+        let again = cache.value(ControlHeader::TwinAge, ControlValue::Twin("15"));
+        let other = cache.value(ControlHeader::TwinAge, ControlValue::Twin("16"));
+        assert_eq!(first.ok(), Some(HeaderValue::from_static("15")));
+        assert_eq!(again.ok(), Some(HeaderValue::from_static("15")));
+        assert_eq!(other.ok(), Some(HeaderValue::from_static("16")));
+        assert!(
+            cache
+                .value(ControlHeader::Route, ControlValue::Response("GET /a\n"))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn control_values_convert_every_kind_verbatim() {
+        let cache = ControlValues::default();
+        for (h, v, want) in [
+            (
+                ControlHeader::Provenance,
+                ControlValue::Static("recorded"),
+                "recorded",
+            ),
+            (
+                ControlHeader::Route,
+                ControlValue::Response("GET /v1/x/:param"),
+                "GET /v1/x/:param",
+            ),
+            (
+                ControlHeader::RecordedAt,
+                ControlValue::Twin("2026-06-01T12:00:05Z"),
+                "2026-06-01T12:00:05Z",
+            ),
+            (
+                ControlHeader::ProvenanceCounts,
+                ControlValue::Owned("recorded=1 template=0 fixture=0 handler=0".to_string()),
+                "recorded=1 template=0 fixture=0 handler=0",
+            ),
         ] {
-            let fast = header_name(name).map(|n| n.as_str().to_string());
-            let parsed = HeaderName::from_bytes(name.as_bytes()).map(|n| n.as_str().to_string());
-            assert_eq!(fast.ok(), parsed.ok(), "{name}");
+            let got = cache.value(h, v).ok();
+            assert_eq!(got.as_ref().and_then(|v| v.to_str().ok()), Some(want));
         }
-        assert!(header_name("bad header").is_err());
     }
 }

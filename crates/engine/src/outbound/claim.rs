@@ -19,14 +19,20 @@ pub struct ReplayClaim {
 impl ReplayClaim {
     /// The header value the twin emits.
     pub fn header_value(&self) -> String {
-        let mut v = match self.class {
-            ReplayClass::SeriesMoment => "series-moment;v=1".to_string(),
-            ReplayClass::SessionBoundMoment => "session-bound-moment;v=1".to_string(),
-        };
-        if self.outbound_policy_applied {
-            v.push_str(";outbound-policy=applied");
+        self.header_str().to_string()
+    }
+
+    /// [`ReplayClaim::header_value`] without the allocation: every claim is one of four
+    /// constants.
+    pub fn header_str(&self) -> &'static str {
+        match (self.class, self.outbound_policy_applied) {
+            (ReplayClass::SeriesMoment, false) => "series-moment;v=1",
+            (ReplayClass::SeriesMoment, true) => "series-moment;v=1;outbound-policy=applied",
+            (ReplayClass::SessionBoundMoment, false) => "session-bound-moment;v=1",
+            (ReplayClass::SessionBoundMoment, true) => {
+                "session-bound-moment;v=1;outbound-policy=applied"
+            }
         }
-        v
     }
 
     /// Read a header value fail-closed: `None` unless every token is known.
