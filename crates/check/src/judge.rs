@@ -165,6 +165,26 @@ pub fn attribute_route(
     format!("{} {} (no route)", ex.request.method, ex.request.path)
 }
 
+/// The recorded response body of one exchange, parsed once: [`crate::run::prepare`] builds these
+/// for a whole run ahead of the replay (setup, like reading the recordings), so a body is never
+/// parsed again per replay.
+#[derive(Debug, Clone)]
+pub struct ExpectedBody {
+    /// The recorded bytes (server frames joined).
+    pub bytes: Vec<u8>,
+    /// The same bytes as the judge sees them.
+    pub body: Body,
+}
+
+impl ExpectedBody {
+    /// The recorded response body of `ex`.
+    pub fn of(ex: &Exchange) -> ExpectedBody {
+        let bytes = ex.response_body();
+        let body = parse_body(&bytes);
+        ExpectedBody { bytes, body }
+    }
+}
+
 /// Judge one exchange.
 pub fn judge(
     index: &ModelIndex<'_>,
@@ -173,11 +193,33 @@ pub fn judge(
     obs: &Observed,
     opts: &DiffOptions,
 ) -> Verdict {
+    judge_prepared(index, source, ex, &ExpectedBody::of(ex), obs, opts)
+}
+
+/// [`judge`] with the recorded body already parsed (`expected` must be `ExpectedBody::of(ex)`).
+pub fn judge_prepared(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    opts: &DiffOptions,
+) -> Verdict {
     let route = attribute_route(index, source, ex, obs);
-    let expected_body_bytes = ex.response_body();
-    let expected_body = parse_body(&expected_body_bytes);
-    let mut actual_body = parse_body(&obs.body);
-    if let Some(d) = refusal(ex, obs, &expected_body_bytes, &actual_body) {
+    let expected_body_bytes = &expected.bytes;
+    // The answer is parsed only when a rule needs its tree.
+    let mut actual_parsed: Option<Body> = None;
+    let refusal_possible = obs.provenance == Some(Provenance::Miss)
+        || obs.status == 501
+        || leaked_placeholder_in(&obs.body).is_some();
+    if refusal_possible
+        && let Some(d) = refusal(
+            ex,
+            obs,
+            expected_body_bytes,
+            actual_parsed.get_or_insert_with(|| parse_body(&obs.body)),
+        )
+    {
         return Verdict {
             route,
             divergences: vec![d],
@@ -233,13 +275,23 @@ pub fn judge(
         }
     }
     if !ex.request.method.eq_ignore_ascii_case("HEAD") {
-        let mut expected_body = expected_body;
-        if let Some((from, to)) = &opts.self_url_rewrite {
-            rewrite_body(&mut expected_body, from, to);
-        }
-        if let (Some(hook), Body::Json(v)) = (&opts.outbound, &mut expected_body) {
-            (hook.0)(source, &crate::run::request_of(ex), &route, v);
-        }
+        // The recording in the twin's outbound-policy space: a copy only when a rewrite or the
+        // outbound policy applies.
+        let transformed;
+        let expected_body: &Body = if opts.self_url_rewrite.is_some() || opts.outbound.is_some() {
+            let mut b = expected.body.clone();
+            if let Some((from, to)) = &opts.self_url_rewrite {
+                rewrite_body(&mut b, from, to);
+            }
+            if let (Some(hook), Body::Json(v)) = (&opts.outbound, &mut b) {
+                (hook.0)(source, &crate::run::request_of(ex), &route, v);
+            }
+            transformed = b;
+            &transformed
+        } else {
+            &expected.body
+        };
+        let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
         let template = if obs.replay.is_some() {
             // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
             None
@@ -263,7 +315,7 @@ pub fn judge(
         );
         diff_bodies(
             template,
-            &expected_body,
+            expected_body,
             &mut actual_body,
             &echo,
             &mut divergences,
@@ -415,6 +467,11 @@ fn refusal(
         expected: json!({"status": ex.response.status}),
         actual: actual_summary,
     })
+}
+
+/// A leaked template placeholder in the answer's text, if any.
+fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
+    std::str::from_utf8(body).ok().and_then(leaked_placeholder)
 }
 
 /// The contract's structured route-miss envelope.

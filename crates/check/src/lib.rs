@@ -5,6 +5,8 @@
 //! - [`run::replay`] drives the replay: each recorded session in order, in a fresh namespace,
 //!   through a [`run::Twin`] (in process: [`run::InMemoryTwin`], the same `Engine` `serve`
 //!   uses; over HTTP: implemented by the binary, since this crate does no IO).
+//!   [`run::prepare`] parses every recorded body once ahead of it (setup, like reading the
+//!   recordings); [`run::replay_prepared`] replays with those.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
 //!   model's holes give (generated, timestamp, enum, echoed, constant).
 //! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
@@ -27,9 +29,11 @@ pub mod run;
 
 pub use diff::{Category, Divergence};
 pub use judge::{
-    DiffOptions, Observed, OutboundHook, ReplayClaim, judge, parse_provenance, parse_replay_header,
+    DiffOptions, ExpectedBody, Observed, OutboundHook, ReplayClaim, judge, judge_prepared,
+    parse_provenance, parse_replay_header,
 };
 pub use report::{Report, Thresholds};
 pub use run::{
-    AuthoredRoute, CheckRun, InMemoryTwin, Twin, TwinCallError, holdout_split, replay, request_of,
+    AuthoredRoute, CheckRun, InMemoryTwin, Prepared, Twin, TwinCallError, holdout_split, prepare,
+    replay, replay_prepared, request_of,
 };

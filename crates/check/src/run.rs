@@ -9,7 +9,7 @@ use wraith_engine::{Engine, Request};
 use wraith_model::Model;
 use wraith_recording::{Exchange, RecordedSession};
 
-use crate::judge::{DiffOptions, ModelIndex, Observed, ReplayClaim, judge};
+use crate::judge::{DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, judge_prepared};
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
 /// Something that answers requests in named namespaces.
@@ -132,19 +132,49 @@ pub struct TwinCallError {
     pub message: String,
 }
 
+/// The recorded side of a run, parsed once: every recorded response body, per session and
+/// exchange, in the order of the sessions it was prepared from. Preparing is setup, like reading
+/// the recordings: [`replay_prepared`] then judges answers without parsing a recording again.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    bodies: Vec<Vec<ExpectedBody>>,
+}
+
+/// Parse every recorded response body of `sessions` once.
+pub fn prepare(sessions: &[&RecordedSession]) -> Prepared {
+    Prepared {
+        bodies: sessions
+            .iter()
+            .map(|s| s.exchanges.iter().map(ExpectedBody::of).collect())
+            .collect(),
+    }
+}
+
 /// Replay every session and build the report. `progress` is called once per exchange.
 pub fn replay(
     run: &CheckRun<'_>,
     twin: &mut dyn Twin,
     progress: &mut dyn FnMut(),
 ) -> Result<Report, TwinCallError> {
+    replay_prepared(run, &prepare(run.sessions), twin, progress)
+}
+
+/// [`replay`] with the recordings already parsed by [`prepare`] from `run.sessions`. An
+/// exchange `prepared` does not cover (or whose recorded body length differs) is parsed on the
+/// spot.
+pub fn replay_prepared(
+    run: &CheckRun<'_>,
+    prepared: &Prepared,
+    twin: &mut dyn Twin,
+    progress: &mut dyn FnMut(),
+) -> Result<Report, TwinCallError> {
     let index = ModelIndex::new(run.model);
     let mut b = ReportBuilder::new(run.thresholds);
-    for s in run.sessions {
+    for (si, s) in run.sessions.iter().enumerate() {
         let sid = &s.manifest.session_id;
         let ns = format!("{}{}", run.namespace_prefix, sid);
         b.begin_session(sid, &ns);
-        for ex in &s.exchanges {
+        for (xi, ex) in s.exchanges.iter().enumerate() {
             progress();
             let idx = ex.correlation.exchange_index;
             let source = format!("{sid}/{idx}");
@@ -165,7 +195,15 @@ pub fn replay(
                 path: ex.request.path.clone(),
                 message,
             })?;
-            let verdict = judge(&index, &source, ex, &obs, &run.diff);
+            let parsed_here;
+            let expected = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
+                Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
+                _ => {
+                    parsed_here = ExpectedBody::of(ex);
+                    &parsed_here
+                }
+            };
+            let verdict = judge_prepared(&index, &source, ex, expected, &obs, &run.diff);
             b.add(
                 ExchangeFacts {
                     session: sid,
@@ -183,6 +221,16 @@ pub fn replay(
         twin.end_session(&ns);
     }
     Ok(b.finish(run.twin_name, run.mode, run.target))
+}
+
+/// Length of the recorded response body, without joining the frames: a cheap guard that a
+/// prepared body belongs to the exchange it is used for.
+fn recorded_body_len(ex: &Exchange) -> usize {
+    ex.frames
+        .iter()
+        .filter(|f| f.direction == "server")
+        .map(|f| f.body.len())
+        .sum()
 }
 
 /// Split sessions for `--holdout K`: every K-th session (the K-th, 2K-th, … in session order)
