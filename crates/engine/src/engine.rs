@@ -60,11 +60,9 @@ const _: fn() = || {
     assert_send_sync::<Engine>();
 };
 
-/// Whether a request names something specific (a path parameter or a query): when only some
-/// recorded runs recorded it, it tells those runs apart from the others.
-fn addressed(call: &Call<'_>) -> bool {
-    !call.m.params.is_empty() || !call.req.query.is_empty()
-}
+/// Shortest path parameter or query value that can prove which recorded run a session replays
+/// (see `Engine::names_recorded_id`).
+const MIN_PROOF_ID_LEN: usize = 4;
 
 /// Where a request stands on an exact entry's time axis.
 enum AxisPick {
@@ -1132,6 +1130,25 @@ impl Engine {
         index.get(&key_for(&call.path)).copied()
     }
 
+    /// Whether a request names a recorded entity id (a path parameter or a query value that some
+    /// entity type recorded as an id): when only some recorded runs recorded such a request, it
+    /// tells those runs apart from the others. Values shorter than [`MIN_PROOF_ID_LEN`] never
+    /// count: short numbers are far more often flags, limits and pages (`local=1`) than ids.
+    fn names_recorded_id(&self, call: &Call<'_>) -> bool {
+        call.m
+            .params
+            .iter()
+            .chain(call.query.iter())
+            .map(|(_, v)| v)
+            .filter(|v| v.len() >= MIN_PROOF_ID_LEN)
+            .any(|v| {
+                self.model
+                    .entity_types
+                    .values()
+                    .any(|t| t.known_ids.contains(v.as_str()))
+            })
+    }
+
     /// Where this request stands on an exact entry's per-session time axis: the k-th request
     /// for the key gets the k-th moment. Moments come from the recorded run (recording
     /// session) this namespace's replayed history is consistent with, so a namespace that
@@ -1149,8 +1166,8 @@ impl Engine {
         r: usize,
         ei: usize,
         candidates: &[Cand<'_>],
+        call: &Call<'_>,
         write: bool,
-        addressed: bool,
     ) -> AxisPick {
         let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
         let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -1183,6 +1200,7 @@ impl Engine {
                 None => Vec::new(),
             };
             let overruled = preferred.is_empty() && ns.answer_runs.is_some();
+            let addressed = overruled && self.names_recorded_id(call);
             let pool: &[&str] = if preferred.is_empty() {
                 &consistent
             } else {
@@ -1230,10 +1248,9 @@ impl Engine {
                         .map(|s| s.to_string())
                         .collect(),
                 )
-            } else if overruled && addressed {
-                // The request names something (a path parameter, a query) only those runs
-                // recorded: it proves the session replays one of them, so the preference
-                // moves there.
+            } else if addressed {
+                // The request names an id only those runs recorded: it proves the session
+                // replays one of them, so the preference moves there.
                 Some(consistent.iter().map(|s| s.to_string()).collect())
             } else {
                 None
@@ -1294,7 +1311,7 @@ impl Engine {
             return None;
         }
         let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-        let pick = self.axis_pick(ns, r, ei, &candidates, write, addressed(call));
+        let pick = self.axis_pick(ns, r, ei, &candidates, call, write);
         let within = matches!(pick, AxisPick::Within { .. });
         // A moment of a run this session's replayed writes did not come from does not show
         // them: those writes are merged like synthesized ones.
@@ -1531,7 +1548,7 @@ impl Engine {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.req);
             let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-            let pick = match self.axis_pick(ns, r, ei, &candidates, write, addressed(call)) {
+            let pick = match self.axis_pick(ns, r, ei, &candidates, call, write) {
                 AxisPick::Within {
                     idx,
                     narrowed,

@@ -140,9 +140,9 @@ fn a_read_answered_differently_by_runs_does_not_pin_the_session() {
     assert_eq!(listed, vec![id]);
 }
 
-/// `POST /v1/lists` recorded by runs a and b, each posting twice (a minted 1 and 3, b 2 and 4),
-/// `GET /v1/lists/2` recorded by run b only, and `GET /v1/lists` recorded by both after their
-/// posts.
+/// `POST /v1/lists` recorded by runs a and b, each posting twice (a minted 1001 and 1003, b 1002 and 1004),
+/// `GET /v1/lists/1002` and `GET /v1/lists?local=1` recorded by run b only, and `GET /v1/lists`
+/// recorded by both after their posts.
 fn two_runs_posting_twice() -> Engine {
     let create_body = json!({"title": "t"});
     let post = R::new("POST", "/v1/lists")
@@ -153,10 +153,10 @@ fn two_runs_posting_twice() -> Engine {
             "",
             Some(&create_body),
             vec![
-                moment("a/0", 200, json!({"id": "1", "title": "t"})),
-                moment("a/1", 200, json!({"id": "3", "title": "t"})),
-                moment("b/0", 200, json!({"id": "2", "title": "t"})),
-                moment("b/1", 200, json!({"id": "4", "title": "t"})),
+                moment("a/0", 200, json!({"id": "1001", "title": "t"})),
+                moment("a/1", 200, json!({"id": "1003", "title": "t"})),
+                moment("b/0", 200, json!({"id": "1002", "title": "t"})),
+                moment("b/1", 200, json!({"id": "1004", "title": "t"})),
             ],
         )
         .build();
@@ -164,10 +164,10 @@ fn two_runs_posting_twice() -> Engine {
         .op(StateOp::Read, "lists")
         .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
         .exact(
-            "/v1/lists/2",
+            "/v1/lists/1002",
             "",
             None,
-            vec![moment("b/2", 200, json!({"id": "2", "title": "t"}))],
+            vec![moment("b/2", 200, json!({"id": "1002", "title": "t"}))],
         )
         .build();
     let list = R::new("GET", "/v1/lists")
@@ -185,15 +185,24 @@ fn two_runs_posting_twice() -> Engine {
             "",
             None,
             vec![
-                moment("a/2", 200, json!([{"id": "1"}, {"id": "3"}])),
-                moment("b/3", 200, json!([{"id": "2"}, {"id": "4"}])),
+                moment("a/2", 200, json!([{"id": "1001"}, {"id": "1003"}])),
+                moment("b/3", 200, json!([{"id": "1002"}, {"id": "1004"}])),
             ],
+        )
+        .exact(
+            "/v1/lists",
+            "local=1",
+            None,
+            vec![moment("b/4", 200, json!([{"id": "1002"}, {"id": "1004"}]))],
         )
         .build();
     engine(
         model(
             vec![post, read, list],
-            vec![("lists", entity_type(&[], &[], vec![]))],
+            vec![(
+                "lists",
+                entity_type(&["1001", "1002", "1003", "1004"], &[], vec![]),
+            )],
         ),
         det_opts(),
     )
@@ -213,14 +222,37 @@ fn a_write_repeated_identically_by_runs_that_answered_differently_claims_no_exac
 
 #[test]
 fn a_request_naming_what_only_another_run_recorded_moves_the_session_to_that_run() {
-    // The first post is answered from run a (id 1); the session then reads list 2, which only
+    // The first post is answered from run a (id 1001); the session then reads list 1002, which only
     // run b recorded: it is replaying run b, so its list comes from run b as recorded.
     let e = two_runs_posting_twice();
     let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
-    assert_eq!(body(&created)["id"], json!("1"));
-    let read = get(&e, Some("s"), "/v1/lists/2");
-    assert_eq!(body(&read)["id"], json!("2"));
+    assert_eq!(body(&created)["id"], json!("1001"));
+    let read = get(&e, Some("s"), "/v1/lists/1002");
+    assert_eq!(body(&read)["id"], json!("1002"));
     let again = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
-    assert_eq!(body(&again)["id"], json!("4"));
-    assert_eq!(ids(&body(&get(&e, Some("s"), "/v1/lists"))), vec!["2", "4"]);
+    assert_eq!(body(&again)["id"], json!("1004"));
+    assert_eq!(
+        ids(&body(&get(&e, Some("s"), "/v1/lists"))),
+        vec!["1002", "1004"]
+    );
+}
+
+#[test]
+fn a_flag_query_only_another_run_recorded_keeps_the_sessions_write_in_the_list() {
+    // `local=1` names no recorded id: it does not prove the session is run b, so the list run b
+    // recorded still shows the list this session created (answered from run a).
+    let e = two_runs_posting_twice();
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    assert_eq!(body(&created)["id"], json!("1001"));
+    let listed = ids(&body(&e.handle(
+        Some("s"),
+        &wraith_engine::Request {
+            method: "GET".into(),
+            path: "/v1/lists".into(),
+            query: "local=1".into(),
+            headers: vec![],
+            body: Default::default(),
+        },
+    )));
+    assert!(listed.contains(&"1001".to_string()), "{listed:?}");
 }
