@@ -134,7 +134,8 @@ pub struct Verdict {
     /// Route the exchange is scored under.
     pub route: String,
     pub divergences: Vec<Divergence>,
-    /// Positions compared (status, headers, body leaves).
+    /// Positions compared (status, headers, body leaves). A body equal byte for byte to the
+    /// recording is not walked, so its leaves are not counted (the score is 10000 either way).
     pub compared: u64,
     /// 10000 when nothing diverged; 0 on a refusal or a status mismatch; otherwise the share of
     /// compared positions that agreed, capped at 9999 so a divergent exchange never rounds up
@@ -207,7 +208,8 @@ pub fn judge_prepared(
 ) -> Verdict {
     let route = attribute_route(index, source, ex, obs);
     let expected_body_bytes = &expected.bytes;
-    // The answer is parsed only when a rule needs its tree.
+    // The answer is parsed only when a rule needs its tree: most exact answers never are (see
+    // the byte comparison below).
     let mut actual_parsed: Option<Body> = None;
     let refusal_possible = obs.provenance == Some(Provenance::Miss)
         || obs.status == 501
@@ -278,7 +280,8 @@ pub fn judge_prepared(
         // The recording in the twin's outbound-policy space: a copy only when a rewrite or the
         // outbound policy applies.
         let transformed;
-        let expected_body: &Body = if opts.self_url_rewrite.is_some() || opts.outbound.is_some() {
+        let untransformed = opts.self_url_rewrite.is_none() && opts.outbound.is_none();
+        let expected_body: &Body = if !untransformed {
             let mut b = expected.body.clone();
             if let Some((from, to)) = &opts.self_url_rewrite {
                 rewrite_body(&mut b, from, to);
@@ -291,6 +294,22 @@ pub fn judge_prepared(
         } else {
             &expected.body
         };
+        // An answer whose bytes are exactly the recorded JSON as serialized parses back to an
+        // equal tree, and an equal tree diverges nowhere under any template (every field class
+        // accepts the recorded value): nothing to walk. The count of compared positions only
+        // matters when something else diverged; then the full walk below provides it.
+        // The same holds, for any kind of body, when the answer is the recorded bytes themselves.
+        let same_bytes = untransformed && obs.body == *expected_body_bytes;
+        if divergences.is_empty()
+            && (same_bytes || matches!(expected_body, Body::Json(e) if serializes_to(e, &obs.body)))
+        {
+            return Verdict {
+                route,
+                divergences,
+                compared,
+                score_bp: 10_000,
+            };
+        }
         let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
         let template = if obs.replay.is_some() {
             // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
@@ -474,6 +493,30 @@ fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
     std::str::from_utf8(body).ok().and_then(leaked_placeholder)
 }
 
+/// True when compact JSON serialization of `v` is exactly `bytes`, stopping at the first
+/// differing byte (no buffer is built).
+fn serializes_to(v: &Value, bytes: &[u8]) -> bool {
+    struct Compare<'b> {
+        rest: &'b [u8],
+    }
+    impl std::io::Write for Compare<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            match self.rest.strip_prefix(buf) {
+                Some(rest) => {
+                    self.rest = rest;
+                    Ok(buf.len())
+                }
+                None => Err(std::io::Error::other("differs")),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Compare { rest: bytes };
+    serde_json::to_writer(&mut w, v).is_ok() && w.rest.is_empty()
+}
+
 /// The contract's structured route-miss envelope.
 fn is_route_miss_body(v: &Value) -> bool {
     v.get("error").and_then(Value::as_str) == Some("no matching route")
@@ -540,6 +583,7 @@ pub fn bodies_equal(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
 
     #[test]
@@ -562,6 +606,47 @@ mod tests {
         assert_eq!(parse_replay_header("series-moment"), None);
         assert_eq!(parse_replay_header("future-moment;v=1"), None);
         assert_eq!(parse_replay_header("series-moment;v=1;unknown=1"), None);
+    }
+
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            ".{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((".{0,4}", inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The byte shortcut's premise: an answer that is the recording's serialization parses
+        /// back to a tree equal to the recording (so it diverges nowhere), and the comparison
+        /// accepts exactly that serialization.
+        #[test]
+        fn a_serialized_recording_parses_back_equal(v in any_json(), w in any_json()) {
+            let bytes = serde_json::to_vec(&v)?;
+            proptest::prop_assert!(serializes_to(&v, &bytes));
+            let back: Value = serde_json::from_slice(&bytes)?;
+            proptest::prop_assert!(json_eq(&v, &back));
+            let echo = EchoContext::default();
+            let mut d = BodyDiff::new(&echo);
+            d.run(None, &v, &back);
+            proptest::prop_assert!(d.divergences.is_empty());
+            let other = serde_json::to_vec(&w)?;
+            proptest::prop_assert_eq!(serializes_to(&v, &other), other == bytes);
+            proptest::prop_assert!(!serializes_to(&v, &bytes[..bytes.len() - 1]));
+        }
     }
 
     #[test]
