@@ -22,6 +22,7 @@ use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
+mod replay_cache;
 mod scripted;
 mod wire;
 
@@ -52,6 +53,8 @@ pub struct Engine {
     scripts: crate::handler::Installed,
     /// `X-Wraith-Twin-Age` text, formatted once: the freshness does not tick while serving.
     twin_age_text: String,
+    /// Finished body bytes of recorded moments ([`replay_cache`]).
+    replay_cache: replay_cache::ReplayCache,
 }
 
 // The server shares one engine across its worker threads.
@@ -108,6 +111,11 @@ pub(crate) struct Out {
     pub origins: Origins,
     /// The outbound body passes changed some bytes.
     pub policy_changed: bool,
+    /// Identity of the recorded moment the body was copied from (its address: compared as a
+    /// replay-bytes cache key, never followed); `None` for a body built any other way.
+    pub moment: Option<usize>,
+    /// The replay-bytes cache's verdict on this answer's body.
+    pub cached: replay_cache::Cached,
 }
 
 impl Out {
@@ -124,6 +132,8 @@ impl Out {
             sources: Sources::new(false, None),
             origins: Origins::default(),
             policy_changed: false,
+            moment: None,
+            cached: replay_cache::Cached::No,
         }
     }
 }
@@ -215,6 +225,7 @@ impl Engine {
         let evidence = outbound::build_evidence(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
+            replay_cache: replay_cache::ReplayCache::default(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -251,6 +262,7 @@ impl Engine {
     /// [`OutboundPolicy::default`]).
     pub fn set_outbound_policy(&mut self, policy: OutboundPolicy) -> Result<(), OutboundError> {
         self.outbound = outbound::Compiled::new(policy)?;
+        self.replay_cache_clear();
         Ok(())
     }
 
@@ -315,6 +327,7 @@ impl Engine {
             evidence: r.and_then(|r| self.evidence.get(r)),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route.unwrap_or(""),
+            probe: None,
         };
         self.outbound.apply_body(body, &ctx)
     }
@@ -609,13 +622,24 @@ impl Engine {
             ns.outbound
                 .record_create(&self.router.info[call.m.route].name, b);
         }
-        self.outbound_body(ns, &call, &mut out);
+        self.outbound_body_cached(ns, &call, &mut out);
         out
     }
 
     /// The outbound body passes (scrub rules, placeholders, PII) on an application answer,
     /// then remember what the twin minted so later echoes of it stay verbatim too.
     fn outbound_body(&self, ns: &mut Namespace, call: &Call<'_>, out: &mut Out) {
+        self.outbound_body_probed(ns, call, out, None);
+    }
+
+    /// [`Self::outbound_body`], noting the walk's session lookups in `probe`.
+    fn outbound_body_probed(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        out: &mut Out,
+        probe: Option<&outbound::SessionProbe>,
+    ) {
         let OutBody::Json(body) = &mut out.body else {
             return;
         };
@@ -626,6 +650,7 @@ impl Engine {
             evidence: self.evidence.get(call.m.route),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route_name,
+            probe,
         };
         out.policy_changed |= self.outbound.apply_body(body, &ctx);
         for (ptr, origin) in &out.origins.0 {
@@ -1049,6 +1074,8 @@ impl Engine {
                 sources,
                 origins,
                 policy_changed: false,
+                moment: None,
+                cached: replay_cache::Cached::No,
             },
             now,
         )
@@ -1362,6 +1389,7 @@ impl Engine {
         }
 
         let certain = matches!(pick, AxisPick::Within { certain: true, .. });
+        let position = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
         let idx = match pick {
             AxisPick::Within {
                 idx,
@@ -1411,7 +1439,8 @@ impl Engine {
             let base = self.lists[r].as_ref();
             let recorded_keys = self.page_keys(&OutBody::Json(body.clone()), r);
             let (params, query) = (&call.m.params, &call.query);
-            if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base) {
+            let run = moment.source.rsplit_once('/').map(|(run, _)| run);
+            if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run) {
                 out.replay = None;
                 self.mark_page_items(ns, call, &mut out);
                 self.relink(call, &mut out, &recorded_keys);
@@ -1419,8 +1448,49 @@ impl Engine {
         }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
+            if route.state_op == Some(StateOp::Create) && within {
+                self.note_counterparts(ns, route, &candidates, position, &out);
+            }
         }
         Some(out)
+    }
+
+    /// A replayed create answered from one recorded run: for every other run that recorded
+    /// this request at this position, remember which record its answer created there, so a
+    /// page later served from that run shows this session's record in its counterpart's place
+    /// (the same write, answered with another id) instead of beside it.
+    fn note_counterparts(
+        &self,
+        ns: &mut Namespace,
+        route: &wraith_model::Route,
+        candidates: &[Cand<'_>],
+        position: usize,
+        out: &Out,
+    ) {
+        let Some(ty) = route.entity_type.as_deref() else {
+            return;
+        };
+        let pk = self.pk_of(ty);
+        let OutBody::Json(body) = &out.body else {
+            return;
+        };
+        let Some(mine) = entity_key(body, &pk) else {
+            return;
+        };
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, m) in candidates {
+            let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
+            let n = seen.entry(run).or_insert(0);
+            if *n == position
+                && let RecordedBody::Json { value } = &m.body
+                && let Some(theirs) = entity_key(value, &pk)
+                && theirs != mine
+            {
+                ns.counterparts
+                    .insert((ty.to_string(), run.to_string(), theirs), mine.clone());
+            }
+            *n += 1;
+        }
     }
 
     /// The response of a recorded moment, verbatim (bar framing headers and a fresh `Date`).
@@ -1467,6 +1537,8 @@ impl Engine {
             sources: Sources::new(self.opts.debug, Some(FieldSource::Recorded)),
             origins: Origins::default(),
             policy_changed: false,
+            moment: Some(std::ptr::from_ref(moment) as usize),
+            cached: replay_cache::Cached::No,
         }
     }
 
@@ -1938,15 +2010,30 @@ impl Engine {
         }
     }
 
-    /// Outbound policy (self-URL rewrite), HEAD, and serialization.
+    /// The origin the self-URL rewrite rewrites to, when it is on.
+    fn rewrite_target(&self, req: &Request) -> Option<String> {
+        if self.opts.rewrite_self_urls {
+            self.twin_origin(req)
+        } else {
+            None
+        }
+    }
+
+    /// Outbound policy (self-URL rewrite), HEAD, and serialization. A replay-bytes cache hit
+    /// serves its bytes instead of rewriting, sorting and serializing the body; a cache fill
+    /// stores what this produced.
     fn finish(&self, mut out: Out, req: &Request, head: bool) -> Response {
+        let cached = std::mem::take(&mut out.cached);
         let mut policy_applied = false;
-        if self.opts.rewrite_self_urls
-            && let (Some(from), Some(to)) = (&self.upstream_origin, self.twin_origin(req))
-            && from != &to
+        let mut body_policy = false;
+        let to = self.rewrite_target(req);
+        if let (Some(from), Some(to)) = (&self.upstream_origin, &to)
+            && from != to
         {
-            if let OutBody::Json(v) = &mut out.body {
-                policy_applied |= util::rewrite_origin_json(v, from, &to);
+            if !matches!(cached, replay_cache::Cached::Hit { .. })
+                && let OutBody::Json(v) = &mut out.body
+            {
+                body_policy |= util::rewrite_origin_json(v, from, to);
             }
             for (k, v) in out.headers.iter_mut() {
                 // Compared in place: lowercasing a copy of every header name cost an
@@ -1955,14 +2042,14 @@ impl Engine {
                     .iter()
                     .any(|n| k.eq_ignore_ascii_case(n))
                 {
-                    policy_applied |= util::rewrite_origin_in(v, from, &to);
+                    policy_applied |= util::rewrite_origin_in(v, from, to);
                 }
             }
         }
         // Header allowlist and header-scoped scrub rules. Dropping vendor headers changes no
         // byte of the claimed body, so it does not qualify a replay claim.
         self.outbound.apply_headers(&mut out.headers);
-        policy_applied |= out.policy_changed;
+        body_policy |= out.policy_changed;
         if matches!(out.body, OutBody::Json(_))
             && !out
                 .headers
@@ -1974,6 +2061,7 @@ impl Engine {
         }
         // A replayed JSON moment is served parsed and re-serialized: keys sorted, compact.
         if out.replay.is_some()
+            && !matches!(cached, replay_cache::Cached::Hit { .. })
             && let OutBody::Json(v) = &mut out.body
         {
             sort_keys(v);
@@ -1983,7 +2071,26 @@ impl Engine {
         let headers = std::mem::take(&mut out.headers);
         let route = out.route.take();
         let exchange = out.exchange.take();
-        let mut resp = self.serialize(&out, req, head);
+        let mut resp = match cached {
+            replay_cache::Cached::Hit {
+                bytes,
+                policy_applied: p,
+            } => {
+                body_policy |= p;
+                // Nothing left to serialize: the cached bytes are the body.
+                out.body = OutBody::Empty;
+                let mut resp = self.serialize(&out, req, head);
+                resp.body = bytes;
+                resp
+            }
+            replay_cache::Cached::Fill(ticket) => {
+                let resp = self.serialize(&out, req, head);
+                self.replay_cache_store(*ticket, to.as_deref(), &resp.body, body_policy);
+                resp
+            }
+            replay_cache::Cached::No => self.serialize(&out, req, head),
+        };
+        policy_applied |= body_policy;
         resp.headers = headers;
         resp.route = route;
         resp.exchange = exchange;
@@ -2080,6 +2187,8 @@ fn out_from_response(r: &Response) -> Out {
         sources: Sources::restored(r.field_origins.as_ref()),
         origins: Origins::default(),
         policy_changed: false,
+        moment: None,
+        cached: replay_cache::Cached::No,
     }
 }
 
@@ -2134,6 +2243,14 @@ fn escape_pointer(path: &str) -> String {
 
 /// JSON pointer of the entity object inside a body: the root when it carries the primary key,
 /// else the first top-level object field that does (`/data`).
+/// The primary key of the entity a body carries (see [`entity_pointer`]).
+fn entity_key(body: &Value, pk: &str) -> Option<String> {
+    let ptr = entity_pointer(body, pk)?;
+    json_pointer_get(body, &ptr)?
+        .get(pk)
+        .and_then(fixtures::scalar_key)
+}
+
 pub(crate) fn entity_pointer(body: &Value, pk: &str) -> Option<String> {
     let obj = body.as_object()?;
     if obj.contains_key(pk) {

@@ -429,6 +429,30 @@ pub(crate) struct BodyCtx<'a> {
     pub replace_redacted: bool,
     /// Seeds placeholder substitutes (the route name), so they are stable per position.
     pub seed: &'a str,
+    /// When set, every session lookup the walk makes is noted here with its answer (the
+    /// engine's replay-bytes cache reuses a walk's output only for a session that answers
+    /// the same).
+    pub probe: Option<&'a SessionProbe>,
+}
+
+/// The session lookups of one body walk: value → whether the session held it.
+#[derive(Debug, Default)]
+pub(crate) struct SessionProbe {
+    asked: std::cell::RefCell<BTreeMap<String, bool>>,
+}
+
+impl SessionProbe {
+    fn note(&self, v: &str, has: bool) {
+        let mut asked = self.asked.borrow_mut();
+        if !asked.contains_key(v) {
+            asked.insert(v.to_string(), has);
+        }
+    }
+
+    /// Every value looked up, with its answer, in value order.
+    pub(crate) fn into_answers(self) -> Vec<(String, bool)> {
+        self.asked.into_inner().into_iter().collect()
+    }
 }
 
 impl Compiled {
@@ -605,7 +629,13 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn exempt(&self, v: &str) -> bool {
         self.ctx.origins.of(&self.pointer).is_some()
-            || self.ctx.session.is_some_and(|s| s.contains(v))
+            || self.ctx.session.is_some_and(|s| {
+                let has = s.contains(v);
+                if let Some(p) = self.ctx.probe {
+                    p.note(v, has);
+                }
+                has
+            })
             || pii::is_envelope(v) && v != "[REDACTED]"
     }
 
