@@ -233,11 +233,11 @@ pub(crate) fn normalize_path(path: &str) -> Result<String, PathError> {
         if seg.is_empty() {
             continue;
         }
-        let lower = seg.to_ascii_lowercase();
-        if matches!(
-            lower.as_str(),
-            "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."
-        ) {
+        // Compared in place: a lowercased copy of every segment cost an allocation each.
+        if [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
+            .iter()
+            .any(|d| seg.eq_ignore_ascii_case(d))
+        {
             return Err(PathError::DotSegment);
         }
         out.push('/');

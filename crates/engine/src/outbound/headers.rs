@@ -102,11 +102,16 @@ const DROP_PREFIX: &[&str] = &[
 
 /// Whether a response header survives the allowlist (`name` in any case).
 pub fn keeps_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    if KEEP.contains(&n.as_str()) || KEEP_PREFIX.iter().any(|p| n.starts_with(p)) {
+    // Compared in place (every list entry is lowercase): a lowercased copy per header per
+    // response showed up in the serve allocation profile.
+    let is = |k: &&str| name.eq_ignore_ascii_case(k);
+    let starts = |p: &&str| {
+        name.len() >= p.len() && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+    };
+    if KEEP.iter().any(is) || KEEP_PREFIX.iter().any(starts) {
         return true;
     }
-    !(DROP.contains(&n.as_str()) || DROP_PREFIX.iter().any(|p| n.starts_with(p)))
+    !(DROP.iter().any(is) || DROP_PREFIX.iter().any(starts))
 }
 
 #[cfg(test)]
@@ -143,5 +148,29 @@ mod tests {
         ] {
             assert!(keeps_header(h), "{h} must be kept");
         }
+    }
+
+    #[test]
+    fn every_listed_name_and_prefix_is_matched_in_any_case() {
+        let all = super::KEEP
+            .iter()
+            .chain(super::DROP)
+            .map(|n| n.to_string())
+            .chain(
+                super::KEEP_PREFIX
+                    .iter()
+                    .chain(super::DROP_PREFIX)
+                    .map(|p| format!("{p}x")),
+            );
+        for name in all {
+            let upper = name.to_ascii_uppercase();
+            assert_eq!(keeps_header(&upper), keeps_header(&name), "{name}");
+        }
+        assert!(keeps_header("X-RATELIMIT-LIMIT"));
+        assert!(!keeps_header("X-AMZ-REQUEST-ID"));
+        assert!(
+            keeps_header("x-am"),
+            "shorter than a prefix is not that prefix"
+        );
     }
 }
