@@ -2005,7 +2005,13 @@ impl Engine {
     /// The twin's own origin for this request: its `Host`, else the bound URL.
     fn twin_origin(&self, req: &Request) -> Option<String> {
         match req.header("host") {
-            Some(h) if !h.is_empty() => Some(format!("http://{}", h.to_ascii_lowercase())),
+            Some(h) if !h.is_empty() => {
+                // One allocation: this runs on every request.
+                let mut o = String::with_capacity("http://".len() + h.len());
+                o.push_str("http://");
+                o.extend(h.chars().map(|c| c.to_ascii_lowercase()));
+                Some(o)
+            }
             _ => self.self_url.read().clone(),
         }
     }
@@ -2023,14 +2029,25 @@ impl Engine {
     /// serves its bytes instead of rewriting, sorting and serializing the body; a cache fill
     /// stores what this produced.
     fn finish(&self, mut out: Out, req: &Request, head: bool) -> Response {
-        let cached = std::mem::take(&mut out.cached);
+        // A cache candidate already knows the rewrite target: it is part of its key.
+        let (hit, ticket, to) = match std::mem::take(&mut out.cached) {
+            replay_cache::Cached::No => (None, None, self.rewrite_target(req)),
+            replay_cache::Cached::Hit {
+                bytes,
+                policy_applied,
+                origin,
+            } => (Some((bytes, policy_applied)), None, origin),
+            replay_cache::Cached::Fill(mut t) => {
+                let origin = t.origin.take();
+                (None, Some(t), origin)
+            }
+        };
         let mut policy_applied = false;
         let mut body_policy = false;
-        let to = self.rewrite_target(req);
         if let (Some(from), Some(to)) = (&self.upstream_origin, &to)
             && from != to
         {
-            if !matches!(cached, replay_cache::Cached::Hit { .. })
+            if hit.is_none()
                 && let OutBody::Json(v) = &mut out.body
             {
                 body_policy |= util::rewrite_origin_json(v, from, to);
@@ -2061,7 +2078,7 @@ impl Engine {
         }
         // A replayed JSON moment is served parsed and re-serialized: keys sorted, compact.
         if out.replay.is_some()
-            && !matches!(cached, replay_cache::Cached::Hit { .. })
+            && hit.is_none()
             && let OutBody::Json(v) = &mut out.body
         {
             sort_keys(v);
@@ -2071,11 +2088,8 @@ impl Engine {
         let headers = std::mem::take(&mut out.headers);
         let route = out.route.take();
         let exchange = out.exchange.take();
-        let mut resp = match cached {
-            replay_cache::Cached::Hit {
-                bytes,
-                policy_applied: p,
-            } => {
+        let mut resp = match (hit, ticket) {
+            (Some((bytes, p)), _) => {
                 body_policy |= p;
                 // Nothing left to serialize: the cached bytes are the body.
                 out.body = OutBody::Empty;
@@ -2083,12 +2097,12 @@ impl Engine {
                 resp.body = bytes;
                 resp
             }
-            replay_cache::Cached::Fill(ticket) => {
+            (None, Some(ticket)) => {
                 let resp = self.serialize(&out, req, head);
                 self.replay_cache_store(*ticket, to.as_deref(), &resp.body, body_policy);
                 resp
             }
-            replay_cache::Cached::No => self.serialize(&out, req, head),
+            (None, None) => self.serialize(&out, req, head),
         };
         policy_applied |= body_policy;
         resp.headers = headers;

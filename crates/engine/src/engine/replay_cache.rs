@@ -73,14 +73,21 @@ pub(crate) enum Cached {
     /// Not a cache candidate: run every pass.
     #[default]
     No,
-    /// The finished body bytes, and whether the body passes changed them.
-    Hit { bytes: Bytes, policy_applied: bool },
+    /// The finished body bytes, whether the body passes changed them, and the self-URL
+    /// rewrite target they were made for (the output step rewrites headers to it too).
+    Hit {
+        bytes: Bytes,
+        policy_applied: bool,
+        origin: Option<String>,
+    },
     /// A candidate that missed: the passes ran; store their output under this ticket.
     Fill(Box<Ticket>),
 }
 
 pub(crate) struct Ticket {
     key: Key,
+    /// The self-URL rewrite target (taken by the output step, which rewrites to it).
+    pub(super) origin: Option<String>,
     input: Value,
     session: Vec<(String, bool)>,
 }
@@ -119,18 +126,23 @@ impl Engine {
             return;
         };
         let origin = self.rewrite_target(call.req);
-        if let Some(entries) = self.replay_cache.map.read().get(&key)
-            && let Some(e) = entries.iter().find(|e| {
-                e.origin.as_deref() == origin.as_deref()
-                    && e.input == *body
-                    && e.session
-                        .iter()
-                        .all(|(v, has)| ns.outbound.contains(v) == *has)
-            })
-        {
+        let found = self.replay_cache.map.read().get(&key).and_then(|entries| {
+            entries
+                .iter()
+                .find(|e| {
+                    e.origin.as_deref() == origin.as_deref()
+                        && e.input == *body
+                        && e.session
+                            .iter()
+                            .all(|(v, has)| ns.outbound.contains(v) == *has)
+                })
+                .map(|e| (e.bytes.clone(), e.policy_applied))
+        });
+        if let Some((bytes, policy_applied)) = found {
             out.cached = Cached::Hit {
-                bytes: e.bytes.clone(),
-                policy_applied: e.policy_applied,
+                bytes,
+                policy_applied,
+                origin,
             };
             return;
         }
@@ -139,6 +151,7 @@ impl Engine {
         self.outbound_body_probed(ns, call, out, Some(&probe));
         out.cached = Cached::Fill(Box::new(Ticket {
             key,
+            origin,
             input,
             session: probe.into_answers(),
         }));
