@@ -197,6 +197,61 @@ pub fn judge(
     judge_prepared(index, source, ex, &ExpectedBody::of(ex), obs, opts)
 }
 
+/// Body diffs already computed in a run, reused when the same recorded body is answered with the
+/// same bytes under the same matched route, status and exactness claim (a twin answering a
+/// recorded list the same way in every session). The body diff is a function of the template
+/// (picked from the route, status and answer), the two trees (fixed by their bytes) and, only
+/// through echo holes, the request: a diff whose template has an echo hole is never kept, so a
+/// reused diff is exactly the one the walk would produce. Only diffs that found a divergence are
+/// kept (a passing answer is usually caught by the byte comparison before any walk).
+#[derive(Debug, Default)]
+pub struct DiffCache {
+    entries: HashMap<u64, Vec<CachedDiff>>,
+}
+
+#[derive(Debug)]
+struct CachedDiff {
+    expected: Vec<u8>,
+    actual: Vec<u8>,
+    route: Option<String>,
+    status: u16,
+    exact: bool,
+    divergences: Vec<Divergence>,
+    compared: u64,
+}
+
+impl DiffCache {
+    /// Diffs kept.
+    pub fn len(&self) -> usize {
+        self.entries.values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn key(expected: &[u8], obs: &Observed) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        expected.hash(&mut h);
+        obs.body.hash(&mut h);
+        obs.route.hash(&mut h);
+        obs.status.hash(&mut h);
+        obs.replay.is_some().hash(&mut h);
+        h.finish()
+    }
+
+    fn get(&self, key: u64, expected: &[u8], obs: &Observed) -> Option<&CachedDiff> {
+        self.entries.get(&key)?.iter().find(|c| {
+            c.status == obs.status
+                && c.exact == obs.replay.is_some()
+                && c.route == obs.route
+                && c.actual == obs.body
+                && c.expected == expected
+        })
+    }
+}
+
 /// [`judge`] with the recorded body already parsed (`expected` must be `ExpectedBody::of(ex)`).
 pub fn judge_prepared(
     index: &ModelIndex<'_>,
@@ -205,6 +260,19 @@ pub fn judge_prepared(
     expected: &ExpectedBody,
     obs: &Observed,
     opts: &DiffOptions,
+) -> Verdict {
+    judge_with_cache(index, source, ex, expected, obs, opts, None)
+}
+
+/// [`judge_prepared`], reusing and filling `cache` (see [`DiffCache`]).
+pub fn judge_with_cache(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    opts: &DiffOptions,
+    mut cache: Option<&mut DiffCache>,
 ) -> Verdict {
     let route = attribute_route(index, source, ex, obs);
     let expected_body_bytes = &expected.bytes;
@@ -310,6 +378,26 @@ pub fn judge_prepared(
                 score_bp: 10_000,
             };
         }
+        // The bytes that fix the recorded tree: as recorded, or as transformed.
+        let tree_bytes: Option<std::borrow::Cow<'_, [u8]>> = match (&cache, expected_body) {
+            (Some(_), Body::Json(_)) if untransformed => {
+                Some(std::borrow::Cow::Borrowed(expected_body_bytes.as_slice()))
+            }
+            (Some(_), Body::Json(e)) => serde_json::to_vec(e).ok().map(std::borrow::Cow::Owned),
+            _ => None,
+        };
+        let cache_key = match (&mut cache, tree_bytes) {
+            (Some(c), Some(bytes)) => {
+                let key = DiffCache::key(&bytes, obs);
+                if let Some(hit) = c.get(key, &bytes, obs) {
+                    divergences.extend(hit.divergences.iter().cloned());
+                    compared += hit.compared;
+                    return finish(route, divergences, compared);
+                }
+                Some((key, bytes))
+            }
+            _ => None,
+        };
         let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
         let template = if obs.replay.is_some() {
             // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
@@ -332,6 +420,7 @@ pub fn judge_prepared(
                 .filter_map(|(k, v)| v.first().map(|v| (k.to_ascii_lowercase(), v.clone())))
                 .collect(),
         );
+        let before = (divergences.len(), compared);
         diff_bodies(
             template,
             expected_body,
@@ -340,7 +429,27 @@ pub fn judge_prepared(
             &mut divergences,
             &mut compared,
         );
+        if let (Some(c), Some((key, bytes))) = (cache, cache_key)
+            && divergences.len() > before.0
+            && !template.is_some_and(has_echo_hole)
+            && matches!(actual_body, Body::Json(_))
+        {
+            c.entries.entry(key).or_default().push(CachedDiff {
+                expected: bytes.into_owned(),
+                actual: obs.body.clone(),
+                route: obs.route.clone(),
+                status: obs.status,
+                exact: obs.replay.is_some(),
+                divergences: divergences[before.0..].to_vec(),
+                compared: compared - before.1,
+            });
+        }
     }
+    finish(route, divergences, compared)
+}
+
+/// The verdict of an exchange from its divergences and compared positions.
+fn finish(route: String, divergences: Vec<Divergence>, compared: u64) -> Verdict {
     let score_bp = if divergences.is_empty() {
         10_000
     } else {
@@ -486,6 +595,19 @@ fn refusal(
         expected: json!({"status": ex.response.status}),
         actual: actual_summary,
     })
+}
+
+/// True when a template has an echo hole anywhere (its diff then depends on the request).
+fn has_echo_hole(node: &Node) -> bool {
+    match node {
+        Node::Hole(h) => matches!(h.source, wraith_model::HoleKind::Echo { .. }),
+        Node::Const { .. } => false,
+        Node::Object { fields } => fields.iter().any(|f| has_echo_hole(&f.value)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(has_echo_hole),
+        Node::Array(wraith_model::ArrayNode::List {
+            representatives, ..
+        }) => representatives.iter().any(has_echo_hole),
+    }
 }
 
 /// A leaked template placeholder in the answer's text, if any.

@@ -29,8 +29,8 @@ pub mod run;
 
 pub use diff::{Category, Divergence};
 pub use judge::{
-    DiffOptions, ExpectedBody, Observed, OutboundHook, ReplayClaim, judge, judge_prepared,
-    parse_provenance, parse_replay_header,
+    DiffCache, DiffOptions, ExpectedBody, Observed, OutboundHook, ReplayClaim, judge,
+    judge_prepared, judge_with_cache, parse_provenance, parse_replay_header,
 };
 pub use report::{Report, Thresholds};
 pub use run::{

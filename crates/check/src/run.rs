@@ -9,7 +9,9 @@ use wraith_engine::{Engine, Request};
 use wraith_model::Model;
 use wraith_recording::{Exchange, RecordedSession};
 
-use crate::judge::{DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, judge_prepared};
+use crate::judge::{
+    DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, judge_with_cache,
+};
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
 /// Something that answers requests in named namespaces.
@@ -169,6 +171,7 @@ pub fn replay_prepared(
     progress: &mut dyn FnMut(),
 ) -> Result<Report, TwinCallError> {
     let index = ModelIndex::new(run.model);
+    let mut cache = DiffCache::default();
     let mut b = ReportBuilder::new(run.thresholds);
     for (si, s) in run.sessions.iter().enumerate() {
         let sid = &s.manifest.session_id;
@@ -203,7 +206,15 @@ pub fn replay_prepared(
                     &parsed_here
                 }
             };
-            let verdict = judge_prepared(&index, &source, ex, expected, &obs, &run.diff);
+            let verdict = judge_with_cache(
+                &index,
+                &source,
+                ex,
+                expected,
+                &obs,
+                &run.diff,
+                Some(&mut cache),
+            );
             b.add(
                 ExchangeFacts {
                     session: sid,

@@ -77,3 +77,198 @@ fn dump_report() {
     )
     .expect("write");
 }
+
+/// Every exchange of a few Mastodon sessions judged twice through one diff cache (the second
+/// time from the cache whenever the first kept its diff) and once without: the verdicts agree,
+/// in sample and held out (where templates, echo holes included, are in play).
+#[test]
+fn reused_body_diffs_equal_fresh_ones() {
+    let base = "http://localhost:3000";
+    // Status sessions: their answers diverge in sample (timelines, deletes) and held out.
+    let sessions: Vec<_> = har_sessions("mastodon", base, None)
+        .into_iter()
+        .filter(|s| s.manifest.session_id.starts_with("test_status"))
+        .take(30)
+        .collect();
+    let (train, held) = wraith_check::holdout_split(&sessions, 3);
+    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+    let all: Vec<_> = sessions.iter().collect();
+    let full_model = synth(&sessions, "mastodon", base);
+    let held_model = synth(&train_owned, "mastodon", base);
+    let mut kept = Vec::new();
+    for (model, set) in [(&full_model, &all), (&held_model, &held)] {
+        let engine = engine(model);
+        let index = wraith_check::judge::ModelIndex::new(model);
+        let mut cache = wraith_check::DiffCache::default();
+        let opts = wraith_check::DiffOptions::default();
+        let mut tw = wraith_check::InMemoryTwin::new(&engine);
+        let mut judged = 0;
+        for s in set.iter() {
+            let ns = format!("cache-{}", s.manifest.session_id);
+            for ex in &s.exchanges {
+                let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
+                    .expect("in-memory answer");
+                let source = format!(
+                    "{}/{}",
+                    s.manifest.session_id, ex.correlation.exchange_index
+                );
+                let expected = wraith_check::ExpectedBody::of(ex);
+                let fresh =
+                    wraith_check::judge_prepared(&index, &source, ex, &expected, &obs, &opts);
+                for _ in 0..2 {
+                    let v = wraith_check::judge_with_cache(
+                        &index,
+                        &source,
+                        ex,
+                        &expected,
+                        &obs,
+                        &opts,
+                        Some(&mut cache),
+                    );
+                    assert_eq!(v.divergences, fresh.divergences, "{source}");
+                    assert_eq!(v.score_bp, fresh.score_bp, "{source}");
+                    assert_eq!(v.route, fresh.route, "{source}");
+                }
+                judged += 1;
+            }
+        }
+        assert!(judged > 0);
+        kept.push(cache.len());
+    }
+    // Both sets keep diffs, so the held-out templates go through the cache too.
+    assert!(kept.iter().all(|&n| n > 0), "kept {kept:?}");
+}
+
+/// Object keys from the template root to every echo hole that copies a request body value, with
+/// the hole's JSON pointer into the request body.
+fn echo_body_holes(
+    node: &wraith_model::Node,
+    at: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    use wraith_model::{EchoSource, HoleKind, Node};
+    match node {
+        Node::Hole(h) => {
+            if let HoleKind::Echo {
+                from: EchoSource::Body { pointer },
+            } = &h.source
+            {
+                out.push((at.clone(), pointer.clone()));
+            }
+        }
+        Node::Object { fields } => {
+            for f in fields {
+                at.push(f.key.clone());
+                echo_body_holes(&f.value, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A diff found under a template with an echo hole depends on the request, so it is never
+/// reused for another request: an answer that fails to echo one request's value and then echoes
+/// the next request's value exactly is judged on its own both times.
+#[test]
+fn a_diff_under_an_echo_template_is_not_reused_for_another_request() {
+    let sessions = demo_sessions();
+    let model = synth(&sessions, "wraith-demo", "http://127.0.0.1:18080");
+    let index = wraith_check::judge::ModelIndex::new(&model);
+    let opts = wraith_check::DiffOptions::default();
+    let probe = serde_json::Value::String("cache-probe-value".into());
+    let mut probed = 0;
+    for s in &sessions {
+        for ex in &s.exchanges {
+            let source = format!(
+                "{}/{}",
+                s.manifest.session_id, ex.correlation.exchange_index
+            );
+            let Some(route) = index.route_of_source(&source) else {
+                continue;
+            };
+            let Ok(request) = serde_json::from_slice::<serde_json::Value>(&ex.request.body) else {
+                continue;
+            };
+            let Ok(recorded) = serde_json::from_slice::<serde_json::Value>(&ex.response_body())
+            else {
+                continue;
+            };
+            for v in route
+                .variants
+                .iter()
+                .filter(|v| v.status == ex.response.status)
+            {
+                let wraith_model::BodyTemplate::Json { root } = &v.body else {
+                    continue;
+                };
+                let mut holes = Vec::new();
+                echo_body_holes(root, &mut Vec::new(), &mut holes);
+                for (keys, pointer) in holes {
+                    let at = format!("/{}", keys.join("/"));
+                    if keys.iter().any(|k| k.contains(['/', '~']))
+                        || recorded.pointer(&at).is_none()
+                        || request.pointer(&pointer).is_none()
+                    {
+                        continue;
+                    }
+                    // The answer carries the probe where the request's value belongs.
+                    let mut answer = recorded.clone();
+                    *answer.pointer_mut(&at).expect("present") = probe.clone();
+                    let obs = wraith_check::Observed {
+                        status: ex.response.status,
+                        headers: vec![(
+                            "content-type".into(),
+                            ex.response_header("content-type")
+                                .unwrap_or("application/json")
+                                .into(),
+                        )],
+                        body: serde_json::to_vec(&answer).expect("json"),
+                        provenance: Some(wraith_engine::Provenance::Template),
+                        route: Some(format!("{} {}", route.method, route.path)),
+                        replay: None,
+                    };
+                    // The next request sends the probe itself.
+                    let mut next = ex.clone();
+                    let mut body = request.clone();
+                    *body.pointer_mut(&pointer).expect("present") = probe.clone();
+                    next.request.body = serde_json::to_vec(&body).expect("json");
+                    let mut cache = wraith_check::DiffCache::default();
+                    let expected = wraith_check::ExpectedBody::of(ex);
+                    let first = wraith_check::judge_with_cache(
+                        &index,
+                        &source,
+                        ex,
+                        &expected,
+                        &obs,
+                        &opts,
+                        Some(&mut cache),
+                    );
+                    let second = wraith_check::judge_with_cache(
+                        &index,
+                        &source,
+                        &next,
+                        &expected,
+                        &obs,
+                        &opts,
+                        Some(&mut cache),
+                    );
+                    let fresh = wraith_check::judge_prepared(
+                        &index, &source, &next, &expected, &obs, &opts,
+                    );
+                    assert_eq!(second.divergences, fresh.divergences, "{source} {at}");
+                    let path = format!("body.{}", keys.join("."));
+                    if first.divergences.iter().any(|d| d.path == path) {
+                        assert!(
+                            !second.divergences.iter().any(|d| d.path == path),
+                            "{source} {at}: {:?}",
+                            second.divergences
+                        );
+                        probed += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(probed > 0, "no echo hole to probe in the demo twin");
+}
