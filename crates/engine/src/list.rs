@@ -162,6 +162,7 @@ pub(crate) fn merge_into_moment(
     params: &[(String, String)],
     query: &[(String, String)],
     base: Option<&ListBase>,
+    run: Option<&str>,
 ) -> bool {
     let Some(store) = ns.type_store(ty) else {
         return false;
@@ -181,7 +182,18 @@ pub(crate) fn merge_into_moment(
         keep
     });
     for item in items.iter_mut() {
-        if let Some(k) = item.get(pk).and_then(scalar_key) {
+        if let Some(mut k) = item.get(pk).and_then(scalar_key) {
+            // The recorded run's own record of a create this session made (answered from
+            // another run) stands for the session's record.
+            if let Some(run) = run
+                && let Some(mine) =
+                    ns.counterparts
+                        .get(&(ty.to_string(), run.to_string(), k.clone()))
+                && store.live.contains_key(mine)
+                && !present.contains(mine)
+            {
+                k = mine.clone();
+            }
             if let Some(e) = store.live.get(&k)
                 && *e.value != *item
             {

@@ -145,6 +145,10 @@ pub(crate) struct Namespace {
     /// the answers it was served (`None` before its first replayed write). A preference, not
     /// a constraint: later requests that only another run recorded overrule it.
     pub answer_runs: Option<BTreeSet<String>>,
+    /// `(entity type, recorded run, key that run's create answered)` → the key this session's
+    /// same create was answered with (from another run): a page served from that run shows
+    /// this session's record in its counterpart's place.
+    pub counterparts: BTreeMap<(String, String, String), String>,
     pub requests: u64,
     pub entities_seeded: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
@@ -166,6 +170,7 @@ impl Namespace {
             axis: HashMap::new(),
             replay_sessions: None,
             answer_runs: None,
+            counterparts: BTreeMap::new(),
             requests: 0,
             entities_seeded: 0,
             outbound: crate::outbound::SessionValues::default(),

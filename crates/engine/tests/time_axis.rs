@@ -256,3 +256,17 @@ fn a_flag_query_only_another_run_recorded_keeps_the_sessions_write_in_the_list()
     )));
     assert!(listed.contains(&"1001".to_string()), "{listed:?}");
 }
+
+#[test]
+fn a_list_from_another_run_shows_the_sessions_record_in_place_of_that_runs_own_create() {
+    // Run a recorded only the POST; run b recorded the same POST (minting 2) and then the
+    // list holding it. The session's create was answered from run a (1): in run b's list, b's
+    // own create stands for it, so the list holds the session's list once and not b's.
+    let e = lists_engine(
+        &[("a", "1"), ("b", "2")],
+        &[("b", json!([{"id": "2", "title": "t"}]))],
+    );
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    assert_eq!(body(&created)["id"], json!("1"));
+    assert_eq!(ids(&body(&get(&e, Some("s"), "/v1/lists"))), vec!["1"]);
+}
