@@ -233,7 +233,8 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         // Verbatim: the value is an opaque, case-sensitive key. UTF-8 is allowed; bytes that are
         // not UTF-8 cannot be a key we can report back, so they are refused rather than mangled.
         Some(v) => match std::str::from_utf8(v.as_bytes()) {
-            Ok(s) => Some(s.to_string()),
+            // Borrowed from the request head, which outlives the engine call.
+            Ok(s) => Some(s),
             Err(_) => {
                 return json_response(
                     StatusCode::BAD_REQUEST,
@@ -275,15 +276,15 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     let decided = layers
         .simulation
         .as_deref()
-        .map(|sim| effects::decide(sim, engine, &request, session.as_deref()));
+        .map(|sim| effects::decide(sim, engine, &request, session));
     let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let (r, fault) = match &decided {
-            None => (engine.handle(session.as_deref(), &request), None),
-            Some(d) => effects::answer(engine, &request, session.as_deref(), d),
+            None => (engine.handle(session, &request), None),
+            Some(d) => effects::answer(engine, &request, session, d),
         };
         (r, fault)
     }));
-    let (r, fault) = match answered {
+    let (mut r, fault) = match answered {
         Ok(x) => x,
         Err(_) => {
             tracing::error!(method = %request.method, path = %request.path, "the engine panicked");
@@ -314,13 +315,14 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     let out = resp.headers_mut();
     // Sized once: growing the map header by header showed up in the serve profile.
     out.reserve(r.headers.len() + 7);
-    for (name, value) in &r.headers {
-        if is_managed_header(name) {
+    // The engine's header values move into the response (no copy per header).
+    for (name, value) in std::mem::take(&mut r.headers) {
+        if is_managed_header(&name) {
             continue;
         }
         match (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
+            HeaderValue::from_maybe_shared(Bytes::from(value)),
         ) {
             (Ok(n), Ok(v)) => {
                 out.append(n, v);
