@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use wraith_engine::Provenance;
-use wraith_model::{BodyTemplate, Model, Node, Route};
+use wraith_model::{BodyTemplate, EchoSource, Model, Node, Route};
 use wraith_recording::Exchange;
 
 use crate::diff::{BodyDiff, Category, Divergence, EchoContext, fit, json_eq, leaked_placeholder};
@@ -198,20 +198,24 @@ pub fn judge(
 }
 
 /// Body diffs already computed in a run, reused when the same recorded body is answered with the
-/// same bytes under the same matched route, status and exactness claim (a twin answering a
+/// same bytes under the same matched route, status and exactness claim, for a request carrying
+/// the same values for every echo hole the answer could be judged under (a twin answering a
 /// recorded list the same way in every session). The body diff is a function of the template
-/// (picked from the route, status and answer), the two trees (fixed by their bytes) and, only
-/// through echo holes, the request: a diff whose template has an echo hole is never kept, so a
-/// reused diff is exactly the one the walk would produce. Only diffs that found a divergence are
-/// kept (a passing answer is usually caught by the byte comparison before any walk).
+/// (picked among the matched route's variants of the answered status, from the answer), the two
+/// trees (fixed by their bytes) and, only through echo holes, the request: so a reused diff is
+/// exactly the one the walk would produce. Only diffs that found a divergence are kept (a
+/// passing answer is usually caught by the byte comparison before any walk).
 #[derive(Debug, Default)]
 pub struct DiffCache {
     entries: HashMap<u64, Vec<CachedDiff>>,
+    /// Echo sources of every JSON template of a route's variants, by `(route, status)`.
+    sources: HashMap<(String, u16), Vec<EchoSource>>,
 }
 
 #[derive(Debug)]
 struct CachedDiff {
     expected: Vec<u8>,
+    echoed: Vec<Option<Value>>,
     actual: Vec<u8>,
     route: Option<String>,
     status: u16,
@@ -230,7 +234,30 @@ impl DiffCache {
         self.entries.is_empty()
     }
 
-    fn key(expected: &[u8], obs: &Observed) -> u64 {
+    /// The echo sources of every template [`pick_template`] can choose for `obs`.
+    fn echo_sources(&mut self, index: &ModelIndex<'_>, obs: &Observed) -> &[EchoSource] {
+        let Some(name) = obs.route.as_deref() else {
+            return &[];
+        };
+        self.sources
+            .entry((name.to_string(), obs.status))
+            .or_insert_with(|| {
+                let mut out = Vec::new();
+                for v in index
+                    .route(name)
+                    .into_iter()
+                    .flat_map(|r| r.variants.iter())
+                    .filter(|v| v.status == obs.status)
+                {
+                    if let BodyTemplate::Json { root } = &v.body {
+                        echo_sources(root, &mut out);
+                    }
+                }
+                out
+            })
+    }
+
+    fn key(expected: &[u8], obs: &Observed, echoed: &[Option<Value>]) -> u64 {
         use std::hash::{Hash, Hasher};
         /// Length and both ends of a body: bodies are compared in full on a hit, so the key
         /// only has to spread them, and hashing whole large bodies would cost a walk's worth.
@@ -246,12 +273,20 @@ impl DiffCache {
         obs.route.hash(&mut h);
         obs.status.hash(&mut h);
         obs.replay.is_some().hash(&mut h);
+        echoed.len().hash(&mut h);
         h.finish()
     }
 
-    fn get(&self, key: u64, expected: &[u8], obs: &Observed) -> Option<&CachedDiff> {
+    fn get(
+        &self,
+        key: u64,
+        expected: &[u8],
+        obs: &Observed,
+        echoed: &[Option<Value>],
+    ) -> Option<&CachedDiff> {
         self.entries.get(&key)?.iter().find(|c| {
             c.status == obs.status
+                && c.echoed == echoed
                 && c.exact == obs.replay.is_some()
                 && c.route == obs.route
                 && c.actual == obs.body
@@ -394,25 +429,6 @@ pub fn judge_with_cache(
             (Some(_), Body::Json(e)) => serde_json::to_vec(e).ok().map(std::borrow::Cow::Owned),
             _ => None,
         };
-        let cache_key = match (&mut cache, tree_bytes) {
-            (Some(c), Some(bytes)) => {
-                let key = DiffCache::key(&bytes, obs);
-                if let Some(hit) = c.get(key, &bytes, obs) {
-                    divergences.extend(hit.divergences.iter().cloned());
-                    compared += hit.compared;
-                    return finish(route, divergences, compared);
-                }
-                Some((key, bytes))
-            }
-            _ => None,
-        };
-        let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
-        let template = if obs.replay.is_some() {
-            // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
-            None
-        } else {
-            pick_template(index, obs, &actual_body)
-        };
         let echo = EchoContext::new(
             obs.route
                 .as_deref()
@@ -428,6 +444,34 @@ pub fn judge_with_cache(
                 .filter_map(|(k, v)| v.first().map(|v| (k.to_ascii_lowercase(), v.clone())))
                 .collect(),
         );
+        let cache_key = match (&mut cache, tree_bytes) {
+            (Some(c), Some(bytes)) => {
+                // The request values every template the answer can be judged under may echo.
+                let echoed: Vec<Option<Value>> = if obs.replay.is_some() {
+                    Vec::new()
+                } else {
+                    c.echo_sources(index, obs)
+                        .iter()
+                        .map(|from| echo.value(from))
+                        .collect()
+                };
+                let key = DiffCache::key(&bytes, obs, &echoed);
+                if let Some(hit) = c.get(key, &bytes, obs, &echoed) {
+                    divergences.extend(hit.divergences.iter().cloned());
+                    compared += hit.compared;
+                    return finish(route, divergences, compared);
+                }
+                Some((key, bytes, echoed))
+            }
+            _ => None,
+        };
+        let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
+        let template = if obs.replay.is_some() {
+            // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
+            None
+        } else {
+            pick_template(index, obs, &actual_body)
+        };
         let before = (divergences.len(), compared);
         diff_bodies(
             template,
@@ -437,13 +481,13 @@ pub fn judge_with_cache(
             &mut divergences,
             &mut compared,
         );
-        if let (Some(c), Some((key, bytes))) = (cache, cache_key)
+        if let (Some(c), Some((key, bytes, echoed))) = (cache, cache_key)
             && divergences.len() > before.0
-            && !template.is_some_and(has_echo_hole)
             && matches!(actual_body, Body::Json(_))
         {
             c.entries.entry(key).or_default().push(CachedDiff {
                 expected: bytes.into_owned(),
+                echoed,
                 actual: obs.body.clone(),
                 route: obs.route.clone(),
                 status: obs.status,
@@ -605,16 +649,22 @@ fn refusal(
     })
 }
 
-/// True when a template has an echo hole anywhere (its diff then depends on the request).
-fn has_echo_hole(node: &Node) -> bool {
+/// Every echo hole's source in a template (the only way a body diff reads the request).
+fn echo_sources(node: &Node, out: &mut Vec<EchoSource>) {
     match node {
-        Node::Hole(h) => matches!(h.source, wraith_model::HoleKind::Echo { .. }),
-        Node::Const { .. } => false,
-        Node::Object { fields } => fields.iter().any(|f| has_echo_hole(&f.value)),
-        Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(has_echo_hole),
+        Node::Hole(h) => {
+            if let wraith_model::HoleKind::Echo { from } = &h.source {
+                out.push(from.clone());
+            }
+        }
+        Node::Const { .. } => {}
+        Node::Object { fields } => fields.iter().for_each(|f| echo_sources(&f.value, out)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => {
+            items.iter().for_each(|n| echo_sources(n, out))
+        }
         Node::Array(wraith_model::ArrayNode::List {
             representatives, ..
-        }) => representatives.iter().any(has_echo_hole),
+        }) => representatives.iter().for_each(|n| echo_sources(n, out)),
     }
 }
 

@@ -167,11 +167,11 @@ fn echo_body_holes(
     }
 }
 
-/// A diff found under a template with an echo hole depends on the request, so it is never
-/// reused for another request: an answer that fails to echo one request's value and then echoes
-/// the next request's value exactly is judged on its own both times.
+/// A body diff under a template with an echo hole depends on the request, so it is reused only
+/// for a request carrying the same echoed values: an answer that fails to echo one request's
+/// value and then echoes the next request's value exactly is judged on its own both times.
 #[test]
-fn a_diff_under_an_echo_template_is_not_reused_for_another_request() {
+fn a_diff_is_not_reused_for_a_request_with_other_echoed_values() {
     let sessions = demo_sessions();
     let model = synth(&sessions, "wraith-demo", "http://127.0.0.1:18080");
     let index = wraith_check::judge::ModelIndex::new(&model);
