@@ -21,7 +21,8 @@ mod evidence;
 mod headers;
 mod pii;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
 
 use regex::Regex;
@@ -188,7 +189,11 @@ impl Origins {
 /// Values one session supplied or was minted, kept so later responses echo them verbatim.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SessionValues {
-    values: BTreeSet<String>,
+    /// Hashed, not ordered: only membership is ever asked, on every string leaf of every
+    /// answer, and a session's ids share long prefixes that made each ordered lookup a dozen
+    /// string comparisons. A fixed-key hasher: the engine reads no OS randomness, and the set
+    /// is never iterated, so no output depends on its order.
+    values: HashSet<String, BuildHasherDefault<DefaultHasher>>,
     /// The body fields of this session's latest successful create per route:
     /// (`METHOD /template`, field pointer) → value. Session-bound reads repeat them.
     created: BTreeMap<(String, String), Value>,
