@@ -149,11 +149,9 @@ fn bench_engine() -> Engine {
             principal: None,
             status: 200,
             headers: vec![("content-type".to_string(), "application/json".to_string())],
-            body: RecordedBody::Json {
-                value: json!({"id": "cus_1", "object": "customer", "name": "Alice",
-                    "email": "alice@example.com", "created": 1_700_000_000,
-                    "address": {"city": "Paris", "line1": "1 rue de Rivoli"}}),
-            },
+            body: RecordedBody::json(json!({"id": "cus_1", "object": "customer", "name": "Alice",
+                "email": "alice@example.com", "created": 1_700_000_000,
+                "address": {"city": "Paris", "line1": "1 rue de Rivoli"}})),
         }],
         session_bound: Vec::new(),
     });

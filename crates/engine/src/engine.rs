@@ -8,7 +8,8 @@ use bytes::Bytes;
 use parking_lot::RwLock;
 use serde_json::{Value, json};
 use wraith_model::{
-    Guard, MODEL_SCHEMA_VERSION, Model, Moment, Node, RecordedBody, Route, StateOp, Variant,
+    Guard, JsonText, MODEL_SCHEMA_VERSION, Model, Moment, Node, RecordedBody, Route, StateOp,
+    Variant,
 };
 
 use crate::api::*;
@@ -55,6 +56,9 @@ pub struct Engine {
     twin_age_text: String,
     /// Finished body bytes of recorded moments ([`replay_cache`]).
     replay_cache: replay_cache::ReplayCache,
+    /// Per exact-replay moment: whether it can be served as its recorded text unparsed.
+    /// Depends on the outbound policy, so it is rebuilt when the policy changes.
+    verdicts: crate::raw_moment::Verdicts,
 }
 
 // The server shares one engine across its worker threads.
@@ -93,7 +97,45 @@ enum AxisPick {
 pub(crate) enum OutBody {
     Empty,
     Json(Value),
+    /// A recorded moment's canonical JSON text that the outbound body passes leave unchanged
+    /// ([`crate::raw_moment`]): served as these bytes unless a later step needs the tree, which
+    /// [`OutBody::materialize`] parses. Only [`Engine::moment_out`] makes one.
+    Raw(RawJson),
     Bytes(Bytes),
+}
+
+/// See [`OutBody::Raw`].
+pub(crate) struct RawJson {
+    pub text: Bytes,
+    /// The text names the recorded upstream origin, so the self-URL rewrite may apply.
+    pub mentions_upstream: bool,
+}
+
+impl OutBody {
+    /// Turn a [`OutBody::Raw`] into the parsed [`OutBody::Json`] it stands for, before a step
+    /// that reads or rewrites the tree. Other bodies are left alone.
+    pub(crate) fn materialize(&mut self) {
+        if let OutBody::Raw(raw) = self {
+            *self = match serde_json::from_slice::<Value>(&raw.text) {
+                Ok(v) => OutBody::Json(v),
+                // The model's text was valid JSON; only a nesting past the parser's limit
+                // lands here, and then the bytes are served as they are.
+                Err(_) => OutBody::Bytes(raw.text.clone()),
+            };
+        }
+    }
+
+    /// The JSON tree of the body, parsed on the spot for a [`OutBody::Raw`]; `None` when the
+    /// body is not JSON.
+    pub(crate) fn json(&self) -> Option<std::borrow::Cow<'_, Value>> {
+        match self {
+            OutBody::Json(v) => Some(std::borrow::Cow::Borrowed(v)),
+            OutBody::Raw(raw) => serde_json::from_slice::<Value>(&raw.text)
+                .ok()
+                .map(std::borrow::Cow::Owned),
+            OutBody::Empty | OutBody::Bytes(_) => None,
+        }
+    }
 }
 
 /// A response before serialization.
@@ -223,9 +265,11 @@ impl Engine {
         let upstream_origin = util::origin_of(&model.base_url);
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = outbound::build_evidence(&model);
+        let verdicts = crate::raw_moment::Verdicts::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
             replay_cache: replay_cache::ReplayCache::default(),
+            verdicts,
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -263,6 +307,8 @@ impl Engine {
     pub fn set_outbound_policy(&mut self, policy: OutboundPolicy) -> Result<(), OutboundError> {
         self.outbound = outbound::Compiled::new(policy)?;
         self.replay_cache_clear();
+        // Which moments the body passes leave unchanged was decided under the old policy.
+        self.verdicts = crate::raw_moment::Verdicts::new(&self.model);
         Ok(())
     }
 
@@ -640,6 +686,8 @@ impl Engine {
         out: &mut Out,
         probe: Option<&outbound::SessionProbe>,
     ) {
+        // A `Raw` body is one these passes were found to leave unchanged (whatever the
+        // session's exemptions): nothing to do, and nothing minted to remember.
         let OutBody::Json(body) = &mut out.body else {
             return;
         };
@@ -896,9 +944,16 @@ impl Engine {
             // singleton from now on.
             let out = self.dispatch_recorded(ns, call);
             if (200..300).contains(&out.status)
-                && let OutBody::Json(body @ Value::Object(_)) = &out.body
+                && let Some(body) = out.body.json()
+                && body.is_object()
             {
-                ns.put(&ty, &key, body.clone(), Origin::Synthesized, Some(parents));
+                ns.put(
+                    &ty,
+                    &key,
+                    body.into_owned(),
+                    Origin::Synthesized,
+                    Some(parents),
+                );
             }
             return Some(out);
         }
@@ -1402,8 +1457,8 @@ impl Engine {
             }
             AxisPick::Past => candidates.len() - 1,
         };
-        let moment = candidates[idx].1;
-        let mut out = self.moment_out(ns, call, moment);
+        let (mi, moment) = candidates[idx];
+        let mut out = self.moment_out(ns, call, ei, mi);
         // A claim only when this is provably the request's own moment.
         out.replay = if within && certain {
             Some(ReplayClass::SeriesMoment)
@@ -1411,6 +1466,9 @@ impl Engine {
             None
         };
         // Positions the model proved session-authored carry this session's own values.
+        if out.replay.is_some() && !entry.session_bound.is_empty() {
+            out.body.materialize();
+        }
         if out.replay.is_some()
             && !entry.session_bound.is_empty()
             && let OutBody::Json(body) = &mut out.body
@@ -1431,6 +1489,9 @@ impl Engine {
             if bound {
                 out.replay = Some(ReplayClass::SessionBoundMoment);
             }
+        }
+        if merge_list.is_some() && route.list.is_some() {
+            out.body.materialize();
         }
         if let Some(ty) = merge_list
             && let (Some(shape), OutBody::Json(body)) = (&route.list, &mut out.body)
@@ -1471,10 +1532,10 @@ impl Engine {
             return;
         };
         let pk = self.pk_of(ty);
-        let OutBody::Json(body) = &out.body else {
+        let Some(body) = out.body.json() else {
             return;
         };
-        let Some(mine) = entity_key(body, &pk) else {
+        let Some(mine) = entity_key(&body, &pk) else {
             return;
         };
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
@@ -1483,7 +1544,8 @@ impl Engine {
             let n = seen.entry(run).or_insert(0);
             if *n == position
                 && let RecordedBody::Json { value } = &m.body
-                && let Some(theirs) = entity_key(value, &pk)
+                && let Ok(value) = value.parse()
+                && let Some(theirs) = entity_key(&value, &pk)
                 && theirs != mine
             {
                 ns.counterparts
@@ -1493,9 +1555,12 @@ impl Engine {
         }
     }
 
-    /// The response of a recorded moment, verbatim (bar framing headers and a fresh `Date`).
-    fn moment_out(&self, ns: &mut Namespace, call: &Call<'_>, moment: &Moment) -> Out {
+    /// The response of recorded moment `mi` of exact entry `ei` of the matched route,
+    /// verbatim (bar framing headers and a fresh `Date`). A JSON body the outbound passes leave
+    /// unchanged stays unparsed ([`OutBody::Raw`]).
+    fn moment_out(&self, ns: &mut Namespace, call: &Call<'_>, ei: usize, mi: usize) -> Out {
         let route = &self.model.routes[call.m.route];
+        let moment = &route.exact[ei].moments[mi];
         let mut headers: Vec<(String, String)> = moment
             .headers
             .iter()
@@ -1518,7 +1583,7 @@ impl Engine {
         }
         let body = match &moment.body {
             RecordedBody::Empty => OutBody::Empty,
-            RecordedBody::Json { value } => OutBody::Json(value.clone()),
+            RecordedBody::Json { value } => self.recorded_json((call.m.route, ei, mi), value),
             RecordedBody::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
             RecordedBody::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
         };
@@ -1542,6 +1607,56 @@ impl Engine {
         }
     }
 
+    /// A recorded JSON body as an answer: its text unparsed when the moment's verdict allows,
+    /// else the parsed tree for the outbound passes to work on.
+    fn recorded_json(&self, at: (usize, usize, usize), text: &JsonText) -> OutBody {
+        let verdict = self.verdicts.get(at, || self.moment_verdict(at.0, text));
+        match verdict {
+            Some(v) if v.verbatim => OutBody::Raw(RawJson {
+                text: Bytes::copy_from_slice(text.as_str().as_bytes()),
+                mentions_upstream: v.mentions_upstream,
+            }),
+            _ => match text.parse() {
+                Ok(v) => OutBody::Json(v),
+                Err(_) => OutBody::Bytes(Bytes::copy_from_slice(text.as_str().as_bytes())),
+            },
+        }
+    }
+
+    /// Decide once whether a moment of route `r` with body `text` can be served verbatim:
+    /// the text must be exactly what the parsed path would serialize (canonical), and the
+    /// outbound body passes must change nothing in it with no exemptions (exemptions only
+    /// remove rewrites, so then they change nothing for any session either).
+    pub(crate) fn moment_verdict(&self, r: usize, text: &JsonText) -> crate::raw_moment::Verdict {
+        let mentions_upstream = self
+            .upstream_origin
+            .as_deref()
+            .is_some_and(|o| crate::raw_moment::contains_ignore_ascii_case(text.as_str(), o));
+        let verbatim = match text.parse() {
+            Ok(mut tree) => {
+                sort_keys(&mut tree);
+                let canonical = serde_json::to_string(&tree).is_ok_and(|t| t == text.as_str());
+                canonical && {
+                    let origins = Origins::default();
+                    let ctx = outbound::BodyCtx {
+                        origins: &origins,
+                        session: None,
+                        evidence: self.evidence.get(r),
+                        replace_redacted: self.opts.fidelity != Fidelity::Strict,
+                        seed: self.router.info.get(r).map_or("", |i| i.name.as_str()),
+                        probe: None,
+                    };
+                    !self.outbound.apply_body(&mut tree, &ctx)
+                }
+            }
+            Err(_) => false,
+        };
+        crate::raw_moment::Verdict {
+            verbatim,
+            mentions_upstream,
+        }
+    }
+
     /// A replayed create/update/delete also changes the namespace, so later requests agree.
     fn apply_replayed_effect(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
         let route = &self.model.routes[call.m.route];
@@ -1551,9 +1666,9 @@ impl Engine {
         let pk = self.pk_of(&ty);
         match route.state_op {
             Some(StateOp::Create) => {
-                if let OutBody::Json(body) = &out.body
-                    && let Some(ptr) = entity_pointer(body, &pk)
-                    && let Some(entity) = json_pointer_get(body, &ptr)
+                if let Some(body) = out.body.json()
+                    && let Some(ptr) = entity_pointer(&body, &pk)
+                    && let Some(entity) = json_pointer_get(&body, &ptr)
                     && let Some(key) = entity.get(&pk).and_then(fixtures::scalar_key)
                 {
                     let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
@@ -1564,15 +1679,14 @@ impl Engine {
                 let Some((ty, id)) = self.target(route, &call.m.params) else {
                     return;
                 };
-                let from_body = match &out.body {
-                    OutBody::Json(body) => entity_pointer(body, &pk)
-                        .and_then(|p| json_pointer_get(body, &p))
+                let from_body = out.body.json().and_then(|body| {
+                    entity_pointer(&body, &pk)
+                        .and_then(|p| json_pointer_get(&body, &p))
                         .filter(|e| {
                             e.get(&pk).and_then(fixtures::scalar_key).as_deref() == Some(id)
                         })
-                        .cloned(),
-                    _ => None,
-                };
+                        .cloned()
+                });
                 let entity = from_body.or_else(|| {
                     let mut base = self.base_entity(ns, &ty, id)?;
                     if let Some(patch) = &call.body {
@@ -1636,7 +1750,7 @@ impl Engine {
                 AxisPick::Past => None,
             };
             if let Some(i) = pick {
-                let mut out = self.moment_out(ns, call, candidates[i].1);
+                let mut out = self.moment_out(ns, call, ei, candidates[i].0);
                 out.route = Some(format!("{} {}", route.method, entry.key.path));
                 out.replay = None;
                 return out;
@@ -1646,11 +1760,13 @@ impl Engine {
         let recorded_4xx = route
             .exact
             .iter()
-            .flat_map(|e| e.moments.iter().map(move |m| (e, m)))
-            .filter(|(_, m)| (400..500).contains(&m.status))
-            .min_by_key(|(_, m)| if m.status == 404 { 0 } else { 1 });
-        if let Some((entry, moment)) = recorded_4xx {
-            let mut out = self.moment_out(ns, call, moment);
+            .enumerate()
+            .flat_map(|(ei, e)| e.moments.iter().enumerate().map(move |(mi, m)| (ei, mi, m)))
+            .filter(|(_, _, m)| (400..500).contains(&m.status))
+            .min_by_key(|(_, _, m)| if m.status == 404 { 0 } else { 1 });
+        if let Some((ei, mi, _)) = recorded_4xx {
+            let entry = &route.exact[ei];
+            let mut out = self.moment_out(ns, call, ei, mi);
             out.provenance = Provenance::Miss;
             out.exchange = None;
             out.route = Some(format!("{} {}", route.method, entry.key.path));
@@ -2047,10 +2163,13 @@ impl Engine {
         if let (Some(from), Some(to)) = (&self.upstream_origin, &to)
             && from != to
         {
-            if hit.is_none()
-                && let OutBody::Json(v) = &mut out.body
-            {
-                body_policy |= util::rewrite_origin_json(v, from, to);
+            if hit.is_none() {
+                if matches!(&out.body, OutBody::Raw(raw) if raw.mentions_upstream) {
+                    out.body.materialize();
+                }
+                if let OutBody::Json(v) = &mut out.body {
+                    body_policy |= util::rewrite_origin_json(v, from, to);
+                }
             }
             for (k, v) in out.headers.iter_mut() {
                 // Compared in place: lowercasing a copy of every header name cost an
@@ -2067,7 +2186,7 @@ impl Engine {
         // byte of the claimed body, so it does not qualify a replay claim.
         self.outbound.apply_headers(&mut out.headers);
         body_policy |= out.policy_changed;
-        if matches!(out.body, OutBody::Json(_))
+        if matches!(out.body, OutBody::Json(_) | OutBody::Raw(_))
             && !out
                 .headers
                 .iter()
@@ -2076,7 +2195,8 @@ impl Engine {
             out.headers
                 .push(("content-type".to_string(), "application/json".to_string()));
         }
-        // A replayed JSON moment is served parsed and re-serialized: keys sorted, compact.
+        // A replayed JSON moment is served parsed and re-serialized: keys sorted, compact
+        // (a `Raw` one already is exactly that text).
         if out.replay.is_some()
             && hit.is_none()
             && let OutBody::Json(v) = &mut out.body
@@ -2127,6 +2247,7 @@ impl Engine {
                         Err(_) => Bytes::new(),
                     }
                 }
+                OutBody::Raw(raw) => raw.text.clone(),
                 OutBody::Bytes(b) => b.clone(),
             }
         };

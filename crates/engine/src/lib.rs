@@ -22,7 +22,8 @@
 //!    (`lua/routes.toml`, installed with [`Engine::install_scripts`]) answer from their handler,
 //!    their declared response or a 501;
 //! 7. outbound policy ([`outbound`]: self-URL rewrite, header allowlist, scrub rules,
-//!    placeholders, PII pass; echoes and mints exempt) and serialization. The caller adds the `X-Wraith-*`
+//!    placeholders, PII pass; echoes and mints exempt) and serialization (a replayed JSON
+//!    moment none of this rewrites is served as its recorded canonical text, unparsed). The caller adds the `X-Wraith-*`
 //!    headers with [`Engine::control_headers`].
 //!
 //! Not here: sockets, files, the control plane's HTTP routing (that is `wraith-server`), and the
@@ -37,6 +38,7 @@ mod list;
 mod namespace;
 mod origins;
 pub mod outbound;
+mod raw_moment;
 mod render;
 mod router;
 pub mod sim;

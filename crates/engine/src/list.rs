@@ -36,12 +36,18 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
     let mut seen: HashMap<String, HashSet<String>> = HashMap::new();
     let mut descending_votes = (0u32, 0u32);
     for entry in &route.exact {
-        let Some(items) = entry.moments.iter().rev().find_map(|m| match &m.body {
-            RecordedBody::Json { value } if (200..300).contains(&m.status) => {
-                json_pointer_get(value, &shape.items_pointer).and_then(Value::as_array)
-            }
+        // The newest successful moment with an items array; parsed here, dropped after.
+        let Some(body) = entry.moments.iter().rev().find_map(|m| match &m.body {
+            RecordedBody::Json { value } if (200..300).contains(&m.status) => value
+                .parse()
+                .ok()
+                .filter(|b| json_pointer_get(b, &shape.items_pointer).is_some_and(Value::is_array)),
             _ => None,
         }) else {
+            continue;
+        };
+        let Some(items) = json_pointer_get(&body, &shape.items_pointer).and_then(Value::as_array)
+        else {
             continue;
         };
         let path = crate::util::normalize_path(&entry.key.path).unwrap_or_default();

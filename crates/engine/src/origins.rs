@@ -106,6 +106,18 @@ impl Sources {
                     &mut out,
                 );
             }
+            // Debug output only: parse the unparsed recorded text to map its positions.
+            OutBody::Raw(_) => {
+                if let Some(v) = body.json() {
+                    self.walk(
+                        &v,
+                        &mut String::new(),
+                        &mut String::new(),
+                        self.base,
+                        &mut out,
+                    );
+                }
+            }
         }
         out
     }

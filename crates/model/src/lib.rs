@@ -9,12 +9,14 @@
 //! This crate holds types, canonical JSON and validation only: no IO, no inference, no serving.
 
 pub mod canonical;
+pub mod json_text;
 pub mod load;
 pub mod request_key;
 pub mod template;
 pub mod types;
 
 pub use canonical::{CanonicalError, from_json_str, to_canonical_json};
+pub use json_text::JsonText;
 pub use load::{ModelLoadError, model_from_json_str};
 pub use template::{
     ArrayNode, BodyTemplate, ClockUnit, EchoSource, Field, Hole, HoleKind, IdCharset, IdShape,

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json_text::JsonText;
 use crate::template::{BodyTemplate, IdShape};
 
 /// `model/twin.wir.json`: everything the engine needs to serve a twin.
@@ -315,14 +316,96 @@ pub struct Moment {
     pub body: RecordedBody,
 }
 
-/// A recorded body, held parsed when it is JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A recorded body. JSON is held as its canonical text ([`JsonText`]), not as a parsed tree:
+/// the exact-replay index holds every recorded body, and trees cost about ten times their text.
+/// In the file a JSON body is written inline (`{"kind":"json","value":{...}}`).
+///
+/// `Deserialize` is written by hand: serde's derive for internally tagged enums buffers the
+/// whole variant into its own tree first, which is exactly what [`JsonText`] avoids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RecordedBody {
     Empty,
-    Json { value: Value },
+    Json { value: JsonText },
     Text { text: String },
     Binary { base64: String },
+}
+
+impl RecordedBody {
+    /// A JSON body from a parsed tree (canonicalized; the tree is dropped).
+    pub fn json(value: Value) -> RecordedBody {
+        RecordedBody::Json {
+            value: JsonText::from_value(value),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedBody {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(RecordedBodyVisitor)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RecordedBodyKind {
+    Empty,
+    Json,
+    Text,
+    Binary,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum RecordedBodyField {
+    Kind,
+    Value,
+    Text,
+    Base64,
+    #[serde(other)]
+    Other,
+}
+
+struct RecordedBodyVisitor;
+
+impl<'de> serde::de::Visitor<'de> for RecordedBodyVisitor {
+    type Value = RecordedBody;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a recorded body: {\"kind\": \"empty\"|\"json\"|\"text\"|\"binary\", ...}")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RecordedBody, A::Error> {
+        use serde::de::Error as _;
+        let mut kind = None;
+        let mut value = None;
+        let mut text = None;
+        let mut base64 = None;
+        while let Some(field) = map.next_key::<RecordedBodyField>()? {
+            match field {
+                RecordedBodyField::Kind => kind = Some(map.next_value::<RecordedBodyKind>()?),
+                RecordedBodyField::Value => value = Some(map.next_value::<JsonText>()?),
+                RecordedBodyField::Text => text = Some(map.next_value::<String>()?),
+                RecordedBodyField::Base64 => base64 = Some(map.next_value::<String>()?),
+                RecordedBodyField::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        match kind {
+            None => Err(A::Error::missing_field("kind")),
+            Some(RecordedBodyKind::Empty) => Ok(RecordedBody::Empty),
+            Some(RecordedBodyKind::Json) => Ok(RecordedBody::Json {
+                value: value.ok_or_else(|| A::Error::missing_field("value"))?,
+            }),
+            Some(RecordedBodyKind::Text) => Ok(RecordedBody::Text {
+                text: text.ok_or_else(|| A::Error::missing_field("text"))?,
+            }),
+            Some(RecordedBodyKind::Binary) => Ok(RecordedBody::Binary {
+                base64: base64.ok_or_else(|| A::Error::missing_field("base64"))?,
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -393,5 +476,81 @@ impl Model {
             .iter()
             .map(|r| format!("{} {}", r.method, r.path))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn moment_with(body: RecordedBody) -> Moment {
+        Moment {
+            source: "s1/1".to_string(),
+            principal: None,
+            status: 200,
+            headers: Vec::new(),
+            body,
+        }
+    }
+
+    #[test]
+    fn a_json_body_is_written_inline_and_read_back_as_the_same_text() {
+        let m = moment_with(RecordedBody::json(
+            json!({"z": [1, "a b"], "a": {"y": null, "x": 1.5}}),
+        ));
+        let text = crate::to_canonical_json(&m).unwrap_or_default();
+        assert_eq!(
+            text,
+            "{\"body\":{\"kind\":\"json\",\"value\":{\"a\":{\"x\":1.5,\"y\":null},\"z\":[1,\"a b\"]}},\
+             \"headers\":[],\"source\":\"s1/1\",\"status\":200}\n"
+        );
+        let back: Moment = crate::from_json_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, m);
+        assert_eq!(crate::to_canonical_json(&back).ok(), Some(text));
+    }
+
+    #[test]
+    fn every_body_kind_round_trips_whatever_the_field_order() {
+        for (text, want) in [
+            (r#"{"kind":"empty"}"#, RecordedBody::Empty),
+            (
+                r#"{"value":[1,{"a":2}],"kind":"json"}"#,
+                RecordedBody::json(json!([1, {"a": 2}])),
+            ),
+            (
+                r#"{"kind":"text","text":"hi"}"#,
+                RecordedBody::Text { text: "hi".into() },
+            ),
+            (
+                r#"{"base64":"AAE=","kind":"binary","extra":{"ignored":true}}"#,
+                RecordedBody::Binary {
+                    base64: "AAE=".into(),
+                },
+            ),
+        ] {
+            let got: RecordedBody = crate::from_json_str(text).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_body_without_its_kind_or_payload_is_an_error_naming_the_field() {
+        let err =
+            crate::from_json_str::<RecordedBody>(r#"{"value":1}"#).expect_err("must be refused");
+        assert!(err.to_string().contains("kind"), "{err}");
+        let err = crate::from_json_str::<RecordedBody>(r#"{"kind":"json"}"#)
+            .expect_err("must be refused");
+        assert!(err.to_string().contains("value"), "{err}");
+        let err =
+            crate::from_json_str::<RecordedBody>(r#"{"kind":"xml"}"#).expect_err("must be refused");
+        assert!(err.to_string().contains("xml"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_body_inside_a_model_reports_its_path() {
+        let text = r#"[{"body":{"kind":"json"},"headers":[],"source":"s","status":200}]"#;
+        let err = crate::from_json_str::<Vec<Moment>>(text).expect_err("must be refused");
+        assert!(err.to_string().contains("[0].body"), "{err}");
     }
 }

@@ -63,8 +63,11 @@ pub(crate) fn build(model: &Model) -> Vec<RouteEvidence> {
             let mut ev = RouteEvidence::default();
             for entry in &route.exact {
                 for m in &entry.moments {
-                    if let RecordedBody::Json { value } = &m.body {
-                        walk(value, &mut String::new(), &m.source, &mut ev);
+                    // Parsed one at a time and dropped: the model keeps only the text.
+                    if let RecordedBody::Json { value } = &m.body
+                        && let Ok(value) = value.parse()
+                    {
+                        walk(&value, &mut String::new(), &m.source, &mut ev);
                     }
                 }
             }

@@ -75,7 +75,7 @@ pub fn moment(source: &str, status: u16, body: Value) -> Moment {
         principal: None,
         status,
         headers: vec![("content-type".to_string(), "application/json".to_string())],
-        body: RecordedBody::Json { value: body },
+        body: RecordedBody::json(body),
     }
 }
 

@@ -1,0 +1,173 @@
+//! Serving a recorded JSON moment as its canonical text, without parsing it.
+//!
+//! The model holds recorded JSON bodies as canonical text ([`wraith_model::JsonText`]). Most
+//! replayed answers are that text unchanged: the outbound body passes (scrub rules, `[REDACTED]`
+//! placeholders, the PII pass) find nothing to rewrite in it, it names no upstream URL for the
+//! self-URL rewrite, and no list merge or session-bound substitution applies. Those answers are
+//! served as the text's bytes, which skips a parse and a serialization per request.
+//!
+//! Whether the outbound passes leave a moment unchanged is decided once per moment, on first
+//! serve, and remembered here ([`Verdict`]). It does not depend on the serving session: the
+//! passes exempt positions echoed or minted for the response and values the session supplied,
+//! and exemptions only ever remove rewrites — so a body the passes leave unchanged with no
+//! exemptions is left unchanged under any. Anything else that needs the tree parses it then
+//! ([`crate::engine`]'s `OutBody::materialize`).
+
+use std::sync::OnceLock;
+
+use wraith_model::Model;
+
+/// What serving one moment's text verbatim depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// The text is canonical (parsing and re-serializing with sorted keys gives it back byte for
+    /// byte) and the outbound body passes change nothing in it: the verbatim text is exactly
+    /// what the parsed path would serve.
+    pub verbatim: bool,
+    /// The text contains the recorded upstream origin (ASCII case-insensitive), so the
+    /// self-URL rewrite may change it: it needs the parsed path when the rewrite is active.
+    pub mentions_upstream: bool,
+}
+
+/// One lazily computed [`Verdict`] per exact-replay moment, index-aligned with
+/// `model.routes[r].exact[e].moments[m]`. Memory is a few bytes per moment whether served or
+/// not; nothing of a body is kept.
+#[derive(Debug, Default)]
+pub(crate) struct Verdicts {
+    cells: Vec<Vec<Vec<OnceLock<Verdict>>>>,
+}
+
+impl Verdicts {
+    pub(crate) fn new(model: &Model) -> Verdicts {
+        Verdicts {
+            cells: model
+                .routes
+                .iter()
+                .map(|r| {
+                    r.exact
+                        .iter()
+                        .map(|e| e.moments.iter().map(|_| OnceLock::new()).collect())
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// The verdict of moment `(r, e, m)`, computed by `decide` the first time. `None` for a
+    /// position the model does not have.
+    pub(crate) fn get(
+        &self,
+        (r, e, m): (usize, usize, usize),
+        decide: impl FnOnce() -> Verdict,
+    ) -> Option<Verdict> {
+        let cell = self.cells.get(r)?.get(e)?.get(m)?;
+        Some(*cell.get_or_init(decide))
+    }
+}
+
+/// ASCII case-insensitive substring test without lowercasing a copy of `hay`.
+pub(crate) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.is_empty() {
+        return true;
+    }
+    h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_search_ignores_ascii_case() {
+        assert!(contains_ignore_ascii_case(
+            r#"{"url":"HTTPS://API.Example.com/v1"}"#,
+            "https://api.example.com"
+        ));
+        assert!(!contains_ignore_ascii_case(
+            r#"{"url":"https://api.example.org"}"#,
+            "https://api.example.com"
+        ));
+        assert!(!contains_ignore_ascii_case("short", "longer needle"));
+    }
+
+    fn engine() -> crate::Engine {
+        let route = wraith_model::Route {
+            id: "get_items".to_string(),
+            method: "GET".to_string(),
+            path: "/v1/items/:id".to_string(),
+            origin: None,
+            params: vec!["id".to_string()],
+            state_op: None,
+            entity_type: None,
+            id_param: None,
+            parent_params: Vec::new(),
+            list: None,
+            variants: Vec::new(),
+            exact: Vec::new(),
+            known_param_tuples: Vec::new(),
+            latency: wraith_model::LatencyProfile::default(),
+            exchange_count: 1,
+        };
+        let model = Model {
+            schema_version: wraith_model::MODEL_SCHEMA_VERSION,
+            tool_version: "test".to_string(),
+            twin: "t".to_string(),
+            base_url: "https://api.example.com".to_string(),
+            recorded_at: None,
+            sessions: Vec::new(),
+            routes: vec![route],
+            entity_types: Default::default(),
+            diagnostics: Vec::new(),
+        };
+        crate::Engine::new(
+            model,
+            None,
+            crate::FixtureTree::default(),
+            crate::EngineOptions::default(),
+        )
+        .expect("engine")
+    }
+
+    fn verdict_of(body: serde_json::Value) -> Verdict {
+        let e = engine();
+        e.moment_verdict(0, &wraith_model::JsonText::from_value(body))
+    }
+
+    #[test]
+    fn a_body_the_outbound_passes_leave_alone_is_verbatim() {
+        let v = verdict_of(serde_json::json!({"b": [1, {"z": true}], "a": "plain words"}));
+        assert!(v.verbatim);
+        assert!(!v.mentions_upstream);
+    }
+
+    #[test]
+    fn a_body_with_recorded_pii_or_a_placeholder_is_not_verbatim() {
+        assert!(!verdict_of(serde_json::json!({"email": "jane.doe@example.com"})).verbatim);
+        assert!(!verdict_of(serde_json::json!({"name": "[REDACTED]"})).verbatim);
+    }
+
+    #[test]
+    fn a_body_naming_the_upstream_is_flagged_for_the_self_url_rewrite() {
+        let v = verdict_of(serde_json::json!({"self": "https://API.example.com/v1/items/1"}));
+        assert!(v.mentions_upstream);
+    }
+
+    #[test]
+    fn a_verdict_is_decided_once_per_moment() {
+        let v = Verdicts {
+            cells: vec![vec![vec![OnceLock::new()]]],
+        };
+        let first = Verdict {
+            verbatim: true,
+            mentions_upstream: false,
+        };
+        assert_eq!(v.get((0, 0, 0), || first), Some(first));
+        let other = Verdict {
+            verbatim: false,
+            mentions_upstream: true,
+        };
+        assert_eq!(v.get((0, 0, 0), || other), Some(first));
+        assert_eq!(v.get((0, 1, 0), || other), None);
+    }
+}
