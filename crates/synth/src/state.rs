@@ -539,8 +539,10 @@ pub fn entity_types(
     struct Acc {
         known: BTreeSet<String>,
         four_xx: BTreeSet<String>,
-        /// (observation index, id, record) — sorted before use so the latest wins.
-        records: Vec<(usize, String, Value)>,
+        /// id → (observation index, record) of the latest observation showing it. Kept
+        /// latest-only as it fills: every item of every body would otherwise be cloned here
+        /// first, a second copy of most recorded bodies.
+        records: BTreeMap<String, (usize, Value)>,
         create_ids: Vec<Value>,
         body_ids: Vec<Value>,
     }
@@ -577,7 +579,18 @@ pub fn entity_types(
                         acc.body_ids.push(idv.clone());
                     }
                     acc.known.insert(id.clone());
-                    acc.records.push((*i, id, item.clone()));
+                    match acc.records.entry(id) {
+                        std::collections::btree_map::Entry::Vacant(slot) => {
+                            slot.insert((*i, item.clone()));
+                        }
+                        // A later observation (or a later item of the same body) wins.
+                        std::collections::btree_map::Entry::Occupied(mut slot)
+                            if slot.get().0 <= *i =>
+                        {
+                            slot.insert((*i, item.clone()));
+                        }
+                        std::collections::btree_map::Entry::Occupied(_) => {}
+                    }
                 }
             };
             match op {
@@ -601,11 +614,11 @@ pub fn entity_types(
     }
     let mut out = BTreeMap::new();
     for (entity, mut acc) in accs {
-        acc.records.sort_by_key(|(i, _, _)| *i);
-        let mut records = BTreeMap::new();
-        for (_, id, rec) in acc.records {
-            records.insert(id, rec);
-        }
+        let records: BTreeMap<String, Value> = acc
+            .records
+            .into_iter()
+            .map(|(id, (_, rec))| (id, rec))
+            .collect();
         let shape_from: Vec<&Value> = if acc.create_ids.is_empty() {
             acc.body_ids.iter().collect()
         } else {
