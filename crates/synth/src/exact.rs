@@ -51,7 +51,10 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
     }
     let body = match resp {
         RespBody::Empty => RecordedBody::Empty,
-        RespBody::Json(value) => RecordedBody::json(value),
+        RespBody::Json => match o.parse_response() {
+            Some(value) => RecordedBody::json(value),
+            None => RecordedBody::Empty,
+        },
         RespBody::Text(text) => RecordedBody::Text { text },
         RespBody::Binary(b) | RespBody::BadJson(b) => match String::from_utf8(b) {
             Ok(text) => RecordedBody::Text { text },

@@ -169,7 +169,8 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
             let Some(value) = o.query_value(name) else {
                 continue;
             };
-            let Some(Value::Array(items)) = o.resp.json().and_then(|b| b.pointer(&items_pointer))
+            let body = o.resp_json();
+            let Some(Value::Array(items)) = body.as_ref().and_then(|b| b.pointer(&items_pointer))
             else {
                 continue;
             };
@@ -206,9 +207,9 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
     // Envelope fields.
     let mut envelope = Vec::new();
     if !items_pointer.is_empty()
-        && let Some(Value::Object(map)) = ok.iter().find_map(|o| o.resp.json())
+        && let Some(Value::Object(map)) = ok.iter().find_map(|o| o.resp_json())
     {
-        for (k, v) in map {
+        for (k, v) in &map {
             let meaning = match (k.as_str(), v) {
                 (
                     "total" | "total_count" | "totalItems" | "count" | "results",
@@ -242,7 +243,7 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
 
 fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
     ok.iter()
-        .any(|o| o.resp.json().and_then(|b| b.get(key)).is_some())
+        .any(|o| o.resp_json().is_some_and(|b| b.get(key).is_some()))
 }
 
 /// The page size the provider chose when the request named none: the item count of a page that
@@ -251,16 +252,14 @@ fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
 fn default_size(ok: &[&Obs<'_>], items_pointer: &str, size_param: &str) -> Option<u64> {
     ok.iter()
         .filter(|o| o.query_value(size_param).is_none())
-        .filter(|o| {
-            let body = o.resp.json();
-            let page = body.and_then(|b| b.get("page")).and_then(Value::as_u64);
-            let pages = body.and_then(|b| b.get("pages")).and_then(Value::as_u64);
-            matches!((page, pages), (Some(p), Some(n)) if p < n)
-        })
         .filter_map(|o| {
-            o.resp
-                .json()
-                .and_then(|b| b.pointer(items_pointer))
+            let body = o.resp_json()?;
+            let page = body.get("page").and_then(Value::as_u64);
+            let pages = body.get("pages").and_then(Value::as_u64);
+            if !matches!((page, pages), (Some(p), Some(n)) if p < n) {
+                return None;
+            }
+            body.pointer(items_pointer)
                 .and_then(Value::as_array)
                 .map(|a| a.len() as u64)
         })

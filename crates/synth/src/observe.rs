@@ -27,20 +27,14 @@ pub enum ReqBody {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RespBody {
     Empty,
-    Json(Value),
+    /// JSON that parses. The tree is not kept: a stage that needs it parses it again from the
+    /// exchange ([`Obs::resp_json`]) and drops it, so synth never holds the trees of every
+    /// recorded body at once (about ten times their text, most of its memory on large runs).
+    Json,
     Text(String),
     Binary(Vec<u8>),
     /// Claimed JSON but did not parse: kept as text (or bytes) and reported.
     BadJson(Vec<u8>),
-}
-
-impl RespBody {
-    pub fn json(&self) -> Option<&Value> {
-        match self {
-            RespBody::Json(v) => Some(v),
-            _ => None,
-        }
-    }
 }
 
 /// One exchange, parsed.
@@ -102,6 +96,26 @@ impl<'a> Obs<'a> {
             .iter()
             .find(|(p, _)| p == pointer)
             .map(|(_, v)| v)
+    }
+
+    /// The response body's JSON tree, parsed from the exchange on each call (see
+    /// [`RespBody::Json`]); `None` when the body is not JSON.
+    pub fn resp_json(&self) -> Option<Value> {
+        if self.resp != RespBody::Json {
+            return None;
+        }
+        self.parse_response()
+    }
+
+    /// The recorded response body parsed as JSON, whatever `resp` says (which
+    /// [`crate::exact::exact_index`] has already taken by then).
+    pub fn parse_response(&self) -> Option<Value> {
+        let mut server = self.ex.frames.iter().filter(|f| f.direction == "server");
+        match (server.next(), server.next()) {
+            // The common case borrows the one frame instead of concatenating a copy.
+            (Some(f), None) => serde_json::from_slice(&f.body).ok(),
+            _ => serde_json::from_slice(&self.ex.response_body()).ok(),
+        }
     }
 
     /// First value of a query parameter.
@@ -188,11 +202,9 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     let looks_json = ct.contains("json") || matches!(first, Some(b'{') | Some(b'['));
     if looks_json {
+        // Parsed in full (not skimmed) so "is JSON" means exactly what `resp_json` will get.
         match serde_json::from_slice::<Value>(&body) {
-            Ok(mut v) => {
-                compact(&mut v);
-                return RespBody::Json(v);
-            }
+            Ok(_) => return RespBody::Json,
             Err(_) if ct.contains("json") => return RespBody::BadJson(body),
             Err(_) => {}
         }
@@ -200,28 +212,6 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     match String::from_utf8(body) {
         Ok(text) => RespBody::Text(text),
         Err(e) => RespBody::Binary(e.into_bytes()),
-    }
-}
-
-/// Rebuild every object and array of a parsed value at its exact size. The parser grows maps
-/// and vectors by doubling, leaving up to half of each allocation unused; the model holds every
-/// recorded body, so the slack is most of synth's memory on large corpora.
-pub fn compact(v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            let old = std::mem::take(map);
-            let mut fresh = serde_json::Map::with_capacity(old.len());
-            for (k, mut child) in old {
-                compact(&mut child);
-                fresh.insert(k, child);
-            }
-            *map = fresh;
-        }
-        Value::Array(items) => {
-            items.iter_mut().for_each(compact);
-            items.shrink_to_fit();
-        }
-        _ => {}
     }
 }
 

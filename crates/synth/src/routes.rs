@@ -46,9 +46,9 @@ impl ValueFlow {
             if values::is_4xx(o.status) {
                 continue;
             }
-            if let Some(v) = o.resp.json() {
+            if let Some(v) = o.resp_json() {
                 let path = o.ex.request.path.trim_end_matches('/');
-                flow.walk(v, None, path);
+                flow.walk(&v, None, path);
             }
         }
         flow

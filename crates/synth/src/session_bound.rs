@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use wraith_model::SessionBoundPath;
 
-use crate::observe::{Obs, ReqBody, RespBody};
+use crate::observe::{Obs, ReqBody};
 use crate::routes::RouteGroup;
 
 /// Per observation: response pointer → the (create route, request field) pairs that supplied
@@ -53,9 +53,10 @@ pub fn evidence(
                 if !o.ex.request.query.is_empty() || !matches!(o.req, ReqBody::None) {
                     continue;
                 }
-                let RespBody::Json(body) = &o.resp else {
+                let Some(body) = o.resp_json() else {
                     continue;
                 };
+                let body = &body;
                 // What this recording session supplied earlier in create bodies.
                 // Only the latest create per route counts: that is the value the engine
                 // substitutes, so it is the one the evidence must show repeated.

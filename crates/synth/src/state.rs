@@ -190,11 +190,13 @@ pub fn items_pointer(bodies: &[&Value]) -> Option<String> {
     Some(format!("/{}", crate::observe::escape_token(key)))
 }
 
-fn ok_json_bodies<'a>(g: &RouteGroup, obs: &'a [Obs<'a>]) -> Vec<&'a Value> {
+/// The JSON trees of a route's 2xx answers, parsed for the caller (see
+/// [`crate::observe::RespBody::Json`]).
+fn ok_json_bodies(g: &RouteGroup, obs: &[Obs<'_>]) -> Vec<Value> {
     g.obs
         .iter()
         .filter(|i| values::is_2xx(obs[**i].status))
-        .filter_map(|i| obs[*i].resp.json())
+        .filter_map(|i| obs[*i].resp_json())
         .collect()
 }
 
@@ -303,7 +305,8 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     for (g, shape) in groups.iter().zip(&shapes) {
         let Some(pos) = shape.coll_pos else { continue };
         let set = fields.entry(collection_key(&g.segs, pos + 1)).or_default();
-        let bodies = ok_json_bodies(g, obs);
+        let trees = ok_json_bodies(g, obs);
+        let bodies: Vec<&Value> = trees.iter().collect();
         let mut take = |v: &Value| {
             if let Value::Object(m) = v {
                 set.extend(m.keys().cloned());
@@ -346,15 +349,16 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             if !values::is_2xx(o.status) {
                 continue;
             }
-            let Some(Value::Object(map)) = o.resp.json() else {
-                continue;
-            };
             if shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH") {
+                // Parsed only where it votes (see `RespBody::Json`).
+                let Some(Value::Object(map)) = o.resp_json() else {
+                    continue;
+                };
                 let Some(raw) = g.param_values[k].last() else {
                     continue;
                 };
                 let id = values::decode_segment(raw);
-                for (field, v) in map {
+                for (field, v) in &map {
                     if scalar_string(v).is_some_and(|s| s == id) {
                         *pk_votes
                             .entry(entity.clone())
@@ -399,7 +403,7 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             continue;
         };
         for body in ok_json_bodies(g, obs) {
-            if let Value::Object(map) = body {
+            if let Value::Object(map) = &body {
                 for (field, v) in map {
                     if scalar_string(v).is_some_and(|s| ids.contains(&s)) {
                         *create_votes
@@ -455,7 +459,8 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             .as_ref()
             .and_then(|e| primary_keys.get(e).cloned())
             .unwrap_or_else(|| "id".to_string());
-        let bodies = ok_json_bodies(g, obs);
+        let trees = ok_json_bodies(g, obs);
+        let bodies: Vec<&Value> = trees.iter().collect();
         let last_lit = match g.segs.last() {
             Some(Seg::Lit(l)) => Some(l.as_str()),
             _ => None,
@@ -476,10 +481,8 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                     && g.obs.iter().enumerate().any(|(k, i)| {
                         let o = &obs[*i];
                         values::is_2xx(o.status)
-                            && o.resp
-                                .json()
-                                .and_then(|b| b.get(&pk))
-                                .and_then(scalar_string)
+                            && o.resp_json()
+                                .and_then(|b| b.get(&pk).and_then(scalar_string))
                                 .is_some_and(|id| {
                                     !g.param_values[k]
                                         .iter()
@@ -568,7 +571,8 @@ pub fn entity_types(
             if !values::is_2xx(o.status) {
                 continue;
             }
-            let Some(body) = o.resp.json() else { continue };
+            let Some(body) = o.resp_json() else { continue };
+            let body = &body;
             let take = |item: &Value, acc: &mut Acc, is_create: bool| {
                 if let Some(idv) = item.get(&pk)
                     && let Some(id) = scalar_string(idv)
@@ -613,7 +617,7 @@ pub fn entity_types(
         }
     }
     let mut out = BTreeMap::new();
-    for (entity, mut acc) in accs {
+    for (entity, acc) in accs {
         let records: BTreeMap<String, Value> = acc
             .records
             .into_iter()

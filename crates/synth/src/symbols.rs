@@ -87,9 +87,9 @@ pub fn symbol_table(obs: &[Obs<'_>]) -> SymbolTable {
             }
         }
         // Response side: values handed out.
-        if let Some(body) = o.resp.json() {
+        if let Some(body) = o.resp_json() {
             let mut found = Vec::new();
-            walk(body, None, &mut String::new(), &mut found);
+            walk(&body, None, &mut String::new(), &mut found);
             for (pointer, v) in found {
                 let Some(s) = scalar(v) else { continue };
                 if !is_candidate(&s) {

@@ -423,13 +423,13 @@ fn discriminate<'a>(
 /// ≥ 0.5 to a cluster's first member joins it; non-object answers cluster by kind). The largest
 /// cluster comes first, then the others in first-seen order; each keeps exchange order.
 fn split_by_shape<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<Vec<usize>> {
-    let shape = |k: usize| -> Option<BTreeSet<&'a str>> {
-        match &at(k).resp {
-            RespBody::Json(Value::Object(m)) => Some(m.keys().map(String::as_str).collect()),
+    let shape = |k: usize| -> Option<BTreeSet<String>> {
+        match at(k).resp_json() {
+            Some(Value::Object(m)) => Some(m.into_iter().map(|(k, _)| k).collect()),
             _ => None,
         }
     };
-    let mut clusters: Vec<(Option<BTreeSet<&'a str>>, Vec<usize>)> = Vec::new();
+    let mut clusters: Vec<(Option<BTreeSet<String>>, Vec<usize>)> = Vec::new();
     for k in ks {
         let keys = shape(*k);
         let joined = clusters.iter_mut().find(|(rep, _)| match (rep, &keys) {
@@ -619,7 +619,7 @@ fn body_template<'a>(
         }
         let kind = match &o.resp {
             RespBody::Empty => Kind::Empty,
-            RespBody::Json(_) => Kind::Json,
+            RespBody::Json => Kind::Json,
             RespBody::Text(_) => Kind::Text,
             RespBody::Binary(_) => Kind::Binary,
             RespBody::BadJson(_) => {
@@ -674,10 +674,12 @@ fn body_template<'a>(
     match kind {
         Kind::Empty => BodyTemplate::Empty,
         Kind::Json => {
-            let vals: Vec<(&Value, usize)> = ks
+            // This route's trees only, parsed for the unifier and dropped after it.
+            let trees: Vec<(Value, usize)> = ks
                 .iter()
-                .filter_map(|k| at(*k).resp.json().map(|v| (v, *k)))
+                .filter_map(|k| at(*k).resp_json().map(|v| (v, *k)))
                 .collect();
+            let vals: Vec<(&Value, usize)> = trees.iter().map(|(v, k)| (v, *k)).collect();
             BodyTemplate::Json {
                 root: unifier.unify(&vals, None, ""),
             }
