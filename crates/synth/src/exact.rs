@@ -53,15 +53,10 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
         RespBody::Empty => RecordedBody::Empty,
         RespBody::Json => match o.parse_response() {
             Some(value) => RecordedBody::json(value),
-            None => RecordedBody::Empty,
+            None => raw_body(o.ex.response_body()),
         },
         RespBody::Text(text) => RecordedBody::Text { text },
-        RespBody::Binary(b) | RespBody::BadJson(b) => match String::from_utf8(b) {
-            Ok(text) => RecordedBody::Text { text },
-            Err(e) => RecordedBody::Binary {
-                base64: base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
-            },
-        },
+        RespBody::Binary(b) | RespBody::BadJson(b) => raw_body(b),
     };
     Moment {
         source: o.source.clone(),
@@ -69,5 +64,15 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
         status: o.status,
         headers,
         body,
+    }
+}
+
+/// A body kept as recorded: text when it is UTF-8, else base64.
+fn raw_body(b: Vec<u8>) -> RecordedBody {
+    match String::from_utf8(b) {
+        Ok(text) => RecordedBody::Text { text },
+        Err(e) => RecordedBody::Binary {
+            base64: base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+        },
     }
 }

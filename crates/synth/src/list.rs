@@ -243,7 +243,7 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
 
 fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
     ok.iter()
-        .any(|o| o.resp_json().is_some_and(|b| b.get(key).is_some()))
+        .any(|o| o.resp_top_level_keys().is_some_and(|k| k.contains(key)))
 }
 
 /// The page size the provider chose when the request named none: the item count of a page that

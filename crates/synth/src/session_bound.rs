@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use wraith_model::SessionBoundPath;
 
-use crate::observe::{Obs, ReqBody};
+use crate::observe::{Obs, ReqBody, RespBody};
 use crate::routes::RouteGroup;
 
 /// Per observation: response pointer → the (create route, request field) pairs that supplied
@@ -53,10 +53,9 @@ pub fn evidence(
                 if !o.ex.request.query.is_empty() || !matches!(o.req, ReqBody::None) {
                     continue;
                 }
-                let Some(body) = o.resp_json() else {
+                if o.resp != RespBody::Json {
                     continue;
-                };
-                let body = &body;
+                }
                 // What this recording session supplied earlier in create bodies.
                 // Only the latest create per route counts: that is the value the engine
                 // substitutes, so it is the one the evidence must show repeated.
@@ -81,7 +80,18 @@ pub fn evidence(
                     }
                 }
                 let mut found = BTreeMap::new();
-                leaves(body, &mut String::new(), &mut |ptr, v| {
+                // Nothing supplied: nothing to find, and no need to parse the body.
+                if supplied.is_empty() {
+                    per_path
+                        .entry(o.ex.request.path.clone())
+                        .or_default()
+                        .push(found);
+                    continue;
+                }
+                let Some(body) = o.resp_json() else {
+                    continue;
+                };
+                leaves(&body, &mut String::new(), &mut |ptr, v| {
                     if let Some(src) = supplied.get(v) {
                         found.insert(ptr.to_string(), src.clone());
                     }

@@ -193,10 +193,16 @@ pub fn items_pointer(bodies: &[&Value]) -> Option<String> {
 /// The JSON trees of a route's 2xx answers, parsed for the caller (see
 /// [`crate::observe::RespBody::Json`]).
 fn ok_json_bodies(g: &RouteGroup, obs: &[Obs<'_>]) -> Vec<Value> {
+    ok_json_bodies_first(g, obs, usize::MAX)
+}
+
+/// The first `n` of [`ok_json_bodies`], parsing no more than those.
+fn ok_json_bodies_first(g: &RouteGroup, obs: &[Obs<'_>], n: usize) -> Vec<Value> {
     g.obs
         .iter()
         .filter(|i| values::is_2xx(obs[**i].status))
         .filter_map(|i| obs[*i].resp_json())
+        .take(n)
         .collect()
 }
 
@@ -305,7 +311,15 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     for (g, shape) in groups.iter().zip(&shapes) {
         let Some(pos) = shape.coll_pos else { continue };
         let set = fields.entry(collection_key(&g.segs, pos + 1)).or_default();
-        let trees = ok_json_bodies(g, obs);
+        // Parsed only as far as read below: 64 bodies of a record route, every body of a
+        // collection GET (its items pointer weighs them all), none otherwise.
+        let trees: Vec<Value> = if shape.last_is_param || g.method == "POST" {
+            ok_json_bodies_first(g, obs, 64)
+        } else if g.method == "GET" {
+            ok_json_bodies(g, obs)
+        } else {
+            Vec::new()
+        };
         let bodies: Vec<&Value> = trees.iter().collect();
         let mut take = |v: &Value| {
             if let Value::Object(m) = v {
@@ -459,7 +473,15 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             .as_ref()
             .and_then(|e| primary_keys.get(e).cloned())
             .unwrap_or_else(|| "id".to_string());
-        let trees = ok_json_bodies(g, obs);
+        // Only collection-level GETs and POSTs read the bodies below: parse only for them.
+        let trees = if matches!(
+            (g.method.as_str(), shape.last_is_param),
+            ("GET", false) | ("POST", false)
+        ) {
+            ok_json_bodies(g, obs)
+        } else {
+            Vec::new()
+        };
         let bodies: Vec<&Value> = trees.iter().collect();
         let last_lit = match g.segs.last() {
             Some(Seg::Lit(l)) => Some(l.as_str()),

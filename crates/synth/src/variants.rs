@@ -423,12 +423,8 @@ fn discriminate<'a>(
 /// ≥ 0.5 to a cluster's first member joins it; non-object answers cluster by kind). The largest
 /// cluster comes first, then the others in first-seen order; each keeps exchange order.
 fn split_by_shape<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<Vec<usize>> {
-    let shape = |k: usize| -> Option<BTreeSet<String>> {
-        match at(k).resp_json() {
-            Some(Value::Object(m)) => Some(m.into_iter().map(|(k, _)| k).collect()),
-            _ => None,
-        }
-    };
+    // Only the top-level names are read: the values are skipped, not built.
+    let shape = |k: usize| -> Option<BTreeSet<String>> { at(k).resp_top_level_keys() };
     let mut clusters: Vec<(Option<BTreeSet<String>>, Vec<usize>)> = Vec::new();
     for k in ks {
         let keys = shape(*k);
