@@ -110,12 +110,19 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         .filter(|us| *us > 0)
         .and_then(values::rfc3339_from_us);
 
-    let flow = routes::ValueFlow::collect(&obs);
+    // Value flow and the symbol table both walk every response body: one parse serves both.
+    let mut flow = routes::ValueFlow::default();
+    let mut symbol_builder = symbols::SymbolBuilder::default();
+    for (idx, o) in obs.iter().enumerate() {
+        let body = o.resp_json();
+        flow.observe(o, body.as_ref());
+        symbol_builder.observe(idx, o, body.as_ref());
+    }
     let templated = routes::template_routes(&obs, &flow);
     let plans = state::plan_routes(&templated, &obs);
 
     let entity_types = state::entity_types(&templated, &plans, &obs);
-    let symbols = symbols::symbol_table(&obs);
+    let symbols = symbol_builder.finish();
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
     for (group, plan) in templated.iter().zip(plans.routes.iter()) {
         let id_shape = plan

@@ -43,15 +43,21 @@ impl ValueFlow {
     pub fn collect(obs: &[Obs<'_>]) -> ValueFlow {
         let mut flow = ValueFlow::default();
         for o in obs {
-            if values::is_4xx(o.status) {
-                continue;
-            }
-            if let Some(v) = o.resp_json() {
-                let path = o.ex.request.path.trim_end_matches('/');
-                flow.walk(&v, None, path);
-            }
+            flow.observe(o, o.resp_json().as_ref());
         }
         flow
+    }
+
+    /// Add one observation, `body` being its parsed response body (so a caller walking every
+    /// body for several purposes parses each once).
+    pub fn observe(&mut self, o: &Obs<'_>, body: Option<&Value>) {
+        if values::is_4xx(o.status) {
+            return;
+        }
+        if let Some(v) = body {
+            let path = o.ex.request.path.trim_end_matches('/');
+            self.walk(v, None, path);
+        }
     }
 
     fn add(&mut self, value: String, path: &str) {

@@ -65,8 +65,25 @@ fn scalar(v: &Value) -> Option<String> {
 
 /// Build the symbol table from observations in (session, index) order.
 pub fn symbol_table(obs: &[Obs<'_>]) -> SymbolTable {
-    let mut infos: HashMap<String, Info> = HashMap::new();
+    let mut b = SymbolBuilder::default();
     for (idx, o) in obs.iter().enumerate() {
+        b.observe(idx, o, o.resp_json().as_ref());
+    }
+    b.finish()
+}
+
+/// [`symbol_table`] one observation at a time, so a caller walking every response body for
+/// several purposes parses each once.
+#[derive(Default)]
+pub struct SymbolBuilder {
+    infos: HashMap<String, Info>,
+}
+
+impl SymbolBuilder {
+    /// Add observation `idx` (observations must come in (session, index) order), `body` being
+    /// its parsed response body.
+    pub fn observe(&mut self, idx: usize, o: &Obs<'_>, body: Option<&Value>) {
+        let infos = &mut self.infos;
         let mut touched: HashSet<String> = HashSet::new();
         // Request side: values flowing back in.
         let mut request_values: Vec<String> = o
@@ -87,9 +104,9 @@ pub fn symbol_table(obs: &[Obs<'_>]) -> SymbolTable {
             }
         }
         // Response side: values handed out.
-        if let Some(body) = o.resp_json() {
+        if let Some(body) = body {
             let mut found = Vec::new();
-            walk(&body, None, &mut String::new(), &mut found);
+            walk(body, None, &mut String::new(), &mut found);
             for (pointer, v) in found {
                 let Some(s) = scalar(v) else { continue };
                 if !is_candidate(&s) {
@@ -119,25 +136,30 @@ pub fn symbol_table(obs: &[Obs<'_>]) -> SymbolTable {
             }
         }
     }
-    let mut flowing: Vec<(&String, &Info)> = infos.iter().filter(|(_, i)| i.flows).collect();
-    flowing.sort_by(|a, b| (a.1.first_obs, a.0).cmp(&(b.1.first_obs, b.0)));
-    let mut symbols = BTreeMap::new();
-    for (n, (value, info)) in flowing.into_iter().enumerate() {
-        let (symbol_type, pattern) = classify(value, info.is_number);
-        symbols.insert(
-            format!("$id_{}", n + 1),
-            Symbol {
-                symbol_type,
-                format_pattern: pattern,
-                first_seen_exchange: info.first_source.clone(),
-                first_seen_path: info.first_path.clone(),
-                occurrences: info.occurrences,
-            },
-        );
-    }
-    SymbolTable {
-        schema_version: 1,
-        symbols,
+
+    /// The symbol table of everything observed.
+    pub fn finish(self) -> SymbolTable {
+        let infos = self.infos;
+        let mut flowing: Vec<(&String, &Info)> = infos.iter().filter(|(_, i)| i.flows).collect();
+        flowing.sort_by(|a, b| (a.1.first_obs, a.0).cmp(&(b.1.first_obs, b.0)));
+        let mut symbols = BTreeMap::new();
+        for (n, (value, info)) in flowing.into_iter().enumerate() {
+            let (symbol_type, pattern) = classify(value, info.is_number);
+            symbols.insert(
+                format!("$id_{}", n + 1),
+                Symbol {
+                    symbol_type,
+                    format_pattern: pattern,
+                    first_seen_exchange: info.first_source.clone(),
+                    first_seen_path: info.first_path.clone(),
+                    occurrences: info.occurrences,
+                },
+            );
+        }
+        SymbolTable {
+            schema_version: 1,
+            symbols,
+        }
     }
 }
 
