@@ -222,10 +222,8 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     let looks_json = ct.contains("json") || matches!(first, Some(b'{') | Some(b'['));
     if looks_json {
-        // Checked, not built: the stages parse it where they need it. (A skim accepts a
-        // number too large for a float, which the tree parse refuses: those few bodies then
-        // read as not-JSON in the stages and are kept as text by the exact-replay index.)
-        match serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
+        // Checked, not built: the stages parse it where they need it.
+        match serde_json::from_slice::<Validated>(&body) {
             Ok(_) => return RespBody::Json,
             Err(_) if ct.contains("json") => return RespBody::BadJson(body),
             Err(_) => {}
@@ -234,6 +232,56 @@ fn parse_response_body(ex: &Exchange) -> RespBody {
     match String::from_utf8(body) {
         Ok(text) => RespBody::Text(text),
         Err(e) => RespBody::Binary(e.into_bytes()),
+    }
+}
+
+/// A JSON document accepted exactly when it parses as a `serde_json::Value` (numbers are parsed,
+/// so one too large for a float is refused as the tree parse refuses it), without building
+/// anything. A plain skim (`IgnoredAny`) does not parse numbers.
+struct Validated;
+
+impl<'de> serde::Deserialize<'de> for Validated {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Validated, D::Error> {
+        d.deserialize_any(ValidatedVisitor)
+    }
+}
+
+struct ValidatedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ValidatedVisitor {
+    type Value = Validated;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_unit<E>(self) -> Result<Validated, E> {
+        Ok(Validated)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Validated, A::Error> {
+        while seq.next_element::<Validated>()?.is_some() {}
+        Ok(Validated)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Validated, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, Validated>()?
+            .is_some()
+        {}
+        Ok(Validated)
     }
 }
 
@@ -312,6 +360,27 @@ pub fn form_fields(pairs: &[(String, String)]) -> Vec<(String, Value)> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_json_check_accepts_exactly_what_the_tree_parse_accepts() {
+        for text in [
+            r#"{"a":[1,-2,3.5e10,"x\u00e9",null,true,{}],"b":{"c":[]}}"#,
+            "[]",
+            "12",
+            r#"{"n": 1e999}"#,
+            r#"[18446744073709551616]"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            "[1] x",
+        ] {
+            assert_eq!(
+                serde_json::from_str::<Validated>(text).is_ok(),
+                serde_json::from_str::<Value>(text).is_ok(),
+                "{text}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]
