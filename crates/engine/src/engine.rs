@@ -2,7 +2,7 @@
 //! pipeline every application request goes through.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use parking_lot::RwLock;
@@ -40,7 +40,7 @@ pub struct Engine {
     fixtures: FixtureSets,
     /// Fixture set new namespaces are seeded from (`--fixture`, else the implicit default).
     default_fixture: Option<String>,
-    lists: Vec<Option<ListBase>>,
+    lists: Vec<OnceLock<Option<ListBase>>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -48,8 +48,9 @@ pub struct Engine {
     warnings: Vec<String>,
     /// The declared outbound policy (header allowlist, scrub rules, PII pass).
     outbound: outbound::Compiled,
-    /// Per-route column evidence the outbound scrub reads (index-aligned with the routes).
-    evidence: Vec<outbound::RouteEvidence>,
+    /// Per-route column evidence the outbound scrub reads (index-aligned with the routes),
+    /// built the first time a route's body goes through the outbound pass.
+    evidence: Vec<OnceLock<outbound::RouteEvidence>>,
     /// Lua handlers and authored routes ([`Engine::install_scripts`]); empty until installed.
     scripts: crate::handler::Installed,
     /// `X-Wraith-Twin-Age` text, formatted once: the freshness does not tick while serving.
@@ -257,14 +258,12 @@ impl Engine {
                     .to_string(),
             );
         }
-        let lists = model
-            .routes
-            .iter()
-            .map(|r| list::build_base(r, &model, &schema))
-            .collect();
+        // Built on a list route's first use: gathering every recorded collection up front
+        // parses every list moment of the model before the first request.
+        let lists = model.routes.iter().map(|_| OnceLock::new()).collect();
         let upstream_origin = util::origin_of(&model.base_url);
         let registry = Registry::new(opts.max_namespaces.max(1));
-        let evidence = outbound::build_evidence(&model);
+        let evidence = model.routes.iter().map(|_| OnceLock::new()).collect();
         let verdicts = crate::raw_moment::Verdicts::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
@@ -288,6 +287,22 @@ impl Engine {
     }
 
     /// Startup warnings for the banner, `--ready-json` and `/__wraith/info`.
+    /// The recorded collection of list route `r`, gathered on first use.
+    fn list_base(&self, r: usize) -> Option<&ListBase> {
+        let cell = self.lists.get(r)?;
+        cell.get_or_init(|| {
+            let route = self.model.routes.get(r)?;
+            list::build_base(route, &self.model, &self.schema)
+        })
+        .as_ref()
+    }
+
+    /// The outbound column evidence of route `r`, built on first use.
+    fn route_evidence(&self, r: usize) -> Option<&outbound::RouteEvidence> {
+        let cell = self.evidence.get(r)?;
+        Some(cell.get_or_init(|| outbound::build_evidence(&self.model, r)))
+    }
+
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -370,7 +385,7 @@ impl Engine {
         let ctx = outbound::BodyCtx {
             origins: &origins,
             session: Some(values),
-            evidence: r.and_then(|r| self.evidence.get(r)),
+            evidence: r.and_then(|r| self.route_evidence(r)),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route.unwrap_or(""),
             probe: None,
@@ -695,7 +710,7 @@ impl Engine {
         let ctx = outbound::BodyCtx {
             origins: &out.origins,
             session: Some(&ns.outbound),
-            evidence: self.evidence.get(call.m.route),
+            evidence: self.route_evidence(call.m.route),
             replace_redacted: self.opts.fidelity != Fidelity::Strict,
             seed: route_name,
             probe,
@@ -1497,7 +1512,7 @@ impl Engine {
             && let (Some(shape), OutBody::Json(body)) = (&route.list, &mut out.body)
         {
             let pk = self.pk_of(&ty);
-            let base = self.lists[r].as_ref();
+            let base = self.list_base(r);
             let recorded_keys = self.page_keys(&OutBody::Json(body.clone()), r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
@@ -1641,7 +1656,7 @@ impl Engine {
                     let ctx = outbound::BodyCtx {
                         origins: &origins,
                         session: None,
-                        evidence: self.evidence.get(r),
+                        evidence: self.route_evidence(r),
                         replace_redacted: self.opts.fidelity != Fidelity::Strict,
                         seed: self.router.info.get(r).map_or("", |i| i.name.as_str()),
                         probe: None,
@@ -2056,7 +2071,7 @@ impl Engine {
                     .and_then(|h| call.req.header(h)),
                 origin: origin.as_deref(),
             },
-            self.lists[r].as_ref(),
+            self.list_base(r),
             ns,
             body,
         );

@@ -211,8 +211,16 @@ fn route_info(route: &Route) -> RouteInfo {
 
 /// A stable fingerprint of a moment's status and body.
 fn moment_fingerprint(m: &wraith_model::Moment) -> u64 {
-    let body = serde_json::to_string(&m.body).unwrap_or_default();
-    crate::render::stable_hash(&format!("{}\u{0}{body}", m.status))
+    use wraith_model::RecordedBody as B;
+    // Only compared with other fingerprints of the same engine: hashing the stored text, not a
+    // re-serialization of the body, keeps start-up from printing every recorded body again.
+    let (kind, text): (&str, &str) = match &m.body {
+        B::Empty => ("empty", ""),
+        B::Json { value } => ("json", value.as_str()),
+        B::Text { text } => ("text", text),
+        B::Binary { base64 } => ("binary", base64),
+    };
+    crate::render::stable_hash(&format!("{}\u{0}{kind}\u{0}{text}", m.status))
 }
 
 /// `/v1/customers/:customer_id` → `/v1/customers/{p0}` (literal braces escaped), without a

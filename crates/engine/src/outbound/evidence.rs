@@ -54,36 +54,37 @@ impl RouteEvidence {
     }
 }
 
-/// Evidence of every route, index-aligned with `model.routes`.
-pub(crate) fn build(model: &Model) -> Vec<RouteEvidence> {
-    model
-        .routes
-        .iter()
-        .map(|route| {
-            let mut ev = RouteEvidence::default();
-            for entry in &route.exact {
-                for m in &entry.moments {
-                    // Parsed one at a time and dropped: the model keeps only the text.
-                    if let RecordedBody::Json { value } = &m.body
-                        && let Ok(value) = value.parse()
-                    {
-                        walk(&value, &mut String::new(), &m.source, &mut ev);
-                    }
-                }
+/// Evidence of route `r` of `model` (empty for an index the model does not have). The engine
+/// builds it the first time a body of that route goes through the outbound pass: walking every
+/// recorded body of every route up front was most of a large twin's start-up time.
+pub(crate) fn build(model: &Model, r: usize) -> RouteEvidence {
+    let mut ev = RouteEvidence::default();
+    let Some(route) = model.routes.get(r) else {
+        return ev;
+    };
+    for entry in &route.exact {
+        for m in &entry.moments {
+            // Parsed one at a time and dropped: the model keeps only the text.
+            if let RecordedBody::Json { value } = &m.body
+                && let Ok(value) = value.parse()
+            {
+                walk(&value, &mut String::new(), &m.source, &mut ev);
             }
-            for (ty, et) in &model.entity_types {
-                if route.entity_type.as_deref() == Some(ty.as_str()) {
-                    for (id, rec) in &et.records {
-                        walk(rec, &mut String::new(), id, &mut ev);
-                    }
-                }
-            }
-            for col in ev.columns.values_mut() {
-                col.names_carriers = col.compute_names_carriers();
-            }
-            ev
-        })
-        .collect()
+        }
+    }
+    if let Some(et) = route
+        .entity_type
+        .as_deref()
+        .and_then(|ty| model.entity_types.get(ty))
+    {
+        for (id, rec) in &et.records {
+            walk(rec, &mut String::new(), id, &mut ev);
+        }
+    }
+    for col in ev.columns.values_mut() {
+        col.names_carriers = col.compute_names_carriers();
+    }
+    ev
 }
 
 fn walk(v: &Value, col: &mut String, carrier: &str, ev: &mut RouteEvidence) {
