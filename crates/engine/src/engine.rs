@@ -98,9 +98,10 @@ enum AxisPick {
 pub(crate) enum OutBody {
     Empty,
     Json(Value),
-    /// A recorded moment's canonical JSON text that the outbound body passes leave unchanged
-    /// ([`crate::raw_moment`]): served as these bytes unless a later step needs the tree, which
-    /// [`OutBody::materialize`] parses. Only [`Engine::moment_out`] makes one.
+    /// A recorded moment's JSON text, unparsed: served as these bytes when the outbound body
+    /// passes leave it unchanged ([`crate::raw_moment`]), else parsed by those passes (or by
+    /// the replay-bytes cache's miss), and by any earlier step that needs the tree
+    /// ([`OutBody::materialize`]). Only [`Engine::moment_out`] makes one.
     Raw(RawJson),
     Bytes(Bytes),
 }
@@ -110,6 +111,9 @@ pub(crate) struct RawJson {
     pub text: Bytes,
     /// The text names the recorded upstream origin, so the self-URL rewrite may apply.
     pub mentions_upstream: bool,
+    /// The outbound body passes may change the text: it must be parsed and walked before it
+    /// is served, unless the replay-bytes cache holds the finished bytes for this very text.
+    pub passes: bool,
 }
 
 impl OutBody {
@@ -701,8 +705,12 @@ impl Engine {
         out: &mut Out,
         probe: Option<&outbound::SessionProbe>,
     ) {
-        // A `Raw` body is one these passes were found to leave unchanged (whatever the
-        // session's exemptions): nothing to do, and nothing minted to remember.
+        // A `Raw` body these passes may change is parsed for them; any other `Raw` body is one
+        // they were found to leave unchanged (whatever the session's exemptions): nothing to
+        // do, and nothing minted to remember.
+        if matches!(&out.body, OutBody::Raw(raw) if raw.passes) {
+            out.body.materialize();
+        }
         let OutBody::Json(body) = &mut out.body else {
             return;
         };
@@ -1622,14 +1630,16 @@ impl Engine {
         }
     }
 
-    /// A recorded JSON body as an answer: its text unparsed when the moment's verdict allows,
-    /// else the parsed tree for the outbound passes to work on.
+    /// A recorded JSON body as an answer: its text, unparsed — marked for the outbound passes
+    /// unless the moment's verdict says they leave it unchanged. The tree only when the model
+    /// has no verdict for the position.
     fn recorded_json(&self, at: (usize, usize, usize), text: &JsonText) -> OutBody {
         let verdict = self.verdicts.get(at, || self.moment_verdict(at.0, text));
         match verdict {
-            Some(v) if v.verbatim => OutBody::Raw(RawJson {
+            Some(v) => OutBody::Raw(RawJson {
                 text: Bytes::copy_from_slice(text.as_str().as_bytes()),
                 mentions_upstream: v.mentions_upstream,
+                passes: !v.verbatim,
             }),
             _ => match text.parse() {
                 Ok(v) => OutBody::Json(v),

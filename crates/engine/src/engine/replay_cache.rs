@@ -37,9 +37,35 @@ struct Key {
     sorted: bool,
 }
 
+/// The body the passes ran on: the tree dispatch built, or a recorded moment's text that
+/// reached them unparsed (compared as bytes, so a hit never parses it).
+#[derive(PartialEq)]
+enum Input {
+    Tree(Value),
+    Text(Bytes),
+}
+
+impl Input {
+    fn of(body: &OutBody) -> Option<Input> {
+        match body {
+            OutBody::Json(v) => Some(Input::Tree(v.clone())),
+            OutBody::Raw(raw) if raw.passes => Some(Input::Text(raw.text.clone())),
+            _ => None,
+        }
+    }
+
+    fn matches(&self, body: &OutBody) -> bool {
+        match (self, body) {
+            (Input::Tree(a), OutBody::Json(b)) => a == b,
+            (Input::Text(a), OutBody::Raw(raw)) => raw.passes && *a == raw.text,
+            _ => false,
+        }
+    }
+}
+
 struct Entry {
     /// The body the passes ran on.
-    input: Value,
+    input: Input,
     /// The twin origin the self-URL rewrite used.
     origin: Option<Box<str>>,
     /// Every value the PII walk looked up in the session, with the answer it got.
@@ -88,7 +114,7 @@ pub(crate) struct Ticket {
     key: Key,
     /// The self-URL rewrite target (taken by the output step, which rewrites to it).
     pub(super) origin: Option<String>,
-    input: Value,
+    input: Input,
     session: Vec<(String, bool)>,
 }
 
@@ -103,7 +129,9 @@ impl Engine {
         {
             return None;
         }
-        if !matches!(out.body, OutBody::Json(_)) {
+        if !matches!(&out.body, OutBody::Json(_))
+            && !matches!(&out.body, OutBody::Raw(r) if r.passes)
+        {
             return None;
         }
         Some(Key {
@@ -121,17 +149,14 @@ impl Engine {
             self.outbound_body(ns, call, out);
             return;
         };
-        let OutBody::Json(body) = &out.body else {
-            self.outbound_body(ns, call, out);
-            return;
-        };
+        let body = &out.body;
         let origin = self.rewrite_target(call.req);
         let found = self.replay_cache.map.read().get(&key).and_then(|entries| {
             entries
                 .iter()
                 .find(|e| {
                     e.origin.as_deref() == origin.as_deref()
-                        && e.input == *body
+                        && e.input.matches(body)
                         && e.session
                             .iter()
                             .all(|(v, has)| ns.outbound.contains(v) == *has)
@@ -146,7 +171,10 @@ impl Engine {
             };
             return;
         }
-        let input = body.clone();
+        let Some(input) = Input::of(&out.body) else {
+            self.outbound_body(ns, call, out);
+            return;
+        };
         let probe = outbound::SessionProbe::default();
         self.outbound_body_probed(ns, call, out, Some(&probe));
         out.cached = Cached::Fill(Box::new(Ticket {
