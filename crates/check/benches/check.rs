@@ -14,6 +14,10 @@ mod support;
 use divan::Bencher;
 use divan::counter::ItemsCount;
 
+/// The allocator the `wraith` binary runs `wraith check` with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }
