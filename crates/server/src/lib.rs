@@ -19,6 +19,7 @@ pub mod control;
 pub mod effects;
 pub mod fixtures_fs;
 pub mod listen;
+mod port_holder;
 pub mod ready;
 pub mod service;
 pub mod trace;
@@ -38,13 +39,16 @@ pub enum ServerError {
     /// `--listen` could not be understood.
     #[error("invalid --listen value `{value}`: {reason}")]
     BadListen { value: String, reason: String },
-    /// The primary address could not be bound.
+    /// The primary address could not be bound. `holder` names the process listening on that
+    /// port when the system says (Linux: `/proc`), else asks.
     #[error(
-        "cannot listen on {addr}: {source} (is another process using the port? pick another with --port or --listen)"
+        "cannot listen on {addr}: {source} ({}pick another port with --port or --listen)",
+        holder.as_deref().map_or_else(|| "is another process using the port? ".to_string(), |h| format!("held by {h}; "))
     )]
     Bind {
         addr: SocketAddr,
         #[source]
         source: std::io::Error,
+        holder: Option<String>,
     },
 }

@@ -175,14 +175,21 @@ impl Listeners {
                     let got = l.local_addr().map_err(|e| ServerError::Bind {
                         addr: want,
                         source: e,
+                        holder: None,
                     })?;
                     addrs.push(got);
                     listeners.push(l);
                 }
                 Err(e) if i == 0 => {
+                    let holder = if e.kind() == std::io::ErrorKind::AddrInUse {
+                        crate::port_holder::describe(want.port())
+                    } else {
+                        None
+                    };
                     return Err(ServerError::Bind {
                         addr: want,
                         source: e,
+                        holder,
                     });
                 }
                 Err(e) => warnings.push(format!(

@@ -317,3 +317,24 @@ async fn sigint_stops_the_server_gracefully_with_exit_0() {
     assert_eq!(s.get("/__wraith/health", None).await.status, 200);
     assert_eq!(s.signal("-INT"), 0, "{}", s.stderr());
 }
+
+#[test]
+fn a_port_in_use_exits_4_naming_the_process_that_holds_it() {
+    let t = shop_twin();
+    // This test process holds the port.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port();
+    let (code, stderr) = t.serve_expect_exit(&["--listen", &format!("127.0.0.1:{port}")]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    if cfg!(target_os = "linux") {
+        assert!(
+            stderr.contains(&format!("held by pid {}", std::process::id())),
+            "{stderr}"
+        );
+    }
+    drop(holder);
+}
