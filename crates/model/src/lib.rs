@@ -11,6 +11,7 @@
 pub mod canonical;
 pub mod json_text;
 pub mod load;
+pub mod pointer;
 pub mod request_key;
 pub mod template;
 pub mod types;

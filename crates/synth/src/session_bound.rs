@@ -91,7 +91,7 @@ pub fn evidence(
                 let Some(body) = o.resp_json() else {
                     continue;
                 };
-                leaves(&body, &mut String::new(), &mut |ptr, v| {
+                leaves(&body, &mut |ptr, v| {
                     if let Some(src) = supplied.get(v) {
                         found.insert(ptr.to_string(), src.clone());
                     }
@@ -136,27 +136,10 @@ pub fn evidence(
 }
 
 /// Every string leaf with its JSON pointer.
-fn leaves(v: &Value, ptr: &mut String, f: &mut dyn FnMut(&str, &str)) {
-    match v {
-        Value::Object(m) => {
-            for (k, child) in m {
-                let len = ptr.len();
-                ptr.push('/');
-                ptr.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                leaves(child, ptr, f);
-                ptr.truncate(len);
-            }
+fn leaves(v: &Value, f: &mut dyn FnMut(&str, &str)) {
+    wraith_model::pointer::for_each_leaf(v, &mut |ptr, leaf| {
+        if let Value::String(s) = leaf {
+            f(ptr, s);
         }
-        Value::Array(a) => {
-            for (i, child) in a.iter().enumerate() {
-                let len = ptr.len();
-                ptr.push('/');
-                ptr.push_str(&i.to_string());
-                leaves(child, ptr, f);
-                ptr.truncate(len);
-            }
-        }
-        Value::String(s) => f(ptr, s),
-        _ => {}
-    }
+    });
 }

@@ -228,31 +228,10 @@ impl SessionValues {
 
     /// Remember a successful create's body leaves (see [`SessionValues::created_value`]).
     pub(crate) fn record_create(&mut self, route: &str, body: &Value) {
-        fn walk(v: &Value, ptr: &mut String, out: &mut Vec<(String, Value)>) {
-            match v {
-                Value::Object(m) => {
-                    for (k, child) in m {
-                        let len = ptr.len();
-                        ptr.push('/');
-                        ptr.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                        walk(child, ptr, out);
-                        ptr.truncate(len);
-                    }
-                }
-                Value::Array(a) => {
-                    for (i, child) in a.iter().enumerate() {
-                        let len = ptr.len();
-                        ptr.push('/');
-                        ptr.push_str(&i.to_string());
-                        walk(child, ptr, out);
-                        ptr.truncate(len);
-                    }
-                }
-                leaf => out.push((ptr.clone(), leaf.clone())),
-            }
-        }
         let mut leaves = Vec::new();
-        walk(body, &mut String::new(), &mut leaves);
+        wraith_model::pointer::for_each_leaf(body, &mut |ptr, leaf| {
+            leaves.push((ptr.to_string(), leaf.clone()));
+        });
         for (ptr, v) in leaves {
             if self.created.len() < MAX_SESSION_VALUES
                 || self.created.contains_key(&(route.to_string(), ptr.clone()))
