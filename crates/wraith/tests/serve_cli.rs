@@ -153,6 +153,26 @@ fn model_with_another_schema_version_exits_1_asking_for_resynth() {
 }
 
 #[test]
+fn a_model_that_is_not_a_model_or_does_not_parse_exits_1_naming_why() {
+    let t = shop_twin();
+    t.write("model/twin.wir.json", "{\"routes\":[]}\n");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("not a Wraith model"), "{stderr}");
+    assert!(stderr.contains("wraith synth"), "{stderr}");
+
+    let current = wraith_model::MODEL_SCHEMA_VERSION;
+    t.write(
+        "model/twin.wir.json",
+        &format!("{{\"routes\":7,\"schema_version\":{current}}}\n"),
+    );
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("does not load"), "{stderr}");
+    assert!(stderr.contains("wraith synth"), "{stderr}");
+}
+
+#[test]
 fn twin_without_model_or_recordings_exits_1() {
     let t = Twin::init("empty", "https://api.empty.test");
     let (code, stderr) = t.serve_expect_exit(&[]);
