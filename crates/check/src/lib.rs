@@ -34,6 +34,7 @@ pub use judge::{
 };
 pub use report::{Report, Thresholds};
 pub use run::{
-    AuthoredRoute, CheckRun, InMemoryTwin, Prepared, Twin, TwinCallError, holdout_split, prepare,
-    replay, replay_prepared, request_of,
+    AuthoredRoute, CheckRun, InMemoryTwin, Prepared, SessionOutcome, SessionStep, Twin,
+    TwinCallError, fold_session, holdout_split, prepare, replay, replay_prepared, replay_session,
+    request_of,
 };

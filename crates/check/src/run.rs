@@ -10,7 +10,8 @@ use wraith_model::Model;
 use wraith_recording::{Exchange, RecordedSession};
 
 use crate::judge::{
-    DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, judge_with_cache,
+    DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
+    judge_with_cache,
 };
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
@@ -173,65 +174,143 @@ pub fn replay_prepared(
     let index = ModelIndex::new(run.model);
     let mut cache = DiffCache::default();
     let mut b = ReportBuilder::new(run.thresholds);
-    for (si, s) in run.sessions.iter().enumerate() {
-        let sid = &s.manifest.session_id;
-        let ns = format!("{}{}", run.namespace_prefix, sid);
-        b.begin_session(sid, &ns);
-        for (xi, ex) in s.exchanges.iter().enumerate() {
-            progress();
-            let idx = ex.correlation.exchange_index;
-            let source = format!("{sid}/{idx}");
-            if index.route_of_source(&source).is_none()
-                && run
-                    .authored
-                    .iter()
-                    .any(|a| a.matches(&ex.request.method, &ex.request.path))
-            {
-                b.skip("authored_route");
-                continue;
-            }
-            let req = request_of(ex);
-            let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
-                session: sid.clone(),
-                exchange: idx,
-                method: ex.request.method.clone(),
-                path: ex.request.path.clone(),
-                message,
-            })?;
-            let parsed_here;
-            let expected = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
-                Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
-                _ => {
-                    parsed_here = ExpectedBody::of(ex);
-                    &parsed_here
-                }
-            };
-            let verdict = judge_with_cache(
-                &index,
-                &source,
-                ex,
-                expected,
-                &obs,
-                &run.diff,
-                Some(&mut cache),
-            );
-            b.add(
-                ExchangeFacts {
-                    session: sid,
-                    exchange: idx,
-                    method: &ex.request.method,
-                    path: &ex.request.path,
-                    expected_status: ex.response.status,
-                    actual_status: obs.status,
-                    provenance: obs.provenance.map(|p| p.as_str()),
-                    replay_claim: obs.replay.is_some(),
-                },
-                verdict,
-            );
-        }
-        twin.end_session(&ns);
+    for si in 0..run.sessions.len() {
+        let outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
+        fold_session(&mut b, run.sessions[si], outcome);
     }
     Ok(b.finish(run.twin_name, run.mode, run.target))
+}
+
+/// What replaying one recorded session produced, exchange by exchange in recorded order. It
+/// owns everything it needs from the twin, so a session can be replayed apart from the report
+/// (on another thread) and folded in later with [`fold_session`].
+#[derive(Debug)]
+pub struct SessionOutcome {
+    /// The namespace the session was replayed in.
+    pub namespace: String,
+    /// One step per recorded exchange, in order.
+    pub steps: Vec<SessionStep>,
+}
+
+/// One recorded exchange of a [`SessionOutcome`].
+#[derive(Debug)]
+pub enum SessionStep {
+    /// Not replayed, with the reason (the report's `skipped` key).
+    Skipped(&'static str),
+    /// Replayed and judged.
+    Judged {
+        /// Position of the exchange in its session's `exchanges`.
+        exchange: usize,
+        actual_status: u16,
+        provenance: Option<&'static str>,
+        replay_claim: bool,
+        verdict: Verdict,
+    },
+}
+
+/// Replay session `si` of `run` in its own fresh namespace and judge every answer. Depends only
+/// on the session, the model and the twin's answers in that namespace: `cache` only saves work
+/// (a reused diff is exactly the one the walk would produce), so any cache gives the same
+/// outcome. The namespace is ended before returning.
+pub fn replay_session(
+    run: &CheckRun<'_>,
+    index: &ModelIndex<'_>,
+    prepared: &Prepared,
+    si: usize,
+    twin: &mut dyn Twin,
+    cache: &mut DiffCache,
+    progress: &mut dyn FnMut(),
+) -> Result<SessionOutcome, TwinCallError> {
+    let s = run.sessions[si];
+    let sid = &s.manifest.session_id;
+    let ns = format!("{}{}", run.namespace_prefix, sid);
+    let mut steps = Vec::with_capacity(s.exchanges.len());
+    for (xi, ex) in s.exchanges.iter().enumerate() {
+        progress();
+        let idx = ex.correlation.exchange_index;
+        let source = format!("{sid}/{idx}");
+        if index.route_of_source(&source).is_none()
+            && run
+                .authored
+                .iter()
+                .any(|a| a.matches(&ex.request.method, &ex.request.path))
+        {
+            steps.push(SessionStep::Skipped("authored_route"));
+            continue;
+        }
+        let req = request_of(ex);
+        let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
+            session: sid.clone(),
+            exchange: idx,
+            method: ex.request.method.clone(),
+            path: ex.request.path.clone(),
+            message,
+        })?;
+        let parsed_here;
+        let expected = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
+            Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
+            _ => {
+                parsed_here = ExpectedBody::of(ex);
+                &parsed_here
+            }
+        };
+        let verdict = judge_with_cache(
+            index,
+            &source,
+            ex,
+            expected,
+            &obs,
+            &run.diff,
+            Some(&mut *cache),
+        );
+        steps.push(SessionStep::Judged {
+            exchange: xi,
+            actual_status: obs.status,
+            provenance: obs.provenance.map(|p| p.as_str()),
+            replay_claim: obs.replay.is_some(),
+            verdict,
+        });
+    }
+    twin.end_session(&ns);
+    Ok(SessionOutcome {
+        namespace: ns,
+        steps,
+    })
+}
+
+/// Fold the outcome of replaying `session` into the report, exchange by exchange.
+pub fn fold_session(b: &mut ReportBuilder, session: &RecordedSession, outcome: SessionOutcome) {
+    let sid = &session.manifest.session_id;
+    b.begin_session(sid, &outcome.namespace);
+    for step in outcome.steps {
+        match step {
+            SessionStep::Skipped(reason) => b.skip(reason),
+            SessionStep::Judged {
+                exchange,
+                actual_status,
+                provenance,
+                replay_claim,
+                verdict,
+            } => {
+                let Some(ex) = session.exchanges.get(exchange) else {
+                    continue;
+                };
+                b.add(
+                    ExchangeFacts {
+                        session: sid,
+                        exchange: ex.correlation.exchange_index,
+                        method: &ex.request.method,
+                        path: &ex.request.path,
+                        expected_status: ex.response.status,
+                        actual_status,
+                        provenance,
+                        replay_claim,
+                    },
+                    verdict,
+                );
+            }
+        }
+    }
 }
 
 /// Length of the recorded response body, without joining the frames: a cheap guard that a
