@@ -168,7 +168,7 @@ fn first(pairs: &[(String, String)], name: &str) -> Option<Value> {
         .map(|(_, v)| Value::String(v.clone()))
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     // form_urlencoded also turns '+' into ' ', which a path segment does not mean: protect it.
     let protected = s.replace('+', "%2B");
     form_urlencoded::parse(format!("x={protected}").as_bytes())
@@ -319,6 +319,10 @@ pub struct BodyDiff<'c> {
     dry_count: u64,
     /// In a dry run, stop walking once more than this many divergences were counted.
     dry_limit: u64,
+    /// When set, every (recorded, answered) pair of differing scalars of one JSON type at a
+    /// `generated` position, in document order (the ids a replaying client learns; see
+    /// `crate::idmap`). Never filled by a dry run.
+    generated_pairs: Option<Vec<(Value, Value)>>,
 }
 
 impl<'c> BodyDiff<'c> {
@@ -331,7 +335,19 @@ impl<'c> BodyDiff<'c> {
             dry_run: false,
             dry_count: 0,
             dry_limit: u64::MAX,
+            generated_pairs: None,
         }
+    }
+
+    /// Also collect the differing scalar pairs at `generated` positions during [`Self::run`]
+    /// (read them with [`Self::take_generated_pairs`]).
+    pub(crate) fn collect_generated_pairs(&mut self) {
+        self.generated_pairs = Some(Vec::new());
+    }
+
+    /// The pairs collected since [`Self::collect_generated_pairs`].
+    pub(crate) fn take_generated_pairs(&mut self) -> Vec<(Value, Value)> {
+        self.generated_pairs.take().unwrap_or_default()
     }
 
     /// Compare `expected` (recorded) against `actual` (twin) under `template`.
@@ -402,6 +418,12 @@ impl<'c> BodyDiff<'c> {
             FieldClass::Generated | FieldClass::Timestamp => {
                 if JsonType::of(expected) != JsonType::of(actual) {
                     self.push(segs, Category::TypeMismatch, Some(expected), Some(actual));
+                } else if matches!(class, FieldClass::Generated)
+                    && !self.dry_run
+                    && matches!(expected, Value::String(_) | Value::Number(_))
+                    && let Some(pairs) = &mut self.generated_pairs
+                {
+                    pairs.push((expected.clone(), actual.clone()));
                 }
             }
             FieldClass::Enum(members) => {

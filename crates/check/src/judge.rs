@@ -429,21 +429,7 @@ pub fn judge_with_cache(
             (Some(_), Body::Json(e)) => serde_json::to_vec(e).ok().map(std::borrow::Cow::Owned),
             _ => None,
         };
-        let echo = EchoContext::new(
-            obs.route
-                .as_deref()
-                .and_then(|r| r.split_once(' '))
-                .map(|(_, p)| p),
-            &ex.request.path,
-            &ex.request.query,
-            ex.request.content_type.as_deref(),
-            &ex.request.body,
-            ex.request
-                .headers
-                .iter()
-                .filter_map(|(k, v)| v.first().map(|v| (k.to_ascii_lowercase(), v.clone())))
-                .collect(),
-        );
+        let echo = echo_context(ex, obs);
         let cache_key = match (&mut cache, tree_bytes) {
             (Some(c), Some(bytes)) => {
                 // The request values every template the answer can be judged under may echo.
@@ -498,6 +484,62 @@ pub fn judge_with_cache(
         }
     }
     finish(route, divergences, compared)
+}
+
+/// The request values echo holes may copy, for the recorded request of `ex` aligned with the
+/// route the twin matched.
+fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
+    EchoContext::new(
+        obs.route
+            .as_deref()
+            .and_then(|r| r.split_once(' '))
+            .map(|(_, p)| p),
+        &ex.request.path,
+        &ex.request.query,
+        ex.request.content_type.as_deref(),
+        &ex.request.body,
+        ex.request
+            .headers
+            .iter()
+            .filter_map(|(k, v)| v.first().map(|v| (k.to_ascii_lowercase(), v.clone())))
+            .collect(),
+    )
+}
+
+/// The ids a replaying client learns from one answer: every (recorded, answered) pair of
+/// differing scalars (strings or numbers) of one JSON type at a `generated` position (a
+/// `Generated` or `Counter` hole, derived ids included) of the template the twin most likely
+/// rendered, in document order, with list elements paired as the judge pairs them. Positions
+/// come from the template even when the answer carries an exactness claim: the claim changes
+/// how the answer is judged, not which fields are identifiers. Nothing is learned from an
+/// answer of another status than the recording's, or from a `HEAD` answer or a non-JSON body.
+pub(crate) fn generated_pairs(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+) -> Vec<(Value, Value)> {
+    if ex.response.status != obs.status
+        || ex.request.method.eq_ignore_ascii_case("HEAD")
+        || expected.bytes == obs.body
+    {
+        return Vec::new();
+    }
+    let Body::Json(recorded) = &expected.body else {
+        return Vec::new();
+    };
+    let answered = parse_body(&obs.body);
+    let Some(template) = pick_template(index, obs, &answered) else {
+        return Vec::new();
+    };
+    let Body::Json(answered) = &answered else {
+        return Vec::new();
+    };
+    let echo = echo_context(ex, obs);
+    let mut d = BodyDiff::new(&echo);
+    d.collect_generated_pairs();
+    d.run(Some(template), recorded, answered);
+    d.take_generated_pairs()
 }
 
 /// The verdict of an exchange from its divergences and compared positions.

@@ -6,7 +6,9 @@
 //!   through a [`run::Twin`] (in process: [`run::InMemoryTwin`], the same `Engine` `serve`
 //!   uses; over HTTP: implemented by the binary, since this crate does no IO).
 //!   [`run::prepare`] parses every recorded body once ahead of it (setup, like reading the
-//!   recordings); [`run::replay_prepared`] replays with those.
+//!   recordings); [`run::replay_prepared`] replays with those. Ids flow like a real client's:
+//!   [`idmap::IdMap`] maps the recorded ids of a session to the ones the twin answered and
+//!   rewrites them in the session's later requests.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
 //!   model's holes give (generated, timestamp, enum, echoed, constant).
 //! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
@@ -21,6 +23,7 @@
 pub mod coverage;
 pub mod diff;
 pub mod html;
+pub mod idmap;
 pub mod judge;
 pub mod lint;
 pub mod provenance;

@@ -150,6 +150,12 @@ pub struct Report {
     pub provenance: BTreeMap<String, u64>,
     /// Answers that carried an exactness claim (`X-Wraith-Replay`), compared with no relaxation.
     pub replay_claims: u64,
+    /// Requests sent with recorded ids replaced by the ids the twin answered earlier in the
+    /// same session (ids flow like a real client's), summed over sessions.
+    pub requests_rewritten: u64,
+    /// Recorded ids the twin answered with two different values within one session (the
+    /// latest was used), summed over sessions.
+    pub id_ambiguities: u64,
     pub routes: Vec<RouteScore>,
     pub sessions: Vec<SessionScore>,
     pub exchanges: Vec<ExchangeScore>,
@@ -187,6 +193,10 @@ pub struct SessionScore {
     pub score_bp: u32,
     /// `score_bp >= required_score_bp`.
     pub passed: bool,
+    /// Requests of this session sent with recorded ids replaced by the twin's.
+    pub requests_rewritten: u64,
+    /// Recorded ids the twin answered with two different values in this session.
+    pub id_ambiguities: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -305,7 +315,18 @@ impl ReportBuilder {
             passed_exchanges: 0,
             score_bp: 10_000,
             passed: true,
+            requests_rewritten: 0,
+            id_ambiguities: 0,
         });
+    }
+
+    /// The current session's id flow: requests rewritten with the twin's ids, and recorded ids
+    /// answered with two different values.
+    pub fn note_id_flow(&mut self, requests_rewritten: u64, id_ambiguities: u64) {
+        if let Some(s) = &mut self.cur {
+            s.requests_rewritten += requests_rewritten;
+            s.id_ambiguities += id_ambiguities;
+        }
     }
 
     fn finish_session(&mut self) {
@@ -410,6 +431,8 @@ impl ReportBuilder {
         let sessions_total = self.sessions.len() as u64;
         let sessions_passed = self.sessions.iter().filter(|s| s.passed).count() as u64;
         let session_pass_rate_bp = ratio_bp(sessions_passed, sessions_total);
+        let requests_rewritten = self.sessions.iter().map(|s| s.requests_rewritten).sum();
+        let id_ambiguities = self.sessions.iter().map(|s| s.id_ambiguities).sum();
         let routes = self
             .routes
             .into_iter()
@@ -452,6 +475,8 @@ impl ReportBuilder {
             categories: self.categories,
             provenance: self.provenance,
             replay_claims: self.replay_claims,
+            requests_rewritten,
+            id_ambiguities,
             routes,
             sessions: self.sessions,
             exchanges: self.exchanges,

@@ -9,9 +9,10 @@ use wraith_engine::{Engine, Request};
 use wraith_model::Model;
 use wraith_recording::{Exchange, RecordedSession};
 
+use crate::idmap::IdMap;
 use crate::judge::{
     DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
-    judge_with_cache,
+    generated_pairs, judge_with_cache,
 };
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
@@ -190,6 +191,11 @@ pub struct SessionOutcome {
     pub namespace: String,
     /// One step per recorded exchange, in order.
     pub steps: Vec<SessionStep>,
+    /// Requests sent with recorded ids replaced by the ids the twin answered earlier in the
+    /// session ([`crate::idmap`]).
+    pub requests_rewritten: u64,
+    /// Recorded ids the twin answered with two different values (the latest was used).
+    pub id_ambiguities: u64,
 }
 
 /// One recorded exchange of a [`SessionOutcome`].
@@ -225,6 +231,9 @@ pub fn replay_session(
     let sid = &s.manifest.session_id;
     let ns = format!("{}{}", run.namespace_prefix, sid);
     let mut steps = Vec::with_capacity(s.exchanges.len());
+    // Ids flow like a real client's: recorded ids in later requests become the twin's.
+    let mut ids = IdMap::new();
+    let mut requests_rewritten = 0u64;
     for (xi, ex) in s.exchanges.iter().enumerate() {
         progress();
         let idx = ex.correlation.exchange_index;
@@ -238,7 +247,8 @@ pub fn replay_session(
             steps.push(SessionStep::Skipped("authored_route"));
             continue;
         }
-        let req = request_of(ex);
+        let mut req = request_of(ex);
+        requests_rewritten += u64::from(ids.rewrite(&mut req));
         let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
             session: sid.clone(),
             exchange: idx,
@@ -263,6 +273,7 @@ pub fn replay_session(
             &run.diff,
             Some(&mut *cache),
         );
+        ids.learn(generated_pairs(index, ex, expected, &obs));
         steps.push(SessionStep::Judged {
             exchange: xi,
             actual_status: obs.status,
@@ -275,6 +286,8 @@ pub fn replay_session(
     Ok(SessionOutcome {
         namespace: ns,
         steps,
+        requests_rewritten,
+        id_ambiguities: ids.ambiguities(),
     })
 }
 
@@ -282,6 +295,7 @@ pub fn replay_session(
 pub fn fold_session(b: &mut ReportBuilder, session: &RecordedSession, outcome: SessionOutcome) {
     let sid = &session.manifest.session_id;
     b.begin_session(sid, &outcome.namespace);
+    b.note_id_flow(outcome.requests_rewritten, outcome.id_ambiguities);
     for step in outcome.steps {
         match step {
             SessionStep::Skipped(reason) => b.skip(reason),

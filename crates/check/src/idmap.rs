@@ -1,0 +1,385 @@
+//! Ids that flow: the check replays a session the way a real client would, naming in each
+//! request the ids *the twin* returned earlier in the session instead of the recorded ones.
+//!
+//! A recorded session that creates an entity and then deletes it names the recorded id in the
+//! delete. The twin answered the create with its own id (minted, or another recorded run's),
+//! so replaying the recorded delete verbatim asks for an id the twin never issued; a client
+//! library would have used the id it was given. Per replayed session an [`IdMap`] learns
+//! *recorded value → answered value* after each exchange, at the JSON positions the model marks
+//! as generated identifiers (`judge::generated_pairs`), and rewrites whole-token occurrences of
+//! recorded values in every later request of the session before it is sent.
+//!
+//! Not here: judging. Answers are still compared with the recording as before (the answered ids
+//! sit at `generated` positions, compared by JSON type), and the twin is told nothing new.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use wraith_engine::Request;
+
+/// Recorded value → answered value, learned within one replayed session.
+#[derive(Debug, Default, Clone)]
+pub struct IdMap {
+    /// By the recorded value's text (a string's contents, a number's decimal form): the same
+    /// token names the entity in a path segment, a query or form value, or a JSON body value.
+    map: BTreeMap<String, Value>,
+    ambiguities: u64,
+}
+
+impl IdMap {
+    pub fn new() -> IdMap {
+        IdMap::default()
+    }
+
+    /// Learn the (recorded, answered) pairs of one answer. Only strings and numbers whose two
+    /// sides have the same JSON type and differ are learned; an empty recorded string never is.
+    /// A recorded value already mapped to another answered value is re-mapped to the latest one
+    /// and counted as an ambiguity.
+    pub fn learn(&mut self, pairs: impl IntoIterator<Item = (Value, Value)>) {
+        for (recorded, answered) in pairs {
+            let same_type = matches!(
+                (&recorded, &answered),
+                (Value::String(_), Value::String(_)) | (Value::Number(_), Value::Number(_))
+            );
+            if !same_type || crate::diff::json_eq(&recorded, &answered) {
+                continue;
+            }
+            let Some(key) = token(&recorded) else {
+                continue;
+            };
+            if key.is_empty() {
+                continue;
+            }
+            if let Some(prev) = self.map.get(&key)
+                && !crate::diff::json_eq(prev, &answered)
+            {
+                self.ambiguities += 1;
+            }
+            self.map.insert(key, answered);
+        }
+    }
+
+    /// Recorded values mapped so far.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Recorded values that were answered with two different values (the latest was kept).
+    pub fn ambiguities(&self) -> u64 {
+        self.ambiguities
+    }
+
+    /// The answered value for a recorded token.
+    pub fn get(&self, recorded: &str) -> Option<&Value> {
+        self.map.get(recorded)
+    }
+
+    /// Rewrite every whole-token occurrence of a mapped recorded value in `req`: a path segment
+    /// equal to it, a query parameter value, a JSON body string or number (the whole value), a
+    /// form-encoded body value. Never a substring, a key, or a header. True when anything
+    /// changed.
+    pub fn rewrite(&self, req: &mut Request) -> bool {
+        if self.map.is_empty() {
+            return false;
+        }
+        let mut changed = false;
+        if let Some(p) = self.rewrite_path(&req.path) {
+            req.path = p;
+            changed = true;
+        }
+        if let Some(q) = self.rewrite_form(&req.query) {
+            req.query = q;
+            changed = true;
+        }
+        if let Some(b) = self.rewrite_body(req) {
+            req.body = bytes::Bytes::from(b);
+            changed = true;
+        }
+        changed
+    }
+
+    fn text(&self, recorded: &str) -> Option<String> {
+        self.map.get(recorded).and_then(token)
+    }
+
+    fn rewrite_path(&self, path: &str) -> Option<String> {
+        let mut changed = false;
+        let segs: Vec<String> = path
+            .split('/')
+            .map(|seg| {
+                if seg.is_empty() {
+                    return String::new();
+                }
+                match self.text(&crate::diff::percent_decode(seg)) {
+                    Some(t) => {
+                        changed = true;
+                        encode_segment(&t)
+                    }
+                    None => seg.to_string(),
+                }
+            })
+            .collect();
+        changed.then(|| segs.join("/"))
+    }
+
+    /// `a=1&b=2`: values equal to a mapped token are replaced; names, pairs without `=` and
+    /// every other byte stay as they were.
+    fn rewrite_form(&self, form: &str) -> Option<String> {
+        if form.is_empty() {
+            return None;
+        }
+        let mut changed = false;
+        let parts: Vec<String> = form
+            .split('&')
+            .map(|part| {
+                let Some((name, value)) = part.split_once('=') else {
+                    return part.to_string();
+                };
+                let decoded: String = form_urlencoded::parse(format!("x={value}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default();
+                match self.text(&decoded) {
+                    Some(t) => {
+                        changed = true;
+                        let enc: String = form_urlencoded::byte_serialize(t.as_bytes()).collect();
+                        format!("{name}={enc}")
+                    }
+                    None => part.to_string(),
+                }
+            })
+            .collect();
+        changed.then(|| parts.join("&"))
+    }
+
+    fn rewrite_body(&self, req: &Request) -> Option<Vec<u8>> {
+        if req.body.is_empty() {
+            return None;
+        }
+        let ct = req
+            .header("content-type")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ct.starts_with("multipart/") {
+            return None;
+        }
+        if let Ok(mut v) = serde_json::from_slice::<Value>(&req.body) {
+            return self
+                .rewrite_json(&mut v)
+                .then(|| serde_json::to_vec(&v).ok())
+                .flatten();
+        }
+        let form = ct.starts_with("application/x-www-form-urlencoded") || ct.is_empty();
+        if !form {
+            return None;
+        }
+        let text = std::str::from_utf8(&req.body).ok()?;
+        self.rewrite_form(text).map(String::into_bytes)
+    }
+
+    /// Whole JSON values only: a string equal to a mapped token, or a number whose decimal form
+    /// is one. A number stays a number when the answered value is (or reads as) one.
+    fn rewrite_json(&self, v: &mut Value) -> bool {
+        match v {
+            Value::String(s) => match self.text(s) {
+                Some(t) => {
+                    *s = t;
+                    true
+                }
+                None => false,
+            },
+            Value::Number(n) => match self.map.get(&n.to_string()) {
+                Some(answered) => {
+                    *v = match answered {
+                        Value::Number(_) => answered.clone(),
+                        Value::String(s) => match s.parse::<serde_json::Number>() {
+                            Ok(n) => Value::Number(n),
+                            Err(_) => Value::String(s.clone()),
+                        },
+                        other => other.clone(),
+                    };
+                    true
+                }
+                None => false,
+            },
+            Value::Array(a) => a
+                .iter_mut()
+                .fold(false, |acc, x| self.rewrite_json(x) || acc),
+            Value::Object(m) => m
+                .iter_mut()
+                .fold(false, |acc, (_, x)| self.rewrite_json(x) || acc),
+            Value::Null | Value::Bool(_) => false,
+        }
+    }
+}
+
+/// The text a scalar is written as in a path, query or form: a string's contents, a number's
+/// decimal form.
+fn token(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Percent-encode a path segment: unreserved characters and `:@!$&'()*+,;=` stay.
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~:@!$&'()*+,;=".contains(&b);
+        if keep {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(method: &str, path: &str, query: &str, ct: Option<&str>, body: &str) -> Request {
+        Request {
+            method: method.into(),
+            path: path.into(),
+            query: query.into(),
+            headers: ct
+                .map(|c| vec![("content-type".to_string(), c.to_string())])
+                .unwrap_or_default(),
+            body: bytes::Bytes::from(body.to_string()),
+        }
+    }
+
+    fn map(pairs: &[(Value, Value)]) -> IdMap {
+        let mut m = IdMap::new();
+        m.learn(pairs.iter().cloned());
+        m
+    }
+
+    #[test]
+    fn learns_only_differing_scalars_of_one_type() {
+        let m = map(&[
+            (json!("111"), json!("999")),
+            (json!(5), json!(7)),
+            (json!("same"), json!("same")),
+            (json!("12"), json!(12)),
+            (json!(true), json!(false)),
+            (json!(""), json!("x")),
+        ]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.get("111"), Some(&json!("999")));
+        assert_eq!(m.get("5"), Some(&json!(7)));
+        assert_eq!(m.get("same"), None);
+        assert_eq!(m.get("12"), None);
+        assert_eq!(m.ambiguities(), 0);
+    }
+
+    #[test]
+    fn a_value_answered_twice_differently_keeps_the_latest_and_counts_it() {
+        let mut m = map(&[(json!("111"), json!("a"))]);
+        m.learn([(json!("111"), json!("a"))]);
+        assert_eq!(m.ambiguities(), 0, "the same answer again is not ambiguous");
+        m.learn([(json!("111"), json!("b"))]);
+        assert_eq!(m.ambiguities(), 1);
+        assert_eq!(m.get("111"), Some(&json!("b")));
+    }
+
+    #[test]
+    fn rewrites_whole_path_segments_only() {
+        let m = map(&[(json!("111"), json!("999"))]);
+        let mut r = req("DELETE", "/api/v1/statuses/111", "", None, "");
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.path, "/api/v1/statuses/999");
+        let mut r = req("GET", "/api/v1/statuses/1111/x111/111.json", "", None, "");
+        assert!(!m.rewrite(&mut r), "substrings are never rewritten");
+        assert_eq!(r.path, "/api/v1/statuses/1111/x111/111.json");
+    }
+
+    #[test]
+    fn path_segments_are_compared_decoded_and_written_encoded() {
+        let m = map(&[(json!("a b"), json!("c/d"))]);
+        let mut r = req("GET", "/things/a%20b/", "", None, "");
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.path, "/things/c%2Fd/");
+    }
+
+    #[test]
+    fn rewrites_query_values_not_names_or_substrings() {
+        let m = map(&[(json!("111"), json!("9 9")), (json!(5), json!(6))]);
+        let mut r = req(
+            "GET",
+            "/x",
+            "max_id=111&111=a&since=1111&ids[]=5&flag",
+            None,
+            "",
+        );
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.query, "max_id=9+9&111=a&since=1111&ids[]=6&flag");
+    }
+
+    #[test]
+    fn rewrites_whole_json_values_keeping_numbers_numbers() {
+        let m = map(&[(json!(42), json!(77)), (json!("111"), json!("999"))]);
+        let mut r = req(
+            "POST",
+            "/x",
+            "",
+            Some("application/json"),
+            r#"{"linode_id":42,"ids":["111","1111",111],"note":"111 and 42","111":1,"n":420}"#,
+        );
+        assert!(m.rewrite(&mut r));
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(
+            v,
+            json!({"linode_id":77,"ids":["999","1111",999],"note":"111 and 42","111":1,"n":420})
+        );
+    }
+
+    #[test]
+    fn rewrites_form_values() {
+        let m = map(&[(json!("111"), json!("999"))]);
+        let mut r = req(
+            "POST",
+            "/api/v1/statuses",
+            "",
+            Some("application/x-www-form-urlencoded"),
+            "status=111&in_reply_to_id=111&media_ids%5B%5D=111&x=1111",
+        );
+        assert!(m.rewrite(&mut r));
+        assert_eq!(
+            &r.body[..],
+            b"status=999&in_reply_to_id=999&media_ids%5B%5D=999&x=1111"
+        );
+    }
+
+    #[test]
+    fn an_unmapped_request_is_left_byte_for_byte() {
+        let m = map(&[(json!("111"), json!("999"))]);
+        let body = "{ \"a\" : \"222\" }";
+        let mut r = req("POST", "/a/222", "b=222", Some("application/json"), body);
+        assert!(!m.rewrite(&mut r));
+        assert_eq!(&r.body[..], body.as_bytes());
+        assert_eq!(r.query, "b=222");
+    }
+
+    #[test]
+    fn multipart_bodies_are_not_rewritten() {
+        let m = map(&[(json!("111"), json!("999"))]);
+        let mut r = req(
+            "POST",
+            "/m",
+            "",
+            Some("multipart/form-data; boundary=x"),
+            "\"111\"",
+        );
+        assert!(!m.rewrite(&mut r));
+    }
+}
