@@ -23,6 +23,14 @@ pub struct TwinConfig {
     pub serve: ServeConfig,
     #[serde(default)]
     pub diff: DiffConfig,
+    /// `[handlers]`: the authored-output gate of `wraith check`.
+    #[serde(default)]
+    pub handlers: HandlersConfig,
+    /// `[[deviations]]`: declared intentional deviations of authored output (Lua handlers) from
+    /// the recordings. Entries are kept as written; `wraith check` and `wraith lint` validate
+    /// them (`wraith_check::authored::parse_deviations`), so lint can name every bad entry.
+    #[serde(default)]
+    pub deviations: Vec<DeviationEntry>,
     /// Warnings found while loading (unknown keys, deprecated values). Not part of the file.
     #[serde(skip)]
     pub warnings: Vec<ConfigWarning>,
@@ -294,6 +302,36 @@ impl Default for LuaConfig {
             max_memory_kb: 1024,
         }
     }
+}
+
+/// `[handlers]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandlersConfig {
+    /// What an unmarked authored deviation does to `wraith check`.
+    pub deviation_policy: DeviationPolicy,
+}
+
+/// `[handlers] deviation_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviationPolicy {
+    /// An unmarked authored deviation fails the check (exit 2).
+    #[default]
+    Error,
+    /// It is reported as a warning; the check passes on its scores alone.
+    Warn,
+}
+
+/// One `[[deviations]]` entry as written: `route` (`METHOD /path`), `path` (`body.name`,
+/// `status`) and `reason` are required, but checked by the consumer so every bad entry can be
+/// reported with its number.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviationEntry {
+    pub route: Option<String>,
+    pub path: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// `[diff]`: `wraith check` gates.
@@ -573,6 +611,8 @@ fn schema() -> Shape {
                 ("lua", leaves(&["on_error", "max_memory_kb"])),
             ]),
         ),
+        ("handlers", leaves(&["deviation_policy"])),
+        ("deviations", Leaf),
         (
             "diff",
             Table(vec![
@@ -848,5 +888,32 @@ mod tests {
         assert_eq!(cfg.diff.overrides["GET /a"].body_values, 0.5);
         assert_eq!(cfg.diff.suppress[0].reason, "noise");
         assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+    }
+
+    #[test]
+    fn handlers_policy_and_deviation_entries_load_as_written() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[handlers]\ndeviation_policy = \"warn\"\n[[deviations]]\nroute = \"GET /a/:id\"\npath = \"body.Name\"\nreason = \"legacy casing\"\n[[deviations]]\nroute = \"GET /b\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.handlers.deviation_policy, DeviationPolicy::Warn);
+        assert_eq!(cfg.deviations.len(), 2);
+        assert_eq!(cfg.deviations[0].path.as_deref(), Some("body.Name"));
+        // An incomplete entry loads: `wraith check` and `wraith lint` name what it misses.
+        assert_eq!(cfg.deviations[1].reason, None);
+        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+        let bad = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[handlers]\ndeviation_policy = \"maybe\"\n";
+        let err = TwinConfig::parse(bad, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("deviation_policy"), "{err}");
+        assert_eq!(
+            TwinConfig::parse(
+                "[service]\nname = \"x\"\nbase_url = \"http://h\"\n",
+                Path::new("w")
+            )
+            .unwrap()
+            .handlers
+            .deviation_policy,
+            DeviationPolicy::Error
+        );
     }
 }

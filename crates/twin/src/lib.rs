@@ -10,10 +10,10 @@ pub mod config;
 pub mod dir;
 
 pub use config::{
-    ClockConfig, ClockMode, ConfigWarning, DiffConfig, DiffThresholds, Fidelity, IdempotencyConfig,
-    LatencyConfig, LatencyMode, LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode,
-    RateLimit, ServeConfig, ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy,
-    TwinConfig, UnknownEntity,
+    ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,
+    DiffThresholds, Fidelity, HandlersConfig, IdempotencyConfig, LatencyConfig, LatencyMode,
+    LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode, RateLimit, ServeConfig,
+    ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy, TwinConfig, UnknownEntity,
 };
 pub use dir::{TwinDir, TwinError};
 pub use wraith_recording::fsutil::write_atomic;
