@@ -123,7 +123,9 @@ pub(crate) struct IdemEntry {
     pub expires_us: i64,
 }
 
-/// One session's world.
+/// One session's world. `Clone` so a handler can be probed on a copy without changing the
+/// session ([`crate::Engine::probe_handler`]).
+#[derive(Clone)]
 pub(crate) struct Namespace {
     pub key: NsKey,
     pub settings: Settings,

@@ -115,6 +115,59 @@ impl Engine {
         Ok(report)
     }
 
+    /// What the handler bound to the recorded route `req` matches would answer in `session`,
+    /// without changing the session: the handler runs on a copy of the namespace (its writes,
+    /// counter and clock readings are discarded) and the answer gets the same outbound passes
+    /// as a served one. `None` when the request matches no recorded route, no handler is bound
+    /// to it, the fidelity runs no handlers (strict, fuzzy), or the handler failed under
+    /// `on_error = fallback`; a failure under `on_error = fail` is its 500 envelope.
+    ///
+    /// `wraith check` uses it to judge a handler's output on recorded requests that exact
+    /// replay answers (a request whose exact URL was recorded is replayed verbatim, so the
+    /// handler only serves the others).
+    pub fn probe_handler(&self, session: Option<&str>, req: &Request) -> Option<Response> {
+        if self.opts.fidelity != Fidelity::Synth {
+            return None;
+        }
+        let method = req.method.to_ascii_uppercase();
+        let path = util::normalize_path(&req.path).ok()?;
+        let host = req.header("host");
+        let m = self.router.at(&method, &path, host)?;
+        if m.route >= self.model.routes.len() {
+            return None;
+        }
+        self.scripts.handler(m.route)?;
+        let key = NsKey::from_header(session);
+        let shared = self
+            .registry
+            .get_or_create(&key, || {
+                self.make_namespace(key.clone(), self.lazy_settings())
+            })
+            .ok()?;
+        // A copy: the session's own namespace must not see the probe's writes.
+        let mut ns = shared.lock().clone();
+        let ct = req.header("content-type");
+        let call = Call {
+            req,
+            head: method == "HEAD",
+            method,
+            query: util::parse_query(&req.query),
+            body: util::body_as_json(ct, &req.body),
+            path,
+            m,
+        };
+        if let Some(b) = &call.body {
+            ns.outbound.add_json(b);
+        }
+        for (_, v) in call.query.iter().chain(call.m.params.iter()) {
+            ns.outbound.add(v);
+        }
+        let mut out = self.run_route_handler(&mut ns, &call)?;
+        self.outbound_body(&mut ns, &call, &mut out);
+        let head = call.head;
+        Some(self.finish(out, req, head))
+    }
+
     /// The route index's authored route, when it is one.
     pub(super) fn authored_route(&self, r: usize) -> Option<&AuthoredRoute> {
         r.checked_sub(self.model.routes.len())
