@@ -28,6 +28,7 @@ pub mod judge;
 pub mod lint;
 pub mod provenance;
 pub mod report;
+pub mod rules;
 pub mod run;
 
 pub use diff::{Category, Divergence};
