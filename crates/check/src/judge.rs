@@ -543,7 +543,7 @@ pub(crate) fn generated_pairs(
 }
 
 /// The verdict of an exchange from its divergences and compared positions.
-fn finish(route: String, divergences: Vec<Divergence>, compared: u64) -> Verdict {
+pub(crate) fn finish(route: String, divergences: Vec<Divergence>, compared: u64) -> Verdict {
     let score_bp = if divergences.is_empty() {
         10_000
     } else {

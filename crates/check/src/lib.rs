@@ -11,6 +11,8 @@
 //!   rewrites them in the session's later requests.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
 //!   model's holes give (generated, timestamp, enum, echoed, constant).
+//! - [`authored`] is the authored-output gate: a Lua handler's answers compared with the shape
+//!   of the recordings (`authored_deviation`), and the `[[deviations]]` that mark intended ones.
 //! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
 //! - [`html::render`] draws the self-contained HTML report.
 //! - [`coverage::coverage`] and [`lint::lint`] back `wraith coverage` and `wraith lint`;
@@ -20,6 +22,7 @@
 //! serving. A refusal (route miss, fail-closed `miss`, leaked placeholder) is never a pass, and
 //! nothing here knows any particular API.
 
+pub mod authored;
 pub mod coverage;
 pub mod diff;
 pub mod html;

@@ -1,0 +1,723 @@
+//! The authored-output gate: a Lua handler's answer to a recorded request is compared with the
+//! *shape* of what the real API answered (reference §5.2, `authored_deviation`), so a twin whose
+//! handwritten parts say something the API never would is caught before agents learn from it.
+//!
+//! Which answers are judged here: every answer of a recorded exchange that came from a handler
+//! (provenance `handler`), and, in process, the answer the bound handler *would* give to a
+//! recorded request exact replay answered instead (the engine's `probe_handler`: a request
+//! whose exact URL was recorded is replayed verbatim, so without the probe a handler overriding
+//! a recorded route would hardly ever be judged).
+//!
+//! The rules ([`Rule`]), each against the recordings of the route:
+//! - `unrecorded_status`: the handler answered a status no recording of the route has;
+//! - `miscased_key`: a recorded key is absent and the answer has the same key spelled with other
+//!   case or separators (`userId` for `user_id`, `Name` for `name`);
+//! - `missing_key`: a key every recording of that object carries is absent;
+//! - `wrong_type`: a value of another JSON type than recorded (`null` on either side is never
+//!   a deviation: recordings show absent values as `null`), or a non-JSON body where JSON was
+//!   recorded.
+//!
+//! Keys the handler adds are not deviations (an authored answer may say more). The body is
+//! compared with the exchange's own recorded body when the handler answered its status; an
+//! answer of another status that the route did record is not shape-checked (its status is
+//! judged by the normal diff when served). Array elements are compared with the merge of all
+//! recorded elements (a key is required when every recorded element has it).
+//!
+//! `[[deviations]]` in `wraith.toml` mark intentional deviations ([`DeclaredDeviation`]); a
+//! marked one is reported with `marked: true` and does not fail the run, and value divergences
+//! of a served handler answer under its path are exempt from scoring ([`AuthoredGate::exempt`]).
+//! An unmarked one fails the run (exit 2) unless `[handlers] deviation_policy = "warn"`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use wraith_model::Route;
+
+use crate::diff::Category;
+use crate::judge::{Body, Verdict, parse_body};
+
+/// `[handlers] deviation_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviationPolicy {
+    /// An unmarked authored deviation fails the run.
+    #[default]
+    Error,
+    /// Unmarked authored deviations are reported; the run passes on its scores alone.
+    Warn,
+}
+
+impl DeviationPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviationPolicy::Error => "error",
+            DeviationPolicy::Warn => "warn",
+        }
+    }
+}
+
+/// One valid `[[deviations]]` entry: the owner says the authored output of `route` deviates
+/// from the recordings at `path` (and everything under it) on purpose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeclaredDeviation {
+    /// `METHOD /path` (method uppercased; parameter names do not matter when matching).
+    pub route: String,
+    /// `status`, `body`, or a body path as the report writes them (`body.name`,
+    /// `body.items[0].id`, `body["a.b"]`).
+    pub path: String,
+    pub reason: String,
+}
+
+/// One `[[deviations]]` entry as written (every field optional so each missing one is named).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeviationInput<'a> {
+    pub route: Option<&'a str>,
+    pub path: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+/// A `[[deviations]]` entry that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[[deviations]] #{entry}: {message}")]
+pub struct DeviationEntryError {
+    /// 1-based position of the entry in `wraith.toml`.
+    pub entry: usize,
+    pub message: String,
+}
+
+/// Validate `[[deviations]]` entries (used by both `wraith check` and `wraith lint`): the valid
+/// ones, and one error per problem of the others.
+pub fn parse_deviations(
+    entries: &[DeviationInput<'_>],
+) -> (Vec<DeclaredDeviation>, Vec<DeviationEntryError>) {
+    let mut ok = Vec::new();
+    let mut errors = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let entry = i + 1;
+        let mut err = |message: String| errors.push(DeviationEntryError { entry, message });
+        let route = match e.route.map(str::trim) {
+            None | Some("") => {
+                err(
+                    "`route` is required: the route as `METHOD /path`, e.g. `GET /customers/:id`"
+                        .to_string(),
+                );
+                None
+            }
+            Some(r) => match normalize_route(r) {
+                Ok(r) => Some(r),
+                Err(m) => {
+                    err(m);
+                    None
+                }
+            },
+        };
+        let path = match e.path.map(str::trim) {
+            None | Some("") => {
+                err(
+                    "`path` is required: `status`, `body`, or a body path such as `body.name`"
+                        .to_string(),
+                );
+                None
+            }
+            Some(p) if is_report_path(p) => Some(p.to_string()),
+            Some(p) => {
+                err(format!(
+                    "`path` = `{p}` is not a path of the answer: write `status`, `body`, or a body \
+                     path such as `body.name` or `body.items[0].id`"
+                ));
+                None
+            }
+        };
+        let reason = match e.reason.map(str::trim) {
+            None | Some("") => {
+                err(
+                    "`reason` is required: say why the authored output deviates on purpose"
+                        .to_string(),
+                );
+                None
+            }
+            Some(r) => Some(r.to_string()),
+        };
+        if let (Some(route), Some(path), Some(reason)) = (route, path, reason) {
+            ok.push(DeclaredDeviation {
+                route,
+                path,
+                reason,
+            });
+        }
+    }
+    (ok, errors)
+}
+
+/// `GET /a/:id` from `get  /a/:id`; an error naming what is wrong otherwise.
+fn normalize_route(r: &str) -> Result<String, String> {
+    let Some((method, path)) = r.split_once(char::is_whitespace) else {
+        return Err(format!(
+            "`route` = `{r}` is not `METHOD /path`, e.g. `GET /customers/:id`"
+        ));
+    };
+    let path = path.trim();
+    if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(format!("`route` = `{r}`: `{method}` is not an HTTP method"));
+    }
+    if !path.starts_with('/') || path.contains(char::is_whitespace) {
+        return Err(format!(
+            "`route` = `{r}`: the path must start with `/` and hold no spaces, e.g. `GET /customers/:id`"
+        ));
+    }
+    Ok(format!("{} {path}", method.to_ascii_uppercase()))
+}
+
+fn is_report_path(p: &str) -> bool {
+    p == "status"
+        || p == "body"
+        || (p.len() > 5 && (p.starts_with("body.") || p.starts_with("body[")))
+}
+
+/// Same method and template, parameter names aside (`/a/:id` = `/a/:param`).
+fn same_route(declared: &str, route: &str) -> bool {
+    let (Some((dm, dp)), Some((rm, rp))) = (declared.split_once(' '), route.split_once(' ')) else {
+        return false;
+    };
+    if !dm.eq_ignore_ascii_case(rm) {
+        return false;
+    }
+    let (ds, rs): (Vec<&str>, Vec<&str>) = (dp.split('/').collect(), rp.split('/').collect());
+    ds.len() == rs.len()
+        && ds
+            .iter()
+            .zip(&rs)
+            .all(|(d, r)| d == r || (d.starts_with(':') && r.starts_with(':')))
+}
+
+/// `path` is `declared` or lies under it.
+fn covers(declared: &str, path: &str) -> bool {
+    path.strip_prefix(declared)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// The gate's settings for one run.
+#[derive(Debug, Clone, Default)]
+pub struct AuthoredGate {
+    pub policy: DeviationPolicy,
+    pub declared: Vec<DeclaredDeviation>,
+}
+
+impl AuthoredGate {
+    /// The declaration marking a deviation of `route` at `path`, if any.
+    pub fn marking(&self, route: &str, path: &str) -> Option<&DeclaredDeviation> {
+        self.declared
+            .iter()
+            .find(|d| same_route(&d.route, route) && covers(&d.path, path))
+    }
+
+    /// Remove from the verdict of a *served handler answer* on `route` the divergences a
+    /// declaration exempts: value, type, missing/extra field and array-length divergences at or
+    /// under a declared body path, and a status mismatch when `status` is declared. A refusal
+    /// and the content type are never exempt. Returns how many were removed; the verdict's
+    /// score is recomputed from what is left.
+    pub fn exempt(&self, route: &str, verdict: &mut Verdict) -> u64 {
+        if self.declared.is_empty() || verdict.divergences.is_empty() {
+            return 0;
+        }
+        let before = verdict.divergences.len();
+        verdict.divergences.retain(|d| {
+            let exemptable = match d.category {
+                Category::StatusMismatch => d.path == "status",
+                Category::SynthesizedRefusal => false,
+                _ => d.path == "body" || d.path.starts_with("body.") || d.path.starts_with("body["),
+            };
+            !(exemptable && self.marking(route, &d.path).is_some())
+        });
+        let removed = (before - verdict.divergences.len()) as u64;
+        if removed > 0 {
+            let divergences = std::mem::take(&mut verdict.divergences);
+            *verdict = crate::judge::finish(
+                std::mem::take(&mut verdict.route),
+                divergences,
+                verdict.compared,
+            );
+        }
+        removed
+    }
+}
+
+/// What an authored answer does that the recordings never do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    UnrecordedStatus,
+    MiscasedKey,
+    MissingKey,
+    WrongType,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::UnrecordedStatus => "unrecorded_status",
+            Rule::MiscasedKey => "miscased_key",
+            Rule::MissingKey => "missing_key",
+            Rule::WrongType => "wrong_type",
+        }
+    }
+}
+
+/// How the judged handler answer was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    /// The twin served it (provenance `handler`).
+    Served,
+    /// Exact replay served the recording; the bound handler was probed on a copy of the session.
+    Probe,
+}
+
+/// One authored deviation of one answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuthoredDeviation {
+    /// `METHOD /path` of the route the handler is bound to.
+    pub route: String,
+    /// `status` or a body path (`body.customer.name`).
+    pub path: String,
+    pub rule: Rule,
+    /// The rule's finding in words.
+    pub reason: String,
+    /// What the recordings have there (statuses, a key, a JSON type).
+    pub expected: Value,
+    /// What the handler answered there.
+    pub actual: Value,
+    pub answer: AnswerKind,
+    /// A `[[deviations]]` entry declares it.
+    pub marked: bool,
+    /// That entry's `reason`.
+    pub declared_reason: Option<String>,
+}
+
+/// At most this many deviations are reported per answer (an array of wrong elements would
+/// otherwise repeat one finding per element).
+pub const MAX_PER_ANSWER: usize = 20;
+
+/// Judge a handler's answer (`status`, `body`) on `route` against the recordings: the route's
+/// recorded statuses (its variants and exact moments, plus `recorded_status`) and this
+/// exchange's recorded body.
+#[allow(clippy::too_many_arguments)]
+pub fn judge_authored(
+    gate: &AuthoredGate,
+    route_name: &str,
+    route: Option<&Route>,
+    recorded_status: u16,
+    recorded_body: &Body,
+    status: u16,
+    body: &[u8],
+    answer: AnswerKind,
+) -> Vec<AuthoredDeviation> {
+    let mut found: Vec<(String, Rule, String, Value, Value)> = Vec::new();
+    let mut statuses: Vec<u16> = route
+        .map(|r| {
+            r.variants
+                .iter()
+                .map(|v| v.status)
+                .chain(
+                    r.exact
+                        .iter()
+                        .flat_map(|e| e.moments.iter().map(|m| m.status)),
+                )
+                .collect()
+        })
+        .unwrap_or_default();
+    statuses.push(recorded_status);
+    statuses.sort_unstable();
+    statuses.dedup();
+    if !statuses.contains(&status) {
+        let listed: Vec<String> = statuses.iter().map(u16::to_string).collect();
+        found.push((
+            "status".to_string(),
+            Rule::UnrecordedStatus,
+            format!(
+                "the handler answered {status}; the recordings of {route_name} only have {}",
+                listed.join(", ")
+            ),
+            Value::from(statuses.clone()),
+            Value::from(status),
+        ));
+    } else if status == recorded_status
+        && let Body::Json(recorded) = recorded_body
+    {
+        match parse_body(body) {
+            Body::Json(actual) => {
+                let shape = Shape::of(recorded);
+                let mut segs = Vec::new();
+                compare(&shape, &actual, &mut segs, &mut found);
+            }
+            other => {
+                let kind = match other {
+                    Body::Empty => "empty",
+                    Body::Text(_) => "text",
+                    _ => "binary",
+                };
+                found.push((
+                    "body".to_string(),
+                    Rule::WrongType,
+                    format!("the handler answered a {kind} body; the recording is JSON"),
+                    Value::from("json"),
+                    Value::from(kind),
+                ));
+            }
+        }
+    }
+    found.truncate(MAX_PER_ANSWER);
+    found
+        .into_iter()
+        .map(|(path, rule, reason, expected, actual)| {
+            let mark = gate.marking(route_name, &path);
+            AuthoredDeviation {
+                route: route_name.to_string(),
+                path,
+                rule,
+                reason,
+                expected,
+                actual,
+                answer,
+                marked: mark.is_some(),
+                declared_reason: mark.map(|d| d.reason.clone()),
+            }
+        })
+        .collect()
+}
+
+/// The shape of recorded JSON: types, keys, and whether every recording of an object has a key.
+#[derive(Debug, Clone, PartialEq)]
+enum Shape {
+    /// Only `null` was recorded here: anything fits.
+    Null,
+    /// Recordings disagree on the type: anything fits.
+    Mixed,
+    Bool,
+    Number,
+    String,
+    /// Merged element shape; `None` when every recorded array was empty.
+    Array(Option<Box<Shape>>),
+    /// Key → (shape, required).
+    Object(BTreeMap<String, (Shape, bool)>),
+}
+
+impl Shape {
+    fn of(v: &Value) -> Shape {
+        match v {
+            Value::Null => Shape::Null,
+            Value::Bool(_) => Shape::Bool,
+            Value::Number(_) => Shape::Number,
+            Value::String(_) => Shape::String,
+            Value::Array(items) => Shape::Array(
+                items
+                    .iter()
+                    .map(Shape::of)
+                    .reduce(Shape::merge)
+                    .map(Box::new),
+            ),
+            Value::Object(m) => Shape::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), (Shape::of(v), true)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn merge(self, other: Shape) -> Shape {
+        match (self, other) {
+            (Shape::Null, x) | (x, Shape::Null) => x,
+            (Shape::Mixed, _) | (_, Shape::Mixed) => Shape::Mixed,
+            (Shape::Array(a), Shape::Array(b)) => Shape::Array(match (a, b) {
+                (Some(a), Some(b)) => Some(Box::new(a.merge(*b))),
+                (a, b) => a.or(b),
+            }),
+            (Shape::Object(mut a), Shape::Object(b)) => {
+                for (_, (_, req)) in a.iter_mut().filter(|(k, _)| !b.contains_key(*k)) {
+                    *req = false;
+                }
+                for (k, (s, req)) in b {
+                    match a.remove(&k) {
+                        Some((prev, prev_req)) => {
+                            a.insert(k, (prev.merge(s), prev_req && req));
+                        }
+                        None => {
+                            a.insert(k, (s, false));
+                        }
+                    }
+                }
+                Shape::Object(a)
+            }
+            (a, b) if a == b => a,
+            _ => Shape::Mixed,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Shape::Null => "null",
+            Shape::Mixed => "any",
+            Shape::Bool => "boolean",
+            Shape::Number => "number",
+            Shape::String => "string",
+            Shape::Array(_) => "array",
+            Shape::Object(_) => "object",
+        }
+    }
+}
+
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// `body.a[2]["b.c"]`: the report's path syntax (as the body diff writes it).
+fn render(segs: &[Seg]) -> String {
+    let mut s = String::from("body");
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => {
+                let plain = !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '@');
+                if plain {
+                    s.push('.');
+                    s.push_str(k);
+                } else {
+                    s.push('[');
+                    s.push_str(&Value::String(k.clone()).to_string());
+                    s.push(']');
+                }
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+/// A key without case and separators: `userId`, `user_id` and `UserID` are one spelling.
+fn folded(k: &str) -> String {
+    k.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+type Found = Vec<(String, Rule, String, Value, Value)>;
+
+fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) {
+    if out.len() >= MAX_PER_ANSWER {
+        return;
+    }
+    match (shape, actual) {
+        (Shape::Null | Shape::Mixed, _) | (_, Value::Null) => {}
+        (Shape::Bool, Value::Bool(_))
+        | (Shape::Number, Value::Number(_))
+        | (Shape::String, Value::String(_)) => {}
+        (Shape::Array(elem), Value::Array(items)) => {
+            if let Some(elem) = elem {
+                for (i, item) in items.iter().enumerate() {
+                    segs.push(Seg::Index(i));
+                    compare(elem, item, segs, out);
+                    segs.pop();
+                }
+            }
+        }
+        (Shape::Object(keys), Value::Object(m)) => {
+            for (k, (sub, required)) in keys {
+                segs.push(Seg::Key(k.clone()));
+                if let Some(v) = m.get(k) {
+                    compare(sub, v, segs, out);
+                } else if let Some(other) = m
+                    .keys()
+                    .find(|o| !keys.contains_key(*o) && folded(o) == folded(k))
+                {
+                    out.push((
+                        render(segs),
+                        Rule::MiscasedKey,
+                        format!("the handler spells the recorded key `{k}` as `{other}`"),
+                        Value::from(k.as_str()),
+                        Value::from(other.as_str()),
+                    ));
+                } else if *required {
+                    out.push((
+                        render(segs),
+                        Rule::MissingKey,
+                        format!("every recording has the key `{k}`; the handler's answer does not"),
+                        Value::from(k.as_str()),
+                        Value::Null,
+                    ));
+                }
+                segs.pop();
+            }
+        }
+        (s, v) => out.push((
+            render(segs),
+            Rule::WrongType,
+            format!(
+                "the handler answered a {} where the recordings have a {}",
+                type_of(v),
+                s.type_name()
+            ),
+            Value::from(s.type_name()),
+            Value::from(type_of(v)),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn devs(recorded: Value, status: u16, answer: Value) -> Vec<(String, Rule)> {
+        let body = serde_json::to_vec(&answer).unwrap_or_default();
+        judge_authored(
+            &AuthoredGate::default(),
+            "GET /c/:id",
+            None,
+            200,
+            &Body::Json(recorded),
+            status,
+            &body,
+            AnswerKind::Served,
+        )
+        .into_iter()
+        .map(|d| (d.path, d.rule))
+        .collect()
+    }
+
+    #[test]
+    fn a_handler_answer_of_the_recorded_shape_has_no_deviation() {
+        let rec = json!({"id": "c1", "name": "Ann", "tags": [{"k": 1}], "note": null});
+        let ans = json!({"id": "c9", "name": "Zed", "tags": [], "note": "x", "extra": true});
+        assert!(devs(rec, 200, ans).is_empty());
+    }
+
+    #[test]
+    fn miscased_missing_and_wrongly_typed_keys_are_deviations() {
+        let rec = json!({"user_id": "u1", "name": "Ann", "age": 3, "addr": {"city": "X"}});
+        let ans = json!({"userId": "u1", "age": "3", "addr": {"City": "X"}});
+        assert_eq!(
+            devs(rec, 200, ans),
+            vec![
+                ("body.addr.city".to_string(), Rule::MiscasedKey),
+                ("body.age".to_string(), Rule::WrongType),
+                ("body.name".to_string(), Rule::MissingKey),
+                ("body.user_id".to_string(), Rule::MiscasedKey),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_status_no_recording_of_the_route_has_is_a_deviation() {
+        assert_eq!(
+            devs(json!({"a": 1}), 418, json!({})),
+            vec![("status".to_string(), Rule::UnrecordedStatus)]
+        );
+    }
+
+    #[test]
+    fn array_elements_need_only_the_keys_every_recorded_element_has() {
+        let rec = json!({"items": [{"id": 1, "opt": "x"}, {"id": 2}]});
+        let ans = json!({"items": [{"id": 5}, {"opt": "y"}]});
+        assert_eq!(
+            devs(rec, 200, ans),
+            vec![("body.items[1].id".to_string(), Rule::MissingKey)]
+        );
+    }
+
+    #[test]
+    fn deviations_entries_are_validated_one_problem_at_a_time() {
+        let (ok, errors) = parse_deviations(&[
+            DeviationInput {
+                route: Some("get /c/:id"),
+                path: Some("body.name"),
+                reason: Some("legacy"),
+            },
+            DeviationInput {
+                route: Some("/c/:id"),
+                path: Some("name"),
+                reason: None,
+            },
+        ]);
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].route, "GET /c/:id");
+        let msgs: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(msgs.len(), 3, "{msgs:?}");
+        assert!(msgs.iter().all(|m| m.starts_with("[[deviations]] #2: ")));
+    }
+
+    #[test]
+    fn a_declaration_marks_its_path_and_everything_under_it_on_the_same_route() {
+        let gate = AuthoredGate {
+            policy: DeviationPolicy::Error,
+            declared: vec![DeclaredDeviation {
+                route: "GET /c/:param".into(),
+                path: "body.addr".into(),
+                reason: "r".into(),
+            }],
+        };
+        assert!(gate.marking("GET /c/:id", "body.addr").is_some());
+        assert!(gate.marking("GET /c/:id", "body.addr.city").is_some());
+        assert!(gate.marking("GET /c/:id", "body.addr[0]").is_some());
+        assert!(gate.marking("GET /c/:id", "body.address").is_none());
+        assert!(gate.marking("POST /c/:id", "body.addr").is_none());
+        assert!(gate.marking("GET /c/:id/x", "body.addr").is_none());
+    }
+
+    #[test]
+    fn declared_paths_exempt_value_divergences_of_a_served_answer_but_never_refusals() {
+        use crate::diff::Divergence;
+        let gate = AuthoredGate {
+            policy: DeviationPolicy::Error,
+            declared: vec![DeclaredDeviation {
+                route: "GET /c/:id".into(),
+                path: "body.name".into(),
+                reason: "r".into(),
+            }],
+        };
+        let d = |path: &str, category| Divergence {
+            path: path.into(),
+            category,
+            expected: json!(1),
+            actual: json!(2),
+        };
+        let mut v = Verdict {
+            route: "GET /c/:id".into(),
+            divergences: vec![
+                d("body.name", Category::ValueMismatch),
+                d("body.id", Category::ValueMismatch),
+            ],
+            compared: 4,
+            score_bp: 5000,
+        };
+        assert_eq!(gate.exempt("GET /c/:id", &mut v), 1);
+        assert_eq!(v.divergences.len(), 1);
+        assert_eq!(v.score_bp, 7500);
+        let mut r = Verdict {
+            route: "GET /c/:id".into(),
+            divergences: vec![d("body.name", Category::SynthesizedRefusal)],
+            compared: 1,
+            score_bp: 0,
+        };
+        assert_eq!(gate.exempt("GET /c/:id", &mut r), 0);
+    }
+}
