@@ -115,6 +115,16 @@ impl Engine {
         Ok(report)
     }
 
+    /// Whether a handler is bound to any recorded route (what [`Engine::probe_handler`] can
+    /// answer for), so a caller can skip probing entirely when none is.
+    pub fn has_recorded_route_handlers(&self) -> bool {
+        self.scripts
+            .by_route
+            .iter()
+            .take(self.model.routes.len())
+            .any(Option::is_some)
+    }
+
     /// What the handler bound to the recorded route `req` matches would answer in `session`,
     /// without changing the session: the handler runs on a copy of the namespace (its writes,
     /// counter and clock readings are discarded) and the answer gets the same outbound passes
