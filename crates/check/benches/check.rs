@@ -40,6 +40,7 @@ fn bench_corpus(bencher: Bencher<'_, '_>, corpus: &str, base: &str, with_prepare
                 thresholds: wraith_check::Thresholds::default(),
                 namespace_prefix: "bench-".into(),
                 authored: Vec::new(),
+                authored_gate: Default::default(),
                 mode: "in_memory",
                 target: None,
             };
@@ -86,6 +87,7 @@ fn wraith_demo(bencher: Bencher<'_, '_>) {
                 thresholds: wraith_check::Thresholds::default(),
                 namespace_prefix: "bench-".into(),
                 authored: Vec::new(),
+                authored_gate: Default::default(),
                 mode: "in_memory",
                 target: None,
             };
@@ -182,6 +184,7 @@ fn linode_judge_only_perfect_twin(bencher: Bencher<'_, '_>) {
                 thresholds: wraith_check::Thresholds::default(),
                 namespace_prefix: "bench-".into(),
                 authored: Vec::new(),
+                authored_gate: Default::default(),
                 mode: "in_memory",
                 target: None,
             };

@@ -34,8 +34,11 @@ use serde::Serialize;
 use serde_json::Value;
 use wraith_model::Route;
 
+use wraith_engine::Provenance;
+use wraith_recording::Exchange;
+
 use crate::diff::Category;
-use crate::judge::{Body, Verdict, parse_body};
+use crate::judge::{Body, ExpectedBody, ModelIndex, Observed, Verdict, parse_body};
 
 /// `[handlers] deviation_policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -232,12 +235,15 @@ impl AuthoredGate {
         });
         let removed = (before - verdict.divergences.len()) as u64;
         if removed > 0 {
-            let divergences = std::mem::take(&mut verdict.divergences);
-            *verdict = crate::judge::finish(
-                std::mem::take(&mut verdict.route),
-                divergences,
-                verdict.compared,
-            );
+            // The judge's rule: 10000 with nothing left, else the share of compared positions
+            // that agreed, capped at 9999 so a divergent exchange never rounds up to a pass.
+            let left = verdict.divergences.len() as u64;
+            verdict.score_bp = if left == 0 {
+                10_000
+            } else {
+                let agreed = verdict.compared.saturating_sub(left);
+                ((agreed * 10_000 / verdict.compared.max(1)) as u32).min(9_999)
+            };
         }
         removed
     }
@@ -385,6 +391,209 @@ pub fn judge_authored(
             }
         })
         .collect()
+}
+
+/// What judging one exchange's handler answer found ([`judge_exchange`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuthoredOutcome {
+    /// Which handler answer was judged, if any.
+    pub judged: Option<AnswerKind>,
+    pub deviations: Vec<AuthoredDeviation>,
+    /// Divergences of the served answer exempted by `[[deviations]]`.
+    pub exempted: u64,
+}
+
+/// Judge the handler answer of one replayed exchange: the served answer when the twin answered
+/// from a handler (then `verdict`, that answer's, loses the divergences a declaration exempts),
+/// else the probed one, if the driver probed the bound handler.
+pub fn judge_exchange(
+    gate: &AuthoredGate,
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    served: &Observed,
+    probe: Option<&Observed>,
+    verdict: &mut Verdict,
+) -> AuthoredOutcome {
+    let (answer, kind) = if served.provenance == Some(Provenance::Handler) {
+        (served, AnswerKind::Served)
+    } else if let Some(p) = probe {
+        (p, AnswerKind::Probe)
+    } else {
+        return AuthoredOutcome::default();
+    };
+    let route_name = answer
+        .route
+        .clone()
+        .unwrap_or_else(|| verdict.route.clone());
+    let deviations = judge_authored(
+        gate,
+        &route_name,
+        index.route(&route_name),
+        ex.response.status,
+        &expected.body,
+        answer.status,
+        &answer.body,
+        kind,
+    );
+    let exempted = if kind == AnswerKind::Served {
+        gate.exempt(&route_name, verdict)
+    } else {
+        0
+    };
+    AuthoredOutcome {
+        judged: Some(kind),
+        deviations,
+        exempted,
+    }
+}
+
+/// Provenance words whose answers are authored by the twin's owner rather than learned from
+/// the recordings: Lua handlers and fixture entities.
+pub const AUTHORED_PROVENANCE: [&str; 2] = ["handler", "fixture"];
+
+/// The "fiction ratio": how much of what the twin answered was authored (handlers, fixtures)
+/// rather than recorded or synthesized from the recordings (`recorded`, `template`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Fiction {
+    /// Replayed exchanges (the report's `exchanges_total`).
+    pub answers: u64,
+    /// Of those, answered with provenance `handler` or `fixture`.
+    pub authored_answers: u64,
+    /// `authored_answers × 10000 / answers`, rounded down (0 when nothing was answered).
+    pub ratio_bp: u32,
+    /// Recorded exchanges on authored-only routes (`lua/routes.toml`, no recording covers the
+    /// route): served from authored output only, never replayed nor scored.
+    pub authored_only_exchanges: u64,
+}
+
+impl Fiction {
+    /// From the report's provenance counts.
+    pub fn of(provenance: &BTreeMap<String, u64>, authored_only_exchanges: u64) -> Fiction {
+        let answers: u64 = provenance.values().sum();
+        let authored_answers = authored_answers(provenance);
+        Fiction {
+            answers,
+            authored_answers,
+            ratio_bp: fiction_ratio_bp(authored_answers, answers),
+            authored_only_exchanges,
+        }
+    }
+}
+
+/// Answers with an authored provenance among `provenance` counts.
+pub fn authored_answers(provenance: &BTreeMap<String, u64>) -> u64 {
+    AUTHORED_PROVENANCE
+        .iter()
+        .filter_map(|p| provenance.get(*p))
+        .sum()
+}
+
+/// `authored × 10000 / answers`, rounded down; 0 for no answers (nothing was invented).
+pub fn fiction_ratio_bp(authored: u64, answers: u64) -> u32 {
+    (authored * 10_000)
+        .checked_div(answers)
+        .map_or(0, |v| v as u32)
+}
+
+/// One authored deviation in the report (`authored_deviations[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuthoredDeviationRecord {
+    /// Always `authored_deviation`.
+    pub category: &'static str,
+    /// `error` (unmarked, policy `error`: fails the run), `warning` (unmarked, policy `warn`)
+    /// or `info` (marked by a `[[deviations]]` entry).
+    pub severity: &'static str,
+    pub session: String,
+    pub exchange: u64,
+    #[serde(flatten)]
+    pub deviation: AuthoredDeviation,
+}
+
+/// The gate's totals (`authored` in the report).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AuthoredSummary {
+    /// `[handlers] deviation_policy`: `error` or `warn`.
+    pub deviation_policy: DeviationPolicy,
+    /// Handler answers judged: served by the twin (provenance `handler`) and probed (exact
+    /// replay served the recording; the bound handler was run on a copy of the session).
+    pub served_answers: u64,
+    pub probed_answers: u64,
+    /// Authored deviations found (all, listed or not).
+    pub deviations: u64,
+    pub unmarked: u64,
+    pub marked: u64,
+    /// Deviations counted but not listed in `authored_deviations` (beyond the report cap).
+    pub omitted: u64,
+    /// Divergences of served handler answers a `[[deviations]]` entry exempted from scoring.
+    pub exempted_divergences: u64,
+    /// No unmarked deviation, or policy `warn`.
+    pub gate_passed: bool,
+}
+
+/// At most this many authored deviations are listed in a report (all are counted).
+pub const MAX_LISTED: usize = 10_000;
+
+/// Accumulates authored deviations into the report's `authored` and `authored_deviations`.
+#[derive(Debug, Clone, Default)]
+pub struct AuthoredAcc {
+    summary: AuthoredSummary,
+    listed: Vec<AuthoredDeviationRecord>,
+}
+
+impl AuthoredAcc {
+    pub fn set_policy(&mut self, policy: DeviationPolicy) {
+        self.summary.deviation_policy = policy;
+    }
+
+    /// Fold in what judging one exchange's handler answer found.
+    pub fn add(
+        &mut self,
+        session: &str,
+        exchange: u64,
+        judged: Option<AnswerKind>,
+        deviations: Vec<AuthoredDeviation>,
+        exempted: u64,
+    ) {
+        match judged {
+            Some(AnswerKind::Served) => self.summary.served_answers += 1,
+            Some(AnswerKind::Probe) => self.summary.probed_answers += 1,
+            None => {}
+        }
+        self.summary.exempted_divergences += exempted;
+        for d in deviations {
+            self.summary.deviations += 1;
+            let severity = if d.marked {
+                self.summary.marked += 1;
+                "info"
+            } else {
+                self.summary.unmarked += 1;
+                match self.summary.deviation_policy {
+                    DeviationPolicy::Error => "error",
+                    DeviationPolicy::Warn => "warning",
+                }
+            };
+            if self.listed.len() >= MAX_LISTED {
+                self.summary.omitted += 1;
+                continue;
+            }
+            self.listed.push(AuthoredDeviationRecord {
+                category: "authored_deviation",
+                severity,
+                session: session.to_string(),
+                exchange,
+                deviation: d,
+            });
+        }
+    }
+
+    /// The summary (with `gate_passed` decided) and the listed deviations.
+    pub fn finish(self) -> (AuthoredSummary, Vec<AuthoredDeviationRecord>) {
+        let mut summary = self.summary;
+        summary.gate_passed =
+            summary.unmarked == 0 || summary.deviation_policy == DeviationPolicy::Warn;
+        (summary, self.listed)
+    }
 }
 
 /// The shape of recorded JSON: types, keys, and whether every recording of an object has a key.
@@ -700,24 +909,22 @@ mod tests {
             expected: json!(1),
             actual: json!(2),
         };
-        let mut v = Verdict {
-            route: "GET /c/:id".into(),
-            divergences: vec![
+        let mut v = crate::judge::finish(
+            "GET /c/:id".into(),
+            vec![
                 d("body.name", Category::ValueMismatch),
                 d("body.id", Category::ValueMismatch),
             ],
-            compared: 4,
-            score_bp: 5000,
-        };
+            4,
+        );
         assert_eq!(gate.exempt("GET /c/:id", &mut v), 1);
         assert_eq!(v.divergences.len(), 1);
         assert_eq!(v.score_bp, 7500);
-        let mut r = Verdict {
-            route: "GET /c/:id".into(),
-            divergences: vec![d("body.name", Category::SynthesizedRefusal)],
-            compared: 1,
-            score_bp: 0,
-        };
+        let mut r = crate::judge::finish(
+            "GET /c/:id".into(),
+            vec![d("body.name", Category::SynthesizedRefusal)],
+            1,
+        );
         assert_eq!(gate.exempt("GET /c/:id", &mut r), 0);
     }
 }

@@ -129,7 +129,8 @@ pub struct Report {
     /// The running twin's base URL under `--target`.
     pub target: Option<String>,
     /// Both gates held: `score_bp >= required_score_bp` and
-    /// `session_pass_rate_bp >= required_session_pass_rate_bp`.
+    /// `session_pass_rate_bp >= required_session_pass_rate_bp`; and the authored-output gate
+    /// held (`authored.gate_passed`: no unmarked authored deviation, or policy `warn`).
     pub passed: bool,
     /// Share of exchanges replayed with no divergence, in basis points.
     pub score_bp: u32,
@@ -167,6 +168,13 @@ pub struct Report {
     pub drifts: Vec<Drift>,
     /// Present under `--holdout K`.
     pub holdout: Option<HoldoutSummary>,
+    /// The fiction ratio: answers from handlers and fixtures vs recorded and model answers.
+    pub fiction: crate::authored::Fiction,
+    /// The authored-output gate's totals (`[handlers] deviation_policy`, `[[deviations]]`).
+    pub authored: crate::authored::AuthoredSummary,
+    /// Every authored deviation (a handler's answer shaped unlike the recordings), in replay
+    /// order, up to [`crate::authored::MAX_LISTED`].
+    pub authored_deviations: Vec<crate::authored::AuthoredDeviationRecord>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,6 +188,10 @@ pub struct RouteScore {
     pub mean_exchange_score_bp: u32,
     pub divergences: u64,
     pub categories: BTreeMap<String, u64>,
+    /// How the twin answered this route's exchanges, by provenance word.
+    pub provenance: BTreeMap<String, u64>,
+    /// Share of this route's answers from handlers or fixtures, in basis points.
+    pub fiction_ratio_bp: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -274,6 +286,7 @@ pub struct ReportBuilder {
     drifts: BTreeMap<String, Drift>,
     cur: Option<SessionScore>,
     thresholds: Thresholds,
+    authored: crate::authored::AuthoredAcc,
 }
 
 #[derive(Debug, Default)]
@@ -283,6 +296,7 @@ struct RouteAcc {
     score_sum: u64,
     divergences: u64,
     categories: BTreeMap<String, u64>,
+    provenance: BTreeMap<String, u64>,
 }
 
 /// What the builder needs to know about one replayed exchange.
@@ -356,6 +370,9 @@ impl ReportBuilder {
         }
         self.replay_claims += u64::from(facts.replay_claim);
         let r = self.routes.entry(verdict.route.clone()).or_default();
+        *r.provenance
+            .entry(facts.provenance.unwrap_or("unknown").to_string())
+            .or_default() += 1;
         r.exchanges += 1;
         r.passed += u64::from(passed);
         r.score_sum += u64::from(verdict.score_bp);
@@ -421,6 +438,27 @@ impl ReportBuilder {
         }
     }
 
+    /// `[handlers] deviation_policy` for the authored-output gate.
+    pub fn set_deviation_policy(&mut self, policy: crate::authored::DeviationPolicy) {
+        self.authored.set_policy(policy);
+    }
+
+    /// Fold in the authored-output judgement of one exchange of `session`.
+    pub fn add_authored(
+        &mut self,
+        session: &str,
+        exchange: u64,
+        outcome: crate::authored::AuthoredOutcome,
+    ) {
+        self.authored.add(
+            session,
+            exchange,
+            outcome.judged,
+            outcome.deviations,
+            outcome.exempted,
+        );
+    }
+
     /// Close the report.
     pub fn finish(mut self, twin: &str, mode: &str, target: Option<&str>) -> Report {
         self.finish_session();
@@ -447,6 +485,11 @@ impl ReportBuilder {
                     .map_or(10_000, |v| v as u32),
                 divergences: a.divergences,
                 categories: a.categories,
+                fiction_ratio_bp: crate::authored::fiction_ratio_bp(
+                    crate::authored::authored_answers(&a.provenance),
+                    a.exchanges,
+                ),
+                provenance: a.provenance,
             })
             .collect();
         let mut drifts: Vec<Drift> = self.drifts.into_values().collect();
@@ -455,13 +498,19 @@ impl ReportBuilder {
                 .cmp(&a.count)
                 .then_with(|| a.drift_id.cmp(&b.drift_id))
         });
+        let (authored, authored_deviations) = self.authored.finish();
+        let fiction = crate::authored::Fiction::of(
+            &self.provenance,
+            self.skipped.get("authored_route").copied().unwrap_or(0),
+        );
         Report {
             report_version: REPORT_VERSION,
             twin: twin.to_string(),
             mode: mode.to_string(),
             target: target.map(str::to_string),
             passed: score_bp >= t.required_score_bp
-                && session_pass_rate_bp >= t.session_pass_rate_bp,
+                && session_pass_rate_bp >= t.session_pass_rate_bp
+                && authored.gate_passed,
             score_bp,
             required_score_bp: t.required_score_bp,
             session_pass_rate: f64::from(session_pass_rate_bp) / 10_000.0,
@@ -485,6 +534,9 @@ impl ReportBuilder {
             divergences_omitted: self.omitted,
             drifts,
             holdout: None,
+            fiction,
+            authored,
+            authored_deviations,
         }
     }
 }

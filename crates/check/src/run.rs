@@ -22,34 +22,57 @@ pub trait Twin {
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String>;
     /// The driver is done with a namespace (the in-memory twin frees it).
     fn end_session(&mut self, _session: &str) {}
+    /// What the Lua handler bound to the recorded route `req` matches would answer in
+    /// `session`, without changing the session (the in-memory twin asks the engine; a twin
+    /// over HTTP cannot, so its handler answers are judged only when served). Called before
+    /// [`Twin::call`] with the same request.
+    fn probe_handler(&mut self, _session: &str, _req: &Request) -> Option<Observed> {
+        None
+    }
 }
 
 /// The twin in process: the same [`Engine`] `wraith serve` drives.
 pub struct InMemoryTwin<'e> {
     engine: &'e Engine,
+    /// A handler is bound to some recorded route: worth probing.
+    probe: bool,
 }
 
 impl<'e> InMemoryTwin<'e> {
     pub fn new(engine: &'e Engine) -> InMemoryTwin<'e> {
-        InMemoryTwin { engine }
+        InMemoryTwin {
+            engine,
+            probe: engine.has_recorded_route_handlers(),
+        }
+    }
+}
+
+/// The engine's answer as the judge sees it.
+fn observed(r: wraith_engine::Response) -> Observed {
+    Observed {
+        status: r.status,
+        headers: r.headers,
+        body: r.body.to_vec(),
+        provenance: Some(r.provenance),
+        route: r.route,
+        // The in-process claim is the same runtime flag the server stamps the header from.
+        replay: r.replay.map(|class| ReplayClaim {
+            class,
+            outbound_policy_applied: r.outbound_policy_applied,
+        }),
     }
 }
 
 impl Twin for InMemoryTwin<'_> {
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
-        let r = self.engine.handle(Some(session), req);
-        Ok(Observed {
-            status: r.status,
-            headers: r.headers,
-            body: r.body.to_vec(),
-            provenance: Some(r.provenance),
-            route: r.route,
-            // The in-process claim is the same runtime flag the server stamps the header from.
-            replay: r.replay.map(|class| ReplayClaim {
-                class,
-                outbound_policy_applied: r.outbound_policy_applied,
-            }),
-        })
+        Ok(observed(self.engine.handle(Some(session), req)))
+    }
+
+    fn probe_handler(&mut self, session: &str, req: &Request) -> Option<Observed> {
+        if !self.probe {
+            return None;
+        }
+        self.engine.probe_handler(Some(session), req).map(observed)
     }
 
     fn end_session(&mut self, session: &str) {
@@ -117,6 +140,8 @@ pub struct CheckRun<'a> {
     /// Namespaces are `<prefix><recorded session id>`.
     pub namespace_prefix: String,
     pub authored: Vec<AuthoredRoute>,
+    /// The authored-output gate: `[handlers] deviation_policy` and `[[deviations]]`.
+    pub authored_gate: crate::authored::AuthoredGate,
     /// `in_memory` or `target`.
     pub mode: &'a str,
     pub target: Option<&'a str>,
@@ -175,6 +200,7 @@ pub fn replay_prepared(
     let index = ModelIndex::new(run.model);
     let mut cache = DiffCache::default();
     let mut b = ReportBuilder::new(run.thresholds);
+    b.set_deviation_policy(run.authored_gate.policy);
     for si in 0..run.sessions.len() {
         let outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
         fold_session(&mut b, run.sessions[si], outcome);
@@ -211,6 +237,8 @@ pub enum SessionStep {
         provenance: Option<&'static str>,
         replay_claim: bool,
         verdict: Verdict,
+        /// The authored-output judgement of the answer (see [`crate::authored`]).
+        authored: crate::authored::AuthoredOutcome,
     },
 }
 
@@ -249,6 +277,8 @@ pub fn replay_session(
         }
         let mut req = request_of(ex);
         requests_rewritten += u64::from(ids.rewrite(&mut req));
+        // Before the call: the handler sees the session as it was before this request.
+        let probe = twin.probe_handler(&ns, &req);
         let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
             session: sid.clone(),
             exchange: idx,
@@ -264,7 +294,7 @@ pub fn replay_session(
                 &parsed_here
             }
         };
-        let verdict = judge_with_cache(
+        let mut verdict = judge_with_cache(
             index,
             &source,
             ex,
@@ -274,7 +304,17 @@ pub fn replay_session(
             Some(&mut *cache),
         );
         ids.learn(generated_pairs(index, ex, expected, &obs));
+        let authored = crate::authored::judge_exchange(
+            &run.authored_gate,
+            index,
+            ex,
+            expected,
+            &obs,
+            probe.as_ref(),
+            &mut verdict,
+        );
         steps.push(SessionStep::Judged {
+            authored,
             exchange: xi,
             actual_status: obs.status,
             provenance: obs.provenance.map(|p| p.as_str()),
@@ -305,10 +345,12 @@ pub fn fold_session(b: &mut ReportBuilder, session: &RecordedSession, outcome: S
                 provenance,
                 replay_claim,
                 verdict,
+                authored,
             } => {
                 let Some(ex) = session.exchanges.get(exchange) else {
                     continue;
                 };
+                b.add_authored(sid, ex.correlation.exchange_index, authored);
                 b.add(
                     ExchangeFacts {
                         session: sid,

@@ -119,6 +119,7 @@ pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
         thresholds: Thresholds::default(),
         namespace_prefix: "check-".into(),
         authored: Vec::new(),
+        authored_gate: Default::default(),
         mode: "in_memory",
         target: None,
     };

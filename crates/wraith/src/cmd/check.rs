@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use wraith_check::authored::{AuthoredGate, DeviationInput, DeviationPolicy, parse_deviations};
 use wraith_check::coverage::coverage;
 use wraith_check::report::HoldoutSummary;
 use wraith_check::{
@@ -72,6 +73,7 @@ pub fn run(args: Args) -> CmdResult {
     let thresholds =
         Thresholds::from_fractions(cfg.diff.required_score, cfg.diff.session_pass_rate);
     let authored = authored_routes(&twin)?;
+    let gate = authored_gate(&cfg)?;
     let twin_name = twin.name();
 
     let (report, model_for_coverage) = if let Some(k) = args.holdout {
@@ -80,17 +82,17 @@ pub fn run(args: Args) -> CmdResult {
                 "--holdout {k}: K must be at least 2 (every K-th session is held out)"
             )));
         }
-        holdout(&twin_name, &cfg, &sessions, k, thresholds, &authored)?
+        holdout(&twin_name, &cfg, &sessions, k, thresholds, &authored, &gate)?
     } else {
         let model = load_model(&twin.model_dir().join("twin.wir.json"))?;
         warn_stale(&model, &sessions);
         let all: Vec<&RecordedSession> = sessions.iter().collect();
         let report = match &args.target {
             None => in_memory(
-                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, "check-",
+                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, "check-",
             )?,
             Some(url) => target(
-                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, url,
+                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, url,
             )?,
         };
         (report, model)
@@ -103,8 +105,29 @@ pub fn run(args: Args) -> CmdResult {
     } else {
         print_summary(&twin, &report);
     }
+    let a = &report.authored;
+    if a.unmarked > 0 && a.gate_passed {
+        eprintln!(
+            "warning: {} unmarked authored deviation(s) (a Lua handler answers unlike the recordings); \
+             [handlers] deviation_policy = \"warn\" lets the check pass: see `authored_deviations` in {}",
+            a.unmarked,
+            twin.reports_dir().join("check.json").display()
+        );
+    }
     if report.passed {
         Ok(ExitCode::SUCCESS)
+    } else if !a.gate_passed
+        && report.score_bp >= report.required_score_bp
+        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
+    {
+        Err(CliError::conformance(anyhow!(
+            "{} unmarked authored deviation(s): a Lua handler answers unlike the recordings \
+             (see `authored_deviations` in {}); fix the handler, declare the deviation in a \
+             [[deviations]] entry of wraith.toml (route, path, reason), or set [handlers] \
+             deviation_policy = \"warn\"",
+            a.unmarked,
+            twin.reports_dir().join("check.json").display()
+        )))
     } else {
         // The report is out first; the error line says which gate failed.
         Err(CliError::conformance(anyhow!(
@@ -218,15 +241,14 @@ fn in_memory(
     sessions: &[&RecordedSession],
     thresholds: Thresholds,
     authored: &[AuthoredRoute],
+    gate: &AuthoredGate,
     prefix: &str,
 ) -> Result<Report, CliError> {
-    let engine = Arc::new(build_engine(
-        twin_name,
-        Some(twin),
-        cfg,
-        model,
-        sessions.len(),
-    )?);
+    let mut engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len())?;
+    // The twin's Lua handlers, installed exactly as `serve` installs them: a handler that
+    // overrides a recorded route answers here what it answers there.
+    super::route::install_scripts(twin, cfg, &mut engine)?;
+    let engine = Arc::new(engine);
     let mut diff = diff_options(cfg, None);
     diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
     let run = CheckRun {
@@ -237,6 +259,7 @@ fn in_memory(
         thresholds,
         namespace_prefix: prefix.to_string(),
         authored: authored.to_vec(),
+        authored_gate: gate.clone(),
         mode: "in_memory",
         target: None,
     };
@@ -270,6 +293,7 @@ fn holdout(
     k: u32,
     thresholds: Thresholds,
     authored: &[AuthoredRoute],
+    gate: &AuthoredGate,
 ) -> Result<(Report, Model), CliError> {
     let (train, held) = holdout_split(sessions, k);
     if held.is_empty() {
@@ -302,6 +326,7 @@ fn holdout(
             thresholds,
             namespace_prefix: prefix.to_string(),
             authored: authored.to_vec(),
+            authored_gate: gate.clone(),
             mode: "in_memory",
             target: None,
         };
@@ -338,6 +363,7 @@ fn target(
     sessions: &[&RecordedSession],
     thresholds: Thresholds,
     authored: &[AuthoredRoute],
+    gate: &AuthoredGate,
     url: &str,
 ) -> Result<Report, CliError> {
     let mut tw = HttpTwin::new(url, &model.base_url)?;
@@ -371,6 +397,7 @@ fn target(
         thresholds,
         namespace_prefix: prefix.clone(),
         authored: authored.to_vec(),
+        authored_gate: gate.clone(),
         mode: "target",
         target: Some(url),
     };
@@ -517,6 +544,33 @@ impl Twin for HttpTwin {
     }
 }
 
+/// The authored-output gate from `wraith.toml`: `[handlers] deviation_policy` and the
+/// `[[deviations]]` entries; an incomplete or malformed entry is a configuration error naming
+/// every problem.
+fn authored_gate(cfg: &TwinConfig) -> Result<AuthoredGate, CliError> {
+    let inputs: Vec<DeviationInput<'_>> = cfg
+        .deviations
+        .iter()
+        .map(|d| DeviationInput {
+            route: d.route.as_deref(),
+            path: d.path.as_deref(),
+            reason: d.reason.as_deref(),
+        })
+        .collect();
+    let (declared, errors) = parse_deviations(&inputs);
+    if !errors.is_empty() {
+        let lines: Vec<String> = errors.iter().map(|e| format!("wraith.toml: {e}")).collect();
+        return Err(CliError::usage(anyhow!("{}", lines.join("\n"))));
+    }
+    Ok(AuthoredGate {
+        policy: match cfg.handlers.deviation_policy {
+            wraith_twin::DeviationPolicy::Error => DeviationPolicy::Error,
+            wraith_twin::DeviationPolicy::Warn => DeviationPolicy::Warn,
+        },
+        declared,
+    })
+}
+
 /// Authored routes from `lua/routes.toml` (never replayed nor scored).
 fn authored_routes(twin: &TwinDir) -> Result<Vec<AuthoredRoute>, CliError> {
     let path = twin.lua_dir().join("routes.toml");
@@ -653,6 +707,38 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
         outln!("  categories: {}", cats.join(", "));
+    }
+    if r.fiction.authored_answers > 0 || r.fiction.authored_only_exchanges > 0 {
+        outln!(
+            "  fiction: {} of {} answers authored (handlers, fixtures), {}; {} exchange(s) on authored-only routes not replayed",
+            r.fiction.authored_answers,
+            r.fiction.answers,
+            bp(r.fiction.ratio_bp),
+            r.fiction.authored_only_exchanges
+        );
+    }
+    let a = &r.authored;
+    if a.served_answers + a.probed_answers > 0 {
+        outln!(
+            "  authored output: {} handler answer(s) judged ({} served, {} probed)  deviations {} ({} unmarked, {} marked; policy {})",
+            a.served_answers + a.probed_answers,
+            a.served_answers,
+            a.probed_answers,
+            a.deviations,
+            a.unmarked,
+            a.marked,
+            a.deviation_policy.as_str()
+        );
+        for d in r.authored_deviations.iter().filter(|d| !d.deviation.marked).take(5) {
+            outln!(
+                "    {} {}  {}  {}: {}",
+                d.severity,
+                d.deviation.route,
+                d.deviation.path,
+                d.deviation.rule.as_str(),
+                d.deviation.reason
+            );
+        }
     }
     let mut worst: Vec<_> = r.routes.iter().filter(|x| x.score_bp < 10_000).collect();
     worst.sort_by(|a, b| {
