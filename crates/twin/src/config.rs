@@ -345,14 +345,19 @@ pub struct DiffConfig {
     pub ignore_headers: Vec<String>,
     pub split_variants: bool,
     pub thresholds: DiffThresholds,
-    /// `[diff.overrides."METHOD /path"]`: per-route thresholds.
-    pub overrides: BTreeMap<String, DiffThresholds>,
-    /// `[diff.fields."<path>"]`: `classify`, `values`.
-    pub fields: BTreeMap<String, toml::Table>,
-    /// `[[diff.suppress]]`.
+    /// `[diff.overrides."METHOD /path"]`: per-route thresholds; an absent key inherits
+    /// `[diff.thresholds]`.
+    pub overrides: BTreeMap<String, ThresholdOverride>,
+    /// `[diff.fields."<path>"]`: `classify`, `values`. Validated by `wraith check` and
+    /// `wraith lint` (`wraith_check::rules`), so every bad entry can be named.
+    pub fields: BTreeMap<String, FieldClassRule>,
+    /// `[[diff.suppress]]`, validated like `fields`.
     pub suppress: Vec<SuppressRule>,
     /// `[[diff.tagged_union_policy]]`.
     pub tagged_union_policy: Vec<TaggedUnionPolicy>,
+    /// 1-based line of the `[diff.thresholds]` table (0 when absent). Not part of the file.
+    #[serde(skip)]
+    pub thresholds_line: usize,
 }
 
 impl Default for DiffConfig {
@@ -368,6 +373,7 @@ impl Default for DiffConfig {
             fields: BTreeMap::new(),
             suppress: Vec::new(),
             tagged_union_policy: Vec::new(),
+            thresholds_line: 0,
         }
     }
 }
@@ -396,8 +402,9 @@ impl Default for DiffThresholds {
     }
 }
 
-/// One `[[diff.suppress]]` entry: a difference removed before scoring.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One `[[diff.suppress]]` entry: a difference removed before scoring. `reason` is required,
+/// but checked by the consumer (empty when absent) so every bad entry can be named.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuppressRule {
     #[serde(default)]
@@ -406,7 +413,39 @@ pub struct SuppressRule {
     pub path: String,
     #[serde(default)]
     pub category: String,
+    #[serde(default)]
     pub reason: String,
+    /// 1-based line of the entry (0 when unknown). Not part of the file.
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// One `[diff.fields."<path>"]` entry as written: `classify` and, for `enum`, `values`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldClassRule {
+    #[serde(default)]
+    pub classify: String,
+    #[serde(default)]
+    pub values: Option<Vec<serde_json::Value>>,
+    /// 1-based line of the entry (0 when unknown). Not part of the file.
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// One `[diff.overrides."METHOD /path"]` entry: the keys given replace `[diff.thresholds]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThresholdOverride {
+    /// Removed upstream in v0.21; read and ignored.
+    pub status_exact_match: Option<bool>,
+    pub body_structure: Option<f64>,
+    pub body_values: Option<f64>,
+    pub symbol_consistency: Option<f64>,
+    pub header_conformance: Option<f64>,
+    /// 1-based line of the entry (0 when unknown). Not part of the file.
+    #[serde(skip)]
+    pub line: usize,
 }
 
 /// One `[[diff.tagged_union_policy]]` entry.
@@ -492,6 +531,7 @@ impl TwinConfig {
             });
         }
         cfg.validate(&doc, text, path)?;
+        cfg.diff.fill_lines(&doc, text);
         cfg.warnings = warnings;
         Ok(cfg)
     }
@@ -528,6 +568,47 @@ impl TwinConfig {
             }
         }
         Ok(())
+    }
+}
+
+impl DiffConfig {
+    /// Record where each `[diff]` entry starts, for messages that name it.
+    fn fill_lines(&mut self, doc: &toml_edit::Document<&str>, text: &str) {
+        let Some(diff) = doc.get("diff").and_then(|d| d.as_table_like()) else {
+            return;
+        };
+        let span_line =
+            |span: Option<std::ops::Range<usize>>| span.map_or(0, |s| line_of(text, s.start));
+        match diff.get("suppress") {
+            Some(toml_edit::Item::ArrayOfTables(a)) => {
+                for (rule, t) in self.suppress.iter_mut().zip(a.iter()) {
+                    rule.line = span_line(t.span());
+                }
+            }
+            Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => {
+                for (rule, v) in self.suppress.iter_mut().zip(a.iter()) {
+                    rule.line = span_line(v.span());
+                }
+            }
+            _ => {}
+        }
+        let key_line = |table: &str, key: &str| {
+            diff.get(table)
+                .and_then(|t| t.as_table_like())
+                .and_then(|t| t.key(key))
+                .and_then(|k| k.span())
+                .map_or(0, |s| line_of(text, s.start))
+        };
+        for (k, f) in &mut self.fields {
+            f.line = key_line("fields", k);
+        }
+        for (k, o) in &mut self.overrides {
+            o.line = key_line("overrides", k);
+        }
+        self.thresholds_line = diff
+            .key("thresholds")
+            .and_then(|k| k.span())
+            .map_or(0, |s| line_of(text, s.start));
     }
 }
 
@@ -885,8 +966,11 @@ mod tests {
         let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve.rate_limits.\"GET /a\"]\nlimit = 3\nwindow_seconds = 60\n[diff.overrides.\"GET /a\"]\nbody_values = 0.5\n[[diff.suppress]]\nroute = \"GET /a\"\nreason = \"noise\"\n";
         let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
         assert_eq!(cfg.serve.rate_limits["GET /a"].limit, 3);
-        assert_eq!(cfg.diff.overrides["GET /a"].body_values, 0.5);
+        assert_eq!(cfg.diff.overrides["GET /a"].body_values, Some(0.5));
+        assert_eq!(cfg.diff.overrides["GET /a"].body_structure, None);
+        assert_eq!(cfg.diff.overrides["GET /a"].line, 7);
         assert_eq!(cfg.diff.suppress[0].reason, "noise");
+        assert_eq!(cfg.diff.suppress[0].line, 9);
         assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
     }
 
@@ -915,5 +999,23 @@ mod tests {
             .deviation_policy,
             DeviationPolicy::Error
         );
+    }
+
+    #[test]
+    fn diff_entries_load_as_written_with_their_lines() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n\n[diff.thresholds]\nbody_values = 0.5\n\n[diff.fields.\"items[*].state\"]\nclassify = \"enum\"\nvalues = [\"open\", 2]\n\n[[diff.suppress]]\npath = \"x\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.diff.thresholds.body_values, 0.5);
+        assert_eq!(cfg.diff.thresholds_line, 5);
+        let f = &cfg.diff.fields["items[*].state"];
+        assert_eq!(f.classify, "enum");
+        assert_eq!(
+            f.values,
+            Some(vec![serde_json::json!("open"), serde_json::json!(2)])
+        );
+        assert_eq!(f.line, 8);
+        // A suppress entry without a reason loads: check and lint name what it misses.
+        assert_eq!(cfg.diff.suppress[0].reason, "");
+        assert_eq!(cfg.diff.suppress[0].line, 12);
     }
 }

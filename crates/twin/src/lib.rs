@@ -11,9 +11,10 @@ pub mod dir;
 
 pub use config::{
     ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,
-    DiffThresholds, Fidelity, HandlersConfig, IdempotencyConfig, LatencyConfig, LatencyMode,
-    LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode, RateLimit, ServeConfig,
-    ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy, TwinConfig, UnknownEntity,
+    DiffThresholds, Fidelity, FieldClassRule, HandlersConfig, IdempotencyConfig, LatencyConfig,
+    LatencyMode, LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode, RateLimit,
+    ServeConfig, ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy, ThresholdOverride,
+    TwinConfig, UnknownEntity,
 };
 pub use dir::{TwinDir, TwinError};
 pub use wraith_recording::fsutil::write_atomic;
