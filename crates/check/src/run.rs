@@ -276,7 +276,17 @@ pub fn replay_session(
             continue;
         }
         let mut req = request_of(ex);
-        requests_rewritten += u64::from(ids.rewrite(&mut req));
+        let did = ids.rewrite(&mut req);
+        requests_rewritten += u64::from(did);
+        // Echo holes are judged against the request actually sent: the twin echoes the id it
+        // was given, which is the one it answered earlier, not the recorded one.
+        let sent_ex;
+        let judged_ex = if did {
+            sent_ex = as_sent(ex, &req);
+            &sent_ex
+        } else {
+            ex
+        };
         // Before the call: the handler sees the session as it was before this request.
         let probe = twin.probe_handler(&ns, &req);
         let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
@@ -297,13 +307,13 @@ pub fn replay_session(
         let mut verdict = judge_with_cache(
             index,
             &source,
-            ex,
+            judged_ex,
             expected,
             &obs,
             &run.diff,
             Some(&mut *cache),
         );
-        ids.learn(generated_pairs(index, ex, expected, &obs));
+        ids.learn(generated_pairs(index, judged_ex, expected, &obs));
         let authored = crate::authored::judge_exchange(
             &run.authored_gate,
             index,
@@ -367,6 +377,16 @@ pub fn fold_session(b: &mut ReportBuilder, session: &RecordedSession, outcome: S
             }
         }
     }
+}
+
+/// The recorded exchange with the request that was actually sent (path, query and body after
+/// the id rewrite): what echo holes are judged against.
+fn as_sent(ex: &Exchange, req: &Request) -> Exchange {
+    let mut sent = ex.clone();
+    sent.request.path.clone_from(&req.path);
+    sent.request.query.clone_from(&req.query);
+    sent.request.body = req.body.to_vec();
+    sent
 }
 
 /// Length of the recorded response body, without joining the frames: a cheap guard that a
