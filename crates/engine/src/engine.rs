@@ -1482,8 +1482,17 @@ impl Engine {
         };
         let (mi, moment) = candidates[idx];
         let mut out = self.moment_out(ns, call, ei, mi);
-        // A claim only when this is provably the request's own moment.
-        out.replay = if within && certain {
+        // A claim only when this is provably the request's own moment. A request naming an id
+        // the twin answered from a run it chose without proof is consistent with that run only
+        // because of the twin's choice: that proves nothing about which run this session is.
+        let names_unproven = !ns.unproven_ids.is_empty()
+            && call
+                .m
+                .params
+                .iter()
+                .chain(call.query.iter())
+                .any(|(_, v)| ns.unproven_ids.contains(v));
+        out.replay = if within && certain && !names_unproven {
             Some(ReplayClass::SeriesMoment)
         } else {
             None
@@ -1534,6 +1543,18 @@ impl Engine {
             self.apply_replayed_effect(ns, call, &out);
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, route, &candidates, position, &out);
+            }
+            if route.state_op == Some(StateOp::Create)
+                && out.replay.is_none()
+                && let Some(ty) = route.entity_type.as_deref()
+                && let Some(body) = out.body.json()
+            {
+                let id = match body.get(self.pk_of(ty)) {
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(Value::Number(n)) => Some(n.to_string()),
+                    _ => None,
+                };
+                ns.unproven_ids.extend(id);
             }
         }
         Some(out)

@@ -151,6 +151,11 @@ pub(crate) struct Namespace {
     /// same create was answered with (from another run): a page served from that run shows
     /// this session's record in its counterpart's place.
     pub counterparts: BTreeMap<(String, String, String), String>,
+    /// Ids of records this session's replayed creates were answered with from a recorded run
+    /// the twin could not prove is this session's own (no exactness claim). A later request
+    /// naming one only matches that run's moments because the twin chose the run, so it proves
+    /// nothing either: such a request's moment is never claimed exact.
+    pub unproven_ids: BTreeSet<String>,
     pub requests: u64,
     pub entities_seeded: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
@@ -173,6 +178,7 @@ impl Namespace {
             replay_sessions: None,
             answer_runs: None,
             counterparts: BTreeMap::new(),
+            unproven_ids: BTreeSet::new(),
             requests: 0,
             entities_seeded: 0,
             outbound: crate::outbound::SessionValues::default(),
