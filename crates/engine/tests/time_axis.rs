@@ -270,3 +270,60 @@ fn a_list_from_another_run_shows_the_sessions_record_in_place_of_that_runs_own_c
     assert_eq!(body(&created)["id"], json!("1"));
     assert_eq!(ids(&body(&get(&e, Some("s"), "/v1/lists"))), vec!["1"]);
 }
+
+/// `POST /v1/lists` recorded identically by runs a and b (a minted 1001, b 1002), then
+/// `GET /v1/lists/1001` recorded by run a only.
+fn two_runs_then_a_read_of_the_first() -> Engine {
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            vec![
+                moment("a/0", 200, json!({"id": "1001", "title": "t"})),
+                moment("b/0", 200, json!({"id": "1002", "title": "t"})),
+            ],
+        )
+        .build();
+    let read = R::new("GET", "/v1/lists/:id")
+        .op(StateOp::Read, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists/1001",
+            "",
+            None,
+            vec![moment("a/1", 200, json!({"id": "1001", "title": "t"}))],
+        )
+        .build();
+    engine(
+        model(
+            vec![post, read],
+            vec![("lists", entity_type(&["1001", "1002"], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn a_request_naming_an_id_served_from_an_unproven_run_claims_no_exact_replay() {
+    // The post is answered from run a (1001) though run b posted the same: the session reading
+    // 1001 is using the id it was given, which proves nothing about which run it replays, so
+    // run a's read is served without an exactness claim.
+    let e = two_runs_then_a_read_of_the_first();
+    let created = send(&e, Some("s"), "POST", "/v1/lists", json!({"title": "t"}));
+    assert_eq!(created.replay, None);
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let read = get(&e, Some("s"), &format!("/v1/lists/{id}"));
+    assert_eq!(read.status, 200);
+    assert_eq!(body(&read)["id"], json!(id));
+    assert_eq!(read.replay, None, "{}", body(&read));
+    // A session that names 1001 without having been served it is provably replaying run a.
+    let direct = get(&e, Some("t"), "/v1/lists/1001");
+    assert!(direct.replay.is_some(), "{}", body(&direct));
+}
