@@ -17,5 +17,5 @@ pub mod routes;
 pub mod runtime;
 
 pub use error::ScriptError;
-pub use load::{LoadedScripts, load_lua_dir};
+pub use load::{LoadedScripts, LuaDirCheck, check_lua_dir, load_lua_dir};
 pub use runtime::{LuaHandler, ScriptOptions};

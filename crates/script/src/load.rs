@@ -74,13 +74,7 @@ pub fn load_lua_dir(lua_dir: &Path, opts: ScriptOptions) -> Result<LoadedScripts
         let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
             continue;
         };
-        if stem.is_empty() || stem.contains(char::is_whitespace) {
-            return Err(ScriptError::Name {
-                path,
-                message: "a handler file name must be a route name such as `get_customer.lua`"
-                    .to_string(),
-            });
-        }
+        check_stem(&path, &stem)?;
         let display = format!("lua/handlers/{}", rel_display(&path, &handler_dir));
         let bytecode = compile_file(&path)?;
         if let Some(prev) = out.files.get(&stem) {
@@ -119,6 +113,63 @@ pub fn load_lua_dir(lua_dir: &Path, opts: ScriptOptions) -> Result<LoadedScripts
         }
     }
     Ok(out)
+}
+
+/// What [`check_lua_dir`] found: every handler and library file, and the ones that failed.
+#[derive(Debug, Default)]
+pub struct LuaDirCheck {
+    /// Handler files (`lua/handlers/…`) that compiled, relative to the twin.
+    pub handlers: Vec<String>,
+    /// Library files (`lua/lib/…`) that compiled, relative to the twin.
+    pub libraries: Vec<String>,
+    /// One error per file that could not be read or does not compile, and a handler file
+    /// whose name cannot name a handler.
+    pub errors: Vec<ScriptError>,
+}
+
+/// Compile every file [`load_lua_dir`] would load, without stopping at the first failure
+/// (`wraith lint` lists them all). `lua/routes.toml` is not read here.
+pub fn check_lua_dir(lua_dir: &Path) -> LuaDirCheck {
+    let mut out = LuaDirCheck::default();
+    for (sub, recurse) in [("lib", true), ("handlers", false)] {
+        let dir = lua_dir.join(sub);
+        let mut files = Vec::new();
+        if let Err(e) = collect_sources(&dir, &mut files, recurse) {
+            out.errors.push(e);
+            continue;
+        }
+        for path in files {
+            let display = format!("lua/{sub}/{}", rel_display(&path, &dir));
+            if sub == "handlers" {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if let Err(e) = check_stem(&path, &stem) {
+                    out.errors.push(e);
+                    continue;
+                }
+            }
+            match compile_file(&path) {
+                Ok(_) if sub == "handlers" => out.handlers.push(display),
+                Ok(_) => out.libraries.push(display),
+                Err(e) => out.errors.push(e),
+            }
+        }
+    }
+    out
+}
+
+/// A handler's file stem must be usable as a handler name.
+fn check_stem(path: &Path, stem: &str) -> Result<(), ScriptError> {
+    if stem.is_empty() || stem.contains(char::is_whitespace) {
+        return Err(ScriptError::Name {
+            path: path.to_path_buf(),
+            message: "a handler file name must be a route name such as `get_customer.lua`"
+                .to_string(),
+        });
+    }
+    Ok(())
 }
 
 fn compile_file(path: &Path) -> Result<Vec<u8>, ScriptError> {

@@ -123,3 +123,27 @@ fn an_invalid_routes_toml_is_an_error_naming_the_file() {
         "{text}"
     );
 }
+
+#[test]
+fn check_lua_dir_lists_every_file_that_does_not_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let lua = dir.path();
+    write(lua, "handlers/get_customer.lua", "return { ok = true }");
+    write(lua, "handlers/broken.lua", "if true then return {}");
+    write(lua, "handlers/also_broken.luau", "local x: = 1");
+    write(lua, "lib/fmt.lua", "return {}");
+    let c = wraith_script::check_lua_dir(lua);
+    assert_eq!(c.handlers, vec!["lua/handlers/get_customer.lua"]);
+    assert_eq!(c.libraries, vec!["lua/lib/fmt.lua"]);
+    let failed: Vec<String> = c
+        .errors
+        .iter()
+        .map(|e| match e {
+            ScriptError::Compile { path, .. } => {
+                path.file_name().unwrap().to_string_lossy().into_owned()
+            }
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(failed, vec!["also_broken.luau", "broken.lua"]);
+}
