@@ -179,7 +179,7 @@ fn is_report_path(p: &str) -> bool {
 }
 
 /// Same method and template, parameter names aside (`/a/:id` = `/a/:param`).
-fn same_route(declared: &str, route: &str) -> bool {
+pub fn same_route(declared: &str, route: &str) -> bool {
     let (Some((dm, dp)), Some((rm, rp))) = (declared.split_once(' '), route.split_once(' ')) else {
         return false;
     };
@@ -215,10 +215,21 @@ impl AuthoredGate {
             .find(|d| same_route(&d.route, route) && covers(&d.path, path))
     }
 
+    /// Whether a declaration exempts a divergence of `route` at `path`: the path is at or under
+    /// a declared one, comparing keys without case and separators too, so the divergence at
+    /// the handler's own spelling of a declared mis-cased key (`body.Name` for `body.name`) is
+    /// exempt with it.
+    fn exempts(&self, route: &str, path: &str) -> bool {
+        self.declared.iter().any(|d| {
+            same_route(&d.route, route)
+                && (covers(&d.path, path) || covers(&folded(&d.path), &folded(path)))
+        })
+    }
+
     /// Remove from the verdict of a *served handler answer* on `route` the divergences a
     /// declaration exempts: value, type, missing/extra field and array-length divergences at or
-    /// under a declared body path, and a status mismatch when `status` is declared. A refusal
-    /// and the content type are never exempt. Returns how many were removed; the verdict's
+    /// under a declared body path (see [`Self::exempts`]), and a status mismatch when `status`
+    /// is declared. A refusal and the content type are never exempt. Returns how many were removed; the verdict's
     /// score is recomputed from what is left.
     pub fn exempt(&self, route: &str, verdict: &mut Verdict) -> u64 {
         if self.declared.is_empty() || verdict.divergences.is_empty() {
@@ -231,7 +242,7 @@ impl AuthoredGate {
                 Category::SynthesizedRefusal => false,
                 _ => d.path == "body" || d.path.starts_with("body.") || d.path.starts_with("body["),
             };
-            !(exemptable && self.marking(route, &d.path).is_some())
+            !(exemptable && self.exempts(route, &d.path))
         });
         let removed = (before - verdict.divergences.len()) as u64;
         if removed > 0 {
@@ -912,12 +923,14 @@ mod tests {
         let mut v = crate::judge::finish(
             "GET /c/:id".into(),
             vec![
-                d("body.name", Category::ValueMismatch),
+                d("body.name", Category::MissingField),
+                d("body.Name", Category::ExtraField),
                 d("body.id", Category::ValueMismatch),
             ],
             4,
         );
-        assert_eq!(gate.exempt("GET /c/:id", &mut v), 1);
+        // The declared key and the handler's own spelling of it are both exempt.
+        assert_eq!(gate.exempt("GET /c/:id", &mut v), 2);
         assert_eq!(v.divergences.len(), 1);
         assert_eq!(v.score_bp, 7500);
         let mut r = crate::judge::finish(

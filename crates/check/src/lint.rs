@@ -18,6 +18,8 @@ use wraith_model::{
 pub enum Severity {
     Error,
     Warning,
+    /// Worth knowing, not a problem (e.g. a Lua handler overriding a recorded route).
+    Info,
 }
 
 /// One lint finding.
@@ -44,6 +46,14 @@ impl Finding {
         Finding {
             rule: rule.to_string(),
             severity: Severity::Warning,
+            file: file.map(str::to_string),
+            message: message.into(),
+        }
+    }
+    pub fn info(rule: &str, file: Option<&str>, message: impl Into<String>) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            severity: Severity::Info,
             file: file.map(str::to_string),
             message: message.into(),
         }

@@ -32,6 +32,7 @@ struct Output<'a> {
     twin: String,
     errors: usize,
     warnings: usize,
+    info: usize,
     findings: &'a [Finding],
 }
 
@@ -79,6 +80,9 @@ pub fn run(args: Args) -> CmdResult {
     };
     findings.extend(lint(&input));
     findings.extend(super::route::lint_findings(&twin));
+    // The config again (cheap): the Lua and `[[deviations]]` findings read it.
+    let cfg = TwinConfig::load(&twin).ok();
+    findings.extend(super::route::lua_lint_findings(&twin, cfg.as_ref()));
     findings.sort_by(|a, b| {
         (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
     });
@@ -86,12 +90,17 @@ pub fn run(args: Args) -> CmdResult {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    let warnings = findings.len() - errors;
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    let info = findings.len() - errors - warnings;
     if args.json {
         crate::output::print_json(&Output {
             twin: twin.name(),
             errors,
             warnings,
+            info,
             findings: &findings,
         });
     } else {
@@ -99,6 +108,7 @@ pub fn run(args: Args) -> CmdResult {
             let sev = match f.severity {
                 Severity::Error => "error  ",
                 Severity::Warning => "warning",
+                Severity::Info => "info   ",
             };
             let file = f
                 .file
@@ -108,7 +118,7 @@ pub fn run(args: Args) -> CmdResult {
             outln!("{sev} {:<24} {file}{}", f.rule, f.message);
         }
         outln!(
-            "lint  {}  {errors} error(s)  {warnings} warning(s)",
+            "lint  {}  {errors} error(s)  {warnings} warning(s)  {info} info",
             twin.name()
         );
     }

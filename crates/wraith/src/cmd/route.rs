@@ -538,3 +538,171 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
         .map(|(_, r)| format!("{} {}", r.method, r.path))
         .collect()
 }
+
+/// `wraith lint` findings about the Lua handlers and `[[deviations]]`:
+/// - every handler and library file compiles (error `lua-compile` per file; info
+///   `lua_handlers_valid` with the count when all do);
+/// - every authored route of `lua/routes.toml` is answered: its bound handler compiles (error
+///   `authored-route-handler`), or it declares a response (else warning
+///   `authored-route-unimplemented`: it answers 501);
+/// - a handler bound to a recorded route is listed (info `handler-overrides-recorded-route`):
+///   it answers that route's requests whose exact URL was not recorded, and `wraith check`
+///   judges its output against the recordings;
+/// - malformed `[[deviations]]` entries (error `deviations`, one per problem) and declarations
+///   on a route no handler answers (warning `deviation-unbound-route`).
+///
+/// Binding problems of `lua/routes.toml` itself are [`lint_findings`]'.
+pub fn lua_lint_findings(
+    twin: &TwinDir,
+    cfg: Option<&TwinConfig>,
+) -> Vec<wraith_check::lint::Finding> {
+    use wraith_check::authored::{DeviationInput, parse_deviations, same_route};
+    use wraith_check::lint::Finding;
+    let mut out = Vec::new();
+    let lua_dir = twin.lua_dir();
+    let checked = wraith_script::check_lua_dir(&lua_dir);
+    let mut broken: Vec<String> = Vec::new();
+    for e in &checked.errors {
+        let file = match e {
+            wraith_script::ScriptError::Compile { path, .. }
+            | wraith_script::ScriptError::Name { path, .. }
+            | wraith_script::ScriptError::Io { path, .. }
+            | wraith_script::ScriptError::Routes { path, .. } => {
+                let rel = path.strip_prefix(twin.root()).unwrap_or(path);
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            }
+        };
+        if let wraith_script::ScriptError::Compile { path, .. } = e
+            && let Some(stem) = path.file_stem()
+            && path.parent().is_some_and(|p| p == lua_dir.join("handlers"))
+        {
+            broken.push(stem.to_string_lossy().into_owned());
+        }
+        out.push(Finding::error("lua-compile", Some(&file), e.to_string()));
+    }
+    if checked.errors.is_empty() && !checked.handlers.is_empty() {
+        out.push(Finding::info(
+            "lua_handlers_valid",
+            Some("lua/handlers"),
+            format!(
+                "{} Lua handler(s) compiled successfully",
+                checked.handlers.len()
+            ),
+        ));
+    }
+
+    let file = std::fs::read_to_string(lua_dir.join("routes.toml"))
+        .ok()
+        .and_then(|t| routes::parse_routes_file(&t).ok())
+        .unwrap_or_default();
+    let stems = handler_stems(&lua_dir.join("handlers"));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    let explicit = handler::explicit_bindings(&file.routes, &file.bindings);
+    let model = load_model_quietly(twin);
+    // Routes a handler answers, as `METHOD /path`.
+    let mut handled: Vec<String> = Vec::new();
+    if let Some(model) = &model {
+        let shapes: Vec<_> = model
+            .routes
+            .iter()
+            .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
+            .collect();
+        for (b, r) in handler::bind_with_explicit(&names, &shapes, &explicit)
+            .into_iter()
+            .zip(&model.routes)
+        {
+            let Some((h, _)) = b else { continue };
+            let route = format!("{} {}", r.method, r.path);
+            let file = checked
+                .handlers
+                .iter()
+                .find(|f| {
+                    Path::new(f.as_str())
+                        .file_stem()
+                        .is_some_and(|s| s.to_string_lossy() == h)
+                })
+                .cloned()
+                .unwrap_or_else(|| format!("lua/handlers/{h}.lua"));
+            out.push(Finding::info(
+                "handler-overrides-recorded-route",
+                Some(&file),
+                format!(
+                    "answers the recorded route {route} (requests whose exact URL was recorded \
+                     are still replayed verbatim); `wraith check` judges its output against the \
+                     recordings"
+                ),
+            ));
+            handled.push(route);
+        }
+    }
+    let shadowed = model
+        .as_ref()
+        .map(|m| handler::shadowed_authored(m, &file.routes))
+        .unwrap_or_default();
+    let shapes: Vec<_> = file
+        .routes
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone(), None))
+        .collect();
+    for (r, b) in file
+        .routes
+        .iter()
+        .zip(handler::bind_with_explicit(&names, &shapes, &explicit))
+    {
+        let name = r.name();
+        if shadowed.contains(&name) {
+            continue;
+        }
+        match b {
+            Some((h, _)) if broken.iter().any(|x| x == h) => out.push(Finding::error(
+                "authored-route-handler",
+                Some("lua/routes.toml"),
+                format!("{name} is answered by lua/handlers/{h}, which does not compile"),
+            )),
+            Some(_) => handled.push(name),
+            None if r.declares_response() => {}
+            None => out.push(Finding::warning(
+                "authored-route-unimplemented",
+                Some("lua/routes.toml"),
+                format!(
+                    "{name} has no handler and no declared response: it answers 501; add \
+                     lua/handlers/<name>.lua or a `response`"
+                ),
+            )),
+        }
+    }
+
+    let Some(cfg) = cfg else { return out };
+    let inputs: Vec<DeviationInput<'_>> = cfg
+        .deviations
+        .iter()
+        .map(|d| DeviationInput {
+            route: d.route.as_deref(),
+            path: d.path.as_deref(),
+            reason: d.reason.as_deref(),
+        })
+        .collect();
+    let (declared, errors) = parse_deviations(&inputs);
+    out.extend(
+        errors
+            .into_iter()
+            .map(|e| Finding::error("deviations", Some("wraith.toml"), e.to_string())),
+    );
+    for d in &declared {
+        if !handled.iter().any(|h| same_route(&d.route, h)) {
+            out.push(Finding::warning(
+                "deviation-unbound-route",
+                Some("wraith.toml"),
+                format!(
+                    "[[deviations]] on {} ({}): no Lua handler answers that route, so nothing \
+                     can deviate there; fix the route or remove the entry",
+                    d.route, d.path
+                ),
+            ));
+        }
+    }
+    out
+}
