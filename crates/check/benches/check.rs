@@ -22,7 +22,18 @@ fn main() {
     divan::main();
 }
 
-fn bench_corpus(bencher: Bencher<'_, '_>, corpus: &str, base: &str, with_prepare: bool) {
+/// `jobs`: sessions replayed at once (`wraith check --jobs`); `None` is the default, one per
+/// available core.
+fn bench_corpus(
+    bencher: Bencher<'_, '_>,
+    corpus: &str,
+    base: &str,
+    with_prepare: bool,
+    jobs: Option<usize>,
+) {
+    let jobs = jobs
+        .and_then(std::num::NonZeroUsize::new)
+        .unwrap_or_else(wraith_check::default_jobs);
     let sessions = support::har_sessions(corpus, base, None);
     let model = support::synth(&sessions, corpus, base);
     let all: Vec<_> = sessions.iter().collect();
@@ -44,29 +55,43 @@ fn bench_corpus(bencher: Bencher<'_, '_>, corpus: &str, base: &str, with_prepare
                 mode: "in_memory",
                 target: None,
             };
-            let mut tw = wraith_check::InMemoryTwin::new(engine);
+            let make = || wraith_check::InMemoryTwin::new(engine);
             if with_prepare {
-                wraith_check::replay(&run, &mut tw, &mut || {}).unwrap()
+                let prepared = wraith_check::prepare(&all);
+                wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
             } else {
-                wraith_check::replay_prepared(&run, &prepared, &mut tw, &mut || {}).unwrap()
+                wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
             }
         });
 }
 
+/// Sessions replayed one at a time (`wraith check --jobs 1`).
 #[divan::bench(sample_count = 10)]
 fn linode(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", false);
+    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", false, Some(1));
 }
 
-/// `linode` with the recorded bodies parsed inside the timed run (what `wraith check` pays).
+/// Sessions replayed on one thread per available core (`wraith check`'s default).
 #[divan::bench(sample_count = 10)]
-fn linode_including_prepare(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", true);
+fn linode_parallel(bencher: Bencher<'_, '_>) {
+    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", false, None);
+}
+
+/// `linode_parallel` with the recorded bodies parsed inside the timed run (what `wraith check`
+/// pays).
+#[divan::bench(sample_count = 10)]
+fn linode_parallel_including_prepare(bencher: Bencher<'_, '_>) {
+    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", true, None);
 }
 
 #[divan::bench(sample_count = 10)]
 fn mastodon(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "mastodon", "http://localhost:3000", false);
+    bench_corpus(bencher, "mastodon", "http://localhost:3000", false, Some(1));
+}
+
+#[divan::bench(sample_count = 10)]
+fn mastodon_parallel(bencher: Bencher<'_, '_>) {
+    bench_corpus(bencher, "mastodon", "http://localhost:3000", false, None);
 }
 
 #[divan::bench(sample_count = 50)]

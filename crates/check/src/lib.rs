@@ -42,6 +42,6 @@ pub use judge::{
 pub use report::{Report, Thresholds};
 pub use run::{
     AuthoredRoute, CheckRun, InMemoryTwin, Prepared, SessionOutcome, SessionStep, Twin,
-    TwinCallError, fold_session, holdout_split, prepare, replay, replay_prepared, replay_session,
-    request_of,
+    TwinCallError, default_jobs, fold_session, holdout_split, prepare, replay, replay_parallel,
+    replay_prepared, replay_session, request_of,
 };

@@ -5,6 +5,10 @@
 //! the very `Engine` that `serve` uses) and against a running twin over HTTP (the binary
 //! implements that one: this crate does no IO).
 
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use wraith_engine::{Engine, Request};
 use wraith_model::Model;
 use wraith_recording::{Exchange, RecordedSession};
@@ -206,6 +210,98 @@ pub fn replay_prepared(
         fold_session(&mut b, run.sessions[si], outcome);
     }
     Ok(b.finish(run.twin_name, run.mode, run.target))
+}
+
+/// How many sessions to replay at once when the caller does not say: one per available core.
+pub fn default_jobs() -> NonZeroUsize {
+    std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
+}
+
+/// [`replay_prepared`] on up to `jobs` threads, each with its own twin from `make_twin` (built
+/// on that thread) and its own [`DiffCache`]. Threads take the next unreplayed session in
+/// session order; outcomes are folded into the report in session order as they become
+/// available, so the report is the very one the sequential run builds — byte for byte — given a
+/// twin whose answers in one namespace do not depend on what other namespaces did or when
+/// (the in-memory [`Engine`] keeps all answer-shaping state per namespace; see
+/// `docs/conformance.md`). `jobs == 1` (or a single session) is the sequential run on the
+/// calling thread.
+///
+/// `progress` is called once per exchange, from whichever thread replays it. On a twin failure
+/// no new session is started and the failure of the earliest session in session order is
+/// returned: the same one the sequential run stops at, since every session before it has been
+/// replayed by then.
+pub fn replay_parallel<T: Twin>(
+    run: &CheckRun<'_>,
+    prepared: &Prepared,
+    jobs: NonZeroUsize,
+    make_twin: &(dyn Fn() -> T + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> Result<Report, TwinCallError> {
+    let n = run.sessions.len();
+    let workers = jobs.get().min(n);
+    if workers <= 1 {
+        let mut twin = make_twin();
+        return replay_prepared(run, prepared, &mut twin, &mut || progress());
+    }
+    let index = ModelIndex::new(run.model);
+    let mut b = ReportBuilder::new(run.thresholds);
+    b.set_deviation_policy(run.authored_gate.policy);
+    // Sessions are handed out in order, so every session before a taken one is taken too.
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let failed = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<SessionOutcome, TwinCallError>)>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (index, next, stop) = (&index, &next, &stop);
+            scope.spawn(move || {
+                let mut twin = make_twin();
+                let mut cache = DiffCache::default();
+                while !stop.load(Ordering::Relaxed) {
+                    let si = next.fetch_add(1, Ordering::Relaxed);
+                    if si >= n {
+                        break;
+                    }
+                    let r = replay_session(
+                        run,
+                        index,
+                        prepared,
+                        si,
+                        &mut twin,
+                        &mut cache,
+                        &mut || progress(),
+                    );
+                    let failed = r.is_err();
+                    if tx.send((si, r)).is_err() || failed {
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Outcomes arrive in completion order; fold them in session order.
+        let mut pending = BTreeMap::new();
+        let mut fold_next = 0;
+        for (si, r) in rx {
+            pending.insert(si, r);
+            while let Some(r) = pending.remove(&fold_next) {
+                match r {
+                    Ok(outcome) => fold_session(&mut b, run.sessions[fold_next], outcome),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Some(e);
+                    }
+                }
+                fold_next += 1;
+            }
+        }
+        None
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(b.finish(run.twin_name, run.mode, run.target)),
+    }
 }
 
 /// What replaying one recorded session produced, exchange by exchange in recorded order. It

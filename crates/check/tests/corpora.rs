@@ -37,11 +37,30 @@ fn measure(corpus: &str, base: &str) {
     let all: Vec<_> = sessions.iter().collect();
     let r = check(&model, &all);
     println!("== {corpus} in-sample\n{}", summary(&r));
+    assert_parallel_same(&model, &all, &r);
     let (train, held) = wraith_check::holdout_split(&sessions, 5);
     let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
     let hm = synth(&train_owned, corpus, base);
     let h = check(&hm, &held);
     println!("== {corpus} holdout 5\n{}", summary(&h));
+    assert_parallel_same(&hm, &held, &h);
+}
+
+/// `wraith check --jobs N` builds the sequential report byte for byte.
+fn assert_parallel_same(
+    model: &wraith_model::Model,
+    sessions: &[&wraith_recording::RecordedSession],
+    sequential: &wraith_check::Report,
+) {
+    let want = wraith_model::to_canonical_json(sequential).expect("json");
+    for jobs in [2, 4] {
+        let got =
+            wraith_model::to_canonical_json(&check_jobs(model, sessions, jobs)).expect("json");
+        assert!(
+            got == want,
+            "{jobs} jobs built another report than the sequential run"
+        );
+    }
 }
 
 #[test]

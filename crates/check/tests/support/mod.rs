@@ -92,12 +92,15 @@ pub fn engine(model: &Model) -> Engine {
     Engine::new(model.clone(), None, FixtureTree::default(), opts).expect("engine")
 }
 
-pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
-    let engine = Arc::new(engine(model));
-    // As `wraith check` does: recordings are put through the twin's outbound policy (the
-    // default PII pass here) in the namespace they are replayed in, so both sides are compared
-    // in the twin's outbound-policy space.
-    let hook_engine = Arc::clone(&engine);
+/// The run [`check`] makes on `engine`: recordings are put through the twin's outbound policy
+/// (the default PII pass here) in the namespace they are replayed in, as `wraith check` does,
+/// so both sides are compared in the twin's outbound-policy space.
+pub fn check_run<'a>(
+    model: &'a Model,
+    sessions: &'a [&'a RecordedSession],
+    engine: &Arc<Engine>,
+) -> CheckRun<'a> {
+    let hook_engine = Arc::clone(engine);
     let outbound = OutboundHook(Arc::new(
         move |source: &str,
               req: &wraith_engine::Request,
@@ -108,7 +111,7 @@ pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
             hook_engine.outbound_recorded_body(Some(&ns), req, Some(route), body);
         },
     ));
-    let run = CheckRun {
+    CheckRun {
         twin_name: "test",
         model,
         sessions,
@@ -122,9 +125,24 @@ pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
         authored_gate: Default::default(),
         mode: "in_memory",
         target: None,
-    };
+    }
+}
+
+pub fn check(model: &Model, sessions: &[&RecordedSession]) -> Report {
+    let engine = Arc::new(engine(model));
+    let run = check_run(model, sessions, &engine);
     let mut tw = InMemoryTwin::new(&engine);
     replay(&run, &mut tw, &mut || {}).expect("in-memory replay never fails")
+}
+
+/// [`check`] with the sessions replayed on `jobs` threads (`wraith check --jobs`).
+pub fn check_jobs(model: &Model, sessions: &[&RecordedSession], jobs: usize) -> Report {
+    let engine = Arc::new(engine(model));
+    let run = check_run(model, sessions, &engine);
+    let jobs = std::num::NonZeroUsize::new(jobs).expect("at least one job");
+    let make = || InMemoryTwin::new(&engine);
+    wraith_check::replay_parallel(&run, &wraith_check::prepare(sessions), jobs, &make, &|| {})
+        .expect("in-memory replay never fails")
 }
 
 /// Top failing routes and categories, for eyeballing.

@@ -1,0 +1,160 @@
+//! Replaying sessions in parallel (`wraith check --jobs N`) builds the very report the
+//! sequential run builds, byte for byte: every session runs in its own namespace of one shared
+//! engine, and the engine's answers in a namespace do not depend on which other sessions ran
+//! before, after or at the same time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use support::*;
+use wraith_check::judge::ModelIndex;
+use wraith_check::report::ReportBuilder;
+use wraith_check::{DiffCache, Observed, Twin, TwinCallError};
+use wraith_engine::Request;
+use wraith_recording::RecordedSession;
+
+const MASTODON: &str = "http://localhost:3000";
+
+/// Enough Mastodon sessions to spread over several threads, with creates, reads, deletes and
+/// timelines (answers that depend on the session's own history).
+fn mastodon_sessions() -> Vec<RecordedSession> {
+    har_sessions("mastodon", MASTODON, Some(48))
+}
+
+fn json(r: &wraith_check::Report) -> String {
+    wraith_model::to_canonical_json(r).expect("json")
+}
+
+#[test]
+fn parallel_report_bytes_equal_the_sequential_report() {
+    let sessions = mastodon_sessions();
+    let all: Vec<_> = sessions.iter().collect();
+    // In sample (exact replay) and held out (templates, misses), so every answer kind runs.
+    let (train, held) = wraith_check::holdout_split(&sessions, 3);
+    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+    let full = synth(&sessions, "mastodon", MASTODON);
+    let trained = synth(&train_owned, "mastodon", MASTODON);
+    for (model, set) in [(&full, &all), (&trained, &held)] {
+        let sequential = json(&check_jobs(model, set, 1));
+        // `replay` (no --jobs plumbing at all) is the same run as one job.
+        assert_eq!(sequential, json(&check(model, set)));
+        for jobs in [2, 3, 8] {
+            assert_eq!(
+                sequential,
+                json(&check_jobs(model, set, jobs)),
+                "{jobs} jobs built another report than one job"
+            );
+        }
+    }
+}
+
+/// The engine keeps no state across namespaces that changes an answer: replaying the sessions
+/// in other orders (each in its own namespace of one engine) and folding the outcomes in
+/// session order gives the sequential report.
+#[test]
+fn sessions_replayed_in_any_order_fold_into_the_sequential_report() {
+    let sessions = mastodon_sessions();
+    let all: Vec<_> = sessions.iter().collect();
+    let model = synth(&sessions, "mastodon", MASTODON);
+    let sequential = json(&check_jobs(&model, &all, 1));
+    let n = all.len();
+    let reversed: Vec<usize> = (0..n).rev().collect();
+    let odd_first: Vec<usize> = (1..n).step_by(2).chain((0..n).step_by(2)).collect();
+    let rotated: Vec<usize> = (n / 2..n).chain(0..n / 2).collect();
+    for order in [reversed, odd_first, rotated] {
+        let engine = Arc::new(engine(&model));
+        let run = check_run(&model, &all, &engine);
+        let prepared = wraith_check::prepare(&all);
+        let index = ModelIndex::new(&model);
+        let mut cache = DiffCache::default();
+        let mut tw = wraith_check::InMemoryTwin::new(&engine);
+        let mut outcomes: Vec<Option<wraith_check::SessionOutcome>> =
+            (0..n).map(|_| None).collect();
+        for &si in &order {
+            let o = wraith_check::replay_session(
+                &run,
+                &index,
+                &prepared,
+                si,
+                &mut tw,
+                &mut cache,
+                &mut || {},
+            )
+            .expect("in-memory replay never fails");
+            outcomes[si] = Some(o);
+        }
+        let mut b = ReportBuilder::new(run.thresholds);
+        b.set_deviation_policy(run.authored_gate.policy);
+        for (si, o) in outcomes.into_iter().enumerate() {
+            wraith_check::fold_session(&mut b, all[si], o.expect("replayed"));
+        }
+        let r = b.finish(run.twin_name, run.mode, run.target);
+        assert_eq!(sequential, json(&r), "order {order:?}");
+    }
+}
+
+/// A twin that answers every request with an empty 204 and fails in the given namespaces.
+struct FailingTwin {
+    fail_in: Vec<String>,
+}
+
+impl Twin for FailingTwin {
+    fn call(&mut self, session: &str, _req: &Request) -> Result<Observed, String> {
+        if self.fail_in.iter().any(|s| s == session) {
+            return Err(format!("no answer in {session}"));
+        }
+        Ok(Observed {
+            status: 204,
+            headers: Vec::new(),
+            body: Vec::new(),
+            provenance: None,
+            route: None,
+            replay: None,
+        })
+    }
+}
+
+/// With several sessions failing, the parallel run reports the failure of the earliest one in
+/// session order — the one the sequential run stops at — however the threads interleave.
+#[test]
+fn parallel_run_reports_the_failure_the_sequential_run_stops_at() {
+    let sessions = mastodon_sessions();
+    let all: Vec<_> = sessions.iter().collect();
+    let model = synth(&sessions, "mastodon", MASTODON);
+    let engine = Arc::new(engine(&model));
+    let run = check_run(&model, &all, &engine);
+    let prepared = wraith_check::prepare(&all);
+    let ns = |i: usize| format!("check-{}", all[i].manifest.session_id);
+    let fail_in = vec![ns(41), ns(5), ns(9)];
+    let first: TwinCallError = wraith_check::replay_prepared(
+        &run,
+        &prepared,
+        &mut FailingTwin {
+            fail_in: fail_in.clone(),
+        },
+        &mut || {},
+    )
+    .expect_err("a session fails");
+    assert_eq!(first.session, all[5].manifest.session_id);
+    for jobs in [2, 4, 8] {
+        let make = || FailingTwin {
+            fail_in: fail_in.clone(),
+        };
+        let e = wraith_check::replay_parallel(
+            &run,
+            &prepared,
+            std::num::NonZeroUsize::new(jobs).unwrap(),
+            &make,
+            &|| {},
+        )
+        .expect_err("a session fails");
+        assert_eq!(
+            (e.session.as_str(), e.exchange, e.path.as_str()),
+            (first.session.as_str(), first.exchange, first.path.as_str()),
+            "{jobs} jobs"
+        );
+    }
+}
