@@ -130,8 +130,16 @@ pub fn run(args: Args) -> CmdResult {
         )))
     } else {
         // The report is out first; the error line says which gate failed.
+        let authored = if a.gate_passed {
+            String::new()
+        } else {
+            format!(
+                "; and {} unmarked authored deviation(s) (see `authored_deviations`)",
+                a.unmarked
+            )
+        };
         Err(CliError::conformance(anyhow!(
-            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}",
+            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}{authored}",
             report.score_bp,
             report.required_score_bp,
             report.session_pass_rate_bp,
