@@ -737,7 +737,12 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             a.marked,
             a.deviation_policy.as_str()
         );
-        for d in r.authored_deviations.iter().filter(|d| !d.deviation.marked).take(5) {
+        for d in r
+            .authored_deviations
+            .iter()
+            .filter(|d| !d.deviation.marked)
+            .take(5)
+        {
             outln!(
                 "    {} {}  {}  {}: {}",
                 d.severity,
