@@ -3,6 +3,7 @@
 //! score it, write `reports/check.json` + `reports/check.html`, and exit 2 below the
 //! `[diff]` thresholds.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ Examples:
   wraith check shop                              # in memory (the default)
   wraith check shop --json | jq .score_bp
   wraith check shop --holdout 5                  # synthesize from 4 of 5 sessions, check the 5th
+  wraith check shop --jobs 1                     # replay the sessions one at a time
   wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
 
 Exit codes: 0 both gates held · 1 usage or configuration error · 2 below `[diff] required_score`
@@ -54,6 +56,11 @@ pub struct Args {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Replay this many recorded sessions at once (in memory; default: one per available
+    /// core). Each session has its own namespace, so the report is the same for any N;
+    /// `--jobs 1` replays them one after another. A `--target` run is always sequential.
+    #[arg(long, value_name = "N", conflicts_with = "target")]
+    pub jobs: Option<NonZeroUsize>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -75,6 +82,7 @@ pub fn run(args: Args) -> CmdResult {
     let authored = authored_routes(&twin)?;
     let gate = authored_gate(&cfg)?;
     let twin_name = twin.name();
+    let jobs = args.jobs.unwrap_or_else(wraith_check::default_jobs);
 
     let (report, model_for_coverage) = if let Some(k) = args.holdout {
         if k < 2 {
@@ -82,14 +90,16 @@ pub fn run(args: Args) -> CmdResult {
                 "--holdout {k}: K must be at least 2 (every K-th session is held out)"
             )));
         }
-        holdout(&twin_name, &cfg, &sessions, k, thresholds, &authored, &gate)?
+        holdout(
+            &twin_name, &cfg, &sessions, k, thresholds, &authored, &gate, jobs,
+        )?
     } else {
         let model = load_model(&twin.model_dir().join("twin.wir.json"))?;
         warn_stale(&model, &sessions);
         let all: Vec<&RecordedSession> = sessions.iter().collect();
         let report = match &args.target {
             None => in_memory(
-                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, "check-",
+                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, "check-", jobs,
             )?,
             Some(url) => target(
                 &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, url,
@@ -251,6 +261,7 @@ fn in_memory(
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
     prefix: &str,
+    jobs: NonZeroUsize,
 ) -> Result<Report, CliError> {
     let mut engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len())?;
     // The twin's Lua handlers, installed exactly as `serve` installs them: a handler that
@@ -273,11 +284,22 @@ fn in_memory(
     };
     let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
     let bar = crate::output::progress(total as u64, "check");
-    let mut tw = InMemoryTwin::new(&engine);
-    let report =
-        replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
+    let report = replay_in_memory(&run, &engine, jobs, &bar)?;
     bar.finish_and_clear();
     Ok(report)
+}
+
+/// Replay `run` through `engine` on `jobs` threads (the report does not depend on `jobs`).
+fn replay_in_memory(
+    run: &CheckRun<'_>,
+    engine: &Engine,
+    jobs: NonZeroUsize,
+    bar: &indicatif::ProgressBar,
+) -> Result<Report, CliError> {
+    let prepared = wraith_check::prepare(run.sessions);
+    let make = || InMemoryTwin::new(engine);
+    wraith_check::replay_parallel(run, &prepared, jobs, &make, &|| bar.inc(1))
+        .map_err(|e| CliError::runtime(anyhow!(e)))
 }
 
 fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOptions {
@@ -294,6 +316,7 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
 }
 
 /// `--holdout K`: train on all but every K-th session, check both halves against that model.
+#[allow(clippy::too_many_arguments)]
 fn holdout(
     twin_name: &str,
     cfg: &TwinConfig,
@@ -302,6 +325,7 @@ fn holdout(
     thresholds: Thresholds,
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
+    jobs: NonZeroUsize,
 ) -> Result<(Report, Model), CliError> {
     let (train, held) = holdout_split(sessions, k);
     if held.is_empty() {
@@ -340,9 +364,7 @@ fn holdout(
         };
         let total: usize = set.iter().map(|s| s.exchanges.len()).sum();
         let bar = crate::output::progress(total as u64, prefix.trim_end_matches('-'));
-        let mut tw = InMemoryTwin::new(&engine);
-        let r =
-            replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
+        let r = replay_in_memory(&run, &engine, jobs, &bar)?;
         bar.finish_and_clear();
         Ok(r)
     };
