@@ -19,6 +19,8 @@
 use serde_json::Value;
 use wraith_model::{ArrayNode, EchoSource, Hole, HoleKind, JsonType, Node};
 
+use crate::rules::{DiffRules, UserClass};
+
 /// What kind of difference a divergence is. The report's `category` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -146,6 +148,24 @@ impl EchoContext {
         }
     }
 
+    /// True when `v` equals some value the request carries: a path parameter, a query value,
+    /// a header value or a scalar leaf of the body (for a position the user declared `echoed`
+    /// where the model names no source).
+    pub fn holds(&self, v: &Value) -> bool {
+        fn leaf_holds(body: &Value, v: &Value) -> bool {
+            match body {
+                Value::Array(a) => a.iter().any(|x| leaf_holds(x, v)),
+                Value::Object(m) => m.values().any(|x| leaf_holds(x, v)),
+                leaf => echo_eq(v, leaf),
+            }
+        }
+        let s = |x: &String| echo_eq(v, &Value::String(x.clone()));
+        self.path_params.iter().any(|(_, x)| s(x))
+            || self.query.iter().any(|(_, x)| s(x))
+            || self.headers.iter().any(|(_, x)| s(x))
+            || self.body.as_ref().is_some_and(|b| leaf_holds(b, v))
+    }
+
     /// The request's value for an echo source, `None` when the request does not carry it.
     pub fn value(&self, from: &EchoSource) -> Option<Value> {
         match from {
@@ -267,12 +287,8 @@ fn echo_eq(actual: &Value, request: &Value) -> bool {
     }
 }
 
-/// One step of a JSON position.
-#[derive(Debug, Clone, Copy)]
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
+/// One step of a JSON position: the same type `[diff.fields]` patterns match against.
+use crate::rules::PathSeg as Seg;
 
 /// Render `root` + segments as `body.a[2]["b.c"]`.
 fn render_path(root: &str, segs: &[Seg<'_>]) -> String {
@@ -323,6 +339,11 @@ pub struct BodyDiff<'c> {
     /// `generated` position, in document order (the ids a replaying client learns; see
     /// `crate::idmap`). Never filled by a dry run.
     generated_pairs: Option<Vec<(Value, Value)>>,
+    /// `[diff.fields]`: user classes that win over the model's at the positions they name
+    /// (`None`, or rules with no field entry, leaves the model's classes alone).
+    fields: Option<&'c DiffRules>,
+    /// Paths of the divergences found at `echoed` positions (the symbol-consistency dimension).
+    pub echo_failures: Vec<String>,
 }
 
 impl<'c> BodyDiff<'c> {
@@ -336,7 +357,16 @@ impl<'c> BodyDiff<'c> {
             dry_count: 0,
             dry_limit: u64::MAX,
             generated_pairs: None,
+            fields: None,
+            echo_failures: Vec::new(),
         }
+    }
+
+    /// Apply the user's `[diff.fields]` classes (most specific pattern first), which win over
+    /// the model's class at the positions they name.
+    pub fn with_fields(mut self, rules: Option<&'c DiffRules>) -> BodyDiff<'c> {
+        self.fields = rules.filter(|r| !r.fields.is_empty());
+        self
     }
 
     /// Also collect the differing scalar pairs at `generated` positions during [`Self::run`]
@@ -390,6 +420,25 @@ impl<'c> BodyDiff<'c> {
         if self.over_limit() {
             return;
         }
+        if let Some(class) = self.fields.and_then(|r| r.field_class(segs)) {
+            // The user's class wins over the model's.
+            match class {
+                UserClass::Constant => self.structural(None, expected, actual, segs),
+                UserClass::Generated => self.leaf(FieldClass::Generated, expected, actual, segs),
+                UserClass::Timestamp => self.leaf(FieldClass::Timestamp, expected, actual, segs),
+                UserClass::Enum(values) => {
+                    self.leaf(FieldClass::Enum(values), expected, actual, segs)
+                }
+                UserClass::Echoed => match template {
+                    // The model knows which request value is echoed here: hold it to that one.
+                    Some(Node::Hole(hole)) if matches!(hole.source, HoleKind::Echo { .. }) => {
+                        self.leaf(FieldClass::of(hole), expected, actual, segs)
+                    }
+                    _ => self.leaf_echo_any(expected, actual, segs),
+                },
+            }
+            return;
+        }
         match template {
             Some(Node::Hole(hole)) => self.leaf(FieldClass::of(hole), expected, actual, segs),
             // A constant subtree is compared exactly, descending so that the divergence names
@@ -399,9 +448,23 @@ impl<'c> BodyDiff<'c> {
         }
     }
 
+    /// A position the user declared `echoed` where the model has no echo hole: the answer must
+    /// repeat some value of the request (path parameter, query value, header value, body leaf).
+    fn leaf_echo_any<'v>(&mut self, expected: &'v Value, actual: &'v Value, segs: &[Seg<'v>]) {
+        self.compared += 1;
+        if json_eq(expected, actual) || self.echo.holds(actual) {
+            return;
+        }
+        let cat = mismatch_category(expected, actual);
+        self.push(segs, cat, Some(expected), Some(actual));
+        if !self.dry_run {
+            self.echo_failures.push(render_path(self.segs_root, segs));
+        }
+    }
+
     fn leaf<'v>(
         &mut self,
-        class: FieldClass<'v>,
+        class: FieldClass<'_>,
         expected: &'v Value,
         actual: &'v Value,
         segs: &mut Vec<Seg<'v>>,
@@ -440,6 +503,9 @@ impl<'c> BodyDiff<'c> {
                 if !ok {
                     let cat = mismatch_category(expected, actual);
                     self.push(segs, cat, Some(expected), Some(actual));
+                    if !self.dry_run {
+                        self.echo_failures.push(render_path(self.segs_root, segs));
+                    }
                 }
             }
         }
@@ -1008,6 +1074,119 @@ mod tests {
                 ("body.limit".to_string(), Category::ValueMismatch)
             ]
         );
+    }
+
+    #[allow(clippy::unwrap_used)]
+    fn user_rules(fields: Vec<(&str, &str, Option<Vec<Value>>)>) -> crate::rules::DiffRules {
+        crate::rules::DiffRules::compile(&crate::rules::RulesInput {
+            fields: fields
+                .into_iter()
+                .map(|(path, classify, values)| crate::rules::FieldInput {
+                    path: path.into(),
+                    classify: classify.into(),
+                    values,
+                    line: 1,
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    fn diff_with(
+        rules: &crate::rules::DiffRules,
+        t: Option<&Node>,
+        e: Value,
+        a: Value,
+        echo: &EchoContext,
+    ) -> (Vec<(String, Category)>, Vec<String>) {
+        let mut d = BodyDiff::new(echo).with_fields(Some(rules));
+        d.run(t, &e, &a);
+        (
+            d.divergences
+                .into_iter()
+                .map(|x| (x.path, x.category))
+                .collect(),
+            d.echo_failures,
+        )
+    }
+
+    #[test]
+    fn user_field_classes_win_over_the_model() {
+        let echo = EchoContext::default();
+        let t = obj(vec![
+            (
+                "state",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("open"), json!("closed")],
+                ),
+            ),
+            ("name", c(json!("a"))),
+        ]);
+        // The model would accept `closed`; the user says the state is constant.
+        let rules = user_rules(vec![
+            ("state", "constant", None),
+            ("name", "generated", None),
+        ]);
+        let (d, _) = diff_with(
+            &rules,
+            Some(&t),
+            json!({"state": "open", "name": "a"}),
+            json!({"state": "closed", "name": "b"}),
+            &echo,
+        );
+        assert_eq!(d, vec![("body.state".to_string(), Category::ValueMismatch)]);
+        // An enum with values accepts exactly those (and the recorded value).
+        let rules = user_rules(vec![(
+            "items[*].state",
+            "enum",
+            Some(vec![json!("shipped")]),
+        )]);
+        let (d, _) = diff_with(
+            &rules,
+            None,
+            json!({"items": [{"state": "new"}, {"state": "new"}, {"state": "new"}]}),
+            json!({"items": [{"state": "shipped"}, {"state": "new"}, {"state": "lost"}]}),
+            &echo,
+        );
+        assert_eq!(
+            d,
+            vec![("body.items[2].state".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn user_echoed_field_without_a_model_source_accepts_any_request_value() {
+        let echo = EchoContext::new(
+            Some("/v1/items/:param"),
+            "/v1/items/42",
+            "q=hello",
+            Some("application/json"),
+            br#"{"deep": {"n": 5}}"#,
+            vec![("x-tenant".into(), "acme".into())],
+        );
+        let rules = user_rules(vec![("**.ref", "echoed", None)]);
+        for ok in [json!("42"), json!("hello"), json!("acme"), json!(5)] {
+            let (d, f) = diff_with(
+                &rules,
+                None,
+                json!({"a": {"ref": "x"}}),
+                json!({"a": {"ref": ok}}),
+                &echo,
+            );
+            assert!(d.is_empty() && f.is_empty(), "{d:?}");
+        }
+        let (d, f) = diff_with(
+            &rules,
+            None,
+            json!({"ref": "x"}),
+            json!({"ref": "nope"}),
+            &echo,
+        );
+        assert_eq!(d, vec![("body.ref".to_string(), Category::ValueMismatch)]);
+        assert_eq!(f, vec!["body.ref".to_string()]);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use wraith_model::{BodyTemplate, EchoSource, Model, Node, Route};
 use wraith_recording::Exchange;
 
 use crate::diff::{BodyDiff, Category, Divergence, EchoContext, fit, json_eq, leaked_placeholder};
+use crate::rules::{DiffRules, Suppressed};
 
 /// The twin's answer to one replayed request, however it was obtained (in process or over HTTP).
 #[derive(Debug, Clone)]
@@ -80,6 +81,9 @@ pub struct DiffOptions {
     pub self_url_rewrite: Option<(String, String)>,
     /// See [`OutboundHook`]; `None` compares the recorded bytes as they are.
     pub outbound: Option<OutboundHook>,
+    /// The user's `[diff]` rules: `[diff.fields]` classes (dropped, like every relaxation, under
+    /// an exactness claim) and `[[diff.suppress]]` (applied to the verdict, never to a refusal).
+    pub rules: Option<std::sync::Arc<DiffRules>>,
 }
 
 /// Lookups into the model the judge needs, built once per run.
@@ -129,7 +133,7 @@ impl<'m> ModelIndex<'m> {
 }
 
 /// The judgement of one exchange.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Verdict {
     /// Route the exchange is scored under.
     pub route: String,
@@ -141,11 +145,33 @@ pub struct Verdict {
     /// compared positions that agreed, capped at 9999 so a divergent exchange never rounds up
     /// to a pass.
     pub score_bp: u32,
+    /// Which rules ran and what the `[diff]` rules did (the report's dimensions and
+    /// `suppressed`).
+    pub facets: Facets,
+}
+
+/// What the dimension scores and the suppression report need to know about one judgement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facets {
+    /// The header rule ran (status matched, no refusal, `content-type` not ignored).
+    pub headers_compared: bool,
+    /// The body rules ran (status matched, no refusal, not a `HEAD`).
+    pub body_compared: bool,
+    /// Paths of the divergences found at `echoed` positions.
+    pub echo_failures: Vec<String>,
+    /// Divergences a `[[diff.suppress]]` rule removed, with the rule.
+    pub suppressed: Vec<Suppressed>,
 }
 
 impl Verdict {
     pub fn passed(&self) -> bool {
         self.divergences.is_empty()
+    }
+
+    /// Recompute `score_bp` from `divergences` and `compared` (after divergences were removed),
+    /// keeping everything else.
+    pub fn rescore(&mut self) {
+        self.score_bp = score_of(self.divergences.len(), self.compared);
     }
 }
 
@@ -222,6 +248,7 @@ struct CachedDiff {
     exact: bool,
     divergences: Vec<Divergence>,
     compared: u64,
+    echo_failures: Vec<String>,
 }
 
 impl DiffCache {
@@ -307,7 +334,9 @@ pub fn judge_prepared(
     judge_with_cache(index, source, ex, expected, obs, opts, None)
 }
 
-/// [`judge_prepared`], reusing and filling `cache` (see [`DiffCache`]).
+/// [`judge_prepared`], reusing and filling `cache` (see [`DiffCache`]). The `[[diff.suppress]]`
+/// rules of `opts` are applied last: what they remove is listed in `facets.suppressed`, and an
+/// exchange whose only divergences they removed passes.
 pub fn judge_with_cache(
     index: &ModelIndex<'_>,
     source: &str,
@@ -315,8 +344,43 @@ pub fn judge_with_cache(
     expected: &ExpectedBody,
     obs: &Observed,
     opts: &DiffOptions,
+    cache: Option<&mut DiffCache>,
+) -> Verdict {
+    let rules = opts.rules.as_deref();
+    // A user `echoed` position reads the whole request, which the cache key does not cover.
+    let cache = cache.filter(|_| !rules.is_some_and(DiffRules::has_user_echo));
+    let mut v = judge_unsuppressed(index, source, ex, expected, obs, opts, rules, cache);
+    if let Some(r) = rules
+        && !r.suppress.is_empty()
+        && !v.divergences.is_empty()
+    {
+        let (kept, removed) = r.suppress(&v.route, std::mem::take(&mut v.divergences));
+        v.divergences = kept;
+        v.facets.suppressed = removed
+            .into_iter()
+            .map(|(divergence, rule)| Suppressed {
+                divergence,
+                rule: rule.number,
+                reason: rule.reason.clone(),
+            })
+            .collect();
+        v.rescore();
+    }
+    v
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge_unsuppressed(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    opts: &DiffOptions,
+    rules: Option<&DiffRules>,
     mut cache: Option<&mut DiffCache>,
 ) -> Verdict {
+    let mut facets = Facets::default();
     let route = attribute_route(index, source, ex, obs);
     let expected_body_bytes = &expected.bytes;
     // The answer is parsed only when a rule needs its tree: most exact answers never are (see
@@ -338,6 +402,7 @@ pub fn judge_with_cache(
             divergences: vec![d],
             compared: 1,
             score_bp: 0,
+            facets,
         };
     }
     if ex.response.status != obs.status {
@@ -351,6 +416,7 @@ pub fn judge_with_cache(
             }],
             compared: 1,
             score_bp: 0,
+            facets,
         };
     }
     let mut divergences = Vec::new();
@@ -360,6 +426,7 @@ pub fn judge_with_cache(
         .iter()
         .any(|h| h.eq_ignore_ascii_case("content-type"))
     {
+        facets.headers_compared = true;
         compared += 1;
         let exp = ex
             .response_header("content-type")
@@ -388,6 +455,7 @@ pub fn judge_with_cache(
         }
     }
     if !ex.request.method.eq_ignore_ascii_case("HEAD") {
+        facets.body_compared = true;
         // The recording in the twin's outbound-policy space: a copy only when a rewrite or the
         // outbound policy applies.
         let transformed;
@@ -419,6 +487,7 @@ pub fn judge_with_cache(
                 divergences,
                 compared,
                 score_bp: 10_000,
+                facets,
             };
         }
         // The bytes that fix the recorded tree: as recorded, or as transformed.
@@ -445,27 +514,34 @@ pub fn judge_with_cache(
                 if let Some(hit) = c.get(key, &bytes, obs, &echoed) {
                     divergences.extend(hit.divergences.iter().cloned());
                     compared += hit.compared;
-                    return finish(route, divergences, compared);
+                    facets.echo_failures = hit.echo_failures.clone();
+                    return Verdict {
+                        facets,
+                        ..finish(route, divergences, compared)
+                    };
                 }
                 Some((key, bytes, echoed))
             }
             _ => None,
         };
         let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
-        let template = if obs.replay.is_some() {
-            // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay).
-            None
+        let (template, fields) = if obs.replay.is_some() {
+            // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay),
+            // the user's `[diff.fields]` classes included.
+            (None, None)
         } else {
-            pick_template(index, obs, &actual_body)
+            (pick_template(index, obs, &actual_body), rules)
         };
         let before = (divergences.len(), compared);
         diff_bodies(
             template,
+            fields,
             expected_body,
             &mut actual_body,
             &echo,
             &mut divergences,
             &mut compared,
+            &mut facets.echo_failures,
         );
         if let (Some(c), Some((key, bytes, echoed))) = (cache, cache_key)
             && divergences.len() > before.0
@@ -480,10 +556,14 @@ pub fn judge_with_cache(
                 exact: obs.replay.is_some(),
                 divergences: divergences[before.0..].to_vec(),
                 compared: compared - before.1,
+                echo_failures: facets.echo_failures.clone(),
             });
         }
     }
-    finish(route, divergences, compared)
+    Verdict {
+        facets,
+        ..finish(route, divergences, compared)
+    }
 }
 
 /// The request values echo holes may copy, for the recorded request of `ex` aligned with the
@@ -529,6 +609,12 @@ pub(crate) fn generated_pairs(
         return Vec::new();
     };
     let answered = parse_body(&obs.body);
+    // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
+    // differs in no scalar, and its lists pair position by position (an equal element matches
+    // with no divergence): nothing to learn, so no walk.
+    if matches!(&answered, Body::Json(a) if a == recorded) {
+        return Vec::new();
+    }
     let Some(template) = pick_template(index, obs, &answered) else {
         return Vec::new();
     };
@@ -544,17 +630,22 @@ pub(crate) fn generated_pairs(
 
 /// The verdict of an exchange from its divergences and compared positions.
 pub(crate) fn finish(route: String, divergences: Vec<Divergence>, compared: u64) -> Verdict {
-    let score_bp = if divergences.is_empty() {
-        10_000
-    } else {
-        let agreed = compared.saturating_sub(divergences.len() as u64);
-        ((agreed * 10_000 / compared.max(1)) as u32).min(9_999)
-    };
     Verdict {
+        score_bp: score_of(divergences.len(), compared),
         route,
         divergences,
         compared,
-        score_bp,
+        facets: Facets::default(),
+    }
+}
+
+/// 10000 with no divergence, else the share of compared positions that agreed, capped at 9999.
+fn score_of(divergences: usize, compared: u64) -> u32 {
+    if divergences == 0 {
+        10_000
+    } else {
+        let agreed = compared.saturating_sub(divergences as u64);
+        ((agreed * 10_000 / compared.max(1)) as u32).min(9_999)
     }
 }
 
@@ -599,20 +690,24 @@ fn kind(b: &Body) -> &'static str {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn diff_bodies(
     template: Option<&Node>,
+    fields: Option<&DiffRules>,
     expected: &Body,
     actual: &mut Body,
     echo: &EchoContext,
     out: &mut Vec<Divergence>,
     compared: &mut u64,
+    echo_failures: &mut Vec<String>,
 ) {
     match (expected, &*actual) {
         (Body::Json(e), Body::Json(a)) => {
-            let mut d = BodyDiff::new(echo);
+            let mut d = BodyDiff::new(echo).with_fields(fields);
             d.run(template, e, a);
             *compared += d.compared;
             out.extend(d.divergences);
+            echo_failures.extend(d.echo_failures);
         }
         (Body::Empty, Body::Empty) => {}
         (Body::Text(e), Body::Text(a)) => {

@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::diff::{Category, Divergence};
+use crate::rules::{DiffRules, Dimension, DimensionGates};
 
 /// Version of the report schema; bumped on any incompatible change.
 pub const REPORT_VERSION: u32 = 1;
@@ -168,6 +169,19 @@ pub struct Report {
     pub drifts: Vec<Drift>,
     /// Present under `--holdout K`.
     pub holdout: Option<HoldoutSummary>,
+    /// Divergences removed by `[[diff.suppress]]` rules before scoring (not in `divergences`,
+    /// `categories`, `drifts` or any score).
+    pub suppressed_count: u64,
+    /// The suppressed divergences with their rule's reason: listed only under
+    /// `wraith check --show-suppressed` (else empty), at most 10,000.
+    pub suppressed: Vec<SuppressedRecord>,
+    /// Per-dimension scores of the whole run, gated by `[diff.thresholds]`.
+    pub dimensions: BTreeMap<String, DimensionScore>,
+    /// Every dimension gate that failed (top level, or a route's `[diff.overrides]` entry).
+    pub dimensions_failed: Vec<DimensionFailure>,
+    /// The fixture set every replay namespace was seeded with (`wraith check --fixture`);
+    /// `null`: the implicit default set, if the twin has one.
+    pub fixture: Option<String>,
     /// The fiction ratio: answers from handlers and fixtures vs recorded and model answers.
     pub fiction: crate::authored::Fiction,
     /// The authored-output gate's totals (`[handlers] deviation_policy`, `[[deviations]]`).
@@ -192,6 +206,49 @@ pub struct RouteScore {
     pub provenance: BTreeMap<String, u64>,
     /// Share of this route's answers from handlers or fixtures, in basis points.
     pub fiction_ratio_bp: u32,
+    /// Divergences under the route removed by `[[diff.suppress]]`.
+    pub suppressed: u64,
+    /// Per-dimension scores of the route; gated only when a `[diff.overrides]` entry names it.
+    pub dimensions: BTreeMap<String, DimensionScore>,
+}
+
+/// One dimension's score: the share of the exchanges judged on it with no divergence of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DimensionScore {
+    pub score_bp: u32,
+    /// Exchanges the dimension was judged on (the body or header rules ran).
+    pub exchanges: u64,
+    /// Of those, the ones with no divergence of this dimension.
+    pub passed_exchanges: u64,
+    /// The gate, in basis points; `null` when nothing gates it.
+    pub required_bp: Option<u32>,
+    /// `score_bp >= required_bp` (`true` when not gated).
+    pub passed: bool,
+}
+
+/// A dimension gate that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DimensionFailure {
+    /// `null` for the whole run, else the route its `[diff.overrides]` entry gates.
+    pub route: Option<String>,
+    pub dimension: Dimension,
+    pub score_bp: u32,
+    pub required_bp: u32,
+}
+
+/// A divergence a `[[diff.suppress]]` rule removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuppressedRecord {
+    pub route: String,
+    pub session: String,
+    pub exchange: u64,
+    pub path: String,
+    pub category: Category,
+    pub expected: Value,
+    pub actual: Value,
+    /// 1-based position of the `[[diff.suppress]]` entry in `wraith.toml`.
+    pub rule: usize,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -224,6 +281,8 @@ pub struct ExchangeScore {
     pub replay_claim: bool,
     pub score_bp: u32,
     pub divergences: u64,
+    /// Divergences removed by `[[diff.suppress]]`.
+    pub suppressed: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -270,6 +329,49 @@ pub struct HoldoutSummary {
     pub held_out_session_pass_rate_bp: u32,
 }
 
+impl Report {
+    /// Apply the `[diff]` rules that act on the finished report: gate every dimension (the run's
+    /// by `[diff.thresholds]`, a route's by the first `[diff.overrides]` entry naming it), record
+    /// each failed gate in `dimensions_failed` and fail the run on any; keep the `suppressed`
+    /// list only when `show_suppressed` (the count stays). Call once.
+    pub fn apply_rules(&mut self, rules: &DiffRules, show_suppressed: bool) {
+        fn gate(
+            dims: &mut BTreeMap<String, DimensionScore>,
+            gates: &DimensionGates,
+            route: Option<&str>,
+            failed: &mut Vec<DimensionFailure>,
+        ) {
+            for d in Dimension::ALL {
+                if let Some(s) = dims.get_mut(d.as_str()) {
+                    let required = gates.get(d);
+                    s.required_bp = Some(required);
+                    s.passed = s.score_bp >= required;
+                    if !s.passed {
+                        failed.push(DimensionFailure {
+                            route: route.map(str::to_string),
+                            dimension: d,
+                            score_bp: s.score_bp,
+                            required_bp: required,
+                        });
+                    }
+                }
+            }
+        }
+        let mut failed = Vec::new();
+        gate(&mut self.dimensions, &rules.gates, None, &mut failed);
+        for r in &mut self.routes {
+            if let Some(g) = rules.route_gates(&r.route) {
+                gate(&mut r.dimensions, &g, Some(&r.route), &mut failed);
+            }
+        }
+        self.passed &= failed.is_empty();
+        self.dimensions_failed = failed;
+        if !show_suppressed {
+            self.suppressed.clear();
+        }
+    }
+}
+
 /// Accumulates verdicts into a [`Report`].
 #[derive(Debug, Default)]
 pub struct ReportBuilder {
@@ -287,6 +389,75 @@ pub struct ReportBuilder {
     cur: Option<SessionScore>,
     thresholds: Thresholds,
     authored: crate::authored::AuthoredAcc,
+    suppressed: Vec<SuppressedRecord>,
+    suppressed_count: u64,
+    dims: DimAcc,
+}
+
+/// Judged / passed exchanges per dimension, in [`Dimension::ALL`] order.
+#[derive(Debug, Default, Clone, Copy)]
+struct DimAcc([(u64, u64); 4]);
+
+impl DimAcc {
+    fn add(&mut self, outcome: [Option<bool>; 4]) {
+        for (acc, o) in self.0.iter_mut().zip(outcome) {
+            if let Some(passed) = o {
+                acc.0 += 1;
+                acc.1 += u64::from(passed);
+            }
+        }
+    }
+
+    fn scores(&self) -> BTreeMap<String, DimensionScore> {
+        Dimension::ALL
+            .iter()
+            .zip(self.0)
+            .map(|(d, (judged, passed))| {
+                (
+                    d.as_str().to_string(),
+                    DimensionScore {
+                        score_bp: ratio_bp(passed, judged),
+                        exchanges: judged,
+                        passed_exchanges: passed,
+                        required_bp: None,
+                        passed: true,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// Whether `path` is a body position (`body`, `body.x`, `body[0]`).
+fn is_body_path(path: &str) -> bool {
+    path == "body" || path.starts_with("body.") || path.starts_with("body[")
+}
+
+/// Per dimension (in [`Dimension::ALL`] order): `None` when the exchange was not judged on it,
+/// else whether none of its (unsuppressed) divergences belongs to it.
+fn dimension_outcome(v: &crate::judge::Verdict) -> [Option<bool>; 4] {
+    let body = v.facets.body_compared;
+    let any = |f: &dyn Fn(&Divergence) -> bool| v.divergences.iter().any(f);
+    let structure = body.then(|| {
+        !any(&|d| {
+            is_body_path(&d.path)
+                && matches!(
+                    d.category,
+                    Category::MissingField
+                        | Category::ExtraField
+                        | Category::TypeMismatch
+                        | Category::ArrayLengthMismatch
+                )
+        })
+    });
+    let values =
+        body.then(|| !any(&|d| is_body_path(&d.path) && d.category == Category::ValueMismatch));
+    let symbols = body.then(|| !any(&|d| v.facets.echo_failures.contains(&d.path)));
+    let headers = v
+        .facets
+        .headers_compared
+        .then(|| !any(&|d| d.path.starts_with("headers.")));
+    [structure, values, symbols, headers]
 }
 
 #[derive(Debug, Default)]
@@ -297,6 +468,8 @@ struct RouteAcc {
     divergences: u64,
     categories: BTreeMap<String, u64>,
     provenance: BTreeMap<String, u64>,
+    suppressed: u64,
+    dims: DimAcc,
 }
 
 /// What the builder needs to know about one replayed exchange.
@@ -377,6 +550,28 @@ impl ReportBuilder {
         r.passed += u64::from(passed);
         r.score_sum += u64::from(verdict.score_bp);
         r.divergences += verdict.divergences.len() as u64;
+        let dims = dimension_outcome(&verdict);
+        r.dims.add(dims);
+        self.dims.add(dims);
+        let suppressed = verdict.facets.suppressed.len() as u64;
+        r.suppressed += suppressed;
+        self.suppressed_count += suppressed;
+        for s in &verdict.facets.suppressed {
+            if self.suppressed.len() >= MAX_DIVERGENCES_LISTED {
+                break;
+            }
+            self.suppressed.push(SuppressedRecord {
+                route: verdict.route.clone(),
+                session: facts.session.to_string(),
+                exchange: facts.exchange,
+                path: s.divergence.path.clone(),
+                category: s.divergence.category,
+                expected: s.divergence.expected.clone(),
+                actual: s.divergence.actual.clone(),
+                rule: s.rule,
+                reason: s.reason.clone(),
+            });
+        }
         self.exchanges.push(ExchangeScore {
             session: facts.session.to_string(),
             exchange: facts.exchange,
@@ -389,6 +584,7 @@ impl ReportBuilder {
             replay_claim: facts.replay_claim,
             score_bp: verdict.score_bp,
             divergences: verdict.divergences.len() as u64,
+            suppressed,
         });
         for (i, d) in verdict.divergences.into_iter().enumerate() {
             self.count += 1;
@@ -490,6 +686,8 @@ impl ReportBuilder {
                     a.exchanges,
                 ),
                 provenance: a.provenance,
+                suppressed: a.suppressed,
+                dimensions: a.dims.scores(),
             })
             .collect();
         let mut drifts: Vec<Drift> = self.drifts.into_values().collect();
@@ -534,6 +732,11 @@ impl ReportBuilder {
             divergences_omitted: self.omitted,
             drifts,
             holdout: None,
+            suppressed_count: self.suppressed_count,
+            suppressed: self.suppressed,
+            dimensions: self.dims.scores(),
+            dimensions_failed: Vec::new(),
+            fixture: None,
             fiction,
             authored,
             authored_deviations,
@@ -623,6 +826,93 @@ mod tests {
                 &json!(null)
             )
         );
+    }
+
+    #[test]
+    fn dimensions_are_judged_from_the_divergence_categories() {
+        use crate::judge::{Facets, Verdict};
+        let d = |path: &str, category| Divergence {
+            path: path.into(),
+            category,
+            expected: json!(1),
+            actual: json!(2),
+        };
+        let v = Verdict {
+            divergences: vec![
+                d("body.a", Category::ValueMismatch),
+                d("body.b", Category::ValueMismatch),
+            ],
+            facets: Facets {
+                headers_compared: true,
+                body_compared: true,
+                echo_failures: vec!["body.b".into()],
+                suppressed: Vec::new(),
+            },
+            ..Verdict::default()
+        };
+        // structure, values, symbols, headers
+        assert_eq!(
+            dimension_outcome(&v),
+            [Some(true), Some(false), Some(false), Some(true)]
+        );
+        let v = Verdict {
+            divergences: vec![
+                d("body[0]", Category::ArrayLengthMismatch),
+                d("headers.content-type", Category::ValueMismatch),
+            ],
+            facets: Facets {
+                headers_compared: true,
+                body_compared: true,
+                ..Facets::default()
+            },
+            ..Verdict::default()
+        };
+        assert_eq!(
+            dimension_outcome(&v),
+            [Some(false), Some(true), Some(true), Some(false)]
+        );
+        // A status mismatch or a refusal judged neither the body nor the headers.
+        let v = Verdict {
+            divergences: vec![d("status", Category::StatusMismatch)],
+            ..Verdict::default()
+        };
+        assert_eq!(dimension_outcome(&v), [None, None, None, None]);
+    }
+
+    #[test]
+    fn a_perfect_run_passes_every_default_dimension_gate() {
+        let mut b = ReportBuilder::new(Thresholds::default());
+        b.begin_session("s", "check-s");
+        b.add(
+            ExchangeFacts {
+                session: "s",
+                exchange: 0,
+                method: "GET",
+                path: "/a",
+                expected_status: 200,
+                actual_status: 200,
+                provenance: Some("recorded"),
+                replay_claim: false,
+            },
+            crate::judge::Verdict {
+                route: "GET /a".into(),
+                compared: 3,
+                score_bp: 10_000,
+                facets: crate::judge::Facets {
+                    headers_compared: true,
+                    body_compared: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        );
+        let mut r = b.finish("t", "in_memory", None);
+        r.apply_rules(&DiffRules::default(), false);
+        assert!(r.passed);
+        assert!(r.dimensions_failed.is_empty());
+        for d in r.dimensions.values() {
+            assert_eq!((d.score_bp, d.passed), (10_000, true));
+        }
     }
 
     #[test]

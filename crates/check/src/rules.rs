@@ -261,7 +261,7 @@ pub struct DiffRules {
     pub fields: Vec<FieldRule>,
     /// `[diff.thresholds]` in basis points.
     pub gates: DimensionGates,
-    /// `[diff.overrides]`: route pattern → gates (unset keys inherit `gates`), in file order.
+    /// `[diff.overrides]`: route pattern → gates (unset keys inherit `gates`).
     pub overrides: Vec<(String, DimensionGates)>,
 }
 
@@ -502,11 +502,19 @@ impl DiffRules {
             .map(|f| &f.class)
     }
 
-    /// The gates for `route`: the first `[diff.overrides]` entry matching it, if any.
+    /// The gates for `route`: the `[diff.overrides]` entry naming it exactly, else the longest
+    /// pattern matching it (ties: the first in key order), if any.
     pub fn route_gates(&self, route: &str) -> Option<DimensionGates> {
+        if let Some((_, g)) = self.overrides.iter().find(|(pat, _)| pat == route) {
+            return Some(*g);
+        }
         self.overrides
             .iter()
-            .find(|(pat, _)| glob(pat, route))
+            .filter(|(pat, _)| glob(pat, route))
+            .fold(None::<&(String, DimensionGates)>, |best, o| match best {
+                Some(b) if b.0.len() >= o.0.len() => Some(b),
+                _ => Some(o),
+            })
             .map(|(_, g)| *g)
     }
 
@@ -542,17 +550,17 @@ impl DiffRules {
 
 /// `METHOD /path` with METHOD letters or `*`, and the path starting with `/` or `*`.
 fn check_route_pattern(r: &str) -> Result<(), String> {
-    let example = "write it as the report names routes, e.g. `GET /customers/:param` or `* /admin/*`";
+    let example =
+        "write it as the report names routes, e.g. `GET /customers/:param` or `* /admin/*`";
     let Some((method, path)) = r.split_once(' ') else {
         return Err(format!("`{r}` is not `METHOD /path`; {example}"));
     };
     let method_ok = method == "*"
-        || (!method.is_empty()
-            && method
-                .chars()
-                .all(|c| c.is_ascii_alphabetic() || c == '*'));
+        || (!method.is_empty() && method.chars().all(|c| c.is_ascii_alphabetic() || c == '*'));
     if !method_ok {
-        return Err(format!("`{method}` in `{r}` is not an HTTP method; {example}"));
+        return Err(format!(
+            "`{method}` in `{r}` is not an HTTP method; {example}"
+        ));
     }
     if method.chars().any(|c| c.is_ascii_lowercase()) {
         return Err(format!(
@@ -561,8 +569,7 @@ fn check_route_pattern(r: &str) -> Result<(), String> {
         ));
     }
     let path = path.trim();
-    if !(path.starts_with('/') || path.starts_with('*')) || path.contains(char::is_whitespace)
-    {
+    if !(path.starts_with('/') || path.starts_with('*')) || path.contains(char::is_whitespace) {
         return Err(format!("`{path}` in `{r}` is not a path; {example}"));
     }
     Ok(())
@@ -606,7 +613,10 @@ pub enum PathSeg<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     /// A key; `*` inside is a glob unless the key was quoted.
-    Key { text: String, glob: bool },
+    Key {
+        text: String,
+        glob: bool,
+    },
     Index(usize),
     /// `[*]` / `[]`.
     AnyIndex,
@@ -821,6 +831,7 @@ pub struct Suppressed {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -932,7 +943,10 @@ mod tests {
         assert_eq!(errs[0].rule, "diff-suppress-reason");
         assert_eq!(errs[0].line, 7);
         let msg = errs[0].to_string();
-        assert!(msg.starts_with("[[diff.suppress]] entry 1: `reason`"), "{msg}");
+        assert!(
+            msg.starts_with("[[diff.suppress]] entry 1: `reason`"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -945,7 +959,11 @@ mod tests {
         assert_eq!(e[0].rule, "diff-category");
         let e =
             DiffRules::compile(&input_suppress("", "", "synthesized_refusal", "r")).unwrap_err();
-        assert!(e[0].message.contains("never suppressed"), "{}", e[0].message);
+        assert!(
+            e[0].message.contains("never suppressed"),
+            "{}",
+            e[0].message
+        );
     }
 
     fn field(path: &str, classify: &str, values: Option<Vec<Value>>) -> FieldInput {
@@ -1007,11 +1025,19 @@ mod tests {
         let rules = DiffRules::compile(&input).unwrap();
         let at = |segs: &[PathSeg<'_>]| rules.field_class(segs).cloned();
         assert_eq!(
-            at(&[PathSeg::Key("items"), PathSeg::Index(0), PathSeg::Key("state")]),
+            at(&[
+                PathSeg::Key("items"),
+                PathSeg::Index(0),
+                PathSeg::Key("state")
+            ]),
             Some(UserClass::Constant)
         );
         assert_eq!(
-            at(&[PathSeg::Key("items"), PathSeg::Index(1), PathSeg::Key("state")]),
+            at(&[
+                PathSeg::Key("items"),
+                PathSeg::Index(1),
+                PathSeg::Key("state")
+            ]),
             Some(UserClass::Enum(vec![json!("x")]))
         );
         assert_eq!(at(&[PathSeg::Key("other")]), Some(UserClass::Generated));

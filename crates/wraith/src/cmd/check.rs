@@ -13,6 +13,7 @@ use anyhow::anyhow;
 use wraith_check::authored::{AuthoredGate, DeviationInput, DeviationPolicy, parse_deviations};
 use wraith_check::coverage::coverage;
 use wraith_check::report::HoldoutSummary;
+use wraith_check::rules::{DiffRules, FieldInput, RulesInput, SuppressInput, ThresholdInput};
 use wraith_check::{
     AuthoredRoute, CheckRun, DiffOptions, InMemoryTwin, Observed, OutboundHook, Report, Thresholds,
     Twin, holdout_split, parse_provenance, parse_replay_header, replay,
@@ -35,10 +36,13 @@ Examples:
   wraith check shop --holdout 5                  # synthesize from 4 of 5 sessions, check the 5th
   wraith check shop --jobs 1                     # replay the sessions one at a time
   wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
+  wraith check shop --show-suppressed            # list what [[diff.suppress]] removed, with reasons
+  wraith check shop --fixture checkout           # seed every namespace from state/fixtures/checkout/
 
-Exit codes: 0 both gates held · 1 usage or configuration error · 2 below `[diff] required_score`
-or `[diff] session_pass_rate` (the report is written and printed first) · 4 IO failure or the
-target did not answer.")]
+Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] entry included) ·
+2 below `[diff] required_score`, `[diff] session_pass_rate` or a dimension threshold
+(`[diff.thresholds]`, `[diff.overrides]`; the report is written and printed first) · 4 IO
+failure or the target did not answer.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -61,6 +65,16 @@ pub struct Args {
     /// `--jobs 1` replays them one after another. A `--target` run is always sequential.
     #[arg(long, value_name = "N", conflicts_with = "target")]
     pub jobs: Option<NonZeroUsize>,
+    /// List the divergences `[[diff.suppress]]` rules removed, each with its rule's reason
+    /// (report field `suppressed`; without this flag only their count is reported).
+    #[arg(long)]
+    pub show_suppressed: bool,
+    /// Seed every replay namespace with this fixture set (`state/fixtures/<NAME>/`, or
+    /// `<ns>:<NAME>`) instead of the implicit default set. In memory only: a running twin is
+    /// seeded by its own `wraith serve --fixture`, and `--holdout` measures what the recordings
+    /// alone teach.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["target", "holdout"])]
+    pub fixture: Option<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -83,8 +97,9 @@ pub fn run(args: Args) -> CmdResult {
     let gate = authored_gate(&cfg)?;
     let twin_name = twin.name();
     let jobs = args.jobs.unwrap_or_else(wraith_check::default_jobs);
+    let rules = diff_rules(&twin, &cfg)?;
 
-    let (report, model_for_coverage) = if let Some(k) = args.holdout {
+    let (mut report, model_for_coverage) = if let Some(k) = args.holdout {
         if k < 2 {
             return Err(CliError::usage(anyhow!(
                 "--holdout {k}: K must be at least 2 (every K-th session is held out)"
@@ -99,7 +114,17 @@ pub fn run(args: Args) -> CmdResult {
         let all: Vec<&RecordedSession> = sessions.iter().collect();
         let report = match &args.target {
             None => in_memory(
-                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, "check-", jobs,
+                &twin_name,
+                &twin,
+                &cfg,
+                &model,
+                &all,
+                thresholds,
+                &authored,
+                &gate,
+                "check-",
+                args.fixture.as_deref(),
+                jobs,
             )?,
             Some(url) => target(
                 &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, url,
@@ -108,6 +133,8 @@ pub fn run(args: Args) -> CmdResult {
         (report, model)
     };
 
+    report.apply_rules(&rules, args.show_suppressed);
+    report.fixture = args.fixture.clone();
     let cov = coverage(&twin_name, &model_for_coverage, &sessions);
     write_reports(&twin, &report, &cov)?;
     if args.json {
@@ -126,6 +153,16 @@ pub fn run(args: Args) -> CmdResult {
     }
     if report.passed {
         Ok(ExitCode::SUCCESS)
+    } else if !report.dimensions_failed.is_empty()
+        && a.gate_passed
+        && report.score_bp >= report.required_score_bp
+        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
+    {
+        Err(CliError::conformance(anyhow!(
+            "conformance below a dimension threshold: {}; see {}",
+            dimension_failures(&report),
+            twin.reports_dir().join("check.html").display()
+        )))
     } else if !a.gate_passed
         && report.score_bp >= report.required_score_bp
         && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
@@ -166,6 +203,7 @@ fn engine_options(
     twin_name: &str,
     cfg: &TwinConfig,
     sessions: usize,
+    fixture: Option<&str>,
 ) -> Result<EngineOptions, CliError> {
     let serve = &cfg.serve;
     let base_epoch = i64::try_from(serve.clock.base_epoch).map_err(|_| {
@@ -203,7 +241,8 @@ fn engine_options(
         provenance_headers: true,
         debug: false,
         twin_name: Some(twin_name.to_string()),
-        fixture: None,
+        // `--fixture`; `None` seeds from the implicit default set, as `serve` does.
+        fixture: fixture.map(str::to_string),
         freshness: Default::default(),
         principal: None,
     })
@@ -215,6 +254,7 @@ fn build_engine(
     cfg: &TwinConfig,
     model: &Model,
     sessions: usize,
+    fixture: Option<&str>,
 ) -> Result<Engine, CliError> {
     let (schema, fixtures) = match twin {
         Some(t) => (
@@ -224,9 +264,14 @@ fn build_engine(
         ),
         None => (None, Default::default()),
     };
-    let opts = engine_options(twin_name, cfg, sessions)?;
-    let mut engine = Engine::new(model.clone(), schema.as_deref(), fixtures, opts)
-        .map_err(|e| CliError::usage(anyhow!("cannot build the twin's engine: {e}")))?;
+    let opts = engine_options(twin_name, cfg, sessions, fixture)?;
+    let mut engine =
+        Engine::new(model.clone(), schema.as_deref(), fixtures, opts).map_err(|e| match e {
+            wraith_engine::EngineError::UnknownFixture { .. } => {
+                CliError::usage(anyhow!("--fixture: {e}"))
+            }
+            e => CliError::usage(anyhow!("cannot build the twin's engine: {e}")),
+        })?;
     // The same outbound policy `serve` declares, so recordings are compared in its space.
     if let Some(t) = twin {
         let policy = super::serve::outbound_policy(t, cfg.serve.strip_headers, &mut Vec::new())?;
@@ -261,9 +306,10 @@ fn in_memory(
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
     prefix: &str,
+    fixture: Option<&str>,
     jobs: NonZeroUsize,
 ) -> Result<Report, CliError> {
-    let mut engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len())?;
+    let mut engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len(), fixture)?;
     // The twin's Lua handlers, installed exactly as `serve` installs them: a handler that
     // overrides a recorded route answers here what it answers there.
     super::route::install_scripts(twin, cfg, &mut engine)?;
@@ -312,7 +358,100 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
             .collect(),
         self_url_rewrite: rewrite,
         outbound: None,
+        // Validated in `run` (a bad entry exits 1 there), so this compiles.
+        rules: DiffRules::compile(&rules_input(cfg)).ok().map(Arc::new),
     }
+}
+
+/// The `[diff]` entries of `wraith.toml` as `wraith_check::rules` reads them.
+pub fn rules_input(cfg: &TwinConfig) -> RulesInput {
+    let d = &cfg.diff;
+    RulesInput {
+        suppress: d
+            .suppress
+            .iter()
+            .map(|s| SuppressInput {
+                route: s.route.clone(),
+                path: s.path.clone(),
+                category: s.category.clone(),
+                reason: s.reason.clone(),
+                line: s.line,
+            })
+            .collect(),
+        fields: d
+            .fields
+            .iter()
+            .map(|(path, f)| FieldInput {
+                path: path.clone(),
+                classify: f.classify.clone(),
+                values: f.values.clone(),
+                line: f.line,
+            })
+            .collect(),
+        thresholds: ThresholdInput {
+            body_structure: Some(d.thresholds.body_structure),
+            body_values: Some(d.thresholds.body_values),
+            symbol_consistency: Some(d.thresholds.symbol_consistency),
+            header_conformance: Some(d.thresholds.header_conformance),
+        },
+        thresholds_line: d.thresholds_line,
+        overrides: d
+            .overrides
+            .iter()
+            .map(|(route, o)| {
+                (
+                    route.clone(),
+                    ThresholdInput {
+                        body_structure: o.body_structure,
+                        body_values: o.body_values,
+                        symbol_consistency: o.symbol_consistency,
+                        header_conformance: o.header_conformance,
+                    },
+                    o.line,
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The `[diff]` rules, or a configuration error (exit 1) naming the file, and every bad entry
+/// and key with its line.
+fn diff_rules(twin: &TwinDir, cfg: &TwinConfig) -> Result<DiffRules, CliError> {
+    DiffRules::compile(&rules_input(cfg)).map_err(|errors| {
+        let file = twin.wraith_toml();
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}:{}: {e}", file.display(), e.line))
+            .collect();
+        CliError::usage(anyhow!(
+            "{} has {} invalid [diff] entr{}:\n  {}",
+            file.display(),
+            errors.len(),
+            if errors.len() == 1 { "y" } else { "ies" },
+            lines.join("\n  ")
+        ))
+    })
+}
+
+/// `body_values 8000/10000 (required 8500), GET /a: body_structure …` for the error line.
+fn dimension_failures(r: &Report) -> String {
+    r.dimensions_failed
+        .iter()
+        .map(|f| {
+            let scope = f
+                .route
+                .as_deref()
+                .map(|x| format!("{x}: "))
+                .unwrap_or_default();
+            format!(
+                "{scope}{} {}/10000 (required {})",
+                f.dimension.as_str(),
+                f.score_bp,
+                f.required_bp
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `--holdout K`: train on all but every K-th session, check both halves against that model.
@@ -347,7 +486,7 @@ fn holdout(
     let model = synthesis.model;
     // Fixtures are left out on purpose: a held-out check measures what the recordings teach.
     let run_on = |set: &[&RecordedSession], prefix: &str| -> Result<Report, CliError> {
-        let engine = Arc::new(build_engine(twin_name, None, cfg, &model, set.len())?);
+        let engine = Arc::new(build_engine(twin_name, None, cfg, &model, set.len(), None)?);
         let mut diff = diff_options(cfg, None);
         diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
         let run = CheckRun {
@@ -416,6 +555,7 @@ fn target(
         cfg,
         model,
         sessions.len(),
+        None,
     )?);
     let mut diff = diff_options(cfg, rewrite);
     diff.outbound = Some(outbound_hook(local, &prefix));
@@ -795,6 +935,51 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             x.route,
             cats.join(", ")
         );
+    }
+    let dims: Vec<String> = r
+        .dimensions
+        .iter()
+        .map(|(name, d)| match d.required_bp {
+            Some(req) if d.passed => format!("{name} {} (required {req})", d.score_bp),
+            Some(req) => format!("{name} {} BELOW {req}", d.score_bp),
+            None => format!("{name} {}", d.score_bp),
+        })
+        .collect();
+    outln!("  dimensions: {}", dims.join(", "));
+    for f in r.dimensions_failed.iter().filter(|f| f.route.is_some()) {
+        outln!(
+            "  FAIL  {}  {} {}/10000 (required {} by [diff.overrides])",
+            f.route.as_deref().unwrap_or(""),
+            f.dimension.as_str(),
+            f.score_bp,
+            f.required_bp
+        );
+    }
+    if r.suppressed_count > 0 {
+        outln!(
+            "  suppressed: {} divergence(s) removed by [[diff.suppress]] before scoring{}",
+            r.suppressed_count,
+            if r.suppressed.is_empty() {
+                " (--show-suppressed lists them)"
+            } else {
+                ""
+            }
+        );
+    }
+    for s in &r.suppressed {
+        outln!(
+            "    {}  {}/{}  {}  {}  (rule {}: {})",
+            s.route,
+            s.session,
+            s.exchange,
+            s.path,
+            s.category.as_str(),
+            s.rule,
+            s.reason
+        );
+    }
+    if let Some(f) = &r.fixture {
+        outln!("  fixture: {f}");
     }
     let (j, h) = report_paths(twin);
     outln!("  report: {}  {}", j.display(), h.display());

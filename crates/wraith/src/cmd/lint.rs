@@ -48,6 +48,19 @@ pub fn run(args: Args) -> CmdResult {
                     w.to_string(),
                 ));
             }
+            // `[diff]` entries: every bad one, under its own rule id (`diff-suppress-reason`,
+            // `diff-field-class`, `diff-field-enum-values`, `diff-route`, `diff-path`, ...).
+            if let Err(errors) =
+                wraith_check::rules::DiffRules::compile(&super::check::rules_input(&cfg))
+            {
+                for e in errors {
+                    findings.push(Finding::error(
+                        e.rule,
+                        Some("wraith.toml"),
+                        format!("line {}: {e}", e.line),
+                    ));
+                }
+            }
         }
         Err(e) => findings.push(Finding::error(
             "wraith_toml",
