@@ -167,6 +167,62 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     }
     let _ = write!(h, "</table></section>");
 
+    // Authored output: the fiction ratio and the handler answers unlike the recordings.
+    let a = &report.authored;
+    if a.served_answers + a.probed_answers > 0 || report.fiction.authored_answers > 0 {
+        let _ = write!(
+            h,
+            "<section><h2>Authored output</h2><p>{} of {} answers authored (handlers, fixtures): {} · {} handler answer(s) judged ({} served, {} probed) · {} deviation(s): {} unmarked, {} marked (policy {}){}</p><table><tr><th>route / path</th><th>rule</th><th>where</th><th>expected (recordings) · actual (handler)</th></tr>",
+            report.fiction.authored_answers,
+            report.fiction.answers,
+            pct(report.fiction.ratio_bp),
+            a.served_answers + a.probed_answers,
+            a.served_answers,
+            a.probed_answers,
+            a.deviations,
+            a.unmarked,
+            a.marked,
+            a.deviation_policy.as_str(),
+            if a.gate_passed {
+                ""
+            } else {
+                " — <b>fails the run</b>"
+            },
+        );
+        if report.authored_deviations.is_empty() {
+            let _ = write!(
+                h,
+                "<tr><td colspan=4 class=muted>none — the handlers answer in the recordings' shape</td></tr>"
+            );
+        }
+        for r in report.authored_deviations.iter().take(MAX_ROWS) {
+            let d = &r.deviation;
+            let _ = write!(
+                h,
+                "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>{}</span></td><td><span class=cat>{}</span><br><span class=muted>{}{}</span></td><td>{}/{} ({})</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
+                esc(&d.route),
+                esc(&d.path),
+                esc(&d.reason),
+                esc(d.rule.as_str()),
+                esc(r.severity),
+                d.declared_reason
+                    .as_deref()
+                    .map(|x| format!(": {}", esc(x)))
+                    .unwrap_or_default(),
+                esc(&r.session),
+                r.exchange,
+                if d.answer == crate::authored::AnswerKind::Served {
+                    "served"
+                } else {
+                    "probe"
+                },
+                esc(&pretty(&d.expected)),
+                esc(&pretty(&d.actual)),
+            );
+        }
+        let _ = write!(h, "</table></section>");
+    }
+
     // Routes, worst first.
     let mut routes: Vec<_> = report.routes.iter().collect();
     routes.sort_by(|a, b| {

@@ -159,6 +159,11 @@ fn a_handler_overriding_a_recorded_route_with_another_shape_fails_check_with_aut
     assert_eq!(route["provenance"]["handler"], 1);
     assert_eq!(route["fiction_ratio_bp"], 2500);
     assert!(stderr.contains("unmarked authored deviation"), "{stderr}");
+    let html = std::fs::read_to_string(shop.twin().join("reports/check.html")).unwrap();
+    assert!(
+        html.contains("Authored output") && html.contains("miscased_key"),
+        "the HTML report lists the authored deviations"
+    );
 }
 
 #[test]
