@@ -206,12 +206,21 @@ impl IdMap {
                 }
                 None => false,
             },
-            Value::Array(a) => a
-                .iter_mut()
-                .fold(false, |acc, x| self.rewrite_json(x) || acc),
-            Value::Object(m) => m
-                .iter_mut()
-                .fold(false, |acc, (_, x)| self.rewrite_json(x) || acc),
+            // Every element is visited (no short circuit): each occurrence is rewritten.
+            Value::Array(a) => {
+                let mut changed = false;
+                for x in a {
+                    changed |= self.rewrite_json(x);
+                }
+                changed
+            }
+            Value::Object(m) => {
+                let mut changed = false;
+                for x in m.values_mut() {
+                    changed |= self.rewrite_json(x);
+                }
+                changed
+            }
             Value::Null | Value::Bool(_) => false,
         }
     }
@@ -242,6 +251,7 @@ fn encode_segment(s: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
