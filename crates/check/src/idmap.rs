@@ -274,6 +274,184 @@ mod tests {
         m
     }
 
+    /// `POST /v1/notes` → 201 `{"id": <generated note_…>, "object": "note" (const), "text": <echo
+    /// of the body's text>}`, as synth writes it.
+    const NOTES_MODEL: &str = r#"{
+ "base_url": "https://api.notes.test/v1",
+ "diagnostics": [],
+ "entity_types": {},
+ "recorded_at": "2026-06-05T12:00:02Z",
+ "routes": [
+  {
+   "entity_type": "notes",
+   "exact": [],
+   "exchange_count": 5,
+   "id": "post_v1_notes_0ddb462c",
+   "latency": {
+    "p50_ms": 10,
+    "p90_ms": 10,
+    "p99_ms": 10,
+    "sample_count": 5
+   },
+   "method": "POST",
+   "params": [],
+   "path": "/v1/notes",
+   "state_op": "create",
+   "variants": [
+    {
+     "body": {
+      "kind": "json",
+      "root": {
+       "fields": [
+        {
+         "key": "id",
+         "present_ratio_bp": 10000,
+         "value": {
+          "confidence_bp": 8000,
+          "node": "hole",
+          "observed_type": "string",
+          "source": {
+           "kind": "generated",
+           "shape": {
+            "charset": "lower_alnum",
+            "length": 12,
+            "prefix": "note_",
+            "shape": "token"
+           }
+          }
+         }
+        },
+        {
+         "key": "object",
+         "present_ratio_bp": 10000,
+         "value": {
+          "node": "const",
+          "value": "note"
+         }
+        },
+        {
+         "key": "text",
+         "present_ratio_bp": 10000,
+         "value": {
+          "confidence_bp": 10000,
+          "node": "hole",
+          "observed_type": "string",
+          "source": {
+           "from": {
+            "in": "body",
+            "pointer": "/text"
+           },
+           "kind": "echo"
+          }
+         }
+        }
+       ],
+       "node": "object"
+      }
+     },
+     "evidence": {
+      "confidence_bp": 10000,
+      "exchange_count": 1,
+      "sources": [
+       "s/0"
+      ]
+     },
+     "guard": {
+      "guard": "always"
+     },
+     "headers": [
+      {
+       "name": "content-type",
+       "program": {
+        "rule": "constant",
+        "values": [
+         "application/json"
+        ]
+       }
+      }
+     ],
+     "id": "5070e2e683a278a7",
+     "status": 201
+    }
+   ]
+  }
+ ],
+ "schema_version": 1,
+ "sessions": [],
+ "tool_version": "0.1.0",
+ "twin": "notes"
+}"#;
+
+    fn create(answer: Value, status: u16, claim: bool) -> Vec<(Value, Value)> {
+        let model: wraith_model::Model = serde_json::from_str(NOTES_MODEL).unwrap();
+        let index = crate::judge::ModelIndex::new(&model);
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "text": "milk"});
+        let ex = wraith_recording::Exchange {
+            protocol: "http".into(),
+            request: wraith_recording::exchange::RecordedRequest {
+                method: "POST".into(),
+                path: "/v1/notes".into(),
+                query: String::new(),
+                headers: Default::default(),
+                body: br#"{"text":"milk"}"#.to_vec(),
+                content_type: Some("application/json".into()),
+                origin: None,
+            },
+            response: wraith_recording::exchange::RecordedResponse {
+                status: 201,
+                headers: Default::default(),
+                content_type: Some("application/json".into()),
+            },
+            frames: vec![wraith_recording::exchange::Frame {
+                direction: "server".into(),
+                timestamp_us: 0,
+                body: serde_json::to_vec(&recorded).unwrap(),
+                frame_type: "data".into(),
+            }],
+            timing: Default::default(),
+            correlation: Default::default(),
+            safety: Default::default(),
+            content: Default::default(),
+            truncated: false,
+        };
+        let obs = crate::judge::Observed {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(&answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some("POST /v1/notes".into()),
+            replay: claim.then_some(crate::judge::ReplayClaim {
+                class: wraith_engine::ReplayClass::SeriesMoment,
+                outbound_policy_applied: false,
+            }),
+        };
+        crate::judge::generated_pairs(&index, &ex, &crate::judge::ExpectedBody::of(&ex), &obs)
+    }
+
+    #[test]
+    fn learns_ids_only_at_generated_positions_of_the_rendered_template() {
+        let answer = json!({"id": "note_bbbbbbbbbbbb", "object": "other", "text": "eggs"});
+        assert_eq!(
+            create(answer, 201, false),
+            vec![(json!("note_aaaaaaaaaaaa"), json!("note_bbbbbbbbbbbb"))],
+            "the constant and the echo differ too, but they are not identifiers"
+        );
+    }
+
+    #[test]
+    fn an_exactness_claim_does_not_hide_which_positions_are_ids() {
+        let answer = json!({"id": "note_bbbbbbbbbbbb", "object": "note", "text": "milk"});
+        assert_eq!(create(answer, 201, true).len(), 1);
+    }
+
+    #[test]
+    fn nothing_is_learned_from_an_answer_of_another_status_or_an_equal_one() {
+        let other = json!({"id": "note_bbbbbbbbbbbb", "object": "note", "text": "milk"});
+        assert!(create(other, 200, false).is_empty());
+        let same = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "text": "milk"});
+        assert!(create(same, 201, false).is_empty());
+    }
+
     #[test]
     fn learns_only_differing_scalars_of_one_type() {
         let m = map(&[
