@@ -1482,17 +1482,8 @@ impl Engine {
         };
         let (mi, moment) = candidates[idx];
         let mut out = self.moment_out(ns, call, ei, mi);
-        // A claim only when this is provably the request's own moment. A request naming an id
-        // the twin answered from a run it chose without proof is consistent with that run only
-        // because of the twin's choice: that proves nothing about which run this session is.
-        let names_unproven = !ns.unproven_ids.is_empty()
-            && call
-                .m
-                .params
-                .iter()
-                .chain(call.query.iter())
-                .any(|(_, v)| ns.unproven_ids.contains(v));
-        out.replay = if within && certain && !names_unproven {
+        // A claim only when this is provably the request's own moment.
+        out.replay = if within && certain {
             Some(ReplayClass::SeriesMoment)
         } else {
             None
@@ -1521,6 +1512,20 @@ impl Engine {
             if bound {
                 out.replay = Some(ReplayClass::SessionBoundMoment);
             }
+        }
+        // A request naming an id the twin answered from a run it chose without proof is
+        // consistent with that run only because of the twin's choice: that proves nothing about
+        // which run this session is, so the moment is served (as above) but not claimed exact.
+        if out.replay.is_some()
+            && !ns.unproven_ids.is_empty()
+            && call
+                .m
+                .params
+                .iter()
+                .chain(call.query.iter())
+                .any(|(_, v)| ns.unproven_ids.contains(v))
+        {
+            out.replay = None;
         }
         if merge_list.is_some() && route.list.is_some() {
             out.body.materialize();
