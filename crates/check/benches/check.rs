@@ -68,20 +68,38 @@ fn bench_corpus(
 /// Sessions replayed one at a time (`wraith check --jobs 1`).
 #[divan::bench(sample_count = 10)]
 fn linode(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", false, Some(1));
+    bench_corpus(
+        bencher,
+        "linode",
+        "https://api.linode.com/v4beta",
+        false,
+        Some(1),
+    );
 }
 
 /// Sessions replayed on one thread per available core (`wraith check`'s default).
 #[divan::bench(sample_count = 10)]
 fn linode_parallel(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", false, None);
+    bench_corpus(
+        bencher,
+        "linode",
+        "https://api.linode.com/v4beta",
+        false,
+        None,
+    );
 }
 
 /// `linode_parallel` with the recorded bodies parsed inside the timed run (what `wraith check`
 /// pays).
 #[divan::bench(sample_count = 10)]
 fn linode_parallel_including_prepare(bencher: Bencher<'_, '_>) {
-    bench_corpus(bencher, "linode", "https://api.linode.com/v4beta", true, None);
+    bench_corpus(
+        bencher,
+        "linode",
+        "https://api.linode.com/v4beta",
+        true,
+        None,
+    );
 }
 
 #[divan::bench(sample_count = 10)]

@@ -236,6 +236,20 @@ pub struct DiffCache {
     entries: HashMap<u64, Vec<CachedDiff>>,
     /// Echo sources of every JSON template of a route's variants, by `(route, status)`.
     sources: HashMap<(String, u16), Vec<EchoSource>>,
+    /// Walked [`generated_pairs`] results, reused on the same terms as the body diffs (see
+    /// [`generated_pairs_cached`]).
+    pairs: HashMap<u64, Vec<CachedPairs>>,
+}
+
+/// One walked [`generated_pairs`] result and everything it was computed from.
+#[derive(Debug)]
+struct CachedPairs {
+    expected: Vec<u8>,
+    echoed: Vec<Option<Value>>,
+    actual: Vec<u8>,
+    route: Option<String>,
+    status: u16,
+    pairs: Vec<(Value, Value)>,
 }
 
 #[derive(Debug)]
@@ -593,11 +607,37 @@ fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
 /// come from the template even when the answer carries an exactness claim: the claim changes
 /// how the answer is judged, not which fields are identifiers. Nothing is learned from an
 /// answer of another status than the recording's, or from a `HEAD` answer or a non-JSON body.
-pub(crate) fn generated_pairs(
+pub fn generated_pairs(
     index: &ModelIndex<'_>,
     ex: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
+) -> Vec<(Value, Value)> {
+    generated_pairs_with(index, ex, expected, obs, None)
+}
+
+/// [`generated_pairs`], reusing and filling `cache`. The pairs are a function of the template
+/// (picked among the answered route's variants of the answered status, from the answer), the
+/// two trees (fixed by their bytes) and, only through echo holes (which steer how list elements
+/// pair), the request: the inputs a reused body diff is keyed on ([`DiffCache`]), with every
+/// echo source counted whatever the claim (pairs come from the template even under one). So a
+/// reused result is exactly the one the walk would produce. Only walked results are kept.
+pub fn generated_pairs_cached(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    cache: &mut DiffCache,
+) -> Vec<(Value, Value)> {
+    generated_pairs_with(index, ex, expected, obs, Some(cache))
+}
+
+fn generated_pairs_with(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    cache: Option<&mut DiffCache>,
 ) -> Vec<(Value, Value)> {
     if ex.response.status != obs.status
         || ex.request.method.eq_ignore_ascii_case("HEAD")
@@ -622,10 +662,44 @@ pub(crate) fn generated_pairs(
         return Vec::new();
     };
     let echo = echo_context(ex, obs);
+    let slot = match cache {
+        Some(c) => {
+            let echoed: Vec<Option<Value>> = c
+                .echo_sources(index, obs)
+                .iter()
+                .map(|from| echo.value(from))
+                .collect();
+            let key = DiffCache::key(&expected.bytes, obs, &echoed);
+            if let Some(hit) = c.pairs.get(&key).and_then(|entries| {
+                entries.iter().find(|e| {
+                    e.status == obs.status
+                        && e.route == obs.route
+                        && e.echoed == echoed
+                        && e.actual == obs.body
+                        && e.expected == expected.bytes
+                })
+            }) {
+                return hit.pairs.clone();
+            }
+            Some((c, key, echoed))
+        }
+        None => None,
+    };
     let mut d = BodyDiff::new(&echo);
     d.collect_generated_pairs();
     d.run(Some(template), recorded, answered);
-    d.take_generated_pairs()
+    let pairs = d.take_generated_pairs();
+    if let Some((c, key, echoed)) = slot {
+        c.pairs.entry(key).or_default().push(CachedPairs {
+            expected: expected.bytes.clone(),
+            echoed,
+            actual: obs.body.clone(),
+            route: obs.route.clone(),
+            status: obs.status,
+            pairs: pairs.clone(),
+        });
+    }
+    pairs
 }
 
 /// The verdict of an exchange from its divergences and compared positions.

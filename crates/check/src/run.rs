@@ -16,7 +16,7 @@ use wraith_recording::{Exchange, RecordedSession};
 use crate::idmap::IdMap;
 use crate::judge::{
     DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
-    generated_pairs, judge_with_cache,
+    generated_pairs_cached, judge_with_cache,
 };
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
@@ -409,7 +409,13 @@ pub fn replay_session(
             &run.diff,
             Some(&mut *cache),
         );
-        ids.learn(generated_pairs(index, judged_ex, expected, &obs));
+        ids.learn(generated_pairs_cached(
+            index,
+            judged_ex,
+            expected,
+            &obs,
+            &mut *cache,
+        ));
         let authored = crate::authored::judge_exchange(
             &run.authored_gate,
             index,

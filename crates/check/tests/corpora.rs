@@ -158,6 +158,52 @@ fn reused_body_diffs_equal_fresh_ones() {
     assert!(kept.iter().all(|&n| n > 0), "kept {kept:?}");
 }
 
+/// The ids learned from an answer are the same whether the walk ran or a kept result was
+/// reused: every exchange of linode and Mastodon sessions (in sample, and held out where
+/// templates and echo holes steer the pairing) gives the same pairs twice through one cache as
+/// without it.
+#[test]
+fn reused_generated_pairs_equal_fresh_ones() {
+    use wraith_check::judge::{generated_pairs, generated_pairs_cached};
+    let mut taught = 0;
+    for (corpus, base, take) in [
+        ("linode", "https://api.linode.com/v4beta", 60),
+        ("mastodon", "http://localhost:3000", 60),
+    ] {
+        let sessions = har_sessions(corpus, base, Some(take));
+        let (train, held) = wraith_check::holdout_split(&sessions, 3);
+        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+        let all: Vec<_> = sessions.iter().collect();
+        let full_model = synth(&sessions, corpus, base);
+        let held_model = synth(&train_owned, corpus, base);
+        for (model, set) in [(&full_model, &all), (&held_model, &held)] {
+            let engine = engine(model);
+            let index = wraith_check::judge::ModelIndex::new(model);
+            let mut cache = wraith_check::DiffCache::default();
+            let mut tw = wraith_check::InMemoryTwin::new(&engine);
+            for s in set.iter() {
+                let ns = format!("pairs-{}", s.manifest.session_id);
+                for ex in &s.exchanges {
+                    let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
+                        .expect("in-memory answer");
+                    let expected = wraith_check::ExpectedBody::of(ex);
+                    let fresh = generated_pairs(&index, ex, &expected, &obs);
+                    let first = generated_pairs_cached(&index, ex, &expected, &obs, &mut cache);
+                    let second = generated_pairs_cached(&index, ex, &expected, &obs, &mut cache);
+                    let at = format!(
+                        "{}/{}",
+                        s.manifest.session_id, ex.correlation.exchange_index
+                    );
+                    assert_eq!(first, fresh, "{at}");
+                    assert_eq!(second, fresh, "{at}");
+                    taught += usize::from(!fresh.is_empty());
+                }
+            }
+        }
+    }
+    assert!(taught > 0, "no answer taught any id");
+}
+
 /// Object keys from the template root to every echo hole that copies a request body value, with
 /// the hole's JSON pointer into the request body.
 fn echo_body_holes(
