@@ -494,7 +494,8 @@ fn judge_unsuppressed(
         // The same holds, for any kind of body, when the answer is the recorded bytes themselves.
         let same_bytes = untransformed && obs.body == *expected_body_bytes;
         if divergences.is_empty()
-            && (same_bytes || matches!(expected_body, Body::Json(e) if serializes_to(e, &obs.body)))
+            && (same_bytes
+                || matches!(expected_body, Body::Json(e) if serializes_either_way(e, &obs.body)))
         {
             return Verdict {
                 route,
@@ -648,6 +649,11 @@ fn generated_pairs_with(
     let Body::Json(recorded) = &expected.body else {
         return Vec::new();
     };
+    // The answer is the recording, serialized in its order or the twin's sorted one: an equal
+    // tree (see below), known without parsing it.
+    if serializes_either_way(recorded, &obs.body) {
+        return Vec::new();
+    }
     let answered = parse_body(&obs.body);
     // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
     // differs in no scalar, and its lists pair position by position (an equal element matches
@@ -884,26 +890,59 @@ fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
     std::str::from_utf8(body).ok().and_then(leaked_placeholder)
 }
 
+/// [`serializes_to`] in the recorded key order, or with keys sorted as the twin's exact
+/// replay serves them: either way the bytes parse back to a tree equal to `v`.
+fn serializes_either_way(v: &Value, bytes: &[u8]) -> bool {
+    serializes_to(v, bytes) || serializes_sorted_to(v, bytes)
+}
+
+/// `v` with every object's keys in sorted order, as `wraith_model::to_canonical_json` writes it
+/// (without the trailing newline), without sorting a copy of the tree.
+struct SortedKeys<'v>(&'v Value);
+
+impl serde::Serialize for SortedKeys<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(m) => {
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                s.collect_map(entries.into_iter().map(|(k, v)| (k, SortedKeys(v))))
+            }
+            Value::Array(a) => s.collect_seq(a.iter().map(SortedKeys)),
+            other => other.serialize(s),
+        }
+    }
+}
+
+/// `bytes` is exactly the compact serialization of `v` with every object's keys sorted.
+fn serializes_sorted_to(v: &Value, bytes: &[u8]) -> bool {
+    let mut w = Compare { rest: bytes };
+    serde_json::to_writer(&mut w, &SortedKeys(v)).is_ok() && w.rest.is_empty()
+}
+
+/// A writer that accepts exactly the bytes it was given, in order.
+struct Compare<'b> {
+    rest: &'b [u8],
+}
+
+impl std::io::Write for Compare<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.rest.strip_prefix(buf) {
+            Some(rest) => {
+                self.rest = rest;
+                Ok(buf.len())
+            }
+            None => Err(std::io::Error::other("differs")),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// True when compact JSON serialization of `v` is exactly `bytes`, stopping at the first
 /// differing byte (no buffer is built).
 fn serializes_to(v: &Value, bytes: &[u8]) -> bool {
-    struct Compare<'b> {
-        rest: &'b [u8],
-    }
-    impl std::io::Write for Compare<'_> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            match self.rest.strip_prefix(buf) {
-                Some(rest) => {
-                    self.rest = rest;
-                    Ok(buf.len())
-                }
-                None => Err(std::io::Error::other("differs")),
-            }
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let mut w = Compare { rest: bytes };
     serde_json::to_writer(&mut w, v).is_ok() && w.rest.is_empty()
 }
@@ -1037,6 +1076,24 @@ mod tests {
             let other = serde_json::to_vec(&w)?;
             proptest::prop_assert_eq!(serializes_to(&v, &other), other == bytes);
             proptest::prop_assert!(!serializes_to(&v, &bytes[..bytes.len() - 1]));
+        }
+    }
+
+    proptest::proptest! {
+        /// The sorted-keys shortcut accepts exactly the canonical serialization (what exact
+        /// replay serves), which parses back to a tree equal to the recording.
+        #[test]
+        fn a_recording_with_sorted_keys_parses_back_equal(v in any_json(), w in any_json()) {
+            let canonical = wraith_model::to_canonical_json(&v)?;
+            let bytes = canonical.trim_end_matches('\n').as_bytes();
+            proptest::prop_assert!(serializes_sorted_to(&v, bytes));
+            proptest::prop_assert!(serializes_either_way(&v, bytes));
+            let back: Value = serde_json::from_slice(bytes)?;
+            proptest::prop_assert!(json_eq(&v, &back));
+            let other = wraith_model::to_canonical_json(&w)?;
+            let other = other.trim_end_matches('\n').as_bytes();
+            proptest::prop_assert_eq!(serializes_sorted_to(&v, other), other == bytes);
+            proptest::prop_assert!(!serializes_sorted_to(&v, &bytes[..bytes.len() - 1]));
         }
     }
 
