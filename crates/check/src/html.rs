@@ -167,6 +167,65 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     }
     let _ = write!(h, "</table></section>");
 
+    // Dimensions and their gates; what [[diff.suppress]] removed.
+    let _ = write!(
+        h,
+        "<section><h2>Dimensions</h2><table><tr><th>dimension</th><th>score</th><th>judged exchanges</th><th>required</th></tr>"
+    );
+    for (name, d) in &report.dimensions {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=num>{}</td><td class=num>{}/{}</td><td class=num>{}</td></tr>",
+            esc(name),
+            pct(d.score_bp),
+            d.passed_exchanges,
+            d.exchanges,
+            d.required_bp.map(pct).unwrap_or_default()
+        );
+    }
+    for f in &report.dimensions_failed {
+        let _ = write!(
+            h,
+            "<tr><td colspan=4><span class=cat>FAIL</span> {}{} {} below {}</td></tr>",
+            f.route
+                .as_deref()
+                .map(|r| format!("{} ", esc(r)))
+                .unwrap_or_default(),
+            esc(f.dimension.as_str()),
+            pct(f.score_bp),
+            pct(f.required_bp)
+        );
+    }
+    let _ = write!(h, "</table>");
+    if report.suppressed_count > 0 {
+        let _ = write!(
+            h,
+            "<p>{} divergence(s) removed by <code>[[diff.suppress]]</code> before scoring.</p>",
+            report.suppressed_count
+        );
+        if !report.suppressed.is_empty() {
+            let _ = write!(
+                h,
+                "<table><tr><th>route / path</th><th>category</th><th>where</th><th>reason</th></tr>"
+            );
+            for x in report.suppressed.iter().take(200) {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}<br><code>{}</code></td><td><span class=cat>{}</span></td><td>{}/{}</td><td>{} (rule {})</td></tr>",
+                    esc(&x.route),
+                    esc(&x.path),
+                    esc(x.category.as_str()),
+                    esc(&x.session),
+                    x.exchange,
+                    esc(&x.reason),
+                    x.rule
+                );
+            }
+            let _ = write!(h, "</table>");
+        }
+    }
+    let _ = write!(h, "</section>");
+
     // Authored output: the fiction ratio and the handler answers unlike the recordings.
     let a = &report.authored;
     if a.served_answers + a.probed_answers > 0 || report.fiction.authored_answers > 0 {

@@ -137,6 +137,8 @@ fn check_suppress_rule_turns_a_failing_check_into_a_passing_one_and_lists_it_wit
             "customers_route": route(&r, "GET /customers"),
         })
     );
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(html.contains("<h2>Dimensions</h2>") && html.contains("adds two customers"));
     let out = t.run(&["check", "--show-suppressed"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("PASS"), "{text}");
