@@ -65,6 +65,33 @@ impl Shop {
             .unwrap()
     }
 
+    /// Start `wraith serve` on a free port; returns the child and its base URL.
+    fn serve(&self) -> (std::process::Child, String) {
+        let ready = self._tmp.path().join("ready.json");
+        let mut child = Command::new(bin())
+            .arg("serve")
+            .arg(&self.root)
+            .args(["--port", "0", "--ready-json"])
+            .arg(&ready)
+            .env("WRAITH_HMAC_KEY", "check-tests-key")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..600 {
+            if let Ok(text) = std::fs::read_to_string(&ready)
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && let Some(url) = v["serve"]["url"].as_str()
+            {
+                return (child, url.to_string());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("wraith serve did not become ready");
+    }
+
     /// Append TOML to `wraith.toml`.
     fn config(&self, toml: &str) {
         let p = self.root.join("wraith.toml");
@@ -383,4 +410,34 @@ fn check_replay_claim_drops_user_field_classes_but_not_suppress_rules() {
     let r = stdout_json(&out);
     assert_eq!(out.status.code(), Some(0), "{:#}", r["divergences"]);
     assert_eq!(r["suppressed_count"], 1);
+}
+
+#[test]
+fn check_fixture_under_target_provisions_every_namespace_with_that_set() {
+    let t = Shop::new();
+    let dir = t.root.join("state/fixtures/no-customers");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("fixture.json"), "{\"entities\": {}}\n").unwrap();
+    let (mut child, url) = t.serve();
+    let plain = t.run(&["check", "--json", "--target", &url]);
+    let seeded = t.run(&[
+        "check",
+        "--json",
+        "--target",
+        &url,
+        "--fixture",
+        "no-customers",
+    ]);
+    let unknown = t.run(&["check", "--target", &url, "--fixture", "nope"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    // The served twin seeds its sessions from the default set unless told otherwise.
+    assert!(stdout_json(&plain)["score_bp"].as_u64().unwrap() < 10_000);
+    assert_eq!(seeded.status.code(), Some(0), "{}", stderr(&seeded));
+    let r = stdout_json(&seeded);
+    assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+    assert_eq!(r["fixture"], "no-customers");
+    assert_eq!(unknown.status.code(), Some(1));
+    let e = stderr(&unknown);
+    assert!(e.contains("nope") && e.contains("no-customers"), "{e}");
 }

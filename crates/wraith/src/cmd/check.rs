@@ -70,10 +70,11 @@ pub struct Args {
     #[arg(long)]
     pub show_suppressed: bool,
     /// Seed every replay namespace with this fixture set (`state/fixtures/<NAME>/`, or
-    /// `<ns>:<NAME>`) instead of the implicit default set. In memory only: a running twin is
-    /// seeded by its own `wraith serve --fixture`, and `--holdout` measures what the recordings
-    /// alone teach.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["target", "holdout"])]
+    /// `<ns>:<NAME>`) instead of the implicit default set. Under `--target` each namespace is
+    /// provisioned with it first (`POST /__wraith/session`; a control token is read from
+    /// `WRAITH_CONTROL_TOKEN`). Not with `--holdout`, which measures what the recordings alone
+    /// teach.
+    #[arg(long, value_name = "NAME", conflicts_with = "holdout")]
     pub fixture: Option<String>,
 }
 
@@ -127,7 +128,16 @@ pub fn run(args: Args) -> CmdResult {
                 jobs,
             )?,
             Some(url) => target(
-                &twin_name, &twin, &cfg, &model, &all, thresholds, &authored, &gate, url,
+                &twin_name,
+                &twin,
+                &cfg,
+                &model,
+                &all,
+                thresholds,
+                &authored,
+                &gate,
+                url,
+                args.fixture.as_deref(),
             )?,
         };
         (report, model)
@@ -534,6 +544,7 @@ fn target(
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
     url: &str,
+    fixture: Option<&str>,
 ) -> Result<Report, CliError> {
     let mut tw = HttpTwin::new(url, &model.base_url)?;
     let rewrite = if cfg.serve.rewrite_self_urls {
@@ -547,6 +558,12 @@ fn target(
         .map(|d| d.as_micros())
         .unwrap_or(0);
     let prefix = format!("check-{}-{nonce}-", std::process::id());
+    if let Some(f) = fixture {
+        // Seed every namespace before any traffic reaches it, as `--fixture` does in memory.
+        for s in sessions {
+            tw.provision(&format!("{prefix}{}", s.manifest.session_id), f)?;
+        }
+    }
     // A local engine of the same model and policy puts each recording through the outbound
     // policy the served twin applies, tracking each session's supplied values as it does.
     let local = Arc::new(build_engine(
@@ -603,6 +620,61 @@ struct HttpTwin {
 }
 
 impl HttpTwin {
+    /// `POST /__wraith/session`: create namespace `session` seeded with fixture set `fixture`.
+    /// A set the twin does not have (or a provisioning body it refuses) is a usage error
+    /// carrying the twin's answer, which lists the available sets; anything else is a runtime
+    /// failure.
+    fn provision(&mut self, session: &str, fixture: &str) -> Result<(), CliError> {
+        let uri = format!("{}{}/__wraith/session", self.origin, self.prefix);
+        let body = serde_json::json!({"session": session, "fixture": fixture}).to_string();
+        let mut b = hyper::Request::builder()
+            .method("POST")
+            .uri(&uri)
+            .header("content-type", "application/json");
+        if let Ok(token) = std::env::var("WRAITH_CONTROL_TOKEN") {
+            b = b.header("authorization", format!("Bearer {token}"));
+        }
+        let request = b
+            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+            .map_err(|e| CliError::runtime(anyhow!("cannot build the request: {e}")))?;
+        let client = self.client.clone();
+        let (status, text) = self
+            .rt
+            .block_on(async move {
+                use http_body_util::BodyExt;
+                let resp = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+                    .await
+                    .map_err(|_| "no answer within 30 s".to_string())?
+                    .map_err(|e| format!("{e}"))?;
+                let status = resp.status().as_u16();
+                let body = tokio::time::timeout(Duration::from_secs(30), resp.into_body().collect())
+                    .await
+                    .map_err(|_| "the body did not arrive within 30 s".to_string())?
+                    .map_err(|e| format!("reading the body: {e}"))?
+                    .to_bytes();
+                Ok::<_, String>((status, String::from_utf8_lossy(&body).into_owned()))
+            })
+            .map_err(|e| {
+                CliError::runtime(anyhow!(
+                    "--fixture {fixture}: the twin did not answer POST {uri}: {e}; check that it is running and reachable"
+                ))
+            })?;
+        match status {
+            200 | 201 => Ok(()),
+            400 | 404 | 409 => Err(CliError::usage(anyhow!(
+                "--fixture {fixture}: the twin refused to provision {session} ({status}): {}",
+                text.trim()
+            ))),
+            401 | 403 => Err(CliError::usage(anyhow!(
+                "--fixture {fixture}: the twin's control plane refused the request ({status}); export WRAITH_CONTROL_TOKEN with its control token"
+            ))),
+            _ => Err(CliError::runtime(anyhow!(
+                "--fixture {fixture}: POST {uri} answered {status}: {}",
+                text.trim()
+            ))),
+        }
+    }
+
     fn new(url: &str, base_url: &str) -> Result<HttpTwin, CliError> {
         let Some(("http", rest)) = url.split_once("://") else {
             return Err(CliError::usage(anyhow!(
