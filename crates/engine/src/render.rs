@@ -246,7 +246,9 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
 }
 
 /// A [`IdShape::Derived`] value: a recorded prefix (chosen by a hash of the request path),
-/// the sibling's rendered value, the recorded suffix. Without a scalar sibling, an example.
+/// the sibling's rendered value (minted or echoed), the most common recorded suffix (a rarer
+/// recorded suffix is never picked: nothing in the request says when it applies).
+/// Without a scalar sibling, an example.
 fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) -> Value {
     let HoleKind::Generated {
         shape:
@@ -254,6 +256,7 @@ fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) 
                 sibling,
                 prefixes,
                 suffix,
+                ..
             },
     } = &hole.source
     else {

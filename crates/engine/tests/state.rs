@@ -906,6 +906,7 @@ fn a_derived_field_names_the_id_minted_for_the_same_record() {
                         sibling: "id".to_string(),
                         prefixes: vec!["https://social.test/users/alice/statuses/".to_string()],
                         suffix: "/activity".to_string(),
+                        other_suffixes: Vec::new(),
                     }),
                 ),
                 ("id", gen_id(cus_id())),
@@ -924,5 +925,43 @@ fn a_derived_field_names_the_id_minted_for_the_same_record() {
         json!(format!(
             "https://social.test/users/alice/statuses/{id}/activity"
         ))
+    );
+}
+
+#[test]
+fn a_derived_field_names_the_echoed_id_with_the_most_common_recorded_suffix() {
+    let undo = R::new("POST", "/v1/posts/:id/undo")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                (
+                    "uri",
+                    gen_id(IdShape::Derived {
+                        sibling: "id".to_string(),
+                        prefixes: vec!["https://social.test/users/alice/statuses/".to_string()],
+                        suffix: String::new(),
+                        other_suffixes: vec!["/activity".to_string()],
+                    }),
+                ),
+                ("id", echo_path("id")),
+            ]),
+        )
+        .build();
+    let e = engine(model(vec![undo], vec![]), det_opts());
+    let r = send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/posts/117440826656342711/undo",
+        json!({}),
+    );
+    assert_eq!(r.status, 200);
+    let answered = body(&r);
+    assert_eq!(answered["id"], json!("117440826656342711"), "{answered}");
+    assert_eq!(
+        answered["uri"],
+        json!("https://social.test/users/alice/statuses/117440826656342711"),
+        "{answered}"
     );
 }

@@ -171,18 +171,26 @@ pub enum IdShape {
     /// An integer above every recorded value (`above`), rendered as a JSON number or, when
     /// `as_string`, as a decimal string (snowflake ids are strings in many APIs).
     Integer { above: u64, as_string: bool },
-    /// A string that embeds the value minted for a sibling field of the same object (a
-    /// record's `uri` or `url` ending with its generated id): rendered as one of `prefixes`,
-    /// the sibling's value, then `suffix`, so it always names the record's own id. Every
-    /// recorded example was `prefix + sibling value + suffix`.
+    /// A string that embeds the value of a sibling field of the same object (a record's `uri`
+    /// or `url` ending with its generated or echoed id): rendered as one of `prefixes`, the
+    /// sibling's rendered value, then `suffix`, so it always names the record's own id. Every
+    /// recorded example was `prefix + sibling value + s` for one of the observed prefixes and
+    /// one `s` of `suffix` and `other_suffixes`.
     Derived {
-        /// The sibling field's key (a [`HoleKind::Generated`] field of the same object).
+        /// The sibling field's key (a [`HoleKind::Generated`] or [`HoleKind::Echo`] field of
+        /// the same object).
         sibling: String,
         /// What preceded the sibling's value in the recorded examples, distinct, first seen
         /// first.
         prefixes: Vec<String>,
-        /// What followed it (the same in every example).
+        /// What followed it in most examples (the first seen among equally common ones): the
+        /// suffix rendered.
         suffix: String,
+        /// The other suffixes observed (a reblog's `uri` ending `/activity` where statuses end
+        /// with the id), distinct, first seen first. Empty when every example had `suffix`;
+        /// absent in models written before several suffixes were allowed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        other_suffixes: Vec<String>,
     },
 }
 
@@ -235,5 +243,43 @@ impl JsonType {
             Value::Array(_) => JsonType::Array,
             Value::Object(_) => JsonType::Object,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn derived_shape_written_before_other_suffixes_reads_with_none() {
+        let old = json!({"shape": "derived", "sibling": "id", "prefixes": ["u/"], "suffix": ""});
+        let shape: IdShape = serde_json::from_value(old.clone()).expect("old derived shape");
+        assert_eq!(
+            shape,
+            IdShape::Derived {
+                sibling: "id".into(),
+                prefixes: vec!["u/".into()],
+                suffix: String::new(),
+                other_suffixes: Vec::new(),
+            }
+        );
+        // A single-suffix shape is written exactly as before.
+        assert_eq!(serde_json::to_value(&shape).expect("json"), old);
+    }
+
+    #[test]
+    fn derived_shape_keeps_its_other_suffixes() {
+        let shape = IdShape::Derived {
+            sibling: "id".into(),
+            prefixes: vec!["u/".into()],
+            suffix: String::new(),
+            other_suffixes: vec!["/activity".into()],
+        };
+        let v = serde_json::to_value(&shape).expect("json");
+        assert_eq!(v["other_suffixes"], json!(["/activity"]));
+        assert_eq!(serde_json::from_value::<IdShape>(v).expect("back"), shape);
     }
 }

@@ -12,8 +12,9 @@
 //! 5. **observed** — anything else, served as one of the recorded examples.
 //!
 //! An observed string field that, in every object holding it, embedded the value of a
-//! generated sibling (a `uri` ending with the record's `id`) becomes a derived hole
-//! ([`IdShape::Derived`]): it names the id minted for the same object.
+//! generated or echoed sibling (a `uri` ending with the record's `id`, followed by one of a few
+//! recurring suffixes) becomes a derived hole ([`IdShape::Derived`]): it names the id of the
+//! same object.
 //!
 //! Objects unify key by key (keys missing from some observations become optional fields with
 //! their presence ratio); arrays that had one length in every observation unify position by
@@ -400,22 +401,25 @@ impl Unifier<'_> {
     }
 }
 
-/// Turn observed string fields that embed a generated sibling's value into derived holes.
+/// Turn observed string fields that embed a generated or echoed sibling's value into derived
+/// holes.
 fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
-    let generated: Vec<String> = fields
+    let siblings: Vec<String> = fields
         .iter()
-        .filter(|f| {
-            matches!(
-                &f.value,
-                Node::Hole(Hole {
-                    source: HoleKind::Generated { shape },
-                    ..
-                }) if !matches!(shape, IdShape::Derived { .. })
-            )
+        .filter(|f| match &f.value {
+            Node::Hole(Hole {
+                source: HoleKind::Generated { shape },
+                ..
+            }) => !matches!(shape, IdShape::Derived { .. }),
+            Node::Hole(Hole {
+                source: HoleKind::Echo { .. },
+                ..
+            }) => true,
+            _ => false,
         })
         .map(|f| f.key.clone())
         .collect();
-    if generated.is_empty() {
+    if siblings.is_empty() {
         return;
     }
     for f in fields.iter_mut() {
@@ -425,15 +429,16 @@ fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
         if hole.source != HoleKind::Observed || hole.observed_type != JsonType::String {
             continue;
         }
-        if let Some((sibling, prefixes, suffix)) = generated
+        if let Some((sibling, e)) = siblings
             .iter()
-            .find_map(|sib| embedding(vals, &f.key, sib).map(|(p, s)| (sib.clone(), p, s)))
+            .find_map(|sib| embedding(vals, &f.key, sib).map(|e| (sib.clone(), e)))
         {
             hole.source = HoleKind::Generated {
                 shape: IdShape::Derived {
                     sibling,
-                    prefixes,
-                    suffix,
+                    prefixes: e.prefixes,
+                    suffix: e.suffix,
+                    other_suffixes: e.other_suffixes,
                 },
             };
             hole.confidence_bp = 8_000;
@@ -444,12 +449,26 @@ fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
 /// Shortest sibling value worth finding inside another string (shorter ones match by chance).
 const MIN_EMBEDDED_LEN: usize = 4;
 
+/// How the recorded examples of a field embedded a sibling's value.
+#[derive(Debug, PartialEq)]
+struct Embedding {
+    /// Distinct prefixes, first seen first (at most [`MAX_EXAMPLES`]).
+    prefixes: Vec<String>,
+    /// The most common suffix (the first seen among equally common ones).
+    suffix: String,
+    /// The other distinct suffixes, first seen first.
+    other_suffixes: Vec<String>,
+}
+
 /// When every object holding `key` had a string there that embeds its `sibling`'s value (the
-/// last occurrence) followed by one common suffix, in at least two objects with distinct
-/// sibling values: the distinct prefixes (at most [`MAX_EXAMPLES`]) and the suffix.
-fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<(Vec<String>, String)> {
+/// last occurrence), in at least two objects with distinct sibling values, and what followed
+/// the value was one of a few recurring suffixes (at most [`MAX_EXAMPLES`] distinct ones, and
+/// fewer than the distinct sibling values, so a suffix is a pattern rather than per-object
+/// text): the prefixes and suffixes.
+fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<Embedding> {
     let mut prefixes: Vec<String> = Vec::new();
-    let mut suffix: Option<&str> = None;
+    // Distinct suffixes, first seen first, with how many examples ended with each.
+    let mut suffixes: Vec<(&str, usize)> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     for (v, _) in vals {
         let Some(obj) = v.as_object() else {
@@ -469,10 +488,14 @@ fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<(Vec<
         }
         let at = text.rfind(&id)?;
         let rest = &text[at + id.len()..];
-        match suffix {
-            None => suffix = Some(rest),
-            Some(s) if s == rest => {}
-            Some(_) => return None,
+        match suffixes.iter_mut().find(|(s, _)| *s == rest) {
+            Some((_, n)) => *n += 1,
+            None => {
+                if suffixes.len() >= MAX_EXAMPLES {
+                    return None;
+                }
+                suffixes.push((rest, 1));
+            }
         }
         let prefix = &text[..at];
         if prefixes.len() < MAX_EXAMPLES && !prefixes.iter().any(|p| p == prefix) {
@@ -482,7 +505,28 @@ fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<(Vec<
             ids.push(id);
         }
     }
-    (ids.len() >= 2).then(|| (prefixes, suffix.unwrap_or_default().to_string()))
+    if ids.len() < 2 || (suffixes.len() > 1 && suffixes.len() >= ids.len()) {
+        return None;
+    }
+    // Most common first; `max_by_key` keeps the last maximum, so scan in reverse to keep the
+    // first seen among equals.
+    let (best, _) = suffixes
+        .iter()
+        .enumerate()
+        .rev()
+        .max_by_key(|(_, (_, n))| *n)?;
+    let suffix = suffixes[best].0.to_string();
+    let other_suffixes = suffixes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best)
+        .map(|(_, (s, _))| (*s).to_string())
+        .collect();
+    Some(Embedding {
+        prefixes,
+        suffix,
+        other_suffixes,
+    })
 }
 
 fn same_unit_kind(a: &wraith_model::ClockUnit, b: &wraith_model::ClockUnit) -> bool {
