@@ -654,19 +654,7 @@ fn generated_pairs_with(
     if serializes_either_way(recorded, &obs.body) {
         return Vec::new();
     }
-    let answered = parse_body(&obs.body);
-    // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
-    // differs in no scalar, and its lists pair position by position (an equal element matches
-    // with no divergence): nothing to learn, so no walk.
-    if matches!(&answered, Body::Json(a) if a == recorded) {
-        return Vec::new();
-    }
-    let Some(template) = pick_template(index, obs, &answered) else {
-        return Vec::new();
-    };
-    let Body::Json(answered) = &answered else {
-        return Vec::new();
-    };
+    // A kept result is looked up before the answer is parsed: the key needs only bytes.
     let echo = echo_context(ex, obs);
     let slot = match cache {
         Some(c) => {
@@ -690,6 +678,19 @@ fn generated_pairs_with(
             Some((c, key, echoed))
         }
         None => None,
+    };
+    let answered = parse_body(&obs.body);
+    // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
+    // differs in no scalar, and its lists pair position by position (an equal element matches
+    // with no divergence): nothing to learn, so no walk.
+    if matches!(&answered, Body::Json(a) if a == recorded) {
+        return Vec::new();
+    }
+    let Some(template) = pick_template(index, obs, &answered) else {
+        return Vec::new();
+    };
+    let Body::Json(answered) = &answered else {
+        return Vec::new();
     };
     let mut d = BodyDiff::new(&echo);
     d.collect_generated_pairs();
