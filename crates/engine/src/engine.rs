@@ -2071,11 +2071,60 @@ impl Engine {
         if ns.is_deleted(&ty, id).is_some() {
             return self.gone(ns, call);
         }
-        let (out, _) = self.render_variant(ns, call, variant);
+        let (mut out, _) = self.render_variant(ns, call, variant);
         if (200..300).contains(&out.status) {
+            self.answer_the_deleted_entity(ns, &ty, id, variant, &mut out);
             ns.tombstone(&ty, id, Origin::Synthesized);
         }
         out
+    }
+
+    /// A delete whose recorded answers carried the record (the template holds the entity's
+    /// primary key at the root or one level down) answers with the record being deleted: each
+    /// position where the recorded delete answers differed from one record to the next (a hole
+    /// anywhere under it) takes the stored entity's value, as a read of it would. Positions
+    /// every recorded delete answered alike (`"deleted": true`, a status) keep the template's
+    /// value, and keys the stored entity lacks keep the render.
+    fn answer_the_deleted_entity(
+        &self,
+        ns: &Namespace,
+        ty: &str,
+        id: &str,
+        variant: &Variant,
+        out: &mut Out,
+    ) {
+        let Some(entity) = ns.entity(ty, id) else {
+            return;
+        };
+        let Some(stored) = entity.value.as_object() else {
+            return;
+        };
+        let pk = self.pk_of(ty);
+        let OutBody::Json(body) = &mut out.body else {
+            return;
+        };
+        let Some(ptr) = entity_pointer(body, &pk) else {
+            return;
+        };
+        let Some(fields) = entity_template(variant, Some(&ptr)) else {
+            return;
+        };
+        let Some(Value::Object(slot)) = json_pointer_get_mut(body, &ptr) else {
+            return;
+        };
+        let at = unescape_pointer(&ptr);
+        for f in fields {
+            if !has_hole(&f.value) {
+                continue;
+            }
+            let (Some(value), Some(answered)) = (stored.get(&f.key), slot.get_mut(&f.key)) else {
+                continue;
+            };
+            *answered = value.clone();
+            let path = format!("{at}/{}", f.key.replace('~', "~0").replace('/', "~1"));
+            out.origins.clear_under(&path);
+            out.sources.set(&path, FieldSource::State);
+        }
     }
 
     fn op_list(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
@@ -2445,6 +2494,17 @@ pub(crate) fn entity_pointer(body: &Value, pk: &str) -> Option<String> {
     obj.iter()
         .find(|(_, v)| v.as_object().is_some_and(|o| o.contains_key(pk)))
         .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+}
+
+/// Whether a template node has a hole anywhere under it (the recorded answers differed there).
+fn has_hole(node: &Node) -> bool {
+    match node {
+        Node::Const { .. } => false,
+        Node::Hole(_) => true,
+        Node::Object { fields } => fields.iter().any(|f| f.optional || has_hole(&f.value)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(has_hole),
+        Node::Array(wraith_model::ArrayNode::List { .. }) => true,
+    }
 }
 
 /// The template fields of the entity object at `ptr` (root or one level down).

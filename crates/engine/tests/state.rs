@@ -965,3 +965,84 @@ fn a_derived_field_names_the_echoed_id_with_the_most_common_recorded_suffix() {
         "{answered}"
     );
 }
+
+#[test]
+fn a_delete_that_recorded_the_record_answers_the_stored_entity_where_answers_varied() {
+    let create = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("text", echo_body("/text", JsonType::String)),
+                (
+                    "author",
+                    obj(vec![("name", echo_body("/author", JsonType::String))]),
+                ),
+            ]),
+        )
+        .build();
+    let delete = R::new("DELETE", "/v1/posts/:id")
+        .op(StateOp::Delete, "posts")
+        .variant(
+            200,
+            member(true),
+            obj(vec![
+                ("id", echo_path("id")),
+                (
+                    "text",
+                    hole(
+                        HoleKind::Observed,
+                        JsonType::String,
+                        vec![json!("recorded text")],
+                    ),
+                ),
+                (
+                    "author",
+                    obj(vec![(
+                        "name",
+                        hole(HoleKind::Observed, JsonType::String, vec![json!("carol")]),
+                    )]),
+                ),
+                ("deleted", c(json!(true))),
+            ]),
+        )
+        .variant(404, member(false), obj(vec![("error", c(json!("gone")))]))
+        .build();
+    let e = engine(
+        model(
+            vec![create, delete],
+            vec![("posts", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let created = body(&send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/posts",
+        json!({"text": "hello", "author": "alice"}),
+    ));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let r = send(
+        &e,
+        Some("s"),
+        "DELETE",
+        &format!("/v1/posts/{id}"),
+        json!({}),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        body(&r),
+        json!({"id": id, "text": "hello", "author": {"name": "alice"}, "deleted": true})
+    );
+    let again = send(
+        &e,
+        Some("s"),
+        "DELETE",
+        &format!("/v1/posts/{id}"),
+        json!({}),
+    );
+    assert_eq!(again.status, 404);
+}
