@@ -239,6 +239,9 @@ pub struct DiffCache {
     /// Walked [`generated_pairs`] results, reused on the same terms as the body diffs (see
     /// [`generated_pairs_cached`]).
     pairs: HashMap<u64, Vec<CachedPairs>>,
+    /// Whether some JSON template of a route's variants has a generated position, by
+    /// `(route, status)` (see [`may_generate`]).
+    generates: HashMap<(String, u16), bool>,
 }
 
 /// One walked [`generated_pairs`] result and everything it was computed from.
@@ -638,7 +641,7 @@ fn generated_pairs_with(
     ex: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
-    cache: Option<&mut DiffCache>,
+    mut cache: Option<&mut DiffCache>,
 ) -> Vec<(Value, Value)> {
     if ex.response.status != obs.status
         || ex.request.method.eq_ignore_ascii_case("HEAD")
@@ -652,6 +655,22 @@ fn generated_pairs_with(
     // The answer is the recording, serialized in its order or the twin's sorted one: an equal
     // tree (see below), known without parsing it.
     if serializes_either_way(recorded, &obs.body) {
+        return Vec::new();
+    }
+    // Pairs come only from generated positions of the template picked for the answer: when no
+    // template the answer can be judged under has one, there is nothing to walk for.
+    let generates = match (&cache, obs.route.as_deref()) {
+        (Some(c), Some(name)) => c.generates.get(&(name.to_string(), obs.status)).copied(),
+        _ => None,
+    };
+    let generates = generates.unwrap_or_else(|| {
+        let g = may_generate(index, obs);
+        if let (Some(c), Some(name)) = (&mut cache, obs.route.as_deref()) {
+            c.generates.insert((name.to_string(), obs.status), g);
+        }
+        g
+    });
+    if !generates {
         return Vec::new();
     }
     // A kept result is looked up before the answer is parsed: the key needs only bytes.
@@ -707,6 +726,36 @@ fn generated_pairs_with(
         });
     }
     pairs
+}
+
+/// Some JSON template [`pick_template`] can choose for `obs` (the answered route's variants of
+/// the answered status) has a `Generated` or `Counter` hole: the only positions
+/// [`generated_pairs`] learns from.
+fn may_generate(index: &ModelIndex<'_>, obs: &Observed) -> bool {
+    fn has_generated(node: &Node) -> bool {
+        match node {
+            Node::Hole(h) => matches!(
+                h.source,
+                wraith_model::HoleKind::Generated { .. } | wraith_model::HoleKind::Counter { .. }
+            ),
+            Node::Const { .. } => false,
+            Node::Object { fields } => fields.iter().any(|f| has_generated(&f.value)),
+            Node::Array(wraith_model::ArrayNode::Tuple { items }) => {
+                items.iter().any(has_generated)
+            }
+            Node::Array(wraith_model::ArrayNode::List {
+                representatives, ..
+            }) => representatives.iter().any(has_generated),
+        }
+    }
+    let Some(route) = obs.route.as_deref().and_then(|name| index.route(name)) else {
+        return false;
+    };
+    route
+        .variants
+        .iter()
+        .filter(|v| v.status == obs.status)
+        .any(|v| matches!(&v.body, BodyTemplate::Json { root } if has_generated(root)))
 }
 
 /// The verdict of an exchange from its divergences and compared positions.
