@@ -2006,6 +2006,15 @@ impl Engine {
         if let Some(patch) = &call.body {
             let mut patch = patch.clone();
             util::coerce_like(&mut patch, &entity);
+            // A request field that neither the entity nor any recorded answer of this update
+            // carries is an input the API turns into something else (a `tag_name` that
+            // becomes a `tag`), not a field of the record: it is not stored or answered.
+            let template = entity_template(variant, ptr.as_deref());
+            if let (Value::Object(p), Value::Object(e)) = (&mut patch, &entity) {
+                p.retain(|k, _| {
+                    e.contains_key(k) || template.is_some_and(|t| t.iter().any(|f| &f.key == k))
+                });
+            }
             merge_for_method(&call.method, &mut entity, &patch);
             if let Some(fields) = patch.as_object() {
                 for k in fields.keys() {

@@ -197,12 +197,22 @@ pub(crate) fn coerce_like(patch: &mut Value, like: &Value) {
                 *p = n;
             }
         }
-        (p @ Value::String(_), Value::Bool(_)) => match p.as_str() {
-            Some("true") => *p = Value::Bool(true),
-            Some("false") => *p = Value::Bool(false),
-            _ => {}
-        },
+        (p @ Value::String(_), Value::Bool(_)) => {
+            if let Some(b) = p.as_str().and_then(form_bool) {
+                *p = Value::Bool(b);
+            }
+        }
         _ => {}
+    }
+}
+
+/// A boolean as form encoders spell it: `true`/`false`, or `1`/`0` (the spelling of clients
+/// that encode booleans as integers).
+pub(crate) fn form_bool(s: &str) -> Option<bool> {
+    match s {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
     }
 }
 

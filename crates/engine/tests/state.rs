@@ -1046,3 +1046,89 @@ fn a_delete_that_recorded_the_record_answers_the_stored_entity_where_answers_var
     );
     assert_eq!(again.status, 404);
 }
+
+fn lists_model() -> Model {
+    let create = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("title", echo_body("/title", JsonType::String)),
+                ("exclusive", c(json!(false))),
+                ("tag", c(json!(null))),
+            ]),
+        )
+        .build();
+    let update = R::new("PUT", "/v1/lists/:id")
+        .op(StateOp::Update, "lists")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("title", echo_body("/title", JsonType::String)),
+                (
+                    "exclusive",
+                    hole(
+                        HoleKind::Observed,
+                        JsonType::Bool,
+                        vec![json!(true), json!(false)],
+                    ),
+                ),
+                ("tag", c(json!(null))),
+            ]),
+        )
+        .build();
+    model(
+        vec![create, update],
+        vec![("lists", entity_type(&[], &[], vec![]))],
+    )
+}
+
+fn form(method: &str, path: &str, body: &'static str) -> Request {
+    let mut r = req(method, path, None);
+    r.headers.push((
+        "content-type".into(),
+        "application/x-www-form-urlencoded".into(),
+    ));
+    r.body = bytes::Bytes::from_static(body.as_bytes());
+    r
+}
+
+#[test]
+fn form_encoded_updates_spell_booleans_as_one_and_zero() {
+    let e = engine(lists_model(), det_opts());
+    let created = body(&e.handle(Some("s"), &form("POST", "/v1/lists", "title=a")));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let path = format!("/v1/lists/{id}");
+    let on = body(&e.handle(Some("s"), &form("PUT", &path, "title=b&exclusive=1")));
+    assert_eq!(on["exclusive"], json!(true), "{on}");
+    let off = body(&e.handle(Some("s"), &form("PUT", &path, "title=c&exclusive=0")));
+    assert_eq!(off["exclusive"], json!(false), "{off}");
+    assert_eq!(off["title"], json!("c"));
+}
+
+#[test]
+fn an_update_field_no_recorded_answer_carries_is_an_input_not_stored() {
+    let e = engine(lists_model(), det_opts());
+    let created = body(&send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/lists",
+        json!({"title": "a"}),
+    ));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let updated = body(&send(
+        &e,
+        Some("s"),
+        "PUT",
+        &format!("/v1/lists/{id}"),
+        json!({"title": "b", "tag_name": "#news"}),
+    ));
+    assert_eq!(updated["title"], json!("b"));
+    assert!(updated.get("tag_name").is_none(), "{updated}");
+    assert_eq!(updated["tag"], json!(null));
+}
