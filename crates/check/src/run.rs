@@ -249,19 +249,38 @@ pub fn replay_parallel<T: Twin>(
     // Sessions are handed out in order, so every session before a taken one is taken too.
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let take = || {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let si = next.fetch_add(1, Ordering::Relaxed);
+        (si < n).then_some(si)
+    };
+    // Outcomes arrive in completion order and are folded in session order: `pending` holds
+    // what arrived early. The first failure in session order ends the run.
+    let mut pending: BTreeMap<usize, Result<SessionOutcome, TwinCallError>> = BTreeMap::new();
+    let mut fold_next = 0;
+    let mut fold_ready = |pending: &mut BTreeMap<usize, Result<SessionOutcome, TwinCallError>>| {
+        while let Some(r) = pending.remove(&fold_next) {
+            match r {
+                Ok(outcome) => fold_session(&mut b, run.sessions[fold_next], outcome),
+                Err(e) => return Some(e),
+            }
+            fold_next += 1;
+        }
+        None
+    };
     let failed = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<SessionOutcome, TwinCallError>)>();
-        for _ in 0..workers {
+        // The calling thread is one of the workers (its allocator heap is warm), so only
+        // `workers - 1` threads are started.
+        for _ in 1..workers {
             let tx = tx.clone();
-            let (index, next, stop) = (&index, &next, &stop);
+            let (index, take, stop) = (&index, &take, &stop);
             scope.spawn(move || {
                 let mut twin = make_twin();
                 let mut cache = DiffCache::default();
-                while !stop.load(Ordering::Relaxed) {
-                    let si = next.fetch_add(1, Ordering::Relaxed);
-                    if si >= n {
-                        break;
-                    }
+                while let Some(si) = take() {
                     let r = replay_session(
                         run,
                         index,
@@ -280,20 +299,34 @@ pub fn replay_parallel<T: Twin>(
             });
         }
         drop(tx);
-        // Outcomes arrive in completion order; fold them in session order.
-        let mut pending = BTreeMap::new();
-        let mut fold_next = 0;
+        let mut twin = make_twin();
+        let mut cache = DiffCache::default();
+        while let Some(si) = take() {
+            let r = replay_session(
+                run,
+                &index,
+                prepared,
+                si,
+                &mut twin,
+                &mut cache,
+                &mut || progress(),
+            );
+            if r.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            pending.insert(si, r);
+            pending.extend(rx.try_iter());
+            if let Some(e) = fold_ready(&mut pending) {
+                stop.store(true, Ordering::Relaxed);
+                return Some(e);
+            }
+        }
+        // The other workers finish the sessions they took.
         for (si, r) in rx {
             pending.insert(si, r);
-            while let Some(r) = pending.remove(&fold_next) {
-                match r {
-                    Ok(outcome) => fold_session(&mut b, run.sessions[fold_next], outcome),
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return Some(e);
-                    }
-                }
-                fold_next += 1;
+            if let Some(e) = fold_ready(&mut pending) {
+                stop.store(true, Ordering::Relaxed);
+                return Some(e);
             }
         }
         None
