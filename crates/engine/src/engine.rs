@@ -845,6 +845,7 @@ impl Engine {
                 Some(self.router.info[r].name.clone()),
             );
         };
+        let vi = self.polled_variant(ns, call, vi);
         let variant = &route.variants[vi];
         let mut out = match op {
             Some(StateOp::Create) => self.op_create(ns, call, variant),
@@ -1075,6 +1076,56 @@ impl Engine {
             return Some(false);
         }
         None
+    }
+
+    /// Among several variants whose guards all hold, the one a polled resource answers
+    /// this time. Recorded runs that asked the same read of one URL several times and got
+    /// changing statuses (a kubeconfig answering 503 until the cluster is ready, then 200)
+    /// are status series; an unrecorded URL of the route follows the median-length series:
+    /// the n-th read of the URL in this namespace gets the series' n-th status (its last
+    /// once past the end). Without a series, or when no holding variant has that status, the
+    /// first holding variant (`first`) stays.
+    fn polled_variant(&self, ns: &mut Namespace, call: &Call<'_>, first: usize) -> usize {
+        if !matches!(call.method.as_str(), "GET" | "HEAD") {
+            return first;
+        }
+        let route = &self.model.routes[call.m.route];
+        let holding: Vec<usize> = (0..route.variants.len())
+            .filter(|&i| self.guard_holds(&route.variants[i].guard, ns, call))
+            .collect();
+        let distinct: BTreeSet<u16> = holding.iter().map(|&i| route.variants[i].status).collect();
+        if distinct.len() < 2 {
+            return first;
+        }
+        let mut series: Vec<Vec<u16>> = Vec::new();
+        for entry in &route.exact {
+            let mut per_run: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
+            for m in &entry.moments {
+                let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
+                per_run.entry(run).or_default().push(m.status);
+            }
+            series.extend(
+                per_run
+                    .into_values()
+                    .filter(|st| st.len() >= 2 && st.iter().any(|s| *s != st[0])),
+            );
+        }
+        if series.is_empty() {
+            return first;
+        }
+        // Median by length; among equal lengths the smallest sequence, so the pick does not
+        // depend on entry order.
+        series.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        let median = &series[(series.len() - 1) / 2];
+        let key = format!("\u{0}poll:{}:{}", call.m.route, call.path);
+        let seen = ns.counters.entry(key).or_insert(0);
+        let n = usize::try_from(*seen).unwrap_or(usize::MAX);
+        *seen += 1;
+        let status = median[n.min(median.len() - 1)];
+        holding
+            .into_iter()
+            .find(|&i| route.variants[i].status == status)
+            .unwrap_or(first)
     }
 
     fn guard_holds(&self, g: &Guard, ns: &Namespace, call: &Call<'_>) -> bool {

@@ -327,3 +327,56 @@ fn a_request_naming_an_id_served_from_an_unproven_run_claims_no_exact_replay() {
     let direct = get(&e, Some("t"), "/v1/lists/1001");
     assert!(direct.replay.is_some(), "{}", body(&direct));
 }
+
+/// A config that answers 503 until its cluster is ready, recorded as three polling runs.
+fn polled_config_engine() -> Engine {
+    let s = |run: &str, statuses: &[u16]| -> Vec<Moment> {
+        statuses
+            .iter()
+            .enumerate()
+            .map(|(i, st)| {
+                let body = if *st == 200 {
+                    json!({"config": "ready"})
+                } else {
+                    json!({"errors": [{"reason": "not ready"}]})
+                };
+                moment(&format!("{run}/{i}"), *st, body)
+            })
+            .collect()
+    };
+    let route = R::new("GET", "/v1/clusters/:id/config")
+        .variant(200, Guard::Always, obj(vec![("config", c(json!("ready")))]))
+        .variant(
+            503,
+            Guard::Always,
+            obj(vec![("errors", c(json!([{"reason": "not ready"}])))]),
+        )
+        .exact("/v1/clusters/1/config", "", None, s("a", &[503, 503, 200]))
+        .exact("/v1/clusters/2/config", "", None, s("b", &[503, 200]))
+        .exact(
+            "/v1/clusters/3/config",
+            "",
+            None,
+            s("c", &[503, 503, 503, 200]),
+        )
+        .build();
+    engine(model(vec![route], vec![]), det_opts())
+}
+
+#[test]
+fn an_unrecorded_polled_url_follows_the_median_recorded_status_series() {
+    let e = polled_config_engine();
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| send(&e, Some("s"), "GET", "/v1/clusters/9/config", json!(null)).status)
+        .collect();
+    assert_eq!(statuses, vec![503, 503, 200, 200]);
+    // Another URL polls from the start of the series; another namespace too.
+    assert_eq!(
+        send(&e, Some("s"), "GET", "/v1/clusters/8/config", json!(null)).status,
+        503
+    );
+    assert_eq!(
+        send(&e, Some("t"), "GET", "/v1/clusters/9/config", json!(null)).status,
+        503
+    );
+}
