@@ -6,7 +6,10 @@
 //!   through a [`run::Twin`] (in process: [`run::InMemoryTwin`], the same `Engine` `serve`
 //!   uses; over HTTP: implemented by the binary, since this crate does no IO).
 //!   [`run::prepare`] parses every recorded body once ahead of it (setup, like reading the
-//!   recordings); [`run::replay_prepared`] replays with those. Ids flow like a real client's:
+//!   recordings); [`run::replay_prepared`] replays with those, and [`run::replay_parallel`]
+//!   replays the sessions on several threads (one twin each) into the very same report. Each
+//!   session is [`run::replay_session`] folded in session order by [`run::fold_session`]. Ids
+//!   flow like a real client's:
 //!   [`idmap::IdMap`] maps the recorded ids of a session to the ones the twin answered and
 //!   rewrites them in the session's later requests.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the

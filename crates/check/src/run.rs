@@ -1,5 +1,7 @@
 //! The replay driver: every recorded session, in order, each in a fresh namespace of the twin,
-//! every answer judged and folded into a [`Report`].
+//! every answer judged and folded into a [`Report`]. In memory the sessions may be replayed on
+//! several threads ([`replay_parallel`]); their outcomes are folded in session order, so the
+//! report does not depend on the thread count.
 //!
 //! The twin is behind the [`Twin`] trait so the same driver runs in process ([`InMemoryTwin`],
 //! the very `Engine` that `serve` uses) and against a running twin over HTTP (the binary
