@@ -205,13 +205,20 @@ pub fn replay_prepared(
 ) -> Result<Report, TwinCallError> {
     let index = ModelIndex::new(run.model);
     let mut cache = DiffCache::default();
-    let mut b = ReportBuilder::new(run.thresholds);
-    b.set_deviation_policy(run.authored_gate.policy);
+    let mut b = report_builder(run);
     for si in 0..run.sessions.len() {
         let outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
         fold_session(&mut b, run.sessions[si], outcome);
     }
     Ok(b.finish(run.twin_name, run.mode, run.target))
+}
+
+/// The empty report of `run`, set up as every replay driver starts it (one place, so the
+/// sequential and the parallel run cannot drift apart).
+pub fn report_builder(run: &CheckRun<'_>) -> ReportBuilder {
+    let mut b = ReportBuilder::new(run.thresholds);
+    b.set_deviation_policy(run.authored_gate.policy);
+    b
 }
 
 /// How many sessions to replay at once when the caller does not say: one per available core.
@@ -246,8 +253,7 @@ pub fn replay_parallel<T: Twin>(
         return replay_prepared(run, prepared, &mut twin, &mut || progress());
     }
     let index = ModelIndex::new(run.model);
-    let mut b = ReportBuilder::new(run.thresholds);
-    b.set_deviation_policy(run.authored_gate.policy);
+    let mut b = report_builder(run);
     // Sessions are handed out in order, so every session before a taken one is taken too.
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use support::*;
 use wraith_check::judge::ModelIndex;
-use wraith_check::report::ReportBuilder;
 use wraith_check::{DiffCache, Observed, Twin, TwinCallError};
 use wraith_engine::Request;
 use wraith_recording::RecordedSession;
@@ -86,8 +85,7 @@ fn sessions_replayed_in_any_order_fold_into_the_sequential_report() {
             .expect("in-memory replay never fails");
             outcomes[si] = Some(o);
         }
-        let mut b = ReportBuilder::new(run.thresholds);
-        b.set_deviation_policy(run.authored_gate.policy);
+        let mut b = wraith_check::run::report_builder(&run);
         for (si, o) in outcomes.into_iter().enumerate() {
             wraith_check::fold_session(&mut b, all[si], o.expect("replayed"));
         }
