@@ -2061,9 +2061,16 @@ impl Engine {
             // carries is an input the API turns into something else (a `tag_name` that
             // becomes a `tag`), not a field of the record: it is not stored or answered.
             let template = entity_template(variant, ptr.as_deref());
+            // A `null` sent for a list or object the entity holds is a client's unset
+            // collection (`"tags": null` from a nil slice): the API keeps a collection there,
+            // so the stored one stays.
             if let (Value::Object(p), Value::Object(e)) = (&mut patch, &entity) {
-                p.retain(|k, _| {
-                    e.contains_key(k) || template.is_some_and(|t| t.iter().any(|f| &f.key == k))
+                p.retain(|k, v| {
+                    let known = e.contains_key(k)
+                        || template.is_some_and(|t| t.iter().any(|f| &f.key == k));
+                    let unset_collection =
+                        v.is_null() && e.get(k).is_some_and(|s| s.is_array() || s.is_object());
+                    known && !unset_collection
                 });
             }
             merge_for_method(&call.method, &mut entity, &patch);

@@ -1132,3 +1132,28 @@ fn an_update_field_no_recorded_answer_carries_is_an_input_not_stored() {
     assert!(updated.get("tag_name").is_none(), "{updated}");
     assert_eq!(updated["tag"], json!(null));
 }
+
+#[test]
+fn an_update_sending_null_for_a_stored_list_keeps_the_list() {
+    let e = shop();
+    let id = body(&send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/customers",
+        json!({"name": "N"}),
+    ))["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let updated = body(&send(
+        &e,
+        Some("s"),
+        "PATCH",
+        &format!("/v1/customers/{id}"),
+        json!({"name": "M", "tags": null, "address": null}),
+    ));
+    assert_eq!(updated["name"], json!("M"));
+    assert_eq!(updated["tags"], json!([]), "{updated}");
+    assert_eq!(updated["address"], json!({"city": "Paris", "zip": "75001"}));
+}
