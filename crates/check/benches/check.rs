@@ -2,7 +2,8 @@
 //! Target: at least 20,000 exchanges per second (`docs/benchmarks.md`).
 //!
 //! Setup is not timed: HAR parsing, synth, engine construction and parsing the recorded bodies
-//! once ([`wraith_check::prepare`]); `linode_including_prepare` times the last one too.
+//! once ([`wraith_check::prepare`]); `linode_parallel_including_prepare` times the last one
+//! too, parsed as `wraith check` does it (by the threads that replay the sessions).
 //!
 //! `cargo bench -p wraith-check --bench check`
 
@@ -57,7 +58,9 @@ fn bench_corpus(
             };
             let make = || wraith_check::InMemoryTwin::new(engine);
             if with_prepare {
-                let prepared = wraith_check::prepare(&all);
+                // As `wraith check` runs it: nothing prepared up front, each recorded body is
+                // parsed by the thread that replays its session.
+                let prepared = wraith_check::Prepared::default();
                 wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
             } else {
                 wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
@@ -89,8 +92,8 @@ fn linode_parallel(bencher: Bencher<'_, '_>) {
     );
 }
 
-/// `linode_parallel` with the recorded bodies parsed inside the timed run (what `wraith check`
-/// pays).
+/// `linode_parallel` with the recorded bodies parsed inside the timed run, by the threads that
+/// replay them (what `wraith check` pays).
 #[divan::bench(sample_count = 10)]
 fn linode_parallel_including_prepare(bencher: Bencher<'_, '_>) {
     bench_corpus(

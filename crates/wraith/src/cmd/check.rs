@@ -352,7 +352,9 @@ fn replay_in_memory(
     jobs: NonZeroUsize,
     bar: &indicatif::ProgressBar,
 ) -> Result<Report, CliError> {
-    let prepared = wraith_check::prepare(run.sessions);
+    // Nothing is prepared up front: each recorded body is parsed by the thread that replays
+    // its session (the same parse `prepare` would do, spread over the threads).
+    let prepared = wraith_check::Prepared::default();
     let make = || InMemoryTwin::new(engine);
     wraith_check::replay_parallel(run, &prepared, jobs, &make, &|| bar.inc(1))
         .map_err(|e| CliError::runtime(anyhow!(e)))
