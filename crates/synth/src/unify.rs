@@ -665,4 +665,74 @@ mod tests {
         assert_eq!(representatives.len(), 1);
         assert_eq!(target_length, 2);
     }
+
+    fn objs(pairs: &[(&str, &str)]) -> Vec<Value> {
+        pairs
+            .iter()
+            .map(|(id, uri)| json!({"id": id, "uri": uri}))
+            .collect()
+    }
+
+    fn embedding_of(values: &[Value]) -> Option<Embedding> {
+        let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        embedding(&vals, "uri", "id")
+    }
+
+    #[test]
+    fn the_most_common_suffix_is_rendered_and_ties_keep_the_first_seen() {
+        let most = objs(&[
+            ("1001", "u/1001/activity"),
+            ("1002", "u/1002"),
+            ("1003", "u/1003"),
+        ]);
+        let e = embedding_of(&most).expect("derived");
+        assert_eq!(e.suffix, "");
+        assert_eq!(e.other_suffixes, vec!["/activity".to_string()]);
+        let tie = objs(&[
+            ("1001", "u/1001/a"),
+            ("1002", "u/1002/b"),
+            ("1003", "u/1003/a"),
+            ("1004", "u/1004/b"),
+        ]);
+        let e = embedding_of(&tie).expect("derived");
+        assert_eq!(e.suffix, "/a");
+        assert_eq!(e.other_suffixes, vec!["/b".to_string()]);
+    }
+
+    #[test]
+    fn a_suffix_per_object_or_a_missing_id_is_not_derived() {
+        let per_object = objs(&[("1001", "u/1001/x"), ("1002", "u/1002/y")]);
+        assert_eq!(embedding_of(&per_object), None);
+        let missing = objs(&[("1001", "u/1001"), ("1002", "u/about")]);
+        assert_eq!(embedding_of(&missing), None);
+    }
+
+    proptest::proptest! {
+        /// Every example is one observed prefix + its sibling's value + one observed suffix.
+        #[test]
+        fn every_example_is_a_prefix_the_sibling_and_an_observed_suffix(
+            rows in proptest::collection::vec((0usize..3, 1000u32..100_000, 0usize..3), 2..12)
+        ) {
+            let prefixes = ["https://a.test/users/1/statuses/", "https://a.test/@b/", ""];
+            let suffixes = ["", "/activity", "?x=1"];
+            let values: Vec<Value> = rows
+                .iter()
+                .map(|(p, id, sfx)| {
+                    json!({"id": id.to_string(), "uri": format!("{}{id}{}", prefixes[*p], suffixes[*sfx])})
+                })
+                .collect();
+            if let Some(e) = embedding_of(&values) {
+                for v in &values {
+                    let id = v["id"].as_str().unwrap_or_default();
+                    let uri = v["uri"].as_str().unwrap_or_default();
+                    let fits = e.prefixes.iter().any(|p| {
+                        std::iter::once(&e.suffix)
+                            .chain(e.other_suffixes.iter())
+                            .any(|s| uri == format!("{p}{id}{s}"))
+                    });
+                    proptest::prop_assert!(fits, "{uri} does not fit {e:?}");
+                }
+            }
+        }
+    }
 }
