@@ -41,6 +41,9 @@ pub struct Engine {
     /// Fixture set new namespaces are seeded from (`--fixture`, else the implicit default).
     default_fixture: Option<String>,
     lists: Vec<OnceLock<Option<ListBase>>>,
+    /// Per route, the median recorded status series of a polled read ([`Engine::polled_variant`]),
+    /// gathered on first use.
+    polls: Vec<OnceLock<Option<Vec<u16>>>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -268,6 +271,7 @@ impl Engine {
         let upstream_origin = util::origin_of(&model.base_url);
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = model.routes.iter().map(|_| OnceLock::new()).collect();
+        let polls = model.routes.iter().map(|_| OnceLock::new()).collect();
         let verdicts = crate::raw_moment::Verdicts::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
@@ -281,6 +285,7 @@ impl Engine {
             fixtures: fixture_sets,
             default_fixture,
             lists,
+            polls,
             registry,
             self_url: RwLock::new(None),
             upstream_origin,
@@ -1089,6 +1094,9 @@ impl Engine {
         if !matches!(call.method.as_str(), "GET" | "HEAD") {
             return first;
         }
+        let Some(median) = self.poll_series(call.m.route) else {
+            return first;
+        };
         let route = &self.model.routes[call.m.route];
         let holding: Vec<usize> = (0..route.variants.len())
             .filter(|&i| self.guard_holds(&route.variants[i].guard, ns, call))
@@ -1097,26 +1105,6 @@ impl Engine {
         if distinct.len() < 2 {
             return first;
         }
-        let mut series: Vec<Vec<u16>> = Vec::new();
-        for entry in &route.exact {
-            let mut per_run: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
-            for m in &entry.moments {
-                let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
-                per_run.entry(run).or_default().push(m.status);
-            }
-            series.extend(
-                per_run
-                    .into_values()
-                    .filter(|st| st.len() >= 2 && st.iter().any(|s| *s != st[0])),
-            );
-        }
-        if series.is_empty() {
-            return first;
-        }
-        // Median by length; among equal lengths the smallest sequence, so the pick does not
-        // depend on entry order.
-        series.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-        let median = &series[(series.len() - 1) / 2];
         let key = format!("\u{0}poll:{}:{}", call.m.route, call.path);
         let seen = ns.counters.entry(key).or_insert(0);
         let n = usize::try_from(*seen).unwrap_or(usize::MAX);
@@ -1126,6 +1114,35 @@ impl Engine {
             .into_iter()
             .find(|&i| route.variants[i].status == status)
             .unwrap_or(first)
+    }
+
+    /// The median-length status series route `r`'s recorded runs polled (see
+    /// [`Engine::polled_variant`]), gathered on first use; `None` when no run saw a URL's
+    /// status change.
+    fn poll_series(&self, r: usize) -> Option<&[u16]> {
+        let cell = self.polls.get(r)?;
+        cell.get_or_init(|| {
+            let route = self.model.routes.get(r)?;
+            let mut series: Vec<Vec<u16>> = Vec::new();
+            for entry in &route.exact {
+                let mut per_run: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
+                for m in &entry.moments {
+                    let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
+                    per_run.entry(run).or_default().push(m.status);
+                }
+                series.extend(
+                    per_run
+                        .into_values()
+                        .filter(|st| st.len() >= 2 && st.iter().any(|s| *s != st[0])),
+                );
+            }
+            // Median by length; among equal lengths the smallest sequence, so the pick does
+            // not depend on entry order.
+            series.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+            let mid = series.len().checked_sub(1)? / 2;
+            series.into_iter().nth(mid)
+        })
+        .as_deref()
     }
 
     fn guard_holds(&self, g: &Guard, ns: &Namespace, call: &Call<'_>) -> bool {
