@@ -306,10 +306,10 @@ impl Engine {
         .as_ref()
     }
 
-    /// The outbound column evidence of route `r`, built on first use.
-    fn route_evidence(&self, r: usize) -> Option<&outbound::RouteEvidence> {
+    /// The outbound column evidence of route `r`, built the first time a leaf needs it.
+    fn route_evidence(&self, r: usize) -> Option<outbound::LazyEvidence<'_>> {
         let cell = self.evidence.get(r)?;
-        Some(cell.get_or_init(|| outbound::build_evidence(&self.model, r)))
+        Some(outbound::LazyEvidence::new(cell, &self.model, r))
     }
 
     pub fn warnings(&self) -> &[String] {
@@ -2164,7 +2164,8 @@ impl Engine {
     }
 
     /// A delete whose recorded answers carried the record (the template holds the entity's
-    /// primary key at the root or one level down) answers with the record being deleted: each
+    /// primary key, echoed from the path, at the root or one level down) answers with the
+    /// record being deleted: each
     /// position where the recorded delete answers differed from one record to the next (a hole
     /// anywhere under it) takes the stored entity's value, as a read of it would. Positions
     /// every recorded delete answered alike (`"deleted": true`, a status) keep the template's
@@ -2193,6 +2194,23 @@ impl Engine {
         let Some(fields) = entity_template(variant, Some(&ptr)) else {
             return;
         };
+        // Only an answer that names the deleted record: its key echoes the request path (a
+        // receipt with an id of its own is not the record).
+        let names_the_record = fields.iter().any(|f| {
+            f.key == pk
+                && matches!(
+                    &f.value,
+                    Node::Hole(wraith_model::Hole {
+                        source: wraith_model::HoleKind::Echo {
+                            from: wraith_model::EchoSource::Path { .. }
+                        },
+                        ..
+                    })
+                )
+        });
+        if !names_the_record {
+            return;
+        }
         let Some(Value::Object(slot)) = json_pointer_get_mut(body, &ptr) else {
             return;
         };

@@ -1157,3 +1157,56 @@ fn an_update_sending_null_for_a_stored_list_keeps_the_list() {
     assert_eq!(updated["tags"], json!([]), "{updated}");
     assert_eq!(updated["address"], json!({"city": "Paris", "zip": "75001"}));
 }
+
+#[test]
+fn a_delete_answering_a_receipt_with_its_own_id_keeps_the_rendered_receipt() {
+    let create = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("text", echo_body("/text", JsonType::String)),
+            ]),
+        )
+        .build();
+    let delete = R::new("DELETE", "/v1/posts/:id")
+        .op(StateOp::Delete, "posts")
+        .variant(
+            202,
+            member(true),
+            obj(vec![
+                ("id", gen_id(IdShape::Uuid)),
+                (
+                    "text",
+                    hole(HoleKind::Observed, JsonType::String, vec![json!("queued")]),
+                ),
+            ]),
+        )
+        .build();
+    let e = engine(
+        model(
+            vec![create, delete],
+            vec![("posts", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let created = body(&send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/posts",
+        json!({"text": "hello"}),
+    ));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let receipt = body(&send(
+        &e,
+        Some("s"),
+        "DELETE",
+        &format!("/v1/posts/{id}"),
+        json!({}),
+    ));
+    assert_ne!(receipt["id"], json!(id), "{receipt}");
+    assert_eq!(receipt["text"], json!("queued"));
+}
