@@ -4,6 +4,7 @@
 //! serves synth and strict fidelity, so a leaf is judged the same way in both.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use wraith_model::{Model, RecordedBody};
@@ -51,6 +52,33 @@ pub(crate) struct RouteEvidence {
 impl RouteEvidence {
     pub(crate) fn column(&self, col: &str) -> Option<&Column> {
         self.columns.get(col)
+    }
+}
+
+/// The evidence of one route, built the first time a leaf needs it. Most served bodies have
+/// no leaf the PII pass would rewrite (the only leaves whose column it reads), so most routes
+/// never pay for walking every recorded body of theirs; the answers are the same, because a
+/// column is read only where its verdict could change the outcome.
+#[derive(Clone, Copy)]
+pub(crate) struct LazyEvidence<'a> {
+    cell: &'a OnceLock<RouteEvidence>,
+    model: &'a Model,
+    route: usize,
+}
+
+impl<'a> LazyEvidence<'a> {
+    /// Evidence of route `route` of `model`, kept in `cell` once built.
+    pub(crate) fn new(
+        cell: &'a OnceLock<RouteEvidence>,
+        model: &'a Model,
+        route: usize,
+    ) -> LazyEvidence<'a> {
+        LazyEvidence { cell, model, route }
+    }
+
+    /// The evidence, built on the first call ([`build`]).
+    pub(crate) fn get(&self) -> &'a RouteEvidence {
+        self.cell.get_or_init(|| build(self.model, self.route))
     }
 }
 

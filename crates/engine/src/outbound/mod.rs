@@ -29,7 +29,7 @@ use regex::Regex;
 use serde_json::Value;
 
 pub use claim::ReplayClaim;
-pub(crate) use evidence::{RouteEvidence, build as build_evidence};
+pub(crate) use evidence::{LazyEvidence, RouteEvidence};
 pub use headers::keeps_header;
 
 /// A tokenizer handed in by the caller (the record-time scrubber's `tokenize`), so a secret the
@@ -423,7 +423,8 @@ impl std::fmt::Debug for Compiled {
 pub(crate) struct BodyCtx<'a> {
     pub origins: &'a Origins,
     pub session: Option<&'a SessionValues>,
-    pub evidence: Option<&'a RouteEvidence>,
+    /// The route's column evidence, built only when a leaf's outcome depends on it.
+    pub evidence: Option<LazyEvidence<'a>>,
     /// Substitute `[REDACTED]` placeholders (not under strict fidelity).
     pub replace_redacted: bool,
     /// Seeds placeholder substitutes (the route name), so they are stable per position.
@@ -742,18 +743,23 @@ impl Walk<'_> {
         if c.allow.iter().any(|g| glob_suffix_matches(g, &self.path)) {
             return None;
         }
-        let column = self.ctx.evidence.and_then(|e| e.column(&self.column));
-        if column.is_some_and(|col| col.is_enum_value(s)) {
-            return None;
-        }
+        // The column is looked up only where its answer matters: a recorded enum value is
+        // kept, but only a leaf the checks below would rewrite can be kept by it, and most
+        // leaves are none (so most routes never build their evidence).
+        let column = || self.ctx.evidence.and_then(|e| e.get().column(&self.column));
+        // The rewrite is made only after the enum check, as before: a caller's tokenizer is
+        // never asked about a value that is kept.
+        let unless_enum = |rewrite: &dyn Fn() -> String| {
+            (!column().is_some_and(|col| col.is_enum_value(s))).then(rewrite)
+        };
         if pii::is_email(s) {
-            return Some(pii::envelope(&c.policy.key, pii::Class::Email, s));
+            return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Email, s));
         }
         if pii::is_e164(s) {
-            return Some(pii::envelope(&c.policy.key, pii::Class::Phone, s));
+            return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Phone, s));
         }
         if pii::is_credential(key, s) {
-            return Some(c.token(s));
+            return unless_enum(&|| c.token(s));
         }
         if pii::is_name_key(key) {
             let words = pii::person_name_words(s);
@@ -764,9 +770,9 @@ impl Walk<'_> {
             // carriers.
             let person_scope = key != "name" || self.in_person_container();
             if person_scope
-                && (words >= 2 || (words == 1 && column.is_some_and(|col| col.names_carriers())))
+                && (words >= 2 || (words == 1 && column().is_some_and(|col| col.names_carriers())))
             {
-                return Some(pii::envelope(&c.policy.key, pii::Class::Name, s));
+                return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Name, s));
             }
         }
         None
