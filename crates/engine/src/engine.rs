@@ -1085,8 +1085,8 @@ impl Engine {
 
     /// Among several variants whose guards all hold, the one a polled resource answers
     /// this time. Recorded runs that asked the same read of one URL several times and got
-    /// changing statuses (a kubeconfig answering 503 until the cluster is ready, then 200)
-    /// are status series; an unrecorded URL of the route follows the median-length series:
+    /// refusals, then a success (a kubeconfig answering 503 until the cluster is ready, then
+    /// 200) are status series; an unrecorded URL of the route follows the median-length series:
     /// the n-th read of the URL in this namespace gets the series' n-th status (its last
     /// once past the end). Without a series, or when no holding variant has that status, the
     /// first holding variant (`first`) stays.
@@ -1117,8 +1117,8 @@ impl Engine {
     }
 
     /// The median-length status series route `r`'s recorded runs polled (see
-    /// [`Engine::polled_variant`]), gathered on first use; `None` when no run saw a URL's
-    /// status change.
+    /// [`Engine::polled_variant`]), gathered on first use; `None` when no run polled a URL
+    /// from a refusal to a success.
     fn poll_series(&self, r: usize) -> Option<&[u16]> {
         let cell = self.polls.get(r)?;
         cell.get_or_init(|| {
@@ -1130,11 +1130,14 @@ impl Engine {
                     let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
                     per_run.entry(run).or_default().push(m.status);
                 }
-                series.extend(
-                    per_run
-                        .into_values()
-                        .filter(|st| st.len() >= 2 && st.iter().any(|s| *s != st[0])),
-                );
+                // Polling until ready: refusals first, a success last. A success followed by
+                // a 404 is a read after a delete, not a series to replay on another URL.
+                let polled = |st: &Vec<u16>| {
+                    st.len() >= 2
+                        && st.first().is_some_and(|s| !(200..300).contains(s))
+                        && st.last().is_some_and(|s| (200..300).contains(s))
+                };
+                series.extend(per_run.into_values().filter(polled));
             }
             // Median by length; among equal lengths the smallest sequence, so the pick does
             // not depend on entry order.

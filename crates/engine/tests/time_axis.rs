@@ -380,3 +380,27 @@ fn an_unrecorded_polled_url_follows_the_median_recorded_status_series() {
         503
     );
 }
+
+#[test]
+fn a_read_recorded_before_and_after_a_delete_is_not_a_polled_series() {
+    let route = R::new("GET", "/v1/notes/:id")
+        .variant(200, Guard::Always, obj(vec![("note", c(json!("n")))]))
+        .variant(404, Guard::Always, obj(vec![("error", c(json!("gone")))]))
+        .exact(
+            "/v1/notes/1",
+            "",
+            None,
+            vec![
+                moment("a/0", 200, json!({"note": "n"})),
+                moment("a/2", 404, json!({"error": "gone"})),
+            ],
+        )
+        .build();
+    let e = engine(model(vec![route], vec![]), det_opts());
+    for _ in 0..3 {
+        assert_eq!(
+            send(&e, Some("s"), "GET", "/v1/notes/7", json!(null)).status,
+            200
+        );
+    }
+}
