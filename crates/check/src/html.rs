@@ -141,7 +141,39 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             &format!("in-sample / held-out (every {}th session)", ho.k),
         );
     }
+    card(
+        &mut h,
+        &pct(report.ceiling.score_bp),
+        &format!(
+            "Ceiling: {}/{} exchanges passable by any deterministic twin",
+            report.ceiling.passable, report.ceiling.exchanges
+        ),
+    );
     let _ = write!(h, "</div>");
+
+    // Why failing exchanges failed, and what the recordings allow at best.
+    let _ = write!(
+        h,
+        "<section><h2>Why exchanges failed</h2><p>Ceiling {} ({} method): {} lost to identical requests recorded with incompatible answers ({} group(s)), {} to routes the model never recorded.</p><table><tr><th>cause</th><th>failing exchanges</th></tr>",
+        pct(report.ceiling.score_bp),
+        esc(&report.ceiling.method),
+        report.ceiling.lost_recordings_disagree,
+        report.ceiling.disagreeing_groups,
+        report.ceiling.lost_unrecorded_route,
+    );
+    if report.causes.is_empty() {
+        let _ = write!(h, "<tr><td colspan=2 class=muted>none</td></tr>");
+    }
+    for c in crate::causes::Cause::ALL {
+        if let Some(n) = report.causes.get(c.as_str()) {
+            let _ = write!(
+                h,
+                "<tr><td><span class=cat>{}</span></td><td class=num>{n}</td></tr>",
+                c.as_str()
+            );
+        }
+    }
+    let _ = write!(h, "</table></section>");
 
     // Categories and provenance.
     let _ = write!(
@@ -292,7 +324,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     });
     let _ = write!(
         h,
-        "<section><h2>Routes ({}) — worst first</h2><table><tr><th>route</th><th>score</th><th></th><th>passed</th><th>divergences</th><th>categories</th></tr>",
+        "<section><h2>Routes ({}) — worst first</h2><table><tr><th>route</th><th>score</th><th></th><th>passed</th><th>divergences</th><th>categories</th><th>causes</th></tr>",
         routes.len()
     );
     for r in routes.iter().take(MAX_ROWS) {
@@ -301,9 +333,17 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             .iter()
             .map(|(c, n)| format!("{} {n}", esc(c)))
             .collect();
+        let causes: Vec<String> = crate::causes::Cause::ALL
+            .iter()
+            .filter_map(|c| {
+                r.causes
+                    .get(c.as_str())
+                    .map(|n| format!("{} {n}", c.as_str()))
+            })
+            .collect();
         let _ = write!(
             h,
-            "<tr><td><code>{}</code></td><td class=num>{}</td><td><div class=\"bar {}\"><span style=\"width:{:.2}%\"></span></div></td><td class=num>{}/{}</td><td class=num>{}</td><td>{}</td></tr>",
+            "<tr><td><code>{}</code></td><td class=num>{}</td><td><div class=\"bar {}\"><span style=\"width:{:.2}%\"></span></div></td><td class=num>{}/{}</td><td class=num>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.route),
             pct(r.score_bp),
             bar_class(r.score_bp),
@@ -311,13 +351,14 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             r.passed,
             r.exchanges,
             r.divergences,
-            cats.join(", ")
+            cats.join(", "),
+            causes.join(", ")
         );
     }
     if routes.len() > MAX_ROWS {
         let _ = write!(
             h,
-            "<tr><td colspan=6 class=muted>… {} more in the JSON report</td></tr>",
+            "<tr><td colspan=7 class=muted>… {} more in the JSON report</td></tr>",
             routes.len() - MAX_ROWS
         );
     }

@@ -73,6 +73,18 @@ impl IdMap {
         self.ambiguities
     }
 
+    /// Map the recorded token `recorded` to `to` as is (no type check, no ambiguity count):
+    /// how [`crate::causes`] renames minted ids in request histories.
+    pub(crate) fn assign(&mut self, recorded: String, to: Value) {
+        self.map.insert(recorded, to);
+    }
+
+    /// Rewrite whole mapped JSON values inside `v` (strings and numbers, as in a JSON request
+    /// body). True when anything changed.
+    pub(crate) fn rewrite_value(&self, v: &mut Value) -> bool {
+        !self.map.is_empty() && self.rewrite_json(v)
+    }
+
     /// The answered value for a recorded token.
     pub fn get(&self, recorded: &str) -> Option<&Value> {
         self.map.get(recorded)

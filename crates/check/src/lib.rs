@@ -26,6 +26,7 @@
 //! nothing here knows any particular API.
 
 pub mod authored;
+pub mod causes;
 pub mod coverage;
 pub mod diff;
 pub mod html;

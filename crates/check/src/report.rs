@@ -189,6 +189,10 @@ pub struct Report {
     /// Every authored deviation (a handler's answer shaped unlike the recordings), in replay
     /// order, up to [`crate::authored::MAX_LISTED`].
     pub authored_deviations: Vec<crate::authored::AuthoredDeviationRecord>,
+    /// Cause → failing exchanges labelled with it ([`crate::causes`]).
+    pub causes: BTreeMap<String, u64>,
+    /// The highest score a deterministic twin could reach on these recordings.
+    pub ceiling: crate::causes::Ceiling,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -210,6 +214,8 @@ pub struct RouteScore {
     pub suppressed: u64,
     /// Per-dimension scores of the route; gated only when a `[diff.overrides]` entry names it.
     pub dimensions: BTreeMap<String, DimensionScore>,
+    /// Cause → failing exchanges of this route labelled with it ([`crate::causes`]).
+    pub causes: BTreeMap<String, u64>,
 }
 
 /// One dimension's score: the share of the exchanges judged on it with no divergence of it.
@@ -283,6 +289,8 @@ pub struct ExchangeScore {
     pub divergences: u64,
     /// Divergences removed by `[[diff.suppress]]`.
     pub suppressed: u64,
+    /// Why it failed (`null` when it passed): see [`crate::causes`].
+    pub cause: Option<crate::causes::Cause>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -585,6 +593,7 @@ impl ReportBuilder {
             score_bp: verdict.score_bp,
             divergences: verdict.divergences.len() as u64,
             suppressed,
+            cause: None,
         });
         for (i, d) in verdict.divergences.into_iter().enumerate() {
             self.count += 1;
@@ -688,6 +697,7 @@ impl ReportBuilder {
                 provenance: a.provenance,
                 suppressed: a.suppressed,
                 dimensions: a.dims.scores(),
+                causes: BTreeMap::new(),
             })
             .collect();
         let mut drifts: Vec<Drift> = self.drifts.into_values().collect();
@@ -740,6 +750,8 @@ impl ReportBuilder {
             fiction,
             authored,
             authored_deviations,
+            causes: BTreeMap::new(),
+            ceiling: crate::causes::Ceiling::default(),
         }
     }
 }

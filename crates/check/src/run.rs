@@ -210,7 +210,7 @@ pub fn replay_prepared(
         let outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
         fold_session(&mut b, run.sessions[si], outcome);
     }
-    Ok(b.finish(run.twin_name, run.mode, run.target))
+    Ok(finish_report(run, b))
 }
 
 /// The empty report of `run`, set up as every replay driver starts it (one place, so the
@@ -219,6 +219,15 @@ pub fn report_builder(run: &CheckRun<'_>) -> ReportBuilder {
     let mut b = ReportBuilder::new(run.thresholds);
     b.set_deviation_policy(run.authored_gate.policy);
     b
+}
+
+/// Close the report of `run`: the scores, then the causes of every failure and the ceiling
+/// ([`crate::causes::annotate`], folded after the replay in session order, so every driver
+/// and any `--jobs` give the same bytes).
+pub fn finish_report(run: &CheckRun<'_>, b: ReportBuilder) -> Report {
+    let mut report = b.finish(run.twin_name, run.mode, run.target);
+    crate::causes::annotate(&mut report, run.model, run.sessions, &[], &run.diff);
+    report
 }
 
 /// How many sessions to replay at once when the caller does not say: one per available core.
@@ -341,7 +350,7 @@ pub fn replay_parallel<T: Twin>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(b.finish(run.twin_name, run.mode, run.target)),
+        None => Ok(finish_report(run, b)),
     }
 }
 

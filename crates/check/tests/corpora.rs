@@ -41,9 +41,17 @@ fn measure(corpus: &str, base: &str) {
     let (train, held) = wraith_check::holdout_split(&sessions, 5);
     let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
     let hm = synth(&train_owned, corpus, base);
-    let h = check(&hm, &held);
-    println!("== {corpus} holdout 5\n{}", summary(&h));
+    let mut h = check(&hm, &held);
     assert_parallel_same(&hm, &held, &h);
+    // As `wraith check --holdout` does: the training sessions are the model's recordings.
+    wraith_check::causes::annotate(
+        &mut h,
+        &hm,
+        &held,
+        &train,
+        &wraith_check::DiffOptions::default(),
+    );
+    println!("== {corpus} holdout 5\n{}", summary(&h));
 }
 
 /// `wraith check --jobs N` builds the sequential report byte for byte.

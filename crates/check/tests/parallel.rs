@@ -89,7 +89,7 @@ fn sessions_replayed_in_any_order_fold_into_the_sequential_report() {
         for (si, o) in outcomes.into_iter().enumerate() {
             wraith_check::fold_session(&mut b, all[si], o.expect("replayed"));
         }
-        let r = b.finish(run.twin_name, run.mode, run.target);
+        let r = wraith_check::run::finish_report(&run, b);
         assert_eq!(sequential, json(&r), "order {order:?}");
     }
 }

@@ -35,6 +35,7 @@ fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
             "exchanges_passed": r["exchanges_passed"], "categories": r["categories"],
             "provenance": r["provenance"], "replay_claims": r["replay_claims"],
             "routes": r["routes"], "sessions": r["sessions"],
+            "causes": r["causes"], "ceiling": r["ceiling"],
         })
     );
     let json = std::fs::read_to_string(t.root.join("reports/check.json")).unwrap();

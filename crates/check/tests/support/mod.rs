@@ -167,15 +167,20 @@ pub fn summary(r: &Report) -> String {
         *kinds.entry(k).or_default() += 1;
     }
     s.push_str(&format!("  failing by provenance: {kinds:?}\n"));
+    s.push_str(&format!(
+        "  causes {:?} ceiling {:?}\n",
+        r.causes, r.ceiling
+    ));
     let mut routes: Vec<_> = r.routes.iter().filter(|x| x.passed < x.exchanges).collect();
     routes.sort_by_key(|x| std::cmp::Reverse(x.exchanges - x.passed));
     for x in routes.iter().take(25) {
         s.push_str(&format!(
-            "  {:>4} failed / {:>4}  {}  {:?}\n",
+            "  {:>4} failed / {:>4}  {}  {:?} {:?}\n",
             x.exchanges - x.passed,
             x.exchanges,
             x.route,
-            x.categories
+            x.categories,
+            x.causes
         ));
     }
     for d in r.drifts.iter().take(25) {

@@ -521,6 +521,9 @@ fn holdout(
     };
     let in_sample = run_on(&train, "in-sample-")?;
     let mut report = run_on(&held, "held-out-")?;
+    // A held-out request history the training sessions also recorded, answered otherwise there,
+    // is one no twin built from them can pass both ways: the causes count them.
+    wraith_check::causes::annotate(&mut report, &model, &held, &train, &diff_options(cfg, None));
     report.holdout = Some(HoldoutSummary {
         k,
         training_sessions: train.len() as u64,
@@ -942,6 +945,23 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             h.held_out_score_bp,
             h.held_out_exchanges,
             h.held_out_sessions.len()
+        );
+    }
+    if !r.causes.is_empty() {
+        let causes: Vec<String> = wraith_check::causes::Cause::ALL
+            .iter()
+            .filter_map(|c| {
+                r.causes
+                    .get(c.as_str())
+                    .map(|n| format!("{} {n}", c.as_str()))
+            })
+            .collect();
+        outln!(
+            "  causes: {}; ceiling {} ({} of {} exchanges passable by a deterministic twin)",
+            causes.join(", "),
+            r.ceiling.score_bp,
+            r.ceiling.passable,
+            r.ceiling.exchanges
         );
     }
     if !r.categories.is_empty() {

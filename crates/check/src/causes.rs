@@ -1,0 +1,744 @@
+//! Why an exchange failed, and the recordings' own ceiling.
+//!
+//! After the replay, every failing exchange is labelled with the first [`Cause`] that applies:
+//!
+//! 1. [`Cause::UnrecordedRoute`] — the model has no route of the name the exchange is scored
+//!    under (a held-out session hitting a route only it recorded; the twin refused).
+//! 2. [`Cause::RecordingsDisagree`] — another session (a replayed one, or a reference session:
+//!    under `--holdout`, the training sessions the model was built from) had the identical
+//!    request history up to and including this exchange, and its recorded answer fails this
+//!    one's recording under the same judge and template. A deterministic twin cannot pass both.
+//! 3. [`Cause::AfterEarlierDivergence`] — an earlier exchange of the same session already failed.
+//! 4. [`Cause::Twin`] — none of the above: the model or the engine is at fault.
+//!
+//! **History key.** The method, path, query and body of every exchange of the session up to and
+//! including this one, hashed in order (SHA-256, length-prefixed). Ids the API minted — scalars
+//! at a `Generated` or `Counter` position of the templates of the route's variants with the
+//! recorded status, in the session's earlier recorded answers — are replaced by their order of
+//! first appearance in the session (whole tokens, as [`crate::idmap`] rewrites them), so two
+//! sessions that created different ids and then used them share a history.
+//!
+//! **Ceiling.** Per group of identical histories, the distinct recorded answers (status,
+//! content type and body bytes) of the replayed exchanges, weighted by how many exchanges gave
+//! each; two answers are *compatible* when each, judged as the twin's answer against the
+//! other's recording (ids of earlier answers mapped by ordinal), passes. The group contributes
+//! the weight of its heaviest set of mutually compatible answers (an exact maximum-weight
+//! clique, branch and bound; greedy only past a search budget, reported in `method`).
+//! `unrecorded_route` exchanges count as lost. It is an upper bound for a deterministic twin:
+//! identical histories get one answer, and an answer can pass at most a compatible set.
+//!
+//! Nothing here calls the twin, and every order is the sessions' order: the result does not
+//! depend on `--jobs`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use wraith_engine::Provenance;
+use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node};
+use wraith_recording::RecordedSession;
+
+use crate::idmap::IdMap;
+use crate::judge::{DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, judge_with_cache};
+use crate::report::{Report, ratio_bp};
+
+/// Why a failing exchange failed (the first that applies, in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    UnrecordedRoute,
+    RecordingsDisagree,
+    AfterEarlierDivergence,
+    Twin,
+}
+
+impl Cause {
+    /// Every cause, in precedence order.
+    pub const ALL: [Cause; 4] = [
+        Cause::UnrecordedRoute,
+        Cause::RecordingsDisagree,
+        Cause::AfterEarlierDivergence,
+        Cause::Twin,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::UnrecordedRoute => "unrecorded_route",
+            Cause::RecordingsDisagree => "recordings_disagree",
+            Cause::AfterEarlierDivergence => "after_earlier_divergence",
+            Cause::Twin => "twin",
+        }
+    }
+}
+
+/// The highest score any deterministic twin could reach on these recordings (report
+/// `ceiling`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Ceiling {
+    /// `passable × 10000 / exchanges`, rounded down.
+    pub score_bp: u32,
+    /// Replayed exchanges (= `exchanges_total`).
+    pub exchanges: u64,
+    /// Exchanges some deterministic twin could pass at once.
+    pub passable: u64,
+    /// Lost because the model has no route for them.
+    pub lost_unrecorded_route: u64,
+    /// Lost because their group's recorded answers are incompatible.
+    pub lost_recordings_disagree: u64,
+    /// Groups of identical histories with incompatible recorded answers.
+    pub disagreeing_groups: u64,
+    /// `exact` (maximum-weight clique) or `greedy` (some group exceeded the search budget:
+    /// then the figure is a greedy clique, not guaranteed maximal).
+    pub method: String,
+}
+
+/// A recorded exchange of a replayed or reference session.
+struct Entry {
+    session: usize,
+    exchange: usize,
+    /// Route name whose templates judge it (`None`: no template).
+    route: Option<String>,
+    /// Index into the distinct answers.
+    answer: usize,
+    /// Minted ids known before this exchange, by ordinal.
+    minted_before: usize,
+    /// Position in `report.exchanges` (replayed and judged only).
+    report_pos: Option<usize>,
+}
+
+/// One session's minted ids, in order of first appearance.
+type Minted = Vec<Value>;
+
+/// Label every failing exchange of `report` with its [`Cause`], count causes per route and in
+/// total, and compute the [`Ceiling`]. `sessions` are the replayed sessions, in the order the
+/// report lists them; `reference` are other recordings of the same API the twin learned from
+/// (under `--holdout`, the training sessions; else empty). `diff` is the run's comparison
+/// (outbound and self-URL rewrites are dropped: both sides are recordings). Recomputes from
+/// scratch, so calling it again (with another `reference`) replaces the earlier labels.
+pub fn annotate(
+    report: &mut Report,
+    model: &Model,
+    sessions: &[&RecordedSession],
+    reference: &[&RecordedSession],
+    diff: &DiffOptions,
+) {
+    let index = ModelIndex::new(model);
+    let opts = DiffOptions {
+        outbound: None,
+        self_url_rewrite: None,
+        ..diff.clone()
+    };
+    let mut answers = Answers::default();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut keys: Vec<[u8; 32]> = Vec::new();
+    let mut minted: Vec<Minted> = Vec::new();
+    let all: Vec<(bool, &RecordedSession)> = sessions
+        .iter()
+        .map(|s| (false, *s))
+        .chain(reference.iter().map(|s| (true, *s)))
+        .collect();
+    let mut cursor = 0usize;
+    for (si, (is_ref, s)) in all.iter().enumerate() {
+        let sid = &s.manifest.session_id;
+        let mut norm = IdMap::new();
+        let mut ids: Minted = Vec::new();
+        let mut hasher_state = [0u8; 32];
+        for (xi, ex) in s.exchanges.iter().enumerate() {
+            let idx = ex.correlation.exchange_index;
+            let mut report_pos = None;
+            if !is_ref
+                && let Some(e) = report.exchanges.get(cursor)
+                && e.session == *sid
+                && e.exchange == idx
+            {
+                report_pos = Some(cursor);
+                cursor += 1;
+            }
+            let mut req = crate::run::request_of(ex);
+            norm.rewrite(&mut req);
+            hasher_state =
+                history_step(&hasher_state, &req.method, &req.path, &req.query, &req.body);
+            let route = match report_pos {
+                Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
+                None => index
+                    .route_of_source(&format!("{sid}/{idx}"))
+                    .map(|r| format!("{} {}", r.method, r.path)),
+            };
+            let answer = answers.intern(ex);
+            entries.push(Entry {
+                session: si,
+                exchange: xi,
+                route: route.clone(),
+                answer,
+                minted_before: ids.len(),
+                report_pos,
+            });
+            keys.push(hasher_state);
+            // Ids this answer mints, for the later requests of the session.
+            if let Some(r) = route.as_deref().and_then(|n| index.route(n)) {
+                let templates: Vec<&Node> = r
+                    .variants
+                    .iter()
+                    .filter(|v| v.status == ex.response.status)
+                    .filter_map(|v| match &v.body {
+                        BodyTemplate::Json { root } if has_generated(root) => Some(root),
+                        _ => None,
+                    })
+                    .collect();
+                if !templates.is_empty()
+                    && let Ok(body) = serde_json::from_slice::<Value>(&ex.response_body())
+                {
+                    let mut found = Vec::new();
+                    for t in templates {
+                        collect_generated(t, &body, &mut found);
+                    }
+                    for v in found {
+                        if let Some(tok) = token(&v)
+                            && !tok.is_empty()
+                            && norm.get(&tok).is_none()
+                        {
+                            norm.assign(tok, Value::String(format!("\u{1}id#{}", ids.len())));
+                            ids.push(v);
+                        }
+                    }
+                }
+            }
+        }
+        minted.push(ids);
+    }
+
+    // Groups of identical histories, in first-seen order.
+    let mut groups: BTreeMap<[u8; 32], Vec<usize>> = BTreeMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        groups.entry(*k).or_default().push(i);
+    }
+    let mut judge = PairJudge {
+        index: &index,
+        opts: &opts,
+        all: &all,
+        entries: &entries,
+        minted: &minted,
+        memo: BTreeMap::new(),
+        cache: DiffCache::default(),
+        bodies: BTreeMap::new(),
+    };
+
+    // Causes, in report order.
+    let mut causes: Vec<Option<Cause>> = vec![None; report.exchanges.len()];
+    let mut failed_in_session: Vec<bool> = vec![false; all.len()];
+    for (ei, e) in entries.iter().enumerate() {
+        let Some(p) = e.report_pos else { continue };
+        let Some(x) = report.exchanges.get(p) else {
+            continue;
+        };
+        if x.divergences == 0 {
+            continue;
+        }
+        let cause = if index.route(&x.route).is_none() {
+            Cause::UnrecordedRoute
+        } else if groups.get(&keys[ei]).is_some_and(|members| {
+            members
+                .iter()
+                .any(|&o| o != ei && entries[o].answer != e.answer && !judge.passes(o, ei))
+        }) {
+            Cause::RecordingsDisagree
+        } else if failed_in_session[e.session] {
+            Cause::AfterEarlierDivergence
+        } else {
+            Cause::Twin
+        };
+        causes[p] = Some(cause);
+        failed_in_session[e.session] = true;
+    }
+
+    // The ceiling.
+    let mut ceiling = Ceiling {
+        exchanges: report.exchanges.len() as u64,
+        method: "exact".to_string(),
+        ..Ceiling::default()
+    };
+    for members in groups.values() {
+        // Replayed, judged exchanges on a known route, weighted by answer.
+        let mut weights: BTreeMap<usize, (u64, usize)> = BTreeMap::new();
+        for &m in members {
+            let e = &entries[m];
+            let Some(p) = e.report_pos else { continue };
+            if matches!(causes[p], Some(Cause::UnrecordedRoute)) {
+                ceiling.lost_unrecorded_route += 1;
+                continue;
+            }
+            weights.entry(e.answer).or_insert((0, m)).0 += 1;
+        }
+        let total: u64 = weights.values().map(|w| w.0).sum();
+        if weights.len() <= 1 {
+            ceiling.passable += total;
+            continue;
+        }
+        let nodes: Vec<(u64, usize)> = weights.into_values().collect();
+        let n = nodes.len();
+        let mut compat = vec![vec![true; n]; n];
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let ok =
+                    judge.passes(nodes[i].1, nodes[j].1) && judge.passes(nodes[j].1, nodes[i].1);
+                compat[i][j] = ok;
+                compat[j][i] = ok;
+            }
+        }
+        let w: Vec<u64> = nodes.iter().map(|x| x.0).collect();
+        let (best, exact) = max_weight_clique(&w, &compat, CLIQUE_BUDGET);
+        if !exact {
+            ceiling.method = "greedy".to_string();
+        }
+        if best < total {
+            ceiling.disagreeing_groups += 1;
+            ceiling.lost_recordings_disagree += total - best;
+        }
+        ceiling.passable += best;
+    }
+    ceiling.score_bp = ratio_bp(ceiling.passable, ceiling.exchanges);
+
+    // Fold into the report.
+    let mut total: BTreeMap<String, u64> = BTreeMap::new();
+    let mut per_route: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for (x, c) in report.exchanges.iter_mut().zip(&causes) {
+        x.cause = *c;
+        if let Some(c) = c {
+            *total.entry(c.as_str().to_string()).or_default() += 1;
+            *per_route
+                .entry(x.route.clone())
+                .or_default()
+                .entry(c.as_str().to_string())
+                .or_default() += 1;
+        }
+    }
+    for r in &mut report.routes {
+        r.causes = per_route.remove(&r.route).unwrap_or_default();
+    }
+    report.causes = total;
+    report.ceiling = ceiling;
+}
+
+/// Search nodes the exact clique search may visit per group before it settles for greedy.
+const CLIQUE_BUDGET: u64 = 200_000;
+
+/// The distinct recorded answers of a run: status, content type and body bytes.
+#[derive(Default)]
+struct Answers {
+    by_bytes: BTreeMap<(u16, Option<String>, Vec<u8>), usize>,
+}
+
+impl Answers {
+    fn intern(&mut self, ex: &wraith_recording::Exchange) -> usize {
+        let ct = ex
+            .response_header("content-type")
+            .or(ex.response.content_type.as_deref())
+            .map(str::to_string);
+        let next = self.by_bytes.len();
+        *self
+            .by_bytes
+            .entry((ex.response.status, ct, ex.response_body()))
+            .or_insert(next)
+    }
+}
+
+/// Judges one recorded answer as the twin's answer against another recording, memoized by the
+/// pair of distinct answers.
+struct PairJudge<'a, 'm> {
+    index: &'a ModelIndex<'m>,
+    opts: &'a DiffOptions,
+    all: &'a [(bool, &'a RecordedSession)],
+    entries: &'a [Entry],
+    minted: &'a [Minted],
+    memo: BTreeMap<(usize, usize), bool>,
+    cache: DiffCache,
+    bodies: BTreeMap<usize, ExpectedBody>,
+}
+
+impl PairJudge<'_, '_> {
+    /// Entry `a`'s recorded answer, with the ids its session minted earlier replaced by the
+    /// ones `b`'s session minted at the same ordinals, passes `b`'s recording under `b`'s route
+    /// templates.
+    fn passes(&mut self, a: usize, b: usize) -> bool {
+        let (ea, eb) = (&self.entries[a], &self.entries[b]);
+        if ea.answer == eb.answer {
+            return true;
+        }
+        if let Some(&v) = self.memo.get(&(ea.answer, eb.answer)) {
+            return v;
+        }
+        let xa = &self.all[ea.session].1.exchanges[ea.exchange];
+        let sb = self.all[eb.session].1;
+        let xb = &sb.exchanges[eb.exchange];
+        let v = if xa.response.status != xb.response.status {
+            false
+        } else {
+            let mut body = xa.response_body();
+            let ids_a = &self.minted[ea.session][..ea.minted_before];
+            let ids_b = &self.minted[eb.session][..eb.minted_before];
+            if !ids_a.is_empty()
+                && let Ok(mut tree) = serde_json::from_slice::<Value>(&body)
+            {
+                let mut map = IdMap::new();
+                for (x, y) in ids_a.iter().zip(ids_b) {
+                    if let Some(t) = token(x) {
+                        map.assign(t, y.clone());
+                    }
+                }
+                if map.rewrite_value(&mut tree)
+                    && let Ok(bytes) = serde_json::to_vec(&tree)
+                {
+                    body = bytes;
+                }
+            }
+            let headers = xa
+                .response_header("content-type")
+                .or(xa.response.content_type.as_deref())
+                .map(|c| vec![("content-type".to_string(), c.to_string())])
+                .unwrap_or_default();
+            let obs = Observed {
+                status: xa.response.status,
+                headers,
+                body,
+                provenance: Some(Provenance::Recorded),
+                route: eb.route.clone(),
+                replay: None,
+            };
+            let expected = self
+                .bodies
+                .entry(eb.answer)
+                .or_insert_with(|| ExpectedBody::of(xb));
+            let source = format!(
+                "{}/{}",
+                sb.manifest.session_id, xb.correlation.exchange_index
+            );
+            judge_with_cache(
+                self.index,
+                &source,
+                xb,
+                expected,
+                &obs,
+                self.opts,
+                Some(&mut self.cache),
+            )
+            .passed()
+        };
+        self.memo.insert((ea.answer, eb.answer), v);
+        v
+    }
+}
+
+/// One step of the history hash: the previous state, then the length-prefixed request parts.
+fn history_step(prev: &[u8; 32], method: &str, path: &str, query: &str, body: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(prev);
+    for part in [method.as_bytes(), path.as_bytes(), query.as_bytes(), body] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize().into()
+}
+
+/// The history keys of one session's requests (`method`, `path`, `query`, `body`), with the
+/// ids in `minted[i]` (minted by the answer to request `i`) renamed by order of first
+/// appearance. Exposed for tests and tools.
+pub fn history_keys(requests: &[wraith_engine::Request], minted: &[Vec<Value>]) -> Vec<[u8; 32]> {
+    let mut norm = IdMap::new();
+    let mut n = 0usize;
+    let mut state = [0u8; 32];
+    let mut out = Vec::with_capacity(requests.len());
+    for (i, r) in requests.iter().enumerate() {
+        let mut req = r.clone();
+        norm.rewrite(&mut req);
+        state = history_step(&state, &req.method, &req.path, &req.query, &req.body);
+        out.push(state);
+        for v in minted.get(i).into_iter().flatten() {
+            if let Some(t) = token(v)
+                && !t.is_empty()
+                && norm.get(&t).is_none()
+            {
+                norm.assign(t, Value::String(format!("\u{1}id#{n}")));
+                n += 1;
+            }
+        }
+    }
+    out
+}
+
+fn token(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn has_generated(node: &Node) -> bool {
+    match node {
+        Node::Hole(h) => matches!(
+            h.source,
+            HoleKind::Generated { .. } | HoleKind::Counter { .. }
+        ),
+        Node::Const { .. } => false,
+        Node::Object { fields } => fields.iter().any(|f| has_generated(&f.value)),
+        Node::Array(ArrayNode::Tuple { items }) => items.iter().any(has_generated),
+        Node::Array(ArrayNode::List {
+            representatives, ..
+        }) => representatives.iter().any(has_generated),
+    }
+}
+
+/// Scalars of `v` at `Generated`/`Counter` positions of `node`, in document order. A list's
+/// elements are walked under every representative.
+fn collect_generated(node: &Node, v: &Value, out: &mut Vec<Value>) {
+    match (node, v) {
+        (Node::Hole(h), Value::String(_) | Value::Number(_))
+            if matches!(
+                h.source,
+                HoleKind::Generated { .. } | HoleKind::Counter { .. }
+            ) =>
+        {
+            out.push(v.clone());
+        }
+        (Node::Object { fields }, Value::Object(m)) => {
+            for f in fields {
+                if let Some(x) = m.get(&f.key) {
+                    collect_generated(&f.value, x, out);
+                }
+            }
+        }
+        (Node::Array(ArrayNode::Tuple { items }), Value::Array(a)) => {
+            for (t, x) in items.iter().zip(a) {
+                collect_generated(t, x, out);
+            }
+        }
+        (
+            Node::Array(ArrayNode::List {
+                representatives, ..
+            }),
+            Value::Array(a),
+        ) => {
+            for x in a {
+                for t in representatives {
+                    collect_generated(t, x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The heaviest set of pairwise compatible nodes: its weight, and whether the search was exact
+/// (branch and bound within `budget` visited nodes) or fell back to greedy (heaviest first, kept
+/// when compatible with everything kept).
+pub fn max_weight_clique(weights: &[u64], compat: &[Vec<bool>], budget: u64) -> (u64, bool) {
+    let n = weights.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+    let greedy = greedy_clique(weights, compat);
+    let mut best = greedy;
+    let mut visited = 0u64;
+    fn search(
+        cand: &[usize],
+        cur: u64,
+        weights: &[u64],
+        compat: &[Vec<bool>],
+        best: &mut u64,
+        visited: &mut u64,
+        budget: u64,
+    ) -> bool {
+        *visited += 1;
+        if *visited > budget {
+            return false;
+        }
+        if cur > *best {
+            *best = cur;
+        }
+        let mut rest: u64 = cand.iter().map(|&c| weights[c]).sum();
+        for (i, &v) in cand.iter().enumerate() {
+            if cur + rest <= *best {
+                return true;
+            }
+            let next: Vec<usize> = cand[i + 1..]
+                .iter()
+                .copied()
+                .filter(|&u| compat[v][u])
+                .collect();
+            if !search(
+                &next,
+                cur + weights[v],
+                weights,
+                compat,
+                best,
+                visited,
+                budget,
+            ) {
+                return false;
+            }
+            rest -= weights[v];
+        }
+        true
+    }
+    let exact = search(&order, 0, weights, compat, &mut best, &mut visited, budget);
+    if exact {
+        (best, true)
+    } else {
+        (greedy.max(best), false)
+    }
+}
+
+/// Greedy clique: nodes by weight (heaviest first, then index), each kept when compatible with
+/// every node kept so far.
+pub fn greedy_clique(weights: &[u64], compat: &[Vec<bool>]) -> u64 {
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+    let mut kept: Vec<usize> = Vec::new();
+    for v in order {
+        if kept.iter().all(|&k| compat[k][v]) {
+            kept.push(v);
+        }
+    }
+    kept.iter().map(|&k| weights[k]).sum()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn req(method: &str, path: &str, body: &str) -> wraith_engine::Request {
+        wraith_engine::Request {
+            method: method.into(),
+            path: path.into(),
+            query: String::new(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: bytes::Bytes::from(body.to_string()),
+        }
+    }
+
+    #[test]
+    fn histories_rename_minted_ids_by_first_appearance() {
+        // Two sessions create a note, each answered with its own id, then read and delete it.
+        let session = |id: &str, n: i64| {
+            (
+                vec![
+                    req("POST", "/notes", r#"{"text":"hi"}"#),
+                    req("GET", &format!("/notes/{id}"), ""),
+                    req("POST", "/links", &format!(r#"{{"note":"{id}","n":{n}}}"#)),
+                    req("DELETE", &format!("/notes/{id}"), ""),
+                ],
+                vec![vec![json!(id), json!(n)], vec![], vec![], vec![]],
+            )
+        };
+        let (ra, ma) = session("note_aaa", 7);
+        let (rb, mb) = session("note_bbb", 9);
+        assert_eq!(history_keys(&ra, &ma), history_keys(&rb, &mb));
+        // The same path naming an id that was not minted is another history.
+        let (rc, _) = session("note_ccc", 7);
+        let kc = history_keys(&rc, &[vec![], vec![], vec![], vec![]]);
+        let ka = history_keys(&ra, &ma);
+        assert_eq!(ka[0], kc[0], "the first requests are identical");
+        assert_ne!(ka[1], kc[1]);
+        // Order of first appearance, not the values: swapping which id is read differs.
+        let two = |first: &str, second: &str| {
+            vec![
+                req("POST", "/notes", "{}"),
+                req("GET", &format!("/notes/{first}"), ""),
+                req("GET", &format!("/notes/{second}"), ""),
+            ]
+        };
+        let minted = [vec![json!("x1"), json!("x2")], vec![], vec![]];
+        assert_ne!(
+            history_keys(&two("x1", "x2"), &minted),
+            history_keys(&two("x2", "x1"), &minted)
+        );
+        // Each step extends the previous one: a longer history never equals a shorter one.
+        assert_ne!(ka[0], ka[1]);
+    }
+
+    #[test]
+    fn generated_values_are_collected_from_every_list_element() {
+        let id = Node::hole(
+            HoleKind::Counter { name: "id".into() },
+            wraith_model::JsonType::Number,
+            Vec::new(),
+            8000,
+        );
+        let item = Node::object([("id", id), ("name", Node::constant(json!("n")))]);
+        let tpl = Node::Array(ArrayNode::List {
+            representatives: vec![item],
+            target_length: 2,
+        });
+        let mut out = Vec::new();
+        collect_generated(&tpl, &json!([{"id": 5, "name": "n"}, {"id": 6}]), &mut out);
+        assert_eq!(out, vec![json!(5), json!(6)]);
+        // Values of another type than a scalar are not ids.
+        let mut none = Vec::new();
+        collect_generated(&tpl, &json!([{"id": {"a": 1}}]), &mut none);
+        assert!(none.is_empty());
+        assert!(has_generated(&tpl));
+    }
+
+    fn brute_force(weights: &[u64], compat: &[Vec<bool>]) -> u64 {
+        let n = weights.len();
+        let mut best = 0;
+        for mask in 0u32..(1 << n) {
+            let members: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
+            let clique = members
+                .iter()
+                .all(|&a| members.iter().all(|&b| a == b || compat[a][b]));
+            if clique {
+                best = best.max(members.iter().map(|&i| weights[i]).sum());
+            }
+        }
+        best
+    }
+
+    fn graph() -> impl Strategy<Value = (Vec<u64>, Vec<Vec<bool>>)> {
+        (1usize..9).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(1u64..20, n),
+                proptest::collection::vec(any::<bool>(), n * n),
+            )
+                .prop_map(move |(w, bits)| {
+                    let mut c = vec![vec![true; n]; n];
+                    for i in 0..n {
+                        for j in (i + 1)..n {
+                            c[i][j] = bits[i * n + j];
+                            c[j][i] = bits[i * n + j];
+                        }
+                    }
+                    (w, c)
+                })
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn exact_clique_equals_brute_force_and_greedy_never_exceeds_it((w, c) in graph()) {
+            let want = brute_force(&w, &c);
+            prop_assert_eq!(max_weight_clique(&w, &c, CLIQUE_BUDGET), (want, true));
+            prop_assert!(greedy_clique(&w, &c) <= want);
+            // A budget too small to finish still returns a real clique, flagged not exact.
+            let (tiny, exact) = max_weight_clique(&w, &c, 1);
+            prop_assert!(tiny <= want);
+            prop_assert!(tiny >= greedy_clique(&w, &c));
+            prop_assert!(!exact || tiny == want);
+        }
+    }
+
+    #[test]
+    fn incompatible_answers_split_a_group() {
+        // a and b are compatible, c with neither: the heaviest set is {a, b} or {c}.
+        let c = vec![
+            vec![true, true, false],
+            vec![true, true, false],
+            vec![false, false, true],
+        ];
+        assert_eq!(max_weight_clique(&[3, 2, 4], &c, CLIQUE_BUDGET), (5, true));
+        assert_eq!(max_weight_clique(&[3, 2, 6], &c, CLIQUE_BUDGET), (6, true));
+    }
+}
