@@ -2,8 +2,16 @@
 //! path with array indices folded to `*`), which string values the recordings showed and on
 //! which carriers (the enclosing object's `id`, else the recorded exchange). The same evidence
 //! serves synth and strict fidelity, so a leaf is judged the same way in both.
+//!
+//! The recorded bodies are read from their stored text by a streaming scanner ([`scan`]) that
+//! borrows every unescaped string from the text instead of building a tree per body: the
+//! evidence was most of a route's first-use time. The scanner gives up (and the body is walked
+//! as a parsed tree, [`walk`], exactly as before) on anything it is not sure to read as
+//! `serde_json` does: duplicate or unsorted keys, exponents, long numbers, deep nesting.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -14,10 +22,15 @@ const MAX_VALUES: usize = 64;
 /// Carriers per value are tracked up to this many.
 const MAX_CARRIERS: usize = 4;
 
-#[derive(Debug, Default, Clone)]
+/// Fixed-key hasher: the engine reads no OS randomness, and the column index is only looked up,
+/// never iterated, so nothing depends on its order.
+type FixedHasher = BuildHasherDefault<DefaultHasher>;
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Column {
-    /// value → distinct carriers (capped).
-    values: BTreeMap<String, BTreeSet<String>>,
+    /// value → distinct carriers (capped). Ordered: which carriers are kept depends only on
+    /// the order values arrive in, and the map stays small (at most [`MAX_VALUES`]).
+    values: std::collections::BTreeMap<String, BTreeSet<String>>,
     overflow: bool,
     /// [`Column::names_carriers`], computed once when the evidence is built: the PII pass
     /// asks it for every name-keyed leaf of every served body.
@@ -41,17 +54,72 @@ impl Column {
         let carriers: BTreeSet<&String> = self.values.values().flatten().collect();
         self.values.len() >= 2 && carriers.len() >= 2 && self.values.values().all(|c| c.len() == 1)
     }
+
+    /// One recorded string `v` on `carrier`. Copies the value and carrier only when they are
+    /// new to the column: most leaves repeat a value already seen.
+    fn add(&mut self, v: &str, carrier: &str) {
+        if self.overflow {
+            return;
+        }
+        let full = self.values.len() >= MAX_VALUES;
+        match self.values.get_mut(v) {
+            Some(set) => {
+                if set.len() < MAX_CARRIERS && !set.contains(carrier) {
+                    set.insert(carrier.to_string());
+                }
+            }
+            None if full => self.overflow = true,
+            None => {
+                self.values
+                    .insert(v.to_string(), BTreeSet::from([carrier.to_string()]));
+            }
+        }
+    }
 }
 
 /// Column evidence of one route.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct RouteEvidence {
-    columns: BTreeMap<String, Column>,
+    /// Column path → index into `columns`. Hashed: every recorded leaf looks its column up, and
+    /// column paths share long prefixes that made each ordered lookup several long compares.
+    index: HashMap<String, usize, FixedHasher>,
+    columns: Vec<Column>,
 }
 
 impl RouteEvidence {
     pub(crate) fn column(&self, col: &str) -> Option<&Column> {
-        self.columns.get(col)
+        self.index.get(col).and_then(|&i| self.columns.get(i))
+    }
+
+    /// Index of column `col`, added empty when new. An empty column answers every question as
+    /// an absent one does (no enum values, names no carriers).
+    fn intern(&mut self, col: &str) -> usize {
+        if let Some(&i) = self.index.get(col) {
+            return i;
+        }
+        let i = self.columns.len();
+        self.columns.push(Column::default());
+        self.index.insert(col.to_string(), i);
+        i
+    }
+
+    fn add(&mut self, col: &str, v: &str, carrier: &str) {
+        let i = self.intern(col);
+        if let Some(c) = self.columns.get_mut(i) {
+            c.add(v, carrier);
+        }
+    }
+
+    /// Every non-empty column, by path (tests compare evidence built two ways).
+    #[cfg(test)]
+    fn view(&self) -> std::collections::BTreeMap<&str, &Column> {
+        self.index
+            .iter()
+            .filter_map(|(k, &i)| {
+                let c = self.columns.get(i)?;
+                (c.overflow || !c.values.is_empty()).then_some((k.as_str(), c))
+            })
+            .collect()
     }
 }
 
@@ -83,19 +151,23 @@ impl<'a> LazyEvidence<'a> {
 }
 
 /// Evidence of route `r` of `model` (empty for an index the model does not have). The engine
-/// builds it the first time a body of that route goes through the outbound pass: walking every
-/// recorded body of every route up front was most of a large twin's start-up time.
+/// builds it the first time a leaf of that route needs it ([`LazyEvidence`]).
 pub(crate) fn build(model: &Model, r: usize) -> RouteEvidence {
     let mut ev = RouteEvidence::default();
     let Some(route) = model.routes.get(r) else {
         return ev;
     };
+    let mut scratch = Scratch::default();
     for entry in &route.exact {
         for m in &entry.moments {
+            let RecordedBody::Json { value } = &m.body else {
+                continue;
+            };
+            if scan(value.as_str(), &m.source, &mut ev, &mut scratch) {
+                continue;
+            }
             // Parsed one at a time and dropped: the model keeps only the text.
-            if let RecordedBody::Json { value } = &m.body
-                && let Ok(value) = value.parse()
-            {
+            if let Ok(value) = value.parse() {
                 walk(&value, &mut String::new(), &m.source, &mut ev);
             }
         }
@@ -109,7 +181,7 @@ pub(crate) fn build(model: &Model, r: usize) -> RouteEvidence {
             walk(rec, &mut String::new(), id, &mut ev);
         }
     }
-    for col in ev.columns.values_mut() {
+    for col in &mut ev.columns {
         col.names_carriers = col.compute_names_carriers();
     }
     ev
@@ -140,20 +212,426 @@ fn walk(v: &Value, col: &mut String, carrier: &str, ev: &mut RouteEvidence) {
             }
             col.truncate(len);
         }
-        Value::String(s) => {
-            let c = ev.columns.entry(col.clone()).or_default();
-            if c.overflow {
-                return;
+        Value::String(s) => ev.add(col, s, carrier),
+        _ => {}
+    }
+}
+
+/// Reused buffers of [`scan`] (one set per evidence build).
+#[derive(Default)]
+struct Scratch {
+    col: String,
+}
+
+/// No enclosing object: the leaf's carrier is the recorded exchange.
+const ROOT: usize = usize::MAX;
+/// Nesting the scanner reads; deeper bodies go to the parser (whose own limit is 128).
+const MAX_DEPTH: usize = 100;
+/// Longest number token the scanner accepts (anything longer is left to the parser, which may
+/// reject it as out of range).
+const MAX_NUMBER: usize = 20;
+
+/// One string leaf, in document order: its column, its value and its enclosing object.
+struct Leaf<'t> {
+    col: usize,
+    value: Cow<'t, str>,
+    frame: usize,
+}
+
+/// One object: its enclosing object and its own `id` (string, or number as text).
+struct Frame<'t> {
+    parent: usize,
+    id: Option<Cow<'t, str>>,
+}
+
+/// What a scanned value was, as far as an enclosing object's `id` cares.
+enum Scalar<'t> {
+    Str(Cow<'t, str>),
+    Num(&'t str),
+    Other,
+}
+
+/// Add the string leaves of JSON text `text` to `ev` exactly as parsing it and [`walk`]ing the
+/// tree would, without building the tree. An object's carrier is its `id`, which canonical
+/// text places after the keys sorting before it, so leaves are collected first and given their
+/// carriers once the body is read. Returns false, having added nothing, when the text is
+/// anything the scanner does not read exactly as the parser (the caller then parses it).
+fn scan(text: &str, source: &str, ev: &mut RouteEvidence, scratch: &mut Scratch) -> bool {
+    let mut s = Scanner {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+        frames: Vec::new(),
+        leaves: Vec::new(),
+    };
+    scratch.col.clear();
+    let ok = s.value(ROOT, 0, &mut scratch.col, ev).is_some() && {
+        s.ws();
+        s.i == s.b.len()
+    };
+    if !ok {
+        return false;
+    }
+    // Frames are numbered in document order, so a parent's carrier is known before its
+    // children's.
+    let mut carriers: Vec<&str> = Vec::with_capacity(s.frames.len());
+    for f in &s.frames {
+        let inherited = if f.parent == ROOT {
+            source
+        } else {
+            carriers.get(f.parent).copied().unwrap_or(source)
+        };
+        carriers.push(f.id.as_deref().unwrap_or(inherited));
+    }
+    for leaf in &s.leaves {
+        let carrier = if leaf.frame == ROOT {
+            source
+        } else {
+            carriers.get(leaf.frame).copied().unwrap_or(source)
+        };
+        if let Some(c) = ev.columns.get_mut(leaf.col) {
+            c.add(&leaf.value, carrier);
+        }
+    }
+    true
+}
+
+struct Scanner<'t> {
+    text: &'t str,
+    b: &'t [u8],
+    i: usize,
+    frames: Vec<Frame<'t>>,
+    leaves: Vec<Leaf<'t>>,
+}
+
+impl<'t> Scanner<'t> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
+    }
+
+    /// One value at column `col`, inside object `frame`.
+    fn value(
+        &mut self,
+        frame: usize,
+        depth: usize,
+        col: &mut String,
+        ev: &mut RouteEvidence,
+    ) -> Option<Scalar<'t>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'{' => {
+                self.i += 1;
+                let me = self.frames.len();
+                self.frames.push(Frame {
+                    parent: frame,
+                    id: None,
+                });
+                if self.eat(b'}').is_some() {
+                    return Some(Scalar::Other);
+                }
+                let mut prev: Option<Cow<'t, str>> = None;
+                loop {
+                    self.ws();
+                    let key = self.string()?;
+                    // Strictly increasing keys cannot repeat; a repeated key (which the parser
+                    // folds into one) or any other order is left to the parser.
+                    if prev.as_deref().is_some_and(|p| p >= key.as_ref()) {
+                        return None;
+                    }
+                    self.eat(b':')?;
+                    let len = col.len();
+                    col.push('/');
+                    col.push_str(&key);
+                    let child = self.value(me, depth + 1, col, ev)?;
+                    col.truncate(len);
+                    if key == "id" {
+                        let id = match child {
+                            Scalar::Str(v) => Some(v),
+                            Scalar::Num(n) => Some(Cow::Owned(
+                                serde_json::from_str::<serde_json::Number>(n)
+                                    .ok()?
+                                    .to_string(),
+                            )),
+                            Scalar::Other => None,
+                        };
+                        if let Some(f) = self.frames.get_mut(me) {
+                            f.id = id;
+                        }
+                    }
+                    prev = Some(key);
+                    self.ws();
+                    match *self.b.get(self.i)? {
+                        b',' => self.i += 1,
+                        b'}' => {
+                            self.i += 1;
+                            return Some(Scalar::Other);
+                        }
+                        _ => return None,
+                    }
+                }
             }
-            if !c.values.contains_key(s) && c.values.len() >= MAX_VALUES {
-                c.overflow = true;
-                return;
+            b'[' => {
+                self.i += 1;
+                if self.eat(b']').is_some() {
+                    return Some(Scalar::Other);
+                }
+                let len = col.len();
+                col.push_str("/*");
+                loop {
+                    self.value(frame, depth + 1, col, ev)?;
+                    self.ws();
+                    match *self.b.get(self.i)? {
+                        b',' => self.i += 1,
+                        b']' => {
+                            self.i += 1;
+                            col.truncate(len);
+                            return Some(Scalar::Other);
+                        }
+                        _ => return None,
+                    }
+                }
             }
-            let set = c.values.entry(s.clone()).or_default();
-            if set.len() < MAX_CARRIERS {
-                set.insert(carrier.to_string());
+            b'"' => {
+                let v = self.string()?;
+                let c = ev.intern(col);
+                self.leaves.push(Leaf {
+                    col: c,
+                    value: v.clone(),
+                    frame,
+                });
+                Some(Scalar::Str(v))
+            }
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            _ => self.number().map(Scalar::Num),
+        }
+    }
+
+    fn literal(&mut self, word: &str) -> Option<Scalar<'t>> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word.as_bytes()).then(|| {
+            self.i = end;
+            Scalar::Other
+        })
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, at most [`MAX_NUMBER`] bytes: numbers the parser always
+    /// accepts. Exponents and longer numbers are left to the parser.
+    fn number(&mut self) -> Option<&'t str> {
+        let start = self.i;
+        let digits = |s: &mut Self| {
+            let from = s.i;
+            while s.b.get(s.i).is_some_and(u8::is_ascii_digit) {
+                s.i += 1;
+            }
+            s.i - from
+        };
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let lead = self.i;
+        let n = digits(self);
+        if n == 0 || (n > 1 && self.b.get(lead) == Some(&b'0')) {
+            return None;
+        }
+        if self.b.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if digits(self) == 0 {
+                return None;
             }
         }
-        _ => {}
+        if matches!(self.b.get(self.i), Some(b'e' | b'E')) || self.i - start > MAX_NUMBER {
+            return None;
+        }
+        self.text.get(start..self.i)
+    }
+
+    /// A string token at the cursor, unescaped: borrowed from the text when it has no escape,
+    /// else decoded by the parser itself.
+    fn string(&mut self) -> Option<Cow<'t, str>> {
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i;
+        self.i += 1;
+        let mut escaped = false;
+        loop {
+            match *self.b.get(self.i)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    self.i += 2;
+                }
+                c if c < 0x20 => return None,
+                _ => self.i += 1,
+            }
+        }
+        self.i += 1;
+        let token = self.text.get(start..self.i)?;
+        if escaped {
+            serde_json::from_str::<String>(token).ok().map(Cow::Owned)
+        } else {
+            token.get(1..token.len() - 1).map(Cow::Borrowed)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Evidence of `texts` (each recorded on its own exchange) as the parser-only path builds it.
+    fn by_parsing(texts: &[String]) -> RouteEvidence {
+        let mut ev = RouteEvidence::default();
+        for (i, t) in texts.iter().enumerate() {
+            if let Ok(v) = serde_json::from_str::<Value>(t) {
+                walk(&v, &mut String::new(), &format!("s/{i}"), &mut ev);
+            }
+        }
+        ev
+    }
+
+    /// The same with the scanner first, falling back to the parser as [`build`] does.
+    fn by_scanning(texts: &[String]) -> (RouteEvidence, usize) {
+        let mut ev = RouteEvidence::default();
+        let mut scratch = Scratch::default();
+        let mut scanned = 0;
+        for (i, t) in texts.iter().enumerate() {
+            let source = format!("s/{i}");
+            if scan(t, &source, &mut ev, &mut scratch) {
+                scanned += 1;
+            } else if let Ok(v) = serde_json::from_str::<Value>(t) {
+                walk(&v, &mut String::new(), &source, &mut ev);
+            }
+        }
+        (ev, scanned)
+    }
+
+    fn assert_same(texts: &[String]) -> usize {
+        let want = by_parsing(texts);
+        let (got, scanned) = by_scanning(texts);
+        assert_eq!(got.view(), want.view(), "texts: {texts:?}");
+        scanned
+    }
+
+    #[test]
+    fn scanned_canonical_text_gives_the_parsed_evidence_with_carriers_from_later_ids() {
+        // `id` sorts after `email`: the leaf's carrier is only known once the object is read.
+        let texts = [
+            r#"{"data":[{"email":"a@x.io","id":7,"kind":"user"},{"email":"b@x.io","id":"u2","kind":"user"}],"page":1}"#,
+            r#"{"data":[{"email":"c@x.io","id":9,"kind":"user","owner":{"name":"Jo"}}]}"#,
+            r#"["top","level"]"#,
+        ]
+        .map(String::from);
+        assert_eq!(assert_same(&texts), 3);
+        let (ev, _) = by_scanning(&texts);
+        assert!(
+            ev.column("/data/*/kind")
+                .is_some_and(|c| c.is_enum_value("user"))
+        );
+    }
+
+    #[test]
+    fn text_the_scanner_is_unsure_of_goes_to_the_parser_with_the_same_evidence() {
+        let texts = [
+            r#"{"id":"a","id":"b","v":"x"}"#, // repeated key: the parser keeps the last
+            r#"{"b":"x","a":"y","id":"c"}"#,  // unsorted keys
+            r#"{"n":1e400,"v":"never"}"#,     // out of range: the parser rejects the body
+            r#"{"n":1.5E3,"id":2.5e1,"v":"x"}"#, // exponents
+            r#"{"v":"x"} trailing"#,          // not one value
+            r#"{"v":"\ud800"}"#,              // lone surrogate escape
+            "{\"v\":\"tab\there\"}",          // raw control character
+            r#"{"v":"esc\"aped\u00e9\n","id":"q\\1"}"#,
+            r#"{"id":123456789012345678901234,"v":"x"}"#, // integer past u64
+            r#"{"id":-0,"v":"y"}"#,
+            r#"{"id":01,"v":"z"}"#, // leading zero: invalid
+            " {\n \"v\" : [ \"spaced\" , true , null , false , -1.25 ] } ",
+        ]
+        .map(String::from);
+        assert_same(&texts);
+        let deep = format!("{}\"x\"{}", "[".repeat(130), "]".repeat(130));
+        let deep_ok = format!("{}\"x\"{}", "[".repeat(90), "]".repeat(90));
+        assert_same(&[deep, deep_ok]);
+    }
+
+    #[test]
+    fn columns_past_the_value_cap_overflow_in_the_same_order() {
+        let body = |i: usize| {
+            let items: Vec<String> = (0..40)
+                .map(|j| format!(r#"{{"id":{j},"v":"val{}"}}"#, (i * 7 + j) % 90))
+                .collect();
+            format!("[{}]", items.join(","))
+        };
+        let texts: Vec<String> = (0..5).map(body).collect();
+        assert_eq!(assert_same(&texts), 5);
+    }
+
+    fn arb_string() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("user".to_string()),
+            Just("Jane Doe".to_string()),
+            Just("a@b.io".to_string()),
+            Just("é\u{1}\n\"q\\".to_string()),
+            Just(String::new()),
+            "[a-c]{1,3}",
+        ]
+    }
+
+    fn arb_key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => Just("id".to_string()),
+            1 => Just("name".to_string()),
+            1 => Just("a/b".to_string()),
+            1 => Just("ü".to_string()),
+            1 => Just("k\"".to_string()),
+            4 => "[a-e]{1,2}",
+        ]
+    }
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            4 => arb_string().prop_map(Value::String),
+            1 => any::<i64>().prop_map(Value::from),
+            1 => any::<u64>().prop_map(Value::from),
+            1 => (-1e12f64..1e12).prop_map(Value::from),
+            1 => any::<f64>().prop_map(Value::from),
+            1 => any::<bool>().prop_map(Value::Bool),
+            1 => Just(Value::Null),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((arb_key(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The scanner (with its parser fallback) builds exactly the evidence parsing every
+        /// body builds: canonical text (what the model stores), insertion-ordered text and
+        /// pretty-printed text.
+        #[test]
+        fn scanning_builds_the_evidence_parsing_builds(bodies in prop::collection::vec(arb_json(), 1..6)) {
+            let mut texts = Vec::new();
+            for b in &bodies {
+                texts.push(wraith_model::JsonText::from_value(b.clone()).as_str().to_string());
+                texts.push(serde_json::to_string(b).unwrap_or_default());
+                texts.push(serde_json::to_string_pretty(b).unwrap_or_default());
+            }
+            assert_same(&texts);
+        }
     }
 }
