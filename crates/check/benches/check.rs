@@ -239,3 +239,37 @@ fn linode_judge_only_perfect_twin(bencher: Bencher<'_, '_>) {
             r
         });
 }
+
+/// What labelling the failures and computing the ceiling adds to a run
+/// ([`wraith_check::causes::annotate`], which every replay driver calls once at the end): the
+/// report of one replay, annotated again per iteration.
+fn bench_causes(bencher: Bencher<'_, '_>, corpus: &str, base: &str) {
+    let sessions = support::har_sessions(corpus, base, None);
+    let model = support::synth(&sessions, corpus, base);
+    let all: Vec<_> = sessions.iter().collect();
+    let exchanges: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
+    let report = support::check(&model, &all);
+    bencher
+        .counter(ItemsCount::new(exchanges))
+        .with_inputs(|| report.clone())
+        .bench_local_values(|mut r| {
+            wraith_check::causes::annotate(
+                &mut r,
+                &model,
+                &all,
+                &[],
+                &wraith_check::DiffOptions::default(),
+            );
+            r
+        });
+}
+
+#[divan::bench(sample_count = 10)]
+fn linode_causes_only(bencher: Bencher<'_, '_>) {
+    bench_causes(bencher, "linode", "https://api.linode.com/v4beta");
+}
+
+#[divan::bench(sample_count = 10)]
+fn mastodon_causes_only(bencher: Bencher<'_, '_>) {
+    bench_causes(bencher, "mastodon", "http://localhost:3000");
+}

@@ -40,7 +40,7 @@ use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node};
 use wraith_recording::RecordedSession;
 
 use crate::idmap::IdMap;
-use crate::judge::{DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, judge_with_cache};
+use crate::judge::{Body, DiffOptions, ExpectedBody, ModelIndex, Observed, judge_with_cache};
 use crate::report::{Report, ratio_bp};
 
 /// Why a failing exchange failed (the first that applies, in this order).
@@ -130,6 +130,8 @@ pub fn annotate(
         ..diff.clone()
     };
     let mut answers = Answers::default();
+    // Distinct answers parsed once, shared by the id step and the judge.
+    let mut bodies: BTreeMap<usize, ExpectedBody> = BTreeMap::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut keys: Vec<[u8; 32]> = Vec::new();
     let mut minted: Vec<Minted> = Vec::new();
@@ -175,8 +177,11 @@ pub fn annotate(
                 report_pos,
             });
             keys.push(hasher_state);
-            // Ids this answer mints, for the later requests of the session.
-            if let Some(r) = route.as_deref().and_then(|n| index.route(n)) {
+            // Ids this answer mints, for the later requests of the session (none after the
+            // last one).
+            if xi + 1 < s.exchanges.len()
+                && let Some(r) = route.as_deref().and_then(|n| index.route(n))
+            {
                 let templates: Vec<&Node> = r
                     .variants
                     .iter()
@@ -187,11 +192,14 @@ pub fn annotate(
                     })
                     .collect();
                 if !templates.is_empty()
-                    && let Ok(body) = serde_json::from_slice::<Value>(&ex.response_body())
+                    && let Body::Json(body) = &bodies
+                        .entry(answer)
+                        .or_insert_with(|| ExpectedBody::of(ex))
+                        .body
                 {
                     let mut found = Vec::new();
                     for t in templates {
-                        collect_generated(t, &body, &mut found);
+                        collect_generated(t, body, &mut found);
                     }
                     for v in found {
                         if let Some(tok) = token(&v)
@@ -220,8 +228,8 @@ pub fn annotate(
         entries: &entries,
         minted: &minted,
         memo: BTreeMap::new(),
-        cache: DiffCache::default(),
-        bodies: BTreeMap::new(),
+        bodies,
+        leaked: BTreeMap::new(),
     };
 
     // Causes, in report order.
@@ -352,8 +360,10 @@ struct PairJudge<'a, 'm> {
     entries: &'a [Entry],
     minted: &'a [Minted],
     memo: BTreeMap<(usize, usize), bool>,
-    cache: DiffCache,
+    /// Every distinct answer judged so far, parsed once (either side of a comparison).
     bodies: BTreeMap<usize, ExpectedBody>,
+    /// Whether an answer holds a template placeholder (the judge's refusal rule).
+    leaked: BTreeMap<usize, bool>,
 }
 
 impl PairJudge<'_, '_> {
@@ -374,11 +384,28 @@ impl PairJudge<'_, '_> {
         let v = if xa.response.status != xb.response.status {
             false
         } else {
-            let mut body = xa.response_body();
+            self.bodies
+                .entry(ea.answer)
+                .or_insert_with(|| ExpectedBody::of(xa));
+            self.bodies
+                .entry(eb.answer)
+                .or_insert_with(|| ExpectedBody::of(xb));
+            let leaked = *self.leaked.entry(ea.answer).or_insert_with(|| {
+                self.bodies
+                    .get(&ea.answer)
+                    .is_some_and(|x| crate::judge::leaked_placeholder_in(&x.bytes).is_some())
+            });
+            let (Some(twin_side), Some(expected)) =
+                (self.bodies.get(&ea.answer), self.bodies.get(&eb.answer))
+            else {
+                return false;
+            };
+            // The ids `a`'s session minted earlier, as `b`'s session minted them.
             let ids_a = &self.minted[ea.session][..ea.minted_before];
             let ids_b = &self.minted[eb.session][..eb.minted_before];
+            let mut mapped = None;
             if !ids_a.is_empty()
-                && let Ok(mut tree) = serde_json::from_slice::<Value>(&body)
+                && let Body::Json(tree) = &twin_side.body
             {
                 let mut map = IdMap::new();
                 for (x, y) in ids_a.iter().zip(ids_b) {
@@ -386,12 +413,17 @@ impl PairJudge<'_, '_> {
                         map.assign(t, y.clone());
                     }
                 }
+                let mut tree = tree.clone();
                 if map.rewrite_value(&mut tree)
                     && let Ok(bytes) = serde_json::to_vec(&tree)
                 {
-                    body = bytes;
+                    mapped = Some((bytes, Body::Json(tree)));
                 }
             }
+            let (body, actual) = match &mapped {
+                Some((bytes, tree)) => (bytes.clone(), tree),
+                None => (twin_side.bytes.clone(), &twin_side.body),
+            };
             let headers = xa
                 .response_header("content-type")
                 .or(xa.response.content_type.as_deref())
@@ -405,24 +437,20 @@ impl PairJudge<'_, '_> {
                 route: eb.route.clone(),
                 replay: None,
             };
-            let expected = self
-                .bodies
-                .entry(eb.answer)
-                .or_insert_with(|| ExpectedBody::of(xb));
             let source = format!(
                 "{}/{}",
                 sb.manifest.session_id, xb.correlation.exchange_index
             );
-            judge_with_cache(
-                self.index,
-                &source,
-                xb,
-                expected,
-                &obs,
-                self.opts,
-                Some(&mut self.cache),
-            )
-            .passed()
+            let quick = crate::judge::passes(
+                self.index, &source, xb, expected, &obs, actual, leaked, self.opts,
+            );
+            // Debug builds (the tests) check the short judgement against the full one.
+            debug_assert_eq!(
+                quick,
+                judge_with_cache(self.index, &source, xb, expected, &obs, self.opts, None).passed(),
+                "the short judgement differs from the full one on {source}"
+            );
+            quick
         };
         self.memo.insert((ea.answer, eb.answer), v);
         v

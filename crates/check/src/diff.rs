@@ -380,6 +380,21 @@ impl<'c> BodyDiff<'c> {
         self.generated_pairs.take().unwrap_or_default()
     }
 
+    /// Only find out whether anything diverges: count without recording, and stop walking at
+    /// the first divergence (read the outcome with [`Self::found_any`]). The walk takes the
+    /// same decisions as a full one (list pairings are costed with their own limits), so it
+    /// finds a divergence exactly when the full walk finds one.
+    pub(crate) fn stop_at_first(&mut self) {
+        self.dry_run = true;
+        self.dry_count = 0;
+        self.dry_limit = 0;
+    }
+
+    /// After a [`Self::stop_at_first`] run: some position diverged.
+    pub(crate) fn found_any(&self) -> bool {
+        self.dry_count > 0
+    }
+
     /// Compare `expected` (recorded) against `actual` (twin) under `template`.
     pub fn run(&mut self, template: Option<&Node>, expected: &Value, actual: &Value) {
         let mut segs = Vec::new();

@@ -386,6 +386,77 @@ pub fn judge_with_cache(
     v
 }
 
+/// Whether `obs` passes `ex`'s recording: `judge_with_cache(..).passed()`, found by stopping
+/// at the first divergence of the body walk instead of listing them all (the causes compare
+/// many large recorded answers with each other and need only the yes or no). Falls back to the
+/// full judgement for what the short way does not cover: refusals, `[[diff.suppress]]` rules,
+/// user `echoed` classes, outbound or self-URL rewrites, non-JSON bodies.
+///
+/// `actual` is `parse_body(&obs.body)` and `leaked` is `leaked_placeholder_in(&obs.body)
+/// .is_some()`, computed once per answer by the caller (an answer is compared with many).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn passes(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    actual: &Body,
+    leaked: bool,
+    opts: &DiffOptions,
+) -> bool {
+    let full = || judge_with_cache(index, source, ex, expected, obs, opts, None).passed();
+    let rules = opts.rules.as_deref();
+    if rules.is_some_and(|r| !r.suppress.is_empty() || r.has_user_echo())
+        || opts.outbound.is_some()
+        || opts.self_url_rewrite.is_some()
+        || obs.provenance == Some(Provenance::Miss)
+        || obs.status == 501
+        || leaked
+    {
+        return full();
+    }
+    if ex.response.status != obs.status {
+        return false;
+    }
+    if !opts
+        .ignore_headers
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case("content-type"))
+        && (!expected.bytes.is_empty() || !obs.body.is_empty())
+    {
+        let exp = ex
+            .response_header("content-type")
+            .or(ex.response.content_type.as_deref());
+        let act = obs
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str());
+        match (exp, act) {
+            (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
+            (None, None) => {}
+            _ => return false,
+        }
+    }
+    if ex.request.method.eq_ignore_ascii_case("HEAD") || obs.body == expected.bytes {
+        return true;
+    }
+    let (Body::Json(e), Body::Json(a)) = (&expected.body, actual) else {
+        return full();
+    };
+    let (template, fields) = if obs.replay.is_some() {
+        (None, None)
+    } else {
+        (pick_template(index, obs, actual), rules)
+    };
+    let echo = echo_context(ex, obs);
+    let mut d = BodyDiff::new(&echo).with_fields(fields);
+    d.stop_at_first();
+    d.run(template, e, a);
+    !d.found_any()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn judge_unsuppressed(
     index: &ModelIndex<'_>,
@@ -936,7 +1007,7 @@ fn echo_sources(node: &Node, out: &mut Vec<EchoSource>) {
 }
 
 /// A leaked template placeholder in the answer's text, if any.
-fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
+pub(crate) fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
     std::str::from_utf8(body).ok().and_then(leaked_placeholder)
 }
 

@@ -17,6 +17,10 @@
 //! - [`authored`] is the authored-output gate: a Lua handler's answers compared with the shape
 //!   of the recordings (`authored_deviation`), and the `[[deviations]]` that mark intended ones.
 //! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
+//! - [`causes::annotate`] says why each failing exchange failed (`unrecorded_route`,
+//!   `recordings_disagree`, `after_earlier_divergence`, `twin`) and computes the ceiling: the
+//!   best score any deterministic twin could reach on the recordings. Every driver calls it
+//!   once the replay is folded ([`run::finish_report`]).
 //! - [`html::render`] draws the self-contained HTML report.
 //! - [`coverage::coverage`] and [`lint::lint`] back `wraith coverage` and `wraith lint`;
 //!   [`provenance::static_provenance`] backs `wraith inspect --provenance`.
