@@ -37,7 +37,7 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
     let mut descending_votes = (0u32, 0u32);
     for entry in &route.exact {
         // The newest successful moment with an items array; parsed here, dropped after.
-        let Some(body) = entry.moments.iter().rev().find_map(|m| match &m.body {
+        let Some(mut body) = entry.moments.iter().rev().find_map(|m| match &m.body {
             RecordedBody::Json { value } if (200..300).contains(&m.status) => value
                 .parse()
                 .ok()
@@ -46,7 +46,10 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
         }) else {
             continue;
         };
-        let Some(items) = json_pointer_get(&body, &shape.items_pointer).and_then(Value::as_array)
+        // Moved out of the parsed body (dropped right after) instead of cloning every item:
+        // the copies were most of a list route's first-use time.
+        let Some(Value::Array(items)) =
+            json_pointer_get_mut(&mut body, &shape.items_pointer).map(Value::take)
         else {
             continue;
         };
@@ -69,7 +72,7 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
             if let Some(k) = item.get(pk).and_then(scalar_key)
                 && seen.insert(k.clone())
             {
-                list.push((k, Arc::new(item.clone())));
+                list.push((k, Arc::new(item)));
             }
         }
     }
