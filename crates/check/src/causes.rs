@@ -143,9 +143,7 @@ pub fn annotate(
     let mut cursor = 0usize;
     for (si, (is_ref, s)) in all.iter().enumerate() {
         let sid = &s.manifest.session_id;
-        let mut norm = IdMap::new();
-        let mut ids: Minted = Vec::new();
-        let mut hasher_state = [0u8; 32];
+        let mut history = History::default();
         for (xi, ex) in s.exchanges.iter().enumerate() {
             let idx = ex.correlation.exchange_index;
             let mut report_pos = None;
@@ -157,10 +155,7 @@ pub fn annotate(
                 report_pos = Some(cursor);
                 cursor += 1;
             }
-            let mut req = crate::run::request_of(ex);
-            norm.rewrite(&mut req);
-            hasher_state =
-                history_step(&hasher_state, &req.method, &req.path, &req.query, &req.body);
+            let key = history.step(crate::run::request_of(ex));
             let route = match report_pos {
                 Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
                 None => index
@@ -173,10 +168,10 @@ pub fn annotate(
                 exchange: xi,
                 route: route.clone(),
                 answer,
-                minted_before: ids.len(),
+                minted_before: history.minted.len(),
                 report_pos,
             });
-            keys.push(hasher_state);
+            keys.push(key);
             // Ids this answer mints, for the later requests of the session (none after the
             // last one).
             if xi + 1 < s.exchanges.len()
@@ -202,18 +197,12 @@ pub fn annotate(
                         collect_generated(t, body, &mut found);
                     }
                     for v in found {
-                        if let Some(tok) = token(&v)
-                            && !tok.is_empty()
-                            && norm.get(&tok).is_none()
-                        {
-                            norm.assign(tok, Value::String(format!("\u{1}id#{}", ids.len())));
-                            ids.push(v);
-                        }
+                        history.mint(v);
                     }
                 }
             }
         }
-        minted.push(ids);
+        minted.push(history.minted);
     }
 
     // Groups of identical histories, in first-seen order.
@@ -472,26 +461,46 @@ fn history_step(prev: &[u8; 32], method: &str, path: &str, query: &str, body: &[
 /// ids in `minted[i]` (minted by the answer to request `i`) renamed by order of first
 /// appearance. Exposed for tests and tools.
 pub fn history_keys(requests: &[wraith_engine::Request], minted: &[Vec<Value>]) -> Vec<[u8; 32]> {
-    let mut norm = IdMap::new();
-    let mut n = 0usize;
-    let mut state = [0u8; 32];
+    let mut history = History::default();
     let mut out = Vec::with_capacity(requests.len());
     for (i, r) in requests.iter().enumerate() {
-        let mut req = r.clone();
-        norm.rewrite(&mut req);
-        state = history_step(&state, &req.method, &req.path, &req.query, &req.body);
-        out.push(state);
+        out.push(history.step(r.clone()));
         for v in minted.get(i).into_iter().flatten() {
-            if let Some(t) = token(v)
-                && !t.is_empty()
-                && norm.get(&t).is_none()
-            {
-                norm.assign(t, Value::String(format!("\u{1}id#{n}")));
-                n += 1;
-            }
+            history.mint(v.clone());
         }
     }
     out
+}
+
+/// One session's request history as it grows: the hash so far, and the ids minted so far.
+#[derive(Default)]
+struct History {
+    /// Minted token → its stand-in (`\u{1}id#<ordinal>`).
+    norm: IdMap,
+    /// Minted ids by ordinal (order of first appearance).
+    minted: Minted,
+    state: [u8; 32],
+}
+
+impl History {
+    /// Extend the history by `req` (minted ids renamed); the key of the history so far.
+    fn step(&mut self, mut req: wraith_engine::Request) -> [u8; 32] {
+        self.norm.rewrite(&mut req);
+        self.state = history_step(&self.state, &req.method, &req.path, &req.query, &req.body);
+        self.state
+    }
+
+    /// An id a recorded answer minted: renamed in later requests unless already known.
+    fn mint(&mut self, v: Value) {
+        if let Some(t) = token(&v)
+            && !t.is_empty()
+            && self.norm.get(&t).is_none()
+        {
+            self.norm
+                .assign(t, Value::String(format!("\u{1}id#{}", self.minted.len())));
+            self.minted.push(v);
+        }
+    }
 }
 
 fn token(v: &Value) -> Option<String> {
