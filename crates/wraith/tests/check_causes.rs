@@ -99,6 +99,10 @@ fn identical_requests_recorded_with_different_answers_fail_as_recordings_disagre
         text.contains("causes: recordings_disagree 1; ceiling 6666"),
         "{text}"
     );
+    assert!(
+        text.contains("GET /v1/regions  [array_length_mismatch 1]  causes: recordings_disagree 1"),
+        "{text}"
+    );
     let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
     assert!(html.contains("recordings_disagree"), "{html}");
     assert!(html.contains("Ceiling"), "{html}");

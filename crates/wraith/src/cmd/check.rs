@@ -1021,13 +1021,22 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
+        let causes: Vec<String> = wraith_check::causes::Cause::ALL
+            .iter()
+            .filter_map(|c| {
+                x.causes
+                    .get(c.as_str())
+                    .map(|n| format!("{} {n}", c.as_str()))
+            })
+            .collect();
         outln!(
-            "  {:>6}/10000  {}/{}  {}  [{}]",
+            "  {:>6}/10000  {}/{}  {}  [{}]  causes: {}",
             x.score_bp,
             x.passed,
             x.exchanges,
             x.route,
-            cats.join(", ")
+            cats.join(", "),
+            causes.join(", ")
         );
     }
     let dims: Vec<String> = r
