@@ -340,15 +340,19 @@ impl Answers {
     }
 }
 
-/// Judges one recorded answer as the twin's answer against another recording, memoized by the
-/// pair of distinct answers.
+/// (twin-side answer, recorded answer, route judging, twin-side bytes after the id mapping when
+/// it changed them).
+type MemoKey = (usize, usize, Option<String>, Option<Vec<u8>>);
+
+/// Judges one recorded answer as the twin's answer against another recording, memoized by
+/// [`MemoKey`].
 struct PairJudge<'a, 'm> {
     index: &'a ModelIndex<'m>,
     opts: &'a DiffOptions,
     all: &'a [(bool, &'a RecordedSession)],
     entries: &'a [Entry],
     minted: &'a [Minted],
-    memo: BTreeMap<(usize, usize), bool>,
+    memo: BTreeMap<MemoKey, bool>,
     /// Every distinct answer judged so far, parsed once (either side of a comparison).
     bodies: BTreeMap<usize, ExpectedBody>,
     /// Whether an answer holds a template placeholder (the judge's refusal rule).
@@ -364,7 +368,12 @@ impl PairJudge<'_, '_> {
         if ea.answer == eb.answer {
             return true;
         }
-        if let Some(&v) = self.memo.get(&(ea.answer, eb.answer)) {
+        // Keyed by both answers, the route judging, and the answer as rewritten with the other
+        // session's ids (when that changed it).
+        let mut key: MemoKey = (ea.answer, eb.answer, eb.route.clone(), None);
+        if ea.minted_before == 0
+            && let Some(&v) = self.memo.get(&key)
+        {
             return v;
         }
         let xa = &self.all[ea.session].1.exchanges[ea.exchange];
@@ -409,6 +418,12 @@ impl PairJudge<'_, '_> {
                     mapped = Some((bytes, Body::Json(tree)));
                 }
             }
+            if ea.minted_before > 0 {
+                key.3 = mapped.as_ref().map(|m| m.0.clone());
+                if let Some(&v) = self.memo.get(&key) {
+                    return v;
+                }
+            }
             let (body, actual) = match &mapped {
                 Some((bytes, tree)) => (bytes.clone(), tree),
                 None => (twin_side.bytes.clone(), &twin_side.body),
@@ -441,7 +456,7 @@ impl PairJudge<'_, '_> {
             );
             quick
         };
-        self.memo.insert((ea.answer, eb.answer), v);
+        self.memo.insert(key, v);
         v
     }
 }
