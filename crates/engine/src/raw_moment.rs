@@ -65,13 +65,28 @@ impl Verdicts {
     }
 }
 
-/// ASCII case-insensitive substring test without lowercasing a copy of `hay`.
+/// ASCII case-insensitive substring test without lowercasing a copy of `hay`. Candidate
+/// starts are found with `memchr2` on the needle's first byte in both cases, so a body is
+/// scanned at memchr speed rather than compared window by window (every moment's verdict
+/// asks this of its whole text).
 pub(crate) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    if n.is_empty() {
+    let Some((&first, rest)) = n.split_first() else {
         return true;
-    }
-    h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    };
+    let Some(last_start) = h.len().checked_sub(n.len()) else {
+        return false;
+    };
+    let starts = h.get(..=last_start).unwrap_or_default();
+    memchr::memchr2_iter(
+        first.to_ascii_lowercase(),
+        first.to_ascii_uppercase(),
+        starts,
+    )
+    .any(|i| {
+        h.get(i + 1..i + n.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(rest))
+    })
 }
 
 #[cfg(test)]
@@ -89,6 +104,31 @@ mod tests {
             "https://api.example.com"
         ));
         assert!(!contains_ignore_ascii_case("short", "longer needle"));
+        assert!(contains_ignore_ascii_case("anything", ""));
+        assert!(contains_ignore_ascii_case("exact", "EXACT"));
+        assert!(!contains_ignore_ascii_case("", "x"));
+    }
+
+    /// The window-by-window search the memchr version replaced.
+    fn contains_ignore_ascii_case_windows(hay: &str, needle: &str) -> bool {
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        if n.is_empty() {
+            return true;
+        }
+        h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn origin_search_answers_as_the_window_search(
+            hay in "[aAbB:/.\\-é]{0,40}",
+            needle in "[aAbB:/.\\-é]{0,5}",
+        ) {
+            proptest::prop_assert_eq!(
+                contains_ignore_ascii_case(&hay, &needle),
+                contains_ignore_ascii_case_windows(&hay, &needle)
+            );
+        }
     }
 
     fn engine() -> crate::Engine {
