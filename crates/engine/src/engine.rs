@@ -1757,7 +1757,7 @@ impl Engine {
         let verbatim = match text.parse() {
             Ok(mut tree) => {
                 sort_keys(&mut tree);
-                let canonical = crate::raw_moment::serializes_to(&tree, text.as_str());
+                let canonical = serde_json::to_string(&tree).is_ok_and(|t| t == text.as_str());
                 canonical && {
                     let origins = Origins::default();
                     let ctx = outbound::BodyCtx {

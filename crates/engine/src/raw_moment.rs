@@ -65,30 +65,6 @@ impl Verdicts {
     }
 }
 
-/// Whether `tree` serializes (compact, as `serde_json::to_string`) to exactly `text`. Compared
-/// while serializing, stopping at the first differing byte, instead of building the whole
-/// serialization to compare it: every moment's verdict asks this of its text.
-pub(crate) fn serializes_to(tree: &serde_json::Value, text: &str) -> bool {
-    /// Consumes the expected bytes as they are written; fails at the first difference.
-    struct Expect<'a>(&'a [u8]);
-    impl std::io::Write for Expect<'_> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            match self.0.strip_prefix(buf) {
-                Some(rest) => {
-                    self.0 = rest;
-                    Ok(buf.len())
-                }
-                None => Err(std::io::Error::other("differs")),
-            }
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut expect = Expect(text.as_bytes());
-    serde_json::to_writer(&mut expect, tree).is_ok() && expect.0.is_empty()
-}
-
 /// ASCII case-insensitive substring test without lowercasing a copy of `hay`. Candidate
 /// starts are found with `memchr2` on the needle's first byte in both cases, so a body is
 /// scanned at memchr speed rather than compared window by window (every moment's verdict
@@ -143,27 +119,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The comparing writer agrees with serializing in full and comparing, on texts that
-        /// are the serialization, a prefix of it, or it with a byte appended or changed.
-        #[test]
-        fn serializes_to_answers_as_comparing_the_serialization(
-            words in proptest::collection::vec("[a-c\"é]{0,4}", 0..6),
-            n in proptest::num::i64::ANY,
-            cut in 0usize..64,
-            edit in 0u8..4,
-        ) {
-            let tree = serde_json::json!({"w": words, "n": n, "f": (n as f64) / 7.0});
-            let full = serde_json::to_string(&tree).unwrap_or_default();
-            let mut text = full.clone();
-            match edit {
-                0 => {}
-                1 => text.truncate(text.floor_char_boundary(cut.min(text.len()))),
-                2 => text.push(' '),
-                _ => text = text.replacen('w', "x", 1),
-            }
-            proptest::prop_assert_eq!(serializes_to(&tree, &text), full == text);
-        }
-
         #[test]
         fn origin_search_answers_as_the_window_search(
             hay in "[aAbB:/.\\-é]{0,40}",
