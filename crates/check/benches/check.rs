@@ -241,24 +241,29 @@ fn linode_judge_only_perfect_twin(bencher: Bencher<'_, '_>) {
 }
 
 /// What labelling the failures and computing the ceiling adds to a run
-/// ([`wraith_check::causes::annotate`], which every replay driver calls once at the end): the
-/// report of one replay, annotated again per iteration.
+/// ([`wraith_check::causes::annotate_parsed`], which every replay driver calls once at the end,
+/// with the recorded bodies the replay parsed): the report of one replay, annotated again per
+/// iteration.
 fn bench_causes(bencher: Bencher<'_, '_>, corpus: &str, base: &str) {
     let sessions = support::har_sessions(corpus, base, None);
     let model = support::synth(&sessions, corpus, base);
     let all: Vec<_> = sessions.iter().collect();
     let exchanges: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
     let report = support::check(&model, &all);
+    // The bodies the replay parsed, as the run hands them to the step.
+    let prepared = wraith_check::prepare(&all);
+    let parsed = |s: usize, x: usize| prepared.body(s, x);
     bencher
         .counter(ItemsCount::new(exchanges))
         .with_inputs(|| report.clone())
         .bench_local_values(|mut r| {
-            wraith_check::causes::annotate(
+            wraith_check::causes::annotate_parsed(
                 &mut r,
                 &model,
                 &all,
                 &[],
                 &wraith_check::DiffOptions::default(),
+                &parsed,
             );
             r
         });

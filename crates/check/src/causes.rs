@@ -94,7 +94,7 @@ pub struct Ceiling {
 }
 
 /// A recorded exchange of a replayed or reference session.
-struct Entry {
+struct Entry<'a> {
     session: usize,
     exchange: usize,
     /// Route name whose templates judge it (`None`: no template).
@@ -105,6 +105,8 @@ struct Entry {
     minted_before: usize,
     /// Position in `report.exchanges` (replayed and judged only).
     report_pos: Option<usize>,
+    /// The recorded body as the replay already parsed it, when it did.
+    parsed: Option<&'a ExpectedBody>,
 }
 
 /// One session's minted ids, in order of first appearance.
@@ -123,23 +125,67 @@ pub fn annotate(
     reference: &[&RecordedSession],
     diff: &DiffOptions,
 ) {
+    annotate_parsed(report, model, sessions, reference, diff, &|_, _| None);
+}
+
+/// [`annotate`] reusing the recorded bodies the replay already parsed: `parsed(s, x)` is the
+/// body of exchange `x` (position in `sessions[s].exchanges`) when the replay holds it. A body
+/// whose length is not the recorded one is ignored (parsed here instead), so a wrong lookup
+/// costs time, never a different report.
+pub fn annotate_parsed<'p>(
+    report: &mut Report,
+    model: &Model,
+    sessions: &[&RecordedSession],
+    reference: &[&RecordedSession],
+    diff: &DiffOptions,
+    parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
+) {
     let index = ModelIndex::new(model);
     let opts = DiffOptions {
         outbound: None,
         self_url_rewrite: None,
         ..diff.clone()
     };
-    let mut answers = Answers::default();
-    // Distinct answers parsed once, shared by the id step and the judge.
-    let mut bodies: BTreeMap<usize, ExpectedBody> = BTreeMap::new();
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut keys: Vec<[u8; 32]> = Vec::new();
-    let mut minted: Vec<Minted> = Vec::new();
     let all: Vec<(bool, &RecordedSession)> = sessions
         .iter()
         .map(|s| (false, *s))
         .chain(reference.iter().map(|s| (true, *s)))
         .collect();
+    // Every exchange's recorded body: the replay's parse, else joined here (not parsed: most
+    // are only compared as bytes).
+    let given: Vec<Vec<Option<&ExpectedBody>>> = all
+        .iter()
+        .enumerate()
+        .map(|(si, (is_ref, s))| {
+            s.exchanges
+                .iter()
+                .enumerate()
+                .map(|(xi, ex)| {
+                    if *is_ref {
+                        return None;
+                    }
+                    parsed(si, xi).filter(|b| b.bytes.len() == crate::run::recorded_body_len(ex))
+                })
+                .collect()
+        })
+        .collect();
+    let joined: Vec<Vec<Option<Vec<u8>>>> = all
+        .iter()
+        .zip(&given)
+        .map(|((_, s), g)| {
+            s.exchanges
+                .iter()
+                .zip(g)
+                .map(|(ex, g)| g.is_none().then(|| ex.response_body()))
+                .collect()
+        })
+        .collect();
+    let mut answers = Answers::default();
+    // Distinct answers parsed once, shared by the id step and the judge.
+    let mut bodies: BTreeMap<usize, Parsed<'_>> = BTreeMap::new();
+    let mut entries: Vec<Entry<'_>> = Vec::new();
+    let mut keys: Vec<[u8; 32]> = Vec::new();
+    let mut minted: Vec<Minted> = Vec::new();
     let mut cursor = 0usize;
     for (si, (is_ref, s)) in all.iter().enumerate() {
         let sid = &s.manifest.session_id;
@@ -155,14 +201,20 @@ pub fn annotate(
                 report_pos = Some(cursor);
                 cursor += 1;
             }
-            let key = history.step(crate::run::request_of(ex));
+            let key = history.step_exchange(ex);
             let route = match report_pos {
                 Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
                 None => index
                     .route_of_source(&format!("{sid}/{idx}"))
                     .map(|r| format!("{} {}", r.method, r.path)),
             };
-            let answer = answers.intern(ex);
+            let given_body = given[si][xi];
+            let bytes: &[u8] = match (given_body, &joined[si][xi]) {
+                (Some(b), _) => &b.bytes,
+                (None, Some(j)) => j,
+                (None, None) => &[],
+            };
+            let answer = answers.intern(ex, bytes);
             entries.push(Entry {
                 session: si,
                 exchange: xi,
@@ -170,6 +222,7 @@ pub fn annotate(
                 answer,
                 minted_before: history.minted.len(),
                 report_pos,
+                parsed: given_body,
             });
             keys.push(key);
             // Ids this answer mints, for the later requests of the session (none after the
@@ -189,7 +242,8 @@ pub fn annotate(
                 if !templates.is_empty()
                     && let Body::Json(body) = &bodies
                         .entry(answer)
-                        .or_insert_with(|| ExpectedBody::of(ex))
+                        .or_insert_with(|| Parsed::of(given_body, ex))
+                        .get()
                         .body
                 {
                     let mut found = Vec::new();
@@ -320,23 +374,47 @@ pub fn annotate(
 /// Search nodes the exact clique search may visit per group before it settles for greedy.
 const CLIQUE_BUDGET: u64 = 200_000;
 
-/// The distinct recorded answers of a run: status, content type and body bytes.
+/// The distinct recorded answers of a run: status, content type and body bytes (borrowed from
+/// the recordings' bodies, never copied).
 #[derive(Default)]
-struct Answers {
-    by_bytes: BTreeMap<(u16, Option<String>, Vec<u8>), usize>,
+struct Answers<'a> {
+    by_bytes: BTreeMap<(u16, Option<&'a str>, &'a [u8]), usize>,
 }
 
-impl Answers {
-    fn intern(&mut self, ex: &wraith_recording::Exchange) -> usize {
+impl<'a> Answers<'a> {
+    /// The answer of `ex`, whose recorded body is `body`.
+    fn intern(&mut self, ex: &'a wraith_recording::Exchange, body: &'a [u8]) -> usize {
         let ct = ex
             .response_header("content-type")
-            .or(ex.response.content_type.as_deref())
-            .map(str::to_string);
+            .or(ex.response.content_type.as_deref());
         let next = self.by_bytes.len();
         *self
             .by_bytes
-            .entry((ex.response.status, ct, ex.response_body()))
+            .entry((ex.response.status, ct, body))
             .or_insert(next)
+    }
+}
+
+/// A distinct answer's recorded body, parsed: the replay's parse when it has one, else parsed
+/// here on first need.
+enum Parsed<'a> {
+    Given(&'a ExpectedBody),
+    Own(ExpectedBody),
+}
+
+impl<'a> Parsed<'a> {
+    fn of(given: Option<&'a ExpectedBody>, ex: &wraith_recording::Exchange) -> Parsed<'a> {
+        match given {
+            Some(b) => Parsed::Given(b),
+            None => Parsed::Own(ExpectedBody::of(ex)),
+        }
+    }
+
+    fn get(&self) -> &ExpectedBody {
+        match self {
+            Parsed::Given(b) => b,
+            Parsed::Own(b) => b,
+        }
     }
 }
 
@@ -350,11 +428,11 @@ struct PairJudge<'a, 'm> {
     index: &'a ModelIndex<'m>,
     opts: &'a DiffOptions,
     all: &'a [(bool, &'a RecordedSession)],
-    entries: &'a [Entry],
+    entries: &'a [Entry<'a>],
     minted: &'a [Minted],
     memo: BTreeMap<MemoKey, bool>,
     /// Every distinct answer judged so far, parsed once (either side of a comparison).
-    bodies: BTreeMap<usize, ExpectedBody>,
+    bodies: BTreeMap<usize, Parsed<'a>>,
     /// Whether an answer holds a template placeholder (the judge's refusal rule).
     leaked: BTreeMap<usize, bool>,
 }
@@ -384,18 +462,19 @@ impl PairJudge<'_, '_> {
         } else {
             self.bodies
                 .entry(ea.answer)
-                .or_insert_with(|| ExpectedBody::of(xa));
+                .or_insert_with(|| Parsed::of(ea.parsed, xa));
             self.bodies
                 .entry(eb.answer)
-                .or_insert_with(|| ExpectedBody::of(xb));
+                .or_insert_with(|| Parsed::of(eb.parsed, xb));
             let leaked = *self.leaked.entry(ea.answer).or_insert_with(|| {
                 self.bodies
                     .get(&ea.answer)
-                    .is_some_and(|x| crate::judge::leaked_placeholder_in(&x.bytes).is_some())
+                    .is_some_and(|x| crate::judge::leaked_placeholder_in(&x.get().bytes).is_some())
             });
-            let (Some(twin_side), Some(expected)) =
-                (self.bodies.get(&ea.answer), self.bodies.get(&eb.answer))
-            else {
+            let (Some(twin_side), Some(expected)) = (
+                self.bodies.get(&ea.answer).map(Parsed::get),
+                self.bodies.get(&eb.answer).map(Parsed::get),
+            ) else {
                 return false;
             };
             // The ids `a`'s session minted earlier, as `b`'s session minted them.
@@ -503,6 +582,35 @@ impl History {
         self.norm.rewrite(&mut req);
         self.state = history_step(&self.state, &req.method, &req.path, &req.query, &req.body);
         self.state
+    }
+
+    /// [`History::step`] with the request of a recorded exchange: hashed straight from the
+    /// recording while no id was minted (the rename cannot change it); else only the parts the
+    /// rename reads (path, query, body and its content type) are copied into a request — the
+    /// same content type [`crate::run::request_of`] would give it, so the key is the same.
+    fn step_exchange(&mut self, ex: &wraith_recording::Exchange) -> [u8; 32] {
+        let r = &ex.request;
+        if self.norm.is_empty() {
+            self.state = history_step(&self.state, &r.method, &r.path, &r.query, &r.body);
+            return self.state;
+        }
+        let ct = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .flat_map(|(_, vs)| vs.iter())
+            .next()
+            .or(r.content_type.as_ref());
+        let req = wraith_engine::Request {
+            method: r.method.clone(),
+            path: r.path.clone(),
+            query: r.query.clone(),
+            headers: ct
+                .map(|c| vec![("content-type".to_string(), c.clone())])
+                .unwrap_or_default(),
+            body: bytes::Bytes::from(r.body.clone()),
+        };
+        self.step(req)
     }
 
     /// An id a recorded answer minted: renamed in later requests unless already known.
@@ -660,6 +768,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+    use wraith_recording::Exchange;
 
     fn req(method: &str, path: &str, body: &str) -> wraith_engine::Request {
         wraith_engine::Request {
@@ -709,6 +818,92 @@ mod tests {
         );
         // Each step extends the previous one: a longer history never equals a shorter one.
         assert_ne!(ka[0], ka[1]);
+    }
+
+    fn recorded(path: &str, headers: &[(&str, &str)], ct: Option<&str>, body: &str) -> Exchange {
+        let mut h = wraith_recording::exchange::Headers::default();
+        for (k, v) in headers {
+            h.entry((*k).to_string())
+                .or_default()
+                .push((*v).to_string());
+        }
+        Exchange {
+            protocol: "http".into(),
+            request: wraith_recording::exchange::RecordedRequest {
+                method: "POST".into(),
+                path: path.into(),
+                query: "note=n1&x=1".into(),
+                headers: h,
+                body: body.as_bytes().to_vec(),
+                content_type: ct.map(str::to_string),
+                origin: Some("https://other.example:8443".into()),
+            },
+            response: wraith_recording::exchange::RecordedResponse {
+                status: 200,
+                headers: Default::default(),
+                content_type: None,
+            },
+            frames: Vec::new(),
+            timing: Default::default(),
+            correlation: Default::default(),
+            safety: Default::default(),
+            content: Default::default(),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn history_of_a_recorded_exchange_equals_the_history_of_its_engine_request() {
+        // The short path reads only the parts the rename reads; the key must be the one the
+        // whole engine request gives, before and after ids were minted, whichever header or
+        // field carries the content type (a multipart body is never rewritten, a form is).
+        let cases = [
+            recorded(
+                "/notes/n1",
+                &[],
+                Some("application/json"),
+                r#"{"note":"n1"}"#,
+            ),
+            recorded(
+                "/notes/n1",
+                &[("Content-Type", "multipart/form-data; b=x")],
+                Some("application/json"),
+                r#"{"note":"n1"}"#,
+            ),
+            recorded(
+                "/notes/n1",
+                &[("content-type", "application/x-www-form-urlencoded")],
+                None,
+                "note=n1",
+            ),
+            recorded(
+                "/notes/n1",
+                &[("X-Other", "1")],
+                Some("text/plain"),
+                "note=n1",
+            ),
+            recorded(
+                "/notes/n1",
+                &[("Content-Type", "multipart/form-data")],
+                None,
+                "note=n1",
+            ),
+            recorded("/n1", &[], None, ""),
+        ];
+        let mut short = History::default();
+        let mut whole = History::default();
+        for round in 0..2 {
+            for ex in &cases {
+                assert_eq!(
+                    short.step_exchange(ex),
+                    whole.step(crate::run::request_of(ex)),
+                    "round {round}, {:?}",
+                    ex.request
+                );
+            }
+            short.mint(json!("n1"));
+            whole.mint(json!("n1"));
+        }
     }
 
     #[test]

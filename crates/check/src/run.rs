@@ -175,6 +175,14 @@ pub struct Prepared {
     bodies: Vec<Vec<ExpectedBody>>,
 }
 
+impl Prepared {
+    /// The parsed recorded body of exchange `exchange` (position in its session's `exchanges`)
+    /// of session `session` (position in the sessions prepared from), if prepared.
+    pub fn body(&self, session: usize, exchange: usize) -> Option<&ExpectedBody> {
+        self.bodies.get(session).and_then(|b| b.get(exchange))
+    }
+}
+
 /// Parse every recorded response body of `sessions` once.
 pub fn prepare(sessions: &[&RecordedSession]) -> Prepared {
     Prepared {
@@ -206,11 +214,13 @@ pub fn replay_prepared(
     let index = ModelIndex::new(run.model);
     let mut cache = DiffCache::default();
     let mut b = report_builder(run);
-    for si in 0..run.sessions.len() {
-        let outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
+    let mut parsed: Vec<Vec<(usize, ExpectedBody)>> = vec![Vec::new(); run.sessions.len()];
+    for (si, slot) in parsed.iter_mut().enumerate() {
+        let mut outcome = replay_session(run, &index, prepared, si, twin, &mut cache, progress)?;
+        *slot = std::mem::take(&mut outcome.parsed);
         fold_session(&mut b, run.sessions[si], outcome);
     }
-    Ok(finish_report(run, b))
+    Ok(finish_report_parsed(run, b, prepared, &parsed))
 }
 
 /// The empty report of `run`, set up as every replay driver starts it (one place, so the
@@ -225,8 +235,36 @@ pub fn report_builder(run: &CheckRun<'_>) -> ReportBuilder {
 /// ([`crate::causes::annotate`], folded after the replay in session order, so every driver
 /// and any `--jobs` give the same bytes).
 pub fn finish_report(run: &CheckRun<'_>, b: ReportBuilder) -> Report {
+    finish_report_parsed(run, b, &Prepared::default(), &[])
+}
+
+/// [`finish_report`] reusing the recorded bodies the replay parsed: those of `prepared`, and
+/// `parsed[s]` (the [`SessionOutcome::parsed`] of session `s`), so the causes step parses no
+/// recording again. The report is the same bytes as [`finish_report`]'s.
+pub fn finish_report_parsed(
+    run: &CheckRun<'_>,
+    b: ReportBuilder,
+    prepared: &Prepared,
+    parsed: &[Vec<(usize, ExpectedBody)>],
+) -> Report {
     let mut report = b.finish(run.twin_name, run.mode, run.target);
-    crate::causes::annotate(&mut report, run.model, run.sessions, &[], &run.diff);
+    let lookup = |si: usize, xi: usize| -> Option<&ExpectedBody> {
+        prepared.body(si, xi).or_else(|| {
+            let own = parsed.get(si)?;
+            own.binary_search_by_key(&xi, |(x, _)| *x)
+                .ok()
+                .and_then(|i| own.get(i))
+                .map(|(_, b)| b)
+        })
+    };
+    crate::causes::annotate_parsed(
+        &mut report,
+        run.model,
+        run.sessions,
+        &[],
+        &run.diff,
+        &lookup,
+    );
     report
 }
 
@@ -277,10 +315,16 @@ pub fn replay_parallel<T: Twin>(
     // what arrived early. The first failure in session order ends the run.
     let mut pending: BTreeMap<usize, Result<SessionOutcome, TwinCallError>> = BTreeMap::new();
     let mut fold_next = 0;
+    let mut parsed: Vec<Vec<(usize, ExpectedBody)>> = vec![Vec::new(); n];
     let mut fold_ready = |pending: &mut BTreeMap<usize, Result<SessionOutcome, TwinCallError>>| {
         while let Some(r) = pending.remove(&fold_next) {
             match r {
-                Ok(outcome) => fold_session(&mut b, run.sessions[fold_next], outcome),
+                Ok(mut outcome) => {
+                    if let Some(p) = parsed.get_mut(fold_next) {
+                        *p = std::mem::take(&mut outcome.parsed);
+                    }
+                    fold_session(&mut b, run.sessions[fold_next], outcome);
+                }
                 Err(e) => return Some(e),
             }
             fold_next += 1;
@@ -350,7 +394,7 @@ pub fn replay_parallel<T: Twin>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(finish_report(run, b)),
+        None => Ok(finish_report_parsed(run, b, prepared, &parsed)),
     }
 }
 
@@ -368,6 +412,10 @@ pub struct SessionOutcome {
     pub requests_rewritten: u64,
     /// Recorded ids the twin answered with two different values (the latest was used).
     pub id_ambiguities: u64,
+    /// The recorded bodies this replay parsed (those `prepared` did not cover), by position in
+    /// the session's `exchanges`, ascending: kept for the causes step
+    /// ([`finish_report_parsed`]), which would otherwise parse them again.
+    pub parsed: Vec<(usize, ExpectedBody)>,
 }
 
 /// One recorded exchange of a [`SessionOutcome`].
@@ -408,6 +456,7 @@ pub fn replay_session(
     // Ids flow like a real client's: recorded ids in later requests become the twin's.
     let mut ids = IdMap::new();
     let mut requests_rewritten = 0u64;
+    let mut parsed = Vec::new();
     for (xi, ex) in s.exchanges.iter().enumerate() {
         progress();
         let idx = ex.correlation.exchange_index;
@@ -442,13 +491,10 @@ pub fn replay_session(
             path: ex.request.path.clone(),
             message,
         })?;
-        let parsed_here;
-        let expected = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
+        let mut parsed_here = None;
+        let expected: &ExpectedBody = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
             Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
-            _ => {
-                parsed_here = ExpectedBody::of(ex);
-                &parsed_here
-            }
+            _ => parsed_here.insert(ExpectedBody::of(ex)),
         };
         let mut verdict = judge_with_cache(
             index,
@@ -483,6 +529,9 @@ pub fn replay_session(
             replay_claim: obs.replay.is_some(),
             verdict,
         });
+        if let Some(b) = parsed_here {
+            parsed.push((xi, b));
+        }
     }
     twin.end_session(&ns);
     Ok(SessionOutcome {
@@ -490,6 +539,7 @@ pub fn replay_session(
         steps,
         requests_rewritten,
         id_ambiguities: ids.ambiguities(),
+        parsed,
     })
 }
 
@@ -543,7 +593,7 @@ fn as_sent(ex: &Exchange, req: &Request) -> Exchange {
 
 /// Length of the recorded response body, without joining the frames: a cheap guard that a
 /// prepared body belongs to the exchange it is used for.
-fn recorded_body_len(ex: &Exchange) -> usize {
+pub(crate) fn recorded_body_len(ex: &Exchange) -> usize {
     ex.frames
         .iter()
         .filter(|f| f.direction == "server")

@@ -50,6 +50,41 @@ fn parallel_report_bytes_equal_the_sequential_report() {
     }
 }
 
+/// As `wraith check` runs it (nothing prepared: each recorded body is parsed by the thread
+/// that replays its session, and the causes step reuses those parses) the report is the one
+/// the run with every body prepared up front builds, on one thread or several.
+#[test]
+fn report_bytes_do_not_depend_on_where_the_recorded_bodies_were_parsed() {
+    let sessions = mastodon_sessions();
+    let (train, held) = wraith_check::holdout_split(&sessions, 3);
+    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+    let trained = synth(&train_owned, "mastodon", MASTODON);
+    let prepared_report = json(&check_jobs(&trained, &held, 1));
+    for jobs in [1, 2] {
+        let engine = Arc::new(engine(&trained));
+        let run = check_run(&trained, &held, &engine);
+        let make = || wraith_check::InMemoryTwin::new(&engine);
+        let jobs = std::num::NonZeroUsize::new(jobs).expect("at least one job");
+        let r = wraith_check::replay_parallel(
+            &run,
+            &wraith_check::Prepared::default(),
+            jobs,
+            &make,
+            &|| {},
+        )
+        .expect("in-memory replay never fails");
+        assert!(
+            !r.causes.is_empty(),
+            "held-out sessions fail for some cause"
+        );
+        assert_eq!(
+            prepared_report,
+            json(&r),
+            "{jobs} jobs, bodies parsed in the replay"
+        );
+    }
+}
+
 /// The engine keeps no state across namespaces that changes an answer: replaying the sessions
 /// in other orders (each in its own namespace of one engine) and folding the outcomes in
 /// session order gives the sequential report.
