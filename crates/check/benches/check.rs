@@ -242,8 +242,8 @@ fn linode_judge_only_perfect_twin(bencher: Bencher<'_, '_>) {
 
 /// What labelling the failures and computing the ceiling adds to a run
 /// ([`wraith_check::causes::annotate_parsed`], which every replay driver calls once at the end,
-/// with the recorded bodies the replay parsed): the report of one replay, annotated again per
-/// iteration.
+/// with the recorded bodies the replay parsed, on the run's threads: one per available core by
+/// default): the report of one replay, annotated again per iteration.
 fn bench_causes(bencher: Bencher<'_, '_>, corpus: &str, base: &str) {
     let sessions = support::har_sessions(corpus, base, None);
     let model = support::synth(&sessions, corpus, base);
@@ -264,6 +264,7 @@ fn bench_causes(bencher: Bencher<'_, '_>, corpus: &str, base: &str) {
                 &[],
                 &wraith_check::DiffOptions::default(),
                 &parsed,
+                wraith_check::default_jobs().get(),
             );
             r
         });

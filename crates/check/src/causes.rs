@@ -125,13 +125,14 @@ pub fn annotate(
     reference: &[&RecordedSession],
     diff: &DiffOptions,
 ) {
-    annotate_parsed(report, model, sessions, reference, diff, &|_, _| None);
+    annotate_parsed(report, model, sessions, reference, diff, &|_, _| None, 1);
 }
 
 /// [`annotate`] reusing the recorded bodies the replay already parsed: `parsed(s, x)` is the
 /// body of exchange `x` (position in `sessions[s].exchanges`) when the replay holds it. A body
 /// whose length is not the recorded one is ignored (parsed here instead), so a wrong lookup
-/// costs time, never a different report.
+/// costs time, never a different report. The comparisons run on up to `jobs` threads; the
+/// result does not depend on `jobs`.
 pub fn annotate_parsed<'p>(
     report: &mut Report,
     model: &Model,
@@ -139,6 +140,7 @@ pub fn annotate_parsed<'p>(
     reference: &[&RecordedSession],
     diff: &DiffOptions,
     parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
+    jobs: usize,
 ) {
     let index = ModelIndex::new(model);
     let opts = DiffOptions {
@@ -259,23 +261,73 @@ pub fn annotate_parsed<'p>(
         minted.push(history.minted);
     }
 
-    // Groups of identical histories, in first-seen order.
+    // Groups of identical histories (members in session order).
     let mut groups: BTreeMap<[u8; 32], Vec<usize>> = BTreeMap::new();
     for (i, k) in keys.iter().enumerate() {
         groups.entry(*k).or_default().push(i);
     }
-    let mut judge = PairJudge {
-        index: &index,
-        opts: &opts,
-        all: &all,
-        entries: &entries,
-        minted: &minted,
-        memo: BTreeMap::new(),
-        bodies,
-        leaked: BTreeMap::new(),
+    let groups: Vec<Vec<usize>> = groups.into_values().collect();
+    // Per entry: a replayed exchange that failed, and one that failed on a route the model
+    // lacks.
+    let failing: Vec<bool> = entries
+        .iter()
+        .map(|e| {
+            e.report_pos
+                .and_then(|p| report.exchanges.get(p))
+                .is_some_and(|x| x.divergences != 0)
+        })
+        .collect();
+    let unrecorded: Vec<bool> = entries
+        .iter()
+        .zip(&failing)
+        .map(|(e, &f)| {
+            f && e
+                .report_pos
+                .and_then(|p| report.exchanges.get(p))
+                .is_some_and(|x| index.route(&x.route).is_none())
+        })
+        .collect();
+    let flags = Flags {
+        failing: &failing,
+        unrecorded: &unrecorded,
     };
+    // Only groups whose members gave more than one distinct answer compare anything: the
+    // others are skipped before any work. Their comparisons are spread over `jobs` threads,
+    // each with its own judge (a memo only saves work), and read back by group.
+    let split: Vec<usize> = (0..groups.len())
+        .filter(|&g| {
+            let m = &groups[g];
+            m.iter().any(|&o| entries[o].answer != entries[m[0]].answer)
+        })
+        .collect();
+    let (index_r, opts_r, all_r, entries_r, minted_r) = (&index, &opts, &all, &entries, &minted);
+    let judged = judge_groups(
+        jobs,
+        &split,
+        move |_| {
+            let mut judge = PairJudge {
+                index: index_r,
+                opts: opts_r,
+                all: all_r,
+                entries: entries_r,
+                minted: minted_r,
+                memo: BTreeMap::new(),
+                bodies: BTreeMap::new(),
+                leaked: BTreeMap::new(),
+            };
+            // One judge per thread, reused across that thread's groups.
+            move |members: &[usize]| judge_group(&mut judge, members, entries_r, flags)
+        },
+        &groups,
+    );
 
     // Causes, in report order.
+    let mut disagree: Vec<bool> = vec![false; entries.len()];
+    for o in judged.values() {
+        for &ei in &o.disagree {
+            disagree[ei] = true;
+        }
+    }
     let mut causes: Vec<Option<Cause>> = vec![None; report.exchanges.len()];
     let mut failed_in_session: Vec<bool> = vec![false; all.len()];
     for (ei, e) in entries.iter().enumerate() {
@@ -288,11 +340,7 @@ pub fn annotate_parsed<'p>(
         }
         let cause = if index.route(&x.route).is_none() {
             Cause::UnrecordedRoute
-        } else if groups.get(&keys[ei]).is_some_and(|members| {
-            members
-                .iter()
-                .any(|&o| o != ei && entries[o].answer != e.answer && !judge.passes(o, ei))
-        }) {
+        } else if disagree[ei] {
             Cause::RecordingsDisagree
         } else if failed_in_session[e.session] {
             Cause::AfterEarlierDivergence
@@ -309,36 +357,18 @@ pub fn annotate_parsed<'p>(
         method: "exact".to_string(),
         ..Ceiling::default()
     };
-    for members in groups.values() {
-        // Replayed, judged exchanges on a known route, weighted by answer.
-        let mut weights: BTreeMap<usize, (u64, usize)> = BTreeMap::new();
-        for &m in members {
-            let e = &entries[m];
-            let Some(p) = e.report_pos else { continue };
-            if matches!(causes[p], Some(Cause::UnrecordedRoute)) {
-                ceiling.lost_unrecorded_route += 1;
-                continue;
-            }
-            weights.entry(e.answer).or_insert((0, m)).0 += 1;
-        }
+    for (g, members) in groups.iter().enumerate() {
+        let (weights, lost) = group_weights(members, &entries, flags);
+        ceiling.lost_unrecorded_route += lost;
         let total: u64 = weights.values().map(|w| w.0).sum();
-        if weights.len() <= 1 {
+        let Some(&GroupOutcome {
+            clique: Some((best, exact)),
+            ..
+        }) = judged.get(&g)
+        else {
             ceiling.passable += total;
             continue;
-        }
-        let nodes: Vec<(u64, usize)> = weights.into_values().collect();
-        let n = nodes.len();
-        let mut compat = vec![vec![true; n]; n];
-        for i in 0..n {
-            for j in (i + 1)..n {
-                let ok =
-                    judge.passes(nodes[i].1, nodes[j].1) && judge.passes(nodes[j].1, nodes[i].1);
-                compat[i][j] = ok;
-                compat[j][i] = ok;
-            }
-        }
-        let w: Vec<u64> = nodes.iter().map(|x| x.0).collect();
-        let (best, exact) = max_weight_clique(&w, &compat, CLIQUE_BUDGET);
+        };
         if !exact {
             ceiling.method = "greedy".to_string();
         }
@@ -369,6 +399,137 @@ pub fn annotate_parsed<'p>(
     }
     report.causes = total;
     report.ceiling = ceiling;
+}
+
+/// What one group of identical histories with several distinct answers gives.
+struct GroupOutcome {
+    /// Failing replayed members (entry indices) on a known route whose recording another
+    /// member's different answer fails.
+    disagree: Vec<usize>,
+    /// The heaviest compatible set of the weighted answers and whether the search was exact,
+    /// when the weighted members gave more than one answer (else the group is passable whole).
+    clique: Option<(u64, bool)>,
+}
+
+/// Per entry (by index): a replayed exchange that failed; one that failed on a route the model
+/// lacks (cause [`Cause::UnrecordedRoute`]).
+#[derive(Clone, Copy)]
+struct Flags<'f> {
+    failing: &'f [bool],
+    unrecorded: &'f [bool],
+}
+
+/// The replayed members of a group on a known route, weighted by answer (answer → (weight,
+/// first member)), and how many members were lost to an unrecorded route.
+fn group_weights(
+    members: &[usize],
+    entries: &[Entry<'_>],
+    flags: Flags<'_>,
+) -> (BTreeMap<usize, (u64, usize)>, u64) {
+    let mut weights: BTreeMap<usize, (u64, usize)> = BTreeMap::new();
+    let mut lost = 0;
+    for &m in members {
+        let e = &entries[m];
+        if e.report_pos.is_none() {
+            continue;
+        }
+        if flags.unrecorded[m] {
+            lost += 1;
+            continue;
+        }
+        weights.entry(e.answer).or_insert((0, m)).0 += 1;
+    }
+    (weights, lost)
+}
+
+/// The comparisons of one group: which failing members' recordings disagree with another's,
+/// and the group's heaviest compatible set of answers.
+fn judge_group(
+    judge: &mut PairJudge<'_, '_>,
+    members: &[usize],
+    entries: &[Entry<'_>],
+    flags: Flags<'_>,
+) -> GroupOutcome {
+    let mut disagree = Vec::new();
+    for &ei in members {
+        let e = &entries[ei];
+        if !flags.failing[ei] || flags.unrecorded[ei] {
+            continue;
+        }
+        if members
+            .iter()
+            .any(|&o| o != ei && entries[o].answer != e.answer && !judge.passes(o, ei))
+        {
+            disagree.push(ei);
+        }
+    }
+    let (weights, _) = group_weights(members, entries, flags);
+    if weights.len() <= 1 {
+        return GroupOutcome {
+            disagree,
+            clique: None,
+        };
+    }
+    let nodes: Vec<(u64, usize)> = weights.into_values().collect();
+    let n = nodes.len();
+    let mut compat = vec![vec![true; n]; n];
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let ok = judge.passes(nodes[i].1, nodes[j].1) && judge.passes(nodes[j].1, nodes[i].1);
+            compat[i][j] = ok;
+            compat[j][i] = ok;
+        }
+    }
+    let w: Vec<u64> = nodes.iter().map(|x| x.0).collect();
+    GroupOutcome {
+        disagree,
+        clique: Some(max_weight_clique(&w, &compat, CLIQUE_BUDGET)),
+    }
+}
+
+/// [`judge_group`] for every group of `split` (indices into `groups`) on up to `jobs` threads
+/// (the calling thread is one), each with the judge `make` builds; outcomes by group index, so
+/// the fold does not depend on which thread judged what.
+fn judge_groups<'g, F, J>(
+    jobs: usize,
+    split: &[usize],
+    make: F,
+    groups: &'g [Vec<usize>],
+) -> BTreeMap<usize, GroupOutcome>
+where
+    F: Fn(usize) -> J + Sync,
+    J: FnMut(&'g [usize]) -> GroupOutcome,
+{
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = |worker: usize| {
+        let mut judge = make(worker);
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&g) = split.get(i) else { break };
+            out.push((g, judge(&groups[g])));
+        }
+        out
+    };
+    let workers = jobs.clamp(1, split.len().max(1));
+    let mut all: BTreeMap<usize, GroupOutcome> = BTreeMap::new();
+    if workers == 1 {
+        all.extend(work(0));
+        return all;
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..workers).map(|w| scope.spawn(move || work(w))).collect();
+        all.extend(work(0));
+        for h in handles {
+            // A panicking worker is a bug in the judge: re-raise it on the calling thread.
+            match h.join() {
+                Ok(part) => all.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    all
 }
 
 /// Search nodes the exact clique search may visit per group before it settles for greedy.

@@ -220,7 +220,7 @@ pub fn replay_prepared(
         *slot = std::mem::take(&mut outcome.parsed);
         fold_session(&mut b, run.sessions[si], outcome);
     }
-    Ok(finish_report_parsed(run, b, prepared, &parsed))
+    Ok(finish_report_parsed(run, b, prepared, &parsed, 1))
 }
 
 /// The empty report of `run`, set up as every replay driver starts it (one place, so the
@@ -235,17 +235,19 @@ pub fn report_builder(run: &CheckRun<'_>) -> ReportBuilder {
 /// ([`crate::causes::annotate`], folded after the replay in session order, so every driver
 /// and any `--jobs` give the same bytes).
 pub fn finish_report(run: &CheckRun<'_>, b: ReportBuilder) -> Report {
-    finish_report_parsed(run, b, &Prepared::default(), &[])
+    finish_report_parsed(run, b, &Prepared::default(), &[], 1)
 }
 
 /// [`finish_report`] reusing the recorded bodies the replay parsed: those of `prepared`, and
 /// `parsed[s]` (the [`SessionOutcome::parsed`] of session `s`), so the causes step parses no
-/// recording again. The report is the same bytes as [`finish_report`]'s.
+/// recording again; its comparisons run on up to `jobs` threads. The report is the same bytes
+/// as [`finish_report`]'s.
 pub fn finish_report_parsed(
     run: &CheckRun<'_>,
     b: ReportBuilder,
     prepared: &Prepared,
     parsed: &[Vec<(usize, ExpectedBody)>],
+    jobs: usize,
 ) -> Report {
     let mut report = b.finish(run.twin_name, run.mode, run.target);
     let lookup = |si: usize, xi: usize| -> Option<&ExpectedBody> {
@@ -264,6 +266,7 @@ pub fn finish_report_parsed(
         &[],
         &run.diff,
         &lookup,
+        jobs,
     );
     report
 }
@@ -394,7 +397,7 @@ pub fn replay_parallel<T: Twin>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(finish_report_parsed(run, b, prepared, &parsed)),
+        None => Ok(finish_report_parsed(run, b, prepared, &parsed, workers)),
     }
 }
 
