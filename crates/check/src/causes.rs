@@ -182,34 +182,37 @@ pub fn annotate_parsed<'p>(
                 .collect()
         })
         .collect();
-    let mut answers = Answers::default();
-    // Distinct answers parsed once, shared by the id step and the judge.
-    let mut bodies: BTreeMap<usize, Parsed<'_>> = BTreeMap::new();
-    let mut entries: Vec<Entry<'_>> = Vec::new();
-    let mut keys: Vec<[u8; 32]> = Vec::new();
-    let mut minted: Vec<Minted> = Vec::new();
+    // Report positions: the report lists the replayed, judged exchanges in session order.
+    let mut positions: Vec<Vec<Option<usize>>> = Vec::with_capacity(all.len());
     let mut cursor = 0usize;
-    for (si, (is_ref, s)) in all.iter().enumerate() {
+    for (is_ref, s) in &all {
         let sid = &s.manifest.session_id;
-        let mut history = History::default();
-        for (xi, ex) in s.exchanges.iter().enumerate() {
-            let idx = ex.correlation.exchange_index;
+        let mut at = Vec::with_capacity(s.exchanges.len());
+        for ex in &s.exchanges {
             let mut report_pos = None;
             if !is_ref
                 && let Some(e) = report.exchanges.get(cursor)
                 && e.session == *sid
-                && e.exchange == idx
+                && e.exchange == ex.correlation.exchange_index
             {
                 report_pos = Some(cursor);
                 cursor += 1;
             }
-            let key = history.step_exchange(ex);
-            let route = match report_pos {
-                Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
-                None => index
-                    .route_of_source(&format!("{sid}/{idx}"))
-                    .map(|r| format!("{} {}", r.method, r.path)),
-            };
+            at.push(report_pos);
+        }
+        positions.push(at);
+    }
+    // Each session's history keys, routes and minted ids depend on that session alone: computed
+    // on up to `jobs` threads, read back by session.
+    let passes: Vec<SessionPass> = map_sessions(jobs, all.len(), |si| {
+        session_pass(&index, report, all[si].1, &positions[si], &given[si])
+    });
+    let mut answers = Answers::default();
+    let mut entries: Vec<Entry<'_>> = Vec::new();
+    let mut keys: Vec<[u8; 32]> = Vec::new();
+    let mut minted: Vec<Minted> = Vec::with_capacity(all.len());
+    for (si, ((_, s), pass)) in all.iter().zip(passes).enumerate() {
+        for (xi, ex) in s.exchanges.iter().enumerate() {
             let given_body = given[si][xi];
             let bytes: &[u8] = match (given_body, &joined[si][xi]) {
                 (Some(b), _) => &b.bytes,
@@ -220,45 +223,15 @@ pub fn annotate_parsed<'p>(
             entries.push(Entry {
                 session: si,
                 exchange: xi,
-                route: route.clone(),
+                route: pass.routes.get(xi).cloned().flatten(),
                 answer,
-                minted_before: history.minted.len(),
-                report_pos,
+                minted_before: pass.minted_before.get(xi).copied().unwrap_or(0),
+                report_pos: positions[si][xi],
                 parsed: given_body,
             });
-            keys.push(key);
-            // Ids this answer mints, for the later requests of the session (none after the
-            // last one).
-            if xi + 1 < s.exchanges.len()
-                && let Some(r) = route.as_deref().and_then(|n| index.route(n))
-            {
-                let templates: Vec<&Node> = r
-                    .variants
-                    .iter()
-                    .filter(|v| v.status == ex.response.status)
-                    .filter_map(|v| match &v.body {
-                        BodyTemplate::Json { root } if has_generated(root) => Some(root),
-                        _ => None,
-                    })
-                    .collect();
-                if !templates.is_empty()
-                    && let Body::Json(body) = &bodies
-                        .entry(answer)
-                        .or_insert_with(|| Parsed::of(given_body, ex))
-                        .get()
-                        .body
-                {
-                    let mut found = Vec::new();
-                    for t in templates {
-                        collect_generated(t, body, &mut found);
-                    }
-                    for v in found {
-                        history.mint(v);
-                    }
-                }
-            }
         }
-        minted.push(history.minted);
+        keys.extend(pass.keys);
+        minted.push(pass.minted);
     }
 
     // Groups of identical histories (members in session order).
@@ -399,6 +372,111 @@ pub fn annotate_parsed<'p>(
     }
     report.causes = total;
     report.ceiling = ceiling;
+}
+
+/// One session's request histories: per exchange the history key, the route judging it and
+/// how many ids were minted before it; and the ids the session minted, by ordinal.
+struct SessionPass {
+    keys: Vec<[u8; 32]>,
+    routes: Vec<Option<String>>,
+    minted_before: Vec<usize>,
+    minted: Minted,
+}
+
+/// The [`SessionPass`] of `s`, whose exchanges sit at `positions` of `report` (when replayed and
+/// judged) and whose recorded bodies the replay parsed as `given` (when it did).
+fn session_pass(
+    index: &ModelIndex<'_>,
+    report: &Report,
+    s: &RecordedSession,
+    positions: &[Option<usize>],
+    given: &[Option<&ExpectedBody>],
+) -> SessionPass {
+    let sid = &s.manifest.session_id;
+    let n = s.exchanges.len();
+    let mut history = History::default();
+    let mut pass = SessionPass {
+        keys: Vec::with_capacity(n),
+        routes: Vec::with_capacity(n),
+        minted_before: Vec::with_capacity(n),
+        minted: Vec::new(),
+    };
+    for (xi, ex) in s.exchanges.iter().enumerate() {
+        pass.keys.push(history.step_exchange(ex));
+        pass.minted_before.push(history.minted.len());
+        let route = match positions.get(xi).copied().flatten() {
+            Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
+            None => index
+                .route_of_source(&format!("{sid}/{}", ex.correlation.exchange_index))
+                .map(|r| format!("{} {}", r.method, r.path)),
+        };
+        // Ids this answer mints, for the later requests of the session (none after the last
+        // one).
+        if xi + 1 < n
+            && let Some(r) = route.as_deref().and_then(|name| index.route(name))
+        {
+            let templates: Vec<&Node> = r
+                .variants
+                .iter()
+                .filter(|v| v.status == ex.response.status)
+                .filter_map(|v| match &v.body {
+                    BodyTemplate::Json { root } if has_generated(root) => Some(root),
+                    _ => None,
+                })
+                .collect();
+            if !templates.is_empty() {
+                let body = Parsed::of(given.get(xi).copied().flatten(), ex);
+                if let Body::Json(body) = &body.get().body {
+                    let mut found = Vec::new();
+                    for t in templates {
+                        collect_generated(t, body, &mut found);
+                    }
+                    for v in found {
+                        history.mint(v);
+                    }
+                }
+            }
+        }
+        pass.routes.push(route);
+    }
+    pass.minted = history.minted;
+    pass
+}
+
+/// `f` of every session index below `n`, on up to `jobs` threads (the calling thread is one),
+/// in index order whatever thread computed what.
+fn map_sessions<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let workers = jobs.clamp(1, n.max(1));
+    if workers == 1 {
+        return (0..n).map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            out.push((i, f(i)));
+        }
+        out
+    };
+    let work = &work;
+    let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in handles {
+            // A panicking worker is a bug: re-raise it on the calling thread.
+            match h.join() {
+                Ok(part) => all.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    });
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, t)| t).collect()
 }
 
 /// What one group of identical histories with several distinct answers gives.
