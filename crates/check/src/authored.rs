@@ -37,8 +37,9 @@ use wraith_model::Route;
 use wraith_engine::Provenance;
 use wraith_recording::Exchange;
 
-use crate::diff::Category;
+use crate::diff::{Category, render_path};
 use crate::judge::{Body, ExpectedBody, ModelIndex, Observed, Verdict, parse_body};
+use crate::rules::PathSeg as Seg;
 
 /// `[handlers] deviation_policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -698,40 +699,6 @@ fn type_of(v: &Value) -> &'static str {
     }
 }
 
-#[derive(Debug, Clone)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// `body.a[2]["b.c"]`: the report's path syntax (as the body diff writes it).
-fn render(segs: &[Seg]) -> String {
-    let mut s = String::from("body");
-    for seg in segs {
-        match seg {
-            Seg::Key(k) => {
-                let plain = !k.is_empty()
-                    && k.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '@');
-                if plain {
-                    s.push('.');
-                    s.push_str(k);
-                } else {
-                    s.push('[');
-                    s.push_str(&Value::String(k.clone()).to_string());
-                    s.push(']');
-                }
-            }
-            Seg::Index(i) => {
-                s.push('[');
-                s.push_str(&i.to_string());
-                s.push(']');
-            }
-        }
-    }
-    s
-}
-
 /// A key without case and separators: `userId`, `user_id` and `UserID` are one spelling.
 fn folded(k: &str) -> String {
     k.chars()
@@ -742,7 +709,7 @@ fn folded(k: &str) -> String {
 
 type Found = Vec<(String, Rule, String, Value, Value)>;
 
-fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) {
+fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &mut Found) {
     if out.len() >= MAX_PER_ANSWER {
         return;
     }
@@ -762,7 +729,7 @@ fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) 
         }
         (Shape::Object(keys), Value::Object(m)) => {
             for (k, (sub, required)) in keys {
-                segs.push(Seg::Key(k.clone()));
+                segs.push(Seg::Key(k));
                 if let Some(v) = m.get(k) {
                     compare(sub, v, segs, out);
                 } else if let Some(other) = m
@@ -770,7 +737,7 @@ fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) 
                     .find(|o| !keys.contains_key(*o) && folded(o) == folded(k))
                 {
                     out.push((
-                        render(segs),
+                        render_path("body", segs),
                         Rule::MiscasedKey,
                         format!("the handler spells the recorded key `{k}` as `{other}`"),
                         Value::from(k.as_str()),
@@ -778,7 +745,7 @@ fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) 
                     ));
                 } else if *required {
                     out.push((
-                        render(segs),
+                        render_path("body", segs),
                         Rule::MissingKey,
                         format!("every recording has the key `{k}`; the handler's answer does not"),
                         Value::from(k.as_str()),
@@ -789,7 +756,7 @@ fn compare(shape: &Shape, actual: &Value, segs: &mut Vec<Seg>, out: &mut Found) 
             }
         }
         (s, v) => out.push((
-            render(segs),
+            render_path("body", segs),
             Rule::WrongType,
             format!(
                 "the handler answered a {} where the recordings have a {}",

@@ -291,7 +291,7 @@ fn echo_eq(actual: &Value, request: &Value) -> bool {
 use crate::rules::PathSeg as Seg;
 
 /// Render `root` + segments as `body.a[2]["b.c"]`.
-fn render_path(root: &str, segs: &[Seg<'_>]) -> String {
+pub(crate) fn render_path(root: &str, segs: &[Seg<'_>]) -> String {
     let mut s = String::from(root);
     for seg in segs {
         match seg {
