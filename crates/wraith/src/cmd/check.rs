@@ -948,14 +948,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
         );
     }
     if !r.causes.is_empty() {
-        let causes: Vec<String> = wraith_check::causes::Cause::ALL
-            .iter()
-            .filter_map(|c| {
-                r.causes
-                    .get(c.as_str())
-                    .map(|n| format!("{} {n}", c.as_str()))
-            })
-            .collect();
+        let causes = causes_list(&r.causes);
         outln!(
             "  causes: {}; ceiling {} ({} of {} exchanges passable by a deterministic twin)",
             causes.join(", "),
@@ -1021,14 +1014,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
-        let causes: Vec<String> = wraith_check::causes::Cause::ALL
-            .iter()
-            .filter_map(|c| {
-                x.causes
-                    .get(c.as_str())
-                    .map(|n| format!("{} {n}", c.as_str()))
-            })
-            .collect();
+        let causes = causes_list(&x.causes);
         outln!(
             "  {:>6}/10000  {}/{}  {}  [{}]  causes: {}",
             x.score_bp,
@@ -1086,4 +1072,16 @@ fn print_summary(twin: &TwinDir, r: &Report) {
     }
     let (j, h) = report_paths(twin);
     outln!("  report: {}  {}", j.display(), h.display());
+}
+
+/// `recordings_disagree 3, twin 1`: cause counts in the order the causes apply.
+fn causes_list(counts: &std::collections::BTreeMap<String, u64>) -> Vec<String> {
+    wraith_check::causes::Cause::ALL
+        .iter()
+        .filter_map(|c| {
+            counts
+                .get(c.as_str())
+                .map(|n| format!("{} {n}", c.as_str()))
+        })
+        .collect()
 }
