@@ -523,7 +523,15 @@ fn holdout(
     let mut report = run_on(&held, "held-out-")?;
     // A held-out request history the training sessions also recorded, answered otherwise there,
     // is one no twin built from them can pass both ways: the causes count them.
-    wraith_check::causes::annotate(&mut report, &model, &held, &train, &diff_options(cfg, None));
+    wraith_check::causes::annotate_parsed(
+        &mut report,
+        &model,
+        &held,
+        &train,
+        &diff_options(cfg, None),
+        &|_, _| None,
+        jobs.get(),
+    );
     report.holdout = Some(HoldoutSummary {
         k,
         training_sessions: train.len() as u64,
