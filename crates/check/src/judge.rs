@@ -425,14 +425,7 @@ pub(crate) fn passes(
         .any(|h| h.eq_ignore_ascii_case("content-type"))
         && (!expected.bytes.is_empty() || !obs.body.is_empty())
     {
-        let exp = ex
-            .response_header("content-type")
-            .or(ex.response.content_type.as_deref());
-        let act = obs
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
+        let (exp, act) = content_types(ex, obs);
         match (exp, act) {
             (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
             (None, None) => {}
@@ -516,14 +509,7 @@ fn judge_unsuppressed(
     {
         facets.headers_compared = true;
         compared += 1;
-        let exp = ex
-            .response_header("content-type")
-            .or(ex.response.content_type.as_deref());
-        let act = obs
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
+        let (exp, act) = content_types(ex, obs);
         // Only when the recording had a body: a bodiless answer's content type is noise.
         if !expected_body_bytes.is_empty() || !obs.body.is_empty() {
             match (exp, act) {
@@ -1129,6 +1115,20 @@ pub fn bodies_equal(a: &[u8], b: &[u8]) -> bool {
         (Body::Json(x), Body::Json(y)) => json_eq(&x, &y),
         (x, y) => x == y,
     }
+}
+
+/// The recorded and the answered `content-type` (the recorded header, else the recorded body's
+/// declared type), as both judge paths compare them.
+fn content_types<'a>(ex: &'a Exchange, obs: &'a Observed) -> (Option<&'a str>, Option<&'a str>) {
+    let exp = ex
+        .response_header("content-type")
+        .or(ex.response.content_type.as_deref());
+    let act = obs
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.as_str());
+    (exp, act)
 }
 
 #[cfg(test)]
