@@ -803,15 +803,7 @@ impl Twin for HttpTwin {
 /// `[[deviations]]` entries; an incomplete or malformed entry is a configuration error naming
 /// every problem.
 fn authored_gate(cfg: &TwinConfig) -> Result<AuthoredGate, CliError> {
-    let inputs: Vec<DeviationInput<'_>> = cfg
-        .deviations
-        .iter()
-        .map(|d| DeviationInput {
-            route: d.route.as_deref(),
-            path: d.path.as_deref(),
-            reason: d.reason.as_deref(),
-        })
-        .collect();
+    let inputs = deviation_inputs(cfg);
     let (declared, errors) = parse_deviations(&inputs);
     if !errors.is_empty() {
         let lines: Vec<String> = errors.iter().map(|e| format!("wraith.toml: {e}")).collect();
@@ -1090,6 +1082,18 @@ fn causes_list(counts: &std::collections::BTreeMap<String, u64>) -> Vec<String> 
             counts
                 .get(c.as_str())
                 .map(|n| format!("{} {n}", c.as_str()))
+        })
+        .collect()
+}
+
+/// The `[[deviations]]` entries as written, for the authored-output gate (check) and lint.
+pub(crate) fn deviation_inputs(cfg: &TwinConfig) -> Vec<DeviationInput<'_>> {
+    cfg.deviations
+        .iter()
+        .map(|d| DeviationInput {
+            route: d.route.as_deref(),
+            path: d.path.as_deref(),
+            reason: d.reason.as_deref(),
         })
         .collect()
 }

@@ -556,7 +556,7 @@ pub fn lua_lint_findings(
     twin: &TwinDir,
     cfg: Option<&TwinConfig>,
 ) -> Vec<wraith_check::lint::Finding> {
-    use wraith_check::authored::{DeviationInput, parse_deviations, same_route};
+    use wraith_check::authored::{parse_deviations, same_route};
     use wraith_check::lint::Finding;
     let mut out = Vec::new();
     let lua_dir = twin.lua_dir();
@@ -676,15 +676,7 @@ pub fn lua_lint_findings(
     }
 
     let Some(cfg) = cfg else { return out };
-    let inputs: Vec<DeviationInput<'_>> = cfg
-        .deviations
-        .iter()
-        .map(|d| DeviationInput {
-            route: d.route.as_deref(),
-            path: d.path.as_deref(),
-            reason: d.reason.as_deref(),
-        })
-        .collect();
+    let inputs = crate::cmd::check::deviation_inputs(cfg);
     let (declared, errors) = parse_deviations(&inputs);
     out.extend(
         errors
