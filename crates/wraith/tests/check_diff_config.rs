@@ -67,29 +67,7 @@ impl Shop {
 
     /// Start `wraith serve` on a free port; returns the child and its base URL.
     fn serve(&self) -> (std::process::Child, String) {
-        let ready = self._tmp.path().join("ready.json");
-        let mut child = Command::new(bin())
-            .arg("serve")
-            .arg(&self.root)
-            .args(["--port", "0", "--ready-json"])
-            .arg(&ready)
-            .env("WRAITH_HMAC_KEY", "check-tests-key")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..600 {
-            if let Ok(text) = std::fs::read_to_string(&ready)
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && let Some(url) = v["serve"]["url"].as_str()
-            {
-                return (child, url.to_string());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("wraith serve did not become ready");
+        check_support::serve_twin(&self.root, &self._tmp.path().join("ready.json"))
     }
 
     /// Append TOML to `wraith.toml`.

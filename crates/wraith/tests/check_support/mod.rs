@@ -119,29 +119,7 @@ impl DemoTwin {
 
     /// Start `wraith serve` on a free port; returns the child and its base URL.
     pub fn serve(&self) -> (Child, String) {
-        let ready = self.tmp.path().join("ready.json");
-        let mut child = Command::new(bin())
-            .arg("serve")
-            .arg(&self.root)
-            .args(["--port", "0", "--ready-json"])
-            .arg(&ready)
-            .env("WRAITH_HMAC_KEY", "check-tests-key")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..600 {
-            if let Ok(text) = std::fs::read_to_string(&ready)
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && let Some(url) = v["serve"]["url"].as_str()
-            {
-                return (child, url.to_string());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("wraith serve did not become ready");
+        serve_twin(&self.root, &self.tmp.path().join("ready.json"))
     }
 }
 
@@ -153,4 +131,31 @@ pub fn stdout_json(out: &Output) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     })
+}
+
+/// Start `wraith serve <root>` on a free port, its ready file at `ready`; returns the child and
+/// its base URL once the ready file names it.
+pub fn serve_twin(root: &Path, ready: &Path) -> (Child, String) {
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg(root)
+        .args(["--port", "0", "--ready-json"])
+        .arg(ready)
+        .env("WRAITH_HMAC_KEY", "check-tests-key")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if let Ok(text) = std::fs::read_to_string(ready)
+            && let Ok(v) = serde_json::from_str::<Value>(&text)
+            && let Some(url) = v["serve"]["url"].as_str()
+        {
+            return (child, url.to_string());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("wraith serve did not become ready");
 }
