@@ -874,6 +874,7 @@ mod tests {
             observed_type: t,
             examples,
             confidence_bp: 10_000,
+            when_absent: None,
         })
     }
 

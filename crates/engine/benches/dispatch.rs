@@ -86,6 +86,7 @@ fn bench_engine() -> Engine {
                     observed_type: JsonType::String,
                     examples: vec![json!("Alice")],
                     confidence_bp: 9_000,
+                    when_absent: None,
                 }),
             ),
             field(
@@ -97,6 +98,7 @@ fn bench_engine() -> Engine {
                     observed_type: JsonType::Number,
                     examples: vec![],
                     confidence_bp: 9_000,
+                    when_absent: None,
                 }),
             ),
         ],
@@ -112,6 +114,7 @@ fn bench_engine() -> Engine {
         observed_type: JsonType::String,
         examples: vec![],
         confidence_bp: 9_000,
+        when_absent: None,
     });
     let echo_id = Node::Hole(Hole {
         source: HoleKind::Echo {
@@ -122,6 +125,7 @@ fn bench_engine() -> Engine {
         observed_type: JsonType::String,
         examples: vec![],
         confidence_bp: 9_000,
+        when_absent: None,
     });
     let create = route(
         "POST",

@@ -222,7 +222,12 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
     match &hole.source {
         HoleKind::Echo { from } => match req.echo_source(from) {
             Some(v) => coerce(v, hole.observed_type),
-            None => observed(hole, req),
+            // Synth puts the value the recorded requests without the source agreed on first.
+            None => hole
+                .examples
+                .first()
+                .cloned()
+                .unwrap_or_else(|| default_of(hole.observed_type)),
         },
         HoleKind::Generated { shape } => generate_id(shape, ns.ns),
         HoleKind::Clock { unit } => {
@@ -241,7 +246,11 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
             *c += 1;
             Value::Number(Number::from(*c))
         }
-        HoleKind::Observed => observed(hole, req),
+        HoleKind::Observed => match &hole.when_absent {
+            // Every recorded request without that field got this value here.
+            Some(w) if req.echo_source(&w.field).is_none() => w.value.clone(),
+            _ => observed(hole, req),
+        },
     }
 }
 

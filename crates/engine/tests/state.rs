@@ -573,6 +573,70 @@ fn idempotency_is_off_unless_enabled() {
 // ------------------------------------------------------------------ rendering
 
 #[test]
+fn echo_hole_without_its_source_renders_the_recorded_default_and_observed_hole_its_absent_value() {
+    // Synth puts the value the recorded requests without the echo source agreed on first; an
+    // observed hole may say what it held whenever the request lacked one field.
+    let quote = Node::Hole(Hole {
+        source: HoleKind::Observed,
+        observed_type: JsonType::Mixed,
+        examples: vec![
+            json!({"q": 1}),
+            json!({"q": 2}),
+            json!({"q": 3}),
+            Value::Null,
+        ],
+        confidence_bp: 2000,
+        when_absent: Some(Box::new(WhenAbsent {
+            field: EchoSource::Body {
+                pointer: "/quoted_id".into(),
+            },
+            value: Value::Null,
+        })),
+    });
+    let node = obj(vec![
+        (
+            "visibility",
+            hole(
+                HoleKind::Echo {
+                    from: EchoSource::Body {
+                        pointer: "/visibility".into(),
+                    },
+                },
+                JsonType::String,
+                vec![
+                    json!("public"),
+                    json!("direct"),
+                    json!("private"),
+                    json!("unlisted"),
+                ],
+            ),
+        ),
+        ("quote", quote),
+    ]);
+    let r = R::new("POST", "/v1/posts")
+        .variant(200, Guard::Always, node)
+        .build();
+    let e = engine(model(vec![r], vec![]), det_opts());
+    for path in ["/v1/posts", "/v1/posts?x=1", "/v1/posts?y=2"] {
+        let b = body(&send(&e, Some("w"), "POST", path, json!({"status": "hi"})));
+        assert_eq!(b["visibility"], json!("public"), "{path}");
+        assert_eq!(b["quote"], Value::Null, "{path}");
+    }
+    let b = body(&send(
+        &e,
+        Some("w"),
+        "POST",
+        "/v1/posts",
+        json!({"status": "hi", "visibility": "direct", "quoted_id": "7"}),
+    ));
+    assert_eq!(b["visibility"], json!("direct"));
+    assert!(
+        b["quote"].is_object(),
+        "the field is there: an observed example"
+    );
+}
+
+#[test]
 fn holes_render_per_kind_and_no_placeholder_reaches_the_wire() {
     let node = obj(vec![
         (

@@ -69,6 +69,7 @@ impl Node {
             observed_type,
             examples,
             confidence_bp,
+            when_absent: None,
         })
     }
 }
@@ -123,6 +124,21 @@ pub struct Hole {
     pub examples: Vec<Value>,
     /// How sure synth is of the classification, 0..=10000.
     pub confidence_bp: u32,
+    /// For a [`HoleKind::Observed`] hole: the value this position held in every recorded
+    /// observation whose request lacked one field (a status's `quote` is `null` whenever the
+    /// post named no `quoted_status_id`). The engine renders it for a request without that
+    /// field instead of picking an example. Absent when no request field explains a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_absent: Option<Box<WhenAbsent>>,
+}
+
+/// See [`Hole::when_absent`]: a request field whose absence fixes a hole's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhenAbsent {
+    /// The request field (a top-level body field or a query parameter; never a path or header).
+    pub field: EchoSource,
+    /// The value every recorded observation without that field held here (one of `examples`).
+    pub value: Value,
 }
 
 /// Where a hole's value comes from.
@@ -142,7 +158,7 @@ pub enum HoleKind {
 }
 
 /// A request value an echo hole copies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "in", rename_all = "snake_case")]
 pub enum EchoSource {
     /// A path parameter of the route, by name.

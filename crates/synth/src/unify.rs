@@ -26,7 +26,9 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use wraith_model::{ArrayNode, EchoSource, Field, Hole, HoleKind, IdShape, JsonType, Node};
+use wraith_model::{
+    ArrayNode, EchoSource, Field, Hole, HoleKind, IdShape, JsonType, Node, WhenAbsent,
+};
 
 use crate::observe::Obs;
 use crate::values;
@@ -35,6 +37,19 @@ use crate::values;
 pub const MAX_REPRESENTATIVES: usize = 8;
 /// Most examples kept on a hole.
 pub const MAX_EXAMPLES: usize = 8;
+/// Fewest observations without a request field that may fix a hole's value when it is absent
+/// ([`Hole::when_absent`]): one could be chance.
+const MIN_ABSENT_SUPPORT: usize = 2;
+/// Most distinct request fields considered for [`Hole::when_absent`].
+const MAX_ABSENT_FIELDS: usize = 32;
+
+/// The top-level member of a flattened request field pointer: `/poll/options/0` → `/poll`.
+fn top_level(pointer: &str) -> &str {
+    match pointer.get(1..).and_then(|rest| rest.find('/')) {
+        Some(at) => &pointer[..at + 1],
+        None => pointer,
+    }
+}
 
 /// The request side of one observation, as echo detection sees it.
 #[derive(Debug)]
@@ -76,6 +91,15 @@ impl<'o> Ctx<'o> {
                 .find(|(p, _)| p == pointer)
                 .map(|(_, v)| ReqVal::Json(v)),
             EchoSource::Header { .. } => None,
+        }
+    }
+
+    /// Whether the request carried this top-level body field or query parameter.
+    fn carries(&self, field: &EchoSource) -> bool {
+        match field {
+            EchoSource::Body { pointer } => self.body.iter().any(|(p, _)| top_level(p) == pointer),
+            EchoSource::Query { name } => self.query.iter().any(|(n, _)| n == name),
+            EchoSource::Path { .. } | EchoSource::Header { .. } => false,
         }
     }
 
@@ -255,6 +279,7 @@ impl Unifier<'_> {
                     observed_type,
                     examples: examples(vals),
                     confidence_bp: 5_000,
+                    when_absent: None,
                 });
             }
             return Node::Const {
@@ -274,6 +299,7 @@ impl Unifier<'_> {
                 observed_type,
                 examples: examples(vals),
                 confidence_bp: 9_000,
+                when_absent: None,
             });
         }
 
@@ -288,6 +314,7 @@ impl Unifier<'_> {
                     observed_type,
                     examples: examples(vals),
                     confidence_bp: 7_000,
+                    when_absent: None,
                 });
             }
         }
@@ -313,6 +340,7 @@ impl Unifier<'_> {
                 observed_type,
                 examples: examples(vals),
                 confidence_bp: 8_000,
+                when_absent: None,
             });
         }
 
@@ -323,12 +351,10 @@ impl Unifier<'_> {
     fn echo(&self, vals: &[(&Value, usize)], observed_type: JsonType) -> Option<Hole> {
         let n = vals.len();
         let eligible = |v: &Value| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number();
-        // Candidates from the first observation that has any.
+        // Candidates from the first observation that has any (among the first 64 eligible
+        // values: a reply id is `null` in most posts, and those say nothing about its source).
         let mut candidates: Vec<EchoSource> = Vec::new();
-        for (v, c) in vals.iter().take(64) {
-            if !eligible(v) {
-                continue;
-            }
+        for (v, c) in vals.iter().filter(|(v, _)| eligible(v)).take(64) {
             if let Some(ctx) = self.ctxs.get(*c) {
                 candidates = ctx.candidates(v);
                 if !candidates.is_empty() {
@@ -386,18 +412,100 @@ impl Unifier<'_> {
                 observed_type,
                 examples,
                 confidence_bp,
+                when_absent: None,
             });
         }
         None
     }
 
     fn observed(&self, vals: &[(&Value, usize)], confidence_bp: u32) -> Hole {
+        let mut examples = examples(vals);
+        let when_absent = self.when_absent(vals);
+        // The value rendered for a request without the field must be a recorded example too
+        // (the judge accepts an observed hole's examples).
+        if let Some(w) = &when_absent
+            && !examples.contains(&w.value)
+        {
+            examples.insert(0, w.value.clone());
+            examples.truncate(MAX_EXAMPLES);
+        }
         Hole {
             source: HoleKind::Observed,
             observed_type: common_type(vals),
-            examples: examples(vals),
+            examples,
             confidence_bp,
+            when_absent,
         }
+    }
+
+    /// The request field whose absence fixed this position's value: among the top-level
+    /// body fields and query parameters of the observations' requests, one such that every
+    /// observation (at least [`MIN_ABSENT_SUPPORT`]) whose request lacked it held one value
+    /// here, while some observation whose request carried it held another. The field lacked by
+    /// the most observations wins (then the first in sorted order): a rarer field that also
+    /// qualifies explains fewer answers. `None` when no field explains the value.
+    fn when_absent(&self, vals: &[(&Value, usize)]) -> Option<Box<WhenAbsent>> {
+        let mut fields: std::collections::BTreeSet<EchoSource> = std::collections::BTreeSet::new();
+        for (_, c) in vals {
+            let Some(ctx) = self.ctxs.get(*c) else {
+                continue;
+            };
+            for (pointer, _) in ctx.body {
+                fields.insert(EchoSource::Body {
+                    pointer: top_level(pointer).to_string(),
+                });
+            }
+            for (name, _) in ctx.query {
+                fields.insert(EchoSource::Query { name: name.clone() });
+            }
+            if fields.len() > MAX_ABSENT_FIELDS {
+                // A request carrying many fields (free-form documents): no one of them is a
+                // switch worth learning.
+                return None;
+            }
+        }
+        let mut best: Option<(usize, WhenAbsent)> = None;
+        for field in fields {
+            let mut value: Option<&Value> = None;
+            let mut absent = 0usize;
+            let mut differs = false;
+            let mut holds = true;
+            for (v, c) in vals {
+                let has = self.ctxs.get(*c).is_some_and(|ctx| ctx.carries(&field));
+                if has {
+                    continue;
+                }
+                match value {
+                    None => value = Some(v),
+                    Some(d) if d == *v => {}
+                    Some(_) => {
+                        holds = false;
+                        break;
+                    }
+                }
+                absent += 1;
+            }
+            let Some(value) = value else { continue };
+            if !holds || absent < MIN_ABSENT_SUPPORT {
+                continue;
+            }
+            for (v, c) in vals {
+                if self.ctxs.get(*c).is_some_and(|ctx| ctx.carries(&field)) && *v != value {
+                    differs = true;
+                    break;
+                }
+            }
+            if differs && best.as_ref().is_none_or(|(n, _)| absent > *n) {
+                best = Some((
+                    absent,
+                    WhenAbsent {
+                        field,
+                        value: value.clone(),
+                    },
+                ));
+            }
+        }
+        best.map(|(_, w)| Box::new(w))
     }
 }
 
@@ -642,6 +750,86 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn an_echo_source_is_found_past_many_values_that_were_null() {
+        // A reply id: `null` in most posts, the request's `in_reply_to_id` in the replies.
+        let none: Vec<(String, Value)> = vec![("/status".to_string(), json!("hi"))];
+        let r1 = vec![("/in_reply_to_id".to_string(), json!("1001"))];
+        let r2 = vec![("/in_reply_to_id".to_string(), json!("1002"))];
+        let mut ctxs: Vec<Ctx<'_>> = (0..70).map(|_| ctx(&[], &[], &none)).collect();
+        ctxs.push(ctx(&[], &[], &r1));
+        ctxs.push(ctx(&[], &[], &r2));
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let null = Value::Null;
+        let (a, b) = (json!("1001"), json!("1002"));
+        let mut vals: Vec<(&Value, usize)> = (0..70).map(|i| (&null, i)).collect();
+        vals.push((&a, 70));
+        vals.push((&b, 71));
+        let Node::Hole(hole) = u.unify(&vals, Some("in_reply_to_id"), "/in_reply_to_id") else {
+            panic!("hole expected")
+        };
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/in_reply_to_id".into()
+                }
+            }
+        );
+        assert_eq!(
+            hole.examples.first(),
+            Some(&Value::Null),
+            "the default leads"
+        );
+    }
+
+    #[test]
+    fn an_observed_value_fixed_by_a_missing_request_field_is_learned() {
+        // `quote` is null whenever the post named no `quoted_id`, an object when it did; the
+        // always-present `status` field explains nothing.
+        let plain = vec![("/status".to_string(), json!("hi"))];
+        let quoted = vec![
+            ("/status".to_string(), json!("look")),
+            ("/quoted_id".to_string(), json!("9")),
+            ("/poll/options/0".to_string(), json!("a")),
+        ];
+        let ctxs = vec![
+            ctx(&[], &[], &plain),
+            ctx(&[], &[], &plain),
+            ctx(&[], &[], &plain),
+            ctx(&[], &[], &quoted),
+        ];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let (null, q) = (Value::Null, json!({"id": "9"}));
+        let vals = [(&null, 0), (&null, 1), (&null, 2), (&q, 3)];
+        let Node::Hole(hole) = u.unify(&vals, Some("quote"), "/quote") else {
+            panic!("hole expected")
+        };
+        assert_eq!(hole.source, HoleKind::Observed);
+        let w = hole.when_absent.expect("learned");
+        assert_eq!(w.value, Value::Null);
+        // `/poll` and `/quoted_id` both explain it equally; the first in sorted order wins.
+        assert_eq!(
+            w.field,
+            EchoSource::Body {
+                pointer: "/poll".into()
+            }
+        );
+        // Values that differ among requests without the field: nothing learned.
+        let other = json!({"id": "8"});
+        let vals = [(&null, 0), (&other, 1), (&null, 2), (&q, 3)];
+        let Node::Hole(hole) = u.unify(&vals, Some("quote"), "/quote") else {
+            panic!("hole expected")
+        };
+        assert_eq!(hole.when_absent, None);
     }
 
     #[test]

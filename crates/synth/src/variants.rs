@@ -288,6 +288,7 @@ pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
                 observed_type,
                 examples,
                 confidence_bp: 7_000,
+                when_absent: None,
             });
         }
     }
