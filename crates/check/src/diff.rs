@@ -40,11 +40,15 @@ pub enum Category {
     /// The twin answered with its own refusal (route miss 501, fail-closed `miss`) or leaked a
     /// template placeholder: never a pass, whatever the status.
     SynthesizedRefusal,
+    /// At a `generated` position whose recorded value the twin already answered with another
+    /// value earlier in the session, the answer names something else than that value: the
+    /// client was given one id and now reads another (see `crate::symbols`).
+    SymbolMismatch,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 7] = [
+    pub const ALL: [Category; 8] = [
         Category::MissingField,
         Category::ExtraField,
         Category::ValueMismatch,
@@ -52,6 +56,7 @@ impl Category {
         Category::TypeMismatch,
         Category::ArrayLengthMismatch,
         Category::SynthesizedRefusal,
+        Category::SymbolMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +68,7 @@ impl Category {
             Category::TypeMismatch => "type_mismatch",
             Category::ArrayLengthMismatch => "array_length_mismatch",
             Category::SynthesizedRefusal => "synthesized_refusal",
+            Category::SymbolMismatch => "symbol_mismatch",
         }
     }
 }
@@ -344,6 +350,10 @@ pub struct BodyDiff<'c> {
     fields: Option<&'c DiffRules>,
     /// Paths of the divergences found at `echoed` positions (the symbol-consistency dimension).
     pub echo_failures: Vec<String>,
+    /// When set, the session's id map and the `symbol_mismatch` divergences found so far:
+    /// every `generated` position whose recorded value is mapped must answer the mapped value
+    /// (`crate::symbols`). Never filled by a dry run.
+    symbols: Option<(&'c crate::idmap::IdMap, Vec<Divergence>)>,
 }
 
 impl<'c> BodyDiff<'c> {
@@ -359,7 +369,19 @@ impl<'c> BodyDiff<'c> {
             generated_pairs: None,
             fields: None,
             echo_failures: Vec::new(),
+            symbols: None,
         }
+    }
+
+    /// Also hold every `generated` position to the session's id map during [`Self::run`]
+    /// (read the failures with [`Self::take_symbol_mismatches`]).
+    pub(crate) fn check_symbols(&mut self, ids: &'c crate::idmap::IdMap) {
+        self.symbols = Some((ids, Vec::new()));
+    }
+
+    /// The `symbol_mismatch` divergences found since [`Self::check_symbols`], in document order.
+    pub(crate) fn take_symbol_mismatches(&mut self) -> Vec<Divergence> {
+        self.symbols.take().map(|(_, v)| v).unwrap_or_default()
     }
 
     /// Apply the user's `[diff.fields]` classes (most specific pattern first), which win over
@@ -485,6 +507,19 @@ impl<'c> BodyDiff<'c> {
         segs: &mut Vec<Seg<'v>>,
     ) {
         self.compared += 1;
+        if matches!(class, FieldClass::Generated)
+            && !self.dry_run
+            && let Some((ids, found)) = &mut self.symbols
+            && let Some(mapped) = crate::symbols::mapped(ids, expected)
+            && !json_eq(actual, mapped)
+        {
+            found.push(Divergence {
+                path: render_path(self.segs_root, segs),
+                category: Category::SymbolMismatch,
+                expected: mapped.clone(),
+                actual: actual.clone(),
+            });
+        }
         if json_eq(expected, actual) {
             return;
         }

@@ -85,6 +85,11 @@ impl IdMap {
         !self.map.is_empty() && self.rewrite_json(v)
     }
 
+    /// The recorded tokens mapped so far, in order.
+    pub fn recorded_tokens(&self) -> impl Iterator<Item = &str> {
+        self.map.keys().map(String::as_str)
+    }
+
     /// The answered value for a recorded token.
     pub fn get(&self, recorded: &str) -> Option<&Value> {
         self.map.get(recorded)

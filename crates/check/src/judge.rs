@@ -157,7 +157,8 @@ pub struct Facets {
     pub headers_compared: bool,
     /// The body rules ran (status matched, no refusal, not a `HEAD`).
     pub body_compared: bool,
-    /// Paths of the divergences found at `echoed` positions.
+    /// Paths of the divergences found at `echoed` positions, and of `symbol_mismatch` ones
+    /// ([`crate::symbols`]): the symbol-consistency dimension.
     pub echo_failures: Vec<String>,
     /// Divergences a `[[diff.suppress]]` rule removed, with the rule.
     pub suppressed: Vec<Suppressed>,
@@ -643,7 +644,7 @@ fn judge_unsuppressed(
 
 /// The request values echo holes may copy, for the recorded request of `ex` aligned with the
 /// route the twin matched.
-fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
+pub(crate) fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
     EchoContext::new(
         obs.route
             .as_deref()
@@ -1074,7 +1075,11 @@ fn norm_ct(s: &str) -> String {
 
 /// The body template the twin most likely rendered: among the matched route's variants with
 /// the answered status, the one whose template fits the answer best.
-fn pick_template<'m>(index: &ModelIndex<'m>, obs: &Observed, actual: &Body) -> Option<&'m Node> {
+pub(crate) fn pick_template<'m>(
+    index: &ModelIndex<'m>,
+    obs: &Observed,
+    actual: &Body,
+) -> Option<&'m Node> {
     let route = index.route(obs.route.as_deref()?)?;
     let Body::Json(actual) = actual else {
         return None;

@@ -12,6 +12,8 @@
 //!   flow like a real client's:
 //!   [`idmap::IdMap`] maps the recorded ids of a session to the ones the twin answered and
 //!   rewrites them in the session's later requests.
+//! - [`symbols::check`] holds each answer to the ids the twin answered earlier in the session
+//!   (`symbol_mismatch`), the one judgement that reads across exchanges.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
 //!   model's holes give (generated, timestamp, enum, echoed, constant).
 //! - [`authored`] is the authored-output gate: a Lua handler's answers compared with the shape
@@ -41,6 +43,7 @@ pub mod provenance;
 pub mod report;
 pub mod rules;
 pub mod run;
+pub mod symbols;
 
 pub use diff::{Category, Divergence};
 pub use judge::{

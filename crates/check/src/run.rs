@@ -508,6 +508,16 @@ pub fn replay_session(
             &run.diff,
             Some(&mut *cache),
         );
+        // Ids the twin answered earlier in the session must read back as answered.
+        crate::symbols::check(
+            index,
+            judged_ex,
+            expected,
+            &obs,
+            &ids,
+            &run.diff,
+            &mut verdict,
+        );
         ids.learn(generated_pairs_cached(
             index,
             judged_ex,

@@ -1,0 +1,326 @@
+//! Symbol consistency for ids the twin minted: once the twin has answered a recorded id with
+//! its own value, every later answer of the session that shows that recorded id must show the
+//! twin's value instead.
+//!
+//! The judge compares `generated` positions (a `Generated` or `Counter` hole, derived ids
+//! included) by JSON type only, since a twin must mint its own ids. That alone lets a twin
+//! answer a create with id Y and a later read of the same entity with id Z. The id flow
+//! ([`crate::idmap`]) already knows, per replayed session, which recorded value the twin
+//! answered with which value; this module holds the session's later answers to it:
+//!
+//! - **Where.** At the `generated` positions of the template the twin most likely rendered —
+//!   the very positions the id flow learns from (`judge::generated_pairs`), with list elements
+//!   paired as the judge pairs them, and from the template even when the answer carries an
+//!   exactness claim (a claim says how to compare, not which fields are ids). Not at constant,
+//!   enum or echoed positions: those are compared exactly or against the request as sent
+//!   already, and a mapped id there would be judged twice.
+//! - **What.** When the recorded value X at such a position is mapped (X → Y, learned from an
+//!   *earlier* answer of the session), the answer must carry Y; anything else, the recorded X
+//!   included, is a `symbol_mismatch` (`expected` Y, `actual` what the twin answered). The
+//!   recorded X is not accepted: the client was given Y for that entity and never heard of X.
+//! - **How it counts.** A `symbol_mismatch` is a divergence like any other (the exchange
+//!   fails, `[[diff.suppress]]` applies, the causes step sees it), and it fails the
+//!   `symbol_consistency` dimension. Where the judge already found a divergence at the same
+//!   path, no second one is added; that divergence counts in `symbol_consistency` too.
+//!
+//! Only ever a tightening: nothing the judge flags is removed.
+
+use serde_json::Value;
+use wraith_recording::Exchange;
+
+use crate::diff::BodyDiff;
+use crate::idmap::IdMap;
+use crate::judge::{
+    Body, DiffOptions, ExpectedBody, ModelIndex, Observed, Verdict, echo_context, parse_body,
+    pick_template,
+};
+use crate::rules::Suppressed;
+
+/// The value the twin answered for the recorded `recorded`, when the session mapped it.
+pub(crate) fn mapped<'m>(ids: &'m IdMap, recorded: &Value) -> Option<&'m Value> {
+    match recorded {
+        Value::String(s) if !s.is_empty() => ids.get(s),
+        Value::Number(n) => ids.get(&n.to_string()),
+        _ => None,
+    }
+}
+
+/// Hold the answer `obs` to the ids of `ids` (the session's map *before* this exchange) and
+/// add what it got wrong to `verdict` (after `[[diff.suppress]]`). `ex` is the exchange as
+/// sent (the one the judge used), `expected` its recorded body. Does nothing when the body was
+/// not compared (refusal, status mismatch, `HEAD`), a side is not JSON, or no template with a
+/// `generated` position can be picked.
+pub fn check(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    ids: &IdMap,
+    opts: &DiffOptions,
+    verdict: &mut Verdict,
+) {
+    if ids.is_empty() || !verdict.facets.body_compared || ex.response.status != obs.status {
+        return;
+    }
+    let Body::Json(recorded) = &expected.body else {
+        return;
+    };
+    if !may_hold_a_mapped_value(ids, &expected.bytes) {
+        return;
+    }
+    let answered = parse_body(&obs.body);
+    let Body::Json(answered_tree) = &answered else {
+        return;
+    };
+    let Some(template) = pick_template(index, obs, &answered) else {
+        return;
+    };
+    let echo = echo_context(ex, obs);
+    let mut d = BodyDiff::new(&echo);
+    d.check_symbols(ids);
+    d.run(Some(template), recorded, answered_tree);
+    let found = d.take_symbol_mismatches();
+    if found.is_empty() {
+        return;
+    }
+    let found = match opts.rules.as_deref() {
+        Some(rules) => {
+            let (kept, removed) = rules.suppress(&verdict.route, found);
+            verdict
+                .facets
+                .suppressed
+                .extend(removed.into_iter().map(|(divergence, rule)| Suppressed {
+                    divergence,
+                    rule: rule.number,
+                    reason: rule.reason.clone(),
+                }));
+            kept
+        }
+        None => found,
+    };
+    let mut added = false;
+    for div in found {
+        if !verdict.facets.echo_failures.contains(&div.path) {
+            verdict.facets.echo_failures.push(div.path.clone());
+        }
+        if verdict.divergences.iter().any(|x| x.path == div.path) {
+            continue;
+        }
+        // A comparison the judge did not make (it accepted any value of the type there).
+        verdict.compared += 1;
+        verdict.divergences.push(div);
+        added = true;
+    }
+    if added {
+        verdict.rescore();
+    }
+}
+
+/// Whether the recorded body can hold a mapped value at all: some mapped token occurs in its
+/// bytes. A token JSON may write escaped (quotes, backslashes, slashes, control or non-ASCII
+/// characters) is assumed to occur. Only saves the walk: a false "yes" costs time, never a
+/// verdict.
+fn may_hold_a_mapped_value(ids: &IdMap, bytes: &[u8]) -> bool {
+    ids.recorded_tokens().any(|t| {
+        t.bytes()
+            .any(|b| matches!(b, b'"' | b'\\' | b'/') || !(0x20..0x80).contains(&b))
+            || memchr::memmem::find(bytes, t.as_bytes()).is_some()
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::diff::Category;
+    use crate::judge::{ReplayClaim, judge};
+    use serde_json::json;
+
+    /// `GET /v1/notes/:id` → 200 `{"id": <generated>, "owner": <generated>, "object": "note"}`.
+    const MODEL: &str = r#"{
+ "base_url": "https://api.notes.test",
+ "diagnostics": [],
+ "entity_types": {},
+ "recorded_at": "2026-06-05T12:00:02Z",
+ "routes": [{
+   "entity_type": "notes", "exact": [], "exchange_count": 1, "id": "get_v1_notes_1",
+   "latency": {"p50_ms": 1, "p90_ms": 1, "p99_ms": 1, "sample_count": 1},
+   "method": "GET", "params": [], "path": "/v1/notes/:param", "state_op": "read",
+   "variants": [{
+     "body": {"kind": "json", "root": {"node": "object", "fields": [
+       {"key": "id", "present_ratio_bp": 10000, "value": {"confidence_bp": 8000, "node": "hole",
+        "observed_type": "string", "source": {"kind": "generated", "shape": {"charset":
+        "lower_alnum", "length": 12, "prefix": "note_", "shape": "token"}}}},
+       {"key": "object", "present_ratio_bp": 10000, "value": {"node": "const", "value": "note"}},
+       {"key": "owner", "present_ratio_bp": 10000, "value": {"confidence_bp": 8000, "node": "hole",
+        "observed_type": "number", "source": {"kind": "counter", "name": "owners"}}}
+     ]}},
+     "evidence": {"confidence_bp": 10000, "exchange_count": 1, "sources": ["s/1"]},
+     "guard": {"guard": "always"},
+     "headers": [],
+     "id": "v1", "status": 200
+   }]
+ }],
+ "schema_version": 1, "sessions": [], "tool_version": "0.1.0", "twin": "notes"
+}"#;
+
+    fn exchange(recorded: &Value) -> Exchange {
+        Exchange {
+            protocol: "http".into(),
+            request: wraith_recording::exchange::RecordedRequest {
+                method: "GET".into(),
+                path: "/v1/notes/note_aaaaaaaaaaaa".into(),
+                query: String::new(),
+                headers: Default::default(),
+                body: Vec::new(),
+                content_type: None,
+                origin: None,
+            },
+            response: wraith_recording::exchange::RecordedResponse {
+                status: 200,
+                headers: Default::default(),
+                content_type: Some("application/json".into()),
+            },
+            frames: vec![wraith_recording::exchange::Frame {
+                direction: "server".into(),
+                timestamp_us: 0,
+                body: serde_json::to_vec(recorded).unwrap(),
+                frame_type: "data".into(),
+            }],
+            timing: Default::default(),
+            correlation: Default::default(),
+            safety: Default::default(),
+            content: Default::default(),
+            truncated: false,
+        }
+    }
+
+    /// Judge `answer` to the recorded read, then hold it to `ids`.
+    fn judged(answer: Value, ids: &IdMap, claim: bool) -> Verdict {
+        let model: wraith_model::Model = serde_json::from_str(MODEL).unwrap();
+        let index = ModelIndex::new(&model);
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
+        let ex = exchange(&recorded);
+        let obs = Observed {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(&answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some("GET /v1/notes/:param".into()),
+            replay: claim.then_some(ReplayClaim {
+                class: wraith_engine::ReplayClass::SeriesMoment,
+                outbound_policy_applied: false,
+            }),
+        };
+        let opts = DiffOptions::default();
+        let mut v = judge(&index, "s/1", &ex, &obs, &opts);
+        check(
+            &index,
+            &ex,
+            &ExpectedBody::of(&ex),
+            &obs,
+            ids,
+            &opts,
+            &mut v,
+        );
+        v
+    }
+
+    fn minted() -> IdMap {
+        let mut ids = IdMap::new();
+        ids.learn([(json!("note_aaaaaaaaaaaa"), json!("note_bbbbbbbbbbbb"))]);
+        ids
+    }
+
+    #[test]
+    fn a_read_naming_the_id_the_twin_minted_passes() {
+        let v = judged(
+            json!({"id": "note_bbbbbbbbbbbb", "object": "note", "owner": 7}),
+            &minted(),
+            false,
+        );
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+    }
+
+    #[test]
+    fn a_read_answering_another_id_than_the_minted_one_is_a_symbol_mismatch() {
+        let v = judged(
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
+            &minted(),
+            false,
+        );
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        let d = &v.divergences[0];
+        assert_eq!(d.path, "body.id");
+        assert_eq!(d.category, Category::SymbolMismatch);
+        assert_eq!(
+            d.expected,
+            json!("note_bbbbbbbbbbbb"),
+            "the id the twin gave"
+        );
+        assert_eq!(d.actual, json!("note_cccccccccccc"));
+        assert_eq!(v.facets.echo_failures, vec!["body.id".to_string()]);
+        assert!(v.score_bp < 10_000);
+    }
+
+    #[test]
+    fn the_recorded_id_is_not_accepted_once_the_twin_answered_another() {
+        let answer = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
+        let v = judged(answer.clone(), &minted(), false);
+        assert_eq!(v.divergences.len(), 1);
+        assert_eq!(v.divergences[0].category, Category::SymbolMismatch);
+        assert_eq!(v.divergences[0].actual, json!("note_aaaaaaaaaaaa"));
+        // Under an exactness claim the positions still come from the template.
+        let v = judged(answer, &minted(), true);
+        assert_eq!(v.divergences.len(), 1);
+    }
+
+    #[test]
+    fn unmapped_ids_keep_the_generated_relaxation() {
+        let v = judged(
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 9}),
+            &IdMap::new(),
+            false,
+        );
+        assert!(v.divergences.is_empty());
+    }
+
+    #[test]
+    fn numbers_are_held_to_their_mapped_number() {
+        let mut ids = IdMap::new();
+        ids.learn([(json!(1), json!(7))]);
+        let v = judged(
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 8}),
+            &ids,
+            false,
+        );
+        assert_eq!(v.divergences.len(), 1);
+        assert_eq!(v.divergences[0].path, "body.owner");
+        assert_eq!(v.divergences[0].expected, json!(7));
+    }
+
+    #[test]
+    fn a_position_the_judge_already_flagged_is_not_flagged_twice() {
+        let v = judged(
+            json!({"id": 5, "object": "note", "owner": 1}),
+            &minted(),
+            false,
+        );
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].category, Category::TypeMismatch);
+        assert_eq!(v.facets.echo_failures, vec!["body.id".to_string()]);
+    }
+
+    #[test]
+    fn the_prefilter_never_skips_a_body_holding_a_mapped_token() {
+        let ids = minted();
+        assert!(may_hold_a_mapped_value(
+            &ids,
+            br#"{"id":"note_aaaaaaaaaaaa"}"#
+        ));
+        assert!(!may_hold_a_mapped_value(&ids, br#"{"id":"note_zzz"}"#));
+        let mut escaped = IdMap::new();
+        escaped.learn([(json!("a/b"), json!("c"))]);
+        assert!(may_hold_a_mapped_value(&escaped, br#"{"id":"a\/b"}"#));
+    }
+}
