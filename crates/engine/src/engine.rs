@@ -1794,6 +1794,16 @@ impl Engine {
                     && let Some(key) = entity.get(&pk).and_then(fixtures::scalar_key)
                 {
                     let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+                    let named = call.m.params.iter().any(|(_, v)| *v == key)
+                        || call
+                            .body
+                            .as_ref()
+                            .and_then(|b| b.get(&pk))
+                            .and_then(fixtures::scalar_key)
+                            .is_some_and(|k| k == key);
+                    if !named {
+                        ns.note_minted_again(&ty, &key);
+                    }
                     ns.put(&ty, &key, entity.clone(), Origin::Replayed, Some(parents));
                 }
             }
@@ -1822,7 +1832,7 @@ impl Engine {
             }
             Some(StateOp::Delete) => {
                 if let Some((ty, id)) = self.target(route, &call.m.params) {
-                    ns.tombstone(&ty, id, Origin::Replayed);
+                    ns.delete_one(&ty, id, Origin::Replayed);
                 }
             }
             _ => {}
@@ -1925,6 +1935,7 @@ impl Engine {
         let Some(entity) = json_pointer_get_mut(body, &ptr) else {
             return out;
         };
+        let client_named = client_pk.is_some();
         if let (Some(v), Value::Object(map)) = (client_pk, &mut *entity) {
             map.insert(pk.clone(), v);
             out.sources.set(
@@ -1937,6 +1948,9 @@ impl Engine {
             None => return out,
         };
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
+            ns.note_minted_again(&ty, &key);
+        }
         ns.put(
             &ty,
             &key,
@@ -2161,7 +2175,7 @@ impl Engine {
         let (mut out, _) = self.render_variant(ns, call, variant);
         if (200..300).contains(&out.status) {
             self.answer_the_deleted_entity(ns, &ty, id, variant, &mut out);
-            ns.tombstone(&ty, id, Origin::Synthesized);
+            ns.delete_one(&ty, id, Origin::Synthesized);
         }
         out
     }

@@ -101,6 +101,11 @@ pub(crate) struct TypeStore {
     /// The keys of `created`, for the membership test on every put (a scan of `created` made
     /// a session's n-th create cost O(n)).
     created_keys: BTreeSet<String>,
+    /// Per live key: how many more records than one a create answered with that key while it
+    /// was live. A key the API minted names one record; when the recordings show it minted
+    /// the same key again (ids scrubbed to one value), each create made a record of its own,
+    /// and each delete removes one of them: the key stays live until the last.
+    copies: BTreeMap<String, u32>,
 }
 
 impl TypeStore {
@@ -290,7 +295,35 @@ impl Namespace {
     pub(crate) fn tombstone(&mut self, ty: &str, pk: &str, origin: Origin) {
         let store = self.type_store_mut(ty);
         store.live.shift_remove(pk);
+        store.copies.remove(pk);
         store.deleted.insert(pk.to_string(), origin);
+    }
+
+    /// A create answered with a key it minted (not one the request named) that is already
+    /// live: the answer is another record under the same key (see `TypeStore::copies`).
+    /// Call before storing the new record.
+    pub(crate) fn note_minted_again(&mut self, ty: &str, pk: &str) {
+        let store = self.type_store_mut(ty);
+        if store.live.contains_key(pk) {
+            *store.copies.entry(pk.to_string()).or_insert(0) += 1;
+        }
+    }
+
+    /// A delete of `pk`: when another record still holds the key, remove one of them and keep
+    /// the key live (`true`); otherwise tombstone it (`false`).
+    pub(crate) fn delete_one(&mut self, ty: &str, pk: &str, origin: Origin) -> bool {
+        let store = self.type_store_mut(ty);
+        if let Some(n) = store.copies.get_mut(pk)
+            && *n > 0
+        {
+            *n -= 1;
+            if *n == 0 {
+                store.copies.remove(pk);
+            }
+            return true;
+        }
+        self.tombstone(ty, pk, origin);
+        false
     }
 
     pub(crate) fn live_entities(&self) -> u64 {
@@ -456,5 +489,36 @@ mod tests {
         ns.put("t", "d", json!({"id": "d"}), Origin::Synthesized, None);
         let store = ns.type_store_mut("t");
         assert_eq!(store.created, ["c", "a", "b", "d"]);
+    }
+
+    #[test]
+    fn a_key_minted_three_times_survives_two_deletes_and_goes_with_the_third() {
+        let mut ns = fresh();
+        for _ in 0..3 {
+            ns.note_minted_again("ip", "192.0.2.0");
+            ns.put(
+                "ip",
+                "192.0.2.0",
+                json!({"address": "192.0.2.0"}),
+                Origin::Replayed,
+                None,
+            );
+        }
+        assert!(ns.delete_one("ip", "192.0.2.0", Origin::Synthesized));
+        assert!(ns.delete_one("ip", "192.0.2.0", Origin::Synthesized));
+        assert!(ns.entity("ip", "192.0.2.0").is_some());
+        assert!(!ns.delete_one("ip", "192.0.2.0", Origin::Synthesized));
+        assert!(ns.entity("ip", "192.0.2.0").is_none());
+        assert!(ns.is_deleted("ip", "192.0.2.0").is_some());
+        // A key minted once goes with its first delete.
+        ns.note_minted_again("ip", "192.0.2.9");
+        ns.put(
+            "ip",
+            "192.0.2.9",
+            json!({"address": "192.0.2.9"}),
+            Origin::Replayed,
+            None,
+        );
+        assert!(!ns.delete_one("ip", "192.0.2.9", Origin::Synthesized));
     }
 }
