@@ -3,7 +3,8 @@
 //! handwritten parts say something the API never would is caught before agents learn from it.
 //!
 //! Which answers are judged here: every answer of a recorded exchange that came from a handler
-//! (provenance `handler`), and, in process, the answer the bound handler *would* give to a
+//! (provenance `handler`) or from a fixture entity (provenance `fixture`: data the owner wrote,
+//! reference §5.2 "Lua/fixture output shape differs from recordings"), and, in process, the answer the bound handler *would* give to a
 //! recorded request exact replay answered instead (the engine's `probe_handler`: a request
 //! whose exact URL was recorded is replayed verbatim, so without the probe a handler overriding
 //! a recorded route would hardly ever be judged).
@@ -25,7 +26,7 @@
 //!
 //! `[[deviations]]` in `wraith.toml` mark intentional deviations ([`DeclaredDeviation`]); a
 //! marked one is reported with `marked: true` and does not fail the run, and value divergences
-//! of a served handler answer under its path are exempt from scoring ([`AuthoredGate::exempt`]).
+//! of a served handler or fixture answer under its path are exempt from scoring ([`AuthoredGate::exempt`]).
 //! An unmarked one fails the run (exit 2) unless `[handlers] deviation_policy = "warn"`.
 
 use std::collections::BTreeMap;
@@ -290,6 +291,19 @@ pub enum AnswerKind {
     Served,
     /// Exact replay served the recording; the bound handler was probed on a copy of the session.
     Probe,
+    /// The twin served it from a fixture entity (provenance `fixture`): data the twin's owner
+    /// wrote, judged against the recordings like a handler's answer.
+    Fixture,
+}
+
+impl AnswerKind {
+    /// Who wrote the answer, as the findings name it.
+    fn author(self) -> &'static str {
+        match self {
+            AnswerKind::Served | AnswerKind::Probe => "handler",
+            AnswerKind::Fixture => "fixture",
+        }
+    }
 }
 
 /// One authored deviation of one answer.
@@ -354,7 +368,8 @@ pub fn judge_authored(
             "status".to_string(),
             Rule::UnrecordedStatus,
             format!(
-                "the handler answered {status}; the recordings of {route_name} only have {}",
+                "the {} answered {status}; the recordings of {route_name} only have {}",
+                answer.author(),
                 listed.join(", ")
             ),
             Value::from(statuses.clone()),
@@ -367,7 +382,7 @@ pub fn judge_authored(
             Body::Json(actual) => {
                 let shape = Shape::of(recorded);
                 let mut segs = Vec::new();
-                compare(&shape, &actual, &mut segs, &mut found);
+                compare(&shape, &actual, answer.author(), &mut segs, &mut found);
             }
             other => {
                 let kind = match other {
@@ -378,7 +393,10 @@ pub fn judge_authored(
                 found.push((
                     "body".to_string(),
                     Rule::WrongType,
-                    format!("the handler answered a {kind} body; the recording is JSON"),
+                    format!(
+                        "the {} answered a {kind} body; the recording is JSON",
+                        answer.author()
+                    ),
                     Value::from("json"),
                     Value::from(kind),
                 ));
@@ -415,9 +433,9 @@ pub struct AuthoredOutcome {
     pub exempted: u64,
 }
 
-/// Judge the handler answer of one replayed exchange: the served answer when the twin answered
-/// from a handler (then `verdict`, that answer's, loses the divergences a declaration exempts),
-/// else the probed one, if the driver probed the bound handler.
+/// Judge the authored answer of one replayed exchange: the served answer when the twin answered
+/// from a handler or a fixture (then `verdict`, that answer's, loses the divergences a
+/// declaration exempts), else the probed handler answer, if the driver probed the bound handler.
 pub fn judge_exchange(
     gate: &AuthoredGate,
     index: &ModelIndex<'_>,
@@ -429,6 +447,8 @@ pub fn judge_exchange(
 ) -> AuthoredOutcome {
     let (answer, kind) = if served.provenance == Some(Provenance::Handler) {
         (served, AnswerKind::Served)
+    } else if served.provenance == Some(Provenance::Fixture) {
+        (served, AnswerKind::Fixture)
     } else if let Some(p) = probe {
         (p, AnswerKind::Probe)
     } else {
@@ -448,7 +468,8 @@ pub fn judge_exchange(
         &answer.body,
         kind,
     );
-    let exempted = if kind == AnswerKind::Served {
+    // A declaration speaks for what the owner authored and the twin served.
+    let exempted = if matches!(kind, AnswerKind::Served | AnswerKind::Fixture) {
         gate.exempt(&route_name, verdict)
     } else {
         0
@@ -531,6 +552,8 @@ pub struct AuthoredSummary {
     /// replay served the recording; the bound handler was run on a copy of the session).
     pub served_answers: u64,
     pub probed_answers: u64,
+    /// Fixture answers judged (served with provenance `fixture`).
+    pub fixture_answers: u64,
     /// Authored deviations found (all, listed or not).
     pub deviations: u64,
     pub unmarked: u64,
@@ -570,6 +593,7 @@ impl AuthoredAcc {
         match judged {
             Some(AnswerKind::Served) => self.summary.served_answers += 1,
             Some(AnswerKind::Probe) => self.summary.probed_answers += 1,
+            Some(AnswerKind::Fixture) => self.summary.fixture_answers += 1,
             None => {}
         }
         self.summary.exempted_divergences += exempted;
@@ -709,7 +733,14 @@ fn folded(k: &str) -> String {
 
 type Found = Vec<(String, Rule, String, Value, Value)>;
 
-fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &mut Found) {
+/// `author` names who wrote the answer in the findings (`handler`, `fixture`).
+fn compare<'s>(
+    shape: &'s Shape,
+    actual: &Value,
+    author: &str,
+    segs: &mut Vec<Seg<'s>>,
+    out: &mut Found,
+) {
     if out.len() >= MAX_PER_ANSWER {
         return;
     }
@@ -722,7 +753,7 @@ fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &
             if let Some(elem) = elem {
                 for (i, item) in items.iter().enumerate() {
                     segs.push(Seg::Index(i));
-                    compare(elem, item, segs, out);
+                    compare(elem, item, author, segs, out);
                     segs.pop();
                 }
             }
@@ -731,7 +762,7 @@ fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &
             for (k, (sub, required)) in keys {
                 segs.push(Seg::Key(k));
                 if let Some(v) = m.get(k) {
-                    compare(sub, v, segs, out);
+                    compare(sub, v, author, segs, out);
                 } else if let Some(other) = m
                     .keys()
                     .find(|o| !keys.contains_key(*o) && folded(o) == folded(k))
@@ -739,7 +770,7 @@ fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &
                     out.push((
                         render_path("body", segs),
                         Rule::MiscasedKey,
-                        format!("the handler spells the recorded key `{k}` as `{other}`"),
+                        format!("the {author} spells the recorded key `{k}` as `{other}`"),
                         Value::from(k.as_str()),
                         Value::from(other.as_str()),
                     ));
@@ -747,7 +778,9 @@ fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &
                     out.push((
                         render_path("body", segs),
                         Rule::MissingKey,
-                        format!("every recording has the key `{k}`; the handler's answer does not"),
+                        format!(
+                            "every recording has the key `{k}`; the {author}'s answer does not"
+                        ),
                         Value::from(k.as_str()),
                         Value::Null,
                     ));
@@ -759,7 +792,7 @@ fn compare<'s>(shape: &'s Shape, actual: &Value, segs: &mut Vec<Seg<'s>>, out: &
             render_path("body", segs),
             Rule::WrongType,
             format!(
-                "the handler answered a {} where the recordings have a {}",
+                "the {author} answered a {} where the recordings have a {}",
                 type_of(v),
                 s.type_name()
             ),
@@ -789,6 +822,31 @@ mod tests {
         .into_iter()
         .map(|d| (d.path, d.rule))
         .collect()
+    }
+
+    #[test]
+    fn a_fixture_answer_is_judged_by_the_same_rules_and_named_as_a_fixture() {
+        let d = judge_authored(
+            &AuthoredGate::default(),
+            "GET /c/:id",
+            None,
+            200,
+            &Body::Json(json!({"id": 1, "name": "a"})),
+            200,
+            br#"{"id": 1, "Name": "a"}"#,
+            AnswerKind::Fixture,
+        );
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].rule, Rule::MiscasedKey);
+        assert_eq!(d[0].answer, AnswerKind::Fixture);
+        assert_eq!(d[0].reason, "the fixture spells the recorded key `name` as `Name`");
+        let mut acc = AuthoredAcc::default();
+        acc.add("s", 0, Some(AnswerKind::Fixture), d, 0);
+        let (summary, listed) = acc.finish();
+        assert_eq!(summary.fixture_answers, 1);
+        assert_eq!(summary.served_answers + summary.probed_answers, 0);
+        assert!(!summary.gate_passed);
+        assert_eq!(listed.len(), 1);
     }
 
     #[test]

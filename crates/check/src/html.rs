@@ -260,16 +260,19 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
 
     // Authored output: the fiction ratio and the handler answers unlike the recordings.
     let a = &report.authored;
-    if a.served_answers + a.probed_answers > 0 || report.fiction.authored_answers > 0 {
+    if a.served_answers + a.probed_answers + a.fixture_answers > 0
+        || report.fiction.authored_answers > 0
+    {
         let _ = write!(
             h,
-            "<section><h2>Authored output</h2><p>{} of {} answers authored (handlers, fixtures): {} · {} handler answer(s) judged ({} served, {} probed) · {} deviation(s): {} unmarked, {} marked (policy {}){}</p><table><tr><th>route / path</th><th>rule</th><th>where</th><th>expected (recordings) · actual (handler)</th></tr>",
+            "<section><h2>Authored output</h2><p>{} of {} answers authored (handlers, fixtures): {} · {} handler answer(s) judged ({} served, {} probed), {} fixture answer(s) · {} deviation(s): {} unmarked, {} marked (policy {}){}</p><table><tr><th>route / path</th><th>rule</th><th>where</th><th>expected (recordings) · actual (handler or fixture)</th></tr>",
             report.fiction.authored_answers,
             report.fiction.answers,
             pct(report.fiction.ratio_bp),
             a.served_answers + a.probed_answers,
             a.served_answers,
             a.probed_answers,
+            a.fixture_answers,
             a.deviations,
             a.unmarked,
             a.marked,

@@ -155,7 +155,7 @@ pub fn run(args: Args) -> CmdResult {
     let a = &report.authored;
     if a.unmarked > 0 && a.gate_passed {
         eprintln!(
-            "warning: {} unmarked authored deviation(s) (a Lua handler answers unlike the recordings); \
+            "warning: {} unmarked authored deviation(s) (a Lua handler or fixture answers unlike the recordings); \
              [handlers] deviation_policy = \"warn\" lets the check pass: see `authored_deviations` in {}",
             a.unmarked,
             twin.reports_dir().join("check.json").display()
@@ -178,8 +178,8 @@ pub fn run(args: Args) -> CmdResult {
         && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
     {
         Err(CliError::conformance(anyhow!(
-            "{} unmarked authored deviation(s): a Lua handler answers unlike the recordings \
-             (see `authored_deviations` in {}); fix the handler, declare the deviation in a \
+            "{} unmarked authored deviation(s): a Lua handler or fixture answers unlike the recordings \
+             (see `authored_deviations` in {}); fix the handler or fixture, declare the deviation in a \
              [[deviations]] entry of wraith.toml (route, path, reason), or set [handlers] \
              deviation_policy = \"warn\"",
             a.unmarked,
@@ -975,12 +975,13 @@ fn print_summary(twin: &TwinDir, r: &Report) {
         );
     }
     let a = &r.authored;
-    if a.served_answers + a.probed_answers > 0 {
+    if a.served_answers + a.probed_answers + a.fixture_answers > 0 {
         outln!(
-            "  authored output: {} handler answer(s) judged ({} served, {} probed)  deviations {} ({} unmarked, {} marked; policy {})",
+            "  authored output: {} handler answer(s) judged ({} served, {} probed), {} fixture answer(s)  deviations {} ({} unmarked, {} marked; policy {})",
             a.served_answers + a.probed_answers,
             a.served_answers,
             a.probed_answers,
+            a.fixture_answers,
             a.deviations,
             a.unmarked,
             a.marked,
