@@ -1,8 +1,10 @@
 //! `wraith check` and fixtures: answers served from a fixture entity (provenance `fixture`) are
 //! output the twin's owner wrote, so their shape is judged against the recordings like a Lua
-//! handler's (`authored_deviations`, `[[deviations]]`, `deviation_policy`). Black-box: the real
-//! binary on a small notes twin (`check_support/notes.rs`), checked `--target` a tiny HTTP twin
-//! (`check_support/fake_target.rs`) whose note lists come from a "fixture".
+//! handler's (`authored_deviations`, `[[deviations]]`, `deviation_policy`); and `--fixture`
+//! seeds every namespace of a `--holdout` run. Black-box: the real binary on a small notes twin
+//! (`check_support/notes.rs`), checked `--target` a tiny HTTP twin
+//! (`check_support/fake_target.rs`) whose note lists come from a "fixture"; and on a copy of
+//! the bundled example shop twin.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,6 +15,7 @@ mod fake_target;
 mod notes;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Mutex;
 
 use check_support::*;
@@ -123,4 +126,84 @@ fn check_declared_fixture_deviation_is_marked_and_its_divergences_exempt() {
     assert!(r["authored"]["exempted_divergences"].as_u64().unwrap() >= 3);
     assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
     assert_eq!(out.status.code(), Some(0));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The example shop twin (two recorded sessions, a default fixture set adding two customers)
+/// with its first session recorded a second time, so that under `--holdout 2` the held-out
+/// session is one the training sessions also recorded, and a set with one order.
+fn shop_with_a_repeated_session() -> DemoTwin {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("shop");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
+        &root,
+    );
+    let _ = std::fs::remove_dir_all(root.join("model"));
+    let _ = std::fs::remove_dir_all(root.join("reports"));
+    let t = DemoTwin { tmp, root };
+    t.add_session_copies(1);
+    let set = t.root.join("state/fixtures/one-order");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(
+        set.join("fixture.json"),
+        r#"{"entities": {"orders": [{"id": "ord_FixtureOrd0001", "object": "order", "amount": 100, "currency": "usd", "status": "pending"}]}}"#,
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
+    let t = shop_with_a_repeated_session();
+    let plain = stdout_json(&t.run(&["check", "--holdout", "2", "--json"]));
+    let h = &plain["holdout"];
+    assert_eq!(h["held_out_sessions"].as_array().unwrap().len(), 1);
+    // Without --fixture nothing is seeded, not even the default set: both halves replay
+    // exactly what the recordings teach.
+    assert_eq!(h["in_sample_score_bp"], 10_000, "{h:#}");
+    assert_eq!(h["held_out_score_bp"], 10_000, "{h:#}");
+    assert_eq!(plain["fixture"], Value::Null);
+
+    let out = t.run(&[
+        "check",
+        "--holdout",
+        "2",
+        "--fixture",
+        "one-order",
+        "--json",
+    ]);
+    let r = stdout_json(&out);
+    assert_eq!(r["fixture"], "one-order");
+    let h = &r["holdout"];
+    // The seeded order shows up in the order lists of both halves.
+    assert!(h["in_sample_score_bp"].as_u64().unwrap() < 10_000, "{h:#}");
+    assert!(h["held_out_score_bp"].as_u64().unwrap() < 10_000, "{h:#}");
+    assert!(
+        r["divergences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["route"] == "GET /orders"),
+        "{:#}",
+        r["divergences"]
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = t.run(&["check", "--holdout", "2", "--fixture", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("nope") && e.contains("one-order"), "{e}");
 }

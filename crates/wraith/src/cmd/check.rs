@@ -72,9 +72,9 @@ pub struct Args {
     /// Seed every replay namespace with this fixture set (`state/fixtures/<NAME>/`, or
     /// `<ns>:<NAME>`) instead of the implicit default set. Under `--target` each namespace is
     /// provisioned with it first (`POST /__wraith/session`; a control token is read from
-    /// `WRAITH_CONTROL_TOKEN`). Not with `--holdout`, which measures what the recordings alone
-    /// teach.
-    #[arg(long, value_name = "NAME", conflicts_with = "holdout")]
+    /// `WRAITH_CONTROL_TOKEN`). With `--holdout`, every replay namespace (training in-sample
+    /// and held-out) is seeded from the set; without it `--holdout` seeds none.
+    #[arg(long, value_name = "NAME")]
     pub fixture: Option<String>,
 }
 
@@ -107,7 +107,16 @@ pub fn run(args: Args) -> CmdResult {
             )));
         }
         holdout(
-            &twin_name, &cfg, &sessions, k, thresholds, &authored, &gate, jobs,
+            &twin_name,
+            &twin,
+            &cfg,
+            &sessions,
+            k,
+            thresholds,
+            &authored,
+            &gate,
+            jobs,
+            args.fixture.as_deref(),
         )?
     } else {
         let model = load_model(&twin.model_dir().join("twin.wir.json"))?;
@@ -266,7 +275,24 @@ fn build_engine(
     sessions: usize,
     fixture: Option<&str>,
 ) -> Result<Engine, CliError> {
-    let (schema, fixtures) = match twin {
+    build_engine_with(twin_name, twin, twin, cfg, model, sessions, fixture)
+}
+
+/// [`build_engine`] with the twin folder's state (schema and fixture sets, `state`) and its
+/// outbound policy (`policy`) read separately: `--holdout --fixture` seeds fixtures but keeps
+/// the held-out run's comparison as it is without them.
+#[allow(clippy::too_many_arguments)]
+fn build_engine_with(
+    twin_name: &str,
+    state: Option<&TwinDir>,
+    policy: Option<&TwinDir>,
+    cfg: &TwinConfig,
+    model: &Model,
+    sessions: usize,
+    fixture: Option<&str>,
+) -> Result<Engine, CliError> {
+    let twin = policy;
+    let (schema, fixtures) = match state {
         Some(t) => (
             read_optional(&t.schema_json())?,
             wraith_server::fixtures_fs::read_fixture_tree(&t.fixtures_dir())
@@ -467,9 +493,13 @@ fn dimension_failures(r: &Report) -> String {
 }
 
 /// `--holdout K`: train on all but every K-th session, check both halves against that model.
+/// With `fixture` (`--fixture`), every replay namespace of both halves is seeded from that set;
+/// without it none is (not even the implicit default set): the run measures what the recordings
+/// alone teach.
 #[allow(clippy::too_many_arguments)]
 fn holdout(
     twin_name: &str,
+    twin: &TwinDir,
     cfg: &TwinConfig,
     sessions: &[RecordedSession],
     k: u32,
@@ -477,6 +507,7 @@ fn holdout(
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
     jobs: NonZeroUsize,
+    fixture: Option<&str>,
 ) -> Result<(Report, Model), CliError> {
     let (train, held) = holdout_split(sessions, k);
     if held.is_empty() {
@@ -496,9 +527,19 @@ fn holdout(
         },
     );
     let model = synthesis.model;
-    // Fixtures are left out on purpose: a held-out check measures what the recordings teach.
+    // Fixtures only when asked for (`--fixture`): by default a held-out check measures what the
+    // recordings teach.
+    let state = fixture.map(|_| twin);
     let run_on = |set: &[&RecordedSession], prefix: &str| -> Result<Report, CliError> {
-        let engine = Arc::new(build_engine(twin_name, None, cfg, &model, set.len(), None)?);
+        let engine = Arc::new(build_engine_with(
+            twin_name,
+            state,
+            None,
+            cfg,
+            &model,
+            set.len(),
+            fixture,
+        )?);
         let mut diff = diff_options(cfg, None);
         diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
         let run = CheckRun {
