@@ -210,10 +210,12 @@ pub(crate) fn render_node_traced(
 fn optional_present(node: &Node, ratio_bp: u32, req: &ReqCtx<'_>) -> bool {
     if let Node::Hole(Hole {
         source: HoleKind::Echo { from },
+        when_absent,
         ..
     }) = node
     {
-        return req.echo_source(from).is_some();
+        // With a recorded default, the field was there without its source too.
+        return when_absent.is_some() || req.echo_source(from).is_some();
     }
     ratio_bp >= 5000
 }

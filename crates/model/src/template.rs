@@ -80,7 +80,8 @@ pub struct Field {
     pub key: String,
     pub value: Node,
     /// Present in only some observations. Rendered only when its presence rule holds:
-    /// an echo-sourced optional field is rendered when the request carries the source;
+    /// an echo-sourced optional field is rendered when the request carries the source (or,
+    /// when its hole has a `when_absent` default, always);
     /// any other optional field is rendered when it was present in the majority of observations
     /// (`present_ratio_bp >= 5000`).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -128,6 +129,10 @@ pub struct Hole {
     /// observation whose request lacked one field (a status's `quote` is `null` whenever the
     /// post named no `quoted_status_id`). The engine renders it for a request without that
     /// field instead of picking an example. Absent when no request field explains a value.
+    /// For a [`HoleKind::Echo`] hole of an optional field: the echo's source and the value the
+    /// observations whose request lacked it held (the default, also `examples[0]`), set when
+    /// most of those observations carried the field anyway; the field is then rendered for a
+    /// request without the source too, with that value (see [`Field::optional`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_absent: Option<Box<WhenAbsent>>,
 }

@@ -193,9 +193,13 @@ impl Unifier<'_> {
             .map(|(k, sub)| {
                 let child_ptr = format!("{pointer}/{}", crate::observe::escape_token(k));
                 let count = sub.len();
+                let mut value = self.unify(&sub, Some(k), &child_ptr);
+                if count < n {
+                    self.echo_default_presence(&mut value, vals, &sub);
+                }
                 Field {
                     key: k.to_string(),
-                    value: self.unify(&sub, Some(k), &child_ptr),
+                    value,
                     optional: count < n,
                     present_ratio_bp: ((count as u64 * 10_000) / n as u64) as u32,
                 }
@@ -204,6 +208,44 @@ impl Unifier<'_> {
         let mut fields = fields;
         derive_embedded(&mut fields, vals);
         Node::Object { fields }
+    }
+
+    /// An optional field holding an echo hole is rendered only when the request carries the
+    /// source, unless most observations whose request lacked the source carried the field all
+    /// the same (with the default `echo` put first: a `disk_encryption` the API reports
+    /// whether or not the client asked for one). Then the default is recorded as the hole's
+    /// `when_absent`, and the engine renders the field with it for a request without the
+    /// source. `all` are the observations of the object, `present` those carrying the field.
+    fn echo_default_presence(
+        &self,
+        node: &mut Node,
+        all: &[(&Value, usize)],
+        present: &[(&Value, usize)],
+    ) {
+        let Node::Hole(hole) = node else {
+            return;
+        };
+        let HoleKind::Echo { from } = &hole.source else {
+            return;
+        };
+        let lacks = |c: usize| {
+            self.ctxs
+                .get(c)
+                .is_none_or(|ctx| ctx.lookup(from).is_none())
+        };
+        let without = all.iter().filter(|(_, c)| lacks(*c)).count();
+        let Some(default) = present.iter().find(|(_, c)| lacks(*c)).map(|(v, _)| *v) else {
+            return;
+        };
+        let carried = present.iter().filter(|(_, c)| lacks(*c)).count();
+        if carried * 2 <= without {
+            return;
+        }
+        let when_absent = WhenAbsent {
+            field: from.clone(),
+            value: default.clone(),
+        };
+        hole.when_absent = Some(Box::new(when_absent));
     }
 
     fn unify_arrays(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
@@ -852,6 +894,81 @@ mod tests {
         };
         assert_eq!(representatives.len(), 1);
         assert_eq!(target_length, 2);
+    }
+
+    /// Five creates: two sent `enc` and got it back; two without it still answered
+    /// `"enabled"`, one without it had no such field.
+    fn enc_field(answers: &[(Option<&str>, Option<&str>)]) -> Field {
+        let bodies: Vec<Vec<(String, Value)>> = answers
+            .iter()
+            .map(|(sent, _)| {
+                sent.map(|v| vec![("/enc".to_string(), json!(v))])
+                    .unwrap_or_default()
+            })
+            .collect();
+        let ctxs: Vec<Ctx<'_>> = bodies.iter().map(|b| ctx(&[], &[], b)).collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let objects: Vec<Value> = answers
+            .iter()
+            .map(|(_, got)| match got {
+                Some(v) => json!({"id": 1, "enc": v}),
+                None => json!({"id": 1}),
+            })
+            .collect();
+        let vals: Vec<(&Value, usize)> = objects.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        let Node::Object { fields } = u.unify(&vals, None, "") else {
+            panic!("object expected")
+        };
+        fields
+            .into_iter()
+            .find(|f| f.key == "enc")
+            .expect("enc field")
+    }
+
+    #[test]
+    fn an_echo_field_most_requests_without_its_source_still_got_keeps_its_default() {
+        let f = enc_field(&[
+            (Some("disabled"), Some("disabled")),
+            (Some("enabled"), Some("enabled")),
+            (None, Some("enabled")),
+            (None, Some("enabled")),
+            (None, None),
+        ]);
+        assert!(f.optional);
+        let Node::Hole(hole) = &f.value else {
+            panic!("echo hole expected")
+        };
+        assert!(matches!(hole.source, HoleKind::Echo { .. }));
+        let w = hole.when_absent.as_deref().expect("default recorded");
+        assert_eq!(w.value, json!("enabled"));
+        assert_eq!(
+            w.field,
+            EchoSource::Body {
+                pointer: "/enc".into()
+            }
+        );
+    }
+
+    #[test]
+    fn an_echo_field_that_appears_only_when_sent_has_no_default() {
+        let f = enc_field(&[
+            (Some("disabled"), Some("disabled")),
+            (Some("enabled"), Some("enabled")),
+            (None, Some("enabled")),
+            (None, None),
+            (None, None),
+        ]);
+        let Node::Hole(hole) = &f.value else {
+            panic!("echo hole expected")
+        };
+        assert!(matches!(hole.source, HoleKind::Echo { .. }));
+        assert!(
+            hole.when_absent.is_none(),
+            "most requests without it got none"
+        );
     }
 
     fn objs(pairs: &[(&str, &str)]) -> Vec<Value> {
