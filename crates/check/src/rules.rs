@@ -30,7 +30,8 @@ use crate::diff::{Category, Divergence};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleError {
     /// Stable rule id for `wraith lint`: `diff-suppress-reason`, `diff-route`, `diff-path`,
-    /// `diff-category`, `diff-field-class`, `diff-field-enum-values`, `diff-threshold`.
+    /// `diff-category`, `diff-field-class`, `diff-field-enum-values`, `diff-threshold`,
+    /// `diff-scoring-version`.
     pub rule: &'static str,
     /// 1-based line of the entry in `wraith.toml` (0 when unknown).
     pub line: usize,
@@ -80,7 +81,7 @@ pub struct ThresholdInput {
 }
 
 /// Everything `[diff]` says beyond the two overall gates.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RulesInput {
     pub suppress: Vec<SuppressInput>,
     pub fields: Vec<FieldInput>,
@@ -89,7 +90,30 @@ pub struct RulesInput {
     pub thresholds_line: usize,
     /// `[diff.overrides."METHOD /path"]`: (route pattern, thresholds, line).
     pub overrides: Vec<(String, ThresholdInput, usize)>,
+    /// `[diff] scoring_version` (absent: [`SCORING_VERSION`]) and its line (0 when unknown).
+    pub scoring_version: u32,
+    pub scoring_version_line: usize,
 }
+
+impl Default for RulesInput {
+    fn default() -> RulesInput {
+        RulesInput {
+            suppress: Vec::new(),
+            fields: Vec::new(),
+            thresholds: ThresholdInput::default(),
+            thresholds_line: 0,
+            overrides: Vec::new(),
+            scoring_version: SCORING_VERSION,
+            scoring_version_line: 0,
+        }
+    }
+}
+
+/// The only scoring version there is: how exchanges, routes, sessions and dimensions are scored
+/// (`docs/conformance.md`, "Scores"). `[diff] scoring_version` may name it; any other value is
+/// a configuration error, so a twin written for another scoring is never silently scored
+/// under this one.
+pub const SCORING_VERSION: u32 = 1;
 
 /// The scored dimensions of an exchange (`docs/conformance.md`, "Dimensions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -452,6 +476,19 @@ impl DiffRules {
             }
             g
         };
+        if input.scoring_version != SCORING_VERSION {
+            errors.push(RuleError {
+                rule: "diff-scoring-version",
+                line: input.scoring_version_line,
+                entry: "[diff]".to_string(),
+                key: "scoring_version".to_string(),
+                message: format!(
+                    "is {}, but this wraith scores only with version {SCORING_VERSION}: set \
+                     `scoring_version = {SCORING_VERSION}` or remove the key",
+                    input.scoring_version
+                ),
+            });
+        }
         rules.gates = gates_of(
             &input.thresholds,
             DimensionGates::default(),
@@ -973,6 +1010,24 @@ mod tests {
             values,
             line: 3,
         }
+    }
+
+    #[test]
+    fn only_scoring_version_1_compiles() {
+        assert!(DiffRules::compile(&RulesInput::default()).is_ok());
+        let bad = RulesInput {
+            scoring_version: 2,
+            scoring_version_line: 4,
+            ..RulesInput::default()
+        };
+        let errors = DiffRules::compile(&bad).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        let e = &errors[0];
+        assert_eq!(
+            (e.rule, e.line, e.entry.as_str(), e.key.as_str()),
+            ("diff-scoring-version", 4, "[diff]", "scoring_version")
+        );
+        assert!(e.message.contains("is 2") && e.message.contains("scoring_version = 1"));
     }
 
     #[test]

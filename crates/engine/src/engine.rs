@@ -44,6 +44,9 @@ pub struct Engine {
     /// Per route, the median recorded status series of a polled read ([`Engine::polled_variant`]),
     /// gathered on first use.
     polls: Vec<OnceLock<Option<Vec<u16>>>>,
+    /// Per route, the recorded state each variant renders its observed values from, per
+    /// principal ([`Engine::snapshot`]), gathered on first use.
+    snapshots: Vec<OnceLock<Vec<Snapshot>>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -207,6 +210,7 @@ impl Call<'_> {
             query: &self.query,
             body: self.body.as_ref(),
             headers: &self.req.headers,
+            snapshot: None,
         }
     }
 
@@ -272,6 +276,7 @@ impl Engine {
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = model.routes.iter().map(|_| OnceLock::new()).collect();
         let polls = model.routes.iter().map(|_| OnceLock::new()).collect();
+        let snapshots = model.routes.iter().map(|_| OnceLock::new()).collect();
         let verdicts = crate::raw_moment::Verdicts::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
@@ -286,6 +291,7 @@ impl Engine {
             default_fixture,
             lists,
             polls,
+            snapshots,
             registry,
             self_url: RwLock::new(None),
             upstream_origin,
@@ -1181,6 +1187,37 @@ impl Engine {
 
     // ---------------------------------------------------------------- rendering
 
+    /// The recorded state a template answer of `variant` takes its observed values from: of
+    /// the route's recorded answers with the variant's status and shape, recorded for this
+    /// request's principal (its mapped `Authorization`, or none for none), the most typical
+    /// one (the answer whose leaves and array lengths recur most among them; the first
+    /// recorded among equals). `None` when no recorded answer of that principal fits.
+    ///
+    /// Why: an observed hole picked its example by a hash of the path, independently of every
+    /// other hole, so an embedded record (the posting account of a status) mixed profile
+    /// fields recorded at different times, and a list of recorded data (an account's `fields`)
+    /// took the median length over every principal's answers. The recorded state of one
+    /// answer, of the same principal, is one consistent picture of what the API answered.
+    fn snapshot(&self, call: &Call<'_>, variant: &Variant) -> Option<&Value> {
+        let r = call.m.route;
+        let route = self.model.routes.get(r)?;
+        let vi = route
+            .variants
+            .iter()
+            .position(|v| std::ptr::eq(v, variant))?;
+        let principal = call
+            .req
+            .header("authorization")
+            .map(|auth| match &self.opts.principal {
+                Some(f) => f(auth),
+                None => auth.to_string(),
+            });
+        let all = self.snapshots.get(r)?.get_or_init(|| snapshots_of(route));
+        all.iter()
+            .find(|s| s.variant == vi && s.principal == principal)
+            .map(|s| &s.body)
+    }
+
     /// Render a variant as is: status, header programs, body template.
     fn render_variant(
         &self,
@@ -1188,7 +1225,8 @@ impl Engine {
         call: &Call<'_>,
         variant: &Variant,
     ) -> (Out, Option<i64>) {
-        let ctx = call.ctx();
+        let mut ctx = call.ctx();
+        ctx.snapshot = self.snapshot(call, variant);
         let mut nsc = NsCtx {
             ns,
             wall: &self.opts.wall_clock,
@@ -2693,4 +2731,122 @@ fn loosely_equal(actual: &Value, expected: &Value) -> bool {
         (Value::String(s), Value::Bool(b)) => s == &b.to_string(),
         _ => false,
     }
+}
+
+/// The recorded state one variant renders its observed values from for one principal (see
+/// `Engine::snapshot`).
+struct Snapshot {
+    variant: usize,
+    principal: Option<String>,
+    body: Value,
+}
+
+/// Most recorded answers weighed per variant and principal when picking a snapshot.
+const MAX_SNAPSHOT_CANDIDATES: usize = 256;
+
+/// Every variant's snapshot per recorded principal.
+fn snapshots_of(route: &Route) -> Vec<Snapshot> {
+    let mut out = Vec::new();
+    for (vi, variant) in route.variants.iter().enumerate() {
+        let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+            continue;
+        };
+        // Recorded answers of this variant's status and shape, by principal, in recorded order.
+        let mut by_principal: BTreeMap<Option<&str>, Vec<Value>> = BTreeMap::new();
+        for m in route.exact.iter().flat_map(|e| e.moments.iter()) {
+            if m.status != variant.status {
+                continue;
+            }
+            let RecordedBody::Json { value } = &m.body else {
+                continue;
+            };
+            let group = by_principal.entry(m.principal.as_deref()).or_default();
+            if group.len() >= MAX_SNAPSHOT_CANDIDATES {
+                continue;
+            }
+            if let Ok(body) = value.parse()
+                && fits(root, &body)
+            {
+                group.push(body);
+            }
+        }
+        for (principal, bodies) in by_principal {
+            if let Some(body) = most_typical(bodies) {
+                out.push(Snapshot {
+                    variant: vi,
+                    principal: principal.map(str::to_string),
+                    body,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether a recorded body has the template's shape: the same JSON kind, and for an object
+/// every field the template always renders.
+fn fits(root: &Node, body: &Value) -> bool {
+    match (root, body) {
+        (Node::Object { fields }, Value::Object(map)) => fields
+            .iter()
+            .filter(|f| !f.optional)
+            .all(|f| map.contains_key(&f.key)),
+        (Node::Array(_), Value::Array(_)) => true,
+        (Node::Object { .. }, _) | (Node::Array(_), _) => false,
+        (Node::Const { .. } | Node::Hole(_), _) => true,
+    }
+}
+
+/// The body whose leaves (and array lengths) recur most among `bodies`; the first among equals.
+fn most_typical(bodies: Vec<Value>) -> Option<Value> {
+    fn leaves(v: &Value, path: &mut String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(k);
+                    leaves(child, path, out);
+                    path.truncate(len);
+                }
+            }
+            Value::Array(a) => {
+                out.push(format!("{path}#{}", a.len()));
+                for (i, child) in a.iter().enumerate() {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    leaves(child, path, out);
+                    path.truncate(len);
+                }
+            }
+            leaf => out.push(format!("{path}={leaf}")),
+        }
+    }
+    let flat: Vec<Vec<String>> = bodies
+        .iter()
+        .map(|b| {
+            let mut out = Vec::new();
+            leaves(b, &mut String::new(), &mut out);
+            out
+        })
+        .collect();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &flat {
+        for l in f {
+            *counts.entry(l.as_str()).or_default() += 1;
+        }
+    }
+    let mut best: Option<(usize, usize)> = None;
+    for (i, f) in flat.iter().enumerate() {
+        let score: usize = f
+            .iter()
+            .map(|l| counts.get(l.as_str()).copied().unwrap_or(0))
+            .sum();
+        if best.is_none_or(|(_, s)| score > s) {
+            best = Some((i, score));
+        }
+    }
+    let (i, _) = best?;
+    bodies.into_iter().nth(i)
 }

@@ -27,6 +27,10 @@ pub(crate) struct ReqCtx<'a> {
     /// The body as JSON: parsed JSON, or form fields as a nested object.
     pub body: Option<&'a Value>,
     pub headers: &'a [(String, String)],
+    /// A recorded answer of the variant being rendered, for this request's principal (see
+    /// `Engine::snapshot`): observed values come from it, so one answer shows one recorded
+    /// state (an account's profile as it was at one time) instead of a mix of examples.
+    pub snapshot: Option<&'a Value>,
 }
 
 impl ReqCtx<'_> {
@@ -49,6 +53,22 @@ impl ReqCtx<'_> {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The snapshot's value at a render path (`/a/b/0`: keys as they are, unescaped).
+    pub(crate) fn snapshot_at(&self, json_path: &str) -> Option<&Value> {
+        let mut cur = self.snapshot?;
+        if json_path.is_empty() {
+            return Some(cur);
+        }
+        for token in json_path.strip_prefix('/')?.split('/') {
+            cur = match cur {
+                Value::Object(m) => m.get(token)?,
+                Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
     }
 
     /// The raw value an echo hole would copy, if the request carries it.
@@ -113,9 +133,25 @@ pub(crate) fn render_node_traced(
             let mut map = Map::with_capacity(fields.len());
             // Fields that embed a sibling's minted value render once every sibling has.
             let mut derived = Vec::new();
+            let snap = req.snapshot_at(json_path).and_then(Value::as_object);
             for f in fields {
-                if f.optional && !optional_present(&f.value, f.present_ratio_bp, req) {
-                    continue;
+                if f.optional {
+                    let present = match (&f.value, snap) {
+                        // A field the recorded state answered with (or without) follows it,
+                        // unless it echoes the request.
+                        (
+                            Node::Hole(Hole {
+                                source: HoleKind::Echo { .. },
+                                ..
+                            }),
+                            _,
+                        )
+                        | (_, None) => optional_present(&f.value, f.present_ratio_bp, req),
+                        (_, Some(obj)) => obj.contains_key(&f.key),
+                    };
+                    if !present {
+                        continue;
+                    }
                 }
                 let child_path = format!("{json_path}/{}", f.key);
                 if let Node::Hole(
@@ -157,6 +193,19 @@ pub(crate) fn render_node_traced(
             representatives,
             target_length,
         }) => {
+            // A list of recorded data only (nothing minted, echoed or timed): the recorded
+            // state's own items, so its length is that state's too; unless the request sent a
+            // list at the same place (the regions a key is limited to), which it may follow.
+            if let Some(items @ Value::Array(_)) = req.snapshot_at(json_path)
+                && representatives.iter().all(observed_only)
+                && req
+                    .body
+                    .and_then(|b| json_pointer_get(b, json_path))
+                    .is_none()
+            {
+                sources.set(json_path, FieldSource::Observed);
+                return items.clone();
+            }
             if representatives.is_empty() {
                 return Value::Array(Vec::new());
             }
@@ -206,6 +255,20 @@ pub(crate) fn render_node_traced(
     }
 }
 
+/// Whether a template subtree holds recorded data only: constants and observed holes (no
+/// minted, echoed, timed or counted value).
+fn observed_only(node: &Node) -> bool {
+    match node {
+        Node::Const { .. } => true,
+        Node::Object { fields } => fields.iter().all(|f| observed_only(&f.value)),
+        Node::Array(ArrayNode::Tuple { items }) => items.iter().all(observed_only),
+        Node::Array(ArrayNode::List {
+            representatives, ..
+        }) => representatives.iter().all(observed_only),
+        Node::Hole(h) => matches!(h.source, HoleKind::Observed),
+    }
+}
+
 /// The presence rule of an optional field (see [`wraith_model::Field::optional`]).
 fn optional_present(node: &Node, ratio_bp: u32, req: &ReqCtx<'_>) -> bool {
     if let Node::Hole(Hole {
@@ -251,7 +314,11 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
         HoleKind::Observed => match &hole.when_absent {
             // Every recorded request without that field got this value here.
             Some(w) if req.echo_source(&w.field).is_none() => w.value.clone(),
-            _ => observed(hole, req),
+            // The recorded state's value, when it is one the hole recorded.
+            _ => match req.snapshot_at(json_path) {
+                Some(v) if hole.examples.contains(v) => v.clone(),
+                _ => observed(hole, req),
+            },
         },
     }
 }

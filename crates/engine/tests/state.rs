@@ -573,6 +573,94 @@ fn idempotency_is_off_unless_enabled() {
 // ------------------------------------------------------------------ rendering
 
 #[test]
+fn template_answer_takes_observed_values_from_the_principals_most_typical_recorded_answer() {
+    // Two principals posted; each one's embedded author is one recorded state. A post no run
+    // recorded is rendered from the template, and its author must be one of the principal's
+    // recorded states (not a mix of both principals' examples), with its list of profile
+    // fields at that state's length.
+    let author = obj(vec![
+        (
+            "name",
+            hole(
+                HoleKind::Observed,
+                JsonType::String,
+                vec![json!("Ann"), json!("Bob"), json!("Ann B.")],
+            ),
+        ),
+        (
+            "note",
+            hole(
+                HoleKind::Observed,
+                JsonType::String,
+                vec![json!("hi"), json!(""), json!("yo")],
+            ),
+        ),
+        (
+            "fields",
+            Node::Array(ArrayNode::List {
+                representatives: vec![obj(vec![(
+                    "k",
+                    hole(HoleKind::Observed, JsonType::String, vec![json!("a")]),
+                )])],
+                target_length: 0,
+            }),
+        ),
+    ]);
+    let node = obj(vec![("id", gen_id(IdShape::Uuid)), ("author", author)]);
+    let answer = |id: &str, name: &str, note: &str, fields: usize| {
+        json!({"id": id, "author": {"name": name, "note": note,
+            "fields": (0..fields).map(|_| json!({"k": "a"})).collect::<Vec<_>>()}})
+    };
+    let by = |mut m: Moment, who: &str| {
+        m.principal = Some(format!("Bearer {who}"));
+        m
+    };
+    let r = R::new("POST", "/v1/posts")
+        .variant(200, Guard::Always, node)
+        .exact(
+            "/v1/posts",
+            "",
+            Some(&json!({"text": "one"})),
+            vec![
+                by(moment("s1/0", 200, answer("p1", "Ann", "hi", 2)), "ann"),
+                by(moment("s2/0", 200, answer("p2", "Bob", "", 0)), "bob"),
+            ],
+        )
+        .exact(
+            "/v1/posts",
+            "",
+            Some(&json!({"text": "two"})),
+            vec![
+                by(moment("s3/0", 200, answer("p3", "Ann", "hi", 2)), "ann"),
+                by(moment("s4/0", 200, answer("p4", "Ann B.", "yo", 1)), "ann"),
+            ],
+        )
+        .build();
+    let e = engine(model(vec![r], vec![]), det_opts());
+    let post = |who: &str| {
+        let r = with_header(
+            req("POST", "/v1/posts", Some(json!({"text": "unrecorded"}))),
+            "authorization",
+            &format!("Bearer {who}"),
+        );
+        let resp = e.handle(Some(who), &r);
+        assert_eq!(resp.provenance, Provenance::Template);
+        body(&resp)
+    };
+    let ann = post("ann");
+    assert_eq!(
+        ann["author"],
+        json!({"name": "Ann", "note": "hi", "fields": [{"k": "a"}, {"k": "a"}]})
+    );
+    let bob = post("bob");
+    assert_eq!(
+        bob["author"],
+        json!({"name": "Bob", "note": "", "fields": []})
+    );
+    assert_ne!(ann["id"], json!("p1"), "minted values stay minted");
+}
+
+#[test]
 fn echo_hole_without_its_source_renders_the_recorded_default_and_observed_hole_its_absent_value() {
     // Synth puts the value the recorded requests without the echo source agreed on first; an
     // observed hole may say what it held whenever the request lacked one field.

@@ -358,6 +358,10 @@ pub struct DiffConfig {
     /// 1-based line of the `[diff.thresholds]` table (0 when absent). Not part of the file.
     #[serde(skip)]
     pub thresholds_line: usize,
+    /// 1-based line of `[diff] scoring_version` (0 when absent), so `wraith check` and
+    /// `wraith lint` can point at an unsupported version. Not part of the file.
+    #[serde(skip)]
+    pub scoring_version_line: usize,
 }
 
 impl Default for DiffConfig {
@@ -374,6 +378,7 @@ impl Default for DiffConfig {
             suppress: Vec::new(),
             tagged_union_policy: Vec::new(),
             thresholds_line: 0,
+            scoring_version_line: 0,
         }
     }
 }
@@ -607,6 +612,10 @@ impl DiffConfig {
         }
         self.thresholds_line = diff
             .key("thresholds")
+            .and_then(|k| k.span())
+            .map_or(0, |s| line_of(text, s.start));
+        self.scoring_version_line = diff
+            .key("scoring_version")
             .and_then(|k| k.span())
             .map_or(0, |s| line_of(text, s.start));
     }

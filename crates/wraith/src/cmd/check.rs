@@ -433,6 +433,8 @@ pub fn rules_input(cfg: &TwinConfig) -> RulesInput {
             header_conformance: Some(d.thresholds.header_conformance),
         },
         thresholds_line: d.thresholds_line,
+        scoring_version: d.scoring_version,
+        scoring_version_line: d.scoring_version_line,
         overrides: d
             .overrides
             .iter()
