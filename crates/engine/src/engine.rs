@@ -66,6 +66,11 @@ pub struct Engine {
     /// Per exact-replay moment: whether it can be served as its recorded text unparsed.
     /// Depends on the outbound policy, so it is rebuilt when the policy changes.
     verdicts: crate::raw_moment::Verdicts,
+    /// Per exact-replay moment of a create route: the key of the entity its recorded body
+    /// holds ([`Engine::note_counterparts`] reads every candidate's on every replayed create).
+    /// A function of the recorded text and the route's primary key, both fixed for the
+    /// engine's lifetime, so one parse per moment serves every namespace.
+    entity_keys: crate::raw_moment::PerMoment<Option<String>>,
 }
 
 // The server shares one engine across its worker threads.
@@ -278,10 +283,12 @@ impl Engine {
         let polls = model.routes.iter().map(|_| OnceLock::new()).collect();
         let snapshots = model.routes.iter().map(|_| OnceLock::new()).collect();
         let verdicts = crate::raw_moment::Verdicts::new(&model);
+        let entity_keys = crate::raw_moment::PerMoment::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
             replay_cache: replay_cache::ReplayCache::default(),
             verdicts,
+            entity_keys,
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -1656,7 +1663,7 @@ impl Engine {
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
             if route.state_op == Some(StateOp::Create) && within {
-                self.note_counterparts(ns, route, &candidates, position, &out);
+                self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
             }
             if route.state_op == Some(StateOp::Create)
                 && out.replay.is_none()
@@ -1678,32 +1685,54 @@ impl Engine {
     /// this request at this position, remember which record its answer created there, so a
     /// page later served from that run shows this session's record in its counterpart's place
     /// (the same write, answered with another id) instead of beside it.
+    /// `(r, ei, mi)` is the served moment (route, exact entry, moment), whose text `out`'s
+    /// body still is when unparsed.
     fn note_counterparts(
         &self,
         ns: &mut Namespace,
-        route: &wraith_model::Route,
+        (r, ei, mi): (usize, usize, usize),
         candidates: &[Cand<'_>],
         position: usize,
         out: &Out,
     ) {
+        let route = &self.model.routes[r];
         let Some(ty) = route.entity_type.as_deref() else {
             return;
         };
         let pk = self.pk_of(ty);
-        let Some(body) = out.body.json() else {
-            return;
+        // The entity key of a recorded moment's body, parsed once per engine.
+        let moment_key = |mi: usize, m: &Moment| -> Option<String> {
+            self.entity_keys
+                .get((r, ei, mi), || match &m.body {
+                    RecordedBody::Json { value } => {
+                        value.parse().ok().and_then(|value| entity_key(&value, &pk))
+                    }
+                    _ => None,
+                })
+                .cloned()
+                .flatten()
         };
-        let Some(mine) = entity_key(&body, &pk) else {
+        // An answer still holding the served moment's text has that moment's key.
+        let served = candidates.iter().find(|(i, _)| *i == mi).map(|(_, m)| *m);
+        let mine = match (&out.body, served) {
+            (OutBody::Raw(raw), Some(m))
+                if matches!(&m.body, RecordedBody::Json { value }
+                    if raw.text.as_ref() == value.as_str().as_bytes()) =>
+            {
+                moment_key(mi, m)
+            }
+            _ => out.body.json().and_then(|body| entity_key(&body, &pk)),
+        };
+        let Some(mine) = mine else {
             return;
         };
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, m) in candidates {
+        for &(ci, m) in candidates {
             let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
             let n = seen.entry(run).or_insert(0);
             if *n == position
-                && let RecordedBody::Json { value } = &m.body
-                && let Ok(value) = value.parse()
-                && let Some(theirs) = entity_key(&value, &pk)
+                && matches!(m.body, RecordedBody::Json { .. })
+                && let Some(theirs) = moment_key(ci, m)
                 && theirs != mine
             {
                 ns.counterparts
@@ -1769,7 +1798,10 @@ impl Engine {
     /// unless the moment's verdict says they leave it unchanged. The tree only when the model
     /// has no verdict for the position.
     fn recorded_json(&self, at: (usize, usize, usize), text: &JsonText) -> OutBody {
-        let verdict = self.verdicts.get(at, || self.moment_verdict(at.0, text));
+        let verdict = self
+            .verdicts
+            .get(at, || self.moment_verdict(at.0, text))
+            .copied();
         match verdict {
             Some(v) => OutBody::Raw(RawJson {
                 text: Bytes::copy_from_slice(text.as_str().as_bytes()),

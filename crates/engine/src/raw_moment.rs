@@ -32,14 +32,26 @@ pub(crate) struct Verdict {
 /// One lazily computed [`Verdict`] per exact-replay moment, index-aligned with
 /// `model.routes[r].exact[e].moments[m]`. Memory is a few bytes per moment whether served or
 /// not; nothing of a body is kept.
-#[derive(Debug, Default)]
-pub(crate) struct Verdicts {
-    cells: Vec<Vec<Vec<OnceLock<Verdict>>>>,
+pub(crate) type Verdicts = PerMoment<Verdict>;
+
+/// One lazily computed `T` per exact-replay moment, index-aligned with
+/// `model.routes[r].exact[e].moments[m]`: for facts about a recorded moment that depend only on
+/// its recorded text and on what is fixed for the engine's lifetime (never on a namespace), so
+/// one computation serves every session and every thread.
+#[derive(Debug)]
+pub(crate) struct PerMoment<T> {
+    cells: Vec<Vec<Vec<OnceLock<T>>>>,
 }
 
-impl Verdicts {
-    pub(crate) fn new(model: &Model) -> Verdicts {
-        Verdicts {
+impl<T> Default for PerMoment<T> {
+    fn default() -> PerMoment<T> {
+        PerMoment { cells: Vec::new() }
+    }
+}
+
+impl<T> PerMoment<T> {
+    pub(crate) fn new(model: &Model) -> PerMoment<T> {
+        PerMoment {
             cells: model
                 .routes
                 .iter()
@@ -53,15 +65,15 @@ impl Verdicts {
         }
     }
 
-    /// The verdict of moment `(r, e, m)`, computed by `decide` the first time. `None` for a
+    /// The value of moment `(r, e, m)`, computed by `decide` the first time. `None` for a
     /// position the model does not have.
     pub(crate) fn get(
         &self,
         (r, e, m): (usize, usize, usize),
-        decide: impl FnOnce() -> Verdict,
-    ) -> Option<Verdict> {
+        decide: impl FnOnce() -> T,
+    ) -> Option<&T> {
         let cell = self.cells.get(r)?.get(e)?.get(m)?;
-        Some(*cell.get_or_init(decide))
+        Some(cell.get_or_init(decide))
     }
 }
 
@@ -195,19 +207,19 @@ mod tests {
 
     #[test]
     fn a_verdict_is_decided_once_per_moment() {
-        let v = Verdicts {
+        let v: Verdicts = PerMoment {
             cells: vec![vec![vec![OnceLock::new()]]],
         };
         let first = Verdict {
             verbatim: true,
             mentions_upstream: false,
         };
-        assert_eq!(v.get((0, 0, 0), || first), Some(first));
+        assert_eq!(v.get((0, 0, 0), || first), Some(&first));
         let other = Verdict {
             verbatim: false,
             mentions_upstream: true,
         };
-        assert_eq!(v.get((0, 0, 0), || other), Some(first));
+        assert_eq!(v.get((0, 0, 0), || other), Some(&first));
         assert_eq!(v.get((0, 1, 0), || other), None);
     }
 }
