@@ -364,10 +364,38 @@ pub fn judge_with_cache(
     opts: &DiffOptions,
     cache: Option<&mut DiffCache>,
 ) -> Verdict {
+    judge_with_memo(index, source, ex, expected, obs, opts, cache, None)
+}
+
+/// What judging one answer found out about it that the id-flow step
+/// ([`generated_pairs_memo`]) would otherwise work out again for the same exchange: whether
+/// the answer is the recorded tree serialized, and the answer's parsed body. Fresh for every
+/// exchange; filled only with what the judge computed anyway.
+#[derive(Debug, Default)]
+pub struct AnswerMemo {
+    /// `serializes_either_way(recorded tree, answer bytes)` for the recorded body as recorded
+    /// (no self-URL rewrite, no outbound hook): the very test [`generated_pairs`] starts with.
+    equal_tree: Option<bool>,
+    /// `parse_body(answer bytes)`.
+    parsed: Option<Body>,
+}
+
+/// [`judge_with_cache`], leaving in `memo` (when given) what the id-flow step can reuse.
+#[allow(clippy::too_many_arguments)]
+pub fn judge_with_memo(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    opts: &DiffOptions,
+    cache: Option<&mut DiffCache>,
+    memo: Option<&mut AnswerMemo>,
+) -> Verdict {
     let rules = opts.rules.as_deref();
     // A user `echoed` position reads the whole request, which the cache key does not cover.
     let cache = cache.filter(|_| !rules.is_some_and(DiffRules::has_user_echo));
-    let mut v = judge_unsuppressed(index, source, ex, expected, obs, opts, rules, cache);
+    let mut v = judge_unsuppressed(index, source, ex, expected, obs, opts, rules, cache, memo);
     if let Some(r) = rules
         && !r.suppress.is_empty()
         && !v.divergences.is_empty()
@@ -461,6 +489,7 @@ fn judge_unsuppressed(
     opts: &DiffOptions,
     rules: Option<&DiffRules>,
     mut cache: Option<&mut DiffCache>,
+    mut memo: Option<&mut AnswerMemo>,
 ) -> Verdict {
     let mut facets = Facets::default();
     let route = attribute_route(index, source, ex, obs);
@@ -556,7 +585,14 @@ fn judge_unsuppressed(
         let same_bytes = untransformed && obs.body == *expected_body_bytes;
         if divergences.is_empty()
             && (same_bytes
-                || matches!(expected_body, Body::Json(e) if serializes_either_way(e, &obs.body)))
+                || matches!(expected_body, Body::Json(e) if {
+                    let equal = serializes_either_way(e, &obs.body);
+                    // The id-flow step asks the same of the recording as recorded.
+                    if untransformed && let Some(m) = memo.as_deref_mut() {
+                        m.equal_tree = Some(equal);
+                    }
+                    equal
+                }))
         {
             return Verdict {
                 route,
@@ -635,6 +671,9 @@ fn judge_unsuppressed(
                 echo_failures: facets.echo_failures.clone(),
             });
         }
+        if let Some(m) = memo {
+            m.parsed = Some(actual_body);
+        }
     }
     Verdict {
         facets,
@@ -675,7 +714,7 @@ pub fn generated_pairs(
     expected: &ExpectedBody,
     obs: &Observed,
 ) -> Vec<(Value, Value)> {
-    generated_pairs_with(index, ex, expected, obs, None)
+    generated_pairs_with(index, ex, expected, obs, None, None)
 }
 
 /// [`generated_pairs`], reusing and filling `cache`. The pairs are a function of the template
@@ -691,7 +730,21 @@ pub fn generated_pairs_cached(
     obs: &Observed,
     cache: &mut DiffCache,
 ) -> Vec<(Value, Value)> {
-    generated_pairs_with(index, ex, expected, obs, Some(cache))
+    generated_pairs_with(index, ex, expected, obs, Some(cache), None)
+}
+
+/// [`generated_pairs_cached`] after [`judge_with_memo`] judged the same exchange (the same
+/// `ex`, `expected` and `obs`) into `memo`: the equal-tree test and the parse of the answer
+/// are taken from it when the judge made them, else made here as always.
+pub fn generated_pairs_memo(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    cache: &mut DiffCache,
+    memo: &mut AnswerMemo,
+) -> Vec<(Value, Value)> {
+    generated_pairs_with(index, ex, expected, obs, Some(cache), Some(memo))
 }
 
 fn generated_pairs_with(
@@ -700,6 +753,7 @@ fn generated_pairs_with(
     expected: &ExpectedBody,
     obs: &Observed,
     mut cache: Option<&mut DiffCache>,
+    memo: Option<&mut AnswerMemo>,
 ) -> Vec<(Value, Value)> {
     if ex.response.status != obs.status
         || ex.request.method.eq_ignore_ascii_case("HEAD")
@@ -712,7 +766,8 @@ fn generated_pairs_with(
     };
     // The answer is the recording, serialized in its order or the twin's sorted one: an equal
     // tree (see below), known without parsing it.
-    if serializes_either_way(recorded, &obs.body) {
+    let equal_tree = memo.as_deref().and_then(|m| m.equal_tree);
+    if equal_tree.unwrap_or_else(|| serializes_either_way(recorded, &obs.body)) {
         return Vec::new();
     }
     // Pairs come only from generated positions of the template picked for the answer: when no
@@ -756,7 +811,9 @@ fn generated_pairs_with(
         }
         None => None,
     };
-    let answered = parse_body(&obs.body);
+    let answered = memo
+        .and_then(|m| m.parsed.take())
+        .unwrap_or_else(|| parse_body(&obs.body));
     // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
     // differs in no scalar, and its lists pair position by position (an equal element matches
     // with no divergence): nothing to learn, so no walk.

@@ -17,8 +17,8 @@ use wraith_recording::{Exchange, RecordedSession};
 
 use crate::idmap::IdMap;
 use crate::judge::{
-    DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
-    generated_pairs_cached, judge_with_cache,
+    AnswerMemo, DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
+    generated_pairs_memo, judge_with_memo,
 };
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
@@ -499,7 +499,9 @@ pub fn replay_session(
             Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
             _ => parsed_here.insert(ExpectedBody::of(ex)),
         };
-        let mut verdict = judge_with_cache(
+        // What the judge learns of the answer, reused by the id-flow step below.
+        let mut memo = AnswerMemo::default();
+        let mut verdict = judge_with_memo(
             index,
             &source,
             judged_ex,
@@ -507,6 +509,7 @@ pub fn replay_session(
             &obs,
             &run.diff,
             Some(&mut *cache),
+            Some(&mut memo),
         );
         // Ids the twin answered earlier in the session must read back as answered.
         crate::symbols::check(
@@ -518,12 +521,13 @@ pub fn replay_session(
             &run.diff,
             &mut verdict,
         );
-        ids.learn(generated_pairs_cached(
+        ids.learn(generated_pairs_memo(
             index,
             judged_ex,
             expected,
             &obs,
             &mut *cache,
+            &mut memo,
         ));
         let authored = crate::authored::judge_exchange(
             &run.authored_gate,

@@ -212,6 +212,84 @@ fn reused_generated_pairs_equal_fresh_ones() {
     assert!(taught > 0, "no answer taught any id");
 }
 
+/// The id-flow step reusing what the judge found out about an answer (whether it is the
+/// recording serialized, and its parsed body: `AnswerMemo`) learns exactly the pairs it learns
+/// on its own, and the judge's verdict is the one it gives without a memo: every exchange of
+/// linode and Mastodon sessions, in sample and held out, each side with its own diff cache.
+#[test]
+fn pairs_after_the_judge_memo_equal_fresh_ones() {
+    use wraith_check::judge::{AnswerMemo, generated_pairs, generated_pairs_memo, judge_with_memo};
+    let mut reused = 0;
+    for (corpus, base, take) in [
+        ("linode", "https://api.linode.com/v4beta", 60),
+        ("mastodon", "http://localhost:3000", 60),
+    ] {
+        let sessions = har_sessions(corpus, base, Some(take));
+        let (train, held) = wraith_check::holdout_split(&sessions, 3);
+        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+        let all: Vec<_> = sessions.iter().collect();
+        let full_model = synth(&sessions, corpus, base);
+        let held_model = synth(&train_owned, corpus, base);
+        let opts = wraith_check::DiffOptions::default();
+        for (model, set) in [(&full_model, &all), (&held_model, &held)] {
+            let engine = engine(model);
+            let index = wraith_check::judge::ModelIndex::new(model);
+            let (mut with_memo, mut without) = (
+                wraith_check::DiffCache::default(),
+                wraith_check::DiffCache::default(),
+            );
+            let mut tw = wraith_check::InMemoryTwin::new(&engine);
+            for s in set.iter() {
+                let ns = format!("memo-{}", s.manifest.session_id);
+                for ex in &s.exchanges {
+                    let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
+                        .expect("in-memory answer");
+                    let expected = wraith_check::ExpectedBody::of(ex);
+                    let at = format!(
+                        "{}/{}",
+                        s.manifest.session_id, ex.correlation.exchange_index
+                    );
+                    let source = at.clone();
+                    let mut memo = AnswerMemo::default();
+                    let judged = judge_with_memo(
+                        &index,
+                        &source,
+                        ex,
+                        &expected,
+                        &obs,
+                        &opts,
+                        Some(&mut with_memo),
+                        Some(&mut memo),
+                    );
+                    let plain = wraith_check::judge_with_cache(
+                        &index,
+                        &source,
+                        ex,
+                        &expected,
+                        &obs,
+                        &opts,
+                        Some(&mut without),
+                    );
+                    assert_eq!(format!("{judged:?}"), format!("{plain:?}"), "{at}");
+                    reused +=
+                        usize::from(format!("{memo:?}") != format!("{:?}", AnswerMemo::default()));
+                    let fresh = generated_pairs(&index, ex, &expected, &obs);
+                    let memoed = generated_pairs_memo(
+                        &index,
+                        ex,
+                        &expected,
+                        &obs,
+                        &mut with_memo,
+                        &mut memo,
+                    );
+                    assert_eq!(memoed, fresh, "{at}");
+                }
+            }
+        }
+    }
+    assert!(reused > 0, "the judge never left anything in the memo");
+}
+
 /// Object keys from the template root to every echo hole that copies a request body value, with
 /// the hole's JSON pointer into the request body.
 fn echo_body_holes(
