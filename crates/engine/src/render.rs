@@ -133,25 +133,9 @@ pub(crate) fn render_node_traced(
             let mut map = Map::with_capacity(fields.len());
             // Fields that embed a sibling's minted value render once every sibling has.
             let mut derived = Vec::new();
-            let snap = req.snapshot_at(json_path).and_then(Value::as_object);
             for f in fields {
-                if f.optional {
-                    let present = match (&f.value, snap) {
-                        // A field the recorded state answered with (or without) follows it,
-                        // unless it echoes the request.
-                        (
-                            Node::Hole(Hole {
-                                source: HoleKind::Echo { .. },
-                                ..
-                            }),
-                            _,
-                        )
-                        | (_, None) => optional_present(&f.value, f.present_ratio_bp, req),
-                        (_, Some(obj)) => obj.contains_key(&f.key),
-                    };
-                    if !present {
-                        continue;
-                    }
+                if f.optional && !optional_present(&f.value, f.present_ratio_bp, req) {
+                    continue;
                 }
                 let child_path = format!("{json_path}/{}", f.key);
                 if let Node::Hole(
