@@ -839,7 +839,10 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].rule, Rule::MiscasedKey);
         assert_eq!(d[0].answer, AnswerKind::Fixture);
-        assert_eq!(d[0].reason, "the fixture spells the recorded key `name` as `Name`");
+        assert_eq!(
+            d[0].reason,
+            "the fixture spells the recorded key `name` as `Name`"
+        );
         let mut acc = AuthoredAcc::default();
         acc.add("s", 0, Some(AnswerKind::Fixture), d, 0);
         let (summary, listed) = acc.finish();

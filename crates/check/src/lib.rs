@@ -23,6 +23,8 @@
 //!   `recordings_disagree`, `after_earlier_divergence`, `twin`) and computes the ceiling: the
 //!   best score any deterministic twin could reach on the recordings. Every driver calls it
 //!   once the replay is folded ([`run::finish_report`]).
+//! - [`freshness`] is the `[freshness]` SLA: the twin's age against `max_age`/`warn_age`, with
+//!   *now* handed in (a check never reads the wall clock).
 //! - [`html::render`] draws the self-contained HTML report.
 //! - [`coverage::coverage`] and [`lint::lint`] back `wraith coverage` and `wraith lint`;
 //!   [`provenance::static_provenance`] backs `wraith inspect --provenance`.
@@ -35,6 +37,7 @@ pub mod authored;
 pub mod causes;
 pub mod coverage;
 pub mod diff;
+pub mod freshness;
 pub mod html;
 pub mod idmap;
 pub mod judge;

@@ -193,6 +193,9 @@ pub struct Report {
     pub causes: BTreeMap<String, u64>,
     /// The highest score a deterministic twin could reach on these recordings.
     pub ceiling: crate::causes::Ceiling,
+    /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one
+    /// fails the run ([`Report::apply_freshness`]).
+    pub freshness: Option<crate::freshness::FreshnessReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -338,6 +341,13 @@ pub struct HoldoutSummary {
 }
 
 impl Report {
+    /// Record the `[freshness]` verdict; a `stale` twin fails the run (`passed: false`, exit 2
+    /// `twin-stale`) whatever the scores.
+    pub fn apply_freshness(&mut self, verdict: crate::freshness::FreshnessReport) {
+        self.passed &= !verdict.failed();
+        self.freshness = Some(verdict);
+    }
+
     /// Apply the `[diff]` rules that act on the finished report: gate every dimension (the run's
     /// by `[diff.thresholds]`, a route's by the first `[diff.overrides]` entry naming it), record
     /// each failed gate in `dimensions_failed` and fail the run on any; keep the `suppressed`
@@ -752,6 +762,7 @@ impl ReportBuilder {
             authored_deviations,
             causes: BTreeMap::new(),
             ceiling: crate::causes::Ceiling::default(),
+            freshness: None,
         }
     }
 }

@@ -31,6 +31,10 @@ pub struct TwinConfig {
     /// them (`wraith_check::authored::parse_deviations`), so lint can name every bad entry.
     #[serde(default)]
     pub deviations: Vec<DeviationEntry>,
+    /// `[freshness]`: the staleness SLA `wraith check` gates on. Durations are kept as written
+    /// (`"30d"`); `wraith check` and `wraith lint` validate them (`wraith_check::freshness`).
+    #[serde(default)]
+    pub freshness: FreshnessConfig,
     /// Warnings found while loading (unknown keys, deprecated values). Not part of the file.
     #[serde(skip)]
     pub warnings: Vec<ConfigWarning>,
@@ -302,6 +306,16 @@ impl Default for LuaConfig {
             max_memory_kb: 1024,
         }
     }
+}
+
+/// `[freshness]`: how old the newest recording may be (`max_age`; `warn_age` only warns) and
+/// how much drift is tolerated (`max_drift`, a fraction). All unset by default: no SLA.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FreshnessConfig {
+    pub max_age: Option<String>,
+    pub warn_age: Option<String>,
+    pub max_drift: Option<f64>,
 }
 
 /// `[handlers]`.
@@ -702,6 +716,7 @@ fn schema() -> Shape {
             ]),
         ),
         ("handlers", leaves(&["deviation_policy"])),
+        ("freshness", leaves(&["max_age", "warn_age", "max_drift"])),
         ("deviations", Leaf),
         (
             "diff",

@@ -76,6 +76,11 @@ pub struct Args {
     /// and held-out) is seeded from the set; without it `--holdout` seeds none.
     #[arg(long, value_name = "NAME")]
     pub fixture: Option<String>,
+    /// The time a `[freshness]` SLA is judged at (RFC 3339, `2026-11-30T05:00:00Z`, or unix
+    /// seconds). A check never reads the wall clock: without it the SLA is reported
+    /// `unevaluated`. CI: `--now "$(date -u +%FT%TZ)"`.
+    #[arg(long, value_name = "TIME", env = "WRAITH_CHECK_NOW")]
+    pub now: Option<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -99,6 +104,8 @@ pub fn run(args: Args) -> CmdResult {
     let twin_name = twin.name();
     let jobs = args.jobs.unwrap_or_else(wraith_check::default_jobs);
     let rules = diff_rules(&twin, &cfg)?;
+    let freshness = freshness_gate(&twin, &cfg)?;
+    let now = args.now.as_deref().map(parse_now).transpose()?;
 
     let (mut report, model_for_coverage) = if let Some(k) = args.holdout {
         if k < 2 {
@@ -154,6 +161,15 @@ pub fn run(args: Args) -> CmdResult {
 
     report.apply_rules(&rules, args.show_suppressed);
     report.fixture = args.fixture.clone();
+    if let Some(gate) = &freshness {
+        let recorded_at = sessions
+            .iter()
+            .map(|s| s.manifest.end_time_us.max(s.manifest.start_time_us))
+            .max()
+            .filter(|&us| us > 0)
+            .map(|us| (us / 1_000_000) as i64);
+        report.apply_freshness(wraith_check::freshness::evaluate(gate, now, recorded_at));
+    }
     let cov = coverage(&twin_name, &model_for_coverage, &sessions);
     write_reports(&twin, &report, &cov)?;
     if args.json {
@@ -161,6 +177,31 @@ pub fn run(args: Args) -> CmdResult {
     } else {
         print_summary(&twin, &report);
     }
+    let stale = report.freshness.as_ref().filter(|f| f.failed()).map(|f| {
+        format!(
+            "twin-stale: the newest recording is {} old, above [freshness] max_age ({}); record or import fresh traffic and re-run `wraith synth`",
+            human_secs(f.twin_age_seconds.unwrap_or(0)),
+            human_secs(f.max_age_seconds.unwrap_or(0)),
+        )
+    });
+    if let Some(f) = &report.freshness {
+        match f.status {
+            "warn" => eprintln!(
+                "warning: twin-warn: the newest recording is {} old, above [freshness] warn_age ({})",
+                human_secs(f.twin_age_seconds.unwrap_or(0)),
+                human_secs(f.warn_age_seconds.unwrap_or(0)),
+            ),
+            "unevaluated" if f.now.is_none() => eprintln!(
+                "warning: [freshness] is set but no time to judge it at: pass --now (or WRAITH_CHECK_NOW); a check never reads the wall clock"
+            ),
+            "unevaluated" => {
+                eprintln!("warning: [freshness] not evaluated: no recording carries a time")
+            }
+            _ => {}
+        }
+    }
+    let scores_held = report.score_bp >= report.required_score_bp
+        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp;
     let a = &report.authored;
     if a.unmarked > 0 && a.gate_passed {
         eprintln!(
@@ -172,6 +213,11 @@ pub fn run(args: Args) -> CmdResult {
     }
     if report.passed {
         Ok(ExitCode::SUCCESS)
+    } else if let Some(stale) = stale
+        .as_ref()
+        .filter(|_| scores_held && a.gate_passed && report.dimensions_failed.is_empty())
+    {
+        Err(CliError::conformance(anyhow!("{stale}")))
     } else if !report.dimensions_failed.is_empty()
         && a.gate_passed
         && report.score_bp >= report.required_score_bp
@@ -204,8 +250,9 @@ pub fn run(args: Args) -> CmdResult {
                 a.unmarked
             )
         };
+        let stale = stale.map(|s| format!("; and {s}")).unwrap_or_default();
         Err(CliError::conformance(anyhow!(
-            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}{authored}",
+            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}{authored}{stale}",
             report.score_bp,
             report.required_score_bp,
             report.session_pass_rate_bp,
@@ -474,6 +521,59 @@ fn diff_rules(twin: &TwinDir, cfg: &TwinConfig) -> Result<DiffRules, CliError> {
 }
 
 /// `body_values 8000/10000 (required 8500), GET /a: body_structure …` for the error line.
+/// `[freshness]` validated; a bad key is a configuration error naming the file and the key.
+fn freshness_gate(
+    twin: &TwinDir,
+    cfg: &TwinConfig,
+) -> Result<Option<wraith_check::freshness::FreshnessGate>, CliError> {
+    wraith_check::freshness::FreshnessGate::parse(&freshness_input(cfg)).map_err(|errors| {
+        let file = twin.wraith_toml();
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {e}", file.display()))
+            .collect();
+        CliError::usage(anyhow!("{}", lines.join("\n")))
+    })
+}
+
+/// `[freshness]` as `wraith_check::freshness` reads it.
+pub fn freshness_input(cfg: &TwinConfig) -> wraith_check::freshness::FreshnessInput<'_> {
+    wraith_check::freshness::FreshnessInput {
+        max_age: cfg.freshness.max_age.as_deref(),
+        warn_age: cfg.freshness.warn_age.as_deref(),
+        max_drift: cfg.freshness.max_drift,
+    }
+}
+
+/// `--now`: RFC 3339 or unix seconds.
+fn parse_now(s: &str) -> Result<i64, CliError> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<i64>() {
+        return Ok(secs);
+    }
+    t.parse::<jiff::Timestamp>()
+        .map(|ts| ts.as_second())
+        .map_err(|e| {
+            CliError::usage(anyhow!(
+                "--now {s}: not a time ({e}); write RFC 3339 (2026-11-30T05:00:00Z) or unix seconds"
+            ))
+        })
+}
+
+/// `3d 4h`, `5h 12m`, `40s`: an age for people.
+fn human_secs(s: u64) -> String {
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else if m > 0 {
+        format!("{m}m {}s", s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
 fn dimension_failures(r: &Report) -> String {
     r.dimensions_failed
         .iter()
@@ -1113,6 +1213,18 @@ fn print_summary(twin: &TwinDir, r: &Report) {
     }
     if let Some(f) = &r.fixture {
         outln!("  fixture: {f}");
+    }
+    if let Some(f) = &r.freshness {
+        let age = f
+            .twin_age_seconds
+            .map_or_else(|| "unknown".to_string(), human_secs);
+        let limit = |v: Option<u64>| v.map_or_else(|| "unset".to_string(), human_secs);
+        outln!(
+            "  freshness: {} (twin age {age}; max_age {}, warn_age {})",
+            f.status,
+            limit(f.max_age_seconds),
+            limit(f.warn_age_seconds)
+        );
     }
     let (j, h) = report_paths(twin);
     outln!("  report: {}  {}", j.display(), h.display());

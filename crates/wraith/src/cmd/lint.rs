@@ -61,6 +61,18 @@ pub fn run(args: Args) -> CmdResult {
                     ));
                 }
             }
+            // `[freshness]`: durations and the drift fraction, as `wraith check` reads them.
+            if let Err(errors) =
+                wraith_check::freshness::FreshnessGate::parse(&super::check::freshness_input(&cfg))
+            {
+                for e in errors {
+                    findings.push(Finding::error(
+                        "freshness",
+                        Some("wraith.toml"),
+                        e.to_string(),
+                    ));
+                }
+            }
         }
         Err(e) => findings.push(Finding::error(
             "wraith_toml",

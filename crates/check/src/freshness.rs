@@ -1,0 +1,261 @@
+//! The `[freshness]` SLA of `wraith check` (reference §5.2, §5.7): how old the twin may be.
+//!
+//! The twin's age is the one `serve` stamps (`X-Wraith-Twin-Age`): *now* minus the newest
+//! recording's time (a session's end, else its start). `max_age` fails the run (exit 2,
+//! `twin-stale`), `warn_age` only warns. Durations are written `<n><unit>` with unit `s`, `m`,
+//! `h`, `d` or `w` (`"30d"`, `"12h"`); a bare number is seconds.
+//!
+//! **Now.** A check is deterministic: it never reads the wall clock (the in-memory engine's
+//! clock is `[serve.clock] base_epoch`, the report holds no time). So *now* is an input: the
+//! binary takes it from `--now` or `WRAITH_CHECK_NOW`. With a `[freshness]` SLA and no *now*,
+//! the SLA is reported `unevaluated` (with a warning) instead of reading the clock: the same
+//! twin and recordings still give the same report bytes, and CI passes the time it means.
+//!
+//! `max_drift` is validated (a fraction from 0 to 1) but not evaluated: drift is measured
+//! against the live upstream by a refresh, which this wraith does not have; the report says so
+//! (`drift: null`).
+//!
+//! Not here: reading files or the clock (the binary hands in *now* and the recordings' times).
+
+use serde::Serialize;
+
+/// `[freshness]` as written in `wraith.toml`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FreshnessInput<'a> {
+    pub max_age: Option<&'a str>,
+    pub warn_age: Option<&'a str>,
+    pub max_drift: Option<f64>,
+}
+
+/// One bad `[freshness]` key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("[freshness]: `{key}`: {message}")]
+pub struct FreshnessError {
+    /// `max_age`, `warn_age` or `max_drift`.
+    pub key: &'static str,
+    pub message: String,
+}
+
+/// The validated SLA.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FreshnessGate {
+    pub max_age_seconds: Option<u64>,
+    pub warn_age_seconds: Option<u64>,
+    pub max_drift: Option<f64>,
+}
+
+impl FreshnessGate {
+    /// Validate `[freshness]`. `Ok(None)`: no key is set, so there is no SLA.
+    pub fn parse(input: &FreshnessInput<'_>) -> Result<Option<FreshnessGate>, Vec<FreshnessError>> {
+        if input.max_age.is_none() && input.warn_age.is_none() && input.max_drift.is_none() {
+            return Ok(None);
+        }
+        let mut errors = Vec::new();
+        let mut age = |key: &'static str, v: Option<&str>| {
+            v.and_then(|s| match parse_duration(s) {
+                Ok(secs) => Some(secs),
+                Err(message) => {
+                    errors.push(FreshnessError { key, message });
+                    None
+                }
+            })
+        };
+        let max_age_seconds = age("max_age", input.max_age);
+        let warn_age_seconds = age("warn_age", input.warn_age);
+        if let Some(d) = input.max_drift
+            && !(0.0..=1.0).contains(&d)
+        {
+            errors.push(FreshnessError {
+                key: "max_drift",
+                message: format!(
+                    "is {d}; write the tolerated share of drifted routes as a fraction from 0 to 1 (0.1 = 10 %)"
+                ),
+            });
+        }
+        if let (Some(w), Some(m)) = (warn_age_seconds, max_age_seconds)
+            && w > m
+        {
+            errors.push(FreshnessError {
+                key: "warn_age",
+                message: format!(
+                    "is {w} s, longer than max_age ({m} s): the warning would never come first; make warn_age shorter than max_age"
+                ),
+            });
+        }
+        if errors.is_empty() {
+            Ok(Some(FreshnessGate {
+                max_age_seconds,
+                warn_age_seconds,
+                max_drift: input.max_drift,
+            }))
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// `"30d"` → seconds. Units `s`, `m`, `h`, `d`, `w`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad =
+        || format!("`{s}` is not a duration; write it like \"30d\", \"12h\", \"90m\" or \"3600s\"");
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult = match unit.trim() {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
+}
+
+/// The freshness verdict in the report (`freshness`; `null` without a `[freshness]` SLA).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FreshnessReport {
+    /// `fresh`, `warn` (older than `warn_age`), `stale` (older than `max_age`: the run fails,
+    /// `twin-stale`) or `unevaluated` (no *now* was given).
+    pub status: &'static str,
+    /// *Now*, unix seconds, as given (`--now`, `WRAITH_CHECK_NOW`); `null` when none was.
+    pub now: Option<i64>,
+    /// The newest recording's time, unix seconds (`null`: no recording has a time).
+    pub recorded_at: Option<i64>,
+    /// `now - recorded_at` (0 when the recording is newer than *now*).
+    pub twin_age_seconds: Option<u64>,
+    pub max_age_seconds: Option<u64>,
+    pub warn_age_seconds: Option<u64>,
+    pub max_drift: Option<f64>,
+    /// Always `null`: drift is not measured (no refresh against the live upstream).
+    pub drift: Option<f64>,
+}
+
+impl FreshnessReport {
+    /// The SLA failed: the run fails with exit 2 (`twin-stale`).
+    pub fn failed(&self) -> bool {
+        self.status == "stale"
+    }
+}
+
+/// Judge the twin's age: `now` and `recorded_at` in unix seconds.
+pub fn evaluate(
+    gate: &FreshnessGate,
+    now: Option<i64>,
+    recorded_at: Option<i64>,
+) -> FreshnessReport {
+    let age = match (now, recorded_at) {
+        (Some(n), Some(r)) => Some(u64::try_from(n.saturating_sub(r)).unwrap_or(0)),
+        _ => None,
+    };
+    let status = match (now, age) {
+        (None, _) => "unevaluated",
+        // Nothing recorded a time: no age to hold to the SLA.
+        (Some(_), None) => "unevaluated",
+        (Some(_), Some(a)) => {
+            if gate.max_age_seconds.is_some_and(|m| a > m) {
+                "stale"
+            } else if gate.warn_age_seconds.is_some_and(|w| a > w) {
+                "warn"
+            } else {
+                "fresh"
+            }
+        }
+    };
+    FreshnessReport {
+        status,
+        now,
+        recorded_at,
+        twin_age_seconds: age,
+        max_age_seconds: gate.max_age_seconds,
+        warn_age_seconds: gate.warn_age_seconds,
+        max_drift: gate.max_drift,
+        drift: None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 86_400;
+
+    #[test]
+    fn durations_parse_with_units_and_reject_anything_else() {
+        assert_eq!(parse_duration("30d"), Ok(30 * 86_400));
+        assert_eq!(parse_duration("12h"), Ok(43_200));
+        assert_eq!(parse_duration("90m"), Ok(5_400));
+        assert_eq!(parse_duration("3600"), Ok(3_600));
+        assert_eq!(parse_duration("2w"), Ok(1_209_600));
+        for bad in ["", "d", "30 days", "-1d", "1.5d", "30y"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn no_key_means_no_sla_and_bad_keys_are_all_named() {
+        assert_eq!(FreshnessGate::parse(&FreshnessInput::default()), Ok(None));
+        let errors = FreshnessGate::parse(&FreshnessInput {
+            max_age: Some("soon"),
+            warn_age: Some("1x"),
+            max_drift: Some(1.5),
+        })
+        .unwrap_err();
+        let keys: Vec<&str> = errors.iter().map(|e| e.key).collect();
+        assert_eq!(keys, ["max_age", "warn_age", "max_drift"]);
+        let e = FreshnessGate::parse(&FreshnessInput {
+            max_age: Some("1d"),
+            warn_age: Some("2d"),
+            max_drift: None,
+        })
+        .unwrap_err();
+        assert_eq!(e[0].key, "warn_age");
+    }
+
+    #[test]
+    fn age_above_max_age_is_stale_above_warn_age_warns() {
+        let gate = FreshnessGate::parse(&FreshnessInput {
+            max_age: Some("30d"),
+            warn_age: Some("14d"),
+            max_drift: None,
+        })
+        .unwrap()
+        .unwrap();
+        let at = 1_700_000_000;
+        let f = evaluate(&gate, Some(at + 31 * DAY), Some(at));
+        assert_eq!(f.status, "stale");
+        assert!(f.failed());
+        assert_eq!(f.twin_age_seconds, Some(31 * 86_400));
+        assert_eq!(
+            evaluate(&gate, Some(at + 15 * DAY), Some(at)).status,
+            "warn"
+        );
+        // Limits are inclusive: exactly max_age is not stale, exactly warn_age not a warning.
+        assert_eq!(
+            evaluate(&gate, Some(at + 30 * DAY), Some(at)).status,
+            "warn"
+        );
+        assert_eq!(
+            evaluate(&gate, Some(at + 14 * DAY), Some(at)).status,
+            "fresh"
+        );
+        assert_eq!(
+            evaluate(&gate, Some(at - DAY), Some(at)).twin_age_seconds,
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn without_now_the_sla_is_unevaluated_never_failed() {
+        let gate = FreshnessGate {
+            max_age_seconds: Some(1),
+            ..FreshnessGate::default()
+        };
+        let f = evaluate(&gate, None, Some(0));
+        assert_eq!(f.status, "unevaluated");
+        assert!(!f.failed());
+        assert_eq!(f.twin_age_seconds, None);
+    }
+}
