@@ -130,6 +130,21 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         &report.replay_claims.to_string(),
         "answers with an exact-replay claim",
     );
+    if let Some(f) = &report.freshness {
+        let age = f.twin_age_seconds.map_or_else(
+            || "age unknown".to_string(),
+            |a| format!("{} days old", a / 86_400),
+        );
+        card(
+            &mut h,
+            f.status,
+            &format!(
+                "freshness ([freshness] max_age {}): {age}",
+                f.max_age_seconds
+                    .map_or_else(|| "unset".to_string(), |m| format!("{} days", m / 86_400))
+            ),
+        );
+    }
     if let Some(ho) = &report.holdout {
         card(
             &mut h,

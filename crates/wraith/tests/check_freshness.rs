@@ -63,6 +63,11 @@ fn check_twin_older_than_max_age_fails_as_twin_stale() {
     assert_eq!(f["recorded_at"], at);
     assert_eq!(f["max_age_seconds"], 30 * DAY);
     assert_eq!(f["drift"], Value::Null);
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(
+        html.contains("stale") && html.contains("max_age 30 days"),
+        "{html}"
+    );
     // The same input gives the same bytes: nothing read the clock.
     let first = std::fs::read(t.root.join("reports/check.json")).unwrap();
     let again = t.run(&["check", "--json", "--now", &now]);

@@ -38,11 +38,13 @@ Examples:
   wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
   wraith check shop --show-suppressed            # list what [[diff.suppress]] removed, with reasons
   wraith check shop --fixture checkout           # seed every namespace from state/fixtures/checkout/
+  wraith check shop --now \"$(date -u +%FT%TZ)\"   # judge a [freshness] SLA at this time
 
 Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] entry included) ·
 2 below `[diff] required_score`, `[diff] session_pass_rate` or a dimension threshold
-(`[diff.thresholds]`, `[diff.overrides]`; the report is written and printed first) · 4 IO
-failure or the target did not answer.")]
+(`[diff.thresholds]`, `[diff.overrides]`), an unmarked authored deviation, or a twin older than
+`[freshness] max_age` (twin-stale; the report is written and printed first) · 4 IO failure or
+the target did not answer.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
