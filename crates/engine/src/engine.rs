@@ -25,6 +25,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod replay_cache;
 mod scripted;
+mod settle;
 mod wire;
 
 pub use wire::{ControlHeader, ControlValue};
@@ -2077,10 +2078,12 @@ impl Engine {
                     out.provenance = Provenance::Fixture;
                 }
                 (Some(p), _) => {
+                    let at = unescape_pointer(p);
+                    out.sources.set(&at, FieldSource::State);
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         *slot = (*stored).clone();
+                        self.settle_read(&ty, variant, Some(p), slot, &at, &mut out.sources);
                     }
-                    out.sources.set(&unescape_pointer(p), FieldSource::State);
                 }
                 (None, Origin::Fixture) => {
                     *body = (*stored).clone();
@@ -2090,6 +2093,7 @@ impl Engine {
                 (None, _) => {
                     *body = (*stored).clone();
                     out.sources.reset(Some(FieldSource::State));
+                    self.settle_read(&ty, variant, None, body, "", &mut out.sources);
                 }
             }
             return out;
@@ -2125,6 +2129,28 @@ impl Engine {
             (None, None) => {}
         }
         out
+    }
+
+    /// A read of a record this session stored: the fields it still holds in the state every
+    /// recorded create answered, where every recorded read showed another, show the read's
+    /// (see [`settle`]).
+    fn settle_read(
+        &self,
+        ty: &str,
+        variant: &Variant,
+        ptr: Option<&str>,
+        record: &mut Value,
+        at: &str,
+        sources: &mut Sources,
+    ) {
+        let Some(read) = entity_template(variant, ptr) else {
+            return;
+        };
+        let pk = self.pk_of(ty);
+        for key in settle::settle(&self.model, ty, &pk, read, record) {
+            let path = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+            sources.set(&path, FieldSource::Constant);
+        }
     }
 
     fn op_update(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {

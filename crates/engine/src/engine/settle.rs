@@ -1,0 +1,93 @@
+//! A stored record read back shows the state every recorded read showed, where the record
+//! still holds the state every recorded create answered.
+//!
+//! A create answers a record in its first state (a volume `creating`, every recorded create
+//! alike) and the record moves on by itself (every recorded read of it said `active`). The
+//! store keeps what the create answered, so without this a read of a record the session
+//! created would show it stuck in its first state, which no recorded read ever did.
+
+use serde_json::Value;
+use wraith_model::{BodyTemplate, Field, Model, Node, StateOp, Variant};
+
+/// The top-level fields of the record in a template answer: the root object when it holds
+/// the primary key, else the object one level down that does.
+fn record_fields<'v>(variant: &'v Variant, pk: &str) -> Option<&'v [Field]> {
+    let BodyTemplate::Json {
+        root: Node::Object { fields },
+    } = &variant.body
+    else {
+        return None;
+    };
+    if fields.iter().any(|f| f.key == pk) {
+        return Some(fields);
+    }
+    fields.iter().find_map(|f| match &f.value {
+        Node::Object { fields } if fields.iter().any(|g| g.key == pk) => Some(fields.as_slice()),
+        _ => None,
+    })
+}
+
+/// The constant every successful create of `ty` answered at the record's field `key`: every
+/// 2xx variant of every create route of the type holds that field as one and the same
+/// non-optional constant. `None` otherwise.
+fn create_constant<'m>(model: &'m Model, ty: &str, pk: &str, key: &str) -> Option<&'m Value> {
+    let mut found: Option<&Value> = None;
+    let creates = model
+        .routes
+        .iter()
+        .filter(|r| r.state_op == Some(StateOp::Create) && r.entity_type.as_deref() == Some(ty));
+    for route in creates {
+        for variant in route
+            .variants
+            .iter()
+            .filter(|v| (200..300).contains(&v.status))
+        {
+            let field = record_fields(variant, pk)?.iter().find(|f| f.key == key)?;
+            let Node::Const { value } = &field.value else {
+                return None;
+            };
+            if field.optional || found.is_some_and(|f| f != value) {
+                return None;
+            }
+            found = Some(value);
+        }
+    }
+    found
+}
+
+/// Settle `record` (a stored record of `ty`, as a read of it answers it) under the read's
+/// record template `read`: each non-optional field the read holds as a constant string or
+/// boolean, where the
+/// record still has the constant every create answered there and that differs, takes the
+/// read's constant. Returns the keys changed.
+pub(super) fn settle(
+    model: &Model,
+    ty: &str,
+    pk: &str,
+    read: &[Field],
+    record: &mut Value,
+) -> Vec<String> {
+    let Value::Object(map) = record else {
+        return Vec::new();
+    };
+    let mut changed = Vec::new();
+    for f in read {
+        let Node::Const { value: shown } = &f.value else {
+            continue;
+        };
+        // A state is a name or a flag; a constant list or number in the recorded reads is
+        // more likely data of the records that happened to be read (their `tags`).
+        if f.optional || f.key == pk || !(shown.is_string() || shown.is_boolean()) {
+            continue;
+        }
+        let Some(stored) = map.get(&f.key) else {
+            continue;
+        };
+        if stored == shown || create_constant(model, ty, pk, &f.key) != Some(stored) {
+            continue;
+        }
+        map.insert(f.key.clone(), shown.clone());
+        changed.push(f.key.clone());
+    }
+    changed
+}

@@ -1,0 +1,65 @@
+//! A record the session created is read back in the state every recorded read showed where
+//! it still holds the state every recorded create answered (a volume created `creating`,
+//! read `active`); fields the create took from the request keep the stored value.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+use wraith_model::*;
+
+fn volumes() -> wraith_engine::Engine {
+    let create = R::new("POST", "/v1/volumes")
+        .op(StateOp::Create, "volumes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("status", c(json!("creating"))),
+                ("size", echo_body("/size", JsonType::Number)),
+                ("tags", c(json!([]))),
+            ]),
+        )
+        .build();
+    let read = R::new("GET", "/v1/volumes/:id")
+        .op(StateOp::Read, "volumes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("status", c(json!("active"))),
+                ("size", c(json!(10))),
+                ("tags", c(json!(["a"]))),
+            ]),
+        )
+        .build();
+    engine(
+        model(
+            vec![create, read],
+            vec![("volumes", entity_type(&[], &[], Vec::new()))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn a_created_record_reads_back_in_the_state_every_recorded_read_showed() {
+    let e = volumes();
+    let s = Some("vol");
+    let created = body(&send(&e, s, "POST", "/v1/volumes", json!({"size": 20})));
+    assert_eq!(created["status"], json!("creating"));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let read = get(&e, s, &format!("/v1/volumes/{id}"));
+    assert_eq!(read.status, 200);
+    let b = body(&read);
+    assert_eq!(
+        b["status"],
+        json!("active"),
+        "the create's constant settles"
+    );
+    assert_eq!(b["size"], json!(20), "a value the request gave is kept");
+    assert_eq!(b["tags"], json!([]), "a constant list is data, not a state");
+    assert_eq!(b["id"], json!(id));
+}
