@@ -11,12 +11,16 @@
 //! 3. [`Cause::AfterEarlierDivergence`] — an earlier exchange of the same session already failed.
 //! 4. [`Cause::Twin`] — none of the above: the model or the engine is at fault.
 //!
-//! **History key.** The method, path, query and body of every exchange of the session up to and
-//! including this one, hashed in order (SHA-256, length-prefixed). Ids the API minted — scalars
+//! **History.** The method, path, query and body of every exchange of the session up to and
+//! including this one, in order. Ids the API minted — scalars
 //! at a `Generated` or `Counter` position of the templates of the route's variants with the
 //! recorded status, in the session's earlier recorded answers — are replaced by their order of
 //! first appearance in the session (whole tokens, as [`crate::idmap`] rewrites them), so two
-//! sessions that created different ids and then used them share a history.
+//! sessions that created different ids and then used them share a history. Histories are
+//! grouped by comparing them, never by a digest alone: a history is its previous request's
+//! group and its last request ([`HistoryStep`]), so each exchange is compared by one request
+//! with a member of the candidate group (a cheap hash of a few bytes only finds candidates),
+//! and a hash collision cannot put different histories in one group.
 //!
 //! **Ceiling.** Per group of identical histories, the distinct recorded answers (status,
 //! content type and body bytes) of the replayed exchanges, weighted by how many exchanges gave
@@ -30,11 +34,11 @@
 //! Nothing here calls the twin, and every order is the sessions' order: the result does not
 //! depend on `--jobs`.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use wraith_engine::Provenance;
 use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node};
 use wraith_recording::RecordedSession;
@@ -204,12 +208,13 @@ pub fn annotate_parsed<'p>(
     }
     // Each session's history keys, routes and minted ids depend on that session alone: computed
     // on up to `jobs` threads, read back by session.
-    let passes: Vec<SessionPass> = map_sessions(jobs, all.len(), |si| {
+    let passes: Vec<SessionPass<'_>> = map_sessions(jobs, all.len(), |si| {
         session_pass(&index, report, all[si].1, &positions[si], &given[si])
     });
     let mut answers = Answers::default();
     let mut entries: Vec<Entry<'_>> = Vec::new();
-    let mut keys: Vec<[u8; 32]> = Vec::new();
+    let mut steps: Vec<HistoryStep<'_>> = Vec::new();
+    let mut spreads: Vec<u64> = Vec::new();
     let mut minted: Vec<Minted> = Vec::with_capacity(all.len());
     for (si, ((_, s), pass)) in all.iter().zip(passes).enumerate() {
         for (xi, ex) in s.exchanges.iter().enumerate() {
@@ -230,16 +235,14 @@ pub fn annotate_parsed<'p>(
                 parsed: given_body,
             });
         }
-        keys.extend(pass.keys);
+        steps.extend(pass.steps);
+        spreads.extend(pass.spreads);
         minted.push(pass.minted);
     }
 
     // Groups of identical histories (members in session order).
-    let mut groups: BTreeMap<[u8; 32], Vec<usize>> = BTreeMap::new();
-    for (i, k) in keys.iter().enumerate() {
-        groups.entry(*k).or_default().push(i);
-    }
-    let groups: Vec<Vec<usize>> = groups.into_values().collect();
+    let starts: Vec<bool> = entries.iter().map(|e| e.exchange == 0).collect();
+    let groups = group_histories(&steps, &spreads, &starts);
     // Per entry: a replayed exchange that failed, and one that failed on a route the model
     // lacks.
     let failing: Vec<bool> = entries
@@ -374,10 +377,12 @@ pub fn annotate_parsed<'p>(
     report.ceiling = ceiling;
 }
 
-/// One session's request histories: per exchange the history key, the route judging it and
-/// how many ids were minted before it; and the ids the session minted, by ordinal.
-struct SessionPass {
-    keys: Vec<[u8; 32]>,
+/// One session's request histories: per exchange its request as histories compare it (and that
+/// request's [`HistoryStep::spread`]), the route judging it and how many ids were minted before
+/// it; and the ids the session minted, by ordinal.
+struct SessionPass<'s> {
+    steps: Vec<HistoryStep<'s>>,
+    spreads: Vec<u64>,
     routes: Vec<Option<String>>,
     minted_before: Vec<usize>,
     minted: Minted,
@@ -385,24 +390,27 @@ struct SessionPass {
 
 /// The [`SessionPass`] of `s`, whose exchanges sit at `positions` of `report` (when replayed and
 /// judged) and whose recorded bodies the replay parsed as `given` (when it did).
-fn session_pass(
+fn session_pass<'s>(
     index: &ModelIndex<'_>,
     report: &Report,
-    s: &RecordedSession,
+    s: &'s RecordedSession,
     positions: &[Option<usize>],
     given: &[Option<&ExpectedBody>],
-) -> SessionPass {
+) -> SessionPass<'s> {
     let sid = &s.manifest.session_id;
     let n = s.exchanges.len();
     let mut history = History::default();
     let mut pass = SessionPass {
-        keys: Vec::with_capacity(n),
+        steps: Vec::with_capacity(n),
+        spreads: Vec::with_capacity(n),
         routes: Vec::with_capacity(n),
         minted_before: Vec::with_capacity(n),
         minted: Vec::new(),
     };
     for (xi, ex) in s.exchanges.iter().enumerate() {
-        pass.keys.push(history.step_exchange(ex));
+        let step = history.step_exchange(ex);
+        pass.spreads.push(step.spread());
+        pass.steps.push(step);
         pass.minted_before.push(history.minted.len());
         let route = match positions.get(xi).copied().flatten() {
             Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
@@ -779,21 +787,81 @@ impl PairJudge<'_, '_> {
     }
 }
 
-/// One step of the history hash: the previous state, then the length-prefixed request parts.
-fn history_step(prev: &[u8; 32], method: &str, path: &str, query: &str, body: &[u8]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(prev);
-    for part in [method.as_bytes(), path.as_bytes(), query.as_bytes(), body] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
+/// Entries grouped by identical history, members in entry order, groups in order of first
+/// appearance (nothing depends on the order of groups). Entry `i` starts a session when
+/// `starts[i]`, else it continues entry `i - 1`'s history, so its history is that entry's group
+/// plus its own step: equal exactly when both parts are equal. `spreads[i]` (of `steps[i]`)
+/// only narrows the candidate groups; the step is compared in full with a member's.
+fn group_histories(steps: &[HistoryStep<'_>], spreads: &[u64], starts: &[bool]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: Vec<usize> = Vec::with_capacity(steps.len());
+    let mut candidates: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        let prev = match i.checked_sub(1) {
+            Some(p) if !starts.get(i).copied().unwrap_or(true) => {
+                group_of.get(p).copied().unwrap_or(usize::MAX)
+            }
+            _ => usize::MAX,
+        };
+        let spread = spreads.get(i).copied().unwrap_or(0);
+        let same = candidates.entry((prev, spread)).or_default();
+        let found = same.iter().copied().find(|&g| {
+            groups
+                .get(g)
+                .and_then(|m| m.first())
+                .is_some_and(|&first| steps.get(first) == Some(step))
+        });
+        let g = found.unwrap_or_else(|| {
+            groups.push(Vec::new());
+            same.push(groups.len() - 1);
+            groups.len() - 1
+        });
+        if let Some(m) = groups.get_mut(g) {
+            m.push(i);
+        }
+        group_of.push(g);
     }
-    h.finalize().into()
+    groups
 }
 
-/// The history keys of one session's requests (`method`, `path`, `query`, `body`), with the
+/// One request of a session's history as histories are compared: its method, path, query and
+/// body, with the ids the session minted before it renamed. The history of a session's request
+/// `i` is its steps `0..=i`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HistoryStep<'s> {
+    pub method: Cow<'s, str>,
+    pub path: Cow<'s, str>,
+    pub query: Cow<'s, str>,
+    pub body: Cow<'s, [u8]>,
+}
+
+impl HistoryStep<'_> {
+    /// A hash of the method, path, query and the body's length and ends: equal steps spread
+    /// equally, and steps are compared in full wherever spreads meet, so hashing the whole of
+    /// a large upload would buy nothing.
+    fn spread(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        const END: usize = 512;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.method.hash(&mut h);
+        self.path.hash(&mut h);
+        self.query.hash(&mut h);
+        let b: &[u8] = &self.body;
+        b.len().hash(&mut h);
+        b[..b.len().min(END)].hash(&mut h);
+        b[b.len().saturating_sub(END)..].hash(&mut h);
+        h.finish()
+    }
+}
+
+/// The history steps of one session's requests (`method`, `path`, `query`, `body`), with the
 /// ids in `minted[i]` (minted by the answer to request `i`) renamed by order of first
-/// appearance. Exposed for tests and tools.
-pub fn history_keys(requests: &[wraith_engine::Request], minted: &[Vec<Value>]) -> Vec<[u8; 32]> {
+/// appearance. Two sessions' requests `i` share a history when their steps `0..=i` are equal.
+/// Exposed for tests and tools.
+pub fn history_keys(
+    requests: &[wraith_engine::Request],
+    minted: &[Vec<Value>],
+) -> Vec<HistoryStep<'static>> {
     let mut history = History::default();
     let mut out = Vec::with_capacity(requests.len());
     for (i, r) in requests.iter().enumerate() {
@@ -805,33 +873,40 @@ pub fn history_keys(requests: &[wraith_engine::Request], minted: &[Vec<Value>]) 
     out
 }
 
-/// One session's request history as it grows: the hash so far, and the ids minted so far.
+/// One session's request history as it grows: the ids minted so far.
 #[derive(Default)]
 struct History {
     /// Minted token → its stand-in (`\u{1}id#<ordinal>`).
     norm: IdMap,
     /// Minted ids by ordinal (order of first appearance).
     minted: Minted,
-    state: [u8; 32],
 }
 
 impl History {
-    /// Extend the history by `req` (minted ids renamed); the key of the history so far.
-    fn step(&mut self, mut req: wraith_engine::Request) -> [u8; 32] {
+    /// The step of `req`, minted ids renamed.
+    fn step(&mut self, mut req: wraith_engine::Request) -> HistoryStep<'static> {
         self.norm.rewrite(&mut req);
-        self.state = history_step(&self.state, &req.method, &req.path, &req.query, &req.body);
-        self.state
+        HistoryStep {
+            method: Cow::Owned(req.method),
+            path: Cow::Owned(req.path),
+            query: Cow::Owned(req.query),
+            body: Cow::Owned(Vec::from(req.body)),
+        }
     }
 
-    /// [`History::step`] with the request of a recorded exchange: hashed straight from the
+    /// [`History::step`] with the request of a recorded exchange: borrowed straight from the
     /// recording while no id was minted (the rename cannot change it); else only the parts the
     /// rename reads (path, query, body and its content type) are copied into a request — the
-    /// same content type [`crate::run::request_of`] would give it, so the key is the same.
-    fn step_exchange(&mut self, ex: &wraith_recording::Exchange) -> [u8; 32] {
+    /// same content type [`crate::run::request_of`] would give it, so the step is the same.
+    fn step_exchange<'s>(&mut self, ex: &'s wraith_recording::Exchange) -> HistoryStep<'s> {
         let r = &ex.request;
         if self.norm.is_empty() {
-            self.state = history_step(&self.state, &r.method, &r.path, &r.query, &r.body);
-            return self.state;
+            return HistoryStep {
+                method: Cow::Borrowed(r.method.as_str()),
+                path: Cow::Borrowed(r.path.as_str()),
+                query: Cow::Borrowed(r.query.as_str()),
+                body: Cow::Borrowed(r.body.as_slice()),
+            };
         }
         let ct = r
             .headers
@@ -1057,6 +1132,59 @@ mod tests {
         );
         // Each step extends the previous one: a longer history never equals a shorter one.
         assert_ne!(ka[0], ka[1]);
+    }
+
+    /// The grouping the SHA-256 history chain made: entries keyed by their whole history.
+    fn groups_by_whole_history(
+        steps: &[HistoryStep<'_>],
+        starts: &[bool],
+    ) -> std::collections::BTreeSet<Vec<usize>> {
+        let mut by: BTreeMap<Vec<&HistoryStep<'_>>, Vec<usize>> = BTreeMap::new();
+        let mut history: Vec<&HistoryStep<'_>> = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            if starts[i] {
+                history.clear();
+            }
+            history.push(s);
+            by.entry(history.clone()).or_default().push(i);
+        }
+        by.into_values().collect()
+    }
+
+    proptest! {
+        /// Grouping by the previous entry's group and the compared step puts together exactly
+        /// the entries with equal whole histories, with real spreads and with every spread
+        /// colliding (then only the full comparison separates them).
+        #[test]
+        fn histories_group_as_by_whole_history(
+            sessions in proptest::collection::vec(
+                proptest::collection::vec((0u8..2, 0u8..3, proptest::collection::vec(0u8..2, 0..3)), 1..5),
+                1..12,
+            ),
+        ) {
+            let mut steps = Vec::new();
+            let mut starts = Vec::new();
+            for s in &sessions {
+                for (x, (m, p, body)) in s.iter().enumerate() {
+                    starts.push(x == 0);
+                    steps.push(HistoryStep {
+                        method: Cow::Owned(if *m == 0 { "GET" } else { "POST" }.to_string()),
+                        path: Cow::Owned(format!("/p{p}")),
+                        query: Cow::Borrowed(""),
+                        body: Cow::Owned(body.clone()),
+                    });
+                }
+            }
+            let want = groups_by_whole_history(&steps, &starts);
+            let spreads: Vec<u64> = steps.iter().map(HistoryStep::spread).collect();
+            let got: std::collections::BTreeSet<Vec<usize>> =
+                group_histories(&steps, &spreads, &starts).into_iter().collect();
+            prop_assert_eq!(&got, &want);
+            let colliding = vec![0u64; steps.len()];
+            let got: std::collections::BTreeSet<Vec<usize>> =
+                group_histories(&steps, &colliding, &starts).into_iter().collect();
+            prop_assert_eq!(&got, &want);
+        }
     }
 
     fn recorded(path: &str, headers: &[(&str, &str)], ct: Option<&str>, body: &str) -> Exchange {
