@@ -2081,8 +2081,9 @@ impl Engine {
                     let at = unescape_pointer(p);
                     out.sources.set(&at, FieldSource::State);
                     if let Some(slot) = json_pointer_get_mut(body, p) {
-                        *slot = (*stored).clone();
-                        self.settle_read(&ty, variant, Some(p), slot, &at, &mut out.sources);
+                        let rendered = std::mem::replace(slot, (*stored).clone());
+                        let read = (variant, Some(p.as_str()), &rendered);
+                        self.settle_read(&ty, read, slot, &at, &mut out.sources);
                     }
                 }
                 (None, Origin::Fixture) => {
@@ -2091,9 +2092,9 @@ impl Engine {
                     out.provenance = Provenance::Fixture;
                 }
                 (None, _) => {
-                    *body = (*stored).clone();
+                    let rendered = std::mem::replace(body, (*stored).clone());
                     out.sources.reset(Some(FieldSource::State));
-                    self.settle_read(&ty, variant, None, body, "", &mut out.sources);
+                    self.settle_read(&ty, (variant, None, &rendered), body, "", &mut out.sources);
                 }
             }
             return out;
@@ -2134,11 +2135,12 @@ impl Engine {
     /// A read of a record this session stored: the fields it still holds in the state every
     /// recorded create answered, where every recorded read showed another, show the read's
     /// (see [`settle`]).
+    /// `read` is the read's variant, the pointer to the record in its answer and the
+    /// template's render of the record for this request.
     fn settle_read(
         &self,
         ty: &str,
-        variant: &Variant,
-        ptr: Option<&str>,
+        (variant, ptr, rendered): (&Variant, Option<&str>, &Value),
         record: &mut Value,
         at: &str,
         sources: &mut Sources,
@@ -2147,7 +2149,7 @@ impl Engine {
             return;
         };
         let pk = self.pk_of(ty);
-        for key in settle::settle(&self.model, ty, &pk, read, record) {
+        for key in settle::settle(&self.model, ty, &pk, read, rendered, record) {
             let path = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
             sources.set(&path, FieldSource::Constant);
         }

@@ -19,6 +19,8 @@ fn volumes() -> wraith_engine::Engine {
                 ("status", c(json!("creating"))),
                 ("size", echo_body("/size", JsonType::Number)),
                 ("tags", c(json!([]))),
+                ("phase", c(json!("provisioning"))),
+                ("stage", c(json!("new"))),
             ]),
         )
         .build();
@@ -32,6 +34,22 @@ fn volumes() -> wraith_engine::Engine {
                 ("status", c(json!("active"))),
                 ("size", c(json!(10))),
                 ("tags", c(json!(["a"]))),
+                (
+                    "phase",
+                    hole(
+                        HoleKind::Observed,
+                        JsonType::String,
+                        vec![json!("active"), json!("inactive")],
+                    ),
+                ),
+                (
+                    "stage",
+                    hole(
+                        HoleKind::Observed,
+                        JsonType::String,
+                        vec![json!("new"), json!("done")],
+                    ),
+                ),
             ]),
         )
         .build();
@@ -61,5 +79,15 @@ fn a_created_record_reads_back_in_the_state_every_recorded_read_showed() {
     );
     assert_eq!(b["size"], json!(20), "a value the request gave is kept");
     assert_eq!(b["tags"], json!([]), "a constant list is data, not a state");
+    assert!(
+        [json!("active"), json!("inactive")].contains(&b["phase"]),
+        "no recorded read showed the create's value: one the reads showed, {}",
+        b["phase"]
+    );
+    assert_eq!(
+        b["stage"],
+        json!("new"),
+        "recorded reads showed it too: kept"
+    );
     assert_eq!(b["id"], json!(id));
 }

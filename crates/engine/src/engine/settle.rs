@@ -7,7 +7,7 @@
 //! created would show it stuck in its first state, which no recorded read ever did.
 
 use serde_json::Value;
-use wraith_model::{BodyTemplate, Field, Model, Node, StateOp, Variant};
+use wraith_model::{BodyTemplate, Field, Hole, HoleKind, Model, Node, StateOp, Variant};
 
 /// The top-level fields of the record in a template answer: the root object when it holds
 /// the primary key, else the object one level down that does.
@@ -55,16 +55,24 @@ fn create_constant<'m>(model: &'m Model, ty: &str, pk: &str, key: &str) -> Optio
     found
 }
 
+/// Most examples synth keeps on a hole: a hole with fewer lists every value recorded there.
+const ALL_EXAMPLES_BELOW: usize = 8;
+
 /// Settle `record` (a stored record of `ty`, as a read of it answers it) under the read's
-/// record template `read`: each non-optional field the read holds as a constant string or
-/// boolean, where the
-/// record still has the constant every create answered there and that differs, takes the
-/// read's constant. Returns the keys changed.
+/// record template `read`, whose render for this request was `rendered`. At each
+/// non-optional top-level field where the record still holds the constant string or boolean
+/// every create answered, and no recorded read ever showed that value:
+/// - the read holds another constant there: the record takes it;
+/// - the read holds an observed hole listing every value recorded there (fewer than 8): the
+///   record takes the read's rendered pick.
+///
+/// Returns the keys changed.
 pub(super) fn settle(
     model: &Model,
     ty: &str,
     pk: &str,
     read: &[Field],
+    rendered: &Value,
     record: &mut Value,
 ) -> Vec<String> {
     let Value::Object(map) = record else {
@@ -72,18 +80,34 @@ pub(super) fn settle(
     };
     let mut changed = Vec::new();
     for f in read {
-        let Node::Const { value: shown } = &f.value else {
-            continue;
-        };
-        // A state is a name or a flag; a constant list or number in the recorded reads is
-        // more likely data of the records that happened to be read (their `tags`).
-        if f.optional || f.key == pk || !(shown.is_string() || shown.is_boolean()) {
+        if f.optional || f.key == pk {
             continue;
         }
         let Some(stored) = map.get(&f.key) else {
             continue;
         };
-        if stored == shown || create_constant(model, ty, pk, &f.key) != Some(stored) {
+        // A state is a name or a flag; a constant list or number in the recorded reads is
+        // more likely data of the records that happened to be read (their `tags`).
+        if !(stored.is_string() || stored.is_boolean()) {
+            continue;
+        }
+        let shown = match &f.value {
+            Node::Const { value } if value != stored => value,
+            Node::Hole(Hole {
+                source: HoleKind::Observed,
+                examples,
+                ..
+            }) if examples.len() < ALL_EXAMPLES_BELOW && !examples.contains(stored) => {
+                match rendered.get(&f.key) {
+                    Some(pick) if examples.contains(pick) => pick,
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        if !(shown.is_string() || shown.is_boolean())
+            || create_constant(model, ty, pk, &f.key) != Some(stored)
+        {
             continue;
         }
         map.insert(f.key.clone(), shown.clone());
