@@ -298,8 +298,14 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
         HoleKind::Observed => match &hole.when_absent {
             // Every recorded request without that field got this value here.
             Some(w) if req.echo_source(&w.field).is_none() => w.value.clone(),
+            // The request carries the field, so the value its absence fixes is not this
+            // answer's (a reply's `in_reply_to_account_id` is not the `null` of most posts).
+            Some(w) => match req.snapshot_at(json_path) {
+                Some(v) if *v != w.value && hole.examples.contains(v) => v.clone(),
+                _ => observed_except(hole, req, &w.value),
+            },
             // The recorded state's value, when it is one the hole recorded.
-            _ => match req.snapshot_at(json_path) {
+            None => match req.snapshot_at(json_path) {
                 Some(v) if hole.examples.contains(v) => v.clone(),
                 _ => observed(hole, req),
             },
@@ -335,6 +341,17 @@ fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) 
         prefixes[(stable_hash(req.path) % prefixes.len() as u64) as usize].as_str()
     };
     Value::String(format!("{prefix}{id}{suffix}"))
+}
+
+/// One of the hole's examples other than `not`, chosen by a hash of the request path; any
+/// example when every one is `not`.
+fn observed_except(hole: &Hole, req: &ReqCtx<'_>, not: &Value) -> Value {
+    let others: Vec<&Value> = hole.examples.iter().filter(|e| *e != not).collect();
+    if others.is_empty() {
+        return observed(hole, req);
+    }
+    let i = (stable_hash(req.path) % others.len() as u64) as usize;
+    others[i].clone()
 }
 
 /// One of the hole's examples, chosen by a hash of the request path; a typed default when none.

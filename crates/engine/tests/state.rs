@@ -606,10 +606,31 @@ fn template_answer_takes_observed_values_from_the_principals_most_typical_record
             }),
         ),
     ]);
-    let node = obj(vec![("id", gen_id(IdShape::Uuid)), ("author", author)]);
+    // `null` in every recorded post, which named no `reply_to`: a post naming one gets the
+    // other recorded value, whatever the most typical answer holds.
+    let mut reply = Node::hole(
+        HoleKind::Observed,
+        JsonType::Mixed,
+        vec![Value::Null, json!("u1")],
+        3000,
+    );
+    if let Node::Hole(h) = &mut reply {
+        h.when_absent = Some(Box::new(WhenAbsent {
+            field: EchoSource::Body {
+                pointer: "/reply_to".into(),
+            },
+            value: Value::Null,
+        }));
+    }
+    let node = obj(vec![
+        ("id", gen_id(IdShape::Uuid)),
+        ("author", author),
+        ("reply_account", reply),
+    ]);
     let answer = |id: &str, name: &str, note: &str, fields: usize| {
         json!({"id": id, "author": {"name": name, "note": note,
-            "fields": (0..fields).map(|_| json!({"k": "a"})).collect::<Vec<_>>()}})
+            "fields": (0..fields).map(|_| json!({"k": "a"})).collect::<Vec<_>>()},
+            "reply_account": null})
     };
     let by = |mut m: Moment, who: &str| {
         m.principal = Some(format!("Bearer {who}"));
@@ -658,6 +679,20 @@ fn template_answer_takes_observed_values_from_the_principals_most_typical_record
         json!({"name": "Bob", "note": "", "fields": []})
     );
     assert_ne!(ann["id"], json!("p1"), "minted values stay minted");
+    assert_eq!(ann["reply_account"], Value::Null);
+    let r = with_header(
+        req(
+            "POST",
+            "/v1/posts",
+            Some(json!({"text": "unrecorded", "reply_to": "p1"})),
+        ),
+        "authorization",
+        "Bearer ann",
+    );
+    assert_eq!(
+        body(&e.handle(Some("ann"), &r))["reply_account"],
+        json!("u1")
+    );
 }
 
 #[test]
