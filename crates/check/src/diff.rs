@@ -7,7 +7,7 @@
 //! | --- | --- | --- |
 //! | `generated` | JSON type only | [`HoleKind::Generated`], [`HoleKind::Counter`] |
 //! | `timestamp` | JSON type only | [`HoleKind::Clock`] |
-//! | `enum` | member of the recorded set | [`HoleKind::Observed`] (its `examples`) |
+//! | `enum` | member of the recorded set | [`HoleKind::Observed`] (its `examples` and `more_examples`) |
 //! | `echoed` | equals the request's value | [`HoleKind::Echo`] |
 //! | `constant` | exact | a [`Node::Const`], or no template at that position |
 //!
@@ -91,7 +91,9 @@ pub enum FieldClass<'a> {
     Generated,
     Timestamp,
     Constant,
-    Enum(&'a [Value]),
+    /// One of the recorded values: an observed hole's `examples` then `more_examples` (a
+    /// user-declared set is the first slice, the second empty).
+    Enum(&'a [Value], &'a [Value]),
     Echoed(&'a EchoSource),
 }
 
@@ -101,7 +103,7 @@ impl FieldClass<'_> {
             HoleKind::Echo { from } => FieldClass::Echoed(from),
             HoleKind::Generated { .. } | HoleKind::Counter { .. } => FieldClass::Generated,
             HoleKind::Clock { .. } => FieldClass::Timestamp,
-            HoleKind::Observed => FieldClass::Enum(&hole.examples),
+            HoleKind::Observed => FieldClass::Enum(&hole.examples, &hole.more_examples),
         }
     }
 }
@@ -464,7 +466,7 @@ impl<'c> BodyDiff<'c> {
                 UserClass::Generated => self.leaf(FieldClass::Generated, expected, actual, segs),
                 UserClass::Timestamp => self.leaf(FieldClass::Timestamp, expected, actual, segs),
                 UserClass::Enum(values) => {
-                    self.leaf(FieldClass::Enum(values), expected, actual, segs)
+                    self.leaf(FieldClass::Enum(values, &[]), expected, actual, segs)
                 }
                 UserClass::Echoed => match template {
                     // The model knows which request value is echoed here: hold it to that one.
@@ -539,8 +541,8 @@ impl<'c> BodyDiff<'c> {
                     pairs.push((expected.clone(), actual.clone()));
                 }
             }
-            FieldClass::Enum(members) => {
-                if !members.iter().any(|m| json_eq(m, actual)) {
+            FieldClass::Enum(members, more) => {
+                if !members.iter().chain(more).any(|m| json_eq(m, actual)) {
                     let cat = mismatch_category(expected, actual);
                     self.push(segs, cat, Some(expected), Some(actual));
                 }
@@ -908,6 +910,8 @@ mod tests {
             source,
             observed_type: t,
             examples,
+            more_examples: Vec::new(),
+            examples_cut: false,
             confidence_bp: 10_000,
             when_absent: None,
         })
@@ -1042,6 +1046,50 @@ mod tests {
                 &echo
             ),
             vec![("body.state".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn enum_position_accepts_a_recorded_value_past_the_rendered_examples() {
+        // Synth renders from the first 8 recorded values but keeps the rest for the judge: a
+        // twin answering the 10th recorded value answered a recorded value.
+        let echo = EchoContext::default();
+        let recorded: Vec<Value> = (0..10).map(|i| json!(format!("host-{i}"))).collect();
+        let Node::Hole(mut h) = hole(HoleKind::Observed, JsonType::String, recorded[..8].to_vec())
+        else {
+            unreachable!()
+        };
+        h.more_examples = recorded[8..].to_vec();
+        let t = obj(vec![("host_uuid", Node::Hole(h.clone()))]);
+        assert!(
+            diff(
+                Some(&t),
+                json!({"host_uuid": "host-0"}),
+                json!({"host_uuid": "host-9"}),
+                &echo
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"host_uuid": "host-0"}),
+                json!({"host_uuid": "host-10"}),
+                &echo
+            ),
+            vec![("body.host_uuid".to_string(), Category::ValueMismatch)]
+        );
+        // A cut set is not "any value": a value outside the kept ones still fails.
+        h.examples_cut = true;
+        let t = obj(vec![("host_uuid", Node::Hole(h))]);
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"host_uuid": "host-0"}),
+                json!({"host_uuid": "host-10"}),
+                &echo
+            ),
+            vec![("body.host_uuid".to_string(), Category::ValueMismatch)]
         );
     }
 

@@ -28,6 +28,8 @@ fn disks() -> wraith_engine::Engine {
         },
         observed_type: JsonType::String,
         examples: vec![json!("enabled"), json!("disabled")],
+        more_examples: Vec::new(),
+        examples_cut: false,
         confidence_bp: 2_000,
         when_absent: None,
     };

@@ -708,6 +708,8 @@ fn echo_hole_without_its_source_renders_the_recorded_default_and_observed_hole_i
             json!({"q": 3}),
             Value::Null,
         ],
+        more_examples: Vec::new(),
+        examples_cut: false,
         confidence_bp: 2000,
         when_absent: Some(Box::new(WhenAbsent {
             field: EchoSource::Body {

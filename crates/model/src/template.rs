@@ -68,6 +68,8 @@ impl Node {
             source,
             observed_type,
             examples,
+            more_examples: Vec::new(),
+            examples_cut: false,
             confidence_bp,
             when_absent: None,
         })
@@ -120,9 +122,23 @@ pub struct Hole {
     /// JSON type every observation had (`mixed` when they differed).
     pub observed_type: JsonType,
     /// A few observed values (at most 8, first seen first); the fallback when the hole cannot be
-    /// filled from its source, and the candidates for [`HoleKind::Observed`].
+    /// filled from its source, and the candidates for [`HoleKind::Observed`] the engine renders.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Value>,
+    /// For a [`HoleKind::Observed`] hole: the distinct recorded values past `examples`, first
+    /// seen first, so `examples` then `more_examples` is every distinct value recorded here (at
+    /// most 256 in all; see `examples_cut`). Never rendered (rendering picks among `examples`
+    /// only); the judge's `enum` rule accepts any of them, because each was recorded. Empty for
+    /// other holes and when `examples` already holds every recorded value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_examples: Vec<Value>,
+    /// For a [`HoleKind::Observed`] hole: the position took more distinct values than
+    /// `examples` and `more_examples` keep, so a value outside them may still have been
+    /// recorded. The judge still accepts only the kept values (it never passes a value it
+    /// cannot show was recorded); a reader of a divergence at such a hole knows the answer may
+    /// be a recorded value past the cap.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub examples_cut: bool,
     /// How sure synth is of the classification, 0..=10000.
     pub confidence_bp: u32,
     /// For a [`HoleKind::Observed`] hole: the value this position held in every recorded
@@ -302,5 +318,33 @@ mod tests {
         let v = serde_json::to_value(&shape).expect("json");
         assert_eq!(v["other_suffixes"], json!(["/activity"]));
         assert_eq!(serde_json::from_value::<IdShape>(v).expect("back"), shape);
+    }
+
+    #[test]
+    fn hole_written_before_more_examples_reads_with_none_and_writes_as_before() {
+        let old = json!({
+            "source": {"kind": "observed"},
+            "observed_type": "string",
+            "examples": ["a", "b"],
+            "confidence_bp": 3000
+        });
+        let hole: Hole = serde_json::from_value(old.clone()).expect("old hole");
+        assert!(hole.more_examples.is_empty());
+        assert!(!hole.examples_cut);
+        assert_eq!(serde_json::to_value(&hole).expect("json"), old);
+    }
+
+    #[test]
+    fn hole_keeps_its_more_examples_and_cut_flag() {
+        let mut hole = match Node::hole(HoleKind::Observed, JsonType::String, vec![json!("a")], 1) {
+            Node::Hole(h) => h,
+            _ => unreachable!(),
+        };
+        hole.more_examples = vec![json!("b")];
+        hole.examples_cut = true;
+        let v = serde_json::to_value(&hole).expect("json");
+        assert_eq!(v["more_examples"], json!(["b"]));
+        assert_eq!(v["examples_cut"], json!(true));
+        assert_eq!(serde_json::from_value::<Hole>(v).expect("back"), hole);
     }
 }

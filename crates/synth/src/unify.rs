@@ -37,6 +37,10 @@ use crate::values;
 pub const MAX_REPRESENTATIVES: usize = 8;
 /// Most examples kept on a hole.
 pub const MAX_EXAMPLES: usize = 8;
+
+/// Most distinct recorded values an observed hole keeps in all (`examples` then
+/// `more_examples`) for the judge; past it the hole says `examples_cut`.
+pub const MAX_RECORDED_VALUES: usize = 256;
 /// Fewest observations without a request field that may fix a hole's value when it is absent
 /// ([`Hole::when_absent`]): one could be chance.
 const MIN_ABSENT_SUPPORT: usize = 2;
@@ -320,6 +324,8 @@ impl Unifier<'_> {
                     source: HoleKind::Clock { unit },
                     observed_type,
                     examples: examples(vals),
+                    more_examples: Vec::new(),
+                    examples_cut: false,
                     confidence_bp: 5_000,
                     when_absent: None,
                 });
@@ -340,6 +346,8 @@ impl Unifier<'_> {
                 source: HoleKind::Clock { unit },
                 observed_type,
                 examples: examples(vals),
+                more_examples: Vec::new(),
+                examples_cut: false,
                 confidence_bp: 9_000,
                 when_absent: None,
             });
@@ -355,6 +363,8 @@ impl Unifier<'_> {
                     },
                     observed_type,
                     examples: examples(vals),
+                    more_examples: Vec::new(),
+                    examples_cut: false,
                     confidence_bp: 7_000,
                     when_absent: None,
                 });
@@ -381,6 +391,8 @@ impl Unifier<'_> {
                 source: HoleKind::Generated { shape },
                 observed_type,
                 examples: examples(vals),
+                more_examples: Vec::new(),
+                examples_cut: false,
                 confidence_bp: 8_000,
                 when_absent: None,
             });
@@ -453,6 +465,8 @@ impl Unifier<'_> {
                 source: HoleKind::Echo { from: src },
                 observed_type,
                 examples,
+                more_examples: Vec::new(),
+                examples_cut: false,
                 confidence_bp,
                 when_absent: None,
             });
@@ -461,20 +475,29 @@ impl Unifier<'_> {
     }
 
     fn observed(&self, vals: &[(&Value, usize)], confidence_bp: u32) -> Hole {
-        let mut examples = examples(vals);
+        // Every distinct recorded value (up to the cap) for the judge; the first
+        // `MAX_EXAMPLES` are the ones rendered.
+        let (mut recorded, mut cut) = recorded_values(vals);
         let when_absent = self.when_absent(vals);
-        // The value rendered for a request without the field must be a recorded example too
-        // (the judge accepts an observed hole's examples).
+        // The value rendered for a request without the field must be a rendered example too
+        // (it leads them, as it did when only the examples were kept).
         if let Some(w) = &when_absent
-            && !examples.contains(&w.value)
+            && !recorded.iter().take(MAX_EXAMPLES).any(|v| *v == w.value)
         {
-            examples.insert(0, w.value.clone());
-            examples.truncate(MAX_EXAMPLES);
+            recorded.retain(|v| *v != w.value);
+            recorded.insert(0, w.value.clone());
+            if recorded.len() > MAX_RECORDED_VALUES {
+                recorded.truncate(MAX_RECORDED_VALUES);
+                cut = true;
+            }
         }
+        let more_examples = recorded.split_off(recorded.len().min(MAX_EXAMPLES));
         Hole {
             source: HoleKind::Observed,
             observed_type: common_type(vals),
-            examples,
+            examples: recorded,
+            more_examples,
+            examples_cut: cut,
             confidence_bp,
             when_absent,
         }
@@ -592,6 +615,9 @@ fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
                 },
             };
             hole.confidence_bp = 8_000;
+            // The judge holds a generated value to its shape, not to the recorded set.
+            hole.more_examples.clear();
+            hole.examples_cut = false;
         }
     }
 }
@@ -690,6 +716,22 @@ fn common_type(vals: &[(&Value, usize)]) -> JsonType {
     } else {
         JsonType::Mixed
     }
+}
+
+/// Distinct values, first seen first, at most [`MAX_RECORDED_VALUES`], and whether more distinct
+/// values were recorded than that.
+fn recorded_values(vals: &[(&Value, usize)]) -> (Vec<Value>, bool) {
+    let mut out: Vec<Value> = Vec::new();
+    for (v, _) in vals {
+        if out.iter().any(|o| o == *v) {
+            continue;
+        }
+        if out.len() >= MAX_RECORDED_VALUES {
+            return (out, true);
+        }
+        out.push((*v).clone());
+    }
+    (out, false)
 }
 
 /// Distinct values, first seen first, at most [`MAX_EXAMPLES`].
@@ -828,6 +870,63 @@ mod tests {
             Some(&Value::Null),
             "the default leads"
         );
+    }
+
+    /// `n` distinct values (`host-0`, ...) each recorded twice, in order, on requests that
+    /// carried nothing: an observed hole.
+    fn observed_hole_of(n: usize) -> Hole {
+        let values: Vec<Value> = (0..n).map(|i| json!(format!("host-{i}"))).collect();
+        let vals: Vec<(&Value, usize)> = values
+            .iter()
+            .flat_map(|v| [v, v])
+            .enumerate()
+            .map(|(i, v)| (v, i))
+            .collect();
+        let ctxs: Vec<Ctx<'_>> = (0..vals.len()).map(|_| ctx(&[], &[], &[])).collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let Node::Hole(hole) = u.unify(&vals, Some("host_uuid"), "/host_uuid") else {
+            panic!("hole expected")
+        };
+        assert_eq!(hole.source, HoleKind::Observed);
+        hole
+    }
+
+    #[test]
+    fn an_observed_hole_keeps_every_recorded_value_past_the_rendered_examples() {
+        let hole = observed_hole_of(20);
+        let name = |i: usize| json!(format!("host-{i}"));
+        // The rendered examples are the first 8 seen, as before; the other 12 follow in order.
+        assert_eq!(hole.examples, (0..8).map(name).collect::<Vec<_>>());
+        assert_eq!(hole.more_examples, (8..20).map(name).collect::<Vec<_>>());
+        assert!(!hole.examples_cut);
+        // Eight or fewer: nothing more, nothing cut.
+        let hole = observed_hole_of(8);
+        assert_eq!(hole.examples.len(), 8);
+        assert!(hole.more_examples.is_empty() && !hole.examples_cut);
+    }
+
+    #[test]
+    fn an_observed_hole_with_more_recorded_values_than_the_cap_says_it_was_cut() {
+        let hole = observed_hole_of(MAX_RECORDED_VALUES + 1);
+        assert_eq!(
+            hole.examples.len() + hole.more_examples.len(),
+            MAX_RECORDED_VALUES
+        );
+        assert_eq!(
+            hole.more_examples.last(),
+            Some(&json!(format!("host-{}", MAX_RECORDED_VALUES - 1)))
+        );
+        assert!(hole.examples_cut);
+        // Exactly the cap: all kept, not cut.
+        let hole = observed_hole_of(MAX_RECORDED_VALUES);
+        assert_eq!(
+            hole.examples.len() + hole.more_examples.len(),
+            MAX_RECORDED_VALUES
+        );
+        assert!(!hole.examples_cut);
     }
 
     #[test]

@@ -287,6 +287,8 @@ pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
                 },
                 observed_type,
                 examples,
+                more_examples: Vec::new(),
+                examples_cut: false,
                 confidence_bp: 7_000,
                 when_absent: None,
             });
