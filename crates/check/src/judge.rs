@@ -380,6 +380,15 @@ pub struct AnswerMemo {
     parsed: Option<Body>,
 }
 
+impl AnswerMemo {
+    /// The answer's parsed body (`parse_body(answer)`, where `answer` is the judged answer's
+    /// bytes): the judge's parse when it made one, else parsed now and kept, so the id-flow
+    /// step that follows does not parse it again.
+    pub(crate) fn parsed_answer(&mut self, answer: &[u8]) -> &Body {
+        self.parsed.get_or_insert_with(|| parse_body(answer))
+    }
+}
+
 /// [`judge_with_cache`], leaving in `memo` (when given) what the id-flow step can reuse.
 #[allow(clippy::too_many_arguments)]
 pub fn judge_with_memo(

@@ -512,7 +512,7 @@ pub fn replay_session(
             Some(&mut memo),
         );
         // Ids the twin answered earlier in the session must read back as answered.
-        crate::symbols::check(
+        crate::symbols::check_memo(
             index,
             judged_ex,
             expected,
@@ -520,6 +520,7 @@ pub fn replay_session(
             &ids,
             &run.diff,
             &mut verdict,
+            &mut memo,
         );
         ids.learn(generated_pairs_memo(
             index,

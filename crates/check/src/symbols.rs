@@ -31,7 +31,7 @@ use wraith_recording::Exchange;
 use crate::diff::BodyDiff;
 use crate::idmap::IdMap;
 use crate::judge::{
-    Body, DiffOptions, ExpectedBody, ModelIndex, Observed, Verdict, echo_context, parse_body,
+    AnswerMemo, Body, DiffOptions, ExpectedBody, ModelIndex, Observed, Verdict, echo_context,
     pick_template,
 };
 use crate::rules::Suppressed;
@@ -59,6 +59,32 @@ pub fn check(
     opts: &DiffOptions,
     verdict: &mut Verdict,
 ) {
+    check_memo(
+        index,
+        ex,
+        expected,
+        obs,
+        ids,
+        opts,
+        verdict,
+        &mut AnswerMemo::default(),
+    );
+}
+
+/// [`check`] after [`crate::judge::judge_with_memo`] judged the same exchange into `memo`:
+/// the answer is parsed only when the judge did not parse it already, and a parse made here
+/// is left in `memo` for the id-flow step ([`crate::judge::generated_pairs_memo`]).
+#[allow(clippy::too_many_arguments)]
+pub fn check_memo(
+    index: &ModelIndex<'_>,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    ids: &IdMap,
+    opts: &DiffOptions,
+    verdict: &mut Verdict,
+    memo: &mut AnswerMemo,
+) {
     if ids.is_empty() || !verdict.facets.body_compared || ex.response.status != obs.status {
         return;
     }
@@ -68,11 +94,11 @@ pub fn check(
     if !may_hold_a_mapped_value(ids, &expected.bytes) {
         return;
     }
-    let answered = parse_body(&obs.body);
-    let Body::Json(answered_tree) = &answered else {
+    let answered = memo.parsed_answer(&obs.body);
+    let Body::Json(answered_tree) = answered else {
         return;
     };
-    let Some(template) = pick_template(index, obs, &answered) else {
+    let Some(template) = pick_template(index, obs, answered) else {
         return;
     };
     let echo = echo_context(ex, obs);
