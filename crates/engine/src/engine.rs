@@ -45,9 +45,12 @@ pub struct Engine {
     /// Per route, the median recorded status series of a polled read ([`Engine::polled_variant`]),
     /// gathered on first use.
     polls: Vec<OnceLock<Option<Vec<u16>>>>,
-    /// Per route, the recorded state each variant renders its observed values from, per
-    /// principal ([`Engine::snapshot`]), gathered on first use.
-    snapshots: Vec<OnceLock<Vec<Snapshot>>>,
+    /// Per route and variant (index-aligned with `model.routes[r].variants`), the recorded
+    /// state the variant renders its observed values from, per principal
+    /// ([`Engine::snapshot`]), gathered the first time the variant is rendered: a variant
+    /// never rendered parses none of its recorded bodies. A function of the model alone, so
+    /// one computation serves every namespace and thread.
+    snapshots: Vec<Vec<OnceLock<Vec<Snapshot>>>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -282,7 +285,11 @@ impl Engine {
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = model.routes.iter().map(|_| OnceLock::new()).collect();
         let polls = model.routes.iter().map(|_| OnceLock::new()).collect();
-        let snapshots = model.routes.iter().map(|_| OnceLock::new()).collect();
+        let snapshots = model
+            .routes
+            .iter()
+            .map(|r| r.variants.iter().map(|_| OnceLock::new()).collect())
+            .collect();
         let verdicts = crate::raw_moment::Verdicts::new(&model);
         let entity_keys = crate::raw_moment::PerMoment::new(&model);
         Ok(Engine {
@@ -1220,9 +1227,13 @@ impl Engine {
                 Some(f) => f(auth),
                 None => auth.to_string(),
             });
-        let all = self.snapshots.get(r)?.get_or_init(|| snapshots_of(route));
+        let all = self
+            .snapshots
+            .get(r)?
+            .get(vi)?
+            .get_or_init(|| snapshots_of(route, vi));
         all.iter()
-            .find(|s| s.variant == vi && s.principal == principal)
+            .find(|s| s.principal == principal)
             .map(|s| &s.body)
     }
 
@@ -2796,7 +2807,6 @@ fn loosely_equal(actual: &Value, expected: &Value) -> bool {
 /// The recorded state one variant renders its observed values from for one principal (see
 /// `Engine::snapshot`).
 struct Snapshot {
-    variant: usize,
     principal: Option<String>,
     body: Value,
 }
@@ -2804,43 +2814,60 @@ struct Snapshot {
 /// Most recorded answers weighed per variant and principal when picking a snapshot.
 const MAX_SNAPSHOT_CANDIDATES: usize = 256;
 
-/// Every variant's snapshot per recorded principal.
-fn snapshots_of(route: &Route) -> Vec<Snapshot> {
+/// Variant `vi`'s snapshot per recorded principal. Empty when the variant's template reads
+/// no snapshot (no observed hole, no list): rendering it never looks one up, so no recorded
+/// body is parsed for it.
+fn snapshots_of(route: &Route, vi: usize) -> Vec<Snapshot> {
     let mut out = Vec::new();
-    for (vi, variant) in route.variants.iter().enumerate() {
-        let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+    let Some(variant) = route.variants.get(vi) else {
+        return out;
+    };
+    let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+        return out;
+    };
+    if !reads_snapshot(root) {
+        return out;
+    }
+    // Recorded answers of this variant's status and shape, by principal, in recorded order.
+    let mut by_principal: BTreeMap<Option<&str>, Vec<Value>> = BTreeMap::new();
+    for m in route.exact.iter().flat_map(|e| e.moments.iter()) {
+        if m.status != variant.status {
+            continue;
+        }
+        let RecordedBody::Json { value } = &m.body else {
             continue;
         };
-        // Recorded answers of this variant's status and shape, by principal, in recorded order.
-        let mut by_principal: BTreeMap<Option<&str>, Vec<Value>> = BTreeMap::new();
-        for m in route.exact.iter().flat_map(|e| e.moments.iter()) {
-            if m.status != variant.status {
-                continue;
-            }
-            let RecordedBody::Json { value } = &m.body else {
-                continue;
-            };
-            let group = by_principal.entry(m.principal.as_deref()).or_default();
-            if group.len() >= MAX_SNAPSHOT_CANDIDATES {
-                continue;
-            }
-            if let Ok(body) = value.parse()
-                && fits(root, &body)
-            {
-                group.push(body);
-            }
+        let group = by_principal.entry(m.principal.as_deref()).or_default();
+        if group.len() >= MAX_SNAPSHOT_CANDIDATES {
+            continue;
         }
-        for (principal, bodies) in by_principal {
-            if let Some(body) = most_typical(bodies) {
-                out.push(Snapshot {
-                    variant: vi,
-                    principal: principal.map(str::to_string),
-                    body,
-                });
-            }
+        if let Ok(body) = value.parse()
+            && fits(root, &body)
+        {
+            group.push(body);
+        }
+    }
+    for (principal, bodies) in by_principal {
+        if let Some(body) = most_typical(bodies) {
+            out.push(Snapshot {
+                principal: principal.map(str::to_string),
+                body,
+            });
         }
     }
     out
+}
+
+/// Whether rendering `node` may read the snapshot: only an observed hole or a list does
+/// (`render::ReqCtx::snapshot_at`'s callers).
+fn reads_snapshot(node: &Node) -> bool {
+    match node {
+        Node::Hole(h) => matches!(h.source, wraith_model::HoleKind::Observed),
+        Node::Const { .. } => false,
+        Node::Object { fields } => fields.iter().any(|f| reads_snapshot(&f.value)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(reads_snapshot),
+        Node::Array(wraith_model::ArrayNode::List { .. }) => true,
+    }
 }
 
 /// Whether a recorded body has the template's shape: the same JSON kind, and for an object
@@ -2858,50 +2885,84 @@ fn fits(root: &Node, body: &Value) -> bool {
 }
 
 /// The body whose leaves (and array lengths) recur most among `bodies`; the first among equals.
-fn most_typical(bodies: Vec<Value>) -> Option<Value> {
-    fn leaves(v: &Value, path: &mut String, out: &mut Vec<String>) {
-        match v {
-            Value::Object(m) => {
-                for (k, child) in m {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(k);
-                    leaves(child, path, out);
-                    path.truncate(len);
+///
+/// A leaf is its path and value as text (`/a/0/b=1`, `/a#2` for an array's length); a body
+/// scores the sum, over its leaves, of how many bodies have that leaf. Each distinct leaf text
+/// is interned once (one key buffer reused for the lookups), so a body's leaves are numbers.
+fn most_typical(mut bodies: Vec<Value>) -> Option<Value> {
+    use std::fmt::Write as _;
+    /// Distinct leaf texts and how many bodies hold each.
+    #[derive(Default)]
+    struct Leaves {
+        ids: std::collections::HashMap<String, usize>,
+        counts: Vec<usize>,
+        key: String,
+    }
+    impl Leaves {
+        /// Count the leaf text in `self.key` and note its number in `out`.
+        fn note(&mut self, out: &mut Vec<usize>) {
+            let id = match self.ids.get(self.key.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.counts.len();
+                    self.ids.insert(self.key.clone(), id);
+                    self.counts.push(0);
+                    id
+                }
+            };
+            if let Some(c) = self.counts.get_mut(id) {
+                *c += 1;
+            }
+            out.push(id);
+        }
+        fn walk(&mut self, v: &Value, path: &mut String, out: &mut Vec<usize>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, child) in m {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(k);
+                        self.walk(child, path, out);
+                        path.truncate(len);
+                    }
+                }
+                Value::Array(a) => {
+                    self.key.clear();
+                    let _ = write!(self.key, "{path}#{}", a.len());
+                    self.note(out);
+                    for (i, child) in a.iter().enumerate() {
+                        let len = path.len();
+                        let _ = write!(path, "/{i}");
+                        self.walk(child, path, out);
+                        path.truncate(len);
+                    }
+                }
+                leaf => {
+                    self.key.clear();
+                    let _ = write!(self.key, "{path}={leaf}");
+                    self.note(out);
                 }
             }
-            Value::Array(a) => {
-                out.push(format!("{path}#{}", a.len()));
-                for (i, child) in a.iter().enumerate() {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&i.to_string());
-                    leaves(child, path, out);
-                    path.truncate(len);
-                }
-            }
-            leaf => out.push(format!("{path}={leaf}")),
         }
     }
-    let flat: Vec<Vec<String>> = bodies
+    // One candidate is the most typical whatever its leaves.
+    if bodies.len() <= 1 {
+        return bodies.pop();
+    }
+    let mut leaves = Leaves::default();
+    let flat: Vec<Vec<usize>> = bodies
         .iter()
         .map(|b| {
             let mut out = Vec::new();
-            leaves(b, &mut String::new(), &mut out);
+            leaves.walk(b, &mut String::new(), &mut out);
             out
         })
         .collect();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for f in &flat {
-        for l in f {
-            *counts.entry(l.as_str()).or_default() += 1;
-        }
-    }
     let mut best: Option<(usize, usize)> = None;
     for (i, f) in flat.iter().enumerate() {
         let score: usize = f
             .iter()
-            .map(|l| counts.get(l.as_str()).copied().unwrap_or(0))
+            .map(|&l| leaves.counts.get(l).copied().unwrap_or(0))
             .sum();
         if best.is_none_or(|(_, s)| score > s) {
             best = Some((i, score));
@@ -2909,4 +2970,103 @@ fn most_typical(bodies: Vec<Value>) -> Option<Value> {
     }
     let (i, _) = best?;
     bodies.into_iter().nth(i)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod snapshot_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The leaf-text count as first written (one `String` per leaf, a `BTreeMap` of counts):
+    /// the reference the interned [`most_typical`] must agree with.
+    fn most_typical_by_strings(bodies: Vec<Value>) -> Option<Value> {
+        fn leaves(v: &Value, path: &mut String, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, child) in m {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(k);
+                        leaves(child, path, out);
+                        path.truncate(len);
+                    }
+                }
+                Value::Array(a) => {
+                    out.push(format!("{path}#{}", a.len()));
+                    for (i, child) in a.iter().enumerate() {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(&i.to_string());
+                        leaves(child, path, out);
+                        path.truncate(len);
+                    }
+                }
+                leaf => out.push(format!("{path}={leaf}")),
+            }
+        }
+        let flat: Vec<Vec<String>> = bodies
+            .iter()
+            .map(|b| {
+                let mut out = Vec::new();
+                leaves(b, &mut String::new(), &mut out);
+                out
+            })
+            .collect();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for f in &flat {
+            for l in f {
+                *counts.entry(l.as_str()).or_default() += 1;
+            }
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for (i, f) in flat.iter().enumerate() {
+            let score: usize = f.iter().map(|l| counts[l.as_str()]).sum();
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((i, score));
+            }
+        }
+        bodies.into_iter().nth(best?.0)
+    }
+
+    fn body() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (0i64..4).prop_map(Value::from),
+            "[ab]{0,2}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[ab]{1,2}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_most_typical_body_is_the_one_whose_leaf_texts_recur_most(
+            bodies in prop::collection::vec(body(), 0..6)
+        ) {
+            prop_assert_eq!(most_typical(bodies.clone()), most_typical_by_strings(bodies));
+        }
+    }
+
+    #[test]
+    fn only_observed_holes_and_lists_read_a_snapshot() {
+        let node = |v: Value| -> Node { serde_json::from_value(v).unwrap() };
+        let constant = json!({"node": "const", "value": 1});
+        let observed = json!({"node": "hole", "confidence_bp": 8000, "observed_type": "string",
+            "source": {"kind": "observed"}});
+        let object = |v: &Value| {
+            json!({"node": "object", "fields": [
+                {"key": "a", "present_ratio_bp": 10000, "value": v}]})
+        };
+        assert!(!reads_snapshot(&node(constant.clone())));
+        assert!(!reads_snapshot(&node(object(&constant))));
+        assert!(reads_snapshot(&node(observed.clone())));
+        assert!(reads_snapshot(&node(object(&observed))));
+    }
 }
