@@ -8,7 +8,6 @@
 mod check_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use check_support::*;
 use serde_json::Value;
@@ -19,19 +18,7 @@ fn har(i: usize) -> PathBuf {
 
 /// `wraith init notes`, then the recorded sessions `sessions` imported (one HAR each).
 fn notes_twin(sessions: &[usize]) -> DemoTwin {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(bin())
-        .current_dir(tmp.path())
-        .args(["init", "notes", "--base-url", "https://api.notes.test/v1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let root = tmp.path().join("twins/notes");
-    let t = DemoTwin { tmp, root };
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
     for &i in sessions {
         import(&t, i);
     }

@@ -47,6 +47,23 @@ impl DemoTwin {
         DemoTwin { tmp, root }
     }
 
+    /// A new empty twin made by `wraith init <name> --base-url <base_url>` in a temp dir.
+    pub fn init(name: &str, base_url: &str) -> DemoTwin {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Command::new(bin())
+            .current_dir(tmp.path())
+            .args(["init", name, "--base-url", base_url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let root = tmp.path().join("twins").join(name);
+        DemoTwin { tmp, root }
+    }
+
     /// Copied and synthesized with `wraith synth`.
     pub fn synthesized() -> DemoTwin {
         let t = DemoTwin::copy();

@@ -4,11 +4,9 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 
-use super::check_support::{DemoTwin, bin};
+use super::check_support::DemoTwin;
 
 pub const SESSIONS: [(&str, &str); 3] = [
     ("note_ujzde8gxd6nc", "buy milk"),
@@ -45,19 +43,7 @@ pub fn entry(method: &str, url: &str, req_body: Option<&str>, status: u16, resp:
 
 /// A notes twin whose every recorded session creates a note and then lists it.
 pub fn notes_twin() -> DemoTwin {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(bin())
-        .current_dir(tmp.path())
-        .args(["init", "notes", "--base-url", "https://api.notes.test/v1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let root = tmp.path().join("twins/notes");
-    let t = DemoTwin { tmp, root };
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
     for (i, (id, text)) in SESSIONS.iter().enumerate() {
         let note = json!({"id": id, "object": "note", "text": text});
         let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
