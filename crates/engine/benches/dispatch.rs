@@ -65,6 +65,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         variants,
         exact: Vec::new(),
         known_param_tuples: Vec::new(),
+        action: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

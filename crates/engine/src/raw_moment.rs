@@ -158,6 +158,7 @@ mod tests {
             variants: Vec::new(),
             exact: Vec::new(),
             known_param_tuples: Vec::new(),
+            action: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

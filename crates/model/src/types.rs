@@ -73,8 +73,27 @@ pub struct Route {
     /// Ordered path-parameter tuples seen with a non-4xx outcome (multi-parameter routes only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_param_tuples: Vec<Vec<String>>,
+    /// For a route with no state operation that acts on a stored entity named by one of its
+    /// path parameters (`POST /statuses/:id/favourite`): which entity, and which of its fields
+    /// the recorded answers changed, so the engine stores them for later reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionEffect>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
+}
+
+/// What an action route does to the entity its path names (see [`Route::action`]): synth sets
+/// it when the route's recorded 2xx answers are that entity (the same primary key at the top
+/// level) and some of its top-level fields differ from the entity's recorded record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionEffect {
+    /// The entity type whose record the action changes.
+    pub entity_type: String,
+    /// The path parameter holding the entity's primary key.
+    pub id_param: String,
+    /// Top-level fields the recorded answers changed relative to the entity's record (sorted):
+    /// the engine copies these from the answer into the stored record.
+    pub fields: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,6 +17,7 @@
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks).
 
+pub mod action;
 pub mod compose;
 pub mod exact;
 pub mod list;
@@ -133,6 +134,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         let route = build_route(group, plan, id_shape, &obs, &mut diagnostics);
         built.push(route);
     }
+    // Action effects compare recorded answers, so they come before exact replay takes them.
+    let effects = action::action_effects(&templated, &plans.routes, &entity_types, &obs);
+    for (route, effect) in built.iter_mut().zip(effects) {
+        route.action = effect;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -237,6 +243,8 @@ fn build_route(
         // Filled by `synthesize` once every other stage is done (see there).
         exact: Vec::new(),
         known_param_tuples: known_param_tuples(group, obs),
+        // Filled by `synthesize` once entity types are known (see there).
+        action: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

@@ -239,3 +239,43 @@ fn wraith_demo_recordings_synthesize_into_customers_and_orders() {
         Some("2026")
     );
 }
+
+#[test]
+fn an_action_answering_the_entity_it_names_learns_the_fields_it_changes() {
+    let m = &mastodon().model;
+    let fav = route(m, "POST", "/api/v1/statuses/:param/favourite")
+        .action
+        .as_ref()
+        .expect("favourite answers the status it names");
+    assert_eq!(fav.entity_type, "statuses");
+    assert_eq!(fav.id_param, "param");
+    assert_eq!(fav.fields, vec!["favourited".to_string()]);
+    let bookmark = route(m, "POST", "/api/v1/statuses/:param/bookmark")
+        .action
+        .as_ref()
+        .expect("bookmark answers the status it names");
+    assert_eq!(bookmark.fields, vec!["bookmarked".to_string()]);
+    // A relationship shares the account's id but is not the account.
+    assert!(
+        route(m, "POST", "/api/v1/accounts/:param/follow")
+            .action
+            .is_none()
+    );
+}
+
+#[test]
+fn an_action_effect_leaves_out_transient_and_per_recording_values() {
+    let m = &linode().model;
+    // Resize answers `resizing` (a later read shows `active`) and each recording's own size.
+    assert!(
+        route(m, "POST", "/v4beta/volumes/:param/resize")
+            .action
+            .is_none()
+    );
+    // Attach answers each recording's own linode id.
+    assert!(
+        route(m, "POST", "/v4beta/volumes/:param/attach")
+            .action
+            .is_none()
+    );
+}

@@ -38,6 +38,7 @@ impl R {
             variants: Vec::new(),
             exact: Vec::new(),
             known_param_tuples: Vec::new(),
+            action: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

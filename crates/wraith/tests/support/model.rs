@@ -143,6 +143,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         variants: spec.variants,
         exact: spec.exact,
         known_param_tuples: vec![],
+        action: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

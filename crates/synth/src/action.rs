@@ -1,0 +1,250 @@
+//! Action effects: what a write with no state operation (`POST /statuses/:id/favourite`) does to
+//! the stored entity its path names, learned from the recordings.
+//!
+//! A route is an action on an entity type when a path parameter sits where a read/update/delete
+//! route of that type has its id parameter (same path up to it) and its recorded 2xx answers are
+//! that entity (the same primary key at the top level). Its effect is the top-level fields on
+//! which those answers differ from the entity as the session last saw it before the action (the
+//! latest earlier read, create or update answer of the same id in the same session, else the
+//! recorded record), in at least half of the answers that could be compared. Never from route or
+//! field names.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use wraith_model::{ActionEffect, EntityType, StateOp};
+
+use crate::observe::Obs;
+use crate::routes::RouteGroup;
+use crate::state::RoutePlan;
+use crate::values;
+
+/// One entity in one session: (session, entity type, id).
+type EntityKey<'a> = (&'a str, &'a str, String);
+
+/// A scalar primary-key value as the path would carry it.
+fn scalar_key(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The action effect of every route (same order as the groups); `None` for the others.
+pub fn action_effects(
+    groups: &[RouteGroup],
+    plans: &[RoutePlan],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) -> Vec<Option<ActionEffect>> {
+    // Where each entity type's id sits: (origin, path segments up to the id) → (type, param).
+    let mut id_sites = BTreeMap::new();
+    for (g, p) in groups.iter().zip(plans) {
+        if !matches!(
+            p.state_op,
+            Some(StateOp::Read | StateOp::Update | StateOp::Delete)
+        ) {
+            continue;
+        }
+        let (Some(ty), Some(param)) = (&p.entity_type, &p.id_param) else {
+            continue;
+        };
+        let Some(pos) = g
+            .segs
+            .iter()
+            .position(|s| matches!(s, crate::routes::Seg::Param(n) if n == param))
+        else {
+            continue;
+        };
+        id_sites
+            .entry((g.origin.clone(), g.segs[..=pos].to_vec()))
+            .or_insert((ty.clone(), param.clone()));
+    }
+
+    // The entity answers of the typed routes, per (session, type, id), in observation order.
+    let mut seen: BTreeMap<EntityKey<'_>, Vec<(usize, Value)>> = BTreeMap::new();
+    let mut candidates = Vec::new();
+    for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
+        if p.state_op.is_none() {
+            if !matches!(g.method.as_str(), "GET" | "HEAD") {
+                candidates.push(gi);
+            }
+            continue;
+        }
+        if !matches!(
+            p.state_op,
+            Some(StateOp::Read | StateOp::Create | StateOp::Update)
+        ) {
+            continue;
+        }
+        let Some(ty) = p.entity_type.as_deref() else {
+            continue;
+        };
+        let Some(pk) = entity_types.get(ty).map(|t| t.primary_key.as_str()) else {
+            continue;
+        };
+        for &i in &g.obs {
+            if !values::is_2xx(obs[i].status) {
+                continue;
+            }
+            if let Some(body) = obs[i].resp_json().filter(Value::is_object)
+                && let Some(id) = body.get(pk).and_then(scalar_key)
+            {
+                seen.entry((obs[i].session, ty, id))
+                    .or_default()
+                    .push((i, body));
+            }
+        }
+    }
+
+    // Each candidate's site and entity answers: (obs index, id, body).
+    struct Cand<'g> {
+        gi: usize,
+        ty: &'g str,
+        param: &'g str,
+        answers: usize,
+        entity: Vec<(usize, String, Value)>,
+    }
+    let mut cands = Vec::new();
+    // When the actions touched each entity, per (session, type, id): a later view only shows
+    // an action's effect if no other action came between.
+    let mut acted: BTreeMap<EntityKey<'_>, Vec<usize>> = BTreeMap::new();
+    for gi in candidates {
+        let g = &groups[gi];
+        let site = (0..g.segs.len()).rev().find_map(|pos| {
+            if !matches!(g.segs[pos], crate::routes::Seg::Param(_)) || pos + 1 == g.segs.len() {
+                return None;
+            }
+            id_sites.get(&(g.origin.clone(), g.segs[..=pos].to_vec()))
+        });
+        let Some((ty, param)) = site else {
+            continue;
+        };
+        let Some(et) = entity_types.get(ty) else {
+            continue;
+        };
+        let pk = et.primary_key.as_str();
+        let Some(pi) = g.params.iter().position(|p| p == param) else {
+            continue;
+        };
+        let mut cand = Cand {
+            gi,
+            ty,
+            param,
+            answers: 0,
+            entity: Vec::new(),
+        };
+        for (&i, values) in g.obs.iter().zip(&g.param_values) {
+            if !values::is_2xx(obs[i].status) {
+                continue;
+            }
+            cand.answers += 1;
+            let Some(id) = values.get(pi) else {
+                continue;
+            };
+            let Some(body) = obs[i].resp_json().filter(Value::is_object) else {
+                continue;
+            };
+            if body.get(pk).and_then(scalar_key).as_deref() != Some(id.as_str()) {
+                continue;
+            }
+            acted
+                .entry((obs[i].session, ty.as_str(), id.clone()))
+                .or_default()
+                .push(i);
+            cand.entity.push((i, id.clone(), body));
+        }
+        cands.push(cand);
+    }
+
+    let mut out = vec![None; groups.len()];
+    for cand in cands {
+        let Some(et) = entity_types.get(cand.ty) else {
+            continue;
+        };
+        let pk = et.primary_key.as_str();
+        let mut compared = 0usize;
+        let mut changed: BTreeMap<String, usize> = BTreeMap::new();
+        let mut transient: BTreeSet<String> = BTreeSet::new();
+        // Fields whose answered value is not one constant: a rendered answer's value for
+        // them is some recording's, not this session's, so it is not stored.
+        let mut varying: BTreeSet<String> = BTreeSet::new();
+        let mut values_of: BTreeMap<String, Value> = BTreeMap::new();
+        for (i, id, body) in &cand.entity {
+            let i = *i;
+            let key = (obs[i].session, cand.ty, id.clone());
+            let views = seen.get(&key);
+            let before = views
+                .and_then(|v| v.iter().rev().find(|(j, _)| *j < i))
+                .map(|(_, v)| v)
+                .or_else(|| et.records.get(id));
+            // The next view of the entity, unless another action touched it first.
+            let next_action = acted
+                .get(&key)
+                .and_then(|a| a.iter().find(|j| **j > i))
+                .copied()
+                .unwrap_or(usize::MAX);
+            let after = views
+                .and_then(|v| v.iter().find(|(j, _)| *j > i))
+                .filter(|(j, _)| *j < next_action)
+                .and_then(|(_, v)| v.as_object());
+            let (Some(before), Some(map)) = (before.and_then(Value::as_object), body.as_object())
+            else {
+                continue;
+            };
+            // The answer is the entity only when it carries mostly the entity's fields (a
+            // relationship sharing an account's id is not the account).
+            let common = map.keys().filter(|k| before.contains_key(*k)).count();
+            let union = map.len() + before.len() - common;
+            if common * 10 < union * 6 {
+                continue;
+            }
+            compared += 1;
+            for (k, v) in map {
+                if k == pk || values::is_identifier_key(k) {
+                    continue;
+                }
+                if let Some(first) = values_of.get(k)
+                    && first != v
+                {
+                    varying.insert(k.clone());
+                }
+                values_of.entry(k.clone()).or_insert_with(|| v.clone());
+                if before.get(k).is_some_and(|b| b != v) {
+                    *changed.entry(k.clone()).or_default() += 1;
+                    // A value a later view no longer shows was transient (`resizing`), not
+                    // the action's lasting effect.
+                    if after.and_then(|a| a.get(k)).is_some_and(|a| a != v) {
+                        transient.insert(k.clone());
+                    }
+                }
+            }
+        }
+        // The answers must be the entity (at least half of the 2xx ones), and a field counts
+        // when it changed in at least half of the comparable answers and no later view
+        // contradicted it.
+        let entity_answers = cand.entity.len();
+        if entity_answers == 0
+            || entity_answers * 2 < cand.answers
+            || compared == 0
+            || compared * 2 < entity_answers
+        {
+            continue;
+        }
+        let fields: Vec<String> = changed
+            .into_iter()
+            .filter(|(k, n)| n * 2 >= compared && !transient.contains(k) && !varying.contains(k))
+            .map(|(k, _)| k)
+            .collect();
+        if fields.is_empty() {
+            continue;
+        }
+        out[cand.gi] = Some(ActionEffect {
+            entity_type: cand.ty.to_string(),
+            id_param: cand.param.to_string(),
+            fields,
+        });
+    }
+    out
+}
