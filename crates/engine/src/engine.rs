@@ -879,7 +879,11 @@ impl Engine {
             Some(StateOp::Update) => self.op_update(ns, call, variant),
             Some(StateOp::Delete) => self.op_delete(ns, call, variant),
             Some(StateOp::List) => return self.op_list(ns, call, variant),
-            None => self.render_variant(ns, call, variant).0,
+            None => {
+                let out = self.render_variant(ns, call, variant).0;
+                self.apply_action_effect(ns, call, &out, Origin::Synthesized);
+                out
+            }
         };
         // A rendered answer's recorded `Link` names a recorded page, not this one.
         let keys = self.page_keys(&out.body, call.m.route);
@@ -1674,6 +1678,7 @@ impl Engine {
         }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
+            self.apply_action_effect(ns, call, &out, Origin::Replayed);
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
             }
@@ -1919,6 +1924,60 @@ impl Engine {
             }
             _ => {}
         }
+    }
+
+    /// An action route (`POST …/:id/favourite`, see `Route::action`) that answered 2xx with the
+    /// entity its path names stores the answer's values of the fields the recorded answers
+    /// changed, over the entity as the session sees it, so later reads, lists and answers agree.
+    /// A session-written entity stays session-written (`origin` applies otherwise).
+    fn apply_action_effect(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out, origin: Origin) {
+        let route = &self.model.routes[call.m.route];
+        let Some(action) = &route.action else {
+            return;
+        };
+        if !(200..300).contains(&out.status) || call.head {
+            return;
+        }
+        let Some(id) = call
+            .m
+            .params
+            .iter()
+            .find(|(n, _)| *n == action.id_param)
+            .map(|(_, v)| v.as_str())
+        else {
+            return;
+        };
+        let ty = action.entity_type.as_str();
+        let pk = self.pk_of(ty);
+        let Some(body) = out.body.json() else {
+            return;
+        };
+        if body.get(&pk).and_then(fixtures::scalar_key).as_deref() != Some(id) {
+            return;
+        }
+        let Some(mut entity) = self.base_entity(ns, ty, id) else {
+            return;
+        };
+        let Value::Object(map) = &mut entity else {
+            return;
+        };
+        let mut changed = false;
+        for f in &action.fields {
+            if let Some(v) = body.get(f)
+                && map.get(f) != Some(v)
+            {
+                map.insert(f.clone(), v.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+        let origin = match ns.entity(ty, id) {
+            Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,
+            _ => origin,
+        };
+        ns.put(ty, id, entity, origin, None);
     }
 
     /// The entity as the session currently sees it: the store, else the recorded record.

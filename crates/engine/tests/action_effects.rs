@@ -1,0 +1,118 @@
+//! Action routes (`POST /v1/customers/:id/star`) with a learned effect (`Route::action`) change
+//! the stored record they name, so later reads and list pages show the action's result.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+use wraith_model::*;
+
+/// The shop with `POST /v1/customers/:id/star`, answering the customer with `starred: true`
+/// and a recorded `name` that is some other recording's, not an effect.
+fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let mut star = R::new("POST", "/v1/customers/:id/star")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("object", c(json!("customer"))),
+                ("name", c(json!("Recorded Somebody"))),
+                ("starred", c(json!(true))),
+            ]),
+        )
+        .build();
+    star.action = Some(ActionEffect {
+        entity_type: "customers".into(),
+        id_param: "id".into(),
+        fields: fields.iter().map(|f| f.to_string()).collect(),
+    });
+    m.routes.push(star);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+fn created_customer(e: &wraith_engine::Engine, s: Option<&str>) -> String {
+    let created = send(e, s, "POST", "/v1/customers", json!({"name": "Zoe"}));
+    assert_eq!(created.status, 200);
+    body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn an_action_answering_the_entity_stores_the_fields_it_changed_for_later_reads() {
+    let e = shop_with_star(&["starred"]);
+    let s = Some("star");
+    let id = created_customer(&e, s);
+    let before = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert!(before.get("starred").is_none(), "not starred yet: {before}");
+
+    let starred = send(
+        &e,
+        s,
+        "POST",
+        &format!("/v1/customers/{id}/star"),
+        json!({}),
+    );
+    assert_eq!(starred.status, 200);
+
+    let after = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert_eq!(
+        after["starred"],
+        json!(true),
+        "the effect is stored: {after}"
+    );
+    assert_eq!(
+        after["name"],
+        json!("Zoe"),
+        "a field outside the effect keeps the session's value"
+    );
+    let page = body(&get(&e, s, "/v1/customers"));
+    let item = page["data"]
+        .as_array()
+        .and_then(|a| a.iter().find(|i| i["id"] == json!(id)))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(item["starred"], json!(true), "list pages agree: {page}");
+}
+
+#[test]
+fn an_action_on_a_recorded_entity_changes_only_that_session() {
+    let e = shop_with_star(&["starred"]);
+    let starred = send(&e, Some("a"), "POST", "/v1/customers/cus_1/star", json!({}));
+    assert_eq!(starred.status, 200);
+    let a = body(&get(&e, Some("a"), "/v1/customers/cus_1"));
+    assert_eq!(a["starred"], json!(true), "{a}");
+    let b = body(&get(&e, Some("b"), "/v1/customers/cus_1"));
+    assert!(
+        b.get("starred").is_none(),
+        "another session is untouched: {b}"
+    );
+    assert_eq!(
+        a["name"], b["name"],
+        "a field outside the effect is unchanged"
+    );
+    assert_ne!(a["name"], json!("Recorded Somebody"));
+}
+
+#[test]
+fn an_action_without_a_learned_effect_leaves_the_record_alone() {
+    let e = shop_with_star(&[]);
+    let s = Some("plain");
+    let id = created_customer(&e, s);
+    let before = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    send(
+        &e,
+        s,
+        "POST",
+        &format!("/v1/customers/{id}/star"),
+        json!({}),
+    );
+    let after = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert_eq!(before, after);
+}
