@@ -1,12 +1,17 @@
 //! Action effects: what a write with no state operation (`POST /statuses/:id/favourite`) does to
-//! the stored entity its path names, learned from the recordings.
+//! the stored entity its path names, learned from the recordings. Not how the engine applies
+//! them (see the engine's `apply_action_effect`).
 //!
 //! A route is an action on an entity type when a path parameter sits where a read/update/delete
 //! route of that type has its id parameter (same path up to it) and its recorded 2xx answers are
-//! that entity (the same primary key at the top level). Its effect is the top-level fields on
-//! which those answers differ from the entity as the session last saw it before the action (the
-//! latest earlier read, create or update answer of the same id in the same session, else the
-//! recorded record), in at least half of the answers that could be compared. Never from route or
+//! that entity: the same primary key at the top level, and mostly the fields the entity's own
+//! routes show (60% Jaccard). Its effect is the top-level fields on which those answers differ
+//! from the entity as the session last saw it before the action (the latest earlier read, create
+//! or update answer of the same id in the same session, or an earlier action's answer when that
+//! came later, else the recorded record), in at least half of the answers that could be
+//! compared; leaving out identifier-like keys, fields whose answered value is not one constant
+//! (a rendered answer would carry another recording's value), and fields a later view of the
+//! entity contradicts before another action touches it (transient states). Never from route or
 //! field names.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -158,8 +163,12 @@ pub fn action_effects(
         cands.push(cand);
     }
 
+    let action_bodies: BTreeMap<usize, &Value> = cands
+        .iter()
+        .flat_map(|c| c.entity.iter().map(|(i, _, b)| (*i, b)))
+        .collect();
     let mut out = vec![None; groups.len()];
-    for cand in cands {
+    for cand in &cands {
         let Some(et) = entity_types.get(cand.ty) else {
             continue;
         };
@@ -175,10 +184,21 @@ pub fn action_effects(
             let i = *i;
             let key = (obs[i].session, cand.ty, id.clone());
             let views = seen.get(&key);
-            let before = views
-                .and_then(|v| v.iter().rev().find(|(j, _)| *j < i))
-                .map(|(_, v)| v)
-                .or_else(|| et.records.get(id));
+            // The latest earlier view, or an earlier action's answer when that came later (an
+            // unfavourite is compared with the favourite before it).
+            let view = views.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
+            let prior_action = acted
+                .get(&key)
+                .and_then(|a| a.iter().rev().find(|j| **j < i))
+                .and_then(|j| action_bodies.get(j).map(|b| (*j, *b)));
+            let seen_as = view.map(|(_, v)| v).or_else(|| et.records.get(id));
+            let before = match (view, prior_action) {
+                (Some((jv, _)), Some((ja, b))) if ja > *jv => Some(b),
+                (Some((_, v)), _) => Some(v),
+                (None, Some((_, b))) => Some(b),
+                (None, None) => None,
+            }
+            .or_else(|| et.records.get(id));
             // The next view of the entity, unless another action touched it first.
             let next_action = acted
                 .get(&key)
@@ -189,14 +209,17 @@ pub fn action_effects(
                 .and_then(|v| v.iter().find(|(j, _)| *j > i))
                 .filter(|(j, _)| *j < next_action)
                 .and_then(|(_, v)| v.as_object());
-            let (Some(before), Some(map)) = (before.and_then(Value::as_object), body.as_object())
-            else {
+            let (Some(before), Some(map), Some(seen_as)) = (
+                before.and_then(Value::as_object),
+                body.as_object(),
+                seen_as.and_then(Value::as_object),
+            ) else {
                 continue;
             };
-            // The answer is the entity only when it carries mostly the entity's fields (a
-            // relationship sharing an account's id is not the account).
-            let common = map.keys().filter(|k| before.contains_key(*k)).count();
-            let union = map.len() + before.len() - common;
+            // The answer is the entity only when it carries mostly the fields the entity's own
+            // routes show (a relationship sharing an account's id is not the account).
+            let common = map.keys().filter(|k| seen_as.contains_key(*k)).count();
+            let union = map.len() + seen_as.len() - common;
             if common * 10 < union * 6 {
                 continue;
             }

@@ -255,12 +255,17 @@ fn an_action_answering_the_entity_it_names_learns_the_fields_it_changes() {
         .as_ref()
         .expect("bookmark answers the status it names");
     assert_eq!(bookmark.fields, vec!["bookmarked".to_string()]);
+    // Undoing is compared with the action before it, so it learns the reverse.
+    let unbookmark = route(m, "POST", "/api/v1/statuses/:param/unbookmark")
+        .action
+        .as_ref()
+        .expect("unbookmark answers the status it names");
+    assert_eq!(unbookmark.fields, vec!["bookmarked".to_string()]);
     // A relationship shares the account's id but is not the account.
-    assert!(
-        route(m, "POST", "/api/v1/accounts/:param/follow")
-            .action
-            .is_none()
-    );
+    for verb in ["follow", "unfollow", "mute", "unmute"] {
+        let path = format!("/api/v1/accounts/:param/{verb}");
+        assert!(route(m, "POST", &path).action.is_none(), "{path}");
+    }
 }
 
 #[test]
