@@ -105,6 +105,68 @@ fn dump_report() {
     .expect("write");
 }
 
+/// Replays `sessions` twice: every session against a model of all of them (in sample), and
+/// each third against a model of the rest (held out, where templates and echo holes are in
+/// play). `each` sees every answer with the state of its run (`S`, fresh per model), the model's
+/// index and `session/exchange` naming the exchange; the states come back in that order.
+fn replay_in_sample_and_held_out<S: Default>(
+    corpus: &str,
+    base: &str,
+    sessions: &[wraith_recording::RecordedSession],
+    each: impl Fn(
+        &mut S,
+        &wraith_check::judge::ModelIndex<'_>,
+        &wraith_recording::Exchange,
+        &wraith_check::ExpectedBody,
+        &wraith_check::Observed,
+        &str,
+    ),
+) -> Vec<S> {
+    let (train, held) = wraith_check::holdout_split(sessions, 3);
+    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+    let all: Vec<_> = sessions.iter().collect();
+    let full_model = synth(sessions, corpus, base);
+    let held_model = synth(&train_owned, corpus, base);
+    let mut states = Vec::new();
+    for (model, set) in [(&full_model, &all), (&held_model, &held)] {
+        let engine = engine(model);
+        let index = wraith_check::judge::ModelIndex::new(model);
+        let mut tw = wraith_check::InMemoryTwin::new(&engine);
+        let mut state = S::default();
+        for s in set.iter() {
+            let ns = format!("replay-{}", s.manifest.session_id);
+            for ex in &s.exchanges {
+                let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
+                    .expect("in-memory answer");
+                let expected = wraith_check::ExpectedBody::of(ex);
+                let at = format!(
+                    "{}/{}",
+                    s.manifest.session_id, ex.correlation.exchange_index
+                );
+                each(&mut state, &index, ex, &expected, &obs, &at);
+            }
+        }
+        states.push(state);
+    }
+    states
+}
+
+/// The linode and Mastodon corpora's first `take` sessions, with the base URL they were
+/// recorded against.
+fn both_corpora(
+    take: usize,
+) -> [(
+    &'static str,
+    &'static str,
+    Vec<wraith_recording::RecordedSession>,
+); 2] {
+    [
+        ("linode", "https://api.linode.com/v4beta"),
+        ("mastodon", "http://localhost:3000"),
+    ]
+    .map(|(corpus, base)| (corpus, base, har_sessions(corpus, base, Some(take))))
+}
+
 /// Every exchange of a few Mastodon sessions judged twice through one diff cache (the second
 /// time from the cache whenever the first kept its diff) and once without: the verdicts agree,
 /// in sample and held out (where templates, echo holes included, are in play).
@@ -117,53 +179,35 @@ fn reused_body_diffs_equal_fresh_ones() {
         .filter(|s| s.manifest.session_id.starts_with("test_status"))
         .take(30)
         .collect();
-    let (train, held) = wraith_check::holdout_split(&sessions, 3);
-    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
-    let all: Vec<_> = sessions.iter().collect();
-    let full_model = synth(&sessions, "mastodon", base);
-    let held_model = synth(&train_owned, "mastodon", base);
-    let mut kept = Vec::new();
-    for (model, set) in [(&full_model, &all), (&held_model, &held)] {
-        let engine = engine(model);
-        let index = wraith_check::judge::ModelIndex::new(model);
-        let mut cache = wraith_check::DiffCache::default();
-        let opts = wraith_check::DiffOptions::default();
-        let mut tw = wraith_check::InMemoryTwin::new(&engine);
-        let mut judged = 0;
-        for s in set.iter() {
-            let ns = format!("cache-{}", s.manifest.session_id);
-            for ex in &s.exchanges {
-                let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
-                    .expect("in-memory answer");
-                let source = format!(
-                    "{}/{}",
-                    s.manifest.session_id, ex.correlation.exchange_index
+    let opts = wraith_check::DiffOptions::default();
+    let runs = replay_in_sample_and_held_out(
+        "mastodon",
+        base,
+        &sessions,
+        |(cache, judged): &mut (wraith_check::DiffCache, usize), index, ex, expected, obs, at| {
+            let fresh = wraith_check::judge_prepared(index, at, ex, expected, obs, &opts);
+            for _ in 0..2 {
+                let v = wraith_check::judge_with_cache(
+                    index,
+                    at,
+                    ex,
+                    expected,
+                    obs,
+                    &opts,
+                    Some(cache),
                 );
-                let expected = wraith_check::ExpectedBody::of(ex);
-                let fresh =
-                    wraith_check::judge_prepared(&index, &source, ex, &expected, &obs, &opts);
-                for _ in 0..2 {
-                    let v = wraith_check::judge_with_cache(
-                        &index,
-                        &source,
-                        ex,
-                        &expected,
-                        &obs,
-                        &opts,
-                        Some(&mut cache),
-                    );
-                    assert_eq!(v.divergences, fresh.divergences, "{source}");
-                    assert_eq!(v.score_bp, fresh.score_bp, "{source}");
-                    assert_eq!(v.route, fresh.route, "{source}");
-                }
-                judged += 1;
+                assert_eq!(v.divergences, fresh.divergences, "{at}");
+                assert_eq!(v.score_bp, fresh.score_bp, "{at}");
+                assert_eq!(v.route, fresh.route, "{at}");
             }
-        }
-        assert!(judged > 0);
-        kept.push(cache.len());
-    }
+            *judged += 1;
+        },
+    );
     // Both sets keep diffs, so the held-out templates go through the cache too.
-    assert!(kept.iter().all(|&n| n > 0), "kept {kept:?}");
+    for (cache, judged) in &runs {
+        assert!(*judged > 0);
+        assert!(!cache.is_empty(), "no diff kept");
+    }
 }
 
 /// The ids learned from an answer are the same whether the walk ran or a kept result was
@@ -174,39 +218,26 @@ fn reused_body_diffs_equal_fresh_ones() {
 fn reused_generated_pairs_equal_fresh_ones() {
     use wraith_check::judge::{generated_pairs, generated_pairs_cached};
     let mut taught = 0;
-    for (corpus, base, take) in [
-        ("linode", "https://api.linode.com/v4beta", 60),
-        ("mastodon", "http://localhost:3000", 60),
-    ] {
-        let sessions = har_sessions(corpus, base, Some(take));
-        let (train, held) = wraith_check::holdout_split(&sessions, 3);
-        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
-        let all: Vec<_> = sessions.iter().collect();
-        let full_model = synth(&sessions, corpus, base);
-        let held_model = synth(&train_owned, corpus, base);
-        for (model, set) in [(&full_model, &all), (&held_model, &held)] {
-            let engine = engine(model);
-            let index = wraith_check::judge::ModelIndex::new(model);
-            let mut cache = wraith_check::DiffCache::default();
-            let mut tw = wraith_check::InMemoryTwin::new(&engine);
-            for s in set.iter() {
-                let ns = format!("pairs-{}", s.manifest.session_id);
-                for ex in &s.exchanges {
-                    let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
-                        .expect("in-memory answer");
-                    let expected = wraith_check::ExpectedBody::of(ex);
-                    let fresh = generated_pairs(&index, ex, &expected, &obs);
-                    let first = generated_pairs_cached(&index, ex, &expected, &obs, &mut cache);
-                    let second = generated_pairs_cached(&index, ex, &expected, &obs, &mut cache);
-                    let at = format!(
-                        "{}/{}",
-                        s.manifest.session_id, ex.correlation.exchange_index
-                    );
-                    assert_eq!(first, fresh, "{at}");
-                    assert_eq!(second, fresh, "{at}");
-                    taught += usize::from(!fresh.is_empty());
-                }
-            }
+    for (corpus, base, sessions) in both_corpora(60) {
+        for (_, n) in replay_in_sample_and_held_out(
+            corpus,
+            base,
+            &sessions,
+            |(cache, taught): &mut (wraith_check::DiffCache, usize),
+             index,
+             ex,
+             expected,
+             obs,
+             at| {
+                let fresh = generated_pairs(index, ex, expected, obs);
+                let first = generated_pairs_cached(index, ex, expected, obs, cache);
+                let second = generated_pairs_cached(index, ex, expected, obs, cache);
+                assert_eq!(first, fresh, "{at}");
+                assert_eq!(second, fresh, "{at}");
+                *taught += usize::from(!fresh.is_empty());
+            },
+        ) {
+            taught += n;
         }
     }
     assert!(taught > 0, "no answer taught any id");
@@ -219,72 +250,50 @@ fn reused_generated_pairs_equal_fresh_ones() {
 #[test]
 fn pairs_after_the_judge_memo_equal_fresh_ones() {
     use wraith_check::judge::{AnswerMemo, generated_pairs, generated_pairs_memo, judge_with_memo};
+    #[derive(Default)]
+    struct Run {
+        with_memo: wraith_check::DiffCache,
+        without: wraith_check::DiffCache,
+        reused: usize,
+    }
+    let opts = wraith_check::DiffOptions::default();
     let mut reused = 0;
-    for (corpus, base, take) in [
-        ("linode", "https://api.linode.com/v4beta", 60),
-        ("mastodon", "http://localhost:3000", 60),
-    ] {
-        let sessions = har_sessions(corpus, base, Some(take));
-        let (train, held) = wraith_check::holdout_split(&sessions, 3);
-        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
-        let all: Vec<_> = sessions.iter().collect();
-        let full_model = synth(&sessions, corpus, base);
-        let held_model = synth(&train_owned, corpus, base);
-        let opts = wraith_check::DiffOptions::default();
-        for (model, set) in [(&full_model, &all), (&held_model, &held)] {
-            let engine = engine(model);
-            let index = wraith_check::judge::ModelIndex::new(model);
-            let (mut with_memo, mut without) = (
-                wraith_check::DiffCache::default(),
-                wraith_check::DiffCache::default(),
-            );
-            let mut tw = wraith_check::InMemoryTwin::new(&engine);
-            for s in set.iter() {
-                let ns = format!("memo-{}", s.manifest.session_id);
-                for ex in &s.exchanges {
-                    let obs = wraith_check::Twin::call(&mut tw, &ns, &wraith_check::request_of(ex))
-                        .expect("in-memory answer");
-                    let expected = wraith_check::ExpectedBody::of(ex);
-                    let at = format!(
-                        "{}/{}",
-                        s.manifest.session_id, ex.correlation.exchange_index
-                    );
-                    let source = at.clone();
-                    let mut memo = AnswerMemo::default();
-                    let judged = judge_with_memo(
-                        &index,
-                        &source,
-                        ex,
-                        &expected,
-                        &obs,
-                        &opts,
-                        Some(&mut with_memo),
-                        Some(&mut memo),
-                    );
-                    let plain = wraith_check::judge_with_cache(
-                        &index,
-                        &source,
-                        ex,
-                        &expected,
-                        &obs,
-                        &opts,
-                        Some(&mut without),
-                    );
-                    assert_eq!(format!("{judged:?}"), format!("{plain:?}"), "{at}");
-                    reused +=
-                        usize::from(format!("{memo:?}") != format!("{:?}", AnswerMemo::default()));
-                    let fresh = generated_pairs(&index, ex, &expected, &obs);
-                    let memoed = generated_pairs_memo(
-                        &index,
-                        ex,
-                        &expected,
-                        &obs,
-                        &mut with_memo,
-                        &mut memo,
-                    );
-                    assert_eq!(memoed, fresh, "{at}");
-                }
-            }
+    for (corpus, base, sessions) in both_corpora(60) {
+        for run in replay_in_sample_and_held_out(
+            corpus,
+            base,
+            &sessions,
+            |run: &mut Run, index, ex, expected, obs, at| {
+                let mut memo = AnswerMemo::default();
+                let judged = judge_with_memo(
+                    index,
+                    at,
+                    ex,
+                    expected,
+                    obs,
+                    &opts,
+                    Some(&mut run.with_memo),
+                    Some(&mut memo),
+                );
+                let plain = wraith_check::judge_with_cache(
+                    index,
+                    at,
+                    ex,
+                    expected,
+                    obs,
+                    &opts,
+                    Some(&mut run.without),
+                );
+                assert_eq!(format!("{judged:?}"), format!("{plain:?}"), "{at}");
+                run.reused +=
+                    usize::from(format!("{memo:?}") != format!("{:?}", AnswerMemo::default()));
+                let fresh = generated_pairs(index, ex, expected, obs);
+                let memoed =
+                    generated_pairs_memo(index, ex, expected, obs, &mut run.with_memo, &mut memo);
+                assert_eq!(memoed, fresh, "{at}");
+            },
+        ) {
+            reused += run.reused;
         }
     }
     assert!(reused > 0, "the judge never left anything in the memo");
