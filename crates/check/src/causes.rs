@@ -1285,6 +1285,7 @@ mod tests {
         let tpl = Node::Array(ArrayNode::List {
             representatives: vec![item],
             target_length: 2,
+            discriminator: None,
         });
         let mut out = Vec::new();
         collect_generated(&tpl, &json!([{"id": 5, "name": "n"}, {"id": 6}]), &mut out);

@@ -1312,6 +1312,7 @@ mod tests {
         let list = Node::Array(ArrayNode::List {
             representatives: vec![item],
             target_length: 2,
+            discriminator: None,
         });
         let e = json!([{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]);
         let a = json!([{"id": 2, "name": "b"}, {"id": 1, "name": "a"}]);
@@ -1374,6 +1375,7 @@ mod tests {
             Value::Array(a) => Node::Array(ArrayNode::List {
                 representatives: a.first().map(lists_everywhere).into_iter().collect(),
                 target_length: a.len(),
+                discriminator: None,
             }),
             Value::Object(m) => obj(m
                 .iter()

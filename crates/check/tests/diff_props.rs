@@ -89,7 +89,7 @@ proptest! {
     #[test]
     fn a_body_never_diverges_from_itself(v in value()) {
         prop_assert!(diff(None, &v, &v).is_empty());
-        let list = Node::Array(ArrayNode::List { representatives: vec![], target_length: 0 });
+        let list = Node::Array(ArrayNode::List { representatives: vec![], target_length: 0, discriminator: None });
         prop_assert!(diff(Some(&list), &v, &v).is_empty());
     }
 
@@ -105,7 +105,7 @@ proptest! {
                 shuffled.swap(i, (s >> 33) as usize % (i + 1));
             }
         }
-        let list = Node::Array(ArrayNode::List { representatives: vec![], target_length: 0 });
+        let list = Node::Array(ArrayNode::List { representatives: vec![], target_length: 0, discriminator: None });
         prop_assert!(diff(Some(&list), &Value::Array(items), &Value::Array(shuffled)).is_empty());
     }
 

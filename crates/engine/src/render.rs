@@ -176,6 +176,7 @@ pub(crate) fn render_node_traced(
         Node::Array(ArrayNode::List {
             representatives,
             target_length,
+            ..
         }) => {
             // A list of recorded data only (nothing minted, echoed or timed): the recorded
             // state's own items, so its length is that state's too; unless the request sent a

@@ -603,6 +603,7 @@ fn template_answer_takes_observed_values_from_the_principals_most_typical_record
                     hole(HoleKind::Observed, JsonType::String, vec![json!("a")]),
                 )])],
                 target_length: 0,
+                discriminator: None,
             }),
         ),
     ]);
@@ -857,6 +858,7 @@ fn holes_render_per_kind_and_no_placeholder_reaches_the_wire() {
             Node::Array(ArrayNode::List {
                 representatives: vec![],
                 target_length: 3,
+                discriminator: None,
             }),
         ),
     ]);
@@ -939,6 +941,7 @@ fn list_arrays_cycle_representatives_to_the_target_length() {
             Node::Array(ArrayNode::List {
                 representatives: reps,
                 target_length: 5,
+                discriminator: None,
             }),
         )
         .build();

@@ -112,7 +112,33 @@ pub enum ArrayNode {
     List {
         representatives: Vec<Node>,
         target_length: usize,
+        /// A tagged union: the key of the string field (`type`, `object`, `kind`, ...) whose
+        /// value names each element's type. Every representative is then an object holding
+        /// that key as a constant, one representative per recorded tag value (see
+        /// [`ArrayNode::tag_of`]), so each type keeps its own fields; the judge matches an
+        /// element to the representative of its own tag. Absent (and not written) for a list
+        /// that is not a tagged union, so older models read unchanged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        discriminator: Option<String>,
     },
+}
+
+impl ArrayNode {
+    /// The tag of a tagged-union representative: the constant string its object holds at
+    /// `key` (`None` when it is not an object with such a constant).
+    pub fn tag_of<'n>(representative: &'n Node, key: &str) -> Option<&'n str> {
+        match representative {
+            Node::Object { fields } => fields.iter().find(|f| f.key == key).and_then(|f| match &f
+                .value
+            {
+                Node::Const {
+                    value: Value::String(s),
+                } => Some(s.as_str()),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A position whose value is decided at serve time.

@@ -27,6 +27,7 @@ pub mod session_bound;
 pub mod state;
 pub mod symbols;
 pub mod unify;
+pub mod union;
 pub mod values;
 pub mod variants;
 

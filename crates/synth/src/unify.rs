@@ -271,7 +271,11 @@ impl Unifier<'_> {
                 .collect();
             return Node::Array(ArrayNode::Tuple { items });
         }
-        // Variable length: cluster items by shape, first seen first.
+        // Variable length: a tagged union gets one representative per tag value.
+        if let Some(list) = self.tagged_list(&arrays, key, pointer) {
+            return list;
+        }
+        // Otherwise cluster items by shape, first seen first.
         let mut clusters: IndexMap<String, Vec<(&Value, usize)>> = IndexMap::new();
         for (a, c) in &arrays {
             for item in a.iter() {
@@ -286,16 +290,50 @@ impl Unifier<'_> {
             .values()
             .map(|items| self.unify(items, key, &format!("{pointer}/*")))
             .collect();
-        let mut lengths: Vec<usize> = arrays.iter().map(|(a, _)| a.len()).collect();
-        lengths.sort_unstable();
-        let target_length = lengths
-            .get(lengths.len().saturating_sub(1) / 2)
-            .copied()
-            .unwrap_or(0);
         Node::Array(ArrayNode::List {
             representatives,
-            target_length,
+            target_length: median_length(&arrays),
+            discriminator: None,
         })
+    }
+
+    /// A variable-length list whose items are a tagged union ([`crate::union::detect`]): one
+    /// representative per tag value (first seen first), each holding its tag as a constant.
+    fn tagged_list(
+        &self,
+        arrays: &[(&Vec<Value>, usize)],
+        key: Option<&str>,
+        pointer: &str,
+    ) -> Option<Node> {
+        let items: Vec<(&Value, usize)> = arrays
+            .iter()
+            .flat_map(|(a, c)| a.iter().map(move |item| (item, *c)))
+            .collect();
+        let values: Vec<&Value> = items.iter().map(|(v, _)| *v).collect();
+        let found = crate::union::detect(&values)?;
+        let representatives = found
+            .groups
+            .iter()
+            .map(|(tag, members)| {
+                let group: Vec<(&Value, usize)> = members.iter().map(|&i| items[i]).collect();
+                let mut rep = self.unify(&group, key, &format!("{pointer}/*"));
+                // The tag is the type's name, never a request echo: a constant, so the judge
+                // and a reader find each type by it.
+                if let Node::Object { fields } = &mut rep {
+                    for f in fields.iter_mut().filter(|f| f.key == found.key) {
+                        f.value = Node::Const {
+                            value: Value::String((*tag).to_string()),
+                        };
+                    }
+                }
+                rep
+            })
+            .collect();
+        Some(Node::Array(ArrayNode::List {
+            representatives,
+            target_length: median_length(arrays),
+            discriminator: Some(found.key),
+        }))
     }
 
     fn unify_scalars(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
@@ -734,6 +772,16 @@ fn recorded_values(vals: &[(&Value, usize)]) -> (Vec<Value>, bool) {
     (out, false)
 }
 
+/// The median length of the observed arrays (the lower one of an even count).
+fn median_length(arrays: &[(&Vec<Value>, usize)]) -> usize {
+    let mut lengths: Vec<usize> = arrays.iter().map(|(a, _)| a.len()).collect();
+    lengths.sort_unstable();
+    lengths
+        .get(lengths.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0)
+}
+
 /// Distinct values, first seen first, at most [`MAX_EXAMPLES`].
 fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
@@ -987,12 +1035,14 @@ mod tests {
         let Node::Array(ArrayNode::List {
             representatives,
             target_length,
+            discriminator,
         }) = node
         else {
             panic!("list expected")
         };
         assert_eq!(representatives.len(), 1);
         assert_eq!(target_length, 2);
+        assert_eq!(discriminator, None, "one type of item: no union");
     }
 
     /// Five creates: two sent `enc` and got it back; two without it still answered

@@ -405,6 +405,7 @@ pub fn shop_model() -> Model {
                     Node::Array(ArrayNode::List {
                         representatives: vec![customer_node()],
                         target_length: 2,
+                        discriminator: None,
                     }),
                 ),
                 ("has_more", c(json!(false))),
@@ -485,6 +486,7 @@ pub fn shop_model() -> Model {
                     ("org", echo_path("org")),
                 ])],
                 target_length: 1,
+                discriminator: None,
             }),
         )
         .build();

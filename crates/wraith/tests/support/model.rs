@@ -198,6 +198,7 @@ pub fn shop(twin: &str) -> Model {
                         Node::Array(ArrayNode::List {
                             representatives: vec![konst(cus_1())],
                             target_length: 1,
+                            discriminator: None,
                         }),
                     ),
                 ])),
@@ -348,6 +349,7 @@ pub fn shop(twin: &str) -> Model {
                     Node::Array(ArrayNode::List {
                         representatives: vec![konst(json!({"id": "repo_1", "name": "wraith"}))],
                         target_length: 1,
+                        discriminator: None,
                     }),
                 )])),
             )],

@@ -1,0 +1,251 @@
+//! Tagged unions: heterogeneous collections modelled per discriminator value.
+//!
+//! A list of objects of several types (a notification feed holding `mention`, `follow` and
+//! `poll` entries) clustered by key set alone gets one representative per *key set*: a type
+//! whose optional field is present in some elements and absent in others is split in two, and
+//! past [`crate::unify::MAX_REPRESENTATIVES`] key sets a rare type is dropped entirely. When the
+//! elements carry a *discriminator* (a string field naming their type), [`detect`] finds it and
+//! the list is modelled with one representative per tag value instead, so every type keeps its
+//! own fields (the rare ones as optional fields of their own type).
+//!
+//! Detection is decided by the data, never by a key's name alone. A key is a discriminator when:
+//! - every element is an object holding it as a string;
+//! - its values split the elements into 2..=[`MAX_TAGS`] groups, and at least one value repeats
+//!   (a key whose value is unique per element is an identifier, not a tag);
+//! - the groups have different key sets: at least one other key is *explained* by the tag (held
+//!   by every element of some groups and by no element of the others).
+//!
+//! Among several such keys the one explaining the most keys wins; ties go to a conventional tag
+//! name ([`CONVENTIONAL_KEYS`], in that order), then to fewer groups, then to the smaller key.
+//!
+//! What it is not: a schema language. The model only records the discriminator's key on the
+//! `List` node ([`wraith_model::ArrayNode::List`]); each tag's schema is its representative.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+/// Most tag values a discriminator may take: more distinct values than this is a free-form
+/// field, not a type name.
+pub const MAX_TAGS: usize = 16;
+
+/// Names providers commonly give a type tag. They only rank keys the data already qualifies.
+pub const CONVENTIONAL_KEYS: [&str; 6] = ["type", "object", "kind", "__typename", "@type", "_type"];
+
+/// A discriminator found in a collection of elements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discriminator<'v> {
+    /// The tag key.
+    pub key: String,
+    /// Each tag value with the indices of the elements carrying it, tags first seen first,
+    /// indices in element order.
+    pub groups: Vec<(&'v str, Vec<usize>)>,
+}
+
+/// The discriminator of `elements`, if the data shows one (see the module documentation).
+pub fn detect<'v>(elements: &[&'v Value]) -> Option<Discriminator<'v>> {
+    let n = elements.len();
+    if n < 3 {
+        return None;
+    }
+    let objects: Vec<&serde_json::Map<String, Value>> = elements
+        .iter()
+        .map(|v| v.as_object())
+        .collect::<Option<_>>()?;
+    let first = objects.first()?;
+    // (explained keys, name rank, groups, candidate)
+    let mut best: Option<((usize, usize, usize), Discriminator<'v>)> = None;
+    for key in first.keys() {
+        let Some(groups) = group_by(&objects, key) else {
+            continue;
+        };
+        if groups.len() < 2 || groups.len() > MAX_TAGS || groups.len() >= n {
+            continue;
+        }
+        let explained = explained_keys(&objects, key, &groups);
+        if explained == 0 {
+            continue;
+        }
+        let rank = CONVENTIONAL_KEYS
+            .iter()
+            .position(|k| k == key)
+            .unwrap_or(CONVENTIONAL_KEYS.len());
+        // Larger is better: most explained keys, then best name rank, then fewest groups.
+        let score = (
+            explained,
+            CONVENTIONAL_KEYS.len() - rank,
+            MAX_TAGS - groups.len(),
+        );
+        // Equal scores: the smaller key name, so the choice never depends on key order.
+        if best
+            .as_ref()
+            .is_none_or(|(b, d)| score > *b || (score == *b && key.as_str() < d.key.as_str()))
+        {
+            best = Some((
+                score,
+                Discriminator {
+                    key: key.clone(),
+                    groups,
+                },
+            ));
+        }
+    }
+    best.map(|(_, d)| d)
+}
+
+/// The elements grouped by their string value at `key` (tags first seen first), or `None` when
+/// some element lacks the key or holds another type there.
+fn group_by<'v>(
+    objects: &[&'v serde_json::Map<String, Value>],
+    key: &str,
+) -> Option<Vec<(&'v str, Vec<usize>)>> {
+    let mut groups: IndexMap<&'v str, Vec<usize>> = IndexMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        let tag = o.get(key)?.as_str()?;
+        groups.entry(tag).or_default().push(i);
+        if groups.len() > MAX_TAGS {
+            return None;
+        }
+    }
+    Some(groups.into_iter().collect())
+}
+
+/// Keys other than `tag_key` whose presence the tag decides: in each group held by every
+/// element or by none, and not held by every group.
+fn explained_keys(
+    objects: &[&serde_json::Map<String, Value>],
+    tag_key: &str,
+    groups: &[(&str, Vec<usize>)],
+) -> usize {
+    let mut keys: IndexMap<&str, ()> = IndexMap::new();
+    for o in objects {
+        for k in o.keys() {
+            keys.insert(k.as_str(), ());
+        }
+    }
+    keys.keys()
+        .filter(|k| **k != tag_key)
+        .filter(|k| {
+            let mut held_somewhere = false;
+            let mut missing_somewhere = false;
+            for (_, members) in groups {
+                let holding = members
+                    .iter()
+                    .filter(|&&i| objects[i].contains_key(**k))
+                    .count();
+                if holding == members.len() {
+                    held_somewhere = true;
+                } else if holding == 0 {
+                    missing_somewhere = true;
+                } else {
+                    return false;
+                }
+            }
+            held_somewhere && missing_somewhere
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn detect_in(values: &[Value]) -> Option<(String, Vec<(String, Vec<usize>)>)> {
+        let refs: Vec<&Value> = values.iter().collect();
+        detect(&refs).map(|d| {
+            (
+                d.key,
+                d.groups
+                    .into_iter()
+                    .map(|(t, m)| (t.to_string(), m))
+                    .collect(),
+            )
+        })
+    }
+
+    fn feed() -> Vec<Value> {
+        vec![
+            json!({"id": "1", "type": "mention", "status": {"id": "s1"}, "account": "a"}),
+            json!({"id": "2", "type": "follow", "account": "b"}),
+            json!({"id": "3", "type": "mention", "status": {"id": "s2"}, "account": "c"}),
+            json!({"id": "4", "type": "poll", "status": {"id": "s3"}, "poll": {"votes": 3}, "account": "d"}),
+            json!({"id": "5", "type": "follow", "account": "e"}),
+        ]
+    }
+
+    #[test]
+    fn a_string_key_that_decides_the_key_sets_is_the_discriminator() {
+        let (key, groups) = detect_in(&feed()).expect("a union");
+        assert_eq!(key, "type");
+        assert_eq!(
+            groups,
+            vec![
+                ("mention".to_string(), vec![0, 2]),
+                ("follow".to_string(), vec![1, 4]),
+                ("poll".to_string(), vec![3]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_unique_per_element_key_is_an_id_not_a_tag() {
+        // `code` splits the key sets perfectly, but no value repeats: an identifier.
+        let values = vec![
+            json!({"code": "a1", "x": 1}),
+            json!({"code": "b2", "y": 1}),
+            json!({"code": "c3", "z": 1}),
+        ];
+        assert_eq!(detect_in(&values), None);
+    }
+
+    #[test]
+    fn a_key_that_explains_no_key_set_is_not_a_tag() {
+        // `visibility` repeats but every element has the same keys: an enum, not a type.
+        let values = vec![
+            json!({"id": "1", "visibility": "public"}),
+            json!({"id": "2", "visibility": "private"}),
+            json!({"id": "3", "visibility": "public"}),
+        ];
+        assert_eq!(detect_in(&values), None);
+    }
+
+    #[test]
+    fn the_data_decides_over_a_conventional_name() {
+        // `type` is present but explains nothing; `shape` explains the key sets.
+        let values = vec![
+            json!({"type": "t", "shape": "circle", "radius": 1}),
+            json!({"type": "t", "shape": "square", "side": 2}),
+            json!({"type": "u", "shape": "circle", "radius": 3}),
+            json!({"type": "u", "shape": "square", "side": 4}),
+        ];
+        let (key, _) = detect_in(&values).expect("a union");
+        assert_eq!(key, "shape");
+    }
+
+    #[test]
+    fn non_objects_or_a_missing_tag_are_no_union() {
+        let mut values = feed();
+        values.push(json!("text"));
+        assert_eq!(detect_in(&values), None);
+        let mut values = feed();
+        values.push(json!({"id": "6", "account": "f"}));
+        assert_eq!(detect_in(&values), None);
+    }
+
+    #[test]
+    fn detection_does_not_depend_on_key_order_within_elements() {
+        let a = detect_in(&feed());
+        let reordered: Vec<Value> = feed()
+            .into_iter()
+            .map(|v| {
+                let mut m: Vec<(String, Value)> = v
+                    .as_object()
+                    .map(|o| o.clone().into_iter().collect())
+                    .unwrap_or_default();
+                m.reverse();
+                Value::Object(m.into_iter().collect())
+            })
+            .collect();
+        assert_eq!(a, detect_in(&reordered));
+    }
+}
