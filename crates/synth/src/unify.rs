@@ -309,8 +309,13 @@ impl Unifier<'_> {
             .iter()
             .flat_map(|(a, c)| a.iter().map(move |item| (item, *c)))
             .collect();
-        let values: Vec<&Value> = items.iter().map(|(v, _)| *v).collect();
-        let found = crate::union::detect(&values)?;
+        // Each item with the index of the recorded array it came from.
+        let located: Vec<(&Value, usize)> = arrays
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (a, _))| a.iter().map(move |item| (item, k)))
+            .collect();
+        let found = crate::union::detect(&located)?;
         let representatives = found
             .groups
             .iter()

@@ -12,11 +12,20 @@
 //! - every element is an object holding it as a string;
 //! - its values split the elements into 2..=[`MAX_TAGS`] groups, and at least one value repeats
 //!   (a key whose value is unique per element is an identifier, not a tag);
+//! - every value is a short token (at most [`MAX_TAG_LEN`] characters, no whitespace): a type
+//!   name, not prose;
 //! - the groups have different key sets: at least one other key is *explained* by the tag (held
-//!   by every element of some groups and by no element of the others).
+//!   by every element of some groups and by no element of the others);
+//! - and, unless the key has a conventional tag name ([`CONVENTIONAL_KEYS`]), the recordings
+//!   show it within one answer: some recorded array holds two elements of different tags, each
+//!   tag seen at least twice in all, one holding an explained key the other lacks. Key sets
+//!   that differ only *between* answers may be drift (an API version adding a field), which an
+//!   attribute such as a region or a label can correlate with by chance; a key named like a
+//!   type tag whose values explain the key sets is taken on that evidence (a feed filtered to
+//!   one type per request shows its types only between answers).
 //!
 //! Among several such keys the one explaining the most keys wins; ties go to a conventional tag
-//! name ([`CONVENTIONAL_KEYS`], in that order), then to fewer groups, then to the smaller key.
+//! name (in [`CONVENTIONAL_KEYS`] order), then to fewer groups, then to the smaller key.
 //!
 //! What it is not: a schema language. The model only records the discriminator's key on the
 //! `List` node ([`wraith_model::ArrayNode::List`]); each tag's schema is its representative.
@@ -27,6 +36,9 @@ use serde_json::Value;
 /// Most tag values a discriminator may take: more distinct values than this is a free-form
 /// field, not a type name.
 pub const MAX_TAGS: usize = 16;
+
+/// Longest tag value: longer strings are prose or data, not type names.
+pub const MAX_TAG_LEN: usize = 64;
 
 /// Names providers commonly give a type tag. They only rank keys the data already qualifies.
 pub const CONVENTIONAL_KEYS: [&str; 6] = ["type", "object", "kind", "__typename", "@type", "_type"];
@@ -41,16 +53,18 @@ pub struct Discriminator<'v> {
     pub groups: Vec<(&'v str, Vec<usize>)>,
 }
 
-/// The discriminator of `elements`, if the data shows one (see the module documentation).
-pub fn detect<'v>(elements: &[&'v Value]) -> Option<Discriminator<'v>> {
+/// The discriminator of `elements` (each with the index of the recorded array it came from),
+/// if the data shows one (see the module documentation).
+pub fn detect<'v>(elements: &[(&'v Value, usize)]) -> Option<Discriminator<'v>> {
     let n = elements.len();
     if n < 3 {
         return None;
     }
     let objects: Vec<&serde_json::Map<String, Value>> = elements
         .iter()
-        .map(|v| v.as_object())
+        .map(|(v, _)| v.as_object())
         .collect::<Option<_>>()?;
+    let arrays: Vec<usize> = elements.iter().map(|(_, a)| *a).collect();
     let first = objects.first()?;
     // (explained keys, name rank, groups, candidate)
     let mut best: Option<((usize, usize, usize), Discriminator<'v>)> = None;
@@ -62,13 +76,17 @@ pub fn detect<'v>(elements: &[&'v Value]) -> Option<Discriminator<'v>> {
             continue;
         }
         let explained = explained_keys(&objects, key, &groups);
-        if explained == 0 {
-            continue;
-        }
         let rank = CONVENTIONAL_KEYS
             .iter()
             .position(|k| k == key)
             .unwrap_or(CONVENTIONAL_KEYS.len());
+        let conventional = rank < CONVENTIONAL_KEYS.len();
+        if explained.is_empty()
+            || !(conventional || shown_within_one_answer(&objects, &arrays, &groups, &explained))
+        {
+            continue;
+        }
+        let explained = explained.len();
         // Larger is better: most explained keys, then best name rank, then fewest groups.
         let score = (
             explained,
@@ -101,6 +119,10 @@ fn group_by<'v>(
     let mut groups: IndexMap<&'v str, Vec<usize>> = IndexMap::new();
     for (i, o) in objects.iter().enumerate() {
         let tag = o.get(key)?.as_str()?;
+        if tag.is_empty() || tag.chars().count() > MAX_TAG_LEN || tag.contains(char::is_whitespace)
+        {
+            return None;
+        }
         groups.entry(tag).or_default().push(i);
         if groups.len() > MAX_TAGS {
             return None;
@@ -111,12 +133,12 @@ fn group_by<'v>(
 
 /// Keys other than `tag_key` whose presence the tag decides: in each group held by every
 /// element or by none, and not held by every group.
-fn explained_keys(
-    objects: &[&serde_json::Map<String, Value>],
+fn explained_keys<'v>(
+    objects: &[&'v serde_json::Map<String, Value>],
     tag_key: &str,
     groups: &[(&str, Vec<usize>)],
-) -> usize {
-    let mut keys: IndexMap<&str, ()> = IndexMap::new();
+) -> Vec<&'v str> {
+    let mut keys: IndexMap<&'v str, ()> = IndexMap::new();
     for o in objects {
         for k in o.keys() {
             keys.insert(k.as_str(), ());
@@ -142,7 +164,45 @@ fn explained_keys(
             }
             held_somewhere && missing_somewhere
         })
-        .count()
+        .copied()
+        .collect()
+}
+
+/// Whether one recorded array holds two elements of different tags, each tag seen at least
+/// twice, one holding an `explained` key the other lacks (see the module documentation).
+fn shown_within_one_answer(
+    objects: &[&serde_json::Map<String, Value>],
+    arrays: &[usize],
+    groups: &[(&str, Vec<usize>)],
+    explained: &[&str],
+) -> bool {
+    // The group of each element, for the tags seen at least twice.
+    let mut group_of: Vec<Option<usize>> = vec![None; objects.len()];
+    for (g, (_, members)) in groups.iter().enumerate() {
+        if members.len() >= 2 {
+            for &i in members {
+                group_of[i] = Some(g);
+            }
+        }
+    }
+    // Per array: the first element of each such group (a group's elements share the explained
+    // keys' presence, so one stands for all).
+    let mut firsts: IndexMap<usize, IndexMap<usize, usize>> = IndexMap::new();
+    for (i, g) in group_of.iter().enumerate() {
+        if let Some(g) = g {
+            firsts.entry(arrays[i]).or_default().entry(*g).or_insert(i);
+        }
+    }
+    firsts.values().any(|by_group| {
+        let reps: Vec<usize> = by_group.values().copied().collect();
+        reps.iter().enumerate().any(|(x, &i)| {
+            reps[x + 1..].iter().any(|&j| {
+                explained
+                    .iter()
+                    .any(|k| objects[i].contains_key(*k) != objects[j].contains_key(*k))
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -150,8 +210,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Detection over `values`, all from one recorded array.
     fn detect_in(values: &[Value]) -> Option<(String, Vec<(String, Vec<usize>)>)> {
-        let refs: Vec<&Value> = values.iter().collect();
+        let refs: Vec<(&Value, usize)> = values.iter().map(|v| (v, 0)).collect();
         detect(&refs).map(|d| {
             (
                 d.key,
@@ -220,6 +281,57 @@ mod tests {
         ];
         let (key, _) = detect_in(&values).expect("a union");
         assert_eq!(key, "shape");
+    }
+
+    #[test]
+    fn key_sets_that_differ_only_between_answers_are_drift_not_a_union() {
+        // Two answers: the later API added `encryption`, and each answer's volumes happen to
+        // sit in one region. Within either answer the key sets agree.
+        let older = [
+            json!({"id": 1, "region": "us-east"}),
+            json!({"id": 2, "region": "us-east"}),
+        ];
+        let newer = [
+            json!({"id": 3, "region": "eu-west", "encryption": "enabled"}),
+            json!({"id": 4, "region": "eu-west", "encryption": "enabled"}),
+        ];
+        let refs: Vec<(&Value, usize)> = older
+            .iter()
+            .map(|v| (v, 0))
+            .chain(newer.iter().map(|v| (v, 1)))
+            .collect();
+        assert_eq!(detect(&refs), None);
+        // Under a conventional tag name the same evidence between answers is enough.
+        let typed: Vec<Value> = older
+            .iter()
+            .chain(newer.iter())
+            .map(|v| {
+                let mut v = v.clone();
+                if let Some(m) = v.as_object_mut()
+                    && let Some(r) = m.remove("region")
+                {
+                    m.insert("type".into(), r);
+                }
+                v
+            })
+            .collect();
+        let typed_refs: Vec<(&Value, usize)> =
+            typed.iter().enumerate().map(|(i, v)| (v, i / 2)).collect();
+        assert_eq!(detect(&typed_refs).map(|d| d.key), Some("type".to_string()));
+        // The same elements in one answer show the region deciding the key set.
+        let one: Vec<(&Value, usize)> = refs.iter().map(|(v, _)| (*v, 0)).collect();
+        assert_eq!(detect(&one).map(|d| d.key), Some("region".to_string()));
+    }
+
+    #[test]
+    fn prose_values_are_no_tags() {
+        let values = vec![
+            json!({"content": "<p>hello there</p>", "poll": {}}),
+            json!({"content": "<p>hello there</p>", "poll": {}}),
+            json!({"content": "<p>bye now</p>"}),
+            json!({"content": "<p>bye now</p>"}),
+        ];
+        assert_eq!(detect_in(&values), None);
     }
 
     #[test]
