@@ -44,11 +44,14 @@ pub enum Category {
     /// value earlier in the session, the answer names something else than that value: the
     /// client was given one id and now reads another (see `crate::symbols`).
     SymbolMismatch,
+    /// An element of a tagged-union list whose tag (its discriminator value) is none of the
+    /// recorded ones, under the `reject_unknown` policy (`[[diff.tagged_union_policy]]`).
+    UnknownTag,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 8] = [
+    pub const ALL: [Category; 9] = [
         Category::MissingField,
         Category::ExtraField,
         Category::ValueMismatch,
@@ -57,6 +60,7 @@ impl Category {
         Category::ArrayLengthMismatch,
         Category::SynthesizedRefusal,
         Category::SymbolMismatch,
+        Category::UnknownTag,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -69,6 +73,7 @@ impl Category {
             Category::ArrayLengthMismatch => "array_length_mismatch",
             Category::SynthesizedRefusal => "synthesized_refusal",
             Category::SymbolMismatch => "symbol_mismatch",
+            Category::UnknownTag => "unknown_tag",
         }
     }
 }
@@ -356,6 +361,63 @@ pub struct BodyDiff<'c> {
     /// every `generated` position whose recorded value is mapped must answer the mapped value
     /// (`crate::symbols`). Never filled by a dry run.
     symbols: Option<(&'c crate::idmap::IdMap, Vec<Divergence>)>,
+    /// How an element of a tagged-union list whose tag the model never recorded is judged
+    /// (`[[diff.tagged_union_policy]]`; `reject_unknown` unless the route's entry says else).
+    unknown_tags: UnknownTagPolicy,
+}
+
+/// What the judge does with an element of a tagged-union list ([`ArrayNode::List`] with a
+/// `discriminator`) whose tag is none of the recorded ones (`[[diff.tagged_union_policy]]`
+/// `policy`). An element equal to the recording passes under every policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnknownTagPolicy {
+    /// One `unknown_tag` divergence at the element's tag; the rest of it is not walked.
+    #[default]
+    RejectUnknown,
+    /// Judged against the keys every recorded type has (each under the first type's class);
+    /// the tag itself and the keys only some types have are not compared.
+    FallbackCommonSchema,
+    /// Judged against the representative the pre-union judge would pick for it: the one whose
+    /// shape fits it best, ties going to its position in the render cycle; every key compared.
+    ReplayRepresentative,
+}
+
+impl UnknownTagPolicy {
+    /// Every policy, as written in `wraith.toml`.
+    pub const ALL: [UnknownTagPolicy; 3] = [
+        UnknownTagPolicy::RejectUnknown,
+        UnknownTagPolicy::FallbackCommonSchema,
+        UnknownTagPolicy::ReplayRepresentative,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnknownTagPolicy::RejectUnknown => "reject_unknown",
+            UnknownTagPolicy::FallbackCommonSchema => "fallback_common_schema",
+            UnknownTagPolicy::ReplayRepresentative => "replay_representative",
+        }
+    }
+
+    /// The policy spelled `s` (exactly as [`Self::as_str`] writes it).
+    pub fn parse(s: &str) -> Option<UnknownTagPolicy> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// How one list element is judged: under a template (or exactly), or, for a tagged-union
+/// element with an unrecorded tag, by the route's [`UnknownTagPolicy`].
+#[derive(Debug, Clone, Copy)]
+enum Elem<'v> {
+    Node(Option<&'v Node>),
+    /// `reject_unknown`: the element's tag (at `key`) is not recorded.
+    Unknown {
+        key: &'v str,
+    },
+    /// `fallback_common_schema`: only the keys every representative has.
+    Common {
+        key: &'v str,
+        reps: &'v [Node],
+    },
 }
 
 impl<'c> BodyDiff<'c> {
@@ -372,7 +434,14 @@ impl<'c> BodyDiff<'c> {
             fields: None,
             echo_failures: Vec::new(),
             symbols: None,
+            unknown_tags: UnknownTagPolicy::default(),
         }
+    }
+
+    /// Judge tagged-union elements with an unrecorded tag by `policy` (see [`UnknownTagPolicy`]).
+    pub fn with_unknown_tags(mut self, policy: UnknownTagPolicy) -> BodyDiff<'c> {
+        self.unknown_tags = policy;
+        self
     }
 
     /// Also hold every `generated` position to the session's id map during [`Self::run`]
@@ -610,19 +679,27 @@ impl<'c> BodyDiff<'c> {
             }
             (Value::Array(e), Value::Array(a)) => match template {
                 Some(Node::Array(ArrayNode::List {
-                    representatives, ..
+                    representatives,
+                    discriminator,
+                    ..
                 })) if e.len().max(a.len()) <= MAX_UNORDERED => {
-                    self.unordered(representatives, e, a, segs)
+                    self.unordered(representatives, discriminator.as_deref(), e, a, segs)
                 }
                 Some(Node::Array(ArrayNode::List {
-                    representatives, ..
+                    representatives,
+                    discriminator,
+                    ..
                 })) => {
-                    self.positional(e, a, segs, |i, ev| pick_rep(representatives, ev, i));
+                    let policy = self.unknown_tags;
+                    let disc = discriminator.as_deref();
+                    self.positional(e, a, segs, |i, av| {
+                        elem_for(representatives, disc, policy, av, i)
+                    });
                 }
                 Some(Node::Array(ArrayNode::Tuple { items })) => {
-                    self.positional(e, a, segs, |i, _| items.get(i));
+                    self.positional(e, a, segs, |i, _| Elem::Node(items.get(i)));
                 }
-                _ => self.positional(e, a, segs, |_, _| None),
+                _ => self.positional(e, a, segs, |_, _| Elem::Node(None)),
             },
             _ => {
                 self.compared += 1;
@@ -640,7 +717,7 @@ impl<'c> BodyDiff<'c> {
         e: &'v [Value],
         a: &'v [Value],
         segs: &mut Vec<Seg<'v>>,
-        tpl: impl Fn(usize, &Value) -> Option<&'v Node>,
+        tpl: impl Fn(usize, &Value) -> Elem<'v>,
     ) {
         if e.len() != a.len() {
             self.compared += 1;
@@ -656,8 +733,66 @@ impl<'c> BodyDiff<'c> {
                 return;
             }
             segs.push(Seg::Index(i));
-            self.walk(tpl(i, av), ev, av, segs);
+            self.walk_elem(tpl(i, av), ev, av, segs);
             segs.pop();
+        }
+    }
+
+    /// Walk one list element as `elem` says (see [`Elem`]).
+    fn walk_elem<'v>(
+        &mut self,
+        elem: Elem<'v>,
+        expected: &'v Value,
+        actual: &'v Value,
+        segs: &mut Vec<Seg<'v>>,
+    ) {
+        match elem {
+            Elem::Node(t) => self.walk(t, expected, actual, segs),
+            // A value equal to the recording passes under every class, so under every policy.
+            _ if json_eq(expected, actual) => self.compared += 1,
+            Elem::Unknown { key } => {
+                self.compared += 1;
+                segs.push(Seg::Key(key));
+                self.push(
+                    segs,
+                    Category::UnknownTag,
+                    expected.get(key),
+                    actual.get(key),
+                );
+                segs.pop();
+            }
+            Elem::Common { key, reps } => {
+                let (Value::Object(e), Value::Object(a)) = (expected, actual) else {
+                    return self.structural(None, expected, actual, segs);
+                };
+                // The tag is the one thing known to differ: counted, not compared.
+                self.compared += 1;
+                let Some(Node::Object { fields }) = reps.first() else {
+                    return;
+                };
+                for f in fields {
+                    if f.key == key || !reps.iter().all(|r| has_key(r, &f.key)) {
+                        continue;
+                    }
+                    if self.over_limit() {
+                        return;
+                    }
+                    segs.push(Seg::Key(&f.key));
+                    match (e.get(&f.key), a.get(&f.key)) {
+                        (Some(ev), Some(av)) => self.walk(Some(&f.value), ev, av, segs),
+                        (Some(ev), None) => {
+                            self.compared += 1;
+                            self.push(segs, Category::MissingField, Some(ev), None);
+                        }
+                        (None, Some(av)) => {
+                            self.compared += 1;
+                            self.push(segs, Category::ExtraField, None, Some(av));
+                        }
+                        (None, None) => {}
+                    }
+                    segs.pop();
+                }
+            }
         }
     }
 
@@ -667,6 +802,7 @@ impl<'c> BodyDiff<'c> {
     fn unordered<'v>(
         &mut self,
         reps: &'v [Node],
+        discriminator: Option<&'v str>,
         e: &'v [Value],
         a: &'v [Value],
         segs: &mut Vec<Seg<'v>>,
@@ -683,11 +819,13 @@ impl<'c> BodyDiff<'c> {
                 return;
             }
         }
-        // The representative each answered element was rendered from, picked once.
-        let rep: Vec<Option<&'v Node>> = a
+        // The representative each answered element was rendered from, picked once (in a
+        // tagged union, the one of its own tag).
+        let policy = self.unknown_tags;
+        let rep: Vec<Elem<'v>> = a
             .iter()
             .enumerate()
-            .map(|(j, av)| pick_rep(reps, av, j))
+            .map(|(j, av)| elem_for(reps, discriminator, policy, av, j))
             .collect();
         let mut used = vec![false; a.len()];
         let mut pair: Vec<Option<usize>> = vec![None; e.len()];
@@ -774,7 +912,7 @@ impl<'c> BodyDiff<'c> {
         for (i, ev) in e.iter().enumerate() {
             if let Some(j) = pair[i] {
                 segs.push(Seg::Index(i));
-                self.walk(rep[j], ev, &a[j], segs);
+                self.walk_elem(rep[j], ev, &a[j], segs);
                 segs.pop();
             }
         }
@@ -784,7 +922,7 @@ impl<'c> BodyDiff<'c> {
     /// exceeds `limit` the walk stops (the result is then only known to be `> limit`).
     fn cost<'v>(
         &mut self,
-        template: Option<&'v Node>,
+        template: Elem<'v>,
         expected: &'v Value,
         actual: &'v Value,
         limit: u64,
@@ -794,11 +932,41 @@ impl<'c> BodyDiff<'c> {
         self.dry_count = 0;
         self.dry_limit = limit;
         let mut segs = Vec::new();
-        self.walk(template, expected, actual, &mut segs);
+        self.walk_elem(template, expected, actual, &mut segs);
         let n = self.dry_count;
         (self.dry_run, self.dry_count, self.dry_limit, self.compared) = saved;
         n
     }
+}
+
+/// How the answered list element at `index` is judged: in a tagged union (`discriminator`),
+/// under the representative of its own tag, or by `policy` when its tag was never recorded;
+/// otherwise under [`pick_rep`].
+fn elem_for<'v>(
+    reps: &'v [Node],
+    discriminator: Option<&'v str>,
+    policy: UnknownTagPolicy,
+    element: &Value,
+    index: usize,
+) -> Elem<'v> {
+    let Some(key) = discriminator else {
+        return Elem::Node(pick_rep(reps, element, index));
+    };
+    if let Some(tag) = element.get(key).and_then(Value::as_str)
+        && let Some(rep) = reps.iter().find(|r| ArrayNode::tag_of(r, key) == Some(tag))
+    {
+        return Elem::Node(Some(rep));
+    }
+    match policy {
+        UnknownTagPolicy::RejectUnknown => Elem::Unknown { key },
+        UnknownTagPolicy::FallbackCommonSchema => Elem::Common { key, reps },
+        UnknownTagPolicy::ReplayRepresentative => Elem::Node(pick_rep(reps, element, index)),
+    }
+}
+
+/// Whether a template is an object with a field `key`.
+fn has_key(node: &Node, key: &str) -> bool {
+    matches!(node, Node::Object { fields } if fields.iter().any(|f| f.key == key))
 }
 
 /// The representative a list element was most likely rendered from: the one whose shape fits
@@ -1332,6 +1500,113 @@ mod tests {
         );
     }
 
+    /// A feed of `mention` (with a status) and `follow` entries, tagged by `type`.
+    fn feed_template() -> Node {
+        let id = || {
+            hole(
+                HoleKind::Generated {
+                    shape: wraith_model::IdShape::Uuid,
+                },
+                JsonType::String,
+                vec![],
+            )
+        };
+        Node::Array(ArrayNode::List {
+            representatives: vec![
+                obj(vec![
+                    ("id", id()),
+                    ("type", c(json!("mention"))),
+                    ("status", id()),
+                ]),
+                obj(vec![("id", id()), ("type", c(json!("follow")))]),
+            ],
+            target_length: 2,
+            discriminator: Some("type".into()),
+        })
+    }
+
+    fn diff_policy(
+        t: &Node,
+        e: Value,
+        a: Value,
+        policy: UnknownTagPolicy,
+    ) -> Vec<(String, Category)> {
+        let echo = EchoContext::default();
+        let mut d = BodyDiff::new(&echo).with_unknown_tags(policy);
+        d.run(Some(t), &e, &a);
+        d.divergences
+            .into_iter()
+            .map(|x| (x.path, x.category))
+            .collect()
+    }
+
+    #[test]
+    fn tagged_union_elements_are_judged_under_their_own_tag() {
+        let t = feed_template();
+        let e =
+            json!([{"id": "a", "type": "mention", "status": "s"}, {"id": "b", "type": "follow"}]);
+        let a =
+            json!([{"id": "y", "type": "follow"}, {"id": "x", "type": "mention", "status": "t"}]);
+        assert!(diff_policy(&t, e.clone(), a, UnknownTagPolicy::RejectUnknown).is_empty());
+        // An answered follow carrying a status is held to the follow schema: an extra field.
+        let a = json!([{"id": "x", "type": "mention", "status": "t"}, {"id": "y", "type": "follow", "status": "u"}]);
+        assert_eq!(
+            diff_policy(&t, e, a, UnknownTagPolicy::RejectUnknown),
+            vec![("body[1].status".to_string(), Category::ExtraField)]
+        );
+    }
+
+    #[test]
+    fn an_unrecorded_tag_is_rejected_by_default() {
+        let t = feed_template();
+        let e =
+            json!([{"id": "a", "type": "mention", "status": "s"}, {"id": "b", "type": "follow"}]);
+        let a = json!([{"id": "x", "type": "mention", "status": "t"}, {"id": "y", "type": "poll", "votes": 3}]);
+        assert_eq!(
+            diff_policy(&t, e.clone(), a.clone(), UnknownTagPolicy::RejectUnknown),
+            vec![("body[1].type".to_string(), Category::UnknownTag)]
+        );
+        // Under the common schema only `id` and `type` are shared: the id is a generated
+        // position, the tag is not compared and `votes` is no type's common key.
+        assert!(
+            diff_policy(
+                &t,
+                e.clone(),
+                a.clone(),
+                UnknownTagPolicy::FallbackCommonSchema
+            )
+            .is_empty()
+        );
+        // Under the representative it fits best (follow), every key is compared.
+        assert_eq!(
+            diff_policy(&t, e, a, UnknownTagPolicy::ReplayRepresentative),
+            vec![
+                ("body[1].type".to_string(), Category::ValueMismatch),
+                ("body[1].votes".to_string(), Category::ExtraField)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_common_schema_still_reports_a_missing_common_key() {
+        let t = feed_template();
+        let e = json!([{"id": "b", "type": "follow"}]);
+        let a = json!([{"type": "poll"}]);
+        assert_eq!(
+            diff_policy(&t, e, a, UnknownTagPolicy::FallbackCommonSchema),
+            vec![("body[0].id".to_string(), Category::MissingField)]
+        );
+    }
+
+    #[test]
+    fn an_unrecorded_tag_equal_to_the_recording_passes_under_every_policy() {
+        let t = feed_template();
+        let e = json!([{"id": "a", "type": "poll", "votes": 1}, {"id": "b", "type": "follow"}]);
+        for p in UnknownTagPolicy::ALL {
+            assert!(diff_policy(&t, e.clone(), e.clone(), p).is_empty(), "{p:?}");
+        }
+    }
+
     #[test]
     fn odd_keys_are_quoted_in_paths() {
         let echo = EchoContext::default();
@@ -1399,9 +1674,9 @@ mod tests {
             for t in [Some(lists_everywhere(&e)), Some(lists_everywhere(&a)), None] {
                 let mut d = BodyDiff::new(&echo);
                 d.run(t.as_ref(), &e, &a);
-                let full = d.cost(t.as_ref(), &e, &a, u64::MAX);
+                let full = d.cost(Elem::Node(t.as_ref()), &e, &a, u64::MAX);
                 proptest::prop_assert_eq!(full, d.divergences.len() as u64);
-                let bounded = d.cost(t.as_ref(), &e, &a, limit);
+                let bounded = d.cost(Elem::Node(t.as_ref()), &e, &a, limit);
                 if full <= limit {
                     proptest::prop_assert_eq!(bounded, full);
                 } else {

@@ -84,6 +84,9 @@ pub struct DiffOptions {
     /// The user's `[diff]` rules: `[diff.fields]` classes (dropped, like every relaxation, under
     /// an exactness claim) and `[[diff.suppress]]` (applied to the verdict, never to a refusal).
     pub rules: Option<std::sync::Arc<DiffRules>>,
+    /// `[[diff.tagged_union_policy]]`: how an element of a tagged-union list whose tag was
+    /// never recorded is judged, per route (`reject_unknown` when no entry names the route).
+    pub unions: crate::union::UnionRules,
 }
 
 /// Lookups into the model the judge needs, built once per run.
@@ -482,7 +485,9 @@ pub(crate) fn passes(
         (pick_template(index, obs, actual), rules)
     };
     let echo = echo_context(ex, obs);
-    let mut d = BodyDiff::new(&echo).with_fields(fields);
+    let mut d = BodyDiff::new(&echo)
+        .with_fields(fields)
+        .with_unknown_tags(opts.unions.policy(obs.route.as_deref()));
     d.stop_at_first();
     d.run(template, e, a);
     !d.found_any()
@@ -657,6 +662,7 @@ fn judge_unsuppressed(
         diff_bodies(
             template,
             fields,
+            opts.unions.policy(obs.route.as_deref()),
             expected_body,
             &mut actual_body,
             &echo,
@@ -948,6 +954,7 @@ fn kind(b: &Body) -> &'static str {
 fn diff_bodies(
     template: Option<&Node>,
     fields: Option<&DiffRules>,
+    unknown_tags: crate::diff::UnknownTagPolicy,
     expected: &Body,
     actual: &mut Body,
     echo: &EchoContext,
@@ -957,7 +964,9 @@ fn diff_bodies(
 ) {
     match (expected, &*actual) {
         (Body::Json(e), Body::Json(a)) => {
-            let mut d = BodyDiff::new(echo).with_fields(fields);
+            let mut d = BodyDiff::new(echo)
+                .with_fields(fields)
+                .with_unknown_tags(unknown_tags);
             d.run(template, e, a);
             *compared += d.compared;
             out.extend(d.divergences);

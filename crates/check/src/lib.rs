@@ -47,6 +47,7 @@ pub mod report;
 pub mod rules;
 pub mod run;
 pub mod symbols;
+pub mod union;
 
 pub use diff::{Category, Divergence};
 pub use judge::{

@@ -70,11 +70,14 @@ pub struct LintInput {
     /// `state/schema.json`.
     pub schema: Option<String>,
     pub fixtures: FixtureTree,
+    /// `wraith.toml`'s `[[diff.tagged_union_policy]]` entries, held against the model.
+    pub tagged_union_policy: Vec<crate::union::PolicyInput>,
 }
 
 const MODEL_FILE: &str = "model/twin.wir.json";
 const SYMBOLS_FILE: &str = "model/symbols.json";
 const SCHEMA_FILE: &str = "state/schema.json";
+const CONFIG_FILE: &str = "wraith.toml";
 
 /// Lint a twin's files. Findings are sorted errors first, then by file and rule.
 pub fn lint(input: &LintInput) -> Vec<Finding> {
@@ -83,6 +86,7 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
     lint_symbols(input.symbols.as_deref(), input.model.is_some(), &mut out);
     let schema = lint_schema(input.schema.as_deref(), &mut out);
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
+    lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
     out.sort_by(|a, b| {
         (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
     });
@@ -315,6 +319,58 @@ fn model_fields(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     out
+}
+
+/// `[[diff.tagged_union_policy]]` entries: an invalid one is an error (as `wraith check` refuses
+/// it); one naming no route of the model, or only routes without a tagged union (so the policy
+/// never applies), is a warning naming the route.
+fn lint_union_policies(
+    entries: &[crate::union::PolicyInput],
+    model: Option<&Model>,
+    out: &mut Vec<Finding>,
+) {
+    if let Err(errors) = crate::union::UnionRules::compile(entries) {
+        for e in errors {
+            out.push(Finding::error(
+                "diff-tagged-union-policy",
+                Some(CONFIG_FILE),
+                e.to_string(),
+            ));
+        }
+    }
+    let Some(model) = model else {
+        return;
+    };
+    for (i, e) in entries.iter().enumerate() {
+        let pattern = e.route.trim();
+        let routes: Vec<&wraith_model::Route> = model
+            .routes
+            .iter()
+            .filter(|r| crate::rules::glob(pattern, &format!("{} {}", r.method, r.path)))
+            .collect();
+        if routes.is_empty() {
+            out.push(Finding::warning(
+                "tagged-union-route-unknown",
+                Some(CONFIG_FILE),
+                format!(
+                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, which the                      model does not have: fix the route (as `wraith check` reports it) or drop                      the entry",
+                    i + 1
+                ),
+            ));
+        } else if routes
+            .iter()
+            .all(|r| crate::union::route_discriminators(r).is_empty())
+        {
+            out.push(Finding::warning(
+                "tagged-union-none",
+                Some(CONFIG_FILE),
+                format!(
+                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, whose                      answers synth modelled with no tagged union: the policy never applies",
+                    i + 1
+                ),
+            ));
+        }
+    }
 }
 
 fn lint_fixtures(

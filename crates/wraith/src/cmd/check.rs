@@ -106,6 +106,7 @@ pub fn run(args: Args) -> CmdResult {
     let twin_name = twin.name();
     let jobs = args.jobs.unwrap_or_else(wraith_check::default_jobs);
     let rules = diff_rules(&twin, &cfg)?;
+    union_rules(&twin, &cfg)?;
     let freshness = freshness_gate(&twin, &cfg)?;
     let now = args.now.as_deref().map(parse_now).transpose()?;
 
@@ -447,7 +448,33 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
         outbound: None,
         // Validated in `run` (a bad entry exits 1 there), so this compiles.
         rules: DiffRules::compile(&rules_input(cfg)).ok().map(Arc::new),
+        // Validated in `run` too.
+        unions: wraith_check::union::UnionRules::compile(&union_input(cfg)).unwrap_or_default(),
     }
+}
+
+/// The `[[diff.tagged_union_policy]]` entries as `wraith_check::union` reads them.
+pub fn union_input(cfg: &TwinConfig) -> Vec<wraith_check::union::PolicyInput> {
+    cfg.diff
+        .tagged_union_policy
+        .iter()
+        .map(|e| wraith_check::union::PolicyInput {
+            route: e.route.clone(),
+            policy: e.policy.clone(),
+        })
+        .collect()
+}
+
+/// `[[diff.tagged_union_policy]]` validated: a bad entry is a configuration error (exit 1)
+/// naming the file and every bad entry.
+fn union_rules(twin: &TwinDir, cfg: &TwinConfig) -> Result<(), CliError> {
+    wraith_check::union::UnionRules::compile(&union_input(cfg))
+        .map(|_| ())
+        .map_err(|errors| {
+            let file = twin.wraith_toml();
+            let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            CliError::usage(anyhow!("{}: {}", file.display(), lines.join("; ")))
+        })
 }
 
 /// The `[diff]` entries of `wraith.toml` as `wraith_check::rules` reads them.

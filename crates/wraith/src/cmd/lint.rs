@@ -102,6 +102,9 @@ pub fn run(args: Args) -> CmdResult {
         schema: super::check::read_optional(&twin.schema_json())?,
         fixtures: wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
             .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
+        tagged_union_policy: TwinConfig::load(&twin)
+            .map(|cfg| super::check::union_input(&cfg))
+            .unwrap_or_default(),
     };
     findings.extend(lint(&input));
     findings.extend(super::route::lint_findings(&twin));
