@@ -1082,6 +1082,7 @@ mod tests {
             examples_cut: false,
             confidence_bp: 10_000,
             when_absent: None,
+            keyed: None,
         })
     }
 

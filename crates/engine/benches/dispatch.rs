@@ -90,6 +90,7 @@ fn bench_engine() -> Engine {
                     examples_cut: false,
                     confidence_bp: 9_000,
                     when_absent: None,
+                    keyed: None,
                 }),
             ),
             field(
@@ -104,6 +105,7 @@ fn bench_engine() -> Engine {
                     examples_cut: false,
                     confidence_bp: 9_000,
                     when_absent: None,
+                    keyed: None,
                 }),
             ),
         ],
@@ -122,6 +124,7 @@ fn bench_engine() -> Engine {
         examples_cut: false,
         confidence_bp: 9_000,
         when_absent: None,
+        keyed: None,
     });
     let echo_id = Node::Hole(Hole {
         source: HoleKind::Echo {
@@ -135,6 +138,7 @@ fn bench_engine() -> Engine {
         examples_cut: false,
         confidence_bp: 9_000,
         when_absent: None,
+        keyed: None,
     });
     let create = route(
         "POST",

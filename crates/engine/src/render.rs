@@ -299,6 +299,8 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
         HoleKind::Observed => match &hole.when_absent {
             // Every recorded request without that field got this value here.
             Some(w) if req.echo_source(&w.field).is_none() => w.value.clone(),
+            // Request keying: every recorded answer to this field value held one value here.
+            _ if let Some(v) = keyed_value(hole, req) => v,
             // The request carries the field, so the value its absence fixes is not this
             // answer's (a reply's `in_reply_to_account_id` is not the `null` of most posts).
             Some(w) => match req.snapshot_at(json_path) {
@@ -312,6 +314,15 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
             },
         },
     }
+}
+
+/// The bucket of a request-keyed hole ([`Hole::keyed`]) for the request's value of its field;
+/// `None` when the hole is not keyed, the request lacks the field, or its value was never
+/// recorded.
+fn keyed_value(hole: &Hole, req: &ReqCtx<'_>) -> Option<Value> {
+    let keyed = hole.keyed.as_deref()?;
+    let sent = req.echo_source(&keyed.field)?;
+    keyed.value_for(&sent).cloned()
 }
 
 /// A [`IdShape::Derived`] value: a recorded prefix (chosen by a hash of the request path),

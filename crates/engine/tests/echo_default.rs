@@ -32,6 +32,7 @@ fn disks() -> wraith_engine::Engine {
         examples_cut: false,
         confidence_bp: 2_000,
         when_absent: None,
+        keyed: None,
     };
     encryption.when_absent = Some(Box::new(WhenAbsent {
         field: EchoSource::Body {

@@ -718,6 +718,7 @@ fn echo_hole_without_its_source_renders_the_recorded_default_and_observed_hole_i
             },
             value: Value::Null,
         })),
+        keyed: None,
     });
     let node = obj(vec![
         (

@@ -21,7 +21,7 @@ pub use json_text::JsonText;
 pub use load::{ModelLoadError, model_from_json_str};
 pub use template::{
     ArrayNode, BodyTemplate, ClockUnit, EchoSource, Field, Hole, HoleKind, IdCharset, IdShape,
-    JsonType, Node, WhenAbsent,
+    JsonType, KeyBucket, KeyedValues, Node, WhenAbsent, key_text,
 };
 pub use types::*;
 

@@ -72,6 +72,7 @@ impl Node {
             examples_cut: false,
             confidence_bp,
             when_absent: None,
+            keyed: None,
         })
     }
 }
@@ -177,6 +178,58 @@ pub struct Hole {
     /// request without the source too, with that value (see [`Field::optional`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_absent: Option<Box<WhenAbsent>>,
+    /// For a [`HoleKind::Observed`] hole: request keying. The request field whose value
+    /// decided this position's value in every recorded observation that carried it (the plan
+    /// a create names decides the memory its answer reports), with one bucket per recorded
+    /// field value. The engine renders the bucket of the request's value; a request without
+    /// the field, or with a value never recorded, renders as if this were absent. Absent when
+    /// no field explains the values with enough evidence (see the synth's request keying).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed: Option<Box<KeyedValues>>,
+}
+
+/// See [`Hole::keyed`]: a position's value as a function of one request field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyedValues {
+    /// The request field (a JSON or form body leaf, or a query parameter; never a path or
+    /// header).
+    pub field: EchoSource,
+    /// One bucket per distinct recorded value of the field, ordered by [`key_text`] of the key.
+    pub buckets: Vec<KeyBucket>,
+}
+
+/// One request-key value and the answer value every observation carrying it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyBucket {
+    /// The request field's value (as recorded: a JSON scalar, or a string for form and query).
+    pub key: Value,
+    /// The value this position held in every recorded answer to a request with that key.
+    pub value: Value,
+    /// How many recorded observations carried this key.
+    pub support: u64,
+}
+
+impl KeyedValues {
+    /// The bucket value for a request value of the field, compared by [`key_text`] (so a form
+    /// field `"1"` finds the key recorded as the JSON number `1`).
+    pub fn value_for(&self, request_value: &Value) -> Option<&Value> {
+        let want = key_text(request_value)?;
+        self.buckets
+            .binary_search_by(|b| key_text(&b.key).as_deref().unwrap_or("").cmp(want.as_str()))
+            .ok()
+            .map(|i| &self.buckets[i].value)
+    }
+}
+
+/// The text a request-key value is compared by: a string's content, a number's or boolean's
+/// JSON spelling; `None` for null, arrays and objects (never keys).
+pub fn key_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
 }
 
 /// See [`Hole::when_absent`]: a request field whose absence fixes a hole's value.

@@ -22,6 +22,7 @@ pub mod compose;
 pub mod exact;
 pub mod list;
 pub mod observe;
+pub mod request_keying;
 pub mod routes;
 pub mod session_bound;
 pub mod state;

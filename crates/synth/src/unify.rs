@@ -62,6 +62,9 @@ pub struct Ctx<'o> {
     pub params: Vec<(String, String)>,
     pub query: &'o [(String, String)],
     pub body: &'o [(String, Value)],
+    /// The recording session (request keying counts a key seen again in the same session as
+    /// no new evidence).
+    pub session: &'o str,
 }
 
 impl<'o> Ctx<'o> {
@@ -74,6 +77,7 @@ impl<'o> Ctx<'o> {
                 .collect(),
             query: &obs.query,
             body: &obs.req_fields,
+            session: obs.session,
         }
     }
 
@@ -371,6 +375,7 @@ impl Unifier<'_> {
                     examples_cut: false,
                     confidence_bp: 5_000,
                     when_absent: None,
+                    keyed: None,
                 });
             }
             return Node::Const {
@@ -393,6 +398,7 @@ impl Unifier<'_> {
                 examples_cut: false,
                 confidence_bp: 9_000,
                 when_absent: None,
+                keyed: None,
             });
         }
 
@@ -410,6 +416,7 @@ impl Unifier<'_> {
                     examples_cut: false,
                     confidence_bp: 7_000,
                     when_absent: None,
+                    keyed: None,
                 });
             }
         }
@@ -438,6 +445,7 @@ impl Unifier<'_> {
                 examples_cut: false,
                 confidence_bp: 8_000,
                 when_absent: None,
+                keyed: None,
             });
         }
 
@@ -512,6 +520,7 @@ impl Unifier<'_> {
                 examples_cut: false,
                 confidence_bp,
                 when_absent: None,
+                keyed: None,
             });
         }
         None
@@ -543,6 +552,7 @@ impl Unifier<'_> {
             examples_cut: cut,
             confidence_bp,
             when_absent,
+            keyed: crate::request_keying::learn(vals, self.ctxs),
         }
     }
 
@@ -835,6 +845,7 @@ mod tests {
                 .collect(),
             query,
             body,
+            session: "s",
         }
     }
 

@@ -291,6 +291,7 @@ pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
                 examples_cut: false,
                 confidence_bp: 7_000,
                 when_absent: None,
+                keyed: None,
             });
         }
     }
