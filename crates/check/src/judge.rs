@@ -300,6 +300,10 @@ impl DiffCache {
                     if let BodyTemplate::Json { root } = &v.body {
                         echo_sources(root, &mut out);
                     }
+                    // `[diff] split_variants` may judge under a per-type template instead.
+                    for t in v.union.iter().flat_map(|u| u.templates.iter()) {
+                        echo_sources(t, &mut out);
+                    }
                 }
                 out
             })
@@ -482,7 +486,7 @@ pub(crate) fn passes(
     let (template, fields) = if obs.replay.is_some() {
         (None, None)
     } else {
-        (pick_template(index, obs, actual), rules)
+        (pick_template_split(index, obs, actual, e, opts), rules)
     };
     let echo = echo_context(ex, obs);
     let mut d = BodyDiff::new(&echo)
@@ -656,7 +660,16 @@ fn judge_unsuppressed(
             // the user's `[diff.fields]` classes included.
             (None, None)
         } else {
-            (pick_template(index, obs, &actual_body), rules)
+            let recorded = match expected_body {
+                Body::Json(e) => Some(e),
+                _ => None,
+            };
+            (
+                recorded
+                    .and_then(|e| pick_template_split(index, obs, &actual_body, e, opts))
+                    .or_else(|| pick_template(index, obs, &actual_body)),
+                rules,
+            )
         };
         let before = (divergences.len(), compared);
         diff_bodies(
@@ -1169,6 +1182,52 @@ pub(crate) fn pick_template<'m>(
         }
     }
     best.map(|(_, n)| n)
+}
+
+/// [`pick_template`], except that under `[diff] split_variants` an answer of a variant whose
+/// top-level answers are a tagged union ([`wraith_model::Variant::union`]) is judged under the
+/// per-type template of the **recording's** tag (the variants of the answered status holding
+/// one for that tag; among several, the one the answer fits best). A recording whose tag no
+/// variant has a template for, or that is no object with a string tag, falls back to
+/// [`pick_template`].
+pub(crate) fn pick_template_split<'m>(
+    index: &ModelIndex<'m>,
+    obs: &Observed,
+    actual: &Body,
+    recorded: &Value,
+    opts: &DiffOptions,
+) -> Option<&'m Node> {
+    if !opts.unions.split_variants {
+        return pick_template(index, obs, actual);
+    }
+    let route = index.route(obs.route.as_deref()?)?;
+    let mut best: Option<(i64, &'m Node)> = None;
+    for v in route.variants.iter().filter(|v| v.status == obs.status) {
+        let Some(u) = &v.union else {
+            continue;
+        };
+        let Some(tag) = recorded.get(&u.discriminator).and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(t) = u
+            .templates
+            .iter()
+            .find(|t| wraith_model::ArrayNode::tag_of(t, &u.discriminator) == Some(tag))
+        else {
+            continue;
+        };
+        let f = match actual {
+            Body::Json(a) => fit(t, a),
+            _ => 0,
+        };
+        if best.is_none_or(|(b, _)| f > b) {
+            best = Some((f, t));
+        }
+    }
+    match best {
+        Some((_, t)) => Some(t),
+        None => pick_template(index, obs, actual),
+    }
 }
 
 /// Replace the origin `from` by `to` at the start of every string value (the twin's self-URL

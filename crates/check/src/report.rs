@@ -465,6 +465,7 @@ fn dimension_outcome(v: &crate::judge::Verdict) -> [Option<bool>; 4] {
                         | Category::ExtraField
                         | Category::TypeMismatch
                         | Category::ArrayLengthMismatch
+                        | Category::UnknownTag
                 )
         })
     });

@@ -27,11 +27,14 @@ pub struct PolicyError {
     pub message: String,
 }
 
-/// The compiled `[[diff.tagged_union_policy]]` entries.
+/// The compiled `[[diff.tagged_union_policy]]` entries and `[diff] split_variants`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UnionRules {
     /// (route pattern, policy) in file order; the first entry matching a route wins.
     pub policies: Vec<(String, UnknownTagPolicy)>,
+    /// `[diff] split_variants`: judge an answer of a variant whose top-level answers are a
+    /// tagged union under the per-type template of the recording's tag.
+    pub split_variants: bool,
 }
 
 impl UnionRules {
@@ -68,7 +71,10 @@ impl UnionRules {
             }
         }
         if errors.is_empty() {
-            Ok(UnionRules { policies })
+            Ok(UnionRules {
+                policies,
+                split_variants: false,
+            })
         } else {
             Err(errors)
         }
@@ -88,8 +94,9 @@ impl UnionRules {
     }
 }
 
-/// The discriminator keys of every tagged-union list in a route's JSON templates, distinct, in
-/// template order (empty when the route has none).
+/// The discriminator keys of a route's tagged unions (its variants' top-level unions and every
+/// tagged-union list in its JSON templates), distinct, in template order (empty when the route
+/// has none).
 pub fn route_discriminators(route: &Route) -> Vec<String> {
     fn walk(node: &Node, out: &mut Vec<String>) {
         match node {
@@ -112,6 +119,11 @@ pub fn route_discriminators(route: &Route) -> Vec<String> {
     }
     let mut out = Vec::new();
     for v in &route.variants {
+        if let Some(u) = &v.union
+            && !out.contains(&u.discriminator)
+        {
+            out.push(u.discriminator.clone());
+        }
         if let BodyTemplate::Json { root } = &v.body {
             walk(root, &mut out);
         }

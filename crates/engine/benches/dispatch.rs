@@ -43,6 +43,7 @@ fn variant(status: u16, guard: Guard, root: Node) -> Variant {
             confidence_bp: 10_000,
             sources: Vec::new(),
         },
+        union: None,
     }
 }
 

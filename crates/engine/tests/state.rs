@@ -971,6 +971,7 @@ fn text_binary_and_empty_bodies_replay_as_recorded() {
             confidence_bp: 1,
             sources: vec![],
         },
+        union: None,
     };
     let mut t = R::new("GET", "/t").build();
     t.variants.push(mk(

@@ -206,6 +206,24 @@ pub struct Variant {
     pub headers: Vec<HeaderProgram>,
     pub body: BodyTemplate,
     pub evidence: Evidence,
+    /// The variant's top-level answers are a tagged union (objects of several types, named by
+    /// a discriminator key): one template per recorded type, see [`VariantUnion`]. The engine
+    /// renders `body` as always; `wraith check` with `[diff] split_variants = true` judges an
+    /// answer under the template of the recording's type. Absent (and not written) otherwise,
+    /// so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub union: Option<VariantUnion>,
+}
+
+/// The per-type templates of a variant whose top-level answers are a tagged union.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantUnion {
+    /// The key of the string field naming each answer's type (`type`, `object`, ...).
+    pub discriminator: String,
+    /// One template per recorded tag value, first seen first: an object holding its tag as a
+    /// constant at `discriminator`, anti-unified over that type's answers only
+    /// ([`crate::template::ArrayNode::tag_of`] reads its tag).
+    pub templates: Vec<crate::template::Node>,
 }
 
 /// A predicate over the request (and the namespace) that selects a variant.

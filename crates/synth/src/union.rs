@@ -27,11 +27,19 @@
 //! Among several such keys the one explaining the most keys wins; ties go to a conventional tag
 //! name (in [`CONVENTIONAL_KEYS`] order), then to fewer groups, then to the smaller key.
 //!
+//! The same detection runs over a variant's top-level answers ([`variant_union`]), where only a
+//! conventionally named key can qualify (each answer is its own recording, so nothing can show
+//! a difference within one answer); the per-type templates are recorded on the variant
+//! ([`wraith_model::Variant::union`]) for `wraith check`'s `[diff] split_variants`.
+//!
 //! What it is not: a schema language. The model only records the discriminator's key on the
 //! `List` node ([`wraith_model::ArrayNode::List`]); each tag's schema is its representative.
 
 use indexmap::IndexMap;
 use serde_json::Value;
+use wraith_model::{Node, VariantUnion};
+
+use crate::unify::Unifier;
 
 /// Most tag values a discriminator may take: more distinct values than this is a free-form
 /// field, not a type name.
@@ -108,6 +116,42 @@ pub fn detect<'v>(elements: &[(&'v Value, usize)]) -> Option<Discriminator<'v>> 
         }
     }
     best.map(|(_, d)| d)
+}
+
+/// The per-type templates of a variant whose answers (`vals`, each with the index of its
+/// observation's request context) are a tagged union at the top level, if they are one. Each
+/// answer is a recorded answer of its own, so key sets can only differ *between* answers: only
+/// a key with a conventional tag name ([`CONVENTIONAL_KEYS`]) can qualify here.
+pub fn variant_union(unifier: &Unifier<'_>, vals: &[(&Value, usize)]) -> Option<VariantUnion> {
+    let located: Vec<(&Value, usize)> =
+        vals.iter().enumerate().map(|(i, (v, _))| (*v, i)).collect();
+    let found = detect(&located)?;
+    let templates = found
+        .groups
+        .iter()
+        .map(|(tag, members)| {
+            let group: Vec<(&Value, usize)> = members.iter().map(|&i| vals[i]).collect();
+            let mut template = unifier.unify(&group, None, "");
+            hold_tag(&mut template, &found.key, tag);
+            template
+        })
+        .collect();
+    Some(VariantUnion {
+        discriminator: found.key,
+        templates,
+    })
+}
+
+/// Make the field `key` of a per-type template the constant `tag`: the tag names the type,
+/// it is never a request echo, so the judge and a reader find each type by it.
+pub(crate) fn hold_tag(template: &mut Node, key: &str, tag: &str) {
+    if let Node::Object { fields } = template {
+        for f in fields.iter_mut().filter(|f| f.key == key) {
+            f.value = Node::Const {
+                value: Value::String(tag.to_string()),
+            };
+        }
+    }
 }
 
 /// The elements grouped by their string value at `key` (tags first seen first), or `None` when
@@ -210,8 +254,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A discriminator's key and its groups (tag, element indices), owned.
+    type Found = (String, Vec<(String, Vec<usize>)>);
+
     /// Detection over `values`, all from one recorded array.
-    fn detect_in(values: &[Value]) -> Option<(String, Vec<(String, Vec<usize>)>)> {
+    fn detect_in(values: &[Value]) -> Option<Found> {
         let refs: Vec<(&Value, usize)> = values.iter().map(|v| (v, 0)).collect();
         detect(&refs).map(|d| {
             (
@@ -332,6 +379,66 @@ mod tests {
             json!({"content": "<p>bye now</p>"}),
         ];
         assert_eq!(detect_in(&values), None);
+    }
+
+    #[test]
+    fn a_variant_of_typed_answers_gets_one_template_per_type() {
+        let answers = [
+            json!({"id": "it_1", "type": "book", "title": "A", "pages": 100}),
+            json!({"id": "it_2", "type": "song", "title": "B", "seconds": 180}),
+            json!({"id": "it_3", "type": "book", "title": "C", "pages": 200}),
+            json!({"id": "it_4", "type": "song", "title": "D", "seconds": 240}),
+        ];
+        let vals: Vec<(&Value, usize)> = answers.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        let u = Unifier {
+            ctxs: &[],
+            counter_prefix: "r".into(),
+        };
+        let union = variant_union(&u, &vals).expect("a union");
+        assert_eq!(union.discriminator, "type");
+        let tags: Vec<Option<&str>> = union
+            .templates
+            .iter()
+            .map(|t| wraith_model::ArrayNode::tag_of(t, "type"))
+            .collect();
+        assert_eq!(tags, [Some("book"), Some("song")]);
+        let keys = |t: &Node| -> Vec<String> {
+            match t {
+                Node::Object { fields } => fields.iter().map(|f| f.key.clone()).collect(),
+                _ => Vec::new(),
+            }
+        };
+        assert_eq!(keys(&union.templates[0]), ["id", "type", "title", "pages"]);
+        assert_eq!(
+            keys(&union.templates[1]),
+            ["id", "type", "title", "seconds"]
+        );
+        // Under a key not named like a tag, answers alone (each its own recording) never show a
+        // difference within one answer: no union.
+        let renamed: Vec<Value> = answers
+            .iter()
+            .map(|v| {
+                let mut v = v.clone();
+                if let Some(m) = v.as_object_mut()
+                    && let Some(t) = m.remove("type")
+                {
+                    m.insert("format".into(), t);
+                }
+                v
+            })
+            .collect();
+        let vals: Vec<(&Value, usize)> = renamed.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        assert_eq!(variant_union(&u, &vals), None);
+    }
+
+    #[test]
+    fn detection_is_deterministic() {
+        let values = feed();
+        let refs: Vec<(&Value, usize)> = values.iter().map(|v| (v, 0)).collect();
+        let first = detect(&refs);
+        for _ in 0..10 {
+            assert_eq!(detect(&refs), first);
+        }
     }
 
     #[test]

@@ -217,7 +217,16 @@ pub fn build_variants(
         };
         let status = &status;
         let ks = &ks;
-        let body = body_template(ks, &unifier, &at, &route_name, *status, diagnostics);
+        let mut union = None;
+        let body = body_template(
+            ks,
+            &unifier,
+            &at,
+            &route_name,
+            *status,
+            diagnostics,
+            &mut union,
+        );
         let headers = header_programs(ks, &at);
         let sources: Vec<String> = ks
             .iter()
@@ -238,6 +247,7 @@ pub fn build_variants(
                 headers,
                 body,
                 evidence,
+                union,
             },
             *status == primary,
         ));
@@ -607,6 +617,8 @@ fn body_template<'a>(
     route_name: &str,
     status: u16,
     diagnostics: &mut Vec<Diagnostic>,
+    // Set to the per-type templates when the JSON answers are a tagged union.
+    union: &mut Option<wraith_model::VariantUnion>,
 ) -> BodyTemplate {
     let mut counts: BTreeMap<Kind, usize> = BTreeMap::new();
     let mut bad_json = 0usize;
@@ -680,6 +692,7 @@ fn body_template<'a>(
                 .filter_map(|k| at(*k).resp_json().map(|v| (v, *k)))
                 .collect();
             let vals: Vec<(&Value, usize)> = trees.iter().map(|(v, k)| (v, *k)).collect();
+            *union = crate::union::variant_union(unifier, &vals);
             BodyTemplate::Json {
                 root: unifier.unify(&vals, None, ""),
             }

@@ -102,6 +102,7 @@ impl R {
                 confidence_bp: 10_000,
                 sources: Vec::new(),
             },
+            union: None,
         });
         self
     }
@@ -119,6 +120,7 @@ impl R {
                 confidence_bp: 10_000,
                 sources: Vec::new(),
             },
+            union: None,
         });
         self
     }

@@ -449,7 +449,10 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
         // Validated in `run` (a bad entry exits 1 there), so this compiles.
         rules: DiffRules::compile(&rules_input(cfg)).ok().map(Arc::new),
         // Validated in `run` too.
-        unions: wraith_check::union::UnionRules::compile(&union_input(cfg)).unwrap_or_default(),
+        unions: wraith_check::union::UnionRules {
+            split_variants: cfg.diff.split_variants,
+            ..wraith_check::union::UnionRules::compile(&union_input(cfg)).unwrap_or_default()
+        },
     }
 }
 

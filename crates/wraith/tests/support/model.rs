@@ -66,6 +66,7 @@ pub fn variant(id: &str, status: u16, guard: Guard, body: BodyTemplate) -> Varia
             confidence_bp: 9_000,
             sources: vec![],
         },
+        union: None,
     }
 }
 
