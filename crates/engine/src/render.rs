@@ -407,6 +407,17 @@ const UPPER_ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER_ALNUM: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/// The characters of a charset, in a fixed order (the generator indexes into it).
+fn alphabet_of(charset: IdCharset) -> &'static [u8] {
+    match charset {
+        IdCharset::Digits => DIGITS,
+        IdCharset::Hex => HEX,
+        IdCharset::UpperAlnum => UPPER_ALNUM,
+        IdCharset::LowerAlnum => LOWER_ALNUM,
+        IdCharset::Base62 => BASE62,
+    }
+}
+
 /// A fresh id of the learned shape from the namespace's generator.
 pub(crate) fn generate_id(shape: &IdShape, ns: &mut Namespace) -> Value {
     match shape {
@@ -415,13 +426,7 @@ pub(crate) fn generate_id(shape: &IdShape, ns: &mut Namespace) -> Value {
             charset,
             length,
         } => {
-            let alphabet = match charset {
-                IdCharset::Digits => DIGITS,
-                IdCharset::Hex => HEX,
-                IdCharset::UpperAlnum => UPPER_ALNUM,
-                IdCharset::LowerAlnum => LOWER_ALNUM,
-                IdCharset::Base62 => BASE62,
-            };
+            let alphabet = alphabet_of(*charset);
             let mut s = String::with_capacity(prefix.len() + length);
             s.push_str(prefix);
             for _ in 0..*length {
@@ -431,6 +436,20 @@ pub(crate) fn generate_id(shape: &IdShape, ns: &mut Namespace) -> Value {
             Value::String(s)
         }
         IdShape::Uuid => Value::String(fresh_uuid(ns)),
+        IdShape::Grouped { charset, groups } => {
+            let alphabet = alphabet_of(*charset);
+            let mut s = String::with_capacity(groups.iter().sum::<usize>() + groups.len());
+            for (g, len) in groups.iter().enumerate() {
+                if g > 0 {
+                    s.push('-');
+                }
+                for _ in 0..*len {
+                    let i = ns.rng.random_range(0..alphabet.len());
+                    s.push(alphabet[i] as char);
+                }
+            }
+            Value::String(s)
+        }
         // Outside an object there is no sibling to embed: a fresh UUID in its place.
         IdShape::Derived {
             prefixes, suffix, ..

@@ -284,6 +284,13 @@ pub enum IdShape {
     },
     /// A lowercase hyphenated UUID (v4 layout).
     Uuid,
+    /// Groups of `charset` characters joined by `-`, group `i` holding `groups[i]` characters
+    /// (`DD873740-C520-49DE-825B296BA2ABCED7`: upper alphanumerics in groups 8, 4, 4, 16): a key
+    /// or code that is not a UUID. Every recorded example had exactly these group lengths.
+    Grouped {
+        charset: IdCharset,
+        groups: Vec<usize>,
+    },
     /// An integer above every recorded value (`above`), rendered as a JSON number or, when
     /// `as_string`, as a decimal string (snowflake ids are strings in many APIs).
     Integer { above: u64, as_string: bool },

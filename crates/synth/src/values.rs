@@ -243,6 +243,46 @@ fn widen(a: IdCharset, b: IdCharset) -> IdCharset {
 /// 6+ digits) → `Integer` above the largest; a common letter prefix ending in `_` or `-`
 /// followed by an alphanumeric tail → `Token`. `None` when the values share no shape.
 pub fn learn_id_shape(values: &[&Value]) -> Option<IdShape> {
+    // A hyphen-grouped key no other shape describes (`DD873740-C520-49DE-825B296BA2ABCED7`).
+    learn_plain_shape(values).or_else(|| grouped_shape(values))
+}
+
+/// Hyphen-grouped tokens: at least two groups of ASCII alphanumerics, the same group lengths
+/// in every value, at least 16 of them in all, and every group position holding a digit in
+/// some value (a label's words, `go-test-logs-<n>`, never do; random groups do).
+fn grouped_shape(values: &[&Value]) -> Option<IdShape> {
+    let mut groups: Option<Vec<usize>> = None;
+    let mut charset: Option<IdCharset> = None;
+    let mut digit: Vec<bool> = Vec::new();
+    for v in values {
+        let s = v.as_str()?;
+        let parts: Vec<&str> = s.split('-').collect();
+        let lens: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+        match &groups {
+            None => {
+                digit = vec![false; lens.len()];
+                groups = Some(lens);
+            }
+            Some(g) if *g == lens => {}
+            Some(_) => return None,
+        }
+        for (i, p) in parts.iter().enumerate() {
+            let c = charset_of(p)?;
+            charset = Some(charset.map_or(c, |prev| widen(prev, c)));
+            digit[i] |= p.bytes().any(|b| b.is_ascii_digit());
+        }
+    }
+    let groups = groups?;
+    if groups.len() < 2 || groups.iter().sum::<usize>() < 16 || !digit.iter().all(|d| *d) {
+        return None;
+    }
+    Some(IdShape::Grouped {
+        charset: charset?,
+        groups,
+    })
+}
+
+fn learn_plain_shape(values: &[&Value]) -> Option<IdShape> {
     if values.is_empty() {
         return None;
     }
@@ -330,12 +370,28 @@ pub fn learn_id_shape(values: &[&Value]) -> Option<IdShape> {
     })
 }
 
+/// The regex character class of a charset.
+fn charset_class(charset: IdCharset) -> &'static str {
+    match charset {
+        IdCharset::Digits => "0-9",
+        IdCharset::Hex => "0-9a-f",
+        IdCharset::UpperAlnum => "0-9A-Z",
+        IdCharset::LowerAlnum => "0-9a-z",
+        IdCharset::Base62 => "0-9A-Za-z",
+    }
+}
+
 /// A regex describing values of a shape (for `symbols.json` `format_pattern`).
 pub fn shape_pattern(shape: &IdShape) -> String {
     match shape {
         IdShape::Uuid => "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}".to_string(),
         IdShape::Integer { .. } => "[0-9]+".to_string(),
         IdShape::Derived { .. } => ".+".to_string(),
+        IdShape::Grouped { charset, groups } => groups
+            .iter()
+            .map(|len| format!("[{}]{{{len}}}", charset_class(*charset)))
+            .collect::<Vec<_>>()
+            .join("-"),
         IdShape::Token {
             prefix,
             charset,
@@ -357,6 +413,39 @@ pub fn shape_pattern(shape: &IdShape) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn hyphen_grouped_keys_learn_a_grouped_shape() {
+        let a = json!("DD873740-C520-49DE-825B296BA2ABCED7");
+        let b = json!("41828261-BFF9-4B4F-8FFCCC356F7A62D8");
+        assert_eq!(
+            learn_id_shape(&[&a, &b]),
+            Some(IdShape::Grouped {
+                charset: IdCharset::UpperAlnum,
+                groups: vec![8, 4, 4, 16],
+            })
+        );
+        let pattern = shape_pattern(&IdShape::Grouped {
+            charset: IdCharset::UpperAlnum,
+            groups: vec![8, 4],
+        });
+        assert_eq!(pattern, "[0-9A-Z]{8}-[0-9A-Z]{4}");
+    }
+
+    #[test]
+    fn hyphenated_labels_are_no_grouped_id() {
+        // Words in fixed positions never hold a digit; the numbered tail alone does.
+        let a = json!("go-test-logs-monitoring-1778673809872719000");
+        let b = json!("go-test-logs-scheduling-1778673809872719111");
+        assert!(!matches!(
+            learn_id_shape(&[&a, &b]),
+            Some(IdShape::Grouped { .. })
+        ));
+        // Group lengths that differ between values are no one shape.
+        let c = json!("AB12CD34-EF56");
+        let d = json!("AB12CD34E-F56");
+        assert_eq!(grouped_shape(&[&c, &d]), None);
+    }
 
     #[test]
     fn strong_ids_are_recognised() {
