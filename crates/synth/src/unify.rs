@@ -1061,6 +1061,60 @@ mod tests {
         assert_eq!(discriminator, None, "one type of item: no union");
     }
 
+    #[test]
+    fn a_union_of_three_types_gets_one_representative_per_type_with_its_rare_fields() {
+        let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[]), ctx(&[], &[], &[])];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+        };
+        let mention = |n: u32, pinned: bool| {
+            let mut v = json!({"id": n, "type": "mention", "status": {"id": n * 10}});
+            if pinned {
+                v["pinned"] = json!(true);
+            }
+            v
+        };
+        let follow = |n: u32| json!({"id": n, "type": "follow", "account": "a"});
+        let poll =
+            |n: u32| json!({"id": n, "type": "poll", "poll": {"votes": 3}, "expires_at": "x"});
+        // Mentions in two key sets (a rare `pinned`), follows, and one poll.
+        let a = json!([mention(1, false), follow(2), mention(3, true)]);
+        let b = json!([follow(4), poll(5), mention(6, false), follow(7)]);
+        let c = json!([mention(8, false), follow(9)]);
+        let list = || u.unify(&[(&a, 0), (&b, 1), (&c, 2)], None, "");
+        let node = list();
+        let Node::Array(ArrayNode::List {
+            representatives,
+            discriminator,
+            ..
+        }) = &node
+        else {
+            panic!("list expected")
+        };
+        assert_eq!(discriminator.as_deref(), Some("type"));
+        let tags: Vec<Option<&str>> = representatives
+            .iter()
+            .map(|r| ArrayNode::tag_of(r, "type"))
+            .collect();
+        assert_eq!(tags, [Some("mention"), Some("follow"), Some("poll")]);
+        let field = |rep: &Node, key: &str| -> Option<Field> {
+            match rep {
+                Node::Object { fields } => fields.iter().find(|f| f.key == key).cloned(),
+                _ => None,
+            }
+        };
+        // The mention's rare field is an optional field of the mention, not another shape.
+        let pinned = field(&representatives[0], "pinned").expect("pinned kept");
+        assert!(pinned.optional);
+        // The poll, recorded once, keeps its own fields.
+        assert!(field(&representatives[2], "poll").is_some());
+        assert!(field(&representatives[2], "expires_at").is_some());
+        assert!(field(&representatives[1], "poll").is_none());
+        // The same observations give the same list.
+        assert_eq!(list(), node);
+    }
+
     /// Five creates: two sent `enc` and got it back; two without it still answered
     /// `"enabled"`, one without it had no such field.
     fn enc_field(answers: &[(Option<&str>, Option<&str>)]) -> Field {
