@@ -24,6 +24,7 @@ pub mod list;
 pub mod observe;
 pub mod request_keying;
 pub mod routes;
+pub mod same_path_echo;
 pub mod session_bound;
 pub mod state;
 pub mod symbols;

@@ -360,6 +360,10 @@ impl Unifier<'_> {
         {
             return Node::Hole(hole);
         }
+        // A boolean the request set at this very position (an update answering what was sent).
+        if let Some(hole) = crate::same_path_echo::learn(vals, self.ctxs, pointer) {
+            return Node::Hole(hole);
+        }
         if all_equal {
             // One observation of a timestamp under a time-like key: a clock, not a constant
             // (several observations that agree say the provider really answers a constant).

@@ -1,0 +1,133 @@
+//! Boolean echoes: a response boolean at the very JSON position the request's body set it.
+//!
+//! Echo detection in [`crate::unify`] looks for strings and numbers anywhere in the request;
+//! a boolean matches some request boolean by chance too often for that. At the *same* JSON
+//! pointer it is an update's answer reflecting what was sent (`PUT …/grants` with
+//! `{"global": {"add_firewalls": false}}` answering `global.add_firewalls: false`), so a
+//! position whose every recorded value equalled the request's value at its own pointer, for every
+//! request that carried one, is an echo of that pointer. Requests without the field must agree
+//! on one value, which becomes the default (the hole's first example), as for other echoes.
+//! Positions inside variable-length lists (`*` in the pointer) have no request counterpart.
+
+use serde_json::Value;
+use wraith_model::{EchoSource, Hole, HoleKind, JsonType};
+
+use crate::unify::Ctx;
+
+/// The echo hole for boolean `vals` at response `pointer` (each with the index of its
+/// observation's request in `ctxs`), when every carrying request sent the same value there and
+/// at least one did.
+pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<Hole> {
+    if pointer.is_empty() || pointer.split('/').any(|t| t == "*") {
+        return None;
+    }
+    if !vals.iter().all(|(v, _)| v.is_boolean()) {
+        return None;
+    }
+    let mut carried = 0usize;
+    let mut default: Option<&Value> = None;
+    for (v, c) in vals {
+        let sent = ctxs
+            .get(*c)
+            .and_then(|ctx| ctx.body.iter().find(|(p, _)| p == pointer))
+            .map(|(_, s)| s);
+        match sent {
+            Some(s) => {
+                if !same_bool(s, v) {
+                    return None;
+                }
+                carried += 1;
+            }
+            None => match default {
+                None => default = Some(v),
+                Some(d) if d == *v => {}
+                Some(_) => return None,
+            },
+        }
+    }
+    if carried == 0 {
+        return None;
+    }
+    let mut examples: Vec<Value> = default.into_iter().cloned().collect();
+    for (v, _) in vals {
+        if !examples.contains(v) {
+            examples.push((*v).clone());
+        }
+    }
+    Some(Hole {
+        source: HoleKind::Echo {
+            from: EchoSource::Body {
+                pointer: pointer.to_string(),
+            },
+        },
+        observed_type: JsonType::Bool,
+        examples,
+        more_examples: Vec::new(),
+        examples_cut: false,
+        confidence_bp: if carried == vals.len() { 8_000 } else { 5_000 },
+        when_absent: None,
+        keyed: None,
+    })
+}
+
+/// A request value equal to a response boolean: the boolean itself, or its form spelling.
+fn same_bool(sent: &Value, answered: &Value) -> bool {
+    match (sent, answered) {
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::String(s), Value::Bool(b)) => s == if *b { "true" } else { "false" },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn ctx(body: &[(String, Value)]) -> Ctx<'_> {
+        Ctx {
+            params: Vec::new(),
+            query: &[],
+            body,
+            session: "s",
+        }
+    }
+
+    #[test]
+    fn boolean_answered_where_the_request_set_it_echoes_that_pointer() {
+        let sent = vec![("/global/add_firewalls".to_string(), json!(true))];
+        let ctxs = [ctx(&sent)];
+        let t = json!(true);
+        let hole = learn(&[(&t, 0)], &ctxs, "/global/add_firewalls").expect("echo");
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/global/add_firewalls".into()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn boolean_the_request_set_elsewhere_is_no_echo() {
+        let sent = vec![("/restricted".to_string(), json!(true))];
+        let ctxs = [ctx(&sent)];
+        let t = json!(true);
+        assert_eq!(learn(&[(&t, 0)], &ctxs, "/global/add_firewalls"), None);
+    }
+
+    #[test]
+    fn answer_contradicting_the_request_is_no_echo() {
+        let a = vec![("/enabled".to_string(), json!("true"))];
+        let b = vec![("/enabled".to_string(), json!(false))];
+        let ctxs = [ctx(&a), ctx(&b)];
+        let (t, f) = (json!(true), json!(true));
+        assert_eq!(learn(&[(&t, 0), (&f, 1)], &ctxs, "/enabled"), None);
+        // The form spelling of the same value is an echo.
+        let f = json!(false);
+        assert!(learn(&[(&t, 0), (&f, 1)], &ctxs, "/enabled").is_some());
+    }
+}
