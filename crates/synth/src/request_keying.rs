@@ -40,45 +40,64 @@ pub const MIN_CARRIERS: usize = 4;
 /// field is treated as a key.
 const MAX_FIELDS: usize = 64;
 
+/// One observation's value of a candidate field: (key text, recorded key, session, answer).
+type Sighting<'a> = (String, Value, &'a str, &'a Value);
+
 /// The request field that keys the values `vals` (each with the index of its observation's
 /// request in `ctxs`), with one bucket per recorded key; `None` when no field qualifies (see the
 /// module doc).
 pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValues>> {
-    if vals.len() < MIN_CARRIERS {
+    if vals.len() < MIN_CARRIERS || vals.iter().all(|(v, _)| *v == vals[0].0) {
         return None;
     }
-    let mut fields: BTreeSet<EchoSource> = BTreeSet::new();
-    for (_, c) in vals {
+    // One pass over the requests: every candidate field's sightings, in observation order.
+    let mut fields: BTreeMap<EchoSource, Vec<Sighting<'_>>> = BTreeMap::new();
+    for (v, c) in vals {
         let Some(ctx) = ctxs.get(*c) else { continue };
-        for (pointer, v) in ctx.body {
+        for (pointer, sent) in ctx.body {
             let name = pointer.rsplit('/').next().unwrap_or("");
-            if key_text(v).is_some() && !names_a_record(name) {
-                fields.insert(EchoSource::Body {
-                    pointer: pointer.clone(),
-                });
+            if names_a_record(name) {
+                continue;
             }
+            let Some(text) = key_text(sent) else { continue };
+            let field = EchoSource::Body {
+                pointer: pointer.clone(),
+            };
+            fields
+                .entry(field)
+                .or_default()
+                .push((text, sent.clone(), ctx.session, *v));
         }
-        for (name, _) in ctx.query {
-            if !names_a_record(name) {
-                fields.insert(EchoSource::Query { name: name.clone() });
+        // The first query parameter of a name is the one a request is keyed by.
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        for (name, sent) in ctx.query {
+            if names_a_record(name) || !seen.insert(name.as_str()) {
+                continue;
             }
+            let field = EchoSource::Query { name: name.clone() };
+            fields.entry(field).or_default().push((
+                sent.clone(),
+                Value::String(sent.clone()),
+                ctx.session,
+                *v,
+            ));
         }
         if fields.len() > MAX_FIELDS {
             return None;
         }
     }
     let mut best: Option<(usize, usize, KeyedValues)> = None;
-    for field in fields {
-        let Some((evidence, keyed)) = keyed_by(&field, vals, ctxs) else {
+    for (field, sightings) in fields {
+        let Some((evidence, buckets)) = keyed_by(sightings) else {
             continue;
         };
-        let keys = keyed.buckets.len();
+        let keys = buckets.len();
         let better = match &best {
             None => true,
             Some((e, k, _)) => evidence > *e || (evidence == *e && keys < *k),
         };
         if better {
-            best = Some((evidence, keys, keyed));
+            best = Some((evidence, keys, KeyedValues { field, buckets }));
         }
     }
     best.map(|(_, _, k)| Box::new(k))
@@ -95,50 +114,25 @@ fn names_a_record(name: &str) -> bool {
         || name.ends_with("Id")
 }
 
-/// The request's value of `field` as a key text (the first query parameter of that name).
-fn request_key(ctx: &Ctx<'_>, field: &EchoSource) -> Option<(Value, String)> {
-    match field {
-        EchoSource::Body { pointer } => ctx
-            .body
-            .iter()
-            .find(|(p, _)| p == pointer)
-            .and_then(|(_, v)| key_text(v).map(|t| (v.clone(), t))),
-        EchoSource::Query { name } => ctx
-            .query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| (Value::String(v.clone()), v.clone())),
-        EchoSource::Path { .. } | EchoSource::Header { .. } => None,
-    }
-}
-
-/// `field`'s buckets over `vals` and its evidence (distinct (key value, session) pairs), when it
-/// qualifies.
-fn keyed_by(
-    field: &EchoSource,
-    vals: &[(&Value, usize)],
-    ctxs: &[Ctx<'_>],
-) -> Option<(usize, KeyedValues)> {
+/// A field's buckets (ordered by key text) and its evidence (distinct (key value, session)
+/// pairs), when it qualifies.
+fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
     // key text → (recorded key, answer value, support)
     let mut buckets: BTreeMap<String, (Value, &Value, u64)> = BTreeMap::new();
     let mut pairs: BTreeSet<(String, &str)> = BTreeSet::new();
-    for (v, c) in vals {
-        let Some(ctx) = ctxs.get(*c) else { continue };
-        let Some((key, text)) = request_key(ctx, field) else {
-            continue;
-        };
+    for (text, key, session, answer) in sightings {
         match buckets.get_mut(&text) {
             Some((_, value, support)) => {
-                if *value != *v {
+                if *value != answer {
                     return None;
                 }
                 *support += 1;
             }
             None => {
-                buckets.insert(text.clone(), (key, *v, 1));
+                buckets.insert(text.clone(), (key, answer, 1));
             }
         }
-        pairs.insert((text, ctx.session));
+        pairs.insert((text, session));
     }
     let keys = buckets.len();
     let evidence = pairs.len();
@@ -162,13 +156,7 @@ fn keyed_by(
             support,
         })
         .collect();
-    Some((
-        evidence,
-        KeyedValues {
-            field: field.clone(),
-            buckets,
-        },
-    ))
+    Some((evidence, buckets))
 }
 
 #[cfg(test)]
