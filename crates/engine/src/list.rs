@@ -183,10 +183,16 @@ pub(crate) fn merge_into_moment(
     let mut changed = false;
     let mut present = HashSet::new();
     items.retain(|item| {
-        let keep = item
-            .get(pk)
-            .and_then(scalar_key)
-            .is_none_or(|k| !store.deleted.contains_key(&k));
+        let keep = item.get(pk).and_then(scalar_key).is_none_or(|k| {
+            // The recorded run's own record of a create this session made, then deleted, stands
+            // for the deleted record too.
+            let counterpart_deleted = run.is_some_and(|run| {
+                ns.counterparts
+                    .get(&(ty.to_string(), run.to_string(), k.clone()))
+                    .is_some_and(|mine| store.deleted.contains_key(mine))
+            });
+            !store.deleted.contains_key(&k) && !counterpart_deleted
+        });
         changed |= !keep;
         keep
     });
