@@ -25,6 +25,9 @@ pub enum ControlRoute {
     DeleteSession(String),
     /// `GET /__wraith/session/{id}/state` (debug only)
     SessionState(String),
+    /// `POST /__wraith/session/{id}/probe`: run the handler bound to the enveloped request's
+    /// recorded route on a copy of the session (see [`parse_probe`]).
+    ProbeSession(String),
     /// `POST /__wraith/reset`
     ResetAll,
     /// `GET /__wraith/trace/log` (the query carries `session` and `last`)
@@ -109,6 +112,10 @@ pub fn route(method: &str, path: &str) -> ControlRoute {
         ["session", id, "state"] => match decode_id(id) {
             None => ControlRoute::BadSessionId,
             Some(id) => only("GET", "GET, HEAD", ControlRoute::SessionState(id)),
+        },
+        ["session", id, "probe"] => match decode_id(id) {
+            None => ControlRoute::BadSessionId,
+            Some(id) => only("POST", "POST", ControlRoute::ProbeSession(id)),
         },
         _ => ControlRoute::NotFound,
     }
@@ -223,6 +230,88 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
     Ok(parsed)
 }
 
+/// Response header that marks a probe answer as the handler's own: present (value `handler`)
+/// only when `POST /__wraith/session/{id}/probe` ran a handler, so a caller can tell the
+/// handler's 404 from the control plane's "nothing to probe" 404 and from a twin that predates
+/// the endpoint.
+pub const PROBE_HEADER: &str = "x-wraith-probe";
+
+/// The body of `POST /__wraith/session/{id}/probe`: the application request to probe. Bodies
+/// may be binary, so they travel base64-encoded (`body_base64`); `body` is a convenience for
+/// UTF-8 text. Headers are a list of `[name, value]` pairs so repeated names keep their order.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeEnvelope {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The request target as the application would see it: path, optionally `?query`.
+    pub path: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub body_base64: Option<String>,
+}
+
+const PROBE_SHAPE: &str = "expected {\"method\": \"GET\", \"path\": \"/v1/x?q=1\", \"headers\"?: [[\"name\", \"value\"], ...], \"body\"?: \"<utf-8 text>\" | \"body_base64\"?: \"<base64>\"}";
+
+/// Parse a probe envelope into the engine request it describes, or say what is wrong with it
+/// (the 400 message). Header names are lowercased, as the server does for application traffic.
+pub fn parse_probe(body: &[u8]) -> Result<wraith_engine::Request, String> {
+    use base64::Engine as _;
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    let env: ProbeEnvelope = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!("invalid probe body: {}; {PROBE_SHAPE}", e.inner())
+        } else {
+            format!("invalid probe body at {path}: {}; {PROBE_SHAPE}", e.inner())
+        }
+    })?;
+    if env.method.is_empty() || !env.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(format!(
+            "invalid probe body: `method` must be an HTTP method such as GET, not {:?}",
+            env.method
+        ));
+    }
+    if !env.path.starts_with('/') {
+        return Err(format!(
+            "invalid probe body: `path` must start with `/` (the request target, e.g. /v1/customers/cus_1?expand=x), not {:?}",
+            env.path
+        ));
+    }
+    let body = match (env.body, env.body_base64) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "invalid probe body: give `body` (text) or `body_base64` (bytes), not both"
+                    .to_string(),
+            );
+        }
+        (Some(text), None) => bytes::Bytes::from(text.into_bytes()),
+        (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .map(bytes::Bytes::from)
+            .map_err(|e| format!("invalid probe body: `body_base64` is not base64: {e}"))?,
+        (None, None) => bytes::Bytes::new(),
+    };
+    let (path, query) = match env.path.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (env.path, String::new()),
+    };
+    Ok(wraith_engine::Request {
+        method: env.method.to_ascii_uppercase(),
+        path,
+        query,
+        headers: env
+            .headers
+            .into_iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .collect(),
+        body,
+    })
+}
+
 /// A JSON error body in the control plane's `{"error": code, "message": ...}` shape.
 pub fn error_body(code: &str, message: impl Into<String>) -> Value {
     json!({"error": code, "message": message.into()})
@@ -275,6 +364,14 @@ mod tests {
         assert_eq!(
             route("GET", "/__wraith/session/w-3/state"),
             ControlRoute::SessionState("w-3".into())
+        );
+        assert_eq!(
+            route("POST", "/__wraith/session/w-3/probe"),
+            ControlRoute::ProbeSession("w-3".into())
+        );
+        assert_eq!(
+            route("GET", "/__wraith/session/w-3/probe"),
+            ControlRoute::MethodNotAllowed { allow: "POST" }
         );
         assert_eq!(route("GET", "/__wraith/nope"), ControlRoute::NotFound);
         assert_eq!(route("GET", "/__wraith"), ControlRoute::NotFound);
@@ -340,5 +437,48 @@ mod tests {
         assert!(e.contains("empty"), "{e}");
         let e = parse_provision(b"not json").unwrap_err();
         assert!(e.contains("expected"), "{e}");
+    }
+
+    #[test]
+    fn probe_envelope_carries_method_target_headers_and_binary_body() {
+        let r = parse_probe(
+            br#"{"method":"post","path":"/v1/x/1?a=b&c","headers":[["Content-Type","application/octet-stream"],["x-a","1"],["X-A","2"]],"body_base64":"AP8Q"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.path, "/v1/x/1");
+        assert_eq!(r.query, "a=b&c");
+        assert_eq!(
+            r.headers,
+            vec![
+                (
+                    "content-type".to_string(),
+                    "application/octet-stream".to_string()
+                ),
+                ("x-a".to_string(), "1".to_string()),
+                ("x-a".to_string(), "2".to_string()),
+            ]
+        );
+        assert_eq!(&r.body[..], &[0u8, 0xff, 0x10]);
+        let r = parse_probe(br#"{"method":"GET","path":"/v1/x","body":"hi"}"#).unwrap();
+        assert_eq!(r.query, "");
+        assert_eq!(&r.body[..], b"hi");
+    }
+
+    #[test]
+    fn probe_envelope_errors_say_what_is_wrong() {
+        let e = parse_probe(br#"{"method":"GET"}"#).unwrap_err();
+        assert!(e.contains("path") && e.contains("expected"), "{e}");
+        let e = parse_probe(br#"{"method":"GET","path":"v1/x"}"#).unwrap_err();
+        assert!(e.contains("start with `/`"), "{e}");
+        let e = parse_probe(br#"{"method":"G T","path":"/x"}"#).unwrap_err();
+        assert!(e.contains("method"), "{e}");
+        let e = parse_probe(br#"{"method":"GET","path":"/x","body":"a","body_base64":"YQ=="}"#)
+            .unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = parse_probe(br#"{"method":"GET","path":"/x","body_base64":"!!"}"#).unwrap_err();
+        assert!(e.contains("base64"), "{e}");
+        let e = parse_probe(br#"{"method":"GET","path":"/x","extra":1}"#).unwrap_err();
+        assert!(e.contains("extra"), "{e}");
     }
 }

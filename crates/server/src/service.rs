@@ -297,18 +297,52 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             );
         }
     };
+    let mut resp = match engine_response(sh, &mut r, &request.method) {
+        Ok(resp) => resp,
+        Err(refusal) => return refusal,
+    };
+    if let Some(d) = &decided {
+        // The engine has answered and released the namespace lock: holding here delays only
+        // this response.
+        effects::finish(&mut resp, d, parts.version).await;
+    }
+    if layers.observing() {
+        resp.extensions_mut().insert(AppMeta {
+            provenance: Some(r.provenance.as_str()),
+            route: r.route.clone(),
+            fault,
+            field_counts: r.field_counts,
+            field_origins: r.field_origins.clone(),
+            delay_ms: decided.as_ref().map_or(0, |d| d.decision.delay_ms),
+        });
+    }
+    resp
+}
+
+/// The engine's answer as the HTTP response the twin writes: status, the engine's headers
+/// (framing and hop-by-hop ones dropped), the `X-Wraith-*` control headers and the framing.
+/// Shared by application traffic and the handler probe, so a probed answer is written exactly
+/// like a served one. `Err` is the 500 for a status that is not valid HTTP.
+// Both arms are the response written next, never carried up a `?` chain: boxing one would
+// only add an allocation.
+#[allow(clippy::result_large_err)]
+fn engine_response(
+    sh: &Shared,
+    r: &mut wraith_engine::Response,
+    method: &str,
+) -> Result<Resp, Resp> {
     let Ok(status) = StatusCode::from_u16(r.status) else {
         tracing::error!(
             status = r.status,
             "the engine produced an invalid status code"
         );
-        return json_response(
+        return Err(json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             &control::error_body(
                 "internal-error",
                 format!("the twin produced an invalid HTTP status {}", r.status),
             ),
-        );
+        ));
     };
     let mut resp = hyper::Response::new(Full::new(r.body.clone()));
     *resp.status_mut() = status;
@@ -330,7 +364,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             _ => tracing::debug!(header = %name, "dropped a header that is not valid HTTP"),
         }
     }
-    engine.for_each_control_header(&r, &request.method, |h, value| {
+    sh.engine.for_each_control_header(r, method, |h, value| {
         match sh.control_values.value(h, value) {
             Ok(v) => {
                 out.append(HeaderName::from_static(h.wire_name()), v);
@@ -341,22 +375,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     if body_allowed(status) {
         out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
     }
-    if let Some(d) = &decided {
-        // The engine has answered and released the namespace lock: holding here delays only
-        // this response.
-        effects::finish(&mut resp, d, parts.version).await;
-    }
-    if layers.observing() {
-        resp.extensions_mut().insert(AppMeta {
-            provenance: Some(r.provenance.as_str()),
-            route: r.route.clone(),
-            fault,
-            field_counts: r.field_counts,
-            field_origins: r.field_origins.clone(),
-            delay_ms: decided.as_ref().map_or(0, |d| d.decision.delay_ms),
-        });
-    }
-    resp
+    Ok(resp)
 }
 
 /// Headers the server owns: framing is recomputed from the served body, and hop-by-hop headers
@@ -524,6 +543,19 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
                 ),
             }
         }
+        ControlRoute::ProbeSession(id) => {
+            let bytes = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            match control::parse_probe(&bytes) {
+                Ok(request) => probe(sh, parts, &id, request),
+                Err(msg) => json_response(
+                    StatusCode::BAD_REQUEST,
+                    &control::error_body("bad-request", msg),
+                ),
+            }
+        }
         ControlRoute::ResetAll => {
             engine.reset_all();
             // Counters clear and the fault and latency sequences restart from their seeds.
@@ -560,7 +592,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             &control::error_body(
                 "not-found",
                 format!(
-                    "no control endpoint at {}; the control plane has /__wraith/health, /__wraith/ready, /__wraith/info, /__wraith/session, /__wraith/session/{{id}}, /__wraith/session/{{id}}/reset, /__wraith/session/{{id}}/state, /__wraith/reset and (with --trace) /__wraith/trace/log, /__wraith/trace/{{id}}, /__wraith/trace/reset",
+                    "no control endpoint at {}; the control plane has /__wraith/health, /__wraith/ready, /__wraith/info, /__wraith/session, /__wraith/session/{{id}}, /__wraith/session/{{id}}/reset, /__wraith/session/{{id}}/state, /__wraith/session/{{id}}/probe, /__wraith/reset and (with --trace) /__wraith/trace/log, /__wraith/trace/{{id}}, /__wraith/trace/reset",
                     parts.uri.path()
                 ),
             ),
@@ -572,6 +604,88 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
                 "the session id in the path is empty or not valid percent-encoded UTF-8",
             ),
         ),
+    }
+}
+
+/// `POST /__wraith/session/{id}/probe`: what the handler bound to the request's recorded route
+/// would answer in session `id` as it is now, written like a served answer plus
+/// `X-Wraith-Probe: handler`. The engine runs it on a copy of the namespace
+/// ([`Engine::probe_handler`]), so the session keeps no write, counter or clock reading of
+/// it; simulation layers, trace and access log do not see a probe (it is control traffic).
+/// Nothing to probe is a 404 control answer (`no-route` / `no-handler`) that says whether any
+/// recorded route has a handler, so a caller can stop probing altogether.
+fn probe(
+    sh: &Shared,
+    parts: &http::request::Parts,
+    session: &str,
+    mut request: wraith_engine::Request,
+) -> Resp {
+    // As if the enveloped request had been sent to this twin: without a host of its own it
+    // carries the one the probe was sent to (the engine reads it for origin routing and the
+    // self-URL rewrite).
+    if !request.headers.iter().any(|(k, _)| k == "host") {
+        let host = parts
+            .headers
+            .get(header::HOST)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .or_else(|| parts.uri.authority().map(|a| a.as_str().to_string()));
+        if let Some(h) = host {
+            request.headers.push(("host".to_string(), h));
+        }
+    }
+    let engine = &sh.engine;
+    let probed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        engine.probe_handler(Some(session), &request)
+    }));
+    match probed {
+        Ok(Some(mut r)) => match engine_response(sh, &mut r, &request.method) {
+            Ok(mut resp) => {
+                resp.headers_mut().insert(
+                    HeaderName::from_static(control::PROBE_HEADER),
+                    HeaderValue::from_static("handler"),
+                );
+                resp
+            }
+            Err(refusal) => refusal,
+        },
+        Ok(None) => {
+            let any = engine.has_recorded_route_handlers();
+            let host = request
+                .headers
+                .iter()
+                .find(|(k, _)| k == "host")
+                .map(|(_, v)| v.as_str());
+            let target = format!("{} {}", request.method, request.path);
+            let mut body = match engine.route_template(&request.method, &request.path, host) {
+                None => control::error_body(
+                    "no-route",
+                    format!("{target} matches no route of this twin: nothing to probe"),
+                ),
+                Some(route) => {
+                    let mut b = control::error_body(
+                        "no-handler",
+                        format!(
+                            "{target} matches {route}, but no handler answered the probe: either no Lua handler is bound to that route, it is an authored route (lua/routes.toml, not a recorded one), the fidelity runs no handlers (strict, fuzzy), or the handler failed under [handlers] on_error = \"fallback\""
+                        ),
+                    );
+                    b["route"] = Value::String(route.to_string());
+                    b
+                }
+            };
+            body["session"] = Value::String(session.to_string());
+            body["handlers_on_recorded_routes"] = Value::Bool(any);
+            json_response(StatusCode::NOT_FOUND, &body)
+        }
+        Err(_) => {
+            tracing::error!(method = %request.method, path = %request.path, "the engine panicked while probing a handler");
+            json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &control::error_body(
+                    "internal-error",
+                    "the twin failed while probing the handler for this request; please report it with the request that caused it",
+                ),
+            )
+        }
     }
 }
 
