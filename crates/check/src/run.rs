@@ -30,7 +30,7 @@ pub trait Twin {
     fn end_session(&mut self, _session: &str) {}
     /// What the Lua handler bound to the recorded route `req` matches would answer in
     /// `session`, without changing the session (the in-memory twin asks the engine; a twin
-    /// over HTTP cannot, so its handler answers are judged only when served). Called before
+    /// over HTTP asks its `POST /__wraith/session/{id}/probe` control endpoint). Called before
     /// [`Twin::call`] with the same request.
     fn probe_handler(&mut self, _session: &str, _req: &Request) -> Option<Observed> {
         None

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use percent_encoding::utf8_percent_encode;
 use wraith_check::authored::{AuthoredGate, DeviationInput, DeviationPolicy, parse_deviations};
 use wraith_check::coverage::coverage;
 use wraith_check::report::HoldoutSummary;
@@ -735,6 +736,9 @@ fn target(
     fixture: Option<&str>,
 ) -> Result<Report, CliError> {
     let mut tw = HttpTwin::new(url, &model.base_url)?;
+    // Probing can only yield a handler's answer when the twin has handlers: without any, the
+    // run sends no probe (and an older twin without the probe endpoint draws no warning).
+    tw.probing = has_handlers(twin);
     let rewrite = if cfg.serve.rewrite_self_urls {
         origin_of(&model.base_url).map(|from| (from, tw.origin.clone()))
     } else {
@@ -784,6 +788,13 @@ fn target(
     Ok(report)
 }
 
+/// Whether the twin folder has any Lua handler. A `lua/` that does not load counts as having
+/// some: the running twin, which loaded its own, says whether it has any to probe.
+fn has_handlers(twin: &TwinDir) -> bool {
+    wraith_script::load_lua_dir(&twin.lua_dir(), wraith_script::ScriptOptions::default())
+        .map_or(true, |loaded| !loaded.handlers.is_empty())
+}
+
 /// `scheme://authority` of a URL.
 fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
@@ -805,6 +816,10 @@ struct HttpTwin {
     /// Authority of the recorded upstream: a recorded `host` naming it is replaced by the
     /// target's; any other `host` (a request recorded against another origin) is kept.
     upstream_authority: String,
+    /// Whether to ask the twin's probe endpoint for handler answers: cleared once the twin says
+    /// no recorded route has a handler, or cannot probe (older twin, refused), so a run costs
+    /// one extra request per exchange only while probing can yield anything.
+    probing: bool,
 }
 
 impl HttpTwin {
@@ -894,6 +909,7 @@ impl HttpTwin {
             origin: format!("http://{authority}"),
             prefix: path.to_string(),
             upstream_authority,
+            probing: true,
         })
     }
 }
@@ -912,29 +928,23 @@ const SKIP_REQUEST_HEADERS: &[&str] = &[
     "x-wraith-session",
 ];
 
-impl Twin for HttpTwin {
-    fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
-        let mut uri = format!("{}{}{}", self.origin, self.prefix, req.path);
-        if !req.query.is_empty() {
-            uri.push('?');
-            uri.push_str(&req.query);
-        }
-        let mut b = hyper::Request::builder()
-            .method(req.method.as_str())
-            .uri(&uri);
-        for (k, v) in &req.headers {
-            if SKIP_REQUEST_HEADERS.contains(&k.as_str()) {
-                continue;
-            }
-            if k == "host" && (v.is_empty() || v.eq_ignore_ascii_case(&self.upstream_authority)) {
-                continue;
-            }
-            b = b.header(k.as_str(), v.as_str());
-        }
-        b = b.header("x-wraith-session", session);
-        let request = b
-            .body(http_body_util::Full::new(req.body.clone()))
-            .map_err(|e| format!("cannot build the request: {e}"))?;
+impl HttpTwin {
+    /// The recorded request headers the twin is sent: framing, hop-by-hop and session headers
+    /// dropped, and a `host` naming the recorded upstream left for the client to fill in.
+    fn sent_headers<'r>(&self, req: &'r Request) -> impl Iterator<Item = &'r (String, String)> {
+        let upstream = self.upstream_authority.clone();
+        req.headers.iter().filter(move |(k, v)| {
+            !SKIP_REQUEST_HEADERS.contains(&k.as_str())
+                && !(k == "host" && (v.is_empty() || v.eq_ignore_ascii_case(&upstream)))
+        })
+    }
+
+    /// Send `request` and read the whole answer: status, headers without the `X-Wraith-*`
+    /// control headers (read into provenance, route and replay claim), body.
+    fn exchange(
+        &self,
+        request: hyper::Request<http_body_util::Full<bytes::Bytes>>,
+    ) -> Result<Observed, String> {
         let client = self.client.clone();
         self.rt.block_on(async move {
             use http_body_util::BodyExt;
@@ -972,7 +982,150 @@ impl Twin for HttpTwin {
             })
         })
     }
+
+    /// Stop probing for the rest of the run and say why, once: the run goes on and judges the
+    /// handler answers the twin served.
+    fn stop_probing(&mut self, why: &str) {
+        self.probing = false;
+        eprintln!(
+            "warning: {why}; handler answers are judged only where the twin served them (authored.probed_answers stays 0)"
+        );
+    }
 }
+
+impl Twin for HttpTwin {
+    fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
+        let mut uri = format!("{}{}{}", self.origin, self.prefix, req.path);
+        if !req.query.is_empty() {
+            uri.push('?');
+            uri.push_str(&req.query);
+        }
+        let mut b = hyper::Request::builder()
+            .method(req.method.as_str())
+            .uri(&uri);
+        for (k, v) in self.sent_headers(req) {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        b = b.header("x-wraith-session", session);
+        let request = b
+            .body(http_body_util::Full::new(req.body.clone()))
+            .map_err(|e| format!("cannot build the request: {e}"))?;
+        self.exchange(request)
+    }
+
+    /// `POST /__wraith/session/{id}/probe` with the request the replay is about to send: the
+    /// twin runs the handler bound to its recorded route on a copy of the session, as
+    /// [`Engine::probe_handler`] does in memory. A twin without the endpoint (older), or whose
+    /// control plane refuses the probe, is warned about once and not asked again.
+    fn probe_handler(&mut self, session: &str, req: &Request) -> Option<Observed> {
+        use base64::Engine as _;
+        if !self.probing {
+            return None;
+        }
+        let uri = format!(
+            "{}{}/__wraith/session/{}/probe",
+            self.origin,
+            self.prefix,
+            utf8_percent_encode(session, SESSION_SEGMENT)
+        );
+        let mut target = req.path.clone();
+        if !req.query.is_empty() {
+            target.push('?');
+            target.push_str(&req.query);
+        }
+        let headers: Vec<(&str, &str)> = self
+            .sent_headers(req)
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut envelope = serde_json::json!({
+            "method": req.method,
+            "path": target,
+            "headers": headers,
+        });
+        if !req.body.is_empty() {
+            envelope["body_base64"] = serde_json::Value::String(
+                base64::engine::general_purpose::STANDARD.encode(&req.body),
+            );
+        }
+        let mut b = hyper::Request::builder()
+            .method("POST")
+            .uri(&uri)
+            .header("content-type", "application/json");
+        if let Ok(token) = std::env::var("WRAITH_CONTROL_TOKEN") {
+            b = b.header("authorization", format!("Bearer {token}"));
+        }
+        let request = match b.body(http_body_util::Full::new(bytes::Bytes::from(
+            envelope.to_string(),
+        ))) {
+            Ok(r) => r,
+            Err(e) => {
+                self.stop_probing(&format!("cannot build a handler probe request: {e}"));
+                return None;
+            }
+        };
+        let mut obs = match self.exchange(request) {
+            Ok(o) => o,
+            Err(e) => {
+                self.stop_probing(&format!("the twin did not answer a handler probe ({e})"));
+                return None;
+            }
+        };
+        let marked = obs
+            .headers
+            .iter()
+            .position(|(k, v)| k == wraith_server::control::PROBE_HEADER && v == "handler");
+        if let Some(i) = marked {
+            obs.headers.remove(i);
+            return Some(obs);
+        }
+        let answer: Option<serde_json::Value> = serde_json::from_slice(&obs.body).ok();
+        let code = answer
+            .as_ref()
+            .and_then(|v| v["error"].as_str())
+            .unwrap_or("");
+        match (obs.status, code) {
+            (404, "no-handler" | "no-route") => {
+                // Nothing bound to any recorded route: no later probe can answer either.
+                if answer
+                    .as_ref()
+                    .and_then(|v| v["handlers_on_recorded_routes"].as_bool())
+                    == Some(false)
+                {
+                    self.probing = false;
+                }
+                None
+            }
+            (401 | 403, _) => {
+                self.stop_probing(&format!(
+                    "the twin's control plane refused a handler probe ({}); export WRAITH_CONTROL_TOKEN with its control token",
+                    obs.status
+                ));
+                None
+            }
+            (404 | 405, _) => {
+                self.stop_probing(
+                    "the twin has no handler probe endpoint (POST /__wraith/session/{id}/probe; it predates it)",
+                );
+                None
+            }
+            (status, _) => {
+                self.stop_probing(&format!(
+                    "a handler probe answered {status}: {}",
+                    String::from_utf8_lossy(&obs.body).trim()
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// Characters escaped in a session id put in a control-plane path segment (the twin
+/// percent-decodes it back to the opaque id).
+const SESSION_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 /// The authored-output gate from `wraith.toml`: `[handlers] deviation_policy` and the
 /// `[[deviations]]` entries; an incomplete or malformed entry is a configuration error naming
