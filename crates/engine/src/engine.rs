@@ -1406,7 +1406,11 @@ impl Engine {
         call: &Call<'_>,
         write: bool,
     ) -> AxisPick {
-        let served = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
+        let served = ns
+            .axis
+            .get(&self.axis_lane(r, ei, candidates))
+            .copied()
+            .unwrap_or(0);
         let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, (_, m)) in candidates.iter().enumerate() {
             let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
@@ -1518,19 +1522,32 @@ impl Engine {
         AxisPick::Past
     }
 
+    /// Which count of an exact entry's time axis a request advances: `(route, entry, lane)`.
+    /// When the request's principal picked its own moments out of the entry (`candidates` is a
+    /// strict subset), the k-th request *of that principal* gets the k-th of them, so the lane
+    /// is that subset (named by its first moment); otherwise one lane for every request.
+    fn axis_lane(&self, r: usize, ei: usize, candidates: &[Cand<'_>]) -> (usize, usize, usize) {
+        let all = self.model.routes[r].exact[ei].moments.len();
+        let lane = match candidates.first() {
+            Some((first, _)) if candidates.len() < all => *first,
+            _ => usize::MAX,
+        };
+        (r, ei, lane)
+    }
+
     /// Consume this request's position on the axis (HEAD never does).
     fn axis_advance(
         &self,
         ns: &mut Namespace,
         call: &Call<'_>,
-        ei: usize,
+        lane: (usize, usize, usize),
         narrowed: Option<BTreeSet<String>>,
         answered: Option<BTreeSet<String>>,
     ) {
         if call.head {
             return;
         }
-        *ns.axis.entry((call.m.route, ei)).or_insert(0) += 1;
+        *ns.axis.entry(lane).or_insert(0) += 1;
         if narrowed.is_some() {
             ns.replay_sessions = narrowed;
         }
@@ -1599,7 +1616,8 @@ impl Engine {
         }
 
         let certain = matches!(pick, AxisPick::Within { certain: true, .. });
-        let position = ns.axis.get(&(r, ei)).copied().unwrap_or(0);
+        let lane = self.axis_lane(r, ei, &candidates);
+        let position = ns.axis.get(&lane).copied().unwrap_or(0);
         let idx = match pick {
             AxisPick::Within {
                 idx,
@@ -1607,7 +1625,7 @@ impl Engine {
                 answered,
                 ..
             } => {
-                self.axis_advance(ns, call, ei, narrowed, answered);
+                self.axis_advance(ns, call, lane, narrowed, answered);
                 idx
             }
             AxisPick::Past => candidates.len() - 1,
@@ -2014,7 +2032,8 @@ impl Engine {
                     answered,
                     ..
                 } => {
-                    self.axis_advance(ns, call, ei, narrowed, answered);
+                    let lane = self.axis_lane(r, ei, &candidates);
+                    self.axis_advance(ns, call, lane, narrowed, answered);
                     Some(idx)
                 }
                 AxisPick::Past if matches!(call.method.as_str(), "GET" | "HEAD") => {

@@ -143,8 +143,9 @@ pub(crate) struct Namespace {
     pub counters: BTreeMap<String, i64>,
     pub idem: HashMap<(usize, String), IdemEntry>,
     pub store: BTreeMap<String, TypeStore>,
-    /// Exact-replay time axis: how many times each (route, exact entry) was served.
-    pub axis: HashMap<(usize, usize), usize>,
+    /// Exact-replay time axis: how many times each (route, exact entry, principal lane) was
+    /// served (see the engine's `axis_lane`).
+    pub axis: HashMap<(usize, usize, usize), usize>,
     /// Recording sessions whose exact-replay history is still consistent with this namespace's
     /// (`None` = every session): later moments come from the same recorded run.
     pub replay_sessions: Option<BTreeSet<String>>,
