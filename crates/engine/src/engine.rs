@@ -13,6 +13,7 @@ use wraith_model::{
 };
 
 use crate::api::*;
+use crate::embedded_counterparts;
 use crate::error::{ControlError, EngineError};
 use crate::fixtures::{self, FixtureSets, Schema, SeedData};
 use crate::list::{self, ListBase};
@@ -1564,6 +1565,19 @@ impl Engine {
         if candidates.is_empty() {
             return None;
         }
+        // A session that names a recorded run's record itself knows that record: it is no
+        // longer a stand-in for the session's own.
+        if !ns.counterparts.is_empty() {
+            let named: BTreeSet<&str> = call
+                .m
+                .params
+                .iter()
+                .chain(call.query.iter())
+                .map(|(_, v)| v.as_str())
+                .collect();
+            ns.counterparts
+                .retain(|(_, _, theirs), _| !named.contains(theirs.as_str()));
+        }
         let write = !matches!(call.method.as_str(), "GET" | "HEAD");
         let pick = self.axis_pick(ns, r, ei, &candidates, call, write);
         let within = matches!(pick, AxisPick::Within { .. });
@@ -1694,6 +1708,9 @@ impl Engine {
                 self.relink(call, &mut out, &recorded_keys);
             }
         }
+        if self.rename_embedded_counterparts(ns, &moment.source, &mut out) {
+            out.replay = None;
+        }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
             self.apply_action_effect(ns, call, &out, Origin::Replayed);
@@ -1774,6 +1791,38 @@ impl Engine {
                     .insert((ty.to_string(), run.to_string(), theirs), mine.clone());
             }
             *n += 1;
+        }
+    }
+
+    /// A moment of run R embedding R's own record of a create this session made (answered from
+    /// another run) names the session's record instead, at any depth (see
+    /// [`crate::embedded_counterparts`]). Returns whether the body changed.
+    fn rename_embedded_counterparts(&self, ns: &Namespace, source: &str, out: &mut Out) -> bool {
+        let Some((run, _)) = source.rsplit_once('/') else {
+            return false;
+        };
+        let pks: Vec<(String, &str, &str)> = ns
+            .counterparts
+            .iter()
+            .filter(|((_, r, _), _)| r == run)
+            .map(|((ty, _, theirs), mine)| (self.pk_of(ty), theirs.as_str(), mine.as_str()))
+            .collect();
+        if pks.is_empty() {
+            return false;
+        }
+        let renames: Vec<embedded_counterparts::Rename<'_>> = pks
+            .iter()
+            .map(|(pk, theirs, mine)| embedded_counterparts::Rename { pk, theirs, mine })
+            .collect();
+        if let OutBody::Raw(raw) = &out.body
+            && !embedded_counterparts::mentions_any(&raw.text, &renames)
+        {
+            return false;
+        }
+        out.body.materialize();
+        match &mut out.body {
+            OutBody::Json(body) => embedded_counterparts::rename_embedded(body, &renames),
+            _ => false,
         }
     }
 

@@ -30,6 +30,7 @@
 //! simulation layers' sleeping (the engine decides, the server sleeps).
 
 pub mod api;
+mod embedded_counterparts;
 mod engine;
 mod error;
 mod fixtures;

@@ -1,5 +1,6 @@
-//! Exact replay keeps who asked: each principal walks its own recorded moments of a key in
-//! order.
+//! Exact replay keeps who asked and what the session was given: each principal walks its own
+//! recorded moments of a key in order, and a moment of another run that embeds that run's own
+//! record of the session's create names the session's record instead.
 
 mod support;
 
@@ -43,5 +44,58 @@ fn each_principal_gets_its_own_recorded_moments_of_a_key_in_order() {
     assert_eq!(
         got,
         vec![json!("a1"), json!("b1"), json!("b2"), json!("a2")]
+    );
+}
+
+#[test]
+fn a_moment_embedding_another_runs_record_of_the_sessions_create_names_the_sessions_record() {
+    // Runs a and b both recorded the same create (ids 1 and 2); only run b recorded the
+    // notification page that embeds its list.
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            vec![
+                moment("a/0", 200, json!({"id": "1", "title": "t"})),
+                moment("b/0", 200, json!({"id": "2", "title": "t"})),
+            ],
+        )
+        .build();
+    let page = json!([{
+        "id": "n9",
+        "type": "listed",
+        "list": {"id": "2", "title": "t", "url": "https://x.example/lists/2"},
+        "note": "lists/2 and 22 stay as recorded outside the list"
+    }]);
+    let notes = R::new("GET", "/v1/notes")
+        .variant(200, Guard::Always, c(json!([])))
+        .exact("/v1/notes", "", None, vec![moment("b/1", 200, page)])
+        .build();
+    let e = engine(
+        model(
+            vec![post, notes],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let created = body(&send(&e, Some("s"), "POST", "/v1/lists", create_body));
+    let mine = created["id"].as_str().unwrap_or_default().to_string();
+    assert_eq!(mine, "1", "the create is answered from run a: {created}");
+    let got = body(&get(&e, Some("s"), "/v1/notes"));
+    assert_eq!(got[0]["list"]["id"], json!("1"), "{got}");
+    assert_eq!(
+        got[0]["list"]["url"],
+        json!("https://x.example/lists/1"),
+        "{got}"
+    );
+    assert_eq!(got[0]["id"], json!("n9"), "{got}");
+    assert_eq!(
+        got[0]["note"],
+        json!("lists/2 and 22 stay as recorded outside the list"),
+        "{got}"
     );
 }

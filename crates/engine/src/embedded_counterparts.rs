@@ -1,0 +1,197 @@
+//! Counterparts embedded in a replayed answer: a recorded moment of run R that embeds R's own
+//! record of a create this session made (answered from another run) names that record, which
+//! this session never heard of. The session's record stands in its place, as it does for the
+//! items of a merged list page (`Namespace::counterparts`, `list::merge_into_moment`), but here
+//! at any depth: a notification's `status`, a reblog's `reblog`, a collection in an envelope.
+//!
+//! Only the identity is renamed (the key and every string that embeds it as a whole token, such
+//! as a `uri` ending in the key): the rest of the embedded object is the recorded one, which
+//! shows what that request's answer looked like at that point of the run. Not here: which run
+//! a moment comes from, nor when counterparts are learned (the engine's `note_counterparts`).
+
+use serde_json::Value;
+
+/// One rename: objects whose `pk` field is `theirs` (a recorded run's record) become `mine`
+/// (the session's record of the same create).
+pub(crate) struct Rename<'a> {
+    pub pk: &'a str,
+    pub theirs: &'a str,
+    pub mine: &'a str,
+}
+
+/// Whether any rename's recorded key occurs in `text` at all: a cheap test before a body is
+/// parsed for [`rename_embedded`].
+pub(crate) fn mentions_any(text: &[u8], renames: &[Rename<'_>]) -> bool {
+    renames.iter().any(|r| {
+        let needle = r.theirs.as_bytes();
+        !needle.is_empty() && text.windows(needle.len()).any(|w| w == needle)
+    })
+}
+
+/// Rename every object in `body` (at any depth, the top level included) whose primary key is a
+/// rename's recorded key: inside that object, the key itself and each whole-token occurrence of
+/// it in a string become the session's key. Returns whether the body changed.
+pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool {
+    match body {
+        Value::Object(map) => {
+            let hit = renames.iter().find(|r| {
+                map.get(r.pk).is_some_and(|v| match v {
+                    Value::String(s) => s == r.theirs,
+                    Value::Number(n) => n.to_string() == r.theirs,
+                    _ => false,
+                })
+            });
+            if let Some(r) = hit {
+                // The embedded record keeps its shape; only what names it changes.
+                rename_tokens(body, r.theirs, r.mine);
+                // Objects inside it may embed other renamed records.
+                if let Value::Object(map) = body {
+                    for v in map.values_mut() {
+                        rename_embedded(v, renames);
+                    }
+                }
+                return true;
+            }
+            let mut changed = false;
+            for v in map.values_mut() {
+                changed |= rename_embedded(v, renames);
+            }
+            changed
+        }
+        Value::Array(items) => {
+            let mut changed = false;
+            for v in items {
+                changed |= rename_embedded(v, renames);
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// Replace `theirs` by `mine` throughout `v`: equal strings, numbers equal to it (kept numbers
+/// when `mine` is one), and whole-token occurrences inside strings (`…/statuses/<id>`), never
+/// inside a longer token (`<id>7`) nor in keys.
+fn rename_tokens(v: &mut Value, theirs: &str, mine: &str) {
+    match v {
+        Value::String(s) => {
+            if let Some(new) = replace_token(s, theirs, mine) {
+                *s = new;
+            }
+        }
+        Value::Number(n) => {
+            if n.to_string() == theirs
+                && let Ok(m) = mine.parse::<serde_json::Number>()
+            {
+                *n = m;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|x| rename_tokens(x, theirs, mine)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|x| rename_tokens(x, theirs, mine)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// `s` with every occurrence of `theirs` not adjacent to another ASCII letter or digit replaced
+/// by `mine`; `None` when there is none.
+fn replace_token(s: &str, theirs: &str, mine: &str) -> Option<String> {
+    if theirs.is_empty() || !s.contains(theirs) {
+        return None;
+    }
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    let mut changed = false;
+    for (at, _) in s.match_indices(theirs) {
+        if at < last {
+            continue;
+        }
+        let end = at + theirs.len();
+        let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let after_ok = end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
+        if before_ok && after_ok {
+            out.push_str(&s[last..at]);
+            out.push_str(mine);
+            last = end;
+            changed = true;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&s[last..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn renames() -> Vec<Rename<'static>> {
+        vec![Rename {
+            pk: "id",
+            theirs: "111",
+            mine: "222",
+        }]
+    }
+
+    #[test]
+    fn an_embedded_counterpart_is_renamed_with_the_urls_that_embed_its_key() {
+        let mut body = json!([{
+            "id": "9",
+            "type": "mention",
+            "status": {
+                "id": "111",
+                "uri": "http://x/statuses/111",
+                "url": "http://x/@a/111",
+                "content": "id 1110 stays",
+                "account": {"id": "5"}
+            }
+        }]);
+        assert!(rename_embedded(&mut body, &renames()));
+        assert_eq!(
+            body,
+            json!([{
+                "id": "9",
+                "type": "mention",
+                "status": {
+                    "id": "222",
+                    "uri": "http://x/statuses/222",
+                    "url": "http://x/@a/222",
+                    "content": "id 1110 stays",
+                    "account": {"id": "5"}
+                }
+            }])
+        );
+    }
+
+    #[test]
+    fn a_key_outside_an_object_whose_primary_key_it_is_is_left_alone() {
+        let mut body = json!({"id": "9", "in_reply_to_id": "111", "note": "111"});
+        assert!(!rename_embedded(&mut body, &renames()));
+        assert_eq!(body["in_reply_to_id"], json!("111"));
+    }
+
+    #[test]
+    fn a_numeric_key_stays_a_number() {
+        let r = vec![Rename {
+            pk: "id",
+            theirs: "111",
+            mine: "222",
+        }];
+        let mut body = json!({"item": {"id": 111, "parent": 111}});
+        assert!(rename_embedded(&mut body, &r));
+        assert_eq!(body, json!({"item": {"id": 222, "parent": 222}}));
+    }
+
+    #[test]
+    fn mentions_any_finds_a_recorded_key_in_the_text() {
+        assert!(mentions_any(br#"{"status":{"id":"111"}}"#, &renames()));
+        assert!(!mentions_any(br#"{"status":{"id":"333"}}"#, &renames()));
+    }
+}
