@@ -881,8 +881,8 @@ impl Engine {
             Some(StateOp::Delete) => self.op_delete(ns, call, variant),
             Some(StateOp::List) => return self.op_list(ns, call, variant),
             None => {
-                let out = self.render_variant(ns, call, variant).0;
-                self.apply_action_effect(ns, call, &out, Origin::Synthesized);
+                let mut out = self.render_variant(ns, call, variant).0;
+                self.apply_action_effect(ns, call, &mut out, Origin::Synthesized);
                 out
             }
         };
@@ -1713,7 +1713,7 @@ impl Engine {
         }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
-            self.apply_action_effect(ns, call, &out, Origin::Replayed);
+            self.apply_action_effect(ns, call, &mut out, Origin::Replayed);
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
             }
@@ -1994,10 +1994,20 @@ impl Engine {
     }
 
     /// An action route (`POST …/:id/favourite`, see `Route::action`) that answered 2xx with the
-    /// entity its path names stores the answer's values of the fields the recorded answers
-    /// changed, over the entity as the session sees it, so later reads, lists and answers agree.
+    /// entity its path names (at `ActionEffect::at`: the answer itself, or an object the answer
+    /// embeds, as a reblog embeds the status) stores the answer's values of the fields the
+    /// recorded answers changed and steps the learned counters, over the entity as the session
+    /// sees it, so later reads, lists and answers agree. A rendered answer (`origin`
+    /// `Synthesized`) then shows the entity as it now is: its counters, and where the answer
+    /// embeds the entity, the whole stored record in place of the template's representative.
     /// A session-written entity stays session-written (`origin` applies otherwise).
-    fn apply_action_effect(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out, origin: Origin) {
+    fn apply_action_effect(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        out: &mut Out,
+        origin: Origin,
+    ) {
         let route = &self.model.routes[call.m.route];
         let Some(action) = &route.action else {
             return;
@@ -2016,12 +2026,27 @@ impl Engine {
         };
         let ty = action.entity_type.as_str();
         let pk = self.pk_of(ty);
-        let Some(body) = out.body.json() else {
-            return;
+        let rendered = origin == Origin::Synthesized;
+        let answered: Vec<(String, Value)> = {
+            let Some(body) = out.body.json() else {
+                return;
+            };
+            let Some(Value::Object(at)) = body.pointer(&action.at) else {
+                return;
+            };
+            // A rendered answer embedding the entity elsewhere gets the stored one put there,
+            // whatever its template's representative named.
+            let named = at.get(&pk).and_then(fixtures::scalar_key).as_deref() == Some(id);
+            let embeds = rendered && !action.at.is_empty();
+            if !named && !embeds {
+                return;
+            }
+            action
+                .fields
+                .iter()
+                .filter_map(|f| at.get(f).map(|v| (f.clone(), v.clone())))
+                .collect()
         };
-        if body.get(&pk).and_then(fixtures::scalar_key).as_deref() != Some(id) {
-            return;
-        }
         let Some(mut entity) = self.base_entity(ns, ty, id) else {
             return;
         };
@@ -2029,12 +2054,32 @@ impl Engine {
             return;
         };
         let mut changed = false;
-        for f in &action.fields {
-            if let Some(v) = body.get(f)
-                && map.get(f) != Some(v)
-            {
-                map.insert(f.clone(), v.clone());
+        for (f, v) in answered {
+            if map.get(&f) != Some(&v) {
+                map.insert(f, v);
                 changed = true;
+            }
+        }
+        for (f, step) in &action.counters {
+            if let Some(n) = map.get(f).and_then(Value::as_i64) {
+                map.insert(f.clone(), Value::from(n.saturating_add(*step)));
+                changed = true;
+            }
+        }
+        if rendered && (!action.at.is_empty() || !action.counters.is_empty()) {
+            out.body.materialize();
+            if let OutBody::Json(body) = &mut out.body
+                && let Some(slot) = body.pointer_mut(&action.at)
+            {
+                if action.at.is_empty() {
+                    for f in action.counters.keys() {
+                        if let (Value::Object(answer), Some(v)) = (&mut *slot, map.get(f)) {
+                            answer.insert(f.clone(), v.clone());
+                        }
+                    }
+                } else {
+                    *slot = entity.clone();
+                }
             }
         }
         if !changed {

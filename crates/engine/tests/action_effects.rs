@@ -27,6 +27,8 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         entity_type: "customers".into(),
         id_param: "id".into(),
         fields: fields.iter().map(|f| f.to_string()).collect(),
+        counters: Default::default(),
+        at: String::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -115,4 +117,113 @@ fn an_action_without_a_learned_effect_leaves_the_record_alone() {
     );
     let after = body(&get(&e, s, &format!("/v1/customers/{id}")));
     assert_eq!(before, after);
+}
+
+/// The shop with one more action route on customers, answering `answer` (a template) with the
+/// learned effect `effect` (entity type and id parameter filled in).
+fn shop_with_action(path: &str, answer: Node, effect: ActionEffect) -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let mut route = R::new("POST", path)
+        .variant(200, Guard::Always, answer)
+        .build();
+    route.action = Some(effect);
+    m.routes.push(route);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_the_store() {
+    let e = shop_with_action(
+        "/v1/customers/:id/credit",
+        obj(vec![
+            ("id", echo_path("id")),
+            ("object", c(json!("customer"))),
+            // The representative's value is some recording's, not this session's.
+            ("balance", c(json!(99))),
+        ]),
+        ActionEffect {
+            entity_type: "customers".into(),
+            id_param: "id".into(),
+            fields: vec![],
+            counters: [("balance".to_string(), 10)].into_iter().collect(),
+            at: String::new(),
+        },
+    );
+    let s = Some("credit");
+    let created = send(
+        &e,
+        s,
+        "POST",
+        "/v1/customers",
+        json!({"name": "Zoe", "balance": 5}),
+    );
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let path = format!("/v1/customers/{id}/credit");
+    let first = body(&send(&e, s, "POST", &path, json!({})));
+    assert_eq!(
+        first["balance"],
+        json!(15),
+        "the answer shows the step: {first}"
+    );
+    let second = body(&send(&e, s, "POST", &path, json!({})));
+    assert_eq!(
+        second["balance"],
+        json!(25),
+        "each action steps again: {second}"
+    );
+    let read = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert_eq!(read["balance"], json!(25), "later reads agree: {read}");
+    let other = body(&get(&e, Some("other"), "/v1/customers/cus_1"));
+    assert_ne!(other["balance"], json!(25), "another session is untouched");
+}
+
+#[test]
+fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_effect() {
+    let e = shop_with_action(
+        "/v1/customers/:id/wrap",
+        obj(vec![
+            ("id", c(json!("wrap_1"))),
+            (
+                "wrapped",
+                obj(vec![
+                    ("id", c(json!("cus_recorded"))),
+                    ("object", c(json!("customer"))),
+                    ("name", c(json!("Recorded Somebody"))),
+                    ("starred", c(json!(true))),
+                ]),
+            ),
+        ]),
+        ActionEffect {
+            entity_type: "customers".into(),
+            id_param: "id".into(),
+            fields: vec!["starred".into()],
+            counters: Default::default(),
+            at: "/wrapped".into(),
+        },
+    );
+    let s = Some("wrap");
+    let id = created_customer(&e, s);
+    let wrapped = body(&send(
+        &e,
+        s,
+        "POST",
+        &format!("/v1/customers/{id}/wrap"),
+        json!({}),
+    ));
+    assert_eq!(
+        wrapped["id"],
+        json!("wrap_1"),
+        "the answer's own fields stay: {wrapped}"
+    );
+    assert_eq!(wrapped["wrapped"]["id"], json!(id), "{wrapped}");
+    assert_eq!(wrapped["wrapped"]["name"], json!("Zoe"), "{wrapped}");
+    assert_eq!(wrapped["wrapped"]["starred"], json!(true), "{wrapped}");
+    let read = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert_eq!(read["starred"], json!(true), "the effect is stored: {read}");
 }

@@ -94,6 +94,16 @@ pub struct ActionEffect {
     /// Top-level fields the recorded answers changed relative to the entity's record (sorted):
     /// the engine copies these from the answer into the stored record.
     pub fields: Vec<String>,
+    /// Integer fields every recorded answer moved by the same non-zero step from the entity as
+    /// the session last saw it (`favourites_count`: +1 for a favourite, -1 for an unfavourite):
+    /// the engine stores the session's value plus the step, and answers with it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counters: std::collections::BTreeMap<String, i64>,
+    /// Where the answer carries the entity, as a JSON pointer: empty for the answer itself,
+    /// `/reblog` when the answer is another object that embeds it (a reblog wraps the status
+    /// it reblogs). `fields` and `counters` are relative to that object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,15 +4,17 @@
 //!
 //! A route is an action on an entity type when a path parameter sits where a read/update/delete
 //! route of that type has its id parameter (same path up to it) and its recorded 2xx answers are
-//! that entity: the same primary key at the top level, and mostly the fields the entity's own
-//! routes show (60% Jaccard). Its effect is the top-level fields on which those answers differ
+//! that entity: the same primary key at the top level (or, in an answer that embeds it, in a
+//! top-level object: a reblog wraps the status, `ActionEffect::at`), and mostly the fields the
+//! entity's own routes show (60% Jaccard). Its effect is the top-level fields on which those answers differ
 //! from the entity as the session last saw it before the action (the latest earlier read, create
 //! or update answer of the same id in the same session, or an earlier action's answer when that
 //! came later, else the recorded record), in at least half of the answers that could be
 //! compared; leaving out identifier-like keys, fields whose answered value is not one constant
 //! (a rendered answer would carry another recording's value), and fields a later view of the
-//! entity contradicts before another action touches it (transient states). Never from route or
-//! field names.
+//! entity contradicts before another action touches it (transient states); and its counters:
+//! integer fields that every comparable answer moved by one same non-zero step from the entity
+//! as last seen (`favourites_count` +1). Never from route or field names.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -110,6 +112,8 @@ pub fn action_effects(
         param: &'g str,
         answers: usize,
         entity: Vec<(usize, String, Value)>,
+        /// Where the entity sits in the answers (`""` or `/key`, see `ActionEffect::at`).
+        at: String,
     }
     let mut cands = Vec::new();
     // When the actions touched each entity, per (session, type, id): a later view only shows
@@ -139,7 +143,11 @@ pub fn action_effects(
             param,
             answers: 0,
             entity: Vec::new(),
+            at: String::new(),
         };
+        // Each 2xx answer's entity and where it sits: the answer itself, else the first
+        // top-level object holding the path's id as its key (a reblog wraps the status).
+        let mut located: Vec<(usize, String, String, Value)> = Vec::new();
         for (&i, values) in g.obs.iter().zip(&g.param_values) {
             if !values::is_2xx(obs[i].status) {
                 continue;
@@ -151,14 +159,42 @@ pub fn action_effects(
             let Some(body) = obs[i].resp_json().filter(Value::is_object) else {
                 continue;
             };
-            if body.get(pk).and_then(scalar_key).as_deref() != Some(id.as_str()) {
+            let is_entity = |v: &Value| v.get(pk).and_then(scalar_key).as_deref() == Some(id);
+            let at = if is_entity(&body) {
+                Some(String::new())
+            } else {
+                body.as_object().and_then(|m| {
+                    m.iter()
+                        .find(|(_, v)| v.is_object() && is_entity(v))
+                        .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+                })
+            };
+            let Some(at) = at else {
+                continue;
+            };
+            let entity = match body.pointer(&at) {
+                Some(v) => v.clone(),
+                None => continue,
+            };
+            located.push((i, id.clone(), at, entity));
+        }
+        // The place most answers carry the entity (ties: the answer itself, then by name).
+        let mut places: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, _, at, _) in &located {
+            *places.entry(at.as_str()).or_default() += 1;
+        }
+        if let Some((at, _)) = places.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
+            cand.at = at.to_string();
+        }
+        for (i, id, at, entity) in located {
+            if at != cand.at {
                 continue;
             }
             acted
                 .entry((obs[i].session, ty.as_str(), id.clone()))
                 .or_default()
                 .push(i);
-            cand.entity.push((i, id.clone(), body));
+            cand.entity.push((i, id, entity));
         }
         cands.push(cand);
     }
@@ -180,6 +216,9 @@ pub fn action_effects(
         // them is some recording's, not this session's, so it is not stored.
         let mut varying: BTreeSet<String> = BTreeSet::new();
         let mut values_of: BTreeMap<String, Value> = BTreeMap::new();
+        // Per integer field, every step (answer minus the entity as last seen) the comparable
+        // answers took, zero included: a counter steps the same way in every one.
+        let mut steps: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
         for (i, id, body) in &cand.entity {
             let i = *i;
             let key = (obs[i].session, cand.ty, id.clone());
@@ -234,6 +273,11 @@ pub fn action_effects(
                     varying.insert(k.clone());
                 }
                 values_of.entry(k.clone()).or_insert_with(|| v.clone());
+                if let (Some(b), Some(a)) = (before.get(k).and_then(Value::as_i64), v.as_i64())
+                    && !matches!(before.get(k), Some(Value::Bool(_)))
+                {
+                    steps.entry(k.clone()).or_default().insert(a - b);
+                }
                 if before.get(k).is_some_and(|b| b != v) {
                     *changed.entry(k.clone()).or_default() += 1;
                     // A value a later view no longer shows was transient (`resizing`), not
@@ -255,18 +299,36 @@ pub fn action_effects(
         {
             continue;
         }
+        // A counter: an integer field that changed in every comparable answer, always by the
+        // same step, and that no later view contradicted. It is learned as the step even when
+        // the answered values happen to be one constant (a single favourite answering 1).
+        let counters: BTreeMap<String, i64> = changed
+            .iter()
+            .filter(|(k, n)| **n == compared && !transient.contains(*k))
+            .filter_map(|(k, _)| match steps.get(k) {
+                Some(s) if s.len() == 1 => s.first().filter(|d| **d != 0).map(|d| (k.clone(), *d)),
+                _ => None,
+            })
+            .collect();
         let fields: Vec<String> = changed
             .into_iter()
-            .filter(|(k, n)| n * 2 >= compared && !transient.contains(k) && !varying.contains(k))
+            .filter(|(k, n)| {
+                n * 2 >= compared
+                    && !transient.contains(k)
+                    && !varying.contains(k)
+                    && !counters.contains_key(k)
+            })
             .map(|(k, _)| k)
             .collect();
-        if fields.is_empty() {
+        if fields.is_empty() && counters.is_empty() {
             continue;
         }
         out[cand.gi] = Some(ActionEffect {
             entity_type: cand.ty.to_string(),
             id_param: cand.param.to_string(),
             fields,
+            counters,
+            at: cand.at.clone(),
         });
     }
     out

@@ -284,3 +284,32 @@ fn an_action_effect_leaves_out_transient_and_per_recording_values() {
             .is_none()
     );
 }
+
+#[test]
+fn an_action_learns_counters_that_step_the_same_way_and_where_the_answer_embeds_the_entity() {
+    let m = &mastodon().model;
+    let action = |path: &str| {
+        route(m, "POST", path)
+            .action
+            .clone()
+            .unwrap_or_else(|| panic!("{path} acts on the status it names"))
+    };
+    let fav = action("/api/v1/statuses/:param/favourite");
+    assert_eq!(fav.counters.get("favourites_count"), Some(&1), "{fav:?}");
+    assert_eq!(fav.at, "");
+    let unfav = action("/api/v1/statuses/:param/unfavourite");
+    assert_eq!(
+        unfav.counters.get("favourites_count"),
+        Some(&-1),
+        "{unfav:?}"
+    );
+    assert!(!unfav.fields.contains(&"favourites_count".to_string()));
+    // A reblog answers a new status that wraps the one it names.
+    let reblog = action("/api/v1/statuses/:param/reblog");
+    assert_eq!(reblog.at, "/reblog", "{reblog:?}");
+    assert_eq!(reblog.counters.get("reblogs_count"), Some(&1), "{reblog:?}");
+    assert!(
+        reblog.fields.contains(&"reblogged".to_string()),
+        "{reblog:?}"
+    );
+}
