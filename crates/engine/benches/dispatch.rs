@@ -194,6 +194,7 @@ fn bench_engine() -> Engine {
             },
         )]),
         diagnostics: Vec::new(),
+        precomputed: None,
     };
     let opts = EngineOptions {
         clock: wraith_engine::ClockConfig {

@@ -291,7 +291,12 @@ impl Engine {
             .iter()
             .map(|r| r.variants.iter().map(|_| OnceLock::new()).collect())
             .collect();
-        let verdicts = crate::raw_moment::Verdicts::new(&model);
+        // Verdicts synth stored for the default outbound policy, if the model has them.
+        let fingerprint = crate::raw_moment::outbound_fingerprint(
+            &crate::OutboundPolicy::default(),
+            opts.fidelity,
+        );
+        let verdicts = crate::raw_moment::Verdicts::seeded(&model, fingerprint.as_deref());
         let entity_keys = crate::raw_moment::PerMoment::new(&model);
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
@@ -354,7 +359,9 @@ impl Engine {
         self.outbound = outbound::Compiled::new(policy)?;
         self.replay_cache_clear();
         // Which moments the body passes leave unchanged was decided under the old policy.
-        self.verdicts = crate::raw_moment::Verdicts::new(&self.model);
+        let fingerprint =
+            crate::raw_moment::outbound_fingerprint(self.outbound.policy(), self.opts.fidelity);
+        self.verdicts = crate::raw_moment::Verdicts::seeded(&self.model, fingerprint.as_deref());
         Ok(())
     }
 
@@ -1882,11 +1889,7 @@ impl Engine {
     /// unless the moment's verdict says they leave it unchanged. The tree only when the model
     /// has no verdict for the position.
     fn recorded_json(&self, at: (usize, usize, usize), text: &JsonText) -> OutBody {
-        let verdict = self
-            .verdicts
-            .get(at, || self.moment_verdict(at.0, text))
-            .copied();
-        match verdict {
+        match self.cached_verdict(at, text) {
             Some(v) => OutBody::Raw(RawJson {
                 text: Bytes::copy_from_slice(text.as_str().as_bytes()),
                 mentions_upstream: v.mentions_upstream,
@@ -1897,6 +1900,18 @@ impl Engine {
                 Err(_) => OutBody::Bytes(Bytes::copy_from_slice(text.as_str().as_bytes())),
             },
         }
+    }
+
+    /// The verdict of moment `at` (whose body is `text`): stored by synth for this outbound
+    /// configuration, or decided on first use. `None` for a position the model does not have.
+    pub(crate) fn cached_verdict(
+        &self,
+        at: (usize, usize, usize),
+        text: &JsonText,
+    ) -> Option<crate::raw_moment::Verdict> {
+        self.verdicts
+            .get(at, || self.moment_verdict(at.0, text))
+            .copied()
     }
 
     /// Decide once whether a moment of route `r` with body `text` can be served verbatim:

@@ -56,3 +56,4 @@ pub use outbound::{
     FieldOrigin, OutboundError, OutboundPolicy, OutboundRule, PiiOptions, ReplayClaim, RuleAction,
     RuleTarget,
 };
+pub use raw_moment::outbound_fingerprint;

@@ -15,7 +15,17 @@
 
 use std::sync::OnceLock;
 
-use wraith_model::Model;
+use sha2::{Digest, Sha256};
+use wraith_model::precomputed::NO_VERDICT;
+use wraith_model::{Model, MomentVerdict, Precomputed, RecordedBody};
+
+use crate::{Engine, Fidelity, OutboundPolicy};
+
+/// Version of the rules [`Engine::moment_verdict`] decides by (the canonical-text test and the
+/// outbound body passes). Part of [`outbound_fingerprint`], so verdicts a model stores from an
+/// older engine are not trusted by a newer one: bump it whenever those rules change what they
+/// rewrite. The crate version is part of the fingerprint as well.
+const VERDICT_RULES: u32 = 1;
 
 /// What serving one moment's text verbatim depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +43,127 @@ pub(crate) struct Verdict {
 /// `model.routes[r].exact[e].moments[m]`. Memory is a few bytes per moment whether served or
 /// not; nothing of a body is kept.
 pub(crate) type Verdicts = PerMoment<Verdict>;
+
+impl Verdicts {
+    /// Verdicts for an engine serving `model` under the outbound configuration named by
+    /// `fingerprint`: the ones the model stores ([`Model::precomputed`]) when they were decided
+    /// under that same configuration, so they are not decided again; lazily computed otherwise
+    /// (no fingerprint, none stored, another configuration, or a route whose stored shape does
+    /// not match its moments).
+    pub(crate) fn seeded(model: &Model, fingerprint: Option<&str>) -> Verdicts {
+        let stored = model
+            .precomputed
+            .as_ref()
+            .filter(|p| fingerprint.is_some_and(|f| f == p.outbound));
+        let Some(stored) = stored else {
+            return Verdicts::new(model);
+        };
+        Verdicts {
+            cells: model
+                .routes
+                .iter()
+                .map(|r| {
+                    let entries = stored.verdicts.get(&r.id).filter(|es| {
+                        es.len() == r.exact.len()
+                            && es
+                                .iter()
+                                .zip(&r.exact)
+                                .all(|(s, e)| s.chars().count() == e.moments.len())
+                    });
+                    r.exact
+                        .iter()
+                        .enumerate()
+                        .map(|(ei, e)| {
+                            let codes = entries.and_then(|es| es.get(ei));
+                            (0..e.moments.len())
+                                .map(|mi| {
+                                    let v = codes
+                                        .and_then(|c| c.chars().nth(mi))
+                                        .and_then(MomentVerdict::from_char);
+                                    match v {
+                                        Some(v) => OnceLock::from(Verdict {
+                                            verbatim: v.verbatim,
+                                            mentions_upstream: v.mentions_upstream,
+                                        }),
+                                        None => OnceLock::new(),
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The fingerprint of the outbound body configuration a moment's verdict depends on: the
+/// policy's body rules, PII options and key, whether `[REDACTED]` placeholders are replaced (any
+/// fidelity but `strict`), the verdict rules' version and the crate version. `None` when the
+/// policy has a caller's tokenizer (a function: its answers cannot be fingerprinted), so
+/// verdicts are then never taken from the model. SHA-256 hex, so the scrub key is not readable
+/// from it.
+pub fn outbound_fingerprint(policy: &OutboundPolicy, fidelity: Fidelity) -> Option<String> {
+    if policy.tokenizer.is_some() {
+        return None;
+    }
+    let mut h = Sha256::new();
+    let text = format!(
+        "wraith verdicts {VERDICT_RULES} {}\nrules {:?}\npii {:?}\nreplace_redacted {}\nkey ",
+        env!("CARGO_PKG_VERSION"),
+        policy.rules,
+        policy.pii,
+        fidelity != Fidelity::Strict,
+    );
+    h.update(text.as_bytes());
+    h.update(&policy.key);
+    let digest = h.finalize();
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Engine {
+    /// The facts synth stores in the model ([`Model::precomputed`]) for this engine's model
+    /// under its outbound configuration: every exact-replay JSON moment's verdict. `None` when
+    /// the configuration has no fingerprint. Decides every moment, served or not (the verdicts
+    /// it decides stay in this engine too).
+    pub fn precompute(&self) -> Option<Precomputed> {
+        let outbound = outbound_fingerprint(self.outbound_policy(), self.options().fidelity)?;
+        let model = self.model();
+        let verdicts = model
+            .routes
+            .iter()
+            .enumerate()
+            .map(|(r, route)| {
+                let entries = route
+                    .exact
+                    .iter()
+                    .enumerate()
+                    .map(|(e, entry)| {
+                        entry
+                            .moments
+                            .iter()
+                            .enumerate()
+                            .map(|(m, moment)| match &moment.body {
+                                RecordedBody::Json { value } => self
+                                    .cached_verdict((r, e, m), value)
+                                    .map_or(NO_VERDICT, |v| {
+                                        MomentVerdict {
+                                            verbatim: v.verbatim,
+                                            mentions_upstream: v.mentions_upstream,
+                                        }
+                                        .to_char()
+                                    }),
+                                _ => NO_VERDICT,
+                            })
+                            .collect::<String>()
+                    })
+                    .collect();
+                (route.id.clone(), entries)
+            })
+            .collect();
+        Some(Precomputed { outbound, verdicts })
+    }
+}
 
 /// One lazily computed `T` per exact-replay moment, index-aligned with
 /// `model.routes[r].exact[e].moments[m]`: for facts about a recorded moment that depend only on
@@ -172,6 +303,7 @@ mod tests {
             routes: vec![route],
             entity_types: Default::default(),
             diagnostics: Vec::new(),
+            precomputed: None,
         };
         crate::Engine::new(
             model,
@@ -204,6 +336,179 @@ mod tests {
     fn a_body_naming_the_upstream_is_flagged_for_the_self_url_rewrite() {
         let v = verdict_of(serde_json::json!({"self": "https://API.example.com/v1/items/1"}));
         assert!(v.mentions_upstream);
+    }
+
+    /// A model of one route with one exact entry whose two moments are `bodies`.
+    fn model_with_moments(bodies: &[serde_json::Value]) -> Model {
+        let mut model = engine().model().clone();
+        model.routes[0].exact.push(wraith_model::ExactEntry {
+            key: wraith_model::RequestKey {
+                path: "/v1/items/1".to_string(),
+                query: String::new(),
+                body: None,
+            },
+            moments: bodies
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wraith_model::Moment {
+                    source: format!("s/{i}"),
+                    principal: None,
+                    status: 200,
+                    headers: Vec::new(),
+                    body: RecordedBody::json(b.clone()),
+                })
+                .collect(),
+            session_bound: Vec::new(),
+        });
+        model
+    }
+
+    fn engine_of(model: Model) -> Engine {
+        Engine::new(
+            model,
+            None,
+            crate::FixtureTree::default(),
+            crate::EngineOptions::default(),
+        )
+        .expect("engine")
+    }
+
+    fn served_verdicts(e: &Engine) -> Vec<Option<Verdict>> {
+        let route = &e.model().routes[0];
+        route.exact[0]
+            .moments
+            .iter()
+            .enumerate()
+            .map(|(m, moment)| match &moment.body {
+                RecordedBody::Json { value } => e.cached_verdict((0, 0, m), value),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const PLAIN: Verdict = Verdict {
+        verbatim: true,
+        mentions_upstream: false,
+    };
+    const NEEDS_PASSES: Verdict = Verdict {
+        verbatim: false,
+        mentions_upstream: false,
+    };
+
+    #[test]
+    fn precomputed_verdicts_are_the_ones_an_engine_decides() {
+        let model = model_with_moments(&[
+            serde_json::json!({"a": "plain words"}),
+            serde_json::json!({"email": "jane.doe@example.com"}),
+        ]);
+        let e = engine_of(model);
+        let p = e
+            .precompute()
+            .expect("the default policy has a fingerprint");
+        assert_eq!(p.verdicts.get("get_items"), Some(&vec!["vp".to_string()]));
+        assert_eq!(served_verdicts(&e), vec![Some(PLAIN), Some(NEEDS_PASSES)]);
+    }
+
+    #[test]
+    fn stored_verdicts_are_read_only_under_the_configuration_they_were_decided_in() {
+        let mut model = model_with_moments(&[
+            serde_json::json!({"a": "plain words"}),
+            serde_json::json!({"email": "jane.doe@example.com"}),
+        ]);
+        let mut stored = engine_of(model.clone()).precompute().expect("fingerprint");
+        // Swapped on purpose: an engine that reads them serves what they say.
+        stored
+            .verdicts
+            .insert("get_items".into(), vec!["pv".into()]);
+        model.precomputed = Some(stored);
+        let swapped = vec![Some(NEEDS_PASSES), Some(PLAIN)];
+        assert_eq!(served_verdicts(&engine_of(model.clone())), swapped);
+
+        // Another policy decides for itself.
+        let mut other = engine_of(model.clone());
+        other
+            .set_outbound_policy(OutboundPolicy {
+                key: b"another key".to_vec(),
+                ..OutboundPolicy::default()
+            })
+            .expect("policy");
+        assert_eq!(
+            served_verdicts(&other),
+            vec![Some(PLAIN), Some(NEEDS_PASSES)]
+        );
+        // The default policy installed again reads them again.
+        other
+            .set_outbound_policy(OutboundPolicy::default())
+            .expect("policy");
+        assert_eq!(served_verdicts(&other), swapped);
+
+        // Another fidelity has another fingerprint.
+        let strict = Engine::new(
+            model,
+            None,
+            crate::FixtureTree::default(),
+            crate::EngineOptions {
+                fidelity: Fidelity::Strict,
+                ..crate::EngineOptions::default()
+            },
+        )
+        .expect("engine");
+        assert_eq!(
+            served_verdicts(&strict),
+            vec![Some(PLAIN), Some(NEEDS_PASSES)]
+        );
+    }
+
+    #[test]
+    fn stored_verdicts_of_another_shape_are_ignored() {
+        let mut model = model_with_moments(&[
+            serde_json::json!({"a": "plain words"}),
+            serde_json::json!({"email": "jane.doe@example.com"}),
+        ]);
+        let mut stored = engine_of(model.clone()).precompute().expect("fingerprint");
+        // One character for two moments: the route's stored verdicts are not trusted.
+        stored.verdicts.insert("get_items".into(), vec!["p".into()]);
+        model.precomputed = Some(stored);
+        assert_eq!(
+            served_verdicts(&engine_of(model)),
+            vec![Some(PLAIN), Some(NEEDS_PASSES)]
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_names_key_rules_and_placeholder_replacement() {
+        let base = OutboundPolicy::default();
+        let f = |p: &OutboundPolicy, fid| outbound_fingerprint(p, fid);
+        let d = f(&base, Fidelity::Synth);
+        assert!(d.is_some());
+        assert_eq!(
+            d,
+            f(&base, Fidelity::Fuzzy),
+            "only strict keeps placeholders"
+        );
+        assert_ne!(d, f(&base, Fidelity::Strict));
+        let keyed = OutboundPolicy {
+            key: b"k".to_vec(),
+            ..OutboundPolicy::default()
+        };
+        assert_ne!(d, f(&keyed, Fidelity::Synth));
+        let no_pii = OutboundPolicy {
+            pii: crate::PiiOptions {
+                detect: false,
+                ..crate::PiiOptions::default()
+            },
+            ..OutboundPolicy::default()
+        };
+        assert_ne!(d, f(&no_pii, Fidelity::Synth));
+        let headers_only = OutboundPolicy {
+            strip_headers: false,
+            ..OutboundPolicy::default()
+        };
+        assert_eq!(
+            d,
+            f(&headers_only, Fidelity::Synth),
+            "headers are not bodies"
+        );
     }
 
     #[test]

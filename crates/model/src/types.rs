@@ -31,6 +31,11 @@ pub struct Model {
     pub entity_types: BTreeMap<String, EntityType>,
     /// What synth could not model, and why.
     pub diagnostics: Vec<Diagnostic>,
+    /// Facts synth computed so an engine need not on every start (see
+    /// [`crate::Precomputed`]); absent in models written before it, which the engine serves the
+    /// same, computing those facts itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precomputed: Option<crate::Precomputed>,
 }
 
 /// One route template: method + path with `:param` segments.

@@ -127,6 +127,7 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
                 routes: Vec::new(),
                 entity_types: BTreeMap::new(),
                 diagnostics: Vec::new(),
+                precomputed: None,
             },
             symbols: SymbolTable::default(),
             contributions,
@@ -136,6 +137,9 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
     };
 
     let mut model = base.model.clone();
+    // Verdicts stored for the base alone may not hold for the merged routes; an engine decides
+    // them itself when the model has none.
+    model.precomputed = None;
     let mut symbols = base.symbols.clone();
     {
         let c = &mut contributions[0];

@@ -22,6 +22,7 @@ pub mod compose;
 pub mod exact;
 pub mod list;
 pub mod observe;
+pub mod precompute;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
@@ -164,7 +165,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         .sort_by(|a, b| (&a.route, &a.code, &a.message).cmp(&(&b.route, &b.code, &b.message)));
     diagnostics.dedup();
 
-    let model = Model {
+    let mut model = Model {
         schema_version: wraith_model::MODEL_SCHEMA_VERSION,
         tool_version: opts.tool_version.clone(),
         twin: opts.twin.clone(),
@@ -174,7 +175,9 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         routes: built,
         entity_types,
         diagnostics,
+        precomputed: None,
     };
+    precompute::fill(&mut model);
     let summary = summarize(&model, &symbols, exchanges, opts);
     Synthesis {
         model,

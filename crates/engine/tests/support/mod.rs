@@ -255,6 +255,7 @@ pub fn model(routes: Vec<Route>, types: Vec<(&str, EntityType)>) -> Model {
             .map(|(k, v)| (k.to_string(), v))
             .collect::<BTreeMap<_, _>>(),
         diagnostics: Vec::new(),
+        precomputed: None,
     }
 }
 

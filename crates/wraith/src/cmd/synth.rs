@@ -92,6 +92,18 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
         },
     );
     drop(sessions);
+    // Decide the moments' verdicts under the outbound policy `serve` and `check` install for
+    // this twin (its scrub rules and key), so their engines start with them decided.
+    if let Ok(policy) =
+        super::serve::outbound_policy(twin, config.serve.strip_headers, &mut Vec::new())
+    {
+        let fidelity = match config.serve.fidelity {
+            wraith_twin::Fidelity::Strict => wraith_engine::Fidelity::Strict,
+            wraith_twin::Fidelity::Synth => wraith_engine::Fidelity::Synth,
+            wraith_twin::Fidelity::Fuzzy => wraith_engine::Fidelity::Fuzzy,
+        };
+        wraith_synth::precompute::fill_with(&mut synthesis.model, policy, fidelity);
+    }
     bar.inc(1);
 
     bar.set_message("write");

@@ -450,6 +450,7 @@ pub fn shop(twin: &str) -> Model {
         routes,
         entity_types,
         diagnostics: vec![],
+        precomputed: None,
     }
 }
 
@@ -484,5 +485,6 @@ pub fn many_routes(twin: &str, n: usize) -> Model {
         routes,
         entity_types: BTreeMap::new(),
         diagnostics: vec![],
+        precomputed: None,
     }
 }
