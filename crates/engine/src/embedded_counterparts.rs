@@ -24,7 +24,7 @@ pub(crate) struct Rename<'a> {
 pub(crate) fn mentions_any(text: &[u8], renames: &[Rename<'_>]) -> bool {
     renames.iter().any(|r| {
         let needle = r.theirs.as_bytes();
-        !needle.is_empty() && text.windows(needle.len()).any(|w| w == needle)
+        !needle.is_empty() && memchr::memmem::find(text, needle).is_some()
     })
 }
 
