@@ -357,10 +357,9 @@ pub struct BodyDiff<'c> {
     fields: Option<&'c DiffRules>,
     /// Paths of the divergences found at `echoed` positions (the symbol-consistency dimension).
     pub echo_failures: Vec<String>,
-    /// When set, the session's id map and the `symbol_mismatch` divergences found so far:
-    /// every `generated` position whose recorded value is mapped must answer the mapped value
+    /// When set, the session's id map and what holding the answer to it found so far
     /// (`crate::symbols`). Never filled by a dry run.
-    symbols: Option<(&'c crate::idmap::IdMap, Vec<Divergence>)>,
+    symbols: Option<SymbolWatch<'c>>,
     /// How an element of a tagged-union list whose tag the model never recorded is judged
     /// (`[[diff.tagged_union_policy]]`; `reject_unknown` unless the route's entry says else).
     unknown_tags: UnknownTagPolicy,
@@ -402,6 +401,23 @@ impl UnknownTagPolicy {
     pub fn parse(s: &str) -> Option<UnknownTagPolicy> {
         Self::ALL.into_iter().find(|p| p.as_str() == s)
     }
+}
+
+/// What [`BodyDiff::check_symbols`] finds while walking an answer under the session's id map.
+#[derive(Debug)]
+pub(crate) struct SymbolWatch<'c> {
+    ids: &'c crate::idmap::IdMap,
+    /// `symbol_mismatch` divergences at `generated` positions, in document order: the recorded
+    /// value X the session saw answered as Y, and the answer is not Y.
+    pub(crate) mismatches: Vec<Divergence>,
+    /// `symbol_mismatch` divergences at exactly compared positions (`constant`, `enum`): the
+    /// recorded value X the session saw answered as Y, and the answer still shows X (which the
+    /// judge, comparing with the recording, accepted).
+    pub(crate) exact_mismatches: Vec<Divergence>,
+    /// Exactly compared positions (`constant`, `enum`) whose recorded value X the session saw
+    /// answered as Y and whose answer is Y: the value the client was given for X. The judge,
+    /// which compares against the recording, flagged them; they agree once X is read as Y.
+    pub(crate) translated: Vec<Divergence>,
 }
 
 /// How one list element is judged: under a template (or exactly), or, for a tagged-union
@@ -447,12 +463,51 @@ impl<'c> BodyDiff<'c> {
     /// Also hold every `generated` position to the session's id map during [`Self::run`]
     /// (read the failures with [`Self::take_symbol_mismatches`]).
     pub(crate) fn check_symbols(&mut self, ids: &'c crate::idmap::IdMap) {
-        self.symbols = Some((ids, Vec::new()));
+        self.symbols = Some(SymbolWatch {
+            ids,
+            mismatches: Vec::new(),
+            exact_mismatches: Vec::new(),
+            translated: Vec::new(),
+        });
     }
 
-    /// The `symbol_mismatch` divergences found since [`Self::check_symbols`], in document order.
-    pub(crate) fn take_symbol_mismatches(&mut self) -> Vec<Divergence> {
-        self.symbols.take().map(|(_, v)| v).unwrap_or_default()
+    /// What holding the answer to the id map found since [`Self::check_symbols`].
+    pub(crate) fn take_symbol_watch(&mut self) -> Option<SymbolWatch<'c>> {
+        self.symbols.take()
+    }
+
+    /// At an exactly compared position (`constant`, `enum`) whose recorded value the session
+    /// saw answered as another value: note an answer showing that value (the judge's mismatch
+    /// there is the recording's name for it), or a `symbol_mismatch` for an answer still
+    /// showing the recorded value. Other answers are the judge's to flag.
+    fn watch_exact(&mut self, expected: &Value, actual: &Value, segs: &[Seg<'_>]) {
+        if self.dry_run {
+            return;
+        }
+        let Some(watch) = &mut self.symbols else {
+            return;
+        };
+        let Some(mapped) = crate::symbols::mapped(watch.ids, expected) else {
+            return;
+        };
+        if json_eq(mapped, expected) || JsonType::of(mapped) != JsonType::of(expected) {
+            return;
+        }
+        if json_eq(actual, mapped) {
+            watch.translated.push(Divergence {
+                path: render_path(self.segs_root, segs),
+                category: mismatch_category(expected, actual),
+                expected: expected.clone(),
+                actual: actual.clone(),
+            });
+        } else if json_eq(actual, expected) {
+            watch.exact_mismatches.push(Divergence {
+                path: render_path(self.segs_root, segs),
+                category: Category::SymbolMismatch,
+                expected: mapped.clone(),
+                actual: actual.clone(),
+            });
+        }
     }
 
     /// Apply the user's `[diff.fields]` classes (most specific pattern first), which win over
@@ -580,16 +635,19 @@ impl<'c> BodyDiff<'c> {
         self.compared += 1;
         if matches!(class, FieldClass::Generated)
             && !self.dry_run
-            && let Some((ids, found)) = &mut self.symbols
-            && let Some(mapped) = crate::symbols::mapped(ids, expected)
+            && let Some(watch) = &mut self.symbols
+            && let Some(mapped) = crate::symbols::mapped(watch.ids, expected)
             && !json_eq(actual, mapped)
         {
-            found.push(Divergence {
+            watch.mismatches.push(Divergence {
                 path: render_path(self.segs_root, segs),
                 category: Category::SymbolMismatch,
                 expected: mapped.clone(),
                 actual: actual.clone(),
             });
+        }
+        if matches!(class, FieldClass::Enum(..)) {
+            self.watch_exact(expected, actual, segs);
         }
         if json_eq(expected, actual) {
             return;
@@ -703,6 +761,7 @@ impl<'c> BodyDiff<'c> {
             },
             _ => {
                 self.compared += 1;
+                self.watch_exact(expected, actual, segs);
                 if json_eq(expected, actual) {
                     return;
                 }

@@ -11,24 +11,31 @@
 //! - **Where.** At the `generated` positions of the template the twin most likely rendered —
 //!   the very positions the id flow learns from (`judge::generated_pairs`), with list elements
 //!   paired as the judge pairs them, and from the template even when the answer carries an
-//!   exactness claim (a claim says how to compare, not which fields are ids). Not at constant,
-//!   enum or echoed positions: those are compared exactly or against the request as sent
-//!   already, and a mapped id there would be judged twice.
+//!   exactness claim (a claim says how to compare, not which fields are ids).
 //! - **What.** When the recorded value X at such a position is mapped (X → Y, learned from an
 //!   *earlier* answer of the session), the answer must carry Y; anything else, the recorded X
 //!   included, is a `symbol_mismatch` (`expected` Y, `actual` what the twin answered). The
 //!   recorded X is not accepted: the client was given Y for that entity and never heard of X.
+//! - **Exactly compared positions** (`constant`, `enum`, under the same template) name ids too:
+//!   a reply's parent, a marker's last read status, a collection's URL in a notification. The
+//!   judge compares them with the recording, which names the entity X, where the session knows
+//!   it as Y. So there, with X mapped to Y (same JSON type): an answer of Y is the recording's
+//!   value under the session's name for it, and the judge's mismatch at that position (expected
+//!   X, actual Y) is withdrawn; an answer still showing X is a `symbol_mismatch` (expected Y),
+//!   as at a `generated` position; any other answer stays the judge's mismatch. Echoed
+//!   positions are left alone: they compare with the request as sent, which already names Y.
 //! - **How it counts.** A `symbol_mismatch` is a divergence like any other (the exchange
 //!   fails, `[[diff.suppress]]` applies, the causes step sees it), and it fails the
 //!   `symbol_consistency` dimension. Where the judge already found a divergence at the same
 //!   path, no second one is added; that divergence counts in `symbol_consistency` too.
 //!
-//! Only ever a tightening: nothing the judge flags is removed.
+//! Nothing the judge flags is removed except a mismatch whose answer is exactly the value the
+//! twin gave the session for the recorded one.
 
 use serde_json::Value;
 use wraith_recording::Exchange;
 
-use crate::diff::BodyDiff;
+use crate::diff::{BodyDiff, Divergence};
 use crate::idmap::IdMap;
 use crate::judge::{
     AnswerMemo, Body, DiffOptions, ExpectedBody, ModelIndex, Observed, Verdict, echo_context,
@@ -105,8 +112,39 @@ pub fn check_memo(
     let mut d = BodyDiff::new(&echo);
     d.check_symbols(ids);
     d.run(Some(template), recorded, answered_tree);
-    let found = d.take_symbol_mismatches();
+    let Some(watch) = d.take_symbol_watch() else {
+        return;
+    };
+    let mut changed = false;
+    // The judge compared these positions with the recording, which names the entity by the
+    // value the session never saw; the answer names it as the twin told the session.
+    for t in &watch.translated {
+        if let Some(i) = verdict.divergences.iter().position(|x| {
+            x.path == t.path
+                && x.category == t.category
+                && x.expected == t.expected
+                && x.actual == t.actual
+        }) {
+            verdict.divergences.remove(i);
+            changed = true;
+        }
+    }
+    // At a `generated` position the judge accepted any value of the type: holding it to the
+    // mapped one is a comparison it did not count. An exact position it compared already.
+    let compared_already: Vec<String> = watch
+        .exact_mismatches
+        .iter()
+        .map(|d| d.path.clone())
+        .collect();
+    let found: Vec<Divergence> = watch
+        .mismatches
+        .into_iter()
+        .chain(watch.exact_mismatches)
+        .collect();
     if found.is_empty() {
+        if changed {
+            verdict.rescore();
+        }
         return;
     }
     let found = match opts.rules.as_deref() {
@@ -124,7 +162,7 @@ pub fn check_memo(
         }
         None => found,
     };
-    let mut added = false;
+    let mut added = changed;
     for div in found {
         if !verdict.facets.echo_failures.contains(&div.path) {
             verdict.facets.echo_failures.push(div.path.clone());
@@ -132,8 +170,9 @@ pub fn check_memo(
         if verdict.divergences.iter().any(|x| x.path == div.path) {
             continue;
         }
-        // A comparison the judge did not make (it accepted any value of the type there).
-        verdict.compared += 1;
+        if !compared_already.contains(&div.path) {
+            verdict.compared += 1;
+        }
         verdict.divergences.push(div);
         added = true;
     }
@@ -335,6 +374,95 @@ mod tests {
         assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
         assert_eq!(v.divergences[0].category, Category::TypeMismatch);
         assert_eq!(v.facets.echo_failures, vec!["body.id".to_string()]);
+    }
+
+    /// `GET /v1/notes/:id/links` → 200 `{"parent": "note_aaaaaaaaaaaa" (a constant: one
+    /// recording), "reply_to": <observed: "note_aaaaaaaaaaaa" | "note_dddddddddddd">}`.
+    fn judged_links(recorded: Value, answer: Value, ids: &IdMap) -> Verdict {
+        let text = MODEL
+            .replace("/v1/notes/:param\"", "/v1/notes/:param/links\"")
+            .replace(
+                r#"{"key": "id", "present_ratio_bp": 10000, "value": {"confidence_bp": 8000, "node": "hole",
+        "observed_type": "string", "source": {"kind": "generated", "shape": {"charset":
+        "lower_alnum", "length": 12, "prefix": "note_", "shape": "token"}}}},
+       {"key": "object", "present_ratio_bp": 10000, "value": {"node": "const", "value": "note"}},
+       {"key": "owner", "present_ratio_bp": 10000, "value": {"confidence_bp": 8000, "node": "hole",
+        "observed_type": "number", "source": {"kind": "counter", "name": "owners"}}}"#,
+                r#"{"key": "parent", "present_ratio_bp": 10000, "value": {"node": "const", "value": "note_aaaaaaaaaaaa"}},
+       {"key": "reply_to", "present_ratio_bp": 10000, "value": {"confidence_bp": 3000, "node": "hole",
+        "observed_type": "string", "source": {"kind": "observed"},
+        "examples": ["note_aaaaaaaaaaaa", "note_dddddddddddd"]}}"#,
+            );
+        let model: wraith_model::Model = serde_json::from_str(&text).unwrap();
+        assert_eq!(model.routes[0].path, "/v1/notes/:param/links");
+        let index = ModelIndex::new(&model);
+        let mut ex = exchange(&recorded);
+        ex.request.path = "/v1/notes/note_aaaaaaaaaaaa/links".into();
+        let obs = Observed {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(&answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some("GET /v1/notes/:param/links".into()),
+            replay: None,
+        };
+        let opts = DiffOptions::default();
+        let mut v = judge(&index, "s/1", &ex, &obs, &opts);
+        check(
+            &index,
+            &ex,
+            &ExpectedBody::of(&ex),
+            &obs,
+            ids,
+            &opts,
+            &mut v,
+        );
+        v
+    }
+
+    #[test]
+    fn an_exact_position_showing_the_id_the_twin_gave_for_the_recorded_one_passes() {
+        let recorded = json!({"parent": "note_aaaaaaaaaaaa", "reply_to": "note_aaaaaaaaaaaa"});
+        let answer = json!({"parent": "note_bbbbbbbbbbbb", "reply_to": "note_bbbbbbbbbbbb"});
+        // Without the session's map the recording's value is the only one accepted.
+        let v = judged_links(recorded.clone(), answer.clone(), &IdMap::new());
+        assert_eq!(v.divergences.len(), 2, "{:?}", v.divergences);
+        // The session was given note_bbbbbbbbbbbb for note_aaaaaaaaaaaa: that is its name now.
+        let v = judged_links(recorded, answer, &minted());
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+        assert_eq!(v.score_bp, 10_000);
+    }
+
+    #[test]
+    fn an_exact_position_still_showing_the_recorded_id_is_a_symbol_mismatch() {
+        let recorded = json!({"parent": "note_aaaaaaaaaaaa", "reply_to": "note_aaaaaaaaaaaa"});
+        let v = judged_links(recorded.clone(), recorded, &minted());
+        assert_eq!(v.divergences.len(), 2, "{:?}", v.divergences);
+        for (d, path) in v.divergences.iter().zip(["body.parent", "body.reply_to"]) {
+            assert_eq!(d.path, path);
+            assert_eq!(d.category, Category::SymbolMismatch);
+            assert_eq!(
+                d.expected,
+                json!("note_bbbbbbbbbbbb"),
+                "the id the twin gave"
+            );
+            assert_eq!(d.actual, json!("note_aaaaaaaaaaaa"));
+        }
+        assert!(v.score_bp < 10_000);
+    }
+
+    #[test]
+    fn an_exact_position_answering_a_third_value_stays_the_judges_mismatch() {
+        let recorded = json!({"parent": "note_aaaaaaaaaaaa", "reply_to": "note_dddddddddddd"});
+        let answer = json!({"parent": "note_cccccccccccc", "reply_to": "note_aaaaaaaaaaaa"});
+        let v = judged_links(recorded, answer, &minted());
+        // `parent`: neither the recording nor the twin's id: the judge's value mismatch.
+        // `reply_to`: the recorded note_dddddddddddd is unmapped, and note_aaaaaaaaaaaa is a
+        // recorded example, so the enum rule accepts it; nothing maps it here.
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].path, "body.parent");
+        assert_eq!(v.divergences[0].category, Category::ValueMismatch);
+        assert_eq!(v.divergences[0].expected, json!("note_aaaaaaaaaaaa"));
     }
 
     #[test]
