@@ -227,3 +227,52 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
     let read = body(&get(&e, s, &format!("/v1/customers/{id}")));
     assert_eq!(read["starred"], json!(true), "the effect is stored: {read}");
 }
+
+#[test]
+fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_under_its_own_key()
+{
+    let field = |k: &str| (k.to_string(), c(json!(null)));
+    let mut wrapper: Vec<(String, Node)> = ["email", "balance", "address", "tags", "created"]
+        .iter()
+        .map(|k| field(k))
+        .collect();
+    wrapper.push(("id".into(), gen_id(cus_id())));
+    wrapper.push(("object".into(), c(json!("customer"))));
+    wrapper.push(("name".into(), c(json!("Wrapper"))));
+    wrapper.push((
+        "wrapped".into(),
+        obj(vec![
+            ("id", c(json!("cus_recorded"))),
+            ("object", c(json!("customer"))),
+            ("starred", c(json!(true))),
+        ]),
+    ));
+    let e = shop_with_action(
+        "/v1/customers/:id/reshare",
+        obj(wrapper
+            .iter()
+            .map(|(k, n)| (k.as_str(), n.clone()))
+            .collect()),
+        ActionEffect {
+            entity_type: "customers".into(),
+            id_param: "id".into(),
+            fields: vec!["starred".into()],
+            counters: Default::default(),
+            at: "/wrapped".into(),
+        },
+    );
+    let s = Some("reshare");
+    let id = created_customer(&e, s);
+    let answer = body(&send(
+        &e,
+        s,
+        "POST",
+        &format!("/v1/customers/{id}/reshare"),
+        json!({}),
+    ));
+    let key = answer["id"].as_str().unwrap_or_default().to_string();
+    assert!(!key.is_empty() && key != id, "{answer}");
+    let read = get(&e, s, &format!("/v1/customers/{key}"));
+    assert_eq!(read.status, 200, "{}", body(&read));
+    assert_eq!(body(&read)["wrapped"]["id"], json!(id), "{}", body(&read));
+}
