@@ -1239,11 +1239,9 @@ impl Engine {
                 Some(f) => f(auth),
                 None => auth.to_string(),
             });
-        let all = self
-            .snapshots
-            .get(r)?
-            .get(vi)?
-            .get_or_init(|| snapshots_of(route, vi));
+        let all = self.snapshots.get(r)?.get(vi)?.get_or_init(|| {
+            stored_snapshots(&self.model, r, vi).unwrap_or_else(|| snapshots_of(route, vi))
+        });
         all.iter()
             .find(|s| s.principal == principal)
             .map(|s| &s.body)
@@ -3021,6 +3019,49 @@ const MAX_SNAPSHOT_CANDIDATES: usize = 256;
 /// no snapshot (no observed hole, no list): rendering it never looks one up, so no recorded
 /// body is parsed for it.
 fn snapshots_of(route: &Route, vi: usize) -> Vec<Snapshot> {
+    snapshot_choices(route, vi)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// The positions `[entry, moment]` in `route.exact` of variant `vi`'s snapshots, in
+/// [`snapshots_of`]'s order: what synth stores in the model (`Precomputed::snapshots`) so an
+/// engine parses only the chosen bodies instead of every candidate.
+pub(crate) fn snapshot_positions(route: &Route, vi: usize) -> Vec<[usize; 2]> {
+    snapshot_choices(route, vi)
+        .into_iter()
+        .map(|((e, m), _)| [e, m])
+        .collect()
+}
+
+/// Variant `vi`'s snapshots as the model stores them, when it does: `None` (compute them) for a
+/// model without stored snapshots for the route, or whose stored positions do not name JSON
+/// moments of the route.
+fn stored_snapshots(model: &Model, r: usize, vi: usize) -> Option<Vec<Snapshot>> {
+    let route = model.routes.get(r)?;
+    let per_variant = model.precomputed.as_ref()?.snapshots.get(&route.id)?;
+    if per_variant.len() != route.variants.len() {
+        return None;
+    }
+    per_variant
+        .get(vi)?
+        .iter()
+        .map(|&[e, m]| {
+            let moment = route.exact.get(e)?.moments.get(m)?;
+            let RecordedBody::Json { value } = &moment.body else {
+                return None;
+            };
+            Some(Snapshot {
+                principal: moment.principal.clone(),
+                body: value.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// [`snapshots_of`] with the position of the moment each snapshot is.
+fn snapshot_choices(route: &Route, vi: usize) -> Vec<((usize, usize), Snapshot)> {
     let mut out = Vec::new();
     let Some(variant) = route.variants.get(vi) else {
         return out;
@@ -3032,30 +3073,40 @@ fn snapshots_of(route: &Route, vi: usize) -> Vec<Snapshot> {
         return out;
     }
     // Recorded answers of this variant's status and shape, by principal, in recorded order.
-    let mut by_principal: BTreeMap<Option<&str>, Vec<Value>> = BTreeMap::new();
-    for m in route.exact.iter().flat_map(|e| e.moments.iter()) {
-        if m.status != variant.status {
-            continue;
-        }
-        let RecordedBody::Json { value } = &m.body else {
-            continue;
-        };
-        let group = by_principal.entry(m.principal.as_deref()).or_default();
-        if group.len() >= MAX_SNAPSHOT_CANDIDATES {
-            continue;
-        }
-        if let Ok(body) = value.parse()
-            && fits(root, &body)
-        {
-            group.push(body);
+    type Candidates<'a> = BTreeMap<Option<&'a str>, (Vec<(usize, usize)>, Vec<Value>)>;
+    let mut by_principal: Candidates<'_> = BTreeMap::new();
+    for (ei, e) in route.exact.iter().enumerate() {
+        for (mi, m) in e.moments.iter().enumerate() {
+            if m.status != variant.status {
+                continue;
+            }
+            let RecordedBody::Json { value } = &m.body else {
+                continue;
+            };
+            let (at, group) = by_principal.entry(m.principal.as_deref()).or_default();
+            if group.len() >= MAX_SNAPSHOT_CANDIDATES {
+                continue;
+            }
+            if let Ok(body) = value.parse()
+                && fits(root, &body)
+            {
+                at.push((ei, mi));
+                group.push(body);
+            }
         }
     }
-    for (principal, bodies) in by_principal {
-        if let Some(body) = most_typical(bodies) {
-            out.push(Snapshot {
-                principal: principal.map(str::to_string),
-                body,
-            });
+    for (principal, (at, bodies)) in by_principal {
+        let Some(i) = most_typical_index(&bodies) else {
+            continue;
+        };
+        if let (Some(&pos), Some(body)) = (at.get(i), bodies.into_iter().nth(i)) {
+            out.push((
+                pos,
+                Snapshot {
+                    principal: principal.map(str::to_string),
+                    body,
+                },
+            ));
         }
     }
     out
@@ -3087,12 +3138,20 @@ fn fits(root: &Node, body: &Value) -> bool {
     }
 }
 
-/// The body whose leaves (and array lengths) recur most among `bodies`; the first among equals.
+/// The body [`most_typical_index`] picks (what the tests compare).
+#[cfg(test)]
+fn most_typical(bodies: Vec<Value>) -> Option<Value> {
+    let i = most_typical_index(&bodies)?;
+    bodies.into_iter().nth(i)
+}
+
+/// The index of the body whose leaves (and array lengths) recur most among `bodies`; the first
+/// among equals.
 ///
 /// A leaf is its path and value as text (`/a/0/b=1`, `/a#2` for an array's length); a body
 /// scores the sum, over its leaves, of how many bodies have that leaf. Each distinct leaf text
 /// is interned once (one key buffer reused for the lookups), so a body's leaves are numbers.
-fn most_typical(mut bodies: Vec<Value>) -> Option<Value> {
+fn most_typical_index(bodies: &[Value]) -> Option<usize> {
     use std::fmt::Write as _;
     /// Distinct leaf texts and how many bodies hold each.
     #[derive(Default)]
@@ -3150,7 +3209,7 @@ fn most_typical(mut bodies: Vec<Value>) -> Option<Value> {
     }
     // One candidate is the most typical whatever its leaves.
     if bodies.len() <= 1 {
-        return bodies.pop();
+        return (!bodies.is_empty()).then_some(0);
     }
     let mut leaves = Leaves::default();
     let flat: Vec<Vec<usize>> = bodies
@@ -3171,8 +3230,7 @@ fn most_typical(mut bodies: Vec<Value>) -> Option<Value> {
             best = Some((i, score));
         }
     }
-    let (i, _) = best?;
-    bodies.into_iter().nth(i)
+    best.map(|(i, _)| i)
 }
 
 #[cfg(test)]
@@ -3180,6 +3238,90 @@ fn most_typical(mut bodies: Vec<Value>) -> Option<Value> {
 mod snapshot_tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A route whose one variant (status 200) renders `{"id": <observed hole>, "n": 1}`, with
+    /// one exact entry per body in `bodies` (`(principal, status, body)`).
+    fn route_with(bodies: &[(Option<&str>, u16, Value)]) -> Route {
+        let variant = serde_json::json!({
+            "id": "v", "status": 200, "guard": {"guard": "always"}, "headers": [],
+            "evidence": {"confidence_bp": 10000, "exchange_count": 1, "sources": []},
+            "body": {"kind": "json", "root": {"node": "object", "fields": [
+                {"key": "id", "present_ratio_bp": 10000, "value": {"node": "hole",
+                    "confidence_bp": 3000, "examples": ["1"], "observed_type": "string",
+                    "source": {"kind": "observed"}}},
+                {"key": "n", "present_ratio_bp": 10000, "value": {"node": "const", "value": 1}}
+            ]}}
+        });
+        let exact: Vec<Value> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, (principal, status, body))| {
+                let mut moment = serde_json::json!({
+                    "source": format!("s/{i}"), "status": status, "headers": [],
+                    "body": {"kind": "json", "value": body}
+                });
+                if let Some(p) = principal {
+                    moment["principal"] = Value::String((*p).to_string());
+                }
+                serde_json::json!({
+                    "key": {"path": format!("/v1/items/{i}"), "query": "", "body": null},
+                    "moments": [moment]
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "id": "get_items", "method": "GET", "path": "/v1/items/:id", "params": ["id"],
+            "variants": [variant], "exact": exact, "known_param_tuples": [],
+            "latency": serde_json::to_value(wraith_model::LatencyProfile::default()).unwrap(),
+            "exchange_count": 1
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn stored_snapshot_positions_give_the_snapshots_the_engine_picks() {
+        let route = route_with(&[
+            (None, 200, serde_json::json!({"id": "a", "n": 1})),
+            (Some("tok-1"), 200, serde_json::json!({"id": "b", "n": 1})),
+            (None, 404, serde_json::json!({"id": "c", "n": 1})),
+            (None, 200, serde_json::json!({"id": "a", "n": 1, "x": true})),
+            (Some("tok-1"), 200, serde_json::json!({"other": 1})),
+            (None, 200, serde_json::json!({"id": "a", "n": 1})),
+        ]);
+        let positions = snapshot_positions(&route, 0);
+        // Per principal (none first), among bodies of the variant's status and shape: the one
+        // whose leaves recur most in sum (the superset body scores its extra leaf too).
+        assert_eq!(positions, vec![[3, 0], [1, 0]]);
+        let want = snapshots_of(&route, 0);
+        let mut model: Model = serde_json::from_value(serde_json::json!({
+            "schema_version": MODEL_SCHEMA_VERSION, "tool_version": "t", "twin": "t",
+            "base_url": "https://api.example.com", "recorded_at": null, "sessions": [],
+            "routes": [], "entity_types": {}, "diagnostics": []
+        }))
+        .unwrap();
+        model.routes.push(route);
+        assert!(stored_snapshots(&model, 0, 0).is_none(), "none stored");
+        let mut stored = wraith_model::Precomputed::default();
+        stored
+            .snapshots
+            .insert("get_items".into(), vec![positions.clone()]);
+        model.precomputed = Some(stored.clone());
+        let got = stored_snapshots(&model, 0, 0).unwrap();
+        assert_eq!(
+            got.iter()
+                .map(|s| (s.principal.clone(), s.body.clone()))
+                .collect::<Vec<_>>(),
+            want.iter()
+                .map(|s| (s.principal.clone(), s.body.clone()))
+                .collect::<Vec<_>>()
+        );
+        // A position that names no JSON moment of the route is not trusted.
+        stored
+            .snapshots
+            .insert("get_items".into(), vec![vec![[0, 0], [9, 0]]]);
+        model.precomputed = Some(stored);
+        assert!(stored_snapshots(&model, 0, 0).is_none());
+    }
 
     /// The leaf-text count as first written (one `String` per leaf, a `BTreeMap` of counts):
     /// the reference the interned [`most_typical`] must agree with.

@@ -123,7 +123,8 @@ pub fn outbound_fingerprint(policy: &OutboundPolicy, fidelity: Fidelity) -> Opti
 
 impl Engine {
     /// The facts synth stores in the model ([`Model::precomputed`]) for this engine's model
-    /// under its outbound configuration: every exact-replay JSON moment's verdict. `None` when
+    /// under its outbound configuration: every exact-replay JSON moment's verdict, and every
+    /// variant's render snapshot positions (those do not depend on the configuration). `None` when
     /// the configuration has no fingerprint. Decides every moment, served or not (the verdicts
     /// it decides stay in this engine too).
     pub fn precompute(&self) -> Option<Precomputed> {
@@ -161,7 +162,21 @@ impl Engine {
                 (route.id.clone(), entries)
             })
             .collect();
-        Some(Precomputed { outbound, verdicts })
+        let snapshots = model
+            .routes
+            .iter()
+            .map(|route| {
+                let per_variant = (0..route.variants.len())
+                    .map(|vi| crate::engine::snapshot_positions(route, vi))
+                    .collect();
+                (route.id.clone(), per_variant)
+            })
+            .collect();
+        Some(Precomputed {
+            outbound,
+            verdicts,
+            snapshots,
+        })
     }
 }
 

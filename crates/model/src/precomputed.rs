@@ -23,6 +23,14 @@ pub struct Precomputed {
     /// [`MomentVerdict`] character per moment (in the entry's `moments` order). A route whose
     /// shape does not match (other entry or moment counts) is ignored.
     pub verdicts: BTreeMap<String, Vec<String>>,
+    /// Per route id: per variant (in the route's `variants` order) the exact-replay moments,
+    /// as `[entry index, moment index]` in the route's `exact`, that the engine renders the
+    /// variant's observed holes and lists from (its "snapshot"), one per recorded principal, in
+    /// principal order (no principal first). Empty for a variant whose template reads none. A
+    /// pure function of the model, so independent of `outbound`; a route whose variant count
+    /// does not match, or whose positions do not name JSON moments, is ignored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub snapshots: BTreeMap<String, Vec<Vec<[usize; 2]>>>,
 }
 
 /// Whether a recorded moment can be served as its stored text, as one character.

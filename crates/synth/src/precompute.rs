@@ -1,8 +1,9 @@
 //! Facts of the finished model that every engine would otherwise compute on start, computed once
 //! here and stored in the model ([`wraith_model::Precomputed`]): each exact-replay moment's
 //! verdict (is its stored text canonical, do the outbound body passes leave it unchanged, does it
-//! name the upstream origin). `wraith check` builds a fresh engine per run and used to decide
-//! these inside the timed replay.
+//! name the upstream origin), and each variant's render snapshot (which recorded moment per
+//! principal its observed holes and lists render from). `wraith check` builds a fresh engine per
+//! run and used to work these out inside the timed replay.
 //!
 //! The verdicts depend on the twin's outbound configuration as well as on the model, so they are
 //! stored with that configuration's fingerprint; an engine under another configuration ignores
