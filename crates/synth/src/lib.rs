@@ -15,7 +15,11 @@
 //! Stages, one module each: [`observe`] (parse each exchange once), [`routes`] (path
 //! templating), [`unify`] (anti-unification into body templates), [`variants`] (guards and
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
-//! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks).
+//! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks),
+//! [`action`] (what an action route does to the entity it names), [`union`] (tagged unions),
+//! [`request_keying`] (values a request field decides), and last [`precompute`], which asks an
+//! engine built on the finished model for the facts every engine would otherwise decide on
+//! start (the one reason this crate depends on `wraith-engine`).
 
 pub mod action;
 pub mod compose;
