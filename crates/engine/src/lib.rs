@@ -39,6 +39,7 @@ mod list;
 mod namespace;
 mod origins;
 pub mod outbound;
+pub mod precompute;
 mod raw_moment;
 mod render;
 mod router;

@@ -17,16 +17,15 @@
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks),
 //! [`action`] (what an action route does to the entity it names), [`union`] (tagged unions),
-//! [`request_keying`] (values a request field decides), and last [`precompute`], which asks an
-//! engine built on the finished model for the facts every engine would otherwise decide on
-//! start (the one reason this crate depends on `wraith-engine`).
+//! [`request_keying`] (values a request field decides). The facts an engine decides on start
+//! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
+//! `wraith synth` command calls: this crate does not depend on the engine.
 
 pub mod action;
 pub mod compose;
 pub mod exact;
 pub mod list;
 pub mod observe;
-pub mod precompute;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
@@ -169,7 +168,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         .sort_by(|a, b| (&a.route, &a.code, &a.message).cmp(&(&b.route, &b.code, &b.message)));
     diagnostics.dedup();
 
-    let mut model = Model {
+    let model = Model {
         schema_version: wraith_model::MODEL_SCHEMA_VERSION,
         tool_version: opts.tool_version.clone(),
         twin: opts.twin.clone(),
@@ -181,7 +180,6 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         diagnostics,
         precomputed: None,
     };
-    precompute::fill(&mut model);
     let summary = summarize(&model, &symbols, exchanges, opts);
     Synthesis {
         model,

@@ -64,8 +64,10 @@ pub fn har_sessions(corpus: &str, base_url: &str, limit: Option<usize>) -> Vec<R
         .collect()
 }
 
+/// The model `wraith synth` writes for these sessions: synthesized, then the engine's start-up
+/// facts decided under the default outbound policy (`wraith_engine::precompute`).
 pub fn synth(sessions: &[RecordedSession], twin: &str, base_url: &str) -> Model {
-    wraith_synth::synthesize(
+    let mut model = wraith_synth::synthesize(
         sessions,
         &wraith_synth::SynthOptions {
             twin: twin.into(),
@@ -74,7 +76,9 @@ pub fn synth(sessions: &[RecordedSession], twin: &str, base_url: &str) -> Model 
             tag: None,
         },
     )
-    .model
+    .model;
+    wraith_engine::precompute::fill(&mut model);
+    model
 }
 
 pub fn engine(model: &Model) -> Engine {

@@ -102,7 +102,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
             wraith_twin::Fidelity::Synth => wraith_engine::Fidelity::Synth,
             wraith_twin::Fidelity::Fuzzy => wraith_engine::Fidelity::Fuzzy,
         };
-        wraith_synth::precompute::fill_with(&mut synthesis.model, policy, fidelity);
+        wraith_engine::precompute::fill_with(&mut synthesis.model, policy, fidelity);
     }
     bar.inc(1);
 

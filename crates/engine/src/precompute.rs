@@ -1,5 +1,5 @@
-//! Facts of the finished model that every engine would otherwise compute on start, computed once
-//! here and stored in the model ([`wraith_model::Precomputed`]): each exact-replay moment's
+//! Facts of a finished model that every engine would otherwise compute on start, computed once
+//! (by `wraith synth`, after synthesis) and stored in the model ([`wraith_model::Precomputed`]): each exact-replay moment's
 //! verdict (is its stored text canonical, do the outbound body passes leave it unchanged, does it
 //! name the upstream origin), and each variant's render snapshot (which recorded moment per
 //! principal its observed holes and lists render from). `wraith check` builds a fresh engine per
@@ -9,7 +9,7 @@
 //! stored with that configuration's fingerprint; an engine under another configuration ignores
 //! them and decides lazily, as it does for models written before this step existed.
 
-use wraith_engine::{Engine, EngineOptions, Fidelity, FixtureTree, OutboundPolicy};
+use crate::{Engine, EngineOptions, Fidelity, FixtureTree, OutboundPolicy};
 use wraith_model::Model;
 
 /// [`fill_with`] under the default outbound policy and fidelity (what an engine built with
@@ -23,7 +23,7 @@ pub fn fill(model: &mut Model) {
 /// tokenizer) or an engine that cannot be built leaves `precomputed` absent: the engine then
 /// decides every verdict itself, which serves the same answers.
 pub fn fill_with(model: &mut Model, policy: OutboundPolicy, fidelity: Fidelity) {
-    let Some(fingerprint) = wraith_engine::outbound_fingerprint(&policy, fidelity) else {
+    let Some(fingerprint) = crate::outbound_fingerprint(&policy, fidelity) else {
         model.precomputed = None;
         return;
     };
@@ -61,22 +61,24 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/corpora/wraith-demo/recordings/sessions");
         let sessions = wraith_recording::read_sessions(&dir).expect("demo recordings");
-        crate::synthesize(
+        let mut model = wraith_synth::synthesize(
             &sessions,
-            &crate::SynthOptions {
+            &wraith_synth::SynthOptions {
                 twin: "demo".into(),
                 base_url: "http://127.0.0.1:18080".into(),
                 tool_version: "test".into(),
                 tag: None,
             },
         )
-        .model
+        .model;
+        fill(&mut model);
+        model
     }
 
     #[test]
-    fn synth_stores_the_verdicts_a_fresh_engine_decides() {
+    fn fill_stores_the_verdicts_a_fresh_engine_decides() {
         let model = demo_model();
-        let stored = model.precomputed.clone().expect("synth stores verdicts");
+        let stored = model.precomputed.clone().expect("fill stores verdicts");
         let mut bare = model.clone();
         bare.precomputed = None;
         let engine =
@@ -100,7 +102,7 @@ mod tests {
             key: b"another twin key".to_vec(),
             ..OutboundPolicy::default()
         };
-        let want = wraith_engine::outbound_fingerprint(&policy, Fidelity::Synth);
+        let want = crate::outbound_fingerprint(&policy, Fidelity::Synth);
         fill_with(&mut model, policy, Fidelity::Synth);
         let got = model.precomputed.expect("verdicts under the twin's policy");
         assert_eq!(Some(got.outbound.clone()), want);
