@@ -67,6 +67,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         exact: Vec::new(),
         known_param_tuples: Vec::new(),
         action: None,
+        membership: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

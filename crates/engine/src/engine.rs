@@ -832,7 +832,100 @@ impl Engine {
         if let Some(out) = self.singleton(ns, call) {
             return out;
         }
-        self.dispatch_recorded(ns, call)
+        if let Some(out) = self.member_list(ns, call) {
+            return out;
+        }
+        let out = self.dispatch_recorded(ns, call);
+        self.apply_membership(ns, call, &out);
+        out
+    }
+
+    /// A membership action (`Route::membership`) that answered 2xx adds the ids its body
+    /// names to the session's member list of the list route under the same path parameters
+    /// (or removes them), so a later read of that list lists exactly the session's members.
+    fn apply_membership(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
+        let route = &self.model.routes[call.m.route];
+        let Some(effect) = &route.membership else {
+            return;
+        };
+        if !(200..300).contains(&out.status) {
+            return;
+        }
+        let ids: Vec<String> = match call
+            .body
+            .as_ref()
+            .and_then(|b| b.pointer(&effect.ids_field))
+        {
+            Some(Value::Array(items)) => items.iter().filter_map(fixtures::scalar_key).collect(),
+            Some(v) => fixtures::scalar_key(v).into_iter().collect(),
+            None => return,
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        let members = ns
+            .members
+            .entry((effect.list_path.clone(), params))
+            .or_default();
+        if effect.adds {
+            for id in ids {
+                if !members.contains(&id) {
+                    members.push(id);
+                }
+            }
+        } else {
+            members.retain(|m| !ids.contains(m));
+        }
+    }
+
+    /// A `GET` of a list route the session's membership actions wrote answers the records of
+    /// the session's members (as the session sees them), in the order they were added. A
+    /// recorded answer to this very request still wins: the recording also shows effects no
+    /// membership action names (another route's write emptying the list).
+    fn member_list(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
+        if call.method != "GET" && !call.head {
+            return None;
+        }
+        if self.exact_entry(call).is_some() {
+            return None;
+        }
+        let route = &self.model.routes[call.m.route];
+        let effect = self
+            .model
+            .routes
+            .iter()
+            .filter(|r| r.origin == route.origin)
+            .find_map(|r| r.membership.as_ref().filter(|m| m.list_path == route.path))?;
+        let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        let members = ns.members.get(&(route.path.clone(), params))?;
+        let items: Vec<Value> = members
+            .iter()
+            .filter_map(|id| self.base_entity(ns, &effect.member_type, id))
+            .collect();
+        // The route's own 2xx answer for its status and headers (a recorded content type),
+        // with the session's members as its body.
+        let Some(variant) = route
+            .variants
+            .iter()
+            .find(|v| (200..300).contains(&v.status))
+        else {
+            return Some(Out::json(
+                200,
+                Value::Array(items),
+                Provenance::Template,
+                Some(self.router.info[call.m.route].name.clone()),
+            ));
+        };
+        let rendered = self.render_variant(ns, call, variant).0;
+        let mut out = Out::json(
+            rendered.status,
+            Value::Array(items),
+            Provenance::Template,
+            Some(self.router.info[call.m.route].name.clone()),
+        );
+        out.headers = rendered.headers;
+        Some(out)
     }
 
     /// Exact replay, then the route's variants (past strict fidelity and singletons).

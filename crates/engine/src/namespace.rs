@@ -162,6 +162,9 @@ pub(crate) struct Namespace {
     /// naming one only matches that run's moments because the twin chose the run, so it proves
     /// nothing either: such a request's moment is never claimed exact.
     pub unproven_ids: BTreeSet<String>,
+    /// Member lists the session's membership actions wrote (see `Route::membership`):
+    /// (list route path, its path-parameter values) → member ids in the order added.
+    pub members: BTreeMap<(String, Vec<String>), Vec<String>>,
     pub requests: u64,
     pub entities_seeded: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
@@ -184,6 +187,7 @@ impl Namespace {
             replay_sessions: None,
             answer_runs: None,
             counterparts: BTreeMap::new(),
+            members: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
             requests: 0,
             entities_seeded: 0,

@@ -305,6 +305,7 @@ mod tests {
             exact: Vec::new(),
             known_param_tuples: Vec::new(),
             action: None,
+            membership: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

@@ -83,6 +83,11 @@ pub struct Route {
     /// the recorded answers changed, so the engine stores them for later reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<ActionEffect>,
+    /// For a route with no state operation that adds records to (or removes them from) a
+    /// list another route reads under the same path (`POST /lists/:id/accounts` with
+    /// `account_ids[]`, then `GET /lists/:id/accounts`): which ids it sends and what they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membership: Option<MembershipEffect>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -109,6 +114,22 @@ pub struct ActionEffect {
     /// it reblogs). `fields` and `counters` are relative to that object.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub at: String,
+}
+
+/// What a membership action does (see [`Route::membership`]): synth sets it when, in the
+/// recordings, the next read of the list route under the same path parameters lists every
+/// record the action named (an add) or none of them (a remove).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MembershipEffect {
+    /// The `GET` route (its path template, same origin) whose answer is the member list.
+    pub list_path: String,
+    /// JSON pointer into the request body (form bodies as the engine parses them) holding the
+    /// member ids: an array of ids or a single id.
+    pub ids_field: String,
+    /// The entity type the member ids are keys of: the list renders their records.
+    pub member_type: String,
+    /// `true` when the action adds the named records, `false` when it removes them.
+    pub adds: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

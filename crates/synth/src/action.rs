@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{ActionEffect, EntityType, StateOp};
+use wraith_model::{ActionEffect, EntityType, MembershipEffect, StateOp};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -330,6 +330,177 @@ pub fn action_effects(
             counters,
             at: cand.at.clone(),
         });
+    }
+    out
+}
+
+/// The ids a request body sends under `base` (a pointer): the elements `base/0`, `base/1`, …
+/// of an array, else the value at `base` itself.
+fn sent_ids(fields: &[(String, Value)], base: &str) -> Vec<String> {
+    let prefix = format!("{base}/");
+    let mut ids: Vec<String> = fields
+        .iter()
+        .filter(|(p, _)| {
+            p.strip_prefix(&prefix)
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|(_, v)| scalar_key(v))
+        .collect();
+    if ids.is_empty()
+        && let Some(v) = fields.iter().find(|(p, _)| p == base).map(|(_, v)| v)
+        && let Some(id) = scalar_key(v)
+    {
+        ids.push(id);
+    }
+    ids
+}
+
+/// The membership effect of every route (same order as the groups); `None` for the others.
+///
+/// A write with no state operation is a membership action when a `GET` route of the same
+/// origin has the same path, its answers are arrays of records of one entity type, and, in
+/// every recorded session where that list was read under the same path parameters after the
+/// action (before another such action on that list), the read listed every id one request
+/// body field sent (an add), or none of them (a remove), the same way each time.
+pub fn memberships(
+    groups: &[RouteGroup],
+    plans: &[RoutePlan],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) -> Vec<Option<MembershipEffect>> {
+    let mut out = vec![None; groups.len()];
+    // The ids an array answer lists, by primary key `pk`.
+    let listed = |i: usize, pk: &str| -> Option<BTreeSet<String>> {
+        let body = obs[i].resp_json()?;
+        let items = body.as_array()?;
+        Some(
+            items
+                .iter()
+                .filter_map(|it| it.get(pk).and_then(scalar_key))
+                .collect(),
+        )
+    };
+    // Actions per list route: which groups act on it.
+    let mut acting: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
+        if p.state_op.is_some() || matches!(g.method.as_str(), "GET" | "HEAD") {
+            continue;
+        }
+        if let Some(li) = groups
+            .iter()
+            .position(|l| l.method == "GET" && l.origin == g.origin && l.segs == g.segs)
+        {
+            acting.entry(li).or_default().push(gi);
+        }
+    }
+    for (li, actors) in &acting {
+        let l = &groups[*li];
+        // The member type: the entity type whose recorded records hold most listed ids.
+        let mut hits: BTreeMap<&str, usize> = BTreeMap::new();
+        for (name, et) in entity_types {
+            for &j in &l.obs {
+                if let Some(ids) = listed(j, &et.primary_key) {
+                    *hits.entry(name.as_str()).or_default() +=
+                        ids.iter().filter(|id| et.records.contains_key(*id)).count();
+                }
+            }
+        }
+        let Some((member_type, _)) = hits
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        else {
+            continue;
+        };
+        let Some(pk) = entity_types
+            .get(*member_type)
+            .map(|t| t.primary_key.as_str())
+        else {
+            continue;
+        };
+        // Every 2xx action on this list, in observation order, with its path parameters.
+        let mut actions: Vec<(usize, usize, &Vec<String>)> = Vec::new();
+        for &gi in actors {
+            for (&i, values) in groups[gi].obs.iter().zip(&groups[gi].param_values) {
+                if values::is_2xx(obs[i].status) {
+                    actions.push((i, gi, values));
+                }
+            }
+        }
+        actions.sort();
+        for &gi in actors {
+            // Candidate id fields: array bases and scalar fields of the request bodies.
+            let mut bases: BTreeSet<String> = BTreeSet::new();
+            for &(i, g, _) in &actions {
+                if g != gi {
+                    continue;
+                }
+                for (p, _) in &obs[i].req_fields {
+                    match p.rsplit_once('/') {
+                        Some((b, last))
+                            if !b.is_empty() && last.bytes().all(|c| c.is_ascii_digit()) =>
+                        {
+                            bases.insert(b.to_string());
+                        }
+                        _ => {
+                            bases.insert(p.clone());
+                        }
+                    }
+                }
+            }
+            for base in bases {
+                let mut present = 0usize;
+                let mut absent = 0usize;
+                let mut mixed = false;
+                for (n, &(i, g, params)) in actions.iter().enumerate() {
+                    if g != gi {
+                        continue;
+                    }
+                    let ids = sent_ids(&obs[i].req_fields, &base);
+                    if ids.is_empty() {
+                        mixed = true;
+                        break;
+                    }
+                    // The next action on the same list in the same session bounds the read.
+                    let bound = actions[n + 1..]
+                        .iter()
+                        .find(|(j, _, p)| obs[*j].session == obs[i].session && *p == params)
+                        .map_or(usize::MAX, |(j, _, _)| *j);
+                    let read = l
+                        .obs
+                        .iter()
+                        .zip(&l.param_values)
+                        .find(|(j, p)| {
+                            **j > i
+                                && **j < bound
+                                && obs[**j].session == obs[i].session
+                                && *p == params
+                                && values::is_2xx(obs[**j].status)
+                        })
+                        .and_then(|(j, _)| listed(*j, pk));
+                    let Some(read) = read else {
+                        continue;
+                    };
+                    if ids.iter().all(|id| read.contains(id)) {
+                        present += 1;
+                    } else if ids.iter().all(|id| !read.contains(id)) {
+                        absent += 1;
+                    } else {
+                        mixed = true;
+                    }
+                }
+                if mixed || (present > 0) == (absent > 0) {
+                    continue;
+                }
+                out[gi] = Some(MembershipEffect {
+                    list_path: l.path.clone(),
+                    ids_field: base,
+                    member_type: member_type.to_string(),
+                    adds: present > 0,
+                });
+                break;
+            }
+        }
     }
     out
 }

@@ -146,6 +146,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, effect) in built.iter_mut().zip(effects) {
         route.action = effect;
     }
+    let members = action::memberships(&templated, &plans.routes, &entity_types, &obs);
+    for (route, effect) in built.iter_mut().zip(members) {
+        route.membership = effect;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -253,6 +257,7 @@ fn build_route(
         known_param_tuples: known_param_tuples(group, obs),
         // Filled by `synthesize` once entity types are known (see there).
         action: None,
+        membership: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

@@ -313,3 +313,50 @@ fn an_action_learns_counters_that_step_the_same_way_and_where_the_answer_embeds_
         "{reblog:?}"
     );
 }
+
+#[test]
+fn a_membership_action_learns_that_the_next_list_read_lists_or_drops_the_ids_it_sent() {
+    let m = &mastodon().model;
+    let membership = |method: &str| {
+        route(m, method, "/api/v1/lists/:param/accounts")
+            .membership
+            .clone()
+            .unwrap_or_else(|| panic!("{method} names the list's members in its body"))
+    };
+    let add = membership("POST");
+    assert_eq!(add.list_path, "/api/v1/lists/:param/accounts");
+    assert_eq!(add.ids_field, "/account_ids");
+    assert!(add.adds, "{add:?}");
+    let remove = membership("DELETE");
+    assert_eq!(remove.ids_field, "/account_ids");
+    assert!(!remove.adds, "{remove:?}");
+    assert_eq!(add.member_type, remove.member_type);
+    let member_type = m
+        .routes
+        .iter()
+        .find(|r| r.method == "GET" && r.path == "/api/v1/accounts/:param")
+        .and_then(|r| r.entity_type.clone());
+    assert_eq!(
+        Some(add.member_type.clone()),
+        member_type,
+        "members are accounts"
+    );
+    // Nothing else in either corpus shows a list read following the ids a write sent.
+    for model in [m, &linode().model] {
+        let learned: Vec<String> = model
+            .routes
+            .iter()
+            .filter(|r| r.membership.is_some())
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        let expected: Vec<String> = if std::ptr::eq(model, m) {
+            vec![
+                "DELETE /api/v1/lists/:param/accounts".to_string(),
+                "POST /api/v1/lists/:param/accounts".to_string(),
+            ]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(learned, expected);
+    }
+}

@@ -39,6 +39,7 @@ impl R {
             exact: Vec::new(),
             known_param_tuples: Vec::new(),
             action: None,
+            membership: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

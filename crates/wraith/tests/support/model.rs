@@ -145,6 +145,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         exact: spec.exact,
         known_param_tuples: vec![],
         action: None,
+        membership: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

@@ -1,0 +1,106 @@
+//! Membership actions (`Route::membership`): an action naming records in its body adds them to
+//! (or removes them from) a list another route reads under the same path, per session.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+use wraith_model::*;
+
+/// The shop with `POST`/`DELETE /v1/groups/:id/members` (ids in `customer_ids`, empty answer)
+/// and `GET /v1/groups/:id/members`, whose recorded answer lists some other recording's member.
+fn shop_with_groups() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let effect = |adds| MembershipEffect {
+        list_path: "/v1/groups/:id/members".into(),
+        ids_field: "/customer_ids".into(),
+        member_type: "customers".into(),
+        adds,
+    };
+    let mut add = R::new("POST", "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    add.membership = Some(effect(true));
+    let mut remove = R::new("DELETE", "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    remove.membership = Some(effect(false));
+    let list = R::new("GET", "/v1/groups/:id/members")
+        .variant(
+            200,
+            Guard::Always,
+            c(json!([{"id": "cus_recorded", "object": "customer"}])),
+        )
+        // A recorded read of group g9 whose list another route's write emptied.
+        .exact(
+            "/v1/groups/g9/members",
+            "",
+            None,
+            vec![moment("s1/1", 200, json!([]))],
+        )
+        .build();
+    m.routes.extend([add, remove, list]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+fn listed_ids(e: &wraith_engine::Engine, s: Option<&str>, path: &str) -> Vec<String> {
+    let page = body(&get(e, s, path));
+    page.as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn membership_add_lists_the_named_records_and_remove_drops_them() {
+    let e = shop_with_groups();
+    let s = Some("members");
+    let created = send(&e, s, "POST", "/v1/customers", json!({"name": "Zoe"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!id.is_empty(), "the create answered an id");
+    let path = "/v1/groups/g1/members";
+
+    let added = send(&e, s, "POST", path, json!({"customer_ids": [id.clone()]}));
+    assert_eq!(added.status, 200);
+    assert_eq!(listed_ids(&e, s, path), vec![id.clone()]);
+    let page = body(&get(&e, s, path));
+    assert_eq!(
+        page[0]["name"],
+        json!("Zoe"),
+        "the session's record: {page}"
+    );
+
+    let removed = send(&e, s, "DELETE", path, json!({"customer_ids": [id.clone()]}));
+    assert_eq!(removed.status, 200);
+    assert!(listed_ids(&e, s, path).is_empty(), "removed again");
+
+    // Another group and another session keep the recorded answer.
+    assert_eq!(
+        listed_ids(&e, s, "/v1/groups/g2/members"),
+        vec!["cus_recorded"]
+    );
+    assert_eq!(listed_ids(&e, Some("other"), path), vec!["cus_recorded"]);
+}
+
+#[test]
+fn membership_list_defers_to_a_recorded_answer_to_the_same_request() {
+    let e = shop_with_groups();
+    let s = Some("recorded");
+    let path = "/v1/groups/g9/members";
+    let added = send(&e, s, "POST", path, json!({"customer_ids": ["cus_1"]}));
+    assert_eq!(added.status, 200);
+    assert!(
+        listed_ids(&e, s, path).is_empty(),
+        "the recording of this very read shows what no membership action names"
+    );
+}
