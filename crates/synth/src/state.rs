@@ -8,7 +8,9 @@
 //!   one of the path's ids), the last segment is not search-like (`search`, `query`, `count`,
 //!   `aggregate`, `summarize`, `lookup`, `…/actions/<verb>`), and the collection is a collection:
 //!   it has no parent parameter, or the recordings also address `…/collection/:id`, or list it;
-//!   action sub-resources (`/:id/cancel`, `/:id/follow`) therefore never mutate;
+//!   action sub-resources (`/:id/cancel`, `/:id/follow`) therefore never mutate. An answer may
+//!   hold the record in a one-key envelope (see [`envelope_of`]): such a POST creates when the
+//!   reads by id of the same type answer the record bare or in the same envelope;
 //! - `PUT`/`PATCH …/:id` and Stripe-style `POST …/:id` update; `DELETE …/:id` deletes.
 //!
 //! The entity type is the collection segment as recorded (`customers`). When two different
@@ -214,6 +216,38 @@ fn scalar_string(v: &Value) -> Option<String> {
     }
 }
 
+/// The record a body holds: the body itself when it carries `pk`, else the object of the
+/// body's envelope (see [`envelope_of`]) when that carries `pk`.
+fn record_in<'v>(body: &'v Value, pk: &str) -> Option<&'v Value> {
+    if body.get(pk).is_some_and(|v| scalar_string(v).is_some()) {
+        return Some(body);
+    }
+    let (_, inner) = envelope_of(body)?;
+    inner.get(pk).and_then(scalar_string).map(|_| inner)
+}
+
+/// A one-key envelope around a record (`{"collection": {"id": …}}`), recognised from the data
+/// alone, never from the key's name: the body is an object with no identifier-like key of its
+/// own whose one object-valued member names itself with an identifier-like key; the other
+/// members are metadata (scalars, or lists sideloaded beside the record, as a collection's
+/// accounts). Returns the key and the record.
+pub fn envelope_of(body: &Value) -> Option<(&str, &Value)> {
+    let map = body.as_object()?;
+    if map.keys().any(|k| values::is_identifier_key(k)) {
+        return None;
+    }
+    let mut objects = map.iter().filter(|(_, v)| v.is_object());
+    let (key, inner) = objects.next()?;
+    if objects.next().is_some() {
+        return None;
+    }
+    let fields = inner.as_object()?;
+    fields
+        .iter()
+        .any(|(k, v)| values::is_identifier_key(k) && scalar_string(v).is_some())
+        .then_some((key.as_str(), inner))
+}
+
 /// Decide state ops, entity types and primary keys for every route.
 /// Collections that are only ever listed (nothing addresses `…/coll/:id`, nothing is created
 /// in them, no parameter sits under them) and whose items share most field names with an
@@ -322,6 +356,8 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         };
         let bodies: Vec<&Value> = trees.iter().collect();
         let mut take = |v: &Value| {
+            // An enveloped record shows its own fields, not the envelope's key.
+            let v = envelope_of(v).map_or(v, |(_, inner)| inner);
             if let Value::Object(m) = v {
                 set.extend(m.keys().cloned());
             }
@@ -365,14 +401,19 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             }
             if shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH") {
                 // Parsed only where it votes (see `RespBody::Json`).
-                let Some(Value::Object(map)) = o.resp_json() else {
+                let Some(body) = o.resp_json() else {
                     continue;
                 };
                 let Some(raw) = g.param_values[k].last() else {
                     continue;
                 };
                 let id = values::decode_segment(raw);
-                for (field, v) in &map {
+                // An enveloped answer votes with its record's fields.
+                let record = envelope_of(&body).map_or(&body, |(_, inner)| inner);
+                let Value::Object(map) = record else {
+                    continue;
+                };
+                for (field, v) in map {
                     if scalar_string(v).is_some_and(|s| s == id) {
                         *pk_votes
                             .entry(entity.clone())
@@ -460,6 +501,21 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         }
     }
 
+    // Whether a read by id of entity type `e` answers its record bare or in the envelope `key`
+    // (an enveloped create is a create only where the reads agree on what the record is).
+    let reads_answer = |e: &str, pk: &str, key: &str| -> bool {
+        groups.iter().zip(&shapes).any(|(o, s)| {
+            o.method == "GET"
+                && s.last_is_param
+                && s.coll_pos.and_then(|p| name_at(o, p)).as_deref() == Some(e)
+                && ok_json_bodies_first(o, obs, 8).iter().any(|b| {
+                    b.get(pk).is_some()
+                        || envelope_of(b)
+                            .is_some_and(|(k, inner)| k == key && inner.get(pk).is_some())
+                })
+        })
+    };
+
     // 4. The plan of each route.
     let mut plans = Vec::with_capacity(groups.len());
     for (g, shape) in groups.iter().zip(&shapes) {
@@ -498,13 +554,33 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             ("POST", false) => {
                 let search_like = last_lit.is_some_and(|l| SEARCH_LIKE.contains(&l))
                     || g.literal_before(g.segs.len().saturating_sub(1)) == Some("actions");
+                // Every answer holds its record the same way: bare, or in one same
+                // envelope that the reads of the entity also answer (or answer bare).
+                let wraps: BTreeSet<Option<&str>> = bodies
+                    .iter()
+                    .map(|b| {
+                        if b.get(&pk).is_some() {
+                            None
+                        } else {
+                            envelope_of(b).map(|(k, _)| k)
+                        }
+                    })
+                    .collect();
+                // A body holding its record bare (or holding none) decides as before; only
+                // answers that all wrap their record in one same envelope need the reads' word.
+                let consistent = wraps.contains(&None)
+                    || (wraps.len() == 1
+                        && wraps.iter().flatten().next().is_some_and(|key| {
+                            entity.as_ref().is_some_and(|e| reads_answer(e, &pk, key))
+                        }));
                 let fresh_key = !bodies.is_empty()
+                    && consistent
                     && bodies.iter().all(|b| b.is_object())
                     && g.obs.iter().enumerate().any(|(k, i)| {
                         let o = &obs[*i];
                         values::is_2xx(o.status)
                             && o.resp_json()
-                                .and_then(|b| b.get(&pk).and_then(scalar_string))
+                                .and_then(|b| record_in(&b, &pk)?.get(&pk).and_then(scalar_string))
                                 .is_some_and(|id| {
                                     !g.param_values[k]
                                         .iter()
@@ -620,10 +696,10 @@ pub fn entity_types(
                 }
             };
             match op {
-                StateOp::Create => take(body, acc, true),
+                StateOp::Create => take(record_in(body, &pk).unwrap_or(body), acc, true),
                 StateOp::Read | StateOp::Update => {
                     if body.is_object() {
-                        take(body, acc, false);
+                        take(record_in(body, &pk).unwrap_or(body), acc, false);
                     }
                 }
                 StateOp::List => {
@@ -707,6 +783,28 @@ mod tests {
         assert_eq!(names[&statuses], "statuses");
         assert_eq!(names[&by_account], "statuses");
         assert_eq!(names[&filter_statuses], "filters_statuses");
+    }
+
+    #[test]
+    fn an_envelope_is_one_object_member_holding_an_identified_record() {
+        let wrapped = json!({"collection": {"id": "1", "name": "x"}, "accounts": [{"id": "2"}]});
+        assert_eq!(
+            envelope_of(&wrapped).map(|(k, _)| k),
+            Some("collection"),
+            "sideloaded lists beside the record are metadata"
+        );
+        assert_eq!(
+            record_in(&wrapped, "id").and_then(|r| r.get("name")),
+            Some(&json!("x"))
+        );
+        // A one-key object whose member is not a record, a record itself, and two objects.
+        assert_eq!(envelope_of(&json!({"result": {"ok": true}})), None);
+        assert_eq!(envelope_of(&json!({"id": "1", "owner": {"id": "2"}})), None);
+        assert_eq!(
+            envelope_of(&json!({"a": {"id": "1"}, "b": {"id": "2"}})),
+            None
+        );
+        assert_eq!(record_in(&json!({"result": {"ok": true}}), "id"), None);
     }
 
     #[test]
