@@ -68,6 +68,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         known_param_tuples: Vec::new(),
         action: None,
         membership: None,
+        last_write_wins: false,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

@@ -835,9 +835,49 @@ impl Engine {
         if let Some(out) = self.member_list(ns, call) {
             return out;
         }
+        if let Some(out) = self.last_write(ns, call) {
+            return out;
+        }
         let out = self.dispatch_recorded(ns, call);
         self.apply_membership(ns, call, &out);
+        let route = &self.model.routes[call.m.route];
+        if route.last_write_wins
+            && (200..300).contains(&out.status)
+            && let Some(body) = out.body.json().filter(|b| b.is_object())
+        {
+            ns.last_writes.insert(
+                (route.origin.clone(), route.path.clone()),
+                body.into_owned(),
+            );
+        }
         out
+    }
+
+    /// A `GET` of a path whose last-write-wins write (`Route::last_write_wins`) this session
+    /// made answers that write's answer, with the read route's own 2xx status and headers:
+    /// the recordings show the read repeating the last write, whatever a recorded read named.
+    fn last_write(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
+        if call.method != "GET" && !call.head {
+            return None;
+        }
+        let route = &self.model.routes[call.m.route];
+        let body = ns
+            .last_writes
+            .get(&(route.origin.clone(), route.path.clone()))?
+            .clone();
+        let variant = route
+            .variants
+            .iter()
+            .find(|v| (200..300).contains(&v.status))?;
+        let rendered = self.render_variant(ns, call, variant).0;
+        let mut out = Out::json(
+            rendered.status,
+            body,
+            Provenance::Template,
+            Some(self.router.info[call.m.route].name.clone()),
+        );
+        out.headers = rendered.headers;
+        Some(out)
     }
 
     /// A membership action (`Route::membership`) that answered 2xx adds the ids its body

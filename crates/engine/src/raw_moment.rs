@@ -306,6 +306,7 @@ mod tests {
             known_param_tuples: Vec::new(),
             action: None,
             membership: None,
+            last_write_wins: false,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

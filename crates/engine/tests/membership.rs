@@ -1,5 +1,6 @@
 //! Membership actions (`Route::membership`): an action naming records in its body adds them to
-//! (or removes them from) a list another route reads under the same path, per session.
+//! (or removes them from) a list another route reads under the same path, per session; and
+//! last-write-wins writes (`Route::last_write_wins`), whose answer a later read of the path repeats.
 
 mod support;
 
@@ -102,5 +103,55 @@ fn membership_list_defers_to_a_recorded_answer_to_the_same_request() {
     assert!(
         listed_ids(&e, s, path).is_empty(),
         "the recording of this very read shows what no membership action names"
+    );
+}
+
+/// The shop with a last-write-wins `POST /v1/marker` (echoing the body's `last_read_id`) and
+/// `GET /v1/marker`, whose recorded answer names some other recording's id.
+fn shop_with_marker() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let mut write = R::new("POST", "/v1/marker")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![(
+                "last_read_id",
+                echo_body("/last_read_id", JsonType::String),
+            )]),
+        )
+        .build();
+    write.last_write_wins = true;
+    let read = R::new("GET", "/v1/marker")
+        .variant(200, Guard::Always, c(json!({"last_read_id": "recorded"})))
+        .exact(
+            "/v1/marker",
+            "",
+            None,
+            vec![moment("s1/1", 200, json!({"last_read_id": "recorded"}))],
+        )
+        .build();
+    m.routes.extend([write, read]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn last_write_wins_read_answers_the_sessions_last_write() {
+    let e = shop_with_marker();
+    let s = Some("marker");
+    for id in ["m_1", "m_2"] {
+        let written = send(&e, s, "POST", "/v1/marker", json!({"last_read_id": id}));
+        assert_eq!(body(&written)["last_read_id"], json!(id));
+    }
+    let read = get(&e, s, "/v1/marker");
+    assert_eq!(read.status, 200);
+    assert_eq!(body(&read)["last_read_id"], json!("m_2"), "the last write");
+    let other = body(&get(&e, Some("other"), "/v1/marker"));
+    assert_eq!(
+        other["last_read_id"],
+        json!("recorded"),
+        "another session replays"
     );
 }

@@ -88,6 +88,11 @@ pub struct Route {
     /// `account_ids[]`, then `GET /lists/:id/accounts`): which ids it sends and what they do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub membership: Option<MembershipEffect>,
+    /// For a write with no state operation and no path parameters whose recorded answer a
+    /// later `GET` of the same path repeated (`POST /markers`, then `GET /markers`): the
+    /// session's last such answer is what that read answers (last write wins).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last_write_wins: bool,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }

@@ -15,6 +15,10 @@
 //! entity contradicts before another action touches it (transient states); and its counters:
 //! integer fields that every comparable answer moved by one same non-zero step from the entity
 //! as last seen (`favourites_count` +1). Never from route or field names.
+//!
+//! Also two effects on another route's answer: membership ([`memberships`]: a write naming
+//! ids in its body adds them to, or removes them from, the list a same-path read answers) and
+//! last write wins ([`last_write_wins`]: a same-path read repeats the write's answer).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -501,6 +505,66 @@ pub fn memberships(
                 break;
             }
         }
+    }
+    out
+}
+
+/// Whether each route is a last-write-wins singleton write (same order as the groups).
+///
+/// A write with no state operation and no path parameters is one when a `GET` route of the
+/// same origin has the same path and, in every recorded session, the first 2xx read after a
+/// 2xx write of it (before the next such write) answered every top-level field of the write's
+/// object answer with the same value; at least one such pair must exist.
+pub fn last_write_wins(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<bool> {
+    let mut out = vec![false; groups.len()];
+    for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
+        if p.state_op.is_some()
+            || !g.params.is_empty()
+            || matches!(g.method.as_str(), "GET" | "HEAD")
+        {
+            continue;
+        }
+        let Some(read) = groups
+            .iter()
+            .find(|l| l.method == "GET" && l.origin == g.origin && l.segs == g.segs)
+        else {
+            continue;
+        };
+        let writes: Vec<usize> = g
+            .obs
+            .iter()
+            .copied()
+            .filter(|&i| values::is_2xx(obs[i].status))
+            .collect();
+        let mut echoed = 0usize;
+        let mut holds = true;
+        for (n, &i) in writes.iter().enumerate() {
+            let bound = writes[n + 1..]
+                .iter()
+                .find(|&&j| obs[j].session == obs[i].session)
+                .copied()
+                .unwrap_or(usize::MAX);
+            let Some(next) = read.obs.iter().copied().find(|&j| {
+                j > i
+                    && j < bound
+                    && obs[j].session == obs[i].session
+                    && values::is_2xx(obs[j].status)
+            }) else {
+                continue;
+            };
+            let (Some(Value::Object(written)), Some(Value::Object(answered))) =
+                (obs[i].resp_json(), obs[next].resp_json())
+            else {
+                holds = false;
+                break;
+            };
+            if written.is_empty() || written.iter().any(|(k, v)| answered.get(k) != Some(v)) {
+                holds = false;
+                break;
+            }
+            echoed += 1;
+        }
+        out[gi] = holds && echoed > 0;
     }
     out
 }

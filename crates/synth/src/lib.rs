@@ -150,6 +150,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, effect) in built.iter_mut().zip(members) {
         route.membership = effect;
     }
+    let singletons = action::last_write_wins(&templated, &plans.routes, &obs);
+    for (route, wins) in built.iter_mut().zip(singletons) {
+        route.last_write_wins = wins;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -258,6 +262,7 @@ fn build_route(
         // Filled by `synthesize` once entity types are known (see there).
         action: None,
         membership: None,
+        last_write_wins: false,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

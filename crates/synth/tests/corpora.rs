@@ -360,3 +360,37 @@ fn a_membership_action_learns_that_the_next_list_read_lists_or_drops_the_ids_it_
         assert_eq!(learned, expected);
     }
 }
+
+#[test]
+fn a_write_whose_next_same_path_read_repeats_its_answer_is_last_write_wins() {
+    for (synthesis, name) in [(mastodon(), "mastodon"), (linode(), "linode")] {
+        let learned: Vec<String> = synthesis
+            .model
+            .routes
+            .iter()
+            .filter(|r| r.last_write_wins)
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        let expected: &[&str] = if name == "mastodon" {
+            &[
+                "POST /api/v1/markers",
+                "PATCH /api/v1/profile",
+                "PUT /api/v1/push/subscription",
+                "PATCH /api/v2/notifications/policy",
+            ]
+        } else {
+            &[]
+        };
+        assert_eq!(learned, expected, "{name}");
+    }
+    let m = &mastodon().model;
+    assert!(route(m, "POST", "/api/v1/markers").last_write_wins);
+    // A read is never a write, and a write with an id in its path is not a singleton.
+    assert!(!route(m, "GET", "/api/v1/markers").last_write_wins);
+    assert!(
+        m.routes
+            .iter()
+            .filter(|r| r.last_write_wins)
+            .all(|r| r.params.is_empty() && r.method != "GET")
+    );
+}

@@ -40,6 +40,7 @@ impl R {
             known_param_tuples: Vec::new(),
             action: None,
             membership: None,
+            last_write_wins: false,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

@@ -146,6 +146,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         known_param_tuples: vec![],
         action: None,
         membership: None,
+        last_write_wins: false,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }
