@@ -260,18 +260,25 @@ mod tests {
         }
     }
 
-    /// Judge `answer` to the recorded read, then hold it to `ids`.
-    fn judged(answer: Value, ids: &IdMap, claim: bool) -> Verdict {
-        let model: wraith_model::Model = serde_json::from_str(MODEL).unwrap();
+    /// Judge `answer` to the recorded `GET path` under `model` (JSON text), then hold it to `ids`.
+    fn judged_under(
+        model: &str,
+        path: &str,
+        recorded: &Value,
+        answer: &Value,
+        ids: &IdMap,
+        claim: bool,
+    ) -> Verdict {
+        let model: wraith_model::Model = serde_json::from_str(model).unwrap();
         let index = ModelIndex::new(&model);
-        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
-        let ex = exchange(&recorded);
+        let mut ex = exchange(recorded);
+        ex.request.path = path.into();
         let obs = Observed {
             status: 200,
             headers: vec![("content-type".into(), "application/json".into())],
-            body: serde_json::to_vec(&answer).unwrap(),
+            body: serde_json::to_vec(answer).unwrap(),
             provenance: Some(wraith_engine::Provenance::Template),
-            route: Some("GET /v1/notes/:param".into()),
+            route: Some(format!("GET {}", model.routes[0].path)),
             replay: claim.then_some(ReplayClaim {
                 class: wraith_engine::ReplayClass::SeriesMoment,
                 outbound_policy_applied: false,
@@ -289,6 +296,19 @@ mod tests {
             &mut v,
         );
         v
+    }
+
+    /// Judge `answer` to the recorded read, then hold it to `ids`.
+    fn judged(answer: Value, ids: &IdMap, claim: bool) -> Verdict {
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
+        judged_under(
+            MODEL,
+            "/v1/notes/note_aaaaaaaaaaaa",
+            &recorded,
+            &answer,
+            ids,
+            claim,
+        )
     }
 
     fn minted() -> IdMap {
@@ -393,31 +413,18 @@ mod tests {
         "observed_type": "string", "source": {"kind": "observed"},
         "examples": ["note_aaaaaaaaaaaa", "note_dddddddddddd"]}}"#,
             );
-        let model: wraith_model::Model = serde_json::from_str(&text).unwrap();
-        assert_eq!(model.routes[0].path, "/v1/notes/:param/links");
-        let index = ModelIndex::new(&model);
-        let mut ex = exchange(&recorded);
-        ex.request.path = "/v1/notes/note_aaaaaaaaaaaa/links".into();
-        let obs = Observed {
-            status: 200,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: serde_json::to_vec(&answer).unwrap(),
-            provenance: Some(wraith_engine::Provenance::Template),
-            route: Some("GET /v1/notes/:param/links".into()),
-            replay: None,
-        };
-        let opts = DiffOptions::default();
-        let mut v = judge(&index, "s/1", &ex, &obs, &opts);
-        check(
-            &index,
-            &ex,
-            &ExpectedBody::of(&ex),
-            &obs,
-            ids,
-            &opts,
-            &mut v,
+        assert!(
+            text.contains(":param/links") && text.contains("reply_to"),
+            "the links model was not derived from MODEL"
         );
-        v
+        judged_under(
+            &text,
+            "/v1/notes/note_aaaaaaaaaaaa/links",
+            &recorded,
+            &answer,
+            ids,
+            false,
+        )
     }
 
     #[test]

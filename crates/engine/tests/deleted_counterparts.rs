@@ -42,13 +42,7 @@ fn lists() -> Engine {
         .build();
     let list = R::new("GET", "/v1/lists")
         .op(StateOp::List, "lists")
-        .list(ListShape {
-            items_pointer: String::new(),
-            pagination: Pagination::None,
-            filters: vec![],
-            filter_header: None,
-            envelope: vec![],
-        })
+        .list(bare_array_list())
         .variant(200, Guard::Always, c(json!([])))
         .exact(
             "/v1/lists",

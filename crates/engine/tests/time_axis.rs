@@ -41,13 +41,7 @@ fn lists_engine_model(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Model {
         .build();
     let list = R::new("GET", "/v1/lists")
         .op(StateOp::List, "lists")
-        .list(ListShape {
-            items_pointer: String::new(),
-            pagination: Pagination::None,
-            filters: vec![],
-            filter_header: None,
-            envelope: vec![],
-        })
+        .list(bare_array_list())
         .variant(200, Guard::Always, c(json!([])))
         .exact(
             "/v1/lists",
@@ -172,13 +166,7 @@ fn two_runs_posting_twice() -> Engine {
         .build();
     let list = R::new("GET", "/v1/lists")
         .op(StateOp::List, "lists")
-        .list(ListShape {
-            items_pointer: String::new(),
-            pagination: Pagination::None,
-            filters: vec![],
-            filter_header: None,
-            envelope: vec![],
-        })
+        .list(bare_array_list())
         .variant(200, Guard::Always, c(json!([])))
         .exact(
             "/v1/lists",

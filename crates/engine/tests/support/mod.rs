@@ -151,6 +151,17 @@ impl R {
     }
 }
 
+/// A list whose body is the bare array of records: no envelope, filters or pagination.
+pub fn bare_array_list() -> ListShape {
+    ListShape {
+        items_pointer: String::new(),
+        pagination: Pagination::None,
+        filters: vec![],
+        filter_header: None,
+        envelope: vec![],
+    }
+}
+
 pub fn json_headers() -> Vec<HeaderProgram> {
     vec![HeaderProgram {
         name: "content-type".to_string(),
