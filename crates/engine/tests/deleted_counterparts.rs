@@ -22,20 +22,7 @@ fn ids(v: &Value) -> Vec<String> {
 /// `POST /v1/lists` recorded identically by runs a (minting 1) and b (minting 2); run b then
 /// listed its record. `DELETE /v1/lists/:id` deletes.
 fn lists() -> Engine {
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            vec![
-                moment("a/0", 200, json!({"id": "1", "title": "t"})),
-                moment("b/0", 200, json!({"id": "2", "title": "t"})),
-            ],
-        )
-        .build();
+    let post = lists_create(&[("a/0", "1"), ("b/0", "2")]);
     let delete = R::new("DELETE", "/v1/lists/:id")
         .op(StateOp::Delete, "lists")
         .variant(200, Guard::Always, c(json!({})))

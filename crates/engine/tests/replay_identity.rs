@@ -51,20 +51,7 @@ fn each_principal_gets_its_own_recorded_moments_of_a_key_in_order() {
 fn a_moment_embedding_another_runs_record_of_the_sessions_create_names_the_sessions_record() {
     // Runs a and b both recorded the same create (ids 1 and 2); only run b recorded the
     // notification page that embeds its list.
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            vec![
-                moment("a/0", 200, json!({"id": "1", "title": "t"})),
-                moment("b/0", 200, json!({"id": "2", "title": "t"})),
-            ],
-        )
-        .build();
+    let post = lists_create(&[("a/0", "1"), ("b/0", "2")]);
     let page = json!([{
         "id": "n9",
         "type": "listed",
@@ -82,7 +69,13 @@ fn a_moment_embedding_another_runs_record_of_the_sessions_create_names_the_sessi
         ),
         det_opts(),
     );
-    let created = body(&send(&e, Some("s"), "POST", "/v1/lists", create_body));
+    let created = body(&send(
+        &e,
+        Some("s"),
+        "POST",
+        "/v1/lists",
+        json!({"title": "t"}),
+    ));
     let mine = created["id"].as_str().unwrap_or_default().to_string();
     assert_eq!(mine, "1", "the create is answered from run a: {created}");
     let got = body(&get(&e, Some("s"), "/v1/notes"));

@@ -25,20 +25,13 @@ fn lists_engine(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Engine {
 }
 
 fn lists_engine_model(posts: &[(&str, &str)], gets: &[(&str, Value)]) -> Model {
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            posts
-                .iter()
-                .map(|(run, id)| moment(&format!("{run}/0"), 200, json!({"id": id, "title": "t"})))
-                .collect(),
-        )
-        .build();
+    let sources: Vec<String> = posts.iter().map(|(run, _)| format!("{run}/0")).collect();
+    let moments: Vec<(&str, &str)> = sources
+        .iter()
+        .zip(posts)
+        .map(|(source, (_, id))| (source.as_str(), *id))
+        .collect();
+    let post = lists_create(&moments);
     let list = R::new("GET", "/v1/lists")
         .op(StateOp::List, "lists")
         .list(bare_array_list())
@@ -138,22 +131,12 @@ fn a_read_answered_differently_by_runs_does_not_pin_the_session() {
 /// `GET /v1/lists/1002` and `GET /v1/lists?local=1` recorded by run b only, and `GET /v1/lists`
 /// recorded by both after their posts.
 fn two_runs_posting_twice() -> Engine {
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            vec![
-                moment("a/0", 200, json!({"id": "1001", "title": "t"})),
-                moment("a/1", 200, json!({"id": "1003", "title": "t"})),
-                moment("b/0", 200, json!({"id": "1002", "title": "t"})),
-                moment("b/1", 200, json!({"id": "1004", "title": "t"})),
-            ],
-        )
-        .build();
+    let post = lists_create(&[
+        ("a/0", "1001"),
+        ("a/1", "1003"),
+        ("b/0", "1002"),
+        ("b/1", "1004"),
+    ]);
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
         .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
@@ -262,20 +245,7 @@ fn a_list_from_another_run_shows_the_sessions_record_in_place_of_that_runs_own_c
 /// `POST /v1/lists` recorded identically by runs a and b (a minted 1001, b 1002), then
 /// `GET /v1/lists/1001` recorded by run a only.
 fn two_runs_then_a_read_of_the_first() -> Engine {
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            vec![
-                moment("a/0", 200, json!({"id": "1001", "title": "t"})),
-                moment("b/0", 200, json!({"id": "1002", "title": "t"})),
-            ],
-        )
-        .build();
+    let post = lists_create(&[("a/0", "1001"), ("b/0", "1002")]);
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
         .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))

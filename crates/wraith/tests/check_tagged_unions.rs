@@ -58,14 +58,7 @@ fn feed_twin() -> DemoTwin {
             entry("GET", "https://api.feed.test/v1/me", None, 200,
                 &json!({"id": "acc_0001", "name": "me"})),
         ]}});
-        let path = t.tmp.path().join(format!("feed-{i}.har"));
-        std::fs::write(&path, har.to_string()).unwrap();
-        let out = t.run(&["import", &path.to_string_lossy()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        t.import_har(&format!("feed-{i}"), &har);
     }
     t.synth();
     t
@@ -295,14 +288,7 @@ fn items_twin() -> DemoTwin {
         .collect();
     let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
         "pages": [], "entries": entries}});
-    let path = t.tmp.path().join("items.har");
-    std::fs::write(&path, har.to_string()).unwrap();
-    let out = t.run(&["import", &path.to_string_lossy()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    t.import_har("items", &har);
     t.synth();
     t
 }

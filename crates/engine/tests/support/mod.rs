@@ -151,6 +151,25 @@ impl R {
     }
 }
 
+/// `POST /v1/lists` (creates `lists`, request body `{"title": "t"}`) recorded identically by
+/// several runs: one moment per `(source, minted id)`, in order.
+pub fn lists_create(moments: &[(&str, &str)]) -> Route {
+    let create_body = json!({"title": "t"});
+    R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            moments
+                .iter()
+                .map(|(source, id)| moment(source, 200, json!({"id": id, "title": "t"})))
+                .collect(),
+        )
+        .build()
+}
+
 /// A list whose body is the bare array of records: no envelope, filters or pagination.
 pub fn bare_array_list() -> ListShape {
     ListShape {

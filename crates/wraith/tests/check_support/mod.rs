@@ -96,6 +96,19 @@ impl DemoTwin {
             .unwrap()
     }
 
+    /// Write `har` as `<name>.har` in the twin's temp dir and `wraith import` it; panics with
+    /// the importer's stderr when it fails.
+    pub fn import_har(&self, name: &str, har: &Value) {
+        let path = self.tmp.path().join(format!("{name}.har"));
+        std::fs::write(&path, har.to_string()).unwrap();
+        let out = self.run(&["import", &path.to_string_lossy()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     pub fn model_path(&self) -> PathBuf {
         self.root.join("model/twin.wir.json")
     }

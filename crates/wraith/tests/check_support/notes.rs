@@ -53,14 +53,7 @@ pub fn notes_twin() -> DemoTwin {
             entry("GET", "https://api.notes.test/v1/notes", None, 200,
                 &json!({"object": "list", "data": [note]})),
         ]}});
-        let path = t.tmp.path().join(format!("notes-{i}.har"));
-        std::fs::write(&path, har.to_string()).unwrap();
-        let out = t.run(&["import", &path.to_string_lossy()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        t.import_har(&format!("notes-{i}"), &har);
     }
     t.synth();
     t
