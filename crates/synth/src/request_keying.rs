@@ -40,8 +40,36 @@ pub const MIN_CARRIERS: usize = 4;
 /// field is treated as a key.
 const MAX_FIELDS: usize = 64;
 
-/// One observation's value of a candidate field: (key text, recorded key, session, answer).
-type Sighting<'a> = (String, Value, &'a str, &'a Value);
+/// One observation's value of a candidate field, borrowed from the request (a synth input can
+/// hold many observations and fields: nothing is copied until a bucket keeps it).
+#[derive(Clone, Copy)]
+enum Sent<'a> {
+    /// A scalar JSON or form body leaf.
+    Body(&'a Value),
+    /// A query parameter's value.
+    Query(&'a str),
+}
+
+impl Sent<'_> {
+    /// The key the engine looks the request's value up by (`wraith_model::key_text`).
+    fn text(self) -> String {
+        match self {
+            Sent::Body(v) => key_text(v).unwrap_or_default(),
+            Sent::Query(s) => s.to_string(),
+        }
+    }
+
+    /// The value as recorded, kept in the bucket.
+    fn recorded(self) -> Value {
+        match self {
+            Sent::Body(v) => v.clone(),
+            Sent::Query(s) => Value::String(s.to_string()),
+        }
+    }
+}
+
+/// One observation's value of a candidate field: (sent value, session, answer).
+type Sighting<'a> = (Sent<'a>, &'a str, &'a Value);
 
 /// The request field that keys the values `vals` (each with the index of its observation's
 /// request in `ctxs`), with one bucket per recorded key; `None` when no field qualifies (see the
@@ -59,14 +87,16 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValu
             if names_a_record(name) {
                 continue;
             }
-            let Some(text) = key_text(sent) else { continue };
+            if !matches!(sent, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
+                continue;
+            }
             let field = EchoSource::Body {
                 pointer: pointer.clone(),
             };
             fields
                 .entry(field)
                 .or_default()
-                .push((text, sent.clone(), ctx.session, *v));
+                .push((Sent::Body(sent), ctx.session, *v));
         }
         // The first query parameter of a name is the one a request is keyed by.
         let mut seen: BTreeSet<&str> = BTreeSet::new();
@@ -75,12 +105,10 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValu
                 continue;
             }
             let field = EchoSource::Query { name: name.clone() };
-            fields.entry(field).or_default().push((
-                sent.clone(),
-                Value::String(sent.clone()),
-                ctx.session,
-                *v,
-            ));
+            fields
+                .entry(field)
+                .or_default()
+                .push((Sent::Query(sent), ctx.session, *v));
         }
         if fields.len() > MAX_FIELDS {
             return None;
@@ -118,9 +146,10 @@ fn names_a_record(name: &str) -> bool {
 /// pairs), when it qualifies.
 fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
     // key text → (recorded key, answer value, support)
-    let mut buckets: BTreeMap<String, (Value, &Value, u64)> = BTreeMap::new();
+    let mut buckets: BTreeMap<String, (Sent<'_>, &Value, u64)> = BTreeMap::new();
     let mut pairs: BTreeSet<(String, &str)> = BTreeSet::new();
-    for (text, key, session, answer) in sightings {
+    for (sent, session, answer) in sightings {
+        let text = sent.text();
         match buckets.get_mut(&text) {
             Some((_, value, support)) => {
                 if *value != answer {
@@ -129,7 +158,7 @@ fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
                 *support += 1;
             }
             None => {
-                buckets.insert(text.clone(), (key, answer, 1));
+                buckets.insert(text.clone(), (sent, answer, 1));
             }
         }
         pairs.insert((text, session));
@@ -151,7 +180,7 @@ fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
     let buckets = buckets
         .into_values()
         .map(|(key, value, support)| KeyBucket {
-            key,
+            key: key.recorded(),
             value: value.clone(),
             support,
         })
