@@ -119,3 +119,108 @@ fn check_symbol_mismatch_is_suppressible_with_its_reason() {
     assert_eq!(r["suppressed_count"], 3);
     assert_eq!(out.status.code(), Some(0), "{:#}", r["divergences"]);
 }
+
+/// The notes twin, plus `GET /v1/notes/pinned` recorded once, by the first session, answering
+/// `{"pinned": <that session's note id>}`: recorded once, its `pinned` is a constant of the
+/// template, and it names the note the session created.
+fn notes_twin_with_a_pinned_note() -> DemoTwin {
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
+    for (i, (id, text)) in notes::SESSIONS.iter().enumerate() {
+        let note = json!({"id": id, "object": "note", "text": text});
+        let mut entries = vec![
+            notes::entry(
+                "POST",
+                "https://api.notes.test/v1/notes",
+                Some(&json!({"text": text}).to_string()),
+                201,
+                &note,
+            ),
+            notes::entry(
+                "GET",
+                "https://api.notes.test/v1/notes",
+                None,
+                200,
+                &json!({"object": "list", "data": [note]}),
+            ),
+        ];
+        if i == 0 {
+            entries.push(notes::entry(
+                "GET",
+                "https://api.notes.test/v1/notes/pinned",
+                None,
+                200,
+                &json!({"pinned": id}),
+            ));
+        }
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+            "pages": [], "entries": entries}});
+        t.import_har(&format!("notes-{i}"), &har);
+    }
+    t.synth();
+    t
+}
+
+/// Creates answer `note_minted000001`, lists name it, and the pinned read answers `pinned`.
+fn pinned_target(pinned: &'static str) -> String {
+    fake_target::start(move |c| {
+        let note = json!({"id": "note_minted000001", "object": "note", "text": ""});
+        let (status, route, body) = if c.method == "POST" {
+            (201, "POST /v1/notes", note)
+        } else if c.target.starts_with("/v1/notes/pinned") {
+            (200, "GET /v1/notes/pinned", json!({"pinned": pinned}))
+        } else {
+            (
+                200,
+                "GET /v1/notes",
+                json!({"object": "list", "data": [note]}),
+            )
+        };
+        fake_target::Answer {
+            status,
+            provenance: "template",
+            route: route.into(),
+            body,
+        }
+    })
+}
+
+fn pinned_divergences(r: &Value) -> Vec<&Value> {
+    r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["route"] == "GET /v1/notes/pinned")
+        .collect()
+}
+
+#[test]
+fn check_constant_position_naming_the_id_the_twin_gave_for_the_recorded_one_passes() {
+    let t = notes_twin_with_a_pinned_note();
+    let out = t.run(&[
+        "check",
+        "--target",
+        &pinned_target("note_minted000001"),
+        "--json",
+    ]);
+    let r = stdout_json(&out);
+    // The recording says the first session's own note id; the session was given
+    // note_minted000001 for it, which is what a real API would answer here.
+    assert!(pinned_divergences(&r).is_empty(), "{:#}", r["divergences"]);
+}
+
+#[test]
+fn check_constant_position_still_naming_the_recorded_id_is_a_symbol_mismatch() {
+    let t = notes_twin_with_a_pinned_note();
+    let recorded = notes::SESSIONS[0].0;
+    let out = t.run(&["check", "--target", &pinned_target(recorded), "--json"]);
+    let r = stdout_json(&out);
+    let found = pinned_divergences(&r);
+    assert_eq!(found.len(), 1, "{:#}", r["divergences"]);
+    assert_eq!(found[0]["path"], "body.pinned");
+    assert_eq!(found[0]["category"], "symbol_mismatch");
+    assert_eq!(
+        found[0]["expected"], "note_minted000001",
+        "the id the session was given"
+    );
+    assert_eq!(found[0]["actual"], recorded);
+}
