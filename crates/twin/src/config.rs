@@ -35,6 +35,10 @@ pub struct TwinConfig {
     /// (`"30d"`); `wraith check` and `wraith lint` validate them (`wraith_check::freshness`).
     #[serde(default)]
     pub freshness: FreshnessConfig,
+    /// `[generate]`: how `wraith synth` builds the model. Only `request_keying` is read; the
+    /// other keys of older files load as unknown-key warnings.
+    #[serde(default)]
+    pub generate: GenerateConfig,
     /// Warnings found while loading (unknown keys, deprecated values). Not part of the file.
     #[serde(skip)]
     pub warnings: Vec<ConfigWarning>,
@@ -476,6 +480,132 @@ pub struct TaggedUnionPolicy {
     pub policy: String,
 }
 
+/// `[generate]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GenerateConfig {
+    pub request_keying: RequestKeyingConfig,
+}
+
+/// `[generate.request_keying]`: which answer positions synth may key by a request field (one
+/// recorded answer value per recorded value of the field, e.g. the memory a create's plan
+/// decides).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RequestKeyingConfig {
+    pub mode: RequestKeyingMode,
+    /// `[[generate.request_keying.route]]` entries, in file order.
+    pub route: Vec<RequestKeyingRoute>,
+}
+
+/// `[generate.request_keying] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKeyingMode {
+    /// No position is keyed.
+    Off,
+    /// Only the listed routes' listed fields.
+    Manual,
+    /// Conservative automatic detection, plus the listed fields. The default (the original
+    /// product defaulted to `off`; detection is conservative and measured to raise
+    /// conformance).
+    #[default]
+    Auto,
+}
+
+/// One `[[generate.request_keying.route]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestKeyingRoute {
+    /// `METHOD /path` as `wraith synth` names the route (`POST /linode/instances`).
+    pub route: String,
+    /// Request fields as written: `$.a.b` for a JSON or form body field (see
+    /// [`KeyingField::parse`]), `query.name` for a query parameter.
+    pub fields: Vec<String>,
+    /// 1-based line of the entry (0 when unknown). Not part of the file.
+    #[serde(skip)]
+    pub line: usize,
+}
+
+impl RequestKeyingRoute {
+    /// The entry's fields, parsed (validated at load, so an error here is only for a
+    /// hand-built config).
+    pub fn parsed_fields(&self) -> Result<Vec<KeyingField>, String> {
+        self.fields.iter().map(|f| KeyingField::parse(f)).collect()
+    }
+}
+
+/// A request field a `[[generate.request_keying.route]]` entry lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyingField {
+    /// A JSON or form body field: object keys and array indexes from the root
+    /// (`$.region.id` is `["region", "id"]`; `$.items[0].type` is `["items", "0", "type"]`).
+    Body { path: Vec<String> },
+    /// A query parameter, by name (`query.page` is `page`).
+    Query { name: String },
+}
+
+impl KeyingField {
+    /// Parse a field as written. `query.NAME` is the query parameter `NAME` (the rest of the
+    /// text, verbatim). Otherwise a body path: `$` followed by one or more `.key`, `[N]`
+    /// (array index) or `["key"]` (a key holding dots, brackets or spaces) steps. The error
+    /// says what is wrong and how to write it.
+    pub fn parse(text: &str) -> Result<KeyingField, String> {
+        const HOW: &str = "write `$.a.b` for a body field (`$.items[0].type`, `$[\"odd.key\"]`) \
+                           or `query.name` for a query parameter";
+        if let Some(name) = text.strip_prefix("query.") {
+            if name.is_empty() {
+                return Err(format!("`{text}` names no query parameter; {HOW}"));
+            }
+            return Ok(KeyingField::Query {
+                name: name.to_string(),
+            });
+        }
+        let Some(mut rest) = text.strip_prefix('$') else {
+            return Err(format!("`{text}` is not a field; {HOW}"));
+        };
+        let mut path = Vec::new();
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix('.') {
+                let end = after.find(['.', '[']).unwrap_or(after.len());
+                let key = &after[..end];
+                if key.is_empty() || key.contains([']', '"']) || key.contains(char::is_whitespace) {
+                    return Err(format!("`{text}` has an empty or malformed key; {HOW}"));
+                }
+                path.push(key.to_string());
+                rest = &after[end..];
+            } else if let Some(after) = rest.strip_prefix("[\"") {
+                let Some(end) = after.find("\"]") else {
+                    return Err(format!("`{text}` has an unclosed `[\"`; {HOW}"));
+                };
+                path.push(after[..end].to_string());
+                rest = &after[end + 2..];
+            } else if let Some(after) = rest.strip_prefix('[') {
+                let end = after.find(']').unwrap_or(after.len());
+                let index = &after[..end];
+                if end == after.len()
+                    || index.is_empty()
+                    || !index.bytes().all(|b| b.is_ascii_digit())
+                {
+                    return Err(format!(
+                        "`{text}` has a bad array index `[{index}`: write `[0]`; {HOW}"
+                    ));
+                }
+                path.push(index.to_string());
+                rest = &after[end + 1..];
+            } else {
+                return Err(format!(
+                    "`{text}` has `{rest}` where a step was expected; {HOW}"
+                ));
+            }
+        }
+        if path.is_empty() {
+            return Err(format!("`{text}` names no field; {HOW}"));
+        }
+        Ok(KeyingField::Body { path })
+    }
+}
+
 fn one() -> u32 {
     1
 }
@@ -551,6 +681,19 @@ impl TwinConfig {
         }
         cfg.validate(&doc, text, path)?;
         cfg.diff.fill_lines(&doc, text);
+        cfg.generate.request_keying.fill_lines(&doc, text);
+        if cfg.generate.request_keying.mode == RequestKeyingMode::Manual
+            && cfg.generate.request_keying.route.is_empty()
+        {
+            warnings.push(ConfigWarning {
+                path: path.to_path_buf(),
+                line: find_key_line(&doc, text, "generate.request_keying.mode").unwrap_or(0),
+                key: "generate.request_keying.mode".to_string(),
+                message: "`manual` with no `[[generate.request_keying.route]]` entry keys \
+                          nothing; list routes and fields, or write `off`"
+                    .to_string(),
+            });
+        }
         cfg.warnings = warnings;
         Ok(cfg)
     }
@@ -578,6 +721,7 @@ impl TwinConfig {
                 "must be greater than zero (it is the memory budget of a handler)".to_string(),
             ));
         }
+        self.generate.request_keying.validate(doc, text, path)?;
         for (key, v) in [
             ("diff.required_score", self.diff.required_score),
             ("diff.session_pass_rate", self.diff.session_pass_rate),
@@ -632,6 +776,96 @@ impl DiffConfig {
             .key("scoring_version")
             .and_then(|k| k.span())
             .map_or(0, |s| line_of(text, s.start));
+    }
+}
+
+impl RequestKeyingConfig {
+    /// The `[[generate.request_keying.route]]` entries as the document holds them (tables or
+    /// inline tables), for their lines.
+    fn entry_items<'d>(doc: &'d toml_edit::Document<&str>) -> Vec<&'d dyn toml_edit::TableLike> {
+        let routes = doc
+            .get("generate")
+            .and_then(|g| g.get("request_keying"))
+            .and_then(|k| k.get("route"));
+        match routes {
+            Some(toml_edit::Item::ArrayOfTables(a)) => {
+                a.iter().map(|t| t as &dyn toml_edit::TableLike).collect()
+            }
+            Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => a
+                .iter()
+                .filter_map(|v| v.as_inline_table())
+                .map(|t| t as &dyn toml_edit::TableLike)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Every entry's route must be `METHOD /path` and list at least one well-formed field; the
+    /// error names the entry's line (of `fields` for a bad field).
+    fn validate(
+        &self,
+        doc: &toml_edit::Document<&str>,
+        text: &str,
+        path: &Path,
+    ) -> Result<(), TwinError> {
+        let items = Self::entry_items(doc);
+        for (i, entry) in self.route.iter().enumerate() {
+            let item = items.get(i);
+            let line_of_key = |key: &str| {
+                item.and_then(|t| t.key(key))
+                    .and_then(|k| k.span())
+                    .map(|s| line_of(text, s.start))
+                    .or_else(|| find_key_line(doc, text, "generate.request_keying.route"))
+                    .unwrap_or(0)
+            };
+            let err = |key: &str, message: String| TwinError::Config {
+                path: path.to_path_buf(),
+                line: line_of_key(key),
+                message: format!(
+                    "[[generate.request_keying.route]] entry {}: `{key}`: {message}",
+                    i + 1
+                ),
+            };
+            let route_ok = entry
+                .route
+                .trim()
+                .split_once(char::is_whitespace)
+                .is_some_and(|(m, p)| {
+                    !m.is_empty()
+                        && m.bytes().all(|b| b.is_ascii_alphabetic())
+                        && p.trim().starts_with('/')
+                });
+            if !route_ok {
+                return Err(err(
+                    "route",
+                    format!(
+                        "`{}` is not a route; write `METHOD /path` as `wraith synth` names it, \
+                         e.g. `POST /linode/instances` or `GET /accounts/:param`",
+                        entry.route
+                    ),
+                ));
+            }
+            if entry.fields.is_empty() {
+                return Err(err(
+                    "fields",
+                    "lists no field; write e.g. `fields = [\"$.type\"]`".to_string(),
+                ));
+            }
+            for f in &entry.fields {
+                KeyingField::parse(f).map_err(|m| err("fields", m))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn fill_lines(&mut self, doc: &toml_edit::Document<&str>, text: &str) {
+        let items = Self::entry_items(doc);
+        for (entry, item) in self.route.iter_mut().zip(items) {
+            entry.line = item
+                .key("route")
+                .and_then(|k| k.span())
+                .map_or(0, |s| line_of(text, s.start));
+        }
     }
 }
 
@@ -716,6 +950,10 @@ fn schema() -> Shape {
             ]),
         ),
         ("handlers", leaves(&["deviation_policy"])),
+        (
+            "generate",
+            Table(vec![("request_keying", leaves(&["mode", "route"]))]),
+        ),
         ("freshness", leaves(&["max_age", "warn_age", "max_drift"])),
         ("deviations", Leaf),
         (
@@ -893,7 +1131,16 @@ mod tests {
         assert_eq!(cfg.serve.unknown_entity, UnknownEntity::Synthesize);
         assert_eq!(cfg.diff.required_score, 0.9);
         let keys: Vec<_> = cfg.warnings.iter().map(|w| w.key.as_str()).collect();
-        assert!(keys.contains(&"generate"), "{keys:?}");
+        // `[generate]` is read for `request_keying` only; its other keys still warn.
+        assert!(keys.contains(&"generate.max_iterations"), "{keys:?}");
+        assert!(keys.contains(&"generate.llm"), "{keys:?}");
+        assert!(
+            !keys
+                .iter()
+                .any(|k| k.starts_with("generate.request_keying")),
+            "{keys:?}"
+        );
+        assert_eq!(cfg.generate.request_keying.mode, RequestKeyingMode::Off);
         assert!(
             cfg.warnings.iter().all(|w| w.line > 0),
             "{:?}",
@@ -1041,5 +1288,132 @@ mod tests {
         // A suppress entry without a reason loads: check and lint name what it misses.
         assert_eq!(cfg.diff.suppress[0].reason, "");
         assert_eq!(cfg.diff.suppress[0].line, 12);
+    }
+
+    const SERVICE: &str = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n";
+
+    #[test]
+    fn request_keying_defaults_to_auto_with_no_entries() {
+        let cfg = TwinConfig::parse(SERVICE, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.generate.request_keying.mode, RequestKeyingMode::Auto);
+        assert!(cfg.generate.request_keying.route.is_empty());
+    }
+
+    #[test]
+    fn request_keying_entries_load_with_their_fields_and_lines() {
+        let text = format!(
+            "{SERVICE}\n[generate.request_keying]\nmode = \"manual\"\n\n[[generate.request_keying.route]]\nroute = \"POST /linode/instances\"\nfields = [\"$.type\", \"$.region\"]\n\n[[generate.request_keying.route]]\nroute = \"GET /search\"\nfields = [\"query.q\", \"$.items[0][\\\"odd.key\\\"]\"]\n"
+        );
+        let cfg = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap();
+        let rk = &cfg.generate.request_keying;
+        assert_eq!(rk.mode, RequestKeyingMode::Manual);
+        assert_eq!(rk.route.len(), 2);
+        assert_eq!(rk.route[0].route, "POST /linode/instances");
+        assert_eq!(rk.route[0].line, 9);
+        assert_eq!(rk.route[1].line, 13);
+        assert_eq!(
+            rk.route[0].parsed_fields().unwrap(),
+            vec![
+                KeyingField::Body {
+                    path: vec!["type".into()]
+                },
+                KeyingField::Body {
+                    path: vec!["region".into()]
+                },
+            ]
+        );
+        assert_eq!(
+            rk.route[1].parsed_fields().unwrap(),
+            vec![
+                KeyingField::Query { name: "q".into() },
+                KeyingField::Body {
+                    path: vec!["items".into(), "0".into(), "odd.key".into()]
+                },
+            ]
+        );
+        // `[generate]` keys this version does not read still only warn.
+        let text = format!("{SERVICE}[generate]\nmax_iterations = 10\n");
+        let cfg = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.warnings.len(), 1);
+        assert_eq!(cfg.warnings[0].key, "generate.max_iterations");
+    }
+
+    #[test]
+    fn bad_request_keying_mode_names_file_line_and_the_modes() {
+        let text = format!("{SERVICE}\n[generate.request_keying]\nmode = \"sometimes\"\n");
+        let err = TwinConfig::parse(&text, Path::new("t/wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t/wraith.toml:6:"), "{err}");
+        assert!(err.contains("generate.request_keying.mode"), "{err}");
+        assert!(
+            err.contains("sometimes") && err.contains("off") && err.contains("manual"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_request_keying_field_names_the_entry_line_and_the_syntax() {
+        for bad in [
+            "type",
+            "$",
+            "$.a..b",
+            "$.a[x]",
+            "$.a[\\\"b",
+            "query.",
+            "$.a b",
+        ] {
+            let text = format!(
+                "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"POST /a\"\n\nfields = [\"$.ok\", \"{bad}\"]\n"
+            );
+            let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("wraith.toml:8:"), "{bad}: {err}");
+            assert!(
+                err.contains("entry 1") && err.contains("`$.a.b`") && err.contains("query.name"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_keying_entry_needs_a_route_and_a_field() {
+        let text = format!(
+            "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"/a\"\nfields = [\"$.t\"]\n"
+        );
+        let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("wraith.toml:6:") && err.contains("METHOD /path"),
+            "{err}"
+        );
+        let text = format!(
+            "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"POST /a\"\nfields = []\n"
+        );
+        let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("wraith.toml:7:") && err.contains("lists no field"),
+            "{err}"
+        );
+        let text = format!(
+            "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"POST /a\"\nfield = [\"$.t\"]\n"
+        );
+        let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("field"), "{err}");
+    }
+
+    #[test]
+    fn manual_request_keying_without_entries_warns() {
+        let text = format!("{SERVICE}[generate.request_keying]\nmode = \"manual\"\n");
+        let cfg = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.warnings.len(), 1, "{:?}", cfg.warnings);
+        assert_eq!(cfg.warnings[0].key, "generate.request_keying.mode");
+        assert_eq!(cfg.warnings[0].line, 5);
     }
 }

@@ -11,10 +11,11 @@ pub mod dir;
 
 pub use config::{
     ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,
-    DiffThresholds, Fidelity, FieldClassRule, HandlersConfig, IdempotencyConfig, LatencyConfig,
-    LatencyMode, LimitsConfig, LuaConfig, LuaOnError, ProxyConfig, ProxyMode, RateLimit,
-    ServeConfig, ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy, ThresholdOverride,
-    TwinConfig, UnknownEntity,
+    DiffThresholds, Fidelity, FieldClassRule, GenerateConfig, HandlersConfig, IdempotencyConfig,
+    KeyingField, LatencyConfig, LatencyMode, LimitsConfig, LuaConfig, LuaOnError, ProxyConfig,
+    ProxyMode, RateLimit, RequestKeyingConfig, RequestKeyingMode, RequestKeyingRoute, ServeConfig,
+    ServiceConfig, SessionMode, SuppressRule, TaggedUnionPolicy, ThresholdOverride, TwinConfig,
+    UnknownEntity,
 };
 pub use dir::{TwinDir, TwinError};
 pub use wraith_recording::fsutil::write_atomic;
