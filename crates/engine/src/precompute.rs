@@ -68,6 +68,7 @@ mod tests {
                 base_url: "http://127.0.0.1:18080".into(),
                 tool_version: "test".into(),
                 tag: None,
+                request_keying: Default::default(),
             },
         )
         .model;

@@ -113,6 +113,7 @@ fn a_record_created_through_an_enveloped_answer_reads_back_and_lists() {
             base_url: "http://127.0.0.1:18080".into(),
             tool_version: "test".into(),
             tag: None,
+            request_keying: Default::default(),
         },
     )
     .model;

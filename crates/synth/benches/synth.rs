@@ -109,6 +109,7 @@ fn synthesize_exchanges(bencher: divan::Bencher<'_, '_>, n: usize) {
                     base_url: "http://localhost:3000".into(),
                     tool_version: "bench".into(),
                     tag: None,
+                    request_keying: Default::default(),
                 },
             );
             divan::black_box(s.summary.routes)

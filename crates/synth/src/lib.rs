@@ -56,6 +56,9 @@ pub struct SynthOptions {
     pub tool_version: String,
     /// Only fold sessions carrying this tag (`--tag`).
     pub tag: Option<String>,
+    /// `[generate.request_keying]`: which answer positions may be keyed by a request field
+    /// (default `auto`, see [`request_keying`]).
+    pub request_keying: request_keying::RequestKeying,
 }
 
 /// The result of a synth run.
@@ -138,9 +141,16 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
             .as_ref()
             .and_then(|e| entity_types.get(e))
             .and_then(|e| e.id_shape.as_ref());
-        let route = build_route(group, plan, id_shape, &obs, &mut diagnostics);
+        let keying = opts.request_keying.for_route(&group.method, &group.path);
+        let route = build_route(group, plan, id_shape, &obs, &keying, &mut diagnostics);
         built.push(route);
     }
+    diagnostics.extend(request_keying::diagnose(
+        &opts.request_keying,
+        &templated,
+        &built,
+        &obs,
+    ));
     // Action effects compare recorded answers, so they come before exact replay takes them.
     let effects = action::action_effects(&templated, &plans.routes, &entity_types, &obs);
     for (route, effect) in built.iter_mut().zip(effects) {
@@ -220,6 +230,7 @@ fn build_route(
     plan: &state::RoutePlan,
     id_shape: Option<&IdShape>,
     obs: &[Obs<'_>],
+    keying: &request_keying::RouteKeying,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Route {
     let name = format!("{} {}", group.method, group.path);
@@ -233,7 +244,7 @@ fn build_route(
                 .into(),
         });
     }
-    let mut variants = variants::build_variants(group, plan, obs, diagnostics);
+    let mut variants = variants::build_variants(group, plan, obs, keying, diagnostics);
     if plan.state_op == Some(StateOp::Create)
         && let (Some(pk), Some(shape)) = (plan.primary_key.as_deref(), id_shape)
     {

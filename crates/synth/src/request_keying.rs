@@ -25,12 +25,25 @@
 //! This module only learns; it never changes the hole's examples, so the judge's `enum` rule and
 //! the fallback rendering (a request without the field, or with a value never recorded) stay
 //! as they were.
+//!
+//! What is learned is the twin's `[generate.request_keying]` setting ([`RequestKeying`], passed
+//! in [`crate::SynthOptions`]): `auto` (the default) as above; `off` learns no keyed position;
+//! `manual` keys only the fields `[[generate.request_keying.route]]` lists, on their routes,
+//! under relaxed rules (what the user asked for needs no cross-session evidence and may name a
+//! record: the field must still decide the position without contradiction, with at least two
+//! keys holding at least two distinct values). `auto` tries the listed fields first too. A
+//! listed route or field that keys nothing is a synth diagnostic ([`diagnose`]), never a
+//! silent no-op.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EchoSource, KeyBucket, KeyedValues, key_text};
+use wraith_model::{
+    ArrayNode, BodyTemplate, Diagnostic, EchoSource, KeyBucket, KeyedValues, Node, Route, key_text,
+};
 
+use crate::observe::Obs;
+use crate::routes::RouteGroup;
 use crate::unify::Ctx;
 
 /// Fewest observations carrying a field that may key a position, counting each (key value,
@@ -39,6 +52,121 @@ pub const MIN_CARRIERS: usize = 4;
 /// Most distinct request fields considered; past it the requests are free-form documents and no
 /// field is treated as a key.
 const MAX_FIELDS: usize = 64;
+
+/// `[generate.request_keying] mode`: which positions synth may key by a request field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyingMode {
+    /// No position is keyed: the model has no `keyed` anywhere.
+    Off,
+    /// Only the fields [`RequestKeying::rules`] lists, on their routes.
+    Manual,
+    /// Automatic, conservative detection everywhere (see the module doc), plus the listed
+    /// fields. The default: measured to raise conformance on the corpora.
+    #[default]
+    Auto,
+}
+
+/// One `[[generate.request_keying.route]]` entry: the request fields that may key the
+/// positions of one route's answers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyingRule {
+    /// `METHOD /path` as synth names the route (`POST /linode/instances`, `GET /a/:param`);
+    /// the method is compared case-insensitively, the path exactly.
+    pub route: String,
+    /// The fields, tried in this order: the first that decides a position keys it. Body fields
+    /// ([`body_field`]) or query parameters; paths and headers never key a position.
+    pub fields: Vec<EchoSource>,
+}
+
+/// The twin's `[generate.request_keying]` setting.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestKeying {
+    pub mode: KeyingMode,
+    /// `[[generate.request_keying.route]]`, in file order (ignored under [`KeyingMode::Off`]).
+    pub rules: Vec<KeyingRule>,
+}
+
+impl RequestKeying {
+    /// What the unification of route `method path` may key its positions by.
+    pub fn for_route(&self, method: &str, path: &str) -> RouteKeying {
+        let mut fields: Vec<EchoSource> = Vec::new();
+        if self.mode != KeyingMode::Off {
+            for rule in self
+                .rules
+                .iter()
+                .filter(|r| names_route(&r.route, method, path))
+            {
+                for f in &rule.fields {
+                    if !fields.contains(f) {
+                        fields.push(f.clone());
+                    }
+                }
+            }
+        }
+        RouteKeying {
+            auto: self.mode == KeyingMode::Auto,
+            fields,
+        }
+    }
+}
+
+/// What one route's positions may be keyed by (see [`RequestKeying::for_route`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteKeying {
+    /// Automatic detection (after the listed fields).
+    pub auto: bool,
+    /// Listed fields, tried first and in order, under the relaxed rules.
+    pub fields: Vec<EchoSource>,
+}
+
+impl RouteKeying {
+    /// Automatic detection only (the default setting on a route no entry names).
+    pub const AUTO: RouteKeying = RouteKeying {
+        auto: true,
+        fields: Vec::new(),
+    };
+}
+
+/// Whether a configured `METHOD /path` names the route `method path`.
+pub fn names_route(configured: &str, method: &str, path: &str) -> bool {
+    configured
+        .trim()
+        .split_once(char::is_whitespace)
+        .is_some_and(|(m, p)| m.eq_ignore_ascii_case(method) && p.trim() == path)
+}
+
+/// The body field at these object keys / array indexes (`["region", "id"]` is `/region/id`,
+/// as synth flattens JSON and form bodies).
+pub fn body_field(segments: &[String]) -> EchoSource {
+    let pointer: String = segments
+        .iter()
+        .map(|s| format!("/{}", crate::observe::escape_token(s)))
+        .collect();
+    EchoSource::Body { pointer }
+}
+
+/// A field as `wraith.toml` spells it: `$.a.b` (a JSON pointer's tokens, unescaped, quoted when
+/// they hold a dot or bracket) or `query.name`.
+pub fn spell(field: &EchoSource) -> String {
+    match field {
+        EchoSource::Body { pointer } => {
+            let mut out = String::from("$");
+            for token in pointer.split('/').skip(1) {
+                let token = token.replace("~1", "/").replace("~0", "~");
+                if token.is_empty() || token.contains(['.', '[', ']', '"']) {
+                    out.push_str(&format!("[\"{token}\"]"));
+                } else {
+                    out.push('.');
+                    out.push_str(&token);
+                }
+            }
+            out
+        }
+        EchoSource::Query { name } => format!("query.{name}"),
+        EchoSource::Path { param } => format!("path.{param}"),
+        EchoSource::Header { name } => format!("header.{name}"),
+    }
+}
 
 /// One observation's value of a candidate field, borrowed from the request (a synth input can
 /// hold many observations and fields: nothing is copied until a bucket keeps it).
@@ -74,8 +202,68 @@ type Sighting<'a> = (Sent<'a>, &'a str, &'a Value);
 /// The request field that keys the values `vals` (each with the index of its observation's
 /// request in `ctxs`), with one bucket per recorded key; `None` when no field qualifies (see the
 /// module doc).
-pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValues>> {
-    if vals.len() < MIN_CARRIERS || vals.iter().all(|(v, _)| *v == vals[0].0) {
+///
+/// The fields `keying` lists are tried first, in order, under the relaxed rules (see the
+/// module doc); automatic detection follows when `keying.auto`.
+pub fn learn(
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+    keying: &RouteKeying,
+) -> Option<Box<KeyedValues>> {
+    if vals.len() < 2 || vals.iter().all(|(v, _)| *v == vals[0].0) {
+        return None;
+    }
+    for field in &keying.fields {
+        if let Some(keyed) = learn_listed(field, vals, ctxs) {
+            return Some(keyed);
+        }
+    }
+    if keying.auto {
+        learn_auto(vals, ctxs)
+    } else {
+        None
+    }
+}
+
+/// A listed field keys the values when it decides them: every observation carrying one value
+/// held one answer value, with at least two keys holding at least two distinct values.
+fn learn_listed(
+    field: &EchoSource,
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+) -> Option<Box<KeyedValues>> {
+    let mut sightings: Vec<Sighting<'_>> = Vec::new();
+    for (v, c) in vals {
+        let Some(ctx) = ctxs.get(*c) else { continue };
+        let sent = match field {
+            EchoSource::Body { pointer } => ctx
+                .body
+                .iter()
+                .find(|(p, _)| p == pointer)
+                .map(|(_, sent)| sent)
+                .filter(|sent| matches!(sent, Value::String(_) | Value::Number(_) | Value::Bool(_)))
+                .map(Sent::Body),
+            EchoSource::Query { name } => ctx
+                .query
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, sent)| Sent::Query(sent)),
+            EchoSource::Path { .. } | EchoSource::Header { .. } => None,
+        };
+        if let Some(sent) = sent {
+            sightings.push((sent, ctx.session, *v));
+        }
+    }
+    let (_, buckets) = keyed_by(sightings, Evidence::Asked)?;
+    Some(Box::new(KeyedValues {
+        field: field.clone(),
+        buckets,
+    }))
+}
+
+/// Automatic detection (see the module doc).
+fn learn_auto(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValues>> {
+    if vals.len() < MIN_CARRIERS {
         return None;
     }
     // One pass over the requests: every candidate field's sightings, in observation order.
@@ -116,7 +304,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedValu
     }
     let mut best: Option<(usize, usize, KeyedValues)> = None;
     for (field, sightings) in fields {
-        let Some((evidence, buckets)) = keyed_by(sightings) else {
+        let Some((evidence, buckets)) = keyed_by(sightings, Evidence::Repeated) else {
             continue;
         };
         let keys = buckets.len();
@@ -142,9 +330,18 @@ fn names_a_record(name: &str) -> bool {
         || name.ends_with("Id")
 }
 
+/// How much evidence a field needs beyond deciding the values without contradiction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Evidence {
+    /// Automatic detection: keys repeated across sessions (see the module doc).
+    Repeated,
+    /// A field the user listed: none.
+    Asked,
+}
+
 /// A field's buckets (ordered by key text) and its evidence (distinct (key value, session)
 /// pairs), when it qualifies.
-fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
+fn keyed_by(sightings: Vec<Sighting<'_>>, need: Evidence) -> Option<(usize, Vec<KeyBucket>)> {
     // key text → (recorded key, answer value, support)
     let mut buckets: BTreeMap<String, (Sent<'_>, &Value, u64)> = BTreeMap::new();
     let mut pairs: BTreeSet<(String, &str)> = BTreeSet::new();
@@ -165,7 +362,8 @@ fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
     }
     let keys = buckets.len();
     let evidence = pairs.len();
-    if evidence < MIN_CARRIERS || keys < 2 || evidence < 2 * keys {
+    if keys < 2 || (need == Evidence::Repeated && (evidence < MIN_CARRIERS || evidence < 2 * keys))
+    {
         return None;
     }
     let mut values: Vec<&Value> = Vec::new();
@@ -186,6 +384,119 @@ fn keyed_by(sightings: Vec<Sighting<'_>>) -> Option<(usize, Vec<KeyBucket>)> {
         })
         .collect();
     Some((evidence, buckets))
+}
+
+/// Synth diagnostics for `[[generate.request_keying.route]]` entries that key nothing: a route
+/// the recordings do not have, a field no recorded request of the route sent, a field that
+/// keyed no position of the route's answers. `groups[i]` is the group `routes[i]` was built
+/// from. None under [`KeyingMode::Off`] (the entries are not read then).
+pub fn diagnose(
+    keying: &RequestKeying,
+    groups: &[RouteGroup],
+    routes: &[Route],
+    obs: &[Obs<'_>],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if keying.mode == KeyingMode::Off {
+        return out;
+    }
+    let warning = |route: &str, code: &str, message: String| Diagnostic {
+        severity: "warning".into(),
+        code: code.into(),
+        route: Some(route.to_string()),
+        message,
+    };
+    for (i, rule) in keying.rules.iter().enumerate() {
+        let name = rule.route.trim();
+        let matched: Vec<usize> = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| names_route(name, &g.method, &g.path))
+            .map(|(k, _)| k)
+            .collect();
+        if matched.is_empty() {
+            out.push(warning(
+                name,
+                "request-keying-route-unknown",
+                format!(
+                    "[[generate.request_keying.route]] entry {} names route `{name}`, which the \
+                     recordings do not have: name it as `wraith synth` does (`METHOD /path`, \
+                     `:param` for a path parameter) or drop the entry",
+                    i + 1
+                ),
+            ));
+            continue;
+        }
+        // Named as synth names the route (the entry's method may be lowercase).
+        let name = groups[matched[0]].name();
+        let name = name.as_str();
+        for field in &rule.fields {
+            let spelled = spell(field);
+            let sent = matched.iter().any(|k| {
+                groups[*k].obs.iter().any(|o| {
+                    obs.get(*o).is_some_and(|o| match field {
+                        EchoSource::Body { pointer } => {
+                            o.req_fields.iter().any(|(p, _)| p == pointer)
+                        }
+                        EchoSource::Query { name } => o.query.iter().any(|(n, _)| n == name),
+                        EchoSource::Path { .. } | EchoSource::Header { .. } => false,
+                    })
+                })
+            });
+            if !sent {
+                out.push(warning(
+                    name,
+                    "request-keying-field-unsent",
+                    format!(
+                        "[[generate.request_keying.route]] entry {} lists `{spelled}`, which no \
+                         recorded request of `{name}` sent: fix the field (`$.a.b` for a body \
+                         field, `query.name` for a query parameter) or drop it",
+                        i + 1
+                    ),
+                ));
+                continue;
+            }
+            let keys = matched
+                .iter()
+                .filter_map(|k| routes.get(*k))
+                .any(|r| keys_a_position(r, field));
+            if !keys {
+                out.push(warning(
+                    name,
+                    "request-keying-field-decides-nothing",
+                    format!(
+                        "[[generate.request_keying.route]] entry {} lists `{spelled}`, which keys \
+                         no position of the answers of `{name}`: at no recorded position did \
+                         each of its values hold one answer value, with two of them holding \
+                         different ones; record requests with other values of it, or drop it",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether some hole of the route's answers is keyed by `field`.
+fn keys_a_position(route: &Route, field: &EchoSource) -> bool {
+    fn walk(node: &Node, field: &EchoSource) -> bool {
+        match node {
+            Node::Hole(h) => h.keyed.as_ref().is_some_and(|k| k.field == *field),
+            Node::Object { fields } => fields.iter().any(|f| walk(&f.value, field)),
+            Node::Array(ArrayNode::Tuple { items }) => items.iter().any(|n| walk(n, field)),
+            Node::Array(ArrayNode::List {
+                representatives, ..
+            }) => representatives.iter().any(|n| walk(n, field)),
+            Node::Const { .. } => false,
+        }
+    }
+    route.variants.iter().any(|v| {
+        matches!(&v.body, BodyTemplate::Json { root } if walk(root, field))
+            || v.union
+                .as_ref()
+                .is_some_and(|u| u.templates.iter().any(|t| walk(t, field)))
+    })
 }
 
 #[cfg(test)]
@@ -243,7 +554,12 @@ mod tests {
             })
             .collect();
         let sessions = own_sessions(plans.len());
-        let keyed = learn(&indexed(&memory), &ctxs(&bodies, &sessions)).expect("keyed by type");
+        let keyed = learn(
+            &indexed(&memory),
+            &ctxs(&bodies, &sessions),
+            &RouteKeying::AUTO,
+        )
+        .expect("keyed by type");
         assert_eq!(
             keyed.field,
             EchoSource::Body {
@@ -266,7 +582,14 @@ mod tests {
             .collect();
         let answers: Vec<Value> = (0..8).map(|i| json!(i % 2)).collect();
         let sessions = own_sessions(8);
-        assert_eq!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)), None);
+        assert_eq!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            ),
+            None
+        );
     }
 
     #[test]
@@ -277,10 +600,24 @@ mod tests {
             .collect();
         let answers: Vec<Value> = (0..9).map(|i| json!(i / 3 == 1)).collect();
         let sessions: Vec<String> = (0..9).map(|i| format!("s{}", i / 3)).collect();
-        assert_eq!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)), None);
+        assert_eq!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            ),
+            None
+        );
         // The same requests from nine sessions are evidence.
         let sessions = own_sessions(9);
-        assert!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)).is_some());
+        assert!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            )
+            .is_some()
+        );
     }
 
     #[test]
@@ -292,7 +629,14 @@ mod tests {
             .collect();
         let answers: Vec<Value> = (0..8).map(|i| json!(i % 2 == 0)).collect();
         let sessions = own_sessions(8);
-        assert_eq!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)), None);
+        assert_eq!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            ),
+            None
+        );
     }
 
     #[test]
@@ -301,7 +645,14 @@ mod tests {
         let bodies: Vec<_> = kinds.iter().map(|k| body(&[("/kind", json!(k))])).collect();
         let answers = [1, 1, 2, 2, 2, 2].map(|v| json!(v));
         let sessions = own_sessions(6);
-        assert_eq!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)), None);
+        assert_eq!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            ),
+            None
+        );
     }
 
     #[test]
@@ -310,7 +661,14 @@ mod tests {
         let bodies: Vec<_> = kinds.iter().map(|k| body(&[("/kind", json!(k))])).collect();
         let answers = [1, 1, 1, 1].map(|v| json!(v));
         let sessions = own_sessions(4);
-        assert_eq!(learn(&indexed(&answers), &ctxs(&bodies, &sessions)), None);
+        assert_eq!(
+            learn(
+                &indexed(&answers),
+                &ctxs(&bodies, &sessions),
+                &RouteKeying::AUTO
+            ),
+            None
+        );
     }
 
     #[test]
@@ -319,8 +677,155 @@ mod tests {
         let bodies: Vec<_> = sizes.iter().map(|s| body(&[("/size", json!(s))])).collect();
         let answers = ["s", "s", "m", "m"].map(|v| json!(v));
         let sessions = own_sessions(4);
-        let keyed = learn(&indexed(&answers), &ctxs(&bodies, &sessions)).expect("keyed");
+        let keyed = learn(
+            &indexed(&answers),
+            &ctxs(&bodies, &sessions),
+            &RouteKeying::AUTO,
+        )
+        .expect("keyed");
         assert_eq!(keyed.value_for(&json!("2")), Some(&json!("m")));
         assert_eq!(keyed.value_for(&json!(1)), Some(&json!("s")));
+    }
+
+    fn listed(fields: &[&str]) -> RouteKeying {
+        RouteKeying {
+            auto: false,
+            fields: fields
+                .iter()
+                .map(|p| EchoSource::Body {
+                    pointer: p.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Plans sent in one session (no cross-session evidence) and the memory each answered.
+    fn one_session_plans(plans: &[&str]) -> (Vec<Vec<(String, Value)>>, Vec<Value>) {
+        let bodies = plans
+            .iter()
+            .map(|p| body(&[("/type", json!(p)), ("/region_id", json!("r1"))]))
+            .collect();
+        let memory = plans
+            .iter()
+            .map(|p| if *p == "small" { json!(1) } else { json!(2) })
+            .collect();
+        (bodies, memory)
+    }
+
+    #[test]
+    fn listed_field_keys_without_cross_session_evidence() {
+        let (bodies, memory) = one_session_plans(&["small", "large", "small"]);
+        let sessions = vec!["s".to_string(); 3];
+        let ctxs = ctxs(&bodies, &sessions);
+        assert_eq!(learn(&indexed(&memory), &ctxs, &RouteKeying::AUTO), None);
+        let keyed = learn(&indexed(&memory), &ctxs, &listed(&["/type"])).expect("keyed");
+        assert_eq!(keyed.value_for(&json!("large")), Some(&json!(2)));
+        assert_eq!(keyed.buckets.len(), 2);
+    }
+
+    #[test]
+    fn off_keys_nothing_auto_would_key() {
+        let plans = ["small", "large", "small", "large", "small", "large"];
+        let (bodies, memory) = one_session_plans(&plans);
+        let sessions = own_sessions(plans.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        assert!(learn(&indexed(&memory), &ctxs, &RouteKeying::AUTO).is_some());
+        assert_eq!(learn(&indexed(&memory), &ctxs, &listed(&[])), None);
+    }
+
+    #[test]
+    fn listed_field_must_still_decide_the_position() {
+        let (bodies, _) = one_session_plans(&["small", "large", "small", "large"]);
+        let sessions = own_sessions(4);
+        let ctxs = ctxs(&bodies, &sessions);
+        // A contradiction: `small` answered 1 and 3.
+        let answers = [1, 2, 3, 2].map(|v| json!(v));
+        assert_eq!(learn(&indexed(&answers), &ctxs, &listed(&["/type"])), None);
+        // One key: the field is the same in every request (a listed record reference too).
+        let answers = [1, 2, 1, 2].map(|v| json!(v));
+        assert_eq!(
+            learn(&indexed(&answers), &ctxs, &listed(&["/region_id"])),
+            None
+        );
+        // A field no request sent.
+        assert_eq!(learn(&indexed(&answers), &ctxs, &listed(&["/size"])), None);
+    }
+
+    #[test]
+    fn listed_fields_are_tried_in_order_before_automatic_detection() {
+        let plans = ["small", "large", "small", "large", "small", "large"];
+        let bodies: Vec<_> = plans
+            .iter()
+            .map(|p| body(&[("/type", json!(p)), ("/class", json!(format!("c-{p}")))]))
+            .collect();
+        let memory: Vec<Value> = plans
+            .iter()
+            .map(|p| if *p == "small" { json!(1) } else { json!(2) })
+            .collect();
+        let sessions = own_sessions(plans.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        // Automatic detection picks `/class` (sorted first among equals).
+        let auto = learn(&indexed(&memory), &ctxs, &RouteKeying::AUTO).unwrap();
+        assert_eq!(
+            auto.field,
+            EchoSource::Body {
+                pointer: "/class".into()
+            }
+        );
+        let mut asked = listed(&["/type", "/class"]);
+        asked.auto = true;
+        let keyed = learn(&indexed(&memory), &ctxs, &asked).unwrap();
+        assert_eq!(
+            keyed.field,
+            EchoSource::Body {
+                pointer: "/type".into()
+            }
+        );
+    }
+
+    #[test]
+    fn routes_are_named_as_synth_names_them_and_fields_as_the_config_spells_them() {
+        assert!(names_route(
+            "POST /linode/instances",
+            "POST",
+            "/linode/instances"
+        ));
+        assert!(names_route(" post  /a/:param ", "POST", "/a/:param"));
+        assert!(!names_route("POST /a", "GET", "/a"));
+        assert!(!names_route("POST /a/", "POST", "/a"));
+        let f = body_field(&["a/b".to_string(), "0".to_string(), "x.y".to_string()]);
+        assert_eq!(
+            f,
+            EchoSource::Body {
+                pointer: "/a~1b/0/x.y".into()
+            }
+        );
+        assert_eq!(spell(&f), "$.a/b.0[\"x.y\"]");
+        assert_eq!(
+            spell(&EchoSource::Query {
+                name: "page".into()
+            }),
+            "query.page"
+        );
+        let keying = RequestKeying {
+            mode: KeyingMode::Off,
+            rules: vec![KeyingRule {
+                route: "POST /a".into(),
+                fields: vec![f.clone()],
+            }],
+        };
+        assert_eq!(
+            keying.for_route("POST", "/a"),
+            RouteKeying {
+                auto: false,
+                fields: Vec::new()
+            }
+        );
+        let manual = RequestKeying {
+            mode: KeyingMode::Manual,
+            ..keying
+        };
+        assert_eq!(manual.for_route("POST", "/a").fields, vec![f]);
+        assert!(manual.for_route("POST", "/b").fields.is_empty());
     }
 }

@@ -164,6 +164,8 @@ pub struct Unifier<'a> {
     pub ctxs: &'a [Ctx<'a>],
     /// Prefix of counter names (the route id).
     pub counter_prefix: String,
+    /// What the route's observed positions may be keyed by (`[generate.request_keying]`).
+    pub keying: &'a crate::request_keying::RouteKeying,
 }
 
 impl Unifier<'_> {
@@ -556,7 +558,7 @@ impl Unifier<'_> {
             examples_cut: cut,
             confidence_bp,
             when_absent,
-            keyed: crate::request_keying::learn(vals, self.ctxs),
+            keyed: crate::request_keying::learn(vals, self.ctxs, self.keying),
         }
     }
 
@@ -859,6 +861,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let a = json!({"object": "customer", "id": "cus_0000000001ab"});
         let b = json!({"object": "customer", "id": "cus_0000000002cd"});
@@ -889,6 +892,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let v1 = json!("a@x.test");
         let v2 = json!("b@x.test");
@@ -916,6 +920,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let null = Value::Null;
         let (a, b) = (json!("1001"), json!("1002"));
@@ -954,6 +959,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let Node::Hole(hole) = u.unify(&vals, Some("host_uuid"), "/host_uuid") else {
             panic!("hole expected")
@@ -1016,6 +1022,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let (null, q) = (Value::Null, json!({"id": "9"}));
         let vals = [(&null, 0), (&null, 1), (&null, 2), (&q, 3)];
@@ -1047,6 +1054,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let a = json!([{"id": 1}]);
         let b = json!([{"id": 2}, {"id": 3}, {"id": 4}]);
@@ -1071,6 +1079,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let mention = |n: u32, pinned: bool| {
             let mut v = json!({"id": n, "type": "mention", "status": {"id": n * 10}});
@@ -1133,6 +1142,7 @@ mod tests {
         let u = Unifier {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let objects: Vec<Value> = answers
             .iter()

@@ -393,6 +393,7 @@ mod tests {
         let u = Unifier {
             ctxs: &[],
             counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
         };
         let union = variant_union(&u, &vals).expect("a union");
         assert_eq!(union.discriminator, "type");

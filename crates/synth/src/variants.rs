@@ -96,6 +96,7 @@ pub fn build_variants(
     group: &RouteGroup,
     plan: &RoutePlan,
     obs: &[Obs<'_>],
+    keying: &crate::request_keying::RouteKeying,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Variant> {
     let route_name = group.name();
@@ -108,6 +109,7 @@ pub fn build_variants(
     let unifier = Unifier {
         ctxs: &ctxs,
         counter_prefix: group.id.clone(),
+        keying,
     };
 
     // Positions (into group.obs) per status.

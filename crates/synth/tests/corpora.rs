@@ -19,6 +19,7 @@ fn synth_har_corpus(name: &str, base_url: &str, origin: &str) -> Synthesis {
             base_url: base_url.to_string(),
             tool_version: "test".into(),
             tag: None,
+            request_keying: Default::default(),
         },
     )
 }
@@ -219,6 +220,7 @@ fn wraith_demo_recordings_synthesize_into_customers_and_orders() {
             base_url: "http://127.0.0.1:18080".into(),
             tool_version: "test".into(),
             tag: Some("checkout-contract".into()),
+            request_keying: Default::default(),
         },
     );
     assert_no_placeholders(&s);

@@ -51,6 +51,7 @@ fn canonical(sessions: &[RecordedSession]) -> (String, String) {
             base_url: "http://localhost:3000".into(),
             tool_version: "test".into(),
             tag: None,
+            request_keying: Default::default(),
         },
     );
     (

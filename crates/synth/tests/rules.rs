@@ -208,6 +208,7 @@ fn run_case(path: &Path) {
             base_url: "http://upstream.test".into(),
             tool_version: "test".into(),
             tag: None,
+            request_keying: Default::default(),
         },
     );
     let model = serde_json::to_value(&out.model).unwrap();

@@ -74,6 +74,7 @@ pub fn synth(sessions: &[RecordedSession], twin: &str, base_url: &str) -> Model 
             base_url: base_url.into(),
             tool_version: "test".into(),
             tag: None,
+            request_keying: Default::default(),
         },
     )
     .model;

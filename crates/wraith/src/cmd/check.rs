@@ -659,6 +659,7 @@ fn holdout(
             base_url: cfg.service.base_url.clone(),
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             tag: None,
+            request_keying: super::synth::request_keying(cfg),
         },
     );
     let model = synthesis.model;

@@ -425,6 +425,7 @@ fn load_input(
                     base_url: config.service.base_url.clone(),
                     tool_version: env!("CARGO_PKG_VERSION").to_string(),
                     tag: None,
+                    request_keying: super::synth::request_keying(&config),
                 },
             );
             (s.model, s.symbols, "synthesized")

@@ -5,8 +5,10 @@
 use std::process::ExitCode;
 
 use anyhow::anyhow;
+use wraith_model::EchoSource;
+use wraith_synth::request_keying::{KeyingMode, KeyingRule, RequestKeying, body_field};
 use wraith_synth::{Summary, SynthOptions, synthesize};
-use wraith_twin::{TwinConfig, TwinDir, write_atomic};
+use wraith_twin::{KeyingField, RequestKeyingMode, TwinConfig, TwinDir, write_atomic};
 
 use crate::exit::{CliError, CmdResult};
 use crate::output::{print_json, progress};
@@ -49,6 +51,37 @@ pub fn summary_line(s: &Summary) -> String {
     )
 }
 
+/// The twin's `[generate.request_keying]` as synth takes it. Every caller of
+/// `wraith_synth::synthesize` for a twin (`synth`, `serve`'s auto-synth, `check --holdout`,
+/// `compose`) passes it, so they all learn the same model.
+pub fn request_keying(config: &TwinConfig) -> RequestKeying {
+    let mode = match config.generate.request_keying.mode {
+        RequestKeyingMode::Off => KeyingMode::Off,
+        RequestKeyingMode::Manual => KeyingMode::Manual,
+        RequestKeyingMode::Auto => KeyingMode::Auto,
+    };
+    let rules = config
+        .generate
+        .request_keying
+        .route
+        .iter()
+        .map(|entry| KeyingRule {
+            route: entry.route.trim().to_string(),
+            // Validated when the config loaded: every field parses.
+            fields: entry
+                .fields
+                .iter()
+                .filter_map(|f| KeyingField::parse(f).ok())
+                .map(|f| match f {
+                    KeyingField::Body { path } => body_field(&path),
+                    KeyingField::Query { name } => EchoSource::Query { name },
+                })
+                .collect(),
+        })
+        .collect();
+    RequestKeying { mode, rules }
+}
+
 /// Synthesize `twin`'s model from its recordings and write it to `model/`. Used by
 /// `wraith synth` and by `wraith serve` when the model is missing or stale.
 pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, CliError> {
@@ -89,6 +122,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
             base_url: config.service.base_url.clone(),
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             tag: tag.map(str::to_string),
+            request_keying: request_keying(&config),
         },
     );
     drop(sessions);
@@ -188,6 +222,7 @@ mod tests {
                 base_url: "http://127.0.0.1:18080".into(),
                 tool_version: "test".into(),
                 tag: None,
+                request_keying: Default::default(),
             },
         );
         let whole = wraith_model::to_canonical_json(&s.model).ok();
