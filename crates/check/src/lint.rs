@@ -72,6 +72,9 @@ pub struct LintInput {
     pub fixtures: FixtureTree,
     /// `wraith.toml`'s `[[diff.tagged_union_policy]]` entries, held against the model.
     pub tagged_union_policy: Vec<crate::union::PolicyInput>,
+    /// The `route` of each `[[generate.request_keying.route]]` entry in `wraith.toml`, in file
+    /// order, held against the model.
+    pub request_keying_routes: Vec<String>,
 }
 
 const MODEL_FILE: &str = "model/twin.wir.json";
@@ -87,6 +90,7 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
     let schema = lint_schema(input.schema.as_deref(), &mut out);
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
     lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
+    lint_request_keying(&input.request_keying_routes, model.as_ref(), &mut out);
     out.sort_by(|a, b| {
         (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
     });
@@ -366,6 +370,38 @@ fn lint_union_policies(
                 Some(CONFIG_FILE),
                 format!(
                     "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, whose                      answers synth modelled with no tagged union: the policy never applies",
+                    i + 1
+                ),
+            ));
+        }
+    }
+}
+
+/// `[[generate.request_keying.route]]` entries naming a route the model does not have: synth
+/// keys nothing for them (it says so in a diagnostic too), so the entry is a warning naming the
+/// route. The method is compared case-insensitively, the path exactly, as synth does.
+fn lint_request_keying(routes: &[String], model: Option<&Model>, out: &mut Vec<Finding>) {
+    let Some(model) = model else {
+        return;
+    };
+    for (i, route) in routes.iter().enumerate() {
+        let route = route.trim();
+        let known = route
+            .split_once(char::is_whitespace)
+            .is_some_and(|(method, path)| {
+                model
+                    .routes
+                    .iter()
+                    .any(|r| r.method.eq_ignore_ascii_case(method) && r.path == path.trim())
+            });
+        if !known {
+            out.push(Finding::warning(
+                "request-keying-route-unknown",
+                Some(CONFIG_FILE),
+                format!(
+                    "[[generate.request_keying.route]] entry {} names route `{route}`, which the \
+                     model does not have, so nothing is keyed for it: name the route as `wraith \
+                     synth` does (`METHOD /path`, `:param` for a path parameter) or drop the entry",
                     i + 1
                 ),
             ));

@@ -105,6 +105,12 @@ pub fn run(args: Args) -> CmdResult {
         tagged_union_policy: TwinConfig::load(&twin)
             .map(|cfg| super::check::union_input(&cfg))
             .unwrap_or_default(),
+        request_keying_routes: TwinConfig::load(&twin)
+            .map(|cfg| {
+                let entries = cfg.generate.request_keying.route;
+                entries.into_iter().map(|e| e.route).collect()
+            })
+            .unwrap_or_default(),
     };
     findings.extend(lint(&input));
     findings.extend(super::route::lint_findings(&twin));
