@@ -249,8 +249,10 @@ pub struct Variant {
     pub evidence: Evidence,
     /// The variant's top-level answers are a tagged union (objects of several types, named by
     /// a discriminator key): one template per recorded type, see [`VariantUnion`]. The engine
-    /// renders `body` as always; `wraith check` with `[diff] split_variants = true` judges an
-    /// answer under the template of the recording's type. Absent (and not written) otherwise,
+    /// renders the template of the answer's type in place of `body` (the type the request
+    /// sent, else the stored record's, else the most recorded); `wraith check` with
+    /// `[diff] split_variants = true` judges an answer under the template of the recording's
+    /// type. Absent (and not written) otherwise,
     /// so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub union: Option<VariantUnion>,
@@ -265,6 +267,12 @@ pub struct VariantUnion {
     /// constant at `discriminator`, anti-unified over that type's answers only
     /// ([`crate::template::ArrayNode::tag_of`] reads its tag).
     pub templates: Vec<crate::template::Node>,
+    /// How many recorded answers each template was anti-unified over, in `templates` order:
+    /// the engine renders the most recorded type when neither the request nor a stored record
+    /// names one. Empty in a model written before it existed (the first template then counts
+    /// as the most recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<u64>,
 }
 
 /// A predicate over the request (and the namespace) that selects a variant.

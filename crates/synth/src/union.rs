@@ -27,10 +27,25 @@
 //! Among several such keys the one explaining the most keys wins; ties go to a conventional tag
 //! name (in [`CONVENTIONAL_KEYS`] order), then to fewer groups, then to the smaller key.
 //!
-//! The same detection runs over a variant's top-level answers ([`variant_union`]), where only a
-//! conventionally named key can qualify (each answer is its own recording, so nothing can show
-//! a difference within one answer); the per-type templates are recorded on the variant
-//! ([`wraith_model::Variant::union`]) for `wraith check`'s `[diff] split_variants`.
+//! At the top level ([`detect_top_level`], [`variant_union`]) each answer is a recording of its
+//! own, so key sets can only differ *between* answers, and between recordings an API may have
+//! changed: a field added in a later version splits the answers by time, and an attribute
+//! recorded once per version (a database's plan `type`) then seems to decide the key set. A
+//! key's name alone is no evidence there. A key passing the first four tests above is a top-level
+//! discriminator when
+//! - no resource changes tag: the answers about one resource (those holding the value of their
+//!   request's last path parameter in a top-level field) all carry one tag: a record's type is
+//!   fixed, a plan or a state is not;
+//! - and either one recording *session* holds two answers of different tags, each tag seen at
+//!   least twice, one holding an explained key the other lacks (a session runs against one
+//!   version of the API, so within it a difference is the type's, not drift's); or the key has
+//!   a conventional tag name and two tags, each seen at least twice, each hold an explained key
+//!   the other lacks (each type has fields of its own: drift adds or drops fields, so the key
+//!   sets of answers split by drift are nested, newer ones a superset of older ones).
+//!
+//! The per-type templates (with how many answers each saw) are recorded on the variant
+//! ([`wraith_model::Variant::union`]): the engine renders the template of the answer's type, and
+//! `wraith check`'s `[diff] split_variants` judges an answer under the recording's type.
 //!
 //! What it is not: a schema language. The model only records the discriminator's key on the
 //! `List` node ([`wraith_model::ArrayNode::List`]); each tag's schema is its representative.
@@ -61,11 +76,83 @@ pub struct Discriminator<'v> {
     pub groups: Vec<(&'v str, Vec<usize>)>,
 }
 
+/// A key that passes every test but the evidence test (see the module documentation).
+struct Candidate<'v> {
+    key: &'v str,
+    groups: Vec<(&'v str, Vec<usize>)>,
+    explained: Vec<&'v str>,
+    /// Position in [`CONVENTIONAL_KEYS`], or its length for any other name.
+    rank: usize,
+}
+
+impl Candidate<'_> {
+    fn conventional(&self) -> bool {
+        self.rank < CONVENTIONAL_KEYS.len()
+    }
+}
+
+/// Every key of `objects` that could be a discriminator: held by all as a short token string,
+/// splitting them into 2..=[`MAX_TAGS`] groups with a value repeated, and explaining some key.
+/// Keys in the first object's order.
+fn candidates<'v>(objects: &[&'v serde_json::Map<String, Value>]) -> Vec<Candidate<'v>> {
+    let n = objects.len();
+    let Some(first) = objects.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for key in first.keys() {
+        let Some(groups) = group_by(objects, key) else {
+            continue;
+        };
+        if groups.len() < 2 || groups.len() > MAX_TAGS || groups.len() >= n {
+            continue;
+        }
+        let explained = explained_keys(objects, key, &groups);
+        if explained.is_empty() {
+            continue;
+        }
+        let rank = CONVENTIONAL_KEYS
+            .iter()
+            .position(|k| k == key)
+            .unwrap_or(CONVENTIONAL_KEYS.len());
+        out.push(Candidate {
+            key: key.as_str(),
+            groups,
+            explained,
+            rank,
+        });
+    }
+    out
+}
+
+/// The best of the qualified candidates: most explained keys, then best name rank, then fewest
+/// groups, then the smaller key (so the choice never depends on key order).
+fn best<'v>(qualified: impl Iterator<Item = Candidate<'v>>) -> Option<Discriminator<'v>> {
+    let mut best: Option<((usize, usize, usize), Candidate<'v>)> = None;
+    for c in qualified {
+        // Larger is better.
+        let score = (
+            c.explained.len(),
+            CONVENTIONAL_KEYS.len() - c.rank,
+            MAX_TAGS - c.groups.len(),
+        );
+        if best
+            .as_ref()
+            .is_none_or(|(b, d)| score > *b || (score == *b && c.key < d.key))
+        {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| Discriminator {
+        key: c.key.to_string(),
+        groups: c.groups,
+    })
+}
+
 /// The discriminator of `elements` (each with the index of the recorded array it came from),
 /// if the data shows one (see the module documentation).
 pub fn detect<'v>(elements: &[(&'v Value, usize)]) -> Option<Discriminator<'v>> {
-    let n = elements.len();
-    if n < 3 {
+    if elements.len() < 3 {
         return None;
     }
     let objects: Vec<&serde_json::Map<String, Value>> = elements
@@ -73,59 +160,64 @@ pub fn detect<'v>(elements: &[(&'v Value, usize)]) -> Option<Discriminator<'v>> 
         .map(|(v, _)| v.as_object())
         .collect::<Option<_>>()?;
     let arrays: Vec<usize> = elements.iter().map(|(_, a)| *a).collect();
-    let first = objects.first()?;
-    // (explained keys, name rank, groups, candidate)
-    let mut best: Option<((usize, usize, usize), Discriminator<'v>)> = None;
-    for key in first.keys() {
-        let Some(groups) = group_by(&objects, key) else {
-            continue;
-        };
-        if groups.len() < 2 || groups.len() > MAX_TAGS || groups.len() >= n {
-            continue;
-        }
-        let explained = explained_keys(&objects, key, &groups);
-        let rank = CONVENTIONAL_KEYS
-            .iter()
-            .position(|k| k == key)
-            .unwrap_or(CONVENTIONAL_KEYS.len());
-        let conventional = rank < CONVENTIONAL_KEYS.len();
-        if explained.is_empty()
-            || !(conventional || shown_within_one_answer(&objects, &arrays, &groups, &explained))
-        {
-            continue;
-        }
-        let explained = explained.len();
-        // Larger is better: most explained keys, then best name rank, then fewest groups.
-        let score = (
-            explained,
-            CONVENTIONAL_KEYS.len() - rank,
-            MAX_TAGS - groups.len(),
-        );
-        // Equal scores: the smaller key name, so the choice never depends on key order.
-        if best
-            .as_ref()
-            .is_none_or(|(b, d)| score > *b || (score == *b && key.as_str() < d.key.as_str()))
-        {
-            best = Some((
-                score,
-                Discriminator {
-                    key: key.clone(),
-                    groups,
-                },
-            ));
-        }
+    best(candidates(&objects).into_iter().filter(|c| {
+        c.conventional() || shown_within_one_answer(&objects, &arrays, &c.groups, &c.explained)
+    }))
+}
+
+/// One recorded top-level answer, as [`detect_top_level`] weighs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'v> {
+    pub value: &'v Value,
+    /// The recording session it was answered in (`None` when unknown: a session of its own).
+    pub session: Option<&'v str>,
+    /// The value of the request's last path parameter (the resource the path names), if any.
+    pub resource: Option<&'v str>,
+}
+
+/// The discriminator of a variant's top-level answers, if the data shows one (see the module
+/// documentation, "At the top level").
+pub fn detect_top_level<'v>(answers: &[Answer<'v>]) -> Option<Discriminator<'v>> {
+    if answers.len() < 3 {
+        return None;
     }
-    best.map(|(_, d)| d)
+    let objects: Vec<&serde_json::Map<String, Value>> = answers
+        .iter()
+        .map(|a| a.value.as_object())
+        .collect::<Option<_>>()?;
+    // Sessions as indices, first seen first; an unknown session is one of its own.
+    let mut sessions: IndexMap<Option<&str>, ()> = IndexMap::new();
+    let session_of: Vec<usize> = answers
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a.session {
+            Some(_) => sessions.insert_full(a.session, ()).0,
+            None => answers.len() + i,
+        })
+        .collect();
+    best(candidates(&objects).into_iter().filter(|c| {
+        !retagged_resource(answers, &objects, &c.groups)
+            && (shown_within_one_answer(&objects, &session_of, &c.groups, &c.explained)
+                || (c.conventional() && types_own_fields(&objects, &c.groups, &c.explained)))
+    }))
 }
 
 /// The per-type templates of a variant whose answers (`vals`, each with the index of its
-/// observation's request context) are a tagged union at the top level, if they are one. Each
-/// answer is a recorded answer of its own, so key sets can only differ *between* answers: only
-/// a key with a conventional tag name ([`CONVENTIONAL_KEYS`]) can qualify here.
+/// observation's request context in `unifier.ctxs`) are a tagged union at the top level, if
+/// they are one ([`detect_top_level`]).
 pub fn variant_union(unifier: &Unifier<'_>, vals: &[(&Value, usize)]) -> Option<VariantUnion> {
-    let located: Vec<(&Value, usize)> =
-        vals.iter().enumerate().map(|(i, (v, _))| (*v, i)).collect();
-    let found = detect(&located)?;
+    let answers: Vec<Answer<'_>> = vals
+        .iter()
+        .map(|(v, k)| {
+            let ctx = unifier.ctxs.get(*k);
+            Answer {
+                value: v,
+                session: ctx.map(|c| c.session),
+                resource: ctx.and_then(|c| c.params.last()).map(|(_, v)| v.as_str()),
+            }
+        })
+        .collect();
+    let found = detect_top_level(&answers)?;
     let templates = found
         .groups
         .iter()
@@ -136,9 +228,72 @@ pub fn variant_union(unifier: &Unifier<'_>, vals: &[(&Value, usize)]) -> Option<
             template
         })
         .collect();
+    let counts = found
+        .groups
+        .iter()
+        .map(|(_, members)| members.len() as u64)
+        .collect();
     Some(VariantUnion {
         discriminator: found.key,
         templates,
+        counts,
+    })
+}
+
+/// Whether one resource was answered under two tags: a record's type never changes, an
+/// attribute (a plan, a state) may. An answer is about the resource its request's last path
+/// parameter names when it holds that value in a top-level field (`{"id": 7, ...}` for
+/// `/things/7`), so a parent's id (`/accounts/1/note`) is not taken for the answer's own.
+fn retagged_resource(
+    answers: &[Answer<'_>],
+    objects: &[&serde_json::Map<String, Value>],
+    groups: &[(&str, Vec<usize>)],
+) -> bool {
+    let mut tag_of: IndexMap<&str, usize> = IndexMap::new();
+    for (g, (_, members)) in groups.iter().enumerate() {
+        for &i in members {
+            let Some(r) = answers[i].resource else {
+                continue;
+            };
+            let names_it = objects[i].values().any(|v| match v {
+                Value::String(s) => s == r,
+                Value::Number(n) => n.to_string() == r,
+                _ => false,
+            });
+            if names_it && *tag_of.entry(r).or_insert(g) != g {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether two tags, each seen at least twice, each hold an explained key the other lacks:
+/// each type has fields of its own. API drift adds (or drops) fields from one version to the
+/// next, so answers split by drift have nested key sets (the newer ones a superset of the older
+/// ones), which an attribute recorded once per version can correlate with by chance.
+fn types_own_fields(
+    objects: &[&serde_json::Map<String, Value>],
+    groups: &[(&str, Vec<usize>)],
+    explained: &[&str],
+) -> bool {
+    // A group's explained keys are held by all its members or by none: its first stands for all.
+    let holds: Vec<Vec<bool>> = groups
+        .iter()
+        .filter(|(_, members)| members.len() >= 2)
+        .map(|(_, members)| {
+            explained
+                .iter()
+                .map(|k| objects[members[0]].contains_key(*k))
+                .collect()
+        })
+        .collect();
+    holds.iter().enumerate().any(|(x, a)| {
+        holds[x + 1..].iter().any(|b| {
+            let a_only = a.iter().zip(b).any(|(p, q)| *p && !*q);
+            let b_only = a.iter().zip(b).any(|(p, q)| !*p && *q);
+            a_only && b_only
+        })
     })
 }
 
@@ -414,8 +569,9 @@ mod tests {
             keys(&union.templates[1]),
             ["id", "type", "title", "seconds"]
         );
-        // Under a key not named like a tag, answers alone (each its own recording) never show a
-        // difference within one answer: no union.
+        assert_eq!(union.counts, [2, 2]);
+        // Under a key not named like a tag, answers of unknown sessions (each its own
+        // recording) never show a difference within one session: no union.
         let renamed: Vec<Value> = answers
             .iter()
             .map(|v| {
@@ -430,6 +586,213 @@ mod tests {
             .collect();
         let vals: Vec<(&Value, usize)> = renamed.iter().enumerate().map(|(i, v)| (v, i)).collect();
         assert_eq!(variant_union(&u, &vals), None);
+    }
+
+    /// Top-level answers from (value, session, resource) triples.
+    fn top(answers: &[(Value, &'static str, Option<&'static str>)]) -> Option<Found> {
+        let refs: Vec<Answer<'_>> = answers
+            .iter()
+            .map(|(v, s, r)| Answer {
+                value: v,
+                session: Some(s),
+                resource: *r,
+            })
+            .collect();
+        detect_top_level(&refs).map(|d| {
+            (
+                d.key,
+                d.groups
+                    .into_iter()
+                    .map(|(t, m)| (t.to_string(), m))
+                    .collect(),
+            )
+        })
+    }
+
+    /// Database answers: older sessions of one plan lack `engine_config`, which the API added
+    /// later, and the later sessions happen to use another plan.
+    fn drifted_databases() -> Vec<(Value, &'static str, Option<&'static str>)> {
+        vec![
+            (
+                json!({"id": 1, "type": "small", "status": "active"}),
+                "old_a",
+                Some("1"),
+            ),
+            (
+                json!({"id": 1, "type": "small", "status": "active"}),
+                "old_a",
+                Some("1"),
+            ),
+            (
+                json!({"id": 2, "type": "small", "status": "resizing"}),
+                "old_b",
+                Some("2"),
+            ),
+            (
+                json!({"id": 3, "type": "large", "status": "active", "engine_config": {}}),
+                "new_a",
+                Some("3"),
+            ),
+            (
+                json!({"id": 3, "type": "large", "status": "active", "engine_config": {}}),
+                "new_a",
+                Some("3"),
+            ),
+            (
+                json!({"id": 4, "type": "large", "status": "active", "engine_config": {}}),
+                "new_b",
+                Some("4"),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_field_added_between_recordings_of_one_plan_each_is_drift_not_a_union() {
+        // `type` explains `engine_config` perfectly, but only between sessions and with nested
+        // key sets: what an API adding a field looks like.
+        assert_eq!(top(&drifted_databases()), None);
+    }
+
+    #[test]
+    fn a_field_appearing_in_later_answers_of_every_tag_is_no_union() {
+        let answers = vec![
+            (json!({"id": 1, "type": "small"}), "s1", None),
+            (json!({"id": 2, "type": "large"}), "s1", None),
+            (
+                json!({"id": 3, "type": "small", "engine_config": {}}),
+                "s2",
+                None,
+            ),
+            (
+                json!({"id": 4, "type": "large", "engine_config": {}}),
+                "s2",
+                None,
+            ),
+        ];
+        assert_eq!(top(&answers), None);
+    }
+
+    #[test]
+    fn types_with_fields_of_their_own_are_a_top_level_union_across_sessions() {
+        let answers = vec![
+            (
+                json!({"id": "7", "type": "added", "collection": {}}),
+                "a",
+                Some("7"),
+            ),
+            (
+                json!({"id": "7", "type": "added", "collection": {}}),
+                "a",
+                Some("7"),
+            ),
+            (
+                json!({"id": "20", "type": "mention", "status": {}}),
+                "b",
+                Some("20"),
+            ),
+            (
+                json!({"id": "21", "type": "mention", "status": {}}),
+                "c",
+                Some("21"),
+            ),
+        ];
+        let (key, groups) = top(&answers).expect("a union");
+        assert_eq!(key, "type");
+        assert_eq!(
+            groups,
+            vec![
+                ("added".to_string(), vec![0, 1]),
+                ("mention".to_string(), vec![2, 3])
+            ]
+        );
+        // The same answers under a key not named like a tag: between sessions only, no union.
+        let renamed: Vec<(Value, &'static str, Option<&'static str>)> = answers
+            .iter()
+            .map(|(v, s, r)| {
+                let mut v = v.clone();
+                if let Some(m) = v.as_object_mut()
+                    && let Some(t) = m.remove("type")
+                {
+                    m.insert("category".into(), t);
+                }
+                (v, *s, *r)
+            })
+            .collect();
+        assert_eq!(top(&renamed), None);
+    }
+
+    #[test]
+    fn nested_key_sets_within_one_session_are_a_union_under_any_name() {
+        // One session answered both kinds, so one API version: the difference is the type's.
+        let answers = vec![
+            (
+                json!({"id": 1, "kind_of": "follow", "account": {}}),
+                "s",
+                None,
+            ),
+            (
+                json!({"id": 2, "kind_of": "mention", "account": {}, "status": {}}),
+                "s",
+                None,
+            ),
+            (
+                json!({"id": 3, "kind_of": "follow", "account": {}}),
+                "s",
+                None,
+            ),
+            (
+                json!({"id": 4, "kind_of": "mention", "account": {}, "status": {}}),
+                "t",
+                None,
+            ),
+        ];
+        assert_eq!(top(&answers).map(|f| f.0), Some("kind_of".to_string()));
+        // The drifted databases recorded in one session would be a union too: the evidence is
+        // the session, not the shape.
+        let one: Vec<_> = drifted_databases()
+            .into_iter()
+            .map(|(v, _, r)| (v, "one", r))
+            .collect();
+        assert_eq!(top(&one).map(|f| f.0), Some("type".to_string()));
+    }
+
+    #[test]
+    fn a_resource_answered_under_two_tags_is_an_attribute_not_a_type() {
+        // Resource 7 was a book, then a song: a plan or a state changes, a type does not.
+        let answers = vec![
+            (json!({"id": 7, "type": "book", "pages": 1}), "s", Some("7")),
+            (json!({"id": 8, "type": "book", "pages": 2}), "s", Some("8")),
+            (
+                json!({"id": 7, "type": "song", "seconds": 3}),
+                "s",
+                Some("7"),
+            ),
+            (
+                json!({"id": 9, "type": "song", "seconds": 4}),
+                "s",
+                Some("9"),
+            ),
+        ];
+        assert_eq!(top(&answers), None);
+        // A path parameter the answer does not hold names a parent, not the answer.
+        let parented: Vec<_> = answers
+            .into_iter()
+            .map(|(v, s, _)| (v, s, Some("parent-1")))
+            .collect();
+        assert_eq!(top(&parented).map(|f| f.0), Some("type".to_string()));
+    }
+
+    #[test]
+    fn top_level_detection_is_deterministic() {
+        let answers = drifted_databases()
+            .into_iter()
+            .map(|(v, _, r)| (v, "one", r))
+            .collect::<Vec<_>>();
+        let first = top(&answers);
+        assert!(first.is_some());
+        for _ in 0..10 {
+            assert_eq!(top(&answers), first);
+        }
     }
 
     #[test]
