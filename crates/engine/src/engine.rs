@@ -1389,6 +1389,7 @@ impl Engine {
     ) -> (Out, Option<i64>) {
         let mut ctx = call.ctx();
         ctx.snapshot = self.snapshot(call, variant);
+        let union = self.union_template(ns, call, variant);
         let mut nsc = NsCtx {
             ns,
             wall: &self.opts.wall_clock,
@@ -1399,7 +1400,7 @@ impl Engine {
         let body = match &variant.body {
             wraith_model::BodyTemplate::Empty => OutBody::Empty,
             wraith_model::BodyTemplate::Json { root } => OutBody::Json(render::render_node_traced(
-                root,
+                union.map_or(root, |(_, t)| t),
                 &ctx,
                 &mut nsc,
                 &mut sources,
@@ -1428,6 +1429,29 @@ impl Engine {
             },
             now,
         )
+    }
+
+    /// The per-type template a variant whose answers are a tagged union renders, with the
+    /// union (see [`crate::union`]): the type the request sent, else the type of the record
+    /// the route's path names (as this session holds it, else as recorded), else the most
+    /// recorded type. `None` when the variant is no union.
+    fn union_template<'v>(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        variant: &'v Variant,
+    ) -> Option<(&'v wraith_model::VariantUnion, &'v wraith_model::Node)> {
+        let union = variant.union.as_ref()?;
+        let target = self.target(&self.model.routes[call.m.route], &call.m.params);
+        let held = target
+            .as_ref()
+            .and_then(|(ty, id)| ns.entity(ty, id))
+            .map(|e| Arc::clone(&e.value));
+        let recorded = target
+            .as_ref()
+            .and_then(|(ty, id)| self.model.entity_types.get(ty)?.records.get(*id));
+        let stored = held.as_deref().or(recorded);
+        crate::union::choose(union, call.body.as_ref(), stored).map(|(t, _)| (union, t))
     }
 
     /// Not-found answer when the store says the entity is gone but the guards still picked a

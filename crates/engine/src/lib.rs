@@ -44,6 +44,7 @@ mod raw_moment;
 mod render;
 mod router;
 pub mod sim;
+mod union;
 mod util;
 
 pub use api::*;
