@@ -218,12 +218,15 @@ pub fn variant_union(unifier: &Unifier<'_>, vals: &[(&Value, usize)]) -> Option<
         })
         .collect();
     let found = detect_top_level(&answers)?;
+    // Every answer's evidence, for the request-driven values a type's fewer answers miss.
+    let merged = unifier.unify(vals, None, "");
     let templates = found
         .groups
         .iter()
         .map(|(tag, members)| {
             let group: Vec<(&Value, usize)> = members.iter().map(|&i| vals[i]).collect();
             let mut template = unifier.unify(&group, None, "");
+            adopt_dynamic(&mut template, &merged);
             hold_tag(&mut template, &found.key, tag);
             template
         })
@@ -295,6 +298,33 @@ fn types_own_fields(
             a_only && b_only
         })
     })
+}
+
+/// Where every answer of the variant shows a value the request or the twin makes (an echo of
+/// a request field, a fresh id, the clock, a counter) and a type's own answers show less (a
+/// reply's `in_reply_to_id` echoed by all posts, but constant `null` among the few of one
+/// visibility), the type's template takes the better-evidenced hole: it held for every answer,
+/// this type's included. Only at keys the type has, so its key set stays its own.
+fn adopt_dynamic(template: &mut Node, merged: &Node) {
+    fn dynamic(n: &Node) -> bool {
+        matches!(
+            n,
+            Node::Hole(h) if !matches!(h.source, wraith_model::HoleKind::Observed)
+        )
+    }
+    let (Node::Object { fields }, Node::Object { fields: all }) = (template, merged) else {
+        return;
+    };
+    for f in fields.iter_mut() {
+        let Some(m) = all.iter().find(|m| m.key == f.key) else {
+            continue;
+        };
+        if dynamic(&m.value) && !dynamic(&f.value) {
+            f.value = m.value.clone();
+        } else {
+            adopt_dynamic(&mut f.value, &m.value);
+        }
+    }
 }
 
 /// Make the field `key` of a per-type template the constant `tag`: the tag names the type,
@@ -793,6 +823,75 @@ mod tests {
         for _ in 0..10 {
             assert_eq!(top(&answers), first);
         }
+    }
+
+    #[test]
+    fn a_type_takes_every_answers_request_driven_hole_at_its_own_keys_only() {
+        use wraith_model::{EchoSource, Field, HoleKind, JsonType};
+        let field = |key: &str, value: Node| Field {
+            key: key.into(),
+            value,
+            optional: false,
+            present_ratio_bp: 10_000,
+        };
+        let hole = |source: HoleKind| Node::hole(source, JsonType::String, vec![json!("x")], 9_000);
+        let echo = || {
+            hole(HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/reply_to".into(),
+                },
+            })
+        };
+        let null = || Node::Const { value: Value::Null };
+        let merged = Node::Object {
+            fields: vec![
+                field("reply_to", echo()),
+                field("title", hole(HoleKind::Observed)),
+                field(
+                    "owner",
+                    Node::Object {
+                        fields: vec![field("ref", echo())],
+                    },
+                ),
+                field("pages", echo()),
+            ],
+        };
+        let mut song = Node::Object {
+            fields: vec![
+                field("reply_to", null()),
+                field("title", Node::Const { value: json!("B") }),
+                field(
+                    "owner",
+                    Node::Object {
+                        fields: vec![field("ref", null())],
+                    },
+                ),
+                field("seconds", null()),
+            ],
+        };
+        adopt_dynamic(&mut song, &merged);
+        let Node::Object { fields } = &song else {
+            panic!("an object");
+        };
+        let keys: Vec<&str> = fields.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["reply_to", "title", "owner", "seconds"],
+            "its own keys"
+        );
+        assert_eq!(fields[0].value, echo(), "the echo every answer showed");
+        assert_eq!(
+            fields[1].value,
+            Node::Const { value: json!("B") },
+            "observed stays the type's"
+        );
+        assert_eq!(
+            fields[2].value,
+            Node::Object {
+                fields: vec![field("ref", echo())]
+            }
+        );
+        assert_eq!(fields[3].value, null());
     }
 
     #[test]
