@@ -8,7 +8,7 @@
 //! element's type renamed (an answer the twin makes no exactness claim for, so it is judged
 //! under the model's templates). A route whose top-level answers are typed objects gets one
 //! template per type, which `[diff] split_variants = true` judges each answer under, by the
-//! recording's type.
+//! recording's type, and which `wraith serve` renders by the type a create names.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -343,4 +343,80 @@ fn split_variants_judges_a_typed_answer_under_the_recorded_type() {
     assert_eq!(divergences[0]["category"], "value_mismatch");
     assert_eq!(divergences[0]["expected"], "book");
     assert_eq!(divergences[0]["actual"], "song");
+}
+
+/// One recorded session creating two books and two songs (`POST /v1/items` naming its
+/// `type`), each type answered with a field of its own.
+fn creates_twin() -> DemoTwin {
+    let t = DemoTwin::init("shelf", "https://api.shelf.test/v1");
+    let created = [
+        ("book", "A", "pages", 100),
+        ("song", "B", "seconds", 180),
+        ("book", "C", "pages", 200),
+        ("song", "D", "seconds", 240),
+    ];
+    let entries: Vec<Value> = created
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, title, own, n))| {
+            let sent = json!({"type": ty, "title": title}).to_string();
+            let mut answer = json!({"id": format!("it_{i}"), "type": ty, "title": title});
+            answer[*own] = json!(n);
+            entry(
+                "POST",
+                "https://api.shelf.test/v1/items",
+                Some(&sent),
+                200,
+                &answer,
+            )
+        })
+        .collect();
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": entries}});
+    t.import_har("shelf", &har);
+    t.synth();
+    t
+}
+
+#[tokio::test]
+async fn serve_answers_a_create_naming_its_type_with_that_types_fields() {
+    let t = creates_twin();
+    let model = t.model();
+    let v = route(&model, "POST", "/v1/items")["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["status"] == 200)
+        .unwrap()
+        .clone();
+    assert_eq!(v["union"]["discriminator"], "type", "{v:#}");
+    let (mut child, url) = t.serve();
+    let client = reqwest::Client::new();
+    let mut answers = Vec::new();
+    for ty in ["song", "book"] {
+        let r = client
+            .post(format!("{url}/v1/items"))
+            .header("content-type", "application/json")
+            .body(json!({"type": ty, "title": "new"}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        answers.push((status, r.json::<Value>().await.unwrap()));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let keys = |b: &Value| {
+        let mut k: Vec<String> = b.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let (status, song) = &answers[0];
+    assert_eq!(*status, 200, "{song}");
+    assert_eq!(song["type"], "song", "{song}");
+    assert_eq!(song["title"], "new", "{song}");
+    assert_eq!(keys(song), ["id", "seconds", "title", "type"], "{song}");
+    let (status, book) = &answers[1];
+    assert_eq!(*status, 200, "{book}");
+    assert_eq!(keys(book), ["id", "pages", "title", "type"], "{book}");
 }
