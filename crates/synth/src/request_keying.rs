@@ -20,14 +20,13 @@
 //!   for a key, however often one session sent it.
 //!
 //! Among qualifying fields the one with the most (key value, session) pairs wins, then the one
-//! with
-//! the fewest distinct values (the simpler explanation), then the first in sorted order.
+//! with the fewest distinct values (the simpler explanation), then the first in sorted order.
 //! This module only learns; it never changes the hole's examples, so the judge's `enum` rule and
 //! the fallback rendering (a request without the field, or with a value never recorded) stay
 //! as they were.
 //!
-//! What is learned is the twin's `[generate.request_keying]` setting ([`RequestKeying`], passed
-//! in [`crate::SynthOptions`]): `auto` (the default) as above; `off` learns no keyed position;
+//! The twin's `[generate.request_keying]` setting ([`RequestKeying`], passed in
+//! [`crate::SynthOptions`]) decides what may be keyed: `auto` (the default) as above; `off` learns no keyed position;
 //! `manual` keys only the fields `[[generate.request_keying.route]]` lists, on their routes,
 //! under relaxed rules (what the user asked for needs no cross-session evidence and may name a
 //! record: the field must still decide the position without contradiction, with at least two
