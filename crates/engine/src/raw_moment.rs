@@ -123,8 +123,9 @@ pub fn outbound_fingerprint(policy: &OutboundPolicy, fidelity: Fidelity) -> Opti
 
 impl Engine {
     /// The facts synth stores in the model ([`Model::precomputed`]) for this engine's model
-    /// under its outbound configuration: every exact-replay JSON moment's verdict, and every
-    /// variant's render snapshot positions (those do not depend on the configuration). `None` when
+    /// under its outbound configuration: every exact-replay JSON moment's verdict, every
+    /// variant's render snapshot positions and every route's outbound column facts (those two do
+    /// not depend on the configuration). `None` when
     /// the configuration has no fingerprint. Decides every moment, served or not (the verdicts
     /// it decides stay in this engine too).
     pub fn precompute(&self) -> Option<Precomputed> {
@@ -176,6 +177,7 @@ impl Engine {
             outbound,
             verdicts,
             snapshots,
+            columns: crate::outbound::precompute_columns(model),
         })
     }
 }

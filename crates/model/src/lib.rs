@@ -20,7 +20,7 @@ pub mod types;
 pub use canonical::{CanonicalError, from_json_str, to_canonical_json};
 pub use json_text::JsonText;
 pub use load::{ModelLoadError, model_from_json_str};
-pub use precomputed::{MomentVerdict, Precomputed};
+pub use precomputed::{MomentVerdict, Precomputed, RouteColumns};
 pub use template::{
     ArrayNode, BodyTemplate, ClockUnit, EchoSource, Field, Hole, HoleKind, IdCharset, IdShape,
     JsonType, KeyBucket, KeyedValues, Node, WhenAbsent, key_text,

@@ -31,6 +31,32 @@ pub struct Precomputed {
     /// does not match, or whose positions do not name JSON moments, is ignored.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub snapshots: BTreeMap<String, Vec<Vec<[usize; 2]>>>,
+    /// Per route id: what the outbound PII pass reads from the route's column evidence (every
+    /// string the route's recorded bodies and entity records hold, by column), reduced to the
+    /// two answers it asks for. A pure function of the model, so independent of `outbound`.
+    /// Every route of the model has an entry (most are empty); a route without one has its
+    /// evidence gathered from the recordings on first need, as for a model written before this
+    /// field existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, RouteColumns>,
+}
+
+/// The column facts of one route ([`Precomputed::columns`]). A column is a body path with every
+/// key prefixed by `/` and array indices folded to `/*` (`/data/*/kind`). A column named in
+/// neither field answers "no" to both questions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteColumns {
+    /// Column → its recorded enum values, sorted: in a column with at most 8 distinct recorded
+    /// values, each value recorded on two or more different
+    /// carriers (the enclosing object's `id`, else the recorded exchange). The PII pass keeps
+    /// such a value verbatim. Columns without one are left out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub enum_values: BTreeMap<String, Vec<String>>,
+    /// Columns, sorted, that name their carriers: at least two distinct values on distinct
+    /// carriers and no value shared between carriers (a one-word name there reads as a
+    /// person's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names_carriers: Vec<String>,
 }
 
 /// Whether a recorded moment can be served as its stored text, as one character.

@@ -3,6 +3,12 @@
 //! which carriers (the enclosing object's `id`, else the recorded exchange). The same evidence
 //! serves synth and strict fidelity, so a leaf is judged the same way in both.
 //!
+//! What the scrub asks of a column is only two things (is this value one of its recorded enum
+//! values; does the column name its carriers), so the evidence is reduced to those answers
+//! ([`RouteEvidence`]) as soon as it is gathered. Synth stores the answers of every route in the
+//! model ([`wraith_model::Precomputed::columns`], via [`precompute`]); an engine reads them from
+//! there and gathers a route's evidence from its recordings only when the model has none for it.
+//!
 //! The recorded bodies are read from their stored text by a streaming scanner ([`scan`]) that
 //! borrows every unescaped string from the text instead of building a tree per body: the
 //! evidence was most of a route's first-use time. The scanner gives up (and the body is walked
@@ -10,12 +16,12 @@
 //! `serde_json` does: duplicate or unsorted keys, exponents, long numbers, deep nesting.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use wraith_model::{Model, RecordedBody};
+use wraith_model::{Model, RecordedBody, RouteColumns};
 
 /// Values per column are tracked up to this many; a column past it is high-cardinality.
 const MAX_VALUES: usize = 64;
@@ -27,30 +33,23 @@ const MAX_CARRIERS: usize = 4;
 type FixedHasher = BuildHasherDefault<DefaultHasher>;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Column {
+struct Column {
     /// value → distinct carriers (capped). Ordered: which carriers are kept depends only on
     /// the order values arrive in, and the map stays small (at most [`MAX_VALUES`]).
     values: std::collections::BTreeMap<String, BTreeSet<String>>,
     overflow: bool,
-    /// [`Column::names_carriers`], computed once when the evidence is built: the PII pass
-    /// asks it for every name-keyed leaf of every served body.
-    names_carriers: bool,
 }
 
 impl Column {
     /// A low-cardinality (enum-like) value: the same value recorded on two or more different
     /// carriers, in a column with few distinct values. Kept verbatim by the PII pass.
-    pub(crate) fn is_enum_value(&self, v: &str) -> bool {
+    fn is_enum_value(&self, v: &str) -> bool {
         !self.overflow && self.values.len() <= 8 && self.values.get(v).is_some_and(|c| c.len() >= 2)
     }
 
     /// The column names its carriers: at least two distinct values on distinct carriers and no
     /// value shared between carriers.
-    pub(crate) fn names_carriers(&self) -> bool {
-        self.names_carriers
-    }
-
-    fn compute_names_carriers(&self) -> bool {
+    fn names_carriers(&self) -> bool {
         let carriers: BTreeSet<&String> = self.values.values().flatten().collect();
         self.values.len() >= 2 && carriers.len() >= 2 && self.values.values().all(|c| c.len() == 1)
     }
@@ -77,18 +76,84 @@ impl Column {
     }
 }
 
-/// Column evidence of one route.
+/// What the PII pass reads of one route's column evidence: its [`RouteColumns`] facts, hashed
+/// for lookup (column paths share long prefixes that made each ordered lookup several long
+/// compares).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct RouteEvidence {
-    /// Column path → index into `columns`. Hashed: every recorded leaf looks its column up, and
-    /// column paths share long prefixes that made each ordered lookup several long compares.
+    enum_values: HashMap<String, Vec<String>, FixedHasher>,
+    names_carriers: HashSet<String, FixedHasher>,
+}
+
+impl RouteEvidence {
+    /// `v` is one of column `col`'s recorded enum values (kept verbatim by the PII pass).
+    pub(crate) fn is_enum_value(&self, col: &str, v: &str) -> bool {
+        self.enum_values
+            .get(col)
+            .is_some_and(|vs| vs.binary_search_by(|x| x.as_str().cmp(v)).is_ok())
+    }
+
+    /// Column `col` names its carriers.
+    pub(crate) fn names_carriers(&self, col: &str) -> bool {
+        self.names_carriers.contains(col)
+    }
+
+    fn of_facts(facts: RouteColumns) -> RouteEvidence {
+        RouteEvidence {
+            enum_values: facts
+                .enum_values
+                .into_iter()
+                .map(|(col, mut vs)| {
+                    // Sorted as stored; sorted again so a hand-edited model cannot make the
+                    // binary search miss.
+                    vs.sort();
+                    (col, vs)
+                })
+                .collect(),
+            names_carriers: facts.names_carriers.into_iter().collect(),
+        }
+    }
+}
+
+/// Column evidence of one route as gathered from its recordings, before it is reduced to its
+/// [`RouteColumns`] facts.
+#[derive(Debug, Default, Clone)]
+struct Gathered {
+    /// Column path → index into `columns`. Hashed: every recorded leaf looks its column up.
     index: HashMap<String, usize, FixedHasher>,
     columns: Vec<Column>,
 }
 
-impl RouteEvidence {
-    pub(crate) fn column(&self, col: &str) -> Option<&Column> {
+impl Gathered {
+    #[cfg(test)]
+    fn column(&self, col: &str) -> Option<&Column> {
         self.index.get(col).and_then(|&i| self.columns.get(i))
+    }
+
+    /// The answers the PII pass reads, by column, in column order.
+    fn facts(&self) -> RouteColumns {
+        let mut facts = RouteColumns::default();
+        for (col, &i) in &self.index {
+            let Some(c) = self.columns.get(i) else {
+                continue;
+            };
+            // Keys of an ordered map: already sorted.
+            let values: Vec<String> = c
+                .values
+                .keys()
+                .filter(|v| c.is_enum_value(v))
+                .cloned()
+                .collect();
+            if !values.is_empty() {
+                facts.enum_values.insert(col.clone(), values);
+            }
+            if c.names_carriers() {
+                facts.names_carriers.push(col.clone());
+            }
+        }
+        // The index is a hash map: its order is not the output's.
+        facts.names_carriers.sort();
+        facts
     }
 
     /// Index of column `col`, added empty when new. An empty column answers every question as
@@ -123,7 +188,7 @@ impl RouteEvidence {
     }
 }
 
-/// The evidence of one route, built the first time a leaf needs it. Most served bodies have
+/// The evidence of one route, read from the model or gathered the first time a leaf needs it. Most served bodies have
 /// no leaf the PII pass would rewrite (the only leaves whose column it reads), so most routes
 /// never pay for walking every recorded body of theirs; the answers are the same, because a
 /// column is read only where its verdict could change the outcome.
@@ -144,16 +209,39 @@ impl<'a> LazyEvidence<'a> {
         LazyEvidence { cell, model, route }
     }
 
-    /// The evidence, built on the first call ([`build`]).
+    /// The evidence, on the first call taken from the model's stored facts for the route or,
+    /// when it has none, gathered from the recordings ([`build`]).
     pub(crate) fn get(&self) -> &'a RouteEvidence {
-        self.cell.get_or_init(|| build(self.model, self.route))
+        self.cell.get_or_init(|| {
+            let stored = self.model.routes.get(self.route).and_then(|route| {
+                self.model
+                    .precomputed
+                    .as_ref()
+                    .and_then(|p| p.columns.get(&route.id))
+            });
+            match stored {
+                Some(facts) => RouteEvidence::of_facts(facts.clone()),
+                None => RouteEvidence::of_facts(build(self.model, self.route).facts()),
+            }
+        })
     }
 }
 
-/// Evidence of route `r` of `model` (empty for an index the model does not have). The engine
-/// builds it the first time a leaf of that route needs it ([`LazyEvidence`]).
-pub(crate) fn build(model: &Model, r: usize) -> RouteEvidence {
-    let mut ev = RouteEvidence::default();
+/// The column facts of every route of `model`, by route id ([`wraith_model::Precomputed::columns`]):
+/// what the engine would otherwise gather from the recordings on a route's first scrubbed leaf.
+pub(crate) fn precompute(model: &Model) -> std::collections::BTreeMap<String, RouteColumns> {
+    model
+        .routes
+        .iter()
+        .enumerate()
+        .map(|(r, route)| (route.id.clone(), build(model, r).facts()))
+        .collect()
+}
+
+/// Evidence of route `r` of `model` (empty for an index the model does not have), gathered from
+/// its recorded bodies and its entity type's records.
+fn build(model: &Model, r: usize) -> Gathered {
+    let mut ev = Gathered::default();
     let Some(route) = model.routes.get(r) else {
         return ev;
     };
@@ -181,13 +269,10 @@ pub(crate) fn build(model: &Model, r: usize) -> RouteEvidence {
             walk(rec, &mut String::new(), id, &mut ev);
         }
     }
-    for col in &mut ev.columns {
-        col.names_carriers = col.compute_names_carriers();
-    }
     ev
 }
 
-fn walk(v: &Value, col: &mut String, carrier: &str, ev: &mut RouteEvidence) {
+fn walk(v: &Value, col: &mut String, carrier: &str, ev: &mut Gathered) {
     match v {
         Value::Object(m) => {
             let own = m.get("id").and_then(|id| match id {
@@ -256,7 +341,7 @@ enum Scalar<'t> {
 /// text places after the keys sorting before it, so leaves are collected first and given their
 /// carriers once the body is read. Returns false, having added nothing, when the text is
 /// anything the scanner does not read exactly as the parser (the caller then parses it).
-fn scan(text: &str, source: &str, ev: &mut RouteEvidence, scratch: &mut Scratch) -> bool {
+fn scan(text: &str, source: &str, ev: &mut Gathered, scratch: &mut Scratch) -> bool {
     let mut s = Scanner {
         text,
         b: text.as_bytes(),
@@ -322,7 +407,7 @@ impl<'t> Scanner<'t> {
         frame: usize,
         depth: usize,
         col: &mut String,
-        ev: &mut RouteEvidence,
+        ev: &mut Gathered,
     ) -> Option<Scalar<'t>> {
         if depth > MAX_DEPTH {
             return None;
@@ -493,8 +578,8 @@ mod tests {
     use proptest::prelude::*;
 
     /// Evidence of `texts` (each recorded on its own exchange) as the parser-only path builds it.
-    fn by_parsing(texts: &[String]) -> RouteEvidence {
-        let mut ev = RouteEvidence::default();
+    fn by_parsing(texts: &[String]) -> Gathered {
+        let mut ev = Gathered::default();
         for (i, t) in texts.iter().enumerate() {
             if let Ok(v) = serde_json::from_str::<Value>(t) {
                 walk(&v, &mut String::new(), &format!("s/{i}"), &mut ev);
@@ -504,8 +589,8 @@ mod tests {
     }
 
     /// The same with the scanner first, falling back to the parser as [`build`] does.
-    fn by_scanning(texts: &[String]) -> (RouteEvidence, usize) {
-        let mut ev = RouteEvidence::default();
+    fn by_scanning(texts: &[String]) -> (Gathered, usize) {
+        let mut ev = Gathered::default();
         let mut scratch = Scratch::default();
         let mut scanned = 0;
         for (i, t) in texts.iter().enumerate() {
@@ -619,7 +704,104 @@ mod tests {
         })
     }
 
+    /// Every question the PII pass can ask of `g` (each column, each recorded value and one
+    /// never recorded) gets the same answer from `g` and from its facts after a trip through
+    /// the model's JSON.
+    fn assert_facts_answer_as_gathered(g: &Gathered) {
+        let json = serde_json::to_string(&g.facts()).unwrap_or_default();
+        let stored: RouteColumns = serde_json::from_str(&json).unwrap_or_default();
+        let ev = RouteEvidence::of_facts(stored);
+        for (col, &i) in &g.index {
+            let c = &g.columns[i];
+            assert_eq!(ev.names_carriers(col), c.names_carriers(), "{col}");
+            for v in c
+                .values
+                .keys()
+                .map(String::as_str)
+                .chain(["never recorded"])
+            {
+                assert_eq!(ev.is_enum_value(col, v), c.is_enum_value(v), "{col} {v}");
+            }
+        }
+        assert!(!ev.names_carriers("/no/such/column"));
+        assert!(!ev.is_enum_value("/no/such/column", "user"));
+    }
+
+    #[test]
+    fn stored_column_facts_answer_as_the_gathered_evidence() {
+        let texts = [
+            r#"{"data":[{"email":"a@x.io","id":7,"kind":"user","name":"Ann"},{"email":"b@x.io","id":"u2","kind":"user","name":"Bo"}]}"#,
+            r#"{"data":[{"email":"c@x.io","id":9,"kind":"admin","name":"Cy"},{"id":10,"kind":"admin","name":"Di"}]}"#,
+        ]
+        .map(String::from);
+        let (g, _) = by_scanning(&texts);
+        let facts = g.facts();
+        assert_eq!(
+            facts.enum_values.get("/data/*/kind"),
+            Some(&vec!["admin".to_string(), "user".to_string()])
+        );
+        assert_eq!(facts.names_carriers, vec!["/data/*/email", "/data/*/name"]);
+        assert_facts_answer_as_gathered(&g);
+    }
+
+    #[test]
+    fn an_engine_reads_the_stored_column_facts_instead_of_gathering_them() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/corpora/wraith-demo/recordings/sessions");
+        let sessions = wraith_recording::read_sessions(&dir).unwrap_or_default();
+        let mut model = wraith_synth::synthesize(
+            &sessions,
+            &wraith_synth::SynthOptions {
+                twin: "demo".into(),
+                base_url: "http://127.0.0.1:18080".into(),
+                tool_version: "test".into(),
+                ..Default::default()
+            },
+        )
+        .model;
+        assert!(!model.routes.is_empty());
+        let gathered = precompute(&model);
+        assert_eq!(gathered.len(), model.routes.len(), "one entry per route");
+        let id = model.routes[0].id.clone();
+        let col = "/not/recorded/anywhere";
+        let mut stored = gathered.clone();
+        stored
+            .entry(id)
+            .or_default()
+            .names_carriers
+            .push(col.into());
+        model.precomputed = Some(wraith_model::Precomputed {
+            columns: stored,
+            ..Default::default()
+        });
+        // Nothing recorded says so: only the stored facts can make the column name carriers.
+        let cell = OnceLock::new();
+        assert!(
+            LazyEvidence::new(&cell, &model, 0)
+                .get()
+                .names_carriers(col)
+        );
+        model.precomputed = None;
+        let cell = OnceLock::new();
+        assert!(
+            !LazyEvidence::new(&cell, &model, 0)
+                .get()
+                .names_carriers(col)
+        );
+    }
+
     proptest! {
+        /// The facts the model stores answer every question exactly as the evidence gathered
+        /// from the bodies does.
+        #[test]
+        fn stored_facts_answer_every_question_as_the_gathered_evidence(bodies in prop::collection::vec(arb_json(), 1..6)) {
+            let texts: Vec<String> = bodies
+                .iter()
+                .map(|b| wraith_model::JsonText::from_value(b.clone()).as_str().to_string())
+                .collect();
+            assert_facts_answer_as_gathered(&by_scanning(&texts).0);
+        }
+
         /// The scanner (with its parser fallback) builds exactly the evidence parsing every
         /// body builds: canonical text (what the model stores), insertion-ordered text and
         /// pretty-printed text.

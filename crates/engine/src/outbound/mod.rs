@@ -29,7 +29,7 @@ use regex::Regex;
 use serde_json::Value;
 
 pub use claim::ReplayClaim;
-pub(crate) use evidence::{LazyEvidence, RouteEvidence};
+pub(crate) use evidence::{LazyEvidence, RouteEvidence, precompute as precompute_columns};
 pub use headers::keeps_header;
 
 /// A tokenizer handed in by the caller (the record-time scrubber's `tokenize`), so a secret the
@@ -746,11 +746,11 @@ impl Walk<'_> {
         // The column is looked up only where its answer matters: a recorded enum value is
         // kept, but only a leaf the checks below would rewrite can be kept by it, and most
         // leaves are none (so most routes never build their evidence).
-        let column = || self.ctx.evidence.and_then(|e| e.get().column(&self.column));
+        let evidence = || self.ctx.evidence.map(|e| e.get());
         // The rewrite is made only after the enum check, as before: a caller's tokenizer is
         // never asked about a value that is kept.
         let unless_enum = |rewrite: &dyn Fn() -> String| {
-            (!column().is_some_and(|col| col.is_enum_value(s))).then(rewrite)
+            (!evidence().is_some_and(|ev| ev.is_enum_value(&self.column, s))).then(rewrite)
         };
         if pii::is_email(s) {
             return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Email, s));
@@ -770,7 +770,8 @@ impl Walk<'_> {
             // carriers.
             let person_scope = key != "name" || self.in_person_container();
             if person_scope
-                && (words >= 2 || (words == 1 && column().is_some_and(|col| col.names_carriers())))
+                && (words >= 2
+                    || (words == 1 && evidence().is_some_and(|ev| ev.names_carriers(&self.column))))
             {
                 return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Name, s));
             }
