@@ -69,6 +69,8 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         action: None,
         membership: None,
         last_write_wins: false,
+        member_effects: Vec::new(),
+        actor_record: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

@@ -309,6 +309,8 @@ mod tests {
             action: None,
             membership: None,
             last_write_wins: false,
+            member_effects: Vec::new(),
+            actor_record: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

@@ -93,6 +93,21 @@ pub struct Route {
     /// session's last such answer is what that read answers (last write wins).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub last_write_wins: bool,
+    /// For a write with no state operation whose member is not in its body: lists another
+    /// route reads that the write adds a record to or removes one from (`POST
+    /// /statuses/:id/bookmark` adds the status to `GET /bookmarks`; `POST
+    /// /statuses/:id/favourite` adds the acting account to `GET /statuses/:id/favourited_by`;
+    /// `POST /accounts/:id/unfollow` takes the account out of every list). See
+    /// [`MemberEffect`]. Empty (and not written) for every other route.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_effects: Vec<MemberEffect>,
+    /// For a route with no path parameters whose answers carry the acting principal's own
+    /// record (`GET /accounts/verify_credentials`, or `POST /statuses` at `/account`): the
+    /// engine remembers the session's latest such record per principal, the member a
+    /// [`MemberSource::Actor`] effect adds. Synth sets it when, in the recorded sessions, the
+    /// record agreed with every recorded actor effect's new member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor_record: Option<ActorRecord>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -135,6 +150,46 @@ pub struct MembershipEffect {
     pub member_type: String,
     /// `true` when the action adds the named records, `false` when it removes them.
     pub adds: bool,
+}
+
+/// One effect of a write on a member list another route reads (see [`Route::member_effects`]):
+/// synth sets it when, in every recorded session where that list was read right before and
+/// after the write, the member appeared (an add) or disappeared (a remove) the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberEffect {
+    /// The `GET` route (its path template, same origin) whose answer is the member list.
+    pub list_path: String,
+    /// The entity type of the members: the list renders their records.
+    pub member_type: String,
+    /// `true` when the write adds the member, `false` when it removes it.
+    pub adds: bool,
+    /// Which record is the member, and which of the session's lists it joins or leaves.
+    pub member: MemberSource,
+}
+
+/// Which record a [`MemberEffect`] adds or removes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemberSource {
+    /// The record the write's path parameter `param` names. An add puts it into the list at
+    /// `list_path` (a list route with no path parameters); a remove takes it out of every list
+    /// at `list_path` the session holds, whatever its path parameters.
+    Param { param: String },
+    /// The acting principal's own record: the one the session's latest answer of a route with
+    /// a [`Route::actor_record`] carried for the same principal (`Authorization`). The list is
+    /// the one under the write's leading path parameters (the list of the same entity the
+    /// write acts on).
+    Actor,
+}
+
+/// Where a route's answers carry the acting principal's own record (see
+/// [`Route::actor_record`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActorRecord {
+    /// The record's entity type.
+    pub entity_type: String,
+    /// JSON pointer to the record in the answer: empty for the answer itself.
+    pub pointer: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

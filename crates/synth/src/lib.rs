@@ -25,6 +25,7 @@ pub mod action;
 pub mod compose;
 pub mod exact;
 pub mod list;
+pub mod member_effects;
 pub mod observe;
 pub mod request_keying;
 pub mod routes;
@@ -160,6 +161,16 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, effect) in built.iter_mut().zip(members) {
         route.membership = effect;
     }
+    let member_effects =
+        member_effects::member_effects(&templated, &plans.routes, &entity_types, &obs);
+    for ((route, effects), actor) in built
+        .iter_mut()
+        .zip(member_effects.effects)
+        .zip(member_effects.actor_records)
+    {
+        route.member_effects = effects;
+        route.actor_record = actor;
+    }
     let singletons = action::last_write_wins(&templated, &plans.routes, &obs);
     for (route, wins) in built.iter_mut().zip(singletons) {
         route.last_write_wins = wins;
@@ -274,6 +285,8 @@ fn build_route(
         action: None,
         membership: None,
         last_write_wins: false,
+        member_effects: Vec::new(),
+        actor_record: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

@@ -41,6 +41,8 @@ impl R {
             action: None,
             membership: None,
             last_write_wins: false,
+            member_effects: Vec::new(),
+            actor_record: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

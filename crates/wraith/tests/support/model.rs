@@ -147,6 +147,8 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         action: None,
         membership: None,
         last_write_wins: false,
+        member_effects: Vec::new(),
+        actor_record: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

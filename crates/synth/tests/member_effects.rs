@@ -1,0 +1,309 @@
+//! Member effects learned from small synthetic recordings: a write whose path names the member
+//! adds it to (or removes it from) a list another route reads, and a write whose member is
+//! the acting principal's own record adds it to the list of the entity it acts on.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model, Route};
+use wraith_recording::{
+    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
+    RecordedSession, Safety, Timing,
+};
+use wraith_synth::{SynthOptions, synthesize};
+
+/// One recorded exchange: `auth` is the `Authorization` value, `body` a JSON request body.
+fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) -> Exchange {
+    let mut headers = Headers::new();
+    headers.insert("authorization".into(), vec![auth.to_string()]);
+    let mut resp_headers = Headers::new();
+    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
+    Exchange {
+        protocol: "http".into(),
+        request: RecordedRequest {
+            method: method.to_string(),
+            path: path.to_string(),
+            query: String::new(),
+            headers,
+            body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+            content_type: Some("application/json".into()),
+            origin: None,
+        },
+        response: RecordedResponse {
+            status: 200,
+            headers: resp_headers,
+            content_type: Some("application/json".into()),
+        },
+        frames: vec![Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: answer.to_string().into_bytes(),
+            frame_type: "data".into(),
+        }],
+        timing: Timing::default(),
+        correlation: Correlation::default(),
+        safety: Safety::default(),
+        content: Content::default(),
+        truncated: false,
+    }
+}
+
+fn session(id: &str, exchanges: Vec<Exchange>) -> RecordedSession {
+    let exchanges: Vec<Exchange> = exchanges
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut e)| {
+            e.correlation.exchange_index = i as u64;
+            e
+        })
+        .collect();
+    RecordedSession {
+        manifest: Manifest {
+            complete: true,
+            end_time_us: 0,
+            exchange_count: exchanges.len() as u64,
+            policy_hash: String::new(),
+            proxy_mode: "reverse".into(),
+            schema_version: 1,
+            session_id: id.to_string(),
+            start_time_us: 0,
+            tags: Vec::new(),
+            tool_version: "test".into(),
+        },
+        exchanges,
+    }
+}
+
+fn user(id: &str) -> Value {
+    json!({"id": id, "name": format!("name of {id}"), "bio": "hello", "followers": 3})
+}
+
+fn item(id: &str, owner: &str) -> Value {
+    json!({"id": id, "title": "a thing", "price": 12, "owner": user(owner)})
+}
+
+/// One recorded run per principal: it creates an item (answered with its owner, the
+/// principal's own user), stars and unstars it (`GET /v1/starred` lists it in between), likes
+/// it (`GET /v1/items/:id/likers` then lists the principal's user), and blocks a user another
+/// group listed (after which that group no longer lists it).
+fn recordings(likers_list_the_actor: bool) -> Vec<RecordedSession> {
+    let runs = [
+        (
+            "Bearer tok_a",
+            "u_8f3a1c9e27",
+            "it_5d2b7e1a90",
+            "g_4c1e8b2d77",
+            "u_1b9d3f6a42",
+        ),
+        (
+            "Bearer tok_b",
+            "u_2e7c4a1b93",
+            "it_9a4f1c6e28",
+            "g_7e2a9c4b15",
+            "u_6c3e9a2d81",
+        ),
+        (
+            "Bearer tok_c",
+            "u_5b1d8e3f62",
+            "it_3c8e5a2f71",
+            "g_1f6b3d8e94",
+            "u_9e4a2c7b36",
+        ),
+    ];
+    runs.iter()
+        .enumerate()
+        .map(|(n, (auth, me, it, group, other))| {
+            let likers = if likers_list_the_actor {
+                json!([user(me)])
+            } else {
+                json!([])
+            };
+            session(
+                &format!("run{n}"),
+                vec![
+                    ex("GET", &format!("/v1/users/{me}"), auth, None, user(me)),
+                    ex(
+                        "GET",
+                        &format!("/v1/users/{other}"),
+                        auth,
+                        None,
+                        user(other),
+                    ),
+                    ex(
+                        "POST",
+                        "/v1/items",
+                        auth,
+                        Some(json!({"title": "a thing"})),
+                        item(it, me),
+                    ),
+                    ex("GET", &format!("/v1/items/{it}"), auth, None, item(it, me)),
+                    ex(
+                        "POST",
+                        &format!("/v1/items/{it}/star"),
+                        auth,
+                        None,
+                        json!({}),
+                    ),
+                    ex("GET", "/v1/starred", auth, None, json!([item(it, me)])),
+                    ex(
+                        "POST",
+                        &format!("/v1/items/{it}/unstar"),
+                        auth,
+                        None,
+                        json!({}),
+                    ),
+                    ex("GET", "/v1/starred", auth, None, json!([])),
+                    ex(
+                        "POST",
+                        &format!("/v1/items/{it}/like"),
+                        auth,
+                        None,
+                        json!({}),
+                    ),
+                    ex("GET", &format!("/v1/items/{it}/likers"), auth, None, likers),
+                    ex(
+                        "GET",
+                        &format!("/v1/groups/{group}/members"),
+                        auth,
+                        None,
+                        json!([user(other)]),
+                    ),
+                    ex(
+                        "POST",
+                        &format!("/v1/users/{other}/block"),
+                        auth,
+                        None,
+                        json!({}),
+                    ),
+                    ex(
+                        "GET",
+                        &format!("/v1/groups/{group}/members"),
+                        auth,
+                        None,
+                        json!([]),
+                    ),
+                ],
+            )
+        })
+        .collect()
+}
+
+fn model(sessions: &[RecordedSession]) -> Model {
+    synthesize(
+        sessions,
+        &SynthOptions {
+            twin: "shop".into(),
+            base_url: "https://api.shop.example".into(),
+            tool_version: "test".into(),
+            tag: None,
+            request_keying: Default::default(),
+        },
+    )
+    .model
+}
+
+fn route<'m>(m: &'m Model, method: &str, path: &str) -> &'m Route {
+    m.routes
+        .iter()
+        .find(|r| r.method == method && r.path == path)
+        .unwrap_or_else(|| {
+            let all: Vec<String> = m
+                .routes
+                .iter()
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect();
+            panic!("no route {method} {path} in {all:?}")
+        })
+}
+
+/// The route's path with its parameter names, as synth named them.
+fn path_like(m: &Model, method: &str, prefix: &str, last: &str) -> String {
+    m.routes
+        .iter()
+        .find(|r| r.method == method && r.path.starts_with(prefix) && r.path.ends_with(last))
+        .map(|r| r.path.clone())
+        .unwrap_or_else(|| panic!("no {method} {prefix}…{last}"))
+}
+
+fn param_effect(list_path: &str, member_type: &str, adds: bool, param: &str) -> MemberEffect {
+    MemberEffect {
+        list_path: list_path.into(),
+        member_type: member_type.into(),
+        adds,
+        member: MemberSource::Param {
+            param: param.into(),
+        },
+    }
+}
+
+#[test]
+fn a_write_whose_path_record_appears_in_a_list_read_after_it_adds_it_and_its_undo_removes_it() {
+    let m = model(&recordings(true));
+    let star = path_like(&m, "POST", "/v1/items/", "/star");
+    let unstar = path_like(&m, "POST", "/v1/items/", "/unstar");
+    let star = route(&m, "POST", &star);
+    let param = star.params[0].clone();
+    let items = route(&m, "GET", &path_like(&m, "GET", "/v1/items/", ""))
+        .entity_type
+        .clone()
+        .expect("items are an entity type");
+    assert_eq!(
+        star.member_effects,
+        vec![param_effect("/v1/starred", &items, true, &param)]
+    );
+    assert_eq!(
+        route(&m, "POST", &unstar).member_effects,
+        vec![param_effect("/v1/starred", &items, false, &param)]
+    );
+}
+
+#[test]
+fn a_write_after_which_a_list_no_longer_lists_its_path_record_removes_it_from_every_list() {
+    let m = model(&recordings(true));
+    let block = path_like(&m, "POST", "/v1/users/", "/block");
+    let block = route(&m, "POST", &block);
+    let members = path_like(&m, "GET", "/v1/groups/", "/members");
+    let users = route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
+        .entity_type
+        .clone()
+        .expect("users are an entity type");
+    assert_eq!(
+        block.member_effects,
+        vec![param_effect(&members, &users, false, &block.params[0])]
+    );
+}
+
+#[test]
+fn a_write_after_which_the_sibling_list_lists_the_actors_own_record_adds_the_actor() {
+    let m = model(&recordings(true));
+    let like = path_like(&m, "POST", "/v1/items/", "/like");
+    let likers = path_like(&m, "GET", "/v1/items/", "/likers");
+    let users = route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
+        .entity_type
+        .clone()
+        .expect("users are an entity type");
+    assert_eq!(
+        route(&m, "POST", &like).member_effects,
+        vec![MemberEffect {
+            list_path: likers,
+            member_type: users.clone(),
+            adds: true,
+            member: MemberSource::Actor,
+        }]
+    );
+    // The create answers the acting principal's user at `/owner`.
+    assert_eq!(
+        route(&m, "POST", "/v1/items").actor_record,
+        Some(ActorRecord {
+            entity_type: users,
+            pointer: "/owner".into(),
+        })
+    );
+}
+
+#[test]
+fn a_sibling_list_that_never_lists_the_actor_learns_no_actor_effect() {
+    let m = model(&recordings(false));
+    let like = path_like(&m, "POST", "/v1/items/", "/like");
+    assert!(route(&m, "POST", &like).member_effects.is_empty());
+    assert!(m.routes.iter().all(|r| r.actor_record.is_none()));
+}
