@@ -24,6 +24,7 @@ use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
+mod member_effects;
 mod replay_cache;
 mod scripted;
 mod settle;
@@ -840,6 +841,7 @@ impl Engine {
         }
         let out = self.dispatch_recorded(ns, call);
         self.apply_membership(ns, call, &out);
+        self.apply_member_effects(ns, call, &out);
         let route = &self.model.routes[call.m.route];
         if route.last_write_wins
             && (200..300).contains(&out.status)
@@ -919,29 +921,21 @@ impl Engine {
         }
     }
 
-    /// A `GET` of a list route the session's membership actions wrote answers the records of
-    /// the session's members (as the session sees them), in the order they were added. A
-    /// recorded answer to this very request still wins: the recording also shows effects no
-    /// membership action names (another route's write emptying the list).
+    /// A `GET` of a list route the session's membership actions or member effects wrote
+    /// answers the records of the session's members (as the session sees them), in the order
+    /// they were added, whatever a recorded answer to the same request listed (that run's
+    /// members, not this session's).
     fn member_list(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
         if call.method != "GET" && !call.head {
             return None;
         }
-        if self.exact_entry(call).is_some() {
-            return None;
-        }
         let route = &self.model.routes[call.m.route];
-        let effect = self
-            .model
-            .routes
-            .iter()
-            .filter(|r| r.origin == route.origin)
-            .find_map(|r| r.membership.as_ref().filter(|m| m.list_path == route.path))?;
         let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         let members = ns.members.get(&(route.path.clone(), params))?;
+        let member_type = self.member_type_of(route)?;
         let items: Vec<Value> = members
             .iter()
-            .filter_map(|id| self.base_entity(ns, &effect.member_type, id))
+            .filter_map(|id| self.base_entity(ns, &member_type, id))
             .collect();
         // The route's own 2xx answer for its status and headers (a recorded content type),
         // with the session's members as its body.

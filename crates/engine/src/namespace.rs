@@ -165,6 +165,9 @@ pub(crate) struct Namespace {
     /// Member lists the session's membership actions wrote (see `Route::membership`):
     /// (list route path, its path-parameter values) → member ids in the order added.
     pub members: BTreeMap<(String, Vec<String>), Vec<String>>,
+    /// The acting principal's own record as this session last saw it (see
+    /// `Route::actor_record`): (principal, entity type) → the record's key.
+    pub actors: BTreeMap<(String, String), String>,
     /// The session's last answer of each last-write-wins write (see
     /// `Route::last_write_wins`), by (origin, path): what a later read of that path answers.
     pub last_writes: BTreeMap<(Option<String>, String), Value>,
@@ -191,6 +194,7 @@ impl Namespace {
             answer_runs: None,
             counterparts: BTreeMap::new(),
             members: BTreeMap::new(),
+            actors: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
             requests: 0,

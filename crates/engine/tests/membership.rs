@@ -94,15 +94,17 @@ fn membership_add_lists_the_named_records_and_remove_drops_them() {
 }
 
 #[test]
-fn membership_list_defers_to_a_recorded_answer_to_the_same_request() {
+fn membership_list_answers_the_sessions_members_over_a_recorded_answer_to_the_same_request() {
     let e = shop_with_groups();
     let s = Some("recorded");
     let path = "/v1/groups/g9/members";
+    assert!(listed_ids(&e, s, path).is_empty(), "the recorded read");
     let added = send(&e, s, "POST", path, json!({"customer_ids": ["cus_1"]}));
     assert_eq!(added.status, 200);
-    assert!(
-        listed_ids(&e, s, path).is_empty(),
-        "the recording of this very read shows what no membership action names"
+    assert_eq!(
+        listed_ids(&e, s, path),
+        vec!["cus_1"],
+        "the recorded read lists that run's members, not this session's"
     );
 }
 

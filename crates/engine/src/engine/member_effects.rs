@@ -1,0 +1,129 @@
+//! Member effects (`Route::member_effects`): a write whose member is not in its body adds a
+//! record to, or removes one from, a list another route reads, and the acting principal's own
+//! record (`Route::actor_record`) that some of them add. The session's member lists are the
+//! same ones membership actions write (`Namespace::members`), so a later read of the list
+//! answers the session's members (see `Engine::member_list`).
+
+use wraith_model::{MemberSource, Route};
+
+use super::{Call, Engine, Out};
+use crate::fixtures;
+use crate::namespace::Namespace;
+
+/// The number of path parameters of a route path template (`:name` segments).
+fn param_count(path: &str) -> usize {
+    path.split('/').filter(|s| s.starts_with(':')).count()
+}
+
+impl Engine {
+    /// The request's principal as recordings hold it (see `EngineOptions::principal`).
+    fn principal_of(&self, call: &Call<'_>) -> Option<String> {
+        let auth = call.req.header("authorization")?;
+        Some(match &self.opts.principal {
+            Some(f) => f(auth),
+            None => auth.to_string(),
+        })
+    }
+
+    /// After a 2xx answer: remember the acting principal's own record the answer carries
+    /// (`Route::actor_record`), then apply the route's member effects to the session's lists.
+    pub(super) fn apply_member_effects(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
+        if !(200..300).contains(&out.status) || call.head {
+            return;
+        }
+        let route: &Route = &self.model.routes[call.m.route];
+        if route.actor_record.is_none() && route.member_effects.is_empty() {
+            return;
+        }
+        let principal = self.principal_of(call);
+        if let (Some(site), Some(p)) = (&route.actor_record, &principal) {
+            let pk = self.pk_of(&site.entity_type);
+            let key = out.body.json().and_then(|b| {
+                b.pointer(&site.pointer)
+                    .and_then(|v| v.get(&pk))
+                    .and_then(fixtures::scalar_key)
+            });
+            if let Some(key) = key {
+                ns.actors.insert((p.clone(), site.entity_type.clone()), key);
+            }
+        }
+        for effect in &route.member_effects {
+            match &effect.member {
+                MemberSource::Param { param } => {
+                    let Some(id) = call
+                        .m
+                        .params
+                        .iter()
+                        .find(|(n, _)| n == param)
+                        .map(|(_, v)| v.clone())
+                    else {
+                        continue;
+                    };
+                    if effect.adds {
+                        let list = ns
+                            .members
+                            .entry((effect.list_path.clone(), Vec::new()))
+                            .or_default();
+                        if !list.contains(&id) {
+                            list.push(id);
+                        }
+                    } else {
+                        for (_, list) in ns
+                            .members
+                            .range_mut((effect.list_path.clone(), Vec::new())..)
+                            .take_while(|((path, _), _)| *path == effect.list_path)
+                        {
+                            list.retain(|m| *m != id);
+                        }
+                    }
+                }
+                MemberSource::Actor => {
+                    let Some(me) = principal.as_ref().and_then(|p| {
+                        ns.actors
+                            .get(&(p.clone(), effect.member_type.clone()))
+                            .cloned()
+                    }) else {
+                        continue;
+                    };
+                    let n = param_count(&effect.list_path);
+                    let Some(params) = call.m.params.get(..n) else {
+                        continue;
+                    };
+                    let params: Vec<String> = params.iter().map(|(_, v)| v.clone()).collect();
+                    let list = ns
+                        .members
+                        .entry((effect.list_path.clone(), params))
+                        .or_default();
+                    if effect.adds {
+                        if !list.contains(&me) {
+                            list.push(me);
+                        }
+                    } else {
+                        list.retain(|m| *m != me);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The member type of the list at `path` (same origin as `route`) any membership action or
+    /// member effect writes; `None` when none does.
+    pub(super) fn member_type_of(&self, route: &Route) -> Option<String> {
+        self.model
+            .routes
+            .iter()
+            .filter(|r| r.origin == route.origin)
+            .find_map(|r| {
+                r.membership
+                    .as_ref()
+                    .filter(|m| m.list_path == route.path)
+                    .map(|m| m.member_type.clone())
+                    .or_else(|| {
+                        r.member_effects
+                            .iter()
+                            .find(|e| e.list_path == route.path)
+                            .map(|e| e.member_type.clone())
+                    })
+            })
+    }
+}
