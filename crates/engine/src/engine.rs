@@ -2230,15 +2230,20 @@ impl Engine {
                 changed = true;
             }
         }
-        if rendered && (!action.at.is_empty() || !action.counters.is_empty()) {
+        if rendered {
             out.body.materialize();
             if let OutBody::Json(body) = &mut out.body
                 && let Some(slot) = body.pointer_mut(&action.at)
             {
                 if action.at.is_empty() {
-                    for f in action.counters.keys() {
-                        if let (Value::Object(answer), Some(v)) = (&mut *slot, map.get(f)) {
-                            answer.insert(f.clone(), v.clone());
+                    // A rendered answer that is the entity answers it as the session holds it
+                    // (after the effect): its template's other values are some recording's,
+                    // so a later read of the entity (or a list of it) would disagree.
+                    if let Value::Object(answer) = &mut *slot {
+                        for (f, v) in answer.iter_mut() {
+                            if let Some(held) = map.get(f) {
+                                *v = held.clone();
+                            }
                         }
                     }
                 } else {

@@ -276,3 +276,28 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
     assert_eq!(read.status, 200, "{}", body(&read));
     assert_eq!(body(&read)["wrapped"]["id"], json!(id), "{}", body(&read));
 }
+
+#[test]
+fn a_rendered_action_answer_that_is_the_entity_answers_the_sessions_record_with_the_effect() {
+    let e = shop_with_star(&["starred"]);
+    let s = Some("star-answer");
+    let id = created_customer(&e, s);
+    let starred = body(&send(
+        &e,
+        s,
+        "POST",
+        &format!("/v1/customers/{id}/star"),
+        json!({}),
+    ));
+    assert_eq!(
+        starred["name"],
+        json!("Zoe"),
+        "the session's record, not the template's recorded value: {starred}"
+    );
+    assert_eq!(starred["starred"], json!(true), "{starred}");
+    let read = body(&get(&e, s, &format!("/v1/customers/{id}")));
+    assert_eq!(
+        read["name"], starred["name"],
+        "the answer and a later read agree"
+    );
+}
