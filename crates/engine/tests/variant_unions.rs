@@ -2,7 +2,7 @@
 //! of one type, never the merged body's mix of types: the type the request sent, else the type
 //! of the record the path names (as the session holds it, else as recorded), else the most
 //! recorded type. Elements of a tagged-union list each render from their own tag's
-//! representative.
+//! representative. Exact replays are unchanged.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -178,6 +178,32 @@ fn without_a_named_type_the_most_recorded_type_renders() {
     ));
     assert_eq!(keys(&film), ["id", "pages", "title", "type"], "{film}");
     assert_eq!(film["type"], json!("book"));
+}
+
+#[test]
+fn an_exactly_recorded_request_replays_its_recorded_answer_whatever_the_union() {
+    let sent = json!({"type": "song", "title": "rec"});
+    // A recorded answer no type's template would render (both own fields).
+    let recorded = json!({"id": "it_9", "type": "song", "title": "rec", "pages": 1, "seconds": 2});
+    let create = with_union(
+        R::new("POST", "/v1/items")
+            .op(StateOp::Create, "items")
+            .variant(200, Guard::Always, merged(gen_id(cus_id())))
+            .exact(
+                "/v1/items",
+                "",
+                Some(&sent),
+                vec![moment("s1/0", 200, recorded.clone())],
+            )
+            .build(),
+        union(|| gen_id(cus_id()), vec![1, 1]),
+    );
+    let e = engine(
+        model(vec![create], vec![("items", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    let r = send(&e, Some("x"), "POST", "/v1/items", sent);
+    assert_eq!(body(&r), recorded);
 }
 
 #[test]
