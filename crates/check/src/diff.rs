@@ -703,14 +703,24 @@ impl<'c> BodyDiff<'c> {
                     Some(Node::Object { fields }) => Some(fields),
                     _ => None,
                 };
+                // Keys are looked up in `a` in `e`'s order; two bodies of one shape usually
+                // list their keys in the same order, so `a`'s next entry is tried before the
+                // hashed lookup (keys are unique: an equal key is the entry `get` finds).
+                let mut next_in_a = a.iter().peekable();
+                let mut found_in_a = 0usize;
                 for (k, ev) in e {
                     // A dry run past its limit only needs "more than": stop walking.
                     if self.over_limit() {
                         return;
                     }
                     segs.push(Seg::Key(k));
-                    match a.get(k) {
+                    let av = match next_in_a.next_if(|(ak, _)| *ak == k) {
+                        Some((_, av)) => Some(av),
+                        None => a.get(k),
+                    };
+                    match av {
                         Some(av) => {
+                            found_in_a += 1;
                             let t = fields
                                 .and_then(|fs| fs.iter().find(|f| f.key == *k))
                                 .map(|f| &f.value);
@@ -722,6 +732,10 @@ impl<'c> BodyDiff<'c> {
                         }
                     }
                     segs.pop();
+                }
+                // Every key of `a` is one of `e`'s: no extra field to look for.
+                if found_in_a == a.len() {
+                    return;
                 }
                 for (k, av) in a {
                     if self.over_limit() {
@@ -1065,8 +1079,16 @@ pub fn fit(node: &Node, value: &Value) -> i64 {
         (Node::Hole(_), _) => -1,
         (Node::Object { fields }, Value::Object(m)) => {
             let mut s = 0;
+            // `m`'s next entry is tried before the hashed lookup: a body usually lists its
+            // keys in its template's order (keys are unique: an equal key is the entry `get`
+            // finds).
+            let mut next_in_m = m.iter().peekable();
             for f in fields {
-                match m.get(&f.key) {
+                let found = match next_in_m.next_if(|(k, _)| **k == f.key) {
+                    Some((_, v)) => Some(v),
+                    None => m.get(&f.key),
+                };
+                match found {
                     Some(v) => s += 1 + fit(&f.value, v),
                     None if f.optional => {}
                     None => s -= 1,
