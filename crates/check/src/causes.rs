@@ -976,8 +976,16 @@ fn collect_generated(node: &Node, v: &Value, out: &mut Vec<Value>) {
             out.push(v.clone());
         }
         (Node::Object { fields }, Value::Object(m)) => {
+            // `m`'s next entry is tried before the hashed lookup: a recorded body usually lists
+            // its keys in its template's order (keys are unique: an equal key is the entry
+            // `get` finds).
+            let mut next_in_m = m.iter().peekable();
             for f in fields {
-                if let Some(x) = m.get(&f.key) {
+                let found = match next_in_m.next_if(|(k, _)| **k == f.key) {
+                    Some((_, x)) => Some(x),
+                    None => m.get(&f.key),
+                };
+                if let Some(x) = found {
                     collect_generated(&f.value, x, out);
                 }
             }
