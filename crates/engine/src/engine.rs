@@ -24,6 +24,7 @@ use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
+mod action_sets;
 mod member_effects;
 mod replay_cache;
 mod scripted;
@@ -2188,6 +2189,10 @@ impl Engine {
         else {
             return;
         };
+        if !action.sets.is_empty() {
+            self.apply_action_sets(ns, call, action, id, origin);
+            return;
+        }
         let ty = action.entity_type.as_str();
         let pk = self.pk_of(ty);
         let rendered = origin == Origin::Synthesized;
@@ -2417,6 +2422,16 @@ impl Engine {
             return out;
         };
         let ptr = entity_pointer(body, &pk);
+        // Fields an earlier action set on an entity the session held no record of: this
+        // read's rendering, with them, becomes the session's record.
+        if !ns.pending_sets.is_empty()
+            && ns.entity(&ty, id).is_none()
+            && let Some(p) = &ptr
+            && let Some(mut record) = json_pointer_get(body, p).cloned()
+            && action_sets::take_pending_sets(ns, &ty, id, &mut record)
+        {
+            ns.put(&ty, id, record, Origin::Synthesized, None);
+        }
         if ns.entity(&ty, id).is_some()
             || self
                 .model

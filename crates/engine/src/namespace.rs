@@ -168,6 +168,10 @@ pub(crate) struct Namespace {
     /// The acting principal's own record as this session last saw it (see
     /// `Route::actor_record`): (principal, entity type) → the record's key.
     pub actors: BTreeMap<(String, String), String>,
+    /// Fields actions set (`ActionEffect::sets`) on entities the session held no record of
+    /// (neither stored nor recorded): (entity type, key) → field → value. The session's next
+    /// read of the entity overlays them on its rendered answer and stores the result.
+    pub pending_sets: BTreeMap<(String, String), serde_json::Map<String, Value>>,
     /// The session's last answer of each last-write-wins write (see
     /// `Route::last_write_wins`), by (origin, path): what a later read of that path answers.
     pub last_writes: BTreeMap<(Option<String>, String), Value>,
@@ -195,6 +199,7 @@ impl Namespace {
             counterparts: BTreeMap::new(),
             members: BTreeMap::new(),
             actors: BTreeMap::new(),
+            pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
             requests: 0,

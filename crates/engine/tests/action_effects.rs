@@ -29,6 +29,8 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         fields: fields.iter().map(|f| f.to_string()).collect(),
         counters: Default::default(),
         at: String::new(),
+        sets: Default::default(),
+        set_by: String::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -150,6 +152,8 @@ fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_t
             fields: vec![],
             counters: [("balance".to_string(), 10)].into_iter().collect(),
             at: String::new(),
+            sets: Default::default(),
+            set_by: String::new(),
         },
     );
     let s = Some("credit");
@@ -205,6 +209,8 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
             fields: vec!["starred".into()],
             counters: Default::default(),
             at: "/wrapped".into(),
+            sets: Default::default(),
+            set_by: String::new(),
         },
     );
     let s = Some("wrap");
@@ -259,6 +265,8 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
             fields: vec!["starred".into()],
             counters: Default::default(),
             at: "/wrapped".into(),
+            sets: Default::default(),
+            set_by: String::new(),
         },
     );
     let s = Some("reshare");
@@ -299,5 +307,134 @@ fn a_rendered_action_answer_that_is_the_entity_answers_the_sessions_record_with_
     assert_eq!(
         read["name"], starred["name"],
         "the answer and a later read agree"
+    );
+}
+
+/// A learned "sets `tier` per value of the body's `type`" effect on `ty`'s records.
+fn tier_sets(ty: &str) -> ActionEffect {
+    ActionEffect {
+        entity_type: ty.into(),
+        id_param: "id".into(),
+        fields: Vec::new(),
+        counters: Default::default(),
+        at: String::new(),
+        sets: [
+            (
+                "promote".to_string(),
+                [("tier".to_string(), json!("vip"))].into(),
+            ),
+            (
+                "demote".to_string(),
+                [("tier".to_string(), json!("basic"))].into(),
+            ),
+        ]
+        .into(),
+        set_by: "/type".into(),
+    }
+}
+
+/// The shop with `POST /v1/customers/:id/action` and `POST /v1/profiles/:id/action`
+/// answering `{}`, whose learned effect sets `tier` per value of the body's `type`; a profile
+/// read answers any id (no profile is recorded).
+fn shop_with_moderation() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    for (path, ty) in [
+        ("/v1/customers/:id/action", "customers"),
+        ("/v1/profiles/:id/action", "profiles"),
+    ] {
+        let mut act = R::new("POST", path)
+            .variant(200, Guard::Always, c(json!({})))
+            .build();
+        act.action = Some(tier_sets(ty));
+        m.routes.push(act);
+    }
+    m.routes.push(
+        R::new("GET", "/v1/profiles/:id")
+            .op(StateOp::Read, "profiles")
+            .variant(
+                200,
+                Guard::Always,
+                obj(vec![
+                    ("id", echo_path("id")),
+                    ("object", c(json!("profile"))),
+                ]),
+            )
+            .build(),
+    );
+    m.entity_types
+        .insert("profiles".into(), entity_type(&[], &[], Vec::new()));
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn an_action_answering_nothing_sets_the_fields_its_request_value_names_for_later_reads() {
+    let e = shop_with_moderation();
+    let s = Some("moderation");
+    let path = "/v1/customers/cus_1";
+    let act = |kind: &str| {
+        send(
+            &e,
+            s,
+            "POST",
+            &format!("{path}/action"),
+            json!({"type": kind}),
+        )
+    };
+    assert_eq!(act("promote").status, 200);
+    let read = body(&get(&e, s, path));
+    assert_eq!(read["tier"], json!("vip"), "{read}");
+    assert_eq!(read["id"], json!("cus_1"), "{read}");
+    assert_eq!(
+        read["object"],
+        json!("customer"),
+        "the rest is the record: {read}"
+    );
+    assert_eq!(act("demote").status, 200);
+    assert_eq!(body(&get(&e, s, path))["tier"], json!("basic"));
+    // A value the recordings never showed changes nothing.
+    assert_eq!(act("archive").status, 200);
+    assert_eq!(body(&get(&e, s, path))["tier"], json!("basic"));
+    // Another session still sees the recorded record.
+    let other = body(&get(&e, Some("other"), path));
+    assert!(other.get("tier").is_none(), "{other}");
+}
+
+#[test]
+fn an_action_setting_fields_on_an_unknown_entity_shows_them_on_its_next_read() {
+    let e = shop_with_moderation();
+    let s = Some("moderation-unknown");
+    let path = "/v1/profiles/pro_unrecorded";
+    let before = get(&e, s, path);
+    assert_eq!(before.status, 200, "an unknown profile is rendered");
+    assert!(body(&before).get("tier").is_none());
+    let acted = send(
+        &e,
+        s,
+        "POST",
+        &format!("{path}/action"),
+        json!({"type": "promote"}),
+    );
+    assert_eq!(acted.status, 200);
+    let read = body(&get(&e, s, path));
+    assert_eq!(read["tier"], json!("vip"), "{read}");
+    assert_eq!(read["id"], json!("pro_unrecorded"), "{read}");
+    assert_eq!(
+        send(
+            &e,
+            s,
+            "POST",
+            &format!("{path}/action"),
+            json!({"type": "demote"})
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        body(&get(&e, s, path))["tier"],
+        json!("basic"),
+        "the read made it the session's record, which later actions change"
     );
 }

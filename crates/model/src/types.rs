@@ -134,6 +134,17 @@ pub struct ActionEffect {
     /// it reblogs). `fields` and `counters` are relative to that object.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub at: String,
+    /// For an action whose answer does not carry the entity (`POST
+    /// /admin/accounts/:id/action` answering `{}`): top-level fields the next recorded read of
+    /// the entity showed set to one constant, per value of the request body field `set_by`
+    /// (`"disable"` → `{"disabled": true}`); the engine stores them into the session's record.
+    /// With an empty `set_by` the one entry under `""` applies to every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sets: BTreeMap<String, BTreeMap<String, Value>>,
+    /// JSON pointer of the request body field whose value picks the entry of `sets` (empty:
+    /// every request takes the `""` entry).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub set_by: String,
 }
 
 /// What a membership action does (see [`Route::membership`]): synth sets it when, in the

@@ -207,11 +207,41 @@ pub fn action_effects(
         .iter()
         .flat_map(|c| c.entity.iter().map(|(i, _, b)| (*i, b)))
         .collect();
+    // Every action observation on each entity, whatever its answer: a later view shows one
+    // action's effect only when no other action came between.
+    let mut writes_on: BTreeMap<EntityKey<'_>, Vec<usize>> = BTreeMap::new();
+    for cand in &cands {
+        let g = &groups[cand.gi];
+        let Some(pi) = g.params.iter().position(|p| p == cand.param) else {
+            continue;
+        };
+        for (&i, values) in g.obs.iter().zip(&g.param_values) {
+            if let Some(id) = values.get(pi) {
+                writes_on
+                    .entry((obs[i].session, cand.ty, id.clone()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    for w in writes_on.values_mut() {
+        w.sort_unstable();
+    }
     let mut out = vec![None; groups.len()];
     for cand in &cands {
         let Some(et) = entity_types.get(cand.ty) else {
             continue;
         };
+        if cand.entity.is_empty() {
+            let views = Views {
+                seen: &seen,
+                action_bodies: &action_bodies,
+                acted: &acted,
+                writes_on: &writes_on,
+            };
+            out[cand.gi] = read_sets(&groups[cand.gi], cand.ty, cand.param, et, &views, obs);
+            continue;
+        }
         let pk = et.primary_key.as_str();
         let mut compared = 0usize;
         let mut changed: BTreeMap<String, usize> = BTreeMap::new();
@@ -333,9 +363,163 @@ pub fn action_effects(
             fields,
             counters,
             at: cand.at.clone(),
+            sets: BTreeMap::new(),
+            set_by: String::new(),
         });
     }
     out
+}
+
+/// Fields an action sets, per request value (see `ActionEffect::sets`).
+type Sets = BTreeMap<String, BTreeMap<String, Value>>;
+
+/// What the recordings show of each entity around an action (see [`read_sets`]).
+struct Views<'v, 'a> {
+    /// Answers of the entity's own routes, per (session, type, id), in observation order.
+    seen: &'v BTreeMap<EntityKey<'a>, Vec<(usize, Value)>>,
+    /// Action answers that carry the entity, by observation.
+    action_bodies: &'v BTreeMap<usize, &'v Value>,
+    /// Those actions' observations per entity.
+    acted: &'v BTreeMap<EntityKey<'a>, Vec<usize>>,
+    /// Every action observation per entity, whatever its answer (sorted).
+    writes_on: &'v BTreeMap<EntityKey<'a>, Vec<usize>>,
+}
+
+/// The effect of an action whose answers do not carry the entity, learned from the next view
+/// of it: per action (2xx, path naming a known id), the top-level fields on which the next
+/// view of the entity in the same session (before another action on it) differs from the view
+/// before the action (the latest earlier view or entity-carrying action answer, else the
+/// recorded record). Those fields, each with one constant value, are what the action sets;
+/// when different requests set different fields, the request body field whose value
+/// separates them (every value's actions set the same non-empty fields, at least two values)
+/// keys the sets (`type=disable` sets `disabled`, `type=silence` sets `silenced`).
+fn read_sets(
+    g: &RouteGroup,
+    ty: &str,
+    param: &str,
+    et: &EntityType,
+    views: &Views<'_, '_>,
+    obs: &[Obs<'_>],
+) -> Option<ActionEffect> {
+    let pk = et.primary_key.as_str();
+    let pi = g.params.iter().position(|p| p == param)?;
+    // Per comparable action: (observation, fields the next view set, with their values).
+    let mut instances: Vec<(usize, BTreeMap<String, Value>)> = Vec::new();
+    for (&i, values) in g.obs.iter().zip(&g.param_values) {
+        if !values::is_2xx(obs[i].status) {
+            continue;
+        }
+        let Some(id) = values.get(pi) else {
+            continue;
+        };
+        let key = (obs[i].session, ty, id.clone());
+        let seen = views.seen.get(&key);
+        let next_write = views
+            .writes_on
+            .get(&key)
+            .and_then(|w| w.iter().find(|j| **j > i))
+            .copied()
+            .unwrap_or(usize::MAX);
+        let Some(after) = seen
+            .and_then(|v| v.iter().find(|(j, _)| *j > i && *j < next_write))
+            .and_then(|(_, v)| v.as_object())
+        else {
+            continue;
+        };
+        let view = seen.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
+        let prior_action = views
+            .acted
+            .get(&key)
+            .and_then(|a| a.iter().rev().find(|j| **j < i))
+            .and_then(|j| views.action_bodies.get(j).map(|b| (*j, *b)));
+        let before = match (view, prior_action) {
+            (Some((jv, _)), Some((ja, b))) if ja > *jv => Some(b),
+            (Some((_, v)), _) => Some(v),
+            (None, Some((_, b))) => Some(b),
+            (None, None) => et.records.get(id),
+        };
+        let Some(before) = before.and_then(Value::as_object) else {
+            continue;
+        };
+        let set: BTreeMap<String, Value> = after
+            .iter()
+            .filter(|(k, _)| *k != pk && !values::is_identifier_key(k))
+            // An object or array there is some recording's nested record, not a set value.
+            .filter(|(_, v)| !v.is_object() && !v.is_array())
+            .filter(|(k, v)| before.get(*k).is_some_and(|b| b != *v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        instances.push((i, set));
+    }
+    if instances.is_empty() {
+        return None;
+    }
+    // The fields every instance of a group set, to the same value.
+    let common = |group: &[&BTreeMap<String, Value>]| -> BTreeMap<String, Value> {
+        let Some(first) = group.first() else {
+            return BTreeMap::new();
+        };
+        first
+            .iter()
+            .filter(|(k, v)| group.iter().all(|s| s.get(*k) == Some(*v)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    // Keyed by a body field: every instance sends it, at least two values, each value's
+    // instances set the same non-empty fields.
+    let mut fields: BTreeSet<&str> = BTreeSet::new();
+    for (i, _) in &instances {
+        fields.extend(obs[*i].req_fields.iter().map(|(p, _)| p.as_str()));
+    }
+    let mut best: Option<(usize, String, Sets)> = None;
+    for field in fields {
+        let mut groups_by: BTreeMap<String, Vec<&BTreeMap<String, Value>>> = BTreeMap::new();
+        let mut all = true;
+        for (i, set) in &instances {
+            match obs[*i].req_field(field).and_then(scalar_key) {
+                Some(v) => groups_by.entry(v).or_default().push(set),
+                None => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        if !all || groups_by.len() < 2 {
+            continue;
+        }
+        let sets: Sets = groups_by
+            .iter()
+            .map(|(v, group)| (v.clone(), common(group)))
+            .collect();
+        let first = sets.values().next();
+        let one_set = sets.values().all(|s| Some(s) == first);
+        if sets.values().any(BTreeMap::is_empty) || one_set {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(n, _, _)| sets.len() > *n) {
+            best = Some((sets.len(), field.to_string(), sets));
+        }
+    }
+    let (set_by, sets) = match best {
+        Some((_, field, sets)) => (field, sets),
+        None => {
+            let all: Vec<&BTreeMap<String, Value>> = instances.iter().map(|(_, s)| s).collect();
+            let set = common(&all);
+            if set.is_empty() {
+                return None;
+            }
+            (String::new(), BTreeMap::from([(String::new(), set)]))
+        }
+    };
+    Some(ActionEffect {
+        entity_type: ty.to_string(),
+        id_param: param.to_string(),
+        fields: Vec::new(),
+        counters: BTreeMap::new(),
+        at: String::new(),
+        sets,
+        set_by,
+    })
 }
 
 /// The ids a request body sends under `base` (a pointer): the elements `base/0`, `base/1`, …

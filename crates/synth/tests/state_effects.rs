@@ -1,9 +1,13 @@
-//! Member effects learned from small synthetic recordings: a write whose path names the member
-//! adds it to (or removes it from) a list another route reads, and a write whose member is
-//! the acting principal's own record adds it to the list of the entity it acts on.
+//! State effects of writes with no state operation, learned from small synthetic recordings:
+//! member effects (a write whose path names the member adds it to, or removes it from, a list
+//! another route reads; a write whose member is the acting principal's own record adds it to
+//! the list of the entity it acts on) and action effects seen only in a later read (fields an
+//! action answering `{}` set, per value of a request body field).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
 use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model, Route};
 use wraith_recording::{
     Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
@@ -306,4 +310,82 @@ fn a_sibling_list_that_never_lists_the_actor_learns_no_actor_effect() {
     let like = path_like(&m, "POST", "/v1/items/", "/like");
     assert!(route(&m, "POST", &like).member_effects.is_empty());
     assert!(m.routes.iter().all(|r| r.actor_record.is_none()));
+}
+
+fn account(id: &str, disabled: bool, silenced: bool) -> Value {
+    json!({"id": id, "name": format!("name of {id}"), "disabled": disabled, "silenced": silenced})
+}
+
+/// One run per account: an action naming what it does in `type` answers `{}`; the next read
+/// of the account shows the field that value set; an undo answers the account itself.
+fn moderation_recordings() -> Vec<RecordedSession> {
+    ["acc_7d1e9b3f50", "acc_2c8a5e1d94", "acc_9f3b6d2a71"]
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            let auth = "Bearer admin";
+            let path = format!("/v1/accounts/{id}");
+            let act = format!("{path}/action");
+            session(
+                &format!("moderation{n}"),
+                vec![
+                    ex("GET", &path, auth, None, account(id, false, false)),
+                    ex(
+                        "POST",
+                        &act,
+                        auth,
+                        Some(json!({"type": "disable", "notify": true})),
+                        json!({}),
+                    ),
+                    ex("GET", &path, auth, None, account(id, true, false)),
+                    ex(
+                        "POST",
+                        &format!("{path}/enable"),
+                        auth,
+                        None,
+                        account(id, false, false),
+                    ),
+                    ex(
+                        "POST",
+                        &act,
+                        auth,
+                        Some(json!({"type": "silence", "notify": true})),
+                        json!({}),
+                    ),
+                    ex("GET", &path, auth, None, account(id, false, true)),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_action_answering_nothing_sets_the_fields_the_next_read_showed_per_request_value() {
+    let m = model(&moderation_recordings());
+    let act = path_like(&m, "POST", "/v1/accounts/", "/action");
+    let effect = route(&m, "POST", &act)
+        .action
+        .clone()
+        .expect("the action's effect is learned from the reads after it");
+    let accounts = route(&m, "GET", &path_like(&m, "GET", "/v1/accounts/", ""))
+        .entity_type
+        .clone()
+        .expect("accounts are an entity type");
+    assert_eq!(effect.entity_type, accounts);
+    assert_eq!(effect.set_by, "/type", "{effect:?}");
+    let expected: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::from([
+        (
+            "disable".to_string(),
+            BTreeMap::from([("disabled".to_string(), json!(true))]),
+        ),
+        (
+            "silence".to_string(),
+            BTreeMap::from([("silenced".to_string(), json!(true))]),
+        ),
+    ]);
+    assert_eq!(effect.sets, expected);
+    assert!(
+        effect.fields.is_empty() && effect.counters.is_empty(),
+        "{effect:?}"
+    );
 }

@@ -1,0 +1,89 @@
+//! Action effects seen only in a later read (`ActionEffect::sets`): an action whose answer
+//! does not carry the entity (`{}`) still changes it, and the recordings' next read of the
+//! entity showed which fields, per value of one request body field. The engine stores those
+//! fields into the session's record, so the session's later reads show them.
+
+use serde_json::Value;
+use wraith_model::ActionEffect;
+
+use super::{Call, Engine};
+use crate::fixtures;
+use crate::namespace::{Namespace, Origin};
+
+impl Engine {
+    /// Store the fields `action.sets` names for this request into the session's record of
+    /// entity `id` (as the session sees it). A request whose keying value the recordings never
+    /// showed changes nothing.
+    pub(super) fn apply_action_sets(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        action: &ActionEffect,
+        id: &str,
+        origin: Origin,
+    ) {
+        let value = if action.set_by.is_empty() {
+            Some(String::new())
+        } else {
+            call.body
+                .as_ref()
+                .and_then(|b| b.pointer(&action.set_by))
+                .and_then(fixtures::scalar_key)
+        };
+        let Some(set) = value.and_then(|v| action.sets.get(&v)) else {
+            return;
+        };
+        let ty = action.entity_type.as_str();
+        let Some(mut entity) = self.base_entity(ns, ty, id) else {
+            // No record to change yet: the next read of it shows the fields.
+            if ns.is_deleted(ty, id).is_none() {
+                let pending = ns
+                    .pending_sets
+                    .entry((ty.to_string(), id.to_string()))
+                    .or_default();
+                for (f, v) in set {
+                    pending.insert(f.clone(), v.clone());
+                }
+            }
+            return;
+        };
+        let Value::Object(map) = &mut entity else {
+            return;
+        };
+        let mut changed = false;
+        for (f, v) in set {
+            if map.get(f) != Some(v) {
+                map.insert(f.clone(), v.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+        let origin = match ns.entity(ty, id) {
+            Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,
+            _ => origin,
+        };
+        ns.put(ty, id, entity, origin, None);
+    }
+}
+
+/// Overlay the fields pending for entity `(ty, id)` (see `Namespace::pending_sets`) on a
+/// rendered record; `true` when there were any (they are then consumed).
+pub(super) fn take_pending_sets(
+    ns: &mut Namespace,
+    ty: &str,
+    id: &str,
+    record: &mut Value,
+) -> bool {
+    let Value::Object(map) = record else {
+        return false;
+    };
+    let Some(pending) = ns.pending_sets.remove(&(ty.to_string(), id.to_string())) else {
+        return false;
+    };
+    for (f, v) in pending {
+        map.insert(f, v);
+    }
+    true
+}
