@@ -385,6 +385,10 @@ pub struct AnswerMemo {
     equal_tree: Option<bool>,
     /// `parse_body(answer bytes)`.
     parsed: Option<Body>,
+    /// The generated pairs a walk of `parsed` under [`pick_template`]'s template against the
+    /// recorded body as recorded collects: the symbol check walks exactly that, so it collects
+    /// them on the way and the id-flow step does not walk it again.
+    pairs: Option<Vec<(Value, Value)>>,
 }
 
 impl AnswerMemo {
@@ -393,6 +397,12 @@ impl AnswerMemo {
     /// step that follows does not parse it again.
     pub(crate) fn parsed_answer(&mut self, answer: &[u8]) -> &Body {
         self.parsed.get_or_insert_with(|| parse_body(answer))
+    }
+
+    /// Keep the generated pairs of the walk described at [`AnswerMemo::pairs`] for the id-flow
+    /// step.
+    pub(crate) fn keep_pairs(&mut self, pairs: Vec<(Value, Value)>) {
+        self.pairs = Some(pairs);
     }
 }
 
@@ -839,9 +849,14 @@ fn generated_pairs_with(
         }
         None => None,
     };
-    let answered = memo
-        .and_then(|m| m.parsed.take())
-        .unwrap_or_else(|| parse_body(&obs.body));
+    // The answer as the judge (or the symbol check) parsed it, and the pairs the symbol check
+    // collected walking that very tree, when it walked it.
+    let (parsed, walked) = match memo {
+        Some(m) => (m.parsed.take(), m.pairs.take()),
+        None => (None, None),
+    };
+    let walked = walked.filter(|_| parsed.is_some());
+    let answered = parsed.unwrap_or_else(|| parse_body(&obs.body));
     // An answer equal to the recording as a tree (key order aside: the twin serves sorted keys)
     // differs in no scalar, and its lists pair position by position (an equal element matches
     // with no divergence): nothing to learn, so no walk.
@@ -854,10 +869,15 @@ fn generated_pairs_with(
     let Body::Json(answered) = &answered else {
         return Vec::new();
     };
-    let mut d = BodyDiff::new(&echo);
-    d.collect_generated_pairs();
-    d.run(Some(template), recorded, answered);
-    let pairs = d.take_generated_pairs();
+    let pairs = match walked {
+        Some(pairs) => pairs,
+        None => {
+            let mut d = BodyDiff::new(&echo);
+            d.collect_generated_pairs();
+            d.run(Some(template), recorded, answered);
+            d.take_generated_pairs()
+        }
+    };
     if let Some((c, key, echoed)) = slot {
         c.pairs.entry(key).or_default().push(CachedPairs {
             expected: expected.bytes.clone(),

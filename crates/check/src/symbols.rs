@@ -111,7 +111,12 @@ pub fn check_memo(
     let echo = echo_context(ex, obs);
     let mut d = BodyDiff::new(&echo);
     d.check_symbols(ids);
+    // The id-flow step walks the same answer under the same template against the same
+    // recording (`generated_pairs_memo`): its pairs are collected here, on the same walk
+    // (neither watch changes what the walk visits).
+    d.collect_generated_pairs();
     d.run(Some(template), recorded, answered_tree);
+    memo.keep_pairs(d.take_generated_pairs());
     let Some(watch) = d.take_symbol_watch() else {
         return;
     };
@@ -309,6 +314,61 @@ mod tests {
             ids,
             claim,
         )
+    }
+
+    /// The id-flow step after the symbol check (which collects its pairs on its own walk)
+    /// learns exactly the pairs it learns without the symbol check, for an answer naming the
+    /// minted id, one naming another id, and one still naming the recorded id.
+    #[test]
+    fn pairs_collected_by_the_symbol_check_are_the_id_flow_steps_own() {
+        let model: wraith_model::Model = serde_json::from_str(MODEL).unwrap();
+        let index = ModelIndex::new(&model);
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
+        let ex = exchange(&recorded);
+        let expected = ExpectedBody::of(&ex);
+        let opts = DiffOptions::default();
+        for answer in [
+            json!({"id": "note_bbbbbbbbbbbb", "object": "note", "owner": 7}),
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
+            json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 2}),
+        ] {
+            let obs = Observed {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: serde_json::to_vec(&answer).unwrap(),
+                provenance: Some(wraith_engine::Provenance::Template),
+                route: Some(format!("GET {}", model.routes[0].path)),
+                replay: None,
+            };
+            let fresh = crate::judge::generated_pairs(&index, &ex, &expected, &obs);
+            assert!(!fresh.is_empty(), "{answer}");
+            let mut memo = AnswerMemo::default();
+            let mut v = crate::judge::judge_with_memo(
+                &index,
+                "s/1",
+                &ex,
+                &expected,
+                &obs,
+                &opts,
+                None,
+                Some(&mut memo),
+            );
+            check_memo(
+                &index,
+                &ex,
+                &expected,
+                &obs,
+                &minted(),
+                &opts,
+                &mut v,
+                &mut memo,
+            );
+            let mut cache = crate::judge::DiffCache::default();
+            let after = crate::judge::generated_pairs_memo(
+                &index, &ex, &expected, &obs, &mut cache, &mut memo,
+            );
+            assert_eq!(after, fresh, "{answer}");
+        }
     }
 
     fn minted() -> IdMap {
