@@ -71,6 +71,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         last_write_wins: false,
         member_effects: Vec::new(),
         actor_record: None,
+        text_mentions: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

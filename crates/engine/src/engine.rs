@@ -26,6 +26,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
 mod member_effects;
+mod mentions;
 mod replay_cache;
 mod scripted;
 mod settle;
@@ -2391,6 +2392,9 @@ impl Engine {
             Some(k) => k,
             None => return out,
         };
+        if let Some(rule) = &route.text_mentions {
+            self.derive_mentions(ns, call, rule, entity);
+        }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);

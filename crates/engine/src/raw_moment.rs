@@ -311,6 +311,7 @@ mod tests {
             last_write_wins: false,
             member_effects: Vec::new(),
             actor_record: None,
+            text_mentions: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

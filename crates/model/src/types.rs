@@ -108,6 +108,11 @@ pub struct Route {
     /// record agreed with every recorded actor effect's new member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_record: Option<ActorRecord>,
+    /// For a write whose answer holds an array of the records its sent text names as
+    /// `@name` (a status's `mentions`): how to derive that array from the text (see
+    /// [`TextMentions`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_mentions: Option<TextMentions>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -191,6 +196,23 @@ pub enum MemberSource {
     /// the one under the write's leading path parameters (the list of the same entity the
     /// write acts on).
     Actor,
+}
+
+/// How a write's answer lists the records its sent text names (see [`Route::text_mentions`]):
+/// synth sets it when, in the recorded answers, every item of a top-level array had a string
+/// field whose value the request's text field named as `@value`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextMentions {
+    /// JSON pointer of the array in the answer (the created record).
+    pub at: String,
+    /// JSON pointer of the request body's text field.
+    pub text_field: String,
+    /// The item field the text names (`acct`).
+    pub key: String,
+    /// The entity type of the named records.
+    pub entity_type: String,
+    /// The fields an item carries, copied from the named record.
+    pub item_keys: Vec<String>,
 }
 
 /// Where a route's answers carry the acting principal's own record (see

@@ -26,6 +26,7 @@ pub mod compose;
 pub mod exact;
 pub mod list;
 pub mod member_effects;
+pub mod mentions;
 pub mod observe;
 pub mod request_keying;
 pub mod routes;
@@ -171,6 +172,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.member_effects = effects;
         route.actor_record = actor;
     }
+    let mentions = mentions::text_mentions(&templated, &entity_types, &obs);
+    for (route, rule) in built.iter_mut().zip(mentions) {
+        route.text_mentions = rule;
+    }
     let singletons = action::last_write_wins(&templated, &plans.routes, &obs);
     for (route, wins) in built.iter_mut().zip(singletons) {
         route.last_write_wins = wins;
@@ -287,6 +292,7 @@ fn build_route(
         last_write_wins: false,
         member_effects: Vec::new(),
         actor_record: None,
+        text_mentions: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

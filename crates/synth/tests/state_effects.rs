@@ -389,3 +389,84 @@ fn an_action_answering_nothing_sets_the_fields_the_next_read_showed_per_request_
         "{effect:?}"
     );
 }
+
+fn person(id: &str, handle: &str) -> Value {
+    json!({"id": id, "handle": handle, "url": format!("https://shop.example/@{handle}"), "bio": "hi"})
+}
+
+fn mention(id: &str, handle: &str) -> Value {
+    json!({"id": id, "handle": handle, "url": format!("https://shop.example/@{handle}")})
+}
+
+/// Notes whose text names people as `@handle`; the answer lists them under `mentions`.
+fn note_recordings() -> Vec<RecordedSession> {
+    let people = [
+        ("p_4e8b1d7c92", "bob_1"),
+        ("p_7a2f9c3e61", "carol"),
+        ("p_1d6e8a4b37", "dave"),
+    ];
+    let notes = [
+        ("nt_3b7e1c9a52", "@bob_1 hello", vec![0]),
+        ("nt_8c2a6e4d13", "hi @carol and @dave.", vec![1, 2]),
+        ("nt_5f9d3b7a26", "no one here", vec![]),
+        ("nt_2e6c9a1f84", "@dave again", vec![2]),
+    ];
+    let mut exchanges: Vec<Exchange> = people
+        .iter()
+        .map(|(id, handle)| {
+            ex(
+                "GET",
+                &format!("/v1/people/{id}"),
+                "Bearer a",
+                None,
+                person(id, handle),
+            )
+        })
+        .collect();
+    for (id, text, named) in notes {
+        let mentions: Vec<Value> = named
+            .iter()
+            .map(|&n| mention(people[n].0, people[n].1))
+            .collect();
+        exchanges.push(ex(
+            "POST",
+            "/v1/notes",
+            "Bearer a",
+            Some(json!({"text": text, "visibility": "public"})),
+            json!({"id": id, "text": text, "mentions": mentions}),
+        ));
+    }
+    vec![session("notes", exchanges)]
+}
+
+#[test]
+fn an_answer_array_of_the_records_the_sent_text_names_is_learned_as_text_mentions() {
+    let m = model(&note_recordings());
+    let people = route(&m, "GET", &path_like(&m, "GET", "/v1/people/", ""))
+        .entity_type
+        .clone()
+        .expect("people are an entity type");
+    assert_eq!(
+        route(&m, "POST", "/v1/notes").text_mentions,
+        Some(wraith_model::TextMentions {
+            at: "/mentions".into(),
+            text_field: "/text".into(),
+            key: "handle".into(),
+            entity_type: people,
+            item_keys: vec!["id".into(), "handle".into(), "url".into()],
+        })
+    );
+}
+
+#[test]
+fn an_answer_array_the_text_does_not_name_learns_no_text_mentions() {
+    let mut sessions = note_recordings();
+    // The second note's text no longer names the people its answer lists.
+    if let Some(e) = sessions[0].exchanges.get_mut(4) {
+        e.request.body = json!({"text": "hi everyone", "visibility": "public"})
+            .to_string()
+            .into_bytes();
+    }
+    let m = model(&sessions);
+    assert_eq!(route(&m, "POST", "/v1/notes").text_mentions, None);
+}

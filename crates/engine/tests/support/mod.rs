@@ -43,6 +43,7 @@ impl R {
             last_write_wins: false,
             member_effects: Vec::new(),
             actor_record: None,
+            text_mentions: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

@@ -149,6 +149,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         last_write_wins: false,
         member_effects: Vec::new(),
         actor_record: None,
+        text_mentions: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }
