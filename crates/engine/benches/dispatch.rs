@@ -53,6 +53,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         method: method.to_string(),
         path: path.to_string(),
         origin: None,
+        drift: Vec::new(),
         params: path
             .split('/')
             .filter_map(|s| s.strip_prefix(':'))

@@ -297,6 +297,7 @@ mod tests {
             method: "GET".to_string(),
             path: "/v1/items/:id".to_string(),
             origin: None,
+            drift: Vec::new(),
             params: vec!["id".to_string()],
             state_op: None,
             entity_type: None,

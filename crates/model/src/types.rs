@@ -78,6 +78,11 @@ pub struct Route {
     /// Ordered path-parameter tuples seen with a non-4xx outcome (multi-parameter routes only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_param_tuples: Vec<Vec<String>>,
+    /// Where the route's newest recording run answers in another shape (or status) than its
+    /// earlier recordings (see [`RouteDrift`]); empty, and not written, when it has not
+    /// drifted or was recorded in one run only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<RouteDrift>,
     /// For a route with no state operation that acts on a stored entity named by one of its
     /// path parameters (`POST /statuses/:id/favourite`): which entity, and which of its fields
     /// the recorded answers changed, so the engine stores them for later reads.
@@ -115,6 +120,59 @@ pub struct Route {
     pub text_mentions: Option<TextMentions>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
+}
+
+/// One way a route's newest recording run disagrees with its earlier recordings (see
+/// [`Route::drift`]). Synth finds it by comparing the sessions recorded on the route's latest
+/// recording day (UTC, by session start) with the sessions of every earlier day; only shapes
+/// and statuses count, never values (`docs/model-format.md`, "Drift").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteDrift {
+    pub kind: DriftKind,
+    /// JSON pointer of the position in the 2xx answer body, array elements pooled as `[]`
+    /// (`/items/[]/name`); `""` for the body itself. For [`DriftKind::StatusCodeShift`] the
+    /// concrete request instead: `METHOD /path?query` (a body's hash after `#` when it had one).
+    pub at: String,
+    /// What the earlier recordings showed: the JSON type (`string`, `number`, `boolean`,
+    /// `object`, `array`) for a type change, the status for a status shift; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<String>,
+    /// What the newest run shows, as `earlier`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newer: Option<String>,
+    /// Answers that back the finding on each side.
+    pub earlier_answers: u64,
+    pub newer_answers: u64,
+    /// The newest run's day, `YYYY-MM-DD` (UTC).
+    pub since: String,
+}
+
+/// The kinds of drift synth measures between recordings (the reference's drift types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftKind {
+    /// A field every earlier answer had and no answer of the newest run has.
+    FieldRemoved,
+    /// A field every answer of the newest run has and no earlier answer had.
+    AdditiveOptionalField,
+    /// A field whose (non-null) JSON type was one in every earlier answer and another in
+    /// every answer of the newest run.
+    TypeChanged,
+    /// The same concrete request answered with one status earlier and another in the newest
+    /// run.
+    StatusCodeShift,
+}
+
+impl DriftKind {
+    /// The name as written in the model and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftKind::FieldRemoved => "field_removed",
+            DriftKind::AdditiveOptionalField => "additive_optional_field",
+            DriftKind::TypeChanged => "type_changed",
+            DriftKind::StatusCodeShift => "status_code_shift",
+        }
+    }
 }
 
 /// What an action route does to the entity its path names (see [`Route::action`]): synth sets

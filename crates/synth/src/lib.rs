@@ -17,12 +17,14 @@
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks),
 //! [`action`] (what an action route does to the entity it names), [`union`] (tagged unions),
-//! [`request_keying`] (values a request field decides). The facts an engine decides on start
+//! [`request_keying`] (values a request field decides), [`drift`] (where a route's newest
+//! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
 
 pub mod action;
 pub mod compose;
+pub mod drift;
 pub mod exact;
 pub mod list;
 pub mod member_effects;
@@ -153,6 +155,18 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         &built,
         &obs,
     ));
+    // Drift compares recorded answers too (before exact replay takes them).
+    let mut started: BTreeMap<&str, u64> = BTreeMap::new();
+    for s in &selected {
+        let t = started.entry(&s.manifest.session_id).or_insert(u64::MAX);
+        *t = (*t).min(s.manifest.start_time_us);
+    }
+    for (route, drift) in built
+        .iter_mut()
+        .zip(drift::route_drift(&templated, &obs, &started))
+    {
+        route.drift = drift;
+    }
     // Action effects compare recorded answers, so they come before exact replay takes them.
     let effects = action::action_effects(&templated, &plans.routes, &entity_types, &obs);
     for (route, effect) in built.iter_mut().zip(effects) {
@@ -276,6 +290,7 @@ fn build_route(
         method: group.method.clone(),
         path: group.path.clone(),
         origin: group.origin.clone(),
+        drift: Vec::new(),
         params: group.params.clone(),
         state_op: plan.state_op,
         entity_type: plan.entity_type.clone(),

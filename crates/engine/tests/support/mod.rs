@@ -29,6 +29,7 @@ impl R {
             method: method.to_string(),
             path: path.to_string(),
             origin: None,
+            drift: Vec::new(),
             params,
             state_op: None,
             entity_type: None,

@@ -135,6 +135,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         method: spec.method.to_string(),
         path: spec.path.to_string(),
         origin: None,
+        drift: Vec::new(),
         params,
         state_op: spec.state_op,
         entity_type: spec.entity_type.map(str::to_string),
