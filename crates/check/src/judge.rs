@@ -1103,6 +1103,16 @@ fn echo_sources(node: &Node, out: &mut Vec<EchoSource>) {
 
 /// A leaked template placeholder in the answer's text, if any.
 pub(crate) fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
+    // Every answer is asked, and almost none holds a placeholder: one scan of the bytes for a
+    // marker first (a marker absent from the bytes is absent from the text), the UTF-8 check
+    // and the text search only when one is there.
+    let marked = memchr::memchr_iter(b'$', body).any(|at| {
+        let rest = &body[at..];
+        rest.starts_with(b"$hole_") || rest.starts_with(b"$arr_")
+    });
+    if !marked {
+        return None;
+    }
     std::str::from_utf8(body).ok().and_then(leaked_placeholder)
 }
 
@@ -1295,6 +1305,29 @@ mod tests {
     use super::*;
     use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
+
+    #[test]
+    fn a_leaked_placeholder_is_found_in_the_bytes_as_in_the_text() {
+        for body in [
+            r#"{"price":"$5","a":"$hole_3"}"#,
+            r#"["$","$arr_12_x","$hole_9"]"#,
+            r#"{"a":"$hol","b":"$ar","c":"$$hole_1"}"#,
+            r#"{"cost":"$10","tag":"hole_1"}"#,
+            "",
+        ] {
+            assert_eq!(
+                leaked_placeholder_in(body.as_bytes()),
+                leaked_placeholder(body),
+                "{body}"
+            );
+        }
+        assert_eq!(
+            leaked_placeholder_in(br#"{"a":"$hole_7"}"#).as_deref(),
+            Some("$hole_7")
+        );
+        // Not UTF-8: no text to hold a placeholder, as before.
+        assert_eq!(leaked_placeholder_in(b"\xff$hole_1"), None);
+    }
 
     #[test]
     fn replay_header_parsing_is_fail_closed() {
