@@ -27,7 +27,7 @@ pub mod trace;
 pub use access_log::{AccessLog, AccessLogFormat, AccessLogSink};
 pub use effects::Layers;
 pub use listen::{ListenSpec, Listeners, all_loopback};
-pub use ready::{TwinInfo, info_document, ready_document};
+pub use ready::{TwinInfo, drifted_routes, info_document, ready_document};
 pub use service::{SESSION_HEADER, ServeOutcome, ServeSettings, serve};
 pub use trace::{TraceEntry, TraceRing};
 

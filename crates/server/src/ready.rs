@@ -2,6 +2,8 @@
 //!
 //! Both carry the same freshness fields (`twin_age_seconds`, `recorded_at`, `synthesized_at`,
 //! `drifted_routes`) so agents and CI can read freshness without parsing response headers.
+//! `drifted_routes` comes from the model: synth measures drift between recording runs
+//! (`Route::drift`), this wraith has no refresh against the live upstream.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -20,13 +22,28 @@ pub struct TwinInfo {
     pub recorded_at: Option<String>,
     /// RFC 3339 UTC time `model/twin.wir.json` was written.
     pub synthesized_at: Option<String>,
-    /// Routes whose recordings drifted from the model (drift detection is not built yet:
-    /// always empty).
+    /// `METHOD /path` of every route whose newest recording run answered in another shape
+    /// than its earlier recordings (the model's `Route::drift`), sorted; see
+    /// [`drifted_routes`].
     pub drifted_routes: Vec<String>,
     /// Startup warnings and advice (engine, configuration, binding).
     pub warnings: Vec<String>,
     /// `--debug`: the session state dump endpoint is available.
     pub debug: bool,
+}
+
+/// `METHOD /path` of the model's drifted routes (a non-empty `Route::drift`), sorted and
+/// without repeats: what `drifted_routes` lists.
+pub fn drifted_routes(model: &wraith_model::Model) -> Vec<String> {
+    let mut names: Vec<String> = model
+        .routes
+        .iter()
+        .filter(|r| !r.drift.is_empty())
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Paths of the control endpoints, as advertised to clients.

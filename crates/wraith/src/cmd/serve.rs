@@ -354,7 +354,7 @@ pub fn run(args: Args) -> CmdResult {
             twin_age_seconds,
             recorded_at,
             synthesized_at,
-            drifted_routes: Vec::new(),
+            drifted_routes: wraith_server::drifted_routes(engine.model()),
             warnings: warnings.clone(),
             debug: resolved.debug,
         };
