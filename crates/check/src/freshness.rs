@@ -11,9 +11,12 @@
 //! the SLA is reported `unevaluated` (with a warning) instead of reading the clock: the same
 //! twin and recordings still give the same report bytes, and CI passes the time it means.
 //!
-//! `max_drift` is validated (a fraction from 0 to 1) but not evaluated: drift is measured
-//! against the live upstream by a refresh, which this wraith does not have; the report says so
-//! (`drift: null`).
+//! **Drift.** This wraith refreshes a twin by recording into it again, so drift is measured
+//! between recordings: synth marks a route drifted when its newest recording run answers in
+//! another shape (or status) than its earlier ones (`Route::drift`, `docs/model-format.md`).
+//! The report's `drift` is the share of the model's routes that drifted ([`DriftTally`]), with
+//! their names; above `max_drift` the run fails (exit 2, `twin-drift-exceeded`). Drift needs no
+//! *now*: it is judged even when the age is `unevaluated`.
 //!
 //! Not here: reading files or the clock (the binary hands in *now* and the recordings' times).
 
@@ -113,6 +116,38 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     n.checked_mul(mult).ok_or_else(bad)
 }
 
+/// The model's drifted routes, as the freshness verdict counts them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DriftTally {
+    /// Routes in the model.
+    pub routes: usize,
+    /// `METHOD /path` of the routes with a non-empty `Route::drift`, sorted, no repeats.
+    pub drifted: Vec<String>,
+}
+
+impl DriftTally {
+    /// Count the drifted routes of `model`.
+    pub fn of(model: &wraith_model::Model) -> DriftTally {
+        let mut drifted: Vec<String> = model
+            .routes
+            .iter()
+            .filter(|r| !r.drift.is_empty())
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        drifted.sort();
+        drifted.dedup();
+        DriftTally {
+            routes: model.routes.len(),
+            drifted,
+        }
+    }
+
+    /// The drifted share of the routes; `None` for a model without routes.
+    pub fn fraction(&self) -> Option<f64> {
+        (self.routes > 0).then(|| self.drifted.len() as f64 / self.routes as f64)
+    }
+}
+
 /// The freshness verdict in the report (`freshness`; `null` without a `[freshness]` SLA).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FreshnessReport {
@@ -128,22 +163,30 @@ pub struct FreshnessReport {
     pub max_age_seconds: Option<u64>,
     pub warn_age_seconds: Option<u64>,
     pub max_drift: Option<f64>,
-    /// Always `null`: drift is not measured (no refresh against the live upstream).
+    /// The share of the model's routes that drifted between recording runs (0 to 1); `null`
+    /// for a model without routes.
     pub drift: Option<f64>,
+    /// Routes in the model (the share's denominator).
+    pub routes_total: usize,
+    /// `METHOD /path` of the drifted routes, sorted.
+    pub drifted_routes: Vec<String>,
+    /// `drift` is above `max_drift`: the run fails (`twin-drift-exceeded`).
+    pub drift_exceeded: bool,
 }
 
 impl FreshnessReport {
-    /// The SLA failed: the run fails with exit 2 (`twin-stale`).
+    /// The SLA failed: the run fails with exit 2 (`twin-stale` or `twin-drift-exceeded`).
     pub fn failed(&self) -> bool {
-        self.status == "stale"
+        self.status == "stale" || self.drift_exceeded
     }
 }
 
-/// Judge the twin's age: `now` and `recorded_at` in unix seconds.
+/// Judge the twin's age (`now` and `recorded_at` in unix seconds) and its drift.
 pub fn evaluate(
     gate: &FreshnessGate,
     now: Option<i64>,
     recorded_at: Option<i64>,
+    drift: &DriftTally,
 ) -> FreshnessReport {
     let age = match (now, recorded_at) {
         (Some(n), Some(r)) => Some(u64::try_from(n.saturating_sub(r)).unwrap_or(0)),
@@ -163,6 +206,7 @@ pub fn evaluate(
             }
         }
     };
+    let fraction = drift.fraction();
     FreshnessReport {
         status,
         now,
@@ -171,7 +215,10 @@ pub fn evaluate(
         max_age_seconds: gate.max_age_seconds,
         warn_age_seconds: gate.warn_age_seconds,
         max_drift: gate.max_drift,
-        drift: None,
+        drift: fraction,
+        routes_total: drift.routes,
+        drifted_routes: drift.drifted.clone(),
+        drift_exceeded: matches!((fraction, gate.max_drift), (Some(f), Some(m)) if f > m),
     }
 }
 
@@ -224,25 +271,26 @@ mod tests {
         .unwrap()
         .unwrap();
         let at = 1_700_000_000;
-        let f = evaluate(&gate, Some(at + 31 * DAY), Some(at));
+        let none = DriftTally::default();
+        let f = evaluate(&gate, Some(at + 31 * DAY), Some(at), &none);
         assert_eq!(f.status, "stale");
         assert!(f.failed());
         assert_eq!(f.twin_age_seconds, Some(31 * 86_400));
         assert_eq!(
-            evaluate(&gate, Some(at + 15 * DAY), Some(at)).status,
+            evaluate(&gate, Some(at + 15 * DAY), Some(at), &none).status,
             "warn"
         );
         // Limits are inclusive: exactly max_age is not stale, exactly warn_age not a warning.
         assert_eq!(
-            evaluate(&gate, Some(at + 30 * DAY), Some(at)).status,
+            evaluate(&gate, Some(at + 30 * DAY), Some(at), &none).status,
             "warn"
         );
         assert_eq!(
-            evaluate(&gate, Some(at + 14 * DAY), Some(at)).status,
+            evaluate(&gate, Some(at + 14 * DAY), Some(at), &none).status,
             "fresh"
         );
         assert_eq!(
-            evaluate(&gate, Some(at - DAY), Some(at)).twin_age_seconds,
+            evaluate(&gate, Some(at - DAY), Some(at), &none).twin_age_seconds,
             Some(0)
         );
     }
@@ -253,9 +301,41 @@ mod tests {
             max_age_seconds: Some(1),
             ..FreshnessGate::default()
         };
-        let f = evaluate(&gate, None, Some(0));
+        let f = evaluate(&gate, None, Some(0), &DriftTally::default());
         assert_eq!(f.status, "unevaluated");
         assert!(!f.failed());
         assert_eq!(f.twin_age_seconds, None);
+    }
+
+    #[test]
+    fn drift_above_max_drift_fails_and_is_judged_without_now() {
+        let gate = FreshnessGate {
+            max_drift: Some(0.25),
+            ..FreshnessGate::default()
+        };
+        let tally = DriftTally {
+            routes: 4,
+            drifted: vec!["GET /a".into(), "GET /b".into()],
+        };
+        let f = evaluate(&gate, None, Some(0), &tally);
+        assert_eq!(f.drift, Some(0.5));
+        assert_eq!(f.drifted_routes, ["GET /a", "GET /b"]);
+        assert_eq!(f.status, "unevaluated");
+        assert!(f.drift_exceeded);
+        assert!(f.failed());
+        // The limit is inclusive: exactly max_drift passes.
+        let one = DriftTally {
+            routes: 4,
+            drifted: vec!["GET /a".into()],
+        };
+        assert!(!evaluate(&gate, None, None, &one).failed());
+        // No max_drift: drift is reported, never judged.
+        let f = evaluate(&FreshnessGate::default(), None, None, &tally);
+        assert_eq!(f.drift, Some(0.5));
+        assert!(!f.failed());
+        // A model without routes has no share.
+        let f = evaluate(&gate, None, None, &DriftTally::default());
+        assert_eq!(f.drift, None);
+        assert!(!f.failed());
     }
 }

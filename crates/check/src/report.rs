@@ -193,8 +193,8 @@ pub struct Report {
     pub causes: BTreeMap<String, u64>,
     /// The highest score a deterministic twin could reach on these recordings.
     pub ceiling: crate::causes::Ceiling,
-    /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one
-    /// fails the run ([`Report::apply_freshness`]).
+    /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one,
+    /// or drift above `max_drift`, fails the run ([`Report::apply_freshness`]).
     pub freshness: Option<crate::freshness::FreshnessReport>,
 }
 
@@ -341,8 +341,9 @@ pub struct HoldoutSummary {
 }
 
 impl Report {
-    /// Record the `[freshness]` verdict; a `stale` twin fails the run (`passed: false`, exit 2
-    /// `twin-stale`) whatever the scores.
+    /// Record the `[freshness]` verdict; a `stale` twin (exit 2 `twin-stale`) or one whose
+    /// drifted share of routes is above `max_drift` (`twin-drift-exceeded`) fails the run
+    /// (`passed: false`) whatever the scores.
     pub fn apply_freshness(&mut self, verdict: crate::freshness::FreshnessReport) {
         self.passed &= !verdict.failed();
         self.freshness = Some(verdict);

@@ -62,7 +62,9 @@ fn check_twin_older_than_max_age_fails_as_twin_stale() {
     assert_eq!(f["twin_age_seconds"], 31 * DAY);
     assert_eq!(f["recorded_at"], at);
     assert_eq!(f["max_age_seconds"], 30 * DAY);
-    assert_eq!(f["drift"], Value::Null);
+    // One recording run: nothing drifted.
+    assert_eq!(f["drift"], 0.0);
+    assert_eq!(f["drifted_routes"], serde_json::json!([]));
     let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
     assert!(
         html.contains("stale") && html.contains("max_age 30 days"),

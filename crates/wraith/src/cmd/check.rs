@@ -44,7 +44,8 @@ Examples:
 Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] entry included) ·
 2 below `[diff] required_score`, `[diff] session_pass_rate` or a dimension threshold
 (`[diff.thresholds]`, `[diff.overrides]`), an unmarked authored deviation, or a twin older than
-`[freshness] max_age` (twin-stale; the report is written and printed first) · 4 IO failure or
+`[freshness] max_age` (twin-stale) or a share of drifted routes above `[freshness] max_drift`
+(twin-drift-exceeded; the report is written and printed first) · 4 IO failure or
 the target did not answer.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
@@ -172,7 +173,13 @@ pub fn run(args: Args) -> CmdResult {
             .max()
             .filter(|&us| us > 0)
             .map(|us| (us / 1_000_000) as i64);
-        report.apply_freshness(wraith_check::freshness::evaluate(gate, now, recorded_at));
+        let drift = wraith_check::freshness::DriftTally::of(&model_for_coverage);
+        report.apply_freshness(wraith_check::freshness::evaluate(
+            gate,
+            now,
+            recorded_at,
+            &drift,
+        ));
     }
     let cov = coverage(&twin_name, &model_for_coverage, &sessions);
     write_reports(&twin, &report, &cov)?;
@@ -182,11 +189,25 @@ pub fn run(args: Args) -> CmdResult {
         print_summary(&twin, &report);
     }
     let stale = report.freshness.as_ref().filter(|f| f.failed()).map(|f| {
-        format!(
-            "twin-stale: the newest recording is {} old, above [freshness] max_age ({}); record or import fresh traffic and re-run `wraith synth`",
-            human_secs(f.twin_age_seconds.unwrap_or(0)),
-            human_secs(f.max_age_seconds.unwrap_or(0)),
-        )
+        let mut reasons = Vec::new();
+        if f.status == "stale" {
+            reasons.push(format!(
+                "twin-stale: the newest recording is {} old, above [freshness] max_age ({}); record or import fresh traffic and re-run `wraith synth`",
+                human_secs(f.twin_age_seconds.unwrap_or(0)),
+                human_secs(f.max_age_seconds.unwrap_or(0)),
+            ));
+        }
+        if f.drift_exceeded {
+            reasons.push(format!(
+                "twin-drift-exceeded: {} of {} routes ({}) drifted between recording runs, above [freshness] max_drift ({}): {}; the newest recordings answer in another shape than earlier ones (see `drift` in model/twin.wir.json): re-record the older sessions' flows or remove the outdated sessions, then re-run `wraith synth`",
+                f.drifted_routes.len(),
+                f.routes_total,
+                f.drift.map_or_else(String::new, |d| format!("{d:.3}")),
+                f.max_drift.map_or_else(String::new, |m| m.to_string()),
+                f.drifted_routes.join(", "),
+            ));
+        }
+        reasons.join("; ")
     });
     if let Some(f) = &report.freshness {
         match f.status {
@@ -1411,6 +1432,19 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             limit(f.max_age_seconds),
             limit(f.warn_age_seconds)
         );
+        if let Some(d) = f.drift {
+            outln!(
+                "  drift: {d:.3} ({} of {} routes drifted between recording runs; max_drift {}){}",
+                f.drifted_routes.len(),
+                f.routes_total,
+                f.max_drift
+                    .map_or_else(|| "unset".to_string(), |m| m.to_string()),
+                if f.drift_exceeded { " EXCEEDED" } else { "" }
+            );
+            for r in &f.drifted_routes {
+                outln!("    drifted: {r}");
+            }
+        }
     }
     let (j, h) = report_paths(twin);
     outln!("  report: {}  {}", j.display(), h.display());

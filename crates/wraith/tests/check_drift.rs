@@ -1,0 +1,230 @@
+//! Drift between recording runs, black-box: a twin whose later recordings answer a route in
+//! another shape shows it as drifted in `wraith serve`'s `--ready-json` and `/__wraith/info`
+//! (`drifted_routes`), and `wraith check` reports the drifted share of routes against
+//! `[freshness] max_drift` (above it: exit 2, `twin-drift-exceeded`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod check_support;
+#[path = "check_support/notes.rs"]
+mod notes;
+
+use check_support::*;
+use notes::entry;
+use serde_json::{Value, json};
+
+/// One HAR session recorded on `day` (`2026-06-<day>`): a health read and a widget read.
+fn session_har(day: u32, widget: &Value) -> Value {
+    let id = widget["id"].as_str().unwrap();
+    let mut entries = vec![
+        entry(
+            "GET",
+            "https://api.widgets.test/v1/health",
+            None,
+            200,
+            &json!({"ok": true}),
+        ),
+        entry(
+            "GET",
+            &format!("https://api.widgets.test/v1/widgets/{id}"),
+            None,
+            200,
+            widget,
+        ),
+    ];
+    for (i, e) in entries.iter_mut().enumerate() {
+        e["startedDateTime"] = json!(format!("2026-06-{day:02}T12:00:0{i}.000Z"));
+    }
+    json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": entries}})
+}
+
+/// Widgets recorded on June 1 and 2 with a `color`; the June 10 recording has it or not.
+fn widgets_twin(later_has_color: bool) -> DemoTwin {
+    let t = DemoTwin::init("widgets", "https://api.widgets.test/v1");
+    t.import_har(
+        "a",
+        &session_har(1, &json!({"id": "wid_a1", "name": "one", "color": "red"})),
+    );
+    t.import_har(
+        "b",
+        &session_har(2, &json!({"id": "wid_b2", "name": "two", "color": "blue"})),
+    );
+    let later = if later_has_color {
+        json!({"id": "wid_c3", "name": "three", "color": "green"})
+    } else {
+        json!({"id": "wid_c3", "name": "three"})
+    };
+    t.import_har("c", &session_har(10, &later));
+    t.synth();
+    t
+}
+
+fn with_max_drift(t: &DemoTwin, max_drift: &str) {
+    let p = t.root.join("wraith.toml");
+    let mut text = std::fs::read_to_string(&p).unwrap();
+    text.push_str(&format!("\n[freshness]\nmax_drift = {max_drift}\n"));
+    std::fs::write(&p, text).unwrap();
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The name of the model's widget read route (`GET /v1/widgets/:param`).
+fn widget_route(t: &DemoTwin) -> String {
+    let m = t.model();
+    let r = m["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"].as_str().unwrap().contains("widgets"))
+        .expect("widget route");
+    format!(
+        "{} {}",
+        r["method"].as_str().unwrap(),
+        r["path"].as_str().unwrap()
+    )
+}
+
+#[test]
+fn synth_marks_a_field_the_later_recording_dropped_as_field_removed() {
+    let t = widgets_twin(false);
+    let m = t.model();
+    let drifted: Vec<&Value> = m["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("drift").is_some())
+        .collect();
+    assert_eq!(drifted.len(), 1, "{m}");
+    let d = &drifted[0]["drift"][0];
+    assert_eq!(d["kind"], "field_removed");
+    assert_eq!(d["at"], "/color");
+    assert_eq!(d["since"], "2026-06-10");
+}
+
+#[test]
+fn check_fails_with_twin_drift_exceeded_when_the_drifted_share_is_above_max_drift() {
+    let t = widgets_twin(false);
+    with_max_drift(&t, "0.0");
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("twin-drift-exceeded"), "{err}");
+    assert!(err.contains(&widget_route(&t)), "{err}");
+    let r = stdout_json(&out);
+    assert_eq!(r["score_bp"], 10_000, "only the drift gate failed: {r}");
+    assert_eq!(r["passed"], false);
+    let f = &r["freshness"];
+    assert_eq!(f["drift"], 0.5, "{f}");
+    assert_eq!(f["routes_total"], 2);
+    assert_eq!(f["drifted_routes"], json!([widget_route(&t)]));
+    assert_eq!(f["drift_exceeded"], true);
+    // Judged without a *now*: the age is unevaluated, the drift is not.
+    assert_eq!(f["status"], "unevaluated");
+}
+
+#[test]
+fn check_passes_when_the_drifted_share_is_within_max_drift_and_prints_it() {
+    let t = widgets_twin(false);
+    with_max_drift(&t, "1.0");
+    let out = t.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("drift: 0.500 (1 of 2 routes"), "{text}");
+    assert!(
+        text.contains(&format!("drifted: {}", widget_route(&t))),
+        "{text}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.root.join("reports/check.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["freshness"]["drift_exceeded"], false);
+    assert_eq!(report["passed"], true);
+}
+
+#[test]
+fn recordings_that_agree_in_shape_have_no_drift() {
+    let t = widgets_twin(true);
+    assert!(
+        t.model()["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("drift").is_none())
+    );
+    with_max_drift(&t, "0.0");
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let f = &stdout_json(&out)["freshness"];
+    assert_eq!(f["drift"], 0.0);
+    assert_eq!(f["drifted_routes"], json!([]));
+}
+
+fn ready_and_info(t: &DemoTwin) -> (Value, Value) {
+    let (mut child, url) = t.serve();
+    let ready: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.tmp.path().join("ready.json")).unwrap())
+            .unwrap();
+    let info = ureq_get(&format!("{url}/__wraith/info"));
+    let _ = child.kill();
+    let _ = child.wait();
+    (ready, info)
+}
+
+/// A plain HTTP/1.1 GET on 127.0.0.1 (no client crate needed for one request).
+fn ureq_get(url: &str) -> Value {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).unwrap();
+    let (head, body) = buf.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    serde_json::from_str(&body).unwrap()
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").unwrap();
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+}
+
+#[test]
+fn serve_lists_drifted_routes_in_ready_json_and_info() {
+    let t = widgets_twin(false);
+    let (ready, info) = ready_and_info(&t);
+    let want = json!([widget_route(&t)]);
+    assert_eq!(ready["drifted_routes"], want, "{ready}");
+    assert_eq!(info["drifted_routes"], want, "{info}");
+}
+
+#[test]
+fn serve_lists_no_drifted_routes_when_recordings_agree() {
+    let t = widgets_twin(true);
+    let (ready, info) = ready_and_info(&t);
+    assert_eq!(ready["drifted_routes"], json!([]));
+    assert_eq!(info["drifted_routes"], json!([]));
+}
