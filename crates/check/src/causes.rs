@@ -43,6 +43,7 @@ use wraith_engine::Provenance;
 use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node};
 use wraith_recording::RecordedSession;
 
+use crate::diff::EchoContext;
 use crate::idmap::IdMap;
 use crate::judge::{Body, DiffOptions, ExpectedBody, ModelIndex, Observed, judge_with_cache};
 use crate::report::{Report, ratio_bp};
@@ -290,6 +291,7 @@ pub fn annotate_parsed<'p>(
                 memo: BTreeMap::new(),
                 bodies: BTreeMap::new(),
                 leaked: BTreeMap::new(),
+                echoes: BTreeMap::new(),
             };
             // One judge per thread, reused across that thread's groups.
             move |members: &[usize]| judge_group(&mut judge, members, entries_r, flags)
@@ -682,6 +684,8 @@ struct PairJudge<'a, 'm> {
     bodies: BTreeMap<usize, Parsed<'a>>,
     /// Whether an answer holds a template placeholder (the judge's refusal rule).
     leaked: BTreeMap<usize, bool>,
+    /// Per entry judged as the recording: the echo context of its request under its route.
+    echoes: BTreeMap<usize, EchoContext>,
 }
 
 impl PairJudge<'_, '_> {
@@ -771,8 +775,14 @@ impl PairJudge<'_, '_> {
                 "{}/{}",
                 sb.manifest.session_id, xb.correlation.exchange_index
             );
+            // What `b`'s request lets an answer echo: the same for every answer `b` is judged
+            // against, so built once per entry.
+            let echo = self
+                .echoes
+                .entry(b)
+                .or_insert_with(|| crate::judge::echo_context(xb, &obs));
             let quick = crate::judge::passes(
-                self.index, &source, xb, expected, &obs, actual, leaked, self.opts,
+                self.index, &source, xb, expected, &obs, actual, leaked, self.opts, echo,
             );
             // Debug builds (the tests) check the short judgement against the full one.
             debug_assert_eq!(

@@ -448,7 +448,9 @@ pub fn judge_with_memo(
 /// user `echoed` classes, outbound or self-URL rewrites, non-JSON bodies.
 ///
 /// `actual` is `parse_body(&obs.body)` and `leaked` is `leaked_placeholder_in(&obs.body)
-/// .is_some()`, computed once per answer by the caller (an answer is compared with many).
+/// .is_some()`, computed once per answer by the caller (an answer is compared with many);
+/// `echo` is `echo_context(ex, obs)`, computed once per recording by the caller (a recording is
+/// compared with many answers).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn passes(
     index: &ModelIndex<'_>,
@@ -459,6 +461,7 @@ pub(crate) fn passes(
     actual: &Body,
     leaked: bool,
     opts: &DiffOptions,
+    echo: &EchoContext,
 ) -> bool {
     let full = || judge_with_cache(index, source, ex, expected, obs, opts, None).passed();
     let rules = opts.rules.as_deref();
@@ -498,8 +501,7 @@ pub(crate) fn passes(
     } else {
         (pick_template_split(index, obs, actual, e, opts), rules)
     };
-    let echo = echo_context(ex, obs);
-    let mut d = BodyDiff::new(&echo)
+    let mut d = BodyDiff::new(echo)
         .with_fields(fields)
         .with_unknown_tags(opts.unions.policy(obs.route.as_deref()));
     d.stop_at_first();
