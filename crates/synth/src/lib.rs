@@ -16,7 +16,10 @@
 //! templating), [`unify`] (anti-unification into body templates), [`variants`] (guards and
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks),
-//! [`action`] (what an action route does to the entity it names), [`union`] (tagged unions),
+//! [`action`] (what an action route does to the entity it names), [`member_effects`] (lists a
+//! write adds its path's record or the acting principal's own record to, or takes one out of),
+//! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`union`]
+//! (tagged unions),
 //! [`request_keying`] (values a request field decides), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
