@@ -72,7 +72,7 @@ pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool 
 /// Replace `theirs` by `mine` throughout `v`: equal strings, numbers equal to it (kept numbers
 /// when `mine` is one), and whole-token occurrences inside strings (`…/statuses/<id>`), never
 /// inside a longer token (`<id>7`) nor in keys.
-fn rename_tokens(v: &mut Value, theirs: &str, mine: &str) {
+pub(crate) fn rename_tokens(v: &mut Value, theirs: &str, mine: &str) {
     match v {
         Value::String(s) => {
             if let Some(new) = replace_token(s, theirs, mine) {

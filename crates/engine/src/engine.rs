@@ -25,6 +25,7 @@ use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
+mod counterpart_requests;
 mod member_effects;
 mod mentions;
 mod replay_cache;
@@ -968,9 +969,13 @@ impl Engine {
     fn dispatch_recorded(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
         let r = call.m.route;
         let route = &self.model.routes[r];
-        if let Some(ei) = self.exact_entry(call)
+        let exact = self.exact_entry(call);
+        if let Some(ei) = exact
             && let Some(out) = self.exact_replay(ns, call, ei)
         {
+            return out;
+        }
+        if let Some(out) = self.counterpart_replay(ns, call, exact) {
             return out;
         }
 
@@ -1716,10 +1721,25 @@ impl Engine {
     }
 
     fn exact_replay(&self, ns: &mut Namespace, call: &Call<'_>, ei: usize) -> Option<Out> {
+        self.exact_replay_of(ns, call, ei, None)
+    }
+
+    /// Exact replay of entry `ei`; of one run's recording of the request with the session's
+    /// records replaced by that run's when `counterpart` is given ([`counterpart_requests`]).
+    fn exact_replay_of(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        ei: usize,
+        counterpart: Option<&counterpart_requests::CounterpartRun<'_>>,
+    ) -> Option<Out> {
         let r = call.m.route;
         let route = &self.model.routes[r];
         let entry = &route.exact[ei];
-        let candidates = self.candidate_moments(&entry.moments, call.req);
+        let candidates = match counterpart {
+            Some(c) => self.run_candidates(&entry.moments, call.req, c.run),
+            None => self.candidate_moments(&entry.moments, call.req),
+        };
         if candidates.is_empty() {
             return None;
         }
@@ -1869,11 +1889,15 @@ impl Engine {
         if self.rename_embedded_counterparts(ns, &moment.source, &mut out) {
             out.replay = None;
         }
+        if let Some(c) = counterpart {
+            c.rename_back(&mut out);
+        }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
             self.apply_action_effect(ns, call, &mut out, Origin::Replayed);
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
+                self.note_counterpart_creates(ns, call, &moment.source, position, &out);
             }
             if route.state_op == Some(StateOp::Create)
                 && out.replay.is_none()
