@@ -447,8 +447,10 @@ pub fn judge_with_memo(
 /// full judgement for what the short way does not cover: refusals, `[[diff.suppress]]` rules,
 /// user `echoed` classes, outbound or self-URL rewrites, non-JSON bodies.
 ///
-/// `actual` is `parse_body(&obs.body)` and `leaked` is `leaked_placeholder_in(&obs.body)
-/// .is_some()`, computed once per answer by the caller (an answer is compared with many);
+/// `answer` is the answer's body: `obs.body` is not read (the caller compares one answer with
+/// many recordings and need not copy it into every `Observed`; only the rare full judgement
+/// gets a copy). `actual` is `parse_body(answer)` and `leaked` is
+/// `leaked_placeholder_in(answer).is_some()`, computed once per answer by the caller;
 /// `echo` is `echo_context(ex, obs)`, computed once per recording by the caller (a recording is
 /// compared with many answers).
 #[allow(clippy::too_many_arguments)]
@@ -458,12 +460,19 @@ pub(crate) fn passes(
     ex: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
+    answer: &[u8],
     actual: &Body,
     leaked: bool,
     opts: &DiffOptions,
     echo: &EchoContext,
 ) -> bool {
-    let full = || judge_with_cache(index, source, ex, expected, obs, opts, None).passed();
+    let full = || {
+        let obs = Observed {
+            body: answer.to_vec(),
+            ..obs.clone()
+        };
+        judge_with_cache(index, source, ex, expected, &obs, opts, None).passed()
+    };
     let rules = opts.rules.as_deref();
     if rules.is_some_and(|r| !r.suppress.is_empty() || r.has_user_echo())
         || opts.outbound.is_some()
@@ -481,7 +490,7 @@ pub(crate) fn passes(
         .ignore_headers
         .iter()
         .any(|h| h.eq_ignore_ascii_case("content-type"))
-        && (!expected.bytes.is_empty() || !obs.body.is_empty())
+        && (!expected.bytes.is_empty() || !answer.is_empty())
     {
         let (exp, act) = content_types(ex, obs);
         match (exp, act) {
@@ -490,7 +499,7 @@ pub(crate) fn passes(
             _ => return false,
         }
     }
-    if ex.request.method.eq_ignore_ascii_case("HEAD") || obs.body == expected.bytes {
+    if ex.request.method.eq_ignore_ascii_case("HEAD") || answer == expected.bytes {
         return true;
     }
     let (Body::Json(e), Body::Json(a)) = (&expected.body, actual) else {
