@@ -389,6 +389,9 @@ pub struct AnswerMemo {
     /// recorded body as recorded collects: the symbol check walks exactly that, so it collects
     /// them on the way and the id-flow step does not walk it again.
     pairs: Option<Vec<(Value, Value)>>,
+    /// `echo_context(ex, obs)` as the judge built it for its body walk: the id-flow step needs
+    /// the same context for the same exchange and answer.
+    echo: Option<EchoContext>,
 }
 
 impl AnswerMemo {
@@ -722,6 +725,7 @@ fn judge_unsuppressed(
         }
         if let Some(m) = memo {
             m.parsed = Some(actual_body);
+            m.echo = Some(echo);
         }
     }
     Verdict {
@@ -836,7 +840,11 @@ fn generated_pairs_with(
         return Vec::new();
     }
     // A kept result is looked up before the answer is parsed: the key needs only bytes.
-    let echo = echo_context(ex, obs);
+    let mut memo = memo;
+    let echo = memo
+        .as_deref_mut()
+        .and_then(|m| m.echo.take())
+        .unwrap_or_else(|| echo_context(ex, obs));
     let slot = match cache {
         Some(c) => {
             let echoed: Vec<Option<Value>> = c
