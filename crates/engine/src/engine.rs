@@ -2183,6 +2183,26 @@ impl Engine {
         }
     }
 
+    /// The action effect of the call's route and the id its path names, when the call is an
+    /// action answered 2xx (not a `HEAD`): what the action-effect passes act on.
+    fn acted_on<'c>(
+        &self,
+        call: &'c Call<'_>,
+        status: u16,
+    ) -> Option<(&wraith_model::ActionEffect, &'c str)> {
+        let action = self.model.routes[call.m.route].action.as_ref()?;
+        if !(200..300).contains(&status) || call.head {
+            return None;
+        }
+        let id = call
+            .m
+            .params
+            .iter()
+            .find(|(n, _)| *n == action.id_param)
+            .map(|(_, v)| v.as_str())?;
+        Some((action, id))
+    }
+
     /// An action route (`POST …/:id/favourite`, see `Route::action`) that answered 2xx with the
     /// entity its path names (at `ActionEffect::at`: the answer itself, or an object the answer
     /// embeds, as a reblog embeds the status) stores the answer's values of the fields the
@@ -2198,20 +2218,7 @@ impl Engine {
         out: &mut Out,
         origin: Origin,
     ) {
-        let route = &self.model.routes[call.m.route];
-        let Some(action) = &route.action else {
-            return;
-        };
-        if !(200..300).contains(&out.status) || call.head {
-            return;
-        }
-        let Some(id) = call
-            .m
-            .params
-            .iter()
-            .find(|(n, _)| *n == action.id_param)
-            .map(|(_, v)| v.as_str())
-        else {
+        let Some((action, id)) = self.acted_on(call, out.status) else {
             return;
         };
         if !action.sets.is_empty() {

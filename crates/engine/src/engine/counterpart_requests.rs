@@ -119,20 +119,7 @@ impl Engine {
     /// show the run's version, so the session's own reads and lists of the record (answered
     /// from its store) must show the same, as the action's answer does.
     fn adopt_the_runs_record(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
-        let route = &self.model.routes[call.m.route];
-        let Some(action) = &route.action else {
-            return;
-        };
-        if !(200..300).contains(&out.status) || call.head {
-            return;
-        }
-        let Some(id) = call
-            .m
-            .params
-            .iter()
-            .find(|(n, _)| *n == action.id_param)
-            .map(|(_, v)| v.as_str())
-        else {
+        let Some((action, id)) = self.acted_on(call, out.status) else {
             return;
         };
         let ty = action.entity_type.as_str();
