@@ -33,14 +33,7 @@ use crate::values;
 /// One entity in one session: (session, entity type, id).
 type EntityKey<'a> = (&'a str, &'a str, String);
 
-/// A scalar primary-key value as the path would carry it.
-fn scalar_key(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
+use crate::values::scalar_key;
 
 /// The action effect of every route (same order as the groups); `None` for the others.
 pub fn action_effects(
@@ -558,16 +551,7 @@ pub fn memberships(
 ) -> Vec<Option<MembershipEffect>> {
     let mut out = vec![None; groups.len()];
     // The ids an array answer lists, by primary key `pk`.
-    let listed = |i: usize, pk: &str| -> Option<BTreeSet<String>> {
-        let body = obs[i].resp_json()?;
-        let items = body.as_array()?;
-        Some(
-            items
-                .iter()
-                .filter_map(|it| it.get(pk).and_then(scalar_key))
-                .collect(),
-        )
-    };
+    let listed = |i: usize, pk: &str| -> Option<BTreeSet<String>> { obs[i].listed_keys(pk) };
     // Actions per list route: which groups act on it.
     let mut acting: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {

@@ -368,12 +368,7 @@ fn status_drift(runs: &[(usize, Run)], obs: &[Obs<'_>]) -> Vec<RouteDrift> {
                 .map(|(n, v)| (n.to_ascii_lowercase(), v.join(", ")))
                 .collect();
         headers.sort();
-        let req = &o.ex.request;
-        let ct = req
-            .content_type
-            .as_deref()
-            .or_else(|| o.ex.request_header("content-type"));
-        let key = wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body);
+        let key = o.request_key();
         let entry = by_key.entry((key, headers)).or_insert_with_key(|(k, _)| {
             let mut label = format!("{} {}", o.method, k.path);
             if !k.query.is_empty() {

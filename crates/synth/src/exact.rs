@@ -18,12 +18,7 @@ pub fn exact_index(group: &RouteGroup, obs: &mut [Obs<'_>]) -> Vec<ExactEntry> {
     let mut entries: BTreeMap<RequestKey, Vec<Moment>> = BTreeMap::new();
     for i in &group.obs {
         let o = &mut obs[*i];
-        let req = &o.ex.request;
-        let ct = req
-            .content_type
-            .as_deref()
-            .or_else(|| o.ex.request_header("content-type"));
-        let key = wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body);
+        let key = o.request_key();
         let body = std::mem::replace(&mut o.resp, RespBody::Empty);
         entries.entry(key).or_default().push(moment(o, body));
     }

@@ -32,26 +32,7 @@ use crate::routes::{RouteGroup, Seg};
 use crate::state::RoutePlan;
 use crate::values;
 
-/// A scalar key as a path would carry it.
-fn scalar_key(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// The keys (by `pk`) an array answer lists; `None` when the answer is not an array.
-fn listed(o: &Obs<'_>, pk: &str) -> Option<BTreeSet<String>> {
-    let body = o.resp_json()?;
-    let items = body.as_array()?;
-    Some(
-        items
-            .iter()
-            .filter_map(|it| it.get(pk).and_then(scalar_key))
-            .collect(),
-    )
-}
+use crate::values::scalar_key;
 
 /// A list route the effects can act on: a `GET` whose 2xx answers are arrays of one entity
 /// type's records.
@@ -313,9 +294,9 @@ pub fn member_effects(
                             continue;
                         };
                         let was = before
-                            .and_then(|(b, _)| listed(&obs[b], &lr.pk))
+                            .and_then(|(b, _)| obs[b].listed_keys(&lr.pk))
                             .is_some_and(|s| s.contains(member));
-                        let Some(now) = listed(&obs[a], &lr.pk) else {
+                        let Some(now) = obs[a].listed_keys(&lr.pk) else {
                             continue;
                         };
                         tally.note(was, now.contains(member));
@@ -326,11 +307,14 @@ pub fn member_effects(
                         let Some((b, bp)) = before else {
                             continue;
                         };
-                        if !listed(&obs[b], &lr.pk).is_some_and(|s| s.contains(member)) {
+                        if !obs[b]
+                            .listed_keys(&lr.pk)
+                            .is_some_and(|s| s.contains(member))
+                        {
                             continue;
                         }
                         let (_, after) = times.around(l, i, |q| q == bp);
-                        let Some(now) = after.and_then(|(a, _)| listed(&obs[a], &lr.pk)) else {
+                        let Some(now) = after.and_then(|(a, _)| obs[a].listed_keys(&lr.pk)) else {
                             continue;
                         };
                         tally.note(true, now.contains(member));
@@ -377,11 +361,11 @@ pub fn member_effects(
             }
             let same = |q: &[String]| vals.get(..q.len()) == Some(q);
             let (before, after) = times.around(l, i, same);
-            let Some(now) = after.and_then(|(a, _)| listed(&obs[a], &lr.pk)) else {
+            let Some(now) = after.and_then(|(a, _)| obs[a].listed_keys(&lr.pk)) else {
                 continue;
             };
             let was = before
-                .and_then(|(b, _)| listed(&obs[b], &lr.pk))
+                .and_then(|(b, _)| obs[b].listed_keys(&lr.pk))
                 .unwrap_or_default();
             around.push((wi, li, i, was, now));
         }

@@ -18,14 +18,7 @@ use crate::observe::Obs;
 use crate::routes::RouteGroup;
 use crate::values;
 
-/// A scalar key as a path would carry it.
-fn scalar_key(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
+use crate::values::scalar_key;
 
 /// A request's string body fields: (pointer, text).
 type Texts<'o> = Vec<(&'o str, &'o str)>;

@@ -107,6 +107,30 @@ impl<'a> Obs<'a> {
         self.parse_response()
     }
 
+    /// The keys (by `pk`) of the items an array answer lists; `None` when the answer is not a
+    /// JSON array.
+    pub fn listed_keys(&self, pk: &str) -> Option<std::collections::BTreeSet<String>> {
+        let body = self.resp_json()?;
+        let items = body.as_array()?;
+        Some(
+            items
+                .iter()
+                .filter_map(|it| it.get(pk).and_then(crate::values::scalar_key))
+                .collect(),
+        )
+    }
+
+    /// The exact-replay key of the request (`wraith_model::request_key`), the content type
+    /// taken from the request's field, else its header.
+    pub fn request_key(&self) -> wraith_model::RequestKey {
+        let req = &self.ex.request;
+        let ct = req
+            .content_type
+            .as_deref()
+            .or_else(|| self.ex.request_header("content-type"));
+        wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body)
+    }
+
     /// The top-level member names of a JSON object response (values skipped, not built);
     /// `None` when the body is not a JSON object.
     pub fn resp_top_level_keys(&self) -> Option<std::collections::BTreeSet<String>> {

@@ -9,6 +9,16 @@ use regex::Regex;
 use serde_json::Value;
 use wraith_model::{ClockUnit, IdCharset, IdShape};
 
+/// A scalar key (a string, or a number as its text) as a path would carry it; `None` for
+/// other values.
+pub fn scalar_key(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 pub fn is_2xx(status: u16) -> bool {
     (200..300).contains(&status)
 }
