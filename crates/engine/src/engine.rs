@@ -2307,11 +2307,7 @@ impl Engine {
         if !changed {
             return;
         }
-        let origin = match ns.entity(ty, id) {
-            Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,
-            _ => origin,
-        };
-        ns.put(ty, id, entity, origin, None);
+        put_acted(ns, ty, id, entity, origin);
     }
 
     /// The entity as the session currently sees it: the store, else the recorded record.
@@ -3342,6 +3338,16 @@ fn fits(root: &Node, body: &Value) -> bool {
         (Node::Object { .. }, _) | (Node::Array(_), _) => false,
         (Node::Const { .. } | Node::Hole(_), _) => true,
     }
+}
+
+/// Store a record an action changed: one this session wrote (`Synthesized`) stays
+/// session-written, whatever the answer's origin.
+fn put_acted(ns: &mut Namespace, ty: &str, id: &str, entity: Value, origin: Origin) {
+    let origin = match ns.entity(ty, id) {
+        Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,
+        _ => origin,
+    };
+    ns.put(ty, id, entity, origin, None);
 }
 
 /// The body [`most_typical_index`] picks (what the tests compare).

@@ -60,11 +60,7 @@ impl Engine {
         if !changed {
             return;
         }
-        let origin = match ns.entity(ty, id) {
-            Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,
-            _ => origin,
-        };
-        ns.put(ty, id, entity, origin, None);
+        super::put_acted(ns, ty, id, entity, origin);
     }
 }
 
