@@ -1,0 +1,144 @@
+//! Counterpart requests end to end: two recorded runs create the same list with the same
+//! request, each minting its own id; only one run pins its list. A served session whose create
+//! was answered from the other run pins *its* list, a request no run recorded under that id:
+//! the twin answers the pinning run's recorded pin, renamed to the session's list, as a
+//! recorded answer without a replay claim. Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::Twin;
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "counterpart-requests-test-key");
+
+fn entry(method: &str, path: &str, body: Option<&Value>, answer: &Value) -> Value {
+    let resp = answer.to_string();
+    let mut request = json!({
+        "method": method, "url": format!("https://api.lists.test{path}"),
+        "httpVersion": "HTTP/1.1", "cookies": [], "queryString": [],
+        "headers": [{"name": "Content-Type", "value": "application/json"}],
+        "headersSize": -1, "bodySize": 0
+    });
+    if let Some(body) = body {
+        let req = body.to_string();
+        request["postData"] = json!({"mimeType": "application/json", "text": req});
+        request["bodySize"] = json!(req.len());
+    }
+    json!({
+        "startedDateTime": "2026-06-01T12:00:00.000Z", "time": 10,
+        "request": request,
+        "response": {
+            "status": 200, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": [{"name": "Content-Type", "value": "application/json"}],
+            "content": {"size": resp.len(), "mimeType": "application/json", "text": resp},
+            "redirectURL": "", "headersSize": -1, "bodySize": resp.len()
+        },
+        "cache": {}, "timings": {"send": 0, "wait": 10, "receive": 0}
+    })
+}
+
+fn import(t: &Twin, name: &str, entries: Vec<Value>) {
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": entries}});
+    let path = t.tmp.path().join(name);
+    std::fs::write(&path, har.to_string()).unwrap();
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .env(KEY.0, KEY.1)
+        .args(["import", &t.path_str(), &path.to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Run `a` creates list 1001 and pins it; run `b` creates list 1002 and reads it. The twin
+/// answers a session's first create from run `b` (pinned by the test below).
+fn lists_twin() -> Twin {
+    let t = Twin::init("lists", "https://api.lists.test");
+    let sent = json!({"title": "groceries"});
+    let list = |id: &str| json!({"id": id, "title": "groceries", "pinned": false});
+    import(
+        &t,
+        "a.har",
+        vec![
+            entry("POST", "/v1/lists", Some(&sent), &list("1001")),
+            entry(
+                "POST",
+                "/v1/lists/1001/pin",
+                Some(&json!({})),
+                &json!({"id": "1001", "title": "groceries", "pinned": true, "pinned_by": "run-a"}),
+            ),
+        ],
+    );
+    import(
+        &t,
+        "b.har",
+        vec![
+            entry("POST", "/v1/lists", Some(&sent), &list("1002")),
+            entry("GET", "/v1/lists/1002", None, &list("1002")),
+        ],
+    );
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .env(KEY.0, KEY.1)
+        .args(["synth", &t.path_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t
+}
+
+#[tokio::test]
+async fn a_follow_up_only_another_run_recorded_is_answered_from_that_run_with_the_sessions_id() {
+    let t = lists_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let created = server
+        .post("/v1/lists", Some("agent-1"), json!({"title": "groceries"}))
+        .await;
+    assert_eq!(
+        created.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    let mine = created.json()["id"].as_str().unwrap().to_string();
+    // Run b answered the create, so no run recorded this session's pin request.
+    assert_eq!(mine, "1002");
+    let pinned = server
+        .post(&format!("/v1/lists/{mine}/pin"), Some("agent-1"), json!({}))
+        .await;
+    assert_eq!(
+        pinned.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&pinned.body)
+    );
+    assert_eq!(
+        pinned.json(),
+        json!({"id": mine, "title": "groceries", "pinned": true, "pinned_by": "run-a"})
+    );
+    assert_eq!(pinned.provenance(), Some("recorded"));
+    // Not the exact recorded request: a recording stood in, so no exactness claim.
+    assert_eq!(pinned.header("x-wraith-replay"), None);
+}
+
+#[tokio::test]
+async fn a_request_naming_a_record_no_run_knows_is_not_answered_from_a_recording() {
+    let t = lists_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let pinned = server
+        .post("/v1/lists/777777/pin", Some("agent-2"), json!({}))
+        .await;
+    assert_ne!(pinned.provenance(), Some("recorded"));
+}
