@@ -5,10 +5,7 @@ mod common;
 
 use serde_json::{Value, json};
 use wraith_model::{DriftKind, Model, RouteDrift};
-use wraith_recording::{
-    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
-    RecordedSession, Safety, Timing,
-};
+use wraith_recording::{Exchange, Headers, Manifest, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
 const DAY_US: u64 = 86_400_000_000;
@@ -16,36 +13,7 @@ const DAY_US: u64 = 86_400_000_000;
 const JAN1_US: u64 = 1_767_225_600_000_000;
 
 fn ex(method: &str, path: &str, status: u16, answer: Value) -> Exchange {
-    let mut resp_headers = Headers::new();
-    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
-    Exchange {
-        protocol: "http".into(),
-        request: RecordedRequest {
-            method: method.to_string(),
-            path: path.to_string(),
-            query: String::new(),
-            headers: Headers::new(),
-            body: Vec::new(),
-            content_type: None,
-            origin: None,
-        },
-        response: RecordedResponse {
-            status,
-            headers: resp_headers,
-            content_type: Some("application/json".into()),
-        },
-        frames: vec![Frame {
-            direction: "server".into(),
-            timestamp_us: 0,
-            body: answer.to_string().into_bytes(),
-            frame_type: "data".into(),
-        }],
-        timing: Timing::default(),
-        correlation: Correlation::default(),
-        safety: Safety::default(),
-        content: Content::default(),
-        truncated: false,
-    }
+    common::json_exchange(method, path, status, Headers::new(), None, &answer)
 }
 
 /// A session started `day` days after 2026-01-01 (plus `minute` minutes).

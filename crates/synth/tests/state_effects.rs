@@ -5,50 +5,22 @@
 //! action answering `{}` set, per value of a request body field).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model, Route};
-use wraith_recording::{
-    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
-    RecordedSession, Safety, Timing,
-};
+use wraith_recording::{Exchange, Headers, Manifest, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
 /// One recorded exchange: `auth` is the `Authorization` value, `body` a JSON request body.
 fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) -> Exchange {
     let mut headers = Headers::new();
     headers.insert("authorization".into(), vec![auth.to_string()]);
-    let mut resp_headers = Headers::new();
-    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
-    Exchange {
-        protocol: "http".into(),
-        request: RecordedRequest {
-            method: method.to_string(),
-            path: path.to_string(),
-            query: String::new(),
-            headers,
-            body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
-            content_type: Some("application/json".into()),
-            origin: None,
-        },
-        response: RecordedResponse {
-            status: 200,
-            headers: resp_headers,
-            content_type: Some("application/json".into()),
-        },
-        frames: vec![Frame {
-            direction: "server".into(),
-            timestamp_us: 0,
-            body: answer.to_string().into_bytes(),
-            frame_type: "data".into(),
-        }],
-        timing: Timing::default(),
-        correlation: Correlation::default(),
-        safety: Safety::default(),
-        content: Content::default(),
-        truncated: false,
-    }
+    let mut ex = common::json_exchange(method, path, 200, headers, body.as_ref(), &answer);
+    ex.request.content_type = Some("application/json".into());
+    ex
 }
 
 fn session(id: &str, exchanges: Vec<Exchange>) -> RecordedSession {

@@ -1,5 +1,5 @@
 //! Test-only loaders: HAR corpora → recorded sessions (so synth tests need not wait for the
-//! import command), and the shared corpora location.
+//! import command), the shared corpora location, and a builder for small synthetic exchanges.
 
 #![allow(dead_code)]
 
@@ -11,6 +11,48 @@ use wraith_recording::{
     Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing,
 };
+
+/// One recorded JSON exchange: `headers` are the request's (lowercase names), `body` its JSON
+/// body if any; the answer is `status` with a JSON `answer`.
+pub fn json_exchange(
+    method: &str,
+    path: &str,
+    status: u16,
+    headers: Headers,
+    body: Option<&Value>,
+    answer: &Value,
+) -> Exchange {
+    let mut resp_headers = Headers::new();
+    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
+    Exchange {
+        protocol: "http".into(),
+        request: RecordedRequest {
+            method: method.to_string(),
+            path: path.to_string(),
+            query: String::new(),
+            headers,
+            body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+            content_type: body.map(|_| "application/json".into()),
+            origin: None,
+        },
+        response: RecordedResponse {
+            status,
+            headers: resp_headers,
+            content_type: Some("application/json".into()),
+        },
+        frames: vec![Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: answer.to_string().into_bytes(),
+            frame_type: "data".into(),
+        }],
+        timing: Timing::default(),
+        correlation: Correlation::default(),
+        safety: Safety::default(),
+        content: Content::default(),
+        truncated: false,
+    }
+}
 
 /// `<repo>/../shared/corpora`.
 pub fn corpora() -> PathBuf {
