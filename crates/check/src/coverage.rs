@@ -80,6 +80,9 @@ pub struct Coverage {
     pub routes_seen_once: Vec<String>,
     /// Entity types with no `create` route: the twin cannot mint them.
     pub entity_types_without_create: Vec<String>,
+    /// Routes whose newest recording run answers in another shape than their earlier runs
+    /// (`Route::drift`, measured by synth), in model order, each with its findings.
+    pub drifted_routes: Vec<DriftedRoute>,
     /// Recorded requests no model route matches (the model is older than the recordings, or
     /// synth could not template them).
     pub uncovered_requests: u64,
@@ -103,6 +106,14 @@ pub struct RouteCoverage {
     /// Statuses of the variants, ascending, deduplicated.
     pub statuses: Vec<u16>,
     pub exact_entries: u64,
+}
+
+/// A route with drift between recording runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftedRoute {
+    /// `METHOD /path`.
+    pub route: String,
+    pub drift: Vec<wraith_model::RouteDrift>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -246,6 +257,15 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
         entity_types,
         routes_seen_once: seen_once,
         entity_types_without_create: without_create,
+        drifted_routes: model
+            .routes
+            .iter()
+            .filter(|r| !r.drift.is_empty())
+            .map(|r| DriftedRoute {
+                route: format!("{} {}", r.method, r.path),
+                drift: r.drift.clone(),
+            })
+            .collect(),
         uncovered_requests: uncovered,
         uncovered_examples: examples,
     }

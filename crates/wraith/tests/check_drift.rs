@@ -228,3 +228,35 @@ fn serve_lists_no_drifted_routes_when_recordings_agree() {
     assert_eq!(ready["drifted_routes"], json!([]));
     assert_eq!(info["drifted_routes"], json!([]));
 }
+
+#[test]
+fn coverage_lists_the_drifted_route_with_its_findings() {
+    let t = widgets_twin(false);
+    let out = t.run(&["coverage", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let drifted = c["drifted_routes"].as_array().unwrap();
+    assert_eq!(drifted.len(), 1, "{c}");
+    assert_eq!(drifted[0]["route"], widget_route(&t).as_str());
+    assert_eq!(drifted[0]["drift"][0]["kind"], "field_removed");
+    assert_eq!(drifted[0]["drift"][0]["at"], "/color");
+
+    let out = t.run(&["coverage"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("drifted between recording runs (1):"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{}: field_removed at \"/color\" since 2026-06-10",
+            widget_route(&t)
+        )),
+        "{text}"
+    );
+
+    let agreeing = widgets_twin(true);
+    let out = agreeing.run(&["coverage", "--json"]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["drifted_routes"], json!([]));
+}

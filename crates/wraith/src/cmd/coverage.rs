@@ -76,6 +76,20 @@ pub fn run(args: Args) -> CmdResult {
             c.entity_types_without_create.join(", ")
         );
     }
+    if !c.drifted_routes.is_empty() {
+        outln!(
+            "  drifted between recording runs ({}):",
+            c.drifted_routes.len()
+        );
+        for d in &c.drifted_routes {
+            let findings: Vec<String> = d
+                .drift
+                .iter()
+                .map(|f| format!("{} at {:?} since {}", f.kind.as_str(), f.at, f.since))
+                .collect();
+            outln!("    {}: {}", d.route, findings.join("; "));
+        }
+    }
     if c.uncovered_requests > 0 {
         outln!(
             "  {} recorded request(s) match no route (re-run `wraith synth`):",
