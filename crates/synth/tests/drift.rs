@@ -5,7 +5,7 @@ mod common;
 
 use serde_json::{Value, json};
 use wraith_model::{DriftKind, Model, RouteDrift};
-use wraith_recording::{Exchange, Headers, Manifest, RecordedSession};
+use wraith_recording::{Exchange, Headers, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
 const DAY_US: u64 = 86_400_000_000;
@@ -18,31 +18,7 @@ fn ex(method: &str, path: &str, status: u16, answer: Value) -> Exchange {
 
 /// A session started `day` days after 2026-01-01 (plus `minute` minutes).
 fn session(id: &str, day: u64, minute: u64, exchanges: Vec<Exchange>) -> RecordedSession {
-    let start = JAN1_US + day * DAY_US + minute * 60_000_000;
-    let exchanges: Vec<Exchange> = exchanges
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut e)| {
-            e.correlation.exchange_index = i as u64;
-            e.timing.request_start_us = start + i as u64;
-            e
-        })
-        .collect();
-    RecordedSession {
-        manifest: Manifest {
-            complete: true,
-            end_time_us: start,
-            exchange_count: exchanges.len() as u64,
-            policy_hash: String::new(),
-            proxy_mode: "reverse".into(),
-            schema_version: 1,
-            session_id: id.to_string(),
-            start_time_us: start,
-            tags: Vec::new(),
-            tool_version: "test".into(),
-        },
-        exchanges,
-    }
+    common::session(id, JAN1_US + day * DAY_US + minute * 60_000_000, exchanges)
 }
 
 fn synth(sessions: &[RecordedSession]) -> Model {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model, Route};
-use wraith_recording::{Exchange, Headers, Manifest, RecordedSession};
+use wraith_recording::{Exchange, Headers, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
 /// One recorded exchange: `auth` is the `Authorization` value, `body` a JSON request body.
@@ -24,29 +24,7 @@ fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) 
 }
 
 fn session(id: &str, exchanges: Vec<Exchange>) -> RecordedSession {
-    let exchanges: Vec<Exchange> = exchanges
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut e)| {
-            e.correlation.exchange_index = i as u64;
-            e
-        })
-        .collect();
-    RecordedSession {
-        manifest: Manifest {
-            complete: true,
-            end_time_us: 0,
-            exchange_count: exchanges.len() as u64,
-            policy_hash: String::new(),
-            proxy_mode: "reverse".into(),
-            schema_version: 1,
-            session_id: id.to_string(),
-            start_time_us: 0,
-            tags: Vec::new(),
-            tool_version: "test".into(),
-        },
-        exchanges,
-    }
+    common::session(id, 0, exchanges)
 }
 
 fn user(id: &str) -> Value {

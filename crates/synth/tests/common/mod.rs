@@ -54,6 +54,37 @@ pub fn json_exchange(
     }
 }
 
+/// A complete recorded session `id` of `exchanges` (indexed in order), started at `start_us`
+/// (each exchange's request then starts a microsecond after the one before); `0`: no time.
+pub fn session(id: &str, start_us: u64, exchanges: Vec<Exchange>) -> RecordedSession {
+    let exchanges: Vec<Exchange> = exchanges
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut e)| {
+            e.correlation.exchange_index = i as u64;
+            if start_us > 0 {
+                e.timing.request_start_us = start_us + i as u64;
+            }
+            e
+        })
+        .collect();
+    RecordedSession {
+        manifest: Manifest {
+            complete: true,
+            end_time_us: start_us,
+            exchange_count: exchanges.len() as u64,
+            policy_hash: String::new(),
+            proxy_mode: "reverse".into(),
+            schema_version: 1,
+            session_id: id.to_string(),
+            start_time_us: start_us,
+            tags: Vec::new(),
+            tool_version: "test".into(),
+        },
+        exchanges,
+    }
+}
+
 /// `<repo>/../shared/corpora`.
 pub fn corpora() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
