@@ -123,9 +123,10 @@ pub struct Route {
 }
 
 /// One way a route's newest recording run disagrees with its earlier recordings (see
-/// [`Route::drift`]). Synth finds it by comparing the sessions recorded on the route's latest
-/// recording day (UTC, by session start) with the sessions of every earlier day; only shapes
-/// and statuses count, never values (`docs/model-format.md`, "Drift").
+/// [`Route::drift`]). Synth finds it by comparing the route's sessions of its latest recording
+/// run (sessions in start order, a new run after a pause of more than an hour) with its
+/// sessions of every earlier run; only shapes and statuses count, never values
+/// (`docs/model-format.md`, "Drift").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteDrift {
     pub kind: DriftKind,
@@ -143,7 +144,8 @@ pub struct RouteDrift {
     /// Answers that back the finding on each side.
     pub earlier_answers: u64,
     pub newer_answers: u64,
-    /// The newest run's day, `YYYY-MM-DD` (UTC).
+    /// When the newest run began: its first session's start, RFC 3339 UTC to the second
+    /// (`2026-01-10T14:05:00Z`); `YYYY-MM-DD` in models written before runs were split by time.
     pub since: String,
 }
 

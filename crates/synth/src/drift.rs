@@ -6,12 +6,16 @@
 //! upstream. Per route:
 //!
 //! - **Runs.** A session's time is its manifest start (`start_time_us`); a session without one
-//!   (0) cannot be placed in time and takes no part. The route's **newest run** is every session
-//!   of the route that started on the route's latest recording day (UTC); the **earlier**
-//!   recordings are the route's sessions of every earlier day. Sessions of one day are one run:
-//!   the order of sessions recorded together says nothing about the API changing between them
-//!   (an import stamps a whole suite with one time), so a route recorded on one day only has
-//!   no drift.
+//!   (0) cannot be placed in time and takes no part. A **recording run** is a stretch of
+//!   recording without a long pause: the twin's sessions ordered by start time, a new run
+//!   beginning wherever the next session started more than [`RUN_GAP_US`] (one hour) after the
+//!   one before it. So two runs recorded on one day are two runs, and one run spanning midnight
+//!   is one. Runs are the twin's, not a route's (a route's sessions may be far apart inside one
+//!   run that recorded other routes in between). The route's **newest run** is the latest run
+//!   holding one of its sessions; its **earlier** recordings are its sessions of every earlier
+//!   run. The order of sessions recorded together says nothing about the API changing between
+//!   them (an import stamps a whole suite with one time), so a route recorded in one run only
+//!   has no drift.
 //! - **Shape** (2xx JSON answers only: an error's body depends on the error). Every object in
 //!   an answer is an instance of its position (array elements pooled as `[]`), and each of its
 //!   keys a field of that position:
@@ -51,7 +55,38 @@ use crate::routes::RouteGroup;
 /// Earlier answers a finding needs at least (and one newer answer).
 pub const MIN_EARLIER: u64 = 2;
 
-const DAY_US: u64 = 86_400_000_000;
+/// A pause between two consecutive sessions' starts longer than this (one hour, in
+/// microseconds) begins a new recording run. A suite recorded in one sitting starts its
+/// sessions seconds or minutes apart; a refresh is recorded hours or days later.
+pub const RUN_GAP_US: u64 = 3_600_000_000;
+
+/// The twin's recording runs: session id → (run number from 0, the run's first start in unix
+/// microseconds). Sessions without a time (0) are in no run.
+pub fn recording_runs<'s>(started_us: &BTreeMap<&'s str, u64>) -> BTreeMap<&'s str, (u32, u64)> {
+    let mut order: Vec<(u64, &'s str)> = started_us
+        .iter()
+        .filter(|(_, us)| **us > 0)
+        .map(|(s, us)| (*us, *s))
+        .collect();
+    order.sort_unstable();
+    let mut runs = BTreeMap::new();
+    let mut run = 0u32;
+    let mut run_start = 0u64;
+    let mut prev: Option<u64> = None;
+    for (us, session) in order {
+        match prev {
+            None => run_start = us,
+            Some(p) if us - p > RUN_GAP_US => {
+                run += 1;
+                run_start = us;
+            }
+            Some(_) => {}
+        }
+        prev = Some(us);
+        runs.insert(session, (run, run_start));
+    }
+    runs
+}
 
 /// The drift of every route, in `groups` order. `started_us` maps a session id to its
 /// manifest start time (unix microseconds; 0 or absent: unknown).
@@ -60,16 +95,17 @@ pub fn route_drift(
     obs: &[Obs<'_>],
     started_us: &BTreeMap<&str, u64>,
 ) -> Vec<Vec<RouteDrift>> {
+    let runs = recording_runs(started_us);
     let mut sent = SentNames::default();
     groups
         .iter()
-        .map(|g| drift_of(g, obs, started_us, &mut sent))
+        .map(|g| drift_of(g, obs, &runs, &mut sent))
         .collect()
 }
 
 /// The names each session's requests sent (body field and query names, split into their
 /// segments: `data[alerts][poll]` and `/data/alerts/poll` both name `data`, `alerts`, `poll`),
-/// built on first use: only routes recorded on two days or more need them.
+/// built on first use: only routes recorded in two runs or more need them.
 #[derive(Default)]
 struct SentNames<'s> {
     by_session: Option<BTreeMap<&'s str, BTreeSet<String>>>,
@@ -106,27 +142,22 @@ enum Run {
 fn drift_of<'s>(
     group: &RouteGroup,
     obs: &[Obs<'s>],
-    started_us: &BTreeMap<&str, u64>,
+    recording_runs: &BTreeMap<&str, (u32, u64)>,
     sent: &mut SentNames<'s>,
 ) -> Vec<RouteDrift> {
-    let day = |o: &Obs<'_>| {
-        started_us
-            .get(o.session)
-            .copied()
-            .filter(|us| *us > 0)
-            .map(|us| us / DAY_US)
-    };
-    let Some(latest) = group.obs.iter().filter_map(|i| day(&obs[*i])).max() else {
+    let run_of = |o: &Obs<'_>| recording_runs.get(o.session).copied();
+    let Some((latest, latest_start)) = group.obs.iter().filter_map(|i| run_of(&obs[*i])).max()
+    else {
         return Vec::new();
     };
     let runs: Vec<(usize, Run)> = group
         .obs
         .iter()
         .filter_map(|i| {
-            let d = day(&obs[*i])?;
+            let (r, _) = run_of(&obs[*i])?;
             Some((
                 *i,
-                if d == latest {
+                if r == latest {
                     Run::Newer
                 } else {
                     Run::Earlier
@@ -137,9 +168,9 @@ fn drift_of<'s>(
     if !runs.iter().any(|(_, r)| *r == Run::Earlier) {
         return Vec::new();
     }
-    let since = crate::values::rfc3339_from_us(latest * DAY_US)
-        .map(|t| t.chars().take(10).collect())
-        .unwrap_or_default();
+    // Whole seconds: the run's start names it, sub-second precision says nothing more.
+    let since =
+        crate::values::rfc3339_from_us(latest_start / 1_000_000 * 1_000_000).unwrap_or_default();
 
     let mut out = shape_drift(&runs, obs);
     if !out.is_empty() {
@@ -412,4 +443,31 @@ fn status_drift(runs: &[(usize, Run)], obs: &[Obs<'_>]) -> Vec<RouteDrift> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: u64 = RUN_GAP_US;
+
+    #[test]
+    fn a_pause_longer_than_the_gap_between_starts_begins_a_new_run() {
+        let started: BTreeMap<&str, u64> = [
+            ("late", 10 * HOUR + 1),
+            ("a", HOUR),
+            ("b", 2 * HOUR),
+            ("c", 3 * HOUR + 1),
+            ("untimed", 0),
+        ]
+        .into_iter()
+        .collect();
+        let runs = recording_runs(&started);
+        assert_eq!(runs.get("a"), Some(&(0, HOUR)));
+        // Exactly the gap is still the same run.
+        assert_eq!(runs.get("b"), Some(&(0, HOUR)));
+        assert_eq!(runs.get("c"), Some(&(1, 3 * HOUR + 1)));
+        assert_eq!(runs.get("late"), Some(&(2, 10 * HOUR + 1)));
+        assert_eq!(runs.get("untimed"), None);
+    }
 }

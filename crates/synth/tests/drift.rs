@@ -72,7 +72,7 @@ fn a_field_every_earlier_answer_had_and_the_newest_run_lacks_is_field_removed() 
     let d = drift_of(&model, "GET", "/widgets/");
     assert_eq!(kinds(d), [(DriftKind::FieldRemoved, "/color")]);
     assert_eq!((d[0].earlier_answers, d[0].newer_answers), (2, 1));
-    assert_eq!(d[0].since, "2026-01-10");
+    assert_eq!(d[0].since, "2026-01-10T00:00:00Z");
 }
 
 #[test]
@@ -128,13 +128,67 @@ fn the_same_request_answered_with_another_status_later_is_a_status_code_shift() 
 }
 
 #[test]
-fn sessions_of_one_day_are_one_run_and_never_drift() {
+fn sessions_recorded_without_an_hour_pause_are_one_run_and_never_drift() {
+    let model = synth(&[
+        session("a", 0, 0, vec![read(1, widget(1, json!({"color": "red"})))]),
+        session("b", 0, 1, vec![read(2, widget(2, json!({"color": "red"})))]),
+        session("c", 0, 55, vec![read(3, widget(3, json!({})))]),
+    ]);
+    assert!(drift_of(&model, "GET", "/widgets/").is_empty());
+}
+
+#[test]
+fn two_runs_recorded_on_one_day_are_two_runs() {
+    // Morning and afternoon of the same UTC day, ten hours apart.
     let model = synth(&[
         session("a", 0, 0, vec![read(1, widget(1, json!({"color": "red"})))]),
         session("b", 0, 1, vec![read(2, widget(2, json!({"color": "red"})))]),
         session("c", 0, 600, vec![read(3, widget(3, json!({})))]),
     ]);
+    let d = drift_of(&model, "GET", "/widgets/");
+    assert_eq!(kinds(d), [(DriftKind::FieldRemoved, "/color")]);
+    assert_eq!(d[0].since, "2026-01-01T10:00:00Z");
+}
+
+#[test]
+fn one_run_spanning_midnight_is_one_run() {
+    // 23:30, 23:50 and 00:20 the next day: one sitting, no pause longer than an hour.
+    let model = synth(&[
+        session(
+            "a",
+            0,
+            23 * 60 + 30,
+            vec![read(1, widget(1, json!({"color": "red"})))],
+        ),
+        session(
+            "b",
+            0,
+            23 * 60 + 50,
+            vec![read(2, widget(2, json!({"color": "red"})))],
+        ),
+        session("c", 1, 20, vec![read(3, widget(3, json!({})))]),
+    ]);
     assert!(drift_of(&model, "GET", "/widgets/").is_empty());
+}
+
+#[test]
+fn a_run_is_named_after_its_first_session_even_when_a_route_joins_it_later() {
+    // The newest run starts at day 3 00:00 with another route; the widget read comes 40 minutes
+    // later in the same run.
+    let model = synth(&[
+        session("a", 0, 0, vec![read(1, widget(1, json!({"color": "red"})))]),
+        session("b", 1, 0, vec![read(2, widget(2, json!({"color": "red"})))]),
+        session(
+            "c",
+            3,
+            0,
+            vec![ex("GET", "/ping", 200, json!({"ok": true}))],
+        ),
+        session("d", 3, 40, vec![read(3, widget(3, json!({})))]),
+    ]);
+    let d = drift_of(&model, "GET", "/widgets/");
+    assert_eq!(kinds(d), [(DriftKind::FieldRemoved, "/color")]);
+    assert_eq!(d[0].since, "2026-01-04T00:00:00Z");
 }
 
 #[test]
