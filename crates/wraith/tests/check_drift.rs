@@ -101,7 +101,7 @@ fn synth_marks_a_field_the_later_recording_dropped_as_field_removed() {
     let d = &drifted[0]["drift"][0];
     assert_eq!(d["kind"], "field_removed");
     assert_eq!(d["at"], "/color");
-    assert_eq!(d["since"], "2026-06-10");
+    assert_eq!(d["since"], "2026-06-10T12:00:00Z");
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn coverage_lists_the_drifted_route_with_its_findings() {
     );
     assert!(
         text.contains(&format!(
-            "{}: field_removed at \"/color\" since 2026-06-10",
+            "{}: field_removed at \"/color\" since 2026-06-10T12:00:00Z",
             widget_route(&t)
         )),
         "{text}"
