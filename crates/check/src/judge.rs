@@ -1160,9 +1160,106 @@ impl serde::Serialize for SortedKeys<'_> {
 }
 
 /// `bytes` is exactly the compact serialization of `v` with every object's keys sorted.
+///
+/// Every exact answer is asked this, so it reads the keys in the order the bytes spell them
+/// instead of sorting every object's keys to serialize them: the sorted serialization lists an
+/// object's keys strictly increasing, so keys read from the bytes that are each the object's,
+/// strictly increasing and as many as it has are exactly its keys in sorted order.
 fn serializes_sorted_to(v: &Value, bytes: &[u8]) -> bool {
-    let mut w = Compare { rest: bytes };
-    serde_json::to_writer(&mut w, &SortedKeys(v)).is_ok() && w.rest.is_empty()
+    let mut rest = bytes;
+    sorted_prefix(v, &mut rest) && rest.is_empty()
+}
+
+/// [`serializes_sorted_to`] for a prefix: whether `rest` starts with the sorted serialization
+/// of `v`, which is then stripped from it (`rest` is left anywhere when not).
+fn sorted_prefix(v: &Value, rest: &mut &[u8]) -> bool {
+    match v {
+        Value::Object(m) => {
+            let start = *rest;
+            sorted_object_prefix(m, rest).unwrap_or_else(|| {
+                // A key spelled with an escape: compare this object serialized sorted.
+                *rest = start;
+                serialized_prefix(&SortedKeys(v), rest)
+            })
+        }
+        Value::Array(items) => {
+            if !strip(rest, b"[") {
+                return false;
+            }
+            for (i, item) in items.iter().enumerate() {
+                if (i > 0 && !strip(rest, b",")) || !sorted_prefix(item, rest) {
+                    return false;
+                }
+            }
+            strip(rest, b"]")
+        }
+        Value::Null => strip(rest, b"null"),
+        Value::Bool(true) => strip(rest, b"true"),
+        Value::Bool(false) => strip(rest, b"false"),
+        scalar => serialized_prefix(scalar, rest),
+    }
+}
+
+/// [`sorted_prefix`] of an object; `None` when one of the keys in `rest` holds a backslash
+/// (an escape, which the key's text does not spell as is), for the caller to compare by
+/// serializing.
+fn sorted_object_prefix(m: &serde_json::Map<String, Value>, rest: &mut &[u8]) -> Option<bool> {
+    if !strip(rest, b"{") {
+        return Some(false);
+    }
+    let mut prev: Option<&str> = None;
+    for i in 0..m.len() {
+        if (i > 0 && !strip(rest, b",")) || !strip(rest, b"\"") {
+            return Some(false);
+        }
+        let Some(end) = memchr::memchr2(b'"', b'\\', rest) else {
+            return Some(false);
+        };
+        if rest[end] == b'\\' {
+            return None;
+        }
+        // serde_json escapes only quotes, backslashes and control characters, so a key
+        // spelled with neither quote nor backslash is its serialization's text exactly when it
+        // holds no control character.
+        let Ok(key) = std::str::from_utf8(&rest[..end]) else {
+            return Some(false);
+        };
+        if key.bytes().any(|b| b < 0x20) || prev.is_some_and(|p| p >= key) {
+            return Some(false);
+        }
+        let Some((key, value)) = m.get_key_value(key) else {
+            return Some(false);
+        };
+        prev = Some(key.as_str());
+        *rest = &rest[end + 1..];
+        if !strip(rest, b":") || !sorted_prefix(value, rest) {
+            return Some(false);
+        }
+    }
+    Some(strip(rest, b"}"))
+}
+
+/// Strip `token` from the front of `rest`, if it is there.
+fn strip(rest: &mut &[u8], token: &[u8]) -> bool {
+    match rest.strip_prefix(token) {
+        Some(r) => {
+            *rest = r;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether `rest` starts with the compact serialization of `x`, which is then stripped.
+fn serialized_prefix<T: serde::Serialize + ?Sized>(x: &T, rest: &mut &[u8]) -> bool {
+    let mut w = Compare {
+        rest: std::mem::take(rest),
+    };
+    if serde_json::to_writer(&mut w, x).is_err() {
+        return false;
+    }
+    *rest = w.rest;
+    true
 }
 
 /// A writer that accepts exactly the bytes it was given, in order.
@@ -1426,6 +1523,48 @@ mod tests {
             let other = other.trim_end_matches('\n').as_bytes();
             proptest::prop_assert_eq!(serializes_sorted_to(&v, other), other == bytes);
             proptest::prop_assert!(!serializes_sorted_to(&v, &bytes[..bytes.len() - 1]));
+        }
+    }
+
+    /// The sorted comparison without sorting agrees with comparing the bytes to the tree
+    /// serialized with sorted keys, for the canonical bytes, for other trees' and for the
+    /// recorded-order serialization (keys of any characters: quotes, backslashes and control
+    /// characters are escaped).
+    fn sorted_serialization(v: &Value) -> Vec<u8> {
+        serde_json::to_vec(&SortedKeys(v)).unwrap_or_default()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sorted_comparison_agrees_with_serializing_sorted(v in any_json(), w in any_json()) {
+            let sorted = sorted_serialization(&v);
+            proptest::prop_assert!(serializes_sorted_to(&v, &sorted));
+            for other in [sorted_serialization(&w), serde_json::to_vec(&v)?, serde_json::to_vec(&w)?] {
+                proptest::prop_assert_eq!(serializes_sorted_to(&v, &other), other == sorted);
+            }
+            let mut longer = sorted.clone();
+            longer.push(b' ');
+            proptest::prop_assert!(!serializes_sorted_to(&v, &longer));
+        }
+    }
+
+    #[test]
+    fn sorted_comparison_needs_every_key_once_in_order() {
+        let v = json!({"b": 1, "a": [true, null, "x\"y"], "c\\d": {"\u{1}": 2.5}});
+        let sorted = br#"{"a":[true,null,"x\"y"],"b":1,"c\\d":{"\u0001":2.5}}"#;
+        assert!(serializes_sorted_to(&v, sorted));
+        for wrong in [
+            &br#"{"b":1,"a":[true,null,"x\"y"],"c\\d":{"\u0001":2.5}}"#[..],
+            br#"{"a":[true,null,"x\"y"],"b":1}"#,
+            br#"{"a":[true,null,"x\"y"],"a":[true,null,"x\"y"],"b":1,"c\\d":{"\u0001":2.5}}"#,
+            br#"{"a":[true,null,"x\"y"],"b":1,"c\\d":{"\u0001":2.5},"d":0}"#,
+            br#"{"a":[true,null,"x\"y"],"b":1,"c\\d":{"\u0001":2.50}}"#,
+        ] {
+            assert!(
+                !serializes_sorted_to(&v, wrong),
+                "{}",
+                String::from_utf8_lossy(wrong)
+            );
         }
     }
 
