@@ -1318,16 +1318,29 @@ pub(crate) fn pick_template<'m>(
     let Body::Json(actual) = actual else {
         return None;
     };
-    let mut best: Option<(i64, &'m Node)> = None;
-    for v in route.variants.iter().filter(|v| v.status == obs.status) {
-        if let BodyTemplate::Json { root } = &v.body {
-            let f = fit(root, actual);
-            if best.is_none_or(|(b, _)| f > b) {
-                best = Some((f, root));
-            }
+    let mut roots = route
+        .variants
+        .iter()
+        .filter(|v| v.status == obs.status)
+        .filter_map(|v| match &v.body {
+            BodyTemplate::Json { root } => Some(root),
+            _ => None,
+        });
+    // The only candidate is the best whatever its fit: most routes have one template per
+    // status, and the fit walks the whole answer.
+    let first = roots.next()?;
+    let mut rest = roots.peekable();
+    if rest.peek().is_none() {
+        return Some(first);
+    }
+    let mut best = (fit(first, actual), first);
+    for root in rest {
+        let f = fit(root, actual);
+        if f > best.0 {
+            best = (f, root);
         }
     }
-    best.map(|(_, n)| n)
+    Some(best.1)
 }
 
 /// [`pick_template`], except that under `[diff] split_variants` an answer of a variant whose
