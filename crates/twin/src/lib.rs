@@ -1,5 +1,5 @@
 //! A twin folder on disk: finding it (`<twin>` is a name under `./twins/` or a path), its layout,
-//! and its configuration files (`wraith.toml`). Atomic file writes live here too.
+//! and its configuration files (`wraith.toml`, the optional `drift.toml`). Atomic file writes live here too.
 //!
 //! Not here: the recording format (`wraith-recording`), the model (`wraith-model`), behaviour.
 
@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod dir;
+pub mod drift;
 
 pub use config::{
     ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,
@@ -18,4 +19,5 @@ pub use config::{
     UnknownEntity,
 };
 pub use dir::{TwinDir, TwinError};
+pub use drift::{DriftConfig, DriftProblem, DriftReclassifyEntry, DriftSuppressEntry};
 pub use wraith_recording::fsutil::write_atomic;
