@@ -1,6 +1,7 @@
 //! The HTML report (`reports/check.html`): one self-contained file (inline CSS, no scripts, no
 //! external assets) a person can open — the verdict, per-route score bars, the worst
-//! divergences with expected and actual side by side, and coverage.
+//! divergences with their drift types and expected and actual side by side, the routes that
+//! drifted between recording runs, and coverage.
 
 use std::fmt::Write as _;
 
@@ -385,8 +386,29 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     // Worst divergences: the most frequent drift groups, expected and actual side by side.
     let _ = write!(
         h,
-        "<section><h2>Worst divergences ({} groups, most frequent first)</h2><table><tr><th>route / path</th><th>category</th><th>count</th><th>expected (recording) · actual (twin)</th></tr>",
+        "<section><h2>Worst divergences ({} groups, most frequent first)</h2>",
         report.drifts.len()
+    );
+    if report.drift_suppressed_count > 0 {
+        let _ = write!(
+            h,
+            "<p>{} divergence(s) are drift accepted by <code>drift.toml</code> (marked <i>accepted</i>; still scored).</p>",
+            report.drift_suppressed_count
+        );
+    }
+    if !report.drift_warnings.is_empty() {
+        let _ = write!(
+            h,
+            "<p><b>drift.toml problems</b> (those entries are not applied):</p><ul>"
+        );
+        for w in &report.drift_warnings {
+            let _ = write!(h, "<li><code>{}</code></li>", esc(w));
+        }
+        let _ = write!(h, "</ul>");
+    }
+    let _ = write!(
+        h,
+        "<table><tr><th>route / path</th><th>category · drift type</th><th>count</th><th>expected (recording) · actual (twin)</th></tr>"
     );
     if report.drifts.is_empty() {
         let _ = write!(
@@ -397,12 +419,24 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     for d in report.drifts.iter().take(MAX_ROWS) {
         let _ = write!(
             h,
-            "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>first at {} · {}</span></td><td><span class=cat>{}</span></td><td class=num>{}</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
+            "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>first at {} · {}</span></td><td><span class=cat>{}</span><br><span class=cat>{}</span>{}{}</td><td class=num>{}</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
             esc(&d.route),
             esc(&d.path),
             esc(&d.first_seen),
             esc(&d.drift_id),
             esc(d.category.as_str()),
+            esc(d.drift_type.as_str()),
+            d.reclassified_from
+                .map(|t| format!(
+                    "<br><span class=muted>reclassified from {}</span>",
+                    esc(t.as_str())
+                ))
+                .unwrap_or_default(),
+            if d.drift_suppressed {
+                "<br><span class=muted><i>accepted</i> (drift.toml)</span>"
+            } else {
+                ""
+            },
             d.count,
             esc(&pretty(&d.expected)),
             esc(&pretty(&d.actual)),
@@ -429,6 +463,8 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         );
     }
     let _ = write!(h, "</table></section>");
+
+    drifted_routes(&mut h, report, coverage);
 
     if let Some(c) = coverage {
         let _ = write!(h, "<section><h2>Coverage</h2><div class=cards>");
@@ -482,6 +518,78 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     }
     let _ = writeln!(h, "</main></body></html>");
     h
+}
+
+/// The routes that drifted between recording runs: with their findings from the model when the
+/// coverage is at hand, else by name from the report's `freshness.drifted_routes`.
+fn drifted_routes(h: &mut String, report: &Report, coverage: Option<&Coverage>) {
+    let names: Vec<String> = match (coverage, &report.freshness) {
+        (Some(c), _) => c.drifted_routes.iter().map(|r| r.route.clone()).collect(),
+        (None, Some(f)) => f.drifted_routes.clone(),
+        (None, None) => return,
+    };
+    let _ = write!(
+        h,
+        "<section><h2>Drift between recording runs — {} route(s)</h2>",
+        names.len()
+    );
+    if let Some(f) = &report.freshness
+        && let Some(share) = f.drift
+    {
+        let _ = write!(
+            h,
+            "<p>{:.1}% of {} routes drifted{}.</p>",
+            share * 100.0,
+            f.routes_total,
+            f.max_drift
+                .map(|m| format!(" ([freshness] max_drift {m})"))
+                .unwrap_or_default()
+        );
+    }
+    if names.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=muted>none — every route answers its newest recording run in the shape of its earlier runs</p></section>"
+        );
+        return;
+    }
+    let _ = write!(
+        h,
+        "<table><tr><th>route</th><th>finding</th><th>at</th><th>change</th><th>answers (earlier / newer)</th><th>since</th></tr>"
+    );
+    let findings = coverage.map(|c| &c.drifted_routes);
+    for name in names.iter().take(MAX_ROWS) {
+        let found = findings.and_then(|f| f.iter().find(|r| &r.route == name));
+        match found {
+            Some(r) => {
+                for d in &r.drift {
+                    let change = match (&d.earlier, &d.newer) {
+                        (Some(e), Some(n)) => format!("{e} → {n}"),
+                        _ => String::new(),
+                    };
+                    let _ = write!(
+                        h,
+                        "<tr><td><code>{}</code></td><td><span class=cat>{}</span></td><td><code>{}</code></td><td>{}</td><td class=num>{} / {}</td><td>{}</td></tr>",
+                        esc(name),
+                        esc(d.kind.as_str()),
+                        esc(&d.at),
+                        esc(&change),
+                        d.earlier_answers,
+                        d.newer_answers,
+                        esc(&d.since)
+                    );
+                }
+            }
+            None => {
+                let _ = write!(
+                    h,
+                    "<tr><td><code>{}</code></td><td colspan=5 class=muted>see <code>drift</code> in the model</td></tr>",
+                    esc(name)
+                );
+            }
+        }
+    }
+    let _ = write!(h, "</table></section>");
 }
 
 fn card(h: &mut String, n: &str, label: &str) {

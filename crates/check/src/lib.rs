@@ -25,6 +25,8 @@
 //!   once the replay is folded ([`run::finish_report`]).
 //! - [`freshness`] is the `[freshness]` SLA: the twin's age against `max_age`/`warn_age`, with
 //!   *now* handed in (a check never reads the wall clock).
+//! - [`drift_types`] types every divergence as a kind of API change (`drift_type`) and applies
+//!   the owner's `drift.toml` (accepted and reclassified drift) after scoring.
 //! - [`html::render`] draws the self-contained HTML report.
 //! - [`coverage::coverage`] and [`lint::lint`] back `wraith coverage` and `wraith lint`;
 //!   [`provenance::static_provenance`] backs `wraith inspect --provenance`.
@@ -37,6 +39,7 @@ pub mod authored;
 pub mod causes;
 pub mod coverage;
 pub mod diff;
+pub mod drift_types;
 pub mod freshness;
 pub mod html;
 pub mod idmap;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::diff::{Category, Divergence};
+use crate::drift_types::{DriftRules, DriftType, DriftTyper, classify};
 use crate::rules::{DiffRules, Dimension, DimensionGates};
 
 /// Version of the report schema; bumped on any incompatible change.
@@ -196,6 +197,17 @@ pub struct Report {
     /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one,
     /// or drift above `max_drift`, fails the run ([`Report::apply_freshness`]).
     pub freshness: Option<crate::freshness::FreshnessReport>,
+    /// Divergences whose drift a `drift.toml` `[[suppress]]` entry accepts (applied after
+    /// scoring: they are still in `divergences`, `drifts`, `categories` and every score).
+    pub drift_suppressed_count: u64,
+    /// The accepted drifts with their entry's reason, one per `drift_id`: listed only under
+    /// `--show-suppressed` (else empty).
+    pub drift_suppressed: Vec<DriftSuppressedRecord>,
+    /// Drift groups whose type a `drift.toml` `[[reclassify]]` entry changed.
+    pub drift_reclassified_count: u64,
+    /// Problems with `drift.toml` (`file:line: entry: key: what and how to fix`); a bad entry
+    /// is not applied, and never stops the check.
+    pub drift_warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -308,6 +320,11 @@ pub struct DivergenceRecord {
     pub expected: Value,
     pub actual: Value,
     pub drift_id: String,
+    /// What kind of API change it looks like ([`crate::drift_types`]), after `drift.toml`'s
+    /// `[[reclassify]]`.
+    pub drift_type: DriftType,
+    /// A `drift.toml` `[[suppress]]` entry accepts this drift: still listed and scored.
+    pub drift_suppressed: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -321,6 +338,27 @@ pub struct Drift {
     pub first_seen: String,
     pub expected: Value,
     pub actual: Value,
+    /// What kind of API change it looks like, after `drift.toml`'s `[[reclassify]]`.
+    pub drift_type: DriftType,
+    /// The computed type when a `[[reclassify]]` entry changed it (`null` otherwise).
+    pub reclassified_from: Option<DriftType>,
+    /// A `drift.toml` `[[suppress]]` entry accepts this drift (it still counts in the score).
+    pub drift_suppressed: bool,
+}
+
+/// A drift a `drift.toml` `[[suppress]]` entry accepts, as `--show-suppressed` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftSuppressedRecord {
+    pub drift_id: String,
+    pub route: String,
+    pub path: String,
+    pub category: Category,
+    pub drift_type: DriftType,
+    /// Occurrences (divergences) of the drift.
+    pub count: u64,
+    /// 1-based position of the `[[suppress]]` entry in `drift.toml`.
+    pub rule: usize,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -347,6 +385,64 @@ impl Report {
     pub fn apply_freshness(&mut self, verdict: crate::freshness::FreshnessReport) {
         self.passed &= !verdict.failed();
         self.freshness = Some(verdict);
+    }
+
+    /// Type every drift and apply `drift.toml` (after scoring, so nothing here changes a score
+    /// or `passed`): each `drifts[]` group gets the type `typer` gives it, then `rules` may
+    /// reclassify it and accept it (`drift_suppressed`); each divergence takes its group's
+    /// outcome. `warnings` are `drift.toml`'s problems. The accepted drifts are listed in
+    /// `drift_suppressed` only when `show_suppressed`. Call once, on the finished report.
+    pub fn apply_drift(
+        &mut self,
+        typer: &DriftTyper<'_>,
+        rules: &DriftRules,
+        warnings: Vec<String>,
+        show_suppressed: bool,
+    ) {
+        let mut outcome: BTreeMap<String, (DriftType, bool)> = BTreeMap::new();
+        let mut suppressed = Vec::new();
+        let mut suppressed_count = 0;
+        let mut reclassified = 0;
+        for d in &mut self.drifts {
+            let computed = typer.drift_type(&d.route, &d.path, d.category, &d.expected, &d.actual);
+            let decision = rules.decide(&d.drift_id, &d.route, &d.path, d.category, computed);
+            d.drift_type = decision.drift_type;
+            d.reclassified_from = decision
+                .reclassified
+                .as_ref()
+                .filter(|_| decision.drift_type != computed)
+                .map(|_| computed);
+            reclassified += u64::from(d.reclassified_from.is_some());
+            d.drift_suppressed = decision.suppressed.is_some();
+            if let Some((rule, reason)) = decision.suppressed {
+                suppressed_count += d.count;
+                suppressed.push(DriftSuppressedRecord {
+                    drift_id: d.drift_id.clone(),
+                    route: d.route.clone(),
+                    path: d.path.clone(),
+                    category: d.category,
+                    drift_type: d.drift_type,
+                    count: d.count,
+                    rule,
+                    reason,
+                });
+            }
+            outcome.insert(d.drift_id.clone(), (d.drift_type, d.drift_suppressed));
+        }
+        for d in &mut self.divergences {
+            if let Some((t, s)) = outcome.get(&d.drift_id) {
+                d.drift_type = *t;
+                d.drift_suppressed = *s;
+            }
+        }
+        self.drift_suppressed_count = suppressed_count;
+        self.drift_reclassified_count = reclassified;
+        self.drift_suppressed = if show_suppressed {
+            suppressed
+        } else {
+            Vec::new()
+        };
+        self.drift_warnings = warnings;
     }
 
     /// Apply the `[diff]` rules that act on the finished report: gate every dimension (the run's
@@ -617,6 +713,9 @@ impl ReportBuilder {
                 .entry(d.category.as_str().to_string())
                 .or_default() += 1;
             let id = drift_id(&verdict.route, &d.path, d.category, &d.expected, &d.actual);
+            // The type from the divergence alone; `Report::apply_drift` refines it with the
+            // model's enum positions and `drift.toml`.
+            let drift_type = classify(d.category, &d.expected, &d.actual, false);
             self.drifts
                 .entry(id.clone())
                 .and_modify(|x| x.count += 1)
@@ -629,6 +728,9 @@ impl ReportBuilder {
                     first_seen: format!("{}/{}", facts.session, facts.exchange),
                     expected: d.expected.clone(),
                     actual: d.actual.clone(),
+                    drift_type,
+                    reclassified_from: None,
+                    drift_suppressed: false,
                 });
             if i >= MAX_DIVERGENCES_PER_EXCHANGE || self.divergences.len() >= MAX_DIVERGENCES_LISTED
             {
@@ -651,6 +753,8 @@ impl ReportBuilder {
                 expected,
                 actual,
                 drift_id: id,
+                drift_type,
+                drift_suppressed: false,
             });
         }
     }
@@ -765,6 +869,10 @@ impl ReportBuilder {
             causes: BTreeMap::new(),
             ceiling: crate::causes::Ceiling::default(),
             freshness: None,
+            drift_suppressed_count: 0,
+            drift_suppressed: Vec::new(),
+            drift_reclassified_count: 0,
+            drift_warnings: Vec::new(),
         }
     }
 }

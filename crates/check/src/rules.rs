@@ -839,6 +839,53 @@ fn parse_concrete(path: &str) -> Option<Vec<OwnedSeg>> {
         .collect::<Option<Vec<_>>>()
 }
 
+/// The steps of a concrete report path (`body.items[2]["a.b"]`): a key, or `None` for an
+/// array index. `None` when the path does not parse. (For `drift.toml`: `crate::drift_types`.)
+pub fn path_steps(path: &str) -> Option<Vec<Option<String>>> {
+    Some(
+        parse_concrete(path)?
+            .into_iter()
+            .map(|s| match s {
+                OwnedSeg::Key(k) => Some(k),
+                OwnedSeg::Index(_) => None,
+            })
+            .collect(),
+    )
+}
+
+/// [`check_route_pattern`] for `drift.toml` route matchers (`crate::drift_types`).
+pub fn validate_route_pattern(r: &str) -> Result<(), String> {
+    check_route_pattern(r)
+}
+
+impl PathPattern {
+    /// True when the pattern matches the concrete report path `path` (`body.items[2].name`);
+    /// false when `path` does not parse.
+    pub fn matches_path(&self, path: &str) -> bool {
+        parse_concrete(path).is_some_and(|segs| self.matches_owned(&segs))
+    }
+}
+
+impl DiffRules {
+    /// The class a `[diff.fields]` entry declares at the report path `path` (`body.a[0].b`),
+    /// if any.
+    pub fn field_class_at(&self, path: &str) -> Option<&UserClass> {
+        let segs = parse_concrete(path)?;
+        let (first, rest) = segs.split_first()?;
+        if !matches!(first, OwnedSeg::Key(k) if k == "body") {
+            return None;
+        }
+        let below: Vec<PathSeg<'_>> = rest
+            .iter()
+            .map(|s| match s {
+                OwnedSeg::Key(k) => PathSeg::Key(k),
+                OwnedSeg::Index(i) => PathSeg::Index(*i),
+            })
+            .collect();
+        self.field_class(&below)
+    }
+}
+
 #[derive(Debug, Clone)]
 enum OwnedSeg {
     Key(String),
