@@ -70,7 +70,8 @@ pub struct Args {
     #[arg(long, value_name = "N", conflicts_with = "target")]
     pub jobs: Option<NonZeroUsize>,
     /// List the divergences `[[diff.suppress]]` rules removed, each with its rule's reason
-    /// (report field `suppressed`; without this flag only their count is reported).
+    /// (report field `suppressed`), and the drifts `drift.toml` `[[suppress]]` entries accept
+    /// (`drift_suppressed`); without this flag only their counts are reported.
     #[arg(long)]
     pub show_suppressed: bool,
     /// Seed every replay namespace with this fixture set (`state/fixtures/<NAME>/`, or
@@ -165,6 +166,18 @@ pub fn run(args: Args) -> CmdResult {
     };
 
     report.apply_rules(&rules, args.show_suppressed);
+    // `drift.toml` after scoring: types every drift, accepts or reclassifies some, changes no
+    // score (docs/conformance.md, "Configuring the diff"). Its problems only warn.
+    let drift = super::lint::drift_rules(&twin);
+    for (_, p) in &drift.problems {
+        eprintln!("warning: {p}; the entry is not applied");
+    }
+    report.apply_drift(
+        &wraith_check::drift_types::DriftTyper::new(&model_for_coverage, Some(&rules)),
+        &drift.rules,
+        drift.problems.into_iter().map(|(_, p)| p).collect(),
+        args.show_suppressed,
+    );
     report.fixture = args.fixture.clone();
     if let Some(gate) = &freshness {
         let recorded_at = sessions
@@ -1414,6 +1427,29 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             s.exchange,
             s.path,
             s.category.as_str(),
+            s.rule,
+            s.reason
+        );
+    }
+    if r.drift_suppressed_count > 0 {
+        outln!(
+            "  accepted drift: {} divergence(s) accepted by drift.toml [[suppress]] (still scored){}",
+            r.drift_suppressed_count,
+            if r.drift_suppressed.is_empty() {
+                " (--show-suppressed lists them)"
+            } else {
+                ""
+            }
+        );
+    }
+    for s in &r.drift_suppressed {
+        outln!(
+            "    {}  {}  {}  {} x{}  (drift.toml [[suppress]] {}: {})",
+            s.drift_id,
+            s.route,
+            s.path,
+            s.drift_type.as_str(),
+            s.count,
             s.rule,
             s.reason
         );

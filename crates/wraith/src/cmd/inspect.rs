@@ -1,6 +1,8 @@
 //! `wraith inspect <twin>`: what a twin's recordings hold — sessions, exchanges, methods, hosts,
-//! statuses, the newest recording time and a line per session. Output is deterministic (sorted
-//! maps, sessions in id order), so it can be snapshotted and diffed.
+//! statuses, the newest recording time and a line per session — and, once synthesized, the
+//! model's routes that drifted between recording runs with their findings (`Route::drift`).
+//! Output is deterministic (sorted maps, sessions in id order, routes in model order), so it
+//! can be snapshotted and diffed.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -54,6 +56,11 @@ struct Inspection {
     /// RFC 3339 start time of the most recent recorded request, `null` when there is none.
     newest_recording: Option<String>,
     per_session: Vec<SessionSummary>,
+    /// Routes in the model (`null` before `wraith synth`).
+    model_routes: Option<usize>,
+    /// The model's routes whose newest recording run answers in another shape or status than
+    /// earlier runs, in model order, each with its findings (`null` before `wraith synth`).
+    drifted_routes: Option<Vec<wraith_check::coverage::DriftedRoute>>,
 }
 
 fn rfc3339(us: u64) -> Option<String> {
@@ -86,7 +93,28 @@ pub fn run(args: Args) -> CmdResult {
         statuses: BTreeMap::new(),
         newest_recording: None,
         per_session: Vec::with_capacity(sessions.len()),
+        model_routes: None,
+        drifted_routes: None,
     };
+    // The model is optional here: inspect describes recordings first, and a twin not yet
+    // synthesized simply has no drift to show. A model that exists but does not load is an
+    // error (the same one `check` gives).
+    let model_path = twin.model_dir().join("twin.wir.json");
+    if model_path.exists() {
+        let model = super::check::load_model(&model_path)?;
+        out.model_routes = Some(model.routes.len());
+        out.drifted_routes = Some(
+            model
+                .routes
+                .iter()
+                .filter(|r| !r.drift.is_empty())
+                .map(|r| wraith_check::coverage::DriftedRoute {
+                    route: format!("{} {}", r.method, r.path),
+                    drift: r.drift.clone(),
+                })
+                .collect(),
+        );
+    }
     let mut newest: Option<u64> = None;
     for s in &sessions {
         let mut statuses = BTreeMap::new();
@@ -157,6 +185,40 @@ pub fn run(args: Args) -> CmdResult {
             s.tags.join(","),
             if s.complete { "" } else { "  (incomplete)" }
         );
+    }
+    match (&out.drifted_routes, out.model_routes) {
+        (Some(drifted), Some(total)) => {
+            outln!();
+            if drifted.is_empty() {
+                outln!("drift: none of {total} route(s) drifted between recording runs");
+            } else {
+                outln!(
+                    "drift: {} of {total} route(s) drifted between recording runs:",
+                    drifted.len()
+                );
+                for r in drifted {
+                    outln!("  {}", r.route);
+                    for f in &r.drift {
+                        let change = match (&f.earlier, &f.newer) {
+                            (Some(e), Some(n)) => format!(" {e} -> {n}"),
+                            _ => String::new(),
+                        };
+                        outln!(
+                            "    {} at {:?}{change} ({} earlier, {} newer answer(s), since {})",
+                            f.kind.as_str(),
+                            f.at,
+                            f.earlier_answers,
+                            f.newer_answers,
+                            f.since
+                        );
+                    }
+                }
+            }
+        }
+        _ => {
+            outln!();
+            outln!("drift: no model yet (run `wraith synth {}`)", args.twin);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
-//! `wraith lint <twin>`: workspace integrity. `wraith.toml` and `scrub.toml` parse, the model
+//! `wraith lint <twin>`: workspace integrity. `wraith.toml`, `scrub.toml` and (when present)
+//! `drift.toml` parse, the model
 //! files are canonical and well-formed with unique route and variant ids, and
 //! `state/schema.json` and every fixture set hold together. Exit 1 on any error; warnings are
 //! listed.
@@ -36,6 +37,81 @@ struct Output<'a> {
     findings: &'a [Finding],
 }
 
+/// `drift.toml` read and compiled: the entries that hold, and every problem as (lint rule id,
+/// `drift.toml:<line>: <entry>: \`<key>\`: <what and how to fix>`).
+pub(crate) struct DriftLoad {
+    pub rules: wraith_check::drift_types::DriftRules,
+    pub problems: Vec<(&'static str, String)>,
+}
+
+/// Read `<twin>/drift.toml` (absent: no rules, no problems) as `wraith check` applies it and
+/// `wraith lint` reports it.
+pub(crate) fn drift_rules(twin: &TwinDir) -> DriftLoad {
+    use wraith_check::drift_types::{DriftRules, ReclassifyInput, SuppressInput};
+    let Some(cfg) = wraith_twin::DriftConfig::load(twin) else {
+        return DriftLoad {
+            rules: DriftRules::default(),
+            problems: Vec::new(),
+        };
+    };
+    let mut problems: Vec<(&'static str, String)> = cfg
+        .problems
+        .iter()
+        .map(|p| {
+            let key = if p.key.is_empty() {
+                String::new()
+            } else {
+                format!(": `{}`", p.key)
+            };
+            (
+                p.rule,
+                format!(
+                    "{}:{}: {}{key}: {}",
+                    wraith_twin::drift::DRIFT_TOML,
+                    p.line,
+                    p.entry,
+                    p.message
+                ),
+            )
+        })
+        .collect();
+    let suppress: Vec<SuppressInput> = cfg
+        .suppress
+        .iter()
+        .map(|e| SuppressInput {
+            number: e.number,
+            line: e.line,
+            drift_id: e.drift_id.clone(),
+            route: e.route.clone(),
+            path: e.path.clone(),
+            drift_type: e.drift_type.clone(),
+            reason: e.reason.clone(),
+        })
+        .collect();
+    let reclassify: Vec<ReclassifyInput> = cfg
+        .reclassify
+        .iter()
+        .map(|e| ReclassifyInput {
+            number: e.number,
+            line: e.line,
+            route: e.route.clone(),
+            path: e.path.clone(),
+            new_drift_type: e.new_drift_type.clone(),
+            reason: e.reason.clone(),
+        })
+        .collect();
+    let (rules, errors) = DriftRules::compile(&suppress, &reclassify);
+    problems.extend(errors.iter().map(|e| (e.rule, e.to_string())));
+    // File order: a reader fixes them top to bottom.
+    problems.sort_by_key(|(_, m)| {
+        m.split(':')
+            .nth(1)
+            .and_then(|l| l.parse::<usize>().ok())
+            .unwrap_or(0)
+    });
+    DriftLoad { rules, problems }
+}
+
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
     let mut findings = Vec::new();
@@ -60,6 +136,17 @@ pub fn run(args: Args) -> CmdResult {
                         format!("line {}: {e}", e.line),
                     ));
                 }
+            }
+            // `drift.toml`: every bad entry under its own rule (`drift-toml`, `drift-matcher`,
+            // `drift-reason`, `drift-type`, `drift-route`, `drift-path`, `drift-id`). `wraith
+            // check` only warns about these (the entry is not applied); lint fails on them.
+            for (rule, message) in drift_rules(&twin).problems {
+                // The finding names the file; the message keeps the line (`line 3: …`).
+                let message = match message.strip_prefix("drift.toml:") {
+                    Some(rest) => format!("line {rest}"),
+                    None => message,
+                };
+                findings.push(Finding::error(rule, Some("drift.toml"), message));
             }
             // `[freshness]`: durations and the drift fraction, as `wraith check` reads them.
             if let Err(errors) =
