@@ -44,6 +44,7 @@ fn variant(status: u16, guard: Guard, root: Node) -> Variant {
             sources: Vec::new(),
         },
         union: None,
+        keyed_snapshots: None,
     }
 }
 

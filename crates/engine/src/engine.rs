@@ -26,6 +26,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
 mod counterpart_requests;
+mod keyed_snapshots;
 mod member_effects;
 mod mentions;
 mod replay_cache;
@@ -56,6 +57,9 @@ pub struct Engine {
     /// never rendered parses none of its recorded bodies. A function of the model alone, so
     /// one computation serves every namespace and thread.
     snapshots: Vec<Vec<OnceLock<Vec<Snapshot>>>>,
+    /// Per route and variant, the snapshots of a keyed variant per value of its request field
+    /// (`Variant::keyed_snapshots`), gathered the first time the variant is rendered keyed.
+    keyed_snapshots: Vec<Vec<OnceLock<keyed_snapshots::KeyedChoice>>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -225,6 +229,7 @@ impl Call<'_> {
             body: self.body.as_ref(),
             headers: &self.req.headers,
             snapshot: None,
+            snapshot_keyed: false,
         }
     }
 
@@ -295,6 +300,11 @@ impl Engine {
             .iter()
             .map(|r| r.variants.iter().map(|_| OnceLock::new()).collect())
             .collect();
+        let keyed_snapshots = model
+            .routes
+            .iter()
+            .map(|r| r.variants.iter().map(|_| OnceLock::new()).collect())
+            .collect();
         // Verdicts synth stored for the default outbound policy, if the model has them.
         let fingerprint = crate::raw_moment::outbound_fingerprint(
             &crate::OutboundPolicy::default(),
@@ -317,6 +327,7 @@ impl Engine {
             lists,
             polls,
             snapshots,
+            keyed_snapshots,
             registry,
             self_url: RwLock::new(None),
             upstream_origin,
@@ -1389,7 +1400,10 @@ impl Engine {
         variant: &Variant,
     ) -> (Out, Option<i64>) {
         let mut ctx = call.ctx();
-        ctx.snapshot = self.snapshot(call, variant);
+        // A keyed variant shows the recorded state of the request's value of its field.
+        let keyed = self.keyed_snapshot(call, variant);
+        ctx.snapshot_keyed = keyed.is_some();
+        ctx.snapshot = keyed.or_else(|| self.snapshot(call, variant));
         let union = self.union_template(ns, call, variant);
         let mut nsc = NsCtx {
             ns,

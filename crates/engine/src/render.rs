@@ -31,6 +31,9 @@ pub(crate) struct ReqCtx<'a> {
     /// `Engine::snapshot`): observed values come from it, so one answer shows one recorded
     /// state (an account's profile as it was at one time) instead of a mix of examples.
     pub snapshot: Option<&'a Value>,
+    /// The snapshot is the request's keyed one (`Variant::keyed_snapshots`): an optional field
+    /// reached through objects is then rendered exactly when the snapshot has it.
+    pub snapshot_keyed: bool,
 }
 
 impl ReqCtx<'_> {
@@ -69,6 +72,21 @@ impl ReqCtx<'_> {
             };
         }
         Some(cur)
+    }
+
+    /// Whether the keyed snapshot has `key` in its object at `json_path`, reached through
+    /// objects only; `None` when the snapshot is not keyed or has no object there.
+    fn keyed_presence(&self, json_path: &str, key: &str) -> Option<bool> {
+        if !self.snapshot_keyed {
+            return None;
+        }
+        let mut cur = self.snapshot?.as_object()?;
+        if !json_path.is_empty() {
+            for token in json_path.strip_prefix('/')?.split('/') {
+                cur = cur.get(token)?.as_object()?;
+            }
+        }
+        Some(cur.contains_key(key))
     }
 
     /// The raw value an echo hole would copy, if the request carries it.
@@ -134,8 +152,18 @@ pub(crate) fn render_node_traced(
             // Fields that embed a sibling's minted value render once every sibling has.
             let mut derived = Vec::new();
             for f in fields {
-                if f.optional && !optional_present(&f.value, f.present_ratio_bp, req) {
-                    continue;
+                if f.optional {
+                    let keyed = match &f.value {
+                        Node::Hole(Hole {
+                            source: HoleKind::Echo { .. },
+                            ..
+                        }) => None,
+                        _ => req.keyed_presence(json_path, &f.key),
+                    };
+                    if !keyed.unwrap_or_else(|| optional_present(&f.value, f.present_ratio_bp, req))
+                    {
+                        continue;
+                    }
                 }
                 let child_path = format!("{json_path}/{}", f.key);
                 if let Node::Hole(

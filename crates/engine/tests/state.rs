@@ -972,6 +972,7 @@ fn text_binary_and_empty_bodies_replay_as_recorded() {
             sources: vec![],
         },
         union: None,
+        keyed_snapshots: None,
     };
     let mut t = R::new("GET", "/t").build();
     t.variants.push(mk(

@@ -404,6 +404,55 @@ pub struct Variant {
     /// so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub union: Option<VariantUnion>,
+    /// The request field that decides which recorded state the variant's answers show (which
+    /// optional fields they carry: a create in one region answering a field the other regions
+    /// never showed), with the recorded answers of each of its values ([`KeyedSnapshots`]).
+    /// The engine renders the variant's observed values, recorded-data lists and optional
+    /// fields from the most typical recorded answer of the request's value. Absent (and not
+    /// written) when no request field decides a field's presence, so older models read
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed_snapshots: Option<Box<KeyedSnapshots>>,
+}
+
+/// See [`Variant::keyed_snapshots`]: the recorded answers of a variant grouped by the value
+/// of the request field that decided, in every recorded observation, whether some optional
+/// field of the answer was present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyedSnapshots {
+    /// The request field (a JSON or form body leaf, or a query parameter; never a path or
+    /// header).
+    pub field: crate::template::EchoSource,
+    /// One bucket per distinct recorded value of the field, ordered by
+    /// [`crate::template::key_text`] of the key.
+    pub buckets: Vec<SnapshotBucket>,
+}
+
+/// One request-key value and the recorded answers to requests carrying it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotBucket {
+    /// The request field's value (as recorded: a JSON scalar, or a string for form and query).
+    pub key: Value,
+    /// The recorded answers (`Moment::source`, `<session id>/<index>`) of the variant's status
+    /// and shape to requests with that key, in recorded order.
+    pub moments: Vec<String>,
+}
+
+impl KeyedSnapshots {
+    /// The bucket for a request value of the field, compared by
+    /// [`crate::template::key_text`].
+    pub fn bucket_for(&self, request_value: &Value) -> Option<&SnapshotBucket> {
+        let want = crate::template::key_text(request_value)?;
+        self.buckets
+            .binary_search_by(|b| {
+                crate::template::key_text(&b.key)
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(want.as_str())
+            })
+            .ok()
+            .and_then(|i| self.buckets.get(i))
+    }
 }
 
 /// The per-type templates of a variant whose top-level answers are a tagged union.

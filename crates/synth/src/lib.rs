@@ -20,7 +20,8 @@
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`union`]
 //! (tagged unions),
-//! [`request_keying`] (values a request field decides), [`drift`] (where a route's newest
+//! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
+//! deciding which recorded state an answer shows), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -29,6 +30,7 @@ pub mod action;
 pub mod compose;
 pub mod drift;
 pub mod exact;
+pub mod keyed_snapshots;
 pub mod list;
 pub mod member_effects;
 pub mod mentions;
@@ -149,7 +151,8 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
             .and_then(|e| entity_types.get(e))
             .and_then(|e| e.id_shape.as_ref());
         let keying = opts.request_keying.for_route(&group.method, &group.path);
-        let route = build_route(group, plan, id_shape, &obs, &keying, &mut diagnostics);
+        let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut diagnostics);
+        keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
         built.push(route);
     }
     diagnostics.extend(request_keying::diagnose(

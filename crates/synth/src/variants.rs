@@ -250,6 +250,7 @@ pub fn build_variants(
                 body,
                 evidence,
                 union,
+                keyed_snapshots: None,
             },
             *status == primary,
         ));

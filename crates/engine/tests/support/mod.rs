@@ -109,6 +109,7 @@ impl R {
                 sources: Vec::new(),
             },
             union: None,
+            keyed_snapshots: None,
         });
         self
     }
@@ -127,6 +128,7 @@ impl R {
                 sources: Vec::new(),
             },
             union: None,
+            keyed_snapshots: None,
         });
         self
     }

@@ -67,6 +67,7 @@ pub fn variant(id: &str, status: u16, guard: Guard, body: BodyTemplate) -> Varia
             sources: vec![],
         },
         union: None,
+        keyed_snapshots: None,
     }
 }
 
