@@ -30,6 +30,7 @@ mod keyed_snapshots;
 mod member_effects;
 mod mentions;
 mod replay_cache;
+mod run_history;
 mod scripted;
 mod settle;
 mod wire;
@@ -84,6 +85,8 @@ pub struct Engine {
     /// A function of the recorded text and the route's primary key, both fixed for the
     /// engine's lifetime, so one parse per moment serves every namespace.
     entity_keys: crate::raw_moment::PerMoment<Option<String>>,
+    /// Per recorded run, its writes' exchange indices ([`run_history`]), built on first use.
+    run_writes: OnceLock<run_history::RunWrites>,
 }
 
 // The server shares one engine across its worker threads.
@@ -317,6 +320,7 @@ impl Engine {
             replay_cache: replay_cache::ReplayCache::default(),
             verdicts,
             entity_keys,
+            run_writes: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -728,6 +732,9 @@ impl Engine {
             ns.outbound.add(v);
         }
         let mut out = self.dispatch_idempotent(ns, &call);
+        if run_history::is_write(&call.method) {
+            ns.writes_sent += 1;
+        }
         // A successful create's body fields are what session-bound reads may repeat.
         if call.method == "POST"
             && (200..300).contains(&out.status)
@@ -1625,6 +1632,16 @@ impl Engine {
             } else {
                 &preferred
             };
+            // A read's recorded answer shows the state its run's earlier writes made: the runs
+            // whose write history is closest to this session's describe its state best (then
+            // the runs where it stands as far in as this request in the session).
+            let run_writes = self
+                .run_writes
+                .get_or_init(|| run_history::RunWrites::build(&self.model));
+            let sent = (ns.writes_sent, ns.requests.saturating_sub(1));
+            let pool = &run_history::closest_history(pool, sent, |run| {
+                run_writes.position(&candidates[per_run[run][served]].1.source)
+            })[..];
             // The answer most of those runs gave at this position (ties: the earliest run),
             // since nothing yet tells them apart.
             let fps = &self.router.info[r].moment_fps[ei];

@@ -176,6 +176,9 @@ pub(crate) struct Namespace {
     /// `Route::last_write_wins`), by (origin, path): what a later read of that path answers.
     pub last_writes: BTreeMap<(Option<String>, String), Value>,
     pub requests: u64,
+    /// Requests this session sent with a method that can change state (not `GET`, `HEAD` or
+    /// `OPTIONS`), whatever their answer: compared with recorded runs' write histories.
+    pub writes_sent: u64,
     pub entities_seeded: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
     pub outbound: crate::outbound::SessionValues,
@@ -203,6 +206,7 @@ impl Namespace {
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
             requests: 0,
+            writes_sent: 0,
             entities_seeded: 0,
             outbound: crate::outbound::SessionValues::default(),
         };

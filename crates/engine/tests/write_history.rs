@@ -1,0 +1,109 @@
+//! A read recorded by several runs with different answers is answered from the runs whose
+//! earlier writes match the session's: the recorded answer shows the state its run's writes
+//! made, so a session that wrote nothing gets the answer of a run that wrote nothing.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+use wraith_engine::Engine;
+use wraith_model::*;
+
+/// `POST /v1/lists` recorded by runs `a` and `b` (their first exchange), then `GET /v1/lists`
+/// recorded by `a` and `b` after it (listing their list) and by `c` as its first exchange,
+/// with nothing written before it (an empty list).
+fn engine_of_three_runs() -> Engine {
+    let post = lists_create(&[("a/0", "1"), ("b/0", "2")]);
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(bare_array_list())
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            vec![
+                moment("a/1", 200, json!([{"id": "7", "title": "t"}])),
+                moment("b/1", 200, json!([{"id": "7", "title": "t"}])),
+                moment("c/0", 200, json!([])),
+            ],
+        )
+        .build();
+    engine(
+        model(
+            vec![post, list],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn a_read_before_any_write_answers_from_a_run_that_wrote_nothing_before_it() {
+    let e = engine_of_three_runs();
+    // Two of three runs listed a record, but both had created it first.
+    assert_eq!(body(&get(&e, Some("fresh"), "/v1/lists")), json!([]));
+}
+
+#[test]
+fn a_read_after_a_write_answers_from_the_runs_that_wrote_as_much() {
+    let e = engine_of_three_runs();
+    send(
+        &e,
+        Some("wrote"),
+        "POST",
+        "/v1/lists",
+        json!({"title": "t"}),
+    );
+    let listed = body(&get(&e, Some("wrote"), "/v1/lists"));
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+}
+
+/// `GET /v1/lists` recorded by run `late` after two reads of `/v1/ping` and by run `early` as
+/// its first exchange; neither wrote anything.
+fn engine_of_two_read_only_runs() -> Engine {
+    let ping = R::new("GET", "/v1/ping")
+        .variant(200, Guard::Always, c(json!({"ok": true})))
+        .exact(
+            "/v1/ping",
+            "",
+            None,
+            vec![
+                moment("late/0", 200, json!({"ok": true})),
+                moment("late/1", 200, json!({"ok": true})),
+            ],
+        )
+        .build();
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(bare_array_list())
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            vec![
+                moment("late/2", 200, json!([{"id": "7", "title": "late"}])),
+                moment("early/0", 200, json!([{"id": "8", "title": "early"}])),
+            ],
+        )
+        .build();
+    engine(
+        model(
+            vec![list, ping],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn runs_with_the_same_writes_answer_from_the_one_where_the_read_stands_as_far_in() {
+    let e = engine_of_two_read_only_runs();
+    let first = body(&get(&e, Some("first"), "/v1/lists"));
+    assert_eq!(first[0]["title"], json!("early"), "{first}");
+    get(&e, Some("third"), "/v1/ping");
+    get(&e, Some("third"), "/v1/ping");
+    let third = body(&get(&e, Some("third"), "/v1/lists"));
+    assert_eq!(third[0]["title"], json!("late"), "{third}");
+}
