@@ -28,6 +28,7 @@ mod action_sets;
 mod counterpart_requests;
 mod keyed_snapshots;
 mod member_effects;
+mod member_items;
 mod mentions;
 mod replay_cache;
 mod run_history;
@@ -954,10 +955,7 @@ impl Engine {
         let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         let members = ns.members.get(&(route.path.clone(), params))?;
         let member_type = self.member_type_of(route)?;
-        let items: Vec<Value> = members
-            .iter()
-            .filter_map(|id| self.base_entity(ns, &member_type, id))
-            .collect();
+        let items = self.member_items(ns, route, &call.path, &member_type, members);
         // The route's own 2xx answer for its status and headers (a recorded content type),
         // with the session's members as its body.
         let Some(variant) = route
