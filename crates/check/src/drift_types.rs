@@ -4,14 +4,15 @@
 //!
 //! The type is a pure function of the divergence — its category, its recorded and answered
 //! values — and of the class of its position (an `enum` position: a model `observed` hole, or
-//! a `[diff.fields]` entry classifying it `enum`):
+//! a `[diff.fields]` entry classifying it `enum`, whose recorded or configured values the
+//! answer is held to):
 //!
 //! | category | drift type |
 //! | --- | --- |
 //! | `status_mismatch` | `status_code_shift` |
 //! | `missing_field` | `field_removed` |
 //! | `extra_field` | `additive_optional_field` |
-//! | `value_mismatch` at an enum position | `enum_expansion` |
+//! | `value_mismatch` at an enum position, answered outside its values | `enum_expansion` |
 //! | `value_mismatch`, both numbers | `numeric_drift` |
 //! | `value_mismatch`, both absolute URLs differing only in scheme and authority | `host_rewrite` |
 //! | `value_mismatch`, both absolute URLs (otherwise) | `url_drift` |
@@ -32,7 +33,7 @@
 //! with its reason in `drift_suppressed[]` under `--show-suppressed`. Reclassification runs
 //! first, so a `[[suppress]]` entry's `drift_type` matches the reclassified type.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -150,12 +151,15 @@ fn split_url(s: &str) -> Option<(&str, &str)> {
     Some((&s[..split], &s[split..]))
 }
 
+type EnumPositions = BTreeMap<Vec<Option<String>>, Vec<Value>>;
+
 /// Knows which positions of which routes are enum positions, to type divergences.
 #[derive(Debug, Clone, Default)]
 pub struct DriftTyper<'r> {
     /// Route name (`METHOD /path`) → the steps (key, or `None` for any array index) of every
-    /// position holding an `observed` hole in one of its JSON templates.
-    enums: BTreeMap<String, BTreeSet<Vec<Option<String>>>>,
+    /// position holding an `observed` hole in one of its JSON templates → the recorded values
+    /// there (every such hole's `examples` and `more_examples`).
+    enums: BTreeMap<String, EnumPositions>,
     /// `[diff.fields]`: the user's class wins over the model's.
     rules: Option<&'r DiffRules>,
 }
@@ -163,9 +167,9 @@ pub struct DriftTyper<'r> {
 impl<'r> DriftTyper<'r> {
     /// A typer for divergences judged under `model` (and the run's `[diff.fields]`).
     pub fn new(model: &Model, rules: Option<&'r DiffRules>) -> DriftTyper<'r> {
-        let mut enums: BTreeMap<String, BTreeSet<Vec<Option<String>>>> = BTreeMap::new();
+        let mut enums: BTreeMap<String, EnumPositions> = BTreeMap::new();
         for r in &model.routes {
-            let mut found = BTreeSet::new();
+            let mut found = EnumPositions::new();
             for v in &r.variants {
                 let mut steps = vec![Some("body".to_string())];
                 if let BodyTemplate::Json { root } = &v.body {
@@ -178,10 +182,10 @@ impl<'r> DriftTyper<'r> {
                 }
             }
             if !found.is_empty() {
-                enums
-                    .entry(format!("{} {}", r.method, r.path))
-                    .or_default()
-                    .extend(found);
+                let positions = enums.entry(format!("{} {}", r.method, r.path)).or_default();
+                for (at, values) in found {
+                    positions.entry(at).or_default().extend(values);
+                }
             }
         }
         DriftTyper { enums, rules }
@@ -196,29 +200,44 @@ impl<'r> DriftTyper<'r> {
         expected: &Value,
         actual: &Value,
     ) -> DriftType {
-        let at_enum = category == Category::ValueMismatch && self.is_enum(route, path);
-        classify(category, expected, actual, at_enum)
+        let outside = category == Category::ValueMismatch && self.outside_enum(route, path, actual);
+        classify(category, expected, actual, outside)
     }
 
-    fn is_enum(&self, route: &str, path: &str) -> bool {
+    /// True when `path` is an enum position of `route` and `actual` is none of its recorded
+    /// (or, for a `[diff.fields]` enum, configured) values: the set expanded. Another recorded
+    /// value there is not an expansion (an exactness claim compares it exactly).
+    fn outside_enum(&self, route: &str, path: &str, actual: &Value) -> bool {
+        let member = |values: &[Value]| values.iter().any(|v| same_value(v, actual));
         if let Some(class) = self.rules.and_then(|r| r.field_class_at(path)) {
-            return matches!(class, UserClass::Enum(_));
+            return match class {
+                UserClass::Enum(values) => !member(values),
+                _ => false,
+            };
         }
         let Some(positions) = self.enums.get(route) else {
             return false;
         };
-        path_steps(path).is_some_and(|steps| positions.contains(&steps))
+        path_steps(path)
+            .and_then(|steps| positions.get(&steps))
+            .is_some_and(|values| !member(values))
     }
 }
 
-fn observed_positions(
-    node: &Node,
-    steps: &mut Vec<Option<String>>,
-    out: &mut BTreeSet<Vec<Option<String>>>,
-) {
+/// JSON equality with numbers compared as numbers (`50 == 50.0`), as the diff compares them.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn observed_positions(node: &Node, steps: &mut Vec<Option<String>>, out: &mut EnumPositions) {
     match node {
         Node::Hole(h) if matches!(h.source, HoleKind::Observed) => {
-            out.insert(steps.clone());
+            let values = out.entry(steps.clone()).or_default();
+            values.extend(h.examples.iter().cloned());
+            values.extend(h.more_examples.iter().cloned());
         }
         Node::Hole(_) | Node::Const { .. } => {}
         Node::Object { fields } => {

@@ -464,3 +464,60 @@ fn drift_types_are_the_same_for_every_jobs_count() {
     let two = t.run(&["check", "--json", "--jobs", "2", "--show-suppressed"]);
     assert_eq!(one.stdout, two.stdout);
 }
+
+/// A widget read recorded four times, its `state` one of two values: the model holds `state`
+/// as an observed (enum) position.
+fn states_twin() -> DemoTwin {
+    let t = DemoTwin::init("widgets", "https://api.widgets.test/v1");
+    for (i, state) in ["active", "paused", "active", "paused"].iter().enumerate() {
+        let id = format!("wid_{i}x");
+        let w = json!({"id": id, "name": "w", "state": state});
+        t.import_har(&format!("s{i}"), &session_har(1, 8 + i as u32, &w));
+    }
+    t.synth();
+    t
+}
+
+#[test]
+fn an_enum_position_answered_outside_its_recorded_values_is_enum_expansion() {
+    let t = states_twin();
+    assert!(
+        t.model().to_string().contains("\"observed\""),
+        "the model holds an observed hole"
+    );
+    tamper(&t, |o| {
+        o.insert("state".into(), json!("retired"));
+    });
+    let r = stdout_json(&t.run(&["check", "--json"]));
+    let states: Vec<&Value> = r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["path"] == "body.state")
+        .collect();
+    assert!(!states.is_empty(), "{:#}", r["divergences"]);
+    for d in &states {
+        assert_eq!(d["drift_type"], "enum_expansion", "{d}");
+    }
+
+    // Another recorded value (compared exactly under the replay claim) is no expansion.
+    let t = states_twin();
+    tamper(&t, |o| {
+        let other = if o["state"] == "active" {
+            "paused"
+        } else {
+            "active"
+        };
+        o.insert("state".into(), json!(other));
+    });
+    let r = stdout_json(&t.run(&["check", "--json"]));
+    let types: Vec<&Value> = r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["path"] == "body.state")
+        .map(|d| &d["drift_type"])
+        .collect();
+    assert!(!types.is_empty(), "{:#}", r["divergences"]);
+    assert!(types.iter().all(|t| *t == "value_drift"), "{types:?}");
+}
