@@ -332,16 +332,22 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
             // The request carries the field, so the value its absence fixes is not this
             // answer's (a reply's `in_reply_to_account_id` is not the `null` of most posts).
             Some(w) => match req.snapshot_at(json_path) {
-                Some(v) if *v != w.value && hole.examples.contains(v) => v.clone(),
+                Some(v) if *v != w.value && recorded_here(hole, v) => v.clone(),
                 _ => observed_except(hole, req, &w.value),
             },
             // The recorded state's value, when it is one the hole recorded.
             None => match req.snapshot_at(json_path) {
-                Some(v) if hole.examples.contains(v) => v.clone(),
+                Some(v) if recorded_here(hole, v) => v.clone(),
                 _ => observed(hole, req),
             },
         },
     }
+}
+
+/// Whether `v` is one of the values the hole recorded: its rendered `examples` or the
+/// `more_examples` kept past them (a snapshot's value there is a recorded one either way).
+fn recorded_here(hole: &Hole, v: &Value) -> bool {
+    hole.examples.contains(v) || hole.more_examples.contains(v)
 }
 
 /// The bucket of a request-keyed hole ([`Hole::keyed`]) for the request's value of its field;
