@@ -170,7 +170,13 @@ pub fn run(args: Args) -> CmdResult {
     // score (docs/conformance.md, "Configuring the diff"). Its problems only warn.
     let drift = super::lint::drift_rules(&twin);
     for (_, p) in &drift.problems {
-        eprintln!("warning: {p}; the entry is not applied");
+        // An entry's problem leaves that entry out; a file-level one says so itself.
+        let applied = if p.contains("] entry ") {
+            "; the entry is not applied"
+        } else {
+            ""
+        };
+        eprintln!("warning: {p}{applied}");
     }
     report.apply_drift(
         &wraith_check::drift_types::DriftTyper::new(&model_for_coverage, Some(&rules)),
