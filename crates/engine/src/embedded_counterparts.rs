@@ -30,7 +30,9 @@ pub(crate) fn mentions_any(text: &[u8], renames: &[Rename<'_>]) -> bool {
 
 /// Rename every object in `body` (at any depth, the top level included) whose primary key is a
 /// rename's recorded key: inside that object, the key itself and each whole-token occurrence of
-/// it in a string become the session's key. Returns whether the body changed.
+/// it in a string become the session's key. Elsewhere a string whose whole value is such a key
+/// (at least [`MIN_REFERENCE_LEN`] long) references the record and is renamed too. Returns
+/// whether the body changed.
 pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool {
     match body {
         Value::Object(map) => {
@@ -65,9 +67,25 @@ pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool 
             }
             changed
         }
+        // A reference to the recorded record (`in_reply_to_id`, an id in a list of ids):
+        // a whole string value equal to a long enough recorded key names that record too.
+        Value::String(s) => match renames
+            .iter()
+            .find(|r| r.theirs.len() >= MIN_REFERENCE_LEN && s == r.theirs)
+        {
+            Some(r) => {
+                *s = r.mine.to_string();
+                true
+            }
+            None => false,
+        },
         _ => false,
     }
 }
+
+/// Shortest recorded key a bare string value is taken to reference: shorter values (`"1"`,
+/// `"111"`) are as likely counts, codes or another type's keys.
+const MIN_REFERENCE_LEN: usize = 6;
 
 /// Replace `theirs` by `mine` throughout `v`: equal strings, numbers equal to it (kept numbers
 /// when `mine` is one), and whole-token occurrences inside strings (`…/statuses/<id>`), never
@@ -175,6 +193,29 @@ mod tests {
         let mut body = json!({"id": "9", "in_reply_to_id": "111", "note": "111"});
         assert!(!rename_embedded(&mut body, &renames()));
         assert_eq!(body["in_reply_to_id"], json!("111"));
+    }
+
+    #[test]
+    fn a_reference_to_a_long_recorded_key_names_the_sessions_record() {
+        let r = vec![Rename {
+            pk: "id",
+            theirs: "117440817375559057",
+            mine: "117440813461137764",
+        }];
+        let mut body = json!({
+            "id": "117440817380451450",
+            "in_reply_to_id": "117440817375559057",
+            "media_ids": ["117440817375559057", "5"],
+            "content": "not 117440817375559057 as a whole value"
+        });
+        assert!(rename_embedded(&mut body, &r));
+        assert_eq!(body["in_reply_to_id"], json!("117440813461137764"));
+        assert_eq!(body["media_ids"], json!(["117440813461137764", "5"]));
+        assert_eq!(
+            body["content"],
+            json!("not 117440817375559057 as a whole value")
+        );
+        assert_eq!(body["id"], json!("117440817380451450"));
     }
 
     #[test]
