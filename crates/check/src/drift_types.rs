@@ -640,6 +640,33 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Two absolute URLs with the same path, query and fragment are a host rewrite whatever
+        /// the hosts and schemes; with another path they are URL drift.
+        #[test]
+        fn urls_differing_only_in_scheme_and_authority_are_a_host_rewrite(
+            s1 in "https?",
+            s2 in "https?",
+            h1 in "[a-z]{1,8}(\\.[a-z]{2,4})?(:[0-9]{2,5})?",
+            h2 in "[a-z]{1,8}(\\.[a-z]{2,4})?(:[0-9]{2,5})?",
+            rest in "(/[a-z0-9_]{0,6}){0,3}(\\?[a-z]=[0-9]{1,3})?",
+            other in "/[a-z0-9]{1,6}",
+        ) {
+            let e = json!(format!("{s1}://{h1}{rest}"));
+            let a = json!(format!("{s2}://{h2}{rest}"));
+            proptest::prop_assume!(e != a);
+            proptest::prop_assert_eq!(
+                classify(Category::ValueMismatch, &e, &a, false),
+                DriftType::HostRewrite
+            );
+            let moved = json!(format!("{s2}://{h2}{other}{rest}"));
+            proptest::prop_assert_eq!(
+                classify(Category::ValueMismatch, &e, &moved, false),
+                DriftType::UrlDrift
+            );
+        }
+    }
+
     #[test]
     fn every_drift_type_round_trips_through_its_name() {
         for t in DriftType::ALL {
