@@ -137,17 +137,6 @@ pub fn run(args: Args) -> CmdResult {
                     ));
                 }
             }
-            // `drift.toml`: every bad entry under its own rule (`drift-toml`, `drift-matcher`,
-            // `drift-reason`, `drift-type`, `drift-route`, `drift-path`, `drift-id`). `wraith
-            // check` only warns about these (the entry is not applied); lint fails on them.
-            for (rule, message) in drift_rules(&twin).problems {
-                // The finding names the file; the message keeps the line (`line 3: …`).
-                let message = match message.strip_prefix("drift.toml:") {
-                    Some(rest) => format!("line {rest}"),
-                    None => message,
-                };
-                findings.push(Finding::error(rule, Some("drift.toml"), message));
-            }
             // `[freshness]`: durations and the drift fraction, as `wraith check` reads them.
             if let Err(errors) =
                 wraith_check::freshness::FreshnessGate::parse(&super::check::freshness_input(&cfg))
@@ -166,6 +155,17 @@ pub fn run(args: Args) -> CmdResult {
             Some("wraith.toml"),
             e.to_string(),
         )),
+    }
+    // `drift.toml`: every bad entry under its own rule (`drift-toml`, `drift-matcher`,
+    // `drift-reason`, `drift-type`, `drift-route`, `drift-path`, `drift-id`). `wraith
+    // check` only warns about these (the entry is not applied); lint fails on them.
+    for (rule, message) in drift_rules(&twin).problems {
+        // The finding names the file; the message keeps the line (`line 3: …`).
+        let message = match message.strip_prefix("drift.toml:") {
+            Some(rest) => format!("line {rest}"),
+            None => message,
+        };
+        findings.push(Finding::error(rule, Some("drift.toml"), message));
     }
     let scrub = twin.scrub_toml();
     if scrub.exists() {
