@@ -1167,16 +1167,39 @@ impl serde::Serialize for SortedKeys<'_> {
 /// strictly increasing and as many as it has are exactly its keys in sorted order.
 fn serializes_sorted_to(v: &Value, bytes: &[u8]) -> bool {
     let mut rest = bytes;
-    sorted_prefix(v, &mut rest) && rest.is_empty()
+    let mut hints = Vec::new();
+    sorted_prefix(v, &mut rest, &mut hints, 0) && rest.is_empty()
+}
+
+/// What [`sorted_prefix`] remembers of the last object it read at one depth: its entries in
+/// their order, and the position among them of each key in the order the bytes listed them.
+/// The elements of a list usually share one shape, so the next object's key is first looked
+/// for at the same position, and searched for only when it is not there.
+#[derive(Default)]
+struct ShapeHint<'v> {
+    entries: Vec<(&'v str, &'v Value)>,
+    order: Vec<usize>,
 }
 
 /// [`serializes_sorted_to`] for a prefix: whether `rest` starts with the sorted serialization
-/// of `v`, which is then stripped from it (`rest` is left anywhere when not).
-fn sorted_prefix(v: &Value, rest: &mut &[u8]) -> bool {
+/// of `v`, which is then stripped from it (`rest` is left anywhere when not). `hints[depth]`
+/// is the [`ShapeHint`] of the objects at `depth`.
+fn sorted_prefix<'v>(
+    v: &'v Value,
+    rest: &mut &[u8],
+    hints: &mut Vec<ShapeHint<'v>>,
+    depth: usize,
+) -> bool {
     match v {
         Value::Object(m) => {
             let start = *rest;
-            sorted_object_prefix(m, rest).unwrap_or_else(|| {
+            if hints.len() <= depth {
+                hints.resize_with(depth + 1, ShapeHint::default);
+            }
+            let mut hint = std::mem::take(&mut hints[depth]);
+            let verdict = sorted_object_prefix(m, rest, hints, depth, &mut hint);
+            hints[depth] = hint;
+            verdict.unwrap_or_else(|| {
                 // A key spelled with an escape: compare this object serialized sorted.
                 *rest = start;
                 serialized_prefix(&SortedKeys(v), rest)
@@ -1187,7 +1210,7 @@ fn sorted_prefix(v: &Value, rest: &mut &[u8]) -> bool {
                 return false;
             }
             for (i, item) in items.iter().enumerate() {
-                if (i > 0 && !strip(rest, b",")) || !sorted_prefix(item, rest) {
+                if (i > 0 && !strip(rest, b",")) || !sorted_prefix(item, rest, hints, depth + 1) {
                     return false;
                 }
             }
@@ -1200,14 +1223,22 @@ fn sorted_prefix(v: &Value, rest: &mut &[u8]) -> bool {
     }
 }
 
-/// [`sorted_prefix`] of an object; `None` when one of the keys in `rest` holds a backslash
-/// (an escape, which the key's text does not spell as is), for the caller to compare by
-/// serializing.
-fn sorted_object_prefix(m: &serde_json::Map<String, Value>, rest: &mut &[u8]) -> Option<bool> {
+/// [`sorted_prefix`] of an object, with `hint` (taken out of `hints[depth]`) refilled with
+/// this object's shape; `None` when one of the keys in `rest` holds a backslash (an escape,
+/// which the key's text does not spell as is), for the caller to compare by serializing.
+fn sorted_object_prefix<'v>(
+    m: &'v serde_json::Map<String, Value>,
+    rest: &mut &[u8],
+    hints: &mut Vec<ShapeHint<'v>>,
+    depth: usize,
+    hint: &mut ShapeHint<'v>,
+) -> Option<bool> {
     if !strip(rest, b"{") {
         return Some(false);
     }
-    let mut prev: Option<&str> = None;
+    hint.entries.clear();
+    hint.entries.extend(m.iter().map(|(k, v)| (k.as_str(), v)));
+    let mut prev: &[u8] = &[];
     for i in 0..m.len() {
         if (i > 0 && !strip(rest, b",")) || !strip(rest, b"\"") {
             return Some(false);
@@ -1218,21 +1249,39 @@ fn sorted_object_prefix(m: &serde_json::Map<String, Value>, rest: &mut &[u8]) ->
         if rest[end] == b'\\' {
             return None;
         }
+        let token = &rest[..end];
+        // Strictly increasing: sorted, and no key twice.
+        if i > 0 && prev >= token {
+            return Some(false);
+        }
+        let same = |at: &usize| {
+            hint.entries
+                .get(*at)
+                .is_some_and(|(k, _)| k.as_bytes() == token)
+        };
+        let Some(at) = hint
+            .order
+            .get(i)
+            .copied()
+            .filter(same)
+            .or_else(|| hint.entries.iter().position(|(k, _)| k.as_bytes() == token))
+        else {
+            return Some(false);
+        };
+        let (key, value) = hint.entries[at];
         // serde_json escapes only quotes, backslashes and control characters, so a key
         // spelled with neither quote nor backslash is its serialization's text exactly when it
         // holds no control character.
-        let Ok(key) = std::str::from_utf8(&rest[..end]) else {
-            return Some(false);
-        };
-        if key.bytes().any(|b| b < 0x20) || prev.is_some_and(|p| p >= key) {
+        if key.bytes().any(|b| b < 0x20) {
             return Some(false);
         }
-        let Some((key, value)) = m.get_key_value(key) else {
-            return Some(false);
-        };
-        prev = Some(key.as_str());
+        match hint.order.get_mut(i) {
+            Some(slot) => *slot = at,
+            None => hint.order.push(at),
+        }
+        prev = key.as_bytes();
         *rest = &rest[end + 1..];
-        if !strip(rest, b":") || !sorted_prefix(value, rest) {
+        if !strip(rest, b":") || !sorted_prefix(value, rest, hints, depth + 1) {
             return Some(false);
         }
     }
