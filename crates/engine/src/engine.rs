@@ -1534,20 +1534,21 @@ impl Engine {
         if index.is_empty() {
             return None;
         }
-        let key_for = |path: &str| {
-            wraith_model::request_key::request_key(
-                path,
-                &call.req.query,
-                call.content_type(),
-                &call.req.body,
-            )
-        };
-        if call.req.path != call.path
-            && let Some(&ei) = index.get(&key_for(&call.req.path))
-        {
-            return Some(ei);
+        // One key, its path swapped for the second lookup: the body's fingerprint (a SHA-256
+        // of the whole upload for multipart) and the sorted query do not depend on the path.
+        let mut key = wraith_model::request_key::request_key(
+            &call.req.path,
+            &call.req.query,
+            call.content_type(),
+            &call.req.body,
+        );
+        if call.req.path != call.path {
+            if let Some(&ei) = index.get(&key) {
+                return Some(ei);
+            }
+            key.path.clone_from(&call.path);
         }
-        index.get(&key_for(&call.path)).copied()
+        index.get(&key).copied()
     }
 
     /// Whether a request names a recorded entity id (a path parameter or a query value that some
