@@ -25,6 +25,7 @@ use crate::router::{Matched, Router};
 use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
+mod action_values;
 mod counterpart_requests;
 mod keyed_snapshots;
 mod member_effects;
@@ -1040,6 +1041,7 @@ impl Engine {
             None => {
                 let mut out = self.render_variant(ns, call, variant).0;
                 self.apply_action_effect(ns, call, &mut out, Origin::Synthesized);
+                self.apply_action_values(ns, call, out.status, Origin::Synthesized);
                 out
             }
         };
@@ -1925,6 +1927,7 @@ impl Engine {
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
             self.apply_action_effect(ns, call, &mut out, Origin::Replayed);
+            self.apply_action_values(ns, call, out.status, Origin::Replayed);
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
                 self.note_counterpart_creates(ns, call, &moment.source, position, &out);

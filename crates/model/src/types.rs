@@ -118,6 +118,13 @@ pub struct Route {
     /// [`TextMentions`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_mentions: Option<TextMentions>,
+    /// For an action route (`POST …/:id/resize`, a volume's `attach`): record fields the
+    /// action sets to a value its request sent, as the next recorded read of the record showed
+    /// (see [`ActionValue`]). The engine stores the request's value into the session's record
+    /// after a 2xx answer, so later reads show it. Empty (and not written) otherwise, so older
+    /// models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub action_values: Vec<ActionValue>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -175,6 +182,24 @@ impl DriftKind {
             DriftKind::StatusCodeShift => "status_code_shift",
         }
     }
+}
+
+/// One record field an action route sets to a value its request sent (see
+/// [`Route::action_values`]): in every recorded 2xx call of the action followed by a read of
+/// the record (before any other write to it), the read showed `field` equal to the request's
+/// value at `from`, and in at least one of them the record held another value before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionValue {
+    /// The entity type whose record the action changes.
+    pub entity_type: String,
+    /// The path parameter holding the record's primary key.
+    pub id_param: String,
+    /// The record's top-level field.
+    pub field: String,
+    /// JSON pointer of the request body field (form bodies as the engine parses them) whose
+    /// value the field takes. Empty: the action clears the field (every next read showed
+    /// `null` there, where the record held a value before), and the engine stores `null`.
+    pub from: String,
 }
 
 /// What an action route does to the entity its path names (see [`Route::action`]): synth sets

@@ -16,7 +16,8 @@
 //! templating), [`unify`] (anti-unification into body templates), [`variants`] (guards and
 //! header programs), [`state`] (state ops and entity types), [`list`] (list shapes),
 //! [`exact`] (exact replay), [`symbols`] (value flow), [`values`] (value shapes: ids, clocks),
-//! [`action`] (what an action route does to the entity it names), [`member_effects`] (lists a
+//! [`action`] (what an action route does to the entity it names), [`action_values`] (record
+//! fields an action takes from its request), [`member_effects`] (lists a
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`union`]
 //! (tagged unions),
@@ -27,6 +28,7 @@
 //! `wraith synth` command calls: this crate does not depend on the engine.
 
 pub mod action;
+pub mod action_values;
 pub mod compose;
 pub mod drift;
 pub mod exact;
@@ -196,6 +198,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, rule) in built.iter_mut().zip(mentions) {
         route.text_mentions = rule;
     }
+    let taken = action_values::action_values(&templated, &plans.routes, &entity_types, &obs);
+    for (route, taken) in built.iter_mut().zip(taken) {
+        route.action_values = taken;
+    }
     let singletons = action::last_write_wins(&templated, &plans.routes, &obs);
     for (route, wins) in built.iter_mut().zip(singletons) {
         route.last_write_wins = wins;
@@ -314,6 +320,7 @@ fn build_route(
         member_effects: Vec::new(),
         actor_record: None,
         text_mentions: None,
+        action_values: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }
