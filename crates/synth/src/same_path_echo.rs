@@ -8,6 +8,11 @@
 //! request that carried one, is an echo of that pointer. Requests without the field must agree
 //! on one value, which becomes the default (the hole's first example), as for other echoes.
 //! Positions inside variable-length lists (`*` in the pointer) have no request counterpart.
+//!
+//! The same holds for `null`: a position that was `null` in every recorded answer, where every
+//! request that carried the field sent `null` at that very pointer (an update clearing a
+//! setting, `default_firewall_ids.nodebalancer: null`), echoes it, so a request setting a value
+//! there gets that value back rather than the recorded `null`.
 
 use serde_json::Value;
 use wraith_model::{EchoSource, Hole, HoleKind, JsonType};
@@ -21,9 +26,14 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
     if pointer.is_empty() || pointer.split('/').any(|t| t == "*") {
         return None;
     }
-    if !vals.iter().all(|(v, _)| v.is_boolean()) {
+    // Booleans, or `null`s (an update that cleared a field answering the `null` it sent).
+    let observed_type = if vals.iter().all(|(v, _)| v.is_boolean()) {
+        JsonType::Bool
+    } else if vals.iter().all(|(v, _)| v.is_null()) {
+        JsonType::Null
+    } else {
         return None;
-    }
+    };
     let mut carried = 0usize;
     let mut default: Option<&Value> = None;
     for (v, c) in vals {
@@ -33,7 +43,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
             .map(|(_, s)| s);
         match sent {
             Some(s) => {
-                if !same_bool(s, v) {
+                if !(same_bool(s, v) || (s.is_null() && v.is_null())) {
                     return None;
                 }
                 carried += 1;
@@ -60,7 +70,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
                 pointer: pointer.to_string(),
             },
         },
-        observed_type: JsonType::Bool,
+        observed_type,
         examples,
         more_examples: Vec::new(),
         examples_cut: false,
@@ -109,6 +119,23 @@ mod tests {
                 }
             }
         );
+    }
+
+    #[test]
+    fn null_answered_where_the_request_sent_null_echoes_that_pointer() {
+        let cleared = vec![("/ids/linode".to_string(), Value::Null)];
+        let ctxs = [ctx(&cleared), ctx(&[])];
+        let n = Value::Null;
+        let hole = learn(&[(&n, 0), (&n, 1)], &ctxs, "/ids/linode").expect("echo");
+        assert_eq!(hole.observed_type, JsonType::Null);
+        assert_eq!(hole.examples, vec![Value::Null]);
+        // A request that sent a value there and was answered null: no echo.
+        let set = vec![("/ids/linode".to_string(), json!(5))];
+        let ctxs = [ctx(&cleared), ctx(&set)];
+        assert_eq!(learn(&[(&n, 0), (&n, 1)], &ctxs, "/ids/linode"), None);
+        // Never sent at all: nothing says the position reflects the request.
+        let ctxs = [ctx(&[]), ctx(&[])];
+        assert_eq!(learn(&[(&n, 0), (&n, 1)], &ctxs, "/ids/linode"), None);
     }
 
     #[test]
