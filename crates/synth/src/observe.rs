@@ -107,10 +107,25 @@ impl<'a> Obs<'a> {
         self.parse_response()
     }
 
+    /// The response body's JSON tree down to `levels` levels ([`json_levels`]). For a stage
+    /// that reads only the top of a body (the items pointer of a list, a page's size): it skips
+    /// the records' contents instead of building them. `None` when the body is not JSON.
+    pub fn resp_json_levels(&self, levels: usize) -> Option<Value> {
+        if self.resp != RespBody::Json {
+            return None;
+        }
+        let mut server = self.ex.frames.iter().filter(|f| f.direction == "server");
+        match (server.next(), server.next()) {
+            (Some(f), None) => json_levels(&f.body, levels),
+            _ => json_levels(&self.ex.response_body(), levels),
+        }
+    }
+
     /// The keys (by `pk`) of the items an array answer lists; `None` when the answer is not a
     /// JSON array.
     pub fn listed_keys(&self, pk: &str) -> Option<std::collections::BTreeSet<String>> {
-        let body = self.resp_json()?;
+        // Reads the items' own scalars (level 2): their nested records stay empty.
+        let body = self.resp_json_levels(2)?;
         let items = body.as_array()?;
         Some(
             items
@@ -309,6 +324,98 @@ impl<'de> serde::de::Visitor<'de> for ValidatedVisitor {
     }
 }
 
+/// A JSON document's tree down to `levels` levels: the document's own members (or items) are
+/// level 1, theirs level 2, and so on. Every value down to level `levels` is as
+/// `serde_json::from_slice` builds it, except that a container at level `levels` is left empty
+/// (an object stays an object, an array an array); the rest is skimmed, not built. `None`
+/// when the text is not one JSON document. Not a validator: a number in a skimmed part is
+/// not parsed (`1e999` there passes), so callers use it on bodies already known to be JSON
+/// ([`RespBody::Json`]).
+pub fn json_levels(bytes: &[u8], levels: usize) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = serde::de::DeserializeSeed::deserialize(Levels(levels), &mut de).ok()?;
+    de.end().ok()?;
+    Some(v)
+}
+
+/// Builds a [`Value`] as `serde_json` does (a repeated key keeps its first place and its last
+/// value), keeping the contents of this many levels of containers (see
+/// [`Obs::resp_json_levels`]).
+#[derive(Clone, Copy)]
+struct Levels(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Levels {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Levels {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Number(n.into()))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::Number(n.into()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        match self.0.checked_sub(1) {
+            None => while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {},
+            Some(inner) => {
+                while let Some(v) = seq.next_element_seed(Levels(inner))? {
+                    items.push(v);
+                }
+            }
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        match self.0.checked_sub(1) {
+            None => {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+            }
+            Some(inner) => {
+                while let Some(k) = map.next_key::<String>()? {
+                    let v = map.next_value_seed(Levels(inner))?;
+                    members.insert(k, v);
+                }
+            }
+        }
+        Ok(Value::Object(members))
+    }
+}
+
 /// Escape one JSON pointer token (RFC 6901).
 pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
@@ -384,6 +491,121 @@ pub fn form_fields(pairs: &[(String, String)]) -> Vec<(String, Value)> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The full tree with every container at level `levels` emptied.
+    fn cut_at(v: &serde_json::Value, levels: usize) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Array(_) if levels == 0 => Value::Array(Vec::new()),
+            Value::Object(_) if levels == 0 => Value::Object(serde_json::Map::new()),
+            Value::Array(a) => Value::Array(a.iter().map(|x| cut_at(x, levels - 1)).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), cut_at(x, levels - 1)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn json_strategy() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|f| json!(f)),
+            "[a-z\\\"é]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            let key = prop_oneof![
+                Just("id".to_string()),
+                Just("data".to_string()),
+                Just("page".to_string()),
+                "[a-z_/~]{1,5}",
+            ];
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((key, inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_parse_to_some_levels_is_the_full_tree_cut_at_that_level(
+            v in json_strategy(),
+            levels in 0usize..6,
+        ) {
+            let text = serde_json::to_vec(&v).expect("a tree serializes");
+            let full: serde_json::Value = serde_json::from_slice(&text).expect("its text parses");
+            proptest::prop_assert_eq!(super::json_levels(&text, levels), Some(cut_at(&full, levels)));
+            proptest::prop_assert_eq!(super::json_levels(&text, usize::MAX), Some(full));
+        }
+
+        #[test]
+        fn the_items_pointer_of_three_levels_is_that_of_the_full_tree(
+            bodies in proptest::collection::vec(json_strategy(), 1..4),
+        ) {
+            let texts: Vec<Vec<u8>> = bodies.iter().map(|b| serde_json::to_vec(b).expect("a tree serializes")).collect();
+            let full: Vec<serde_json::Value> = texts.iter().map(|t| serde_json::from_slice(t).expect("its text parses")).collect();
+            let cut: Vec<serde_json::Value> = texts.iter().map(|t| super::json_levels(t, 3).expect("its text parses")).collect();
+            proptest::prop_assert_eq!(
+                crate::state::items_pointer(&cut.iter().collect::<Vec<_>>()),
+                crate::state::items_pointer(&full.iter().collect::<Vec<_>>())
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// What the primary-key votes read of a record's answer (the record, bare or in its
+        /// envelope, and its scalar fields) is the same in two levels as in the full tree.
+        #[test]
+        fn the_record_of_two_levels_is_that_of_the_full_tree(v in json_strategy()) {
+            let text = serde_json::to_vec(&v).expect("a tree serializes");
+            let full: serde_json::Value = serde_json::from_slice(&text).expect("its text parses");
+            let cut = super::json_levels(&text, 2).expect("its text parses");
+            let record = |b: &serde_json::Value| {
+                let (key, r) = crate::state::envelope_of(b).map_or(("", b), |(k, r)| (k, r));
+                let scalars: Vec<(String, Option<String>)> = r
+                    .as_object()
+                    .map(|m| m.iter().map(|(k, x)| (k.clone(), crate::values::scalar_key(x))).collect())
+                    .unwrap_or_default();
+                (key.to_string(), r.is_object(), scalars)
+            };
+            proptest::prop_assert_eq!(record(&cut), record(&full));
+        }
+
+        /// What the list readers take of an array answer (each item's keys and scalar values:
+        /// the listed keys, the member type's field overlap) is the same in two levels.
+        #[test]
+        fn the_items_of_two_levels_are_those_of_the_full_tree(v in json_strategy()) {
+            let text = serde_json::to_vec(&v).expect("a tree serializes");
+            let full: serde_json::Value = serde_json::from_slice(&text).expect("its text parses");
+            let cut = super::json_levels(&text, 2).expect("its text parses");
+            type Fields = Vec<(String, Option<String>)>;
+            let items = |b: &serde_json::Value| -> Option<Vec<Option<Fields>>> {
+                Some(b.as_array()?.iter().map(|it| {
+                    it.as_object().map(|m| m.iter().map(|(k, x)| (k.clone(), crate::values::scalar_key(x))).collect())
+                }).collect())
+            };
+            proptest::prop_assert_eq!(items(&cut), items(&full));
+        }
+    }
+
+    #[test]
+    fn a_parse_to_some_levels_refuses_malformed_text() {
+        for text in [r#"{"a":1,}"#, r#"{"a" 1}"#, "[1] x", r#"[[[[1,]]]]"#] {
+            assert_eq!(super::json_levels(text.as_bytes(), 1), None, "{text}");
+        }
+        // A repeated key keeps its first place and its last value, as the tree parse does.
+        let text = br#"{"b":1,"a":[2],"b":[3]}"#;
+        let full: serde_json::Value = serde_json::from_slice(text).expect("the text parses");
+        assert_eq!(super::json_levels(text, 1), Some(cut_at(&full, 1)));
+    }
 
     #[test]
     fn the_json_check_accepts_exactly_what_the_tree_parse_accepts() {

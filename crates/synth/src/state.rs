@@ -198,6 +198,17 @@ fn ok_json_bodies(g: &RouteGroup, obs: &[Obs<'_>]) -> Vec<Value> {
     ok_json_bodies_first(g, obs, usize::MAX)
 }
 
+/// The JSON trees of a route's first `n` 2xx answers down to `levels` levels
+/// ([`crate::observe::json_levels`]): for reads of a body's top only.
+fn ok_json_tops(g: &RouteGroup, obs: &[Obs<'_>], n: usize, levels: usize) -> Vec<Value> {
+    g.obs
+        .iter()
+        .filter(|i| values::is_2xx(obs[**i].status))
+        .filter_map(|i| obs[*i].resp_json_levels(levels))
+        .take(n)
+        .collect()
+}
+
 /// The first `n` of [`ok_json_bodies`], parsing no more than those.
 fn ok_json_bodies_first(g: &RouteGroup, obs: &[Obs<'_>], n: usize) -> Vec<Value> {
     g.obs
@@ -346,11 +357,12 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         let Some(pos) = shape.coll_pos else { continue };
         let set = fields.entry(collection_key(&g.segs, pos + 1)).or_default();
         // Parsed only as far as read below: 64 bodies of a record route, every body of a
-        // collection GET (its items pointer weighs them all), none otherwise.
+        // collection GET (its items pointer weighs them all) down to an item's keys (level 3),
+        // none otherwise.
         let trees: Vec<Value> = if shape.last_is_param || g.method == "POST" {
             ok_json_bodies_first(g, obs, 64)
         } else if g.method == "GET" {
-            ok_json_bodies(g, obs)
+            ok_json_tops(g, obs, usize::MAX, 3)
         } else {
             Vec::new()
         };
@@ -367,7 +379,8 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         } else if g.method == "GET"
             && let Some(ptr) = items_pointer(&bodies)
         {
-            for b in bodies.iter().take(64) {
+            // The fields taken read down to the values of an enveloped item's record: level 4.
+            for b in &ok_json_tops(g, obs, 64, 4) {
                 if let Some(Value::Array(items)) = b.pointer(&ptr) {
                     items.iter().take(64).for_each(&mut take);
                 }
@@ -400,8 +413,9 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                 continue;
             }
             if shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH") {
-                // Parsed only where it votes (see `RespBody::Json`).
-                let Some(body) = o.resp_json() else {
+                // Parsed only where it votes (see `RespBody::Json`), and only as far as read:
+                // an enveloped record's own values (level 2).
+                let Some(body) = o.resp_json_levels(2) else {
                     continue;
                 };
                 let Some(raw) = g.param_values[k].last() else {
@@ -529,14 +543,12 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             .as_ref()
             .and_then(|e| primary_keys.get(e).cloned())
             .unwrap_or_else(|| "id".to_string());
-        // Only collection-level GETs and POSTs read the bodies below: parse only for them.
-        let trees = if matches!(
-            (g.method.as_str(), shape.last_is_param),
-            ("GET", false) | ("POST", false)
-        ) {
-            ok_json_bodies(g, obs)
-        } else {
-            Vec::new()
+        // Only collection-level GETs and POSTs read the bodies below: parse only for them (a
+        // GET's only for its items pointer, which reads down to an item's keys: level 3).
+        let trees = match (g.method.as_str(), shape.last_is_param) {
+            ("GET", false) => ok_json_tops(g, obs, usize::MAX, 3),
+            ("POST", false) => ok_json_bodies(g, obs),
+            _ => Vec::new(),
         };
         let bodies: Vec<&Value> = trees.iter().collect();
         let last_lit = match g.segs.last() {
