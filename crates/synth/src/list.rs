@@ -253,7 +253,9 @@ fn default_size(ok: &[&Obs<'_>], items_pointer: &str, size_param: &str) -> Optio
     ok.iter()
         .filter(|o| o.query_value(size_param).is_none())
         .filter_map(|o| {
-            let body = o.resp_json()?;
+            // Reads the top's numbers and the items' count: the items themselves (level 2)
+            // stay empty.
+            let body = o.resp_json_levels(2)?;
             let page = body.get("page").and_then(Value::as_u64);
             let pages = body.get("pages").and_then(Value::as_u64);
             if !matches!((page, pages), (Some(p), Some(n)) if p < n) {

@@ -56,11 +56,12 @@ fn list_routes(
         if g.method != "GET" {
             continue;
         }
+        // Read down to the items' keys and scalar values (level 2): nested records stay empty.
         let arrays: Vec<Value> = g
             .obs
             .iter()
             .filter(|&&i| values::is_2xx(obs[i].status))
-            .filter_map(|&i| obs[i].resp_json().filter(Value::is_array))
+            .filter_map(|&i| obs[i].resp_json_levels(2).filter(Value::is_array))
             .collect();
         if arrays.is_empty() {
             continue;
