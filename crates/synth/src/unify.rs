@@ -432,13 +432,7 @@ impl Unifier<'_> {
         // ids — who posted — is observed data, not a generator); outside identifier-like keys,
         // every value must be distinct.
         let identifier = key.is_some_and(values::is_identifier_key);
-        let distinct = {
-            let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-            for v in &plain {
-                seen.insert(v.to_string());
-            }
-            seen.len()
-        };
+        let distinct = distinct_count(&plain);
         if n >= 2
             && ((identifier && distinct * 2 >= n) || distinct == n)
             && let Some(shape) = values::learn_id_shape(&plain)
@@ -777,16 +771,44 @@ fn common_type(vals: &[(&Value, usize)]) -> JsonType {
     }
 }
 
+/// How many distinct JSON texts the values serialize to. A string's text is its content quoted
+/// and escaped, so strings are told apart by their content without serializing them (and no
+/// other value's text starts with a quote).
+fn distinct_count(plain: &[&Value]) -> usize {
+    let mut strings: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut others: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for v in plain {
+        match v {
+            Value::String(s) => {
+                strings.insert(s.as_str());
+            }
+            other => {
+                others.insert(other.to_string());
+            }
+        }
+    }
+    strings.len() + others.len()
+}
+
 /// Distinct values, first seen first, at most [`MAX_RECORDED_VALUES`], and whether more distinct
-/// values were recorded than that.
+/// values were recorded than that. A string equals only a string of the same content, so
+/// strings are looked up by content instead of against every value kept.
 fn recorded_values(vals: &[(&Value, usize)]) -> (Vec<Value>, bool) {
     let mut out: Vec<Value> = Vec::new();
+    let mut strings: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (v, _) in vals {
-        if out.iter().any(|o| o == *v) {
+        let seen = match v {
+            Value::String(s) => strings.contains(s.as_str()),
+            _ => out.iter().any(|o| o == *v),
+        };
+        if seen {
             continue;
         }
         if out.len() >= MAX_RECORDED_VALUES {
             return (out, true);
+        }
+        if let Value::String(s) = v {
+            strings.insert(s.as_str());
         }
         out.push((*v).clone());
     }
@@ -1270,6 +1292,44 @@ mod tests {
                     });
                     proptest::prop_assert!(fits, "{uri} does not fit {e:?}");
                 }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Looking strings up by content gives the values (and the count) the scan of every
+        /// kept value and the count of distinct texts gave.
+        #[test]
+        fn distinct_values_are_those_of_comparing_every_value(
+            picks in proptest::collection::vec(0usize..12, 0..700),
+        ) {
+            let pool = [
+                json!("a"), json!("b"), json!("1"), json!(1), json!(1.0), json!(-0.0),
+                json!(0.0), json!(null), json!(true), json!({"k": "a", "j": 1}),
+                json!({"j": 1, "k": "a"}), json!(["a"]),
+            ];
+            // Many distinct strings too, past the cap.
+            let many: Vec<Value> = picks.iter().enumerate().map(|(i, p)| json!(format!("s{}", i * p % 300))).collect();
+            for vals in [
+                picks.iter().map(|p| (&pool[*p], 0)).collect::<Vec<_>>(),
+                many.iter().map(|v| (v, 0)).collect::<Vec<_>>(),
+            ] {
+                let mut naive: Vec<Value> = Vec::new();
+                let mut cut = false;
+                for (v, _) in &vals {
+                    if naive.iter().any(|o| o == *v) {
+                        continue;
+                    }
+                    if naive.len() >= MAX_RECORDED_VALUES {
+                        cut = true;
+                        break;
+                    }
+                    naive.push((*v).clone());
+                }
+                proptest::prop_assert_eq!(recorded_values(&vals), (naive, cut));
+                let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
+                let texts: std::collections::BTreeSet<String> = plain.iter().map(|v| v.to_string()).collect();
+                proptest::prop_assert_eq!(distinct_count(&plain), texts.len());
             }
         }
     }
