@@ -725,14 +725,15 @@ fn body_template<'a>(
 /// Header programs of a variant, in the order the first exchange had them.
 fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<HeaderProgram> {
     let mut order: Vec<String> = Vec::new();
-    let mut seen: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    // The last recorded values of each header (borrowed: only those are replayed).
+    let mut last: BTreeMap<String, &'a Vec<String>> = BTreeMap::new();
     for k in ks {
         for (name, values) in &at(*k).ex.response.headers {
             let lower = name.to_ascii_lowercase();
-            if !seen.contains_key(&lower) {
+            if !last.contains_key(&lower) {
                 order.push(lower.clone());
             }
-            seen.entry(lower).or_default().push(values.clone());
+            last.insert(lower, values);
         }
     }
     order
@@ -740,9 +741,8 @@ fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<H
         .map(|name| {
             let program = volatile_rule(&name).unwrap_or_else(|| {
                 // Constant when all agree, else the last recorded values.
-                let all = seen.get(&name).cloned().unwrap_or_default();
                 HeaderRule::Constant {
-                    values: all.last().cloned().unwrap_or_default(),
+                    values: last.get(&name).map(|v| (*v).clone()).unwrap_or_default(),
                 }
             });
             HeaderProgram { name, program }
