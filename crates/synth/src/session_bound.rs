@@ -40,6 +40,15 @@ pub fn evidence(
             }
         }
     }
+    // The same creates per session, in observation order: a read looks only at its own
+    // session's instead of every create before it.
+    let mut creates_by_session: BTreeMap<&str, Vec<(usize, &String)>> = BTreeMap::new();
+    for (j, route) in &create_of {
+        creates_by_session
+            .entry(obs[*j].session)
+            .or_default()
+            .push((*j, route));
+    }
     groups
         .iter()
         .map(|g| {
@@ -60,10 +69,13 @@ pub fn evidence(
                 // Only the latest create per route counts: that is the value the engine
                 // substitutes, so it is the one the evidence must show repeated.
                 let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
-                for (j, route) in create_of.range(..i) {
-                    if obs[*j].session == o.session {
-                        latest.insert(route.as_str(), *j);
-                    }
+                for (j, route) in creates_by_session
+                    .get(o.session)
+                    .into_iter()
+                    .flatten()
+                    .take_while(|(j, _)| *j < i)
+                {
+                    latest.insert(route.as_str(), *j);
                 }
                 let mut supplied: BTreeMap<&str, BTreeSet<(String, String)>> = BTreeMap::new();
                 for (route, j) in latest {
