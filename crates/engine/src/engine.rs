@@ -1634,8 +1634,9 @@ impl Engine {
                 &preferred
             };
             // A read's recorded answer shows the state its run's earlier writes made: the runs
-            // whose write history is closest to this session's describe its state best (then
-            // the runs where it stands as far in as this request in the session).
+            // whose write history is closest to this session's describe its state best; they
+            // are ordered by how far in the run the moment stands against this request in the
+            // session, which decides the vote's ties below.
             let run_writes = self
                 .run_writes
                 .get_or_init(|| run_history::RunWrites::build(&self.model));
@@ -1643,8 +1644,8 @@ impl Engine {
             let pool = &run_history::closest_history(pool, sent, |run| {
                 run_writes.position(&candidates[per_run[run][served]].1.source)
             })[..];
-            // The answer most of those runs gave at this position (ties: the earliest run),
-            // since nothing yet tells them apart.
+            // The answer most of those runs gave at this position (ties: the first of them in
+            // that order), since nothing yet tells them apart.
             let fps = &self.router.info[r].moment_fps[ei];
             let fp_of = |i: usize| fps.get(candidates[i].0).copied().unwrap_or(0);
             let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();

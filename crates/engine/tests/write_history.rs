@@ -107,3 +107,34 @@ fn runs_with_the_same_writes_answer_from_the_one_where_the_read_stands_as_far_in
     let third = body(&get(&e, Some("third"), "/v1/lists"));
     assert_eq!(third[0]["title"], json!("late"), "{third}");
 }
+
+#[test]
+fn position_only_breaks_ties_the_majority_of_equally_written_runs_still_answers() {
+    let ping = R::new("GET", "/v1/ping")
+        .variant(200, Guard::Always, c(json!({"ok": true})))
+        .build();
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(bare_array_list())
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            vec![
+                moment("a/2", 200, json!([{"id": "7", "title": "most"}])),
+                moment("b/2", 200, json!([{"id": "7", "title": "most"}])),
+                moment("c/0", 200, json!([{"id": "8", "title": "first"}])),
+            ],
+        )
+        .build();
+    let e = engine(
+        model(
+            vec![list, ping],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let got = body(&get(&e, Some("fresh"), "/v1/lists"));
+    assert_eq!(got[0]["title"], json!("most"), "{got}");
+}

@@ -1,10 +1,10 @@
 //! Write history of the recorded runs: how many writes each recorded run had sent before a
 //! given exchange. A read's recorded answer reflects the writes its run made before it, so
 //! among recorded runs that answered the same read differently, the ones whose write history
-//! is closest to the session's own (the number of writes it sent) describe its state best,
-//! and among those the ones where the read stands as far into the run as the request stands
-//! in the session (see `Engine::axis_pick`). A function of the model alone, built on first
-//! use.
+//! is closest to the session's own (the number of writes it sent) describe its state best;
+//! when those still split evenly between answers, the run where the read stands as far into
+//! it as the request stands in the session decides (see `Engine::axis_pick`). A function of
+//! the model alone, built on first use.
 
 use std::collections::BTreeMap;
 
@@ -59,22 +59,27 @@ impl RunWrites {
 /// all requests before it.
 pub(crate) type Position = (u64, u64);
 
-/// Of `runs`, the ones whose candidate moment's position (`at`) is closest to the session's
-/// (`sent`): fewest writes apart first, then fewest requests apart; every run when none has a
-/// position.
+/// Of `runs`, the ones whose candidate moment's write count (`at`, first) is closest to the
+/// session's (`sent.0`), ordered by how close the moment's request position is to the
+/// session's (`sent.1`; a stable sort, so equally close runs keep their order): the caller's
+/// majority vote stays a majority vote, and its ties go to the nearest position. Every run,
+/// in order, when none has a position.
 pub(crate) fn closest_history<'a>(
     runs: &[&'a str],
     sent: Position,
     at: impl Fn(&str) -> Option<Position>,
 ) -> Vec<&'a str> {
-    let dist = |run: &str| at(run).map(|(w, n)| (w.abs_diff(sent.0), n.abs_diff(sent.1)));
-    let Some(best) = runs.iter().filter_map(|r| dist(r)).min() else {
+    let writes = |run: &str| at(run).map(|(w, _)| w.abs_diff(sent.0));
+    let Some(best) = runs.iter().filter_map(|r| writes(r)).min() else {
         return runs.to_vec();
     };
-    runs.iter()
-        .filter(|r| dist(r).is_none_or(|d| d == best))
+    let mut kept: Vec<&'a str> = runs
+        .iter()
+        .filter(|r| writes(r).is_none_or(|d| d == best))
         .copied()
-        .collect()
+        .collect();
+    kept.sort_by_key(|r| at(r).map_or(u64::MAX, |(_, n)| n.abs_diff(sent.1)));
+    kept
 }
 
 #[cfg(test)]
@@ -100,19 +105,20 @@ mod tests {
     }
 
     #[test]
-    fn closest_history_breaks_a_write_tie_by_the_requests_before() {
+    fn closest_history_orders_a_write_tie_by_the_requests_before() {
         let at = |run: &str| match run {
             "early" => Some((0, 0)),
             "late" => Some((0, 2)),
+            "later" => Some((0, 5)),
             _ => None,
         };
         assert_eq!(
-            closest_history(&["late", "early"], (0, 0), at),
-            vec!["early"]
+            closest_history(&["late", "early", "later"], (0, 0), at),
+            vec!["early", "late", "later"]
         );
         assert_eq!(
-            closest_history(&["late", "early"], (0, 3), at),
-            vec!["late"]
+            closest_history(&["late", "early", "later"], (0, 4), at),
+            vec!["later", "late", "early"]
         );
     }
 }
