@@ -93,9 +93,27 @@ fn dump_report() {
         "http://localhost:3000"
     };
     let sessions = har_sessions(&corpus, base, None);
-    let model = synth(&sessions, &corpus, base);
-    let all: Vec<_> = sessions.iter().collect();
-    let r = check(&model, &all);
+    // With WRAITH_CHECK_HOLDOUT set: the held-out fifth against a model of the rest, causes
+    // computed against the training sessions, as `wraith check --holdout 5` does.
+    let (model, r) = if std::env::var("WRAITH_CHECK_HOLDOUT").is_ok() {
+        let (train, held) = wraith_check::holdout_split(&sessions, 5);
+        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+        let hm = synth(&train_owned, &corpus, base);
+        let mut h = check(&hm, &held);
+        wraith_check::causes::annotate(
+            &mut h,
+            &hm,
+            &held,
+            &train,
+            &wraith_check::DiffOptions::default(),
+        );
+        (hm, h)
+    } else {
+        let model = synth(&sessions, &corpus, base);
+        let all: Vec<_> = sessions.iter().collect();
+        let r = check(&model, &all);
+        (model, r)
+    };
     let out = std::env::var("WRAITH_CHECK_DUMP").unwrap_or_else(|_| "/dev/null".into());
     std::fs::write(&out, wraith_model::to_canonical_json(&r).expect("json")).expect("write");
     std::fs::write(
