@@ -29,6 +29,7 @@
 
 pub mod action;
 pub mod action_values;
+pub mod array_echo;
 pub mod compose;
 pub mod drift;
 pub mod exact;

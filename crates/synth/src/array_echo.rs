@@ -1,0 +1,167 @@
+//! Whole-array echoes: a response array that repeats, in every recorded answer, the array the
+//! request body sent at the very same JSON pointer (a firewall's `rules.inbound` answered as
+//! sent).
+//!
+//! Echo detection in [`crate::unify`] works leaf by leaf, and a variable-length array becomes a
+//! list of representatives, so an answer listing what the request sent was rendered from
+//! recorded rules instead of the request's own. Here a position is an echo of the request's
+//! array at its own pointer when every observation's request sent an array there (rebuilt from
+//! the request's body leaves) equal to the answered one (object key order aside), with at
+//! least [`MIN_OBSERVATIONS`] observations and two distinct arrays among them (one recorded
+//! array is as well explained by a constant). Positions inside variable-length lists (`*` in
+//! the pointer) have no request counterpart.
+
+use serde_json::{Map, Value};
+use wraith_model::{EchoSource, Hole, HoleKind, JsonType};
+
+use crate::unify::Ctx;
+
+/// Fewest observations that may show a whole-array echo.
+pub const MIN_OBSERVATIONS: usize = 2;
+
+/// The echo hole for the arrays `vals` at response `pointer` (each with the index of its
+/// observation's request in `ctxs`), when every request sent that very array there.
+pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<Hole> {
+    if pointer.is_empty() || pointer.split('/').any(|t| t == "*") || vals.len() < MIN_OBSERVATIONS {
+        return None;
+    }
+    let mut distinct: Vec<&Value> = Vec::new();
+    for (v, c) in vals {
+        if !v.is_array() {
+            return None;
+        }
+        let ctx = ctxs.get(*c)?;
+        let sent = sent_at(ctx.body, pointer)?;
+        if sent != **v {
+            return None;
+        }
+        if !distinct.contains(v) {
+            distinct.push(v);
+        }
+    }
+    if distinct.len() < 2 {
+        return None;
+    }
+    Some(Hole {
+        source: HoleKind::Echo {
+            from: EchoSource::Body {
+                pointer: pointer.to_string(),
+            },
+        },
+        observed_type: JsonType::Array,
+        examples: distinct.into_iter().take(8).cloned().collect(),
+        more_examples: Vec::new(),
+        examples_cut: false,
+        confidence_bp: 8_000,
+        when_absent: None,
+        keyed: None,
+    })
+}
+
+/// The array a request body held at `pointer`, rebuilt from its flattened leaves (`None` when
+/// it sent no leaf under it, or the leaves do not form an array).
+fn sent_at(body: &[(String, Value)], pointer: &str) -> Option<Value> {
+    let prefix = format!("{pointer}/");
+    let mut root = Value::Null;
+    let mut any = false;
+    for (p, v) in body {
+        if p == pointer && v.is_array() {
+            // An empty array is a leaf of its own.
+            root = v.clone();
+            any = true;
+            continue;
+        }
+        let Some(rest) = p.strip_prefix(&prefix) else {
+            continue;
+        };
+        any = true;
+        insert(&mut root, rest.split('/'), v.clone())?;
+    }
+    (any && root.is_array()).then_some(root)
+}
+
+/// Put `value` at the path `tokens` under `node`, making arrays of numeric tokens (in order:
+/// an index past the end must be the next one) and objects of the others.
+fn insert<'t>(
+    node: &mut Value,
+    mut tokens: impl Iterator<Item = &'t str>,
+    value: Value,
+) -> Option<()> {
+    let Some(token) = tokens.next() else {
+        *node = value;
+        return Some(());
+    };
+    let token = token.replace("~1", "/").replace("~0", "~");
+    if let Ok(i) = token.parse::<usize>() {
+        if node.is_null() {
+            *node = Value::Array(Vec::new());
+        }
+        let items = node.as_array_mut()?;
+        if i == items.len() {
+            items.push(Value::Null);
+        }
+        insert(items.get_mut(i)?, tokens, value)
+    } else {
+        if node.is_null() {
+            *node = Value::Object(Map::new());
+        }
+        let map = node.as_object_mut()?;
+        insert(map.entry(token).or_insert(Value::Null), tokens, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn leaves(v: &Value) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        crate::observe::flatten_json(v, &mut String::new(), &mut out);
+        out
+    }
+
+    fn ctx(body: &[(String, Value)]) -> Ctx<'_> {
+        Ctx {
+            params: Vec::new(),
+            query: &[],
+            body,
+            session: "s",
+        }
+    }
+
+    #[test]
+    fn array_answered_as_the_request_sent_it_echoes_that_pointer() {
+        let a = json!({"rules": {"inbound": [{"ports": "22", "protocol": "TCP"}]}});
+        let b = json!({"rules": {"inbound": [{"protocol": "ICMP"}, {"protocol": "50"}]}});
+        let (la, lb) = (leaves(&a), leaves(&b));
+        let ctxs = [ctx(&la), ctx(&lb)];
+        let (ra, rb) = (a["rules"]["inbound"].clone(), b["rules"]["inbound"].clone());
+        let hole = learn(&[(&ra, 0), (&rb, 1)], &ctxs, "/rules/inbound").expect("echo");
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/rules/inbound".into()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn array_differing_from_the_request_or_recorded_once_is_no_echo() {
+        let a = json!({"rules": [{"protocol": "TCP"}]});
+        let b = json!({"rules": [{"protocol": "UDP"}]});
+        let (la, lb) = (leaves(&a), leaves(&b));
+        let ctxs = [ctx(&la), ctx(&lb)];
+        // The second answer added a field the request did not send.
+        let rb = json!([{"protocol": "UDP", "ports": "1"}]);
+        let ra = a["rules"].clone();
+        assert!(learn(&[(&ra, 0), (&rb, 1)], &ctxs, "/rules").is_none());
+        // The same array twice: a constant explains it as well.
+        let ctxs = [ctx(&la), ctx(&la)];
+        assert!(learn(&[(&ra, 0), (&ra, 1)], &ctxs, "/rules").is_none());
+    }
+}
