@@ -353,7 +353,9 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     // The record fields each collection showed: objects answered by reads, updates and
     // creates, items of lists.
     let mut fields: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
-    for (g, shape) in groups.iter().zip(&shapes) {
+    // The items pointer of each collection GET, found here and kept for its plan (step 4).
+    let mut list_pointers: Vec<Option<String>> = vec![None; groups.len()];
+    for (gi, (g, shape)) in groups.iter().zip(&shapes).enumerate() {
         let Some(pos) = shape.coll_pos else { continue };
         let set = fields.entry(collection_key(&g.segs, pos + 1)).or_default();
         // Parsed only as far as read below: 64 bodies of a record route, every body of a
@@ -376,13 +378,15 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         };
         if shape.last_is_param || g.method == "POST" {
             bodies.iter().take(64).for_each(|b| take(b));
-        } else if g.method == "GET"
-            && let Some(ptr) = items_pointer(&bodies)
-        {
-            // The fields taken read down to the values of an enveloped item's record: level 4.
-            for b in &ok_json_tops(g, obs, 64, 4) {
-                if let Some(Value::Array(items)) = b.pointer(&ptr) {
-                    items.iter().take(64).for_each(&mut take);
+        } else if g.method == "GET" {
+            list_pointers[gi] = items_pointer(&bodies);
+            if let Some(ptr) = &list_pointers[gi] {
+                // The fields taken read down to the values of an enveloped item's record:
+                // level 4.
+                for b in &ok_json_tops(g, obs, 64, 4) {
+                    if let Some(Value::Array(items)) = b.pointer(ptr) {
+                        items.iter().take(64).for_each(&mut take);
+                    }
                 }
             }
         }
@@ -532,7 +536,7 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
 
     // 4. The plan of each route.
     let mut plans = Vec::with_capacity(groups.len());
-    for (g, shape) in groups.iter().zip(&shapes) {
+    for (gi, (g, shape)) in groups.iter().zip(&shapes).enumerate() {
         let mut plan = RoutePlan::default();
         let Some(pos) = shape.coll_pos else {
             plans.push(plan);
@@ -543,10 +547,9 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             .as_ref()
             .and_then(|e| primary_keys.get(e).cloned())
             .unwrap_or_else(|| "id".to_string());
-        // Only collection-level GETs and POSTs read the bodies below: parse only for them (a
-        // GET's only for its items pointer, which reads down to an item's keys: level 3).
+        // Only collection-level POSTs read the bodies below: parse only for them (a GET's
+        // items pointer was found with the record fields).
         let trees = match (g.method.as_str(), shape.last_is_param) {
-            ("GET", false) => ok_json_tops(g, obs, usize::MAX, 3),
             ("POST", false) => ok_json_bodies(g, obs),
             _ => Vec::new(),
         };
@@ -560,7 +563,7 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             ("PUT" | "PATCH" | "POST", true) => Some(StateOp::Update),
             ("DELETE", true) => Some(StateOp::Delete),
             ("GET", false) => {
-                plan.items_pointer = items_pointer(&bodies);
+                plan.items_pointer = list_pointers[gi].clone();
                 plan.items_pointer.as_ref().map(|_| StateOp::List)
             }
             ("POST", false) => {
