@@ -74,6 +74,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         member_effects: Vec::new(),
         actor_record: None,
         text_mentions: None,
+        text_tags: None,
         action_values: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,

@@ -35,6 +35,7 @@ mod replay_cache;
 mod run_history;
 mod scripted;
 mod settle;
+mod text_tags;
 mod wire;
 
 pub use wire::{ControlHeader, ControlValue};
@@ -2456,6 +2457,9 @@ impl Engine {
         if let Some(rule) = &route.text_mentions {
             self.derive_mentions(ns, call, rule, entity);
         }
+        if let Some(rule) = &route.text_tags {
+            text_tags::derive_tags(call, rule, entity);
+        }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);
@@ -2685,6 +2689,9 @@ impl Engine {
         {
             *slot = typed_like(id, slot);
             out.sources.set(&format!("{at}/{pk}"), FieldSource::Echo);
+        }
+        if let Some(rule) = &route.text_tags {
+            text_tags::rederive_tags(call, rule, &mut entity);
         }
         match &ptr {
             Some(p) => {

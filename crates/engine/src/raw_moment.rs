@@ -313,6 +313,7 @@ mod tests {
             member_effects: Vec::new(),
             actor_record: None,
             text_mentions: None,
+            text_tags: None,
             action_values: Vec::new(),
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,

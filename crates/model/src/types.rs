@@ -118,6 +118,11 @@ pub struct Route {
     /// [`TextMentions`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_mentions: Option<TextMentions>,
+    /// For a write whose answer holds an array with one object per `#name` token of its sent
+    /// text (a status's `tags`): how to derive that array from the text (see [`TextTags`]).
+    /// Absent (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_tags: Option<TextTags>,
     /// For an action route (`POST …/:id/resize`, a volume's `attach`): record fields the
     /// action sets to a value its request sent, as the next recorded read of the record showed
     /// (see [`ActionValue`]). The engine stores the request's value into the session's record
@@ -298,6 +303,122 @@ pub struct TextMentions {
     pub entity_type: String,
     /// The fields an item carries, copied from the named record.
     pub item_keys: Vec<String>,
+}
+
+/// How a write's answer lists the `#name` tokens of its sent text (see [`Route::text_tags`]):
+/// synth sets it when, in every recorded 2xx answer of the route, a top-level array held
+/// exactly one object per distinct `#name` token of one and the same request text field, in
+/// text order (an empty array when the text had none), and at least two answers held a
+/// non-empty one. Each item is the token's name at `key` plus fields that are constants or
+/// the name with a fixed prefix and suffix. An update of the same entity type carries the
+/// create's rule when its recorded answers that sent the text field agreed with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextTags {
+    /// JSON pointer of the array in the answer (the created record).
+    pub at: String,
+    /// JSON pointer of the request body's text field.
+    pub text_field: String,
+    /// The item field holding the token's name (`name`).
+    pub key: String,
+    /// Whether the name is the token lowercased (every recorded name was the lowercase of
+    /// its token); otherwise the token as sent.
+    pub lowercase: bool,
+    /// The item's fields, in recorded order: `key` itself and every other field.
+    pub fields: Vec<TagField>,
+}
+
+impl TextTags {
+    /// The `#name` tokens of `text` as this rule names them (lowercased when it learned so),
+    /// in text order, without repeats.
+    pub fn names(&self, text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for token in hash_tokens(text) {
+            let name = if self.lowercase {
+                token.to_lowercase()
+            } else {
+                token.to_string()
+            };
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// The answer array for `text`: one item per name of [`TextTags::names`].
+    pub fn items(&self, text: &str) -> Vec<Value> {
+        self.names(text)
+            .into_iter()
+            .map(|name| {
+                let item: serde_json::Map<String, Value> = self
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let v = match &f.value {
+                            TagValue::Name => Value::String(name.clone()),
+                            TagValue::Constant { value } => value.clone(),
+                            TagValue::Affixed { prefix, suffix } => {
+                                Value::String(format!("{prefix}{name}{suffix}"))
+                            }
+                        };
+                        (f.name.clone(), v)
+                    })
+                    .collect();
+                Value::Object(item)
+            })
+            .collect()
+    }
+}
+
+/// The `#name` tokens of `text`, in order (repeats kept): a name is the letters, digits and
+/// `_` after a `#` that does not follow a word character, `#` or `/` (so `a#b`, `##` and a
+/// URL's `/#fragment` are no tokens).
+pub fn hash_tokens(text: &str) -> Vec<&str> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut prev: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '#' && !prev.is_some_and(|p| word(p) || p == '#' || p == '/') {
+            let start = i + 1;
+            let mut end = start;
+            while let Some(&(j, d)) = chars.peek() {
+                if !word(d) {
+                    break;
+                }
+                end = j + d.len_utf8();
+                prev = Some(d);
+                chars.next();
+            }
+            if end > start {
+                out.push(&text[start..end]);
+                continue;
+            }
+        }
+        prev = Some(c);
+    }
+    out
+}
+
+/// One field of a [`TextTags`] item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TagField {
+    /// The item's field name.
+    pub name: String,
+    /// How its value is made.
+    pub value: TagValue,
+}
+
+/// How a [`TagField`]'s value is made from the tag's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TagValue {
+    /// The name itself (the rule's `key` field).
+    Name,
+    /// The same value in every recorded item.
+    Constant { value: Value },
+    /// `prefix + name + suffix` (`url`: `http://host/tags/` + name).
+    Affixed { prefix: String, suffix: String },
 }
 
 /// Where a route's answers carry the acting principal's own record (see
@@ -860,5 +981,43 @@ mod tests {
         let text = r#"[{"body":{"kind":"json"},"headers":[],"source":"s","status":200}]"#;
         let err = crate::from_json_str::<Vec<Moment>>(text).expect_err("must be refused");
         assert!(err.to_string().contains("[0].body"), "{err}");
+    }
+
+    #[test]
+    fn hash_tokens_are_the_names_after_a_free_standing_hash() {
+        assert_eq!(
+            super::hash_tokens("#Rust and #rust_lang, a#b ## #, http://x/#frag (#tag)! #émoji"),
+            vec!["Rust", "rust_lang", "tag", "émoji"]
+        );
+    }
+
+    #[test]
+    fn text_tags_render_each_distinct_name_once_in_text_order() {
+        let rule = TextTags {
+            at: "/tags".into(),
+            text_field: "/status".into(),
+            key: "name".into(),
+            lowercase: true,
+            fields: vec![
+                TagField {
+                    name: "name".into(),
+                    value: TagValue::Name,
+                },
+                TagField {
+                    name: "url".into(),
+                    value: TagValue::Affixed {
+                        prefix: "http://h/tags/".into(),
+                        suffix: String::new(),
+                    },
+                },
+            ],
+        };
+        assert_eq!(
+            serde_json::Value::Array(rule.items("#Foo then #bar and #FOO")),
+            serde_json::json!([
+                {"name": "foo", "url": "http://h/tags/foo"},
+                {"name": "bar", "url": "http://h/tags/bar"}
+            ])
+        );
     }
 }

@@ -19,7 +19,8 @@
 //! [`action`] (what an action route does to the entity it names), [`action_values`] (record
 //! fields an action takes from its request), [`member_effects`] (lists a
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
-//! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`union`]
+//! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`text_tags`]
+//! (answer arrays of the `#name` tokens of the sent text), [`union`]
 //! (tagged unions),
 //! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
 //! deciding which recorded state an answer shows), [`drift`] (where a route's newest
@@ -44,6 +45,7 @@ pub mod same_path_echo;
 pub mod session_bound;
 pub mod state;
 pub mod symbols;
+pub mod text_tags;
 pub mod unify;
 pub mod union;
 pub mod values;
@@ -196,8 +198,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.actor_record = actor;
     }
     let mentions = mentions::text_mentions(&templated, &entity_types, &obs);
-    for (route, rule) in built.iter_mut().zip(mentions) {
+    let tags = text_tags::text_tags(&templated, &obs, &mentions);
+    let tags = text_tags::for_updates(&templated, &built, &obs, tags);
+    for ((route, rule), tags) in built.iter_mut().zip(mentions).zip(tags) {
         route.text_mentions = rule;
+        route.text_tags = tags;
     }
     let taken = action_values::action_values(&templated, &plans.routes, &entity_types, &obs);
     for (route, taken) in built.iter_mut().zip(taken) {
@@ -321,6 +326,7 @@ fn build_route(
         member_effects: Vec::new(),
         actor_record: None,
         text_mentions: None,
+        text_tags: None,
         action_values: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,

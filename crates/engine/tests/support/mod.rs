@@ -45,6 +45,7 @@ impl R {
             member_effects: Vec::new(),
             actor_record: None,
             text_mentions: None,
+            text_tags: None,
             action_values: Vec::new(),
             latency: LatencyProfile::default(),
             exchange_count: 1,

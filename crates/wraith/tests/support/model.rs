@@ -152,6 +152,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         member_effects: Vec::new(),
         actor_record: None,
         text_mentions: None,
+        text_tags: None,
         action_values: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,
