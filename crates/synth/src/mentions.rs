@@ -21,7 +21,25 @@ use crate::values;
 use crate::values::scalar_key;
 
 /// A request's string body fields: (pointer, text).
-type Texts<'o> = Vec<(&'o str, &'o str)>;
+pub(crate) type Texts<'o> = Vec<(&'o str, &'o str)>;
+
+/// (answer, request text fields) of a route's 2xx object answers: what the text rules
+/// (mentions, tags) learn from.
+pub(crate) fn text_answers<'o>(g: &RouteGroup, obs: &'o [Obs<'_>]) -> Vec<(Value, Texts<'o>)> {
+    g.obs
+        .iter()
+        .filter(|&&i| values::is_2xx(obs[i].status))
+        .filter_map(|&i| {
+            let body = obs[i].resp_json().filter(Value::is_object)?;
+            let texts = obs[i]
+                .req_fields
+                .iter()
+                .filter_map(|(p, v)| v.as_str().map(|s| (p.as_str(), s)))
+                .collect();
+            Some((body, texts))
+        })
+        .collect()
+}
 
 /// Whether `text` names `value` as a whole `@value` token.
 pub fn names(text: &str, value: &str) -> bool {
@@ -48,21 +66,7 @@ pub fn text_mentions(
         if matches!(g.method.as_str(), "GET" | "HEAD" | "DELETE") {
             continue;
         }
-        // (answer, request text fields) of the 2xx object answers.
-        let answers: Vec<(Value, Texts<'_>)> = g
-            .obs
-            .iter()
-            .filter(|&&i| values::is_2xx(obs[i].status))
-            .filter_map(|&i| {
-                let body = obs[i].resp_json().filter(Value::is_object)?;
-                let texts = obs[i]
-                    .req_fields
-                    .iter()
-                    .filter_map(|(p, v)| v.as_str().map(|s| (p.as_str(), s)))
-                    .collect();
-                Some((body, texts))
-            })
-            .collect();
+        let answers = text_answers(g, obs);
         let mut arrays: BTreeSet<&str> = BTreeSet::new();
         for (body, _) in &answers {
             if let Some(map) = body.as_object() {

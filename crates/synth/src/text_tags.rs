@@ -17,12 +17,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 use wraith_model::{Route, StateOp, TagField, TagValue, TextMentions, TextTags};
 
+use crate::mentions::{self, Texts};
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
 use crate::values;
-
-/// A request's string body fields: (pointer, text).
-type Texts<'o> = Vec<(&'o str, &'o str)>;
 
 /// The text-tag rule of every route (same order as the groups); `None` for the others.
 /// `mentions` are the routes' text-mention rules: an array they derive is not a tag array.
@@ -47,21 +45,7 @@ pub fn text_tags(
         if !hashed {
             continue;
         }
-        // (answer, request text fields) of the 2xx object answers.
-        let answers: Vec<(Value, Texts<'_>)> = g
-            .obs
-            .iter()
-            .filter(|&&i| values::is_2xx(obs[i].status))
-            .filter_map(|&i| {
-                let body = obs[i].resp_json().filter(Value::is_object)?;
-                let texts = obs[i]
-                    .req_fields
-                    .iter()
-                    .filter_map(|(p, v)| v.as_str().map(|s| (p.as_str(), s)))
-                    .collect();
-                Some((body, texts))
-            })
-            .collect();
+        let answers = mentions::text_answers(g, obs);
         let taken = mentions
             .get(gi)
             .and_then(Option::as_ref)
