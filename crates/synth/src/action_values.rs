@@ -300,18 +300,27 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_field_every_next_read_shows_as_sent_is_taken_from_the_request() {
-        let sent = [fields(&json!({"size": 20})), fields(&json!({"size": 30}))];
-        let before = [json!({"id": 1, "size": 10}), json!({"id": 2, "size": 10})];
-        let after = [json!({"id": 1, "size": 20}), json!({"id": 2, "size": 30})];
-        let calls: Vec<Call<'_>> = (0..2)
+    /// The i-th call sent `sent[i]` to a record read as `before[i]`, then as `after[i]`.
+    fn calls_of<'a>(
+        sent: &'a [Vec<(String, Value)>],
+        before: &'a [Value],
+        after: &'a [Value],
+    ) -> Vec<Call<'a>> {
+        (0..sent.len())
             .map(|i| Call {
                 sent: &sent[i],
                 before: Some(&before[i]),
                 after: &after[i],
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_field_every_next_read_shows_as_sent_is_taken_from_the_request() {
+        let sent = [fields(&json!({"size": 20})), fields(&json!({"size": 30}))];
+        let before = [json!({"id": 1, "size": 10}), json!({"id": 2, "size": 10})];
+        let after = [json!({"id": 1, "size": 20}), json!({"id": 2, "size": 30})];
+        let calls = calls_of(&sent, &before, &after);
         assert_eq!(
             learn(&calls, Some("id")),
             vec![("size".into(), "/size".into())]
@@ -324,24 +333,12 @@ mod tests {
         let before = [json!({"id": 1, "size": 10}), json!({"id": 2, "size": 10})];
         // The second read did not show the sent size.
         let after = [json!({"id": 1, "size": 20}), json!({"id": 2, "size": 10})];
-        let calls: Vec<Call<'_>> = (0..2)
-            .map(|i| Call {
-                sent: &sent[i],
-                before: Some(&before[i]),
-                after: &after[i],
-            })
-            .collect();
+        let calls = calls_of(&sent, &before, &after);
         assert!(learn(&calls, Some("id")).is_empty());
         // The same value sent twice: a constant the action sets explains it as well.
         let same = [fields(&json!({"size": 20})), fields(&json!({"size": 20}))];
         let after = [json!({"id": 1, "size": 20}), json!({"id": 2, "size": 20})];
-        let calls: Vec<Call<'_>> = (0..2)
-            .map(|i| Call {
-                sent: &same[i],
-                before: Some(&before[i]),
-                after: &after[i],
-            })
-            .collect();
+        let calls = calls_of(&same, &before, &after);
         assert!(learn(&calls, Some("id")).is_empty());
     }
 
@@ -356,25 +353,13 @@ mod tests {
             json!({"id": 1, "owner_id": null}),
             json!({"id": 2, "owner_id": null}),
         ];
-        let calls: Vec<Call<'_>> = (0..2)
-            .map(|i| Call {
-                sent: &sent[i],
-                before: Some(&before[i]),
-                after: &after[i],
-            })
-            .collect();
+        let calls = calls_of(&sent, &before, &after);
         assert_eq!(
             learn(&calls, Some("id")),
             vec![("owner_id".into(), String::new())]
         );
         // Null before as after: nothing says the action cleared it.
-        let calls: Vec<Call<'_>> = (0..2)
-            .map(|i| Call {
-                sent: &sent[i],
-                before: Some(&after[i]),
-                after: &after[i],
-            })
-            .collect();
+        let calls = calls_of(&sent, &after, &after);
         assert!(learn(&calls, Some("id")).is_empty());
     }
 
@@ -382,13 +367,7 @@ mod tests {
     fn a_value_the_record_always_had_is_not_taken() {
         let sent = [fields(&json!({"size": 20})), fields(&json!({"size": 30}))];
         let before = [json!({"id": 1, "size": 20}), json!({"id": 2, "size": 30})];
-        let calls: Vec<Call<'_>> = (0..2)
-            .map(|i| Call {
-                sent: &sent[i],
-                before: Some(&before[i]),
-                after: &before[i],
-            })
-            .collect();
+        let calls = calls_of(&sent, &before, &before);
         assert!(learn(&calls, Some("id")).is_empty());
     }
 }
