@@ -75,6 +75,11 @@ fn id_of(v: &Value) -> String {
     }
 }
 
+/// Creates a volume in session `a` and returns its id.
+fn create(e: &wraith_engine::Engine) -> String {
+    id_of(&body(&send(e, Some("a"), "POST", "/v1/volumes", json!({}))))
+}
+
 fn read(e: &wraith_engine::Engine, id: &str) -> Value {
     let r = get(e, Some("a"), &format!("/v1/volumes/{id}"));
     assert_eq!(r.status, 200);
@@ -84,13 +89,7 @@ fn read(e: &wraith_engine::Engine, id: &str) -> Value {
 #[test]
 fn action_stores_the_values_its_request_sent_into_the_record() {
     let e = volumes(true);
-    let id = id_of(&body(&send(
-        &e,
-        Some("a"),
-        "POST",
-        "/v1/volumes",
-        json!({}),
-    )));
+    let id = create(&e);
     let attach = send(
         &e,
         Some("a"),
@@ -113,13 +112,7 @@ fn action_stores_the_values_its_request_sent_into_the_record() {
 #[test]
 fn action_clearing_a_field_stores_null() {
     let e = volumes(true);
-    let id = id_of(&body(&send(
-        &e,
-        Some("a"),
-        "POST",
-        "/v1/volumes",
-        json!({}),
-    )));
+    let id = create(&e);
     let path = format!("/v1/volumes/{id}");
     send(
         &e,
@@ -135,13 +128,7 @@ fn action_clearing_a_field_stores_null() {
 #[test]
 fn without_learned_values_the_record_keeps_its_values() {
     let e = volumes(false);
-    let id = id_of(&body(&send(
-        &e,
-        Some("a"),
-        "POST",
-        "/v1/volumes",
-        json!({}),
-    )));
+    let id = create(&e);
     send(
         &e,
         Some("a"),
