@@ -7,61 +7,25 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::{Value, json};
-use support::Twin;
+use support::{Twin, har};
 
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "counterpart-requests-test-key");
 
+const ORIGIN: &str = "https://api.lists.test";
+
 fn entry(method: &str, path: &str, body: Option<&Value>, answer: &Value) -> Value {
-    let resp = answer.to_string();
-    let mut request = json!({
-        "method": method, "url": format!("https://api.lists.test{path}"),
-        "httpVersion": "HTTP/1.1", "cookies": [], "queryString": [],
-        "headers": [{"name": "Content-Type", "value": "application/json"}],
-        "headersSize": -1, "bodySize": 0
-    });
-    if let Some(body) = body {
-        let req = body.to_string();
-        request["postData"] = json!({"mimeType": "application/json", "text": req});
-        request["bodySize"] = json!(req.len());
-    }
-    json!({
-        "startedDateTime": "2026-06-01T12:00:00.000Z", "time": 10,
-        "request": request,
-        "response": {
-            "status": 200, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-            "headers": [{"name": "Content-Type", "value": "application/json"}],
-            "content": {"size": resp.len(), "mimeType": "application/json", "text": resp},
-            "redirectURL": "", "headersSize": -1, "bodySize": resp.len()
-        },
-        "cache": {}, "timings": {"send": 0, "wait": 10, "receive": 0}
-    })
+    har::entry(ORIGIN, method, path, body, answer)
 }
 
 fn import(t: &Twin, name: &str, entries: Vec<Value>) {
-    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-        "pages": [], "entries": entries}});
-    let path = t.tmp.path().join(name);
-    std::fs::write(&path, har.to_string()).unwrap();
-    let out = Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .env(KEY.0, KEY.1)
-        .args(["import", &t.path_str(), &path.to_string_lossy()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    har::import(t, &[KEY], name, entries);
 }
 
 /// Run `a` creates list 1001 and pins it; run `b` creates list 1002 and reads it. The twin
 /// answers a session's first create from run `b` (pinned by the test below).
 fn lists_twin() -> Twin {
-    let t = Twin::init("lists", "https://api.lists.test");
+    let t = Twin::init("lists", ORIGIN);
     let sent = json!({"title": "groceries"});
     let list = |id: &str| json!({"id": id, "title": "groceries", "pinned": false});
     import(
@@ -85,17 +49,7 @@ fn lists_twin() -> Twin {
             entry("GET", "/v1/lists/1002", None, &list("1002")),
         ],
     );
-    let out = Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .env(KEY.0, KEY.1)
-        .args(["synth", &t.path_str()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    har::synth(&t, &[KEY]);
     t
 }
 

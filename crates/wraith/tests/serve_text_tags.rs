@@ -7,53 +7,11 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::{Value, json};
-use support::Twin;
+use support::{Twin, har};
 
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "text-tags-test-key");
 const ORIGIN: &str = "https://api.notes.test";
-
-fn entry(method: &str, path: &str, body: Option<&Value>, answer: &Value) -> Value {
-    let resp = answer.to_string();
-    let mut request = json!({
-        "method": method, "url": format!("{ORIGIN}{path}"),
-        "httpVersion": "HTTP/1.1", "cookies": [], "queryString": [],
-        "headers": [{"name": "Content-Type", "value": "application/json"}],
-        "headersSize": -1, "bodySize": 0
-    });
-    if let Some(body) = body {
-        let req = body.to_string();
-        request["postData"] = json!({"mimeType": "application/json", "text": req});
-        request["bodySize"] = json!(req.len());
-    }
-    json!({
-        "startedDateTime": "2026-06-01T12:00:00.000Z", "time": 10,
-        "request": request,
-        "response": {
-            "status": 200, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-            "headers": [{"name": "Content-Type", "value": "application/json"}],
-            "content": {"size": resp.len(), "mimeType": "application/json", "text": resp},
-            "redirectURL": "", "headersSize": -1, "bodySize": resp.len()
-        },
-        "cache": {}, "timings": {"send": 0, "wait": 10, "receive": 0}
-    })
-}
-
-fn run(t: &Twin, args: &[&str]) {
-    let out = Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .env(KEY.0, KEY.1)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A tag object as the API at `origin` answers it.
 fn tag_at(origin: &str, name: &str) -> Value {
@@ -66,14 +24,17 @@ fn session(t: &Twin, n: usize, id: &str, text: &str, tags: &[&str]) {
         "id": id, "text": text,
         "tags": tags.iter().map(|name| tag_at(ORIGIN, name)).collect::<Vec<_>>()
     });
-    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-    "pages": [], "entries": [
-        entry("POST", "/v1/notes", Some(&json!({"text": text})), &note),
-        entry("GET", &format!("/v1/notes/{id}"), None, &note),
-    ]}});
-    let path = t.tmp.path().join(format!("s{n}.har"));
-    std::fs::write(&path, har.to_string()).unwrap();
-    run(t, &["import", &t.path_str(), &path.to_string_lossy()]);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/notes",
+            Some(&json!({"text": text})),
+            &note,
+        ),
+        har::entry(ORIGIN, "GET", &format!("/v1/notes/{id}"), None, &note),
+    ];
+    har::import(t, &[KEY], &format!("s{n}.har"), entries);
 }
 
 fn notes_twin() -> Twin {
@@ -88,7 +49,7 @@ fn notes_twin() -> Twin {
     session(&t, 2, "502", "#coffee first", &["coffee"]);
     session(&t, 3, "503", "nothing to tag", &[]);
     session(&t, 4, "504", "more #Coffee and #rain", &["coffee", "rain"]);
-    run(&t, &["synth", &t.path_str()]);
+    har::synth(&t, &[KEY]);
     t
 }
 

@@ -3,6 +3,7 @@
 //! `--ready-json`, and a small HTTP client.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod har;
 pub mod model;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,71 @@
+//! HAR recordings written in code, imported and synthesized with the real binary: for
+//! black-box tests of what synth learns and serve then answers.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::Twin;
+
+/// One HAR entry: a JSON request (`body` when given) to `origin` + `path`, answered 200 with
+/// the JSON `answer`.
+pub fn entry(
+    origin: &str,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    answer: &Value,
+) -> Value {
+    let resp = answer.to_string();
+    let mut request = json!({
+        "method": method, "url": format!("{origin}{path}"),
+        "httpVersion": "HTTP/1.1", "cookies": [], "queryString": [],
+        "headers": [{"name": "Content-Type", "value": "application/json"}],
+        "headersSize": -1, "bodySize": 0
+    });
+    if let Some(body) = body {
+        let req = body.to_string();
+        request["postData"] = json!({"mimeType": "application/json", "text": req});
+        request["bodySize"] = json!(req.len());
+    }
+    json!({
+        "startedDateTime": "2026-06-01T12:00:00.000Z", "time": 10,
+        "request": request,
+        "response": {
+            "status": 200, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": [{"name": "Content-Type", "value": "application/json"}],
+            "content": {"size": resp.len(), "mimeType": "application/json", "text": resp},
+            "redirectURL": "", "headersSize": -1, "bodySize": resp.len()
+        },
+        "cache": {}, "timings": {"send": 0, "wait": 10, "receive": 0}
+    })
+}
+
+/// Runs `wraith <args>` in the twin's temp dir with `env`, asserting success.
+pub fn run(t: &Twin, env: &[(&str, &str)], args: &[&str]) {
+    let out = Command::new(super::bin())
+        .current_dir(t.tmp.path())
+        .envs(env.iter().copied())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "wraith {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes `entries` as the HAR file `name` (one recorded session) and imports it.
+pub fn import(t: &Twin, env: &[(&str, &str)], name: &str, entries: Vec<Value>) {
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": entries}});
+    let path = t.tmp.path().join(name);
+    std::fs::write(&path, har.to_string()).unwrap();
+    run(t, env, &["import", &t.path_str(), &path.to_string_lossy()]);
+}
+
+/// `wraith synth` of the twin.
+pub fn synth(t: &Twin, env: &[(&str, &str)]) {
+    run(t, env, &["synth", &t.path_str()]);
+}
