@@ -144,6 +144,12 @@ pub(crate) struct RawJson {
     /// The outbound body passes may change the text: it must be parsed and walked before it
     /// is served, unless the replay-bytes cache holds the finished bytes for this very text.
     pub passes: bool,
+    /// The tree of `text`, parsed by the first step that reads it ([`OutBody::json`]) and
+    /// kept for the next readers and for [`OutBody::materialize`]: one parse per answer
+    /// instead of one per step that looks at it (a replayed create was parsed by the effect,
+    /// the counterpart and the unproven-id steps, then again by the outbound passes). Inside,
+    /// `None` is a text that did not parse. `text` is never changed once this is filled.
+    pub parsed: std::cell::OnceCell<Option<Value>>,
 }
 
 impl OutBody {
@@ -151,23 +157,29 @@ impl OutBody {
     /// that reads or rewrites the tree. Other bodies are left alone.
     pub(crate) fn materialize(&mut self) {
         if let OutBody::Raw(raw) = self {
-            *self = match serde_json::from_slice::<Value>(&raw.text) {
-                Ok(v) => OutBody::Json(v),
+            let parsed = match raw.parsed.take() {
+                Some(parsed) => parsed,
+                None => serde_json::from_slice::<Value>(&raw.text).ok(),
+            };
+            *self = match parsed {
+                Some(v) => OutBody::Json(v),
                 // The model's text was valid JSON; only a nesting past the parser's limit
                 // lands here, and then the bytes are served as they are.
-                Err(_) => OutBody::Bytes(raw.text.clone()),
+                None => OutBody::Bytes(raw.text.clone()),
             };
         }
     }
 
-    /// The JSON tree of the body, parsed on the spot for a [`OutBody::Raw`]; `None` when the
-    /// body is not JSON.
+    /// The JSON tree of the body, parsed on first use for a [`OutBody::Raw`] (and kept: see
+    /// [`RawJson::parsed`]); `None` when the body is not JSON.
     pub(crate) fn json(&self) -> Option<std::borrow::Cow<'_, Value>> {
         match self {
             OutBody::Json(v) => Some(std::borrow::Cow::Borrowed(v)),
-            OutBody::Raw(raw) => serde_json::from_slice::<Value>(&raw.text)
-                .ok()
-                .map(std::borrow::Cow::Owned),
+            OutBody::Raw(raw) => raw
+                .parsed
+                .get_or_init(|| serde_json::from_slice::<Value>(&raw.text).ok())
+                .as_ref()
+                .map(std::borrow::Cow::Borrowed),
             OutBody::Empty | OutBody::Bytes(_) => None,
         }
     }
@@ -2104,6 +2116,7 @@ impl Engine {
                 text: Bytes::copy_from_slice(text.as_str().as_bytes()),
                 mentions_upstream: v.mentions_upstream,
                 passes: !v.verbatim,
+                parsed: std::cell::OnceCell::new(),
             }),
             _ => match text.parse() {
                 Ok(v) => OutBody::Json(v),
@@ -3339,7 +3352,14 @@ fn snapshot_choices(route: &Route, vi: usize) -> Vec<((usize, usize), Snapshot)>
         }
     }
     for (principal, (at, bodies)) in by_principal {
-        let Some(i) = most_typical_index(&bodies) else {
+        let runs = run_numbers(at.iter().map(|&(ei, mi)| {
+            route
+                .exact
+                .get(ei)
+                .and_then(|e| e.moments.get(mi))
+                .map_or("", |m| m.source.as_str())
+        }));
+        let Some(i) = most_typical_index_by_run(&bodies, &runs) else {
             continue;
         };
         if let (Some(&pos), Some(body)) = (at.get(i), bodies.into_iter().nth(i)) {
@@ -3399,12 +3419,37 @@ fn most_typical(bodies: Vec<Value>) -> Option<Value> {
 }
 
 /// The index of the body whose leaves (and array lengths) recur most among `bodies`; the first
-/// among equals.
+/// among equals. Every body counts as a run of its own ([`most_typical_index_by_run`]).
+#[cfg(test)]
+fn most_typical_index(bodies: &[Value]) -> Option<usize> {
+    let runs: Vec<usize> = (0..bodies.len()).collect();
+    most_typical_index_by_run(bodies, &runs)
+}
+
+/// The recording run (session) of each moment in `moments`, numbered in first-seen order: what
+/// [`most_typical_index_by_run`] counts leaves by.
+fn run_numbers<'a>(sources: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    sources
+        .into_iter()
+        .map(|source| {
+            let run = source.rsplit_once('/').map_or(source, |(run, _)| run);
+            let next = seen.len();
+            *seen.entry(run).or_insert(next)
+        })
+        .collect()
+}
+
+/// The index of the body whose leaves (and array lengths) recur in the most recording runs;
+/// the first among equals. `runs[i]` names body `i`'s run.
 ///
 /// A leaf is its path and value as text (`/a/0/b=1`, `/a#2` for an array's length); a body
-/// scores the sum, over its leaves, of how many bodies have that leaf. Each distinct leaf text
-/// is interned once (one key buffer reused for the lookups), so a body's leaves are numbers.
-fn most_typical_index(bodies: &[Value]) -> Option<usize> {
+/// scores the sum, over its leaves, of how many runs have that leaf. A leaf counts once per run,
+/// not once per body: the answers of one run repeat one state of the server (a test that posts
+/// thirty statuses shows its account's profile thirty times), so a state is typical when many
+/// runs recorded it, not when one run recorded it often. Each distinct leaf text is interned
+/// once (one key buffer reused for the lookups), so a body's leaves are numbers.
+fn most_typical_index_by_run(bodies: &[Value], runs: &[usize]) -> Option<usize> {
     use std::fmt::Write as _;
     /// Distinct leaf texts and how many bodies hold each.
     #[derive(Default)]
@@ -3412,9 +3457,13 @@ fn most_typical_index(bodies: &[Value]) -> Option<usize> {
         ids: std::collections::HashMap<String, usize>,
         counts: Vec<usize>,
         key: String,
+        /// The run of the body being walked, and the (leaf, run) pairs already counted.
+        run: usize,
+        counted: std::collections::HashSet<(usize, usize)>,
     }
     impl Leaves {
-        /// Count the leaf text in `self.key` and note its number in `out`.
+        /// Count the leaf text in `self.key` for run `self.run` (once per run) and note its
+        /// number in `out`.
         fn note(&mut self, out: &mut Vec<usize>) {
             let id = match self.ids.get(self.key.as_str()) {
                 Some(&id) => id,
@@ -3425,7 +3474,9 @@ fn most_typical_index(bodies: &[Value]) -> Option<usize> {
                     id
                 }
             };
-            if let Some(c) = self.counts.get_mut(id) {
+            if self.counted.insert((id, self.run))
+                && let Some(c) = self.counts.get_mut(id)
+            {
                 *c += 1;
             }
             out.push(id);
@@ -3467,8 +3518,10 @@ fn most_typical_index(bodies: &[Value]) -> Option<usize> {
     let mut leaves = Leaves::default();
     let flat: Vec<Vec<usize>> = bodies
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(i, b)| {
             let mut out = Vec::new();
+            leaves.run = runs.get(i).copied().unwrap_or(usize::MAX - i);
             leaves.walk(b, &mut String::new(), &mut out);
             out
         })
@@ -3493,8 +3546,14 @@ mod snapshot_tests {
     use proptest::prelude::*;
 
     /// A route whose one variant (status 200) renders `{"id": <observed hole>, "n": 1}`, with
-    /// one exact entry per body in `bodies` (`(principal, status, body)`).
+    /// one exact entry per body in `bodies` (`(principal, status, body)`), all of one run.
     fn route_with(bodies: &[(Option<&str>, u16, Value)]) -> Route {
+        let runs = vec!["s"; bodies.len()];
+        route_with_runs(bodies, &runs)
+    }
+
+    /// [`route_with`], body `i` recorded by run `runs[i]`.
+    fn route_with_runs(bodies: &[(Option<&str>, u16, Value)], runs: &[&str]) -> Route {
         let variant = serde_json::json!({
             "id": "v", "status": 200, "guard": {"guard": "always"}, "headers": [],
             "evidence": {"confidence_bp": 10000, "exchange_count": 1, "sources": []},
@@ -3509,8 +3568,9 @@ mod snapshot_tests {
             .iter()
             .enumerate()
             .map(|(i, (principal, status, body))| {
+                let run = runs.get(i).copied().unwrap_or("s");
                 let mut moment = serde_json::json!({
-                    "source": format!("s/{i}"), "status": status, "headers": [],
+                    "source": format!("{run}/{i}"), "status": status, "headers": [],
                     "body": {"kind": "json", "value": body}
                 });
                 if let Some(p) = principal {
@@ -3574,6 +3634,27 @@ mod snapshot_tests {
             .insert("get_items".into(), vec![vec![[0, 0], [9, 0]]]);
         model.precomputed = Some(stored);
         assert!(stored_snapshots(&model, 0, 0).is_none());
+    }
+
+    #[test]
+    fn the_typical_snapshot_counts_a_state_once_per_recording_run() {
+        // Run `a` recorded state x three times; runs `b` and `c` recorded state y once each.
+        let x = serde_json::json!({"id": "x", "n": 1, "profile": {"fields": 0}});
+        let y = serde_json::json!({"id": "y", "n": 1, "profile": {"fields": 2}});
+        let bodies = [
+            (Some("tok"), 200, x.clone()),
+            (Some("tok"), 200, x.clone()),
+            (Some("tok"), 200, x.clone()),
+            (Some("tok"), 200, y.clone()),
+            (Some("tok"), 200, y.clone()),
+        ];
+        let route = route_with_runs(&bodies, &["a", "a", "a", "b", "c"]);
+        let picked = snapshots_of(&route, 0);
+        assert_eq!(picked.len(), 1);
+        assert_eq!(picked[0].body, y, "two runs outvote one run's repeats");
+        // Counted per body (each its own run), the repeated state wins.
+        let route = route_with_runs(&bodies, &["a", "b", "c", "d", "e"]);
+        assert_eq!(snapshots_of(&route, 0)[0].body, x);
     }
 
     /// The leaf-text count as first written (one `String` per leaf, a `BTreeMap` of counts):

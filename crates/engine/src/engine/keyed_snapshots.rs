@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use wraith_model::{RecordedBody, Route, Variant, key_text};
 
-use super::{Call, Engine, fits, most_typical_index};
+use super::{Call, Engine, fits, most_typical_index_by_run, run_numbers};
 
 /// Per key text of one variant's keyed field: the snapshot per recorded principal, and the one
 /// over every principal (for a principal the bucket never recorded).
@@ -78,8 +78,9 @@ fn keyed_choice(route: &Route, variant: &Variant) -> KeyedChoice {
         let Some(key) = key_text(&b.key) else {
             continue;
         };
-        let mut groups: BTreeMap<Option<String>, Vec<Value>> = BTreeMap::new();
+        let mut groups: BTreeMap<Option<String>, (Vec<Value>, Vec<&str>)> = BTreeMap::new();
         let mut all: Vec<Value> = Vec::new();
+        let mut all_sources: Vec<&str> = Vec::new();
         for source in &b.moments {
             let Some(m) = by_source.get(source.as_str()) else {
                 continue;
@@ -96,20 +97,22 @@ fn keyed_choice(route: &Route, variant: &Variant) -> KeyedChoice {
             if !fits(root, &body) {
                 continue;
             }
-            groups
-                .entry(m.principal.clone())
-                .or_default()
-                .push(body.clone());
+            let group = groups.entry(m.principal.clone()).or_default();
+            group.0.push(body.clone());
+            group.1.push(source.as_str());
             all.push(body);
+            all_sources.push(source.as_str());
         }
         let mut bucket = Bucket::default();
-        for (principal, bodies) in groups {
-            if let Some(body) = most_typical_index(&bodies).and_then(|i| bodies.into_iter().nth(i))
+        for (principal, (bodies, sources)) in groups {
+            if let Some(body) = most_typical_index_by_run(&bodies, &run_numbers(sources))
+                .and_then(|i| bodies.into_iter().nth(i))
             {
                 bucket.by_principal.insert(principal, body);
             }
         }
-        bucket.any = most_typical_index(&all).and_then(|i| all.into_iter().nth(i));
+        bucket.any = most_typical_index_by_run(&all, &run_numbers(all_sources))
+            .and_then(|i| all.into_iter().nth(i));
         if bucket.any.is_some() {
             out.by_key.insert(key, bucket);
         }
