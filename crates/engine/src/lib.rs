@@ -36,6 +36,7 @@ mod error;
 mod fixtures;
 pub mod handler;
 mod list;
+mod list_shape;
 mod namespace;
 mod origins;
 pub mod outbound;

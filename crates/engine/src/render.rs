@@ -74,19 +74,14 @@ impl ReqCtx<'_> {
         Some(cur)
     }
 
-    /// Whether the keyed snapshot has `key` in its object at `json_path`, reached through
-    /// objects only; `None` when the snapshot is not keyed or has no object there.
+    /// Whether the keyed snapshot has `key` in its object at `json_path` (through objects, and
+    /// list items by position: a rendered item has the fields the state's item there had);
+    /// `None` when the snapshot is not keyed or has no object there.
     fn keyed_presence(&self, json_path: &str, key: &str) -> Option<bool> {
         if !self.snapshot_keyed {
             return None;
         }
-        let mut cur = self.snapshot?.as_object()?;
-        if !json_path.is_empty() {
-            for token in json_path.strip_prefix('/')?.split('/') {
-                cur = cur.get(token)?.as_object()?;
-            }
-        }
-        Some(cur.contains_key(key))
+        Some(self.snapshot_at(json_path)?.as_object()?.contains_key(key))
     }
 
     /// The raw value an echo hole would copy, if the request carries it.
@@ -204,7 +199,7 @@ pub(crate) fn render_node_traced(
         Node::Array(ArrayNode::List {
             representatives,
             target_length,
-            ..
+            discriminator,
         }) => {
             // A list of recorded data only (nothing minted, echoed or timed): the recorded
             // state's own items, so its length is that state's too; unless the request sent a
@@ -223,9 +218,17 @@ pub(crate) fn render_node_traced(
                 return Value::Array(Vec::new());
             }
             let start = (stable_hash(req.path) % representatives.len() as u64) as usize;
+            // A keyed snapshot's items say which shape goes with the request's value.
+            let keyed_items = match (req.snapshot_keyed, discriminator) {
+                (true, None) => req.snapshot_at(json_path).and_then(Value::as_array),
+                _ => None,
+            };
             let mut out = Vec::with_capacity(*target_length);
             for i in 0..*target_length {
-                let rep = &representatives[(start + i) % representatives.len()];
+                let fit = keyed_items.and_then(|items| items.get(i)).and_then(|item| {
+                    crate::list_shape::representative_for(representatives, start + i, item)
+                });
+                let rep = &representatives[fit.unwrap_or((start + i) % representatives.len())];
                 out.push(render_node_traced(
                     rep,
                     req,
