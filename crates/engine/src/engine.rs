@@ -1287,14 +1287,17 @@ impl Engine {
     /// 200) are status series; an unrecorded URL of the route follows the median-length series:
     /// the n-th read of the URL in this namespace gets the series' n-th status (its last
     /// once past the end). Without a series, or when no holding variant has that status, the
-    /// first holding variant (`first`) stays.
+    /// first holding variant (`first`) stays. A write retried as the identical request until
+    /// accepted (a migration refused while the instance is busy) is a series too, counted per
+    /// URL and body, when no recorded run of the route was accepted at its first attempt.
     fn polled_variant(&self, ns: &mut Namespace, call: &Call<'_>, first: usize) -> usize {
-        if !matches!(call.method.as_str(), "GET" | "HEAD") {
-            return first;
-        }
+        let read = matches!(call.method.as_str(), "GET" | "HEAD");
         let Some(median) = self.poll_series(call.m.route) else {
             return first;
         };
+        if !read && self.write_accepted_at_once(call.m.route) {
+            return first;
+        }
         let route = &self.model.routes[call.m.route];
         let holding: Vec<usize> = (0..route.variants.len())
             .filter(|&i| self.guard_holds(&route.variants[i].guard, ns, call))
@@ -1303,7 +1306,11 @@ impl Engine {
         if distinct.len() < 2 {
             return first;
         }
-        let key = format!("\u{0}poll:{}:{}", call.m.route, call.path);
+        let mut key = format!("\u{0}poll:{}:{}", call.m.route, call.path);
+        if !read {
+            let body = String::from_utf8_lossy(&call.req.body);
+            key.push_str(&format!(":{:x}", render::stable_hash(&body)));
+        }
         let seen = ns.counters.entry(key).or_insert(0);
         let n = usize::try_from(*seen).unwrap_or(usize::MAX);
         *seen += 1;
@@ -1312,6 +1319,22 @@ impl Engine {
             .into_iter()
             .find(|&i| route.variants[i].status == status)
             .unwrap_or(first)
+    }
+
+    /// Whether some recorded run of route `r` had a request accepted (2xx) the first time it
+    /// sent it: then a refusal before a success was that run's own circumstance, not the
+    /// route's rule for a write (see [`Engine::polled_variant`]).
+    fn write_accepted_at_once(&self, r: usize) -> bool {
+        let Some(route) = self.model.routes.get(r) else {
+            return true;
+        };
+        route.exact.iter().any(|entry| {
+            let mut runs: BTreeSet<&str> = BTreeSet::new();
+            entry.moments.iter().any(|m| {
+                let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
+                runs.insert(run) && (200..300).contains(&m.status)
+            })
+        })
     }
 
     /// The median-length status series route `r`'s recorded runs polled (see
