@@ -423,13 +423,14 @@ fn default_of(t: JsonType) -> Value {
     }
 }
 
-/// Coerce an echoed value to the type the recordings showed (form fields arrive as strings).
+/// Coerce an echoed value to the type the recordings showed (form fields arrive as strings;
+/// form booleans are spelled `true`/`false` or `1`/`0`).
 pub(crate) fn coerce(v: Value, t: JsonType) -> Value {
     match (t, &v) {
         (JsonType::Number, Value::String(s)) => parse_number(s).unwrap_or(v),
         (JsonType::Bool, Value::String(s)) => match s.as_str() {
-            "true" => Value::Bool(true),
-            "false" => Value::Bool(false),
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
             _ => v,
         },
         (JsonType::String, Value::Number(n)) => Value::String(n.to_string()),

@@ -8,6 +8,11 @@
 //! request that carried one, is an echo of that pointer. Requests without the field must agree
 //! on one value, which becomes the default (the hole's first example), as for other echoes.
 //! Positions inside variable-length lists (`*` in the pointer) have no request counterpart.
+//! A request that wraps its payload in one envelope key (a form `data[alerts][poll]=1`
+//! answered at `alerts.poll`) sets the same position one level down: when no request carried
+//! the answer's own pointer, the one pointer that is it inside a single wrapping key is its
+//! source, as long as every request wrapped it under the same key. Form booleans are spelled
+//! `true`/`false` or `1`/`0`.
 //!
 //! The same holds for `null`: a position that was `null` in every recorded answer, where every
 //! request that carried the field sent `null` at that very pointer (an update clearing a
@@ -26,6 +31,8 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
     if pointer.is_empty() || pointer.split('/').any(|t| t == "*") {
         return None;
     }
+    let source = request_pointer(vals, ctxs, pointer)?;
+    let pointer = source.as_str();
     // Booleans, or `null`s (an update that cleared a field answering the `null` it sent).
     let observed_type = if vals.iter().all(|(v, _)| v.is_boolean()) {
         JsonType::Bool
@@ -80,11 +87,44 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
     })
 }
 
-/// A request value equal to a response boolean: the boolean itself, or its form spelling.
+/// The request pointer the answer's `pointer` may echo: the same pointer when some request
+/// carried it; else the one pointer, among the requests, that is `pointer` inside one wrapping
+/// key (a form `data[alerts][poll]` answered at `alerts.poll`: `/data/alerts/poll`). `None`
+/// when no request carried either, or requests wrapped it under different keys.
+fn request_pointer(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<String> {
+    let mut wrapped: Option<&str> = None;
+    for (_, c) in vals {
+        let Some(ctx) = ctxs.get(*c) else {
+            continue;
+        };
+        for (p, _) in ctx.body {
+            if p == pointer {
+                return Some(pointer.to_string());
+            }
+            let inside_one_key = p
+                .strip_suffix(pointer)
+                .and_then(|w| w.strip_prefix('/'))
+                .is_some_and(|w| !w.is_empty() && !w.contains('/'));
+            if inside_one_key {
+                match wrapped {
+                    None => wrapped = Some(p.as_str()),
+                    Some(w) if w == p => {}
+                    Some(_) => return None,
+                }
+            }
+        }
+    }
+    wrapped.map(str::to_string)
+}
+
+/// A request value equal to a response boolean: the boolean itself, or its form spelling
+/// (`true`/`false`, `1`/`0`).
 fn same_bool(sent: &Value, answered: &Value) -> bool {
     match (sent, answered) {
         (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::String(s), Value::Bool(b)) => s == if *b { "true" } else { "false" },
+        (Value::String(s), Value::Bool(b)) => {
+            s == if *b { "true" } else { "false" } || s == if *b { "1" } else { "0" }
+        }
         _ => false,
     }
 }
@@ -136,6 +176,31 @@ mod tests {
         // Never sent at all: nothing says the position reflects the request.
         let ctxs = [ctx(&[]), ctx(&[])];
         assert_eq!(learn(&[(&n, 0), (&n, 1)], &ctxs, "/ids/linode"), None);
+    }
+
+    #[test]
+    fn boolean_the_request_set_inside_one_wrapping_key_echoes_that_pointer() {
+        let on = vec![("/data/alerts/poll".to_string(), json!("1"))];
+        let off = vec![("/data/alerts/poll".to_string(), json!("0"))];
+        let ctxs = [ctx(&on), ctx(&off), ctx(&[])];
+        let (t, f) = (json!(true), json!(false));
+        let hole = learn(&[(&t, 0), (&f, 1)], &ctxs, "/alerts/poll").expect("echo");
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/data/alerts/poll".into()
+                }
+            }
+        );
+        // Under two different wrapping keys nothing says which one the answer reflects.
+        let other = vec![("/meta/alerts/poll".to_string(), json!("0"))];
+        let ctxs = [ctx(&on), ctx(&other)];
+        assert_eq!(learn(&[(&t, 0), (&f, 1)], &ctxs, "/alerts/poll"), None);
+        // Deeper than one key is no wrapper.
+        let deep = vec![("/a/b/alerts/poll".to_string(), json!("1"))];
+        let ctxs = [ctx(&deep)];
+        assert_eq!(learn(&[(&t, 0)], &ctxs, "/alerts/poll"), None);
     }
 
     #[test]
