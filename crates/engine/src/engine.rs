@@ -28,6 +28,7 @@ mod action_sets;
 mod action_values;
 mod counterpart_requests;
 mod keyed_snapshots;
+mod masked_fields;
 mod member_effects;
 mod member_items;
 mod mentions;
@@ -1950,6 +1951,7 @@ impl Engine {
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
             if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run) {
+                self.mask_list_items(ns, r, body);
                 out.replay = None;
                 self.mark_page_items(ns, call, &mut out);
                 self.relink(call, &mut out, &recorded_keys);
@@ -2868,6 +2870,7 @@ impl Engine {
             ns,
             body,
         );
+        self.mask_list_items(ns, r, body);
         // The variant's recorded `Link` names a recorded page: only the served page's own
         // links go out (none for an empty or single page).
         out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
