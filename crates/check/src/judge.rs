@@ -395,6 +395,15 @@ pub struct AnswerMemo {
 }
 
 impl AnswerMemo {
+    /// A memo that already holds the answer's parsed body, when the twin handed out its
+    /// tree: `tree` must be exactly what `parse_body(answer bytes)` gives as JSON.
+    pub(crate) fn with_answer(tree: Option<Value>) -> AnswerMemo {
+        AnswerMemo {
+            parsed: tree.map(Body::Json),
+            ..AnswerMemo::default()
+        }
+    }
+
     /// The answer's parsed body (`parse_body(answer)`, where `answer` is the judged answer's
     /// bytes): the judge's parse when it made one, else parsed now and kept, so the id-flow
     /// step that follows does not parse it again.
@@ -678,7 +687,10 @@ fn judge_unsuppressed(
             }
             _ => None,
         };
-        let mut actual_body = actual_parsed.unwrap_or_else(|| parse_body(&obs.body));
+        // The memo's body is this parse when the twin handed out its tree.
+        let mut actual_body = actual_parsed
+            .or_else(|| memo.as_deref_mut().and_then(|m| m.parsed.take()))
+            .unwrap_or_else(|| parse_body(&obs.body));
         let (template, fields) = if obs.replay.is_some() {
             // A recognized exactness claim drops every relaxation (contract: X-Wraith-Replay),
             // the user's `[diff.fields]` classes included.

@@ -26,6 +26,16 @@ use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 pub trait Twin {
     /// Answer `req` in the namespace `session` (the `X-Wraith-Session` value).
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String>;
+    /// [`Twin::call`], with the JSON tree of the answer's body when the twin holds it anyway:
+    /// exactly what parsing the answer's body gives (the judge takes it instead of parsing
+    /// the bytes again). The default has none.
+    fn call_with_tree(
+        &mut self,
+        session: &str,
+        req: &Request,
+    ) -> Result<(Observed, Option<serde_json::Value>), String> {
+        self.call(session, req).map(|obs| (obs, None))
+    }
     /// The driver is done with a namespace (the in-memory twin frees it).
     fn end_session(&mut self, _session: &str) {}
     /// What the Lua handler bound to the recorded route `req` matches would answer in
@@ -72,6 +82,17 @@ fn observed(r: wraith_engine::Response) -> Observed {
 impl Twin for InMemoryTwin<'_> {
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
         Ok(observed(self.engine.handle(Some(session), req)))
+    }
+
+    /// The engine's tree of the body it just serialized (or parsed), see
+    /// [`Engine::handle_with_tree`].
+    fn call_with_tree(
+        &mut self,
+        session: &str,
+        req: &Request,
+    ) -> Result<(Observed, Option<serde_json::Value>), String> {
+        let (resp, tree) = self.engine.handle_with_tree(Some(session), req);
+        Ok((observed(resp), tree))
     }
 
     fn probe_handler(&mut self, session: &str, req: &Request) -> Option<Observed> {
@@ -487,20 +508,25 @@ pub fn replay_session(
         };
         // Before the call: the handler sees the session as it was before this request.
         let probe = twin.probe_handler(&ns, &req);
-        let obs = twin.call(&ns, &req).map_err(|message| TwinCallError {
-            session: sid.clone(),
-            exchange: idx,
-            method: ex.request.method.clone(),
-            path: ex.request.path.clone(),
-            message,
-        })?;
+        let (obs, tree) = twin
+            .call_with_tree(&ns, &req)
+            .map_err(|message| TwinCallError {
+                session: sid.clone(),
+                exchange: idx,
+                method: ex.request.method.clone(),
+                path: ex.request.path.clone(),
+                message,
+            })?;
         let mut parsed_here = None;
         let expected: &ExpectedBody = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
             Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
             _ => parsed_here.insert(ExpectedBody::of(ex)),
         };
         // What the judge learns of the answer, reused by the id-flow step below.
-        let mut memo = AnswerMemo::default();
+        // The twin's own tree of its answer is the parse of the answer (see
+        // `Twin::call_with_tree`): the judge, the symbol check and the id-flow step take it
+        // instead of parsing the bytes.
+        let mut memo = AnswerMemo::with_answer(tree);
         let mut verdict = judge_with_memo(
             index,
             &source,

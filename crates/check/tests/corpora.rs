@@ -450,3 +450,46 @@ fn a_diff_is_not_reused_for_a_request_with_other_echoed_values() {
     }
     assert!(probed > 0, "no echo hole to probe in the demo twin");
 }
+
+/// The tree the in-memory twin hands the judge with an answer (`Twin::call_with_tree`) is
+/// exactly the parse of the answer's bytes, key order included: every answer of linode and
+/// Mastodon sessions, in sample and held out (templates, list merges and rewritten moments
+/// there, verbatim moments here).
+#[test]
+fn the_twin_answer_tree_is_the_parse_of_its_bytes() {
+    let mut handed = 0usize;
+    for (corpus, base, sessions) in both_corpora(40) {
+        let (train, held) = wraith_check::holdout_split(&sessions, 3);
+        let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+        let all: Vec<_> = sessions.iter().collect();
+        let full_model = synth(&sessions, corpus, base);
+        let held_model = synth(&train_owned, corpus, base);
+        for (model, set) in [(&full_model, &all), (&held_model, &held)] {
+            let engine = engine(model);
+            let mut tw = wraith_check::InMemoryTwin::new(&engine);
+            for s in set.iter() {
+                let ns = format!("tree-{}", s.manifest.session_id);
+                for ex in &s.exchanges {
+                    let (obs, tree) = wraith_check::Twin::call_with_tree(
+                        &mut tw,
+                        &ns,
+                        &wraith_check::request_of(ex),
+                    )
+                    .expect("in-memory answer");
+                    let Some(tree) = tree else { continue };
+                    handed += 1;
+                    let parsed: serde_json::Value =
+                        serde_json::from_slice(&obs.body).expect("a tree's answer parses");
+                    assert_eq!(tree, parsed, "{}", s.manifest.session_id);
+                    assert_eq!(
+                        serde_json::to_vec(&tree).unwrap(),
+                        serde_json::to_vec(&parsed).unwrap(),
+                        "key order, {}",
+                        s.manifest.session_id
+                    );
+                }
+            }
+        }
+    }
+    assert!(handed > 0, "no answer came with its tree");
+}

@@ -664,6 +664,21 @@ impl Engine {
     /// Answer one application request. `session` is the `X-Wraith-Session` value, verbatim
     /// (`None` = the shared default namespace).
     pub fn handle(&self, session: Option<&str>, req: &Request) -> Response {
+        self.handle_with_tree(session, req).0
+    }
+
+    /// [`Engine::handle`], with the JSON tree of the answer's body when the engine held it
+    /// anyway (built it, or parsed a recorded text for a step that read it): exactly the tree
+    /// `serde_json::from_slice` gives for the returned body, so an in-process caller that
+    /// would parse the body again (the check's judge) can take it instead. `None` when the
+    /// engine did not hold one (bytes served as they are, an unread recorded text, a body from
+    /// the replay cache, `HEAD`, an empty body) or when it nests too deep to be sure the
+    /// parser would accept it.
+    pub fn handle_with_tree(
+        &self,
+        session: Option<&str>,
+        req: &Request,
+    ) -> (Response, Option<Value>) {
         let method = req.method.to_ascii_uppercase();
         let head = method == "HEAD";
         let out = self.handle_out(session, req, &method);
@@ -2954,8 +2969,9 @@ impl Engine {
 
     /// Outbound policy (self-URL rewrite), HEAD, and serialization. A replay-bytes cache hit
     /// serves its bytes instead of rewriting, sorting and serializing the body; a cache fill
-    /// stores what this produced.
-    fn finish(&self, mut out: Out, req: &Request, head: bool) -> Response {
+    /// stores what this produced. Also gives the JSON tree the body was serialized from, when
+    /// it was (see [`Engine::handle_with_tree`]).
+    fn finish(&self, mut out: Out, req: &Request, head: bool) -> (Response, Option<Value>) {
         // A cache candidate already knows the rewrite target: it is part of its key.
         let (hit, ticket, to) = match std::mem::take(&mut out.cached) {
             replay_cache::Cached::No => (None, None, self.rewrite_target(req)),
@@ -3041,7 +3057,19 @@ impl Engine {
         resp.exchange = exchange;
         resp.outbound_policy_applied =
             policy_applied && resp.provenance == Provenance::Recorded && resp.replay.is_some();
-        resp
+        // The body just serialized (or the text served, with its tree when a step parsed it):
+        // parsing `resp.body` gives this tree back (keys in their order, floats round-trip),
+        // within the parser's nesting limit. A cache hit emptied `out.body` above.
+        let tree = if head || resp.body.is_empty() {
+            None
+        } else {
+            match std::mem::replace(&mut out.body, OutBody::Empty) {
+                OutBody::Json(v) => Some(v).filter(|v| nests_within(v, TREE_DEPTH)),
+                OutBody::Raw(raw) => raw.parsed.into_inner().flatten(),
+                OutBody::Empty | OutBody::Bytes(_) => None,
+            }
+        };
+        (resp, tree)
     }
 
     fn serialize(&self, out: &Out, _req: &Request, head: bool) -> Response {
@@ -3078,6 +3106,48 @@ impl Engine {
             field_counts: counts,
             field_origins: origins,
         }
+    }
+}
+
+/// Deepest nesting of arrays and objects a tree handed out by [`Engine::handle_with_tree`] may
+/// have: well inside `serde_json`'s parse limit (128), so its serialization parses back to it.
+const TREE_DEPTH: usize = 100;
+
+/// Whether `v` nests arrays and objects at most `depth` deep.
+fn nests_within(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Array(items) => depth > 0 && items.iter().all(|x| nests_within(x, depth - 1)),
+        Value::Object(map) => depth > 0 && map.values().all(|x| nests_within(x, depth - 1)),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tree_depth_tests {
+    use super::*;
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(json!(1), |v, i| {
+            if i % 2 == 0 {
+                json!([v])
+            } else {
+                json!({ "a": v })
+            }
+        })
+    }
+
+    #[test]
+    fn a_tree_nesting_within_the_depth_is_handed_out_and_a_deeper_one_is_not() {
+        assert!(nests_within(&json!("scalar"), 0));
+        assert!(nests_within(&nested(TREE_DEPTH), TREE_DEPTH));
+        assert!(!nests_within(&nested(TREE_DEPTH + 1), TREE_DEPTH));
+        // What the limit guards: a tree the parser still reads back.
+        let text = serde_json::to_vec(&nested(TREE_DEPTH)).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&text).unwrap(),
+            nested(TREE_DEPTH)
+        );
     }
 }
 

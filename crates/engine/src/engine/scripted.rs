@@ -175,7 +175,7 @@ impl Engine {
         let mut out = self.run_route_handler(&mut ns, &call)?;
         self.outbound_body(&mut ns, &call, &mut out);
         let head = call.head;
-        Some(self.finish(out, req, head))
+        Some(self.finish(out, req, head).0)
     }
 
     /// The route index's authored route, when it is one.
