@@ -444,6 +444,7 @@ const HEX: &[u8] = b"0123456789abcdef";
 const UPPER_ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER_ALNUM: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const BASE64URL: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
 
 /// The characters of a charset, in a fixed order (the generator indexes into it).
 fn alphabet_of(charset: IdCharset) -> &'static [u8] {
@@ -453,6 +454,7 @@ fn alphabet_of(charset: IdCharset) -> &'static [u8] {
         IdCharset::UpperAlnum => UPPER_ALNUM,
         IdCharset::LowerAlnum => LOWER_ALNUM,
         IdCharset::Base62 => BASE62,
+        IdCharset::Base64Url => BASE64URL,
     }
 }
 

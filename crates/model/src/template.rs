@@ -330,6 +330,10 @@ pub enum IdCharset {
     LowerAlnum,
     /// `0-9A-Za-z`
     Base62,
+    /// `0-9A-Za-z` with `-` and `_` (URL-safe base64): random secrets and client ids
+    /// (`uXrY0Cwg-KRRWz8L9-76lA9DyStb48o0s1VhsLEhmrY`). Synth learns it only for long values
+    /// mixing upper case, lower case and digits.
+    Base64Url,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -567,6 +567,7 @@ fn charset_within(a: IdCharset, b: IdCharset) -> bool {
         (Digits, _) => true,
         (Hex, LowerAlnum | Base62) => true,
         (LowerAlnum | UpperAlnum, Base62) => true,
+        (_, Base64Url) => true,
         _ => false,
     }
 }

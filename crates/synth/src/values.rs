@@ -200,9 +200,23 @@ pub fn iso_unit(s: &str) -> Option<ClockUnit> {
     })
 }
 
+/// Shortest value read as a URL-safe base64 token ([`IdCharset::Base64Url`]).
+const MIN_BASE64URL_TOKEN: usize = 20;
+
 fn charset_of(s: &str) -> Option<IdCharset> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    if s.is_empty() {
         return None;
+    }
+    if !s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        // `-` and `_` inside a long value mixing cases and digits: a random URL-safe base64
+        // token, not words joined by separators.
+        let token = s.len() >= MIN_BASE64URL_TOKEN
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && s.bytes().any(|b| b.is_ascii_uppercase())
+            && s.bytes().any(|b| b.is_ascii_lowercase())
+            && s.bytes().any(|b| b.is_ascii_digit());
+        return token.then_some(IdCharset::Base64Url);
     }
     let digits = s.bytes().all(|b| b.is_ascii_digit());
     let lower_hex = s
@@ -230,6 +244,7 @@ fn charset_rank(c: IdCharset) -> u8 {
         IdCharset::UpperAlnum => 2,
         IdCharset::LowerAlnum => 2,
         IdCharset::Base62 => 3,
+        IdCharset::Base64Url => 4,
     }
 }
 
@@ -388,6 +403,7 @@ fn charset_class(charset: IdCharset) -> &'static str {
         IdCharset::UpperAlnum => "0-9A-Z",
         IdCharset::LowerAlnum => "0-9a-z",
         IdCharset::Base62 => "0-9A-Za-z",
+        IdCharset::Base64Url => "0-9A-Za-z_-",
     }
 }
 
@@ -413,6 +429,7 @@ pub fn shape_pattern(shape: &IdShape) -> String {
                 IdCharset::UpperAlnum => "0-9A-Z",
                 IdCharset::LowerAlnum => "0-9a-z",
                 IdCharset::Base62 => "0-9A-Za-z",
+                IdCharset::Base64Url => "0-9A-Za-z_-",
             };
             format!("{}[{class}]{{{length}}}", regex::escape(prefix))
         }
@@ -539,5 +556,26 @@ mod tests {
         assert_eq!(learn_id_shape(&[&u]), Some(IdShape::Uuid));
         let w = json!("hello-world");
         assert_eq!(learn_id_shape(&[&w]), None);
+    }
+
+    #[test]
+    fn random_url_safe_base64_secrets_learn_a_base64url_token() {
+        let a = json!("uXrY0Cwg-KRRWz8L9-76lA9DyStb48o0s1VhsLEhmrY");
+        let b = json!("7XPQ9maCOu1tb8LjEThbp0IQP6NejrKjGem9fp6AjtQ");
+        assert_eq!(
+            learn_id_shape(&[&a, &b]),
+            Some(IdShape::Token {
+                prefix: String::new(),
+                charset: IdCharset::Base64Url,
+                length: 43
+            })
+        );
+        // Words joined by separators are no token, even long ones with a digit.
+        let label = json!("my-test-linode-label-2");
+        let other = json!("my-test-linode-label-7");
+        assert_eq!(learn_id_shape(&[&label, &other]), None);
+        // Short mixed values are not read as secrets either.
+        let short = json!("Ab1-x_Z");
+        assert_eq!(learn_id_shape(&[&short]), None);
     }
 }
