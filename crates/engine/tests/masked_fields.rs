@@ -27,8 +27,9 @@ fn secret_shape() -> IdShape {
     }
 }
 
-/// `POST /v1/clients` (the create mints `id` and `secret`, echoes `label`) and `GET
-/// /v1/clients`, whose recorded items all list `secret` as `listed` and `label` as `app`.
+/// `POST /v1/clients` (the create mints `id` and `secret`, echoes `label`, answers `flags` as
+/// `{"beta": 0}`) and `GET /v1/clients`, whose recorded items all list `secret` as `listed`,
+/// `label` as `app` and `flags` as `{"beta": false}`.
 fn clients(listed: &str) -> Engine {
     let create = R::new("POST", "/v1/clients")
         .op(StateOp::Create, "clients")
@@ -40,6 +41,12 @@ fn clients(listed: &str) -> Engine {
                     field("id", gen_id(cus_id())),
                     field("label", echo_body("/label", JsonType::String)),
                     field("secret", gen_id(secret_shape())),
+                    field(
+                        "flags",
+                        Node::Object {
+                            fields: vec![field("beta", c(json!(0)))],
+                        },
+                    ),
                 ],
             },
         )
@@ -49,6 +56,12 @@ fn clients(listed: &str) -> Engine {
             field("id", c(json!("cli_1"))),
             field("label", c(json!("app"))),
             field("secret", c(json!(listed))),
+            field(
+                "flags",
+                Node::Object {
+                    fields: vec![field("beta", c(json!(false)))],
+                },
+            ),
         ],
     };
     let list = R::new("GET", "/v1/clients")
@@ -88,6 +101,8 @@ fn a_listed_session_record_shows_the_constant_every_recorded_item_masked_its_min
         .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
         .expect("the session's client is listed");
     assert_eq!(mine["secret"], json!("<REDACTED>"), "{page}");
+    // Flags every create answered as 0 and every listing as false are listed as false.
+    assert_eq!(mine["flags"], json!({"beta": false}), "{page}");
     // The echoed label is the session's record's own.
     assert_eq!(mine["label"], json!("mine"), "{page}");
 }
@@ -103,4 +118,16 @@ fn mask_is_learned_only_from_a_constant_no_create_answered() {
         .expect("the session's client is listed");
     assert_eq!(mine["secret"], json!("***"));
     assert_ne!(mine["label"], json!("app"));
+}
+
+#[test]
+fn a_listed_constant_of_the_minted_shape_is_one_records_own_and_masks_nothing() {
+    // One recorded page listing one record: its secret is a constant of the template only
+    // because one record was listed, and it has the shape the create mints.
+    let (created, page) = create_then_list(&clients("0123456789abcdef0123456789abcdef"));
+    let mine = page
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
+        .expect("the session's client is listed");
+    assert_eq!(mine["secret"], created["secret"], "{page}");
 }

@@ -5,17 +5,20 @@
 //!
 //! The session's record is stored as its create answered it, and a page listing it shows the
 //! stored record in place of a recorded item (`list::merge_into_moment`, `list::serve_list`).
-//! Where every recorded item of the list route held one constant string or boolean at a
-//! top-level field (the template's item representatives, or the items of a list recorded at
-//! one length, all hold it as a non-optional constant), and every create of the type that
-//! answers the field answered something else there (a minted value, or another constant; never
-//! that constant, never an echo of the request, never an observed value listing it), the list
-//! never shows what the create answered: the page shows the constant. Not here: reads and
-//! updates of one record (their answers are replayed or rendered from their own templates),
-//! nested fields, numbers.
+//! Where every recorded item of the list route held one constant at a top-level field (a
+//! string or boolean, or an object of them: the template's item representatives, or the items
+//! of a list recorded at one length, all hold it as a non-optional constant), and every create
+//! of the type that answers the field answered something else there (a minted value, or another
+//! constant: flags a create answers as `0` and every listing as `false`; never that constant,
+//! never an echo of the request, never an observed value listing it), the list never shows
+//! what the create answered: the page shows the constant. Not here: reads and updates of one
+//! record (their answers are replayed or rendered from their own templates), numbers and lists
+//! (data of the records listed).
 
 use serde_json::Value;
-use wraith_model::{ArrayNode, BodyTemplate, Field, Hole, HoleKind, Model, Node, StateOp};
+use wraith_model::{
+    ArrayNode, BodyTemplate, Field, Hole, HoleKind, IdCharset, IdShape, Model, Node, StateOp,
+};
 
 use crate::namespace::Namespace;
 use crate::util::json_pointer_get_mut;
@@ -49,12 +52,7 @@ pub(super) fn masked_fields(model: &Model, r: usize, pk: &str) -> Vec<(String, V
             let consts: Vec<(String, Value)> = fields
                 .iter()
                 .filter(|f| !f.optional && f.key != pk)
-                .filter_map(|f| match &f.value {
-                    Node::Const { value } if value.is_string() || value.is_boolean() => {
-                        Some((f.key.clone(), value.clone()))
-                    }
-                    _ => None,
-                })
+                .filter_map(|f| Some((f.key.clone(), shown_constant(&f.value)?)))
                 .collect();
             shown = Some(match shown {
                 None => consts,
@@ -99,6 +97,86 @@ pub(super) fn mask_session_items(
                 *slot = value.clone();
             }
         }
+    }
+}
+
+/// The constant a list shows at a field: a string or boolean, or an object of such constants
+/// at every depth (a record's feature flags, `{"nginx": false}`); numbers and lists are data of
+/// the records listed, not a masked state.
+fn shown_constant(node: &Node) -> Option<Value> {
+    match node {
+        Node::Const { value } if value.is_string() || value.is_boolean() => Some(value.clone()),
+        Node::Object { fields } if !fields.is_empty() => {
+            let mut map = serde_json::Map::new();
+            for f in fields {
+                if f.optional {
+                    return None;
+                }
+                map.insert(f.key.clone(), shown_constant(&f.value)?);
+            }
+            Some(Value::Object(map))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `value` could be minted by `shape` (a derived value is assumed to be).
+fn minted_shape(shape: &IdShape, value: &Value) -> bool {
+    let in_charset = |s: &str, charset: &IdCharset| {
+        s.chars().all(|c| match charset {
+            IdCharset::Digits => c.is_ascii_digit(),
+            IdCharset::Hex => c.is_ascii_digit() || ('a'..='f').contains(&c),
+            IdCharset::UpperAlnum => c.is_ascii_digit() || c.is_ascii_uppercase(),
+            IdCharset::LowerAlnum => c.is_ascii_digit() || c.is_ascii_lowercase(),
+            IdCharset::Base62 => c.is_ascii_alphanumeric(),
+            IdCharset::Base64Url => c.is_ascii_alphanumeric() || c == '-' || c == '_',
+        })
+    };
+    match (shape, value) {
+        (IdShape::Integer { .. }, Value::Number(_)) => true,
+        (IdShape::Integer { as_string, .. }, Value::String(s)) => {
+            *as_string && !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
+        }
+        (IdShape::Derived { .. }, _) => true,
+        (_, Value::String(s)) => match shape {
+            IdShape::Token {
+                prefix,
+                charset,
+                length,
+            } => s
+                .strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.chars().count() == *length && in_charset(rest, charset)),
+            IdShape::Uuid => {
+                let groups: Vec<&str> = s.split('-').collect();
+                groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+                    && groups.iter().all(|g| in_charset(g, &IdCharset::Hex))
+            }
+            IdShape::Grouped { charset, groups } => {
+                let parts: Vec<&str> = s.split('-').collect();
+                parts.iter().map(|g| g.len()).eq(groups.iter().copied())
+                    && parts.iter().all(|g| in_charset(g, charset))
+            }
+            IdShape::Integer { .. } | IdShape::Derived { .. } => true,
+        },
+        _ => false,
+    }
+}
+
+/// The value a template subtree always renders: constants, and objects of them.
+fn constant_of(node: &Node) -> Option<Value> {
+    match node {
+        Node::Const { value } => Some(value.clone()),
+        Node::Object { fields } => {
+            let mut map = serde_json::Map::new();
+            for f in fields {
+                if f.optional {
+                    return None;
+                }
+                map.insert(f.key.clone(), constant_of(&f.value)?);
+            }
+            Some(Value::Object(map))
+        }
+        _ => None,
     }
 }
 
@@ -149,12 +227,13 @@ fn never_created(model: &Model, ty: &str, pk: &str, key: &str, value: &Value) ->
             };
             answered = true;
             let other = match &field.value {
-                Node::Const { value: c } => c != value,
+                // A value of the minted shape may be one record's own (a single recorded page
+                // lists the one record its run created): only a value no mint could give masks.
                 Node::Hole(Hole {
-                    source: HoleKind::Generated { .. },
+                    source: HoleKind::Generated { shape },
                     ..
-                }) => true,
-                _ => false,
+                }) => !minted_shape(shape, value),
+                node => constant_of(node).is_some_and(|c| c != *value),
             };
             if !other {
                 return false;
