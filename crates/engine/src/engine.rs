@@ -2021,11 +2021,13 @@ impl Engine {
             return;
         };
         let pk = self.pk_of(ty);
-        // The entity key of a recorded moment's body, parsed once per engine.
-        let moment_key = |mi: usize, m: &Moment| -> Option<String> {
+        // The entity key of a recorded moment's body, parsed once per engine; `tree` is the
+        // parse of that very body when the caller already holds it (not parsed again).
+        let moment_key = |mi: usize, m: &Moment, tree: Option<&Value>| -> Option<String> {
             self.entity_keys
-                .get((r, ei, mi), || match &m.body {
-                    RecordedBody::Json { value } => {
+                .get((r, ei, mi), || match (&m.body, tree) {
+                    (RecordedBody::Json { .. }, Some(tree)) => entity_key(tree, &pk),
+                    (RecordedBody::Json { value }, None) => {
                         value.parse().ok().and_then(|value| entity_key(&value, &pk))
                     }
                     _ => None,
@@ -2033,14 +2035,15 @@ impl Engine {
                 .cloned()
                 .flatten()
         };
-        // An answer still holding the served moment's text has that moment's key.
+        // An answer still holding the served moment's text has that moment's key (and, when an
+        // earlier step read it, that text's tree: see `RawJson::parsed`).
         let served = candidates.iter().find(|(i, _)| *i == mi).map(|(_, m)| *m);
         let mine = match (&out.body, served) {
             (OutBody::Raw(raw), Some(m))
                 if matches!(&m.body, RecordedBody::Json { value }
                     if raw.text.as_ref() == value.as_str().as_bytes()) =>
             {
-                moment_key(mi, m)
+                moment_key(mi, m, raw.parsed.get().and_then(Option::as_ref))
             }
             _ => out.body.json().and_then(|body| entity_key(&body, &pk)),
         };
@@ -2053,7 +2056,7 @@ impl Engine {
             let n = seen.entry(run).or_insert(0);
             if *n == position
                 && matches!(m.body, RecordedBody::Json { .. })
-                && let Some(theirs) = moment_key(ci, m)
+                && let Some(theirs) = moment_key(ci, m, None)
                 && theirs != mine
             {
                 ns.counterparts
