@@ -1954,6 +1954,17 @@ impl Engine {
         {
             out.replay = None;
         }
+        // A write whose answers mint a fresh id (a generated or counter hole in the template
+        // of the moment's status), on a route several recorded runs wrote to, answers each run
+        // with that run's own ids: one run's recorded answer is not what this request gets
+        // (the others show the same kind of request minting other values), so it is served but
+        // not claimed exact (below, once the claim has said whether the run was proven). A
+        // twin of one recorded run keeps its claims.
+        let mints_per_run =
+            out.replay.is_some() && write && route.variants.iter().any(|v| {
+                v.status == moment.status
+                    && matches!(&v.body, wraith_model::BodyTemplate::Json { root } if mints(root))
+            }) && recorded_by_several_runs(route);
         if merge_list.is_some() && route.list.is_some() {
             out.body.materialize();
         }
@@ -1998,6 +2009,11 @@ impl Engine {
                 };
                 ns.unproven_ids.extend(id);
             }
+        }
+        // The requests proved the run (its ids are not unproven), but its minted values are
+        // that run's own: no claim.
+        if mints_per_run {
+            out.replay = None;
         }
         Some(out)
     }
@@ -3483,6 +3499,36 @@ fn reads_snapshot(node: &Node) -> bool {
         Node::Object { fields } => fields.iter().any(|f| reads_snapshot(&f.value)),
         Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(reads_snapshot),
         Node::Array(wraith_model::ArrayNode::List { .. }) => true,
+    }
+}
+
+/// Whether the route's exact-replay moments come from at least two recorded runs.
+fn recorded_by_several_runs(route: &Route) -> bool {
+    let mut first: Option<&str> = None;
+    for m in route.exact.iter().flat_map(|e| e.moments.iter()) {
+        let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
+        match first {
+            None => first = Some(run),
+            Some(f) if f == run => {}
+            Some(_) => return true,
+        }
+    }
+    false
+}
+
+/// Whether rendering `node` mints a value: a generated or counter hole anywhere in it.
+fn mints(node: &Node) -> bool {
+    match node {
+        Node::Hole(h) => matches!(
+            h.source,
+            wraith_model::HoleKind::Generated { .. } | wraith_model::HoleKind::Counter { .. }
+        ),
+        Node::Const { .. } => false,
+        Node::Object { fields } => fields.iter().any(|f| mints(&f.value)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(mints),
+        Node::Array(wraith_model::ArrayNode::List {
+            representatives, ..
+        }) => representatives.iter().any(mints),
     }
 }
 

@@ -269,3 +269,64 @@ fn without_the_sessions_create_the_moment_is_a_plain_series_moment() {
         Some("series-moment;v=1;outbound-policy=applied")
     );
 }
+
+/// `POST /v1/items` (a create minting its `id`) recorded by the runs `runs`, one request body
+/// each (`{"kind": "item-<n>"}`).
+fn minting_create(runs: &[&str]) -> Model {
+    let mut create = R::new("POST", "/v1/items")
+        .op(StateOp::Create, "items")
+        .variant(
+            201,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("kind", echo_body("/kind", JsonType::String)),
+            ]),
+        );
+    for (n, run) in runs.iter().enumerate() {
+        let kind = format!("item-{n}");
+        create = create.exact(
+            "/v1/items",
+            "",
+            Some(&json!({"kind": kind})),
+            vec![moment(
+                &format!("{run}/{n}"),
+                201,
+                json!({"id": format!("i_{n}"), "kind": kind}),
+            )],
+        );
+    }
+    model(
+        vec![create.build()],
+        vec![("items", entity_type(&[], &[], vec![]))],
+    )
+}
+
+#[test]
+fn a_minting_write_several_runs_recorded_is_served_without_a_claim() {
+    // Two runs created items: the request recorded by one of them is answered with that run's
+    // minted id, which another client sending it would not get.
+    let e = engine(minting_create(&["s1", "s2"]), det_opts());
+    let r = send(
+        &e,
+        Some("a"),
+        "POST",
+        "/v1/items",
+        json!({"kind": "item-1"}),
+    );
+    assert_eq!(r.provenance, Provenance::Recorded);
+    assert_eq!(body(&r)["id"], json!("i_1"));
+    assert_eq!(r.replay, None);
+    assert!(replay_header(&e, &r, "POST").is_none());
+    // A twin of one recorded run keeps its claim.
+    let e = engine(minting_create(&["s1", "s1"]), det_opts());
+    let r = send(
+        &e,
+        Some("a"),
+        "POST",
+        "/v1/items",
+        json!({"kind": "item-1"}),
+    );
+    assert_eq!(r.provenance, Provenance::Recorded);
+    assert_eq!(r.replay, Some(ReplayClass::SeriesMoment));
+}
