@@ -21,6 +21,8 @@
 //! Not here: reading files or the clock (the binary hands in *now* and the recordings' times).
 
 use serde::Serialize;
+/// Durations as `wraith.toml` spells them (`"30d"`), shared with the twin's config.
+pub use wraith_twin::duration::parse_duration;
 
 /// `[freshness]` as written in `wraith.toml`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -95,25 +97,6 @@ impl FreshnessGate {
             Err(errors)
         }
     }
-}
-
-/// `"30d"` → seconds. Units `s`, `m`, `h`, `d`, `w`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad =
-        || format!("`{s}` is not a duration; write it like \"30d\", \"12h\", \"90m\" or \"3600s\"");
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let mult = match unit.trim() {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        "w" => 604_800,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(mult).ok_or_else(bad)
 }
 
 /// The model's drifted routes, as the freshness verdict counts them.
@@ -228,18 +211,6 @@ mod tests {
     use super::*;
 
     const DAY: i64 = 86_400;
-
-    #[test]
-    fn durations_parse_with_units_and_reject_anything_else() {
-        assert_eq!(parse_duration("30d"), Ok(30 * 86_400));
-        assert_eq!(parse_duration("12h"), Ok(43_200));
-        assert_eq!(parse_duration("90m"), Ok(5_400));
-        assert_eq!(parse_duration("3600"), Ok(3_600));
-        assert_eq!(parse_duration("2w"), Ok(1_209_600));
-        for bad in ["", "d", "30 days", "-1d", "1.5d", "30y"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn no_key_means_no_sla_and_bad_keys_are_all_named() {

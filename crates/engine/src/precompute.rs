@@ -69,6 +69,7 @@ mod tests {
                 tool_version: "test".into(),
                 tag: None,
                 request_keying: Default::default(),
+                run_gap_us: None,
             },
         )
         .model;

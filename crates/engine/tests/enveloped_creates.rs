@@ -114,6 +114,7 @@ fn a_record_created_through_an_enveloped_answer_reads_back_and_lists() {
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     )
     .model;

@@ -136,7 +136,7 @@ pub struct Route {
 
 /// One way a route's newest recording run disagrees with its earlier recordings (see
 /// [`Route::drift`]). Synth finds it by comparing the route's sessions of its latest recording
-/// run (sessions in start order, a new run after a pause of more than an hour) with its
+/// run (sessions in start order, a new run after a pause longer than the run gap) with its
 /// sessions of every earlier run; only shapes and statuses count, never values
 /// (`docs/model-format.md`, "Drift").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -110,6 +110,7 @@ fn synthesize_exchanges(bencher: divan::Bencher<'_, '_>, n: usize) {
                     tool_version: "bench".into(),
                     tag: None,
                     request_keying: Default::default(),
+                    run_gap_us: None,
                 },
             );
             divan::black_box(s.summary.routes)

@@ -8,8 +8,9 @@
 //! - **Runs.** A session's time is its manifest start (`start_time_us`); a session without one
 //!   (0) cannot be placed in time and takes no part. A **recording run** is a stretch of
 //!   recording without a long pause: the twin's sessions ordered by start time, a new run
-//!   beginning wherever the next session started more than [`RUN_GAP_US`] (one hour) after the
-//!   one before it. So two runs recorded on one day are two runs, and one run spanning midnight
+//!   beginning wherever the next session started more than the run gap after the one before
+//!   it ([`SynthOptions::run_gap_us`](crate::SynthOptions::run_gap_us), `[generate] run_gap`;
+//!   [`RUN_GAP_US`], one hour, by default). So two runs recorded on one day are two runs, and one run spanning midnight
 //!   is one. Runs are the twin's, not a route's (a route's sessions may be far apart inside one
 //!   run that recorded other routes in between). The route's **newest run** is the latest run
 //!   holding one of its sessions; its **earlier** recordings are its sessions of every earlier
@@ -55,14 +56,18 @@ use crate::routes::RouteGroup;
 /// Earlier answers a finding needs at least (and one newer answer).
 pub const MIN_EARLIER: u64 = 2;
 
-/// A pause between two consecutive sessions' starts longer than this (one hour, in
-/// microseconds) begins a new recording run. A suite recorded in one sitting starts its
+/// The default run gap: a pause between two consecutive sessions' starts longer than this
+/// (one hour, in microseconds) begins a new recording run. A suite recorded in one sitting starts its
 /// sessions seconds or minutes apart; a refresh is recorded hours or days later.
 pub const RUN_GAP_US: u64 = 3_600_000_000;
 
 /// The twin's recording runs: session id → (run number from 0, the run's first start in unix
-/// microseconds). Sessions without a time (0) are in no run.
-pub fn recording_runs<'s>(started_us: &BTreeMap<&'s str, u64>) -> BTreeMap<&'s str, (u32, u64)> {
+/// microseconds), a new run wherever a start follows the one before by more than `gap_us`.
+/// Sessions without a time (0) are in no run.
+pub fn recording_runs<'s>(
+    started_us: &BTreeMap<&'s str, u64>,
+    gap_us: u64,
+) -> BTreeMap<&'s str, (u32, u64)> {
     let mut order: Vec<(u64, &'s str)> = started_us
         .iter()
         .filter(|(_, us)| **us > 0)
@@ -76,7 +81,7 @@ pub fn recording_runs<'s>(started_us: &BTreeMap<&'s str, u64>) -> BTreeMap<&'s s
     for (us, session) in order {
         match prev {
             None => run_start = us,
-            Some(p) if us - p > RUN_GAP_US => {
+            Some(p) if us - p > gap_us => {
                 run += 1;
                 run_start = us;
             }
@@ -89,13 +94,15 @@ pub fn recording_runs<'s>(started_us: &BTreeMap<&'s str, u64>) -> BTreeMap<&'s s
 }
 
 /// The drift of every route, in `groups` order. `started_us` maps a session id to its
-/// manifest start time (unix microseconds; 0 or absent: unknown).
+/// manifest start time (unix microseconds; 0 or absent: unknown); `gap_us` splits them into
+/// runs ([`recording_runs`]).
 pub fn route_drift(
     groups: &[RouteGroup],
     obs: &[Obs<'_>],
     started_us: &BTreeMap<&str, u64>,
+    gap_us: u64,
 ) -> Vec<Vec<RouteDrift>> {
-    let runs = recording_runs(started_us);
+    let runs = recording_runs(started_us, gap_us);
     let mut sent = SentNames::default();
     groups
         .iter()
@@ -462,12 +469,26 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let runs = recording_runs(&started);
+        let runs = recording_runs(&started, RUN_GAP_US);
         assert_eq!(runs.get("a"), Some(&(0, HOUR)));
         // Exactly the gap is still the same run.
         assert_eq!(runs.get("b"), Some(&(0, HOUR)));
         assert_eq!(runs.get("c"), Some(&(1, 3 * HOUR + 1)));
         assert_eq!(runs.get("late"), Some(&(2, 10 * HOUR + 1)));
         assert_eq!(runs.get("untimed"), None);
+    }
+
+    #[test]
+    fn a_shorter_run_gap_splits_one_sitting_into_runs() {
+        let minute = 60_000_000;
+        let started: BTreeMap<&str, u64> = [("a", minute), ("b", 6 * minute), ("c", 40 * minute)]
+            .into_iter()
+            .collect();
+        let one_run = recording_runs(&started, RUN_GAP_US);
+        assert!(one_run.values().all(|(run, _)| *run == 0), "{one_run:?}");
+        let runs = recording_runs(&started, 20 * minute);
+        assert_eq!(runs.get("a"), Some(&(0, minute)));
+        assert_eq!(runs.get("b"), Some(&(0, minute)));
+        assert_eq!(runs.get("c"), Some(&(1, 40 * minute)));
     }
 }

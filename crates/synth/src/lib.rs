@@ -73,6 +73,10 @@ pub struct SynthOptions {
     /// `[generate.request_keying]`: which answer positions may be keyed by a request field
     /// (default `auto`, see [`request_keying`]).
     pub request_keying: request_keying::RequestKeying,
+    /// `[generate] run_gap` in microseconds: a pause between two sessions' starts longer than
+    /// this begins a new recording run, the unit drift compares ([`drift`]). `None`: one hour
+    /// ([`drift::RUN_GAP_US`]).
+    pub run_gap_us: Option<u64>,
 }
 
 /// The result of a synth run.
@@ -172,10 +176,12 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         let t = started.entry(&s.manifest.session_id).or_insert(u64::MAX);
         *t = (*t).min(s.manifest.start_time_us);
     }
-    for (route, drift) in built
-        .iter_mut()
-        .zip(drift::route_drift(&templated, &obs, &started))
-    {
+    for (route, drift) in built.iter_mut().zip(drift::route_drift(
+        &templated,
+        &obs,
+        &started,
+        opts.run_gap_us.unwrap_or(drift::RUN_GAP_US),
+    )) {
         route.drift = drift;
     }
     // Action effects compare recorded answers, so they come before exact replay takes them.

@@ -20,6 +20,7 @@ fn synth_har_corpus(name: &str, base_url: &str, origin: &str) -> Synthesis {
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     )
 }
@@ -221,6 +222,7 @@ fn wraith_demo_recordings_synthesize_into_customers_and_orders() {
             tool_version: "test".into(),
             tag: Some("checkout-contract".into()),
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     );
     assert_no_placeholders(&s);

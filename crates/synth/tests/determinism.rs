@@ -52,6 +52,7 @@ fn canonical(sessions: &[RecordedSession]) -> (String, String) {
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     );
     (

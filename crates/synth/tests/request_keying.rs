@@ -112,6 +112,7 @@ fn synth(sessions: &[RecordedSession], keying: RequestKeying) -> Model {
             tool_version: "test".into(),
             tag: None,
             request_keying: keying,
+            run_gap_us: None,
         },
     )
     .model

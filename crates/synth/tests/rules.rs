@@ -209,6 +209,7 @@ fn run_case(path: &Path) {
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     );
     let model = serde_json::to_value(&out.model).unwrap();

@@ -150,6 +150,7 @@ fn model(sessions: &[RecordedSession]) -> Model {
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     )
     .model

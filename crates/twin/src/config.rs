@@ -485,6 +485,19 @@ pub struct TaggedUnionPolicy {
 #[serde(deny_unknown_fields, default)]
 pub struct GenerateConfig {
     pub request_keying: RequestKeyingConfig,
+    /// `[generate] run_gap`: a pause between two consecutive sessions' starts longer than this
+    /// (a duration: `"1h"`, `"90m"`, `"2d"`) begins a new recording run, which synth compares
+    /// with the earlier runs to find drift. Unset: one hour.
+    pub run_gap: Option<String>,
+}
+
+impl GenerateConfig {
+    /// `run_gap` in microseconds, as `wraith synth` takes it; `None` when unset (or invalid:
+    /// [`TwinConfig::load`] refuses that).
+    pub fn run_gap_us(&self) -> Option<u64> {
+        let secs = crate::duration::parse_duration(self.run_gap.as_deref()?).ok()?;
+        secs.checked_mul(1_000_000).filter(|us| *us > 0)
+    }
 }
 
 /// `[generate.request_keying]`: which answer positions synth may key by a request field (one
@@ -722,6 +735,23 @@ impl TwinConfig {
             ));
         }
         self.generate.request_keying.validate(doc, text, path)?;
+        if let Some(gap) = &self.generate.run_gap {
+            match crate::duration::parse_duration(gap) {
+                Err(m) => return Err(err("generate.run_gap", m)),
+                Ok(0) => {
+                    return Err(err(
+                        "generate.run_gap",
+                        "must be longer than zero (every session would be a run of its own); \
+                         remove the key for the default of one hour"
+                            .to_string(),
+                    ));
+                }
+                Ok(secs) if secs.checked_mul(1_000_000).is_none() => {
+                    return Err(err("generate.run_gap", format!("`{gap}` is too long")));
+                }
+                Ok(_) => {}
+            }
+        }
         for (key, v) in [
             ("diff.required_score", self.diff.required_score),
             ("diff.session_pass_rate", self.diff.session_pass_rate),
@@ -952,7 +982,10 @@ fn schema() -> Shape {
         ("handlers", leaves(&["deviation_policy"])),
         (
             "generate",
-            Table(vec![("request_keying", leaves(&["mode", "route"]))]),
+            Table(vec![
+                ("request_keying", leaves(&["mode", "route"])),
+                ("run_gap", Leaf),
+            ]),
         ),
         ("freshness", leaves(&["max_age", "warn_age", "max_drift"])),
         ("deviations", Leaf),
@@ -1191,6 +1224,33 @@ mod tests {
             .to_string();
         assert!(err.starts_with("t/wraith.toml:7:"), "{err}");
         assert!(err.contains("loose"), "{err}");
+    }
+
+    #[test]
+    fn run_gap_is_read_as_microseconds_and_a_bad_or_zero_gap_names_its_line() {
+        let head = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[generate]\n";
+        let cfg = TwinConfig::parse(head, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.generate.run_gap_us(), None);
+        let cfg = TwinConfig::parse(
+            &format!("{head}run_gap = \"90m\"\n"),
+            Path::new("wraith.toml"),
+        )
+        .unwrap();
+        assert_eq!(cfg.generate.run_gap_us(), Some(5_400_000_000));
+        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+        for (bad, says) in [("soon", "not a duration"), ("0h", "longer than zero")] {
+            let err = TwinConfig::parse(
+                &format!("{head}run_gap = \"{bad}\"\n"),
+                Path::new("t/wraith.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(err.starts_with("t/wraith.toml:5:"), "{err}");
+            assert!(
+                err.contains("generate.run_gap") && err.contains(says),
+                "{err}"
+            );
+        }
     }
 
     #[test]

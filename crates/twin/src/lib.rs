@@ -9,6 +9,7 @@
 pub mod config;
 pub mod dir;
 pub mod drift;
+pub mod duration;
 
 pub use config::{
     ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,

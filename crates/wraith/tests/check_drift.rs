@@ -1,7 +1,8 @@
 //! Drift between recording runs, black-box: a twin whose later recordings answer a route in
 //! another shape shows it as drifted in `wraith serve`'s `--ready-json` and `/__wraith/info`
 //! (`drifted_routes`), and `wraith check` reports the drifted share of routes against
-//! `[freshness] max_drift` (above it: exit 2, `twin-drift-exceeded`).
+//! `[freshness] max_drift` (above it: exit 2, `twin-drift-exceeded`). Runs are split by
+//! `[generate] run_gap` (default one hour).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,6 +16,11 @@ use serde_json::{Value, json};
 
 /// One HAR session recorded on `day` (`2026-06-<day>`): a health read and a widget read.
 fn session_har(day: u32, widget: &Value) -> Value {
+    session_har_at(&format!("2026-06-{day:02}T12:00"), widget)
+}
+
+/// The same session started at `minute` (`YYYY-MM-DDTHH:MM`, UTC).
+fn session_har_at(minute: &str, widget: &Value) -> Value {
     let id = widget["id"].as_str().unwrap();
     let mut entries = vec![
         entry(
@@ -33,7 +39,7 @@ fn session_har(day: u32, widget: &Value) -> Value {
         ),
     ];
     for (i, e) in entries.iter_mut().enumerate() {
-        e["startedDateTime"] = json!(format!("2026-06-{day:02}T12:00:0{i}.000Z"));
+        e["startedDateTime"] = json!(format!("{minute}:0{i}.000Z"));
     }
     json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
         "pages": [], "entries": entries}})
@@ -160,6 +166,91 @@ fn recordings_that_agree_in_shape_have_no_drift() {
     let f = &stdout_json(&out)["freshness"];
     assert_eq!(f["drift"], 0.0);
     assert_eq!(f["drifted_routes"], json!([]));
+}
+
+/// Widgets recorded in one afternoon: at 12:00 and 12:05 with a `color`, at 12:40 without.
+fn widgets_afternoon(run_gap: Option<&str>) -> DemoTwin {
+    let t = DemoTwin::init("widgets", "https://api.widgets.test/v1");
+    if let Some(gap) = run_gap {
+        let p = t.root.join("wraith.toml");
+        let mut text = std::fs::read_to_string(&p).unwrap();
+        text.push_str(&format!("\n[generate]\nrun_gap = \"{gap}\"\n"));
+        std::fs::write(&p, text).unwrap();
+    }
+    for (name, minute, widget) in [
+        (
+            "a",
+            "12:00",
+            json!({"id": "wid_a1", "name": "one", "color": "red"}),
+        ),
+        (
+            "b",
+            "12:05",
+            json!({"id": "wid_b2", "name": "two", "color": "blue"}),
+        ),
+        ("c", "12:40", json!({"id": "wid_c3", "name": "three"})),
+    ] {
+        t.import_har(
+            name,
+            &session_har_at(&format!("2026-06-01T{minute}"), &widget),
+        );
+    }
+    t
+}
+
+fn drift_kinds(t: &DemoTwin) -> Vec<String> {
+    t.model()["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.get("drift"))
+        .flat_map(|d| d.as_array().unwrap().iter())
+        .map(|d| {
+            format!(
+                "{} {}",
+                d["kind"].as_str().unwrap(),
+                d["at"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sessions_of_one_sitting_are_one_run_so_a_field_they_disagree_on_is_no_drift() {
+    let t = widgets_afternoon(None);
+    t.synth();
+    assert_eq!(drift_kinds(&t), Vec::<String>::new());
+}
+
+#[test]
+fn a_run_gap_shorter_than_a_pause_makes_the_later_sessions_a_newer_run() {
+    let t = widgets_afternoon(Some("20m"));
+    t.synth();
+    assert_eq!(drift_kinds(&t), vec!["field_removed /color".to_string()]);
+    let m = t.model();
+    let d = &m["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|r| r.get("drift"))
+        .unwrap()[0];
+    assert_eq!(d["since"], "2026-06-01T12:40:00Z");
+}
+
+#[test]
+fn a_run_gap_that_is_not_a_duration_is_refused_naming_the_file_and_line() {
+    let t = widgets_afternoon(None);
+    let p = t.root.join("wraith.toml");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, format!("{text}\n[generate]\nrun_gap = \"soon\"\n")).unwrap();
+    let out = t.run(&["synth"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("wraith.toml:") && err.contains("generate.run_gap") && err.contains("soon"),
+        "{err}"
+    );
+    assert!(!t.root.join("model/twin.wir.json").exists());
 }
 
 fn ready_and_info(t: &DemoTwin) -> (Value, Value) {

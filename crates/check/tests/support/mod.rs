@@ -75,6 +75,7 @@ pub fn synth(sessions: &[RecordedSession], twin: &str, base_url: &str) -> Model 
             tool_version: "test".into(),
             tag: None,
             request_keying: Default::default(),
+            run_gap_us: None,
         },
     )
     .model;

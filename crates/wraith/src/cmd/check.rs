@@ -700,6 +700,7 @@ fn holdout(
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             tag: None,
             request_keying: super::synth::request_keying(cfg),
+            run_gap_us: cfg.generate.run_gap_us(),
         },
     );
     let model = synthesis.model;

@@ -426,6 +426,7 @@ fn load_input(
                     tool_version: env!("CARGO_PKG_VERSION").to_string(),
                     tag: None,
                     request_keying: super::synth::request_keying(&config),
+                    run_gap_us: config.generate.run_gap_us(),
                 },
             );
             (s.model, s.symbols, "synthesized")

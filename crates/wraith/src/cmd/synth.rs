@@ -123,6 +123,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             tag: tag.map(str::to_string),
             request_keying: request_keying(&config),
+            run_gap_us: config.generate.run_gap_us(),
         },
     );
     drop(sessions);
@@ -223,6 +224,7 @@ mod tests {
                 tool_version: "test".into(),
                 tag: None,
                 request_keying: Default::default(),
+                run_gap_us: None,
             },
         );
         let whole = wraith_model::to_canonical_json(&s.model).ok();
