@@ -9,7 +9,8 @@
 //! - `req`: `method`, `path`, `headers` (lowercase names; repeated headers joined with `, `),
 //!   `query` (first value of each name), `params` (path parameters by the route's names),
 //!   `body` (raw string, or `nil` when empty), `json` (the decoded body, or `nil`).
-//! - `emit`: `status(n)`, `header(name, value)` (replaces a header of the same name),
+//! - `emit`: `status(n)`, `header(name, value)` (replaces a header of the same name; a
+//!   sequence of values sends the header once per value, in order),
 //!   `json(value)`, `body(string | table)` (a table is an alias of `json`),
 //!   `error(status, code, message)` → `{"error":{"code":…,"message":…}}`.
 //! - `state` (the session's entity store, shared with the CRUD engine): `get(type, id)`,
@@ -508,13 +509,27 @@ fn emit_table<'s>(
         "header",
         plain_errors(lua, scope, move |_, (k, v): (Value, Value)| {
             let name = string_arg("emit.header", "name", &k)?;
-            let value = match &v {
-                Value::Integer(n) => n.to_string(),
-                Value::Number(n) => n.to_string(),
-                other => string_arg("emit.header", "value", other)?,
+            let one = |v: &Value| match v {
+                Value::Integer(n) => Ok(n.to_string()),
+                Value::Number(n) => Ok(n.to_string()),
+                other => string_arg("emit.header", "value", other),
+            };
+            // A sequence of values sends the header once per value, in order (`Set-Cookie`,
+            // `Link`, `Vary`…), where joining them with `, ` would change their meaning.
+            let values = match &v {
+                Value::Table(t) => t
+                    .clone()
+                    .sequence_values::<Value>()
+                    .map(|item| one(&item?))
+                    .collect::<mlua::Result<Vec<String>>>()?,
+                other => vec![one(other)?],
             };
             let bad = |s: &str| s.chars().any(|c| c == '\r' || c == '\n' || c == '\0');
-            if name.is_empty() || bad(&name) || name.contains([' ', ':']) || bad(&value) {
+            if name.is_empty()
+                || bad(&name)
+                || name.contains([' ', ':'])
+                || values.iter().any(|v| bad(v))
+            {
                 return Err(mlua::Error::runtime(format!(
                     "emit.header: `{name}` is not a valid header (no spaces, colons or line \
                      breaks in the name, no line breaks in the value)"
@@ -523,7 +538,8 @@ fn emit_table<'s>(
             let mut e = emitted.borrow_mut();
             e.touched = true;
             e.headers.retain(|(h, _)| !h.eq_ignore_ascii_case(&name));
-            e.headers.push((name, value));
+            e.headers
+                .extend(values.into_iter().map(|value| (name.clone(), value)));
             Ok(())
         })?,
     )?;

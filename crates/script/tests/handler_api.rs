@@ -73,6 +73,40 @@ fn emit_status_header_and_json_set_the_response() {
 }
 
 #[test]
+fn emit_header_with_a_sequence_sends_the_header_once_per_value_in_order() {
+    let mut env = FakeEnv::new(&[]);
+    let r = run(
+        r#"emit.header("Set-Cookie", "stale=1")
+           emit.header("Set-Cookie", { "a=1; Path=/", "b=2", 3 })
+           emit.header("Vary", {})
+           emit.json({})"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        r.headers,
+        vec![
+            ("Set-Cookie".to_string(), "a=1; Path=/".to_string()),
+            ("Set-Cookie".to_string(), "b=2".to_string()),
+            ("Set-Cookie".to_string(), "3".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn emit_header_refuses_a_sequence_holding_a_line_break_or_a_table() {
+    for value in [r#"{ "ok", "bad\r\nX-Injected: 1" }"#, r#"{ { "nested" } }"#] {
+        let mut env = FakeEnv::new(&[]);
+        let err = run_err(
+            &format!(r#"emit.header("Set-Cookie", {value})"#),
+            &Req::get("/x"),
+            &mut env,
+        );
+        assert!(err.contains("emit.header"), "{err}");
+    }
+}
+
+#[test]
 fn emit_body_string_is_raw_bytes_and_a_table_is_json() {
     let mut env = FakeEnv::new(&[]);
     let r = run(r#"emit.body("plain text")"#, &Req::get("/x"), &mut env);

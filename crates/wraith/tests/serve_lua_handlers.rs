@@ -48,6 +48,23 @@ async fn a_bound_handler_answers_with_provenance_handler_and_serve_logs_the_bind
 }
 
 #[tokio::test]
+async fn a_handler_sends_a_header_once_per_value_of_a_sequence() {
+    let t = shop_with(&[(
+        "get_customer.lua",
+        r#"emit.header("Set-Cookie", { "a=1; Path=/", "b=2" })
+           emit.json({ id = req.params.id })"#,
+    )]);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(
+        r.headers.get("set-cookie"),
+        Some(&vec!["a=1; Path=/".to_string(), "b=2".to_string()])
+    );
+}
+
+#[tokio::test]
 async fn handlers_and_synthesized_routes_share_the_session_store() {
     let t = shop_with(&[(
         "update_customer.lua",
