@@ -13,6 +13,7 @@
 
 mod error;
 mod load;
+mod os_time;
 pub mod routes;
 pub mod runtime;
 

@@ -25,7 +25,8 @@
 //!   `json_encode(v)`, `array_mt` (set it on an empty table to encode `[]`), `null` (the JSON
 //!   `null` sentinel; decoded nulls are this value).
 //! - `math.random` draws from the session's seeded RNG (`math.randomseed` is a no-op);
-//!   `os.time()` and `os.clock()` read the session clock. Nothing else of `os` exists.
+//!   `os.time()`, `os.clock()` and `os.date()` read the session clock; `os.date` and
+//!   `os.time(table)` work in UTC (`os_time`). Nothing else of `os` exists.
 //!
 //! The API functions fail loudly (missing arguments, undeclared types, values JSON cannot
 //! carry) by raising plain strings prefixed with the handler's file and line, which `pcall`
@@ -263,15 +264,21 @@ impl LuaHandler {
             let os = lua.create_table()?;
             os.raw_set(
                 "time",
-                plain_errors(&lua, scope, move |_, args: MultiValue| {
-                    if !args.is_empty() {
-                        return Err(mlua::Error::runtime(
-                            "os.time(table) is not available in handlers; use os.time() or \
-                             clock.now()",
-                        ));
-                    }
-                    Ok(env.borrow_mut().now_us().div_euclid(1_000_000))
+                plain_errors(&lua, scope, move |_, t: Option<Table>| match t {
+                    Some(t) => crate::os_time::time_of(&t),
+                    None => Ok(env.borrow_mut().now_us().div_euclid(1_000_000)),
                 })?,
+            )?;
+            os.raw_set(
+                "date",
+                plain_errors(
+                    &lua,
+                    scope,
+                    move |lua, (format, time): (Option<String>, Option<Value>)| {
+                        let now = env.borrow_mut().now_us().div_euclid(1_000_000);
+                        crate::os_time::date_of(lua, now, format, time)
+                    },
+                )?,
             )?;
             os.raw_set(
                 "clock",

@@ -1,5 +1,5 @@
 //! Every function of the handler API: `req`, `emit`, `state`, `clock`, `wraith.*`, and the
-//! deterministic `math.random` / `os.time` / `os.clock`.
+//! deterministic `math.random` / `os.time` / `os.clock` / `os.date`.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -400,15 +400,73 @@ fn clock_now_and_advance_read_and_move_the_session_clock() {
 fn os_time_and_os_clock_read_the_session_clock_and_nothing_else_of_os_exists() {
     let mut env = FakeEnv::new(&[]);
     let out = run_json(
-        r#"return { t = os.time(), c = os.clock(), date = os.date == nil,
+        r#"return { t = os.time(), c = os.clock(), date = type(os.date),
                     exit = os.exit == nil, getenv = os.getenv == nil }"#,
         &Req::get("/x"),
         &mut env,
     );
     assert_eq!(
         out,
-        json!({"t": 1_700_000_000, "c": 1_700_000_001, "date": true, "exit": true, "getenv": true})
+        json!({"t": 1_700_000_000, "c": 1_700_000_001, "date": "function", "exit": true, "getenv": true})
     );
+}
+
+#[test]
+fn os_date_formats_the_session_clock_or_a_given_time_in_utc() {
+    let mut env = FakeEnv::new(&[]);
+    let out = run_json(
+        r#"return { now = os.date("!%Y-%m-%dT%H:%M:%SZ"), local_ = os.date("%H:%M", 1700000000),
+                    epoch = os.date("%Y-%m-%d", 0), t = os.date("*t", 1700000000) }"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        out,
+        json!({
+            "now": "2023-11-14T22:13:20Z",
+            "local_": "22:13",
+            "epoch": "1970-01-01",
+            "t": {"year": 2023, "month": 11, "day": 14, "hour": 22, "min": 13, "sec": 20,
+                  "wday": 3, "yday": 318, "isdst": false},
+        })
+    );
+}
+
+#[test]
+fn os_time_of_a_table_reads_it_as_utc_and_carries_over_like_mktime() {
+    let mut env = FakeEnv::new(&[]);
+    let out = run_json(
+        r#"return { exact = os.time({ year = 2023, month = 11, day = 14, hour = 22, min = 13, sec = 20 }),
+                    noon = os.time({ year = 2024, month = 1, day = 32 }),
+                    back = os.time(os.date("*t", 1234567890)) }"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        out,
+        json!({"exact": 1_700_000_000, "noon": 1_706_788_800, "back": 1_234_567_890})
+    );
+}
+
+#[test]
+fn os_date_and_os_time_name_what_is_wrong() {
+    for (src, says) in [
+        ("os.time({ month = 1, day = 1 })", "no `year` field"),
+        (
+            r#"os.time({ year = "soon", month = 1, day = 1 })"#,
+            "`year` must be a whole number",
+        ),
+        (
+            "os.time({ year = 99999, month = 1, day = 1 })",
+            "out of range",
+        ),
+        (r#"os.date("%Y", 1.5)"#, "whole unix seconds"),
+        (r#"os.date("%Y-%")"#, "not a date format"),
+    ] {
+        let mut env = FakeEnv::new(&[]);
+        let err = run_err(src, &Req::get("/x"), &mut env);
+        assert!(err.contains(says), "{src}: {err}");
+    }
 }
 
 #[test]

@@ -175,7 +175,8 @@ async fn runaway_handlers_are_stopped_by_their_budgets() {
 async fn randomness_and_time_come_from_the_session_seed_and_clock() {
     let t = shop_with(&[(
         "get_product.lua",
-        r#"return { r = math.random(1000000000), t = os.time(), now = clock.now() }"#,
+        r#"return { r = math.random(1000000000), t = os.time(), now = clock.now(),
+                    stamp = os.date("!%Y-%m-%dT%H:%M:%SZ") }"#,
     )]);
     let args = [
         "--seed",
@@ -189,6 +190,8 @@ async fn randomness_and_time_come_from_the_session_seed_and_clock() {
     let first = a.get("/v1/products/p1", Some("alice")).await.json();
     assert_eq!(first["t"], 1_700_000_000);
     assert_eq!(first["now"], 1_700_000_001);
+    // os.date reads the same session clock (its third reading), in UTC.
+    assert_eq!(first["stamp"], "2023-11-14T22:13:22Z");
     let other_session = a.get("/v1/products/p1", Some("bob")).await.json();
     drop(a);
     let b = t.serve(&args);
