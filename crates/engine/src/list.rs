@@ -102,8 +102,9 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
     })
 }
 
-/// Whether a stored entity belongs in the collection named by `params` (its parents).
-fn belongs(e: &Entity, params: &[(String, String)]) -> bool {
+/// Whether a stored entity belongs in the collection named by `params` (its parents);
+/// `member` is the list's learned [`ListShape::parent_member`] pattern.
+fn belongs(e: &Entity, params: &[(String, String)], member: Option<&str>) -> bool {
     let wanted: Vec<&str> = params.iter().map(|(_, v)| v.as_str()).collect();
     if let Some(parents) = &e.parents
         && parents
@@ -118,10 +119,34 @@ fn belongs(e: &Entity, params: &[(String, String)]) -> bool {
         return true;
     };
     // An entity whose parents are unknown (fixtures) or differ belongs when one of its
-    // top-level fields names the parent.
+    // top-level fields names the parent, or, for a list whose items name it inside an array
+    // (`/items/*/account_id`), when the record holds it there.
     e.value
         .as_object()
         .is_some_and(|o| o.values().any(|v| scalar_key(v).as_deref() == Some(*last)))
+        || member.is_some_and(|m| {
+            let tokens: Vec<String> = m
+                .split('/')
+                .skip(1)
+                .map(|t| t.replace("~1", "/").replace("~0", "~"))
+                .collect();
+            pattern_names(&e.value, &tokens, last)
+        })
+}
+
+/// Whether some value at the pointer pattern `tokens` (`*` = every array element) under `v`
+/// is the scalar `want`.
+fn pattern_names(v: &Value, tokens: &[String], want: &str) -> bool {
+    let Some((first, rest)) = tokens.split_first() else {
+        return scalar_key(v).as_deref() == Some(want);
+    };
+    match v {
+        Value::Array(a) if first == "*" => a.iter().any(|x| pattern_names(x, rest, want)),
+        Value::Object(o) => o
+            .get(first.as_str())
+            .is_some_and(|x| pattern_names(x, rest, want)),
+        _ => false,
+    }
 }
 
 /// Whether an item key lies inside the id window a Link-header paged request asked for
@@ -218,12 +243,22 @@ pub(crate) fn merge_into_moment(
             present.insert(k);
         }
     }
+    // A recorded page that paging (an offset, or a `Link` next parameter) put past the end
+    // of its collection (no items) stays past the end: the session's own records sit on the
+    // earlier pages.
+    let paged = match &shape.pagination {
+        Pagination::LimitOffset { offset, .. } => q_num(query, offset).is_some_and(|n| n > 0),
+        Pagination::LinkHeader { next_param, .. } => q(query, next_param).is_some(),
+        _ => false,
+    };
+    let past_end = before == 0 && paged;
     let extras: Vec<Value> = store
         .live
         .iter()
         .filter(|(k, e)| {
-            !present.contains(*k)
-                && belongs(e, params)
+            !past_end
+                && !present.contains(*k)
+                && belongs(e, params, shape.parent_member.as_deref())
                 && in_id_window(
                     k,
                     &shape.pagination,
@@ -346,7 +381,9 @@ pub(crate) fn serve_list(
     let extras: Vec<(&Value, bool)> = store
         .live
         .iter()
-        .filter(|(k, e)| !seen.contains(k.as_str()) && belongs(e, req.params))
+        .filter(|(k, e)| {
+            !seen.contains(k.as_str()) && belongs(e, req.params, req.shape.parent_member.as_deref())
+        })
         .map(|(_, e)| {
             (
                 e.value.as_ref(),

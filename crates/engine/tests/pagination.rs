@@ -129,6 +129,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             filters: vec![],
             filter_header: None,
             envelope: vec![],
+            parent_member: None,
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

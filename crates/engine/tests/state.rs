@@ -260,6 +260,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             filters: vec![],
             filter_header: None,
             envelope,
+            parent_member: None,
         })
         .variant(
             200,
@@ -355,6 +356,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             filters: vec![],
             filter_header: None,
             envelope: vec![],
+            parent_member: None,
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -477,6 +477,16 @@ pub struct ListShape {
     /// (`total`, `results`, `pages`, `has_more`), as JSON pointers with their meaning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub envelope: Vec<EnvelopeField>,
+    /// For a list under a parent path parameter whose items name that parent only inside an
+    /// array of each item (the collections an account is an item of): the pointer pattern,
+    /// `*` standing for every element of an array (`/items/*/account_id`), where recorded
+    /// items held the request's last path parameter (and none held only other values). The
+    /// pattern names the parent's collection (by its array or as a foreign key field). The
+    /// engine then lists the session's own records of the type that hold the requested parent
+    /// there. Absent (and not written) when a top-level field names the parent, or nothing
+    /// does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_member: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

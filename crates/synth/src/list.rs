@@ -232,13 +232,110 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
         }
     }
 
+    let parent_member = parent_member(group, obs, &items_pointer);
     Some(ListShape {
         items_pointer,
         pagination,
         filters,
         filter_header,
         envelope,
+        parent_member,
     })
+}
+
+/// Where a nested list's items name its parent when no top-level field does: the pointer
+/// pattern `/<array field>/*/<field>` at which some recorded item (of a 2xx page under a path
+/// with parameters) held the request's last path parameter, and no item held only other values
+/// there (an item whose array is empty, as after its member was revoked, says nothing).
+/// The pattern must name the parent's collection, by the array (`/tags/*/name` under
+/// `/tag/:name`) or by the field as a foreign key (`/items/*/account_id` under
+/// `/accounts/:id`): a small id that happens to equal some nested value (a role `3` in a list
+/// `3`'s accounts) is no relation.
+/// `None` when an item names the parent at a top-level field (membership by field is already
+/// how the engine files a record under its parent) or when no pattern has that evidence.
+fn parent_member(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str) -> Option<String> {
+    let last_param = group
+        .segs
+        .iter()
+        .rposition(|s| matches!(s, crate::routes::Seg::Param(_)))?;
+    let parent_word = singular(group.literal_before(last_param)?);
+    let names_parent = |array: &str, field: &str| {
+        let stem = field
+            .strip_suffix("_ids")
+            .or_else(|| field.strip_suffix("_id"))
+            .or_else(|| field.strip_suffix("Id"))
+            .unwrap_or("");
+        singular(array) == parent_word || (!stem.is_empty() && singular(stem) == parent_word)
+    };
+    let mut evidence: BTreeSet<String> = BTreeSet::new();
+    let mut contradicted: BTreeSet<String> = BTreeSet::new();
+    for (i, values) in group.obs.iter().zip(&group.param_values) {
+        let o = &obs[*i];
+        if !values::is_2xx(o.status) {
+            continue;
+        }
+        let Some(parent) = values.last() else {
+            continue;
+        };
+        let body = o.resp_json();
+        let Some(Value::Array(items)) = body.as_ref().and_then(|b| b.pointer(items_pointer)) else {
+            continue;
+        };
+        for item in items {
+            let Value::Object(fields) = item else {
+                return None;
+            };
+            if fields.values().any(|v| names(v, parent)) {
+                return None;
+            }
+            for (k, v) in fields {
+                let Some(elems) = v.as_array() else {
+                    continue;
+                };
+                let mut held: BTreeSet<&String> = BTreeSet::new();
+                let mut other: BTreeSet<&String> = BTreeSet::new();
+                for (j, x) in elems.iter().filter_map(Value::as_object).flatten() {
+                    if !names_parent(k, j) {
+                        continue;
+                    }
+                    if names(x, parent) {
+                        held.insert(j);
+                    } else if matches!(x, Value::String(_) | Value::Number(_)) {
+                        other.insert(j);
+                    }
+                }
+                let pattern = |j: &str| {
+                    format!(
+                        "/{}/*/{}",
+                        crate::observe::escape_token(k),
+                        crate::observe::escape_token(j)
+                    )
+                };
+                for j in &other {
+                    if !held.contains(j) {
+                        contradicted.insert(pattern(j));
+                    }
+                }
+                evidence.extend(held.into_iter().map(|j| pattern(j)));
+            }
+        }
+    }
+    evidence.into_iter().find(|p| !contradicted.contains(p))
+}
+
+/// A collection word without its plural `s` (`accounts` → `account`, `tag` → `tag`), lowercase.
+fn singular(word: &str) -> String {
+    let w = word.to_ascii_lowercase();
+    w.strip_suffix('s').map(str::to_string).unwrap_or(w)
+}
+
+/// Whether a scalar JSON value spells the path parameter `want`.
+fn names(v: &Value, want: &str) -> bool {
+    match v {
+        Value::String(s) => s == want,
+        Value::Number(n) => n.to_string() == want,
+        _ => false,
+    }
 }
 
 fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {

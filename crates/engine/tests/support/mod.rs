@@ -186,6 +186,7 @@ pub fn bare_array_list() -> ListShape {
         filters: vec![],
         filter_header: None,
         envelope: vec![],
+        parent_member: None,
     }
 }
 
@@ -437,6 +438,7 @@ pub fn shop_model() -> Model {
                     meaning: EnvelopeMeaning::HasMore,
                 },
             ],
+            parent_member: None,
         })
         .variant(
             200,
@@ -519,6 +521,7 @@ pub fn shop_model() -> Model {
             filters: vec![],
             filter_header: None,
             envelope: vec![],
+            parent_member: None,
         })
         .variant(
             200,

@@ -123,6 +123,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             filters: vec![],
             filter_header: None,
             envelope: vec![],
+            parent_member: None,
         }),
         _ => None,
     };
