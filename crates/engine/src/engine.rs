@@ -53,6 +53,8 @@ pub struct Engine {
     /// Fixture set new namespaces are seeded from (`--fixture`, else the implicit default).
     default_fixture: Option<String>,
     lists: Vec<OnceLock<Option<ListBase>>>,
+    /// Per entity type, the list items copied from its records, shared by its list routes.
+    list_records: BTreeMap<String, list::SharedRecords>,
     /// Per route, the median recorded status series of a polled read ([`Engine::polled_variant`]),
     /// gathered on first use.
     polls: Vec<OnceLock<Option<Vec<u16>>>>,
@@ -310,6 +312,11 @@ impl Engine {
         // Built on a list route's first use: gathering every recorded collection up front
         // parses every list moment of the model before the first request.
         let lists = model.routes.iter().map(|_| OnceLock::new()).collect();
+        let list_records = model
+            .entity_types
+            .iter()
+            .map(|(ty, et)| (ty.clone(), list::shared_records(et)))
+            .collect();
         let upstream_origin = util::origin_of(&model.base_url);
         let registry = Registry::new(opts.max_namespaces.max(1));
         let evidence = model.routes.iter().map(|_| OnceLock::new()).collect();
@@ -345,6 +352,7 @@ impl Engine {
             fixtures: fixture_sets,
             default_fixture,
             lists,
+            list_records,
             polls,
             snapshots,
             keyed_snapshots,
@@ -363,7 +371,12 @@ impl Engine {
         let cell = self.lists.get(r)?;
         cell.get_or_init(|| {
             let route = self.model.routes.get(r)?;
-            list::build_base(route, &self.model, &self.schema)
+            let records = route
+                .entity_type
+                .as_ref()
+                .and_then(|ty| self.list_records.get(ty))
+                .map(Vec::as_slice);
+            list::build_base(route, &self.model, &self.schema, records)
         })
         .as_ref()
     }
@@ -1083,12 +1096,27 @@ impl Engine {
     /// The primary keys of the items of a page body (the route's list items, else a
     /// top-level array).
     fn page_keys(&self, body: &OutBody, r: usize) -> HashSet<String> {
+        match body {
+            OutBody::Json(v) => self.page_keys_of(v, r),
+            _ => HashSet::new(),
+        }
+    }
+
+    /// [`Engine::page_keys`] of a JSON body, read in place (a list merge asks it of the page
+    /// it is about to change: no copy of the page).
+    fn page_keys_of(&self, body: &Value, r: usize) -> HashSet<String> {
         let route = &self.model.routes[r];
         let pk = route
             .entity_type
             .as_deref()
             .map_or_else(|| "id".to_string(), |t| self.pk_of(t));
-        page_items(body, route.list.as_ref().map(|s| s.items_pointer.as_str()))
+        let items = route
+            .list
+            .as_ref()
+            .map_or(Some(body), |s| json_pointer_get(body, &s.items_pointer));
+        items
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
             .filter_map(|i| i.get(&pk).and_then(fixtures::scalar_key))
             .collect()
@@ -1973,7 +2001,7 @@ impl Engine {
         {
             let pk = self.pk_of(&ty);
             let base = self.list_base(r);
-            let recorded_keys = self.page_keys(&OutBody::Json(body.clone()), r);
+            let recorded_keys = self.page_keys_of(body, r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
             if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run) {

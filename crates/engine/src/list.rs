@@ -7,10 +7,12 @@
 //! page is copied.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Number, Value};
-use wraith_model::{EnvelopeMeaning, ListShape, Model, Pagination, RecordedBody, Route, StateOp};
+use wraith_model::{
+    EntityType, EnvelopeMeaning, ListShape, Model, Pagination, RecordedBody, Route, StateOp,
+};
 
 use crate::fixtures::{Schema, scalar_key};
 use crate::namespace::{Entity, Namespace, TypeStore};
@@ -24,8 +26,26 @@ pub(crate) struct ListBase {
     descending: bool,
 }
 
+/// One cell per record of an entity type, in the model's map order, for the list items copied
+/// from those records: every top-level list route of the type lists them (Mastodon's home and
+/// public timelines and bookmarks each list the recorded statuses their pages do not show),
+/// so an engine copies a record at most once, on first use, and its routes share the copy.
+pub(crate) type SharedRecords = Vec<OnceLock<Arc<Value>>>;
+
+/// Empty cells for `et`'s records (see [`SharedRecords`]).
+pub(crate) fn shared_records(et: &EntityType) -> SharedRecords {
+    et.records.values().map(|_| OnceLock::new()).collect()
+}
+
 /// Gather a list route's recorded collection.
-pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Option<ListBase> {
+/// `records` is the [`SharedRecords`] of the route's entity type, when the caller keeps them: a
+/// top-level collection lists the copies there instead of copying the records again.
+pub(crate) fn build_base(
+    route: &Route,
+    model: &Model,
+    schema: &Schema,
+    records: Option<&[OnceLock<Arc<Value>>]>,
+) -> Option<ListBase> {
     if route.state_op != Some(StateOp::List) {
         return None;
     }
@@ -82,17 +102,27 @@ pub(crate) fn build_base(route: &Route, model: &Model, schema: &Schema) -> Optio
         let path = crate::util::normalize_path(&route.path).unwrap_or_default();
         let list = by_path.entry(path.clone()).or_default();
         let seen = seen.entry(path).or_default();
-        let mut records: Vec<(&String, &Value)> = et.records.iter().collect();
+        // Each record with its position in the map, where `records` holds its shared copy.
+        let mut ordered: Vec<(usize, &String, &Value)> = et
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| (i, k, v))
+            .collect();
         // Numeric ids in numeric order; others keep their (sorted) map order.
-        if records.iter().all(|(k, _)| k.parse::<u64>().is_ok()) {
-            records.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
+        if ordered.iter().all(|(_, k, _)| k.parse::<u64>().is_ok()) {
+            ordered.sort_by_key(|(_, k, _)| k.parse::<u64>().unwrap_or(0));
         }
         if descending_votes.0 > descending_votes.1 {
-            records.reverse();
+            ordered.reverse();
         }
-        for (k, v) in records {
+        for (i, k, v) in ordered {
             if seen.insert(k.clone()) {
-                list.push((k.clone(), Arc::new(v.clone())));
+                let item = match records.and_then(|r| r.get(i)) {
+                    Some(cell) => Arc::clone(cell.get_or_init(|| Arc::new(v.clone()))),
+                    None => Arc::new(v.clone()),
+                };
+                list.push((k.clone(), item));
             }
         }
     }
