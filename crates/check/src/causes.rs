@@ -288,6 +288,7 @@ pub fn annotate_parsed<'p>(
                 all: all_r,
                 entries: entries_r,
                 minted: minted_r,
+                pairs: HashMap::new(),
                 memo: BTreeMap::new(),
                 bodies: BTreeMap::new(),
                 leaked: BTreeMap::new(),
@@ -679,6 +680,11 @@ struct PairJudge<'a, 'm> {
     all: &'a [(bool, &'a RecordedSession)],
     entries: &'a [Entry<'a>],
     minted: &'a [Minted],
+    /// Per pair of entries judged (twin side, recording): the verdict. A group's disagreement
+    /// pass and its compatibility matrix ask many of the same pairs, and a pair's verdict
+    /// depends on nothing else: a repeat skips even the id rewrite and serialization that
+    /// [`MemoKey`] needs. Looked up only, never iterated.
+    pairs: HashMap<(usize, usize), bool>,
     memo: BTreeMap<MemoKey, bool>,
     /// Every distinct answer judged so far, parsed once (either side of a comparison).
     bodies: BTreeMap<usize, Parsed<'a>>,
@@ -693,6 +699,17 @@ impl PairJudge<'_, '_> {
     /// ones `b`'s session minted at the same ordinals, passes `b`'s recording under `b`'s route
     /// templates.
     fn passes(&mut self, a: usize, b: usize) -> bool {
+        if let Some(&v) = self.pairs.get(&(a, b)) {
+            return v;
+        }
+        let v = self.judge_pair(a, b);
+        self.pairs.insert((a, b), v);
+        v
+    }
+
+    /// [`PairJudge::passes`] for a pair not judged before (other pairs' work reused through
+    /// [`MemoKey`]).
+    fn judge_pair(&mut self, a: usize, b: usize) -> bool {
         let (ea, eb) = (&self.entries[a], &self.entries[b]);
         if ea.answer == eb.answer {
             return true;
