@@ -59,12 +59,7 @@ async fn a_served_attach_stores_the_owner_it_sent_and_detach_clears_it() {
     let server = t.serve_env(&[], &[KEY]);
     let s = Some("agent-1");
     let created = server.post("/v1/volumes", s, json!({"size": 10})).await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let id = created.json()["id"].to_string();
     let path = format!("/v1/volumes/{id}");
     let attached = server

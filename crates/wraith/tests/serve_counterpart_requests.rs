@@ -60,24 +60,14 @@ async fn a_follow_up_only_another_run_recorded_is_answered_from_that_run_with_th
     let created = server
         .post("/v1/lists", Some("agent-1"), json!({"title": "groceries"}))
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let mine = created.json()["id"].as_str().unwrap().to_string();
     // Run b answered the create, so no run recorded this session's pin request.
     assert_eq!(mine, "1002");
     let pinned = server
         .post(&format!("/v1/lists/{mine}/pin"), Some("agent-1"), json!({}))
         .await;
-    assert_eq!(
-        pinned.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&pinned.body)
-    );
+    pinned.assert_status(200);
     assert_eq!(
         pinned.json(),
         json!({"id": mine, "title": "groceries", "pinned": true, "pinned_by": "run-a"})

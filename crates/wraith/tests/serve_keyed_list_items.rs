@@ -56,12 +56,7 @@ async fn a_served_create_lists_items_in_the_shape_its_sent_region_was_recorded_w
                 json!({"region": region, "label": "brand-new"}),
             )
             .await;
-        assert_eq!(
-            created.status,
-            200,
-            "{}",
-            String::from_utf8_lossy(&created.body)
-        );
+        created.assert_status(200);
         let answer = created.json();
         let part = &answer["parts"][0];
         assert!(part.get("id").is_some(), "{region}: {answer}");

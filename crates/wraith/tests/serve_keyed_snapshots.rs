@@ -52,12 +52,7 @@ async fn a_served_create_shows_the_optional_fields_its_sent_region_was_recorded_
                 json!({"region": region, "label": "brand-new"}),
             )
             .await;
-        assert_eq!(
-            created.status,
-            200,
-            "{}",
-            String::from_utf8_lossy(&created.body)
-        );
+        created.assert_status(200);
         let answer = created.json();
         assert_eq!(
             answer.get("policy").is_some(),

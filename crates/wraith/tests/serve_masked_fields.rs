@@ -52,12 +52,7 @@ async fn a_served_list_shows_the_session_record_with_the_constant_every_listing_
     let created = server
         .post("/v1/devices", Some("agent"), json!({"label": "brand-new"}))
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let created = created.json();
     assert_ne!(created["pin"], json!("****"), "{created}");
     let page = server.get("/v1/devices", Some("agent")).await;

@@ -74,12 +74,7 @@ async fn a_list_under_a_member_shows_the_sessions_own_record_naming_that_member(
             json!({"name": "a brand new team", "user_ids": [USER]}),
         )
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let g = created.json();
     assert_eq!(g["members"][0]["user_id"], json!(USER), "{g}");
     let id = ids(&json!([g]))[0].clone();

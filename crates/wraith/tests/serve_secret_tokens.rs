@@ -41,12 +41,7 @@ async fn a_served_registration_answers_a_fresh_secret_of_the_recorded_shape() {
     let created = server
         .post("/v1/clients", Some("agent-1"), json!({"name": "new app"}))
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let v = created.json();
     let Some(Value::String(secret)) = v.get("pairing") else {
         panic!("no pairing token: {v}")

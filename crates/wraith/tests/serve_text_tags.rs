@@ -64,12 +64,7 @@ async fn a_served_create_lists_the_tags_its_text_names_and_reads_back_with_them(
             json!({"text": "a #Sunny day, #sunny again, and #hiking"}),
         )
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     // The twin answers its own origin where the recordings named the API's (self-URL rewrite).
     let tags = json!([tag_at(&server.url, "sunny"), tag_at(&server.url, "hiking")]);
     let note = created.json();

@@ -49,12 +49,7 @@ async fn a_template_answer_shows_the_state_most_recording_runs_showed() {
             json!({"text": "never recorded"}),
         )
         .await;
-    assert_eq!(
-        created.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(200);
     let note = created.json();
     assert_eq!(note["text"], json!("never recorded"), "{note}");
     assert_eq!(note["owner_plan"], json!("pro"), "{note}");

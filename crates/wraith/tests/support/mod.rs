@@ -347,6 +347,17 @@ impl Resp {
         }
     }
 
+    /// Assert the status, showing the body when it differs.
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) {
+        assert_eq!(
+            self.status,
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
+    }
+
     /// First value of a header (lowercase name).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
