@@ -16,10 +16,9 @@
 //! (data of the records listed).
 
 use serde_json::Value;
-use wraith_model::{
-    ArrayNode, BodyTemplate, Field, Hole, HoleKind, IdCharset, IdShape, Model, Node, StateOp,
-};
+use wraith_model::{ArrayNode, BodyTemplate, Hole, HoleKind, IdCharset, IdShape, Model, Node};
 
+use super::settle::{create_answers, record_fields};
 use crate::namespace::Namespace;
 use crate::util::json_pointer_get_mut;
 
@@ -210,55 +209,26 @@ fn representatives_at<'n>(root: &'n Node, pointer: &str) -> Option<&'n [Node]> {
 /// constant there.
 fn never_created(model: &Model, ty: &str, pk: &str, key: &str, value: &Value) -> bool {
     let mut answered = false;
-    let creates = model
-        .routes
-        .iter()
-        .filter(|r| r.state_op == Some(StateOp::Create) && r.entity_type.as_deref() == Some(ty));
-    for route in creates {
-        for v in route
-            .variants
-            .iter()
-            .filter(|v| (200..300).contains(&v.status))
-        {
-            let Some(field) =
-                record_fields(&v.body, pk).and_then(|fs| fs.iter().find(|f| f.key == key))
-            else {
-                continue;
-            };
-            answered = true;
-            let other = match &field.value {
-                // A value of the minted shape may be one record's own (a single recorded page
-                // lists the one record its run created): only a value no mint could give masks.
-                Node::Hole(Hole {
-                    source: HoleKind::Generated { shape },
-                    ..
-                }) => !minted_shape(shape, value),
-                node => constant_of(node).is_some_and(|c| c != *value),
-            };
-            if !other {
-                return false;
-            }
+    for v in create_answers(model, ty) {
+        let Some(field) = record_fields(v, pk).and_then(|fs| fs.iter().find(|f| f.key == key))
+        else {
+            continue;
+        };
+        answered = true;
+        let other = match &field.value {
+            // A value of the minted shape may be one record's own (a single recorded page
+            // lists the one record its run created): only a value no mint could give masks.
+            Node::Hole(Hole {
+                source: HoleKind::Generated { shape },
+                ..
+            }) => !minted_shape(shape, value),
+            node => constant_of(node).is_some_and(|c| c != *value),
+        };
+        if !other {
+            return false;
         }
     }
     answered
-}
-
-/// The record's top-level fields in a create answer: the root object when it holds the
-/// primary key, else the object one level down that does.
-fn record_fields<'v>(body: &'v BodyTemplate, pk: &str) -> Option<&'v [Field]> {
-    let BodyTemplate::Json {
-        root: Node::Object { fields },
-    } = body
-    else {
-        return None;
-    };
-    if fields.iter().any(|f| f.key == pk) {
-        return Some(fields);
-    }
-    fields.iter().find_map(|f| match &f.value {
-        Node::Object { fields } if fields.iter().any(|g| g.key == pk) => Some(fields.as_slice()),
-        _ => None,
-    })
 }
 
 impl super::Engine {

@@ -11,7 +11,7 @@ use wraith_model::{BodyTemplate, Field, Hole, HoleKind, Model, Node, StateOp, Va
 
 /// The top-level fields of the record in a template answer: the root object when it holds
 /// the primary key, else the object one level down that does.
-fn record_fields<'v>(variant: &'v Variant, pk: &str) -> Option<&'v [Field]> {
+pub(super) fn record_fields<'v>(variant: &'v Variant, pk: &str) -> Option<&'v [Field]> {
     let BodyTemplate::Json {
         root: Node::Object { fields },
     } = &variant.body
@@ -32,27 +32,30 @@ fn record_fields<'v>(variant: &'v Variant, pk: &str) -> Option<&'v [Field]> {
 /// non-optional constant. `None` otherwise.
 fn create_constant<'m>(model: &'m Model, ty: &str, pk: &str, key: &str) -> Option<&'m Value> {
     let mut found: Option<&Value> = None;
-    let creates = model
-        .routes
-        .iter()
-        .filter(|r| r.state_op == Some(StateOp::Create) && r.entity_type.as_deref() == Some(ty));
-    for route in creates {
-        for variant in route
-            .variants
-            .iter()
-            .filter(|v| (200..300).contains(&v.status))
-        {
-            let field = record_fields(variant, pk)?.iter().find(|f| f.key == key)?;
-            let Node::Const { value } = &field.value else {
-                return None;
-            };
-            if field.optional || found.is_some_and(|f| f != value) {
-                return None;
-            }
-            found = Some(value);
+    for variant in create_answers(model, ty) {
+        let field = record_fields(variant, pk)?.iter().find(|f| f.key == key)?;
+        let Node::Const { value } = &field.value else {
+            return None;
+        };
+        if field.optional || found.is_some_and(|f| f != value) {
+            return None;
         }
+        found = Some(value);
     }
     found
+}
+
+/// The 2xx variants of every create route of entity type `ty`: what a successful create of
+/// the type answers.
+pub(super) fn create_answers<'m>(model: &'m Model, ty: &str) -> impl Iterator<Item = &'m Variant> {
+    model
+        .routes
+        .iter()
+        .filter(move |r| {
+            r.state_op == Some(StateOp::Create) && r.entity_type.as_deref() == Some(ty)
+        })
+        .flat_map(|r| r.variants.iter())
+        .filter(|v| (200..300).contains(&v.status))
 }
 
 /// Most examples synth keeps on a hole: a hole with fewer lists every value recorded there.
