@@ -75,6 +75,40 @@ fn init_config_files_load_with_service_set_and_defaults_commented() {
 }
 
 #[test]
+fn every_commented_key_of_the_init_config_is_a_real_key_that_loads_without_warnings() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(
+        wraith(
+            tmp.path(),
+            &["init", "shop", "--base-url", "https://api.example.com/v1"]
+        )
+        .status
+        .success()
+    );
+    let twin = wraith_twin::TwinDir::at(tmp.path().join("twins/shop"));
+    let text = std::fs::read_to_string(twin.wraith_toml()).unwrap();
+    // Uncomment every section header and `key = value` line the template documents.
+    let is_key = |l: &str| {
+        let rest = l.strip_prefix("# ").unwrap_or("");
+        rest.starts_with('[')
+            || rest.split_once(" = ").is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+    };
+    let uncommented: String = text
+        .lines()
+        .map(|l| if is_key(l) { &l[2..] } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(uncommented.contains("\nrun_gap = \"1h\""), "{uncommented}");
+    std::fs::write(twin.wraith_toml(), uncommented).unwrap();
+    let cfg = wraith_twin::TwinConfig::load(&twin).unwrap();
+    assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+    assert_eq!(cfg.generate.run_gap_us(), Some(3_600_000_000));
+    assert_eq!(cfg.freshness.max_age.as_deref(), Some("30d"));
+}
+
+#[test]
 fn init_refuses_to_overwrite_an_existing_twin() {
     let tmp = tempfile::tempdir().unwrap();
     assert!(

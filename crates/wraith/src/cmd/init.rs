@@ -172,6 +172,17 @@ base_url = {base_url}
 # required_score = 0.90
 # session_pass_rate = 0.95
 # ignore_headers = []
+
+# [generate]                     # wraith synth
+# run_gap = "1h"                 # a longer pause between sessions begins a new recording run
+
+# [generate.request_keying]
+# mode = "auto"                  # off | manual | auto
+
+# [freshness]                    # wraith check: staleness SLA (unset: none)
+# max_age = "30d"
+# warn_age = "14d"
+# max_drift = 0.2
 "#,
         name = q(name),
         base_url = q(base_url),
