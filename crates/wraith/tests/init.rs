@@ -48,8 +48,8 @@ fn init_creates_the_documented_twin_layout() {
     assert_eq!(names, ["shop"]);
 }
 
-#[test]
-fn init_config_files_load_with_service_set_and_defaults_commented() {
+/// `wraith init shop` in a fresh directory (kept alive by the returned guard).
+fn init_shop() -> (tempfile::TempDir, wraith_twin::TwinDir) {
     let tmp = tempfile::tempdir().unwrap();
     assert!(
         wraith(
@@ -60,6 +60,12 @@ fn init_config_files_load_with_service_set_and_defaults_commented() {
         .success()
     );
     let twin = wraith_twin::TwinDir::at(tmp.path().join("twins/shop"));
+    (tmp, twin)
+}
+
+#[test]
+fn init_config_files_load_with_service_set_and_defaults_commented() {
+    let (_tmp, twin) = init_shop();
     let text = std::fs::read_to_string(twin.wraith_toml()).unwrap();
     assert!(text.starts_with("#:schema "));
     assert!(text.contains("# [serve.limits]"));
@@ -76,16 +82,7 @@ fn init_config_files_load_with_service_set_and_defaults_commented() {
 
 #[test]
 fn every_commented_key_of_the_init_config_is_a_real_key_that_loads_without_warnings() {
-    let tmp = tempfile::tempdir().unwrap();
-    assert!(
-        wraith(
-            tmp.path(),
-            &["init", "shop", "--base-url", "https://api.example.com/v1"]
-        )
-        .status
-        .success()
-    );
-    let twin = wraith_twin::TwinDir::at(tmp.path().join("twins/shop"));
+    let (_tmp, twin) = init_shop();
     let text = std::fs::read_to_string(twin.wraith_toml()).unwrap();
     // Uncomment every section header and `key = value` line the template documents.
     let is_key = |l: &str| {

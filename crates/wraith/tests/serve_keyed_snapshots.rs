@@ -45,20 +45,25 @@ fn servers_twin() -> Twin {
     t
 }
 
+/// A new create (a label no run recorded) in `region`, on `session`: its answer.
+async fn create(server: &support::Server, session: &str, region: &str) -> serde_json::Value {
+    let created = server
+        .post(
+            "/v1/servers",
+            Some(session),
+            json!({"region": region, "label": "brand-new"}),
+        )
+        .await;
+    created.assert_status(200);
+    created.json()
+}
+
 #[tokio::test]
 async fn a_served_create_shows_the_optional_fields_its_sent_region_was_recorded_with() {
     let t = servers_twin();
     let server = t.serve_env(&[], &[KEY]);
     for (session, region, has_policy) in [("agent-n", "north", true), ("agent-s", "south", false)] {
-        let created = server
-            .post(
-                "/v1/servers",
-                Some(session),
-                json!({"region": region, "label": "brand-new"}),
-            )
-            .await;
-        created.assert_status(200);
-        let answer = created.json();
+        let answer = create(&server, session, region).await;
         assert_eq!(
             answer.get("policy").is_some(),
             has_policy,
@@ -73,15 +78,7 @@ async fn a_served_create_lists_items_in_the_shape_its_sent_region_was_recorded_w
     let t = servers_twin();
     let server = t.serve_env(&[], &[KEY]);
     for (session, region, has_kind) in [("agent-n", "north", true), ("agent-s", "south", false)] {
-        let created = server
-            .post(
-                "/v1/servers",
-                Some(session),
-                json!({"region": region, "label": "brand-new"}),
-            )
-            .await;
-        created.assert_status(200);
-        let answer = created.json();
+        let answer = create(&server, session, region).await;
         let part = &answer["parts"][0];
         assert!(part.get("id").is_some(), "{region}: {answer}");
         assert_eq!(part.get("kind").is_some(), has_kind, "{region}: {answer}");
