@@ -6,7 +6,11 @@
 //!
 //! Only the identity is renamed (the key and every string that embeds it as a whole token, such
 //! as a `uri` ending in the key): the rest of the embedded object is the recorded one, which
-//! shows what that request's answer looked like at that point of the run. Not here: which run
+//! shows what that request's answer looked like at that point of the run. A field of the
+//! embedded object that names the record (a `uri` embedding its key) takes the session's
+//! stored record's value of that field when that value names the session's key too: the
+//! session was told that string (a `uri` under another run's account path), and a renamed copy
+//! of the recorded one would be a third name for the same record. Not here: which run
 //! a moment comes from, nor when counterparts are learned (the engine's `note_counterparts`).
 
 use serde_json::Value;
@@ -17,6 +21,9 @@ pub(crate) struct Rename<'a> {
     pub pk: &'a str,
     pub theirs: &'a str,
     pub mine: &'a str,
+    /// The session's stored record of `mine`, when the session holds it: its fields that name
+    /// it win over renamed recorded ones (see [`rename_embedded`]).
+    pub record: Option<&'a Value>,
 }
 
 /// Whether any rename's recorded key occurs in `text` at all: a cheap test before a body is
@@ -30,7 +37,9 @@ pub(crate) fn mentions_any(text: &[u8], renames: &[Rename<'_>]) -> bool {
 
 /// Rename every object in `body` (at any depth, the top level included) whose primary key is a
 /// rename's recorded key: inside that object, the key itself and each whole-token occurrence of
-/// it in a string become the session's key. Elsewhere a string whose whole value is such a key
+/// it in a string become the session's key, except that a top-level string field embedding the
+/// recorded key takes the session's stored record's value of that field when that value embeds
+/// the session's key (the name the session was given). Elsewhere a string whose whole value is such a key
 /// (at least [`MIN_REFERENCE_LEN`] long) references the record and is renamed too. Returns
 /// whether the body changed.
 pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool {
@@ -44,8 +53,17 @@ pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool 
                 })
             });
             if let Some(r) = hit {
+                // Fields naming the record as the session was told (its stored record's).
+                let told = r
+                    .record
+                    .map_or_else(Vec::new, |rec| told_names(map, rec, r));
                 // The embedded record keeps its shape; only what names it changes.
                 rename_tokens(body, r.theirs, r.mine);
+                if let Value::Object(map) = body {
+                    for (k, v) in told {
+                        map.insert(k, v);
+                    }
+                }
                 // Objects inside it may embed other renamed records.
                 if let Value::Object(map) = body {
                     for v in map.values_mut() {
@@ -81,6 +99,30 @@ pub(crate) fn rename_embedded(body: &mut Value, renames: &[Rename<'_>]) -> bool 
         },
         _ => false,
     }
+}
+
+/// The top-level string fields of the embedded object `map` that embed the recorded key as a
+/// whole token and whose value in the session's `record` embeds the session's key: those
+/// fields with the record's values.
+fn told_names(
+    map: &serde_json::Map<String, Value>,
+    record: &Value,
+    r: &Rename<'_>,
+) -> Vec<(String, Value)> {
+    map.iter()
+        .filter(|(k, v)| k.as_str() != r.pk && v.as_str().is_some_and(|s| has_token(s, r.theirs)))
+        .filter_map(|(k, _)| match record.get(k) {
+            Some(Value::String(mine)) if has_token(mine, r.mine) => {
+                Some((k.clone(), Value::String(mine.clone())))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `s` holds `token` not adjacent to another ASCII letter or digit.
+fn has_token(s: &str, token: &str) -> bool {
+    replace_token(s, token, "").is_some()
 }
 
 /// Shortest recorded key a bare string value is taken to reference: shorter values (`"1"`,
@@ -155,6 +197,7 @@ mod tests {
             pk: "id",
             theirs: "111",
             mine: "222",
+            record: None,
         }]
     }
 
@@ -189,6 +232,59 @@ mod tests {
     }
 
     #[test]
+    fn an_embedded_counterparts_names_come_from_the_sessions_stored_record() {
+        // The session was told its record's uri under another account path; the recorded run
+        // embeds its own record under its account.
+        let record = json!({
+            "id": "222",
+            "uri": "http://x/users/7/things/222",
+            "url": "http://x/things/222",
+            "title": "kept as recorded"
+        });
+        let r = vec![Rename {
+            pk: "id",
+            theirs: "111",
+            mine: "222",
+            record: Some(&record),
+        }];
+        let mut body = json!({
+            "id": "9",
+            "thing": {
+                "id": "111",
+                "uri": "http://x/users/5/things/111",
+                "url": "http://x/things/111",
+                "title": "recorded title",
+                "owner": "http://x/users/5"
+            }
+        });
+        assert!(rename_embedded(&mut body, &r));
+        assert_eq!(
+            body["thing"],
+            json!({
+                "id": "222",
+                "uri": "http://x/users/7/things/222",
+                "url": "http://x/things/222",
+                "title": "recorded title",
+                "owner": "http://x/users/5"
+            })
+        );
+    }
+
+    #[test]
+    fn a_stored_value_not_naming_the_sessions_key_leaves_the_renamed_recorded_one() {
+        let record = json!({"id": "222", "uri": "http://x/elsewhere"});
+        let r = vec![Rename {
+            pk: "id",
+            theirs: "111",
+            mine: "222",
+            record: Some(&record),
+        }];
+        let mut body = json!({"thing": {"id": "111", "uri": "http://x/users/5/things/111"}});
+        assert!(rename_embedded(&mut body, &r));
+        assert_eq!(body["thing"]["uri"], json!("http://x/users/5/things/222"));
+    }
+
+    #[test]
     fn a_key_outside_an_object_whose_primary_key_it_is_is_left_alone() {
         let mut body = json!({"id": "9", "in_reply_to_id": "111", "note": "111"});
         assert!(!rename_embedded(&mut body, &renames()));
@@ -201,6 +297,7 @@ mod tests {
             pk: "id",
             theirs: "117440817375559057",
             mine: "117440813461137764",
+            record: None,
         }];
         let mut body = json!({
             "id": "117440817380451450",
@@ -224,6 +321,7 @@ mod tests {
             pk: "id",
             theirs: "111",
             mine: "222",
+            record: None,
         }];
         let mut body = json!({"item": {"id": 111, "parent": 111}});
         assert!(rename_embedded(&mut body, &r));

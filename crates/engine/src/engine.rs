@@ -2117,18 +2117,26 @@ impl Engine {
         let Some((run, _)) = source.rsplit_once('/') else {
             return false;
         };
-        let pks: Vec<(String, &str, &str)> = ns
+        let pks: Vec<(String, &str, &str, Option<&Value>)> = ns
             .counterparts
             .iter()
             .filter(|((_, r, _), _)| r == run)
-            .map(|((ty, _, theirs), mine)| (self.pk_of(ty), theirs.as_str(), mine.as_str()))
+            .map(|((ty, _, theirs), mine)| {
+                let record = ns.entity(ty, mine).map(|e| e.value.as_ref());
+                (self.pk_of(ty), theirs.as_str(), mine.as_str(), record)
+            })
             .collect();
         if pks.is_empty() {
             return false;
         }
         let renames: Vec<embedded_counterparts::Rename<'_>> = pks
             .iter()
-            .map(|(pk, theirs, mine)| embedded_counterparts::Rename { pk, theirs, mine })
+            .map(|(pk, theirs, mine, record)| embedded_counterparts::Rename {
+                pk,
+                theirs,
+                mine,
+                record: *record,
+            })
             .collect();
         if let OutBody::Raw(raw) = &out.body
             && !embedded_counterparts::mentions_any(&raw.text, &renames)
