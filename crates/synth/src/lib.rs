@@ -39,6 +39,7 @@ pub mod list;
 pub mod member_effects;
 pub mod mentions;
 pub mod observe;
+pub mod record_classes;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
@@ -218,6 +219,8 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, wins) in built.iter_mut().zip(singletons) {
         route.last_write_wins = wins;
     }
+    // A list item learned from one record takes the timestamps its type's templates record.
+    record_classes::learn(&mut built, &entity_types);
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
