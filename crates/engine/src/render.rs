@@ -353,13 +353,21 @@ fn recorded_here(hole: &Hole, v: &Value) -> bool {
     hole.examples.contains(v) || hole.more_examples.contains(v)
 }
 
-/// The bucket of a request-keyed hole ([`Hole::keyed`]) for the request's value of its field;
-/// `None` when the hole is not keyed, the request lacks the field, or its value was never
-/// recorded.
+/// The bucket of a request-keyed hole ([`Hole::keyed`]) for the request's value of its field
+/// (its values of the fields of a combined key); `None` when the hole is not keyed, the request
+/// lacks the field (any of the fields), or its value (tuple) was never recorded.
 fn keyed_value(hole: &Hole, req: &ReqCtx<'_>) -> Option<Value> {
     let keyed = hole.keyed.as_deref()?;
-    let sent = req.echo_source(&keyed.field)?;
-    keyed.value_for(&sent).cloned()
+    if let Some(field) = &keyed.field {
+        let sent = req.echo_source(field)?;
+        return keyed.value_for(&sent).cloned();
+    }
+    let sent: Vec<Value> = keyed
+        .fields
+        .iter()
+        .map(|f| req.echo_source(f))
+        .collect::<Option<_>>()?;
+    keyed.value_for_all(&sent).cloned()
 }
 
 /// A [`IdShape::Derived`] value: a recorded prefix (chosen by a hash of the request path),

@@ -181,27 +181,45 @@ pub struct Hole {
     /// For a [`HoleKind::Observed`] hole: request keying. The request field whose value
     /// decided this position's value in every recorded observation that carried it (the plan
     /// a create names decides the memory its answer reports), with one bucket per recorded
-    /// field value. The engine renders the bucket of the request's value; a request without
-    /// the field, or with a value never recorded, renders as if this were absent. Absent when
-    /// no field explains the values with enough evidence (see the synth's request keying).
+    /// field value; or, for a combined key, the listed request fields whose values together
+    /// decided it where no one of them alone did, with one bucket per recorded tuple. The
+    /// engine renders the bucket of the request's value (values); a request without the field
+    /// (any of the fields), or with a value (tuple) never recorded, renders as if this were
+    /// absent. Absent when no field explains the values with enough evidence (see the synth's
+    /// request keying).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyed: Option<Box<KeyedValues>>,
 }
 
-/// See [`Hole::keyed`]: a position's value as a function of one request field.
+/// See [`Hole::keyed`]: a position's value as a function of one request field, or of several
+/// together (a combined key).
+///
+/// In the model file a single-field key is `{"field": …, "buckets": …}` (as before combined
+/// keys existed) and a combined key `{"fields": [a, b, …], "buckets": …}` whose bucket `key`s
+/// are arrays of the fields' recorded values in `fields` order. Exactly one of `field` and
+/// `fields` is present; a file with neither, both, or a `fields` list of fewer than two
+/// entries does not load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "KeyedValuesFile", into = "KeyedValuesFile")]
 pub struct KeyedValues {
-    /// The request field (a JSON or form body leaf, or a query parameter; never a path or
-    /// header).
-    pub field: EchoSource,
-    /// One bucket per distinct recorded value of the field, ordered by [`key_text`] of the key.
+    /// The request field of a single-field key (a JSON or form body leaf, or a query
+    /// parameter; never a path or header); `None` for a combined key (see `fields`).
+    pub field: Option<EchoSource>,
+    /// The request fields of a combined key (two or more, in the order the configuration
+    /// listed them): their values together decide the position where no one of them alone
+    /// did. Empty for a single-field key.
+    pub fields: Vec<EchoSource>,
+    /// One bucket per distinct recorded value of the field (per distinct recorded tuple of
+    /// the fields' values for a combined key), ordered by [`key_text`] of the key (by the list
+    /// of its elements' texts, compared element by element, for a combined key).
     pub buckets: Vec<KeyBucket>,
 }
 
 /// One request-key value and the answer value every observation carrying it held.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeyBucket {
-    /// The request field's value (as recorded: a JSON scalar, or a string for form and query).
+    /// The request field's value (as recorded: a JSON scalar, or a string for form and query);
+    /// for a combined key, the array of the fields' values in [`KeyedValues::fields`] order.
     pub key: Value,
     /// The value this position held in every recorded answer to a request with that key.
     pub value: Value,
@@ -209,13 +227,108 @@ pub struct KeyBucket {
     pub support: u64,
 }
 
+/// [`KeyedValues`] as the model file spells it (see there).
+#[derive(Serialize, Deserialize)]
+struct KeyedValuesFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    field: Option<EchoSource>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    fields: Vec<EchoSource>,
+    buckets: Vec<KeyBucket>,
+}
+
+impl TryFrom<KeyedValuesFile> for KeyedValues {
+    type Error = String;
+
+    fn try_from(f: KeyedValuesFile) -> Result<Self, Self::Error> {
+        match (&f.field, f.fields.len()) {
+            (Some(_), 0) | (None, 2..) => Ok(KeyedValues {
+                field: f.field,
+                fields: f.fields,
+                buckets: f.buckets,
+            }),
+            (Some(_), _) => Err(
+                "a `keyed` hole has both `field` and `fields`: keep `field` \
+                                 for a single-field key, `fields` for a combined one \
+                                 (re-run `wraith synth`)"
+                    .to_string(),
+            ),
+            (None, _) => Err(
+                "a `keyed` hole needs `field` or a `fields` list of two or more \
+                              request fields (re-run `wraith synth`)"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+impl From<KeyedValues> for KeyedValuesFile {
+    fn from(k: KeyedValues) -> Self {
+        KeyedValuesFile {
+            field: k.field,
+            fields: k.fields,
+            buckets: k.buckets,
+        }
+    }
+}
+
 impl KeyedValues {
-    /// The bucket value for a request value of the field, compared by [`key_text`] (so a form
-    /// field `"1"` finds the key recorded as the JSON number `1`).
+    /// A key of one request field.
+    pub fn single(field: EchoSource, buckets: Vec<KeyBucket>) -> KeyedValues {
+        KeyedValues {
+            field: Some(field),
+            fields: Vec::new(),
+            buckets,
+        }
+    }
+
+    /// A combined key of two or more request fields; each bucket's `key` is the array of the
+    /// fields' values in this order.
+    pub fn combined(fields: Vec<EchoSource>, buckets: Vec<KeyBucket>) -> KeyedValues {
+        KeyedValues {
+            field: None,
+            fields,
+            buckets,
+        }
+    }
+
+    /// The request fields the key reads: `[field]` for a single-field key, else `fields`.
+    pub fn key_fields(&self) -> &[EchoSource] {
+        match &self.field {
+            Some(f) => std::slice::from_ref(f),
+            None => &self.fields,
+        }
+    }
+
+    /// The bucket value for a request value of the field of a single-field key, compared by
+    /// [`key_text`] (so a form field `"1"` finds the key recorded as the JSON number `1`).
+    /// `None` for a combined key (see [`KeyedValues::value_for_all`]).
     pub fn value_for(&self, request_value: &Value) -> Option<&Value> {
-        let want = key_text(request_value)?;
+        self.value_for_all(std::slice::from_ref(request_value))
+    }
+
+    /// The bucket value for the request's values of [`KeyedValues::key_fields`], in that order,
+    /// each compared by [`key_text`]. `None` when the count differs, a value is no key (null,
+    /// an array, an object) or the tuple was never recorded.
+    pub fn value_for_all(&self, request_values: &[Value]) -> Option<&Value> {
+        if request_values.len() != self.key_fields().len() {
+            return None;
+        }
+        let want: Vec<String> = request_values.iter().map(key_text).collect::<Option<_>>()?;
+        let combined = self.field.is_none();
         self.buckets
-            .binary_search_by(|b| key_text(&b.key).as_deref().unwrap_or("").cmp(want.as_str()))
+            .binary_search_by(|b| {
+                if combined {
+                    let elems = b.key.as_array().map(Vec::as_slice).unwrap_or(&[]);
+                    let texts = elems.iter().map(|e| key_text(e).unwrap_or_default());
+                    texts.cmp(want.iter().cloned())
+                } else {
+                    key_text(&b.key)
+                        .as_deref()
+                        .unwrap_or("")
+                        .cmp(want.first().map_or("", String::as_str))
+                }
+            })
             .ok()
             .map(|i| &self.buckets[i].value)
     }
@@ -436,5 +549,59 @@ mod tests {
         assert_eq!(v["more_examples"], json!(["b"]));
         assert_eq!(v["examples_cut"], json!(true));
         assert_eq!(serde_json::from_value::<Hole>(v).expect("back"), hole);
+    }
+
+    #[test]
+    fn single_field_key_written_before_combined_keys_reads_and_writes_the_same() {
+        let old = json!({"field": {"in": "body", "pointer": "/type"},
+            "buckets": [{"key": 1, "value": "s", "support": 2}, {"key": "l", "value": "L", "support": 1}]});
+        let keyed: KeyedValues = serde_json::from_value(old.clone()).expect("old keyed");
+        assert_eq!(keyed.key_fields().len(), 1);
+        assert_eq!(keyed.value_for(&json!("1")), Some(&json!("s")));
+        assert_eq!(keyed.value_for(&json!("l")), Some(&json!("L")));
+        assert_eq!(serde_json::to_value(&keyed).expect("json"), old);
+    }
+
+    #[test]
+    fn combined_key_finds_the_bucket_of_the_tuple_of_the_fields_texts() {
+        let file = json!({"fields": [{"in": "body", "pointer": "/region"}, {"in": "query", "name": "t"}],
+            "buckets": [
+                {"key": ["eu", 1], "value": 10, "support": 1},
+                {"key": ["eu", "2"], "value": 20, "support": 1},
+                {"key": ["us", 1], "value": 30, "support": 2}]});
+        let keyed: KeyedValues = serde_json::from_value(file.clone()).expect("combined");
+        assert_eq!(keyed.field, None);
+        assert_eq!(keyed.key_fields().len(), 2);
+        assert_eq!(serde_json::to_value(&keyed).expect("json"), file);
+        assert_eq!(
+            keyed.value_for_all(&[json!("eu"), json!("1")]),
+            Some(&json!(10))
+        );
+        assert_eq!(
+            keyed.value_for_all(&[json!("eu"), json!(2)]),
+            Some(&json!(20))
+        );
+        assert_eq!(
+            keyed.value_for_all(&[json!("us"), json!(1)]),
+            Some(&json!(30))
+        );
+        // An unseen tuple, a missing value, a value that is no key: no bucket.
+        assert_eq!(keyed.value_for_all(&[json!("us"), json!(2)]), None);
+        assert_eq!(keyed.value_for_all(&[json!("us")]), None);
+        assert_eq!(keyed.value_for_all(&[json!("us"), Value::Null]), None);
+        assert_eq!(keyed.value_for(&json!("us")), None);
+    }
+
+    #[test]
+    fn keyed_with_neither_or_both_field_forms_does_not_load() {
+        let f = json!({"in": "body", "pointer": "/a"});
+        for bad in [
+            json!({"buckets": []}),
+            json!({"fields": [f.clone()], "buckets": []}),
+            json!({"field": f.clone(), "fields": [f.clone(), f.clone()], "buckets": []}),
+        ] {
+            let err = serde_json::from_value::<KeyedValues>(bad).expect_err("refused");
+            assert!(err.to_string().contains("wraith synth"), "{err}");
+        }
     }
 }

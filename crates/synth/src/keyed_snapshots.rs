@@ -106,8 +106,8 @@ fn learn_variant(
                 ))
             })
             .collect();
-        if let Some(k) = crate::request_keying::learn(&vals, &ctxs, keying) {
-            *decided.entry(k.field).or_default() += 1;
+        if let Some(field) = crate::request_keying::learn_field(&vals, &ctxs, keying) {
+            *decided.entry(field).or_default() += 1;
         }
     }
     // The field most requests sent wins (it picks a state for the most requests), then the

@@ -1,4 +1,5 @@
-//! Request keying: an observed position whose value is a function of one request field.
+//! Request keying: an observed position whose value is a function of one request field (or,
+//! when listed so, of several together).
 //!
 //! When a create names a plan (`type`) and the answer reports that plan's memory, disk and
 //! transfer, one global representative renders one plan's figures for every create. Request
@@ -30,9 +31,13 @@
 //! `manual` keys only the fields `[[generate.request_keying.route]]` lists, on their routes,
 //! under relaxed rules (what the user asked for needs no cross-session evidence and may name a
 //! record: the field must still decide the position without contradiction, with at least two
-//! keys holding at least two distinct values). `auto` tries the listed fields first too. A
-//! listed route or field that keys nothing is a synth diagnostic ([`diagnose`]), never a
-//! silent no-op.
+//! keys holding at least two distinct values). When no listed field alone decides a position,
+//! an entry listing several fields is tried as one combined key: the tuple of those fields'
+//! values, counting only the observations that carried all of them, under the same relaxed
+//! rules (the hole's `keyed.fields`, buckets keyed by the array of the values). `auto` tries
+//! the listed fields (alone, then combined) first too; automatic detection never combines
+//! unlisted fields. A listed route or field that keys nothing (alone or combined) is a synth
+//! diagnostic ([`diagnose`]), never a silent no-op.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -102,9 +107,28 @@ impl RequestKeying {
                 }
             }
         }
+        let mut combined: Vec<Vec<EchoSource>> = Vec::new();
+        if self.mode != KeyingMode::Off {
+            for rule in self
+                .rules
+                .iter()
+                .filter(|r| names_route(&r.route, method, path))
+            {
+                let mut together: Vec<EchoSource> = Vec::new();
+                for f in &rule.fields {
+                    if !together.contains(f) {
+                        together.push(f.clone());
+                    }
+                }
+                if together.len() >= 2 && !combined.contains(&together) {
+                    combined.push(together);
+                }
+            }
+        }
         RouteKeying {
             auto: self.mode == KeyingMode::Auto,
             fields,
+            combined,
         }
     }
 }
@@ -116,6 +140,10 @@ pub struct RouteKeying {
     pub auto: bool,
     /// Listed fields, tried first and in order, under the relaxed rules.
     pub fields: Vec<EchoSource>,
+    /// The fields of each entry listing two or more, together: a combined key, tried (entry
+    /// by entry) after every listed field alone and before automatic detection, under the
+    /// same relaxed rules.
+    pub combined: Vec<Vec<EchoSource>>,
 }
 
 impl RouteKeying {
@@ -123,6 +151,7 @@ impl RouteKeying {
     pub const AUTO: RouteKeying = RouteKeying {
         auto: true,
         fields: Vec::new(),
+        combined: Vec::new(),
     };
 }
 
@@ -195,19 +224,71 @@ impl Sent<'_> {
     }
 }
 
-/// One observation's value of a candidate field: (sent value, session, answer).
-type Sighting<'a> = (Sent<'a>, &'a str, &'a Value);
+/// What buckets are keyed by: one field's value, or the values of several fields together (a
+/// combined key). Generic so the single-field path (automatic detection runs it over every
+/// candidate field of every observed hole) builds no per-sighting list.
+trait RequestKey {
+    /// What the engine compares a request's value(s) by.
+    type Text: Ord + Clone;
+    fn text(&self) -> Self::Text;
+    /// The bucket's `key` as the model writes it.
+    fn recorded(&self) -> Value;
+}
+
+impl RequestKey for Sent<'_> {
+    type Text = String;
+    fn text(&self) -> String {
+        Sent::text(*self)
+    }
+    fn recorded(&self) -> Value {
+        Sent::recorded(*self)
+    }
+}
+
+/// A combined key: the listed fields' values, in the listed order.
+impl RequestKey for Vec<Sent<'_>> {
+    type Text = Vec<String>;
+    fn text(&self) -> Vec<String> {
+        self.iter().map(|s| s.text()).collect()
+    }
+    fn recorded(&self) -> Value {
+        Value::Array(self.iter().map(|s| s.recorded()).collect())
+    }
+}
+
+/// One observation's value of a candidate field (or fields): (sent value, session, answer).
+type Sighting<'a, K = Sent<'a>> = (K, &'a str, &'a Value);
 
 /// The request field that keys the values `vals` (each with the index of its observation's
 /// request in `ctxs`), with one bucket per recorded key; `None` when no field qualifies (see the
 /// module doc).
 ///
 /// The fields `keying` lists are tried first, in order, under the relaxed rules (see the
-/// module doc); automatic detection follows when `keying.auto`.
+/// module doc); then each entry's fields together (a combined key, `keying.combined`);
+/// automatic detection follows when `keying.auto`.
 pub fn learn(
     vals: &[(&Value, usize)],
     ctxs: &[Ctx<'_>],
     keying: &RouteKeying,
+) -> Option<Box<KeyedValues>> {
+    learn_with(vals, ctxs, keying, true)
+}
+
+/// The single request field that keys the values `vals`, as [`learn`] finds it but never
+/// trying a combined key (a variant's keyed snapshots are picked by one field).
+pub fn learn_field(
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+    keying: &RouteKeying,
+) -> Option<EchoSource> {
+    learn_with(vals, ctxs, keying, false).and_then(|k| k.field)
+}
+
+fn learn_with(
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+    keying: &RouteKeying,
+    combine: bool,
 ) -> Option<Box<KeyedValues>> {
     if vals.len() < 2 || vals.iter().all(|(v, _)| *v == vals[0].0) {
         return None;
@@ -217,10 +298,37 @@ pub fn learn(
             return Some(keyed);
         }
     }
+    if combine {
+        for fields in &keying.combined {
+            if let Some(keyed) = learn_combined(fields, vals, ctxs) {
+                return Some(keyed);
+            }
+        }
+    }
     if keying.auto {
         learn_auto(vals, ctxs)
     } else {
         None
+    }
+}
+
+/// The request's value of a listed field, when it is a scalar (a body leaf) or a query
+/// parameter (the first of its name).
+fn sent_of<'a>(field: &EchoSource, ctx: &Ctx<'a>) -> Option<Sent<'a>> {
+    match field {
+        EchoSource::Body { pointer } => ctx
+            .body
+            .iter()
+            .find(|(p, _)| p == pointer)
+            .map(|(_, sent)| sent)
+            .filter(|sent| matches!(sent, Value::String(_) | Value::Number(_) | Value::Bool(_)))
+            .map(Sent::Body),
+        EchoSource::Query { name } => ctx
+            .query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, sent)| Sent::Query(sent)),
+        EchoSource::Path { .. } | EchoSource::Header { .. } => None,
     }
 }
 
@@ -234,30 +342,36 @@ fn learn_listed(
     let mut sightings: Vec<Sighting<'_>> = Vec::new();
     for (v, c) in vals {
         let Some(ctx) = ctxs.get(*c) else { continue };
-        let sent = match field {
-            EchoSource::Body { pointer } => ctx
-                .body
-                .iter()
-                .find(|(p, _)| p == pointer)
-                .map(|(_, sent)| sent)
-                .filter(|sent| matches!(sent, Value::String(_) | Value::Number(_) | Value::Bool(_)))
-                .map(Sent::Body),
-            EchoSource::Query { name } => ctx
-                .query
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, sent)| Sent::Query(sent)),
-            EchoSource::Path { .. } | EchoSource::Header { .. } => None,
-        };
+        if let Some(sent) = sent_of(field, ctx) {
+            sightings.push((sent, ctx.session, *v));
+        }
+    }
+    let (_, buckets) = keyed_by(sightings, Evidence::Asked)?;
+    Some(Box::new(KeyedValues::single(field.clone(), buckets)))
+}
+
+/// An entry's listed fields together key the values when their tuple decides them, under the
+/// rules of one listed field ([`learn_listed`]): only the observations carrying every field
+/// count, every one carrying one tuple held one answer value, and at least two tuples hold at
+/// least two distinct values.
+fn learn_combined(
+    fields: &[EchoSource],
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+) -> Option<Box<KeyedValues>> {
+    if fields.len() < 2 {
+        return None;
+    }
+    let mut sightings: Vec<Sighting<'_, Vec<Sent<'_>>>> = Vec::new();
+    for (v, c) in vals {
+        let Some(ctx) = ctxs.get(*c) else { continue };
+        let sent: Option<Vec<Sent<'_>>> = fields.iter().map(|f| sent_of(f, ctx)).collect();
         if let Some(sent) = sent {
             sightings.push((sent, ctx.session, *v));
         }
     }
     let (_, buckets) = keyed_by(sightings, Evidence::Asked)?;
-    Some(Box::new(KeyedValues {
-        field: field.clone(),
-        buckets,
-    }))
+    Some(Box::new(KeyedValues::combined(fields.to_vec(), buckets)))
 }
 
 /// Automatic detection (see the module doc).
@@ -312,7 +426,7 @@ fn learn_auto(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>]) -> Option<Box<KeyedVal
             Some((e, k, _)) => evidence > *e || (evidence == *e && keys < *k),
         };
         if better {
-            best = Some((evidence, keys, KeyedValues { field, buckets }));
+            best = Some((evidence, keys, KeyedValues::single(field, buckets)));
         }
     }
     best.map(|(_, _, k)| Box::new(k))
@@ -340,10 +454,13 @@ enum Evidence {
 
 /// A field's buckets (ordered by key text) and its evidence (distinct (key value, session)
 /// pairs), when it qualifies.
-fn keyed_by(sightings: Vec<Sighting<'_>>, need: Evidence) -> Option<(usize, Vec<KeyBucket>)> {
+fn keyed_by<K: RequestKey>(
+    sightings: Vec<Sighting<'_, K>>,
+    need: Evidence,
+) -> Option<(usize, Vec<KeyBucket>)> {
     // key text → (recorded key, answer value, support)
-    let mut buckets: BTreeMap<String, (Sent<'_>, &Value, u64)> = BTreeMap::new();
-    let mut pairs: BTreeSet<(String, &str)> = BTreeSet::new();
+    let mut buckets: BTreeMap<K::Text, (K, &Value, u64)> = BTreeMap::new();
+    let mut pairs: BTreeSet<(K::Text, &str)> = BTreeSet::new();
     for (sent, session, answer) in sightings {
         let text = sent.text();
         match buckets.get_mut(&text) {
@@ -481,7 +598,10 @@ pub fn diagnose(
 fn keys_a_position(route: &Route, field: &EchoSource) -> bool {
     fn walk(node: &Node, field: &EchoSource) -> bool {
         match node {
-            Node::Hole(h) => h.keyed.as_ref().is_some_and(|k| k.field == *field),
+            Node::Hole(h) => h
+                .keyed
+                .as_ref()
+                .is_some_and(|k| k.key_fields().contains(field)),
             Node::Object { fields } => fields.iter().any(|f| walk(&f.value, field)),
             Node::Array(ArrayNode::Tuple { items }) => items.iter().any(|n| walk(n, field)),
             Node::Array(ArrayNode::List {
@@ -561,9 +681,9 @@ mod tests {
         .expect("keyed by type");
         assert_eq!(
             keyed.field,
-            EchoSource::Body {
+            Some(EchoSource::Body {
                 pointer: "/type".into()
-            }
+            })
         );
         assert_eq!(keyed.value_for(&json!("small")), Some(&json!(1024)));
         // A plan recorded once renders the answer recorded with it.
@@ -695,6 +815,7 @@ mod tests {
                     pointer: p.to_string(),
                 })
                 .collect(),
+            combined: Vec::new(),
         }
     }
 
@@ -767,19 +888,205 @@ mod tests {
         let auto = learn(&indexed(&memory), &ctxs, &RouteKeying::AUTO).unwrap();
         assert_eq!(
             auto.field,
-            EchoSource::Body {
+            Some(EchoSource::Body {
                 pointer: "/class".into()
-            }
+            })
         );
         let mut asked = listed(&["/type", "/class"]);
         asked.auto = true;
         let keyed = learn(&indexed(&memory), &ctxs, &asked).unwrap();
         assert_eq!(
             keyed.field,
-            EchoSource::Body {
+            Some(EchoSource::Body {
                 pointer: "/type".into()
-            }
+            })
         );
+    }
+
+    /// `[[generate.request_keying.route]] fields = ["$.region", "$.type"]` (manual).
+    fn listed_together(fields: &[&str]) -> RouteKeying {
+        let mut keying = listed(fields);
+        keying.combined = vec![keying.fields.clone()];
+        keying
+    }
+
+    /// Creates naming a region and a plan, and the price each answered: neither field alone
+    /// decides it (`eu` answered 1 and 2, `s` answered 1 and 2), the pair does.
+    fn region_plan_prices(rows: &[(&str, &str, i64)]) -> (Vec<Vec<(String, Value)>>, Vec<Value>) {
+        let bodies = rows
+            .iter()
+            .enumerate()
+            .map(|(i, (region, plan, _))| {
+                body(&[
+                    ("/label", json!(format!("l{i}"))),
+                    ("/region", json!(region)),
+                    ("/type", json!(plan)),
+                ])
+            })
+            .collect();
+        let prices = rows.iter().map(|(_, _, p)| json!(p)).collect();
+        (bodies, prices)
+    }
+
+    const PRICES: [(&str, &str, i64); 6] = [
+        ("eu", "s", 1),
+        ("eu", "l", 2),
+        ("us", "s", 2),
+        ("us", "l", 3),
+        ("eu", "s", 1),
+        ("us", "l", 3),
+    ];
+
+    #[test]
+    fn position_decided_only_by_the_listed_pair_gets_a_combined_key() {
+        let (bodies, prices) = region_plan_prices(&PRICES);
+        let sessions = own_sessions(bodies.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        // Neither field alone decides the price.
+        assert_eq!(learn(&indexed(&prices), &ctxs, &listed(&["/region"])), None);
+        assert_eq!(learn(&indexed(&prices), &ctxs, &listed(&["/type"])), None);
+        let keyed = learn(
+            &indexed(&prices),
+            &ctxs,
+            &listed_together(&["/region", "/type"]),
+        )
+        .expect("keyed by the pair");
+        assert_eq!(keyed.field, None);
+        assert_eq!(
+            keyed.fields,
+            vec![
+                EchoSource::Body {
+                    pointer: "/region".into()
+                },
+                EchoSource::Body {
+                    pointer: "/type".into()
+                }
+            ]
+        );
+        // One bucket per recorded tuple, ordered by the tuple's texts, keyed in listed order.
+        let keys: Vec<&Value> = keyed.buckets.iter().map(|b| &b.key).collect();
+        assert_eq!(
+            keys,
+            [
+                &json!(["eu", "l"]),
+                &json!(["eu", "s"]),
+                &json!(["us", "l"]),
+                &json!(["us", "s"])
+            ]
+        );
+        assert_eq!(keyed.buckets[1].support, 2);
+        assert_eq!(
+            keyed.value_for_all(&[json!("us"), json!("s")]),
+            Some(&json!(2))
+        );
+        assert_eq!(
+            keyed.value_for_all(&[json!("eu"), json!("l")]),
+            Some(&json!(2))
+        );
+        // Automatic detection never combines fields.
+        assert_eq!(learn(&indexed(&prices), &ctxs, &RouteKeying::AUTO), None);
+        // Nor does a single field's keyed-snapshot learner.
+        assert_eq!(
+            learn_field(
+                &indexed(&prices),
+                &ctxs,
+                &listed_together(&["/region", "/type"])
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn contradicting_observation_drops_the_combined_key() {
+        let mut rows = PRICES.to_vec();
+        rows.push(("us", "s", 9));
+        let (bodies, prices) = region_plan_prices(&rows);
+        let sessions = own_sessions(bodies.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        assert_eq!(
+            learn(
+                &indexed(&prices),
+                &ctxs,
+                &listed_together(&["/region", "/type"])
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn observation_lacking_a_listed_field_does_not_count_against_the_combined_key() {
+        let (mut bodies, mut prices) = region_plan_prices(&PRICES);
+        bodies.push(body(&[("/region", json!("us"))]));
+        prices.push(json!(9));
+        let sessions = own_sessions(bodies.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        let keyed = learn(
+            &indexed(&prices),
+            &ctxs,
+            &listed_together(&["/region", "/type"]),
+        )
+        .expect("keyed by the pair");
+        assert_eq!(keyed.buckets.len(), 4);
+        assert_eq!(keyed.value_for_all(&[json!("us")]), None);
+    }
+
+    #[test]
+    fn a_listed_field_that_decides_alone_wins_over_the_combination() {
+        // The price follows the plan alone: the plan keys it, not the pair.
+        let rows = [
+            ("eu", "s", 1),
+            ("us", "s", 1),
+            ("eu", "l", 2),
+            ("us", "l", 2),
+        ];
+        let (bodies, prices) = region_plan_prices(&rows);
+        let sessions = own_sessions(bodies.len());
+        let ctxs = ctxs(&bodies, &sessions);
+        let keyed = learn(
+            &indexed(&prices),
+            &ctxs,
+            &listed_together(&["/region", "/type"]),
+        )
+        .expect("keyed");
+        assert_eq!(
+            keyed.field,
+            Some(EchoSource::Body {
+                pointer: "/type".into()
+            })
+        );
+        assert!(keyed.fields.is_empty());
+    }
+
+    #[test]
+    fn each_entry_listing_several_fields_is_one_combined_key_of_its_route() {
+        let f = |p: &str| EchoSource::Body {
+            pointer: p.to_string(),
+        };
+        let keying = RequestKeying {
+            mode: KeyingMode::Manual,
+            rules: vec![
+                KeyingRule {
+                    route: "POST /a".into(),
+                    fields: vec![f("/region"), f("/type"), f("/region")],
+                },
+                KeyingRule {
+                    route: "POST /a".into(),
+                    fields: vec![f("/size")],
+                },
+                KeyingRule {
+                    route: "POST /b".into(),
+                    fields: vec![f("/x"), f("/y")],
+                },
+            ],
+        };
+        let a = keying.for_route("POST", "/a");
+        assert_eq!(a.fields, vec![f("/region"), f("/type"), f("/size")]);
+        assert_eq!(a.combined, vec![vec![f("/region"), f("/type")]]);
+        let off = RequestKeying {
+            mode: KeyingMode::Off,
+            ..keying
+        };
+        assert!(off.for_route("POST", "/b").combined.is_empty());
     }
 
     #[test]
@@ -817,7 +1124,8 @@ mod tests {
             keying.for_route("POST", "/a"),
             RouteKeying {
                 auto: false,
-                fields: Vec::new()
+                fields: Vec::new(),
+                combined: Vec::new()
             }
         );
         let manual = RequestKeying {

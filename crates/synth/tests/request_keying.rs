@@ -147,7 +147,7 @@ fn memory_key(model: &Model) -> Option<EchoSource> {
         fields.iter().find(|f| f.key == key).unwrap().value.clone()
     };
     match field(&field(root, "specs"), "memory") {
-        Node::Hole(h) => h.keyed.map(|k| k.field),
+        Node::Hole(h) => h.keyed.and_then(|k| k.field),
         other => panic!("memory is not a hole: {other:?}"),
     }
 }

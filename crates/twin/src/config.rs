@@ -533,7 +533,9 @@ pub struct RequestKeyingRoute {
     /// `METHOD /path` as `wraith synth` names the route (`POST /linode/instances`).
     pub route: String,
     /// Request fields as written: `$.a.b` for a JSON or form body field (see
-    /// [`KeyingField::parse`]), `query.name` for a query parameter.
+    /// [`KeyingField::parse`]), `query.name` for a query parameter. Each is tried alone, in
+    /// order; two or more are then tried together as one combined key (their values' tuple),
+    /// so a field may be listed only once.
     pub fields: Vec<String>,
     /// 1-based line of the entry (0 when unknown). Not part of the file.
     #[serde(skip)]
@@ -881,8 +883,21 @@ impl RequestKeyingConfig {
                     "lists no field; write e.g. `fields = [\"$.type\"]`".to_string(),
                 ));
             }
+            let mut parsed: Vec<(&str, KeyingField)> = Vec::new();
             for f in &entry.fields {
-                KeyingField::parse(f).map_err(|m| err("fields", m))?;
+                let field = KeyingField::parse(f).map_err(|m| err("fields", m))?;
+                // Listed together the fields are one combined key: a field twice is a typo,
+                // never a different key.
+                if let Some((first, _)) = parsed.iter().find(|(_, p)| *p == field) {
+                    return Err(err(
+                        "fields",
+                        format!(
+                            "`{f}` names the same request field as `{first}` listed before it; \
+                             list each field once"
+                        ),
+                    ));
+                }
+                parsed.push((f, field));
             }
         }
         Ok(())
@@ -1435,6 +1450,35 @@ mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn request_keying_fields_listing_one_field_twice_is_an_error_naming_the_line() {
+        for (first, again) in [
+            ("$.region", "$.region"),
+            ("$.region", "$[\\\"region\\\"]"),
+            ("query.q", "query.q"),
+        ] {
+            let text = format!(
+                "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"POST /a\"\n\nfields = [\"{first}\", \"$.type\", \"{again}\"]\n"
+            );
+            let err = TwinConfig::parse(&text, Path::new("t/wraith.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("t/wraith.toml:8:"), "{again}: {err}");
+            assert!(
+                err.contains("entry 1")
+                    && err.contains("same request field")
+                    && err.contains("once"),
+                "{again}: {err}"
+            );
+        }
+        // Different fields listed together load: one combined key.
+        let text = format!(
+            "{SERVICE}\n[[generate.request_keying.route]]\nroute = \"POST /a\"\nfields = [\"$.region\", \"$.type\", \"query.region\"]\n"
+        );
+        let cfg = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.generate.request_keying.route[0].fields.len(), 3);
     }
 
     #[test]

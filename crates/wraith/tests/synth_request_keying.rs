@@ -1,7 +1,8 @@
 //! `[generate.request_keying]` end to end: a twin whose recorded creates name a plan (`type`)
 //! and answer that plan's memory. With `mode = "off"` a create naming the rarer plan answers
 //! the common plan's figures; with `auto` (the default) or `manual` naming the field it answers
-//! its own plan's. A bad entry is a configuration error naming file and line (exit 1), a listed
+//! its own plan's; an entry listing two fields keys a position neither decides alone by their
+//! pair. A bad entry is a configuration error naming file and line (exit 1), a listed
 //! field that keys nothing is a synth diagnostic, and `wraith lint` warns about an entry naming
 //! a route the model does not have. Black-box: the real binary on HARs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -57,15 +58,25 @@ fn har_entry(body: &Value, answer: &Value) -> Value {
 /// A twin with the recorded creates imported (one HAR, so one session, per create) and the
 /// given `[generate.request_keying]` TOML appended.
 fn plans_twin(keying_toml: &str) -> Twin {
+    let creates: Vec<(&str, &str, u64)> = PLANS
+        .iter()
+        .map(|plan| ("us-east", *plan, memory_of(plan)))
+        .collect();
+    creates_twin(&creates, keying_toml)
+}
+
+/// A twin whose recorded creates (one HAR, so one session, each) name `(region, plan)` and
+/// answer `memory`, with the given `[generate.request_keying]` TOML appended.
+fn creates_twin(creates: &[(&str, &str, u64)], keying_toml: &str) -> Twin {
     let t = Twin::init("plans", "https://api.plans.test/v4");
-    for (i, plan) in PLANS.iter().enumerate() {
-        let body = json!({"type": plan, "label": format!("web-{i}"), "region": "us-east"});
+    for (i, (region, plan, memory)) in creates.iter().enumerate() {
+        let body = json!({"type": plan, "label": format!("web-{i}"), "region": region});
         let answer = json!({
             "id": 40_000 + i * 7,
             "label": format!("web-{i}"),
             "type": plan,
-            "region": "us-east",
-            "specs": {"memory": memory_of(plan), "vcpus": 1}
+            "region": region,
+            "specs": {"memory": memory, "vcpus": 1}
         });
         let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
             "pages": [], "entries": [har_entry(&body, &answer)]}});
@@ -97,11 +108,17 @@ fn synth(t: &Twin) -> Value {
 /// exactly) answers.
 async fn served_memory(t: &Twin) -> Value {
     let server = t.serve(&[]);
+    memory_of_create(&server, "us-east", "g6-large").await
+}
+
+/// The memory a create naming `region` and `plan` (a new label: no recorded request matches
+/// it exactly) answers.
+async fn memory_of_create(server: &support::Server, region: &str, plan: &str) -> Value {
     let r = server
         .post(
             "/v4/linode/instances",
             Some("buyer"),
-            json!({"type": "g6-large", "label": "web-new", "region": "us-east"}),
+            json!({"type": plan, "label": "web-new", "region": region}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
@@ -197,4 +214,110 @@ fn bad_field_syntax_is_a_configuration_error_naming_file_and_line() {
         "{err}"
     );
     assert!(!t.root.join("model/twin.wir.json").exists());
+}
+
+/// Every `keyed` object of the model's templates, in document order.
+fn keyed_holes(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(k) = map.get("keyed") {
+                out.push(k.clone());
+            }
+            map.values().for_each(|x| keyed_holes(x, out));
+        }
+        Value::Array(items) => items.iter().for_each(|x| keyed_holes(x, out)),
+        _ => {}
+    }
+}
+
+/// Recorded creates whose memory neither the region nor the plan decides alone (`us-east`
+/// answered 1024 and 16384, `g6-small` 1024 and 2048), the pair does.
+const REGION_PLANS: [(&str, &str, u64); 6] = [
+    ("us-east", "g6-small", 1024),
+    ("us-east", "g6-large", 16384),
+    ("eu-west", "g6-small", 2048),
+    ("eu-west", "g6-large", 32768),
+    ("us-east", "g6-small", 1024),
+    ("eu-west", "g6-large", 32768),
+];
+
+#[tokio::test]
+async fn listed_fields_together_key_a_position_neither_decides_alone() {
+    let t = creates_twin(
+        &REGION_PLANS,
+        "[generate.request_keying]\nmode = \"manual\"\n\n[[generate.request_keying.route]]\nroute = \"POST /v4/linode/instances\"\nfields = [\"$.region\", \"$.type\"]\n",
+    );
+    let model = synth(&t);
+    let mut keyed = Vec::new();
+    keyed_holes(&model["routes"], &mut keyed);
+    assert_eq!(
+        keyed,
+        vec![json!({
+            "fields": [{"in": "body", "pointer": "/region"}, {"in": "body", "pointer": "/type"}],
+            "buckets": [
+                {"key": ["eu-west", "g6-large"], "value": 32768, "support": 2},
+                {"key": ["eu-west", "g6-small"], "value": 2048, "support": 1},
+                {"key": ["us-east", "g6-large"], "value": 16384, "support": 1},
+                {"key": ["us-east", "g6-small"], "value": 1024, "support": 2}
+            ]
+        })],
+        "{model}"
+    );
+    let codes: Vec<&str> = model["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .filter(|c| c.starts_with("request-keying"))
+        .collect();
+    assert!(codes.is_empty(), "{codes:?}");
+
+    let server = t.serve(&[]);
+    for (region, plan, memory) in REGION_PLANS {
+        assert_eq!(
+            memory_of_create(&server, region, plan).await,
+            json!(memory),
+            "{region} {plan}"
+        );
+    }
+
+    // Without the entry nothing is keyed: automatic detection never combines fields.
+    let auto = creates_twin(&REGION_PLANS, "");
+    let mut keyed = Vec::new();
+    keyed_holes(&synth(&auto)["routes"], &mut keyed);
+    assert!(keyed.is_empty(), "{keyed:?}");
+}
+
+#[test]
+fn a_field_listed_twice_is_a_configuration_error_naming_file_and_line() {
+    let t = plans_twin(
+        "[[generate.request_keying.route]]\nroute = \"POST /v4/linode/instances\"\nfields = [\"$.type\", \"$.region\", \"$.type\"]\n",
+    );
+    let toml = std::fs::read_to_string(t.root.join("wraith.toml")).unwrap();
+    let line = toml.lines().position(|l| l.starts_with("fields")).unwrap() + 1;
+    let out = wraith(&t, &["synth", &t.path_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("wraith.toml:{line}:")) && err.contains("`$.type`"),
+        "{err}"
+    );
+    assert!(!t.root.join("model/twin.wir.json").exists());
+    // `wraith lint` reports it as an error finding of the file, with the line.
+    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["file"], "wraith.toml");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("wraith.toml:{line}:")) && message.contains("listed before"),
+        "{message}"
+    );
 }
