@@ -170,6 +170,63 @@ fn a_follow_up_naming_the_record_in_a_form_body_is_matched() {
     );
 }
 
+/// A multipart body with boundary `b`: `status` and `in_reply_to_id` text parts and an image
+/// file part.
+fn multipart_post(b: &str, reply_to: &str) -> Vec<u8> {
+    format!(
+        "--{b}\r\nContent-Disposition: form-data; name=\"status\"\r\n\r\nhi\r\n\
+         --{b}\r\nContent-Disposition: form-data; name=\"in_reply_to_id\"\r\n\r\n{reply_to}\r\n\
+         --{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cat.png\"\r\n\
+         Content-Type: image/png\r\n\r\nPNG-1001\r\n--{b}--\r\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_follow_up_naming_the_record_in_a_multipart_text_part_is_matched() {
+    let ct = |b: &str| format!("multipart/form-data; boundary={b}");
+    let recorded_key = request_key::request_key(
+        "/v1/statuses",
+        "",
+        Some(&ct("recorded")),
+        &multipart_post("recorded", "1002"),
+    );
+    let mut statuses = R::new("POST", "/v1/statuses")
+        .variant(200, Guard::Always, c(json!({"id": "s0"})))
+        .build();
+    statuses.exact.push(ExactEntry {
+        key: recorded_key,
+        moments: vec![moment(
+            "b/1",
+            200,
+            json!({"id": "s1", "in_reply_to": {"id": "1002"}}),
+        )],
+        session_bound: Vec::new(),
+    });
+    let e = engine_of(&[("a", "1001"), ("b", "1002")], vec![statuses]);
+    let mine = create(&e, "s");
+    assert_eq!(mine, "1001");
+    // A fresh boundary, and the file part's bytes name the session's id too: only the text part
+    // is a reference.
+    let posted = e.handle(
+        Some("s"),
+        &Request {
+            method: "POST".into(),
+            path: "/v1/statuses".into(),
+            query: String::new(),
+            headers: vec![("content-type".into(), ct("fresh-7f3a"))],
+            body: multipart_post("fresh-7f3a", &mine).into(),
+        },
+    );
+    assert_eq!(
+        body(&posted),
+        json!({"id": "s1", "in_reply_to": {"id": "1001"}})
+    );
+    assert_eq!(posted.provenance, Provenance::Recorded);
+    assert_eq!(posted.exchange.as_deref(), Some("b/1"));
+    assert_eq!(posted.replay, None);
+}
+
 #[test]
 fn a_request_naming_an_id_with_no_counterpart_is_answered_as_before() {
     let e = engine_of(

@@ -118,6 +118,31 @@ pub fn multipart_parts(ct_lower: &str, ct_raw: &str, body: &[u8]) -> Option<Vec<
     })
 }
 
+/// The parts of a `multipart/form-data` body (`content_type` as sent: the boundary is
+/// case-sensitive) as (name, filename, where the part's content lies in `body`), in body
+/// order, split exactly as the request key splits them. `None` when it does not parse. A
+/// rewrite that replaces some parts' contents in place (the engine's counterpart requests)
+/// keeps every other byte, so the rewritten body keys as the original would with those
+/// contents.
+pub fn multipart_part_spans(
+    content_type: &str,
+    body: &[u8],
+) -> Option<Vec<(String, String, std::ops::Range<usize>)>> {
+    let ct = content_type.to_ascii_lowercase();
+    let parts = multipart_parts_borrowed(&ct, content_type, body)?;
+    // Each content is a subslice of `body`: its offset is the distance between the pointers.
+    let base = body.as_ptr() as usize;
+    Some(
+        parts
+            .into_iter()
+            .map(|(name, filename, data)| {
+                let start = (data.as_ptr() as usize).saturating_sub(base);
+                (name, filename, start..start + data.len())
+            })
+            .collect(),
+    )
+}
+
 /// [`multipart_parts`] with each part's content borrowed from `body`.
 fn multipart_parts_borrowed<'b>(
     ct_lower: &str,
@@ -198,6 +223,25 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.is_some());
         assert_eq!(body_fingerprint(None, b""), None);
+    }
+
+    #[test]
+    fn multipart_part_spans_locate_each_parts_content_in_the_body() {
+        let body = b"--B\r\nContent-Disposition: form-data; name=\"status\"\r\n\r\nhi\r\n--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--B--\r\n";
+        let spans =
+            multipart_part_spans("multipart/form-data; boundary=B", body).unwrap_or_default();
+        let read: Vec<(&str, &str, &[u8])> = spans
+            .iter()
+            .map(|(n, f, r)| (n.as_str(), f.as_str(), &body[r.clone()]))
+            .collect();
+        assert_eq!(
+            read,
+            vec![("status", "", &b"hi"[..]), ("file", "a.png", &b"PNG"[..])]
+        );
+        assert_eq!(
+            multipart_part_spans("multipart/form-data; boundary=b", body),
+            None
+        );
     }
 
     #[test]

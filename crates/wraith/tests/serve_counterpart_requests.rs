@@ -86,3 +86,93 @@ async fn a_request_naming_a_record_no_run_knows_is_not_answered_from_a_recording
         .await;
     assert_ne!(pinned.provenance(), Some("recorded"));
 }
+
+/// A status post sent as `multipart/form-data` with boundary `b`: a text part naming the list
+/// it files the status under, and an attached file.
+fn multipart_status(b: &str, list_id: &str) -> String {
+    format!(
+        "--{b}\r\nContent-Disposition: form-data; name=\"status\"\r\n\r\nhello\r\n\
+         --{b}\r\nContent-Disposition: form-data; name=\"list_id\"\r\n\r\n{list_id}\r\n\
+         --{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cat.png\"\r\n\
+         Content-Type: image/png\r\n\r\nPNG bytes\r\n--{b}--\r\n"
+    )
+}
+
+/// Run `a` reads its flags and creates list 1001; run `b` creates list 1002 and posts a status
+/// filed under it as a multipart body (the list id in a text part). A session that reads the
+/// flags first is narrowed to run `a`, so its create is answered from `a`.
+fn multipart_lists_twin() -> Twin {
+    let t = Twin::init("lists", ORIGIN);
+    let sent = json!({"title": "groceries"});
+    let list = |id: &str| json!({"id": id, "title": "groceries", "pinned": false});
+    let boundary = "recorded-boundary-1";
+    let mut post = entry(
+        "POST",
+        "/v1/statuses",
+        None,
+        &json!({"id": "77001", "content": "hello", "list": {"id": "1002", "title": "groceries"}}),
+    );
+    let form = multipart_status(boundary, "1002");
+    let ct = format!("multipart/form-data; boundary={boundary}");
+    post["request"]["headers"] = json!([{"name": "Content-Type", "value": ct}]);
+    post["request"]["postData"] = json!({"mimeType": ct, "text": form});
+    post["request"]["bodySize"] = json!(form.len());
+    import(
+        &t,
+        "a.har",
+        vec![
+            entry("GET", "/v1/flags?mode=a", None, &json!({"on": true})),
+            entry("POST", "/v1/lists", Some(&sent), &list("1001")),
+        ],
+    );
+    import(
+        &t,
+        "b.har",
+        vec![entry("POST", "/v1/lists", Some(&sent), &list("1002")), post],
+    );
+    har::synth(&t, &[KEY]);
+    t
+}
+
+#[tokio::test]
+async fn a_multipart_follow_up_naming_the_sessions_record_in_a_text_part_is_answered_from_that_run()
+{
+    let t = multipart_lists_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    server
+        .get("/v1/flags?mode=a", Some("agent-1"))
+        .await
+        .assert_status(200);
+    let created = server
+        .post("/v1/lists", Some("agent-1"), json!({"title": "groceries"}))
+        .await;
+    created.assert_status(200);
+    let mine = created.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(mine, "1001", "run a answers the create");
+    // A client's fresh boundary; the session's list in the text part.
+    let boundary = "client-boundary-9f";
+    let r = server
+        .client
+        .post(format!("{}/v1/statuses", server.url))
+        .header("X-Wraith-Session", "agent-1")
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(multipart_status(boundary, &mine))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let provenance = r
+        .headers()
+        .get("x-wraith-provenance")
+        .map(|v| v.to_str().unwrap().to_string());
+    assert!(r.headers().get("x-wraith-replay").is_none());
+    let answer: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+    assert_eq!(
+        answer,
+        json!({"id": "77001", "content": "hello", "list": {"id": mine, "title": "groceries"}})
+    );
+    assert_eq!(provenance.as_deref(), Some("recorded"));
+}

@@ -11,7 +11,7 @@
 //! on every replayed create) says which record of R stands for which of the session's.
 //!
 //! What happens: the request's whole-token mentions of such a record (path segments, query
-//! values, JSON or form body leaves) are replaced with R's record, the result is keyed exactly as
+//! values, JSON or form body leaves, multipart text parts) are replaced with R's record, the result is keyed exactly as
 //! exact entries are (`Engine::exact_entry`, which calls `wraith_model::request_key`), and when
 //! R recorded that request its moment is replayed through the ordinary exact-replay path
 //! restricted to R's moments, so the time axis narrows to R like any replay from R and the
@@ -32,9 +32,15 @@
 //! the moment was recorded for a different request (another run's ids), so it is not provably
 //! this request's own moment.
 //!
-//! Not here: requests that exact-replay under their own key (unchanged), multipart bodies (their
-//! text parts are not substituted), strict fidelity (which serves only what the request's own
-//! key recorded).
+//! A multipart body's text parts (`media_ids[]`, `in_reply_to_id` sent as multipart) are read
+//! and rewritten as the request key splits them (`wraith_model::request_key`, which reduces
+//! multipart to its sorted parts): a text part whose whole content is the session's record is
+//! replaced in place, every other byte kept, so the rewritten body keys as R's recorded one
+//! did whatever boundary either used. File parts are left as they are (their bytes identify the
+//! upload, never a record).
+//!
+//! Not here: requests that exact-replay under their own key (unchanged), strict fidelity (which
+//! serves only what the request's own key recorded).
 
 use super::*;
 
@@ -316,9 +322,40 @@ fn named_tokens(call: &Call<'_>) -> BTreeSet<String> {
         .collect();
     if let Some(body) = &call.body {
         leaves(body, &mut out);
+    } else if let Some(ct) = call.content_type() {
+        for (_, text) in multipart_text_parts(ct, &call.req.body).unwrap_or_default() {
+            out.insert(text.to_string());
+        }
     }
     out.retain(|v| v.len() >= MIN_PROOF_ID_LEN);
     out
+}
+
+/// The text parts of a `multipart/form-data` body (parts without a filename whose content is
+/// UTF-8), each with where its content lies in `body`, split as the request key splits them.
+/// `None` when the body is not multipart or does not parse; file parts are never listed.
+fn multipart_text_parts<'b>(
+    content_type: &str,
+    body: &'b [u8],
+) -> Option<Vec<(std::ops::Range<usize>, &'b str)>> {
+    if !content_type
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        return None;
+    }
+    let parts = wraith_model::request_key::multipart_part_spans(content_type, body)?;
+    Some(
+        parts
+            .into_iter()
+            .filter(|(_, filename, _)| filename.is_empty())
+            .filter_map(|(_, _, span)| {
+                let text = std::str::from_utf8(body.get(span.clone())?).ok()?;
+                Some((span, text))
+            })
+            .collect(),
+    )
 }
 
 /// A path with every segment equal to a key of `subs` replaced.
@@ -347,11 +384,14 @@ fn substitute_query(query: &str, subs: &BTreeMap<String, String>) -> String {
         .finish()
 }
 
-/// A body with every JSON leaf or form value equal to a key of `subs` replaced. Other bodies
-/// are returned as they are.
+/// A body with every JSON leaf, form value or multipart text part equal to a key of `subs`
+/// replaced. Other bodies (and a multipart body's file parts) are returned as they are.
 fn substitute_body(ct: Option<&str>, body: &Bytes, subs: &BTreeMap<String, String>) -> Bytes {
     if body.is_empty() {
         return body.clone();
+    }
+    if let Some(parts) = ct.and_then(|ct| multipart_text_parts(ct, body)) {
+        return substitute_multipart(body, &parts, subs);
     }
     let form = ct.is_some_and(|ct| {
         ct.to_ascii_lowercase()
@@ -380,6 +420,34 @@ fn substitute_body(ct: Option<&str>, body: &Bytes, subs: &BTreeMap<String, Strin
         }
         Err(_) => body.clone(),
     }
+}
+
+/// A multipart body with every text part (`parts`, in body order) whose whole content is a key
+/// of `subs` replaced in place: the boundary, the part headers, the other parts and the file
+/// parts keep their bytes.
+fn substitute_multipart(
+    body: &Bytes,
+    parts: &[(std::ops::Range<usize>, &str)],
+    subs: &BTreeMap<String, String>,
+) -> Bytes {
+    let mut out: Vec<u8> = Vec::with_capacity(body.len());
+    let mut at = 0;
+    for (span, text) in parts {
+        let Some(theirs) = subs.get(*text) else {
+            continue;
+        };
+        let Some(before) = body.get(at..span.start) else {
+            return body.clone();
+        };
+        out.extend_from_slice(before);
+        out.extend_from_slice(theirs.as_bytes());
+        at = span.end;
+    }
+    if at == 0 {
+        return body.clone();
+    }
+    out.extend_from_slice(body.get(at..).unwrap_or_default());
+    Bytes::from(out)
 }
 
 /// Replace every string or number leaf equal to a key of `subs` (a number stays a number when
@@ -432,6 +500,83 @@ mod tests {
             &subs(),
         );
         assert_eq!(&form[..], b"media_ids%5B%5D=2002&status=1001x");
+    }
+
+    /// A multipart body of `parts` (name, filename, content) with boundary `b`.
+    fn multipart(b: &str, parts: &[(&str, &str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, filename, data) in parts {
+            let file = if filename.is_empty() {
+                String::new()
+            } else {
+                format!("; filename=\"{filename}\"\r\nContent-Type: application/octet-stream")
+            };
+            out.extend_from_slice(
+                format!("--{b}\r\nContent-Disposition: form-data; name=\"{name}\"{file}\r\n\r\n")
+                    .as_bytes(),
+            );
+            out.extend_from_slice(data);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(format!("--{b}--\r\n").as_bytes());
+        out
+    }
+
+    #[test]
+    fn multipart_text_parts_are_substituted_whole_and_file_parts_kept() {
+        let sent = multipart(
+            "x1",
+            &[
+                ("media_ids[]", "", b"1001"),
+                ("status", "", b"1001x"),
+                ("file", "1001.bin", b"1001"),
+                ("in_reply_to_id", "", b"1001"),
+            ],
+        );
+        let body = substitute_body(
+            Some("multipart/form-data; boundary=x1"),
+            &Bytes::from(sent),
+            &subs(),
+        );
+        let want = multipart(
+            "x1",
+            &[
+                ("media_ids[]", "", b"2002"),
+                ("status", "", b"1001x"),
+                ("file", "1001.bin", b"1001"),
+                ("in_reply_to_id", "", b"2002"),
+            ],
+        );
+        assert_eq!(&body[..], &want[..]);
+        // Keyed as the run's recording of it, sent with another boundary, is.
+        let recorded = multipart(
+            "other",
+            &[
+                ("in_reply_to_id", "", b"2002"),
+                ("file", "a.bin", b"1001"),
+                ("status", "", b"1001x"),
+                ("media_ids[]", "", b"2002"),
+            ],
+        );
+        assert_eq!(
+            wraith_model::request_key::body_fingerprint(
+                Some("multipart/form-data; boundary=x1"),
+                &body
+            ),
+            wraith_model::request_key::body_fingerprint(
+                Some("multipart/form-data; boundary=other"),
+                &recorded
+            )
+        );
+    }
+
+    #[test]
+    fn multipart_body_naming_no_record_is_returned_as_it_is() {
+        let sent = Bytes::from(multipart("x1", &[("status", "", b"hello")]));
+        let ct = Some("multipart/form-data; boundary=x1");
+        assert_eq!(substitute_body(ct, &sent, &subs()), sent);
+        let broken = Bytes::from_static(b"--x1\r\nno headers");
+        assert_eq!(substitute_body(ct, &broken, &subs()), broken);
     }
 
     #[test]
