@@ -603,6 +603,18 @@ impl<'c> BodyDiff<'c> {
             return;
         }
         match template {
+            // A null-or-embedded-record position holding a record on both sides: the record is
+            // judged under the template of the recorded records (its key held to the request
+            // field that named it), still counted as the one position it is.
+            Some(Node::Hole(hole))
+                if let Some(t) = embedded_template(hole)
+                    && expected.is_object()
+                    && actual.is_object() =>
+            {
+                let compared = self.compared;
+                self.walk(Some(t), expected, actual, segs);
+                self.compared = compared + 1;
+            }
             Some(Node::Hole(hole)) => self.leaf(FieldClass::of(hole), expected, actual, segs),
             // A constant subtree is compared exactly, descending so that the divergence names
             // the innermost differing position.
@@ -1064,6 +1076,13 @@ fn pick_rep<'v>(reps: &'v [Node], element: &Value, index: usize) -> Option<&'v N
         }
     }
     best.map(|(_, n)| n)
+}
+
+/// The template a null-or-embedded-record hole ([`wraith_model::WhenAbsent::embeds`]) judges a
+/// recorded record under; `None` for other holes.
+fn embedded_template(hole: &Hole) -> Option<&Node> {
+    let e = hole.when_absent.as_deref()?.embeds.as_deref()?;
+    (!e.entity_type.is_empty()).then_some(&e.template)
 }
 
 /// How well `value` fits `node`: +1 per matching constant or present key, −1 per contradiction.
@@ -1766,5 +1785,117 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A `quote` position: `null` without `quoted_id`, else `{state, quoted: <note>}` whose
+    /// note's `id` echoes `quoted_id` (as synth learns it), with two recorded values.
+    fn embedded_quote() -> Node {
+        let recorded = vec![
+            Value::Null,
+            json!({"state": "accepted", "quoted": {"id": "7", "text": "a"}}),
+            json!({"state": "accepted", "quoted": {"id": "8", "text": "b"}}),
+        ];
+        let quoted_id = EchoSource::Body {
+            pointer: "/quoted_id".into(),
+        };
+        let template = obj(vec![
+            ("state", c(json!("accepted"))),
+            (
+                "quoted",
+                obj(vec![
+                    (
+                        "id",
+                        hole(
+                            HoleKind::Echo {
+                                from: quoted_id.clone(),
+                            },
+                            JsonType::String,
+                            vec![],
+                        ),
+                    ),
+                    (
+                        "text",
+                        hole(
+                            HoleKind::Echo {
+                                from: EchoSource::Body {
+                                    pointer: "/text".into(),
+                                },
+                            },
+                            JsonType::String,
+                            vec![json!("a"), json!("b")],
+                        ),
+                    ),
+                ]),
+            ),
+        ]);
+        let Node::Hole(mut h) = hole(HoleKind::Observed, JsonType::Mixed, recorded) else {
+            unreachable!()
+        };
+        h.when_absent = Some(Box::new(wraith_model::WhenAbsent {
+            field: quoted_id,
+            value: Value::Null,
+            embeds: Some(Box::new(wraith_model::EmbeddedRecord {
+                entity_type: "notes".into(),
+                at: "/quoted".into(),
+                template,
+            })),
+        }));
+        obj(vec![("quote", Node::Hole(h))])
+    }
+
+    #[test]
+    fn an_embedded_record_is_judged_as_the_record_the_request_named() {
+        let echo = EchoContext::new(
+            None,
+            "/v1/notes",
+            "",
+            Some("application/json"),
+            br#"{"quoted_id": "42", "text": "mine"}"#,
+            vec![],
+        );
+        let t = embedded_quote();
+        let recorded = json!({"quote": {"state": "accepted", "quoted": {"id": "7", "text": "a"}}});
+        // The session's own note (its id the request sent, not the recorded one) passes.
+        let mine = json!({"quote": {"state": "accepted", "quoted": {"id": "42", "text": "mine"}}});
+        assert!(diff(Some(&t), recorded.clone(), mine, &echo).is_empty());
+        // A recorded note other than the one the request named fails, although it is one of
+        // the position's recorded values.
+        let other = json!({"quote": {"state": "accepted", "quoted": {"id": "8", "text": "b"}}});
+        assert_eq!(
+            diff(Some(&t), recorded.clone(), other, &echo),
+            vec![
+                ("body.quote.quoted.id".to_string(), Category::ValueMismatch),
+                (
+                    "body.quote.quoted.text".to_string(),
+                    Category::ValueMismatch
+                ),
+            ]
+        );
+        // `null` on one side is judged as before: a recorded value of the position.
+        assert_eq!(
+            diff(Some(&t), recorded, json!({"quote": null}), &echo),
+            Vec::<(String, Category)>::new()
+        );
+    }
+
+    #[test]
+    fn an_embedded_record_counts_as_one_compared_position() {
+        let echo = EchoContext::new(
+            None,
+            "/v1/notes",
+            "",
+            Some("application/json"),
+            br#"{"quoted_id": "42", "text": "mine"}"#,
+            vec![],
+        );
+        let t = embedded_quote();
+        let mut d = BodyDiff::new(&echo);
+        let mine = json!({"quote": {"state": "accepted", "quoted": {"id": "42", "text": "mine"}}});
+        d.run(
+            Some(&t),
+            &json!({"quote": {"state": "accepted", "quoted": {"id": "7", "text": "a"}}}),
+            &mine,
+        );
+        assert_eq!(d.compared, 1);
     }
 }

@@ -31,6 +31,7 @@
 
 pub mod api;
 mod embedded_counterparts;
+mod embedded_records;
 mod engine;
 mod error;
 mod fixtures;

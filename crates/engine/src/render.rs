@@ -330,6 +330,18 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
         HoleKind::Observed => match &hole.when_absent {
             // Every recorded request without that field got this value here.
             Some(w) if req.echo_source(&w.field).is_none() => w.value.clone(),
+            // The record the request's field names, as the session holds it, where the
+            // recorded answers embedded it.
+            Some(w)
+                if let Some(v) = crate::embedded_records::render(hole, req, ns, || {
+                    match req.snapshot_at(json_path) {
+                        Some(v) if *v != w.value && recorded_here(hole, v) => v.clone(),
+                        _ => observed_except(hole, req, &w.value),
+                    }
+                }) =>
+            {
+                v
+            }
             // Request keying: every recorded answer to this field value held one value here.
             _ if let Some(v) = keyed_value(hole, req) => v,
             // The request carries the field, so the value its absence fixes is not this

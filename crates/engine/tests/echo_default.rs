@@ -39,6 +39,7 @@ fn disks() -> wraith_engine::Engine {
             pointer: "/encryption".into(),
         },
         value: json!("enabled"),
+        embeds: None,
     }));
     let root = Node::Object {
         fields: vec![

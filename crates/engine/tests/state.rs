@@ -623,6 +623,7 @@ fn template_answer_takes_observed_values_from_the_principals_most_typical_record
                 pointer: "/reply_to".into(),
             },
             value: Value::Null,
+            embeds: None,
         }));
     }
     let node = obj(vec![
@@ -719,6 +720,7 @@ fn echo_hole_without_its_source_renders_the_recorded_default_and_observed_hole_i
                 pointer: "/quoted_id".into(),
             },
             value: Value::Null,
+            embeds: None,
         })),
         keyed: None,
     });

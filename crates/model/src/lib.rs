@@ -22,8 +22,8 @@ pub use json_text::JsonText;
 pub use load::{ModelLoadError, model_from_json_str};
 pub use precomputed::{MomentVerdict, Precomputed, RouteColumns};
 pub use template::{
-    ArrayNode, BodyTemplate, ClockUnit, EchoSource, Field, Hole, HoleKind, IdCharset, IdShape,
-    JsonType, KeyBucket, KeyedValues, Node, WhenAbsent, key_text,
+    ArrayNode, BodyTemplate, ClockUnit, EchoSource, EmbeddedRecord, Field, Hole, HoleKind,
+    IdCharset, IdShape, JsonType, KeyBucket, KeyedValues, Node, WhenAbsent, key_text,
 };
 pub use types::*;
 

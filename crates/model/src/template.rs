@@ -352,6 +352,33 @@ pub struct WhenAbsent {
     pub field: EchoSource,
     /// The value every recorded observation without that field held here (one of `examples`).
     pub value: Value,
+    /// A null-or-embedded-record position: `value` is `null`, and every recorded observation
+    /// whose request carried `field` held an object embedding the record of one entity type
+    /// that the field's value names (a status's `quote` embeds the status its post's
+    /// `quoted_status_id` names). The engine renders the session's stored record of that type
+    /// and key there (`null` without the field, as `value` says); without such a record, the
+    /// hole renders as if this were absent. Absent (and not written) otherwise, so models
+    /// written before it read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeds: Option<Box<EmbeddedRecord>>,
+}
+
+/// See [`WhenAbsent::embeds`]: where in the answers to requests carrying the field the named
+/// record sits, and how those answers are judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedRecord {
+    /// The entity type whose record the request field names (a key of `Model::entity_types`;
+    /// every recorded embedded key is one of its known ids).
+    pub entity_type: String,
+    /// JSON pointer, within the non-null value, to the embedded record: `""` when the value
+    /// is the record itself, `/quoted_status` when the record sits in a wrapper object. Every
+    /// object on the way is an object in every recorded non-null value.
+    pub at: String,
+    /// The template of the recorded non-null values (anti-unified as any object position is),
+    /// whose record's primary key is an echo of the field: the judge compares a non-null
+    /// answer under it, so the answer must name the record the request named, and the
+    /// record's other positions are held to their own classes.
+    pub template: Node,
 }
 
 /// Where a hole's value comes from.
@@ -603,5 +630,32 @@ mod tests {
             let err = serde_json::from_value::<KeyedValues>(bad).expect_err("refused");
             assert!(err.to_string().contains("wraith synth"), "{err}");
         }
+    }
+
+    #[test]
+    fn when_absent_written_before_embeds_reads_with_none_and_writes_as_before() {
+        let old = json!({"field": {"in": "body", "pointer": "/quoted_id"}, "value": null});
+        let w: WhenAbsent = serde_json::from_value(old.clone()).expect("old when_absent");
+        assert_eq!(w.embeds, None);
+        assert_eq!(serde_json::to_value(&w).expect("json"), old);
+    }
+
+    #[test]
+    fn when_absent_keeps_its_embedded_record() {
+        let w = WhenAbsent {
+            field: EchoSource::Body {
+                pointer: "/quoted_id".into(),
+            },
+            value: Value::Null,
+            embeds: Some(Box::new(EmbeddedRecord {
+                entity_type: "notes".into(),
+                at: "/quoted".into(),
+                template: Node::object([("state", Node::constant(json!("accepted")))]),
+            })),
+        };
+        let v = serde_json::to_value(&w).expect("json");
+        assert_eq!(v["embeds"]["entity_type"], json!("notes"));
+        assert_eq!(v["embeds"]["at"], json!("/quoted"));
+        assert_eq!(serde_json::from_value::<WhenAbsent>(v).expect("back"), w);
     }
 }

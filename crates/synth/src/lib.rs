@@ -33,6 +33,7 @@ pub mod action_values;
 pub mod array_echo;
 pub mod compose;
 pub mod drift;
+pub mod embedded_records;
 pub mod exact;
 pub mod keyed_snapshots;
 pub mod list;
@@ -165,6 +166,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
         built.push(route);
     }
+    embedded_records::resolve(&mut built, &entity_types);
     diagnostics.extend(request_keying::diagnose(
         &opts.request_keying,
         &templated,

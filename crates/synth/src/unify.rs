@@ -102,6 +102,11 @@ impl<'o> Ctx<'o> {
         }
     }
 
+    /// Whether the request carried the value an echo of `src` copies.
+    pub(crate) fn has(&self, src: &EchoSource) -> bool {
+        self.lookup(src).is_some()
+    }
+
     /// Whether the request carried this top-level body field or query parameter.
     fn carries(&self, field: &EchoSource) -> bool {
         match field {
@@ -182,8 +187,11 @@ impl Unifier<'_> {
             return self.unify_arrays(vals, key, pointer);
         }
         if vals.iter().any(|(v, _)| v.is_object() || v.is_array()) {
-            // Containers mixed with scalars (an object or null): replay observed values.
-            return Node::Hole(self.observed(vals, 2000));
+            // Containers mixed with scalars (an object or null): replay observed values,
+            // unless the objects embed the record a request field names.
+            let mut hole = self.observed(vals, 2000);
+            crate::embedded_records::learn(self, vals, key, pointer, &mut hole);
+            return Node::Hole(hole);
         }
         self.unify_scalars(vals, key, pointer)
     }
@@ -254,6 +262,7 @@ impl Unifier<'_> {
         let when_absent = WhenAbsent {
             field: from.clone(),
             value: default.clone(),
+            embeds: None,
         };
         hole.when_absent = Some(Box::new(when_absent));
     }
@@ -623,6 +632,7 @@ impl Unifier<'_> {
                     WhenAbsent {
                         field,
                         value: value.clone(),
+                        embeds: None,
                     },
                 ));
             }

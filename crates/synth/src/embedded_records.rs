@@ -1,0 +1,251 @@
+//! Null-or-embedded-record positions: a position whose recorded values are `null` in some
+//! answers and, in the others, an object embedding a record of one entity type that the
+//! request named (a status's `quote` is `null` for a plain post and embeds the status the
+//! post's `quoted_status_id` named otherwise).
+//!
+//! Anti-unifying an object with `null` gives an observed hole whose examples are whole recorded
+//! objects, so the twin would answer some recorded record instead of the one the request
+//! names. Here such a hole learns [`WhenAbsent::embeds`], in two steps:
+//!
+//! 1. [`learn`] (while the route's templates are built, with every observation's request): the
+//!    non-null values anti-unify to a template in which some object's field is an echo of one
+//!    top-level request field (a JSON or form body field, or a query parameter) in every one of
+//!    them, and the position is `null` exactly when the request lacks that field. The rule is
+//!    checked on every observation; one that disagrees leaves the hole as it was.
+//! 2. [`resolve`] (once entity types are known): the echo is the primary key of an entity type
+//!    every recorded embedded key is a known id of. Otherwise the hole loses `embeds`.
+//!
+//! Not here: rendering (the engine puts the session's stored record there) and judging (the
+//! check compares a non-null answer under [`EmbeddedRecord::template`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use wraith_model::{
+    ArrayNode, BodyTemplate, EchoSource, EmbeddedRecord, EntityType, Hole, HoleKind, Node, Route,
+    WhenAbsent,
+};
+
+use crate::unify::{MAX_EXAMPLES, Unifier};
+
+/// Fewest recorded non-null values the rule is learned from: one could be chance.
+const MIN_EMBEDDED: usize = 2;
+/// How deep below the position the embedded record may sit (a record in a wrapper object).
+const MAX_DEPTH: usize = 3;
+
+/// Step 1: give `hole` (the observed hole of an object-or-null position at `pointer`) an
+/// unresolved [`WhenAbsent::embeds`] when its values follow the rule (see the module doc).
+pub(crate) fn learn(
+    u: &Unifier<'_>,
+    vals: &[(&Value, usize)],
+    key: Option<&str>,
+    pointer: &str,
+    hole: &mut Hole,
+) {
+    if !vals.iter().all(|(v, _)| v.is_object() || v.is_null()) {
+        return;
+    }
+    let objects: Vec<(&Value, usize)> = vals
+        .iter()
+        .filter(|(v, _)| v.is_object())
+        .copied()
+        .collect();
+    if objects.len() < MIN_EMBEDDED || objects.len() == vals.len() {
+        return;
+    }
+    let template = u.unify(&objects, key, pointer);
+    let mut sources = Vec::new();
+    echo_sources(&template, 0, &mut sources);
+    let Some(field) = sources.into_iter().find(|src| {
+        vals.iter().all(|(v, c)| {
+            u.ctxs
+                .get(*c)
+                .is_some_and(|ctx| ctx.has(src) == v.is_object())
+        })
+    }) else {
+        return;
+    };
+    hole.when_absent = Some(Box::new(WhenAbsent {
+        field,
+        value: Value::Null,
+        embeds: Some(Box::new(EmbeddedRecord {
+            // Resolved by [`resolve`] once entity types are known.
+            entity_type: String::new(),
+            at: String::new(),
+            template,
+        })),
+    }));
+    lead_with_null(hole);
+}
+
+/// Echo sources of top-level request fields found at fields of the template's objects (not
+/// inside arrays), in template order, each once; only echoes that held in every observation.
+fn echo_sources(node: &Node, depth: usize, out: &mut Vec<EchoSource>) {
+    let Node::Object { fields } = node else {
+        return;
+    };
+    for f in fields {
+        match &f.value {
+            Node::Hole(Hole {
+                source: HoleKind::Echo { from },
+                confidence_bp: 10_000,
+                ..
+            }) if !f.optional && top_level_field(from) && !out.contains(from) => {
+                out.push(from.clone());
+            }
+            child @ Node::Object { .. } if depth < MAX_DEPTH && !f.optional => {
+                echo_sources(child, depth + 1, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A request field whose absence can decide a value: a top-level body field or a query
+/// parameter (paths are always present; headers are not what names a record).
+fn top_level_field(src: &EchoSource) -> bool {
+    match src {
+        EchoSource::Body { pointer } => {
+            pointer.len() > 1 && pointer.starts_with('/') && !pointer[1..].contains('/')
+        }
+        EchoSource::Query { .. } => true,
+        EchoSource::Path { .. } | EchoSource::Header { .. } => false,
+    }
+}
+
+/// The engine renders `null` for a request without the field: keep it a rendered example
+/// (first), as the observed hole keeps its `when_absent` value.
+fn lead_with_null(hole: &mut Hole) {
+    if let Some(i) = hole.examples.iter().position(Value::is_null) {
+        let null = hole.examples.remove(i);
+        hole.examples.insert(0, null);
+        return;
+    }
+    hole.more_examples.retain(|v| !v.is_null());
+    hole.examples.insert(0, Value::Null);
+    while hole.examples.len() > MAX_EXAMPLES {
+        if let Some(last) = hole.examples.pop() {
+            hole.more_examples.insert(0, last);
+        }
+    }
+}
+
+/// Step 2: resolve every learned embedding of the routes' templates to the entity type whose
+/// primary key the template echoes and whose known ids hold every recorded embedded key;
+/// drop the embeddings that resolve to none.
+pub fn resolve(routes: &mut [Route], entity_types: &BTreeMap<String, EntityType>) {
+    for route in routes {
+        for variant in &mut route.variants {
+            if let BodyTemplate::Json { root } = &mut variant.body {
+                resolve_node(root, entity_types);
+            }
+            // A tagged union's per-type templates are rendered and judged in its place.
+            if let Some(union) = &mut variant.union {
+                for t in &mut union.templates {
+                    resolve_node(t, entity_types);
+                }
+            }
+        }
+    }
+}
+
+fn resolve_node(node: &mut Node, types: &BTreeMap<String, EntityType>) {
+    match node {
+        Node::Const { .. } => {}
+        Node::Object { fields } => fields
+            .iter_mut()
+            .for_each(|f| resolve_node(&mut f.value, types)),
+        Node::Array(ArrayNode::Tuple { items }) => {
+            items.iter_mut().for_each(|n| resolve_node(n, types))
+        }
+        Node::Array(ArrayNode::List {
+            representatives, ..
+        }) => representatives
+            .iter_mut()
+            .for_each(|n| resolve_node(n, types)),
+        Node::Hole(hole) => resolve_hole(hole, types),
+    }
+}
+
+fn resolve_hole(hole: &mut Hole, types: &BTreeMap<String, EntityType>) {
+    let cut = hole.examples_cut;
+    let Some(w) = hole.when_absent.as_deref_mut() else {
+        return;
+    };
+    let Some(e) = w.embeds.as_deref_mut() else {
+        return;
+    };
+    // An embedding's own template may hold further ones.
+    resolve_node(&mut e.template, types);
+    if !e.entity_type.is_empty() {
+        return;
+    }
+    let recorded: Vec<&Value> = hole
+        .examples
+        .iter()
+        .chain(&hole.more_examples)
+        .filter(|v| v.is_object())
+        .collect();
+    // Every recorded key must be checked: a cut list of values cannot show that.
+    let found = if cut {
+        None
+    } else {
+        types.iter().find_map(|(name, t)| {
+            let at = record_at(&e.template, &t.primary_key, &w.field, "", 0)?;
+            let all_known = recorded.iter().all(|v| {
+                v.pointer(&format!("{at}/{}", escape(&t.primary_key)))
+                    .and_then(scalar_key)
+                    .is_some_and(|k| t.known_ids.contains(&k))
+            });
+            (all_known && !recorded.is_empty()).then(|| (name.clone(), at))
+        })
+    };
+    match found {
+        Some((name, at)) => {
+            e.entity_type = name;
+            e.at = at;
+        }
+        None => w.embeds = None,
+    }
+}
+
+/// The pointer (from the template's root, through objects only) to the object whose `pk`
+/// field echoes `field`.
+fn record_at(node: &Node, pk: &str, field: &EchoSource, at: &str, depth: usize) -> Option<String> {
+    let Node::Object { fields } = node else {
+        return None;
+    };
+    let echoes = fields.iter().any(|f| {
+        f.key == pk
+            && !f.optional
+            && matches!(&f.value, Node::Hole(Hole { source: HoleKind::Echo { from }, .. }) if from == field)
+    });
+    if echoes {
+        return Some(at.to_string());
+    }
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    fields.iter().filter(|f| !f.optional).find_map(|f| {
+        record_at(
+            &f.value,
+            pk,
+            field,
+            &format!("{at}/{}", escape(&f.key)),
+            depth + 1,
+        )
+    })
+}
+
+fn escape(key: &str) -> String {
+    crate::observe::escape_token(key)
+}
+
+/// A record key as entity types list it: a string's content, a number's spelling.
+fn scalar_key(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
