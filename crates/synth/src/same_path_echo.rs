@@ -89,9 +89,33 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
 
 /// The request pointer the answer's `pointer` may echo: the same pointer when some request
 /// carried it; else the one pointer, among the requests, that is `pointer` inside one wrapping
-/// key (a form `data[alerts][poll]` answered at `alerts.poll`: `/data/alerts/poll`). `None`
-/// when no request carried either, or requests wrapped it under different keys.
+/// key (a form `data[alerts][poll]` answered at `alerts.poll`: `/data/alerts/poll`); else,
+/// for an answer that wraps its record in one envelope key (`{"collection": {...}}`), the
+/// pointer under that key (`/collection/sensitive` answering a request's `/sensitive`), when
+/// some request carried it. `None` when no request carried any, or requests wrapped it under
+/// different keys.
 fn request_pointer(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<String> {
+    let found = request_pointer_as_sent(vals, ctxs, pointer);
+    if found.is_some() {
+        return found;
+    }
+    let inner = pointer
+        .strip_prefix('/')
+        .and_then(|p| p.find('/').map(|at| &p[at..]))?;
+    let carried = vals.iter().any(|(_, c)| {
+        ctxs.get(*c)
+            .is_some_and(|ctx| ctx.body.iter().any(|(p, _)| p == inner))
+    });
+    carried.then(|| inner.to_string())
+}
+
+/// [`request_pointer`] without the answer's envelope: the same pointer, or the one pointer
+/// that is it inside one wrapping key of the request.
+fn request_pointer_as_sent(
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+    pointer: &str,
+) -> Option<String> {
     let mut wrapped: Option<&str> = None;
     for (_, c) in vals {
         let Some(ctx) = ctxs.get(*c) else {
@@ -221,5 +245,29 @@ mod tests {
         // The form spelling of the same value is an echo.
         let f = json!(false);
         assert!(learn(&[(&t, 0), (&f, 1)], &ctxs, "/enabled").is_some());
+    }
+
+    #[test]
+    fn boolean_an_enveloped_answer_holds_where_the_request_set_it_echoes_that_pointer() {
+        // A form update `sensitive=1` answered `{"thing": {"sensitive": true}}`.
+        let on = vec![("/sensitive".to_string(), json!("1"))];
+        let ctxs = [ctx(&on)];
+        let t = json!(true);
+        let hole = learn(&[(&t, 0)], &ctxs, "/thing/sensitive").expect("echo");
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/sensitive".into()
+                }
+            }
+        );
+        // A request that never sent it says nothing.
+        let ctxs = [ctx(&[])];
+        assert_eq!(learn(&[(&t, 0)], &ctxs, "/thing/sensitive"), None);
+        // Nor does a value under the envelope the request sent otherwise.
+        let off = vec![("/sensitive".to_string(), json!("0"))];
+        let ctxs = [ctx(&off)];
+        assert_eq!(learn(&[(&t, 0)], &ctxs, "/thing/sensitive"), None);
     }
 }

@@ -58,6 +58,30 @@ pub(super) fn create_answers<'m>(model: &'m Model, ty: &str) -> impl Iterator<It
         .filter(|v| (200..300).contains(&v.status))
 }
 
+/// Whether an update of `ty` answers the record's field `key` as an echo of its request: the
+/// client sets that field, so what the recorded reads showed there may be what a recorded
+/// client set (a collection marked `sensitive`), not a state the record moves into by itself.
+fn client_set(model: &Model, ty: &str, pk: &str, key: &str) -> bool {
+    model
+        .routes
+        .iter()
+        .filter(|r| r.state_op == Some(StateOp::Update) && r.entity_type.as_deref() == Some(ty))
+        .flat_map(|r| r.variants.iter())
+        .filter(|v| (200..300).contains(&v.status))
+        .filter_map(|v| record_fields(v, pk))
+        .flatten()
+        .any(|f| {
+            f.key == key
+                && matches!(
+                    &f.value,
+                    Node::Hole(Hole {
+                        source: HoleKind::Echo { .. },
+                        ..
+                    })
+                )
+        })
+}
+
 /// Most examples synth keeps on a hole: a hole with fewer lists every value recorded there.
 const ALL_EXAMPLES_BELOW: usize = 8;
 
@@ -68,6 +92,8 @@ const ALL_EXAMPLES_BELOW: usize = 8;
 /// - the read holds another constant there: the record takes it;
 /// - the read holds an observed hole listing every value recorded there (fewer than 8): the
 ///   record takes the read's rendered pick.
+///
+/// A field an update of the type echoes from its request is left as stored: the client sets it.
 ///
 /// Returns the keys changed.
 pub(super) fn settle(
@@ -110,6 +136,7 @@ pub(super) fn settle(
         };
         if !(shown.is_string() || shown.is_boolean())
             || create_constant(model, ty, pk, &f.key) != Some(stored)
+            || client_set(model, ty, pk, &f.key)
         {
             continue;
         }
