@@ -76,6 +76,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         text_mentions: None,
         text_tags: None,
         action_values: Vec::new(),
+        implicit_children: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

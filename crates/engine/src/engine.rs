@@ -27,6 +27,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 mod action_sets;
 mod action_values;
 mod counterpart_requests;
+mod implicit_children;
 mod keyed_snapshots;
 mod masked_fields;
 mod member_effects;
@@ -2579,6 +2580,7 @@ impl Engine {
             Origin::Synthesized,
             Some(parents),
         );
+        self.make_implicit_children(ns, call, route, &key);
         out
     }
 

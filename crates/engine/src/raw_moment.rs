@@ -315,6 +315,7 @@ mod tests {
             text_mentions: None,
             text_tags: None,
             action_values: Vec::new(),
+            implicit_children: Vec::new(),
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

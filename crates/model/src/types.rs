@@ -130,6 +130,13 @@ pub struct Route {
     /// models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub action_values: Vec<ActionValue>,
+    /// For a create: records the create makes by itself under the new record, which the
+    /// session never created (an instance created from an image gets its disks and a config
+    /// profile), one entry per child collection, as the recorded lists under freshly created
+    /// records showed them (see [`ImplicitChildren`]). Empty (and not written) otherwise, so
+    /// older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub implicit_children: Vec<ImplicitChildren>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -429,6 +436,35 @@ pub struct ActorRecord {
     pub entity_type: String,
     /// JSON pointer to the record in the answer: empty for the answer itself.
     pub pointer: String,
+}
+
+/// Records of one child collection a create makes by itself (see
+/// [`Route::implicit_children`]): the first recorded list of `list_path` under a record a
+/// session had just created held items that session never created. Each recorded such list
+/// is one [`ImplicitSample`]; the engine takes the sample whose create request is nearest
+/// the session's and stores copies of its items under the new record, with fresh keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImplicitChildren {
+    /// The child list route's path template (`/instances/:param/disks`).
+    pub list_path: String,
+    /// The children's entity type (the list route's).
+    pub entity_type: String,
+    /// One per recorded create whose first child list was recorded, in session order;
+    /// samples listing no implicit child are kept too (a create without an image makes no
+    /// disk), so the nearest request decides how many.
+    pub samples: Vec<ImplicitSample>,
+}
+
+/// One recorded create and the implicit children its first child list showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImplicitSample {
+    /// The create's JSON request body (`null` when it had none or it was not JSON).
+    pub request: Value,
+    /// The key the create answered (the recorded parent): values equal to it in `items` name
+    /// the parent and become the session's new key.
+    pub parent_key: String,
+    /// The listed items the session did not create, as recorded, in list order.
+    pub items: Vec<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

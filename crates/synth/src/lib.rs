@@ -35,6 +35,7 @@ pub mod compose;
 pub mod drift;
 pub mod embedded_records;
 pub mod exact;
+pub mod implicit_children;
 pub mod keyed_snapshots;
 pub mod list;
 pub mod member_effects;
@@ -223,6 +224,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     }
     // A list item learned from one record takes the timestamps its type's templates record.
     record_classes::learn(&mut built, &entity_types);
+    implicit_children::learn(&templated, &mut built, &entity_types, &obs);
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -339,6 +341,7 @@ fn build_route(
         text_mentions: None,
         text_tags: None,
         action_values: Vec::new(),
+        implicit_children: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

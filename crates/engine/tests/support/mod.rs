@@ -47,6 +47,7 @@ impl R {
             text_mentions: None,
             text_tags: None,
             action_values: Vec::new(),
+            implicit_children: Vec::new(),
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

@@ -155,6 +155,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         text_mentions: None,
         text_tags: None,
         action_values: Vec::new(),
+        implicit_children: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

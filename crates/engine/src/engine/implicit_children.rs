@@ -1,0 +1,185 @@
+//! Records a create makes by itself (`Route::implicit_children`): after a create on the
+//! synthesized path stores its record, the engine stores the children the recorded API made
+//! with it (a machine's volumes and its boot profile), so the session's list of them, and later
+//! reads and writes of them, find them. Which children: the learned sample whose create
+//! request is nearest the session's (same fields with the same values count most; a field
+//! one side sent and the other did not counts against it), its items copied with fresh keys
+//! of the child type's id shape; a value naming the recorded parent names the new record, and
+//! one naming another chosen child names that child's fresh key (a boot profile naming a volume).
+//!
+//! A replayed create makes none: the replayed run's own recorded lists show its children.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Number, Value};
+use wraith_model::{ImplicitSample, Route};
+
+use super::{Call, Engine};
+use crate::fixtures::scalar_key;
+use crate::namespace::{Namespace, Origin};
+use crate::render::generate_id;
+
+impl Engine {
+    /// Store the implicit children of the record `key` the call's create just stored.
+    pub(super) fn make_implicit_children(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        route: &Route,
+        key: &str,
+    ) {
+        if route.implicit_children.is_empty() {
+            return;
+        }
+        let request = call.body.as_ref().unwrap_or(&Value::Null);
+        // Recorded child key → fresh key, over every chosen sample, so children naming each
+        // other keep doing so.
+        let mut fresh: BTreeMap<String, Value> = BTreeMap::new();
+        let mut chosen: Vec<(&str, &str, &ImplicitSample)> = Vec::new();
+        for children in &route.implicit_children {
+            let Some(sample) = nearest(&children.samples, request) else {
+                continue;
+            };
+            let Some(ty) = self.model.entity_types.get(&children.entity_type) else {
+                continue;
+            };
+            let Some(shape) = &ty.id_shape else {
+                continue;
+            };
+            for item in &sample.items {
+                if let Some(old) = item.get(&ty.primary_key).and_then(scalar_key) {
+                    let new = generate_id(shape, ns);
+                    fresh.insert(old, new);
+                }
+            }
+            chosen.push((&children.entity_type, &ty.primary_key, sample));
+        }
+        let mut parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        parents.push(key.to_string());
+        for (ty, pk, sample) in chosen {
+            for item in &sample.items {
+                let mut child = item.clone();
+                rename(&mut child, &sample.parent_key, key, &fresh);
+                let Some(child_key) = child.get(pk).and_then(scalar_key) else {
+                    continue;
+                };
+                ns.put(
+                    ty,
+                    &child_key,
+                    child,
+                    Origin::Synthesized,
+                    Some(parents.clone()),
+                );
+            }
+        }
+    }
+}
+
+/// The sample whose create request is nearest `request` (the first of equally near ones).
+fn nearest<'s>(samples: &'s [ImplicitSample], request: &Value) -> Option<&'s ImplicitSample> {
+    let mut best: Option<(i64, &ImplicitSample)> = None;
+    for s in samples {
+        let score = closeness(&s.request, request);
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, s));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+fn sent<'m>(m: &'m serde_json::Map<String, Value>, k: &str) -> Option<&'m Value> {
+    m.get(k).filter(|v| !v.is_null())
+}
+
+/// How alike two create requests are, top-level field by field: the same value 2, another
+/// value 1, sent by one side only -1 (`null` counts as not sent).
+fn closeness(a: &Value, b: &Value) -> i64 {
+    let empty = serde_json::Map::new();
+    let a = a.as_object().unwrap_or(&empty);
+    let b = b.as_object().unwrap_or(&empty);
+    let mut score = 0;
+    for k in a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))) {
+        score += match (sent(a, k), sent(b, k)) {
+            (Some(x), Some(y)) if x == y => 2,
+            (Some(_), Some(_)) => 1,
+            (None, None) => 0,
+            _ => -1,
+        };
+    }
+    score
+}
+
+/// Rename, in a copied child, every scalar naming the recorded parent to `key` and every
+/// scalar naming a recorded child to its fresh key (whole values only, keeping a number a
+/// number and a string a string).
+fn rename(v: &mut Value, parent: &str, key: &str, fresh: &BTreeMap<String, Value>) {
+    match v {
+        Value::Object(map) => map.values_mut().for_each(|x| rename(x, parent, key, fresh)),
+        Value::Array(items) => items.iter_mut().for_each(|x| rename(x, parent, key, fresh)),
+        Value::String(_) | Value::Number(_) => {
+            let Some(text) = scalar_key(v) else {
+                return;
+            };
+            let new = if text == parent {
+                key.to_string()
+            } else if let Some(f) = fresh.get(&text).and_then(scalar_key) {
+                f
+            } else {
+                return;
+            };
+            *v = match v {
+                Value::Number(_) => new
+                    .parse::<u64>()
+                    .map(|n| Value::Number(Number::from(n)))
+                    .unwrap_or(Value::String(new)),
+                _ => Value::String(new),
+            };
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample(request: Value, n: usize) -> ImplicitSample {
+        ImplicitSample {
+            request,
+            parent_key: "7".into(),
+            items: (0..n).map(|i| json!({"id": i})).collect(),
+        }
+    }
+
+    #[test]
+    fn the_sample_whose_request_sent_the_same_fields_is_nearest() {
+        let samples = vec![
+            sample(json!({"label": "a", "type": "small"}), 0),
+            sample(json!({"label": "b", "type": "small", "image": "os-one"}), 2),
+        ];
+        let got = nearest(
+            &samples,
+            &json!({"label": "c", "type": "small", "image": "os-two"}),
+        );
+        assert_eq!(got.map(|s| s.items.len()), Some(2));
+        let got = nearest(
+            &samples,
+            &json!({"label": "c", "type": "small", "image": null}),
+        );
+        assert_eq!(got.map(|s| s.items.len()), Some(0));
+    }
+
+    #[test]
+    fn a_copied_child_names_the_new_parent_and_the_fresh_keys_of_its_siblings() {
+        let fresh = BTreeMap::from([("11".to_string(), json!(901)), ("12".into(), json!(902))]);
+        let mut v = json!({"id": 11, "machine_id": 7, "slots": {"a": {"part_id": 12}},
+                           "label": "7", "size": 512});
+        rename(&mut v, "7", "55", &fresh);
+        assert_eq!(
+            v,
+            json!({"id": 901, "machine_id": 55, "slots": {"a": {"part_id": 902}},
+                   "label": "55", "size": 512})
+        );
+    }
+}

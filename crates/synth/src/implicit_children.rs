@@ -1,0 +1,287 @@
+//! Records a create makes by itself (`Route::implicit_children`).
+//!
+//! Some creates make child records the client never asked for: an instance created from an
+//! image gets its disks and a config profile. A client lists them (`GET /instances/:id/disks`)
+//! right after the create, and a twin that stores only what the session created lists none.
+//! The recordings show them: in a session, the first list of a child collection under a record
+//! that session had just created holds items no create of that session answered. Synth keeps
+//! each such list (with the create's request) as a sample; the engine, on a create, takes the
+//! sample whose request is nearest the session's and stores copies of its items as the new
+//! record's children, with fresh keys. Samples listing no implicit child are kept as well: a
+//! create without an image makes no disk, and the nearest request tells the two apart.
+//!
+//! Not learned: a list after any other write on the collection (a delete, an action such as a
+//! clone) in the same session, since its items no longer show what the create made; children
+//! a create makes in another collection than `/<create path>/:id/<child>`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use wraith_model::{EntityType, ImplicitChildren, ImplicitSample, Route, StateOp};
+
+use crate::observe::{Obs, ReqBody};
+use crate::routes::{RouteGroup, Seg};
+use crate::values::scalar_key;
+
+/// Samples kept per child collection (the first ones in session order).
+pub const MAX_SAMPLES: usize = 32;
+
+/// A create route and one child list route directly under its records.
+struct Pair {
+    create: usize,
+    list: usize,
+    /// Creates of the child type into the same collection.
+    child_creates: Vec<usize>,
+    /// The list's last literal segment (`disks`).
+    child_segment: String,
+}
+
+/// A freshly created parent whose child list was not recorded yet.
+struct Pending {
+    request: Value,
+    parent_key: String,
+    /// The concrete collection path (`/instances/7/disks`).
+    collection: String,
+    /// Child keys the session's own creates answered in the collection.
+    created: BTreeSet<String>,
+}
+
+/// Learn every create route's implicit children into `built` (parallel to `groups`).
+pub fn learn(
+    groups: &[RouteGroup],
+    built: &mut [Route],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) {
+    let pairs = pairs(groups, built);
+    if pairs.is_empty() {
+        return;
+    }
+    // Route and path-parameter values of each observation.
+    let mut route_of: Vec<Option<(usize, usize)>> = vec![None; obs.len()];
+    for (g, group) in groups.iter().enumerate() {
+        for (j, &i) in group.obs.iter().enumerate() {
+            if let Some(slot) = route_of.get_mut(i) {
+                *slot = Some((g, j));
+            }
+        }
+    }
+    let pk_of = |r: usize| -> Option<&str> {
+        let ty = built[r].entity_type.as_deref()?;
+        entity_types.get(ty).map(|t| t.primary_key.as_str())
+    };
+    let mut samples: BTreeMap<usize, Vec<ImplicitSample>> = BTreeMap::new();
+    let mut pending: BTreeMap<(usize, Vec<String>), Pending> = BTreeMap::new();
+    let mut session: Option<&str> = None;
+    let mut session_start = 0;
+    for (i, o) in obs.iter().enumerate() {
+        if session != Some(o.session) {
+            session = Some(o.session);
+            session_start = i;
+            pending.clear();
+        }
+        let Some((r, j)) = route_of[i] else {
+            continue;
+        };
+        let params = &groups[r].param_values[j];
+        let ok = (200..300).contains(&o.status);
+        let path = o.ex.request.path.trim_end_matches('/');
+        // Any other write inside a pending collection spoils it: its list no longer shows
+        // only what the create made.
+        if o.method != "GET" && o.method != "HEAD" {
+            pending.retain(|(p, _), pend| {
+                let child_create = pairs[*p].child_creates.contains(&r) && path == pend.collection;
+                child_create
+                    || !(path == pend.collection
+                        || path.starts_with(&format!("{}/", pend.collection)))
+            });
+        }
+        for (p, pair) in pairs.iter().enumerate() {
+            if r == pair.create && ok {
+                let (Some(pk), Some(body)) = (pk_of(r), o.resp_json()) else {
+                    continue;
+                };
+                let Some(key) = entity_key(&body, pk) else {
+                    continue;
+                };
+                let request = match &o.req {
+                    ReqBody::Json(v) => v.clone(),
+                    _ => Value::Null,
+                };
+                let mut list_params = params.clone();
+                list_params.push(key.clone());
+                let collection = format!("{path}/{key}/{}", pair.child_segment);
+                pending.insert(
+                    (p, list_params),
+                    Pending {
+                        request,
+                        parent_key: key,
+                        collection,
+                        created: BTreeSet::new(),
+                    },
+                );
+            } else if pair.child_creates.contains(&r) && ok {
+                let Some(pend) = pending.get_mut(&(p, params.clone())) else {
+                    continue;
+                };
+                if let (Some(pk), Some(body)) = (pk_of(r), o.resp_json())
+                    && let Some(key) = entity_key(&body, pk)
+                {
+                    pend.created.insert(key);
+                }
+            } else if r == pair.list && o.method == "GET" {
+                let Some(pend) = pending.remove(&(p, params.clone())) else {
+                    continue;
+                };
+                if !ok {
+                    continue;
+                }
+                let (Some(pk), Some(shape), Some(body)) =
+                    (pk_of(r), built[r].list.as_ref(), o.resp_json())
+                else {
+                    continue;
+                };
+                let Some(items) = body.pointer(&shape.items_pointer).and_then(Value::as_array)
+                else {
+                    continue;
+                };
+                // A child the create made is new to the client: a listed record the session
+                // met before (one it created elsewhere and named in the create, as a firewall
+                // or a volume attached to an instance) is a reference, not a child.
+                let earlier = &obs[session_start..i];
+                let implicit: Vec<Value> = items
+                    .iter()
+                    .filter(|it| {
+                        it.get(pk).and_then(scalar_key).is_some_and(|k| {
+                            !pend.created.contains(&k)
+                                && k != pend.parent_key
+                                && !earlier.iter().any(|e| mentions(e, &k))
+                        })
+                    })
+                    .cloned()
+                    .collect();
+                let kept = samples.entry(p).or_default();
+                if kept.len() < MAX_SAMPLES {
+                    kept.push(ImplicitSample {
+                        request: pend.request,
+                        parent_key: pend.parent_key,
+                        items: implicit,
+                    });
+                }
+            }
+        }
+    }
+    for (p, samples) in samples {
+        // Only a collection some create filled by itself is worth an entry.
+        if samples.iter().all(|s| s.items.is_empty()) {
+            continue;
+        }
+        let pair = &pairs[p];
+        let Some(ty) = built[pair.list].entity_type.clone() else {
+            continue;
+        };
+        let list_path = built[pair.list].path.clone();
+        built[pair.create].implicit_children.push(ImplicitChildren {
+            list_path,
+            entity_type: ty,
+            samples,
+        });
+    }
+}
+
+/// Every (create route, child list route) pair: the list is `GET <create path>/:param/<lit>`
+/// on the same origin, both with an entity type.
+fn pairs(groups: &[RouteGroup], built: &[Route]) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for (l, lg) in groups.iter().enumerate() {
+        let list = &built[l];
+        if lg.method != "GET" || list.state_op != Some(StateOp::List) || list.list.is_none() {
+            continue;
+        }
+        let Some(child_ty) = list.entity_type.as_deref() else {
+            continue;
+        };
+        let n = lg.segs.len();
+        let (Some(Seg::Param(_)), Some(Seg::Lit(child_segment))) =
+            (n.checked_sub(2).map(|k| &lg.segs[k]), lg.segs.last())
+        else {
+            continue;
+        };
+        let parent_segs = &lg.segs[..n - 2];
+        for (c, cg) in groups.iter().enumerate() {
+            let create = &built[c];
+            if cg.method != "POST"
+                || create.state_op != Some(StateOp::Create)
+                || create.entity_type.is_none()
+                // A list of the record's own type under it (its history) holds no children.
+                || create.entity_type.as_deref() == Some(child_ty)
+                || cg.origin != lg.origin
+                || !same_shape(&cg.segs, parent_segs)
+            {
+                continue;
+            }
+            let child_creates = groups
+                .iter()
+                .enumerate()
+                .filter(|(k, g)| {
+                    g.method == "POST"
+                        && built[*k].state_op == Some(StateOp::Create)
+                        && built[*k].entity_type.as_deref() == Some(child_ty)
+                        && g.origin == lg.origin
+                        && same_shape(&g.segs, &lg.segs)
+                })
+                .map(|(k, _)| k)
+                .collect();
+            out.push(Pair {
+                create: c,
+                list: l,
+                child_creates,
+                child_segment: child_segment.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Same literals at the same positions, parameters where the other has parameters.
+fn same_shape(a: &[Seg], b: &[Seg]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Seg::Lit(x), Seg::Lit(y)) => x == y,
+            (Seg::Param(_), Seg::Param(_)) => true,
+            _ => false,
+        })
+}
+
+/// The key of the record a create answered: at the root, else in the first top-level object
+/// holding the key (`/data`).
+fn entity_key(body: &Value, pk: &str) -> Option<String> {
+    let obj = body.as_object()?;
+    if let Some(k) = obj.get(pk) {
+        return scalar_key(k);
+    }
+    obj.values()
+        .find_map(|v| v.as_object().and_then(|o| o.get(pk)))
+        .and_then(scalar_key)
+}
+
+/// Whether an exchange's request path, request body or response body holds `key` as a whole
+/// token (not inside a longer run of letters, digits, `-` or `_`).
+fn mentions(o: &Obs<'_>, key: &str) -> bool {
+    let k = key.as_bytes();
+    holds_token(o.ex.request.path.as_bytes(), k)
+        || holds_token(&o.ex.request.body, k)
+        || holds_token(&o.ex.response_body(), k)
+}
+
+fn holds_token(hay: &[u8], key: &[u8]) -> bool {
+    if key.is_empty() || hay.len() < key.len() {
+        return false;
+    }
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    (0..=hay.len() - key.len()).any(|at| {
+        hay[at..at + key.len()] == *key
+            && (at == 0 || !word(hay[at - 1]))
+            && hay.get(at + key.len()).is_none_or(|b| !word(*b))
+    })
+}

@@ -1,0 +1,170 @@
+//! Records a create makes by itself, through `synthesize`: a machine created from an image
+//! lists volumes its session never created; one created without an image lists only what the
+//! session made. Synth keeps each first child list after a create as a sample of the create's
+//! implicit children.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+use wraith_model::Model;
+use wraith_recording::{Headers, RecordedSession};
+use wraith_synth::{SynthOptions, synthesize};
+
+fn ex(
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    answer: &Value,
+) -> wraith_recording::Exchange {
+    let mut h = Headers::new();
+    h.insert("content-type".into(), vec!["application/json".into()]);
+    common::json_exchange(method, path, 200, h, body, answer)
+}
+
+/// Session `n`: create a machine from an image and list its volumes (a boot and a swap
+/// volume, created by the machine create itself).
+fn imaged(n: u64) -> RecordedSession {
+    let m = 5_000 + n;
+    let vol =
+        |k: u64, label: &str| json!({"id": 90_000 + 10 * n + k, "machine_id": m, "label": label});
+    common::session(
+        &format!("img{n}"),
+        1_700_000_000_000_000 + n * 1_000,
+        vec![
+            ex(
+                "POST",
+                "/v1/machines",
+                Some(&json!({"label": format!("m{n}"), "image": "os/one"})),
+                &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+            ),
+            ex(
+                "GET",
+                &format!("/v1/machines/{m}/volumes"),
+                None,
+                &json!({"data": [vol(0, "boot"), vol(1, "swap")], "results": 2}),
+            ),
+        ],
+    )
+}
+
+/// Session `n`: create a machine without an image, create a volume under it, list them.
+fn bare(n: u64) -> RecordedSession {
+    let m = 6_000 + n;
+    let v = json!({"id": 80_000 + n, "machine_id": m, "label": "data"});
+    common::session(
+        &format!("bare{n}"),
+        1_700_000_100_000_000 + n * 1_000,
+        vec![
+            ex(
+                "POST",
+                "/v1/machines",
+                Some(&json!({"label": format!("b{n}")})),
+                &json!({"id": m, "label": format!("b{n}"), "image": null}),
+            ),
+            ex(
+                "POST",
+                &format!("/v1/machines/{m}/volumes"),
+                Some(&json!({"label": "data"})),
+                &v,
+            ),
+            ex(
+                "GET",
+                &format!("/v1/machines/{m}/volumes"),
+                None,
+                &json!({"data": [v], "results": 1}),
+            ),
+        ],
+    )
+}
+
+fn synth(sessions: &[RecordedSession]) -> Model {
+    let opts = SynthOptions {
+        twin: "t".into(),
+        base_url: "https://api.example".into(),
+        ..SynthOptions::default()
+    };
+    synthesize(sessions, &opts).model
+}
+
+fn create_route(model: &Model) -> &wraith_model::Route {
+    model
+        .routes
+        .iter()
+        .find(|r| r.method == "POST" && r.path == "/v1/machines")
+        .expect("create route")
+}
+
+#[test]
+fn a_child_list_after_a_create_teaches_the_children_the_create_made_by_itself() {
+    let sessions: Vec<RecordedSession> = (1..=3).map(imaged).chain((1..=2).map(bare)).collect();
+    let model = synth(&sessions);
+    let route = create_route(&model);
+    assert_eq!(
+        route.implicit_children.len(),
+        1,
+        "{:?}",
+        route.implicit_children
+    );
+    let children = &route.implicit_children[0];
+    assert_eq!(children.list_path, "/v1/machines/:param/volumes");
+    let counts: Vec<(Option<&Value>, usize)> = children
+        .samples
+        .iter()
+        .map(|s| (s.request.get("image"), s.items.len()))
+        .collect();
+    // Sessions in id order: the bare ones list only the volume they created themselves.
+    assert_eq!(
+        counts,
+        vec![
+            (None, 0),
+            (None, 0),
+            (Some(&json!("os/one")), 2),
+            (Some(&json!("os/one")), 2),
+            (Some(&json!("os/one")), 2),
+        ]
+    );
+    let first = &children.samples[2];
+    assert_eq!(first.parent_key, "5001");
+    assert_eq!(first.items[0]["label"], json!("boot"));
+}
+
+#[test]
+fn a_listed_record_the_session_met_before_the_create_is_no_implicit_child() {
+    // The session creates a volume elsewhere first and names it in the machine create: the
+    // machine's list shows it, but the create did not make it.
+    let attached = |n: u64| {
+        let m = 7_000 + n;
+        let v = json!({"id": 70_000 + n, "machine_id": m, "label": "attached"});
+        common::session(
+            &format!("att{n}"),
+            1_700_000_200_000_000 + n * 1_000,
+            vec![
+                ex(
+                    "POST",
+                    "/v1/volumes",
+                    Some(&json!({"label": "attached"})),
+                    &json!({"id": 70_000 + n, "label": "attached"}),
+                ),
+                ex(
+                    "POST",
+                    "/v1/machines",
+                    Some(&json!({"label": format!("a{n}"), "volume_id": 70_000 + n})),
+                    &json!({"id": m, "label": format!("a{n}"), "image": null}),
+                ),
+                ex(
+                    "GET",
+                    &format!("/v1/machines/{m}/volumes"),
+                    None,
+                    &json!({"data": [v], "results": 1}),
+                ),
+            ],
+        )
+    };
+    let model = synth(&[attached(1), attached(2), attached(3)]);
+    assert!(
+        create_route(&model).implicit_children.is_empty(),
+        "{:?}",
+        create_route(&model).implicit_children
+    );
+}

@@ -1,0 +1,147 @@
+//! Records a create makes by itself, end to end: recorded machines created from an image list
+//! a boot and a swap volume their sessions never created, machines created without one list
+//! only the volumes their sessions made. The served twin gives a session's own machine the
+//! volumes the nearest recorded create made, under fresh keys naming the new machine, and its
+//! later reads find them. Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "implicit-children-test-key");
+const ORIGIN: &str = "https://api.machines.test";
+
+fn imaged(t: &Twin, n: u64) {
+    let m = 5_000 + n;
+    let vol = |k: u64, label: &str| json!({"id": 90_000 + 10 * n + k, "machine_id": m, "label": label, "size": 100 + k});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("m{n}"), "image": "os/one"})),
+            &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes"),
+            None,
+            &json!({"data": [vol(0, "boot"), vol(1, "swap")], "results": 2}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes/{}", 90_000 + 10 * n),
+            None,
+            &vol(0, "boot"),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("img{n}.har"), entries);
+}
+
+fn bare(t: &Twin, n: u64) {
+    let m = 6_000 + n;
+    let v = json!({"id": 80_000 + n, "machine_id": m, "label": "data", "size": 50});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("b{n}")})),
+            &json!({"id": m, "label": format!("b{n}"), "image": null}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            &format!("/v1/machines/{m}/volumes"),
+            Some(&json!({"label": "data", "size": 50})),
+            &v,
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes"),
+            None,
+            &json!({"data": [v], "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("bare{n}.har"), entries);
+}
+
+fn machines_twin() -> Twin {
+    let t = Twin::init("machines", ORIGIN);
+    for n in 1..=3 {
+        imaged(&t, n);
+        bare(&t, n);
+    }
+    har::synth(&t, &[KEY]);
+    t
+}
+
+fn items(v: &Value) -> Vec<Value> {
+    v["data"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_created_machine_lists_the_volumes_its_create_made_under_fresh_keys() {
+    let t = machines_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/machines",
+            Some("agent-1"),
+            json!({"label": "mine", "image": "os/two"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/volumes"), Some("agent-1"))
+        .await;
+    listed.assert_status(200);
+    let vols = items(&listed.json());
+    let labels: Vec<&Value> = vols.iter().map(|v| &v["label"]).collect();
+    assert_eq!(labels, vec![&json!("boot"), &json!("swap")], "{vols:?}");
+    for v in &vols {
+        assert_eq!(v["machine_id"], id, "{v}");
+        let key = v["id"].as_u64().expect("integer key");
+        assert!(
+            !(90_000..90_100).contains(&key),
+            "a fresh key, not a recorded child's: {v}"
+        );
+    }
+    assert_ne!(vols[0]["id"], vols[1]["id"]);
+    // The children are the session's records: a read of one finds it.
+    let boot = server
+        .get(
+            &format!("/v1/machines/{id}/volumes/{}", vols[0]["id"]),
+            Some("agent-1"),
+        )
+        .await;
+    boot.assert_status(200);
+    assert_eq!(boot.json(), vols[0]);
+}
+
+#[tokio::test]
+async fn a_machine_created_without_an_image_lists_only_its_own_volumes() {
+    let t = machines_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post("/v1/machines", Some("agent-2"), json!({"label": "plain"}))
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/volumes"), Some("agent-2"))
+        .await;
+    listed.assert_status(200);
+    assert_eq!(
+        items(&listed.json()),
+        Vec::<Value>::new(),
+        "{}",
+        listed.json()
+    );
+}
