@@ -53,6 +53,14 @@ pub(crate) fn learn(
     if objects.len() < MIN_EMBEDDED || objects.len() == vals.len() {
         return;
     }
+    // Most such positions (a card, a poll) name nothing the request sent: the first object
+    // must hold a value of a top-level request field before the objects are anti-unified.
+    if !objects
+        .first()
+        .is_some_and(|(v, c)| names_a_request_field(u, v, *c, 0))
+    {
+        return;
+    }
     let template = u.unify(&objects, key, pointer);
     let mut sources = Vec::new();
     echo_sources(&template, 0, &mut sources);
@@ -76,6 +84,22 @@ pub(crate) fn learn(
         })),
     }));
     lead_with_null(hole);
+}
+
+/// Whether a scalar of `v` (through objects, at most [`MAX_DEPTH`] below) equals the value of
+/// a top-level request field of observation `c`.
+fn names_a_request_field(u: &Unifier<'_>, v: &Value, c: usize, depth: usize) -> bool {
+    let Some(ctx) = u.ctxs.get(c) else {
+        return false;
+    };
+    let Value::Object(map) = v else {
+        return false;
+    };
+    map.values().any(|child| match child {
+        Value::String(_) | Value::Number(_) => ctx.candidates(child).iter().any(top_level_field),
+        Value::Object(_) if depth < MAX_DEPTH => names_a_request_field(u, child, c, depth + 1),
+        _ => false,
+    })
 }
 
 /// Echo sources of top-level request fields found at fields of the template's objects (not

@@ -116,7 +116,7 @@ impl<'o> Ctx<'o> {
         }
     }
 
-    fn candidates(&self, v: &Value) -> Vec<EchoSource> {
+    pub(crate) fn candidates(&self, v: &Value) -> Vec<EchoSource> {
         let mut out = Vec::new();
         for (name, value) in &self.params {
             if ReqVal::Str(value).matches(v) {
