@@ -26,6 +26,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
 mod action_values;
+mod actor_view;
 mod counterpart_requests;
 mod implicit_children;
 mod keyed_snapshots;
@@ -2547,6 +2548,8 @@ impl Engine {
         let Some(ptr) = entity_pointer(body, &pk) else {
             return out;
         };
+        // The acting principal's record shows as the session last saw it.
+        self.embed_actor_view(ns, call, route, body, &mut out.origins);
         // A client-supplied primary key is kept.
         let client_pk = call
             .body

@@ -168,6 +168,9 @@ pub(crate) struct Namespace {
     /// The acting principal's own record as this session last saw it (see
     /// `Route::actor_record`): (principal, entity type) → the record's key.
     pub actors: BTreeMap<(String, String), String>,
+    /// The same record as an object, from the latest answer that carried it: what a rendered
+    /// answer of such a route shows there (`Engine::embed_actor_view`).
+    pub actor_views: BTreeMap<(String, String), Value>,
     /// Fields actions set (`ActionEffect::sets`) on entities the session held no record of
     /// (neither stored nor recorded): (entity type, key) → field → value. The session's next
     /// read of the entity overlays them on its rendered answer and stores the result.
@@ -202,6 +205,7 @@ impl Namespace {
             counterparts: BTreeMap::new(),
             members: BTreeMap::new(),
             actors: BTreeMap::new(),
+            actor_views: BTreeMap::new(),
             pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),

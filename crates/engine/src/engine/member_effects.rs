@@ -17,7 +17,7 @@ fn param_count(path: &str) -> usize {
 
 impl Engine {
     /// The request's principal as recordings hold it (see `EngineOptions::principal`).
-    fn principal_of(&self, call: &Call<'_>) -> Option<String> {
+    pub(super) fn principal_of(&self, call: &Call<'_>) -> Option<String> {
         let auth = call.req.header("authorization")?;
         Some(match &self.opts.principal {
             Some(f) => f(auth),
@@ -45,6 +45,9 @@ impl Engine {
             });
             if let Some(key) = key {
                 ns.actors.insert((p.clone(), site.entity_type.clone()), key);
+            }
+            if let Some(body) = out.body.json() {
+                self.remember_actor_view(ns, route, p, &body);
             }
         }
         for effect in &route.member_effects {
