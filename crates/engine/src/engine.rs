@@ -1726,12 +1726,6 @@ impl Engine {
             let pool = &run_history::closest_history(pool, sent, |run| {
                 run_writes.position(&candidates[per_run[run][served]].1.source)
             })[..];
-            // The session's first request: the runs whose recording began with it share the
-            // session's history exactly (none), the others answered it after requests this
-            // session never sent.
-            let pool = &run_history::first_request_runs(pool, sent, |run| {
-                run_writes.position(&candidates[per_run[run][served]].1.source)
-            })[..];
             // The answer most of those runs gave at this position (ties: the first of them in
             // that order), since nothing yet tells them apart.
             let fps = &self.router.info[r].moment_fps[ei];

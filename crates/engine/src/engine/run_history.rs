@@ -82,50 +82,9 @@ pub(crate) fn closest_history<'a>(
     kept
 }
 
-/// Of `runs`, when the session is at its first request (`sent.1 == 0`), the ones whose
-/// candidate moment was its run's first exchange too (`at`, second): their recorded history up
-/// to the moment is the session's, empty. Every run, in order, when the session sent requests
-/// before or no run began with the moment.
-pub(crate) fn first_request_runs<'a>(
-    runs: &[&'a str],
-    sent: Position,
-    at: impl Fn(&str) -> Option<Position>,
-) -> Vec<&'a str> {
-    if sent.1 != 0 {
-        return runs.to_vec();
-    }
-    let first: Vec<&'a str> = runs
-        .iter()
-        .filter(|r| at(r).is_some_and(|(_, n)| n == 0))
-        .copied()
-        .collect();
-    if first.is_empty() {
-        runs.to_vec()
-    } else {
-        first
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_first_request_keeps_the_runs_that_began_with_it() {
-        let at = |run: &str| match run {
-            "a" => Some((0, 1)),
-            "b" => Some((0, 3)),
-            "c" => Some((0, 0)),
-            _ => None,
-        };
-        assert_eq!(first_request_runs(&["a", "b", "c"], (0, 0), at), vec!["c"]);
-        // Later requests, or no run beginning with it: every run, in order.
-        assert_eq!(
-            first_request_runs(&["a", "b", "c"], (0, 2), at),
-            vec!["a", "b", "c"]
-        );
-        assert_eq!(first_request_runs(&["a", "b"], (0, 0), at), vec!["a", "b"]);
-    }
 
     #[test]
     fn closest_history_keeps_the_runs_whose_prior_writes_match_the_sessions() {
