@@ -33,6 +33,7 @@ mod keyed_snapshots;
 mod masked_fields;
 mod member_effects;
 mod member_items;
+mod minted_fields;
 mod mentions;
 mod replay_cache;
 mod run_history;
@@ -2018,6 +2019,12 @@ impl Engine {
         }
         if let Some(c) = counterpart {
             c.rename_back(&mut out);
+        }
+        if matches!(route.state_op, Some(StateOp::Read | StateOp::Update))
+            && (200..300).contains(&moment.status)
+            && self.keep_minted_fields(ns, call, &mut out)
+        {
+            out.replay = None;
         }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);

@@ -120,7 +120,7 @@ fn shown_constant(node: &Node) -> Option<Value> {
 }
 
 /// Whether `value` could be minted by `shape` (a derived value is assumed to be).
-fn minted_shape(shape: &IdShape, value: &Value) -> bool {
+pub(super) fn minted_shape(shape: &IdShape, value: &Value) -> bool {
     let in_charset = |s: &str, charset: &IdCharset| {
         s.chars().all(|c| match charset {
             IdCharset::Digits => c.is_ascii_digit(),
