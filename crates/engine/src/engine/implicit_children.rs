@@ -5,7 +5,9 @@
 //! request is nearest the session's (same fields with the same values count most; a field
 //! one side sent and the other did not counts against it), its items copied with fresh keys
 //! of the child type's id shape; a value naming the recorded parent names the new record, and
-//! one naming another chosen child names that child's fresh key (a boot profile naming a volume).
+//! one naming another chosen child names that child's fresh key (a boot profile naming a volume),
+//! and one the sample's create request sent names what the session's request sent at the same
+//! place instead (the network a profile's interface joins).
 //!
 //! A replayed create makes none: the replayed run's own recorded lists show its children.
 
@@ -60,6 +62,10 @@ impl Engine {
             for item in &sample.items {
                 let mut child = item.clone();
                 rename(&mut child, &sample.parent_key, key, &fresh);
+                let echoes = request_echoes(&sample.request, request);
+                if !echoes.is_empty() {
+                    rename_echoes(&mut child, &echoes);
+                }
                 let Some(child_key) = child.get(pk).and_then(scalar_key) else {
                     continue;
                 };
@@ -139,6 +145,80 @@ fn rename(v: &mut Value, parent: &str, key: &str, fresh: &BTreeMap<String, Value
     }
 }
 
+/// Values the sample's create request sent that the session's request sent otherwise at the
+/// same place: recorded text → the session's value. A child holding one holds what its create
+/// was asked for (the subnet an interface joins). Values shorter than three characters are left
+/// out (they coincide by chance), and a recorded text sent at two places with different
+/// session values is ambiguous and left out too.
+fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String, Value> {
+    let mut leaves = Vec::new();
+    leaves_of(recorded, &mut String::new(), &mut leaves);
+    let mut out: BTreeMap<String, Value> = BTreeMap::new();
+    let mut ambiguous: Vec<String> = Vec::new();
+    for (pointer, value) in leaves {
+        let Some(text) = scalar_key(value).filter(|t| t.chars().count() >= 3) else {
+            continue;
+        };
+        let Some(mine) = sent.pointer(&pointer).filter(|m| scalar_key(m).is_some()) else {
+            continue;
+        };
+        if mine == value {
+            continue;
+        }
+        match out.get(&text) {
+            Some(prev) if prev != mine => ambiguous.push(text),
+            _ => {
+                out.insert(text, mine.clone());
+            }
+        }
+    }
+    for t in ambiguous {
+        out.remove(&t);
+    }
+    out
+}
+
+/// Every string or number leaf under `v`, with its JSON pointer.
+fn leaves_of<'v>(v: &'v Value, at: &mut String, out: &mut Vec<(String, &'v Value)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                leaves_of(x, at, out);
+                at.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                leaves_of(x, at, out);
+                at.truncate(len);
+            }
+        }
+        Value::String(_) | Value::Number(_) => out.push((at.clone(), v)),
+        _ => {}
+    }
+}
+
+/// Replace, in a copied child, every string or number leaf equal to a key of `echoes` with the
+/// session's value.
+fn rename_echoes(v: &mut Value, echoes: &BTreeMap<String, Value>) {
+    match v {
+        Value::Object(map) => map.values_mut().for_each(|x| rename_echoes(x, echoes)),
+        Value::Array(items) => items.iter_mut().for_each(|x| rename_echoes(x, echoes)),
+        Value::String(_) | Value::Number(_) => {
+            if let Some(mine) = scalar_key(v).and_then(|t| echoes.get(&t)) {
+                *v = mine.clone();
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +248,22 @@ mod tests {
             &json!({"label": "c", "type": "small", "image": null}),
         );
         assert_eq!(got.map(|s| s.items.len()), Some(0));
+    }
+
+    #[test]
+    fn a_copied_child_holds_what_the_sessions_create_request_sent_where_the_recorded_one_did() {
+        let recorded = json!({"label": "m1", "links": [{"kind": "net", "net_id": 241175}], "n": 1});
+        let sent = json!({"label": "mine", "links": [{"kind": "net", "net_id": 629502}], "n": 2});
+        let echoes = request_echoes(&recorded, &sent);
+        // `n` and the label `m1` are too short to tell from a coincidence; `kind` was sent
+        // alike.
+        assert_eq!(echoes, BTreeMap::from([("241175".into(), json!(629502))]));
+        let mut child = json!({"id": 5, "links": [{"net_id": 241175, "zone": "m1x"}]});
+        rename_echoes(&mut child, &echoes);
+        assert_eq!(
+            child,
+            json!({"id": 5, "links": [{"net_id": 629502, "zone": "m1x"}]})
+        );
     }
 
     #[test]
