@@ -141,6 +141,21 @@ pub struct Route {
     pub exchange_count: u64,
 }
 
+impl Route {
+    /// The body template roots of the route's 2xx variants that answer JSON, in variant order:
+    /// where passes that read what a route answers on success (record fields, list items)
+    /// look, skipping error answers and non-JSON bodies.
+    pub fn success_json_roots(&self) -> impl Iterator<Item = &crate::template::Node> + '_ {
+        self.variants
+            .iter()
+            .filter(|v| (200..300).contains(&v.status))
+            .filter_map(|v| match &v.body {
+                BodyTemplate::Json { root } => Some(root),
+                _ => None,
+            })
+    }
+}
+
 /// One way a route's newest recording run disagrees with its earlier recordings (see
 /// [`Route::drift`]). Synth finds it by comparing the route's sessions of its latest recording
 /// run (sessions in start order, a new run after a pause longer than the run gap) with its

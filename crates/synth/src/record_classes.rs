@@ -86,14 +86,7 @@ fn record_field_classes(
         let Some(et) = entity_types.get(ty) else {
             continue;
         };
-        for v in route
-            .variants
-            .iter()
-            .filter(|v| (200..300).contains(&v.status))
-        {
-            let BodyTemplate::Json { root } = &v.body else {
-                continue;
-            };
+        for root in route.success_json_roots() {
             let Some(fields) = record_fields(root, &et.primary_key) else {
                 continue;
             };

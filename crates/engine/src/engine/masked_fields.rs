@@ -16,7 +16,7 @@
 //! (data of the records listed).
 
 use serde_json::Value;
-use wraith_model::{ArrayNode, BodyTemplate, Hole, HoleKind, IdCharset, IdShape, Model, Node};
+use wraith_model::{ArrayNode, Hole, HoleKind, IdCharset, IdShape, Model, Node};
 
 use super::settle::{create_answers, record_fields};
 use crate::namespace::Namespace;
@@ -33,14 +33,7 @@ pub(super) fn masked_fields(model: &Model, r: usize, pk: &str) -> Vec<(String, V
     };
     // The constant every item representative of every 2xx variant holds, per key.
     let mut shown: Option<Vec<(String, Value)>> = None;
-    for v in route
-        .variants
-        .iter()
-        .filter(|v| (200..300).contains(&v.status))
-    {
-        let BodyTemplate::Json { root } = &v.body else {
-            continue;
-        };
+    for root in route.success_json_roots() {
         let Some(reps) = representatives_at(root, &shape.items_pointer) else {
             continue;
         };
