@@ -1787,6 +1787,18 @@ mod tests {
         }
     }
 
+    /// The create request both embedded-record tests answer: a note quoting note `42`.
+    fn quoting_create() -> EchoContext {
+        EchoContext::new(
+            None,
+            "/v1/notes",
+            "",
+            Some("application/json"),
+            br#"{"quoted_id": "42", "text": "mine"}"#,
+            vec![],
+        )
+    }
+
     /// A `quote` position: `null` without `quoted_id`, else `{state, quoted: <note>}` whose
     /// note's `id` echoes `quoted_id` (as synth learns it), with two recorded values.
     fn embedded_quote() -> Node {
@@ -1845,14 +1857,7 @@ mod tests {
 
     #[test]
     fn an_embedded_record_is_judged_as_the_record_the_request_named() {
-        let echo = EchoContext::new(
-            None,
-            "/v1/notes",
-            "",
-            Some("application/json"),
-            br#"{"quoted_id": "42", "text": "mine"}"#,
-            vec![],
-        );
+        let echo = quoting_create();
         let t = embedded_quote();
         let recorded = json!({"quote": {"state": "accepted", "quoted": {"id": "7", "text": "a"}}});
         // The session's own note (its id the request sent, not the recorded one) passes.
@@ -1880,14 +1885,7 @@ mod tests {
 
     #[test]
     fn an_embedded_record_counts_as_one_compared_position() {
-        let echo = EchoContext::new(
-            None,
-            "/v1/notes",
-            "",
-            Some("application/json"),
-            br#"{"quoted_id": "42", "text": "mine"}"#,
-            vec![],
-        );
+        let echo = quoting_create();
         let t = embedded_quote();
         let mut d = BodyDiff::new(&echo);
         let mine = json!({"quote": {"state": "accepted", "quoted": {"id": "42", "text": "mine"}}});
