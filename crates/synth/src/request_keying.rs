@@ -928,6 +928,21 @@ mod tests {
         (bodies, prices)
     }
 
+    /// What [`learn`] finds for the `prices` creates `bodies` answered (one session each) when
+    /// the route lists `/region` and `/type` together.
+    fn learn_region_plan(
+        bodies: &[Vec<(String, Value)>],
+        prices: &[Value],
+    ) -> Option<Box<KeyedValues>> {
+        let sessions = own_sessions(bodies.len());
+        let ctxs = ctxs(bodies, &sessions);
+        learn(
+            &indexed(prices),
+            &ctxs,
+            &listed_together(&["/region", "/type"]),
+        )
+    }
+
     const PRICES: [(&str, &str, i64); 6] = [
         ("eu", "s", 1),
         ("eu", "l", 2),
@@ -1001,16 +1016,7 @@ mod tests {
         let mut rows = PRICES.to_vec();
         rows.push(("us", "s", 9));
         let (bodies, prices) = region_plan_prices(&rows);
-        let sessions = own_sessions(bodies.len());
-        let ctxs = ctxs(&bodies, &sessions);
-        assert_eq!(
-            learn(
-                &indexed(&prices),
-                &ctxs,
-                &listed_together(&["/region", "/type"])
-            ),
-            None
-        );
+        assert_eq!(learn_region_plan(&bodies, &prices), None);
     }
 
     #[test]
@@ -1018,14 +1024,7 @@ mod tests {
         let (mut bodies, mut prices) = region_plan_prices(&PRICES);
         bodies.push(body(&[("/region", json!("us"))]));
         prices.push(json!(9));
-        let sessions = own_sessions(bodies.len());
-        let ctxs = ctxs(&bodies, &sessions);
-        let keyed = learn(
-            &indexed(&prices),
-            &ctxs,
-            &listed_together(&["/region", "/type"]),
-        )
-        .expect("keyed by the pair");
+        let keyed = learn_region_plan(&bodies, &prices).expect("keyed by the pair");
         assert_eq!(keyed.buckets.len(), 4);
         assert_eq!(keyed.value_for_all(&[json!("us")]), None);
     }
@@ -1040,14 +1039,7 @@ mod tests {
             ("us", "l", 2),
         ];
         let (bodies, prices) = region_plan_prices(&rows);
-        let sessions = own_sessions(bodies.len());
-        let ctxs = ctxs(&bodies, &sessions);
-        let keyed = learn(
-            &indexed(&prices),
-            &ctxs,
-            &listed_together(&["/region", "/type"]),
-        )
-        .expect("keyed");
+        let keyed = learn_region_plan(&bodies, &prices).expect("keyed");
         assert_eq!(
             keyed.field,
             Some(EchoSource::Body {
