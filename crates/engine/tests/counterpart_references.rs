@@ -6,7 +6,6 @@ mod support;
 
 use serde_json::json;
 use support::*;
-use wraith_model::*;
 
 #[test]
 fn a_moment_referencing_another_runs_record_of_the_sessions_create_names_the_sessions_record() {
@@ -18,17 +17,7 @@ fn a_moment_referencing_another_runs_record_of_the_sessions_create_names_the_ses
         "list_id": "2000002",
         "note": "see 2000002"
     }]);
-    let notes = R::new("GET", "/v1/notes")
-        .variant(200, Guard::Always, c(json!([])))
-        .exact("/v1/notes", "", None, vec![moment("b/1", 200, page)])
-        .build();
-    let e = engine(
-        model(
-            vec![post, notes],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    );
+    let e = lists_with_run_b_notes(post, page);
     let created = body(&send(
         &e,
         Some("s"),

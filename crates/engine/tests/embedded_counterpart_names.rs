@@ -38,17 +38,7 @@ fn an_embedded_counterparts_uri_is_the_one_the_sessions_create_answered() {
             "owner": "https://x.example/users/B"
         }
     }]);
-    let notes = R::new("GET", "/v1/notes")
-        .variant(200, Guard::Always, c(json!([])))
-        .exact("/v1/notes", "", None, vec![moment("b/1", 200, page)])
-        .build();
-    let e = engine(
-        model(
-            vec![post, notes],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    );
+    let e = lists_with_run_b_notes(post, page);
     let created = body(&send(&e, Some("s"), "POST", "/v1/lists", create_body));
     assert_eq!(
         created["uri"],

@@ -58,17 +58,7 @@ fn a_moment_embedding_another_runs_record_of_the_sessions_create_names_the_sessi
         "list": {"id": "2", "title": "t", "url": "https://x.example/lists/2"},
         "note": "lists/2 and 22 stay as recorded outside the list"
     }]);
-    let notes = R::new("GET", "/v1/notes")
-        .variant(200, Guard::Always, c(json!([])))
-        .exact("/v1/notes", "", None, vec![moment("b/1", 200, page)])
-        .build();
-    let e = engine(
-        model(
-            vec![post, notes],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    );
+    let e = lists_with_run_b_notes(post, page);
     let created = body(&send(
         &e,
         Some("s"),

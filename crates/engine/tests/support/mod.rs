@@ -179,6 +179,23 @@ pub fn lists_create(moments: &[(&str, &str)]) -> Route {
         .build()
 }
 
+/// An engine serving the lists create `post` and `GET /v1/notes`, whose one recording is
+/// `page`, answered in run b after its create (`b/1`): where a replayed page names run b's
+/// record of a create the session made.
+pub fn lists_with_run_b_notes(post: Route, page: Value) -> Engine {
+    let notes = R::new("GET", "/v1/notes")
+        .variant(200, Guard::Always, c(json!([])))
+        .exact("/v1/notes", "", None, vec![moment("b/1", 200, page)])
+        .build();
+    engine(
+        model(
+            vec![post, notes],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    )
+}
+
 /// A list whose body is the bare array of records: no envelope, filters or pagination.
 pub fn bare_array_list() -> ListShape {
     ListShape {
