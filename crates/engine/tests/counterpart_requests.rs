@@ -129,6 +129,34 @@ fn a_follow_up_naming_the_record_in_its_json_body_or_query_is_matched_too() {
     assert_eq!(listed.provenance, Provenance::Recorded);
 }
 
+/// `POST /v1/statuses` (not a create), whose one recording is run b's request keyed `key`,
+/// answered `answer` (`b/1`).
+fn statuses_recorded(key: RequestKey, answer: Value) -> Route {
+    let mut statuses = R::new("POST", "/v1/statuses")
+        .variant(200, Guard::Always, c(json!({"id": "s0"})))
+        .build();
+    statuses.exact.push(ExactEntry {
+        key,
+        moments: vec![moment("b/1", 200, answer)],
+        session_bound: Vec::new(),
+    });
+    statuses
+}
+
+/// Session `s` posts `body` (of `content_type`) to `/v1/statuses`.
+fn post_status(e: &Engine, content_type: &str, body: Vec<u8>) -> wraith_engine::Response {
+    e.handle(
+        Some("s"),
+        &Request {
+            method: "POST".into(),
+            path: "/v1/statuses".into(),
+            query: String::new(),
+            headers: vec![("content-type".into(), content_type.into())],
+            body: body.into(),
+        },
+    )
+}
+
 #[test]
 fn a_follow_up_naming_the_record_in_a_form_body_is_matched() {
     let form_key = request_key::request_key(
@@ -137,32 +165,13 @@ fn a_follow_up_naming_the_record_in_a_form_body_is_matched() {
         Some("application/x-www-form-urlencoded"),
         b"media_ids%5B%5D=1002&status=hi",
     );
-    let mut statuses = R::new("POST", "/v1/statuses")
-        .variant(200, Guard::Always, c(json!({"id": "s0"})))
-        .build();
-    statuses.exact.push(ExactEntry {
-        key: form_key,
-        moments: vec![moment(
-            "b/1",
-            200,
-            json!({"id": "s1", "media": [{"id": "1002"}]}),
-        )],
-        session_bound: Vec::new(),
-    });
+    let statuses = statuses_recorded(form_key, json!({"id": "s1", "media": [{"id": "1002"}]}));
     let e = engine_of(&[("a", "1001"), ("b", "1002")], vec![statuses]);
     let mine = create(&e, "s");
-    let posted = e.handle(
-        Some("s"),
-        &Request {
-            method: "POST".into(),
-            path: "/v1/statuses".into(),
-            query: String::new(),
-            headers: vec![(
-                "content-type".into(),
-                "application/x-www-form-urlencoded".into(),
-            )],
-            body: format!("status=hi&media_ids[]={mine}").into(),
-        },
+    let posted = post_status(
+        &e,
+        "application/x-www-form-urlencoded",
+        format!("status=hi&media_ids[]={mine}").into_bytes(),
     );
     assert_eq!(
         body(&posted),
@@ -191,33 +200,16 @@ fn a_follow_up_naming_the_record_in_a_multipart_text_part_is_matched() {
         Some(&ct("recorded")),
         &multipart_post("recorded", "1002"),
     );
-    let mut statuses = R::new("POST", "/v1/statuses")
-        .variant(200, Guard::Always, c(json!({"id": "s0"})))
-        .build();
-    statuses.exact.push(ExactEntry {
-        key: recorded_key,
-        moments: vec![moment(
-            "b/1",
-            200,
-            json!({"id": "s1", "in_reply_to": {"id": "1002"}}),
-        )],
-        session_bound: Vec::new(),
-    });
+    let statuses = statuses_recorded(
+        recorded_key,
+        json!({"id": "s1", "in_reply_to": {"id": "1002"}}),
+    );
     let e = engine_of(&[("a", "1001"), ("b", "1002")], vec![statuses]);
     let mine = create(&e, "s");
     assert_eq!(mine, "1001");
     // A fresh boundary, and the file part's bytes name the session's id too: only the text part
     // is a reference.
-    let posted = e.handle(
-        Some("s"),
-        &Request {
-            method: "POST".into(),
-            path: "/v1/statuses".into(),
-            query: String::new(),
-            headers: vec![("content-type".into(), ct("fresh-7f3a"))],
-            body: multipart_post("fresh-7f3a", &mine).into(),
-        },
-    );
+    let posted = post_status(&e, &ct("fresh-7f3a"), multipart_post("fresh-7f3a", &mine));
     assert_eq!(
         body(&posted),
         json!({"id": "s1", "in_reply_to": {"id": "1001"}})
