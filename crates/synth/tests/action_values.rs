@@ -4,16 +4,11 @@
 
 mod common;
 
+use common::ok_json;
+
 use serde_json::{Value, json};
 use wraith_model::{ActionValue, Model};
-use wraith_recording::{Headers, RecordedSession};
-use wraith_synth::{SynthOptions, synthesize};
-
-fn headers() -> Headers {
-    let mut h = Headers::new();
-    h.insert("content-type".into(), vec!["application/json".into()]);
-    h
-}
+use wraith_recording::RecordedSession;
 
 /// Session `i`: create volume `100 + i`, attach it to owner `owner`, read it, detach it, read
 /// it again.
@@ -21,45 +16,37 @@ fn session(i: u64, owner: u64) -> RecordedSession {
     let id = 100 + i;
     let path = format!("/v1/volumes/{id}");
     let record = |owner: Value| json!({"id": id, "size": 10, "owner_id": owner});
-    let ex = |method: &str, p: &str, body: Option<&Value>, answer: &Value| {
-        common::json_exchange(method, p, 200, headers(), body, answer)
-    };
     common::session(
         &format!("s{i}"),
         1_700_000_000_000_000 + i * 1_000,
         vec![
-            ex(
+            ok_json(
                 "POST",
                 "/v1/volumes",
                 Some(&json!({"size": 10})),
                 &record(Value::Null),
             ),
-            ex("GET", &path, None, &record(Value::Null)),
-            ex(
+            ok_json("GET", &path, None, &record(Value::Null)),
+            ok_json(
                 "POST",
                 &format!("{path}/attach"),
                 Some(&json!({"owner_id": owner})),
                 &json!({}),
             ),
-            ex("GET", &path, None, &record(json!(owner))),
-            ex(
+            ok_json("GET", &path, None, &record(json!(owner))),
+            ok_json(
                 "POST",
                 &format!("{path}/detach"),
                 Some(&json!({})),
                 &json!({}),
             ),
-            ex("GET", &path, None, &record(Value::Null)),
+            ok_json("GET", &path, None, &record(Value::Null)),
         ],
     )
 }
 
 fn synth(sessions: &[RecordedSession]) -> Model {
-    let opts = SynthOptions {
-        twin: "t".into(),
-        base_url: "https://api.example".into(),
-        ..SynthOptions::default()
-    };
-    synthesize(sessions, &opts).model
+    common::synth_model("t", "https://api.example", sessions)
 }
 
 fn values_of<'m>(model: &'m Model, path: &str) -> &'m [ActionValue] {

@@ -4,16 +4,11 @@
 
 mod common;
 
+use common::ok_json;
+
 use serde_json::{Value, json};
 use wraith_model::{BodyTemplate, EmbeddedRecord, Model, Node};
-use wraith_recording::{Headers, RecordedSession};
-use wraith_synth::{SynthOptions, synthesize};
-
-fn headers() -> Headers {
-    let mut h = Headers::new();
-    h.insert("content-type".into(), vec!["application/json".into()]);
-    h
-}
+use wraith_recording::RecordedSession;
 
 /// Session `i`: post note A, read it, post note B naming A in `quoted_id`; B's answer holds
 /// `embed(A's record, the key the answer names)` at `quote`.
@@ -23,16 +18,13 @@ fn session(i: u64, embed: &dyn Fn(&Value, &str) -> Value) -> RecordedSession {
     let note = |id: &str, text: &str, quote: Value| json!({"id": id, "text": text, "quote": quote});
     let a_text = format!("first {i}");
     let a_rec = note(&a, &a_text, Value::Null);
-    let ex = |method: &str, p: &str, body: Option<&Value>, answer: &Value| {
-        common::json_exchange(method, p, 200, headers(), body, answer)
-    };
     common::session(
         &format!("s{i}"),
         1_700_000_000_000_000 + i * 1_000,
         vec![
-            ex("POST", "/v1/notes", Some(&json!({"text": a_text})), &a_rec),
-            ex("GET", &format!("/v1/notes/{a}"), None, &a_rec),
-            ex(
+            ok_json("POST", "/v1/notes", Some(&json!({"text": a_text})), &a_rec),
+            ok_json("GET", &format!("/v1/notes/{a}"), None, &a_rec),
+            ok_json(
                 "POST",
                 "/v1/notes",
                 Some(&json!({"text": format!("second {i}"), "quoted_id": a})),
@@ -43,12 +35,7 @@ fn session(i: u64, embed: &dyn Fn(&Value, &str) -> Value) -> RecordedSession {
 }
 
 fn synth(sessions: &[RecordedSession]) -> Model {
-    let opts = SynthOptions {
-        twin: "t".into(),
-        base_url: "https://api.example".into(),
-        ..SynthOptions::default()
-    };
-    synthesize(sessions, &opts).model
+    common::synth_model("t", "https://api.example", sessions)
 }
 
 /// The `quote` field's embedding in the create's success template.

@@ -6,21 +6,11 @@
 
 mod common;
 
+use common::ok_json;
+
 use serde_json::{Value, json};
 use wraith_model::Model;
-use wraith_recording::{Headers, RecordedSession};
-use wraith_synth::{SynthOptions, synthesize};
-
-fn ex(
-    method: &str,
-    path: &str,
-    body: Option<&Value>,
-    answer: &Value,
-) -> wraith_recording::Exchange {
-    let mut h = Headers::new();
-    h.insert("content-type".into(), vec!["application/json".into()]);
-    common::json_exchange(method, path, 200, h, body, answer)
-}
+use wraith_recording::RecordedSession;
 
 /// Session `n`: create a machine from an image and list its volumes (a boot and a swap
 /// volume, created by the machine create itself).
@@ -32,13 +22,13 @@ fn imaged(n: u64) -> RecordedSession {
         &format!("img{n}"),
         1_700_000_000_000_000 + n * 1_000,
         vec![
-            ex(
+            ok_json(
                 "POST",
                 "/v1/machines",
                 Some(&json!({"label": format!("m{n}"), "image": "os/one"})),
                 &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
             ),
-            ex(
+            ok_json(
                 "GET",
                 &format!("/v1/machines/{m}/volumes"),
                 None,
@@ -56,19 +46,19 @@ fn bare(n: u64) -> RecordedSession {
         &format!("bare{n}"),
         1_700_000_100_000_000 + n * 1_000,
         vec![
-            ex(
+            ok_json(
                 "POST",
                 "/v1/machines",
                 Some(&json!({"label": format!("b{n}")})),
                 &json!({"id": m, "label": format!("b{n}"), "image": null}),
             ),
-            ex(
+            ok_json(
                 "POST",
                 &format!("/v1/machines/{m}/volumes"),
                 Some(&json!({"label": "data"})),
                 &v,
             ),
-            ex(
+            ok_json(
                 "GET",
                 &format!("/v1/machines/{m}/volumes"),
                 None,
@@ -79,12 +69,7 @@ fn bare(n: u64) -> RecordedSession {
 }
 
 fn synth(sessions: &[RecordedSession]) -> Model {
-    let opts = SynthOptions {
-        twin: "t".into(),
-        base_url: "https://api.example".into(),
-        ..SynthOptions::default()
-    };
-    synthesize(sessions, &opts).model
+    common::synth_model("t", "https://api.example", sessions)
 }
 
 fn create_route(model: &Model) -> &wraith_model::Route {
@@ -140,19 +125,19 @@ fn a_listed_record_the_session_met_before_the_create_is_no_implicit_child() {
             &format!("att{n}"),
             1_700_000_200_000_000 + n * 1_000,
             vec![
-                ex(
+                ok_json(
                     "POST",
                     "/v1/volumes",
                     Some(&json!({"label": "attached"})),
                     &json!({"id": 70_000 + n, "label": "attached"}),
                 ),
-                ex(
+                ok_json(
                     "POST",
                     "/v1/machines",
                     Some(&json!({"label": format!("a{n}"), "volume_id": 70_000 + n})),
                     &json!({"id": m, "label": format!("a{n}"), "image": null}),
                 ),
-                ex(
+                ok_json(
                     "GET",
                     &format!("/v1/machines/{m}/volumes"),
                     None,

@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use wraith_model::{Model, Route};
 use wraith_recording::{Exchange, Headers, RecordedSession};
-use wraith_synth::{SynthOptions, synthesize};
 
 fn get(path: &str, answer: Value) -> Exchange {
     common::json_exchange("GET", path, 200, Headers::new(), None, &answer)
@@ -25,18 +24,7 @@ fn group(id: &str, name: &str, members: Value) -> Value {
 }
 
 fn model(sessions: &[RecordedSession]) -> Model {
-    synthesize(
-        sessions,
-        &SynthOptions {
-            twin: "groups".into(),
-            base_url: "https://api.groups.example".into(),
-            tool_version: "test".into(),
-            tag: None,
-            request_keying: Default::default(),
-            run_gap_us: None,
-        },
-    )
-    .model
+    common::synth_model("groups", "https://api.groups.example", sessions)
 }
 
 fn route<'m>(m: &'m Model, path: &str) -> &'m Route {

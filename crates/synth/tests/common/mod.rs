@@ -1,5 +1,6 @@
 //! Test-only loaders: HAR corpora → recorded sessions (so synth tests need not wait for the
-//! import command), the shared corpora location, and a builder for small synthetic exchanges.
+//! import command), the shared corpora location, a builder for small synthetic exchanges, and the synth call
+//! the tests of such exchanges share.
 
 #![allow(dead_code)]
 
@@ -7,10 +8,12 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::Value;
+use wraith_model::Model;
 use wraith_recording::{
     Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing,
 };
+use wraith_synth::{SynthOptions, synthesize};
 
 /// One recorded JSON exchange: `headers` are the request's (lowercase names), `body` its JSON
 /// body if any; the answer is `status` with a JSON `answer`.
@@ -52,6 +55,30 @@ pub fn json_exchange(
         content: Content::default(),
         truncated: false,
     }
+}
+
+/// Request headers saying the body is JSON (`content-type: application/json`).
+pub fn json_headers() -> Headers {
+    let mut h = Headers::new();
+    h.insert("content-type".into(), vec!["application/json".into()]);
+    h
+}
+
+/// A recorded `200` JSON exchange whose request, if it has a body, sent JSON (see
+/// [`json_exchange`]).
+pub fn ok_json(method: &str, path: &str, body: Option<&Value>, answer: &Value) -> Exchange {
+    json_exchange(method, path, 200, json_headers(), body, answer)
+}
+
+/// What synth makes of `sessions` as twin `twin` of `base_url`, every other option its
+/// default: the synthetic-recording tests need nothing else set.
+pub fn synth_model(twin: &str, base_url: &str, sessions: &[RecordedSession]) -> Model {
+    let opts = SynthOptions {
+        twin: twin.into(),
+        base_url: base_url.into(),
+        ..SynthOptions::default()
+    };
+    synthesize(sessions, &opts).model
 }
 
 /// A complete recorded session `id` of `exchanges` (indexed in order), started at `start_us`
