@@ -104,6 +104,17 @@ fn synth(t: &Twin) -> Value {
         .unwrap()
 }
 
+/// The codes of the model's `request-keying-*` diagnostics, in model order.
+fn request_keying_codes(model: &Value) -> Vec<&str> {
+    model["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .filter(|c| c.starts_with("request-keying"))
+        .collect()
+}
+
 /// The memory a served create naming `g6-large` (a new label: no recorded request matches it
 /// exactly) answers.
 async fn served_memory(t: &Twin) -> Value {
@@ -141,13 +152,7 @@ async fn off_answers_the_common_plans_figures_auto_and_manual_the_plans_own() {
         "[generate.request_keying]\nmode = \"manual\"\n\n[[generate.request_keying.route]]\nroute = \"POST /v4/linode/instances\"\nfields = [\"$.type\"]\n",
     );
     let model = synth(&manual);
-    let keyed: Vec<&str> = model["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["code"].as_str())
-        .filter(|c| c.starts_with("request-keying"))
-        .collect();
+    let keyed = request_keying_codes(&model);
     assert!(keyed.is_empty(), "{keyed:?}");
     assert_eq!(served_memory(&manual).await, json!(16384));
 }
@@ -201,19 +206,28 @@ fn listed_field_that_keys_nothing_is_a_diagnostic_and_an_unknown_route_a_lint_wa
 
 #[test]
 fn bad_field_syntax_is_a_configuration_error_naming_file_and_line() {
-    let t = plans_twin(
+    synth_refuses_fields_line(
         "[[generate.request_keying.route]]\nroute = \"POST /v4/linode/instances\"\nfields = [\"type\"]\n",
+        "`$.a.b`",
     );
+}
+
+/// A twin with `keying_toml` appended (see [`plans_twin`]) whose synth is a configuration
+/// error (exit 1) naming the `fields` line of `wraith.toml` and `named`, writing no model;
+/// the twin and that line, for what the caller checks next.
+fn synth_refuses_fields_line(keying_toml: &str, named: &str) -> (Twin, usize) {
+    let t = plans_twin(keying_toml);
     let toml = std::fs::read_to_string(t.root.join("wraith.toml")).unwrap();
     let line = toml.lines().position(|l| l.starts_with("fields")).unwrap() + 1;
     let out = wraith(&t, &["synth", &t.path_str()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("wraith.toml:{line}:")) && err.contains("`$.a.b`"),
+        err.contains(&format!("wraith.toml:{line}:")) && err.contains(named),
         "{err}"
     );
     assert!(!t.root.join("model/twin.wir.json").exists());
+    (t, line)
 }
 
 /// Every `keyed` object of the model's templates, in document order.
@@ -263,13 +277,7 @@ async fn listed_fields_together_key_a_position_neither_decides_alone() {
         })],
         "{model}"
     );
-    let codes: Vec<&str> = model["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["code"].as_str())
-        .filter(|c| c.starts_with("request-keying"))
-        .collect();
+    let codes = request_keying_codes(&model);
     assert!(codes.is_empty(), "{codes:?}");
 
     let server = t.serve(&[]);
@@ -290,19 +298,10 @@ async fn listed_fields_together_key_a_position_neither_decides_alone() {
 
 #[test]
 fn a_field_listed_twice_is_a_configuration_error_naming_file_and_line() {
-    let t = plans_twin(
+    let (t, line) = synth_refuses_fields_line(
         "[[generate.request_keying.route]]\nroute = \"POST /v4/linode/instances\"\nfields = [\"$.type\", \"$.region\", \"$.type\"]\n",
+        "`$.type`",
     );
-    let toml = std::fs::read_to_string(t.root.join("wraith.toml")).unwrap();
-    let line = toml.lines().position(|l| l.starts_with("fields")).unwrap() + 1;
-    let out = wraith(&t, &["synth", &t.path_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!("wraith.toml:{line}:")) && err.contains("`$.type`"),
-        "{err}"
-    );
-    assert!(!t.root.join("model/twin.wir.json").exists());
     // `wraith lint` reports it as an error finding of the file, with the line.
     let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
     assert_eq!(out.status.code(), Some(1));
