@@ -23,18 +23,24 @@ fn client(id: u64, label: &str, code: &str) -> Value {
     json!({"id": id, "label": label, "install_code": code})
 }
 
+/// The recorded create every run made (`{"label": "x"}`), answered as client `id` minted with
+/// install code `code`.
+fn create_entry(id: u64, code: &str) -> Value {
+    har::entry(
+        ORIGIN,
+        "POST",
+        "/v1/clients",
+        Some(&json!({"label": "x"})),
+        &client(id, "x", code),
+    )
+}
+
 fn agents_twin() -> Twin {
     let t = Twin::init("agents", ORIGIN);
     for (n, code) in CODES.iter().enumerate().take(2) {
         let id = 342_800 + n as u64;
         let entries = vec![
-            har::entry(
-                ORIGIN,
-                "POST",
-                "/v1/clients",
-                Some(&json!({"label": "x"})),
-                &client(id, "x", code),
-            ),
+            create_entry(id, code),
             har::entry(
                 ORIGIN,
                 "GET",
@@ -46,13 +52,7 @@ fn agents_twin() -> Twin {
         har::import(&t, &[KEY], &format!("a{n}.har"), entries);
     }
     let entries = vec![
-        har::entry(
-            ORIGIN,
-            "POST",
-            "/v1/clients",
-            Some(&json!({"label": "x"})),
-            &client(342_900, "x", CODES[2]),
-        ),
+        create_entry(342_900, CODES[2]),
         har::entry(
             ORIGIN,
             "PUT",
