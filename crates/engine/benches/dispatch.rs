@@ -77,6 +77,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         text_tags: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
+        create_counters: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

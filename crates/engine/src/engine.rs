@@ -28,6 +28,7 @@ mod action_sets;
 mod action_values;
 mod actor_view;
 mod counterpart_requests;
+mod create_counters;
 mod implicit_children;
 mod keyed_snapshots;
 mod masked_fields;
@@ -2030,6 +2031,9 @@ impl Engine {
             self.apply_replayed_effect(ns, call, &out);
             self.apply_action_effect(ns, call, &mut out, Origin::Replayed);
             self.apply_action_values(ns, call, out.status, Origin::Replayed);
+            if route.state_op == Some(StateOp::Create) {
+                self.apply_create_counters(ns, call, &mut out, Origin::Replayed);
+            }
             if route.state_op == Some(StateOp::Create) && within {
                 self.note_counterparts(ns, (r, ei, mi), &candidates, position, &out);
                 self.note_counterpart_creates(ns, call, &moment.source, position, &out);
@@ -2591,6 +2595,7 @@ impl Engine {
             Some(parents),
         );
         self.make_implicit_children(ns, call, route, &key);
+        self.apply_create_counters(ns, call, &mut out, Origin::Synthesized);
         out
     }
 

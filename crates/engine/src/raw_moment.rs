@@ -316,6 +316,7 @@ mod tests {
             text_tags: None,
             action_values: Vec::new(),
             implicit_children: Vec::new(),
+            create_counters: Vec::new(),
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

@@ -137,6 +137,12 @@ pub struct Route {
     /// older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub implicit_children: Vec<ImplicitChildren>,
+    /// For a create: counters it steps on another record its request body names (a reply's
+    /// `in_reply_to_id` steps the parent's `replies_count`), one entry per naming field, as the
+    /// recorded views of the named record before and after the create showed (see
+    /// [`CreateCounters`]). Empty (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub create_counters: Vec<CreateCounters>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -451,6 +457,22 @@ pub struct ActorRecord {
     pub entity_type: String,
     /// JSON pointer to the record in the answer: empty for the answer itself.
     pub pointer: String,
+}
+
+/// Counters a create steps on the record one of its request body fields names (see
+/// [`Route::create_counters`]): synth sets it when, in every recorded session where the named
+/// record was seen before the create and again after it (with no other write naming it
+/// between), each of `counters` moved by the same non-zero step, in at least two such pairs,
+/// and never changed between two views of the record with no write naming it between.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateCounters {
+    /// JSON pointer of the top-level request body field (form bodies as the engine parses
+    /// them) whose value is the named record's primary key (`/in_reply_to_id`).
+    pub field: String,
+    /// The entity type of the named record.
+    pub entity_type: String,
+    /// The record's integer fields and their step per create (`{replies_count: 1}`).
+    pub counters: BTreeMap<String, i64>,
 }
 
 /// Records of one child collection a create makes by itself (see

@@ -32,6 +32,7 @@ pub mod action;
 pub mod action_values;
 pub mod array_echo;
 pub mod compose;
+pub mod create_counters;
 pub mod drift;
 pub mod embedded_records;
 pub mod exact;
@@ -225,6 +226,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // A list item learned from one record takes the timestamps its type's templates record.
     record_classes::learn(&mut built, &entity_types);
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
+    let stepped = create_counters::learn(&templated, &plans.routes, &entity_types, &obs);
+    for (route, stepped) in built.iter_mut().zip(stepped) {
+        route.create_counters = stepped;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -342,6 +347,7 @@ fn build_route(
         text_tags: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
+        create_counters: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

@@ -48,6 +48,7 @@ impl R {
             text_tags: None,
             action_values: Vec::new(),
             implicit_children: Vec::new(),
+            create_counters: Vec::new(),
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

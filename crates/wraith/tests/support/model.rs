@@ -156,6 +156,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         text_tags: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
+        create_counters: Vec::new(),
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }
