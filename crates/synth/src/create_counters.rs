@@ -59,13 +59,21 @@ pub fn learn(
     if namings.is_empty() || entity_types.is_empty() {
         return out;
     }
-    // The keys each session's creates named: only records of those keys are looked for.
+    // The keys each session's creates named: only records of those keys are looked for, and
+    // only keys some type knows as a record's (a label or a text names no record).
+    let known = |k: &str| {
+        entity_types
+            .values()
+            .any(|t| t.known_ids.contains(k) || t.records.contains_key(k))
+    };
     let mut named: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for n in &namings {
-        named
-            .entry(obs[n.obs].session)
-            .or_default()
-            .insert(n.key.as_str());
+        if known(&n.key) {
+            named
+                .entry(obs[n.obs].session)
+                .or_default()
+                .insert(n.key.as_str());
+        }
     }
     let shapes = type_shapes(groups, plans, entity_types, obs);
     let views = views(obs, &named, entity_types, &shapes);
@@ -250,11 +258,23 @@ fn views<'a>(
     shapes: &BTreeMap<&'a str, BTreeSet<String>>,
 ) -> BTreeMap<(&'a str, &'a str, String), Vec<(usize, Map<String, Value>)>> {
     let mut out: BTreeMap<(&str, &str, String), Vec<(usize, Map<String, Value>)>> = BTreeMap::new();
+    // The types by primary-key field (most share `id`): each object's key is read once per field.
+    let mut by_pk: BTreeMap<&str, Vec<(&str, &EntityType)>> = BTreeMap::new();
+    for (ty, et) in entity_types {
+        by_pk
+            .entry(et.primary_key.as_str())
+            .or_default()
+            .push((ty.as_str(), et));
+    }
     for (i, o) in obs.iter().enumerate() {
         let Some(keys) = named.get(o.session) else {
             continue;
         };
         if !values::is_2xx(o.status) || !matches!(o.resp, crate::observe::RespBody::Json) {
+            continue;
+        }
+        // Most answers name none of the keys: those are not parsed.
+        if !may_mention(o, keys) {
             continue;
         }
         let Some(body) = o.resp_json() else {
@@ -266,21 +286,23 @@ fn views<'a>(
         while let Some((v, depth)) = queue.pop_front() {
             match v {
                 Value::Object(m) => {
-                    for (ty, et) in entity_types {
-                        let Some(key) = m.get(&et.primary_key).and_then(scalar_key) else {
+                    for (pk, types) in &by_pk {
+                        let Some(key) = m.get(*pk).and_then(scalar_key) else {
                             continue;
                         };
                         if !keys.contains(key.as_str()) {
                             continue;
                         }
-                        let Some(shape) = shapes.get(ty.as_str()) else {
-                            continue;
-                        };
-                        let common = m.keys().filter(|k| shape.contains(*k)).count();
-                        if common < 2 || common * 10 < m.len() * 8 {
-                            continue;
+                        for (ty, _) in types {
+                            let Some(shape) = shapes.get(ty) else {
+                                continue;
+                            };
+                            let common = m.keys().filter(|k| shape.contains(*k)).count();
+                            if common < 2 || common * 10 < m.len() * 8 {
+                                continue;
+                            }
+                            found.entry((ty, key.clone())).or_insert_with(|| m.clone());
                         }
-                        found.entry((ty.as_str(), key)).or_insert_with(|| m.clone());
                     }
                     if depth < MAX_DEPTH {
                         queue.extend(m.values().map(|c| (c, depth + 1)));
@@ -297,6 +319,31 @@ fn views<'a>(
         }
     }
     out
+}
+
+/// Whether the answer's text may hold one of `keys` as a value: false only when none of them
+/// stands in its bytes. A key of characters JSON might write escaped (a `/` as `\/`, a quote,
+/// a non-ASCII letter) always counts as possibly there.
+fn may_mention(o: &Obs<'_>, keys: &BTreeSet<&str>) -> bool {
+    let plain = |k: &str| {
+        k.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'+' | b'@')
+        })
+    };
+    if keys.iter().any(|k| !plain(k)) {
+        return true;
+    }
+    let mut server = o.ex.frames.iter().filter(|f| f.direction == "server");
+    let joined;
+    let body: &[u8] = match (server.next(), server.next()) {
+        (Some(f), None) => &f.body,
+        _ => {
+            joined = o.ex.response_body();
+            &joined
+        }
+    };
+    keys.iter()
+        .any(|k| memchr::memmem::find(body, k.as_bytes()).is_some())
 }
 
 /// Writes (not `GET`/`HEAD`) naming a named key in their path or a body field, per (session,
