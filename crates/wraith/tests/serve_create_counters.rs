@@ -48,19 +48,7 @@ fn session(t: &Twin, n: u64) {
 }
 
 fn notes_twin() -> Twin {
-    let t = Twin::init("notes", ORIGIN);
-    for n in 1..=3 {
-        session(&t, n);
-    }
-    har::synth(&t, &[KEY]);
-    t
-}
-
-fn key(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    har::synth_twin("notes", ORIGIN, &[KEY], 3, session)
 }
 
 /// Post a note (`text`), reply to it twice (`reply`), reading it after each reply: the counts
@@ -72,7 +60,7 @@ async fn replies_seen(agent: &str, text: &str, reply: &str) -> (Value, Value) {
         .post("/v1/notes", Some(agent), json!({"text": text}))
         .await;
     first.assert_status(200);
-    let id = key(&first.json()["id"]);
+    let id = har::key_text(&first.json()["id"]);
     let mut seen = Vec::new();
     for _ in 0..2 {
         let replied = server
@@ -86,7 +74,7 @@ async fn replies_seen(agent: &str, text: &str, reply: &str) -> (Value, Value) {
         let read = server.get(&format!("/v1/notes/{id}"), Some(agent)).await;
         read.assert_status(200);
         let read = read.json();
-        assert_eq!(key(&read["id"]), id, "{read}");
+        assert_eq!(har::key_text(&read["id"]), id, "{read}");
         seen.push(read["replies_count"].clone());
     }
     (seen[0].clone(), seen[1].clone())

@@ -42,19 +42,7 @@ fn session(t: &Twin, n: u64) {
 }
 
 fn notes_twin() -> Twin {
-    let t = Twin::init("notes", ORIGIN);
-    for n in 1..=3 {
-        session(&t, n);
-    }
-    har::synth(&t, &[KEY]);
-    t
-}
-
-fn key(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    har::synth_twin("notes", ORIGIN, &[KEY], 3, session)
 }
 
 #[tokio::test]
@@ -71,7 +59,7 @@ async fn a_quoting_create_embeds_the_sessions_note_its_request_named() {
     mine.assert_status(200);
     let mine = mine.json();
     assert_eq!(mine["quote"], Value::Null, "{mine}");
-    let id = key(&mine["id"]);
+    let id = har::key_text(&mine["id"]);
     let quoting = server
         .post(
             "/v1/notes",

@@ -72,13 +72,10 @@ fn bare(t: &Twin, n: u64) {
 }
 
 fn machines_twin() -> Twin {
-    let t = Twin::init("machines", ORIGIN);
-    for n in 1..=3 {
-        imaged(&t, n);
-        bare(&t, n);
-    }
-    har::synth(&t, &[KEY]);
-    t
+    har::synth_twin("machines", ORIGIN, &[KEY], 3, |t, n| {
+        imaged(t, n);
+        bare(t, n);
+    })
 }
 
 fn items(v: &Value) -> Vec<Value> {

@@ -69,3 +69,28 @@ pub fn import(t: &Twin, env: &[(&str, &str)], name: &str, entries: Vec<Value>) {
 pub fn synth(t: &Twin, env: &[(&str, &str)]) {
     run(t, env, &["synth", &t.path_str()]);
 }
+
+/// A twin `name` of `origin` whose recordings `record(&twin, n)` imports for each `n` in
+/// `1..=sessions`, synthesized: a model learned from that many recorded sessions alike.
+pub fn synth_twin(
+    name: &str,
+    origin: &str,
+    env: &[(&str, &str)],
+    sessions: u64,
+    record: impl Fn(&Twin, u64),
+) -> Twin {
+    let t = Twin::init(name, origin);
+    for n in 1..=sessions {
+        record(&t, n);
+    }
+    synth(&t, env);
+    t
+}
+
+/// A record key as text: a string's content, a number's JSON spelling.
+pub fn key_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
