@@ -306,27 +306,16 @@ fn minting_create(runs: &[&str]) -> Model {
 fn a_minting_write_several_runs_recorded_is_served_without_a_claim() {
     // Two runs created items: the request recorded by one of them is answered with that run's
     // minted id, which another client sending it would not get.
+    let post_item = |e: &Engine| send(e, Some("a"), "POST", "/v1/items", json!({"kind": "item-1"}));
     let e = engine(minting_create(&["s1", "s2"]), det_opts());
-    let r = send(
-        &e,
-        Some("a"),
-        "POST",
-        "/v1/items",
-        json!({"kind": "item-1"}),
-    );
+    let r = post_item(&e);
     assert_eq!(r.provenance, Provenance::Recorded);
     assert_eq!(body(&r)["id"], json!("i_1"));
     assert_eq!(r.replay, None);
     assert!(replay_header(&e, &r, "POST").is_none());
     // A twin of one recorded run keeps its claim.
     let e = engine(minting_create(&["s1", "s1"]), det_opts());
-    let r = send(
-        &e,
-        Some("a"),
-        "POST",
-        "/v1/items",
-        json!({"kind": "item-1"}),
-    );
+    let r = post_item(&e);
     assert_eq!(r.provenance, Provenance::Recorded);
     assert_eq!(r.replay, Some(ReplayClass::SeriesMoment));
 }
