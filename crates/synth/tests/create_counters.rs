@@ -106,3 +106,51 @@ fn one_pair_of_reads_is_too_few_to_learn_a_counter() {
     let model = synth(&[commented(1, 1, vec![])]);
     assert!(comment_counters(&model).is_empty());
 }
+
+/// `ex` with its one response frame cut in two inside the first occurrence of `cut_in`, as a
+/// streamed answer is recorded.
+fn split_response(mut ex: Exchange, cut_in: &str) -> Exchange {
+    let i = ex
+        .frames
+        .iter()
+        .position(|f| f.direction == "server")
+        .expect("a response frame");
+    let body = ex.frames[i].body.clone();
+    let at = body
+        .windows(cut_in.len())
+        .position(|w| w == cut_in.as_bytes())
+        .expect("the text to cut in")
+        + cut_in.len() / 2;
+    let mut tail = ex.frames[i].clone();
+    tail.body = body[at..].to_vec();
+    ex.frames[i].body = body[..at].to_vec();
+    ex.frames.insert(i + 1, tail);
+    ex
+}
+
+#[test]
+fn reads_recorded_in_several_frames_still_show_the_step() {
+    // The reads before and after the comment arrive in two frames each, cut inside the post's
+    // key: the answers must be read whole, not skipped as naming no record.
+    let streamed = |n: u64| {
+        let mut s = commented(n, 1, vec![]);
+        let key = (4_000 + n).to_string();
+        for i in [1, 3] {
+            let ex = s.exchanges[i].clone();
+            s.exchanges[i] = split_response(ex, &key);
+        }
+        s
+    };
+    let (one, two) = (streamed(1), streamed(2));
+    let frames = |ex: &Exchange| ex.frames.iter().filter(|f| f.direction == "server").count();
+    assert_eq!(frames(&one.exchanges[3]), 2);
+    let model = synth(&[one, two]);
+    assert_eq!(
+        comment_counters(&model),
+        [CreateCounters {
+            field: "/post_id".into(),
+            entity_type: post_type(&model),
+            counters: BTreeMap::from([("comments_count".to_string(), 1)]),
+        }]
+    );
+}
