@@ -502,6 +502,29 @@ pub struct ImplicitSample {
     pub parent_key: String,
     /// The listed items the session did not create, as recorded, in list order.
     pub items: Vec<Value>,
+    /// Records of another type the items name that the sample's session had created before
+    /// the create, each found again through values the create's request sent (see
+    /// [`ImplicitLink`]). Empty (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<ImplicitLink>,
+}
+
+/// A record an implicit child names without the create's request naming it (the network a
+/// boot profile's interface joins, where the request named only the network's subnet): in the
+/// sample's session a create of `entity_type` had answered the key `value` before, and that
+/// answer held, as whole values, what the create request sent at each of `request_pointers`.
+/// The engine renames `value` in the copies to the key of the session's one live record of
+/// `entity_type` holding what the session's request sent at every one of those pointers; with
+/// none or several such records the recorded value stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImplicitLink {
+    /// The named record's key as recorded in the items (the text of a string or number).
+    pub value: String,
+    /// The named record's entity type.
+    pub entity_type: String,
+    /// JSON pointers into the create request whose values the named record's create answer
+    /// held (`/interfaces/0/subnet_id`), in document order.
+    pub request_pointers: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,7 +8,10 @@
 //! each such list (with the create's request) as a sample; the engine, on a create, takes the
 //! sample whose request is nearest the session's and stores copies of its items as the new
 //! record's children, with fresh keys. Samples listing no implicit child are kept as well: a
-//! create without an image makes no disk, and the nearest request tells the two apart.
+//! create without an image makes no disk, and the nearest request tells the two apart. A
+//! sample also links each record of another type its items name that the session had created
+//! before, through the request's values that record held (a profile's network, found by the
+//! subnet the request sent), so the engine names the session's own record there.
 //!
 //! Not learned: a list after any other write on the collection (a delete, an action such as a
 //! clone) in the same session, since its items no longer show what the create made; children
@@ -17,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EntityType, ImplicitChildren, ImplicitSample, Route, StateOp};
+use wraith_model::{EntityType, ImplicitChildren, ImplicitLink, ImplicitSample, Route, StateOp};
 
 use crate::observe::{Obs, ReqBody};
 use crate::routes::{RouteGroup, Seg};
@@ -162,10 +165,19 @@ pub fn learn(
                     .collect();
                 let kept = samples.entry(p).or_default();
                 if kept.len() < MAX_SAMPLES {
+                    let earlier_creates = (session_start..i).filter_map(|e| {
+                        let (g, _) = route_of[e]?;
+                        let create = built[g].state_op == Some(StateOp::Create)
+                            && (200..300).contains(&obs[e].status);
+                        let ty = built[g].entity_type.as_deref().filter(|_| create)?;
+                        Some((&obs[e], ty, pk_of(g)?))
+                    });
+                    let links = links(&implicit, pk, &pend, earlier_creates);
                     kept.push(ImplicitSample {
                         request: pend.request,
                         parent_key: pend.parent_key,
                         items: implicit,
+                        links,
                     });
                 }
             }
@@ -186,6 +198,110 @@ pub fn learn(
             entity_type: ty,
             samples,
         });
+    }
+}
+
+/// The records of another type the implicit `items` name that the session had created
+/// before (`creates`: its earlier 2xx creates, with their entity type and primary key), each
+/// with the pointers of the create request's values its create answer held: the request named
+/// the record only through them (an interface's subnet, inside the network the item names).
+/// Values shorter than three characters, the parent's key, a listed item's key and values the
+/// request sent itself are no candidates (the last are renamed as echoes of the request).
+fn links<'a, 'b: 'a>(
+    items: &[Value],
+    child_pk: &str,
+    pend: &Pending,
+    creates: impl Iterator<Item = (&'a Obs<'b>, &'a str, &'a str)>,
+) -> Vec<ImplicitLink> {
+    let mut sent = Vec::new();
+    leaves(&pend.request, &mut String::new(), &mut sent);
+    let sent: Vec<(String, String)> = sent
+        .into_iter()
+        .filter(|(_, t)| t.chars().count() >= 3)
+        .collect();
+    if sent.is_empty() {
+        return Vec::new();
+    }
+    let mut named = Vec::new();
+    for item in items {
+        leaves(item, &mut String::new(), &mut named);
+    }
+    let own: BTreeSet<String> = items
+        .iter()
+        .filter_map(|it| it.get(child_pk).and_then(scalar_key))
+        .collect();
+    let mut candidates: BTreeSet<String> = named
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| {
+            t.chars().count() >= 3
+                && *t != pend.parent_key
+                && !sent.iter().any(|(_, s)| s == t)
+                && !own.contains(t)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (o, ty, pk) in creates {
+        if candidates.is_empty() {
+            break;
+        }
+        // Cheap first: an answer whose bytes hold no candidate as a token is not parsed.
+        let body = o.ex.response_body();
+        if !candidates.iter().any(|c| holds_token(&body, c.as_bytes())) {
+            continue;
+        }
+        let Some(answer) = o.resp_json() else {
+            continue;
+        };
+        let Some(key) = entity_key(&answer, pk).filter(|k| candidates.contains(k)) else {
+            continue;
+        };
+        let mut held = Vec::new();
+        leaves(&answer, &mut String::new(), &mut held);
+        let request_pointers: Vec<String> = sent
+            .iter()
+            .filter(|(_, s)| held.iter().any(|(_, h)| h == s))
+            .map(|(p, _)| p.clone())
+            .collect();
+        candidates.remove(&key);
+        if !request_pointers.is_empty() {
+            out.push(ImplicitLink {
+                value: key,
+                entity_type: ty.to_string(),
+                request_pointers,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.value.cmp(&b.value));
+    out
+}
+
+/// Every string or number leaf under `v` with its JSON pointer and its text.
+fn leaves(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                leaves(x, at, out);
+                at.truncate(len);
+            }
+        }
+        Value::Array(xs) => {
+            for (n, x) in xs.iter().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&n.to_string());
+                leaves(x, at, out);
+                at.truncate(len);
+            }
+        }
+        _ => {
+            if let Some(t) = scalar_key(v) {
+                out.push((at.clone(), t));
+            }
+        }
     }
 }
 

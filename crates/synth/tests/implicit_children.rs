@@ -153,3 +153,87 @@ fn a_listed_record_the_session_met_before_the_create_is_no_implicit_child() {
         create_route(&model).implicit_children
     );
 }
+
+/// Session `n`: create a network with one subnet, then a machine from an image joining that
+/// subnet; the machine's first profile list shows a boot profile the create made, whose link
+/// names the network (which the machine create named only through its subnet).
+fn networked(n: u64, zone: &str) -> RecordedSession {
+    let (net, sub, m) = (40_000 + n, 41_000 + n, 8_000 + n);
+    common::session(
+        &format!("net{n}"),
+        1_700_000_300_000_000 + n * 1_000,
+        vec![
+            ok_json(
+                "POST",
+                "/v1/networks",
+                Some(&json!({"label": format!("net-{n}"), "zone": zone,
+                             "subnets": [{"label": "inner"}]})),
+                &json!({"id": net, "label": format!("net-{n}"), "zone": zone,
+                        "subnets": [{"id": sub, "label": "inner"}]}),
+            ),
+            ok_json(
+                "POST",
+                "/v1/machines",
+                Some(
+                    &json!({"label": format!("m{n}"), "image": "os/one", "zone": zone,
+                             "links": [{"subnet_id": sub}]}),
+                ),
+                &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+            ),
+            ok_json(
+                "GET",
+                &format!("/v1/machines/{m}/profiles"),
+                None,
+                &json!({"data": [{"id": 60_000 + n, "machine_id": m, "label": "boot",
+                                  "links": [{"subnet_id": sub, "network_id": net}]}],
+                        "results": 1}),
+            ),
+        ],
+    )
+}
+
+#[test]
+fn an_implicit_child_naming_a_record_its_session_created_links_it_through_the_request() {
+    let model = synth(&[
+        networked(1, "zone-a"),
+        networked(2, "zone-b"),
+        networked(3, "zone-a"),
+    ]);
+    let route = create_route(&model);
+    let children = route
+        .implicit_children
+        .iter()
+        .find(|c| c.list_path == "/v1/machines/:param/profiles")
+        .expect("profiles are implicit children");
+    let links: Vec<_> = children.samples.iter().map(|s| s.links.clone()).collect();
+    let ty = children.samples[0].links[0].entity_type.clone();
+    assert!(ty.contains("network"), "{ty}");
+    // The network is found again through the subnet the request sent (and the zone both
+    // held); the profile's own key, the new machine and the subnet (an echo of the request)
+    // are no links.
+    let expected = |n: u64| {
+        vec![wraith_model::ImplicitLink {
+            value: (40_000 + n).to_string(),
+            entity_type: ty.clone(),
+            request_pointers: vec!["/zone".into(), "/links/0/subnet_id".into()],
+        }]
+    };
+    assert_eq!(links, vec![expected(1), expected(2), expected(3)]);
+}
+
+#[test]
+fn a_value_no_earlier_create_of_the_session_answered_is_no_link() {
+    // The profile names a network the session never created (another run's, or a fixed one):
+    // nothing ties it to the request, so the copy keeps it.
+    let mut sessions: Vec<RecordedSession> = (1..=3).map(|n| networked(n, "zone-a")).collect();
+    for s in &mut sessions {
+        s.exchanges.remove(0);
+    }
+    let model = synth(&sessions);
+    let route = create_route(&model);
+    for c in &route.implicit_children {
+        for s in &c.samples {
+            assert!(s.links.is_empty(), "{:?}", s.links);
+        }
+    }
+}

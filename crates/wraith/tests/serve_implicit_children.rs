@@ -142,3 +142,82 @@ async fn a_machine_created_without_an_image_lists_only_its_own_volumes() {
         listed.json()
     );
 }
+
+/// Recorded run `n`: a network with one subnet, then a machine from an image joining the
+/// subnet, whose first profile list shows the boot profile the create made, linked to the
+/// network the create named only through its subnet.
+fn networked(t: &Twin, n: u64) {
+    let (net, sub, m) = (40_000 + n, 41_000 + n, 8_000 + n);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/networks",
+            Some(&json!({"label": format!("net-{n}"), "subnets": [{"label": "inner"}]})),
+            &json!({"id": net, "label": format!("net-{n}"),
+                    "subnets": [{"id": sub, "label": "inner"}]}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("m{n}"), "image": "os/one",
+                         "links": [{"subnet_id": sub}]})),
+            &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/profiles"),
+            None,
+            &json!({"data": [{"id": 60_000 + n, "machine_id": m, "label": "boot",
+                              "links": [{"subnet_id": sub, "network_id": net}]}],
+                    "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("net{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn an_implicit_profile_names_the_sessions_network_holding_the_subnet_its_create_sent() {
+    let t = har::synth_twin("networks", ORIGIN, &[KEY], 3, networked);
+    let server = t.serve_env(&[], &[KEY]);
+    let mut nets = Vec::new();
+    for label in ["first", "second"] {
+        let made = server
+            .post(
+                "/v1/networks",
+                Some("agent-3"),
+                json!({"label": label, "subnets": [{"label": "inner"}]}),
+            )
+            .await;
+        made.assert_status(200);
+        let v = made.json();
+        nets.push((v["id"].clone(), v["subnets"][0]["id"].clone()));
+    }
+    assert_ne!(nets[0], nets[1]);
+    // The machine joins the second network's subnet: its profile names that network, not
+    // the first one, nor the recorded run's.
+    let (net, sub) = nets[1].clone();
+    let made = server
+        .post(
+            "/v1/machines",
+            Some("agent-3"),
+            json!({"label": "mine", "image": "os/one", "links": [{"subnet_id": sub}]}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/profiles"), Some("agent-3"))
+        .await;
+    listed.assert_status(200);
+    let profiles = items(&listed.json());
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    assert_eq!(profiles[0]["machine_id"], id, "{profiles:?}");
+    assert_eq!(
+        profiles[0]["links"],
+        json!([{"subnet_id": sub, "network_id": net}]),
+        "{profiles:?}"
+    );
+}

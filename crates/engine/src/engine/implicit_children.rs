@@ -7,7 +7,10 @@
 //! of the child type's id shape; a value naming the recorded parent names the new record, and
 //! one naming another chosen child names that child's fresh key (a boot profile naming a volume),
 //! and one the sample's create request sent names what the session's request sent at the same
-//! place instead (the network a profile's interface joins).
+//! place instead (the subnet a profile's interface joins), and one naming a record of another
+//! type that the sample's session had created (`ImplicitSample::links`) names the session's one
+//! live record of that type holding what its request sent where the recorded record held the
+//! recorded request's values (the network owning that subnet).
 //!
 //! A replayed create makes none: the replayed run's own recorded lists show its children.
 
@@ -59,12 +62,16 @@ impl Engine {
         let mut parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         parents.push(key.to_string());
         for (ty, pk, sample) in chosen {
+            let echoes = request_echoes(&sample.request, request);
+            let linked = self.linked_records(ns, sample, request);
             for item in &sample.items {
                 let mut child = item.clone();
                 rename(&mut child, &sample.parent_key, key, &fresh);
-                let echoes = request_echoes(&sample.request, request);
                 if !echoes.is_empty() {
                     rename_echoes(&mut child, &echoes);
+                }
+                if !linked.is_empty() {
+                    rename_echoes(&mut child, &linked);
                 }
                 let Some(child_key) = child.get(pk).and_then(scalar_key) else {
                     continue;
@@ -78,6 +85,55 @@ impl Engine {
                 );
             }
         }
+    }
+}
+
+impl Engine {
+    /// The session's own record for each record the sample's items name through its request
+    /// (`ImplicitSample::links`): recorded key → the key of the one live record of the link's
+    /// type holding, as whole values, what the session's `request` sent at every one of the
+    /// link's pointers. A link whose pointers the request left unsent or non-scalar, or that
+    /// finds no record or several, is left out (the recorded value stays).
+    fn linked_records(
+        &self,
+        ns: &Namespace,
+        sample: &ImplicitSample,
+        request: &Value,
+    ) -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        for link in &sample.links {
+            let Some(wanted) = link
+                .request_pointers
+                .iter()
+                .map(|p| request.pointer(p).and_then(scalar_key))
+                .collect::<Option<Vec<String>>>()
+            else {
+                continue;
+            };
+            let (Some(store), Some(ty)) = (
+                ns.type_store(&link.entity_type),
+                self.model.entity_types.get(&link.entity_type),
+            ) else {
+                continue;
+            };
+            let mut found = store.live.values().filter(|e| {
+                let mut held = Vec::new();
+                leaves_of(&e.value, &mut String::new(), &mut held);
+                wanted.iter().all(|w| {
+                    held.iter()
+                        .any(|(_, h)| scalar_key(h).as_deref() == Some(w))
+                })
+            });
+            if let (Some(one), None) = (found.next(), found.next())
+                && let Some(k) = one
+                    .value
+                    .get(&ty.primary_key)
+                    .filter(|k| scalar_key(k).is_some())
+            {
+                out.insert(link.value.clone(), k.clone());
+            }
+        }
+        out
     }
 }
 
@@ -229,6 +285,7 @@ mod tests {
             request,
             parent_key: "7".into(),
             items: (0..n).map(|i| json!({"id": i})).collect(),
+            links: Vec::new(),
         }
     }
 
