@@ -143,6 +143,14 @@ pub struct Route {
     /// [`CreateCounters`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_counters: Vec<CreateCounters>,
+    /// For a `GET` that is no list route of its own but answers an array of another type's
+    /// records, each carrying the value of one path parameter (`GET /timelines/tag/:tag`
+    /// lists the statuses whose `tags[].name` is the tag): which parameter selects which
+    /// records, where, and in what order (see [`PathFilter`]). The engine lists the session's
+    /// own records that match where no recorded answer to the request exists. Absent (and
+    /// not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_filter: Option<PathFilter>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -457,6 +465,51 @@ pub struct ActorRecord {
     pub entity_type: String,
     /// JSON pointer to the record in the answer: empty for the answer itself.
     pub pointer: String,
+}
+
+/// A path parameter that selects the records a `GET` lists (see [`Route::path_filter`]):
+/// synth sets it when every item of every recorded 2xx answer held the request's value of
+/// `param` at `member` (not the item's own key), every listed item is a known record of
+/// `entity_type`, and the recordings tell the selection apart from a fixed collection: at
+/// least two distinct values of the parameter, or one value listing different records in
+/// two recorded sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathFilter {
+    /// The path parameter's name (`:tag` is `tag`).
+    pub param: String,
+    /// The listed records' entity type.
+    pub entity_type: String,
+    /// JSON pointer of the items array in the answer (`""`: the answer is the array).
+    pub items_pointer: String,
+    /// Pointer pattern inside an item, `*` standing for every element of an array
+    /// (`/tags/*/name`), where each recorded item held the parameter's (percent-decoded)
+    /// value.
+    pub member: String,
+    /// The top-level item field the recorded answers were ordered by (the primary key when it
+    /// was), compared as numbers where both sides are.
+    pub order_by: String,
+    /// Whether the recorded answers listed `order_by` from the largest (newest first).
+    pub descending: bool,
+    /// How the recorded requests paged (the `limit` and `max_id`-like parameters the engine
+    /// applies to the session's records).
+    pub pagination: Pagination,
+}
+
+impl PathFilter {
+    /// Compare two `order_by` values the way the recorded answers were ordered: digit strings
+    /// as numbers (ids longer than a float holds exactly), other numbers numerically, the rest
+    /// as text.
+    pub fn compare_keys(a: &str, b: &str) -> std::cmp::Ordering {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+        if digits(a) && digits(b) {
+            let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+            return a.len().cmp(&b.len()).then_with(|| a.cmp(b));
+        }
+        match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal),
+            _ => a.cmp(b),
+        }
+    }
 }
 
 /// Counters a create steps on the record one of its request body fields names (see

@@ -23,7 +23,8 @@
 //! (answer arrays of the `#name` tokens of the sent text), [`union`]
 //! (tagged unions),
 //! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
-//! deciding which recorded state an answer shows), [`drift`] (where a route's newest
+//! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
+//! selecting the records it lists), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -42,6 +43,7 @@ pub mod list;
 pub mod member_effects;
 pub mod mentions;
 pub mod observe;
+pub mod path_filter;
 pub mod record_classes;
 pub mod request_keying;
 pub mod routes;
@@ -230,6 +232,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
+    let filters = path_filter::learn(&templated, &plans.routes, &entity_types, &obs);
+    for (route, filter) in built.iter_mut().zip(filters) {
+        route.path_filter = filter;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -348,6 +354,7 @@ fn build_route(
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
+        path_filter: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

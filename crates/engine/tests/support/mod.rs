@@ -49,6 +49,7 @@ impl R {
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
+            path_filter: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })
