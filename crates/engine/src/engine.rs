@@ -36,6 +36,7 @@ mod member_effects;
 mod member_items;
 mod mentions;
 mod minted_fields;
+mod path_filter;
 mod replay_cache;
 mod run_history;
 mod scripted;
@@ -1039,6 +1040,9 @@ impl Engine {
             return out;
         }
         if let Some(out) = self.counterpart_replay(ns, call, exact) {
+            return out;
+        }
+        if let Some(out) = self.path_filtered_list(ns, call) {
             return out;
         }
 

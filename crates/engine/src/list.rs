@@ -166,7 +166,7 @@ fn belongs(e: &Entity, params: &[(String, String)], member: Option<&str>) -> boo
 
 /// Whether some value at the pointer pattern `tokens` (`*` = every array element) under `v`
 /// is the scalar `want`.
-fn pattern_names(v: &Value, tokens: &[String], want: &str) -> bool {
+pub(crate) fn pattern_names(v: &Value, tokens: &[String], want: &str) -> bool {
     let Some((first, rest)) = tokens.split_first() else {
         return scalar_key(v).as_deref() == Some(want);
     };
