@@ -47,6 +47,8 @@ struct Pending {
     collection: String,
     /// Child keys the session's own creates answered in the collection.
     created: BTreeSet<String>,
+    /// The create's index in the observations.
+    at: usize,
 }
 
 /// Learn every create route's implicit children into `built` (parallel to `groups`).
@@ -121,6 +123,7 @@ pub fn learn(
                         parent_key: key,
                         collection,
                         created: BTreeSet::new(),
+                        at: i,
                     },
                 );
             } else if pair.child_creates.contains(&r) && ok {
@@ -150,15 +153,36 @@ pub fn learn(
                 };
                 // A child the create made is new to the client: a listed record the session
                 // met before (one it created elsewhere and named in the create, as a firewall
-                // or a volume attached to an instance) is a reference, not a child.
-                let earlier = &obs[session_start..i];
+                // or a volume attached to an instance) is a reference, not a child. After the
+                // create, an answer may name the child (a node naming the network profile its
+                // balancer's create made); only a request naming it, or a create answering
+                // it as its own record, says the session made or knew it otherwise.
+                let before = &obs[session_start..=pend.at];
+                let named_after = |k: &str| {
+                    (pend.at + 1..i).any(|e| {
+                        let o = &obs[e];
+                        holds_token(o.ex.request.path.as_bytes(), k.as_bytes())
+                            || holds_token(&o.ex.request.body, k.as_bytes())
+                            || route_of[e].is_some_and(|(g, _)| {
+                                built[g].state_op == Some(StateOp::Create)
+                                    && (200..300).contains(&o.status)
+                                    && holds_token(&o.ex.response_body(), k.as_bytes())
+                                    && pk_of(g).is_some_and(|gpk| {
+                                        o.resp_json()
+                                            .and_then(|b| entity_key(&b, gpk))
+                                            .is_some_and(|own| own == k)
+                                    })
+                            })
+                    })
+                };
                 let implicit: Vec<Value> = items
                     .iter()
                     .filter(|it| {
                         it.get(pk).and_then(scalar_key).is_some_and(|k| {
                             !pend.created.contains(&k)
                                 && k != pend.parent_key
-                                && !earlier.iter().any(|e| mentions(e, &k))
+                                && !before.iter().any(|e| mentions(e, &k))
+                                && !named_after(&k)
                         })
                     })
                     .cloned()

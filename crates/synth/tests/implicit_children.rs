@@ -237,3 +237,66 @@ fn a_value_no_earlier_create_of_the_session_answered_is_no_link() {
         }
     }
 }
+
+/// Session `n`: create a balancer, add a node whose answer names the network profile the
+/// balancer create made, then list the balancer's profiles. With `named`, a request between
+/// the create and the list names the profile (the session knew it otherwise).
+fn balanced(n: u64, named: bool) -> RecordedSession {
+    let (b, p) = (3_000 + n, 30_000 + n);
+    let mut exchanges = vec![
+        ok_json(
+            "POST",
+            "/v1/balancers",
+            Some(&json!({"label": format!("b{n}"), "zone": "zone-a"})),
+            &json!({"id": b, "label": format!("b{n}"), "zone": "zone-a"}),
+        ),
+        ok_json(
+            "POST",
+            &format!("/v1/balancers/{b}/nodes"),
+            Some(&json!({"label": "node"})),
+            &json!({"id": 90_000 + n, "balancer_id": b, "label": "node", "profile_id": p}),
+        ),
+    ];
+    if named {
+        exchanges.push(ok_json(
+            "PUT",
+            &format!("/v1/balancers/{b}/nodes/{}", 90_000 + n),
+            Some(&json!({"profile_id": p})),
+            &json!({"id": 90_000 + n, "balancer_id": b, "label": "node", "profile_id": p}),
+        ));
+    }
+    exchanges.push(ok_json(
+        "GET",
+        &format!("/v1/balancers/{b}/profiles"),
+        None,
+        &json!({"data": [{"id": p, "balancer_id": b, "zone": "zone-a"}], "results": 1}),
+    ));
+    common::session(
+        &format!("bal{n}"),
+        1_700_000_400_000_000 + n * 1_000,
+        exchanges,
+    )
+}
+
+fn balancer_samples(model: &Model) -> Vec<usize> {
+    model
+        .routes
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/v1/balancers")
+        .flat_map(|r| &r.implicit_children)
+        .filter(|c| c.list_path == "/v1/balancers/:param/profiles")
+        .flat_map(|c| c.samples.iter().map(|s| s.items.len()))
+        .collect()
+}
+
+#[test]
+fn a_child_an_answer_named_after_the_create_is_still_an_implicit_child() {
+    let model = synth(&(1..=3).map(|n| balanced(n, false)).collect::<Vec<_>>());
+    assert_eq!(balancer_samples(&model), vec![1, 1, 1]);
+}
+
+#[test]
+fn a_child_a_request_named_after_the_create_is_no_implicit_child() {
+    let model = synth(&(1..=3).map(|n| balanced(n, true)).collect::<Vec<_>>());
+    assert_eq!(balancer_samples(&model), Vec::<usize>::new());
+}

@@ -221,3 +221,57 @@ async fn an_implicit_profile_names_the_sessions_network_holding_the_subnet_its_c
         "{profiles:?}"
     );
 }
+
+/// Recorded run `n`: a balancer create, a node whose answer names the network profile the
+/// balancer create made, then the balancer's profile list.
+fn balanced(t: &Twin, n: u64) {
+    let (b, p) = (3_000 + n, 30_000 + n);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/balancers",
+            Some(&json!({"label": format!("b{n}"), "zone": "zone-a"})),
+            &json!({"id": b, "label": format!("b{n}"), "zone": "zone-a"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            &format!("/v1/balancers/{b}/nodes"),
+            Some(&json!({"label": format!("node-{n}")})),
+            &json!({"id": 90_000 + n, "balancer_id": b, "label": format!("node-{n}"),
+                    "profile_id": p}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/balancers/{b}/profiles"),
+            None,
+            &json!({"data": [{"id": p, "balancer_id": b, "zone": "zone-a"}], "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("bal{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_balancer_lists_the_profile_its_create_made_though_recorded_answers_named_it_first() {
+    let t = har::synth_twin("balancers", ORIGIN, &[KEY], 3, balanced);
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/balancers",
+            Some("agent-4"),
+            json!({"label": "mine", "zone": "zone-a"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/balancers/{id}/profiles"), Some("agent-4"))
+        .await;
+    listed.assert_status(200);
+    let profiles = items(&listed.json());
+    assert_eq!(profiles.len(), 1, "{}", listed.json());
+    assert_eq!(profiles[0]["balancer_id"], id, "{profiles:?}");
+    assert_eq!(profiles[0]["zone"], json!("zone-a"), "{profiles:?}");
+}
