@@ -213,14 +213,7 @@ impl IdMap {
             },
             Value::Number(n) => match self.map.get(&n.to_string()) {
                 Some(answered) => {
-                    *v = match answered {
-                        Value::Number(_) => answered.clone(),
-                        Value::String(s) => match s.parse::<serde_json::Number>() {
-                            Ok(n) => Value::Number(n),
-                            Err(_) => Value::String(s.clone()),
-                        },
-                        other => other.clone(),
-                    };
+                    *v = as_number_if_possible(answered);
                     true
                 }
                 None => false,
@@ -242,6 +235,166 @@ impl IdMap {
             }
             Value::Null | Value::Bool(_) => false,
         }
+    }
+}
+
+/// Shortest recorded value renamed in a recorded body ([`IdMap::rename_recorded`]): shorter
+/// ones (`1`, `42`, `ok`) recur in bodies by chance (a page number, a count), so renaming them
+/// would put the session's id where the recording meant something else. The bound synth uses
+/// for a value worth finding inside another string. Shorter ids are still held at the
+/// template's positions by the symbol rule ([`crate::symbols`]).
+pub const MIN_RENAMED_LEN: usize = 4;
+
+/// Characters that end a token inside a recorded string: the separators of a URL's path,
+/// query and fragment, the places the request rewriting finds whole tokens (a path segment, a
+/// query or form value).
+const TOKEN_DELIMITERS: &[u8] = b"/?#&=";
+
+/// What a recorded body's bytes may mention of an [`IdMap`] ([`IdMap::scan`]). A token JSON
+/// may write escaped (quotes, backslashes, slashes, control or non-ASCII characters) is assumed
+/// to occur: only the walk that follows is exact.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mentions {
+    /// Some mapped token may occur (the symbol check's prefilter).
+    pub any: bool,
+    /// Some mapped token at least [`MIN_RENAMED_LEN`] long may occur (the judge's rename).
+    pub renamable: bool,
+}
+
+impl IdMap {
+    /// Which mapped tokens `bytes` may hold: one byte search per token, stopping at the first
+    /// token long enough to be renamed.
+    pub fn scan(&self, bytes: &[u8]) -> Mentions {
+        let mut m = Mentions::default();
+        for t in self.recorded_tokens() {
+            let may_occur = t
+                .bytes()
+                .any(|b| matches!(b, b'"' | b'\\' | b'/') || !(0x20..0x80).contains(&b))
+                || memchr::memmem::find(bytes, t.as_bytes()).is_some();
+            if may_occur {
+                m.any = true;
+                if t.len() >= MIN_RENAMED_LEN {
+                    m.renamable = true;
+                    break;
+                }
+            }
+        }
+        m
+    }
+
+    /// Put a recorded response body into the session's names: every value this map holds (at
+    /// least [`MIN_RENAMED_LEN`] long) becomes the value the twin answered for it, as a whole
+    /// JSON value (a string equal to it, a number whose decimal form it is; a number stays a
+    /// number, as in [`IdMap::rewrite`]) and as a whole token inside a string (between the
+    /// separators of a URL's path, query and fragment: `/v1/notes/<id>`, `?id=<id>`). Never a
+    /// substring of a token, an object key, or a shorter value. True when anything changed.
+    ///
+    /// The judge compares the twin's answer with the recording renamed this way, before the
+    /// outbound policy transforms it: the client was told the twin's name for each of these
+    /// values, so a consistent twin shows that name where the recording shows its own, also
+    /// where a value is derived from it (a placeholder seeded by its record's key, a token of a
+    /// secret) or embedded in a URL. A twin showing any other value still diverges.
+    pub fn rename_recorded(&self, v: &mut Value) -> bool {
+        if self.map.is_empty() {
+            return false;
+        }
+        let mut scratch = String::new();
+        self.rename_in(v, &mut scratch)
+    }
+
+    fn rename_in(&self, v: &mut Value, scratch: &mut String) -> bool {
+        match v {
+            Value::String(s) => {
+                if s.len() < MIN_RENAMED_LEN {
+                    return false;
+                }
+                if let Some(t) = self.text(s) {
+                    *s = t;
+                    return true;
+                }
+                match self.rename_tokens(s) {
+                    Some(t) => {
+                        *s = t;
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Value::Number(n) => {
+                use std::fmt::Write;
+                scratch.clear();
+                // A number's decimal form, written into one buffer for the whole walk.
+                let _ = write!(scratch, "{n}");
+                if scratch.len() < MIN_RENAMED_LEN {
+                    return false;
+                }
+                match self.map.get(scratch.as_str()) {
+                    Some(answered) => {
+                        *v = as_number_if_possible(answered);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Value::Array(a) => {
+                let mut changed = false;
+                for x in a {
+                    changed |= self.rename_in(x, scratch);
+                }
+                changed
+            }
+            Value::Object(m) => {
+                let mut changed = false;
+                for x in m.values_mut() {
+                    changed |= self.rename_in(x, scratch);
+                }
+                changed
+            }
+            Value::Null | Value::Bool(_) => false,
+        }
+    }
+
+    /// `s` with every mapped token between [`TOKEN_DELIMITERS`] (at least
+    /// [`MIN_RENAMED_LEN`] long) replaced by the answered value's text; `None` when none is.
+    fn rename_tokens(&self, s: &str) -> Option<String> {
+        if !s.bytes().any(|b| TOKEN_DELIMITERS.contains(&b)) {
+            return None;
+        }
+        let mut out: Option<String> = None;
+        // End of the part of `s` already copied to `out`.
+        let mut copied = 0;
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for end in
+            (0..=bytes.len()).filter(|&i| i == bytes.len() || TOKEN_DELIMITERS.contains(&bytes[i]))
+        {
+            let tok = &s[start..end];
+            if tok.len() >= MIN_RENAMED_LEN
+                && let Some(t) = self.text(tok)
+            {
+                let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+                o.push_str(&s[copied..start]);
+                o.push_str(&t);
+                copied = end;
+            }
+            start = end + 1;
+        }
+        let mut o = out?;
+        o.push_str(&s[copied..]);
+        Some(o)
+    }
+}
+
+/// The JSON value written in place of a recorded number: the answered number, or the answered
+/// string read as a number when it is one (a number stays a number), else the answered value.
+fn as_number_if_possible(answered: &Value) -> Value {
+    match answered {
+        Value::Number(_) => answered.clone(),
+        Value::String(s) => match s.parse::<serde_json::Number>() {
+            Ok(n) => Value::Number(n),
+            Err(_) => Value::String(s.clone()),
+        },
+        other => other.clone(),
     }
 }
 
@@ -575,6 +728,70 @@ mod tests {
         assert!(!m.rewrite(&mut r));
         assert_eq!(&r.body[..], body.as_bytes());
         assert_eq!(r.query, "b=222");
+    }
+
+    #[test]
+    fn renames_whole_recorded_values_keeping_numbers_numbers() {
+        let m = map(&[
+            (json!(1774421), json!(1774413)),
+            (json!("note_aaaa"), json!("note_bbbb")),
+        ]);
+        let mut v = json!({"id": 1774421, "ids": ["1774421", "note_aaaa"], "note_aaaa": "x"});
+        assert!(m.rename_recorded(&mut v));
+        assert_eq!(
+            v,
+            json!({"id": 1774413, "ids": ["1774413", "note_bbbb"], "note_aaaa": "x"}),
+            "values renamed, an object key never"
+        );
+    }
+
+    #[test]
+    fn renames_whole_tokens_inside_recorded_strings() {
+        let m = map(&[
+            (json!(1774421), json!(1774413)),
+            (json!("note_aaaa"), json!("note_bbbb")),
+        ]);
+        let mut v = json!({
+            "url": "/v4/nodebalancers/1774421",
+            "link": "https://api.test/notes/note_aaaa?parent=1774421#note_aaaa",
+            "kept": ["/v4/nodebalancers/17744210", "note_aaaa-x/1", "label 1774421", "/1774421x/"]
+        });
+        assert!(m.rename_recorded(&mut v));
+        assert_eq!(
+            v,
+            json!({
+                "url": "/v4/nodebalancers/1774413",
+                "link": "https://api.test/notes/note_bbbb?parent=1774413#note_bbbb",
+                "kept": ["/v4/nodebalancers/17744210", "note_aaaa-x/1", "label 1774421", "/1774421x/"]
+            }),
+            "only whole tokens between URL separators"
+        );
+    }
+
+    #[test]
+    fn a_short_recorded_value_is_renamed_nowhere() {
+        let m = map(&[(json!(42), json!(77)), (json!("abc"), json!("xyz"))]);
+        let mut v = json!({"page": 42, "url": "/notes/42", "tag": "abc", "path": "/abc/"});
+        let before = v.clone();
+        assert!(!m.rename_recorded(&mut v));
+        assert_eq!(
+            v, before,
+            "a page number or a short word is no evidence of the id"
+        );
+    }
+
+    #[test]
+    fn the_scan_tells_apart_bodies_that_may_need_the_rename() {
+        let m = map(&[
+            (json!(42), json!(77)),
+            (json!("note_aaaa"), json!("note_bbbb")),
+        ]);
+        let hit = m.scan(br#"{"url":"/notes/note_aaaa"}"#);
+        assert_eq!((hit.any, hit.renamable), (true, true));
+        let short = m.scan(br#"{"page":42}"#);
+        assert_eq!((short.any, short.renamable), (true, false));
+        let none = m.scan(br#"{"page":7}"#);
+        assert_eq!((none.any, none.renamable), (false, false));
     }
 
     #[test]

@@ -392,6 +392,9 @@ pub struct AnswerMemo {
     /// `echo_context(ex, obs)` as the judge built it for its body walk: the id-flow step needs
     /// the same context for the same exchange and answer.
     echo: Option<EchoContext>,
+    /// `ids.scan(recorded bytes)` for the session's id map the judge renamed the recording
+    /// with ([`judge_in_session`]): the symbol check asks the same of the same bytes and map.
+    pub(crate) mentions: Option<crate::idmap::Mentions>,
 }
 
 impl AnswerMemo {
@@ -430,10 +433,34 @@ pub fn judge_with_memo(
     cache: Option<&mut DiffCache>,
     memo: Option<&mut AnswerMemo>,
 ) -> Verdict {
+    judge_in_session(index, source, ex, expected, obs, opts, cache, memo, None)
+}
+
+/// [`judge_with_memo`] for an exchange replayed in a session whose id map is `ids` (the map
+/// *before* this exchange, [`crate::idmap`]): the recording is first put into the session's
+/// names ([`IdMap::rename_recorded`](crate::idmap::IdMap::rename_recorded): every value the
+/// twin told the session another name for, as a whole value or a whole token inside a
+/// string), then through the self-URL rewrite and the outbound policy, and the answer is
+/// compared with that. Renamed only when the map is not empty and the recorded bytes hold one
+/// of its tokens; otherwise exactly [`judge_with_memo`].
+#[allow(clippy::too_many_arguments)]
+pub fn judge_in_session(
+    index: &ModelIndex<'_>,
+    source: &str,
+    ex: &Exchange,
+    expected: &ExpectedBody,
+    obs: &Observed,
+    opts: &DiffOptions,
+    cache: Option<&mut DiffCache>,
+    memo: Option<&mut AnswerMemo>,
+    ids: Option<&crate::idmap::IdMap>,
+) -> Verdict {
     let rules = opts.rules.as_deref();
     // A user `echoed` position reads the whole request, which the cache key does not cover.
     let cache = cache.filter(|_| !rules.is_some_and(DiffRules::has_user_echo));
-    let mut v = judge_unsuppressed(index, source, ex, expected, obs, opts, rules, cache, memo);
+    let mut v = judge_unsuppressed(
+        index, source, ex, expected, obs, opts, rules, cache, memo, ids,
+    );
     if let Some(r) = rules
         && !r.suppress.is_empty()
         && !v.divergences.is_empty()
@@ -541,6 +568,7 @@ fn judge_unsuppressed(
     rules: Option<&DiffRules>,
     mut cache: Option<&mut DiffCache>,
     mut memo: Option<&mut AnswerMemo>,
+    ids: Option<&crate::idmap::IdMap>,
 ) -> Verdict {
     let mut facets = Facets::default();
     let route = attribute_route(index, source, ex, obs);
@@ -611,12 +639,31 @@ fn judge_unsuppressed(
     }
     if !ex.request.method.eq_ignore_ascii_case("HEAD") {
         facets.body_compared = true;
-        // The recording in the twin's outbound-policy space: a copy only when a rewrite or the
-        // outbound policy applies.
+        // The recording in the session's names (values the twin told this session another
+        // name for), then in the twin's outbound-policy space: a copy only when a value was
+        // renamed, or a rewrite or the outbound policy applies. The rename is looked for only
+        // when the map is not empty and the recorded bytes hold one of its tokens.
+        let policy_applies = opts.self_url_rewrite.is_some() || opts.outbound.is_some();
+        // The copy the rename was tried on, kept when it changed or the policy copies anyway.
+        let renamed = match (ids, &expected.body) {
+            (Some(ids), Body::Json(e)) if !ids.is_empty() => {
+                let mentions = ids.scan(expected_body_bytes);
+                if let Some(m) = memo.as_deref_mut() {
+                    m.mentions = Some(mentions);
+                }
+                if mentions.renamable {
+                    let mut e = e.clone();
+                    (ids.rename_recorded(&mut e) || policy_applies).then_some(Body::Json(e))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
         let transformed;
-        let untransformed = opts.self_url_rewrite.is_none() && opts.outbound.is_none();
+        let untransformed = renamed.is_none() && !policy_applies;
         let expected_body: &Body = if !untransformed {
-            let mut b = expected.body.clone();
+            let mut b = renamed.unwrap_or_else(|| expected.body.clone());
             if let Some((from, to)) = &opts.self_url_rewrite {
                 rewrite_body(&mut b, from, to);
             }

@@ -13,7 +13,9 @@
 //!   [`idmap::IdMap`] maps the recorded ids of a session to the ones the twin answered and
 //!   rewrites them in the session's later requests.
 //! - [`symbols::check`] holds each answer to the ids the twin answered earlier in the session
-//!   (`symbol_mismatch`), the one judgement that reads across exchanges.
+//!   (`symbol_mismatch`), and [`judge::judge_in_session`] compares each answer with the
+//!   recording renamed into the session's names ([`idmap::IdMap::rename_recorded`]): the
+//!   judgements that read across exchanges.
 //! - [`judge::judge`] judges one answer; [`diff`] compares bodies under the field classes the
 //!   model's holes give (generated, timestamp, enum, echoed, constant).
 //! - [`authored`] is the authored-output gate: a Lua handler's answers compared with the shape

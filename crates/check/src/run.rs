@@ -18,7 +18,7 @@ use wraith_recording::{Exchange, RecordedSession};
 use crate::idmap::IdMap;
 use crate::judge::{
     AnswerMemo, DiffCache, DiffOptions, ExpectedBody, ModelIndex, Observed, ReplayClaim, Verdict,
-    generated_pairs_memo, judge_with_memo,
+    generated_pairs_memo, judge_in_session,
 };
 use crate::report::{ExchangeFacts, Report, ReportBuilder, Thresholds};
 
@@ -527,7 +527,8 @@ pub fn replay_session(
         // `Twin::call_with_tree`): the judge, the symbol check and the id-flow step take it
         // instead of parsing the bytes.
         let mut memo = AnswerMemo::with_answer(tree);
-        let mut verdict = judge_with_memo(
+        // The recording is judged in the session's names: the ids the twin answered earlier.
+        let mut verdict = judge_in_session(
             index,
             &source,
             judged_ex,
@@ -536,6 +537,7 @@ pub fn replay_session(
             &run.diff,
             Some(&mut *cache),
             Some(&mut memo),
+            Some(&ids),
         );
         // Ids the twin answered earlier in the session must read back as answered.
         crate::symbols::check_memo(

@@ -30,12 +30,16 @@
 //!   path, no second one is added; that divergence counts in `symbol_consistency` too.
 //!
 //! Nothing the judge flags is removed except a mismatch whose answer is exactly the value the
-//! twin gave the session for the recorded one.
+//! twin gave the session for the recorded one. The replay driver's judge already compares with
+//! the recording renamed into the session's names (`judge::judge_in_session`, values at least
+//! `idmap::MIN_RENAMED_LEN` long): there an answer still showing the recorded X is the judge's
+//! value mismatch at that path (`expected` Y), which this check names a `symbol_mismatch`, as
+//! it names one the judge did not flag.
 
 use serde_json::Value;
 use wraith_recording::Exchange;
 
-use crate::diff::{BodyDiff, Divergence};
+use crate::diff::{BodyDiff, Category, Divergence, json_eq};
 use crate::idmap::IdMap;
 use crate::judge::{
     AnswerMemo, Body, DiffOptions, ExpectedBody, ModelIndex, Observed, Verdict, echo_context,
@@ -98,7 +102,9 @@ pub fn check_memo(
     let Body::Json(recorded) = &expected.body else {
         return;
     };
-    if !may_hold_a_mapped_value(ids, &expected.bytes) {
+    // The judge scanned the same bytes for the same map when it renamed the recording.
+    let mentions = memo.mentions.unwrap_or_else(|| ids.scan(&expected.bytes));
+    if !mentions.any {
         return;
     }
     let answered = memo.parsed_answer(&obs.body);
@@ -172,7 +178,17 @@ pub fn check_memo(
         if !verdict.facets.echo_failures.contains(&div.path) {
             verdict.facets.echo_failures.push(div.path.clone());
         }
-        if verdict.divergences.iter().any(|x| x.path == div.path) {
+        if let Some(x) = verdict.divergences.iter_mut().find(|x| x.path == div.path) {
+            // The judge compared the recording renamed into the session's names
+            // (`judge::judge_in_session`), so an answer still showing the recorded value is its
+            // mismatch at that path: the same finding, named as the symbol rule names it.
+            if x.category == Category::ValueMismatch
+                && compared_already.contains(&div.path)
+                && json_eq(&x.actual, &div.actual)
+            {
+                *x = div;
+                added = true;
+            }
             continue;
         }
         if !compared_already.contains(&div.path) {
@@ -184,18 +200,6 @@ pub fn check_memo(
     if added {
         verdict.rescore();
     }
-}
-
-/// Whether the recorded body can hold a mapped value at all: some mapped token occurs in its
-/// bytes. A token JSON may write escaped (quotes, backslashes, slashes, control or non-ASCII
-/// characters) is assumed to occur. Only saves the walk: a false "yes" costs time, never a
-/// verdict.
-fn may_hold_a_mapped_value(ids: &IdMap, bytes: &[u8]) -> bool {
-    ids.recorded_tokens().any(|t| {
-        t.bytes()
-            .any(|b| matches!(b, b'"' | b'\\' | b'/') || !(0x20..0x80).contains(&b))
-            || memchr::memmem::find(bytes, t.as_bytes()).is_some()
-    })
 }
 
 #[cfg(test)]
@@ -535,13 +539,182 @@ mod tests {
     #[test]
     fn the_prefilter_never_skips_a_body_holding_a_mapped_token() {
         let ids = minted();
-        assert!(may_hold_a_mapped_value(
-            &ids,
-            br#"{"id":"note_aaaaaaaaaaaa"}"#
-        ));
-        assert!(!may_hold_a_mapped_value(&ids, br#"{"id":"note_zzz"}"#));
+        assert!(ids.scan(br#"{"id":"note_aaaaaaaaaaaa"}"#).any);
+        assert!(!ids.scan(br#"{"id":"note_zzz"}"#).any);
         let mut escaped = IdMap::new();
         escaped.learn([(json!("a/b"), json!("c"))]);
-        assert!(may_hold_a_mapped_value(&escaped, br#"{"id":"a\/b"}"#));
+        assert!(escaped.scan(br#"{"id":"a\/b"}"#).any);
+    }
+
+    /// The links model of [`judged_links`]: `parent` a constant, `reply_to` observed.
+    fn links_model() -> wraith_model::Model {
+        let text = MODEL.replace("/v1/notes/:param\"", "/v1/notes/:param/links\"");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Judge `answer` to the recorded `GET /v1/notes/note_aaaaaaaaaaaa/links` as the replay
+    /// driver does in a session whose id map is `ids`: judged in the session's names
+    /// ([`crate::judge::judge_in_session`]), then held to the map, with `opts` and `cache`.
+    fn judged_in_session(
+        recorded: &Value,
+        answer: &Value,
+        ids: &IdMap,
+        opts: &DiffOptions,
+        cache: Option<&mut crate::judge::DiffCache>,
+    ) -> Verdict {
+        let model = links_model();
+        let index = ModelIndex::new(&model);
+        let mut ex = exchange(recorded);
+        ex.request.path = "/v1/notes/note_aaaaaaaaaaaa/links".into();
+        let obs = Observed {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some(format!("GET {}", model.routes[0].path)),
+            replay: None,
+        };
+        let expected = ExpectedBody::of(&ex);
+        let mut memo = AnswerMemo::default();
+        let mut v = crate::judge::judge_in_session(
+            &index,
+            "s/1",
+            &ex,
+            &expected,
+            &obs,
+            opts,
+            cache,
+            Some(&mut memo),
+            Some(ids),
+        );
+        check_memo(&index, &ex, &expected, &obs, ids, opts, &mut v, &mut memo);
+        v
+    }
+
+    fn in_session(recorded: &Value, answer: &Value, ids: &IdMap) -> Verdict {
+        judged_in_session(recorded, answer, ids, &DiffOptions::default(), None)
+    }
+
+    #[test]
+    fn a_url_embedding_the_recorded_id_passes_when_it_names_the_id_the_twin_gave() {
+        let recorded = json!({"parent": "/v1/notes/note_aaaaaaaaaaaa?view=full"});
+        let answer = json!({"parent": "/v1/notes/note_bbbbbbbbbbbb?view=full"});
+        // Whole values alone: the URL is not the id, so the consistent answer failed.
+        let v = judged_links(recorded.clone(), answer.clone(), &minted());
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        let v = in_session(&recorded, &answer, &minted());
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+        assert_eq!(v.score_bp, 10_000);
+    }
+
+    #[test]
+    fn a_url_naming_another_id_than_the_twin_gave_still_fails() {
+        let recorded = json!({"parent": "/v1/notes/note_aaaaaaaaaaaa"});
+        for other in ["note_cccccccccccc", "note_aaaaaaaaaaaa"] {
+            let answer = json!({ "parent": format!("/v1/notes/{other}") });
+            let v = in_session(&recorded, &answer, &minted());
+            assert_eq!(v.divergences.len(), 1, "{other}: {:?}", v.divergences);
+            let d = &v.divergences[0];
+            assert_eq!(d.path, "body.parent");
+            assert_eq!(d.category, Category::ValueMismatch);
+            assert_eq!(
+                d.expected,
+                json!("/v1/notes/note_bbbbbbbbbbbb"),
+                "the recording in the session's names"
+            );
+            assert_eq!(d.actual, answer["parent"]);
+        }
+    }
+
+    #[test]
+    fn a_whole_value_still_showing_the_recorded_id_stays_a_symbol_mismatch_in_session() {
+        let recorded = json!({"parent": "note_aaaaaaaaaaaa", "reply_to": "note_aaaaaaaaaaaa"});
+        let v = in_session(&recorded, &recorded, &minted());
+        assert_eq!(v.divergences.len(), 2, "{:?}", v.divergences);
+        for d in &v.divergences {
+            assert_eq!(d.category, Category::SymbolMismatch, "{d:?}");
+            assert_eq!(d.expected, json!("note_bbbbbbbbbbbb"));
+            assert_eq!(d.actual, json!("note_aaaaaaaaaaaa"));
+        }
+        let answer = json!({"parent": "note_cccccccccccc", "reply_to": "note_bbbbbbbbbbbb"});
+        let v = in_session(&recorded, &answer, &minted());
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].path, "body.parent");
+        assert_eq!(v.divergences[0].category, Category::ValueMismatch);
+        assert_eq!(v.divergences[0].expected, json!("note_bbbbbbbbbbbb"));
+    }
+
+    #[test]
+    fn a_short_id_is_not_renamed_inside_a_url() {
+        let mut ids = IdMap::new();
+        ids.learn([(json!(42), json!(77))]);
+        let recorded = json!({"parent": "/v1/notes/42"});
+        let v = in_session(&recorded, &json!({"parent": "/v1/notes/77"}), &ids);
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].expected, json!("/v1/notes/42"));
+    }
+
+    /// The outbound hook of these tests: a `[REDACTED]` secret becomes a placeholder seeded
+    /// by its record's `id`, as the twin's outbound policy seeds one.
+    fn seeded_placeholders() -> DiffOptions {
+        DiffOptions {
+            outbound: Some(crate::judge::OutboundHook(std::sync::Arc::new(
+                |_: &str, _: &wraith_engine::Request, _: &str, v: &mut Value| {
+                    let id = v["id"].as_str().unwrap_or("").to_string();
+                    if v["secret"] == "[REDACTED]" {
+                        v["secret"] = json!(format!("ph-{id}"));
+                    }
+                },
+            ))),
+            ..DiffOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_value_the_outbound_policy_derives_from_a_renamed_id_matches_the_twins() {
+        let opts = seeded_placeholders();
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "secret": "[REDACTED]"});
+        let answer = json!({"id": "note_bbbbbbbbbbbb", "secret": "ph-note_bbbbbbbbbbbb"});
+        let v = judged_in_session(&recorded, &answer, &IdMap::new(), &opts, None);
+        assert_eq!(
+            v.divergences.len(),
+            1,
+            "seeded by the recorded key: {:?}",
+            v.divergences
+        );
+        let v = judged_in_session(&recorded, &answer, &minted(), &opts, None);
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+        // A placeholder seeded by any other key than the one the session was given fails.
+        let other = json!({"id": "note_bbbbbbbbbbbb", "secret": "ph-note_cccccccccccc"});
+        let v = judged_in_session(&recorded, &other, &minted(), &opts, None);
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].path, "body.secret");
+        assert_eq!(v.divergences[0].expected, json!("ph-note_bbbbbbbbbbbb"));
+    }
+
+    /// One diff cache across sessions: a diff kept for the recording as recorded is never
+    /// reused for the recording renamed into a session's names, nor the other way round.
+    #[test]
+    fn reused_body_diffs_follow_the_recording_in_the_sessions_names() {
+        let recorded = json!({"parent": "/v1/notes/note_aaaaaaaaaaaa"});
+        let answer = json!({"parent": "/v1/notes/note_bbbbbbbbbbbb"});
+        let other = json!({"parent": "/v1/notes/note_cccccccccccc"});
+        let opts = DiffOptions::default();
+        let mut cache = crate::judge::DiffCache::default();
+        for _ in 0..2 {
+            let v = judged_in_session(&recorded, &answer, &IdMap::new(), &opts, Some(&mut cache));
+            assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+            let v = judged_in_session(&recorded, &answer, &minted(), &opts, Some(&mut cache));
+            assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+            let v = judged_in_session(&recorded, &other, &minted(), &opts, Some(&mut cache));
+            assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+            assert_eq!(
+                v.divergences[0].expected,
+                json!("/v1/notes/note_bbbbbbbbbbbb")
+            );
+            let v = judged_in_session(&recorded, &other, &IdMap::new(), &opts, Some(&mut cache));
+            assert_eq!(v.divergences[0].expected, recorded["parent"]);
+        }
+        assert!(!cache.is_empty(), "the failing diffs were kept");
     }
 }
