@@ -78,6 +78,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
+        sent_expansions: None,
         path_filter: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,

@@ -40,6 +40,7 @@ mod path_filter;
 mod replay_cache;
 mod run_history;
 mod scripted;
+mod sent_expansions;
 mod settle;
 mod text_tags;
 mod wire;
@@ -2786,6 +2787,7 @@ impl Engine {
                     known && !unset_collection
                 });
             }
+            self.expand_sent(ns, route, variant, ptr.as_deref(), &entity, &mut patch);
             merge_for_method(&call.method, &mut entity, &patch);
             if let Some(fields) = patch.as_object() {
                 for k in fields.keys() {

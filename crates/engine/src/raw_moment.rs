@@ -317,6 +317,7 @@ mod tests {
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
+            sent_expansions: None,
             path_filter: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,

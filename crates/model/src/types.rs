@@ -143,6 +143,11 @@ pub struct Route {
     /// [`CreateCounters`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_counters: Vec<CreateCounters>,
+    /// For an update whose recorded answers show more than the request sent inside a field:
+    /// an object merged into the stored one, array items the API expanded into records (see
+    /// [`SentExpansions`]). Absent (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_expansions: Option<SentExpansions>,
     /// For a `GET` that is no list route of its own but answers an array of another type's
     /// records, each carrying the value of one path parameter (`GET /timelines/tag/:tag`
     /// lists the statuses whose `tags[].name` is the tag): which parameter selects which
@@ -560,6 +565,35 @@ pub struct ImplicitSample {
     /// [`ImplicitLink`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<ImplicitLink>,
+}
+
+/// What an update's recorded answers made of top-level request fields (see
+/// [`Route::sent_expansions`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SentExpansions {
+    /// Fields sent as objects that every recorded 2xx answer held as an object with every key
+    /// sent, and at least one with keys not sent (`devices: {}` answered with eight slots):
+    /// the engine merges the object sent into the stored one instead of replacing it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_objects: Vec<String>,
+    /// Fields sent as arrays of objects whose recorded 2xx answers held, at each index, an
+    /// object with every key the sent item had and more (an interface answered with its id,
+    /// state and addresses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<ItemExpansion>,
+}
+
+/// One array field an update's answers expand item by item (see [`SentExpansions::items`]):
+/// the engine answers each sent item with a copy of the answered item of the sample whose sent
+/// item is nearest, renamed as implicit children are (values the sample's item sent become the
+/// session's, [`ImplicitLink`]s the session's records) and with fresh values where the
+/// template mints them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemExpansion {
+    /// The top-level request field (`interfaces`).
+    pub field: String,
+    /// Recorded pairs in session order, at most 32; the link pointers are inside `sent`.
+    pub samples: Vec<ImplicitSample>,
 }
 
 /// A record an implicit child names without the create's request naming it (the network a

@@ -196,7 +196,13 @@ pub fn learn(
                         let ty = built[g].entity_type.as_deref().filter(|_| create)?;
                         Some((&obs[e], ty, pk_of(g)?))
                     });
-                    let links = links(&implicit, pk, &pend, earlier_creates);
+                    let links = links(
+                        &implicit,
+                        pk,
+                        &pend.request,
+                        &pend.parent_key,
+                        earlier_creates,
+                    );
                     kept.push(ImplicitSample {
                         request: pend.request,
                         parent_key: pend.parent_key,
@@ -231,14 +237,15 @@ pub fn learn(
 /// the record only through them (an interface's subnet, inside the network the item names).
 /// Values shorter than three characters, the parent's key, a listed item's key and values the
 /// request sent itself are no candidates (the last are renamed as echoes of the request).
-fn links<'a, 'b: 'a>(
+pub(crate) fn links<'a, 'b: 'a>(
     items: &[Value],
     child_pk: &str,
-    pend: &Pending,
+    request: &Value,
+    parent_key: &str,
     creates: impl Iterator<Item = (&'a Obs<'b>, &'a str, &'a str)>,
 ) -> Vec<ImplicitLink> {
     let mut sent = Vec::new();
-    leaves(&pend.request, &mut String::new(), &mut sent);
+    leaves(request, &mut String::new(), &mut sent);
     let sent: Vec<(String, String)> = sent
         .into_iter()
         .filter(|(_, t)| t.chars().count() >= 3)
@@ -259,7 +266,7 @@ fn links<'a, 'b: 'a>(
         .map(|(_, t)| t)
         .filter(|t| {
             t.chars().count() >= 3
-                && *t != pend.parent_key
+                && t != parent_key
                 && !sent.iter().any(|(_, s)| s == t)
                 && !own.contains(t)
         })

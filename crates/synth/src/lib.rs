@@ -48,6 +48,7 @@ pub mod record_classes;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
+pub mod sent_expansions;
 pub mod session_bound;
 pub mod state;
 pub mod symbols;
@@ -228,6 +229,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // A list item learned from one record takes the timestamps its type's templates record.
     record_classes::learn(&mut built, &entity_types);
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
+    let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
+    for (route, expansions) in built.iter_mut().zip(expansions) {
+        route.sent_expansions = expansions;
+    }
     let stepped = create_counters::learn(&templated, &plans.routes, &entity_types, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
@@ -354,6 +359,7 @@ fn build_route(
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
+        sent_expansions: None,
         path_filter: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,

@@ -94,7 +94,7 @@ impl Engine {
     /// type holding, as whole values, what the session's `request` sent at every one of the
     /// link's pointers. A link whose pointers the request left unsent or non-scalar, or that
     /// finds no record or several, is left out (the recorded value stays).
-    fn linked_records(
+    pub(super) fn linked_records(
         &self,
         ns: &Namespace,
         sample: &ImplicitSample,
@@ -138,7 +138,7 @@ impl Engine {
 }
 
 /// The sample whose create request is nearest `request` (the first of equally near ones).
-fn nearest<'s>(samples: &'s [ImplicitSample], request: &Value) -> Option<&'s ImplicitSample> {
+pub(super) fn nearest<'s>(samples: &'s [ImplicitSample], request: &Value) -> Option<&'s ImplicitSample> {
     let mut best: Option<(i64, &ImplicitSample)> = None;
     for s in samples {
         let score = closeness(&s.request, request);
@@ -206,7 +206,7 @@ fn rename(v: &mut Value, parent: &str, key: &str, fresh: &BTreeMap<String, Value
 /// was asked for (the subnet an interface joins). Values shorter than three characters are left
 /// out (they coincide by chance), and a recorded text sent at two places with different
 /// session values is ambiguous and left out too.
-fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String, Value> {
+pub(super) fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String, Value> {
     let mut leaves = Vec::new();
     leaves_of(recorded, &mut String::new(), &mut leaves);
     let mut out: BTreeMap<String, Value> = BTreeMap::new();
@@ -262,7 +262,7 @@ fn leaves_of<'v>(v: &'v Value, at: &mut String, out: &mut Vec<(String, &'v Value
 
 /// Replace, in a copied child, every string or number leaf equal to a key of `echoes` with the
 /// session's value.
-fn rename_echoes(v: &mut Value, echoes: &BTreeMap<String, Value>) {
+pub(super) fn rename_echoes(v: &mut Value, echoes: &BTreeMap<String, Value>) {
     match v {
         Value::Object(map) => map.values_mut().for_each(|x| rename_echoes(x, echoes)),
         Value::Array(items) => items.iter_mut().for_each(|x| rename_echoes(x, echoes)),

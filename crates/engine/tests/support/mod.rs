@@ -49,6 +49,7 @@ impl R {
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
+            sent_expansions: None,
             path_filter: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,

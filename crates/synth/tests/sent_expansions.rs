@@ -1,0 +1,110 @@
+//! What an update's answers make of the fields it sent, through `synthesize`: a profile update
+//! sends its slots empty and its links as short items; every recorded answer holds all the
+//! slots and each link made a record (an id, a state flag, the network of the subnet sent).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::ok_json;
+
+use serde_json::{Value, json};
+use wraith_model::{ImplicitLink, Model, SentExpansions};
+use wraith_recording::RecordedSession;
+
+/// Session `n`: a network with a subnet, a profile, then an update of the profile sending
+/// empty slots and two short links (one joining the subnet). With `short`, the update's
+/// answer holds fewer slots than it was sent.
+fn session(n: u64, short: bool) -> RecordedSession {
+    let (net, sub, p) = (40_000 + n, 41_000 + n, 50_000 + n);
+    let slots = json!({"a": null, "b": null});
+    let answered_slots = if short { json!({}) } else { slots.clone() };
+    let sent_slots = if short { json!({"a": null}) } else { json!({}) };
+    common::session(
+        &format!("prof{n}"),
+        1_700_000_500_000_000 + n * 1_000,
+        vec![
+            ok_json(
+                "POST",
+                "/v1/networks",
+                Some(&json!({"label": format!("net-{n}"), "subnets": [{"label": "inner"}]})),
+                &json!({"id": net, "label": format!("net-{n}"),
+                        "subnets": [{"id": sub, "label": "inner"}]}),
+            ),
+            ok_json(
+                "POST",
+                "/v1/profiles",
+                Some(&json!({"label": format!("p{n}")})),
+                &json!({"id": p, "label": format!("p{n}"), "slots": slots, "links": []}),
+            ),
+            ok_json(
+                "PUT",
+                &format!("/v1/profiles/{p}"),
+                Some(&json!({"label": format!("p{n}"), "slots": sent_slots,
+                             "links": [{"kind": "public"}, {"kind": "net", "subnet_id": sub}]})),
+                &json!({"id": p, "label": format!("p{n}"), "slots": answered_slots,
+                        "links": [
+                            {"id": 70_000 + 2 * n, "kind": "public", "active": false,
+                             "network_id": null, "subnet_id": null},
+                            {"id": 70_001 + 2 * n, "kind": "net", "active": false,
+                             "network_id": net, "subnet_id": sub}]}),
+            ),
+        ],
+    )
+}
+
+fn expansions(model: &Model) -> Option<&SentExpansions> {
+    model
+        .routes
+        .iter()
+        .find(|r| r.method == "PUT" && r.path == "/v1/profiles/:param")
+        .expect("update route")
+        .sent_expansions
+        .as_ref()
+}
+
+#[test]
+fn an_update_answering_more_than_it_was_sent_teaches_merged_objects_and_expanded_items() {
+    let model = common::synth_model(
+        "t",
+        "https://api.example",
+        &(1..=3).map(|n| session(n, false)).collect::<Vec<_>>(),
+    );
+    let exp = expansions(&model).expect("expansions learned");
+    assert_eq!(exp.merged_objects, vec!["slots".to_string()]);
+    assert_eq!(exp.items.len(), 1, "{:?}", exp.items);
+    let links = &exp.items[0];
+    assert_eq!(links.field, "links");
+    // Two sent items per recorded update, in session order.
+    let kinds: Vec<&Value> = links.samples.iter().map(|s| &s.request["kind"]).collect();
+    assert_eq!(kinds.len(), 6);
+    assert_eq!(kinds[..2], [&json!("public"), &json!("net")]);
+    let net = &links.samples[1];
+    assert_eq!(net.items[0]["id"], json!(70_003));
+    let ty = model
+        .entity_types
+        .keys()
+        .find(|k| k.contains("network"))
+        .expect("network type")
+        .clone();
+    // The network the answered link names is found again through the subnet the item sent.
+    assert_eq!(
+        net.links,
+        vec![ImplicitLink {
+            value: "40001".into(),
+            entity_type: ty,
+            request_pointers: vec!["/subnet_id".into()],
+        }]
+    );
+    assert!(links.samples[0].links.is_empty(), "{:?}", links.samples[0]);
+}
+
+#[test]
+fn an_object_answered_without_a_key_it_was_sent_is_not_merged() {
+    let model = common::synth_model(
+        "t",
+        "https://api.example",
+        &(1..=3).map(|n| session(n, true)).collect::<Vec<_>>(),
+    );
+    let merged = expansions(&model).map(|e| e.merged_objects.clone());
+    assert!(merged.as_ref().is_none_or(|m| m.is_empty()), "{merged:?}");
+}
