@@ -81,7 +81,8 @@ async fn an_update_answers_the_slots_it_sent_empty_and_each_link_made_a_record_o
             Some("agent-1"),
             &[],
             Some(json!({"label": "mine", "slots": {},
-                        "links": [{"kind": "public"}, {"kind": "net", "subnet_id": sub_id}]})),
+                        "links": [{"kind": "public", "active": true},
+                                  {"kind": "net", "subnet_id": sub_id, "tag": "x"}]})),
         )
         .await;
     put.assert_status(200);
@@ -95,6 +96,10 @@ async fn an_update_answers_the_slots_it_sent_empty_and_each_link_made_a_record_o
     assert_eq!(links[1]["subnet_id"], sub_id, "{body}");
     assert_eq!(links[1]["network_id"], net_id, "{body}");
     assert_eq!(links[1]["active"], json!(false), "{body}");
+    // What the session's items sent comes back: a flag no recorded item sent, and a field no
+    // recorded item had.
+    assert_eq!(links[0]["active"], json!(true), "{body}");
+    assert_eq!(links[1]["tag"], json!("x"), "{body}");
     for l in &links {
         let key = l["id"].as_u64().expect("an integer id");
         assert!(

@@ -3,8 +3,9 @@
 //! object (`devices: {}` keeps the record's slots), and each item of an array the answers
 //! expand is answered with a copy of the answered item of the sample whose sent item is
 //! nearest, renamed as implicit children are (what the sample's item sent becomes what the
-//! session's item sent, a linked record the session's own) and with fresh values where the
-//! template mints them (an interface's id). Runs on the synthesized update path only, and
+//! session's item sent, a linked record the session's own), with fresh values where the
+//! template mints them (an interface's id), and with what the session's item sent at each
+//! field, except where the sample's item sent it and its answer turned it into something else. Runs on the synthesized update path only, and
 //! costs nothing on routes without expansions.
 
 use serde_json::Value;
@@ -86,6 +87,22 @@ impl Engine {
                 let linked = self.linked_records(ns, sample, item);
                 if !linked.is_empty() {
                     rename_echoes(&mut copy, &linked);
+                }
+                // What the session's item sent comes back as sent (short values and booleans
+                // too), except where the sample's item sent the field and its answer gave back
+                // something else (an address asked for as `any` answered as the one assigned).
+                if let (Value::Object(map), Value::Object(mine), Some(theirs)) =
+                    (&mut copy, item, sample.items.first())
+                {
+                    for (k, v) in mine {
+                        let echoed = match (sample.request.get(k), theirs.get(k)) {
+                            (Some(s), Some(a)) => s == a,
+                            _ => true,
+                        };
+                        if echoed {
+                            map.insert(k.clone(), v.clone());
+                        }
+                    }
                 }
                 answered.push(copy);
             }
