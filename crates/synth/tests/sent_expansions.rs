@@ -108,3 +108,22 @@ fn an_object_answered_without_a_key_it_was_sent_is_not_merged() {
     let merged = expansions(&model).map(|e| e.merged_objects.clone());
     assert!(merged.as_ref().is_none_or(|m| m.is_empty()), "{merged:?}");
 }
+
+#[test]
+fn items_one_recorded_answer_did_not_give_back_one_for_one_are_not_expanded() {
+    let mut sessions: Vec<RecordedSession> = (1..=3).map(|n| session(n, false)).collect();
+    // The third update's answer drops the public link: the array is not answered item for
+    // item, so no sent item can be told what it becomes.
+    let put = &sessions[2].exchanges[2];
+    let mut answer: Value = serde_json::from_slice(&put.response_body()).unwrap();
+    answer["links"].as_array_mut().unwrap().remove(0);
+    sessions[2].exchanges[2] = ok_json(
+        "PUT",
+        &put.request.path.clone(),
+        Some(&serde_json::from_slice(&put.request.body).unwrap()),
+        &answer,
+    );
+    let model = common::synth_model("t", "https://api.example", &sessions);
+    let items = expansions(&model).map(|e| e.items.len());
+    assert!(items.is_none_or(|n| n == 0), "{items:?}");
+}
