@@ -138,7 +138,10 @@ impl Engine {
 }
 
 /// The sample whose create request is nearest `request` (the first of equally near ones).
-pub(super) fn nearest<'s>(samples: &'s [ImplicitSample], request: &Value) -> Option<&'s ImplicitSample> {
+pub(super) fn nearest<'s>(
+    samples: &'s [ImplicitSample],
+    request: &Value,
+) -> Option<&'s ImplicitSample> {
     let mut best: Option<(i64, &ImplicitSample)> = None;
     for s in samples {
         let score = closeness(&s.request, request);
