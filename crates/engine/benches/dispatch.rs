@@ -80,6 +80,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         create_counters: Vec::new(),
         sent_expansions: None,
         path_filter: None,
+        viewer_fields: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }

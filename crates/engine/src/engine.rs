@@ -43,6 +43,7 @@ mod scripted;
 mod sent_expansions;
 mod settle;
 mod text_tags;
+mod viewer_fields;
 mod wire;
 
 pub use wire::{ControlHeader, ControlValue};
@@ -2560,6 +2561,8 @@ impl Engine {
         };
         // The acting principal's record shows as the session last saw it.
         self.embed_actor_view(ns, call, route, body, &mut out.origins);
+        // Records the answer embeds show as the acting principal sees them.
+        self.show_to_viewer(ns, call, route, body);
         // A client-supplied primary key is kept.
         let client_pk = call
             .body

@@ -319,6 +319,7 @@ mod tests {
             create_counters: Vec::new(),
             sent_expansions: None,
             path_filter: None,
+            viewer_fields: None,
             latency: wraith_model::LatencyProfile::default(),
             exchange_count: 1,
         };

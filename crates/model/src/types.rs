@@ -156,6 +156,12 @@ pub struct Route {
     /// not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_filter: Option<PathFilter>,
+    /// For a route with a [`Route::actor_record`] inside its own record (a status create's
+    /// `/account`): fields of that entity type's records, wherever its answers carry them,
+    /// that show one way to the record's owner and another to every other principal (see
+    /// [`ViewerFields`]). Absent (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer_fields: Option<ViewerFields>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -470,6 +476,50 @@ pub struct ActorRecord {
     pub entity_type: String,
     /// JSON pointer to the record in the answer: empty for the answer itself.
     pub pointer: String,
+}
+
+/// Fields of an entity type's records that depend on who is looking (see
+/// [`Route::viewer_fields`]): synth sets it when, across every recorded 2xx answer, the
+/// records of `entity_type` seen by their owner (the acting principal's own record at
+/// `owner_at`) and those seen by another principal differ in these fields, with evidence both
+/// ways and no recorded view contradicting a rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewerFields {
+    /// The records' entity type (`statuses`).
+    pub entity_type: String,
+    /// The owner's entity type (`accounts`): its records' key is what the acting principal's
+    /// own record is compared with.
+    pub owner_type: String,
+    /// JSON pointer, within a record, to the owner's record (`/account`).
+    pub owner_at: String,
+    /// The fields, sorted by pointer.
+    pub fields: Vec<ViewerField>,
+}
+
+/// One field of a [`ViewerFields`] rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewerField {
+    /// JSON pointer within the record (`/pinned`, `/account/feature_approval/current_user`).
+    pub at: String,
+    pub shown: ViewerShown,
+}
+
+/// How a [`ViewerField`] depends on the viewer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ViewerShown {
+    /// Present only in views by the owner (never in another principal's view).
+    OwnerOnly,
+    /// Present only in views by other principals.
+    OthersOnly,
+    /// Its value is a function of the viewer class and of a sibling field's value (`key`,
+    /// a pointer within the record; empty: no sibling, one value per class). Each table maps
+    /// the sibling's value, as compact JSON, to the field's value that class saw.
+    Value {
+        key: String,
+        owner: BTreeMap<String, Value>,
+        others: BTreeMap<String, Value>,
+    },
 }
 
 /// A path parameter that selects the records a `GET` lists (see [`Route::path_filter`]):

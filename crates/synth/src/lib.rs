@@ -57,6 +57,7 @@ pub mod unify;
 pub mod union;
 pub mod values;
 pub mod variants;
+pub mod viewer_fields;
 
 use std::collections::BTreeMap;
 
@@ -241,6 +242,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, filter) in built.iter_mut().zip(filters) {
         route.path_filter = filter;
     }
+    let viewers = viewer_fields::learn(&templated, &built, &entity_types, &obs);
+    for (route, viewer) in built.iter_mut().zip(viewers) {
+        route.viewer_fields = viewer;
+    }
     // Exact replay last: it moves each parsed response body out of its observation instead of
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
@@ -361,6 +366,7 @@ fn build_route(
         create_counters: Vec::new(),
         sent_expansions: None,
         path_filter: None,
+        viewer_fields: None,
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

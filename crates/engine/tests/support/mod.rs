@@ -51,6 +51,7 @@ impl R {
             create_counters: Vec::new(),
             sent_expansions: None,
             path_filter: None,
+            viewer_fields: None,
             latency: LatencyProfile::default(),
             exchange_count: 1,
         })

@@ -159,6 +159,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         create_counters: Vec::new(),
         sent_expansions: None,
         path_filter: None,
+        viewer_fields: None,
         latency: LatencyProfile::default(),
         exchange_count: 1,
     }
