@@ -160,17 +160,23 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
 
     let entity_types = state::entity_types(&templated, &plans, &obs);
     let symbols = symbol_builder.finish();
+    // Routes are built independently of each other: spread over the cores, kept in order.
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
-    for (group, plan) in templated.iter().zip(plans.routes.iter()) {
+    for (route, notes) in in_parallel(templated.len(), |i| {
+        let (group, plan) = (&templated[i], &plans.routes[i]);
         let id_shape = plan
             .entity_type
             .as_ref()
             .and_then(|e| entity_types.get(e))
             .and_then(|e| e.id_shape.as_ref());
         let keying = opts.request_keying.for_route(&group.method, &group.path);
-        let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut diagnostics);
+        let mut notes = Vec::new();
+        let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut notes);
         keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
+        (route, notes)
+    }) {
         built.push(route);
+        diagnostics.extend(notes);
     }
     embedded_records::resolve(&mut built, &entity_types);
     diagnostics.extend(request_keying::diagnose(
@@ -305,6 +311,48 @@ fn summarize(
         sessions: model.sessions.len(),
         symbols: symbols.symbols.len(),
     }
+}
+
+/// `f(0)`, …, `f(n - 1)` in that order, computed on up to as many threads as the machine has
+/// cores (at most 8), each thread taking the next index as it finishes one: the slowest item
+/// (one route holding most of the answers) does not hold up the others. The result is the same
+/// for any thread count.
+fn in_parallel<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism()
+        .map(|c| c.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(n.max(1));
+    if threads == 1 {
+        return (0..n).map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            out.push((i, f(i)));
+        }
+        out
+    };
+    let work = &work;
+    let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in handles {
+            // A panicking worker is a bug: re-raise it on the calling thread.
+            match h.join() {
+                Ok(part) => all.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    });
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, t)| t).collect()
 }
 
 fn build_route(
