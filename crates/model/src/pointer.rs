@@ -9,8 +9,8 @@ pub fn escape_token(key: &str) -> String {
 
 /// Call `f` with the pointer and value of every scalar leaf of `v` (anything that is not an
 /// object or array), in document order. Empty objects and arrays have no leaves.
-pub fn for_each_leaf(v: &Value, f: &mut dyn FnMut(&str, &Value)) {
-    fn walk(v: &Value, ptr: &mut String, f: &mut dyn FnMut(&str, &Value)) {
+pub fn for_each_leaf<'v>(v: &'v Value, f: &mut dyn FnMut(&str, &'v Value)) {
+    fn walk<'v>(v: &'v Value, ptr: &mut String, f: &mut dyn FnMut(&str, &'v Value)) {
         match v {
             Value::Object(m) => {
                 for (k, child) in m {

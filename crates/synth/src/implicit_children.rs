@@ -245,7 +245,7 @@ pub(crate) fn links<'a, 'b: 'a>(
     creates: impl Iterator<Item = (&'a Obs<'b>, &'a str, &'a str)>,
 ) -> Vec<ImplicitLink> {
     let mut sent = Vec::new();
-    leaves(request, &mut String::new(), &mut sent);
+    leaves(request, &mut sent);
     let sent: Vec<(String, String)> = sent
         .into_iter()
         .filter(|(_, t)| t.chars().count() >= 3)
@@ -255,7 +255,7 @@ pub(crate) fn links<'a, 'b: 'a>(
     }
     let mut named = Vec::new();
     for item in items {
-        leaves(item, &mut String::new(), &mut named);
+        leaves(item, &mut named);
     }
     let own: BTreeSet<String> = items
         .iter()
@@ -288,7 +288,7 @@ pub(crate) fn links<'a, 'b: 'a>(
             continue;
         };
         let mut held = Vec::new();
-        leaves(&answer, &mut String::new(), &mut held);
+        leaves(&answer, &mut held);
         let request_pointers: Vec<String> = sent
             .iter()
             .filter(|(_, s)| held.iter().any(|(_, h)| h == s))
@@ -308,32 +308,12 @@ pub(crate) fn links<'a, 'b: 'a>(
 }
 
 /// Every string or number leaf under `v` with its JSON pointer and its text.
-fn leaves(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(map) => {
-            for (k, x) in map {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                leaves(x, at, out);
-                at.truncate(len);
-            }
+fn leaves(v: &Value, out: &mut Vec<(String, String)>) {
+    wraith_model::pointer::for_each_leaf(v, &mut |at, leaf| {
+        if let Some(t) = scalar_key(leaf) {
+            out.push((at.to_string(), t));
         }
-        Value::Array(xs) => {
-            for (n, x) in xs.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&n.to_string());
-                leaves(x, at, out);
-                at.truncate(len);
-            }
-        }
-        _ => {
-            if let Some(t) = scalar_key(v) {
-                out.push((at.clone(), t));
-            }
-        }
-    }
+    });
 }
 
 /// Every (create route, child list route) pair: the list is `GET <create path>/:param/<lit>`

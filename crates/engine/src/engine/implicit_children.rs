@@ -118,7 +118,7 @@ impl Engine {
             };
             let mut found = store.live.values().filter(|e| {
                 let mut held = Vec::new();
-                leaves_of(&e.value, &mut String::new(), &mut held);
+                leaves_of(&e.value, &mut held);
                 wanted.iter().all(|w| {
                     held.iter()
                         .any(|(_, h)| scalar_key(h).as_deref() == Some(w))
@@ -211,7 +211,7 @@ fn rename(v: &mut Value, parent: &str, key: &str, fresh: &BTreeMap<String, Value
 /// session values is ambiguous and left out too.
 pub(super) fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String, Value> {
     let mut leaves = Vec::new();
-    leaves_of(recorded, &mut String::new(), &mut leaves);
+    leaves_of(recorded, &mut leaves);
     let mut out: BTreeMap<String, Value> = BTreeMap::new();
     let mut ambiguous: Vec<String> = Vec::new();
     for (pointer, value) in leaves {
@@ -238,29 +238,12 @@ pub(super) fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String,
 }
 
 /// Every string or number leaf under `v`, with its JSON pointer.
-fn leaves_of<'v>(v: &'v Value, at: &mut String, out: &mut Vec<(String, &'v Value)>) {
-    match v {
-        Value::Object(map) => {
-            for (k, x) in map {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                leaves_of(x, at, out);
-                at.truncate(len);
-            }
+fn leaves_of<'v>(v: &'v Value, out: &mut Vec<(String, &'v Value)>) {
+    wraith_model::pointer::for_each_leaf(v, &mut |at, leaf| {
+        if matches!(leaf, Value::String(_) | Value::Number(_)) {
+            out.push((at.to_string(), leaf));
         }
-        Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&i.to_string());
-                leaves_of(x, at, out);
-                at.truncate(len);
-            }
-        }
-        Value::String(_) | Value::Number(_) => out.push((at.clone(), v)),
-        _ => {}
-    }
+    });
 }
 
 /// Replace, in a copied child, every string or number leaf equal to a key of `echoes` with the
