@@ -333,17 +333,7 @@ fn may_mention(o: &Obs<'_>, keys: &BTreeSet<&str>) -> bool {
     if keys.iter().any(|k| !plain(k)) {
         return true;
     }
-    let mut server = o.ex.frames.iter().filter(|f| f.direction == "server");
-    let joined;
-    let body: &[u8] = match (server.next(), server.next()) {
-        (Some(f), None) => &f.body,
-        _ => {
-            joined = o.ex.response_body();
-            &joined
-        }
-    };
-    keys.iter()
-        .any(|k| memchr::memmem::find(body, k.as_bytes()).is_some())
+    o.response_holds_any(keys.iter().copied())
 }
 
 /// Writes (not `GET`/`HEAD`) naming a named key in their path or a body field, per (session,

@@ -114,11 +114,7 @@ impl<'a> Obs<'a> {
         if self.resp != RespBody::Json {
             return None;
         }
-        let mut server = self.ex.frames.iter().filter(|f| f.direction == "server");
-        match (server.next(), server.next()) {
-            (Some(f), None) => json_levels(&f.body, levels),
-            _ => json_levels(&self.ex.response_body(), levels),
-        }
+        json_levels(&self.response_bytes(), levels)
     }
 
     /// The keys (by `pk`) of the items an array answer lists; `None` when the answer is not a
@@ -159,22 +155,31 @@ impl<'a> Obs<'a> {
             .ok()
             .map(|m| m.into_keys().collect())
         };
-        let mut server = self.ex.frames.iter().filter(|f| f.direction == "server");
-        match (server.next(), server.next()) {
-            (Some(f), None) => keys(&f.body),
-            _ => keys(&self.ex.response_body()),
-        }
+        keys(&self.response_bytes())
     }
 
     /// The recorded response body parsed as JSON, whatever `resp` says (which
     /// [`crate::exact::exact_index`] has already taken by then).
     pub fn parse_response(&self) -> Option<Value> {
+        serde_json::from_slice(&self.response_bytes()).ok()
+    }
+
+    /// The recorded response body's bytes: the common case borrows its one frame instead of
+    /// concatenating a copy.
+    pub fn response_bytes(&self) -> std::borrow::Cow<'a, [u8]> {
         let mut server = self.ex.frames.iter().filter(|f| f.direction == "server");
         match (server.next(), server.next()) {
-            // The common case borrows the one frame instead of concatenating a copy.
-            (Some(f), None) => serde_json::from_slice(&f.body).ok(),
-            _ => serde_json::from_slice(&self.ex.response_body()).ok(),
+            (Some(f), None) => std::borrow::Cow::Borrowed(&f.body),
+            _ => std::borrow::Cow::Owned(self.ex.response_body()),
         }
+    }
+
+    /// Whether the response body's bytes hold one of `needles` (a cheap test before parsing).
+    pub fn response_holds_any<'n>(&self, needles: impl IntoIterator<Item = &'n str>) -> bool {
+        let body = self.response_bytes();
+        needles
+            .into_iter()
+            .any(|n| memchr::memmem::find(&body, n.as_bytes()).is_some())
     }
 
     /// First value of a query parameter.

@@ -73,7 +73,7 @@ fn learn_route(
         if !values::is_2xx(o.status) || o.resp != RespBody::Json {
             continue;
         }
-        let bytes = response_bytes(o);
+        let bytes = o.response_bytes();
         let mut rest = bytes.iter().copied().filter(|b| !b.is_ascii_whitespace());
         match (rest.next(), rest.next()) {
             (Some(b'['), Some(b']')) => continue,
@@ -273,15 +273,6 @@ fn order(parsed: &[(&Answer<'_, '_>, Vec<Value>)], pk: &str) -> (String, bool) {
         }
     }
     (pk.to_string(), false)
-}
-
-/// The recorded response body's bytes, borrowed when it was one frame.
-fn response_bytes<'o>(o: &'o Obs<'_>) -> Cow<'o, [u8]> {
-    let mut server = o.ex.frames.iter().filter(|f| f.direction == "server");
-    match (server.next(), server.next()) {
-        (Some(f), None) => Cow::Borrowed(&f.body),
-        _ => Cow::Owned(o.ex.response_body()),
-    }
 }
 
 #[cfg(test)]

@@ -187,18 +187,7 @@ pub fn learn(
 
 /// Whether the answer's bytes hold one of the needles (before parsing it).
 fn mentions_any(o: &Obs<'_>, needles: &[String]) -> bool {
-    let mut server = o.ex.frames.iter().filter(|f| f.direction == "server");
-    let joined;
-    let body: &[u8] = match (server.next(), server.next()) {
-        (Some(f), None) => &f.body,
-        _ => {
-            joined = o.ex.response_body();
-            &joined
-        }
-    };
-    needles
-        .iter()
-        .any(|n| memchr::memmem::find(body, n.as_bytes()).is_some())
+    o.response_holds_any(needles.iter().map(String::as_str))
 }
 
 /// A key as text: strings as they are, numbers in their JSON form.
