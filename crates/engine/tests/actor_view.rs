@@ -79,19 +79,6 @@ fn posts_with_author() -> Engine {
     without_pii(engine(m, det_opts()))
 }
 
-fn post_as(e: &Engine, s: &str, who: &str, text: &str) -> serde_json::Value {
-    let r = e.handle(
-        Some(s),
-        &with_header(
-            req("POST", "/v1/posts", Some(json!({ "text": text }))),
-            "authorization",
-            who,
-        ),
-    );
-    assert_eq!(r.status, 200);
-    body(&r)
-}
-
 #[test]
 fn rendered_create_embeds_the_acting_principals_record_as_the_session_last_saw_it() {
     let e = posts_with_author();

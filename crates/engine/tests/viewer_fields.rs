@@ -93,19 +93,6 @@ fn posts_quoting() -> Engine {
     without_pii(engine(m, det_opts()))
 }
 
-fn post_as(e: &Engine, s: &str, who: &str, text: &str) -> serde_json::Value {
-    let r = e.handle(
-        Some(s),
-        &with_header(
-            req("POST", "/v1/posts", Some(json!({ "text": text }))),
-            "authorization",
-            who,
-        ),
-    );
-    assert_eq!(r.status, 200);
-    body(&r)
-}
-
 #[test]
 fn rendered_create_shows_another_owners_embedded_record_in_the_others_view() {
     let e = posts_quoting();

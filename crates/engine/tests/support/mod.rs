@@ -673,6 +673,21 @@ pub fn send(e: &Engine, session: Option<&str>, method: &str, path: &str, body: V
     e.handle(session, &req(method, path, Some(body)))
 }
 
+/// `POST /v1/posts` with `{"text": text}` as principal `who` (its `Authorization` value) in
+/// session `s`; the answer must be a 200, its body is returned.
+pub fn post_as(e: &Engine, s: &str, who: &str, text: &str) -> Value {
+    let r = e.handle(
+        Some(s),
+        &with_header(
+            req("POST", "/v1/posts", Some(json!({ "text": text }))),
+            "authorization",
+            who,
+        ),
+    );
+    assert_eq!(r.status, 200);
+    body(&r)
+}
+
 pub fn body(r: &Response) -> Value {
     serde_json::from_slice(&r.body).unwrap_or(Value::Null)
 }
