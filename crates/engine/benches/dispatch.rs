@@ -64,6 +64,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         entity_type: Some("customers".to_string()),
         id_param: path.contains(':').then(|| "id".to_string()),
         parent_params: Vec::new(),
+        record_at: String::new(),
         list: None,
         variants,
         exact: Vec::new(),

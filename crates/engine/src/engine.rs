@@ -2049,7 +2049,13 @@ impl Engine {
                 && let Some(ty) = route.entity_type.as_deref()
                 && let Some(body) = out.body.json()
             {
-                let id = match body.get(self.pk_of(ty)) {
+                // The record itself, or the one a wrapped create carries at `record_at`.
+                let record = if route.record_at.is_empty() {
+                    Some(&*body)
+                } else {
+                    json_pointer_get(&body, &route.record_at)
+                };
+                let id = match record.and_then(|r| r.get(self.pk_of(ty))) {
                     Some(Value::String(s)) => Some(s.clone()),
                     Some(Value::Number(n)) => Some(n.to_string()),
                     _ => None,
@@ -2295,7 +2301,7 @@ impl Engine {
         match route.state_op {
             Some(StateOp::Create) => {
                 if let Some(body) = out.body.json()
-                    && let Some(ptr) = entity_pointer(&body, &pk)
+                    && let Some(ptr) = created_pointer(route, &body, &pk)
                     && let Some(entity) = json_pointer_get(&body, &ptr)
                     && let Some(key) = entity.get(&pk).and_then(fixtures::scalar_key)
                 {
@@ -2556,7 +2562,7 @@ impl Engine {
         let OutBody::Json(body) = &mut out.body else {
             return out;
         };
-        let Some(ptr) = entity_pointer(body, &pk) else {
+        let Some(ptr) = created_pointer(route, body, &pk) else {
             return out;
         };
         // The acting principal's record shows as the session last saw it.
@@ -3356,6 +3362,18 @@ pub(crate) fn entity_pointer(body: &Value, pk: &str) -> Option<String> {
     obj.iter()
         .find(|(_, v)| v.as_object().is_some_and(|o| o.contains_key(pk)))
         .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+}
+
+/// JSON pointer of the record a create's answer carries: the route's learned `record_at` (a
+/// record one key deeper, of another collection's type) when it has one and the answer holds
+/// an object there, else the entity object found in the body (see [`entity_pointer`]).
+fn created_pointer(route: &Route, body: &Value, pk: &str) -> Option<String> {
+    if route.record_at.is_empty() {
+        return entity_pointer(body, pk);
+    }
+    json_pointer_get(body, &route.record_at)
+        .filter(|v| v.is_object())
+        .map(|_| route.record_at.clone())
 }
 
 /// Whether a template node has a hole anywhere under it (the recorded answers differed there).

@@ -303,6 +303,7 @@ mod tests {
             entity_type: None,
             id_param: None,
             parent_params: Vec::new(),
+            record_at: String::new(),
             list: None,
             variants: Vec::new(),
             exact: Vec::new(),

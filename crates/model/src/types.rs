@@ -66,6 +66,15 @@ pub struct Route {
     /// collections such as `/orgs/:org/repos`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parent_params: Vec<ParentParam>,
+    /// For a create whose answer carries the record it creates one key deeper, as a record of
+    /// another collection's entity type (an upload answering `{"upload_to": …, "image": {…}}`
+    /// creates the `images` record at `/image`): where, as a JSON pointer, as
+    /// [`ActionEffect::at`] says where an action's answer carries its entity. The engine
+    /// stores the object there as the created record and renders the rest of the answer as
+    /// the template says. Empty (and not written) for every other route, an enveloped create
+    /// of the route's own collection included, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub record_at: String,
     /// For list routes: where the items are and how the collection pages and filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list: Option<ListShape>,

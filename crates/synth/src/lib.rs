@@ -24,7 +24,8 @@
 //! (tagged unions),
 //! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
 //! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
-//! selecting the records it lists), [`drift`] (where a route's newest
+//! selecting the records it lists), [`wrapped_creates`] (a `POST` answering another
+//! collection's new record one key deeper), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -58,6 +59,7 @@ pub mod union;
 pub mod values;
 pub mod variants;
 pub mod viewer_fields;
+pub mod wrapped_creates;
 
 use std::collections::BTreeMap;
 
@@ -156,7 +158,8 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         symbol_builder.observe(idx, o, body.as_ref());
     }
     let templated = routes::template_routes(&obs, &flow);
-    let plans = state::plan_routes(&templated, &obs);
+    let mut plans = state::plan_routes(&templated, &obs);
+    wrapped_creates::learn(&templated, &mut plans, &obs);
 
     let entity_types = state::entity_types(&templated, &plans, &obs);
     let symbols = symbol_builder.finish();
@@ -378,7 +381,7 @@ fn build_route(
     if plan.state_op == Some(StateOp::Create)
         && let (Some(pk), Some(shape)) = (plan.primary_key.as_deref(), id_shape)
     {
-        variants::mint_primary_key(&mut variants, pk, shape);
+        variants::mint_primary_key(&mut variants, pk, shape, &plan.record_at);
     }
     let list = if plan.state_op == Some(StateOp::List) {
         list::list_shape(group, plan, obs)
@@ -396,6 +399,7 @@ fn build_route(
         entity_type: plan.entity_type.clone(),
         id_param: plan.id_param.clone(),
         parent_params: plan.parent_params.clone(),
+        record_at: plan.record_at.clone(),
         list,
         variants,
         // Filled by `synthesize` once every other stage is done (see there).

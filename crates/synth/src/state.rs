@@ -30,7 +30,7 @@ use crate::routes::{RouteGroup, Seg};
 use crate::values;
 
 /// Last segments of POSTs that query rather than create.
-const SEARCH_LIKE: &[&str] = &[
+pub(crate) const SEARCH_LIKE: &[&str] = &[
     "search",
     "query",
     "count",
@@ -50,6 +50,9 @@ pub struct RoutePlan {
     pub items_pointer: Option<String>,
     /// Primary key of the entity type.
     pub primary_key: Option<String>,
+    /// For a create whose answer carries another collection's record one key deeper (see
+    /// [`crate::wrapped_creates`]): the JSON pointer of that record; empty otherwise.
+    pub record_at: String,
 }
 
 /// Plans for every route (same order as the route groups) and the entity types' keys.
@@ -219,7 +222,7 @@ fn ok_json_bodies_first(g: &RouteGroup, obs: &[Obs<'_>], n: usize) -> Vec<Value>
         .collect()
 }
 
-fn scalar_string(v: &Value) -> Option<String> {
+pub(crate) fn scalar_string(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -711,6 +714,11 @@ pub fn entity_types(
                 }
             };
             match op {
+                StateOp::Create if !plan.record_at.is_empty() => {
+                    if let Some(record) = body.pointer(&plan.record_at) {
+                        take(record, acc, true);
+                    }
+                }
                 StateOp::Create => take(record_in(body, &pk).unwrap_or(body), acc, true),
                 StateOp::Read | StateOp::Update => {
                     if body.is_object() {

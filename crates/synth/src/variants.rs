@@ -267,15 +267,16 @@ pub fn build_variants(
     variants.into_iter().map(|(v, _)| v).collect()
 }
 
-/// A create answers with a fresh id: in every 2xx variant, the top-level primary-key field
-/// becomes a generated hole of the entity's learned id shape, whatever the recordings showed
-/// (a single recorded create would otherwise replay its one id forever).
-pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
+/// A create answers with a fresh id: in every 2xx variant, the primary-key field of the record
+/// at the JSON pointer `at` (`""`: the answer itself, the top level) becomes a generated hole
+/// of the entity's learned id shape, whatever the recordings showed (a single recorded create
+/// would otherwise replay its one id forever).
+pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape, at: &str) {
     for v in variants.iter_mut().filter(|v| values::is_2xx(v.status)) {
-        let BodyTemplate::Json {
-            root: Node::Object { fields },
-        } = &mut v.body
-        else {
+        let BodyTemplate::Json { root } = &mut v.body else {
+            continue;
+        };
+        let Some(Node::Object { fields }) = object_at(root, at) else {
             continue;
         };
         for f in fields.iter_mut().filter(|f| f.key == pk) {
@@ -308,6 +309,23 @@ pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape) {
             });
         }
     }
+}
+
+/// The template node at the JSON pointer `at` (`""` for the root), following object members
+/// only.
+fn object_at<'n>(root: &'n mut Node, at: &str) -> Option<&'n mut Node> {
+    let mut node = root;
+    if at.is_empty() {
+        return Some(node);
+    }
+    for token in at.strip_prefix('/')?.split('/') {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        let Node::Object { fields } = node else {
+            return None;
+        };
+        node = &mut fields.iter_mut().find(|f| f.key == key)?.value;
+    }
+    Some(node)
 }
 
 /// Find what tells the exchanges `mine` (status `status`) from the primary's `theirs`.

@@ -143,6 +143,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         entity_type: spec.entity_type.map(str::to_string),
         id_param,
         parent_params: vec![],
+        record_at: String::new(),
         list,
         variants: spec.variants,
         exact: spec.exact,
