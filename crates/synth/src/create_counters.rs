@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 use wraith_model::{CreateCounters, EntityType, StateOp};
 
@@ -266,59 +267,78 @@ fn views<'a>(
             .or_default()
             .push((ty.as_str(), et));
     }
-    for (i, o) in obs.iter().enumerate() {
-        let Some(keys) = named.get(o.session) else {
-            continue;
-        };
-        if !values::is_2xx(o.status) || !matches!(o.resp, crate::observe::RespBody::Json) {
-            continue;
-        }
-        // Most answers name none of the keys: those are not parsed.
-        if !may_mention(o, keys) {
-            continue;
-        }
-        let Some(body) = o.resp_json() else {
-            continue;
-        };
-        let mut found: BTreeMap<(&str, String), Map<String, Value>> = BTreeMap::new();
-        // Breadth first, so an answer's shallowest copy of a record is its view.
-        let mut queue = std::collections::VecDeque::from([(&body, 0usize)]);
-        while let Some((v, depth)) = queue.pop_front() {
-            match v {
-                Value::Object(m) => {
-                    for (pk, types) in &by_pk {
-                        let Some(key) = m.get(*pk).and_then(scalar_key) else {
-                            continue;
-                        };
-                        if !keys.contains(key.as_str()) {
-                            continue;
-                        }
-                        for (ty, _) in types {
-                            let Some(shape) = shapes.get(ty) else {
-                                continue;
-                            };
-                            let common = m.keys().filter(|k| shape.contains(*k)).count();
-                            if common < 2 || common * 10 < m.len() * 8 {
-                                continue;
-                            }
-                            found.entry((ty, key.clone())).or_insert_with(|| m.clone());
-                        }
-                    }
-                    if depth < MAX_DEPTH {
-                        queue.extend(m.values().map(|c| (c, depth + 1)));
-                    }
-                }
-                Value::Array(a) if depth < MAX_DEPTH => {
-                    queue.extend(a.iter().map(|c| (c, depth + 1)));
-                }
-                _ => {}
-            }
-        }
+    // Each answer's views are found on the cores, then kept in observation order.
+    let per_answer: Vec<(usize, BTreeMap<(&str, String), Map<String, Value>>)> = obs
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            let keys = named.get(o.session)?;
+            let found = answer_views(o, keys, &by_pk, shapes)?;
+            Some((i, found))
+        })
+        .collect();
+    for (i, found) in per_answer {
         for ((ty, key), m) in found {
-            out.entry((o.session, ty, key)).or_default().push((i, m));
+            out.entry((obs[i].session, ty, key))
+                .or_default()
+                .push((i, m));
         }
     }
     out
+}
+
+/// The views of `keys` one answer holds, by (type, key): its first object carrying the key as
+/// a type's primary key with mostly that type's fields. `None` when the answer holds none.
+#[allow(clippy::type_complexity)]
+fn answer_views<'a>(
+    o: &Obs<'_>,
+    keys: &BTreeSet<&str>,
+    by_pk: &BTreeMap<&str, Vec<(&'a str, &'a EntityType)>>,
+    shapes: &BTreeMap<&'a str, BTreeSet<String>>,
+) -> Option<BTreeMap<(&'a str, String), Map<String, Value>>> {
+    if !values::is_2xx(o.status) || !matches!(o.resp, crate::observe::RespBody::Json) {
+        return None;
+    }
+    // Most answers name none of the keys: those are not parsed.
+    if !may_mention(o, keys) {
+        return None;
+    }
+    let body = o.resp_json()?;
+    let mut found: BTreeMap<(&str, String), Map<String, Value>> = BTreeMap::new();
+    // Breadth first, so an answer's shallowest copy of a record is its view.
+    let mut queue = std::collections::VecDeque::from([(&body, 0usize)]);
+    while let Some((v, depth)) = queue.pop_front() {
+        match v {
+            Value::Object(m) => {
+                for (pk, types) in by_pk {
+                    let Some(key) = m.get(*pk).and_then(scalar_key) else {
+                        continue;
+                    };
+                    if !keys.contains(key.as_str()) {
+                        continue;
+                    }
+                    for (ty, _) in types {
+                        let Some(shape) = shapes.get(ty) else {
+                            continue;
+                        };
+                        let common = m.keys().filter(|k| shape.contains(*k)).count();
+                        if common < 2 || common * 10 < m.len() * 8 {
+                            continue;
+                        }
+                        found.entry((ty, key.clone())).or_insert_with(|| m.clone());
+                    }
+                }
+                if depth < MAX_DEPTH {
+                    queue.extend(m.values().map(|c| (c, depth + 1)));
+                }
+            }
+            Value::Array(a) if depth < MAX_DEPTH => {
+                queue.extend(a.iter().map(|c| (c, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    (!found.is_empty()).then_some(found)
 }
 
 /// Whether the answer's text may hold one of `keys` as a value: false only when none of them

@@ -6,21 +6,44 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
+use rayon::prelude::*;
 use wraith_model::{ExactEntry, Moment, RecordedBody, RequestKey};
 
 use crate::observe::{Obs, RespBody};
 use crate::routes::RouteGroup;
 use crate::variants::volatile_rule;
 
-/// The exact-replay entries of a route, sorted by key. Moves each observation's parsed
-/// response body into its moment (the observation keeps an empty body): call it last.
-pub fn exact_index(group: &RouteGroup, obs: &mut [Obs<'_>]) -> Vec<ExactEntry> {
+/// The exact-replay entries of every route (in route order), each sorted by key, built on the
+/// cores. Moves each observation's response body into its moment (the observation keeps an
+/// empty body): call it last.
+pub fn exact_indexes(groups: &[RouteGroup], obs: &mut [Obs<'_>]) -> Vec<Vec<ExactEntry>> {
+    let taken: Vec<Vec<RespBody>> = groups
+        .iter()
+        .map(|g| {
+            g.obs
+                .iter()
+                .map(|i| std::mem::replace(&mut obs[*i].resp, RespBody::Empty))
+                .collect()
+        })
+        .collect();
+    let obs: &[Obs<'_>] = obs;
+    groups
+        .par_iter()
+        .zip(taken)
+        .map(|(group, bodies)| exact_index(group, obs, bodies))
+        .collect()
+}
+
+/// The exact-replay entries of one route, sorted by key: `bodies` are its observations'
+/// response bodies, in the order of `group.obs`.
+fn exact_index(group: &RouteGroup, obs: &[Obs<'_>], bodies: Vec<RespBody>) -> Vec<ExactEntry> {
     let mut entries: BTreeMap<RequestKey, Vec<Moment>> = BTreeMap::new();
-    for i in &group.obs {
-        let o = &mut obs[*i];
-        let key = o.request_key();
-        let body = std::mem::replace(&mut o.resp, RespBody::Empty);
-        entries.entry(key).or_default().push(moment(o, body));
+    for (i, body) in group.obs.iter().zip(bodies) {
+        let o = &obs[*i];
+        entries
+            .entry(o.request_key())
+            .or_default()
+            .push(moment(o, body));
     }
     entries
         .into_iter()

@@ -63,6 +63,7 @@ pub mod wrapped_creates;
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use wraith_model::{Diagnostic, IdShape, LatencyProfile, Model, Route, StateOp, SymbolTable};
 use wraith_recording::RecordedSession;
@@ -152,11 +153,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // Value flow and the symbol table both walk every response body: one parse serves both.
     let mut flow = routes::ValueFlow::default();
     let mut symbol_builder = symbols::SymbolBuilder::default();
-    for (idx, o) in obs.iter().enumerate() {
-        let body = o.resp_json();
-        flow.observe(o, body.as_ref());
-        symbol_builder.observe(idx, o, body.as_ref());
-    }
+    let every: Vec<usize> = (0..obs.len()).collect();
+    observe::parsed_in_order(&obs, &every, Obs::resp_json, |idx, body| {
+        flow.observe(&obs[idx], body.as_ref());
+        symbol_builder.observe(idx, &obs[idx], body.as_ref());
+    });
     let templated = routes::template_routes(&obs, &flow);
     let mut plans = state::plan_routes(&templated, &obs);
     wrapped_creates::learn(&templated, &mut plans, &obs);
@@ -165,19 +166,23 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let symbols = symbol_builder.finish();
     // Routes are built independently of each other: spread over the cores, kept in order.
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
-    for (route, notes) in in_parallel(templated.len(), |i| {
-        let (group, plan) = (&templated[i], &plans.routes[i]);
-        let id_shape = plan
-            .entity_type
-            .as_ref()
-            .and_then(|e| entity_types.get(e))
-            .and_then(|e| e.id_shape.as_ref());
-        let keying = opts.request_keying.for_route(&group.method, &group.path);
-        let mut notes = Vec::new();
-        let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut notes);
-        keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
-        (route, notes)
-    }) {
+    let routes: Vec<(Route, Vec<Diagnostic>)> = (0..templated.len())
+        .into_par_iter()
+        .map(|i| {
+            let (group, plan) = (&templated[i], &plans.routes[i]);
+            let id_shape = plan
+                .entity_type
+                .as_ref()
+                .and_then(|e| entity_types.get(e))
+                .and_then(|e| e.id_shape.as_ref());
+            let keying = opts.request_keying.for_route(&group.method, &group.path);
+            let mut notes = Vec::new();
+            let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut notes);
+            keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
+            (route, notes)
+        })
+        .collect();
+    for (route, notes) in routes {
         built.push(route);
         diagnostics.extend(notes);
     }
@@ -259,8 +264,9 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
     let bound = session_bound::evidence(&templated, &obs);
-    for ((route, group), bound) in built.iter_mut().zip(&templated).zip(bound) {
-        route.exact = exact::exact_index(group, &mut obs);
+    let exact = exact::exact_indexes(&templated, &mut obs);
+    for ((route, exact), bound) in built.iter_mut().zip(exact).zip(bound) {
+        route.exact = exact;
         for entry in &mut route.exact {
             if entry.key.query.is_empty()
                 && entry.key.body.is_none()
@@ -314,48 +320,6 @@ fn summarize(
         sessions: model.sessions.len(),
         symbols: symbols.symbols.len(),
     }
-}
-
-/// `f(0)`, …, `f(n - 1)` in that order, computed on up to as many threads as the machine has
-/// cores (at most 8), each thread taking the next index as it finishes one: the slowest item
-/// (one route holding most of the answers) does not hold up the others. The result is the same
-/// for any thread count.
-fn in_parallel<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map(|c| c.get())
-        .unwrap_or(1)
-        .clamp(1, 8)
-        .min(n.max(1));
-    if threads == 1 {
-        return (0..n).map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            out.push((i, f(i)));
-        }
-        out
-    };
-    let work = &work;
-    let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut all = work();
-        for h in handles {
-            // A panicking worker is a bug: re-raise it on the calling thread.
-            match h.join() {
-                Ok(part) => all.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        all
-    });
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, t)| t).collect()
 }
 
 fn build_route(
@@ -462,25 +426,5 @@ fn latency_profile(group: &routes::RouteGroup, obs: &[Obs<'_>]) -> LatencyProfil
         p90_ms: pick(90),
         p99_ms: pick(99),
         sample_count: samples.len() as u64,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::in_parallel;
-
-    #[test]
-    fn in_parallel_gives_results_in_index_order_whichever_thread_finished_first() {
-        // The first items are the slowest, so other threads finish the later ones first.
-        let out = in_parallel(64, |i| {
-            let mut x = 0u64;
-            for k in 0..(64 - i as u64) * 20_000 {
-                x = x.wrapping_add(k ^ i as u64);
-            }
-            std::hint::black_box(x);
-            i
-        });
-        assert_eq!(out, (0..64).collect::<Vec<usize>>());
-        assert!(in_parallel(0, |i| i).is_empty());
     }
 }

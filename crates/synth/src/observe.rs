@@ -159,7 +159,7 @@ impl<'a> Obs<'a> {
     }
 
     /// The recorded response body parsed as JSON, whatever `resp` says (which
-    /// [`crate::exact::exact_index`] has already taken by then).
+    /// [`crate::exact::exact_indexes`] has already taken by then).
     pub fn parse_response(&self) -> Option<Value> {
         serde_json::from_slice(&self.response_bytes()).ok()
     }
@@ -193,6 +193,34 @@ impl<'a> Obs<'a> {
     /// `METHOD /concrete/path` for messages.
     pub fn concrete_name(&self) -> String {
         format!("{} {}", self.method, self.ex.request.path)
+    }
+}
+
+/// Observations whose response bodies [`parsed_in_order`] parses together on the cores: enough
+/// to keep them busy, few enough that one chunk's trees stay a small part of memory.
+const PARSE_CHUNK: usize = 2048;
+
+/// Feeds `each` the response trees of `indices`, in order, as `(position in indices, tree)`:
+/// the tree `parse` makes of the observation, parsed on the cores a chunk at a time (only one
+/// chunk's trees are alive at once). For a stage that reads many bodies one after another:
+/// what it does with each stays on the calling thread, in order, so its result is the one a
+/// plain loop gives.
+pub fn parsed_in_order<'o, 'a: 'o>(
+    obs: &'o [Obs<'a>],
+    indices: &[usize],
+    parse: impl Fn(&Obs<'a>) -> Option<Value> + Sync,
+    mut each: impl FnMut(usize, Option<Value>),
+) {
+    use rayon::prelude::*;
+    for (chunk_no, chunk) in indices.chunks(PARSE_CHUNK).enumerate() {
+        let trees: Vec<Option<Value>> = if chunk.len() < 8 {
+            chunk.iter().map(|i| parse(&obs[*i])).collect()
+        } else {
+            chunk.par_iter().map(|i| parse(&obs[*i])).collect()
+        };
+        for (j, tree) in trees.into_iter().enumerate() {
+            each(chunk_no * PARSE_CHUNK + j, tree);
+        }
     }
 }
 

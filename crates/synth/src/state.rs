@@ -204,9 +204,24 @@ fn ok_json_bodies(g: &RouteGroup, obs: &[Obs<'_>]) -> Vec<Value> {
 /// The JSON trees of a route's first `n` 2xx answers down to `levels` levels
 /// ([`crate::observe::json_levels`]): for reads of a body's top only.
 fn ok_json_tops(g: &RouteGroup, obs: &[Obs<'_>], n: usize, levels: usize) -> Vec<Value> {
-    g.obs
+    let ok: Vec<usize> = g
+        .obs
         .iter()
-        .filter(|i| values::is_2xx(obs[**i].status))
+        .copied()
+        .filter(|i| values::is_2xx(obs[*i].status))
+        .collect();
+    if n >= ok.len() {
+        // Every one of them: parsed on the cores.
+        let mut out = Vec::with_capacity(ok.len());
+        crate::observe::parsed_in_order(
+            obs,
+            &ok,
+            |o| o.resp_json_levels(levels),
+            |_, tree| out.extend(tree),
+        );
+        return out;
+    }
+    ok.iter()
         .filter_map(|i| obs[*i].resp_json_levels(levels))
         .take(n)
         .collect()
@@ -414,37 +429,39 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             continue;
         };
         seen_entities.insert(entity.clone());
-        for (k, i) in g.obs.iter().enumerate() {
-            let o = &obs[*i];
-            if !values::is_2xx(o.status) {
-                continue;
-            }
-            if shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH") {
-                // Parsed only where it votes (see `RespBody::Json`), and only as far as read:
-                // an enveloped record's own values (level 2).
-                let Some(body) = o.resp_json_levels(2) else {
-                    continue;
-                };
-                let Some(raw) = g.param_values[k].last() else {
-                    continue;
-                };
-                let id = values::decode_segment(raw);
-                // An enveloped answer votes with its record's fields.
-                let record = envelope_of(&body).map_or(&body, |(_, inner)| inner);
-                let Value::Object(map) = record else {
-                    continue;
-                };
-                for (field, v) in map {
-                    if scalar_string(v).is_some_and(|s| s == id) {
-                        *pk_votes
-                            .entry(entity.clone())
-                            .or_default()
-                            .entry(field.clone())
-                            .or_insert(0) += 1;
-                    }
+        if !(shape.last_is_param && matches!(g.method.as_str(), "GET" | "PUT" | "PATCH")) {
+            continue;
+        }
+        // Parsed only where it votes (see `RespBody::Json`), and only as far as read: an
+        // enveloped record's own values (level 2).
+        let parse = |o: &Obs<'_>| {
+            values::is_2xx(o.status)
+                .then(|| o.resp_json_levels(2))
+                .flatten()
+        };
+        crate::observe::parsed_in_order(obs, &g.obs, parse, |k, body| {
+            let Some(body) = body else {
+                return;
+            };
+            let Some(raw) = g.param_values[k].last() else {
+                return;
+            };
+            let id = values::decode_segment(raw);
+            // An enveloped answer votes with its record's fields.
+            let record = envelope_of(&body).map_or(&body, |(_, inner)| inner);
+            let Value::Object(map) = record else {
+                return;
+            };
+            for (field, v) in map {
+                if scalar_string(v).is_some_and(|s| s == id) {
+                    *pk_votes
+                        .entry(entity.clone())
+                        .or_default()
+                        .entry(field.clone())
+                        .or_insert(0) += 1;
                 }
             }
-        }
+        });
     }
     // Entities no read/update answer identifies: vote with create answers whose field value
     // was later (or earlier) used as the entity's path id (`POST /tags` → `{"label": "x"}`,
@@ -672,7 +689,14 @@ pub fn entity_types(
         };
         let pk = plan.primary_key.clone().unwrap_or_else(|| "id".to_string());
         let acc = accs.entry(entity.clone()).or_default();
-        for (k, i) in g.obs.iter().enumerate() {
+        // A delete's answer shows no record: only the others are parsed.
+        let parse = |o: &Obs<'_>| {
+            (values::is_2xx(o.status) && op != StateOp::Delete)
+                .then(|| o.resp_json())
+                .flatten()
+        };
+        crate::observe::parsed_in_order(obs, &g.obs, parse, |k, body| {
+            let i = &g.obs[k];
             let o = &obs[*i];
             if plan.id_param.is_some()
                 && let Some(raw) = g.param_values[k].last()
@@ -684,10 +708,7 @@ pub fn entity_types(
                     acc.known.insert(id);
                 }
             }
-            if !values::is_2xx(o.status) {
-                continue;
-            }
-            let Some(body) = o.resp_json() else { continue };
+            let Some(body) = body else { return };
             let body = &body;
             let take = |item: &Value, acc: &mut Acc, is_create: bool| {
                 if let Some(idv) = item.get(&pk)
@@ -735,7 +756,7 @@ pub fn entity_types(
                 }
                 StateOp::Delete => {}
             }
-        }
+        });
     }
     let mut out = BTreeMap::new();
     for (entity, acc) in accs {

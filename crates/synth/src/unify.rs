@@ -25,6 +25,7 @@
 use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
+use rayon::prelude::*;
 use serde_json::Value;
 use wraith_model::{
     ArrayNode, EchoSource, Field, Hole, HoleKind, IdShape, JsonType, Node, WhenAbsent,
@@ -206,23 +207,21 @@ impl Unifier<'_> {
                 }
             }
         }
-        let fields = keys
-            .into_iter()
-            .map(|(k, sub)| {
-                let child_ptr = format!("{pointer}/{}", crate::observe::escape_token(k));
-                let count = sub.len();
-                let mut value = self.unify(&sub, Some(k), &child_ptr);
-                if count < n {
-                    self.echo_default_presence(&mut value, vals, &sub);
-                }
-                Field {
-                    key: k.to_string(),
-                    value,
-                    optional: count < n,
-                    present_ratio_bp: ((count as u64 * 10_000) / n as u64) as u32,
-                }
-            })
-            .collect::<Vec<Field>>();
+        let keys: Vec<(&str, Vec<(&Value, usize)>)> = keys.into_iter().collect();
+        let fields = in_order(keys, n, |(k, sub)| {
+            let child_ptr = format!("{pointer}/{}", crate::observe::escape_token(k));
+            let count = sub.len();
+            let mut value = self.unify(&sub, Some(k), &child_ptr);
+            if count < n {
+                self.echo_default_presence(&mut value, vals, &sub);
+            }
+            Field {
+                key: k.to_string(),
+                value,
+                optional: count < n,
+                present_ratio_bp: ((count as u64 * 10_000) / n as u64) as u32,
+            }
+        });
         let mut fields = fields;
         derive_embedded(&mut fields, vals);
         Node::Object { fields }
@@ -281,13 +280,11 @@ impl Unifier<'_> {
         // Every observation had the same length: a fixed collection (a catalogue of regions,
         // one recorded page), unified position by position so it replays item for item.
         if same_len {
-            let items = (0..len0)
-                .map(|i| {
-                    let col: Vec<(&Value, usize)> =
-                        arrays.iter().map(|(a, c)| (&a[i], *c)).collect();
-                    self.unify(&col, key, &format!("{pointer}/{i}"))
-                })
-                .collect();
+            let columns: Vec<usize> = (0..len0).collect();
+            let items = in_order(columns, arrays.len() * len0, |i| {
+                let col: Vec<(&Value, usize)> = arrays.iter().map(|(a, c)| (&a[i], *c)).collect();
+                self.unify(&col, key, &format!("{pointer}/{i}"))
+            });
             return Node::Array(ArrayNode::Tuple { items });
         }
         // Variable length: a tagged union gets one representative per tag value.
@@ -305,10 +302,11 @@ impl Unifier<'_> {
                 clusters.entry(sig).or_default().push((item, *c));
             }
         }
-        let representatives = clusters
-            .values()
-            .map(|items| self.unify(items, key, &format!("{pointer}/*")))
-            .collect();
+        let listed = clusters.values().map(Vec::len).sum();
+        let clusters: Vec<Vec<(&Value, usize)>> = clusters.into_values().collect();
+        let representatives = in_order(clusters, listed, |items| {
+            self.unify(&items, key, &format!("{pointer}/*"))
+        });
         Node::Array(ArrayNode::List {
             representatives,
             target_length: median_length(&arrays),
@@ -851,6 +849,24 @@ fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Below this many values under a node, its children are unified on the calling thread: handing
+/// them to other cores costs more than it saves.
+const PARALLEL_VALUES: usize = 2048;
+
+/// `items` mapped by `f`, in order; on the cores when the node holds at least
+/// [`PARALLEL_VALUES`] values (`values`). The result is the same either way.
+fn in_order<T: Send, R: Send>(
+    items: Vec<T>,
+    values: usize,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    if values >= PARALLEL_VALUES && items.len() > 1 {
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
 }
 
 /// A signature grouping array items of one shape: objects by their sorted key set,

@@ -30,6 +30,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
+use rayon::prelude::*;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wraith_model::{
@@ -708,9 +709,11 @@ fn body_template<'a>(
         Kind::Empty => BodyTemplate::Empty,
         Kind::Json => {
             // This route's trees only, parsed for the unifier and dropped after it.
-            let trees: Vec<(Value, usize)> = ks
-                .iter()
-                .filter_map(|k| at(*k).resp_json().map(|v| (v, *k)))
+            // Parsed on the cores: one route may hold most of a run's answers.
+            let picked: Vec<(&Obs<'_>, usize)> = ks.iter().map(|k| (at(*k), *k)).collect();
+            let trees: Vec<(Value, usize)> = picked
+                .par_iter()
+                .filter_map(|(o, k)| o.resp_json().map(|v| (v, *k)))
                 .collect();
             let vals: Vec<(&Value, usize)> = trees.iter().map(|(v, k)| (v, *k)).collect();
             *union = crate::union::variant_union(unifier, &vals);
