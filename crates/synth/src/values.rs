@@ -265,7 +265,7 @@ fn widen(a: IdCharset, b: IdCharset) -> IdCharset {
 }
 
 /// Learn the shape of a family of id values: all UUIDs → `Uuid`; numbers (or digit strings of
-/// 6+ digits) → `Integer` above the largest; a common letter prefix ending in `_` or `-`
+/// 6+ digits) → `Integer` above the largest; a common letter prefix ending in `_`, `-` or `/`
 /// followed by an alphanumeric tail → `Token`. `None` when the values share no shape.
 pub fn learn_id_shape(values: &[&Value]) -> Option<IdShape> {
     // A hyphen-grouped key no other shape describes (`DD873740-C520-49DE-825B296BA2ABCED7`).
@@ -349,8 +349,10 @@ fn learn_plain_shape(values: &[&Value]) -> Option<IdShape> {
                 .count(),
         );
     }
+    // `/` ends a prefix too (`private/26427534`): the tail is never a path of its own, since
+    // no token charset holds a `/`, and the word before it must be letters as for `_` and `-`.
     let prefix_end = first[..common]
-        .rfind(['_', '-'])
+        .rfind(['_', '-', '/'])
         .map(|i| i + 1)
         .unwrap_or(0);
     let prefix = &first[..prefix_end];
@@ -472,6 +474,34 @@ mod tests {
         let c = json!("AB12CD34-EF56");
         let d = json!("AB12CD34E-F56");
         assert_eq!(grouped_shape(&[&c, &d]), None);
+    }
+
+    #[test]
+    fn a_letter_prefix_ending_in_a_slash_learns_a_token_shape() {
+        let a = json!("private/26427534");
+        let b = json!("private/38637317");
+        let c = json!("private/160700");
+        assert_eq!(
+            learn_id_shape(&[&a, &b, &c]),
+            Some(IdShape::Token {
+                prefix: "private/".to_string(),
+                charset: IdCharset::Digits,
+                length: 8,
+            })
+        );
+    }
+
+    #[test]
+    fn mixed_or_nested_slash_prefixes_learn_no_shape() {
+        // Prefixes that differ between values share no constant prefix, and the tail after
+        // the shared part still holds a `/`.
+        let a = json!("private/26427534");
+        let b = json!("shared/38637317");
+        assert_eq!(learn_id_shape(&[&a, &b]), None);
+        // A path of several segments before the token is no one-word prefix.
+        let c = json!("images/private/26427534");
+        let d = json!("images/private/38637317");
+        assert_eq!(learn_id_shape(&[&c, &d]), None);
     }
 
     #[test]
