@@ -11,11 +11,50 @@ use serde_json::Value;
 use wraith_recording::{Exchange, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
-/// The allocator the `wraith` binary runs `wraith synth` with, counted by divan (peak heap is
-/// the bytes requested, the same whichever allocator serves them).
+/// The allocator the `wraith` binary runs `wraith synth` with. divan's allocation counts would
+/// follow only the benchmarked thread, and synth allocates on every core: memory is measured
+/// as the process's peak resident size instead (see [`ResidentPeak`]).
 #[global_allocator]
-static ALLOC: divan::AllocProfiler<mimalloc::MiMalloc> =
-    divan::AllocProfiler::new(mimalloc::MiMalloc);
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The process's resident memory (Linux `/proc/self/status`): its peak restarted at `start`, so
+/// the growth over what was resident then is what synth itself took on every thread.
+struct ResidentPeak {
+    before_kb: u64,
+}
+
+impl ResidentPeak {
+    fn start() -> Option<Self> {
+        // "5" restarts the peak resident size (`VmHWM`) from the current one.
+        std::fs::write("/proc/self/clear_refs", "5").ok()?;
+        Some(ResidentPeak {
+            before_kb: status_kb("VmRSS:")?,
+        })
+    }
+
+    fn report(&self, n: usize) {
+        if let Some(peak) = status_kb("VmHWM:") {
+            eprintln!(
+                "synth of {n} exchanges: peak resident {:.2} GB, {:.2} GB above the {:.2} GB \
+                 resident with its input",
+                peak as f64 / 1e6,
+                peak.saturating_sub(self.before_kb) as f64 / 1e6,
+                self.before_kb as f64 / 1e6
+            );
+        }
+    }
+}
+
+fn status_kb(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
 
 fn main() {
     divan::main();
@@ -105,6 +144,7 @@ fn synthesize_exchanges(bencher: divan::Bencher<'_, '_>, n: usize) {
     bencher
         .with_inputs(|| corpus_of(n))
         .bench_values(|sessions| {
+            let resident = ResidentPeak::start();
             let s = synthesize(
                 &sessions,
                 &SynthOptions {
@@ -116,6 +156,9 @@ fn synthesize_exchanges(bencher: divan::Bencher<'_, '_>, n: usize) {
                     run_gap_us: None,
                 },
             );
+            if let Some(r) = &resident {
+                r.report(n);
+            }
             divan::black_box(s.summary.routes)
         });
 }
