@@ -164,24 +164,71 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
 
     let entity_types = state::entity_types(&templated, &plans, &obs);
     let symbols = symbol_builder.finish();
-    // Routes are built independently of each other: spread over the cores, kept in order.
+    // Drift compares recorded answers too (before exact replay takes them).
+    let mut started: BTreeMap<&str, u64> = BTreeMap::new();
+    for s in &selected {
+        let t = started.entry(&s.manifest.session_id).or_insert(u64::MAX);
+        *t = (*t).min(s.manifest.start_time_us);
+    }
+    // The routes are built independently of each other, and the stages below that read only
+    // the recordings, the plans and the entity types (not the built routes) run beside them:
+    // all on the cores, each result kept for its place below, so the order of work does not
+    // show in the model. They compare recorded answers, so they come before exact replay
+    // takes them.
+    let (plan_routes, obs_ref) = (&plans.routes, &obs);
+    let mut routes: Vec<(Route, Vec<Diagnostic>)> = Vec::new();
+    let mut drifts = Vec::new();
+    let mut effects = Vec::new();
+    let mut members = Vec::new();
+    let mut member_effects = member_effects::Learned::default();
+    let mut mentions = Vec::new();
+    let mut taken = Vec::new();
+    let mut singletons = Vec::new();
+    let mut stepped = Vec::new();
+    let mut filters = Vec::new();
+    rayon::scope(|s| {
+        s.spawn(|_| {
+            routes = (0..templated.len())
+                .into_par_iter()
+                .map(|i| {
+                    let (group, plan) = (&templated[i], &plan_routes[i]);
+                    let id_shape = plan
+                        .entity_type
+                        .as_ref()
+                        .and_then(|e| entity_types.get(e))
+                        .and_then(|e| e.id_shape.as_ref());
+                    let keying = opts.request_keying.for_route(&group.method, &group.path);
+                    let mut notes = Vec::new();
+                    let mut route =
+                        build_route(group, plan, id_shape, obs_ref, &keying, &mut notes);
+                    keyed_snapshots::learn(group, &mut route.variants, obs_ref, &keying);
+                    (route, notes)
+                })
+                .collect();
+        });
+        s.spawn(|_| {
+            let gap = opts.run_gap_us.unwrap_or(drift::RUN_GAP_US);
+            drifts = drift::route_drift(&templated, obs_ref, &started, gap);
+        });
+        s.spawn(|_| {
+            effects = action::action_effects(&templated, plan_routes, &entity_types, obs_ref)
+        });
+        s.spawn(|_| members = action::memberships(&templated, plan_routes, &entity_types, obs_ref));
+        s.spawn(|_| {
+            member_effects =
+                member_effects::member_effects(&templated, plan_routes, &entity_types, obs_ref);
+        });
+        s.spawn(|_| mentions = mentions::text_mentions(&templated, &entity_types, obs_ref));
+        s.spawn(|_| {
+            taken = action_values::action_values(&templated, plan_routes, &entity_types, obs_ref);
+        });
+        s.spawn(|_| singletons = action::last_write_wins(&templated, plan_routes, obs_ref));
+        s.spawn(|_| {
+            stepped = create_counters::learn(&templated, plan_routes, &entity_types, obs_ref);
+        });
+        s.spawn(|_| filters = path_filter::learn(&templated, plan_routes, &entity_types, obs_ref));
+    });
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
-    let routes: Vec<(Route, Vec<Diagnostic>)> = (0..templated.len())
-        .into_par_iter()
-        .map(|i| {
-            let (group, plan) = (&templated[i], &plans.routes[i]);
-            let id_shape = plan
-                .entity_type
-                .as_ref()
-                .and_then(|e| entity_types.get(e))
-                .and_then(|e| e.id_shape.as_ref());
-            let keying = opts.request_keying.for_route(&group.method, &group.path);
-            let mut notes = Vec::new();
-            let mut route = build_route(group, plan, id_shape, &obs, &keying, &mut notes);
-            keyed_snapshots::learn(group, &mut route.variants, &obs, &keying);
-            (route, notes)
-        })
-        .collect();
     for (route, notes) in routes {
         built.push(route);
         diagnostics.extend(notes);
@@ -193,31 +240,15 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         &built,
         &obs,
     ));
-    // Drift compares recorded answers too (before exact replay takes them).
-    let mut started: BTreeMap<&str, u64> = BTreeMap::new();
-    for s in &selected {
-        let t = started.entry(&s.manifest.session_id).or_insert(u64::MAX);
-        *t = (*t).min(s.manifest.start_time_us);
-    }
-    for (route, drift) in built.iter_mut().zip(drift::route_drift(
-        &templated,
-        &obs,
-        &started,
-        opts.run_gap_us.unwrap_or(drift::RUN_GAP_US),
-    )) {
+    for (route, drift) in built.iter_mut().zip(drifts) {
         route.drift = drift;
     }
-    // Action effects compare recorded answers, so they come before exact replay takes them.
-    let effects = action::action_effects(&templated, &plans.routes, &entity_types, &obs);
     for (route, effect) in built.iter_mut().zip(effects) {
         route.action = effect;
     }
-    let members = action::memberships(&templated, &plans.routes, &entity_types, &obs);
     for (route, effect) in built.iter_mut().zip(members) {
         route.membership = effect;
     }
-    let member_effects =
-        member_effects::member_effects(&templated, &plans.routes, &entity_types, &obs);
     for ((route, effects), actor) in built
         .iter_mut()
         .zip(member_effects.effects)
@@ -226,18 +257,15 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.member_effects = effects;
         route.actor_record = actor;
     }
-    let mentions = mentions::text_mentions(&templated, &entity_types, &obs);
     let tags = text_tags::text_tags(&templated, &obs, &mentions);
     let tags = text_tags::for_updates(&templated, &built, &obs, tags);
     for ((route, rule), tags) in built.iter_mut().zip(mentions).zip(tags) {
         route.text_mentions = rule;
         route.text_tags = tags;
     }
-    let taken = action_values::action_values(&templated, &plans.routes, &entity_types, &obs);
     for (route, taken) in built.iter_mut().zip(taken) {
         route.action_values = taken;
     }
-    let singletons = action::last_write_wins(&templated, &plans.routes, &obs);
     for (route, wins) in built.iter_mut().zip(singletons) {
         route.last_write_wins = wins;
     }
@@ -248,11 +276,9 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
     }
-    let stepped = create_counters::learn(&templated, &plans.routes, &entity_types, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
-    let filters = path_filter::learn(&templated, &plans.routes, &entity_types, &obs);
     for (route, filter) in built.iter_mut().zip(filters) {
         route.path_filter = filter;
     }
