@@ -27,7 +27,7 @@
 //! at equal specificity, the primary first among catch-alls, so the engine takes the first match.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use base64::Engine as _;
 use rayon::prelude::*;
@@ -709,13 +709,37 @@ fn body_template<'a>(
         Kind::Empty => BodyTemplate::Empty,
         Kind::Json => {
             // This route's trees only, parsed for the unifier and dropped after it.
-            // Parsed on the cores: one route may hold most of a run's answers.
-            let picked: Vec<(&Obs<'_>, usize)> = ks.iter().map(|k| (at(*k), *k)).collect();
-            let trees: Vec<(Value, usize)> = picked
-                .par_iter()
-                .filter_map(|(o, k)| o.resp_json().map(|v| (v, *k)))
+            // Each distinct answer is parsed once, on the cores, and shared by every
+            // observation that recorded it (a catalogue read again and again): the unifier
+            // sees the same values, and a route holding most of a run's answers does not hold
+            // a tree for each of them.
+            let bodies: Vec<(std::borrow::Cow<'_, [u8]>, usize)> = ks
+                .iter()
+                .map(|k| (at(*k), *k))
+                .filter(|(o, _)| o.resp == RespBody::Json)
+                .map(|(o, k)| (o.response_bytes(), k))
                 .collect();
-            let vals: Vec<(&Value, usize)> = trees.iter().map(|(v, k)| (v, *k)).collect();
+            let mut slot_of: HashMap<&[u8], usize> = HashMap::new();
+            let mut firsts: Vec<usize> = Vec::new();
+            let slots: Vec<usize> = bodies
+                .iter()
+                .enumerate()
+                .map(|(b, (bytes, _))| {
+                    *slot_of.entry(bytes.as_ref()).or_insert_with(|| {
+                        firsts.push(b);
+                        firsts.len() - 1
+                    })
+                })
+                .collect();
+            let trees: Vec<Option<Value>> = firsts
+                .par_iter()
+                .map(|b| serde_json::from_slice(&bodies[*b].0).ok())
+                .collect();
+            let vals: Vec<(&Value, usize)> = bodies
+                .iter()
+                .zip(&slots)
+                .filter_map(|((_, k), slot)| trees[*slot].as_ref().map(|v| (v, *k)))
+                .collect();
             *union = crate::union::variant_union(unifier, &vals);
             BodyTemplate::Json {
                 root: unifier.unify(&vals, None, ""),
