@@ -6,6 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::error::RecordingError;
 use crate::exchange::{Exchange, RecordedSession};
 use crate::fsutil::{sync_dir, write_atomic};
@@ -78,44 +80,20 @@ pub fn read_sessions(sessions_dir: &Path) -> Result<Vec<RecordedSession>, Record
         dirs.push((name, entry.path()));
     }
     dirs.sort();
-    // Decoding is CPU-bound (zstd + CBOR): spread sessions over the cores, keep id order.
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8);
-    if threads == 1 || dirs.len() < 2 {
+    // Decoding is CPU-bound (zstd + CBOR): sessions are spread over rayon's pool (the one the
+    // caller runs in, else the global one). Results come back in id order, and the error is
+    // that of the first failing session in id order, whatever thread met it first.
+    if dirs.len() < 2 || rayon::current_num_threads() == 1 {
         return dirs
             .iter()
             .map(|(name, dir)| read_session(dir, name))
             .collect();
     }
-    let chunk = dirs.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = dirs
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(name, dir)| read_session(dir, name))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-            })
-            .collect();
-        let mut sessions = Vec::with_capacity(dirs.len());
-        for h in handles {
-            match h.join() {
-                Ok(part) => sessions.extend(part?),
-                Err(_) => {
-                    return Err(RecordingError::io(
-                        "read",
-                        sessions_dir,
-                        std::io::Error::other("a reader thread panicked"),
-                    ));
-                }
-            }
-        }
-        Ok(sessions)
-    })
+    let read: Vec<Result<RecordedSession, RecordingError>> = dirs
+        .par_iter()
+        .map(|(name, dir)| read_session(dir, name))
+        .collect();
+    read.into_iter().collect()
 }
 
 /// Read one session folder (see [`read_sessions`]).
@@ -477,42 +455,33 @@ pub fn commit_staged(mut staged: Vec<StagedSession>) -> Result<Vec<Manifest>, Re
 }
 
 /// fsync many files; a few threads at once, since each fsync mostly waits on the disk and the
-/// filesystem can commit concurrent syncs together.
+/// filesystem can commit concurrent syncs together. The threads are a pool of their own: they
+/// wait on the disk, and must not hold the cores' pool meanwhile. The error is that of the
+/// first failing file in order.
 fn sync_files(files: &[PathBuf]) -> Result<(), RecordingError> {
     const THREADS: usize = 16;
-    if files.is_empty() {
-        return Ok(());
+    // Folders open read-only too; fsync on them settles their entries.
+    let sync = |p: &PathBuf| {
+        fs::File::open(p)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| RecordingError::io("sync", p, e))
+    };
+    if files.len() < 2 {
+        return files.iter().try_for_each(sync);
     }
-    let chunk = files.len().div_ceil(THREADS);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || -> Result<(), RecordingError> {
-                    for p in part {
-                        // Folders open read-only too; fsync on them settles their entries.
-                        fs::File::open(p)
-                            .and_then(|f| f.sync_all())
-                            .map_err(|e| RecordingError::io("sync", p, e))?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(r) => r?,
-                Err(_) => {
-                    return Err(RecordingError::io(
-                        "sync",
-                        files[0].parent().unwrap_or(Path::new(".")),
-                        std::io::Error::other("a sync thread panicked"),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    })
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(THREADS.min(files.len()))
+        .build()
+        .map_err(|e| {
+            RecordingError::io(
+                "sync",
+                files[0].parent().unwrap_or(Path::new(".")),
+                std::io::Error::other(e),
+            )
+        })?;
+    let synced: Vec<Result<(), RecordingError>> =
+        pool.install(|| files.par_iter().map(sync).collect());
+    synced.into_iter().collect()
 }
 
 impl Drop for SessionWriter {
@@ -659,6 +628,86 @@ mod tests {
         std::fs::write(tmp.path().join("s1/000000.wrec.zst"), b"garbage").unwrap();
         let err = read_sessions(tmp.path()).unwrap_err().to_string();
         assert!(err.contains("000000.wrec.zst"), "{err}");
+    }
+
+    /// Sessions come back in id order however many threads decode them.
+    #[test]
+    fn sessions_are_read_in_id_order_on_any_number_of_threads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = [7, 3, 11, 0, 9, 5, 1, 10, 4, 8, 2, 6]
+            .iter()
+            .map(|i| format!("s{i:02}"))
+            .collect();
+        for (k, id) in ids.iter().enumerate() {
+            let mut w = SessionWriter::new(tmp.path(), meta(id)).unwrap();
+            w.append(scrubbed(k as u64)).unwrap();
+            w.finish().unwrap();
+        }
+        let mut want = ids.clone();
+        want.sort();
+        for threads in [1, 2, 5] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let got: Vec<String> = pool
+                .install(|| read_sessions(tmp.path()))
+                .unwrap()
+                .into_iter()
+                .map(|s| s.manifest.session_id)
+                .collect();
+            assert_eq!(got, want, "{threads} threads");
+        }
+    }
+
+    /// With several corrupt sessions, the error names the first one in id order, whichever
+    /// thread came to which first.
+    #[test]
+    fn read_error_is_the_first_corrupt_session_in_id_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..24 {
+            let id = format!("s{i:02}");
+            if i % 3 == 2 {
+                std::fs::create_dir_all(tmp.path().join(&id)).unwrap();
+                std::fs::write(tmp.path().join(&id).join("000000.wrec.zst"), b"garbage").unwrap();
+            } else {
+                let mut w = SessionWriter::new(tmp.path(), meta(&id)).unwrap();
+                w.append(scrubbed(i)).unwrap();
+                w.finish().unwrap();
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        for _ in 0..20 {
+            let err = pool
+                .install(|| read_sessions(tmp.path()))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("s02"), "{err}");
+        }
+    }
+
+    /// Many staged sessions (their files synced on several threads) are all moved into place.
+    #[test]
+    fn staged_sessions_commit_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        let staged: Vec<StagedSession> = (0..6)
+            .map(|i| {
+                let mut w = SessionWriter::staged(tmp.path(), meta(&format!("s{i}"))).unwrap();
+                for k in 0..4 {
+                    w.append(scrubbed(k)).unwrap();
+                }
+                w.finish_staged().unwrap().unwrap()
+            })
+            .collect();
+        assert!(read_sessions(tmp.path()).unwrap().is_empty());
+        let manifests = commit_staged(staged).unwrap();
+        assert_eq!(manifests.len(), 6);
+        let read = read_sessions(tmp.path()).unwrap();
+        assert_eq!(read.len(), 6);
+        assert!(read.iter().all(|s| s.exchanges.len() == 4));
     }
 
     #[test]
