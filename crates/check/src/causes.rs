@@ -37,6 +37,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 use wraith_engine::Provenance;
@@ -147,6 +148,26 @@ pub fn annotate_parsed<'p>(
     parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
     jobs: usize,
 ) {
+    if jobs <= 1 {
+        annotate_on(report, model, sessions, reference, diff, parsed, false);
+    } else {
+        crate::run::on_threads(jobs, || {
+            annotate_on(report, model, sessions, reference, diff, parsed, true);
+        });
+    }
+}
+
+/// [`annotate_parsed`]'s work: on the calling thread, or (`parallel`) spread over the rayon
+/// pool the caller runs in.
+fn annotate_on<'p>(
+    report: &mut Report,
+    model: &Model,
+    sessions: &[&RecordedSession],
+    reference: &[&RecordedSession],
+    diff: &DiffOptions,
+    parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
+    parallel: bool,
+) {
     let index = ModelIndex::new(model);
     let opts = DiffOptions {
         outbound: None,
@@ -208,10 +229,13 @@ pub fn annotate_parsed<'p>(
         positions.push(at);
     }
     // Each session's history keys, routes and minted ids depend on that session alone: computed
-    // on up to `jobs` threads, read back by session.
-    let passes: Vec<SessionPass<'_>> = map_sessions(jobs, all.len(), |si| {
-        session_pass(&index, report, all[si].1, &positions[si], &given[si])
-    });
+    // on the pool's threads, read back by session.
+    let pass = |si: usize| session_pass(&index, report, all[si].1, &positions[si], &given[si]);
+    let passes: Vec<SessionPass<'_>> = if parallel {
+        (0..all.len()).into_par_iter().map(pass).collect()
+    } else {
+        (0..all.len()).map(pass).collect()
+    };
     let mut answers = Answers::default();
     let mut entries: Vec<Entry<'_>> = Vec::new();
     let mut steps: Vec<HistoryStep<'_>> = Vec::new();
@@ -269,8 +293,8 @@ pub fn annotate_parsed<'p>(
         unrecorded: &unrecorded,
     };
     // Only groups whose members gave more than one distinct answer compare anything: the
-    // others are skipped before any work. Their comparisons are spread over `jobs` threads,
-    // each with its own judge (a memo only saves work), and read back by group.
+    // others are skipped before any work. Their comparisons are spread over the pool's threads,
+    // each run of groups with its own judge (a memo only saves work), and read back by group.
     let split: Vec<usize> = (0..groups.len())
         .filter(|&g| {
             let m = &groups[g];
@@ -279,9 +303,9 @@ pub fn annotate_parsed<'p>(
         .collect();
     let (index_r, opts_r, all_r, entries_r, minted_r) = (&index, &opts, &all, &entries, &minted);
     let judged = judge_groups(
-        jobs,
+        parallel,
         &split,
-        move |_| {
+        move || {
             let mut judge = PairJudge {
                 index: index_r,
                 opts: opts_r,
@@ -294,7 +318,7 @@ pub fn annotate_parsed<'p>(
                 leaked: BTreeMap::new(),
                 echoes: BTreeMap::new(),
             };
-            // One judge per thread, reused across that thread's groups.
+            // One judge per run of groups, reused across them.
             move |members: &[usize]| judge_group(&mut judge, members, entries_r, flags)
         },
         &groups,
@@ -454,42 +478,6 @@ fn session_pass<'s>(
     pass
 }
 
-/// `f` of every session index below `n`, on up to `jobs` threads (the calling thread is one),
-/// in index order whatever thread computed what.
-fn map_sessions<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let workers = jobs.clamp(1, n.max(1));
-    if workers == 1 {
-        return (0..n).map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            out.push((i, f(i)));
-        }
-        out
-    };
-    let work = &work;
-    let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
-        let mut all = work();
-        for h in handles {
-            // A panicking worker is a bug: re-raise it on the calling thread.
-            match h.join() {
-                Ok(part) => all.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        all
-    });
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, t)| t).collect()
-}
-
 /// What one group of identical histories with several distinct answers gives.
 struct GroupOutcome {
     /// Failing replayed members (entry indices) on a known route whose recording another
@@ -576,49 +564,28 @@ fn judge_group(
     }
 }
 
-/// [`judge_group`] for every group of `split` (indices into `groups`) on up to `jobs` threads
-/// (the calling thread is one), each with the judge `make` builds; outcomes by group index, so
-/// the fold does not depend on which thread judged what.
+/// [`judge_group`] for every group of `split` (indices into `groups`), on the calling thread or
+/// (`parallel`) over the rayon pool the caller runs in, each run of groups with the judge `make`
+/// builds; outcomes by group index, so the fold does not depend on which thread judged what.
 fn judge_groups<'g, F, J>(
-    jobs: usize,
+    parallel: bool,
     split: &[usize],
     make: F,
     groups: &'g [Vec<usize>],
 ) -> BTreeMap<usize, GroupOutcome>
 where
-    F: Fn(usize) -> J + Sync,
+    F: Fn() -> J + Sync,
     J: FnMut(&'g [usize]) -> GroupOutcome,
 {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = |worker: usize| {
-        let mut judge = make(worker);
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&g) = split.get(i) else { break };
-            out.push((g, judge(&groups[g])));
-        }
-        out
-    };
-    let workers = jobs.clamp(1, split.len().max(1));
-    let mut all: BTreeMap<usize, GroupOutcome> = BTreeMap::new();
-    if workers == 1 {
-        all.extend(work(0));
-        return all;
+    if !parallel || split.len() <= 1 {
+        let mut judge = make();
+        return split.iter().map(|&g| (g, judge(&groups[g]))).collect();
     }
-    let work = &work;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..workers).map(|w| scope.spawn(move || work(w))).collect();
-        all.extend(work(0));
-        for h in handles {
-            // A panicking worker is a bug in the judge: re-raise it on the calling thread.
-            match h.join() {
-                Ok(part) => all.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
-    all
+    let judged: Vec<(usize, GroupOutcome)> = split
+        .par_iter()
+        .map_init(&make, |judge, &g| (g, judge(&groups[g])))
+        .collect();
+    judged.into_iter().collect()
 }
 
 /// Search nodes the exact clique search may visit per group before it settles for greedy.

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use wraith_engine::{Engine, Request};
 use wraith_model::Model;
@@ -297,19 +298,33 @@ pub fn default_jobs() -> NonZeroUsize {
     std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
 }
 
-/// [`replay_prepared`] on up to `jobs` threads, each with its own twin from `make_twin` (built
-/// on that thread) and its own [`DiffCache`]. Threads take the next unreplayed session in
-/// session order; outcomes are folded into the report in session order as they become
-/// available, so the report is the very one the sequential run builds — byte for byte — given a
-/// twin whose answers in one namespace do not depend on what other namespaces did or when
-/// (the in-memory [`Engine`] keeps all answer-shaping state per namespace; see
-/// `docs/conformance.md`). `jobs == 1` (or a single session) is the sequential run on the
-/// calling thread.
+/// `f` on a rayon pool of `jobs` threads, so the parallel work inside it runs on `jobs` threads
+/// (`--jobs`): the pool the caller already runs in when it has that many, else a new one. Should
+/// the system refuse the threads, `f` runs where it is called (its parallel work then on rayon's
+/// global pool): nothing computed here depends on the thread count.
+pub(crate) fn on_threads<R: Send>(jobs: usize, f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() && rayon::current_num_threads() == jobs {
+        return f();
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
+/// [`replay_prepared`] on a rayon pool of up to `jobs` threads (built once for the run; the
+/// causes step runs on it too), each thread with its own twin from `make_twin` (built on that
+/// thread) and its own [`DiffCache`]. Threads take the next unreplayed session in session order;
+/// outcomes are folded into the report in session order as they become available, so the
+/// report is the very one the sequential run builds — byte for byte — given a twin whose
+/// answers in one namespace do not depend on what other namespaces did or when (the in-memory
+/// [`Engine`] keeps all answer-shaping state per namespace; see `docs/conformance.md`).
+/// `jobs == 1` (or a single session) is the sequential run on the calling thread.
 ///
 /// `progress` is called once per exchange, from whichever thread replays it. On a twin failure
 /// no new session is started and the failure of the earliest session in session order is
 /// returned: the same one the sequential run stops at, since every session before it has been
-/// replayed by then.
+/// replayed by then. A panic on any thread is raised again on the calling thread.
 pub fn replay_parallel<T: Twin>(
     run: &CheckRun<'_>,
     prepared: &Prepared,
@@ -323,102 +338,105 @@ pub fn replay_parallel<T: Twin>(
         let mut twin = make_twin();
         return replay_prepared(run, prepared, &mut twin, &mut || progress());
     }
-    let index = ModelIndex::new(run.model);
-    let mut b = report_builder(run);
-    // Sessions are handed out in order, so every session before a taken one is taken too.
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let take = || {
-        if stop.load(Ordering::Relaxed) {
-            return None;
+    on_threads(workers, || {
+        let index = ModelIndex::new(run.model);
+        // Sessions are handed out in order, so every session before a taken one is taken too.
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let take = || {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let si = next.fetch_add(1, Ordering::Relaxed);
+            (si < n).then_some(si)
+        };
+        let folded = Mutex::new(InOrder {
+            b: report_builder(run),
+            pending: BTreeMap::new(),
+            next: 0,
+            parsed: vec![Vec::new(); n],
+            failed: None,
+        });
+        // Every thread of the pool replays sessions until none is left (its twin is built when
+        // it takes its first one), and folds what its outcome makes ready.
+        rayon::broadcast(|_| {
+            let mut twin: Option<T> = None;
+            let mut cache = DiffCache::default();
+            while let Some(si) = take() {
+                let twin = twin.get_or_insert_with(make_twin);
+                let r = replay_session(run, &index, prepared, si, twin, &mut cache, &mut || {
+                    progress()
+                });
+                if r.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                // A poisoned lock means another thread panicked; that panic is raised once
+                // every thread is done, so what is folded here no longer matters.
+                let mut folded = folded.lock().unwrap_or_else(PoisonError::into_inner);
+                if folded.add(run, si, r) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        });
+        let folded = folded.into_inner().unwrap_or_else(PoisonError::into_inner);
+        match folded.failed {
+            Some(e) => Err(e),
+            None => Ok(finish_report_parsed(
+                run,
+                folded.b,
+                prepared,
+                &folded.parsed,
+                workers,
+            )),
         }
-        let si = next.fetch_add(1, Ordering::Relaxed);
-        (si < n).then_some(si)
-    };
-    // Outcomes arrive in completion order and are folded in session order: `pending` holds
-    // what arrived early. The first failure in session order ends the run.
-    let mut pending: BTreeMap<usize, Result<SessionOutcome, TwinCallError>> = BTreeMap::new();
-    let mut fold_next = 0;
-    let mut parsed: Vec<Vec<(usize, ExpectedBody)>> = vec![Vec::new(); n];
-    let mut fold_ready = |pending: &mut BTreeMap<usize, Result<SessionOutcome, TwinCallError>>| {
-        while let Some(r) = pending.remove(&fold_next) {
+    })
+}
+
+/// The report of a parallel run as its sessions' outcomes arrive, in completion order: folded
+/// in session order, those that arrived early waiting in `pending`.
+struct InOrder {
+    b: ReportBuilder,
+    pending: BTreeMap<usize, Result<SessionOutcome, TwinCallError>>,
+    /// The next session to fold.
+    next: usize,
+    /// The recorded bodies each folded session's replay parsed (for the causes step).
+    parsed: Vec<Vec<(usize, ExpectedBody)>>,
+    /// The first failure in session order: the run ends there.
+    failed: Option<TwinCallError>,
+}
+
+impl InOrder {
+    /// Take the outcome of session `si` of `run` and fold every outcome it makes ready. True
+    /// once the run has failed.
+    fn add(
+        &mut self,
+        run: &CheckRun<'_>,
+        si: usize,
+        r: Result<SessionOutcome, TwinCallError>,
+    ) -> bool {
+        if self.failed.is_some() {
+            return true;
+        }
+        self.pending.insert(si, r);
+        while let Some(r) = self.pending.remove(&self.next) {
             match r {
                 Ok(mut outcome) => {
-                    if let Some(p) = parsed.get_mut(fold_next) {
+                    if let Some(p) = self.parsed.get_mut(self.next) {
                         *p = std::mem::take(&mut outcome.parsed);
                     }
-                    fold_session(&mut b, run.sessions[fold_next], outcome);
-                }
-                Err(e) => return Some(e),
-            }
-            fold_next += 1;
-        }
-        None
-    };
-    let failed = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<SessionOutcome, TwinCallError>)>();
-        // The calling thread is one of the workers (its allocator heap is warm), so only
-        // `workers - 1` threads are started.
-        for _ in 1..workers {
-            let tx = tx.clone();
-            let (index, take, stop) = (&index, &take, &stop);
-            scope.spawn(move || {
-                let mut twin = make_twin();
-                let mut cache = DiffCache::default();
-                while let Some(si) = take() {
-                    let r = replay_session(
-                        run,
-                        index,
-                        prepared,
-                        si,
-                        &mut twin,
-                        &mut cache,
-                        &mut || progress(),
-                    );
-                    let failed = r.is_err();
-                    if tx.send((si, r)).is_err() || failed {
-                        stop.store(true, Ordering::Relaxed);
-                        break;
+                    if let Some(session) = run.sessions.get(self.next) {
+                        fold_session(&mut self.b, session, outcome);
                     }
                 }
-            });
-        }
-        drop(tx);
-        let mut twin = make_twin();
-        let mut cache = DiffCache::default();
-        while let Some(si) = take() {
-            let r = replay_session(
-                run,
-                &index,
-                prepared,
-                si,
-                &mut twin,
-                &mut cache,
-                &mut || progress(),
-            );
-            if r.is_err() {
-                stop.store(true, Ordering::Relaxed);
+                Err(e) => {
+                    self.failed = Some(e);
+                    self.pending.clear();
+                    return true;
+                }
             }
-            pending.insert(si, r);
-            pending.extend(rx.try_iter());
-            if let Some(e) = fold_ready(&mut pending) {
-                stop.store(true, Ordering::Relaxed);
-                return Some(e);
-            }
+            self.next += 1;
         }
-        // The other workers finish the sessions they took.
-        for (si, r) in rx {
-            pending.insert(si, r);
-            if let Some(e) = fold_ready(&mut pending) {
-                stop.store(true, Ordering::Relaxed);
-                return Some(e);
-            }
-        }
-        None
-    });
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(finish_report_parsed(run, b, prepared, &parsed, workers)),
+        false
     }
 }
 

@@ -44,12 +44,29 @@ fn measure(corpus: &str, base: &str) {
     let mut h = check(&hm, &held);
     assert_parallel_same(&hm, &held, &h);
     // As `wraith check --holdout` does: the training sessions are the model's recordings.
+    let replayed = h.clone();
     wraith_check::causes::annotate(
         &mut h,
         &hm,
         &held,
         &train,
         &wraith_check::DiffOptions::default(),
+    );
+    // `wraith check --holdout --jobs N` compares on N threads: the same causes, byte for byte.
+    let mut on_threads = replayed;
+    wraith_check::causes::annotate_parsed(
+        &mut on_threads,
+        &hm,
+        &held,
+        &train,
+        &wraith_check::DiffOptions::default(),
+        &|_, _| None,
+        3,
+    );
+    assert!(
+        wraith_model::to_canonical_json(&on_threads).expect("json")
+            == wraith_model::to_canonical_json(&h).expect("json"),
+        "3 jobs found other causes than the sequential run"
     );
     println!("== {corpus} holdout 5\n{}", summary(&h));
 }

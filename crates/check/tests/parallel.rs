@@ -191,3 +191,89 @@ fn parallel_run_reports_the_failure_the_sequential_run_stops_at() {
         );
     }
 }
+
+/// The causes of a held-out run, computed against the training sessions as
+/// `wraith check --holdout` does (its comparisons on `--jobs` threads), are the same bytes on
+/// any number of threads.
+#[test]
+fn causes_against_training_sessions_do_not_depend_on_jobs() {
+    let sessions = mastodon_sessions();
+    let (train, held) = wraith_check::holdout_split(&sessions, 3);
+    let train_owned: Vec<_> = train.iter().map(|s| (*s).clone()).collect();
+    let trained = synth(&train_owned, "mastodon", MASTODON);
+    let replayed = check(&trained, &held);
+    let annotated = |jobs: usize| {
+        let mut r = replayed.clone();
+        wraith_check::causes::annotate_parsed(
+            &mut r,
+            &trained,
+            &held,
+            &train,
+            &wraith_check::DiffOptions::default(),
+            &|_, _| None,
+            jobs,
+        );
+        r
+    };
+    let one = annotated(1);
+    assert!(
+        one.causes.contains_key("recordings_disagree") && one.ceiling.disagreeing_groups > 0,
+        "the training sessions answer some held-out history otherwise: {:?}",
+        one.causes
+    );
+    let one = json(&one);
+    for jobs in [2, 3, 8] {
+        assert_eq!(one, json(&annotated(jobs)), "{jobs} jobs");
+    }
+}
+
+/// A twin that panics in one namespace.
+struct PanickingTwin {
+    panic_in: String,
+}
+
+impl Twin for PanickingTwin {
+    fn call(&mut self, session: &str, _req: &Request) -> Result<Observed, String> {
+        assert_ne!(session, self.panic_in, "the twin broke");
+        Ok(Observed {
+            status: 204,
+            headers: Vec::new(),
+            body: Vec::new(),
+            provenance: None,
+            route: None,
+            replay: None,
+        })
+    }
+}
+
+/// A panic on one of the replay threads is a bug: it reaches the caller, never a report.
+#[test]
+fn a_panic_on_a_replay_thread_reaches_the_caller() {
+    let sessions = mastodon_sessions();
+    let all: Vec<_> = sessions.iter().collect();
+    let model = synth(&sessions, "mastodon", MASTODON);
+    let engine = Arc::new(engine(&model));
+    let run = check_run(&model, &all, &engine);
+    let prepared = wraith_check::prepare(&all);
+    let panic_in = format!("check-{}", all[7].manifest.session_id);
+    for jobs in [2, 4] {
+        let make = || PanickingTwin {
+            panic_in: panic_in.clone(),
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wraith_check::replay_parallel(
+                &run,
+                &prepared,
+                std::num::NonZeroUsize::new(jobs).unwrap(),
+                &make,
+                &|| {},
+            )
+        }));
+        let panic = r.expect_err("the panic reaches the caller");
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(message.contains("the twin broke"), "{jobs} jobs: {message}");
+    }
+}
