@@ -206,6 +206,7 @@ fn bench_engine() -> Engine {
                 known_ids: known,
                 known_missing: Default::default(),
                 records: Default::default(),
+                read_prefixes: Default::default(),
             },
         )]),
         diagnostics: Vec::new(),

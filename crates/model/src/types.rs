@@ -1114,6 +1114,12 @@ pub struct EntityType {
     /// and what list routes merge session writes into.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub records: BTreeMap<String, Value>,
+    /// Top-level string fields a create answers whole and every later view of the same record
+    /// (read, update answer, list item) shows only the first `n` characters of, as APIs show a
+    /// secret once: field name → `n`. The engine answers the create whole and keeps the first
+    /// `n` characters in the stored record, so later reads, updates and lists show them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub read_prefixes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -543,6 +543,17 @@ fn merge_entity(
     base.known_missing.extend(ov.known_missing.iter().cloned());
     let known = &base.known_ids;
     base.known_missing.retain(|id| !known.contains(id));
+    for (field, n) in &ov.read_prefixes {
+        match base.read_prefixes.get(field) {
+            None => {
+                base.read_prefixes.insert(field.clone(), *n);
+            }
+            Some(m) if m != n => problems.push(format!(
+                "later views show `{field}` as its first {m} characters here, {n} in this input"
+            )),
+            Some(_) => {}
+        }
+    }
     let mut records_added = 0;
     for (id, rec) in &ov.records {
         match base.records.get(id) {

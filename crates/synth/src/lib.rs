@@ -25,7 +25,8 @@
 //! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
 //! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
 //! selecting the records it lists), [`wrapped_creates`] (a `POST` answering another
-//! collection's new record one key deeper), [`drift`] (where a route's newest
+//! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
+//! and later views show as a prefix), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -45,6 +46,7 @@ pub mod member_effects;
 pub mod mentions;
 pub mod observe;
 pub mod path_filter;
+pub mod read_prefixes;
 pub mod record_classes;
 pub mod request_keying;
 pub mod routes;
@@ -162,7 +164,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let mut plans = state::plan_routes(&templated, &obs);
     wrapped_creates::learn(&templated, &mut plans, &obs);
 
-    let entity_types = state::entity_types(&templated, &plans, &obs);
+    let mut entity_types = state::entity_types(&templated, &plans, &obs);
     let symbols = symbol_builder.finish();
     // Drift compares recorded answers too (before exact replay takes them).
     let mut started: BTreeMap<&str, u64> = BTreeMap::new();
@@ -186,6 +188,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let mut singletons = Vec::new();
     let mut stepped = Vec::new();
     let mut filters = Vec::new();
+    let mut prefixes = BTreeMap::new();
     rayon::scope(|s| {
         s.spawn(|_| {
             routes = (0..templated.len())
@@ -227,7 +230,13 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
             stepped = create_counters::learn(&templated, plan_routes, &entity_types, obs_ref);
         });
         s.spawn(|_| filters = path_filter::learn(&templated, plan_routes, &entity_types, obs_ref));
+        s.spawn(|_| prefixes = read_prefixes::learn(&templated, plan_routes, obs_ref));
     });
+    for (ty, fields) in prefixes {
+        if let Some(t) = entity_types.get_mut(&ty) {
+            t.read_prefixes = fields;
+        }
+    }
     let mut built: Vec<Route> = Vec::with_capacity(templated.len());
     for (route, notes) in routes {
         built.push(route);

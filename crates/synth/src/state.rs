@@ -247,7 +247,7 @@ pub(crate) fn scalar_string(v: &Value) -> Option<String> {
 
 /// The record a body holds: the body itself when it carries `pk`, else the object of the
 /// body's envelope (see [`envelope_of`]) when that carries `pk`.
-fn record_in<'v>(body: &'v Value, pk: &str) -> Option<&'v Value> {
+pub(crate) fn record_in<'v>(body: &'v Value, pk: &str) -> Option<&'v Value> {
     if body.get(pk).is_some_and(|v| scalar_string(v).is_some()) {
         return Some(body);
     }
@@ -788,6 +788,8 @@ pub fn entity_types(
                 known_ids: acc.known,
                 known_missing,
                 records,
+                // Filled by `synthesize` (see `read_prefixes`).
+                read_prefixes: BTreeMap::new(),
             },
         );
     }

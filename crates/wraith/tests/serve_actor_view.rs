@@ -25,6 +25,7 @@ fn entity(prefix: Option<&str>, known: &[&str]) -> EntityType {
         known_ids: known.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>(),
         known_missing: BTreeSet::new(),
         records: BTreeMap::new(),
+        read_prefixes: BTreeMap::new(),
     }
 }
 

@@ -414,6 +414,7 @@ pub fn shop(twin: &str) -> Model {
             known_ids: BTreeSet::from(["cus_1".to_string()]),
             known_missing: BTreeSet::from(["cus_missing".to_string()]),
             records: BTreeMap::from([("cus_1".to_string(), cus_1())]),
+            read_prefixes: BTreeMap::new(),
         },
     );
     entity_types.insert(
@@ -424,6 +425,7 @@ pub fn shop(twin: &str) -> Model {
             known_ids: BTreeSet::from(["prod_1".to_string()]),
             known_missing: BTreeSet::from(["prod_gone".to_string()]),
             records: BTreeMap::new(),
+            read_prefixes: BTreeMap::new(),
         },
     );
     entity_types.insert(
@@ -434,6 +436,7 @@ pub fn shop(twin: &str) -> Model {
             known_ids: BTreeSet::from(["acme".to_string()]),
             known_missing: BTreeSet::new(),
             records: BTreeMap::new(),
+            read_prefixes: BTreeMap::new(),
         },
     );
     entity_types.insert(
@@ -444,6 +447,7 @@ pub fn shop(twin: &str) -> Model {
             known_ids: BTreeSet::from(["repo_1".to_string()]),
             known_missing: BTreeSet::new(),
             records: BTreeMap::new(),
+            read_prefixes: BTreeMap::new(),
         },
     );
     let mut routes = routes;
