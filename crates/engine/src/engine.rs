@@ -1256,6 +1256,25 @@ impl Engine {
         self.schema.primary_key(ty).unwrap_or("id").to_string()
     }
 
+    /// A created record as later views of it show it: each of its type's `read_prefixes`
+    /// (a secret the create answers whole) cut to its first characters. What the session
+    /// stores after a create; the create's own answer keeps the whole value.
+    fn as_later_views_show(&self, ty: &str, mut entity: Value) -> Value {
+        let Some(t) = self.model.entity_types.get(ty) else {
+            return entity;
+        };
+        if let Value::Object(map) = &mut entity {
+            for (field, n) in &t.read_prefixes {
+                if let Some(Value::String(s)) = map.get_mut(field)
+                    && let Some((cut, _)) = s.char_indices().nth(*n as usize)
+                {
+                    s.truncate(cut);
+                }
+            }
+        }
+        entity
+    }
+
     /// The (entity type, id) a read/update/delete route addresses.
     fn target<'c>(
         &self,
@@ -2316,7 +2335,8 @@ impl Engine {
                     if !named {
                         ns.note_minted_again(&ty, &key);
                     }
-                    ns.put(&ty, &key, entity.clone(), Origin::Replayed, Some(parents));
+                    let entity = self.as_later_views_show(&ty, entity.clone());
+                    ns.put(&ty, &key, entity, Origin::Replayed, Some(parents));
                 }
             }
             Some(StateOp::Update) => {
@@ -2601,13 +2621,8 @@ impl Engine {
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);
         }
-        ns.put(
-            &ty,
-            &key,
-            entity.clone(),
-            Origin::Synthesized,
-            Some(parents),
-        );
+        let stored = self.as_later_views_show(&ty, entity.clone());
+        ns.put(&ty, &key, stored, Origin::Synthesized, Some(parents));
         self.make_implicit_children(ns, call, route, &key);
         self.apply_create_counters(ns, call, &mut out, Origin::Synthesized);
         out
