@@ -134,19 +134,24 @@ struct FailingTwin {
     fail_in: Vec<String>,
 }
 
+/// The answer the test twins give where they neither fail nor panic.
+fn no_content() -> Observed {
+    Observed {
+        status: 204,
+        headers: Vec::new(),
+        body: Vec::new(),
+        provenance: None,
+        route: None,
+        replay: None,
+    }
+}
+
 impl Twin for FailingTwin {
     fn call(&mut self, session: &str, _req: &Request) -> Result<Observed, String> {
         if self.fail_in.iter().any(|s| s == session) {
             return Err(format!("no answer in {session}"));
         }
-        Ok(Observed {
-            status: 204,
-            headers: Vec::new(),
-            body: Vec::new(),
-            provenance: None,
-            route: None,
-            replay: None,
-        })
+        Ok(no_content())
     }
 }
 
@@ -235,14 +240,7 @@ struct PanickingTwin {
 impl Twin for PanickingTwin {
     fn call(&mut self, session: &str, _req: &Request) -> Result<Observed, String> {
         assert_ne!(session, self.panic_in, "the twin broke");
-        Ok(Observed {
-            status: 204,
-            headers: Vec::new(),
-            body: Vec::new(),
-            provenance: None,
-            route: None,
-            replay: None,
-        })
+        Ok(no_content())
     }
 }
 
