@@ -10,7 +10,10 @@ pub enum RecordingError {
     #[error("not a WREC exchange: {0}")]
     Decode(String),
     /// A recording file could not be decoded; the file is named so it can be removed or fixed.
-    #[error("corrupt recording {path}: {reason}")]
+    #[error(
+        "corrupt recording {path}: {reason}; move its session folder out of recordings/sessions/ \
+         (or restore the file), or record that session again"
+    )]
     CorruptFile { path: PathBuf, reason: String },
     #[error("bad manifest {path}: {reason}")]
     Manifest { path: PathBuf, reason: String },

@@ -125,7 +125,10 @@ pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, Rec
         Ok(bytes) => {
             serde_json::from_slice::<Manifest>(&bytes).map_err(|e| RecordingError::Manifest {
                 path: manifest_path.clone(),
-                reason: e.to_string(),
+                reason: format!(
+                    "{e}; fix the JSON, or delete the file: a session without a manifest is read \
+                     with one rebuilt from its exchanges"
+                ),
             })?
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
