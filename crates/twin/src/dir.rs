@@ -10,6 +10,11 @@ pub enum TwinError {
         looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
     )]
     NotFound { arg: String, looked: Vec<PathBuf> },
+    /// The argument names a file (often the twin's own `wraith.toml`), not a twin folder.
+    #[error(
+        "`{arg}` is a file, not a twin folder: pass the folder holding wraith.toml (a twin name under ./twins/ or a path to its folder)"
+    )]
+    NotAFolder { arg: String },
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -55,6 +60,11 @@ impl TwinDir {
                     return Ok(TwinDir { root: named });
                 }
                 looked.push(named.join("wraith.toml"));
+            }
+            if as_path.is_file() {
+                return Err(TwinError::NotAFolder {
+                    arg: arg.to_string(),
+                });
             }
         }
         Err(TwinError::NotFound {
@@ -151,6 +161,19 @@ mod tests {
         assert!(err.contains("nope/wraith.toml"), "{err}");
         assert!(err.contains("twins/nope/wraith.toml"), "{err}");
         assert!(err.contains("wraith init"), "{err}");
+    }
+
+    #[test]
+    fn resolve_a_file_says_it_is_not_a_twin_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let twin = tmp.path().join("shop");
+        std::fs::create_dir_all(&twin).unwrap();
+        std::fs::write(twin.join("wraith.toml"), "").unwrap();
+        let err = TwinDir::resolve_in(tmp.path(), "shop/wraith.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a file, not a twin folder"), "{err}");
+        assert!(err.contains("shop/wraith.toml"), "{err}");
     }
 
     #[test]
