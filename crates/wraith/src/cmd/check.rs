@@ -1247,8 +1247,38 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
             )));
         }
     };
-    wraith_model::model_from_json_str(&text)
-        .map_err(|e| CliError::usage(anyhow!("{}: {e}; re-run `wraith synth`", path.display())))
+    let model = wraith_model::model_from_json_str(&text).map_err(|e| {
+        // A file that is not JSON at all (truncated, overwritten) says where parsing stopped,
+        // not only that it is no model.
+        if let Err(json) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+            return CliError::usage(anyhow!(
+                "{}: not JSON ({json}): the file is damaged or truncated; re-run `wraith synth`",
+                path.display()
+            ));
+        }
+        CliError::usage(anyhow!("{}: {e}; re-run `wraith synth`", path.display()))
+    })?;
+    warn_duplicate_routes(&model, path);
+    Ok(model)
+}
+
+/// A model naming one `METHOD /path` in more than one route was edited by hand or merged
+/// wrongly (`wraith synth` never writes one). It still loads; say so, once per route.
+fn warn_duplicate_routes(model: &Model, path: &Path) {
+    let mut ids: std::collections::BTreeMap<(String, &str), Vec<&str>> = Default::default();
+    for r in &model.routes {
+        ids.entry((r.method.to_ascii_uppercase(), r.path.as_str()))
+            .or_default()
+            .push(r.id.as_str());
+    }
+    for ((method, route), ids) in ids.iter().filter(|(_, ids)| ids.len() > 1) {
+        eprintln!(
+            "warning: {}: {method} {route} is declared by {} routes (ids {}); re-run `wraith synth` (`wraith lint` reports it as duplicate-route)",
+            path.display(),
+            ids.len(),
+            ids.join(", ")
+        );
+    }
 }
 
 pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
