@@ -94,8 +94,20 @@ pub fn run(args: Args) -> CmdResult {
     for w in &cfg.warnings {
         eprintln!("warning: {w}");
     }
-    let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
+    let mut sessions = wraith_recording::read_sessions(&twin.sessions_dir())
         .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    // A session folder without exchanges (a recording stopped before its first one) has
+    // nothing to replay: counted, it would pass vacuously, or be all a held-out half holds.
+    sessions.retain(|s| {
+        let empty = s.exchanges.is_empty();
+        if empty {
+            eprintln!(
+                "warning: {}: no exchanges, skipped; remove the folder if it is not a recording",
+                twin.sessions_dir().join(&s.manifest.session_id).display()
+            );
+        }
+        !empty
+    });
     if sessions.is_empty() {
         return Err(CliError::usage(anyhow!(
             "{} has no recordings to check: record (`wraith record`) or import (`wraith import`) traffic first",
@@ -366,12 +378,36 @@ fn build_engine(
     sessions: usize,
     fixture: Option<&str>,
 ) -> Result<Engine, CliError> {
-    build_engine_with(twin_name, twin, twin, cfg, model, sessions, fixture)
+    let mut warnings = Vec::new();
+    let engine = build_engine_with(
+        twin_name,
+        twin,
+        twin,
+        cfg,
+        model,
+        sessions,
+        fixture,
+        &mut warnings,
+    )?;
+    print_warnings(&warnings);
+    Ok(engine)
+}
+
+/// Print each warning once, in order, as `serve` lists them: a file the check reads but cannot
+/// use (an unparsable `scrub.toml` or `state/schema.json`) is named, never silently skipped.
+fn print_warnings(warnings: &[String]) {
+    let mut seen = std::collections::BTreeSet::new();
+    for w in warnings {
+        if seen.insert(w.as_str()) {
+            eprintln!("warning: {w}");
+        }
+    }
 }
 
 /// [`build_engine`] with the twin folder's state (schema and fixture sets, `state`) and its
 /// outbound policy (`policy`) read separately: `--holdout --fixture` seeds fixtures but keeps
-/// the held-out run's comparison as it is without them.
+/// the held-out run's comparison as it is without them. What the engine and the outbound policy
+/// could not use is added to `warnings`.
 #[allow(clippy::too_many_arguments)]
 fn build_engine_with(
     twin_name: &str,
@@ -381,6 +417,7 @@ fn build_engine_with(
     model: &Model,
     sessions: usize,
     fixture: Option<&str>,
+    warnings: &mut Vec<String>,
 ) -> Result<Engine, CliError> {
     let twin = policy;
     let (schema, fixtures) = match state {
@@ -397,11 +434,22 @@ fn build_engine_with(
             wraith_engine::EngineError::UnknownFixture { .. } => {
                 CliError::usage(anyhow!("--fixture: {e}"))
             }
+            e @ wraith_engine::EngineError::Fixture { .. } => CliError::usage(anyhow!(
+                "{}: {e}; fix that file (`wraith lint` lists every fixture problem)",
+                state.map_or_else(
+                    || "state/fixtures".to_string(),
+                    |t| t.fixtures_dir().display().to_string()
+                )
+            )),
             e => CliError::usage(anyhow!("cannot build the twin's engine: {e}")),
         })?;
+    warnings.extend(engine.warnings().iter().cloned());
     // The same outbound policy `serve` declares, so recordings are compared in its space.
     if let Some(t) = twin {
-        let policy = super::serve::outbound_policy(t, cfg.serve.strip_headers, &mut Vec::new())?;
+        let mut policy_warnings = Vec::new();
+        let policy =
+            super::serve::outbound_policy(t, cfg.serve.strip_headers, &mut policy_warnings)?;
+        warnings.extend(policy_warnings);
         engine
             .set_outbound_policy(policy)
             .map_err(|e| CliError::usage(anyhow!("{}: {e}", t.scrub_toml().display())))?;
@@ -708,6 +756,7 @@ fn holdout(
     // recordings teach.
     let state = fixture.map(|_| twin);
     let run_on = |set: &[&RecordedSession], prefix: &str| -> Result<Report, CliError> {
+        let mut warnings = Vec::new();
         let engine = Arc::new(build_engine_with(
             twin_name,
             state,
@@ -716,7 +765,12 @@ fn holdout(
             &model,
             set.len(),
             fixture,
+            &mut warnings,
         )?);
+        // Both halves build the same engine: say what it could not use once.
+        if prefix == "in-sample-" {
+            print_warnings(&warnings);
+        }
         let mut diff = diff_options(cfg, None);
         diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
         let run = CheckRun {

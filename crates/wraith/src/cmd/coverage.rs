@@ -111,14 +111,20 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
     // Entity types the implicit default set seeds (directory or flat form, or loose files).
     let mut fixture_types: Vec<String> = match fixtures.sets.get("default") {
         Some(set) => match &set.fixture_json {
-            Some(text) => serde_json::from_str::<serde_json::Value>(text)
-                .ok()
-                .and_then(|v| {
-                    v.get("entities")
-                        .and_then(|e| e.as_object())
-                        .map(|m| m.keys().cloned().collect())
-                })
-                .unwrap_or_default(),
+            Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(v) => v
+                    .get("entities")
+                    .and_then(|e| e.as_object())
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default(),
+                Err(e) => {
+                    eprintln!(
+                        "warning: {}: not JSON ({e}): no route is listed as answering from a fixture; `wraith lint` names every fixture problem",
+                        twin.fixtures_dir().join("default/fixture.json").display()
+                    );
+                    Vec::new()
+                }
+            },
             None => set.flat.keys().cloned().collect(),
         },
         None => fixtures.loose.keys().cloned().collect(),
