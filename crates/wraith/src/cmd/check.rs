@@ -1357,6 +1357,12 @@ fn write_reports(
     cov: &wraith_check::coverage::Coverage,
 ) -> Result<(), CliError> {
     let dir = twin.reports_dir();
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::runtime(anyhow!(
+            "cannot write the check report: {} is a file, not a folder; move or remove it so `wraith check` can create the reports folder there",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", dir.display())))?;
     let (json_path, html_path) = report_paths(twin);
