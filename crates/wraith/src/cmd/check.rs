@@ -46,7 +46,7 @@ Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] en
 (`[diff.thresholds]`, `[diff.overrides]`), an unmarked authored deviation, or a twin older than
 `[freshness] max_age` (twin-stale) or a share of drifted routes above `[freshness] max_drift`
 (twin-drift-exceeded; the report is written and printed first) · 4 IO failure or
-the target did not answer.")]
+the target did not answer (within --timeout).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -57,6 +57,11 @@ pub struct Args {
     /// `X-Wraith-Session` per recorded session.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
+    /// With `--target`: how long to wait for each answer, for its headers and again for its
+    /// body, before the run stops with exit 4 (a twin that never answers).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "target",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
     /// Hold out every K-th recorded session: synthesize a model from the others and check the
     /// held-out sessions against it (in memory). Prints in-sample and held-out scores.
     #[arg(long, value_name = "K", conflicts_with = "target")]
@@ -67,7 +72,7 @@ pub struct Args {
     /// Replay this many recorded sessions at once (in memory; default: one per available
     /// core). Each session has its own namespace, so the report is the same for any N;
     /// `--jobs 1` replays them one after another. A `--target` run is always sequential.
-    #[arg(long, value_name = "N", conflicts_with = "target")]
+    #[arg(long, value_name = "N", conflicts_with = "target", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
     /// List the divergences `[[diff.suppress]]` rules removed, each with its rule's reason
     /// (report field `suppressed`), and the drifts `drift.toml` `[[suppress]]` entries accept
@@ -86,6 +91,18 @@ pub struct Args {
     /// `unevaluated`. CI: `--now "$(date -u +%FT%TZ)"`.
     #[arg(long, value_name = "TIME", env = "WRAITH_CHECK_NOW")]
     pub now: Option<String>,
+}
+
+/// `--jobs N`: a count of sessions replayed at once, at least 1.
+fn parse_jobs(s: &str) -> Result<NonZeroUsize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) => NonZeroUsize::new(n).ok_or_else(|| {
+            "must be at least 1 (`--jobs 1` replays the sessions one at a time)".to_string()
+        }),
+        Err(_) => Err(format!(
+            "`{s}` is not a count of sessions: give a whole number of at least 1"
+        )),
+    }
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -171,6 +188,7 @@ pub fn run(args: Args) -> CmdResult {
                 &authored,
                 &gate,
                 url,
+                Duration::from_secs(args.timeout),
                 args.fixture.as_deref(),
             )?,
         };
@@ -829,9 +847,10 @@ fn target(
     authored: &[AuthoredRoute],
     gate: &AuthoredGate,
     url: &str,
+    timeout: Duration,
     fixture: Option<&str>,
 ) -> Result<Report, CliError> {
-    let mut tw = HttpTwin::new(url, &model.base_url)?;
+    let mut tw = HttpTwin::new(url, &model.base_url, timeout)?;
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
     // run sends no probe (and an older twin without the probe endpoint draws no warning).
     tw.probing = has_handlers(twin);
@@ -916,6 +935,24 @@ struct HttpTwin {
     /// no recorded route has a handler, or cannot probe (older twin, refused), so a run costs
     /// one extra request per exchange only while probing can yield anything.
     probing: bool,
+    /// `--timeout`: the longest wait for an answer's headers, and again for its body.
+    timeout: Duration,
+}
+
+/// An error and its sources, `outer: inner: innermost`: the HTTP client's own message
+/// (`client error (SendRequest)`) says nothing of what the twin did.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
 }
 
 impl HttpTwin {
@@ -937,19 +974,20 @@ impl HttpTwin {
             .body(http_body_util::Full::new(bytes::Bytes::from(body)))
             .map_err(|e| CliError::runtime(anyhow!("cannot build the request: {e}")))?;
         let client = self.client.clone();
+        let timeout = self.timeout;
         let (status, text) = self
             .rt
             .block_on(async move {
                 use http_body_util::BodyExt;
-                let resp = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+                let resp = tokio::time::timeout(timeout, client.request(request))
                     .await
-                    .map_err(|_| "no answer within 30 s".to_string())?
-                    .map_err(|e| format!("{e}"))?;
+                    .map_err(|_| no_answer(timeout))?
+                    .map_err(|e| error_chain(&e))?;
                 let status = resp.status().as_u16();
-                let body = tokio::time::timeout(Duration::from_secs(30), resp.into_body().collect())
+                let body = tokio::time::timeout(timeout, resp.into_body().collect())
                     .await
-                    .map_err(|_| "the body did not arrive within 30 s".to_string())?
-                    .map_err(|e| format!("reading the body: {e}"))?
+                    .map_err(|_| no_body(timeout))?
+                    .map_err(|e| format!("reading the body: {}", error_chain(&e)))?
                     .to_bytes();
                 Ok::<_, String>((status, String::from_utf8_lossy(&body).into_owned()))
             })
@@ -974,7 +1012,7 @@ impl HttpTwin {
         }
     }
 
-    fn new(url: &str, base_url: &str) -> Result<HttpTwin, CliError> {
+    fn new(url: &str, base_url: &str, timeout: Duration) -> Result<HttpTwin, CliError> {
         let Some(("http", rest)) = url.split_once("://") else {
             return Err(CliError::usage(anyhow!(
                 "--target {url}: give the running twin's plain-HTTP base URL, e.g. http://127.0.0.1:8081"
@@ -987,6 +1025,23 @@ impl HttpTwin {
         if authority.is_empty() {
             return Err(CliError::usage(anyhow!(
                 "--target {url}: no host in the URL"
+            )));
+        }
+        // `host[:port]`, the port a number up to 65535 (the URI parser leaves the range to the
+        // connector, which wraps a larger one around).
+        let port = match authority.strip_prefix('[') {
+            Some(v6) => v6.split_once(']').map(|(_, rest)| rest),
+            None => Some(authority.rsplit_once(':').map_or("", |(_, p)| p)),
+        };
+        let port_ok = match port.map(|p| p.strip_prefix(':').unwrap_or(p)) {
+            Some("") => true,
+            Some(p) => p.parse::<u16>().is_ok(),
+            None => false,
+        };
+        let valid = port_ok && format!("http://{authority}/").parse::<hyper::Uri>().is_ok();
+        if !valid {
+            return Err(CliError::usage(anyhow!(
+                "--target {url}: `{authority}` is not a host with an optional port, e.g. 127.0.0.1:8081"
             )));
         }
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -1006,8 +1061,22 @@ impl HttpTwin {
             prefix: path.to_string(),
             upstream_authority,
             probing: true,
+            timeout,
         })
     }
+}
+
+/// The `--timeout` that ran out before an answer's headers arrived.
+fn no_answer(timeout: Duration) -> String {
+    format!("no answer within {} s (--timeout)", timeout.as_secs())
+}
+
+/// The `--timeout` that ran out before an answer's body arrived.
+fn no_body(timeout: Duration) -> String {
+    format!(
+        "the body did not arrive within {} s (--timeout)",
+        timeout.as_secs()
+    )
 }
 
 /// Hop-by-hop and framing headers a replayed request must not copy (the recorded
@@ -1042,12 +1111,13 @@ impl HttpTwin {
         request: hyper::Request<http_body_util::Full<bytes::Bytes>>,
     ) -> Result<Observed, String> {
         let client = self.client.clone();
+        let timeout = self.timeout;
         self.rt.block_on(async move {
             use http_body_util::BodyExt;
-            let resp = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+            let resp = tokio::time::timeout(timeout, client.request(request))
                 .await
-                .map_err(|_| "no answer within 30 s".to_string())?
-                .map_err(|e| format!("{e}"))?;
+                .map_err(|_| no_answer(timeout))?
+                .map_err(|e| error_chain(&e))?;
             let status = resp.status().as_u16();
             let mut headers = Vec::new();
             let mut provenance = None;
@@ -1062,10 +1132,10 @@ impl HttpTwin {
                     _ => headers.push((k.as_str().to_string(), v.to_string())),
                 }
             }
-            let body = tokio::time::timeout(Duration::from_secs(30), resp.into_body().collect())
+            let body = tokio::time::timeout(timeout, resp.into_body().collect())
                 .await
-                .map_err(|_| "the body did not arrive within 30 s".to_string())?
-                .map_err(|e| format!("reading the body: {e}"))?
+                .map_err(|_| no_body(timeout))?
+                .map_err(|e| format!("reading the body: {}", error_chain(&e)))?
                 .to_bytes()
                 .to_vec();
             Ok(Observed {

@@ -19,7 +19,8 @@ Examples:
   wraith lint shop
   wraith lint shop --json | jq '.findings[] | select(.severity == \"error\")'
 
-Exit codes: 0 no errors (warnings may be listed) · 1 at least one error, or the twin not found.")]
+Exit codes: 0 no errors (warnings may be listed) · 1 at least one error, or the twin not found ·
+4 a file of the twin could not be read (a model path that is a folder, unreadable fixtures).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
