@@ -76,6 +76,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         actor_record: None,
         text_mentions: None,
         text_tags: None,
+        text_rendering: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),

@@ -42,6 +42,7 @@ mod run_history;
 mod scripted;
 mod sent_expansions;
 mod settle;
+mod text_rendering;
 mod text_tags;
 mod viewer_fields;
 mod wire;
@@ -2617,6 +2618,14 @@ impl Engine {
         if let Some(rule) = &route.text_tags {
             text_tags::derive_tags(call, rule, entity);
         }
+        if let Some(rule) = &route.text_rendering
+            && text_rendering::render_text(call, rule, entity)
+        {
+            out.sources.set(
+                &format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&rule.at)),
+                text_rendering::SOURCE,
+            );
+        }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);
@@ -2847,6 +2856,14 @@ impl Engine {
         }
         if let Some(rule) = &route.text_tags {
             text_tags::rederive_tags(call, rule, &mut entity);
+        }
+        if let Some(rule) = &route.text_rendering
+            && text_rendering::render_text(call, rule, &mut entity)
+        {
+            out.sources.set(
+                &format!("{at}{}", unescape_pointer(&rule.at)),
+                text_rendering::SOURCE,
+            );
         }
         match &ptr {
             Some(p) => {

@@ -315,6 +315,7 @@ mod tests {
             actor_record: None,
             text_mentions: None,
             text_tags: None,
+            text_rendering: None,
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),

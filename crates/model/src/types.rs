@@ -132,6 +132,12 @@ pub struct Route {
     /// Absent (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_tags: Option<TextTags>,
+    /// For a write whose answer holds a string field rendered from its sent text (a status's
+    /// `content`: the text wrapped in `<p>`…`</p>`, some characters escaped, `#name` tokens
+    /// turned into links): how to render it (see [`TextRendering`]). Absent (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_rendering: Option<TextRendering>,
     /// For an action route (`POST …/:id/resize`, a volume's `attach`): record fields the
     /// action sets to a value its request sent, as the next recorded read of the record showed
     /// (see [`ActionValue`]). The engine stores the request's value into the session's record
@@ -475,6 +481,120 @@ pub enum TagValue {
     Constant { value: Value },
     /// `prefix + name + suffix` (`url`: `http://host/tags/` + name).
     Affixed { prefix: String, suffix: String },
+}
+
+/// How a write's answer renders its sent text into a string field (see
+/// [`Route::text_rendering`]): `prefix`, then the text one unit at a time, then `suffix`. A
+/// unit is a token (a `sigil` of [`TextRendering::tokens`] that no word character, `/` or the
+/// same sigil precedes, and the word characters after it: letters, digits, `_`), rendered as
+/// its rule's `parts` joined by the word; or a character, rendered as its `escapes` entry, or
+/// as itself when it has none. Synth learns it only from recorded answers it reproduces (see
+/// the synth's `text_rendering`); a character no recording escaped is kept as itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextRendering {
+    /// JSON pointer of the string field in the answer (the created or updated record).
+    pub at: String,
+    /// JSON pointer of the request body's text field.
+    pub text_field: String,
+    /// What every rendering starts with (`<p>`).
+    pub prefix: String,
+    /// What every rendering ends with (`</p>`).
+    pub suffix: String,
+    /// Characters rendered as something else (`'` as `&#39;`), keyed by the character.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub escapes: BTreeMap<String, String>,
+    /// Tokens rendered as something else (`#name` as a link to the tag), by sigil.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<TokenRendering>,
+}
+
+/// How a [`TextRendering`] renders the tokens that start with one sigil.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRendering {
+    /// The character a token starts with (`#`).
+    pub sigil: String,
+    /// The rendering is these joined by the token's word (without the sigil): `["<a
+    /// href=\"/tags/", "\">#", "</a>"]` renders `#rust` as `<a href="/tags/rust">#rust</a>`.
+    pub parts: Vec<String>,
+}
+
+impl TextRendering {
+    /// `text` as the recorded API rendered it.
+    pub fn render(&self, text: &str) -> String {
+        let mut out = self.prefix.clone();
+        for unit in text_units(text, |c| self.token(c).is_some()) {
+            match unit {
+                TextUnit::Token { sigil, word } => {
+                    if let Some(rule) = self.token(sigil) {
+                        out.push_str(&rule.parts.join(word));
+                    }
+                }
+                TextUnit::Char(c) => {
+                    let mut buf = [0u8; 4];
+                    let key: &str = c.encode_utf8(&mut buf);
+                    match self.escapes.get(key) {
+                        Some(rep) => out.push_str(rep),
+                        None => out.push(c),
+                    }
+                }
+            }
+        }
+        out.push_str(&self.suffix);
+        out
+    }
+
+    fn token(&self, sigil: char) -> Option<&TokenRendering> {
+        self.tokens.iter().find(|t| {
+            let mut cs = t.sigil.chars();
+            cs.next() == Some(sigil) && cs.next().is_none()
+        })
+    }
+}
+
+/// One unit of a text as [`TextRendering`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextUnit<'t> {
+    /// A sigil at a token start and the word characters after it.
+    Token { sigil: char, word: &'t str },
+    /// Any other character.
+    Char(char),
+}
+
+/// The units of `text`, with `is_sigil` saying which characters start tokens: a sigil that no
+/// word character, `/` or the same sigil precedes and at least one word character (letter,
+/// digit, `_`) follows starts a token running to the last of those word characters.
+pub fn text_units(text: &str, is_sigil: impl Fn(char) -> bool) -> Vec<TextUnit<'_>> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut prev: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at_start = !prev.is_some_and(|p| word(p) || p == '/' || p == c);
+        if at_start && !word(c) && !c.is_whitespace() && is_sigil(c) {
+            let start = i + c.len_utf8();
+            let mut end = start;
+            let mut last = c;
+            while let Some(&(j, d)) = chars.peek() {
+                if !word(d) {
+                    break;
+                }
+                end = j + d.len_utf8();
+                last = d;
+                chars.next();
+            }
+            if end > start {
+                out.push(TextUnit::Token {
+                    sigil: c,
+                    word: &text[start..end],
+                });
+                prev = Some(last);
+                continue;
+            }
+        }
+        out.push(TextUnit::Char(c));
+        prev = Some(c);
+    }
+    out
 }
 
 /// Where a route's answers carry the acting principal's own record (see
@@ -1276,6 +1396,62 @@ mod tests {
                 {"name": "foo", "url": "http://h/tags/foo"},
                 {"name": "bar", "url": "http://h/tags/bar"}
             ])
+        );
+    }
+
+    fn paragraph_rule() -> TextRendering {
+        TextRendering {
+            at: "/content".into(),
+            text_field: "/status".into(),
+            prefix: "<p>".into(),
+            suffix: "</p>".into(),
+            escapes: [("'".to_string(), "&#39;".to_string())]
+                .into_iter()
+                .collect(),
+            tokens: vec![TokenRendering {
+                sigil: "#".into(),
+                parts: vec!["<a href=\"/tags/".into(), "\">#".into(), "</a>".into()],
+            }],
+        }
+    }
+
+    #[test]
+    fn text_rendering_wraps_escapes_and_links_tokens() {
+        let rule = paragraph_rule();
+        assert_eq!(
+            rule.render("it's #rust"),
+            r#"<p>it&#39;s <a href="/tags/rust">#rust</a></p>"#
+        );
+        assert_eq!(rule.render(""), "<p></p>");
+    }
+
+    #[test]
+    fn text_rendering_keeps_sigils_that_start_no_token() {
+        let rule = paragraph_rule();
+        // After a word character, after `/` or after the same sigil, or with no word after it.
+        assert_eq!(rule.render("a#b x/#y ##z # !"), "<p>a#b x/#y ##z # !</p>");
+        // A sigil without a rule is a character like any other.
+        assert_eq!(rule.render("@me"), "<p>@me</p>");
+    }
+
+    #[test]
+    fn text_units_split_tokens_at_the_first_non_word_character() {
+        let units = text_units("#a_1-b @c", |c| c == '#' || c == '@');
+        assert_eq!(
+            units,
+            vec![
+                TextUnit::Token {
+                    sigil: '#',
+                    word: "a_1"
+                },
+                TextUnit::Char('-'),
+                TextUnit::Char('b'),
+                TextUnit::Char(' '),
+                TextUnit::Token {
+                    sigil: '@',
+                    word: "c"
+                },
+            ]
         );
     }
 }

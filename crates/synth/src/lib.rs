@@ -20,7 +20,8 @@
 //! fields an action takes from its request), [`member_effects`] (lists a
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`text_tags`]
-//! (answer arrays of the `#name` tokens of the sent text), [`union`]
+//! (answer arrays of the `#name` tokens of the sent text), [`text_rendering`] (answer strings
+//! rendered from the sent text), [`union`]
 //! (tagged unions),
 //! [`request_keying`] (values a request field decides), [`keyed_snapshots`] (the request field
 //! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
@@ -55,6 +56,7 @@ pub mod sent_expansions;
 pub mod session_bound;
 pub mod state;
 pub mod symbols;
+pub mod text_rendering;
 pub mod text_tags;
 pub mod unify;
 pub mod union;
@@ -272,6 +274,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.text_mentions = rule;
         route.text_tags = tags;
     }
+    let rendered = text_rendering::text_rendering(&templated, &obs);
+    let rendered = text_rendering::for_updates(&templated, &built, &obs, rendered);
+    for (route, rendering) in built.iter_mut().zip(rendered) {
+        route.text_rendering = rendering;
+    }
     for (route, taken) in built.iter_mut().zip(taken) {
         route.action_values = taken;
     }
@@ -412,6 +419,7 @@ fn build_route(
         actor_record: None,
         text_mentions: None,
         text_tags: None,
+        text_rendering: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),

@@ -47,6 +47,7 @@ impl R {
             actor_record: None,
             text_mentions: None,
             text_tags: None,
+            text_rendering: None,
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),

@@ -155,6 +155,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         actor_record: None,
         text_mentions: None,
         text_tags: None,
+        text_rendering: None,
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
