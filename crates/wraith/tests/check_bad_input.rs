@@ -184,7 +184,12 @@ fn model_naming_a_route_twice_loads_with_a_warning_and_fails_lint() {
         again["method"].as_str().unwrap(),
         again["path"].as_str().unwrap()
     );
+    // The same method and path on another origin is another route (synth writes those).
+    let mut elsewhere = again.clone();
+    elsewhere["id"] = "route-elsewhere".into();
+    elsewhere["origin"] = "https://other.example".into();
     routes.push(again);
+    routes.push(elsewhere);
     t.write_model(&model);
     let warning = format!("{named} is declared by 2 routes");
     for run in CHECK_FORMS {

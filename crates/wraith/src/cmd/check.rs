@@ -1386,18 +1386,21 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
     Ok(model)
 }
 
-/// A model naming one `METHOD /path` in more than one route was edited by hand or merged
-/// wrongly (`wraith synth` never writes one). It still loads; say so, once per route.
+/// A model naming one `METHOD /path` (on one origin) in more than one route was edited by hand
+/// or merged wrongly. It still loads; say so, once per route, as `wraith lint` does.
 fn warn_duplicate_routes(model: &Model, path: &Path) {
-    let mut ids: std::collections::BTreeMap<(String, &str), Vec<&str>> = Default::default();
+    type Name<'a> = (String, &'a str, Option<&'a str>);
+    let mut ids: std::collections::BTreeMap<Name<'_>, Vec<&str>> = Default::default();
     for r in &model.routes {
-        ids.entry((r.method.to_ascii_uppercase(), r.path.as_str()))
+        let method = r.method.to_ascii_uppercase();
+        ids.entry((method, r.path.as_str(), r.origin.as_deref()))
             .or_default()
             .push(r.id.as_str());
     }
-    for ((method, route), ids) in ids.iter().filter(|(_, ids)| ids.len() > 1) {
+    for ((method, route, origin), ids) in ids.iter().filter(|(_, ids)| ids.len() > 1) {
+        let origin = origin.map(|o| format!(" on {o}")).unwrap_or_default();
         eprintln!(
-            "warning: {}: {method} {route} is declared by {} routes (ids {}); re-run `wraith synth` (`wraith lint` reports it as duplicate-route)",
+            "warning: {}: {method} {route}{origin} is declared by {} routes (ids {}); re-run `wraith synth` (`wraith lint` reports it as duplicate-route)",
             path.display(),
             ids.len(),
             ids.join(", ")
