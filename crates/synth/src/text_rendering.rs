@@ -27,6 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use rayon::prelude::*;
 use serde_json::Value;
 use wraith_model::{Route, StateOp, TextRendering, TextUnit, TokenRendering, text_units};
 
@@ -43,8 +44,10 @@ const MIN_PLAIN_TEXTS: usize = 3;
 
 /// The text-rendering rule of every route (same order as the groups); `None` for the others.
 pub fn text_rendering(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Vec<Option<TextRendering>> {
+    // Routes are independent; `collect` keeps the groups' order, so the model is the same
+    // bytes on any number of threads.
     groups
-        .iter()
+        .par_iter()
         .map(|g| {
             if matches!(g.method.as_str(), "GET" | "HEAD" | "DELETE") {
                 return None;
@@ -150,8 +153,9 @@ fn learn_route(g: &RouteGroup, obs: &[Obs<'_>]) -> Option<TextRendering> {
             _ => None,
         })
         .collect();
-    // (answer field, text field) → the pairs of (text, answered string), in recorded order.
-    let mut pairs: BTreeMap<(&str, &str), Vec<(&str, &str)>> = BTreeMap::new();
+    // First pass, counts only: per (answer field, text field), how many answers hold the
+    // text inside a longer string (a wrapping) and how many are the text verbatim (an echo).
+    let mut counts: BTreeMap<(&str, &str), (usize, usize, usize)> = BTreeMap::new();
     for (o, body) in &bodies {
         for (field, v) in body {
             let Value::String(answer) = v else {
@@ -159,36 +163,58 @@ fn learn_route(g: &RouteGroup, obs: &[Obs<'_>]) -> Option<TextRendering> {
             };
             for (pointer, sent) in &o.req_fields {
                 if let Some(text) = sent.as_str() {
-                    pairs
+                    let c = counts
                         .entry((field.as_str(), pointer.as_str()))
-                        .or_default()
-                        .push((text, answer.as_str()));
+                        .or_default();
+                    c.0 += 1;
+                    if text == answer {
+                        c.2 += 1;
+                    } else if text.len() >= MIN_TEXT_LEN
+                        && answer.len() > text.len()
+                        && answer.contains(text)
+                    {
+                        c.1 += 1;
+                    }
                 }
             }
         }
     }
     // An answer field some request field sends verbatim (nearly) every time is an echo of
     // that field, not a rendering of another one.
-    let echoed: BTreeSet<&str> = pairs
+    let echoed: BTreeSet<&str> = counts
         .iter()
-        .filter(|(_, list)| {
-            let same = list.iter().filter(|(t, a)| t == a).count();
-            same * 10 >= list.len() * 9
-        })
+        .filter(|(_, (total, _, same))| same * 10 >= total * 9)
         .map(|((field, _), _)| *field)
         .collect();
+    let candidates: BTreeSet<(&str, &str)> = counts
+        .iter()
+        .filter(|((field, _), (_, wrapped, _))| {
+            *wrapped >= MIN_PLAIN_TEXTS && !echoed.contains(field)
+        })
+        .map(|(key, _)| *key)
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    // Second pass: the pairs (text, answered string) of the candidates, in recorded order.
+    let mut pairs: BTreeMap<(&str, &str), Vec<(&str, &str)>> = BTreeMap::new();
+    for (o, body) in &bodies {
+        for (pointer, sent) in &o.req_fields {
+            let Some(text) = sent.as_str() else {
+                continue;
+            };
+            for &(field, tf) in candidates.iter().filter(|(_, tf)| *tf == pointer) {
+                if let Some(Value::String(answer)) = body.get(field) {
+                    pairs
+                        .entry((field, tf))
+                        .or_default()
+                        .push((text, answer.as_str()));
+                }
+            }
+        }
+    }
     let mut best: Option<(usize, TextRendering)> = None;
     for ((field, text_field), pairs) in &pairs {
-        if echoed.contains(field) {
-            continue;
-        }
-        let wrapped = pairs
-            .iter()
-            .filter(|(t, a)| t.len() >= MIN_TEXT_LEN && a.len() > t.len() && a.contains(t))
-            .count();
-        if wrapped < MIN_PLAIN_TEXTS {
-            continue;
-        }
         let Some((explained, mut rule)) = learn(pairs) else {
             continue;
         };
