@@ -250,6 +250,14 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// The request body's string at `pointer` (a text a rule derives fields from).
+    fn body_str(&self, pointer: &str) -> Option<&str> {
+        self.body
+            .as_ref()
+            .and_then(|b| b.pointer(pointer))
+            .and_then(Value::as_str)
+    }
+
     fn ctx(&self) -> ReqCtx<'_> {
         ReqCtx {
             path: &self.path,

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EntityType, TextMentions};
+use wraith_model::{EntityType, Route, StateOp, TextMentions};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -37,6 +37,29 @@ pub(crate) fn text_answers<'o>(g: &RouteGroup, obs: &'o [Obs<'_>]) -> Vec<(Value
                 .filter_map(|(p, v)| v.as_str().map(|s| (p.as_str(), s)))
                 .collect();
             Some((body, texts))
+        })
+        .collect()
+}
+
+/// For each update route (by group index) of an entity type whose create route has a rule in
+/// `rules`, that create's rule: the rule a text-derived field of the update is checked
+/// against ([`crate::text_tags::for_updates`], [`crate::text_rendering::for_updates`]).
+pub(crate) fn create_rules_of_updates<'r, T>(
+    routes: &[Route],
+    rules: &'r [Option<T>],
+) -> Vec<(usize, &'r T)> {
+    routes
+        .iter()
+        .enumerate()
+        .filter(|(_, route)| route.state_op == Some(StateOp::Update))
+        .filter_map(|(gi, route)| {
+            let ty = route.entity_type.as_ref()?;
+            let rule = routes.iter().zip(rules).find_map(|(r, rule)| {
+                rule.as_ref().filter(|_| {
+                    r.state_op == Some(StateOp::Create) && r.entity_type.as_ref() == Some(ty)
+                })
+            })?;
+            Some((gi, rule))
         })
         .collect()
 }

@@ -29,8 +29,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde_json::Value;
-use wraith_model::{Route, StateOp, TextRendering, TextUnit, TokenRendering, text_units};
+use wraith_model::{Route, TextRendering, TextUnit, TokenRendering, text_units};
 
+use crate::mentions;
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
 use crate::values;
@@ -67,25 +68,17 @@ pub fn for_updates(
     obs: &[Obs<'_>],
     mut rules: Vec<Option<TextRendering>>,
 ) -> Vec<Option<TextRendering>> {
-    for (gi, g) in groups.iter().enumerate() {
-        let Some(route) = routes.get(gi) else {
+    // An update's own rule gives way to the create's when the update's answers agree with
+    // it: the create's is learned from more texts (its escapes and tokens).
+    let taken: Vec<(usize, TextRendering)> = mentions::create_rules_of_updates(routes, &rules)
+        .into_iter()
+        .map(|(gi, rule)| (gi, rule.clone()))
+        .collect();
+    for (gi, rule) in taken {
+        let Some(g) = groups.get(gi) else {
             continue;
         };
-        // An update's own rule gives way to the create's when the update's answers agree
-        // with it: the create's is learned from more texts (its escapes and tokens).
-        if route.state_op != Some(StateOp::Update) {
-            continue;
-        }
-        let Some(ty) = &route.entity_type else {
-            continue;
-        };
-        let Some(rule) = routes.iter().zip(&rules).find_map(|(r, rule)| {
-            rule.as_ref().filter(|_| {
-                r.state_op == Some(StateOp::Create) && r.entity_type.as_ref() == Some(ty)
-            })
-        }) else {
-            continue;
-        };
+        let rule = &rule;
         let field = rule
             .at
             .trim_start_matches('/')

@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
-use wraith_model::{Route, StateOp, TagField, TagValue, TextMentions, TextTags};
+use wraith_model::{Route, TagField, TagValue, TextMentions, TextTags};
 
 use crate::mentions::{self, Texts};
 use crate::observe::Obs;
@@ -87,23 +87,18 @@ pub fn for_updates(
     obs: &[Obs<'_>],
     mut rules: Vec<Option<TextTags>>,
 ) -> Vec<Option<TextTags>> {
-    for (gi, g) in groups.iter().enumerate() {
-        let Some(route) = routes.get(gi) else {
+    let taken: Vec<(usize, TextTags)> = mentions::create_rules_of_updates(routes, &rules)
+        .into_iter()
+        .map(|(gi, rule)| (gi, rule.clone()))
+        .collect();
+    for (gi, rule) in taken {
+        let Some(g) = groups.get(gi) else {
             continue;
         };
-        if route.state_op != Some(StateOp::Update) || rules[gi].is_some() {
+        if rules[gi].is_some() {
             continue;
         }
-        let Some(ty) = &route.entity_type else {
-            continue;
-        };
-        let Some(rule) = routes.iter().zip(&rules).find_map(|(r, rule)| {
-            rule.as_ref().filter(|_| {
-                r.state_op == Some(StateOp::Create) && r.entity_type.as_ref() == Some(ty)
-            })
-        }) else {
-            continue;
-        };
+        let rule = &rule;
         let mut agreed = 0usize;
         let mut holds = true;
         for &i in g.obs.iter().filter(|&&i| values::is_2xx(obs[i].status)) {

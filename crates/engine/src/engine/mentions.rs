@@ -75,12 +75,7 @@ impl Engine {
         rule: &TextMentions,
         record: &mut Value,
     ) {
-        let Some(text) = call
-            .body
-            .as_ref()
-            .and_then(|b| b.pointer(&rule.text_field))
-            .and_then(Value::as_str)
-        else {
+        let Some(text) = call.body_str(&rule.text_field) else {
             return;
         };
         let Some(slot) = record.pointer_mut(&rule.at) else {

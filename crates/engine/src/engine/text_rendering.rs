@@ -12,12 +12,7 @@ use crate::api::FieldSource;
 /// A request without the text field (or with a non-string one) leaves the field as rendered
 /// from the template, as does a record without a string at `rule.at`.
 pub(super) fn render_text(call: &Call<'_>, rule: &TextRendering, record: &mut Value) -> bool {
-    let Some(text) = call
-        .body
-        .as_ref()
-        .and_then(|b| b.pointer(&rule.text_field))
-        .and_then(Value::as_str)
-    else {
+    let Some(text) = call.body_str(&rule.text_field) else {
         return false;
     };
     let Some(slot) = record.pointer_mut(&rule.at) else {

@@ -14,12 +14,7 @@ use super::Call;
 /// non-string one) names no tag: synth learned the rule only where such answers were empty.
 /// A record without an array at `rule.at` is left as rendered.
 pub(super) fn derive_tags(call: &Call<'_>, rule: &TextTags, record: &mut Value) {
-    let text = call
-        .body
-        .as_ref()
-        .and_then(|b| b.pointer(&rule.text_field))
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let text = call.body_str(&rule.text_field).unwrap_or("");
     let Some(slot) = record.pointer_mut(&rule.at) else {
         return;
     };
@@ -32,11 +27,7 @@ pub(super) fn derive_tags(call: &Call<'_>, rule: &TextTags, record: &mut Value) 
 /// For an update: re-derive the array when the request sends the text field (a new text names
 /// new tags); an update that does not send it leaves the record's tags as they were.
 pub(super) fn rederive_tags(call: &Call<'_>, rule: &TextTags, record: &mut Value) {
-    let sends_text = call
-        .body
-        .as_ref()
-        .and_then(|b| b.pointer(&rule.text_field))
-        .is_some_and(Value::is_string);
+    let sends_text = call.body_str(&rule.text_field).is_some();
     if sends_text {
         derive_tags(call, rule, record);
     }
