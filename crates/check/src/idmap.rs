@@ -245,10 +245,15 @@ impl IdMap {
 /// template's positions by the symbol rule ([`crate::symbols`]).
 pub const MIN_RENAMED_LEN: usize = 4;
 
-/// Characters that end a token inside a recorded string: the separators of a URL's path,
-/// query and fragment, the places the request rewriting finds whole tokens (a path segment, a
-/// query or form value).
+/// Characters that start or end a token inside a recorded string: the separators of a URL's
+/// path, query and fragment, the places the request rewriting finds whole tokens (a path
+/// segment, a query or form value).
 const TOKEN_DELIMITERS: &[u8] = b"/?#&=";
+
+/// Characters that end a URL written inside text (an HTML attribute or element, a sentence):
+/// they end a token as [`TOKEN_DELIMITERS`] do, but start none, so `href="…/statuses/<id>"`
+/// and `…/<id></span>` hold the id as a token while `label <id>` does not.
+const URL_END: &[u8] = b"\"'<> \t\r\n";
 
 /// What a recorded body's bytes may mention of an [`IdMap`] ([`IdMap::scan`]). A token JSON
 /// may write escaped (quotes, backslashes, slashes, control or non-ASCII characters) is assumed
@@ -285,8 +290,9 @@ impl IdMap {
     /// Put a recorded response body into the session's names: every value this map holds (at
     /// least [`MIN_RENAMED_LEN`] long) becomes the value the twin answered for it, as a whole
     /// JSON value (a string equal to it, a number whose decimal form it is; a number stays a
-    /// number, as in [`IdMap::rewrite`]) and as a whole token inside a string (between the
-    /// separators of a URL's path, query and fragment: `/v1/notes/<id>`, `?id=<id>`). Never a
+    /// number, as in [`IdMap::rewrite`]) and as a whole token inside a string (after a
+    /// separator of a URL's path, query and fragment, up to the next one or to where a URL
+    /// written in text ends: `/v1/notes/<id>`, `?id=<id>`, `<a href="…/<id>">`). Never a
     /// substring of a token, an object key, or a shorter value. True when anything changed.
     ///
     /// The judge compares the twin's answer with the recording renamed this way, before the
@@ -354,30 +360,38 @@ impl IdMap {
         }
     }
 
-    /// `s` with every mapped token between [`TOKEN_DELIMITERS`] (at least
-    /// [`MIN_RENAMED_LEN`] long) replaced by the answered value's text; `None` when none is.
+    /// `s` with every mapped token (at least [`MIN_RENAMED_LEN`] long) replaced by the answered
+    /// value's text; `None` when none is. A token starts at the string's start or after one of
+    /// [`TOKEN_DELIMITERS`] and ends at the next of those or of [`URL_END`], or at the end.
     fn rename_tokens(&self, s: &str) -> Option<String> {
-        if !s.bytes().any(|b| TOKEN_DELIMITERS.contains(&b)) {
+        let bytes = s.as_bytes();
+        if !bytes.iter().any(|b| TOKEN_DELIMITERS.contains(b)) {
             return None;
         }
         let mut out: Option<String> = None;
         // End of the part of `s` already copied to `out`.
         let mut copied = 0;
-        let mut start = 0;
-        let bytes = s.as_bytes();
-        for end in
-            (0..=bytes.len()).filter(|&i| i == bytes.len() || TOKEN_DELIMITERS.contains(&bytes[i]))
-        {
-            let tok = &s[start..end];
-            if tok.len() >= MIN_RENAMED_LEN
-                && let Some(t) = self.text(tok)
-            {
-                let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
-                o.push_str(&s[copied..start]);
-                o.push_str(&t);
-                copied = end;
+        // Start of the current token; `None` after a character that ends a URL, until the next
+        // URL separator.
+        let mut start = Some(0);
+        for end in 0..=bytes.len() {
+            let at_end = end == bytes.len();
+            let separator = !at_end && TOKEN_DELIMITERS.contains(&bytes[end]);
+            if !(at_end || separator || URL_END.contains(&bytes[end])) {
+                continue;
             }
-            start = end + 1;
+            if let Some(from) = start {
+                let tok = &s[from..end];
+                if tok.len() >= MIN_RENAMED_LEN
+                    && let Some(t) = self.text(tok)
+                {
+                    let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+                    o.push_str(&s[copied..from]);
+                    o.push_str(&t);
+                    copied = end;
+                }
+            }
+            start = separator.then_some(end + 1);
         }
         let mut o = out?;
         o.push_str(&s[copied..]);
@@ -765,6 +779,24 @@ mod tests {
                 "kept": ["/v4/nodebalancers/17744210", "note_aaaa-x/1", "label 1774421", "/1774421x/"]
             }),
             "only whole tokens between URL separators"
+        );
+    }
+
+    #[test]
+    fn renames_an_id_ending_a_url_written_in_html() {
+        let m = map(&[(json!("117440826591388777"), json!("117440813461137764"))]);
+        let mut v = json!({
+            "content": "<a href=\"http://h/@u/117440826591388777\" x=\"y\"><span>t/117440826591388777</span></a> 117440826591388777 ok",
+            "kept": ["id 117440826591388777", "/1174408265913887770\"", "x\"117440826591388777\""]
+        });
+        assert!(m.rename_recorded(&mut v));
+        assert_eq!(
+            v,
+            json!({
+                "content": "<a href=\"http://h/@u/117440813461137764\" x=\"y\"><span>t/117440813461137764</span></a> 117440826591388777 ok",
+                "kept": ["id 117440826591388777", "/1174408265913887770\"", "x\"117440826591388777\""]
+            }),
+            "a token after a URL separator ends at a quote, a tag or a space; one after them is no URL's"
         );
     }
 
