@@ -8,6 +8,9 @@ use crate::{MODEL_SCHEMA_VERSION, Model};
 /// Why `model/twin.wir.json` cannot be used. Every variant is fixed by re-running `wraith synth`.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelLoadError {
+    /// Not a JSON document at all (truncated, overwritten): where parsing stopped.
+    #[error("not JSON ({0}): the file is damaged or truncated")]
+    NotJson(serde_json::Error),
     #[error("not a Wraith model (no schema_version)")]
     NotAModel,
     #[error(
@@ -27,7 +30,10 @@ pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
         Err(_) => schema_version_of(text),
     };
     match found {
-        None => Err(ModelLoadError::NotAModel),
+        None => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Err(e) => Err(ModelLoadError::NotJson(e)),
+            Ok(_) => Err(ModelLoadError::NotAModel),
+        },
         Some(v) if v != u64::from(MODEL_SCHEMA_VERSION) => {
             Err(ModelLoadError::UnsupportedVersion {
                 found: v,
@@ -60,9 +66,22 @@ mod tests {
             model_from_json_str("{\"routes\":[]}"),
             Err(ModelLoadError::NotAModel)
         ));
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_says_where_parsing_stopped() {
+        let Err(err) = model_from_json_str("{\"schema_version\": 1, \"routes\": [") else {
+            panic!("a truncated model loaded");
+        };
+        assert!(matches!(err, ModelLoadError::NotJson(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("not JSON (EOF while parsing a list at line 1 column"),
+            "{err}"
+        );
         assert!(matches!(
             model_from_json_str("not json"),
-            Err(ModelLoadError::NotAModel)
+            Err(ModelLoadError::NotJson(_))
         ));
     }
 

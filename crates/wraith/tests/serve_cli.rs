@@ -173,6 +173,18 @@ fn a_model_that_is_not_a_model_or_does_not_parse_exits_1_naming_why() {
 }
 
 #[test]
+fn a_truncated_model_exits_1_saying_it_is_not_json_and_where_it_stops() {
+    let t = shop_twin();
+    t.write("model/twin.wir.json", "{\"routes\":[{\"id\":");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("model/twin.wir.json"), "{stderr}");
+    assert!(stderr.contains("not JSON (EOF while parsing"), "{stderr}");
+    assert!(stderr.contains("line 1 column"), "{stderr}");
+    assert!(stderr.contains("wraith synth"), "{stderr}");
+}
+
+#[test]
 fn twin_without_model_or_recordings_exits_1() {
     let t = Twin::init("empty", "https://api.empty.test");
     let (code, stderr) = t.serve_expect_exit(&[]);

@@ -1371,17 +1371,8 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
             )));
         }
     };
-    let model = wraith_model::model_from_json_str(&text).map_err(|e| {
-        // A file that is not JSON at all (truncated, overwritten) says where parsing stopped,
-        // not only that it is no model.
-        if let Err(json) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
-            return CliError::usage(anyhow!(
-                "{}: not JSON ({json}): the file is damaged or truncated; re-run `wraith synth`",
-                path.display()
-            ));
-        }
-        CliError::usage(anyhow!("{}: {e}; re-run `wraith synth`", path.display()))
-    })?;
+    let model = wraith_model::model_from_json_str(&text)
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}; re-run `wraith synth`", path.display())))?;
     warn_duplicate_routes(&model, path);
     Ok(model)
 }

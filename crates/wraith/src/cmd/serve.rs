@@ -14,7 +14,6 @@ use wraith_engine::{
     ClockConfig, ClockMode, Engine, EngineError, EngineOptions, Fidelity, Freshness,
     IdempotencyOptions, UnknownEntity,
 };
-use wraith_model::Model;
 use wraith_server::{ListenSpec, Listeners, ServeSettings, TwinInfo};
 use wraith_twin::{TwinConfig, TwinDir};
 
@@ -261,7 +260,9 @@ pub fn run(args: Args) -> CmdResult {
     let mut warnings: Vec<String> = cfg.warnings.iter().map(ToString::to_string).collect();
     ensure_model_fresh(&twin)?;
     let model_path = twin.model_dir().join("twin.wir.json");
-    let model = load_model(&model_path)?;
+    // The loader `check` uses: the same messages for a damaged or foreign model, and the same
+    // warning for a route named twice.
+    let model = super::check::load_model(&model_path)?;
     let schema_json = read_optional(&twin.schema_json())?;
     let fixtures = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
         .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?;
@@ -589,18 +590,6 @@ fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
         crate::cmd::synth::summary_line(&summary)
     );
     Ok(())
-}
-
-/// Read `model/twin.wir.json`, refusing other model versions with a "re-run synth" message.
-fn load_model(path: &Path) -> Result<Model, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::runtime(anyhow!("cannot read the model {}: {e}", path.display())))?;
-    wraith_model::model_from_json_str(&text).map_err(|e| {
-        CliError::usage(anyhow!(
-            "{}: {e}; re-run `wraith synth` to rebuild the model",
-            path.display()
-        ))
-    })
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
