@@ -61,8 +61,20 @@ fn read_set(dir: &Path) -> io::Result<FixtureSetFiles> {
         if path.is_dir() {
             if name == "patches" {
                 set.patches = read_patches(&path)?;
+            } else if name.ends_with(".json") {
+                // Skipping it would seed the set without the records the user meant it to hold.
+                return Err(misplaced(
+                    &path,
+                    "is a folder, not a file: `fixture.json` and `<entity_type>.json` in a fixture set are JSON files; remove the folder or put the file in its place",
+                ));
             }
             continue;
+        }
+        if name == "patches" {
+            return Err(misplaced(
+                &path,
+                "is a file, not a folder: a set's `patches/` holds `<entity_type>.patch.json` files; make it a folder holding them",
+            ));
         }
         if name == "fixture.json" {
             set.fixture_json = Some(read_text(&path)?);
@@ -78,12 +90,18 @@ fn read_patches(dir: &Path) -> io::Result<BTreeMap<String, String>> {
     for entry in std::fs::read_dir(dir).map_err(|e| with_path(e, dir))? {
         let entry = entry.map_err(|e| with_path(e, dir))?;
         let path = entry.path();
-        if !path.is_file() {
-            continue;
-        }
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
+        if path.is_dir() {
+            if name.ends_with(".patch.json") {
+                return Err(misplaced(
+                    &path,
+                    "is a folder, not a file: a patch is one JSON document; remove the folder or put the file in its place",
+                ));
+            }
+            continue;
+        }
         if let Some(stem) = name.strip_suffix(".patch.json") {
             out.insert(stem.to_string(), read_text(&path)?);
         }
@@ -93,6 +111,14 @@ fn read_patches(dir: &Path) -> io::Result<BTreeMap<String, String>> {
 
 fn read_text(path: &Path) -> io::Result<String> {
     std::fs::read_to_string(path).map_err(|e| with_path(e, path))
+}
+
+/// A fixture path of the wrong kind (a folder where a file belongs, or the other way round).
+fn misplaced(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} {what}", path.display()),
+    )
 }
 
 fn with_path(e: io::Error, path: &Path) -> io::Error {
@@ -142,6 +168,37 @@ mod tests {
         assert_eq!(
             t.loose.keys().collect::<Vec<_>>(),
             vec![&"orders".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_folder_where_a_fixture_file_belongs_is_an_error_naming_it() {
+        for bad in [
+            "default/fixture.json/x",
+            "default/customers.json/x",
+            "default/patches/customers.patch.json/x",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write(&dir.path().join(bad), "[]");
+            let err = read_fixture_tree(dir.path()).unwrap_err();
+            let folder = dir.path().join(bad.trim_end_matches("/x"));
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{bad}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("{} is a folder, not a file", folder.display())),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_patches_file_where_the_folder_belongs_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join("default/patches"), "{}");
+        let err = read_fixture_tree(dir.path()).unwrap_err();
+        assert!(
+            err.to_string().contains("patches is a file, not a folder"),
+            "{err}"
         );
     }
 }

@@ -496,6 +496,22 @@ fn fixture_that_is_not_json_is_a_configuration_error_naming_the_file() {
 }
 
 #[test]
+fn a_folder_where_a_fixture_file_belongs_is_a_usage_error_naming_it() {
+    let t = twin();
+    write(
+        &t,
+        "state/fixtures/default/fixture.json/entities.json",
+        "{}",
+    );
+    let needles = &["state/fixtures/default/fixture.json is a folder, not a file"];
+    for run in CHECK_FORMS {
+        expect(&t, run, 1, needles);
+    }
+    expect(&t, &["inspect", "--provenance"], 1, needles);
+    expect(&t, &["lint"], 1, needles);
+}
+
+#[test]
 fn reports_path_that_is_a_file_is_a_runtime_failure_naming_it() {
     let t = twin();
     std::fs::remove_dir_all(t.root.join("reports")).unwrap();

@@ -185,6 +185,18 @@ fn a_truncated_model_exits_1_saying_it_is_not_json_and_where_it_stops() {
 }
 
 #[test]
+fn a_folder_where_a_fixture_file_belongs_exits_1_naming_it() {
+    let t = shop_twin();
+    t.write("state/fixtures/default/customers.json/records.json", "[]");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("state/fixtures/default/customers.json is a folder, not a file"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn twin_without_model_or_recordings_exits_1() {
     let t = Twin::init("empty", "https://api.empty.test");
     let (code, stderr) = t.serve_expect_exit(&[]);

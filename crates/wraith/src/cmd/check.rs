@@ -441,8 +441,7 @@ fn build_engine_with(
     let (schema, fixtures) = match state {
         Some(t) => (
             read_optional(&t.schema_json())?,
-            wraith_server::fixtures_fs::read_fixture_tree(&t.fixtures_dir())
-                .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
+            read_fixtures(&t.fixtures_dir())?,
         ),
         None => (None, Default::default()),
     };
@@ -1352,6 +1351,18 @@ fn warn_stale(model: &Model, sessions: &[RecordedSession]) {
             "warning: {missing} recorded session(s) are not in the model (it was synthesized before they were recorded); run `wraith synth` to include them"
         );
     }
+}
+
+/// Read `state/fixtures/`: a path of the wrong kind (a folder where a fixture file belongs) is
+/// the user's layout to fix (exit 1); any other failure to read is IO (exit 4).
+pub fn read_fixtures(dir: &Path) -> Result<wraith_engine::FixtureTree, CliError> {
+    wraith_server::fixtures_fs::read_fixture_tree(dir).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            CliError::usage(anyhow!("{e}"))
+        } else {
+            CliError::runtime(anyhow!("cannot read the fixtures: {e}"))
+        }
+    })
 }
 
 /// Read `model/twin.wir.json` (missing → run synth; other versions → re-run synth).

@@ -106,8 +106,7 @@ pub fn run(args: Args) -> CmdResult {
 /// serving (`wraith_check::provenance`).
 pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
-    let fixtures = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
-        .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?;
+    let fixtures = super::check::read_fixtures(&twin.fixtures_dir())?;
     // Entity types the implicit default set seeds (directory or flat form, or loose files).
     let mut fixture_types: Vec<String> = match fixtures.sets.get("default") {
         Some(set) => match &set.fixture_json {

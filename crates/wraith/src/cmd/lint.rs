@@ -188,8 +188,7 @@ pub fn run(args: Args) -> CmdResult {
         model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,
         symbols: super::check::read_optional(&twin.model_dir().join("symbols.json"))?,
         schema: super::check::read_optional(&twin.schema_json())?,
-        fixtures: wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
-            .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?,
+        fixtures: super::check::read_fixtures(&twin.fixtures_dir())?,
         tagged_union_policy: TwinConfig::load(&twin)
             .map(|cfg| super::check::union_input(&cfg))
             .unwrap_or_default(),

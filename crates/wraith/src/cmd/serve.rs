@@ -264,8 +264,7 @@ pub fn run(args: Args) -> CmdResult {
     // warning for a route named twice.
     let model = super::check::load_model(&model_path)?;
     let schema_json = read_optional(&twin.schema_json())?;
-    let fixtures = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
-        .map_err(|e| CliError::runtime(anyhow!("cannot read the fixtures: {e}")))?;
+    let fixtures = super::check::read_fixtures(&twin.fixtures_dir())?;
 
     let now_secs = unix_now_secs();
     let newest = newest_recording_us(&twin.sessions_dir());
