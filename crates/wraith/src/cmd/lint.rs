@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::anyhow;
 use serde::Serialize;
 use wraith_check::lint::{Finding, LintInput, Severity, has_errors, lint};
 use wraith_twin::{TwinConfig, TwinDir};
