@@ -77,6 +77,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         text_mentions: None,
         text_tags: None,
         text_rendering: None,
+        child_refs: Vec::new(),
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),

@@ -27,6 +27,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 mod action_sets;
 mod action_values;
 mod actor_view;
+mod child_refs;
 mod counterpart_requests;
 mod create_counters;
 mod implicit_children;
@@ -2633,6 +2634,14 @@ impl Engine {
                 &format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&rule.at)),
                 text_rendering::SOURCE,
             );
+        }
+        for at in self.name_child_refs(ns, call, route, entity) {
+            // An existing record's key, not one minted here.
+            out.origins.clear_under(&format!(
+                "{}{}",
+                unescape_pointer(&ptr),
+                unescape_pointer(&at)
+            ));
         }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {

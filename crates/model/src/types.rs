@@ -152,6 +152,12 @@ pub struct Route {
     /// older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub implicit_children: Vec<ImplicitChildren>,
+    /// For a create under a record another create made children for by itself: answer fields
+    /// that name one of those children (a balancer node's `vpc_config_id`, the VPC profile its
+    /// balancer's create made), see [`ChildRef`]. Empty (and not written) otherwise, so older
+    /// models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub child_refs: Vec<ChildRef>,
     /// For a create: counters it steps on another record its request body names (a reply's
     /// `in_reply_to_id` steps the parent's `replies_count`), one entry per naming field, as the
     /// recorded views of the named record before and after the create showed (see
@@ -727,6 +733,34 @@ pub struct ImplicitChildren {
     /// samples listing no implicit child are kept too (a create without an image makes no
     /// disk), so the nearest request decides how many.
     pub samples: Vec<ImplicitSample>,
+}
+
+/// A create's answer field naming an implicit child (see [`ImplicitChildren`]) of the record
+/// a path parameter names (see [`Route::child_refs`]): in every recorded answer where that
+/// record's children were recorded and the field held a value, the value was one child's key,
+/// the child holding what the request sent at each of `matched_by`. The engine writes there
+/// the key of the session's one live child of the named record that holds what the session's
+/// request sent; with none or several, the rendered value stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildRef {
+    /// JSON pointer of the field inside the created record (`/vpc_config_id`).
+    pub pointer: String,
+    /// The children's entity type.
+    pub entity_type: String,
+    /// The path parameter whose value is the parent record's key.
+    pub parent_param: String,
+    /// Child fields equal to what the request sent, in every recorded pair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_by: Vec<SentMatch>,
+}
+
+/// A record field that held what the request sent at `request_pointer`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentMatch {
+    /// The record's top-level field.
+    pub field: String,
+    /// JSON pointer into the request body.
+    pub request_pointer: String,
 }
 
 /// One recorded create and the implicit children its first child list showed.

@@ -371,7 +371,7 @@ fn pairs(groups: &[RouteGroup], built: &[Route]) -> Vec<Pair> {
 }
 
 /// Same literals at the same positions, parameters where the other has parameters.
-fn same_shape(a: &[Seg], b: &[Seg]) -> bool {
+pub(crate) fn same_shape(a: &[Seg], b: &[Seg]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| match (x, y) {
             (Seg::Lit(x), Seg::Lit(y)) => x == y,

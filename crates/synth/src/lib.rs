@@ -35,6 +35,7 @@
 pub mod action;
 pub mod action_values;
 pub mod array_echo;
+pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
 pub mod drift;
@@ -288,6 +289,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // A list item learned from one record takes the timestamps its type's templates record.
     record_classes::learn(&mut built, &entity_types);
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
+    child_refs::learn(&templated, &mut built, &entity_types, &obs);
     let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
@@ -420,6 +422,7 @@ fn build_route(
         text_mentions: None,
         text_tags: None,
         text_rendering: None,
+        child_refs: Vec::new(),
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),

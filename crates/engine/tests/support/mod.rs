@@ -48,6 +48,7 @@ impl R {
             text_mentions: None,
             text_tags: None,
             text_rendering: None,
+            child_refs: Vec::new(),
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
