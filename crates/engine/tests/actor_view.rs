@@ -106,3 +106,75 @@ fn rendered_create_keeps_the_template_author_without_a_view_of_that_principal() 
     assert_eq!(bobs["author"]["badges"], json!(["gold"]), "{bobs}");
     assert_eq!(bobs["author"]["name"], json!("Zed"), "{bobs}");
 }
+
+/// `POST /v1/posts` whose embedded author (always `acc_1`) has a `created_at` the template
+/// takes from the clock; `known` holds the recordings' records of `accounts`.
+fn posts_with_clock_author(known: Vec<serde_json::Value>) -> Engine {
+    let mut create = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("text", echo_body("/text", JsonType::String)),
+                (
+                    "author",
+                    obj(vec![
+                        ("id", c(json!("acc_1"))),
+                        ("name", c(json!("Zed"))),
+                        (
+                            "created_at",
+                            hole(
+                                HoleKind::Clock {
+                                    unit: ClockUnit::Iso8601 {
+                                        fraction_digits: 3,
+                                        suffix: "Z".into(),
+                                    },
+                                },
+                                JsonType::String,
+                                vec![],
+                            ),
+                        ),
+                    ]),
+                ),
+            ]),
+        )
+        .build();
+    create.actor_record = Some(ActorRecord {
+        entity_type: "accounts".into(),
+        pointer: "/author".into(),
+    });
+    let m = model(
+        vec![create],
+        vec![
+            ("posts", entity_type(&[], &[], vec![])),
+            ("accounts", entity_type(&["acc_1"], &[], known)),
+        ],
+    );
+    without_pii(engine(m, det_opts()))
+}
+
+#[test]
+fn a_first_rendered_create_shows_a_known_authors_recorded_created_at_not_the_clock() {
+    let e = posts_with_clock_author(vec![json!({
+        "id": "acc_1", "name": "Alice", "created_at": "2020-05-01T00:00:00.000Z"
+    })]);
+    let first = post_as(&e, "fresh", ALICE, "hello");
+    assert_eq!(
+        first["author"],
+        json!({"id": "acc_1", "name": "Zed", "created_at": "2020-05-01T00:00:00.000Z"}),
+        "only the minted value takes the recorded one: {first}"
+    );
+}
+
+#[test]
+fn an_author_the_recordings_do_not_know_keeps_the_clock() {
+    let e = posts_with_clock_author(vec![]);
+    let first = post_as(&e, "fresh", ALICE, "hello");
+    let at = first["author"]["created_at"].as_str().unwrap_or_default();
+    assert!(
+        at.ends_with('Z') && at != "2020-05-01T00:00:00.000Z",
+        "{first}"
+    );
+}

@@ -11,6 +11,11 @@
 //! values, and the object keeps the template's shape (a field the view lacks stays rendered;
 //! a field only the view has is not added).
 //!
+//! Before the session saw its principal's record, the rendered record is the template's; where
+//! it names a record the recordings know (`EntityType::records`), the values the renderer
+//! minted for it (a `created_at` from the clock) take that record's recorded values: the
+//! account existed before the session, and its creation time is not now.
+//!
 //! Not here: answers replayed from a recording (they carry the recorded run's own record),
 //! and routes whose answer is the principal's record itself (empty pointer).
 
@@ -65,7 +70,7 @@ impl Engine {
         };
         let Some(Value::Object(view)) = ns.actor_views.get(&(principal, site.entity_type.clone()))
         else {
-            return false;
+            return self.known_record_for_minted(&site.entity_type, &site.pointer, body, origins);
         };
         let Some(Value::Object(slot)) = body.pointer_mut(&site.pointer) else {
             return false;
@@ -82,6 +87,44 @@ impl Engine {
         if changed {
             // Those positions now hold a value an earlier answer gave, not one minted here.
             origins.clear_under(&site.pointer);
+        }
+        changed
+    }
+
+    /// The fields of the record at `pointer` that the renderer minted take the recorded values
+    /// of the known record of `entity_type` the rendered one names. Returns whether anything
+    /// changed.
+    fn known_record_for_minted(
+        &self,
+        entity_type: &str,
+        pointer: &str,
+        body: &mut Value,
+        origins: &mut Origins,
+    ) -> bool {
+        let Some(ty) = self.model.entity_types.get(entity_type) else {
+            return false;
+        };
+        let Some(Value::Object(slot)) = body.pointer_mut(pointer) else {
+            return false;
+        };
+        let Some(Value::Object(known)) = slot
+            .get(&ty.primary_key)
+            .and_then(crate::fixtures::scalar_key)
+            .and_then(|key| ty.records.get(&key))
+        else {
+            return false;
+        };
+        let mut changed = false;
+        for (k, v) in slot.iter_mut() {
+            let at = format!("{pointer}/{k}");
+            if origins.of(&at) != Some(crate::outbound::FieldOrigin::Minted) {
+                continue;
+            }
+            if let Some(recorded) = known.get(k) {
+                *v = recorded.clone();
+                origins.clear_under(&at);
+                changed = true;
+            }
         }
         changed
     }
