@@ -42,13 +42,7 @@ impl Engine {
             else {
                 continue;
             };
-            let (Some(store), Some(ty)) = (
-                ns.type_store(&rule.entity_type),
-                self.model.entity_types.get(&rule.entity_type),
-            ) else {
-                continue;
-            };
-            let mut children = store.live.values().filter(|e| {
+            let found = self.one_live_key(ns, &rule.entity_type, |e| {
                 e.parents.as_ref().and_then(|p| p.last()) == Some(parent)
                     && wanted.iter().all(|(field, sent)| {
                         e.value
@@ -57,14 +51,11 @@ impl Engine {
                             .is_some_and(|held| held == *sent)
                     })
             });
-            let (Some(child), None) = (children.next(), children.next()) else {
-                continue;
-            };
-            let Some(key) = child.value.get(&ty.primary_key) else {
+            let Some(key) = found else {
                 continue;
             };
             if let Some(slot) = record.pointer_mut(&rule.pointer) {
-                *slot = key.clone();
+                *slot = key;
                 written.push(rule.pointer.clone());
             }
         }

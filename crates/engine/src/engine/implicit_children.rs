@@ -21,7 +21,7 @@ use wraith_model::{ImplicitSample, Route};
 
 use super::{Call, Engine};
 use crate::fixtures::scalar_key;
-use crate::namespace::{Namespace, Origin};
+use crate::namespace::{Entity, Namespace, Origin};
 use crate::render::generate_id;
 
 impl Engine {
@@ -110,13 +110,7 @@ impl Engine {
             else {
                 continue;
             };
-            let (Some(store), Some(ty)) = (
-                ns.type_store(&link.entity_type),
-                self.model.entity_types.get(&link.entity_type),
-            ) else {
-                continue;
-            };
-            let mut found = store.live.values().filter(|e| {
+            let found = self.one_live_key(ns, &link.entity_type, |e| {
                 let mut held = Vec::new();
                 leaves_of(&e.value, &mut held);
                 wanted.iter().all(|w| {
@@ -124,16 +118,31 @@ impl Engine {
                         .any(|(_, h)| scalar_key(h).as_deref() == Some(w))
                 })
             });
-            if let (Some(one), None) = (found.next(), found.next())
-                && let Some(k) = one
-                    .value
-                    .get(&ty.primary_key)
-                    .filter(|k| scalar_key(k).is_some())
-            {
-                out.insert(link.value.clone(), k.clone());
+            if let Some(k) = found {
+                out.insert(link.value.clone(), k);
             }
         }
         out
+    }
+
+    /// The primary key (a string or number) of the session's one live record of `entity_type`
+    /// that `matches`; `None` when no record or several do.
+    pub(super) fn one_live_key(
+        &self,
+        ns: &Namespace,
+        entity_type: &str,
+        matches: impl Fn(&Entity) -> bool,
+    ) -> Option<Value> {
+        let store = ns.type_store(entity_type)?;
+        let ty = self.model.entity_types.get(entity_type)?;
+        let mut found = store.live.values().filter(|e| matches(e));
+        let (Some(one), None) = (found.next(), found.next()) else {
+            return None;
+        };
+        one.value
+            .get(&ty.primary_key)
+            .filter(|k| scalar_key(k).is_some())
+            .cloned()
     }
 }
 
