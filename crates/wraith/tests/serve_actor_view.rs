@@ -148,3 +148,62 @@ async fn a_rendered_post_shows_its_author_as_the_sessions_earlier_answer_did() {
         "no earlier answer: the template's author: {fresh}"
     );
 }
+
+/// The twin of [`posts_twin`], its author also carrying a `created_at` the template takes from
+/// the clock, and the recordings knowing the representative `acc_9`'s record.
+fn posts_twin_with_clock_author() -> Twin {
+    let t = posts_twin();
+    let text = std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap();
+    let mut m = wraith_model::model_from_json_str(&text).unwrap();
+    let create = m
+        .routes
+        .iter_mut()
+        .find(|r| r.method == "POST" && r.path == "/v1/posts")
+        .unwrap();
+    let BodyTemplate::Json {
+        root: Node::Object { fields },
+    } = &mut create.variants[0].body
+    else {
+        panic!("object template");
+    };
+    let author = fields.iter_mut().find(|f| f.key == "author").unwrap();
+    let Node::Object { fields: author } = &mut author.value else {
+        panic!("author object");
+    };
+    author.push(Field {
+        key: "created_at".into(),
+        value: hole(
+            HoleKind::Clock {
+                unit: ClockUnit::Iso8601 {
+                    fraction_digits: 3,
+                    suffix: "Z".into(),
+                },
+            },
+            JsonType::String,
+            vec![],
+        ),
+        present_ratio_bp: 10_000,
+        optional: false,
+    });
+    let accounts = m.entity_types.get_mut("accounts").unwrap();
+    accounts.records.insert(
+        "acc_9".into(),
+        json!({"id": "acc_9", "name": "Zed", "created_at": "2020-05-01T00:00:00.000Z"}),
+    );
+    t.write_model(&m);
+    t
+}
+
+#[tokio::test]
+async fn a_sessions_first_rendered_post_shows_a_known_authors_recorded_created_at() {
+    let t = posts_twin_with_clock_author();
+    let server = t.serve(&[]);
+    let fresh = post(&server, "agent-3", "something new").await;
+    assert_eq!(fresh["author"]["id"], json!("acc_9"), "{fresh}");
+    assert_eq!(
+        fresh["author"]["created_at"],
+        json!("2020-05-01T00:00:00.000Z"),
+        "the known account existed before the session: {fresh}"
+    );
+    assert_eq!(fresh["author"]["badges"], json!(["gold"]), "{fresh}");
+}
