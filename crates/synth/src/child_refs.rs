@@ -70,7 +70,8 @@ pub fn learn(
     if entries.is_empty() {
         return;
     }
-    let mut learned: Vec<(usize, ChildRef)> = Vec::new();
+    // (create route, the field's key, the rule)
+    let mut learned: Vec<(usize, String, ChildRef)> = Vec::new();
     for (r, group) in groups.iter().enumerate() {
         let route = &built[r];
         if group.method != "POST" || route.state_op != Some(StateOp::Create) {
@@ -143,6 +144,7 @@ pub fn learn(
                 }
                 learned.push((
                     r,
+                    field.clone(),
                     ChildRef {
                         pointer: format!("/{}", escape(&field)),
                         entity_type: (*child_ty).to_string(),
@@ -161,14 +163,13 @@ pub fn learn(
             }
         }
     }
-    for (r, rule) in learned {
+    for (r, key, rule) in learned {
         let Some(shape) = entity_types
             .get(&rule.entity_type)
             .and_then(|t| t.id_shape.clone())
         else {
             continue;
         };
-        let key = rule.pointer[1..].replace("~1", "/").replace("~0", "~");
         let route = &mut built[r];
         if route.child_refs.iter().any(|c| c.pointer == rule.pointer) {
             continue;
