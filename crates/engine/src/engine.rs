@@ -40,6 +40,7 @@ mod minted_fields;
 mod path_filter;
 mod replay_cache;
 mod run_history;
+pub(crate) use run_history::RunId;
 mod scripted;
 mod sent_expansions;
 mod settle;
@@ -100,8 +101,9 @@ pub struct Engine {
     /// A function of the recorded text and the route's primary key, both fixed for the
     /// engine's lifetime, so one parse per moment serves every namespace.
     entity_keys: crate::raw_moment::PerMoment<Option<String>>,
-    /// Per recorded run, its writes' exchange indices ([`run_history`]), built on first use.
-    run_writes: OnceLock<run_history::RunWrites>,
+    /// The recorded runs and where each exact-replay moment stands in its run
+    /// ([`run_history`]), built on first use.
+    run_index: OnceLock<run_history::RunIndex>,
 }
 
 // The server shares one engine across its worker threads.
@@ -120,10 +122,10 @@ enum AxisPick {
     /// new set of consistent recorded runs when it shrank.
     Within {
         idx: usize,
-        narrowed: Option<BTreeSet<String>>,
+        narrowed: Option<BTreeSet<RunId>>,
         /// The new set of runs whose answers this session was served, when it changed (see
         /// `Namespace::answer_runs`).
-        answered: Option<BTreeSet<String>>,
+        answered: Option<BTreeSet<RunId>>,
         /// Every recorded run still consistent with this namespace answered this position the
         /// same way, so the moment is provably this request's own: claim-worthy.
         certain: bool,
@@ -360,7 +362,7 @@ impl Engine {
             replay_cache: replay_cache::ReplayCache::default(),
             verdicts,
             entity_keys,
-            run_writes: OnceLock::new(),
+            run_index: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -1702,6 +1704,12 @@ impl Engine {
     /// when no run was consistent the session re-anchors on the run it was served from. A
     /// read's answer often differs between runs in incidental fields (counters), so a read
     /// keeps every consistent run.
+    /// The recorded runs behind the model's exact-replay moments, indexed on first use.
+    fn run_index(&self) -> &run_history::RunIndex {
+        self.run_index
+            .get_or_init(|| run_history::RunIndex::build(&self.model))
+    }
+
     fn axis_pick(
         &self,
         ns: &Namespace,
@@ -1716,19 +1724,20 @@ impl Engine {
             .get(&self.axis_lane(r, ei, candidates))
             .copied()
             .unwrap_or(0);
-        let mut per_run: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, (_, m)) in candidates.iter().enumerate() {
-            let run = m.source.rsplit_once('/').map_or("", |(s, _)| s);
-            per_run.entry(run).or_default().push(i);
+        let at = self.run_index().moments(r, ei);
+        let run_of = |i: usize| at.get(candidates[i].0).map_or(0, |(run, _)| *run);
+        let mut per_run: BTreeMap<RunId, Vec<usize>> = BTreeMap::new();
+        for i in 0..candidates.len() {
+            per_run.entry(run_of(i)).or_default().push(i);
         }
-        let consistent: Vec<&str> = per_run
+        let consistent: Vec<RunId> = per_run
             .iter()
             .filter(|(run, occ)| {
                 occ.len() > served
                     && ns
                         .replay_sessions
                         .as_ref()
-                        .is_none_or(|set| set.contains(**run))
+                        .is_none_or(|set| set.contains(*run))
             })
             .map(|(run, _)| *run)
             .collect();
@@ -1737,17 +1746,17 @@ impl Engine {
             // was already served (its writes minted what it now holds); when the requests
             // ruled all of those out, they proved the session replays another run: any
             // consistent run may answer.
-            let preferred: Vec<&str> = match &ns.answer_runs {
+            let preferred: Vec<RunId> = match &ns.answer_runs {
                 Some(set) => consistent
                     .iter()
-                    .filter(|run| set.contains(**run))
+                    .filter(|run| set.contains(*run))
                     .copied()
                     .collect(),
                 None => Vec::new(),
             };
             let overruled = preferred.is_empty() && ns.answer_runs.is_some();
             let addressed = overruled && self.names_recorded_id(call);
-            let pool: &[&str] = if preferred.is_empty() {
+            let pool: &[RunId] = if preferred.is_empty() {
                 &consistent
             } else {
                 &preferred
@@ -1756,12 +1765,10 @@ impl Engine {
             // whose write history is closest to this session's describe its state best; they
             // are ordered by how far in the run the moment stands against this request in the
             // session, which decides the vote's ties below.
-            let run_writes = self
-                .run_writes
-                .get_or_init(|| run_history::RunWrites::build(&self.model));
             let sent = (ns.writes_sent, ns.requests.saturating_sub(1));
             let pool = &run_history::closest_history(pool, sent, |run| {
-                run_writes.position(&candidates[per_run[run][served]].1.source)
+                at.get(candidates[per_run[&run][served]].0)
+                    .and_then(|(_, position)| *position)
             })[..];
             // The answer most of those runs gave at this position (ties: the first of them in
             // that order), since nothing yet tells them apart.
@@ -1783,17 +1790,17 @@ impl Engine {
                 .find(|run| fp_of(per_run[*run][served]) == best_fp)
                 .copied()
                 .unwrap_or(pool[0]);
-            let idx = per_run[run][served];
+            let idx = per_run[&run][served];
             // Provably this request's own moment only when every run its requests are
             // consistent with answered it so: a preference is a choice, not a proof.
             let certain = consistent
                 .iter()
-                .all(|run| fp_of(per_run[*run][served]) == best_fp);
+                .all(|run| fp_of(per_run[run][served]) == best_fp);
             // The requests alone narrow the runs (a later request can still prove which run
             // this is); the answers served only order them.
             let narrowed = match &ns.replay_sessions {
                 Some(set) if set.len() == consistent.len() => None,
-                _ => Some(consistent.iter().map(|s| s.to_string()).collect()),
+                _ => Some(consistent.iter().copied().collect()),
             };
             let answered = if write {
                 // Only the runs that gave the answer served here keep the preference: later
@@ -1801,14 +1808,14 @@ impl Engine {
                 // this session is that run.
                 Some(
                     pool.iter()
-                        .filter(|run| fp_of(per_run[**run][served]) == best_fp)
-                        .map(|s| s.to_string())
+                        .filter(|run| fp_of(per_run[*run][served]) == best_fp)
+                        .copied()
                         .collect(),
                 )
             } else if addressed {
                 // The request names an id only those runs recorded: it proves the session
                 // replays one of them, so the preference moves there.
-                Some(consistent.iter().map(|s| s.to_string()).collect())
+                Some(consistent.iter().copied().collect())
             } else {
                 None
             };
@@ -1823,10 +1830,10 @@ impl Engine {
             };
         }
         if served < candidates.len() {
-            let run = candidates[served].1.source.rsplit_once('/').map(|(s, _)| s);
-            let anchor: Option<BTreeSet<String>> = run
-                .filter(|_| write)
-                .map(|s| BTreeSet::from([s.to_string()]));
+            // A moment whose source names no run anchors on none.
+            let anchor: Option<BTreeSet<RunId>> = (write
+                && candidates[served].1.source.contains('/'))
+            .then(|| BTreeSet::from([run_of(served)]));
             return AxisPick::Within {
                 idx: served,
                 answered: anchor.clone(),
@@ -1857,8 +1864,8 @@ impl Engine {
         ns: &mut Namespace,
         call: &Call<'_>,
         lane: (usize, usize, usize),
-        narrowed: Option<BTreeSet<String>>,
-        answered: Option<BTreeSet<String>>,
+        narrowed: Option<BTreeSet<RunId>>,
+        answered: Option<BTreeSet<RunId>>,
     ) {
         if call.head {
             return;

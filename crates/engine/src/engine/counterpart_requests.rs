@@ -42,6 +42,7 @@
 //! Not here: requests that exact-replay under their own key (unchanged), strict fidelity (which
 //! serves only what the request's own key recorded).
 
+use super::run_history::RunIndex;
 use super::*;
 
 /// A recorded run whose recording of a request is served for the session's request naming
@@ -98,7 +99,7 @@ impl Engine {
         if route.exact.is_empty() || exact.is_some_and(|ei| !route.exact[ei].moments.is_empty()) {
             return None;
         }
-        let runs = counterpart_runs(ns, call);
+        let runs = counterpart_runs(self.run_index(), ns, call);
         for (run, subs) in &runs {
             let Some(ei) = self.substituted_entry(call, subs) else {
                 continue;
@@ -167,7 +168,7 @@ impl Engine {
         let Some(ty) = route.entity_type.as_deref() else {
             return;
         };
-        let runs = counterpart_runs(ns, call);
+        let runs = counterpart_runs(self.run_index(), ns, call);
         if runs.is_empty() {
             return;
         }
@@ -257,7 +258,11 @@ impl Engine {
 /// (runs the session was already served answers from, then runs its requests are still
 /// consistent with, then the rest; by name within each), each with its substitution
 /// `mine -> theirs` (the first type's, should two types share a key).
-fn counterpart_runs(ns: &Namespace, call: &Call<'_>) -> Vec<(String, BTreeMap<String, String>)> {
+fn counterpart_runs(
+    runs: &RunIndex,
+    ns: &Namespace,
+    call: &Call<'_>,
+) -> Vec<(String, BTreeMap<String, String>)> {
     let named = named_tokens(call);
     if named.is_empty() {
         return Vec::new();
@@ -273,7 +278,11 @@ fn counterpart_runs(ns: &Namespace, call: &Call<'_>) -> Vec<(String, BTreeMap<St
         }
     }
     let rank = |run: &str| -> u8 {
-        let in_set = |set: &Option<BTreeSet<String>>| set.as_ref().is_some_and(|s| s.contains(run));
+        let id = runs.id(run);
+        let in_set = |set: &Option<BTreeSet<RunId>>| {
+            set.as_ref()
+                .is_some_and(|s| id.is_some_and(|id| s.contains(&id)))
+        };
         if in_set(&ns.answer_runs) {
             0
         } else if in_set(&ns.replay_sessions) {

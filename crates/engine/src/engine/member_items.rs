@@ -7,7 +7,7 @@
 use serde_json::Value;
 use wraith_model::{RecordedBody, Route};
 
-use super::Engine;
+use super::{Engine, RunId};
 use crate::fixtures::scalar_key;
 use crate::namespace::Namespace;
 use crate::util::{json_pointer_get, normalize_path};
@@ -77,8 +77,10 @@ impl Engine {
                             })
                         })
                 };
-                let preferred = |set: &Option<std::collections::BTreeSet<String>>| {
-                    set.iter().flatten().find_map(|run| listed(run))
+                let preferred = |set: &Option<std::collections::BTreeSet<RunId>>| {
+                    set.iter()
+                        .flatten()
+                        .find_map(|run| listed(self.run_index().name(*run)))
                 };
                 if let Some(item) = preferred(&ns.answer_runs)
                     .or_else(|| preferred(&ns.replay_sessions))
