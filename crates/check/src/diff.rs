@@ -720,6 +720,9 @@ impl<'c> BodyDiff<'c> {
                 // hashed lookup (keys are unique: an equal key is the entry `get` finds).
                 let mut next_in_a = a.iter().peekable();
                 let mut found_in_a = 0usize;
+                // The template lists its fields in the recorded key order too: its next field
+                // is tried before the scan.
+                let mut next_field = 0usize;
                 for (k, ev) in e {
                     // A dry run past its limit only needs "more than": stop walking.
                     if self.over_limit() {
@@ -734,7 +737,14 @@ impl<'c> BodyDiff<'c> {
                         Some(av) => {
                             found_in_a += 1;
                             let t = fields
-                                .and_then(|fs| fs.iter().find(|f| f.key == *k))
+                                .and_then(|fs| {
+                                    let i = match fs.get(next_field) {
+                                        Some(f) if f.key == *k => next_field,
+                                        _ => fs.iter().position(|f| f.key == *k)?,
+                                    };
+                                    next_field = i + 1;
+                                    fs.get(i)
+                                })
                                 .map(|f| &f.value);
                             self.walk(t, ev, av, segs);
                         }
@@ -1102,20 +1112,28 @@ pub fn fit(node: &Node, value: &Value) -> i64 {
             // keys in its template's order (keys are unique: an equal key is the entry `get`
             // finds).
             let mut next_in_m = m.iter().peekable();
+            let mut found_in_m = 0usize;
             for f in fields {
                 let found = match next_in_m.next_if(|(k, _)| **k == f.key) {
                     Some((_, v)) => Some(v),
                     None => m.get(&f.key),
                 };
                 match found {
-                    Some(v) => s += 1 + fit(&f.value, v),
+                    Some(v) => {
+                        found_in_m += 1;
+                        s += 1 + fit(&f.value, v);
+                    }
                     None if f.optional => {}
                     None => s -= 1,
                 }
             }
-            for k in m.keys() {
-                if !fields.iter().any(|f| f.key == *k) {
-                    s -= 1;
+            // Each field found names a different key of `m`: when they are as many as its
+            // keys, none is missing from the template.
+            if found_in_m != m.len() {
+                for k in m.keys() {
+                    if !fields.iter().any(|f| f.key == *k) {
+                        s -= 1;
+                    }
                 }
             }
             s
@@ -1285,6 +1303,64 @@ mod tests {
                 ("body.at".to_string(), Category::TypeMismatch)
             ]
         );
+    }
+
+    #[test]
+    fn a_body_listing_its_keys_out_of_the_templates_order_is_judged_by_each_keys_own_node() {
+        let echo = EchoContext::default();
+        let generated = || {
+            hole(
+                HoleKind::Generated {
+                    shape: IdShape::Uuid,
+                },
+                JsonType::String,
+                vec![],
+            )
+        };
+        let t = obj(vec![
+            ("id", generated()),
+            ("kind", c(json!("card"))),
+            ("ref", generated()),
+        ]);
+        // Keys in the template's order, reversed, and one the template lacks first.
+        for (e, a) in [
+            (
+                json!({"id": "a", "kind": "card", "ref": "r"}),
+                json!({"id": "b", "kind": "card", "ref": "s"}),
+            ),
+            (
+                json!({"ref": "r", "kind": "card", "id": "a"}),
+                json!({"ref": "s", "kind": "card", "id": "b"}),
+            ),
+            (
+                json!({"x": 1, "ref": "r", "id": "a", "kind": "card"}),
+                json!({"x": 1, "ref": "s", "id": "b", "kind": "card"}),
+            ),
+        ] {
+            assert!(diff(Some(&t), e, a, &echo).is_empty());
+        }
+        assert_eq!(
+            diff(
+                Some(&t),
+                json!({"ref": "r", "kind": "card", "id": "a"}),
+                json!({"ref": "s", "kind": "bank", "id": "b"}),
+                &echo
+            ),
+            vec![("body.kind".to_string(), Category::ValueMismatch)]
+        );
+    }
+
+    #[test]
+    fn fit_takes_one_point_per_key_the_template_lacks_whatever_the_order() {
+        let t = obj(vec![("a", c(json!(1))), ("b", c(json!(2)))]);
+        // Both fields present and equal: 2 points each.
+        assert_eq!(fit(&t, &json!({"a": 1, "b": 2})), 4);
+        assert_eq!(fit(&t, &json!({"b": 2, "a": 1})), 4);
+        // A key the template lacks costs one, wherever it stands.
+        assert_eq!(fit(&t, &json!({"z": 0, "a": 1, "b": 2})), 3);
+        assert_eq!(fit(&t, &json!({"b": 2, "z": 0, "a": 1, "y": 0})), 2);
+        // A missing required field costs one too.
+        assert_eq!(fit(&t, &json!({"a": 1, "z": 0})), 2 - 1 - 1);
     }
 
     #[test]
