@@ -3,7 +3,7 @@
 //!
 //! Setup is not timed: HAR parsing, synth, engine construction and parsing the recorded bodies
 //! once ([`wraith_check::prepare`]); `linode_parallel_including_prepare` times the last one
-//! too, parsed as `wraith check` does it (by the threads that replay the sessions).
+//! too, parsed as `wraith check` does it ([`wraith_check::prepare_parallel`]).
 //!
 //! `cargo bench -p wraith-check --bench check`
 
@@ -58,9 +58,9 @@ fn bench_corpus(
             };
             let make = || wraith_check::InMemoryTwin::new(engine);
             if with_prepare {
-                // As `wraith check` runs it: nothing prepared up front, each recorded body is
-                // parsed by the thread that replays its session.
-                let prepared = wraith_check::Prepared::default();
+                // As `wraith check` runs it: every distinct recorded body parsed once, on the
+                // run's threads, then the replay.
+                let prepared = wraith_check::prepare_parallel(&all, jobs);
                 wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
             } else {
                 wraith_check::replay_parallel(&run, &prepared, jobs, &make, &|| {}).unwrap()
@@ -92,8 +92,8 @@ fn linode_parallel(bencher: Bencher<'_, '_>) {
     );
 }
 
-/// `linode_parallel` with the recorded bodies parsed inside the timed run, by the threads that
-/// replay them (what `wraith check` pays).
+/// `linode_parallel` with the recorded bodies parsed inside the timed run, as `wraith check`
+/// parses them (what it pays).
 #[divan::bench(sample_count = 10)]
 fn linode_parallel_including_prepare(bencher: Bencher<'_, '_>) {
     bench_corpus(

@@ -210,7 +210,11 @@ pub struct ExpectedBody {
 impl ExpectedBody {
     /// The recorded response body of `ex`.
     pub fn of(ex: &Exchange) -> ExpectedBody {
-        let bytes = ex.response_body();
+        ExpectedBody::of_bytes(ex.response_body())
+    }
+
+    /// A recorded response body given as its bytes.
+    pub fn of_bytes(bytes: Vec<u8>) -> ExpectedBody {
         let body = parse_body(&bytes);
         ExpectedBody { bytes, body }
     }

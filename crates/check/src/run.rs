@@ -192,27 +192,80 @@ pub struct TwinCallError {
 /// The recorded side of a run, parsed once: every recorded response body, per session and
 /// exchange, in the order of the sessions it was prepared from. Preparing is setup, like reading
 /// the recordings: [`replay_prepared`] then judges answers without parsing a recording again.
+/// A body recorded many times (a catalog every session reads first) is parsed and held once.
 #[derive(Debug, Clone, Default)]
 pub struct Prepared {
-    bodies: Vec<Vec<ExpectedBody>>,
+    /// Every distinct recorded body, parsed, in order of first appearance.
+    distinct: Vec<ExpectedBody>,
+    /// Per session, per exchange: its body's index in `distinct`.
+    bodies: Vec<Vec<usize>>,
 }
 
 impl Prepared {
     /// The parsed recorded body of exchange `exchange` (position in its session's `exchanges`)
     /// of session `session` (position in the sessions prepared from), if prepared.
     pub fn body(&self, session: usize, exchange: usize) -> Option<&ExpectedBody> {
-        self.bodies.get(session).and_then(|b| b.get(exchange))
+        let i = *self.bodies.get(session)?.get(exchange)?;
+        self.distinct.get(i)
     }
 }
 
-/// Parse every recorded response body of `sessions` once.
+/// Parse every recorded response body of `sessions` once, on the rayon pool the caller runs in
+/// (rayon's global pool outside one); the result does not depend on the threads.
 pub fn prepare(sessions: &[&RecordedSession]) -> Prepared {
-    Prepared {
-        bodies: sessions
-            .iter()
-            .map(|s| s.exchanges.iter().map(ExpectedBody::of).collect())
-            .collect(),
+    use rayon::prelude::*;
+    use std::hash::BuildHasher;
+    // Each body's bytes (server frames joined) and a hash of them, sessions side by side.
+    let hasher =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    let mut joined: Vec<Vec<(u64, Vec<u8>)>> = sessions
+        .par_iter()
+        .map(|s| {
+            s.exchanges
+                .iter()
+                .map(|ex| {
+                    let bytes = ex.response_body();
+                    (hasher.hash_one(&bytes), bytes)
+                })
+                .collect()
+        })
+        .collect();
+    // Distinct bodies in order of first appearance; equal hashes are compared byte for byte.
+    let mut first_of: std::collections::HashMap<u64, Vec<(usize, usize, usize)>> =
+        std::collections::HashMap::new();
+    let mut firsts: Vec<(usize, usize)> = Vec::new();
+    let mut bodies: Vec<Vec<usize>> = Vec::with_capacity(joined.len());
+    for (si, exchanges) in joined.iter().enumerate() {
+        let mut own = Vec::with_capacity(exchanges.len());
+        for (xi, (hash, bytes)) in exchanges.iter().enumerate() {
+            let same = first_of.entry(*hash).or_default();
+            let known = same
+                .iter()
+                .find(|(s, x, _)| joined[*s][*x].1 == *bytes)
+                .map(|(_, _, d)| *d);
+            let d = known.unwrap_or_else(|| {
+                let d = firsts.len();
+                firsts.push((si, xi));
+                same.push((si, xi, d));
+                d
+            });
+            own.push(d);
+        }
+        bodies.push(own);
     }
+    drop(first_of);
+    let taken: Vec<Vec<u8>> = firsts
+        .iter()
+        .map(|&(si, xi)| std::mem::take(&mut joined[si][xi].1))
+        .collect();
+    drop(joined);
+    let distinct = taken.into_par_iter().map(ExpectedBody::of_bytes).collect();
+    Prepared { distinct, bodies }
+}
+
+/// [`prepare`] on a rayon pool of `jobs` threads (`--jobs`).
+pub fn prepare_parallel(sessions: &[&RecordedSession], jobs: NonZeroUsize) -> Prepared {
+    on_threads(jobs.get(), || prepare(sessions))
 }
 
 /// Replay every session and build the report. `progress` is called once per exchange.
@@ -536,7 +589,7 @@ pub fn replay_session(
                 message,
             })?;
         let mut parsed_here = None;
-        let expected: &ExpectedBody = match prepared.bodies.get(si).and_then(|b| b.get(xi)) {
+        let expected: &ExpectedBody = match prepared.body(si, xi) {
             Some(e) if e.bytes.len() == recorded_body_len(ex) => e,
             _ => parsed_here.insert(ExpectedBody::of(ex)),
         };

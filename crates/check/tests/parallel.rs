@@ -50,9 +50,10 @@ fn parallel_report_bytes_equal_the_sequential_report() {
     }
 }
 
-/// As `wraith check` runs it (nothing prepared: each recorded body is parsed by the thread
-/// that replays its session, and the causes step reuses those parses) the report is the one
-/// the run with every body prepared up front builds, on one thread or several.
+/// With every body prepared on the run's threads (as `wraith check` runs it), or nothing
+/// prepared (each recorded body parsed by the thread that replays its session, and the causes
+/// step reusing those parses), the report is the one the run with every body prepared up front
+/// on the calling thread builds, on one thread or several.
 #[test]
 fn report_bytes_do_not_depend_on_where_the_recorded_bodies_were_parsed() {
     let sessions = mastodon_sessions();
@@ -61,6 +62,19 @@ fn report_bytes_do_not_depend_on_where_the_recorded_bodies_were_parsed() {
     let trained = synth(&train_owned, "mastodon", MASTODON);
     let prepared_report = json(&check_jobs(&trained, &held, 1));
     for jobs in [1, 2] {
+        // As `wraith check` prepares them: on the run's threads.
+        let shared = Arc::new(engine(&trained));
+        let run = check_run(&trained, &held, &shared);
+        let make = || wraith_check::InMemoryTwin::new(&shared);
+        let jobs_n = std::num::NonZeroUsize::new(jobs).expect("at least one job");
+        let prepared = wraith_check::prepare_parallel(&held, jobs_n);
+        let r = wraith_check::replay_parallel(&run, &prepared, jobs_n, &make, &|| {})
+            .expect("in-memory replay never fails");
+        assert_eq!(
+            prepared_report,
+            json(&r),
+            "{jobs} jobs, bodies prepared on the run's threads"
+        );
         let engine = Arc::new(engine(&trained));
         let run = check_run(&trained, &held, &engine);
         let make = || wraith_check::InMemoryTwin::new(&engine);
@@ -83,6 +97,43 @@ fn report_bytes_do_not_depend_on_where_the_recorded_bodies_were_parsed() {
             "{jobs} jobs, bodies parsed in the replay"
         );
     }
+}
+
+/// `prepare` gives every exchange its own recorded body, parsed, and holds a body recorded
+/// several times once (one parse), whatever the threads.
+#[test]
+fn prepare_parses_a_body_recorded_many_times_once_and_gives_each_exchange_its_own() {
+    let sessions = mastodon_sessions();
+    let all: Vec<_> = sessions.iter().collect();
+    let one = wraith_check::prepare_parallel(&all, std::num::NonZeroUsize::MIN);
+    let two = wraith_check::prepare_parallel(&all, std::num::NonZeroUsize::new(2).unwrap());
+    let mut first: std::collections::HashMap<Vec<u8>, *const wraith_check::ExpectedBody> =
+        std::collections::HashMap::new();
+    let mut shared = 0;
+    for (si, s) in all.iter().enumerate() {
+        for (xi, ex) in s.exchanges.iter().enumerate() {
+            let recorded = ex.response_body();
+            for p in [&one, &two] {
+                let b = p.body(si, xi).expect("every exchange is prepared");
+                assert_eq!(b.bytes, recorded, "{si}/{xi}");
+                let parsed = wraith_check::judge::parse_body(&recorded);
+                assert_eq!(format!("{:?}", b.body), format!("{parsed:?}"), "{si}/{xi}");
+            }
+            let b: *const _ = one.body(si, xi).expect("prepared");
+            match first.get(&recorded) {
+                Some(&p) => {
+                    assert!(std::ptr::eq(p, b), "{si}/{xi}: a second parse of one body");
+                    shared += 1;
+                }
+                None => {
+                    first.insert(recorded, b);
+                }
+            }
+        }
+        assert!(one.body(si, s.exchanges.len()).is_none());
+    }
+    assert!(shared > 0, "some body is recorded more than once");
+    assert!(one.body(all.len(), 0).is_none());
 }
 
 /// The engine keeps no state across namespaces that changes an answer: replaying the sessions

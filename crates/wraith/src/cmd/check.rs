@@ -534,9 +534,8 @@ fn replay_in_memory(
     jobs: NonZeroUsize,
     bar: &indicatif::ProgressBar,
 ) -> Result<Report, CliError> {
-    // Nothing is prepared up front: each recorded body is parsed by the thread that replays
-    // its session (the same parse `prepare` would do, spread over the threads).
-    let prepared = wraith_check::Prepared::default();
+    // Every distinct recorded body is parsed once, on the run's threads, before the replay.
+    let prepared = wraith_check::prepare_parallel(run.sessions, jobs);
     let make = || InMemoryTwin::new(engine);
     wraith_check::replay_parallel(run, &prepared, jobs, &make, &|| bar.inc(1))
         .map_err(|e| CliError::runtime(anyhow!(e)))
