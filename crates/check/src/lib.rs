@@ -5,7 +5,7 @@
 //! - [`run::replay`] drives the replay: each recorded session in order, in a fresh namespace,
 //!   through a [`run::Twin`] (in process: [`run::InMemoryTwin`], the same `Engine` `serve`
 //!   uses; over HTTP: implemented by the binary, since this crate does no IO).
-//!   [`run::prepare`] parses every recorded body once ahead of it (setup, like reading the
+//!   [`run::prepare`] parses every distinct recorded body once ahead of it (setup, like reading the
 //!   recordings); [`run::replay_prepared`] replays with those, and [`run::replay_parallel`]
 //!   replays the sessions on several threads (one twin each) into the very same report. Each
 //!   session is [`run::replay_session`] folded in session order by [`run::fold_session`]. Ids
