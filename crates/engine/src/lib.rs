@@ -46,6 +46,9 @@ mod raw_moment;
 mod render;
 mod router;
 pub mod sim;
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod test_models;
 mod union;
 mod util;
 

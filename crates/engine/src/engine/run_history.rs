@@ -155,24 +155,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-
-    fn demo_model() -> Model {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/corpora/wraith-demo/recordings/sessions");
-        let sessions = wraith_recording::read_sessions(&dir).expect("demo recordings");
-        wraith_synth::synthesize(
-            &sessions,
-            &wraith_synth::SynthOptions {
-                twin: "demo".into(),
-                base_url: "http://127.0.0.1:18080".into(),
-                tool_version: "test".into(),
-                tag: None,
-                request_keying: Default::default(),
-                run_gap_us: None,
-            },
-        )
-        .model
-    }
+    use crate::test_models::demo_model;
 
     #[test]
     fn run_ids_follow_run_names_so_id_sets_iterate_as_name_sets_do() {
