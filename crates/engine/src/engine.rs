@@ -1693,6 +1693,12 @@ impl Engine {
             })
     }
 
+    /// The recorded runs behind the model's exact-replay moments, indexed on first use.
+    fn run_index(&self) -> &run_history::RunIndex {
+        self.run_index
+            .get_or_init(|| run_history::RunIndex::build(&self.model))
+    }
+
     /// Where this request stands on an exact entry's per-session time axis: the k-th request
     /// for the key gets the k-th moment. Moments come from the recorded run (recording
     /// session) this namespace's replayed history is consistent with, so a namespace that
@@ -1704,12 +1710,6 @@ impl Engine {
     /// when no run was consistent the session re-anchors on the run it was served from. A
     /// read's answer often differs between runs in incidental fields (counters), so a read
     /// keeps every consistent run.
-    /// The recorded runs behind the model's exact-replay moments, indexed on first use.
-    fn run_index(&self) -> &run_history::RunIndex {
-        self.run_index
-            .get_or_init(|| run_history::RunIndex::build(&self.model))
-    }
-
     fn axis_pick(
         &self,
         ns: &Namespace,
