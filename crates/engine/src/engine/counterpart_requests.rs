@@ -42,7 +42,7 @@
 //! Not here: requests that exact-replay under their own key (unchanged), strict fidelity (which
 //! serves only what the request's own key recorded).
 
-use super::run_history::RunIndex;
+use super::run_history::{RunIndex, run_of};
 use super::*;
 
 /// A recorded run whose recording of a request is served for the session's request naming
@@ -74,11 +74,6 @@ impl CounterpartRun<'_> {
             }
         }
     }
-}
-
-/// The recorded run (recording session) a moment's `source` (`<run>/<index>`) belongs to.
-fn run_of(source: &str) -> &str {
-    source.rsplit_once('/').map_or("", |(run, _)| run)
 }
 
 impl Engine {

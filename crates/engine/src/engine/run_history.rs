@@ -42,8 +42,9 @@ fn split_source(source: &str) -> Option<(&str, u32)> {
     Some((run, idx.parse().ok()?))
 }
 
-/// The run a moment's source names: the part before its last `/` (empty without one).
-fn run_of(source: &str) -> &str {
+/// The recorded run (recording session) a moment's `source` (`<run>/<index>`) belongs to:
+/// the part before its last `/` (empty without one).
+pub(crate) fn run_of(source: &str) -> &str {
     source.rsplit_once('/').map_or("", |(run, _)| run)
 }
 
