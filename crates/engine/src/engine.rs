@@ -104,6 +104,10 @@ pub struct Engine {
     /// The recorded runs and where each exact-replay moment stands in its run
     /// ([`run_history`]), built on first use.
     run_index: OnceLock<run_history::RunIndex>,
+    /// Recorded answer fingerprint (`RouteInfo::moment_fps`) → the answer's shape
+    /// ([`run_history::answer_shape`]), computed when recorded runs that answered a request
+    /// differently vote.
+    answer_shapes: RwLock<std::collections::HashMap<u64, u64>>,
 }
 
 // The server shares one engine across its worker threads.
@@ -357,11 +361,13 @@ impl Engine {
         );
         let verdicts = crate::raw_moment::Verdicts::seeded(&model, fingerprint.as_deref());
         let entity_keys = crate::raw_moment::PerMoment::new(&model);
+        let answer_shapes = RwLock::default();
         Ok(Engine {
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
             replay_cache: replay_cache::ReplayCache::default(),
             verdicts,
             entity_keys,
+            answer_shapes,
             run_index: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
@@ -1771,20 +1777,47 @@ impl Engine {
                     .and_then(|(_, position)| *position)
             })[..];
             // The answer most of those runs gave at this position (ties: the first of them in
-            // that order), since nothing yet tells them apart.
+            // that order), since nothing yet tells them apart. Answers that mint values (ids,
+            // timestamps) differ in every run, so the runs first vote on the answer's shape
+            // (what a client tells apart: fields, types, list lengths), then, among the runs
+            // of the winning shape, on the answer itself.
             let fps = &self.router.info[r].moment_fps[ei];
             let fp_of = |i: usize| fps.get(candidates[i].0).copied().unwrap_or(0);
-            let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-            for (order, run) in pool.iter().enumerate() {
-                let fp = fp_of(per_run[run][served]);
-                let slot = tally.entry(fp).or_insert((0, order));
-                slot.0 += 1;
-            }
-            let (best_fp, _) = tally
-                .iter()
-                .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)))
-                .map(|(fp, v)| (*fp, *v))
-                .unwrap_or((0, (0, 0)));
+            let first_fp = pool.first().map(|run| fp_of(per_run[run][served]));
+            // Two runs tie whatever their shapes, and a tie goes to the first: only three or
+            // more that answered differently need their shapes.
+            let pool: Vec<RunId> = if pool.len() < 3
+                || pool
+                    .iter()
+                    .all(|run| Some(fp_of(per_run[run][served])) == first_fp)
+            {
+                pool.to_vec()
+            } else {
+                let moments = &self.model.routes[r].exact[ei].moments;
+                // Equal fingerprints are equal answers: each distinct answer is shaped once.
+                let shape_of = |i: usize| {
+                    let fp = fp_of(i);
+                    if let Some(shape) = self.answer_shapes.read().get(&fp) {
+                        return *shape;
+                    }
+                    let shape = moments
+                        .get(candidates[i].0)
+                        .map_or(0, run_history::answer_shape);
+                    self.answer_shapes.write().insert(fp, shape);
+                    shape
+                };
+                let shapes: Vec<u64> = pool
+                    .iter()
+                    .map(|run| shape_of(per_run[run][served]))
+                    .collect();
+                let shape = run_history::vote(&shapes, |shape| shape);
+                pool.iter()
+                    .zip(&shapes)
+                    .filter(|(_, s)| **s == shape)
+                    .map(|(run, _)| *run)
+                    .collect()
+            };
+            let best_fp = run_history::vote(&pool, |run| fp_of(per_run[&run][served]));
             let run = pool
                 .iter()
                 .find(|run| fp_of(per_run[*run][served]) == best_fp)

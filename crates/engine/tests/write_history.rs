@@ -138,3 +138,67 @@ fn position_only_breaks_ties_the_majority_of_equally_written_runs_still_answers(
     let got = body(&get(&e, Some("fresh"), "/v1/lists"));
     assert_eq!(got[0]["title"], json!("most"), "{got}");
 }
+
+/// `GET /v1/lists` recorded as the first exchange of five runs that wrote nothing: runs `a`
+/// and `e` answered the same two records, while `b`, `c` and `d` each listed one record, every
+/// one with its own id (each run minted its own).
+fn engine_of_one_record_runs() -> Engine {
+    let two = json!([{"id": "9", "title": "x"}, {"id": "10", "title": "y"}]);
+    let list = R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(bare_array_list())
+        .variant(200, Guard::Always, c(json!([])))
+        .exact(
+            "/v1/lists",
+            "",
+            None,
+            vec![
+                moment("a/0", 200, two.clone()),
+                moment("b/0", 200, json!([{"id": "1", "title": "b"}])),
+                moment("c/0", 200, json!([{"id": "2", "title": "c"}])),
+                moment("d/0", 200, json!([{"id": "3", "title": "d"}])),
+                moment("e/0", 200, two),
+            ],
+        )
+        .build();
+    engine(
+        model(vec![list], vec![("lists", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    )
+}
+
+#[test]
+fn runs_vote_on_the_answers_shape_before_its_values() {
+    let e = engine_of_one_record_runs();
+    // Three runs of five listed one record: that is the answer most runs gave, though no two
+    // of them gave it byte for byte; of those, the first in run order answers.
+    let got = body(&get(&e, Some("fresh"), "/v1/lists"));
+    assert_eq!(got, json!([{"id": "1", "title": "b"}]));
+}
+
+/// `POST /v1/lists` recorded as the first exchange of three runs, each answered with its own
+/// minted id; run `a` (first in run order) answered without the `tags` the other two showed.
+#[test]
+fn a_first_write_recorded_by_many_runs_answers_as_most_of_them_did() {
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            vec![
+                moment("a/0", 200, json!({"id": "1", "title": "t"})),
+                moment("b/0", 200, json!({"id": "2", "title": "t", "tags": ["x"]})),
+                moment("c/0", 200, json!({"id": "3", "title": "t", "tags": ["y"]})),
+            ],
+        )
+        .build();
+    let e = engine(
+        model(vec![post], vec![("lists", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    let got = body(&send(&e, Some("fresh"), "POST", "/v1/lists", create_body));
+    assert_eq!(got["tags"], json!(["x"]), "{got}");
+}

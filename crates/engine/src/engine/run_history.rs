@@ -2,17 +2,22 @@
 //! run's write history: how many writes it had sent before a given exchange. A read's recorded
 //! answer reflects the writes its run made before it, so among recorded runs that answered the
 //! same read differently, the ones whose write history is closest to the session's own (the
-//! number of writes it sent) describe its state best; when those still split evenly between
-//! answers, the run where the read stands as far into it as the request stands in the session
-//! decides (see `Engine::axis_pick`). A function of the model alone, built on first use.
+//! number of writes it sent) describe its state best. Those runs vote: the answer's shape
+//! ([`answer_shape`]) first, since runs mint their own ids and timestamps and so rarely agree
+//! byte for byte, then the answer itself among the runs of the winning shape ([`vote`]); when
+//! they still split evenly, the run where the read stands as far into it as the request
+//! stands in the session decides (see `Engine::axis_pick`). A function of the model alone,
+//! built on first use.
 //!
 //! Runs are named by dense ids given in name order, so a set of ids iterates in the order a
 //! set of names would: the replay choices stay what they were while every request compares
 //! integers instead of session names.
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 
-use wraith_model::Model;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use wraith_model::{Model, Moment, RecordedBody};
 
 /// A recorded run, by its rank among the model's run names (see [`RunIndex`]).
 pub(crate) type RunId = u32;
@@ -151,6 +156,135 @@ pub(crate) fn closest_history<R: Copy>(
     kept
 }
 
+/// Of `runs` (in order), the key most of them have (`key_of`); ties go to the key of the
+/// earliest run.
+pub(crate) fn vote<R: Copy>(runs: &[R], key_of: impl Fn(R) -> u64) -> u64 {
+    let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+    for (order, run) in runs.iter().enumerate() {
+        let slot = tally.entry(key_of(*run)).or_insert((0, order));
+        slot.0 += 1;
+    }
+    tally
+        .iter()
+        .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)))
+        .map_or(0, |(key, _)| *key)
+}
+
+/// A recorded answer's shape, as a client tells answers apart: its status, then for a JSON
+/// body the object keys, the value types and the array lengths, never a scalar's value (runs
+/// mint their own ids and timestamps, and counters drift between runs, so values would set
+/// every run apart). An array's items count as a multiset: lists differ in their items'
+/// shapes, not in their order. A text or binary body counts whole. Compared only with shapes
+/// of the same engine.
+pub(crate) fn answer_shape(m: &Moment) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    m.status.hash(&mut h);
+    match &m.body {
+        RecordedBody::Empty => 0u8.hash(&mut h),
+        RecordedBody::Json { value } => {
+            1u8.hash(&mut h);
+            let mut de = serde_json::Deserializer::from_str(value.as_str());
+            match ShapeSeed.deserialize(&mut de) {
+                Ok(shape) => shape.hash(&mut h),
+                Err(_) => value.as_str().hash(&mut h),
+            }
+        }
+        RecordedBody::Text { text } => (2u8, text).hash(&mut h),
+        RecordedBody::Binary { base64 } => (3u8, base64).hash(&mut h),
+    }
+    h.finish()
+}
+
+/// Hashes a JSON value's shape while it is parsed: no tree is built (a vote may shape every
+/// moment of a much-recorded read).
+struct ShapeSeed;
+
+fn shape_hash(tag: u8, parts: impl Hash) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    (tag, parts).hash(&mut h);
+    h.finish()
+}
+
+impl<'de> DeserializeSeed<'de> for ShapeSeed {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
+        deserializer.deserialize_any(ShapeSeed)
+    }
+}
+
+impl<'de> Visitor<'de> for ShapeSeed {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<u64, E> {
+        Ok(shape_hash(0, ()))
+    }
+    fn visit_none<E>(self) -> Result<u64, E> {
+        Ok(shape_hash(0, ()))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(ShapeSeed)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<u64, E> {
+        Ok(shape_hash(1, ()))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<u64, E> {
+        Ok(shape_hash(2, ()))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<u64, E> {
+        Ok(shape_hash(2, ()))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<u64, E> {
+        Ok(shape_hash(2, ()))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<u64, E> {
+        Ok(shape_hash(3, ()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
+        // A list's items as a multiset: lists differ in their items' shapes, not their order.
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(ShapeSeed)? {
+            items.push(item);
+        }
+        items.sort_unstable();
+        Ok(shape_hash(4, items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        // Keys in sorted order (of their hashes): the recorded order is the provider's.
+        let mut fields = Vec::new();
+        while let Some(key) = map.next_key_seed(KeyHash)? {
+            fields.push((key, map.next_value_seed(ShapeSeed)?));
+        }
+        fields.sort_unstable();
+        Ok(shape_hash(5, fields))
+    }
+}
+
+/// An object key, hashed where it is parsed.
+struct KeyHash;
+
+impl<'de> DeserializeSeed<'de> for KeyHash {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
+        deserializer.deserialize_str(KeyHash)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyHash {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_str<E>(self, key: &str) -> Result<u64, E> {
+        Ok(shape_hash(6, key))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -260,5 +394,54 @@ mod tests {
             closest_history(&["late", "early", "later"], (0, 4), at),
             vec!["later", "late", "early"]
         );
+    }
+
+    fn json_moment(status: u16, body: serde_json::Value) -> Moment {
+        Moment {
+            source: "r/0".into(),
+            principal: None,
+            status,
+            headers: Vec::new(),
+            body: RecordedBody::json(body),
+        }
+    }
+
+    #[test]
+    fn answer_shape_ignores_scalar_values_and_key_order_but_not_fields_types_or_lengths() {
+        use serde_json::json;
+        let shape = |status, body| answer_shape(&json_moment(status, body));
+        let base = shape(200, json!({"id": "1", "n": 3, "tags": ["a"], "ok": true}));
+        // Other ids, counters and list items of the same types; another key order.
+        assert_eq!(
+            base,
+            shape(200, json!({"ok": false, "tags": ["b"], "n": 4, "id": "2"}))
+        );
+        for other in [
+            json!({"id": "1", "n": 3, "tags": [], "ok": true}),
+            json!({"id": "1", "n": 3, "tags": ["a", "b"], "ok": true}),
+            json!({"id": "1", "n": "3", "tags": ["a"], "ok": true}),
+            json!({"id": "1", "n": null, "tags": ["a"], "ok": true}),
+            json!({"id": "1", "n": 3, "tags": ["a"]}),
+            json!({"id": "1", "n": 3, "tags": ["a"], "ok": true, "extra": 1}),
+        ] {
+            assert_ne!(base, shape(200, other.clone()), "{other}");
+        }
+        assert_ne!(
+            base,
+            shape(201, json!({"id": "1", "n": 3, "tags": ["a"], "ok": true}))
+        );
+        // A list's items are a multiset: the same item shapes in another order are one shape.
+        assert_eq!(
+            shape(200, json!([{"a": 1}, "x"])),
+            shape(200, json!(["y", {"a": 2}]))
+        );
+    }
+
+    #[test]
+    fn vote_takes_the_most_common_key_and_breaks_ties_by_run_order() {
+        assert_eq!(vote(&[1u64, 2, 2, 3], |k| k), 2);
+        assert_eq!(vote(&[3u64, 1, 1, 3], |k| k), 3);
+        assert_eq!(vote(&[5u64], |k| k), 5);
+        assert_eq!(vote::<u64>(&[], |k| k), 0);
     }
 }
