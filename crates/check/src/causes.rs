@@ -78,8 +78,8 @@ impl Cause {
     }
 }
 
-/// The highest score any deterministic twin could reach on these recordings (report
-/// `ceiling`).
+/// A bound on the score a deterministic twin could reach on these recordings (report
+/// `ceiling`): not strict, since the pair judge it uses is not transitive.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Ceiling {
     /// `passable × 10000 / exchanges`, rounded down.

@@ -192,7 +192,7 @@ pub struct Report {
     pub authored_deviations: Vec<crate::authored::AuthoredDeviationRecord>,
     /// Cause → failing exchanges labelled with it ([`crate::causes`]).
     pub causes: BTreeMap<String, u64>,
-    /// The highest score a deterministic twin could reach on these recordings.
+    /// A bound on the score a deterministic twin could reach on these recordings.
     pub ceiling: crate::causes::Ceiling,
     /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one,
     /// or drift above `max_drift`, fails the run ([`Report::apply_freshness`]).
