@@ -9,33 +9,35 @@ use support::*;
 use wraith_engine::Engine;
 use wraith_model::*;
 
+/// `GET /v1/lists` (lists `lists`, a bare array) recorded with the given `moments`.
+fn lists_read(moments: Vec<Moment>) -> Route {
+    R::new("GET", "/v1/lists")
+        .op(StateOp::List, "lists")
+        .list(bare_array_list())
+        .variant(200, Guard::Always, c(json!([])))
+        .exact("/v1/lists", "", None, moments)
+        .build()
+}
+
+/// An engine serving `routes` over the one entity type `lists`.
+fn lists_engine(routes: Vec<Route>) -> Engine {
+    engine(
+        model(routes, vec![("lists", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    )
+}
+
 /// `POST /v1/lists` recorded by runs `a` and `b` (their first exchange), then `GET /v1/lists`
 /// recorded by `a` and `b` after it (listing their list) and by `c` as its first exchange,
 /// with nothing written before it (an empty list).
 fn engine_of_three_runs() -> Engine {
     let post = lists_create(&[("a/0", "1"), ("b/0", "2")]);
-    let list = R::new("GET", "/v1/lists")
-        .op(StateOp::List, "lists")
-        .list(bare_array_list())
-        .variant(200, Guard::Always, c(json!([])))
-        .exact(
-            "/v1/lists",
-            "",
-            None,
-            vec![
-                moment("a/1", 200, json!([{"id": "7", "title": "t"}])),
-                moment("b/1", 200, json!([{"id": "7", "title": "t"}])),
-                moment("c/0", 200, json!([])),
-            ],
-        )
-        .build();
-    engine(
-        model(
-            vec![post, list],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    )
+    let list = lists_read(vec![
+        moment("a/1", 200, json!([{"id": "7", "title": "t"}])),
+        moment("b/1", 200, json!([{"id": "7", "title": "t"}])),
+        moment("c/0", 200, json!([])),
+    ]);
+    lists_engine(vec![post, list])
 }
 
 #[test]
@@ -74,27 +76,11 @@ fn engine_of_two_read_only_runs() -> Engine {
             ],
         )
         .build();
-    let list = R::new("GET", "/v1/lists")
-        .op(StateOp::List, "lists")
-        .list(bare_array_list())
-        .variant(200, Guard::Always, c(json!([])))
-        .exact(
-            "/v1/lists",
-            "",
-            None,
-            vec![
-                moment("late/2", 200, json!([{"id": "7", "title": "late"}])),
-                moment("early/0", 200, json!([{"id": "8", "title": "early"}])),
-            ],
-        )
-        .build();
-    engine(
-        model(
-            vec![list, ping],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    )
+    let list = lists_read(vec![
+        moment("late/2", 200, json!([{"id": "7", "title": "late"}])),
+        moment("early/0", 200, json!([{"id": "8", "title": "early"}])),
+    ]);
+    lists_engine(vec![list, ping])
 }
 
 #[test]
@@ -113,28 +99,12 @@ fn position_only_breaks_ties_the_majority_of_equally_written_runs_still_answers(
     let ping = R::new("GET", "/v1/ping")
         .variant(200, Guard::Always, c(json!({"ok": true})))
         .build();
-    let list = R::new("GET", "/v1/lists")
-        .op(StateOp::List, "lists")
-        .list(bare_array_list())
-        .variant(200, Guard::Always, c(json!([])))
-        .exact(
-            "/v1/lists",
-            "",
-            None,
-            vec![
-                moment("a/2", 200, json!([{"id": "7", "title": "most"}])),
-                moment("b/2", 200, json!([{"id": "7", "title": "most"}])),
-                moment("c/0", 200, json!([{"id": "8", "title": "first"}])),
-            ],
-        )
-        .build();
-    let e = engine(
-        model(
-            vec![list, ping],
-            vec![("lists", entity_type(&[], &[], vec![]))],
-        ),
-        det_opts(),
-    );
+    let list = lists_read(vec![
+        moment("a/2", 200, json!([{"id": "7", "title": "most"}])),
+        moment("b/2", 200, json!([{"id": "7", "title": "most"}])),
+        moment("c/0", 200, json!([{"id": "8", "title": "first"}])),
+    ]);
+    let e = lists_engine(vec![list, ping]);
     let got = body(&get(&e, Some("fresh"), "/v1/lists"));
     assert_eq!(got[0]["title"], json!("most"), "{got}");
 }
@@ -144,27 +114,14 @@ fn position_only_breaks_ties_the_majority_of_equally_written_runs_still_answers(
 /// one with its own id (each run minted its own).
 fn engine_of_one_record_runs() -> Engine {
     let two = json!([{"id": "9", "title": "x"}, {"id": "10", "title": "y"}]);
-    let list = R::new("GET", "/v1/lists")
-        .op(StateOp::List, "lists")
-        .list(bare_array_list())
-        .variant(200, Guard::Always, c(json!([])))
-        .exact(
-            "/v1/lists",
-            "",
-            None,
-            vec![
-                moment("a/0", 200, two.clone()),
-                moment("b/0", 200, json!([{"id": "1", "title": "b"}])),
-                moment("c/0", 200, json!([{"id": "2", "title": "c"}])),
-                moment("d/0", 200, json!([{"id": "3", "title": "d"}])),
-                moment("e/0", 200, two),
-            ],
-        )
-        .build();
-    engine(
-        model(vec![list], vec![("lists", entity_type(&[], &[], vec![]))]),
-        det_opts(),
-    )
+    let list = lists_read(vec![
+        moment("a/0", 200, two.clone()),
+        moment("b/0", 200, json!([{"id": "1", "title": "b"}])),
+        moment("c/0", 200, json!([{"id": "2", "title": "c"}])),
+        moment("d/0", 200, json!([{"id": "3", "title": "d"}])),
+        moment("e/0", 200, two),
+    ]);
+    lists_engine(vec![list])
 }
 
 #[test]
@@ -180,25 +137,18 @@ fn runs_vote_on_the_answers_shape_before_its_values() {
 /// minted id; run `a` (first in run order) answered without the `tags` the other two showed.
 #[test]
 fn a_first_write_recorded_by_many_runs_answers_as_most_of_them_did() {
-    let create_body = json!({"title": "t"});
-    let post = R::new("POST", "/v1/lists")
-        .op(StateOp::Create, "lists")
-        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            vec![
-                moment("a/0", 200, json!({"id": "1", "title": "t"})),
-                moment("b/0", 200, json!({"id": "2", "title": "t", "tags": ["x"]})),
-                moment("c/0", 200, json!({"id": "3", "title": "t", "tags": ["y"]})),
-            ],
-        )
-        .build();
-    let e = engine(
-        model(vec![post], vec![("lists", entity_type(&[], &[], vec![]))]),
-        det_opts(),
-    );
-    let got = body(&send(&e, Some("fresh"), "POST", "/v1/lists", create_body));
+    let post = lists_create_answered(vec![
+        moment("a/0", 200, json!({"id": "1", "title": "t"})),
+        moment("b/0", 200, json!({"id": "2", "title": "t", "tags": ["x"]})),
+        moment("c/0", 200, json!({"id": "3", "title": "t", "tags": ["y"]})),
+    ]);
+    let e = lists_engine(vec![post]);
+    let got = body(&send(
+        &e,
+        Some("fresh"),
+        "POST",
+        "/v1/lists",
+        json!({"title": "t"}),
+    ));
     assert_eq!(got["tags"], json!(["x"]), "{got}");
 }

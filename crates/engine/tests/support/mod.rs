@@ -170,19 +170,21 @@ impl R {
 /// `POST /v1/lists` (creates `lists`, request body `{"title": "t"}`) recorded identically by
 /// several runs: one moment per `(source, minted id)`, in order.
 pub fn lists_create(moments: &[(&str, &str)]) -> Route {
+    lists_create_answered(
+        moments
+            .iter()
+            .map(|(source, id)| moment(source, 200, json!({"id": id, "title": "t"})))
+            .collect(),
+    )
+}
+
+/// `POST /v1/lists` with body `{"title": "t"}`, recorded with the given `moments`.
+pub fn lists_create_answered(moments: Vec<Moment>) -> Route {
     let create_body = json!({"title": "t"});
     R::new("POST", "/v1/lists")
         .op(StateOp::Create, "lists")
         .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
-        .exact(
-            "/v1/lists",
-            "",
-            Some(&create_body),
-            moments
-                .iter()
-                .map(|(source, id)| moment(source, 200, json!({"id": id, "title": "t"})))
-                .collect(),
-        )
+        .exact("/v1/lists", "", Some(&create_body), moments)
         .build()
 }
 
