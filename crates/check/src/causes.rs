@@ -35,7 +35,7 @@
 //! depend on `--jobs`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -55,15 +55,17 @@ use crate::report::{Report, ratio_bp};
 pub enum Cause {
     UnrecordedRoute,
     RecordingsDisagree,
+    UnrecordedInput,
     AfterEarlierDivergence,
     Twin,
 }
 
 impl Cause {
     /// Every cause, in precedence order.
-    pub const ALL: [Cause; 4] = [
+    pub const ALL: [Cause; 5] = [
         Cause::UnrecordedRoute,
         Cause::RecordingsDisagree,
+        Cause::UnrecordedInput,
         Cause::AfterEarlierDivergence,
         Cause::Twin,
     ];
@@ -72,6 +74,7 @@ impl Cause {
         match self {
             Cause::UnrecordedRoute => "unrecorded_route",
             Cause::RecordingsDisagree => "recordings_disagree",
+            Cause::UnrecordedInput => "unrecorded_input",
             Cause::AfterEarlierDivergence => "after_earlier_divergence",
             Cause::Twin => "twin",
         }
@@ -331,6 +334,7 @@ fn annotate_on<'p>(
             disagree[ei] = true;
         }
     }
+    let new_inputs = unrecorded_inputs(report, &all, &entries, &disagree, &index);
     let mut causes: Vec<Option<Cause>> = vec![None; report.exchanges.len()];
     let mut failed_in_session: Vec<bool> = vec![false; all.len()];
     for (ei, e) in entries.iter().enumerate() {
@@ -345,6 +349,8 @@ fn annotate_on<'p>(
             Cause::UnrecordedRoute
         } else if disagree[ei] {
             Cause::RecordingsDisagree
+        } else if new_inputs[ei] {
+            Cause::UnrecordedInput
         } else if failed_in_session[e.session] {
             Cause::AfterEarlierDivergence
         } else {
@@ -402,6 +408,107 @@ fn annotate_on<'p>(
     }
     report.causes = total;
     report.ceiling = ceiling;
+}
+
+/// Per entry: a failing replayed exchange, on a route the model has, whose recordings do not
+/// disagree, that sent an input (a query parameter, or a body field at its JSON pointer, array
+/// items as `*`) no reference exchange of its route sent: under `--holdout`, a request of a kind
+/// the training sessions never showed the twin. Nothing without reference sessions (in sample
+/// every request is one the model learned from).
+fn unrecorded_inputs(
+    report: &Report,
+    all: &[(bool, &RecordedSession)],
+    entries: &[Entry<'_>],
+    disagree: &[bool],
+    index: &ModelIndex<'_>,
+) -> Vec<bool> {
+    let mut out = vec![false; entries.len()];
+    if !all.iter().any(|(is_ref, _)| *is_ref) {
+        return out;
+    }
+    let exchange = |e: &Entry<'_>| {
+        all.get(e.session)
+            .and_then(|(_, s)| s.exchanges.get(e.exchange))
+    };
+    // The candidates' routes first: only those routes' reference requests are read.
+    let candidates: Vec<usize> = entries
+        .iter()
+        .enumerate()
+        .filter(|(ei, e)| {
+            !disagree[*ei]
+                && e.report_pos
+                    .and_then(|p| report.exchanges.get(p))
+                    .is_some_and(|x| x.divergences != 0 && index.route(&x.route).is_some())
+        })
+        .map(|(ei, _)| ei)
+        .collect();
+    let routes: BTreeSet<&str> = candidates
+        .iter()
+        .filter_map(|&ei| entries[ei].route.as_deref())
+        .collect();
+    let mut known: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for e in entries {
+        let Some(route) = e.route.as_deref().filter(|r| routes.contains(r)) else {
+            continue;
+        };
+        if !all.get(e.session).is_some_and(|(is_ref, _)| *is_ref) {
+            continue;
+        }
+        if let Some(ex) = exchange(e) {
+            known.entry(route).or_default().extend(input_names(ex));
+        }
+    }
+    for ei in candidates {
+        let e = &entries[ei];
+        let (Some(route), Some(ex)) = (e.route.as_deref(), exchange(e)) else {
+            continue;
+        };
+        let seen = known.get(route);
+        out[ei] = input_names(ex)
+            .iter()
+            .any(|name| seen.is_none_or(|s| !s.contains(name)));
+    }
+    out
+}
+
+/// The inputs a recorded request sent: `?name` per query parameter, and the JSON pointer of
+/// every object key of its body (a form folded into an object as the judge's echoes read it),
+/// array items as `*`.
+fn input_names(ex: &wraith_recording::Exchange) -> BTreeSet<String> {
+    let req = crate::run::request_of(ex);
+    let ct = req
+        .headers
+        .iter()
+        .find(|(k, _)| k == "content-type")
+        .map(|(_, v)| v.as_str());
+    let ctx = EchoContext::new(None, &req.path, &req.query, ct, &req.body, Vec::new());
+    let mut names: BTreeSet<String> = ctx.query.iter().map(|(k, _)| format!("?{k}")).collect();
+    fn keys(v: &Value, at: &mut String, names: &mut BTreeSet<String>) {
+        let len = at.len();
+        match v {
+            Value::Object(fields) => {
+                for (k, v) in fields {
+                    at.push('/');
+                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                    names.insert(at.clone());
+                    keys(v, at, names);
+                    at.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                at.push_str("/*");
+                for v in items {
+                    keys(v, at, names);
+                }
+                at.truncate(len);
+            }
+            _ => {}
+        }
+    }
+    if let Some(body) = &ctx.body {
+        keys(body, &mut String::new(), &mut names);
+    }
+    names
 }
 
 /// One session's request histories: per exchange its request as histories compare it (and that
@@ -1340,6 +1447,45 @@ mod tests {
             content: Default::default(),
             truncated: false,
         }
+    }
+
+    #[test]
+    fn input_names_are_query_names_and_body_key_pointers_not_values() {
+        let names = |ct: Option<&str>, body: &str| -> Vec<String> {
+            input_names(&recorded("/notes", &[], ct, body))
+                .into_iter()
+                .collect()
+        };
+        // The query is `note=n1&x=1`.
+        assert_eq!(
+            names(
+                Some("application/json"),
+                r#"{"title": "t", "poll": {"options": [{"a": 1}, {"b": 2}]}, "a/b": 0}"#
+            ),
+            [
+                "/a~1b",
+                "/poll",
+                "/poll/options",
+                "/poll/options/*/a",
+                "/poll/options/*/b",
+                "/title",
+                "?note",
+                "?x"
+            ]
+        );
+        // Other values, the same names.
+        assert_eq!(
+            names(Some("application/json"), r#"{"title": "u"}"#),
+            names(Some("application/json"), r#"{"title": "t"}"#)
+        );
+        assert_eq!(
+            names(
+                Some("application/x-www-form-urlencoded"),
+                "status=hi&visibility=public"
+            ),
+            ["/status", "/visibility", "?note", "?x"]
+        );
+        assert_eq!(names(None, ""), ["?note", "?x"]);
     }
 
     #[test]

@@ -22,9 +22,9 @@
 //!   of the recordings (`authored_deviation`), and the `[[deviations]]` that mark intended ones.
 //! - [`report`] holds the report schema (`docs/report-format.md`) and the scoring.
 //! - [`causes::annotate`] says why each failing exchange failed (`unrecorded_route`,
-//!   `recordings_disagree`, `after_earlier_divergence`, `twin`) and computes the ceiling: a
-//!   bound on the score a deterministic twin could reach on the recordings. Every driver calls it
-//!   once the replay is folded ([`run::finish_report`]).
+//!   `recordings_disagree`, `unrecorded_input`, `after_earlier_divergence`, `twin`) and
+//!   computes the ceiling: a bound on the score a deterministic twin could reach on the
+//!   recordings. Every driver calls it once the replay is folded ([`run::finish_report`]).
 //! - [`freshness`] is the `[freshness]` SLA: the twin's age against `max_age`/`warn_age`, with
 //!   *now* handed in (a check never reads the wall clock).
 //! - [`drift_types`] types every divergence as a kind of API change (`drift_type`) and applies

@@ -1,7 +1,7 @@
 //! `wraith check` says why exchanges failed and what the recordings allow at best. Black-box:
-//! the real binary on a tiny twin (`testdata/check/causes/`) whose two sessions send the same
-//! first request and recorded different answers to it, one of them also reading a route only
-//! it recorded.
+//! the real binary on tiny twins (`testdata/check/causes/`): one whose two sessions send the
+//! same first request and recorded different answers to it, one of them also reading a route
+//! only it recorded; one whose second session sends a body field the first never sent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,15 +14,15 @@ use check_support::*;
 use serde_json::{Value, json};
 
 fn causes_twin() -> DemoTwin {
+    twin_of("regions", &["regions-1.har", "regions-2.har"])
+}
+
+/// A twin `name` imported from `files` of `testdata/check/causes/`, synthesized.
+fn twin_of(name: &str, files: &[&str]) -> DemoTwin {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(bin())
         .current_dir(tmp.path())
-        .args([
-            "init",
-            "regions",
-            "--base-url",
-            "https://api.causes.test/v1",
-        ])
+        .args(["init", name, "--base-url", "https://api.causes.test/v1"])
         .output()
         .unwrap();
     assert!(
@@ -31,12 +31,13 @@ fn causes_twin() -> DemoTwin {
         String::from_utf8_lossy(&out.stderr)
     );
     let t = DemoTwin {
-        root: tmp.path().join("twins/regions"),
+        root: tmp.path().join("twins").join(name),
         tmp,
     };
-    for i in 1..=2 {
+    for file in files {
         let har = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../testdata/check/causes/regions-{i}.har"));
+            .join("../../testdata/check/causes")
+            .join(file);
         let out = t.run(&["import", &har.to_string_lossy()]);
         assert!(
             out.status.success(),
@@ -132,4 +133,32 @@ fn held_out_route_only_the_held_out_session_recorded_is_unrecorded_route() {
     // Among the held-out recordings the region list is alone (passable); the plans are lost.
     assert_eq!(r["ceiling"]["score_bp"], 5000);
     assert_eq!(r["ceiling"]["lost_unrecorded_route"], 1);
+}
+
+#[test]
+fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
+    let t = twin_of("notes", &["notes-1.har", "notes-2.har"]);
+    let out = t.run(&["check", "--holdout", "2", "--json"]);
+    let r = stdout_json(&out);
+    assert_eq!(r["holdout"]["training_sessions"], 1);
+    // The first create sent only a title, as training did: its failure is the twin's. The
+    // second sent `pinned`, which no training request of the route carried; that label comes
+    // before the earlier failure's.
+    let labels: Vec<Value> = r["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cause"].clone())
+        .collect();
+    assert_eq!(
+        labels,
+        vec![json!("twin"), json!("unrecorded_input")],
+        "{:#}",
+        r["exchanges"]
+    );
+    assert_eq!(r["causes"], json!({"twin": 1, "unrecorded_input": 1}));
+    // Not a bound: a twin could have generalized to the new field.
+    assert_eq!(r["ceiling"]["passable"], 2);
+    let text = String::from_utf8_lossy(&t.run(&["check", "--holdout", "2"]).stdout).to_string();
+    assert!(text.contains("unrecorded_input 1"), "{text}");
 }
