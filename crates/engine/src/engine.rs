@@ -1776,53 +1776,28 @@ impl Engine {
                 at.get(candidates[per_run[&run][served]].0)
                     .and_then(|(_, position)| *position)
             })[..];
-            // The answer most of those runs gave at this position (ties: the first of them in
-            // that order), since nothing yet tells them apart. Answers that mint values (ids,
-            // timestamps) differ in every run, so the runs first vote on the answer's shape
-            // (what a client tells apart: fields, types, list lengths), then, among the runs
-            // of the winning shape, on the answer itself.
+            // The answer most of those runs gave at this position, by its shape and then its
+            // bytes (`run_history::majority_run`; ties: the first of them in that order),
+            // since nothing yet tells them apart.
             let fps = &self.router.info[r].moment_fps[ei];
             let fp_of = |i: usize| fps.get(candidates[i].0).copied().unwrap_or(0);
-            let first_fp = pool.first().map(|run| fp_of(per_run[run][served]));
-            // Two runs tie whatever their shapes, and a tie goes to the first: only three or
-            // more that answered differently need their shapes.
-            let pool: Vec<RunId> = if pool.len() < 3
-                || pool
-                    .iter()
-                    .all(|run| Some(fp_of(per_run[run][served])) == first_fp)
-            {
-                pool.to_vec()
-            } else {
-                let moments = &self.model.routes[r].exact[ei].moments;
-                // Equal fingerprints are equal answers: each distinct answer is shaped once.
-                let shape_of = |i: usize| {
-                    let fp = fp_of(i);
-                    if let Some(shape) = self.answer_shapes.read().get(&fp) {
-                        return *shape;
-                    }
-                    let shape = moments
-                        .get(candidates[i].0)
-                        .map_or(0, run_history::answer_shape);
-                    self.answer_shapes.write().insert(fp, shape);
-                    shape
-                };
-                let shapes: Vec<u64> = pool
-                    .iter()
-                    .map(|run| shape_of(per_run[run][served]))
-                    .collect();
-                let shape = run_history::vote(&shapes, |shape| shape);
-                pool.iter()
-                    .zip(&shapes)
-                    .filter(|(_, s)| **s == shape)
-                    .map(|(run, _)| *run)
-                    .collect()
+            let moments = &self.model.routes[r].exact[ei].moments;
+            // Equal fingerprints are equal answers: each distinct answer is shaped once.
+            let shape_of = |run: RunId| {
+                let i = per_run[&run][served];
+                let fp = fp_of(i);
+                if let Some(shape) = self.answer_shapes.read().get(&fp) {
+                    return *shape;
+                }
+                let shape = moments
+                    .get(candidates[i].0)
+                    .map_or(0, run_history::answer_shape);
+                self.answer_shapes.write().insert(fp, shape);
+                shape
             };
-            let best_fp = run_history::vote(&pool, |run| fp_of(per_run[&run][served]));
-            let run = pool
-                .iter()
-                .find(|run| fp_of(per_run[*run][served]) == best_fp)
-                .copied()
+            let run = run_history::majority_run(pool, |run| fp_of(per_run[&run][served]), shape_of)
                 .unwrap_or(pool[0]);
+            let best_fp = fp_of(per_run[&run][served]);
             let idx = per_run[&run][served];
             // Provably this request's own moment only when every run its requests are
             // consistent with answered it so: a preference is a choice, not a proof.

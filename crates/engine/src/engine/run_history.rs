@@ -156,6 +156,34 @@ pub(crate) fn closest_history<R: Copy>(
     kept
 }
 
+/// Of `pool` (in order), the run whose answer most of them gave: first the answer's shape
+/// (`shape`, see [`answer_shape`]) most of them had, then, among the runs of that shape, the
+/// answer (`fp`, its fingerprint) most of them gave; each tie goes to the earliest run. Answers
+/// that mint values (ids, timestamps) differ in every run, so a vote on the bytes alone would
+/// rarely find a majority. `shape` is asked only when it can change the choice: for three runs
+/// or more (two tie whatever their shapes) whose answers differ. `None` for an empty pool.
+pub(crate) fn majority_run<R: Copy>(
+    pool: &[R],
+    fp: impl Fn(R) -> u64,
+    shape: impl Fn(R) -> u64,
+) -> Option<R> {
+    let first = *pool.first()?;
+    let same_answer = pool.iter().all(|run| fp(*run) == fp(first));
+    let winners: Vec<R> = if pool.len() < 3 || same_answer {
+        pool.to_vec()
+    } else {
+        let shapes: Vec<u64> = pool.iter().map(|run| shape(*run)).collect();
+        let most = vote(&shapes, |s| s);
+        pool.iter()
+            .zip(&shapes)
+            .filter(|(_, s)| **s == most)
+            .map(|(run, _)| *run)
+            .collect()
+    };
+    let best = vote(&winners, &fp);
+    winners.into_iter().find(|run| fp(*run) == best)
+}
+
 /// Of `runs` (in order), the key most of them have (`key_of`); ties go to the key of the
 /// earliest run.
 pub(crate) fn vote<R: Copy>(runs: &[R], key_of: impl Fn(R) -> u64) -> u64 {
@@ -443,5 +471,46 @@ mod tests {
         assert_eq!(vote(&[3u64, 1, 1, 3], |k| k), 3);
         assert_eq!(vote(&[5u64], |k| k), 5);
         assert_eq!(vote::<u64>(&[], |k| k), 0);
+    }
+
+    proptest::proptest! {
+        /// The chosen run gave a most common shape, and among the runs of that shape a most
+        /// common answer; no earlier run of the same shape gave an answer as common.
+        #[test]
+        fn majority_run_takes_the_most_common_shape_then_answer(
+            runs in proptest::collection::vec((0u64..3, 0u64..4), 0..9)
+        ) {
+            // A run: (shape, answer); an answer always has one shape.
+            let runs: Vec<(u64, u64)> = runs.into_iter().map(|(s, a)| (s, s * 10 + a)).collect();
+            let got = majority_run(&runs, |r| r.1, |r| r.0);
+            if runs.is_empty() {
+                proptest::prop_assert!(got.is_none());
+                return Ok(());
+            }
+            let got = got.unwrap();
+            let count = |f: &dyn Fn(&(u64, u64)) -> bool| runs.iter().filter(|r| f(r)).count();
+            if runs.len() < 3 {
+                proptest::prop_assert_eq!(got, runs[0]);
+                return Ok(());
+            }
+            let shape_n = count(&|r| r.0 == got.0);
+            proptest::prop_assert!(runs.iter().all(|x| count(&|r| r.0 == x.0) <= shape_n));
+            // A shape as common as the chosen one starts no earlier.
+            let first_of_shape = runs.iter().position(|r| r.0 == got.0).unwrap();
+            for (i, x) in runs.iter().enumerate() {
+                if count(&|r| r.0 == x.0) == shape_n {
+                    proptest::prop_assert!(first_of_shape <= i);
+                }
+            }
+            let answer_n = count(&|r| r.1 == got.1);
+            for (i, x) in runs.iter().enumerate().filter(|(_, x)| x.0 == got.0) {
+                let n = count(&|r| r.1 == x.1);
+                proptest::prop_assert!(n <= answer_n);
+                let first_of_got = runs.iter().position(|r| r.1 == got.1).unwrap();
+                if n == answer_n {
+                    proptest::prop_assert!(first_of_got <= i);
+                }
+            }
+        }
     }
 }
