@@ -79,6 +79,26 @@ impl Cause {
             Cause::Twin => "twin",
         }
     }
+
+    /// What the cause says about a failing exchange, in one line for people (the HTML report).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Cause::UnrecordedRoute => "the model has no route for the request",
+            Cause::RecordingsDisagree => {
+                "another recording with the identical request history has an incompatible \
+                 answer: no deterministic twin passes both"
+            }
+            Cause::UnrecordedInput => {
+                "held out: the request sent a query parameter or body field no training \
+                 request of its route sent"
+            }
+            Cause::AfterEarlierDivergence => {
+                "an earlier exchange of the session already failed; its state may carry the \
+                 difference"
+            }
+            Cause::Twin => "none of the above: the model or the engine is at fault",
+        }
+    }
 }
 
 /// A bound on the score a deterministic twin could reach on these recordings (report

@@ -170,7 +170,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
     // Why failing exchanges failed, and what the recordings allow at best.
     let _ = write!(
         h,
-        "<section><h2>Why exchanges failed</h2><p>Ceiling {} ({} method): {} lost to identical requests recorded with incompatible answers ({} group(s)), {} to routes the model never recorded.</p><table><tr><th>cause</th><th>failing exchanges</th></tr>",
+        "<section><h2>Why exchanges failed</h2><p>Ceiling {} ({} method): {} lost to identical requests recorded with incompatible answers ({} group(s)), {} to routes the model never recorded.</p><table><tr><th>cause</th><th>failing exchanges</th><th>meaning</th></tr>",
         pct(report.ceiling.score_bp),
         esc(&report.ceiling.method),
         report.ceiling.lost_recordings_disagree,
@@ -178,14 +178,15 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         report.ceiling.lost_unrecorded_route,
     );
     if report.causes.is_empty() {
-        let _ = write!(h, "<tr><td colspan=2 class=muted>none</td></tr>");
+        let _ = write!(h, "<tr><td colspan=3 class=muted>none</td></tr>");
     }
     for c in crate::causes::Cause::ALL {
         if let Some(n) = report.causes.get(c.as_str()) {
             let _ = write!(
                 h,
-                "<tr><td><span class=cat>{}</span></td><td class=num>{n}</td></tr>",
-                c.as_str()
+                "<tr><td><span class=cat>{}</span></td><td class=num>{n}</td><td>{}</td></tr>",
+                c.as_str(),
+                esc(c.meaning())
             );
         }
     }

@@ -161,4 +161,10 @@ fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
     assert_eq!(r["ceiling"]["passable"], 2);
     let text = String::from_utf8_lossy(&t.run(&["check", "--holdout", "2"]).stdout).to_string();
     assert!(text.contains("unrecorded_input 1"), "{text}");
+    // The HTML report says what the label means.
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(
+        html.contains("no training request of its route sent"),
+        "{html}"
+    );
 }
