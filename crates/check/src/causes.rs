@@ -495,13 +495,9 @@ fn unrecorded_inputs(
 /// every object key of its body (a form folded into an object as the judge's echoes read it),
 /// array items as `*`.
 fn input_names(ex: &wraith_recording::Exchange) -> BTreeSet<String> {
-    let req = crate::run::request_of(ex);
-    let ct = req
-        .headers
-        .iter()
-        .find(|(k, _)| k == "content-type")
-        .map(|(_, v)| v.as_str());
-    let ctx = EchoContext::new(None, &req.path, &req.query, ct, &req.body, Vec::new());
+    let r = &ex.request;
+    let ct = request_content_type(r).map(String::as_str);
+    let ctx = EchoContext::new(None, &r.path, &r.query, ct, &r.body, Vec::new());
     let mut names: BTreeSet<String> = ctx.query.iter().map(|(k, _)| format!("?{k}")).collect();
     fn keys(v: &Value, at: &mut String, names: &mut BTreeSet<String>) {
         let len = at.len();
@@ -1013,6 +1009,17 @@ pub fn history_keys(
     out
 }
 
+/// A recorded request's content type as [`crate::run::request_of`] gives it: its first
+/// `Content-Type` header, else the recorded content type.
+fn request_content_type(r: &wraith_recording::exchange::RecordedRequest) -> Option<&String> {
+    r.headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .flat_map(|(_, vs)| vs.iter())
+        .next()
+        .or(r.content_type.as_ref())
+}
+
 /// One session's request history as it grows: the ids minted so far.
 #[derive(Default)]
 struct History {
@@ -1048,13 +1055,7 @@ impl History {
                 body: Cow::Borrowed(r.body.as_slice()),
             };
         }
-        let ct = r
-            .headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .flat_map(|(_, vs)| vs.iter())
-            .next()
-            .or(r.content_type.as_ref());
+        let ct = request_content_type(r);
         let req = wraith_engine::Request {
             method: r.method.clone(),
             path: r.path.clone(),
