@@ -369,7 +369,7 @@ fn annotate_on<'p>(
             Cause::UnrecordedRoute
         } else if disagree[ei] {
             Cause::RecordingsDisagree
-        } else if new_inputs[ei] {
+        } else if !new_inputs[ei].is_empty() {
             Cause::UnrecordedInput
         } else if failed_in_session[e.session] {
             Cause::AfterEarlierDivergence
@@ -412,8 +412,17 @@ fn annotate_on<'p>(
     // Fold into the report.
     let mut total: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_route: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (x, c) in report.exchanges.iter_mut().zip(&causes) {
+    let mut unrecorded: Vec<Vec<String>> = vec![Vec::new(); report.exchanges.len()];
+    for (e, names) in entries.iter().zip(new_inputs) {
+        if let Some(p) = e.report_pos
+            && causes.get(p) == Some(&Some(Cause::UnrecordedInput))
+        {
+            unrecorded[p] = names;
+        }
+    }
+    for ((x, c), names) in report.exchanges.iter_mut().zip(&causes).zip(unrecorded) {
         x.cause = *c;
+        x.unrecorded_inputs = names;
         if let Some(c) = c {
             *total.entry(c.as_str().to_string()).or_default() += 1;
             *per_route
@@ -430,19 +439,20 @@ fn annotate_on<'p>(
     report.ceiling = ceiling;
 }
 
-/// Per entry: a failing replayed exchange, on a route the model has, whose recordings do not
-/// disagree, that sent an input (a query parameter, or a body field at its JSON pointer, array
-/// items as `*`) no reference exchange of its route sent: under `--holdout`, a request of a kind
-/// the training sessions never showed the twin. Nothing without reference sessions (in sample
-/// every request is one the model learned from).
+/// Per entry: for a failing replayed exchange, on a route the model has, whose recordings do
+/// not disagree, the inputs it sent (query parameters, body fields at their JSON pointers,
+/// array items as `*`) that no reference exchange of its route sent, sorted: under
+/// `--holdout`, what makes the request of a kind the training sessions never showed the twin.
+/// Empty for every other entry, and for all without reference sessions (in sample every
+/// request is one the model learned from).
 fn unrecorded_inputs(
     report: &Report,
     all: &[(bool, &RecordedSession)],
     entries: &[Entry<'_>],
     disagree: &[bool],
     index: &ModelIndex<'_>,
-) -> Vec<bool> {
-    let mut out = vec![false; entries.len()];
+) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new(); entries.len()];
     if !all.iter().any(|(is_ref, _)| *is_ref) {
         return out;
     }
@@ -485,8 +495,9 @@ fn unrecorded_inputs(
         };
         let seen = known.get(route);
         out[ei] = input_names(ex)
-            .iter()
-            .any(|name| seen.is_none_or(|s| !s.contains(name)));
+            .into_iter()
+            .filter(|name| seen.is_none_or(|s| !s.contains(name)))
+            .collect();
     }
     out
 }

@@ -306,6 +306,10 @@ pub struct ExchangeScore {
     pub suppressed: u64,
     /// Why it failed (`null` when it passed): see [`crate::causes`].
     pub cause: Option<crate::causes::Cause>,
+    /// With cause `unrecorded_input`: the inputs (`?name`, body JSON pointers) no training
+    /// request of the route sent, sorted. Not written when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded_inputs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -702,6 +706,7 @@ impl ReportBuilder {
             divergences: verdict.divergences.len() as u64,
             suppressed,
             cause: None,
+            unrecorded_inputs: Vec::new(),
         });
         for (i, d) in verdict.divergences.into_iter().enumerate() {
             self.count += 1;

@@ -157,6 +157,13 @@ fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
         r["exchanges"]
     );
     assert_eq!(r["causes"], json!({"twin": 1, "unrecorded_input": 1}));
+    // The report names the input, so a reader knows what to record.
+    assert_eq!(r["exchanges"][1]["unrecorded_inputs"], json!(["/pinned"]));
+    assert!(
+        r["exchanges"][0].get("unrecorded_inputs").is_none(),
+        "written only with the cause: {:#}",
+        r["exchanges"][0]
+    );
     // Not a bound: a twin could have generalized to the new field.
     assert_eq!(r["ceiling"]["passable"], 2);
     let text = String::from_utf8_lossy(&t.run(&["check", "--holdout", "2"]).stdout).to_string();
