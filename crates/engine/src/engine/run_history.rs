@@ -2,9 +2,9 @@
 //! run's write history: how many writes it had sent before a given exchange. A read's recorded
 //! answer reflects the writes its run made before it, so among recorded runs that answered the
 //! same read differently, the ones whose write history is closest to the session's own (the
-//! number of writes it sent) describe its state best. Those runs vote: the answer's shape
-//! ([`answer_shape`]) first, since runs mint their own ids and timestamps and so rarely agree
-//! byte for byte, then the answer itself among the runs of the winning shape ([`vote`]); when
+//! number of writes it sent) describe its state best. Those runs vote ([`majority_run`]): the
+//! answer's shape ([`answer_shape`]) first, since runs mint their own ids and timestamps and so
+//! rarely agree byte for byte, then the answer itself among the runs of the winning shape; when
 //! they still split evenly, the run where the read stands as far into it as the request
 //! stands in the session decides (see `Engine::axis_pick`). A function of the model alone,
 //! built on first use.
@@ -186,7 +186,7 @@ pub(crate) fn majority_run<R: Copy>(
 
 /// Of `runs` (in order), the key most of them have (`key_of`); ties go to the key of the
 /// earliest run.
-pub(crate) fn vote<R: Copy>(runs: &[R], key_of: impl Fn(R) -> u64) -> u64 {
+fn vote<R: Copy>(runs: &[R], key_of: impl Fn(R) -> u64) -> u64 {
     let mut tally: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
     for (order, run) in runs.iter().enumerate() {
         let slot = tally.entry(key_of(*run)).or_insert((0, order));
