@@ -589,3 +589,51 @@ fn unknown_twin_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duration_stops_the_proxy_by_itself_and_finalizes_what_it_recorded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("timed", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--duration", "2"]);
+    let r = client()
+        .get(format!("{}/during", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.bytes().await.unwrap();
+    // No signal is sent: the proxy stops on its own once the two seconds are up.
+    let (status, stderr) = rec.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("--duration of 2 s reached"), "{stderr}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    assert_eq!(sessions[0].exchanges[0].request.path, "/during");
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+#[test]
+fn a_zero_duration_and_the_unbuilt_proxy_modes_are_usage_errors() {
+    let twin = Twin::init("flags", "http://127.0.0.1:9");
+    for (args, says) in [
+        (
+            &["--duration", "0"][..],
+            "--duration must be at least 1 second",
+        ),
+        (
+            &["--mode", "forward"][..],
+            "only reverse proxy mode is built",
+        ),
+        (&["--mode", "mitm"][..], "only reverse proxy mode is built"),
+    ] {
+        let ready = twin.tmp.path().join("ready.json");
+        let mut all = vec!["--port", "0", "--ready-json", ready.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = twin.record_command(&all).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!ready.exists(), "{args:?} must not start listening");
+    }
+}

@@ -21,9 +21,10 @@ use crate::output::print_json;
   wraith record shop                      # proxy on [proxy] port (default 8080)
   wraith record shop --port 0 --ready-json ready.json
   wraith record shop --tag checkout --idle-timeout 300
+  wraith record shop --duration 600        # stop by itself after ten minutes
 
-Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM) stops the
-proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
+Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM), or the end
+of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, and every session
 manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.")]
@@ -48,6 +49,24 @@ pub struct Args {
     /// Print the final summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Stop by itself this many seconds after it starts listening, exactly as Ctrl-C would.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<u64>,
+    /// Proxy mode. Only `reverse` (the client talks to the proxy as if it were the API) is
+    /// built; `forward` and `mitm` are refused.
+    #[arg(long, value_enum, default_value_t = Mode::Reverse)]
+    pub mode: Mode,
+}
+
+/// `--mode`: how the client reaches the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// The client sends plain HTTP to the proxy's URL in place of the API's base URL.
+    Reverse,
+    /// A forward proxy (`HTTP_PROXY`): not built.
+    Forward,
+    /// A forward proxy intercepting TLS: not built.
+    Mitm,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -78,6 +97,22 @@ pub fn run(args: Args) -> CmdResult {
     if args.idle_timeout == Some(0) {
         return Err(CliError::usage(anyhow!(
             "--idle-timeout must be at least 1 second"
+        )));
+    }
+    if args.duration == Some(0) {
+        return Err(CliError::usage(anyhow!(
+            "--duration must be at least 1 second"
+        )));
+    }
+    if args.mode != Mode::Reverse {
+        return Err(CliError::usage(anyhow!(
+            "--mode {}: only reverse proxy mode is built; point the client at the proxy's URL \
+             instead of the API's base URL (--mode reverse, the default)",
+            if args.mode == Mode::Forward {
+                "forward"
+            } else {
+                "mitm"
+            }
         )));
     }
     for tag in &args.tags {
@@ -117,12 +152,18 @@ pub fn run(args: Args) -> CmdResult {
                 .with_context(|| format!("cannot write --ready-json file {}", path.display()))
                 .map_err(CliError::runtime)?;
         }
-        eprintln!(
-            "wraith record: proxying {url} -> {} (Ctrl-C to stop)",
-            config.service.base_url
-        );
+        match args.duration {
+            Some(secs) => eprintln!(
+                "wraith record: proxying {url} -> {} for {secs} s (Ctrl-C to stop sooner)",
+                config.service.base_url
+            ),
+            None => eprintln!(
+                "wraith record: proxying {url} -> {} (Ctrl-C to stop)",
+                config.service.base_url
+            ),
+        }
         recorder
-            .run(shutdown_signal())
+            .run(stop_after(args.duration.map(Duration::from_secs)))
             .await
             .map_err(CliError::runtime)
     })?;
@@ -166,6 +207,23 @@ pub fn run(args: Args) -> CmdResult {
         )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, or once `duration` has passed.
+async fn stop_after(duration: Option<Duration>) {
+    match duration {
+        Some(d) => tokio::select! {
+            () = shutdown_signal() => {}
+            () = tokio::time::sleep(d) => {
+                eprintln!(
+                    "wraith record: --duration of {} s reached; stopping; finishing in-flight \
+                     exchanges",
+                    d.as_secs()
+                );
+            }
+        },
+        None => shutdown_signal().await,
+    }
 }
 
 /// Resolves on the first SIGINT (Ctrl-C) or SIGTERM.
