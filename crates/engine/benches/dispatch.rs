@@ -69,6 +69,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         variants,
         exact: Vec::new(),
         known_param_tuples: Vec::new(),
+        upload_names: Default::default(),
         action: None,
         membership: None,
         last_write_wins: false,

@@ -1665,11 +1665,12 @@ impl Engine {
         }
         // One key, its path swapped for the second lookup: the body's fingerprint (a SHA-256
         // of the whole upload for multipart) and the sorted query do not depend on the path.
-        let mut key = wraith_model::request_key::request_key(
+        let mut key = wraith_model::request_key::request_key_with(
             &call.req.path,
             &call.req.query,
             call.content_type(),
             &call.req.body,
+            &self.model.routes[call.m.route].upload_names,
         );
         if call.req.path != call.path {
             if let Some(&ei) = index.get(&key) {

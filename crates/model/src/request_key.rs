@@ -1,16 +1,31 @@
 //! How a concrete request is keyed for exact replay. Synth (building the index) and the engine
 //! (looking it up) must agree byte for byte, so both call these functions.
 
+use std::collections::BTreeSet;
+
 use sha2::{Digest, Sha256};
 
 use crate::types::RequestKey;
 
-/// Build the exact-replay key of a request.
+/// Build the exact-replay key of a request whose route knows no literal upload names
+/// ([`request_key_with`]).
 pub fn request_key(path: &str, query: &str, content_type: Option<&str>, body: &[u8]) -> RequestKey {
+    request_key_with(path, query, content_type, body, &BTreeSet::new())
+}
+
+/// Build the exact-replay key of a request. `upload_names`: the route's literal upload names
+/// (`Route::upload_names`), file-name stems whose whole file name keys an upload.
+pub fn request_key_with(
+    path: &str,
+    query: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+    upload_names: &BTreeSet<String>,
+) -> RequestKey {
     RequestKey {
         path: path.to_string(),
         query: normalize_query(query),
-        body: body_fingerprint(content_type, body),
+        body: body_fingerprint_with(content_type, body, upload_names),
     }
 }
 
@@ -37,6 +52,16 @@ pub fn normalize_query(query: &str) -> String {
 /// extension counts, since clients commonly generate upload names (timestamps, random
 /// suffixes) while the bytes identify the file; anything else is hashed as is.
 pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    body_fingerprint_with(content_type, body, &BTreeSet::new())
+}
+
+/// [`body_fingerprint`], where a file part whose name's stem is one of `upload_names` (a name
+/// the client chose, not generated: see `Route::upload_names`) is keyed by its whole name.
+pub fn body_fingerprint_with(
+    content_type: Option<&str>,
+    body: &[u8],
+    upload_names: &BTreeSet<String>,
+) -> Option<String> {
     if body.is_empty() {
         return None;
     }
@@ -54,7 +79,7 @@ pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<Strin
                 parts.sort();
                 hasher.update(b"multipart:");
                 for (name, filename, data) in parts {
-                    let filename = filename_kind(&filename);
+                    let filename = filename_kind(&filename, upload_names);
                     hasher.update((name.len() as u64).to_le_bytes());
                     hasher.update(name.as_bytes());
                     hasher.update((filename.len() as u64).to_le_bytes());
@@ -87,12 +112,45 @@ pub fn body_fingerprint(content_type: Option<&str>, body: &[u8]) -> Option<Strin
     Some(hex(&hasher.finalize()))
 }
 
-/// What of an upload's filename keys the request: its lowercased extension (`""` without).
-fn filename_kind(filename: &str) -> String {
+/// What of an upload's filename keys the request: its lowercased extension (`""` without),
+/// or, when its stem is a literal upload name, the whole name after a NUL (which no extension
+/// holds, so the two kinds never key alike).
+fn filename_kind(filename: &str, upload_names: &BTreeSet<String>) -> String {
+    if !filename.is_empty() && upload_names.contains(upload_stem(filename)) {
+        return format!("\0{filename}");
+    }
     match filename.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
         _ => String::new(),
     }
+}
+
+/// An upload's file name without its extension (`only-media` of `only-media.jpg`; a name
+/// without a dot, or with only a leading one, is its own stem).
+pub fn upload_stem(filename: &str) -> &str {
+    match filename.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => filename,
+    }
+}
+
+/// The stems ([`upload_stem`]) of the file parts of a `multipart/form-data` body, in body
+/// order; empty for any other body or one that does not parse.
+pub fn upload_stems(content_type: Option<&str>, body: &[u8]) -> Vec<String> {
+    let raw = content_type.unwrap_or("");
+    let ct = raw.to_ascii_lowercase();
+    if !ct.starts_with("multipart/form-data") {
+        return Vec::new();
+    }
+    multipart_parts_borrowed(&ct, raw, body)
+        .map(|parts| {
+            parts
+                .into_iter()
+                .filter(|(_, filename, _)| !filename.is_empty())
+                .map(|(_, filename, _)| upload_stem(&filename).to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Lowercase hex of `bytes`.
@@ -302,5 +360,39 @@ mod tests {
             "the kind of file counts"
         );
         assert_ne!(fp("x.jpg", "JPEG"), fp("x.jpg", "OTHER"), "the bytes count");
+    }
+
+    #[test]
+    fn a_literal_upload_name_keys_the_upload_by_its_whole_name() {
+        let body = |name: &str| {
+            format!(
+                "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: image/jpeg\r\n\r\nJPEG\r\n--b--\r\n"
+            )
+        };
+        let ct = Some("multipart/form-data; boundary=b");
+        let names: BTreeSet<String> = ["only-media".to_string()].into();
+        let fp = |name: &str| body_fingerprint_with(ct, body(name).as_bytes(), &names);
+        assert_ne!(
+            fp("only-media.jpg"),
+            fp("other.jpg"),
+            "a literal name counts"
+        );
+        assert_ne!(fp("only-media.jpg"), fp("only-media.png"));
+        assert_eq!(
+            fp("upload_1760.jpg"),
+            fp("upload_1795.jpg"),
+            "other names still key by extension only"
+        );
+        assert_eq!(
+            fp("upload_1760.jpg"),
+            body_fingerprint(ct, body("only-media.jpg").as_bytes()),
+            "without literal names every upload keys by its extension"
+        );
+        assert_eq!(
+            upload_stems(ct, body("only-media.tar.gz").as_bytes()),
+            vec!["only-media.tar".to_string()]
+        );
+        assert!(upload_stems(Some("application/json"), b"{}").is_empty());
+        assert_eq!(upload_stem(".env"), ".env");
     }
 }

@@ -84,6 +84,13 @@ pub struct Route {
     /// Exact-replay index: concrete recorded requests and their recorded responses.
     /// Sorted by key.
     pub exact: Vec<ExactEntry>,
+    /// Literal upload names: file-name stems (`only-media` of `only-media.jpg`) that the
+    /// route's recorded uploads sent in more than one exchange. A client generates a fresh
+    /// name per upload (a timestamp, a random suffix), so an upload keys by its extension and
+    /// bytes only; a name sent again is one the client chose, and then the whole name keys it
+    /// too (`request_key::request_key_with`). Empty, and not written, for most routes.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub upload_names: BTreeSet<String>,
     /// Ordered path-parameter tuples seen with a non-4xx outcome (multi-parameter routes only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_param_tuples: Vec<Vec<String>>,

@@ -96,17 +96,21 @@ pub fn recording_runs<'s>(
 /// The drift of every route, in `groups` order. `started_us` maps a session id to its
 /// manifest start time (unix microseconds; 0 or absent: unknown); `gap_us` splits them into
 /// runs ([`recording_runs`]).
+/// `upload_names`: each route's literal upload names (`crate::exact::upload_names`), in route
+/// order, so requests group under the keys exact replay gives them.
 pub fn route_drift(
     groups: &[RouteGroup],
     obs: &[Obs<'_>],
     started_us: &BTreeMap<&str, u64>,
     gap_us: u64,
+    upload_names: &[BTreeSet<String>],
 ) -> Vec<Vec<RouteDrift>> {
     let runs = recording_runs(started_us, gap_us);
     let mut sent = SentNames::default();
     groups
         .iter()
-        .map(|g| drift_of(g, obs, &runs, &mut sent))
+        .zip(upload_names)
+        .map(|(g, names)| drift_of(g, obs, &runs, &mut sent, names))
         .collect()
 }
 
@@ -151,6 +155,7 @@ fn drift_of<'s>(
     obs: &[Obs<'s>],
     recording_runs: &BTreeMap<&str, (u32, u64)>,
     sent: &mut SentNames<'s>,
+    upload_names: &BTreeSet<String>,
 ) -> Vec<RouteDrift> {
     let run_of = |o: &Obs<'_>| recording_runs.get(o.session).copied();
     let Some((latest, latest_start)) = group.obs.iter().filter_map(|i| run_of(&obs[*i])).max()
@@ -196,7 +201,7 @@ fn drift_of<'s>(
             !(named(Run::Earlier, &key) || named(Run::Newer, &key))
         });
     }
-    out.extend(status_drift(&runs, obs));
+    out.extend(status_drift(&runs, obs, upload_names));
     for d in &mut out {
         d.since.clone_from(&since);
     }
@@ -373,7 +378,11 @@ fn is_read(method: &str) -> bool {
     matches!(method, "GET" | "HEAD" | "OPTIONS")
 }
 
-fn status_drift(runs: &[(usize, Run)], obs: &[Obs<'_>]) -> Vec<RouteDrift> {
+fn status_drift(
+    runs: &[(usize, Run)],
+    obs: &[Obs<'_>],
+    upload_names: &BTreeSet<String>,
+) -> Vec<RouteDrift> {
     // Sessions' first write (session → (index, position)): an answer after it may follow the
     // session's own state, not the API.
     let mut first_write: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
@@ -406,7 +415,7 @@ fn status_drift(runs: &[(usize, Run)], obs: &[Obs<'_>]) -> Vec<RouteDrift> {
                 .map(|(n, v)| (n.to_ascii_lowercase(), v.join(", ")))
                 .collect();
         headers.sort();
-        let key = o.request_key();
+        let key = o.request_key(upload_names);
         let entry = by_key.entry((key, headers)).or_insert_with_key(|(k, _)| {
             let mut label = format!("{} {}", o.method, k.path);
             if !k.query.is_empty() {

@@ -1,9 +1,10 @@
 //! The exact-replay index: every recorded exchange becomes a [`Moment`] under the
-//! [`RequestKey`] of its request, built with [`wraith_model::request_key::request_key`] (the
-//! engine computes the same key at serve time). Moments keep (session id, index) order, so the
-//! last one is the "last wins" answer and successive requests can walk the time axis.
+//! [`RequestKey`] of its request, built with [`wraith_model::request_key::request_key_with`]
+//! and the route's literal upload names (the engine computes the same key at serve time).
+//! Moments keep (session id, index) order, so the last one is the "last wins" answer and
+//! successive requests can walk the time axis.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use rayon::prelude::*;
@@ -16,7 +17,12 @@ use crate::variants::volatile_rule;
 /// The exact-replay entries of every route (in route order), each sorted by key, built on the
 /// cores. Moves each observation's response body into its moment (the observation keeps an
 /// empty body): call it last.
-pub fn exact_indexes(groups: &[RouteGroup], obs: &mut [Obs<'_>]) -> Vec<Vec<ExactEntry>> {
+/// `upload_names`: each route's literal upload names ([`upload_names`]), in route order.
+pub fn exact_indexes(
+    groups: &[RouteGroup],
+    obs: &mut [Obs<'_>],
+    upload_names: &[BTreeSet<String>],
+) -> Vec<Vec<ExactEntry>> {
     let taken: Vec<Vec<RespBody>> = groups
         .iter()
         .map(|g| {
@@ -30,18 +36,45 @@ pub fn exact_indexes(groups: &[RouteGroup], obs: &mut [Obs<'_>]) -> Vec<Vec<Exac
     groups
         .par_iter()
         .zip(taken)
-        .map(|(group, bodies)| exact_index(group, obs, bodies))
+        .zip(upload_names)
+        .map(|((group, bodies), names)| exact_index(group, obs, bodies, names))
+        .collect()
+}
+
+/// The route's literal upload names (`Route::upload_names`): the file-name stems of its
+/// recorded uploads that two sessions or more sent. A client that generates its upload names
+/// never sends one twice; a name sent again is the client's own choice, and tells its uploads
+/// of the same bytes apart.
+pub fn upload_names(group: &RouteGroup, obs: &[Obs<'_>]) -> BTreeSet<String> {
+    let mut sessions: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for &i in &group.obs {
+        let o = &obs[i];
+        for stem in
+            wraith_model::request_key::upload_stems(o.request_content_type(), &o.ex.request.body)
+        {
+            sessions.entry(stem).or_default().insert(o.session);
+        }
+    }
+    sessions
+        .into_iter()
+        .filter(|(_, s)| s.len() >= 2)
+        .map(|(stem, _)| stem)
         .collect()
 }
 
 /// The exact-replay entries of one route, sorted by key: `bodies` are its observations'
 /// response bodies, in the order of `group.obs`.
-fn exact_index(group: &RouteGroup, obs: &[Obs<'_>], bodies: Vec<RespBody>) -> Vec<ExactEntry> {
+fn exact_index(
+    group: &RouteGroup,
+    obs: &[Obs<'_>],
+    bodies: Vec<RespBody>,
+    upload_names: &BTreeSet<String>,
+) -> Vec<ExactEntry> {
     let mut entries: BTreeMap<RequestKey, Vec<Moment>> = BTreeMap::new();
     for (i, body) in group.obs.iter().zip(bodies) {
         let o = &obs[*i];
         entries
-            .entry(o.request_key())
+            .entry(o.request_key(upload_names))
             .or_default()
             .push(moment(o, body));
     }

@@ -66,7 +66,7 @@ pub mod variants;
 pub mod viewer_fields;
 pub mod wrapped_creates;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -192,6 +192,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let mut stepped = Vec::new();
     let mut filters = Vec::new();
     let mut prefixes = BTreeMap::new();
+    // Each route's literal upload names key its exact entries and group its drift.
+    let upload_names: Vec<BTreeSet<String>> = templated
+        .iter()
+        .map(|g| exact::upload_names(g, obs_ref))
+        .collect();
     rayon::scope(|s| {
         s.spawn(|_| {
             routes = (0..templated.len())
@@ -214,7 +219,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         });
         s.spawn(|_| {
             let gap = opts.run_gap_us.unwrap_or(drift::RUN_GAP_US);
-            drifts = drift::route_drift(&templated, obs_ref, &started, gap);
+            drifts = drift::route_drift(&templated, obs_ref, &started, gap, &upload_names);
         });
         s.spawn(|_| {
             effects = action::action_effects(&templated, plan_routes, &entity_types, obs_ref)
@@ -308,9 +313,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // copying it, so the recordings' bodies are held once (the largest part of the model).
     let exchanges = obs.len();
     let bound = session_bound::evidence(&templated, &obs);
-    let exact = exact::exact_indexes(&templated, &mut obs);
-    for ((route, exact), bound) in built.iter_mut().zip(exact).zip(bound) {
+    let exact = exact::exact_indexes(&templated, &mut obs, &upload_names);
+    for (((route, exact), bound), names) in built.iter_mut().zip(exact).zip(bound).zip(upload_names)
+    {
         route.exact = exact;
+        route.upload_names = names;
         for entry in &mut route.exact {
             if entry.key.query.is_empty()
                 && entry.key.body.is_none()
@@ -413,6 +420,7 @@ fn build_route(
         // Filled by `synthesize` once every other stage is done (see there).
         exact: Vec::new(),
         known_param_tuples: known_param_tuples(group, obs),
+        upload_names: Default::default(),
         // Filled by `synthesize` once entity types are known (see there).
         action: None,
         membership: None,

@@ -131,15 +131,29 @@ impl<'a> Obs<'a> {
         )
     }
 
-    /// The exact-replay key of the request (`wraith_model::request_key`), the content type
-    /// taken from the request's field, else its header.
-    pub fn request_key(&self) -> wraith_model::RequestKey {
+    /// The exact-replay key of the request (`wraith_model::request_key`), with its route's
+    /// literal upload names (`Route::upload_names`).
+    pub fn request_key(
+        &self,
+        upload_names: &std::collections::BTreeSet<String>,
+    ) -> wraith_model::RequestKey {
         let req = &self.ex.request;
-        let ct = req
+        wraith_model::request_key::request_key_with(
+            &req.path,
+            &req.query,
+            self.request_content_type(),
+            &req.body,
+            upload_names,
+        )
+    }
+
+    /// The request's content type: its field, else its header.
+    pub fn request_content_type(&self) -> Option<&str> {
+        self.ex
+            .request
             .content_type
             .as_deref()
-            .or_else(|| self.ex.request_header("content-type"));
-        wraith_model::request_key::request_key(&req.path, &req.query, ct, &req.body)
+            .or_else(|| self.ex.request_header("content-type"))
     }
 
     /// The top-level member names of a JSON object response (values skipped, not built);

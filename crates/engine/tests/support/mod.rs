@@ -40,6 +40,7 @@ impl R {
             variants: Vec::new(),
             exact: Vec::new(),
             known_param_tuples: Vec::new(),
+            upload_names: Default::default(),
             action: None,
             membership: None,
             last_write_wins: false,

@@ -148,6 +148,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
         variants: spec.variants,
         exact: spec.exact,
         known_param_tuples: vec![],
+        upload_names: Default::default(),
         action: None,
         membership: None,
         last_write_wins: false,
