@@ -1171,15 +1171,28 @@ impl Engine {
             route.list.as_ref().map(|s| s.items_pointer.as_str()),
         );
         let origin = self.twin_origin(call.req);
-        let rebuilt = list::relink(
-            &link,
-            items,
-            recorded_keys,
-            &pk,
-            origin.as_deref(),
-            &call.path,
-            &call.query,
-        );
+        let positional = route.list.as_ref().is_some_and(|l| {
+            matches!(
+                l.pagination,
+                wraith_model::Pagination::LinkHeader {
+                    positional: true,
+                    ..
+                }
+            )
+        });
+        let rebuilt = if positional {
+            list::relink_positions(&link, origin.as_deref(), &call.path, &call.query)
+        } else {
+            list::relink(
+                &link,
+                items,
+                recorded_keys,
+                &pk,
+                origin.as_deref(),
+                &call.path,
+                &call.query,
+            )
+        };
         out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("link"));
         if let Some(l) = rebuilt {
             out.headers.push(("link".to_string(), l));

@@ -191,9 +191,11 @@ pub(crate) fn in_id_window(
     let Pagination::LinkHeader {
         next_param,
         prev_param,
+        positional: false,
         ..
     } = pagination
     else {
+        // Positions (`offset`) bound no ids.
         return true;
     };
     let Ok(k) = key.parse::<f64>() else {
@@ -278,6 +280,11 @@ pub(crate) fn merge_into_moment(
     // earlier pages.
     let paged = match &shape.pagination {
         Pagination::LimitOffset { offset, .. } => q_num(query, offset).is_some_and(|n| n > 0),
+        Pagination::LinkHeader {
+            next_param,
+            positional: true,
+            ..
+        } => q_num(query, next_param).is_some_and(|n| n > 0),
         Pagination::LinkHeader { next_param, .. } => q(query, next_param).is_some(),
         _ => false,
     };
@@ -527,8 +534,49 @@ pub(crate) fn serve_list(
         }
         Pagination::LinkHeader {
             next_param,
+            limit,
+            positional: true,
+            ..
+        } => {
+            // Pages by position: `next` one page on, `prev` one page back (from the position
+            // asked for, even past the end, as the recordings show), both in `next_param`.
+            let lim = limit
+                .as_deref()
+                .and_then(|l| q_num(req.query, l))
+                .map_or(total, |l| l as usize);
+            let asked = q_num(req.query, next_param).unwrap_or(0);
+            let s = usize::try_from(asked).unwrap_or(usize::MAX).min(total);
+            let e = s.saturating_add(lim).min(total);
+            if let Some(origin) = req.origin {
+                let base_url = format!("{origin}{}", req.path);
+                let lim_part = limit
+                    .as_deref()
+                    .and_then(|l| q(req.query, l).map(|v| (l, v)))
+                    .map(|(l, v)| format!("&{l}={v}"))
+                    .unwrap_or_default();
+                let mut parts = Vec::new();
+                if e < total {
+                    parts.push(format!(
+                        "<{base_url}?{next_param}={e}{lim_part}>; rel=\"next\""
+                    ));
+                }
+                if asked > 0 && lim > 0 {
+                    let back = asked.saturating_sub(lim as u64);
+                    parts.push(format!(
+                        "<{base_url}?{next_param}={back}{lim_part}>; rel=\"prev\""
+                    ));
+                }
+                if !parts.is_empty() {
+                    link = Some(parts.join(", "));
+                }
+            }
+            (s, e, s.checked_div(lim).map_or(1, |p| p + 1), lim)
+        }
+        Pagination::LinkHeader {
+            next_param,
             prev_param,
             limit,
+            ..
         } => {
             let lim = limit
                 .as_deref()
@@ -736,6 +784,45 @@ pub(crate) fn relink(
             .cloned()
             .collect();
         pairs.push((param.clone(), value.clone()));
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let qs: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", url_escape(k), url_escape(v)))
+            .collect();
+        parts.push(format!("<{base}?{}>; rel=\"{}\"", qs.join("&"), e.rel));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// [`relink`] for a list paged by position (`LinkHeader::positional`): a recorded link's
+/// positions do not name items, so each entry keeps the parameters it recorded (`offset`,
+/// `limit`) and is re-pointed at this request's path, the request's other parameters kept.
+pub(crate) fn relink_positions(
+    link: &str,
+    origin: Option<&str>,
+    path: &str,
+    query: &[(String, String)],
+) -> Option<String> {
+    let base = match origin {
+        Some(o) => format!("{o}{path}"),
+        None => path.to_string(),
+    };
+    let mut parts = Vec::new();
+    for e in parse_link_header(link) {
+        let recorded = e
+            .url
+            .split_once('?')
+            .map(|(_, q)| crate::util::parse_query(q))
+            .unwrap_or_default();
+        if recorded.is_empty() {
+            continue;
+        }
+        let mut pairs: Vec<(String, String)> = query
+            .iter()
+            .filter(|(k, _)| !recorded.iter().any(|(r, _)| r == k))
+            .cloned()
+            .collect();
+        pairs.extend(recorded);
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
         let qs: Vec<String> = pairs
             .iter()

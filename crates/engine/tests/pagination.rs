@@ -125,6 +125,7 @@ fn statuses_list_engine(n: u64) -> Engine {
                 next_param: "max_id".into(),
                 prev_param: Some("min_id".into()),
                 limit: Some("limit".into()),
+                positional: false,
             },
             filters: vec![],
             filter_header: None,

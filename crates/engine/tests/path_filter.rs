@@ -56,6 +56,7 @@ fn tagged_notes() -> wraith_engine::Engine {
             next_param: "max_id".into(),
             prev_param: Some("min_id".into()),
             limit: Some("limit".into()),
+            positional: false,
         },
     });
     engine(

@@ -352,6 +352,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
                 next_param: "max_id".into(),
                 prev_param: Some("min_id".into()),
                 limit: Some("limit".into()),
+                positional: false,
             },
             filters: vec![],
             filter_header: None,

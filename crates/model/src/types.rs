@@ -936,11 +936,17 @@ pub enum Pagination {
         limit: Option<String>,
     },
     /// RFC 8288 `Link` headers with `rel="next"`/`"prev"`, built from `max_id`/`min_id`-style
-    /// parameters over item ids.
+    /// parameters over item ids, or, when `positional`, from an offset into the collection.
     LinkHeader {
         next_param: String,
         prev_param: Option<String>,
         limit: Option<String>,
+        /// The links' `next_param` is a position, not an item id: every recorded `next` link
+        /// names the request's own value plus the page's item count (`offset=1` after a
+        /// one-item first page), none an item of the page. Both links then carry
+        /// `next_param` (`prev` one page back). Absent, and not written, when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        positional: bool,
     },
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Pagination is read from the requests and responses, first match wins:
 //! 1. `Link` response headers (RFC 8288) → `LinkHeader`, with the parameters the `next`/`prev`
-//!    links carry (`max_id`, `min_id`/`since_id`);
+//!    links carry (`max_id`, `min_id`/`since_id`), or an `offset` both carry (`positional`);
 //! 2. `starting_after`/`ending_before` (or `after`/`before`/`cursor`) query parameters → `Cursor`;
 //! 3. `limit` and `offset` → `LimitOffset`;
 //! 4. `page` (with `page_size`/`per_page`), or a `page`+`pages` envelope → `PagePerPage`.
@@ -43,6 +43,14 @@ const PAGING_PARAMS: &[&str] = &[
 
 /// Parse a `Link` header into (rel, query parameter names of its URL).
 pub fn parse_link_header(value: &str) -> Vec<(String, Vec<String>)> {
+    link_params(value)
+        .into_iter()
+        .map(|(rel, params)| (rel, params.into_iter().map(|(n, _)| n).collect()))
+        .collect()
+}
+
+/// Parse a `Link` header into (rel, query parameters of its URL, decoded).
+fn link_params(value: &str) -> Vec<(String, Vec<(String, String)>)> {
     let mut out = Vec::new();
     for part in value.split(',') {
         let Some(start) = part.find('<') else {
@@ -60,12 +68,58 @@ pub fn parse_link_header(value: &str) -> Vec<(String, Vec<String>)> {
             .next()
             .unwrap_or_default();
         let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
-        let names = form_urlencoded::parse(query.as_bytes())
-            .map(|(k, _)| k.into_owned())
+        let params = form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
-        out.push((rel, names));
+        out.push((rel, params));
     }
     out
+}
+
+/// Whether the recorded `next` links page by position (`LinkHeader::positional`): a `next`
+/// link whose `next_param` is a number names the request's own value of it (0 when it sent
+/// none) plus the page's item count, and none names an item key of its page, which is what an
+/// id cursor (`max_id`) names. (The caller also wants no `min_id`-like `prev` parameter: a
+/// one-item page after no cursor can name `max_id=1` by coincidence.)
+fn link_is_positional(ok: &[&Obs<'_>], next_param: &str, items_pointer: &str, pk: &str) -> bool {
+    let (mut by_position, mut by_id) = (0u32, 0u32);
+    for o in ok {
+        for header in o.ex.response.headers.get("link").into_iter().flatten() {
+            for (rel, params) in link_params(header) {
+                if rel != "next" {
+                    continue;
+                }
+                let Some(next) = params.iter().find(|(n, _)| n == next_param).map(|(_, v)| v)
+                else {
+                    continue;
+                };
+                let body = o.resp_json();
+                let items = body
+                    .as_ref()
+                    .and_then(|b| b.pointer(items_pointer))
+                    .and_then(Value::as_array);
+                let Some(items) = items else {
+                    continue;
+                };
+                if items
+                    .iter()
+                    .any(|it| it.get(pk).and_then(values::scalar_key).as_deref() == Some(next))
+                {
+                    by_id += 1;
+                    continue;
+                }
+                let own = o
+                    .query_value(next_param)
+                    .map_or(Some(0), |v| v.parse::<u64>().ok());
+                if let (Ok(next), Some(own)) = (next.parse::<u64>(), own)
+                    && next == own + items.len() as u64
+                {
+                    by_position += 1;
+                }
+            }
+        }
+    }
+    by_position > 0 && by_id == 0
 }
 
 /// The list shape of a list route.
@@ -127,10 +181,15 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
             .or_else(|| next_names.iter().find(|n| *n != "limit").cloned())
             .unwrap_or_else(|| "max_id".to_string());
         let prev_param = pick(&prev_names, PREV_PARAMS);
+        let pk = plan.primary_key.as_deref().unwrap_or("id");
+        // A `prev` link with an id cursor of its own (`min_id`) pages by ids.
+        let positional =
+            prev_param.is_none() && link_is_positional(&ok, &next_param, &items_pointer, pk);
         Pagination::LinkHeader {
             next_param,
             prev_param,
             limit: limit_name.clone(),
+            positional,
         }
     } else if let Some(after) = first_q(&["starting_after", "after", "cursor"]) {
         Pagination::Cursor {
