@@ -211,3 +211,65 @@ async fn no_provenance_headers_drops_the_claim_with_the_others() {
         }
     }
 }
+
+/// One recorded run: a profile created with `display_name`, then `GET /v1/me` (one literal
+/// path, no query, no body) answering that very name.
+fn profile_twin() -> Twin {
+    use serde_json::json;
+    use support::har;
+    const ORIGIN: &str = "https://api.profiles.test";
+    let t = Twin::init("profiles", ORIGIN);
+    let sent = json!({"display_name": "Recorded Person"});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/profiles",
+            Some(&sent),
+            &json!({"id": "prof_1001", "display_name": "Recorded Person"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/me",
+            None,
+            &json!({"acct": "admin", "display_name": "Recorded Person", "note": "hi"}),
+        ),
+    ];
+    har::import(&t, &ENV, "run.har", entries);
+    har::synth(&t, &ENV);
+    t
+}
+
+#[tokio::test]
+async fn an_unaddressed_read_repeating_the_sessions_create_claims_session_bound_moment() {
+    use serde_json::json;
+    let t = profile_twin();
+    let server = t.serve_env(&[], &ENV);
+    let s = Some("agent-7");
+    server
+        .post("/v1/profiles", s, json!({"display_name": "Mine Own"}))
+        .await
+        .assert_status(200);
+    let me = server.get("/v1/me", s).await;
+    me.assert_status(200);
+    let claim = me.header("x-wraith-replay").unwrap_or_default().to_string();
+    assert!(claim.starts_with("session-bound-moment;v=1"), "{claim}");
+    assert_eq!(
+        ReplayClaim::parse(&claim).map(|c| c.class),
+        Some(ReplayClass::SessionBoundMoment)
+    );
+    let body = me.json();
+    // The session's own value at the proved path; every other position the moment's own.
+    assert_eq!(body["display_name"], "Mine Own");
+    assert_eq!(body["acct"], "admin");
+    assert_eq!(body["note"], "hi");
+
+    // A session that created nothing gets the moment as recorded: a series moment.
+    let fresh = server.get("/v1/me", Some("agent-8")).await;
+    let claim = fresh
+        .header("x-wraith-replay")
+        .unwrap_or_default()
+        .to_string();
+    assert!(claim.starts_with("series-moment;v=1"), "{claim}");
+}
