@@ -2793,9 +2793,9 @@ impl Engine {
         out
     }
 
-    /// A read of a record this session stored: the fields it still holds in the state every
-    /// recorded create answered, where every recorded read showed another, show the read's
-    /// (see [`settle`]).
+    /// A read (or update) of a record this session stored: the fields it still holds in the
+    /// state every recorded create answered, where every recorded read (or update) showed
+    /// another, show the read's (see [`settle`]).
     /// `read` is the read's variant, the pointer to the record in its answer and the
     /// template's render of the record for this request.
     fn settle_read(
@@ -2846,6 +2846,10 @@ impl Engine {
         let mut entity = stored.clone().unwrap_or_else(|| rendered_entity.clone());
         if stored.is_some() {
             out.sources.set(&at, FieldSource::State);
+            // The stored record moved on by itself as a read of it would show (a volume no
+            // longer `creating`): the update answers, and stores, that state.
+            let update = (variant, ptr.as_deref(), &rendered_entity);
+            self.settle_read(&ty, update, &mut entity, &at, &mut out.sources);
         }
         if let Some(patch) = &call.body {
             let mut patch = patch.clone();

@@ -91,3 +91,69 @@ fn a_created_record_reads_back_in_the_state_every_recorded_read_showed() {
     );
     assert_eq!(b["id"], json!(id));
 }
+
+/// [`volumes`] with an update (`PUT /v1/volumes/:id`) whose every recorded answer showed the
+/// record `active` and echoed the `label` it was sent.
+fn volumes_with_update() -> wraith_engine::Engine {
+    let create = R::new("POST", "/v1/volumes")
+        .op(StateOp::Create, "volumes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("status", c(json!("creating"))),
+                ("label", echo_body("/label", JsonType::String)),
+            ]),
+        )
+        .build();
+    let update = R::new("PUT", "/v1/volumes/:id")
+        .op(StateOp::Update, "volumes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("status", c(json!("active"))),
+                ("label", echo_body("/label", JsonType::String)),
+            ]),
+        )
+        .build();
+    let read = R::new("GET", "/v1/volumes/:id")
+        .op(StateOp::Read, "volumes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("status", c(json!("active"))),
+            ]),
+        )
+        .build();
+    engine(
+        model(
+            vec![create, update, read],
+            vec![("volumes", entity_type(&[], &[], Vec::new()))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn an_update_of_a_created_record_answers_and_stores_the_state_every_recorded_update_showed() {
+    let e = volumes_with_update();
+    let s = Some("vol");
+    let created = body(&send(&e, s, "POST", "/v1/volumes", json!({"label": "a"})));
+    assert_eq!(created["status"], json!("creating"));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let path = format!("/v1/volumes/{id}");
+    let updated = body(&send(&e, s, "PUT", &path, json!({"label": "b"})));
+    assert_eq!(
+        updated["status"],
+        json!("active"),
+        "the create's constant settles"
+    );
+    assert_eq!(updated["label"], json!("b"), "the sent value is answered");
+    let read = body(&get(&e, s, &path));
+    assert_eq!(read["status"], json!("active"));
+}
