@@ -784,14 +784,19 @@ pub(crate) fn relink(
             .cloned()
             .collect();
         pairs.push((param.clone(), value.clone()));
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let qs: Vec<String> = pairs
-            .iter()
-            .map(|(k, v)| format!("{}={}", url_escape(k), url_escape(v)))
-            .collect();
-        parts.push(format!("<{base}?{}>; rel=\"{}\"", qs.join("&"), e.rel));
+        parts.push(link_entry(&base, pairs, &e.rel));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// One `<base?query>; rel="…"` entry, its query parameters sorted by name and escaped.
+fn link_entry(base: &str, mut pairs: Vec<(String, String)>, rel: &str) -> String {
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let qs: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", url_escape(k), url_escape(v)))
+        .collect();
+    format!("<{base}?{}>; rel=\"{rel}\"", qs.join("&"))
 }
 
 /// [`relink`] for a list paged by position (`LinkHeader::positional`): a recorded link's
@@ -823,12 +828,7 @@ pub(crate) fn relink_positions(
             .cloned()
             .collect();
         pairs.extend(recorded);
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let qs: Vec<String> = pairs
-            .iter()
-            .map(|(k, v)| format!("{}={}", url_escape(k), url_escape(v)))
-            .collect();
-        parts.push(format!("<{base}?{}>; rel=\"{}\"", qs.join("&"), e.rel));
+        parts.push(link_entry(&base, pairs, &e.rel));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
 }
