@@ -549,11 +549,7 @@ pub(crate) fn serve_list(
             let e = s.saturating_add(lim).min(total);
             if let Some(origin) = req.origin {
                 let base_url = format!("{origin}{}", req.path);
-                let lim_part = limit
-                    .as_deref()
-                    .and_then(|l| q(req.query, l).map(|v| (l, v)))
-                    .map(|(l, v)| format!("&{l}={v}"))
-                    .unwrap_or_default();
+                let lim_part = limit_part(limit.as_deref(), req.query);
                 let mut parts = Vec::new();
                 if e < total {
                     parts.push(format!(
@@ -626,11 +622,7 @@ pub(crate) fn serve_list(
                 && s < e
             {
                 let base_url = format!("{origin}{}", req.path);
-                let lim_part = limit
-                    .as_deref()
-                    .and_then(|l| q(req.query, l).map(|v| (l, v)))
-                    .map(|(l, v)| format!("&{l}={v}"))
-                    .unwrap_or_default();
+                let lim_part = limit_part(limit.as_deref(), req.query);
                 let mut parts = Vec::new();
                 if e < total
                     && let Some(last) = key_of(items[e - 1].0)
@@ -689,6 +681,14 @@ pub(crate) fn serve_list(
         }
     }
     ListPage { link }
+}
+
+/// The page size the request sent, as the `&limit=N` a served `Link` repeats (empty when it
+/// sent none).
+fn limit_part(limit: Option<&str>, query: &[(String, String)]) -> String {
+    limit
+        .and_then(|l| q(query, l).map(|v| format!("&{l}={v}")))
+        .unwrap_or_default()
 }
 
 /// One `<url>; rel="…"` entry of a `Link` header.
