@@ -2624,8 +2624,9 @@ impl Engine {
         let Some(ptr) = created_pointer(route, body, &pk) else {
             return out;
         };
-        // The acting principal's record shows as the session last saw it.
+        // The acting principal's record shows as the session last saw it, wherever it is.
         self.embed_actor_view(ns, call, route, body, &mut out.origins);
+        self.embed_actor_view_elsewhere(ns, call, route, body, &mut out.origins);
         // Records the answer embeds show as the acting principal sees them.
         self.show_to_viewer(ns, call, route, body);
         // A client-supplied primary key is kept.

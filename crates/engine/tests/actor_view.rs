@@ -107,6 +107,112 @@ fn rendered_create_keeps_the_template_author_without_a_view_of_that_principal() 
     assert_eq!(bobs["author"]["name"], json!("Zed"), "{bobs}");
 }
 
+/// [`posts_with_author`] plus `POST /v1/reports` (a create of `reports`), whose answer embeds
+/// the reported account at `/target`, its `id` echoed from the sent `account_id` and every
+/// other field the template's representative's (Zed's).
+fn posts_and_reports() -> Engine {
+    let first = json!({"text": "first"});
+    let mut create = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("text", echo_body("/text", JsonType::String)),
+                (
+                    "author",
+                    obj(vec![
+                        ("id", c(json!("acc_9"))),
+                        ("name", c(json!("Zed"))),
+                        ("badges", c(json!(["gold"]))),
+                    ]),
+                ),
+            ]),
+        )
+        .exact(
+            "/v1/posts",
+            "",
+            Some(&first),
+            vec![moment(
+                "s1/0",
+                200,
+                json!({
+                    "id": "cus_recorded0001",
+                    "text": "first",
+                    "author": {"id": "acc_1", "name": "Alice", "badges": []}
+                }),
+            )],
+        )
+        .build();
+    create.actor_record = Some(ActorRecord {
+        entity_type: "accounts".into(),
+        pointer: "/author".into(),
+    });
+    let report = R::new("POST", "/v1/reports")
+        .op(StateOp::Create, "reports")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                (
+                    "target",
+                    obj(vec![
+                        ("id", echo_body("/account_id", JsonType::String)),
+                        ("name", c(json!("Zed"))),
+                        ("badges", c(json!(["gold"]))),
+                    ]),
+                ),
+            ]),
+        )
+        .build();
+    let m = model(
+        vec![create, report],
+        vec![
+            ("posts", entity_type(&["cus_recorded0001"], &[], vec![])),
+            ("reports", entity_type(&[], &[], vec![])),
+            ("accounts", entity_type(&["acc_1", "acc_9"], &[], vec![])),
+        ],
+    );
+    without_pii(engine(m, det_opts()))
+}
+
+fn report_as(e: &Engine, s: &str, who: &str, account: &str) -> serde_json::Value {
+    let r = e.handle(
+        Some(s),
+        &with_header(
+            req(
+                "POST",
+                "/v1/reports",
+                Some(json!({ "account_id": account })),
+            ),
+            "authorization",
+            who,
+        ),
+    );
+    assert_eq!(r.status, 200);
+    body(&r)
+}
+
+#[test]
+fn a_rendered_create_naming_the_principals_own_record_elsewhere_shows_the_sessions_view() {
+    let e = posts_and_reports();
+    let _ = post_as(&e, "s", ALICE, "first");
+    // Alice reports her own account: the embedded copy is her record as the session saw it.
+    let own = report_as(&e, "s", ALICE, "acc_1");
+    assert_eq!(
+        own["target"],
+        json!({"id": "acc_1", "name": "Alice", "badges": []}),
+        "{own}"
+    );
+    // Another account keeps the template's values; so does a session without a view.
+    let other = report_as(&e, "s", ALICE, "acc_7");
+    assert_eq!(other["target"]["name"], json!("Zed"), "{other}");
+    let fresh = report_as(&e, "fresh", ALICE, "acc_1");
+    assert_eq!(fresh["target"]["name"], json!("Zed"), "{fresh}");
+}
+
 /// `POST /v1/posts` whose embedded author (always `acc_1`) has a `created_at` the template
 /// takes from the clock; `known` holds the recordings' records of `accounts`.
 fn posts_with_clock_author(known: Vec<serde_json::Value>) -> Engine {

@@ -16,6 +16,12 @@
 //! minted for it (a `created_at` from the clock) take that record's recorded values: the
 //! account existed before the session, and its creation time is not now.
 //!
+//! Elsewhere in a rendered create's answer, an object that names the principal's own record
+//! (its primary key is the key the session saw at the principal's `actor_record`, and it
+//! shares most of its field names with that view) is the same record embedded again (a
+//! report's `target_account` when the principal reports its own account, a reblog of the
+//! principal's own status): it shows the view too.
+//!
 //! Not here: answers replayed from a recording (they carry the recorded run's own record),
 //! and routes whose answer is the principal's record itself (empty pointer).
 
@@ -91,6 +97,58 @@ impl Engine {
         changed
     }
 
+    /// In a body rendered from `route`'s template, every other object naming the principal's
+    /// own record (see the module doc) shows the view the session last saw of it. Returns
+    /// whether anything changed.
+    pub(super) fn embed_actor_view_elsewhere(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        route: &Route,
+        body: &mut Value,
+        origins: &mut Origins,
+    ) -> bool {
+        if ns.actors.is_empty() {
+            return false;
+        }
+        let Some(principal) = self.principal_of(call) else {
+            return false;
+        };
+        let skip = route.actor_record.as_ref().map(|s| s.pointer.as_str());
+        let mut changed = false;
+        for ((p, ty), key) in &ns.actors {
+            if *p != principal {
+                continue;
+            }
+            let Some(Value::Object(view)) = ns.actor_views.get(&(principal.clone(), ty.clone()))
+            else {
+                continue;
+            };
+            let pk = self.pk_of(ty);
+            let mut at = Vec::new();
+            find_named(body, &pk, key, view, "", skip, 0, &mut at);
+            for pointer in at {
+                let Some(Value::Object(slot)) = body.pointer_mut(&pointer) else {
+                    continue;
+                };
+                let mut here = false;
+                for (k, v) in slot.iter_mut() {
+                    if let Some(seen) = view.get(k)
+                        && seen != v
+                    {
+                        *v = seen.clone();
+                        here = true;
+                    }
+                }
+                if here {
+                    origins.clear_under(&pointer);
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
     /// The fields of the record at `pointer` that the renderer minted take the recorded values
     /// of the known record of `entity_type` the rendered one names. Returns whether anything
     /// changed.
@@ -127,5 +185,60 @@ impl Engine {
             }
         }
         changed
+    }
+}
+
+/// How deep below the answer's root an embedded copy is looked for.
+const MAX_EMBED_DEPTH: usize = 4;
+
+/// The pointers (JSON Pointer, escaped) of the objects under `v` whose `pk` is `key` and whose
+/// field names are mostly the view's (Jaccard ≥ 60%), the root and `skip` excepted.
+#[allow(clippy::too_many_arguments)]
+fn find_named(
+    v: &Value,
+    pk: &str,
+    key: &str,
+    view: &serde_json::Map<String, Value>,
+    at: &str,
+    skip: Option<&str>,
+    depth: usize,
+    out: &mut Vec<String>,
+) {
+    if depth > MAX_EMBED_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            if depth > 0
+                && Some(at) != skip
+                && map.get(pk).and_then(crate::fixtures::scalar_key).as_deref() == Some(key)
+            {
+                let shared = map.keys().filter(|k| view.contains_key(*k)).count();
+                let union = map.len() + view.len() - shared;
+                if union > 0 && shared * 10 >= union * 6 {
+                    out.push(at.to_string());
+                    return;
+                }
+            }
+            for (k, child) in map {
+                let next = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                find_named(child, pk, key, view, &next, skip, depth + 1, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                find_named(
+                    child,
+                    pk,
+                    key,
+                    view,
+                    &format!("{at}/{i}"),
+                    skip,
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+        _ => {}
     }
 }
