@@ -81,15 +81,7 @@ impl Engine {
         let Some(Value::Object(slot)) = body.pointer_mut(&site.pointer) else {
             return false;
         };
-        let mut changed = false;
-        for (k, v) in slot.iter_mut() {
-            if let Some(seen) = view.get(k)
-                && seen != v
-            {
-                *v = seen.clone();
-                changed = true;
-            }
-        }
+        let changed = show_view(slot, view);
         if changed {
             // Those positions now hold a value an earlier answer gave, not one minted here.
             origins.clear_under(&site.pointer);
@@ -131,16 +123,7 @@ impl Engine {
                 let Some(Value::Object(slot)) = body.pointer_mut(&pointer) else {
                     continue;
                 };
-                let mut here = false;
-                for (k, v) in slot.iter_mut() {
-                    if let Some(seen) = view.get(k)
-                        && seen != v
-                    {
-                        *v = seen.clone();
-                        here = true;
-                    }
-                }
-                if here {
+                if show_view(slot, view) {
                     origins.clear_under(&pointer);
                     changed = true;
                 }
@@ -186,6 +169,24 @@ impl Engine {
         }
         changed
     }
+}
+
+/// The fields `slot` has take the view's values (a field the view lacks stays as rendered; a
+/// field only the view has is not added). Returns whether anything changed.
+fn show_view(
+    slot: &mut serde_json::Map<String, Value>,
+    view: &serde_json::Map<String, Value>,
+) -> bool {
+    let mut changed = false;
+    for (k, v) in slot.iter_mut() {
+        if let Some(seen) = view.get(k)
+            && seen != v
+        {
+            *v = seen.clone();
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// How deep below the answer's root an embedded copy is looked for.
