@@ -112,7 +112,7 @@ fn link_is_positional(ok: &[&Obs<'_>], next_param: &str, items_pointer: &str, pk
                     .query_value(next_param)
                     .map_or(Some(0), |v| v.parse::<u64>().ok());
                 if let (Ok(next), Some(own)) = (next.parse::<u64>(), own)
-                    && next == own + items.len() as u64
+                    && own.checked_add(items.len() as u64) == Some(next)
                 {
                     by_position += 1;
                 }

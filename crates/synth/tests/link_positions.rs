@@ -96,3 +96,14 @@ fn an_id_cursor_that_happens_to_equal_the_page_size_is_not_a_position() {
     )]);
     assert!(!positional(&p), "{p:?}");
 }
+
+#[test]
+fn an_offset_at_the_largest_number_is_read_without_overflow() {
+    // A recorded request at u64::MAX: `offset + items` does not fit, so it proves nothing.
+    let p = pagination(vec![page(
+        "?limit=1&offset=18446744073709551615",
+        json!([{"id": "6"}]),
+        "<https://api.t.test/v1/things?limit=1&offset=0>; rel=\"next\"",
+    )]);
+    assert!(!positional(&p), "{p:?}");
+}
