@@ -207,3 +207,70 @@ async fn a_sessions_first_rendered_post_shows_a_known_authors_recorded_created_a
     );
     assert_eq!(fresh["author"]["badges"], json!(["gold"]), "{fresh}");
 }
+
+/// [`posts_twin`] plus `POST /v1/reports`, whose answer embeds the reported account at
+/// `/target`: its `id` echoed from the sent `account_id`, every other field the template
+/// representative's (Zed's).
+fn posts_and_reports_twin() -> Twin {
+    let t = posts_twin();
+    let text = std::fs::read_to_string(t.root.join("model/twin.wir.json")).unwrap();
+    let mut m: Model = serde_json::from_str(&text).unwrap();
+    let template = obj(vec![
+        ("id", konst(json!("rep_1"))),
+        (
+            "target",
+            obj(vec![
+                ("id", echo_body("/account_id", json!("acc_9"))),
+                ("name", konst(json!("Zed"))),
+                ("badges", konst(json!(["gold"]))),
+            ]),
+        ),
+    ]);
+    m.routes.push(model::route(RouteSpec {
+        method: "POST",
+        path: "/v1/reports",
+        state_op: Some(StateOp::Create),
+        entity_type: Some("reports"),
+        variants: vec![variant("v_report", 200, Guard::Always, json_body(template))],
+        exact: Vec::new(),
+    }));
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    m.entity_types.insert("reports".into(), entity(None, &[]));
+    t.write_model(&m);
+    t
+}
+
+async fn report(server: &support::Server, session: &str, account: &str) -> Value {
+    let r = server
+        .send(
+            "POST",
+            "/v1/reports",
+            Some(session),
+            &[("authorization", "Bearer ann")],
+            Some(json!({ "account_id": account })),
+        )
+        .await;
+    r.assert_status(200);
+    r.json()
+}
+
+#[tokio::test]
+async fn a_rendered_report_of_the_principals_own_account_shows_it_as_the_session_saw_it() {
+    let t = posts_and_reports_twin();
+    let server = t.serve(&[]);
+    let replayed = post(&server, "agent-1", "first").await;
+    assert_eq!(replayed["author"]["id"], json!("acc_1"), "{replayed}");
+    let own = report(&server, "agent-1", "acc_1").await;
+    assert_eq!(
+        own["target"],
+        json!({"id": "acc_1", "name": "Ann", "badges": []}),
+        "{own}"
+    );
+    // Another account, or a session that never saw its own: the template's values.
+    let other = report(&server, "agent-1", "acc_7").await;
+    assert_eq!(other["target"]["name"], json!("Zed"), "{other}");
+    let fresh = report(&server, "agent-2", "acc_1").await;
+    assert_eq!(fresh["target"]["name"], json!("Zed"), "{fresh}");
+}
