@@ -16,6 +16,18 @@ const BOB: &str = "Bearer bob";
 /// request (`{"text": "first"}`) was recorded, by Alice; the template's representative author
 /// is another account (`acc_9`, "Zed", one badge).
 fn posts_with_author() -> Engine {
+    let m = model(
+        vec![posts_route()],
+        vec![
+            ("posts", entity_type(&["cus_recorded0001"], &[], vec![])),
+            ("accounts", entity_type(&["acc_1", "acc_9"], &[], vec![])),
+        ],
+    );
+    without_pii(engine(m, det_opts()))
+}
+
+/// The `POST /v1/posts` route of [`posts_with_author`].
+fn posts_route() -> Route {
     let first = json!({"text": "first"});
     let mut create = R::new("POST", "/v1/posts")
         .op(StateOp::Create, "posts")
@@ -69,14 +81,7 @@ fn posts_with_author() -> Engine {
         entity_type: "accounts".into(),
         pointer: "/author".into(),
     });
-    let m = model(
-        vec![create],
-        vec![
-            ("posts", entity_type(&["cus_recorded0001"], &[], vec![])),
-            ("accounts", entity_type(&["acc_1", "acc_9"], &[], vec![])),
-        ],
-    );
-    without_pii(engine(m, det_opts()))
+    create
 }
 
 #[test]
@@ -107,48 +112,10 @@ fn rendered_create_keeps_the_template_author_without_a_view_of_that_principal() 
     assert_eq!(bobs["author"]["name"], json!("Zed"), "{bobs}");
 }
 
-/// [`posts_with_author`] plus `POST /v1/reports` (a create of `reports`), whose answer embeds
-/// the reported account at `/target`, its `id` echoed from the sent `account_id` and every
-/// other field the template's representative's (Zed's).
+/// [`posts_route`] plus `POST /v1/reports` (a create of `reports`), whose answer embeds the
+/// reported account at `/target`, its `id` echoed from the sent `account_id` and every other
+/// field the template's representative's (Zed's).
 fn posts_and_reports() -> Engine {
-    let first = json!({"text": "first"});
-    let mut create = R::new("POST", "/v1/posts")
-        .op(StateOp::Create, "posts")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", gen_id(cus_id())),
-                ("text", echo_body("/text", JsonType::String)),
-                (
-                    "author",
-                    obj(vec![
-                        ("id", c(json!("acc_9"))),
-                        ("name", c(json!("Zed"))),
-                        ("badges", c(json!(["gold"]))),
-                    ]),
-                ),
-            ]),
-        )
-        .exact(
-            "/v1/posts",
-            "",
-            Some(&first),
-            vec![moment(
-                "s1/0",
-                200,
-                json!({
-                    "id": "cus_recorded0001",
-                    "text": "first",
-                    "author": {"id": "acc_1", "name": "Alice", "badges": []}
-                }),
-            )],
-        )
-        .build();
-    create.actor_record = Some(ActorRecord {
-        entity_type: "accounts".into(),
-        pointer: "/author".into(),
-    });
     let report = R::new("POST", "/v1/reports")
         .op(StateOp::Create, "reports")
         .variant(
@@ -168,7 +135,7 @@ fn posts_and_reports() -> Engine {
         )
         .build();
     let m = model(
-        vec![create, report],
+        vec![posts_route(), report],
         vec![
             ("posts", entity_type(&["cus_recorded0001"], &[], vec![])),
             ("reports", entity_type(&[], &[], vec![])),
