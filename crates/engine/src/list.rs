@@ -446,6 +446,25 @@ pub(crate) fn serve_list(
             });
         }
     }
+    // Set filters: every value a (repeated) parameter sent, kept or left out.
+    for f in &req.shape.set_filters {
+        let sent: Vec<&str> = req
+            .query
+            .iter()
+            .filter(|(k, _)| *k == f.param)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if sent.is_empty() {
+            continue;
+        }
+        items.retain(|(it, _)| {
+            let named = it
+                .get(f.field.as_str())
+                .and_then(scalar_key)
+                .is_some_and(|v| sent.contains(&v.as_str()));
+            named != f.exclude
+        });
+    }
     if let Some(doc) = req
         .filter_header
         .and_then(|h| serde_json::from_str::<Value>(h).ok())

@@ -131,6 +131,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             filter_header: None,
             envelope: vec![],
             parent_member: None,
+            set_filters: Vec::new(),
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

@@ -261,6 +261,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             filter_header: None,
             envelope,
             parent_member: None,
+            set_filters: Vec::new(),
         })
         .variant(
             200,
@@ -358,6 +359,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             filter_header: None,
             envelope: vec![],
             parent_member: None,
+            set_filters: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -890,6 +890,24 @@ pub struct ListShape {
     /// does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_member: Option<String>,
+    /// Query parameters, possibly repeated (`types[]=mention&types[]=follow`), whose values
+    /// keep (or, `exclude`, drop) the items whose field takes one of them, where the parameter
+    /// and the field are named differently (same-named ones are [`ListShape::filters`]).
+    /// Absent, and not written, when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_filters: Vec<SetFilter>,
+}
+
+/// One learned [`ListShape::set_filters`] relation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetFilter {
+    /// The query parameter, as sent (`types[]`).
+    pub param: String,
+    /// The top-level item field its values are compared with (`type`).
+    pub field: String,
+    /// The parameter names the values to leave out (`exclude_types[]`), not the ones to keep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -470,6 +470,12 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
             added = true;
         }
     }
+    for f in &ov.set_filters {
+        if !base.set_filters.contains(f) {
+            base.set_filters.push(f.clone());
+            added = true;
+        }
+    }
     for e in &ov.envelope {
         match base.envelope.iter().find(|b| b.pointer == e.pointer) {
             Some(b) if b.meaning != e.meaning => problems.push(format!(
@@ -956,6 +962,40 @@ mod tests {
             compose(&[&base, &ov]).conflicts.len(),
             1,
             "hex and upper_alnum do not nest"
+        );
+    }
+
+    #[test]
+    fn an_overlays_set_filters_join_the_base_list_shape_once() {
+        let list = |set_filters: serde_json::Value| {
+            let mut r = route("GET", "/events", &[], vec![]);
+            r["state_op"] = json!("list");
+            r["list"] = json!({"items_pointer": "", "pagination": {"style": "none"},
+                               "set_filters": set_filters});
+            model(vec![r])
+        };
+        let base = list(json!([{"param": "types[]", "field": "type"}]));
+        let ov = list(json!([
+            {"param": "types[]", "field": "type"},
+            {"param": "exclude_types[]", "field": "type", "exclude": true}
+        ]));
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let shape = c.model.routes[0].list.as_ref().unwrap();
+        assert_eq!(
+            shape.set_filters,
+            vec![
+                wraith_model::SetFilter {
+                    param: "types[]".into(),
+                    field: "type".into(),
+                    exclude: false
+                },
+                wraith_model::SetFilter {
+                    param: "exclude_types[]".into(),
+                    field: "type".into(),
+                    exclude: true
+                },
+            ]
         );
     }
 }

@@ -8,13 +8,15 @@
 //! 4. `page` (with `page_size`/`per_page`), or a `page`+`pages` envelope → `PagePerPage`.
 //!
 //! Filters are query parameters whose value equals the same-named field of every returned item;
+//! set filters are (possibly repeated) parameters whose values keep or drop the items whose
+//! differently named field takes one of them (`types[]` and `exclude_types[]` over `type`);
 //! the filter header is a request header whose values are JSON objects (`X-Filter`); envelope
 //! fields are top-level counters of the body (`total`, `results`, `pages`, `page`, `has_more`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination};
+use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination, SetFilter};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -292,6 +294,8 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
     }
 
     let parent_member = parent_member(group, obs, &items_pointer);
+    let pk = plan.primary_key.as_deref().unwrap_or("id");
+    let set_filters = set_filters(&ok, &items_pointer, pk, &query_names, &filters);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -299,7 +303,141 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
         filter_header,
         envelope,
         parent_member,
+        set_filters,
     })
+}
+
+/// Set filters ([`ListShape::set_filters`]): a query parameter, named unlike any item field,
+/// whose values keep, or drop, the items whose top-level field takes one of them.
+///
+/// Keeping (`types[]` over `type`): every item answered to a request sending the parameter has
+/// the field at one of the values that request sent, one such answer lists an item, and the
+/// route's recorded items show the field at a value one such request did not send (so the
+/// parameter left something out). Dropping (`exclude_types[]` over `type`): no item answered
+/// to a request sending it has the field at one of its values, every value sent is a word (a
+/// number, an id or a count, coincides with too much), and one of them is the field's value
+/// on an item the route recorded elsewhere. A parameter two fields fit says nothing. Fields
+/// are compared where they hold strings, or numbers at the primary key.
+fn set_filters(
+    ok: &[&Obs<'_>],
+    items_pointer: &str,
+    pk: &str,
+    query_names: &BTreeSet<String>,
+    equality: &[String],
+) -> Vec<SetFilter> {
+    // The items' top-level scalars, page by page: the nested records are never built.
+    let levels = items_pointer.split('/').filter(|t| !t.is_empty()).count() + 2;
+    let pages: Vec<(&Obs<'_>, Vec<Scalars>)> = ok
+        .iter()
+        .filter_map(|o| {
+            let body = o.resp_json_levels(levels)?;
+            let items = body.pointer(items_pointer)?.as_array()?;
+            Some((*o, items.iter().map(|it| scalars(it, pk)).collect()))
+        })
+        .collect();
+    let mut recorded: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (_, items) in &pages {
+        for (k, v) in items.iter().flatten() {
+            recorded.entry(k.as_str()).or_default().insert(v.as_str());
+        }
+    }
+    let mut out = Vec::new();
+    for name in query_names {
+        if PAGING_PARAMS.contains(&name.as_str()) || equality.contains(name) {
+            continue;
+        }
+        // Each answer to a request sending the parameter, with the values it sent.
+        let sent: Vec<Sent<'_>> = pages
+            .iter()
+            .filter_map(|(o, items)| {
+                let values: BTreeSet<&str> = o
+                    .query
+                    .iter()
+                    .filter(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+                    .collect();
+                (!values.is_empty()).then_some(Sent { values, items })
+            })
+            .collect();
+        if sent.is_empty() {
+            continue;
+        }
+        for exclude in [false, true] {
+            let fits: Vec<&str> = recorded
+                .iter()
+                .filter(|(field, _)| **field != name.as_str())
+                .filter(|(field, values)| {
+                    if exclude {
+                        drops(&sent, field, values)
+                    } else {
+                        keeps(&sent, field, values)
+                    }
+                })
+                .map(|(field, _)| *field)
+                .collect();
+            if let [field] = fits[..] {
+                out.push(SetFilter {
+                    param: name.clone(),
+                    field: field.to_string(),
+                    exclude,
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// An item's top-level fields that a set filter may compare, as text.
+type Scalars = BTreeMap<String, String>;
+
+/// One recorded answer to a request sending a parameter: the values sent, the items listed.
+struct Sent<'p> {
+    values: BTreeSet<&'p str>,
+    items: &'p [Scalars],
+}
+
+impl Sent<'_> {
+    fn names(&self, item: &Scalars, field: &str) -> bool {
+        item.get(field)
+            .is_some_and(|v| self.values.contains(v.as_str()))
+    }
+}
+
+/// An item's strings, and its key when a number: a number elsewhere is a count or a flag's
+/// coincidence (`following=1` with `followers_count: 1`).
+fn scalars(item: &Value, pk: &str) -> Scalars {
+    item.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match v {
+            Value::String(s) => Some((k.clone(), s.clone())),
+            Value::Number(n) if k == pk => Some((k.clone(), n.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every answer listed only items with `field` at a value sent, one listed an item, and the
+/// route recorded `field` at a value one request did not send.
+fn keeps(sent: &[Sent<'_>], field: &str, recorded: &BTreeSet<&str>) -> bool {
+    sent.iter()
+        .all(|s| s.items.iter().all(|it| s.names(it, field)))
+        && sent.iter().any(|s| !s.items.is_empty())
+        && sent
+            .iter()
+            .any(|s| recorded.iter().any(|v| !s.values.contains(v)))
+}
+
+/// No answer listed an item with `field` at a value sent, every value sent is a word, and the
+/// route recorded `field` at one of them.
+fn drops(sent: &[Sent<'_>], field: &str, recorded: &BTreeSet<&str>) -> bool {
+    sent.iter().all(|s| {
+        s.values.iter().all(|v| v.parse::<f64>().is_err())
+            && !s.items.iter().any(|it| s.names(it, field))
+    }) && sent
+        .iter()
+        .any(|s| s.values.iter().any(|v| recorded.contains(v)))
 }
 
 /// Where a nested list's items name its parent when no top-level field does: the pointer

@@ -215,6 +215,7 @@ pub fn bare_array_list() -> ListShape {
         filter_header: None,
         envelope: vec![],
         parent_member: None,
+        set_filters: Vec::new(),
     }
 }
 
@@ -468,6 +469,7 @@ pub fn shop_model() -> Model {
                 },
             ],
             parent_member: None,
+            set_filters: Vec::new(),
         })
         .variant(
             200,
@@ -551,6 +553,7 @@ pub fn shop_model() -> Model {
             filter_header: None,
             envelope: vec![],
             parent_member: None,
+            set_filters: Vec::new(),
         })
         .variant(
             200,

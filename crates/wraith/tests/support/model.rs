@@ -124,6 +124,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             filter_header: None,
             envelope: vec![],
             parent_member: None,
+            set_filters: Vec::new(),
         }),
         _ => None,
     };

@@ -1,0 +1,196 @@
+//! Set filters (`ListShape::set_filters`): a repeated query parameter named unlike the item
+//! field it filters (`types[]` keeps the items whose `type` is one of its values,
+//! `exclude_types[]` drops them), learned from small synthetic recordings; and what is not
+//! learned: a flag whose values coincide with a count, a parameter two fields fit.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+
+use wraith_model::{ListShape, Model, SetFilter};
+use wraith_recording::{Exchange, Headers, RecordedSession};
+
+/// `GET path?query` answering `answer`.
+fn get(path: &str, query: &str, answer: Value) -> Exchange {
+    let mut ex = common::json_exchange("GET", path, 200, Headers::new(), None, &answer);
+    ex.request.query = query.to_string();
+    ex
+}
+
+fn note(id: &str, kind: &str) -> Value {
+    json!({"id": id, "type": kind, "created_at": "2026-10-14T19:05:28.486Z"})
+}
+
+fn model(sessions: &[RecordedSession]) -> Model {
+    common::synth_model("notes", "https://api.notes.example", sessions)
+}
+
+fn shape<'m>(m: &'m Model, path: &str) -> &'m ListShape {
+    m.routes
+        .iter()
+        .find(|r| r.method == "GET" && r.path == path)
+        .unwrap_or_else(|| panic!("GET {path}"))
+        .list
+        .as_ref()
+        .expect("a list route")
+}
+
+fn keep(param: &str, field: &str) -> SetFilter {
+    SetFilter {
+        param: param.into(),
+        field: field.into(),
+        exclude: false,
+    }
+}
+
+fn drop_(param: &str, field: &str) -> SetFilter {
+    SetFilter {
+        param: param.into(),
+        field: field.into(),
+        exclude: true,
+    }
+}
+
+/// Sessions listing notifications unfiltered, by kinds kept and by kinds left out.
+fn notification_sessions() -> Vec<RecordedSession> {
+    let all = json!([
+        note("1", "mention"),
+        note("2", "follow"),
+        note("3", "favourite")
+    ]);
+    vec![
+        common::session("s0", 0, vec![get("/v1/notifications", "", all)]),
+        common::session(
+            "s1",
+            0,
+            vec![get(
+                "/v1/notifications",
+                "types%5B%5D=mention",
+                json!([note("1", "mention")]),
+            )],
+        ),
+        common::session(
+            "s2",
+            0,
+            vec![get(
+                "/v1/notifications",
+                "types%5B%5D=follow&types%5B%5D=favourite",
+                json!([note("2", "follow"), note("3", "favourite")]),
+            )],
+        ),
+        common::session(
+            "s3",
+            0,
+            vec![get(
+                "/v1/notifications",
+                "exclude_types%5B%5D=mention",
+                json!([note("2", "follow"), note("3", "favourite")]),
+            )],
+        ),
+    ]
+}
+
+#[test]
+fn a_repeated_parameter_keeping_the_items_of_its_values_is_learned_as_a_set_filter() {
+    let m = model(&notification_sessions());
+    let s = shape(&m, "/v1/notifications");
+    assert!(
+        s.set_filters.contains(&keep("types[]", "type")),
+        "{:?}",
+        s.set_filters
+    );
+}
+
+#[test]
+fn a_parameter_leaving_out_the_items_of_its_values_is_learned_as_an_excluding_set_filter() {
+    let m = model(&notification_sessions());
+    let s = shape(&m, "/v1/notifications");
+    assert!(
+        s.set_filters.contains(&drop_("exclude_types[]", "type")),
+        "{:?}",
+        s.set_filters
+    );
+    assert_eq!(s.set_filters.len(), 2, "{:?}", s.set_filters);
+}
+
+#[test]
+fn a_parameter_whose_answers_left_nothing_out_is_no_set_filter() {
+    // Every recorded notification is a mention: `types[]=mention` kept all there was.
+    let sessions = vec![
+        common::session(
+            "s0",
+            0,
+            vec![get("/v1/notifications", "", json!([note("1", "mention")]))],
+        ),
+        common::session(
+            "s1",
+            0,
+            vec![get(
+                "/v1/notifications",
+                "types%5B%5D=mention",
+                json!([note("1", "mention")]),
+            )],
+        ),
+    ];
+    let m = model(&sessions);
+    assert_eq!(shape(&m, "/v1/notifications").set_filters, Vec::new());
+}
+
+#[test]
+fn a_flag_whose_values_coincide_with_a_count_is_no_set_filter() {
+    // `following=1` answered the one account with one follower, `following=0` the others with
+    // none: numbers are compared only at the key, so the count is not taken for a filter.
+    let acct = |id: &str, followers: u64| json!({"id": id, "acct": format!("a{id}"), "followers_count": followers});
+    let sessions = vec![
+        common::session(
+            "s0",
+            0,
+            vec![get(
+                "/v1/accounts/search",
+                "q=a&following=0",
+                json!([acct("11", 0), acct("12", 0)]),
+            )],
+        ),
+        common::session(
+            "s1",
+            0,
+            vec![get(
+                "/v1/accounts/search",
+                "q=a&following=1",
+                json!([acct("11", 1)]),
+            )],
+        ),
+    ];
+    let m = model(&sessions);
+    assert_eq!(shape(&m, "/v1/accounts/search").set_filters, Vec::new());
+}
+
+#[test]
+fn a_parameter_two_fields_fit_is_no_set_filter() {
+    // `kinds[]` keeps items whose `type` and whose `category` both equal its value: which one
+    // it filters, the recordings cannot say.
+    let item = |id: &str, kind: &str| json!({"id": id, "type": kind, "category": kind});
+    let sessions = vec![
+        common::session(
+            "s0",
+            0,
+            vec![get(
+                "/v1/items",
+                "",
+                json!([item("1", "red"), item("2", "blue")]),
+            )],
+        ),
+        common::session(
+            "s1",
+            0,
+            vec![get(
+                "/v1/items",
+                "kinds%5B%5D=red",
+                json!([item("1", "red")]),
+            )],
+        ),
+    ];
+    let m = model(&sessions);
+    assert_eq!(shape(&m, "/v1/items").set_filters, Vec::new());
+}
