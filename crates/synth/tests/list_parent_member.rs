@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::{Value, json};
 
-use wraith_model::{Model, Route};
+use wraith_model::Model;
 use wraith_recording::{Exchange, Headers, RecordedSession};
 
 fn get(path: &str, answer: Value) -> Exchange {
@@ -25,13 +25,6 @@ fn group(id: &str, name: &str, members: Value) -> Value {
 
 fn model(sessions: &[RecordedSession]) -> Model {
     common::synth_model("groups", "https://api.groups.example", sessions)
-}
-
-fn route<'m>(m: &'m Model, path: &str) -> &'m Route {
-    m.routes
-        .iter()
-        .find(|r| r.method == "GET" && r.path == path)
-        .unwrap_or_else(|| panic!("GET {path}"))
 }
 
 /// Sessions that create a group naming user `user` as a member, then list the user's groups;
@@ -67,7 +60,7 @@ fn group_sessions(user: &str, revoked: bool) -> Vec<RecordedSession> {
 #[test]
 fn a_list_whose_items_name_its_parent_in_a_member_array_learns_the_member_pointer() {
     let m = model(&group_sessions("7700123", false));
-    let r = route(&m, "/v1/users/:param/groups");
+    let r = common::route(&m, "GET", "/v1/users/:param/groups");
     let shape = r.list.as_ref().expect("a list route");
     assert_eq!(shape.parent_member.as_deref(), Some("/members/*/user_id"));
 }
@@ -75,7 +68,7 @@ fn a_list_whose_items_name_its_parent_in_a_member_array_learns_the_member_pointe
 #[test]
 fn an_item_whose_member_array_is_empty_does_not_contradict_the_member_pointer() {
     let m = model(&group_sessions("7700123", true));
-    let r = route(&m, "/v1/users/:param/groups");
+    let r = common::route(&m, "GET", "/v1/users/:param/groups");
     let shape = r.list.as_ref().expect("a list route");
     assert_eq!(shape.parent_member.as_deref(), Some("/members/*/user_id"));
 }
@@ -95,7 +88,7 @@ fn a_nested_value_that_only_equals_the_path_parameter_is_no_member_pointer() {
         })
         .collect();
     let m = model(&sessions);
-    let r = route(&m, "/v1/lists/:param/users");
+    let r = common::route(&m, "GET", "/v1/lists/:param/users");
     let shape = r.list.as_ref().expect("a list route");
     assert_eq!(shape.parent_member, None);
 }
@@ -114,6 +107,9 @@ fn a_list_whose_items_name_the_parent_at_a_top_level_field_needs_no_member_point
         })
         .collect();
     let m = model(&sessions);
-    let shape = route(&m, "/v1/users/:param/groups").list.clone().unwrap();
+    let shape = common::route(&m, "GET", "/v1/users/:param/groups")
+        .list
+        .clone()
+        .unwrap();
     assert_eq!(shape.parent_member, None);
 }

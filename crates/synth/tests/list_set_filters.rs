@@ -18,6 +18,17 @@ fn get(path: &str, query: &str, answer: Value) -> Exchange {
     ex
 }
 
+/// One recorded session per page: `GET path?query` answering its items.
+fn pages(path: &str, pages: Vec<(&str, Value)>) -> Vec<RecordedSession> {
+    pages
+        .into_iter()
+        .enumerate()
+        .map(|(n, (query, answer))| {
+            common::session(&format!("s{n}"), 0, vec![get(path, query, answer)])
+        })
+        .collect()
+}
+
 fn note(id: &str, kind: &str) -> Value {
     json!({"id": id, "type": kind, "created_at": "2026-10-14T19:05:28.486Z"})
 }
@@ -27,10 +38,7 @@ fn model(sessions: &[RecordedSession]) -> Model {
 }
 
 fn shape<'m>(m: &'m Model, path: &str) -> &'m ListShape {
-    m.routes
-        .iter()
-        .find(|r| r.method == "GET" && r.path == path)
-        .unwrap_or_else(|| panic!("GET {path}"))
+    common::route(m, "GET", path)
         .list
         .as_ref()
         .expect("a list route")
@@ -59,36 +67,16 @@ fn notification_sessions() -> Vec<RecordedSession> {
         note("2", "follow"),
         note("3", "favourite")
     ]);
-    vec![
-        common::session("s0", 0, vec![get("/v1/notifications", "", all)]),
-        common::session(
-            "s1",
-            0,
-            vec![get(
-                "/v1/notifications",
-                "types%5B%5D=mention",
-                json!([note("1", "mention")]),
-            )],
-        ),
-        common::session(
-            "s2",
-            0,
-            vec![get(
-                "/v1/notifications",
-                "types%5B%5D=follow&types%5B%5D=favourite",
-                json!([note("2", "follow"), note("3", "favourite")]),
-            )],
-        ),
-        common::session(
-            "s3",
-            0,
-            vec![get(
-                "/v1/notifications",
-                "exclude_types%5B%5D=mention",
-                json!([note("2", "follow"), note("3", "favourite")]),
-            )],
-        ),
-    ]
+    let others = json!([note("2", "follow"), note("3", "favourite")]);
+    pages(
+        "/v1/notifications",
+        vec![
+            ("", all),
+            ("types%5B%5D=mention", json!([note("1", "mention")])),
+            ("types%5B%5D=follow&types%5B%5D=favourite", others.clone()),
+            ("exclude_types%5B%5D=mention", others),
+        ],
+    )
 }
 
 #[test]
@@ -117,22 +105,13 @@ fn a_parameter_leaving_out_the_items_of_its_values_is_learned_as_an_excluding_se
 #[test]
 fn a_parameter_whose_answers_left_nothing_out_is_no_set_filter() {
     // Every recorded notification is a mention: `types[]=mention` kept all there was.
-    let sessions = vec![
-        common::session(
-            "s0",
-            0,
-            vec![get("/v1/notifications", "", json!([note("1", "mention")]))],
-        ),
-        common::session(
-            "s1",
-            0,
-            vec![get(
-                "/v1/notifications",
-                "types%5B%5D=mention",
-                json!([note("1", "mention")]),
-            )],
-        ),
-    ];
+    let sessions = pages(
+        "/v1/notifications",
+        vec![
+            ("", json!([note("1", "mention")])),
+            ("types%5B%5D=mention", json!([note("1", "mention")])),
+        ],
+    );
     let m = model(&sessions);
     assert_eq!(shape(&m, "/v1/notifications").set_filters, Vec::new());
 }
@@ -142,26 +121,13 @@ fn a_flag_whose_values_coincide_with_a_count_is_no_set_filter() {
     // `following=1` answered the one account with one follower, `following=0` the others with
     // none: numbers are compared only at the key, so the count is not taken for a filter.
     let acct = |id: &str, followers: u64| json!({"id": id, "acct": format!("a{id}"), "followers_count": followers});
-    let sessions = vec![
-        common::session(
-            "s0",
-            0,
-            vec![get(
-                "/v1/accounts/search",
-                "q=a&following=0",
-                json!([acct("11", 0), acct("12", 0)]),
-            )],
-        ),
-        common::session(
-            "s1",
-            0,
-            vec![get(
-                "/v1/accounts/search",
-                "q=a&following=1",
-                json!([acct("11", 1)]),
-            )],
-        ),
-    ];
+    let sessions = pages(
+        "/v1/accounts/search",
+        vec![
+            ("q=a&following=0", json!([acct("11", 0), acct("12", 0)])),
+            ("q=a&following=1", json!([acct("11", 1)])),
+        ],
+    );
     let m = model(&sessions);
     assert_eq!(shape(&m, "/v1/accounts/search").set_filters, Vec::new());
 }
@@ -171,26 +137,13 @@ fn a_parameter_two_fields_fit_is_no_set_filter() {
     // `kinds[]` keeps items whose `type` and whose `category` both equal its value: which one
     // it filters, the recordings cannot say.
     let item = |id: &str, kind: &str| json!({"id": id, "type": kind, "category": kind});
-    let sessions = vec![
-        common::session(
-            "s0",
-            0,
-            vec![get(
-                "/v1/items",
-                "",
-                json!([item("1", "red"), item("2", "blue")]),
-            )],
-        ),
-        common::session(
-            "s1",
-            0,
-            vec![get(
-                "/v1/items",
-                "kinds%5B%5D=red",
-                json!([item("1", "red")]),
-            )],
-        ),
-    ];
+    let sessions = pages(
+        "/v1/items",
+        vec![
+            ("", json!([item("1", "red"), item("2", "blue")])),
+            ("kinds%5B%5D=red", json!([item("1", "red")])),
+        ],
+    );
     let m = model(&sessions);
     assert_eq!(shape(&m, "/v1/items").set_filters, Vec::new());
 }

@@ -10,7 +10,7 @@ mod common;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model, Route};
+use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model};
 use wraith_recording::{Exchange, Headers, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
@@ -156,20 +156,6 @@ fn model(sessions: &[RecordedSession]) -> Model {
     .model
 }
 
-fn route<'m>(m: &'m Model, method: &str, path: &str) -> &'m Route {
-    m.routes
-        .iter()
-        .find(|r| r.method == method && r.path == path)
-        .unwrap_or_else(|| {
-            let all: Vec<String> = m
-                .routes
-                .iter()
-                .map(|r| format!("{} {}", r.method, r.path))
-                .collect();
-            panic!("no route {method} {path} in {all:?}")
-        })
-}
-
 /// The route's path with its parameter names, as synth named them.
 fn path_like(m: &Model, method: &str, prefix: &str, last: &str) -> String {
     m.routes
@@ -195,9 +181,9 @@ fn a_write_whose_path_record_appears_in_a_list_read_after_it_adds_it_and_its_und
     let m = model(&recordings(true));
     let star = path_like(&m, "POST", "/v1/items/", "/star");
     let unstar = path_like(&m, "POST", "/v1/items/", "/unstar");
-    let star = route(&m, "POST", &star);
+    let star = common::route(&m, "POST", &star);
     let param = star.params[0].clone();
-    let items = route(&m, "GET", &path_like(&m, "GET", "/v1/items/", ""))
+    let items = common::route(&m, "GET", &path_like(&m, "GET", "/v1/items/", ""))
         .entity_type
         .clone()
         .expect("items are an entity type");
@@ -206,7 +192,7 @@ fn a_write_whose_path_record_appears_in_a_list_read_after_it_adds_it_and_its_und
         vec![param_effect("/v1/starred", &items, true, &param)]
     );
     assert_eq!(
-        route(&m, "POST", &unstar).member_effects,
+        common::route(&m, "POST", &unstar).member_effects,
         vec![param_effect("/v1/starred", &items, false, &param)]
     );
 }
@@ -215,9 +201,9 @@ fn a_write_whose_path_record_appears_in_a_list_read_after_it_adds_it_and_its_und
 fn a_write_after_which_a_list_no_longer_lists_its_path_record_removes_it_from_every_list() {
     let m = model(&recordings(true));
     let block = path_like(&m, "POST", "/v1/users/", "/block");
-    let block = route(&m, "POST", &block);
+    let block = common::route(&m, "POST", &block);
     let members = path_like(&m, "GET", "/v1/groups/", "/members");
-    let users = route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
+    let users = common::route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
         .entity_type
         .clone()
         .expect("users are an entity type");
@@ -232,12 +218,12 @@ fn a_write_after_which_the_sibling_list_lists_the_actors_own_record_adds_the_act
     let m = model(&recordings(true));
     let like = path_like(&m, "POST", "/v1/items/", "/like");
     let likers = path_like(&m, "GET", "/v1/items/", "/likers");
-    let users = route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
+    let users = common::route(&m, "GET", &path_like(&m, "GET", "/v1/users/", ""))
         .entity_type
         .clone()
         .expect("users are an entity type");
     assert_eq!(
-        route(&m, "POST", &like).member_effects,
+        common::route(&m, "POST", &like).member_effects,
         vec![MemberEffect {
             list_path: likers,
             member_type: users.clone(),
@@ -247,7 +233,7 @@ fn a_write_after_which_the_sibling_list_lists_the_actors_own_record_adds_the_act
     );
     // The create answers the acting principal's user at `/owner`.
     assert_eq!(
-        route(&m, "POST", "/v1/items").actor_record,
+        common::route(&m, "POST", "/v1/items").actor_record,
         Some(ActorRecord {
             entity_type: users,
             pointer: "/owner".into(),
@@ -259,7 +245,7 @@ fn a_write_after_which_the_sibling_list_lists_the_actors_own_record_adds_the_act
 fn a_sibling_list_that_never_lists_the_actor_learns_no_actor_effect() {
     let m = model(&recordings(false));
     let like = path_like(&m, "POST", "/v1/items/", "/like");
-    assert!(route(&m, "POST", &like).member_effects.is_empty());
+    assert!(common::route(&m, "POST", &like).member_effects.is_empty());
     assert!(m.routes.iter().all(|r| r.actor_record.is_none()));
 }
 
@@ -314,11 +300,11 @@ fn moderation_recordings() -> Vec<RecordedSession> {
 fn an_action_answering_nothing_sets_the_fields_the_next_read_showed_per_request_value() {
     let m = model(&moderation_recordings());
     let act = path_like(&m, "POST", "/v1/accounts/", "/action");
-    let effect = route(&m, "POST", &act)
+    let effect = common::route(&m, "POST", &act)
         .action
         .clone()
         .expect("the action's effect is learned from the reads after it");
-    let accounts = route(&m, "GET", &path_like(&m, "GET", "/v1/accounts/", ""))
+    let accounts = common::route(&m, "GET", &path_like(&m, "GET", "/v1/accounts/", ""))
         .entity_type
         .clone()
         .expect("accounts are an entity type");
@@ -393,12 +379,12 @@ fn note_recordings() -> Vec<RecordedSession> {
 #[test]
 fn an_answer_array_of_the_records_the_sent_text_names_is_learned_as_text_mentions() {
     let m = model(&note_recordings());
-    let people = route(&m, "GET", &path_like(&m, "GET", "/v1/people/", ""))
+    let people = common::route(&m, "GET", &path_like(&m, "GET", "/v1/people/", ""))
         .entity_type
         .clone()
         .expect("people are an entity type");
     assert_eq!(
-        route(&m, "POST", "/v1/notes").text_mentions,
+        common::route(&m, "POST", "/v1/notes").text_mentions,
         Some(wraith_model::TextMentions {
             at: "/mentions".into(),
             text_field: "/text".into(),
@@ -419,5 +405,5 @@ fn an_answer_array_the_text_does_not_name_learns_no_text_mentions() {
             .into_bytes();
     }
     let m = model(&sessions);
-    assert_eq!(route(&m, "POST", "/v1/notes").text_mentions, None);
+    assert_eq!(common::route(&m, "POST", "/v1/notes").text_mentions, None);
 }

@@ -66,16 +66,21 @@ fn kinds_and_ids(r: &support::Resp) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Creates a `favourite` event in session `s`; its id.
+async fn create_favourite(server: &support::Server, s: Option<&str>) -> String {
+    let created = server
+        .post("/v1/events", s, json!({"type": "favourite"}))
+        .await;
+    created.assert_status(200);
+    created.json()["id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_list_keeps_only_the_types_a_repeated_parameter_names() {
     let t = events_twin();
     let server = t.serve(&[]);
     let s = Some("filtering");
-    let created = server
-        .post("/v1/events", s, json!({"type": "favourite"}))
-        .await;
-    created.assert_status(200);
-    let mine = created.json()["id"].as_str().unwrap().to_string();
+    let mine = create_favourite(&server, s).await;
 
     // No recording sent this combination.
     let page = server
@@ -98,11 +103,7 @@ async fn a_list_leaves_out_the_types_an_excluding_parameter_names() {
     let t = events_twin();
     let server = t.serve(&[]);
     let s = Some("excluding");
-    let created = server
-        .post("/v1/events", s, json!({"type": "favourite"}))
-        .await;
-    created.assert_status(200);
-    let mine = created.json()["id"].as_str().unwrap().to_string();
+    let mine = create_favourite(&server, s).await;
 
     let page = server
         .get(

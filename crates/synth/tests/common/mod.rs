@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::Value;
-use wraith_model::Model;
+use wraith_model::{Model, Route};
 use wraith_recording::{
     Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing,
@@ -79,6 +79,22 @@ pub fn synth_model(twin: &str, base_url: &str, sessions: &[RecordedSession]) -> 
         ..SynthOptions::default()
     };
     synthesize(sessions, &opts).model
+}
+
+/// The model's `method path` route (path with synth's parameter names); panics naming the
+/// routes there are when it has none.
+pub fn route<'m>(m: &'m Model, method: &str, path: &str) -> &'m Route {
+    m.routes
+        .iter()
+        .find(|r| r.method == method && r.path == path)
+        .unwrap_or_else(|| {
+            let all: Vec<String> = m
+                .routes
+                .iter()
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect();
+            panic!("no route {method} {path} in {all:?}")
+        })
 }
 
 /// A complete recorded session `id` of `exchanges` (indexed in order), started at `start_us`
