@@ -70,7 +70,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use wraith_model::{Diagnostic, IdShape, LatencyProfile, Model, Route, StateOp, SymbolTable};
+use wraith_model::{Diagnostic, EntityType, LatencyProfile, Model, Route, StateOp, SymbolTable};
 use wraith_recording::RecordedSession;
 
 use crate::observe::Obs;
@@ -203,15 +203,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
                 .into_par_iter()
                 .map(|i| {
                     let (group, plan) = (&templated[i], &plan_routes[i]);
-                    let id_shape = plan
-                        .entity_type
-                        .as_ref()
-                        .and_then(|e| entity_types.get(e))
-                        .and_then(|e| e.id_shape.as_ref());
+                    let entity = plan.entity_type.as_ref().and_then(|e| entity_types.get(e));
                     let keying = opts.request_keying.for_route(&group.method, &group.path);
                     let mut notes = Vec::new();
-                    let mut route =
-                        build_route(group, plan, id_shape, obs_ref, &keying, &mut notes);
+                    let mut route = build_route(group, plan, entity, obs_ref, &keying, &mut notes);
                     keyed_snapshots::learn(group, &mut route.variants, obs_ref, &keying);
                     (route, notes)
                 })
@@ -376,7 +371,7 @@ fn summarize(
 fn build_route(
     group: &routes::RouteGroup,
     plan: &state::RoutePlan,
-    id_shape: Option<&IdShape>,
+    entity: Option<&EntityType>,
     obs: &[Obs<'_>],
     keying: &request_keying::RouteKeying,
     diagnostics: &mut Vec<Diagnostic>,
@@ -394,12 +389,20 @@ fn build_route(
     }
     let mut variants = variants::build_variants(group, plan, obs, keying, diagnostics);
     if plan.state_op == Some(StateOp::Create)
-        && let (Some(pk), Some(shape)) = (plan.primary_key.as_deref(), id_shape)
+        && let (Some(pk), Some(shape)) = (
+            plan.primary_key.as_deref(),
+            entity.and_then(|e| e.id_shape.as_ref()),
+        )
     {
         variants::mint_primary_key(&mut variants, pk, shape, &plan.record_at);
     }
     let list = if plan.state_op == Some(StateOp::List) {
-        list::list_shape(group, plan, obs)
+        // A top-level collection lists every record of its type (the engine's list base):
+        // what a filter of it can leave out.
+        let records = entity
+            .filter(|_| !group.path.contains("/:"))
+            .map(|e| &e.records);
+        list::list_shape(group, plan, obs, records)
     } else {
         None
     };

@@ -124,8 +124,14 @@ fn link_is_positional(ok: &[&Obs<'_>], next_param: &str, items_pointer: &str, pk
     by_position > 0 && by_id == 0
 }
 
-/// The list shape of a list route.
-pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Option<ListShape> {
+/// The list shape of a list route; `records` are the records of its type the engine lists
+/// besides the recorded pages (a top-level collection's), when there are.
+pub fn list_shape(
+    group: &RouteGroup,
+    plan: &RoutePlan,
+    obs: &[Obs<'_>],
+    records: Option<&BTreeMap<String, Value>>,
+) -> Option<ListShape> {
     let items_pointer = plan.items_pointer.clone()?;
     let ok: Vec<&Obs<'_>> = group
         .obs
@@ -295,7 +301,12 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
 
     let parent_member = parent_member(group, obs, &items_pointer);
     let pk = plan.primary_key.as_deref().unwrap_or("id");
-    let set_filters = set_filters(&ok, &items_pointer, pk, &query_names, &filters);
+    let listed: Vec<Scalars> = records
+        .into_iter()
+        .flat_map(BTreeMap::values)
+        .map(|r| scalars(r, pk))
+        .collect();
+    let set_filters = set_filters(&ok, &items_pointer, pk, &listed, &query_names, &filters);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -317,11 +328,14 @@ pub fn list_shape(group: &RouteGroup, plan: &RoutePlan, obs: &[Obs<'_>]) -> Opti
 /// to a request sending it has the field at one of its values, every value sent is a word (a
 /// number, an id or a count, coincides with too much), and one of them is the field's value
 /// on an item the route recorded elsewhere. A parameter two fields fit says nothing. Fields
-/// are compared where they hold strings, or numbers at the primary key.
+/// are compared where they hold strings, or numbers at the primary key. The route's items are
+/// its recorded pages' and `listed`, the records it lists besides (`GET /accounts?id[]=…`
+/// recorded once, naming every account its answer listed, still left out the others).
 fn set_filters(
     ok: &[&Obs<'_>],
     items_pointer: &str,
     pk: &str,
+    listed: &[Scalars],
     query_names: &BTreeSet<String>,
     equality: &[String],
 ) -> Vec<SetFilter> {
@@ -336,10 +350,13 @@ fn set_filters(
         })
         .collect();
     let mut recorded: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (_, items) in &pages {
-        for (k, v) in items.iter().flatten() {
-            recorded.entry(k.as_str()).or_default().insert(v.as_str());
-        }
+    for (k, v) in pages
+        .iter()
+        .flat_map(|(_, items)| items.iter())
+        .chain(listed)
+        .flatten()
+    {
+        recorded.entry(k.as_str()).or_default().insert(v.as_str());
     }
     let mut out = Vec::new();
     for name in query_names {

@@ -149,7 +149,7 @@ fn learn_route(
             items_pointer: Some(String::new()),
             ..plan.clone()
         };
-        let pagination = crate::list::list_shape(group, &item_plan, obs)
+        let pagination = crate::list::list_shape(group, &item_plan, obs, None)
             .map_or(Pagination::None, |s| s.pagination);
         return Some(PathFilter {
             param: group.params.get(p)?.clone(),

@@ -1,7 +1,8 @@
 //! Set filters (`ListShape::set_filters`): a repeated query parameter named unlike the item
 //! field it filters (`types[]` keeps the items whose `type` is one of its values,
 //! `exclude_types[]` drops them), learned from small synthetic recordings; and what is not
-//! learned: a flag whose values coincide with a count, a parameter two fields fit.
+//! learned: a flag whose values coincide with a count, a parameter two fields fit. A
+//! top-level collection's records count as what a filter of it left out.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -146,4 +147,36 @@ fn a_parameter_two_fields_fit_is_no_set_filter() {
     );
     let m = model(&sessions);
     assert_eq!(shape(&m, "/v1/items").set_filters, Vec::new());
+}
+
+#[test]
+fn a_multi_get_recorded_once_filters_the_collection_its_records_make() {
+    // `GET /v1/accounts?id[]=…` was recorded once, naming both accounts its answer listed; the
+    // accounts the sessions created are the collection it left the third out of.
+    let acct = |id: &str| json!({"id": id, "acct": format!("user{id}")});
+    let create = |id: &str| {
+        common::ok_json(
+            "POST",
+            "/v1/accounts",
+            Some(&json!({"acct": format!("user{id}")})),
+            &acct(id),
+        )
+    };
+    let sessions = vec![
+        common::session("s0", 0, vec![create("101"), create("102"), create("103")]),
+        common::session(
+            "s1",
+            0,
+            vec![get(
+                "/v1/accounts",
+                "id%5B%5D=101&id%5B%5D=102",
+                json!([acct("101"), acct("102")]),
+            )],
+        ),
+    ];
+    let m = model(&sessions);
+    assert_eq!(
+        shape(&m, "/v1/accounts").set_filters,
+        vec![keep("id[]", "id")]
+    );
 }

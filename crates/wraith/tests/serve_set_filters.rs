@@ -1,8 +1,9 @@
 //! `wraith serve` filtering a list by a repeated query parameter named unlike the field it
 //! filters: recorded `types[]=…` pages listed only the events of those types and
 //! `exclude_types[]=…` pages none of them, so a combination no recording sent lists the
-//! session's collection (recorded events and its own) filtered the same way. Black-box: the
-//! real binary on HAR runs written here.
+//! session's collection (recorded events and its own) filtered the same way; and a multi-get
+//! by ids (`id[]=…`) recorded once answers any other set of ids with just those records.
+//! Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -120,4 +121,66 @@ async fn a_list_leaves_out_the_types_an_excluding_parameter_names() {
     // Unfiltered, the session's own event is listed with the rest.
     let all = kinds_and_ids(&server.get("/v1/events", s).await);
     assert!(all.iter().any(|(_, id)| *id == mine), "{all:?}");
+}
+
+/// Two runs creating three accounts each; one multi-get by two ids, recorded once.
+fn accounts_twin() -> Twin {
+    let t = Twin::init("accounts", ORIGIN);
+    let acct = |id: u32| json!({"id": id.to_string(), "acct": format!("user{id}")});
+    for (run, day, first) in [("a", 1, 301), ("b", 2, 401)] {
+        let mut entries: Vec<Value> = (first..first + 3)
+            .map(|id| {
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    "/v1/accounts",
+                    Some(&json!({"acct": format!("user{id}")})),
+                    &acct(id),
+                )
+            })
+            .collect();
+        if run == "a" {
+            entries.push(har::entry(
+                ORIGIN,
+                "GET",
+                "/v1/accounts?id%5B%5D=301&id%5B%5D=302",
+                None,
+                &json!([acct(301), acct(302)]),
+            ));
+        }
+        for e in &mut entries {
+            e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));
+        }
+        har::import(&t, &[], &format!("{run}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_multi_get_by_ids_no_recording_sent_lists_just_those_records() {
+    let t = accounts_twin();
+    let server = t.serve(&[]);
+    let s = Some("multi-get");
+    let created = server
+        .post("/v1/accounts", s, json!({"acct": "newcomer"}))
+        .await;
+    created.assert_status(200);
+    let mine = created.json()["id"].as_str().unwrap().to_string();
+
+    let page = server
+        .get(&format!("/v1/accounts?id%5B%5D=402&id%5B%5D={mine}"), s)
+        .await;
+    page.assert_status(200);
+    let mut ids: Vec<String> = page
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let mut want = vec!["402".to_string(), mine];
+    want.sort();
+    assert_eq!(ids, want);
 }
