@@ -164,6 +164,16 @@ fn belongs(e: &Entity, params: &[(String, String)], member: Option<&str>) -> boo
         })
 }
 
+/// The item's value a filter document's key names: the top-level field of that name, else,
+/// for a dotted key (`entity.id`), the field reached through the nested objects it spells.
+fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> {
+    item.get(key).or_else(|| {
+        key.contains('.')
+            .then(|| key.split('.').try_fold(item, |v, k| v.get(k)))
+            .flatten()
+    })
+}
+
 /// Whether some value at the pointer pattern `tokens` (`*` = every array element) under `v`
 /// is the scalar `want`.
 pub(crate) fn pattern_names(v: &Value, tokens: &[String], want: &str) -> bool {
@@ -476,7 +486,7 @@ pub(crate) fn serve_list(
                 continue;
             }
             items.retain(|(it, _)| {
-                it.get(field.as_str())
+                filter_field(it, &field)
                     .is_some_and(|v| v == &want || scalar_key(v) == scalar_key(&want))
             });
         }
