@@ -578,17 +578,25 @@ pub(crate) fn serve_list(
             let e = s.saturating_add(lim).min(total);
             if let Some(origin) = req.origin {
                 let base_url = format!("{origin}{}", req.path);
-                let lim_part = limit_part(limit.as_deref(), req.query);
+                let paging = [next_param.as_str()];
                 let mut parts = Vec::new();
                 if e < total {
-                    parts.push(format!(
-                        "<{base_url}?{next_param}={e}{lim_part}>; rel=\"next\""
+                    parts.push(page_link(
+                        &base_url,
+                        req.query,
+                        &paging,
+                        (next_param, e.to_string()),
+                        "next",
                     ));
                 }
                 if asked > 0 && lim > 0 {
                     let back = asked.saturating_sub(lim as u64);
-                    parts.push(format!(
-                        "<{base_url}?{next_param}={back}{lim_part}>; rel=\"prev\""
+                    parts.push(page_link(
+                        &base_url,
+                        req.query,
+                        &paging,
+                        (next_param, back.to_string()),
+                        "prev",
                     ));
                 }
                 if !parts.is_empty() {
@@ -651,18 +659,28 @@ pub(crate) fn serve_list(
                 && s < e
             {
                 let base_url = format!("{origin}{}", req.path);
-                let lim_part = limit_part(limit.as_deref(), req.query);
+                let paging: Vec<&str> = std::iter::once(next_param.as_str())
+                    .chain(prev_param.as_deref())
+                    .collect();
                 let mut parts = Vec::new();
                 if e < total
                     && let Some(last) = key_of(items[e - 1].0)
                 {
-                    parts.push(format!(
-                        "<{base_url}?{next_param}={last}{lim_part}>; rel=\"next\""
+                    parts.push(page_link(
+                        &base_url,
+                        req.query,
+                        &paging,
+                        (next_param, last),
+                        "next",
                     ));
                 }
                 if let (Some(prev), Some(first)) = (prev_param, key_of(items[s].0)) {
-                    parts.push(format!(
-                        "<{base_url}?{prev}={first}{lim_part}>; rel=\"prev\""
+                    parts.push(page_link(
+                        &base_url,
+                        req.query,
+                        &paging,
+                        (prev, first),
+                        "prev",
                     ));
                 }
                 if !parts.is_empty() {
@@ -712,12 +730,22 @@ pub(crate) fn serve_list(
     ListPage { link }
 }
 
-/// The page size the request sent, as the `&limit=N` a served `Link` repeats (empty when it
-/// sent none).
-fn limit_part(limit: Option<&str>, query: &[(String, String)]) -> String {
-    limit
-        .and_then(|l| q(query, l).map(|v| format!("&{l}={v}")))
-        .unwrap_or_default()
+/// A served page's `Link` entry: the request's own parameters (its filters and page size, as
+/// recorded links repeat them) with its `paging` parameters replaced by `to`.
+fn page_link(
+    base: &str,
+    query: &[(String, String)],
+    paging: &[&str],
+    to: (&String, String),
+    rel: &str,
+) -> String {
+    let mut pairs: Vec<(String, String)> = query
+        .iter()
+        .filter(|(k, _)| !paging.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    pairs.push((to.0.clone(), to.1));
+    link_entry(base, pairs, rel)
 }
 
 /// One `<url>; rel="…"` entry of a `Link` header.

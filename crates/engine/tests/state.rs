@@ -386,11 +386,20 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
     assert_eq!(
         header(&r.headers, "link"),
         Some(
-            r#"<http://127.0.0.1:8081/api/v1/statuses?max_id=20&limit=2>; rel="next", <http://127.0.0.1:8081/api/v1/statuses?min_id=30&limit=2>; rel="prev""#
+            r#"<http://127.0.0.1:8081/api/v1/statuses?limit=2&max_id=20>; rel="next", <http://127.0.0.1:8081/api/v1/statuses?limit=2&min_id=30>; rel="prev""#
         )
     );
     let next = get(&e, None, "/api/v1/statuses?limit=2&max_id=20");
     assert_eq!(ids(&body(&next), ""), vec![json!("10")]);
+    // The request's other parameters (a filter) go on with the page size, so following a link
+    // keeps asking for what the first page asked.
+    let filtered = get(&e, None, "/api/v1/statuses?local=1&limit=2");
+    assert_eq!(
+        header(&filtered.headers, "link"),
+        Some(
+            r#"<http://127.0.0.1:8081/api/v1/statuses?limit=2&local=1&max_id=20>; rel="next", <http://127.0.0.1:8081/api/v1/statuses?limit=2&local=1&min_id=30>; rel="prev""#
+        )
+    );
     // A status created this session goes on top of a newest-first collection.
     let create = R::new("POST", "/api/v1/statuses")
         .op(StateOp::Create, "statuses")
