@@ -150,6 +150,27 @@ async fn an_offset_paged_list_pages_by_position_with_offset_links_both_ways() {
 }
 
 #[tokio::test]
+async fn the_twins_own_links_carry_the_requests_other_parameters() {
+    let t = groups_twin();
+    let server = t.serve(&[]);
+    // A page size and a parameter no recording sent: the twin pages the collection itself,
+    // and following its links asks again for what this page asked.
+    let page = server
+        .get("/v1/groups?sort=name&limit=2&offset=1", Some("sorted"))
+        .await;
+    page.assert_status(200);
+    let link = page.header("link").unwrap_or_default().to_string();
+    assert_eq!(
+        link,
+        format!(
+            "<{origin}/v1/groups?limit=2&offset=3&sort=name>; rel=\"next\", \
+             <{origin}/v1/groups?limit=2&offset=0&sort=name>; rel=\"prev\"",
+            origin = server.url
+        )
+    );
+}
+
+#[tokio::test]
 async fn a_recorded_offset_page_the_sessions_writes_changed_keeps_its_offset_links() {
     let t = groups_twin();
     let server = t.serve(&[]);
