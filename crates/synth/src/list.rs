@@ -318,8 +318,9 @@ pub fn list_shape(
     })
 }
 
-/// Set filters ([`ListShape::set_filters`]): a query parameter, named unlike any item field,
-/// whose values keep, or drop, the items whose top-level field takes one of them.
+/// Set filters ([`ListShape::set_filters`]): a query parameter whose values keep, or drop, the
+/// items whose top-level field, named otherwise, takes one of them (a parameter the equality
+/// filters already took is left to them).
 ///
 /// Keeping (`types[]` over `type`): every item answered to a request sending the parameter has
 /// the field at one of the values that request sent, one such answer lists an item, and the
