@@ -8,58 +8,64 @@ use serde_json::json;
 use support::*;
 use wraith_model::*;
 
-fn volumes() -> wraith_engine::Engine {
-    let create = R::new("POST", "/v1/volumes")
-        .op(StateOp::Create, "volumes")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", gen_id(cus_id())),
-                ("status", c(json!("creating"))),
-                ("size", echo_body("/size", JsonType::Number)),
-                ("tags", c(json!([]))),
-                ("phase", c(json!("provisioning"))),
-                ("stage", c(json!("new"))),
-            ]),
-        )
-        .build();
-    let read = R::new("GET", "/v1/volumes/:id")
-        .op(StateOp::Read, "volumes")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", echo_path("id")),
-                ("status", c(json!("active"))),
-                ("size", c(json!(10))),
-                ("tags", c(json!(["a"]))),
-                (
-                    "phase",
-                    hole(
-                        HoleKind::Observed,
-                        JsonType::String,
-                        vec![json!("active"), json!("inactive")],
-                    ),
-                ),
-                (
-                    "stage",
-                    hole(
-                        HoleKind::Observed,
-                        JsonType::String,
-                        vec![json!("new"), json!("done")],
-                    ),
-                ),
-            ]),
-        )
-        .build();
+/// A `volumes` route answering 200 with an object of `fields`.
+fn volume_route(method: &str, path: &str, op: StateOp, fields: Vec<(&str, Node)>) -> Route {
+    R::new(method, path)
+        .op(op, "volumes")
+        .variant(200, Guard::Always, obj(fields))
+        .build()
+}
+
+/// An engine over `routes` and the (recordless) `volumes` type.
+fn volumes_engine(routes: Vec<Route>) -> wraith_engine::Engine {
     engine(
-        model(
-            vec![create, read],
-            vec![("volumes", entity_type(&[], &[], Vec::new()))],
-        ),
+        model(routes, vec![("volumes", entity_type(&[], &[], Vec::new()))]),
         det_opts(),
     )
+}
+
+fn volumes() -> wraith_engine::Engine {
+    let create = volume_route(
+        "POST",
+        "/v1/volumes",
+        StateOp::Create,
+        vec![
+            ("id", gen_id(cus_id())),
+            ("status", c(json!("creating"))),
+            ("size", echo_body("/size", JsonType::Number)),
+            ("tags", c(json!([]))),
+            ("phase", c(json!("provisioning"))),
+            ("stage", c(json!("new"))),
+        ],
+    );
+    let read = volume_route(
+        "GET",
+        "/v1/volumes/:id",
+        StateOp::Read,
+        vec![
+            ("id", echo_path("id")),
+            ("status", c(json!("active"))),
+            ("size", c(json!(10))),
+            ("tags", c(json!(["a"]))),
+            (
+                "phase",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("active"), json!("inactive")],
+                ),
+            ),
+            (
+                "stage",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("new"), json!("done")],
+                ),
+            ),
+        ],
+    );
+    volumes_engine(vec![create, read])
 }
 
 #[test]
@@ -95,48 +101,33 @@ fn a_created_record_reads_back_in_the_state_every_recorded_read_showed() {
 /// [`volumes`] with an update (`PUT /v1/volumes/:id`) whose every recorded answer showed the
 /// record `active` and echoed the `label` it was sent.
 fn volumes_with_update() -> wraith_engine::Engine {
-    let create = R::new("POST", "/v1/volumes")
-        .op(StateOp::Create, "volumes")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", gen_id(cus_id())),
-                ("status", c(json!("creating"))),
-                ("label", echo_body("/label", JsonType::String)),
-            ]),
-        )
-        .build();
-    let update = R::new("PUT", "/v1/volumes/:id")
-        .op(StateOp::Update, "volumes")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", echo_path("id")),
-                ("status", c(json!("active"))),
-                ("label", echo_body("/label", JsonType::String)),
-            ]),
-        )
-        .build();
-    let read = R::new("GET", "/v1/volumes/:id")
-        .op(StateOp::Read, "volumes")
-        .variant(
-            200,
-            Guard::Always,
-            obj(vec![
-                ("id", echo_path("id")),
-                ("status", c(json!("active"))),
-            ]),
-        )
-        .build();
-    engine(
-        model(
-            vec![create, update, read],
-            vec![("volumes", entity_type(&[], &[], Vec::new()))],
-        ),
-        det_opts(),
-    )
+    let create = volume_route(
+        "POST",
+        "/v1/volumes",
+        StateOp::Create,
+        vec![
+            ("id", gen_id(cus_id())),
+            ("status", c(json!("creating"))),
+            ("label", echo_body("/label", JsonType::String)),
+        ],
+    );
+    let update = volume_route(
+        "PUT",
+        "/v1/volumes/:id",
+        StateOp::Update,
+        vec![
+            ("id", echo_path("id")),
+            ("status", c(json!("active"))),
+            ("label", echo_body("/label", JsonType::String)),
+        ],
+    );
+    let read = volume_route(
+        "GET",
+        "/v1/volumes/:id",
+        StateOp::Read,
+        vec![("id", echo_path("id")), ("status", c(json!("active")))],
+    );
+    volumes_engine(vec![create, update, read])
 }
 
 #[test]
