@@ -578,14 +578,14 @@ pub(crate) fn serve_list(
             let e = s.saturating_add(lim).min(total);
             if let Some(origin) = req.origin {
                 let base_url = format!("{origin}{}", req.path);
-                let paging = [next_param.as_str()];
+                let paging = |k: &str| k == next_param;
                 let mut parts = Vec::new();
                 if e < total {
                     parts.push(page_link(
                         &base_url,
                         req.query,
-                        &paging,
-                        (next_param, e.to_string()),
+                        paging,
+                        [(next_param.clone(), e.to_string())],
                         "next",
                     ));
                 }
@@ -594,8 +594,8 @@ pub(crate) fn serve_list(
                     parts.push(page_link(
                         &base_url,
                         req.query,
-                        &paging,
-                        (next_param, back.to_string()),
+                        paging,
+                        [(next_param.clone(), back.to_string())],
                         "prev",
                     ));
                 }
@@ -659,9 +659,7 @@ pub(crate) fn serve_list(
                 && s < e
             {
                 let base_url = format!("{origin}{}", req.path);
-                let paging: Vec<&str> = std::iter::once(next_param.as_str())
-                    .chain(prev_param.as_deref())
-                    .collect();
+                let paging = |k: &str| k == next_param || prev_param.as_deref() == Some(k);
                 let mut parts = Vec::new();
                 if e < total
                     && let Some(last) = key_of(items[e - 1].0)
@@ -669,8 +667,8 @@ pub(crate) fn serve_list(
                     parts.push(page_link(
                         &base_url,
                         req.query,
-                        &paging,
-                        (next_param, last),
+                        paging,
+                        [(next_param.clone(), last)],
                         "next",
                     ));
                 }
@@ -678,8 +676,8 @@ pub(crate) fn serve_list(
                     parts.push(page_link(
                         &base_url,
                         req.query,
-                        &paging,
-                        (prev, first),
+                        paging,
+                        [(prev.clone(), first)],
                         "prev",
                     ));
                 }
@@ -730,21 +728,21 @@ pub(crate) fn serve_list(
     ListPage { link }
 }
 
-/// A served page's `Link` entry: the request's own parameters (its filters and page size, as
-/// recorded links repeat them) with its `paging` parameters replaced by `to`.
+/// A `Link` entry of a served page: the request's own parameters (its filters and page size,
+/// as recorded links repeat them), those `replaced` names left out, then `to`.
 fn page_link(
     base: &str,
     query: &[(String, String)],
-    paging: &[&str],
-    to: (&String, String),
+    replaced: impl Fn(&str) -> bool,
+    to: impl IntoIterator<Item = (String, String)>,
     rel: &str,
 ) -> String {
     let mut pairs: Vec<(String, String)> = query
         .iter()
-        .filter(|(k, _)| !paging.contains(&k.as_str()))
+        .filter(|(k, _)| !replaced(k))
         .cloned()
         .collect();
-    pairs.push((to.0.clone(), to.1));
+    pairs.extend(to);
     link_entry(base, pairs, rel)
 }
 
@@ -835,13 +833,13 @@ pub(crate) fn relink(
             // No progress: following this link would return this very page again.
             continue;
         }
-        let mut pairs: Vec<(String, String)> = query
-            .iter()
-            .filter(|(k, _)| !paging_names.contains(k.as_str()))
-            .cloned()
-            .collect();
-        pairs.push((param.clone(), value.clone()));
-        parts.push(link_entry(&base, pairs, &e.rel));
+        parts.push(page_link(
+            &base,
+            query,
+            |k| paging_names.contains(k),
+            [(param.clone(), value.clone())],
+            &e.rel,
+        ));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
 }
@@ -879,13 +877,14 @@ pub(crate) fn relink_positions(
         if recorded.is_empty() {
             continue;
         }
-        let mut pairs: Vec<(String, String)> = query
-            .iter()
-            .filter(|(k, _)| !recorded.iter().any(|(r, _)| r == k))
-            .cloned()
-            .collect();
-        pairs.extend(recorded);
-        parts.push(link_entry(&base, pairs, &e.rel));
+        let replaced: Vec<String> = recorded.iter().map(|(k, _)| k.clone()).collect();
+        parts.push(page_link(
+            &base,
+            query,
+            |k| replaced.iter().any(|r| r == k),
+            recorded,
+            &e.rel,
+        ));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
 }
