@@ -63,12 +63,32 @@ pub(crate) fn parse_number(s: &str) -> Option<Value> {
 /// Decode `application/x-www-form-urlencoded` fields into a nested object: `a[b]=1` is `/a/b`,
 /// `tags[]=x` appends to an array. Values stay strings (holes coerce them to the recorded type).
 pub(crate) fn form_to_json(body: &[u8]) -> Value {
+    fields_to_json(form_urlencoded::parse(body).map(|(k, v)| (k.into_owned(), v.into_owned())))
+}
+
+/// Named text fields (form pairs, multipart text parts) as one nested object, keys read as
+/// [`form_to_json`] reads them.
+fn fields_to_json(fields: impl IntoIterator<Item = (String, String)>) -> Value {
     let mut root = Map::new();
-    for (k, v) in form_urlencoded::parse(body) {
+    for (k, v) in fields {
         let path = form_key_path(&k);
-        insert_form(&mut root, &path, Value::String(v.into_owned()));
+        insert_form(&mut root, &path, Value::String(v));
     }
     Value::Object(root)
+}
+
+/// The text parts of a `multipart/form-data` body as [`form_to_json`] reads form fields (file
+/// parts and parts that are not UTF-8 left out), so a field a client sent as multipart is
+/// echoed and guarded on as it would be sent as a form; synth reads such bodies the same way.
+/// `None` when the body does not split on the boundary `content_type` names.
+fn multipart_to_json(content_type: &str, body: &[u8]) -> Option<Value> {
+    let parts = wraith_model::request_key::multipart_part_spans(content_type, body)?;
+    Some(fields_to_json(parts.into_iter().filter_map(
+        |(name, filename, span)| {
+            let text = std::str::from_utf8(body.get(span)?).ok()?;
+            filename.is_empty().then(|| (name, text.to_string()))
+        },
+    )))
 }
 
 fn form_key_path(key: &str) -> Vec<String> {
@@ -128,6 +148,9 @@ pub(crate) fn body_as_json(content_type: Option<&str>, body: &[u8]) -> Option<Va
     let ct = content_type.unwrap_or("").to_ascii_lowercase();
     if ct.starts_with("application/x-www-form-urlencoded") {
         return Some(form_to_json(body));
+    }
+    if ct.starts_with("multipart/form-data") {
+        return multipart_to_json(content_type.unwrap_or(""), body);
     }
     serde_json::from_slice(body).ok()
 }
@@ -343,6 +366,25 @@ mod tests {
         let mut t = json!({"a": {"b": 1, "c": 2}, "arr": [1, 2], "gone": true});
         deep_merge(&mut t, &json!({"a": {"c": 3}, "arr": [9], "gone": null}));
         assert_eq!(t, json!({"a": {"b": 1, "c": 3}, "arr": [9]}));
+    }
+
+    #[test]
+    fn multipart_text_parts_nest_like_form_fields_and_files_are_left_out() {
+        let body = b"--b7\r\nContent-Disposition: form-data; name=\"fields[0][name]\"\r\n\r\nbread\r\n\
+                     --b7\r\nContent-Disposition: form-data; name=\"tags[]\"\r\n\r\na\r\n\
+                     --b7\r\nContent-Disposition: form-data; name=\"tags[]\"\r\n\r\nb\r\n\
+                     --b7\r\nContent-Disposition: form-data; name=\"raw\"\r\n\r\n\xff\xfe\r\n\
+                     --b7\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\ntext\r\n\
+                     --b7--\r\n";
+        let v = body_as_json(Some("multipart/form-data; boundary=b7"), body);
+        assert_eq!(
+            v,
+            Some(json!({"fields": {"0": {"name": "bread"}}, "tags": ["a", "b"]}))
+        );
+        assert_eq!(
+            body_as_json(Some("multipart/form-data; boundary=other"), body),
+            None
+        );
     }
 
     #[test]

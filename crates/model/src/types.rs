@@ -1068,7 +1068,7 @@ pub enum Guard {
     StateMember { member: bool },
     /// The request carries (or lacks) this header (lowercase name).
     HeaderPresent { name: String, present: bool },
-    /// A body field (JSON pointer into the JSON or form body) equals `value`.
+    /// A body field (JSON pointer into the JSON, form or multipart text body) equals `value`.
     BodyFieldEquals { pointer: String, value: Value },
     /// A body field is present (or absent).
     BodyFieldPresent { pointer: String, present: bool },
