@@ -6,23 +6,23 @@
 //! list of representatives, so an answer listing what the request sent was rendered from
 //! recorded rules instead of the request's own. Here a position is an echo of the request's
 //! array at its own pointer when every observation's request sent an array there (rebuilt from
-//! the request's body leaves) equal to the answered one (object key order aside), with at
-//! least [`MIN_OBSERVATIONS`] observations and two distinct arrays among them (one recorded
-//! array is as well explained by a constant). Positions inside variable-length lists (`*` in
-//! the pointer) have no request counterpart.
+//! the request's body leaves) equal to the answered one (object key order aside), and either
+//! two distinct arrays among the observations (the same array sent and answered every time is
+//! as well explained by a constant) or a single observation of a non-empty array, as a
+//! scalar answered as sent once is an echo too (at lower confidence): nothing recorded
+//! contradicts it, and a constant would have to coincide with exactly what that request
+//! sent. Positions inside variable-length lists (`*` in the pointer) have no request
+//! counterpart.
 
 use serde_json::{Map, Value};
 use wraith_model::{EchoSource, Hole, HoleKind, JsonType};
 
 use crate::unify::Ctx;
 
-/// Fewest observations that may show a whole-array echo.
-pub const MIN_OBSERVATIONS: usize = 2;
-
 /// The echo hole for the arrays `vals` at response `pointer` (each with the index of its
 /// observation's request in `ctxs`), when every request sent that very array there.
 pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<Hole> {
-    if pointer.is_empty() || pointer.split('/').any(|t| t == "*") || vals.len() < MIN_OBSERVATIONS {
+    if pointer.is_empty() || pointer.split('/').any(|t| t == "*") || vals.is_empty() {
         return None;
     }
     let mut distinct: Vec<&Value> = Vec::new();
@@ -39,7 +39,11 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
             distinct.push(v);
         }
     }
-    if distinct.len() < 2 {
+    let once = vals.len() == 1
+        && distinct
+            .iter()
+            .all(|v| v.as_array().is_some_and(|a| !a.is_empty()));
+    if distinct.len() < 2 && !once {
         return None;
     }
     Some(Hole {
@@ -52,7 +56,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
         examples: distinct.into_iter().take(8).cloned().collect(),
         more_examples: Vec::new(),
         examples_cut: false,
-        confidence_bp: 8_000,
+        confidence_bp: if once { 6_000 } else { 8_000 },
         when_absent: None,
         keyed: None,
     })
@@ -151,7 +155,30 @@ mod tests {
     }
 
     #[test]
-    fn array_differing_from_the_request_or_recorded_once_is_no_echo() {
+    fn non_empty_array_its_only_request_sent_is_an_echo_at_lower_confidence() {
+        let a = json!({"context": ["home", "public"]});
+        let la = leaves(&a);
+        let ctxs = [ctx(&la)];
+        let ra = a["context"].clone();
+        let hole = learn(&[(&ra, 0)], &ctxs, "/context").expect("echo");
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/context".into()
+                }
+            }
+        );
+        assert_eq!(hole.confidence_bp, 6_000);
+        // An empty array sent and answered once says nothing about where it came from.
+        let e = json!({"context": []});
+        let le = leaves(&e);
+        let ctxs = [ctx(&le)];
+        assert!(learn(&[(&e["context"], 0)], &ctxs, "/context").is_none());
+    }
+
+    #[test]
+    fn array_differing_from_the_request_or_answered_the_same_twice_is_no_echo() {
         let a = json!({"rules": [{"protocol": "TCP"}]});
         let b = json!({"rules": [{"protocol": "UDP"}]});
         let (la, lb) = (leaves(&a), leaves(&b));
