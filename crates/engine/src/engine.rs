@@ -2673,6 +2673,14 @@ impl Engine {
                 unescape_pointer(&at)
             ));
         }
+        // Arrays the request sent that the answers expand item by item, and what a create
+        // without them was answered there.
+        let sent = call.body.as_ref();
+        for field in self.expand_created(ns, route, variant, Some(&ptr), sent, entity) {
+            let at = format!("{}/{field}", unescape_pointer(&ptr));
+            out.origins.clear_under(&at);
+            out.sources.set(&at, FieldSource::Echo);
+        }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);

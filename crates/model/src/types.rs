@@ -171,9 +171,10 @@ pub struct Route {
     /// [`CreateCounters`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_counters: Vec<CreateCounters>,
-    /// For an update whose recorded answers show more than the request sent inside a field:
-    /// an object merged into the stored one, array items the API expanded into records (see
-    /// [`SentExpansions`]). Absent (and not written) otherwise, so older models read unchanged.
+    /// For an update or a create whose recorded answers show more than the request sent
+    /// inside a field: an object merged into the stored one (updates), array items the API
+    /// expanded into records (see [`SentExpansions`]). Absent (and not written) otherwise, so
+    /// older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_expansions: Option<SentExpansions>,
     /// For a `GET` that is no list route of its own but answers an array of another type's
@@ -787,7 +788,7 @@ pub struct ImplicitSample {
     pub links: Vec<ImplicitLink>,
 }
 
-/// What an update's recorded answers made of top-level request fields (see
+/// What an update's or a create's recorded answers made of top-level request fields (see
 /// [`Route::sent_expansions`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SentExpansions {
@@ -803,17 +804,23 @@ pub struct SentExpansions {
     pub items: Vec<ItemExpansion>,
 }
 
-/// One array field an update's answers expand item by item (see [`SentExpansions::items`]):
-/// the engine answers each sent item with a copy of the answered item of the sample whose sent
-/// item is nearest, renamed as implicit children are (values the sample's item sent become the
-/// session's, [`ImplicitLink`]s the session's records) and with fresh values where the
-/// template mints them.
+/// One array field an update's or a create's answers expand item by item (see
+/// [`SentExpansions::items`]): the engine answers each sent item with a copy of the answered
+/// item of the sample whose sent item is nearest, renamed as implicit children are (values the
+/// sample's item sent become the session's, [`ImplicitLink`]s the session's records) and with
+/// fresh values where the template mints them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemExpansion {
     /// The top-level request field (`interfaces`).
     pub field: String,
     /// Recorded pairs in session order, at most 32; the link pointers are inside `sent`.
     pub samples: Vec<ImplicitSample>,
+    /// On a create: what every recorded create that did not send the field answered there
+    /// (a VPC created without `subnets` answers `[]`), so the engine answers that rather than
+    /// a recorded item. Absent (and not written) on updates, and when such creates answered
+    /// different values or none was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_absent: Option<Value>,
 }
 
 /// A record an implicit child names without the create's request naming it (the network a

@@ -1,4 +1,5 @@
-//! What an update's answers make of the fields it sent (`Route::sent_expansions`).
+//! What an update's or a create's answers make of the fields it sent
+//! (`Route::sent_expansions`).
 //!
 //! A `PUT` replaces the record's top-level fields with what it sent, but some APIs answer a
 //! field with more than was sent: an object of slots sent empty (`devices: {}`) comes back with
@@ -8,7 +9,10 @@
 //! fields every recorded answer held with all the keys sent and some more, and the array fields
 //! every recorded answer held item for item with all the sent item's keys and some more, with
 //! each recorded (sent item, answered item) pair as a sample. The engine merges the first into
-//! the stored object and answers the second with copies of the nearest samples.
+//! the stored object and answers the second with copies of the nearest samples. A create's
+//! answers show the second alike (a VPC created with `subnets: [{"label": …}]` answers each
+//! subnet made a record); a create has no stored object to merge into, and what every recorded
+//! create that did not send the field answered there (`[]`) is kept for such requests.
 //!
 //! Not learned: fields a recorded answer held with fewer keys than sent, or as another kind of
 //! value (the request's value is then not what the answer expands), and nested fields.
@@ -58,9 +62,11 @@ pub fn learn(
     };
     let mut session_start: Option<Vec<usize>> = None;
     for (g, group) in groups.iter().enumerate() {
-        if built[g].state_op != Some(StateOp::Update) {
-            continue;
-        }
+        let create = match built[g].state_op {
+            Some(StateOp::Update) => false,
+            Some(StateOp::Create) => true,
+            _ => continue,
+        };
         let mut objects: BTreeMap<String, FieldEvidence> = BTreeMap::new();
         let mut arrays: BTreeMap<String, FieldEvidence> = BTreeMap::new();
         for &i in &group.obs {
@@ -89,7 +95,8 @@ pub fn learn(
             for (field, value) in sent.iter().filter(|(_, v)| shaped(v)) {
                 let got = answer.get(field);
                 match value {
-                    Value::Object(keys) => {
+                    // A create has no stored object to merge into.
+                    Value::Object(keys) if !create => {
                         let ev = objects.entry(field.clone()).or_default();
                         match got.and_then(Value::as_object) {
                             Some(held) if keys.keys().all(|k| held.contains_key(k)) => {
@@ -149,6 +156,11 @@ pub fn learn(
             .into_iter()
             .filter(|(_, ev)| ev.expanded && !ev.contradicted)
             .map(|(field, ev)| ItemExpansion {
+                when_absent: if create {
+                    answered_when_absent(&group.obs, obs, &field)
+                } else {
+                    None
+                },
                 field,
                 samples: ev.samples,
             })
@@ -161,6 +173,33 @@ pub fn learn(
         }
     }
     out
+}
+
+/// What every recorded 2xx answer to a request (a JSON object) that did not send `field`
+/// held there, when they all held the same value; `None` when none was recorded, one lacked
+/// the field or two differ.
+fn answered_when_absent(group: &[usize], obs: &[Obs<'_>], field: &str) -> Option<Value> {
+    let mut seen: Option<Value> = None;
+    for &i in group {
+        let o = &obs[i];
+        if !(200..300).contains(&o.status) {
+            continue;
+        }
+        let ReqBody::Json(Value::Object(sent)) = &o.req else {
+            continue;
+        };
+        if sent.contains_key(field) {
+            continue;
+        }
+        let answer = o.resp_json()?;
+        let held = answer.as_object()?.get(field)?;
+        match &seen {
+            Some(v) if v != held => return None,
+            Some(_) => {}
+            None => seen = Some(held.clone()),
+        }
+    }
+    seen
 }
 
 /// Whether the answered item holds every key of the sent one.

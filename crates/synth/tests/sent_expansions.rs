@@ -1,6 +1,7 @@
-//! What an update's answers make of the fields it sent, through `synthesize`: a profile update
-//! sends its slots empty and its links as short items; every recorded answer holds all the
-//! slots and each link made a record (an id, a state flag, the network of the subnet sent).
+//! What an update's or a create's answers make of the fields it sent, through `synthesize`: a
+//! profile update sends its slots empty and its links as short items; every recorded answer
+//! holds all the slots and each link made a record (an id, a state flag, the network of the
+//! subnet sent). A network create answers each subnet sent made a record, and `[]` without.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -126,4 +127,77 @@ fn items_one_recorded_answer_did_not_give_back_one_for_one_are_not_expanded() {
     let model = common::synth_model("t", "https://api.example", &sessions);
     let items = expansions(&model).map(|e| e.items.len());
     assert!(items.is_none_or(|n| n == 0), "{items:?}");
+}
+
+/// Session `n` creating a network: with `subnets` sent (each answered made a record with an
+/// id), else without, answered `absent_answer` there.
+fn network_session(n: u64, with_subnets: bool, absent_answer: &Value) -> RecordedSession {
+    let net = 60_000 + n;
+    let (sent, answered) = if with_subnets {
+        (
+            json!({"label": format!("net-{n}"),
+                   "subnets": [{"label": "a", "ipv4": "10.0.0.0/24"}, {"label": "b"}]}),
+            json!({"id": net, "label": format!("net-{n}"),
+                   "subnets": [{"id": 61_000 + 2 * n, "label": "a", "ipv4": "10.0.0.0/24"},
+                               {"id": 61_001 + 2 * n, "label": "b", "ipv4": null}]}),
+        )
+    } else {
+        (
+            json!({"label": format!("net-{n}")}),
+            json!({"id": net, "label": format!("net-{n}"), "subnets": absent_answer}),
+        )
+    };
+    common::session(
+        &format!("net{n}"),
+        1_700_000_600_000_000 + n * 1_000,
+        vec![ok_json("POST", "/v1/networks", Some(&sent), &answered)],
+    )
+}
+
+fn create_expansions(model: &Model) -> Option<&SentExpansions> {
+    model
+        .routes
+        .iter()
+        .find(|r| r.method == "POST" && r.path == "/v1/networks")
+        .expect("create route")
+        .sent_expansions
+        .as_ref()
+}
+
+#[test]
+fn a_create_expanding_the_items_it_sent_keeps_what_creates_without_them_answered() {
+    let sessions: Vec<RecordedSession> = (1..=4)
+        .map(|n| network_session(n, n % 2 == 1, &json!([])))
+        .collect();
+    let model = common::synth_model("t", "https://api.example", &sessions);
+    let exp = create_expansions(&model).expect("expansions learned on the create");
+    assert!(exp.merged_objects.is_empty(), "{exp:?}");
+    assert_eq!(exp.items.len(), 1, "{exp:?}");
+    let subnets = &exp.items[0];
+    assert_eq!(subnets.field, "subnets");
+    assert_eq!(
+        subnets.samples.len(),
+        4,
+        "two sent items in each of two creates"
+    );
+    assert_eq!(subnets.samples[0].items[0]["id"], json!(61_002));
+    assert_eq!(subnets.when_absent, Some(json!([])));
+}
+
+#[test]
+fn creates_without_the_field_answering_differently_keep_no_absent_answer() {
+    let sessions: Vec<RecordedSession> = (1..=4)
+        .map(|n| {
+            let other = if n == 2 {
+                json!([])
+            } else {
+                json!([{"id": 9, "label": "default", "ipv4": null}])
+            };
+            network_session(n, n % 2 == 1, &other)
+        })
+        .collect();
+    let model = common::synth_model("t", "https://api.example", &sessions);
+    let exp = create_expansions(&model).expect("expansions learned on the create");
+    assert_eq!(exp.items.len(), 1, "{exp:?}");
+    assert_eq!(exp.items[0].when_absent, None);
 }
