@@ -226,6 +226,18 @@ pub(crate) fn in_id_window(
     true
 }
 
+/// Whether the item key `key` lies above every lower bound ([`ListShape::lower_bounds`]) the
+/// request sent (`since_id`); a key or a value that is not an integer is not judged.
+pub(crate) fn above_lower_bounds(key: &str, shape: &ListShape, query: &[(String, String)]) -> bool {
+    shape.lower_bounds.iter().all(|b| {
+        let bound = q(query, b).and_then(|v| v.trim().parse::<u128>().ok());
+        match (bound, key.parse::<u128>().ok()) {
+            (Some(v), Some(k)) => k > v,
+            _ => true,
+        }
+    })
+}
+
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
 /// Session items the request's id window excludes (`query`) are not added.
 #[allow(clippy::too_many_arguments)]
@@ -312,6 +324,7 @@ pub(crate) fn merge_into_moment(
                     query,
                     base.is_none_or(|b| b.descending),
                 )
+                && above_lower_bounds(k, shape, query)
         })
         .map(|(_, e)| (*e.value).clone())
         .collect();
@@ -505,6 +518,13 @@ pub(crate) fn serve_list(
             it.get(req.pk)
                 .and_then(scalar_key)
                 .is_none_or(|k| in_id_window(&k, &req.shape.pagination, req.query, descending))
+        });
+    }
+    if !req.shape.lower_bounds.is_empty() {
+        items.retain(|(it, _)| {
+            it.get(req.pk)
+                .and_then(scalar_key)
+                .is_none_or(|k| above_lower_bounds(&k, req.shape, req.query))
         });
     }
     let total = items.len();

@@ -132,6 +132,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             envelope: vec![],
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

@@ -262,6 +262,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             envelope,
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         })
         .variant(
             200,
@@ -360,6 +361,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             envelope: vec![],
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -903,6 +903,14 @@ pub struct ListShape {
     /// Absent, and not written, when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_filters: Vec<SetFilter>,
+    /// Query parameters bounding the listed items' keys from below (`since_id` on a
+    /// timeline): every recorded answer to a request sending one (an integer) listed only
+    /// items whose integer key lies above it, one such answer listed an item, and the route's
+    /// recorded items hold a key at or below a value sent (so the parameter left something
+    /// out). The engine lists only the items above the value sent. Absent, and not written,
+    /// when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lower_bounds: Vec<String>,
 }
 
 /// One learned [`ListShape::set_filters`] relation.

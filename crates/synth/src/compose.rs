@@ -476,6 +476,12 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
             added = true;
         }
     }
+    for b in &ov.lower_bounds {
+        if !base.lower_bounds.contains(b) {
+            base.lower_bounds.push(b.clone());
+            added = true;
+        }
+    }
     for e in &ov.envelope {
         match base.envelope.iter().find(|b| b.pointer == e.pointer) {
             Some(b) if b.meaning != e.meaning => problems.push(format!(
@@ -963,6 +969,24 @@ mod tests {
             1,
             "hex and upper_alnum do not nest"
         );
+    }
+
+    #[test]
+    fn an_overlays_lower_bounds_join_the_base_list_shape_once() {
+        let list = |bounds: serde_json::Value| {
+            let mut r = route("GET", "/timeline", &[], vec![]);
+            r["state_op"] = json!("list");
+            r["list"] = json!({"items_pointer": "", "pagination": {"style": "none"},
+                               "lower_bounds": bounds});
+            model(vec![r])
+        };
+        let c = compose(&[
+            &list(json!(["since_id"])),
+            &list(json!(["since_id", "after_id"])),
+        ]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let shape = c.model.routes[0].list.as_ref().unwrap();
+        assert_eq!(shape.lower_bounds, vec!["since_id", "after_id"]);
     }
 
     #[test]

@@ -307,6 +307,21 @@ pub fn list_shape(
         .map(|r| scalars(r, pk))
         .collect();
     let set_filters = set_filters(&ok, &items_pointer, pk, &listed, &query_names, &filters);
+    // Parameters the paging or a filter already accounts for bound nothing else.
+    let mut taken: Vec<&str> = filters.iter().map(String::as_str).collect();
+    taken.extend(set_filters.iter().map(|f| f.param.as_str()));
+    if let Pagination::LinkHeader {
+        next_param,
+        prev_param,
+        limit,
+        ..
+    } = &pagination
+    {
+        taken.push(next_param);
+        taken.extend(prev_param.as_deref());
+        taken.extend(limit.as_deref());
+    }
+    let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -315,7 +330,72 @@ pub fn list_shape(
         envelope,
         parent_member,
         set_filters,
+        lower_bounds,
     })
+}
+
+/// Lower bounds ([`ListShape::lower_bounds`]): a query parameter sent once per request with
+/// an integer value, where every item answered to such a request has an integer key above the
+/// value, one such answer lists an item, and some item the route recorded on one of its pages
+/// has an integer key at or below a value sent: the parameter left that item out. A key that
+/// is not an integer, or a value sent twice, says nothing of order: no bound.
+fn lower_bounds(
+    ok: &[&Obs<'_>],
+    items_pointer: &str,
+    pk: &str,
+    query_names: &BTreeSet<String>,
+    taken: &[&str],
+) -> Vec<String> {
+    let levels = items_pointer.split('/').filter(|t| !t.is_empty()).count() + 2;
+    let key_of = |s: &Scalars| s.get(pk).map(|k| k.parse::<u128>().ok());
+    // Each recorded page: its request, and its items' keys (`None` for one not an integer).
+    let pages: Vec<(&Obs<'_>, Vec<Option<u128>>)> = ok
+        .iter()
+        .filter_map(|o| {
+            let body = o.resp_json_levels(levels)?;
+            let items = body.pointer(items_pointer)?.as_array()?;
+            let keys = items.iter().filter_map(|it| key_of(&scalars(it, pk)));
+            Some((*o, keys.collect()))
+        })
+        .collect();
+    // Only what the route itself listed: a record kept elsewhere under a small key (a flag's
+    // `1` would otherwise find one) is not an item the parameter left out.
+    let recorded: Vec<Option<u128>> = pages
+        .iter()
+        .flat_map(|(_, keys)| keys.iter().copied())
+        .collect();
+    if recorded.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    let lowest = recorded.iter().flatten().min().copied();
+    let mut out = Vec::new();
+    'names: for name in query_names {
+        if taken.contains(&name.as_str()) {
+            continue;
+        }
+        let mut listed_any = false;
+        let mut left_out = false;
+        let mut sent_any = false;
+        for (o, keys) in &pages {
+            let mut values = o.query.iter().filter(|(k, _)| k == name);
+            let Some((_, value)) = values.next() else {
+                continue;
+            };
+            let Ok(bound) = value.trim().parse::<u128>() else {
+                continue 'names;
+            };
+            if values.next().is_some() || keys.iter().any(|k| k.is_none_or(|k| k <= bound)) {
+                continue 'names;
+            }
+            sent_any = true;
+            listed_any |= !keys.is_empty();
+            left_out |= lowest.is_some_and(|l| l <= bound);
+        }
+        if sent_any && listed_any && left_out {
+            out.push(name.clone());
+        }
+    }
+    out
 }
 
 /// Set filters ([`ListShape::set_filters`]): a query parameter whose values keep, or drop, the

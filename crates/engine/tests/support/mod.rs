@@ -216,6 +216,7 @@ pub fn bare_array_list() -> ListShape {
         envelope: vec![],
         parent_member: None,
         set_filters: Vec::new(),
+        lower_bounds: Vec::new(),
     }
 }
 
@@ -470,6 +471,7 @@ pub fn shop_model() -> Model {
             ],
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         })
         .variant(
             200,
@@ -554,6 +556,7 @@ pub fn shop_model() -> Model {
             envelope: vec![],
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         })
         .variant(
             200,

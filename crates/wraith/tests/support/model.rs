@@ -125,6 +125,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             envelope: vec![],
             parent_member: None,
             set_filters: Vec::new(),
+            lower_bounds: Vec::new(),
         }),
         _ => None,
     };
