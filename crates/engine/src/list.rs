@@ -20,7 +20,8 @@ use crate::util::{json_pointer_get, json_pointer_get_mut};
 
 /// The recorded collection of one list route.
 pub(crate) struct ListBase {
-    /// Normalized concrete path → recorded items, first seen first, deduplicated by key.
+    /// Normalized concrete path → recorded items, deduplicated by key: in key order where every
+    /// key is an integer (newest first in a descending list), else first seen first.
     by_path: HashMap<String, Vec<(String, Arc<Value>)>>,
     /// The recordings list newest first (ids decrease), so session creates go in front.
     descending: bool,
@@ -126,9 +127,26 @@ pub(crate) fn build_base(
             }
         }
     }
+    let descending = descending_votes.0 > descending_votes.1;
+    // Pages of different runs, then the records, were appended one after another: where
+    // every key is an integer the collection is put in key order, as each recorded page lists
+    // it, so a twin-served page interleaves the runs' items as the API would.
+    for list in by_path.values_mut() {
+        let keys: Option<Vec<u128>> = list.iter().map(|(k, _)| k.parse().ok()).collect();
+        if let Some(keys) = keys {
+            let mut order: Vec<usize> = (0..list.len()).collect();
+            order.sort_by_key(|&i| keys[i]);
+            if descending {
+                order.reverse();
+            }
+            let mut taken: Vec<Option<(String, Arc<Value>)>> =
+                std::mem::take(list).into_iter().map(Some).collect();
+            list.extend(order.into_iter().filter_map(|i| taken[i].take()));
+        }
+    }
     Some(ListBase {
         by_path,
-        descending: descending_votes.0 > descending_votes.1,
+        descending,
     })
 }
 
