@@ -87,19 +87,9 @@ async fn post_upload(
 ) -> (u16, Value) {
     let b = "client-boundary-7a";
     let r = server
-        .client
-        .post(format!("{}/v2/media", server.url))
-        .header("X-Wraith-Session", session)
-        .header("content-type", format!("multipart/form-data; boundary={b}"))
-        .body(upload(b, fields))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (
-        status,
-        serde_json::from_slice(&r.bytes().await.unwrap()).unwrap(),
-    )
+        .post_multipart("/v2/media", session, b, upload(b, fields))
+        .await;
+    (r.status, r.json())
 }
 
 #[tokio::test]

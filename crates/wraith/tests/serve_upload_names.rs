@@ -47,24 +47,10 @@ fn media_twin() -> Twin {
 async fn post_upload(server: &support::Server, session: &str, filename: &str) -> (Value, String) {
     let b = "client-boundary-7a";
     let r = server
-        .client
-        .post(format!("{}/v2/media", server.url))
-        .header("X-Wraith-Session", session)
-        .header("content-type", format!("multipart/form-data; boundary={b}"))
-        .body(upload(b, filename))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let provenance = r
-        .headers()
-        .get("x-wraith-provenance")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    (
-        serde_json::from_slice(&r.bytes().await.unwrap()).unwrap(),
-        provenance,
-    )
+        .post_multipart("/v2/media", session, b, upload(b, filename))
+        .await;
+    r.assert_status(200);
+    (r.json(), r.provenance().unwrap_or_default().to_string())
 }
 
 #[tokio::test]

@@ -310,6 +310,29 @@ impl Server {
     pub async fn delete(&self, path: &str, session: Option<&str>) -> Resp {
         self.send("DELETE", path, session, &[], None).await
     }
+
+    /// `POST` a `multipart/form-data` `body` whose parts `boundary` separates.
+    pub async fn post_multipart(
+        &self,
+        path: &str,
+        session: &str,
+        boundary: &str,
+        body: String,
+    ) -> Resp {
+        let r = self
+            .client
+            .post(format!("{}{path}", self.url))
+            .header("X-Wraith-Session", session)
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        Resp::read(r).await
+    }
 }
 
 impl Drop for Server {
