@@ -470,14 +470,15 @@ impl Engine {
             Some(n) => &mut n.outbound,
             None => &mut fresh,
         };
-        if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
-            values.add_json(&b);
-        }
+        // A multipart body's values (its text parts and UTF-8 files) come from one split; the
+        // body's JSON reading would split it again for a subset of them.
         if let Some(parts) = req
             .header("content-type")
             .and_then(|ct| outbound::multipart_values(ct, &req.body))
         {
             parts.iter().for_each(|v| values.add(v));
+        } else if let Some(b) = util::body_as_json(req.header("content-type"), &req.body) {
+            values.add_json(&b);
         }
         for (_, v) in util::parse_query(&req.query) {
             values.add(&v);
