@@ -145,7 +145,7 @@ type Minted = Vec<Value>;
 /// total, and compute the [`Ceiling`]. `sessions` are the replayed sessions, in the order the
 /// report lists them; `reference` are other recordings of the same API the twin learned from
 /// (under `--holdout`, the training sessions; else empty). `diff` is the run's comparison
-/// (outbound and self-URL rewrites are dropped: both sides are recordings). Recomputes from
+/// (the outbound hook is dropped: both sides are recordings). Recomputes from
 /// scratch, so calling it again (with another `reference`) replaces the earlier labels.
 pub fn annotate(
     report: &mut Report,
@@ -194,7 +194,6 @@ fn annotate_on<'p>(
     let index = ModelIndex::new(model);
     let opts = DiffOptions {
         outbound: None,
-        self_url_rewrite: None,
         ..diff.clone()
     };
     let all: Vec<(bool, &RecordedSession)> = sessions

@@ -76,9 +76,6 @@ pub struct DiffOptions {
     /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type` is
     /// compared at all, so this can only remove it.
     pub ignore_headers: Vec<String>,
-    /// The outbound self-URL rewrite the twin applies (`from` origin → `to` origin), applied to
-    /// the recording before diffing so both sides are in the twin's outbound-policy space.
-    pub self_url_rewrite: Option<(String, String)>,
     /// See [`OutboundHook`]; `None` compares the recorded bytes as they are.
     pub outbound: Option<OutboundHook>,
     /// The user's `[diff]` rules: `[diff.fields]` classes (dropped, like every relaxation, under
@@ -385,7 +382,7 @@ pub fn judge_with_cache(
 #[derive(Debug, Default)]
 pub struct AnswerMemo {
     /// `serializes_either_way(recorded tree, answer bytes)` for the recorded body as recorded
-    /// (no self-URL rewrite, no outbound hook): the very test [`generated_pairs`] starts with.
+    /// (no outbound hook): the very test [`generated_pairs`] starts with.
     equal_tree: Option<bool>,
     /// `parse_body(answer bytes)`.
     parsed: Option<Body>,
@@ -444,7 +441,7 @@ pub fn judge_with_memo(
 /// *before* this exchange, [`crate::idmap`]): the recording is first put into the session's
 /// names ([`IdMap::rename_recorded`](crate::idmap::IdMap::rename_recorded): every value the
 /// twin told the session another name for, as a whole value or a whole token inside a
-/// string), then through the self-URL rewrite and the outbound policy, and the answer is
+/// string), then through the outbound policy, and the answer is
 /// compared with that. Renamed only when the map is not empty and the recorded bytes hold one
 /// of its tokens; otherwise exactly [`judge_with_memo`].
 #[allow(clippy::too_many_arguments)]
@@ -488,7 +485,7 @@ pub fn judge_in_session(
 /// at the first divergence of the body walk instead of listing them all (the causes compare
 /// many large recorded answers with each other and need only the yes or no). Falls back to the
 /// full judgement for what the short way does not cover: refusals, `[[diff.suppress]]` rules,
-/// user `echoed` classes, outbound or self-URL rewrites, non-JSON bodies.
+/// user `echoed` classes, the outbound hook, non-JSON bodies.
 ///
 /// `answer` is the answer's body: `obs.body` is not read (the caller compares one answer with
 /// many recordings and need not copy it into every `Observed`; only the rare full judgement
@@ -519,7 +516,6 @@ pub(crate) fn passes(
     let rules = opts.rules.as_deref();
     if rules.is_some_and(|r| !r.suppress.is_empty() || r.has_user_echo())
         || opts.outbound.is_some()
-        || opts.self_url_rewrite.is_some()
         || obs.provenance == Some(Provenance::Miss)
         || obs.status == 501
         || leaked
@@ -645,9 +641,9 @@ fn judge_unsuppressed(
         facets.body_compared = true;
         // The recording in the session's names (values the twin told this session another
         // name for), then in the twin's outbound-policy space: a copy only when a value was
-        // renamed, or a rewrite or the outbound policy applies. The rename is looked for only
+        // renamed, or the outbound policy applies. The rename is looked for only
         // when the map is not empty and the recorded bytes hold one of its tokens.
-        let policy_applies = opts.self_url_rewrite.is_some() || opts.outbound.is_some();
+        let policy_applies = opts.outbound.is_some();
         // The copy the rename was tried on, kept when it changed or the policy copies anyway.
         let renamed = match (ids, &expected.body) {
             (Some(ids), Body::Json(e)) if !ids.is_empty() => {
@@ -668,9 +664,6 @@ fn judge_unsuppressed(
         let untransformed = renamed.is_none() && !policy_applies;
         let expected_body: &Body = if !untransformed {
             let mut b = renamed.unwrap_or_else(|| expected.body.clone());
-            if let Some((from, to)) = &opts.self_url_rewrite {
-                rewrite_body(&mut b, from, to);
-            }
             if let (Some(hook), Body::Json(v)) = (&opts.outbound, &mut b) {
                 (hook.0)(source, &crate::run::request_of(ex), &route, v);
             }
@@ -1498,24 +1491,6 @@ pub(crate) fn pick_template_split<'m>(
     match best {
         Some((_, t)) => Some(t),
         None => pick_template(index, obs, actual),
-    }
-}
-
-/// Replace the origin `from` by `to` at the start of every string value (the twin's self-URL
-/// rewrite is value-injective, so the same pass on the recording makes both comparable).
-fn rewrite_body(b: &mut Body, from: &str, to: &str) {
-    fn walk(v: &mut Value, from: &str, to: &str) {
-        match v {
-            Value::String(s) if s.contains(from) => *s = s.replace(from, to),
-            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, from, to)),
-            Value::Object(m) => m.iter_mut().for_each(|(_, x)| walk(x, from, to)),
-            _ => {}
-        }
-    }
-    match b {
-        Body::Json(v) => walk(v, from, to),
-        Body::Text(s) if s.contains(from) => *s = s.replace(from, to),
-        _ => {}
     }
 }
 

@@ -283,7 +283,7 @@ pub(crate) fn normalize_path(path: &str) -> Result<String, PathError> {
 }
 
 /// `scheme://authority` of an absolute URL, lowercased scheme and host.
-pub(crate) fn origin_of(url: &str) -> Option<String> {
+pub fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     if authority.is_empty() {
@@ -299,7 +299,7 @@ pub(crate) fn origin_of(url: &str) -> Option<String> {
 /// Replace `from` origin prefixes with `to` inside `s`, only where the origin ends at a URL
 /// boundary (so `https://api.x.com` does not rewrite `https://api.x.com.evil`). Returns whether
 /// anything changed.
-pub(crate) fn rewrite_origin_in(s: &mut String, from: &str, to: &str) -> bool {
+pub fn rewrite_origin_in(s: &mut String, from: &str, to: &str) -> bool {
     if from.is_empty() || !contains_ignore_case(s, from) {
         return false;
     }
@@ -335,7 +335,7 @@ fn contains_ignore_case(hay: &str, needle: &str) -> bool {
 }
 
 /// Rewrite every JSON string value; returns whether anything changed.
-pub(crate) fn rewrite_origin_json(v: &mut Value, from: &str, to: &str) -> bool {
+pub fn rewrite_origin_json(v: &mut Value, from: &str, to: &str) -> bool {
     match v {
         Value::String(s) => rewrite_origin_in(s, from, to),
         Value::Array(a) => {

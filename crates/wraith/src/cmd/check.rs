@@ -506,7 +506,7 @@ fn in_memory(
     // overrides a recorded route answers here what it answers there.
     super::route::install_scripts(twin, cfg, &mut engine)?;
     let engine = Arc::new(engine);
-    let mut diff = diff_options(cfg, None);
+    let mut diff = diff_options(cfg);
     diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
     let run = CheckRun {
         twin_name,
@@ -541,7 +541,7 @@ fn replay_in_memory(
         .map_err(|e| CliError::runtime(anyhow!(e)))
 }
 
-fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOptions {
+fn diff_options(cfg: &TwinConfig) -> DiffOptions {
     DiffOptions {
         ignore_headers: cfg
             .diff
@@ -549,7 +549,6 @@ fn diff_options(cfg: &TwinConfig, rewrite: Option<(String, String)>) -> DiffOpti
             .iter()
             .map(|h| h.to_ascii_lowercase())
             .collect(),
-        self_url_rewrite: rewrite,
         outbound: None,
         // Validated in `run` (a bad entry exits 1 there), so this compiles.
         rules: DiffRules::compile(&rules_input(cfg)).ok().map(Arc::new),
@@ -787,7 +786,7 @@ fn holdout(
         if prefix == "in-sample-" {
             print_warnings(&warnings);
         }
-        let mut diff = diff_options(cfg, None);
+        let mut diff = diff_options(cfg);
         diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
         let run = CheckRun {
             twin_name,
@@ -816,7 +815,7 @@ fn holdout(
         &model,
         &held,
         &train,
-        &diff_options(cfg, None),
+        &diff_options(cfg),
         &|_, _| None,
         jobs.get(),
     );
@@ -852,11 +851,6 @@ fn target(
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
     // run sends no probe (and an older twin without the probe endpoint draws no warning).
     tw.probing = has_handlers(twin);
-    let rewrite = if cfg.serve.rewrite_self_urls {
-        origin_of(&model.base_url).map(|from| (from, tw.origin.clone()))
-    } else {
-        None
-    };
     // Fresh namespaces on every run: a running twin keeps the state of earlier runs.
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -879,7 +873,7 @@ fn target(
         sessions.len(),
         None,
     )?);
-    let mut diff = diff_options(cfg, rewrite);
+    let mut diff = diff_options(cfg);
     diff.outbound = Some(outbound_hook(local, &prefix));
     let run = CheckRun {
         twin_name,
@@ -935,6 +929,10 @@ struct HttpTwin {
     probing: bool,
     /// `--timeout`: the longest wait for an answer's headers, and again for its body.
     timeout: Duration,
+    /// The twin's own origin (lowercased) and the recorded upstream origin: where `serve`'s
+    /// self-URL rewrite put the twin's origin in an answer, the answer is read with the
+    /// upstream's again (see [`HttpTwin::in_recorded_origin`]).
+    answer_origin: Option<(String, String)>,
 }
 
 /// An error and its sources, `outer: inner: innermost`: the HTTP client's own message
@@ -1052,14 +1050,19 @@ impl HttpTwin {
         let upstream_authority = origin_of(base_url)
             .and_then(|o| o.split_once("://").map(|(_, a)| a.to_string()))
             .unwrap_or_default();
+        let origin = format!("http://{authority}");
+        let answer_origin = wraith_engine::origin_of(base_url)
+            .map(|upstream| (origin.to_ascii_lowercase(), upstream))
+            .filter(|(twin, upstream)| twin != upstream);
         Ok(HttpTwin {
             rt,
             client,
-            origin: format!("http://{authority}"),
+            origin,
             prefix: path.to_string(),
             upstream_authority,
             probing: true,
             timeout,
+            answer_origin,
         })
     }
 }
@@ -1105,6 +1108,44 @@ impl HttpTwin {
     /// Send `request` and read the whole answer: status, headers without the `X-Wraith-*`
     /// control headers (read into provenance, route and replay claim), body.
     fn exchange(
+        &self,
+        request: hyper::Request<http_body_util::Full<bytes::Bytes>>,
+    ) -> Result<Observed, String> {
+        let mut obs = self.exchange_as_served(request)?;
+        self.in_recorded_origin(&mut obs);
+        Ok(obs)
+    }
+
+    /// The answer in the recording's origin: `serve`'s self-URL rewrite swaps the recorded
+    /// upstream origin for the twin's own in JSON bodies and in `Location`, `Link` and
+    /// `Content-Location` (where it ends at a URL boundary); the same swap back puts the answer
+    /// in the space the recordings, the model's recorded values and the id flow are in, so a
+    /// run over HTTP judges exactly what a run in memory (which has no rewrite) does. The
+    /// rewrite is value-injective, so no two answers become one.
+    fn in_recorded_origin(&self, obs: &mut Observed) {
+        let Some((twin, upstream)) = &self.answer_origin else {
+            return;
+        };
+        let mut json = false;
+        for (k, v) in &mut obs.headers {
+            if ["location", "link", "content-location"].contains(&k.as_str()) {
+                wraith_engine::rewrite_origin_in(v, twin, upstream);
+            }
+            json |= k == "content-type" && v.to_ascii_lowercase().contains("json");
+        }
+        if !json {
+            return;
+        }
+        if let Ok(text) = std::str::from_utf8(&obs.body) {
+            let mut text = text.to_string();
+            if wraith_engine::rewrite_origin_in(&mut text, twin, upstream) {
+                obs.body = text.into_bytes();
+            }
+        }
+    }
+
+    /// Send `request` and read the whole answer as the twin served it.
+    fn exchange_as_served(
         &self,
         request: hyper::Request<http_body_util::Full<bytes::Bytes>>,
     ) -> Result<Observed, String> {
