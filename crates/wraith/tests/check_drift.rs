@@ -266,41 +266,9 @@ fn ready_and_info(t: &DemoTwin) -> (Value, Value) {
 
 /// A plain HTTP/1.1 GET on 127.0.0.1 (no client crate needed for one request).
 fn ureq_get(url: &str) -> Value {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_once('/').unwrap();
-    let mut s = std::net::TcpStream::connect(authority).unwrap();
-    write!(
-        s,
-        "GET /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).unwrap();
-    let (head, body) = buf.split_once("\r\n\r\n").unwrap();
+    let (head, body) = http_get(url);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
     serde_json::from_str(&body).unwrap()
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    loop {
-        let (size, rest) = body.split_once("\r\n").unwrap();
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        if n == 0 {
-            return out;
-        }
-        out.push_str(&rest[..n]);
-        body = &rest[n + 2..];
-    }
 }
 
 #[test]

@@ -38,21 +38,6 @@ fn profiles_twin() -> DemoTwin {
     t
 }
 
-/// The raw answer to `GET path` from the twin at `url` (`http://127.0.0.1:<port>`).
-fn get(url: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let authority = url.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(authority).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nX-Wraith-Session: probe\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
-
 /// Each exchange's score, by session and position.
 fn scores(report: &Value) -> Vec<(String, u64, u64)> {
     report["exchanges"]
@@ -79,7 +64,7 @@ fn check_target_scores_self_rewritten_urls_as_the_in_memory_check_does() {
 
     let (mut child, url) = t.serve();
     // The served answer carries the twin's own origin where the recordings had the upstream's.
-    let served = get(&url, "/v1/me");
+    let (_, served) = http_get(&format!("{url}/v1/me"));
     let target = t.run(&["check", "--target", &url, "--json"]);
     let _ = child.kill();
     let _ = child.wait();
