@@ -82,6 +82,7 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
+        update_keeps: Vec::new(),
         sent_expansions: None,
         path_filter: None,
         viewer_fields: None,

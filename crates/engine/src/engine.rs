@@ -2888,11 +2888,16 @@ impl Engine {
                 }
             }
         }
-        // Fields the template stamps from the clock (`updated_at`) take the fresh value.
+        // Fields the template stamps from the clock (`updated_at`) take the fresh value; those
+        // the recorded updates left as they were (`created`) keep the stored one, where the
+        // record has one.
         if stored.is_some()
             && let Some(tpl) = entity_template(variant, ptr.as_deref())
         {
             for f in tpl {
+                if route.update_keeps.contains(&f.key) && entity.get(&f.key).is_some() {
+                    continue;
+                }
                 if matches!(
                     f.value,
                     Node::Hole(wraith_model::Hole {

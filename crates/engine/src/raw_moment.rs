@@ -321,6 +321,7 @@ mod tests {
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
+            update_keeps: Vec::new(),
             sent_expansions: None,
             path_filter: None,
             viewer_fields: None,

@@ -171,6 +171,14 @@ pub struct Route {
     /// [`CreateCounters`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_counters: Vec<CreateCounters>,
+    /// For an update: top-level fields its answers hold as timestamps (`Clock` holes) that an
+    /// update leaves as they were (a record's `created`): in every recorded update whose
+    /// session had seen the record before, the answer repeated the value last seen there. The
+    /// engine stamps an update's other clock fields (`updated_at`) with the session's clock
+    /// and answers these as the session holds them. Empty (and not written) otherwise, so
+    /// older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub update_keeps: Vec<String>,
     /// For an update or a create whose recorded answers show more than the request sent
     /// inside a field: an object merged into the stored one (updates), array items the API
     /// expanded into records (see [`SentExpansions`]). Absent (and not written) otherwise, so

@@ -27,7 +27,8 @@
 //! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
 //! selecting the records it lists), [`wrapped_creates`] (a `POST` answering another
 //! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
-//! and later views show as a prefix), [`drift`] (where a route's newest
+//! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
+//! were), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -61,6 +62,7 @@ pub mod text_rendering;
 pub mod text_tags;
 pub mod unify;
 pub mod union;
+pub mod update_keeps;
 pub mod values;
 pub mod variants;
 pub mod viewer_fields;
@@ -288,6 +290,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     }
     // A list item learned from one record takes the timestamps its type's templates record.
     record_classes::learn(&mut built, &entity_types);
+    let keeps = update_keeps::learn(&templated, plan_routes, &built, &obs);
+    for (route, keeps) in built.iter_mut().zip(keeps) {
+        route.update_keeps = keeps;
+    }
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
     child_refs::learn(&templated, &mut built, &entity_types, &obs);
     let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
@@ -437,6 +443,7 @@ fn build_route(
         action_values: Vec::new(),
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
+        update_keeps: Vec::new(),
         sent_expansions: None,
         path_filter: None,
         viewer_fields: None,

@@ -53,6 +53,7 @@ impl R {
             action_values: Vec::new(),
             implicit_children: Vec::new(),
             create_counters: Vec::new(),
+            update_keeps: Vec::new(),
             sent_expansions: None,
             path_filter: None,
             viewer_fields: None,
