@@ -51,6 +51,9 @@ mod wire;
 
 pub use wire::{ControlHeader, ControlValue};
 
+/// The prefix of the twin's control headers (`X-Wraith-Provenance`, …): never an answer's own.
+const CONTROL_PREFIX: &str = "x-wraith-";
+
 const MISS_HINT: &str = "route not in recorded coverage; see `wraith coverage`";
 
 /// A loaded twin, ready to answer requests. `Send + Sync`: share it behind an `Arc`.
@@ -3193,6 +3196,13 @@ impl Engine {
                 }
             }
         }
+        // `X-Wraith-*` names the twin's own control headers, which the server adds: one an
+        // answer carries (recorded from an upstream that was itself a twin) is not this twin's
+        // to repeat, and would stand beside its own with another word.
+        out.headers.retain(|(k, _)| {
+            !k.get(..CONTROL_PREFIX.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(CONTROL_PREFIX))
+        });
         // Header allowlist and header-scoped scrub rules. Dropping vendor headers changes no
         // byte of the claimed body, so it does not qualify a replay claim.
         self.outbound.apply_headers(&mut out.headers);
