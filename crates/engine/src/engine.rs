@@ -1657,18 +1657,21 @@ impl Engine {
     /// for the same principal.
     fn candidate_moments<'m>(&self, moments: &'m [Moment], req: &Request) -> Vec<Cand<'m>> {
         let all = moments.iter().enumerate();
-        if let Some(auth) = req.header("authorization") {
-            let mapped = match &self.opts.principal {
+        // The moments recorded by the same principal; a request without credentials is the
+        // anonymous principal's, answered by the moments recorded without any (a read after
+        // a delete sent without the token the earlier read sent).
+        let principal = req
+            .header("authorization")
+            .map(|auth| match &self.opts.principal {
                 Some(f) => f(auth),
                 None => auth.to_string(),
-            };
-            let same: Vec<Cand<'m>> = all
-                .clone()
-                .filter(|(_, m)| m.principal.as_deref() == Some(mapped.as_str()))
-                .collect();
-            if !same.is_empty() {
-                return same;
-            }
+            });
+        let same: Vec<Cand<'m>> = all
+            .clone()
+            .filter(|(_, m)| m.principal.as_deref() == principal.as_deref())
+            .collect();
+        if !same.is_empty() {
+            return same;
         }
         all.collect()
     }
