@@ -84,3 +84,64 @@ async fn an_update_keeps_the_creation_time_and_stamps_the_modification_time() {
     assert_eq!(read["created"], created["created"], "{read}");
     assert_eq!(read["updated"], updated["updated"], "{read}");
 }
+
+/// Three runs, each creating a task (its answer without `synced_at`), reading it (`synced_at`
+/// set by then) and renaming it: every rename repeats `synced_at` as the read showed it.
+fn tasks_twin() -> Twin {
+    let t = Twin::init("tasks", ORIGIN);
+    for (run, day, id) in [("a", 1, "t1"), ("b", 2, "t2"), ("c", 3, "t3")] {
+        let made = format!("2026-06-0{day}T12:00:00.000Z");
+        let synced = format!("2026-06-0{day}T12:00:02.000Z");
+        let renamed_at = format!("2026-06-0{day}T12:00:05.000Z");
+        let task = |name: &str| json!({"id": id, "name": name, "synced_at": synced});
+        let mut entries = vec![
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v1/tasks",
+                Some(&json!({"name": run})),
+                &json!({"id": id, "name": run}),
+            ),
+            har::entry(ORIGIN, "GET", &format!("/v1/tasks/{id}"), None, &task(run)),
+            har::entry(
+                ORIGIN,
+                "PATCH",
+                &format!("/v1/tasks/{id}"),
+                Some(&json!({"name": "renamed"})),
+                &task("renamed"),
+            ),
+        ];
+        entries[0]["startedDateTime"] = json!(made);
+        entries[1]["startedDateTime"] = json!(synced);
+        entries[2]["startedDateTime"] = json!(renamed_at);
+        har::import(&t, &[], &format!("{run}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_kept_timestamp_the_stored_record_lacks_is_still_answered() {
+    let t = tasks_twin();
+    let server = t.serve(&["--clock", "deterministic"]);
+    let s = Some("agent");
+    let created = server.post("/v1/tasks", s, json!({"name": "mine"})).await;
+    created.assert_status(200);
+    let created = created.json();
+    assert!(created.get("synced_at").is_none(), "{created}");
+    let id = created["id"].as_str().unwrap().to_string();
+    // No read between: the session's record has no `synced_at` to keep.
+    let updated = server
+        .send(
+            "PATCH",
+            &format!("/v1/tasks/{id}"),
+            s,
+            &[],
+            Some(json!({"name": "mine-2"})),
+        )
+        .await;
+    updated.assert_status(200);
+    let updated = updated.json();
+    assert_eq!(updated["name"], "mine-2");
+    assert!(updated["synced_at"].is_string(), "{updated}");
+}
