@@ -701,6 +701,35 @@ impl Engine {
         Some(self.router.info[m.route].name.as_str())
     }
 
+    /// The HTTP `Date` of an answer in `session`'s namespace whose route stamped none (a miss,
+    /// a refusal, a fault, a route whose recordings carried no `Date`): that namespace's clock,
+    /// read without advancing it, so a deterministic or fixed clock makes the header as
+    /// repeatable as the body. A namespace that does not exist (the request was refused before
+    /// one could be made) reads the serve clock, as [`Engine::serve_http_date`].
+    pub fn http_date(&self, session: Option<&str>) -> String {
+        let t = match self.registry.get(&NsKey::from_header(session)) {
+            Some(ns) => ns.lock().peek_us(&self.opts.wall_clock),
+            None => self.serve_clock_us(),
+        };
+        render::http_date(t)
+    }
+
+    /// The HTTP `Date` of an answer outside every namespace (the control plane, a request
+    /// whose session header could not be read): the serve-wide clock at its start, or the wall
+    /// clock when that clock is real.
+    pub fn serve_http_date(&self) -> String {
+        render::http_date(self.serve_clock_us())
+    }
+
+    fn serve_clock_us(&self) -> i64 {
+        match self.opts.clock.mode {
+            ClockMode::Real => (self.opts.wall_clock)(),
+            ClockMode::Fixed | ClockMode::Deterministic => {
+                self.opts.clock.base_epoch.saturating_mul(1_000_000)
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- dispatch
 
     /// Answer one application request. `session` is the `X-Wraith-Session` value, verbatim

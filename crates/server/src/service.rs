@@ -215,6 +215,26 @@ async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
     if is_head {
         *resp.body_mut() = Full::new(Bytes::new());
     }
+    // Every answer's `Date` reads the twin's clock, never hyper's wall-clock default: under a
+    // fixed or deterministic clock the same request sequence answers the same bytes.
+    if !resp.headers().contains_key(header::DATE) {
+        let date = if is_control {
+            sh.engine.serve_http_date()
+        } else {
+            match parts
+                .headers
+                .get(SESSION_HEADER)
+                .map(|v| std::str::from_utf8(v.as_bytes()))
+            {
+                None => sh.engine.http_date(None),
+                Some(Ok(s)) => sh.engine.http_date(Some(s)),
+                Some(Err(_)) => sh.engine.serve_http_date(),
+            }
+        };
+        if let Ok(v) = HeaderValue::from_str(&date) {
+            resp.headers_mut().insert(header::DATE, v);
+        }
+    }
     if let Some(obs) = observation {
         let meta = resp.extensions_mut().remove::<AppMeta>();
         obs.end(
