@@ -576,7 +576,7 @@ fn strict_fidelity_serves_only_recordings_and_fails_closed_otherwise() {
         header(&h, "x-wraith-replay").is_none(),
         "strict never claims"
     );
-    assert_eq!(header(&h, "x-wraith-exchange"), Some("s1/1"));
+    assert_eq!(header(&h, "x-wraith-exchange"), Some("s1/000001"));
     // Unknown id: the recorded 4xx of the route.
     let miss = get(&e, None, "/v1/customers/cus_other");
     assert_eq!((miss.status, miss.provenance), (404, Provenance::Miss));
@@ -639,7 +639,7 @@ fn control_headers_follow_the_contract() {
     let h = ctl(&e, &rec, "GET");
     assert_eq!(header(&h, "X-Wraith-Provenance"), Some("recorded"));
     assert_eq!(header(&h, "X-Wraith-Route"), Some("GET /v1/customers/:id"));
-    assert_eq!(header(&h, "X-Wraith-Exchange"), Some("s1/1"));
+    assert_eq!(header(&h, "X-Wraith-Exchange"), Some("s1/000001"));
     assert_eq!(
         header(&h, "X-Wraith-Replay"),
         Some("series-moment;v=1;outbound-policy=applied")

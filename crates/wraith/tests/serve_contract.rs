@@ -178,7 +178,7 @@ async fn exact_replay_runs_before_the_gate_in_both_modes() {
         let r = s.get("/v1/customers/cus_missing", None).await;
         assert_eq!(r.status, 404, "{args:?}");
         assert_eq!(r.provenance(), Some("recorded"), "{args:?}");
-        assert_eq!(r.header("x-wraith-exchange"), Some("sess-a/2"));
+        assert_eq!(r.header("x-wraith-exchange"), Some("sess-a/000002"));
     }
 }
 
@@ -233,7 +233,7 @@ async fn exchange_header_only_on_recorded_responses_with_source_identity() {
     let t = shop_twin();
     let s = t.serve(&[]);
     let r = s.get("/v1/customers/cus_1", None).await;
-    assert_eq!(r.header("x-wraith-exchange"), Some("sess-a/1"));
+    assert_eq!(r.header("x-wraith-exchange"), Some("sess-a/000001"));
     let r = s.get("/v1/products/prod_new", None).await;
     assert_eq!(r.header("x-wraith-exchange"), None);
     let r = s.get("/nope", None).await;

@@ -89,7 +89,10 @@ impl Engine {
             if resp.provenance == Provenance::Recorded
                 && let Some(ex) = &resp.exchange
             {
-                f(ControlHeader::Exchange, ControlValue::Response(ex));
+                f(
+                    ControlHeader::Exchange,
+                    ControlValue::Owned(wire_exchange(ex)),
+                );
             }
             if let Some(class) = resp.replay
                 && !method.eq_ignore_ascii_case("HEAD")
@@ -139,6 +142,22 @@ impl Engine {
             h.push((name.name().to_string(), value));
         });
         h
+    }
+}
+
+/// A moment's source (`<session_id>/<index>`) as `X-Wraith-Exchange` names it: the index as
+/// the recording's file stem (`000004`), so `recordings/sessions/<value>.wrec.zst` is the file
+/// the answer came from. A source of another form is passed through.
+fn wire_exchange(source: &str) -> String {
+    match source.rsplit_once('/') {
+        Some((session, index))
+            if !index.is_empty()
+                && index.len() < 6
+                && index.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("{session}/{index:0>6}")
+        }
+        _ => source.to_string(),
     }
 }
 
