@@ -239,7 +239,12 @@ async fn fuzzy_fidelity_warns_at_startup_and_answers_501_everywhere() {
     assert!(warnings.contains("fuzzy"), "{warnings}");
     // A matched route, an exact recording and an unmatched path: all 501.
     for path in ["/v1/customers/cus_1", "/v1/customers", "/nope"] {
-        assert_eq!(s.get(path, None).await.status, 501, "{path}");
+        let r = s.get(path, None).await;
+        assert_eq!(r.status, 501, "{path}");
+        // "Provenance values seen: none (nothing is ever served)"; the twin's age still shows.
+        assert_eq!(r.provenance(), None, "{path}");
+        assert_eq!(r.header("x-wraith-route"), None, "{path}");
+        assert!(r.header("x-wraith-twin-age").is_some(), "{path}");
     }
 }
 

@@ -78,7 +78,9 @@ impl Engine {
         method: &str,
         mut f: impl FnMut(ControlHeader, ControlValue<'a>),
     ) {
-        if self.opts.provenance_headers {
+        // Under fuzzy fidelity nothing is ever served, so no answer has a provenance ("values
+        // seen: none"); the freshness headers below still describe the twin.
+        if self.opts.provenance_headers && self.opts.fidelity != Fidelity::Fuzzy {
             f(
                 ControlHeader::Provenance,
                 ControlValue::Static(resp.provenance.as_str()),
