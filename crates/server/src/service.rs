@@ -256,19 +256,23 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             // Borrowed from the request head, which outlives the engine call.
             Ok(s) => Some(s),
             Err(_) => {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &control::error_body(
-                        "bad-session-header",
-                        "the X-Wraith-Session value is not valid UTF-8",
+                return refused(
+                    sh,
+                    json_response(
+                        StatusCode::BAD_REQUEST,
+                        &control::error_body(
+                            "bad-session-header",
+                            "the X-Wraith-Session value is not valid UTF-8",
+                        ),
                     ),
+                    parts.method.as_str(),
                 );
             }
         },
     };
     let body = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
         Ok(b) => b,
-        Err(resp) => return resp,
+        Err(resp) => return refused(sh, resp, parts.method.as_str()),
     };
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
     for (name, value) in &parts.headers {
@@ -308,18 +312,22 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         Ok(x) => x,
         Err(_) => {
             tracing::error!(method = %request.method, path = %request.path, "the engine panicked");
-            return json_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &control::error_body(
-                    "internal-error",
-                    "the twin failed while answering this request; please report it with the request that caused it",
+            return refused(
+                sh,
+                json_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &control::error_body(
+                        "internal-error",
+                        "the twin failed while answering this request; please report it with the request that caused it",
+                    ),
                 ),
+                &request.method,
             );
         }
     };
     let mut resp = match engine_response(sh, &mut r, &request.method) {
         Ok(resp) => resp,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refused(sh, refusal, &request.method),
     };
     if let Some(d) = &decided {
         // The engine has answered and released the namespace lock: holding here delays only
@@ -396,6 +404,33 @@ fn engine_response(
         out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
     }
     Ok(resp)
+}
+
+/// An application request the server answered itself, before or instead of the engine (a
+/// session header it cannot read, a body over the cap, a failure): still an application
+/// response, so it carries the control headers of an answer the twin invented (`miss`, no
+/// route) and the twin's freshness.
+fn refused(sh: &Shared, mut resp: Resp, method: &str) -> Resp {
+    let invented = wraith_engine::Response {
+        status: resp.status().as_u16(),
+        headers: Vec::new(),
+        body: Bytes::new(),
+        provenance: wraith_engine::Provenance::Miss,
+        route: None,
+        exchange: None,
+        replay: None,
+        outbound_policy_applied: false,
+        field_counts: None,
+        field_origins: None,
+    };
+    let out = resp.headers_mut();
+    sh.engine
+        .for_each_control_header(&invented, method, |h, value| {
+            if let Ok(v) = sh.control_values.value(h, value) {
+                out.append(HeaderName::from_static(h.wire_name()), v);
+            }
+        });
+    resp
 }
 
 /// Headers the server owns: framing is recomputed from the served body, and hop-by-hop headers

@@ -351,6 +351,31 @@ async fn oversized_request_bodies_are_refused_with_413() {
     let text = String::from_utf8_lossy(&buf);
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
     assert!(text.contains("payload-too-large"), "{text}");
+    // Still an application response: the twin says it invented the answer, and how old it is.
+    let lower = text.to_ascii_lowercase();
+    assert!(lower.contains("x-wraith-provenance: miss\r\n"), "{text}");
+    assert!(lower.contains("x-wraith-twin-age: "), "{text}");
+}
+
+#[tokio::test]
+async fn an_unreadable_session_header_is_refused_with_the_control_headers() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let r = s
+        .client
+        .get(format!("{}/v1/customers/cus_1", s.url))
+        .header(
+            "X-Wraith-Session",
+            reqwest::header::HeaderValue::from_bytes(b"caf\xe9").unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let h = |n: &str| r.headers().get(n).and_then(|v| v.to_str().ok());
+    assert_eq!(h("x-wraith-provenance"), Some("miss"));
+    assert!(h("x-wraith-twin-age").is_some());
+    assert_eq!(h("x-wraith-route"), None, "no route was matched");
 }
 
 #[tokio::test]
