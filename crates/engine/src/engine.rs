@@ -777,7 +777,12 @@ impl Engine {
         }) {
             Ok(ns) => ns,
             Err(NsError::Full(max)) => {
-                return Out::json(503, Self::full_error(max).body(), Provenance::Miss, None);
+                // The route still matched: `X-Wraith-Route` is on every answer where one did.
+                let route = (self.opts.fidelity == Fidelity::Synth)
+                    .then(|| self.router.at(method, &path, req.header("host")))
+                    .flatten()
+                    .map(|m| self.router.info[m.route].name.clone());
+                return Out::json(503, Self::full_error(max).body(), Provenance::Miss, route);
             }
         };
         if self.opts.fidelity == Fidelity::Fuzzy {

@@ -331,6 +331,9 @@ async fn namespace_cap_fails_closed_with_503_and_never_evicts() {
         r.json(),
         json!({"error": "namespace-unavailable", "message": "namespace limit exceeded (max 3)"})
     );
+    // The route matched, so the refusal names it like every answer where one did.
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    assert_eq!(r.provenance(), Some("miss"));
     // Provisioning a new session at the cap is refused the same way.
     let p = s
         .post("/__wraith/session", None, json!({"session": "s5"}))
