@@ -583,7 +583,7 @@ impl Engine {
             clock: p.clock.unwrap_or(self.opts.clock),
             provisioned: true,
         };
-        let key = NsKey::Named(p.session.clone());
+        let key = NsKey::from_header(Some(&p.session));
         let made = self
             .registry
             .insert_new(&key, || self.make_namespace(key.clone(), settings.clone()));
@@ -625,14 +625,10 @@ impl Engine {
             .collect()
     }
 
-    /// The key a control-plane id names: the named session, or the shared default namespace
-    /// when the id is `default` and no session of that name exists.
+    /// The key a control-plane id names: the session the header value `id` lands in
+    /// (`default` is the shared default namespace).
     fn control_key(&self, id: &str) -> NsKey {
-        let named = NsKey::Named(id.to_string());
-        if id == "default" && self.registry.get(&named).is_none() {
-            return NsKey::Default;
-        }
-        named
+        NsKey::from_header(Some(id))
     }
 
     fn not_found(id: &str) -> ControlError {

@@ -14,6 +14,9 @@ use sha2::{Digest, Sha256};
 use crate::api::{ClockConfig, ClockMode, Response, SessionInfo, WallClock};
 use crate::fixtures::SeedData;
 
+/// The id that names the shared default namespace, on the control plane and in the header.
+pub(crate) const DEFAULT_SESSION: &str = "default";
+
 /// Registry key: the verbatim header value, or the shared default namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum NsKey {
@@ -22,10 +25,15 @@ pub(crate) enum NsKey {
 }
 
 impl NsKey {
+    /// The namespace a header value (or a control-plane id) names. `default` is the shared
+    /// default namespace's id: were it also a session of its own, `/__wraith/session/default`
+    /// would name two namespaces and a teardown of one could wipe the other. An empty value
+    /// names no session, so it is the headerless world too (the control plane could not
+    /// address an empty id to free its slot).
     pub(crate) fn from_header(session: Option<&str>) -> NsKey {
         match session {
+            None | Some("") | Some(DEFAULT_SESSION) => NsKey::Default,
             Some(s) => NsKey::Named(s.to_string()),
-            None => NsKey::Default,
         }
     }
 

@@ -138,6 +138,31 @@ async fn headerless_requests_share_one_real_default_namespace() {
 }
 
 #[tokio::test]
+async fn default_and_an_empty_value_name_the_shared_namespace_everywhere() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let id = create_id(&s, None, "shared").await;
+    // The id the control plane calls the shared namespace is that namespace on the wire too,
+    // and an empty value names no session: both are the headerless world.
+    assert_eq!(read_status(&s, Some("default"), &id).await, 200);
+    assert_eq!(read_status(&s, Some(""), &id).await, 200);
+    let mine = create_id(&s, Some("default"), "via-header").await;
+    assert_eq!(read_status(&s, None, &mine).await, 200);
+    let live = s.get("/__wraith/session", None).await.json();
+    assert_eq!(live["sessions"].as_array().unwrap().len(), 1, "{live}");
+    // So `default` names one namespace: one teardown frees it, a second finds nothing.
+    assert_eq!(
+        s.delete("/__wraith/session/default", None).await.status,
+        200
+    );
+    assert_eq!(
+        s.delete("/__wraith/session/default", None).await.status,
+        404
+    );
+    assert_eq!(read_status(&s, None, &id).await, 404);
+}
+
+#[tokio::test]
 async fn generated_ids_come_from_a_per_session_seeded_generator() {
     let t = shop_twin();
     // Run 1: alpha creates twice.
