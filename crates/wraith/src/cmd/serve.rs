@@ -269,22 +269,21 @@ pub fn run(args: Args) -> CmdResult {
     let now_secs = unix_now_secs();
     let newest = newest_recording_us(&twin.sessions_dir());
     let recorded_at = newest.and_then(|us| rfc3339_from_us(us as i64));
+    let synthesized_us = std::fs::metadata(&model_path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_micros() as i64);
+    let synthesized_at = synthesized_us.and_then(rfc3339_from_us);
+    // The contract: age anchors on the newest recording session; a model-only twin falls
+    // back to when its model was synthesized.
     let anchor_secs = match newest {
         Some(us) => Some((us / 1_000_000) as i64),
-        None => model
-            .recorded_at
-            .as_deref()
-            .and_then(|s| s.parse::<jiff::Timestamp>().ok())
-            .map(|t| t.as_second()),
+        None => synthesized_us.map(|us| us / 1_000_000),
     };
     let twin_age_seconds = anchor_secs
         .map(|a| u64::try_from(now_secs - a).unwrap_or(0))
         .unwrap_or(0);
-    let synthesized_at = std::fs::metadata(&model_path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .and_then(|d| rfc3339_from_us(d.as_micros() as i64));
     let freshness = Freshness {
         twin_age_seconds,
         recorded_at: recorded_at.clone(),
