@@ -38,9 +38,21 @@ pub fn sort_keys(v: &mut Value) {
     }
 }
 
+/// Parse JSON at any nesting depth. A model's body templates nest a few levels per level of
+/// the JSON they render, so a recorded body well within a JSON parser's limits makes a model
+/// past serde_json's default recursion limit (128): what synth writes must read back. The
+/// stack grows on demand instead of overflowing.
+pub fn from_str_unbounded<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    de.end()?;
+    Ok(value)
+}
+
 /// True when `text` is exactly what [`to_canonical_json`] would write for its own value.
 pub fn is_canonical(text: &str) -> bool {
-    match serde_json::from_str::<Value>(text) {
+    match from_str_unbounded::<Value>(text) {
         Ok(v) => to_canonical_json(&v).map(|c| c == text).unwrap_or(false),
         Err(_) => false,
     }
@@ -51,12 +63,15 @@ pub fn is_canonical(text: &str) -> bool {
 /// The path is tracked only on a second pass after a failure: tracking it costs on every value,
 /// and a model file of tens of megabytes is parsed at every `serve` start.
 pub fn from_json_str<T: DeserializeOwned>(text: &str) -> Result<T, CanonicalError> {
-    if let Ok(value) = serde_json::from_str(text) {
+    if let Ok(value) = from_str_unbounded(text) {
         return Ok(value);
     }
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| CanonicalError::Parse {
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    serde_path_to_error::deserialize(serde_stacker::Deserializer::new(&mut de)).map_err(|e| {
+        CanonicalError::Parse {
+            path: e.path().to_string(),
+            message: e.inner().to_string(),
+        }
     })
 }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::canonical::{CanonicalError, from_json_str};
+use crate::canonical::{CanonicalError, from_json_str, from_str_unbounded};
 use crate::{MODEL_SCHEMA_VERSION, Model};
 
 /// Why `model/twin.wir.json` cannot be used. Every variant is fixed by re-running `wraith synth`.
@@ -24,7 +24,7 @@ pub enum ModelLoadError {
 /// Parse a model written by this build. The whole text is parsed once on success; only a
 /// failure pays for a second look (the version, then the JSON path of the mismatch).
 pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
-    let parsed = serde_json::from_str::<Model>(text);
+    let parsed = from_str_unbounded::<Model>(text);
     let found = match &parsed {
         Ok(model) => Some(u64::from(model.schema_version)),
         Err(_) => schema_version_of(text),
