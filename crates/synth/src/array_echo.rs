@@ -133,6 +133,7 @@ mod tests {
             query: &[],
             body,
             session: "s",
+            answered: None,
         }
     }
 

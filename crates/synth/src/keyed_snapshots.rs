@@ -84,6 +84,7 @@ fn learn_variant(
             query: &o.query,
             body: &o.req_fields,
             session: o.session,
+            answered: crate::unify::answered_window(o),
         })
         .collect();
     let present = Value::Bool(true);

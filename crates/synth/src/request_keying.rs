@@ -643,6 +643,7 @@ mod tests {
                 query: &[],
                 body: b,
                 session: s,
+                answered: None,
             })
             .collect()
     }

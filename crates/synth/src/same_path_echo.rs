@@ -166,6 +166,7 @@ mod tests {
             query: &[],
             body,
             session: "s",
+            answered: None,
         }
     }
 

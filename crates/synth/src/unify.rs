@@ -45,6 +45,11 @@ pub const MAX_RECORDED_VALUES: usize = 256;
 /// Fewest observations without a request field that may fix a hole's value when it is absent
 /// ([`Hole::when_absent`]): one could be chance.
 const MIN_ABSENT_SUPPORT: usize = 2;
+
+/// How far a timestamp may lie outside its exchange's answering window and still be read as
+/// stamped then: a whole-second value truncates up to a second, and the upstream's clock may
+/// run a little off the recorder's.
+const STAMP_SLACK_US: i64 = 2_000_000;
 /// Most distinct request fields considered for [`Hole::when_absent`].
 const MAX_ABSENT_FIELDS: usize = 32;
 
@@ -54,6 +59,12 @@ fn top_level(pointer: &str) -> &str {
         Some(at) => &pointer[..at + 1],
         None => pointer,
     }
+}
+
+/// An observation's answering window, when its recording carries timing.
+pub fn answered_window(obs: &Obs<'_>) -> Option<(u64, u64)> {
+    let t = &obs.ex.timing;
+    (t.request_start_us > 0).then(|| (t.request_start_us, t.last_byte_us.max(t.request_start_us)))
 }
 
 /// The request side of one observation, as echo detection sees it.
@@ -66,6 +77,9 @@ pub struct Ctx<'o> {
     /// The recording session (request keying counts a key seen again in the same session as
     /// no new evidence).
     pub session: &'o str,
+    /// When the exchange was answered: its request start and last byte, in unix microseconds
+    /// (`None` where the recording has no timing).
+    pub answered: Option<(u64, u64)>,
 }
 
 impl<'o> Ctx<'o> {
@@ -79,6 +93,7 @@ impl<'o> Ctx<'o> {
             query: &obs.query,
             body: &obs.req_fields,
             session: obs.session,
+            answered: answered_window(obs),
         }
     }
 
@@ -358,6 +373,29 @@ impl Unifier<'_> {
         }))
     }
 
+    /// Whether the one timestamp every observation answered lies, for each, within the
+    /// window its exchange was answered in (give or take [`STAMP_SLACK_US`], a whole-second
+    /// value's truncation and a server clock a little off the recorder's).
+    fn stamped_when_answered(
+        &self,
+        vals: &[(&Value, usize)],
+        unit: &wraith_model::ClockUnit,
+    ) -> bool {
+        let Some(at) = values::clock_value_us(vals[0].0, unit) else {
+            return false;
+        };
+        vals.iter().all(|(_, i)| {
+            self.ctxs
+                .get(*i)
+                .and_then(|c| c.answered)
+                .is_some_and(|(start, end)| {
+                    let (start, end) = (start as i64, end as i64);
+                    at >= start.saturating_sub(STAMP_SLACK_US)
+                        && at <= end.saturating_add(STAMP_SLACK_US)
+                })
+        })
+    }
+
     fn unify_scalars(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
         let n = vals.len();
         let observed_type = common_type(vals);
@@ -379,10 +417,12 @@ impl Unifier<'_> {
         }
         if all_equal {
             // One observation of a timestamp under a time-like key: a clock, not a constant
-            // (several observations that agree say the provider really answers a constant).
-            if n == 1
-                && key.is_some_and(values::is_time_key)
+            // (several observations that agree say the provider really answers a constant) —
+            // unless every one of them names the moment its own exchange was answered: a run
+            // of requests inside one second stamps one value, and it is still the clock.
+            if key.is_some_and(values::is_time_key)
                 && let Some(unit) = values::clock_unit(vals[0].0, key)
+                && (n == 1 || self.stamped_when_answered(vals, &unit))
             {
                 return Node::Hole(Hole {
                     source: HoleKind::Clock { unit },
@@ -390,7 +430,7 @@ impl Unifier<'_> {
                     examples: examples(vals),
                     more_examples: Vec::new(),
                     examples_cut: false,
-                    confidence_bp: 5_000,
+                    confidence_bp: if n == 1 { 5_000 } else { 7_000 },
                     when_absent: None,
                     keyed: None,
                 });
@@ -904,6 +944,7 @@ mod tests {
             query,
             body,
             session: "s",
+            answered: None,
         }
     }
 
@@ -995,6 +1036,82 @@ mod tests {
             Some(&Value::Null),
             "the default leads"
         );
+    }
+
+    /// `created` answered as `value` by three creates, each answered inside `window(i)`.
+    fn created_of(value: Value, window: impl Fn(u64) -> Option<(u64, u64)>) -> Node {
+        let ctxs: Vec<Ctx<'_>> = (0..3)
+            .map(|i| Ctx {
+                answered: window(i),
+                ..ctx(&[], &[], &[])
+            })
+            .collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+        };
+        let vals: Vec<(&Value, usize)> = (0..3).map(|i| (&value, i)).collect();
+        u.unify(&vals, Some("created"), "/created")
+    }
+
+    /// 2026-01-01T00:00:01Z, in unix seconds.
+    const STAMPED: u64 = 1_767_225_601;
+
+    #[test]
+    fn one_timestamp_every_answer_stamped_inside_its_window_is_a_clock() {
+        // Three creates inside one second: the one value they agree on is still "now".
+        let at = |i: u64| {
+            Some((
+                STAMPED * 1_000_000 + i * 1_000,
+                STAMPED * 1_000_000 + i * 1_000 + 500,
+            ))
+        };
+        let node = created_of(json!(STAMPED), at);
+        assert!(
+            matches!(
+                &node,
+                Node::Hole(Hole {
+                    source: HoleKind::Clock {
+                        unit: wraith_model::ClockUnit::EpochSec
+                    },
+                    ..
+                })
+            ),
+            "{node:?}"
+        );
+        let iso = created_of(json!("2026-01-01T00:00:01.000Z"), at);
+        assert!(
+            matches!(
+                &iso,
+                Node::Hole(Hole {
+                    source: HoleKind::Clock { .. },
+                    ..
+                })
+            ),
+            "{iso:?}"
+        );
+    }
+
+    #[test]
+    fn one_timestamp_far_from_when_it_was_answered_stays_a_constant() {
+        // The same value read a day later (a record's creation time), or with no timing.
+        let day_later = |_| {
+            Some((
+                (STAMPED + 86_400) * 1_000_000,
+                (STAMPED + 86_400) * 1_000_000,
+            ))
+        };
+        let later = created_of(json!(STAMPED), day_later);
+        assert!(matches!(later, Node::Const { .. }), "{later:?}");
+        let untimed = created_of(json!(STAMPED), |_| None);
+        assert!(matches!(untimed, Node::Const { .. }), "{untimed:?}");
+        // One of three answered a day later: not every answer was stamped then.
+        let mixed = created_of(json!(STAMPED), |i| {
+            let t = if i == 2 { STAMPED + 86_400 } else { STAMPED };
+            Some((t * 1_000_000, t * 1_000_000))
+        });
+        assert!(matches!(mixed, Node::Const { .. }), "{mixed:?}");
     }
 
     /// `n` distinct values (`host-0`, ...) each recorded twice, in order, on requests that
