@@ -190,6 +190,11 @@ impl EchoContext {
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| Value::String(v.clone())),
             EchoSource::Body { pointer } => self.body.as_ref()?.pointer(pointer).cloned(),
+            EchoSource::Within {
+                source,
+                prefix,
+                suffix,
+            } => EchoSource::within_text(prefix, &self.value(source)?, suffix).map(Value::String),
         }
     }
 }

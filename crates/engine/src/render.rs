@@ -96,6 +96,12 @@ impl ReqCtx<'_> {
                 .and_then(|b| json_pointer_get(b, pointer))
                 .cloned(),
             EchoSource::Header { name } => self.header(name).map(|v| Value::String(v.to_string())),
+            EchoSource::Within {
+                source,
+                prefix,
+                suffix,
+            } => EchoSource::within_text(prefix, &self.echo_source(source)?, suffix)
+                .map(Value::String),
         }
     }
 }

@@ -410,6 +410,32 @@ pub enum EchoSource {
     Body { pointer: String },
     /// A request header (lowercase name).
     Header { name: String },
+    /// Another source's value set in fixed text: `prefix`, the value as text, `suffix` (an
+    /// error message naming what the request named: `No such customer: 'cus_…'`). Every
+    /// recorded answer at the position was this text around its own request's value.
+    Within {
+        source: Box<EchoSource>,
+        prefix: String,
+        suffix: String,
+    },
+}
+
+impl EchoSource {
+    /// `value` as the text a [`EchoSource::Within`] sets between its prefix and suffix: a
+    /// string as it is, a number or boolean in its JSON spelling; other values are not text.
+    pub fn as_text(value: &serde_json::Value) -> Option<String> {
+        match value {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The text a [`EchoSource::Within`] renders around `inner`, its source's value.
+    pub fn within_text(prefix: &str, inner: &serde_json::Value, suffix: &str) -> Option<String> {
+        Some(format!("{prefix}{}{suffix}", Self::as_text(inner)?))
+    }
 }
 
 /// The learned shape of a generated value.

@@ -193,6 +193,7 @@ pub fn spell(field: &EchoSource) -> String {
         EchoSource::Query { name } => format!("query.{name}"),
         EchoSource::Path { param } => format!("path.{param}"),
         EchoSource::Header { name } => format!("header.{name}"),
+        EchoSource::Within { source, .. } => spell(source),
     }
 }
 
@@ -328,7 +329,7 @@ fn sent_of<'a>(field: &EchoSource, ctx: &Ctx<'a>) -> Option<Sent<'a>> {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, sent)| Sent::Query(sent)),
-        EchoSource::Path { .. } | EchoSource::Header { .. } => None,
+        EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => None,
     }
 }
 
@@ -555,7 +556,9 @@ pub fn diagnose(
                             o.req_fields.iter().any(|(p, _)| p == pointer)
                         }
                         EchoSource::Query { name } => o.query.iter().any(|(n, _)| n == name),
-                        EchoSource::Path { .. } | EchoSource::Header { .. } => false,
+                        EchoSource::Path { .. }
+                        | EchoSource::Header { .. }
+                        | EchoSource::Within { .. } => false,
                     })
                 })
             });

@@ -46,6 +46,10 @@ pub const MAX_RECORDED_VALUES: usize = 256;
 /// ([`Hole::when_absent`]): one could be chance.
 const MIN_ABSENT_SUPPORT: usize = 2;
 
+/// The shortest request value an echo within text is learned from: shorter ones (`1`, `ok`)
+/// sit inside unrelated text by chance.
+const MIN_WITHIN_LEN: usize = 3;
+
 /// How far a timestamp may lie outside its exchange's answering window and still be read as
 /// stamped then: a whole-second value truncates up to a second, and the upstream's clock may
 /// run a little off the recorder's.
@@ -114,7 +118,7 @@ impl<'o> Ctx<'o> {
                 .iter()
                 .find(|(p, _)| p == pointer)
                 .map(|(_, v)| ReqVal::Json(v)),
-            EchoSource::Header { .. } => None,
+            EchoSource::Header { .. } | EchoSource::Within { .. } => None,
         }
     }
 
@@ -128,7 +132,9 @@ impl<'o> Ctx<'o> {
         match field {
             EchoSource::Body { pointer } => self.body.iter().any(|(p, _)| top_level(p) == pointer),
             EchoSource::Query { name } => self.query.iter().any(|(n, _)| n == name),
-            EchoSource::Path { .. } | EchoSource::Header { .. } => false,
+            EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => {
+                false
+            }
         }
     }
 
@@ -166,6 +172,14 @@ enum ReqVal<'a> {
 }
 
 impl ReqVal<'_> {
+    /// The value as text, as an [`EchoSource::Within`] sets it.
+    fn text(&self) -> Option<String> {
+        match self {
+            ReqVal::Str(s) => Some((*s).to_string()),
+            ReqVal::Json(v) => EchoSource::as_text(v),
+        }
+    }
+
     /// Whether a response value is a copy of this request value (form strings match numbers
     /// and booleans spelled the same way).
     fn matches(&self, v: &Value) -> bool {
@@ -373,6 +387,86 @@ impl Unifier<'_> {
         }))
     }
 
+    /// A string position every observation answered as one fixed text around its own
+    /// request's value of one source (path parameter, query parameter or body field), with at
+    /// least two distinct such values, each at least [`MIN_WITHIN_LEN`] characters: an echo
+    /// [`EchoSource::Within`] that text. The sources tried are the first observation's, in
+    /// request order.
+    fn echo_within(&self, vals: &[(&Value, usize)]) -> Option<Hole> {
+        let texts: Vec<&str> = vals
+            .iter()
+            .map(|(v, _)| v.as_str())
+            .collect::<Option<_>>()?;
+        let first = self.ctxs.get(vals.first()?.1)?;
+        let sources = first
+            .params
+            .iter()
+            .map(|(n, _)| EchoSource::Path { param: n.clone() })
+            .chain(
+                first
+                    .query
+                    .iter()
+                    .map(|(n, _)| EchoSource::Query { name: n.clone() }),
+            )
+            .chain(
+                first
+                    .body
+                    .iter()
+                    .filter(|(_, v)| v.is_string() || v.is_number())
+                    .map(|(p, _)| EchoSource::Body { pointer: p.clone() }),
+            );
+        for src in sources {
+            let mut affix: Option<(&str, &str)> = None;
+            let mut distinct: std::collections::BTreeSet<String> = Default::default();
+            let all = vals.iter().zip(&texts).all(|((_, c), text)| {
+                let Some(inner) = self
+                    .ctxs
+                    .get(*c)
+                    .and_then(|ctx| ctx.lookup(&src))
+                    .and_then(|r| r.text())
+                    .filter(|t| t.chars().count() >= MIN_WITHIN_LEN)
+                else {
+                    return false;
+                };
+                let Some(at) = text.find(inner.as_str()) else {
+                    return false;
+                };
+                let (prefix, suffix) = (&text[..at], &text[at + inner.len()..]);
+                if prefix.is_empty() && suffix.is_empty() {
+                    return false;
+                }
+                if affix.is_some_and(|a| a != (prefix, suffix)) {
+                    return false;
+                }
+                affix = Some((prefix, suffix));
+                distinct.insert(inner);
+                true
+            });
+            if all
+                && distinct.len() >= 2
+                && let Some((prefix, suffix)) = affix
+            {
+                return Some(Hole {
+                    source: HoleKind::Echo {
+                        from: EchoSource::Within {
+                            source: Box::new(src),
+                            prefix: prefix.to_string(),
+                            suffix: suffix.to_string(),
+                        },
+                    },
+                    observed_type: JsonType::String,
+                    examples: examples(vals),
+                    more_examples: Vec::new(),
+                    examples_cut: false,
+                    confidence_bp: 8_000,
+                    when_absent: None,
+                    keyed: None,
+                });
+            }
+        }
+        None
+    }
+
     /// Whether the one timestamp every observation answered lies, for each, within the
     /// window its exchange was answered in (give or take [`STAMP_SLACK_US`], a whole-second
     /// value's truncation and a server clock a little off the recorder's).
@@ -438,6 +532,10 @@ impl Unifier<'_> {
             return Node::Const {
                 value: vals[0].0.clone(),
             };
+        }
+        // 1b. A request value set in fixed text (an error message naming the requested id).
+        if let Some(hole) = self.echo_within(vals) {
+            return Node::Hole(hole);
         }
         let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
 
@@ -1112,6 +1210,66 @@ mod tests {
             Some((t * 1_000_000, t * 1_000_000))
         });
         assert!(matches!(mixed, Node::Const { .. }), "{mixed:?}");
+    }
+
+    /// `message` answers of reads of `ids`, each request naming its id in the path.
+    fn messages_of(ids: &[&str], message: impl Fn(&str) -> String) -> Node {
+        let ctxs: Vec<Ctx<'_>> = ids.iter().map(|id| ctx(&[("id", id)], &[], &[])).collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+        };
+        let values: Vec<Value> = ids.iter().map(|id| json!(message(id))).collect();
+        let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        u.unify(&vals, Some("message"), "/error/message")
+    }
+
+    #[test]
+    fn a_message_naming_each_requested_id_echoes_it_within_its_text() {
+        let node = messages_of(&["cus_0001", "cus_0002"], |id| {
+            format!("No such customer: '{id}'")
+        });
+        let Node::Hole(hole) = node else {
+            panic!("hole expected: {node:?}")
+        };
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Within {
+                    source: Box::new(EchoSource::Path { param: "id".into() }),
+                    prefix: "No such customer: '".into(),
+                    suffix: "'".into(),
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn text_around_a_request_value_is_not_learned_from_one_value_or_changing_text() {
+        // One distinct id: nothing tells the id from text that merely contains it.
+        let once = messages_of(&["cus_0001", "cus_0001"], |id| {
+            format!("No such customer: '{id}'")
+        });
+        assert!(matches!(once, Node::Const { .. }), "{once:?}");
+        // The text around the id differs between answers.
+        let changing = messages_of(&["cus_0001", "cus_0002"], |id| {
+            if id.ends_with('1') {
+                format!("No such customer: '{id}'")
+            } else {
+                format!("Customer {id} was deleted")
+            }
+        });
+        assert!(
+            !matches!(
+                changing,
+                Node::Hole(Hole {
+                    source: HoleKind::Echo { .. },
+                    ..
+                })
+            ),
+            "{changing:?}"
+        );
     }
 
     /// `n` distinct values (`host-0`, ...) each recorded twice, in order, on requests that
