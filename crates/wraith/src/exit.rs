@@ -52,8 +52,10 @@ impl CliError {
 /// Result of a command: the exit code to use on success paths too (check may exit 2 with a report).
 pub type CmdResult = Result<ExitCode, CliError>;
 
-/// Print the error chain on stderr and turn it into the process exit code.
+/// Print the error chain on stderr and turn it into the process exit code. Never panics: a
+/// recorder stopped by SIGHUP may have lost its terminal, and its exit code still matters.
 pub fn report(e: &CliError) -> ExitCode {
-    eprintln!("error: {:#}", e.error);
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "error: {:#}", e.error);
     ExitCode::from(e.code as u8)
 }

@@ -504,6 +504,46 @@ async fn sigint_lets_a_streaming_exchange_finish_before_the_session_is_finalized
     assert!(leftovers(&twin.root).is_empty());
 }
 
+/// Closing the recorder's terminal sends SIGHUP: it must stop as Ctrl-C does, keeping every
+/// exchange already answered and finalizing the manifest, not die on the spot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_keeps_every_answered_exchange_and_finalizes_the_manifest() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("hangup", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+    let paths = ["/one", "/two", "/three"];
+    for path in paths {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+    }
+    let stdout = rec.stdout_path().to_path_buf();
+    rec.send_signal("HUP");
+    let (status, stderr) = rec.wait();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "record exited with {status}: {stderr}"
+    );
+    assert!(stderr.contains("stopping"), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 3, "--json summary: {summary}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert!(s.manifest.complete, "manifest finalized");
+    assert_eq!(s.manifest.exchange_count, 3);
+    let got: Vec<&str> = s
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(got, paths);
+    assert!(leftovers(&twin.root).is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
     let upstream = Upstream::start("", None).await;

@@ -1,5 +1,5 @@
 //! `wraith record <twin>`: run the recording proxy in front of the twin's `[service] base_url`
-//! until Ctrl-C / SIGTERM, then finalize every session and report what was recorded.
+//! until Ctrl-C / SIGTERM / SIGHUP, then finalize every session and report what was recorded.
 
 use std::io::IsTerminal as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -23,8 +23,8 @@ use crate::output::print_json;
   wraith record shop --tag checkout --idle-timeout 300
   wraith record shop --duration 600        # stop by itself after ten minutes
 
-Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM), or the end
-of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
+Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM, or SIGHUP
+when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, and every session
 manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.")]
@@ -172,31 +172,31 @@ pub fn run(args: Args) -> CmdResult {
         print_json(&summary);
     } else {
         for s in &summary.sessions {
-            eprintln!(
+            say(format_args!(
                 "recorded session {} ({} exchange{})",
                 s.session_id,
                 s.exchange_count,
                 if s.exchange_count == 1 { "" } else { "s" }
-            );
+            ));
             if s.only_failures {
-                eprintln!(
+                say(format_args!(
                     "warning: session {} recorded only error answers (status >= 400); check the \
                      upstream and credentials before synthesizing from it",
                     s.session_id
-                );
+                ));
             }
         }
-        eprintln!(
+        say(format_args!(
             "{} exchange(s) in {} session(s) under {}",
             summary.exchanges,
             summary.sessions.len(),
             twin.sessions_dir().display()
-        );
+        ));
         if summary.transport_failures > 0 {
-            eprintln!(
+            say(format_args!(
                 "warning: {} request(s) got no upstream answer (502) and were not recorded",
                 summary.transport_failures
-            );
+            ));
         }
     }
     if !summary.write_errors.is_empty() {
@@ -209,45 +209,59 @@ pub fn run(args: Args) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, or once `duration` has passed.
+/// Resolves on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP, or once `duration` has passed.
 async fn stop_after(duration: Option<Duration>) {
     match duration {
         Some(d) => tokio::select! {
             () = shutdown_signal() => {}
             () = tokio::time::sleep(d) => {
-                eprintln!(
+                say(format_args!(
                     "wraith record: --duration of {} s reached; stopping; finishing in-flight \
                      exchanges",
                     d.as_secs()
-                );
+                ));
             }
         },
         None => shutdown_signal().await,
     }
 }
 
-/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM.
+/// Resolves on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP. SIGHUP is what a closed terminal
+/// sends: it stops the recorder as gracefully as Ctrl-C does, so the exchanges already answered
+/// are kept and every manifest is finalized.
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        // A stream that cannot be set up waits forever; Ctrl-C still stops the recorder.
+        async fn on(kind: SignalKind) {
+            match signal(kind) {
+                Ok(mut s) => {
+                    s.recv().await;
                 }
+                Err(_) => std::future::pending().await,
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+        }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = on(SignalKind::terminate()) => {}
+            () = on(SignalKind::hangup()) => {}
         }
     }
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    eprintln!("wraith record: stopping; finishing in-flight exchanges");
+    say(format_args!(
+        "wraith record: stopping; finishing in-flight exchanges"
+    ));
+}
+
+/// A line on stderr that never panics: after SIGHUP the terminal may be gone, and the
+/// recordings must still be finalized.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Log proxy events (upstream failures, session rotation) on stderr; `RUST_LOG` overrides.

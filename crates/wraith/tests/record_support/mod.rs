@@ -392,11 +392,16 @@ impl Recording {
 
     /// Send SIGINT without waiting.
     pub fn send_sigint(&self) {
+        self.send_signal("INT");
+    }
+
+    /// Send the signal `name` (`INT`, `TERM`, `HUP`, ...) without waiting.
+    pub fn send_signal(&self, name: &str) {
         let status = Command::new("kill")
-            .args(["-INT", &self.pid().to_string()])
+            .args([&format!("-{name}"), &self.pid().to_string()])
             .status()
             .unwrap();
-        assert!(status.success(), "kill -INT failed");
+        assert!(status.success(), "kill -{name} failed");
     }
 
     /// True once the proxy refuses new connections (it stopped accepting).
@@ -414,7 +419,10 @@ impl Recording {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("wraith record did not stop after SIGINT: {}", self.stderr());
+                panic!(
+                    "wraith record did not stop after the signal: {}",
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
