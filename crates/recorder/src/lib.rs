@@ -38,7 +38,7 @@ mod upstream;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -75,6 +75,15 @@ pub enum RecorderError {
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
+    },
+    #[error(
+        "cannot write recordings in {}: {error}; {fix}, then start `wraith record` again",
+        path.display()
+    )]
+    SessionsDir {
+        path: PathBuf,
+        error: std::io::Error,
+        fix: &'static str,
     },
     #[error("the recorder stopped unexpectedly: {0}")]
     Runtime(String),
@@ -148,10 +157,16 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Build the upstream client and bind the listener. Nothing is recorded until [`run`].
+    /// Check that the sessions folder takes new sessions, build the upstream client and bind
+    /// the listener. Nothing is recorded until [`run`]: a recorder that could not write what
+    /// it proxies must not start proxying.
     ///
     /// [`run`]: Recorder::run
     pub async fn bind(config: RecorderConfig) -> Result<Recorder, RecorderError> {
+        let dir = config.sessions_dir.clone();
+        tokio::task::spawn_blocking(move || check_writable(&dir))
+            .await
+            .map_err(|e| RecorderError::Runtime(e.to_string()))??;
         let client = upstream::build_client(config.upstream_ca_pem.as_deref())?;
         let listener =
             TcpListener::bind(config.listen)
@@ -297,6 +312,33 @@ impl Recorder {
             write_errors: state.sessions.errors(),
         })
     }
+}
+
+/// Make sure `sessions_dir` exists and a session folder with a file in it can be created
+/// there, the way [`SessionWriter`](wraith_recording::session::SessionWriter) will: create
+/// a hidden probe folder (a Wraith temp name, so a crash leaves nothing a reader lists), write
+/// a file in it, remove both.
+fn check_writable(sessions_dir: &Path) -> Result<(), RecorderError> {
+    let fail = |error: std::io::Error| RecorderError::SessionsDir {
+        path: sessions_dir.to_path_buf(),
+        error,
+        fix: "make the folder writable by this user (or free disk space there)",
+    };
+    if sessions_dir.exists() && !sessions_dir.is_dir() {
+        return Err(RecorderError::SessionsDir {
+            path: sessions_dir.to_path_buf(),
+            error: std::io::Error::other("it is a file, not a folder"),
+            fix: "move the file out of the way",
+        });
+    }
+    std::fs::create_dir_all(sessions_dir).map_err(fail)?;
+    let probe = wraith_recording::fsutil::temp_path_beside(&sessions_dir.join("write-check"));
+    std::fs::create_dir(&probe).map_err(fail)?;
+    let written = std::fs::write(probe.join("probe"), b"wraith\n");
+    let _ = std::fs::remove_file(probe.join("probe"));
+    let removed = std::fs::remove_dir(&probe);
+    written.map_err(fail)?;
+    removed.map_err(fail)
 }
 
 /// Wall-clock unix microseconds. The recorder is the one place that stamps real time: it

@@ -677,3 +677,52 @@ fn a_zero_duration_and_the_unbuilt_proxy_modes_are_usage_errors() {
         assert!(!ready.exists(), "{args:?} must not start listening");
     }
 }
+
+/// A recordings folder the recorder cannot write to would have it proxy traffic it cannot
+/// keep: it refuses at startup (exit 4) naming the folder, before it listens.
+#[test]
+fn an_unwritable_recordings_folder_is_refused_with_exit_4_before_listening() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let twin = Twin::init("readonly", "http://127.0.0.1:9");
+    let sessions = twin.sessions_dir();
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root writes through any mode bits: nothing to test then.
+    let probe = sessions.join("probe");
+    if std::fs::write(&probe, b"x").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        eprintln!("skipped: a read-only folder is still writable for this user (root)");
+        return;
+    }
+    let out = record_until_exit(&twin);
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.code, Some(4), "{}", out.stderr);
+    assert!(!out.listened, "it must not start listening");
+    assert!(
+        out.stderr.contains("readonly/recordings/sessions"),
+        "the message names the folder: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("writable"), "{}", out.stderr);
+}
+
+/// The same refusal when the recordings folder cannot be made at all (a file is in the way);
+/// this one holds for every user, root included.
+#[test]
+fn a_file_in_place_of_the_recordings_folder_is_refused_with_exit_4_before_listening() {
+    let twin = Twin::init("blocked", "http://127.0.0.1:9");
+    let sessions = twin.sessions_dir();
+    if sessions.exists() {
+        std::fs::remove_dir_all(&sessions).unwrap();
+    }
+    std::fs::write(&sessions, b"not a folder\n").unwrap();
+    let out = record_until_exit(&twin);
+    assert_eq!(out.code, Some(4), "{}", out.stderr);
+    assert!(!out.listened, "it must not start listening");
+    assert!(
+        out.stderr.contains("blocked/recordings/sessions"),
+        "the message names the folder: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("not a folder"), "{}", out.stderr);
+}

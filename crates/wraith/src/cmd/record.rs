@@ -27,7 +27,12 @@ Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, and every session
 manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
-/__wraith/ready, /__wraith/info and POST /__wraith/new-session.")]
+/__wraith/ready, /__wraith/info and POST /__wraith/new-session.
+
+Exit codes: 0 stopped and everything recorded was written · 1 usage or configuration error ·
+3 scrub policy refusal (no WRAITH_HMAC_KEY under CI) · 4 IO failure: the twin's
+recordings/sessions/ folder cannot be written (checked before listening), the port cannot be
+bound, or a recording write failed while running.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,

@@ -443,6 +443,51 @@ impl Drop for Recording {
     }
 }
 
+/// How a `wraith record` that should refuse to start ended.
+pub struct Refusal {
+    /// Exit code; `None` when it was still running at the deadline (and was killed).
+    pub code: Option<i32>,
+    pub stderr: String,
+    /// It wrote its `--ready-json` file: it started listening.
+    pub listened: bool,
+}
+
+/// Run `wraith record <twin> --port 0 --ready-json …` and wait (at most 20 s) for it to exit by
+/// itself; one that is still running then is killed and reported with `code: None`.
+pub fn record_until_exit(twin: &Twin) -> Refusal {
+    let ready = twin
+        .tmp
+        .path()
+        .join(format!("record-ready-{}.json", unique()));
+    let stderr_path = twin
+        .tmp
+        .path()
+        .join(format!("record-stderr-{}.log", unique()));
+    let mut child = twin
+        .record_command(&["--port", "0", "--ready-json", ready.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Refusal {
+        code,
+        stderr: std::fs::read_to_string(&stderr_path).unwrap_or_default(),
+        listened: ready.exists(),
+    }
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
