@@ -15,7 +15,9 @@
 //!   upstream path, the same way `wraith import` records HAR entries.
 //! - **Streaming**: response bodies are forwarded frame by frame as they arrive; the exchange is
 //!   written when the body ends. A body cut short (client gone, upstream error, shutdown after the
-//!   drain timeout) is still recorded, with `truncated: true`. Request bodies are read whole
+//!   drain timeout) is still recorded, with `truncated: true`. A request cut at the drain
+//!   timeout before the upstream sent its response head has no answer to record: it is not
+//!   recorded, and the summary counts it apart (`cut_unrecorded`). Request bodies are read whole
 //!   before forwarding (they are recorded whole anyway).
 //! - **Transport failures** (upstream unreachable, TLS errors) answer 502 with a JSON error body
 //!   and record nothing.
@@ -141,8 +143,12 @@ pub struct RecordSummary {
     pub exchanges: u64,
     /// Requests that got no upstream answer (502, nothing recorded).
     pub transport_failures: u64,
-    /// Exchanges still in flight when the drain timeout ran out (recorded as truncated).
+    /// Exchanges whose response was still streaming when the drain timeout ran out: recorded
+    /// with `truncated: true` (and counted in `exchanges` once written).
     pub cut_at_shutdown: usize,
+    /// Requests still waiting for the upstream's response head when the drain timeout ran
+    /// out: cut, and not recorded (there was no answer to record).
+    pub cut_unrecorded: usize,
     /// Failures to write recordings; non-empty means some traffic was not recorded.
     pub write_errors: Vec<String>,
 }
@@ -215,8 +221,8 @@ impl Recorder {
     }
 
     /// Serve until `shutdown` resolves, then stop accepting, let in-flight exchanges finish
-    /// (bounded by the drain timeout; the rest are cut and recorded as truncated), and finalize
-    /// every open session.
+    /// (bounded by the drain timeout; the rest are cut: recorded as truncated when their
+    /// response had begun, not recorded when it had not), and finalize every open session.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()>,
@@ -284,16 +290,30 @@ impl Recorder {
         let drained = tokio::time::timeout(drain_timeout, graceful.shutdown())
             .await
             .is_ok();
-        let mut cut_at_shutdown = 0;
         if !drained {
-            cut_at_shutdown = state.sessions.in_flight();
             tracing::warn!(
-                in_flight = cut_at_shutdown,
-                "drain timeout reached: cutting the remaining exchanges (recorded as truncated)"
+                in_flight = state.sessions.in_flight(),
+                "drain timeout reached: cutting the exchanges still in flight"
             );
+            state.sessions.start_cut();
             connections.abort_all();
         }
         while connections.join_next().await.is_some() {}
+        // Every cut exchange is settled now: recorded truncated (its response had begun) or
+        // dropped (no response head yet). Say which, truthfully.
+        let cut = state.sessions.cut_tally();
+        if cut.recorded > 0 {
+            tracing::warn!(
+                exchanges = cut.recorded,
+                "cut while their response was streaming: recorded with truncated=true"
+            );
+        }
+        if cut.unrecorded > 0 {
+            tracing::warn!(
+                requests = cut.unrecorded,
+                "cut before the upstream answered: NOT recorded (no response arrived)"
+            );
+        }
         // Cut bodies are written on the blocking pool; give those writes time to land.
         if !state.sessions.wait_settled(drain_timeout).await {
             tracing::warn!("some recordings were still being written at shutdown");
@@ -308,7 +328,8 @@ impl Recorder {
             exchanges: finalized.iter().map(|s| s.exchange_count).sum(),
             sessions: finalized,
             transport_failures: state.transport_failures.load(Ordering::Relaxed),
-            cut_at_shutdown,
+            cut_at_shutdown: cut.recorded,
+            cut_unrecorded: cut.unrecorded,
             write_errors: state.sessions.errors(),
         })
     }

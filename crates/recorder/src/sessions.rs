@@ -103,6 +103,21 @@ pub(crate) struct Sessions {
     settled: Notify,
     /// Persistence failures (each already logged), reported by the run summary.
     errors: Mutex<Vec<String>>,
+    /// Set when shutdown's drain timeout ran out and the exchanges still in flight are cut.
+    cutting: AtomicBool,
+    /// Exchanges cut while their response streamed: handed over for writing, truncated.
+    cut_recorded: AtomicUsize,
+    /// Exchanges cut before the upstream's response head arrived: nothing to record.
+    cut_unrecorded: AtomicUsize,
+}
+
+/// What cutting the exchanges in flight at the drain timeout did to them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CutTally {
+    /// Cut while streaming their response: recorded with `truncated: true`.
+    pub(crate) recorded: usize,
+    /// Cut while still waiting for the upstream's response head: not recorded.
+    pub(crate) unrecorded: usize,
 }
 
 impl Sessions {
@@ -123,6 +138,23 @@ impl Sessions {
             }),
             settled: Notify::new(),
             errors: Mutex::new(Vec::new()),
+            cutting: AtomicBool::new(false),
+            cut_recorded: AtomicUsize::new(0),
+            cut_unrecorded: AtomicUsize::new(0),
+        }
+    }
+
+    /// From now on, every exchange that ends without its whole response is counted as cut at
+    /// shutdown (see [`Sessions::cut_tally`]).
+    pub(crate) fn start_cut(&self) {
+        self.cutting.store(true, Ordering::SeqCst);
+    }
+
+    /// The exchanges cut since [`Sessions::start_cut`], by what became of them.
+    pub(crate) fn cut_tally(&self) -> CutTally {
+        CutTally {
+            recorded: self.cut_recorded.load(Ordering::SeqCst),
+            unrecorded: self.cut_unrecorded.load(Ordering::SeqCst),
         }
     }
 
@@ -433,6 +465,9 @@ impl Ticket {
     /// ended, not by which blocking thread runs first.
     pub(crate) fn complete(mut self, exchange: Exchange) {
         if let Some(slot) = self.slot.take() {
+            if exchange.truncated && self.sessions.cutting.load(Ordering::SeqCst) {
+                self.sessions.cut_recorded.fetch_add(1, Ordering::SeqCst);
+            }
             slot.queue.lock().push_back(exchange);
             let sessions = self.sessions.clone();
             run_blocking(move || sessions.drain(&slot));
@@ -443,6 +478,12 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
+            // Dropped unanswered while shutdown cuts: the upstream had not sent a response
+            // head, so there is no answer to record (a transport failure is answered, and
+            // dropped, before any cut).
+            if self.sessions.cutting.load(Ordering::SeqCst) {
+                self.sessions.cut_unrecorded.fetch_add(1, Ordering::SeqCst);
+            }
             let sessions = self.sessions.clone();
             run_blocking(move || sessions.settle(&slot));
         }

@@ -570,6 +570,74 @@ async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
     assert!(leftovers(&twin.root).is_empty());
 }
 
+/// At the drain timeout, an exchange whose response is streaming is recorded truncated, and a
+/// request the upstream has not begun to answer cannot be: the log and the summary say which
+/// is which instead of counting both as recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_unanswered_at_the_drain_timeout_is_reported_as_not_recorded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("unanswered", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_drain_timeout_ms = 200\n");
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+    let mut streaming = http
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", streaming.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+    // The upstream never sends a response head for this one.
+    let held = tokio::spawn({
+        let url = format!("{}/held", rec.url);
+        let http = http.clone();
+        async move { http.get(url).send().await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !upstream.seen().iter().any(|s| s.path == "/held") {
+        assert!(
+            Instant::now() < deadline,
+            "the held request never reached the upstream"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("NOT recorded"),
+        "the log says the unanswered request was not recorded: {stderr}"
+    );
+    assert!(
+        !stderr.contains("remaining exchanges (recorded as truncated)"),
+        "{stderr}"
+    );
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 1, "--json summary: {summary}");
+    assert_eq!(summary["cut_at_shutdown"], 1, "--json summary: {summary}");
+    assert_eq!(summary["cut_unrecorded"], 1, "--json summary: {summary}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    assert_eq!(sessions[0].manifest.exchange_count, 1);
+    let ex = &sessions[0].exchanges[0];
+    assert_eq!(ex.request.path, "/stream");
+    assert!(ex.truncated);
+    assert_eq!(ex.response_body(), b"chunk-1;");
+    // The client of the cut request sees its connection closed, not an answer.
+    assert!(
+        within("the held request ends", held)
+            .await
+            .unwrap()
+            .is_err()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_upstream_answers_502_with_json_and_records_nothing() {
     // Bind then drop a listener to get a port nobody listens on.

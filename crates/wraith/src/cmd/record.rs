@@ -25,8 +25,9 @@ use crate::output::print_json;
 
 Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM, or SIGHUP
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
-finish, anything still streaming then is recorded with truncated=true, and every session
-manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
+finish, anything still streaming then is recorded with truncated=true, a request the upstream
+has not begun to answer by then is not recorded (the summary counts it as cut_unrecorded), and
+every session manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.
 
 Exit codes: 0 stopped and everything recorded was written · 1 usage or configuration error ·
@@ -201,6 +202,20 @@ pub fn run(args: Args) -> CmdResult {
             say(format_args!(
                 "warning: {} request(s) got no upstream answer (502) and were not recorded",
                 summary.transport_failures
+            ));
+        }
+        if summary.cut_at_shutdown > 0 {
+            say(format_args!(
+                "warning: {} exchange(s) were still streaming at the drain timeout and were \
+                 recorded cut short (truncated=true)",
+                summary.cut_at_shutdown
+            ));
+        }
+        if summary.cut_unrecorded > 0 {
+            say(format_args!(
+                "warning: {} request(s) had no upstream answer yet at the drain timeout and were \
+                 not recorded; raise [serve.limits] request_drain_timeout_ms to wait longer",
+                summary.cut_unrecorded
             ));
         }
     }

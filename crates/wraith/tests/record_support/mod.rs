@@ -54,6 +54,8 @@ impl Seen {
 /// - `…/stream`: a chunked body sent as `chunk-1;`, then (only after [`Upstream::release`])
 ///   `chunk-2;` and `chunk-3\n` — a proxy that buffers whole bodies can never deliver the first
 ///   chunk before the release.
+/// - `…/held`: no answer at all (not even the response head) until [`Upstream::release`];
+///   then the echo answer below.
 /// - `…/missing`: 404 with a JSON error body.
 /// - anything else: 200 (201 for POST) echoing method, path and body as JSON, with a
 ///   `set-cookie` header. (The query is not echoed: tests read it from [`Upstream::seen`].)
@@ -171,6 +173,10 @@ async fn answer(
     seen.lock().unwrap().push(record);
 
     let path = parts.uri.path();
+    if path.ends_with("/held") {
+        // No response head at all until the test releases it (or the upstream is dropped).
+        release.notified().await;
+    }
     if path.ends_with("/stream") {
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::spawn(async move {
