@@ -1,5 +1,7 @@
 //! Atomic file writes: every file Wraith writes goes through [`write_atomic`], so a crash or a
-//! full disk never leaves a half-written file where a reader would find it.
+//! full disk never leaves a half-written file where a reader would find it. A writer killed
+//! mid-write leaves its hidden temp file (`.<name>.tmp-<pid>-<n>`) behind instead;
+//! [`remove_stale_temp_files`] clears those once their writer is gone.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -7,6 +9,82 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Temp files older than this are stale wherever the writer's liveness cannot be checked (no
+/// `/proc`): no single atomic write takes that long.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The process id in a temp name [`temp_path_beside`] makes (`.<name>.tmp-<pid>-<n>`, with a
+/// non-empty `<name>`), or `None` for any other name.
+pub fn temp_name_pid(file_name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    let (target, suffix) = rest.rsplit_once(".tmp-")?;
+    let (pid, n) = suffix.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if target.is_empty() || !digits(pid) || !digits(n) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether the writer of a temp file is gone: its process id is not ours and no running process
+/// has it (read from `/proc`); where `/proc` is not there, whether the file is older than an
+/// hour.
+fn writer_gone(pid: u32, path: &Path) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    let proc_root = Path::new("/proc");
+    if proc_root.join("self").exists() {
+        return !proc_root.join(pid.to_string()).exists();
+    }
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_AFTER)
+}
+
+/// Remove, under `root` (recursively, symlinks not followed, hidden folders skipped: they are
+/// other writers' staging areas), every regular file whose name is a temp name of
+/// [`write_atomic`] and whose writer is gone (see [`temp_name_pid`]): what an interrupted write
+/// left behind. Files of a writer that is still running, and every other file, are kept.
+/// Best effort: a folder that cannot be listed or a file that cannot be removed is skipped.
+/// Returns the files removed, sorted.
+pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if kind.is_dir() {
+                if !name.starts_with('.') {
+                    stack.push(entry.path());
+                }
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            let path = entry.path();
+            if let Some(pid) = temp_name_pid(&name)
+                && writer_gone(pid, &path)
+                && fs::remove_file(&path).is_ok()
+            {
+                removed.push(path);
+            }
+        }
+    }
+    removed.sort();
+    removed
+}
 
 /// A temporary path beside `path` (same directory, so the final rename stays on one filesystem).
 pub fn temp_path_beside(path: &Path) -> PathBuf {
@@ -74,5 +152,54 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temp_names_are_recognized_only_in_the_writers_own_pattern() {
+        let made = temp_path_beside(Path::new("model/twin.wir.json"));
+        let made = made.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(temp_name_pid(&made), Some(std::process::id()));
+        assert_eq!(temp_name_pid(".000010.wrec.zst.tmp-4242-7"), Some(4242));
+        for other in [
+            "000010.wrec.zst",
+            ".000010.wrec.zst.tmp-",
+            ".000010.wrec.zst.tmp-42",
+            ".000010.wrec.zst.tmp-42-",
+            ".000010.wrec.zst.tmp-x-1",
+            "..tmp-1-2",
+            "notes.tmp-1-2",
+            ".s1.staging-42",
+        ] {
+            assert_eq!(temp_name_pid(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temp_files_of_a_gone_writer_are_removed_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = tmp.path().join("recordings/sessions/s1");
+        fs::create_dir_all(&session).unwrap();
+        let staging = tmp.path().join("recordings/sessions/.s2.staging-1");
+        fs::create_dir_all(&staging).unwrap();
+        // A process that has exited: its id names no running process (until reused).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let stale = session.join(format!(".000003.wrec.zst.tmp-{gone}-0"));
+        let mine = session.join(format!(".000004.wrec.zst.tmp-{}-0", std::process::id()));
+        let kept = [
+            mine.clone(),
+            session.join("000000.wrec.zst"),
+            session.join(format!(".notes.tmp-{gone}")),
+            staging.join(format!(".000000.wrec.zst.tmp-{gone}-0")),
+        ];
+        for p in kept.iter().chain([&stale]) {
+            fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(tmp.path()), vec![stale.clone()]);
+        assert!(!stale.exists());
+        for p in &kept {
+            assert!(p.exists(), "{} was removed", p.display());
+        }
     }
 }

@@ -82,6 +82,20 @@ pub fn request_keying(config: &TwinConfig) -> RequestKeying {
     RequestKeying { mode, rules }
 }
 
+/// Remove the temp files interrupted writes left in `twin` (`.<name>.tmp-<pid>-<n>`, of a
+/// process that is gone), and say so on stderr. Nothing else is touched; a file that cannot be
+/// removed is left for next time.
+pub(crate) fn remove_stale_temp_files(twin: &TwinDir) {
+    let removed = wraith_recording::fsutil::remove_stale_temp_files(twin.root());
+    if let Some(first) = removed.first() {
+        eprintln!(
+            "note: removed {} temporary file(s) left by interrupted writes (first: {})",
+            removed.len(),
+            first.display()
+        );
+    }
+}
+
 /// Synthesize `twin`'s model from its recordings and write it to `model/`. Used by
 /// `wraith synth` and by `wraith serve` when the model is missing or stale.
 pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, CliError> {
@@ -89,6 +103,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
+    remove_stale_temp_files(twin);
     let bar = progress(3, "synth");
     bar.set_message("read");
     let sessions_dir = twin.sessions_dir();
