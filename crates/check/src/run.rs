@@ -263,9 +263,10 @@ pub fn prepare(sessions: &[&RecordedSession]) -> Prepared {
     Prepared { distinct, bodies }
 }
 
-/// [`prepare`] on a rayon pool of `jobs` threads (`--jobs`).
+/// [`prepare`] on a rayon pool of `jobs` threads (`--jobs`), but no more threads than there are
+/// sessions: a pool is built whole, so an outsized `jobs` would cost its threads for nothing.
 pub fn prepare_parallel(sessions: &[&RecordedSession], jobs: NonZeroUsize) -> Prepared {
-    on_threads(jobs.get(), || prepare(sessions))
+    on_threads(jobs.get().min(sessions.len().max(1)), || prepare(sessions))
 }
 
 /// Replay every session and build the report. `progress` is called once per exchange.

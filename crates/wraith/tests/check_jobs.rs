@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -114,4 +116,80 @@ fn check_jobs_zero_or_with_target_is_a_usage_error() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// The most threads the process `pid` had at once while it ran, sampled from `/proc` until it
+/// exits; then its exit code.
+#[cfg(target_os = "linux")]
+fn peak_threads(child: &mut std::process::Child) -> (usize, Option<i32>) {
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (peak, status.code());
+        }
+        let threads = std::fs::read_to_string(&status)
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("Threads:"))
+                    .and_then(|n| n.trim().parse::<usize>().ok())
+            })
+            .unwrap_or(0);
+        peak = peak.max(threads);
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the check did not end; {peak} threads at most");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `--jobs N` far above the number of sessions replays on one thread per session, not on N
+/// threads (each costs its stack and its twin: `--jobs 100000` ran out of memory), and the
+/// report is still the one `--jobs 1` gives.
+#[cfg(target_os = "linux")]
+#[test]
+fn check_jobs_above_the_session_count_uses_no_more_threads_than_sessions() {
+    let twin = support::example_shop_twin();
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wraith"));
+        cmd.current_dir(twin.tmp.path())
+            .env("WRAITH_HMAC_KEY", "check-jobs-test-key")
+            .env_remove("CI")
+            .env("XDG_CONFIG_HOME", twin.tmp.path().join("config"))
+            // Rayon's global pool (reading the recordings) has a fixed size on any machine.
+            .env("RAYON_NUM_THREADS", "2")
+            .args(args);
+        cmd
+    };
+    ok(&run(&["synth", "shop"]).output().unwrap());
+    let report = || std::fs::read(twin.root.join("reports/check.json")).unwrap();
+    let one = run(&["check", "shop", "--json", "--jobs", "1"])
+        .output()
+        .unwrap();
+    let sequential = report();
+    let sessions = std::fs::read_dir(twin.root.join("recordings/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 2);
+
+    let stdout = twin.tmp.path().join("many.json");
+    let mut child = run(&["check", "shop", "--json", "--jobs", "4000"])
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (peak, code) = peak_threads(&mut child);
+    assert_eq!(code, one.status.code());
+    // The main thread, rayon's global pool (2) and one pool of at most one thread per
+    // session at a time; a few more would still be far from 4000.
+    assert!(peak >= 1, "no thread count read from /proc");
+    assert!(peak <= 8, "{peak} threads for {sessions} sessions");
+    assert!(
+        std::fs::read(&stdout).unwrap() == one.stdout,
+        "stdout differs"
+    );
+    assert!(report() == sequential, "reports/check.json differs");
 }

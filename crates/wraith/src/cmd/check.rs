@@ -70,8 +70,9 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Replay this many recorded sessions at once (in memory; default: one per available
-    /// core). Each session has its own namespace, so the report is the same for any N;
-    /// `--jobs 1` replays them one after another. A `--target` run is always sequential.
+    /// core; never more threads than there are sessions). Each session has its own namespace,
+    /// so the report is the same for any N; `--jobs 1` replays them one after another. A
+    /// `--target` run is always sequential.
     #[arg(long, value_name = "N", conflicts_with = "target", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
     /// List the divergences `[[diff.suppress]]` rules removed, each with its rule's reason
@@ -91,6 +92,12 @@ pub struct Args {
     /// `unevaluated`. CI: `--now "$(date -u +%FT%TZ)"`.
     #[arg(long, value_name = "TIME", env = "WRAITH_CHECK_NOW")]
     pub now: Option<String>,
+}
+
+/// The threads a run of `sessions` sessions uses for `--jobs N`: N, but never more than the
+/// sessions (at least 1).
+fn capped_jobs(jobs: NonZeroUsize, sessions: usize) -> NonZeroUsize {
+    NonZeroUsize::new(jobs.get().min(sessions)).unwrap_or(NonZeroUsize::MIN)
 }
 
 /// `--jobs N`: a count of sessions replayed at once, at least 1.
@@ -136,7 +143,12 @@ pub fn run(args: Args) -> CmdResult {
     let authored = authored_routes(&twin)?;
     let gate = authored_gate(&cfg)?;
     let twin_name = twin.name();
-    let jobs = args.jobs.unwrap_or_else(wraith_check::default_jobs);
+    // One thread per session at most: more could only wait (and each costs its stack and
+    // its twin), however large the N asked for.
+    let jobs = capped_jobs(
+        args.jobs.unwrap_or_else(wraith_check::default_jobs),
+        sessions.len(),
+    );
     let rules = diff_rules(&twin, &cfg)?;
     union_rules(&twin, &cfg)?;
     let freshness = freshness_gate(&twin, &cfg)?;
