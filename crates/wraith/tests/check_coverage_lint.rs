@@ -172,6 +172,33 @@ fn lint_reports_a_broken_wraith_toml() {
     );
 }
 
+/// `coverage` (and `inspect --provenance`) read `wraith.toml` as every other command does: a
+/// broken one is the same configuration error, exit 1, not something to read past.
+#[test]
+fn coverage_refuses_a_broken_wraith_toml_as_the_other_commands_do() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(t.root.join("wraith.toml"), "[service\nname = 1\n").unwrap();
+    let check = t.run(&["check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert!(said.contains("wraith.toml"), "{said}");
+    for args in [
+        &["coverage"][..],
+        &["coverage", "--json"],
+        &["inspect", "--provenance"],
+    ] {
+        let out = t.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), said, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn inspect_provenance_lists_what_each_route_can_answer_from() {
     let t = DemoTwin::synthesized();

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use wraith_twin::TwinDir;
+use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
@@ -13,7 +13,11 @@ use crate::exit::{CliError, CmdResult};
 #[command(after_help = "\
 Examples:
   wraith coverage shop
-  wraith coverage shop --json | jq .routes_seen_once")]
+  wraith coverage shop --json | jq .routes_seen_once
+
+Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
+or unreadable wraith.toml, no model or an invalid one: run `wraith synth`) · 4 the model or a
+recording could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -24,6 +28,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    // As inspect, synth, check and lint do: a broken or unreadable wraith.toml is a
+    // configuration error (exit 1), not something to read past.
+    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
     let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
         .map_err(|e| CliError::runtime(anyhow!(e)))?;

@@ -71,12 +71,13 @@ fn rfc3339(us: u64) -> Option<String> {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
-    if args.provenance {
-        return super::coverage::static_provenance(&twin, args.json);
-    }
+    // Loaded first: a broken or unreadable wraith.toml is an error whatever is asked.
     let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
+    }
+    if args.provenance {
+        return super::coverage::static_provenance(&twin, args.json);
     }
     let base_host = BaseUrl::parse(&config.service.base_url)
         .map(|b| b.authority)
