@@ -142,6 +142,165 @@ pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, Rec
     })
 }
 
+/// A session folder that reads without error but does not hold together: what
+/// [`check_sessions`] finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionProblem {
+    /// Exchange files are missing: indexes below the manifest's `exchange_count` (or below the
+    /// highest index present) that have no `NNNNNN.wrec.zst`. `missing` holds inclusive ranges
+    /// of indexes, in order.
+    MissingExchanges {
+        folder: String,
+        /// The manifest's `exchange_count`; `None` without a (readable) manifest.
+        manifest_count: Option<u64>,
+        present: u64,
+        missing: Vec<(u64, u64)>,
+    },
+    /// `manifest.json` names another session than its folder.
+    IdMismatch { folder: String, session_id: String },
+}
+
+impl SessionProblem {
+    /// The session folder's name.
+    pub fn folder(&self) -> &str {
+        match self {
+            SessionProblem::MissingExchanges { folder, .. }
+            | SessionProblem::IdMismatch { folder, .. } => folder,
+        }
+    }
+
+    /// Number of missing exchange files (0 for other problems).
+    pub fn missing_count(&self) -> u64 {
+        match self {
+            SessionProblem::MissingExchanges { missing, .. } => missing
+                .iter()
+                .map(|(a, b)| b.saturating_sub(*a).saturating_add(1))
+                .fold(0, u64::saturating_add),
+            SessionProblem::IdMismatch { .. } => 0,
+        }
+    }
+}
+
+impl std::fmt::Display for SessionProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionProblem::MissingExchanges {
+                folder,
+                manifest_count,
+                present,
+                missing,
+            } => {
+                const SHOWN: usize = 10;
+                let mut list: Vec<String> = missing
+                    .iter()
+                    .take(SHOWN)
+                    .map(|&(a, b)| {
+                        if a == b {
+                            exchange_file_name(a)
+                        } else {
+                            format!("{} to {}", exchange_file_name(a), exchange_file_name(b))
+                        }
+                    })
+                    .collect();
+                if missing.len() > SHOWN {
+                    list.push(format!("and {} more range(s)", missing.len() - SHOWN));
+                }
+                let says = match manifest_count {
+                    Some(n) => format!("manifest.json says {n} exchange(s), "),
+                    None => String::new(),
+                };
+                write!(
+                    f,
+                    "session {folder}: {says}{} exchange file(s) missing ({}), {present} present; \
+                     restore the missing files, or move the session folder out of \
+                     recordings/sessions/ and record it again (until then only the exchanges \
+                     present are used)",
+                    self.missing_count(),
+                    list.join(", ")
+                )
+            }
+            SessionProblem::IdMismatch { folder, session_id } => write!(
+                f,
+                "session {folder}: its manifest.json says session_id `{session_id}`, not the \
+                 folder's name (a copied session folder keeps its original's id, and two sessions \
+                 with one id are mixed up); rename the folder to `{session_id}` or set \
+                 `session_id` to `{folder}`"
+            ),
+        }
+    }
+}
+
+/// Check every session folder under `sessions_dir` for what reading does not catch: exchange
+/// files missing below the manifest's `exchange_count` (or between the ones present), and a
+/// manifest naming another session than its folder. Reads folder listings and manifests only,
+/// never an exchange. A folder or manifest that cannot be read or parsed is left to
+/// [`read_sessions`], which reports it. Problems come in folder order.
+pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
+    let Ok(entries) = fs::read_dir(sessions_dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
+    dirs.sort();
+    let mut problems = Vec::new();
+    for (folder, dir) in dirs {
+        let Ok(listing) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut present: Vec<u64> = listing
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let stem = name.to_str()?.strip_suffix(WREC_SUFFIX)?.to_string();
+                if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                stem.parse().ok()
+            })
+            .collect();
+        present.sort_unstable();
+        present.dedup();
+        let manifest = fs::read(dir.join(MANIFEST_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Manifest>(&bytes).ok());
+        if let Some(m) = &manifest
+            && m.session_id != folder
+        {
+            problems.push(SessionProblem::IdMismatch {
+                folder: folder.clone(),
+                session_id: m.session_id.clone(),
+            });
+        }
+        // Every index below `end` should have its file.
+        let end = manifest
+            .as_ref()
+            .map(|m| m.exchange_count)
+            .unwrap_or(0)
+            .max(present.last().map_or(0, |&i| i.saturating_add(1)));
+        let mut missing = Vec::new();
+        let mut next = 0u64;
+        for &i in present.iter().chain(std::iter::once(&end)) {
+            if i > next {
+                missing.push((next, i - 1));
+            }
+            next = next.max(i.saturating_add(1));
+        }
+        if !missing.is_empty() {
+            problems.push(SessionProblem::MissingExchanges {
+                folder,
+                manifest_count: manifest.map(|m| m.exchange_count),
+                present: present.len() as u64,
+                missing,
+            });
+        }
+    }
+    problems
+}
+
 fn rebuilt_manifest(session_id: &str, exchanges: &[Exchange]) -> Manifest {
     let first = exchanges.first();
     Manifest {
@@ -711,6 +870,58 @@ mod tests {
         let read = read_sessions(tmp.path()).unwrap();
         assert_eq!(read.len(), 6);
         assert!(read.iter().all(|s| s.exchanges.len() == 4));
+    }
+
+    #[test]
+    fn missing_exchange_files_and_a_foreign_session_id_are_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        for id in ["s1", "s2", "s3"] {
+            let mut w = SessionWriter::new(tmp.path(), meta(id)).unwrap();
+            for k in 0..14 {
+                w.append(scrubbed(k)).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        // s1 whole; s2 without 3, 10 and 11, and without its last (13); s3 copied as s4.
+        for i in [3, 10, 11, 13] {
+            std::fs::remove_file(tmp.path().join("s2").join(exchange_file_name(i))).unwrap();
+        }
+        std::fs::rename(tmp.path().join("s3"), tmp.path().join("s4")).unwrap();
+        let problems = check_sessions(tmp.path());
+        assert_eq!(
+            problems,
+            [
+                SessionProblem::MissingExchanges {
+                    folder: "s2".into(),
+                    manifest_count: Some(14),
+                    present: 10,
+                    missing: vec![(3, 3), (10, 11), (13, 13)],
+                },
+                SessionProblem::IdMismatch {
+                    folder: "s4".into(),
+                    session_id: "s3".into(),
+                },
+            ]
+        );
+        assert_eq!(problems[0].missing_count(), 4);
+        let text = problems[0].to_string();
+        assert!(
+            text.contains("000003.wrec.zst, 000010.wrec.zst to 000011.wrec.zst, 000013.wrec.zst"),
+            "{text}"
+        );
+        assert!(text.contains("4 exchange file(s) missing"), "{text}");
+        // Without a manifest, a gap between the files present is still found.
+        std::fs::remove_file(tmp.path().join("s2").join(MANIFEST_FILE)).unwrap();
+        assert_eq!(
+            check_sessions(tmp.path())[0],
+            SessionProblem::MissingExchanges {
+                folder: "s2".into(),
+                manifest_count: None,
+                present: 10,
+                missing: vec![(3, 3), (10, 11)],
+            }
+        );
+        assert!(check_sessions(&tmp.path().join("nope")).is_empty());
     }
 
     #[test]

@@ -38,7 +38,7 @@ enum Command {
     Check(cmd::check::Args),
     /// Show which routes and state operations the recordings exercise.
     Coverage(cmd::coverage::Args),
-    /// Check the twin's files: configs, model, schema and fixtures.
+    /// Check the twin's files: configs, recordings, model, schema and fixtures.
     Lint(cmd::lint::Args),
     /// Serve the twin over HTTP.
     Serve(cmd::serve::Args),

@@ -199,6 +199,90 @@ fn coverage_refuses_a_broken_wraith_toml_as_the_other_commands_do() {
     }
 }
 
+/// The demo twin's one recording session: its folder name and path.
+fn only_session(t: &DemoTwin) -> (String, std::path::PathBuf) {
+    let dir = t.root.join("recordings/sessions");
+    let mut ids: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = ids.pop().unwrap();
+    let path = dir.join(&id);
+    (id, path)
+}
+
+/// A deleted exchange file leaves a session that still reads: lint fails it (naming the session
+/// and the file), synth, check and inspect warn about it.
+#[test]
+fn lint_reports_a_missing_exchange_file_and_synth_check_inspect_warn() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::remove_file(dir.join("000002.wrec.zst")).unwrap();
+
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let found: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-missing-exchange")
+        .collect();
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0]["severity"], "error");
+    assert_eq!(found[0]["file"], format!("recordings/sessions/{id}"));
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(message.contains(&id), "{message}");
+    assert!(message.contains("000002.wrec.zst"), "{message}");
+    assert!(message.contains("says 6 exchange(s)"), "{message}");
+
+    for cmd in ["synth", "check", "inspect"] {
+        let out = t.run(&[cmd]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("warning: session {id}:"))
+                && stderr.contains("000002.wrec.zst"),
+            "{cmd}: {stderr}"
+        );
+    }
+}
+
+/// A session folder whose manifest names another session (a copied folder): lint fails it,
+/// synth warns.
+#[test]
+fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let copy = dir.with_file_name("20990101T000000Z-c0ffee");
+    std::fs::rename(&dir, &copy).unwrap();
+
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let found: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-session-id")
+        .collect();
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0]["severity"], "error");
+    assert_eq!(
+        found[0]["file"],
+        "recordings/sessions/20990101T000000Z-c0ffee"
+    );
+    assert!(found[0]["message"].as_str().unwrap().contains(&id), "{v:#}");
+
+    let out = t.run(&["synth"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: session 20990101T000000Z-c0ffee:") && stderr.contains(&id),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn inspect_provenance_lists_what_each_route_can_answer_from() {
     let t = DemoTwin::synthesized();

@@ -120,6 +120,7 @@ pub fn run(args: Args) -> CmdResult {
     }
     let mut sessions = wraith_recording::read_sessions(&twin.sessions_dir())
         .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    super::synth::warn_session_problems(&twin);
     // A session folder without exchanges (a recording stopped before its first one) has
     // nothing to replay: counted, it would pass vacuously, or be all a held-out half holds.
     sessions.retain(|s| {

@@ -83,6 +83,7 @@ pub fn run(args: Args) -> CmdResult {
         .map(|b| b.authority)
         .map_err(|m| CliError::usage(anyhow!("[service] base_url: {m}")))?;
     let sessions = read_sessions(&twin.sessions_dir()).map_err(CliError::runtime)?;
+    super::synth::warn_session_problems(&twin);
 
     let mut out = Inspection {
         twin: twin.name(),

@@ -1,7 +1,8 @@
 //! `wraith lint <twin>`: workspace integrity. `wraith.toml`, `scrub.toml` and (when present)
 //! `drift.toml` parse, the model
-//! files are canonical and well-formed with unique route and variant ids, and
-//! `state/schema.json` and every fixture set hold together. Exit 1 on any error; warnings are
+//! files are canonical and well-formed with unique route and variant ids,
+//! `state/schema.json` and every fixture set hold together, and every recording session has
+//! the exchange files its manifest counts and the id of its folder. Exit 1 on any error; warnings are
 //! listed.
 
 use std::process::ExitCode;
@@ -182,6 +183,17 @@ pub fn run(args: Args) -> CmdResult {
             Some("scrub.toml"),
             "missing: every twin needs a scrub policy (`wraith init` writes one)",
         ));
+    }
+    // Recording sessions that read but do not hold together (listings and manifests only).
+    for p in wraith_recording::check_sessions(&twin.sessions_dir()) {
+        let rule = match p {
+            wraith_recording::SessionProblem::MissingExchanges { .. } => {
+                "recording-missing-exchange"
+            }
+            wraith_recording::SessionProblem::IdMismatch { .. } => "recording-session-id",
+        };
+        let file = format!("recordings/sessions/{}", p.folder());
+        findings.push(Finding::error(rule, Some(&file), p.to_string()));
     }
     let input = LintInput {
         model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,

@@ -96,6 +96,14 @@ pub(crate) fn remove_stale_temp_files(twin: &TwinDir) {
     }
 }
 
+/// Warn on stderr about each recording session that reads but does not hold together: exchange
+/// files missing, a manifest naming another session (`wraith lint` reports them as errors).
+pub(crate) fn warn_session_problems(twin: &TwinDir) {
+    for p in wraith_recording::check_sessions(&twin.sessions_dir()) {
+        eprintln!("warning: {p}");
+    }
+}
+
 /// Synthesize `twin`'s model from its recordings and write it to `model/`. Used by
 /// `wraith synth` and by `wraith serve` when the model is missing or stale.
 pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, CliError> {
@@ -108,6 +116,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     bar.set_message("read");
     let sessions_dir = twin.sessions_dir();
     let sessions = wraith_recording::read_sessions(&sessions_dir).map_err(CliError::runtime)?;
+    warn_session_problems(twin);
     bar.inc(1);
     let exchanges: usize = sessions
         .iter()
