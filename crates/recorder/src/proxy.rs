@@ -171,13 +171,17 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
     Response::from_parts(rparts, Either::Left(tee))
 }
 
-/// An error and its causes on one line (hyper's own message is often just "client error").
+/// An error and its causes on one line (hyper's own message is often just "client error"),
+/// each cause left out when the text so far already says it.
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
         source = s.source();
     }
     out

@@ -56,6 +56,28 @@ pub type CmdResult = Result<ExitCode, CliError>;
 /// recorder stopped by SIGHUP may have lost its terminal, and its exit code still matters.
 pub fn report(e: &CliError) -> ExitCode {
     use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "error: {:#}", e.error);
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "error: {}",
+        chain(e.error.as_ref())
+    );
     ExitCode::from(e.code as u8)
+}
+
+/// An error and its sources on one line, `outer: inner: innermost`, each cause left out when the
+/// text so far already says it: library errors that name their IO error (`cannot list <dir>:
+/// Not a directory (os error 20)`) also return it as their source, and anyhow's `{:#}` would
+/// print it twice.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
 }

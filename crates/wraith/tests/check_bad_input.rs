@@ -738,3 +738,20 @@ fn target_answering_a_body_that_is_not_json_fails_the_conformance_gate() {
     assert_eq!(r["passed"], false);
     assert!(r["divergence_count"].as_u64().unwrap() > 0, "{r:#}");
 }
+
+/// An IO error is said once: the library error names it and also returns it as its source, and
+/// the printed chain must not repeat it (`Not a directory (os error 20): Not a directory (os
+/// error 20)`).
+#[test]
+fn an_io_error_is_printed_once() {
+    let t = twin();
+    let sessions = t.root.join("recordings/sessions");
+    std::fs::remove_dir_all(&sessions).unwrap();
+    std::fs::write(&sessions, b"not a folder\n").unwrap();
+    for cmd in [&["inspect"][..], &["synth"], &["check"], &["coverage"]] {
+        let out = t.run(cmd);
+        assert_output(cmd, &out, 4, &["recordings/sessions", "(os error "]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.matches("(os error ").count(), 1, "{cmd:?}: {stderr}");
+    }
+}

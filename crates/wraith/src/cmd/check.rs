@@ -951,17 +951,7 @@ struct HttpTwin {
 /// An error and its sources, `outer: inner: innermost`: the HTTP client's own message
 /// (`client error (SendRequest)`) says nothing of what the twin did.
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
+    crate::exit::chain(e)
 }
 
 impl HttpTwin {
