@@ -22,6 +22,20 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
     }
 }
 
+/// Print `text` on stdout as it is (no newline added), ending the process quietly (exit 0) when
+/// stdout is a closed pipe, as [`outln!`] does.
+pub fn print_text(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        std::process::exit(0);
+    }
+}
+
 /// A progress bar that draws only when stderr is a terminal.
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {

@@ -54,6 +54,30 @@ fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
     assert!(!html.contains("<link"), "no external stylesheets");
 }
 
+/// `--json` prints the document `reports/check.json` holds, byte for byte: canonical JSON (keys
+/// sorted, compact, one trailing newline), as docs/report-format.md says.
+#[test]
+fn check_json_stdout_is_byte_identical_to_reports_check_json() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["check", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read(t.root.join("reports/check.json")).unwrap();
+    assert!(
+        out.stdout == file,
+        "stdout differs from reports/check.json:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(wraith_model::canonical::is_canonical(
+        &String::from_utf8_lossy(&out.stdout)
+    ));
+    assert!(out.stdout.ends_with(b"}\n") && !out.stdout.ends_with(b"\n\n"));
+}
+
 #[test]
 fn check_text_summary_names_twin_score_and_report_paths() {
     let t = DemoTwin::synthesized();

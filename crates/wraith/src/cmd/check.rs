@@ -66,7 +66,8 @@ pub struct Args {
     /// held-out sessions against it (in memory). Prints in-sample and held-out scores.
     #[arg(long, value_name = "K", conflicts_with = "target")]
     pub holdout: Option<u32>,
-    /// Print the report as JSON on stdout.
+    /// Print the report on stdout: the same bytes as reports/check.json (canonical JSON: keys
+    /// sorted, compact, one trailing newline).
     #[arg(long)]
     pub json: bool,
     /// Replay this many recorded sessions at once (in memory; default: one per available
@@ -244,9 +245,10 @@ pub fn run(args: Args) -> CmdResult {
         ));
     }
     let cov = coverage(&twin_name, &model_for_coverage, &sessions);
-    write_reports(&twin, &report, &cov)?;
+    let json = write_reports(&twin, &report, &cov)?;
     if args.json {
-        crate::output::print_json(&report);
+        // The very bytes of reports/check.json (canonical JSON, trailing newline).
+        crate::output::print_text(&json);
     } else {
         print_summary(&twin, &report);
     }
@@ -1469,11 +1471,13 @@ fn report_paths(twin: &TwinDir) -> (PathBuf, PathBuf) {
     (dir.join("check.json"), dir.join("check.html"))
 }
 
+/// Write `reports/check.json` and `reports/check.html`; returns the JSON text written (what
+/// `--json` prints).
 fn write_reports(
     twin: &TwinDir,
     report: &Report,
     cov: &wraith_check::coverage::Coverage,
-) -> Result<(), CliError> {
+) -> Result<String, CliError> {
     let dir = twin.reports_dir();
     if dir.exists() && !dir.is_dir() {
         return Err(CliError::runtime(anyhow!(
@@ -1491,7 +1495,7 @@ fn write_reports(
     let html = wraith_check::html::render(report, Some(cov));
     wraith_twin::write_atomic(&html_path, html.as_bytes())
         .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", html_path.display())))?;
-    Ok(())
+    Ok(json)
 }
 
 fn bp(v: u32) -> String {
