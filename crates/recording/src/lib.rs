@@ -8,6 +8,7 @@
 // Tests may unwrap: a panic there is a test failure with a clear location.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod encoding;
 pub mod error;
 pub mod exchange;
 pub mod fsutil;
@@ -17,6 +18,7 @@ pub mod scrub;
 pub mod session;
 pub mod wrec;
 
+pub use encoding::{DecodeError, Decoding, decode_response_body, decoded_exchange};
 pub use error::RecordingError;
 pub use exchange::{
     Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse,
