@@ -1,7 +1,8 @@
 //! Assembling the recorded [`Exchange`] from what the proxy saw.
 
 use wraith_recording::{
-    Content, Correlation, Exchange, Frame, RecordedRequest, RecordedResponse, Safety, Timing,
+    Content, Correlation, Decoding, Exchange, Frame, RecordedRequest, RecordedResponse, Safety,
+    Timing, decode_response_body,
 };
 
 use crate::sessions::Ticket;
@@ -71,5 +72,35 @@ pub(crate) fn build_exchange(
         safety: Safety::default(),
         content: Content::default(),
         truncated,
+    }
+}
+
+/// Recordings hold plain bodies (see [`crate::headers`]), but some upstreams compress their
+/// answers although the recorder asked for `identity`. Such a body is recorded decoded, without
+/// its `content-encoding` (and with a recorded `content-length` set to the decoded length), so
+/// the scrubber sees inside it and synth reads it. The client already got the bytes exactly as
+/// the upstream sent them: only the recording changes. A body that does not decode (an
+/// unsupported coding such as `br`, corrupt or cut data, more than `limit` bytes decoded) is
+/// recorded as it was, with its header, and a warning. Blocking work: run it off the async
+/// workers.
+pub(crate) fn decode_recorded_body(exchange: &mut Exchange, limit: usize) {
+    // `build_exchange` makes exactly one server frame.
+    let Some(frame) = exchange.frames.first_mut() else {
+        return;
+    };
+    match decode_response_body(&mut exchange.response.headers, &mut frame.body, limit) {
+        Decoding::Plain => {}
+        Decoding::Decoded { codings } => tracing::debug!(
+            method = %exchange.request.method,
+            path = %exchange.request.path,
+            "response body was `{codings}`-encoded although identity was asked for: recorded decoded"
+        ),
+        Decoding::Kept { codings, error } => tracing::warn!(
+            method = %exchange.request.method,
+            path = %exchange.request.path,
+            "response body recorded still `{codings}`-encoded{cut}: {error}; the scrubber cannot \
+             see inside it and synth reads it as bytes",
+            cut = if exchange.truncated { " (it was cut short)" } else { "" },
+        ),
     }
 }

@@ -23,6 +23,10 @@
 //!   and record nothing.
 //! - **Sessions**: see [`sessions`](crate::sessions) for when a session opens and closes.
 //! - **Headers**: see [`headers`] (hop-by-hop, `X-Wraith-*`, `Host`, `Accept-Encoding`).
+//! - **Compressed answers**: an upstream that compresses although asked for `identity` reaches
+//!   the client as it sent it; the recording holds the decoded body without `content-encoding`
+//!   (gzip, deflate, zstd; anything else, or a body that does not decode, is kept with a
+//!   warning).
 //!
 //! Not here: printing, flags, signals (the `wraith` binary does those), the scrub rules and the
 //! WREC encoding (`wraith-recording`), and anything about synthesizing or serving.
@@ -191,6 +195,7 @@ impl Recorder {
             config.sessions_dir,
             config.tags,
             config.scrubber,
+            config.max_body_bytes,
         ));
         let state = Arc::new(proxy::ProxyState {
             upstream: config.upstream,

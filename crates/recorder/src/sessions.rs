@@ -98,6 +98,9 @@ pub(crate) struct Sessions {
     sessions_dir: PathBuf,
     tags: Vec<String>,
     scrubber: Scrubber,
+    /// Largest decoded response body recorded decoded (see
+    /// [`decode_recorded_body`](crate::exchange::decode_recorded_body)).
+    max_body_bytes: usize,
     inner: Mutex<Inner>,
     /// Woken whenever an exchange is settled (written or dropped).
     settled: Notify,
@@ -121,7 +124,12 @@ pub(crate) struct CutTally {
 }
 
 impl Sessions {
-    pub(crate) fn new(sessions_dir: PathBuf, tags: Vec<String>, scrubber: Scrubber) -> Sessions {
+    pub(crate) fn new(
+        sessions_dir: PathBuf,
+        tags: Vec<String>,
+        scrubber: Scrubber,
+        max_body_bytes: usize,
+    ) -> Sessions {
         // Session ids only need to differ between sessions; wall time and the process id are
         // enough entropy for the 24-bit suffix and keep this crate free of OS RNG plumbing.
         let seed = now_us() ^ (u64::from(std::process::id()) << 40);
@@ -129,6 +137,7 @@ impl Sessions {
             sessions_dir,
             tags,
             scrubber,
+            max_body_bytes,
             inner: Mutex::new(Inner {
                 current: None,
                 open: Vec::new(),
@@ -211,9 +220,12 @@ impl Sessions {
         }
     }
 
-    /// Scrub one exchange and append it to the session's writer (opened on first use).
-    fn write_one(&self, state: &mut WriterState, slot: &Slot, exchange: Exchange) {
+    /// Decode a body the upstream compressed anyway, scrub the exchange and append it to the
+    /// session's writer (opened on first use).
+    fn write_one(&self, state: &mut WriterState, slot: &Slot, mut exchange: Exchange) {
         let success = exchange.response.status < 400;
+        // Decoded before scrubbing, so the scrubber sees the plain body.
+        crate::exchange::decode_recorded_body(&mut exchange, self.max_body_bytes);
         // Scrub before persist: the writer only accepts what the scrubber returns.
         let scrubbed = self.scrubber.scrub(exchange);
         if matches!(*state, WriterState::Idle) {
@@ -512,7 +524,12 @@ mod tests {
 
     fn registry(dir: &std::path::Path) -> Arc<Sessions> {
         let scrubber = Scrubber::new(ScrubPolicy::builtin_only(), HmacKey::from_bytes(*b"k"));
-        Arc::new(Sessions::new(dir.to_path_buf(), vec!["t".into()], scrubber))
+        Arc::new(Sessions::new(
+            dir.to_path_buf(),
+            vec!["t".into()],
+            scrubber,
+            crate::DEFAULT_MAX_BODY_BYTES,
+        ))
     }
 
     fn exchange(path: &str, start_us: u64) -> Exchange {

@@ -1,0 +1,151 @@
+//! `wraith record` in front of an upstream that compresses its answers although the recorder
+//! asks for `identity`: the client gets the bytes as the upstream sent them, the recording holds
+//! the decoded body without `content-encoding`, and the twin synthesized from it answers the
+//! plain JSON. Black-box: the real binary, an upstream in this file, the recording read back
+//! with the recording library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod record_support;
+mod support;
+
+use std::convert::Infallible;
+use std::io::Write as _;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::Value;
+
+const WIDGET: &str = r#"{"id":"w_1","name":"sprocket","qty":3}"#;
+const PART: &str = r#"{"id":"p_1","kind":"bolt"}"#;
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn raw_deflate(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Labelled `gzip`, but not gzip data.
+const NOT_GZIP: &[u8] = b"\x1f\x8bthis is not really gzip";
+
+/// What the upstream answers for `path`, whatever `Accept-Encoding` says: `/widgets/w_1` gzip,
+/// `/parts/p_1` raw deflate, `/broken` a body labelled gzip that is not.
+fn encoded(path: &str) -> (&'static str, Vec<u8>) {
+    match path {
+        "/widgets/w_1" => ("gzip", gzip(WIDGET.as_bytes())),
+        "/parts/p_1" => ("deflate", raw_deflate(PART.as_bytes())),
+        _ => ("gzip", NOT_GZIP.to_vec()),
+    }
+}
+
+/// An upstream that always compresses, on 127.0.0.1; returns its base URL.
+async fn compressing_upstream() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(|req: Request<hyper::body::Incoming>| {
+                    let (coding, body) = encoded(req.uri().path());
+                    let resp = Response::builder()
+                        .header("content-type", "application/json")
+                        .header("content-encoding", coding)
+                        .header("content-length", body.len())
+                        .body(Full::new(Bytes::from(body)))
+                        .unwrap();
+                    async move { Ok::<_, Infallible>(resp) }
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}"), task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compressed_answer_passes_through_and_is_recorded_and_served_decoded() {
+    let (base_url, upstream) = compressing_upstream().await;
+    let twin = record_support::Twin::init("gz", &base_url);
+    let rec = record_support::Recording::start(&twin, &[]);
+    let http = record_support::client();
+
+    // The proxy stays transparent: the client gets the compressed bytes and their header.
+    for path in ["/widgets/w_1", "/parts/p_1", "/broken"] {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let (coding, sent) = encoded(path);
+        assert_eq!(
+            r.headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap()),
+            Some(coding),
+            "{path}"
+        );
+        assert_eq!(r.bytes().await.unwrap().to_vec(), sent, "{path}");
+    }
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "record exited with {status}: {stderr}");
+    upstream.abort();
+    // The body that does not decode is named in a warning.
+    assert!(
+        stderr.contains("/broken") && stderr.contains("still `gzip`-encoded"),
+        "{stderr}"
+    );
+
+    // The recording holds the plain bodies, without content-encoding, with their own length.
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let by_path = |p: &str| {
+        sessions[0]
+            .exchanges
+            .iter()
+            .find(|e| e.request.path == p)
+            .unwrap()
+    };
+    for (path, plain) in [("/widgets/w_1", WIDGET), ("/parts/p_1", PART)] {
+        let ex = by_path(path);
+        assert_eq!(
+            String::from_utf8_lossy(&ex.response_body()),
+            plain,
+            "{path}"
+        );
+        assert_eq!(ex.response_header("content-encoding"), None, "{path}");
+        assert_eq!(
+            ex.response_header("content-length"),
+            Some(plain.len().to_string().as_str()),
+            "{path}"
+        );
+        assert_eq!(ex.response_header("content-type"), Some("application/json"));
+    }
+    // What does not decode is kept exactly as it came.
+    let broken = by_path("/broken");
+    assert_eq!(broken.response_body(), NOT_GZIP);
+    assert_eq!(broken.response_header("content-encoding"), Some("gzip"));
+
+    // The twin synthesized from the recording answers the plain JSON, not labelled encoded.
+    let support_twin = support::Twin {
+        tmp: twin.tmp,
+        root: twin.root,
+        name: twin.name,
+    };
+    let server = support_twin.serve_env(&[], &[("WRAITH_HMAC_KEY", record_support::TEST_HMAC_KEY)]);
+    for (path, plain) in [("/widgets/w_1", WIDGET), ("/parts/p_1", PART)] {
+        let r = server.get(path, Some("s")).await;
+        r.assert_status(200);
+        assert_eq!(r.header("content-encoding"), None, "{path}");
+        let want: Value = serde_json::from_str(plain).unwrap();
+        assert_eq!(r.json(), want, "{path}");
+    }
+}
