@@ -135,10 +135,15 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     // Sort by session id (then by content, so duplicate ids still give one order).
     selected.sort_by(|a, b| a.manifest.session_id.cmp(&b.manifest.session_id));
 
+    // A recording made before the recorder decoded bodies may hold a body the upstream
+    // compressed anyway, with its `content-encoding`: it is read decoded, as the recorder now
+    // stores it (`observe::decoded_exchanges`).
+    let decoded = observe::decoded_exchanges(&selected);
     let mut obs: Vec<Obs<'_>> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    for session in &selected {
+    for (si, session) in selected.iter().enumerate() {
         for (pos, ex) in session.exchanges.iter().enumerate() {
+            let ex = decoded.get(&(si, pos)).unwrap_or(ex);
             obs.push(Obs::new(&session.manifest.session_id, pos, ex));
         }
     }

@@ -3,9 +3,35 @@
 //! Parsing happens here and only here: the request body becomes a flat list of
 //! `(JSON pointer, leaf value)` fields (JSON, form and multipart alike, so echo detection and
 //! body guards treat them the same way), the response body becomes JSON, text or bytes.
+//!
+//! Every stage reads an exchange through its [`Obs`], so a response body the upstream
+//! compressed anyway (recorded before `wraith record` decoded such bodies) is decoded once,
+//! before any [`Obs`] is made ([`decoded_exchanges`]).
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
-use wraith_recording::Exchange;
+use wraith_recording::{Exchange, RecordedSession};
+
+/// The exchanges of `sessions` whose response body is compressed (a `content-encoding` of
+/// gzip, deflate or zstd) and decodes, by (position in `sessions`, position in its exchanges),
+/// decoded the way the recorder stores such a body now (`wraith_recording::decoded_exchange`).
+/// One that does not decode is left out and read as it is, as bytes.
+pub fn decoded_exchanges(sessions: &[&RecordedSession]) -> BTreeMap<(usize, usize), Exchange> {
+    let mut out = BTreeMap::new();
+    for (si, session) in sessions.iter().enumerate() {
+        for (xi, ex) in session.exchanges.iter().enumerate() {
+            let decoded = wraith_recording::decoded_exchange(
+                ex,
+                wraith_recording::encoding::DEFAULT_MAX_DECODED_BYTES,
+            );
+            if let Some(d) = decoded {
+                out.insert((si, xi), d);
+            }
+        }
+    }
+    out
+}
 
 /// The request body as synth understood it.
 #[derive(Debug, Clone, PartialEq)]

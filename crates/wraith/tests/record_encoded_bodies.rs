@@ -1,8 +1,9 @@
 //! `wraith record` in front of an upstream that compresses its answers although the recorder
 //! asks for `identity`: the client gets the bytes as the upstream sent them, the recording holds
 //! the decoded body without `content-encoding`, and the twin synthesized from it answers the
-//! plain JSON. Black-box: the real binary, an upstream in this file, the recording read back
-//! with the recording library.
+//! plain JSON. A recording an older recorder made of such an answer (the compressed bytes with
+//! their `content-encoding`) is served as its JSON too. Black-box: the real binary, an upstream
+//! in this file, recordings read and written with the recording library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod record_support;
@@ -148,4 +149,82 @@ async fn a_compressed_answer_passes_through_and_is_recorded_and_served_decoded()
         let want: Value = serde_json::from_str(plain).unwrap();
         assert_eq!(r.json(), want, "{path}");
     }
+}
+
+/// A session as a recorder before this fix wrote it: `GET /widgets/w_1` answered with gzip
+/// bytes, stored with `content-encoding: gzip` and the compressed `content-length`.
+fn write_older_gzip_recording(sessions_dir: &std::path::Path) {
+    use wraith_recording::scrub::{HmacKey, ScrubPolicy, Scrubber};
+    use wraith_recording::session::{SessionMeta, SessionWriter};
+    use wraith_recording::{
+        Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse, Safety,
+        Timing,
+    };
+    let body = gzip(WIDGET.as_bytes());
+    let mut headers = Headers::new();
+    headers.insert("content-encoding".into(), vec!["gzip".into()]);
+    headers.insert("content-length".into(), vec![body.len().to_string()]);
+    headers.insert("content-type".into(), vec!["application/json".into()]);
+    let start_us = 1_767_225_600_000_000;
+    let ex = Exchange {
+        protocol: "http".into(),
+        request: RecordedRequest {
+            method: "GET".into(),
+            path: "/widgets/w_1".into(),
+            query: String::new(),
+            headers: Headers::new(),
+            body: Vec::new(),
+            content_type: None,
+            origin: None,
+        },
+        response: RecordedResponse {
+            status: 200,
+            headers,
+            content_type: Some("application/json".into()),
+        },
+        frames: vec![Frame {
+            direction: "server".into(),
+            timestamp_us: start_us + 1,
+            body,
+            frame_type: "data".into(),
+        }],
+        timing: Timing {
+            request_start_us: start_us,
+            first_byte_us: start_us + 1,
+            last_byte_us: start_us + 2,
+        },
+        correlation: Correlation::default(),
+        safety: Safety::default(),
+        content: Content::default(),
+        truncated: false,
+    };
+    let scrubber = Scrubber::new(
+        ScrubPolicy::builtin_only(),
+        HmacKey::from_bytes(record_support::TEST_HMAC_KEY.as_bytes().to_vec()),
+    );
+    let mut writer = SessionWriter::new(
+        sessions_dir,
+        SessionMeta {
+            session_id: "20260101T000000Z-0a0b0c".into(),
+            tags: Vec::new(),
+            proxy_mode: "reverse".into(),
+            policy_hash: scrubber.policy_hash().to_string(),
+        },
+    )
+    .unwrap();
+    writer.append(scrubber.scrub(ex)).unwrap();
+    writer.finish().unwrap();
+}
+
+#[tokio::test]
+async fn an_older_recording_of_a_gzip_answer_is_served_as_its_json() {
+    let twin = support::Twin::init("gz", "http://api.test");
+    write_older_gzip_recording(&twin.root.join("recordings/sessions"));
+    let server = twin.serve_env(&[], &[("WRAITH_HMAC_KEY", record_support::TEST_HMAC_KEY)]);
+    let r = server.get("/widgets/w_1", Some("s")).await;
+    r.assert_status(200);
+    assert_eq!(r.header("content-encoding"), None);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let want: Value = serde_json::from_str(WIDGET).unwrap();
+    assert_eq!(r.json(), want);
 }
