@@ -4,7 +4,8 @@
 //! must read them. `wraith record` asks the upstream for `identity`, but some upstreams compress
 //! anyway. [`decode_response_body`] turns such a body back into the bytes it encodes and drops
 //! the `content-encoding` header that described it; the recorder calls it before scrubbing, and
-//! [`decoded_exchange`] gives readers (synth) the same view of recordings made before it did.
+//! [`decoded_exchange`] (or [`decode_sessions`]) gives readers (synth, check) the same view of
+//! recordings made before it did.
 //!
 //! Decoded: `gzip` and `x-gzip` (one or more gzip members), `deflate` (zlib-wrapped, as
 //! RFC 9110 says, or raw deflate, as some servers send) and `zstd`; `identity` is no coding.
@@ -13,7 +14,7 @@
 
 use std::io::Read;
 
-use crate::exchange::{Exchange, Frame, Headers};
+use crate::exchange::{Exchange, Frame, Headers, RecordedSession};
 
 /// The largest decoded body readers accept by default (the recorder's default body limit).
 pub const DEFAULT_MAX_DECODED_BYTES: usize = 64 * 1024 * 1024;
@@ -173,6 +174,18 @@ pub fn decoded_exchange(ex: &Exchange, limit: usize) -> Option<Exchange> {
         },
     );
     Some(out)
+}
+
+/// Every exchange of `sessions` read as [`decoded_exchange`] reads it, in place: for a reader
+/// that compares against recorded bodies (`wraith check`) and must see what synth saw.
+pub fn decode_sessions(sessions: &mut [RecordedSession], limit: usize) {
+    for session in sessions {
+        for ex in &mut session.exchanges {
+            if let Some(decoded) = decoded_exchange(ex, limit) {
+                *ex = decoded;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

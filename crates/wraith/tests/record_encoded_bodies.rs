@@ -228,3 +228,38 @@ async fn an_older_recording_of_a_gzip_answer_is_served_as_its_json() {
     let want: Value = serde_json::from_str(WIDGET).unwrap();
     assert_eq!(r.json(), want);
 }
+
+/// `wraith check` judges the twin against the decoded body synth learned from, not against
+/// the compressed bytes on disk.
+#[test]
+fn check_judges_an_older_gzip_recording_by_its_json() {
+    let twin = support::Twin::init("gz", "http://api.test");
+    write_older_gzip_recording(&twin.root.join("recordings/sessions"));
+    let run = |args: &[&str]| {
+        std::process::Command::new(support::bin())
+            .current_dir(twin.tmp.path())
+            .env("WRAITH_HMAC_KEY", record_support::TEST_HMAC_KEY)
+            .args(args)
+            .arg(twin.path_str())
+            .args(["--json"])
+            .output()
+            .unwrap()
+    };
+    let synth = run(&["synth"]);
+    assert!(
+        synth.status.success(),
+        "{}",
+        String::from_utf8_lossy(&synth.stderr)
+    );
+    let check = run(&["check"]);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["exchanges_passed"], 1, "{stdout}");
+    assert_eq!(report["divergence_count"], 0, "{stdout}");
+}

@@ -121,6 +121,11 @@ pub fn run(args: Args) -> CmdResult {
     }
     let mut sessions = wraith_recording::read_sessions(&twin.sessions_dir())
         .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    // A body an older recorder stored compressed is judged decoded, as synth learned it.
+    wraith_recording::decode_sessions(
+        &mut sessions,
+        wraith_recording::encoding::DEFAULT_MAX_DECODED_BYTES,
+    );
     super::synth::warn_session_problems(&twin);
     // A session folder without exchanges (a recording stopped before its first one) has
     // nothing to replay: counted, it would pass vacuously, or be all a held-out half holds.
