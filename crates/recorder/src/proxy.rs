@@ -118,7 +118,7 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
             // Nothing is recorded for a transport failure: there is no upstream answer to learn
             // from. Dropping the ticket releases the session.
             state.transport_failures.fetch_add(1, Ordering::Relaxed);
-            let cause = error_chain(&e);
+            let cause = wraith_recording::error::one_line(&e);
             tracing::warn!(method = %parts.method, %uri, "upstream unreachable: {cause}");
             return json_response(
                 StatusCode::BAD_GATEWAY,
@@ -169,20 +169,4 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
     };
     let tee = TeeBody::new(rbody, pending, state.max_body_bytes);
     Response::from_parts(rparts, Either::Left(tee))
-}
-
-/// An error and its causes on one line (hyper's own message is often just "client error"),
-/// each cause left out when the text so far already says it.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }

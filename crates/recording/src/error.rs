@@ -39,3 +39,22 @@ impl RecordingError {
         }
     }
 }
+
+/// An error and its causes on one line, `outer: inner: innermost`, each cause left out when the
+/// text so far already says it: errors that name their IO error in their message (`cannot list
+/// <dir>: Not a directory (os error 20)`) also return it as their source, and printing every
+/// source would say it twice. Shared by the command line's final error line and the recorder's
+/// 502 (hyper's own message is often just "client error").
+pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

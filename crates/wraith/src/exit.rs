@@ -64,20 +64,7 @@ pub fn report(e: &CliError) -> ExitCode {
     ExitCode::from(e.code as u8)
 }
 
-/// An error and its sources on one line, `outer: inner: innermost`, each cause left out when the
-/// text so far already says it: library errors that name their IO error (`cannot list <dir>:
-/// Not a directory (os error 20)`) also return it as their source, and anyhow's `{:#}` would
-/// print it twice.
+/// An error and its sources on one line (see [`wraith_recording::error::one_line`]).
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
+    wraith_recording::error::one_line(e)
 }
