@@ -361,21 +361,11 @@ async fn oversized_request_bodies_are_refused_with_413() {
 async fn an_unreadable_session_header_is_refused_with_the_control_headers() {
     let t = shop_twin();
     let s = t.serve(&[]);
-    let r = s
-        .client
-        .get(format!("{}/v1/customers/cus_1", s.url))
-        .header(
-            "X-Wraith-Session",
-            reqwest::header::HeaderValue::from_bytes(b"caf\xe9").unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 400);
-    let h = |n: &str| r.headers().get(n).and_then(|v| v.to_str().ok());
-    assert_eq!(h("x-wraith-provenance"), Some("miss"));
-    assert!(h("x-wraith-twin-age").is_some());
-    assert_eq!(h("x-wraith-route"), None, "no route was matched");
+    let r = s.get_raw_session("/v1/customers/cus_1", b"caf\xe9").await;
+    r.assert_status(400);
+    assert_eq!(r.provenance(), Some("miss"));
+    assert!(r.header("x-wraith-twin-age").is_some());
+    assert_eq!(r.header("x-wraith-route"), None, "no route was matched");
 }
 
 #[tokio::test]

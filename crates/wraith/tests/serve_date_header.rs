@@ -28,19 +28,10 @@ async fn every_answer_is_dated_by_the_fixed_clock_misses_and_refusals_included()
     assert_eq!(miss.header("date"), Some(FROZEN), "route miss");
 
     // A session value that is not UTF-8 is refused before any namespace exists.
-    let refused = server
-        .client
-        .get(format!("{}/customers", server.url))
-        .header(
-            "X-Wraith-Session",
-            reqwest::header::HeaderValue::from_bytes(b"caf\xe9").unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 400);
+    let refused = server.get_raw_session("/customers", b"caf\xe9").await;
+    refused.assert_status(400);
     assert_eq!(
-        refused.headers().get("date").and_then(|v| v.to_str().ok()),
+        refused.header("date"),
         Some(FROZEN),
         "bad session header refusal"
     );

@@ -311,6 +311,19 @@ impl Server {
         self.send("DELETE", path, session, &[], None).await
     }
 
+    /// `GET` with an `X-Wraith-Session` of raw bytes (not UTF-8, which `send` cannot carry).
+    pub async fn get_raw_session(&self, path: &str, session: &[u8]) -> Resp {
+        let value = reqwest::header::HeaderValue::from_bytes(session).unwrap();
+        let r = self
+            .client
+            .get(format!("{}{path}", self.url))
+            .header("X-Wraith-Session", value)
+            .send()
+            .await
+            .unwrap();
+        Resp::read(r).await
+    }
+
     /// `POST` a `multipart/form-data` `body` whose parts `boundary` separates.
     pub async fn post_multipart(
         &self,
