@@ -212,6 +212,25 @@ fn only_session(t: &DemoTwin) -> (String, std::path::PathBuf) {
     (id, path)
 }
 
+/// `wraith lint --json` of `t`, which must fail (exit 1) with exactly one finding of `rule`, an
+/// error: the whole report and that finding.
+fn lint_error_of(t: &DemoTwin, rule: &str) -> (Value, Value) {
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let found: Vec<Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .cloned()
+        .collect();
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0]["severity"], "error", "{v:#}");
+    let one = found[0].clone();
+    (v, one)
+}
+
 /// A deleted exchange file leaves a session that still reads: lint fails it (naming the session
 /// and the file), synth, check and inspect warn about it.
 #[test]
@@ -220,19 +239,9 @@ fn lint_reports_a_missing_exchange_file_and_synth_check_inspect_warn() {
     let (id, dir) = only_session(&t);
     std::fs::remove_file(dir.join("000002.wrec.zst")).unwrap();
 
-    let out = t.run(&["lint", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let v = stdout_json(&out);
-    let found: Vec<&Value> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "recording-missing-exchange")
-        .collect();
-    assert_eq!(found.len(), 1, "{v:#}");
-    assert_eq!(found[0]["severity"], "error");
-    assert_eq!(found[0]["file"], format!("recordings/sessions/{id}"));
-    let message = found[0]["message"].as_str().unwrap();
+    let (v, found) = lint_error_of(&t, "recording-missing-exchange");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
     assert!(message.contains(&id), "{message}");
     assert!(message.contains("000002.wrec.zst"), "{message}");
     assert!(message.contains("says 6 exchange(s)"), "{message}");
@@ -257,22 +266,12 @@ fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     let copy = dir.with_file_name("20990101T000000Z-c0ffee");
     std::fs::rename(&dir, &copy).unwrap();
 
-    let out = t.run(&["lint", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let v = stdout_json(&out);
-    let found: Vec<&Value> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "recording-session-id")
-        .collect();
-    assert_eq!(found.len(), 1, "{v:#}");
-    assert_eq!(found[0]["severity"], "error");
+    let (v, found) = lint_error_of(&t, "recording-session-id");
     assert_eq!(
-        found[0]["file"],
-        "recordings/sessions/20990101T000000Z-c0ffee"
+        found["file"], "recordings/sessions/20990101T000000Z-c0ffee",
+        "{v:#}"
     );
-    assert!(found[0]["message"].as_str().unwrap().contains(&id), "{v:#}");
+    assert!(found["message"].as_str().unwrap().contains(&id), "{v:#}");
 
     let out = t.run(&["synth"]);
     assert!(out.status.success());
