@@ -139,6 +139,9 @@ pub struct Response {
     /// with `field_counts` (see [`FieldSource::counted_as`]). `GET /__wraith/trace/{id}`
     /// serves it as `origins` under `--debug --trace`.
     pub field_origins: Option<std::collections::BTreeMap<String, FieldSource>>,
+    /// For an answer to `HEAD` (whose `body` is empty): the length of the body the same `GET`
+    /// would carry, which its `Content-Length` states. `None` for every other answer.
+    pub head_length: Option<usize>,
 }
 
 /// Where one body position's value came from (the per-field origin map under `--debug`).

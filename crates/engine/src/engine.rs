@@ -3300,22 +3300,24 @@ impl Engine {
     }
 
     fn serialize(&self, out: &Out, _req: &Request, head: bool) -> Response {
-        let body = if head {
-            Bytes::new()
-        } else {
-            match &out.body {
-                OutBody::Empty => Bytes::new(),
-                OutBody::Json(v) => {
-                    // Most bodies fit: fewer regrowths than to_vec's empty start.
-                    let mut buf = Vec::with_capacity(512);
-                    match serde_json::to_writer(&mut buf, v) {
-                        Ok(()) => Bytes::from(buf),
-                        Err(_) => Bytes::new(),
-                    }
+        let full = match &out.body {
+            OutBody::Empty => Bytes::new(),
+            OutBody::Json(v) => {
+                // Most bodies fit: fewer regrowths than to_vec's empty start.
+                let mut buf = Vec::with_capacity(512);
+                match serde_json::to_writer(&mut buf, v) {
+                    Ok(()) => Bytes::from(buf),
+                    Err(_) => Bytes::new(),
                 }
-                OutBody::Raw(raw) => raw.text.clone(),
-                OutBody::Bytes(b) => b.clone(),
             }
+            OutBody::Raw(raw) => raw.text.clone(),
+            OutBody::Bytes(b) => b.clone(),
+        };
+        // A HEAD answers no body, but the length of the one the same GET would carry.
+        let (body, head_length) = if head {
+            (Bytes::new(), Some(full.len()))
+        } else {
+            (full, None)
         };
         // The counts are derived from the origin map, so the header and the map agree.
         let origins = (self.opts.debug && self.opts.fidelity == Fidelity::Synth && !head)
@@ -3332,6 +3334,7 @@ impl Engine {
             outbound_policy_applied: false,
             field_counts: counts,
             field_origins: origins,
+            head_length,
         }
     }
 }

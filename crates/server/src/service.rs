@@ -401,7 +401,8 @@ fn engine_response(
         }
     });
     if body_allowed(status) {
-        out.insert(header::CONTENT_LENGTH, HeaderValue::from(r.body.len()));
+        let len = r.head_length.unwrap_or(r.body.len());
+        out.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     }
     Ok(resp)
 }
@@ -422,6 +423,7 @@ fn refused(sh: &Shared, mut resp: Resp, method: &str) -> Resp {
         outbound_policy_applied: false,
         field_counts: None,
         field_origins: None,
+        head_length: None,
     };
     let out = resp.headers_mut();
     sh.engine

@@ -440,6 +440,18 @@ async fn head_has_no_body_but_the_same_headers() {
     assert!(h.body.is_empty());
     assert_eq!(h.provenance(), Some("template"));
     assert_eq!(h.header("x-wraith-route"), Some("GET /v1/products/:id"));
+    // Its Content-Length is the length of the body the same GET carries (RFC 9110 §9.3.2).
+    let g = s.get("/v1/products/prod_new", None).await;
+    assert!(!g.body.is_empty());
+    let len = g.body.len().to_string();
+    assert_eq!(h.header("content-length"), Some(len.as_str()));
+    // A recorded answer too.
+    let rh = s
+        .send("HEAD", "/v1/customers/cus_1", Some("len"), &[], None)
+        .await;
+    let rg = s.get("/v1/customers/cus_1", Some("len")).await;
+    let len = rg.body.len().to_string();
+    assert_eq!(rh.header("content-length"), Some(len.as_str()));
 }
 
 #[tokio::test]

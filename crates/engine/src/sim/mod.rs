@@ -157,6 +157,7 @@ impl SimResponse {
             outbound_policy_applied: false,
             field_counts: None,
             field_origins: None,
+            head_length: None,
         }
     }
 }
