@@ -898,9 +898,18 @@ impl Engine {
     }
 
     fn miss_body(&self) -> Value {
-        let names = self.model.route_names();
+        // The routes this twin answers: the model's, then the authored ones it serves; a route
+        // recorded on several origins is one `METHOD /path`.
+        let mut seen = HashSet::new();
+        let names: Vec<&str> = self
+            .router
+            .info
+            .iter()
+            .map(|i| i.name.as_str())
+            .filter(|n| seen.insert(*n))
+            .collect();
         let total = names.len();
-        let shown: Vec<String> = names.into_iter().take(20).collect();
+        let shown: Vec<&str> = names.into_iter().take(20).collect();
         let mut wraith = serde_json::Map::new();
         wraith.insert("twin".to_string(), json!(self.opts.twin_name));
         wraith.insert("routes".to_string(), json!(shown));

@@ -55,6 +55,20 @@ fn route_miss_is_501_with_the_structured_body_and_no_route_header() {
 }
 
 #[test]
+fn route_miss_lists_a_route_recorded_on_two_origins_once() {
+    let mut other = R::new("GET", "/v1/nodes")
+        .variant(200, Guard::Always, c(json!({"on": "other"})))
+        .build();
+    other.origin = Some("https://other.example".into());
+    let own = R::new("GET", "/v1/nodes")
+        .variant(200, Guard::Always, c(json!({"on": "own"})))
+        .build();
+    let e = engine(model(vec![own, other], vec![]), det_opts());
+    let b = body(&get(&e, None, "/nope"));
+    assert_eq!(b["wraith"]["routes"], json!(["GET /v1/nodes"]));
+}
+
+#[test]
 fn route_miss_caps_routes_at_20_and_reports_routes_total() {
     let routes = (0..25)
         .map(|i| {

@@ -58,6 +58,12 @@ async fn authored_routes_answer_from_handler_declaration_or_501() {
     let t = shop_with_authored();
     let s = t.serve(&[]);
 
+    // A route miss lists the authored routes beside the recorded ones.
+    let miss = s.get("/v1/nowhere", None).await;
+    assert_eq!(miss.status, 501);
+    let listed = miss.json()["wraith"]["routes"].to_string();
+    assert!(listed.contains("\"POST /v1/exports\""), "{listed}");
+
     let r = s.post("/v1/exports", None, json!({"what": "all"})).await;
     assert_eq!(r.status, 202);
     assert_eq!(r.provenance(), Some("template"));
