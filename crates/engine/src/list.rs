@@ -56,6 +56,7 @@ pub(crate) fn build_base(
     let mut by_path: HashMap<String, Vec<(String, Arc<Value>)>> = HashMap::new();
     let mut seen: HashMap<String, HashSet<String>> = HashMap::new();
     let mut descending_votes = (0u32, 0u32);
+    let gone = deleted_in_recording(model, ty);
     for entry in &route.exact {
         // The newest successful moment with an items array; parsed here, dropped after.
         let Some(mut body) = entry.moments.iter().rev().find_map(|m| match &m.body {
@@ -91,6 +92,7 @@ pub(crate) fn build_base(
         let seen = seen.entry(path).or_default();
         for item in items {
             if let Some(k) = item.get(pk).and_then(scalar_key)
+                && !gone.contains(k.as_str())
                 && seen.insert(k.clone())
             {
                 list.push((k, Arc::new(item)));
@@ -118,6 +120,9 @@ pub(crate) fn build_base(
             ordered.reverse();
         }
         for (i, k, v) in ordered {
+            if gone.contains(k.as_str()) {
+                continue;
+            }
             if seen.insert(k.clone()) {
                 let item = match records.and_then(|r| r.get(i)) {
                     Some(cell) => Arc::clone(cell.get_or_init(|| Arc::new(v.clone()))),
@@ -148,6 +153,35 @@ pub(crate) fn build_base(
         by_path,
         descending,
     })
+}
+
+/// Records of `ty` the recordings' last word on shows gone: a known record (one that had a
+/// non-4xx answer: created, read or listed) whose own path's newest recorded read (no query)
+/// answered a 4xx (deleted in its recording).
+/// A collection read no recording made does not list them, as the read of each answers 404.
+fn deleted_in_recording<'m>(model: &'m Model, ty: &str) -> HashSet<&'m str> {
+    let mut gone = HashSet::new();
+    let known = model.entity_types.get(ty).map(|et| &et.known_ids);
+    for r in &model.routes {
+        if r.entity_type.as_deref() != Some(ty) || r.state_op != Some(StateOp::Read) {
+            continue;
+        }
+        for entry in &r.exact {
+            if !entry.key.query.is_empty() || entry.key.body.is_some() {
+                continue;
+            }
+            let Some(last) = entry.moments.last() else {
+                continue;
+            };
+            if (400..500).contains(&last.status)
+                && let Some(id) = entry.key.path.rsplit('/').next()
+                && known.is_some_and(|k| k.contains(id))
+            {
+                gone.insert(id);
+            }
+        }
+    }
+    gone
 }
 
 /// Whether a stored entity belongs in the collection named by `params` (its parents);
