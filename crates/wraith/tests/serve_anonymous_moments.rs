@@ -83,11 +83,6 @@ async fn a_read_without_credentials_replays_the_moment_recorded_without_them() {
 #[test]
 fn check_replays_the_run_and_passes_every_exchange() {
     let t = items_twin();
-    let out = std::process::Command::new(support::bin())
-        .current_dir(t.path())
-        .args(["check", &t.path_str(), "--json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = t.check_report();
     assert_eq!(report["exchanges_passed"], 4, "{:#}", report["divergences"]);
 }

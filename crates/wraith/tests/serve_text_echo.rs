@@ -57,11 +57,6 @@ async fn a_not_found_message_names_the_id_the_request_asked_for() {
 #[test]
 fn check_passes_the_recorded_messages() {
     let t = shop_twin();
-    let out = std::process::Command::new(support::bin())
-        .current_dir(t.path())
-        .args(["check", &t.path_str(), "--json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = t.check_report();
     assert_eq!(report["exchanges_passed"], 3, "{:#}", report["divergences"]);
 }

@@ -134,6 +134,21 @@ impl Twin {
         self.root.display().to_string()
     }
 
+    /// `wraith check <twin> --json` (in memory): its report.
+    pub fn check_report(&self) -> Value {
+        let out = std::process::Command::new(bin())
+            .current_dir(self.path())
+            .args(["check", &self.path_str(), "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "check printed no report ({e}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
     /// Run `wraith serve` expecting it to exit on its own (a refusal); returns (code, stderr).
     pub fn serve_expect_exit(&self, args: &[&str]) -> (i32, String) {
         let mut child = Command::new(bin())
