@@ -144,6 +144,31 @@ pub struct Response {
     pub head_length: Option<usize>,
 }
 
+impl Response {
+    /// An answer made outside the model (a fault, a refusal): its status, headers, body and
+    /// provenance, no route, no recorded source, no replay claim, no debug origins.
+    pub fn plain(
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: bytes::Bytes,
+        provenance: Provenance,
+    ) -> Response {
+        Response {
+            status,
+            headers,
+            body,
+            provenance,
+            route: None,
+            exchange: None,
+            replay: None,
+            outbound_policy_applied: false,
+            field_counts: None,
+            field_origins: None,
+            head_length: None,
+        }
+    }
+}
+
 /// Where one body position's value came from (the per-field origin map under `--debug`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

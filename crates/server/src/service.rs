@@ -412,19 +412,12 @@ fn engine_response(
 /// response, so it carries the control headers of an answer the twin invented (`miss`, no
 /// route) and the twin's freshness.
 fn refused(sh: &Shared, mut resp: Resp, method: &str) -> Resp {
-    let invented = wraith_engine::Response {
-        status: resp.status().as_u16(),
-        headers: Vec::new(),
-        body: Bytes::new(),
-        provenance: wraith_engine::Provenance::Miss,
-        route: None,
-        exchange: None,
-        replay: None,
-        outbound_policy_applied: false,
-        field_counts: None,
-        field_origins: None,
-        head_length: None,
-    };
+    let invented = wraith_engine::Response::plain(
+        resp.status().as_u16(),
+        Vec::new(),
+        Bytes::new(),
+        wraith_engine::Provenance::Miss,
+    );
     let out = resp.headers_mut();
     sh.engine
         .for_each_control_header(&invented, method, |h, value| {

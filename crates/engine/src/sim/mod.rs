@@ -147,17 +147,8 @@ impl SimResponse {
     /// headers the same way as for any other answer.
     pub fn into_response(self, route: Option<&str>) -> Response {
         Response {
-            status: self.status,
-            headers: self.headers,
-            body: self.body,
-            provenance: Provenance::Fault,
             route: route.map(str::to_string),
-            exchange: None,
-            replay: None,
-            outbound_policy_applied: false,
-            field_counts: None,
-            field_origins: None,
-            head_length: None,
+            ..Response::plain(self.status, self.headers, self.body, Provenance::Fault)
         }
     }
 }
