@@ -2783,6 +2783,14 @@ impl Engine {
                     // Fixture records may be sparse: overlay them on the rendered entity.
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         overlay(slot, &stored);
+                        // The first read completes a sparse record for the session: a field
+                        // the template rendered (a clock, an observed value) then reads the
+                        // same every time, as a stored record's fields do.
+                        if let (Some(all), Some(own)) = (slot.as_object(), stored.as_object())
+                            && all.len() > own.len()
+                        {
+                            ns.put(&ty, id, slot.clone(), Origin::Fixture, None);
+                        }
                     }
                     let at = unescape_pointer(p);
                     match stored.as_object() {

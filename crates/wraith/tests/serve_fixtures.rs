@@ -383,3 +383,25 @@ async fn schema_json_with_another_schema_version_is_not_used() {
     assert!(!String::from_utf8_lossy(&state.body).contains("SAVE10"));
     assert!(s.ready["warnings"].to_string().contains("schema"));
 }
+
+/// A fixture record that leaves out fields the read renders (here `created`, a clock on the
+/// bundled twin's read) is completed by the session's first read: later reads show the same
+/// values, not a fresh clock reading each time.
+#[tokio::test]
+async fn a_sparse_fixture_record_reads_the_same_every_time() {
+    let t = support::example_shop_twin();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities": {"customers": [{"id": "cus_SparseRec0001", "name": "Sparse"}]}}"#,
+    );
+    let s = t.serve(&["--clock", "deterministic"]);
+    let path = "/customers/cus_SparseRec0001";
+    let first = s.get(path, Some("a")).await;
+    first.assert_status(200);
+    assert_eq!(first.provenance(), Some("fixture"));
+    let first = first.json();
+    assert_eq!(first["name"], json!("Sparse"), "{first}");
+    assert!(first.get("created").is_some(), "{first}");
+    let again = s.get(path, Some("a")).await.json();
+    assert_eq!(again, first);
+}
