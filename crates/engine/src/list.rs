@@ -15,7 +15,7 @@ use wraith_model::{
 };
 
 use crate::fixtures::{Schema, scalar_key};
-use crate::namespace::{Entity, Namespace, TypeStore};
+use crate::namespace::{Entity, Namespace, Origin, TypeStore};
 use crate::util::{json_pointer_get, json_pointer_get_mut};
 
 /// The recorded collection of one list route.
@@ -25,6 +25,8 @@ pub(crate) struct ListBase {
     by_path: HashMap<String, Vec<(String, Arc<Value>)>>,
     /// The recordings list newest first (ids decrease), so session creates go in front.
     descending: bool,
+    /// Every key of `by_path`, whatever the path, and the records deleted in their recordings.
+    members: HashSet<String>,
 }
 
 /// One cell per record of an entity type, in the model's map order, for the list items copied
@@ -149,9 +151,16 @@ pub(crate) fn build_base(
             list.extend(order.into_iter().filter_map(|i| taken[i].take()));
         }
     }
+    // Records deleted later in their recordings were members when the earlier pages counted.
+    let members = by_path
+        .values()
+        .flat_map(|l| l.iter().map(|(k, _)| k.clone()))
+        .chain(gone.iter().map(|k| k.to_string()))
+        .collect();
     Some(ListBase {
         by_path,
         descending,
+        members,
     })
 }
 
@@ -307,6 +316,12 @@ pub(crate) fn merge_into_moment(
     let Some(store) = ns.type_store(ty) else {
         return false;
     };
+    let recorded_total = shape
+        .envelope
+        .iter()
+        .find(|f| f.meaning == EnvelopeMeaning::Total)
+        .and_then(|f| json_pointer_get(body, &f.pointer))
+        .and_then(Value::as_i64);
     let Some(Value::Array(items)) = json_pointer_get_mut(body, &shape.items_pointer) else {
         return false;
     };
@@ -363,6 +378,14 @@ pub(crate) fn merge_into_moment(
         _ => false,
     };
     let past_end = before == 0 && paged;
+    let removed = before - items.len() as i64;
+    // The recorded records a session replayed into its store (a create answered from the
+    // recordings keeps the recorded key) are members of the recorded collection this page
+    // counted in its total: merged in from another page, they move items, not the total.
+    let recorded_member = |k: &str, e: &Entity| {
+        e.origin == Origin::Replayed && base.is_some_and(|b| b.members.contains(k))
+    };
+    let mut counted = 0i64;
     let extras: Vec<Value> = store
         .live
         .iter()
@@ -378,7 +401,12 @@ pub(crate) fn merge_into_moment(
                 )
                 && above_lower_bounds(k, shape, query)
         })
-        .map(|(_, e)| (*e.value).clone())
+        .map(|(k, e)| {
+            if !recorded_member(k, e) {
+                counted += 1;
+            }
+            (*e.value).clone()
+        })
         .collect();
     if !extras.is_empty() {
         changed = true;
@@ -390,7 +418,13 @@ pub(crate) fn merge_into_moment(
             items.extend(extras);
         }
     }
-    let delta = items.len() as i64 - before;
+    // A recorded page that held its whole collection counts what it now holds; one page of
+    // several counts the session's own records on top of the recorded total.
+    let delta = if recorded_total.is_none_or(|t| t == before) {
+        items.len() as i64 - before
+    } else {
+        counted - removed
+    };
     // A page never grows past the size the request asked for: merged writes push recorded items
     // off this page (they still count in the total), as they would on the real API.
     let mut cut = false;
@@ -401,6 +435,16 @@ pub(crate) fn merge_into_moment(
         cut = true;
         changed = true;
     }
+    // Where the page says where it starts (an offset) and the collection's size, whether more
+    // follow is what the two say once the session's writes are counted.
+    let shown = items.len() as i64;
+    let more_after = match (&shape.pagination, recorded_total) {
+        (Pagination::LimitOffset { offset, .. }, Some(t)) if delta != 0 => {
+            let start = q_num(query, offset).map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
+            Some(cut || start.saturating_add(shown) < (t + delta).max(0))
+        }
+        _ => cut.then_some(true),
+    };
     if delta != 0 || cut {
         for f in &shape.envelope {
             let Some(slot) = json_pointer_get_mut(body, &f.pointer) else {
@@ -412,7 +456,11 @@ pub(crate) fn merge_into_moment(
                         *slot = Value::Number(Number::from((n + delta).max(0)));
                     }
                 }
-                EnvelopeMeaning::HasMore if cut => *slot = Value::Bool(true),
+                EnvelopeMeaning::HasMore => {
+                    if let Some(more) = more_after {
+                        *slot = Value::Bool(more);
+                    }
+                }
                 _ => {}
             }
         }
