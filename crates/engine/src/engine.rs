@@ -2118,11 +2118,16 @@ impl Engine {
             let recorded_keys = self.page_keys_of(body, r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
-            if list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run) {
+            let merged =
+                list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run);
+            if merged.changed {
                 self.mask_list_items(ns, r, body);
                 out.replay = None;
                 self.mark_page_items(ns, call, &mut out);
                 self.relink(call, &mut out, &recorded_keys);
+            }
+            if merged.fixture {
+                out.provenance = Provenance::Fixture;
             }
         }
         if self.rename_embedded_counterparts(ns, &moment.source, &mut out) {
@@ -3140,6 +3145,9 @@ impl Engine {
             }
         }
         self.mark_page_items(ns, call, &mut out);
+        if page.fixture {
+            out.provenance = Provenance::Fixture;
+        }
         out
     }
 

@@ -312,9 +312,9 @@ pub(crate) fn merge_into_moment(
     query: &[(String, String)],
     base: Option<&ListBase>,
     run: Option<&str>,
-) -> bool {
+) -> Merged {
     let Some(store) = ns.type_store(ty) else {
-        return false;
+        return Merged::default();
     };
     let recorded_total = shape
         .envelope
@@ -323,9 +323,11 @@ pub(crate) fn merge_into_moment(
         .and_then(|f| json_pointer_get(body, &f.pointer))
         .and_then(Value::as_i64);
     let Some(Value::Array(items)) = json_pointer_get_mut(body, &shape.items_pointer) else {
-        return false;
+        return Merged::default();
     };
     let before = items.len() as i64;
+    // A fixture record on the recorded page or merged in (see `Merged::fixture`).
+    let mut fixture = false;
     let mut changed = false;
     let mut present = HashSet::new();
     items.retain(|item| {
@@ -355,11 +357,12 @@ pub(crate) fn merge_into_moment(
             {
                 k = mine.clone();
             }
-            if let Some(e) = store.live.get(&k)
-                && *e.value != *item
-            {
-                *item = (*e.value).clone();
-                changed = true;
+            if let Some(e) = store.live.get(&k) {
+                fixture |= e.origin == Origin::Fixture;
+                if *e.value != *item {
+                    *item = (*e.value).clone();
+                    changed = true;
+                }
             }
             present.insert(k);
         }
@@ -404,6 +407,7 @@ pub(crate) fn merge_into_moment(
         .map(|(k, e)| {
             if !recorded_member(k, e) {
                 counted += 1;
+                fixture |= e.origin == Origin::Fixture;
             }
             (*e.value).clone()
         })
@@ -465,7 +469,30 @@ pub(crate) fn merge_into_moment(
             }
         }
     }
-    changed
+    // Fixture records pushed off the page still count in its total, where it states one.
+    let shown = json_pointer_get(body, &shape.items_pointer)
+        .and_then(Value::as_array)
+        .is_some_and(|items| {
+            items.iter().any(|i| {
+                i.get(pk)
+                    .and_then(scalar_key)
+                    .and_then(|k| store.live.get(&k))
+                    .is_some_and(|e| e.origin == Origin::Fixture)
+            })
+        });
+    Merged {
+        changed,
+        fixture: shown || (fixture && recorded_total.is_some()),
+    }
+}
+
+/// What merging a session's writes into a recorded page did.
+#[derive(Default)]
+pub(crate) struct Merged {
+    /// The page differs from the recorded one.
+    pub changed: bool,
+    /// A record the fixture set seeded is on the page or counted in its total.
+    pub fixture: bool,
 }
 
 /// The page size the request states in the route's pagination style, if it states one.
@@ -498,6 +525,9 @@ pub(crate) struct ListRequest<'a> {
 /// What a served page adds beyond the body.
 pub(crate) struct ListPage {
     pub link: Option<String>,
+    /// A record the fixture set seeded is on the page or counted in its total: the answer is
+    /// served from a fixture entity.
+    pub fixture: bool,
 }
 
 fn q<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -810,6 +840,17 @@ pub(crate) fn serve_list(
     };
     let start = start.min(total);
     let end = end.clamp(start, total);
+    let counts_total = req
+        .shape
+        .envelope
+        .iter()
+        .any(|f| matches!(f.meaning, EnvelopeMeaning::Total | EnvelopeMeaning::Pages));
+    let shown = if counts_total {
+        &items[..]
+    } else {
+        &items[start..end]
+    };
+    let fixture = shown.iter().any(|(_, seeded)| *seeded);
     let page: Vec<Value> = items[start..end]
         .iter()
         .map(|(v, _)| (*v).clone())
@@ -845,7 +886,7 @@ pub(crate) fn serve_list(
             }
         }
     }
-    ListPage { link }
+    ListPage { link, fixture }
 }
 
 /// A `Link` entry of a served page: the request's own parameters (its filters and page size,

@@ -405,3 +405,36 @@ async fn a_sparse_fixture_record_reads_the_same_every_time() {
     let again = s.get(path, Some("a")).await.json();
     assert_eq!(again, first);
 }
+
+#[tokio::test]
+async fn a_list_showing_a_fixture_record_is_a_fixture_answer() {
+    let t = twin();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"customers": [customer("cus_seeded", "Seeded")]}}).to_string(),
+    );
+    let s = t.serve(&[]);
+    // The recorded collection read, with the seeded record merged in, and a read no
+    // recording made, answered from the session's collection: both show the fixture's record.
+    for path in ["/v1/customers", "/v1/customers?limit=5"] {
+        let r = s.get(path, Some("lists")).await;
+        r.assert_status(200);
+        assert_eq!(r.provenance(), Some("fixture"), "{path}");
+        let body = r.json();
+        assert!(
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["id"] == "cus_seeded"),
+            "{path}: {body}"
+        );
+    }
+    // Without the set the same reads are learned answers.
+    let t = twin();
+    let s = t.serve(&[]);
+    for path in ["/v1/customers", "/v1/customers?limit=5"] {
+        let r = s.get(path, Some("lists")).await;
+        assert_ne!(r.provenance(), Some("fixture"), "{path}");
+    }
+}

@@ -111,4 +111,6 @@ async fn a_fixture_record_adds_itself_to_a_replayed_pages_total() {
     assert_eq!(body["total"], json!(4), "{body}");
     assert_eq!(body["data"].as_array().unwrap().len(), 2, "{body}");
     assert_eq!(body["has_more"], json!(true), "{body}");
+    // Counted, though off this page: the fixture shaped the answer.
+    assert_eq!(page.provenance(), Some("fixture"));
 }
