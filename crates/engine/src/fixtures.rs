@@ -120,6 +120,27 @@ impl FixtureSets {
     }
 }
 
+impl FixtureTree {
+    /// The entity types some set of the tree seeds or patches, whatever set a session picks.
+    /// A file that does not parse names nothing here (loading the sets reports it).
+    pub fn seeded_types(&self) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = self.loose.keys().cloned().collect();
+        for set in self.sets.values() {
+            out.extend(set.flat.keys().cloned());
+            out.extend(set.patches.keys().cloned());
+            if let Some(Ok(Value::Object(doc))) = set
+                .fixture_json
+                .as_deref()
+                .map(serde_json::from_str::<Value>)
+                && let Some(Value::Object(entities)) = doc.get("entities")
+            {
+                out.extend(entities.keys().cloned());
+            }
+        }
+        out
+    }
+}
+
 /// One parsed set before inheritance.
 struct RawSet {
     /// Directory form (has a `fixture.json`), as opposed to legacy flat files.

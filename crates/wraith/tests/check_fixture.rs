@@ -207,3 +207,31 @@ fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("nope") && e.contains("one-order"), "{e}");
 }
+
+/// A declaration is bound (lint says nothing) when a fixture set's records reach its route: a
+/// fixture answer, like a handler's, is authored output that can deviate there.
+#[test]
+fn lint_binds_a_deviation_to_a_route_whose_records_a_fixture_set_seeds() {
+    let t = notes::notes_twin();
+    assert!(t.run(&["synth"]).status.success());
+    config(
+        &t,
+        "[[deviations]]\nroute = \"GET /v1/notes\"\npath = \"body.data\"\nreason = \"seeded notes\"\n",
+    );
+    let unbound = |t: &DemoTwin| {
+        let out = t.run(&["lint", "--json"]);
+        String::from_utf8_lossy(&out.stdout).contains("deviation-unbound-route")
+    };
+    assert!(
+        unbound(&t),
+        "no handler and no fixture: nothing can deviate there"
+    );
+    let set = t.root.join("state/fixtures/default");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(
+        set.join("fixture.json"),
+        r#"{"entities": {"notes": [{"id": "note_seeded", "object": "note", "text": "hi"}]}}"#,
+    )
+    .unwrap();
+    assert!(!unbound(&t));
+}

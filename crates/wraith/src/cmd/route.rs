@@ -549,7 +549,8 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
 ///   it answers that route's requests whose exact URL was not recorded, and `wraith check`
 ///   judges its output against the recordings;
 /// - malformed `[[deviations]]` entries (error `deviations`, one per problem) and declarations
-///   on a route no handler answers (warning `deviation-unbound-route`).
+///   on a route no handler answers and no fixture set's records reach (warning
+///   `deviation-unbound-route`).
 ///
 /// Binding problems of `lua/routes.toml` itself are [`lint_findings`]'.
 pub fn lua_lint_findings(
@@ -683,14 +684,29 @@ pub fn lua_lint_findings(
             .into_iter()
             .map(|e| Finding::error("deviations", Some("wraith.toml"), e.to_string())),
     );
+    // Routes of entity types a fixture set seeds: their answers can show fixture records.
+    let seeded = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
+        .map(|t| t.seeded_types())
+        .unwrap_or_default();
+    let fixture_routes: Vec<String> = model
+        .iter()
+        .flat_map(|m| &m.routes)
+        .filter(|r| r.entity_type.as_ref().is_some_and(|t| seeded.contains(t)))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
     for d in &declared {
-        if !handled.iter().any(|h| same_route(&d.route, h)) {
+        let bound = handled
+            .iter()
+            .chain(&fixture_routes)
+            .any(|h| same_route(&d.route, h));
+        if !bound {
             out.push(Finding::warning(
                 "deviation-unbound-route",
                 Some("wraith.toml"),
                 format!(
-                    "[[deviations]] on {} ({}): no Lua handler answers that route, so nothing \
-                     can deviate there; fix the route or remove the entry",
+                    "[[deviations]] on {} ({}): no Lua handler answers that route and no \
+                     fixture set seeds its records, so nothing can deviate there; fix the route \
+                     or remove the entry",
                     d.route, d.path
                 ),
             ));
