@@ -2,7 +2,8 @@
 //! rules, field classes, per-dimension thresholds and overrides, and `--fixture`. Black-box: the
 //! real binary on a copy of the bundled example twin (`examples/twins/shop`, whose default
 //! fixture set adds two customers to every session, so its customer list answers differ from
-//! the recordings) and of the demo twin.
+//! the recordings; the copy leaves out the `[[deviations]]` the twin ships declaring that) and
+//! of the demo twin.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -44,6 +45,7 @@ impl Shop {
         );
         let _ = std::fs::remove_dir_all(root.join("model"));
         let _ = std::fs::remove_dir_all(root.join("reports"));
+        without_declared_deviations(&root.join("wraith.toml"));
         let s = Shop { _tmp: tmp, root };
         let out = s.run(&["synth"]);
         assert!(
@@ -78,6 +80,23 @@ impl Shop {
         text.push_str(toml);
         std::fs::write(p, text).unwrap();
     }
+}
+
+/// Cut the shipped `[[deviations]]` (and the comment above them) from `wraith.toml`, so the
+/// fixture's customer lists diverge as answers nothing declared.
+fn without_declared_deviations(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let Some(at) = text.find("[[deviations]]") else {
+        return;
+    };
+    let mut kept: Vec<&str> = text[..at].lines().collect();
+    while kept
+        .last()
+        .is_some_and(|l| l.starts_with('#') || l.is_empty())
+    {
+        kept.pop();
+    }
+    std::fs::write(path, kept.join("\n") + "\n").unwrap();
 }
 
 fn stderr(out: &Output) -> String {

@@ -208,6 +208,41 @@ fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
     assert!(e.contains("nope") && e.contains("one-order"), "{e}");
 }
 
+/// The bundled example twin as shipped: its default fixture set adds two customers to every
+/// session, so its customer lists are fixture answers that show and count them, and its
+/// `wraith.toml` declares exactly that. Everything else reproduces the recordings.
+#[test]
+fn the_bundled_shop_twin_checks_clean_with_its_fixture_lists_declared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("shop");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
+        &root,
+    );
+    let _ = std::fs::remove_dir_all(root.join("model"));
+    let _ = std::fs::remove_dir_all(root.join("reports"));
+    let t = DemoTwin { tmp, root };
+    assert!(t.run(&["synth"]).status.success());
+    let out = t.run(&["check", "--json"]);
+    let r = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{:#}", r["divergences"]);
+    assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+    // The exemption is the declaration's doing, on fixture answers only.
+    assert!(
+        r["authored"]["fixture_answers"].as_u64().unwrap() > 0,
+        "{:#}",
+        r["authored"]
+    );
+    assert!(
+        r["authored"]["exempted_divergences"].as_u64().unwrap() > 0,
+        "{:#}",
+        r["authored"]
+    );
+    let lint = t.run(&["lint", "--json"]);
+    let text = String::from_utf8_lossy(&lint.stdout);
+    assert!(!text.contains("deviation-unbound-route"), "{text}");
+}
+
 /// A declaration is bound (lint says nothing) when a fixture set's records reach its route: a
 /// fixture answer, like a handler's, is authored output that can deviate there.
 #[test]
