@@ -114,3 +114,31 @@ async fn a_fixture_record_adds_itself_to_a_replayed_pages_total() {
     // Counted, though off this page: the fixture shaped the answer.
     assert_eq!(page.provenance(), Some("fixture"));
 }
+
+#[tokio::test]
+async fn paging_through_a_replayed_collection_lists_each_record_once() {
+    let t = paged_twin();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
+    );
+    let server = t.serve(&[]);
+    let s = Some("pages");
+    create_all(&server, s).await;
+    let mut seen = Vec::new();
+    for path in ["/v1/items?limit=2", "/v1/items?limit=2&offset=2"] {
+        let page = server.get(path, s).await;
+        page.assert_status(200);
+        let body = page.json();
+        assert_eq!(body["total"], json!(4), "{path}: {body}");
+        seen.extend(
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["id"].as_str().unwrap().to_string()),
+        );
+    }
+    // The recorded records where the recorded pages put them, the seeded one after them.
+    assert_eq!(seen, ["it_1", "it_2", "it_3", "it_fixture"]);
+}
