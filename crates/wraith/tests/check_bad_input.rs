@@ -580,7 +580,7 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
         &t,
         &["check", "--holdout", "3"],
         1,
-        &["only 2 recorded session(s)", "use a smaller K"],
+        &["only 2 recorded session(s)", "use a K from 2 to 2"],
     );
     expect(
         &t,

@@ -214,6 +214,17 @@ fn check_holdout_below_two_is_a_usage_error() {
 }
 
 #[test]
+fn check_holdout_on_a_one_session_twin_says_more_sessions_are_needed() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["check", "--holdout", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("only 1 recorded session(s)"), "{e}");
+    assert!(e.contains("record or import more sessions"), "{e}");
+    assert!(!e.contains("use a K"), "no K works with one session: {e}");
+}
+
+#[test]
 fn check_without_model_exits_1_and_says_to_run_synth() {
     let t = DemoTwin::copy();
     let out = t.run(&["check"]);

@@ -769,8 +769,15 @@ fn holdout(
 ) -> Result<(Report, Model), CliError> {
     let (train, held) = holdout_split(sessions, k);
     if held.is_empty() {
+        // Every K-th session is held out: K can be at most the session count, which must
+        // leave a session to train on too.
+        let hint = if sessions.len() < 2 {
+            "holding a session out needs at least 2; record or import more sessions".to_string()
+        } else {
+            format!("use a K from 2 to {}", sessions.len())
+        };
         return Err(CliError::usage(anyhow!(
-            "--holdout {k}: the twin has only {} recorded session(s), so no session is held out; use a smaller K",
+            "--holdout {k}: the twin has only {} recorded session(s), so no session is held out; {hint}",
             sessions.len()
         )));
     }
