@@ -22,9 +22,18 @@ pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, RecordingError> {
     zstd::stream::decode_all(bytes).map_err(|e| RecordingError::Decode(format!("zstd: {e}")))
 }
 
-/// Decode the CBOR payload (already decompressed).
+/// Decode the CBOR payload (already decompressed). An answer whose status is no HTTP status
+/// (three digits, 100 to 999) is refused here: nothing could replay it.
 pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
-    ciborium::de::from_reader(cbor).map_err(|e| RecordingError::Decode(format!("CBOR: {e}")))
+    let ex: Exchange = ciborium::de::from_reader(cbor)
+        .map_err(|e| RecordingError::Decode(format!("CBOR: {e}")))?;
+    if !(100..=999).contains(&ex.response.status) {
+        return Err(RecordingError::Decode(format!(
+            "response.status {} is not an HTTP status (100 to 999)",
+            ex.response.status
+        )));
+    }
+    Ok(ex)
 }
 
 /// The CBOR payload of an exchange (before compression).
@@ -102,6 +111,21 @@ mod tests {
             .find(|(k, _)| k.as_text() == Some("body"))
             .unwrap();
         assert!(body.1.is_bytes());
+    }
+
+    #[test]
+    fn an_answer_without_an_http_status_is_a_decode_error() {
+        for status in [0, 99, 1000] {
+            let mut ex = sample();
+            ex.response.status = status;
+            let e = read_exchange(&encode_exchange(&ex)).unwrap_err().to_string();
+            assert!(e.contains(&format!("response.status {status}")), "{e}");
+        }
+        for status in [100, 599, 999] {
+            let mut ex = sample();
+            ex.response.status = status;
+            assert!(read_exchange(&encode_exchange(&ex)).is_ok());
+        }
     }
 
     #[test]

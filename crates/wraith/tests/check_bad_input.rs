@@ -281,6 +281,19 @@ fn recording_with_a_non_utf8_header_is_a_runtime_failure_naming_the_file() {
     recording_refused_everywhere(&t, "000001.wrec.zst", "corrupt recording");
 }
 
+#[test]
+fn recording_whose_status_is_no_http_status_is_a_runtime_failure_naming_the_file() {
+    let t = twin();
+    let rel = format!("recordings/sessions/{SESSION}/000004.wrec.zst");
+    let mut ex =
+        wraith_recording::read_exchange(&std::fs::read(t.root.join(&rel)).unwrap()).unwrap();
+    ex.response.status = 0;
+    write(&t, &rel, wraith_recording::encode_exchange(&ex));
+    recording_refused_everywhere(&t, "000004.wrec.zst", "response.status 0");
+    // synth too: a model must not hold an answer nothing can send.
+    expect(&t, &["synth"], 4, &["000004.wrec.zst", "response.status 0"]);
+}
+
 /// Replace the recorded bodies of exchange `index` (request and response) with bytes that are
 /// not UTF-8.
 fn non_utf8_bodies(t: &DemoTwin, session: &str, index: usize) {
