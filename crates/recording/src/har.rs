@@ -229,6 +229,15 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             ));
             continue;
         }
+        if !(100..=999).contains(&entry.response.status) {
+            return Err(err(
+                at("response.status"),
+                format!(
+                    "{} is not an HTTP status (100 to 999; 0 means never answered)",
+                    entry.response.status
+                ),
+            ));
+        }
         let start_us =
             parse_time_us(&entry.started_date_time).map_err(|m| err(at("startedDateTime"), m))?;
         let method = entry.request.method.trim().to_ascii_uppercase();
@@ -454,6 +463,10 @@ mod tests {
         let e = parse_har(&har(&entries), Path::new("t/bad.har"), &base()).unwrap_err();
         assert_eq!(e.json_path, "log.entries[3].request.url");
         assert!(e.to_string().contains("t/bad.har"));
+        let no_http_status = OK_ENTRY.replace("\"status\":200,", "\"status\":42,");
+        let e = parse_har(&har(&no_http_status), Path::new("b.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].response.status");
+        assert!(e.to_string().contains("42 is not an HTTP status"), "{e}");
         let missing_status = OK_ENTRY.replace("\"status\":200,", "");
         let e = parse_har(&har(&missing_status), Path::new("b.har"), &base()).unwrap_err();
         assert_eq!(e.json_path, "log.entries[0].response");
