@@ -27,6 +27,9 @@ pub(crate) struct ListBase {
     descending: bool,
     /// Every key of `by_path`, whatever the path, and the records deleted in their recordings.
     members: HashSet<String>,
+    /// For offset-paged lists: run → the keys any recorded page of that run listed. A recorded
+    /// page past the first does not take in a record its run listed on another page.
+    run_pages: HashMap<String, HashSet<String>>,
 }
 
 /// One cell per record of an entity type, in the model's map order, for the list items copied
@@ -157,11 +160,42 @@ pub(crate) fn build_base(
         .flat_map(|l| l.iter().map(|(k, _)| k.clone()))
         .chain(gone.iter().map(|k| k.to_string()))
         .collect();
+    let run_pages = match shape.pagination {
+        Pagination::LimitOffset { .. } => run_pages(route, shape, pk),
+        _ => HashMap::new(),
+    };
     Some(ListBase {
         by_path,
         descending,
         members,
+        run_pages,
     })
+}
+
+/// Run → the keys of every item its recorded pages of `route` listed (every successful moment
+/// of every recorded request, parsed here once).
+fn run_pages(route: &Route, shape: &ListShape, pk: &str) -> HashMap<String, HashSet<String>> {
+    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+    for m in route.exact.iter().flat_map(|e| &e.moments) {
+        let RecordedBody::Json { value } = &m.body else {
+            continue;
+        };
+        if !(200..300).contains(&m.status) {
+            continue;
+        }
+        let Some(run) = m.source.rsplit_once('/').map(|(run, _)| run) else {
+            continue;
+        };
+        let Ok(body) = value.parse() else {
+            continue;
+        };
+        if let Some(Value::Array(items)) = json_pointer_get(&body, &shape.items_pointer) {
+            out.entry(run.to_string())
+                .or_default()
+                .extend(items.iter().filter_map(|i| i.get(pk).and_then(scalar_key)));
+        }
+    }
+    out
 }
 
 /// Records of `ty` the recordings' last word on shows gone: a known record (one that had a
@@ -381,6 +415,16 @@ pub(crate) fn merge_into_moment(
         _ => false,
     };
     let past_end = before == 0 && paged;
+    // A page past the first of an offset-paged list: the records its run listed on its other
+    // pages stay there (merged in here they showed twice while paging through).
+    let elsewhere = match (&shape.pagination, run, base) {
+        (Pagination::LimitOffset { offset, .. }, Some(run), Some(b))
+            if q_num(query, offset).is_some_and(|n| n > 0) =>
+        {
+            b.run_pages.get(run)
+        }
+        _ => None,
+    };
     let removed = before - items.len() as i64;
     // The recorded records a session replayed into its store (a create answered from the
     // recordings keeps the recorded key) are members of the recorded collection this page
@@ -395,6 +439,7 @@ pub(crate) fn merge_into_moment(
         .filter(|(k, e)| {
             !past_end
                 && !present.contains(*k)
+                && !elsewhere.is_some_and(|keys| keys.contains(k.as_str()))
                 && belongs(e, params, shape.parent_member.as_deref())
                 && in_id_window(
                     k,

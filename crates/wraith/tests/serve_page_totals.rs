@@ -142,3 +142,68 @@ async fn paging_through_a_replayed_collection_lists_each_record_once() {
     // The recorded records where the recorded pages put them, the seeded one after them.
     assert_eq!(seen, ["it_1", "it_2", "it_3", "it_fixture"]);
 }
+
+/// Four creates, then the collection read three at a time: the second page holds one record.
+fn short_last_page_twin() -> Twin {
+    let t = Twin::init("items", ORIGIN);
+    let mut entries: Vec<Value> = (1..=4)
+        .map(|n| {
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v1/items",
+                Some(&json!({"name": format!("item {n}")})),
+                &item(n),
+            )
+        })
+        .collect();
+    entries.push(har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/items?limit=3",
+        None,
+        &json!({"data": [item(1), item(2), item(3)], "has_more": true, "total": 4}),
+    ));
+    entries.push(har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/items?limit=3&offset=3",
+        None,
+        &json!({"data": [item(4)], "has_more": false, "total": 4}),
+    ));
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
+    );
+    t
+}
+
+#[tokio::test]
+async fn a_short_last_page_does_not_repeat_records_of_the_earlier_pages() {
+    let t = short_last_page_twin();
+    let server = t.serve(&[]);
+    let s = Some("short");
+    for n in 1..=4 {
+        server
+            .post("/v1/items", s, json!({"name": format!("item {n}")}))
+            .await
+            .assert_status(200);
+    }
+    let mut seen = Vec::new();
+    for path in ["/v1/items?limit=3", "/v1/items?limit=3&offset=3"] {
+        let page = server.get(path, s).await;
+        page.assert_status(200);
+        let body = page.json();
+        assert_eq!(body["total"], json!(5), "{path}: {body}");
+        seen.extend(
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["id"].as_str().unwrap().to_string()),
+        );
+    }
+    assert_eq!(seen, ["it_1", "it_2", "it_3", "it_4", "it_fixture"]);
+}
