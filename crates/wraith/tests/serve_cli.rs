@@ -145,6 +145,28 @@ fn bad_flag_value_exits_1() {
 }
 
 #[test]
+fn port_flag_naming_another_port_than_listen_exits_1_naming_both() {
+    let t = shop_twin();
+    let (code, stderr) = t.serve_expect_exit(&["--port", "9", "--listen", "127.0.0.1:0"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--port 9"), "{stderr}");
+    assert!(stderr.contains("--listen 127.0.0.1:0"), "{stderr}");
+    // The way out names the address without its port.
+    assert!(stderr.contains("--listen 127.0.0.1 --port 9"), "{stderr}");
+}
+
+#[tokio::test]
+async fn listen_address_without_a_port_takes_the_port_flag() {
+    let t = shop_twin();
+    // The harness passes `--port 0`: the address takes it, so any free port is bound.
+    let s = t.serve(&["--listen", "127.0.0.1"]);
+    let port = s.ready["serve"]["port"].as_u64().unwrap();
+    assert!(port > 0);
+    assert_eq!(s.url, format!("http://127.0.0.1:{port}"));
+    assert_eq!(s.get("/__wraith/health", None).await.status, 200);
+}
+
+#[test]
 fn model_with_another_schema_version_exits_1_asking_for_resynth() {
     let t = shop_twin();
     let mut m = model::shop("shop");

@@ -36,12 +36,14 @@ pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Port to listen on (0 = any free port; read the real one from --ready-json).
-    /// Default: `[serve] port` in wraith.toml, else 8081.
+    /// Default: `[serve] port` in wraith.toml, else 8081. With --listen it fills in an address
+    /// without a port; a --listen address with another port is refused.
     #[arg(long)]
     pub port: Option<u16>,
     /// Address to bind instead of the default 127.0.0.1 + ::1 pair: `host:port`, an IP address,
-    /// or a bracketed IPv6 address such as `[::1]:8181`. A non-loopback address needs a
-    /// control token.
+    /// or a bracketed IPv6 address such as `[::1]:8181`. An address without a port takes
+    /// --port (else `[serve] port`); one with a port ignores `[serve] port`, and a --port naming
+    /// another port is refused. A non-loopback address needs a control token.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
     /// Write the startup contract (URL, port, freshness, control endpoints) here once listening.
@@ -132,7 +134,26 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
     let serve = &cfg.serve;
     let port = args.port.unwrap_or(serve.port);
     let listen = match &args.listen {
-        Some(v) => ListenSpec::parse(v, port).map_err(CliError::usage)?,
+        Some(v) => {
+            let spec = ListenSpec::parse(v, port).map_err(CliError::usage)?;
+            // `--listen` with its own port wins over `[serve] port`, but a `--port` naming
+            // another port is a contradiction, not a default: refuse it rather than pick one.
+            let bound = match &spec {
+                ListenSpec::DefaultLoopback { port } | ListenSpec::Host { port, .. } => *port,
+                ListenSpec::Addr(a) => a.port(),
+            };
+            if let Some(flag) = args.port
+                && flag != bound
+            {
+                return Err(CliError::usage(anyhow!(
+                    "--port {flag} and --listen {v} name different ports ({flag} and {bound}); \
+                     give the port once: either in --listen (`--listen {v}`) or with --port and \
+                     a --listen address without a port (`--listen {host} --port {flag}`)",
+                    host = listen_host(v)
+                )));
+            }
+            spec
+        }
         None => ListenSpec::DefaultLoopback { port },
     };
     let fidelity = match args.fidelity {
@@ -192,6 +213,16 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
         rewrite_self_urls: serve.rewrite_self_urls,
         strip_headers: serve.strip_headers,
     })
+}
+
+/// The address part of a `--listen` value that carries a port (`0.0.0.0:8081` → `0.0.0.0`,
+/// `[::1]:8081` → `[::1]`), for a message suggesting the same address without it.
+fn listen_host(value: &str) -> &str {
+    let v = value.trim();
+    match v.rsplit_once(':') {
+        Some((host, _)) if !host.contains(':') || host.ends_with(']') => host,
+        _ => v,
+    }
 }
 
 /// The control-plane token, from `--control-token-env` or `--control-token-file`.
