@@ -258,6 +258,37 @@ pub struct ClockConfig {
     pub base_epoch: u64,
 }
 
+/// The clock epochs (unix seconds) a twin can show: 0000-01-01T00:00:00Z to
+/// 9999-12-30T22:00:00Z. An HTTP `Date` and an RFC 3339 timestamp both spell the year with four
+/// digits, so a clock outside these years has no date to put on an answer; the end is the last
+/// instant the date library renders (it keeps a day of year 9999 for UTC offsets).
+pub const CLOCK_EPOCH_RANGE: std::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_207_200;
+
+/// Check that `secs` lies in [`CLOCK_EPOCH_RANGE`]; the error says why and what to give instead.
+/// Takes an `i128` so a `u64` from `wraith.toml` and an `i64` flag are both judged whole.
+pub fn validate_clock_epoch(secs: i128) -> Result<(), String> {
+    let (first, last) = (*CLOCK_EPOCH_RANGE.start(), *CLOCK_EPOCH_RANGE.end());
+    let in_range = |s: i128| (i128::from(first)..=i128::from(last)).contains(&s);
+    if in_range(secs) {
+        return Ok(());
+    }
+    let side = if secs > i128::from(last) {
+        "after 9999-12-30T22:00:00Z"
+    } else {
+        "before 0000-01-01T00:00:00Z"
+    };
+    // A value a thousand times too large is most often milliseconds.
+    let hint = if secs > i128::from(last) && in_range(secs / 1000) {
+        format!(" (if it is milliseconds, give {} seconds)", secs / 1000)
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "{secs} is {side}, past any date an HTTP `Date` or RFC 3339 timestamp can show{hint}; \
+         give unix seconds from {first} to {last}, e.g. 1700000000"
+    ))
+}
+
 impl Default for ClockConfig {
     fn default() -> Self {
         ClockConfig {
@@ -729,6 +760,9 @@ impl TwinConfig {
         }
         if let Err(m) = validate_base_url(&self.service.base_url) {
             return Err(err("service.base_url", m));
+        }
+        if let Err(m) = validate_clock_epoch(i128::from(self.serve.clock.base_epoch)) {
+            return Err(err("serve.clock.base_epoch", m));
         }
         if self.serve.lua.max_memory_kb == 0 {
             return Err(err(

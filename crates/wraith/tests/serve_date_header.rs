@@ -71,3 +71,39 @@ async fn a_provisioned_clock_dates_its_namespace_answers() {
     miss.assert_status(501);
     assert_eq!(miss.header("date"), Some(FROZEN));
 }
+
+/// An epoch past 9999-12-30T22:00:00Z has no HTTP date (four-digit years): refused at startup,
+/// naming the flag or the `wraith.toml` key, with milliseconds recognised for what they are.
+#[test]
+fn a_clock_epoch_past_year_9999_exits_1_naming_the_flag_or_key() {
+    let t = support::example_shop_twin();
+    let (code, stderr) =
+        t.serve_expect_exit(&["--clock", "fixed", "--clock-epoch", "99999999999999"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--clock-epoch"), "{stderr}");
+    assert!(stderr.contains("253402207200"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let (code, stderr) =
+        t.serve_expect_exit(&["--clock", "fixed", "--clock-epoch", "1700000000000"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("milliseconds, give 1700000000 seconds"),
+        "{stderr}"
+    );
+
+    t.set_toml("serve.clock", "base_epoch", "99999999999999");
+    let (code, stderr) = t.serve_expect_exit(&["--clock", "fixed"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("wraith.toml"), "{stderr}");
+    assert!(stderr.contains("serve.clock.base_epoch"), "{stderr}");
+}
+
+/// The latest epoch accepted, in the last days of year 9999, is still a date an answer can carry.
+#[tokio::test]
+async fn the_latest_accepted_clock_epoch_is_a_date_the_twin_dates_answers_by() {
+    let t = support::example_shop_twin();
+    let server = t.serve(&["--clock", "fixed", "--clock-epoch", "253402207200"]);
+    let r = server.get("/no/such/route", Some("late")).await;
+    assert_eq!(r.header("date"), Some("Thu, 30 Dec 9999 22:00:00 GMT"));
+}

@@ -62,7 +62,8 @@ pub struct Args {
     /// Clock of new namespaces. Default: `[serve.clock] mode`, else real.
     #[arg(long, value_enum)]
     pub clock: Option<ClockArg>,
-    /// Start (deterministic) or frozen value (fixed) of the clock, in unix seconds.
+    /// Start (deterministic) or frozen value (fixed) of the clock, in unix seconds, from
+    /// -62167219200 (year 0000) to 253402207200 (9999-12-30T22:00:00Z): the years a `Date` can show.
     /// Default: `[serve.clock] base_epoch`, else 1640995200.
     #[arg(long, value_name = "SECS")]
     pub clock_epoch: Option<i64>,
@@ -185,7 +186,11 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
         },
     };
     let base_epoch = match args.clock_epoch {
-        Some(e) => e,
+        Some(e) => {
+            wraith_twin::validate_clock_epoch(i128::from(e))
+                .map_err(|m| CliError::usage(anyhow!("--clock-epoch: {m}")))?;
+            e
+        }
         None => i64::try_from(serve.clock.base_epoch).map_err(|_| {
             CliError::usage(anyhow!(
                 "wraith.toml: `serve.clock.base_epoch` = {} is too large for a unix time in seconds",
