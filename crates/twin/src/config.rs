@@ -764,6 +764,14 @@ impl TwinConfig {
         if let Err(m) = validate_clock_epoch(i128::from(self.serve.clock.base_epoch)) {
             return Err(err("serve.clock.base_epoch", m));
         }
+        if self.serve.limits.max_namespaces == 0 {
+            return Err(err(
+                "serve.limits.max_namespaces",
+                "must be at least 1: it is how many sessions the twin holds at once, and 0 \
+                 would refuse every one; remove the key for the default of 1000"
+                    .to_string(),
+            ));
+        }
         if self.serve.lua.max_memory_kb == 0 {
             return Err(err(
                 "serve.lua.max_memory_kb",

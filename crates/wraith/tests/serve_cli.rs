@@ -135,6 +135,17 @@ fn bad_config_exits_1_naming_the_file_and_key() {
 }
 
 #[test]
+fn max_namespaces_zero_exits_1_naming_the_key() {
+    let t = shop_twin();
+    t.set_toml("serve.limits", "max_namespaces", "0");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("wraith.toml"), "{stderr}");
+    assert!(stderr.contains("serve.limits.max_namespaces"), "{stderr}");
+    assert!(stderr.contains("at least 1"), "{stderr}");
+}
+
+#[test]
 fn bad_flag_value_exits_1() {
     let t = shop_twin();
     let (code, stderr) = t.serve_expect_exit(&["--fidelity", "loose"]);
