@@ -973,6 +973,46 @@ pub fn validate_base_url(url: &str) -> Result<(), String> {
             "`{url}` has no host; write it like `https://api.example.com/v1`"
         ));
     }
+    if let Some((_, host)) = authority.rsplit_once('@') {
+        // Never repeat the credentials in a message: it may end up in a CI log.
+        let scheme = &url[..url.len() - rest.len()];
+        let shown = format!("{scheme}…@{host}{}", &rest[authority.len()..]);
+        return Err(format!(
+            "`{shown}` carries credentials before `@`, and the base URL is written into \
+             wraith.toml; remove them (write `{scheme}{host}`): the client sends its own \
+             credentials through `wraith record`, which tokenizes them (scrub.toml) before \
+             anything is written"
+        ));
+    }
+    // The port, when given: after `]` for a bracketed IPv6 host, else after the last `:`.
+    let port = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((_, "")) => None,
+            Some((_, after)) => match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None => {
+                    return Err(format!(
+                        "`{url}` has text after its bracketed IPv6 host; write it like \
+                         `http://[::1]:8080`"
+                    ));
+                }
+            },
+            None => {
+                return Err(format!(
+                    "`{url}` opens an IPv6 host with `[` but never closes it with `]`"
+                ));
+            }
+        },
+        None => authority.rsplit_once(':').map(|(_, p)| p),
+    };
+    if let Some(p) = port
+        && !matches!(p.parse::<u16>(), Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(format!(
+            "`{url}` has port `{p}`; a port is a number from 1 to 65535 (or leave it out for the \
+             scheme's default)"
+        ));
+    }
     if rest.contains(['?', '#']) {
         return Err(format!("`{url}` must not carry a query or fragment"));
     }

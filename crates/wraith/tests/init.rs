@@ -147,6 +147,59 @@ fn init_rejects_invalid_name_or_url_with_exit_1() {
 }
 
 #[test]
+fn init_refuses_a_base_url_with_credentials_without_repeating_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    for url in [
+        "https://user:s3cr3t-pass@api.example.com/v1",
+        "https://tok3n-only@api.example.com",
+    ] {
+        let out = wraith(tmp.path(), &["init", "creds", "--base-url", url]);
+        assert_eq!(out.status.code(), Some(1), "{url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--base-url"), "{url}: {err}");
+        assert!(err.contains("credentials"), "{url}: {err}");
+        assert!(err.contains("https://api.example.com"), "{url}: {err}");
+        assert!(
+            !err.contains("s3cr3t") && !err.contains("tok3n"),
+            "{url}: {err}"
+        );
+    }
+    assert!(!tmp.path().join("twins/creds").exists());
+}
+
+#[test]
+fn init_refuses_a_base_url_port_outside_1_to_65535() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (url, port) in [
+        ("https://api.example.com:99999", "99999"),
+        ("http://127.0.0.1:0/v1", "0"),
+        ("http://localhost:http", "http"),
+        ("http://[::1]:70000", "70000"),
+    ] {
+        let out = wraith(tmp.path(), &["init", "ports", "--base-url", url]);
+        assert_eq!(out.status.code(), Some(1), "{url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--base-url"), "{url}: {err}");
+        assert!(err.contains(&format!("port `{port}`")), "{url}: {err}");
+        assert!(err.contains("1 to 65535"), "{url}: {err}");
+    }
+    assert!(!tmp.path().join("twins/ports").exists());
+    // The ports a user does write still work.
+    for (name, url) in [
+        ("v4", "http://127.0.0.1:65535"),
+        ("v6", "http://[::1]:8080/api"),
+        ("v6bare", "http://[::1]"),
+    ] {
+        let out = wraith(tmp.path(), &["init", name, "--base-url", url]);
+        assert!(
+            out.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn init_json_reports_what_was_created() {
     let tmp = tempfile::tempdir().unwrap();
     let out = wraith(

@@ -22,7 +22,8 @@ use crate::output::print_json;
 pub struct Args {
     /// Name of the new twin; it is created as ./twins/<name>/.
     pub name: String,
-    /// Root URL of the real API, e.g. https://api.example.com/v1.
+    /// Root URL of the real API, e.g. https://api.example.com/v1: no credentials (`user:pass@`;
+    /// the client sends its own through `wraith record`), a port if any from 1 to 65535.
     #[arg(long, value_name = "URL")]
     pub base_url: String,
     /// Print what was created as JSON on stdout.
