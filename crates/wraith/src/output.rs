@@ -36,6 +36,13 @@ pub fn print_text(text: &str) {
     }
 }
 
+/// Whether log lines on stderr may carry ANSI colours: only on a terminal, and never when
+/// `NO_COLOR` is set to anything but the empty string (<https://no-color.org>). A log piped to a
+/// file or a CI collector is plain text.
+pub fn stderr_colours() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// A progress bar that draws only when stderr is a terminal.
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {

@@ -311,6 +311,44 @@ async fn port_flag_wins_over_the_toml_port() {
     );
 }
 
+/// Send bytes that are not HTTP: the server logs the broken connection (at debug).
+fn send_garbage(s: &support::Server) {
+    use std::io::{Read as _, Write as _};
+    let addr = s.url.trim_start_matches("http://");
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.write_all(b"NOT HTTP AT ALL\r\n\r\n").unwrap();
+    let _ = c.read_to_end(&mut Vec::new());
+}
+
+/// Wait until the server's stderr holds `needle`.
+fn wait_for_stderr(s: &support::Server, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let text = s.stderr();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no `{needle}` on stderr: {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn log_lines_piped_to_a_file_carry_no_colour_codes() {
+    let t = shop_twin();
+    let s = t.serve_env(&[], &[("WRAITH_LOG", "debug")]);
+    send_garbage(&s);
+    let stderr = wait_for_stderr(&s, "connection ended with an error");
+    assert!(stderr.contains("DEBUG"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "ANSI escape in a piped log: {stderr:?}"
+    );
+}
+
 #[tokio::test]
 async fn sigterm_stops_the_server_gracefully_with_exit_0() {
     let t = shop_twin();

@@ -1,7 +1,6 @@
 //! `wraith record <twin>`: run the recording proxy in front of the twin's `[service] base_url`
 //! until Ctrl-C / SIGTERM / SIGHUP, then finalize every session and report what was recorded.
 
-use std::io::IsTerminal as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -292,7 +291,7 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(crate::output::stderr_colours())
         .with_target(false)
         .try_init();
 }

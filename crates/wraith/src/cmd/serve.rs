@@ -441,6 +441,7 @@ fn init_tracing() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(crate::output::stderr_colours())
         .try_init();
 }
 
