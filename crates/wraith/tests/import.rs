@@ -176,6 +176,51 @@ fn import_records_session_per_file_with_tags_origin_and_decoded_bodies() {
 }
 
 #[test]
+fn reimporting_the_same_har_skips_it_with_a_notice_and_exit_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let first = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("small.har")));
+    assert!(first.status.success());
+    let before = session_dirs(tmp.path(), "shop");
+    assert_eq!(before.len(), 1);
+
+    // Again, and once more twice in one command line: still the one session.
+    for args in [vec!["small.har"], vec!["small.har", "small.har"]] {
+        let mut cmd = wraith(tmp.path());
+        cmd.args(["import", "shop", "--json"]);
+        for a in &args {
+            cmd.arg(testdata(a));
+        }
+        let out = run(&mut cmd);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(session_dirs(tmp.path(), "shop"), before, "{stderr}");
+        let notices: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("already imported"))
+            .collect();
+        assert_eq!(notices.len(), args.len(), "{stderr}");
+        assert!(notices[0].contains("small.har"), "{stderr}");
+        assert!(notices[0].contains(&before[0]), "{stderr}");
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["sessions"], 0, "{summary}");
+        assert_eq!(summary["exchanges"], 0, "{summary}");
+        assert_eq!(summary["files"][0]["already_imported"], true, "{summary}");
+        assert_eq!(summary["files"][0]["session_id"], before[0].as_str());
+    }
+    assert_eq!(inspect(tmp.path(), "shop")["exchanges"], 5);
+
+    // Another file still imports beside it.
+    let other = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("secrets.har")));
+    assert!(other.status.success());
+    assert_eq!(session_dirs(tmp.path(), "shop").len(), 2);
+}
+
+#[test]
 fn malformed_har_exits_1_naming_file_and_place_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     init(tmp.path(), "shop", "https://api.example.com/v1");

@@ -25,7 +25,8 @@ use crate::output::{print_json, progress};
   wraith import linode corpora/linode/*.har --tag linodego --json
   wraith import mastodon corpora/mastodon/        # every .har file in the folder
 
-Each HAR file becomes one session tagged with the file's stem (plus every --tag).")]
+Each HAR file becomes one session tagged with the file's stem (plus every --tag). A file
+imported before (same name, same bytes) is skipped with a notice naming its session.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -47,6 +48,9 @@ struct FileSummary {
     session_id: Option<String>,
     exchanges: usize,
     skipped_entries: Vec<String>,
+    /// The file was imported before (same name, same bytes): `session_id` names that session
+    /// and nothing was written for it.
+    already_imported: bool,
 }
 
 #[derive(Serialize)]
@@ -127,6 +131,30 @@ pub fn run(args: Args) -> CmdResult {
             }
         }
         let count = har.exchanges.len();
+        if let Some(first) = har.exchanges.first()
+            && let Some(id) = already_imported(
+                &sessions_dir,
+                &used_ids,
+                first.timing.request_start_us,
+                &bytes,
+                &har.stem,
+                count,
+            )
+        {
+            eprintln!(
+                "wraith import: {} is already imported as session {id}; skipped (remove recordings/sessions/{id}/ to import it again)",
+                file.display()
+            );
+            summary.files.push(FileSummary {
+                file: file.display().to_string(),
+                session_id: Some(id),
+                exchanges: 0,
+                skipped_entries: har.skipped,
+                already_imported: true,
+            });
+            bar.inc(1);
+            continue;
+        }
         let session_id = if count == 0 {
             None
         } else {
@@ -157,6 +185,7 @@ pub fn run(args: Args) -> CmdResult {
             session_id,
             exchanges: count,
             skipped_entries: har.skipped,
+            already_imported: false,
         });
         bar.inc(1);
     }
@@ -173,7 +202,7 @@ pub fn run(args: Args) -> CmdResult {
             summary.sessions,
             summary.twin
         );
-        for f in &summary.files {
+        for f in summary.files.iter().filter(|f| !f.already_imported) {
             if f.session_id.is_none() {
                 outln!("  {}: no entries, no session", f.file);
             }
@@ -233,21 +262,56 @@ fn session_id_for(
     bytes: &[u8],
     stem: &str,
 ) -> String {
-    let stamp = jiff::Timestamp::from_microsecond(start_us as i64)
-        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
-        .unwrap_or_else(|_| "19700101T000000Z".to_string());
     let mut attempt: u32 = 0;
     loop {
-        let mut h = Sha256::new();
-        h.update(bytes);
-        h.update(stem.as_bytes());
-        h.update(attempt.to_be_bytes());
-        let d = h.finalize();
-        let id = format!("{stamp}-{:02x}{:02x}{:02x}", d[0], d[1], d[2]);
+        let id = candidate_id(start_us, bytes, stem, attempt);
         if is_valid_session_id(&id) && !sessions_dir.join(&id).exists() && !used.contains(&id) {
             used.insert(id.clone());
             return id;
         }
         attempt += 1;
     }
+}
+
+/// The session id the `attempt`-th try gives a file (see [`session_id_for`]).
+fn candidate_id(start_us: u64, bytes: &[u8], stem: &str, attempt: u32) -> String {
+    let stamp = jiff::Timestamp::from_microsecond(start_us as i64)
+        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|_| "19700101T000000Z".to_string());
+    let mut h = Sha256::new();
+    h.update(bytes);
+    h.update(stem.as_bytes());
+    h.update(attempt.to_be_bytes());
+    let d = h.finalize();
+    format!("{stamp}-{:02x}{:02x}{:02x}", d[0], d[1], d[2])
+}
+
+/// The session this file was already imported as, if any. The first id a file is given is a
+/// function of its name and bytes, so the same file imported before (or earlier in this
+/// import) finds its session under that id: a finished import session of the same name
+/// (its first tag) and the same number of exchanges. Only the manifest is read.
+fn already_imported(
+    sessions_dir: &Path,
+    used: &std::collections::BTreeSet<String>,
+    start_us: u64,
+    bytes: &[u8],
+    stem: &str,
+    exchanges: usize,
+) -> Option<String> {
+    let id = candidate_id(start_us, bytes, stem, 0);
+    if used.contains(&id) {
+        return Some(id);
+    }
+    let text = std::fs::read(
+        sessions_dir
+            .join(&id)
+            .join(wraith_recording::session::MANIFEST_FILE),
+    )
+    .ok()?;
+    let m: wraith_recording::Manifest = serde_json::from_slice(&text).ok()?;
+    let same = m.complete
+        && m.proxy_mode == "import"
+        && m.tags.first().map(String::as_str) == Some(stem)
+        && usize::try_from(m.exchange_count).ok() == Some(exchanges);
+    same.then_some(id)
 }
