@@ -118,7 +118,9 @@ mod tests {
         for status in [0, 99, 1000] {
             let mut ex = sample();
             ex.response.status = status;
-            let e = read_exchange(&encode_exchange(&ex)).unwrap_err().to_string();
+            let e = read_exchange(&encode_exchange(&ex))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(&format!("response.status {status}")), "{e}");
         }
         for status in [100, 599, 999] {
