@@ -37,6 +37,12 @@ impl NsKey {
         }
     }
 
+    /// The session a header value names, `None` for the headerless namespace (however it is
+    /// spelled: no header, an empty value or `default`), without building the key.
+    pub(crate) fn named(session: Option<&str>) -> Option<&str> {
+        session.filter(|s| !s.is_empty() && *s != DEFAULT_SESSION)
+    }
+
     /// The string hashed into the namespace seed. The default namespace hashes as the empty
     /// session, which no header can collide with in the seed input (see [`derive_seed`]).
     fn seed_label(&self) -> Option<&str> {

@@ -323,6 +323,23 @@ async fn per_session_reset_clears_that_sessions_rate_limit_counters_only() {
 }
 
 #[tokio::test]
+async fn the_headerless_namespace_has_one_quota_however_it_is_named() {
+    let t = shop();
+    let s = t.serve(&["--rate-limit-override", "GET /v1/customers=2/3600sec"]);
+    // No header, `default` and an empty value name one namespace, so one quota of two.
+    assert_eq!(s.get("/v1/customers", None).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("")).await.status, 429);
+    assert_eq!(s.get("/v1/customers", None).await.status, 429);
+    // Resetting `default` on the control plane gives it its quota back.
+    let r = s
+        .post("/__wraith/session/default/reset", None, json!({}))
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("")).await.status, 200);
+}
+
+#[tokio::test]
 async fn deleted_then_reused_session_starts_with_a_fresh_quota() {
     let t = shop();
     let s = t.serve(&["--rate-limit-override", "GET /v1/customers=1/3600sec"]);

@@ -223,6 +223,8 @@ impl Simulation {
 
     /// Decide what happens to one request: rate limit → fault → latency.
     pub fn decide(&self, req: &SimRequest<'_>) -> Decision {
+        // Counters are the namespace's: every spelling of the headerless one shares them.
+        let session = crate::namespace::NsKey::named(req.session);
         if let Some(rl) = &self.cfg.rate_limit
             && let Some((key, limit)) = self.rate_limit_for(rl, req)
         {
@@ -230,7 +232,7 @@ impl Simulation {
             let v = self
                 .windows
                 .lock()
-                .check(req.session, &key, limit, rl.algorithm, now);
+                .check(session, &key, limit, rl.algorithm, now);
             if !v.allowed {
                 return Decision {
                     action: Action::Respond(self.too_many(req.route, &v)),
@@ -289,7 +291,7 @@ impl Simulation {
                         };
                         let now = (self.clock)();
                         let v = self.windows.lock().check(
-                            req.session,
+                            session,
                             &format!("fault-rule-{idx}"),
                             limit,
                             RateAlgorithm::Fixed,
@@ -401,11 +403,9 @@ impl Simulation {
     /// rate-limit and throttle counters start over. `"default"` also names the headerless
     /// namespace, as on the control plane.
     pub fn clear_session(&self, id: &str) {
-        let mut w = self.windows.lock();
-        w.clear_session(Some(id));
-        if id == "default" {
-            w.clear_session(None);
-        }
+        self.windows
+            .lock()
+            .clear_session(crate::namespace::NsKey::named(Some(id)));
     }
 
     /// `POST /__wraith/reset`: every counter clears and the fault and latency sequences restart
