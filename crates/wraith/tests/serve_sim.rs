@@ -340,6 +340,26 @@ async fn the_headerless_namespace_has_one_quota_however_it_is_named() {
 }
 
 #[tokio::test]
+async fn a_route_pattern_names_a_parameter_whatever_the_model_calls_it() {
+    let t = shop();
+    // The model's template is `/v1/customers/:id`; the patterns name it otherwise.
+    let s = serve_with_profile(
+        &t,
+        "[[rules]]\nroute = \"DELETE /v1/customers/:customer\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 502\n",
+        &[
+            "--rate-limit-override",
+            "GET /v1/customers/:param=1/3600sec",
+        ],
+    );
+    assert_eq!(s.delete("/v1/customers/cus_1", Some("p")).await.status, 502);
+    assert_eq!(s.get("/v1/customers/cus_1", Some("p")).await.status, 200);
+    assert_eq!(s.get("/v1/customers/cus_1", Some("p")).await.status, 429);
+    // The collection route has no parameter segment: neither pattern selects it.
+    assert_eq!(s.get("/v1/customers", Some("p")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("p")).await.status, 200);
+}
+
+#[tokio::test]
 async fn deleted_then_reused_session_starts_with_a_fresh_quota() {
     let t = shop();
     let s = t.serve(&["--rate-limit-override", "GET /v1/customers=1/3600sec"]);

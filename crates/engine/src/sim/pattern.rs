@@ -5,6 +5,8 @@
 //! characters (including `/`), so `/v1/*` is a prefix glob. A pattern matches a request when it
 //! matches either the concrete request path or the path of the matched route template, so both
 //! `GET /v1/customers/cus_1` and `GET /v1/customers/:customer_id` select the same requests.
+//! Against a template, a `:name` segment matches a parameter segment whatever its name: the
+//! names are synth's (`:param`) or an authored route's, not the user's to guess.
 
 /// A parsed route pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +15,8 @@ pub struct RoutePattern {
     method: Option<String>,
     /// Path glob; `None` matches every path.
     path: Option<String>,
+    /// `path` with each `:name` segment reduced to `:`, for matching route templates.
+    template_glob: Option<String>,
     /// The pattern as written, for reports.
     text: String,
 }
@@ -49,6 +53,7 @@ impl RoutePattern {
         };
         Ok(RoutePattern {
             method,
+            template_glob: path.as_deref().map(unnamed_params),
             path,
             text: t.to_string(),
         })
@@ -73,10 +78,25 @@ impl RoutePattern {
         if glob_match(glob, path) {
             return true;
         }
+        let template_glob = self.template_glob.as_deref().unwrap_or(glob);
         route
             .and_then(|r| r.split_once(' '))
-            .is_some_and(|(_, template)| glob_match(glob, template))
+            .is_some_and(|(_, template)| glob_match(template_glob, &unnamed_params(template)))
     }
+}
+
+/// `path` with every `:name` segment (no `*` in it) written `:`.
+fn unnamed_params(path: &str) -> String {
+    path.split('/')
+        .map(|seg| {
+            if seg.starts_with(':') && !seg.contains('*') {
+                ":"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// `*` matches any run of characters; everything else is literal.
@@ -108,6 +128,28 @@ pub(crate) fn glob_match(glob: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parameter_segment_matches_the_templates_whatever_its_name() {
+        let p = RoutePattern::parse("GET /customers/:id").unwrap();
+        assert!(p.matches("GET", "/customers/cus_1", Some("GET /customers/:param")));
+        assert!(p.matches("GET", "/customers/cus_1", Some("GET /customers/:id")));
+        assert!(!p.matches("GET", "/customers", Some("GET /customers")));
+        assert!(!p.matches(
+            "GET",
+            "/customers/cus_1/summary",
+            Some("GET /customers/:param/summary")
+        ));
+        let p = RoutePattern::parse("GET /customers/:param/summary").unwrap();
+        assert!(p.matches(
+            "GET",
+            "/customers/cus_1/summary",
+            Some("GET /customers/:id/summary")
+        ));
+        // A literal `:` elsewhere in a segment stays literal.
+        let p = RoutePattern::parse("GET /a/b:c").unwrap();
+        assert!(!p.matches("GET", "/a/x", Some("GET /a/:param")));
+    }
 
     #[test]
     fn star_matches_everything() {
