@@ -66,6 +66,9 @@ pub struct Engine {
     /// Fixture set new namespaces are seeded from (`--fixture`, else the implicit default).
     default_fixture: Option<String>,
     lists: Vec<OnceLock<Option<ListBase>>>,
+    /// Per entity type, the records deleted in their own recordings (their reads answer the
+    /// recorded 404), gathered on first use: no view of the recorded world holds them.
+    gone: OnceLock<crate::list::GoneRecords>,
     /// Per entity type, the list items copied from its records, shared by its list routes.
     list_records: BTreeMap<String, list::SharedRecords>,
     /// Per route, the median recorded status series of a polled read ([`Engine::polled_variant`]),
@@ -380,6 +383,7 @@ impl Engine {
             fixtures: fixture_sets,
             default_fixture,
             lists,
+            gone: OnceLock::new(),
             list_records,
             polls,
             snapshots,
@@ -394,6 +398,12 @@ impl Engine {
     }
 
     /// Startup warnings for the banner, `--ready-json` and `/__wraith/info`.
+    /// Per entity type, the records deleted in their own recordings.
+    pub(crate) fn gone_records(&self) -> &crate::list::GoneRecords {
+        self.gone
+            .get_or_init(|| crate::list::gone_records(&self.model))
+    }
+
     /// The recorded collection of list route `r`, gathered on first use.
     fn list_base(&self, r: usize) -> Option<&ListBase> {
         let cell = self.lists.get(r)?;

@@ -689,6 +689,9 @@ pub(crate) struct NsEnv<'a> {
     pub schema: &'a Schema,
     pub model: &'a Model,
     pub wall: &'a crate::api::WallClock,
+    /// Recorded records deleted in their own recordings: the recorded routes answer them 404,
+    /// so the handler's view of the recorded world leaves them out too.
+    pub gone: &'a crate::list::GoneRecords,
 }
 
 impl NsEnv<'_> {
@@ -711,6 +714,12 @@ impl NsEnv<'_> {
     fn pk_of(&self, ty: &str) -> &str {
         self.schema.primary_key(ty).unwrap_or("id")
     }
+
+    /// A recorded record this session's world holds: neither deleted by the session nor in
+    /// its own recording.
+    fn recorded_live(&self, ty: &str, id: &str) -> bool {
+        self.ns.is_deleted(ty, id).is_none() && !self.gone.get(ty).is_some_and(|g| g.contains(id))
+    }
 }
 
 impl HandlerEnv for NsEnv<'_> {
@@ -718,7 +727,7 @@ impl HandlerEnv for NsEnv<'_> {
         if let Some(e) = self.ns.entity(ty, id) {
             return Some((*e.value).clone());
         }
-        if self.ns.is_deleted(ty, id).is_some() {
+        if !self.recorded_live(ty, id) {
             return None;
         }
         self.model
@@ -766,10 +775,11 @@ impl HandlerEnv for NsEnv<'_> {
         // Recorded records in id order, the session's version in place of the recorded one.
         if let Some(t) = self.model.entity_types.get(ty) {
             for (id, rec) in &t.records {
-                if self.ns.is_deleted(ty, id).is_some() {
+                let live = store.and_then(|s| s.live.get(id));
+                if live.is_none() && !self.recorded_live(ty, id) {
                     continue;
                 }
-                match store.and_then(|s| s.live.get(id)) {
+                match live {
                     Some(e) => out.push((*e.value).clone()),
                     None => out.push(rec.clone()),
                 }
@@ -792,7 +802,9 @@ impl HandlerEnv for NsEnv<'_> {
         let recorded = self.model.entity_types.get(ty).map(|t| &t.records);
         let from_records = recorded.map_or(0, |r| {
             r.keys()
-                .filter(|id| self.ns.is_deleted(ty, id).is_none())
+                .filter(|id| {
+                    store.is_some_and(|s| s.live.contains_key(*id)) || self.recorded_live(ty, id)
+                })
                 .count()
         });
         let own = store.map_or(0, |s| {
@@ -1155,6 +1167,7 @@ mod tests {
             schema: &schema,
             model: &model,
             wall: &wall,
+            gone: &Default::default(),
         };
         assert_eq!(
             env.get("customers", "c1"),

@@ -198,6 +198,23 @@ fn run_pages(route: &Route, shape: &ListShape, pk: &str) -> HashMap<String, Hash
     out
 }
 
+/// Per entity type, the keys of its records deleted in their own recordings (see
+/// [`deleted_in_recording`]).
+pub(crate) type GoneRecords = HashMap<String, HashSet<String>>;
+
+/// [`GoneRecords`] of every entity type of `model`.
+pub(crate) fn gone_records(model: &Model) -> GoneRecords {
+    model
+        .entity_types
+        .keys()
+        .map(|ty| {
+            let gone = deleted_in_recording(model, ty);
+            (ty.clone(), gone.into_iter().map(str::to_string).collect())
+        })
+        .filter(|(_, gone): &(String, HashSet<String>)| !gone.is_empty())
+        .collect()
+}
+
 /// Records of `ty` the recordings' last word on shows gone: a known record (one that had a
 /// non-4xx answer: created, read or listed) whose own path's newest recorded read (no query)
 /// answered a 4xx (deleted in its recording).

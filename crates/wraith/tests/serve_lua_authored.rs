@@ -252,3 +252,29 @@ async fn strict_fidelity_serves_neither_authored_routes_nor_handlers() {
         "{err}"
     );
 }
+
+/// A customer deleted in its own recording (its recorded read answers 404) is not in the
+/// world a handler's `state` sees either: the summary handler answers it as the customer read
+/// does, and a customer the recordings keep is still there.
+#[tokio::test]
+async fn a_record_deleted_in_its_recording_is_gone_for_handlers_too() {
+    let t = example_twin();
+    let s = t.serve(&[]);
+    let session = Some("gone");
+    let deleted = "cus_DolzNQrqO2mPIG";
+    s.get(&format!("/customers/{deleted}"), session)
+        .await
+        .assert_status(404);
+    let r = s
+        .get(&format!("/customers/{deleted}/summary"), session)
+        .await;
+    r.assert_status(404);
+    assert_eq!(r.provenance(), Some("handler"));
+    let kept = "cus_plbPwCH9lyjhzg";
+    s.get(&format!("/customers/{kept}"), session)
+        .await
+        .assert_status(200);
+    s.get(&format!("/customers/{kept}/summary"), session)
+        .await
+        .assert_status(200);
+}

@@ -248,6 +248,7 @@ impl Engine {
             schema: &self.schema,
             model: &self.model,
             wall: &self.opts.wall_clock,
+            gone: self.gone_records(),
         };
         let env: &mut dyn HandlerEnv = &mut env;
         match handler.call(&req, env) {
