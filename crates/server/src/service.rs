@@ -715,7 +715,7 @@ fn probe(
                     let mut b = control::error_body(
                         "no-handler",
                         format!(
-                            "{target} matches {route}, but no handler answered the probe: either no Lua handler is bound to that route, it is an authored route (lua/routes.toml, not a recorded one), the fidelity runs no handlers (strict, fuzzy), or the handler failed under [handlers] on_error = \"fallback\""
+                            "{target} matches {route}, but no handler answered the probe: either no Lua handler is bound to that route, it is an authored route (lua/routes.toml, not a recorded one), the fidelity runs no handlers (strict, fuzzy), or the handler failed under [serve.lua] on_error = \"fallback\""
                         ),
                     );
                     b["route"] = Value::String(route.to_string());

@@ -278,3 +278,30 @@ async fn a_record_deleted_in_its_recording_is_gone_for_handlers_too() {
         .await
         .assert_status(200);
 }
+
+/// Under `on_error = "fallback"` a failing handler of an authored route has no learned answer
+/// to fall back to: the 501 says the handler failed (not that there is none), and the serve
+/// log names the error.
+#[tokio::test]
+async fn a_failing_authored_handler_under_fallback_says_it_failed_and_is_logged() {
+    let t = shop_with_authored();
+    t.write(
+        "lua/handlers/get_summary.lua",
+        r#"error("summary exploded")"#,
+    );
+    t.append_toml("[serve.lua]\non_error = \"fallback\"\n");
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_1/summary", None).await;
+    assert_eq!(r.status, 501);
+    let body = r.json();
+    assert_eq!(body["error"], "authored route's handler failed", "{body}");
+    assert_eq!(body["wraith"]["handler"], "get_summary", "{body}");
+    // The route with no handler at all still says so.
+    let r = s.get("/v1/health", None).await;
+    assert_eq!(r.json()["error"], "authored route has no implementation");
+    let err = s.stderr();
+    assert!(
+        err.contains("Lua handler failed") && err.contains("summary exploded"),
+        "{err}"
+    );
+}

@@ -196,6 +196,11 @@ impl Engine {
             return out;
         }
         let name = self.router.info[call.m.route].name.clone();
+        // A bound handler that answered nothing failed under `on_error = "fallback"`.
+        let failed = self
+            .scripts
+            .handler(call.m.route)
+            .map(|(h, _)| h.to_string());
         if route.declares_response() {
             let status = route.status.unwrap_or(200);
             let mut out = Out::json(status, Value::Null, Provenance::Template, Some(name));
@@ -211,9 +216,20 @@ impl Engine {
             }
             return out;
         }
-        Out::json(
-            501,
-            json!({
+        let body = match failed {
+            Some(handler) => json!({
+                "error": "authored route's handler failed",
+                "wraith": {
+                    "twin": self.opts.twin_name,
+                    "route": name,
+                    "handler": handler,
+                    "hint": "the handler failed and [serve.lua] on_error = \"fallback\" has \
+                             nothing to fall back to on an authored route: fix the handler \
+                             (the serve log names the error) or declare a `response` for this \
+                             route in lua/routes.toml",
+                }
+            }),
+            None => json!({
                 "error": "authored route has no implementation",
                 "wraith": {
                     "twin": self.opts.twin_name,
@@ -222,9 +238,8 @@ impl Engine {
                              or a `response` for this route in lua/routes.toml",
                 }
             }),
-            Provenance::Template,
-            Some(name),
-        )
+        };
+        Out::json(501, body, Provenance::Template, Some(name))
     }
 
     /// Run the handler bound to the matched route. `None` when none is bound, or when it failed
@@ -256,7 +271,16 @@ impl Engine {
             Err(e) if self.scripts.on_error == HandlerOnError::Fail => {
                 Some(handler_failure(name, &e, route_name))
             }
-            Err(_) => None,
+            Err(e) => {
+                // The answer falls back to the route's own; the failure must still be seen.
+                tracing::warn!(
+                    handler = name,
+                    route = route_name.as_str(),
+                    "Lua handler failed, answering without it ([serve.lua] on_error = \"fallback\"): {}",
+                    e.message
+                );
+                None
+            }
         }
     }
 }
