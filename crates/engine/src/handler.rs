@@ -745,6 +745,16 @@ impl HandlerEnv for NsEnv<'_> {
             )));
         }
         let pk = self.pk_of(ty).to_string();
+        // A record is stored under its own key: one naming another would be read back under
+        // a key its body contradicts.
+        if let Some(named) = record.get(&pk).filter(|v| !v.is_null())
+            && crate::fixtures::scalar_key(named).as_deref() != Some(id)
+        {
+            return Err(HandlerError::new(format!(
+                "state.put(`{ty}`, `{id}`): the record's `{pk}` is {named}, not `{id}`; pass \
+                 the same key or leave `{pk}` out"
+            )));
+        }
         let mut entity = self
             .get(ty, id)
             .filter(Value::is_object)
@@ -1191,6 +1201,18 @@ mod tests {
         assert_eq!(env.query("customers", "tag.a", &json!("1")).len(), 1);
         assert!(env.put("widgets", "w", &json!({})).is_err());
         assert!(env.put("customers", "x", &json!([1])).is_err());
+        // A record naming another key than the one it is stored under is refused; the same
+        // key (or none) is not.
+        let e = env
+            .put("customers", "c4", &json!({"id": "c5"}))
+            .unwrap_err();
+        assert!(
+            e.message.contains("`id` is \"c5\", not `c4`"),
+            "{}",
+            e.message
+        );
+        assert!(env.get("customers", "c4").is_none() && env.get("customers", "c5").is_none());
+        assert!(env.put("customers", "c4", &json!({"id": "c4"})).is_ok());
         assert_eq!((env.counter("a"), env.counter("a")), (1, 2));
         assert_eq!(env.now_us(), 100_000_000);
         env.advance_us(5_000_000);
