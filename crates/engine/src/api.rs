@@ -67,6 +67,17 @@ pub enum ClockMode {
     Fixed,
 }
 
+impl ClockMode {
+    /// The mode as `--clock` and `wraith.toml` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockMode::Real => "real",
+            ClockMode::Deterministic => "deterministic",
+            ClockMode::Fixed => "fixed",
+        }
+    }
+}
+
 /// Clock settings of a namespace. Deserializes `{mode, base_epoch}` (also `base_epoch_secs`),
 /// each key optional.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

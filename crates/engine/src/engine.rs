@@ -614,9 +614,13 @@ impl Engine {
                         409,
                         "session-provision-conflict",
                         format!(
-                            "session `{}` already exists with different settings (fixture {:?}, \
-                             seed {}, clock {:?}); delete it first or provision a new id",
-                            p.session, cur.fixture, cur.seed, cur.clock.mode
+                            "session `{}` already exists with different settings (fixture {}, \
+                             seed {}, clock {} at {}); delete it first or provision a new id",
+                            p.session,
+                            cur.fixture.as_deref().unwrap_or("none"),
+                            cur.seed,
+                            cur.clock.mode.as_str(),
+                            cur.clock.base_epoch,
                         ),
                     ));
                 }

@@ -107,6 +107,12 @@ async fn provisioning_creates_201_then_200_and_conflicts_on_different_settings()
         .await;
     assert_eq!(c.status, 409, "{}", String::from_utf8_lossy(&c.body));
     assert_eq!(c.json()["error"], "session-provision-conflict");
+    // The message states the session's settings as the request would write them.
+    let message = c.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("seed 7") && !message.contains("Some(") && !message.contains("Fixed"),
+        "{message}"
+    );
     // `base_epoch_secs` is accepted as the epoch's other spelling.
     let r = s
         .post(
