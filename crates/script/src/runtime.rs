@@ -472,13 +472,26 @@ fn request_table(lua: &Lua, req: &HandlerRequest<'_>) -> mlua::Result<Table> {
         headers.raw_set(k, joined)?;
     }
     t.raw_set("headers", headers)?;
+    // `query` holds each parameter's first value; `query_all` every value of each, in order
+    // (`?tag=a&tag=b`), for the APIs that repeat a parameter.
     let query = lua.create_table()?;
+    let query_all = lua.create_table()?;
     for (k, v) in req.query {
         if query.raw_get::<Value>(k.as_str())?.is_nil() {
             query.raw_set(k.as_str(), v.as_str())?;
         }
+        let values = match query_all.raw_get::<Option<Table>>(k.as_str())? {
+            Some(values) => values,
+            None => {
+                let values = lua.create_table()?;
+                query_all.raw_set(k.as_str(), &values)?;
+                values
+            }
+        };
+        values.raw_push(v.as_str())?;
     }
     t.raw_set("query", query)?;
+    t.raw_set("query_all", query_all)?;
     let params = lua.create_table()?;
     for (k, v) in req.params {
         params.raw_set(k.as_str(), v.as_str())?;

@@ -36,6 +36,25 @@ fn req_exposes_method_path_lowercase_headers_query_params_body_and_json() {
 }
 
 #[test]
+fn req_query_all_holds_every_value_of_a_repeated_parameter_in_order() {
+    let req = Req::get("/items")
+        .query("tag", "a")
+        .query("page", "2")
+        .query("tag", "b");
+    let mut env = FakeEnv::new(&[]);
+    let out = run_json(
+        "return { first = req.query.tag, tags = req.query_all.tag, pages = req.query_all.page, \
+                  none = req.query_all.missing == nil }",
+        &req,
+        &mut env,
+    );
+    assert_eq!(
+        out,
+        json!({"first": "a", "tags": ["a", "b"], "pages": ["2"], "none": true})
+    );
+}
+
+#[test]
 fn req_body_and_json_are_nil_without_a_body() {
     let mut env = FakeEnv::new(&[]);
     let out = run_json(
