@@ -936,21 +936,30 @@ impl Engine {
 
     /// Idempotency-Key replay around [`Self::dispatch`].
     fn dispatch_idempotent(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
+        // Keys make POSTs safe to retry (the methods that are not idempotent already); an
+        // empty value names no key.
         let idem_key = self.opts.idempotency.as_ref().and_then(|o| {
-            if matches!(call.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
+            if call.method != "POST" {
                 return None;
             }
             call.req
                 .header(&o.header)
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
                 .map(|k| (o.ttl_seconds, k.to_string()))
         });
         let Some((ttl, key)) = idem_key else {
             return self.dispatch(ns, call);
         };
         let now = ns.peek_us(&self.opts.wall_clock);
+        let request =
+            crate::namespace::idem_request_digest(&call.path, &call.query, &call.req.body);
         let slot = (call.m.route, key);
         if let Some(hit) = ns.idem.get(&slot) {
             if hit.expires_us > now {
+                if hit.request != request {
+                    return self.idempotency_conflict(call, &slot.1);
+                }
                 return out_from_response(&hit.response);
             }
             ns.idem.remove(&slot);
@@ -963,10 +972,37 @@ impl Engine {
                 crate::namespace::IdemEntry {
                     response: resp,
                     expires_us: now.saturating_add((ttl as i64).saturating_mul(1_000_000)),
+                    request,
                 },
             );
         }
         out
+    }
+
+    /// A key reused with another request (another path, query or body) than the one it was
+    /// first used with: 422, as the Idempotency-Key header's specification says, made by the
+    /// twin (provenance `miss`) since no recording shows how the API words it.
+    fn idempotency_conflict(&self, call: &Call<'_>, key: &str) -> Out {
+        let header = self
+            .opts
+            .idempotency
+            .as_ref()
+            .map_or("Idempotency-Key", |o| o.header.as_str());
+        Out::json(
+            422,
+            json!({
+                "error": "idempotency key reused with another request",
+                "wraith": {
+                    "key": key,
+                    "header": header,
+                    "route": self.router.info[call.m.route].name,
+                    "hint": "a key names the request it was first sent with; send a new key for \
+                             another request, or the same request to get its answer again",
+                }
+            }),
+            Provenance::Miss,
+            Some(self.router.info[call.m.route].name.clone()),
+        )
     }
 
     fn dispatch(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {

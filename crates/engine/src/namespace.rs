@@ -140,6 +140,24 @@ impl TypeStore {
 pub(crate) struct IdemEntry {
     pub response: Response,
     pub expires_us: i64,
+    /// Digest of the request the key was first used with (path, query, body): the key is
+    /// that request's, another request reusing it is refused.
+    pub request: [u8; 32],
+}
+
+/// The digest [`IdemEntry::request`] holds.
+pub(crate) fn idem_request_digest(path: &str, query: &[(String, String)], body: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(path.as_bytes());
+    for (k, v) in query {
+        h.update([0u8]);
+        h.update(k.as_bytes());
+        h.update([1u8]);
+        h.update(v.as_bytes());
+    }
+    h.update([2u8]);
+    h.update(body);
+    h.finalize().into()
 }
 
 /// One session's world. `Clone` so a handler can be probed on a copy without changing the

@@ -283,6 +283,62 @@ async fn idempotency_cache_is_keyed_within_the_session() {
 }
 
 #[tokio::test]
+async fn an_idempotency_key_names_one_post_and_an_empty_key_names_none() {
+    let t = shop_twin();
+    t.set_toml("serve.idempotency", "enabled", "true");
+    let s = t.serve(&[]);
+    let post = |key: &'static str, name: &'static str| {
+        let s = &s;
+        async move {
+            s.send(
+                "POST",
+                "/v1/customers",
+                Some("k"),
+                &[("idempotency-key", key)],
+                Some(json!({"name": name})),
+            )
+            .await
+        }
+    };
+    let first = post("k1", "Ann").await;
+    let again = post("k1", "Ann").await;
+    assert_eq!(
+        first.json()["id"],
+        again.json()["id"],
+        "the same request replays"
+    );
+    // The key reused with another body is refused, the twin's own answer.
+    let other = post("k1", "Bob").await;
+    assert_eq!(
+        other.status,
+        422,
+        "{}",
+        String::from_utf8_lossy(&other.body)
+    );
+    assert_eq!(other.provenance(), Some("miss"));
+    assert_eq!(
+        other.json()["error"],
+        "idempotency key reused with another request"
+    );
+    // An empty (or blank) value names no key: two creates.
+    let a = post("", "Cy").await;
+    let b = post("  ", "Cy").await;
+    assert_ne!(a.json()["id"], b.json()["id"]);
+    // Only POSTs are keyed: a repeated DELETE answers what the session's state says.
+    let id = first.json()["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/customers/{id}");
+    let key = [("idempotency-key", "d1")];
+    let deleted = s.send("DELETE", &path, Some("k"), &key, None).await;
+    assert_eq!(deleted.status, 200);
+    assert_eq!(read_status(&s, Some("k"), &id).await, 404);
+    let again = s.send("DELETE", &path, Some("k"), &key, None).await;
+    assert_ne!(
+        again.status, 200,
+        "a second delete is not the first one's replay"
+    );
+}
+
+#[tokio::test]
 async fn fixture_is_seeded_once_when_the_namespace_is_created() {
     let t = shop_twin();
     let s = t.serve(&[]);
