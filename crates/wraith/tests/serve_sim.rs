@@ -76,6 +76,52 @@ fn malformed_latency_config_and_rate_limit_exit_1() {
     assert!(err.contains("--latency-ms"), "{err}");
 }
 
+#[test]
+fn latency_parameter_without_a_mode_that_takes_it_exits_1_naming_flag_and_mode() {
+    let t = shop();
+    // Without a mode, `--latency-ms 300` would be ignored: refused, naming the modes taking it.
+    let (code, err) = t.serve_expect_exit(&["--latency-ms", "300"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--latency-ms"), "{err}");
+    assert!(
+        err.contains("--latency-mode fixed") && err.contains("--latency-mode normal"),
+        "{err}"
+    );
+    // A parameter of another mode than the one chosen is refused too.
+    let (code, err) = t.serve_expect_exit(&[
+        "--latency-mode",
+        "fixed",
+        "--latency-ms",
+        "300",
+        "--latency-min-ms",
+        "5",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--latency-min-ms"), "{err}");
+    assert!(err.contains("--latency-mode uniform"), "{err}");
+    let (code, err) = t.serve_expect_exit(&[
+        "--latency-mode",
+        "uniform",
+        "--latency-min-ms",
+        "1",
+        "--latency-max-ms",
+        "2",
+        "--latency-p50",
+        "9",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--latency-p50") && err.contains("--latency-mode percentile"),
+        "{err}"
+    );
+    let (code, err) = t.serve_expect_exit(&["--latency-stddev-ms", "3"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--latency-stddev-ms") && err.contains("--latency-mode normal"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn error_fault_answers_configured_status_and_body_with_provenance_fault() {
     let t = shop();

@@ -33,28 +33,30 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub chaos_seed: Option<u64>,
     /// How responses are delayed (slept after the twin answered). recorded = each route's
-    /// recorded p50/p90/p99; normal = --latency-ms mean, --latency-stddev-ms spread.
+    /// recorded p50/p90/p99; normal = --latency-ms mean, --latency-stddev-ms spread. A
+    /// parameter below that the chosen mode does not take (or any of them without a mode) is
+    /// refused.
     #[arg(long, value_enum, value_name = "MODE")]
     pub latency_mode: Option<LatencyModeArg>,
-    /// fixed: the delay; normal: the mean.
+    /// fixed: the delay; normal: the mean. Needs --latency-mode fixed or normal.
     #[arg(long, value_name = "MS")]
     pub latency_ms: Option<u64>,
-    /// uniform: lower bound.
+    /// uniform: lower bound. Needs --latency-mode uniform.
     #[arg(long, value_name = "MS")]
     pub latency_min_ms: Option<u64>,
-    /// uniform: upper bound (reversed bounds are swapped).
+    /// uniform: upper bound (reversed bounds are swapped). Needs --latency-mode uniform.
     #[arg(long, value_name = "MS")]
     pub latency_max_ms: Option<u64>,
-    /// percentile: median delay.
+    /// percentile: median delay. Needs --latency-mode percentile.
     #[arg(long, value_name = "MS")]
     pub latency_p50: Option<u64>,
-    /// percentile: 95th percentile (default: the p50).
+    /// percentile: 95th percentile (default: the p50). Needs --latency-mode percentile.
     #[arg(long, value_name = "MS")]
     pub latency_p95: Option<u64>,
-    /// percentile: 99th percentile (default: the p95).
+    /// percentile: 99th percentile (default: the p95). Needs --latency-mode percentile.
     #[arg(long, value_name = "MS")]
     pub latency_p99: Option<u64>,
-    /// normal: standard deviation. Default 0.
+    /// normal: standard deviation. Default 0. Needs --latency-mode normal.
     #[arg(long, value_name = "MS")]
     pub latency_stddev_ms: Option<f64>,
     /// Latency config (TOML: `[default] mode, mean_ms, stddev_ms, …` and `[[routes]] route,
@@ -142,6 +144,7 @@ pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> 
         }
         None => LatencyPolicy::default(),
     };
+    check_latency_parameters(args)?;
     if let Some(mode) = args.latency_mode {
         let need = |v: Option<u64>, flag: &str, mode: &str| {
             v.ok_or_else(|| CliError::usage(anyhow!("--latency-mode {mode} needs {flag}")))
@@ -215,6 +218,68 @@ pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> 
         latency_seed: args.latency_seed.unwrap_or(0),
         rate_limit,
     })
+}
+
+/// `--latency-mode` names, as the flag spells them.
+fn mode_name(mode: LatencyModeArg) -> &'static str {
+    match mode {
+        LatencyModeArg::None => "none",
+        LatencyModeArg::Fixed => "fixed",
+        LatencyModeArg::Uniform => "uniform",
+        LatencyModeArg::Percentile => "percentile",
+        LatencyModeArg::Recorded => "recorded",
+        LatencyModeArg::Normal => "normal",
+    }
+}
+
+/// Refuse a latency parameter that the chosen `--latency-mode` (or its absence) would ignore:
+/// a delay asked for and silently not applied is worse than a refusal.
+fn check_latency_parameters(args: &SimArgs) -> Result<(), CliError> {
+    use LatencyModeArg::{Fixed, Normal, Percentile, Uniform};
+    let given: [(&str, bool, &[LatencyModeArg]); 7] = [
+        ("--latency-ms", args.latency_ms.is_some(), &[Fixed, Normal]),
+        (
+            "--latency-min-ms",
+            args.latency_min_ms.is_some(),
+            &[Uniform],
+        ),
+        (
+            "--latency-max-ms",
+            args.latency_max_ms.is_some(),
+            &[Uniform],
+        ),
+        ("--latency-p50", args.latency_p50.is_some(), &[Percentile]),
+        ("--latency-p95", args.latency_p95.is_some(), &[Percentile]),
+        ("--latency-p99", args.latency_p99.is_some(), &[Percentile]),
+        (
+            "--latency-stddev-ms",
+            args.latency_stddev_ms.is_some(),
+            &[Normal],
+        ),
+    ];
+    for (flag, present, modes) in given {
+        if !present || args.latency_mode.is_some_and(|m| modes.contains(&m)) {
+            continue;
+        }
+        let takes = modes
+            .iter()
+            .map(|m| format!("--latency-mode {}", mode_name(*m)))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let example = format!("--latency-mode {} {flag} …", mode_name(modes[0]));
+        return Err(CliError::usage(match args.latency_mode {
+            None => anyhow!(
+                "{flag} is a parameter of {takes}, and no --latency-mode was given, so it \
+                 would be ignored; add the mode it belongs to (`{example}`)"
+            ),
+            Some(m) => anyhow!(
+                "{flag} is a parameter of {takes}, not of --latency-mode {}, so it would be \
+                 ignored; remove it, or use the mode it belongs to (`{example}`)",
+                mode_name(m)
+            ),
+        }));
+    }
+    Ok(())
 }
 
 /// Monotonic time anchored at the wall clock once: unix microseconds that never run backwards
