@@ -60,6 +60,27 @@ fn malformed_fault_profile_exits_1_naming_file_line_and_reason() {
 }
 
 #[test]
+fn drop_and_timeout_faults_refuse_unknown_keys_like_every_fault_type() {
+    let t = shop();
+    let path = t.path().join("faults.toml");
+    for fault in [
+        "type = \"drop\"\nstatus = 500",
+        "type = \"drop\"\nhold_sm = 5",
+        "type = \"timeout\"\nhold_ms = 5\nstatus = 500",
+        "type = \"error\"\nstatus = 503\nbodyy = \"x\"",
+    ] {
+        t.write(
+            "faults.toml",
+            &format!("[[rules]]\nroute = \"*\"\n[rules.fault_type]\n{fault}\n"),
+        );
+        let (code, err) = t.serve_expect_exit(&["--fault-profile", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{fault}: {err}");
+        assert!(err.contains("faults.toml:"), "{fault}: {err}");
+        assert!(err.contains("unknown field"), "{fault}: {err}");
+    }
+}
+
+#[test]
 fn malformed_latency_config_and_rate_limit_exit_1() {
     let t = shop();
     t.write("lat.toml", "[default]\nmode = \"warp\"\n");

@@ -139,7 +139,9 @@ enum RawFault {
     Timeout {
         hold_ms: u64,
     },
-    Drop,
+    /// A struct variant, not a unit one: serde lets a unit variant of an internally tagged
+    /// enum ignore every other key, and `deny_unknown_fields` applies to struct variants only.
+    Drop {},
     Throttle {
         limit: u64,
         window_secs: u64,
@@ -241,7 +243,7 @@ impl FaultProfile {
                     max_ms: min_ms.max(max_ms),
                 },
                 RawFault::Timeout { hold_ms } => FaultType::Timeout { hold_ms },
-                RawFault::Drop => FaultType::Drop,
+                RawFault::Drop {} => FaultType::Drop,
                 RawFault::Throttle { limit, window_secs } => {
                     if limit == 0 || window_secs == 0 {
                         return Err(err(
@@ -365,6 +367,29 @@ bytes = 4
             FaultProfile::parse("p", text),
             Err(SimError::Profile { line: 3, .. })
         ));
+    }
+
+    #[test]
+    fn every_fault_type_refuses_an_unknown_key_at_its_line() {
+        for (fault, stray) in [
+            ("type = \"error\"\nstatus = 503", "colour = 1"),
+            ("type = \"delay\"\nmin_ms = 1\nmax_ms = 2", "status = 500"),
+            ("type = \"timeout\"\nhold_ms = 5", "status = 500"),
+            ("type = \"drop\"", "status = 500"),
+            (
+                "type = \"throttle\"\nlimit = 1\nwindow_secs = 1",
+                "status = 500",
+            ),
+            ("type = \"partial\"\nbytes = 4", "status = 500"),
+        ] {
+            let text = format!("[[rules]]\nroute = \"*\"\n[rules.fault_type]\n{fault}\n{stray}\n");
+            let e = FaultProfile::parse("p.toml", &text).unwrap_err();
+            let SimError::Profile { line, reason, .. } = &e else {
+                panic!("{fault}: {e:?}")
+            };
+            assert!(reason.contains("unknown field"), "{fault}: {reason}");
+            assert!(*line >= 3, "{fault}: line {line}");
+        }
     }
 
     #[test]
