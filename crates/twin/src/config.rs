@@ -772,6 +772,25 @@ impl TwinConfig {
                     .to_string(),
             ));
         }
+        let idem = &self.serve.idempotency;
+        if let Err(m) = validate_header_name(&idem.header) {
+            return Err(err(
+                "serve.idempotency.header",
+                format!(
+                    "{m}; it names the request header carrying the idempotency key, e.g. \
+                     `Idempotency-Key` (the default, when the key is removed)"
+                ),
+            ));
+        }
+        if idem.ttl_seconds == 0 {
+            return Err(err(
+                "serve.idempotency.ttl_seconds",
+                "must be at least 1: it is how long a keyed answer is replayed, and 0 would \
+                 replay nothing; remove the key for the default of 86400 (one day), or set \
+                 `enabled = false`"
+                    .to_string(),
+            ));
+        }
         if self.serve.lua.max_memory_kb == 0 {
             return Err(err(
                 "serve.lua.max_memory_kb",
@@ -953,6 +972,22 @@ impl RequestKeyingConfig {
                 .and_then(|k| k.span())
                 .map_or(0, |s| line_of(text, s.start));
         }
+    }
+}
+
+/// Check that `name` is an HTTP header name (an RFC 9110 token: letters, digits and
+/// ``!#$%&'*+-.^_`|~``); the error says what is wrong.
+pub fn validate_header_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("is empty, which names no header".to_string());
+    }
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    match name.chars().find(|&c| !tchar(c)) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "`{name}` is not a header name: {c:?} cannot appear in one (letters, digits and \
+             !#$%&'*+-.^_`|~ only)"
+        )),
     }
 }
 
@@ -1387,6 +1422,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("wraith.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn idempotency_header_and_ttl_that_disable_the_feature_are_refused_at_their_line() {
+        for (entry, key) in [
+            ("header = \"\"", "serve.idempotency.header"),
+            ("header = \"Bad Header:\"", "serve.idempotency.header"),
+            ("ttl_seconds = 0", "serve.idempotency.ttl_seconds"),
+        ] {
+            let text = format!(
+                "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve.idempotency]\nenabled = true\n{entry}\n"
+            );
+            let e = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap_err();
+            let TwinError::Config { line, message, .. } = &e else {
+                panic!("{entry}: {e:?}")
+            };
+            assert_eq!(*line, 6, "{entry}: {message}");
+            assert!(message.contains(key), "{entry}: {message}");
+        }
+        let ok = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[serve.idempotency]\nheader = \"X-Request-Key\"\nttl_seconds = 1\n";
+        assert!(TwinConfig::parse(ok, Path::new("wraith.toml")).is_ok());
     }
 
     #[test]

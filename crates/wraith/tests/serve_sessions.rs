@@ -338,6 +338,23 @@ async fn an_idempotency_key_names_one_post_and_an_empty_key_names_none() {
     );
 }
 
+#[test]
+fn idempotency_header_or_ttl_that_would_disable_the_feature_is_refused_naming_the_key() {
+    for (key, value, named) in [
+        ("header", "\"\"", "serve.idempotency.header"),
+        ("header", "\"Bad Header:\"", "serve.idempotency.header"),
+        ("ttl_seconds", "0", "serve.idempotency.ttl_seconds"),
+    ] {
+        let t = shop_twin();
+        t.set_toml("serve.idempotency", "enabled", "true");
+        t.set_toml("serve.idempotency", key, value);
+        let (code, err) = t.serve_expect_exit(&[]);
+        assert_eq!(code, 1, "{key} = {value}: {err}");
+        assert!(err.contains(named), "{key} = {value}: {err}");
+        assert!(err.contains("wraith.toml:"), "{key} = {value}: {err}");
+    }
+}
+
 #[tokio::test]
 async fn fixture_is_seeded_once_when_the_namespace_is_created() {
     let t = shop_twin();

@@ -162,8 +162,8 @@ base_url = {base_url}
 
 # [serve.idempotency]
 # enabled = false
-# header = "Idempotency-Key"
-# ttl_seconds = 86400
+# header = "Idempotency-Key"      # a blank value in a request is no key
+# ttl_seconds = 86400             # at least 1
 
 # [serve.lua]
 # on_error = "fail"              # fail | fallback
