@@ -372,6 +372,38 @@ async fn rate_limit_override_answers_the_structured_429() {
     assert_eq!(s.get("/v1/customers/cus_1", Some("a")).await.status, 200);
 }
 
+#[tokio::test]
+async fn wraith_toml_rate_limits_take_effect_and_a_flag_override_wins() {
+    let t = shop();
+    t.append_toml("[serve.rate_limits.\"GET /v1/customers\"]\nlimit = 1\nwindow_seconds = 60\n");
+    let s = t.serve(&[]);
+    assert_eq!(s.get("/v1/customers", Some("a")).await.status, 200);
+    let r = s.get("/v1/customers", Some("a")).await;
+    assert_eq!(r.status, 429, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("x-ratelimit-limit"), Some("1"));
+    // Another route is not limited.
+    assert_eq!(s.get("/v1/customers/cus_1", Some("a")).await.status, 200);
+    drop(s);
+    // A --rate-limit-override selecting the same requests comes first.
+    let s = t.serve(&["--rate-limit-override", "GET /v1/customers=3/60"]);
+    for _ in 0..3 {
+        assert_eq!(s.get("/v1/customers", Some("a")).await.status, 200);
+    }
+    assert_eq!(s.get("/v1/customers", Some("a")).await.status, 429);
+}
+
+#[test]
+fn a_wraith_toml_rate_limit_of_zero_exits_1_naming_the_entry() {
+    let t = shop();
+    t.append_toml("[serve.rate_limits.\"GET /v1/customers\"]\nlimit = 0\nwindow_seconds = 60\n");
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("wraith.toml") && err.contains("[serve.rate_limits.\"GET /v1/customers\"]"),
+        "{err}"
+    );
+}
+
 async fn exhaust(s: &Server, session: &str) {
     s.get("/v1/customers", Some(session)).await;
     assert_eq!(s.get("/v1/customers", Some(session)).await.status, 429);

@@ -375,7 +375,11 @@ pub fn run(args: Args) -> CmdResult {
         .set_outbound_policy(outbound)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}", twin.scrub_toml().display())))?;
     // A malformed fault profile, latency config or rate limit is refused before binding.
-    let layers = sim_flags::layers(&args.sim, engine.model())?;
+    let config_limits = sim_flags::ConfigLimits {
+        file: &twin.wraith_toml(),
+        table: &cfg.serve.rate_limits,
+    };
+    let layers = sim_flags::layers(&args.sim, engine.model(), config_limits)?;
     let engine = Arc::new(engine);
 
     runtime.block_on(async move {

@@ -67,11 +67,13 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub latency_seed: Option<u64>,
     /// Enable rate limiting; with a value (`N/W`, e.g. `100/60` or `5/1sec`), every route gets
-    /// that limit per session unless an override matches.
+    /// that limit per session unless an override matches. `[serve.rate_limits."METHOD /path"]`
+    /// entries of wraith.toml (`limit`, `window_seconds`) enable it too, as overrides.
     #[arg(long, value_name = "N/W", num_args = 0..=1, default_missing_value = "")]
     pub rate_limit: Option<String>,
     /// A per-route limit, repeatable: `"METHOD /path=N/Wsec"`, e.g. `"GET /v1/foo=5/1sec"`
-    /// (`=5/60` means 60 seconds). Implies --rate-limit.
+    /// (`=5/60` means 60 seconds). Implies --rate-limit. Checked before the wraith.toml
+    /// `[serve.rate_limits]` entries, so a flag wins where both select a request.
     #[arg(long, value_name = "SPEC")]
     pub rate_limit_override: Vec<String>,
     /// Window algorithm of the rate limits.
@@ -120,8 +122,53 @@ fn read(path: &Path, what: &str) -> Result<String, CliError> {
     })
 }
 
-/// The simulation configuration the flags ask for.
-pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> {
+/// `[serve.rate_limits."METHOD /path"]` of `wraith.toml`, as the rate limits they stand for.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigLimits<'a> {
+    /// The file, for messages.
+    pub file: &'a Path,
+    pub table: &'a std::collections::BTreeMap<String, wraith_twin::RateLimit>,
+}
+
+/// The `wraith.toml` rate limits as overrides, in key order; a key that is no route pattern
+/// or a zero limit or window is refused naming the entry.
+fn config_overrides(limits: ConfigLimits<'_>) -> Result<Vec<RateOverride>, CliError> {
+    limits
+        .table
+        .iter()
+        .map(|(route, l)| {
+            let bad = |reason: String| {
+                CliError::usage(anyhow!(
+                    "{}: [serve.rate_limits.\"{route}\"]: {reason}",
+                    limits.file.display()
+                ))
+            };
+            let route_pattern = wraith_engine::sim::RoutePattern::parse(route)
+                .map_err(|r| bad(format!("the key is not a route pattern: {r}")))?;
+            if l.limit == 0 || l.window_seconds == 0 {
+                return Err(bad(format!(
+                    "limit = {} and window_seconds = {} must both be at least 1",
+                    l.limit, l.window_seconds
+                )));
+            }
+            Ok(RateOverride {
+                route: route_pattern,
+                limit: Limit {
+                    limit: l.limit,
+                    window_secs: l.window_seconds,
+                },
+            })
+        })
+        .collect()
+}
+
+/// The simulation configuration the flags ask for, with the rate limits `wraith.toml`
+/// declares after any `--rate-limit-override` (first match wins, so a flag takes precedence).
+pub fn sim_config(
+    args: &SimArgs,
+    model: &Model,
+    limits: ConfigLimits<'_>,
+) -> Result<SimConfig, CliError> {
     let mut faults: Option<FaultProfile> = None;
     if let Some(path) = &args.fault_profile {
         let text = read(path, "--fault-profile")?;
@@ -186,7 +233,11 @@ pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> 
             }
         };
     }
-    let rate_limit = if args.rate_limit.is_some() || !args.rate_limit_override.is_empty() {
+    let from_config = config_overrides(limits)?;
+    let rate_limit = if args.rate_limit.is_some()
+        || !args.rate_limit_override.is_empty()
+        || !from_config.is_empty()
+    {
         let default = match args.rate_limit.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(spec) => Some(
@@ -194,12 +245,13 @@ pub fn sim_config(args: &SimArgs, model: &Model) -> Result<SimConfig, CliError> 
                     .map_err(|reason| CliError::usage(anyhow!("--rate-limit {spec}: {reason}")))?,
             ),
         };
-        let overrides = args
+        let mut overrides = args
             .rate_limit_override
             .iter()
             .map(|o| RateOverride::parse(o))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| CliError::usage(anyhow!("--rate-limit-override: {e}")))?;
+        overrides.extend(from_config);
         Some(RateLimitConfig {
             default,
             overrides,
@@ -296,8 +348,8 @@ fn monotonic_unix_clock() -> SimClock {
 }
 
 /// The server's layers for these flags.
-pub fn layers(args: &SimArgs, model: &Model) -> Result<Layers, CliError> {
-    let cfg = sim_config(args, model)?;
+pub fn layers(args: &SimArgs, model: &Model, limits: ConfigLimits<'_>) -> Result<Layers, CliError> {
+    let cfg = sim_config(args, model, limits)?;
     let simulation =
         (!cfg.is_off()).then(|| Arc::new(Simulation::new(cfg, model, monotonic_unix_clock())));
     let trace = args
