@@ -404,6 +404,19 @@ fn a_wraith_toml_rate_limit_of_zero_exits_1_naming_the_entry() {
     );
 }
 
+#[tokio::test]
+async fn a_serve_latency_table_warns_that_it_has_no_effect_and_names_the_flags() {
+    let t = shop();
+    t.append_toml("[serve.latency]\nmode = \"fixed\"\nmin_ms = 300\n");
+    let s = t.serve(&[]);
+    let warnings = s.ready["warnings"].to_string();
+    assert!(
+        warnings.contains("[serve.latency]") && warnings.contains("--latency-mode"),
+        "{warnings}"
+    );
+    assert!(s.stderr().contains("[serve.latency]"), "{}", s.stderr());
+}
+
 async fn exhaust(s: &Server, session: &str) {
     s.get("/v1/customers", Some(session)).await;
     assert_eq!(s.get("/v1/customers", Some(session)).await.status, 429);
