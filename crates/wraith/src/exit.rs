@@ -47,6 +47,25 @@ impl CliError {
             error: e.into(),
         }
     }
+
+    /// Reading a path the user named failed: a path that is missing or of the wrong kind is
+    /// theirs to fix (1); any other IO error reading what is there is a runtime failure (4).
+    pub fn io(kind: std::io::ErrorKind, e: impl Into<anyhow::Error>) -> Self {
+        use std::io::ErrorKind::{IsADirectory, NotADirectory, NotFound};
+        match kind {
+            NotFound | IsADirectory | NotADirectory => CliError::usage(e),
+            _ => CliError::runtime(e),
+        }
+    }
+
+    /// A twin folder or its `wraith.toml` that cannot be used: IO as [`CliError::io`], the
+    /// rest (no such twin, not a folder, a configuration error) is the user's to fix.
+    pub fn twin(e: wraith_twin::TwinError) -> Self {
+        match &e {
+            wraith_twin::TwinError::Io { source, .. } => CliError::io(source.kind(), e),
+            _ => CliError::usage(e),
+        }
+    }
 }
 
 /// Result of a command: the exit code to use on success paths too (check may exit 2 with a report).

@@ -256,6 +256,52 @@ fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.har"));
 }
 
+/// A file that is there but cannot be read (here a read error of the kernel's own, since the
+/// tests run with every permission) is an IO failure, exit 4, not a usage error.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_har_file_or_wraith_toml_is_an_io_failure_exit_4() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let har = tmp.path().join("unreadable.har");
+    std::os::unix::fs::symlink("/proc/self/mem", &har).unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&har));
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unreadable.har"));
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+
+    let toml = tmp.path().join("twins/shop/wraith.toml");
+    std::fs::remove_file(&toml).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", &toml).unwrap();
+    for cmd in [
+        &["import", "shop"][..],
+        &["synth", "shop"],
+        &["check", "shop"],
+    ] {
+        let mut c = wraith(tmp.path());
+        c.args(cmd);
+        if cmd[0] == "import" {
+            c.arg(testdata("small.har"));
+        }
+        let out = run(&mut c);
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("wraith.toml"),
+            "{cmd:?}"
+        );
+    }
+}
+
 #[test]
 fn ci_without_hmac_key_exits_3_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();

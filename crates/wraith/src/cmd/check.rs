@@ -115,7 +115,7 @@ fn parse_jobs(s: &str) -> Result<NonZeroUsize, String> {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
-    let cfg = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &cfg.warnings {
         eprintln!("warning: {w}");
     }

@@ -30,7 +30,7 @@ pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
     // As inspect, synth, check and lint do: a broken or unreadable wraith.toml is a
     // configuration error (exit 1), not something to read past.
-    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }

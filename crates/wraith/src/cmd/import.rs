@@ -64,7 +64,7 @@ struct Summary {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
-    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> CmdResult {
     let mut parsed: Vec<(PathBuf, Vec<u8>, HarSession)> = Vec::with_capacity(files.len());
     for file in &files {
         let bytes = std::fs::read(file)
-            .map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", file.display())))?;
+            .map_err(|e| CliError::io(e.kind(), anyhow!("cannot read {}: {e}", file.display())))?;
         let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
         parsed.push((file.clone(), bytes, session));
         bar.inc(1);
@@ -225,11 +225,12 @@ fn expand_inputs(inputs: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>), CliE
     for input in inputs {
         if input.is_dir() {
             let mut inside = Vec::new();
-            let listing = std::fs::read_dir(input)
-                .map_err(|e| CliError::usage(anyhow!("cannot list {}: {e}", input.display())))?;
+            let listing = std::fs::read_dir(input).map_err(|e| {
+                CliError::io(e.kind(), anyhow!("cannot list {}: {e}", input.display()))
+            })?;
             for entry in listing {
                 let entry = entry.map_err(|e| {
-                    CliError::usage(anyhow!("cannot list {}: {e}", input.display()))
+                    CliError::io(e.kind(), anyhow!("cannot list {}: {e}", input.display()))
                 })?;
                 let p = entry.path();
                 if p.is_file() && is_har(&p) {

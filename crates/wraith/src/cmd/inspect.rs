@@ -72,7 +72,7 @@ fn rfc3339(us: u64) -> Option<String> {
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
     // Loaded first: a broken or unreadable wraith.toml is an error whatever is asked.
-    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }

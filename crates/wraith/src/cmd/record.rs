@@ -76,7 +76,7 @@ pub enum Mode {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
-    let config = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }

@@ -268,7 +268,7 @@ fn control_token(args: &Args) -> Result<Option<String>, CliError> {
 pub fn run(args: Args) -> CmdResult {
     init_tracing();
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
-    let cfg = TwinConfig::load(&twin).map_err(CliError::usage)?;
+    let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
     let resolved = resolve(&args, &cfg)?;
     let token = control_token(&args)?;
 

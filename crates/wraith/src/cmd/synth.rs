@@ -107,7 +107,7 @@ pub(crate) fn warn_session_problems(twin: &TwinDir) {
 /// Synthesize `twin`'s model from its recordings and write it to `model/`. Used by
 /// `wraith synth` and by `wraith serve` when the model is missing or stale.
 pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, CliError> {
-    let config = TwinConfig::load(twin).map_err(CliError::usage)?;
+    let config = TwinConfig::load(twin).map_err(CliError::twin)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
