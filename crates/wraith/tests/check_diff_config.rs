@@ -15,20 +15,6 @@ use std::process::{Command, Output};
 use check_support::{DemoTwin, bin, stdout_json};
 use serde_json::Value;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        let dest = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 /// A synthesized copy of the example shop twin in a temp dir.
 struct Shop {
     _tmp: tempfile::TempDir,
@@ -37,14 +23,7 @@ struct Shop {
 
 impl Shop {
     fn new() -> Shop {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("shop");
-        copy_dir(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-            &root,
-        );
-        let _ = std::fs::remove_dir_all(root.join("model"));
-        let _ = std::fs::remove_dir_all(root.join("reports"));
+        let DemoTwin { tmp, root } = DemoTwin::example_shop();
         without_declared_deviations(&root.join("wraith.toml"));
         let s = Shop { _tmp: tmp, root };
         let out = s.run(&["synth"]);

@@ -15,7 +15,6 @@ mod fake_target;
 mod notes;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Mutex;
 
 use check_support::*;
@@ -128,32 +127,11 @@ fn check_declared_fixture_deviation_is_marked_and_its_divergences_exempt() {
     assert_eq!(out.status.code(), Some(0));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// The example shop twin (two recorded sessions, a default fixture set adding two customers)
 /// with its first session recorded a second time, so that under `--holdout 2` the held-out
 /// session is one the training sessions also recorded, and a set with one order.
 fn shop_with_a_repeated_session() -> DemoTwin {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("shop");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-        &root,
-    );
-    let _ = std::fs::remove_dir_all(root.join("model"));
-    let _ = std::fs::remove_dir_all(root.join("reports"));
-    let t = DemoTwin { tmp, root };
+    let t = DemoTwin::example_shop();
     t.add_session_copies(1);
     let set = t.root.join("state/fixtures/one-order");
     std::fs::create_dir_all(&set).unwrap();
@@ -213,15 +191,7 @@ fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
 /// `wraith.toml` declares exactly that. Everything else reproduces the recordings.
 #[test]
 fn the_bundled_shop_twin_checks_clean_with_its_fixture_lists_declared() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("shop");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
-        &root,
-    );
-    let _ = std::fs::remove_dir_all(root.join("model"));
-    let _ = std::fs::remove_dir_all(root.join("reports"));
-    let t = DemoTwin { tmp, root };
+    let t = DemoTwin::example_shop();
     assert!(t.run(&["synth"]).status.success());
     let out = t.run(&["check", "--json"]);
     let r = stdout_json(&out);

@@ -15,10 +15,10 @@ fn item(n: u32) -> Value {
     json!({"id": format!("it_{n}"), "name": format!("item {n}")})
 }
 
-/// Three creates, then the collection read two at a time.
-fn paged_twin() -> Twin {
-    let t = Twin::init("items", ORIGIN);
-    let mut entries: Vec<Value> = (1..=3)
+/// `records` creates, then the whole collection read `page` at a time (`?limit=` and
+/// `&offset=`), each page stating the total.
+fn recorded_pages(records: u32, page: u32) -> Vec<Value> {
+    let mut entries: Vec<Value> = (1..=records)
         .map(|n| {
             har::entry(
                 ORIGIN,
@@ -29,21 +29,45 @@ fn paged_twin() -> Twin {
             )
         })
         .collect();
-    entries.push(har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/items?limit=2",
-        None,
-        &json!({"data": [item(1), item(2)], "has_more": true, "total": 3}),
-    ));
-    entries.push(har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/items?limit=2&offset=2",
-        None,
-        &json!({"data": [item(3)], "has_more": false, "total": 3}),
-    ));
-    // A delete, recorded after the pages, of a record made for it.
+    for offset in (0..records).step_by(page as usize) {
+        let items: Vec<Value> = (offset + 1..=(offset + page).min(records))
+            .map(item)
+            .collect();
+        let query = if offset == 0 {
+            format!("limit={page}")
+        } else {
+            format!("limit={page}&offset={offset}")
+        };
+        entries.push(har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/items?{query}"),
+            None,
+            &json!({"data": items, "has_more": offset + page < records, "total": records}),
+        ));
+    }
+    entries
+}
+
+fn twin_of(entries: Vec<Value>) -> Twin {
+    let t = Twin::init("items", ORIGIN);
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t
+}
+
+/// The default fixture set seeds one item.
+fn seed_one_item(t: &Twin) {
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
+    );
+}
+
+/// Three creates, then the collection read two at a time; then a delete, recorded after the
+/// pages, of a record made for it.
+fn paged_twin() -> Twin {
+    let mut entries = recorded_pages(3, 2);
     entries.push(har::entry(
         ORIGIN,
         "POST",
@@ -58,13 +82,12 @@ fn paged_twin() -> Twin {
         None,
         &json!({"id": "it_4", "deleted": true}),
     ));
-    har::import(&t, &[], "run.har", entries);
-    har::synth(&t, &[]);
-    t
+    twin_of(entries)
 }
 
-async fn create_all(server: &Server, session: Option<&str>) {
-    for n in 1..=3 {
+/// The session makes the recorded records `1..=n`, each answered from the recording.
+async fn create_all(server: &Server, session: Option<&str>, n: u32) {
+    for n in 1..=n {
         let r = server
             .post("/v1/items", session, json!({"name": format!("item {n}")}))
             .await;
@@ -77,7 +100,7 @@ async fn a_replayed_page_counts_the_sessions_records_on_other_pages_once() {
     let t = paged_twin();
     let server = t.serve(&[]);
     let s = Some("replay");
-    create_all(&server, s).await;
+    create_all(&server, s, 3).await;
     server.delete("/v1/items/it_1", s).await;
     // The first page loses the deleted record and takes the third from the next page: two
     // records, as the session left them.
@@ -98,13 +121,10 @@ async fn a_replayed_page_counts_the_sessions_records_on_other_pages_once() {
 #[tokio::test]
 async fn a_fixture_record_adds_itself_to_a_replayed_pages_total() {
     let t = paged_twin();
-    t.write(
-        "state/fixtures/default/fixture.json",
-        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
-    );
+    seed_one_item(&t);
     let server = t.serve(&[]);
     let s = Some("seeded");
-    create_all(&server, s).await;
+    create_all(&server, s, 3).await;
     let page = server.get("/v1/items?limit=2", s).await;
     page.assert_status(200);
     let body = page.json();
@@ -118,13 +138,10 @@ async fn a_fixture_record_adds_itself_to_a_replayed_pages_total() {
 #[tokio::test]
 async fn paging_through_a_replayed_collection_lists_each_record_once() {
     let t = paged_twin();
-    t.write(
-        "state/fixtures/default/fixture.json",
-        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
-    );
+    seed_one_item(&t);
     let server = t.serve(&[]);
     let s = Some("pages");
-    create_all(&server, s).await;
+    create_all(&server, s, 3).await;
     let mut seen = Vec::new();
     for path in ["/v1/items?limit=2", "/v1/items?limit=2&offset=2"] {
         let page = server.get(path, s).await;
@@ -143,40 +160,11 @@ async fn paging_through_a_replayed_collection_lists_each_record_once() {
     assert_eq!(seen, ["it_1", "it_2", "it_3", "it_fixture"]);
 }
 
-/// Four creates, then the collection read three at a time: the second page holds one record.
+/// Four creates, then the collection read three at a time: the second page holds one
+/// record. The default fixture set seeds one more.
 fn short_last_page_twin() -> Twin {
-    let t = Twin::init("items", ORIGIN);
-    let mut entries: Vec<Value> = (1..=4)
-        .map(|n| {
-            har::entry(
-                ORIGIN,
-                "POST",
-                "/v1/items",
-                Some(&json!({"name": format!("item {n}")})),
-                &item(n),
-            )
-        })
-        .collect();
-    entries.push(har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/items?limit=3",
-        None,
-        &json!({"data": [item(1), item(2), item(3)], "has_more": true, "total": 4}),
-    ));
-    entries.push(har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/items?limit=3&offset=3",
-        None,
-        &json!({"data": [item(4)], "has_more": false, "total": 4}),
-    ));
-    har::import(&t, &[], "run.har", entries);
-    har::synth(&t, &[]);
-    t.write(
-        "state/fixtures/default/fixture.json",
-        &json!({"entities": {"items": [{"id": "it_fixture", "name": "seeded"}]}}).to_string(),
-    );
+    let t = twin_of(recorded_pages(4, 3));
+    seed_one_item(&t);
     t
 }
 
@@ -185,12 +173,7 @@ async fn a_short_last_page_does_not_repeat_records_of_the_earlier_pages() {
     let t = short_last_page_twin();
     let server = t.serve(&[]);
     let s = Some("short");
-    for n in 1..=4 {
-        server
-            .post("/v1/items", s, json!({"name": format!("item {n}")}))
-            .await
-            .assert_status(200);
-    }
+    create_all(&server, s, 4).await;
     let mut seen = Vec::new();
     for path in ["/v1/items?limit=3", "/v1/items?limit=3&offset=3"] {
         let page = server.get(path, s).await;

@@ -47,6 +47,20 @@ impl DemoTwin {
         DemoTwin { tmp, root }
     }
 
+    /// The bundled example twin (`examples/twins/shop`) as shipped, without a generated
+    /// `model/` or `reports/`: not yet synthesized.
+    pub fn example_shop() -> DemoTwin {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("shop");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/twins/shop"),
+            &root,
+        );
+        let _ = std::fs::remove_dir_all(root.join("model"));
+        let _ = std::fs::remove_dir_all(root.join("reports"));
+        DemoTwin { tmp, root }
+    }
+
     /// A new empty twin made by `wraith init <name> --base-url <base_url>` in a temp dir.
     pub fn init(name: &str, base_url: &str) -> DemoTwin {
         let tmp = tempfile::tempdir().unwrap();
