@@ -135,19 +135,14 @@ async fn a_fixture_record_adds_itself_to_a_replayed_pages_total() {
     assert_eq!(page.provenance(), Some("fixture"));
 }
 
-#[tokio::test]
-async fn paging_through_a_replayed_collection_lists_each_record_once() {
-    let t = paged_twin();
-    seed_one_item(&t);
-    let server = t.serve(&[]);
-    let s = Some("pages");
-    create_all(&server, s, 3).await;
+/// The ids `pages` list, in order, each page stating `total`.
+async fn page_through(server: &Server, s: Option<&str>, pages: &[&str], total: u64) -> Vec<String> {
     let mut seen = Vec::new();
-    for path in ["/v1/items?limit=2", "/v1/items?limit=2&offset=2"] {
+    for path in pages {
         let page = server.get(path, s).await;
         page.assert_status(200);
         let body = page.json();
-        assert_eq!(body["total"], json!(4), "{path}: {body}");
+        assert_eq!(body["total"], json!(total), "{path}: {body}");
         seen.extend(
             body["data"]
                 .as_array()
@@ -156,6 +151,23 @@ async fn paging_through_a_replayed_collection_lists_each_record_once() {
                 .map(|i| i["id"].as_str().unwrap().to_string()),
         );
     }
+    seen
+}
+
+#[tokio::test]
+async fn paging_through_a_replayed_collection_lists_each_record_once() {
+    let t = paged_twin();
+    seed_one_item(&t);
+    let server = t.serve(&[]);
+    let s = Some("pages");
+    create_all(&server, s, 3).await;
+    let seen = page_through(
+        &server,
+        s,
+        &["/v1/items?limit=2", "/v1/items?limit=2&offset=2"],
+        4,
+    )
+    .await;
     // The recorded records where the recorded pages put them, the seeded one after them.
     assert_eq!(seen, ["it_1", "it_2", "it_3", "it_fixture"]);
 }
@@ -174,19 +186,12 @@ async fn a_short_last_page_does_not_repeat_records_of_the_earlier_pages() {
     let server = t.serve(&[]);
     let s = Some("short");
     create_all(&server, s, 4).await;
-    let mut seen = Vec::new();
-    for path in ["/v1/items?limit=3", "/v1/items?limit=3&offset=3"] {
-        let page = server.get(path, s).await;
-        page.assert_status(200);
-        let body = page.json();
-        assert_eq!(body["total"], json!(5), "{path}: {body}");
-        seen.extend(
-            body["data"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|i| i["id"].as_str().unwrap().to_string()),
-        );
-    }
+    let seen = page_through(
+        &server,
+        s,
+        &["/v1/items?limit=3", "/v1/items?limit=3&offset=3"],
+        5,
+    )
+    .await;
     assert_eq!(seen, ["it_1", "it_2", "it_3", "it_4", "it_fixture"]);
 }
