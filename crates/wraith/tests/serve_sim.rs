@@ -95,6 +95,10 @@ fn malformed_latency_config_and_rate_limit_exit_1() {
     let (code, err) = t.serve_expect_exit(&["--latency-mode", "fixed"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("--latency-ms"), "{err}");
+    // A window unit it does not know names the ones it does, short forms included.
+    let (code, err) = t.serve_expect_exit(&["--rate-limit", "5/1.5s"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("`60s`") && err.contains("`1h`"), "{err}");
 }
 
 #[test]

@@ -52,7 +52,8 @@ impl Limit {
             "h" | "hr" | "hour" | "hours" => 3600,
             other => {
                 return Err(format!(
-                    "unknown window unit `{other}`; use sec, min or hour"
+                    "unknown window unit `{other}`: write whole seconds (`60`, `60s`, `60sec`), \
+                     minutes (`5m`, `5min`) or hours (`1h`, `1hour`)"
                 ));
             }
         };
