@@ -99,6 +99,10 @@ fn malformed_latency_config_and_rate_limit_exit_1() {
     let (code, err) = t.serve_expect_exit(&["--rate-limit", "5/1.5s"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`60s`") && err.contains("`1h`"), "{err}");
+    // A trace ring of no entries would keep nothing.
+    let (code, err) = t.serve_expect_exit(&["--trace", "--trace-capacity", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--trace-capacity"), "{err}");
 }
 
 #[test]

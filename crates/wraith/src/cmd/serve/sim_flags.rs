@@ -82,9 +82,9 @@ pub struct SimArgs {
     /// Keep the last requests in a ring served at /__wraith/trace/log and /__wraith/trace/{id}.
     #[arg(long)]
     pub trace: bool,
-    /// Entries the trace ring keeps (oldest evicted first). Default 1000.
+    /// Entries the trace ring keeps (oldest evicted first), at least 1. Default 1000.
     #[arg(long, value_name = "N")]
-    pub trace_capacity: Option<usize>,
+    pub trace_capacity: Option<std::num::NonZeroUsize>,
     /// One line per request on stderr. Default: compact on a terminal, json when piped.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub access_log: Option<AccessLogArg>,
@@ -352,9 +352,12 @@ pub fn layers(args: &SimArgs, model: &Model, limits: ConfigLimits<'_>) -> Result
     let cfg = sim_config(args, model, limits)?;
     let simulation =
         (!cfg.is_off()).then(|| Arc::new(Simulation::new(cfg, model, monotonic_unix_clock())));
-    let trace = args
-        .trace
-        .then(|| Arc::new(TraceRing::new(args.trace_capacity.unwrap_or(1000))));
+    let trace = args.trace.then(|| {
+        Arc::new(TraceRing::new(
+            args.trace_capacity
+                .map_or(1000, std::num::NonZeroUsize::get),
+        ))
+    });
     let format = match args.access_log {
         Some(AccessLogArg::Off) => None,
         Some(AccessLogArg::Compact) => Some(AccessLogFormat::Compact),
