@@ -532,7 +532,7 @@ pub(crate) fn merge_into_moment(
         }
     }
     // Fixture records pushed off the page still count in its total, where it states one.
-    let shown = json_pointer_get(body, &shape.items_pointer)
+    let fixture_on_page = json_pointer_get(body, &shape.items_pointer)
         .and_then(Value::as_array)
         .is_some_and(|items| {
             items.iter().any(|i| {
@@ -544,7 +544,7 @@ pub(crate) fn merge_into_moment(
         });
     Merged {
         changed,
-        fixture: shown || (fixture && recorded_total.is_some()),
+        fixture: fixture_on_page || (fixture && recorded_total.is_some()),
     }
 }
 
