@@ -278,10 +278,20 @@ fn an_unreadable_har_file_or_wraith_toml_is_an_io_failure_exit_4() {
     let toml = tmp.path().join("twins/shop/wraith.toml");
     std::fs::remove_file(&toml).unwrap();
     std::os::unix::fs::symlink("/proc/self/mem", &toml).unwrap();
+    let compose = [
+        "compose",
+        "--base",
+        "shop",
+        "--overlay",
+        "shop",
+        "--output",
+        "twins/both",
+    ];
     for cmd in [
         &["import", "shop"][..],
         &["synth", "shop"],
         &["check", "shop"],
+        &compose,
     ] {
         let mut c = wraith(tmp.path());
         c.args(cmd);

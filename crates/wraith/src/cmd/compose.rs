@@ -364,14 +364,17 @@ fn load_input(
     arg: &str,
     warnings: &mut Vec<Warning>,
 ) -> Result<Input, CliError> {
-    let dir = TwinDir::resolve(arg)
-        .map_err(|e| CliError::usage(anyhow!("{role} `{arg}` cannot be read: {e}")))?;
+    let unreadable = |e| {
+        let mut err = CliError::twin(e);
+        err.error = err.error.context(format!("{role} `{arg}` cannot be read"));
+        err
+    };
+    let dir = TwinDir::resolve(arg).map_err(unreadable)?;
     let name = canonical(dir.root())
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.name());
-    let config = TwinConfig::load(&dir)
-        .map_err(|e| CliError::usage(anyhow!("{role} `{arg}` cannot be read: {e}")))?;
+    let config = TwinConfig::load(&dir).map_err(unreadable)?;
     let model_path = dir.model_dir().join("twin.wir.json");
     let model_mtime = std::fs::metadata(&model_path)
         .and_then(|m| m.modified())
