@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
+use wraith_engine::state_schema::{StateSchema, UnusableSchema};
 use wraith_engine::{FixtureSetFiles, FixtureTree};
 use wraith_model::{
     BodyTemplate, MODEL_SCHEMA_VERSION, Model, Node, SymbolTable, canonical::is_canonical,
@@ -88,7 +89,14 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
     let model = lint_model(input.model.as_deref(), &mut out);
     lint_symbols(input.symbols.as_deref(), input.model.is_some(), &mut out);
     let schema = lint_schema(input.schema.as_deref(), &mut out);
+    if let Some(schema) = &schema {
+        if let Some(m) = &model {
+            lint_schema_shadowed(schema, m, &mut out);
+        }
+        lint_foreign_key_targets(schema, model.as_ref(), &mut out);
+    }
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
+    lint_seeded_sets(input, model.as_ref(), schema.as_ref(), &mut out);
     lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
     lint_request_keying(&input.request_keying_routes, model.as_ref(), &mut out);
     out.sort_by(|a, b| {
@@ -238,55 +246,106 @@ fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
     }
 }
 
-/// Declared entity types and their primary keys.
-type Schema = BTreeMap<String, String>;
-
-fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Schema> {
+/// `state/schema.json` as the engine reads it: every problem the parser reports is a finding
+/// (one that drops something the author wrote is an error, an ignored unknown key a warning);
+/// `None` when the file is absent or unusable (the twin then serves a route-only schema).
+fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<StateSchema> {
     let text = text?;
-    let v: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            out.push(Finding::warning(
-                "schema-json",
-                Some(SCHEMA_FILE),
-                format!("does not parse ({e}): the twin serves with a route-only schema and skips fixtures of other types"),
-            ));
-            return None;
+    match StateSchema::parse(text) {
+        Ok((schema, problems)) => {
+            for p in problems {
+                let finding = if p.drops_declaration {
+                    Finding::error
+                } else {
+                    Finding::warning
+                };
+                out.push(finding(p.rule, Some(SCHEMA_FILE), p.message));
+            }
+            Some(schema)
         }
-    };
-    let mut schema = Schema::new();
-    if v.get("schema_version").and_then(Value::as_u64) != Some(1) {
-        out.push(Finding::error(
-            "schema_version",
-            Some(SCHEMA_FILE),
-            "schema_version must be 1",
-        ));
+        Err(e @ UnusableSchema::NotJson(_)) => {
+            out.push(Finding::warning(
+                e.rule(),
+                Some(SCHEMA_FILE),
+                format!(
+                    "does not parse ({e}): the twin serves with a route-only schema and skips \
+                     fixtures of other types"
+                ),
+            ));
+            None
+        }
+        Err(e) => {
+            out.push(Finding::error(
+                e.rule(),
+                Some(SCHEMA_FILE),
+                format!(
+                    "{e}: the twin serves with a route-only schema and skips fixtures of other \
+                     types"
+                ),
+            ));
+            None
+        }
     }
-    match v.get("entity_types") {
-        Some(Value::Object(types)) => {
-            for (name, decl) in types {
-                match decl.get("primary_key") {
-                    Some(Value::String(pk)) => {
-                        schema.insert(name.clone(), pk.clone());
-                    }
-                    _ => out.push(Finding::error(
-                        "schema-primary-key",
-                        Some(SCHEMA_FILE),
-                        format!(
-                            "entity type {name:?} needs a string \"primary_key\" (commonly \"id\")"
-                        ),
-                    )),
-                }
+}
+
+/// Declarations a route-derived type of the model shadows: the route's definition wins, so
+/// what the declaration adds is not used.
+fn lint_schema_shadowed(schema: &StateSchema, model: &Model, out: &mut Vec<Finding>) {
+    for (name, decl) in &schema.types {
+        let Some(route) = model.entity_types.get(name) else {
+            continue;
+        };
+        let mut ignored = Vec::new();
+        if decl.primary_key != route.primary_key {
+            ignored.push(format!(
+                "primary_key {:?} (the routes key it by {:?})",
+                decl.primary_key, route.primary_key
+            ));
+        }
+        if decl.id_format.is_some() {
+            ignored.push("id_format".to_string());
+        }
+        if !decl.indexes.is_empty() {
+            ignored.push("indexes".to_string());
+        }
+        if !decl.foreign_keys.is_empty() {
+            ignored.push("foreign_keys".to_string());
+        }
+        if !ignored.is_empty() {
+            out.push(Finding::warning(
+                "schema-shadowed",
+                Some(SCHEMA_FILE),
+                format!(
+                    "entity type `{name}` is derived from the model's routes, whose definition \
+                     wins, so its declared {} is not used: rename the declared type or drop \
+                     the declaration",
+                    ignored.join(", ")
+                ),
+            ));
+        }
+    }
+}
+
+/// Foreign keys naming an entity type neither the model nor the schema knows.
+fn lint_foreign_key_targets(schema: &StateSchema, model: Option<&Model>, out: &mut Vec<Finding>) {
+    for (name, decl) in &schema.types {
+        for fk in &decl.foreign_keys {
+            let known = schema.types.contains_key(&fk.entity_type)
+                || model.is_some_and(|m| m.entity_types.contains_key(&fk.entity_type));
+            if !known {
+                out.push(Finding::warning(
+                    "schema-foreign-key-target",
+                    Some(SCHEMA_FILE),
+                    format!(
+                        "entity type `{name}`: foreign key `{}` references `{}.{}`, but no \
+                         entity type `{}` is declared here or derived from a route: declare it \
+                         or fix the reference",
+                        fk.field, fk.entity_type, fk.target_field, fk.entity_type
+                    ),
+                ));
             }
         }
-        None => {}
-        Some(_) => out.push(Finding::error(
-            "schema-entity-types",
-            Some(SCHEMA_FILE),
-            "\"entity_types\" must be an object keyed by entity type",
-        )),
     }
-    Some(schema)
 }
 
 /// Field names the model shows for each entity type: from recorded records and from the root
@@ -412,12 +471,16 @@ fn lint_request_keying(routes: &[String], model: Option<&Model>, out: &mut Vec<F
 fn lint_fixtures(
     tree: &FixtureTree,
     model: Option<&Model>,
-    schema: &Option<Schema>,
+    schema: &Option<StateSchema>,
     out: &mut Vec<Finding>,
 ) {
     let fields = model.map(model_fields).unwrap_or_default();
     // Primary key per known type: route-derived types win over declared ones.
-    let mut pks: BTreeMap<String, String> = schema.clone().unwrap_or_default();
+    let mut pks: BTreeMap<String, String> = schema
+        .iter()
+        .flat_map(|s| &s.types)
+        .map(|(name, decl)| (name.clone(), decl.primary_key.clone()))
+        .collect();
     if let Some(m) = model {
         for (name, et) in &m.entity_types {
             pks.insert(name.clone(), et.primary_key.clone());
@@ -695,6 +758,128 @@ impl FixtureCtx<'_> {
             )),
         }
     }
+}
+
+/// The string a scalar JSON value keys a record by (a number matches its text).
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Every fixture set as a session seeded from it holds it, held against the declared types'
+/// `id_format` and `foreign_keys`. Only declared types no route shadows count: a route-derived
+/// type's definition wins, and it has neither. A reference resolves to a record the set seeds
+/// or one the recordings hold (sessions see both). Sets that do not resolve are left to the
+/// per-file rules above.
+fn lint_seeded_sets(
+    input: &LintInput,
+    model: Option<&Model>,
+    schema: Option<&StateSchema>,
+    out: &mut Vec<Finding>,
+) {
+    let Some(schema) = schema else {
+        return;
+    };
+    let route_types = model.map(|m| &m.entity_types);
+    let declared: BTreeMap<&String, &wraith_engine::state_schema::DeclaredType> = schema
+        .types
+        .iter()
+        .filter(|(name, _)| !route_types.is_some_and(|t| t.contains_key(*name)))
+        .collect();
+    if declared
+        .values()
+        .all(|d| d.id_format.is_none() && d.foreign_keys.is_empty())
+    {
+        return;
+    }
+    let pks = route_types
+        .into_iter()
+        .flatten()
+        .map(|(k, t)| (k.clone(), t.primary_key.clone()));
+    let Ok(sets) = input.fixtures.resolve(pks, input.schema.as_deref()) else {
+        return;
+    };
+    let empty = Vec::new();
+    for (set, types) in &sets {
+        let file = format!("state/fixtures/{set}");
+        for (ty, decl) in &declared {
+            let records = types.get(*ty).unwrap_or(&empty);
+            if let Some(format) = &decl.id_format {
+                for (pk, _) in records.iter().filter(|(pk, _)| !format.matches(pk)) {
+                    out.push(Finding::warning(
+                        "fixture-id-format",
+                        Some(&file),
+                        format!(
+                            "set `{set}`: {ty} record {pk:?} has a {} that does not match the \
+                             id_format `{}` state/schema.json declares; the twin serves it as \
+                             written, but ids it generates for {ty} look otherwise",
+                            decl.primary_key, format.source
+                        ),
+                    ));
+                }
+            }
+            for fk in &decl.foreign_keys {
+                for (pk, rec) in records {
+                    let values: Vec<&Value> = match rec.get(&fk.field) {
+                        None | Some(Value::Null) => continue,
+                        Some(Value::Array(items)) => items.iter().collect(),
+                        Some(v) => vec![v],
+                    };
+                    for v in values {
+                        let Some(wanted) = scalar_text(v) else {
+                            continue;
+                        };
+                        if !reference_resolves(
+                            types,
+                            model,
+                            &fk.entity_type,
+                            &fk.target_field,
+                            &wanted,
+                        ) {
+                            out.push(Finding::warning(
+                                "fixture-foreign-key",
+                                Some(&file),
+                                format!(
+                                    "set `{set}`: {ty} record {pk:?} has {} = {v}, but no {} \
+                                     record the set seeds or the recordings hold has {} = {v}: \
+                                     add that record to the set or fix the value",
+                                    fk.field, fk.entity_type, fk.target_field
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a record of `ty` whose `field` holds `wanted` is seeded by the set or recorded.
+fn reference_resolves(
+    seeded: &BTreeMap<String, Vec<(String, Value)>>,
+    model: Option<&Model>,
+    ty: &str,
+    field: &str,
+    wanted: &str,
+) -> bool {
+    let holds = |rec: &Value| rec.get(field).and_then(scalar_text).as_deref() == Some(wanted);
+    if seeded
+        .get(ty)
+        .is_some_and(|recs| recs.iter().any(|(_, r)| holds(r)))
+    {
+        return true;
+    }
+    let Some(et) = model.and_then(|m| m.entity_types.get(ty)) else {
+        return false;
+    };
+    if field == et.primary_key && et.known_ids.contains(wanted) {
+        return true;
+    }
+    et.records.values().any(holds)
 }
 
 /// True when any finding is an error (`wraith lint` exits 1).

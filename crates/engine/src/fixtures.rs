@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::api::{FixtureSetFiles, FixtureTree};
 use crate::error::EngineError;
+use crate::state_schema::StateSchema;
 
 /// The records one namespace is seeded with: entity type → primary key → record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,7 +30,8 @@ pub(crate) struct Schema {
 
 impl Schema {
     /// Route-derived types from the model, plus the declared ones of `state/schema.json` that do
-    /// not collide with them. A missing schema is silent; an unparseable one is a warning.
+    /// not collide with them. A missing schema is silent; an unparseable one, and every part of
+    /// it that is dropped or ignored, is a warning.
     pub(crate) fn build(
         route_types: impl Iterator<Item = (String, String)>,
         schema_json: Option<&str>,
@@ -37,12 +39,16 @@ impl Schema {
     ) -> Schema {
         let mut types: BTreeMap<String, String> = route_types.collect();
         if let Some(text) = schema_json {
-            match parse_schema(text) {
-                Ok((declared, problems)) => {
-                    warnings.extend(problems);
-                    for (name, pk) in declared {
+            match StateSchema::parse(text) {
+                Ok((parsed, problems)) => {
+                    warnings.extend(
+                        problems
+                            .into_iter()
+                            .map(|p| format!("state/schema.json: {}", p.message)),
+                    );
+                    for (name, decl) in parsed.types {
                         // Route-derived definitions win on a name clash.
-                        types.entry(name).or_insert(pk);
+                        types.entry(name).or_insert(decl.primary_key);
                     }
                 }
                 Err(msg) => warnings.push(format!(
@@ -57,39 +63,6 @@ impl Schema {
     pub(crate) fn primary_key(&self, ty: &str) -> Option<&str> {
         self.types.get(ty).map(String::as_str)
     }
-}
-
-/// Parse `state/schema.json`: the declared types, plus warnings for entries that were dropped.
-/// Declared (type, primary key) pairs, and warnings about dropped entries.
-type Declared = (Vec<(String, String)>, Vec<String>);
-
-fn parse_schema(text: &str) -> Result<Declared, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| "the top level must be a JSON object".to_string())?;
-    match obj.get("schema_version") {
-        Some(Value::Number(n)) if n.as_u64() == Some(1) => {}
-        Some(other) => return Err(format!("schema_version must be 1, found {other}")),
-        None => return Err("schema_version is missing (must be 1)".to_string()),
-    }
-    let mut out = Vec::new();
-    let mut problems = Vec::new();
-    let types = match obj.get("entity_types") {
-        None => return Ok((out, problems)),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err("entity_types must be an object".to_string()),
-    };
-    for (name, decl) in types {
-        match decl.get("primary_key") {
-            Some(Value::String(pk)) if !pk.is_empty() => out.push((name.clone(), pk.clone())),
-            _ => problems.push(format!(
-                "state/schema.json: entity type `{name}` has no string primary_key; it is \
-                 ignored (add \"primary_key\": \"id\")"
-            )),
-        }
-    }
-    Ok((out, problems))
 }
 
 /// Every fixture set, resolved (parents inherited, leaf patches applied, schema gate applied).
@@ -138,6 +111,43 @@ impl FixtureTree {
             }
         }
         out
+    }
+}
+
+/// Every fixture set's records as a namespace seeded from it holds them: set name → entity type
+/// → (primary key, record), in seeding order.
+pub type ResolvedFixtureSets = BTreeMap<String, BTreeMap<String, Vec<(String, Value)>>>;
+
+impl FixtureTree {
+    /// Resolve every set as the engine does at startup (parents inherited, leaf patches applied,
+    /// records of types neither `route_types` nor `state/schema.json` know skipped), for tools
+    /// that judge what a session would be seeded with (`wraith lint`). `route_types` are the
+    /// model's entity types with their primary keys.
+    pub fn resolve(
+        &self,
+        route_types: impl Iterator<Item = (String, String)>,
+        schema_json: Option<&str>,
+    ) -> Result<ResolvedFixtureSets, EngineError> {
+        let schema = Schema::build(route_types, schema_json, &mut Vec::new());
+        let sets = resolve(self, &schema, &mut Vec::new())?;
+        Ok(sets
+            .sets
+            .into_iter()
+            .map(|(name, data)| {
+                let types = data
+                    .types
+                    .iter()
+                    .map(|(ty, recs)| {
+                        let recs = recs
+                            .iter()
+                            .map(|(pk, rec)| (pk.clone(), Value::clone(rec)))
+                            .collect();
+                        (ty.clone(), recs)
+                    })
+                    .collect();
+                (name, types)
+            })
+            .collect())
     }
 }
 

@@ -46,6 +46,7 @@ mod raw_moment;
 mod render;
 mod router;
 pub mod sim;
+pub mod state_schema;
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod test_models;

@@ -514,6 +514,36 @@ fn schema_entry_without_string_primary_key_is_dropped_with_a_warning() {
 }
 
 #[test]
+fn a_malformed_id_format_index_or_foreign_key_is_a_warning_and_the_type_still_seeds() {
+    let schema = r#"{"schema_version":1,"entity_types":{"notes":{"primary_key":"slug",
+        "id_format":"n_[","indexes":[{"field":"text"}],"foreign_keys":"customers.id"}}}"#;
+    let fx = r#"{"entities":{"notes":[{"slug":"hello","text":"hi"}]}}"#;
+    let e = ok(
+        Some(schema),
+        tree(vec![("default", set(Some(fx), &[], &[]))], &[]),
+        None,
+    );
+    for part in [
+        "id_format `n_[`",
+        "indexes[0]",
+        "foreign_keys must be an array",
+    ] {
+        assert!(
+            e.warnings().iter().any(
+                |w| w.starts_with("state/schema.json: entity type `notes`") && w.contains(part)
+            ),
+            "no warning naming {part}: {:?}",
+            e.warnings()
+        );
+    }
+    let info = e.provision(wraith_engine::Provision {
+        session: "p".into(),
+        ..Default::default()
+    });
+    assert_eq!(info.ok().map(|i| i.entities_seeded), Some(1));
+}
+
+#[test]
 fn fixture_is_seeded_once_when_the_namespace_is_created() {
     let e = ok(
         Some(SCHEMA),

@@ -154,6 +154,156 @@ fn lint_checks_fixtures_against_the_schema() {
     );
 }
 
+/// Rule ids and severities of `wraith lint --json`'s findings, with their messages.
+fn findings(v: &Value) -> Vec<(String, String, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn lint_names_each_malformed_id_format_index_and_foreign_key_of_the_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id","primarykey":"id",
+        "id_format":"w_[0-9","indexes":[{"field":"n","type":"hash"},{"field":"m","type":"range"}],
+        "foreign_keys":[{"field":"g","references":"gadgets"}]}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a dropped declaration is an error"
+    );
+    let got = findings(&stdout_json(&out));
+    let has = |rule: &str, severity: &str, text: &str| {
+        got.iter()
+            .any(|(r, s, m)| r == rule && s == severity && m.contains(text))
+    };
+    assert!(has("schema-id-format", "error", "`w_[0-9`"), "{got:#?}");
+    assert!(has("schema-indexes", "error", "indexes[0]"), "{got:#?}");
+    assert!(
+        !got.iter().any(|(_, _, m)| m.contains("indexes[1]")),
+        "{got:#?}"
+    );
+    assert!(
+        has("schema-foreign-keys", "error", "foreign_keys[0]"),
+        "{got:#?}"
+    );
+    assert!(
+        has("schema-unknown-key", "warning", "`primarykey`"),
+        "{got:#?}"
+    );
+}
+
+#[test]
+fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{
+        "widgets":{"primary_key":"id","id_format":"w_[0-9]{3}","foreign_keys":[
+            {"field":"gadget","references":"gadgets.id"},
+            {"field":"buyer","references":"customers.id"},
+            {"field":"maker","references":"gadgets.serial"}]},
+        "gadgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let base = t.root.join("state/fixtures/default");
+    std::fs::create_dir_all(&base).unwrap();
+    // `buyer` names a customer the recordings hold; `maker` a gadget by another field.
+    std::fs::write(
+        base.join("fixture.json"),
+        r#"{"entities":{
+        "widgets":[{"id":"w_001","gadget":"g1","buyer":"cus_000001","maker":"S-1"},
+                   {"id":"bad","gadget":"g9","buyer":null}],
+        "gadgets":[{"id":"g1","serial":"S-1"}]}}"#,
+    )
+    .unwrap();
+    // A child set that removes the gadget its inherited widget names.
+    let child = t.root.join("state/fixtures/bare");
+    std::fs::create_dir_all(child.join("patches")).unwrap();
+    std::fs::write(child.join("fixture.json"), r#"{"parent":"default"}"#).unwrap();
+    std::fs::write(
+        child.join("patches/gadgets.patch.json"),
+        r#"{"remove":["g1"]}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let got = findings(&stdout_json(&out));
+    let of = |rule: &str| -> Vec<&String> {
+        got.iter()
+            .filter(|(r, s, _)| r == rule && s == "warning")
+            .map(|(_, _, m)| m)
+            .collect()
+    };
+    let ids = of("fixture-id-format");
+    assert_eq!(ids.len(), 2, "`bad` in each set: {got:#?}");
+    assert!(
+        ids.iter()
+            .all(|m| m.contains("\"bad\"") && m.contains("w_[0-9]{3}"))
+    );
+    let refs = of("fixture-foreign-key");
+    let want = [
+        ("set `default`", "\"bad\" has gadget = \"g9\""),
+        ("set `bare`", "\"bad\" has gadget = \"g9\""),
+        ("set `bare`", "\"w_001\" has gadget = \"g1\""),
+        ("set `bare`", "\"w_001\" has maker = \"S-1\""),
+    ];
+    assert_eq!(refs.len(), want.len(), "{refs:#?}");
+    for (set, text) in want {
+        assert!(
+            refs.iter().any(|m| m.contains(set) && m.contains(text)),
+            "missing {set} {text}: {refs:#?}"
+        );
+    }
+}
+
+#[test]
+fn lint_warns_of_declarations_a_route_type_shadows_and_references_to_unknown_types() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{
+        "customers":{"primary_key":"id","id_format":"cus_[0-9]{6}"},
+        "orders":{"primary_key":"id"},
+        "widgets":{"primary_key":"id","foreign_keys":[{"field":"g","references":"gizmos.id"}]}},
+        "schema_version":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let got = findings(&stdout_json(&out));
+    let shadowed: Vec<_> = got
+        .iter()
+        .filter(|(r, _, _)| r == "schema-shadowed")
+        .collect();
+    assert_eq!(
+        shadowed.len(),
+        1,
+        "a declaration adding nothing is quiet: {got:#?}"
+    );
+    assert!(shadowed[0].2.contains("`customers`") && shadowed[0].2.contains("id_format"));
+    assert!(
+        got.iter().any(|(r, s, m)| r == "schema-foreign-key-target"
+            && s == "warning"
+            && m.contains("gizmos.id")),
+        "{got:#?}"
+    );
+}
+
 #[test]
 fn lint_reports_a_broken_wraith_toml() {
     let t = DemoTwin::synthesized();
