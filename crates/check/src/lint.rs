@@ -416,7 +416,9 @@ fn lint_union_policies(
                 "tagged-union-route-unknown",
                 Some(CONFIG_FILE),
                 format!(
-                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, which the                      model does not have: fix the route (as `wraith check` reports it) or drop                      the entry",
+                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, which the \
+                     model does not have: fix the route (as `wraith check` reports it) or drop \
+                     the entry",
                     i + 1
                 ),
             ));
@@ -428,7 +430,8 @@ fn lint_union_policies(
                 "tagged-union-none",
                 Some(CONFIG_FILE),
                 format!(
-                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, whose                      answers synth modelled with no tagged union: the policy never applies",
+                    "[[diff.tagged_union_policy]] entry {} names route `{pattern}`, whose \
+                     answers synth modelled with no tagged union: the policy never applies",
                     i + 1
                 ),
             ));

@@ -258,6 +258,9 @@ fn lint_warns_on_a_policy_for_a_missing_route_or_a_route_without_a_union() {
         ours.iter()
             .any(|(rule, m)| rule == "tagged-union-none" && m.contains("GET /v1/me"))
     );
+    for (_, m) in &ours {
+        assert!(!m.contains("  "), "a message reads as one sentence: {m:?}");
+    }
 }
 
 /// Four recorded reads of items of two types (`type` book or song), each type with its own
