@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::api::{FixtureSetFiles, FixtureTree};
 use crate::error::EngineError;
-use crate::state_schema::StateSchema;
+use crate::state_schema::{IdGenerator, StateSchema};
 
 /// The records one namespace is seeded with: entity type → primary key → record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +26,8 @@ pub(crate) struct SeedData {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Schema {
     pub types: BTreeMap<String, String>,
+    /// Samplers of the `id_format` of declared types no route-derived type shadows.
+    pub id_generators: BTreeMap<String, IdGenerator>,
 }
 
 impl Schema {
@@ -38,6 +40,7 @@ impl Schema {
         warnings: &mut Vec<String>,
     ) -> Schema {
         let mut types: BTreeMap<String, String> = route_types.collect();
+        let mut id_generators = BTreeMap::new();
         if let Some(text) = schema_json {
             match StateSchema::parse(text) {
                 Ok((parsed, problems)) => {
@@ -48,7 +51,30 @@ impl Schema {
                     );
                     for (name, decl) in parsed.types {
                         // Route-derived definitions win on a name clash.
-                        types.entry(name).or_insert(decl.primary_key);
+                        if types.contains_key(&name) {
+                            if decl.id_format.is_some() {
+                                warnings.push(format!(
+                                    "state/schema.json: entity type `{name}` is derived from \
+                                     the model's routes, whose definition wins, so its \
+                                     id_format is not used (new ids take the recorded shape)"
+                                ));
+                            }
+                            continue;
+                        }
+                        if let Some(format) = &decl.id_format {
+                            match format.generator() {
+                                Ok(g) => {
+                                    id_generators.insert(name.clone(), g);
+                                }
+                                Err(why) => warnings.push(format!(
+                                    "state/schema.json: entity type `{name}`: id_format `{}` \
+                                     judges ids but cannot generate them ({why}), so \
+                                     state.new_id(\"{name}\") fails",
+                                    format.source
+                                )),
+                            }
+                        }
+                        types.insert(name, decl.primary_key);
                     }
                 }
                 Err(msg) => warnings.push(format!(
@@ -57,7 +83,10 @@ impl Schema {
                 )),
             }
         }
-        Schema { types }
+        Schema {
+            types,
+            id_generators,
+        }
     }
 
     pub(crate) fn primary_key(&self, ty: &str) -> Option<&str> {

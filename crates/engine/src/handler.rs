@@ -119,6 +119,11 @@ pub trait HandlerEnv {
     fn advance_us(&mut self, micros: i64);
     /// The next value of the namespace's seeded RNG.
     fn random_u64(&mut self) -> u64;
+    /// A fresh id for a new entity of `ty`, from the namespace's seeded generator: of the
+    /// shape synth learned for a route-derived type, of the declared `id_format` for a type
+    /// `state/schema.json` declares. Never one of the type's stored, recorded or deleted ids.
+    /// Fails for an undeclared type, or one with neither a learned shape nor an `id_format`.
+    fn new_id(&mut self, ty: &str) -> Result<Value, HandlerError>;
 }
 
 /// A runnable handler. Implementations must be deterministic given the request and the
@@ -844,7 +849,58 @@ impl HandlerEnv for NsEnv<'_> {
         use rand::Rng;
         self.ns.rng.next_u64()
     }
+
+    fn new_id(&mut self, ty: &str) -> Result<Value, HandlerError> {
+        self.declared("new_id", ty)?;
+        let recorded = self.model.entity_types.get(ty);
+        // A route-derived type's learned shape wins, as its definition does.
+        let shape = recorded.and_then(|t| t.id_shape.as_ref());
+        let generator = self.schema.id_generators.get(ty);
+        let mint = |ns: &mut Namespace| match (shape, generator) {
+            (Some(shape), _) => Some(crate::render::generate_id(shape, ns)),
+            (None, Some(g)) => Some(Value::String(g.sample(&mut ns.rng))),
+            (None, None) => None,
+        };
+        if shape.is_none() && generator.is_none() {
+            let why = if recorded.is_some() {
+                "the recordings show no consistent id shape for it"
+            } else {
+                "state/schema.json declares no id_format for it"
+            };
+            return Err(HandlerError::new(format!(
+                "state.new_id(`{ty}`): cannot mint an id: {why}; add an id_format to the type \
+                 in state/schema.json, or build ids with state.counter"
+            )));
+        }
+        // A sampled id can repeat one already taken; a bounded number of draws finds a fresh
+        // one unless the format allows few ids.
+        for _ in 0..NEW_ID_ATTEMPTS {
+            let Some(id) = mint(self.ns) else {
+                break;
+            };
+            let Some(key) = crate::fixtures::scalar_key(&id) else {
+                continue;
+            };
+            let taken = self.ns.entity(ty, &key).is_some()
+                || self.ns.is_deleted(ty, &key).is_some()
+                || recorded.is_some_and(|t| {
+                    t.records.contains_key(&key)
+                        || t.known_ids.contains(&key)
+                        || t.known_missing.contains(&key)
+                });
+            if !taken {
+                return Ok(id);
+            }
+        }
+        Err(HandlerError::new(format!(
+            "state.new_id(`{ty}`): {NEW_ID_ATTEMPTS} ids drawn in a row were all taken: the \
+             type's id format allows too few ids; widen its id_format"
+        )))
+    }
 }
+
+/// Draws `state.new_id` makes before it gives up on finding an id not yet taken.
+const NEW_ID_ATTEMPTS: usize = 64;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -1153,6 +1209,7 @@ mod tests {
         .unwrap();
         let schema = Schema {
             types: BTreeMap::from([("customers".to_string(), "id".to_string())]),
+            id_generators: BTreeMap::new(),
         };
         let settings = crate::namespace::Settings {
             fixture: None,

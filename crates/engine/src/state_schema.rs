@@ -51,6 +51,61 @@ impl IdFormat {
     pub fn matches(&self, id: &str) -> bool {
         self.anchored.is_match(id)
     }
+
+    /// A sampler of ids the expression matches. Anchors at its ends are dropped (an id is
+    /// matched whole anyway); classes are ASCII where the expression allows (`\d` is `[0-9]`),
+    /// else Unicode. `Err` says why nothing can be sampled (an anchor or word boundary inside
+    /// the expression).
+    pub fn generator(&self) -> Result<IdGenerator, String> {
+        let mut body = self.source.as_str();
+        body = body
+            .strip_prefix('^')
+            .or_else(|| body.strip_prefix("\\A"))
+            .unwrap_or(body);
+        if !body.ends_with("\\$") {
+            body = body
+                .strip_suffix('$')
+                .or_else(|| body.strip_suffix("\\z"))
+                .unwrap_or(body);
+        }
+        let ascii = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .build()
+            .parse(body);
+        let hir = match ascii {
+            Ok(hir) => hir,
+            Err(_) => regex_syntax::Parser::new()
+                .parse(body)
+                .map_err(|e| e.to_string())?,
+        };
+        let sampler = rand_regex::Regex::with_hir(hir, MAX_REPEAT).map_err(|e| match e {
+            rand_regex::Error::Anchor => {
+                "it holds an anchor or word boundary inside, which no sampled id can honour"
+                    .to_string()
+            }
+            other => other.to_string(),
+        })?;
+        if !sampler.is_utf8() {
+            return Err("it can match bytes that are not UTF-8 text".to_string());
+        }
+        Ok(IdGenerator { sampler })
+    }
+}
+
+/// How many times an unbounded repetition (`+`, `*`, `{n,}`) repeats at most in a sampled id.
+const MAX_REPEAT: u32 = 16;
+
+/// Samples ids an `id_format` matches.
+#[derive(Debug, Clone)]
+pub struct IdGenerator {
+    sampler: rand_regex::Regex,
+}
+
+impl IdGenerator {
+    /// One id, drawn from `rng` (the namespace's seeded generator keeps it deterministic).
+    pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> String {
+        rand::distr::Distribution::<String>::sample(&self.sampler, rng)
+    }
 }
 
 /// How an index compares values.
@@ -407,6 +462,32 @@ mod tests {
         assert!(s.types.is_empty());
         assert_eq!(problems.len(), 2);
         assert!(problems.iter().all(|p| p.rule == "schema-primary-key"));
+    }
+
+    #[test]
+    fn a_generator_samples_whole_ascii_ids_the_format_matches_deterministically() {
+        use rand::SeedableRng;
+        for source in [r"^cus_\d{6}$", r"\Aord-[A-Z]{2}\w+\z", "(ab|cd)[0-9a-f]{4}"] {
+            let format = IdFormat::new(source).unwrap();
+            let g = format.generator().unwrap();
+            let draw = |seed| {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+                (0..20).map(|_| g.sample(&mut rng)).collect::<Vec<_>>()
+            };
+            let ids = draw(7);
+            assert_eq!(ids, draw(7), "same seed, same ids");
+            for id in &ids {
+                assert!(format.matches(id), "{source}: {id}");
+                assert!(id.is_ascii(), "{source}: {id}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_format_with_an_anchor_inside_judges_ids_but_cannot_generate_them() {
+        let format = IdFormat::new(r"a\bb|c").unwrap();
+        let why = format.generator().unwrap_err();
+        assert!(why.contains("anchor or word boundary"), "{why}");
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //! - `state` (the session's entity store, shared with the CRUD engine): `get(type, id)`,
 //!   `put(type, id, record)` (deep-merge upsert, returns the stored record),
 //!   `delete(type, id)` (whether it existed), `list(type)`, `query(type, field, value)`,
-//!   `count(type)`, `counter(name)`. Writing a type that is neither route-derived nor declared
-//!   in `state/schema.json` fails the handler.
+//!   `count(type)`, `counter(name)`, `new_id(type)` (a fresh id: the type's learned shape, or
+//!   its declared `id_format`). Writing a type that is neither route-derived nor declared in
+//!   `state/schema.json` fails the handler.
 //! - `clock`: `now()` (a reading of the session clock, unix seconds), `advance(secs)` (default
 //!   1 s; moves the session clock for every later reading, templates included).
 //! - `wraith`: `import(name)` (a module of `lua/lib/`, run once per invocation in its own
@@ -696,6 +697,17 @@ fn state_table<'s, 'e: 's>(
         plain_errors(lua, scope, move |_, ty: Value| {
             let ty = string_arg("state.count", "type", &ty)?;
             Ok(env.borrow().count(&ty) as i64)
+        })?,
+    )?;
+    t.raw_set(
+        "new_id",
+        plain_errors(lua, scope, move |lua, ty: Value| {
+            let ty = string_arg("state.new_id", "type", &ty)?;
+            let id = env
+                .borrow_mut()
+                .new_id(&ty)
+                .map_err(|e| mlua::Error::runtime(e.message))?;
+            lua.to_value(&id)
         })?,
     )?;
     t.raw_set(

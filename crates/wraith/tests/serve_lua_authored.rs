@@ -305,3 +305,114 @@ async fn a_failing_authored_handler_under_fallback_says_it_failed_and_is_logged(
         "{err}"
     );
 }
+
+/// A twin whose handlers mint ids with `state.new_id`: `notes` declared with an `id_format`,
+/// `tags` declared without one, `customers` route-derived (its declared format shadowed).
+fn twin_minting_ids() -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write(
+        "state/schema.json",
+        r#"{"schema_version":1,"entity_types":{
+            "notes":{"primary_key":"id","id_format":"^note_[a-z0-9]{8}$"},
+            "tags":{"primary_key":"id"},
+            "customers":{"primary_key":"id","id_format":"c[0-9]"}}}"#,
+    );
+    t.write(
+        "lua/routes.toml",
+        r#"schema_version = 1
+
+[[route]]
+method = "POST"
+path = "/v1/notes"
+handler = "make_note"
+
+[[route]]
+method = "GET"
+path = "/v1/ids"
+handler = "ids"
+"#,
+    );
+    t.write(
+        "lua/handlers/make_note.lua",
+        r#"local id = state.new_id("notes")
+           emit.status(201)
+           emit.json(state.put("notes", id, { text = "hi" }))"#,
+    );
+    t.write(
+        "lua/handlers/ids.lua",
+        r#"local function fails(ty)
+             local ok, err = pcall(state.new_id, ty)
+             if ok then return "minted" end
+             return tostring(err)
+           end
+           return { customer = state.new_id("customers"), tags = fails("tags"),
+                    products = fails("products"), nothing = fails("nothing") }"#,
+    );
+    t
+}
+
+#[tokio::test]
+async fn state_new_id_mints_ids_of_the_declared_id_format_or_the_learned_shape() {
+    let t = twin_minting_ids();
+    let s = t.serve(&[]);
+    // `^note_[a-z0-9]{8}$`.
+    let note_format = |id: &str| {
+        id.strip_prefix("note_").is_some_and(|rest| {
+            rest.len() == 8
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+    };
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        let r = s.post("/v1/notes", Some("a"), json!({})).await;
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        let id = r.json()["id"].as_str().unwrap().to_string();
+        assert!(note_format(&id), "{id}");
+        first.push(id);
+    }
+    assert_eq!(
+        first
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        3,
+        "fresh each time: {first:?}"
+    );
+    let ids = s.get("/v1/ids", Some("a")).await.json();
+    let customer = ids["customer"].as_str().unwrap();
+    assert!(
+        customer.strip_prefix("cus_").is_some_and(|rest| rest.len() == 14
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric())),
+        "a route-derived type takes its learned shape: {ids}"
+    );
+    let tags = ids["tags"].as_str().unwrap();
+    assert!(tags.contains("declares no id_format"), "{ids}");
+    assert!(
+        ids["products"]
+            .as_str()
+            .unwrap()
+            .contains("no consistent id shape"),
+        "{ids}"
+    );
+    assert!(
+        ids["nothing"].as_str().unwrap().contains("not declared"),
+        "{ids}"
+    );
+    assert!(
+        s.stderr()
+            .contains("entity type `customers` is derived from the model's routes"),
+        "{}",
+        s.stderr()
+    );
+
+    // The same session on a fresh server draws the same ids: the namespace's seeded generator.
+    drop(s);
+    let again = t.serve(&[]);
+    for want in &first {
+        let r = again.post("/v1/notes", Some("a"), json!({})).await;
+        assert_eq!(r.json()["id"].as_str(), Some(want.as_str()));
+    }
+}

@@ -124,6 +124,15 @@ impl HandlerEnv for FakeEnv {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
+    /// `<type>_<n>`, `n` counting per type from 1; an undeclared type fails as `put` does.
+    fn new_id(&mut self, ty: &str) -> Result<Value, HandlerError> {
+        if !self.declared.iter().any(|d| d == ty) {
+            return Err(HandlerError::new(format!("undeclared type {ty}")));
+        }
+        let n = self.counter(&format!("\u{0}id:{ty}"));
+        Ok(Value::String(format!("{ty}_{n}")))
+    }
 }
 
 /// A request under construction.
