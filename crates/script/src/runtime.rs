@@ -2,9 +2,10 @@
 //!
 //! # What a handler sees
 //!
-//! A handler file is a chunk run once per request. It either uses `emit` or returns a value (a
-//! table becomes the JSON body, a string the raw body, status 200); a chunk that returns a
-//! function has that function called with `req`, and its return value is used the same way.
+//! A handler file is a chunk run once per request. It uses `emit`, returns a value (a table
+//! becomes the JSON body, a string the raw body; status 200 unless `emit.status` set one), or
+//! both (a body `emit` set wins over a returned one); a chunk that returns a function has that
+//! function called with `req`, and its return value is used the same way.
 //!
 //! - `req`: `method`, `path`, `headers` (lowercase names; repeated headers joined with `, `),
 //!   `query` (first value of each name), `params` (path parameters by the route's names),
@@ -333,28 +334,36 @@ impl LuaHandler {
                     .next()
                     .unwrap_or(Value::Nil);
             }
-            let returned = if emitted.borrow().touched {
-                None
-            } else {
-                Some(match value {
-                    Value::Nil => {
-                        return Err(mlua::Error::runtime(
-                            "the handler produced no response: call emit.json / emit.body / \
-                             emit.status, or return a table or a string",
-                        ));
-                    }
-                    Value::String(s) => {
-                        HandlerBody::Bytes(bytes::Bytes::from(s.as_bytes().to_vec()))
-                    }
-                    other => HandlerBody::Json(to_json(&lua, other, "the handler's return value")?),
-                })
+            // A returned value is the body unless an emit call already set one: `emit.status`
+            // or `emit.header` with a returned table answer that table with that status.
+            let (touched, emitted_body) = {
+                let e = emitted.borrow();
+                (e.touched, e.body.is_some())
+            };
+            let returned = match value {
+                _ if emitted_body => None,
+                Value::Nil if touched => None,
+                Value::Nil => {
+                    return Err(mlua::Error::runtime(
+                        "the handler produced no response: call emit.json / emit.body / \
+                         emit.status, or return a table or a string",
+                    ));
+                }
+                Value::String(s) => Some(HandlerBody::Bytes(bytes::Bytes::from(
+                    s.as_bytes().to_vec(),
+                ))),
+                other => Some(HandlerBody::Json(to_json(
+                    &lua,
+                    other,
+                    "the handler's return value",
+                )?)),
             };
             Ok((returned, std::mem::take(&mut *emitted.borrow_mut())))
         })?;
         lua.remove_interrupt();
 
         let (status, headers, body) = match value {
-            Some(body) => (200, emit_state.headers, body),
+            Some(body) => (emit_state.status.unwrap_or(200), emit_state.headers, body),
             None => (
                 emit_state.status.unwrap_or(200),
                 emit_state.headers,

@@ -222,6 +222,31 @@ fn returning_a_value_or_a_function_answers_200() {
 }
 
 #[test]
+fn a_returned_table_is_the_body_under_an_emitted_status_and_headers() {
+    let mut env = FakeEnv::new(&[]);
+    let r = run(
+        "emit.status(201) emit.header('Location', '/n/1') return { id = 'n1' }",
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        (r.status, r.body),
+        (201, HandlerBody::Json(json!({"id": "n1"})))
+    );
+    assert!(
+        r.headers
+            .contains(&("Location".to_string(), "/n/1".to_string()))
+    );
+    // An emitted body wins over a returned one.
+    let r = run(
+        "emit.json({ from = 'emit' }) return { from = 'return' }",
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(r.body, HandlerBody::Json(json!({"from": "emit"})));
+}
+
+#[test]
 fn a_handler_that_produces_no_response_fails() {
     let mut env = FakeEnv::new(&[]);
     let msg = run_err("local x = 1", &Req::get("/x"), &mut env);
