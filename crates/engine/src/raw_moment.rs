@@ -25,7 +25,7 @@ use crate::{Engine, Fidelity, OutboundPolicy};
 /// outbound body passes). Part of [`outbound_fingerprint`], so verdicts a model stores from an
 /// older engine are not trusted by a newer one: bump it whenever those rules change what they
 /// rewrite. The crate version is part of the fingerprint as well.
-const VERDICT_RULES: u32 = 1;
+const VERDICT_RULES: u32 = 2;
 
 /// What serving one moment's text verbatim depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

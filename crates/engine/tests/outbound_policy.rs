@@ -49,6 +49,9 @@ fn people_model() -> Model {
         "id": "p_2", "object": "person", "display_name": "Bob", "username": "bob",
         "email": "bob@example.com", "phone": "+442071838750", "hostname": "Web Server",
         "plan": "Gold Tier", "note": "", "secret_key": "[REDACTED]",
+        "tax_id": "123-45-6789", "ticket": "900-12-3456",
+        "commit": "Bob Stone <bob.stone@example.org> 1700000000 +0100",
+        "release": "v1.2.3 <see notes> 1700000000 +0100",
     });
     let p3 = json!({
         "id": "p_3", "object": "person", "display_name": "Al", "username": "al",
@@ -120,6 +123,32 @@ fn recorded_email_phone_person_name_and_credential_are_tokenized() {
     assert_eq!(b["username"], json!("jdoe"));
     assert_eq!(b["hostname"], json!("Db Server"));
     assert_eq!(b["id"], json!("p_1"));
+}
+
+#[test]
+fn a_social_security_number_and_a_git_author_line_are_tokenized_by_shape() {
+    let e = people();
+    let b = body(&get(&e, None, "/v1/people/p_2"));
+    assert!(has_prefix_envelope(&b["tax_id"], "ssn_"), "{}", b["tax_id"]);
+    // Area 900 is never issued: a code, not a number to hide.
+    assert_eq!(b["ticket"], json!("900-12-3456"));
+    let commit = b["commit"].as_str().unwrap_or_default();
+    let (name, rest) = commit.split_once(" <").unwrap_or_default();
+    let (email, when) = rest.split_once("> ").unwrap_or_default();
+    assert!(has_prefix_envelope(&json!(name), "name_"), "{commit}");
+    assert!(is_email_envelope(&json!(email)), "{commit}");
+    assert_eq!(when, "1700000000 +0100", "the time stays: {commit}");
+    assert_eq!(
+        b["release"],
+        json!("v1.2.3 <see notes> 1700000000 +0100"),
+        "no email, no author line"
+    );
+    // The envelopes are stable: served again, the same bytes.
+    let again = body(&get(&e, Some("other"), "/v1/people/p_2"));
+    assert_eq!(
+        (&again["tax_id"], &again["commit"]),
+        (&b["tax_id"], &b["commit"])
+    );
 }
 
 #[test]

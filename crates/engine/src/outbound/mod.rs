@@ -731,6 +731,8 @@ impl Walk<'_> {
                 pii::Class::Email
             } else if pii::is_e164(s) {
                 pii::Class::Phone
+            } else if pii::is_ssn(s) {
+                pii::Class::Ssn
             } else if pii::is_name_key(key) {
                 pii::Class::Name
             } else {
@@ -757,6 +759,18 @@ impl Walk<'_> {
         }
         if pii::is_e164(s) {
             return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Phone, s));
+        }
+        if pii::is_ssn(s) {
+            return unless_enum(&|| pii::envelope(&c.policy.key, pii::Class::Ssn, s));
+        }
+        if let Some((name, email, when)) = pii::git_author(s) {
+            return unless_enum(&|| {
+                format!(
+                    "{} <{}> {when}",
+                    pii::envelope(&c.policy.key, pii::Class::Name, name),
+                    pii::envelope(&c.policy.key, pii::Class::Email, email)
+                )
+            });
         }
         if pii::is_credential(key, s) {
             return unless_enum(&|| c.token(s));

@@ -48,6 +48,7 @@ pub(crate) enum Class {
     Phone,
     Name,
     Credential,
+    Ssn,
 }
 
 /// The envelope of `value` for `class`. Emails use the scrubber's pseudonym domain so a value
@@ -83,7 +84,7 @@ struct EnvelopeMemo {
     /// The MAC key the entries were computed with.
     key: Vec<u8>,
     /// Value → envelope, one map per [`Class`] (indexed by its discriminant).
-    by_class: [std::collections::HashMap<String, String>; 4],
+    by_class: [std::collections::HashMap<String, String>; 5],
     len: usize,
 }
 
@@ -105,6 +106,7 @@ fn envelope_uncached(key: &[u8], class: Class, value: &str) -> String {
         Class::Phone => (b"phone\0", "phone_", ""),
         Class::Name => (b"name\0", "name_", ""),
         Class::Credential => (b"tok\0", "wraith_tok_", ""),
+        Class::Ssn => (b"ssn\0", "ssn_", ""),
     };
     format!(
         "{prefix}{}{suffix}",
@@ -158,6 +160,44 @@ pub(crate) fn is_e164(v: &str) -> bool {
     (7..=15).contains(&digits.len())
         && digits.bytes().all(|b| b.is_ascii_digit())
         && !digits.starts_with('0')
+}
+
+/// A US social security number written `AAA-GG-SSSS`, the whole value: area not 000, 666 or
+/// 900–999, group not 00, serial not 0000 (numbers the SSA never issues are ids or codes).
+/// The unhyphenated nine digits are left alone: too many ids look like that.
+pub(crate) fn is_ssn(v: &str) -> bool {
+    let b = v.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 11
+        || b[3] != b'-'
+        || b[6] != b'-'
+        || !(digits(0..3) && digits(4..6) && digits(7..11))
+    {
+        return false;
+    }
+    let (area, group, serial) = (&v[0..3], &v[4..6], &v[7..11]);
+    area != "000" && area != "666" && !area.starts_with('9') && group != "00" && serial != "0000"
+}
+
+/// A git author or committer line, `Name <email> <unix seconds> <±HHMM>`, the whole value:
+/// the name and the email, each as written. A line whose name is already an envelope was
+/// rewritten before.
+pub(crate) fn git_author(v: &str) -> Option<(&str, &str, &str)> {
+    let (person, when) = v.split_once("> ")?;
+    let (name, email) = person.rsplit_once(" <")?;
+    let (secs, zone) = when.split_once(' ')?;
+    let zone_ok = zone.len() == 5
+        && matches!(zone.as_bytes()[0], b'+' | b'-')
+        && zone[1..].bytes().all(|b| b.is_ascii_digit());
+    let secs_ok = !secs.is_empty() && secs.len() <= 12 && secs.bytes().all(|b| b.is_ascii_digit());
+    let name = name.trim();
+    (zone_ok
+        && secs_ok
+        && is_email(email)
+        && !name.is_empty()
+        && !name.contains(['<', '>'])
+        && !is_envelope(name))
+    .then_some((name, email, when))
 }
 
 /// The words of a JSON key, lowercased: `displayName`, `display_name`, `display-name` and
@@ -538,11 +578,39 @@ mod tests {
         assert!(!is_credential("next_page_token", "abcdefghijkl"));
         assert!(!is_credential("token_type", "Bearer"));
         assert!(is_credential("note", "ghp_0123456789abcdefghij"));
+        assert!(is_ssn("123-45-6789"));
+        for not in [
+            "000-12-3456",
+            "666-12-3456",
+            "900-12-3456",
+            "123-00-4567",
+            "123-45-0000",
+        ] {
+            assert!(!is_ssn(not), "{not}");
+        }
+        assert!(!is_ssn("123456789") && !is_ssn("2024-01-15") && !is_ssn("12-345-6789"));
+        assert_eq!(
+            git_author("Jane Doe <jane@example.com> 1700000000 +0100"),
+            Some(("Jane Doe", "jane@example.com", "1700000000 +0100"))
+        );
+        assert_eq!(git_author("Jane Doe <jane@example.com>"), None);
+        assert_eq!(git_author("Jane Doe <not-an-email> 1700000000 +0100"), None);
+        assert_eq!(
+            git_author("name_0123456789abcdefghijkl <user_x@wraith.local> 1 +0000"),
+            None,
+            "already rewritten"
+        );
     }
 
     #[test]
     fn memoized_envelope_matches_the_mac_across_keys_and_past_the_memo_bound() {
-        let classes = [Class::Email, Class::Phone, Class::Name, Class::Credential];
+        let classes = [
+            Class::Email,
+            Class::Phone,
+            Class::Name,
+            Class::Credential,
+            Class::Ssn,
+        ];
         for round in 0..2 {
             for key in [&b"first-key"[..], &b"second-key"[..], &[7u8; 80][..]] {
                 for i in 0..(ENVELOPE_MEMO_MAX + 10) {
