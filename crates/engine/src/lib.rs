@@ -61,8 +61,8 @@ pub use handler::{
     HandlerResponse, ScriptReport, Scripts,
 };
 pub use outbound::{
-    FieldOrigin, OutboundError, OutboundPolicy, OutboundRule, PiiOptions, ReplayClaim, RuleAction,
-    RuleTarget,
+    FieldOrigin, OutboundError, OutboundPolicy, OutboundRule, PiiAllow, PiiOptions, ReplayClaim,
+    RuleAction, RuleTarget,
 };
 pub use raw_moment::outbound_fingerprint;
 /// The self-URL rewrite `serve` applies to JSON bodies (the upstream origin, lowercased by

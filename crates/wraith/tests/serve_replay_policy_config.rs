@@ -120,3 +120,39 @@ async fn a_scrub_rule_rewrites_served_bodies_and_a_broken_one_refuses_to_start()
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("allowlist"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_reasoned_pii_allow_entry_keeps_its_value_and_one_without_a_reason_refuses_to_start() {
+    let t = twin();
+    append(
+        &t,
+        "scrub.toml",
+        "\n[[pii.allow]]\npath = \"$.email\"\nvalue = \"jane@example.com\"\nreason = \"a documented sample address\"\n",
+    );
+    let s = t.serve_env(&[], &ENV);
+    let r = s.get("/v1/users/u_1", Some("a")).await;
+    assert_eq!(r.json()["email"], "jane@example.com");
+    drop(s);
+
+    // An entry for another value keeps nothing.
+    let other = twin();
+    append(
+        &other,
+        "scrub.toml",
+        "\n[[pii.allow]]\npath = \"$.email\"\nvalue = \"bob@example.com\"\nreason = \"sample\"\n",
+    );
+    let s = other.serve_env(&[], &ENV);
+    let email = s.get("/v1/users/u_1", Some("a")).await.json()["email"].clone();
+    assert!(email.as_str().unwrap().starts_with("user_"), "{email}");
+    drop(s);
+
+    let bad = twin();
+    append(&bad, "scrub.toml", "\n[[pii.allow]]\npath = \"$.email\"\n");
+    let (code, stderr) = bad.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("scrub.toml")
+            && stderr.contains("entry 1 ($.email) needs a non-empty `reason`"),
+        "{stderr}"
+    );
+}

@@ -86,6 +86,8 @@ pub struct PiiOptions {
     pub allowlist: Vec<String>,
     /// `[pii.fields] always`: paths always tokenized (same glob form), whatever their shape.
     pub always: Vec<String>,
+    /// `[[pii.allow]]`: reasoned acceptances of what the pass would rewrite.
+    pub accepted: Vec<PiiAllow>,
 }
 
 impl Default for PiiOptions {
@@ -94,8 +96,18 @@ impl Default for PiiOptions {
             detect: true,
             allowlist: Vec::new(),
             always: Vec::new(),
+            accepted: Vec::new(),
         }
     }
+}
+
+/// One `[[pii.allow]]` entry: the PII pass keeps the values at `path` (the allowlist's glob
+/// form) — only `value` when one is given — because `reason` says they are not personal data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PiiAllow {
+    pub path: String,
+    pub value: Option<String>,
+    pub reason: String,
 }
 
 /// One `scrub.toml` rule as the outbound scrub applies it to responses.
@@ -410,6 +422,8 @@ pub(crate) struct Compiled {
     policy: OutboundPolicy,
     rules: Vec<Rule>,
     allow: Vec<Vec<Seg>>,
+    /// `[[pii.allow]]` paths, each with the one value it accepts (`None`: every value).
+    accepted: Vec<(Vec<Seg>, Option<String>)>,
     always: Vec<Vec<Seg>>,
 }
 
@@ -462,6 +476,7 @@ impl Compiled {
             policy: OutboundPolicy::default(),
             rules: Vec::new(),
             allow: Vec::new(),
+            accepted: Vec::new(),
             always: Vec::new(),
         }
     }
@@ -503,10 +518,17 @@ impl Compiled {
         };
         let allow = globs(&policy.pii.allowlist)?;
         let always = globs(&policy.pii.always)?;
+        let accepted_paths: Vec<String> =
+            policy.pii.accepted.iter().map(|a| a.path.clone()).collect();
+        let accepted = globs(&accepted_paths)?
+            .into_iter()
+            .zip(policy.pii.accepted.iter().map(|a| a.value.clone()))
+            .collect();
         Ok(Compiled {
             policy,
             rules,
             allow,
+            accepted,
             always,
         })
     }
@@ -743,6 +765,11 @@ impl Walk<'_> {
             return Some(pii::envelope(&c.policy.key, key_class(), s));
         }
         if c.allow.iter().any(|g| glob_suffix_matches(g, &self.path)) {
+            return None;
+        }
+        if c.accepted.iter().any(|(g, value)| {
+            value.as_deref().is_none_or(|v| v == s) && glob_suffix_matches(g, &self.path)
+        }) {
             return None;
         }
         // The column is looked up only where its answer matters: a recorded enum value is

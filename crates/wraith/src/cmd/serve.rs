@@ -591,6 +591,7 @@ pub fn outbound_policy(
             }
         }
         policy.pii.allowlist = strings(pii.get("allowlist"), "allowlist")?;
+        policy.pii.accepted = pii_allow_entries(pii.get("allow"), &path)?;
         let fields = pii.get("fields").and_then(|f| f.as_table());
         policy.pii.always = strings(fields.and_then(|f| f.get("always")), "fields.always")?;
     }
@@ -604,6 +605,70 @@ pub fn outbound_policy(
         policy.tokenizer = Some(Arc::new(move |v: &str| s.tokenize(v)));
     }
     Ok(policy)
+}
+
+/// `[[pii.allow]]` entries: `path` (the allowlist's glob form) and `reason` are required, so
+/// every value the PII pass lets through says why; `value` narrows the entry to one value.
+fn pii_allow_entries(
+    v: Option<&toml::Value>,
+    path: &std::path::Path,
+) -> Result<Vec<wraith_engine::PiiAllow>, CliError> {
+    let bad = |what: String| {
+        CliError::usage(anyhow!(
+            "{}: {what}; write each as [[pii.allow]] with path = \"$.user.name\", reason = \"why \
+             it is not personal data\" and optionally value = \"<the one value accepted>\"",
+            path.display()
+        ))
+    };
+    let Some(v) = v else {
+        return Ok(Vec::new());
+    };
+    let Some(entries) = v.as_array() else {
+        return Err(bad(
+            "[pii] allow must be an array of tables ([[pii.allow]])".to_string(),
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let n = i + 1;
+        let Some(t) = entry.as_table() else {
+            return Err(bad(format!("[[pii.allow]] entry {n} must be a table")));
+        };
+        if let Some(k) = t
+            .keys()
+            .find(|k| !matches!(k.as_str(), "path" | "value" | "reason"))
+        {
+            return Err(bad(format!(
+                "[[pii.allow]] entry {n} has an unknown key `{k}` (allowed: path, value, reason)"
+            )));
+        }
+        let text = |key: &str| t.get(key).and_then(toml::Value::as_str).map(str::trim);
+        let Some(p) = text("path").filter(|p| !p.is_empty()) else {
+            return Err(bad(format!(
+                "[[pii.allow]] entry {n} needs a `path` string"
+            )));
+        };
+        let Some(reason) = text("reason").filter(|r| !r.is_empty()) else {
+            return Err(bad(format!(
+                "[[pii.allow]] entry {n} ({p}) needs a non-empty `reason`"
+            )));
+        };
+        let value = match t.get("value") {
+            None => None,
+            Some(toml::Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(bad(format!(
+                    "[[pii.allow]] entry {n} ({p}): `value` must be a string"
+                )));
+            }
+        };
+        out.push(wraith_engine::PiiAllow {
+            path: p.to_string(),
+            value,
+            reason: reason.to_string(),
+        });
+    }
+    Ok(out)
 }
 
 /// Re-run synth when the model is missing or older than the newest recording.
