@@ -5,6 +5,7 @@
 mod output;
 mod cmd;
 mod exit;
+mod signals;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

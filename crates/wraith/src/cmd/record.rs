@@ -150,6 +150,9 @@ pub fn run(args: Args) -> CmdResult {
         })?;
         let url = recorder.url().to_string();
         let port = recorder.local_addr().port();
+        // Listening before the ready file exists: a signal sent the moment it appears still
+        // finishes in-flight exchanges and finalizes the session.
+        let signals = crate::signals::ShutdownSignals::listen(true);
         if let Some(path) = &args.ready_json {
             let doc = json!({"record": {"url": url, "port": port}});
             let text = wraith_model::to_canonical_json(&doc)
@@ -169,7 +172,7 @@ pub fn run(args: Args) -> CmdResult {
             ),
         }
         recorder
-            .run(stop_after(args.duration.map(Duration::from_secs)))
+            .run(stop_after(signals, args.duration.map(Duration::from_secs)))
             .await
             .map_err(CliError::runtime)
     })?;
@@ -230,10 +233,18 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 /// Resolves on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP, or once `duration` has passed.
-async fn stop_after(duration: Option<Duration>) {
+/// SIGHUP is what a closed terminal sends: it stops the recorder as gracefully as Ctrl-C does,
+/// so the exchanges already answered are kept and every manifest is finalized.
+async fn stop_after(signals: crate::signals::ShutdownSignals, duration: Option<Duration>) {
+    let signalled = async {
+        signals.recv().await;
+        say(format_args!(
+            "wraith record: stopping; finishing in-flight exchanges"
+        ));
+    };
     match duration {
         Some(d) => tokio::select! {
-            () = shutdown_signal() => {}
+            () = signalled => {}
             () = tokio::time::sleep(d) => {
                 say(format_args!(
                     "wraith record: --duration of {} s reached; stopping; finishing in-flight \
@@ -242,39 +253,8 @@ async fn stop_after(duration: Option<Duration>) {
                 ));
             }
         },
-        None => shutdown_signal().await,
+        None => signalled.await,
     }
-}
-
-/// Resolves on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP. SIGHUP is what a closed terminal
-/// sends: it stops the recorder as gracefully as Ctrl-C does, so the exchanges already answered
-/// are kept and every manifest is finalized.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        // A stream that cannot be set up waits forever; Ctrl-C still stops the recorder.
-        async fn on(kind: SignalKind) {
-            match signal(kind) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = on(SignalKind::terminate()) => {}
-            () = on(SignalKind::hangup()) => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    say(format_args!(
-        "wraith record: stopping; finishing in-flight exchanges"
-    ));
 }
 
 /// A line on stderr that never panics: after SIGHUP the terminal may be gone, and the

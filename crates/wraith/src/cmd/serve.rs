@@ -405,6 +405,8 @@ pub fn run(args: Args) -> CmdResult {
             warnings: warnings.clone(),
             debug: resolved.debug,
         };
+        // Listening before the ready file exists: a signal sent the moment it appears drains.
+        let signals = crate::signals::ShutdownSignals::listen(false);
         // Banner first: whoever waits for the ready file finds the banner already written.
         print_banner(&twin_name, &listeners, route_count, &info, &resolved);
         for line in &lua_lines {
@@ -433,7 +435,7 @@ pub fn run(args: Args) -> CmdResult {
         settings.drain_timeout = resolved.drain_timeout;
         settings.default_clock_epoch = resolved.clock.base_epoch;
         settings.layers = layers;
-        let outcome = wraith_server::serve(listeners, engine, settings, shutdown_signal()).await;
+        let outcome = wraith_server::serve(listeners, engine, settings, signals.recv()).await;
         if outcome.drained {
             eprintln!("wraith serve: stopped");
         } else {
@@ -455,30 +457,6 @@ fn init_tracing() {
         .with_writer(std::io::stderr)
         .with_ansi(crate::output::stderr_colours())
         .try_init();
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
 }
 
 /// Map an incoming `Authorization` value to the form the recordings hold (the scrubber's
