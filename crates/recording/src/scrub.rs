@@ -295,7 +295,9 @@ impl ScrubPolicy {
         }
         if table.contains_key("pii") {
             warnings.push(format!(
-                "{}: [pii] is read but automatic PII detection is not implemented; list fields to scrub as [[rules]]",
+                "{}: [pii] applies when the twin serves (the outbound PII pass), not to \
+                 recordings, which only the built-in rules and [[rules]] scrub: list the fields \
+                 to keep off disk as [[rules]]",
                 path.display()
             ));
         }

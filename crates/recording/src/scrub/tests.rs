@@ -444,3 +444,17 @@ fn key_resolution_env_ci_and_machine_file() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_pii_section_warns_that_it_applies_when_serving_not_to_recordings() {
+    let policy = ScrubPolicy::parse(b"[pii]\ndetect = true\n", Path::new("scrub.toml")).unwrap();
+    assert!(
+        policy
+            .warnings
+            .iter()
+            .any(|w| w.contains("[pii] applies when the twin serves")
+                && w.contains("list the fields to keep off disk as [[rules]]")),
+        "{:?}",
+        policy.warnings
+    );
+}
