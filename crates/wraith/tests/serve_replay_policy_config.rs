@@ -156,3 +156,19 @@ async fn a_reasoned_pii_allow_entry_keeps_its_value_and_one_without_a_reason_ref
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn an_unbuilt_or_unknown_pii_key_is_a_startup_warning_not_silence() {
+    let t = twin();
+    append(
+        &t,
+        "scrub.toml",
+        "\n[pii]\ndefault_action = \"redact\"\nallowlst = [\"$.email\"]\n",
+    );
+    let s = t.serve_env(&[], &ENV);
+    let email = s.get("/v1/users/u_1", Some("a")).await.json()["email"].clone();
+    assert!(email.as_str().unwrap().starts_with("user_"), "{email}");
+    let err = s.stderr();
+    assert!(err.contains("[pii] default_action is not built"), "{err}");
+    assert!(err.contains("[pii] has an unknown key `allowlst`"), "{err}");
+}

@@ -558,6 +558,21 @@ pub fn outbound_policy(
                 ))),
             }
         };
+        for key in pii.keys() {
+            match key.as_str() {
+                "detect" | "allowlist" | "fields" | "allow" => {}
+                "default_action" => warnings.push(format!(
+                    "{}: [pii] default_action is not built: the PII pass envelopes what it finds \
+                     (as `tokenize` does); keep a field with [[pii.allow]] or the allowlist",
+                    path.display()
+                )),
+                other => warnings.push(format!(
+                    "{}: [pii] has an unknown key `{other}`, which is ignored (known: detect, \
+                     allowlist, fields.always, [[pii.allow]])",
+                    path.display()
+                )),
+            }
+        }
         match pii.get("detect") {
             None => {}
             Some(toml::Value::Boolean(b)) => policy.pii.detect = *b,
