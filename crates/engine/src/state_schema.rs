@@ -298,44 +298,40 @@ fn item_str<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
-fn parse_indexes(
+/// The items of the array at `key` of an entry, each parsed by `item` (which describes what
+/// it wants when it gets something else); a malformed array or item is a problem under `rule`
+/// and is dropped.
+fn parse_array<T>(
     name: &str,
     entry: &Map<String, Value>,
+    (key, rule, shape): (&str, &'static str, &str),
+    item: impl Fn(&Value) -> Option<T>,
     problems: &mut Vec<SchemaProblem>,
-) -> Vec<Index> {
-    let items = match entry.get("indexes") {
+) -> Vec<T> {
+    let items = match entry.get(key) {
         None | Some(Value::Null) => return Vec::new(),
         Some(Value::Array(items)) => items,
         Some(_) => {
             problems.push(problem(
-                "schema-indexes",
+                rule,
                 true,
                 format!(
-                    "entity type `{name}`: indexes must be an array of {{\"field\", \"type\"}} \
-                     objects; it is ignored"
+                    "entity type `{name}`: {key} must be an array of {shape} objects; it is \
+                     ignored"
                 ),
             ));
             return Vec::new();
         }
     };
     let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let kind = match item.get("type").and_then(Value::as_str) {
-            Some("equality") => Some(IndexKind::Equality),
-            Some("range") => Some(IndexKind::Range),
-            _ => None,
-        };
-        match (item_str(item, "field"), kind) {
-            (Some(field), Some(kind)) => out.push(Index {
-                field: field.to_string(),
-                kind,
-            }),
-            _ => problems.push(problem(
-                "schema-indexes",
+    for (i, v) in items.iter().enumerate() {
+        match item(v) {
+            Some(t) => out.push(t),
+            None => problems.push(problem(
+                rule,
                 true,
                 format!(
-                    "entity type `{name}`: indexes[{i}] must be {{\"field\": \"<name>\", \"type\": \
-                     \"equality\" | \"range\"}}, found {item}; it is ignored"
+                    "entity type `{name}`: {key}[{i}] must be {shape}, found {v}; it is ignored"
                 ),
             )),
         }
@@ -343,49 +339,53 @@ fn parse_indexes(
     out
 }
 
+fn parse_indexes(
+    name: &str,
+    entry: &Map<String, Value>,
+    problems: &mut Vec<SchemaProblem>,
+) -> Vec<Index> {
+    let shape = "{\"field\": \"<name>\", \"type\": \"equality\" | \"range\"}";
+    parse_array(
+        name,
+        entry,
+        ("indexes", "schema-indexes", shape),
+        |item| {
+            let kind = match item.get("type").and_then(Value::as_str)? {
+                "equality" => IndexKind::Equality,
+                "range" => IndexKind::Range,
+                _ => return None,
+            };
+            Some(Index {
+                field: item_str(item, "field")?.to_string(),
+                kind,
+            })
+        },
+        problems,
+    )
+}
+
 fn parse_foreign_keys(
     name: &str,
     entry: &Map<String, Value>,
     problems: &mut Vec<SchemaProblem>,
 ) -> Vec<ForeignKey> {
-    let items = match entry.get("foreign_keys") {
-        None | Some(Value::Null) => return Vec::new(),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            problems.push(problem(
-                "schema-foreign-keys",
-                true,
-                format!(
-                    "entity type `{name}`: foreign_keys must be an array of {{\"field\", \
-                     \"references\"}} objects; it is ignored"
-                ),
-            ));
-            return Vec::new();
-        }
-    };
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let target = item_str(item, "references").and_then(|r| {
-            r.split_once('.')
-                .filter(|(t, f)| !t.is_empty() && !f.is_empty())
-        });
-        match (item_str(item, "field"), target) {
-            (Some(field), Some((entity_type, target_field))) => out.push(ForeignKey {
-                field: field.to_string(),
+    let shape = "{\"field\": \"<name>\", \"references\": \"<entity_type>.<field>\"}";
+    parse_array(
+        name,
+        entry,
+        ("foreign_keys", "schema-foreign-keys", shape),
+        |item| {
+            let (entity_type, target_field) = item_str(item, "references")?
+                .split_once('.')
+                .filter(|(t, f)| !t.is_empty() && !f.is_empty())?;
+            Some(ForeignKey {
+                field: item_str(item, "field")?.to_string(),
                 entity_type: entity_type.to_string(),
                 target_field: target_field.to_string(),
-            }),
-            _ => problems.push(problem(
-                "schema-foreign-keys",
-                true,
-                format!(
-                    "entity type `{name}`: foreign_keys[{i}] must be {{\"field\": \"<name>\", \
-                     \"references\": \"<entity_type>.<field>\"}}, found {item}; it is ignored"
-                ),
-            )),
-        }
-    }
-    out
+            })
+        },
+        problems,
+    )
 }
 
 #[cfg(test)]
