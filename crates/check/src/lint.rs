@@ -288,38 +288,25 @@ fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<StateSchema
     }
 }
 
-/// Declarations a route-derived type of the model shadows: the route's definition wins, so
-/// what the declaration adds is not used.
+/// A declaration whose primary key differs from the one a route-derived type of the model
+/// keys its records by: the route's wins, so fixture records keyed the declared way are keyed
+/// otherwise than their author meant. (What a route-derived type does not define — an
+/// `id_format` where the recordings show no id shape, indexes, foreign keys — the declaration
+/// still adds.)
 fn lint_schema_shadowed(schema: &StateSchema, model: &Model, out: &mut Vec<Finding>) {
     for (name, decl) in &schema.types {
         let Some(route) = model.entity_types.get(name) else {
             continue;
         };
-        let mut ignored = Vec::new();
         if decl.primary_key != route.primary_key {
-            ignored.push(format!(
-                "primary_key {:?} (the routes key it by {:?})",
-                decl.primary_key, route.primary_key
-            ));
-        }
-        if decl.id_format.is_some() {
-            ignored.push("id_format".to_string());
-        }
-        if !decl.indexes.is_empty() {
-            ignored.push("indexes".to_string());
-        }
-        if !decl.foreign_keys.is_empty() {
-            ignored.push("foreign_keys".to_string());
-        }
-        if !ignored.is_empty() {
             out.push(Finding::warning(
                 "schema-shadowed",
                 Some(SCHEMA_FILE),
                 format!(
-                    "entity type `{name}` is derived from the model's routes, whose definition \
-                     wins, so its declared {} is not used: rename the declared type or drop \
-                     the declaration",
-                    ignored.join(", ")
+                    "entity type `{name}` is derived from the model's routes, which key its \
+                     records by {:?}, so the declared primary_key {:?} is not used: declare \
+                     {:?} or rename the declared type",
+                    route.primary_key, decl.primary_key, route.primary_key
                 ),
             ));
         }
@@ -774,10 +761,10 @@ fn scalar_text(v: &Value) -> Option<String> {
 }
 
 /// Every fixture set as a session seeded from it holds it, held against the declared types'
-/// `id_format` and `foreign_keys`. Only declared types no route shadows count: a route-derived
-/// type's definition wins, and it has neither. A reference resolves to a record the set seeds
-/// or one the recordings hold (sessions see both). Sets that do not resolve are left to the
-/// per-file rules above.
+/// `id_format` and `foreign_keys` (route-derived types included: their routes define neither).
+/// A record is keyed by its type's primary key as the engine keys it. A reference resolves to
+/// a record the set seeds or one the recordings hold (sessions see both). Sets that do not
+/// resolve are left to the per-file rules above.
 fn lint_seeded_sets(
     input: &LintInput,
     model: Option<&Model>,
@@ -788,11 +775,7 @@ fn lint_seeded_sets(
         return;
     };
     let route_types = model.map(|m| &m.entity_types);
-    let declared: BTreeMap<&String, &wraith_engine::state_schema::DeclaredType> = schema
-        .types
-        .iter()
-        .filter(|(name, _)| !route_types.is_some_and(|t| t.contains_key(*name)))
-        .collect();
+    let declared = &schema.types;
     if declared
         .values()
         .all(|d| d.id_format.is_none() && d.foreign_keys.is_empty())
@@ -809,8 +792,11 @@ fn lint_seeded_sets(
     let empty = Vec::new();
     for (set, types) in &sets {
         let file = format!("state/fixtures/{set}");
-        for (ty, decl) in &declared {
-            let records = types.get(*ty).unwrap_or(&empty);
+        for (ty, decl) in declared {
+            let records = types.get(ty).unwrap_or(&empty);
+            let pk_field = route_types
+                .and_then(|t| t.get(ty))
+                .map_or(decl.primary_key.as_str(), |t| t.primary_key.as_str());
             if let Some(format) = &decl.id_format {
                 for (pk, _) in records.iter().filter(|(pk, _)| !format.matches(pk)) {
                     out.push(Finding::warning(
@@ -820,7 +806,7 @@ fn lint_seeded_sets(
                             "set `{set}`: {ty} record {pk:?} has a {} that does not match the \
                              id_format `{}` state/schema.json declares; the twin serves it as \
                              written, but ids it generates for {ty} look otherwise",
-                            decl.primary_key, format.source
+                            pk_field, format.source
                         ),
                     ));
                 }

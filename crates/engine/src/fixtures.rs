@@ -26,7 +26,7 @@ pub(crate) struct SeedData {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Schema {
     pub types: BTreeMap<String, String>,
-    /// Samplers of the `id_format` of declared types no route-derived type shadows.
+    /// Samplers of the declared types' `id_format`.
     pub id_generators: BTreeMap<String, IdGenerator>,
 }
 
@@ -50,17 +50,9 @@ impl Schema {
                             .map(|p| format!("state/schema.json: {}", p.message)),
                     );
                     for (name, decl) in parsed.types {
-                        // Route-derived definitions win on a name clash.
-                        if types.contains_key(&name) {
-                            if decl.id_format.is_some() {
-                                warnings.push(format!(
-                                    "state/schema.json: entity type `{name}` is derived from \
-                                     the model's routes, whose definition wins, so its \
-                                     id_format is not used (new ids take the recorded shape)"
-                                ));
-                            }
-                            continue;
-                        }
+                        // A type's `id_format` samples ids even where a route derives the
+                        // type: `state.new_id` prefers the shape the recordings show, and uses
+                        // the format only when they show none.
                         if let Some(format) = &decl.id_format {
                             match format.generator() {
                                 Ok(g) => {
@@ -69,12 +61,13 @@ impl Schema {
                                 Err(why) => warnings.push(format!(
                                     "state/schema.json: entity type `{name}`: id_format `{}` \
                                      judges ids but cannot generate them ({why}), so \
-                                     state.new_id(\"{name}\") fails",
+                                     state.new_id(\"{name}\") cannot use it",
                                     format.source
                                 )),
                             }
                         }
-                        types.insert(name, decl.primary_key);
+                        // Route-derived definitions win on a name clash: their primary key.
+                        types.entry(name).or_insert(decl.primary_key);
                     }
                 }
                 Err(msg) => warnings.push(format!(

@@ -217,7 +217,9 @@ fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
             {"field":"gadget","references":"gadgets.id"},
             {"field":"buyer","references":"customers.id"},
             {"field":"maker","references":"gadgets.serial"}]},
-        "gadgets":{"primary_key":"id"}},"schema_version":1}"#,
+        "gadgets":{"primary_key":"id"},
+        "customers":{"primary_key":"id","foreign_keys":[{"field":"referrer","references":"customers.id"}]}},
+        "schema_version":1}"#,
     )
     .unwrap();
     let base = t.root.join("state/fixtures/default");
@@ -228,7 +230,8 @@ fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
         r#"{"entities":{
         "widgets":[{"id":"w_001","gadget":"g1","buyer":"cus_000001","maker":"S-1"},
                    {"id":"bad","gadget":"g9","buyer":null}],
-        "gadgets":[{"id":"g1","serial":"S-1"}]}}"#,
+        "gadgets":[{"id":"g1","serial":"S-1"}],
+        "customers":[{"id":"cus_fx","referrer":"cus_000001"},{"id":"cus_fy","referrer":"cus_nobody"}]}}"#,
     )
     .unwrap();
     // A child set that removes the gadget its inherited widget names.
@@ -256,7 +259,10 @@ fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
             .all(|m| m.contains("\"bad\"") && m.contains("w_[0-9]{3}"))
     );
     let refs = of("fixture-foreign-key");
+    // A route-derived type's declared foreign keys hold too: its routes define none.
     let want = [
+        ("set `default`", "\"cus_fy\" has referrer = \"cus_nobody\""),
+        ("set `bare`", "\"cus_fy\" has referrer = \"cus_nobody\""),
         ("set `default`", "\"bad\" has gadget = \"g9\""),
         ("set `bare`", "\"bad\" has gadget = \"g9\""),
         ("set `bare`", "\"w_001\" has gadget = \"g1\""),
@@ -272,13 +278,13 @@ fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
 }
 
 #[test]
-fn lint_warns_of_declarations_a_route_type_shadows_and_references_to_unknown_types() {
+fn lint_warns_of_a_primary_key_a_route_type_overrides_and_references_to_unknown_types() {
     let t = DemoTwin::synthesized();
     std::fs::write(
         t.root.join("state/schema.json"),
         r#"{"entity_types":{
-        "customers":{"primary_key":"id","id_format":"cus_[0-9]{6}"},
-        "orders":{"primary_key":"id"},
+        "customers":{"primary_key":"email"},
+        "orders":{"primary_key":"id","id_format":"ord_[0-9]{6}"},
         "widgets":{"primary_key":"id","foreign_keys":[{"field":"g","references":"gizmos.id"}]}},
         "schema_version":1}"#,
     )
@@ -293,9 +299,12 @@ fn lint_warns_of_declarations_a_route_type_shadows_and_references_to_unknown_typ
     assert_eq!(
         shadowed.len(),
         1,
-        "a declaration adding nothing is quiet: {got:#?}"
+        "only another primary key is overridden; an id_format only adds: {got:#?}"
     );
-    assert!(shadowed[0].2.contains("`customers`") && shadowed[0].2.contains("id_format"));
+    assert!(
+        shadowed[0].2.contains("`customers`") && shadowed[0].2.contains("primary_key \"email\""),
+        "{got:#?}"
+    );
     assert!(
         got.iter().any(|(r, s, m)| r == "schema-foreign-key-target"
             && s == "warning"
