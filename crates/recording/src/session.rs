@@ -158,6 +158,9 @@ pub enum SessionProblem {
     },
     /// `manifest.json` names another session than its folder.
     IdMismatch { folder: String, session_id: String },
+    /// `manifest.json` is there but cannot be read or is not a manifest (damaged JSON, a
+    /// field of the wrong type): reading the session refuses it.
+    BadManifest { folder: String, reason: String },
 }
 
 impl SessionProblem {
@@ -165,7 +168,8 @@ impl SessionProblem {
     pub fn folder(&self) -> &str {
         match self {
             SessionProblem::MissingExchanges { folder, .. }
-            | SessionProblem::IdMismatch { folder, .. } => folder,
+            | SessionProblem::IdMismatch { folder, .. }
+            | SessionProblem::BadManifest { folder, .. } => folder,
         }
     }
 
@@ -176,7 +180,7 @@ impl SessionProblem {
                 .iter()
                 .map(|(a, b)| b.saturating_sub(*a).saturating_add(1))
                 .fold(0, u64::saturating_add),
-            SessionProblem::IdMismatch { .. } => 0,
+            SessionProblem::IdMismatch { .. } | SessionProblem::BadManifest { .. } => 0,
         }
     }
 }
@@ -226,15 +230,22 @@ impl std::fmt::Display for SessionProblem {
                  with one id are mixed up); rename the folder to `{session_id}` or set \
                  `session_id` to `{folder}`"
             ),
+            SessionProblem::BadManifest { folder, reason } => write!(
+                f,
+                "session {folder}: manifest.json is not a readable manifest ({reason}), so every \
+                 command that reads the recordings stops on it; fix the JSON, or delete the file: \
+                 a session without a manifest is read with one rebuilt from its exchanges"
+            ),
         }
     }
 }
 
 /// Check every session folder under `sessions_dir` for what reading does not catch: exchange
 /// files missing below the manifest's `exchange_count` (or between the ones present), and a
-/// manifest naming another session than its folder. Reads folder listings and manifests only,
-/// never an exchange. A folder or manifest that cannot be read or parsed is left to
-/// [`read_sessions`], which reports it. Problems come in folder order.
+/// manifest naming another session than its folder, and a manifest that cannot be read or
+/// parsed (which [`read_sessions`] refuses). Reads folder listings and manifests only, never an
+/// exchange. A folder that cannot be listed is left to [`read_sessions`], which reports it.
+/// Problems come in folder order.
 pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
     let Ok(entries) = fs::read_dir(sessions_dir) else {
         return Vec::new();
@@ -264,9 +275,26 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
             .collect();
         present.sort_unstable();
         present.dedup();
-        let manifest = fs::read(dir.join(MANIFEST_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<Manifest>(&bytes).ok());
+        let manifest = match fs::read(dir.join(MANIFEST_FILE)) {
+            Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    problems.push(SessionProblem::BadManifest {
+                        folder: folder.clone(),
+                        reason: e.to_string(),
+                    });
+                    None
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                problems.push(SessionProblem::BadManifest {
+                    folder: folder.clone(),
+                    reason: format!("cannot read it: {e}"),
+                });
+                None
+            }
+        };
         if let Some(m) = &manifest
             && m.session_id != folder
         {

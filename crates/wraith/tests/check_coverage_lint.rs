@@ -441,6 +441,32 @@ fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     );
 }
 
+/// A damaged `manifest.json` stops `check` (exit 4), so `lint` must not pass the twin: it fails
+/// it under `recording-manifest`, naming the session and how to fix it.
+#[test]
+fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::write(dir.join("manifest.json"), "{\"session_id\": ").unwrap();
+
+    let check = t.run(&["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    let (v, found) = lint_error_of(&t, "recording-manifest");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains(&id) && message.contains("manifest.json"),
+        "{message}"
+    );
+    assert!(message.contains("delete the file"), "{message}");
+}
+
 #[test]
 fn inspect_provenance_lists_what_each_route_can_answer_from() {
     let t = DemoTwin::synthesized();

@@ -191,6 +191,7 @@ pub fn run(args: Args) -> CmdResult {
                 "recording-missing-exchange"
             }
             wraith_recording::SessionProblem::IdMismatch { .. } => "recording-session-id",
+            wraith_recording::SessionProblem::BadManifest { .. } => "recording-manifest",
         };
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
