@@ -635,6 +635,24 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
     }
 }
 
+/// `--target http://user:pass@host:port`: a twin reads no credentials, and the URL would be
+/// written into `reports/check.json` and `check.html` (often kept as CI artifacts). Refused
+/// before anything is sent or written, without repeating the password.
+#[test]
+fn target_url_with_credentials_is_a_usage_error_that_keeps_them_out_of_reports() {
+    let t = twin();
+    let target = dead_target().replace("http://", "http://ci:hunter2secret@");
+    let out = expect(
+        &t,
+        &["check", "--target", &target],
+        1,
+        &["--target", "credentials", "http://127.0.0.1:"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("hunter2secret"), "{stderr}");
+    assert!(!t.root.join("reports/check.json").exists());
+}
+
 /// A listener on 127.0.0.1 whose every connection is handed to `serve` on its own thread;
 /// returns the base URL.
 fn raw_target(serve: fn(std::net::TcpStream)) -> String {

@@ -53,8 +53,9 @@ pub struct Args {
     /// Replay through the engine in process (the default).
     #[arg(long, conflicts_with = "target")]
     pub in_memory: bool,
-    /// Replay against a running twin at this base URL (`http://127.0.0.1:8081`), one
-    /// `X-Wraith-Session` per recorded session.
+    /// Replay against a running twin at this base URL (`http://127.0.0.1:8081`; no
+    /// `user:pass@`, the URL is written into the report), one `X-Wraith-Session` per recorded
+    /// session.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// With `--target`: how long to wait for each answer, for its headers and again for its
@@ -1038,6 +1039,16 @@ impl HttpTwin {
         if authority.is_empty() {
             return Err(CliError::usage(anyhow!(
                 "--target {url}: no host in the URL"
+            )));
+        }
+        // `user:pass@host`: a twin reads no credentials (its control plane takes
+        // WRAITH_CONTROL_TOKEN), and the URL is written into the report, so refuse it rather
+        // than keep a password in `reports/`. The message leaves the credentials out.
+        if let Some((_, host)) = authority.rsplit_once('@') {
+            return Err(CliError::usage(anyhow!(
+                "--target: the URL carries credentials (`user:pass@`), which a twin never reads and \
+                 the report would keep; give the running twin's base URL without them, e.g. \
+                 http://{host}{path} (a control token goes in WRAITH_CONTROL_TOKEN)"
             )));
         }
         // `host[:port]`, the port a number up to 65535 (the URI parser leaves the range to the
