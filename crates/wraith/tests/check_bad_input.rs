@@ -441,7 +441,12 @@ fn unknown_diff_key_is_a_warning_naming_the_line_and_key() {
     for run in CHECK_FORMS {
         expect(&t, run, 0, &[&warning]);
     }
-    expect(&t, &["lint"], 0, &[&warning]);
+    // lint names the file in its own column and the line in the message.
+    let finding = format!(
+        "wraith.toml: line {}: `diff.required_scroe`: unknown key",
+        line + 1
+    );
+    expect(&t, &["lint"], 0, &[&finding]);
 }
 
 #[test]

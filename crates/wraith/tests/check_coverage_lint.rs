@@ -331,6 +331,42 @@ fn lint_reports_a_broken_wraith_toml() {
     );
 }
 
+/// Unknown `wraith.toml` keys are lint warnings whose message carries the line (as the
+/// `[diff]` findings do), not the path the twin was named by, listed in file order (`line 9`
+/// before `line 10`), so the report is the same wherever the twin lives.
+#[test]
+fn lint_lists_unknown_wraith_toml_keys_by_line_without_the_twin_path() {
+    let t = DemoTwin::synthesized();
+    // Unknown top-level keys at lines 6, 10 and 12.
+    let text = "schema_version = 1\n\n\n\n\ngamma = 1\n\n\n\nbeta = 2\n\nalpha = 3\n\
+                [service]\nname = \"wraith-demo\"\nbase_url = \"http://127.0.0.1:18080\"\n";
+    std::fs::write(t.root.join("wraith.toml"), text).unwrap();
+
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = stdout_json(&out);
+    let messages: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "wraith_toml")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(messages.len(), 3, "{v:#}");
+    let lines: Vec<&str> = messages
+        .iter()
+        .map(|m| m.split(':').next().unwrap())
+        .collect();
+    assert_eq!(lines, ["line 6", "line 10", "line 12"], "{messages:#?}");
+    assert!(
+        messages[0].starts_with("line 6: `gamma`: unknown key"),
+        "{messages:#?}"
+    );
+    for m in &messages {
+        assert!(!m.contains(&t.path_str()), "{m}");
+    }
+}
+
 /// `coverage` (and `inspect --provenance`) read `wraith.toml` as every other command does: a
 /// broken one is the same configuration error, exit 1, not something to read past.
 #[test]

@@ -118,11 +118,18 @@ pub fn run(args: Args) -> CmdResult {
     let mut findings = Vec::new();
     match TwinConfig::load(&twin) {
         Ok(cfg) => {
+            // The finding names the file; the message keeps the line, as the `[diff]` findings
+            // do (`line 3: …`), never the path the twin was named by.
             for w in &cfg.warnings {
+                let at = if w.line > 0 {
+                    format!("line {}: ", w.line)
+                } else {
+                    String::new()
+                };
                 findings.push(Finding::warning(
                     "wraith_toml",
                     Some("wraith.toml"),
-                    w.to_string(),
+                    format!("{at}`{}`: {}", w.key, w.message),
                 ));
             }
             // `[diff]` entries: every bad one, under its own rule id (`diff-suppress-reason`,
@@ -216,8 +223,22 @@ pub fn run(args: Args) -> CmdResult {
     // The config again (cheap): the Lua and `[[deviations]]` findings read it.
     let cfg = TwinConfig::load(&twin).ok();
     findings.extend(super::route::lua_lint_findings(&twin, cfg.as_ref()));
+    // Within a file and rule, in file order: `line 9` before `line 10`.
     findings.sort_by(|a, b| {
-        (a.severity, &a.file, &a.rule, &a.message).cmp(&(b.severity, &b.file, &b.rule, &b.message))
+        (
+            a.severity,
+            &a.file,
+            &a.rule,
+            line_of(&a.message),
+            &a.message,
+        )
+            .cmp(&(
+                b.severity,
+                &b.file,
+                &b.rule,
+                line_of(&b.message),
+                &b.message,
+            ))
     });
     let errors = findings
         .iter()
@@ -260,4 +281,11 @@ pub fn run(args: Args) -> CmdResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The line a finding's message starts with (`line 12: …`), for sorting; `None` sorts first.
+fn line_of(message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("line ")?;
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    rest[..end].parse().ok()
 }
