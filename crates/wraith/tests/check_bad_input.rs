@@ -775,6 +775,50 @@ fn target_answering_a_body_that_is_not_json_fails_the_conformance_gate() {
     assert!(r["divergence_count"].as_u64().unwrap() > 0, "{r:#}");
 }
 
+/// A target that is no twin (a web server answering every request with an HTML error page)
+/// gets one warning line about the handler probe, quoting the start of the page, not the whole
+/// page spread over many lines of stderr.
+#[test]
+fn target_answering_an_html_error_page_to_the_probe_is_warned_about_in_one_line() {
+    // The bundled twin has a Lua handler, so the check probes the target for it.
+    let t = DemoTwin::example_shop();
+    t.synth();
+    let server = raw_target(|mut s| {
+        let mut r = reader(&s);
+        while read_request(&mut r) {
+            let mut body = String::from(
+                "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n",
+            );
+            for i in 0..40 {
+                body.push_str(&format!("        <p>line {i} of the page</p>\n"));
+            }
+            body.push_str("        <p>END-OF-PAGE</p>\n    </body>\n</html>\n");
+            let head = format!(
+                "HTTP/1.1 501 Not Implemented\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            if s.write_all(head.as_bytes()).is_err() || s.write_all(body.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let out = t.run(&["check", "--target", &server, "--timeout", "5"]);
+    assert_output(&["check"], &out, 2, &["a handler probe answered 501"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("a handler probe answered 501"))
+        .unwrap();
+    assert!(
+        warning.contains("<!DOCTYPE HTML> <html lang=\"en\"> <head>")
+            && warning.contains('…')
+            && warning.contains("handler answers are judged only where the twin served them"),
+        "{warning}"
+    );
+    assert!(!stderr.contains("END-OF-PAGE"), "{stderr}");
+    assert!(!stderr.contains("line 3 of the page"), "{stderr}");
+}
+
 /// An IO error is said once: the library error names it and also returns it as its source, and
 /// the printed chain must not repeat it (`Not a directory (os error 20): Not a directory (os
 /// error 20)`).

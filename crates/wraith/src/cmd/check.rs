@@ -1021,7 +1021,7 @@ impl HttpTwin {
             ))),
             _ => Err(CliError::runtime(anyhow!(
                 "--fixture {fixture}: POST {uri} answered {status}: {}",
-                text.trim()
+                body_excerpt(text.as_bytes())
             ))),
         }
     }
@@ -1092,6 +1092,18 @@ impl HttpTwin {
             timeout,
             answer_origin,
         })
+    }
+}
+
+/// An answer's body quoted in a one-line message: whitespace runs (an HTML error page's
+/// newlines) folded to one space, cut after 200 characters with `…`.
+fn body_excerpt(body: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = String::from_utf8_lossy(body);
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match folded.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &folded[..cut]),
+        None => folded,
     }
 }
 
@@ -1344,7 +1356,7 @@ impl Twin for HttpTwin {
             (status, _) => {
                 self.stop_probing(&format!(
                     "a handler probe answered {status}: {}",
-                    String::from_utf8_lossy(&obs.body).trim()
+                    body_excerpt(&obs.body)
                 ));
                 None
             }
