@@ -15,6 +15,11 @@ pub enum TwinError {
         "`{arg}` is a file, not a twin folder: pass the folder holding wraith.toml (a twin name under ./twins/ or a path to its folder)"
     )]
     NotAFolder { arg: String },
+    /// The twin argument is empty (an unset shell variable, usually).
+    #[error(
+        "the twin argument is empty: pass a twin name under ./twins/ or the path to a folder holding wraith.toml"
+    )]
+    Empty,
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -47,8 +52,11 @@ impl TwinDir {
 
     /// [`TwinDir::resolve`] relative to `base` instead of the current directory.
     pub fn resolve_in(base: &Path, arg: &str) -> Result<TwinDir, TwinError> {
+        if arg.is_empty() {
+            return Err(TwinError::Empty);
+        }
         let mut looked = Vec::new();
-        if !arg.is_empty() {
+        {
             let as_path = base.join(arg);
             if as_path.join("wraith.toml").is_file() {
                 return Ok(TwinDir { root: as_path });

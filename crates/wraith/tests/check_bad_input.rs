@@ -551,7 +551,7 @@ fn reports_path_that_is_a_file_is_a_runtime_failure_naming_it() {
 }
 
 #[test]
-fn twin_path_that_does_not_exist_or_is_a_file_is_a_usage_error() {
+fn twin_path_that_does_not_exist_is_a_file_or_is_empty_is_a_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("wraith.toml");
     std::fs::write(&file, "").unwrap();
@@ -559,6 +559,8 @@ fn twin_path_that_does_not_exist_or_is_a_file_is_a_usage_error() {
     for (path, needle) in [
         (missing.as_path(), "no twin"),
         (file.as_path(), "is a file, not a twin folder"),
+        // An unset shell variable: said as such, not "no twin ``: looked for ;".
+        (std::path::Path::new(""), "the twin argument is empty"),
     ] {
         for args in [
             &["check"][..],
