@@ -142,3 +142,24 @@ fn bad_freshness_keys_are_configuration_errors_for_check_and_lint() {
     let bad_now = with_freshness("max_age = \"30d\"\n").run(&["check", "--now", "yesterday"]);
     assert_eq!(bad_now.status.code(), Some(1));
 }
+
+#[test]
+fn now_as_unix_seconds_beyond_year_9999_is_out_of_range_not_a_date_error() {
+    let t = with_freshness("max_age = \"1s\"\n");
+    for now in ["99999999999999", "18446744073709551615"] {
+        let out = t.run(&["check", "--json", "--now", now]);
+        assert_eq!(out.status.code(), Some(1), "{now}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("--now {now}: unix seconds out of range")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let edge = t.run(&["check", "--json", "--now", "253402207200"]);
+    assert_ne!(
+        edge.status.code(),
+        Some(1),
+        "9999-12-30T22:00:00Z is a time: {}",
+        stderr(&edge)
+    );
+}

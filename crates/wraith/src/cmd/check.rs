@@ -705,8 +705,19 @@ pub fn freshness_input(cfg: &TwinConfig) -> wraith_check::freshness::FreshnessIn
 /// `--now`: RFC 3339 or unix seconds.
 fn parse_now(s: &str) -> Result<i64, CliError> {
     let t = s.trim();
-    if let Ok(secs) = t.parse::<i64>() {
-        return Ok(secs);
+    let out_of_range = || {
+        CliError::usage(anyhow!(
+            "--now {s}: unix seconds out of range (a time from year -9999 to 9999); write RFC \
+             3339 (2026-11-30T05:00:00Z) or unix seconds"
+        ))
+    };
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        // A number is unix seconds, whatever its size: never read as a date.
+        let secs = t.parse::<i64>().map_err(|_| out_of_range())?;
+        return jiff::Timestamp::from_second(secs)
+            .map(|_| secs)
+            .map_err(|_| out_of_range());
     }
     t.parse::<jiff::Timestamp>()
         .map(|ts| ts.as_second())
