@@ -29,7 +29,7 @@ pub use exchange::{
 pub use manifest::Manifest;
 pub use scrub::{HmacKey, ScrubError, ScrubPolicy, ScrubbedExchange, Scrubber};
 pub use session::{
-    SessionMeta, SessionProblem, SessionWriter, check_sessions, new_session_id, read_exchange_file,
-    read_session, read_sessions,
+    SessionMeta, SessionProblem, SessionWriter, check_exchange_files, check_sessions,
+    new_session_id, read_exchange_file, read_session, read_sessions,
 };
 pub use wrec::{encode_exchange, read_exchange};

@@ -161,6 +161,13 @@ pub enum SessionProblem {
     /// `manifest.json` is there but cannot be read or is not a manifest (damaged JSON, a
     /// field of the wrong type): reading the session refuses it.
     BadManifest { folder: String, reason: String },
+    /// An exchange file is there but cannot be read or decoded (truncated, damaged, not a
+    /// WREC file): reading the session refuses it.
+    BadExchange {
+        folder: String,
+        file: String,
+        reason: String,
+    },
 }
 
 impl SessionProblem {
@@ -169,7 +176,8 @@ impl SessionProblem {
         match self {
             SessionProblem::MissingExchanges { folder, .. }
             | SessionProblem::IdMismatch { folder, .. }
-            | SessionProblem::BadManifest { folder, .. } => folder,
+            | SessionProblem::BadManifest { folder, .. }
+            | SessionProblem::BadExchange { folder, .. } => folder,
         }
     }
 
@@ -180,7 +188,9 @@ impl SessionProblem {
                 .iter()
                 .map(|(a, b)| b.saturating_sub(*a).saturating_add(1))
                 .fold(0, u64::saturating_add),
-            SessionProblem::IdMismatch { .. } | SessionProblem::BadManifest { .. } => 0,
+            SessionProblem::IdMismatch { .. }
+            | SessionProblem::BadManifest { .. }
+            | SessionProblem::BadExchange { .. } => 0,
         }
     }
 }
@@ -236,8 +246,62 @@ impl std::fmt::Display for SessionProblem {
                  command that reads the recordings stops on it; fix the JSON, or delete the file: \
                  a session without a manifest is read with one rebuilt from its exchanges"
             ),
+            SessionProblem::BadExchange {
+                folder,
+                file,
+                reason,
+            } => write!(
+                f,
+                "session {folder}: {file} cannot be read ({reason}), so every command that \
+                 reads the recordings stops on it; restore the file from a copy, or move the \
+                 session folder out of recordings/sessions/ and record it again"
+            ),
         }
     }
+}
+
+/// Read and decode every exchange file of every session folder under `sessions_dir`, as
+/// reading the sessions does, and report each that fails, in folder and file order (the
+/// integrity check `wraith lint` runs; the commands that read sessions stop on the first).
+/// Folders and files that cannot be listed are left out.
+pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
+    let Ok(entries) = fs::read_dir(sessions_dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
+    dirs.sort();
+    let mut problems = Vec::new();
+    for (folder, dir) in dirs {
+        let Ok(listing) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<(String, PathBuf)> = listing
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .filter(|(name, _)| name.ends_with(WREC_SUFFIX) && !name.starts_with('.'))
+            .collect();
+        files.sort();
+        for (file, path) in files {
+            let reason = match fs::read(&path) {
+                Ok(bytes) => match read_exchange(&bytes) {
+                    Ok(_) => continue,
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => format!("cannot read it: {e}"),
+            };
+            problems.push(SessionProblem::BadExchange {
+                folder: folder.clone(),
+                file,
+                reason,
+            });
+        }
+    }
+    problems
 }
 
 /// Check every session folder under `sessions_dir` for what reading does not catch: exchange

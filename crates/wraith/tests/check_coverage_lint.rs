@@ -504,6 +504,38 @@ fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
 }
 
 #[test]
+fn lint_fails_a_truncated_exchange_file_that_check_refuses() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let file = dir.join("000002.wrec.zst");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+
+    let check = t.run(&["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    let (v, found) = lint_error_of(&t, "recording-exchange");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains(&id) && message.contains("000002.wrec.zst cannot be read"),
+        "{message}"
+    );
+    let others = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-exchange")
+        .count();
+    assert_eq!(others, 1, "only the damaged file: {v:#}");
+}
+
+#[test]
 fn inspect_provenance_lists_what_each_route_can_answer_from() {
     let t = DemoTwin::synthesized();
     let out = t.run(&["inspect", "--provenance", "--json"]);

@@ -191,14 +191,20 @@ pub fn run(args: Args) -> CmdResult {
             "missing: every twin needs a scrub policy (`wraith init` writes one)",
         ));
     }
-    // Recording sessions that read but do not hold together (listings and manifests only).
-    for p in wraith_recording::check_sessions(&twin.sessions_dir()) {
+    // Recording sessions that do not hold together (listings and manifests), and exchange
+    // files that do not decode.
+    let sessions_dir = twin.sessions_dir();
+    for p in wraith_recording::check_sessions(&sessions_dir)
+        .into_iter()
+        .chain(wraith_recording::check_exchange_files(&sessions_dir))
+    {
         let rule = match p {
             wraith_recording::SessionProblem::MissingExchanges { .. } => {
                 "recording-missing-exchange"
             }
             wraith_recording::SessionProblem::IdMismatch { .. } => "recording-session-id",
             wraith_recording::SessionProblem::BadManifest { .. } => "recording-manifest",
+            wraith_recording::SessionProblem::BadExchange { .. } => "recording-exchange",
         };
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
