@@ -413,16 +413,63 @@ fn a_wraith_toml_rate_limit_of_zero_exits_1_naming_the_entry() {
 }
 
 #[tokio::test]
-async fn a_serve_latency_table_warns_that_it_has_no_effect_and_names_the_flags() {
+async fn a_serve_latency_table_sets_the_default_delay_and_a_latency_flag_replaces_it() {
     let t = shop();
-    t.append_toml("[serve.latency]\nmode = \"fixed\"\nmin_ms = 300\n");
-    let s = t.serve(&[]);
-    let warnings = s.ready["warnings"].to_string();
+    t.append_toml("[serve.latency]\nmode = \"fixed\"\nmin_ms = 3\n");
+    let s = t.serve(&["--trace"]);
     assert!(
-        warnings.contains("[serve.latency]") && warnings.contains("--latency-mode"),
-        "{warnings}"
+        !s.ready["warnings"].to_string().contains("[serve.latency]"),
+        "{}",
+        s.ready["warnings"]
     );
-    assert!(s.stderr().contains("[serve.latency]"), "{}", s.stderr());
+    assert_eq!(delays(&s, 3).await, [3, 3, 3]);
+    drop(s);
+    let s = t.serve(&["--trace", "--latency-mode", "fixed", "--latency-ms", "1"]);
+    assert_eq!(delays(&s, 2).await, [1, 1], "the flag wins");
+}
+
+#[tokio::test]
+async fn a_scaled_serve_latency_multiplies_the_recorded_timings_within_its_bounds() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let mut m = model::shop("shop");
+    for r in &mut m.routes {
+        r.latency = wraith_model::LatencyProfile {
+            p50_ms: 10,
+            p90_ms: 10,
+            p99_ms: 10,
+            sample_count: 4,
+        };
+    }
+    t.write_model(&m);
+    // Recorded draws lie in 5..=10 ms, doubled 10..=20, held within 12..=15.
+    t.append_toml(
+        "[serve.latency]\nmode = \"scaled\"\nmultiplier = 2.0\nmin_ms = 12\nmax_ms = 15\n",
+    );
+    let s = t.serve(&["--trace", "--latency-seed", "3"]);
+    let d = delays(&s, 12).await;
+    assert!(d.iter().all(|&x| (12..=15).contains(&x)), "{d:?}");
+    assert!(
+        d.contains(&15),
+        "draws past the bound are held at it: {d:?}"
+    );
+}
+
+#[test]
+fn a_serve_latency_table_that_contradicts_itself_exits_1_naming_the_key() {
+    for (table, key) in [
+        ("mode = \"recorded\"\nmin_ms = 50\nmax_ms = 10\n", "min_ms"),
+        ("mode = \"recorded\"\nmultiplier = 3.0\n", "multiplier"),
+        ("mode = \"scaled\"\nmultiplier = -1.0\n", "multiplier"),
+    ] {
+        let t = shop();
+        t.append_toml(&format!("[serve.latency]\n{table}"));
+        let (code, err) = t.serve_expect_exit(&[]);
+        assert_eq!(code, 1, "{table}: {err}");
+        assert!(
+            err.contains("wraith.toml") && err.contains(&format!("[serve.latency] {key}:")),
+            "{table}: {err}"
+        );
+    }
 }
 
 async fn exhaust(s: &Server, session: &str) {

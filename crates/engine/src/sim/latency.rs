@@ -34,6 +34,14 @@ pub enum LatencyMode {
     Normal { mean_ms: f64, stddev_ms: f64 },
     /// One of the listed values, uniformly.
     List(Vec<u64>),
+    /// The matched route's recorded profile drawn as [`LatencyMode::Recorded`] does, times
+    /// `multiplier`, then held within `min_ms..=max_ms` (a route without recorded timings gets
+    /// `min_ms`): `[serve.latency]` of `wraith.toml`, modes `recorded` and `scaled`.
+    Scaled {
+        multiplier: f64,
+        min_ms: u64,
+        max_ms: u64,
+    },
 }
 
 /// The whole latency policy: a default mode and per-route overrides (first match wins).
@@ -273,6 +281,16 @@ pub(crate) fn draw(
             (mean_ms + stddev_ms * z).max(0.0).round() as u64
         }
         LatencyMode::List(values) => values[rng.random_range(0..values.len())],
+        LatencyMode::Scaled {
+            multiplier,
+            min_ms,
+            max_ms,
+        } => {
+            let base = draw(&LatencyMode::Recorded, route, recorded, rng) as f64;
+            let scaled = (base * multiplier).round();
+            // `as` saturates: a huge product is held at max_ms below anyway.
+            (scaled.max(0.0) as u64).clamp(*min_ms, (*max_ms).max(*min_ms))
+        }
     }
 }
 

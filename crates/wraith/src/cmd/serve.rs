@@ -294,14 +294,6 @@ pub fn run(args: Args) -> CmdResult {
     }
 
     let mut warnings: Vec<String> = cfg.warnings.iter().map(ToString::to_string).collect();
-    if cfg.serve.latency != wraith_twin::LatencyConfig::default() {
-        warnings.push(
-            "[serve.latency] in wraith.toml has no effect on `wraith serve`: simulated latency \
-             comes from --latency-mode (with --latency-ms and friends) or --latency-config FILE \
-             (docs/simulation.md)"
-                .to_string(),
-        );
-    }
     ensure_model_fresh(&twin)?;
     let model_path = twin.model_dir().join("twin.wir.json");
     // The loader `check` uses: the same messages for a damaged or foreign model, and the same
@@ -386,6 +378,7 @@ pub fn run(args: Args) -> CmdResult {
     let config_limits = sim_flags::ConfigLimits {
         file: &twin.wraith_toml(),
         table: &cfg.serve.rate_limits,
+        latency: &cfg.serve.latency,
     };
     let layers = sim_flags::layers(&args.sim, engine.model(), config_limits)?;
     let engine = Arc::new(engine);

@@ -122,12 +122,65 @@ fn read(path: &Path, what: &str) -> Result<String, CliError> {
     })
 }
 
-/// `[serve.rate_limits."METHOD /path"]` of `wraith.toml`, as the rate limits they stand for.
+/// The simulation tables of `wraith.toml`: `[serve.rate_limits."METHOD /path"]`, as the rate
+/// limits they stand for, and `[serve.latency]`.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigLimits<'a> {
     /// The file, for messages.
     pub file: &'a Path,
     pub table: &'a std::collections::BTreeMap<String, wraith_twin::RateLimit>,
+    pub latency: &'a wraith_twin::LatencyConfig,
+}
+
+/// `[serve.latency]` as the default latency mode: `fixed` waits `min_ms`; `recorded` draws
+/// from the route's recorded timings and `scaled` multiplies that draw by `multiplier`, both
+/// held within `min_ms..=max_ms`. Bounds the wrong way round, a multiplier that is no finite
+/// number ≥ 0, or one set for another mode than `scaled` are refused naming the key.
+fn config_latency(limits: ConfigLimits<'_>) -> Result<LatencyMode, CliError> {
+    use wraith_twin::LatencyMode as Toml;
+    let l = limits.latency;
+    let bad = |key: &str, reason: String| {
+        CliError::usage(anyhow!(
+            "{}: [serve.latency] {key}: {reason}",
+            limits.file.display()
+        ))
+    };
+    if l.min_ms > l.max_ms {
+        return Err(bad(
+            "min_ms",
+            format!(
+                "min_ms = {} is above max_ms = {}; swap them",
+                l.min_ms, l.max_ms
+            ),
+        ));
+    }
+    if !l.multiplier.is_finite() || l.multiplier < 0.0 {
+        return Err(bad(
+            "multiplier",
+            format!("must be a finite number >= 0, found {}", l.multiplier),
+        ));
+    }
+    if l.multiplier != 1.0 && l.mode != Toml::Scaled {
+        return Err(bad(
+            "multiplier",
+            "applies only to mode = \"scaled\" (the recorded timings times the multiplier)"
+                .to_string(),
+        ));
+    }
+    Ok(match l.mode {
+        Toml::None => LatencyMode::None,
+        Toml::Fixed => LatencyMode::Fixed { ms: l.min_ms },
+        Toml::Recorded => LatencyMode::Scaled {
+            multiplier: 1.0,
+            min_ms: l.min_ms,
+            max_ms: l.max_ms,
+        },
+        Toml::Scaled => LatencyMode::Scaled {
+            multiplier: l.multiplier,
+            min_ms: l.min_ms,
+            max_ms: l.max_ms,
+        },
+    })
 }
 
 /// The `wraith.toml` rate limits as overrides, in key order; a key that is no route pattern
@@ -189,7 +242,12 @@ pub fn sim_config(
             LatencyPolicy::parse_config(&path.display().to_string(), &text)
                 .map_err(|e| CliError::usage(anyhow!("--latency-config: {e}")))?
         }
-        None => LatencyPolicy::default(),
+        // Without a latency file, `[serve.latency]` of wraith.toml is the default mode; a
+        // --latency-mode flag replaces either below.
+        None => LatencyPolicy {
+            default: config_latency(limits)?,
+            routes: Vec::new(),
+        },
     };
     check_latency_parameters(args)?;
     if let Some(mode) = args.latency_mode {
