@@ -328,6 +328,34 @@ mod tests {
     }
 
     #[test]
+    fn scaled_draws_multiply_the_recorded_profile_within_bounds_and_unrecorded_routes_wait_the_least()
+     {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let recorded = BTreeMap::from([(
+            "GET /x".to_string(),
+            LatencyProfile {
+                p50_ms: 100,
+                p90_ms: 200,
+                p99_ms: 400,
+                sample_count: 9,
+            },
+        )]);
+        let m = LatencyMode::Scaled {
+            multiplier: 0.5,
+            min_ms: 30,
+            max_ms: 150,
+        };
+        let draws: Vec<u64> = (0..500)
+            .map(|_| draw(&m, Some("GET /x"), &recorded, &mut rng))
+            .collect();
+        // Recorded draws lie in 50..=400, halved 25..=200, held within 30..=150.
+        assert!(draws.iter().all(|d| (30..=150).contains(d)), "{draws:?}");
+        assert!(draws.contains(&30) && draws.contains(&150));
+        assert!(draws.iter().any(|d| (31..150).contains(d)));
+        assert_eq!(draw(&m, Some("GET /y"), &recorded, &mut rng), 30);
+    }
+
+    #[test]
     fn percentile_draws_stay_within_bounds() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let m = LatencyMode::Percentile {
