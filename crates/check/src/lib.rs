@@ -47,6 +47,7 @@ pub mod html;
 pub mod idmap;
 pub mod judge;
 pub mod lint;
+pub mod lua_literals;
 pub mod provenance;
 pub mod report;
 pub mod rules;

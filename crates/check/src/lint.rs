@@ -337,7 +337,7 @@ fn lint_foreign_key_targets(schema: &StateSchema, model: Option<&Model>, out: &m
 
 /// Field names the model shows for each entity type: from recorded records and from the root
 /// objects of the entity's routes' templates.
-fn model_fields(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
+pub(crate) fn model_fields(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (name, et) in &model.entity_types {
         let set = out.entry(name.clone()).or_default();

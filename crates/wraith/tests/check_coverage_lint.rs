@@ -536,6 +536,40 @@ fn lint_fails_a_truncated_exchange_file_that_check_refuses() {
 }
 
 #[test]
+fn lint_warns_of_a_lua_string_naming_a_model_field_in_another_letter_case() {
+    let t = DemoTwin::synthesized();
+    std::fs::create_dir_all(t.root.join("lua/handlers")).unwrap();
+    std::fs::write(
+        t.root.join("lua/handlers/get_customer.lua"),
+        "local c = state.get(\"customers\", req.params.id)\n\
+         -- \"Plan\" in a comment is not read\n\
+         return { plan = c[\"Plan\"], id = c[\"id\"], note = \"Status page\",\n\
+                  license = c.licenseAgreementID, lic = c['licenseAgreementId'] }\n",
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let got: Vec<(String, String, String)> = findings(&stdout_json(&out))
+        .into_iter()
+        .filter(|(r, _, _)| r == "lua-field-case")
+        .collect();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(
+        got[0].2.starts_with("line 3: the string \"Plan\"")
+            && got[0].2.contains("\"plan\" (of customers)"),
+        "{got:#?}"
+    );
+    assert!(
+        got[1]
+            .2
+            .starts_with("line 4: the string \"licenseAgreementId\"")
+            && got[1].2.contains("\"licenseAgreementID\""),
+        "{got:#?}"
+    );
+    assert!(got.iter().all(|(_, s, _)| s == "warning"));
+}
+
+#[test]
 fn inspect_provenance_lists_what_each_route_can_answer_from() {
     let t = DemoTwin::synthesized();
     let out = t.run(&["inspect", "--provenance", "--json"]);

@@ -548,6 +548,8 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
 /// - a handler bound to a recorded route is listed (info `handler-overrides-recorded-route`):
 ///   it answers that route's requests whose exact URL was not recorded, and `wraith check`
 ///   judges its output against the recordings;
+/// - a string literal of a handler or library that differs from a model field only in letter
+///   case (warning `lua-field-case`, naming the line);
 /// - malformed `[[deviations]]` entries (error `deviations`, one per problem) and declarations
 ///   on a route no handler answers and no fixture set's records reach (warning
 ///   `deviation-unbound-route`).
@@ -603,6 +605,22 @@ pub fn lua_lint_findings(
     let names: Vec<&str> = stems.iter().map(String::as_str).collect();
     let explicit = handler::explicit_bindings(&file.routes, &file.bindings);
     let model = load_model_quietly(twin);
+    // String literals spelling a model field in another letter case.
+    if let Some(model) = &model {
+        let files: Vec<(String, String)> = checked
+            .handlers
+            .iter()
+            .chain(&checked.libraries)
+            .filter_map(|rel| {
+                std::fs::read_to_string(twin.root().join(rel))
+                    .ok()
+                    .map(|text| (rel.clone(), text))
+            })
+            .collect();
+        out.extend(wraith_check::lua_literals::literal_case_findings(
+            &files, model,
+        ));
+    }
     // Routes a handler answers, as `METHOD /path`.
     let mut handled: Vec<String> = Vec::new();
     if let Some(model) = &model {
