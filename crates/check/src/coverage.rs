@@ -88,6 +88,9 @@ pub struct Coverage {
     pub uncovered_requests: u64,
     /// Up to 50 of them, `METHOD /path`, first seen first, deduplicated.
     pub uncovered_examples: Vec<String>,
+    /// With `--openapi`: the document's operations against the model's routes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_coverage: Option<crate::spec_coverage::SpecCoverage>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -268,6 +271,7 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
             .collect(),
         uncovered_requests: uncovered,
         uncovered_examples: examples,
+        spec_coverage: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub mod provenance;
 pub mod report;
 pub mod rules;
 pub mod run;
+pub mod spec_coverage;
 pub mod symbols;
 pub mod union;
 

@@ -43,6 +43,75 @@ fn coverage_lists_routes_variants_and_entity_types_without_create() {
 }
 
 #[test]
+fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
+    let t = DemoTwin::synthesized();
+    // YAML with an unquoted numeric response key, as OpenAPI documents are often written.
+    let yaml = t.root.join("spec.yaml");
+    std::fs::write(
+        &yaml,
+        "openapi: 3.0.3\ninfo:\n  title: Demo API\n  version: \"1.2\"\npaths:\n  \
+         /customers:\n    post:\n      responses:\n        200:\n          description: ok\n    \
+         get: {}\n  /customers/{customerId}:\n    get: {}\n  /orders/summary:\n    get: {}\n  \
+         /widgets:\n    get: {}\n",
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json", "--openapi", yaml.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spec = stdout_json(&out)["spec_coverage"].clone();
+    assert_eq!(spec["api_title"], "Demo API");
+    assert_eq!(
+        (spec["covered_count"].as_u64(), spec["total_count"].as_u64()),
+        (Some(3), Some(5))
+    );
+    assert_eq!(spec["coverage_bp"], 6000);
+    assert_eq!(
+        spec["uncovered_operations"],
+        serde_json::json!([{"method": "GET", "path": "/customers"}, {"method": "GET", "path": "/widgets"}])
+    );
+    assert_eq!(
+        spec["routes_not_in_spec"],
+        serde_json::json!(["GET /health", "POST /orders", "GET /orders/:param"])
+    );
+    let text = String::from_utf8_lossy(
+        &t.run(&["coverage", "--openapi", yaml.to_str().unwrap()])
+            .stdout,
+    )
+    .into_owned();
+    assert!(
+        text.contains("openapi  Demo API 1.2: 3/5 operation(s)"),
+        "{text}"
+    );
+
+    // Swagger 2 in JSON: paths sit below basePath.
+    let json = t.root.join("swagger.json");
+    std::fs::write(
+        &json,
+        r#"{"swagger":"2.0","info":{"title":"T","version":"1"},"basePath":"/orders","paths":{"/{id}":{"get":{}},"/summary":{"get":{}}}}"#,
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json", "--openapi", json.to_str().unwrap()]);
+    assert_eq!(stdout_json(&out)["spec_coverage"]["covered_count"], 2);
+
+    // Not an OpenAPI document, and no document at all: usage errors naming the file.
+    let other = t.root.join("other.json");
+    std::fs::write(&other, r#"{"a": 1}"#).unwrap();
+    for (path, needle) in [
+        (other.clone(), "not an OpenAPI document"),
+        (t.root.join("nowhere.yaml"), "cannot read it"),
+    ] {
+        let out = t.run(&["coverage", "--openapi", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--openapi") && err.contains(needle), "{err}");
+    }
+}
+
+#[test]
 fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
     let t = DemoTwin::synthesized();
     let path = t.model_path();

@@ -14,16 +14,80 @@ use crate::exit::{CliError, CmdResult};
 Examples:
   wraith coverage shop
   wraith coverage shop --json | jq .routes_seen_once
+  wraith coverage shop --openapi openapi.yaml
 
 Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
-or unreadable wraith.toml, no model or an invalid one: run `wraith synth`) · 4 the model or a
-recording could not be read.")]
+or unreadable wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi
+document that is missing, not JSON or YAML, or not OpenAPI) · 4 the model, a recording or the
+--openapi document could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Print the coverage document as JSON.
     #[arg(long)]
     pub json: bool,
+    /// An OpenAPI 3 or Swagger 2 document (JSON or YAML): also count which of its operations
+    /// the twin answers from recordings, and which twin routes it does not describe.
+    #[arg(long, value_name = "SPEC")]
+    pub openapi: Option<std::path::PathBuf>,
+}
+
+/// Read and judge `--openapi`: a missing file, or a document that does not parse or is no
+/// OpenAPI document, exits 1; a file that cannot be read exits 4; each names the file.
+fn spec_coverage(
+    path: &std::path::Path,
+    model: &wraith_model::Model,
+) -> Result<wraith_check::spec_coverage::SpecCoverage, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::io(
+            e.kind(),
+            anyhow!("--openapi {}: cannot read it: {e}", path.display()),
+        )
+    })?;
+    // YAML is a superset of JSON: one parser reads both. Keys that are numbers (`200:` under
+    // `responses`) become strings, as JSON writes them.
+    let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).map_err(|e| {
+        CliError::usage(anyhow!(
+            "--openapi {}: not JSON or YAML: {e}",
+            path.display()
+        ))
+    })?;
+    let doc = yaml_to_json(yaml);
+    wraith_check::spec_coverage::spec_coverage(&doc, model)
+        .map_err(|e| CliError::usage(anyhow!("--openapi {}: {e}", path.display())))
+}
+
+fn yaml_to_json(v: serde_yaml_ng::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => J::Null,
+        Y::Bool(b) => J::Bool(b),
+        Y::Number(n) => n
+            .as_i64()
+            .map(J::from)
+            .or_else(|| n.as_u64().map(J::from))
+            .or_else(|| {
+                n.as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(J::Number)
+            })
+            .unwrap_or(J::Null),
+        Y::String(s) => J::String(s),
+        Y::Sequence(items) => J::Array(items.into_iter().map(yaml_to_json).collect()),
+        Y::Mapping(m) => J::Object(
+            m.into_iter()
+                .map(|(k, v)| {
+                    let key = match yaml_to_json(k) {
+                        J::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        Y::Tagged(t) => yaml_to_json(t.value),
+    }
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -37,7 +101,10 @@ pub fn run(args: Args) -> CmdResult {
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
     let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
         .map_err(|e| CliError::runtime(anyhow!(e)))?;
-    let c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
+    let mut c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
+    if let Some(path) = &args.openapi {
+        c.spec_coverage = Some(spec_coverage(path, &model)?);
+    }
     if args.json {
         crate::output::print_json(&c);
         return Ok(ExitCode::SUCCESS);
@@ -107,6 +174,35 @@ pub fn run(args: Args) -> CmdResult {
         );
         for e in &c.uncovered_examples {
             outln!("    {e}");
+        }
+    }
+    if let Some(spec) = &c.spec_coverage {
+        outln!(
+            "  openapi  {} {}: {}/{} operation(s) answered from recordings ({:.2}%)",
+            if spec.api_title.is_empty() {
+                "(untitled)"
+            } else {
+                &spec.api_title
+            },
+            spec.api_version,
+            spec.covered_count,
+            spec.total_count,
+            spec.percentage
+        );
+        if !spec.uncovered_operations.is_empty() {
+            outln!("    not recorded ({}):", spec.uncovered_operations.len());
+            for op in &spec.uncovered_operations {
+                outln!("      {} {}", op.method, op.path);
+            }
+        }
+        if !spec.routes_not_in_spec.is_empty() {
+            outln!(
+                "    twin routes the document does not describe ({}):",
+                spec.routes_not_in_spec.len()
+            );
+            for r in &spec.routes_not_in_spec {
+                outln!("      {r}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
