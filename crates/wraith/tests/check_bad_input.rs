@@ -243,7 +243,12 @@ fn recording_refused_everywhere(t: &DemoTwin, file: &str, needle: &str) {
     }
     expect(t, &["inspect", "--provenance"], 0, &[]);
     // Lint decodes every exchange file: the damaged one is its error too.
-    expect(t, &["lint"], 1, &[file, "recording-exchange", "cannot be read"]);
+    expect(
+        t,
+        &["lint"],
+        1,
+        &[file, "recording-exchange", "cannot be read"],
+    );
 }
 
 #[test]
