@@ -260,11 +260,9 @@ impl std::fmt::Display for SessionProblem {
     }
 }
 
-/// Read and decode every exchange file of every session folder under `sessions_dir`, as
-/// reading the sessions does, and report each that fails, in folder and file order (the
-/// integrity check `wraith lint` runs; the commands that read sessions stop on the first).
-/// Folders and files that cannot be listed are left out.
-pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
+/// The session folders under `sessions_dir` (name, path), by name; hidden ones (writers'
+/// staging areas) left out, and none when the folder cannot be listed.
+fn session_dirs(sessions_dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = fs::read_dir(sessions_dir) else {
         return Vec::new();
     };
@@ -275,8 +273,16 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
     dirs.sort();
+    dirs
+}
+
+/// Read and decode every exchange file of every session folder under `sessions_dir`, as
+/// reading the sessions does, and report each that fails, in folder and file order (the
+/// integrity check `wraith lint` runs; the commands that read sessions stop on the first).
+/// Folders and files that cannot be listed are left out.
+pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
     let mut problems = Vec::new();
-    for (folder, dir) in dirs {
+    for (folder, dir) in session_dirs(sessions_dir) {
         let Ok(listing) = fs::read_dir(&dir) else {
             continue;
         };
@@ -311,18 +317,8 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
 /// exchange. A folder that cannot be listed is left to [`read_sessions`], which reports it.
 /// Problems come in folder order.
 pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
-    let Ok(entries) = fs::read_dir(sessions_dir) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<(String, PathBuf)> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .filter(|(name, _)| !name.starts_with('.'))
-        .collect();
-    dirs.sort();
     let mut problems = Vec::new();
-    for (folder, dir) in dirs {
+    for (folder, dir) in session_dirs(sessions_dir) {
         let Ok(listing) = fs::read_dir(&dir) else {
             continue;
         };

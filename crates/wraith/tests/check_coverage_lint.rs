@@ -546,6 +546,22 @@ fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     );
 }
 
+/// `check` refuses the twin (exit 4) and `lint` fails it under `rule`, filed under the session
+/// `id`: the lint document and the finding's message.
+fn refused_by_check_and_named_by_lint(t: &DemoTwin, id: &str, rule: &str) -> (Value, String) {
+    let check = t.run(&["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let (v, found) = lint_error_of(t, rule);
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap().to_string();
+    (v, message)
+}
+
 /// A damaged `manifest.json` stops `check` (exit 4), so `lint` must not pass the twin: it fails
 /// it under `recording-manifest`, naming the session and how to fix it.
 #[test]
@@ -554,17 +570,7 @@ fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
     let (id, dir) = only_session(&t);
     std::fs::write(dir.join("manifest.json"), "{\"session_id\": ").unwrap();
 
-    let check = t.run(&["check"]);
-    assert_eq!(
-        check.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-
-    let (v, found) = lint_error_of(&t, "recording-manifest");
-    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
-    let message = found["message"].as_str().unwrap();
+    let (v, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-manifest");
     assert!(
         message.contains(&id) && message.contains("manifest.json"),
         "{message}"
@@ -580,17 +586,7 @@ fn lint_fails_a_truncated_exchange_file_that_check_refuses() {
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
 
-    let check = t.run(&["check"]);
-    assert_eq!(
-        check.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-
-    let (v, found) = lint_error_of(&t, "recording-exchange");
-    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
-    let message = found["message"].as_str().unwrap();
+    let (v, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-exchange");
     assert!(
         message.contains(&id) && message.contains("000002.wrec.zst cannot be read"),
         "{message}"
