@@ -570,7 +570,7 @@ fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
     let (id, dir) = only_session(&t);
     std::fs::write(dir.join("manifest.json"), "{\"session_id\": ").unwrap();
 
-    let (v, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-manifest");
+    let (_, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-manifest");
     assert!(
         message.contains(&id) && message.contains("manifest.json"),
         "{message}"
