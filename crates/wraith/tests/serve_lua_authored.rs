@@ -306,7 +306,8 @@ async fn a_failing_authored_handler_under_fallback_says_it_failed_and_is_logged(
     );
 }
 
-/// A twin whose handlers mint ids with `state.new_id`: `notes` declared with an `id_format`,
+/// A twin whose handlers mint ids with `state.new_id` (and answer a returned record under an
+/// emitted status): `notes` declared with an `id_format`,
 /// `tags` declared without one, `customers` route-derived with a learned shape (which wins
 /// over its declared format), `orgs` route-derived with no learned shape (its declared format
 /// applies) and `products` with neither.
@@ -340,7 +341,7 @@ handler = "ids"
         "lua/handlers/make_note.lua",
         r#"local id = state.new_id("notes")
            emit.status(201)
-           emit.json(state.put("notes", id, { text = "hi" }))"#,
+           return state.put("notes", id, { text = "hi" })"#,
     );
     t.write(
         "lua/handlers/ids.lua",
