@@ -750,16 +750,6 @@ impl FixtureCtx<'_> {
     }
 }
 
-/// The string a scalar JSON value keys a record by (a number matches its text).
-fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// Every fixture set as a session seeded from it holds it, held against the declared types'
 /// `id_format` and `foreign_keys` (route-derived types included: their routes define neither).
 /// A record is keyed by its type's primary key as the engine keys it. A reference resolves to
@@ -819,7 +809,7 @@ fn lint_seeded_sets(
                         Some(v) => vec![v],
                     };
                     for v in values {
-                        let Some(wanted) = scalar_text(v) else {
+                        let Some(wanted) = wraith_engine::scalar_key(v) else {
                             continue;
                         };
                         if !reference_resolves(
@@ -855,7 +845,12 @@ fn reference_resolves(
     field: &str,
     wanted: &str,
 ) -> bool {
-    let holds = |rec: &Value| rec.get(field).and_then(scalar_text).as_deref() == Some(wanted);
+    let holds = |rec: &Value| {
+        rec.get(field)
+            .and_then(wraith_engine::scalar_key)
+            .as_deref()
+            == Some(wanted)
+    };
     if seeded
         .get(ty)
         .is_some_and(|recs| recs.iter().any(|(_, r)| holds(r)))

@@ -451,8 +451,9 @@ fn parse_patch(set: &str, file: &str, text: &str) -> Result<Patch, EngineError> 
     Ok(patch)
 }
 
-/// The string form of a primary-key value (a number matches its stringified key).
-pub(crate) fn scalar_key(v: &Value) -> Option<String> {
+/// The string form of a primary-key value (a number matches its stringified key): how fixture
+/// records, patches and `wraith lint`'s reference checks key a record.
+pub fn scalar_key(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
