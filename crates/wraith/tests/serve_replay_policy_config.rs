@@ -15,7 +15,10 @@ const ENV: [(&str, &str); 1] = [("WRAITH_HMAC_KEY", "policy-config-test-key")];
 /// One recorded read with vendor headers and an email, imported from a HAR.
 fn twin() -> Twin {
     let t = Twin::init("acme", "https://api.acme.test");
-    let body = json!({"id": "u_1", "email": "jane@example.com", "plan": "free"}).to_string();
+    let body = json!({"id": "u_1", "email": "jane@example.com", "plan": "free",
+        "tax_id": "123-45-6789",
+        "last_commit": "Jane Doe <jane@example.com> 1700000000 +0100"})
+    .to_string();
     let har = json!({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"},
     "entries": [{
         "startedDateTime": "2026-07-01T10:00:00.000Z",
@@ -77,6 +80,15 @@ async fn by_default_vendor_headers_drop_and_recorded_pii_is_tokenized() {
         "{email}"
     );
     assert_eq!(b["plan"], "free");
+    let ssn = b["tax_id"].as_str().unwrap();
+    assert!(ssn.starts_with("ssn_") && ssn.len() == 26, "{ssn}");
+    let commit = b["last_commit"].as_str().unwrap();
+    assert!(
+        commit.starts_with("name_")
+            && commit.contains(&format!("<{email}>"))
+            && commit.ends_with(" 1700000000 +0100"),
+        "the name and email enveloped as elsewhere, the time kept: {commit}"
+    );
     assert_eq!(
         r.header("x-wraith-replay"),
         Some("series-moment;v=1;outbound-policy=applied")
