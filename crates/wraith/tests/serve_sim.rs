@@ -106,6 +106,36 @@ fn malformed_latency_config_and_rate_limit_exit_1() {
 }
 
 #[test]
+fn latency_percentiles_that_decrease_exit_1_naming_the_points() {
+    let t = shop();
+    let (code, err) = t.serve_expect_exit(&[
+        "--latency-mode",
+        "percentile",
+        "--latency-p50",
+        "100",
+        "--latency-p95",
+        "10",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--latency-mode percentile")
+            && err.contains("p95 (10 ms) is below p50 (100 ms)"),
+        "{err}"
+    );
+    // An unset p95 is the p50, so a p99 below the p50 is caught against it.
+    let (code, err) = t.serve_expect_exit(&[
+        "--latency-mode",
+        "percentile",
+        "--latency-p50",
+        "100",
+        "--latency-p99",
+        "50",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("p99 (50 ms) is below p95 (100 ms)"), "{err}");
+}
+
+#[test]
 fn latency_parameter_without_a_mode_that_takes_it_exits_1_naming_flag_and_mode() {
     let t = shop();
     // Without a mode, `--latency-ms 300` would be ignored: refused, naming the modes taking it.

@@ -51,6 +51,27 @@ pub struct LatencyPolicy {
     pub routes: Vec<(RoutePattern, LatencyMode)>,
 }
 
+impl LatencyMode {
+    /// The `percentile` mode from its three points, an unset p95 being the p50 and an unset
+    /// p99 the p95. Points that decrease are refused rather than reordered: `p50 = 100, p95 =
+    /// 10` is a typo more often than a wish, and no quantile function runs backwards.
+    pub fn percentile(p50: u64, p95: Option<u64>, p99: Option<u64>) -> Result<LatencyMode, String> {
+        let p95 = p95.unwrap_or(p50);
+        let p99 = p99.unwrap_or(p95);
+        if p95 < p50 {
+            return Err(format!(
+                "percentiles must not decrease: p95 ({p95} ms) is below p50 ({p50} ms)"
+            ));
+        }
+        if p99 < p95 {
+            return Err(format!(
+                "percentiles must not decrease: p99 ({p99} ms) is below p95 ({p95} ms)"
+            ));
+        }
+        Ok(LatencyMode::Percentile { p50, p95, p99 })
+    }
+}
+
 impl Default for LatencyPolicy {
     fn default() -> Self {
         LatencyPolicy {
@@ -196,11 +217,7 @@ impl RawMode {
             }
             "percentile" => {
                 let p50 = need(self.p50_ms, "p50_ms", "percentile")?;
-                Ok(LatencyMode::Percentile {
-                    p50,
-                    p95: self.p95_ms.unwrap_or(p50),
-                    p99: self.p99_ms.or(self.p95_ms).unwrap_or(p50),
-                })
+                LatencyMode::percentile(p50, self.p95_ms, self.p99_ms)
             }
             "recorded" | "list" => match &self.latencies {
                 Some(l) if l.is_empty() => Err("`latencies` is empty".into()),
@@ -404,6 +421,30 @@ mod tests {
         assert!(
             e.to_string().contains("lat.toml:1") && e.to_string().contains("warp"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn percentile_points_that_decrease_are_refused_in_a_config() {
+        let text = "[default]\nmode = \"percentile\"\np50_ms = 100\np95_ms = 10\n";
+        let e = LatencyPolicy::parse_config("lat.toml", text).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("lat.toml:1") && e.contains("p95 (10 ms)"), "{e}");
+        let text =
+            "[[routes]]\nroute = \"*\"\nmode = \"percentile\"\np50 = 10\np95 = 50\np99 = 40\n";
+        let e = LatencyPolicy::parse_config("lat.toml", text).unwrap_err();
+        assert!(
+            e.to_string().contains("p99 (40 ms) is below p95 (50 ms)"),
+            "{e}"
+        );
+        // Unset points take the one below, so a lone p50 is a flat profile, not an error.
+        assert_eq!(
+            LatencyMode::percentile(30, None, Some(80)),
+            Ok(LatencyMode::Percentile {
+                p50: 30,
+                p95: 30,
+                p99: 80
+            })
         );
     }
 }

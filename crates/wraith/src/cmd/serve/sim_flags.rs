@@ -269,12 +269,9 @@ pub fn sim_config(
             }
             LatencyModeArg::Percentile => {
                 let p50 = need(args.latency_p50, "--latency-p50", "percentile")?;
-                let p95 = args.latency_p95.unwrap_or(p50);
-                LatencyMode::Percentile {
-                    p50,
-                    p95,
-                    p99: args.latency_p99.unwrap_or(p95),
-                }
+                LatencyMode::percentile(p50, args.latency_p95, args.latency_p99).map_err(
+                    |reason| CliError::usage(anyhow!("--latency-mode percentile: {reason}")),
+                )?
             }
             LatencyModeArg::Recorded => LatencyMode::Recorded,
             LatencyModeArg::Normal => {
