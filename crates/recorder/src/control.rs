@@ -99,7 +99,7 @@ pub(crate) async fn answer(
 fn info(state: &ProxyState) -> Value {
     json!({
         "status": "recording",
-        "proxy_mode": crate::sessions::PROXY_MODE,
+        "proxy_mode": state.mode.as_str(),
         "upstream": state.upstream.base_url(),
         "url": state.url,
         "port": state.port,

@@ -7,6 +7,8 @@
 //! - `x-wraith-*` request headers are Wraith's own (session, replay hints): neither forwarded nor
 //!   recorded.
 //! - `host` is rewritten to the upstream's (the client addressed the proxy).
+//! - A request the proxy passes through unrecorded (forward and mitm modes, another origin)
+//!   keeps its `host` and `accept-encoding`: only hop-by-hop and `x-wraith-*` headers go.
 //! - `accept-encoding` is forced to `identity` upstream: the recording must hold plain bodies so
 //!   the scrubber can see (and remove) secrets inside them and synth can read them. Clients must
 //!   accept an identity response, so this is invisible to them. An upstream that compresses
@@ -54,6 +56,21 @@ fn connection_listed(headers: &HeaderMap) -> Vec<String> {
 
 fn is_hop_by_hop(name: &HeaderName, listed: &[String]) -> bool {
     HOP_BY_HOP.contains(&name.as_str()) || listed.iter().any(|l| l == name.as_str())
+}
+
+/// The headers to send on for a request the proxy passes through unrecorded (another origin
+/// than the upstream): everything but hop-by-hop and `X-Wraith-*` headers, `Host` and
+/// `Accept-Encoding` as the client sent them.
+pub fn passthrough_request_headers(client: &HeaderMap) -> HeaderMap {
+    let listed = connection_listed(client);
+    let mut out = HeaderMap::with_capacity(client.len());
+    for (name, value) in client {
+        if is_hop_by_hop(name, &listed) || is_wraith(name) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
 }
 
 /// The headers to send upstream for a client's request headers.

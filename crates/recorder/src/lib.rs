@@ -1,6 +1,6 @@
-//! The recording proxy behind `wraith record`: a reverse proxy in front of a twin's
-//! `[service] base_url` that streams every answer back to the client while keeping a copy, then
-//! scrubs the finished exchange and appends it to a recording session
+//! The recording proxy behind `wraith record`: a proxy in front of a twin's `[service]
+//! base_url` that streams every answer back to the client while keeping a copy, then scrubs the
+//! finished exchange and appends it to a recording session
 //! (`recordings/sessions/<id>/NNNNNN.wrec.zst` + `manifest.json`).
 //!
 //! ```text
@@ -8,6 +8,9 @@
 //!                     │  /__wraith/* answered here, never forwarded
 //!                     └─► tee ─► scrub ─► SessionWriter (atomic files)
 //! ```
+//!
+//! The client reaches it as a reverse proxy (the default), as its HTTP proxy, or as its HTTP
+//! proxy that intercepts TLS to the upstream's host: see [`mode`].
 //!
 //! Decisions worth knowing:
 //! - **Paths**: a client request `/regions` to a proxy for `https://api.example.com/v4` is sent
@@ -37,9 +40,12 @@
 mod control;
 mod exchange;
 pub mod headers;
+pub mod intercept;
+pub mod mode;
 mod proxy;
 mod sessions;
 mod tee;
+mod tunnel;
 mod upstream;
 
 use std::future::Future;
@@ -58,7 +64,9 @@ use tokio::task::JoinSet;
 use wraith_recording::scrub::Scrubber;
 
 pub use control::{CONTROL_PREFIX, is_control_path};
-pub use sessions::{OpenSession, PROXY_MODE, SessionSummary};
+pub use intercept::InterceptCa;
+pub use mode::ProxyMode;
+pub use sessions::{OpenSession, SessionSummary};
 pub use upstream::Upstream;
 
 /// Default cap on a recorded body (and on an accepted request body): 64 MiB.
@@ -97,6 +105,10 @@ pub enum RecorderError {
 
 /// Everything the recorder needs to run. The binary builds it from flags and the twin's files.
 pub struct RecorderConfig {
+    /// How clients reach the proxy; see [`mode`].
+    pub mode: ProxyMode,
+    /// The TLS identity for intercepted tunnels; required (and only used) in mitm mode.
+    pub intercept: Option<InterceptCa>,
     pub upstream: Upstream,
     /// Where to listen; the control plane has no auth, so keep this on loopback.
     pub listen: SocketAddr,
@@ -125,6 +137,8 @@ impl RecorderConfig {
         scrubber: Scrubber,
     ) -> RecorderConfig {
         RecorderConfig {
+            mode: ProxyMode::Reverse,
+            intercept: None,
             upstream,
             listen,
             sessions_dir,
@@ -147,6 +161,12 @@ pub struct RecordSummary {
     pub exchanges: u64,
     /// Requests that got no upstream answer (502, nothing recorded).
     pub transport_failures: u64,
+    /// Forward and mitm modes: requests and `CONNECT` tunnels to other origins than the
+    /// upstream, passed through and not recorded.
+    pub passed_through: u64,
+    /// Forward mode: `CONNECT` tunnels to the upstream refused (403), since their encrypted
+    /// traffic could not have been recorded.
+    pub refused_tunnels: u64,
     /// Exchanges whose response was still streaming when the drain timeout ran out: recorded
     /// with `truncated: true` (and counted in `exchanges` once written).
     pub cut_at_shutdown: usize,
@@ -173,6 +193,11 @@ impl Recorder {
     ///
     /// [`run`]: Recorder::run
     pub async fn bind(config: RecorderConfig) -> Result<Recorder, RecorderError> {
+        if config.mode == ProxyMode::Mitm && config.intercept.is_none() {
+            return Err(RecorderError::Tls(
+                "mitm mode needs an interception CA (InterceptCa::generate)".into(),
+            ));
+        }
         let dir = config.sessions_dir.clone();
         tokio::task::spawn_blocking(move || check_writable(&dir))
             .await
@@ -196,8 +221,11 @@ impl Recorder {
             config.tags,
             config.scrubber,
             config.max_body_bytes,
+            config.mode,
         ));
         let state = Arc::new(proxy::ProxyState {
+            mode: config.mode,
+            intercept: config.intercept,
             upstream: config.upstream,
             client,
             sessions,
@@ -205,6 +233,11 @@ impl Recorder {
             url: format!("http://{local}"),
             max_body_bytes: config.max_body_bytes,
             transport_failures: AtomicU64::new(0),
+            passed_through: AtomicU64::new(0),
+            refused_connects: AtomicU64::new(0),
+            passed_origins: parking_lot::Mutex::new(std::collections::BTreeSet::new()),
+            graceful: parking_lot::Mutex::new(Some(GracefulShutdown::new())),
+            tunnels: parking_lot::Mutex::new(JoinSet::new()),
         });
         Ok(Recorder {
             listener,
@@ -239,7 +272,6 @@ impl Recorder {
             idle_timeout,
             drain_timeout,
         } = self;
-        let graceful = GracefulShutdown::new();
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -265,14 +297,16 @@ impl Recorder {
                 () = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _peer)) => {
+                        let Some(watcher) = state.watcher() else { break };
                         let st = state.clone();
                         let service = hyper::service::service_fn(move |req| {
-                            proxy::handle(st.clone(), req)
+                            proxy::handle(st.clone(), proxy::Via::Direct, req)
                         });
+                        // With upgrades: a forward-proxy client's CONNECT becomes a tunnel.
                         let conn = auto::Builder::new(TokioExecutor::new())
-                            .serve_connection(TokioIo::new(stream), service)
+                            .serve_connection_with_upgrades(TokioIo::new(stream), service)
                             .into_owned();
-                        let watched = graceful.watch(conn);
+                        let watched = watcher.watch(conn);
                         connections.spawn(async move {
                             if let Err(e) = watched.await {
                                 tracing::debug!("client connection ended with an error: {e}");
@@ -290,11 +324,16 @@ impl Recorder {
             }
         }
 
-        // Stop accepting, then drain.
+        // Stop accepting, then drain (intercepted tunnels too: they carry recorded exchanges).
         drop(listener);
-        let drained = tokio::time::timeout(drain_timeout, graceful.shutdown())
-            .await
-            .is_ok();
+        let graceful = state.graceful.lock().take();
+        let drained = match graceful {
+            Some(g) => tokio::time::timeout(drain_timeout, g.shutdown())
+                .await
+                .is_ok(),
+            None => true,
+        };
+        let mut tunnels = std::mem::take(&mut *state.tunnels.lock());
         if !drained {
             tracing::warn!(
                 in_flight = state.sessions.in_flight(),
@@ -303,7 +342,10 @@ impl Recorder {
             state.sessions.start_cut();
             connections.abort_all();
         }
+        // Blind tunnels record nothing and may stay open for as long as their client likes.
+        tunnels.abort_all();
         while connections.join_next().await.is_some() {}
+        while tunnels.join_next().await.is_some() {}
         // Every cut exchange is settled now: recorded truncated (its response had begun) or
         // dropped (no response head yet). Say which, truthfully.
         let cut = state.sessions.cut_tally();
@@ -333,6 +375,8 @@ impl Recorder {
             exchanges: finalized.iter().map(|s| s.exchange_count).sum(),
             sessions: finalized,
             transport_failures: state.transport_failures.load(Ordering::Relaxed),
+            passed_through: state.passed_through.load(Ordering::Relaxed),
+            refused_tunnels: state.refused_connects.load(Ordering::Relaxed),
             cut_at_shutdown: cut.recorded,
             cut_unrecorded: cut.unrecorded,
             write_errors: state.sessions.errors(),

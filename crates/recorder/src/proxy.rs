@@ -1,33 +1,49 @@
-//! The proxy's request handler: control plane, forwarding, teeing the answer into a recording.
+//! The proxy's request handler: control plane, forwarding, teeing the answer into a recording,
+//! and (forward and mitm modes) passing other origins through unrecorded.
 
+use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Either, Full, Limited};
 use hyper::body::Incoming;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use parking_lot::Mutex;
 use serde_json::Value;
+use tokio::task::JoinSet;
 use wraith_recording::{RecordedRequest, RecordedResponse};
 
 use crate::control::{self, error_body, is_control_path};
 use crate::exchange::PendingExchange;
 use crate::headers::{
-    content_type, forward_request_headers, recorded_request_headers, recorded_response_headers,
-    strip_response_hop_by_hop,
+    content_type, forward_request_headers, passthrough_request_headers, recorded_request_headers,
+    recorded_response_headers, strip_response_hop_by_hop,
 };
+use crate::intercept::InterceptCa;
+use crate::mode::ProxyMode;
 use crate::now_us;
 use crate::sessions::Sessions;
 use crate::tee::TeeBody;
 use crate::upstream::{Upstream, UpstreamClient};
 
-/// What the proxy answers with: a streamed upstream body, or one it made itself.
-pub(crate) type ProxyBody = Either<TeeBody, Full<Bytes>>;
+/// What the proxy answers with: a streamed upstream body it records, one it made itself, or
+/// one it passes through unrecorded.
+pub(crate) type ProxyBody = Either<TeeBody, Either<Full<Bytes>, Incoming>>;
+
+/// A response the proxy made itself, as a [`ProxyBody`] response.
+pub(crate) fn made(resp: Response<Full<Bytes>>) -> Response<ProxyBody> {
+    resp.map(|b| Either::Right(Either::Left(b)))
+}
 
 /// Everything a request handler needs, shared by all connections.
 pub(crate) struct ProxyState {
+    pub(crate) mode: ProxyMode,
+    /// The TLS identity answering intercepted `CONNECT`s (mitm mode only).
+    pub(crate) intercept: Option<InterceptCa>,
     pub(crate) upstream: Upstream,
     pub(crate) client: UpstreamClient,
     pub(crate) sessions: Arc<Sessions>,
@@ -38,6 +54,55 @@ pub(crate) struct ProxyState {
     pub(crate) max_body_bytes: usize,
     /// Requests that got no upstream answer (nothing recorded for them).
     pub(crate) transport_failures: AtomicU64,
+    /// Requests and tunnels to other origins than the upstream: passed through, not recorded.
+    pub(crate) passed_through: AtomicU64,
+    /// `CONNECT`s to the upstream refused in forward mode (their traffic could not be read).
+    pub(crate) refused_connects: AtomicU64,
+    /// Origins already named in a "passing through" log line (one line each).
+    pub(crate) passed_origins: Mutex<BTreeSet<String>>,
+    /// Drains client connections at shutdown, intercepted tunnels included; taken when
+    /// shutdown begins.
+    pub(crate) graceful: Mutex<Option<GracefulShutdown>>,
+    /// Tasks serving `CONNECT` tunnels (intercepted or blind), which outlive the request that
+    /// opened them.
+    pub(crate) tunnels: Mutex<JoinSet<()>>,
+}
+
+impl ProxyState {
+    /// A watcher for one more connection to drain at shutdown; `None` once shutdown began.
+    pub(crate) fn watcher(&self) -> Option<Watcher> {
+        self.graceful.lock().as_ref().map(GracefulShutdown::watcher)
+    }
+
+    /// Count a request or tunnel to another origin, and say so once per origin.
+    pub(crate) fn note_passed_through(&self, origin: &str) {
+        self.passed_through.fetch_add(1, Ordering::Relaxed);
+        if self.passed_origins.lock().insert(origin.to_string()) {
+            tracing::info!(
+                "passing {origin} through unrecorded: it is not the upstream {}",
+                self.upstream.base_url()
+            );
+        }
+    }
+}
+
+/// Which connection a request arrived on, which decides how its target is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// The client's own connection to the proxy.
+    Direct,
+    /// Inside a `CONNECT` tunnel the recorder answered as the upstream's host (mitm): the
+    /// origin-form path is the upstream's full path.
+    Intercepted,
+}
+
+/// How a forwarded request's path maps to the upstream's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathForm {
+    /// The client addressed the proxy as if it were the API: the base URL's prefix goes first.
+    Relative,
+    /// The client named the API itself: the path already is the upstream's.
+    Full,
 }
 
 /// A JSON response made by the proxy itself.
@@ -54,25 +119,68 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response<Full<B
 /// The hyper service function.
 pub(crate) async fn handle(
     state: Arc<ProxyState>,
+    via: Via,
     req: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    if is_control_path(req.uri().path()) {
-        let resp = control::answer(&state, req.method(), req.uri().path()).await;
-        return Ok(resp.map(Either::Right));
+    if req.method() == Method::CONNECT {
+        let resp = match via {
+            Via::Direct => crate::tunnel::connect(state, req).await,
+            Via::Intercepted => json_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &error_body("bad_request", "CONNECT inside an intercepted tunnel"),
+            ),
+        };
+        return Ok(made(resp));
     }
-    Ok(forward(state, req).await)
+    let uri = req.uri();
+    // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy.
+    let absolute = uri.authority().is_some();
+    let resp = match via {
+        Via::Direct if !absolute || !state.mode.is_forward() => {
+            if is_control_path(uri.path()) {
+                made(control::answer(&state, req.method(), uri.path()).await)
+            } else {
+                forward(state, req, PathForm::Relative).await
+            }
+        }
+        Via::Direct => {
+            let ours = uri.host().is_some_and(|host| {
+                state
+                    .upstream
+                    .is_origin(host, uri.port_u16(), uri.scheme_str())
+            }) && state.upstream.covers_path(uri.path());
+            if ours {
+                forward(state, req, PathForm::Full).await
+            } else {
+                let target = uri.clone();
+                pass_through(state, req, target).await
+            }
+        }
+        Via::Intercepted => {
+            if state.upstream.covers_path(uri.path()) {
+                forward(state, req, PathForm::Full).await
+            } else {
+                match state
+                    .upstream
+                    .uri_for_upstream_path(uri.path(), uri.query().unwrap_or(""))
+                {
+                    Ok(target) => pass_through(state, req, target).await,
+                    Err(e) => made(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &error_body("bad_request", &e.to_string()),
+                    )),
+                }
+            }
+        }
+    };
+    Ok(resp)
 }
 
-async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<ProxyBody> {
-    let request_start_us = now_us();
-    // Joining the session now (not when the body ends) pins it open while this exchange runs.
-    let ticket = state.sessions.begin(request_start_us);
-    let (parts, body) = req.into_parts();
-    let client_path = parts.uri.path().to_string();
-    let query = parts.uri.query().unwrap_or("").to_string();
-
-    let body = match Limited::new(body, state.max_body_bytes).collect().await {
-        Ok(collected) => collected.to_bytes(),
+/// Read a request body whole, within the recorder's limit; an answer to send instead when it
+/// is too big or cannot be read.
+async fn read_body(body: Incoming, max_body_bytes: usize) -> Result<Bytes, Response<Full<Bytes>>> {
+    match Limited::new(body, max_body_bytes).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
         Err(e) => {
             let too_big = e
                 .downcast_ref::<http_body_util::LengthLimitError>()
@@ -82,8 +190,8 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "request_too_large",
                     format!(
-                        "the request body is larger than the recorder's limit of {} bytes",
-                        state.max_body_bytes
+                        "the request body is larger than the recorder's limit of \
+                         {max_body_bytes} bytes"
                     ),
                 )
             } else {
@@ -93,18 +201,87 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
                     format!("could not read the request body: {e}"),
                 )
             };
-            return json_response(status, &error_body(kind, &message)).map(Either::Right);
+            Err(json_response(status, &error_body(kind, &message)))
         }
+    }
+}
+
+/// Send a request for another origin on as it came (hop-by-hop and `X-Wraith-*` headers
+/// aside) and stream its answer back. Nothing is recorded: it is not the twin's API.
+async fn pass_through(
+    state: Arc<ProxyState>,
+    req: Request<Incoming>,
+    target: Uri,
+) -> Response<ProxyBody> {
+    let origin = format!(
+        "{}://{}",
+        target.scheme_str().unwrap_or("http"),
+        target.authority().map_or("", |a| a.as_str())
+    );
+    state.note_passed_through(&origin);
+    let (parts, body) = req.into_parts();
+    let body = match read_body(body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(resp) => return made(resp),
+    };
+    let mut out = Request::new(Full::new(body));
+    *out.method_mut() = parts.method.clone();
+    *out.uri_mut() = target.clone();
+    *out.headers_mut() = passthrough_request_headers(&parts.headers);
+    match state.client.request(out).await {
+        Ok(resp) => {
+            let (mut rparts, rbody) = resp.into_parts();
+            strip_response_hop_by_hop(&mut rparts.headers);
+            rparts.version = parts.version;
+            Response::from_parts(rparts, Either::Right(Either::Right(rbody)))
+        }
+        Err(e) => {
+            let cause = wraith_recording::error::one_line(&e);
+            tracing::warn!(method = %parts.method, uri = %target, "passed-through request failed: {cause}");
+            made(json_response(
+                StatusCode::BAD_GATEWAY,
+                &error_body(
+                    "upstream_unreachable",
+                    &format!(
+                        "the recorder could not reach {origin} for {} {}: {cause}",
+                        parts.method,
+                        target.path()
+                    ),
+                ),
+            ))
+        }
+    }
+}
+
+async fn forward(
+    state: Arc<ProxyState>,
+    req: Request<Incoming>,
+    form: PathForm,
+) -> Response<ProxyBody> {
+    let request_start_us = now_us();
+    // Joining the session now (not when the body ends) pins it open while this exchange runs.
+    let ticket = state.sessions.begin(request_start_us);
+    let (parts, body) = req.into_parts();
+    let client_path = parts.uri.path().to_string();
+    let query = parts.uri.query().unwrap_or("").to_string();
+
+    let body = match read_body(body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(resp) => return made(resp),
     };
 
-    let uri = match state.upstream.uri_for(&client_path, &query) {
+    // The full upstream path (base URL prefix included), as `wraith import` records it.
+    let upstream_path = match form {
+        PathForm::Relative => state.upstream.upstream_path(&client_path),
+        PathForm::Full => client_path.clone(),
+    };
+    let uri = match state.upstream.uri_for_upstream_path(&upstream_path, &query) {
         Ok(u) => u,
         Err(e) => {
-            return json_response(
+            return made(json_response(
                 StatusCode::BAD_REQUEST,
                 &error_body("bad_request", &e.to_string()),
-            )
-            .map(Either::Right);
+            ));
         }
     };
     let mut upstream_req = Request::new(Full::new(body.clone()));
@@ -120,7 +297,7 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
             state.transport_failures.fetch_add(1, Ordering::Relaxed);
             let cause = wraith_recording::error::one_line(&e);
             tracing::warn!(method = %parts.method, %uri, "upstream unreachable: {cause}");
-            return json_response(
+            return made(json_response(
                 StatusCode::BAD_GATEWAY,
                 &error_body(
                     "upstream_unreachable",
@@ -131,8 +308,7 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
                         client_path
                     ),
                 ),
-            )
-            .map(Either::Right);
+            ));
         }
     };
     let first_byte_us = now_us();
@@ -143,8 +319,7 @@ async fn forward(state: Arc<ProxyState>, req: Request<Incoming>) -> Response<Pro
 
     let request = RecordedRequest {
         method: parts.method.as_str().to_string(),
-        // The full upstream path (base URL prefix included), as `wraith import` records it.
-        path: state.upstream.upstream_path(&client_path),
+        path: upstream_path,
         query,
         headers: recorded_request_headers(&parts.headers),
         content_type: if body.is_empty() {

@@ -35,9 +35,6 @@ use wraith_recording::session::{SessionMeta, SessionWriter, new_session_id};
 
 use crate::now_us;
 
-/// `proxy_mode` written into manifests by the reverse proxy.
-pub const PROXY_MODE: &str = "reverse";
-
 /// A finalized session, as reported by the control plane and the run summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionSummary {
@@ -101,6 +98,8 @@ pub(crate) struct Sessions {
     /// Largest decoded response body recorded decoded (see
     /// [`decode_recorded_body`](crate::exchange::decode_recorded_body)).
     max_body_bytes: usize,
+    /// Written into each manifest as `proxy_mode`.
+    mode: crate::mode::ProxyMode,
     inner: Mutex<Inner>,
     /// Woken whenever an exchange is settled (written or dropped).
     settled: Notify,
@@ -129,6 +128,7 @@ impl Sessions {
         tags: Vec<String>,
         scrubber: Scrubber,
         max_body_bytes: usize,
+        mode: crate::mode::ProxyMode,
     ) -> Sessions {
         // Session ids only need to differ between sessions; wall time and the process id are
         // enough entropy for the 24-bit suffix and keep this crate free of OS RNG plumbing.
@@ -138,6 +138,7 @@ impl Sessions {
             tags,
             scrubber,
             max_body_bytes,
+            mode,
             inner: Mutex::new(Inner {
                 current: None,
                 open: Vec::new(),
@@ -232,7 +233,7 @@ impl Sessions {
             let meta = SessionMeta {
                 session_id: slot.id.clone(),
                 tags: self.tags.clone(),
-                proxy_mode: PROXY_MODE.to_string(),
+                proxy_mode: self.mode.as_str().to_string(),
                 policy_hash: self.scrubber.policy_hash().to_string(),
             };
             match SessionWriter::new(&self.sessions_dir, meta) {
@@ -529,6 +530,7 @@ mod tests {
             vec!["t".into()],
             scrubber,
             crate::DEFAULT_MAX_BODY_BYTES,
+            crate::mode::ProxyMode::Reverse,
         ))
     }
 

@@ -92,9 +92,51 @@ impl Upstream {
         path
     }
 
+    /// The upstream's host, without port or IPv6 brackets: what an intercepted `CONNECT` must
+    /// name and what the interception certificate is made for.
+    pub fn host(&self) -> &str {
+        self.authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+    }
+
+    /// Whether `host` and `port` (as a proxy client named them, `port` `None` meaning the
+    /// default of `scheme`) are the upstream's. A port left to its scheme's default matches the
+    /// upstream's default too, so a client sending plain `http://api.example.com/...` through
+    /// the proxy reaches an `https://api.example.com` upstream (the proxy speaks TLS upstream).
+    pub fn is_origin(&self, host: &str, port: Option<u16>, scheme: Option<&str>) -> bool {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if !host.eq_ignore_ascii_case(self.host()) {
+            return false;
+        }
+        match (port, self.authority.port_u16()) {
+            (None, None) => true,
+            (Some(p), Some(q)) => p == q,
+            (Some(p), None) => p == default_port(self.scheme.as_str()),
+            (None, Some(q)) => scheme.is_some_and(|s| q == default_port(s)),
+        }
+    }
+
+    /// Whether a full request path (as a forward-proxy client sends it) lies under the base
+    /// URL's path prefix: `/v4/regions` under `/v4`, not `/v40/x` nor `/other`.
+    pub fn covers_path(&self, path: &str) -> bool {
+        self.prefix.is_empty()
+            || path == self.prefix
+            || path
+                .strip_prefix(&self.prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// The absolute upstream URI for a client path and raw query string (`""` = none).
     pub fn uri_for(&self, client_path: &str, query: &str) -> Result<Uri, RecorderError> {
-        let mut pq = self.upstream_path(client_path);
+        self.uri_for_upstream_path(&self.upstream_path(client_path), query)
+    }
+
+    /// The absolute upstream URI for a path that already is the upstream's (a forward-proxy
+    /// client's, prefix included) and a raw query string.
+    pub fn uri_for_upstream_path(&self, path: &str, query: &str) -> Result<Uri, RecorderError> {
+        let mut pq = path.to_string();
         if !query.is_empty() {
             pq.push('?');
             pq.push_str(query);
@@ -116,8 +158,16 @@ impl Upstream {
     }
 }
 
+fn default_port(scheme: &str) -> u16 {
+    if scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    }
+}
+
 /// How long to wait for a TCP connection to the upstream before answering 502.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Build the upstream client: webpki roots plus any extra PEM CA certificates, ring as the only
 /// crypto provider (two providers in one process make rustls panic at runtime), HTTP/1.1 and
@@ -183,6 +233,36 @@ mod tests {
         assert_eq!(up.upstream_path("/"), "/");
         assert_eq!(up.upstream_path("/customers/cus_1"), "/customers/cus_1");
         assert_eq!(up.authority(), "127.0.0.1:18080");
+        Ok(())
+    }
+
+    #[test]
+    fn origin_matches_host_and_port_with_scheme_defaults() -> Result<(), RecorderError> {
+        let up = Upstream::parse("https://API.example.com/v4")?;
+        assert!(up.is_origin("api.example.com", None, Some("https")));
+        assert!(up.is_origin("api.example.com", Some(443), None));
+        // Plain HTTP to the default port reaches the HTTPS upstream.
+        assert!(up.is_origin("api.example.com", None, Some("http")));
+        assert!(!up.is_origin("api.example.com", Some(8443), None));
+        assert!(!up.is_origin("other.example.com", None, Some("https")));
+        let local = Upstream::parse("http://127.0.0.1:18080")?;
+        assert!(local.is_origin("127.0.0.1", Some(18080), None));
+        assert!(!local.is_origin("127.0.0.1", None, Some("http")));
+        assert!(!local.is_origin("127.0.0.1", Some(18081), None));
+        let v6 = Upstream::parse("http://[::1]:9000")?;
+        assert_eq!(v6.host(), "::1");
+        assert!(v6.is_origin("[::1]", Some(9000), None));
+        Ok(())
+    }
+
+    #[test]
+    fn only_paths_under_the_base_prefix_are_covered() -> Result<(), RecorderError> {
+        let up = Upstream::parse("https://api.example.com/v4/")?;
+        assert!(up.covers_path("/v4/regions"));
+        assert!(up.covers_path("/v4"));
+        assert!(!up.covers_path("/v40/regions"));
+        assert!(!up.covers_path("/health"));
+        assert!(Upstream::parse("http://h")?.covers_path("/anything"));
         Ok(())
     }
 

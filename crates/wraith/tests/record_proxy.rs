@@ -722,18 +722,14 @@ async fn duration_stops_the_proxy_by_itself_and_finalizes_what_it_recorded() {
 }
 
 #[test]
-fn a_zero_duration_and_the_unbuilt_proxy_modes_are_usage_errors() {
+fn a_zero_duration_and_an_unknown_proxy_mode_are_usage_errors() {
     let twin = Twin::init("flags", "http://127.0.0.1:9");
     for (args, says) in [
         (
             &["--duration", "0"][..],
             "--duration must be at least 1 second",
         ),
-        (
-            &["--mode", "forward"][..],
-            "only reverse proxy mode is built",
-        ),
-        (&["--mode", "mitm"][..], "only reverse proxy mode is built"),
+        (&["--mode", "socks"][..], "invalid value 'socks'"),
     ] {
         let ready = twin.tmp.path().join("ready.json");
         let mut all = vec!["--port", "0", "--ready-json", ready.to_str().unwrap()];

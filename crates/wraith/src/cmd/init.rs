@@ -138,7 +138,7 @@ base_url = {base_url}
 
 # [proxy]                        # wraith record
 # port = 8080
-# mode = "reverse"
+# mode = "reverse"               # reverse | forward | mitm
 
 # [serve]                        # wraith serve
 # port = 8081

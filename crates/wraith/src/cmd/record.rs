@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use serde_json::json;
-use wraith_recorder::{Recorder, RecorderConfig, RecorderError, Upstream};
+use wraith_recorder::{InterceptCa, ProxyMode, Recorder, RecorderConfig, RecorderError, Upstream};
 use wraith_recording::scrub::Scrubber;
 use wraith_twin::{TwinConfig, TwinDir, write_atomic};
 
@@ -21,8 +21,20 @@ use crate::output::print_json;
   wraith record shop --port 0 --ready-json ready.json
   wraith record shop --tag checkout --idle-timeout 300
   wraith record shop --duration 600        # stop by itself after ten minutes
+  wraith record shop --mode forward        # HTTP_PROXY=<printed URL> in the client
+  wraith record shop --mode mitm           # HTTPS_PROXY=<printed URL>, trust record-ca.pem
 
-Point your client at the printed URL instead of the real API. Ctrl-C (or SIGTERM, or SIGHUP
+Modes (--mode, or [proxy] mode in wraith.toml): reverse (default) — point your client at the
+printed URL instead of the real API. forward — keep the API's URL and set the client's
+HTTP_PROXY to the printed URL: requests to the API's host under its base path are recorded
+(plain http:// URLs reach an https:// API over TLS), other hosts pass through unrecorded, and a
+CONNECT tunnel to the API's host is refused (its HTTPS could not be read). mitm — forward, and
+HTTPS to the API's host is intercepted with a certificate from a CA made for this run (its key
+is never written); the CA certificate is written to --ca-cert (default <twin>/record-ca.pem)
+before the proxy listens: trust it in the client (SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
+NODE_EXTRA_CA_CERTS, curl --cacert). The CA only vouches for the API's host.
+
+In every mode: Ctrl-C (or SIGTERM, or SIGHUP
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, a request the upstream
 has not begun to answer by then is not recorded (the summary counts it as cut_unrecorded), and
@@ -48,7 +60,8 @@ pub struct Args {
     /// PEM file with an extra CA certificate to trust for an HTTPS upstream.
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Option<PathBuf>,
-    /// Once listening, write `{"record":{"url":...,"port":...}}` to FILE.
+    /// Once listening, write `{"record":{"url":...,"port":...,"mode":...}}` to FILE (mitm
+    /// mode adds `"ca_cert"`: the CA certificate's path).
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// Print the final summary as JSON on stdout.
@@ -57,10 +70,15 @@ pub struct Args {
     /// Stop by itself this many seconds after it starts listening, exactly as Ctrl-C would.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u64>,
-    /// Proxy mode. Only `reverse` (the client talks to the proxy as if it were the API) is
-    /// built; `forward` and `mitm` are refused.
-    #[arg(long, value_enum, default_value_t = Mode::Reverse)]
-    pub mode: Mode,
+    /// How the client reaches the proxy: reverse (as if it were the API), forward (as its
+    /// HTTP proxy), mitm (as its HTTP proxy, intercepting HTTPS to the API's host). Default:
+    /// `[proxy] mode` (reverse).
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// mitm mode: where to write the run's CA certificate (PEM) for the client to trust.
+    /// Default: `record-ca.pem` in the twin's folder.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 }
 
 /// `--mode`: how the client reaches the proxy.
@@ -68,9 +86,9 @@ pub struct Args {
 pub enum Mode {
     /// The client sends plain HTTP to the proxy's URL in place of the API's base URL.
     Reverse,
-    /// A forward proxy (`HTTP_PROXY`): not built.
+    /// The client uses the proxy as its HTTP proxy (`HTTP_PROXY`).
     Forward,
-    /// A forward proxy intercepting TLS: not built.
+    /// A forward proxy that intercepts HTTPS to the API's host.
     Mitm,
 }
 
@@ -81,6 +99,7 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("warning: {w}");
     }
     let upstream = Upstream::parse(&config.service.base_url).map_err(CliError::usage)?;
+    let upstream_host = upstream.host().to_string();
     // Resolve the scrub policy and key before listening: in CI a missing key is a refusal, and
     // nothing may be recorded without a working scrubber.
     let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(|e| {
@@ -109,15 +128,20 @@ pub fn run(args: Args) -> CmdResult {
             "--duration must be at least 1 second"
         )));
     }
-    if args.mode != Mode::Reverse {
+    let mode = match args.mode {
+        Some(Mode::Reverse) => ProxyMode::Reverse,
+        Some(Mode::Forward) => ProxyMode::Forward,
+        Some(Mode::Mitm) => ProxyMode::Mitm,
+        None => match config.proxy.mode {
+            wraith_twin::ProxyMode::Reverse => ProxyMode::Reverse,
+            wraith_twin::ProxyMode::Forward => ProxyMode::Forward,
+            wraith_twin::ProxyMode::Mitm => ProxyMode::Mitm,
+        },
+    };
+    if args.ca_cert.is_some() && mode != ProxyMode::Mitm {
         return Err(CliError::usage(anyhow!(
-            "--mode {}: only reverse proxy mode is built; point the client at the proxy's URL \
-             instead of the API's base URL (--mode reverse, the default)",
-            if args.mode == Mode::Forward {
-                "forward"
-            } else {
-                "mitm"
-            }
+            "--ca-cert is only used by --mode mitm (the proxy runs in {} mode)",
+            mode.as_str()
         )));
     }
     for tag in &args.tags {
@@ -137,6 +161,22 @@ pub fn run(args: Args) -> CmdResult {
     rc.idle_timeout = args.idle_timeout.map(Duration::from_secs);
     rc.upstream_ca_pem = upstream_ca_pem;
     rc.drain_timeout = Duration::from_millis(config.serve.limits.request_drain_timeout_ms);
+    rc.mode = mode;
+    let ca_cert = if mode == ProxyMode::Mitm {
+        let ca = InterceptCa::generate(rc.upstream.host()).map_err(CliError::runtime)?;
+        let path = args
+            .ca_cert
+            .clone()
+            .unwrap_or_else(|| twin.root().join("record-ca.pem"));
+        // Written before listening: a client started on the ready file finds it in place.
+        write_atomic(&path, ca.cert_pem().as_bytes())
+            .with_context(|| format!("cannot write the CA certificate to {}", path.display()))
+            .map_err(CliError::runtime)?;
+        rc.intercept = Some(ca);
+        Some(path)
+    } else {
+        None
+    };
 
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,22 +194,42 @@ pub fn run(args: Args) -> CmdResult {
         // finishes in-flight exchanges and finalizes the session.
         let signals = crate::signals::ShutdownSignals::listen(true);
         if let Some(path) = &args.ready_json {
-            let doc = json!({"record": {"url": url, "port": port}});
+            let mut doc = json!({"record": {"url": url, "port": port, "mode": mode.as_str()}});
+            if let Some(ca) = &ca_cert {
+                doc["record"]["ca_cert"] = json!(ca.display().to_string());
+            }
             let text = wraith_model::to_canonical_json(&doc)
                 .map_err(|e| CliError::runtime(anyhow!("cannot render --ready-json: {e}")))?;
             write_atomic(path, text.as_bytes())
                 .with_context(|| format!("cannot write --ready-json file {}", path.display()))
                 .map_err(CliError::runtime)?;
         }
-        match args.duration {
-            Some(secs) => eprintln!(
-                "wraith record: proxying {url} -> {} for {secs} s (Ctrl-C to stop sooner)",
-                config.service.base_url
+        let until = match args.duration {
+            Some(secs) => format!("for {secs} s (Ctrl-C to stop sooner)"),
+            None => "(Ctrl-C to stop)".to_string(),
+        };
+        let base = &config.service.base_url;
+        match mode {
+            ProxyMode::Reverse => eprintln!("wraith record: proxying {url} -> {base} {until}"),
+            ProxyMode::Forward | ProxyMode::Mitm => eprintln!(
+                "wraith record: {} proxy on {url} recording {base} {until}; set the client's \
+                 HTTP_PROXY{} to {url}",
+                mode.as_str(),
+                if mode == ProxyMode::Mitm {
+                    " and HTTPS_PROXY"
+                } else {
+                    ""
+                }
             ),
-            None => eprintln!(
-                "wraith record: proxying {url} -> {} (Ctrl-C to stop)",
-                config.service.base_url
-            ),
+        }
+        if let Some(ca) = &ca_cert {
+            eprintln!(
+                "wraith record: HTTPS to {} is answered with a certificate from the CA in {}: \
+                 make the client trust it (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, \
+                 NODE_EXTRA_CA_CERTS, curl --cacert)",
+                upstream_host,
+                ca.display()
+            );
         }
         recorder
             .run(stop_after(signals, args.duration.map(Duration::from_secs)))
@@ -205,6 +265,20 @@ pub fn run(args: Args) -> CmdResult {
             say(format_args!(
                 "warning: {} request(s) got no upstream answer (502) and were not recorded",
                 summary.transport_failures
+            ));
+        }
+        if summary.passed_through > 0 {
+            say(format_args!(
+                "{} request(s) or tunnel(s) to other hosts than {} were passed through and not \
+                 recorded",
+                summary.passed_through, config.service.base_url
+            ));
+        }
+        if summary.refused_tunnels > 0 {
+            say(format_args!(
+                "warning: {} CONNECT tunnel(s) to the upstream were refused (403): HTTPS through \
+                 --mode forward cannot be recorded; use --mode mitm",
+                summary.refused_tunnels
             ));
         }
         if summary.cut_at_shutdown > 0 {
