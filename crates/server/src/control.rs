@@ -227,6 +227,20 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
                 .to_string(),
         );
     }
+    if let Some(c) = &parsed.clock {
+        // The `--clock-epoch` flag and `[serve.clock]` refuse an epoch no date can show; so does
+        // a provisioned clock, instead of dating its answers 1970.
+        for (key, epoch) in [
+            ("base_epoch", c.base_epoch),
+            ("base_epoch_secs", c.base_epoch_secs),
+        ] {
+            if let Some(secs) = epoch {
+                wraith_twin::validate_clock_epoch(i128::from(secs)).map_err(|why| {
+                    format!("invalid session provisioning body: `clock.{key}` {secs}: {why}")
+                })?;
+            }
+        }
+    }
     Ok(parsed)
 }
 

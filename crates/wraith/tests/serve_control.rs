@@ -154,6 +154,15 @@ async fn malformed_provisioning_bodies_are_400_saying_what_is_wrong() {
             json!({"session": "x", "clock": {"mode": "sometimes"}}),
             "clock",
         ),
+        // An epoch no date can show (here: milliseconds given as seconds, past year 9999).
+        (
+            json!({"session": "x", "clock": {"mode": "fixed", "base_epoch": 1_767_225_600_000_i64}}),
+            "clock.base_epoch",
+        ),
+        (
+            json!({"session": "x", "clock": {"mode": "deterministic", "base_epoch_secs": i64::MIN}}),
+            "before 0000-01-01",
+        ),
     ] {
         let r = s.post("/__wraith/session", None, body.clone()).await;
         assert_eq!(r.status, 400, "{body}");
