@@ -121,6 +121,14 @@ pub(crate) async fn finish(
         // connection header (the stream simply ends).
         resp.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        // 499 has no reason phrase of its own (hyper would write `499 <none>`); nginx's
+        // "Client Closed Request" is the one clients and log tools know.
+        if resp.status().as_u16() == 499 {
+            resp.extensions_mut()
+                .insert(hyper::ext::ReasonPhrase::from_static(
+                    b"Client Closed Request",
+                ));
+        }
     }
 }
 

@@ -213,6 +213,20 @@ async fn drop_fault_answers_499_with_an_empty_body_and_closes() {
     assert!(r.body.is_empty());
     assert_eq!(r.header("connection"), Some("close"));
     assert_eq!(r.provenance(), Some("fault"));
+    // On the wire the status line carries nginx's reason phrase, not hyper's `<none>`.
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let line = tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead as _, Write as _};
+        let mut conn = std::net::TcpStream::connect(addr).unwrap();
+        conn.write_all(b"GET /v1/customers HTTP/1.1\r\nHost: twin\r\n\r\n")
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(conn).read_line(&mut line).unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    assert_eq!(line.trim_end(), "HTTP/1.1 499 Client Closed Request");
 }
 
 #[tokio::test]
