@@ -462,3 +462,42 @@ fn a_port_in_use_exits_4_naming_the_process_that_holds_it() {
     }
     drop(holder);
 }
+
+#[test]
+fn the_twin_may_be_given_with_the_twin_flag_but_not_twice() {
+    let t = shop_twin();
+    let ready = t.tmp.path().join("flag-ready.json");
+    let mut child = std::process::Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .args([
+            "serve",
+            "--twin",
+            &t.path_str(),
+            "--port",
+            "0",
+            "--ready-json",
+        ])
+        .arg(&ready)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let served = loop {
+        if let Ok(text) = std::fs::read_to_string(&ready)
+            && let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text)
+        {
+            break doc;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "serve --twin exited");
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(served["twin"], "shop");
+    // Named both ways it is a usage error, not a guess at which one was meant.
+    let (code, stderr) = t.serve_expect_exit(&["--twin", &t.path_str()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--twin"), "{stderr}");
+}

@@ -34,7 +34,11 @@ X-Wraith-Twin-Age and X-Wraith-Recorded-At as the twin response contract describ
 carrying X-Wraith-Session get their own isolated namespace.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: String,
+    #[arg(required_unless_present = "twin_flag", conflicts_with = "twin_flag")]
+    pub twin: Option<String>,
+    /// The twin, given as a flag instead (`wraith serve --twin twins/shop`).
+    #[arg(long = "twin", id = "twin_flag", value_name = "TWIN")]
+    pub twin_flag: Option<String>,
     /// Port to listen on (0 = any free port; read the real one from --ready-json).
     /// Default: `[serve] port` in wraith.toml, else 8081. With --listen it fills in an address
     /// without a port; a --listen address with another port is refused.
@@ -267,7 +271,12 @@ fn control_token(args: &Args) -> Result<Option<String>, CliError> {
 
 pub fn run(args: Args) -> CmdResult {
     init_tracing();
-    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    let named = args
+        .twin
+        .as_deref()
+        .or(args.twin_flag.as_deref())
+        .unwrap_or_default();
+    let twin = TwinDir::resolve(named).map_err(CliError::usage)?;
     let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
     let resolved = resolve(&args, &cfg)?;
     let token = control_token(&args)?;
