@@ -442,3 +442,78 @@ fn an_output_inside_an_input_is_refused() {
     );
     assert!(!cwd.join("twins/shop/composite").exists());
 }
+
+/// Folders named `wraith-composite-*` under `dir`.
+fn temporary_composites(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("wraith-composite-"))
+        .collect()
+}
+
+#[tokio::test]
+async fn serve_with_overlays_serves_the_composite_and_removes_it_when_stopped() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let temp = tempfile::tempdir().unwrap();
+    let temp_str = temp.path().to_str().unwrap().to_string();
+    let mut server = shop.serve_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", temp_str.as_str())],
+    );
+    assert_eq!(
+        temporary_composites(temp.path()).len(),
+        1,
+        "composed into a temporary folder"
+    );
+    let r = server.get("/customers", None).await;
+    assert_eq!(r.status, 200, "a base route");
+    let r = server.get("/coupons/cpn_SPRING2026aaaa", None).await;
+    assert_eq!(r.status, 200, "an overlay route");
+    assert_eq!(r.json()["code"], "SPRING");
+    assert!(
+        server.stderr().contains("authored-routes-not-composed"),
+        "the compose warnings are shown: {}",
+        server.stderr()
+    );
+    assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
+    assert!(
+        temporary_composites(temp.path()).is_empty(),
+        "the temporary composite is removed when serve stops"
+    );
+}
+
+#[tokio::test]
+async fn serve_with_overlays_keeps_the_composite_where_asked() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let kept = shop.tmp.path().join("kept");
+    let mut server = shop.serve(&[
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--keep-composite",
+        kept.to_str().unwrap(),
+    ]);
+    let r = server.get("/coupons/cpn_SPRING2026aaaa", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
+    assert!(kept.join("wraith.toml").is_file());
+    assert!(kept.join("model/twin.wir.json").is_file());
+    assert!(kept.join("reports/compose-report.json").is_file());
+}
+
+#[test]
+fn serve_with_a_conflicting_overlay_exits_2_and_serves_nothing() {
+    let shop = shop_with_overlay("clash", "conflicting.har");
+    let overlay = shop.tmp.path().join("twins/clash");
+    let (code, stderr) = shop.serve_expect_exit(&["--overlay", overlay.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("conflict: clash: GET /customers"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing is served"), "{stderr}");
+    let (code, stderr) = shop.serve_expect_exit(&["--keep-composite", "x"]);
+    assert_eq!(code, 1, "--keep-composite without --overlay: {stderr}");
+}

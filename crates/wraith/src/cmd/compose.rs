@@ -56,6 +56,19 @@ pub struct Args {
     /// Print the compose envelope as canonical JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Print the human summary on stderr instead of stdout (`serve --overlay` composes first and
+    /// keeps stdout for itself).
+    #[arg(skip)]
+    pub summary_on_stderr: bool,
+}
+
+/// How a composition ended when nothing failed outright.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The composite was written.
+    Composed,
+    /// This many conflicts; nothing was written.
+    Conflicts(usize),
 }
 
 /// Version of the compose envelope (`reports/compose-report.json`).
@@ -152,6 +165,14 @@ struct Planned {
 }
 
 pub fn run(args: Args) -> CmdResult {
+    Ok(match compose(&args)? {
+        Outcome::Composed => ExitCode::SUCCESS,
+        Outcome::Conflicts(_) => ExitCode::from(crate::exit::Code::Conformance as u8),
+    })
+}
+
+/// Compose `args.base` and `args.overlays` into `args.output`, printing the envelope.
+pub fn compose(args: &Args) -> Result<Outcome, CliError> {
     let mut warnings = Vec::new();
     let mut inputs = Vec::new();
     let mut seen_roots: Vec<PathBuf> = Vec::new();
@@ -276,7 +297,7 @@ pub fn run(args: Args) -> CmdResult {
         .map_err(|e| CliError::runtime(anyhow!("cannot render the compose envelope: {e}")))?;
 
     if !envelope.conflicts.is_empty() {
-        print_envelope(&envelope, &envelope_json, args.json);
+        print_envelope(&envelope, &envelope_json, args);
         eprintln!(
             "error: {} conflict(s); nothing was written to {}. Overlays may only add routes, \
              variants, recorded answers, sessions and fixture sets: drop or re-record what they \
@@ -284,7 +305,7 @@ pub fn run(args: Args) -> CmdResult {
             envelope.conflicts.len(),
             args.output.display()
         );
-        return Ok(ExitCode::from(crate::exit::Code::Conformance as u8));
+        return Ok(Outcome::Conflicts(envelope.conflicts.len()));
     }
 
     // The model comes after the recordings, so its files are newer than every copied session
@@ -317,11 +338,22 @@ pub fn run(args: Args) -> CmdResult {
         source: Source::Bytes(envelope_json.clone().into_bytes()),
     });
     materialize(&args.output, &plan)?;
-    print_envelope(&envelope, &envelope_json, args.json);
-    Ok(ExitCode::SUCCESS)
+    print_envelope(&envelope, &envelope_json, args);
+    Ok(Outcome::Composed)
 }
 
-fn print_envelope(e: &Envelope, json: &str, as_json: bool) {
+fn print_envelope(e: &Envelope, json: &str, args: &Args) {
+    let as_json = args.json;
+    // `outln!` on stdout, or stderr for `serve --overlay`.
+    macro_rules! say {
+        ($($arg:tt)*) => {
+            if args.summary_on_stderr {
+                eprintln!($($arg)*);
+            } else {
+                outln!($($arg)*);
+            }
+        };
+    }
     for w in &e.warnings {
         eprintln!("warning: {} ({}): {}", w.code, w.input, w.message);
     }
@@ -335,7 +367,7 @@ fn print_envelope(e: &Envelope, json: &str, as_json: bool) {
     if e.status != "composed" {
         return;
     }
-    outln!(
+    say!(
         "compose  {}  {} inputs  {} routes  {} variants  {} sessions  {} fixture sets",
         e.output,
         e.inputs.len(),
@@ -345,7 +377,7 @@ fn print_envelope(e: &Envelope, json: &str, as_json: bool) {
         e.composite.fixture_sets.len()
     );
     for i in &e.inputs {
-        outln!(
+        say!(
             "  {:<7} {}  +{} routes  +{} variants  +{} recorded requests  {} sessions  {} fixture sets",
             i.role,
             i.name,

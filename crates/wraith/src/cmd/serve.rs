@@ -28,6 +28,7 @@ Examples:
   wraith serve shop --unknown-entity not_found --fixture baseline --seed 42 \\
       --clock deterministic --clock-epoch 1700000000
   wraith serve shop --listen 0.0.0.0:8081 --control-token-env WRAITH_CONTROL_TOKEN
+  wraith serve shop --overlay shop-promos            # compose, then serve the composite
 
 Responses carry X-Wraith-Provenance, X-Wraith-Route, X-Wraith-Exchange, X-Wraith-Replay,
 X-Wraith-Twin-Age and X-Wraith-Recorded-At as the twin response contract describes; requests
@@ -39,6 +40,14 @@ pub struct Args {
     /// The twin, given as a flag instead (`wraith serve --twin twins/shop`).
     #[arg(long = "twin", id = "twin_flag", value_name = "TWIN")]
     pub twin_flag: Option<String>,
+    /// An overlay twin composed onto the twin before serving (repeatable, applied in order),
+    /// as `wraith compose` would; a conflict exits 2 and serves nothing.
+    #[arg(long = "overlay", value_name = "TWIN")]
+    pub overlays: Vec<String>,
+    /// With --overlay: write the composite into DIR and keep it. Default: a temporary folder,
+    /// removed when serve stops.
+    #[arg(long, value_name = "DIR", requires = "overlays")]
+    pub keep_composite: Option<PathBuf>,
     /// Port to listen on (0 = any free port; read the real one from --ready-json).
     /// Default: `[serve] port` in wraith.toml, else 8081. With --listen it fills in an address
     /// without a port; a --listen address with another port is refused.
@@ -269,6 +278,57 @@ fn control_token(args: &Args) -> Result<Option<String>, CliError> {
     Ok(None)
 }
 
+/// The twin `serve --overlay` composed and serves: kept in `--keep-composite`, or a temporary
+/// folder removed when this is dropped.
+struct Composite {
+    dir: PathBuf,
+    temporary: bool,
+}
+
+impl Composite {
+    fn build(base: &str, args: &Args) -> Result<Composite, CliError> {
+        let (dir, temporary) = match &args.keep_composite {
+            Some(dir) => (dir.clone(), false),
+            None => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos());
+                let dir = std::env::temp_dir()
+                    .join(format!("wraith-composite-{}-{nanos}", std::process::id()));
+                (dir, true)
+            }
+        };
+        let outcome = super::compose::compose(&super::compose::Args {
+            base: base.to_string(),
+            overlays: args.overlays.clone(),
+            output: dir.clone(),
+            force: false,
+            json: false,
+            summary_on_stderr: true,
+        })?;
+        match outcome {
+            super::compose::Outcome::Composed => Ok(Composite { dir, temporary }),
+            super::compose::Outcome::Conflicts(n) => Err(CliError::conformance(anyhow!(
+                "--overlay: {n} conflict(s) composing the overlays onto `{base}`; nothing is \
+                 served (the conflicts are listed above)"
+            ))),
+        }
+    }
+}
+
+impl Drop for Composite {
+    fn drop(&mut self) {
+        if self.temporary
+            && let Err(e) = std::fs::remove_dir_all(&self.dir)
+        {
+            eprintln!(
+                "warning: cannot remove the temporary composite {}: {e}",
+                self.dir.display()
+            );
+        }
+    }
+}
+
 pub fn run(args: Args) -> CmdResult {
     init_tracing();
     let named = args
@@ -276,7 +336,17 @@ pub fn run(args: Args) -> CmdResult {
         .as_deref()
         .or(args.twin_flag.as_deref())
         .unwrap_or_default();
-    let twin = TwinDir::resolve(named).map_err(CliError::usage)?;
+    // Held until serve returns: a temporary composite is removed then, on every path out.
+    let composite = if args.overlays.is_empty() {
+        None
+    } else {
+        Some(Composite::build(named, &args)?)
+    };
+    let named = match &composite {
+        Some(c) => c.dir.to_string_lossy().into_owned(),
+        None => named.to_string(),
+    };
+    let twin = TwinDir::resolve(&named).map_err(CliError::usage)?;
     let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
     let resolved = resolve(&args, &cfg)?;
     let token = control_token(&args)?;
