@@ -254,6 +254,80 @@ fn check_target_replays_over_http_against_running_serve() {
 }
 
 #[test]
+fn check_wire_starts_its_own_server_and_reports_as_target_does_without_a_port() {
+    let t = DemoTwin::synthesized();
+    let temp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin())
+        .args(["check"])
+        .arg(&t.root)
+        .args(["--wire", "--json"])
+        .env("WRAITH_HMAC_KEY", "check-tests-key")
+        .env("TMPDIR", temp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = stdout_json(&out);
+    assert_eq!(r["mode"], "wire");
+    assert_eq!(
+        r["target"],
+        Value::Null,
+        "the server's port changes every run"
+    );
+    assert_eq!(r["exchanges_total"], 6);
+    assert!(
+        r["provenance"].get("unknown").is_none(),
+        "{:#}",
+        r["provenance"]
+    );
+    assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+    // The server is gone and left nothing behind.
+    assert_eq!(
+        std::fs::read_dir(temp.path()).unwrap().count(),
+        0,
+        "ready and log files are removed"
+    );
+    // Two runs give the same report bytes.
+    let again = std::process::Command::new(bin())
+        .args(["check"])
+        .arg(&t.root)
+        .args(["--wire", "--json"])
+        .env("WRAITH_HMAC_KEY", "check-tests-key")
+        .output()
+        .unwrap();
+    assert!(
+        again.stdout == out.stdout,
+        "two --wire runs give the same report bytes"
+    );
+}
+
+#[test]
+fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
+    let t = DemoTwin::synthesized();
+    let toml = t.root.join("wraith.toml");
+    // A setting only serve reads: the in-memory check runs, the served one cannot start.
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(text.contains("multiplier = 1.0"), "{text}");
+    std::fs::write(&toml, text.replace("multiplier = 1.0", "multiplier = -1.0")).unwrap();
+    assert_eq!(t.run(&["check"]).status.code(), Some(0));
+    let out = t.run(&["check", "--wire"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--wire"), "{stderr}");
+    assert!(stderr.contains("[serve.latency] multiplier"), "{stderr}");
+    let out = t.run(&["check", "--wire", "--target", "http://127.0.0.1:1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "--wire and --target exclude each other"
+    );
+}
+
+#[test]
 fn check_unreachable_target_is_a_runtime_failure() {
     let t = DemoTwin::synthesized();
     // Bind and drop a listener to get a port nobody listens on.

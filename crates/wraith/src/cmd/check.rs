@@ -30,6 +30,7 @@ use wraith_twin::{TwinConfig, TwinDir};
 use crate::exit::{CliError, CmdResult};
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("http").args(["target", "wire"]).multiple(false)))]
 #[command(after_help = "\
 Examples:
   wraith check shop                              # in memory (the default)
@@ -37,6 +38,7 @@ Examples:
   wraith check shop --holdout 5                  # synthesize from 4 of 5 sessions, check the 5th
   wraith check shop --jobs 1                     # replay the sessions one at a time
   wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
+  wraith check shop --wire                       # over HTTP against a `wraith serve` it starts
   wraith check shop --show-suppressed            # list what [[diff.suppress]] removed, with reasons
   wraith check shop --fixture checkout           # seed every namespace from state/fixtures/checkout/
   wraith check shop --now \"$(date -u +%FT%TZ)\"   # judge a [freshness] SLA at this time
@@ -51,16 +53,21 @@ pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Replay through the engine in process (the default).
-    #[arg(long, conflicts_with = "target")]
+    #[arg(long, conflicts_with_all = ["target", "wire"])]
     pub in_memory: bool,
     /// Replay against a running twin at this base URL (`http://127.0.0.1:8081`; no
     /// `user:pass@`, the URL is written into the report), one `X-Wraith-Session` per recorded
     /// session.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// With `--target`: how long to wait for each answer, for its headers and again for its
-    /// body, before the run stops with exit 4 (a twin that never answers).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "target",
+    /// Start `wraith serve <twin>` on a free loopback port for this run, replay against it over
+    /// HTTP as `--target` does (the whole server: routing, headers, outbound policy), and stop
+    /// it afterwards. The report's `mode` is `wire`.
+    #[arg(long, conflicts_with_all = ["holdout", "jobs"])]
+    pub wire: bool,
+    /// With `--target` or `--wire`: how long to wait for each answer, for its headers and again
+    /// for its body, before the run stops with exit 4 (a twin that never answers).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "http",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
     /// Hold out every K-th recorded session: synthesize a model from the others and check the
@@ -185,7 +192,7 @@ pub fn run(args: Args) -> CmdResult {
         warn_stale(&model, &sessions);
         let all: Vec<&RecordedSession> = sessions.iter().collect();
         let report = match &args.target {
-            None => in_memory(
+            None if !args.wire => in_memory(
                 &twin_name,
                 &twin,
                 &cfg,
@@ -198,6 +205,25 @@ pub fn run(args: Args) -> CmdResult {
                 args.fixture.as_deref(),
                 jobs,
             )?,
+            None => {
+                // Dropped at the end of this arm: the server stops once the replay is done.
+                let server = WireServer::start(&twin)?;
+                target(
+                    &twin_name,
+                    &twin,
+                    &cfg,
+                    &model,
+                    &all,
+                    thresholds,
+                    &authored,
+                    &gate,
+                    &server.url,
+                    Duration::from_secs(args.timeout),
+                    args.fixture.as_deref(),
+                    // The server's port changes every run; the report does not name it.
+                    ("wire", None),
+                )?
+            }
             Some(url) => target(
                 &twin_name,
                 &twin,
@@ -210,6 +236,7 @@ pub fn run(args: Args) -> CmdResult {
                 url,
                 Duration::from_secs(args.timeout),
                 args.fixture.as_deref(),
+                ("target", Some(url)),
             )?,
         };
         (report, model)
@@ -873,6 +900,96 @@ fn holdout(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// The `wraith serve` a `--wire` run starts: this same binary on a free loopback port, stopped
+/// (and its ready file removed) when dropped.
+struct WireServer {
+    child: std::process::Child,
+    url: String,
+    ready: PathBuf,
+    log: PathBuf,
+}
+
+impl WireServer {
+    /// How long the server may take to become ready (it synthesizes first when the model is
+    /// stale).
+    const READY_WITHIN: Duration = Duration::from_secs(300);
+
+    fn start(twin: &TwinDir) -> Result<WireServer, CliError> {
+        let exe = std::env::current_exe().map_err(|e| {
+            CliError::runtime(anyhow!(
+                "--wire: cannot find this wraith binary to serve: {e}"
+            ))
+        })?;
+        let stem = std::env::temp_dir().join(format!(
+            "wraith-wire-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ));
+        let ready = stem.with_extension("ready.json");
+        let log = stem.with_extension("log");
+        let log_file = std::fs::File::create(&log).map_err(|e| {
+            CliError::runtime(anyhow!("--wire: cannot create {}: {e}", log.display()))
+        })?;
+        let child = std::process::Command::new(exe)
+            .arg("serve")
+            .arg(twin.root())
+            .args(["--port", "0", "--access-log", "off", "--ready-json"])
+            .arg(&ready)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log_file)
+            .spawn()
+            .map_err(|e| CliError::runtime(anyhow!("--wire: cannot start wraith serve: {e}")))?;
+        let mut server = WireServer {
+            child,
+            url: String::new(),
+            ready,
+            log,
+        };
+        let deadline = std::time::Instant::now() + Self::READY_WITHIN;
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&server.ready)
+                && let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text)
+                && let Some(url) = doc["serve"]["url"].as_str()
+            {
+                server.url = url.to_string();
+                return Ok(server);
+            }
+            let exited = server.child.try_wait().ok().flatten();
+            if exited.is_some() || std::time::Instant::now() > deadline {
+                let said = std::fs::read_to_string(&server.log).unwrap_or_default();
+                let why = match exited {
+                    Some(status) => format!("it exited ({status})"),
+                    None => format!("it was not ready within {} s", Self::READY_WITHIN.as_secs()),
+                };
+                let err = anyhow!(
+                    "--wire: `wraith serve {}` did not start: {why}; it said:\n{}",
+                    twin.root().display(),
+                    said.trim_end()
+                );
+                // A twin that refuses to serve is a usage problem of the twin, as for `serve`.
+                return Err(match exited.and_then(|s| s.code()) {
+                    Some(1) => CliError::usage(err),
+                    Some(3) => CliError::policy(err),
+                    _ => CliError::runtime(err),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for WireServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.ready);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
 fn target(
     twin_name: &str,
     twin: &TwinDir,
@@ -885,17 +1002,25 @@ fn target(
     url: &str,
     timeout: Duration,
     fixture: Option<&str>,
+    (mode, report_target): (&'static str, Option<&str>),
 ) -> Result<Report, CliError> {
+    let wire = mode == "wire";
     let mut tw = HttpTwin::new(url, &model.base_url, timeout)?;
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
     // run sends no probe (and an older twin without the probe endpoint draws no warning).
     tw.probing = has_handlers(twin);
-    // Fresh namespaces on every run: a running twin keeps the state of earlier runs.
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros())
-        .unwrap_or(0);
-    let prefix = format!("check-{}-{nonce}-", std::process::id());
+    // Fresh namespaces on every run: a running twin keeps the state of earlier runs. The
+    // server a `--wire` run starts has none, so its namespaces are named as in memory and its
+    // report is the same bytes every run.
+    let prefix = if wire {
+        "check-".to_string()
+    } else {
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros())
+            .unwrap_or(0);
+        format!("check-{}-{nonce}-", std::process::id())
+    };
     if let Some(f) = fixture {
         // Seed every namespace before any traffic reaches it, as `--fixture` does in memory.
         for s in sessions {
@@ -923,8 +1048,8 @@ fn target(
         namespace_prefix: prefix.clone(),
         authored: authored.to_vec(),
         authored_gate: gate.clone(),
-        mode: "target",
-        target: Some(url),
+        mode,
+        target: report_target,
     };
     let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
     let bar = crate::output::progress(total as u64, "check");
