@@ -899,7 +899,6 @@ fn holdout(
     Ok((report, model))
 }
 
-#[allow(clippy::too_many_arguments)]
 /// The `wraith serve` a `--wire` run starts: this same binary on a free loopback port, stopped
 /// (and its ready file removed) when dropped.
 struct WireServer {
@@ -990,6 +989,7 @@ impl Drop for WireServer {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn target(
     twin_name: &str,
     twin: &TwinDir,
