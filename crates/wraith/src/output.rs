@@ -14,10 +14,12 @@ macro_rules! outln {
 
 use std::io::IsTerminal;
 
-/// Print `value` as pretty JSON on stdout.
+/// Print `value` on stdout as canonical JSON (keys sorted, compact, one trailing newline): the
+/// form every file Wraith writes has, so `--json > file` is such a file, and the same form
+/// `wraith check --json` prints. `jq .` pretty-prints it for a person.
 pub fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(s) => outln!("{s}"),
+    match wraith_model::to_canonical_json(value) {
+        Ok(s) => print_text(&s),
         Err(e) => eprintln!("error: cannot render JSON output: {e}"),
     }
 }

@@ -662,3 +662,28 @@ fn inspect_provenance_lists_what_each_route_can_answer_from() {
         );
     }
 }
+
+/// Every `--json` printout is canonical JSON (keys sorted, compact, one trailing newline), the
+/// form of every file Wraith writes, so `--json > file` writes such a file.
+#[test]
+fn every_json_printout_is_canonical_json() {
+    let t = DemoTwin::synthesized();
+    for args in [
+        &["check", "--json"][..],
+        &["coverage", "--json"],
+        &["lint", "--json"],
+        &["inspect", "--json"],
+        &["inspect", "--provenance", "--json"],
+        &["synth", "--json"],
+    ] {
+        let out = t.run(args);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {text}"));
+        assert_eq!(
+            text,
+            wraith_model::to_canonical_json(&value).unwrap(),
+            "{args:?} prints canonical JSON"
+        );
+    }
+}
