@@ -221,6 +221,57 @@ fn reimporting_the_same_har_skips_it_with_a_notice_and_exit_0() {
 }
 
 #[test]
+fn the_same_har_under_another_file_name_is_not_imported_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let bytes = std::fs::read(testdata("small.har")).unwrap();
+    std::fs::write(tmp.path().join("small.har"), &bytes).unwrap();
+    std::fs::write(tmp.path().join("small (1).har"), &bytes).unwrap();
+    std::fs::write(tmp.path().join("copy.har"), &bytes).unwrap();
+    let first = run(wraith(tmp.path()).args(["import", "shop", "small.har"]));
+    assert!(first.status.success());
+    let before = session_dirs(tmp.path(), "shop");
+    assert_eq!(before.len(), 1);
+
+    // A later import of a copy, and two copies in one command line: still the one session.
+    for files in [vec!["small (1).har"], vec!["copy.har", "small (1).har"]] {
+        let out = run(wraith(tmp.path())
+            .args(["import", "shop", "--json"])
+            .args(&files));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(session_dirs(tmp.path(), "shop"), before, "{stderr}");
+        assert!(stderr.contains("same exchanges as session"), "{stderr}");
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["sessions"], 0, "{summary}");
+        for f in summary["files"].as_array().unwrap() {
+            assert_eq!(f["already_imported"], true, "{summary}");
+            assert_eq!(f["session_id"], before[0].as_str(), "{summary}");
+        }
+    }
+
+    // Two copies in a fresh twin's first import: one session.
+    init(tmp.path(), "fresh", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path()).args(["import", "fresh", "copy.har", "small.har"]));
+    assert!(out.status.success());
+    assert_eq!(session_dirs(tmp.path(), "fresh").len(), 1);
+
+    // A file that differs in one answer is other traffic, imported beside it.
+    let changed =
+        String::from_utf8(bytes)
+            .unwrap()
+            .replacen("\"status\": 200", "\"status\": 201", 1);
+    std::fs::write(tmp.path().join("changed.har"), changed).unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "shop", "changed.har"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(session_dirs(tmp.path(), "shop").len(), 2);
+}
+
+#[test]
 fn malformed_har_exits_1_naming_file_and_place_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     init(tmp.path(), "shop", "https://api.example.com/v1");

@@ -48,8 +48,9 @@ struct FileSummary {
     session_id: Option<String>,
     exchanges: usize,
     skipped_entries: Vec<String>,
-    /// The file was imported before (same name, same bytes): `session_id` names that session
-    /// and nothing was written for it.
+    /// The file was imported before (same name, same bytes), or its exchanges are those of a
+    /// session imported from another file name (or another file of this import with the same
+    /// bytes): `session_id` names that session and nothing was written for it.
     already_imported: bool,
 }
 
@@ -123,6 +124,8 @@ pub fn run(args: Args) -> CmdResult {
     };
     let mut staged: Vec<StagedSession> = Vec::with_capacity(parsed.len());
     let mut used_ids = std::collections::BTreeSet::new();
+    let mut seen_bytes: std::collections::BTreeMap<[u8; 32], String> =
+        std::collections::BTreeMap::new();
     for (file, bytes, har) in parsed {
         let mut tags = vec![har.stem.clone()];
         for t in &args.tags {
@@ -155,11 +158,42 @@ pub fn run(args: Args) -> CmdResult {
             bar.inc(1);
             continue;
         }
+        // The same bytes as another file of this import, or the same exchanges as a session
+        // imported before under another name: the same traffic, not imported twice.
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        let start = har.exchanges.first().map(|e| e.timing.request_start_us);
+        let scrubbed: Vec<_> = har
+            .exchanges
+            .into_iter()
+            .map(|ex| scrubber.scrub(ex))
+            .collect();
+        let duplicate = match (seen_bytes.get(&digest), start) {
+            (Some(id), _) => Some(id.clone()),
+            (None, Some(start)) => same_content(&sessions_dir, start, &scrubbed),
+            (None, None) => None,
+        };
+        if let Some(id) = duplicate {
+            eprintln!(
+                "wraith import: {} holds the same exchanges as session {id}, imported already \
+                 under another file name; skipped",
+                file.display()
+            );
+            summary.files.push(FileSummary {
+                file: file.display().to_string(),
+                session_id: Some(id),
+                exchanges: 0,
+                skipped_entries: har.skipped,
+                already_imported: true,
+            });
+            bar.inc(1);
+            continue;
+        }
         let session_id = if count == 0 {
             None
         } else {
-            let start = har.exchanges[0].timing.request_start_us;
+            let start = start.unwrap_or_default();
             let id = session_id_for(&sessions_dir, &mut used_ids, start, &bytes, &har.stem);
+            seen_bytes.insert(digest, id.clone());
             let meta = SessionMeta {
                 session_id: id.clone(),
                 tags,
@@ -168,10 +202,8 @@ pub fn run(args: Args) -> CmdResult {
             };
             let mut writer =
                 SessionWriter::staged(&sessions_dir, meta).map_err(CliError::runtime)?;
-            for ex in har.exchanges {
-                writer
-                    .append(scrubber.scrub(ex))
-                    .map_err(CliError::runtime)?;
+            for ex in scrubbed {
+                writer.append(ex).map_err(CliError::runtime)?;
             }
             if let Some(done) = writer.finish_staged().map_err(CliError::runtime)? {
                 staged.push(done);
@@ -276,15 +308,66 @@ fn session_id_for(
 
 /// The session id the `attempt`-th try gives a file (see [`session_id_for`]).
 fn candidate_id(start_us: u64, bytes: &[u8], stem: &str, attempt: u32) -> String {
-    let stamp = jiff::Timestamp::from_microsecond(start_us as i64)
-        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
-        .unwrap_or_else(|_| "19700101T000000Z".to_string());
+    let stamp = stamp_of(start_us);
     let mut h = Sha256::new();
     h.update(bytes);
     h.update(stem.as_bytes());
     h.update(attempt.to_be_bytes());
     let d = h.finalize();
     format!("{stamp}-{:02x}{:02x}{:02x}", d[0], d[1], d[2])
+}
+
+/// The UTC stamp a session id starts with: the first entry's start, to the second.
+fn stamp_of(start_us: u64) -> String {
+    jiff::Timestamp::from_microsecond(start_us as i64)
+        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|_| "19700101T000000Z".to_string())
+}
+
+/// An import session on disk that holds exactly these exchanges: the same file under another
+/// name (imported again it would count every exchange twice, and tip synth's votes). Candidates
+/// share the first entry's stamp and the exchange count; every exchange must be equal but for
+/// its correlation (its tags name the file). Only sessions scrubbed with the same key can be
+/// equal, which is what a twin's stable `WRAITH_HMAC_KEY` gives.
+fn same_content(
+    sessions_dir: &Path,
+    start_us: u64,
+    exchanges: &[wraith_recording::ScrubbedExchange],
+) -> Option<String> {
+    let prefix = format!("{}-", stamp_of(start_us));
+    let mut ids: Vec<String> = std::fs::read_dir(sessions_dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    ids.sort();
+    ids.into_iter().find(|id| {
+        let dir = sessions_dir.join(id);
+        let manifest = std::fs::read(dir.join(wraith_recording::session::MANIFEST_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_slice::<wraith_recording::Manifest>(&t).ok());
+        let Some(m) = manifest else { return false };
+        if !(m.complete
+            && m.proxy_mode == "import"
+            && usize::try_from(m.exchange_count).ok() == Some(exchanges.len()))
+        {
+            return false;
+        }
+        wraith_recording::read_session(&dir, id).is_ok_and(|s| {
+            s.exchanges.len() == exchanges.len()
+                && s.exchanges.iter().zip(exchanges).all(|(a, b)| {
+                    let b = b.exchange();
+                    a.protocol == b.protocol
+                        && a.request == b.request
+                        && a.response == b.response
+                        && a.frames == b.frames
+                        && a.timing == b.timing
+                        && a.content == b.content
+                        && a.truncated == b.truncated
+                })
+        })
+    })
 }
 
 /// The session this file was already imported as, if any. The first id a file is given is a
