@@ -26,7 +26,8 @@ use crate::output::{print_json, progress};
   wraith import mastodon corpora/mastodon/        # every .har file in the folder
 
 Each HAR file becomes one session tagged with the file's stem (plus every --tag). A file
-imported before (same name, same bytes) is skipped with a notice naming its session.")]
+imported before (same name, same bytes), or the same traffic under another file name, is
+skipped with a notice naming its session.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
