@@ -482,6 +482,23 @@ async fn serve_with_overlays_serves_the_composite_and_removes_it_when_stopped() 
         temporary_composites(temp.path()).is_empty(),
         "the temporary composite is removed when serve stops"
     );
+    // A closed terminal (SIGHUP) stops it as gracefully, composite removed.
+    let mut server = shop.serve_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", temp_str.as_str())],
+    );
+    assert_eq!(temporary_composites(temp.path()).len(), 1);
+    assert_eq!(server.signal("-HUP"), 0, "{}", server.stderr());
+    assert!(temporary_composites(temp.path()).is_empty());
+    // A TMPDIR that does not exist is refused, not created.
+    let missing = temp.path().join("no-such-folder");
+    let (code, stderr) = shop.serve_expect_exit_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", missing.to_str().unwrap())],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("TMPDIR"), "{stderr}");
+    assert!(!missing.exists());
 }
 
 #[tokio::test]
@@ -516,4 +533,29 @@ fn serve_with_a_conflicting_overlay_exits_2_and_serves_nothing() {
     assert!(stderr.contains("nothing is served"), "{stderr}");
     let (code, stderr) = shop.serve_expect_exit(&["--keep-composite", "x"]);
     assert_eq!(code, 1, "--keep-composite without --overlay: {stderr}");
+}
+
+#[test]
+fn serve_keep_composite_into_a_used_folder_names_that_flag() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let used = shop.tmp.path().join("used");
+    std::fs::create_dir(&used).unwrap();
+    std::fs::write(used.join("notes.txt"), "keep me").unwrap();
+    let (code, stderr) = shop.serve_expect_exit(&[
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--keep-composite",
+        used.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--keep-composite"), "{stderr}");
+    assert!(
+        !stderr.contains("--output") && !stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(used.join("notes.txt")).unwrap(),
+        "keep me"
+    );
 }

@@ -60,6 +60,10 @@ pub struct Args {
     /// keeps stdout for itself).
     #[arg(skip)]
     pub summary_on_stderr: bool,
+    /// The flag that named the output, for messages: `--output` here, `--keep-composite` when
+    /// `serve --overlay` composes (which has no `--force`). `None` means `--output`.
+    #[arg(skip)]
+    pub output_flag: Option<&'static str>,
 }
 
 /// How a composition ended when nothing failed outright.
@@ -190,7 +194,12 @@ pub fn compose(args: &Args) -> Result<Outcome, CliError> {
         seen_roots.push(root);
         inputs.push(input);
     }
-    check_output(&args.output, &seen_roots, args.force)?;
+    check_output(
+        &args.output,
+        &seen_roots,
+        args.force,
+        args.output_flag.unwrap_or("--output"),
+    )?;
 
     // The model.
     let compose_inputs: Vec<ComposeInput<'_>> = inputs
@@ -515,7 +524,12 @@ fn canonical(p: &Path) -> PathBuf {
 
 /// `--output` must be a folder that is empty or absent (or `--force`), and must neither be nor
 /// contain nor sit inside an input.
-fn check_output(output: &Path, inputs: &[PathBuf], force: bool) -> Result<(), CliError> {
+fn check_output(
+    output: &Path,
+    inputs: &[PathBuf],
+    force: bool,
+    flag: &str,
+) -> Result<(), CliError> {
     let abs = match (output.parent(), output.file_name()) {
         (Some(parent), Some(name)) => {
             let parent = if parent.as_os_str().is_empty() {
@@ -527,7 +541,7 @@ fn check_output(output: &Path, inputs: &[PathBuf], force: bool) -> Result<(), Cl
         }
         _ => {
             return Err(CliError::usage(anyhow!(
-                "--output {} names no folder; pass a path such as twins/composite",
+                "{flag} {} names no folder; pass a path such as twins/composite",
                 output.display()
             )));
         }
@@ -535,7 +549,7 @@ fn check_output(output: &Path, inputs: &[PathBuf], force: bool) -> Result<(), Cl
     for root in inputs {
         if abs.starts_with(root) || root.starts_with(&abs) {
             return Err(CliError::usage(anyhow!(
-                "--output {} overlaps the input {}; write the composite to a folder of its own",
+                "{flag} {} overlaps the input {}; write the composite to a folder of its own",
                 output.display(),
                 root.display()
             )));
@@ -544,7 +558,7 @@ fn check_output(output: &Path, inputs: &[PathBuf], force: bool) -> Result<(), Cl
     match std::fs::metadata(output) {
         Err(_) => Ok(()),
         Ok(m) if !m.is_dir() => Err(CliError::usage(anyhow!(
-            "--output {} exists and is not a folder",
+            "{flag} {} exists and is not a folder",
             output.display()
         ))),
         Ok(_) => {
@@ -554,9 +568,13 @@ fn check_output(output: &Path, inputs: &[PathBuf], force: bool) -> Result<(), Cl
             if empty || force {
                 Ok(())
             } else {
+                let fix = if flag == "--output" {
+                    "pass --force to replace it, or choose another folder"
+                } else {
+                    "choose another folder, or empty it"
+                };
                 Err(CliError::usage(anyhow!(
-                    "--output {} exists and is not empty; pass --force to replace it, or choose \
-                     another folder",
+                    "{flag} {} exists and is not empty; {fix}",
                     output.display()
                 )))
             }

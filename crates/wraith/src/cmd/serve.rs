@@ -290,11 +290,20 @@ impl Composite {
         let (dir, temporary) = match &args.keep_composite {
             Some(dir) => (dir.clone(), false),
             None => {
+                let temp = std::env::temp_dir();
+                // Composing creates missing parents; a temporary folder must not leave a
+                // TMPDIR behind that was never there.
+                if !temp.is_dir() {
+                    return Err(CliError::usage(anyhow!(
+                        "--overlay: the temporary folder {} (TMPDIR) does not exist; create it, \
+                         point TMPDIR elsewhere, or pass --keep-composite DIR",
+                        temp.display()
+                    )));
+                }
                 let nanos = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.subsec_nanos());
-                let dir = std::env::temp_dir()
-                    .join(format!("wraith-composite-{}-{nanos}", std::process::id()));
+                let dir = temp.join(format!("wraith-composite-{}-{nanos}", std::process::id()));
                 (dir, true)
             }
         };
@@ -305,6 +314,7 @@ impl Composite {
             force: false,
             json: false,
             summary_on_stderr: true,
+            output_flag: Some("--keep-composite"),
         })?;
         match outcome {
             super::compose::Outcome::Composed => Ok(Composite { dir, temporary }),
@@ -478,7 +488,9 @@ pub fn run(args: Args) -> CmdResult {
             debug: resolved.debug,
         };
         // Listening before the ready file exists: a signal sent the moment it appears drains.
-        let signals = crate::signals::ShutdownSignals::listen(false);
+        // SIGHUP (a closed terminal) stops it as gracefully as Ctrl-C, so a temporary
+        // `--overlay` composite is removed then too.
+        let signals = crate::signals::ShutdownSignals::listen(true);
         // Banner first: whoever waits for the ready file finds the banner already written.
         print_banner(&twin_name, &listeners, route_count, &info, &resolved);
         for line in &lua_lines {

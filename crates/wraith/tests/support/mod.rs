@@ -151,11 +151,17 @@ impl Twin {
 
     /// Run `wraith serve` expecting it to exit on its own (a refusal); returns (code, stderr).
     pub fn serve_expect_exit(&self, args: &[&str]) -> (i32, String) {
+        self.serve_expect_exit_env(args, &[])
+    }
+
+    /// Like [`Twin::serve_expect_exit`], with extra environment variables.
+    pub fn serve_expect_exit_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
         let mut child = Command::new(bin())
             .current_dir(self.tmp.path())
             .arg("serve")
             .arg(self.path_str())
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
