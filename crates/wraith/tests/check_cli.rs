@@ -328,6 +328,75 @@ fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
 }
 
 #[test]
+fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
+    let t = DemoTwin::synthesized();
+    // Every served answer waits 3 s, so the run is still replaying when the signal comes.
+    let toml = t.root.join("wraith.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let slow = text.replacen(
+        "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
+        "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
+        1,
+    );
+    assert_ne!(
+        slow, text,
+        "the demo twin's [serve.latency] block changed shape"
+    );
+    std::fs::write(&toml, slow).unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    for (signal, code) in [("-TERM", 143), ("-INT", 130), ("-HUP", 129)] {
+        let check = std::process::Command::new(bin())
+            .args(["check"])
+            .arg(&t.root)
+            .arg("--wire")
+            .env("WRAITH_HMAC_KEY", "check-tests-key")
+            .env("TMPDIR", temp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the server's ready file: the server is up and the replay has begun.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let url = loop {
+            let ready = std::fs::read_dir(temp.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with(".ready.json"));
+            if let Some(p) = ready
+                && let Ok(text) = std::fs::read_to_string(&p)
+                && let Ok(doc) = serde_json::from_str::<Value>(&text)
+            {
+                break doc["serve"]["url"].as_str().unwrap().to_string();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let killed = std::process::Command::new("kill")
+            .args([signal, &check.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = check.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let addr = url.trim_start_matches("http://").to_string();
+        assert!(
+            std::net::TcpStream::connect(&addr).is_err(),
+            "{signal}: the server at {url} still answers"
+        );
+        let left: Vec<_> = std::fs::read_dir(temp.path()).unwrap().collect();
+        assert!(left.is_empty(), "{signal}: files left behind: {left:?}");
+    }
+}
+
+#[test]
 fn check_unreachable_target_is_a_runtime_failure() {
     let t = DemoTwin::synthesized();
     // Bind and drop a listener to get a port nobody listens on.

@@ -66,7 +66,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["holdout", "jobs"])]
     pub wire: bool,
     /// With `--target` or `--wire`: how long to wait for each answer, for its headers and again
-    /// for its body, before the run stops with exit 4 (a twin that never answers).
+    /// for its body, before the run stops with exit 4 (a twin that never answers); with
+    /// `--wire` also how long its server may take to start.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "http",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
@@ -207,7 +208,7 @@ pub fn run(args: Args) -> CmdResult {
             )?,
             None => {
                 // Dropped at the end of this arm: the server stops once the replay is done.
-                let server = WireServer::start(&twin)?;
+                let server = WireServer::start(&twin, Duration::from_secs(args.timeout))?;
                 target(
                     &twin_name,
                     &twin,
@@ -900,20 +901,17 @@ fn holdout(
 }
 
 /// The `wraith serve` a `--wire` run starts: this same binary on a free loopback port, stopped
-/// (and its ready file removed) when dropped.
+/// (and its ready and log files removed) when dropped, or when this process is told to stop
+/// (SIGINT, SIGTERM, SIGHUP) while it runs: a stopped check never leaves a server behind.
 struct WireServer {
-    child: std::process::Child,
+    child: Arc<std::sync::Mutex<std::process::Child>>,
     url: String,
-    ready: PathBuf,
-    log: PathBuf,
+    files: Vec<PathBuf>,
 }
 
 impl WireServer {
-    /// How long the server may take to become ready (it synthesizes first when the model is
-    /// stale).
-    const READY_WITHIN: Duration = Duration::from_secs(300);
-
-    fn start(twin: &TwinDir) -> Result<WireServer, CliError> {
+    /// Start the server and wait up to `ready_within` (the run's `--timeout`) for its ready file.
+    fn start(twin: &TwinDir, ready_within: Duration) -> Result<WireServer, CliError> {
         let exe = std::env::current_exe().map_err(|e| {
             CliError::runtime(anyhow!(
                 "--wire: cannot find this wraith binary to serve: {e}"
@@ -928,6 +926,8 @@ impl WireServer {
         ));
         let ready = stem.with_extension("ready.json");
         let log = stem.with_extension("log");
+        // The signal handlers go in before the server exists, so no signal can fall between.
+        let signals = StopSignals::listen();
         let log_file = std::fs::File::create(&log).map_err(|e| {
             CliError::runtime(anyhow!("--wire: cannot create {}: {e}", log.display()))
         })?;
@@ -939,29 +939,53 @@ impl WireServer {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(log_file)
-            .spawn()
-            .map_err(|e| CliError::runtime(anyhow!("--wire: cannot start wraith serve: {e}")))?;
-        let mut server = WireServer {
-            child,
-            url: String::new(),
-            ready,
-            log,
+            .spawn();
+        let child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_file(&log);
+                return Err(CliError::runtime(anyhow!(
+                    "--wire: cannot start wraith serve: {e}"
+                )));
+            }
         };
-        let deadline = std::time::Instant::now() + Self::READY_WITHIN;
+        let server = WireServer {
+            child: Arc::new(std::sync::Mutex::new(child)),
+            url: String::new(),
+            files: vec![ready.clone(), log.clone()],
+        };
+        if let Some(signals) = signals {
+            signals.stop(server.child.clone(), server.files.clone());
+        }
+        server.wait_ready(twin, &ready, &log, ready_within)
+    }
+
+    fn wait_ready(
+        mut self,
+        twin: &TwinDir,
+        ready: &Path,
+        log: &Path,
+        within: Duration,
+    ) -> Result<WireServer, CliError> {
+        let deadline = std::time::Instant::now() + within;
         loop {
-            if let Ok(text) = std::fs::read_to_string(&server.ready)
+            if let Ok(text) = std::fs::read_to_string(ready)
                 && let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text)
                 && let Some(url) = doc["serve"]["url"].as_str()
             {
-                server.url = url.to_string();
-                return Ok(server);
+                self.url = url.to_string();
+                return Ok(self);
             }
-            let exited = server.child.try_wait().ok().flatten();
+            let exited = self
+                .child
+                .lock()
+                .ok()
+                .and_then(|mut c| c.try_wait().ok().flatten());
             if exited.is_some() || std::time::Instant::now() > deadline {
-                let said = std::fs::read_to_string(&server.log).unwrap_or_default();
+                let said = std::fs::read_to_string(log).unwrap_or_default();
                 let why = match exited {
                     Some(status) => format!("it exited ({status})"),
-                    None => format!("it was not ready within {} s", Self::READY_WITHIN.as_secs()),
+                    None => format!("it was not ready within {} s (--timeout)", within.as_secs()),
                 };
                 let err = anyhow!(
                     "--wire: `wraith serve {}` did not start: {why}; it said:\n{}",
@@ -982,10 +1006,80 @@ impl WireServer {
 
 impl Drop for WireServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.ready);
-        let _ = std::fs::remove_file(&self.log);
+        stop_server(&self.child, &self.files);
+    }
+}
+
+/// Kill the server (if it still runs) and remove its files; safe to call twice.
+fn stop_server(child: &std::sync::Mutex<std::process::Child>, files: &[PathBuf]) {
+    if let Ok(mut c) = child.lock() {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP handlers for a `--wire` run, registered before its server starts.
+struct StopSignals {
+    #[cfg(unix)]
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    signals: [tokio::signal::unix::Signal; 3],
+}
+
+impl StopSignals {
+    /// `None` where signals cannot be listened for (the default actions stay).
+    fn listen() -> Option<StopSignals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            let _entered = runtime.enter();
+            let signals = [
+                signal(SignalKind::interrupt()).ok()?,
+                signal(SignalKind::terminate()).ok()?,
+                signal(SignalKind::hangup()).ok()?,
+            ];
+            drop(_entered);
+            Some(StopSignals { runtime, signals })
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
+    }
+
+    /// On the first signal: stop the server, remove its files, and exit as that signal would
+    /// have (128 + its number).
+    fn stop(self, child: Arc<std::sync::Mutex<std::process::Child>>, files: Vec<PathBuf>) {
+        #[cfg(unix)]
+        {
+            let StopSignals {
+                runtime,
+                signals: [mut int, mut term, mut hup],
+            } = self;
+            std::thread::spawn(move || {
+                let code = runtime.block_on(async {
+                    tokio::select! {
+                        _ = int.recv() => 130,
+                        _ = term.recv() => 143,
+                        _ = hup.recv() => 129,
+                    }
+                });
+                stop_server(&child, &files);
+                eprintln!("wraith check: stopped; the --wire server was stopped too");
+                std::process::exit(code);
+            });
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (child, files);
+        }
     }
 }
 
