@@ -5,7 +5,8 @@
 //!   `proxy-connection`, `te`, `trailer`, `transfer-encoding`, `upgrade`, `proxy-authorization`,
 //!   `proxy-authenticate`) describe one connection and are never forwarded in either direction.
 //! - `x-wraith-*` request headers are Wraith's own (session, replay hints): neither forwarded nor
-//!   recorded.
+//!   recorded; nor are `proxy-connection` and `proxy-authorization`, which a forward-proxy
+//!   client sends to the recorder itself.
 //! - `host` is rewritten to the upstream's (the client addressed the proxy).
 //! - A request the proxy passes through unrecorded (forward and mitm modes, another origin)
 //!   keeps its `host` and `accept-encoding`: only hop-by-hop and `x-wraith-*` headers go.
@@ -113,7 +114,14 @@ pub fn strip_response_hop_by_hop(headers: &mut HeaderMap) {
 /// The request headers to record: as the client sent them, minus `x-wraith-*` and
 /// `transfer-encoding`.
 pub fn recorded_request_headers(client: &HeaderMap) -> Headers {
-    to_recorded(client, |n| is_wraith(n) || n == header::TRANSFER_ENCODING)
+    // `proxy-*` headers speak to the recorder as the client's proxy (forward and mitm modes):
+    // they are not part of the API's traffic, and a `proxy-authorization` has no place on disk.
+    to_recorded(client, |n| {
+        is_wraith(n)
+            || n == header::TRANSFER_ENCODING
+            || n == header::PROXY_AUTHORIZATION
+            || n.as_str() == "proxy-connection"
+    })
 }
 
 /// The response headers to record: as forwarded to the client (hop-by-hop already removed).

@@ -74,12 +74,13 @@ impl ProxyState {
         self.graceful.lock().as_ref().map(GracefulShutdown::watcher)
     }
 
-    /// Count a request or tunnel to another origin, and say so once per origin.
-    pub(crate) fn note_passed_through(&self, origin: &str) {
+    /// Count a request or tunnel the recorder passes on unrecorded, and say so once per origin
+    /// and reason (`why`: "not" the upstream, or "outside the base path of" it).
+    pub(crate) fn note_passed_through(&self, origin: &str, why: &str) {
         self.passed_through.fetch_add(1, Ordering::Relaxed);
-        if self.passed_origins.lock().insert(origin.to_string()) {
+        if self.passed_origins.lock().insert(format!("{why} {origin}")) {
             tracing::info!(
-                "passing {origin} through unrecorded: it is not the upstream {}",
+                "passing {origin} through unrecorded: it is {why} the upstream {}",
                 self.upstream.base_url()
             );
         }
@@ -144,16 +145,44 @@ pub(crate) async fn handle(
             }
         }
         Via::Direct => {
-            let ours = uri.host().is_some_and(|host| {
-                state
-                    .upstream
-                    .is_origin(host, uri.port_u16(), uri.scheme_str())
-            }) && state.upstream.covers_path(uri.path());
-            if ours {
+            let scheme = uri.scheme_str().unwrap_or("http");
+            if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+                return Ok(made(json_response(
+                    StatusCode::BAD_REQUEST,
+                    &error_body(
+                        "bad_request",
+                        &format!(
+                            "the recorder forwards http:// and https:// requests, not {scheme}://"
+                        ),
+                    ),
+                )));
+            }
+            let port = match uri.authority().map(crate::upstream::explicit_port) {
+                Some(Err(p)) => {
+                    return Ok(made(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &error_body(
+                            "bad_request",
+                            &format!("`{p}` in {uri} is not a port (1 to 65535)"),
+                        ),
+                    )));
+                }
+                Some(Ok(p)) => p,
+                None => None,
+            };
+            let same_origin = uri
+                .host()
+                .is_some_and(|host| state.upstream.is_origin(host, port, Some(scheme)));
+            if same_origin && state.upstream.covers_path(uri.path()) {
                 forward(state, req, PathForm::Full).await
             } else {
                 let target = uri.clone();
-                pass_through(state, req, target).await
+                let why = if same_origin {
+                    "outside the base path of"
+                } else {
+                    "not"
+                };
+                pass_through(state, req, target, why).await
             }
         }
         Via::Intercepted => {
@@ -164,7 +193,9 @@ pub(crate) async fn handle(
                     .upstream
                     .uri_for_upstream_path(uri.path(), uri.query().unwrap_or(""))
                 {
-                    Ok(target) => pass_through(state, req, target).await,
+                    Ok(target) => {
+                        pass_through(state, req, target, "outside the base path of").await
+                    }
                     Err(e) => made(json_response(
                         StatusCode::BAD_REQUEST,
                         &error_body("bad_request", &e.to_string()),
@@ -212,13 +243,14 @@ async fn pass_through(
     state: Arc<ProxyState>,
     req: Request<Incoming>,
     target: Uri,
+    why: &str,
 ) -> Response<ProxyBody> {
     let origin = format!(
         "{}://{}",
         target.scheme_str().unwrap_or("http"),
         target.authority().map_or("", |a| a.as_str())
     );
-    state.note_passed_through(&origin);
+    state.note_passed_through(&origin, why);
     let (parts, body) = req.into_parts();
     let body = match read_body(body, state.max_body_bytes).await {
         Ok(b) => b,

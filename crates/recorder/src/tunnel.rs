@@ -51,7 +51,18 @@ pub(crate) async fn connect(
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
-    let port = authority.port_u16().unwrap_or(443);
+    let port = match crate::upstream::explicit_port(&authority) {
+        Ok(p) => p.unwrap_or(443),
+        Err(p) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &error_body(
+                    "bad_request",
+                    &format!("`{p}` in CONNECT {authority} is not a port (1 to 65535)"),
+                ),
+            );
+        }
+    };
     if state.upstream.is_origin(&host, Some(port), None) {
         return intercept(state, req, &authority);
     }
@@ -142,7 +153,7 @@ async fn blind(
     if state.watcher().is_none() {
         return shutting_down();
     }
-    state.note_passed_through(&format!("{host}:{port} (CONNECT)"));
+    state.note_passed_through(&format!("CONNECT {host}:{port}"), "not");
     let upgrade = hyper::upgrade::on(req);
     state.tunnels.lock().spawn(async move {
         let mut target = target;

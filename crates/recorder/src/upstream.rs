@@ -158,6 +158,27 @@ impl Upstream {
     }
 }
 
+/// The port an authority names explicitly: `Ok(None)` when it names none, `Err(text)` when what
+/// follows the host is not a port a connection can use (`:99999`, `:abc`, `:0`, `:`). The
+/// `http` crate reads such a port as absent, which would send the request to the scheme's
+/// default port instead.
+pub(crate) fn explicit_port(authority: &Authority) -> Result<Option<u16>, String> {
+    let s = authority.as_str();
+    let host_port = s.rsplit_once('@').map_or(s, |(_, hp)| hp);
+    let after_host = if host_port.starts_with('[') {
+        host_port.find(']').map_or("", |i| &host_port[i + 1..])
+    } else {
+        host_port.rfind(':').map_or("", |i| &host_port[i..])
+    };
+    match after_host.strip_prefix(':') {
+        None => Ok(None),
+        Some(p) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => Ok(Some(port)),
+            _ => Err(p.to_string()),
+        },
+    }
+}
+
 fn default_port(scheme: &str) -> u16 {
     if scheme.eq_ignore_ascii_case("https") {
         443
@@ -253,6 +274,21 @@ mod tests {
         assert_eq!(v6.host(), "::1");
         assert!(v6.is_origin("[::1]", Some(9000), None));
         Ok(())
+    }
+
+    #[test]
+    fn an_unusable_port_is_an_error_not_the_default() {
+        let port = |a: &str| explicit_port(&a.parse::<Authority>().unwrap());
+        assert_eq!(port("api.example.com"), Ok(None));
+        assert_eq!(port("api.example.com:8443"), Ok(Some(8443)));
+        assert_eq!(port("[::1]:9000"), Ok(Some(9000)));
+        assert_eq!(port("[::1]"), Ok(None));
+        assert_eq!(port("u:p@h:81"), Ok(Some(81)));
+        for bad in ["h:99999", "h:65536", "h:0", "h:"] {
+            if let Ok(a) = bad.parse::<Authority>() {
+                assert!(explicit_port(&a).is_err(), "{bad}");
+            }
+        }
     }
 
     #[test]

@@ -34,18 +34,25 @@ fn proxied(rec: &Recording) -> reqwest::Client {
 /// Send `CONNECT authority` to the proxy; the status it answered, its body when it refused,
 /// and the connection (a tunnel when the status is 200).
 async fn connect(port: u16, authority: &str) -> (u16, String, TcpStream) {
+    raw(
+        port,
+        &format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n"),
+    )
+    .await
+}
+
+/// Send `request` as written to the proxy and read its answer's head (and body, unless 200 to a
+/// CONNECT, whose connection then is the tunnel).
+async fn raw(port: u16, request: &str) -> (u16, String, TcpStream) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    stream
-        .write_all(format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        let n = within("the CONNECT answer", stream.read(&mut byte))
+        let n = within("the proxy's answer", stream.read(&mut byte))
             .await
             .unwrap();
-        assert_eq!(n, 1, "the proxy closed before answering CONNECT");
+        assert_eq!(n, 1, "the proxy closed before answering");
         head.push(byte[0]);
     }
     let head = String::from_utf8(head).unwrap();
@@ -58,7 +65,8 @@ async fn connect(port: u16, authority: &str) -> (u16, String, TcpStream) {
                 .then(|| v.trim().parse::<usize>().unwrap())
         })
         .unwrap_or(0);
-    let mut body = vec![0u8; if status == 200 { 0 } else { length }];
+    let tunnel = status == 200 && request.starts_with("CONNECT");
+    let mut body = vec![0u8; if tunnel { 0 } else { length }];
     stream.read_exact(&mut body).await.unwrap();
     (status, String::from_utf8(body).unwrap(), stream)
 }
@@ -136,6 +144,8 @@ async fn forward_mode_records_requests_to_the_upstream_and_passes_other_hosts_th
     // The client keeps the API's own URL; the proxy sees it in absolute form.
     let r = http
         .get(format!("{}/items?limit=2", upstream.base_url))
+        // Credentials for the proxy, not for the API.
+        .header("proxy-authorization", "Basic cHJveHktdXNlcjpwcm94eS1wYXNz")
         .send()
         .await
         .unwrap();
@@ -177,6 +187,48 @@ async fn forward_mode_records_requests_to_the_upstream_and_passes_other_hosts_th
     assert_eq!(ex.request.path, "/api/items");
     assert_eq!(ex.request.query, "limit=2");
     assert_eq!(ex.response.status, 200);
+    // The client's words to its proxy are neither sent on nor recorded.
+    assert_eq!(upstream.seen()[0].header("proxy-authorization"), None);
+    assert!(
+        !ex.request.headers.contains_key("proxy-authorization"),
+        "{:?}",
+        ex.request.headers
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_mode_answers_400_to_a_target_it_cannot_name_and_records_nothing() {
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("fwd", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--mode", "forward"]);
+    // A port past 65535 is no port; it used to mean the scheme's default, sending the request
+    // to another server than the one named.
+    for (request, says) in [
+        (
+            "GET http://127.0.0.1:99999/api/x HTTP/1.1\r\nHost: 127.0.0.1:99999\r\n\r\n"
+                .to_string(),
+            "99999",
+        ),
+        (
+            "CONNECT 127.0.0.1:65536 HTTP/1.1\r\nHost: 127.0.0.1:65536\r\n\r\n".to_string(),
+            "65536",
+        ),
+        (
+            format!(
+                "GET ftp://{a}/api/x HTTP/1.1\r\nHost: {a}\r\n\r\n",
+                a = upstream.authority
+            ),
+            "ftp://",
+        ),
+    ] {
+        let (status, body, _) = raw(rec.port, &request).await;
+        assert_eq!(status, 400, "{request}: {body}");
+        assert!(body.contains(says), "{request}: {body}");
+    }
+    let (code, stderr) = rec.interrupt();
+    assert!(code.success(), "{stderr}");
+    assert!(upstream.seen().is_empty());
+    assert!(twin.sessions().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -331,7 +383,7 @@ async fn proxy_mode_in_wraith_toml_is_the_default_and_the_flag_overrides_it() {
 }
 
 #[test]
-fn ca_cert_without_mitm_mode_is_a_usage_error() {
+fn ca_cert_without_mitm_mode_or_onto_a_file_of_the_users_is_a_usage_error() {
     let twin = Twin::init("flags", "http://127.0.0.1:9");
     let ready = twin.tmp.path().join("ready.json");
     let out = twin
@@ -353,6 +405,27 @@ fn ca_cert_without_mitm_mode_is_a_usage_error() {
         stderr.contains("--ca-cert is only used by --mode mitm"),
         "{stderr}"
     );
+    assert!(!ready.exists());
+    // A file of the user's at that path is not overwritten.
+    let notes = twin.tmp.path().join("notes.txt");
+    std::fs::write(&notes, "important\n").unwrap();
+    let out = twin
+        .record_command(&[
+            "--port",
+            "0",
+            "--ready-json",
+            ready.to_str().unwrap(),
+            "--mode",
+            "mitm",
+            "--ca-cert",
+            notes.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not a certificate"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "important\n");
     assert!(!ready.exists());
 }
 

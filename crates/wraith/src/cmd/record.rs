@@ -32,7 +32,9 @@ CONNECT tunnel to the API's host is refused (its HTTPS could not be read). mitm 
 HTTPS to the API's host is intercepted with a certificate from a CA made for this run (its key
 is never written); the CA certificate is written to --ca-cert (default <twin>/record-ca.pem)
 before the proxy listens: trust it in the client (SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
-NODE_EXTRA_CA_CERTS, curl --cacert). The CA only vouches for the API's host.
+NODE_EXTRA_CA_CERTS, curl --cacert). The CA only vouches for the API's host. In forward and
+mitm modes a request addressed to the proxy itself (not through it) is handled as in reverse
+mode, and the control plane answers there.
 
 In every mode: Ctrl-C (or SIGTERM, or SIGHUP
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
@@ -168,6 +170,17 @@ pub fn run(args: Args) -> CmdResult {
             .ca_cert
             .clone()
             .unwrap_or_else(|| twin.root().join("record-ca.pem"));
+        // Replacing an earlier run's certificate is the normal case; anything else at that
+        // path is the user's and is not overwritten.
+        if let Ok(existing) = std::fs::read(&path)
+            && !String::from_utf8_lossy(&existing).contains("-----BEGIN CERTIFICATE-----")
+        {
+            return Err(CliError::usage(anyhow!(
+                "--ca-cert {}: the file exists and is not a certificate; choose another path \
+                 (it is not overwritten)",
+                path.display()
+            )));
+        }
         // Written before listening: a client started on the ready file finds it in place.
         write_atomic(&path, ca.cert_pem().as_bytes())
             .with_context(|| format!("cannot write the CA certificate to {}", path.display()))
@@ -269,8 +282,7 @@ pub fn run(args: Args) -> CmdResult {
         }
         if summary.passed_through > 0 {
             say(format_args!(
-                "{} request(s) or tunnel(s) to other hosts than {} were passed through and not \
-                 recorded",
+                "{} request(s) or tunnel(s) outside {} were passed through and not recorded",
                 summary.passed_through, config.service.base_url
             ));
         }
