@@ -134,8 +134,10 @@ pub(crate) async fn handle(
         return Ok(made(resp));
     }
     let uri = req.uri();
-    // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy.
-    let absolute = uri.authority().is_some();
+    // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy; one naming
+    // the proxy itself (and an HTTP/2 request, which always names its authority) is addressed
+    // to the recorder, as an origin-form request is.
+    let absolute = uri.authority().is_some() && !names_the_proxy(uri, state.port);
     let resp = match via {
         Via::Direct if !absolute || !state.mode.is_forward() => {
             if is_control_path(uri.path()) {
@@ -205,6 +207,17 @@ pub(crate) async fn handle(
         }
     };
     Ok(resp)
+}
+
+/// Whether `uri` names the recorder's own listening address (a loopback host on its port).
+fn names_the_proxy(uri: &Uri, port: u16) -> bool {
+    let loopback = uri.host().is_some_and(|h| {
+        let h = h.trim_start_matches('[').trim_end_matches(']');
+        h.eq_ignore_ascii_case("localhost")
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    loopback && uri.port_u16() == Some(port)
 }
 
 /// Read a request body whole, within the recorder's limit; an answer to send instead when it

@@ -172,6 +172,15 @@ async fn forward_mode_records_requests_to_the_upstream_and_passes_other_hosts_th
     let outside = format!("http://{}/health", upstream.authority);
     assert_eq!(http.get(&outside).send().await.unwrap().status(), 200);
     assert_eq!(upstream.seen().len(), 2);
+    // A request naming the proxy itself is the recorder's own: answered there, not passed
+    // through a second hop (the summary counts no pass-through for it).
+    let r = http
+        .get(format!("{}/__wraith/health", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], "recording");
 
     let stdout = rec.stdout_path().to_path_buf();
     let (status, stderr) = rec.interrupt();
