@@ -206,9 +206,20 @@ pub fn run(args: Args) -> CmdResult {
                 args.fixture.as_deref(),
                 jobs,
             )?,
-            None => {
-                // Dropped at the end of this arm: the server stops once the replay is done.
-                let server = WireServer::start(&twin, Duration::from_secs(args.timeout))?;
+            target_url => {
+                // Dropped at the end of this arm: a `--wire` server stops once the replay is
+                // done. Its port changes every run, so its report does not name it.
+                let server = match target_url {
+                    Some(_) => None,
+                    None => Some(WireServer::start(&twin, Duration::from_secs(args.timeout))?),
+                };
+                let (url, label) = match (&server, target_url) {
+                    (Some(s), _) => (s.url.as_str(), ("wire", None)),
+                    (None, url) => {
+                        let url = url.as_deref().unwrap_or_default();
+                        (url, ("target", Some(url)))
+                    }
+                };
                 target(
                     &twin_name,
                     &twin,
@@ -218,27 +229,12 @@ pub fn run(args: Args) -> CmdResult {
                     thresholds,
                     &authored,
                     &gate,
-                    &server.url,
+                    url,
                     Duration::from_secs(args.timeout),
                     args.fixture.as_deref(),
-                    // The server's port changes every run; the report does not name it.
-                    ("wire", None),
+                    label,
                 )?
             }
-            Some(url) => target(
-                &twin_name,
-                &twin,
-                &cfg,
-                &model,
-                &all,
-                thresholds,
-                &authored,
-                &gate,
-                url,
-                Duration::from_secs(args.timeout),
-                args.fixture.as_deref(),
-                ("target", Some(url)),
-            )?,
         };
         (report, model)
     };
