@@ -135,50 +135,53 @@ pub fn run(args: Args) -> CmdResult {
             }
         }
         let count = har.exchanges.len();
-        if let Some(first) = har.exchanges.first()
-            && let Some(id) = already_imported(
-                &sessions_dir,
-                &used_ids,
-                first.timing.request_start_us,
-                &bytes,
-                &har.stem,
-                count,
-            )
-        {
-            eprintln!(
-                "wraith import: {} is already imported as session {id}; skipped (remove recordings/sessions/{id}/ to import it again)",
-                file.display()
-            );
-            summary.files.push(FileSummary {
-                file: file.display().to_string(),
-                session_id: Some(id),
-                exchanges: 0,
-                skipped_entries: har.skipped,
-                already_imported: true,
+        // Imported before: this very file (same name, same bytes), or the same traffic under
+        // another name (the same bytes as another file of this import, or the same exchanges
+        // as a session on disk). Either way it is not imported twice.
+        let earlier = har
+            .exchanges
+            .first()
+            .and_then(|first| {
+                already_imported(
+                    &sessions_dir,
+                    &used_ids,
+                    first.timing.request_start_us,
+                    &bytes,
+                    &har.stem,
+                    count,
+                )
+            })
+            .map(|id| {
+                let note = format!(
+                    "is already imported as session {id}; skipped (remove \
+                     recordings/sessions/{id}/ to import it again)"
+                );
+                (id, note)
             });
-            bar.inc(1);
-            continue;
-        }
-        // The same bytes as another file of this import, or the same exchanges as a session
-        // imported before under another name: the same traffic, not imported twice.
         let digest: [u8; 32] = Sha256::digest(&bytes).into();
         let start = har.exchanges.first().map(|e| e.timing.request_start_us);
-        let scrubbed: Vec<_> = har
-            .exchanges
-            .into_iter()
-            .map(|ex| scrubber.scrub(ex))
-            .collect();
-        let duplicate = match (seen_bytes.get(&digest), start) {
-            (Some(id), _) => Some(id.clone()),
-            (None, Some(start)) => same_content(&sessions_dir, start, &scrubbed),
-            (None, None) => None,
+        let scrubbed: Vec<_> = match earlier {
+            Some(_) => Vec::new(),
+            None => har
+                .exchanges
+                .into_iter()
+                .map(|ex| scrubber.scrub(ex))
+                .collect(),
         };
-        if let Some(id) = duplicate {
-            eprintln!(
-                "wraith import: {} holds the same exchanges as session {id}, imported already \
-                 under another file name; skipped",
-                file.display()
+        let earlier = earlier.or_else(|| {
+            let id = match (seen_bytes.get(&digest), start) {
+                (Some(id), _) => Some(id.clone()),
+                (None, Some(start)) => same_content(&sessions_dir, start, &scrubbed),
+                (None, None) => None,
+            }?;
+            let note = format!(
+                "holds the same exchanges as session {id}, imported already under another \
+                 file name; skipped"
             );
+            Some((id, note))
+        });
+        if let Some((id, note)) = earlier {
+            eprintln!("wraith import: {} {note}", file.display());
             summary.files.push(FileSummary {
                 file: file.display().to_string(),
                 session_id: Some(id),
