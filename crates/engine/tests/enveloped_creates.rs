@@ -106,18 +106,7 @@ fn a_record_created_through_an_enveloped_answer_reads_back_and_lists() {
         run("run-a", "1001", "first"),
         run("run-b", "1002", "second"),
     ];
-    let model = wraith_synth::synthesize(
-        &sessions,
-        &wraith_synth::SynthOptions {
-            twin: "boards".into(),
-            base_url: "http://127.0.0.1:18080".into(),
-            tool_version: "test".into(),
-            tag: None,
-            request_keying: Default::default(),
-            run_gap_us: None,
-        },
-    )
-    .model;
+    let model = synthesize(&sessions, "boards");
     let create = model
         .routes
         .iter()

@@ -21,18 +21,7 @@ fn twin() -> &'static Engine {
             .join("../../examples/twins/shop/recordings/sessions");
         let sessions = wraith_recording::read_sessions(&dir).unwrap();
         assert!(!sessions.is_empty());
-        let model = wraith_synth::synthesize(
-            &sessions,
-            &wraith_synth::SynthOptions {
-                twin: "shop".into(),
-                base_url: "http://127.0.0.1:18080".into(),
-                tool_version: "test".into(),
-                tag: None,
-                request_keying: Default::default(),
-                run_gap_us: None,
-            },
-        )
-        .model;
+        let model = synthesize(&sessions, "shop");
         engine(model, det_opts())
     })
 }

@@ -253,18 +253,22 @@ fn check_target_replays_over_http_against_running_serve() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// `wraith check <demo> --wire` with its temporary files in `temp`.
+fn wire_check(t: &DemoTwin, temp: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("check")
+        .arg(&t.root)
+        .arg("--wire")
+        .env("WRAITH_HMAC_KEY", "check-tests-key")
+        .env("TMPDIR", temp);
+    cmd
+}
+
 #[test]
 fn check_wire_starts_its_own_server_and_reports_as_target_does_without_a_port() {
     let t = DemoTwin::synthesized();
     let temp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(bin())
-        .args(["check"])
-        .arg(&t.root)
-        .args(["--wire", "--json"])
-        .env("WRAITH_HMAC_KEY", "check-tests-key")
-        .env("TMPDIR", temp.path())
-        .output()
-        .unwrap();
+    let out = wire_check(&t, temp.path()).arg("--json").output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -292,13 +296,7 @@ fn check_wire_starts_its_own_server_and_reports_as_target_does_without_a_port() 
         "ready and log files are removed"
     );
     // Two runs give the same report bytes.
-    let again = std::process::Command::new(bin())
-        .args(["check"])
-        .arg(&t.root)
-        .args(["--wire", "--json"])
-        .env("WRAITH_HMAC_KEY", "check-tests-key")
-        .output()
-        .unwrap();
+    let again = wire_check(&t, temp.path()).arg("--json").output().unwrap();
     assert!(
         again.stdout == out.stdout,
         "two --wire runs give the same report bytes"
@@ -345,12 +343,7 @@ fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
     std::fs::write(&toml, slow).unwrap();
     let temp = tempfile::tempdir().unwrap();
     for (signal, code) in [("-TERM", 143), ("-INT", 130), ("-HUP", 129)] {
-        let check = std::process::Command::new(bin())
-            .args(["check"])
-            .arg(&t.root)
-            .arg("--wire")
-            .env("WRAITH_HMAC_KEY", "check-tests-key")
-            .env("TMPDIR", temp.path())
+        let check = wire_check(&t, temp.path())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -16,13 +16,6 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Fail (instead of hanging) when something that should happen promptly does not.
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(20), fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {what}"))
-}
-
 /// A client that sends every request through the recorder as its HTTP proxy.
 fn proxied(rec: &Recording) -> reqwest::Client {
     reqwest::Client::builder()

@@ -9,13 +9,6 @@ use std::time::{Duration, Instant};
 use record_support::*;
 use serde_json::{Value, json};
 
-/// Fail (instead of hanging) when something that should happen promptly does not.
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(20), fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {what}"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_upstream_answers_reach_the_client_and_are_recorded_with_the_base_path() {
     let upstream = Upstream::start("/api", None).await;

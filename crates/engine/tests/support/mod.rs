@@ -637,6 +637,22 @@ pub fn engine_with(
     }
 }
 
+/// The model `wraith synth` would make of `sessions` for a twin named `twin`.
+pub fn synthesize(sessions: &[wraith_recording::RecordedSession], twin: &str) -> Model {
+    wraith_synth::synthesize(
+        sessions,
+        &wraith_synth::SynthOptions {
+            twin: twin.into(),
+            base_url: "http://127.0.0.1:18080".into(),
+            tool_version: "test".into(),
+            tag: None,
+            request_keying: Default::default(),
+            run_gap_us: None,
+        },
+    )
+    .model
+}
+
 pub fn shop() -> Engine {
     engine(shop_model(), det_opts())
 }

@@ -500,6 +500,13 @@ fn unique() -> u64 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Fail (instead of hanging) when something that should happen promptly does not.
+pub async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), fut)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
 /// A plain-HTTP test client that ignores proxy settings from the environment.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
