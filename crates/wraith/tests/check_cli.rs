@@ -253,6 +253,17 @@ fn check_target_replays_over_http_against_running_serve() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Replace `from` (which must be there) with `to` in the twin's `wraith.toml`.
+fn edit_config(t: &DemoTwin, from: &str, to: &str) {
+    let toml = t.root.join("wraith.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(
+        text.contains(from),
+        "the demo twin's wraith.toml has no `{from}`"
+    );
+    std::fs::write(&toml, text.replacen(from, to, 1)).unwrap();
+}
+
 /// `wraith check <demo> --wire` with its temporary files in `temp`.
 fn wire_check(t: &DemoTwin, temp: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(bin());
@@ -306,11 +317,8 @@ fn check_wire_starts_its_own_server_and_reports_as_target_does_without_a_port() 
 #[test]
 fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
     let t = DemoTwin::synthesized();
-    let toml = t.root.join("wraith.toml");
     // A setting only serve reads: the in-memory check runs, the served one cannot start.
-    let text = std::fs::read_to_string(&toml).unwrap();
-    assert!(text.contains("multiplier = 1.0"), "{text}");
-    std::fs::write(&toml, text.replace("multiplier = 1.0", "multiplier = -1.0")).unwrap();
+    edit_config(&t, "multiplier = 1.0", "multiplier = -1.0");
     assert_eq!(t.run(&["check"]).status.code(), Some(0));
     let out = t.run(&["check", "--wire"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -329,18 +337,11 @@ fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
 fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
     let t = DemoTwin::synthesized();
     // Every served answer waits 3 s, so the run is still replaying when the signal comes.
-    let toml = t.root.join("wraith.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    let slow = text.replacen(
+    edit_config(
+        &t,
         "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
         "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
-        1,
     );
-    assert_ne!(
-        slow, text,
-        "the demo twin's [serve.latency] block changed shape"
-    );
-    std::fs::write(&toml, slow).unwrap();
     let temp = tempfile::tempdir().unwrap();
     for (signal, code) in [("-TERM", 143), ("-INT", 130), ("-HUP", 129)] {
         let check = wire_check(&t, temp.path())
