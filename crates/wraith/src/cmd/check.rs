@@ -220,7 +220,7 @@ pub fn run(args: Args) -> CmdResult {
                         (url, ("target", Some(url)))
                     }
                 };
-                target(
+                let replayed = target(
                     &twin_name,
                     &twin,
                     &cfg,
@@ -233,7 +233,11 @@ pub fn run(args: Args) -> CmdResult {
                     Duration::from_secs(args.timeout),
                     args.fixture.as_deref(),
                     label,
-                )?
+                );
+                // A replay cut short because a signal stopped the server is no failure of the
+                // twin: the signal's own exit is on its way.
+                hold_if_stopping();
+                replayed?
             }
         };
         (report, model)
@@ -978,6 +982,7 @@ impl WireServer {
                 .ok()
                 .and_then(|mut c| c.try_wait().ok().flatten());
             if exited.is_some() || std::time::Instant::now() > deadline {
+                hold_if_stopping();
                 let said = std::fs::read_to_string(log).unwrap_or_default();
                 let why = match exited {
                     Some(status) => format!("it exited ({status})"),
@@ -1003,6 +1008,20 @@ impl WireServer {
 impl Drop for WireServer {
     fn drop(&mut self) {
         stop_server(&self.child, &self.files);
+    }
+}
+
+/// Set once a signal stops a `--wire` run: the server is being killed and the process is about
+/// to exit with the signal's code.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Wait here for the exit a signal has begun (see [`STOPPING`]) instead of reporting the
+/// server's death as the twin failing (exit 4).
+fn hold_if_stopping() {
+    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
     }
 }
 
@@ -1067,6 +1086,7 @@ impl StopSignals {
                         _ = hup.recv() => 129,
                     }
                 });
+                STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
                 stop_server(&child, &files);
                 eprintln!("wraith check: stopped; the --wire server was stopped too");
                 std::process::exit(code);
