@@ -366,7 +366,17 @@ async fn forward(
         method: parts.method.as_str().to_string(),
         path: upstream_path,
         query,
-        headers: recorded_request_headers(&parts.headers),
+        headers: {
+            let mut headers = recorded_request_headers(&parts.headers);
+            // HTTP/2 names the host in `:authority`, not in a header: record it as the `host`
+            // an HTTP/1.1 client would have sent, so recordings read the same either way.
+            if !headers.contains_key("host")
+                && let Some(authority) = parts.uri.authority()
+            {
+                headers.insert("host".to_string(), vec![authority.as_str().to_string()]);
+            }
+            headers
+        },
         content_type: if body.is_empty() {
             None
         } else {

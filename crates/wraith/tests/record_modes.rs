@@ -85,8 +85,39 @@ where
     (status, serde_json::from_slice(&body).unwrap())
 }
 
+/// GET `uri` (absolute: HTTP/2 names its authority) over HTTP/2 on an open TLS connection.
+async fn get_over_h2<IO>(io: IO, uri: &str) -> (u16, Value)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut send, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        TokioIo::new(io),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let req = hyper::Request::get(uri)
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let resp = within(
+        "an HTTP/2 answer through the tunnel",
+        send.send_request(req),
+    )
+    .await
+    .unwrap();
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
 /// A TLS client trusting only the PEM certificates in `ca_pem`.
 fn tls_client(ca_pem: &[u8]) -> tokio_rustls::TlsConnector {
+    tls_client_alpn(ca_pem, Vec::new())
+}
+
+/// [`tls_client`] offering these ALPN protocols.
+fn tls_client_alpn(ca_pem: &[u8], alpn: Vec<Vec<u8>>) -> tokio_rustls::TlsConnector {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
@@ -99,6 +130,8 @@ fn tls_client(ca_pem: &[u8]) -> tokio_rustls::TlsConnector {
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
+    let mut config = config;
+    config.alpn_protocols = alpn;
     tokio_rustls::TlsConnector::from(Arc::new(config))
 }
 
@@ -299,6 +332,18 @@ async fn mitm_mode_records_https_inside_the_tunnel_with_a_ca_written_before_list
     assert_eq!(body["path"], "/v2/regions");
     assert_eq!(upstream.seen()[0].query, "page=2");
 
+    // The same over HTTP/2, which names the host in `:authority`, not in a header.
+    let (status, body, tunnel) = connect(rec.port, &upstream.authority).await;
+    assert_eq!(status, 200, "{body}");
+    let tls = tls_client_alpn(&ca_pem, vec![b"h2".to_vec()])
+        .connect(name.clone(), tunnel)
+        .await
+        .unwrap();
+    let (status, body) =
+        get_over_h2(tls, &format!("https://{}/v2/zones", upstream.authority)).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["path"], "/v2/zones");
+
     // A client that does not trust it gets no answer: the interception is never silent.
     let (status, _, tunnel) = connect(rec.port, &upstream.authority).await;
     assert_eq!(status, 200);
@@ -315,9 +360,19 @@ async fn mitm_mode_records_https_inside_the_tunnel_with_a_ca_written_before_list
     let sessions = twin.sessions();
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].manifest.proxy_mode, "mitm");
-    assert_eq!(sessions[0].exchanges.len(), 1);
+    assert_eq!(sessions[0].exchanges.len(), 2);
     assert_eq!(sessions[0].exchanges[0].request.path, "/v2/regions");
     assert_eq!(sessions[0].exchanges[0].request.query, "page=2");
+    assert_eq!(sessions[0].exchanges[1].request.path, "/v2/zones");
+    // Both recorded with the host they named, as HTTP/1.1 and HTTP/2 clients.
+    for ex in &sessions[0].exchanges {
+        assert_eq!(
+            ex.request.headers.get("host"),
+            Some(&vec![upstream.authority.clone()]),
+            "{}",
+            ex.request.path
+        );
+    }
     assert!(leftovers(&twin.root).is_empty());
 }
 
