@@ -134,9 +134,9 @@ pub(crate) async fn handle(
         return Ok(made(resp));
     }
     let uri = req.uri();
-    // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy; one naming
-    // the proxy itself (and an HTTP/2 request, which always names its authority) is addressed
-    // to the recorder, as an origin-form request is.
+    // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy. One that
+    // names the proxy itself is addressed to the recorder, as an origin-form request is; so is
+    // an HTTP/2 request sent straight to it (HTTP/2 always names its authority).
     let absolute = uri.authority().is_some() && !names_the_proxy(uri, state.port);
     let resp = match via {
         Via::Direct if !absolute || !state.mode.is_forward() => {
@@ -149,25 +149,15 @@ pub(crate) async fn handle(
         Via::Direct => {
             let scheme = uri.scheme_str().unwrap_or("http");
             if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-                return Ok(made(json_response(
-                    StatusCode::BAD_REQUEST,
-                    &error_body(
-                        "bad_request",
-                        &format!(
-                            "the recorder forwards http:// and https:// requests, not {scheme}://"
-                        ),
-                    ),
-                )));
+                return Ok(made(bad_request(&format!(
+                    "the recorder forwards http:// and https:// requests, not {scheme}://"
+                ))));
             }
             let port = match uri.authority().map(crate::upstream::explicit_port) {
                 Some(Err(p)) => {
-                    return Ok(made(json_response(
-                        StatusCode::BAD_REQUEST,
-                        &error_body(
-                            "bad_request",
-                            &format!("`{p}` in {uri} is not a port (1 to 65535)"),
-                        ),
-                    )));
+                    return Ok(made(bad_request(&format!(
+                        "`{p}` in {uri} is not a port (1 to 65535)"
+                    ))));
                 }
                 Some(Ok(p)) => p,
                 None => None,
@@ -198,15 +188,17 @@ pub(crate) async fn handle(
                     Ok(target) => {
                         pass_through(state, req, target, "outside the base path of").await
                     }
-                    Err(e) => made(json_response(
-                        StatusCode::BAD_REQUEST,
-                        &error_body("bad_request", &e.to_string()),
-                    )),
+                    Err(e) => made(bad_request(&e.to_string())),
                 }
             }
         }
     };
     Ok(resp)
+}
+
+/// A 400 the proxy answers itself, saying what is wrong with the request.
+pub(crate) fn bad_request(message: &str) -> Response<Full<Bytes>> {
+    json_response(StatusCode::BAD_REQUEST, &error_body("bad_request", message))
 }
 
 /// Whether `uri` names the recorder's own listening address (a loopback host on its port).
@@ -322,12 +314,7 @@ async fn forward(
     };
     let uri = match state.upstream.uri_for_upstream_path(&upstream_path, &query) {
         Ok(u) => u,
-        Err(e) => {
-            return made(json_response(
-                StatusCode::BAD_REQUEST,
-                &error_body("bad_request", &e.to_string()),
-            ));
-        }
+        Err(e) => return made(bad_request(&e.to_string())),
     };
     let mut upstream_req = Request::new(Full::new(body.clone()));
     *upstream_req.method_mut() = parts.method.clone();

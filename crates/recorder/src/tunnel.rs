@@ -17,7 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 
 use crate::control::error_body;
-use crate::proxy::{ProxyState, Via, json_response};
+use crate::proxy::{ProxyState, Via, bad_request, json_response};
 use crate::upstream::CONNECT_TIMEOUT;
 
 /// Answer one `CONNECT`; the tunnel itself runs in a task of [`ProxyState::tunnels`] once the
@@ -41,10 +41,7 @@ pub(crate) async fn connect(
         );
     }
     let Some(authority) = req.uri().authority().cloned() else {
-        return json_response(
-            StatusCode::BAD_REQUEST,
-            &error_body("bad_request", "CONNECT needs a host:port target"),
-        );
+        return bad_request("CONNECT needs a host:port target");
     };
     let host = authority
         .host()
@@ -54,13 +51,9 @@ pub(crate) async fn connect(
     let port = match crate::upstream::explicit_port(&authority) {
         Ok(p) => p.unwrap_or(443),
         Err(p) => {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                &error_body(
-                    "bad_request",
-                    &format!("`{p}` in CONNECT {authority} is not a port (1 to 65535)"),
-                ),
-            );
+            return bad_request(&format!(
+                "`{p}` in CONNECT {authority} is not a port (1 to 65535)"
+            ));
         }
     };
     if state.upstream.is_origin(&host, Some(port), None) {
