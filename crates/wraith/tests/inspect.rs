@@ -60,6 +60,34 @@ fn inspect_json_summarizes_imported_sessions() {
 }
 
 #[test]
+fn inspect_text_lists_each_session_with_how_it_was_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(
+        wraith(tmp.path())
+            .args(["init", "shop", "--base-url", "https://api.example.com/v1"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let imported = wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("small.har"))
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    let out = wraith(tmp.path())
+        .args(["inspect", "shop"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("exchange(s)  "))
+        .unwrap_or_else(|| panic!("no session line: {text}"));
+    assert!(line.contains("  import   small"), "{line}");
+}
+
+#[test]
 fn inspect_reads_real_wrec_recordings_of_the_demo_twin() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora/wraith-demo");
     let tmp = tempfile::tempdir().unwrap();

@@ -181,9 +181,10 @@ pub fn run(args: Args) -> CmdResult {
     outln!();
     for s in &out.per_session {
         outln!(
-            "{}  {:>4} exchange(s)  {}{}",
+            "{}  {:>4} exchange(s)  {:<7}  {}{}",
             s.session_id,
             s.exchanges,
+            s.proxy_mode,
             s.tags.join(","),
             if s.complete { "" } else { "  (incomplete)" }
         );
