@@ -29,8 +29,8 @@ fn json_of(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-#[test]
-fn inspect_json_summarizes_imported_sessions() {
+/// A temp dir holding twin `shop` (made by `wraith init`) with these test HAR files imported.
+fn shop_with(hars: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     assert!(
         wraith(tmp.path())
@@ -41,11 +41,16 @@ fn inspect_json_summarizes_imported_sessions() {
     );
     let imported = wraith(tmp.path())
         .args(["import", "shop"])
-        .arg(testdata("small.har"))
-        .arg(testdata("secrets.har"))
+        .args(hars.iter().map(|h| testdata(h)))
         .output()
         .unwrap();
     assert!(imported.status.success());
+    tmp
+}
+
+#[test]
+fn inspect_json_summarizes_imported_sessions() {
+    let tmp = shop_with(&["small.har", "secrets.har"]);
     let v = json_of(wraith(tmp.path()).args(["inspect", "shop", "--json"]));
     insta::assert_json_snapshot!("inspect_small_and_secrets", v);
     // Same recordings, same bytes: the output does not depend on when or where it runs.
@@ -61,20 +66,7 @@ fn inspect_json_summarizes_imported_sessions() {
 
 #[test]
 fn inspect_text_lists_each_session_with_how_it_was_recorded() {
-    let tmp = tempfile::tempdir().unwrap();
-    assert!(
-        wraith(tmp.path())
-            .args(["init", "shop", "--base-url", "https://api.example.com/v1"])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let imported = wraith(tmp.path())
-        .args(["import", "shop"])
-        .arg(testdata("small.har"))
-        .output()
-        .unwrap();
-    assert!(imported.status.success());
+    let tmp = shop_with(&["small.har"]);
     let out = wraith(tmp.path())
         .args(["inspect", "shop"])
         .output()
