@@ -95,7 +95,7 @@ fn intercept(
     let acceptor = ca.acceptor();
     let upgrade = hyper::upgrade::on(req);
     let served = state.clone();
-    state.tunnels.lock().spawn(async move {
+    spawn_tunnel(&state, async move {
         let upgraded = match upgrade.await {
             Ok(u) => u,
             Err(e) => {
@@ -148,7 +148,7 @@ async fn blind(
     }
     state.note_passed_through(&format!("CONNECT {host}:{port}"), "not");
     let upgrade = hyper::upgrade::on(req);
-    state.tunnels.lock().spawn(async move {
+    spawn_tunnel(&state, async move {
         let mut target = target;
         match upgrade.await {
             Ok(upgraded) => {
@@ -161,6 +161,18 @@ async fn blind(
         }
     });
     Response::new(Full::new(Bytes::new()))
+}
+
+/// Run a tunnel in [`ProxyState::tunnels`], first dropping the entries of tunnels already
+/// closed: a recorder left running for hours opens many, and a `JoinSet` keeps every finished
+/// task until it is joined.
+fn spawn_tunnel(
+    state: &ProxyState,
+    tunnel: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let mut tunnels = state.tunnels.lock();
+    while tunnels.try_join_next().is_some() {}
+    tunnels.spawn(tunnel);
 }
 
 fn unreachable(host: &str, port: u16, cause: &str) -> Response<Full<Bytes>> {
