@@ -1,4 +1,5 @@
-//! The signals that stop `serve` and `record`, listened for before either says it is ready.
+//! The signals that stop `serve`, `record` and a `check --wire` run, listened for before any
+//! of them says it is ready (or starts its server).
 //!
 //! A caller waiting for the ready file may signal the moment it appears. Tokio installs a
 //! signal's handler when its listener is created, so the listeners are created first: a
@@ -37,8 +38,9 @@ impl ShutdownSignals {
         }
     }
 
-    /// Resolves on the first of the signals listened for.
-    pub(crate) async fn recv(self) {
+    /// Resolves on the first of the signals listened for, with the exit code a process killed
+    /// by it would have had (128 + its number: 130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    pub(crate) async fn recv(self) -> u8 {
         #[cfg(unix)]
         {
             async fn next(s: Option<tokio::signal::unix::Signal>) {
@@ -50,9 +52,9 @@ impl ShutdownSignals {
                 }
             }
             tokio::select! {
-                () = next(self.interrupt) => {}
-                () = next(self.terminate) => {}
-                () = next(self.hangup) => {}
+                () = next(self.interrupt) => 130,
+                () = next(self.terminate) => 143,
+                () = next(self.hangup) => 129,
             }
         }
         #[cfg(not(unix))]
@@ -60,6 +62,7 @@ impl ShutdownSignals {
             if tokio::signal::ctrl_c().await.is_err() {
                 std::future::pending::<()>().await;
             }
+            130
         }
     }
 }

@@ -1036,66 +1036,38 @@ fn stop_server(child: &std::sync::Mutex<std::process::Child>, files: &[PathBuf])
     }
 }
 
-/// SIGINT, SIGTERM and SIGHUP handlers for a `--wire` run, registered before its server starts.
+/// SIGINT, SIGTERM and SIGHUP handlers for a `--wire` run, registered before its server starts
+/// (on a runtime of their own: the check itself runs none).
 struct StopSignals {
-    #[cfg(unix)]
     runtime: tokio::runtime::Runtime,
-    #[cfg(unix)]
-    signals: [tokio::signal::unix::Signal; 3],
+    signals: crate::signals::ShutdownSignals,
 }
 
 impl StopSignals {
-    /// `None` where signals cannot be listened for (the default actions stay).
+    /// `None` when no runtime can be made (the default actions stay).
     fn listen() -> Option<StopSignals> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        let signals = {
             let _entered = runtime.enter();
-            let signals = [
-                signal(SignalKind::interrupt()).ok()?,
-                signal(SignalKind::terminate()).ok()?,
-                signal(SignalKind::hangup()).ok()?,
-            ];
-            drop(_entered);
-            Some(StopSignals { runtime, signals })
-        }
-        #[cfg(not(unix))]
-        {
-            None
-        }
+            crate::signals::ShutdownSignals::listen(true)
+        };
+        Some(StopSignals { runtime, signals })
     }
 
     /// On the first signal: stop the server, remove its files, and exit as that signal would
     /// have (128 + its number).
     fn stop(self, child: Arc<std::sync::Mutex<std::process::Child>>, files: Vec<PathBuf>) {
-        #[cfg(unix)]
-        {
-            let StopSignals {
-                runtime,
-                signals: [mut int, mut term, mut hup],
-            } = self;
-            std::thread::spawn(move || {
-                let code = runtime.block_on(async {
-                    tokio::select! {
-                        _ = int.recv() => 130,
-                        _ = term.recv() => 143,
-                        _ = hup.recv() => 129,
-                    }
-                });
-                STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
-                stop_server(&child, &files);
-                eprintln!("wraith check: stopped; the --wire server was stopped too");
-                std::process::exit(code);
-            });
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (child, files);
-        }
+        let StopSignals { runtime, signals } = self;
+        std::thread::spawn(move || {
+            let code = runtime.block_on(signals.recv());
+            STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+            stop_server(&child, &files);
+            eprintln!("wraith check: stopped; the --wire server was stopped too");
+            std::process::exit(i32::from(code));
+        });
     }
 }
 

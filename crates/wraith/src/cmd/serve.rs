@@ -519,7 +519,10 @@ pub fn run(args: Args) -> CmdResult {
         settings.drain_timeout = resolved.drain_timeout;
         settings.default_clock_epoch = resolved.clock.base_epoch;
         settings.layers = layers;
-        let outcome = wraith_server::serve(listeners, engine, settings, signals.recv()).await;
+        let outcome = wraith_server::serve(listeners, engine, settings, async {
+            signals.recv().await;
+        })
+        .await;
         if outcome.drained {
             eprintln!("wraith serve: stopped");
         } else {
