@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench -p wraith-synth --bench synth` (figures in `docs/benchmarks.md`).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/synth/common/mod.rs"]
 mod common;
 
 use serde_json::Value;

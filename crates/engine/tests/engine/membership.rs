@@ -1,0 +1,159 @@
+//! Membership actions (`Route::membership`): an action naming records in its body adds them to
+//! (or removes them from) a list another route reads under the same path, per session; and
+//! last-write-wins writes (`Route::last_write_wins`), whose answer a later read of the path repeats.
+
+use crate::support;
+
+use serde_json::json;
+use support::*;
+use wraith_model::*;
+
+/// The shop with `POST`/`DELETE /v1/groups/:id/members` (ids in `customer_ids`, empty answer)
+/// and `GET /v1/groups/:id/members`, whose recorded answer lists some other recording's member.
+fn shop_with_groups() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let effect = |adds| MembershipEffect {
+        list_path: "/v1/groups/:id/members".into(),
+        ids_field: "/customer_ids".into(),
+        member_type: "customers".into(),
+        adds,
+    };
+    let mut add = R::new("POST", "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    add.membership = Some(effect(true));
+    let mut remove = R::new("DELETE", "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    remove.membership = Some(effect(false));
+    let list = R::new("GET", "/v1/groups/:id/members")
+        .variant(
+            200,
+            Guard::Always,
+            c(json!([{"id": "cus_recorded", "object": "customer"}])),
+        )
+        // A recorded read of group g9 whose list another route's write emptied.
+        .exact(
+            "/v1/groups/g9/members",
+            "",
+            None,
+            vec![moment("s1/1", 200, json!([]))],
+        )
+        .build();
+    m.routes.extend([add, remove, list]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+fn listed_ids(e: &wraith_engine::Engine, s: Option<&str>, path: &str) -> Vec<String> {
+    let page = body(&get(e, s, path));
+    page.as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn membership_add_lists_the_named_records_and_remove_drops_them() {
+    let e = shop_with_groups();
+    let s = Some("members");
+    let created = send(&e, s, "POST", "/v1/customers", json!({"name": "Zoe"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!id.is_empty(), "the create answered an id");
+    let path = "/v1/groups/g1/members";
+
+    let added = send(&e, s, "POST", path, json!({"customer_ids": [id.clone()]}));
+    assert_eq!(added.status, 200);
+    assert_eq!(listed_ids(&e, s, path), vec![id.clone()]);
+    let page = body(&get(&e, s, path));
+    assert_eq!(
+        page[0]["name"],
+        json!("Zoe"),
+        "the session's record: {page}"
+    );
+
+    let removed = send(&e, s, "DELETE", path, json!({"customer_ids": [id.clone()]}));
+    assert_eq!(removed.status, 200);
+    assert!(listed_ids(&e, s, path).is_empty(), "removed again");
+
+    // Another group and another session keep the recorded answer.
+    assert_eq!(
+        listed_ids(&e, s, "/v1/groups/g2/members"),
+        vec!["cus_recorded"]
+    );
+    assert_eq!(listed_ids(&e, Some("other"), path), vec!["cus_recorded"]);
+}
+
+#[test]
+fn membership_list_answers_the_sessions_members_over_a_recorded_answer_to_the_same_request() {
+    let e = shop_with_groups();
+    let s = Some("recorded");
+    let path = "/v1/groups/g9/members";
+    assert!(listed_ids(&e, s, path).is_empty(), "the recorded read");
+    let added = send(&e, s, "POST", path, json!({"customer_ids": ["cus_1"]}));
+    assert_eq!(added.status, 200);
+    assert_eq!(
+        listed_ids(&e, s, path),
+        vec!["cus_1"],
+        "the recorded read lists that run's members, not this session's"
+    );
+}
+
+/// The shop with a last-write-wins `POST /v1/marker` (echoing the body's `last_read_id`) and
+/// `GET /v1/marker`, whose recorded answer names some other recording's id.
+fn shop_with_marker() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let mut write = R::new("POST", "/v1/marker")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![(
+                "last_read_id",
+                echo_body("/last_read_id", JsonType::String),
+            )]),
+        )
+        .build();
+    write.last_write_wins = true;
+    let read = R::new("GET", "/v1/marker")
+        .variant(200, Guard::Always, c(json!({"last_read_id": "recorded"})))
+        .exact(
+            "/v1/marker",
+            "",
+            None,
+            vec![moment("s1/1", 200, json!({"last_read_id": "recorded"}))],
+        )
+        .build();
+    m.routes.extend([write, read]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn last_write_wins_read_answers_the_sessions_last_write() {
+    let e = shop_with_marker();
+    let s = Some("marker");
+    for id in ["m_1", "m_2"] {
+        let written = send(&e, s, "POST", "/v1/marker", json!({"last_read_id": id}));
+        assert_eq!(body(&written)["last_read_id"], json!(id));
+    }
+    let read = get(&e, s, "/v1/marker");
+    assert_eq!(read.status, 200);
+    assert_eq!(body(&read)["last_read_id"], json!("m_2"), "the last write");
+    let other = body(&get(&e, Some("other"), "/v1/marker"));
+    assert_eq!(
+        other["last_read_id"],
+        json!("recorded"),
+        "another session replays"
+    );
+}

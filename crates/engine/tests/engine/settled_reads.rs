@@ -1,0 +1,150 @@
+//! A record the session created is read back in the state every recorded read showed where
+//! it still holds the state every recorded create answered (a volume created `creating`,
+//! read `active`); fields the create took from the request keep the stored value.
+
+use crate::support;
+
+use serde_json::json;
+use support::*;
+use wraith_model::*;
+
+/// A `volumes` route answering 200 with an object of `fields`.
+fn volume_route(method: &str, path: &str, op: StateOp, fields: Vec<(&str, Node)>) -> Route {
+    R::new(method, path)
+        .op(op, "volumes")
+        .variant(200, Guard::Always, obj(fields))
+        .build()
+}
+
+/// An engine over `routes` and the (recordless) `volumes` type.
+fn volumes_engine(routes: Vec<Route>) -> wraith_engine::Engine {
+    engine(
+        model(routes, vec![("volumes", entity_type(&[], &[], Vec::new()))]),
+        det_opts(),
+    )
+}
+
+fn volumes() -> wraith_engine::Engine {
+    let create = volume_route(
+        "POST",
+        "/v1/volumes",
+        StateOp::Create,
+        vec![
+            ("id", gen_id(cus_id())),
+            ("status", c(json!("creating"))),
+            ("size", echo_body("/size", JsonType::Number)),
+            ("tags", c(json!([]))),
+            ("phase", c(json!("provisioning"))),
+            ("stage", c(json!("new"))),
+        ],
+    );
+    let read = volume_route(
+        "GET",
+        "/v1/volumes/:id",
+        StateOp::Read,
+        vec![
+            ("id", echo_path("id")),
+            ("status", c(json!("active"))),
+            ("size", c(json!(10))),
+            ("tags", c(json!(["a"]))),
+            (
+                "phase",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("active"), json!("inactive")],
+                ),
+            ),
+            (
+                "stage",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("new"), json!("done")],
+                ),
+            ),
+        ],
+    );
+    volumes_engine(vec![create, read])
+}
+
+#[test]
+fn a_created_record_reads_back_in_the_state_every_recorded_read_showed() {
+    let e = volumes();
+    let s = Some("vol");
+    let created = body(&send(&e, s, "POST", "/v1/volumes", json!({"size": 20})));
+    assert_eq!(created["status"], json!("creating"));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let read = get(&e, s, &format!("/v1/volumes/{id}"));
+    assert_eq!(read.status, 200);
+    let b = body(&read);
+    assert_eq!(
+        b["status"],
+        json!("active"),
+        "the create's constant settles"
+    );
+    assert_eq!(b["size"], json!(20), "a value the request gave is kept");
+    assert_eq!(b["tags"], json!([]), "a constant list is data, not a state");
+    assert!(
+        [json!("active"), json!("inactive")].contains(&b["phase"]),
+        "no recorded read showed the create's value: one the reads showed, {}",
+        b["phase"]
+    );
+    assert_eq!(
+        b["stage"],
+        json!("new"),
+        "recorded reads showed it too: kept"
+    );
+    assert_eq!(b["id"], json!(id));
+}
+
+/// [`volumes`] with an update (`PUT /v1/volumes/:id`) whose every recorded answer showed the
+/// record `active` and echoed the `label` it was sent.
+fn volumes_with_update() -> wraith_engine::Engine {
+    let create = volume_route(
+        "POST",
+        "/v1/volumes",
+        StateOp::Create,
+        vec![
+            ("id", gen_id(cus_id())),
+            ("status", c(json!("creating"))),
+            ("label", echo_body("/label", JsonType::String)),
+        ],
+    );
+    let update = volume_route(
+        "PUT",
+        "/v1/volumes/:id",
+        StateOp::Update,
+        vec![
+            ("id", echo_path("id")),
+            ("status", c(json!("active"))),
+            ("label", echo_body("/label", JsonType::String)),
+        ],
+    );
+    let read = volume_route(
+        "GET",
+        "/v1/volumes/:id",
+        StateOp::Read,
+        vec![("id", echo_path("id")), ("status", c(json!("active")))],
+    );
+    volumes_engine(vec![create, update, read])
+}
+
+#[test]
+fn an_update_of_a_created_record_answers_and_stores_the_state_every_recorded_update_showed() {
+    let e = volumes_with_update();
+    let s = Some("vol");
+    let created = body(&send(&e, s, "POST", "/v1/volumes", json!({"label": "a"})));
+    assert_eq!(created["status"], json!("creating"));
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let path = format!("/v1/volumes/{id}");
+    let updated = body(&send(&e, s, "PUT", &path, json!({"label": "b"})));
+    assert_eq!(
+        updated["status"],
+        json!("active"),
+        "the create's constant settles"
+    );
+    assert_eq!(updated["label"], json!("b"), "the sent value is answered");
+    let read = body(&get(&e, s, &path));
+    assert_eq!(read["status"], json!("active"));
+}

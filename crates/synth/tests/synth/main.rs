@@ -1,0 +1,36 @@
+//! Synthesis tests, one module per behaviour, gathered in one test binary so the workspace
+//! links one executable here instead of one per file. Every module runs the public synth API on
+//! recordings written in code or read from the shared corpora.
+
+mod common;
+
+mod action_values;
+mod child_refs;
+mod corpora;
+mod create_counters;
+mod determinism;
+mod drift;
+mod embedded_records;
+mod encoded_bodies;
+mod enveloped_boolean_echo;
+mod implicit_children;
+mod keyed_snapshots;
+mod link_positions;
+mod list_item_record_classes;
+mod list_lower_bounds;
+mod list_parent_member;
+mod list_set_filters;
+mod path_filter;
+mod read_prefixes;
+mod request_keying;
+mod robustness;
+mod rules;
+mod sent_expansions;
+mod state_effects;
+mod text_rendering;
+mod text_tags;
+mod threads;
+mod update_keeps;
+mod upload_names;
+mod viewer_fields;
+mod wrapped_creates;

@@ -1,0 +1,689 @@
+//! `wraith coverage` and `wraith lint`, black-box on a copy of the demo twin.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::check_support;
+
+use check_support::*;
+use serde_json::Value;
+
+#[test]
+fn coverage_lists_routes_variants_and_entity_types_without_create() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["coverage", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = stdout_json(&out);
+    assert_eq!(c["exchanges"], 6);
+    assert_eq!(c["sessions"], 1);
+    let total = c["routes_total"].as_u64().unwrap();
+    assert!(total >= 5, "{c:#}");
+    assert_eq!(c["routes_exercised"], total);
+    assert_eq!(c["route_coverage_bp"], 10_000);
+    assert_eq!(c["uncovered_requests"], 0);
+    // Every demo route was recorded once.
+    assert_eq!(
+        c["routes_seen_once"].as_array().unwrap().len() as u64,
+        total
+    );
+    for r in c["routes"].as_array().unwrap() {
+        assert!(r["variants"].as_u64().unwrap() >= 1, "{r:#}");
+        assert_eq!(r["exchanges"], 1);
+    }
+    insta::assert_json_snapshot!("demo_coverage", c);
+    // The JSON is deterministic.
+    let again = stdout_json(&t.run(&["coverage", "--json"]));
+    assert_eq!(c, again);
+    let text = t.run(&["coverage"]);
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with("coverage  demo  routes"));
+}
+
+#[test]
+fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
+    let t = DemoTwin::synthesized();
+    // YAML with an unquoted numeric response key, as OpenAPI documents are often written.
+    let yaml = t.root.join("spec.yaml");
+    std::fs::write(
+        &yaml,
+        "openapi: 3.0.3\ninfo:\n  title: Demo API\n  version: \"1.2\"\npaths:\n  \
+         /customers:\n    post:\n      responses:\n        200:\n          description: ok\n    \
+         get: {}\n  /customers/{customerId}:\n    get: {}\n  /orders/summary:\n    get: {}\n  \
+         /widgets:\n    get: {}\n",
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json", "--openapi", yaml.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spec = stdout_json(&out)["spec_coverage"].clone();
+    assert_eq!(spec["api_title"], "Demo API");
+    assert_eq!(
+        (spec["covered_count"].as_u64(), spec["total_count"].as_u64()),
+        (Some(3), Some(5))
+    );
+    assert_eq!(spec["coverage_bp"], 6000);
+    assert_eq!(
+        spec["uncovered_operations"],
+        serde_json::json!([{"method": "GET", "path": "/customers"}, {"method": "GET", "path": "/widgets"}])
+    );
+    assert_eq!(
+        spec["routes_not_in_spec"],
+        serde_json::json!(["GET /health", "POST /orders", "GET /orders/:param"])
+    );
+    let text = String::from_utf8_lossy(
+        &t.run(&["coverage", "--openapi", yaml.to_str().unwrap()])
+            .stdout,
+    )
+    .into_owned();
+    assert!(
+        text.contains("openapi  Demo API 1.2: 3/5 operation(s)"),
+        "{text}"
+    );
+
+    // Swagger 2 in JSON: paths sit below basePath.
+    let json = t.root.join("swagger.json");
+    std::fs::write(
+        &json,
+        r#"{"swagger":"2.0","info":{"title":"T","version":"1"},"basePath":"/orders","paths":{"/{id}":{"get":{}},"/summary":{"get":{}}}}"#,
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json", "--openapi", json.to_str().unwrap()]);
+    assert_eq!(stdout_json(&out)["spec_coverage"]["covered_count"], 2);
+
+    // Not an OpenAPI document, and no document at all: usage errors naming the file.
+    let other = t.root.join("other.json");
+    std::fs::write(&other, r#"{"a": 1}"#).unwrap();
+    for (path, needle) in [
+        (other.clone(), "not an OpenAPI document"),
+        (t.root.join("nowhere.yaml"), "cannot read it"),
+    ] {
+        let out = t.run(&["coverage", "--openapi", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--openapi") && err.contains(needle), "{err}");
+    }
+}
+
+#[test]
+fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
+    let t = DemoTwin::synthesized();
+    let path = t.model_path();
+    let mut model: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    model["routes"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["path"] != "/health");
+    t.write_model(&model);
+    let c = stdout_json(&t.run(&["coverage", "--json"]));
+    assert_eq!(c["uncovered_requests"], 1);
+    assert_eq!(c["uncovered_examples"][0], "GET /health");
+}
+
+#[test]
+fn lint_passes_a_freshly_synthesized_twin() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    assert_eq!(v["errors"], 0, "{v:#}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn lint_rejects_a_model_that_is_not_canonical_json() {
+    let t = DemoTwin::synthesized();
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.model_path()).unwrap()).unwrap();
+    std::fs::write(
+        t.model_path(),
+        serde_json::to_string_pretty(&model).unwrap(),
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["canonical_json"], "{v:#}");
+}
+
+#[test]
+fn lint_reports_duplicate_route_ids() {
+    let t = DemoTwin::synthesized();
+    let mut model = t.model();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let first_id = routes[0]["id"].clone();
+    routes[1]["id"] = first_id;
+    t.write_model(&model);
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "duplicate-route-id"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn lint_checks_fixtures_against_the_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let set = t.root.join("state/fixtures/baseline");
+    std::fs::create_dir_all(set.join("patches")).unwrap();
+    std::fs::write(
+        set.join("fixture.json"),
+        r#"{"name":"baseline","entities":{"widgets":[{"id":"w1"},{"label":"no id"},{"id":7}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        set.join("patches/widgets.patch.json"),
+        r#"{"op":"add","path":"/x","value":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    for want in [
+        "fixture-json-keys",
+        "fixture-missing-pk",
+        "fixture-pk-type",
+        "fixture-patch-keys",
+    ] {
+        assert!(rules.contains(&want), "missing {want}: {v:#}");
+    }
+    let text = String::from_utf8_lossy(&t.run(&["lint"]).stdout).into_owned();
+    assert!(
+        text.contains("the set name is always the directory name"),
+        "{text}"
+    );
+}
+
+/// Rule ids and severities of `wraith lint --json`'s findings, with their messages.
+fn findings(v: &Value) -> Vec<(String, String, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn lint_names_each_malformed_id_format_index_and_foreign_key_of_the_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id","primarykey":"id",
+        "id_format":"w_[0-9","indexes":[{"field":"n","type":"hash"},{"field":"m","type":"range"}],
+        "foreign_keys":[{"field":"g","references":"gadgets"}]}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a dropped declaration is an error"
+    );
+    let got = findings(&stdout_json(&out));
+    let has = |rule: &str, severity: &str, text: &str| {
+        got.iter()
+            .any(|(r, s, m)| r == rule && s == severity && m.contains(text))
+    };
+    assert!(has("schema-id-format", "error", "`w_[0-9`"), "{got:#?}");
+    assert!(has("schema-indexes", "error", "indexes[0]"), "{got:#?}");
+    assert!(
+        !got.iter().any(|(_, _, m)| m.contains("indexes[1]")),
+        "{got:#?}"
+    );
+    assert!(
+        has("schema-foreign-keys", "error", "foreign_keys[0]"),
+        "{got:#?}"
+    );
+    assert!(
+        has("schema-unknown-key", "warning", "`primarykey`"),
+        "{got:#?}"
+    );
+}
+
+#[test]
+fn lint_holds_seeded_fixture_ids_and_references_to_the_declared_schema() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{
+        "widgets":{"primary_key":"id","id_format":"w_[0-9]{3}","foreign_keys":[
+            {"field":"gadget","references":"gadgets.id"},
+            {"field":"buyer","references":"customers.id"},
+            {"field":"maker","references":"gadgets.serial"}]},
+        "gadgets":{"primary_key":"id"},
+        "customers":{"primary_key":"id","foreign_keys":[{"field":"referrer","references":"customers.id"}]}},
+        "schema_version":1}"#,
+    )
+    .unwrap();
+    let base = t.root.join("state/fixtures/default");
+    std::fs::create_dir_all(&base).unwrap();
+    // `buyer` names a customer the recordings hold; `maker` a gadget by another field.
+    std::fs::write(
+        base.join("fixture.json"),
+        r#"{"entities":{
+        "widgets":[{"id":"w_001","gadget":"g1","buyer":"cus_000001","maker":"S-1"},
+                   {"id":"bad","gadget":"g9","buyer":null}],
+        "gadgets":[{"id":"g1","serial":"S-1"}],
+        "customers":[{"id":"cus_fx","referrer":"cus_000001"},{"id":"cus_fy","referrer":"cus_nobody"}]}}"#,
+    )
+    .unwrap();
+    // A child set that removes the gadget its inherited widget names.
+    let child = t.root.join("state/fixtures/bare");
+    std::fs::create_dir_all(child.join("patches")).unwrap();
+    std::fs::write(child.join("fixture.json"), r#"{"parent":"default"}"#).unwrap();
+    std::fs::write(
+        child.join("patches/gadgets.patch.json"),
+        r#"{"remove":["g1"]}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let got = findings(&stdout_json(&out));
+    let of = |rule: &str| -> Vec<&String> {
+        got.iter()
+            .filter(|(r, s, _)| r == rule && s == "warning")
+            .map(|(_, _, m)| m)
+            .collect()
+    };
+    let ids = of("fixture-id-format");
+    assert_eq!(ids.len(), 2, "`bad` in each set: {got:#?}");
+    assert!(
+        ids.iter()
+            .all(|m| m.contains("\"bad\"") && m.contains("w_[0-9]{3}"))
+    );
+    let refs = of("fixture-foreign-key");
+    // A route-derived type's declared foreign keys hold too: its routes define none.
+    let want = [
+        ("set `default`", "\"cus_fy\" has referrer = \"cus_nobody\""),
+        ("set `bare`", "\"cus_fy\" has referrer = \"cus_nobody\""),
+        ("set `default`", "\"bad\" has gadget = \"g9\""),
+        ("set `bare`", "\"bad\" has gadget = \"g9\""),
+        ("set `bare`", "\"w_001\" has gadget = \"g1\""),
+        ("set `bare`", "\"w_001\" has maker = \"S-1\""),
+    ];
+    assert_eq!(refs.len(), want.len(), "{refs:#?}");
+    for (set, text) in want {
+        assert!(
+            refs.iter().any(|m| m.contains(set) && m.contains(text)),
+            "missing {set} {text}: {refs:#?}"
+        );
+    }
+}
+
+#[test]
+fn lint_warns_of_a_primary_key_a_route_type_overrides_and_references_to_unknown_types() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{
+        "customers":{"primary_key":"email"},
+        "orders":{"primary_key":"id","id_format":"ord_[0-9]{6}"},
+        "widgets":{"primary_key":"id","foreign_keys":[{"field":"g","references":"gizmos.id"}]}},
+        "schema_version":1}"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let got = findings(&stdout_json(&out));
+    let shadowed: Vec<_> = got
+        .iter()
+        .filter(|(r, _, _)| r == "schema-shadowed")
+        .collect();
+    assert_eq!(
+        shadowed.len(),
+        1,
+        "only another primary key is overridden; an id_format only adds: {got:#?}"
+    );
+    assert!(
+        shadowed[0].2.contains("`customers`") && shadowed[0].2.contains("primary_key \"email\""),
+        "{got:#?}"
+    );
+    assert!(
+        got.iter().any(|(r, s, m)| r == "schema-foreign-key-target"
+            && s == "warning"
+            && m.contains("gizmos.id")),
+        "{got:#?}"
+    );
+}
+
+#[test]
+fn lint_reports_a_broken_wraith_toml() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(t.root.join("wraith.toml"), "[service\nname = 1\n").unwrap();
+    let out = t.run(&["lint", "--json"]);
+    // A twin folder is found by its wraith.toml, so a broken one is still linted.
+    let v = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "wraith_toml"),
+        "{v:#}"
+    );
+}
+
+/// Unknown `wraith.toml` keys are lint warnings whose message carries the line (as the
+/// `[diff]` findings do), not the path the twin was named by, listed in file order (`line 9`
+/// before `line 10`), so the report is the same wherever the twin lives.
+#[test]
+fn lint_lists_unknown_wraith_toml_keys_by_line_without_the_twin_path() {
+    let t = DemoTwin::synthesized();
+    // Unknown top-level keys at lines 6, 10 and 12.
+    let text = "schema_version = 1\n\n\n\n\ngamma = 1\n\n\n\nbeta = 2\n\nalpha = 3\n\
+                [service]\nname = \"wraith-demo\"\nbase_url = \"http://127.0.0.1:18080\"\n";
+    std::fs::write(t.root.join("wraith.toml"), text).unwrap();
+
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = stdout_json(&out);
+    let messages: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "wraith_toml")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(messages.len(), 3, "{v:#}");
+    let lines: Vec<&str> = messages
+        .iter()
+        .map(|m| m.split(':').next().unwrap())
+        .collect();
+    assert_eq!(lines, ["line 6", "line 10", "line 12"], "{messages:#?}");
+    assert!(
+        messages[0].starts_with("line 6: `gamma`: unknown key"),
+        "{messages:#?}"
+    );
+    for m in &messages {
+        assert!(!m.contains(&t.path_str()), "{m}");
+    }
+}
+
+/// `coverage` (and `inspect --provenance`) read `wraith.toml` as every other command does: a
+/// broken one is the same configuration error, exit 1, not something to read past.
+#[test]
+fn coverage_refuses_a_broken_wraith_toml_as_the_other_commands_do() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(t.root.join("wraith.toml"), "[service\nname = 1\n").unwrap();
+    let check = t.run(&["check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert!(said.contains("wraith.toml"), "{said}");
+    for args in [
+        &["coverage"][..],
+        &["coverage", "--json"],
+        &["inspect", "--provenance"],
+    ] {
+        let out = t.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), said, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// The demo twin's one recording session: its folder name and path.
+fn only_session(t: &DemoTwin) -> (String, std::path::PathBuf) {
+    let dir = t.root.join("recordings/sessions");
+    let mut ids: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = ids.pop().unwrap();
+    let path = dir.join(&id);
+    (id, path)
+}
+
+/// `wraith lint --json` of `t`, which must fail (exit 1) with exactly one finding of `rule`, an
+/// error: the whole report and that finding.
+fn lint_error_of(t: &DemoTwin, rule: &str) -> (Value, Value) {
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let found: Vec<Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .cloned()
+        .collect();
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0]["severity"], "error", "{v:#}");
+    let one = found[0].clone();
+    (v, one)
+}
+
+/// A deleted exchange file leaves a session that still reads: lint fails it (naming the session
+/// and the file), synth, check and inspect warn about it.
+#[test]
+fn lint_reports_a_missing_exchange_file_and_synth_check_inspect_warn() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::remove_file(dir.join("000002.wrec.zst")).unwrap();
+
+    let (v, found) = lint_error_of(&t, "recording-missing-exchange");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(message.contains(&id), "{message}");
+    assert!(message.contains("000002.wrec.zst"), "{message}");
+    assert!(message.contains("says 6 exchange(s)"), "{message}");
+
+    for cmd in ["synth", "check", "inspect"] {
+        let out = t.run(&[cmd]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("warning: session {id}:"))
+                && stderr.contains("000002.wrec.zst"),
+            "{cmd}: {stderr}"
+        );
+    }
+}
+
+/// A session folder whose manifest names another session (a copied folder): lint fails it,
+/// synth warns.
+#[test]
+fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let copy = dir.with_file_name("20990101T000000Z-c0ffee");
+    std::fs::rename(&dir, &copy).unwrap();
+
+    let (v, found) = lint_error_of(&t, "recording-session-id");
+    assert_eq!(
+        found["file"], "recordings/sessions/20990101T000000Z-c0ffee",
+        "{v:#}"
+    );
+    assert!(found["message"].as_str().unwrap().contains(&id), "{v:#}");
+
+    let out = t.run(&["synth"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: session 20990101T000000Z-c0ffee:") && stderr.contains(&id),
+        "{stderr}"
+    );
+}
+
+/// `check` refuses the twin (exit 4) and `lint` fails it under `rule`, filed under the session
+/// `id`: the lint document and the finding's message.
+fn refused_by_check_and_named_by_lint(t: &DemoTwin, id: &str, rule: &str) -> (Value, String) {
+    let check = t.run(&["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let (v, found) = lint_error_of(t, rule);
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap().to_string();
+    (v, message)
+}
+
+/// A damaged `manifest.json` stops `check` (exit 4), so `lint` must not pass the twin: it fails
+/// it under `recording-manifest`, naming the session and how to fix it.
+#[test]
+fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::write(dir.join("manifest.json"), "{\"session_id\": ").unwrap();
+
+    let (_, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-manifest");
+    assert!(
+        message.contains(&id) && message.contains("manifest.json"),
+        "{message}"
+    );
+    assert!(message.contains("delete the file"), "{message}");
+}
+
+#[test]
+fn lint_fails_a_truncated_exchange_file_that_check_refuses() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let file = dir.join("000002.wrec.zst");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+
+    let (v, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-exchange");
+    assert!(
+        message.contains(&id) && message.contains("000002.wrec.zst cannot be read"),
+        "{message}"
+    );
+    let others = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-exchange")
+        .count();
+    assert_eq!(others, 1, "only the damaged file: {v:#}");
+}
+
+#[test]
+fn lint_warns_of_a_lua_string_naming_a_model_field_in_another_letter_case() {
+    let t = DemoTwin::synthesized();
+    std::fs::create_dir_all(t.root.join("lua/handlers")).unwrap();
+    std::fs::write(
+        t.root.join("lua/handlers/get_customer.lua"),
+        "local c = state.get(\"customers\", req.params.id)\n\
+         -- \"Plan\" in a comment is not read\n\
+         return { plan = c[\"Plan\"], id = c[\"id\"], note = \"Status page\",\n\
+                  license = c.licenseAgreementID, lic = c['licenseAgreementId'] }\n",
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let got: Vec<(String, String, String)> = findings(&stdout_json(&out))
+        .into_iter()
+        .filter(|(r, _, _)| r == "lua-field-case")
+        .collect();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(
+        got[0].2.starts_with("line 3: the string \"Plan\"")
+            && got[0].2.contains("\"plan\" (of customers)"),
+        "{got:#?}"
+    );
+    assert!(
+        got[1]
+            .2
+            .starts_with("line 4: the string \"licenseAgreementId\"")
+            && got[1].2.contains("\"licenseAgreementID\""),
+        "{got:#?}"
+    );
+    assert!(got.iter().all(|(_, s, _)| s == "warning"));
+}
+
+#[test]
+fn inspect_provenance_lists_what_each_route_can_answer_from() {
+    let t = DemoTwin::synthesized();
+    let out = t.run(&["inspect", "--provenance", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    let routes = v["routes"].as_array().unwrap();
+    assert!(!routes.is_empty());
+    for r in routes {
+        // Every demo route was recorded, so every route can replay a recording.
+        assert!(r["exact_requests"].as_u64().unwrap() >= 1, "{r:#}");
+        let can: Vec<&str> = r["can_answer"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert!(
+            can.contains(&"recorded") && can.contains(&"template"),
+            "{r:#}"
+        );
+    }
+}
+
+/// Every `--json` printout is canonical JSON (keys sorted, compact, one trailing newline), the
+/// form of every file Wraith writes, so `--json > file` writes such a file.
+#[test]
+fn every_json_printout_is_canonical_json() {
+    let t = DemoTwin::synthesized();
+    for args in [
+        &["check", "--json"][..],
+        &["coverage", "--json"],
+        &["lint", "--json"],
+        &["inspect", "--json"],
+        &["inspect", "--provenance", "--json"],
+        &["synth", "--json"],
+    ] {
+        let out = t.run(args);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {text}"));
+        assert_eq!(
+            text,
+            wraith_model::to_canonical_json(&value).unwrap(),
+            "{args:?} prints canonical JSON"
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! `wraith check` holds ids the twin minted to themselves: once a session's create was answered
+//! with the twin's id, a later answer showing that entity must show the same id
+//! (`symbol_mismatch`, the `symbol_consistency` dimension). Black-box: the real binary on a small
+//! notes twin built from HARs written here (each session creates a note, then lists notes),
+//! checked `--target` a tiny HTTP twin written here whose list answers the minted id or
+//! another one.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::check_support;
+use crate::check_support::fake_target;
+use crate::check_support::notes;
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use check_support::*;
+use serde_json::{Value, json};
+
+/// A twin over HTTP that answers every create with `note_minted000001` and every list with
+/// one note of id `list_id` carrying the text the namespace last posted.
+fn fake_target(list_id: &'static str) -> String {
+    let texts = Mutex::new(BTreeMap::<String, String>::new());
+    fake_target::start(move |c| {
+        assert!(c.target.starts_with("/v1/notes"), "{}", c.target);
+        if c.method == "POST" {
+            let text = serde_json::from_slice::<Value>(c.body).unwrap()["text"].clone();
+            let t = text.as_str().unwrap_or("").to_string();
+            texts.lock().unwrap().insert(c.session.to_string(), t);
+            let note = json!({"id": "note_minted000001", "object": "note", "text": text});
+            fake_target::Answer {
+                status: 201,
+                provenance: "template",
+                route: "POST /v1/notes".into(),
+                body: note,
+            }
+        } else {
+            let text = texts
+                .lock()
+                .unwrap()
+                .get(c.session)
+                .cloned()
+                .unwrap_or_default();
+            let note = json!({"id": list_id, "object": "note", "text": text});
+            fake_target::Answer {
+                status: 200,
+                provenance: "template",
+                route: "GET /v1/notes".into(),
+                body: json!({"object": "list", "data": [note]}),
+            }
+        }
+    })
+}
+
+fn symbol_mismatches(r: &Value) -> Vec<&Value> {
+    r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["category"] == "symbol_mismatch")
+        .collect()
+}
+
+#[test]
+fn check_list_naming_another_id_than_the_twin_minted_is_a_symbol_mismatch() {
+    let t = notes::notes_twin();
+    let url = fake_target("note_minted000002");
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    // The twin's ids at the list's `generated` id position are of the right type, so only the
+    // symbol rule can see that the list names another note than the one just created.
+    let found = symbol_mismatches(&r);
+    assert_eq!(found.len(), 3, "{:#}", r["divergences"]);
+    for d in &found {
+        assert_eq!(d["route"], "GET /v1/notes");
+        assert_eq!(d["path"], "body.data[0].id");
+        assert_eq!(
+            d["expected"], "note_minted000001",
+            "the id the create answered"
+        );
+        assert_eq!(d["actual"], "note_minted000002");
+    }
+    assert_eq!(r["categories"]["symbol_mismatch"], 3);
+    assert_eq!(r["exchanges_passed"], 3, "the creates pass, the lists fail");
+    // Judged on all six answers, failed by the three lists.
+    assert_eq!(r["dimensions"]["symbol_consistency"]["score_bp"], 5_000);
+    assert_eq!(r["dimensions_failed"][0]["dimension"], "symbol_consistency");
+    assert_eq!(r["dimensions"]["body_values"]["score_bp"], 10_000);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_list_naming_the_id_the_twin_minted_is_symbol_consistent() {
+    let t = notes::notes_twin();
+    let url = fake_target("note_minted000001");
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    assert!(symbol_mismatches(&r).is_empty(), "{:#}", r["divergences"]);
+    assert_eq!(r["dimensions"]["symbol_consistency"]["score_bp"], 10_000);
+    assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn check_symbol_mismatch_is_suppressible_with_its_reason() {
+    let t = notes::notes_twin();
+    let cfg = t.root.join("wraith.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(
+        "\n[[diff.suppress]]\ncategory = \"symbol_mismatch\"\nreason = \"lists are served from a fixed page\"\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let url = fake_target("note_minted000002");
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    assert!(symbol_mismatches(&r).is_empty());
+    assert_eq!(r["suppressed_count"], 3);
+    assert_eq!(out.status.code(), Some(0), "{:#}", r["divergences"]);
+}
+
+/// The notes twin, plus `GET /v1/notes/pinned` recorded once, by the first session, answering
+/// `{"pinned": <that session's note id>}`: recorded once, its `pinned` is a constant of the
+/// template, and it names the note the session created.
+fn notes_twin_with_a_pinned_note() -> DemoTwin {
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
+    for (i, (id, text)) in notes::SESSIONS.iter().enumerate() {
+        let note = json!({"id": id, "object": "note", "text": text});
+        let mut entries = vec![
+            notes::entry(
+                "POST",
+                "https://api.notes.test/v1/notes",
+                Some(&json!({"text": text}).to_string()),
+                201,
+                &note,
+            ),
+            notes::entry(
+                "GET",
+                "https://api.notes.test/v1/notes",
+                None,
+                200,
+                &json!({"object": "list", "data": [note]}),
+            ),
+        ];
+        if i == 0 {
+            entries.push(notes::entry(
+                "GET",
+                "https://api.notes.test/v1/notes/pinned",
+                None,
+                200,
+                &json!({"pinned": id}),
+            ));
+        }
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+            "pages": [], "entries": entries}});
+        t.import_har(&format!("notes-{i}"), &har);
+    }
+    t.synth();
+    t
+}
+
+/// Creates answer `note_minted000001`, lists name it, and the pinned read answers `pinned`.
+fn pinned_target(pinned: &'static str) -> String {
+    fake_target::start(move |c| {
+        let note = json!({"id": "note_minted000001", "object": "note", "text": ""});
+        let (status, route, body) = if c.method == "POST" {
+            (201, "POST /v1/notes", note)
+        } else if c.target.starts_with("/v1/notes/pinned") {
+            (200, "GET /v1/notes/pinned", json!({"pinned": pinned}))
+        } else {
+            (
+                200,
+                "GET /v1/notes",
+                json!({"object": "list", "data": [note]}),
+            )
+        };
+        fake_target::Answer {
+            status,
+            provenance: "template",
+            route: route.into(),
+            body,
+        }
+    })
+}
+
+fn pinned_divergences(r: &Value) -> Vec<&Value> {
+    r["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["route"] == "GET /v1/notes/pinned")
+        .collect()
+}
+
+#[test]
+fn check_constant_position_naming_the_id_the_twin_gave_for_the_recorded_one_passes() {
+    let t = notes_twin_with_a_pinned_note();
+    let out = t.run(&[
+        "check",
+        "--target",
+        &pinned_target("note_minted000001"),
+        "--json",
+    ]);
+    let r = stdout_json(&out);
+    // The recording says the first session's own note id; the session was given
+    // note_minted000001 for it, which is what a real API would answer here.
+    assert!(pinned_divergences(&r).is_empty(), "{:#}", r["divergences"]);
+}
+
+#[test]
+fn check_constant_position_still_naming_the_recorded_id_is_a_symbol_mismatch() {
+    let t = notes_twin_with_a_pinned_note();
+    let recorded = notes::SESSIONS[0].0;
+    let out = t.run(&["check", "--target", &pinned_target(recorded), "--json"]);
+    let r = stdout_json(&out);
+    let found = pinned_divergences(&r);
+    assert_eq!(found.len(), 1, "{:#}", r["divergences"]);
+    assert_eq!(found[0]["path"], "body.pinned");
+    assert_eq!(found[0]["category"], "symbol_mismatch");
+    assert_eq!(
+        found[0]["expected"], "note_minted000001",
+        "the id the session was given"
+    );
+    assert_eq!(found[0]["actual"], recorded);
+}

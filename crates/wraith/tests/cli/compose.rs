@@ -1,0 +1,561 @@
+//! `wraith compose` black-box: the bundled example twin (`examples/twins/shop`) as the base and
+//! small overlay twins built here with the real `wraith init` + `wraith import` (HAR files under
+//! `testdata/compose/`). The composite is served on 127.0.0.1 port 0 and spoken to over HTTP:
+//! base and overlay routes answer, the base's authored route (lua/routes.toml) is not composed
+//! (warning in the envelope, 501 route miss), overlay fixture sets are namespaced
+//! `<overlay>:<set>`; an overlay that changes a base route exits 2 and writes nothing; composing
+//! twice gives the same bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::{Twin, bin, example_shop_twin};
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/compose")
+        .join(name)
+}
+
+/// Run `wraith` in `cwd` with a fixed scrub key (imports scrub the same way every run).
+fn wraith(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(cwd)
+        .env("WRAITH_HMAC_KEY", "compose-test-key")
+        .env("XDG_CONFIG_HOME", cwd.join("config"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The shop base at `<tmp>/twins/shop` plus an overlay `<tmp>/twins/<name>` made with
+/// `wraith init` and `wraith import <har>`.
+fn shop_with_overlay(name: &str, har: &str) -> Twin {
+    let shop = example_shop_twin();
+    add_overlay(&shop, name, har);
+    shop
+}
+
+fn add_overlay(shop: &Twin, name: &str, har: &str) -> PathBuf {
+    let cwd = shop.tmp.path();
+    ok(&wraith(
+        cwd,
+        &["init", name, "--base-url", "http://127.0.0.1:18080"],
+    ));
+    let har = testdata(har);
+    ok(&wraith(cwd, &["import", name, har.to_str().unwrap()]));
+    cwd.join("twins").join(name)
+}
+
+/// The promotions overlay also declares `coupons` and seeds two fixture sets: `default` and
+/// `vip` (whose bare `parent` names the overlay's own default).
+fn add_promo_fixtures(overlay: &Path) {
+    let write = |rel: &str, text: &str| {
+        let p = overlay.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "state/schema.json",
+        r#"{"schema_version":1,"entity_types":{"coupons":{"primary_key":"id"}}}"#,
+    );
+    write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities":{"coupons":[{"id":"cpn_FIXTURE2026cccc","object":"coupon","code":"FIXED","percent_off":50}]}}"#,
+    );
+    write(
+        "state/fixtures/vip/fixture.json",
+        r#"{"parent":"default","entities":{"coupons":[{"id":"cpn_VIP2026ddddddd","object":"coupon","code":"VIP","percent_off":90}]}}"#,
+    );
+}
+
+/// A `Twin` handle on the composite folder, for `Twin::serve` (its own temp dir holds the
+/// ready file and the server's stderr).
+fn composite(root: PathBuf) -> Twin {
+    Twin {
+        tmp: tempfile::tempdir().unwrap(),
+        root,
+        name: "composite".into(),
+    }
+}
+
+/// Every file under `dir` with its bytes, by relative path.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[tokio::test]
+async fn composite_serves_base_and_overlay_routes_without_the_authored_sidecar() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    add_promo_fixtures(&shop.tmp.path().join("twins/promos"));
+    let cwd = shop.tmp.path();
+    let stdout = ok(&wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "composite",
+            "--json",
+        ],
+    ));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["status"], "composed");
+    let warnings = envelope["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["code"] == "authored-routes-not-composed" && w["input"] == "shop"),
+        "{warnings:?}"
+    );
+    let out = cwd.join("composite");
+    assert!(out.join("wraith.toml").is_file());
+    assert!(
+        !out.join("lua/routes.toml").exists(),
+        "the composite gets no sidecar"
+    );
+    assert!(
+        out.join("lua/handlers/get_summary.lua").is_file(),
+        "handlers are kept for a re-declared route"
+    );
+    let report = std::fs::read_to_string(out.join("reports/compose-report.json")).unwrap();
+    assert_eq!(report, stdout, "the printed envelope is the written report");
+    let vip = std::fs::read_to_string(out.join("state/fixtures/promos:vip/fixture.json")).unwrap();
+    assert!(
+        vip.contains(r#""parent":"promos:default""#),
+        "a bare parent naming the overlay's own set is namespaced: {vip}"
+    );
+
+    let twin = composite(out);
+    let server = twin.serve(&[]);
+    // A base route.
+    let r = server.get("/customers", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-wraith-route"), Some("GET /customers"));
+    // Overlay routes: a recorded read, and a create the base never had.
+    let r = server.get("/coupons/cpn_SPRING2026aaaa", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-wraith-route"), Some("GET /coupons/:param"));
+    assert_eq!(r.json()["code"], "SPRING");
+    let r = server
+        .post(
+            "/coupons",
+            Some("s1"),
+            serde_json::json!({"code": "AUTUMN", "percent_off": 15}),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    assert_eq!(r.json()["code"], "AUTUMN");
+    // The base's authored route was not composed: a route miss.
+    let r = server
+        .get("/customers/cus_plbPwCH9lyjhzg/summary", None)
+        .await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(r.header("x-wraith-route"), None);
+    assert!(
+        !server.stderr().contains("running `wraith synth` first"),
+        "the composite's model is not stale: {}",
+        server.stderr()
+    );
+    drop(server);
+
+    // The overlay's fixture sets are selected by their namespaced names.
+    let server = twin.serve(&["--fixture", "promos:vip"]);
+    let r = server.get("/coupons/cpn_VIP2026ddddddd", Some("v")).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["code"], "VIP");
+    let r = server.get("/coupons/cpn_FIXTURE2026cccc", Some("v")).await;
+    assert_eq!(r.status, 200, "the parent set is inherited");
+    assert_eq!(r.json()["code"], "FIXED");
+}
+
+#[test]
+fn compose_envelope_lists_each_inputs_contribution() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    add_promo_fixtures(&shop.tmp.path().join("twins/promos"));
+    let stdout = ok(&wraith(
+        shop.tmp.path(),
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "out",
+            "--json",
+        ],
+    ));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    insta::assert_json_snapshot!("compose_shop_promos_envelope", envelope);
+}
+
+#[test]
+fn composing_twice_gives_identical_bytes() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    add_promo_fixtures(&shop.tmp.path().join("twins/promos"));
+    let cwd = shop.tmp.path();
+    let args = [
+        "compose",
+        "--base",
+        "shop",
+        "--overlay",
+        "promos",
+        "--output",
+        "out",
+    ];
+    ok(&wraith(cwd, &args));
+    let first = tree(&cwd.join("out"));
+    let again = wraith(cwd, &args);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "a non-empty output needs --force"
+    );
+    ok(&wraith(cwd, &[&args[..], &["--force"]].concat()));
+    let second = tree(&cwd.join("out"));
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        first == second,
+        "compose is not byte-for-byte deterministic"
+    );
+    assert!(first.contains_key("model/twin.wir.json"));
+    // Nothing is left beside the output.
+    let leftovers: Vec<String> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn composite_passes_lint_and_check_and_inputs_are_only_read() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    // A current model of an input is read, not re-synthesized.
+    ok(&wraith(cwd, &["synth", "promos"]));
+    let stdout = ok(&wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "out",
+            "--json",
+        ],
+    ));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["inputs"][0]["model"], "synthesized");
+    assert_eq!(envelope["inputs"][1]["model"], "read");
+    assert!(
+        !cwd.join("twins/shop/model").exists(),
+        "compose never writes into an input"
+    );
+    ok(&wraith(cwd, &["lint", "out"]));
+    let check = wraith(cwd, &["check", "out", "--json"]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let inspect = ok(&wraith(cwd, &["inspect", "out", "--json"]));
+    let v: Value = serde_json::from_str(&inspect).unwrap();
+    assert_eq!(v["sessions"], 3, "{v}");
+}
+
+#[test]
+fn an_overlay_that_changes_a_base_route_exits_2_and_writes_nothing() {
+    let shop = shop_with_overlay("clash", "conflicting.har");
+    let cwd = shop.tmp.path();
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "clash",
+            "--output",
+            "out",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing is written on a conflict"
+    );
+    let leftovers: Vec<String> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "conflict");
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts.iter().any(|c| c["input"] == "clash"
+            && c["path"] == "GET /customers"
+            && c["reason"].as_str().unwrap().contains("body template")),
+        "{conflicts:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing was written"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    std::fs::write(
+        cwd.join("twins/promos/lua/handlers/get_summary.lua"),
+        "emit.json({ shadowed = true })\n",
+    )
+    .unwrap();
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "out",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c["path"] == "lua/handlers/get_summary.lua" && c["input"] == "promos"),
+        "{conflicts:?}"
+    );
+    assert!(!cwd.join("out").exists());
+}
+
+#[test]
+fn an_unreadable_input_exits_1_naming_it() {
+    let shop = example_shop_twin();
+    let cwd = shop.tmp.path();
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "nosuch",
+            "--output",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("overlay `nosuch`"), "{stderr}");
+    assert!(!cwd.join("out").exists());
+
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "shop",
+            "--output",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "the same twin twice is refused");
+}
+
+#[test]
+fn an_output_inside_an_input_is_refused() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "twins/shop/composite",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("overlaps the input"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!cwd.join("twins/shop/composite").exists());
+}
+
+/// Folders named `wraith-composite-*` under `dir`.
+fn temporary_composites(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("wraith-composite-"))
+        .collect()
+}
+
+#[tokio::test]
+async fn serve_with_overlays_serves_the_composite_and_removes_it_when_stopped() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let temp = tempfile::tempdir().unwrap();
+    let temp_str = temp.path().to_str().unwrap().to_string();
+    let mut server = shop.serve_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", temp_str.as_str())],
+    );
+    assert_eq!(
+        temporary_composites(temp.path()).len(),
+        1,
+        "composed into a temporary folder"
+    );
+    let r = server.get("/customers", None).await;
+    assert_eq!(r.status, 200, "a base route");
+    let r = server.get("/coupons/cpn_SPRING2026aaaa", None).await;
+    assert_eq!(r.status, 200, "an overlay route");
+    assert_eq!(r.json()["code"], "SPRING");
+    assert!(
+        server.stderr().contains("authored-routes-not-composed"),
+        "the compose warnings are shown: {}",
+        server.stderr()
+    );
+    assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
+    assert!(
+        temporary_composites(temp.path()).is_empty(),
+        "the temporary composite is removed when serve stops"
+    );
+    // A closed terminal (SIGHUP) stops it as gracefully, composite removed.
+    let mut server = shop.serve_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", temp_str.as_str())],
+    );
+    assert_eq!(temporary_composites(temp.path()).len(), 1);
+    assert_eq!(server.signal("-HUP"), 0, "{}", server.stderr());
+    assert!(temporary_composites(temp.path()).is_empty());
+    // A TMPDIR that does not exist is refused, not created.
+    let missing = temp.path().join("no-such-folder");
+    let (code, stderr) = shop.serve_expect_exit_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", missing.to_str().unwrap())],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("TMPDIR"), "{stderr}");
+    assert!(!missing.exists());
+}
+
+#[tokio::test]
+async fn serve_with_overlays_keeps_the_composite_where_asked() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let kept = shop.tmp.path().join("kept");
+    let mut server = shop.serve(&[
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--keep-composite",
+        kept.to_str().unwrap(),
+    ]);
+    let r = server.get("/coupons/cpn_SPRING2026aaaa", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
+    assert!(kept.join("wraith.toml").is_file());
+    assert!(kept.join("model/twin.wir.json").is_file());
+    assert!(kept.join("reports/compose-report.json").is_file());
+}
+
+#[test]
+fn serve_with_a_conflicting_overlay_exits_2_and_serves_nothing() {
+    let shop = shop_with_overlay("clash", "conflicting.har");
+    let overlay = shop.tmp.path().join("twins/clash");
+    let (code, stderr) = shop.serve_expect_exit(&["--overlay", overlay.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("conflict: clash: GET /customers"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing is served"), "{stderr}");
+    let (code, stderr) = shop.serve_expect_exit(&["--keep-composite", "x"]);
+    assert_eq!(code, 1, "--keep-composite without --overlay: {stderr}");
+}
+
+#[test]
+fn serve_keep_composite_into_a_used_folder_names_that_flag() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let used = shop.tmp.path().join("used");
+    std::fs::create_dir(&used).unwrap();
+    std::fs::write(used.join("notes.txt"), "keep me").unwrap();
+    let (code, stderr) = shop.serve_expect_exit(&[
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--keep-composite",
+        used.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--keep-composite"), "{stderr}");
+    assert!(
+        !stderr.contains("--output") && !stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(used.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+}

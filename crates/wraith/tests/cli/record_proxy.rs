@@ -1,0 +1,785 @@
+//! Black-box tests of `wraith record`: the real binary proxies to an in-process upstream, is
+//! stopped with SIGINT, and what it wrote is read back with the recording library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::record_support;
+
+use std::time::{Duration, Instant};
+
+use record_support::*;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_upstream_answers_reach_the_client_and_are_recorded_with_the_base_path() {
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("shop", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--tag", "smoke"]);
+    let http = client();
+
+    // A JSON read with a query string.
+    let r = http
+        .get(format!("{}/items?limit=2&offset=1", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["path"], "/api/items", "base path prefix kept upstream");
+    assert_eq!(upstream.seen()[0].query, "limit=2&offset=1");
+
+    // A create with a JSON body.
+    let r = http
+        .post(format!("{}/items", rec.url))
+        .json(&json!({"name": "widget", "qty": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["body"], json!({"name": "widget", "qty": 3}));
+
+    // An upstream 404 is passed through unchanged.
+    let r = http
+        .get(format!("{}/items/missing", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "not_found");
+
+    // A streamed body: the first chunk must reach the client while the upstream is still
+    // holding back the rest, which a buffering proxy could never do.
+    let mut r = http
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let first = within("first chunk before the upstream finished", r.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+    upstream.release();
+    let mut rest = Vec::new();
+    while let Some(c) = within("rest of the stream", r.chunk()).await.unwrap() {
+        rest.extend_from_slice(&c);
+    }
+    assert_eq!(rest, b"chunk-2;chunk-3\n");
+
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "record exited with {status}: {stderr}");
+    assert!(stderr.contains("recorded session"), "{stderr}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1, "one session");
+    let s = &sessions[0];
+    assert!(s.manifest.complete, "manifest finalized");
+    assert_eq!(s.manifest.exchange_count, 4);
+    assert_eq!(s.manifest.proxy_mode, "reverse");
+    assert_eq!(s.manifest.tags, ["smoke"]);
+    assert_eq!(
+        s.manifest.end_time_us,
+        s.exchanges.last().unwrap().timing.request_start_us
+    );
+
+    let order: Vec<(&str, &str)> = s
+        .exchanges
+        .iter()
+        .map(|e| (e.request.method.as_str(), e.request.path.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("GET", "/api/items"),
+            ("POST", "/api/items"),
+            ("GET", "/api/items/missing"),
+            ("GET", "/api/stream"),
+        ]
+    );
+    let by_path = |p: &str| s.exchanges.iter().find(|e| e.request.path == p).unwrap();
+    let list = by_path("/api/items");
+    assert_eq!(list.request.query, "limit=2&offset=1");
+    let create = s
+        .exchanges
+        .iter()
+        .find(|e| e.request.method == "POST")
+        .unwrap();
+    assert_eq!(create.request.path, "/api/items");
+    assert_eq!(create.response.status, 201);
+    assert_eq!(
+        create.request.content_type.as_deref(),
+        Some("application/json")
+    );
+    let sent: Value = serde_json::from_slice(&create.request.body).unwrap();
+    assert_eq!(sent, json!({"name": "widget", "qty": 3}));
+    assert_eq!(by_path("/api/items/missing").response.status, 404);
+    let stream = by_path("/api/stream");
+    assert_eq!(stream.response_body(), b"chunk-1;chunk-2;chunk-3\n");
+    assert_eq!(
+        stream.frames.len(),
+        1,
+        "one data frame holds the whole body"
+    );
+    assert!(!stream.truncated);
+    for (i, e) in s.exchanges.iter().enumerate() {
+        assert_eq!(e.correlation.exchange_index, i as u64);
+        assert_eq!(e.correlation.tags, ["smoke"]);
+        assert!(e.timing.request_start_us <= e.timing.first_byte_us);
+        assert!(e.timing.first_byte_us <= e.timing.last_byte_us);
+        assert!(!e.safety.policy_hash.is_empty());
+    }
+    assert!(
+        leftovers(&twin.root).is_empty(),
+        "temp files left: {:?}",
+        leftovers(&twin.root)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_exchanges_are_numbered_in_request_order() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("order", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let http = client();
+    let expected: Vec<String> = (0..40).map(|i| format!("/seq/{i}")).collect();
+    for path in &expected {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        r.bytes().await.unwrap();
+    }
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let sessions = twin.sessions();
+    let got: Vec<String> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.clone())
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_upstream_is_reached_with_an_extra_ca_and_recorded() {
+    let (ca_pem, tls) = test_tls();
+    let upstream = Upstream::start("/v2", Some(tls)).await;
+    assert!(upstream.base_url.starts_with("https://"));
+    let twin = Twin::init("secure", &upstream.base_url);
+    let ca_file = twin.tmp.path().join("ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    let rec = Recording::start(&twin, &["--upstream-ca", ca_file.to_str().unwrap()]);
+    let http = client();
+
+    let r = http
+        .get(format!("{}/regions?page=2", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["path"], "/v2/regions");
+
+    let mut r = http
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk over TLS", r.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+    upstream.release();
+    while within("rest of the stream", r.chunk())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    // ALPN offered h2 and the upstream took it: the HTTP/2 client path is exercised too.
+    assert_eq!(upstream.seen()[0].version, "HTTP/2.0");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let paths: Vec<&str> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(paths, ["/v2/regions", "/v2/stream"]);
+    assert_eq!(
+        sessions[0].exchanges[1].response_body(),
+        b"chunk-1;chunk-2;chunk-3\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_upstream_with_an_untrusted_certificate_gets_502_and_nothing_recorded() {
+    let (_ca_pem, tls) = test_tls();
+    let upstream = Upstream::start("", Some(tls)).await;
+    let twin = Twin::init("untrusted", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let r = client()
+        .get(format!("{}/regions", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "upstream_unreachable");
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(twin.sessions().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wraith_headers_are_neither_forwarded_nor_recorded_and_host_is_the_upstreams() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("hdrs", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let r = client()
+        .get(format!("{}/things/1", rec.url))
+        .header("X-Wraith-Session", "tenant-a")
+        .header("X-Wraith-Replay", "exact")
+        .header("X-Trace", "keep-me")
+        .header("Connection", "keep-alive")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 1);
+    let got = &seen[0];
+    assert!(
+        got.headers.iter().all(|(k, _)| !k.starts_with("x-wraith-")),
+        "X-Wraith-* reached the upstream: {:?}",
+        got.headers
+    );
+    assert_eq!(got.header("x-trace"), Some("keep-me"));
+    assert_eq!(got.header("host"), Some(upstream.authority.as_str()));
+
+    let sessions = twin.sessions();
+    let ex = &sessions[0].exchanges[0];
+    assert!(
+        ex.request
+            .headers
+            .keys()
+            .all(|k| !k.starts_with("x-wraith-")),
+        "X-Wraith-* recorded: {:?}",
+        ex.request.headers
+    );
+    assert_eq!(ex.request_header("x-trace"), Some("keep-me"));
+    // Recorded headers are lowercase and sorted by name.
+    let names: Vec<&String> = ex.request.headers.keys().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_plane_is_answered_by_the_proxy_and_never_forwarded_or_recorded() {
+    let upstream = Upstream::start("/base", None).await;
+    let twin = Twin::init("ctl", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--tag", "t1", "--tag", "t2"]);
+    let http = client();
+
+    let health: Value = http
+        .get(format!("{}/__wraith/health", rec.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health, json!({"status": "recording"}));
+    let ready: Value = http
+        .get(format!("{}/__wraith/ready", rec.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready, json!({"ready": true}));
+
+    http.get(format!("{}/one", rec.url)).send().await.unwrap();
+    let info: Value = http
+        .get(format!("{}/__wraith/info", rec.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["upstream"], upstream.base_url.as_str());
+    assert_eq!(info["port"], rec.port);
+    assert_eq!(info["url"], rec.url.as_str());
+    assert_eq!(info["tags"], json!(["t1", "t2"]));
+    let active = info["active_sessions"].as_array().unwrap();
+    assert_eq!(active.len(), 1);
+    // The exchange is either written or on its way to disk.
+    let counted =
+        active[0]["exchange_count"].as_u64().unwrap() + active[0]["in_flight"].as_u64().unwrap();
+    assert_eq!(counted, 1);
+
+    let r = http
+        .get(format!("{}/__wraith/new-session", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405, "new-session is POST only");
+    let r = http
+        .get(format!("{}/__wraith/nope", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let seen: Vec<String> = upstream.seen().into_iter().map(|s| s.path).collect();
+    assert_eq!(
+        seen,
+        ["/base/one"],
+        "only application traffic reaches the upstream"
+    );
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].exchanges.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_session_endpoint_finalizes_the_session_and_the_next_exchange_opens_another() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("split", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+
+    http.get(format!("{}/a", rec.url)).send().await.unwrap();
+    http.get(format!("{}/b", rec.url)).send().await.unwrap();
+    let r = http
+        .post(format!("{}/__wraith/new-session", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    let finalized = body["finalized"].as_array().unwrap();
+    assert_eq!(finalized.len(), 1);
+    assert_eq!(finalized[0]["exchange_count"], 2);
+    assert_eq!(body["pending"], json!([]));
+    // Finalized on disk right away, before the proxy stops.
+    let first_id = finalized[0]["session_id"].as_str().unwrap().to_string();
+    let on_disk = twin.sessions();
+    assert_eq!(on_disk.len(), 1);
+    assert!(on_disk[0].manifest.complete);
+    assert_eq!(on_disk[0].manifest.session_id, first_id);
+
+    http.get(format!("{}/c", rec.url)).send().await.unwrap();
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 3, "--json summary: {summary}");
+    assert_eq!(summary["sessions"].as_array().unwrap().len(), 2);
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 2);
+    let paths = |i: usize| -> Vec<String> {
+        sessions[i]
+            .exchanges
+            .iter()
+            .map(|e| e.request.path.clone())
+            .collect()
+    };
+    let (first, second) = if sessions[0].manifest.session_id == first_id {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    assert_eq!(paths(first), ["/a", "/b"]);
+    assert_eq!(paths(second), ["/c"]);
+    assert!(sessions.iter().all(|s| s.manifest.complete));
+    assert_eq!(sessions[second].exchanges[0].correlation.exchange_index, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeout_closes_the_session_and_the_next_exchange_opens_another() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("idle", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--idle-timeout", "1"]);
+    let http = client();
+
+    http.get(format!("{}/before", rec.url))
+        .send()
+        .await
+        .unwrap();
+    // Poll the control plane (it does not count as traffic) until the session is closed.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info: Value = http
+            .get(format!("{}/__wraith/info", rec.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if info["active_sessions"].as_array().unwrap().is_empty() {
+            assert_eq!(info["finalized_sessions"].as_array().unwrap().len(), 1);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "idle session never closed: {info}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    http.get(format!("{}/after", rec.url)).send().await.unwrap();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+
+    let mut sessions = twin.sessions();
+    sessions.sort_by_key(|s| s.manifest.start_time_us);
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0].exchanges[0].request.path, "/before");
+    assert_eq!(sessions[1].exchanges[0].request.path, "/after");
+    assert!(sessions.iter().all(|s| s.manifest.complete));
+}
+
+/// Poll until the recorder has stopped accepting (it got the signal and is draining).
+async fn until_refusing(rec: &Recording) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !rec.refuses_connections() {
+        assert!(
+            Instant::now() < deadline,
+            "the recorder kept accepting after SIGINT"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_lets_a_streaming_exchange_finish_before_the_session_is_finalized() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("drain", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let mut r = client()
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", r.chunk()).await.unwrap().unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+
+    rec.send_sigint();
+    until_refusing(&rec).await;
+    // Shutdown has begun; the exchange in flight is still allowed to finish.
+    upstream.release();
+    let mut rest = Vec::new();
+    while let Some(c) = within("rest of the stream", r.chunk()).await.unwrap() {
+        rest.extend_from_slice(&c);
+    }
+    assert_eq!(rest, b"chunk-2;chunk-3\n");
+    let (status, stderr) = rec.wait();
+    assert!(status.success(), "{stderr}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    let ex = &sessions[0].exchanges[0];
+    assert!(!ex.truncated);
+    assert_eq!(ex.response_body(), b"chunk-1;chunk-2;chunk-3\n");
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+/// Closing the recorder's terminal sends SIGHUP: it must stop as Ctrl-C does, keeping every
+/// exchange already answered and finalizing the manifest, not die on the spot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_keeps_every_answered_exchange_and_finalizes_the_manifest() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("hangup", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+    let paths = ["/one", "/two", "/three"];
+    for path in paths {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+    }
+    let stdout = rec.stdout_path().to_path_buf();
+    rec.send_signal("HUP");
+    let (status, stderr) = rec.wait();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "record exited with {status}: {stderr}"
+    );
+    assert!(stderr.contains("stopping"), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 3, "--json summary: {summary}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert!(s.manifest.complete, "manifest finalized");
+    assert_eq!(s.manifest.exchange_count, 3);
+    let got: Vec<&str> = s
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(got, paths);
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("cut", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_drain_timeout_ms = 200\n");
+    let rec = Recording::start(&twin, &[]);
+    let mut r = client()
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", r.chunk()).await.unwrap().unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+
+    // Never released: the drain timeout cuts the stream.
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    let ex = &sessions[0].exchanges[0];
+    assert!(ex.truncated, "cut exchanges say so");
+    assert_eq!(ex.response_body(), b"chunk-1;");
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+/// At the drain timeout, an exchange whose response is streaming is recorded truncated, and a
+/// request the upstream has not begun to answer cannot be: the log and the summary say which
+/// is which instead of counting both as recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_unanswered_at_the_drain_timeout_is_reported_as_not_recorded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("unanswered", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_drain_timeout_ms = 200\n");
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+    let mut streaming = http
+        .get(format!("{}/stream", rec.url))
+        .send()
+        .await
+        .unwrap();
+    let first = within("first chunk", streaming.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"chunk-1;");
+    // The upstream never sends a response head for this one.
+    let held = tokio::spawn({
+        let url = format!("{}/held", rec.url);
+        let http = http.clone();
+        async move { http.get(url).send().await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !upstream.seen().iter().any(|s| s.path == "/held") {
+        assert!(
+            Instant::now() < deadline,
+            "the held request never reached the upstream"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("NOT recorded"),
+        "the log says the unanswered request was not recorded: {stderr}"
+    );
+    assert!(
+        !stderr.contains("remaining exchanges (recorded as truncated)"),
+        "{stderr}"
+    );
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 1, "--json summary: {summary}");
+    assert_eq!(summary["cut_at_shutdown"], 1, "--json summary: {summary}");
+    assert_eq!(summary["cut_unrecorded"], 1, "--json summary: {summary}");
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    assert_eq!(sessions[0].manifest.exchange_count, 1);
+    let ex = &sessions[0].exchanges[0];
+    assert_eq!(ex.request.path, "/stream");
+    assert!(ex.truncated);
+    assert_eq!(ex.response_body(), b"chunk-1;");
+    // The client of the cut request sees its connection closed, not an answer.
+    assert!(
+        within("the held request ends", held)
+            .await
+            .unwrap()
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_upstream_answers_502_with_json_and_records_nothing() {
+    // Bind then drop a listener to get a port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let twin = Twin::init("down", &format!("http://127.0.0.1:{port}"));
+    let rec = Recording::start(&twin, &[]);
+    let r = client()
+        .get(format!("{}/anything", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    assert_eq!(
+        r.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "upstream_unreachable");
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("not recorded"), "{stderr}");
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+    assert!(files_under(&twin.sessions_dir()).is_empty());
+}
+
+#[test]
+fn ci_without_hmac_key_is_refused_with_exit_3_before_listening() {
+    let twin = Twin::init("ci", "http://127.0.0.1:9");
+    let ready = twin.tmp.path().join("ready.json");
+    let out = twin
+        .record_command(&["--port", "0", "--ready-json", ready.to_str().unwrap()])
+        .env_remove("WRAITH_HMAC_KEY")
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WRAITH_HMAC_KEY"));
+    assert!(!ready.exists(), "it must not start listening");
+}
+
+#[test]
+fn unknown_twin_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin())
+        .current_dir(tmp.path())
+        .args(["record", "nope", "--port", "0"])
+        .env("WRAITH_HMAC_KEY", TEST_HMAC_KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duration_stops_the_proxy_by_itself_and_finalizes_what_it_recorded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("timed", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--duration", "2"]);
+    let r = client()
+        .get(format!("{}/during", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.bytes().await.unwrap();
+    // No signal is sent: the proxy stops on its own once the two seconds are up.
+    let (status, stderr) = rec.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("--duration of 2 s reached"), "{stderr}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].manifest.complete);
+    assert_eq!(sessions[0].exchanges[0].request.path, "/during");
+    assert!(leftovers(&twin.root).is_empty());
+}
+
+#[test]
+fn a_zero_duration_and_an_unknown_proxy_mode_are_usage_errors() {
+    let twin = Twin::init("flags", "http://127.0.0.1:9");
+    for (args, says) in [
+        (
+            &["--duration", "0"][..],
+            "--duration must be at least 1 second",
+        ),
+        (&["--mode", "socks"][..], "invalid value 'socks'"),
+    ] {
+        let ready = twin.tmp.path().join("ready.json");
+        let mut all = vec!["--port", "0", "--ready-json", ready.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = twin.record_command(&all).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!ready.exists(), "{args:?} must not start listening");
+    }
+}
+
+/// A recordings folder the recorder cannot write to would have it proxy traffic it cannot
+/// keep: it refuses at startup (exit 4) naming the folder, before it listens.
+#[test]
+fn an_unwritable_recordings_folder_is_refused_with_exit_4_before_listening() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let twin = Twin::init("readonly", "http://127.0.0.1:9");
+    let sessions = twin.sessions_dir();
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root writes through any mode bits: nothing to test then.
+    let probe = sessions.join("probe");
+    if std::fs::write(&probe, b"x").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        eprintln!("skipped: a read-only folder is still writable for this user (root)");
+        return;
+    }
+    let out = record_until_exit(&twin);
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.code, Some(4), "{}", out.stderr);
+    assert!(!out.listened, "it must not start listening");
+    assert!(
+        out.stderr.contains("readonly/recordings/sessions"),
+        "the message names the folder: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("writable"), "{}", out.stderr);
+}
+
+/// The same refusal when the recordings folder cannot be made at all (a file is in the way);
+/// this one holds for every user, root included.
+#[test]
+fn a_file_in_place_of_the_recordings_folder_is_refused_with_exit_4_before_listening() {
+    let twin = Twin::init("blocked", "http://127.0.0.1:9");
+    let sessions = twin.sessions_dir();
+    if sessions.exists() {
+        std::fs::remove_dir_all(&sessions).unwrap();
+    }
+    std::fs::write(&sessions, b"not a folder\n").unwrap();
+    let out = record_until_exit(&twin);
+    assert_eq!(out.code, Some(4), "{}", out.stderr);
+    assert!(!out.listened, "it must not start listening");
+    assert!(
+        out.stderr.contains("blocked/recordings/sessions"),
+        "the message names the folder: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("not a folder"), "{}", out.stderr);
+}

@@ -1,0 +1,119 @@
+//! Scrub before persist, end to end: secrets sent through the real `wraith record` never reach
+//! any byte under the twin folder, compressed recordings included.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::record_support;
+
+use record_support::*;
+use serde_json::json;
+
+const BEARER: &str = "sk_live_51HqLyjWDarjtT1zdp7dcQ9x";
+const COOKIE_VALUE: &str = "ck_9f8e7d6c5b4a39281706aa";
+const QUERY_KEY: &str = "ak_5up3rs3cr3tqu3ryk3y77";
+const HEADER_KEY: &str = "xk_h34d3rs3cr3tv4lu3zz";
+/// Luhn-valid test card number.
+const CARD: &str = "4242424242424242";
+/// Secret part of the upstream's `set-cookie`.
+const SET_COOKIE_VALUE: &str = "sc_r3sp0nse_c00kie_v4lue";
+
+/// Every byte under `dir`, with `.zst` files decompressed (a secret must not hide in there).
+fn all_bytes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let raw = std::fs::read(&p).unwrap();
+            let bytes = if p.extension().is_some_and(|e| e == "zst") {
+                zstd::stream::decode_all(&raw[..]).unwrap()
+            } else {
+                raw
+            };
+            (p, bytes)
+        })
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_sent_through_the_proxy_never_reach_the_twin_folder() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("vault", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+
+    let r = client()
+        .post(format!(
+            "{}/payments?api_key={QUERY_KEY}&currency=usd",
+            rec.url
+        ))
+        .header("Authorization", format!("Bearer {BEARER}"))
+        .header("Cookie", format!("session_id={COOKIE_VALUE}"))
+        .header("X-Api-Key", HEADER_KEY)
+        .json(&json!({"amount": 1200, "card": CARD, "note": "lunch"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    // The client itself gets the upstream's real answer: scrubbing is for the disk only.
+    let set_cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(set_cookie.contains(SET_COOKIE_VALUE));
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["body"]["card"], CARD);
+
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+
+    // The upstream really received the secrets (so the test would catch a proxy that simply
+    // dropped them instead of scrubbing what it stores).
+    let seen = upstream.seen();
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(format!("Bearer {BEARER}").as_str())
+    );
+    assert!(seen[0].query.contains(QUERY_KEY));
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let ex = &sessions[0].exchanges[0];
+    assert!(
+        ex.request_header("authorization")
+            .unwrap()
+            .starts_with("Bearer "),
+        "the scheme word is kept"
+    );
+    assert!(
+        ex.request.query.contains("currency=usd"),
+        "rest of the query kept"
+    );
+    assert!(
+        !ex.safety.scrub_rule_ids.is_empty(),
+        "fired rules are listed"
+    );
+
+    let files = all_bytes(&twin.root);
+    assert!(
+        files
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().ends_with(".wrec.zst"))
+    );
+    for secret in [
+        BEARER,
+        COOKIE_VALUE,
+        QUERY_KEY,
+        HEADER_KEY,
+        CARD,
+        SET_COOKIE_VALUE,
+        TEST_HMAC_KEY,
+    ] {
+        for (path, bytes) in &files {
+            assert!(
+                !contains(bytes, secret),
+                "secret {secret} found in {}",
+                path.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! `wraith route add|list`: appends to `lua/routes.toml` keeping the file's comments and
+//! layout, validates method, path, status and JSON (exit 1 on bad input, file untouched), and
+//! lists what answers each authored route.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::{Twin, bin, model};
+
+fn wraith(t: &Twin, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(t.tmp.path())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn routes_file(t: &Twin) -> String {
+    std::fs::read_to_string(t.path().join("lua/routes.toml")).unwrap_or_default()
+}
+
+fn list_json(t: &Twin) -> Value {
+    let out = wraith(t, &["route", "list", &t.path_str(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn route_add_creates_the_sidecar_with_schema_version() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "patch",
+            "--path",
+            "/v3/assets/:param",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "added PATCH /v3/assets/:param to lua/routes.toml"
+    );
+    let text = routes_file(&t);
+    assert!(text.contains("schema_version = 1"), "{text}");
+    assert!(text.contains("method = \"PATCH\""), "{text}");
+    assert_eq!(
+        list_json(&t)["routes"],
+        json!([{"method": "PATCH", "path": "/v3/assets/:param", "handler": null,
+                "answers": "unimplemented"}])
+    );
+}
+
+#[test]
+fn route_add_keeps_the_files_comments_and_layout() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let original = "# Our authored routes.\nschema_version = 1\n\n# Health probe for the load balancer.\n[[route]]\nmethod = \"GET\"   # aligned on purpose\npath = \"/health\"\n";
+    t.write("lua/routes.toml", original);
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "POST",
+            "--path",
+            "/exports",
+            "--status",
+            "202",
+            "--response",
+            r#"{"status":"queued"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["routes"], 2);
+    assert_eq!(printed["added"]["answers"], "response");
+    let text = routes_file(&t);
+    assert!(
+        text.starts_with(original),
+        "the existing text is kept verbatim:\n{text}"
+    );
+    assert!(text.contains("status = 202"), "{text}");
+    assert!(
+        text.contains(r#"response = "{\"status\":\"queued\"}""#)
+            || text.contains(r#"response = '{"status":"queued"}'"#),
+        "{text}"
+    );
+    let routes = list_json(&t)["routes"].clone();
+    assert_eq!(routes[1]["response"], json!({"status": "queued"}));
+    assert_eq!(routes[1]["status"], 202);
+}
+
+#[test]
+fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/a/:id\"\n",
+    );
+    let before = routes_file(&t);
+    let cases: [(&[&str], &str); 6] = [
+        (&["--method", "FETCH", "--path", "/x"], "--method"),
+        (&["--method", "GET", "--path", "x"], "--path"),
+        (&["--method", "GET", "--path", "/x?y=1"], "--path"),
+        (
+            &["--method", "GET", "--path", "/x", "--status", "42"],
+            "--status",
+        ),
+        (
+            &["--method", "GET", "--path", "/x", "--response", "{nope"],
+            "--response",
+        ),
+        (
+            &["--method", "get", "--path", "/a/:other"],
+            "already declared",
+        ),
+    ];
+    for (args, expect) in cases {
+        let mut full = vec!["route", "add"];
+        let p = t.path_str();
+        full.push(&p);
+        full.extend_from_slice(args);
+        let out = wraith(&t, &full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert_eq!(routes_file(&t), before, "{args:?} must not touch the file");
+    }
+}
+
+#[test]
+fn route_list_says_what_answers_each_authored_route() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/customers/:id/summary\"\n\
+         [[route]]\nmethod = \"POST\"\npath = \"/v1/exports\"\nstatus = 202\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/health\"\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/customers/:x\"\n",
+    );
+    t.write("lua/handlers/get_summary.lua", "return {}");
+    let routes = list_json(&t)["routes"].clone();
+    let answers: Vec<(&str, &str)> = routes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["path"].as_str().unwrap(), r["answers"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("/v1/customers/:id/summary", "handler"),
+            ("/v1/exports", "response"),
+            ("/v1/health", "unimplemented"),
+            ("/v1/customers/:x", "shadowed"),
+        ]
+    );
+    assert_eq!(routes[0]["handler"], "get_summary");
+    let out = wraith(&t, &["route", "list", &t.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("handler get_summary"), "{text}");
+    assert!(text.contains("501 no implementation"), "{text}");
+}
+
+#[test]
+fn route_list_of_a_twin_without_the_sidecar_is_empty() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    assert_eq!(list_json(&t)["routes"], json!([]));
+    let out = wraith(&t, &["route", "list", "no-such-twin"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn inspect_provenance_claims_handler_only_for_routes_a_handler_binds() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write("lua/handlers/get_customer.lua", "return {}");
+    let out = wraith(&t, &["inspect", &t.path_str(), "--provenance", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let with_handler: Vec<&str> = v["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["can_answer"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("handler"))
+        })
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(with_handler, ["GET /v1/customers/:id"]);
+}
+
+#[test]
+fn route_list_shows_explicit_bindings_and_lint_reports_broken_ones() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write("lua/handlers/customer_view.lua", "return {}");
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/health\"\nhandler = \"customer_view\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:id\"\nhandler = \"customer_view\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/nowhere\"\nhandler = \"gone\"\n",
+    );
+    let v = list_json(&t);
+    assert_eq!(v["routes"][0]["handler"], "customer_view");
+    assert_eq!(v["routes"][0]["binding"], "explicit");
+    assert_eq!(
+        v["bindings"],
+        json!([
+            {"method": "GET", "path": "/v1/customers/:id", "handler": "customer_view",
+             "entry": "[[binding]] #1", "route": "recorded", "handler_exists": true},
+            {"method": "GET", "path": "/v1/nowhere", "handler": "gone",
+             "entry": "[[binding]] #2", "route": "unknown", "handler_exists": false}
+        ])
+    );
+    let out = wraith(&t, &["route", "list", &t.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("handler customer_view (explicit, recorded route)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("INVALID: no lua/handlers/gone.lua, no such route"),
+        "{text}"
+    );
+
+    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let broken: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "handler-binding")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(broken.len(), 2, "{report}");
+    assert!(
+        broken.iter().all(|m| m.contains("[[binding]] #2")),
+        "{broken:?}"
+    );
+}
+
+#[test]
+fn route_add_with_handler_writes_an_explicit_binding() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "GET",
+            "--path",
+            "/health",
+            "--handler",
+            "probe",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no lua/handlers/probe.lua"),
+        "a missing handler file is warned about"
+    );
+    assert!(routes_file(&t).contains("handler = \"probe\""));
+    let out = wraith(
+        &t,
+        &[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "GET",
+            "--path",
+            "/other",
+            "--handler",
+            "probe.lua",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--handler"));
+}

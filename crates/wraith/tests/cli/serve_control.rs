@@ -1,0 +1,407 @@
+//! The control plane (`/__wraith/*`) of a running twin: health, ready, info, session
+//! provisioning and listing, per-session reset and delete, global reset, the debug state dump,
+//! bearer-token auth, and the front door's own refusals. Black-box: the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Server, Twin, model};
+
+fn shop_twin() -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {"customers": [{"id": "cus_fx", "object": "customer", "name": "Fixture"}]}})
+            .to_string(),
+    );
+    t.write(
+        "state/fixtures/empty/fixture.json",
+        &json!({"entities": {}}).to_string(),
+    );
+    t
+}
+
+fn session_ids(list: &Value) -> Vec<Option<String>> {
+    list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"].as_str().map(str::to_string))
+        .collect()
+}
+
+async fn create_customer(s: &Server, session: Option<&str>, name: &str) -> String {
+    let r = s
+        .post("/v1/customers", session, json!({"name": name}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn health_ready_and_info_answer_json() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let h = s.get("/__wraith/health", None).await;
+    assert_eq!((h.status, h.json()), (200, json!({"status": "ok"})));
+    assert_eq!(h.header("content-type"), Some("application/json"));
+    let r = s.get("/__wraith/ready", None).await;
+    assert_eq!((r.status, r.json()), (200, json!({"ready": true})));
+    let i = s.get("/__wraith/info", None).await;
+    assert_eq!(i.status, 200);
+    let info = i.json();
+    assert_eq!(info["twin"], "shop");
+    assert_eq!(info["routes"], 7);
+    assert_eq!(info["drifted_routes"], json!([]));
+    assert_eq!(info["twin_age_seconds"], s.ready["twin_age_seconds"]);
+    assert_eq!(info["synthesized_at"], s.ready["synthesized_at"]);
+    assert!(info.get("recorded_at").is_none());
+    assert!(info["warnings"].is_array());
+    assert_eq!(info["sessions"], 0);
+    create_customer(&s, Some("a"), "A").await;
+    assert_eq!(s.get("/__wraith/info", None).await.json()["sessions"], 1);
+}
+
+#[tokio::test]
+async fn unknown_control_paths_and_methods_answer_json_errors() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let r = s.get("/__wraith/nope", None).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "not-found");
+    let r = s.get("/__wraith/reset", None).await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("POST"));
+    assert_eq!(r.json()["error"], "method-not-allowed");
+    // Control answers are not application answers: no provenance.
+    assert_eq!(r.provenance(), None);
+}
+
+#[tokio::test]
+async fn provisioning_creates_201_then_200_and_conflicts_on_different_settings() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let body = json!({"session": "w1", "fixture": "empty", "seed": 7,
+                      "clock": {"mode": "fixed", "base_epoch": 1700000000}});
+    let r = s.post("/__wraith/session", None, body.clone()).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let info = r.json();
+    assert_eq!(info["session"], "w1");
+    assert_eq!(info["fixture"], "empty");
+    assert_eq!(info["seed"], 7);
+    assert_eq!(info["clock"]["mode"], "fixed");
+    assert_eq!(info["clock"]["base_epoch"], 1_700_000_000);
+    assert_eq!(info["entities_seeded"], 0);
+    // The same settings again: idempotent.
+    let again = s.post("/__wraith/session", None, body).await;
+    assert_eq!(again.status, 200);
+    // Different settings for the same session: refused.
+    let c = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "w1", "seed": 8}),
+        )
+        .await;
+    assert_eq!(c.status, 409, "{}", String::from_utf8_lossy(&c.body));
+    assert_eq!(c.json()["error"], "session-provision-conflict");
+    // The message states the session's settings as the request would write them.
+    let message = c.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("seed 7") && !message.contains("Some(") && !message.contains("Fixed"),
+        "{message}"
+    );
+    // `base_epoch_secs` is accepted as the epoch's other spelling.
+    let r = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "w2", "clock": {"mode": "fixed", "base_epoch_secs": 1234}}),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    assert_eq!(r.json()["clock"]["base_epoch"], 1234);
+}
+
+#[tokio::test]
+async fn provisioning_an_unknown_fixture_lists_the_available_sets() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let r = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "w1", "fixture": "nope"}),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", String::from_utf8_lossy(&r.body));
+    let b = r.json();
+    assert_eq!(b["error"], "fixture-not-found");
+    assert_eq!(b["available"], json!(["default", "empty"]));
+}
+
+#[tokio::test]
+async fn malformed_provisioning_bodies_are_400_saying_what_is_wrong() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    for (body, needle) in [
+        (json!({"sesion": "x"}), "sesion"),
+        (json!({"session": "x", "seed": "seven"}), "seed"),
+        (json!({"session": ""}), "empty"),
+        (
+            json!({"session": "x", "clock": {"mode": "sometimes"}}),
+            "clock",
+        ),
+        // An epoch no date can show (here: milliseconds given as seconds, past year 9999).
+        (
+            json!({"session": "x", "clock": {"mode": "fixed", "base_epoch": 1_767_225_600_000_i64}}),
+            "clock.base_epoch",
+        ),
+        (
+            json!({"session": "x", "clock": {"mode": "deterministic", "base_epoch_secs": i64::MIN}}),
+            "before 0000-01-01",
+        ),
+    ] {
+        let r = s.post("/__wraith/session", None, body.clone()).await;
+        assert_eq!(r.status, 400, "{body}");
+        let b = r.json();
+        assert_eq!(b["error"], "bad-request");
+        assert!(b["message"].as_str().unwrap().contains(needle), "{b}");
+    }
+}
+
+#[tokio::test]
+async fn session_list_shows_lazy_and_provisioned_sessions() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    assert_eq!(
+        session_ids(&s.get("/__wraith/session", None).await.json()),
+        Vec::<Option<String>>::new()
+    );
+    create_customer(&s, Some("lazy-1"), "L").await;
+    s.post("/__wraith/session", None, json!({"session": "eager-1"}))
+        .await;
+    let list = s.get("/__wraith/session", None).await.json();
+    let ids = session_ids(&list);
+    assert!(ids.contains(&Some("lazy-1".into())), "{list}");
+    assert!(ids.contains(&Some("eager-1".into())), "{list}");
+    let eager = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == "eager-1")
+        .unwrap();
+    assert_eq!(eager["provisioned"], true);
+}
+
+#[tokio::test]
+async fn session_ids_in_control_paths_are_percent_decoded_and_case_sensitive() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let id = create_customer(&s, Some("worker 3"), "W").await;
+    create_customer(&s, Some("Worker-3"), "U").await;
+    // Reset `worker 3` through its percent-encoded path.
+    let r = s
+        .send(
+            "POST",
+            "/__wraith/session/worker%203/reset",
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        s.get(&format!("/v1/customers/{id}"), Some("worker 3"))
+            .await
+            .status,
+        404
+    );
+    // `worker-3` (lowercase) was never created: deleting it is a 404, `Worker-3` still exists.
+    let r = s.delete("/__wraith/session/worker-3", None).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "session-not-found");
+    let r = s.delete("/__wraith/session/Worker-3", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json(), json!({"session": "Worker-3", "deleted": true}));
+}
+
+#[tokio::test]
+async fn session_state_dump_is_debug_only_and_never_creates_a_session() {
+    let t = shop_twin();
+    let plain = t.serve(&[]);
+    create_customer(&plain, Some("a"), "A").await;
+    let r = plain.get("/__wraith/session/a/state", None).await;
+    assert_eq!(r.status, 404);
+    assert!(r.json()["message"].as_str().unwrap().contains("--debug"));
+
+    let debug = t.serve(&["--debug"]);
+    assert_eq!(debug.ready["capabilities"]["session_state"], true);
+    let id = create_customer(&debug, Some("a"), "A").await;
+    let r = debug.get("/__wraith/session/a/state", None).await;
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains(&id));
+    let r = debug.get("/__wraith/session/ghost/state", None).await;
+    assert_eq!(r.status, 404);
+    let list = debug.get("/__wraith/session", None).await.json();
+    assert!(
+        !session_ids(&list).contains(&Some("ghost".into())),
+        "{list}"
+    );
+}
+
+#[tokio::test]
+async fn control_token_guards_everything_but_health_ready_and_info() {
+    let t = shop_twin();
+    let s = t.serve_env(
+        &["--control-token-env", "WRAITH_TEST_CONTROL_TOKEN"],
+        &[("WRAITH_TEST_CONTROL_TOKEN", "s3cret-token")],
+    );
+    for path in ["/__wraith/health", "/__wraith/ready", "/__wraith/info"] {
+        assert_eq!(s.get(path, None).await.status, 200, "{path}");
+    }
+    let protected: [(&str, &str); 4] = [
+        ("GET", "/__wraith/session"),
+        ("POST", "/__wraith/reset"),
+        ("POST", "/__wraith/session/x/reset"),
+        ("DELETE", "/__wraith/session/x"),
+    ];
+    for (m, p) in protected {
+        let r = s.send(m, p, None, &[], None).await;
+        assert_eq!(r.status, 401, "{m} {p}");
+        assert_eq!(r.json()["error"], "unauthorized");
+        let wrong = s
+            .send(m, p, None, &[("authorization", "Bearer wrong")], None)
+            .await;
+        assert_eq!(wrong.status, 401, "{m} {p}");
+    }
+    let ok = s
+        .send(
+            "GET",
+            "/__wraith/session",
+            None,
+            &[("authorization", "Bearer s3cret-token")],
+            None,
+        )
+        .await;
+    assert_eq!(ok.status, 200);
+    let ok = s
+        .send(
+            "POST",
+            "/__wraith/reset",
+            None,
+            &[("authorization", "Bearer s3cret-token")],
+            None,
+        )
+        .await;
+    assert_eq!(ok.status, 200);
+    // Application traffic is not the control plane: no token needed.
+    assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn control_token_can_come_from_a_file() {
+    let t = shop_twin();
+    let token_file = t.tmp.path().join("token");
+    std::fs::write(&token_file, "file-token\n").unwrap();
+    let s = t.serve(&["--control-token-file", token_file.to_str().unwrap()]);
+    assert_eq!(s.get("/__wraith/session", None).await.status, 401);
+    let ok = s
+        .send(
+            "GET",
+            "/__wraith/session",
+            None,
+            &[("authorization", "Bearer file-token")],
+            None,
+        )
+        .await;
+    assert_eq!(ok.status, 200);
+}
+
+#[tokio::test]
+async fn loopback_bind_without_token_needs_no_auth() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    assert_eq!(s.get("/__wraith/session", None).await.status, 200);
+    assert_eq!(
+        s.send("POST", "/__wraith/reset", None, &[], None)
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn oversized_request_bodies_are_refused_with_413() {
+    use std::io::{Read, Write};
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    // Declare a body over the 16 MiB cap: refused before any of it is read (raw TCP, because
+    // an HTTP client would still be writing the body when the refusal arrives).
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "POST /v1/customers HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        16 * 1024 * 1024 + 1
+    );
+    tcp.write_all(head.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match tcp.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if String::from_utf8_lossy(&buf).contains("payload-too-large") {
+                    break;
+                }
+            }
+            Err(e) => panic!("read failed: {e}"),
+        }
+    }
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("payload-too-large"), "{text}");
+    // Still an application response: the twin says it invented the answer, and how old it is.
+    let lower = text.to_ascii_lowercase();
+    assert!(lower.contains("x-wraith-provenance: miss\r\n"), "{text}");
+    assert!(lower.contains("x-wraith-twin-age: "), "{text}");
+}
+
+#[tokio::test]
+async fn an_unreadable_session_header_is_refused_with_the_control_headers() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let r = s.get_raw_session("/v1/customers/cus_1", b"caf\xe9").await;
+    r.assert_status(400);
+    assert_eq!(r.provenance(), Some("miss"));
+    assert!(r.header("x-wraith-twin-age").is_some());
+    assert_eq!(r.header("x-wraith-route"), None, "no route was matched");
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge_is_served_on_the_same_port() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let r = h2
+        .get(format!("{}/v1/customers/cus_1", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status().as_u16(), 200);
+    let h = h2
+        .get(format!("{}/__wraith/health", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(h.status().as_u16(), 200);
+}

@@ -1,0 +1,110 @@
+//! `wraith serve` filtering a list by a filter-document request header (`X-Filter`) whose keys
+//! name nested fields with dots (`entity.type`, `entity.id`): recordings sent such documents,
+//! so a document no recording sent still selects the items whose nested field matches (it
+//! had selected none at all). Black-box: the real binary on HAR runs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const ORIGIN: &str = "https://api.cloud.test";
+
+fn event(id: u64, action: &str, kind: &str, entity: u64) -> Value {
+    json!({"id": id, "action": action, "entity": {"id": entity, "type": kind, "label": format!("{kind}-{entity}")}})
+}
+
+/// A page of events answered to a request sending the filter document `filter`.
+fn page(filter: &str, items: Value) -> Value {
+    let total = items.as_array().map_or(0, Vec::len);
+    let mut e = har::entry(
+        ORIGIN,
+        "GET",
+        "/v4/account/events?page=1",
+        None,
+        &json!({"data": items, "page": 1, "pages": 1, "results": total}),
+    );
+    e["request"]["headers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "X-Filter", "value": filter}));
+    e
+}
+
+/// Two runs polling the events of what they created, by action and entity.
+fn events_twin() -> Twin {
+    let t = Twin::init("cloud", ORIGIN);
+    let runs = [
+        ("a", 1, event(11, "linode_create", "linode", 501)),
+        ("b", 2, event(21, "volume_create", "volume", 702)),
+    ];
+    for (run, day, ev) in runs {
+        let filter = json!({
+            "+order": "desc",
+            "+order_by": "created",
+            "action": ev["action"],
+            "entity.id": ev["entity"]["id"],
+            "entity.type": ev["entity"]["type"],
+        })
+        .to_string();
+        let mut entries = vec![
+            page("{}", json!([ev.clone()])),
+            page(&filter, json!([ev.clone()])),
+        ];
+        for e in &mut entries {
+            e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));
+        }
+        har::import(&t, &[], &format!("{run}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+fn listed(r: &support::Resp) -> Vec<(String, u64)> {
+    r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["entity"]["type"].as_str().unwrap().to_string(),
+                e["entity"]["id"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_filter_document_naming_a_nested_field_selects_the_items_whose_field_matches() {
+    let t = events_twin();
+    let server = t.serve(&[]);
+    let s = Some("events");
+    // A page size no recording asked for: the twin filters its collection itself.
+    let by_type = server
+        .send(
+            "GET",
+            "/v4/account/events?page=1&page_size=100",
+            s,
+            &[("X-Filter", r#"{"entity.type": "volume"}"#)],
+            None,
+        )
+        .await;
+    by_type.assert_status(200);
+    assert_eq!(listed(&by_type), vec![("volume".to_string(), 702)]);
+
+    let by_id = server
+        .send(
+            "GET",
+            "/v4/account/events?page=1&page_size=100",
+            s,
+            &[(
+                "X-Filter",
+                r#"{"+order_by": "created", "entity.type": "linode", "entity.id": 501}"#,
+            )],
+            None,
+        )
+        .await;
+    assert_eq!(listed(&by_id), vec![("linode".to_string(), 501)]);
+    assert_eq!(by_id.json()["results"], json!(1));
+}

@@ -1,0 +1,277 @@
+//! Records a create makes by itself, end to end: recorded machines created from an image list
+//! a boot and a swap volume their sessions never created, machines created without one list
+//! only the volumes their sessions made. The served twin gives a session's own machine the
+//! volumes the nearest recorded create made, under fresh keys naming the new machine, and its
+//! later reads find them. Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "implicit-children-test-key");
+const ORIGIN: &str = "https://api.machines.test";
+
+fn imaged(t: &Twin, n: u64) {
+    let m = 5_000 + n;
+    let vol = |k: u64, label: &str| json!({"id": 90_000 + 10 * n + k, "machine_id": m, "label": label, "size": 100 + k});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("m{n}"), "image": "os/one"})),
+            &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes"),
+            None,
+            &json!({"data": [vol(0, "boot"), vol(1, "swap")], "results": 2}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes/{}", 90_000 + 10 * n),
+            None,
+            &vol(0, "boot"),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("img{n}.har"), entries);
+}
+
+fn bare(t: &Twin, n: u64) {
+    let m = 6_000 + n;
+    let v = json!({"id": 80_000 + n, "machine_id": m, "label": "data", "size": 50});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("b{n}")})),
+            &json!({"id": m, "label": format!("b{n}"), "image": null}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            &format!("/v1/machines/{m}/volumes"),
+            Some(&json!({"label": "data", "size": 50})),
+            &v,
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes"),
+            None,
+            &json!({"data": [v], "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("bare{n}.har"), entries);
+}
+
+fn machines_twin() -> Twin {
+    har::synth_twin("machines", ORIGIN, &[KEY], 3, |t, n| {
+        imaged(t, n);
+        bare(t, n);
+    })
+}
+
+fn items(v: &Value) -> Vec<Value> {
+    v["data"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_created_machine_lists_the_volumes_its_create_made_under_fresh_keys() {
+    let t = machines_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/machines",
+            Some("agent-1"),
+            json!({"label": "mine", "image": "os/two"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/volumes"), Some("agent-1"))
+        .await;
+    listed.assert_status(200);
+    let vols = items(&listed.json());
+    let labels: Vec<&Value> = vols.iter().map(|v| &v["label"]).collect();
+    assert_eq!(labels, vec![&json!("boot"), &json!("swap")], "{vols:?}");
+    for v in &vols {
+        assert_eq!(v["machine_id"], id, "{v}");
+        let key = v["id"].as_u64().expect("integer key");
+        assert!(
+            !(90_000..90_100).contains(&key),
+            "a fresh key, not a recorded child's: {v}"
+        );
+    }
+    assert_ne!(vols[0]["id"], vols[1]["id"]);
+    // The children are the session's records: a read of one finds it.
+    let boot = server
+        .get(
+            &format!("/v1/machines/{id}/volumes/{}", vols[0]["id"]),
+            Some("agent-1"),
+        )
+        .await;
+    boot.assert_status(200);
+    assert_eq!(boot.json(), vols[0]);
+}
+
+#[tokio::test]
+async fn a_machine_created_without_an_image_lists_only_its_own_volumes() {
+    let t = machines_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post("/v1/machines", Some("agent-2"), json!({"label": "plain"}))
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/volumes"), Some("agent-2"))
+        .await;
+    listed.assert_status(200);
+    assert_eq!(
+        items(&listed.json()),
+        Vec::<Value>::new(),
+        "{}",
+        listed.json()
+    );
+}
+
+/// Recorded run `n`: a network with one subnet, then a machine from an image joining the
+/// subnet, whose first profile list shows the boot profile the create made, linked to the
+/// network the create named only through its subnet.
+fn networked(t: &Twin, n: u64) {
+    let (net, sub, m) = (40_000 + n, 41_000 + n, 8_000 + n);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/networks",
+            Some(&json!({"label": format!("net-{n}"), "subnets": [{"label": "inner"}]})),
+            &json!({"id": net, "label": format!("net-{n}"),
+                    "subnets": [{"id": sub, "label": "inner"}]}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("m{n}"), "image": "os/one",
+                         "links": [{"subnet_id": sub}]})),
+            &json!({"id": m, "label": format!("m{n}"), "image": "os/one"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/profiles"),
+            None,
+            &json!({"data": [{"id": 60_000 + n, "machine_id": m, "label": "boot",
+                              "links": [{"subnet_id": sub, "network_id": net}]}],
+                    "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("net{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn an_implicit_profile_names_the_sessions_network_holding_the_subnet_its_create_sent() {
+    let t = har::synth_twin("networks", ORIGIN, &[KEY], 3, networked);
+    let server = t.serve_env(&[], &[KEY]);
+    let mut nets = Vec::new();
+    for label in ["first", "second"] {
+        let made = server
+            .post(
+                "/v1/networks",
+                Some("agent-3"),
+                json!({"label": label, "subnets": [{"label": "inner"}]}),
+            )
+            .await;
+        made.assert_status(200);
+        let v = made.json();
+        nets.push((v["id"].clone(), v["subnets"][0]["id"].clone()));
+    }
+    assert_ne!(nets[0], nets[1]);
+    // The machine joins the second network's subnet: its profile names that network, not
+    // the first one, nor the recorded run's.
+    let (net, sub) = nets[1].clone();
+    let made = server
+        .post(
+            "/v1/machines",
+            Some("agent-3"),
+            json!({"label": "mine", "image": "os/one", "links": [{"subnet_id": sub}]}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/machines/{id}/profiles"), Some("agent-3"))
+        .await;
+    listed.assert_status(200);
+    let profiles = items(&listed.json());
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    assert_eq!(profiles[0]["machine_id"], id, "{profiles:?}");
+    assert_eq!(
+        profiles[0]["links"],
+        json!([{"subnet_id": sub, "network_id": net}]),
+        "{profiles:?}"
+    );
+}
+
+/// Recorded run `n`: a balancer create, a node whose answer names the network profile the
+/// balancer create made, then the balancer's profile list.
+fn balanced(t: &Twin, n: u64) {
+    let (b, p) = (3_000 + n, 30_000 + n);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/balancers",
+            Some(&json!({"label": format!("b{n}"), "zone": "zone-a"})),
+            &json!({"id": b, "label": format!("b{n}"), "zone": "zone-a"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            &format!("/v1/balancers/{b}/nodes"),
+            Some(&json!({"label": format!("node-{n}")})),
+            &json!({"id": 90_000 + n, "balancer_id": b, "label": format!("node-{n}"),
+                    "profile_id": p}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/balancers/{b}/profiles"),
+            None,
+            &json!({"data": [{"id": p, "balancer_id": b, "zone": "zone-a"}], "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("bal{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_balancer_lists_the_profile_its_create_made_though_recorded_answers_named_it_first() {
+    let t = har::synth_twin("balancers", ORIGIN, &[KEY], 3, balanced);
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/balancers",
+            Some("agent-4"),
+            json!({"label": "mine", "zone": "zone-a"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = made.json()["id"].clone();
+    let listed = server
+        .get(&format!("/v1/balancers/{id}/profiles"), Some("agent-4"))
+        .await;
+    listed.assert_status(200);
+    let profiles = items(&listed.json());
+    assert_eq!(profiles.len(), 1, "{}", listed.json());
+    assert_eq!(profiles[0]["balancer_id"], id, "{profiles:?}");
+    assert_eq!(profiles[0]["zone"], json!("zone-a"), "{profiles:?}");
+}

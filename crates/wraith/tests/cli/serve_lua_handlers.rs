@@ -1,0 +1,311 @@
+//! Lua handlers over HTTP: binding by file name, provenance `handler`, the store shared with the
+//! CRUD engine, the 500 envelope and `on_error = "fallback"`, budgets from `[serve.lua]`, the
+//! seeded RNG and session clock, and the startup log. Black-box: the real binary on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::json;
+use support::{Twin, model};
+
+fn shop_with(handlers: &[(&str, &str)]) -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    for (name, src) in handlers {
+        t.write(&format!("lua/handlers/{name}"), src);
+    }
+    t
+}
+
+#[tokio::test]
+async fn a_bound_handler_answers_with_provenance_handler_and_serve_logs_the_binding() {
+    let t = shop_with(&[(
+        "get_customer.lua",
+        r#"return { id = req.params.id, via = "lua", method = req.method }"#,
+    )]);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(
+        r.json(),
+        json!({"id": "cus_new", "via": "lua", "method": "GET"})
+    );
+    assert!(
+        s.stderr()
+            .contains("handler lua/handlers/get_customer.lua → GET /v1/customers/:id"),
+        "{}",
+        s.stderr()
+    );
+    // A collection read never binds a singular handler: the list route is untouched.
+    let list = s.get("/v1/customers", None).await;
+    assert_ne!(list.provenance(), Some("handler"));
+    // The exact recorded request is still replayed verbatim (exact replay comes first).
+    let recorded = s.get("/v1/customers/cus_1", None).await;
+    assert_eq!(recorded.provenance(), Some("recorded"));
+}
+
+#[tokio::test]
+async fn a_handler_sends_a_header_once_per_value_of_a_sequence() {
+    let t = shop_with(&[(
+        "get_customer.lua",
+        r#"emit.header("Set-Cookie", { "a=1; Path=/", "b=2" })
+           emit.json({ id = req.params.id })"#,
+    )]);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(
+        r.headers.get("set-cookie"),
+        Some(&vec!["a=1; Path=/".to_string(), "b=2".to_string()])
+    );
+}
+
+#[tokio::test]
+async fn handlers_and_synthesized_routes_share_the_session_store() {
+    let t = shop_with(&[(
+        "update_customer.lua",
+        r#"local before = state.get("customers", req.params.id)
+           local stored = state.put("customers", req.params.id, req.json)
+           return { before = before, stored = stored }"#,
+    )]);
+    let s = t.serve(&[]);
+    // Created by the synthesized create route, seen by the handler.
+    let created = s
+        .post("/v1/customers", Some("s1"), json!({"name": "Grace"}))
+        .await;
+    assert_eq!(
+        created.status,
+        200,
+        "{:?}",
+        String::from_utf8_lossy(&created.body)
+    );
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let patched = s
+        .send(
+            "PATCH",
+            &format!("/v1/customers/{id}"),
+            Some("s1"),
+            &[],
+            Some(json!({"name": "Grace H."})),
+        )
+        .await;
+    assert_eq!(patched.provenance(), Some("handler"));
+    let body = patched.json();
+    assert_eq!(body["before"]["name"], "Grace");
+    assert_eq!(body["stored"]["name"], "Grace H.");
+    assert_eq!(body["stored"]["id"], id.as_str());
+    // Written by the handler, read by the synthesized read route.
+    let read = s.get(&format!("/v1/customers/{id}"), Some("s1")).await;
+    assert_eq!(read.status, 200);
+    assert_ne!(read.provenance(), Some("handler"));
+    assert_eq!(read.json()["name"], "Grace H.");
+    // Another session does not see it.
+    let other = s.get(&format!("/v1/customers/{id}"), Some("s2")).await;
+    assert_eq!(other.status, 404);
+}
+
+#[tokio::test]
+async fn a_failing_handler_answers_the_500_internal_error_envelope() {
+    let t = shop_with(&[
+        ("get_product.lua", "error('boom')"),
+        (
+            "list_repos.lua",
+            r#"state.put("widgets", "w1", { a = 1 }) return {}"#,
+        ),
+    ]);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/products/p1", None).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/products/:id"));
+    assert_eq!(
+        r.json(),
+        json!({"error": {"type": "internal_error",
+                         "message": "Handler execution failed: lua/handlers/get_product.lua:1: boom",
+                         "handler": "get_product"}})
+    );
+    let r = s.get("/v1/orgs/acme/repos", None).await;
+    assert_eq!(r.status, 500);
+    let b = r.json();
+    assert_eq!(b["error"]["handler"], "list_repos");
+    let msg = b["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("entity type `widgets` is not declared"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn on_error_fallback_answers_with_the_template() {
+    let t = shop_with(&[("get_product.lua", "error('boom')")]);
+    t.set_toml("serve.lua", "on_error", "\"fallback\"");
+    let s = t.serve(&[]);
+    let r = s.get("/v1/products/p1", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.provenance(), Some("template"));
+}
+
+#[tokio::test]
+async fn runaway_handlers_are_stopped_by_their_budgets() {
+    let t = shop_with(&[
+        ("get_product.lua", "while true do end"),
+        (
+            "list_repos.lua",
+            r#"local t = {} for i = 1, 50000 do t[i] = string.rep("x", 100) .. i end return {}"#,
+        ),
+    ]);
+    t.set_toml("serve.lua", "max_memory_kb", "64");
+    let s = t.serve(&[]);
+    let r = s.get("/v1/products/p1", None).await;
+    assert_eq!(r.status, 500);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("budget"), "{msg}");
+    let r = s.get("/v1/orgs/acme/repos", None).await;
+    assert_eq!(r.status, 500);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("memory budget of 64 KiB"), "{msg}");
+    // The server keeps serving.
+    assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn randomness_and_time_come_from_the_session_seed_and_clock() {
+    let t = shop_with(&[(
+        "get_product.lua",
+        r#"return { r = math.random(1000000000), t = os.time(), now = clock.now(),
+                    stamp = os.date("!%Y-%m-%dT%H:%M:%SZ") }"#,
+    )]);
+    let args = [
+        "--seed",
+        "7",
+        "--clock",
+        "deterministic",
+        "--clock-epoch",
+        "1700000000",
+    ];
+    let a = t.serve(&args);
+    let first = a.get("/v1/products/p1", Some("alice")).await.json();
+    assert_eq!(first["t"], 1_700_000_000);
+    assert_eq!(first["now"], 1_700_000_001);
+    // os.date reads the same session clock (its third reading), in UTC.
+    assert_eq!(first["stamp"], "2023-11-14T22:13:22Z");
+    let other_session = a.get("/v1/products/p1", Some("bob")).await.json();
+    drop(a);
+    let b = t.serve(&args);
+    let again = b.get("/v1/products/p1", Some("alice")).await.json();
+    assert_eq!(first, again, "same seed, session and clock: same answer");
+    assert_ne!(
+        first["r"], other_session["r"],
+        "each session has its own RNG"
+    );
+}
+
+#[test]
+fn a_handler_that_binds_nothing_is_warned_about_at_startup() {
+    let t = shop_with(&[("get_widget.lua", "return {}")]);
+    let s = t.serve(&[]);
+    let err = s.stderr();
+    assert!(
+        err.contains("Lua handler `get_widget` binds no route"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_handler_that_does_not_compile_refuses_to_serve() {
+    let t = shop_with(&[("get_product.lua", "return {")]);
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("get_product.lua") && err.contains("does not compile"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn debug_counts_the_fields_a_handler_wrote() {
+    let t = shop_with(&[("get_product.lua", "return { a = 1, b = { c = 2, d = 3 } }")]);
+    let s = t.serve(&["--debug"]);
+    let r = s.get("/v1/products/p1", None).await;
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(
+        r.header("x-wraith-provenance-counts"),
+        Some("recorded=0 template=0 fixture=0 handler=3")
+    );
+}
+
+#[tokio::test]
+async fn an_explicit_binding_binds_a_handler_whose_name_matches_no_convention() {
+    let t = shop_with(&[
+        (
+            "customer_view.lua",
+            r#"return { id = req.params.id, via = "customer_view" }"#,
+        ),
+        // The convention would bind this one to the same route: the explicit binding wins.
+        ("get_customer.lua", r#"return { via = "get_customer" }"#),
+        ("probe.lua", r#"return { ok = true }"#),
+    ]);
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/health\"\nhandler = \"probe\"\n\
+         [[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:param\"\n\
+         handler = \"customer_view\"\n",
+    );
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    assert_eq!(r.json(), json!({"id": "cus_new", "via": "customer_view"}));
+    let err = s.stderr();
+    assert!(
+        err.contains("handler lua/handlers/customer_view.lua → GET /v1/customers/:id (explicit)"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("handler lua/handlers/get_customer.lua → GET /v1/customers/:id"),
+        "{err}"
+    );
+    // An authored route's own `handler` key binds it the same way.
+    let r = s.get("/v1/health", None).await;
+    assert_eq!(r.provenance(), Some("handler"));
+    assert_eq!(r.json(), json!({"ok": true}));
+    assert!(
+        err.contains("handler lua/handlers/probe.lua → GET /v1/health (authored, explicit)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_binding_to_a_missing_handler_or_an_unknown_route_refuses_to_serve() {
+    let t = shop_with(&[("customer_view.lua", "return {}")]);
+    t.write(
+        "lua/routes.toml",
+        "[[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:id\"\nhandler = \"nope\"\n",
+    );
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("lua/routes.toml [[binding]] #1")
+            && err.contains("lua/handlers/nope.lua")
+            && err.contains("customer_view"),
+        "{err}"
+    );
+    t.write(
+        "lua/routes.toml",
+        "[[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/cus_1\"\n\
+         handler = \"customer_view\"\n",
+    );
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("lua/routes.toml [[binding]] #1")
+            && err.contains("no recorded or authored route is GET /v1/customers/cus_1")
+            && err.contains("did you mean GET /v1/customers/:id"),
+        "{err}"
+    );
+}

@@ -1,0 +1,67 @@
+//! Masked fields end to end: every recorded create of a device answered a freshly minted
+//! pairing `pin`, and every recorded listing showed each device's pin as `"****"`. Synth learns
+//! the create's minted pin and the list's constant from imported HARs; the served twin lists a
+//! device the session just created with `"****"`, not the pin its create answered, and with the
+//! label it was sent. Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::json;
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "masked-fields-test-key");
+const ORIGIN: &str = "https://api.devices.test";
+
+/// Six recorded sessions: create a device, then list the devices.
+fn devices_twin() -> Twin {
+    let t = Twin::init("devices", ORIGIN);
+    let pins = [
+        "4f1c9a2b7e3d",
+        "9b2e7c1d4a6f",
+        "1d4a6f9b2e7c",
+        "7e3d4f1c9a2b",
+        "2b7e3d4f1c9a",
+        "6f9b2e7c1d4a",
+    ];
+    for (i, pin) in pins.iter().enumerate() {
+        let id = 5100 + 17 * i;
+        let label = format!("device-{i}");
+        let sent = json!({"label": label});
+        let created = json!({"id": id, "label": label, "pin": pin});
+        let listed = json!({"data": [{"id": id, "label": label, "pin": "****"}], "results": 1});
+        har::import(
+            &t,
+            &[KEY],
+            &format!("s{i}.har"),
+            vec![
+                har::entry(ORIGIN, "POST", "/v1/devices", Some(&sent), &created),
+                har::entry(ORIGIN, "GET", "/v1/devices", None, &listed),
+            ],
+        );
+    }
+    har::synth(&t, &[KEY]);
+    t
+}
+
+#[tokio::test]
+async fn a_served_list_shows_the_session_record_with_the_constant_every_listing_masked_its_minted_field_with()
+ {
+    let t = devices_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let created = server
+        .post("/v1/devices", Some("agent"), json!({"label": "brand-new"}))
+        .await;
+    created.assert_status(200);
+    let created = created.json();
+    assert_ne!(created["pin"], json!("****"), "{created}");
+    let page = server.get("/v1/devices", Some("agent")).await;
+    assert_eq!(page.status, 200);
+    let page = page.json();
+    let mine = page["data"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
+        .unwrap_or_else(|| panic!("the session's device is listed: {page}"));
+    assert_eq!(mine["pin"], json!("****"), "{page}");
+    assert_eq!(mine["label"], json!("brand-new"), "{page}");
+}

@@ -1,0 +1,158 @@
+//! `wraith serve` on a twin built from real recordings (HAR files under `testdata/serve/` through
+//! `wraith import`): automatic synth when the model is missing or stale, freshness from the
+//! newest recording (`X-Wraith-Twin-Age`, `X-Wraith-Recorded-At`, ready-json, info), and
+//! `X-Wraith-Exchange` naming a WREC file that exists. Black-box: the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::Twin;
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/serve")
+        .join(name)
+}
+
+fn import(t: &Twin, har: &str) {
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .env("WRAITH_HMAC_KEY", "serve-test-key")
+        .args(["import", &t.path_str()])
+        .arg(testdata(har))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "import failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn recorded_twin() -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    import(&t, "shop-customers.har");
+    t
+}
+
+const ENV: [(&str, &str); 1] = [("WRAITH_HMAC_KEY", "serve-test-key")];
+
+#[tokio::test]
+async fn missing_model_is_synthesized_before_serving() {
+    let t = recorded_twin();
+    let model = t.path().join("model/twin.wir.json");
+    assert!(!model.exists());
+    let s = t.serve_env(&[], &ENV);
+    assert!(model.is_file(), "serve should have run synth");
+    let err = s.stderr();
+    assert!(err.contains("no model yet"), "{err}");
+    assert!(err.contains("running `wraith synth` first"), "{err}");
+    // The synthesized twin answers the recorded read verbatim.
+    let r = s.get("/v1/customers/cus_Ann0000000001", Some("a")).await;
+    assert_eq!(r.status, 200);
+    // (Names are personal data: the outbound policy may pseudonymize them; the id is kept.)
+    assert_eq!(r.json()["id"], "cus_Ann0000000001");
+    assert_eq!(r.provenance(), Some("recorded"));
+}
+
+#[tokio::test]
+async fn exchange_header_names_an_existing_recording_file() {
+    let t = recorded_twin();
+    let s = t.serve_env(&[], &ENV);
+    let r = s.get("/v1/customers/cus_Ann0000000001", Some("a")).await;
+    let exchange = r.header("x-wraith-exchange").unwrap();
+    // "Maps directly": the value, as it is, names the file.
+    let file = t
+        .path()
+        .join("recordings/sessions")
+        .join(format!("{exchange}.wrec.zst"));
+    assert!(file.is_file(), "{exchange}: no file {}", file.display());
+    let (_, index) = exchange.split_once('/').unwrap();
+    assert!(
+        index.parse::<u64>().is_ok(),
+        "{exchange}: index is not a number"
+    );
+}
+
+#[tokio::test]
+async fn freshness_comes_from_the_newest_recording_and_does_not_tick() {
+    let t = recorded_twin();
+    let s = t.serve_env(&[], &ENV);
+    let recorded_at = s.ready["recorded_at"].as_str().unwrap().to_string();
+    // The newest exchange of the HAR started at 12:00:05 and took 12 ms.
+    assert_eq!(recorded_at, "2026-06-01T12:00:05Z");
+    let age = s.ready["twin_age_seconds"].as_u64().unwrap();
+    let now = jiff::Timestamp::now().as_second();
+    let anchor = recorded_at.parse::<jiff::Timestamp>().unwrap().as_second();
+    let expected = u64::try_from(now - anchor).unwrap();
+    assert!(
+        age <= expected && expected - age < 600,
+        "{age} vs {expected}"
+    );
+    for path in ["/v1/customers/cus_Ann0000000001", "/nope"] {
+        let r = s.get(path, None).await;
+        assert_eq!(r.header("x-wraith-recorded-at"), Some(recorded_at.as_str()));
+        assert_eq!(
+            r.header("x-wraith-twin-age"),
+            Some(age.to_string().as_str())
+        );
+    }
+    let info = s.get("/__wraith/info", None).await.json();
+    assert_eq!(info["recorded_at"], recorded_at.as_str());
+    assert_eq!(info["twin_age_seconds"], age);
+    assert!(info["synthesized_at"].as_str().is_some());
+}
+
+#[tokio::test]
+async fn recordings_newer_than_the_model_trigger_a_resynth_and_a_fresh_model_does_not() {
+    let t = recorded_twin();
+    let mut first = t.serve_env(&[], &ENV);
+    assert_eq!(first.get("/v1/products/prod_Lamp", None).await.status, 501);
+    assert_eq!(first.terminate(), 0);
+
+    // Unchanged recordings: the model is fresh, no synth.
+    let again = t.serve_env(&[], &ENV);
+    assert!(
+        !again.stderr().contains("running `wraith synth`"),
+        "{}",
+        again.stderr()
+    );
+    drop(again);
+
+    // A newer recording session makes the model stale.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    import(&t, "shop-products.har");
+    let s = t.serve_env(&[], &ENV);
+    let err = s.stderr();
+    assert!(err.contains("newer than the model"), "{err}");
+    let r = s.get("/v1/products/prod_Lamp", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(s.ready["recorded_at"], "2026-07-15T08:30:01Z");
+}
+
+#[tokio::test]
+async fn exact_replay_prefers_the_moment_recorded_for_the_same_credential() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    import(&t, "shop-principals.har");
+    let s = t.serve_env(&[], &ENV);
+    // The credential on the wire is tokenized the way the recorder scrubbed it, so each user
+    // gets the answer recorded for them, whatever order they ask in.
+    for (token, user) in [("sk_test_bob", "usr_bob"), ("sk_test_ann", "usr_ann")] {
+        let auth = format!("Bearer {token}");
+        let r = s
+            .send(
+                "GET",
+                "/v1/me",
+                Some(token),
+                &[("authorization", &auth)],
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.provenance(), Some("recorded"));
+        assert_eq!(r.json()["id"], user, "{token}");
+    }
+}

@@ -1,0 +1,88 @@
+//! Temp files an interrupted write left behind (`.<name>.tmp-<pid>-<n>`, its writer gone) are
+//! removed when `wraith synth` or `wraith record` starts; nothing else is touched.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::record_support;
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The id of a process that has exited (no running process has it, until it is reused).
+fn gone_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// Plant what a killed writer leaves under `twin` (in a session folder and in `model/`) and
+/// files that must survive: a live writer's temp file, a look-alike name, a real recording.
+/// Returns (stale, kept).
+fn plant(twin: &Path, session: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let dead = gone_pid();
+    let alive = std::process::id();
+    let session = twin.join("recordings/sessions").join(session);
+    let model = twin.join("model");
+    std::fs::create_dir_all(&session).unwrap();
+    std::fs::create_dir_all(&model).unwrap();
+    let stale = vec![
+        session.join(format!(".000099.wrec.zst.tmp-{dead}-0")),
+        session.join(format!(".manifest.json.tmp-{dead}-3")),
+        model.join(format!(".twin.wir.json.tmp-{dead}-1")),
+    ];
+    let kept = vec![
+        session.join(format!(".000098.wrec.zst.tmp-{alive}-0")),
+        model.join(format!(".twin.wir.json.tmp-{dead}")),
+        model.join("notes.tmp-1-2"),
+    ];
+    for p in stale.iter().chain(&kept) {
+        std::fs::write(p, b"partial").unwrap();
+    }
+    (stale, kept)
+}
+
+#[test]
+fn synth_removes_temp_files_of_interrupted_writes_and_keeps_everything_else() {
+    let twin = support::example_shop_twin();
+    let session = std::fs::read_dir(twin.root.join("recordings/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .min()
+        .unwrap();
+    let (stale, kept) = plant(&twin.root, &session);
+    let out = Command::new(support::bin())
+        .current_dir(twin.tmp.path())
+        .args(["synth", "shop"])
+        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for p in &stale {
+        assert!(!p.exists(), "left behind: {}", p.display());
+    }
+    for p in &kept {
+        assert!(p.exists(), "removed: {}", p.display());
+    }
+    assert!(
+        stderr.contains("removed 3 temporary file(s) left by interrupted writes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn record_removes_temp_files_of_interrupted_writes_at_startup() {
+    let twin = record_support::Twin::init("leftovers", "http://127.0.0.1:9");
+    let (stale, kept) = plant(&twin.root, "20260101T000000Z-abcdef");
+    let rec = record_support::Recording::start(&twin, &[]);
+    // Listening means startup is over.
+    for p in &stale {
+        assert!(!p.exists(), "left behind: {}", p.display());
+    }
+    for p in &kept {
+        assert!(p.exists(), "removed: {}", p.display());
+    }
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+}
