@@ -1594,6 +1594,11 @@ impl Engine {
             Guard::QueryPresent { name, present } => {
                 call.query.iter().any(|(k, _)| k == name) == *present
             }
+            Guard::UploadType { part, media_type } => {
+                wraith_model::request_key::upload_media_types(call.content_type(), &call.req.body)
+                    .iter()
+                    .any(|(name, mt)| name == part && mt == media_type)
+            }
         }
     }
 

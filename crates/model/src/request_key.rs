@@ -201,12 +201,53 @@ pub fn multipart_part_spans(
     )
 }
 
+/// One part of a `multipart/form-data` body, its content borrowed from the body.
+struct RawPart<'b> {
+    name: String,
+    filename: String,
+    /// The part's own `Content-Type`, lowercased, parameters cut (`image/jpeg`); empty when
+    /// the part declares none.
+    media_type: String,
+    data: &'b [u8],
+}
+
 /// [`multipart_parts`] with each part's content borrowed from `body`.
 fn multipart_parts_borrowed<'b>(
     ct_lower: &str,
     ct_raw: &str,
     body: &'b [u8],
 ) -> Option<Vec<(String, String, &'b [u8])>> {
+    raw_parts(ct_lower, ct_raw, body).map(|parts| {
+        parts
+            .into_iter()
+            .map(|p| (p.name, p.filename, p.data))
+            .collect()
+    })
+}
+
+/// The file parts (those with a `filename`) of a `multipart/form-data` body as (part name,
+/// declared media type), in body order; parts that declare no `Content-Type` are left out,
+/// as is every part of any other body or of one that does not parse. What a server decides
+/// by the kind of file it was sent (a video answered `202` while it is processed, an image
+/// `200`) is told apart by these.
+pub fn upload_media_types(content_type: Option<&str>, body: &[u8]) -> Vec<(String, String)> {
+    let raw = content_type.unwrap_or("");
+    let ct = raw.to_ascii_lowercase();
+    if !ct.starts_with("multipart/form-data") {
+        return Vec::new();
+    }
+    raw_parts(&ct, raw, body)
+        .map(|parts| {
+            parts
+                .into_iter()
+                .filter(|p| !p.filename.is_empty() && !p.media_type.is_empty())
+                .map(|p| (p.name, p.media_type))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn raw_parts<'b>(ct_lower: &str, ct_raw: &str, body: &'b [u8]) -> Option<Vec<RawPart<'b>>> {
     let at = ct_lower.find("boundary=")?;
     let boundary = ct_raw.get(at + "boundary=".len()..)?;
     let boundary = boundary.split(';').next()?.trim().trim_matches('"');
@@ -232,13 +273,26 @@ fn multipart_parts_borrowed<'b>(
         let data = &part[header_end + 4..];
         let mut name = String::new();
         let mut filename = String::new();
+        let mut media_type = String::new();
         for line in headers.lines() {
-            if line.to_ascii_lowercase().starts_with("content-disposition") {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let key = key.trim();
+            if key.eq_ignore_ascii_case("content-disposition") {
                 name = disposition_param(line, "name").unwrap_or_default();
                 filename = disposition_param(line, "filename").unwrap_or_default();
+            } else if key.eq_ignore_ascii_case("content-type") {
+                let essence = value.split(';').next().unwrap_or("");
+                media_type = essence.trim().to_ascii_lowercase();
             }
         }
-        parts.push((name, filename, data));
+        parts.push(RawPart {
+            name,
+            filename,
+            media_type,
+            data,
+        });
         rest = &rest_trim[next + delim.len()..];
     }
     Some(parts)
@@ -339,6 +393,18 @@ mod tests {
             body_fingerprint(Some("multipart/form-data; boundary=b"), body.as_bytes()),
             Some(hex(&h.finalize()))
         );
+    }
+
+    #[test]
+    fn upload_media_types_name_each_file_parts_declared_type() {
+        let body = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"v.mp4\"\r\ncontent-type: Video/MP4; codecs=avc1\r\n\r\nMP4\r\n--b\r\nContent-Disposition: form-data; name=\"thumbnail\"; filename=\"t.jpg\"\r\n\r\nJPEG\r\n--b\r\nContent-Disposition: form-data; name=\"description\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b--\r\n";
+        assert_eq!(
+            upload_media_types(Some("multipart/form-data; boundary=b"), body.as_bytes()),
+            vec![("file".to_string(), "video/mp4".to_string())],
+            "a file part without a declared type and a text part are left out"
+        );
+        assert!(upload_media_types(Some("application/json"), body.as_bytes()).is_empty());
+        assert!(upload_media_types(Some("multipart/form-data; boundary=zz"), b"junk").is_empty());
     }
 
     #[test]

@@ -1099,6 +1099,9 @@ pub enum Guard {
     BodyValid { valid: bool },
     /// A query parameter is present (or absent).
     QueryPresent { name: String, present: bool },
+    /// A `multipart/form-data` file part named `part` declares this media type (lowercase,
+    /// no parameters): what a server answers by the kind of file it was sent.
+    UploadType { part: String, media_type: String },
 }
 
 impl Guard {

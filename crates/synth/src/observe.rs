@@ -116,6 +116,16 @@ impl<'a> Obs<'a> {
         }
     }
 
+    /// The file parts of a multipart request as (part name, declared media type), read from
+    /// the exchange when asked: only a status no other request feature explains needs them.
+    pub fn upload_media_types(&self) -> Vec<(String, String)> {
+        if self.req != ReqBody::Multipart {
+            return Vec::new();
+        }
+        let ct = content_type_of(self.ex);
+        wraith_model::request_key::upload_media_types(Some(&ct), &self.ex.request.body)
+    }
+
     /// The request body field at `pointer`, if the request had one.
     pub fn req_field(&self, pointer: &str) -> Option<&Value> {
         self.req_fields

@@ -414,6 +414,28 @@ fn discriminate<'a>(
         }
     }
 
+    // The media type of a file part (a video answered 202 while it is processed, an image
+    // 200): every one of these uploads declared it and no other request did. Before a body
+    // field's value: what kind of file was sent explains an answer better than the words
+    // that happened to accompany it (a description every recorded video upload repeated).
+    let uploads: Vec<Vec<(String, String)>> =
+        mine.iter().map(|k| at(*k).upload_media_types()).collect();
+    for upload in uploads.first().into_iter().flatten() {
+        let all_mine = uploads.iter().all(|u| u.contains(upload));
+        let none_elsewhere = others
+            .iter()
+            .all(|k| !at(*k).upload_media_types().contains(upload));
+        if all_mine && none_elsewhere {
+            return Some((
+                Guard::UploadType {
+                    part: upload.0.clone(),
+                    media_type: upload.1.clone(),
+                },
+                None,
+            ));
+        }
+    }
+
     // Body field value.
     for (pointer, value) in &first.req_fields {
         let same_in_mine = mine
@@ -452,6 +474,7 @@ fn discriminate<'a>(
             ));
         }
     }
+
     None
 }
 

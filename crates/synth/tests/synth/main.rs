@@ -32,5 +32,6 @@ mod text_tags;
 mod threads;
 mod update_keeps;
 mod upload_names;
+mod upload_types;
 mod viewer_fields;
 mod wrapped_creates;

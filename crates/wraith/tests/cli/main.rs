@@ -88,6 +88,7 @@ mod serve_twin_served_lists;
 mod serve_typical_state;
 mod serve_update_keeps;
 mod serve_upload_names;
+mod serve_upload_types;
 mod serve_viewer_fields;
 mod serve_wrapped_creates;
 mod serve_wrapped_echo;
