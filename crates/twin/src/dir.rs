@@ -1,6 +1,6 @@
 //! Where a twin lives and what its folder holds.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Errors about finding or reading a twin folder. Messages say what was looked for and how to fix.
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +57,15 @@ impl TwinDir {
         }
         let mut looked = Vec::new();
         {
-            let as_path = base.join(arg);
+            // From the current directory, `./twins/shop` is kept as written: joined to `.` it
+            // would show in every message as `././twins/shop`.
+            let written = Path::new(arg);
+            let as_path = match written.components().next() {
+                Some(Component::CurDir | Component::ParentDir) if base == Path::new(".") => {
+                    written.to_path_buf()
+                }
+                _ => base.join(arg),
+            };
             if as_path.join("wraith.toml").is_file() {
                 return Ok(TwinDir { root: as_path });
             }

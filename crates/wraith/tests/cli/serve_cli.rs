@@ -135,6 +135,29 @@ fn bad_config_exits_1_naming_the_file_and_key() {
 }
 
 #[test]
+fn a_twin_given_as_a_dot_relative_path_is_named_as_written() {
+    let t = shop_twin();
+    t.set_toml("serve", "fidelity", "\"loose\"");
+    // The temp dir holding `twins/shop`: the command runs there, as a user would.
+    let cwd = t.path().parent().unwrap().parent().unwrap();
+    for (arg, shown) in [
+        ("./twins/shop", "./twins/shop/wraith.toml"),
+        ("twins/shop", "./twins/shop/wraith.toml"),
+        ("shop", "./twins/shop/wraith.toml"),
+    ] {
+        let out = std::process::Command::new(support::bin())
+            .current_dir(cwd)
+            .args(["serve", arg])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{arg}: {stderr}");
+        assert!(stderr.contains(shown), "{arg}: {stderr}");
+        assert!(!stderr.contains("././"), "{arg}: {stderr}");
+    }
+}
+
+#[test]
 fn max_namespaces_zero_exits_1_naming_the_key() {
     let t = shop_twin();
     t.set_toml("serve.limits", "max_namespaces", "0");
