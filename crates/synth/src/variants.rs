@@ -382,18 +382,33 @@ fn discriminate<'a>(
 
     // Body field presence (a field the others never sent).
     let first = at(mine[0]);
-    for (pointer, _) in &first.req_fields {
-        let all_mine = mine.iter().all(|k| at(*k).req_field(pointer).is_some());
-        let none_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
-        if all_mine && none_elsewhere {
-            return Some((
-                Guard::BodyFieldPresent {
-                    pointer: pointer.clone(),
-                    present: true,
-                },
-                None,
-            ));
-        }
+    let present_only_here = |pointer: &str| {
+        mine.iter().all(|k| at(*k).req_field(pointer).is_some())
+            && others.iter().all(|k| at(*k).req_field(pointer).is_none())
+    };
+    if let Some((pointer, _)) = first
+        .req_fields
+        .iter()
+        .find(|(pointer, _)| present_only_here(pointer))
+    {
+        // Of the items of one array that all qualify (`/fields/0/name` … `/fields/4/name` on a
+        // "too many fields" error), the last: it holds only where the others do, so a request
+        // with fewer items is not refused for the one item every request may send.
+        let shape = index_shape(pointer);
+        let pointer = first
+            .req_fields
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| index_shape(p) == shape && present_only_here(p))
+            .max_by_key(|p| array_indexes(p))
+            .unwrap_or(pointer);
+        return Some((
+            Guard::BodyFieldPresent {
+                pointer: pointer.clone(),
+                present: true,
+            },
+            None,
+        ));
     }
 
     // Body field absence (a field every other request sent and none of these did: a missing
@@ -544,6 +559,32 @@ fn value_shape(v: &Value) -> (u8, u16) {
         Value::Bool(_) => (1, 0),
         _ => (0, 0),
     }
+}
+
+/// A JSON pointer with its array indexes (all-digit tokens) replaced by `*`: the pointers of
+/// one field of every item of an array share it.
+fn index_shape(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|t| {
+            if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                "*"
+            } else {
+                t
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The array indexes of a JSON pointer, outermost first (tokens too long for a number count as
+/// the largest).
+fn array_indexes(pointer: &str) -> Vec<u64> {
+    pointer
+        .split('/')
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .map(|t| t.parse().unwrap_or(u64::MAX))
+        .collect()
 }
 
 /// Whether `pointer = value` says something about the request rather than naming it: the
