@@ -169,6 +169,16 @@ pub fn run(args: Args) -> CmdResult {
     union_rules(&twin, &cfg)?;
     let freshness = freshness_gate(&twin, &cfg)?;
     let now = args.now.as_deref().map(parse_now).transpose()?;
+    let setup = Setup {
+        twin_name: &twin_name,
+        twin: &twin,
+        cfg: &cfg,
+        thresholds,
+        authored: &authored,
+        gate: &gate,
+        fixture: args.fixture.as_deref(),
+        jobs,
+    };
 
     let (mut report, model_for_coverage) = if let Some(k) = args.holdout {
         if k < 2 {
@@ -176,36 +186,13 @@ pub fn run(args: Args) -> CmdResult {
                 "--holdout {k}: K must be at least 2 (every K-th session is held out)"
             )));
         }
-        holdout(
-            &twin_name,
-            &twin,
-            &cfg,
-            &sessions,
-            k,
-            thresholds,
-            &authored,
-            &gate,
-            jobs,
-            args.fixture.as_deref(),
-        )?
+        holdout(&setup, &sessions, k)?
     } else {
         let model = load_model(&twin.model_dir().join("twin.wir.json"))?;
         warn_stale(&model, &sessions);
         let all: Vec<&RecordedSession> = sessions.iter().collect();
         let report = match &args.target {
-            None if !args.wire => in_memory(
-                &twin_name,
-                &twin,
-                &cfg,
-                &model,
-                &all,
-                thresholds,
-                &authored,
-                &gate,
-                "check-",
-                args.fixture.as_deref(),
-                jobs,
-            )?,
+            None if !args.wire => in_memory(&setup, &model, &all)?,
             target_url => {
                 // Dropped at the end of this arm: a `--wire` server stops once the replay is
                 // done. Its port changes every run, so its report does not name it.
@@ -221,17 +208,11 @@ pub fn run(args: Args) -> CmdResult {
                     }
                 };
                 let replayed = target(
-                    &twin_name,
-                    &twin,
-                    &cfg,
+                    &setup,
                     &model,
                     &all,
-                    thresholds,
-                    &authored,
-                    &gate,
                     url,
                     Duration::from_secs(args.timeout),
-                    args.fixture.as_deref(),
                     label,
                 );
                 // A replay cut short because a signal stopped the server is no failure of the
@@ -536,42 +517,69 @@ fn outbound_hook(engine: Arc<Engine>, prefix: &str) -> OutboundHook {
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every replay of one `wraith check` run shares, in memory, over HTTP or held out.
+struct Setup<'a> {
+    twin_name: &'a str,
+    twin: &'a TwinDir,
+    cfg: &'a TwinConfig,
+    thresholds: Thresholds,
+    authored: &'a [AuthoredRoute],
+    gate: &'a AuthoredGate,
+    /// `--fixture`: the set every replay namespace is seeded from.
+    fixture: Option<&'a str>,
+    jobs: NonZeroUsize,
+}
+
+impl<'a> Setup<'a> {
+    /// The replay of `sessions` against `model`, judged with `diff`, in namespaces named
+    /// `<prefix><recorded session id>`.
+    fn run(
+        &self,
+        model: &'a Model,
+        sessions: &'a [&'a RecordedSession],
+        diff: DiffOptions,
+        prefix: &str,
+        (mode, target): (&'a str, Option<&'a str>),
+    ) -> CheckRun<'a> {
+        CheckRun {
+            twin_name: self.twin_name,
+            model,
+            sessions,
+            diff,
+            thresholds: self.thresholds,
+            namespace_prefix: prefix.to_string(),
+            authored: self.authored.to_vec(),
+            authored_gate: self.gate.clone(),
+            mode,
+            target,
+        }
+    }
+}
+
 fn in_memory(
-    twin_name: &str,
-    twin: &TwinDir,
-    cfg: &TwinConfig,
+    setup: &Setup<'_>,
     model: &Model,
     sessions: &[&RecordedSession],
-    thresholds: Thresholds,
-    authored: &[AuthoredRoute],
-    gate: &AuthoredGate,
-    prefix: &str,
-    fixture: Option<&str>,
-    jobs: NonZeroUsize,
 ) -> Result<Report, CliError> {
-    let mut engine = build_engine(twin_name, Some(twin), cfg, model, sessions.len(), fixture)?;
+    let prefix = "check-";
+    let mut engine = build_engine(
+        setup.twin_name,
+        Some(setup.twin),
+        setup.cfg,
+        model,
+        sessions.len(),
+        setup.fixture,
+    )?;
     // The twin's Lua handlers, installed exactly as `serve` installs them: a handler that
     // overrides a recorded route answers here what it answers there.
-    super::route::install_scripts(twin, cfg, &mut engine)?;
+    super::route::install_scripts(setup.twin, setup.cfg, &mut engine)?;
     let engine = Arc::new(engine);
-    let mut diff = diff_options(cfg);
+    let mut diff = diff_options(setup.cfg);
     diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
-    let run = CheckRun {
-        twin_name,
-        model,
-        sessions,
-        diff,
-        thresholds,
-        namespace_prefix: prefix.to_string(),
-        authored: authored.to_vec(),
-        authored_gate: gate.clone(),
-        mode: "in_memory",
-        target: None,
-    };
+    let run = setup.run(model, sessions, diff, prefix, ("in_memory", None));
     let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
     let bar = crate::output::progress(total as u64, "check");
-    let report = replay_in_memory(&run, &engine, jobs, &bar)?;
+    let report = replay_in_memory(&run, &engine, setup.jobs, &bar)?;
     bar.finish_and_clear();
     Ok(report)
 }
@@ -794,19 +802,19 @@ fn dimension_failures(r: &Report) -> String {
 /// With `fixture` (`--fixture`), every replay namespace of both halves is seeded from that set;
 /// without it none is (not even the implicit default set): the run measures what the recordings
 /// alone teach.
-#[allow(clippy::too_many_arguments)]
 fn holdout(
-    twin_name: &str,
-    twin: &TwinDir,
-    cfg: &TwinConfig,
+    setup: &Setup<'_>,
     sessions: &[RecordedSession],
     k: u32,
-    thresholds: Thresholds,
-    authored: &[AuthoredRoute],
-    gate: &AuthoredGate,
-    jobs: NonZeroUsize,
-    fixture: Option<&str>,
 ) -> Result<(Report, Model), CliError> {
+    let Setup {
+        twin_name,
+        twin,
+        cfg,
+        fixture,
+        jobs,
+        ..
+    } = *setup;
     let (train, held) = holdout_split(sessions, k);
     if held.is_empty() {
         // Every K-th session is held out: K can be at most the session count, which must
@@ -855,18 +863,7 @@ fn holdout(
         }
         let mut diff = diff_options(cfg);
         diff.outbound = Some(outbound_hook(Arc::clone(&engine), prefix));
-        let run = CheckRun {
-            twin_name,
-            model: &model,
-            sessions: set,
-            diff,
-            thresholds,
-            namespace_prefix: prefix.to_string(),
-            authored: authored.to_vec(),
-            authored_gate: gate.clone(),
-            mode: "in_memory",
-            target: None,
-        };
+        let run = setup.run(&model, set, diff, prefix, ("in_memory", None));
         let total: usize = set.iter().map(|s| s.exchanges.len()).sum();
         let bar = crate::output::progress(total as u64, prefix.trim_end_matches('-'));
         let r = replay_in_memory(&run, &engine, jobs, &bar)?;
@@ -1071,21 +1068,21 @@ impl StopSignals {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn target(
-    twin_name: &str,
-    twin: &TwinDir,
-    cfg: &TwinConfig,
+    setup: &Setup<'_>,
     model: &Model,
     sessions: &[&RecordedSession],
-    thresholds: Thresholds,
-    authored: &[AuthoredRoute],
-    gate: &AuthoredGate,
     url: &str,
     timeout: Duration,
-    fixture: Option<&str>,
     (mode, report_target): (&'static str, Option<&str>),
 ) -> Result<Report, CliError> {
+    let Setup {
+        twin_name,
+        twin,
+        cfg,
+        fixture,
+        ..
+    } = *setup;
     let wire = mode == "wire";
     let mut tw = HttpTwin::new(url, &model.base_url, timeout)?;
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
@@ -1121,18 +1118,7 @@ fn target(
     )?);
     let mut diff = diff_options(cfg);
     diff.outbound = Some(outbound_hook(local, &prefix));
-    let run = CheckRun {
-        twin_name,
-        model,
-        sessions,
-        diff,
-        thresholds,
-        namespace_prefix: prefix.clone(),
-        authored: authored.to_vec(),
-        authored_gate: gate.clone(),
-        mode,
-        target: report_target,
-    };
+    let run = setup.run(model, sessions, diff, &prefix, (mode, report_target));
     let total: usize = sessions.iter().map(|s| s.exchanges.len()).sum();
     let bar = crate::output::progress(total as u64, "check");
     let report =
