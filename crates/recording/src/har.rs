@@ -205,7 +205,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         message,
     };
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let har: Har = serde_path_to_error::deserialize(de).map_err(|e| {
+    let har: Har = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." {
             "(document)".to_string()
@@ -213,6 +213,17 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             path
         };
         err(path, e.inner().to_string())
+    })?;
+    // A second document after the first (two HAR files concatenated) would otherwise be
+    // dropped without a word.
+    de.end().map_err(|e| {
+        err(
+            "(document)".to_string(),
+            format!(
+                "{e} after the HAR document: the file holds more than one JSON document; \
+                 give each HAR its own file"
+            ),
+        )
     })?;
     let stem = file
         .file_stem()
@@ -451,6 +462,19 @@ mod tests {
             s.exchanges[0].request.content_type.as_deref(),
             Some("application/octet-stream")
         );
+    }
+
+    #[test]
+    fn a_second_document_after_the_har_is_refused_not_dropped() {
+        let one = String::from_utf8(har(OK_ENTRY)).unwrap();
+        let two = format!("{one}\n{one}");
+        let e = parse_har(two.as_bytes(), Path::new("both.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "(document)");
+        assert!(e.to_string().contains("more than one JSON document"), "{e}");
+        let trailing = format!("{one} }}}}garbage[");
+        assert!(parse_har(trailing.as_bytes(), Path::new("t.har"), &base()).is_err());
+        let whitespace = format!("{one}\n\n  \n");
+        assert!(parse_har(whitespace.as_bytes(), Path::new("w.har"), &base()).is_ok());
     }
 
     #[test]
