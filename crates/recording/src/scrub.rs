@@ -331,8 +331,9 @@ impl ScrubPolicy {
                     err(
                         line,
                         format!(
-                            "`match` is not a valid regex: {}",
-                            first_line(&e.to_string())
+                            "`match = {:?}` is not a valid regex: {}",
+                            r.pattern,
+                            regex_problem(&e)
                         ),
                     )
                 })?),
@@ -412,6 +413,26 @@ fn line_of(text: &str, pos: usize) -> usize {
 
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// What is wrong with a regex, in one line: a syntax error's own `error: …` line (its first
+/// line only says "regex parse error:"), with the column it points at.
+fn regex_problem(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let caret = text
+        .lines()
+        .find_map(|l| l.trim_start().starts_with('^').then(|| l.find('^')))
+        .flatten();
+    let pattern_indent = text.lines().nth(1).map(|l| l.len() - l.trim_start().len());
+    match text.lines().find_map(|l| l.strip_prefix("error: ")) {
+        Some(problem) => match (caret, pattern_indent) {
+            (Some(c), Some(indent)) if c >= indent => {
+                format!("{problem} (at character {})", c - indent + 1)
+            }
+            _ => problem.to_string(),
+        },
+        None => first_line(&text),
+    }
 }
 
 /// The scrubber: a policy and a key.

@@ -401,6 +401,22 @@ fn bad_scrub_toml_errors_name_file_and_line() {
 }
 
 #[test]
+fn an_invalid_regex_rule_says_what_is_wrong_with_it() {
+    for (pattern, problem) in [
+        ("(unclosed", "unclosed group (at character 1)"),
+        ("a{2,1}", "invalid repetition count range"),
+    ] {
+        let text =
+            format!("[[rules]]\nscope = \"regex\"\nmatch = \"{pattern}\"\naction = \"redact\"\n");
+        let err = ScrubPolicy::parse(text.as_bytes(), Path::new("tw/scrub.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("`match = \"{pattern}\"`")), "{msg}");
+        assert!(msg.contains(problem), "{msg}");
+        assert!(!msg.trim_end().ends_with("regex parse error:"), "{msg}");
+    }
+}
+
+#[test]
 fn policy_hash_changes_with_file_bytes() {
     assert_ne!(policy_hash(b"a"), policy_hash(b"b"));
     assert_eq!(policy_hash(b"a"), policy_hash(b"a"));
