@@ -120,6 +120,75 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Write several files that only make sense together (a model and its symbols) so that a failure
+/// leaves every one of them as it was: all temp files are written first, each existing file is
+/// kept under a hard link beside it, and a rename that fails puts the earlier ones back. (A
+/// crash between two renames can still leave a mix; an error cannot.)
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
+    let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(files.len());
+    let cleanup = |temps: &[PathBuf], backups: &[Option<PathBuf>]| {
+        for t in temps {
+            let _ = fs::remove_file(t);
+        }
+        for b in backups.iter().flatten() {
+            let _ = fs::remove_file(b);
+        }
+    };
+    let staged = (|| -> io::Result<()> {
+        for (path, bytes) in files {
+            let tmp = temp_path_beside(path);
+            temps.push(tmp.clone());
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        for (path, _) in files {
+            let backup = match fs::symlink_metadata(path) {
+                Ok(_) => {
+                    let b = temp_path_beside(path);
+                    // A folder (or anything a rename could not replace) fails here, before
+                    // any file has changed.
+                    fs::hard_link(path, &b).map_err(|e| {
+                        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                    })?;
+                    Some(b)
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            backups.push(backup);
+        }
+        Ok(())
+    })();
+    if let Err(e) = staged {
+        cleanup(&temps, &backups);
+        return Err(e);
+    }
+    for (i, (path, _)) in files.iter().enumerate() {
+        if let Err(e) = fs::rename(&temps[i], path) {
+            // Put back what the earlier renames replaced.
+            for (j, (done, _)) in files.iter().enumerate().take(i) {
+                match &backups[j] {
+                    Some(b) => {
+                        let _ = fs::rename(b, done);
+                    }
+                    None => {
+                        let _ = fs::remove_file(done);
+                    }
+                }
+            }
+            cleanup(&temps[i..], &backups[i..]);
+            return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
+        }
+    }
+    cleanup(&[], &backups);
+    for (path, _) in files {
+        sync_dir(path.parent());
+    }
+    Ok(())
+}
+
 /// Best-effort fsync of a directory so a rename survives a crash (not supported everywhere).
 pub fn sync_dir(dir: Option<&Path>) {
     if let Some(dir) = dir {
@@ -137,6 +206,36 @@ pub fn sync_dir(dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_atomic_all_changes_no_file_when_one_cannot_be_written() {
+        let dir = std::env::temp_dir().join(format!("wraith-fsutil-all-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let (model, symbols) = (dir.join("model.json"), dir.join("symbols.json"));
+        write_atomic_all(&[(&model, b"m1"), (&symbols, b"s1")]).unwrap();
+        assert_eq!(fs::read(&model).unwrap(), b"m1");
+        assert_eq!(fs::read(&symbols).unwrap(), b"s1");
+        write_atomic_all(&[(&model, b"m2"), (&symbols, b"s2")]).unwrap();
+        assert_eq!(fs::read(&model).unwrap(), b"m2");
+
+        // A folder where the second file goes: the first keeps its old bytes.
+        fs::remove_file(&symbols).unwrap();
+        fs::create_dir(&symbols).unwrap();
+        assert!(write_atomic_all(&[(&model, b"m3"), (&symbols, b"s3")]).is_err());
+        assert_eq!(fs::read(&model).unwrap(), b"m2");
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["model.json", "symbols.json"],
+            "no temp or backup left"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn write_atomic_replaces_whole_file_and_leaves_no_temp() {

@@ -2,13 +2,14 @@
 //! `model/twin.wir.json` and `model/symbols.json` (canonical JSON, atomically), print one
 //! summary line (or the summary as JSON).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
 use wraith_model::EchoSource;
 use wraith_synth::request_keying::{KeyingMode, KeyingRule, RequestKeying, body_field};
 use wraith_synth::{Summary, SynthOptions, synthesize};
-use wraith_twin::{KeyingField, RequestKeyingMode, TwinConfig, TwinDir, write_atomic};
+use wraith_twin::{KeyingField, RequestKeyingMode, TwinConfig, TwinDir, write_atomic_all};
 
 use crate::exit::{CliError, CmdResult};
 use crate::output::{print_json, progress};
@@ -169,18 +170,29 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     let model_dir = twin.model_dir();
     std::fs::create_dir_all(&model_dir)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", model_dir.display())))?;
-    let write = |name: &str, text: Result<String, wraith_model::CanonicalError>| {
-        let path = model_dir.join(name);
-        let text = text
-            .map_err(|e| CliError::runtime(anyhow!("cannot serialize {}: {e}", path.display())))?;
-        write_atomic(&path, text.as_bytes())
-            .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", path.display())))
+    let (model_path, symbols_path) = (
+        model_dir.join("twin.wir.json"),
+        model_dir.join("symbols.json"),
+    );
+    let serialized = |path: &Path, text: Result<String, wraith_model::CanonicalError>| {
+        text.map_err(|e| CliError::runtime(anyhow!("cannot serialize {}: {e}", path.display())))
     };
-    write("twin.wir.json", canonical_model(&mut synthesis.model))?;
-    write(
-        "symbols.json",
+    let model_text = serialized(&model_path, canonical_model(&mut synthesis.model))?;
+    let symbols_text = serialized(
+        &symbols_path,
         wraith_model::to_canonical_json(&synthesis.symbols),
     )?;
+    // Both or neither: a model beside another run's symbols would pass for a whole model.
+    write_atomic_all(&[
+        (&model_path, model_text.as_bytes()),
+        (&symbols_path, symbols_text.as_bytes()),
+    ])
+    .map_err(|e| {
+        CliError::runtime(anyhow!(
+            "cannot write the model (nothing in {} was changed): {e}",
+            model_dir.display()
+        ))
+    })?;
     bar.inc(1);
     bar.finish_and_clear();
     Ok(synthesis.summary)

@@ -100,6 +100,31 @@ fn synth_writes_canonical_model_files_and_prints_one_summary_line() {
 }
 
 #[test]
+fn a_synth_that_cannot_write_the_symbols_leaves_the_old_model_in_place() {
+    let (tmp, twin) = demo_twin();
+    let out = wraith(tmp.path(), &["synth", twin.to_str().unwrap()]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    // The model of an earlier run, and a folder where the symbols file goes.
+    let model = twin.join("model/twin.wir.json");
+    let earlier = "{\"earlier\": \"run\"}\n";
+    std::fs::write(&model, earlier).unwrap();
+    let symbols = twin.join("model/symbols.json");
+    std::fs::remove_file(&symbols).unwrap();
+    std::fs::create_dir(&symbols).unwrap();
+
+    let out = wraith(tmp.path(), &["synth", twin.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "stderr: {}", stderr(&out));
+    assert!(stderr(&out).contains("symbols.json"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nothing in"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&model).unwrap(), earlier);
+    let left: Vec<String> = std::fs::read_dir(twin.join("model"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "no temp or backup file left: {left:?}");
+}
+
+#[test]
 fn synth_twice_writes_identical_bytes() {
     let (tmp, twin) = demo_twin();
     let read = |name: &str| std::fs::read(twin.join("model").join(name)).unwrap();
