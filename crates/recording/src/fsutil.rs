@@ -86,6 +86,61 @@ pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
     removed
 }
 
+/// The kinds of staging folder a command builds before renaming it into place: a session
+/// being recorded or imported (`.<session>.staging-<pid>`), a composite (`.<name>.compose-<pid>`)
+/// and a new twin (`.<name>.init-<pid>`).
+const STAGING_KINDS: [&str; 3] = ["staging", "compose", "init"];
+
+/// The process id in a staging folder's name (`.<name>.<kind>-<pid>`, see [`STAGING_KINDS`]),
+/// or `None` for any other name.
+pub fn staging_name_pid(dir_name: &str) -> Option<u32> {
+    let rest = dir_name.strip_prefix('.')?;
+    let (target, suffix) = rest.rsplit_once('.')?;
+    let (kind, pid) = suffix.split_once('-')?;
+    if target.is_empty()
+        || !STAGING_KINDS.contains(&kind)
+        || pid.is_empty()
+        || !pid.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Remove, directly under `dir`, every staging folder (see [`staging_name_pid`]) whose builder
+/// is gone, or only those staging `target` when it is given: what a command interrupted before
+/// its final rename left behind (an interrupted import leaves one per session it was writing).
+/// A running builder's folder and every other entry are kept. Best effort. Returns the folders
+/// removed, sorted.
+pub fn remove_stale_staging_dirs(dir: &Path, target: Option<&str>) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|k| k.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let staged = |t: &str| {
+            name.strip_prefix('.')
+                .and_then(|r| r.strip_prefix(t))
+                .is_some_and(|r| r.starts_with('.'))
+        };
+        if let Some(pid) = staging_name_pid(&name)
+            && target.is_none_or(staged)
+            && writer_gone(pid, &path)
+            && fs::remove_dir_all(&path).is_ok()
+        {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
+}
+
 /// A temporary path beside `path` (same directory, so the final rename stays on one filesystem).
 pub fn temp_path_beside(path: &Path) -> PathBuf {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -206,6 +261,43 @@ pub fn sync_dir(dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_staging_folders_of_a_gone_builder_are_removed_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let stale = [
+            format!(".20260101T000000Z-abc123.staging-{gone}"),
+            format!(".composite.compose-{gone}"),
+            format!(".shop.init-{gone}"),
+        ];
+        let kept = [
+            format!(".s1.staging-{me}"),
+            format!(".s1.other-{gone}"),
+            format!("s1.staging-{gone}"),
+            "20260101T000000Z-abc123".to_string(),
+        ];
+        for name in stale.iter().chain(&kept) {
+            fs::create_dir_all(tmp.path().join(name).join("inner")).unwrap();
+        }
+        assert_eq!(
+            remove_stale_staging_dirs(tmp.path(), Some("other")),
+            Vec::<PathBuf>::new(),
+            "another target's folders are not touched"
+        );
+        let removed = remove_stale_staging_dirs(tmp.path(), None);
+        let mut expected: Vec<PathBuf> = stale.iter().map(|n| tmp.path().join(n)).collect();
+        expected.sort();
+        assert_eq!(removed, expected);
+        for name in &kept {
+            assert!(tmp.path().join(name).is_dir(), "{name} kept");
+        }
+        assert_eq!(staging_name_pid(".x.staging-12"), Some(12));
+        assert_eq!(staging_name_pid(".staging-12"), None);
+    }
 
     #[test]
     fn write_atomic_all_changes_no_file_when_one_cannot_be_written() {

@@ -993,6 +993,8 @@ fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
         .unwrap_or_else(|| "composite".to_string());
     std::fs::create_dir_all(&parent)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", parent.display())))?;
+    // What an interrupted compose of this output left (its builder gone) goes first.
+    wraith_recording::fsutil::remove_stale_staging_dirs(&parent, Some(&name));
     let pid = std::process::id();
     let tmp = parent.join(format!(".{name}.compose-{pid}"));
     let _ = std::fs::remove_dir_all(&tmp);

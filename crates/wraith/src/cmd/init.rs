@@ -51,6 +51,8 @@ pub fn run(args: Args) -> CmdResult {
     fs::create_dir_all(&twins)
         .with_context(|| format!("cannot create {}", twins.display()))
         .map_err(CliError::runtime)?;
+    // An init of this name that was interrupted (its process gone) left its folder here.
+    wraith_recording::fsutil::remove_stale_staging_dirs(&twins, Some(&args.name));
     let staging = twins.join(format!(".{}.init-{}", args.name, std::process::id()));
     let built = build(&staging, &args.name, &args.base_url);
     let placed = built.and_then(|()| {

@@ -83,14 +83,25 @@ pub fn request_keying(config: &TwinConfig) -> RequestKeying {
     RequestKeying { mode, rules }
 }
 
-/// Remove the temp files interrupted writes left in `twin` (`.<name>.tmp-<pid>-<n>`, of a
-/// process that is gone), and say so on stderr. Nothing else is touched; a file that cannot be
-/// removed is left for next time.
+/// Remove what interrupted writes left in `twin`, of a process that is gone: temp files
+/// (`.<name>.tmp-<pid>-<n>`) and the staging folders of sessions an interrupted import or
+/// record was writing (`recordings/sessions/.<id>.staging-<pid>`); say so on stderr. Nothing
+/// else is touched; what cannot be removed is left for next time.
 pub(crate) fn remove_stale_temp_files(twin: &TwinDir) {
     let removed = wraith_recording::fsutil::remove_stale_temp_files(twin.root());
     if let Some(first) = removed.first() {
         eprintln!(
             "note: removed {} temporary file(s) left by interrupted writes (first: {})",
+            removed.len(),
+            first.display()
+        );
+    }
+    let sessions = twin.root().join("recordings").join("sessions");
+    let removed = wraith_recording::fsutil::remove_stale_staging_dirs(&sessions, None);
+    if let Some(first) = removed.first() {
+        eprintln!(
+            "note: removed {} unfinished session folder(s) left by an interrupted import or \
+             record (first: {})",
             removed.len(),
             first.display()
         );

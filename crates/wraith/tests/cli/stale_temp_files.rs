@@ -1,5 +1,7 @@
 //! Temp files an interrupted write left behind (`.<name>.tmp-<pid>-<n>`, its writer gone) are
-//! removed when `wraith synth` or `wraith record` starts; nothing else is touched.
+//! removed when `wraith synth`, `wraith import` or `wraith record` starts, and so are the
+//! staging folders of an interrupted import (`.<id>.staging-<pid>`) or compose
+//! (`.<output>.compose-<pid>`); nothing else is touched.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::record_support;
@@ -85,4 +87,70 @@ fn record_removes_temp_files_of_interrupted_writes_at_startup() {
     }
     let (status, stderr) = rec.interrupt();
     assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn import_removes_the_session_folders_an_interrupted_import_left_and_keeps_a_running_ones() {
+    let twin = support::Twin::init("leftovers", "https://api.leftovers.test");
+    let sessions = twin.path().join("recordings/sessions");
+    let dead = gone_pid();
+    let stale = sessions.join(format!(".20260101T000000Z-abcdef.staging-{dead}"));
+    let running = sessions.join(format!(
+        ".20260101T000000Z-fedcba.staging-{}",
+        std::process::id()
+    ));
+    for dir in [&stale, &running] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("000000.wrec.zst"), b"partial").unwrap();
+    }
+    let answer = serde_json::json!({"id": "1"});
+    let e = support::har::entry(
+        "https://api.leftovers.test",
+        "GET",
+        "/things/1",
+        None,
+        &answer,
+    );
+    support::har::import(&twin, &[], "one.har", vec![e]);
+    assert!(!stale.exists(), "left behind: {}", stale.display());
+    assert!(running.exists(), "a running import's folder was removed");
+}
+
+#[test]
+fn compose_removes_what_an_interrupted_compose_of_the_same_output_left() {
+    let base = support::example_shop_twin();
+    let parent = base.tmp.path();
+    let dead = gone_pid();
+    let stale = parent.join(format!(".composite.compose-{dead}"));
+    let other = parent.join(format!(".elsewhere.compose-{dead}"));
+    for dir in [&stale, &other] {
+        std::fs::create_dir_all(dir.join("recordings")).unwrap();
+    }
+    let overlay = support::Twin::init("promos", "http://127.0.0.1:18080");
+    let answer = serde_json::json!({"id": "promo_1"});
+    let e = support::har::entry(
+        "http://127.0.0.1:18080",
+        "GET",
+        "/promos/promo_1",
+        None,
+        &answer,
+    );
+    support::har::import(&overlay, &[], "promos.har", vec![e]);
+    let out = Command::new(support::bin())
+        .current_dir(parent)
+        .args([
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            &overlay.path_str(),
+        ])
+        .args(["--output", "composite"])
+        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stale.exists(), "left behind: {}", stale.display());
+    assert!(other.exists(), "another output's folder was touched");
 }
