@@ -295,6 +295,21 @@ fn malformed_har_exits_1_naming_file_and_place_and_writes_nothing() {
 }
 
 #[test]
+fn two_hars_concatenated_into_one_file_exit_1_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let one = std::fs::read_to_string(testdata("small.har")).unwrap();
+    let both = tmp.path().join("both.har");
+    std::fs::write(&both, format!("{one}\n{one}")).unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&both));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("both.har"), "{err}");
+    assert!(err.contains("more than one JSON document"), "{err}");
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+}
+
+#[test]
 fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run(wraith(tmp.path())
