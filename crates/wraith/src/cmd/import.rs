@@ -107,6 +107,7 @@ pub fn run(args: Args) -> CmdResult {
         let bytes = std::fs::read(file)
             .map_err(|e| CliError::io(e.kind(), anyhow!("cannot read {}: {e}", file.display())))?;
         let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
+        warn_if_all_foreign(file, &session, &config.service.base_url);
         parsed.push((file.clone(), bytes, session));
         bar.inc(1);
     }
@@ -252,6 +253,29 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Warn when none of a HAR file's exchanges is for the twin's own origin: traffic of another
+/// API imported into this twin by mistake. (Some do belong: an API's object-storage host beside
+/// its own; those files also hold exchanges of the base URL.)
+fn warn_if_all_foreign(file: &Path, session: &HarSession, base_url: &str) {
+    let mut origins = session
+        .exchanges
+        .iter()
+        .map(|e| e.request.origin.as_deref());
+    let Some(Some(first)) = origins.next() else {
+        return;
+    };
+    if origins.all(|o| o.is_some()) {
+        eprintln!(
+            "warning: {}: none of its {} exchange(s) is for the twin's base URL {base_url} \
+             (the first is for {first}); they are imported under their own origin. If this \
+             traffic is another API's, import it into that API's twin (`wraith init <name> \
+             --base-url {first}`)",
+            file.display(),
+            session.exchanges.len()
+        );
+    }
 }
 
 /// Files to import, in argument order (folder contents sorted); non-`.har` files are skipped.

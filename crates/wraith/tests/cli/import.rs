@@ -310,6 +310,27 @@ fn two_hars_concatenated_into_one_file_exit_1_and_write_nothing() {
 }
 
 #[test]
+fn a_har_of_another_api_is_imported_with_a_warning_naming_its_origin() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "other", "https://api.linode.com/v4beta");
+    let out = run(wraith(tmp.path())
+        .args(["import", "other"])
+        .arg(testdata("small.har")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("small.har: none of its"), "{err}");
+    assert!(err.contains("https://api.example.com"), "{err}");
+
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("small.har")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("none of its"), "{err}");
+}
+
+#[test]
 fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run(wraith(tmp.path())
