@@ -107,11 +107,11 @@ pub fn run(args: Args) -> CmdResult {
         let bytes = std::fs::read(file)
             .map_err(|e| CliError::io(e.kind(), anyhow!("cannot read {}: {e}", file.display())))?;
         let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
-        warn_if_all_foreign(file, &session, &config.service.base_url);
         parsed.push((file.clone(), bytes, session));
         bar.inc(1);
     }
     bar.finish_and_clear();
+    warn_if_all_foreign(&parsed, &config.service.base_url);
 
     // 2. Scrub and write, one staged session per file.
     let sessions_dir = twin.sessions_dir();
@@ -255,27 +255,41 @@ pub fn run(args: Args) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Warn when none of a HAR file's exchanges is for the twin's own origin: traffic of another
-/// API imported into this twin by mistake. (Some do belong: an API's object-storage host beside
-/// its own; those files also hold exchanges of the base URL.)
-fn warn_if_all_foreign(file: &Path, session: &HarSession, base_url: &str) {
-    let mut origins = session
-        .exchanges
-        .iter()
-        .map(|e| e.request.origin.as_deref());
-    let Some(Some(first)) = origins.next() else {
+/// Warn when none of the exchanges this import reads is for the twin's own origin: traffic of
+/// another API imported into this twin by mistake. (A file or two for another host among the
+/// twin's own is normal: an API's object storage or monitoring host beside it.)
+fn warn_if_all_foreign(parsed: &[(PathBuf, Vec<u8>, HarSession)], base_url: &str) {
+    let mut origins: Vec<&str> = Vec::new();
+    for (_, _, session) in parsed {
+        for e in &session.exchanges {
+            match e.request.origin.as_deref() {
+                None => return,
+                Some(o) if !origins.contains(&o) => origins.push(o),
+                Some(_) => {}
+            }
+        }
+    }
+    let Some(first) = origins.first() else {
         return;
     };
-    if origins.all(|o| o.is_some()) {
-        eprintln!(
-            "warning: {}: none of its {} exchange(s) is for the twin's base URL {base_url} \
-             (the first is for {first}); they are imported under their own origin. If this \
-             traffic is another API's, import it into that API's twin (`wraith init <name> \
-             --base-url {first}`)",
-            file.display(),
-            session.exchanges.len()
-        );
-    }
+    let shown = origins
+        .iter()
+        .take(3)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = origins.len().saturating_sub(3);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "warning: none of the exchanges imported is for the twin's base URL {base_url} (they \
+         are for {shown}{more}); they are imported under their own origin. If this traffic is \
+         another API's, import it into that API's twin (`wraith init <name> --base-url \
+         {first}`)"
+    );
 }
 
 /// Files to import, in argument order (folder contents sorted); non-`.har` files are skipped.
