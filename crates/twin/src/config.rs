@@ -1002,8 +1002,14 @@ pub fn validate_base_url(url: &str) -> Result<(), String> {
             "`{url}` is not an http(s) URL; write it like `https://api.example.com/v1`"
         ));
     };
+    if let Some(c) = url.chars().find(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!(
+            "`{}` holds {c:?}, which no URL can carry; write a space as `%20`",
+            url.escape_debug()
+        ));
+    }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.is_empty() || authority.contains(char::is_whitespace) {
+    if authority.is_empty() {
         return Err(format!(
             "`{url}` has no host; write it like `https://api.example.com/v1`"
         ));
@@ -1050,6 +1056,69 @@ pub fn validate_base_url(url: &str) -> Result<(), String> {
     }
     if rest.contains(['?', '#']) {
         return Err(format!("`{url}` must not carry a query or fragment"));
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(_) => None,
+        None => Some(authority.rsplit_once(':').map_or(authority, |(h, _)| h)),
+    };
+    if let Some(host) = host {
+        check_host(url, host)?;
+    }
+    let path = &rest[authority.len()..];
+    if path
+        .split('/')
+        .any(|seg| matches!(seg, "." | "..") || seg.eq_ignore_ascii_case("%2e%2e"))
+    {
+        return Err(format!(
+            "`{url}` has a dot segment (`.` or `..`) in its path, which a client resolves away; \
+             write the path it stands for"
+        ));
+    }
+    let bytes = path.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'%'
+            && !(bytes.get(i + 1..i + 3)).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
+            return Err(format!(
+                "`{url}` has a `%` that starts no escape; a `%` is followed by two hex digits \
+                 (`%20`), and a literal one is `%25`"
+            ));
+        }
+    }
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/%".contains(c);
+    if let Some(c) = path.chars().find(|c| !path_char(*c)) {
+        return Err(format!(
+            "`{url}` has {c:?} in its path, which a URL carries only percent-encoded (`%{:02X}` \
+             for an ASCII one)",
+            u32::from(c).min(0xFF)
+        ));
+    }
+    Ok(())
+}
+
+/// A base URL's host: an IPv4 address written in full (`127.0.0.1`), or a name whose dot-separated
+/// labels are letters, digits, `-` and `_`, none empty (a trailing dot, a fully qualified
+/// name, is allowed).
+fn check_host(url: &str, host: &str) -> Result<(), String> {
+    let name = host.strip_suffix('.').unwrap_or(host);
+    if name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return match name.parse::<std::net::Ipv4Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!(
+                "`{url}` has host `{host}`, which is no IPv4 address (four numbers from 0 to 255)"
+            )),
+        };
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if !name.split('.').all(label_ok) {
+        return Err(format!(
+            "`{url}` has host `{host}`, which is not a host name (labels of letters, digits and \
+             `-`, separated by single dots)"
+        ));
     }
     Ok(())
 }

@@ -31,7 +31,30 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args) -> CmdResult {
+/// `HTTPS://API.Example.com/v1` as `https://api.example.com/v1`: a URL's scheme and host are
+/// case-insensitive, and `wraith.toml` holds them in lowercase. The path keeps its case.
+fn lowercase_scheme_and_host(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    if !["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()) {
+        return url.to_string();
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    // Credentials are refused afterwards, without being repeated: leave them as written.
+    if authority.contains('@') {
+        return url.to_string();
+    }
+    format!(
+        "{}://{}{tail}",
+        scheme.to_ascii_lowercase(),
+        authority.to_ascii_lowercase()
+    )
+}
+
+pub fn run(mut args: Args) -> CmdResult {
+    args.base_url = lowercase_scheme_and_host(&args.base_url);
     if !is_valid_twin_name(&args.name) {
         return Err(CliError::usage(anyhow!(
             "invalid twin name `{}`: use letters, digits, `-`, `_` and `.` (not first), e.g. `shop-api`",

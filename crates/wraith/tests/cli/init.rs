@@ -147,6 +147,51 @@ fn init_rejects_invalid_name_or_url_with_exit_1() {
 }
 
 #[test]
+fn init_refuses_a_malformed_base_url_saying_what_is_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (url, says) in [
+        ("https://x..com", "not a host name"),
+        ("http://999.999.999.999", "no IPv4 address"),
+        ("http://x.com:8080:9090", "not a host name"),
+        ("https://x.com/../..", "dot segment"),
+        ("http://x.com/a b", "holds ' '"),
+        ("https://x.com/%zz", "starts no escape"),
+        ("https://x.com\ny", "holds '\\n'"),
+        ("https://x.com/<script>", "percent-encoded"),
+    ] {
+        let out = wraith(tmp.path(), &["init", "bad", "--base-url", url]);
+        assert_eq!(out.status.code(), Some(1), "{url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--base-url"), "{url}: {err}");
+        assert!(err.contains(says), "{url}: {err}");
+    }
+    assert!(!tmp.path().join("twins/bad").exists());
+    // Scheme and host are case-insensitive: written in lowercase, the path as given.
+    let out = wraith(
+        tmp.path(),
+        &["init", "caps", "--base-url", "HTTPS://API.Example.COM/V1"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = std::fs::read_to_string(tmp.path().join("twins/caps/wraith.toml")).unwrap();
+    assert!(toml.contains("\"https://api.example.com/V1\""), "{toml}");
+    for (name, url) in [
+        ("fqdn", "https://api.example.com./v1"),
+        ("under", "http://my_host.internal:8080/a%20b/~x"),
+    ] {
+        let out = wraith(tmp.path(), &["init", name, "--base-url", url]);
+        assert!(
+            out.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn init_refuses_a_base_url_with_credentials_without_repeating_them() {
     let tmp = tempfile::tempdir().unwrap();
     for url in [
