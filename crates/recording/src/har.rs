@@ -204,6 +204,18 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         json_path,
         message,
     };
+    // Some tools save HAR files with a UTF-8 byte order mark, which JSON does not allow.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(err(
+            "(document)".to_string(),
+            format!(
+                "not UTF-8 text (invalid byte at offset {}); a HAR file is JSON in UTF-8: \
+                 export it again or convert its encoding",
+                e.valid_up_to()
+            ),
+        ));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let har: Har = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
@@ -462,6 +474,18 @@ mod tests {
             s.exchanges[0].request.content_type.as_deref(),
             Some("application/octet-stream")
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_past_and_a_non_utf8_file_is_named_as_such() {
+        let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+        with_bom.extend(har(OK_ENTRY));
+        let s = parse_har(&with_bom, Path::new("bom.har"), &base()).unwrap();
+        assert_eq!(s.exchanges.len(), 1);
+        let mut latin1 = har(OK_ENTRY);
+        latin1.insert(2, 0xE9);
+        let e = parse_har(&latin1, Path::new("l.har"), &base()).unwrap_err();
+        assert!(e.to_string().contains("not UTF-8 text"), "{e}");
     }
 
     #[test]

@@ -94,9 +94,16 @@ pub fn run(args: Args) -> CmdResult {
     }
     let (files, skipped_files) = expand_inputs(&args.files)?;
     if files.is_empty() {
+        let skipped = if skipped_files.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; skipped for not ending in .har: {} (rename a HAR document to end in .har)",
+                skipped_files.join(", ")
+            )
+        };
         return Err(CliError::usage(anyhow!(
-            "no .har files among the inputs (skipped: {})",
-            skipped_files.join(", ")
+            "no .har files among the inputs (a folder is searched one level deep){skipped}"
         )));
     }
 
@@ -320,6 +327,14 @@ fn expand_inputs(inputs: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>), CliE
                 input.display()
             )));
         } else if is_har(input) {
+            // A FIFO or a device would block the read or never end: only regular files (a
+            // symlink to one included) are HAR documents.
+            if !input.is_file() {
+                return Err(CliError::usage(anyhow!(
+                    "{} is not a regular file; give a .har file or a folder of them",
+                    input.display()
+                )));
+            }
             files.push(input.clone());
         } else {
             skipped.push(input.display().to_string());

@@ -331,6 +331,33 @@ fn a_har_of_another_api_is_imported_with_a_warning_naming_its_origin() {
 }
 
 #[test]
+fn a_fifo_named_har_is_refused_and_an_empty_folder_says_where_it_looked() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let fifo = tmp.path().join("pipe.har");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Reading a FIFO nobody writes to would block forever.
+    let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&fifo));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pipe.har is not a regular file"), "{err}");
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(tmp.path().join("notes.json"), "{}").unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(&empty)
+        .arg(tmp.path().join("notes.json")));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("one level deep"), "{err}");
+    assert!(err.contains("notes.json"), "{err}");
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+}
+
+#[test]
 fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run(wraith(tmp.path())
