@@ -697,7 +697,7 @@ impl TwinConfig {
         })?;
         let mut cfg: TwinConfig = toml::from_str(&known_text).map_err(|e| {
             // Spans refer to the filtered text; map them back through the key they name.
-            let message = first_line(e.message());
+            let message = plain_number_ranges(&first_line(e.message()));
             let key = e.span().and_then(|s| key_at(&known_text, s.start));
             let line = key
                 .as_deref()
@@ -1300,6 +1300,35 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").trim().to_string()
 }
 
+/// A type error's Rust integer type (`expected u16`) in the words and range a reader of
+/// `wraith.toml` needs: `expected a whole number from 0 to 65535`.
+fn plain_number_ranges(message: &str) -> String {
+    const RANGES: [(&str, &str); 8] = [
+        ("u8", "from 0 to 255"),
+        ("u16", "from 0 to 65535"),
+        ("u32", "from 0 to 4294967295"),
+        ("u64", "of 0 or more"),
+        ("usize", "of 0 or more"),
+        ("i32", "from -2147483648 to 2147483647"),
+        ("i64", "(negative allowed)"),
+        ("isize", "(negative allowed)"),
+    ];
+    for (ty, range) in RANGES {
+        let jargon = format!("expected {ty}");
+        if let Some(at) = message.find(&jargon)
+            && !message[at + jargon.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        {
+            let mut out = message.to_string();
+            out.replace_range(
+                at..at + jargon.len(),
+                &format!("expected a whole number {range}"),
+            );
+            return out;
+        }
+    }
+    message.to_string()
+}
+
 /// The dotted key whose value starts on the line holding `pos` in the filtered text.
 fn key_at(known_text: &str, pos: usize) -> Option<String> {
     let mut table = String::new();
@@ -1353,6 +1382,18 @@ mod tests {
 
     fn demo_path() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora/wraith-demo")
+    }
+
+    #[test]
+    fn an_integer_out_of_range_is_told_in_numbers_not_rust_types() {
+        let text =
+            "[service]\nname = \"x\"\nbase_url = \"https://a.example\"\n\n[serve]\nport = 70000\n";
+        let e = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("a whole number from 0 to 65535"), "{msg}");
+        assert!(!msg.contains("u16"), "{msg}");
+        assert!(msg.contains("wraith.toml:6"), "{msg}");
+        assert_eq!(plain_number_ranges("expected u64x"), "expected u64x");
     }
 
     #[test]
