@@ -88,9 +88,7 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("warning: {w}");
     }
     for tag in &args.tags {
-        if tag.trim().is_empty() {
-            return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
-        }
+        check_tag(tag)?;
     }
     let (files, skipped_files) = expand_inputs(&args.files)?;
     if files.is_empty() {
@@ -137,7 +135,9 @@ pub fn run(args: Args) -> CmdResult {
     let mut seen_bytes: std::collections::BTreeMap<[u8; 32], String> =
         std::collections::BTreeMap::new();
     for (file, bytes, har) in parsed {
-        let mut tags = vec![har.stem.clone()];
+        // The file's name is the session's first tag, printed by `inspect`: a control
+        // character in it (an escape sequence) would reach the terminal as a command.
+        let mut tags = vec![har.stem.replace(char::is_control, "\u{FFFD}")];
         for t in &args.tags {
             if !tags.contains(t) {
                 tags.push(t.clone());
@@ -297,6 +297,21 @@ fn warn_if_all_foreign(parsed: &[(PathBuf, Vec<u8>, HarSession)], base_url: &str
          another API's, import it into that API's twin (`wraith init <name> --base-url \
          {first}`)"
     );
+}
+
+/// A `--tag` label: not blank, and no control character (tags are printed by `inspect` and
+/// `coverage`, where an escape sequence would reach the terminal).
+pub(crate) fn check_tag(tag: &str) -> Result<(), CliError> {
+    if tag.trim().is_empty() {
+        return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
+    }
+    if let Some(c) = tag.chars().find(|c| c.is_control()) {
+        return Err(CliError::usage(anyhow!(
+            "--tag `{}` holds the control character {c:?}; use printable text",
+            tag.escape_debug()
+        )));
+    }
+    Ok(())
 }
 
 /// Files to import, in argument order (folder contents sorted); non-`.har` files are skipped.

@@ -35,6 +35,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    if let Some(tag) = &args.tag {
+        super::import::check_tag(tag)?;
+    }
     let summary = synthesize_twin(&twin, args.tag.as_deref())?;
     if args.json {
         print_json(&summary);

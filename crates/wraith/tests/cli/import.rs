@@ -358,6 +358,41 @@ fn a_fifo_named_har_is_refused_and_an_empty_folder_says_where_it_looked() {
 }
 
 #[test]
+fn control_characters_never_reach_a_tag() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop", "--tag", "red\u{1b}[31m"])
+        .arg(testdata("small.har")));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("control character"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    for (cmd, tag) in [("import", ""), ("synth", ""), ("synth", "\u{7}")] {
+        let mut c = wraith(tmp.path());
+        c.args([cmd, "shop", "--tag", tag]);
+        if cmd == "import" {
+            c.arg(testdata("small.har"));
+        }
+        let out = run(&mut c);
+        assert_eq!(out.status.code(), Some(1), "{cmd} {tag:?}");
+    }
+
+    // A file name with an escape sequence: imported, its tag without the control character.
+    let odd = tmp.path().join("odd\u{1b}[31mname.har");
+    std::fs::copy(testdata("small.har"), &odd).unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&odd));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = inspect(tmp.path(), "shop").to_string();
+    assert!(!listing.contains("\\u001b"), "{listing}");
+    assert!(listing.contains("odd\u{FFFD}[31mname"), "{listing}");
+}
+
+#[test]
 fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run(wraith(tmp.path())
