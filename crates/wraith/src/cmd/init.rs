@@ -71,6 +71,14 @@ pub fn run(mut args: Args) -> CmdResult {
             target.display()
         )));
     }
+    if twins.exists() && !twins.is_dir() {
+        return Err(CliError::usage(anyhow!(
+            "./{} exists and is not a folder; named twins live in the folder ./{}/ (move the \
+             file away, or run init in another directory)",
+            twins.display(),
+            twins.display()
+        )));
+    }
     fs::create_dir_all(&twins)
         .with_context(|| format!("cannot create {}", twins.display()))
         .map_err(CliError::runtime)?;

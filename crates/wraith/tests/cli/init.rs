@@ -192,6 +192,19 @@ fn init_refuses_a_malformed_base_url_saying_what_is_wrong() {
 }
 
 #[test]
+fn init_where_twins_is_a_file_exits_1_saying_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("twins"), "not a folder").unwrap();
+    let out = wraith(
+        tmp.path(),
+        &["init", "shop", "--base-url", "https://api.example.com"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("./twins exists and is not a folder"), "{err}");
+}
+
+#[test]
 fn init_refuses_a_base_url_with_credentials_without_repeating_them() {
     let tmp = tempfile::tempdir().unwrap();
     for url in [
