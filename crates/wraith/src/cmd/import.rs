@@ -27,7 +27,12 @@ use crate::output::{print_json, progress};
 
 Each HAR file becomes one session tagged with the file's stem (plus every --tag). A file
 imported before (same name, same bytes), or the same traffic under another file name, is
-skipped with a notice naming its session.")]
+skipped with a notice naming its session.
+
+Exit codes: 0 imported (or every file skipped as imported before) · 1 usage or configuration
+error (a malformed HAR, named by file and JSON path, nothing written; an unknown twin; a bad
+--tag or scrub.toml) · 3 policy refusal (no scrub.toml, or CI=true without WRAITH_HMAC_KEY) ·
+4 a file cannot be read or the twin cannot be written.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,

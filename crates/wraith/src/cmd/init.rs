@@ -18,7 +18,10 @@ use crate::output::print_json;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   wraith init shop --base-url https://api.example.com/v1
-  wraith init linode --base-url https://api.linode.com/v4beta --json")]
+  wraith init linode --base-url https://api.linode.com/v4beta --json
+
+Exit codes: 0 created · 1 usage error (a bad name or --base-url, the twin exists already) · 4
+the folder cannot be written.")]
 pub struct Args {
     /// Name of the new twin; it is created as ./twins/<name>/.
     pub name: String,

@@ -19,7 +19,10 @@ use crate::output::print_json;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   wraith inspect shop
-  wraith inspect twins/shop --json")]
+  wraith inspect twins/shop --json
+
+Exit codes: 0 printed · 1 usage or configuration error (the twin not found, a broken
+wraith.toml) · 4 a recording or the model cannot be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,

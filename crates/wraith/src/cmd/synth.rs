@@ -21,7 +21,11 @@ use crate::output::{print_json, progress};
   wraith synth shop --json
 
 Writes model/twin.wir.json and model/symbols.json; re-running on the same recordings writes the
-same bytes.")]
+same bytes; a failed run leaves both as they were.
+
+Exit codes: 0 written · 1 usage or configuration error (the twin not found, no recordings, a
+broken wraith.toml, a bad --tag) · 4 the recordings or the model folder cannot be read or
+written.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
