@@ -998,8 +998,18 @@ fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
     let pid = std::process::id();
     let tmp = parent.join(format!(".{name}.compose-{pid}"));
     let _ = std::fs::remove_dir_all(&tmp);
+    // The composite is built beside --output: a place where no folder can be made is an
+    // --output the user must change, not a failure while writing.
+    if let Err(e) = std::fs::create_dir_all(tmp.join("reports")) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(CliError::usage(anyhow!(
+            "--output {}: cannot create a folder in {} ({e}); choose an --output in a folder \
+             you can write",
+            output.display(),
+            parent.display()
+        )));
+    }
     let written = (|| -> std::io::Result<()> {
-        std::fs::create_dir_all(tmp.join("reports"))?;
         for p in plan {
             let target = tmp.join(&p.rel);
             if let Some(dir) = target.parent() {
@@ -1017,8 +1027,8 @@ fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(CliError::runtime(anyhow!(
-            "cannot write the composite into {}: {e}",
-            tmp.display()
+            "cannot write the composite for --output {}: {e}",
+            output.display()
         )));
     }
     let old = parent.join(format!(".{name}.compose-old-{pid}"));

@@ -443,6 +443,29 @@ fn an_output_inside_an_input_is_refused() {
     assert!(!cwd.join("twins/shop/composite").exists());
 }
 
+#[test]
+fn an_output_where_no_folder_can_be_made_exits_1_naming_the_flag() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    // Not even root can make a folder in /proc.
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "/proc/wraith-compose-test",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--output /proc/wraith-compose-test"), "{err}");
+    assert!(!err.contains(".compose-"), "no internal folder name: {err}");
+}
+
 /// Folders named `wraith-composite-*` under `dir`.
 fn temporary_composites(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
