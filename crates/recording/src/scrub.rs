@@ -63,7 +63,7 @@ pub enum ScrubError {
     MissingPolicy(PathBuf),
     /// Refused by policy: in CI a machine-local key would make tokens differ between runs.
     #[error(
-        "CI=true but WRAITH_HMAC_KEY is not set: set WRAITH_HMAC_KEY (a secret of your CI) so scrub tokens are stable; a machine-local key is not used in CI"
+        "CI=true but WRAITH_HMAC_KEY is not set (or is empty): set WRAITH_HMAC_KEY (a secret of your CI) so scrub tokens are stable; a machine-local key is not used in CI"
     )]
     KeyRequiredInCi,
     #[error("cannot {action} HMAC key file {path}: {source}")]
