@@ -629,6 +629,7 @@ impl FixtureCtx<'_> {
         };
         let known = self.fields.get(entity).filter(|f| !f.is_empty());
         let mut unknown: BTreeSet<&str> = BTreeSet::new();
+        let mut first_with_key: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, rec) in items.iter().enumerate() {
             let Value::Object(m) = rec else {
                 out.push(Finding::error(
@@ -644,7 +645,18 @@ impl FixtureCtx<'_> {
                     Some(file),
                     format!("{entity}[{i}] has no primary key field {pk:?}"),
                 )),
-                Some(Value::String(_)) => {}
+                Some(Value::String(key)) => {
+                    if let Some(j) = first_with_key.insert(key.as_str(), i) {
+                        out.push(Finding::warning(
+                            "fixture-duplicate-pk",
+                            Some(file),
+                            format!(
+                                "{entity}[{i}] repeats the key {key:?} of {entity}[{j}]: a \
+                                 session is seeded with the later record only"
+                            ),
+                        ));
+                    }
+                }
                 Some(_) => out.push(Finding::error(
                     "fixture-pk-type",
                     Some(file),

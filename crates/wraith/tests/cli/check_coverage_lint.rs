@@ -223,6 +223,37 @@ fn lint_checks_fixtures_against_the_schema() {
     );
 }
 
+#[test]
+fn lint_warns_of_two_fixture_records_with_one_key() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let set = t.root.join("state/fixtures/default");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(
+        set.join("widgets.json"),
+        r#"[{"id":"k1","n":1},{"id":"k2"},{"id":"k1","n":2}]"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    let dup: Vec<_> = findings(&v)
+        .into_iter()
+        .filter(|(rule, _, _)| rule == "fixture-duplicate-pk")
+        .collect();
+    assert_eq!(dup.len(), 1, "{v:#}");
+    assert_eq!(dup[0].1, "warning");
+    assert!(
+        dup[0]
+            .2
+            .contains("widgets[2] repeats the key \"k1\" of widgets[0]"),
+        "{v:#}"
+    );
+}
+
 /// Rule ids and severities of `wraith lint --json`'s findings, with their messages.
 fn findings(v: &Value) -> Vec<(String, String, String)> {
     v["findings"]
