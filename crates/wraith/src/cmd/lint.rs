@@ -209,6 +209,7 @@ pub fn run(args: Args) -> CmdResult {
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
     }
+    findings.extend(incomplete_sessions(&sessions_dir));
     let input = LintInput {
         model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,
         symbols: super::check::read_optional(&twin.model_dir().join("symbols.json"))?,
@@ -290,6 +291,44 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 /// The line a finding's message starts with (`line 12: …`), for sorting; `None` sorts first.
+/// A warning for each session whose manifest says it was cut short (`complete: false`: its
+/// recorder stopped before finishing it). Its exchanges really happened and are used; the
+/// warning says why the session may end mid-conversation.
+fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
+    let Ok(entries) = std::fs::read_dir(sessions_dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    for name in names {
+        let Ok(text) = std::fs::read(sessions_dir.join(&name).join("manifest.json")) else {
+            continue;
+        };
+        // An unreadable manifest is reported as `recording-manifest` above.
+        let Ok(m) = serde_json::from_slice::<wraith_recording::Manifest>(&text) else {
+            continue;
+        };
+        if !m.complete {
+            out.push(Finding::warning(
+                "recording-incomplete",
+                Some(&format!("recordings/sessions/{name}")),
+                format!(
+                    "the session was cut short (its recorder stopped before finishing it, \
+                     `complete: false`); its {} exchange(s) are used as recorded, and it may end \
+                     mid-conversation",
+                    m.exchange_count
+                ),
+            ));
+        }
+    }
+    out
+}
+
 fn line_of(message: &str) -> Option<usize> {
     let rest = message.strip_prefix("line ")?;
     let end = rest.find(|c: char| !c.is_ascii_digit())?;

@@ -555,6 +555,38 @@ fn lint_reports_a_missing_exchange_file_and_synth_check_inspect_warn() {
 /// A session folder whose manifest names another session (a copied folder): lint fails it,
 /// synth warns.
 #[test]
+fn lint_warns_of_a_session_its_recorder_cut_short() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let out = t.run(&["lint", "--json"]);
+    assert!(
+        !findings(&stdout_json(&out))
+            .iter()
+            .any(|(rule, _, _)| rule == "recording-incomplete")
+    );
+    let manifest = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    m["complete"] = Value::Bool(false);
+    std::fs::write(&manifest, serde_json::to_string(&m).unwrap()).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    let found: Vec<_> = findings(&v)
+        .into_iter()
+        .filter(|(rule, _, _)| rule == "recording-incomplete")
+        .collect();
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0].1, "warning");
+    let file = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "recording-incomplete")
+        .unwrap()["file"]
+        .clone();
+    assert_eq!(file, Value::String(format!("recordings/sessions/{id}")));
+}
+
+#[test]
 fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     let t = DemoTwin::synthesized();
     let (id, dir) = only_session(&t);
