@@ -662,6 +662,22 @@ fn plan_recordings(
     let mut seen: BTreeMap<String, (usize, PathBuf)> = BTreeMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let sessions_dir = input.dir.sessions_dir();
+        // Copied as they are, so read them first: a damaged recording would otherwise reach
+        // the composite unnoticed, and fail every command that reads it there.
+        if let Some(p) = wraith_recording::check_sessions(&sessions_dir)
+            .into_iter()
+            .chain(wraith_recording::check_exchange_files(&sessions_dir))
+            .next()
+        {
+            return Err(CliError::usage(anyhow!(
+                "{} `{}`: recordings/sessions/{}: {p}; fix or remove that session (`wraith \
+                 lint {}` lists every such problem)",
+                input.role,
+                input.arg,
+                p.folder(),
+                input.arg
+            )));
+        }
         for id in subdirs(&sessions_dir)? {
             let dir = sessions_dir.join(&id);
             let rel_dir = Path::new("recordings").join("sessions").join(&id);

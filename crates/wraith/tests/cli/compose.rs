@@ -419,6 +419,42 @@ fn an_unreadable_input_exits_1_naming_it() {
 }
 
 #[test]
+fn a_damaged_recording_in_an_input_exits_1_naming_it_and_writes_nothing() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    // With its model in place compose reads the model and copies the recordings as they are.
+    ok(&wraith(cwd, &["synth", "promos"]));
+    ok(&wraith(cwd, &["synth", "shop"]));
+    let sessions = cwd.join("twins/promos/recordings/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| !n.starts_with('.'))
+        .unwrap();
+    std::fs::write(sessions.join(&session).join("000000.wrec.zst"), b"not zstd").unwrap();
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "out",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("overlay `promos`"), "{err}");
+    assert!(
+        err.contains(&format!("recordings/sessions/{session}")),
+        "{err}"
+    );
+    assert!(!cwd.join("out").exists());
+}
+
+#[test]
 fn an_output_inside_an_input_is_refused() {
     let shop = shop_with_overlay("promos", "promos.har");
     let cwd = shop.tmp.path();
