@@ -281,6 +281,10 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         } else {
             Some(format!("{}://{}", url.scheme, url.authority))
         };
+        check_headers(&entry.request.headers)
+            .map_err(|(j, m)| err(at(&format!("request.headers[{j}]")), m))?;
+        check_headers(&entry.response.headers)
+            .map_err(|(j, m)| err(at(&format!("response.headers[{j}]")), m))?;
         let mut req_headers = to_headers(&entry.request.headers);
         let (req_body, post_mime) = match &entry.request.post_data {
             Some(pd) => {
@@ -399,6 +403,35 @@ fn decode_text(text: &str, encoding: Option<&str>) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Header names that are HTTP tokens (or HTTP/2 pseudo-headers, `:authority`) and values
+/// without CR, LF or NUL: a recorded header the twin could not send again, or one that would
+/// split its answer, is refused with its index.
+fn check_headers(list: &[NameValue]) -> Result<(), (usize, String)> {
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    for (j, nv) in list.iter().enumerate() {
+        let name = nv.name.strip_prefix(':').unwrap_or(&nv.name);
+        if name.is_empty() || !name.bytes().all(tchar) {
+            return Err((
+                j,
+                format!(
+                    "`{}` is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)",
+                    nv.name.escape_debug()
+                ),
+            ));
+        }
+        if let Some(c) = nv.value.chars().find(|c| matches!(c, '\r' | '\n' | '\0')) {
+            return Err((
+                j,
+                format!(
+                    "the value of `{}` holds {c:?}, which no header value can carry",
+                    nv.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn to_headers(list: &[NameValue]) -> Headers {
     let mut h = Headers::new();
     for nv in list {
@@ -486,6 +519,31 @@ mod tests {
         latin1.insert(2, 0xE9);
         let e = parse_har(&latin1, Path::new("l.har"), &base()).unwrap_err();
         assert!(e.to_string().contains("not UTF-8 text"), "{e}");
+    }
+
+    #[test]
+    fn a_header_no_http_message_can_carry_is_refused_with_its_place() {
+        let bad_name = OK_ENTRY.replacen(
+            "\"headers\":[",
+            "\"headers\":[{\"name\":\"Bad Header\\n\",\"value\":\"x\"},",
+            1,
+        );
+        let e = parse_har(&har(&bad_name), Path::new("n.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].request.headers[0]");
+        assert!(e.to_string().contains("not a header name"), "{e}");
+        let bad_value = OK_ENTRY.replacen(
+            "\"headers\":[",
+            "\"headers\":[{\"name\":\"x-ok\",\"value\":\"a\\r\\nset-cookie: b\"},",
+            1,
+        );
+        let e = parse_har(&har(&bad_value), Path::new("v.har"), &base()).unwrap_err();
+        assert!(e.to_string().contains("no header value can carry"), "{e}");
+        let pseudo = OK_ENTRY.replacen(
+            "\"headers\":[",
+            "\"headers\":[{\"name\":\":authority\",\"value\":\"api.linode.com\"},",
+            1,
+        );
+        assert!(parse_har(&har(&pseudo), Path::new("p.har"), &base()).is_ok());
     }
 
     #[test]
