@@ -683,6 +683,12 @@ pub fn lua_lint_findings(
             )),
             Some(_) => handled.push(name),
             None if r.declares_response() => {}
+            // A binding that names a handler file that is not there is already an error of its
+            // own (serve refuses to start); a second finding about the same route would only
+            // disagree with it.
+            None if explicit
+                .iter()
+                .any(|e| e.method.eq_ignore_ascii_case(&r.method) && e.path == r.path) => {}
             None => out.push(Finding::warning(
                 "authored-route-unimplemented",
                 Some("lua/routes.toml"),

@@ -275,6 +275,36 @@ fn route_list_shows_explicit_bindings_and_lint_reports_broken_ones() {
 }
 
 #[test]
+fn lint_names_an_authored_routes_missing_handler_once() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t.write(
+        "lua/routes.toml",
+        "schema_version = 1\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/h2\"\nhandler = \"nosuch\"\n\
+         [[route]]\nmethod = \"GET\"\npath = \"/v1/h3\"\n",
+    );
+    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let about = |route: &str| -> Vec<String> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["message"].as_str().unwrap().contains(route))
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The missing file is the one finding about /v1/h2; /v1/h3, bound to nothing, answers 501.
+    assert_eq!(about("/v1/h2"), ["handler-binding"], "{report}");
+    assert_eq!(
+        about("/v1/h3"),
+        ["authored-route-unimplemented"],
+        "{report}"
+    );
+}
+
+#[test]
 fn route_add_with_handler_writes_an_explicit_binding() {
     let t = Twin::init("shop", "https://api.shop.test");
     let out = wraith(
