@@ -493,6 +493,14 @@ fn lint_fixtures(
     }
     for (set, files) in &tree.sets {
         ctx.set(set, files, tree, out);
+        for name in &files.ignored {
+            out.push(Finding::warning(
+                "fixture-ignored-file",
+                Some(&format!("state/fixtures/{set}/{name}")),
+                "not read: a fixture set holds `fixture.json` or `<entity_type>.json` files \
+                 (JSON only), so this file seeds nothing; convert it to JSON or move it out",
+            ));
+        }
     }
 }
 

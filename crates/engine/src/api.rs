@@ -393,6 +393,9 @@ pub struct FixtureSetFiles {
     pub flat: std::collections::BTreeMap<String, String>,
     /// `patches/<entity_type>.patch.json` (stem = entity type -> text).
     pub patches: std::collections::BTreeMap<String, String>,
+    /// Files at the top of the set that are not read (not `.json`: a `.yaml` set, notes),
+    /// sorted, so `wraith lint` can say that they seed nothing.
+    pub ignored: Vec<String>,
 }
 
 /// `POST /__wraith/session`: pin a namespace's fixture, seed and clock before traffic arrives.

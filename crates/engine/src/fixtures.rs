@@ -219,6 +219,7 @@ pub(crate) fn resolve(
             fixture_json: None,
             flat: tree.loose.clone(),
             patches: BTreeMap::new(),
+            ignored: Vec::new(),
         };
         raw.insert(
             "default".to_string(),

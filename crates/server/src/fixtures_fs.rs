@@ -80,8 +80,11 @@ fn read_set(dir: &Path) -> io::Result<FixtureSetFiles> {
             set.fixture_json = Some(read_text(&path)?);
         } else if let Some(stem) = name.strip_suffix(".json") {
             set.flat.insert(stem.to_string(), read_text(&path)?);
+        } else {
+            set.ignored.push(name);
         }
     }
+    set.ignored.sort();
     Ok(set)
 }
 

@@ -224,7 +224,7 @@ fn lint_checks_fixtures_against_the_schema() {
 }
 
 #[test]
-fn lint_warns_of_two_fixture_records_with_one_key() {
+fn lint_warns_of_two_fixture_records_with_one_key_and_of_files_it_does_not_read() {
     let t = DemoTwin::synthesized();
     std::fs::write(
         t.root.join("state/schema.json"),
@@ -246,6 +246,24 @@ fn lint_warns_of_two_fixture_records_with_one_key() {
         .collect();
     assert_eq!(dup.len(), 1, "{v:#}");
     assert_eq!(dup[0].1, "warning");
+    assert!(
+        !findings(&v)
+            .iter()
+            .any(|(rule, _, _)| rule == "fixture-ignored-file"),
+        "{v:#}"
+    );
+    // A YAML file beside them is read by nothing: lint says so.
+    std::fs::write(set.join("kernels.yaml"), "- id: k9\n").unwrap();
+    let v = stdout_json(&t.run(&["lint", "--json"]));
+    let ignored: Vec<_> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fixture-ignored-file")
+        .collect();
+    assert_eq!(ignored.len(), 1, "{v:#}");
+    assert_eq!(ignored[0]["file"], "state/fixtures/default/kernels.yaml");
+    assert_eq!(ignored[0]["severity"], "warning");
     assert!(
         dup[0]
             .2

@@ -740,6 +740,7 @@ pub fn set(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        ignored: Vec::new(),
         patches: patches
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
