@@ -33,6 +33,21 @@ fn wraith(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `wraith compose --base shop --overlay <overlay> --output <output>` and `extra`, run in `cwd`.
+fn compose(cwd: &Path, overlay: &str, output: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "compose",
+        "--base",
+        "shop",
+        "--overlay",
+        overlay,
+        "--output",
+        output,
+    ];
+    args.extend_from_slice(extra);
+    wraith(cwd, &args)
+}
+
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -118,19 +133,7 @@ async fn composite_serves_base_and_overlay_routes_without_the_authored_sidecar()
     let shop = shop_with_overlay("promos", "promos.har");
     add_promo_fixtures(&shop.tmp.path().join("twins/promos"));
     let cwd = shop.tmp.path();
-    let stdout = ok(&wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "composite",
-            "--json",
-        ],
-    ));
+    let stdout = ok(&compose(cwd, "promos", "composite", &["--json"]));
     let envelope: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(envelope["status"], "composed");
     let warnings = envelope["warnings"].as_array().unwrap();
@@ -206,19 +209,7 @@ async fn composite_serves_base_and_overlay_routes_without_the_authored_sidecar()
 fn compose_envelope_lists_each_inputs_contribution() {
     let shop = shop_with_overlay("promos", "promos.har");
     add_promo_fixtures(&shop.tmp.path().join("twins/promos"));
-    let stdout = ok(&wraith(
-        shop.tmp.path(),
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "out",
-            "--json",
-        ],
-    ));
+    let stdout = ok(&compose(shop.tmp.path(), "promos", "out", &["--json"]));
     let envelope: Value = serde_json::from_str(&stdout).unwrap();
     insta::assert_json_snapshot!("compose_shop_promos_envelope", envelope);
 }
@@ -271,19 +262,7 @@ fn composite_passes_lint_and_check_and_inputs_are_only_read() {
     let cwd = shop.tmp.path();
     // A current model of an input is read, not re-synthesized.
     ok(&wraith(cwd, &["synth", "promos"]));
-    let stdout = ok(&wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "out",
-            "--json",
-        ],
-    ));
+    let stdout = ok(&compose(cwd, "promos", "out", &["--json"]));
     let envelope: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(envelope["inputs"][0]["model"], "synthesized");
     assert_eq!(envelope["inputs"][1]["model"], "read");
@@ -308,19 +287,7 @@ fn composite_passes_lint_and_check_and_inputs_are_only_read() {
 fn an_overlay_that_changes_a_base_route_exits_2_and_writes_nothing() {
     let shop = shop_with_overlay("clash", "conflicting.har");
     let cwd = shop.tmp.path();
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "clash",
-            "--output",
-            "out",
-            "--json",
-        ],
-    );
+    let out = compose(cwd, "clash", "out", &["--json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         !cwd.join("out").exists(),
@@ -357,19 +324,7 @@ fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
         "emit.json({ shadowed = true })\n",
     )
     .unwrap();
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "out",
-            "--json",
-        ],
-    );
+    let out = compose(cwd, "promos", "out", &["--json"]);
     assert_eq!(out.status.code(), Some(2));
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     let conflicts = envelope["conflicts"].as_array().unwrap();
@@ -386,35 +341,13 @@ fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
 fn an_unreadable_input_exits_1_naming_it() {
     let shop = example_shop_twin();
     let cwd = shop.tmp.path();
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "nosuch",
-            "--output",
-            "out",
-        ],
-    );
+    let out = compose(cwd, "nosuch", "out", &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("overlay `nosuch`"), "{stderr}");
     assert!(!cwd.join("out").exists());
 
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "shop",
-            "--output",
-            "out",
-        ],
-    );
+    let out = compose(cwd, "shop", "out", &[]);
     assert_eq!(out.status.code(), Some(1), "the same twin twice is refused");
 }
 
@@ -432,18 +365,7 @@ fn a_damaged_recording_in_an_input_exits_1_naming_it_and_writes_nothing() {
         .find(|n| !n.starts_with('.'))
         .unwrap();
     std::fs::write(sessions.join(&session).join("000000.wrec.zst"), b"not zstd").unwrap();
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "out",
-        ],
-    );
+    let out = compose(cwd, "promos", "out", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("overlay `promos`"), "{err}");
@@ -458,18 +380,7 @@ fn a_damaged_recording_in_an_input_exits_1_naming_it_and_writes_nothing() {
 fn an_output_inside_an_input_is_refused() {
     let shop = shop_with_overlay("promos", "promos.har");
     let cwd = shop.tmp.path();
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "twins/shop/composite",
-        ],
-    );
+    let out = compose(cwd, "promos", "twins/shop/composite", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("overlaps the input"),
@@ -484,18 +395,7 @@ fn an_output_where_no_folder_can_be_made_exits_1_naming_the_flag() {
     let shop = shop_with_overlay("promos", "promos.har");
     let cwd = shop.tmp.path();
     // Not even root can make a folder in /proc.
-    let out = wraith(
-        cwd,
-        &[
-            "compose",
-            "--base",
-            "shop",
-            "--overlay",
-            "promos",
-            "--output",
-            "/proc/wraith-compose-test",
-        ],
-    );
+    let out = compose(cwd, "promos", "/proc/wraith-compose-test", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--output /proc/wraith-compose-test"), "{err}");
