@@ -72,7 +72,7 @@ struct Summary {
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
     let config = TwinConfig::load(&twin).map_err(CliError::twin)?;
-    super::synth::remove_stale_temp_files(&twin);
+    super::synth::remove_interrupted_writes(&twin);
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }

@@ -151,7 +151,7 @@ pub fn run(args: Args) -> CmdResult {
             return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
         }
     }
-    super::synth::remove_stale_temp_files(&twin);
+    super::synth::remove_interrupted_writes(&twin);
     let port = args.port.unwrap_or(config.proxy.port);
     let mut rc = RecorderConfig::new(
         upstream,

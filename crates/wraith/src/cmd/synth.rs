@@ -94,7 +94,7 @@ pub fn request_keying(config: &TwinConfig) -> RequestKeying {
 /// (`.<name>.tmp-<pid>-<n>`) and the staging folders of sessions an interrupted import or
 /// record was writing (`recordings/sessions/.<id>.staging-<pid>`); say so on stderr. Nothing
 /// else is touched; what cannot be removed is left for next time.
-pub(crate) fn remove_stale_temp_files(twin: &TwinDir) {
+pub(crate) fn remove_interrupted_writes(twin: &TwinDir) {
     let removed = wraith_recording::fsutil::remove_stale_temp_files(twin.root());
     if let Some(first) = removed.first() {
         eprintln!(
@@ -130,7 +130,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
-    remove_stale_temp_files(twin);
+    remove_interrupted_writes(twin);
     let bar = progress(3, "synth");
     bar.set_message("read");
     let sessions_dir = twin.sessions_dir();
