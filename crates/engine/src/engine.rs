@@ -2735,12 +2735,15 @@ impl Engine {
         self.embed_actor_view_elsewhere(ns, call, route, body, &mut out.origins);
         // Records the answer embeds show as the acting principal sees them.
         self.show_to_viewer(ns, call, route, body);
-        // A client-supplied primary key is kept.
+        // A client-supplied primary key is kept, unless the recorded answers show the sent
+        // field naming another record: they minted the created record's key and echoed the
+        // sent value elsewhere (a firewall device's create sends the instance's `id`).
         let client_pk = call
             .body
             .as_ref()
             .and_then(|b| b.get(&pk))
             .filter(|v| fixtures::scalar_key(v).is_some())
+            .filter(|_| !sent_key_names_another(variant, &ptr, &pk))
             .cloned();
         let Some(entity) = json_pointer_get_mut(body, &ptr) else {
             return out;
@@ -3607,6 +3610,50 @@ fn has_hole(node: &Node) -> bool {
         Node::Object { fields } => fields.iter().any(|f| f.optional || has_hole(&f.value)),
         Node::Array(wraith_model::ArrayNode::Tuple { items }) => items.iter().any(has_hole),
         Node::Array(wraith_model::ArrayNode::List { .. }) => true,
+    }
+}
+
+/// Whether the variant's recorded creates sent their primary-key field for another record:
+/// the template mints the key of the created record at `ptr` and copies the sent field to
+/// some other position of the answer.
+fn sent_key_names_another(variant: &Variant, ptr: &str, pk: &str) -> bool {
+    let minted = entity_template(variant, Some(ptr))
+        .and_then(|fields| fields.iter().find(|f| f.key == pk))
+        .is_some_and(|f| {
+            matches!(
+                &f.value,
+                Node::Hole(h) if matches!(h.source, wraith_model::HoleKind::Generated { .. })
+            )
+        });
+    let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+        return false;
+    };
+    minted
+        && echoes_body_field(
+            root,
+            &format!("/{}", wraith_model::pointer::escape_token(pk)),
+        )
+}
+
+/// Whether a template node copies the request body field at `pointer` anywhere under it.
+fn echoes_body_field(node: &Node, pointer: &str) -> bool {
+    match node {
+        Node::Const { .. } => false,
+        Node::Hole(h) => matches!(
+            &h.source,
+            wraith_model::HoleKind::Echo {
+                from: wraith_model::EchoSource::Body { pointer: p },
+            } if p == pointer
+        ),
+        Node::Object { fields } => fields.iter().any(|f| echoes_body_field(&f.value, pointer)),
+        Node::Array(wraith_model::ArrayNode::Tuple { items }) => {
+            items.iter().any(|n| echoes_body_field(n, pointer))
+        }
+        Node::Array(wraith_model::ArrayNode::List {
+            representatives, ..
+        }) => representatives
+            .iter()
+            .any(|n| echoes_body_field(n, pointer)),
     }
 }
 

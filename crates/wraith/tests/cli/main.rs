@@ -67,6 +67,7 @@ mod serve_path_filter;
 mod serve_read_prefixes;
 mod serve_recorded;
 mod serve_recorded_control_headers;
+mod serve_refusal_only_reads;
 mod serve_replay_check;
 mod serve_replay_policy_config;
 mod serve_replay_series;

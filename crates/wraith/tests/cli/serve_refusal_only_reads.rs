@@ -1,0 +1,68 @@
+//! A collection recorded only as created, deleted and then read back as not found: each recorded
+//! create sends the `id` of another record (the instance a firewall device attaches) and is
+//! answered with a key of its own and the sent `id` one level down. The served twin mints the
+//! created record's key instead of taking the sent `id` for it.
+//! Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::json;
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "refusal-only-reads-test-key");
+const ORIGIN: &str = "https://api.walls.test";
+
+fn recorded(t: &Twin, n: u64) {
+    let (wall, inst, dev) = (100 + n, 9_000 + n, 50_000 + n);
+    let devices = format!("/v1/walls/{wall}/devices");
+    let made = json!({"id": dev, "created": "2026-06-01T12:00:00",
+        "entity": {"id": inst, "type": "instance", "label": format!("inst-{n}")}});
+    let mut gone = har::entry(
+        ORIGIN,
+        "GET",
+        &format!("{devices}/{dev}"),
+        None,
+        &json!({"errors": [{"reason": "Not found"}]}),
+    );
+    gone["response"]["status"] = json!(404);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            &devices,
+            Some(&json!({"id": inst, "type": "instance"})),
+            &made,
+        ),
+        har::entry(
+            ORIGIN,
+            "DELETE",
+            &format!("{devices}/{dev}"),
+            None,
+            &json!({}),
+        ),
+        gone,
+    ];
+    har::import(t, &[KEY], &format!("walls{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_create_sending_another_records_id_mints_its_own_key() {
+    let t = har::synth_twin("walls", ORIGIN, &[KEY], 3, recorded);
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/walls/101/devices",
+            Some("agent-1"),
+            json!({"id": 555, "type": "instance"}),
+        )
+        .await;
+    made.assert_status(200);
+    assert_eq!(made.json()["entity"]["id"], json!(555), "{}", made.json());
+    assert_ne!(
+        made.json()["id"],
+        json!(555),
+        "the sent id named the instance, not the device: {}",
+        made.json()
+    );
+}
