@@ -2643,6 +2643,35 @@ impl Engine {
         put_acted(ns, ty, id, entity, origin);
     }
 
+    /// A read route recorded only refusing (the not-found of a deleted record) answers a record
+    /// the session holds (created or seeded) as the session holds it, with the refusal's
+    /// headers: the recordings never showed the read of a live record, and the store holds
+    /// what its create answered. Anything else keeps the refusal.
+    fn held_record_read(&self, ns: &Namespace, route: &Route, call: &Call<'_>, out: Out) -> Out {
+        if route
+            .variants
+            .iter()
+            .any(|v| (200..300).contains(&v.status))
+        {
+            return out;
+        }
+        let Some((ty, id)) = self.target(route, &call.m.params) else {
+            return out;
+        };
+        let Some(held) = ns.entity(&ty, id) else {
+            return out;
+        };
+        let (provenance, source) = match held.origin {
+            Origin::Fixture => (Provenance::Fixture, FieldSource::Fixture),
+            _ => (Provenance::Template, FieldSource::State),
+        };
+        let mut answer = Out::json(200, (*held.value).clone(), provenance, out.route);
+        answer.headers = out.headers;
+        answer.sources = out.sources;
+        answer.sources.reset(Some(source));
+        answer
+    }
+
     /// The entity as the session currently sees it: the store, else the recorded record.
     fn base_entity(&self, ns: &Namespace, ty: &str, id: &str) -> Option<Value> {
         if let Some(e) = ns.entity(ty, id) {
@@ -2805,7 +2834,7 @@ impl Engine {
         let route = &self.model.routes[call.m.route];
         let (mut out, _) = self.render_variant(ns, call, variant);
         if !(200..300).contains(&out.status) {
-            return out;
+            return self.held_record_read(ns, route, call, out);
         }
         let Some((ty, id)) = self.target(route, &call.m.params) else {
             return out;

@@ -1,7 +1,8 @@
 //! A collection recorded only as created, deleted and then read back as not found: each recorded
 //! create sends the `id` of another record (the instance a firewall device attaches) and is
 //! answered with a key of its own and the sent `id` one level down. The served twin mints the
-//! created record's key instead of taking the sent `id` for it.
+//! created record's key instead of taking the sent `id` for it, and its read of a record the
+//! session holds answers that record, though no recording shows a read of a live one.
 //! Black-box: the real binary on HARs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -65,4 +66,33 @@ async fn a_create_sending_another_records_id_mints_its_own_key() {
         "the sent id named the instance, not the device: {}",
         made.json()
     );
+}
+
+#[tokio::test]
+async fn a_read_recorded_only_as_not_found_answers_the_record_the_session_created() {
+    let t = har::synth_twin("walls", ORIGIN, &[KEY], 3, recorded);
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v1/walls/101/devices",
+            Some("agent-1"),
+            json!({"id": 555, "type": "instance"}),
+        )
+        .await;
+    made.assert_status(200);
+    let at = format!(
+        "/v1/walls/101/devices/{}",
+        har::key_text(&made.json()["id"])
+    );
+    let read = server.get(&at, Some("agent-1")).await;
+    read.assert_status(200);
+    assert_eq!(read.json(), made.json());
+    assert_eq!(read.header("x-wraith-provenance"), Some("template"));
+    // Another session holds no such record; a deleted one is gone again.
+    server.get(&at, Some("agent-2")).await.assert_status(404);
+    server
+        .send("DELETE", &at, Some("agent-1"), &[], None)
+        .await
+        .assert_status(200);
+    server.get(&at, Some("agent-1")).await.assert_status(404);
 }
