@@ -134,6 +134,17 @@ impl<'a> Obs<'a> {
             .map(|(_, v)| v)
     }
 
+    /// Whether the request body holds anything at `pointer`: a leaf there or one below it. An
+    /// empty array or object is a leaf of its own, while a non-empty one is only its items, so
+    /// `/tags` is sent by `{"tags": []}` and by `{"tags": [5]}` alike, as the engine reads a
+    /// presence guard.
+    pub fn sends(&self, pointer: &str) -> bool {
+        self.req_fields.iter().any(|(p, _)| {
+            p.strip_prefix(pointer)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
+
     /// The response body's JSON tree, parsed from the exchange on each call (see
     /// [`RespBody::Json`]); `None` when the body is not JSON.
     pub fn resp_json(&self) -> Option<Value> {

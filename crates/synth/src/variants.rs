@@ -384,7 +384,7 @@ fn discriminate<'a>(
     let first = at(mine[0]);
     let present_only_here = |pointer: &str| {
         mine.iter().all(|k| at(*k).req_field(pointer).is_some())
-            && others.iter().all(|k| at(*k).req_field(pointer).is_none())
+            && others.iter().all(|k| !at(*k).sends(pointer))
     };
     if let Some((pointer, _)) = first
         .req_fields
@@ -415,7 +415,7 @@ fn discriminate<'a>(
     // required field is what a validation error usually answers).
     if let Some(&o0) = others.first() {
         for (pointer, _) in &at(o0).req_fields {
-            let none_mine = mine.iter().all(|k| at(*k).req_field(pointer).is_none());
+            let none_mine = mine.iter().all(|k| !at(*k).sends(pointer));
             let all_others = others.iter().all(|k| at(*k).req_field(pointer).is_some());
             if none_mine && all_others {
                 return Some((
@@ -667,7 +667,7 @@ fn split_by_field_value<'a>(
         .into_iter()
         .map(|(pointer, value, members)| {
             // A field no other status sent selects by presence; otherwise by value.
-            let guard = if others.iter().all(|o| at(*o).req_field(&pointer).is_none()) {
+            let guard = if others.iter().all(|o| !at(*o).sends(&pointer)) {
                 Guard::BodyFieldPresent {
                     pointer,
                     present: true,
