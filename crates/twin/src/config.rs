@@ -254,8 +254,9 @@ pub enum ClockMode {
 #[serde(deny_unknown_fields, default)]
 pub struct ClockConfig {
     pub mode: ClockMode,
-    /// Unix seconds: start of the deterministic clock, or the frozen value.
-    pub base_epoch: u64,
+    /// Unix seconds: start of the deterministic clock, or the frozen value. Negative before
+    /// 1970, as `--clock-epoch` takes it.
+    pub base_epoch: i64,
 }
 
 /// The clock epochs (unix seconds) a twin can show: 0000-01-01T00:00:00Z to
@@ -265,7 +266,7 @@ pub struct ClockConfig {
 pub const CLOCK_EPOCH_RANGE: std::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_207_200;
 
 /// Check that `secs` lies in [`CLOCK_EPOCH_RANGE`]; the error says why and what to give instead.
-/// Takes an `i128` so a `u64` from `wraith.toml` and an `i64` flag are both judged whole.
+/// Takes an `i128` so any integer a caller holds is judged whole.
 pub fn validate_clock_epoch(secs: i128) -> Result<(), String> {
     let (first, last) = (*CLOCK_EPOCH_RANGE.start(), *CLOCK_EPOCH_RANGE.end());
     let in_range = |s: i128| (i128::from(first)..=i128::from(last)).contains(&s);

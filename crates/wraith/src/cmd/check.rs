@@ -376,12 +376,7 @@ fn engine_options(
     fixture: Option<&str>,
 ) -> Result<EngineOptions, CliError> {
     let serve = &cfg.serve;
-    let base_epoch = i64::try_from(serve.clock.base_epoch).map_err(|_| {
-        CliError::usage(anyhow!(
-            "wraith.toml: `serve.clock.base_epoch` = {} is too large for a unix time in seconds",
-            serve.clock.base_epoch
-        ))
-    })?;
+    let base_epoch = serve.clock.base_epoch;
     let mode = match serve.clock.mode {
         wraith_twin::ClockMode::Fixed => ClockMode::Fixed,
         _ => ClockMode::Deterministic,

@@ -204,12 +204,7 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
                 .map_err(|m| CliError::usage(anyhow!("--clock-epoch: {m}")))?;
             e
         }
-        None => i64::try_from(serve.clock.base_epoch).map_err(|_| {
-            CliError::usage(anyhow!(
-                "wraith.toml: `serve.clock.base_epoch` = {} is too large for a unix time in seconds",
-                serve.clock.base_epoch
-            ))
-        })?,
+        None => serve.clock.base_epoch,
     };
     let max_namespaces = usize::try_from(serve.limits.max_namespaces).unwrap_or(usize::MAX);
     let idempotency = serve.idempotency.enabled.then(|| IdempotencyOptions {

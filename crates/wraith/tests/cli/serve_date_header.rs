@@ -107,3 +107,14 @@ async fn the_latest_accepted_clock_epoch_is_a_date_the_twin_dates_answers_by() {
     let r = server.get("/no/such/route", Some("late")).await;
     assert_eq!(r.header("date"), Some("Thu, 30 Dec 9999 22:00:00 GMT"));
 }
+
+/// `[serve.clock] base_epoch` takes what `--clock-epoch` takes, a time before 1970 included.
+#[tokio::test]
+async fn a_negative_base_epoch_in_wraith_toml_dates_answers_before_1970() {
+    let t = support::example_shop_twin();
+    t.set_toml("serve.clock", "mode", "\"fixed\"");
+    t.set_toml("serve.clock", "base_epoch", "-5");
+    let server = t.serve(&[]);
+    let r = server.get("/no/such/route", Some("early")).await;
+    assert_eq!(r.header("date"), Some("Wed, 31 Dec 1969 23:59:55 GMT"));
+}
