@@ -144,6 +144,9 @@ pub struct SchemaProblem {
 
 const ENTRY_KEYS: [&str; 4] = ["primary_key", "id_format", "indexes", "foreign_keys"];
 
+/// The keys of the file's top-level object.
+const TOP_KEYS: [&str; 2] = ["schema_version", "entity_types"];
+
 /// Why nothing of a `state/schema.json` is usable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnusableSchema {
@@ -182,6 +185,18 @@ impl StateSchema {
         }
         let mut schema = StateSchema::default();
         let mut problems = Vec::new();
+        for key in obj.keys() {
+            if !TOP_KEYS.contains(&key.as_str()) {
+                problems.push(problem(
+                    "schema-unknown-key",
+                    false,
+                    format!(
+                        "unknown top-level key `{key}`, which is ignored (allowed: {})",
+                        TOP_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
         let types = match obj.get("entity_types") {
             None => return Ok((schema, problems)),
             Some(Value::Object(m)) => m,
@@ -453,6 +468,21 @@ mod tests {
             ]
         );
         assert!(problems[2].message.contains("indexes[0]"), "{problems:?}");
+        assert!(!problems[0].drops_declaration);
+    }
+
+    #[test]
+    fn an_unknown_top_level_key_is_named_and_ignored() {
+        let (s, problems) = parse(
+            r#"{"schema_version":1,"entitytypes":{},"entity_types":{"a":{"primary_key":"id"}}}"#,
+        );
+        assert_eq!(s.types.len(), 1);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].rule, "schema-unknown-key");
+        assert!(
+            problems[0].message.contains("`entitytypes`"),
+            "{problems:?}"
+        );
         assert!(!problems[0].drops_declaration);
     }
 

@@ -295,7 +295,8 @@ fn lint_names_each_malformed_id_format_index_and_foreign_key_of_the_schema() {
         t.root.join("state/schema.json"),
         r#"{"entity_types":{"widgets":{"primary_key":"id","primarykey":"id",
         "id_format":"w_[0-9","indexes":[{"field":"n","type":"hash"},{"field":"m","type":"range"}],
-        "foreign_keys":[{"field":"g","references":"gadgets"}]}},"schema_version":1}"#,
+        "foreign_keys":[{"field":"g","references":"gadgets"}]}},"schema_version":1,
+        "indices":[]}"#,
     )
     .unwrap();
     let out = t.run(&["lint", "--json"]);
@@ -321,6 +322,10 @@ fn lint_names_each_malformed_id_format_index_and_foreign_key_of_the_schema() {
     );
     assert!(
         has("schema-unknown-key", "warning", "`primarykey`"),
+        "{got:#?}"
+    );
+    assert!(
+        has("schema-unknown-key", "warning", "top-level key `indices`"),
         "{got:#?}"
     );
 }
