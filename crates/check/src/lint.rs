@@ -248,7 +248,8 @@ fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
 
 /// `state/schema.json` as the engine reads it: every problem the parser reports is a finding
 /// (one that drops something the author wrote is an error, an ignored unknown key a warning);
-/// `None` when the file is absent or unusable (the twin then serves a route-only schema).
+/// `None` when the file is absent or unusable (the twin then serves a route-only schema), an
+/// error however it is unusable: all its declarations are dropped.
 fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<StateSchema> {
     let text = text?;
     match StateSchema::parse(text) {
@@ -264,7 +265,7 @@ fn lint_schema(text: Option<&str>, out: &mut Vec<Finding>) -> Option<StateSchema
             Some(schema)
         }
         Err(e @ UnusableSchema::NotJson(_)) => {
-            out.push(Finding::warning(
+            out.push(Finding::error(
                 e.rule(),
                 Some(SCHEMA_FILE),
                 format!(
