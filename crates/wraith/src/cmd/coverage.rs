@@ -38,11 +38,20 @@ fn spec_coverage(
     path: &std::path::Path,
     model: &wraith_model::Model,
 ) -> Result<wraith_check::spec_coverage::SpecCoverage, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         CliError::io(
             e.kind(),
             anyhow!("--openapi {}: cannot read it: {e}", path.display()),
         )
+    })?;
+    // Bytes that are not UTF-8 are a document of the wrong kind, not a failed read.
+    let text = String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(anyhow!(
+            "--openapi {}: not JSON or YAML: not UTF-8 text (byte {} is not part of any \
+             character); give the OpenAPI document as JSON or YAML in UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
     })?;
     // YAML is a superset of JSON: one parser reads both. Keys that are numbers (`200:` under
     // `responses`) become strings, as JSON writes them.

@@ -97,11 +97,14 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
     let out = t.run(&["coverage", "--json", "--openapi", json.to_str().unwrap()]);
     assert_eq!(stdout_json(&out)["spec_coverage"]["covered_count"], 2);
 
-    // Not an OpenAPI document, and no document at all: usage errors naming the file.
+    // Not an OpenAPI document, not text, and no document at all: usage errors naming the file.
     let other = t.root.join("other.json");
     std::fs::write(&other, r#"{"a": 1}"#).unwrap();
+    let latin1 = t.root.join("latin1.yaml");
+    std::fs::write(&latin1, b"openapi: 3.0.0\ninfo: {title: caf\xe9}\n").unwrap();
     for (path, needle) in [
         (other.clone(), "not an OpenAPI document"),
+        (latin1, "not UTF-8 text (byte 32"),
         (t.root.join("nowhere.yaml"), "cannot read it"),
     ] {
         let out = t.run(&["coverage", "--openapi", path.to_str().unwrap()]);
