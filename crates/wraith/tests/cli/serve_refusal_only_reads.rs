@@ -8,7 +8,7 @@
 
 use crate::support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Twin, har};
 
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "refusal-only-reads-test-key");
@@ -47,8 +47,9 @@ fn recorded(t: &Twin, n: u64) {
     har::import(t, &[KEY], &format!("walls{n}.har"), entries);
 }
 
-#[tokio::test]
-async fn a_create_sending_another_records_id_mints_its_own_key() {
+/// The twin of three recorded runs, served, and one device attached to instance 555 in
+/// session `agent-1`: the server and the create's answer.
+async fn attached() -> (Twin, support::Server, Value) {
     let t = har::synth_twin("walls", ORIGIN, &[KEY], 3, recorded);
     let server = t.serve_env(&[], &[KEY]);
     let made = server
@@ -59,34 +60,28 @@ async fn a_create_sending_another_records_id_mints_its_own_key() {
         )
         .await;
     made.assert_status(200);
-    assert_eq!(made.json()["entity"]["id"], json!(555), "{}", made.json());
+    let made = made.json();
+    (t, server, made)
+}
+
+#[tokio::test]
+async fn a_create_sending_another_records_id_mints_its_own_key() {
+    let (_t, _server, made) = attached().await;
+    assert_eq!(made["entity"]["id"], json!(555), "{made}");
     assert_ne!(
-        made.json()["id"],
+        made["id"],
         json!(555),
-        "the sent id named the instance, not the device: {}",
-        made.json()
+        "the sent id named the instance, not the device: {made}"
     );
 }
 
 #[tokio::test]
 async fn a_read_recorded_only_as_not_found_answers_the_record_the_session_created() {
-    let t = har::synth_twin("walls", ORIGIN, &[KEY], 3, recorded);
-    let server = t.serve_env(&[], &[KEY]);
-    let made = server
-        .post(
-            "/v1/walls/101/devices",
-            Some("agent-1"),
-            json!({"id": 555, "type": "instance"}),
-        )
-        .await;
-    made.assert_status(200);
-    let at = format!(
-        "/v1/walls/101/devices/{}",
-        har::key_text(&made.json()["id"])
-    );
+    let (_t, server, made) = attached().await;
+    let at = format!("/v1/walls/101/devices/{}", har::key_text(&made["id"]));
     let read = server.get(&at, Some("agent-1")).await;
     read.assert_status(200);
-    assert_eq!(read.json(), made.json());
+    assert_eq!(read.json(), made);
     assert_eq!(read.header("x-wraith-provenance"), Some("template"));
     // Another session holds no such record; a deleted one is gone again.
     server.get(&at, Some("agent-2")).await.assert_status(404);
