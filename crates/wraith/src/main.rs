@@ -76,8 +76,23 @@ fn main() -> std::process::ExitCode {
         Command::Route(a) => cmd::route::run(a),
         Command::Compose(a) => cmd::compose::run(a),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => exit::report(&e),
+    // Flush what `outln!` buffered, so a failure to deliver it is seen here.
+    output::note_stdout(std::io::Write::flush(&mut std::io::stdout()));
+    let failure = output::stdout_failure().map(|f| {
+        exit::CliError::runtime(anyhow::anyhow!(
+            "cannot write the output to stdout ({f}): it is incomplete; free space where stdout \
+             goes, or send it elsewhere"
+        ))
+    });
+    match (result, failure) {
+        // The command's own error (a failed gate's 2 included) keeps its code; the lost output
+        // is said too.
+        (Err(e), Some(lost)) => {
+            exit::report(&lost);
+            exit::report(&e)
+        }
+        (Err(e), None) => exit::report(&e),
+        (Ok(_), Some(lost)) => exit::report(&lost),
+        (Ok(code), None) => code,
     }
 }

@@ -1,15 +1,47 @@
 //! Output helpers: JSON on `--json`, progress bars only on a terminal, and stdout writes that
-//! end the process quietly when the reader has gone (`wraith inspect --json | head`).
+//! never panic and never hide the command's result (`wraith check --json | head`).
 
-/// `println!` that never panics: when stdout is a closed pipe the process exits 0, as Unix tools
-/// do, instead of panicking with "Broken pipe".
+/// `println!` that never panics. When stdout is a closed pipe (the reader has gone, as with
+/// `| head`) the rest of the output is dropped and the command still ends with its own exit
+/// code (a failed gate still exits 2); any other failure to write is reported by
+/// [`stdout_failure`] and the process exits 4.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
-            std::process::exit(0);
+        if !$crate::output::stdout_closed() {
+            let written = writeln!(std::io::stdout().lock(), $($arg)*);
+            $crate::output::note_stdout(written);
         }
     }};
+}
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once stdout failed: nothing more is written to it.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// The first write failure that was not the reader going away.
+static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
+
+/// Whether stdout has failed and takes no more output.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Record the outcome of a stdout write.
+pub fn note_stdout(written: std::io::Result<()>) {
+    if let Err(e) = written {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = STDOUT_ERROR.set(e.to_string());
+        }
+    }
+}
+
+/// A failure to write stdout other than a closed pipe (a full disk behind `> file`): the
+/// output is incomplete, so the command must not report success.
+pub fn stdout_failure() -> Option<&'static str> {
+    STDOUT_ERROR.get().map(String::as_str)
 }
 
 use std::io::IsTerminal;
@@ -24,18 +56,15 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
     }
 }
 
-/// Print `text` on stdout as it is (no newline added), ending the process quietly (exit 0) when
-/// stdout is a closed pipe, as [`outln!`] does.
+/// Print `text` on stdout as it is (no newline added); a failure to write is handled as
+/// [`outln!`] handles it.
 pub fn print_text(text: &str) {
     use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        std::process::exit(0);
+    if stdout_closed() {
+        return;
     }
+    let mut out = std::io::stdout().lock();
+    note_stdout(out.write_all(text.as_bytes()).and_then(|()| out.flush()));
 }
 
 /// Whether log lines on stderr may carry ANSI colours: only on a terminal, and never when

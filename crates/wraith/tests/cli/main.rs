@@ -21,6 +21,7 @@ mod check_list_item_classes;
 mod check_lua;
 mod check_scoring_version;
 mod check_session_names;
+mod check_stdout;
 mod check_symbols;
 mod check_tagged_unions;
 mod check_target_origin;
