@@ -29,7 +29,8 @@ use crate::diff::{Category, Divergence};
 /// A problem with one `[diff]` entry: what, where (the entry and its key) and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleError {
-    /// Stable rule id for `wraith lint`: `diff-suppress-reason`, `diff-route`, `diff-path`,
+    /// Stable rule id for `wraith lint`: `diff-suppress-matcher`, `diff-suppress-reason`,
+    /// `diff-route`, `diff-path`,
     /// `diff-category`, `diff-field-class`, `diff-field-enum-values`, `diff-threshold`,
     /// `diff-scoring-version`.
     pub rule: &'static str,
@@ -304,6 +305,18 @@ impl DiffRules {
                 message,
             };
             let before = errors.len();
+            if [&s.route, &s.path, &s.category]
+                .iter()
+                .all(|k| k.trim().is_empty())
+            {
+                errors.push(err(
+                    "diff-suppress-matcher",
+                    "route",
+                    "has no matcher: give at least one of `route`, `path` or `category` (an \
+                     entry matching everything would hide every divergence and pass any twin)"
+                        .to_string(),
+                ));
+            }
             if s.reason.trim().is_empty() {
                 errors.push(err(
                     "diff-suppress-reason",

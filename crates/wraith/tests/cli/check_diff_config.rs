@@ -166,6 +166,27 @@ fn check_suppress_entry_without_reason_is_a_configuration_error_naming_file_entr
     assert!(!e.contains("entry 1"), "{e}");
 }
 
+/// An entry with a reason and nothing to match would remove every divergence and pass any twin.
+#[test]
+fn check_suppress_entry_without_a_matcher_is_a_configuration_error() {
+    let t = Shop::new();
+    t.config("[[diff.suppress]]\nreason = \"known noise\"\n");
+    let out = t.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(e.contains("[[diff.suppress]] entry 1"), "{e}");
+    assert!(e.contains("has no matcher"), "{e}");
+    let lint = stdout_json(&t.run(&["lint", "--json"]));
+    assert!(
+        lint["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "diff-suppress-matcher" && f["severity"] == "error"),
+        "{lint:#}"
+    );
+}
+
 #[test]
 fn check_field_enum_with_values_accepts_the_listed_values_only() {
     let t = Shop::new();
