@@ -1020,7 +1020,12 @@ mod tests {
         let (kept, removed) =
             rules.suppress("GET /b", vec![div("body.meta.x", Category::ValueMismatch)]);
         assert_eq!((kept.len(), removed.len()), (1, 0));
-        let everything = DiffRules::compile(&input_suppress("", "", "", "all")).unwrap();
+        assert_eq!(
+            DiffRules::compile(&input_suppress("", "", "", "all")).unwrap_err()[0].rule,
+            "diff-suppress-matcher",
+            "an entry matching everything is refused"
+        );
+        let everything = DiffRules::compile(&input_suppress("* *", "", "", "all")).unwrap();
         let (kept, removed) = everything.suppress(
             "GET /a",
             vec![
