@@ -1267,6 +1267,19 @@ impl HttpTwin {
                 "--target {url}: `{authority}` is not a host with an optional port, e.g. 127.0.0.1:8081"
             )));
         }
+        // A path is where the twin is mounted (behind a proxy). The recorded API's own base
+        // path is not: the twin's routes already carry it, so every request would miss.
+        let base_path = base_url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+            .unwrap_or("")
+            .trim_end_matches('/');
+        if !path.is_empty() && path == base_path {
+            return Err(CliError::usage(anyhow!(
+                "--target {url}: `{path}` is the recorded API's own base path, which the twin's \
+                 routes already carry; give the twin's own URL, e.g. http://{authority}"
+            )));
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

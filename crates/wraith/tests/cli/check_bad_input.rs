@@ -649,6 +649,26 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
     }
 }
 
+/// `--target http://127.0.0.1:8081/api` where `/api` is the recorded API's own base path: the
+/// twin's routes carry it already, so every request would miss. Refused before anything is sent.
+#[test]
+fn target_url_ending_in_the_apis_own_base_path_is_a_usage_error() {
+    let t = twin();
+    let mut model = t.model();
+    let base = model["base_url"].as_str().unwrap().trim_end_matches('/');
+    model["base_url"] = serde_json::Value::String(format!("{base}/api"));
+    t.write_model(&model);
+    for path in ["/api", "/api/"] {
+        let target = format!("{}{path}", dead_target());
+        expect(
+            &t,
+            &["check", "--target", &target],
+            1,
+            &["`/api` is the recorded API's own base path"],
+        );
+    }
+}
+
 /// `--target http://user:pass@host:port`: a twin reads no credentials, and the URL would be
 /// written into `reports/check.json` and `check.html` (often kept as CI artifacts). Refused
 /// before anything is sent or written, without repeating the password.
