@@ -1160,6 +1160,8 @@ struct HttpTwin {
     /// self-URL rewrite put the twin's origin in an answer, the answer is read with the
     /// upstream's again (see [`HttpTwin::in_recorded_origin`]).
     answer_origin: Option<(String, String)>,
+    /// Why a replay namespace could not be freed (said once; no more are tried).
+    unfreed: Option<String>,
 }
 
 /// An error and its sources, `outer: inner: innermost`: the HTTP client's own message
@@ -1303,6 +1305,7 @@ impl HttpTwin {
             probing: true,
             timeout,
             answer_origin,
+            unfreed: None,
         })
     }
 }
@@ -1451,6 +1454,51 @@ impl HttpTwin {
 }
 
 impl Twin for HttpTwin {
+    /// `DELETE /__wraith/session/{id}`: a running twin keeps every namespace until told, so a
+    /// run that left its own would fill `[serve.limits] max_namespaces` over repeated runs (and
+    /// answer the later sessions of one run 503). Best effort: a twin that refuses (no control
+    /// token) or cannot delete is said once; the run goes on.
+    fn end_session(&mut self, session: &str) {
+        if self.unfreed.is_some() {
+            return;
+        }
+        let uri = format!("{}{}/__wraith/session/{session}", self.origin, self.prefix);
+        let mut b = hyper::Request::builder().method("DELETE").uri(&uri);
+        if let Ok(token) = std::env::var("WRAITH_CONTROL_TOKEN") {
+            b = b.header("authorization", format!("Bearer {token}"));
+        }
+        let Ok(request) = b.body(http_body_util::Full::new(bytes::Bytes::new())) else {
+            return;
+        };
+        let client = self.client.clone();
+        let timeout = self.timeout;
+        let outcome = self.rt.block_on(async move {
+            use http_body_util::BodyExt;
+            let resp = tokio::time::timeout(timeout, client.request(request))
+                .await
+                .map_err(|_| no_answer(timeout))?
+                .map_err(|e| error_chain(&e))?;
+            let status = resp.status().as_u16();
+            // Read the (small) answer so the connection can be reused.
+            let _ = tokio::time::timeout(timeout, resp.into_body().collect()).await;
+            Ok::<_, String>(status)
+        });
+        let why = match outcome {
+            // Gone now, or never made (a session the twin had nothing to keep for).
+            Ok(200..=299 | 404) => return,
+            Ok(401 | 403) => "its control plane refused (export WRAITH_CONTROL_TOKEN with its \
+                              control token)"
+                .to_string(),
+            Ok(status) => format!("it answered {status}"),
+            Err(e) => e,
+        };
+        eprintln!(
+            "warning: cannot free the replay namespaces on the twin ({why}); they stay until it \
+             restarts"
+        );
+        self.unfreed = Some(why);
+    }
+
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
         let mut uri = format!("{}{}{}", self.origin, self.prefix, req.path);
         if !req.query.is_empty() {

@@ -6,6 +6,7 @@ use crate::check_support;
 
 use check_support::*;
 use serde_json::Value;
+use std::process::Output;
 
 #[test]
 fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
@@ -251,6 +252,34 @@ fn check_target_replays_over_http_against_running_serve() {
     );
     assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// A run over `--target` frees each session's namespace when it is done with it: a running
+/// twin keeps namespaces until told, so repeated runs (or one run of many sessions) would fill
+/// `[serve.limits] max_namespaces` and be answered 503.
+#[test]
+fn check_target_frees_its_namespaces_so_repeated_runs_fit_a_one_namespace_twin() {
+    let t = DemoTwin::synthesized();
+    edit_config(&t, "max_namespaces = 1000", "max_namespaces = 1");
+    let (mut child, url) = t.serve();
+    let runs: Vec<Output> = (0..2)
+        .map(|_| t.run(&["check", "--target", &url, "--json"]))
+        .collect();
+    let (_, info) = http_get(&format!("{url}/__wraith/info"));
+    let _ = child.kill();
+    let _ = child.wait();
+    for out in &runs {
+        let r = stdout_json(out);
+        assert_eq!(r["score_bp"], 10_000, "{:#}", r["divergences"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("cannot free"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let info: Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(info["sessions"], 0, "{info:#}");
 }
 
 /// Replace `from` (which must be there) with `to` in the twin's `wraith.toml`.
