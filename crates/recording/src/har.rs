@@ -270,6 +270,20 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
                 format!("`{}` is not an HTTP method", entry.request.method),
             ));
         }
+        // A URL carries no control character (RFC 3986); one would reach route names and
+        // every printout as a raw terminal escape.
+        if let Some((i, c)) = entry.request.url.char_indices().find(|(_, c)| c.is_control()) {
+            return Err(err(
+                at("request.url"),
+                format!(
+                    "{:?} has a control character (U+{:04X}) at byte {i}, which no URL carries; \
+                     percent-encode it (%{:02X}) or fix the recording",
+                    entry.request.url,
+                    u32::from(c),
+                    u32::from(c) & 0xFF
+                ),
+            ));
+        }
         let url = SplitUrl::parse(&entry.request.url).ok_or_else(|| {
             err(
                 at("request.url"),
@@ -573,6 +587,12 @@ mod tests {
         let e = parse_har(&har(&no_http_status), Path::new("b.har"), &base()).unwrap_err();
         assert_eq!(e.json_path, "log.entries[0].response.status");
         assert!(e.to_string().contains("42 is not an HTTP status"), "{e}");
+        let escape = OK_ENTRY.replace("v4beta/regions", "v4beta/\\u001b[32mregions");
+        let e = parse_har(&har(&escape), Path::new("b.har"), &base()).unwrap_err();
+        assert_eq!(e.json_path, "log.entries[0].request.url");
+        assert!(e.to_string().contains("control character (U+001B)"), "{e}");
+        assert!(e.to_string().contains("%1B"), "{e}");
+        assert!(!e.to_string().contains('\u{1b}'), "the message prints no raw escape: {e}");
         let missing_status = OK_ENTRY.replace("\"status\":200,", "");
         let e = parse_har(&har(&missing_status), Path::new("b.har"), &base()).unwrap_err();
         assert_eq!(e.json_path, "log.entries[0].response");
