@@ -272,7 +272,12 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         }
         // A URL carries no control character (RFC 3986); one would reach route names and
         // every printout as a raw terminal escape.
-        if let Some((i, c)) = entry.request.url.char_indices().find(|(_, c)| c.is_control()) {
+        if let Some((i, c)) = entry
+            .request
+            .url
+            .char_indices()
+            .find(|(_, c)| c.is_control())
+        {
             return Err(err(
                 at("request.url"),
                 format!(
@@ -592,7 +597,10 @@ mod tests {
         assert_eq!(e.json_path, "log.entries[0].request.url");
         assert!(e.to_string().contains("control character (U+001B)"), "{e}");
         assert!(e.to_string().contains("%1B"), "{e}");
-        assert!(!e.to_string().contains('\u{1b}'), "the message prints no raw escape: {e}");
+        assert!(
+            !e.to_string().contains('\u{1b}'),
+            "the message prints no raw escape: {e}"
+        );
         let missing_status = OK_ENTRY.replace("\"status\":200,", "");
         let e = parse_har(&har(&missing_status), Path::new("b.har"), &base()).unwrap_err();
         assert_eq!(e.json_path, "log.entries[0].response");
