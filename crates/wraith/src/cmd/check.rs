@@ -1785,11 +1785,19 @@ fn write_reports(
     let (json_path, html_path) = report_paths(twin);
     let json = wraith_model::to_canonical_json(report)
         .map_err(|e| CliError::runtime(anyhow!("cannot render the report: {e}")))?;
-    wraith_twin::write_atomic(&json_path, json.as_bytes())
-        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", json_path.display())))?;
     let html = wraith_check::html::render(report, Some(cov));
-    wraith_twin::write_atomic(&html_path, html.as_bytes())
-        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", html_path.display())))?;
+    // Both or neither: a JSON report of this run beside the HTML of an earlier one would
+    // disagree with it.
+    wraith_twin::write_atomic_all(&[
+        (json_path.as_path(), json.as_bytes()),
+        (html_path.as_path(), html.as_bytes()),
+    ])
+    .map_err(|e| {
+        CliError::runtime(anyhow!(
+            "cannot write the check reports in {} ({e}); the reports there are the previous run's",
+            dir.display()
+        ))
+    })?;
     Ok(json)
 }
 

@@ -535,6 +535,35 @@ fn a_folder_where_a_fixture_file_belongs_is_a_usage_error_naming_it() {
     expect(&t, &["lint"], 1, needles);
 }
 
+/// The two reports are written both or neither: when `check.html` cannot be replaced (a
+/// folder in its place), `check.json` keeps the previous run's bytes instead of disagreeing
+/// with the HTML beside it.
+#[test]
+fn reports_are_replaced_both_or_neither() {
+    let t = twin();
+    let first = expect(&t, &["check", "--json"], 0, &[]).stdout;
+    let json = t.root.join("reports/check.json");
+    assert_eq!(std::fs::read(&json).unwrap(), first);
+    let mut model = t.model();
+    model["routes"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["path"] != "/health");
+    t.write_model(&model);
+    let html = t.root.join("reports/check.html");
+    std::fs::remove_file(&html).unwrap();
+    std::fs::create_dir(&html).unwrap();
+    let out = t.run(&["check", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("the reports there are the previous run's"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&json).unwrap(), first, "check.json untouched");
+    assert!(html.is_dir());
+}
+
 #[test]
 fn reports_path_that_is_a_file_is_a_runtime_failure_naming_it() {
     let t = twin();
