@@ -81,8 +81,8 @@ pub struct Args {
     pub json: bool,
     /// Replay this many recorded sessions at once (in memory; default: one per available
     /// core; never more threads than there are sessions). Each session has its own namespace,
-    /// so the report is the same for any N; `--jobs 1` replays them one after another. A
-    /// `--target` run is always sequential.
+    /// so the report is the same for any N; `--jobs 1` replays them one after another. Not
+    /// with `--target` or `--wire`, whose runs are always sequential.
     #[arg(long, value_name = "N", conflicts_with = "target", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
     /// List the divergences `[[diff.suppress]]` rules removed, each with its rule's reason

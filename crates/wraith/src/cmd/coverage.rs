@@ -18,8 +18,8 @@ Examples:
 
 Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
 or unreadable wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi
-document that is missing, not JSON or YAML, or not OpenAPI) · 4 the model, a recording or the
---openapi document could not be read.")]
+document that is missing, a folder, not JSON or YAML, or not OpenAPI) · 4 the model, a
+recording or the --openapi document could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
