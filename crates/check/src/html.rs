@@ -154,7 +154,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                 pct(ho.in_sample_score_bp),
                 pct(ho.held_out_score_bp)
             ),
-            &format!("in-sample / held-out (every {}th session)", ho.k),
+            &format!("in-sample / held-out (every K-th session, K = {})", ho.k),
         );
     }
     card(
