@@ -67,9 +67,9 @@ pub struct Args {
     pub wire: bool,
     /// With `--target` or `--wire`: how long to wait for each answer, for its headers and again
     /// for its body, before the run stops with exit 4 (a twin that never answers); with
-    /// `--wire` also how long its server may take to start.
+    /// `--wire` also how long its server may take to start. Whole seconds, 1 to 3600.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "http",
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
+          value_parser = parse_timeout)]
     pub timeout: u64,
     /// Hold out every K-th recorded session: synthesize a model from the others and check the
     /// held-out sessions against it (in memory). Prints in-sample and held-out scores.
@@ -108,6 +108,16 @@ pub struct Args {
 /// sessions (at least 1).
 fn capped_jobs(jobs: NonZeroUsize, sessions: usize) -> NonZeroUsize {
     NonZeroUsize::new(jobs.get().min(sessions)).unwrap_or(NonZeroUsize::MIN)
+}
+
+/// `--timeout SECONDS`: whole seconds from 1 to 3600.
+fn parse_timeout(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=3600).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a whole number of seconds from 1 to 3600 (e.g. `--timeout 30`)"
+        )),
+    }
 }
 
 /// `--jobs N`: a count of sessions replayed at once, at least 1.

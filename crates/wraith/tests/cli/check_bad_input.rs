@@ -656,12 +656,14 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
         1,
         &["--jobs", "not a count"],
     );
-    expect(
-        &t,
-        &["check", "--timeout", "0", "--target", "http://127.0.0.1:1"],
-        1,
-        &["--timeout"],
-    );
+    for bad in ["0", "0.5", "3601"] {
+        expect(
+            &t,
+            &["check", "--timeout", bad, "--target", "http://127.0.0.1:1"],
+            1,
+            &["--timeout", "whole number of seconds from 1 to 3600"],
+        );
+    }
     expect(
         &t,
         &["check", "--target", "https://127.0.0.1:1"],
