@@ -743,13 +743,13 @@ pub fn freshness_input(cfg: &TwinConfig) -> wraith_check::freshness::FreshnessIn
     }
 }
 
-/// `--now`: RFC 3339 or unix seconds.
+/// `--now` (or `WRAITH_CHECK_NOW`): RFC 3339 or unix seconds.
 fn parse_now(s: &str) -> Result<i64, CliError> {
     let t = s.trim();
     let out_of_range = || {
         CliError::usage(anyhow!(
-            "--now {s}: unix seconds out of range (a time from year -9999 to 9999); write RFC \
-             3339 (2026-11-30T05:00:00Z) or unix seconds"
+            "--now (or WRAITH_CHECK_NOW) {s}: out of range (a time from year -9999 to \
+             9999-12-30T22:00:00Z); write RFC 3339 (2026-11-30T05:00:00Z) or unix seconds"
         ))
     };
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
@@ -763,8 +763,14 @@ fn parse_now(s: &str) -> Result<i64, CliError> {
     t.parse::<jiff::Timestamp>()
         .map(|ts| ts.as_second())
         .map_err(|e| {
+            // A well-formed date past the last instant a timestamp holds: the parser says so
+            // in its own terms (an overflow, a parameter range).
+            if e.to_string().contains("range") {
+                return out_of_range();
+            }
             CliError::usage(anyhow!(
-                "--now {s}: not a time ({e}); write RFC 3339 (2026-11-30T05:00:00Z) or unix seconds"
+                "--now (or WRAITH_CHECK_NOW) {s}: not a time ({e}); write RFC 3339 \
+                 (2026-11-30T05:00:00Z) or unix seconds"
             ))
         })
 }

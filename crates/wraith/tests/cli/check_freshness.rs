@@ -146,14 +146,20 @@ fn bad_freshness_keys_are_configuration_errors_for_check_and_lint() {
 #[test]
 fn now_as_unix_seconds_beyond_year_9999_is_out_of_range_not_a_date_error() {
     let t = with_freshness("max_age = \"1s\"\n");
-    for now in ["99999999999999", "18446744073709551615"] {
+    // A date past the last instant too: out of range, not the date parser's overflow text.
+    for now in [
+        "99999999999999",
+        "18446744073709551615",
+        "9999-12-31T23:59:59Z",
+    ] {
         let out = t.run(&["check", "--json", "--now", now]);
         assert_eq!(out.status.code(), Some(1), "{now}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains(&format!("--now {now}: unix seconds out of range")),
+            stderr(&out).contains(&format!("--now (or WRAITH_CHECK_NOW) {now}: out of range")),
             "{}",
             stderr(&out)
         );
+        assert!(!stderr(&out).contains("overflowed"), "{}", stderr(&out));
     }
     let edge = t.run(&["check", "--json", "--now", "253402207200"]);
     assert_ne!(
