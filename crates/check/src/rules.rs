@@ -552,6 +552,26 @@ impl DiffRules {
             .map(|f| &f.class)
     }
 
+    /// The `[diff.overrides]` patterns, and the `[[diff.suppress]]` entries (by number) with a
+    /// route pattern, that match none of `routes` (`METHOD /path`, as the report names them):
+    /// most often a typo, which would leave a gate or a rule silently doing nothing.
+    pub fn unmatched_routes(&self, routes: &[String]) -> (Vec<&str>, Vec<(usize, &str)>) {
+        let none = |pat: &str| !routes.iter().any(|r| pat == r || glob(pat, r));
+        let overrides = self
+            .overrides
+            .iter()
+            .map(|(pat, _)| pat.as_str())
+            .filter(|p| none(p))
+            .collect();
+        let suppress = self
+            .suppress
+            .iter()
+            .filter_map(|r| r.route.as_deref().map(|p| (r.number, p)))
+            .filter(|(_, p)| none(p))
+            .collect();
+        (overrides, suppress)
+    }
+
     /// The gates for `route`: the `[diff.overrides]` entry naming it exactly, else the longest
     /// pattern matching it (ties: the first in key order), if any.
     pub fn route_gates(&self, route: &str) -> Option<DimensionGates> {

@@ -269,6 +269,7 @@ pub fn run(args: Args) -> CmdResult {
             &drift,
         ));
     }
+    rules_name_routes(&twin, &rules, &model_for_coverage)?;
     let cov = coverage(&twin_name, &model_for_coverage, &sessions);
     let json = write_reports(&twin, &report, &cov)?;
     if args.json {
@@ -697,6 +698,43 @@ pub fn rules_input(cfg: &TwinConfig) -> RulesInput {
             })
             .collect(),
     }
+}
+
+/// A `[diff.overrides]` entry matching no route of the model gates nothing (a typo: the
+/// route's own gate would silently not apply) and is a configuration error; a
+/// `[[diff.suppress]]` route matching none removes nothing and is said.
+fn rules_name_routes(twin: &TwinDir, rules: &DiffRules, model: &Model) -> Result<(), CliError> {
+    let routes: Vec<String> = model
+        .routes
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let (overrides, suppress) = rules.unmatched_routes(&routes);
+    for (n, pat) in suppress {
+        eprintln!(
+            "warning: {}: [[diff.suppress]] entry {n}: route `{pat}` matches no route of the \
+             model, so the entry removes nothing; name a route as the report does (`wraith \
+             inspect --provenance` lists them)",
+            twin.wraith_toml().display()
+        );
+    }
+    if overrides.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::usage(anyhow!(
+        "{}: {} matches no route of the model, so its gate would not apply; name a route as the \
+         report does, e.g. `{}` (`wraith inspect --provenance` lists them)",
+        twin.wraith_toml().display(),
+        overrides
+            .iter()
+            .map(|p| format!(
+                "[diff.overrides.{}]",
+                serde_json::Value::String((*p).to_string())
+            ))
+            .collect::<Vec<_>>()
+            .join(", "),
+        routes.first().map_or("GET /path", String::as_str)
+    )))
 }
 
 /// The `[diff]` rules, or a configuration error (exit 1) naming the file, and every bad entry

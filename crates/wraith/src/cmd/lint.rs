@@ -113,6 +113,53 @@ pub(crate) fn drift_rules(twin: &TwinDir) -> DriftLoad {
     DriftLoad { rules, problems }
 }
 
+/// `[diff.overrides]` entries and `[[diff.suppress]]` routes that match no route of the model
+/// (as `wraith check` judges them: an override an error, a suppress route a warning). Nothing
+/// when the config, its rules or the model cannot be read (their own findings say so).
+fn rules_without_routes(twin: &TwinDir, model: Option<&str>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Ok(cfg) = TwinConfig::load(twin) else {
+        return out;
+    };
+    let Ok(rules) = wraith_check::rules::DiffRules::compile(&super::check::rules_input(&cfg))
+    else {
+        return out;
+    };
+    if rules.overrides.is_empty() && rules.suppress.is_empty() {
+        return out;
+    }
+    let Some(Ok(model)) = model.map(wraith_model::model_from_json_str) else {
+        return out;
+    };
+    let routes: Vec<String> = model
+        .routes
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let (overrides, suppress) = rules.unmatched_routes(&routes);
+    for pat in overrides {
+        out.push(Finding::error(
+            "diff-route-unmatched",
+            Some("wraith.toml"),
+            format!(
+                "[diff.overrides.{}] matches no route of the model, so its gate does not apply",
+                serde_json::Value::String(pat.to_string())
+            ),
+        ));
+    }
+    for (n, pat) in suppress {
+        out.push(Finding::warning(
+            "diff-route-unmatched",
+            Some("wraith.toml"),
+            format!(
+                "[[diff.suppress]] entry {n}: route `{pat}` matches no route of the model, so \
+                 the entry removes nothing"
+            ),
+        ));
+    }
+    out
+}
+
 pub fn run(args: Args) -> CmdResult {
     let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
     let mut findings = Vec::new();
@@ -226,6 +273,7 @@ pub fn run(args: Args) -> CmdResult {
             .unwrap_or_default(),
     };
     findings.extend(lint(&input));
+    findings.extend(rules_without_routes(&twin, input.model.as_deref()));
     findings.extend(super::route::lint_findings(&twin));
     // The config again (cheap): the Lua and `[[deviations]]` findings read it.
     let cfg = TwinConfig::load(&twin).ok();

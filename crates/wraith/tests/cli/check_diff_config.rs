@@ -271,6 +271,41 @@ fn check_dimension_below_its_threshold_fails_the_run_and_says_which() {
     );
 }
 
+/// A misspelt route in `[diff.overrides]` would leave that route ungated without a word: a
+/// configuration error. A `[[diff.suppress]]` route matching nothing removes nothing: a
+/// warning. Lint says both.
+#[test]
+fn rules_naming_no_route_of_the_model_are_said_and_an_override_refused() {
+    let t = Shop::new();
+    t.config(
+        "[[diff.suppress]]\nroute = \"GET /customerz\"\nreason = \"noise\"\n\n[diff.overrides.\"GET /customerz\"]\nbody_structure = 0.99\n",
+    );
+    let out = t.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("[diff.overrides.\"GET /customerz\"] matches no route of the model"),
+        "{e}"
+    );
+    assert!(
+        e.contains("[[diff.suppress]] entry 1: route `GET /customerz` matches no route"),
+        "{e}"
+    );
+    let lint = stdout_json(&t.run(&["lint", "--json"]));
+    let severities: Vec<&str> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "diff-route-unmatched")
+        .map(|f| f["severity"].as_str().unwrap())
+        .collect();
+    assert_eq!(severities, ["error", "warning"], "{lint:#}");
+    // A glob matching some route is fine.
+    let t = Shop::new();
+    t.config("[diff.overrides.\"GET /customers*\"]\nbody_structure = 0.5\n");
+    assert_ne!(t.run(&["check"]).status.code(), Some(1));
+}
+
 #[test]
 fn check_route_override_gates_that_route_only() {
     let t = Shop::new();
