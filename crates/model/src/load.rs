@@ -13,6 +13,9 @@ pub enum ModelLoadError {
     NotJson(serde_json::Error),
     #[error("not a Wraith model (no schema_version)")]
     NotAModel,
+    /// `schema_version` is there but no version number (`"1"`, `1.5`).
+    #[error("not a Wraith model (schema_version {0} is not a version number)")]
+    BadVersion(String),
     #[error(
         "model schema_version {found} is not supported by this build (it reads version {reads})"
     )]
@@ -30,9 +33,14 @@ pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
         Err(_) => schema_version_of(text),
     };
     match found {
-        None => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        None => match serde_json::from_str::<LooseProbe>(text) {
             Err(e) => Err(ModelLoadError::NotJson(e)),
-            Ok(_) => Err(ModelLoadError::NotAModel),
+            Ok(LooseProbe {
+                schema_version: Some(v),
+            }) => Err(ModelLoadError::BadVersion(v.to_string())),
+            Ok(LooseProbe {
+                schema_version: None,
+            }) => Err(ModelLoadError::NotAModel),
         },
         Some(v) if v != u64::from(MODEL_SCHEMA_VERSION) => {
             Err(ModelLoadError::UnsupportedVersion {
@@ -47,6 +55,14 @@ pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
     }
 }
 
+/// Any JSON document, with its top-level `schema_version` whatever its type (`null` counts as
+/// absent).
+#[derive(Deserialize)]
+struct LooseProbe {
+    #[serde(default)]
+    schema_version: Option<serde_json::Value>,
+}
+
 /// The top-level `schema_version` of a JSON document, skipping everything else unparsed.
 fn schema_version_of(text: &str) -> Option<u64> {
     #[derive(Deserialize)]
@@ -59,6 +75,19 @@ fn schema_version_of(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_version_that_is_no_number_is_named() {
+        let Err(err) = model_from_json_str("{\"schema_version\":\"1\",\"routes\":[]}") else {
+            panic!("a string version loaded");
+        };
+        assert!(matches!(err, ModelLoadError::BadVersion(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("schema_version \"1\" is not a version number"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_document_without_schema_version_is_not_a_model() {
