@@ -33,14 +33,15 @@ pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
         Err(_) => schema_version_of(text),
     };
     match found {
-        None => match serde_json::from_str::<LooseProbe>(text) {
+        None => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
             Err(e) => Err(ModelLoadError::NotJson(e)),
-            Ok(LooseProbe {
-                schema_version: Some(v),
-            }) => Err(ModelLoadError::BadVersion(v.to_string())),
-            Ok(LooseProbe {
-                schema_version: None,
-            }) => Err(ModelLoadError::NotAModel),
+            // JSON: an object whose version is of another type, or no model at all.
+            Ok(_) => match serde_json::from_str::<LooseProbe>(text) {
+                Ok(LooseProbe {
+                    schema_version: Some(v),
+                }) => Err(ModelLoadError::BadVersion(v.to_string())),
+                _ => Err(ModelLoadError::NotAModel),
+            },
         },
         Some(v) if v != u64::from(MODEL_SCHEMA_VERSION) => {
             Err(ModelLoadError::UnsupportedVersion {
