@@ -1773,6 +1773,14 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
                 path.display()
             )));
         }
+        // Bytes that are not text are a damaged model, not a failed read.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(CliError::usage(anyhow!(
+                "{}: not a Wraith model (not UTF-8 text: the file is damaged or was overwritten); \
+                 re-run `wraith synth`",
+                path.display()
+            )));
+        }
         Err(e) => {
             return Err(CliError::runtime(anyhow!(
                 "cannot read the model {}: {e}",
@@ -1809,8 +1817,13 @@ fn warn_duplicate_routes(model: &Model, path: &Path) {
 }
 
 pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
+    // Bytes that are not UTF-8 are read with replacement characters: the file's own parser then
+    // refuses it as damaged, naming where (exit 1 or a finding), instead of a failed read.
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(CliError::runtime(anyhow!(
             "cannot read {}: {e}",

@@ -140,6 +140,29 @@ fn model_that_is_not_json_is_refused_naming_line_and_column() {
     model_refused_everywhere(&t, "at line 1 column 1", "model-parse");
 }
 
+/// A model overwritten with bytes that are not text is damaged, not unreadable: exit 1 with
+/// the fix, as a truncated one is (it was exit 4, "stream did not contain valid UTF-8").
+#[test]
+fn model_of_bytes_that_are_not_text_is_refused_as_damaged() {
+    let t = twin();
+    write(&t, "model/twin.wir.json", b"\x89PNG\r\n\x1a\n\xff\xfe\x00");
+    let target = dead_target();
+    for run in [
+        &["check"][..],
+        &["check", "--target", &target],
+        &["coverage"],
+        &["inspect", "--provenance"],
+    ] {
+        expect(
+            &t,
+            run,
+            1,
+            &["model/twin.wir.json", "not UTF-8", "wraith synth"],
+        );
+    }
+    expect(&t, &["lint"], 1, &["model/twin.wir.json", "model-parse"]);
+}
+
 #[test]
 fn empty_model_file_is_refused_as_not_json() {
     let t = twin();
