@@ -304,6 +304,16 @@ pub fn run(args: Args) -> CmdResult {
         reasons.join("; ")
     });
     if let Some(f) = &report.freshness {
+        if let (Some(now), Some(at)) = (f.now, f.recorded_at)
+            && now < at
+        {
+            eprintln!(
+                "warning: --now ({}) is before the newest recording ({}), so the twin is judged 0s \
+                 old; give the time the check runs at, e.g. --now \"$(date -u +%FT%TZ)\"",
+                utc_text(now),
+                utc_text(at)
+            );
+        }
         match f.status {
             "warn" => eprintln!(
                 "warning: twin-warn: the newest recording is {} old, above [freshness] warn_age ({})",
@@ -815,6 +825,11 @@ fn parse_now(s: &str) -> Result<i64, CliError> {
                  (2026-11-30T05:00:00Z) or unix seconds"
             ))
         })
+}
+
+/// Unix seconds as an RFC 3339 UTC time (the seconds themselves when out of range).
+fn utc_text(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).map_or_else(|_| secs.to_string(), |t| t.to_string())
 }
 
 /// `3d 4h`, `5h 12m`, `40s`: an age for people.

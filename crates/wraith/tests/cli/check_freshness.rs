@@ -100,6 +100,24 @@ fn check_twin_older_than_warn_age_warns_and_passes() {
     assert_eq!(stdout_json(&fresh)["freshness"]["status"], "fresh");
 }
 
+/// A `--now` before the newest recording (a stale CI variable, a typo in the year) would judge
+/// any twin fresh: said, with what to give instead.
+#[test]
+fn now_before_the_newest_recording_is_said() {
+    let t = with_freshness("max_age = \"30d\"\n");
+    let at = recorded_at(&t);
+    let out = t.run(&["check", "--json", "--now", &(at - DAY).to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is before the newest recording"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout_json(&out)["freshness"]["twin_age_seconds"], 0);
+    let later = t.run(&["check", "--json", "--now", &(at + DAY).to_string()]);
+    assert!(!stderr(&later).contains("is before the newest recording"));
+}
+
 #[test]
 fn check_without_now_reports_the_sla_unevaluated_and_never_reads_the_clock() {
     // One second: any real clock would find the demo's recordings stale.
