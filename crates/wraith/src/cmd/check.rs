@@ -1860,6 +1860,14 @@ fn write_reports(
     cov: &wraith_check::coverage::Coverage,
 ) -> Result<String, CliError> {
     let dir = twin.reports_dir();
+    if !dir.exists() && dir.symlink_metadata().is_ok() {
+        return Err(CliError::runtime(anyhow!(
+            "cannot write the check report: {} is a symbolic link to {}, which does not exist; \
+             create that folder or remove the link",
+            dir.display(),
+            std::fs::read_link(&dir).map_or_else(|_| "?".to_string(), |t| t.display().to_string())
+        )));
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(CliError::runtime(anyhow!(
             "cannot write the check report: {} is a file, not a folder; move or remove it so `wraith check` can create the reports folder there",

@@ -588,6 +588,20 @@ fn reports_are_replaced_both_or_neither() {
 }
 
 #[test]
+fn reports_path_that_is_a_dangling_link_is_a_runtime_failure_naming_its_target() {
+    let t = twin();
+    std::fs::remove_dir_all(t.root.join("reports")).unwrap();
+    std::os::unix::fs::symlink(t.root.join("gone"), t.root.join("reports")).unwrap();
+    let out = expect(
+        &t,
+        &["check"],
+        4,
+        &["reports is a symbolic link to", "which does not exist"],
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("os error 17"));
+}
+
+#[test]
 fn reports_path_that_is_a_file_is_a_runtime_failure_naming_it() {
     let t = twin();
     std::fs::remove_dir_all(t.root.join("reports")).unwrap();
