@@ -381,11 +381,13 @@ pub fn run(args: Args) -> CmdResult {
         };
         let stale = stale.map(|s| format!("; and {s}")).unwrap_or_default();
         Err(CliError::conformance(anyhow!(
-            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/10000 (required {}); see {}{authored}{stale}",
+            "conformance below threshold: score {}/10000 (required {}), sessions passing {}/{} ({}, required {}); see {}{authored}{stale}",
             report.score_bp,
             report.required_score_bp,
-            report.session_pass_rate_bp,
-            report.required_session_pass_rate_bp,
+            report.sessions_passed,
+            report.sessions_total,
+            bp(report.session_pass_rate_bp),
+            bp(report.required_session_pass_rate_bp),
             twin.reports_dir().join("check.html").display()
         )))
     }

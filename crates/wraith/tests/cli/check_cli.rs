@@ -152,7 +152,13 @@ fn check_tampered_model_constant_is_reported_at_that_path() {
     assert_eq!(r["passed"], false);
     // The report was still written, and the error line names the failed gate.
     assert!(t.root.join("reports/check.json").exists());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("below threshold"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("below threshold"), "{err}");
+    // Sessions counted as the summary counts them, not in basis points.
+    assert!(
+        err.contains("sessions passing 0/1 (0.00%, required 95.00%)"),
+        "{err}"
+    );
 }
 
 /// A route the model does not have answers with the twin's own 501 refusal: never a pass.
