@@ -698,7 +698,7 @@ impl TwinConfig {
         })?;
         let mut cfg: TwinConfig = toml::from_str(&known_text).map_err(|e| {
             // Spans refer to the filtered text; map them back through the key they name.
-            let message = plain_number_ranges(&first_line(e.message()));
+            let message = plain_tables(&plain_number_ranges(&first_line(e.message())));
             let key = e.span().and_then(|s| key_at(&known_text, s.start));
             let line = key
                 .as_deref()
@@ -1330,6 +1330,30 @@ fn plain_number_ranges(message: &str) -> String {
     message.to_string()
 }
 
+/// A type error's Rust struct name (`expected struct ThresholdOverride`) as what to write:
+/// a table, with its keys where one table is meant.
+fn plain_tables(message: &str) -> String {
+    const JARGON: &str = "expected struct ";
+    let Some(at) = message.find(JARGON) else {
+        return message.to_string();
+    };
+    let rest = &message[at + JARGON.len()..];
+    let name_len = rest
+        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .unwrap_or(rest.len());
+    let words = match &rest[..name_len] {
+        "ThresholdOverride" => {
+            "expected a table of thresholds (`body_structure`, `body_values`, \
+             `symbol_consistency`, `header_conformance`, each 0 to 1), e.g. \
+             `[diff.overrides.\"GET /customers\"]` then `body_structure = 0.99`"
+        }
+        _ => "expected a table (a `[section]` of keys)",
+    };
+    let mut out = message.to_string();
+    out.replace_range(at..at + JARGON.len() + name_len, words);
+    out
+}
+
 /// The dotted key whose value starts on the line holding `pos` in the filtered text.
 fn key_at(known_text: &str, pos: usize) -> Option<String> {
     let mut table = String::new();
@@ -1395,6 +1419,14 @@ mod tests {
         assert!(!msg.contains("u16"), "{msg}");
         assert!(msg.contains("wraith.toml:6"), "{msg}");
         assert_eq!(plain_number_ranges("expected u64x"), "expected u64x");
+        assert!(
+            plain_tables("invalid type: float `0.5`, expected struct ThresholdOverride")
+                .ends_with("then `body_structure = 0.99`"),
+        );
+        assert_eq!(
+            plain_tables("invalid type: string \"x\", expected struct Other"),
+            "invalid type: string \"x\", expected a table (a `[section]` of keys)"
+        );
     }
 
     #[test]
