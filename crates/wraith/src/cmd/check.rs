@@ -1155,6 +1155,9 @@ fn target(
     } = *setup;
     let wire = mode == "wire";
     let mut tw = HttpTwin::new(url, &model.base_url, timeout)?;
+    if !wire {
+        tw.say_if_another_twin(&[twin_name, cfg.service.name.as_str()]);
+    }
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
     // run sends no probe (and an older twin without the probe endpoint draws no warning).
     tw.probing = has_handlers(twin);
@@ -1246,6 +1249,33 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl HttpTwin {
+    /// `GET /__wraith/info`: a target serving a twin of another name (`names`: the twin
+    /// folder's and its `[service] name`) is most often the wrong port; said, not refused (a
+    /// twin may be served under another name). Silent when the target does not say.
+    fn say_if_another_twin(&self, names: &[&str]) {
+        let uri = format!("{}{}/__wraith/info", self.origin, self.prefix);
+        let Ok(request) = hyper::Request::builder()
+            .method("GET")
+            .uri(&uri)
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+        else {
+            return;
+        };
+        let Ok(obs) = self.exchange_as_served(request) else {
+            return;
+        };
+        let served = serde_json::from_slice::<serde_json::Value>(&obs.body)
+            .ok()
+            .and_then(|v| v.get("twin").and_then(|t| t.as_str()).map(str::to_string));
+        if let Some(served) = served.filter(|s| obs.status == 200 && !names.contains(&s.as_str())) {
+            eprintln!(
+                "warning: the target serves twin `{served}`, not `{}`: check that --target names \
+                 this twin's server",
+                names.first().copied().unwrap_or_default()
+            );
+        }
+    }
+
     /// `POST /__wraith/session`: create namespace `session` seeded with fixture set `fixture`.
     /// A set the twin does not have (or a provisioning body it refuses) is a usage error
     /// carrying the twin's answer, which lists the available sets; anything else is a runtime

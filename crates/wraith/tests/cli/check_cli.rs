@@ -260,6 +260,30 @@ fn check_target_replays_over_http_against_running_serve() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// `--target` pointing at another twin's server (the wrong port) is said: the twin it serves
+/// is not the one checked. A target serving the checked twin draws no such line.
+#[test]
+fn check_target_serving_another_twin_is_said() {
+    let demo = DemoTwin::synthesized();
+    let shop = DemoTwin::example_shop();
+    shop.synth();
+    let (mut child, url) = shop.serve();
+    let wrong = demo.run(&["check", "--target", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        err.contains("the target serves twin `shop`, not `demo`"),
+        "{err}"
+    );
+    let (mut child, url) = demo.serve();
+    let right = demo.run(&["check", "--target", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = String::from_utf8_lossy(&right.stderr);
+    assert!(!err.contains("the target serves twin"), "{err}");
+}
+
 /// A run over `--target` frees each session's namespace when it is done with it: a running
 /// twin keeps namespaces until told, so repeated runs (or one run of many sessions) would fill
 /// `[serve.limits] max_namespaces` and be answered 503.
