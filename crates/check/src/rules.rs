@@ -553,9 +553,14 @@ impl DiffRules {
     }
 
     /// The `[diff.overrides]` patterns, and the `[[diff.suppress]]` entries (by number) with a
-    /// route pattern, that match none of `routes` (`METHOD /path`, as the report names them):
+    /// route pattern, that match no route of `model` (`METHOD /path`, as the report names them):
     /// most often a typo, which would leave a gate or a rule silently doing nothing.
-    pub fn unmatched_routes(&self, routes: &[String]) -> (Vec<&str>, Vec<(usize, &str)>) {
+    pub fn unmatched_routes(&self, model: &wraith_model::Model) -> (Vec<&str>, Vec<(usize, &str)>) {
+        let routes: Vec<String> = model
+            .routes
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
         let none = |pat: &str| !routes.iter().any(|r| pat == r || glob(pat, r));
         let overrides = self
             .overrides

@@ -720,12 +720,7 @@ pub fn rules_input(cfg: &TwinConfig) -> RulesInput {
 /// route's own gate would silently not apply) and is a configuration error; a
 /// `[[diff.suppress]]` route matching none removes nothing and is said.
 fn rules_name_routes(twin: &TwinDir, rules: &DiffRules, model: &Model) -> Result<(), CliError> {
-    let routes: Vec<String> = model
-        .routes
-        .iter()
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    let (overrides, suppress) = rules.unmatched_routes(&routes);
+    let (overrides, suppress) = rules.unmatched_routes(model);
     for (n, pat) in suppress {
         eprintln!(
             "warning: {}: [[diff.suppress]] entry {n}: route `{pat}` matches no route of the \
@@ -749,7 +744,10 @@ fn rules_name_routes(twin: &TwinDir, rules: &DiffRules, model: &Model) -> Result
             ))
             .collect::<Vec<_>>()
             .join(", "),
-        routes.first().map_or("GET /path", String::as_str)
+        model.routes.first().map_or_else(
+            || "GET /path".to_string(),
+            |r| format!("{} {}", r.method, r.path)
+        )
     )))
 }
 

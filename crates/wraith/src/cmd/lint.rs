@@ -131,12 +131,7 @@ fn rules_without_routes(twin: &TwinDir, model: Option<&str>) -> Vec<Finding> {
     let Some(Ok(model)) = model.map(wraith_model::model_from_json_str) else {
         return out;
     };
-    let routes: Vec<String> = model
-        .routes
-        .iter()
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    let (overrides, suppress) = rules.unmatched_routes(&routes);
+    let (overrides, suppress) = rules.unmatched_routes(&model);
     for pat in overrides {
         out.push(Finding::error(
             "diff-route-unmatched",
