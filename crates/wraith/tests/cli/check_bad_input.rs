@@ -567,12 +567,7 @@ fn reports_are_replaced_both_or_neither() {
     let first = expect(&t, &["check", "--json"], 0, &[]).stdout;
     let json = t.root.join("reports/check.json");
     assert_eq!(std::fs::read(&json).unwrap(), first);
-    let mut model = t.model();
-    model["routes"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|r| r["path"] != "/health");
-    t.write_model(&model);
+    t.drop_route("/health");
     let html = t.root.join("reports/check.html");
     std::fs::remove_file(&html).unwrap();
     std::fs::create_dir(&html).unwrap();

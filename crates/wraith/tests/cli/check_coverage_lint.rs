@@ -117,13 +117,7 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
 #[test]
 fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
     let t = DemoTwin::synthesized();
-    let path = t.model_path();
-    let mut model: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    model["routes"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|r| r["path"] != "/health");
-    t.write_model(&model);
+    t.drop_route("/health");
     let c = stdout_json(&t.run(&["coverage", "--json"]));
     assert_eq!(c["uncovered_requests"], 1);
     assert_eq!(c["uncovered_examples"][0], "GET /health");

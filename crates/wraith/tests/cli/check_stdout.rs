@@ -13,12 +13,7 @@ use check_support::*;
 /// 90% gate.
 fn failing_twin() -> DemoTwin {
     let t = DemoTwin::synthesized();
-    let mut model = t.model();
-    model["routes"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|r| r["path"] != "/health");
-    t.write_model(&model);
+    t.drop_route("/health");
     t
 }
 

@@ -142,6 +142,17 @@ impl DemoTwin {
         .unwrap();
     }
 
+    /// Drop the model's routes at `path` (every method): their recorded exchanges are then
+    /// answered with the twin's route-miss refusal.
+    pub fn drop_route(&self, path: &str) {
+        let mut model = self.model();
+        model["routes"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|r| r["path"] != path);
+        self.write_model(&model);
+    }
+
     /// Duplicate the recorded session under `n` more session ids (`…-copy<i>`), so a twin has
     /// several sessions to hold out.
     pub fn add_session_copies(&self, n: usize) {
