@@ -219,6 +219,22 @@ impl std::fmt::Display for SessionProblem {
                 if missing.len() > SHOWN {
                     list.push(format!("and {} more range(s)", missing.len() - SHOWN));
                 }
+                // Every file the manifest counts is there and more lie past them: the gap is
+                // between the session's last exchange and files that may not belong to it.
+                if let Some(n) = *manifest_count
+                    && missing.iter().all(|&(a, _)| a >= n)
+                {
+                    return write!(
+                        f,
+                        "session {folder}: manifest.json says {n} exchange(s) and they are all \
+                         there, but {} more file(s) lie past them after a gap ({} missing); \
+                         remove the files that do not belong to this session, or restore the \
+                         missing ones and fix exchange_count (until then every exchange \
+                         present is used)",
+                        present.saturating_sub(n),
+                        list.join(", ")
+                    );
+                }
                 let says = match manifest_count {
                     Some(n) => format!("manifest.json says {n} exchange(s), "),
                     None => String::new(),
@@ -1010,6 +1026,32 @@ mod tests {
             }
         );
         assert!(check_sessions(&tmp.path().join("nope")).is_empty());
+    }
+
+    #[test]
+    fn files_past_a_complete_manifest_are_named_as_extra_not_the_manifest_as_short() {
+        let p = SessionProblem::MissingExchanges {
+            folder: "s".into(),
+            manifest_count: Some(4),
+            present: 5,
+            missing: vec![(4, 8)],
+        };
+        let text = p.to_string();
+        assert!(
+            text.contains(
+                "manifest.json says 4 exchange(s) and they are all there, but 1 more file(s) \
+                 lie past them after a gap (000004.wrec.zst to 000008.wrec.zst missing)"
+            ),
+            "{text}"
+        );
+        // A gap inside the counted exchanges keeps the missing-files wording.
+        let inside = SessionProblem::MissingExchanges {
+            folder: "s".into(),
+            manifest_count: Some(4),
+            present: 3,
+            missing: vec![(1, 1)],
+        };
+        assert!(inside.to_string().contains("1 exchange file(s) missing"));
     }
 
     #[test]
