@@ -6,7 +6,7 @@ use crate::check_support;
 
 use check_support::*;
 use serde_json::Value;
-use std::process::Output;
+use std::process::{Command, Output};
 
 #[test]
 fn check_in_memory_passes_demo_twin_and_writes_canonical_reports() {
@@ -310,6 +310,43 @@ fn check_target_frees_its_namespaces_so_repeated_runs_fit_a_one_namespace_twin()
     }
     let info: Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["sessions"], 0, "{info:#}");
+}
+
+/// A twin whose control plane wants a token refuses the namespace `DELETE` of a run without
+/// one: said once, and the run's result is unchanged; with the token the namespaces go.
+#[test]
+fn check_target_without_the_control_token_says_its_namespaces_stay() {
+    let t = DemoTwin::synthesized();
+    let token = t.tmp.path().join("token");
+    std::fs::write(&token, "s3cret-token\n").unwrap();
+    let (mut child, url) = check_support::serve_twin_with(
+        &t.root,
+        &t.tmp.path().join("ready.json"),
+        &["--control-token-file", token.to_str().unwrap()],
+    );
+    let without = t.run(&["check", "--target", &url, "--json"]);
+    let with = Command::new(bin())
+        .args(["check"])
+        .arg(&t.root)
+        .args(["--target", &url, "--json"])
+        .env("WRAITH_HMAC_KEY", "check-tests-key")
+        .env("WRAITH_CONTROL_TOKEN", "s3cret-token")
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = String::from_utf8_lossy(&without.stderr);
+    assert_eq!(without.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.matches("cannot free the replay namespaces").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("WRAITH_CONTROL_TOKEN"), "{err}");
+    assert_eq!(stdout_json(&without)["score_bp"], 10_000);
+    let err = String::from_utf8_lossy(&with.stderr);
+    assert_eq!(with.status.code(), Some(0), "{err}");
+    assert!(!err.contains("cannot free"), "{err}");
 }
 
 /// Replace `from` (which must be there) with `to` in the twin's `wraith.toml`.

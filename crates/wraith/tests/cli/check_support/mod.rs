@@ -194,11 +194,17 @@ pub fn stdout_json(out: &Output) -> Value {
 /// Start `wraith serve <root>` on a free port, its ready file at `ready`; returns the child and
 /// its base URL once the ready file names it.
 pub fn serve_twin(root: &Path, ready: &Path) -> (Child, String) {
+    serve_twin_with(root, ready, &[])
+}
+
+/// [`serve_twin`] with more `wraith serve` arguments.
+pub fn serve_twin_with(root: &Path, ready: &Path, args: &[&str]) -> (Child, String) {
     let mut child = Command::new(bin())
         .arg("serve")
         .arg(root)
         .args(["--port", "0", "--ready-json"])
         .arg(ready)
+        .args(args)
         .env("WRAITH_HMAC_KEY", "check-tests-key")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
