@@ -46,6 +46,12 @@ pub fn stdout_failure() -> Option<&'static str> {
 
 use std::io::IsTerminal;
 
+/// `1 session`, `3 sessions`: a count and its noun for a summary line (nouns taking an `s`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Print `value` on stdout as canonical JSON (keys sorted, compact, one trailing newline): the
 /// form every file Wraith writes has, so `--json > file` is such a file, and the same form
 /// `wraith check --json` prints. `jq .` pretty-prints it for a person.

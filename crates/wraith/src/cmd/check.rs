@@ -1946,14 +1946,14 @@ fn print_summary(twin: &TwinDir, r: &Report) {
     );
     if let Some(h) = &r.holdout {
         outln!(
-            "  holdout k={}: in-sample {}/10000 ({} exchanges, {} sessions) · held-out {}/10000 ({} exchanges, {} sessions)",
+            "  holdout k={}: in-sample {}/10000 ({}, {}) · held-out {}/10000 ({}, {})",
             h.k,
             h.in_sample_score_bp,
-            h.in_sample_exchanges,
-            h.training_sessions,
+            crate::output::count(h.in_sample_exchanges, "exchange"),
+            crate::output::count(h.training_sessions, "session"),
             h.held_out_score_bp,
-            h.held_out_exchanges,
-            h.held_out_sessions.len()
+            crate::output::count(h.held_out_exchanges, "exchange"),
+            crate::output::count(h.held_out_sessions.len() as u64, "session")
         );
     }
     if !r.causes.is_empty() {

@@ -119,14 +119,14 @@ pub fn run(args: Args) -> CmdResult {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "coverage  {}  routes {}/{} exercised ({}.{:02}%)  {} sessions  {} exchanges",
+        "coverage  {}  routes {}/{} exercised ({}.{:02}%)  {}  {}",
         c.twin,
         c.routes_exercised,
         c.routes_total,
         c.route_coverage_bp / 100,
         c.route_coverage_bp % 100,
-        c.sessions,
-        c.exchanges
+        crate::output::count(c.sessions, "session"),
+        crate::output::count(c.exchanges, "exchange")
     );
     for (op, s) in &c.state_ops {
         outln!(
@@ -259,13 +259,17 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
     for r in &routes {
         let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
         outln!(
-            "  {:<48} can answer: {:<32} exact {:>4} ({} moments)  variants {}  leaves: {}",
+            "  {:<48} can answer: {:<32} exact {:>4} ({})  variants {}  leaves: {}",
             r.route,
             r.can_answer.join(", "),
             r.exact_requests,
-            r.moments,
+            crate::output::count(r.moments, "moment"),
             r.variants,
-            leaves.join(", ")
+            if leaves.is_empty() {
+                "none".to_string()
+            } else {
+                leaves.join(", ")
+            }
         );
     }
     Ok(ExitCode::SUCCESS)

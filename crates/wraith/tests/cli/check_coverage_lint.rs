@@ -123,6 +123,17 @@ fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
     assert_eq!(c["uncovered_examples"][0], "GET /health");
 }
 
+/// Counts in the text summaries take their noun's number: one session, six exchanges, one moment.
+#[test]
+fn text_summaries_say_one_session_not_one_sessions() {
+    let t = DemoTwin::synthesized();
+    let text = String::from_utf8(t.run(&["coverage"]).stdout).unwrap();
+    assert!(text.contains("  1 session  6 exchanges"), "{text}");
+    let text = String::from_utf8(t.run(&["inspect", "--provenance"]).stdout).unwrap();
+    assert!(text.contains("(1 moment)"), "{text}");
+    assert!(!text.contains("(1 moments)"), "{text}");
+}
+
 #[test]
 fn lint_passes_a_freshly_synthesized_twin() {
     let t = DemoTwin::synthesized();
