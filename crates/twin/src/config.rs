@@ -673,10 +673,14 @@ impl TwinConfig {
 
     /// Parse `wraith.toml` text; `path` is used in messages only.
     pub fn parse(text: &str, path: &Path) -> Result<TwinConfig, TwinError> {
-        let doc = toml_edit::Document::parse(text).map_err(|e| TwinError::Config {
-            path: path.to_path_buf(),
-            line: e.span().map(|s| line_of(text, s.start)).unwrap_or(0),
-            message: first_line(e.message()),
+        let doc = toml_edit::Document::parse(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
+            let message = first_line(e.message());
+            TwinError::Config {
+                path: path.to_path_buf(),
+                line,
+                message: explain_duplicate(&message, text, line),
+            }
         })?;
         // Strip unknown keys first so they warn instead of failing `deny_unknown_fields` (which is
         // there so a key in a wrong place inside a known table is still reported precisely).
@@ -1330,6 +1334,35 @@ fn plain_number_ranges(message: &str) -> String {
     message.to_string()
 }
 
+/// The parser's bare "duplicate key" with what was written twice: a table header (`[diff]`
+/// twice, first at line 61) or a key set twice in one table.
+fn explain_duplicate(message: &str, text: &str, line: usize) -> String {
+    if message != "duplicate key" || line == 0 {
+        return message.to_string();
+    }
+    let here = text.lines().nth(line - 1).unwrap_or("").trim();
+    if let Some(header) = here.strip_prefix('[').and_then(|h| h.split(']').next()) {
+        let first = text
+            .lines()
+            .position(|l| {
+                l.trim().strip_prefix('[').and_then(|h| h.split(']').next()) == Some(header)
+            })
+            .map(|i| i + 1)
+            .filter(|&i| i < line);
+        return match first {
+            Some(first) => format!(
+                "`[{header}]` appears twice (first at line {first}); put its keys in one table"
+            ),
+            None => format!("`[{header}]` is defined twice; put its keys in one table"),
+        };
+    }
+    let key = here.split('=').next().unwrap_or("").trim();
+    if key.is_empty() {
+        return message.to_string();
+    }
+    format!("`{key}` is set twice in the same table; keep one")
+}
+
 /// A type error's Rust struct name (`expected struct ThresholdOverride`) as what to write:
 /// a table, with its keys where one table is meant.
 fn plain_tables(message: &str) -> String {
@@ -1419,6 +1452,16 @@ mod tests {
         assert!(!msg.contains("u16"), "{msg}");
         assert!(msg.contains("wraith.toml:6"), "{msg}");
         assert_eq!(plain_number_ranges("expected u64x"), "expected u64x");
+        let twice = "[diff]\nrequired_score = 0.5\n\n[diff]\nsession_pass_rate = 0.5\n";
+        assert_eq!(
+            explain_duplicate("duplicate key", twice, 4),
+            "`[diff]` appears twice (first at line 1); put its keys in one table"
+        );
+        let key_twice = "[diff]\nrequired_score = 0.5\nrequired_score = 0.6\n";
+        assert_eq!(
+            explain_duplicate("duplicate key", key_twice, 3),
+            "`required_score` is set twice in the same table; keep one"
+        );
         assert!(
             plain_tables("invalid type: float `0.5`, expected struct ThresholdOverride")
                 .ends_with("then `body_structure = 0.99`"),
