@@ -16,8 +16,12 @@
 //! [`ArrayNode::List`], where elements are matched order-independently. When the twin claims an
 //! exact replay (`X-Wraith-Replay`), the caller passes no template and every position is exact.
 
+use std::collections::HashMap;
+
+use foldhash::HashSet;
+
 use serde_json::Value;
-use wraith_model::{ArrayNode, EchoSource, Hole, HoleKind, JsonType, Node};
+use wraith_model::{ArrayNode, BodyTemplate, EchoSource, Hole, HoleKind, JsonType, Model, Node};
 
 use crate::rules::{DiffRules, UserClass};
 
@@ -110,6 +114,92 @@ impl FieldClass<'_> {
             HoleKind::Clock { .. } => FieldClass::Timestamp,
             HoleKind::Observed => FieldClass::Enum(&hole.examples, &hole.more_examples),
         }
+    }
+}
+
+/// The recorded values of every `enum` position of a model's templates that keeps more than
+/// its rendered `examples` (up to 256 in all), so the judge looks an answered value up instead
+/// of comparing it with each one.
+///
+/// A position is keyed by the address of its hole's `more_examples`: the model is borrowed for
+/// the index's life, so no other live value has that address, and a template built elsewhere
+/// (not the model's) is simply not found and scanned as before.
+#[derive(Debug, Default)]
+pub struct EnumIndex<'m> {
+    by_position: HashMap<usize, EnumMembers<'m>>,
+}
+
+/// The members of one indexed position: a string can only equal a string member, anything
+/// else only a member that is no string ([`json_eq`]). Every answered string at the position
+/// is hashed, so with a hasher that is quick on short strings.
+#[derive(Debug, Default)]
+struct EnumMembers<'m> {
+    strings: HashSet<&'m str>,
+    others: Vec<&'m Value>,
+}
+
+impl<'m> EnumIndex<'m> {
+    /// Index every observed hole with `more_examples` in the body templates of `model`'s
+    /// variants (their per-type union templates included).
+    pub fn new(model: &'m Model) -> EnumIndex<'m> {
+        Self::of_templates(model.routes.iter().flat_map(|r| &r.variants).flat_map(|v| {
+            let root = match &v.body {
+                BodyTemplate::Json { root } => Some(root),
+                _ => None,
+            };
+            root.into_iter()
+                .chain(v.union.iter().flat_map(|u| &u.templates))
+        }))
+    }
+
+    /// Index the observed holes with `more_examples` in `templates`.
+    pub fn of_templates(templates: impl IntoIterator<Item = &'m Node>) -> EnumIndex<'m> {
+        let mut index = EnumIndex::default();
+        templates.into_iter().for_each(|t| index.note(t));
+        index
+    }
+
+    fn note(&mut self, node: &'m Node) {
+        match node {
+            Node::Const { .. } => {}
+            Node::Object { fields } => fields.iter().for_each(|f| self.note(&f.value)),
+            Node::Array(ArrayNode::Tuple { items }) => items.iter().for_each(|n| self.note(n)),
+            Node::Array(ArrayNode::List {
+                representatives, ..
+            }) => representatives.iter().for_each(|n| self.note(n)),
+            Node::Hole(hole) => {
+                if let Some(t) = embedded_template(hole) {
+                    self.note(t);
+                }
+                if !matches!(hole.source, HoleKind::Observed) || hole.more_examples.is_empty() {
+                    return;
+                }
+                let mut members = EnumMembers::default();
+                for m in hole.examples.iter().chain(&hole.more_examples) {
+                    match m {
+                        Value::String(s) => {
+                            members.strings.insert(s.as_str());
+                        }
+                        other => members.others.push(other),
+                    }
+                }
+                self.by_position
+                    .insert(hole.more_examples.as_ptr() as usize, members);
+            }
+        }
+    }
+
+    /// Whether `actual` is one of the members of the position whose `more_examples` is `more`;
+    /// `None` when that position is not indexed.
+    fn accepts(&self, more: &[Value], actual: &Value) -> Option<bool> {
+        if more.is_empty() {
+            return None;
+        }
+        let members = self.by_position.get(&(more.as_ptr() as usize))?;
+        Some(match actual {
+            Value::String(s) => members.strings.contains(s.as_str()),
+            other => members.others.iter().any(|m| json_eq(m, other)),
+        })
     }
 }
 
@@ -368,6 +458,8 @@ pub struct BodyDiff<'c> {
     /// How an element of a tagged-union list whose tag the model never recorded is judged
     /// (`[[diff.tagged_union_policy]]`; `reject_unknown` unless the route's entry says else).
     unknown_tags: UnknownTagPolicy,
+    /// The model's indexed `enum` positions, looked up before scanning a position's members.
+    enums: Option<&'c EnumIndex<'c>>,
 }
 
 /// What the judge does with an element of a tagged-union list ([`ArrayNode::List`] with a
@@ -456,7 +548,14 @@ impl<'c> BodyDiff<'c> {
             echo_failures: Vec::new(),
             symbols: None,
             unknown_tags: UnknownTagPolicy::default(),
+            enums: None,
         }
+    }
+
+    /// Look `enum` positions up in `index` (the model's) instead of scanning their members.
+    pub fn with_enums(mut self, index: &'c EnumIndex<'c>) -> BodyDiff<'c> {
+        self.enums = Some(index);
+        self
     }
 
     /// Judge tagged-union elements with an unrecorded tag by `policy` (see [`UnknownTagPolicy`]).
@@ -686,7 +785,11 @@ impl<'c> BodyDiff<'c> {
                 }
             }
             FieldClass::Enum(members, more) => {
-                if !members.iter().chain(more).any(|m| json_eq(m, actual)) {
+                let member = match self.enums.and_then(|ix| ix.accepts(more, actual)) {
+                    Some(known) => known,
+                    None => members.iter().chain(more).any(|m| json_eq(m, actual)),
+                };
+                if !member {
                     let cat = mismatch_category(expected, actual);
                     self.push(segs, cat, Some(expected), Some(actual));
                 }
@@ -1443,6 +1546,42 @@ mod tests {
         );
     }
 
+    /// An `enum` hole with `host-0`..`host-{n-1}` recorded (8 rendered, the rest kept), plus the
+    /// number `7` and `null`, under `host_uuid`.
+    fn wide_enum(n: usize) -> Node {
+        let mut recorded: Vec<Value> = (0..n).map(|i| json!(format!("host-{i}"))).collect();
+        recorded.extend([json!(7), Value::Null]);
+        let Node::Hole(mut h) = hole(HoleKind::Observed, JsonType::Mixed, recorded[..8].to_vec())
+        else {
+            unreachable!()
+        };
+        h.more_examples = recorded[8..].to_vec();
+        obj(vec![("host_uuid", Node::Hole(h))])
+    }
+
+    #[test]
+    fn an_indexed_enum_position_accepts_its_recorded_values_and_no_other() {
+        let echo = EchoContext::default();
+        let t = wide_enum(40);
+        let index = EnumIndex::of_templates([&t]);
+        let judge = |actual: Value| {
+            let mut d = BodyDiff::new(&echo).with_enums(&index);
+            d.run(
+                Some(&t),
+                &json!({"host_uuid": "host-0"}),
+                &json!({ "host_uuid": actual }),
+            );
+            d.divergences.len()
+        };
+        // A recorded string past the rendered examples, a recorded number (as a number), and
+        // a recorded null pass; an unrecorded string, or the number's text, does not.
+        assert_eq!(judge(json!("host-39")), 0);
+        assert_eq!(judge(json!(7.0)), 0);
+        assert_eq!(judge(Value::Null), 0);
+        assert_eq!(judge(json!("host-40")), 1);
+        assert_eq!(judge(json!("7")), 1);
+    }
+
     #[test]
     fn echoed_fields_must_equal_the_request_value() {
         let echo = EchoContext::new(
@@ -1839,6 +1978,40 @@ mod tests {
                 .map(|(k, x)| (k.as_str(), lists_everywhere(x)))
                 .collect()),
             leaf => hole(HoleKind::Observed, JsonType::of(leaf), vec![json!(0)]),
+        }
+    }
+
+    /// Answers at a [`wide_enum`] position: recorded and unrecorded strings, numbers written
+    /// either way, `null`, and a number's text.
+    fn enum_answer() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0usize..40).prop_map(|i| json!(format!("host-{i}"))),
+            (0i64..10).prop_map(|i| json!(i)),
+            (0i64..10).prop_map(|i| json!(i as f64)),
+            Just(Value::Null),
+            Just(json!("7")),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Looking an `enum` position up in the model's index judges every answer as scanning
+        /// the position's recorded values does.
+        #[test]
+        fn an_indexed_enum_position_judges_as_the_scan_does(
+            n in 9usize..30,
+            actual in enum_answer(),
+        ) {
+            let echo = EchoContext::default();
+            let t = wide_enum(n);
+            let index = EnumIndex::of_templates([&t]);
+            let recorded = json!({"host_uuid": "host-0"});
+            let answer = json!({ "host_uuid": actual });
+            let mut scanned = BodyDiff::new(&echo);
+            scanned.run(Some(&t), &recorded, &answer);
+            let mut looked_up = BodyDiff::new(&echo).with_enums(&index);
+            looked_up.run(Some(&t), &recorded, &answer);
+            proptest::prop_assert_eq!(scanned.divergences, looked_up.divergences);
         }
     }
 

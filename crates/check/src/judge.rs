@@ -13,7 +13,9 @@ use wraith_engine::Provenance;
 use wraith_model::{BodyTemplate, EchoSource, Model, Node, Route};
 use wraith_recording::Exchange;
 
-use crate::diff::{BodyDiff, Category, Divergence, EchoContext, fit, json_eq, leaked_placeholder};
+use crate::diff::{
+    BodyDiff, Category, Divergence, EchoContext, EnumIndex, fit, json_eq, leaked_placeholder,
+};
 use crate::rules::{DiffRules, Suppressed};
 
 /// The twin's answer to one replayed request, however it was obtained (in process or over HTTP).
@@ -91,6 +93,7 @@ pub struct ModelIndex<'m> {
     model: &'m Model,
     by_name: HashMap<String, usize>,
     by_source: HashMap<String, usize>,
+    enums: EnumIndex<'m>,
 }
 
 impl<'m> ModelIndex<'m> {
@@ -114,7 +117,13 @@ impl<'m> ModelIndex<'m> {
             model,
             by_name,
             by_source,
+            enums: EnumIndex::new(model),
         }
+    }
+
+    /// The model's `enum` positions, for [`BodyDiff::with_enums`].
+    pub(crate) fn enums(&self) -> &EnumIndex<'m> {
+        &self.enums
     }
 
     pub fn model(&self) -> &'m Model {
@@ -550,6 +559,7 @@ pub(crate) fn passes(
         (pick_template_split(index, obs, actual, e, opts), rules)
     };
     let mut d = BodyDiff::new(echo)
+        .with_enums(index.enums())
         .with_fields(fields)
         .with_unknown_tags(opts.unions.policy(obs.route.as_deref()));
     d.stop_at_first();
@@ -754,6 +764,7 @@ fn judge_unsuppressed(
         let before = (divergences.len(), compared);
         diff_bodies(
             template,
+            index.enums(),
             fields,
             opts.unions.policy(obs.route.as_deref()),
             expected_body,
@@ -947,7 +958,7 @@ fn generated_pairs_with(
     let pairs = match walked {
         Some(pairs) => pairs,
         None => {
-            let mut d = BodyDiff::new(&echo);
+            let mut d = BodyDiff::new(&echo).with_enums(index.enums());
             d.collect_generated_pairs();
             d.run(Some(template), recorded, answered);
             d.take_generated_pairs()
@@ -1061,6 +1072,7 @@ fn kind(b: &Body) -> &'static str {
 #[allow(clippy::too_many_arguments)]
 fn diff_bodies(
     template: Option<&Node>,
+    enums: &EnumIndex<'_>,
     fields: Option<&DiffRules>,
     unknown_tags: crate::diff::UnknownTagPolicy,
     expected: &Body,
@@ -1073,6 +1085,7 @@ fn diff_bodies(
     match (expected, &*actual) {
         (Body::Json(e), Body::Json(a)) => {
             let mut d = BodyDiff::new(echo)
+                .with_enums(enums)
                 .with_fields(fields)
                 .with_unknown_tags(unknown_tags);
             d.run(template, e, a);

@@ -115,7 +115,7 @@ pub fn check_memo(
         return;
     };
     let echo = echo_context(ex, obs);
-    let mut d = BodyDiff::new(&echo);
+    let mut d = BodyDiff::new(&echo).with_enums(index.enums());
     d.check_symbols(ids);
     // The id-flow step walks the same answer under the same template against the same
     // recording (`generated_pairs_memo`): its pairs are collected here, on the same walk
