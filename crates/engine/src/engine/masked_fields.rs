@@ -198,8 +198,8 @@ fn representatives_at<'n>(root: &'n Node, pointer: &str) -> Option<&'n [Node]> {
 }
 
 /// Whether no create of `ty` ever answered `value` at the record's field `key`, and at least
-/// one answers the field: each 2xx create answer holding it holds a minted value or another
-/// constant there.
+/// one answers the field: each 2xx create answer holding it holds a minted value, another
+/// constant, or observed values that are all recorded (not cut) and none of them `value`.
 fn never_created(model: &Model, ty: &str, pk: &str, key: &str, value: &Value) -> bool {
     let mut answered = false;
     for v in create_answers(model, ty) {
@@ -215,6 +215,21 @@ fn never_created(model: &Model, ty: &str, pk: &str, key: &str, value: &Value) ->
                 source: HoleKind::Generated { shape },
                 ..
             }) => !minted_shape(shape, value),
+            // Values the creates answered, kept in full: masking when none was the constant
+            // (secrets the recordings hold scrubbed are told apart only as observed values).
+            Node::Hole(
+                h @ Hole {
+                    source: HoleKind::Observed,
+                    ..
+                },
+            ) => {
+                !h.examples_cut
+                    && !h
+                        .examples
+                        .iter()
+                        .chain(&h.more_examples)
+                        .any(|e| e == value)
+            }
             node => constant_of(node).is_some_and(|c| c != *value),
         };
         if !other {

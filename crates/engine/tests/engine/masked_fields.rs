@@ -31,6 +31,11 @@ fn secret_shape() -> IdShape {
 /// `{"beta": 0}`) and `GET /v1/clients`, whose recorded items all list `secret` as `listed`,
 /// `label` as `app` and `flags` as `{"beta": false}`.
 fn clients(listed: &str) -> Engine {
+    clients_answering(gen_id(secret_shape()), listed)
+}
+
+/// [`clients`], the create answering `secret` as `secret`.
+fn clients_answering(secret: Node, listed: &str) -> Engine {
     let create = R::new("POST", "/v1/clients")
         .op(StateOp::Create, "clients")
         .variant(
@@ -40,7 +45,7 @@ fn clients(listed: &str) -> Engine {
                 fields: vec![
                     field("id", gen_id(cus_id())),
                     field("label", echo_body("/label", JsonType::String)),
-                    field("secret", gen_id(secret_shape())),
+                    field("secret", secret),
                     field(
                         "flags",
                         Node::Object {
@@ -130,4 +135,47 @@ fn a_listed_constant_of_the_minted_shape_is_one_records_own_and_masks_nothing() 
         .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
         .expect("the session's client is listed");
     assert_eq!(mine["secret"], created["secret"], "{page}");
+}
+
+/// The create's `secret` as synth classes secrets the recordings hold scrubbed: an observed
+/// value per recorded create (`examples` then `more_examples`, `cut` when more were recorded).
+fn observed_secrets(examples: &[&str], more: &[&str], cut: bool) -> Node {
+    let strings = |xs: &[&str]| xs.iter().map(|x| json!(x)).collect::<Vec<_>>();
+    let Node::Hole(mut h) = hole(HoleKind::Observed, JsonType::String, strings(examples)) else {
+        unreachable!()
+    };
+    h.more_examples = strings(more);
+    h.examples_cut = cut;
+    Node::Hole(h)
+}
+
+fn my_listed_secret(e: &Engine) -> (Value, Value) {
+    let (created, page) = create_then_list(e);
+    let mine = page
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
+        .expect("the session's client is listed");
+    (created["secret"].clone(), mine["secret"].clone())
+}
+
+#[test]
+fn a_listed_constant_no_observed_create_secret_was_masks_it() {
+    // Every recorded create answered its own (scrubbed) secret, none of them the listed one.
+    let secrets = observed_secrets(&["tok_a", "tok_b"], &["tok_c"], false);
+    let (created, listed) = my_listed_secret(&clients_answering(secrets, "tok_listed"));
+    assert_ne!(created, json!("tok_listed"));
+    assert_eq!(listed, json!("tok_listed"));
+}
+
+#[test]
+fn a_listed_constant_some_create_answered_or_may_have_masks_nothing() {
+    // A create answered the listed constant itself (past the rendered examples): the listing
+    // may be showing a record's own value.
+    let secrets = observed_secrets(&["tok_a", "tok_b"], &["tok_listed"], false);
+    let (created, listed) = my_listed_secret(&clients_answering(secrets, "tok_listed"));
+    assert_eq!(listed, created);
+    // More values were recorded than kept: one of those may have been the constant.
+    let secrets = observed_secrets(&["tok_a", "tok_b"], &["tok_c"], true);
+    let (created, listed) = my_listed_secret(&clients_answering(secrets, "tok_listed"));
+    assert_eq!(listed, created);
 }
