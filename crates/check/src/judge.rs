@@ -955,7 +955,7 @@ fn generated_pairs_with(
     let Body::Json(answered) = &answered else {
         return Vec::new();
     };
-    let pairs = match walked {
+    let mut pairs = match walked {
         Some(pairs) => pairs,
         None => {
             let mut d = BodyDiff::new(&echo).with_enums(index.enums());
@@ -964,6 +964,7 @@ fn generated_pairs_with(
             d.take_generated_pairs()
         }
     };
+    pairs.extend(shown_prefix_pairs(index, obs, recorded, answered));
     if let Some((c, key, echoed)) = slot {
         c.pairs.entry(key).or_default().push(CachedPairs {
             expected: expected.bytes.clone(),
@@ -975,6 +976,54 @@ fn generated_pairs_with(
         });
     }
     pairs
+}
+
+/// The pairs a create's answer gives of the values later views show only the first characters
+/// of (`EntityType::read_prefixes`, a secret shown once): each such top-level field's recorded
+/// prefix, answered as the same prefix of the twin's value of the same length. A later read
+/// that shows the recorded secret's first characters then reads, in the session's names, as
+/// showing the first characters of the secret the twin gave this session.
+fn shown_prefix_pairs(
+    index: &ModelIndex<'_>,
+    obs: &Observed,
+    recorded: &Value,
+    answered: &Value,
+) -> Vec<(Value, Value)> {
+    let Some(route) = obs.route.as_deref().and_then(|name| index.route(name)) else {
+        return Vec::new();
+    };
+    if route.state_op != Some(wraith_model::StateOp::Create) {
+        return Vec::new();
+    }
+    let Some(ty) = route
+        .entity_type
+        .as_deref()
+        .and_then(|ty| index.model().entity_types.get(ty))
+    else {
+        return Vec::new();
+    };
+    /// The first `n` characters of `s`, when it has more.
+    fn cut(s: &str, n: u64) -> Option<&str> {
+        let n = usize::try_from(n).ok()?;
+        s.char_indices().nth(n).map(|(at, _)| &s[..at])
+    }
+    ty.read_prefixes
+        .iter()
+        .filter_map(|(field, &n)| {
+            let (Some(Value::String(x)), Some(Value::String(y))) =
+                (recorded.get(field), answered.get(field))
+            else {
+                return None;
+            };
+            // A value of another length is no mint of the recorded one's shape (the outbound
+            // pass's token of it, say): its first characters name nothing the read shows.
+            if x.chars().count() != y.chars().count() {
+                return None;
+            }
+            let (x, y) = (cut(x, n)?, cut(y, n)?);
+            (x != y).then(|| (json!(x), json!(y)))
+        })
+        .collect()
 }
 
 /// Some JSON template [`pick_template`] can choose for `obs` (the answered route's variants of
@@ -1534,6 +1583,68 @@ mod tests {
     use super::*;
     use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
+
+    /// `POST /v1/pairings` creating `pairings` records, whose `code` later views show as its
+    /// first 4 characters (`read_prefixes`).
+    const PAIRINGS: &str = r#"{
+ "base_url": "https://api.pairings.test",
+ "diagnostics": [],
+ "entity_types": {"pairings": {"primary_key": "id", "known_ids": [], "known_missing": [],
+   "read_prefixes": {"code": 4}}},
+ "recorded_at": "2026-06-05T12:00:02Z",
+ "routes": [{
+   "entity_type": "pairings", "exact": [], "exchange_count": 1, "id": "post_v1_pairings",
+   "latency": {"p50_ms": 1, "p90_ms": 1, "p99_ms": 1, "sample_count": 1},
+   "method": "POST", "params": [], "path": "/v1/pairings", "state_op": "create",
+   "variants": []
+ }],
+ "schema_version": 1, "sessions": [], "tool_version": "0.1.0", "twin": "pairings"
+}"#;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_create_pairs_the_shown_prefix_of_a_minted_code_of_the_recorded_length() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let obs = |route: &str| Observed {
+            status: 200,
+            headers: Vec::new(),
+            body: Vec::new(),
+            provenance: None,
+            route: Some(route.into()),
+            replay: None,
+        };
+        let create = obs("POST /v1/pairings");
+        let pairs = |recorded: Value, answered: Value| {
+            shown_prefix_pairs(&index, &create, &recorded, &answered)
+        };
+        assert_eq!(
+            pairs(json!({"code": "abcdef12"}), json!({"code": "9876fedc"})),
+            vec![(json!("abcd"), json!("9876"))]
+        );
+        // The outbound pass's token of the recorded code is no mint of its shape.
+        assert!(
+            pairs(
+                json!({"code": "abcdef12"}),
+                json!({"code": "wraith_tok_x1"})
+            )
+            .is_empty()
+        );
+        // Equal prefixes, a code no longer than its prefix, a code that is no string: nothing.
+        assert!(pairs(json!({"code": "abcdef12"}), json!({"code": "abcd0000"})).is_empty());
+        assert!(pairs(json!({"code": "abcd"}), json!({"code": "wxyz"})).is_empty());
+        assert!(pairs(json!({"code": 12345678}), json!({"code": 87654321})).is_empty());
+        // Only a create's answer: the same bodies answered by another route pair nothing.
+        assert!(
+            shown_prefix_pairs(
+                &index,
+                &obs("GET /v1/pairings"),
+                &json!({"code": "abcdef12"}),
+                &json!({"code": "9876fedc"})
+            )
+            .is_empty()
+        );
+    }
 
     #[test]
     fn a_leaked_placeholder_is_found_in_the_bytes_as_in_the_text() {

@@ -19,6 +19,7 @@ mod check_idflow;
 mod check_jobs;
 mod check_list_item_classes;
 mod check_lua;
+mod check_read_prefixes;
 mod check_scoring_version;
 mod check_session_names;
 mod check_stdout;
