@@ -2081,7 +2081,23 @@ impl Engine {
                     && let Some(store) = ns.type_store(ty)
                 {
                     let has_fixtures = store.live.values().any(|e| e.origin == Origin::Fixture);
-                    if store.has_synth_writes() || has_fixtures || (!in_run && store.has_writes()) {
+                    // A page its run recorded after more writes than this session has sent shows
+                    // writes the session never made (a delete of the record it still holds):
+                    // the session's writes are merged as if the page were another run's.
+                    let provisional_at = match &pick {
+                        AxisPick::Within { idx, .. } => candidates[*idx].0,
+                        AxisPick::Past => candidates[candidates.len() - 1].0,
+                    };
+                    let run_wrote_more = self
+                        .run_index()
+                        .moments(r, ei)
+                        .get(provisional_at)
+                        .and_then(|(_, position)| *position)
+                        .is_some_and(|(writes, _)| writes > ns.writes_sent);
+                    if store.has_synth_writes()
+                        || has_fixtures
+                        || ((!in_run || run_wrote_more) && store.has_writes())
+                    {
                         merge_list = Some(ty.clone());
                     }
                 }

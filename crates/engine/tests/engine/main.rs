@@ -51,6 +51,7 @@ mod text_mentions;
 mod text_rendering;
 mod text_tags;
 mod time_axis;
+mod unsent_writes;
 mod variant_unions;
 mod viewer_fields;
 mod wrapped_creates;
