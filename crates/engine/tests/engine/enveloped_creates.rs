@@ -7,75 +7,28 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::*;
-use wraith_recording::{
-    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
-    RecordedSession, Safety, Timing,
-};
-
-fn exchange(n: u64, method: &str, path: &str, body: Option<Value>, response: Value) -> Exchange {
-    let mut resp_headers = Headers::new();
-    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
-    let start = 1_700_000_000_000_000 + n * 1_000;
-    Exchange {
-        protocol: "http".into(),
-        request: RecordedRequest {
-            method: method.into(),
-            path: path.into(),
-            query: String::new(),
-            headers: Headers::new(),
-            body: body
-                .as_ref()
-                .map(|b| serde_json::to_vec(b).unwrap())
-                .unwrap_or_default(),
-            content_type: body.map(|_| "application/json".into()),
-            origin: None,
-        },
-        response: RecordedResponse {
-            status: 200,
-            headers: resp_headers,
-            content_type: Some("application/json".into()),
-        },
-        frames: vec![Frame {
-            direction: "server".into(),
-            timestamp_us: start,
-            body: serde_json::to_vec(&response).unwrap(),
-            frame_type: "data".into(),
-        }],
-        timing: Timing {
-            request_start_us: start,
-            first_byte_us: start,
-            last_byte_us: start,
-        },
-        correlation: Correlation {
-            exchange_index: n,
-            tags: Vec::new(),
-        },
-        safety: Safety::default(),
-        content: Content::default(),
-        truncated: false,
-    }
-}
+use wraith_recording::RecordedSession;
 
 /// One recorded run: create a board (answered in an envelope), read it (the same envelope,
 /// with its members sideloaded beside it), list the user's boards.
 fn run(session: &str, id: &str, title: &str) -> RecordedSession {
     let board = json!({"id": id, "title": title, "owner_id": "7"});
     let exchanges = vec![
-        exchange(
+        json_exchange(
             0,
             "POST",
             "/v1/boards",
             Some(json!({"title": title})),
             json!({"board": board}),
         ),
-        exchange(
+        json_exchange(
             1,
             "GET",
             &format!("/v1/boards/{id}"),
             None,
             json!({"board": board, "members": [{"id": "7"}]}),
         ),
-        exchange(
+        json_exchange(
             2,
             "GET",
             "/v1/users/7/boards",
@@ -83,21 +36,7 @@ fn run(session: &str, id: &str, title: &str) -> RecordedSession {
             json!({"boards": [board]}),
         ),
     ];
-    RecordedSession {
-        manifest: Manifest {
-            complete: true,
-            end_time_us: 0,
-            exchange_count: exchanges.len() as u64,
-            policy_hash: String::new(),
-            proxy_mode: "reverse".into(),
-            schema_version: 1,
-            session_id: session.into(),
-            start_time_us: 0,
-            tags: Vec::new(),
-            tool_version: "test".into(),
-        },
-        exchanges,
-    }
+    recorded_session(session, exchanges)
 }
 
 #[test]

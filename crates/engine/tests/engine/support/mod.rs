@@ -766,3 +766,77 @@ pub const SCHEMA: &str = r#"{"schema_version": 1, "entity_types": {
 pub fn wall(us: i64) -> wraith_engine::WallClock {
     Arc::new(move || us)
 }
+
+/// A recorded JSON exchange `n` of a session: `method path` (with a JSON `body` when given)
+/// answered 200 with `response`, timed `n` ms after a fixed start.
+pub fn json_exchange(
+    n: u64,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    response: Value,
+) -> wraith_recording::Exchange {
+    let mut resp_headers = wraith_recording::Headers::new();
+    resp_headers.insert("content-type".into(), vec!["application/json".into()]);
+    let start = 1_700_000_000_000_000 + n * 1_000;
+    wraith_recording::Exchange {
+        protocol: "http".into(),
+        request: wraith_recording::RecordedRequest {
+            method: method.into(),
+            path: path.into(),
+            query: String::new(),
+            headers: wraith_recording::Headers::new(),
+            body: body
+                .as_ref()
+                .map(|b| b.to_string().into_bytes())
+                .unwrap_or_default(),
+            content_type: body.map(|_| "application/json".into()),
+            origin: None,
+        },
+        response: wraith_recording::RecordedResponse {
+            status: 200,
+            headers: resp_headers,
+            content_type: Some("application/json".into()),
+        },
+        frames: vec![wraith_recording::Frame {
+            direction: "server".into(),
+            timestamp_us: start,
+            body: response.to_string().into_bytes(),
+            frame_type: "data".into(),
+        }],
+        timing: wraith_recording::Timing {
+            request_start_us: start,
+            first_byte_us: start,
+            last_byte_us: start,
+        },
+        correlation: wraith_recording::Correlation {
+            exchange_index: n,
+            tags: Vec::new(),
+        },
+        safety: wraith_recording::Safety::default(),
+        content: wraith_recording::Content::default(),
+        truncated: false,
+    }
+}
+
+/// A complete recorded session `id` of `exchanges`.
+pub fn recorded_session(
+    id: &str,
+    exchanges: Vec<wraith_recording::Exchange>,
+) -> wraith_recording::RecordedSession {
+    wraith_recording::RecordedSession {
+        manifest: wraith_recording::Manifest {
+            complete: true,
+            end_time_us: 0,
+            exchange_count: exchanges.len() as u64,
+            policy_hash: String::new(),
+            proxy_mode: "reverse".into(),
+            schema_version: 1,
+            session_id: id.into(),
+            start_time_us: 0,
+            tags: Vec::new(),
+            tool_version: "test".into(),
+        },
+        exchanges,
+    }
+}

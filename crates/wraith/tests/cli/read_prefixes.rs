@@ -1,8 +1,10 @@
-//! `wraith check` and a field a create answers whole and later views show as a prefix (a
-//! secret shown once): a held-out session reads its record back, and the read shows the first
-//! 16 characters of the code the twin's create gave it. Judged in the session's names, the
-//! recorded read's prefix is the prefix of the recorded code the twin answered as its own.
-//! Black-box: the real binary on HARs written here.
+//! A field a create answers whole and later views show as a prefix (a secret shown once), end
+//! to end: recorded sessions create a pairing (its `code` answered whole), read it back and
+//! list the pairings, the read and the list showing only the code's first 16 characters.
+//! Synth learns the prefix from those recordings; the served twin answers its own create's
+//! code whole and shows its first 16 characters on the read and in the list; and `wraith
+//! check` judges a held-out read of that prefix in the session's names, against the prefix of
+//! the code the twin's create gave it. Black-box: the real binary on HARs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -10,7 +12,7 @@ use crate::support;
 use serde_json::{Value, json};
 use support::{Twin, har};
 
-const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "check-read-prefixes-test-key");
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "read-prefixes-test-key");
 const ORIGIN: &str = "https://api.pairings.test";
 
 fn pairing(id: u64, label: &str, code: &str) -> Value {
@@ -58,6 +60,47 @@ fn session(t: &Twin, n: u64, reads: bool) {
         e["startedDateTime"] = json!(format!("2026-06-01T12:{n:02}:00.000Z"));
     }
     har::import(t, &[KEY], &format!("s{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_created_code_shows_whole_once_then_as_its_first_16_characters() {
+    let t = har::synth_twin("pairings", ORIGIN, &[KEY], 3, |t, n| session(t, n, true));
+    let server = t.serve_env(&[], &[KEY]);
+    let created = server
+        .post(
+            "/v1/pairings",
+            Some("agent"),
+            json!({"label": "a new desk"}),
+        )
+        .await;
+    created.assert_status(200);
+    let created = created.json();
+    let whole = created["code"].as_str().expect("a code").to_string();
+    assert!(
+        whole.len() > 16,
+        "the create answers the code whole: {created}"
+    );
+    assert_eq!(
+        created["label"],
+        json!("a new desk"),
+        "rendered, not replayed: {created}"
+    );
+    let id = har::key_text(&created["id"]);
+
+    let read = server
+        .get(&format!("/v1/pairings/{id}"), Some("agent"))
+        .await;
+    read.assert_status(200);
+    assert_eq!(read.json()["code"], json!(&whole[..16]));
+
+    let listed = server.get("/v1/pairings", Some("agent")).await;
+    listed.assert_status(200);
+    let listed = listed.json();
+    let item = listed["data"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| har::key_text(&i["id"]) == id))
+        .unwrap_or_else(|| panic!("the list shows the created pairing: {listed}"));
+    assert_eq!(item["code"], json!(&whole[..16]));
 }
 
 #[test]
