@@ -13,8 +13,9 @@ use support::{Twin, har};
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "masked-fields-test-key");
 const ORIGIN: &str = "https://api.devices.test";
 
-/// Six recorded sessions: create a device, then list the devices.
-fn devices_twin() -> Twin {
+/// Six recorded sessions: create a device, then list the devices, each device's `field`
+/// answered as its pin by the create and as `listed` by every listing.
+fn devices_twin_with(field: &str, listed: &str) -> Twin {
     let t = Twin::init("devices", ORIGIN);
     let pins = [
         "4f1c9a2b7e3d",
@@ -28,8 +29,8 @@ fn devices_twin() -> Twin {
         let id = 5100 + 17 * i;
         let label = format!("device-{i}");
         let sent = json!({"label": label});
-        let created = json!({"id": id, "label": label, "pin": pin});
-        let listed = json!({"data": [{"id": id, "label": label, "pin": "****"}], "results": 1});
+        let created = json!({"id": id, "label": label, field: pin});
+        let listed = json!({"data": [{"id": id, "label": label, field: listed}], "results": 1});
         har::import(
             &t,
             &[KEY],
@@ -42,6 +43,10 @@ fn devices_twin() -> Twin {
     }
     har::synth(&t, &[KEY]);
     t
+}
+
+fn devices_twin() -> Twin {
+    devices_twin_with("pin", "****")
 }
 
 #[tokio::test]
@@ -64,4 +69,28 @@ async fn a_served_list_shows_the_session_record_with_the_constant_every_listing_
         .unwrap_or_else(|| panic!("the session's device is listed: {page}"));
     assert_eq!(mine["pin"], json!("****"), "{page}");
     assert_eq!(mine["label"], json!("brand-new"), "{page}");
+}
+
+#[tokio::test]
+async fn a_served_list_masks_a_secret_the_recordings_hold_scrubbed() {
+    // Import scrubs every `secret` (each create's to a token of its own, the listings'
+    // `<REDACTED>` to one token), so synth holds the creates' secrets as recorded values, not
+    // minted ones; none of them is the listed token, so the list still masks.
+    let t = devices_twin_with("secret", "<REDACTED>");
+    let server = t.serve_env(&[], &[KEY]);
+    let recorded = server.get("/v1/devices", Some("reader")).await.json();
+    let masked = recorded["data"][0]["secret"].clone();
+    assert!(masked.is_string(), "{recorded}");
+    let created = server
+        .post("/v1/devices", Some("agent"), json!({"label": "brand-new"}))
+        .await;
+    created.assert_status(200);
+    let created = created.json();
+    assert_ne!(created["secret"], masked, "{created}");
+    let page = server.get("/v1/devices", Some("agent")).await.json();
+    let mine = page["data"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["id"] == created["id"]))
+        .unwrap_or_else(|| panic!("the session's device is listed: {page}"));
+    assert_eq!(mine["secret"], masked, "{page}");
 }
