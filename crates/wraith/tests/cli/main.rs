@@ -88,6 +88,7 @@ mod serve_text_tags;
 mod serve_trace_origins;
 mod serve_twin_served_lists;
 mod serve_typical_state;
+mod serve_unsent_writes;
 mod serve_update_keeps;
 mod serve_upload_names;
 mod serve_upload_types;
