@@ -9,6 +9,9 @@
 //! - header presence — a request header present in every exchange of one and absent from every
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
+//! - a field the answers blame — when every answer of a 4xx status holds a string naming a
+//!   request field (`{"errors": [{"field": "ipv4[2].range"}]}`), that field's presence or
+//!   absence, then the value it held (however plain), before any other field;
 //! - body field presence — a field every request of the status sent and no other request did;
 //! - body field absence — a field every other request sent and none of the status's did (a
 //!   missing required field);
@@ -380,53 +383,20 @@ fn discriminate<'a>(
         return Some((Guard::BodyValid { valid: false }, None));
     }
 
-    // Body field presence (a field the others never sent).
-    let first = at(mine[0]);
-    let present_only_here = |pointer: &str| {
-        mine.iter().all(|k| at(*k).req_field(pointer).is_some())
-            && others.iter().all(|k| !at(*k).sends(pointer))
-    };
-    if let Some((pointer, _)) = first
-        .req_fields
-        .iter()
-        .find(|(pointer, _)| present_only_here(pointer))
-    {
-        // Of the items of one array that all qualify (`/fields/0/name` … `/fields/4/name` on a
-        // "too many fields" error), the last: it holds only where the others do, so a request
-        // with fewer items is not refused for the one item every request may send.
-        let shape = index_shape(pointer);
-        let pointer = first
-            .req_fields
-            .iter()
-            .map(|(p, _)| p)
-            .filter(|p| index_shape(p) == shape && present_only_here(p))
-            .max_by_key(|p| array_indexes(p))
-            .unwrap_or(pointer);
-        return Some((
-            Guard::BodyFieldPresent {
-                pointer: pointer.clone(),
-                present: true,
-            },
-            None,
-        ));
-    }
-
-    // Body field absence (a field every other request sent and none of these did: a missing
-    // required field is what a validation error usually answers).
-    if let Some(&o0) = others.first() {
-        for (pointer, _) in &at(o0).req_fields {
-            let none_mine = mine.iter().all(|k| !at(*k).sends(pointer));
-            let all_others = others.iter().all(|k| at(*k).req_field(pointer).is_some());
-            if none_mine && all_others {
-                return Some((
-                    Guard::BodyFieldPresent {
-                        pointer: pointer.clone(),
-                        present: false,
-                    },
-                    None,
-                ));
-            }
+    // The fields an error answer names (`{"errors": [{"field": "label"}]}`) first: what the
+    // server says it refused explains the status better than whatever else happened to be sent
+    // (a description only the refused update carried, when the answer blames its label).
+    let named = named_fields(mine, at);
+    if !named.is_empty() {
+        let blamed = |pointer: &str| pointer_names(pointer).iter().any(|n| named.contains(n));
+        if let Some(guard) = presence_guard(mine, others, at, &blamed)
+            .or_else(|| value_guard(mine, others, at, &blamed, true))
+        {
+            return Some((guard, None));
         }
+    }
+    if let Some(guard) = presence_guard(mine, others, at, &|_| true) {
+        return Some((guard, None));
     }
 
     // The media type of a file part (a video answered 202 while it is processed, an image
@@ -451,32 +421,12 @@ fn discriminate<'a>(
         }
     }
 
-    // Body field value.
-    for (pointer, value) in &first.req_fields {
-        let same_in_mine = mine
-            .iter()
-            .all(|k| at(*k).req_field(pointer) == Some(value));
-        // A field the others never sent is a presence guard (below), not a value guard.
-        let absent_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
-        if !same_in_mine || absent_elsewhere {
-            continue;
-        }
-        let never_elsewhere = others
-            .iter()
-            .all(|k| at(*k).req_field(pointer) != Some(value));
-        if never_elsewhere && meaningful(pointer, value, mine.len(), others, at) {
-            return Some((
-                Guard::BodyFieldEquals {
-                    pointer: pointer.clone(),
-                    value: value.clone(),
-                },
-                None,
-            ));
-        }
+    if let Some(guard) = value_guard(mine, others, at, &|_| true, false) {
+        return Some((guard, None));
     }
 
     // Query presence.
-    for (name, _) in &first.query {
+    for (name, _) in &at(mine[0]).query {
         let all_mine = mine.iter().all(|k| at(*k).query_value(name).is_some());
         let none_elsewhere = others.iter().all(|k| at(*k).query_value(name).is_none());
         if all_mine && none_elsewhere {
@@ -491,6 +441,159 @@ fn discriminate<'a>(
     }
 
     None
+}
+
+/// A body field's presence that tells `mine` from `others`: a field every one of `mine` sent
+/// and no other request did, or one every other request sent and none of `mine` did (a missing
+/// required field is what a validation error usually answers). Only pointers `keep` accepts.
+fn presence_guard<'a>(
+    mine: &[usize],
+    others: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    keep: &dyn Fn(&str) -> bool,
+) -> Option<Guard> {
+    let first = at(mine[0]);
+    let present_only_here = |pointer: &str| {
+        keep(pointer)
+            && mine.iter().all(|k| at(*k).req_field(pointer).is_some())
+            && others.iter().all(|k| !at(*k).sends(pointer))
+    };
+    if let Some((pointer, _)) = first
+        .req_fields
+        .iter()
+        .find(|(pointer, _)| present_only_here(pointer))
+    {
+        // Of the items of one array that all qualify (`/fields/0/name` … `/fields/4/name` on a
+        // "too many fields" error), the last: it holds only where the others do, so a request
+        // with fewer items is not refused for the one item every request may send.
+        let shape = index_shape(pointer);
+        let pointer = first
+            .req_fields
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| index_shape(p) == shape && present_only_here(p))
+            .max_by_key(|p| array_indexes(p))
+            .unwrap_or(pointer);
+        return Some(Guard::BodyFieldPresent {
+            pointer: pointer.clone(),
+            present: true,
+        });
+    }
+    let o0 = *others.first()?;
+    at(o0)
+        .req_fields
+        .iter()
+        .find(|(pointer, _)| {
+            keep(pointer)
+                && mine.iter().all(|k| !at(*k).sends(pointer))
+                && others.iter().all(|k| at(*k).req_field(pointer).is_some())
+        })
+        .map(|(pointer, _)| Guard::BodyFieldPresent {
+            pointer: pointer.clone(),
+            present: false,
+        })
+}
+
+/// A body field's value that tells `mine` from `others`: one value every one of `mine` sent
+/// there and no other request did. Unless the answers `blamed` the field, the value must also
+/// say something ([`meaningful`]); where they did, the refused value itself is the reason.
+fn value_guard<'a>(
+    mine: &[usize],
+    others: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    keep: &dyn Fn(&str) -> bool,
+    blamed: bool,
+) -> Option<Guard> {
+    for (pointer, value) in &at(mine[0]).req_fields {
+        if !keep(pointer) {
+            continue;
+        }
+        let same_in_mine = mine
+            .iter()
+            .all(|k| at(*k).req_field(pointer) == Some(value));
+        // A field the others never sent is a presence guard, not a value guard.
+        let absent_elsewhere = others.iter().all(|k| at(*k).req_field(pointer).is_none());
+        if !same_in_mine || absent_elsewhere {
+            continue;
+        }
+        let never_elsewhere = others
+            .iter()
+            .all(|k| at(*k).req_field(pointer) != Some(value));
+        if never_elsewhere && (blamed || meaningful(pointer, value, mine.len(), others, at)) {
+            return Some(Guard::BodyFieldEquals {
+                pointer: pointer.clone(),
+                value: value.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// The strings every one of `mine`'s answers holds, when all of them are client errors
+/// (4xx) with JSON bodies: among them, the names of the request fields they refused.
+fn named_fields<'a>(
+    mine: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+) -> std::collections::BTreeSet<String> {
+    let mut named: Option<std::collections::BTreeSet<String>> = None;
+    for k in mine {
+        let o = at(*k);
+        if !(400..500).contains(&o.status) {
+            return Default::default();
+        }
+        let Some(body) = o.resp_json() else {
+            return Default::default();
+        };
+        let mut strings = std::collections::BTreeSet::new();
+        string_leaves(&body, &mut strings);
+        named = Some(match named {
+            None => strings,
+            Some(n) => n.intersection(&strings).cloned().collect(),
+        });
+    }
+    named.unwrap_or_default()
+}
+
+fn string_leaves(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::String(s) if s.len() <= 128 => {
+            out.insert(s.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|i| string_leaves(i, out)),
+        Value::Object(map) => map.values().for_each(|i| string_leaves(i, out)),
+        _ => {}
+    }
+}
+
+/// How an error answer may name the request field at `pointer` (`/ipv4/2/range`):
+/// `ipv4[2].range`, `ipv4[2][range]`, `ipv4.2.range`, its top-level field `ipv4` and its own
+/// name `range`.
+fn pointer_names(pointer: &str) -> Vec<String> {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let Some(top) = tokens.first() else {
+        return Vec::new();
+    };
+    let is_index = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mut dotted = top.clone();
+    let mut bracketed = top.clone();
+    for t in &tokens[1..] {
+        if is_index(t) {
+            dotted.push_str(&format!("[{t}]"));
+        } else {
+            dotted.push_str(&format!(".{t}"));
+        }
+        bracketed.push_str(&format!("[{t}]"));
+    }
+    let mut names = vec![dotted, bracketed, tokens.join("."), top.clone()];
+    if let Some(own) = tokens.iter().rev().find(|t| !is_index(t)) {
+        names.push(own.clone());
+    }
+    names.dedup();
+    names
 }
 
 /// Cluster the exchanges `ks` by the top-level field names of their JSON answers (Jaccard
