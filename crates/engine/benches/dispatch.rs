@@ -53,8 +53,6 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         id: format!("{method}_{path}"),
         method: method.to_string(),
         path: path.to_string(),
-        origin: None,
-        drift: Vec::new(),
         params: path
             .split('/')
             .filter_map(|s| s.strip_prefix(':'))
@@ -63,31 +61,9 @@ fn route(method: &str, path: &str, op: StateOp, variants: Vec<Variant>) -> Route
         state_op: Some(op),
         entity_type: Some("customers".to_string()),
         id_param: path.contains(':').then(|| "id".to_string()),
-        parent_params: Vec::new(),
-        record_at: String::new(),
-        list: None,
         variants,
-        exact: Vec::new(),
-        known_param_tuples: Vec::new(),
-        upload_names: Default::default(),
-        action: None,
-        membership: None,
-        last_write_wins: false,
-        member_effects: Vec::new(),
-        actor_record: None,
-        text_mentions: None,
-        text_tags: None,
-        text_rendering: None,
-        child_refs: Vec::new(),
-        action_values: Vec::new(),
-        implicit_children: Vec::new(),
-        create_counters: Vec::new(),
-        update_keeps: Vec::new(),
-        sent_expansions: None,
-        path_filter: None,
-        viewer_fields: None,
-        latency: LatencyProfile::default(),
         exchange_count: 1,
+        ..Route::default()
     }
 }
 

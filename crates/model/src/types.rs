@@ -39,7 +39,10 @@ pub struct Model {
 }
 
 /// One route template: method + path with `:param` segments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// `Default` is an empty route (no id, method or path): for building one field by field, as
+/// tests do; synth lists every field, so that a new one is filled where routes are learned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Route {
     /// Stable id `<method>_<path words>_<8 hex>`, e.g. `get_customers_param_e1c45c51`; the hex is
     /// a hash of `METHOD path`, so it survives re-synth.
