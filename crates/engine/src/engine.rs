@@ -30,6 +30,7 @@ mod actor_view;
 mod child_refs;
 mod counterpart_requests;
 mod create_counters;
+mod embedded_lists;
 mod implicit_children;
 mod keyed_snapshots;
 mod masked_fields;
@@ -2835,6 +2836,13 @@ impl Engine {
             out.origins.clear_under(&at);
             out.sources.set(&at, FieldSource::Echo);
         }
+        // The session's records the request names by an array of keys, where the answers
+        // list them.
+        for at in self.embed_lists(ns, call, route, (variant, Some(&ptr)), entity) {
+            let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
+            out.origins.clear_under(&at);
+            out.sources.set(&at, FieldSource::State);
+        }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
             ns.note_minted_again(&ty, &key);
@@ -3089,6 +3097,12 @@ impl Engine {
             out.sources.set(
                 &format!("{at}{}", unescape_pointer(&rule.at)),
                 text_rendering::SOURCE,
+            );
+        }
+        for embedded in self.embed_lists(ns, call, route, (variant, ptr.as_deref()), &mut entity) {
+            out.sources.set(
+                &format!("{at}{}", unescape_pointer(&embedded)),
+                FieldSource::State,
             );
         }
         match &ptr {

@@ -202,8 +202,31 @@ pub struct Route {
     /// [`ViewerFields`]). Absent (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viewer_fields: Option<ViewerFields>,
+    /// For a create or an update whose request names records by an array of keys
+    /// (`media_ids[]`): the answer array that lists those records, in the order sent (a status's
+    /// `media_attachments`), see [`EmbeddedList`]. Empty (and not written) otherwise, so older
+    /// models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embedded_lists: Vec<EmbeddedList>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
+}
+
+/// An answer array listing the records a request array named by key (see
+/// [`Route::embedded_lists`]): in every recorded 2xx answer of the route, the array held, item
+/// for item, the records of `entity_type` whose keys the request sent at `field` (and was empty
+/// when the request sent none). The engine answers there the session's records of those keys,
+/// as the session holds them, and stores the record so; with a key the session holds no record
+/// of, the rendered array stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddedList {
+    /// JSON pointer of the request's array of keys (`/media_ids`; a form's `media_ids[]`
+    /// fields are the same array).
+    pub field: String,
+    /// JSON pointer of the array inside the answer's record (`/media_attachments`).
+    pub at: String,
+    /// The entity type the keys name (a key of `Model::entity_types`).
+    pub entity_type: String,
 }
 
 impl Route {

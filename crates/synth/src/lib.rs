@@ -40,6 +40,7 @@ pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
 pub mod drift;
+pub mod embedded_lists;
 pub mod embedded_records;
 pub mod exact;
 pub mod implicit_children;
@@ -301,6 +302,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     }
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
     child_refs::learn(&templated, &mut built, &entity_types, &obs);
+    embedded_lists::learn(&templated, &mut built, &entity_types, &obs);
     let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
@@ -452,6 +454,8 @@ fn build_route(
         sent_expansions: None,
         path_filter: None,
         viewer_fields: None,
+        // Filled by `synthesize` once entity types are known (see there).
+        embedded_lists: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

@@ -11,6 +11,7 @@ mod corpora;
 mod create_counters;
 mod determinism;
 mod drift;
+mod embedded_lists;
 mod embedded_records;
 mod encoded_bodies;
 mod enveloped_boolean_echo;

@@ -50,6 +50,7 @@ mod serve_counterpart_requests;
 mod serve_create_counters;
 mod serve_date_header;
 mod serve_deleted_records;
+mod serve_embedded_lists;
 mod serve_embedded_records;
 mod serve_enveloped_echo;
 mod serve_filter_header;

@@ -1,0 +1,206 @@
+//! Answer arrays listing the records a request array named by key (`Route::embedded_lists`):
+//! a status created with `media_ids[]` answers `media_attachments`, the uploads those keys
+//! name, in the order sent.
+//!
+//! Anti-unified, such an array is rendered from recorded representatives at the length most
+//! answers had (most posts carry no media), so a session's post with its own uploads was
+//! answered without them. Here, per create or update route, a top-level array of the answer
+//! lists the records a top-level request array names when, in every recorded 2xx answer that
+//! is a JSON object:
+//! - the request sent an array of keys there and the answer's array held, item for item, the
+//!   records of one entity type whose primary keys are those keys, every one a known id; or
+//! - the request sent no keys there and the answer's array was empty (on an update, whatever
+//!   it held: an edit that names no records keeps the record's);
+//!
+//! and at least two answers listed records (one could be chance).
+//!
+//! Not learned: arrays below the top level of the answer or the request, enveloped answers,
+//! records listed in another order than sent.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use wraith_model::{EmbeddedList, EntityType, Route, StateOp};
+
+use crate::observe::{Obs, escape_token};
+use crate::routes::RouteGroup;
+use crate::values::{is_2xx, scalar_key};
+
+/// Fewest recorded answers listing records that the rule is learned from.
+const MIN_LISTED: usize = 2;
+
+/// How much the listed `items` look like the records `t` holds for their `keys`: `None` when
+/// `t` holds no record of some key or an item has a field its record lacks (an embedded record
+/// shows its record's fields, or some of them); otherwise the lowest, over the items, share of
+/// field names the item and its record have in common of all either has, in basis points.
+fn likeness(items: &[Value], keys: &[String], t: &EntityType) -> Option<u32> {
+    let mut lowest = 10_000;
+    for (item, key) in items.iter().zip(keys) {
+        let item = item.as_object()?;
+        let record = t.records.get(key).and_then(Value::as_object)?;
+        if !item.keys().all(|k| record.contains_key(k)) {
+            return None;
+        }
+        let all = record.len().max(1);
+        lowest = lowest.min((item.len() * 10_000 / all) as u32);
+    }
+    Some(lowest)
+}
+
+/// Every create's and update's embedded lists, set on `built` (parallel to `groups`).
+pub fn learn(
+    groups: &[RouteGroup],
+    built: &mut [Route],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) {
+    for (group, route) in groups.iter().zip(built.iter_mut()) {
+        if !matches!(route.state_op, Some(StateOp::Create | StateOp::Update)) {
+            continue;
+        }
+        let answers: Vec<(BTreeMap<String, Vec<String>>, Value)> = group
+            .obs
+            .iter()
+            .map(|&i| &obs[i])
+            .filter(|o| is_2xx(o.status))
+            .filter_map(|o| {
+                let answer = o.resp_json().filter(Value::is_object)?;
+                Some((sent_keys(o), answer))
+            })
+            .collect();
+        let mut rules: Vec<EmbeddedList> = Vec::new();
+        for candidate in candidates(&answers, entity_types) {
+            let update = route.state_op == Some(StateOp::Update);
+            if !rules.iter().any(|r| r.at == candidate.at)
+                && holds(&candidate, &answers, entity_types, update)
+            {
+                rules.push(candidate);
+            }
+        }
+        route.embedded_lists = rules;
+    }
+}
+
+/// The top-level request fields that sent an array of scalar keys (`/media_ids/0`,
+/// `/media_ids/1`, as a form's `media_ids[]` parse too), by field name, in index order; an
+/// empty array sent is a field with no keys. Fields holding anything else are left out.
+fn sent_keys(o: &Obs<'_>) -> BTreeMap<String, Vec<String>> {
+    let mut fields: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    for (pointer, value) in &o.req_fields {
+        let Some(rest) = pointer.strip_prefix('/') else {
+            continue;
+        };
+        let mut tokens = rest.split('/');
+        let Some(field) = tokens.next() else {
+            continue;
+        };
+        let slot = fields
+            .entry(field.to_string())
+            .or_insert_with(|| Some(Vec::new()));
+        let Some(keys) = slot else {
+            continue;
+        };
+        match (tokens.next(), tokens.next()) {
+            (None, None) if value.as_array().is_some_and(Vec::is_empty) => {}
+            (Some(index), None) if index == keys.len().to_string() => match scalar_key(value) {
+                Some(k) => keys.push(k),
+                None => *slot = None,
+            },
+            _ => *slot = None,
+        }
+    }
+    fields
+        .into_iter()
+        .filter_map(|(f, keys)| Some((f, keys?)))
+        .collect()
+}
+
+/// The records' keys an answer array lists under primary key `pk` (`None` when an item is not
+/// an object with a scalar there).
+fn listed_keys(items: &[Value], pk: &str) -> Option<Vec<String>> {
+    items
+        .iter()
+        .map(|item| item.get(pk).and_then(scalar_key))
+        .collect()
+}
+
+/// Rules some answer suggests: an answer array listing exactly the keys one request field
+/// sent, as records of an entity type that knows them all.
+fn candidates(
+    answers: &[(BTreeMap<String, Vec<String>>, Value)],
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Vec<EmbeddedList> {
+    let mut out: Vec<EmbeddedList> = Vec::new();
+    for (sent, answer) in answers {
+        let Some(answer) = answer.as_object() else {
+            continue;
+        };
+        for (key, value) in answer {
+            let Some(items) = value.as_array().filter(|a| !a.is_empty()) else {
+                continue;
+            };
+            for (field, keys) in sent {
+                if keys.len() != items.len() {
+                    continue;
+                }
+                // Small integer keys are known ids of many types: the type is the one whose
+                // recorded records look most like the listed items.
+                let best = entity_types
+                    .iter()
+                    .filter(|(_, t)| {
+                        listed_keys(items, &t.primary_key).as_ref() == Some(keys)
+                            && keys.iter().all(|k| t.known_ids.contains(k))
+                    })
+                    .filter_map(|(ty, t)| Some((likeness(items, keys, t)?, ty)))
+                    .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+                let Some((_, ty)) = best else {
+                    continue;
+                };
+                let rule = EmbeddedList {
+                    // Already a pointer token: the request's fields are flattened escaped.
+                    field: format!("/{field}"),
+                    at: format!("/{}", escape_token(key)),
+                    entity_type: ty.clone(),
+                };
+                if !out.contains(&rule) {
+                    out.push(rule);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether every answer follows `rule` (see the module doc), at least [`MIN_LISTED`] of them
+/// listing records.
+fn holds(
+    rule: &EmbeddedList,
+    answers: &[(BTreeMap<String, Vec<String>>, Value)],
+    entity_types: &BTreeMap<String, EntityType>,
+    update: bool,
+) -> bool {
+    let Some(t) = entity_types.get(&rule.entity_type) else {
+        return false;
+    };
+    let field = &rule.field[1..];
+    let mut listed = 0;
+    for (sent, answer) in answers {
+        let Some(items) = answer.pointer(&rule.at).and_then(Value::as_array) else {
+            return false;
+        };
+        match sent.get(field).filter(|keys| !keys.is_empty()) {
+            Some(keys) => {
+                if listed_keys(items, &t.primary_key).as_ref() != Some(keys)
+                    || !keys.iter().all(|k| t.known_ids.contains(k))
+                {
+                    return false;
+                }
+                listed += 1;
+            }
+            // An update that names no records leaves the record's list as it was.
+            None if items.is_empty() || update => {}
+            None => return false,
+        }
+    }
+    listed >= MIN_LISTED
+}
