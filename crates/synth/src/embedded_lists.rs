@@ -58,6 +58,11 @@ pub fn learn(
         if !matches!(route.state_op, Some(StateOp::Create | StateOp::Update)) {
             continue;
         }
+        // Most routes' requests send no array of keys: their answers are not parsed.
+        let sends_keys = |o: &Obs<'_>| sent_keys(o).values().any(|keys| !keys.is_empty());
+        if !group.obs.iter().any(|&i| sends_keys(&obs[i])) {
+            continue;
+        }
         let answers: Vec<(BTreeMap<String, Vec<String>>, Value)> = group
             .obs
             .iter()
