@@ -12,7 +12,9 @@
 //! - the request sent no keys there and the answer's array was empty (on an update, whatever
 //!   it held: an edit that names no records keeps the record's);
 //!
-//! and at least two answers listed records (one could be chance).
+//! and at least two answers listed records (one could be chance). An update of the type a
+//! create lists records for takes the create's rule where at least one of its own answers
+//! follows it and none contradicts it (an update is recorded less often than a create).
 //!
 //! Not learned: arrays below the top level of the answer or the request, enveloped answers,
 //! records listed in another order than sent.
@@ -54,7 +56,8 @@ pub fn learn(
     entity_types: &BTreeMap<String, EntityType>,
     obs: &[Obs<'_>],
 ) {
-    for (group, route) in groups.iter().zip(built.iter_mut()) {
+    let mut updates: Vec<(usize, Answers)> = Vec::new();
+    for (r, (group, route)) in groups.iter().zip(built.iter_mut()).enumerate() {
         if !matches!(route.state_op, Some(StateOp::Create | StateOp::Update)) {
             continue;
         }
@@ -63,7 +66,7 @@ pub fn learn(
         if !group.obs.iter().any(|&i| sends_keys(&obs[i])) {
             continue;
         }
-        let answers: Vec<(BTreeMap<String, Vec<String>>, Value)> = group
+        let answers: Answers = group
             .obs
             .iter()
             .map(|&i| &obs[i])
@@ -73,18 +76,50 @@ pub fn learn(
                 Some((sent_keys(o), answer))
             })
             .collect();
+        let update = route.state_op == Some(StateOp::Update);
         let mut rules: Vec<EmbeddedList> = Vec::new();
         for candidate in candidates(&answers, entity_types) {
-            let update = route.state_op == Some(StateOp::Update);
             if !rules.iter().any(|r| r.at == candidate.at)
-                && holds(&candidate, &answers, entity_types, update)
+                && holds(&candidate, &answers, entity_types, update, MIN_LISTED)
             {
                 rules.push(candidate);
             }
         }
+        if update && rules.is_empty() {
+            updates.push((r, answers));
+        }
         route.embedded_lists = rules;
     }
+    // An update of a record its collection's create lists records in (a log stream's
+    // `destinations`) lists them alike, where its own answers, however few, agree.
+    for (r, answers) in updates {
+        let Some(ty) = built[r].entity_type.clone() else {
+            continue;
+        };
+        let from_creates: Vec<EmbeddedList> = built
+            .iter()
+            .filter(|c| {
+                c.state_op == Some(StateOp::Create)
+                    && c.entity_type.as_deref() == Some(ty.as_str())
+                    && c.origin == built[r].origin
+            })
+            .flat_map(|c| c.embedded_lists.iter().cloned())
+            .collect();
+        let mut rules: Vec<EmbeddedList> = Vec::new();
+        for rule in from_creates {
+            if !rules.iter().any(|x| x.at == rule.at)
+                && holds(&rule, &answers, entity_types, true, 1)
+            {
+                rules.push(rule);
+            }
+        }
+        built[r].embedded_lists = rules;
+    }
 }
+
+/// The recorded 2xx answers of a route that are JSON objects, each with the keys its request
+/// sent by field ([`sent_keys`]).
+type Answers = Vec<(BTreeMap<String, Vec<String>>, Value)>;
 
 /// The top-level request fields that sent an array of scalar keys (`/media_ids/0`,
 /// `/media_ids/1`, as a form's `media_ids[]` parse too), by field name, in index order; an
@@ -131,10 +166,7 @@ fn listed_keys(items: &[Value], pk: &str) -> Option<Vec<String>> {
 
 /// Rules some answer suggests: an answer array listing exactly the keys one request field
 /// sent, as records of an entity type that knows them all.
-fn candidates(
-    answers: &[(BTreeMap<String, Vec<String>>, Value)],
-    entity_types: &BTreeMap<String, EntityType>,
-) -> Vec<EmbeddedList> {
+fn candidates(answers: &Answers, entity_types: &BTreeMap<String, EntityType>) -> Vec<EmbeddedList> {
     let mut out: Vec<EmbeddedList> = Vec::new();
     for (sent, answer) in answers {
         let Some(answer) = answer.as_object() else {
@@ -176,13 +208,14 @@ fn candidates(
     out
 }
 
-/// Whether every answer follows `rule` (see the module doc), at least [`MIN_LISTED`] of them
+/// Whether every answer follows `rule` (see the module doc), at least `min_listed` of them
 /// listing records.
 fn holds(
     rule: &EmbeddedList,
-    answers: &[(BTreeMap<String, Vec<String>>, Value)],
+    answers: &Answers,
     entity_types: &BTreeMap<String, EntityType>,
     update: bool,
+    min_listed: usize,
 ) -> bool {
     let Some(t) = entity_types.get(&rule.entity_type) else {
         return false;
@@ -207,5 +240,5 @@ fn holds(
             None => return false,
         }
     }
-    listed >= MIN_LISTED
+    listed >= min_listed
 }

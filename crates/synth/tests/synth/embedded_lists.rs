@@ -123,3 +123,52 @@ fn items_with_fields_their_records_lack_are_not_those_records() {
     ]);
     assert_eq!(lists(&model), Vec::new());
 }
+
+fn edit(id: &str, media_ids: &[&str], listed: &[&str]) -> Exchange {
+    let body = json!({"status": format!("post {id} edited"), "media_ids": media_ids});
+    let attached: Vec<Value> = listed.iter().map(|m| media(m)).collect();
+    ok_json(
+        "PUT",
+        &format!("/v1/statuses/{id}"),
+        Some(&body),
+        &json!({"id": id, "content": format!("post {id} edited"), "media_attachments": attached}),
+    )
+}
+
+fn edit_lists(model: &Model) -> Vec<EmbeddedList> {
+    common::route(model, "PUT", "/v1/statuses/:param")
+        .embedded_lists
+        .clone()
+}
+
+#[test]
+fn an_edit_agreeing_once_takes_the_posts_embedded_list() {
+    let model = synth(vec![
+        vec![upload("11"), post("1", &["11"], &["11"])],
+        vec![
+            upload("12"),
+            upload("13"),
+            post("2", &["12"], &["12"]),
+            edit("2", &["13", "12"], &["13", "12"]),
+        ],
+        vec![post("3", &[], &[]), edit("3", &[], &[])],
+    ]);
+    assert_eq!(edit_lists(&model), lists(&model));
+    assert_eq!(lists(&model).len(), 1);
+}
+
+#[test]
+fn an_edit_whose_answer_ignores_the_keys_it_sent_keeps_no_embedded_list() {
+    let model = synth(vec![
+        vec![upload("11"), post("1", &["11"], &["11"])],
+        vec![
+            upload("12"),
+            upload("13"),
+            post("2", &["12"], &["12"]),
+            edit("2", &["13"], &["12"]),
+        ],
+        vec![post("3", &[], &[])],
+    ]);
+    assert_eq!(lists(&model).len(), 1);
+    assert_eq!(edit_lists(&model), Vec::new());
+}
