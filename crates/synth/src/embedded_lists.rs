@@ -34,7 +34,7 @@ const MIN_LISTED: usize = 2;
 /// How much the listed `items` look like the records `t` holds for their `keys`: `None` when
 /// `t` holds no record of some key or an item has a field its record lacks (an embedded record
 /// shows its record's fields, or some of them); otherwise the lowest, over the items, share of
-/// field names the item and its record have in common of all either has, in basis points.
+/// its record's fields the item shows, in basis points.
 fn likeness(items: &[Value], keys: &[String], t: &EntityType) -> Option<u32> {
     let mut lowest = 10_000;
     for (item, key) in items.iter().zip(keys) {
