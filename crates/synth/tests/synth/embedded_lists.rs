@@ -141,34 +141,36 @@ fn edit_lists(model: &Model) -> Vec<EmbeddedList> {
         .clone()
 }
 
-#[test]
-fn an_edit_agreeing_once_takes_the_posts_embedded_list() {
-    let model = synth(vec![
+/// Posts with media in two sessions, the second edited by `second_edit`, and a post without
+/// media (edited by `plain_edit` when given).
+fn with_edits(second_edit: Exchange, plain_edit: Option<Exchange>) -> Model {
+    let mut plain = vec![post("3", &[], &[])];
+    plain.extend(plain_edit);
+    synth(vec![
         vec![upload("11"), post("1", &["11"], &["11"])],
         vec![
             upload("12"),
             upload("13"),
             post("2", &["12"], &["12"]),
-            edit("2", &["13", "12"], &["13", "12"]),
+            second_edit,
         ],
-        vec![post("3", &[], &[]), edit("3", &[], &[])],
-    ]);
+        plain,
+    ])
+}
+
+#[test]
+fn an_edit_agreeing_once_takes_the_posts_embedded_list() {
+    let model = with_edits(
+        edit("2", &["13", "12"], &["13", "12"]),
+        Some(edit("3", &[], &[])),
+    );
     assert_eq!(edit_lists(&model), lists(&model));
     assert_eq!(lists(&model).len(), 1);
 }
 
 #[test]
 fn an_edit_whose_answer_ignores_the_keys_it_sent_keeps_no_embedded_list() {
-    let model = synth(vec![
-        vec![upload("11"), post("1", &["11"], &["11"])],
-        vec![
-            upload("12"),
-            upload("13"),
-            post("2", &["12"], &["12"]),
-            edit("2", &["13"], &["12"]),
-        ],
-        vec![post("3", &[], &[])],
-    ]);
+    let model = with_edits(edit("2", &["13"], &["12"]), None);
     assert_eq!(lists(&model).len(), 1);
     assert_eq!(edit_lists(&model), Vec::new());
 }
