@@ -3,9 +3,10 @@
 //! binary bodies, any status.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use proptest::prelude::*;
 use wraith_recording::{
-    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
+    Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing,
 };
 use wraith_synth::{SynthOptions, synthesize};
@@ -89,32 +90,7 @@ fn sessions(exchanges: Vec<Exchange>) -> Vec<RecordedSession> {
     exchanges
         .chunks(4)
         .enumerate()
-        .map(|(n, chunk)| {
-            let exchanges: Vec<Exchange> = chunk
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(i, mut e)| {
-                    e.correlation.exchange_index = i as u64;
-                    e
-                })
-                .collect();
-            RecordedSession {
-                manifest: Manifest {
-                    complete: true,
-                    end_time_us: 0,
-                    exchange_count: exchanges.len() as u64,
-                    policy_hash: String::new(),
-                    proxy_mode: "reverse".into(),
-                    schema_version: 1,
-                    session_id: format!("s{n:03}"),
-                    start_time_us: 0,
-                    tags: Vec::new(),
-                    tool_version: "test".into(),
-                },
-                exchanges,
-            }
-        })
+        .map(|(n, chunk)| common::session(&format!("s{n:03}"), 0, chunk.to_vec()))
         .collect()
 }
 

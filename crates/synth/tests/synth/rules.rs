@@ -11,10 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common;
 use serde_json::{Value, json};
 use wraith_model::Model;
 use wraith_recording::{
-    Content, Correlation, Exchange, Frame, Headers, Manifest, RecordedRequest, RecordedResponse,
+    Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse,
     RecordedSession, Safety, Timing,
 };
 use wraith_synth::{SynthOptions, synthesize};
@@ -118,21 +119,7 @@ fn sessions(case: &Value) -> Vec<RecordedSession> {
     }
     by_session
         .into_iter()
-        .map(|(id, exchanges)| RecordedSession {
-            manifest: Manifest {
-                complete: true,
-                end_time_us: 0,
-                exchange_count: exchanges.len() as u64,
-                policy_hash: String::new(),
-                proxy_mode: "reverse".into(),
-                schema_version: 1,
-                session_id: id,
-                start_time_us: 0,
-                tags: Vec::new(),
-                tool_version: "test".into(),
-            },
-            exchanges,
-        })
+        .map(|(id, exchanges)| common::session(&id, 0, exchanges))
         .collect()
 }
 
