@@ -281,6 +281,7 @@ impl Call<'_> {
             headers: &self.req.headers,
             snapshot: None,
             snapshot_keyed: false,
+            mirrored: &[],
         }
     }
 
@@ -1650,6 +1651,9 @@ impl Engine {
         let keyed = self.keyed_snapshot(call, variant);
         ctx.snapshot_keyed = keyed.is_some();
         ctx.snapshot = keyed.or_else(|| self.snapshot(call, variant));
+        if let Some(route) = self.model.routes.get(call.m.route) {
+            ctx.mirrored = &route.mirrored_lists;
+        }
         let union = self.union_template(ns, call, variant);
         let mut nsc = NsCtx {
             ns,

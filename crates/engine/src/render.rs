@@ -6,7 +6,7 @@ use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 use wraith_model::{
     ArrayNode, ClockUnit, EchoSource, HeaderProgram, HeaderRule, Hole, HoleKind, IdCharset,
-    IdShape, JsonType, Node, VolatileKind,
+    IdShape, JsonType, MirroredList, Node, VolatileKind,
 };
 
 use crate::api::{FieldSource, WallClock};
@@ -34,6 +34,9 @@ pub(crate) struct ReqCtx<'a> {
     /// The snapshot is the request's keyed one (`Variant::keyed_snapshots`): an optional field
     /// reached through objects is then rendered exactly when the snapshot has it.
     pub snapshot_keyed: bool,
+    /// The route's answer arrays that mirror a request array of objects (set for the route
+    /// being rendered).
+    pub mirrored: &'a [MirroredList],
 }
 
 impl ReqCtx<'_> {
@@ -193,6 +196,21 @@ pub(crate) fn render_node_traced(
             }
             Value::Object(map)
         }
+        Node::Array(array) if !req.mirrored.is_empty() && mirrored_at(req, json_path).is_some() => {
+            let items = match array {
+                ArrayNode::Tuple { items } => items,
+                ArrayNode::List {
+                    representatives, ..
+                } => representatives,
+            };
+            match mirrored_at(req, json_path) {
+                Some((rule, sent)) if !items.is_empty() => {
+                    render_mirrored(rule, &sent, items, req, ns, sources, json_path, origins)
+                }
+                // No item to render from: nothing recorded was ever listed there.
+                _ => Value::Array(Vec::new()),
+            }
+        }
         Node::Array(ArrayNode::Tuple { items }) => Value::Array(
             items
                 .iter()
@@ -274,6 +292,118 @@ pub(crate) fn render_node_traced(
             );
             render_hole(hole, req, ns, json_path)
         }
+    }
+}
+
+/// The mirrored list rendered at `json_path`, with the objects the request sent for it (none
+/// when it sent nothing there and the rule answers that `[]`); `None` when no rule names the
+/// position, or the request sent something else there or nothing the rule answers.
+fn mirrored_at<'r>(
+    req: &'r ReqCtx<'_>,
+    json_path: &str,
+) -> Option<(&'r MirroredList, Vec<&'r Map<String, Value>>)> {
+    let rule = req
+        .mirrored
+        .iter()
+        .find(|r| unescaped_pointer_is(&r.at, json_path))?;
+    let sent = match req.body.and_then(|b| json_pointer_get(b, &rule.field)) {
+        None if rule.empty_when_absent => Vec::new(),
+        None => return None,
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(Value::as_object)
+            .collect::<Option<Vec<_>>>()?,
+        // A form's `field[0][key]` fields: objects by index, from 0 on.
+        Some(Value::Object(by_index)) => {
+            let mut out = Vec::new();
+            while let Some(item) = by_index.get(&out.len().to_string()) {
+                out.push(item.as_object()?);
+            }
+            if out.len() != by_index.len() {
+                return None;
+            }
+            out
+        }
+        Some(_) => return None,
+    };
+    Some((rule, sent))
+}
+
+/// Whether the JSON pointer `pointer` (escaped) names the render path `json_path` (keys as
+/// they are).
+fn unescaped_pointer_is(pointer: &str, json_path: &str) -> bool {
+    if !pointer.contains('~') {
+        return pointer == json_path;
+    }
+    pointer.replace("~1", "/").replace("~0", "~") == json_path
+}
+
+/// One item per sent object, rendered from a template item, with the rule's fields copied
+/// from the object sent at its position.
+#[allow(clippy::too_many_arguments)]
+fn render_mirrored(
+    rule: &MirroredList,
+    sent: &[&Map<String, Value>],
+    items: &[Node],
+    req: &ReqCtx<'_>,
+    ns: &mut NsCtx<'_>,
+    sources: &mut Sources,
+    json_path: &str,
+    origins: &mut Origins,
+) -> Value {
+    // Every item from the one template item whose sequential ids start highest: ids minted
+    // under one shape follow each other, where items of a recorded tuple each hold their own
+    // position's shape and would mint the same ids.
+    let template = items
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, n)| (highest_integer_id(n), std::cmp::Reverse(*i)))
+        .map(|(_, n)| n);
+    let Some(template) = template else {
+        return Value::Array(Vec::new());
+    };
+    let mut out = Vec::with_capacity(sent.len());
+    for (i, obj) in sent.iter().enumerate() {
+        let item_path = format!("{json_path}/{i}");
+        let mut item = render_node_traced(template, req, ns, sources, &item_path, origins);
+        if let Value::Object(map) = &mut item {
+            for f in &rule.fields {
+                let Some(v) = obj.get(&f.from) else {
+                    continue;
+                };
+                let path = format!("{item_path}/{}", f.key);
+                origins.insert(&path, FieldOrigin::Echo);
+                sources.set(&path, FieldSource::Echo);
+                map.insert(f.key.clone(), coerce(v.clone(), f.observed_type));
+            }
+        }
+        out.push(item);
+    }
+    Value::Array(out)
+}
+
+/// The highest `above` of the sequential integer ids a template subtree mints (0 for none).
+fn highest_integer_id(node: &Node) -> u64 {
+    match node {
+        Node::Const { .. } => 0,
+        Node::Object { fields } => fields
+            .iter()
+            .map(|f| highest_integer_id(&f.value))
+            .max()
+            .unwrap_or(0),
+        Node::Array(ArrayNode::Tuple { items })
+        | Node::Array(ArrayNode::List {
+            representatives: items,
+            ..
+        }) => items.iter().map(highest_integer_id).max().unwrap_or(0),
+        Node::Hole(Hole {
+            source:
+                HoleKind::Generated {
+                    shape: IdShape::Integer { above, .. },
+                },
+            ..
+        }) => *above,
+        Node::Hole(_) => 0,
     }
 }
 

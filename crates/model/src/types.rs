@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::json_text::JsonText;
-use crate::template::{BodyTemplate, IdShape};
+use crate::template::{BodyTemplate, IdShape, JsonType};
 
 /// `model/twin.wir.json`: everything the engine needs to serve a twin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,6 +208,12 @@ pub struct Route {
     /// models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub embedded_lists: Vec<EmbeddedList>,
+    /// For a route whose request sends an array of objects (`keywords_attributes`): the answer
+    /// array that holds one item per sent object, in the order sent, with some of each sent
+    /// object's fields (a filter's `keywords`), see [`MirroredList`]. Empty (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mirrored_lists: Vec<MirroredList>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -227,6 +233,39 @@ pub struct EmbeddedList {
     pub at: String,
     /// The entity type the keys name (a key of `Model::entity_types`).
     pub entity_type: String,
+}
+
+/// An answer array whose items mirror the objects a request array sent (see
+/// [`Route::mirrored_lists`]): in every recorded 2xx answer of the route, the array held one
+/// item per object sent at `field`, in the order sent, each showing `fields` of its own sent
+/// object (and was empty when the request sent none). The engine renders there one item per
+/// sent object, from the template's items, with those fields copied from it; other item fields
+/// (a minted `id`) are rendered as the template says. A request that sends nothing there is
+/// answered an empty array when `empty_when_absent`, else as the template says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirroredList {
+    /// JSON pointer of the request's array of objects (`/keywords_attributes`).
+    pub field: String,
+    /// JSON pointer of the answer's array (`/keywords`).
+    pub at: String,
+    /// The item fields copied from the sent object, in answer order.
+    pub fields: Vec<MirroredField>,
+    /// A request sending nothing at `field` is answered `[]`: the route creates records (a new
+    /// record holds only what was sent), or its recorded answers to such requests were empty.
+    /// An update that sends nothing there keeps what the record held.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty_when_absent: bool,
+}
+
+/// One field of a [`MirroredList`]'s items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirroredField {
+    /// The item's key in the answer (`keyword`).
+    pub key: String,
+    /// The sent object's key it copies (`keyword`).
+    pub from: String,
+    /// The JSON type every recorded answer showed there: a form's `whole_word=1` is `true`.
+    pub observed_type: JsonType,
 }
 
 impl Route {

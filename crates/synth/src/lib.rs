@@ -48,6 +48,7 @@ pub mod keyed_snapshots;
 pub mod list;
 pub mod member_effects;
 pub mod mentions;
+pub mod mirrored_lists;
 pub mod observe;
 pub mod path_filter;
 pub mod read_prefixes;
@@ -307,6 +308,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
     }
+    mirrored_lists::learn(&templated, &mut built, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
@@ -456,6 +458,7 @@ fn build_route(
         viewer_fields: None,
         // Filled by `synthesize` once entity types are known (see there).
         embedded_lists: Vec::new(),
+        mirrored_lists: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

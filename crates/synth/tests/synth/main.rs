@@ -22,6 +22,7 @@ mod list_item_record_classes;
 mod list_lower_bounds;
 mod list_parent_member;
 mod list_set_filters;
+mod mirrored_lists;
 mod path_filter;
 mod read_prefixes;
 mod request_keying;

@@ -64,6 +64,7 @@ mod serve_masked_fields;
 mod serve_member_lists;
 mod serve_minted_fields;
 mod serve_minting_claims;
+mod serve_mirrored_lists;
 mod serve_multipart_fields;
 mod serve_offset_links;
 mod serve_page_totals;

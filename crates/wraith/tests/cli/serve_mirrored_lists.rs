@@ -1,0 +1,119 @@
+//! A create answers one item per object its request sent, end to end: recorded runs create
+//! filters with `keywords_attributes`, answered with one keyword per object sent. A session's
+//! filter created with three keywords answers three, each with its own text and flag and an id
+//! of its own, and reads back so; one created with none answers none. Black-box: the real
+//! binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "mirrored-lists-test-key");
+const ORIGIN: &str = "https://social.test";
+
+fn run(t: &Twin, minute: u64, id: u64, keywords: &[(&str, bool)]) {
+    let sent: Vec<Value> = keywords
+        .iter()
+        .map(|(k, w)| json!({"keyword": k, "whole_word": w}))
+        .collect();
+    let listed: Vec<Value> = keywords
+        .iter()
+        .enumerate()
+        .map(|(i, (k, w))| json!({"id": format!("{id}{i}"), "keyword": k, "whole_word": w}))
+        .collect();
+    let filter =
+        json!({"id": id.to_string(), "title": format!("filter {minute}"), "keywords": listed});
+    let mut entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/api/v2/filters",
+            Some(&json!({"title": format!("filter {minute}"), "keywords_attributes": sent})),
+            &filter,
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/api/v2/filters/{id}"),
+            None,
+            &filter,
+        ),
+    ];
+    for e in &mut entries {
+        e["startedDateTime"] = json!(format!("2026-06-01T12:{minute:02}:00.000Z"));
+    }
+    har::import(t, &[KEY], &format!("run{minute}.har"), entries);
+}
+
+fn twin() -> Twin {
+    let t = Twin::init("social", ORIGIN);
+    run(&t, 1, 101, &[("spam", true), ("eggs", false)]);
+    run(&t, 2, 102, &[("ham", false), ("jam", true)]);
+    har::synth(&t, &[KEY]);
+    t
+}
+
+fn keywords(filter: &Value) -> Vec<(String, bool)> {
+    filter["keywords"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a keyword list: {filter}"))
+        .iter()
+        .map(|k| {
+            (
+                k["keyword"].as_str().unwrap_or_default().to_string(),
+                k["whole_word"].as_bool().unwrap_or_else(|| panic!("{k}")),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_create_answers_one_item_per_object_sent_and_reads_back_with_them() {
+    let t = twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let created = server
+        .post(
+            "/api/v2/filters",
+            Some("agent"),
+            json!({"title": "mine", "keywords_attributes": [
+                {"keyword": "alpha", "whole_word": false},
+                {"keyword": "beta", "whole_word": true},
+                {"keyword": "gamma", "whole_word": false},
+            ]}),
+        )
+        .await;
+    created.assert_status(200);
+    let filter = created.json();
+    let expected = vec![
+        ("alpha".to_string(), false),
+        ("beta".to_string(), true),
+        ("gamma".to_string(), false),
+    ];
+    assert_eq!(keywords(&filter), expected);
+    let mut ids: Vec<String> = filter["keywords"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| har::key_text(&k["id"]))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each keyword has an id of its own: {filter}");
+
+    let read = server
+        .get(
+            &format!("/api/v2/filters/{}", har::key_text(&filter["id"])),
+            Some("agent"),
+        )
+        .await;
+    read.assert_status(200);
+    assert_eq!(keywords(&read.json()), expected);
+
+    let bare = server
+        .post("/api/v2/filters", Some("agent"), json!({"title": "bare"}))
+        .await;
+    bare.assert_status(200);
+    assert_eq!(bare.json()["keywords"], json!([]));
+}
