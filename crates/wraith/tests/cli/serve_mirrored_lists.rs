@@ -1,8 +1,8 @@
 //! A create answers one item per object its request sent, end to end: recorded runs create
 //! filters with `keywords_attributes`, answered with one keyword per object sent. A session's
 //! filter created with three keywords answers three, each with its own text and flag and an id
-//! of its own, and reads back so; one created with none answers none. Black-box: the real
-//! binary on HARs written here.
+//! of its own, and reads back so, as a form's indexed objects do; one created with none
+//! answers none. Black-box: the real binary on HARs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -116,4 +116,36 @@ async fn a_create_answers_one_item_per_object_sent_and_reads_back_with_them() {
         .await;
     bare.assert_status(200);
     assert_eq!(bare.json()["keywords"], json!([]));
+}
+
+#[tokio::test]
+async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_booleans() {
+    let t = twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let r = server
+        .client
+        .post(format!("{}/api/v2/filters", server.url))
+        .header("X-Wraith-Session", "agent")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            "title=form&keywords_attributes%5B0%5D%5Bkeyword%5D=delta\
+             &keywords_attributes%5B0%5D%5Bwhole_word%5D=1\
+             &keywords_attributes%5B1%5D%5Bkeyword%5D=epsilon\
+             &keywords_attributes%5B1%5D%5Bwhole_word%5D=0\
+             &keywords_attributes%5B2%5D%5Bkeyword%5D=zeta\
+             &keywords_attributes%5B2%5D%5Bwhole_word%5D=1",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let filter: Value = r.json().await.unwrap();
+    assert_eq!(
+        keywords(&filter),
+        vec![
+            ("delta".to_string(), true),
+            ("epsilon".to_string(), false),
+            ("zeta".to_string(), true)
+        ]
+    );
 }
