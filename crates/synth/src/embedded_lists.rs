@@ -125,34 +125,19 @@ type Answers = Vec<(BTreeMap<String, Vec<String>>, Value)>;
 /// `/media_ids/1`, as a form's `media_ids[]` parse too), by field name, in index order; an
 /// empty array sent is a field with no keys. Fields holding anything else are left out.
 fn sent_keys(o: &Obs<'_>) -> BTreeMap<String, Vec<String>> {
-    let mut fields: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
-    for (pointer, value) in &o.req_fields {
-        let Some(rest) = pointer.strip_prefix('/') else {
-            continue;
-        };
-        let mut tokens = rest.split('/');
-        let Some(field) = tokens.next() else {
-            continue;
-        };
-        let slot = fields
-            .entry(field.to_string())
-            .or_insert_with(|| Some(Vec::new()));
-        let Some(keys) = slot else {
-            continue;
-        };
+    o.fold_top_level_fields(|keys: &mut Vec<String>, tokens, value| {
         match (tokens.next(), tokens.next()) {
-            (None, None) if value.as_array().is_some_and(Vec::is_empty) => {}
+            (None, None) => value.as_array().is_some_and(Vec::is_empty),
             (Some(index), None) if index == keys.len().to_string() => match scalar_key(value) {
-                Some(k) => keys.push(k),
-                None => *slot = None,
+                Some(k) => {
+                    keys.push(k);
+                    true
+                }
+                None => false,
             },
-            _ => *slot = None,
+            _ => false,
         }
-    }
-    fields
-        .into_iter()
-        .filter_map(|(f, keys)| Some((f, keys?)))
-        .collect()
+    })
 }
 
 /// The records' keys an answer array lists under primary key `pk` (`None` when an item is not

@@ -83,27 +83,12 @@ pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
 /// index order; an empty array sent is a field with no objects. Fields holding anything else
 /// (scalars, gaps in the indexes) are left out.
 fn sent_objects(o: &Obs<'_>) -> Sent {
-    let mut fields: BTreeMap<String, Option<Vec<Map<String, Value>>>> = BTreeMap::new();
-    for (pointer, value) in &o.req_fields {
-        let Some(rest) = pointer.strip_prefix('/') else {
-            continue;
-        };
-        let mut tokens = rest.split('/');
-        let Some(field) = tokens.next() else {
-            continue;
-        };
-        let slot = fields
-            .entry(field.to_string())
-            .or_insert_with(|| Some(Vec::new()));
-        let Some(items) = slot else {
-            continue;
-        };
+    o.fold_top_level_fields(|items: &mut Vec<Map<String, Value>>, tokens, value| {
         match (tokens.next(), tokens.next(), tokens.next()) {
-            (None, None, None) if value.as_array().is_some_and(Vec::is_empty) => {}
+            (None, None, None) => value.as_array().is_some_and(Vec::is_empty),
             (Some(index), Some(key), None) => {
                 let Ok(index) = index.parse::<usize>() else {
-                    *slot = None;
-                    continue;
+                    return false;
                 };
                 if index == items.len() {
                     items.push(Map::new());
@@ -113,19 +98,16 @@ fn sent_objects(o: &Obs<'_>) -> Sent {
                 match items.last_mut() {
                     Some(item) if last == Some(index) => {
                         item.insert(unescape(key), value.clone());
+                        true
                     }
-                    _ => *slot = None,
+                    _ => false,
                 }
             }
             // A field nested deeper inside an object leaves that field out, not the object.
-            (Some(index), Some(_), Some(_)) if index.parse::<usize>().is_ok() => {}
-            _ => *slot = None,
+            (Some(index), Some(_), Some(_)) => index.parse::<usize>().is_ok(),
+            _ => false,
         }
-    }
-    fields
-        .into_iter()
-        .filter_map(|(f, items)| Some((f, items?)))
-        .collect()
+    })
 }
 
 fn unescape(token: &str) -> String {

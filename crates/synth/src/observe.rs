@@ -126,6 +126,37 @@ impl<'a> Obs<'a> {
         wraith_model::request_key::upload_media_types(Some(&ct), &self.ex.request.body)
     }
 
+    /// The request's flattened fields folded by top-level field: `step` gets the field's
+    /// accumulator, the pointer's tokens below the field and the leaf, and returns `false` to
+    /// leave the whole field out (it held something the caller does not read).
+    pub fn fold_top_level_fields<T: Default>(
+        &self,
+        mut step: impl FnMut(&mut T, &mut std::str::Split<'_, char>, &Value) -> bool,
+    ) -> BTreeMap<String, T> {
+        let mut fields: BTreeMap<String, Option<T>> = BTreeMap::new();
+        for (pointer, value) in &self.req_fields {
+            let Some(rest) = pointer.strip_prefix('/') else {
+                continue;
+            };
+            let mut tokens = rest.split('/');
+            let Some(field) = tokens.next() else {
+                continue;
+            };
+            let slot = fields
+                .entry(field.to_string())
+                .or_insert_with(|| Some(T::default()));
+            if let Some(acc) = slot
+                && !step(acc, &mut tokens, value)
+            {
+                *slot = None;
+            }
+        }
+        fields
+            .into_iter()
+            .filter_map(|(f, acc)| Some((f, acc?)))
+            .collect()
+    }
+
     /// The request body field at `pointer`, if the request had one.
     pub fn req_field(&self, pointer: &str) -> Option<&Value> {
         self.req_fields

@@ -36,18 +36,12 @@ fn post(id: &str, media_ids: &[&str], listed: &[&str]) -> Exchange {
 
 /// `post` sent as a form (`media_ids[]=…`), answered the same.
 fn form_post(id: &str, media_ids: &[&str]) -> Exchange {
-    let mut e = post(id, media_ids, media_ids);
+    let e = post(id, media_ids, media_ids);
     let mut form = format!("status=post+{id}");
     for m in media_ids {
         form.push_str(&format!("&media_ids%5B%5D={m}"));
     }
-    e.request.body = form.into_bytes();
-    e.request.content_type = Some("application/x-www-form-urlencoded".into());
-    e.request.headers.insert(
-        "content-type".into(),
-        vec!["application/x-www-form-urlencoded".into()],
-    );
-    e
+    common::with_form_body(e, form)
 }
 
 fn lists(model: &Model) -> Vec<EmbeddedList> {

@@ -35,7 +35,7 @@ fn create(id: &str, sent: &[(&str, bool)], listed: &[(&str, bool)]) -> Exchange 
 
 /// `create` sent as a form (`keywords_attributes[0][keyword]=…&…[whole_word]=1`).
 fn form_create(id: &str, sent: &[(&str, bool)]) -> Exchange {
-    let mut e = create(id, sent, sent);
+    let e = create(id, sent, sent);
     let mut form = format!("title=filter+{id}");
     for (i, (k, w)) in sent.iter().enumerate() {
         form.push_str(&format!(
@@ -43,13 +43,7 @@ fn form_create(id: &str, sent: &[(&str, bool)]) -> Exchange {
             u8::from(*w)
         ));
     }
-    e.request.body = form.into_bytes();
-    e.request.content_type = Some("application/x-www-form-urlencoded".into());
-    e.request.headers.insert(
-        "content-type".into(),
-        vec!["application/x-www-form-urlencoded".into()],
-    );
-    e
+    common::with_form_body(e, form)
 }
 
 fn mirrored(model: &Model) -> Vec<MirroredList> {

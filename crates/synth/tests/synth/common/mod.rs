@@ -282,3 +282,14 @@ pub fn load_corpus(name: &str, base_origin: &str) -> Vec<RecordedSession> {
     files.sort();
     files.iter().map(|p| load_har(p, base_origin)).collect()
 }
+
+/// `e` with its request body replaced by the form `form`, declared as one.
+pub fn with_form_body(mut e: Exchange, form: String) -> Exchange {
+    e.request.body = form.into_bytes();
+    e.request.content_type = Some("application/x-www-form-urlencoded".into());
+    e.request.headers.insert(
+        "content-type".into(),
+        vec!["application/x-www-form-urlencoded".into()],
+    );
+    e
+}
