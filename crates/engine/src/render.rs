@@ -196,73 +196,81 @@ pub(crate) fn render_node_traced(
             }
             Value::Object(map)
         }
-        Node::Array(array) if !req.mirrored.is_empty() && mirrored_at(req, json_path).is_some() => {
-            let items = match array {
-                ArrayNode::Tuple { items } => items,
-                ArrayNode::List {
-                    representatives, ..
-                } => representatives,
-            };
-            match mirrored_at(req, json_path) {
-                Some((rule, sent)) if !items.is_empty() => {
-                    render_mirrored(rule, &sent, items, req, ns, sources, json_path, origins)
-                }
-                // No item to render from: nothing recorded was ever listed there.
-                _ => Value::Array(Vec::new()),
-            }
-        }
-        Node::Array(ArrayNode::Tuple { items }) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    render_node_traced(n, req, ns, sources, &format!("{json_path}/{i}"), origins)
-                })
-                .collect(),
-        ),
-        Node::Array(ArrayNode::List {
-            representatives,
-            target_length,
-            discriminator,
-        }) => {
-            // A list of recorded data only (nothing minted, echoed or timed): the recorded
-            // state's own items, so its length is that state's too; unless the request sent a
-            // list at the same place (the regions a key is limited to), which it may follow.
-            if let Some(items @ Value::Array(_)) = req.snapshot_at(json_path)
-                && representatives.iter().all(observed_only)
-                && req
-                    .body
-                    .and_then(|b| json_pointer_get(b, json_path))
-                    .is_none()
+        Node::Array(array) => {
+            if !req.mirrored.is_empty()
+                && let Some((rule, sent)) = mirrored_at(req, json_path)
             {
-                sources.set(json_path, FieldSource::Observed);
-                return items.clone();
+                let items = match array {
+                    ArrayNode::Tuple { items } => items,
+                    ArrayNode::List {
+                        representatives, ..
+                    } => representatives,
+                };
+                return render_mirrored(rule, &sent, items, req, ns, sources, json_path, origins);
             }
-            if representatives.is_empty() {
-                return Value::Array(Vec::new());
+            match array {
+                ArrayNode::Tuple { items } => Value::Array(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| {
+                            render_node_traced(
+                                n,
+                                req,
+                                ns,
+                                sources,
+                                &format!("{json_path}/{i}"),
+                                origins,
+                            )
+                        })
+                        .collect(),
+                ),
+                ArrayNode::List {
+                    representatives,
+                    target_length,
+                    discriminator,
+                } => {
+                    // A list of recorded data only (nothing minted, echoed or timed): the recorded
+                    // state's own items, so its length is that state's too; unless the request sent a
+                    // list at the same place (the regions a key is limited to), which it may follow.
+                    if let Some(items @ Value::Array(_)) = req.snapshot_at(json_path)
+                        && representatives.iter().all(observed_only)
+                        && req
+                            .body
+                            .and_then(|b| json_pointer_get(b, json_path))
+                            .is_none()
+                    {
+                        sources.set(json_path, FieldSource::Observed);
+                        return items.clone();
+                    }
+                    if representatives.is_empty() {
+                        return Value::Array(Vec::new());
+                    }
+                    let start = (stable_hash(req.path) % representatives.len() as u64) as usize;
+                    // A keyed snapshot's items say which shape goes with the request's value.
+                    let keyed_items = match (req.snapshot_keyed, discriminator) {
+                        (true, None) => req.snapshot_at(json_path).and_then(Value::as_array),
+                        _ => None,
+                    };
+                    let mut out = Vec::with_capacity(*target_length);
+                    for i in 0..*target_length {
+                        let fit = keyed_items.and_then(|items| items.get(i)).and_then(|item| {
+                            crate::list_shape::representative_for(representatives, start + i, item)
+                        });
+                        let rep =
+                            &representatives[fit.unwrap_or((start + i) % representatives.len())];
+                        out.push(render_node_traced(
+                            rep,
+                            req,
+                            ns,
+                            sources,
+                            &format!("{json_path}/{i}"),
+                            origins,
+                        ));
+                    }
+                    Value::Array(out)
+                }
             }
-            let start = (stable_hash(req.path) % representatives.len() as u64) as usize;
-            // A keyed snapshot's items say which shape goes with the request's value.
-            let keyed_items = match (req.snapshot_keyed, discriminator) {
-                (true, None) => req.snapshot_at(json_path).and_then(Value::as_array),
-                _ => None,
-            };
-            let mut out = Vec::with_capacity(*target_length);
-            for i in 0..*target_length {
-                let fit = keyed_items.and_then(|items| items.get(i)).and_then(|item| {
-                    crate::list_shape::representative_for(representatives, start + i, item)
-                });
-                let rep = &representatives[fit.unwrap_or((start + i) % representatives.len())];
-                out.push(render_node_traced(
-                    rep,
-                    req,
-                    ns,
-                    sources,
-                    &format!("{json_path}/{i}"),
-                    origins,
-                ));
-            }
-            Value::Array(out)
         }
         Node::Hole(hole) => {
             let echoed = match &hole.source {
@@ -359,6 +367,7 @@ fn render_mirrored(
         .enumerate()
         .max_by_key(|(i, n)| (highest_integer_id(n), std::cmp::Reverse(*i)))
         .map(|(_, n)| n);
+    // No item to render from: nothing recorded was ever listed there.
     let Some(template) = template else {
         return Value::Array(Vec::new());
     };
