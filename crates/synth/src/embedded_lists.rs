@@ -26,7 +26,7 @@ use wraith_model::{EmbeddedList, EntityType, Route, StateOp};
 
 use crate::observe::{Obs, escape_token};
 use crate::routes::RouteGroup;
-use crate::values::{is_2xx, scalar_key};
+use crate::values::scalar_key;
 
 /// Fewest recorded answers listing records that the rule is learned from.
 const MIN_LISTED: usize = 2;
@@ -61,21 +61,9 @@ pub fn learn(
         if !matches!(route.state_op, Some(StateOp::Create | StateOp::Update)) {
             continue;
         }
-        // Most routes' requests send no array of keys: their answers are not parsed.
-        let sends_keys = |o: &Obs<'_>| sent_keys(o).values().any(|keys| !keys.is_empty());
-        if !group.obs.iter().any(|&i| sends_keys(&obs[i])) {
+        let Some(answers) = group.answers_to_sent_arrays(obs, sent_keys) else {
             continue;
-        }
-        let answers: Answers = group
-            .obs
-            .iter()
-            .map(|&i| &obs[i])
-            .filter(|o| is_2xx(o.status))
-            .filter_map(|o| {
-                let answer = o.resp_json().filter(Value::is_object)?;
-                Some((sent_keys(o), answer))
-            })
-            .collect();
+        };
         let update = route.state_op == Some(StateOp::Update);
         let mut rules: Vec<EmbeddedList> = Vec::new();
         for candidate in candidates(&answers, entity_types) {

@@ -29,7 +29,6 @@ use wraith_model::{JsonType, MirroredField, MirroredList, Route, StateOp};
 
 use crate::observe::{Obs, escape_token};
 use crate::routes::RouteGroup;
-use crate::values::is_2xx;
 
 /// Fewest mirrored items, over all recorded answers, that the rule is learned from.
 const MIN_MIRRORED: usize = 2;
@@ -41,21 +40,9 @@ type Sent = BTreeMap<String, Vec<Map<String, Value>>>;
 /// embedded lists and the sent expansions.
 pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
     for (group, route) in groups.iter().zip(built.iter_mut()) {
-        // Most routes' requests send no array of objects: their answers are not parsed.
-        let sends = |o: &Obs<'_>| sent_objects(o).values().any(|items| !items.is_empty());
-        if !group.obs.iter().any(|&i| sends(&obs[i])) {
+        let Some(answers) = group.answers_to_sent_arrays(obs, sent_objects) else {
             continue;
-        }
-        let answers: Vec<(Sent, Value)> = group
-            .obs
-            .iter()
-            .map(|&i| &obs[i])
-            .filter(|o| is_2xx(o.status))
-            .filter_map(|o| {
-                let answer = o.resp_json().filter(Value::is_object)?;
-                Some((sent_objects(o), answer))
-            })
-            .collect();
+        };
         let mut rules: Vec<MirroredList> = Vec::new();
         for candidate in candidates(&answers) {
             let expanded = route.sent_expansions.as_ref().is_some_and(|x| {

@@ -161,7 +161,35 @@ pub struct RouteGroup {
     pub param_values: Vec<Vec<String>>,
 }
 
+/// What a request sent in its top-level arrays, by field (keys, objects).
+pub type SentArrays<T> = BTreeMap<String, Vec<T>>;
+
 impl RouteGroup {
+    /// The route's recorded 2xx answers that are JSON objects, each with what `sent` reads of
+    /// its request's top-level arrays (by field); `None` when no request sent a non-empty one,
+    /// so most routes' answers are never parsed.
+    pub fn answers_to_sent_arrays<T>(
+        &self,
+        obs: &[Obs<'_>],
+        sent: impl Fn(&Obs<'_>) -> SentArrays<T>,
+    ) -> Option<Vec<(SentArrays<T>, Value)>> {
+        let sends = |o: &Obs<'_>| sent(o).values().any(|items| !items.is_empty());
+        if !self.obs.iter().any(|&i| sends(&obs[i])) {
+            return None;
+        }
+        Some(
+            self.obs
+                .iter()
+                .map(|&i| &obs[i])
+                .filter(|o| values::is_2xx(o.status))
+                .filter_map(|o| {
+                    let answer = o.resp_json().filter(Value::is_object)?;
+                    Some((sent(o), answer))
+                })
+                .collect(),
+        )
+    }
+
     /// `METHOD /path`.
     pub fn name(&self) -> String {
         format!("{} {}", self.method, self.path)
