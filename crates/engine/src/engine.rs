@@ -4008,6 +4008,18 @@ fn run_numbers<'a>(sources: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
 /// runs recorded it, not when one run recorded it often. Each distinct leaf text is interned
 /// once (one key buffer reused for the lookups), so a body's leaves are numbers.
 fn most_typical_index_by_run(bodies: &[Value], runs: &[usize]) -> Option<usize> {
+    most_typical_index_among(bodies, runs, |_| true)
+}
+
+/// [`most_typical_index_by_run`] over the bodies `candidate` accepts, each scored by how
+/// typical its leaves are of every body in `bodies`: the candidates are the answers of one
+/// request shape (a keyed bucket), the population is everything the principal was answered.
+/// `None` when no body is a candidate.
+pub(super) fn most_typical_index_among<B: std::borrow::Borrow<Value>>(
+    bodies: &[B],
+    runs: &[usize],
+    candidate: impl Fn(usize) -> bool,
+) -> Option<usize> {
     use std::fmt::Write as _;
     /// Distinct leaf texts and how many bodies hold each.
     #[derive(Default)]
@@ -4070,8 +4082,11 @@ fn most_typical_index_by_run(bodies: &[Value], runs: &[usize]) -> Option<usize> 
         }
     }
     // One candidate is the most typical whatever its leaves.
-    if bodies.len() <= 1 {
-        return (!bodies.is_empty()).then_some(0);
+    let mut only = (0..bodies.len()).filter(|&i| candidate(i));
+    match (only.next(), only.next()) {
+        (None, _) => return None,
+        (Some(i), None) => return Some(i),
+        _ => {}
     }
     let mut leaves = Leaves::default();
     let flat: Vec<Vec<usize>> = bodies
@@ -4080,12 +4095,12 @@ fn most_typical_index_by_run(bodies: &[Value], runs: &[usize]) -> Option<usize> 
         .map(|(i, b)| {
             let mut out = Vec::new();
             leaves.run = runs.get(i).copied().unwrap_or(usize::MAX - i);
-            leaves.walk(b, &mut String::new(), &mut out);
+            leaves.walk(b.borrow(), &mut String::new(), &mut out);
             out
         })
         .collect();
     let mut best: Option<(usize, usize)> = None;
-    for (i, f) in flat.iter().enumerate() {
+    for (i, f) in flat.iter().enumerate().filter(|&(i, _)| candidate(i)) {
         let score: usize = f
             .iter()
             .map(|&l| leaves.counts.get(l).copied().unwrap_or(0))

@@ -2,8 +2,9 @@
 //! the request's own value of the field that decided the recorded answers' field sets.
 //!
 //! Synth grouped the variant's recorded answers by that request field; here the engine picks,
-//! per key value, the most typical of them (of the request's principal when it recorded any,
-//! else of all principals), by the rule the unkeyed snapshot uses. Rendering then takes the
+//! per key value, one of them (of the request's principal when it recorded any, else of all
+//! principals): the one most typical, by the rule the unkeyed snapshot uses, of all the
+//! variant's answers to that principal, not only the bucket's. Rendering then takes the
 //! observed values, recorded-data lists and optional fields' presence from it
 //! (`render::ReqCtx::snapshot_keyed`). A request without the field, or with a value never
 //! recorded, falls back to the unkeyed snapshot and presence rules.
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use wraith_model::{RecordedBody, Route, Variant, key_text};
 
-use super::{Call, Engine, fits, most_typical_index_by_run, run_numbers};
+use super::{Call, Engine, fits, most_typical_index_among, run_numbers};
 
 /// Per key text of one variant's keyed field: the snapshot per recorded principal, and the one
 /// over every principal (for a principal the bucket never recorded).
@@ -59,6 +60,12 @@ impl Engine {
 }
 
 /// The snapshots of every bucket of a keyed variant (see [`KeyedChoice`]).
+///
+/// A bucket's answers are the candidates; how typical each is counts against every answer of
+/// the variant recorded for the same principal (for `any`, of every principal). The bucket
+/// fixes what the request's value decides (which fields are present), the whole population
+/// what state the principal's records were usually in: a run that sent the keyed value more
+/// often than the others does not make its own state the typical one.
 fn keyed_choice(route: &Route, variant: &Variant) -> KeyedChoice {
     let mut out = KeyedChoice::default();
     let Some(keyed) = variant.keyed_snapshots.as_deref() else {
@@ -74,45 +81,62 @@ fn keyed_choice(route: &Route, variant: &Variant) -> KeyedChoice {
             by_source.insert(m.source.as_str(), m);
         }
     }
+    // The variant's recorded answers (its status, its shape), in source order.
+    let mut answers: Vec<(&str, Option<&String>, Value)> = Vec::new();
+    for (source, m) in &by_source {
+        if m.status != variant.status {
+            continue;
+        }
+        let RecordedBody::Json { value } = &m.body else {
+            continue;
+        };
+        let Ok(body): Result<Value, _> = value.parse() else {
+            continue;
+        };
+        if fits(root, &body) {
+            answers.push((source, m.principal.as_ref(), body));
+        }
+    }
+    let mut principals: Vec<Option<&String>> = answers.iter().map(|a| a.1).collect();
+    principals.sort();
+    principals.dedup();
+    // Per principal (and over all of them): its answers, their runs, and which bucket's
+    // candidates each is.
+    let population = |principal: Option<Option<&String>>| {
+        let picked: Vec<&(&str, Option<&String>, Value)> = answers
+            .iter()
+            .filter(|a| principal.is_none_or(|p| a.1 == p))
+            .collect();
+        let runs = run_numbers(picked.iter().map(|a| a.0));
+        (picked, runs)
+    };
+    let pick = |picked: &[&(&str, Option<&String>, Value)],
+                runs: &[usize],
+                bucket: &std::collections::BTreeSet<&str>| {
+        let bodies: Vec<&Value> = picked.iter().map(|a| &a.2).collect();
+        most_typical_index_among(&bodies, runs, |i| {
+            picked.get(i).is_some_and(|a| bucket.contains(a.0))
+        })
+        .and_then(|i| bodies.get(i).map(|b| (*b).clone()))
+    };
+    let per_principal: Vec<_> = principals
+        .iter()
+        .map(|p| (*p, population(Some(*p))))
+        .collect();
+    let everyone = population(None);
     for b in &keyed.buckets {
         let Some(key) = key_text(&b.key) else {
             continue;
         };
-        let mut groups: BTreeMap<Option<String>, (Vec<Value>, Vec<&str>)> = BTreeMap::new();
-        let mut all: Vec<Value> = Vec::new();
-        let mut all_sources: Vec<&str> = Vec::new();
-        for source in &b.moments {
-            let Some(m) = by_source.get(source.as_str()) else {
-                continue;
-            };
-            if m.status != variant.status {
-                continue;
-            }
-            let RecordedBody::Json { value } = &m.body else {
-                continue;
-            };
-            let Ok(body) = value.parse() else {
-                continue;
-            };
-            if !fits(root, &body) {
-                continue;
-            }
-            let group = groups.entry(m.principal.clone()).or_default();
-            group.0.push(body.clone());
-            group.1.push(source.as_str());
-            all.push(body);
-            all_sources.push(source.as_str());
-        }
+        let members: std::collections::BTreeSet<&str> =
+            b.moments.iter().map(String::as_str).collect();
         let mut bucket = Bucket::default();
-        for (principal, (bodies, sources)) in groups {
-            if let Some(body) = most_typical_index_by_run(&bodies, &run_numbers(sources))
-                .and_then(|i| bodies.into_iter().nth(i))
-            {
-                bucket.by_principal.insert(principal, body);
+        for (principal, (picked, runs)) in &per_principal {
+            if let Some(body) = pick(picked, runs, &members) {
+                bucket.by_principal.insert(principal.cloned(), body);
             }
         }
-        bucket.any = most_typical_index_by_run(&all, &run_numbers(all_sources))
-            .and_then(|i| all.into_iter().nth(i));
+        bucket.any = pick(&everyone.0, &everyone.1, &members);
         if bucket.any.is_some() {
             out.by_key.insert(key, bucket);
         }

@@ -149,3 +149,87 @@ fn unrecorded_key_value_keeps_the_majority_presence_rule() {
     let south = create(&plain, "a", "south");
     assert_eq!(south["policy"], json!("migrate"));
 }
+
+/// Eight recorded posts, each in a run of its own: six `public` and two `direct`. The author's
+/// `name` was `Ann` in every run but two `direct` ones, which recorded an older state, `Old`.
+/// The variant is keyed on `visibility`.
+fn posts() -> wraith_engine::Engine {
+    let recorded = [
+        (1, "public", "Ann"),
+        (2, "public", "Ann"),
+        (3, "public", "Ann"),
+        (4, "public", "Ann"),
+        (5, "public", "Ann"),
+        (6, "direct", "Ann"),
+        (7, "direct", "Old"),
+        (8, "direct", "Old"),
+    ];
+    let mut route = R::new("POST", "/v1/posts").op(StateOp::Create, "posts");
+    for (i, visibility, name) in recorded {
+        let sent = json!({"visibility": visibility, "text": format!("recorded-{i}")});
+        route = route.exact(
+            "/v1/posts",
+            "",
+            Some(&sent),
+            vec![moment(
+                &format!("s{i}/0"),
+                200,
+                json!({"id": i, "visibility": visibility, "author": {"name": name}}),
+            )],
+        );
+    }
+    let root = obj(vec![
+        ("id", gen_id(cus_id())),
+        ("visibility", echo_body("/visibility", JsonType::String)),
+        (
+            "author",
+            obj(vec![(
+                "name",
+                hole(
+                    HoleKind::Observed,
+                    JsonType::String,
+                    vec![json!("Old"), json!("Ann")],
+                ),
+            )]),
+        ),
+    ]);
+    let mut route = route.variant(200, Guard::Always, root).build();
+    let bucket = |key: &str, ids: &[u32]| SnapshotBucket {
+        key: json!(key),
+        moments: ids.iter().map(|i| format!("s{i}/0")).collect(),
+    };
+    route.variants[0].keyed_snapshots = Some(Box::new(KeyedSnapshots {
+        field: EchoSource::Body {
+            pointer: "/visibility".into(),
+        },
+        buckets: vec![
+            bucket("public", &[1, 2, 3, 4, 5]),
+            bucket("direct", &[6, 7, 8]),
+        ],
+    }));
+    engine(
+        model(
+            vec![route],
+            vec![("posts", entity_type(&[], &[], Vec::new()))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn keyed_snapshot_shows_the_state_most_runs_recorded_not_the_buckets_majority() {
+    let e = posts();
+    let r = send(
+        &e,
+        Some("a"),
+        "POST",
+        "/v1/posts",
+        json!({"visibility": "direct", "text": "new"}),
+    );
+    assert_eq!(r.status, 200);
+    let b = body(&r);
+    assert_eq!(b["visibility"], json!("direct"));
+    // Two of the three `direct` runs recorded `Old`, but six of the eight runs recorded `Ann`:
+    // the bucket picks among its own answers, typical of all of them.
+    assert_eq!(b["author"]["name"], json!("Ann"), "{b}");
+}
