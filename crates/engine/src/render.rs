@@ -527,10 +527,13 @@ fn keyed_value(hole: &Hole, req: &ReqCtx<'_>) -> Option<Value> {
     keyed.value_for_all(&sent).cloned()
 }
 
-/// A [`IdShape::Derived`] value: a recorded prefix (chosen by a hash of the request path),
-/// the sibling's rendered value (minted or echoed), the most common recorded suffix (a rarer
-/// recorded suffix is never picked: nothing in the request says when it applies).
-/// Without a scalar sibling, an example.
+/// A [`IdShape::Derived`] value: a recorded prefix, the sibling's rendered value (minted or
+/// echoed), the most common recorded suffix (a rarer recorded suffix is never picked: nothing
+/// in the request says when it applies). Without a scalar sibling, an example.
+///
+/// The prefix is the one that names what the rest of the object rendered (see
+/// [`prefix_naming_siblings`]): a status's `uri` prefix holds its author's id, and the author
+/// rendered is the one the prefix must name. Else one chosen by a hash of the request path.
 fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) -> Value {
     let HoleKind::Generated {
         shape:
@@ -551,10 +554,60 @@ fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) 
     };
     let prefix = if prefixes.is_empty() {
         ""
+    } else if let Some(i) = prefix_naming_siblings(prefixes, siblings) {
+        prefixes[i].as_str()
     } else {
         prefixes[(stable_hash(req.path) % prefixes.len() as u64) as usize].as_str()
     };
     Value::String(format!("{prefix}{id}{suffix}"))
+}
+
+/// Of several recorded prefixes, the one holding the longest string the rendered siblings
+/// hold (at any depth) as a whole token: bounded on both sides by the prefix's ends or by
+/// characters that cannot continue a name (`/`, `@`, `:`; not a letter, digit, `_`, `-` or
+/// `.`), so `@ann` does not name `@ann_2`. `None` when no prefix holds any, or when the
+/// longest is held by several prefixes (nothing tells them apart).
+fn prefix_naming_siblings(prefixes: &[String], siblings: &Map<String, Value>) -> Option<usize> {
+    /// Shorter strings (`en`, `public`) name nothing in particular.
+    const MIN_LEN: usize = 4;
+    if prefixes.len() < 2 {
+        return None;
+    }
+    let mut leaves: Vec<&str> = Vec::new();
+    fn collect<'a>(v: &'a Value, depth: usize, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) if s.len() >= MIN_LEN => out.push(s),
+            Value::Object(m) if depth > 0 => m.values().for_each(|c| collect(c, depth - 1, out)),
+            _ => {}
+        }
+    }
+    siblings.values().for_each(|v| collect(v, 2, &mut leaves));
+    let named = |prefix: &str| -> usize {
+        leaves
+            .iter()
+            .filter(|leaf| holds_token(prefix, leaf))
+            .map(|leaf| leaf.len())
+            .max()
+            .unwrap_or(0)
+    };
+    let scores: Vec<usize> = prefixes.iter().map(|p| named(p)).collect();
+    let best = scores.iter().copied().max().filter(|&b| b > 0)?;
+    let mut at = (0..scores.len()).filter(|&i| scores[i] == best);
+    match (at.next(), at.next()) {
+        (Some(i), None) => Some(i),
+        _ => None,
+    }
+}
+
+/// Whether `text` holds `token` bounded on each side by its ends or a character that cannot
+/// continue a name.
+fn holds_token(text: &str, token: &str) -> bool {
+    let continues = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+    text.match_indices(token).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + token.len()..].chars().next();
+        !before.is_some_and(continues) && !after.is_some_and(continues)
+    })
 }
 
 /// One of the hole's examples other than `not`, chosen by a hash of the request path; any

@@ -1180,6 +1180,56 @@ fn a_derived_field_names_the_echoed_id_with_the_most_common_recorded_suffix() {
 }
 
 #[test]
+fn a_derived_field_takes_the_recorded_prefix_naming_the_record_rendered_beside_it() {
+    let post = R::new("POST", "/v1/posts")
+        .op(StateOp::Create, "posts")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                (
+                    "uri",
+                    gen_id(IdShape::Derived {
+                        sibling: "id".to_string(),
+                        prefixes: vec![
+                            "https://social.test/users/alice/statuses/".to_string(),
+                            "https://social.test/users/alice_2/statuses/".to_string(),
+                        ],
+                        suffix: String::new(),
+                        other_suffixes: Vec::new(),
+                    }),
+                ),
+                (
+                    "author",
+                    obj(vec![("name", echo_body("/author", JsonType::String))]),
+                ),
+            ]),
+        )
+        .build();
+    let e = engine(
+        model(vec![post], vec![("posts", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    // Same path, so a choice by the path's hash would give both the same prefix.
+    for author in ["alice", "alice_2"] {
+        let created = body(&send(
+            &e,
+            Some(author),
+            "POST",
+            "/v1/posts",
+            json!({ "author": author }),
+        ));
+        let id = created["id"].as_str().unwrap_or_default();
+        assert_eq!(
+            created["uri"],
+            json!(format!("https://social.test/users/{author}/statuses/{id}")),
+            "{created}"
+        );
+    }
+}
+
+#[test]
 fn a_delete_that_recorded_the_record_answers_the_stored_entity_where_answers_varied() {
     let create = R::new("POST", "/v1/posts")
         .op(StateOp::Create, "posts")
