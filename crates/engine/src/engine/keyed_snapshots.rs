@@ -7,7 +7,9 @@
 //! variant's answers to that principal, not only the bucket's. Rendering then takes the
 //! observed values, recorded-data lists and optional fields' presence from it
 //! (`render::ReqCtx::snapshot_keyed`). A request without the field, or with a value never
-//! recorded, falls back to the unkeyed snapshot and presence rules.
+//! recorded, falls back to the unkeyed snapshot and presence rules; so does a principal the
+//! variant answered only with other values of the field: its own records (the author of its
+//! post) matter more than which optional fields that value's answers had.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,8 @@ use super::{Call, Engine, fits, most_typical_index_among, run_numbers};
 #[derive(Default)]
 pub(super) struct KeyedChoice {
     by_key: BTreeMap<String, Bucket>,
+    /// The principals the variant answered at all, whatever the key.
+    principals: std::collections::BTreeSet<Option<String>>,
 }
 
 #[derive(Default)]
@@ -55,7 +59,12 @@ impl Engine {
                 Some(f) => f(auth),
                 None => auth.to_string(),
             });
-        bucket.by_principal.get(&principal).or(bucket.any.as_ref())
+        match bucket.by_principal.get(&principal) {
+            Some(own) => Some(own),
+            // Its own unkeyed snapshot shows this principal's records.
+            None if choice.principals.contains(&principal) => None,
+            None => bucket.any.as_ref(),
+        }
     }
 }
 
@@ -119,6 +128,7 @@ fn keyed_choice(route: &Route, variant: &Variant) -> KeyedChoice {
         })
         .and_then(|i| bodies.get(i).map(|b| (*b).clone()))
     };
+    out.principals = principals.iter().map(|p| p.cloned()).collect();
     let per_principal: Vec<_> = principals
         .iter()
         .map(|p| (*p, population(Some(*p))))

@@ -150,33 +150,33 @@ fn unrecorded_key_value_keeps_the_majority_presence_rule() {
     assert_eq!(south["policy"], json!("migrate"));
 }
 
-/// Eight recorded posts, each in a run of its own: six `public` and two `direct`. The author's
-/// `name` was `Ann` in every run but two `direct` ones, which recorded an older state, `Old`.
-/// The variant is keyed on `visibility`.
+/// Ten recorded posts, each in a run of its own. Eight without credentials: six `public` and
+/// two `direct`; the author's `name` was `Ann` in every run but two `direct` ones, which
+/// recorded an older state, `Old`. Two by principal `tok-b`, both `public`, by `Bea`. The
+/// variant is keyed on `visibility`.
 fn posts() -> wraith_engine::Engine {
     let recorded = [
-        (1, "public", "Ann"),
-        (2, "public", "Ann"),
-        (3, "public", "Ann"),
-        (4, "public", "Ann"),
-        (5, "public", "Ann"),
-        (6, "direct", "Ann"),
-        (7, "direct", "Old"),
-        (8, "direct", "Old"),
+        (1, "public", "Ann", None),
+        (2, "public", "Ann", None),
+        (3, "public", "Ann", None),
+        (4, "public", "Ann", None),
+        (5, "public", "Ann", None),
+        (6, "direct", "Ann", None),
+        (7, "direct", "Old", None),
+        (8, "direct", "Old", None),
+        (9, "public", "Bea", Some("tok-b")),
+        (10, "public", "Bea", Some("tok-b")),
     ];
     let mut route = R::new("POST", "/v1/posts").op(StateOp::Create, "posts");
-    for (i, visibility, name) in recorded {
+    for (i, visibility, name, principal) in recorded {
         let sent = json!({"visibility": visibility, "text": format!("recorded-{i}")});
-        route = route.exact(
-            "/v1/posts",
-            "",
-            Some(&sent),
-            vec![moment(
-                &format!("s{i}/0"),
-                200,
-                json!({"id": i, "visibility": visibility, "author": {"name": name}}),
-            )],
+        let mut answer = moment(
+            &format!("s{i}/0"),
+            200,
+            json!({"id": i, "visibility": visibility, "author": {"name": name}}),
         );
+        answer.principal = principal.map(str::to_string);
+        route = route.exact("/v1/posts", "", Some(&sent), vec![answer]);
     }
     let root = obj(vec![
         ("id", gen_id(cus_id())),
@@ -188,7 +188,7 @@ fn posts() -> wraith_engine::Engine {
                 hole(
                     HoleKind::Observed,
                     JsonType::String,
-                    vec![json!("Old"), json!("Ann")],
+                    vec![json!("Old"), json!("Ann"), json!("Bea")],
                 ),
             )]),
         ),
@@ -203,7 +203,7 @@ fn posts() -> wraith_engine::Engine {
             pointer: "/visibility".into(),
         },
         buckets: vec![
-            bucket("public", &[1, 2, 3, 4, 5]),
+            bucket("public", &[1, 2, 3, 4, 5, 9, 10]),
             bucket("direct", &[6, 7, 8]),
         ],
     }));
@@ -216,20 +216,42 @@ fn posts() -> wraith_engine::Engine {
     )
 }
 
-#[test]
-fn keyed_snapshot_shows_the_state_most_runs_recorded_not_the_buckets_majority() {
-    let e = posts();
-    let r = send(
-        &e,
-        Some("a"),
+fn post(e: &wraith_engine::Engine, who: Option<&str>, visibility: &str) -> Value {
+    let mut r = req(
         "POST",
         "/v1/posts",
-        json!({"visibility": "direct", "text": "new"}),
+        Some(json!({"visibility": visibility, "text": "new"})),
     );
-    assert_eq!(r.status, 200);
-    let b = body(&r);
+    if let Some(who) = who {
+        r = with_header(r, "authorization", who);
+    }
+    let answer = e.handle(Some("a"), &r);
+    assert_eq!(answer.status, 200);
+    body(&answer)
+}
+
+#[test]
+fn keyed_snapshot_shows_the_state_most_runs_recorded_not_the_buckets_majority() {
+    let b = post(&posts(), None, "direct");
     assert_eq!(b["visibility"], json!("direct"));
     // Two of the three `direct` runs recorded `Old`, but six of the eight runs recorded `Ann`:
     // the bucket picks among its own answers, typical of all of them.
     assert_eq!(b["author"]["name"], json!("Ann"), "{b}");
+}
+
+#[test]
+fn keyed_bucket_without_the_principals_answers_keeps_the_principals_own_state() {
+    let e = posts();
+    // `tok-b` never posted `direct`: its post shows its own author, not another principal's.
+    let b = post(&e, Some("tok-b"), "direct");
+    assert_eq!(b["author"]["name"], json!("Bea"), "{b}");
+    assert_eq!(
+        post(&e, Some("tok-b"), "public")["author"]["name"],
+        json!("Bea")
+    );
+    // A principal the recordings never saw gets the bucket's answer over every principal.
+    assert_eq!(
+        post(&e, Some("tok-new"), "direct")["author"]["name"],
+        json!("Ann")
+    );
 }
