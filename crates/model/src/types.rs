@@ -214,8 +214,29 @@ pub struct Route {
     /// otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mirrored_lists: Vec<MirroredList>,
+    /// For a read, update or delete of a record: top-level answer fields that show what the
+    /// session's last write of that record sent (a deleted status's `text`, the `status` its
+    /// create or last edit sent), though the create's answer never has them (see
+    /// [`CarriedField`]). Empty (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried_fields: Vec<CarriedField>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
+}
+
+/// One answer field a record's read, update or delete carries from the record's writes (see
+/// [`Route::carried_fields`]): in every recorded 2xx answer of the route whose record the same
+/// session had created or updated sending a value at `from`, the field held the value the
+/// latest of those writes sent there (at least two such answers, with two distinct values),
+/// and no create answer of the record's type had the field. The engine remembers what the
+/// session's creates and updates of the type send at `from` and answers it there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarriedField {
+    /// The answer's top-level field (`text`).
+    pub field: String,
+    /// JSON pointer into the writes' request bodies (form bodies as the engine parses them):
+    /// `/status`.
+    pub from: String,
 }
 
 /// An answer array listing the records a request array named by key (see

@@ -36,6 +36,7 @@
 pub mod action;
 pub mod action_values;
 pub mod array_echo;
+pub mod carried_fields;
 pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
@@ -309,6 +310,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.sent_expansions = expansions;
     }
     mirrored_lists::learn(&templated, &mut built, &obs);
+    carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
@@ -459,6 +461,7 @@ fn build_route(
         // Filled by `synthesize` once entity types are known (see there).
         embedded_lists: Vec::new(),
         mirrored_lists: Vec::new(),
+        carried_fields: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

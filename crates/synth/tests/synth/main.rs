@@ -6,6 +6,7 @@ mod common;
 
 mod action_values;
 mod blamed_fields;
+mod carried_fields;
 mod child_refs;
 mod corpora;
 mod create_counters;

@@ -1,0 +1,135 @@
+//! A field a record's delete answers with, holding what the record's create (or last edit)
+//! sent though the create never answered it (a status's source `text`), is learned as a
+//! carried field; a field the create answers, a sample that disagrees, or one value seen
+//! twice learns nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use common::{ok_json, session, synth_model};
+use serde_json::json;
+use wraith_model::{CarriedField, Model};
+use wraith_recording::Exchange;
+
+/// One session: a post created with `text` (answered with `text` too when `create_echoes`),
+/// optionally edited to `edit`, then deleted, the delete answering `deleted_text`.
+fn post_session(
+    i: usize,
+    text: &str,
+    edit: Option<&str>,
+    deleted_text: &str,
+    create_echoes: bool,
+) -> Vec<Exchange> {
+    let id = format!("10{i}");
+    let mut created = json!({"id": id, "content": format!("<p>{text}</p>")});
+    if create_echoes {
+        created["text"] = json!(text);
+    }
+    let mut out = vec![ok_json(
+        "POST",
+        "/v1/posts",
+        Some(&json!({"status": text, "visibility": "public"})),
+        &created,
+    )];
+    let mut content = format!("<p>{text}</p>");
+    if let Some(edit) = edit {
+        content = format!("<p>{edit}</p>");
+        out.push(ok_json(
+            "PUT",
+            &format!("/v1/posts/{id}"),
+            Some(&json!({"status": edit})),
+            &json!({"id": id, "content": content}),
+        ));
+    }
+    out.push(ok_json(
+        "GET",
+        &format!("/v1/posts/{id}"),
+        None,
+        &json!({"id": id, "content": content}),
+    ));
+    out.push(ok_json(
+        "DELETE",
+        &format!("/v1/posts/{id}"),
+        None,
+        &json!({"id": id, "content": content, "text": deleted_text}),
+    ));
+    out
+}
+
+fn synth(sessions: Vec<Vec<Exchange>>) -> Model {
+    let sessions: Vec<_> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, ex)| session(&format!("s{i}"), 1_000_000 * (i as u64 + 1), ex))
+        .collect();
+    synth_model("posts", "https://api.example.com", &sessions)
+}
+
+fn carried(model: &Model) -> Vec<CarriedField> {
+    common::route(model, "DELETE", "/v1/posts/:param")
+        .carried_fields
+        .clone()
+}
+
+fn text_from_status() -> Vec<CarriedField> {
+    vec![CarriedField {
+        field: "text".into(),
+        from: "/status".into(),
+    }]
+}
+
+#[test]
+fn delete_answering_what_the_create_sent_learns_a_carried_field() {
+    let model = synth(vec![
+        post_session(0, "first words", None, "first words", false),
+        post_session(1, "second words", None, "second words", false),
+        post_session(2, "third words", None, "third words", false),
+    ]);
+    assert_eq!(carried(&model), text_from_status());
+    // The read never answered the field: nothing to carry there.
+    assert!(
+        common::route(&model, "GET", "/v1/posts/:param")
+            .carried_fields
+            .is_empty()
+    );
+}
+
+#[test]
+fn an_edit_in_between_is_the_write_the_delete_carries() {
+    let model = synth(vec![
+        post_session(0, "first words", Some("edited once"), "edited once", false),
+        post_session(1, "second words", None, "second words", false),
+        post_session(
+            2,
+            "third words",
+            Some("edited twice"),
+            "edited twice",
+            false,
+        ),
+    ]);
+    assert_eq!(carried(&model), text_from_status());
+}
+
+#[test]
+fn a_field_the_create_answers_is_not_carried() {
+    let model = synth(vec![
+        post_session(0, "first words", None, "first words", true),
+        post_session(1, "second words", None, "second words", true),
+    ]);
+    assert!(carried(&model).is_empty());
+}
+
+#[test]
+fn a_disagreeing_or_repeated_value_learns_nothing() {
+    let disagreeing = synth(vec![
+        post_session(0, "first words", None, "first words", false),
+        post_session(1, "second words", None, "second words", false),
+        post_session(2, "third words", None, "something else", false),
+    ]);
+    assert!(carried(&disagreeing).is_empty());
+    let repeated = synth(vec![
+        post_session(0, "same words", None, "same words", false),
+        post_session(1, "same words", None, "same words", false),
+    ]);
+    assert!(carried(&repeated).is_empty());
+}
