@@ -27,6 +27,7 @@ use crate::util::{self, json_pointer_get, json_pointer_get_mut};
 mod action_sets;
 mod action_values;
 mod actor_view;
+mod carried_fields;
 mod child_refs;
 mod counterpart_requests;
 mod create_counters;
@@ -84,6 +85,9 @@ pub struct Engine {
     /// Per route and variant, the snapshots of a keyed variant per value of its request field
     /// (`Variant::keyed_snapshots`), gathered the first time the variant is rendered keyed.
     keyed_snapshots: Vec<Vec<OnceLock<keyed_snapshots::KeyedChoice>>>,
+    /// Per entity type, the request pointers its writes' carried values come from
+    /// (`Route::carried_fields`); empty for a model without carried fields.
+    carried: BTreeMap<String, BTreeSet<String>>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -390,6 +394,7 @@ impl Engine {
             polls,
             snapshots,
             keyed_snapshots,
+            carried: carried_fields::carried_pointers(&model),
             registry,
             self_url: RwLock::new(None),
             upstream_origin,
@@ -1024,7 +1029,8 @@ impl Engine {
         if let Some(out) = self.last_write(ns, call) {
             return out;
         }
-        let out = self.dispatch_recorded(ns, call);
+        let mut out = self.dispatch_recorded(ns, call);
+        self.apply_carried_fields(ns, call, &mut out);
         self.apply_membership(ns, call, &out);
         self.apply_member_effects(ns, call, &out);
         let route = &self.model.routes[call.m.route];

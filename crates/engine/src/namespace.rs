@@ -203,6 +203,9 @@ pub(crate) struct Namespace {
     /// The same record as an object, from the latest answer that carried it: what a rendered
     /// answer of such a route shows there (`Engine::embed_actor_view`).
     pub actor_views: BTreeMap<(String, String), Value>,
+    /// What the session's creates and updates last sent at the pointers carried fields take
+    /// their values from (`Route::carried_fields`): (entity type, key) → pointer → value.
+    pub carried: BTreeMap<(String, String), BTreeMap<String, Value>>,
     /// Fields actions set (`ActionEffect::sets`) on entities the session held no record of
     /// (neither stored nor recorded): (entity type, key) → field → value. The session's next
     /// read of the entity overlays them on its rendered answer and stores the result.
@@ -238,6 +241,7 @@ impl Namespace {
             members: BTreeMap::new(),
             actors: BTreeMap::new(),
             actor_views: BTreeMap::new(),
+            carried: BTreeMap::new(),
             pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),

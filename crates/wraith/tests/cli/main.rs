@@ -42,6 +42,7 @@ mod serve_actor_view;
 mod serve_anonymous_moments;
 mod serve_array_echo;
 mod serve_blamed_fields;
+mod serve_carried_fields;
 mod serve_child_refs;
 mod serve_cli;
 mod serve_contract;

@@ -1,0 +1,108 @@
+//! A delete answers the text the record's own create (or last edit) sent, end to end:
+//! recorded runs post statuses and delete them, the delete answering the status's source
+//! `text`, which the create never answered. A session's post, deleted, answers the words it
+//! sent; edited first, the words of the edit. Black-box: the real binary on HARs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::json;
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "carried-fields-test-key");
+const ORIGIN: &str = "https://social.test";
+
+/// A recorded run: a post of `text`, edited to `edit` when given, read and deleted.
+fn run(t: &Twin, minute: u64, id: u64, text: &str, edit: Option<&str>) {
+    let status = json!({"id": id.to_string(), "content": format!("<p>{text}</p>")});
+    let mut entries = vec![har::entry(
+        ORIGIN,
+        "POST",
+        "/api/v1/statuses",
+        Some(&json!({"status": text})),
+        &status,
+    )];
+    let mut status = status;
+    if let Some(edit) = edit {
+        status["content"] = json!(format!("<p>{edit}</p>"));
+        entries.push(har::entry(
+            ORIGIN,
+            "PUT",
+            &format!("/api/v1/statuses/{id}"),
+            Some(&json!({"status": edit})),
+            &status,
+        ));
+    }
+    let mut deleted = status.clone();
+    deleted["text"] = json!(edit.unwrap_or(text));
+    entries.extend([
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/api/v1/statuses/{id}"),
+            None,
+            &status,
+        ),
+        har::entry(
+            ORIGIN,
+            "DELETE",
+            &format!("/api/v1/statuses/{id}"),
+            None,
+            &deleted,
+        ),
+    ]);
+    for e in &mut entries {
+        e["startedDateTime"] = json!(format!("2026-06-01T12:{minute:02}:00.000Z"));
+    }
+    har::import(t, &[KEY], &format!("run{minute}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_deleted_post_answers_the_text_its_session_sent() {
+    let t = Twin::init("social", ORIGIN);
+    run(&t, 1, 101, "recorded words one", None);
+    run(&t, 2, 102, "recorded words two", Some("recorded edit two"));
+    run(&t, 3, 103, "recorded words three", None);
+    har::synth(&t, &[KEY]);
+    let server = t.serve_env(&[], &[KEY]);
+
+    let created = server
+        .post(
+            "/api/v1/statuses",
+            Some("agent"),
+            json!({"status": "never recorded"}),
+        )
+        .await;
+    created.assert_status(200);
+    let id = har::key_text(&created.json()["id"]);
+    let deleted = server
+        .delete(&format!("/api/v1/statuses/{id}"), Some("agent"))
+        .await;
+    deleted.assert_status(200);
+    assert_eq!(deleted.json()["text"], json!("never recorded"));
+
+    // An edit's words are the ones a later delete answers.
+    let created = server
+        .post(
+            "/api/v1/statuses",
+            Some("agent"),
+            json!({"status": "first draft"}),
+        )
+        .await;
+    let id = har::key_text(&created.json()["id"]);
+    let edited = server
+        .send(
+            "PUT",
+            &format!("/api/v1/statuses/{id}"),
+            Some("agent"),
+            &[],
+            Some(json!({"status": "second draft"})),
+        )
+        .await;
+    edited.assert_status(200);
+    let deleted = server
+        .delete(&format!("/api/v1/statuses/{id}"), Some("agent"))
+        .await;
+    deleted.assert_status(200);
+    assert_eq!(deleted.json()["text"], json!("second draft"));
+}
