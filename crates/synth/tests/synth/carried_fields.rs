@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{ok_json, session, synth_model};
+use common::ok_json;
 use serde_json::json;
 use wraith_model::{CarriedField, Model};
 use wraith_recording::Exchange;
@@ -57,12 +57,7 @@ fn post_session(
 }
 
 fn synth(sessions: Vec<Vec<Exchange>>) -> Model {
-    let sessions: Vec<_> = sessions
-        .into_iter()
-        .enumerate()
-        .map(|(i, ex)| session(&format!("s{i}"), 1_000_000 * (i as u64 + 1), ex))
-        .collect();
-    synth_model("posts", "https://api.example.com", &sessions)
+    common::synth_runs("posts", "https://api.example.com", sessions)
 }
 
 fn carried(model: &Model) -> Vec<CarriedField> {

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{ok_json, session, synth_model};
+use common::ok_json;
 use serde_json::{Value, json};
 use wraith_model::{EmbeddedList, Model};
 use wraith_recording::Exchange;
@@ -51,12 +51,7 @@ fn lists(model: &Model) -> Vec<EmbeddedList> {
 }
 
 fn synth(sessions: Vec<Vec<Exchange>>) -> Model {
-    let sessions: Vec<_> = sessions
-        .into_iter()
-        .enumerate()
-        .map(|(i, ex)| session(&format!("s{i}"), 1_000_000 * (i as u64 + 1), ex))
-        .collect();
-    synth_model("social", "https://social.test", &sessions)
+    common::synth_runs("social", "https://social.test", sessions)
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{ok_json, session, synth_model};
+use common::ok_json;
 use serde_json::{Value, json};
 use wraith_model::{JsonType, MirroredField, MirroredList, Model};
 use wraith_recording::Exchange;
@@ -53,12 +53,8 @@ fn mirrored(model: &Model) -> Vec<MirroredList> {
 }
 
 fn synth(exchanges: Vec<Exchange>) -> Model {
-    let sessions: Vec<_> = exchanges
-        .into_iter()
-        .enumerate()
-        .map(|(i, ex)| session(&format!("s{i}"), 1_000_000 * (i as u64 + 1), vec![ex]))
-        .collect();
-    synth_model("social", "https://social.test", &sessions)
+    let runs = exchanges.into_iter().map(|ex| vec![ex]).collect();
+    common::synth_runs("social", "https://social.test", runs)
 }
 
 fn keywords_rule() -> MirroredList {

@@ -99,6 +99,16 @@ pub fn route<'m>(m: &'m Model, method: &str, path: &str) -> &'m Route {
 
 /// A complete recorded session `id` of `exchanges` (indexed in order), started at `start_us`
 /// (each exchange's request then starts a microsecond after the one before); `0`: no time.
+/// Synthesize one session per entry of `runs` (`s0`, `s1`, … a second apart, in order).
+pub fn synth_runs(twin: &str, base_url: &str, runs: Vec<Vec<Exchange>>) -> Model {
+    let sessions: Vec<RecordedSession> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, ex)| session(&format!("s{i}"), 1_000_000 * (i as u64 + 1), ex))
+        .collect();
+    synth_model(twin, base_url, &sessions)
+}
+
 pub fn session(id: &str, start_us: u64, exchanges: Vec<Exchange>) -> RecordedSession {
     let exchanges: Vec<Exchange> = exchanges
         .into_iter()
