@@ -1,8 +1,10 @@
 //! How a session's member list (`Namespace::members`) shows a member it holds no record of.
 //! A list's items can be a view of the record (fewer fields) and show it in the state the
 //! record had when the list was read, so a member is shown as the list's own recorded answers
-//! showed it (preferring the runs this session is consistent with), before the model's merged
-//! record of the member, which holds its latest recorded state from any route.
+//! showed it (preferring the runs this session is consistent with), then, for a principal's own
+//! record, as the session last saw it in an answer carrying it (`Namespace::actor_views`: a
+//! post's `account`), before the model's merged record of the member, which holds its latest
+//! recorded state from any route, whichever run that was.
 
 use serde_json::Value;
 use wraith_model::{RecordedBody, Route};
@@ -48,7 +50,8 @@ impl Engine {
     /// The items of the session's member list `members` of route `route` read at `path`:
     /// each member as the session stored it, else as the list's recorded answers showed it
     /// (a run this session's answers came from first, then one its requests are consistent
-    /// with, then the latest recorded), else as the model records it. A member deleted in the
+    /// with, then the latest recorded), else, for a principal's own record, as the session
+    /// last saw it, else as the model records it. A member deleted in the
     /// session, or known nowhere, is left out.
     pub(super) fn member_items(
         &self,
@@ -89,6 +92,11 @@ impl Engine {
                     items.push(item.clone());
                     continue;
                 }
+                // The acting principal's own record, as this session last saw it.
+                if let Some(view) = actor_view(ns, member_type, id) {
+                    items.push(view.clone());
+                    continue;
+                }
             }
             if let Some(v) = self.base_entity(ns, member_type, id) {
                 items.push(v);
@@ -96,4 +104,13 @@ impl Engine {
         }
         items
     }
+}
+
+/// The view this session last saw of a principal's own record (`Namespace::actor_views`) whose
+/// key is `id`, if `id` is some principal's record of `member_type`.
+fn actor_view<'n>(ns: &'n Namespace, member_type: &str, id: &str) -> Option<&'n Value> {
+    ns.actors
+        .iter()
+        .find(|((_, ty), key)| ty == member_type && key.as_str() == id)
+        .and_then(|(principal_type, _)| ns.actor_views.get(principal_type))
 }

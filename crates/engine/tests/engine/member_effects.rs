@@ -59,6 +59,11 @@ fn recorded_list(path: &str, concrete: &str) -> Route {
 /// takes the customer out of every group), liking (`/v1/customers/:id/likers` lists who
 /// liked) and a "who am I" read answering Alice's own record.
 fn shop_with_member_effects() -> Engine {
+    shop_with_me_named("Alice")
+}
+
+/// [`shop_with_member_effects`] whose "who am I" read answers Alice's record named `name`.
+fn shop_with_me_named(name: &str) -> Engine {
     let mut m = shop_model();
     let groups = "/v1/groups/:id/members";
     let membership = |adds| MembershipEffect {
@@ -73,7 +78,7 @@ fn shop_with_member_effects() -> Engine {
         .variant(
             200,
             Guard::Always,
-            c(json!({"id": "cus_1", "object": "customer", "name": "Alice"})),
+            c(json!({"id": "cus_1", "object": "customer", "name": name})),
         )
         .build();
     me.actor_record = Some(ActorRecord {
@@ -208,6 +213,21 @@ fn actor_member_add_lists_the_acting_principals_own_record() {
     assert_eq!(page[0]["id"], json!("cus_1"), "{page}");
     assert_eq!(page[0]["name"], json!("Alice"), "{page}");
     assert_eq!(page.as_array().map(Vec::len), Some(1), "{page}");
+}
+
+#[test]
+fn actor_member_is_listed_as_the_session_last_saw_its_own_record() {
+    // The session saw Alice's record answered with another name than the model records.
+    let e = without_pii(shop_with_me_named("Alice Liddell"));
+    let s = Some("likes-seen");
+    assert_eq!(as_alice(&e, s, "GET", "/v1/me").status, 200);
+    assert_eq!(
+        as_alice(&e, s, "POST", "/v1/customers/cus_2/like").status,
+        200
+    );
+    let page = body(&get(&e, s, "/v1/customers/cus_2/likers"));
+    assert_eq!(page[0]["id"], json!("cus_1"), "{page}");
+    assert_eq!(page[0]["name"], json!("Alice Liddell"), "{page}");
 }
 
 #[test]
