@@ -200,16 +200,19 @@ fn path_member_remove_takes_the_record_out_of_every_list_of_the_session() {
     }
 }
 
-#[test]
-fn actor_member_add_lists_the_acting_principals_own_record() {
-    let e = shop_with_member_effects();
-    let s = Some("likes");
-    assert_eq!(as_alice(&e, s, "GET", "/v1/me").status, 200);
+/// In session `s`, Alice reads who she is, likes Bob, and the likers page is read.
+fn likers_after_alice_likes(e: &Engine, s: Option<&str>) -> serde_json::Value {
+    assert_eq!(as_alice(e, s, "GET", "/v1/me").status, 200);
     assert_eq!(
-        as_alice(&e, s, "POST", "/v1/customers/cus_2/like").status,
+        as_alice(e, s, "POST", "/v1/customers/cus_2/like").status,
         200
     );
-    let page = body(&get(&e, s, "/v1/customers/cus_2/likers"));
+    body(&get(e, s, "/v1/customers/cus_2/likers"))
+}
+
+#[test]
+fn actor_member_add_lists_the_acting_principals_own_record() {
+    let page = likers_after_alice_likes(&shop_with_member_effects(), Some("likes"));
     assert_eq!(page[0]["id"], json!("cus_1"), "{page}");
     assert_eq!(page[0]["name"], json!("Alice"), "{page}");
     assert_eq!(page.as_array().map(Vec::len), Some(1), "{page}");
@@ -219,13 +222,7 @@ fn actor_member_add_lists_the_acting_principals_own_record() {
 fn actor_member_is_listed_as_the_session_last_saw_its_own_record() {
     // The session saw Alice's record answered with another name than the model records.
     let e = without_pii(shop_with_me_named("Alice Liddell"));
-    let s = Some("likes-seen");
-    assert_eq!(as_alice(&e, s, "GET", "/v1/me").status, 200);
-    assert_eq!(
-        as_alice(&e, s, "POST", "/v1/customers/cus_2/like").status,
-        200
-    );
-    let page = body(&get(&e, s, "/v1/customers/cus_2/likers"));
+    let page = likers_after_alice_likes(&e, Some("likes-seen"));
     assert_eq!(page[0]["id"], json!("cus_1"), "{page}");
     assert_eq!(page[0]["name"], json!("Alice Liddell"), "{page}");
 }
