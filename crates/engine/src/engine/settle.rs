@@ -58,6 +58,28 @@ pub(super) fn create_answers<'m>(model: &'m Model, ty: &str) -> impl Iterator<It
         .filter(|v| (200..300).contains(&v.status))
 }
 
+/// Whether the record's field `key` holds a `null` a create answered as its first state: some
+/// successful create of `ty` answered `null` there as a constant (a video's `url` before it is
+/// processed), and none echoed it from its request (a client's own `null`).
+fn created_null(model: &Model, ty: &str, pk: &str, key: &str) -> bool {
+    let mut null = false;
+    for variant in create_answers(model, ty) {
+        let Some(field) = record_fields(variant, pk).and_then(|f| f.iter().find(|f| f.key == key))
+        else {
+            continue;
+        };
+        match &field.value {
+            Node::Const { value: Value::Null } if !field.optional => null = true,
+            Node::Hole(Hole {
+                source: HoleKind::Echo { .. },
+                ..
+            }) => return false,
+            _ => {}
+        }
+    }
+    null
+}
+
 /// Whether an update of `ty` answers the record's field `key` as an echo of its request: the
 /// client sets that field, so what the recorded reads showed there may be what a recorded
 /// client set (a collection marked `sensitive`), not a state the record moves into by itself.
@@ -88,7 +110,8 @@ const ALL_EXAMPLES_BELOW: usize = 8;
 /// Settle `record` (a stored record of `ty`, as a read of it answers it) under the read's
 /// record template `read`, whose render for this request was `rendered`. At each
 /// non-optional top-level field where the record still holds the constant string or boolean
-/// every create answered, and no recorded read ever showed that value:
+/// every create answered, or the `null` a create answered as its first state
+/// ([`created_null`]), and no recorded read ever showed that value:
 /// - the read holds another constant there: the record takes it;
 /// - the read holds an observed hole listing every value recorded there (fewer than 8): the
 ///   record takes the read's rendered pick.
@@ -117,7 +140,7 @@ pub(super) fn settle(
         };
         // A state is a name or a flag; a constant list or number in the recorded reads is
         // more likely data of the records that happened to be read (their `tags`).
-        if !(stored.is_string() || stored.is_boolean()) {
+        if !(stored.is_string() || stored.is_boolean() || stored.is_null()) {
             continue;
         }
         let shown = match &f.value {
@@ -134,8 +157,13 @@ pub(super) fn settle(
             }
             _ => continue,
         };
+        let first_state = if stored.is_null() {
+            created_null(model, ty, pk, &f.key)
+        } else {
+            create_constant(model, ty, pk, &f.key) == Some(stored)
+        };
         if !(shown.is_string() || shown.is_boolean())
-            || create_constant(model, ty, pk, &f.key) != Some(stored)
+            || !first_state
             || client_set(model, ty, pk, &f.key)
         {
             continue;

@@ -148,3 +148,79 @@ fn an_update_of_a_created_record_answers_and_stores_the_state_every_recorded_upd
     let read = body(&get(&e, s, &path));
     assert_eq!(read["status"], json!("active"));
 }
+
+/// A `media` type whose upload answers 202 with `url: null` (every recorded read of an upload
+/// showed its `url`), `text_url: null` (so did every recorded read) and the `note` it was sent
+/// (a client may send `null`).
+fn uploads() -> wraith_engine::Engine {
+    let upload = R::new("POST", "/v1/media")
+        .op(StateOp::Create, "media")
+        .variant(
+            202,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("url", c(json!(null))),
+                ("text_url", c(json!(null))),
+                ("note", echo_body("/note", JsonType::Mixed)),
+            ]),
+        )
+        .build();
+    let urls = vec![json!("http://x/files/1.mp4"), json!("http://x/files/2.mp4")];
+    let read = R::new("GET", "/v1/media/:id")
+        .op(StateOp::Read, "media")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", echo_path("id")),
+                ("url", hole(HoleKind::Observed, JsonType::String, urls)),
+                ("text_url", c(json!(null))),
+                (
+                    "note",
+                    hole(HoleKind::Observed, JsonType::String, vec![json!("a cat")]),
+                ),
+            ]),
+        )
+        .build();
+    engine(
+        model(
+            vec![upload, read],
+            vec![("media", entity_type(&[], &[], Vec::new()))],
+        ),
+        det_opts(),
+    )
+}
+
+#[test]
+fn a_null_the_create_answered_as_its_first_state_reads_back_as_every_recorded_read_showed() {
+    let e = uploads();
+    let s = Some("up");
+    let created = send(&e, s, "POST", "/v1/media", json!({"note": null}));
+    assert_eq!(created.status, 202);
+    let created = body(&created);
+    assert_eq!(
+        created["url"],
+        json!(null),
+        "the upload is still being processed"
+    );
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    let path = format!("/v1/media/{id}");
+    let read = body(&get(&e, s, &path));
+    assert!(
+        [json!("http://x/files/1.mp4"), json!("http://x/files/2.mp4")].contains(&read["url"]),
+        "a client polling for the processed upload sees it done: {}",
+        read["url"]
+    );
+    assert_eq!(
+        body(&get(&e, s, &path))["url"],
+        read["url"],
+        "the same every read"
+    );
+    assert_eq!(
+        read["text_url"],
+        json!(null),
+        "recorded reads showed null too"
+    );
+    assert_eq!(read["note"], json!(null), "the client's own null is kept");
+}
