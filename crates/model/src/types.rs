@@ -220,6 +220,11 @@ pub struct Route {
     /// [`CarriedField`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried_fields: Vec<CarriedField>,
+    /// For a read of a record: top-level fields a record the session created moves through by
+    /// itself, read after read (an instance `provisioning`, then `booting`, then `running`; see
+    /// [`ReadProgression`]). Empty (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_progressions: Vec<ReadProgression>,
     pub latency: LatencyProfile,
     pub exchange_count: u64,
 }
@@ -237,6 +242,24 @@ pub struct CarriedField {
     /// JSON pointer into the writes' request bodies (form bodies as the engine parses them):
     /// `/status`.
     pub from: String,
+}
+
+/// One field a record moves through by itself after its create (see
+/// [`Route::read_progressions`]): every recorded 2xx create of the record's type answered
+/// `from` there, and in at least two recorded sessions the route's successive reads of a record
+/// the session had just created (before any other write naming it) showed it change. `states`
+/// is the most common of those read sequences. The engine shows a record the session created
+/// in `states[n]` at its `n`-th read (the last state from then on) and stores it so, while the
+/// record still holds what the previous read showed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadProgression {
+    /// The record's top-level field (`status`).
+    pub field: String,
+    /// What every recorded create of the type answered there (`provisioning`).
+    pub from: serde_json::Value,
+    /// What successive reads show, the first read's first (`provisioning`, `provisioning`,
+    /// `booting`, `running`).
+    pub states: Vec<serde_json::Value>,
 }
 
 /// An answer array listing the records a request array named by key (see

@@ -53,6 +53,7 @@ pub mod mirrored_lists;
 pub mod observe;
 pub mod path_filter;
 pub mod read_prefixes;
+pub mod read_progressions;
 pub mod record_classes;
 pub mod request_keying;
 pub mod routes;
@@ -311,6 +312,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     }
     mirrored_lists::learn(&templated, &mut built, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
+    read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
@@ -462,6 +464,7 @@ fn build_route(
         embedded_lists: Vec::new(),
         mirrored_lists: Vec::new(),
         carried_fields: Vec::new(),
+        read_progressions: Vec::new(),
         latency: latency_profile(group, obs),
         exchange_count: group.obs.len() as u64,
     }

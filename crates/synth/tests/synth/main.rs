@@ -26,6 +26,7 @@ mod list_set_filters;
 mod mirrored_lists;
 mod path_filter;
 mod read_prefixes;
+mod read_progressions;
 mod request_keying;
 mod robustness;
 mod rules;
