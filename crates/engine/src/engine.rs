@@ -22,7 +22,7 @@ use crate::origins::Sources;
 use crate::outbound::{self, Origins, OutboundError, OutboundPolicy};
 use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
-use crate::util::{self, json_pointer_get, json_pointer_get_mut};
+use crate::util::{self, escape_key, json_pointer_get, json_pointer_get_mut};
 
 mod action_sets;
 mod action_values;
@@ -43,6 +43,7 @@ mod path_filter;
 mod replay_cache;
 mod run_history;
 pub(crate) use run_history::RunId;
+mod read_progressions;
 mod scripted;
 mod sent_expansions;
 mod settle;
@@ -2932,6 +2933,10 @@ impl Engine {
                     out.sources.set(&at, FieldSource::State);
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         let rendered = std::mem::replace(slot, (*stored).clone());
+                        for key in self.progress_read(ns, route, (&ty, id), slot) {
+                            out.sources
+                                .set(&format!("{at}/{}", escape_key(&key)), FieldSource::Constant);
+                        }
                         let read = (variant, Some(p.as_str()), &rendered);
                         self.settle_read(&ty, read, slot, &at, &mut out.sources);
                     }
@@ -2944,6 +2949,10 @@ impl Engine {
                 (None, _) => {
                     let rendered = std::mem::replace(body, (*stored).clone());
                     out.sources.reset(Some(FieldSource::State));
+                    for key in self.progress_read(ns, route, (&ty, id), body) {
+                        out.sources
+                            .set(&format!("/{}", escape_key(&key)), FieldSource::Constant);
+                    }
                     self.settle_read(&ty, (variant, None, &rendered), body, "", &mut out.sources);
                 }
             }
@@ -3000,7 +3009,7 @@ impl Engine {
         };
         let pk = self.pk_of(ty);
         for key in settle::settle(&self.model, ty, &pk, read, rendered, record) {
-            let path = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+            let path = format!("{at}/{}", escape_key(&key));
             sources.set(&path, FieldSource::Constant);
         }
     }

@@ -206,6 +206,9 @@ pub(crate) struct Namespace {
     /// What the session's creates and updates last sent at the pointers carried fields take
     /// their values from (`Route::carried_fields`): (entity type, key) → pointer → value.
     pub carried: BTreeMap<(String, String), BTreeMap<String, Value>>,
+    /// How many reads of each record moved it along a progression (`Route::read_progressions`):
+    /// (entity type, key, field) → reads so far.
+    pub progress: BTreeMap<(String, String, String), usize>,
     /// Fields actions set (`ActionEffect::sets`) on entities the session held no record of
     /// (neither stored nor recorded): (entity type, key) → field → value. The session's next
     /// read of the entity overlays them on its rendered answer and stores the result.
@@ -242,6 +245,7 @@ impl Namespace {
             actors: BTreeMap::new(),
             actor_views: BTreeMap::new(),
             carried: BTreeMap::new(),
+            progress: BTreeMap::new(),
             pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),

@@ -8,6 +8,11 @@ fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
+/// A key as one JSON pointer token (`~` and `/` escaped).
+pub(crate) fn escape_key(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// `RFC 6901` lookup; `""` is the whole document.
 pub(crate) fn json_pointer_get<'a>(v: &'a Value, pointer: &str) -> Option<&'a Value> {
     if pointer.is_empty() {

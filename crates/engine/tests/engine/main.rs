@@ -36,6 +36,7 @@ mod pagination;
 mod path_filter;
 mod raw_moments;
 mod read_prefixes;
+mod read_progressions;
 mod replay_cache;
 mod replay_identity;
 mod request_keying;

@@ -71,6 +71,7 @@ mod serve_offset_links;
 mod serve_page_totals;
 mod serve_path_filter;
 mod serve_processed_uploads;
+mod serve_read_progressions;
 mod serve_recorded;
 mod serve_recorded_control_headers;
 mod serve_refusal_only_reads;
