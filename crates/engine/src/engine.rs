@@ -2933,12 +2933,8 @@ impl Engine {
                     out.sources.set(&at, FieldSource::State);
                     if let Some(slot) = json_pointer_get_mut(body, p) {
                         let rendered = std::mem::replace(slot, (*stored).clone());
-                        for key in self.progress_read(ns, route, (&ty, id), slot) {
-                            out.sources
-                                .set(&format!("{at}/{}", escape_key(&key)), FieldSource::Constant);
-                        }
                         let read = (variant, Some(p.as_str()), &rendered);
-                        self.settle_read(&ty, read, slot, &at, &mut out.sources);
+                        self.move_on_read(ns, route, (&ty, id), read, slot, &at, &mut out.sources);
                     }
                 }
                 (None, Origin::Fixture) => {
@@ -2949,11 +2945,8 @@ impl Engine {
                 (None, _) => {
                     let rendered = std::mem::replace(body, (*stored).clone());
                     out.sources.reset(Some(FieldSource::State));
-                    for key in self.progress_read(ns, route, (&ty, id), body) {
-                        out.sources
-                            .set(&format!("/{}", escape_key(&key)), FieldSource::Constant);
-                    }
-                    self.settle_read(&ty, (variant, None, &rendered), body, "", &mut out.sources);
+                    let read = (variant, None, &rendered);
+                    self.move_on_read(ns, route, (&ty, id), read, body, "", &mut out.sources);
                 }
             }
             return out;
@@ -2991,9 +2984,31 @@ impl Engine {
         out
     }
 
+    /// A read of the stored record `id` of `ty` (`record`, at `at` in the answer): the record
+    /// moves one read along its read progressions, then settles (see [`Self::settle_read`]);
+    /// the fields either changed are stored with the record, which has moved on by itself.
+    #[allow(clippy::too_many_arguments)]
+    fn move_on_read(
+        &self,
+        ns: &mut Namespace,
+        route: &Route,
+        (ty, id): (&str, &str),
+        read: (&Variant, Option<&str>, &Value),
+        record: &mut Value,
+        at: &str,
+        sources: &mut Sources,
+    ) {
+        let mut changed = self.progress_read(ns, route, (ty, id), record);
+        for key in &changed {
+            sources.set(&format!("{at}/{}", escape_key(key)), FieldSource::Constant);
+        }
+        changed.extend(self.settle_read(ty, read, record, at, sources));
+        read_progressions::store_fields(ns, (ty, id), record, &changed);
+    }
+
     /// A read (or update) of a record this session stored: the fields it still holds in the
     /// state every recorded create answered, where every recorded read (or update) showed
-    /// another, show the read's (see [`settle`]).
+    /// another, show the read's (see [`settle`]). Returns the fields changed.
     /// `read` is the read's variant, the pointer to the record in its answer and the
     /// template's render of the record for this request.
     fn settle_read(
@@ -3003,15 +3018,16 @@ impl Engine {
         record: &mut Value,
         at: &str,
         sources: &mut Sources,
-    ) {
+    ) -> Vec<String> {
         let Some(read) = entity_template(variant, ptr) else {
-            return;
+            return Vec::new();
         };
         let pk = self.pk_of(ty);
-        for key in settle::settle(&self.model, ty, &pk, read, rendered, record) {
-            let path = format!("{at}/{}", escape_key(&key));
-            sources.set(&path, FieldSource::Constant);
+        let changed = settle::settle(&self.model, ty, &pk, read, rendered, record);
+        for key in &changed {
+            sources.set(&format!("{at}/{}", escape_key(key)), FieldSource::Constant);
         }
+        changed
     }
 
     fn op_update(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {

@@ -13,7 +13,8 @@ use crate::namespace::Namespace;
 
 impl Engine {
     /// Move `record` (the stored record `id` of `ty`, as this read of `route` answers it) one
-    /// read along the route's progressions, storing the result. Returns the fields changed.
+    /// read along the route's progressions. Returns the fields changed (the caller stores them,
+    /// [`store_fields`]).
     pub(super) fn progress_read(
         &self,
         ns: &mut Namespace,
@@ -42,19 +43,32 @@ impl Engine {
             ns.progress.insert(key, reads + 1);
             changed.push(p.field.clone());
         }
-        if !changed.is_empty()
-            && let Some(e) = ns.entity(ty, id)
-        {
-            let (mut stored, origin) = ((*e.value).clone(), e.origin);
-            if let (Value::Object(to), Value::Object(from)) = (&mut stored, &*record) {
-                for f in &changed {
-                    if let Some(v) = from.get(f) {
-                        to.insert(f.clone(), v.clone());
-                    }
-                }
-            }
-            ns.put(ty, id, stored, origin, None);
-        }
         changed
     }
+}
+
+/// Store the fields `changed` of `record` (as a read answered it) with the session's stored
+/// record `id` of `ty`: the record moved on by itself, and later answers (a list, an embedding
+/// record) show it so.
+pub(super) fn store_fields(
+    ns: &mut Namespace,
+    (ty, id): (&str, &str),
+    record: &Value,
+    changed: &[String],
+) {
+    if changed.is_empty() {
+        return;
+    }
+    let Some(e) = ns.entity(ty, id) else {
+        return;
+    };
+    let (mut stored, origin) = ((*e.value).clone(), e.origin);
+    if let (Value::Object(to), Value::Object(from)) = (&mut stored, record) {
+        for f in changed {
+            if let Some(v) = from.get(f) {
+                to.insert(f.clone(), v.clone());
+            }
+        }
+    }
+    ns.put(ty, id, stored, origin, None);
 }

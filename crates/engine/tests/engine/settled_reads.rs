@@ -224,3 +224,53 @@ fn a_null_the_create_answered_as_its_first_state_reads_back_as_every_recorded_re
     );
     assert_eq!(read["note"], json!(null), "the client's own null is kept");
 }
+
+/// A volume created `creating`, read `active`, listed as stored (`creating` or `active`).
+fn volumes_with_list() -> wraith_engine::Engine {
+    let create = volume_route(
+        "POST",
+        "/v1/volumes",
+        StateOp::Create,
+        vec![("id", gen_id(cus_id())), ("status", c(json!("creating")))],
+    );
+    let read = volume_route(
+        "GET",
+        "/v1/volumes/:id",
+        StateOp::Read,
+        vec![("id", echo_path("id")), ("status", c(json!("active")))],
+    );
+    let states = vec![json!("creating"), json!("active")];
+    let list = R::new("GET", "/v1/volumes")
+        .op(StateOp::List, "volumes")
+        .list(bare_array_list())
+        .variant(
+            200,
+            Guard::Always,
+            Node::Array(ArrayNode::Tuple {
+                items: vec![obj(vec![
+                    ("id", c(json!("v1"))),
+                    ("status", hole(HoleKind::Observed, JsonType::String, states)),
+                ])],
+            }),
+        )
+        .build();
+    volumes_engine(vec![create, read, list])
+}
+
+#[test]
+fn a_settled_read_stores_the_state_so_a_list_shows_it() {
+    let e = volumes_with_list();
+    let s = Some("vol");
+    let created = body(&send(&e, s, "POST", "/v1/volumes", json!({})));
+    let id = created["id"].clone();
+    let listed = |e: &wraith_engine::Engine| {
+        body(&get(e, s, "/v1/volumes"))
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["id"] == id).cloned())
+            .map(|i| i["status"].clone())
+    };
+    assert_eq!(listed(&e), Some(json!("creating")));
+    let read = body(&get(&e, s, &format!("/v1/volumes/{}", id.as_str().unwrap_or_default())));
+    assert_eq!(read["status"], json!("active"));
+    assert_eq!(listed(&e), Some(json!("active")), "the record moved on");
+}
