@@ -270,7 +270,11 @@ fn a_settled_read_stores_the_state_so_a_list_shows_it() {
             .map(|i| i["status"].clone())
     };
     assert_eq!(listed(&e), Some(json!("creating")));
-    let read = body(&get(&e, s, &format!("/v1/volumes/{}", id.as_str().unwrap_or_default())));
+    let read = body(&get(
+        &e,
+        s,
+        &format!("/v1/volumes/{}", id.as_str().unwrap_or_default()),
+    ));
     assert_eq!(read["status"], json!("active"));
     assert_eq!(listed(&e), Some(json!("active")), "the record moved on");
 }
