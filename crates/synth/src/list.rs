@@ -546,6 +546,9 @@ fn drops(sent: &[Sent<'_>], field: &str, recorded: &BTreeSet<&str>) -> bool {
 /// `/tag/:name`) or by the field as a foreign key (`/items/*/account_id` under
 /// `/accounts/:id`): a small id that happens to equal some nested value (a role `3` in a list
 /// `3`'s accounts) is no relation.
+/// Else the pointer `/<object field>/<field>` at which *every* recorded item held the request's
+/// last path parameter (at least two items in all), the object naming the parent's collection
+/// as above (`/account/id` under `/accounts/:id`: a status names its author there).
 /// `None` when an item names the parent at a top-level field (membership by field is already
 /// how the engine files a record under its parent) or when no pattern has that evidence.
 fn parent_member(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str) -> Option<String> {
@@ -564,6 +567,9 @@ fn parent_member(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str) -> Op
     };
     let mut evidence: BTreeSet<String> = BTreeSet::new();
     let mut contradicted: BTreeSet<String> = BTreeSet::new();
+    // Object patterns every item so far held the parent at (`None` before the first item).
+    let mut in_every: Option<BTreeSet<String>> = None;
+    let mut items_seen = 0usize;
     for (i, values) in group.obs.iter().zip(&group.param_values) {
         let o = &obs[*i];
         if !values::is_2xx(o.status) {
@@ -583,6 +589,27 @@ fn parent_member(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str) -> Op
             if fields.values().any(|v| names(v, parent)) {
                 return None;
             }
+            let here: BTreeSet<String> = fields
+                .iter()
+                .filter_map(|(k, v)| Some((k, v.as_object()?)))
+                .flat_map(|(k, inner)| {
+                    inner
+                        .iter()
+                        .filter(|(j, x)| names_parent(k, j) && names(x, parent))
+                        .map(move |(j, _)| {
+                            format!(
+                                "/{}/{}",
+                                crate::observe::escape_token(k),
+                                crate::observe::escape_token(j)
+                            )
+                        })
+                })
+                .collect();
+            items_seen += 1;
+            in_every = Some(match in_every {
+                None => here,
+                Some(all) => all.intersection(&here).cloned().collect(),
+            });
             for (k, v) in fields {
                 let Some(elems) = v.as_array() else {
                     continue;
@@ -615,7 +642,14 @@ fn parent_member(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str) -> Op
             }
         }
     }
-    evidence.into_iter().find(|p| !contradicted.contains(p))
+    evidence
+        .into_iter()
+        .find(|p| !contradicted.contains(p))
+        .or_else(|| {
+            (items_seen >= 2)
+                .then_some(in_every?)
+                .and_then(|all| all.into_iter().next())
+        })
 }
 
 /// A collection word without its plural `s` (`accounts` → `account`, `tag` → `tag`), lowercase.

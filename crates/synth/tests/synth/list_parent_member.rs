@@ -113,3 +113,48 @@ fn a_list_whose_items_name_the_parent_at_a_top_level_field_needs_no_member_point
         .unwrap();
     assert_eq!(shape.parent_member, None);
 }
+
+/// Sessions that post a status by `author` and list the author's statuses; `stranger` lists
+/// a status by someone else as the last listing's second item.
+fn status_sessions(author: &str, stranger: bool) -> Vec<RecordedSession> {
+    (0..2)
+        .map(|n| {
+            let status = |id: String, by: &str| {
+                json!({"id": id, "content": format!("post {n}"), "account": {"id": by, "username": "u"}})
+            };
+            let mine = status(format!("61{n}"), author);
+            let mut listed = vec![mine.clone(), status(format!("60{n}"), author)];
+            if stranger && n == 1 {
+                listed[1] = status("599".into(), "4242");
+            }
+            common::session(
+                &format!("s{n}"),
+                0,
+                vec![
+                    post("/v1/statuses", json!({"status": format!("post {n}")}), mine),
+                    get(&format!("/v1/accounts/{author}/statuses"), Value::Array(listed)),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_list_whose_every_item_names_its_parent_in_an_object_learns_the_object_pointer() {
+    let m = model(&status_sessions("7700123", false));
+    let shape = common::route(&m, "GET", "/v1/accounts/:param/statuses")
+        .list
+        .clone()
+        .expect("a list route");
+    assert_eq!(shape.parent_member.as_deref(), Some("/account/id"));
+}
+
+#[test]
+fn one_item_naming_another_parent_in_the_object_is_no_object_pointer() {
+    let m = model(&status_sessions("7700123", true));
+    let shape = common::route(&m, "GET", "/v1/accounts/:param/statuses")
+        .list
+        .clone()
+        .expect("a list route");
+    assert_eq!(shape.parent_member, None);
+}

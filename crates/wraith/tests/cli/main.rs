@@ -69,6 +69,7 @@ mod serve_mirrored_lists;
 mod serve_multipart_fields;
 mod serve_offset_links;
 mod serve_page_totals;
+mod serve_parent_objects;
 mod serve_path_filter;
 mod serve_processed_uploads;
 mod serve_read_progressions;
