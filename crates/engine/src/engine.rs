@@ -43,6 +43,7 @@ mod path_filter;
 mod replay_cache;
 mod run_history;
 pub(crate) use run_history::RunId;
+mod not_found;
 mod read_progressions;
 mod scripted;
 mod sent_expansions;
@@ -89,6 +90,9 @@ pub struct Engine {
     /// Per entity type, the request pointers its writes' carried values come from
     /// (`Route::carried_fields`); empty for a model without carried fields.
     carried: BTreeMap<String, BTreeSet<String>>,
+    /// The provider's own not-found answer, `(route, variant)`: a route without a 4xx variant
+    /// answers a record the session deleted with it ([`not_found::api_not_found`]).
+    api_not_found: Option<(usize, usize)>,
     registry: Registry,
     self_url: RwLock<Option<String>>,
     /// `scheme://authority` of the recorded upstream, for the self-URL rewrite.
@@ -396,6 +400,7 @@ impl Engine {
             snapshots,
             keyed_snapshots,
             carried: carried_fields::carried_pointers(&model),
+            api_not_found: not_found::api_not_found(&model),
             registry,
             self_url: RwLock::new(None),
             upstream_origin,
@@ -1727,11 +1732,18 @@ impl Engine {
     }
 
     /// Not-found answer when the store says the entity is gone but the guards still picked a
-    /// success variant: the route's 4xx variant, else a plain 404.
+    /// success variant: the route's 4xx variant, else the provider's not-found answer of other
+    /// routes (provenance `miss`), else a plain 404.
     fn gone(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
         let route = &self.model.routes[call.m.route];
         if let Some(vi) = self.router.info[call.m.route].not_found_variant {
             return self.render_variant(ns, call, &route.variants[vi]).0;
+        }
+        if let Some((ri, vi)) = self.api_not_found {
+            let (mut out, _) = self.render_variant(ns, call, &self.model.routes[ri].variants[vi]);
+            out.provenance = Provenance::Miss;
+            out.route = Some(self.router.info[call.m.route].name.clone());
+            return out;
         }
         Out::json(
             404,

@@ -28,6 +28,7 @@ mod member_effects;
 mod member_items;
 mod membership;
 mod minted_keys;
+mod not_found;
 mod null_echo;
 mod origins;
 mod outbound_policy;
