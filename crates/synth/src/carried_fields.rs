@@ -23,14 +23,11 @@ use serde_json::Value;
 use wraith_model::{CarriedField, EntityType, Route, StateOp};
 
 use crate::observe::Obs;
-use crate::routes::RouteGroup;
+use crate::routes::{RecordKey, RouteGroup, create_answers};
 use crate::values::{self, scalar_key};
 
 /// Fewest recorded answers, each of a record its session wrote, that may teach a field.
 const MIN_SAMPLES: usize = 2;
-
-/// One record in one session: (session, entity type, key).
-type RecordKey<'a> = (&'a str, &'a str, String);
 
 /// Learn every route's carried fields into `built` (same order as `groups`).
 pub fn learn(
@@ -42,35 +39,21 @@ pub fn learn(
     // Fields some create of each type answered, and every 2xx write of a record, in order.
     let mut created_fields: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut writes: BTreeMap<RecordKey<'_>, Vec<usize>> = BTreeMap::new();
-    for (g, route) in groups.iter().zip(built.iter()) {
-        let Some(ty) = route.entity_type.as_deref() else {
+    for (ty, pk, i) in create_answers(groups, built, entity_types, obs) {
+        let Some(Value::Object(body)) = obs[i].resp_json() else {
             continue;
         };
-        match route.state_op {
-            Some(StateOp::Create) => {
-                let Some(pk) = entity_types.get(ty).map(|t| t.primary_key.as_str()) else {
-                    continue;
-                };
-                for &i in &g.obs {
-                    if !values::is_2xx(obs[i].status) {
-                        continue;
-                    }
-                    let Some(Value::Object(body)) = obs[i].resp_json() else {
-                        continue;
-                    };
-                    let fields = created_fields.entry(ty).or_default();
-                    fields.extend(body.keys().cloned());
-                    if let Some(key) = body.get(pk).and_then(scalar_key) {
-                        writes.entry((obs[i].session, ty, key)).or_default().push(i);
-                    }
-                }
+        let fields = created_fields.entry(ty).or_default();
+        fields.extend(body.keys().cloned());
+        if let Some(key) = body.get(pk).and_then(scalar_key) {
+            writes.entry((obs[i].session, ty, key)).or_default().push(i);
+        }
+    }
+    for (g, route) in groups.iter().zip(built.iter()) {
+        if route.state_op == Some(StateOp::Update) {
+            for (i, key) in record_keys(g, route, obs) {
+                writes.entry(key).or_default().push(i);
             }
-            Some(StateOp::Update) => {
-                for (i, key) in record_keys(g, route, obs) {
-                    writes.entry(key).or_default().push(i);
-                }
-            }
-            _ => {}
         }
     }
     for at in writes.values_mut() {

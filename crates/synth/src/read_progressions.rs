@@ -25,14 +25,11 @@ use wraith_model::{
 };
 
 use crate::observe::Obs;
-use crate::routes::RouteGroup;
+use crate::routes::{RecordKey, RouteGroup, create_answers};
 use crate::values::{self, scalar_key};
 
 /// Fewest recorded sequences, each showing the field change, that may teach a progression.
 const MIN_SAMPLES: usize = 2;
-
-/// One record in one session: (session, entity type, key).
-type RecordKey<'a> = (&'a str, &'a str, String);
 
 /// Learn every read route's progressions into `built` (same order as `groups`).
 pub fn learn(
@@ -44,27 +41,15 @@ pub fn learn(
     // Every 2xx create answer per type, and the create of each record.
     let mut created: BTreeMap<&str, Vec<serde_json::Map<String, Value>>> = BTreeMap::new();
     let mut creates: BTreeMap<RecordKey<'_>, usize> = BTreeMap::new();
-    for (g, route) in groups.iter().zip(built.iter()) {
-        let (Some(ty), Some(StateOp::Create)) = (route.entity_type.as_deref(), route.state_op)
-        else {
+    for (ty, pk, i) in create_answers(groups, built, entity_types, obs) {
+        // Top-level fields are all this stage reads: the rest is skimmed.
+        let Some(Value::Object(body)) = obs[i].resp_json_levels(1) else {
             continue;
         };
-        let Some(pk) = entity_types.get(ty).map(|t| t.primary_key.as_str()) else {
-            continue;
-        };
-        for &i in &g.obs {
-            if !values::is_2xx(obs[i].status) {
-                continue;
-            }
-            // Top-level fields are all this stage reads: the rest is skimmed.
-            let Some(Value::Object(body)) = obs[i].resp_json_levels(1) else {
-                continue;
-            };
-            if let Some(key) = body.get(pk).and_then(scalar_key) {
-                creates.entry((obs[i].session, ty, key)).or_insert(i);
-            }
-            created.entry(ty).or_default().push(body);
+        if let Some(key) = body.get(pk).and_then(scalar_key) {
+            creates.entry((obs[i].session, ty, key)).or_insert(i);
         }
+        created.entry(ty).or_default().push(body);
     }
     if creates.is_empty() {
         return;

@@ -161,6 +161,37 @@ pub struct RouteGroup {
     pub param_values: Vec<Vec<String>>,
 }
 
+/// One record in one session: (session, entity type, key).
+pub type RecordKey<'a> = (&'a str, &'a str, String);
+
+/// The 2xx observations of every create route (in `built`, same order as `groups`) whose entity
+/// type has a primary key: (entity type, its primary key, observation index), in group order.
+pub fn create_answers<'a>(
+    groups: &'a [RouteGroup],
+    built: &'a [wraith_model::Route],
+    entity_types: &'a BTreeMap<String, wraith_model::EntityType>,
+    obs: &[Obs<'_>],
+) -> Vec<(&'a str, &'a str, usize)> {
+    let mut out = Vec::new();
+    for (g, route) in groups.iter().zip(built) {
+        let (Some(ty), Some(wraith_model::StateOp::Create)) =
+            (route.entity_type.as_deref(), route.state_op)
+        else {
+            continue;
+        };
+        let Some(pk) = entity_types.get(ty).map(|t| t.primary_key.as_str()) else {
+            continue;
+        };
+        out.extend(
+            g.obs
+                .iter()
+                .filter(|&&i| values::is_2xx(obs[i].status))
+                .map(|&i| (ty, pk, i)),
+        );
+    }
+    out
+}
+
 /// What a request sent in its top-level arrays, by field (keys, objects).
 pub type SentArrays<T> = BTreeMap<String, Vec<T>>;
 
