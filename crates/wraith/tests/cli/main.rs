@@ -40,6 +40,7 @@ mod route_cli;
 mod serve_action_values;
 mod serve_actor_view;
 mod serve_anonymous_moments;
+mod serve_api_not_found;
 mod serve_array_echo;
 mod serve_blamed_fields;
 mod serve_carried_fields;
