@@ -1671,6 +1671,7 @@ impl Engine {
             ns,
             wall: &self.opts.wall_clock,
             now_us: None,
+            enclosed_derived: Vec::new(),
         };
         let mut sources = Sources::new(self.opts.debug, Some(FieldSource::Constant));
         let mut origins = Origins::default();

@@ -115,6 +115,10 @@ pub(crate) struct NsCtx<'a> {
     pub wall: &'a WallClock,
     /// One clock reading per response, taken lazily, so `created` and `updated` agree.
     pub now_us: Option<i64>,
+    /// Derived fields naming a field of an object enclosing theirs ([`IdShape::Derived`]'s
+    /// `up` above 0), by body path: rendered from an example first, then again once that
+    /// object has rendered the field they name.
+    pub enclosed_derived: Vec<(String, Hole)>,
 }
 
 impl NsCtx<'_> {
@@ -155,6 +159,8 @@ pub(crate) fn render_node_traced(
             let mut map = Map::with_capacity(fields.len());
             // Fields that embed a sibling's minted value render once every sibling has.
             let mut derived = Vec::new();
+            // Derived fields below this object that may name one of its fields.
+            let enclosed_from = ns.enclosed_derived.len();
             for f in fields {
                 if f.optional {
                     let keyed = match &f.value {
@@ -188,8 +194,15 @@ pub(crate) fn render_node_traced(
                 let v = render_node_traced(&f.value, req, ns, sources, &child_path, origins);
                 map.insert(f.key.clone(), v);
             }
+            let enclosed_to = ns.enclosed_derived.len();
+            if enclosed_to > enclosed_from {
+                fill_enclosed_derived(&mut map, json_path, ns, req, enclosed_from);
+            }
             for (key, hole, child_path) in derived {
                 let v = render_derived(hole, &map, req);
+                if derived_up(hole) > 0 {
+                    ns.enclosed_derived.push((child_path.clone(), hole.clone()));
+                }
                 origins.insert(&child_path, FieldOrigin::Minted);
                 sources.set(&child_path, FieldSource::Generated);
                 map.insert(key, v);
@@ -560,6 +573,62 @@ fn render_derived(hole: &Hole, siblings: &Map<String, Value>, req: &ReqCtx<'_>) 
         prefixes[(stable_hash(req.path) % prefixes.len() as u64) as usize].as_str()
     };
     Value::String(format!("{prefix}{id}{suffix}"))
+}
+
+/// How many objects above its own the sibling of a derived hole sits.
+fn derived_up(hole: &Hole) -> usize {
+    match &hole.source {
+        HoleKind::Generated {
+            shape: IdShape::Derived { up, .. },
+        } => usize::from(*up),
+        _ => 0,
+    }
+}
+
+/// Render again, from `map` (the object at `json_path`, every field rendered), the derived
+/// fields below it (pushed since `from`) whose sibling is one of its fields, and drop them
+/// from the pending list; the others wait for an object further up.
+fn fill_enclosed_derived(
+    map: &mut Map<String, Value>,
+    json_path: &str,
+    ns: &mut NsCtx<'_>,
+    req: &ReqCtx<'_>,
+    from: usize,
+) {
+    let pending = ns.enclosed_derived.split_off(from);
+    for (path, hole) in pending {
+        let Some(rel) = path
+            .strip_prefix(json_path)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            ns.enclosed_derived.push((path, hole));
+            continue;
+        };
+        let keys: Vec<&str> = rel.split('/').collect();
+        if keys.len() != derived_up(&hole) + 1 {
+            ns.enclosed_derived.push((path, hole));
+            continue;
+        }
+        let value = render_derived(&hole, map, req);
+        set_within(map, &keys, value);
+    }
+}
+
+/// Set the value at `keys` within `map`, where every object on the way is present.
+fn set_within(map: &mut Map<String, Value>, keys: &[&str], value: Value) {
+    match keys {
+        [] => {}
+        [last] => {
+            if let Some(v) = map.get_mut(*last) {
+                *v = value;
+            }
+        }
+        [first, rest @ ..] => {
+            if let Some(Value::Object(inner)) = map.get_mut(*first) {
+                set_within(inner, rest, value);
+            }
+        }
+    }
 }
 
 /// Of several recorded prefixes, the one holding the longest string the rendered siblings

@@ -460,8 +460,8 @@ pub enum IdShape {
     /// An integer above every recorded value (`above`), rendered as a JSON number or, when
     /// `as_string`, as a decimal string (snowflake ids are strings in many APIs).
     Integer { above: u64, as_string: bool },
-    /// A string that embeds the value of a sibling field of the same object (a record's `uri`
-    /// or `url` ending with its generated or echoed id): rendered as one of `prefixes`, the
+    /// A string that embeds the value of a sibling field of the same object or of an object
+    /// enclosing it (a record's `uri` or `url` ending with its generated or echoed id): rendered as one of `prefixes`, the
     /// sibling's rendered value, then `suffix`, so it always names the record's own id. Every
     /// recorded example was `prefix + sibling value + s` for one of the observed prefixes and
     /// one `s` of `suffix` and `other_suffixes`.
@@ -480,7 +480,17 @@ pub enum IdShape {
         /// absent in models written before several suffixes were allowed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         other_suffixes: Vec<String>,
+        /// How many objects above the field's own the sibling sits: 0 for a field of the same
+        /// object (a status's `uri`), 1 for a field of an object the record holds (a
+        /// database's `hosts.primary` naming the database's `id`). Absent (0) in models
+        /// written before nested fields were derived.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        up: u8,
     },
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -557,6 +567,7 @@ mod tests {
                 prefixes: vec!["u/".into()],
                 suffix: String::new(),
                 other_suffixes: Vec::new(),
+                up: 0,
             }
         );
         // A single-suffix shape is written exactly as before.
@@ -570,9 +581,11 @@ mod tests {
             prefixes: vec!["u/".into()],
             suffix: String::new(),
             other_suffixes: vec!["/activity".into()],
+            up: 1,
         };
         let v = serde_json::to_value(&shape).expect("json");
         assert_eq!(v["other_suffixes"], json!(["/activity"]));
+        assert_eq!(v["up"], json!(1));
         assert_eq!(serde_json::from_value::<IdShape>(v).expect("back"), shape);
     }
 

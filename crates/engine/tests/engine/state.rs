@@ -1120,6 +1120,7 @@ fn a_derived_field_names_the_id_minted_for_the_same_record() {
                         prefixes: vec!["https://social.test/users/alice/statuses/".to_string()],
                         suffix: "/activity".to_string(),
                         other_suffixes: Vec::new(),
+                        up: 0,
                     }),
                 ),
                 ("id", gen_id(cus_id())),
@@ -1155,6 +1156,7 @@ fn a_derived_field_names_the_echoed_id_with_the_most_common_recorded_suffix() {
                         prefixes: vec!["https://social.test/users/alice/statuses/".to_string()],
                         suffix: String::new(),
                         other_suffixes: vec!["/activity".to_string()],
+                        up: 0,
                     }),
                 ),
                 ("id", echo_path("id")),
@@ -1198,6 +1200,7 @@ fn a_derived_field_takes_the_recorded_prefix_naming_the_record_rendered_beside_i
                         ],
                         suffix: String::new(),
                         other_suffixes: Vec::new(),
+                        up: 0,
                     }),
                 ),
                 (
@@ -1227,6 +1230,70 @@ fn a_derived_field_takes_the_recorded_prefix_naming_the_record_rendered_beside_i
             "{created}"
         );
     }
+}
+
+#[test]
+fn a_derived_field_of_a_held_object_names_the_id_minted_for_the_record_holding_it() {
+    let host = |prefix: &str, up: u8| {
+        gen_id(IdShape::Derived {
+            sibling: "id".to_string(),
+            prefixes: vec![prefix.to_string()],
+            suffix: "-db.example.net".to_string(),
+            other_suffixes: Vec::new(),
+            up,
+        })
+    };
+    let create = R::new("POST", "/v1/databases")
+        .op(StateOp::Create, "databases")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                // Rendered before the id it names, as the recorded key order had it.
+                (
+                    "hosts",
+                    obj(vec![
+                        ("primary", host("a", 1)),
+                        ("standby", host("replica-a", 1)),
+                    ]),
+                ),
+                ("id", gen_id(cus_id())),
+                (
+                    "sharing",
+                    obj(vec![("with", obj(vec![("list_url", host("/images/", 2))]))]),
+                ),
+            ]),
+        )
+        .build();
+    let read = R::new("GET", "/v1/databases/:id")
+        .op(StateOp::Read, "databases")
+        .variant(200, Guard::Always, obj(vec![("id", echo_path("id"))]))
+        .build();
+    let e = engine(
+        model(
+            vec![create, read],
+            vec![("databases", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let created = body(&send(&e, Some("s"), "POST", "/v1/databases", json!({})));
+    let id = created["id"].as_str().unwrap_or_default();
+    assert!(id.starts_with("cus_"), "{created}");
+    assert_eq!(
+        created["hosts"]["primary"],
+        json!(format!("a{id}-db.example.net"))
+    );
+    assert_eq!(
+        created["hosts"]["standby"],
+        json!(format!("replica-a{id}-db.example.net"))
+    );
+    assert_eq!(
+        created["sharing"]["with"]["list_url"],
+        json!(format!("/images/{id}-db.example.net"))
+    );
+    // The stored record reads back with the same names.
+    let read = body(&get(&e, Some("s"), &format!("/v1/databases/{id}")));
+    assert_eq!(read["hosts"], created["hosts"], "{read}");
 }
 
 #[test]
