@@ -14,7 +14,8 @@
 //! An observed string field that, in every object holding it, embedded the value of a
 //! generated or echoed sibling (a `uri` ending with the record's `id`, followed by one of a few
 //! recurring suffixes) becomes a derived hole ([`IdShape::Derived`]): it names the id of the
-//! same object.
+//! same object. So does such a field of an object the record holds (a database's
+//! `hosts.primary` embedding the database's `id`), up to two levels down.
 //!
 //! Objects unify key by key (keys missing from some observations become optional fields with
 //! their presence ratio); arrays that had one length in every observation unify position by
@@ -778,7 +779,8 @@ impl Unifier<'_> {
 }
 
 /// Turn observed string fields that embed a generated or echoed sibling's value into derived
-/// holes.
+/// holes: fields of the object itself, and fields of the objects it holds, down to
+/// [`MAX_DERIVED_DEPTH`] levels (a database's `hosts.primary` names the database's `id`).
 fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
     let siblings: Vec<String> = fields
         .iter()
@@ -798,29 +800,53 @@ fn derive_embedded(fields: &mut [Field], vals: &[(&Value, usize)]) {
     if siblings.is_empty() {
         return;
     }
+    let mut path = Vec::new();
+    derive_at(fields, vals, &siblings, &mut path);
+}
+
+/// Most object levels below a generated sibling a derived field may sit.
+const MAX_DERIVED_DEPTH: usize = 2;
+
+/// [`derive_embedded`] for the fields of the object at `path` below the one holding
+/// `siblings` (`path` empty: that object itself).
+fn derive_at<'f>(
+    fields: &'f mut [Field],
+    vals: &[(&Value, usize)],
+    siblings: &[String],
+    path: &mut Vec<&'f str>,
+) {
     for f in fields.iter_mut() {
-        let Node::Hole(hole) = &mut f.value else {
-            continue;
-        };
-        if hole.source != HoleKind::Observed || hole.observed_type != JsonType::String {
-            continue;
-        }
-        if let Some((sibling, e)) = siblings
-            .iter()
-            .find_map(|sib| embedding(vals, &f.key, sib).map(|e| (sib.clone(), e)))
-        {
-            hole.source = HoleKind::Generated {
-                shape: IdShape::Derived {
-                    sibling,
-                    prefixes: e.prefixes,
-                    suffix: e.suffix,
-                    other_suffixes: e.other_suffixes,
-                },
-            };
-            hole.confidence_bp = 8_000;
-            // The judge holds a generated value to its shape, not to the recorded set.
-            hole.more_examples.clear();
-            hole.examples_cut = false;
+        match &mut f.value {
+            Node::Object { fields: inner } if path.len() < MAX_DERIVED_DEPTH => {
+                path.push(f.key.as_str());
+                derive_at(inner, vals, siblings, path);
+                path.pop();
+            }
+            Node::Hole(hole)
+                if hole.source == HoleKind::Observed && hole.observed_type == JsonType::String =>
+            {
+                path.push(f.key.as_str());
+                let found = siblings
+                    .iter()
+                    .find_map(|sib| embedding(vals, path, sib).map(|e| (sib.clone(), e)));
+                path.pop();
+                if let Some((sibling, e)) = found {
+                    hole.source = HoleKind::Generated {
+                        shape: IdShape::Derived {
+                            sibling,
+                            prefixes: e.prefixes,
+                            suffix: e.suffix,
+                            other_suffixes: e.other_suffixes,
+                            up: path.len() as u8,
+                        },
+                    };
+                    hole.confidence_bp = 8_000;
+                    // The judge holds a generated value to its shape, not to the recorded set.
+                    hole.more_examples.clear();
+                    hole.examples_cut = false;
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -839,12 +865,12 @@ struct Embedding {
     other_suffixes: Vec<String>,
 }
 
-/// When every object holding `key` had a string there that embeds its `sibling`'s value (the
-/// last occurrence), in at least two objects with distinct sibling values, and what followed
+/// When every object holding a field at `path` (a key, or keys into the objects it holds) had
+/// a string there that embeds its `sibling`'s value (the last occurrence), in at least two objects with distinct sibling values, and what followed
 /// the value was one of a few recurring suffixes (at most [`MAX_EXAMPLES`] distinct ones, and
 /// fewer than the distinct sibling values, so a suffix is a pattern rather than per-object
 /// text): the prefixes and suffixes.
-fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<Embedding> {
+fn embedding(vals: &[(&Value, usize)], path: &[&str], sibling: &str) -> Option<Embedding> {
     let mut prefixes: Vec<String> = Vec::new();
     // Distinct suffixes, first seen first, with how many examples ended with each.
     let mut suffixes: Vec<(&str, usize)> = Vec::new();
@@ -853,7 +879,7 @@ fn embedding(vals: &[(&Value, usize)], key: &str, sibling: &str) -> Option<Embed
         let Some(obj) = v.as_object() else {
             continue;
         };
-        let Some(field) = obj.get(key) else {
+        let Some(field) = path.iter().try_fold(*v, |o: &Value, k| o.get(*k)) else {
             continue;
         };
         let text = field.as_str()?;
@@ -1540,7 +1566,7 @@ mod tests {
 
     fn embedding_of(values: &[Value]) -> Option<Embedding> {
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
-        embedding(&vals, "uri", "id")
+        embedding(&vals, &["uri"], "id")
     }
 
     #[test]
@@ -1570,6 +1596,100 @@ mod tests {
         assert_eq!(embedding_of(&per_object), None);
         let missing = objs(&[("1001", "u/1001"), ("1002", "u/about")]);
         assert_eq!(embedding_of(&missing), None);
+    }
+
+    /// The unified template of `values` (answers to requests that sent nothing).
+    fn unify_answers(values: &[Value]) -> Node {
+        let ctxs: Vec<Ctx<'_>> = values.iter().map(|_| ctx(&[], &[], &[])).collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+        };
+        let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        u.unify(&vals, None, "")
+    }
+
+    /// The hole at `keys` within an object template.
+    fn hole_at<'n>(node: &'n Node, keys: &[&str]) -> &'n Hole {
+        let mut at = node;
+        for k in keys {
+            let Node::Object { fields } = at else {
+                panic!("object expected at {k}")
+            };
+            at = &fields.iter().find(|f| f.key == *k).expect("field").value;
+        }
+        match at {
+            Node::Hole(h) => h,
+            other => panic!("hole expected, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_field_of_a_held_object_naming_the_records_id_is_derived_from_the_level_above() {
+        let host = |id: u64| format!("a{id}-db-default.example.net");
+        let share = |id: u64| format!("/images/private/{id}/sharegroups");
+        let values: Vec<Value> = [227288u64, 16774, 16776]
+            .iter()
+            .map(|id| {
+                json!({
+                    "id": id.to_string(),
+                    "num": id + 5,
+                    "hosts": {"primary": host(id + 5), "standby": format!("replica-{}", host(id + 5))},
+                    "sharing": {"with": {"list_url": share(*id)}},
+                })
+            })
+            .collect();
+        let node = unify_answers(&values);
+        let primary = hole_at(&node, &["hosts", "primary"]);
+        assert_eq!(
+            primary.source,
+            HoleKind::Generated {
+                shape: IdShape::Derived {
+                    sibling: "num".into(),
+                    prefixes: vec!["a".into()],
+                    suffix: "-db-default.example.net".into(),
+                    other_suffixes: Vec::new(),
+                    up: 1,
+                }
+            }
+        );
+        let list_url = hole_at(&node, &["sharing", "with", "list_url"]);
+        assert_eq!(
+            list_url.source,
+            HoleKind::Generated {
+                shape: IdShape::Derived {
+                    sibling: "id".into(),
+                    prefixes: vec!["/images/private/".into()],
+                    suffix: "/sharegroups".into(),
+                    other_suffixes: Vec::new(),
+                    up: 2,
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn a_held_field_that_once_names_another_record_or_sits_too_deep_stays_observed() {
+        let values: Vec<Value> = [(1001u64, 9999u64), (1007, 1007), (1019, 1019)]
+            .iter()
+            .map(|(id, named)| {
+                json!({
+                    "id": id,
+                    "hosts": {"primary": format!("a{named}.example.net")},
+                    "a": {"b": {"c": {"url": format!("/x/{id}/y")}}},
+                })
+            })
+            .collect();
+        let node = unify_answers(&values);
+        assert_eq!(
+            hole_at(&node, &["hosts", "primary"]).source,
+            HoleKind::Observed
+        );
+        assert_eq!(
+            hole_at(&node, &["a", "b", "c", "url"]).source,
+            HoleKind::Observed
+        );
     }
 
     proptest::proptest! {
