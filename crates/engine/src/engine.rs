@@ -32,6 +32,7 @@ mod child_refs;
 mod counterpart_requests;
 mod create_counters;
 mod embedded_lists;
+mod filter_targets;
 mod implicit_children;
 mod keyed_snapshots;
 mod masked_fields;
@@ -1036,6 +1037,7 @@ impl Engine {
             return out;
         }
         let mut out = self.dispatch_recorded(ns, call);
+        self.retarget_filtered_items(ns, call, &mut out);
         self.apply_carried_fields(ns, call, &mut out);
         self.apply_membership(ns, call, &out);
         self.apply_member_effects(ns, call, &out);

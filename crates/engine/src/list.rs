@@ -278,7 +278,7 @@ fn belongs(e: &Entity, params: &[(String, String)], member: Option<&str>) -> boo
 
 /// The item's value a filter document's key names: the top-level field of that name, else,
 /// for a dotted key (`entity.id`), the field reached through the nested objects it spells.
-fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> {
+pub(crate) fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> {
     item.get(key).or_else(|| {
         key.contains('.')
             .then(|| key.split('.').try_fold(item, |v, k| v.get(k)))

@@ -318,6 +318,19 @@ impl Namespace {
         self.store.entry(ty.to_string()).or_default()
     }
 
+    /// The live record this session created under key `pk`, with its type, when exactly one
+    /// type holds one.
+    pub(crate) fn created_record(&self, pk: &str) -> Option<(&str, &Value)> {
+        let mut found = self.store.iter().filter_map(|(ty, store)| {
+            if !store.created_keys.contains(pk) {
+                return None;
+            }
+            store.live.get(pk).map(|e| (ty.as_str(), e.value.as_ref()))
+        });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+
     /// Live entity of `ty` with key `pk`.
     pub(crate) fn entity(&self, ty: &str, pk: &str) -> Option<&Entity> {
         self.store.get(ty).and_then(|s| s.live.get(pk))

@@ -57,6 +57,7 @@ mod serve_embedded_lists;
 mod serve_embedded_records;
 mod serve_enveloped_echo;
 mod serve_filter_header;
+mod serve_filter_targets;
 mod serve_fixtures;
 mod serve_handler_probe;
 mod serve_implicit_children;

@@ -1,0 +1,167 @@
+//! `wraith serve` answering an event feed polled with a filter document that names the record
+//! the session just created (`X-Filter: {"action": "database_create", "entity.id": <id>}`, as
+//! linodego's `WaitForEventFinished` polls): the replayed page's event names the session's
+//! record (its id, its label, a url embedding its id), not the recorded run's, so a client
+//! waiting for it finds it. Black-box: the real binary on HAR runs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const ORIGIN: &str = "https://api.dbs.test";
+
+fn filter(id: &Value) -> String {
+    json!({"+order_by": "created", "action": "database_create", "entity.id": id}).to_string()
+}
+
+fn event(event_id: u64, id: u64, label: &str) -> Value {
+    json!({
+        "id": event_id,
+        "action": "database_create",
+        "status": "notification",
+        "entity": {
+            "id": id,
+            "label": label,
+            "type": "database",
+            "url": format!("/v4/databases/{id}"),
+        },
+    })
+}
+
+/// One recorded run: create database `id` labelled `label`, then poll the event feed for it.
+fn run(id: u64, label: &str, event_id: u64) -> Vec<Value> {
+    let created = json!({"id": id, "label": label, "status": "provisioning"});
+    let mut poll = har::entry(
+        ORIGIN,
+        "GET",
+        "/v4/account/events?page=1",
+        None,
+        &json!({"data": [event(event_id, id, label)], "page": 1, "pages": 1, "results": 1}),
+    );
+    poll["request"]["queryString"] = json!([{"name": "page", "value": "1"}]);
+    poll["request"]["headers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "X-Filter", "value": filter(&json!(id))}));
+    vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/databases",
+            Some(&json!({"label": label})),
+            &created,
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v4/databases/{id}"),
+            None,
+            &created,
+        ),
+        poll,
+    ]
+}
+
+fn feed_twin() -> Twin {
+    let t = Twin::init("dbs", ORIGIN);
+    har::import(&t, &[], "first.har", run(227300, "go-db-first", 952748475));
+    har::import(&t, &[], "second.har", run(16774, "go-db-second", 31679112));
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn an_event_feed_filtered_on_the_sessions_record_names_that_record() {
+    let t = feed_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let created = server
+        .post("/v4/databases", s, json!({"label": "mine"}))
+        .await
+        .json();
+    let id = created["id"].clone();
+    assert!(![json!(227300), json!(16774)].contains(&id), "{created}");
+    let polled = server
+        .send(
+            "GET",
+            "/v4/account/events?page=1",
+            s,
+            &[("X-Filter", filter(&id).as_str())],
+            None,
+        )
+        .await;
+    polled.assert_status(200);
+    let page = polled.json();
+    let events = page["data"].as_array().expect("data");
+    assert_eq!(events.len(), 1, "{page}");
+    assert_eq!(events[0]["action"], json!("database_create"), "{page}");
+    assert_eq!(
+        events[0]["entity"],
+        json!({
+            "id": id,
+            "label": "mine",
+            "type": "database",
+            "url": format!("/v4/databases/{id}"),
+        }),
+        "{page}"
+    );
+    // Not the recorded bytes any more: no exactness claim.
+    assert_eq!(polled.header("x-wraith-replay"), None);
+}
+
+#[tokio::test]
+async fn a_feed_filtered_on_a_record_the_session_did_not_create_replays_as_recorded() {
+    let t = feed_twin();
+    let server = t.serve(&[]);
+    let page = server
+        .send(
+            "GET",
+            "/v4/account/events?page=1",
+            Some("agent"),
+            &[("X-Filter", filter(&json!(424242)).as_str())],
+            None,
+        )
+        .await
+        .json();
+    let named: Vec<&Value> = page["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|e| &e["entity"]["id"])
+        .collect();
+    assert!(
+        named
+            .iter()
+            .all(|id| [json!(227300), json!(16774)].contains(id)),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn a_recorded_event_the_document_rules_out_otherwise_is_not_renamed() {
+    let t = feed_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let created = server
+        .post("/v4/databases", s, json!({"label": "mine"}))
+        .await
+        .json();
+    let other_action =
+        json!({"action": "database_delete", "entity.id": created["id"].clone()}).to_string();
+    let page = server
+        .send(
+            "GET",
+            "/v4/account/events?page=1",
+            s,
+            &[("X-Filter", other_action.as_str())],
+            None,
+        )
+        .await
+        .json();
+    for e in page["data"].as_array().expect("data") {
+        assert_ne!(e["entity"]["id"], created["id"], "{page}");
+        assert_ne!(e["entity"]["label"], json!("mine"), "{page}");
+    }
+}
