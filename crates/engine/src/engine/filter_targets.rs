@@ -18,10 +18,15 @@
 //!   to one of that type's records.
 //!
 //! Only the first recorded record so named is renamed; items naming others stay as recorded.
+//! A page none of whose items meets the rest of the document (the session's position picked
+//! a page of `database_create` events for a `linode_create` poll) is replaced by the first
+//! recorded page of the route that has one, keeping only the items the document asks for.
 //! Not here: the template path (`list::serve_list`), which keeps only the items matching the
 //! document.
 
 use serde_json::{Map, Value};
+
+use wraith_model::{EnvelopeMeaning, RecordedBody};
 
 use super::{Call, Engine, Out, OutBody};
 use crate::embedded_counterparts;
@@ -67,6 +72,7 @@ impl Engine {
             if self.pk_of(ty) != leaf {
                 continue;
             }
+            let mut only_matching = false;
             let Some(recorded) = self.model.entity_types.get(ty).map(|et| &et.records) else {
                 continue;
             };
@@ -81,6 +87,16 @@ impl Engine {
                 })
             };
             let named = |item: &Value| filter_field(item, field).and_then(scalar_key);
+            // The recorded record the page's items name (the first meeting the rest of the
+            // document): on the page served, else on the first recorded page of the route that
+            // has one, which is served instead (the page served was for another kind of item).
+            let names_theirs = |items: &[Value]| {
+                items
+                    .iter()
+                    .filter(|it| others_hold(it))
+                    .filter_map(named)
+                    .find(|k| recorded.contains_key(k))
+            };
             let theirs = {
                 let Some(Value::Array(items)) = out
                     .body
@@ -95,15 +111,28 @@ impl Engine {
                 {
                     continue;
                 }
-                let Some(theirs) = items
-                    .iter()
-                    .filter(|it| others_hold(it))
-                    .filter_map(named)
-                    .find(|k| recorded.contains_key(k))
-                else {
-                    continue;
-                };
-                theirs
+                match names_theirs(&items) {
+                    Some(theirs) => theirs,
+                    None => {
+                        let wanted: Vec<&str> = conds
+                            .iter()
+                            .filter(|(k, _)| *k != field && !k.starts_with('+'))
+                            .filter_map(|(_, v)| v.as_str())
+                            .collect();
+                        let Some((page, source, theirs)) = self.page_naming(
+                            call.m.route,
+                            &shape.items_pointer,
+                            &wanted,
+                            |items| names_theirs(items),
+                        ) else {
+                            continue;
+                        };
+                        out.body = OutBody::Json(page);
+                        out.exchange = Some(source);
+                        only_matching = true;
+                        theirs
+                    }
+                }
             };
             let Some(their_record) = recorded.get(&theirs) else {
                 continue;
@@ -130,11 +159,67 @@ impl Engine {
                 rename_reference(reference, leaf, &theirs, &mine, their_record, record);
                 changed = true;
             }
+            if only_matching {
+                // A page recorded for other records: only the items the document asks for.
+                let before = items.len();
+                items.retain(|it| others_hold(it) && named(it).as_deref() == Some(mine.as_str()));
+                let after = items.len();
+                for f in &shape.envelope {
+                    if f.meaning == EnvelopeMeaning::Total
+                        && let Some(slot) = json_pointer_get_mut(body, &f.pointer)
+                        && slot.as_u64() == Some(before as u64)
+                    {
+                        *slot = Value::from(after);
+                    }
+                }
+            }
             if changed {
                 // No longer the recorded bytes.
                 out.replay = None;
             }
         }
+    }
+}
+
+impl Engine {
+    /// The first recorded JSON answer of route `r` (in model order) whose text holds every
+    /// string in `wanted` (quoted) and whose items at `items_pointer` `pick` names a record in:
+    /// the page, its source and the record.
+    fn page_naming(
+        &self,
+        r: usize,
+        items_pointer: &str,
+        wanted: &[&str],
+        pick: impl Fn(&[Value]) -> Option<String>,
+    ) -> Option<(Value, String, String)> {
+        let quoted: Vec<String> = wanted
+            .iter()
+            .map(|w| Value::String((*w).to_string()).to_string())
+            .collect();
+        for entry in &self.model.routes[r].exact {
+            for moment in &entry.moments {
+                if !(200..300).contains(&moment.status) {
+                    continue;
+                }
+                let RecordedBody::Json { value } = &moment.body else {
+                    continue;
+                };
+                let text = value.as_str();
+                if !quoted.iter().all(|q| text.contains(q.as_str())) {
+                    continue;
+                }
+                let Ok(page) = value.parse() else {
+                    continue;
+                };
+                let Some(Value::Array(items)) = page.pointer(items_pointer) else {
+                    continue;
+                };
+                if let Some(theirs) = pick(items) {
+                    return Some((page, moment.source.clone(), theirs));
+                }
+            }
+        }
+        None
     }
 }
 

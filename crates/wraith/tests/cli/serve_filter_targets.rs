@@ -13,61 +13,71 @@ use support::{Twin, har};
 const ORIGIN: &str = "https://api.dbs.test";
 
 fn filter(id: &Value) -> String {
-    json!({"+order_by": "created", "action": "database_create", "entity.id": id}).to_string()
+    filter_for("database_create", id)
 }
 
-fn event(event_id: u64, id: u64, label: &str) -> Value {
+fn filter_for(action: &str, id: &Value) -> String {
+    json!({"+order_by": "created", "action": action, "entity.id": id}).to_string()
+}
+
+/// A recorded event of `action` on the record `id` of `kind`, read at `/v4/<path>/<id>`.
+fn event_of(ev: u64, action: &str, kind: &str, path: &str, id: u64, label: &str) -> Value {
     json!({
-        "id": event_id,
-        "action": "database_create",
+        "id": ev,
+        "action": action,
         "status": "notification",
-        "entity": {
-            "id": id,
-            "label": label,
-            "type": "database",
-            "url": format!("/v4/databases/{id}"),
-        },
+        "entity": {"id": id, "label": label, "type": kind, "url": format!("/v4/{path}/{id}")},
     })
 }
 
-/// One recorded run: create database `id` labelled `label`, then poll the event feed for it.
-fn run(id: u64, label: &str, event_id: u64) -> Vec<Value> {
+/// One recorded run: create the record `id` labelled `label` at `/v4/<path>`, read it, then
+/// poll the event feed for its `action`.
+fn run_of(path: &str, action: &str, kind: &str, id: u64, label: &str, ev: u64) -> Vec<Value> {
     let created = json!({"id": id, "label": label, "status": "provisioning"});
+    let answer = event_of(ev, action, kind, path, id, label);
     let mut poll = har::entry(
         ORIGIN,
         "GET",
         "/v4/account/events?page=1",
         None,
-        &json!({"data": [event(event_id, id, label)], "page": 1, "pages": 1, "results": 1}),
+        &json!({"data": [answer], "page": 1, "pages": 1, "results": 1}),
     );
     poll["request"]["queryString"] = json!([{"name": "page", "value": "1"}]);
     poll["request"]["headers"]
         .as_array_mut()
         .unwrap()
-        .push(json!({"name": "X-Filter", "value": filter(&json!(id))}));
+        .push(json!({"name": "X-Filter", "value": filter_for(action, &json!(id))}));
+    let sent = json!({"label": label});
     vec![
         har::entry(
             ORIGIN,
             "POST",
-            "/v4/databases",
-            Some(&json!({"label": label})),
+            &format!("/v4/{path}"),
+            Some(&sent),
             &created,
         ),
-        har::entry(
-            ORIGIN,
-            "GET",
-            &format!("/v4/databases/{id}"),
-            None,
-            &created,
-        ),
+        har::entry(ORIGIN, "GET", &format!("/v4/{path}/{id}"), None, &created),
         poll,
     ]
+}
+
+fn run(id: u64, label: &str, ev: u64) -> Vec<Value> {
+    run_of("databases", "database_create", "database", id, label, ev)
 }
 
 fn feed_twin() -> Twin {
     let t = Twin::init("dbs", ORIGIN);
     har::import(&t, &[], "first.har", run(227300, "go-db-first", 952748475));
     har::import(&t, &[], "second.har", run(16774, "go-db-second", 31679112));
+    let instance = run_of(
+        "instances",
+        "linode_create",
+        "linode",
+        60303116,
+        "go-ins",
+        952700001,
+    );
+    har::import(&t, &[], "third.har", instance);
     har::synth(&t, &[]);
     t
 }
@@ -134,7 +144,7 @@ async fn a_feed_filtered_on_a_record_the_session_did_not_create_replays_as_recor
     assert!(
         named
             .iter()
-            .all(|id| [json!(227300), json!(16774)].contains(id)),
+            .all(|id| [json!(227300), json!(16774), json!(60303116)].contains(id)),
         "{page}"
     );
 }
@@ -163,5 +173,40 @@ async fn a_recorded_event_the_document_rules_out_otherwise_is_not_renamed() {
     for e in page["data"].as_array().expect("data") {
         assert_ne!(e["entity"]["id"], created["id"], "{page}");
         assert_ne!(e["entity"]["label"], json!("mine"), "{page}");
+    }
+}
+
+#[tokio::test]
+async fn a_poll_for_another_kind_of_event_takes_a_recorded_page_of_that_kind() {
+    let t = feed_twin();
+    let server = t.serve(&[]);
+    // Several sessions: whichever recorded page a session's position picks, each is answered
+    // a page of the kind its document asks for.
+    for s in ["a", "b", "c"] {
+        let label = format!("mine-{s}");
+        let created = server
+            .post("/v4/instances", Some(s), json!({"label": label}))
+            .await
+            .json();
+        let id = created["id"].clone();
+        let page = server
+            .send(
+                "GET",
+                "/v4/account/events?page=1",
+                Some(s),
+                &[("X-Filter", filter_for("linode_create", &id).as_str())],
+                None,
+            )
+            .await
+            .json();
+        let events = page["data"].as_array().expect("data");
+        assert_eq!(events.len(), 1, "{page}");
+        assert_eq!(events[0]["action"], json!("linode_create"), "{page}");
+        assert_eq!(
+            events[0]["entity"],
+            json!({"id": id, "label": label, "type": "linode", "url": format!("/v4/instances/{id}")}),
+            "{page}"
+        );
+        assert_eq!(page["results"], json!(1), "{page}");
     }
 }
