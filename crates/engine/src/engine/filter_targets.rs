@@ -20,7 +20,8 @@
 //! Only the first recorded record so named is renamed; items naming others stay as recorded.
 //! A page none of whose items meets the rest of the document (the session's position picked
 //! a page of `database_create` events for a `linode_create` poll) is replaced by the first
-//! recorded page of the route that has one, keeping only the items the document asks for.
+//! recorded page of the route that has one, keeping only the items the document asks for. An
+//! empty page stays empty: the recordings answered polls before the event existed so.
 //! Not here: the template path (`list::serve_list`), which keeps only the items matching the
 //! document.
 
@@ -113,6 +114,8 @@ impl Engine {
                 }
                 match names_theirs(&items) {
                     Some(theirs) => theirs,
+                    // An empty page is an answer of its own: no such item yet.
+                    None if items.is_empty() => continue,
                     None => {
                         let wanted: Vec<&str> = conds
                             .iter()

@@ -210,3 +210,51 @@ async fn a_poll_for_another_kind_of_event_takes_a_recorded_page_of_that_kind() {
         assert_eq!(page["results"], json!(1), "{page}");
     }
 }
+
+/// A run whose first poll came before the event existed (an empty page), then found it.
+fn run_polled_early(id: u64, label: &str, ev: u64) -> Vec<Value> {
+    let mut entries = run(id, label, ev);
+    let mut early = entries[2].clone();
+    let empty = json!({"data": [], "page": 1, "pages": 1, "results": 0}).to_string();
+    early["response"]["content"]["text"] = json!(empty);
+    early["response"]["content"]["size"] = json!(empty.len());
+    early["response"]["bodySize"] = json!(empty.len());
+    entries.insert(2, early);
+    entries
+}
+
+#[tokio::test]
+async fn a_poll_answered_before_the_event_existed_stays_empty_then_finds_it() {
+    let t = Twin::init("dbs", ORIGIN);
+    har::import(
+        &t,
+        &[],
+        "first.har",
+        run_polled_early(227300, "go-a", 952748475),
+    );
+    har::import(
+        &t,
+        &[],
+        "second.har",
+        run_polled_early(16774, "go-b", 31679112),
+    );
+    har::synth(&t, &[]);
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let created = server
+        .post("/v4/databases", s, json!({"label": "mine"}))
+        .await
+        .json();
+    let doc = filter(&created["id"]);
+    let headers = [("X-Filter", doc.as_str())];
+    let poll = || server.send("GET", "/v4/account/events?page=1", s, &headers, None);
+    let first = poll().await.json();
+    assert_eq!(first["data"], json!([]), "{first}");
+    let second = poll().await.json();
+    assert_eq!(second["data"][0]["entity"]["id"], created["id"], "{second}");
+    assert_eq!(
+        second["data"][0]["entity"]["label"],
+        json!("mine"),
+        "{second}"
+    );
+}
