@@ -8,7 +8,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Twin, har};
+use support::{Resp, Server, Twin, har};
 
 const ORIGIN: &str = "https://api.dbs.test";
 
@@ -82,26 +82,35 @@ fn feed_twin() -> Twin {
     t
 }
 
+/// The session's record created at `/v4/<path>` with `label`.
+async fn create(server: &Server, s: &str, path: &str, label: &str) -> Value {
+    server
+        .post(&format!("/v4/{path}"), Some(s), json!({"label": label}))
+        .await
+        .json()
+}
+
+/// The event feed's first page, polled with the filter document `doc`.
+async fn poll(server: &Server, s: &str, doc: &str) -> Resp {
+    server
+        .send(
+            "GET",
+            "/v4/account/events?page=1",
+            Some(s),
+            &[("X-Filter", doc)],
+            None,
+        )
+        .await
+}
+
 #[tokio::test]
 async fn an_event_feed_filtered_on_the_sessions_record_names_that_record() {
     let t = feed_twin();
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v4/databases", s, json!({"label": "mine"}))
-        .await
-        .json();
+    let created = create(&server, "agent", "databases", "mine").await;
     let id = created["id"].clone();
     assert!(![json!(227300), json!(16774)].contains(&id), "{created}");
-    let polled = server
-        .send(
-            "GET",
-            "/v4/account/events?page=1",
-            s,
-            &[("X-Filter", filter(&id).as_str())],
-            None,
-        )
-        .await;
+    let polled = poll(&server, "agent", &filter(&id)).await;
     polled.assert_status(200);
     let page = polled.json();
     let events = page["data"].as_array().expect("data");
@@ -125,51 +134,20 @@ async fn an_event_feed_filtered_on_the_sessions_record_names_that_record() {
 async fn a_feed_filtered_on_a_record_the_session_did_not_create_replays_as_recorded() {
     let t = feed_twin();
     let server = t.serve(&[]);
-    let page = server
-        .send(
-            "GET",
-            "/v4/account/events?page=1",
-            Some("agent"),
-            &[("X-Filter", filter(&json!(424242)).as_str())],
-            None,
-        )
-        .await
-        .json();
-    let named: Vec<&Value> = page["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|e| &e["entity"]["id"])
-        .collect();
-    assert!(
-        named
-            .iter()
-            .all(|id| [json!(227300), json!(16774), json!(60303116)].contains(id)),
-        "{page}"
-    );
+    let page = poll(&server, "agent", &filter(&json!(424242))).await.json();
+    let recorded = [json!(227300), json!(16774), json!(60303116)];
+    for e in page["data"].as_array().expect("data") {
+        assert!(recorded.contains(&e["entity"]["id"]), "{page}");
+    }
 }
 
 #[tokio::test]
 async fn a_recorded_event_the_document_rules_out_otherwise_is_not_renamed() {
     let t = feed_twin();
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v4/databases", s, json!({"label": "mine"}))
-        .await
-        .json();
-    let other_action =
-        json!({"action": "database_delete", "entity.id": created["id"].clone()}).to_string();
-    let page = server
-        .send(
-            "GET",
-            "/v4/account/events?page=1",
-            s,
-            &[("X-Filter", other_action.as_str())],
-            None,
-        )
-        .await
-        .json();
+    let created = create(&server, "agent", "databases", "mine").await;
+    let other_action = filter_for("database_delete", &created["id"]);
+    let page = poll(&server, "agent", &other_action).await.json();
     for e in page["data"].as_array().expect("data") {
         assert_ne!(e["entity"]["id"], created["id"], "{page}");
         assert_ne!(e["entity"]["label"], json!("mine"), "{page}");
@@ -184,19 +162,8 @@ async fn a_poll_for_another_kind_of_event_takes_a_recorded_page_of_that_kind() {
     // a page of the kind its document asks for.
     for s in ["a", "b", "c"] {
         let label = format!("mine-{s}");
-        let created = server
-            .post("/v4/instances", Some(s), json!({"label": label}))
-            .await
-            .json();
-        let id = created["id"].clone();
-        let page = server
-            .send(
-                "GET",
-                "/v4/account/events?page=1",
-                Some(s),
-                &[("X-Filter", filter_for("linode_create", &id).as_str())],
-                None,
-            )
+        let id = create(&server, s, "instances", &label).await["id"].clone();
+        let page = poll(&server, s, &filter_for("linode_create", &id))
             .await
             .json();
         let events = page["data"].as_array().expect("data");
@@ -240,17 +207,11 @@ async fn a_poll_answered_before_the_event_existed_stays_empty_then_finds_it() {
     );
     har::synth(&t, &[]);
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v4/databases", s, json!({"label": "mine"}))
-        .await
-        .json();
+    let created = create(&server, "agent", "databases", "mine").await;
     let doc = filter(&created["id"]);
-    let headers = [("X-Filter", doc.as_str())];
-    let poll = || server.send("GET", "/v4/account/events?page=1", s, &headers, None);
-    let first = poll().await.json();
+    let first = poll(&server, "agent", &doc).await.json();
     assert_eq!(first["data"], json!([]), "{first}");
-    let second = poll().await.json();
+    let second = poll(&server, "agent", &doc).await.json();
     assert_eq!(second["data"][0]["entity"]["id"], created["id"], "{second}");
     assert_eq!(
         second["data"][0]["entity"]["label"],
