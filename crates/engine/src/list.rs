@@ -286,6 +286,16 @@ pub(crate) fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> 
     })
 }
 
+/// Whether `item` meets the condition `field: want` of a filter document: the field (a dotted
+/// key names a nested one) equals `want`. Operators (`+and`, `+gt`) and nested documents are
+/// not supported: no condition.
+pub(crate) fn meets_condition(item: &Value, field: &str, want: &Value) -> bool {
+    if field.starts_with('+') || want.is_object() || want.is_array() {
+        return true;
+    }
+    filter_field(item, field).is_some_and(|v| v == want || scalar_key(v) == scalar_key(want))
+}
+
 /// Whether some value at the pointer pattern `tokens` (`*` = every array element) under `v`
 /// is the scalar `want`.
 pub(crate) fn pattern_names(v: &Value, tokens: &[String], want: &str) -> bool {
@@ -686,14 +696,7 @@ pub(crate) fn serve_list(
         && let Value::Object(conds) = doc
     {
         for (field, want) in conds {
-            // Operators (`+and`, `+gt`, nested documents) are not supported: ignored.
-            if field.starts_with('+') || want.is_object() || want.is_array() {
-                continue;
-            }
-            items.retain(|(it, _)| {
-                filter_field(it, &field)
-                    .is_some_and(|v| v == &want || scalar_key(v) == scalar_key(&want))
-            });
+            items.retain(|(it, _)| meets_condition(it, &field, &want));
         }
     }
     // A window bounded on both sides (`min_id` and `max_id`) is filtered here; one-sided

@@ -32,7 +32,7 @@ use wraith_model::{EnvelopeMeaning, RecordedBody};
 use super::{Call, Engine, Out, OutBody};
 use crate::embedded_counterparts;
 use crate::fixtures::scalar_key;
-use crate::list::filter_field;
+use crate::list::{filter_field, meets_condition};
 use crate::namespace::Namespace;
 use crate::util::json_pointer_get_mut;
 
@@ -78,14 +78,9 @@ impl Engine {
                 continue;
             };
             let others_hold = |item: &Value| {
-                conds.iter().all(|(k, v)| {
-                    k == field
-                        || k.starts_with('+')
-                        || v.is_object()
-                        || v.is_array()
-                        || filter_field(item, k)
-                            .is_some_and(|x| x == v || scalar_key(x) == scalar_key(v))
-                })
+                conds
+                    .iter()
+                    .all(|(k, v)| k == field || meets_condition(item, k, v))
             };
             let named = |item: &Value| filter_field(item, field).and_then(scalar_key);
             // The recorded record the page's items name (the first meeting the rest of the
