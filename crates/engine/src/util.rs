@@ -96,6 +96,11 @@ fn multipart_to_json(content_type: &str, body: &[u8]) -> Option<Value> {
     )))
 }
 
+/// How deep a form field name may nest (`a[b][c]…`, Rack's default limit). The brackets past
+/// it stay text in the deepest key: the field is kept, and a hostile name of thousands of
+/// brackets cannot build a value deep enough to exhaust the stack that walks it.
+pub(crate) const MAX_FORM_DEPTH: usize = 32;
+
 fn form_key_path(key: &str) -> Vec<String> {
     let mut parts = Vec::new();
     match key.find('[') {
@@ -104,6 +109,12 @@ fn form_key_path(key: &str) -> Vec<String> {
             parts.push(key[..i].to_string());
             let mut rest = &key[i..];
             while let Some(stripped) = rest.strip_prefix('[') {
+                if parts.len() == MAX_FORM_DEPTH {
+                    if let Some(last) = parts.last_mut() {
+                        last.push_str(rest);
+                    }
+                    break;
+                }
                 match stripped.find(']') {
                     Some(j) => {
                         parts.push(stripped[..j].to_string());
@@ -398,6 +409,33 @@ mod tests {
         assert_eq!(
             v,
             json!({"amount": "8888", "metadata": {"order": "7"}, "tags": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn form_names_nest_no_deeper_than_the_limit_and_keep_the_rest_as_text() {
+        let name = format!("a{}", "[x]".repeat(10_000));
+        let v = form_to_json(format!("{name}=1").as_bytes());
+        let mut depth = 0;
+        let mut at = &v;
+        while let Some(obj) = at.as_object() {
+            assert_eq!(obj.len(), 1);
+            let (key, inner) = obj.iter().next().expect("one key");
+            if !inner.is_object() {
+                let kept = MAX_FORM_DEPTH - 2;
+                assert_eq!(key.len(), "x".len() + "[x]".len() * (10_000 - kept - 1));
+                assert!(key.starts_with("x[x]"));
+                assert_eq!(inner, &json!("1"));
+            }
+            at = inner;
+            depth += 1;
+        }
+        assert_eq!(depth, MAX_FORM_DEPTH);
+        let at_limit = format!("a{}=1", "[x]".repeat(MAX_FORM_DEPTH - 1));
+        let v = form_to_json(at_limit.as_bytes());
+        assert_eq!(
+            v.pointer(&format!("/a{}", "/x".repeat(MAX_FORM_DEPTH - 1))),
+            Some(&json!("1"))
         );
     }
 

@@ -67,3 +67,49 @@ async fn serve_answers_a_deeply_nested_recorded_body() {
     r.assert_status(200);
     assert_eq!(r.json(), nested(100));
 }
+
+/// A form field name of ten thousand brackets (about 30 KB, well under the body cap) once
+/// nested the parsed body that deep and overflowed a worker's stack, aborting the whole twin.
+/// Form and multipart names now nest no deeper than Rack's limit; the server keeps answering.
+#[tokio::test]
+async fn a_form_field_name_nested_thousands_deep_does_not_take_the_twin_down() {
+    let t = support::example_shop_twin();
+    let server = t.serve(&[]);
+    let name = format!("name{}", "[x]".repeat(10_000));
+    for (content_type, body) in [
+        (
+            "application/x-www-form-urlencoded".to_string(),
+            format!("{name}=1"),
+        ),
+        (
+            "multipart/form-data; boundary=b7".to_string(),
+            format!(
+                "--b7\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n1\r\n--b7--\r\n"
+            ),
+        ),
+    ] {
+        for (method, path) in [
+            (reqwest::Method::POST, "/customers"),
+            (reqwest::Method::PATCH, "/customers/cus_deep"),
+        ] {
+            let r = server
+                .client
+                .request(method.clone(), format!("{}{path}", server.url))
+                .header("X-Wraith-Session", "deep")
+                .header("content-type", content_type.as_str())
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{method} {content_type}: no answer: {e}"));
+            assert!(
+                r.status().as_u16() < 500,
+                "{method} {content_type}: {}",
+                r.status()
+            );
+        }
+    }
+    server
+        .get("/customers", Some("deep"))
+        .await
+        .assert_status(200);
+}
