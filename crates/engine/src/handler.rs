@@ -697,9 +697,29 @@ pub(crate) struct NsEnv<'a> {
     /// Recorded records deleted in their own recordings: the recorded routes answer them 404,
     /// so the handler's view of the recorded world leaves them out too.
     pub gone: &'a crate::list::GoneRecords,
+    /// The namespace as it was before the handler's first write (store, counters, clock or
+    /// RNG), so a handler that fails leaves the session as it found it.
+    pub before: Option<Namespace>,
 }
 
 impl NsEnv<'_> {
+    /// Keep the namespace as the handler found it, once, before its first change.
+    fn will_change(&mut self) {
+        if self.before.is_none() {
+            self.before = Some(self.ns.clone());
+        }
+    }
+
+    /// Undo every change the handler made: it failed, so its writes (and the clock readings,
+    /// counters and random draws it took) must not outlive it. How far a handler got before a
+    /// wall-clock deadline stopped it depends on the machine, so keeping them would also make
+    /// the session's later answers depend on the machine.
+    pub(crate) fn roll_back(&mut self) {
+        if let Some(before) = self.before.take() {
+            *self.ns = before;
+        }
+    }
+
     fn declared(&self, op: &str, ty: &str) -> Result<(), HandlerError> {
         if self.schema.types.contains_key(ty) {
             return Ok(());
@@ -744,6 +764,7 @@ impl HandlerEnv for NsEnv<'_> {
 
     fn put(&mut self, ty: &str, id: &str, record: &Value) -> Result<Value, HandlerError> {
         self.declared("put", ty)?;
+        self.will_change();
         if !record.is_object() {
             return Err(HandlerError::new(format!(
                 "state.put(`{ty}`, `{id}`): the record must be a table of fields (a JSON object)"
@@ -777,6 +798,7 @@ impl HandlerEnv for NsEnv<'_> {
 
     fn delete(&mut self, ty: &str, id: &str) -> Result<bool, HandlerError> {
         self.declared("delete", ty)?;
+        self.will_change();
         let existed = self.get(ty, id).is_some();
         if existed {
             self.ns.tombstone(ty, id, Origin::Synthesized);
@@ -832,26 +854,31 @@ impl HandlerEnv for NsEnv<'_> {
     }
 
     fn counter(&mut self, name: &str) -> i64 {
+        self.will_change();
         let c = self.ns.counters.entry(format!("lua:{name}")).or_insert(0);
         *c += 1;
         *c
     }
 
     fn now_us(&mut self) -> i64 {
+        self.will_change();
         self.ns.now_us(self.wall)
     }
 
     fn advance_us(&mut self, micros: i64) {
+        self.will_change();
         self.ns.clock_offset_us = self.ns.clock_offset_us.saturating_add(micros.max(0));
     }
 
     fn random_u64(&mut self) -> u64 {
+        self.will_change();
         use rand::Rng;
         self.ns.rng.next_u64()
     }
 
     fn new_id(&mut self, ty: &str) -> Result<Value, HandlerError> {
         self.declared("new_id", ty)?;
+        self.will_change();
         let recorded = self.model.entity_types.get(ty);
         // A route-derived type's learned shape wins, as its definition does.
         let shape = recorded.and_then(|t| t.id_shape.as_ref());
@@ -1235,6 +1262,7 @@ mod tests {
             model: &model,
             wall: &wall,
             gone: &Default::default(),
+            before: None,
         };
         assert_eq!(
             env.get("customers", "c1"),

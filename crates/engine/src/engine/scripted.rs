@@ -264,9 +264,13 @@ impl Engine {
             model: &self.model,
             wall: &self.opts.wall_clock,
             gone: self.gone_records(),
+            before: None,
         };
-        let env: &mut dyn HandlerEnv = &mut env;
-        match handler.call(&req, env) {
+        let result = handler.call(&req, &mut env as &mut dyn HandlerEnv);
+        if result.is_err() {
+            env.roll_back();
+        }
+        match result {
             Ok(resp) => Some(handler_out(resp, route_name)),
             Err(e) if self.scripts.on_error == HandlerOnError::Fail => {
                 Some(handler_failure(name, &e, route_name))

@@ -138,6 +138,37 @@ async fn a_failing_handler_answers_the_500_internal_error_envelope() {
     );
 }
 
+/// A handler that fails part way leaves the session as it found it: its writes, counter steps
+/// and clock readings are undone, whether the failure answers the 500 envelope or falls back
+/// to the template (which would otherwise store its own record beside the handler's ghost).
+#[tokio::test]
+async fn a_failing_handler_leaves_no_writes_behind() {
+    let failing = r#"state.put("customers", "cus_ghost", { name = "half" })
+state.counter("steps")
+clock.now()
+error("boom")"#;
+    let probe = r#"return { ghost = state.get("customers", "cus_ghost") ~= nil,
+                 steps = state.counter("steps"), now = clock.now() }"#;
+    for on_error in ["fail", "fallback"] {
+        let t = shop_with(&[("get_product.lua", failing), ("list_repos.lua", probe)]);
+        t.set_toml("serve.lua", "on_error", &format!("\"{on_error}\""));
+        t.set_toml("serve.clock", "mode", "\"deterministic\"");
+        let s = t.serve(&[]);
+        let failed = s.get("/v1/products/p1", Some("agent")).await;
+        let expected = if on_error == "fail" { 500 } else { 200 };
+        assert_eq!(failed.status, expected, "{on_error}");
+        let fresh = s.get("/v1/orgs/acme/repos", Some("fresh")).await;
+        let after = s.get("/v1/orgs/acme/repos", Some("agent")).await;
+        assert_eq!(after.status, 200, "{on_error}");
+        assert_eq!(after.json()["ghost"], json!(false), "{on_error}");
+        assert_eq!(after.json()["steps"], json!(1), "{on_error}");
+        if on_error == "fail" {
+            // Nothing else read the clock: the session's next reading is its first.
+            assert_eq!(after.json()["now"], fresh.json()["now"]);
+        }
+    }
+}
+
 #[tokio::test]
 async fn on_error_fallback_answers_with_the_template() {
     let t = shop_with(&[("get_product.lua", "error('boom')")]);
