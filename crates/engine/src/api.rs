@@ -314,6 +314,12 @@ pub struct EngineOptions {
     pub wall_clock: WallClock,
     /// `[serve.limits] max_namespaces`; creating one more answers 503.
     pub max_namespaces: usize,
+    /// `[serve.limits] max_entities_per_type`: a create of a type the session already holds
+    /// this many records of answers 507.
+    pub max_entities_per_type: usize,
+    /// `[serve.limits] max_total_state_mb`, in bytes: a write to a session whose own records
+    /// take more answers 507 (deletes still pass, so the session can free room).
+    pub max_state_bytes: u64,
     /// `None` = idempotency replay disabled.
     pub idempotency: Option<IdempotencyOptions>,
     /// Rewrite absolute URLs on the recorded upstream's origin to the twin's own origin.
@@ -342,6 +348,8 @@ impl Default for EngineOptions {
             clock,
             wall_clock: std::sync::Arc::new(move || base_us),
             max_namespaces: 1000,
+            max_entities_per_type: 10_000,
+            max_state_bytes: 100 * 1024 * 1024,
             idempotency: None,
             rewrite_self_urls: true,
             provenance_headers: true,

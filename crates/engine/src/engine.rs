@@ -849,6 +849,9 @@ impl Engine {
         let mut guard = ns.lock();
         guard.requests += 1;
         let ns = &mut *guard;
+        if let Some(refused) = self.state_limit(ns, &call) {
+            return refused;
+        }
         // Values this session supplies come back verbatim whenever the twin echoes them.
         if let Some(b) = &call.body {
             ns.outbound.add_json(b);
@@ -876,6 +879,43 @@ impl Engine {
         }
         self.outbound_body_cached(ns, &call, &mut out);
         out
+    }
+
+    /// `[serve.limits]`: a write that would grow a session past its state limits is refused
+    /// before it runs (507, provenance `miss`: the twin's own limit, not the API's answer). A
+    /// create is refused when its type already holds `max_entities_per_type` records; any
+    /// write but a delete when the session's own records already take `max_total_state_mb`.
+    fn state_limit(&self, ns: &Namespace, call: &Call<'_>) -> Option<Out> {
+        if !run_history::is_write(&call.method) || call.method == "DELETE" {
+            return None;
+        }
+        let info = &self.router.info[call.m.route];
+        let route = self.model.routes.get(call.m.route);
+        let message = if ns.state_bytes > self.opts.max_state_bytes {
+            format!(
+                "this session's records take {} bytes, over the twin's limit of {} \
+                 ([serve.limits] max_total_state_mb); delete records or reset the session",
+                ns.state_bytes, self.opts.max_state_bytes
+            )
+        } else {
+            let ty = route
+                .filter(|r| r.state_op == Some(StateOp::Create))
+                .and_then(|r| r.entity_type.as_deref())?;
+            let held = ns.type_store(ty).map_or(0, |s| s.live.len());
+            if held < self.opts.max_entities_per_type {
+                return None;
+            }
+            format!(
+                "this session holds {held} `{ty}` records, the twin's limit \
+                 ([serve.limits] max_entities_per_type); delete some or reset the session"
+            )
+        };
+        Some(Out::json(
+            507,
+            json!({ "error": "state-limit-exceeded", "message": message }),
+            Provenance::Miss,
+            Some(info.name.clone()),
+        ))
     }
 
     /// The outbound body passes (scrub rules, placeholders, PII) on an application answer,

@@ -101,6 +101,9 @@ pub(crate) struct Entity {
     /// Path-parameter values (parents) of the request that created it, for tuple-keyed
     /// membership of nested routes; `None` when unknown (fixtures).
     pub parents: Option<Vec<String>>,
+    /// What the value adds to the session's state (`util::json_size`); 0 for a fixture
+    /// record, which every session shares.
+    pub bytes: u64,
 }
 
 /// The store of one entity type.
@@ -221,6 +224,9 @@ pub(crate) struct Namespace {
     /// `OPTIONS`), whatever their answer: compared with recorded runs' write histories.
     pub writes_sent: u64,
     pub entities_seeded: u64,
+    /// The bytes the session's own records take ([`Entity::bytes`] summed): what `[serve.limits]
+    /// max_total_state_mb` bounds.
+    pub state_bytes: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
     pub outbound: crate::outbound::SessionValues,
 }
@@ -252,6 +258,7 @@ impl Namespace {
             requests: 0,
             writes_sent: 0,
             entities_seeded: 0,
+            state_bytes: 0,
             outbound: crate::outbound::SessionValues::default(),
         };
         if let Some(seed) = seed {
@@ -274,6 +281,7 @@ impl Namespace {
                         value: Arc::clone(value),
                         origin: Origin::Fixture,
                         parents: None,
+                        bytes: 0,
                     },
                 );
                 n += 1;
@@ -357,25 +365,30 @@ impl Namespace {
             (None, Some(e)) => e.parents.clone(),
             (None, None) => None,
         };
-        store.live.insert(
+        let bytes = crate::util::json_size(&value);
+        let replaced = store.live.insert(
             pk.to_string(),
             Entity {
                 value: Arc::new(value),
                 origin,
                 parents,
+                bytes,
             },
         );
         if !existed && store.created_keys.insert(pk.to_string()) {
             store.created.push(pk.to_string());
         }
+        let freed = replaced.map_or(0, |e| e.bytes);
+        self.state_bytes = self.state_bytes.saturating_sub(freed).saturating_add(bytes);
     }
 
     /// Tombstone an entity.
     pub(crate) fn tombstone(&mut self, ty: &str, pk: &str, origin: Origin) {
         let store = self.type_store_mut(ty);
-        store.live.shift_remove(pk);
+        let freed = store.live.shift_remove(pk).map_or(0, |e| e.bytes);
         store.copies.remove(pk);
         store.deleted.insert(pk.to_string(), origin);
+        self.state_bytes = self.state_bytes.saturating_sub(freed);
     }
 
     /// A create answered with a key it minted (not one the request named) that is already

@@ -189,6 +189,30 @@ pub(crate) fn body_valid(content_type: Option<&str>, body: &[u8]) -> bool {
     true
 }
 
+/// About how many bytes a JSON value takes in memory: its strings and keys, plus a word per
+/// scalar, element and member. What `[serve.limits] max_total_state_mb` counts, so only the
+/// order matters, not the exact allocator overhead.
+pub(crate) fn json_size(v: &Value) -> u64 {
+    const WORD: u64 = 8;
+    let mut total = 0u64;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(WORD);
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len() as u64),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (k, item) in map {
+                    total = total.saturating_add(k.len() as u64);
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    total
+}
+
 /// RFC 7396-style deep merge (PATCH): objects merge recursively, arrays and scalars replace,
 /// `null` deletes the key.
 pub(crate) fn deep_merge(target: &mut Value, patch: &Value) {
@@ -437,6 +461,13 @@ mod tests {
             v.pointer(&format!("/a{}", "/x".repeat(MAX_FORM_DEPTH - 1))),
             Some(&json!("1"))
         );
+    }
+
+    #[test]
+    fn json_size_counts_strings_keys_and_a_word_per_value() {
+        assert_eq!(json_size(&json!(null)), 8);
+        assert_eq!(json_size(&json!("abcd")), 12);
+        assert_eq!(json_size(&json!({"ab": [1, "xyz"]})), 8 + 2 + 8 + 8 + 8 + 3);
     }
 
     #[test]

@@ -425,6 +425,11 @@ fn engine_options(
         max_namespaces: sessions
             .saturating_add(8)
             .max(usize::try_from(serve.limits.max_namespaces).unwrap_or(usize::MAX)),
+        // The state limits are the twin's own: a recorded session that would pass them is
+        // refused in the check as `serve` would refuse it.
+        max_entities_per_type: usize::try_from(serve.limits.max_entities_per_type)
+            .unwrap_or(usize::MAX),
+        max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
         idempotency: serve.idempotency.enabled.then(|| IdempotencyOptions {
             header: serve.idempotency.header.to_ascii_lowercase(),
             ttl_seconds: serve.idempotency.ttl_seconds,

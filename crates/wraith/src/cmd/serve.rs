@@ -136,6 +136,8 @@ pub struct Resolved {
     pub debug: bool,
     pub fixture: Option<String>,
     pub max_namespaces: usize,
+    pub max_entities_per_type: usize,
+    pub max_state_bytes: u64,
     pub drain_timeout: Duration,
     pub idempotency: Option<IdempotencyOptions>,
     pub rewrite_self_urls: bool,
@@ -221,6 +223,9 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
         debug: args.debug || serve.debug,
         fixture: args.fixture.clone(),
         max_namespaces,
+        max_entities_per_type: usize::try_from(serve.limits.max_entities_per_type)
+            .unwrap_or(usize::MAX),
+        max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
         drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
         idempotency,
         rewrite_self_urls: serve.rewrite_self_urls,
@@ -428,6 +433,8 @@ pub fn run(args: Args) -> CmdResult {
                 .unwrap_or(0)
         }),
         max_namespaces: resolved.max_namespaces,
+        max_entities_per_type: resolved.max_entities_per_type,
+        max_state_bytes: resolved.max_state_bytes,
         idempotency: resolved.idempotency.clone(),
         rewrite_self_urls: resolved.rewrite_self_urls,
         provenance_headers: resolved.provenance_headers,
