@@ -42,6 +42,9 @@ pub struct ServeSettings {
     /// How long graceful shutdown waits for in-flight requests
     /// (`[serve.limits] request_drain_timeout_ms`).
     pub drain_timeout: Duration,
+    /// How long a client may leave a request half sent (`[serve.limits]
+    /// request_idle_timeout_ms`): its HTTP/1 headers, or the next bytes of its body.
+    pub idle_timeout: Duration,
     /// Base epoch for a provisioned clock that names a mode but no epoch (`--clock-epoch`).
     pub default_clock_epoch: i64,
     /// What `/__wraith/info` reports besides live counts.
@@ -58,6 +61,7 @@ impl ServeSettings {
             max_body_bytes: 16 * 1024 * 1024,
             debug: false,
             drain_timeout: Duration::from_millis(5000),
+            idle_timeout: Duration::from_secs(30),
             default_clock_epoch: wraith_engine::ClockConfig::default().base_epoch,
             info,
             layers: Layers::default(),
@@ -130,6 +134,7 @@ where
     F: Future<Output = ()>,
 {
     let drain_timeout = settings.drain_timeout;
+    let idle_timeout = settings.idle_timeout;
     let shared = Arc::new(Shared {
         engine,
         settings,
@@ -141,7 +146,7 @@ where
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(30));
+        .header_read_timeout(idle_timeout);
     let graceful = GracefulShutdown::new();
     let mut next = 0usize;
     tokio::pin!(shutdown);
@@ -270,7 +275,14 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             }
         },
     };
-    let body = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+    let body = match collect_body(
+        body,
+        &parts.headers,
+        sh.settings.max_body_bytes,
+        sh.settings.idle_timeout,
+    )
+    .await
+    {
         Ok(b) => b,
         Err(resp) => return refused(sh, resp, parts.method.as_str()),
     };
@@ -450,11 +462,14 @@ fn body_allowed(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
-/// Read the whole request body, refusing more than `cap` bytes with 413.
+/// Read the whole request body, refusing more than `cap` bytes with 413, and a body whose
+/// next bytes take longer than `idle` to arrive with 408: a client that stops half way must not
+/// hold its connection (and a task) for ever.
 async fn collect_body(
     body: Incoming,
     headers: &http::HeaderMap,
     cap: usize,
+    idle: Duration,
 ) -> Result<Bytes, Resp> {
     let too_large = || {
         json_response(
@@ -472,16 +487,43 @@ async fn collect_body(
     if declared.is_some_and(|n| n > cap as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, cap).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) => Err(json_response(
-            StatusCode::BAD_REQUEST,
-            &control::error_body(
-                "bad-request-body",
-                format!("could not read the request body: {e}"),
-            ),
-        )),
+    let mut body = Limited::new(body, cap);
+    let mut collected = bytes::BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => {
+                return Err(json_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &control::error_body(
+                        "request-timeout",
+                        format!(
+                            "the request body stopped arriving: no bytes for {} ms \
+                             ([serve.limits] request_idle_timeout_ms)",
+                            idle.as_millis()
+                        ),
+                    ),
+                ));
+            }
+            Ok(None) => return Ok(collected.freeze()),
+            Ok(Some(frame)) => frame,
+        };
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    collected.extend_from_slice(&data);
+                }
+            }
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
+            Err(e) => {
+                return Err(json_response(
+                    StatusCode::BAD_REQUEST,
+                    &control::error_body(
+                        "bad-request-body",
+                        format!("could not read the request body: {e}"),
+                    ),
+                ));
+            }
+        }
     }
 }
 
@@ -519,7 +561,14 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             ),
         ),
         ControlRoute::Provision => {
-            let bytes = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+            let bytes = match collect_body(
+                body,
+                &parts.headers,
+                sh.settings.max_body_bytes,
+                sh.settings.idle_timeout,
+            )
+            .await
+            {
                 Ok(b) => b,
                 Err(r) => return r,
             };
@@ -594,7 +643,14 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             }
         }
         ControlRoute::ProbeSession(id) => {
-            let bytes = match collect_body(body, &parts.headers, sh.settings.max_body_bytes).await {
+            let bytes = match collect_body(
+                body,
+                &parts.headers,
+                sh.settings.max_body_bytes,
+                sh.settings.idle_timeout,
+            )
+            .await
+            {
                 Ok(b) => b,
                 Err(r) => return r,
             };

@@ -219,6 +219,9 @@ pub struct LimitsConfig {
     pub max_entities_per_type: u64,
     pub max_total_state_mb: u64,
     pub request_drain_timeout_ms: u64,
+    /// How long `wraith serve` waits for more of a request (its headers, the next bytes of its
+    /// body) before giving up on the client.
+    pub request_idle_timeout_ms: u64,
 }
 
 impl Default for LimitsConfig {
@@ -228,6 +231,7 @@ impl Default for LimitsConfig {
             max_entities_per_type: 10000,
             max_total_state_mb: 100,
             request_drain_timeout_ms: 5000,
+            request_idle_timeout_ms: 30_000,
         }
     }
 }
@@ -777,6 +781,14 @@ impl TwinConfig {
                     .to_string(),
             ));
         }
+        if self.serve.limits.request_idle_timeout_ms == 0 {
+            return Err(err(
+                "serve.limits.request_idle_timeout_ms",
+                "must be at least 1: it is how long the twin waits for the rest of a request, and \
+                 0 would give up on every client; remove the key for the default of 30000"
+                    .to_string(),
+            ));
+        }
         let idem = &self.serve.idempotency;
         if let Err(m) = validate_header_name(&idem.header) {
             return Err(err(
@@ -1177,6 +1189,7 @@ fn schema() -> Shape {
                         "max_entities_per_type",
                         "max_total_state_mb",
                         "request_drain_timeout_ms",
+                        "request_idle_timeout_ms",
                     ]),
                 ),
                 ("rate_limits", Open),
@@ -1513,6 +1526,7 @@ mod tests {
         assert_eq!(cfg.serve.limits.max_entities_per_type, 10000);
         assert_eq!(cfg.serve.limits.max_total_state_mb, 100);
         assert_eq!(cfg.serve.limits.request_drain_timeout_ms, 5000);
+        assert_eq!(cfg.serve.limits.request_idle_timeout_ms, 30_000);
         assert_eq!(cfg.serve.clock.mode, ClockMode::Real);
         assert_eq!(cfg.serve.clock.base_epoch, 1_640_995_200);
         assert!(!cfg.serve.idempotency.enabled);

@@ -191,6 +191,7 @@ base_url = {base_url}
 # max_entities_per_type = 10000
 # max_total_state_mb = 100
 # request_drain_timeout_ms = 5000
+# request_idle_timeout_ms = 30000
 
 # [serve.clock]
 # mode = "real"                  # real | deterministic | fixed

@@ -139,6 +139,7 @@ pub struct Resolved {
     pub max_entities_per_type: usize,
     pub max_state_bytes: u64,
     pub drain_timeout: Duration,
+    pub idle_timeout: Duration,
     pub idempotency: Option<IdempotencyOptions>,
     pub rewrite_self_urls: bool,
     /// `[serve] strip_headers`: the outbound header allowlist.
@@ -227,6 +228,7 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
             .unwrap_or(usize::MAX),
         max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
         drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
+        idle_timeout: Duration::from_millis(serve.limits.request_idle_timeout_ms),
         idempotency,
         rewrite_self_urls: serve.rewrite_self_urls,
         strip_headers: serve.strip_headers,
@@ -519,6 +521,7 @@ pub fn run(args: Args) -> CmdResult {
         settings.control_token = token;
         settings.debug = resolved.debug;
         settings.drain_timeout = resolved.drain_timeout;
+        settings.idle_timeout = resolved.idle_timeout;
         settings.default_clock_epoch = resolved.clock.base_epoch;
         settings.layers = layers;
         let outcome = wraith_server::serve(listeners, engine, settings, async {

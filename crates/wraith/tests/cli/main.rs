@@ -92,6 +92,7 @@ mod serve_set_filters;
 mod serve_settled_update;
 mod serve_sim;
 mod serve_slash_prefixed_ids;
+mod serve_slow_clients;
 mod serve_state_limits;
 mod serve_text_echo;
 mod serve_text_rendering;
