@@ -252,6 +252,21 @@ async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
     resp
 }
 
+/// The route an application request matches, as `X-Wraith-Route` names it (synth fidelity:
+/// strict names a recorded path, which only the engine's answer knows).
+fn matched_route<'a>(sh: &'a Shared, parts: &http::request::Parts) -> Option<&'a str> {
+    if sh.engine.options().fidelity != wraith_engine::Fidelity::Synth {
+        return None;
+    }
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| parts.uri.authority().map(|a| a.as_str()));
+    sh.engine
+        .route_template(parts.method.as_str(), parts.uri.path(), host)
+}
+
 async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
     let session = match parts.headers.get(SESSION_HEADER) {
         None => None,
@@ -271,6 +286,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
                         ),
                     ),
                     parts.method.as_str(),
+                    matched_route(sh, parts),
                 );
             }
         },
@@ -284,7 +300,9 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     .await
     {
         Ok(b) => b,
-        Err(resp) => return refused(sh, resp, parts.method.as_str()),
+        Err(resp) => {
+            return refused(sh, resp, parts.method.as_str(), matched_route(sh, parts));
+        }
     };
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
     for (name, value) in &parts.headers {
@@ -334,12 +352,13 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
                     ),
                 ),
                 &request.method,
+                matched_route(sh, parts),
             );
         }
     };
     let mut resp = match engine_response(sh, &mut r, &request.method) {
         Ok(resp) => resp,
-        Err(refusal) => return refused(sh, refusal, &request.method),
+        Err(refusal) => return refused(sh, refusal, &request.method, r.route.as_deref()),
     };
     if let Some(d) = &decided {
         // The engine has answered and released the namespace lock: holding here delays only
@@ -371,16 +390,25 @@ fn engine_response(
     r: &mut wraith_engine::Response,
     method: &str,
 ) -> Result<Resp, Resp> {
-    let Ok(status) = StatusCode::from_u16(r.status) else {
+    // An interim (1xx) status is no answer: hyper would send a bare 500 or, for a 101, switch
+    // protocols the client never asked for.
+    let Some(status) = StatusCode::from_u16(r.status)
+        .ok()
+        .filter(|s| !s.is_informational())
+    else {
         tracing::error!(
             status = r.status,
-            "the engine produced an invalid status code"
+            "the engine produced a status that cannot answer a request"
         );
         return Err(json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             &control::error_body(
                 "internal-error",
-                format!("the twin produced an invalid HTTP status {}", r.status),
+                format!(
+                    "the twin produced HTTP status {}, which cannot answer a request (an \
+                     answer's status is 200 to 999; 1xx are interim responses)",
+                    r.status
+                ),
             ),
         ));
     };
@@ -421,15 +449,17 @@ fn engine_response(
 
 /// An application request the server answered itself, before or instead of the engine (a
 /// session header it cannot read, a body over the cap, a failure): still an application
-/// response, so it carries the control headers of an answer the twin invented (`miss`, no
-/// route) and the twin's freshness.
-fn refused(sh: &Shared, mut resp: Resp, method: &str) -> Resp {
-    let invented = wraith_engine::Response::plain(
+/// response, so it carries the control headers of an answer the twin invented (`miss`, the
+/// route the request matched if any) and the twin's freshness.
+fn refused(sh: &Shared, mut resp: Resp, method: &str, route: Option<&str>) -> Resp {
+    let mut invented = wraith_engine::Response::plain(
         resp.status().as_u16(),
         Vec::new(),
         Bytes::new(),
         wraith_engine::Provenance::Miss,
     );
+    // `X-Wraith-Route` is on every application answer where a route matched, refusals too.
+    invented.route = route.map(str::to_string);
     let out = resp.headers_mut();
     sh.engine
         .for_each_control_header(&invented, method, |h, value| {

@@ -370,6 +370,11 @@ async fn oversized_request_bodies_are_refused_with_413() {
     let lower = text.to_ascii_lowercase();
     assert!(lower.contains("x-wraith-provenance: miss\r\n"), "{text}");
     assert!(lower.contains("x-wraith-twin-age: "), "{text}");
+    // The request matched a route before its body was refused: the answer names it.
+    assert!(
+        lower.contains("x-wraith-route: post /v1/customers\r\n"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -380,7 +385,32 @@ async fn an_unreadable_session_header_is_refused_with_the_control_headers() {
     r.assert_status(400);
     assert_eq!(r.provenance(), Some("miss"));
     assert!(r.header("x-wraith-twin-age").is_some());
-    assert_eq!(r.header("x-wraith-route"), None, "no route was matched");
+    // The path matched a route: the refusal names it, as every answer where one matched.
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    let miss = s.get_raw_session("/v1/nowhere", b"caf\xe9").await;
+    miss.assert_status(400);
+    assert_eq!(miss.header("x-wraith-route"), None, "no route was matched");
+}
+
+/// A recording that kept an interim answer (a WebSocket upgrade's `101`) cannot be answered
+/// with it: hyper would switch protocols no client asked for, or send a bare 500 without the
+/// control headers. The twin answers 500 `internal-error` saying why, with its headers.
+#[tokio::test]
+async fn a_recorded_interim_status_is_answered_500_with_the_control_headers() {
+    let origin = "https://api.socket.test";
+    let t = Twin::init("socket", origin);
+    let mut upgrade = support::har::entry(origin, "GET", "/v1/stream", None, &json!({}));
+    upgrade["response"]["status"] = json!(101);
+    support::har::import(&t, &[], "run.har", vec![upgrade]);
+    support::har::synth(&t, &[]);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/stream", Some("agent")).await;
+    r.assert_status(500);
+    assert_eq!(r.json()["error"], json!("internal-error"));
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("HTTP status 101"), "{message}");
+    assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/stream"));
 }
 
 #[tokio::test]
