@@ -352,8 +352,10 @@ pub fn validate_path(p: &str) -> Result<(), String> {
 pub fn validate_status(s: i64) -> Result<u16, String> {
     u16::try_from(s)
         .ok()
-        .filter(|s| (100..=599).contains(s))
-        .ok_or_else(|| format!("status {s} is not an HTTP status code (100–599)"))
+        .filter(|s| (200..=599).contains(s))
+        .ok_or_else(|| {
+            format!("status {s} cannot answer a request (200–599; 1xx are interim responses)")
+        })
 }
 
 /// A declared response body: one JSON document.
@@ -407,6 +409,11 @@ mod tests {
             one("method = \"GET\"\npath = \"/a\"\nstatus = 42")
                 .unwrap_err()
                 .contains("42")
+        );
+        assert!(
+            one("method = \"GET\"\npath = \"/a\"\nstatus = 101")
+                .unwrap_err()
+                .contains("1xx are interim")
         );
         assert!(
             one("method = \"GET\"\npath = \"/a\"\nresponse = '{nope'")

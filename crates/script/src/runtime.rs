@@ -978,10 +978,11 @@ fn status_arg(func: &str, v: &Value) -> mlua::Result<u16> {
         _ => None,
     };
     n.and_then(|n| u16::try_from(n).ok())
-        .filter(|n| (100..=599).contains(n))
+        .filter(|n| (200..=599).contains(n))
         .ok_or_else(|| {
             mlua::Error::runtime(format!(
-                "{func}: status must be an integer HTTP status (100–599), got {}",
+                "{func}: status must be an integer HTTP status that answers a request \
+                 (200–599; 1xx are interim responses), got {}",
                 match v {
                     Value::Nil => "nothing".to_string(),
                     Value::Integer(n) => n.to_string(),

@@ -218,10 +218,13 @@ impl FaultProfile {
             let fault_at = r.fault_type.span().start;
             let fault = match r.fault_type.into_inner() {
                 RawFault::Error { status, body } => {
-                    if !(100..=999).contains(&status) {
+                    if !(200..=999).contains(&status) {
                         return Err(err(
                             fault_at,
-                            format!("error status must be 100..=999, found {status}"),
+                            format!(
+                                "error status must be 200..=999, found {status} (1xx are \
+                                 interim responses, which cannot answer a request)"
+                            ),
                         ));
                     }
                     let body = match body {

@@ -51,7 +51,7 @@ pub struct AddArgs {
     /// Route template, parameters spelled `:name` (e.g. `/v3/assets/:id`).
     #[arg(long)]
     pub path: String,
-    /// Status of the declared answer (100–599).
+    /// Status of the declared answer (200–599).
     #[arg(long)]
     pub status: Option<i64>,
     /// Declared JSON response body.

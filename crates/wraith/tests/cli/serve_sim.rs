@@ -57,6 +57,17 @@ fn malformed_fault_profile_exits_1_naming_file_line_and_reason() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("faults.toml:"), "{err}");
     assert!(err.contains("explode"), "{err}");
+
+    // An interim status cannot answer a request: hyper would send a bare 500 for it.
+    for status in [100, 101, 199] {
+        t.write(
+            "faults.toml",
+            &format!("[[rules]]\nroute = \"*\"\n[rules.fault_type]\ntype = \"error\"\nstatus = {status}\n"),
+        );
+        let (code, err) = t.serve_expect_exit(&["--fault-profile", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("error status must be 200..=999"), "{err}");
+    }
 }
 
 #[test]
