@@ -822,8 +822,20 @@ pub(crate) fn clock_value(t_us: i64, unit: &ClockUnit) -> Value {
     }
 }
 
+/// `t_us` held within the instants a date can show. A clock started near the end of that
+/// range keeps ticking past it; its dates stop at the last instant rather than wrapping back
+/// to 1970.
+fn clamped_us(t_us: i64) -> i64 {
+    // Whole seconds at both ends: jiff refuses the fraction of its last second.
+    t_us.clamp(
+        jiff::Timestamp::MIN.as_second().saturating_add(1) * 1_000_000,
+        jiff::Timestamp::MAX.as_second() * 1_000_000,
+    )
+}
+
 /// RFC 3339 / ISO 8601 UTC with the recorded fraction digits and zone suffix.
 pub(crate) fn iso8601(t_us: i64, fraction_digits: u8, suffix: &str) -> String {
+    let t_us = clamped_us(t_us);
     let ts = jiff::Timestamp::from_microsecond(t_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let dt = jiff::tz::TimeZone::UTC.to_datetime(ts);
     let mut s = format!(
@@ -859,7 +871,8 @@ pub(crate) fn iso8601(t_us: i64, fraction_digits: u8, suffix: &str) -> String {
 
 /// RFC 9110 IMF-fixdate.
 pub(crate) fn http_date(t_us: i64) -> String {
-    let ts = jiff::Timestamp::from_microsecond(t_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let ts = jiff::Timestamp::from_second(clamped_us(t_us).div_euclid(1_000_000))
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     jiff::fmt::rfc2822::DateTimePrinter::new()
         .timestamp_to_rfc9110_string(&ts)
         .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".to_string())
@@ -905,4 +918,24 @@ pub(crate) fn is_framing_header(name: &str) -> bool {
         name.to_ascii_lowercase().as_str(),
         "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "content-encoding"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_past_the_last_showable_instant_stop_there_instead_of_wrapping_to_1970() {
+        let last_us = jiff::Timestamp::MAX.as_second() * 1_000_000;
+        let past = last_us.saturating_add(5_000_000);
+        assert_eq!(http_date(past), http_date(last_us));
+        assert!(http_date(past).contains("9999"), "{}", http_date(past));
+        assert_eq!(iso8601(past, 0, "Z"), iso8601(last_us, 0, "Z"));
+        assert!(
+            iso8601(past, 0, "Z").starts_with("9999-12-"),
+            "{}",
+            iso8601(past, 0, "Z")
+        );
+        assert_eq!(iso8601(0, 3, "Z"), "1970-01-01T00:00:00.000Z");
+    }
 }
