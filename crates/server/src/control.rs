@@ -217,6 +217,17 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
     if parsed.session.is_empty() {
         return Err("invalid session provisioning body: `session` must not be empty".to_string());
     }
+    // A session no request can name is of no use: HTTP strips a header value's surrounding
+    // spaces and forbids control characters in it.
+    if parsed.session.trim_matches([' ', '\t']) != parsed.session
+        || http::HeaderValue::from_bytes(parsed.session.as_bytes()).is_err()
+    {
+        return Err(format!(
+            "invalid session provisioning body: `session` {:?} cannot be sent as an X-Wraith-Session \
+             header value (no control characters, no leading or trailing spaces)",
+            parsed.session
+        ));
+    }
     if let Some(c) = &parsed.clock
         && c.base_epoch.is_some()
         && c.base_epoch_secs.is_some()
@@ -449,6 +460,18 @@ mod tests {
         assert!(e.contains("sesion"), "{e}");
         let e = parse_provision(br#"{"session":""}"#).unwrap_err();
         assert!(e.contains("empty"), "{e}");
+        for unreachable in [
+            r#"" ""#,
+            r#"" a""#,
+            r#""a\t""#,
+            r#""a\u0000b""#,
+            r#""a\nb""#,
+        ] {
+            let body = format!(r#"{{"session":{unreachable}}}"#);
+            let e = parse_provision(body.as_bytes()).unwrap_err();
+            assert!(e.contains("cannot be sent as an X-Wraith-Session"), "{e}");
+        }
+        assert!(parse_provision(r#"{"session":"café worker 3"}"#.as_bytes()).is_ok());
         let e = parse_provision(b"not json").unwrap_err();
         assert!(e.contains("expected"), "{e}");
     }

@@ -268,6 +268,27 @@ fn matched_route<'a>(sh: &'a Shared, parts: &http::request::Parts) -> Option<&'a
 }
 
 async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
+    // Two session headers name two namespaces: answering from either would guess.
+    if parts
+        .headers
+        .get_all(SESSION_HEADER)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return refused(
+            sh,
+            json_response(
+                StatusCode::BAD_REQUEST,
+                &control::error_body(
+                    "bad-session-header",
+                    "the request carries more than one X-Wraith-Session header; send exactly one",
+                ),
+            ),
+            parts.method.as_str(),
+            matched_route(sh, parts),
+        );
+    }
     let session = match parts.headers.get(SESSION_HEADER) {
         None => None,
         // Verbatim: the value is an opaque, case-sensitive key. UTF-8 is allowed; bytes that are

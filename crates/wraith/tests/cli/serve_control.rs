@@ -392,6 +392,36 @@ async fn an_unreadable_session_header_is_refused_with_the_control_headers() {
     assert_eq!(miss.header("x-wraith-route"), None, "no route was matched");
 }
 
+#[tokio::test]
+async fn two_session_headers_are_refused_rather_than_one_picked() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let r = s
+        .send(
+            "GET",
+            "/v1/customers/cus_1",
+            Some("other"),
+            &[("X-Wraith-Session", "worker-3")],
+            None,
+        )
+        .await;
+    r.assert_status(400);
+    assert_eq!(r.json()["error"], json!("bad-session-header"));
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than one X-Wraith-Session")
+    );
+    assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/:id"));
+    // Neither session was created by the refused request.
+    let list = s.get("/__wraith/session", None).await.json();
+    let ids = session_ids(&list);
+    assert!(!ids.contains(&Some("other".to_string())), "{list}");
+    assert!(!ids.contains(&Some("worker-3".to_string())), "{list}");
+}
+
 /// A recording that kept an interim answer (a WebSocket upgrade's `101`) cannot be answered
 /// with it: hyper would switch protocols no client asked for, or send a bare 500 without the
 /// control headers. The twin answers 500 `internal-error` saying why, with its headers.
