@@ -327,16 +327,33 @@ impl ScrubPolicy {
                     JsonPath::parse(&r.pattern)
                         .map_err(|e| err(line, format!("`match = {:?}`: {e}", r.pattern)))?,
                 ),
-                Scope::Regex => Matcher::Regex(BytesRegex::new(&r.pattern).map_err(|e| {
-                    err(
-                        line,
-                        format!(
-                            "`match = {:?}` is not a valid regex: {}",
-                            r.pattern,
-                            regex_problem(&e)
-                        ),
-                    )
-                })?),
+                Scope::Regex => {
+                    let re = BytesRegex::new(&r.pattern).map_err(|e| {
+                        err(
+                            line,
+                            format!(
+                                "`match = {:?}` is not a valid regex: {}",
+                                r.pattern,
+                                regex_problem(&e)
+                            ),
+                        )
+                    })?;
+                    // A pattern that can match nothing at all matches between the bytes of
+                    // any value: it would write its replacement all through every value, for
+                    // good. (`^$`, matching only an empty value, is fine.)
+                    if re.find_iter(b"a 0-").any(|m| m.is_empty()) {
+                        return Err(err(
+                            line,
+                            format!(
+                                "`match = {:?}` matches the empty string, so it would rewrite \
+                                 every value between every two characters; make it match at \
+                                 least one character (`+` instead of `*`)",
+                                r.pattern
+                            ),
+                        ));
+                    }
+                    Matcher::Regex(re)
+                }
             };
             if r.action == Action::Mask && r.replacement.is_none() {
                 return Err(err(

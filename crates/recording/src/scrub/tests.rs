@@ -417,6 +417,26 @@ fn an_invalid_regex_rule_says_what_is_wrong_with_it() {
 }
 
 #[test]
+fn a_regex_rule_that_can_match_nothing_is_refused_before_it_rewrites_every_value() {
+    let rule = |pattern: &str| {
+        format!("[[rules]]\nscope = \"regex\"\nmatch = '{pattern}'\naction = \"redact\"\n")
+    };
+    for pattern in ["", "x*", r"\b", "(?:secret)?", "a|"] {
+        let err = ScrubPolicy::parse(rule(pattern).as_bytes(), Path::new("tw/scrub.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("matches the empty string"), "{pattern}: {err}");
+        assert!(err.contains("tw/scrub.toml:1"), "{pattern}: {err}");
+    }
+    for pattern in ["x+", "^$", r"sk_live_\w+"] {
+        assert!(
+            ScrubPolicy::parse(rule(pattern).as_bytes(), Path::new("tw/scrub.toml")).is_ok(),
+            "{pattern}"
+        );
+    }
+}
+
+#[test]
 fn policy_hash_changes_with_file_bytes() {
     assert_ne!(policy_hash(b"a"), policy_hash(b"b"));
     assert_eq!(policy_hash(b"a"), policy_hash(b"a"));
