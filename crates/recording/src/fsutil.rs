@@ -200,13 +200,23 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
         }
         for (path, _) in files {
             let backup = match fs::symlink_metadata(path) {
+                // A folder fails here, before any file has changed.
+                Ok(meta) if meta.is_dir() => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::IsADirectory,
+                        format!(
+                            "{}: is a folder where a file belongs; move it away",
+                            path.display()
+                        ),
+                    ));
+                }
                 Ok(_) => {
                     let b = temp_path_beside(path);
-                    // A folder (or anything a rename could not replace) fails here, before
-                    // any file has changed.
-                    fs::hard_link(path, &b).map_err(|e| {
+                    temps.push(b.clone());
+                    keep_backup(path, &b, |from, to| fs::hard_link(from, to)).map_err(|e| {
                         io::Error::new(e.kind(), format!("{}: {e}", path.display()))
                     })?;
+                    temps.pop();
                     Some(b)
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -242,6 +252,21 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
         sync_dir(path.parent());
     }
     Ok(())
+}
+
+/// Keep `path`'s bytes at `backup` until the new file is in place. A hard link costs no copy;
+/// the kernel refuses one to a file another user owns (`protected_hardlinks`), which a rename
+/// may still replace, so the bytes are copied then.
+fn keep_backup(
+    path: &Path,
+    backup: &Path,
+    link: impl Fn(&Path, &Path) -> io::Result<()>,
+) -> io::Result<()> {
+    if link(path, backup).is_ok() {
+        return Ok(());
+    }
+    let _ = fs::remove_file(backup);
+    fs::copy(path, backup).map(|_| ())
 }
 
 /// Best-effort fsync of a directory so a rename survives a crash (not supported everywhere).
@@ -325,6 +350,29 @@ mod tests {
             names,
             ["model.json", "symbols.json"],
             "no temp or backup left"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_backup_the_kernel_will_not_link_is_copied() {
+        let dir = std::env::temp_dir().join(format!("wraith-fsutil-keep-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let (path, backup) = (dir.join("model.json"), dir.join(".model.json.bak"));
+        fs::write(&path, b"old").unwrap();
+        let refused = |_: &Path, _: &Path| -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::PermissionDenied))
+        };
+        keep_backup(&path, &backup, refused).unwrap();
+        assert_eq!(fs::read(&backup).unwrap(), b"old");
+        // A folder is refused by name before anything is written.
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let err = write_atomic_all(&[(&path, b"new")]).unwrap_err();
+        assert!(
+            err.to_string().contains("is a folder where a file belongs"),
+            "{err}"
         );
         fs::remove_dir_all(&dir).unwrap();
     }
