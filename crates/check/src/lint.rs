@@ -96,6 +96,7 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
         lint_foreign_key_targets(schema, model.as_ref(), &mut out);
     }
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
+    lint_fixture_chains(input, model.as_ref(), &mut out);
     lint_seeded_sets(input, model.as_ref(), schema.as_ref(), &mut out);
     lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
     lint_request_keying(&input.request_keying_routes, model.as_ref(), &mut out);
@@ -776,6 +777,26 @@ impl FixtureCtx<'_> {
 /// A record is keyed by its type's primary key as the engine keys it. A reference resolves to
 /// a record the set seeds or one the recordings hold (sessions see both). Sets that do not
 /// resolve are left to the per-file rules above.
+/// A parent chain that comes back to a set it started from: every session would be seeded
+/// from a set that never resolves, so `serve` and `check` refuse the twin. Resolved as they
+/// resolve it; the other resolution errors are each set's own findings above.
+fn lint_fixture_chains(input: &LintInput, model: Option<&Model>, out: &mut Vec<Finding>) {
+    let pks = model
+        .into_iter()
+        .flat_map(|m| &m.entity_types)
+        .map(|(k, t)| (k.clone(), t.primary_key.clone()));
+    if let Err(wraith_engine::EngineError::Fixture { set, file, message }) =
+        input.fixtures.resolve(pks, input.schema.as_deref())
+        && message.starts_with("parent chain loops back")
+    {
+        out.push(Finding::error(
+            "fixture-parent-cycle",
+            Some(&format!("state/fixtures/{set}/{file}")),
+            format!("{message}: each set's \"parent\" must lead to a set without one"),
+        ));
+    }
+}
+
 fn lint_seeded_sets(
     input: &LintInput,
     model: Option<&Model>,

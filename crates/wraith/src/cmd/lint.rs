@@ -13,6 +13,65 @@ use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
+/// `recordings/sessions` where every command that reads recordings lists it: a file there is
+/// an error finding (what `synth` and `check` would refuse), a folder that cannot be listed
+/// is exit 4, as for any file of the twin that cannot be read.
+fn sessions_folder_finding(dir: &std::path::Path) -> Result<Option<Finding>, CliError> {
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::runtime(anyhow::anyhow!(
+            "cannot read {}: {e}",
+            dir.display()
+        ))),
+        Ok(meta) if !meta.is_dir() => Ok(Some(Finding::error(
+            "recordings-folder",
+            Some("recordings/sessions"),
+            "is a file where the folder of recording sessions belongs: move it away (`wraith \
+             import` and `wraith record` make the folder)",
+        ))),
+        Ok(_) => std::fs::read_dir(dir)
+            .map(|_| None)
+            .map_err(|e| CliError::runtime(anyhow::anyhow!("cannot list {}: {e}", dir.display()))),
+    }
+}
+
+/// The model, symbols and schema files must be UTF-8 text: `serve`, `check`, `inspect` and
+/// `coverage` refuse them otherwise, while the lint reads them with replacement characters.
+fn not_utf8_findings(twin: &TwinDir) -> Result<Vec<Finding>, CliError> {
+    let mut out = Vec::new();
+    for (rel, path) in [
+        (
+            "model/twin.wir.json",
+            twin.model_dir().join("twin.wir.json"),
+        ),
+        ("model/symbols.json", twin.model_dir().join("symbols.json")),
+        ("state/schema.json", twin.schema_json()),
+    ] {
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // The read below says so with exit 4.
+            Err(_) => continue,
+        };
+        if let Err(e) = std::str::from_utf8(&bytes) {
+            out.push(Finding::error(
+                "not-utf8",
+                Some(rel),
+                format!(
+                    "not UTF-8 text (first bad byte at offset {}): {}",
+                    e.valid_up_to(),
+                    if rel.starts_with("model/") {
+                        "re-run `wraith synth` to write it again"
+                    } else {
+                        "save it as UTF-8"
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -236,6 +295,8 @@ pub fn run(args: Args) -> CmdResult {
     // Recording sessions that do not hold together (listings and manifests), and exchange
     // files that do not decode.
     let sessions_dir = twin.sessions_dir();
+    findings.extend(sessions_folder_finding(&sessions_dir)?);
+    findings.extend(not_utf8_findings(&twin)?);
     for p in wraith_recording::check_sessions(&sessions_dir)
         .into_iter()
         .chain(wraith_recording::check_exchange_files(&sessions_dir))

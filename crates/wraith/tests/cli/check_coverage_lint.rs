@@ -781,3 +781,64 @@ fn every_json_printout_is_canonical_json() {
         );
     }
 }
+
+/// A fixture set whose parent chain comes back to it: `serve` and `check` refuse the twin, so
+/// the lint fails it too, naming the file.
+#[test]
+fn lint_fails_a_fixture_parent_chain_that_loops() {
+    let t = DemoTwin::synthesized();
+    for (set, parent) in [("b", "c"), ("c", "b")] {
+        let dir = t.root.join("state/fixtures").join(set);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("fixture.json"),
+            format!(r#"{{"parent": "{parent}", "entities": {{}}}}"#),
+        )
+        .unwrap();
+    }
+    let (_, finding) = lint_error_of(&t, "fixture-parent-cycle");
+    // Resolving `b` walks to `c`, whose parent is `b` again.
+    assert_eq!(
+        finding["file"], "state/fixtures/c/fixture.json",
+        "{finding}"
+    );
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("loops back to `b`"), "{message}");
+}
+
+/// The model, symbols and schema must be UTF-8: the commands that read them refuse them
+/// otherwise, so the lint names each one that is not, with the offset of its first bad byte.
+#[test]
+fn lint_fails_model_symbols_and_schema_files_that_are_not_utf8() {
+    let t = DemoTwin::synthesized();
+    for rel in [
+        "model/twin.wir.json",
+        "model/symbols.json",
+        "state/schema.json",
+    ] {
+        let path = t.root.join(rel);
+        let original = std::fs::read(&path).unwrap();
+        let mut bytes = original.clone();
+        // Inside the first string, so the JSON still parses once read with replacements.
+        let at = bytes.iter().position(|b| *b == b'"').unwrap() + 1;
+        bytes[at] = 0xff;
+        std::fs::write(&path, bytes).unwrap();
+        let (_, finding) = lint_error_of(&t, "not-utf8");
+        assert_eq!(finding["file"], rel, "{finding}");
+        let message = finding["message"].as_str().unwrap();
+        assert!(message.contains(&format!("offset {at}")), "{message}");
+        std::fs::write(&path, original).unwrap();
+    }
+}
+
+/// A file where the folder of recording sessions belongs: what every command that reads the
+/// recordings refuses is a lint error.
+#[test]
+fn lint_fails_a_file_where_the_sessions_folder_belongs() {
+    let t = DemoTwin::synthesized();
+    let dir = t.root.join("recordings/sessions");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, b"not a folder").unwrap();
+    let (_, finding) = lint_error_of(&t, "recordings-folder");
+    assert_eq!(finding["file"], "recordings/sessions", "{finding}");
+}
