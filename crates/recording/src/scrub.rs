@@ -61,6 +61,13 @@ pub enum ScrubError {
         "no scrub policy at {0}: every twin needs a scrub.toml (create the twin with `wraith init`, or add the file; built-in rules apply on top of it)"
     )]
     MissingPolicy(PathBuf),
+    /// `scrub.toml` is there but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// Refused by policy: in CI a machine-local key would make tokens differ between runs.
     #[error(
         "CI=true but WRAITH_HMAC_KEY is not set (or is empty): set WRAITH_HMAC_KEY (a secret of your CI) so scrub tokens are stable; a machine-local key is not used in CI"
@@ -86,6 +93,16 @@ impl ScrubError {
             self,
             ScrubError::KeyRequiredInCi | ScrubError::MissingPolicy(_)
         )
+    }
+
+    /// The IO error's kind when a file could not be read (`scrub.toml`, the key file).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            ScrubError::Read { source, .. } | ScrubError::KeyFile { source, .. } => {
+                Some(source.kind())
+            }
+            _ => None,
+        }
     }
 }
 
@@ -253,11 +270,10 @@ impl ScrubPolicy {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ScrubError::MissingPolicy(path.to_path_buf()));
             }
-            Err(e) => {
-                return Err(ScrubError::Policy {
+            Err(source) => {
+                return Err(ScrubError::Read {
                     path: path.to_path_buf(),
-                    line: 0,
-                    message: format!("cannot read: {e}"),
+                    source,
                 });
             }
         };

@@ -668,9 +668,21 @@ impl TwinConfig {
     /// Read and parse `<twin>/wraith.toml`.
     pub fn load(twin: &TwinDir) -> Result<TwinConfig, TwinError> {
         let path = twin.wraith_toml();
-        let text = std::fs::read_to_string(&path).map_err(|source| TwinError::Io {
+        let bytes = std::fs::read(&path).map_err(|source| TwinError::Io {
             path: path.clone(),
             source,
+        })?;
+        // Bytes that are not UTF-8 are a configuration to fix, not a failed read.
+        let text = String::from_utf8(bytes).map_err(|e| TwinError::Config {
+            path: path.clone(),
+            line: line_of(
+                &String::from_utf8_lossy(e.as_bytes()),
+                e.utf8_error().valid_up_to(),
+            ),
+            message: format!(
+                "not UTF-8 text (first bad byte at offset {}); save the file as UTF-8",
+                e.utf8_error().valid_up_to()
+            ),
         })?;
         Self::parse(&text, &path)
     }

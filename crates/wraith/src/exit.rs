@@ -58,6 +58,52 @@ impl CliError {
         }
     }
 
+    /// Reading a text file the user wrote or named (a profile, a token, a config) failed:
+    /// as [`CliError::io`], and bytes that are not UTF-8 are theirs to fix too (1).
+    pub fn read_text(kind: std::io::ErrorKind, e: impl Into<anyhow::Error>) -> Self {
+        match kind {
+            std::io::ErrorKind::InvalidData => CliError::usage(e),
+            _ => CliError::io(kind, e),
+        }
+    }
+
+    /// A scrub policy or key that cannot be used: a refusal (3), a file that cannot be read
+    /// (as [`CliError::io`]), or a policy to fix (1).
+    pub fn scrub(e: wraith_recording::ScrubError) -> Self {
+        if e.is_policy_refusal() {
+            CliError::policy(e)
+        } else if let Some(kind) = e.io_kind() {
+            CliError::io(kind, e)
+        } else {
+            CliError::usage(e)
+        }
+    }
+
+    /// A file a flag names for the command to write (`--ready-json`, `--ca-cert`), checked
+    /// before the command starts work: a folder there, or a folder to hold it that does not
+    /// exist, is the user's to fix (1), said before anything listens or is written.
+    pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
+        if path.is_dir() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "{flag} {}: is a folder; name a file to write",
+                path.display()
+            )));
+        }
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "{flag} {}: the folder {} does not exist; create it or name a file in a folder \
+                 that does",
+                path.display(),
+                parent.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// A twin folder or its `wraith.toml` that cannot be used: IO as [`CliError::io`], the
     /// rest (no such twin, not a folder, a configuration error) is the user's to fix.
     pub fn twin(e: wraith_twin::TwinError) -> Self {

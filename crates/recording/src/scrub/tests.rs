@@ -437,6 +437,16 @@ fn a_regex_rule_that_can_match_nothing_is_refused_before_it_rewrites_every_value
 }
 
 #[test]
+fn a_scrub_policy_that_cannot_be_read_says_how_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the file belongs: read fails as IO, not as a policy to fix line by line.
+    let err = ScrubPolicy::load(dir.path()).unwrap_err();
+    assert!(matches!(err, ScrubError::Read { .. }), "{err}");
+    assert!(err.io_kind().is_some(), "{err}");
+    assert!(err.to_string().starts_with("cannot read "), "{err}");
+}
+
+#[test]
 fn policy_hash_changes_with_file_bytes() {
     assert_ne!(policy_hash(b"a"), policy_hash(b"b"));
     assert_eq!(policy_hash(b"a"), policy_hash(b"a"));

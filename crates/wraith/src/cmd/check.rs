@@ -1804,12 +1804,13 @@ fn warn_stale(model: &Model, sessions: &[RecordedSession]) {
 /// Read `state/fixtures/`: a path of the wrong kind (a folder where a fixture file belongs) is
 /// the user's layout to fix (exit 1); any other failure to read is IO (exit 4).
 pub fn read_fixtures(dir: &Path) -> Result<wraith_engine::FixtureTree, CliError> {
-    wraith_server::fixtures_fs::read_fixture_tree(dir).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidInput {
-            CliError::usage(anyhow!("{e}"))
-        } else {
-            CliError::runtime(anyhow!("cannot read the fixtures: {e}"))
-        }
+    wraith_server::fixtures_fs::read_fixture_tree(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => CliError::usage(anyhow!("{e}")),
+        // A fixture file that is not UTF-8 is the owner's to fix, as one that is not JSON.
+        std::io::ErrorKind::InvalidData => CliError::usage(anyhow!(
+            "cannot read the fixtures: {e} (fixture files are UTF-8 JSON)"
+        )),
+        kind => CliError::io(kind, anyhow!("cannot read the fixtures: {e}")),
     })
 }
 

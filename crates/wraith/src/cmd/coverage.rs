@@ -17,9 +17,9 @@ Examples:
   wraith coverage shop --openapi openapi.yaml
 
 Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
-or unreadable wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi
-document that is missing, a folder, not JSON or YAML, or not OpenAPI) · 4 the model, a
-recording or the --openapi document could not be read.")]
+wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi document that is
+missing, a folder, not JSON or YAML, or not OpenAPI) · 4 wraith.toml, the model, a recording
+or the --openapi document is there but could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,

@@ -82,13 +82,7 @@ pub fn run(args: Args) -> CmdResult {
             twin.wraith_toml().display()
         ))
     })?;
-    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(|e| {
-        if e.is_policy_refusal() {
-            CliError::policy(e)
-        } else {
-            CliError::usage(e)
-        }
-    })?;
+    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(CliError::scrub)?;
     for w in &scrubber.policy().warnings {
         eprintln!("warning: {w}");
     }

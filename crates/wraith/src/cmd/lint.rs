@@ -259,6 +259,15 @@ pub fn run(args: Args) -> CmdResult {
                 }
             }
         }
+        // There but unreadable: exit 4, as for every file of the twin that cannot be read.
+        Err(wraith_twin::TwinError::Io { path, source })
+            if source.kind() != std::io::ErrorKind::NotFound =>
+        {
+            return Err(CliError::io(
+                source.kind(),
+                anyhow::anyhow!("cannot read {}: {source}", path.display()),
+            ));
+        }
         Err(e) => findings.push(Finding::error(
             "wraith_toml",
             Some("wraith.toml"),

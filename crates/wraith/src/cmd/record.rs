@@ -104,13 +104,7 @@ pub fn run(args: Args) -> CmdResult {
     let upstream_host = upstream.host().to_string();
     // Resolve the scrub policy and key before listening: in CI a missing key is a refusal, and
     // nothing may be recorded without a working scrubber.
-    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(|e| {
-        if e.is_policy_refusal() {
-            CliError::policy(e)
-        } else {
-            CliError::usage(e)
-        }
-    })?;
+    let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(CliError::scrub)?;
     let upstream_ca_pem = match &args.upstream_ca {
         Some(path) => Some(std::fs::read(path).map_err(|e| {
             CliError::usage(anyhow!(
@@ -150,6 +144,12 @@ pub fn run(args: Args) -> CmdResult {
         if tag.trim().is_empty() {
             return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
         }
+    }
+    if let Some(path) = &args.ready_json {
+        CliError::check_output_file("--ready-json", path)?;
+    }
+    if let Some(path) = &args.ca_cert {
+        CliError::check_output_file("--ca-cert", path)?;
     }
     super::synth::remove_interrupted_writes(&twin);
     let port = args.port.unwrap_or(config.proxy.port);

@@ -263,10 +263,13 @@ fn control_token(args: &Args) -> Result<Option<String>, CliError> {
     }
     if let Some(path) = &args.control_token_file {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::usage(anyhow!(
-                "--control-token-file {}: cannot read the token file: {e}",
-                path.display()
-            ))
+            CliError::read_text(
+                e.kind(),
+                anyhow!(
+                    "--control-token-file {}: cannot read the token file: {e}",
+                    path.display()
+                ),
+            )
         })?;
         let value = text.trim().to_string();
         if value.is_empty() {
@@ -343,6 +346,9 @@ impl Drop for Composite {
 
 pub fn run(args: Args) -> CmdResult {
     init_tracing();
+    if let Some(path) = &args.ready_json {
+        CliError::check_output_file("--ready-json", path)?;
+    }
     let named = args
         .twin
         .as_deref()

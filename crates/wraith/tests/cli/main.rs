@@ -6,6 +6,7 @@ mod check_support;
 mod record_support;
 mod support;
 
+mod bad_files;
 mod check_bad_input;
 mod check_causes;
 mod check_cli;

@@ -115,10 +115,10 @@ pub enum AccessLogArg {
 
 fn read(path: &Path, what: &str) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(anyhow!(
-            "{what} {}: cannot read the file: {e}",
-            path.display()
-        ))
+        CliError::read_text(
+            e.kind(),
+            anyhow!("{what} {}: cannot read the file: {e}", path.display()),
+        )
     })
 }
 

@@ -1,0 +1,128 @@
+//! Exit codes for files the user names or owns that cannot be used, as the README states them:
+//! a path that is missing or of the wrong kind, or a text file that is not UTF-8, is `1` (the
+//! user's to fix), said before a command starts listening or writing. Black-box: the real
+//! binary on a copy of the bundled example twin.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::process::{Command, Output, Stdio};
+
+use support::Twin;
+
+fn wraith(t: &Twin, args: &[&str]) -> Output {
+    Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn serve_refuses_a_ready_file_path_it_cannot_write_before_it_listens() {
+    let t = support::example_shop_twin();
+    let folder = t.tmp.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let missing = t.tmp.path().join("no-such-folder/ready.json");
+    for (path, says) in [
+        (&folder, "is a folder; name a file"),
+        (&missing, "does not exist"),
+    ] {
+        let (code, err) =
+            t.serve_expect_exit(&["--port", "0", "--ready-json", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("--ready-json") && err.contains(says), "{err}");
+        assert!(
+            !err.contains("twin on http"),
+            "refused before listening: {err}"
+        );
+    }
+}
+
+#[test]
+fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens() {
+    let t = support::example_shop_twin();
+    let folder = t.tmp.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let twin = t.path_str();
+    let folder = folder.to_str().unwrap();
+    for args in [
+        vec![
+            "record",
+            twin.as_str(),
+            "--port",
+            "0",
+            "--ready-json",
+            folder,
+        ],
+        vec![
+            "record",
+            twin.as_str(),
+            "--port",
+            "0",
+            "--mode",
+            "mitm",
+            "--ca-cert",
+            folder,
+        ],
+    ] {
+        let out = wraith(&t, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("is a folder; name a file"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_fault_profile_or_token_file_that_is_a_folder_or_not_utf8_exits_1() {
+    let t = support::example_shop_twin();
+    let bad = t.tmp.path().join("latin1.toml");
+    std::fs::write(&bad, b"name = \"caf\xe9\"\n").unwrap();
+    let folder = t.tmp.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    for flag in [
+        "--fault-profile",
+        "--latency-config",
+        "--control-token-file",
+    ] {
+        for path in [&bad, &folder] {
+            let (code, err) = t.serve_expect_exit(&["--port", "0", flag, path.to_str().unwrap()]);
+            assert_eq!(code, 1, "{flag} {}: {err}", path.display());
+            assert!(err.contains(flag), "{err}");
+        }
+    }
+}
+
+#[test]
+fn a_wraith_toml_that_is_not_utf8_is_a_configuration_error() {
+    let t = support::example_shop_twin();
+    let path = t.path().join("wraith.toml");
+    let mut text = std::fs::read(&path).unwrap();
+    text.extend_from_slice(b"\n# caf\xe9\n");
+    std::fs::write(&path, text).unwrap();
+    let out = wraith(&t, &["synth", &t.path_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not UTF-8 text"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_fixture_file_that_is_not_utf8_is_the_owners_to_fix() {
+    let t = support::example_shop_twin();
+    assert!(wraith(&t, &["synth", &t.path_str()]).status.success());
+    let path = t.path().join("state/fixtures/default/fixture.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.iter().position(|b| *b == b'"').unwrap() + 1;
+    bytes[at] = 0xe9;
+    std::fs::write(&path, bytes).unwrap();
+    let out = wraith(&t, &["check", &t.path_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("fixture"), "{}", stderr(&out));
+}
