@@ -52,7 +52,7 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
             e.path,
             e.status,
             e.duration_us,
-            e.session,
+            compact_value(&e.session),
             e.provenance,
             e.route
                 .as_deref()
@@ -72,6 +72,20 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
             "delay_ms": e.delay_ms,
         })
         .to_string(),
+    }
+}
+
+/// A value as one compact-log token: verbatim when it is a plain word, else a JSON string. The
+/// session is the client's header value, so a value with spaces, `=`, quotes or line breaks
+/// would otherwise forge fields or whole lines of the log.
+fn compact_value(v: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=' && c != '\\');
+    if plain {
+        std::borrow::Cow::Borrowed(v)
+    } else {
+        std::borrow::Cow::Owned(serde_json::Value::String(v.to_string()).to_string())
     }
 }
 
@@ -105,5 +119,32 @@ mod tests {
         assert_eq!(v["status"], 429);
         assert_eq!(v["fault"], "rate_limit");
         assert_eq!(v["session"], "w1");
+    }
+
+    #[test]
+    fn a_session_value_cannot_forge_compact_log_fields_or_lines() {
+        let mut e = TraceEntry {
+            id: 1,
+            method: "GET".into(),
+            path: "/".into(),
+            status: 200,
+            duration_us: 1,
+            timestamp: "t".into(),
+            session: "x provenance=recorded\nforged line".into(),
+            provenance: "template".into(),
+            route: None,
+            fault: None,
+            delay_ms: 0,
+            field_counts: None,
+            origins: None,
+        };
+        let line = render(AccessLogFormat::Compact, &e);
+        assert_eq!(
+            line,
+            "t GET / 200 1us session=\"x provenance=recorded\\nforged line\" provenance=template route=- fault=-"
+        );
+        assert!(!line.contains('\n'));
+        e.session = "worker-3".into();
+        assert!(render(AccessLogFormat::Compact, &e).contains(" session=worker-3 "));
     }
 }
