@@ -3396,10 +3396,15 @@ impl Engine {
 
     // ---------------------------------------------------------------- output
 
-    /// The twin's own origin for this request: its `Host`, else the bound URL.
+    /// The twin's own origin for this request: its `Host`, else the bound URL. A `Host` that
+    /// is no `host[:port]` (a path, a query, spaces, markup) is not written into answers.
     fn twin_origin(&self, req: &Request) -> Option<String> {
         match req.header("host") {
-            Some(h) if !h.is_empty() => {
+            Some(h)
+                if !h.is_empty()
+                    && h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b".-:[]_".contains(&b)) =>
+            {
                 // One allocation: this runs on every request.
                 let mut o = String::with_capacity("http://".len() + h.len());
                 o.push_str("http://");

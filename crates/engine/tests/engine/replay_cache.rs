@@ -171,6 +171,24 @@ fn each_twin_origin_gets_its_own_self_url_rewrite_from_the_cache() {
 }
 
 #[test]
+fn a_host_that_is_no_authority_is_not_written_into_answers() {
+    let (on, _) = on_and_off();
+    let get = || req("GET", "/v1/customers/cus_1", None);
+    let mut plain = get();
+    plain.headers.retain(|(k, _)| k != "host");
+    let without_host = body(&on.handle(Some("a"), &plain))["url"].clone();
+    for host in ["a/b?c#d", "<script>x</script>", "a b", "evil\"quote"] {
+        let r = on.handle(Some("a"), &at_host(get(), host));
+        assert_eq!(body(&r)["url"], without_host, "Host: {host}");
+    }
+    let ipv6 = on.handle(Some("a"), &at_host(get(), "[::1]:8081"));
+    assert_eq!(
+        body(&ipv6)["url"],
+        json!("http://[::1]:8081/v1/customers/cus_1")
+    );
+}
+
+#[test]
 fn a_repeated_recorded_answer_is_served_from_the_cached_bytes() {
     let (on, _) = on_and_off();
     let get = || req("GET", "/v1/customers/cus_1", None);
