@@ -965,17 +965,25 @@ impl Engine {
         Out::json(501, self.miss_body(), Provenance::Miss, None)
     }
 
-    fn miss_body(&self) -> Value {
-        // The routes this twin answers: the model's, then the authored ones it serves; a route
-        // recorded on several origins is one `METHOD /path`.
+    /// The routes this twin answers: the model's, then the authored ones it serves; a route
+    /// recorded on several origins is one `METHOD /path`.
+    fn answered_route_names(&self) -> Vec<&str> {
         let mut seen = HashSet::new();
-        let names: Vec<&str> = self
-            .router
+        self.router
             .info
             .iter()
             .map(|i| i.name.as_str())
             .filter(|n| seen.insert(*n))
-            .collect();
+            .collect()
+    }
+
+    /// How many routes the twin answers, as the route-miss body's `routes_total` counts them.
+    pub fn route_count(&self) -> usize {
+        self.answered_route_names().len()
+    }
+
+    fn miss_body(&self) -> Value {
+        let names = self.answered_route_names();
         let total = names.len();
         let shown: Vec<&str> = names.into_iter().take(20).collect();
         let mut wraith = serde_json::Map::new();

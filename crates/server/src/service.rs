@@ -607,7 +607,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             StatusCode::OK,
             &ready::info_document(
                 &sh.settings.info,
-                engine.route_names().len(),
+                engine.route_count(),
                 engine.sessions().len(),
             ),
         ),

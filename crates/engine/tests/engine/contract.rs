@@ -66,6 +66,8 @@ fn route_miss_lists_a_route_recorded_on_two_origins_once() {
     let e = engine(model(vec![own, other], vec![]), det_opts());
     let b = body(&get(&e, None, "/nope"));
     assert_eq!(b["wraith"]["routes"], json!(["GET /v1/nodes"]));
+    // `/__wraith/info` and the serve banner count the routes the same way.
+    assert_eq!(e.route_count(), 1);
 }
 
 #[test]

@@ -428,7 +428,6 @@ pub fn run(args: Args) -> CmdResult {
     } else {
         model.twin.clone()
     };
-    let route_count = model.routes.len();
     let opts = EngineOptions {
         fidelity: resolved.fidelity,
         unknown_entity: resolved.unknown_entity,
@@ -480,6 +479,9 @@ pub fn run(args: Args) -> CmdResult {
         latency: &cfg.serve.latency,
     };
     let layers = sim_flags::layers(&args.sim, engine.model(), config_limits)?;
+    // The routes the twin answers (authored ones included, a route on two origins once), as
+    // `/__wraith/info` and a route miss count them.
+    let route_count = engine.route_count();
     let engine = Arc::new(engine);
 
     runtime.block_on(async move {
