@@ -776,6 +776,16 @@ impl TwinConfig {
             line: find_key_line(doc, text, key).unwrap_or(0),
             message: format!("`{key}`: {message}"),
         };
+        if self.schema_version != 1 {
+            return Err(err(
+                "schema_version",
+                format!(
+                    "{} is not a version this wraith reads (it reads 1); a newer wraith wrote \
+                     this file, or the number was changed by hand",
+                    self.schema_version
+                ),
+            ));
+        }
         if self.service.name.trim().is_empty() {
             return Err(err("service.name", "must not be empty".to_string()));
         }
@@ -1529,6 +1539,16 @@ mod tests {
         let text = "[service]\nname = \"x\"\nbase_url = \"https://api.example.com/v1\"\n";
         let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
         assert_eq!(cfg.schema_version, 1);
+        let newer = TwinConfig::parse(
+            "schema_version = 2\n[service]\nname = \"x\"\nbase_url = \"http://h\"\n",
+            Path::new("wraith.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            newer.contains("wraith.toml:1") && newer.contains("`schema_version`: 2"),
+            "{newer}"
+        );
         assert_eq!(cfg.proxy.port, 8080);
         assert_eq!(cfg.proxy.mode, ProxyMode::Reverse);
         assert_eq!(cfg.serve.port, 8081);
