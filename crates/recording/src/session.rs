@@ -122,15 +122,13 @@ pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, Rec
     }
     let manifest_path = dir.join(MANIFEST_FILE);
     let manifest = match fs::read(&manifest_path) {
-        Ok(bytes) => {
-            serde_json::from_slice::<Manifest>(&bytes).map_err(|e| RecordingError::Manifest {
-                path: manifest_path.clone(),
-                reason: format!(
-                    "{e}; fix the JSON, or delete the file: a session without a manifest is read \
-                     with one rebuilt from its exchanges"
-                ),
-            })?
-        }
+        Ok(bytes) => parse_manifest(&bytes).map_err(|e| RecordingError::Manifest {
+            path: manifest_path.clone(),
+            reason: format!(
+                "{e}; fix the JSON, or delete the file: a session without a manifest is read \
+                 with one rebuilt from its exchanges"
+            ),
+        })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             rebuilt_manifest(session_id, &exchanges)
         }
@@ -332,6 +330,19 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
 /// parsed (which [`read_sessions`] refuses). Reads folder listings and manifests only, never an
 /// exchange. A folder that cannot be listed is left to [`read_sessions`], which reports it.
 /// Problems come in folder order.
+/// A `manifest.json` of the version this crate reads. Another version is refused, not read as
+/// if its fields meant what this version's do.
+fn parse_manifest(bytes: &[u8]) -> Result<Manifest, String> {
+    let m = serde_json::from_slice::<Manifest>(bytes).map_err(|e| e.to_string())?;
+    if m.schema_version != MANIFEST_SCHEMA_VERSION {
+        return Err(format!(
+            "schema_version {} is not one this wraith reads ({MANIFEST_SCHEMA_VERSION})",
+            m.schema_version
+        ));
+    }
+    Ok(m)
+}
+
 pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
     let mut problems = Vec::new();
     for (folder, dir) in session_dirs(sessions_dir) {
@@ -352,12 +363,12 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
         present.sort_unstable();
         present.dedup();
         let manifest = match fs::read(dir.join(MANIFEST_FILE)) {
-            Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
+            Ok(bytes) => match parse_manifest(&bytes) {
                 Ok(m) => Some(m),
-                Err(e) => {
+                Err(reason) => {
                     problems.push(SessionProblem::BadManifest {
                         folder: folder.clone(),
-                        reason: e.to_string(),
+                        reason,
                     });
                     None
                 }

@@ -672,6 +672,25 @@ fn lint_fails_a_damaged_session_manifest_that_check_refuses() {
     assert!(message.contains("delete the file"), "{message}");
 }
 
+/// A manifest of another `schema_version` is not read as if its fields meant what version 1's
+/// do: `check` stops on it and `lint` fails it, saying which versions it reads.
+#[test]
+fn lint_fails_a_session_manifest_of_another_schema_version() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let path = dir.join("manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["schema_version"] = 2.into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+
+    let (_, message) = refused_by_check_and_named_by_lint(&t, &id, "recording-manifest");
+    assert!(
+        message.contains("schema_version 2 is not one this wraith reads (1)"),
+        "{message}"
+    );
+}
+
 #[test]
 fn lint_fails_a_truncated_exchange_file_that_check_refuses() {
     let t = DemoTwin::synthesized();
