@@ -119,8 +119,19 @@ pub fn run(args: Args) -> CmdResult {
 
     // 2. Scrub and write, one staged session per file.
     let sessions_dir = twin.sessions_dir();
-    std::fs::create_dir_all(&sessions_dir)
-        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", sessions_dir.display())))?;
+    if sessions_dir.exists() && !sessions_dir.is_dir() {
+        return Err(CliError::usage(anyhow!(
+            "{} is a file where the folder of recording sessions belongs; move it away and \
+             import again",
+            sessions_dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&sessions_dir).map_err(|e| {
+        CliError::io(
+            e.kind(),
+            anyhow!("cannot create {}: {e}", sessions_dir.display()),
+        )
+    })?;
     let bar = progress(parsed.len() as u64, "import");
     let mut summary = Summary {
         twin: twin.name(),

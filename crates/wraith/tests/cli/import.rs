@@ -608,3 +608,22 @@ fn machine_key_is_created_private_and_gives_stable_tokens() {
     };
     assert_eq!(auth("a"), auth("b"));
 }
+
+#[test]
+fn a_file_where_the_sessions_folder_belongs_is_named_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let sessions = tmp.path().join("twins/shop/recordings/sessions");
+    std::fs::remove_dir_all(&sessions).unwrap();
+    std::fs::write(&sessions, b"not a folder").unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop"])
+        .arg(testdata("small.har")));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is a file where the folder of recording sessions belongs"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&sessions).unwrap(), b"not a folder");
+}
