@@ -8,7 +8,14 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let bad =
         || format!("`{s}` is not a duration; write it like \"30d\", \"12h\", \"90m\" or \"3600s\"");
-    let n: u64 = num.parse().map_err(|_| bad())?;
+    let too_large = || format!("`{s}` is too large a duration (at most about 584 billion years)");
+    let n: u64 = num.parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            too_large()
+        } else {
+            bad()
+        }
+    })?;
     let mult = match unit.trim() {
         "" | "s" => 1,
         "m" => 60,
@@ -17,7 +24,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         "w" => 604_800,
         _ => return Err(bad()),
     };
-    n.checked_mul(mult).ok_or_else(bad)
+    n.checked_mul(mult).ok_or_else(too_large)
 }
 
 #[cfg(test)]
@@ -33,6 +40,10 @@ mod tests {
         assert_eq!(parse_duration("2w"), Ok(1_209_600));
         for bad in ["", "d", "30 days", "-1d", "1.5d", "30y"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        for huge in ["999999999999999999d", "99999999999999999999999"] {
+            let e = parse_duration(huge).unwrap_err();
+            assert!(e.contains("too large a duration"), "{e}");
         }
     }
 }
