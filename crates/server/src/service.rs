@@ -312,14 +312,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             }
         },
     };
-    let body = match collect_body(
-        body,
-        &parts.headers,
-        sh.settings.max_body_bytes,
-        sh.settings.idle_timeout,
-    )
-    .await
-    {
+    let body = match read_body(sh, parts, body).await {
         Ok(b) => b,
         Err(resp) => {
             return refused(sh, resp, parts.method.as_str(), matched_route(sh, parts));
@@ -513,6 +506,21 @@ fn body_allowed(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
+/// The request's body under the twin's size cap and idle timeout (see [`collect_body`]).
+async fn read_body(
+    sh: &Shared,
+    parts: &http::request::Parts,
+    body: Incoming,
+) -> Result<Bytes, Resp> {
+    collect_body(
+        body,
+        &parts.headers,
+        sh.settings.max_body_bytes,
+        sh.settings.idle_timeout,
+    )
+    .await
+}
+
 /// Read the whole request body, refusing more than `cap` bytes with 413, and a body whose
 /// next bytes take longer than `idle` to arrive with 408: a client that stops half way must not
 /// hold its connection (and a task) for ever.
@@ -612,14 +620,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             ),
         ),
         ControlRoute::Provision => {
-            let bytes = match collect_body(
-                body,
-                &parts.headers,
-                sh.settings.max_body_bytes,
-                sh.settings.idle_timeout,
-            )
-            .await
-            {
+            let bytes = match read_body(sh, parts, body).await {
                 Ok(b) => b,
                 Err(r) => return r,
             };
@@ -694,14 +695,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             }
         }
         ControlRoute::ProbeSession(id) => {
-            let bytes = match collect_body(
-                body,
-                &parts.headers,
-                sh.settings.max_body_bytes,
-                sh.settings.idle_timeout,
-            )
-            .await
-            {
+            let bytes = match read_body(sh, parts, body).await {
                 Ok(b) => b,
                 Err(r) => return r,
             };
