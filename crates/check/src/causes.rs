@@ -1470,6 +1470,7 @@ mod tests {
                 status: 200,
                 headers: Default::default(),
                 content_type: None,
+                trailers: None,
             },
             frames: Vec::new(),
             timing: Default::default(),

@@ -587,6 +587,7 @@ mod tests {
                 status: 201,
                 headers: Default::default(),
                 content_type: Some("application/json".into()),
+                trailers: None,
             },
             frames: vec![wraith_recording::exchange::Frame {
                 direction: "server".into(),

@@ -254,6 +254,7 @@ mod tests {
                 status: 200,
                 headers: Default::default(),
                 content_type: Some("application/json".into()),
+                trailers: None,
             },
             frames: vec![wraith_recording::exchange::Frame {
                 direction: "server".into(),

@@ -23,6 +23,8 @@ pub(crate) struct CapturedBody {
     pub(crate) truncated: bool,
     pub(crate) first_data_us: Option<u64>,
     pub(crate) last_byte_us: u64,
+    /// The trailer fields that ended the body, if the upstream sent any.
+    pub(crate) trailers: Option<wraith_recording::Headers>,
 }
 
 impl PendingExchange {
@@ -30,9 +32,11 @@ impl PendingExchange {
     /// writing. `safety`, `content` and `correlation` are filled by the scrubber and the session
     /// writer.
     pub(crate) fn complete(self, captured: CapturedBody) {
+        let mut response = self.response;
+        response.trailers = captured.trailers;
         let exchange = build_exchange(
             self.request,
-            self.response,
+            response,
             Timing {
                 request_start_us: self.request_start_us,
                 first_byte_us: self.first_byte_us,

@@ -2,8 +2,13 @@
 //! is recorded.
 //!
 //! - Hop-by-hop headers (RFC 9110 §7.6.1: `connection` and every name it lists, `keep-alive`,
-//!   `proxy-connection`, `te`, `trailer`, `transfer-encoding`, `upgrade`, `proxy-authorization`,
+//!   `proxy-connection`, `te`, `transfer-encoding`, `upgrade`, `proxy-authorization`,
 //!   `proxy-authenticate`) describe one connection and are never forwarded in either direction.
+//!   `trailer` is end to end (RFC 9110 §6.6.2): it announces the trailer fields, which reach
+//!   the client and are recorded under the response's `trailers`.
+//! - A response framed by `transfer-encoding` loses its `content-length` too (RFC 9112 §6.3:
+//!   the encoding wins and a proxy must remove the length), both towards the client, whose
+//!   body hyper frames anew, and in the recording, which holds the body de-chunked.
 //! - `x-wraith-*` request headers are Wraith's own (session, replay hints): neither forwarded nor
 //!   recorded; nor are `proxy-connection` and `proxy-authorization`, which a forward-proxy
 //!   client sends to the recorder itself.
@@ -27,14 +32,13 @@ use wraith_recording::Headers;
 /// Prefix of Wraith's own request headers.
 pub const WRAITH_HEADER_PREFIX: &str = "x-wraith-";
 
-const HOP_BY_HOP: [&str; 9] = [
+const HOP_BY_HOP: [&str; 8] = [
     "connection",
     "keep-alive",
     "proxy-connection",
     "proxy-authenticate",
     "proxy-authorization",
     "te",
-    "trailer",
     "transfer-encoding",
     "upgrade",
 ];
@@ -101,6 +105,9 @@ pub fn forward_request_headers(client: &HeaderMap) -> HeaderMap {
 /// frames the body for the client itself (content-length or chunked).
 pub fn strip_response_hop_by_hop(headers: &mut HeaderMap) {
     let listed = connection_listed(headers);
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        headers.remove(header::CONTENT_LENGTH);
+    }
     let names: Vec<HeaderName> = headers
         .keys()
         .filter(|n| is_hop_by_hop(n, &listed))
@@ -142,6 +149,11 @@ fn to_recorded(headers: &HeaderMap, skip: impl Fn(&HeaderName) -> bool) -> Heade
         out.insert(name.as_str().to_string(), values);
     }
     out
+}
+
+/// Trailer fields to record, as response headers are.
+pub fn recorded_trailers(trailers: &HeaderMap) -> Headers {
+    to_recorded(trailers, |_| false)
 }
 
 /// The first `content-type` value as text, if any.

@@ -376,6 +376,7 @@ async fn forward(
         status: rparts.status.as_u16(),
         headers: recorded_response_headers(&rparts.headers),
         content_type: content_type(&rparts.headers),
+        trailers: None,
     };
     let pending = PendingExchange {
         ticket,

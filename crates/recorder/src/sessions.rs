@@ -549,6 +549,7 @@ mod tests {
                 status: 200,
                 headers: Default::default(),
                 content_type: None,
+                trailers: None,
             },
             Timing {
                 request_start_us: start_us,

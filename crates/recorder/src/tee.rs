@@ -9,6 +9,7 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 
 use crate::exchange::{CapturedBody, PendingExchange};
+use crate::headers::recorded_trailers;
 use crate::now_us;
 
 /// A response body that streams `inner` to the client and records a copy.
@@ -25,6 +26,7 @@ struct Capture {
     limit: usize,
     over_limit: bool,
     first_data_us: Option<u64>,
+    trailers: Option<wraith_recording::Headers>,
 }
 
 impl TeeBody {
@@ -37,6 +39,7 @@ impl TeeBody {
                 limit,
                 over_limit: false,
                 first_data_us: None,
+                trailers: None,
             }),
         }
     }
@@ -50,6 +53,7 @@ impl TeeBody {
                 first_data_us: c.first_data_us,
                 last_byte_us: now_us(),
                 body: c.body,
+                trailers: c.trailers,
             };
             c.pending.complete(captured);
         }
@@ -86,7 +90,13 @@ impl Body for TeeBody {
                 if let (Some(data), Some(c)) = (frame.data_ref(), self.capture.as_mut()) {
                     c.push(data);
                 }
-                if self.inner.is_end_stream() {
+                // Trailers are the last frame a body has: the body is whole, though the
+                // client's side may drop the body without polling for its end.
+                let trailers = frame.trailers_ref().map(recorded_trailers);
+                if let (Some(t), Some(c)) = (trailers.clone(), self.capture.as_mut()) {
+                    c.trailers = Some(t);
+                }
+                if trailers.is_some() || self.inner.is_end_stream() {
                     self.finish(true);
                 }
                 Poll::Ready(Some(Ok(frame)))

@@ -381,6 +381,7 @@ mod tests {
                 status: 200,
                 headers: headers(&[("content-encoding", "gzip")]),
                 content_type: Some("application/json".into()),
+                trailers: None,
             },
             frames: vec![frame(7, a), frame(9, b)],
             timing: Default::default(),

@@ -50,6 +50,10 @@ pub struct RecordedResponse {
     pub headers: Headers,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// Trailer fields sent after the body (chunked HTTP/1.1, HTTP/2), as `headers`; absent
+    /// when the upstream sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trailers: Option<Headers>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

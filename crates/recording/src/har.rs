@@ -366,6 +366,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
                 status: entry.response.status,
                 headers: resp_headers,
                 content_type: resp_ct,
+                trailers: None,
             },
             frames: vec![Frame {
                 direction: "server".to_string(),

@@ -897,6 +897,9 @@ impl Scrubber {
         let mut fired = Fired::default();
         self.scrub_headers(&mut ex.request.headers, &mut fired);
         self.scrub_headers(&mut ex.response.headers, &mut fired);
+        if let Some(trailers) = ex.response.trailers.as_mut() {
+            self.scrub_headers(trailers, &mut fired);
+        }
         ex.request.query = self.scrub_query(&ex.request.query, false, &mut fired);
         let req_ct = ex
             .request

@@ -791,6 +791,7 @@ mod tests {
                 status: 200,
                 headers: Headers::new(),
                 content_type: None,
+                trailers: None,
             },
             frames: Vec::new(),
             timing: Timing {

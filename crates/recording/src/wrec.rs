@@ -77,6 +77,7 @@ mod tests {
                 status: 201,
                 headers,
                 content_type: Some("application/json".into()),
+                trailers: None,
             },
             frames: vec![Frame {
                 direction: "server".into(),

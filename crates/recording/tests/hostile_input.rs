@@ -33,6 +33,7 @@ fn valid_wrec() -> Vec<u8> {
                 .into_iter()
                 .collect(),
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![Frame {
             direction: "server".into(),

@@ -84,6 +84,7 @@ fn exchange() -> impl Strategy<Value = Exchange> {
                     status,
                     headers: rsh,
                     content_type: Some("application/json".into()),
+                    trailers: None,
                 },
                 frames: vec![Frame {
                     direction: "server".into(),
@@ -166,6 +167,7 @@ fn exchange_with_query(q: &str) -> Exchange {
             status: 200,
             headers: Headers::new(),
             content_type: None,
+            trailers: None,
         },
         frames: Vec::new(),
         timing: Timing::default(),

@@ -26,6 +26,7 @@ fn exchange() -> Exchange {
             status: 200,
             headers: Headers::new(),
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![Frame {
             direction: "server".into(),

@@ -34,6 +34,7 @@ fn exchange(index: u64, body: &Value, response: &Value) -> Exchange {
             status: 200,
             headers: resp_headers,
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![Frame {
             direction: "server".into(),

@@ -75,7 +75,7 @@ prop_compose! {
                 content_type: (!req_ct.is_empty()).then(|| req_ct.to_string()),
                 origin: None,
             },
-            response: RecordedResponse { status, headers: resp_headers, content_type: Some("application/json".into()) },
+            response: RecordedResponse { status, headers: resp_headers, content_type: Some("application/json".into()), trailers: None },
             frames: vec![Frame { direction: "server".into(), timestamp_us: 0, body: resp, frame_type: "data".into() }],
             timing: Timing::default(),
             correlation: Correlation::default(),

@@ -96,6 +96,7 @@ fn sessions(case: &Value) -> Vec<RecordedSession> {
                 status: e["status"].as_u64().unwrap_or(200) as u16,
                 headers: resp_headers,
                 content_type: Some(resp_ct.to_string()),
+                trailers: None,
             },
             frames: vec![Frame {
                 direction: "server".into(),

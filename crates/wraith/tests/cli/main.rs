@@ -34,6 +34,7 @@ mod init;
 mod inspect;
 mod read_prefixes;
 mod record_encoded_bodies;
+mod record_hostile_peers;
 mod record_modes;
 mod record_proxy;
 mod record_secrets;

@@ -181,6 +181,7 @@ fn write_older_gzip_recording(sessions_dir: &std::path::Path) {
             status: 200,
             headers,
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![Frame {
             direction: "server".into(),

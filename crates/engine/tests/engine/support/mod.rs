@@ -769,6 +769,7 @@ pub fn json_exchange(
             status: 200,
             headers: resp_headers,
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![wraith_recording::Frame {
             direction: "server".into(),

@@ -42,6 +42,7 @@ pub fn json_exchange(
             status,
             headers: resp_headers,
             content_type: Some("application/json".into()),
+            trailers: None,
         },
         frames: vec![Frame {
             direction: "server".into(),
@@ -235,6 +236,7 @@ pub fn load_har(path: &Path, base_origin: &str) -> RecordedSession {
                 status: resp["status"].as_u64().unwrap_or(0) as u16,
                 headers: resp_headers,
                 content_type: resp_ct,
+                trailers: None,
             },
             frames: vec![Frame {
                 direction: "server".into(),
