@@ -22,8 +22,10 @@
 //!   timeout before the upstream sent its response head has no answer to record: it is not
 //!   recorded, and the summary counts it apart (`cut_unrecorded`). Request bodies are read whole
 //!   before forwarding (they are recorded whole anyway).
-//! - **Transport failures** (upstream unreachable, TLS errors) answer 502 with a JSON error body
-//!   and record nothing.
+//! - **Transport failures** (upstream unreachable, TLS errors, an answer that is not HTTP)
+//!   answer 502 with a JSON error body and record nothing; an upstream that sends no response
+//!   head within the upstream timeout, 504. A client that pauses longer than the request idle
+//!   timeout while sending its request is cut off (408 for a body); nothing reaches the upstream.
 //! - **Sessions**: see [`sessions`](crate::sessions) for when a session opens and closes.
 //! - **Headers**: see [`headers`] (hop-by-hop, `X-Wraith-*`, `Host`, `Accept-Encoding`).
 //! - **Compressed answers**: an upstream that compresses although asked for `identity` reaches
@@ -73,6 +75,10 @@ pub use upstream::Upstream;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Default bound on letting in-flight exchanges finish at shutdown.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default bound on waiting for the upstream's response head (its body may stream for longer).
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default bound on a client's pause while it sends its request headers or body.
+pub const DEFAULT_REQUEST_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why the recorder could not start or finish.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +132,12 @@ pub struct RecorderConfig {
     pub drain_timeout: Duration,
     /// See [`DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
+    /// See [`DEFAULT_UPSTREAM_TIMEOUT`]: a request still without a response head then is
+    /// answered 504 and not recorded.
+    pub upstream_timeout: Duration,
+    /// See [`DEFAULT_REQUEST_IDLE_TIMEOUT`]: half-sent headers close the connection, a body
+    /// that stops arriving is answered 408; neither reaches the upstream.
+    pub request_idle_timeout: Duration,
 }
 
 impl RecorderConfig {
@@ -148,6 +160,8 @@ impl RecorderConfig {
             upstream_ca_pem: None,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            request_idle_timeout: DEFAULT_REQUEST_IDLE_TIMEOUT,
         }
     }
 }
@@ -232,6 +246,8 @@ impl Recorder {
             port: local.port(),
             url: format!("http://{local}"),
             max_body_bytes: config.max_body_bytes,
+            upstream_timeout: config.upstream_timeout,
+            request_idle_timeout: config.request_idle_timeout,
             transport_failures: AtomicU64::new(0),
             passed_through: AtomicU64::new(0),
             refused_connects: AtomicU64::new(0),
@@ -303,7 +319,7 @@ impl Recorder {
                             proxy::handle(st.clone(), proxy::Via::Direct, req)
                         });
                         // With upgrades: a forward-proxy client's CONNECT becomes a tunnel.
-                        let conn = auto::Builder::new(TokioExecutor::new())
+                        let conn = client_connections(state.request_idle_timeout)
                             .serve_connection_with_upgrades(TokioIo::new(stream), service)
                             .into_owned();
                         let watched = watcher.watch(conn);
@@ -382,6 +398,18 @@ impl Recorder {
             write_errors: state.sessions.errors(),
         })
     }
+}
+
+/// How client connections are served: HTTP/1.1 or HTTP/2, and HTTP/1 request headers must
+/// arrive within `idle` (a client that never finishes them would hold its connection, and a
+/// file descriptor, for ever).
+pub(crate) fn client_connections(idle: Duration) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(idle);
+    builder
 }
 
 /// Make sure `sessions_dir` exists and a session folder with a file in it can be created

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
@@ -52,6 +53,10 @@ pub(crate) struct ProxyState {
     /// Largest request body accepted and largest response body recorded (bigger responses
     /// still stream through whole, but are recorded cut and marked truncated).
     pub(crate) max_body_bytes: usize,
+    /// How long a request waits for the upstream's response head (504 after).
+    pub(crate) upstream_timeout: Duration,
+    /// How long a client may pause while sending its request body (408 after).
+    pub(crate) request_idle_timeout: Duration,
     /// Requests that got no upstream answer (nothing recorded for them).
     pub(crate) transport_failures: AtomicU64,
     /// Requests and tunnels to other origins than the upstream: passed through, not recorded.
@@ -213,33 +218,112 @@ fn names_the_proxy(uri: &Uri, port: u16) -> bool {
 }
 
 /// Read a request body whole, within the recorder's limit; an answer to send instead when it
-/// is too big or cannot be read.
-async fn read_body(body: Incoming, max_body_bytes: usize) -> Result<Bytes, Response<Full<Bytes>>> {
-    match Limited::new(body, max_body_bytes).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) => {
-            let too_big = e
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some();
-            let (status, kind, message) = if too_big {
-                (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request_too_large",
-                    format!(
-                        "the request body is larger than the recorder's limit of \
-                         {max_body_bytes} bytes"
+/// is too big, cannot be read, or stops arriving for `idle` (a client that never finishes its
+/// request must not hold a connection, or its session, for ever).
+async fn read_body(
+    body: Incoming,
+    headers: &http::HeaderMap,
+    max_body_bytes: usize,
+    idle: Duration,
+) -> Result<Bytes, Response<Full<Bytes>>> {
+    let too_large = || {
+        json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &error_body(
+                "request_too_large",
+                &format!(
+                    "the request body is larger than the recorder's limit of {max_body_bytes} \
+                     bytes"
+                ),
+            ),
+        )
+    };
+    // A length over the limit is refused at once, not after waiting for bytes that would be
+    // refused anyway.
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_body_bytes as u64) {
+        return Err(too_large());
+    }
+    let mut body = Limited::new(body, max_body_bytes);
+    let mut collected = bytes::BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => {
+                return Err(json_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &error_body(
+                        "request_timeout",
+                        &format!(
+                            "the request body stopped arriving: no bytes for {} ms ([serve.limits] \
+                             request_idle_timeout_ms); nothing was sent upstream or recorded",
+                            idle.as_millis()
+                        ),
                     ),
-                )
-            } else {
-                (
+                ));
+            }
+            Ok(None) => return Ok(collected.freeze()),
+            Ok(Some(Ok(frame))) => frame,
+            Ok(Some(Err(e))) => {
+                let too_big = e
+                    .downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some();
+                if too_big {
+                    return Err(too_large());
+                }
+                let message = format!("could not read the request body: {e}");
+                return Err(json_response(
                     StatusCode::BAD_REQUEST,
-                    "bad_request",
-                    format!("could not read the request body: {e}"),
-                )
-            };
-            Err(json_response(status, &error_body(kind, &message)))
+                    &error_body("bad_request", &message),
+                ));
+            }
+        };
+        if let Some(data) = frame.data_ref() {
+            collected.extend_from_slice(data);
         }
     }
+}
+
+/// Why an upstream request got no answer to stream back: 502 (or 504 when the upstream took
+/// too long), with a JSON error body saying which, to `what` (`METHOD /path`) at `target`.
+fn no_answer(
+    state: &ProxyState,
+    target: &str,
+    what: &str,
+    outcome: Result<hyper_util::client::legacy::Error, tokio::time::error::Elapsed>,
+) -> Response<Full<Bytes>> {
+    let (status, kind, message) = match outcome {
+        Err(_) => (
+            StatusCode::GATEWAY_TIMEOUT,
+            "upstream_timeout",
+            format!(
+                "the upstream {target} sent no answer to {what} within {} ms ([proxy] \
+                 upstream_timeout_ms); nothing was recorded",
+                state.upstream_timeout.as_millis()
+            ),
+        ),
+        Ok(e) if e.is_connect() => (
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            format!(
+                "the recorder could not reach the upstream {target} for {what}: {}",
+                wraith_recording::error::one_line(&e)
+            ),
+        ),
+        Ok(e) => (
+            StatusCode::BAD_GATEWAY,
+            "upstream_bad_response",
+            format!(
+                "the upstream {target} was reached but gave no usable answer to {what} (it \
+                 closed the connection, or sent something that is not HTTP or passes the \
+                 recorder's limits): {}; nothing was recorded",
+                wraith_recording::error::one_line(&e)
+            ),
+        ),
+    };
+    json_response(status, &error_body(kind, &message))
 }
 
 /// Send a request for another origin on as it came (hop-by-hop and `X-Wraith-*` headers
@@ -257,7 +341,14 @@ async fn pass_through(
     );
     state.note_passed_through(&origin, why);
     let (parts, body) = req.into_parts();
-    let body = match read_body(body, state.max_body_bytes).await {
+    let body = match read_body(
+        body,
+        &parts.headers,
+        state.max_body_bytes,
+        state.request_idle_timeout,
+    )
+    .await
+    {
         Ok(b) => b,
         Err(resp) => return made(resp),
     };
@@ -265,26 +356,31 @@ async fn pass_through(
     *out.method_mut() = parts.method.clone();
     *out.uri_mut() = target.clone();
     *out.headers_mut() = passthrough_request_headers(&parts.headers);
-    match state.client.request(out).await {
-        Ok(resp) => {
+    let answered = tokio::time::timeout(state.upstream_timeout, state.client.request(out)).await;
+    match answered {
+        Ok(Ok(resp)) => {
             let (mut rparts, rbody) = resp.into_parts();
             strip_response_hop_by_hop(&mut rparts.headers);
             rparts.version = parts.version;
             Response::from_parts(rparts, Either::Right(Either::Right(rbody)))
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             let cause = wraith_recording::error::one_line(&e);
             tracing::warn!(method = %parts.method, uri = %target, "passed-through request failed: {cause}");
-            made(json_response(
-                StatusCode::BAD_GATEWAY,
-                &error_body(
-                    "upstream_unreachable",
-                    &format!(
-                        "the recorder could not reach {origin} for {} {}: {cause}",
-                        parts.method,
-                        target.path()
-                    ),
-                ),
+            made(no_answer(
+                &state,
+                &origin,
+                &format!("{} {}", parts.method, target.path()),
+                Ok(e),
+            ))
+        }
+        Err(elapsed) => {
+            tracing::warn!(method = %parts.method, uri = %target, "passed-through request timed out");
+            made(no_answer(
+                &state,
+                &origin,
+                &format!("{} {}", parts.method, target.path()),
+                Err(elapsed),
             ))
         }
     }
@@ -296,16 +392,24 @@ async fn forward(
     form: PathForm,
 ) -> Response<ProxyBody> {
     let request_start_us = now_us();
-    // Joining the session now (not when the body ends) pins it open while this exchange runs.
-    let ticket = state.sessions.begin(request_start_us);
     let (parts, body) = req.into_parts();
     let client_path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or("").to_string();
 
-    let body = match read_body(body, state.max_body_bytes).await {
+    let body = match read_body(
+        body,
+        &parts.headers,
+        state.max_body_bytes,
+        state.request_idle_timeout,
+    )
+    .await
+    {
         Ok(b) => b,
         Err(resp) => return made(resp),
     };
+    // Joining the session once the request is whole (not while a slow client is still
+    // sending it) pins the session open while the upstream answers and the body streams.
+    let ticket = state.sessions.begin(request_start_us);
 
     // The full upstream path (base URL prefix included), as `wraith import` records it.
     let upstream_path = match form {
@@ -321,27 +425,32 @@ async fn forward(
     *upstream_req.uri_mut() = uri.clone();
     *upstream_req.headers_mut() = forward_request_headers(&parts.headers);
 
-    let resp = match state.client.request(upstream_req).await {
-        Ok(r) => r,
-        Err(e) => {
-            // Nothing is recorded for a transport failure: there is no upstream answer to learn
-            // from. Dropping the ticket releases the session.
-            state.transport_failures.fetch_add(1, Ordering::Relaxed);
-            let cause = wraith_recording::error::one_line(&e);
-            tracing::warn!(method = %parts.method, %uri, "upstream unreachable: {cause}");
-            return made(json_response(
-                StatusCode::BAD_GATEWAY,
-                &error_body(
-                    "upstream_unreachable",
-                    &format!(
-                        "the recorder could not reach the upstream {} for {} {}: {cause}",
-                        state.upstream.base_url(),
-                        parts.method,
-                        client_path
-                    ),
-                ),
-            ));
+    let answered =
+        tokio::time::timeout(state.upstream_timeout, state.client.request(upstream_req)).await;
+    // Nothing is recorded for a transport failure: there is no upstream answer to learn from.
+    // Dropping the ticket releases the session.
+    let failed = |outcome| {
+        state.transport_failures.fetch_add(1, Ordering::Relaxed);
+        match &outcome {
+            Ok(e) => tracing::warn!(
+                method = %parts.method,
+                %uri,
+                "upstream gave no answer: {}",
+                wraith_recording::error::one_line(e)
+            ),
+            Err(_) => tracing::warn!(method = %parts.method, %uri, "upstream timed out"),
         }
+        made(no_answer(
+            &state,
+            &state.upstream.base_url(),
+            &format!("{} {}", parts.method, client_path),
+            outcome,
+        ))
+    };
+    let resp = match answered {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return failed(Ok(e)),
+        Err(elapsed) => return failed(Err(elapsed)),
     };
     let first_byte_us = now_us();
     let (mut rparts, rbody) = resp.into_parts();

@@ -13,8 +13,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::TokioIo;
 
 use crate::control::error_body;
 use crate::proxy::{ProxyState, Via, bad_request, json_response};
@@ -113,10 +112,11 @@ fn intercept(
                 return;
             }
         };
+        let idle = served.request_idle_timeout;
         let service = hyper::service::service_fn(move |req| {
             crate::proxy::handle(served.clone(), Via::Intercepted, req)
         });
-        let conn = auto::Builder::new(TokioExecutor::new())
+        let conn = crate::client_connections(idle)
             .serve_connection(TokioIo::new(tls), service)
             .into_owned();
         if let Err(e) = watcher.watch(conn).await {

@@ -96,6 +96,9 @@ pub enum ProxyMode {
 pub struct ProxyConfig {
     pub port: u16,
     pub mode: ProxyMode,
+    /// How long a recorded request waits for the upstream's response head before the client
+    /// is answered 504 (nothing recorded). The body may stream for longer.
+    pub upstream_timeout_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -103,6 +106,7 @@ impl Default for ProxyConfig {
         ProxyConfig {
             port: 8080,
             mode: ProxyMode::Reverse,
+            upstream_timeout_ms: 60_000,
         }
     }
 }
@@ -803,6 +807,15 @@ impl TwinConfig {
                     .to_string(),
             ));
         }
+        if self.proxy.upstream_timeout_ms == 0 {
+            return Err(err(
+                "proxy.upstream_timeout_ms",
+                "must be at least 1: it is how long `wraith record` waits for the upstream to \
+                 start answering, and 0 would give up on every request; remove the key for the \
+                 default of 60000"
+                    .to_string(),
+            ));
+        }
         if self.serve.limits.request_idle_timeout_ms == 0 {
             return Err(err(
                 "serve.limits.request_idle_timeout_ms",
@@ -1187,7 +1200,7 @@ fn schema() -> Shape {
             "service",
             leaves(&["name", "base_url", "spec", "user_agent"]),
         ),
-        ("proxy", leaves(&["port", "mode"])),
+        ("proxy", leaves(&["port", "mode", "upstream_timeout_ms"])),
         (
             "serve",
             Table(vec![
@@ -1551,6 +1564,7 @@ mod tests {
         );
         assert_eq!(cfg.proxy.port, 8080);
         assert_eq!(cfg.proxy.mode, ProxyMode::Reverse);
+        assert_eq!(cfg.proxy.upstream_timeout_ms, 60_000);
         assert_eq!(cfg.serve.port, 8081);
         assert!(cfg.serve.strip_headers && cfg.serve.rewrite_self_urls);
         assert!(cfg.serve.provenance_headers && !cfg.serve.debug);
@@ -1645,6 +1659,22 @@ mod tests {
             err.contains(":5:") && err.contains("max_memory_kb"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_zero_upstream_timeout_is_refused_naming_its_line() {
+        let text =
+            "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[proxy]\nupstream_timeout_ms = 0\n";
+        let err = TwinConfig::parse(text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(":5:") && err.contains("upstream_timeout_ms") && err.contains("60000"),
+            "{err}"
+        );
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n[proxy]\nupstream_timeout_ms = 250\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.proxy.upstream_timeout_ms, 250);
     }
 
     #[test]

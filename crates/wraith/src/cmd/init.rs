@@ -175,6 +175,7 @@ base_url = {base_url}
 # [proxy]                        # wraith record
 # port = 8080
 # mode = "reverse"               # reverse | forward | mitm
+# upstream_timeout_ms = 60000    # wait for the upstream's answer to begin, then 504
 
 # [serve]                        # wraith serve
 # port = 8081

@@ -40,7 +40,11 @@ In every mode: Ctrl-C (or SIGTERM, or SIGHUP
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, a request the upstream
 has not begun to answer by then is not recorded (the summary counts it as cut_unrecorded), and
-every session manifest is finalized. Control plane (never forwarded): GET /__wraith/health,
+every session manifest is finalized. An upstream that has not begun to answer within [proxy]
+upstream_timeout_ms (default 60000) is given up on (504, not recorded); an answer that is not
+HTTP gets 502 (not recorded). A client that pauses longer than [serve.limits]
+request_idle_timeout_ms (default 30000) while sending its request is cut off (408 for a body;
+nothing is forwarded). Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.
 
 Exit codes: 0 stopped and everything recorded was written · 1 usage or configuration error ·
@@ -163,6 +167,8 @@ pub fn run(args: Args) -> CmdResult {
     rc.idle_timeout = args.idle_timeout.map(Duration::from_secs);
     rc.upstream_ca_pem = upstream_ca_pem;
     rc.drain_timeout = Duration::from_millis(config.serve.limits.request_drain_timeout_ms);
+    rc.request_idle_timeout = Duration::from_millis(config.serve.limits.request_idle_timeout_ms);
+    rc.upstream_timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
     rc.mode = mode;
     let ca_cert = if mode == ProxyMode::Mitm {
         let ca = InterceptCa::generate(rc.upstream.host()).map_err(CliError::runtime)?;

@@ -1,18 +1,30 @@
-//! `wraith record` between peers that misbehave: an upstream that ends its answer with trailers
-//! or frames it twice. Each is recorded faithfully. Black-box: the real binary, raw-socket peers
-//! in this file, recordings read back with the recording library.
+//! `wraith record` between peers that misbehave: an upstream that ends its answer with trailers,
+//! frames it twice, never answers or answers something that is not HTTP, and a client that
+//! stops sending its request half way. Each is bounded or recorded faithfully, and the proxy
+//! goes on recording. Black-box: the real binary, raw-socket peers in this file, recordings read
+//! back with the recording library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::record_support;
 
+use std::time::Duration;
+
 use record_support::*;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
-/// A raw-socket upstream on 127.0.0.1 that answers every request with `answer` and closes;
-/// its base URL.
-async fn raw_upstream(answer: &'static [u8]) -> String {
+/// What a raw upstream does once it has read a request's headers.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// Write these bytes and close.
+    Bytes(&'static [u8]),
+    /// Never answer (keep the connection open).
+    Silence,
+}
+
+/// A raw-socket upstream on 127.0.0.1 answering every request with `answer`; its base URL.
+async fn raw_upstream(answer: Answer) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -29,20 +41,46 @@ async fn raw_upstream(answer: &'static [u8]) -> String {
                         Ok(n) => seen.extend_from_slice(&buf[..n]),
                     }
                 }
-                let _ = stream.write_all(answer).await;
-                let _ = stream.shutdown().await;
+                match answer {
+                    Answer::Bytes(bytes) => {
+                        let _ = stream.write_all(bytes).await;
+                        let _ = stream.shutdown().await;
+                    }
+                    Answer::Silence => {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                }
             });
         }
     });
     format!("http://{addr}")
 }
 
+/// Send `request` on a fresh connection to the proxy and read until it closes or `wait` passes.
+async fn raw_exchange(port: u16, request: &[u8], wait: Duration) -> (String, bool) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut got = Vec::new();
+    let closed = tokio::time::timeout(wait, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .is_ok();
+    (String::from_utf8_lossy(&got).into_owned(), closed)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_ending_in_trailers_is_recorded_whole_with_its_trailers() {
-    let base = raw_upstream(
+    let base = raw_upstream(Answer::Bytes(
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\
           trailer: x-sum\r\n\r\n2\r\n{}\r\n0\r\nx-sum: abc\r\n\r\n",
-    )
+    ))
     .await;
     let twin = Twin::init("trailing", &base);
     let rec = Recording::start(&twin, &[]);
@@ -66,10 +104,10 @@ async fn an_answer_ending_in_trailers_is_recorded_whole_with_its_trailers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_length_beside_chunked_framing_is_dropped_for_the_client_and_the_recording() {
-    let base = raw_upstream(
+    let base = raw_upstream(Answer::Bytes(
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\
           transfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
-    )
+    ))
     .await;
     let twin = Twin::init("framed", &base);
     let rec = Recording::start(&twin, &[]);
@@ -90,4 +128,125 @@ async fn a_length_beside_chunked_framing_is_dropped_for_the_client_and_the_recor
         "{:?}",
         ex.response.headers
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_answers_is_given_up_on_with_504_and_nothing_recorded() {
+    let base = raw_upstream(Answer::Silence).await;
+    let twin = Twin::init("silent", &base);
+    twin.append_config("[proxy]\nupstream_timeout_ms = 300\n");
+    let rec = Recording::start(&twin, &[]);
+    let r = within("the 504", client().get(format!("{}/slow", rec.url)).send())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 504);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "upstream_timeout");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("GET /slow") && message.contains("upstream_timeout_ms"),
+        "{message}"
+    );
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_not_http_is_told_apart_from_an_unreachable_upstream() {
+    let base = raw_upstream(Answer::Bytes(b"\x00\x01 this is not HTTP at all\r\n\r\n")).await;
+    let twin = Twin::init("garbled", &base);
+    let rec = Recording::start(&twin, &[]);
+    let r = client()
+        .get(format!("{}/garbled", rec.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "upstream_bad_response");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("was reached") && message.contains("GET /garbled"),
+        "{message}"
+    );
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_body_that_stops_arriving_is_answered_408_and_never_forwarded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("stalled", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
+    let rec = Recording::start(&twin, &[]);
+    let (answer, _) = raw_exchange(
+        rec.port,
+        b"POST /things HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+          content-length: 100\r\n\r\n{\"",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("request_timeout"), "{answer}");
+    // The proxy goes on recording whole requests.
+    let r = client()
+        .post(format!("{}/things", rec.url))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        upstream.seen().len(),
+        1,
+        "the stalled request never went upstream"
+    );
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].exchanges.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_length_over_the_limit_is_refused_before_the_body_arrives() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("huge", &upstream.base_url);
+    // Long enough that a 408 could not arrive first.
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 60000\n");
+    let rec = Recording::start(&twin, &[]);
+    let (answer, _) = raw_exchange(
+        rec.port,
+        b"POST /things HTTP/1.1\r\nhost: x\r\ncontent-length: 999999999999\r\n\r\n{",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("request_too_large"), "{answer}");
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(upstream.seen().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_request_headers_are_given_up_on() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("trickle", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
+    let rec = Recording::start(&twin, &[]);
+    let (_, closed) = raw_exchange(
+        rec.port,
+        b"GET /things HTTP/1.1\r\nhost: x\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        closed,
+        "the proxy closes a connection whose headers stopped"
+    );
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(upstream.seen().is_empty());
 }
