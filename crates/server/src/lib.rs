@@ -17,6 +17,7 @@
 pub mod access_log;
 pub mod control;
 pub mod effects;
+pub mod first_bytes;
 pub mod fixtures_fs;
 pub mod listen;
 mod port_holder;

@@ -14,6 +14,8 @@ use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+
+use crate::first_bytes::FirstBytes;
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{Value, json};
@@ -156,7 +158,7 @@ where
                 Ok(stream) => {
                     // Replies are single small writes; Nagle would only add latency.
                     let _ = stream.set_nodelay(true);
-                    let io = TokioIo::new(stream);
+                    let io = TokioIo::new(FirstBytes::new(stream, idle_timeout));
                     let sh = Arc::clone(&shared);
                     let svc = hyper::service::service_fn(move |req| {
                         let sh = Arc::clone(&sh);

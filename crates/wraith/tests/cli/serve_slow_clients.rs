@@ -1,5 +1,6 @@
-//! A client that stops half way through a request does not hold its connection for ever:
-//! `[serve.limits] request_idle_timeout_ms` bounds the wait for the rest of its headers and
+//! A client that stops half way through a request, or never starts one, does not hold its
+//! connection for ever: `[serve.limits] request_idle_timeout_ms` bounds the wait for its first
+//! bytes (the connection is closed), for the rest of its headers and
 //! for each next part of its body (408 `request-timeout`), while a body that keeps arriving,
 //! however slowly, is read whole. Black-box: raw TCP to the real binary on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -84,6 +85,25 @@ fn half_sent_headers_are_given_up_on() {
         answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
         "{answer}"
     );
+}
+
+#[test]
+fn a_connection_that_sends_nothing_is_closed() {
+    let t = slow_twin();
+    let server = t.serve(&[]);
+    let mut s = connect(&server);
+    let mut buf = [0u8; 16];
+    // Closed (0 bytes, or a reset), not the 20 s read timeout of `connect`.
+    match s.read(&mut buf) {
+        Ok(n) => assert_eq!(n, 0, "nothing to answer, so nothing is sent"),
+        Err(e) => assert!(
+            !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the connection was left open: {e}"
+        ),
+    }
 }
 
 #[test]
