@@ -883,8 +883,9 @@ impl Engine {
 
     /// `[serve.limits]`: a write that would grow a session past its state limits is refused
     /// before it runs (507, provenance `miss`: the twin's own limit, not the API's answer). A
-    /// create is refused when its type already holds `max_entities_per_type` records; any
-    /// write but a delete when the session's own records already take `max_total_state_mb`.
+    /// write to a route of an entity type already holding `max_entities_per_type` records is
+    /// refused unless its path names one of them; any write but a delete when the session's
+    /// own records already take `max_total_state_mb`.
     fn state_limit(&self, ns: &Namespace, call: &Call<'_>) -> Option<Out> {
         if !run_history::is_write(&call.method) || call.method == "DELETE" {
             return None;
@@ -898,11 +899,23 @@ impl Engine {
                 ns.state_bytes, self.opts.max_state_bytes
             )
         } else {
-            let ty = route
-                .filter(|r| r.state_op == Some(StateOp::Create))
-                .and_then(|r| r.entity_type.as_deref())?;
-            let held = ns.type_store(ty).map_or(0, |s| s.live.len());
+            let route = route?;
+            let ty = route.entity_type.as_deref()?;
+            let store = ns.type_store(ty);
+            let held = store.map_or(0, |s| s.live.len());
             if held < self.opts.max_entities_per_type {
+                return None;
+            }
+            // At the limit, a write may still change a record the session holds (the path's
+            // last value names it); a create, or an update that would store a record under a
+            // key the session does not hold (an upsert), may not.
+            let names_held = route.state_op != Some(StateOp::Create)
+                && call
+                    .m
+                    .params
+                    .last()
+                    .is_some_and(|(_, id)| store.is_some_and(|s| s.live.contains_key(id)));
+            if names_held {
                 return None;
             }
             format!(

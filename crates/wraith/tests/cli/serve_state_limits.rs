@@ -57,6 +57,44 @@ async fn a_create_past_max_entities_per_type_is_refused_until_a_delete_makes_roo
 }
 
 #[tokio::test]
+async fn at_max_entities_per_type_an_update_may_change_a_held_record_but_not_store_another() {
+    let t = support::example_shop_twin();
+    // The default fixture set seeds two customers into every session.
+    t.set_toml("serve.limits", "max_entities_per_type", "3");
+    let server = t.serve(&[]);
+    let held = create(&server, "a", "one").await;
+    held.assert_status(201);
+    let id = held.json()["id"].as_str().unwrap().to_string();
+    let patch = |path: String| {
+        let server = &server;
+        async move {
+            server
+                .send(
+                    "PATCH",
+                    &path,
+                    Some("a"),
+                    &[],
+                    Some(json!({"name": "renamed"})),
+                )
+                .await
+        }
+    };
+    patch(format!("/customers/{id}")).await.assert_status(200);
+    // A key the full session does not hold: the update would store one more record.
+    let refused = patch("/customers/cus_NotHeld000001".to_string()).await;
+    refused.assert_status(507);
+    assert_eq!(refused.json()["error"], json!("state-limit-exceeded"));
+    assert_eq!(
+        refused.header("x-wraith-route"),
+        Some("PATCH /customers/:param")
+    );
+    server
+        .get(&format!("/customers/{id}"), Some("a"))
+        .await
+        .assert_status(200);
+}
+
+#[tokio::test]
 async fn writes_past_max_total_state_mb_are_refused_until_a_delete_makes_room() {
     let t = support::example_shop_twin();
     t.set_toml("serve.limits", "max_total_state_mb", "1");
