@@ -884,14 +884,32 @@ impl Engine {
     /// `[serve.limits]`: a write that would grow a session past its state limits is refused
     /// before it runs (507, provenance `miss`: the twin's own limit, not the API's answer). A
     /// write to a route of an entity type already holding `max_entities_per_type` records is
-    /// refused unless its path names one of them; any write but a delete when the session's
-    /// own records already take `max_total_state_mb`.
+    /// refused unless its path names one of them; any write when the session's own state
+    /// already takes `max_total_state_mb`, but a delete of a record the session holds.
     fn state_limit(&self, ns: &Namespace, call: &Call<'_>) -> Option<Out> {
-        if !run_history::is_write(&call.method) || call.method == "DELETE" {
+        if !run_history::is_write(&call.method) {
             return None;
         }
         let info = &self.router.info[call.m.route];
         let route = self.model.routes.get(call.m.route);
+        // Whether the path's last value names a record the session holds of the route's type.
+        let names_held = || {
+            route
+                .and_then(|r| r.entity_type.as_deref())
+                .and_then(|ty| ns.type_store(ty))
+                .zip(call.m.params.last())
+                .is_some_and(|(s, (_, id))| s.live.contains_key(id))
+        };
+        // A delete of a held record, or of members from a list, makes room; one of any other
+        // key leaves a tombstone.
+        let removes_members = route
+            .and_then(|r| r.membership.as_ref())
+            .is_some_and(|m| !m.adds);
+        if call.method == "DELETE"
+            && (ns.state_bytes <= self.opts.max_state_bytes || removes_members || names_held())
+        {
+            return None;
+        }
         let message = if ns.state_bytes > self.opts.max_state_bytes {
             format!(
                 "this session's records take {} bytes, over the twin's limit of {} \
@@ -901,21 +919,14 @@ impl Engine {
         } else {
             let route = route?;
             let ty = route.entity_type.as_deref()?;
-            let store = ns.type_store(ty);
-            let held = store.map_or(0, |s| s.live.len());
+            let held = ns.type_store(ty).map_or(0, |s| s.live.len());
             if held < self.opts.max_entities_per_type {
                 return None;
             }
             // At the limit, a write may still change a record the session holds (the path's
             // last value names it); a create, or an update that would store a record under a
             // key the session does not hold (an upsert), may not.
-            let names_held = route.state_op != Some(StateOp::Create)
-                && call
-                    .m
-                    .params
-                    .last()
-                    .is_some_and(|(_, id)| store.is_some_and(|s| s.live.contains_key(id)));
-            if names_held {
+            if route.state_op != Some(StateOp::Create) && names_held() {
                 return None;
             }
             format!(
@@ -1166,19 +1177,32 @@ impl Engine {
             return;
         }
         let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
-        let members = ns
-            .members
-            .entry((effect.list_path.clone(), params))
-            .or_default();
+        // The list's key and member ids count towards the session's state bytes.
+        let key_bytes =
+            (effect.list_path.len() + params.iter().map(String::len).sum::<usize>()) as u64;
+        let key = (effect.list_path.clone(), params);
+        let (mut added, mut freed) = (0u64, 0u64);
+        if !ns.members.contains_key(&key) {
+            added += key_bytes;
+        }
+        let members = ns.members.entry(key).or_default();
         if effect.adds {
             for id in ids {
                 if !members.contains(&id) {
+                    added += id.len() as u64;
                     members.push(id);
                 }
             }
         } else {
-            members.retain(|m| !ids.contains(m));
+            members.retain(|m| {
+                let kept = !ids.contains(m);
+                if !kept {
+                    freed += m.len() as u64;
+                }
+                kept
+            });
         }
+        ns.state_bytes = ns.state_bytes.saturating_sub(freed).saturating_add(added);
     }
 
     /// A `GET` of a list route the session's membership actions or member effects wrote

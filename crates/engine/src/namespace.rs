@@ -224,7 +224,8 @@ pub(crate) struct Namespace {
     /// `OPTIONS`), whatever their answer: compared with recorded runs' write histories.
     pub writes_sent: u64,
     pub entities_seeded: u64,
-    /// The bytes the session's own records take ([`Entity::bytes`] summed): what `[serve.limits]
+    /// The bytes the session's own state takes: its records ([`Entity::bytes`] summed), the
+    /// keys of its tombstones and the ids in its member lists. What `[serve.limits]
     /// max_total_state_mb` bounds.
     pub state_bytes: u64,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
@@ -358,7 +359,7 @@ impl Namespace {
         parents: Option<Vec<String>>,
     ) {
         let store = self.type_store_mut(ty);
-        store.deleted.remove(pk);
+        let untombed = store.deleted.remove(pk).map_or(0, |_| pk.len() as u64);
         let existed = store.live.contains_key(pk);
         let parents = match (parents, store.live.get(pk)) {
             (Some(p), _) => Some(p),
@@ -378,7 +379,7 @@ impl Namespace {
         if !existed && store.created_keys.insert(pk.to_string()) {
             store.created.push(pk.to_string());
         }
-        let freed = replaced.map_or(0, |e| e.bytes);
+        let freed = replaced.map_or(0, |e| e.bytes) + untombed;
         self.state_bytes = self.state_bytes.saturating_sub(freed).saturating_add(bytes);
     }
 
@@ -387,8 +388,15 @@ impl Namespace {
         let store = self.type_store_mut(ty);
         let freed = store.live.shift_remove(pk).map_or(0, |e| e.bytes);
         store.copies.remove(pk);
-        store.deleted.insert(pk.to_string(), origin);
-        self.state_bytes = self.state_bytes.saturating_sub(freed);
+        // A tombstone is state too: its key counts, so deletes of ever new keys are bounded.
+        let tombed = match store.deleted.insert(pk.to_string(), origin) {
+            None => pk.len() as u64,
+            Some(_) => 0,
+        };
+        self.state_bytes = self
+            .state_bytes
+            .saturating_sub(freed)
+            .saturating_add(tombed);
     }
 
     /// A create answered with a key it minted (not one the request named) that is already

@@ -11,6 +11,11 @@ use wraith_model::*;
 /// The shop with `POST`/`DELETE /v1/groups/:id/members` (ids in `customer_ids`, empty answer)
 /// and `GET /v1/groups/:id/members`, whose recorded answer lists some other recording's member.
 fn shop_with_groups() -> wraith_engine::Engine {
+    shop_with_groups_opts(det_opts())
+}
+
+/// [`shop_with_groups`] served with `opts`.
+fn shop_with_groups_opts(opts: wraith_engine::EngineOptions) -> wraith_engine::Engine {
     let mut m = shop_model();
     let effect = |adds| MembershipEffect {
         list_path: "/v1/groups/:id/members".into(),
@@ -44,7 +49,7 @@ fn shop_with_groups() -> wraith_engine::Engine {
     m.routes.sort_by(|a, b| {
         (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
     });
-    engine(m, det_opts())
+    engine(m, opts)
 }
 
 fn listed_ids(e: &wraith_engine::Engine, s: Option<&str>, path: &str) -> Vec<String> {
@@ -91,6 +96,49 @@ fn membership_add_lists_the_named_records_and_remove_drops_them() {
         vec!["cus_recorded"]
     );
     assert_eq!(listed_ids(&e, Some("other"), path), vec!["cus_recorded"]);
+}
+
+#[test]
+fn member_ids_count_towards_the_sessions_state_limit_and_removing_them_makes_room() {
+    let mut opts = det_opts();
+    opts.max_state_bytes = 10_000;
+    let e = shop_with_groups_opts(opts);
+    let s = Some("full");
+    let path = "/v1/groups/g1/members";
+    // Each add names a new 1,000-byte id: about ten fill the session's 10,000 bytes.
+    let id = |n: usize| format!("cus_{n:03}{}", "x".repeat(993));
+    let mut refused = None;
+    for n in 0..30 {
+        let r = send(&e, s, "POST", path, json!({"customer_ids": [id(n)]}));
+        if r.status != 200 {
+            refused = Some((n, r));
+            break;
+        }
+    }
+    let (n, r) = refused.expect("member lists are bounded");
+    assert!((9..13).contains(&n), "refused after {n} adds");
+    assert_eq!(r.status, 507);
+    assert_eq!(body(&r)["error"], json!("state-limit-exceeded"));
+    // Removing members is answered, and makes room for another add.
+    let removed = send(
+        &e,
+        s,
+        "DELETE",
+        path,
+        json!({"customer_ids": [id(0), id(1)]}),
+    );
+    assert_eq!(removed.status, 200);
+    let again = send(&e, s, "POST", path, json!({"customer_ids": [id(99)]}));
+    assert_eq!(again.status, 200);
+    // Another session has room of its own.
+    let other = send(
+        &e,
+        Some("other"),
+        "POST",
+        path,
+        json!({"customer_ids": [id(0)]}),
+    );
+    assert_eq!(other.status, 200);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use crate::support;
 
 use serde_json::json;
-use support::{Resp, Server};
+use support::{Resp, Server, har};
 
 async fn create(server: &Server, session: &str, name: &str) -> Resp {
     server
@@ -112,4 +112,67 @@ async fn writes_past_max_total_state_mb_are_refused_until_a_delete_makes_room() 
         .await
         .assert_status(200);
     create(&server, "a", "small").await.assert_status(201);
+}
+
+/// A twin whose recorded delete answered 200 and whose recorded create answered a record: a
+/// delete of any key is answered 200 and leaves a tombstone in the session.
+fn items_twin() -> support::Twin {
+    const ORIGIN: &str = "https://api.items.test";
+    let t = support::Twin::init("items", ORIGIN);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/items",
+            Some(&json!({"name": "one"})),
+            &json!({"id": "it_one", "name": "one"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "DELETE",
+            "/v1/items/it_one",
+            None,
+            &json!({"id": "it_one", "deleted": true}),
+        ),
+    ];
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn deletes_of_keys_never_held_count_towards_max_total_state_mb() {
+    let t = items_twin();
+    t.set_toml("serve.limits", "max_total_state_mb", "1");
+    let server = t.serve(&[]);
+    let held = server
+        .post("/v1/items", Some("a"), json!({"name": "held"}))
+        .await;
+    held.assert_status(200);
+    let held_id = held.json()["id"].as_str().unwrap().to_string();
+    // Each delete of a key the session never held leaves a tombstone under an 8,000-byte key:
+    // about 131 of them fill a megabyte, and the next is refused.
+    let mut refused = None;
+    for n in 0..200 {
+        let key = format!("it_{n:04}{}", "x".repeat(8000));
+        let r = server.delete(&format!("/v1/items/{key}"), Some("a")).await;
+        if r.status != 200 {
+            refused = Some((n, r));
+            break;
+        }
+    }
+    let (n, r) = refused.expect("tombstones are bounded");
+    assert!((120..140).contains(&n), "refused after {n} deletes");
+    r.assert_status(507);
+    assert_eq!(r.json()["error"], json!("state-limit-exceeded"));
+    // Deleting a record the session holds is still answered.
+    server
+        .delete(&format!("/v1/items/{held_id}"), Some("a"))
+        .await
+        .assert_status(200);
+    // Another session is untouched.
+    server
+        .delete("/v1/items/it_other", Some("b"))
+        .await
+        .assert_status(200);
 }
