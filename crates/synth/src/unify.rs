@@ -51,6 +51,10 @@ const MIN_ABSENT_SUPPORT: usize = 2;
 /// sit inside unrelated text by chance.
 const MIN_WITHIN_LEN: usize = 3;
 
+/// The shortest path value an echo within text is learned from when every answer named the
+/// same one (a single recorded read of one id).
+const MIN_SINGLE_WITHIN_LEN: usize = 8;
+
 /// How far a timestamp may lie outside its exchange's answering window and still be read as
 /// stamped then: a whole-second value truncates up to a second, and the upstream's clock may
 /// run a little off the recorder's.
@@ -443,8 +447,16 @@ impl Unifier<'_> {
                 distinct.insert(inner);
                 true
             });
+            // One distinct value is enough for a path parameter that reads as a key (long,
+            // with a digit: `cus_DolzNQrqO2mPIG`), which text holds by chance far less often
+            // than a word; any other source needs two values to tell an echo from a constant.
+            let keyed_path_value = matches!(src, EchoSource::Path { .. })
+                && distinct.iter().all(|v| {
+                    v.chars().count() >= MIN_SINGLE_WITHIN_LEN
+                        && v.chars().any(|c| c.is_ascii_digit())
+                });
             if all
-                && distinct.len() >= 2
+                && (distinct.len() >= 2 || (distinct.len() == 1 && keyed_path_value))
                 && let Some((prefix, suffix)) = affix
             {
                 return Some(Hole {
@@ -529,6 +541,10 @@ impl Unifier<'_> {
                     when_absent: None,
                     keyed: None,
                 });
+            }
+            // Every answer named the one key its path named, in fixed text: the same echo.
+            if let Some(hole) = self.echo_within(vals) {
+                return Node::Hole(hole);
             }
             return Node::Const {
                 value: vals[0].0.clone(),
@@ -1272,9 +1288,27 @@ mod tests {
     }
 
     #[test]
+    fn a_message_naming_one_keylike_path_value_echoes_it_within_its_text() {
+        let node = messages_of(&["cus_DolzNQrqO2mPIG"], |id| {
+            format!("No such customer: '{id}'")
+        });
+        let Node::Hole(hole) = node else {
+            panic!("hole expected: {node:?}")
+        };
+        assert!(
+            matches!(&hole.source, HoleKind::Echo { from: EchoSource::Within { prefix, .. } }
+                if prefix == "No such customer: '"),
+            "{hole:?}"
+        );
+        // A word, however long, is not a key: one answer does not tell it from a constant.
+        let word = messages_of(&["marketing"], |id| format!("Team {id} is full"));
+        assert!(matches!(word, Node::Const { .. }), "{word:?}");
+    }
+
+    #[test]
     fn text_around_a_request_value_is_not_learned_from_one_value_or_changing_text() {
-        // One distinct id: nothing tells the id from text that merely contains it.
-        let once = messages_of(&["cus_0001", "cus_0001"], |id| {
+        // One distinct short id: nothing tells the id from text that merely contains it.
+        let once = messages_of(&["cus_001", "cus_001"], |id| {
             format!("No such customer: '{id}'")
         });
         assert!(matches!(once, Node::Const { .. }), "{once:?}");

@@ -1,7 +1,8 @@
 //! An answer whose text names what the request named: every recorded 404 of a customer read
 //! said `No such customer: '<the id asked for>'`, so the twin's 404 for an id nobody recorded
-//! names that id, not the id of some recording. Black-box: the real binary on a HAR written
-//! here, and `wraith check` of the same recordings.
+//! names that id, not the id of some recording; so does one recorded message naming one
+//! key-like id. Black-box: the real binary on a HAR written here and on the bundled twin, and
+//! `wraith check` of the same recordings.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -59,4 +60,20 @@ fn check_passes_the_recorded_messages() {
     let t = shop_twin();
     let report = t.check_report();
     assert_eq!(report["exchanges_passed"], 3, "{:#}", report["divergences"]);
+}
+
+#[tokio::test]
+async fn one_recorded_message_naming_a_keylike_id_names_the_id_asked_for() {
+    // The bundled twin recorded one delete of a missing customer: its message names that one
+    // id, which reads as a key, so the twin names the id each delete asks for.
+    let t = support::example_shop_twin();
+    let server = t.serve(&[]);
+    let r = server
+        .delete("/customers/cus_Asked00000001", Some("s"))
+        .await;
+    r.assert_status(404);
+    assert_eq!(
+        r.json()["error"]["message"],
+        json!("No such customer: 'cus_Asked00000001'")
+    );
 }
