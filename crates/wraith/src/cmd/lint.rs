@@ -419,8 +419,33 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
         .collect();
     names.sort();
     for name in names {
-        let Ok(text) = std::fs::read(sessions_dir.join(&name).join("manifest.json")) else {
-            continue;
+        let dir = sessions_dir.join(&name);
+        let text = match std::fs::read(dir.join("manifest.json")) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A recorder killed (or out of disk) before it finalized the session leaves
+                // its exchanges without a manifest; readers use them as recorded.
+                let exchanges = std::fs::read_dir(&dir).map_or(0, |entries| {
+                    entries
+                        .flatten()
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".wrec.zst"))
+                        .count()
+                });
+                if exchanges > 0 {
+                    out.push(Finding::warning(
+                        "recording-incomplete",
+                        Some(&format!("recordings/sessions/{name}")),
+                        format!(
+                            "the session has no manifest.json: its recorder stopped without \
+                             finalizing it (killed, or its disk filled); its {exchanges} \
+                             exchange file(s) are used as recorded, and it may end \
+                             mid-conversation; delete the folder to leave it out"
+                        ),
+                    ));
+                }
+                continue;
+            }
+            Err(_) => continue,
         };
         // An unreadable manifest is reported as `recording-manifest` above.
         let Ok(m) = serde_json::from_slice::<wraith_recording::Manifest>(&text) else {

@@ -617,6 +617,34 @@ fn lint_warns_of_a_session_its_recorder_cut_short() {
     assert_eq!(file, Value::String(format!("recordings/sessions/{id}")));
 }
 
+/// A session folder left without a manifest (a recorder killed before it finalized): lint
+/// warns, naming the folder and its exchange files, where synth and check read it silently.
+#[test]
+fn lint_warns_of_a_session_left_without_a_manifest() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "recording-incomplete")
+        .unwrap_or_else(|| panic!("no recording-incomplete finding: {v:#}"))
+        .clone();
+    assert_eq!(found["severity"], "warning");
+    assert_eq!(
+        found["file"],
+        Value::String(format!("recordings/sessions/{id}"))
+    );
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains("no manifest.json") && message.contains("6 exchange file(s)"),
+        "{message}"
+    );
+}
+
 #[test]
 fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     let t = DemoTwin::synthesized();
