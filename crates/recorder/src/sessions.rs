@@ -286,7 +286,13 @@ impl Sessions {
                 }),
                 Ok(None) => None,
                 Err(e) => {
-                    self.fail(format!("cannot finalize session {}: {e}", slot.id));
+                    self.fail(format!(
+                        "cannot finalize session {}: {e}; its {} exchange(s) written before are \
+                         kept without a manifest (`wraith lint` warns of it as \
+                         recording-incomplete)",
+                        slot.id,
+                        slot.written.load(Ordering::SeqCst)
+                    ));
                     None
                 }
             },

@@ -275,7 +275,7 @@ pub fn run(args: Args) -> CmdResult {
             }
         }
         say(format_args!(
-            "{} exchange(s) in {} session(s) under {}",
+            "{} exchange(s) in {} finalized session(s) under {}",
             summary.exchanges,
             summary.sessions.len(),
             twin.sessions_dir().display()
@@ -316,7 +316,8 @@ pub fn run(args: Args) -> CmdResult {
     }
     if !summary.write_errors.is_empty() {
         return Err(CliError::runtime(anyhow!(
-            "{} recording write(s) failed; first: {}",
+            "{} recording write(s) failed; first: {}; free disk space there or make the \
+             recordings folder writable, then record the lost traffic again",
             summary.write_errors.len(),
             summary.write_errors[0]
         )));

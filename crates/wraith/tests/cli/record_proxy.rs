@@ -538,6 +538,45 @@ async fn sighup_keeps_every_answered_exchange_and_finalizes_the_manifest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_cannot_be_finalized_keeps_its_exchanges_and_says_how_to_fix_it() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("stuck", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let http = client();
+    for path in ["/one", "/two"] {
+        let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
+        r.bytes().await.unwrap();
+    }
+    // Wait for both exchange files, then put a folder where the manifest must go: renaming the
+    // finished manifest onto it fails, as a full disk would.
+    let session = within("both exchanges written", async {
+        loop {
+            let dirs: Vec<_> = std::fs::read_dir(twin.sessions_dir())
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            if let Some(dir) = dirs
+                .into_iter()
+                .find(|d| d.join("000001.wrec.zst").is_file())
+            {
+                return dir;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    std::fs::create_dir(session.join("manifest.json")).unwrap();
+    let (status, stderr) = rec.interrupt();
+    assert_eq!(status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("2 exchange(s) written before are kept without a manifest")
+            && stderr.contains("free disk space"),
+        "{stderr}"
+    );
+    assert!(session.join("000000.wrec.zst").is_file());
+    assert!(session.join("000001.wrec.zst").is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
     let upstream = Upstream::start("", None).await;
     let twin = Twin::init("cut", &upstream.base_url);
