@@ -394,25 +394,19 @@ impl Unifier<'_> {
 
     /// A string position every observation answered as one fixed text around its own
     /// request's value of one source (path parameter, query parameter or body field), with at
-    /// least two distinct such values, each at least [`MIN_WITHIN_LEN`] characters: an echo
-    /// [`EchoSource::Within`] that text. The sources tried are the first observation's, in
-    /// request order.
-    fn echo_within(&self, vals: &[(&Value, usize)]) -> Option<Hole> {
+    /// least two distinct such values, each at least [`MIN_WITHIN_LEN`] characters (or one
+    /// key-like path value): an echo [`EchoSource::Within`] that text. The sources tried are
+    /// the first observation's, in request order; `path_only` tries its path parameters alone.
+    fn echo_within(&self, vals: &[(&Value, usize)], path_only: bool) -> Option<Hole> {
         let texts: Vec<&str> = vals
             .iter()
             .map(|(v, _)| v.as_str())
             .collect::<Option<_>>()?;
         let first = self.ctxs.get(vals.first()?.1)?;
-        let sources = first
-            .params
+        let others = first
+            .query
             .iter()
-            .map(|(n, _)| EchoSource::Path { param: n.clone() })
-            .chain(
-                first
-                    .query
-                    .iter()
-                    .map(|(n, _)| EchoSource::Query { name: n.clone() }),
-            )
+            .map(|(n, _)| EchoSource::Query { name: n.clone() })
             .chain(
                 first
                     .body
@@ -420,6 +414,13 @@ impl Unifier<'_> {
                     .filter(|(_, v)| v.is_string() || v.is_number())
                     .map(|(p, _)| EchoSource::Body { pointer: p.clone() }),
             );
+        // Where every answer is the same text, only a path value can be what it names (one
+        // distinct value): the other sources are not tried.
+        let sources = first
+            .params
+            .iter()
+            .map(|(n, _)| EchoSource::Path { param: n.clone() })
+            .chain(others.take_while(|_| !path_only));
         for src in sources {
             let mut affix: Option<(&str, &str)> = None;
             let mut distinct: std::collections::BTreeSet<String> = Default::default();
@@ -543,7 +544,7 @@ impl Unifier<'_> {
                 });
             }
             // Every answer named the one key its path named, in fixed text: the same echo.
-            if let Some(hole) = self.echo_within(vals) {
+            if let Some(hole) = self.echo_within(vals, true) {
                 return Node::Hole(hole);
             }
             return Node::Const {
@@ -551,7 +552,7 @@ impl Unifier<'_> {
             };
         }
         // 1b. A request value set in fixed text (an error message naming the requested id).
-        if let Some(hole) = self.echo_within(vals) {
+        if let Some(hole) = self.echo_within(vals, false) {
             return Node::Hole(hole);
         }
         let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
