@@ -526,12 +526,19 @@ impl Scrubber {
     }
 
     fn mac(&self, domain: &[u8], value: &[u8]) -> [u8; 32] {
+        self.mac_parts(domain, &[value])
+    }
+
+    /// [`Self::mac`] of the concatenation of `parts`, without building it.
+    fn mac_parts(&self, domain: &[u8], parts: &[&[u8]]) -> [u8; 32] {
         // Invariant: HMAC accepts keys of any length.
         #[allow(clippy::expect_used)]
         let mut m = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(self.key.bytes())
             .expect("HMAC takes any key length");
         m.update(domain);
-        m.update(value);
+        for part in parts {
+            m.update(part);
+        }
         m.finalize().into_bytes().into()
     }
 
@@ -885,15 +892,19 @@ impl Scrubber {
     /// digested before scrubbing (so authenticity can be checked with the key, and sizes say
     /// what was really exchanged).
     pub fn scrub(&self, mut ex: Exchange) -> ScrubbedExchange {
-        let response_body = ex.response_body();
-        let body_size = (ex.request.body.len() + response_body.len()) as u64;
-        let digest = {
-            let mut msg = Vec::with_capacity(16 + ex.request.body.len() + response_body.len());
-            msg.extend_from_slice(&(ex.request.body.len() as u64).to_be_bytes());
-            msg.extend_from_slice(&ex.request.body);
-            msg.extend_from_slice(&response_body);
-            hex(&self.mac(b"body\0", &msg))
-        };
+        // The digest is taken over the bodies in place: a recorded body can be tens of MB, and
+        // a copy of it (or of both) would double what recording it holds in memory.
+        let request_len = ex.request.body.len();
+        let length_prefix = (request_len as u64).to_be_bytes();
+        let mut parts: Vec<&[u8]> = vec![&length_prefix, &ex.request.body];
+        parts.extend(
+            ex.frames
+                .iter()
+                .filter(|f| f.direction == "server")
+                .map(|f| f.body.as_slice()),
+        );
+        let body_size = parts[1..].iter().map(|p| p.len() as u64).sum::<u64>();
+        let digest = hex(&self.mac_parts(b"body\0", &parts));
         let mut fired = Fired::default();
         self.scrub_headers(&mut ex.request.headers, &mut fired);
         self.scrub_headers(&mut ex.response.headers, &mut fired);

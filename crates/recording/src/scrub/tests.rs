@@ -229,6 +229,33 @@ fn unscrubbed_json_body_is_kept_byte_identical() {
 }
 
 #[test]
+fn the_body_digest_covers_the_length_prefixed_request_and_every_response_frame() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.body = b"{\"q\":1}".to_vec();
+    ex.frames = vec![
+        Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: b"data: one\n\n".to_vec(),
+            frame_type: "data".into(),
+        },
+        Frame {
+            direction: "server".into(),
+            timestamp_us: 1,
+            body: b"data: two\n\n".to_vec(),
+            frame_type: "data".into(),
+        },
+    ];
+    let mut msg = 7u64.to_be_bytes().to_vec();
+    msg.extend_from_slice(b"{\"q\":1}data: one\n\ndata: two\n\n");
+    let expected = hex(&s.mac(b"body\0", &msg));
+    let out = s.scrub(ex);
+    assert_eq!(out.exchange().content.body_digest_hmac_sha256, expected);
+    assert_eq!(out.exchange().content.body_size_bytes, 7 + 22);
+}
+
+#[test]
 fn safety_and_content_metadata_filled_from_pre_scrub_bodies() {
     let s = scrubber("");
     let mut ex = exchange();
