@@ -31,11 +31,18 @@ struct Capture {
 
 impl TeeBody {
     pub(crate) fn new(inner: Incoming, pending: PendingExchange, limit: usize) -> TeeBody {
+        // A declared length is reserved at once (up to the limit): growing the copy by
+        // doubling would hold up to twice a large body while it streams.
+        let declared = inner
+            .size_hint()
+            .exact()
+            .and_then(|n| usize::try_from(n).ok())
+            .map_or(0, |n| n.min(limit));
         TeeBody {
             inner,
             capture: Some(Capture {
                 pending,
-                body: Vec::new(),
+                body: Vec::with_capacity(declared),
                 limit,
                 over_limit: false,
                 first_data_us: None,
