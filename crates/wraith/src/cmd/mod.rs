@@ -7,6 +7,7 @@ pub mod import;
 pub mod init;
 pub mod inspect;
 pub mod lint;
+pub mod ready_file;
 pub mod record;
 pub mod route;
 pub mod serve;

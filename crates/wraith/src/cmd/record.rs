@@ -67,7 +67,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Option<PathBuf>,
     /// Once listening, write `{"record":{"url":...,"port":...,"mode":...}}` to FILE (mitm
-    /// mode adds `"ca_cert"`: the CA certificate's path).
+    /// mode adds `"ca_cert"`: the CA certificate's path); removed again when record stops.
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// Print the final summary as JSON on stdout.
@@ -212,17 +212,24 @@ pub fn run(args: Args) -> CmdResult {
         // Listening before the ready file exists: a signal sent the moment it appears still
         // finishes in-flight exchanges and finalizes the session.
         let signals = crate::signals::ShutdownSignals::listen(true);
-        if let Some(path) = &args.ready_json {
-            let mut doc = json!({"record": {"url": url, "port": port, "mode": mode.as_str()}});
-            if let Some(ca) = &ca_cert {
-                doc["record"]["ca_cert"] = json!(ca.display().to_string());
+        let ready_file = match &args.ready_json {
+            Some(path) => {
+                let mut doc = json!({"record": {"url": url, "port": port, "mode": mode.as_str()}});
+                if let Some(ca) = &ca_cert {
+                    doc["record"]["ca_cert"] = json!(ca.display().to_string());
+                }
+                let text = wraith_model::to_canonical_json(&doc)
+                    .map_err(|e| CliError::runtime(anyhow!("cannot render --ready-json: {e}")))?;
+                Some(
+                    super::ready_file::ReadyFile::write(path, text)
+                        .with_context(|| {
+                            format!("cannot write --ready-json file {}", path.display())
+                        })
+                        .map_err(CliError::runtime)?,
+                )
             }
-            let text = wraith_model::to_canonical_json(&doc)
-                .map_err(|e| CliError::runtime(anyhow!("cannot render --ready-json: {e}")))?;
-            write_atomic(path, text.as_bytes())
-                .with_context(|| format!("cannot write --ready-json file {}", path.display()))
-                .map_err(CliError::runtime)?;
-        }
+            None => None,
+        };
         let until = match args.duration {
             Some(secs) => format!("for {secs} s (Ctrl-C to stop sooner)"),
             None => "(Ctrl-C to stop)".to_string(),
@@ -250,10 +257,14 @@ pub fn run(args: Args) -> CmdResult {
                 ca.display()
             );
         }
-        recorder
+        let summary = recorder
             .run(stop_after(signals, args.duration.map(Duration::from_secs)))
             .await
-            .map_err(CliError::runtime)
+            .map_err(CliError::runtime);
+        if let Some(file) = ready_file {
+            file.remove();
+        }
+        summary
     })?;
 
     if args.json {

@@ -59,7 +59,8 @@ pub struct Args {
     /// another port is refused. A non-loopback address needs a control token.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
-    /// Write the startup contract (URL, port, freshness, control endpoints) here once listening.
+    /// Write the startup contract (URL, port, freshness, control endpoints) here once listening;
+    /// removed again when serve stops.
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// What a read of an unknown entity id answers: a synthesized 200 or a fail-closed
@@ -509,16 +510,20 @@ pub fn run(args: Args) -> CmdResult {
             eprintln!("{line}");
         }
         let ready = wraith_server::ready_document(&listeners, &info);
-        if let Some(path) = &args.ready_json {
-            let text = wraith_model::to_canonical_json(&ready)
-                .map_err(|e| CliError::runtime(anyhow!("cannot render the ready document: {e}")))?;
-            wraith_twin::write_atomic(path, text.as_bytes()).map_err(|e| {
-                CliError::runtime(anyhow!(
-                    "--ready-json {}: cannot write the ready file: {e}",
-                    path.display()
-                ))
-            })?;
-        }
+        let ready_file = match &args.ready_json {
+            Some(path) => {
+                let text = wraith_model::to_canonical_json(&ready).map_err(|e| {
+                    CliError::runtime(anyhow!("cannot render the ready document: {e}"))
+                })?;
+                Some(super::ready_file::ReadyFile::write(path, text).map_err(|e| {
+                    CliError::runtime(anyhow!(
+                        "--ready-json {}: cannot write the ready file: {e}",
+                        path.display()
+                    ))
+                })?)
+            }
+            None => None,
+        };
         if args.json {
             match serde_json::to_string(&ready) {
                 Ok(s) => outln!("{s}"),
@@ -536,6 +541,9 @@ pub fn run(args: Args) -> CmdResult {
             signals.recv().await;
         })
         .await;
+        if let Some(file) = ready_file {
+            file.remove();
+        }
         if outcome.drained {
             eprintln!("wraith serve: stopped");
         } else {

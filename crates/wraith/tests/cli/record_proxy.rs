@@ -751,6 +751,14 @@ async fn duration_stops_the_proxy_by_itself_and_finalizes_what_it_recorded() {
     assert!(sessions[0].manifest.complete);
     assert_eq!(sessions[0].exchanges[0].request.path, "/during");
     assert!(leftovers(&twin.root).is_empty());
+    // The ready file named an address nobody listens on any more: it is gone.
+    let ready_files: Vec<String> = std::fs::read_dir(twin.tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("record-ready-"))
+        .collect();
+    assert!(ready_files.is_empty(), "{ready_files:?}");
 }
 
 #[test]

@@ -17,6 +17,23 @@ fn ipv6_loopback_available() -> bool {
     std::net::TcpListener::bind("[::1]:0").is_ok()
 }
 
+#[test]
+fn the_ready_file_is_removed_when_serve_stops_unless_another_run_took_it_over() {
+    let t = shop_twin();
+    let mut s = t.serve(&[]);
+    assert!(s.ready_path.is_file());
+    s.signal("-INT");
+    assert!(
+        !s.ready_path.exists(),
+        "a stopped twin leaves no address behind"
+    );
+    // A file another run wrote over this one's is that run's: left in place.
+    let mut s = t.serve(&[]);
+    std::fs::write(&s.ready_path, "{\"serve\":{}}\n").unwrap();
+    s.signal("-TERM");
+    assert!(s.ready_path.is_file());
+}
+
 #[tokio::test]
 async fn ready_json_describes_the_bound_server_and_freshness() {
     let t = shop_twin();
