@@ -74,6 +74,21 @@ pub(crate) struct ProxyState {
 }
 
 impl ProxyState {
+    /// [`read_body`] within this recorder's limits.
+    async fn read_request_body(
+        &self,
+        body: Incoming,
+        headers: &http::HeaderMap,
+    ) -> Result<Bytes, Response<Full<Bytes>>> {
+        read_body(
+            body,
+            headers,
+            self.max_body_bytes,
+            self.request_idle_timeout,
+        )
+        .await
+    }
+
     /// A watcher for one more connection to drain at shutdown; `None` once shutdown began.
     pub(crate) fn watcher(&self) -> Option<Watcher> {
         self.graceful.lock().as_ref().map(GracefulShutdown::watcher)
@@ -341,14 +356,7 @@ async fn pass_through(
     );
     state.note_passed_through(&origin, why);
     let (parts, body) = req.into_parts();
-    let body = match read_body(
-        body,
-        &parts.headers,
-        state.max_body_bytes,
-        state.request_idle_timeout,
-    )
-    .await
-    {
+    let body = match state.read_request_body(body, &parts.headers).await {
         Ok(b) => b,
         Err(resp) => return made(resp),
     };
@@ -396,14 +404,7 @@ async fn forward(
     let client_path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or("").to_string();
 
-    let body = match read_body(
-        body,
-        &parts.headers,
-        state.max_body_bytes,
-        state.request_idle_timeout,
-    )
-    .await
-    {
+    let body = match state.read_request_body(body, &parts.headers).await {
         Ok(b) => b,
         Err(resp) => return made(resp),
     };
