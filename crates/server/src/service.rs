@@ -270,6 +270,17 @@ fn matched_route<'a>(sh: &'a Shared, parts: &http::request::Parts) -> Option<&'a
 }
 
 async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
+    let bad_session = |message: &str| {
+        refused(
+            sh,
+            json_response(
+                StatusCode::BAD_REQUEST,
+                &control::error_body("bad-session-header", message),
+            ),
+            parts.method.as_str(),
+            matched_route(sh, parts),
+        )
+    };
     // Two session headers name two namespaces: answering from either would guess.
     if parts
         .headers
@@ -278,17 +289,8 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         .nth(1)
         .is_some()
     {
-        return refused(
-            sh,
-            json_response(
-                StatusCode::BAD_REQUEST,
-                &control::error_body(
-                    "bad-session-header",
-                    "the request carries more than one X-Wraith-Session header; send exactly one",
-                ),
-            ),
-            parts.method.as_str(),
-            matched_route(sh, parts),
+        return bad_session(
+            "the request carries more than one X-Wraith-Session header; send exactly one",
         );
     }
     let session = match parts.headers.get(SESSION_HEADER) {
@@ -298,20 +300,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         Some(v) => match std::str::from_utf8(v.as_bytes()) {
             // Borrowed from the request head, which outlives the engine call.
             Ok(s) => Some(s),
-            Err(_) => {
-                return refused(
-                    sh,
-                    json_response(
-                        StatusCode::BAD_REQUEST,
-                        &control::error_body(
-                            "bad-session-header",
-                            "the X-Wraith-Session value is not valid UTF-8",
-                        ),
-                    ),
-                    parts.method.as_str(),
-                    matched_route(sh, parts),
-                );
-            }
+            Err(_) => return bad_session("the X-Wraith-Session value is not valid UTF-8"),
         },
     };
     let body = match read_body(sh, parts, body).await {
