@@ -76,7 +76,8 @@ pub struct Coverage {
     pub state_ops: BTreeMap<String, StateOpCoverage>,
     /// Per entity type: the state operations its routes cover.
     pub entity_types: Vec<EntityCoverage>,
-    /// Routes exercised by exactly one recorded exchange (a template from one observation).
+    /// Routes exercised by exactly one recorded exchange (a template from one observation):
+    /// `METHOD /path`, followed by ` on <origin>` for a route of another origin than the base.
     pub routes_seen_once: Vec<String>,
     /// Entity types with no `create` route: the twin cannot mint them.
     pub entity_types_without_create: Vec<String>,
@@ -97,6 +98,10 @@ pub struct Coverage {
 pub struct RouteCoverage {
     pub route: String,
     pub route_id: String,
+    /// The origin the route was recorded on when it is not the twin's base URL: a path
+    /// recorded on two hosts is two routes of one `route` name, told apart by this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     pub state_op: Option<StateOp>,
     pub entity_type: Option<String>,
     /// Recorded exchanges that fall on this route now.
@@ -185,7 +190,10 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
         let (n, sess) = ex_count.get(r.id.as_str()).copied().unwrap_or((0, 0));
         let name = format!("{} {}", r.method, r.path);
         if n == 1 {
-            seen_once.push(name.clone());
+            seen_once.push(match &r.origin {
+                Some(origin) => format!("{name} on {origin}"),
+                None => name.clone(),
+            });
         }
         if let Some(op) = r.state_op {
             let c = state_ops.entry(op.as_str().to_string()).or_default();
@@ -199,6 +207,7 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
         routes.push(RouteCoverage {
             route: name,
             route_id: r.id.clone(),
+            origin: r.origin.clone(),
             state_op: r.state_op,
             entity_type: r.entity_type.clone(),
             exchanges: n,

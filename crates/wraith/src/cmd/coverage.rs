@@ -140,11 +140,15 @@ pub fn run(args: Args) -> CmdResult {
     for r in &c.routes {
         let statuses: Vec<String> = r.statuses.iter().map(u16::to_string).collect();
         outln!(
-            "    {:>5}  {:>3}  {:<12} {}{}",
+            "    {:>5}  {:>3}  {:<12} {}{}{}",
             r.exchanges,
             r.variants,
             statuses.join(","),
             r.route,
+            r.origin
+                .as_deref()
+                .map(|o| format!(" on {o}"))
+                .unwrap_or_default(),
             r.state_op
                 .map(|o| format!("  [{}]", o.as_str()))
                 .unwrap_or_default()

@@ -114,6 +114,62 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
     }
 }
 
+/// A path recorded on two hosts other than the base URL is two routes of one name: each is
+/// shown with its origin, in the JSON, the seen-once list and the text.
+#[test]
+fn coverage_names_the_origin_of_a_route_recorded_on_another_host() {
+    let t = DemoTwin::init("gw", "https://api.gw.test/v1");
+    let nodes = serde_json::json!({"items": []});
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+    "pages": [], "entries": [
+        check_support::notes::entry("GET", "https://api.gw.test/v1/regions", None, 200,
+            &serde_json::json!({"data": []})),
+        check_support::notes::entry("GET", "https://east.gw.test/api/v1/nodes", None, 200, &nodes),
+        check_support::notes::entry("GET", "https://west.gw.test/api/v1/nodes", None, 200, &nodes),
+    ]}});
+    t.import_har("gw", &har);
+    t.synth();
+    let c = stdout_json(&t.run(&["coverage", "--json"]));
+    let routes = c["routes"].as_array().unwrap();
+    let mut origins: Vec<&str> = routes
+        .iter()
+        .filter(|r| r["route"] == "GET /api/v1/nodes")
+        .map(|r| r["origin"].as_str().unwrap())
+        .collect();
+    origins.sort_unstable();
+    assert_eq!(
+        origins,
+        ["https://east.gw.test", "https://west.gw.test"],
+        "{c:#}"
+    );
+    let base = routes
+        .iter()
+        .find(|r| r["route"] == "GET /v1/regions")
+        .unwrap();
+    assert!(base.get("origin").is_none(), "{base:#}");
+    let mut once: Vec<&str> = c["routes_seen_once"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    once.sort_unstable();
+    assert_eq!(
+        once,
+        [
+            "GET /api/v1/nodes on https://east.gw.test",
+            "GET /api/v1/nodes on https://west.gw.test",
+            "GET /v1/regions"
+        ]
+    );
+    let text = t.run(&["coverage"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    for host in ["east", "west"] {
+        let needle = format!("GET /api/v1/nodes on https://{host}.gw.test  [list]");
+        assert!(text.contains(&needle), "{needle} in {text}");
+    }
+}
+
 #[test]
 fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
     let t = DemoTwin::synthesized();
