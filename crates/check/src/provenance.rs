@@ -12,6 +12,10 @@ pub struct RouteProvenance {
     /// `METHOD /path`.
     pub route: String,
     pub route_id: String,
+    /// The origin the route was recorded on when it is not the twin's base URL: a path
+    /// recorded on two hosts is two routes of one `route` name, told apart by this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// Distinct concrete requests with a recorded answer (exact replay → `recorded`).
     pub exact_requests: u64,
     /// Recorded answers over all of them.
@@ -71,6 +75,7 @@ pub fn static_provenance(
             RouteProvenance {
                 route: name,
                 route_id: r.id.clone(),
+                origin: r.origin.clone(),
                 exact_requests: r.exact.len() as u64,
                 moments: r.exact.iter().map(|e| e.moments.len() as u64).sum(),
                 variants: r.variants.len() as u64,

@@ -264,7 +264,10 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
         let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
         outln!(
             "  {:<48} can answer: {:<32} exact {:>4} ({})  variants {}  leaves: {}",
-            r.route,
+            match &r.origin {
+                Some(origin) => format!("{} on {origin}", r.route),
+                None => r.route.clone(),
+            },
             r.can_answer.join(", "),
             r.exact_requests,
             crate::output::count(r.moments, "moment"),

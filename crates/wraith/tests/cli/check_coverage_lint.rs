@@ -115,9 +115,10 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
 }
 
 /// A path recorded on two hosts other than the base URL is two routes of one name: each is
-/// shown with its origin, in the JSON, the seen-once list and the text.
+/// shown with its origin by `coverage` (the JSON, the seen-once list and the text) and by
+/// `inspect --provenance`.
 #[test]
-fn coverage_names_the_origin_of_a_route_recorded_on_another_host() {
+fn coverage_and_provenance_name_the_origin_of_a_route_recorded_on_another_host() {
     let t = DemoTwin::init("gw", "https://api.gw.test/v1");
     let nodes = serde_json::json!({"items": []});
     let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
@@ -168,6 +169,27 @@ fn coverage_names_the_origin_of_a_route_recorded_on_another_host() {
         let needle = format!("GET /api/v1/nodes on https://{host}.gw.test  [list]");
         assert!(text.contains(&needle), "{needle} in {text}");
     }
+    let p = stdout_json(&t.run(&["inspect", "--provenance", "--json"]));
+    let mut origins: Vec<&str> = p["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["route"] == "GET /api/v1/nodes")
+        .map(|r| r["origin"].as_str().unwrap())
+        .collect();
+    origins.sort_unstable();
+    assert_eq!(
+        origins,
+        ["https://east.gw.test", "https://west.gw.test"],
+        "{p:#}"
+    );
+    let text = t.run(&["inspect", "--provenance"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    for host in ["east", "west"] {
+        let needle = format!("GET /api/v1/nodes on https://{host}.gw.test ");
+        assert!(text.contains(&needle), "{needle} in {text}");
+    }
+    assert!(text.contains("  GET /v1/regions  "), "{text}");
 }
 
 #[test]
