@@ -102,6 +102,12 @@ impl Default for ClockConfig {
 /// Tests hand in a fake.
 pub type WallClock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
 
+/// The longest `X-Wraith-Session` value (and provisioned session id) a twin takes, in bytes.
+/// Longer ones are refused: every namespace keeps its id, and a session must stay nameable in
+/// a control-plane path (`DELETE /__wraith/session/{id}`, percent-encoded up to three times
+/// as long) that HTTP servers accept, or its slot could never be freed.
+pub const MAX_SESSION_ID_BYTES: usize = 1024;
+
 /// One request as the engine sees it. Header names are lowercase.
 #[derive(Debug, Clone, Default)]
 pub struct Request {

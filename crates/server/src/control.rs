@@ -217,6 +217,14 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
     if parsed.session.is_empty() {
         return Err("invalid session provisioning body: `session` must not be empty".to_string());
     }
+    if parsed.session.len() > wraith_engine::MAX_SESSION_ID_BYTES {
+        return Err(format!(
+            "invalid session provisioning body: `session` is {} bytes long; a session id is at \
+             most {} bytes",
+            parsed.session.len(),
+            wraith_engine::MAX_SESSION_ID_BYTES
+        ));
+    }
     // A session no request can name is of no use: HTTP strips a header value's surrounding
     // spaces and forbids control characters in it.
     if parsed.session.trim_matches([' ', '\t']) != parsed.session

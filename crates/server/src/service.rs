@@ -298,6 +298,13 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         // Verbatim: the value is an opaque, case-sensitive key. UTF-8 is allowed; bytes that are
         // not UTF-8 cannot be a key we can report back, so they are refused rather than mangled.
         Some(v) => match std::str::from_utf8(v.as_bytes()) {
+            Ok(s) if s.len() > wraith_engine::MAX_SESSION_ID_BYTES => {
+                return bad_session(&format!(
+                    "the X-Wraith-Session value is {} bytes long; a session id is at most {} bytes",
+                    s.len(),
+                    wraith_engine::MAX_SESSION_ID_BYTES
+                ));
+            }
             // Borrowed from the request head, which outlives the engine call.
             Ok(s) => Some(s),
             Err(_) => return bad_session("the X-Wraith-Session value is not valid UTF-8"),

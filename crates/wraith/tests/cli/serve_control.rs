@@ -422,6 +422,65 @@ async fn two_session_headers_are_refused_rather_than_one_picked() {
     assert!(!ids.contains(&Some("worker-3".to_string())), "{list}");
 }
 
+/// A session id is at most 1024 bytes, so every session stays nameable in a control path and
+/// one client cannot pin megabytes of ids: longer header values and provisioned ids are
+/// refused with 400, and the longest allowed id works end to end and can be deleted.
+#[tokio::test]
+async fn session_ids_past_1024_bytes_are_refused_and_the_longest_allowed_can_be_deleted() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let long = "s".repeat(1025);
+    let r = s.get("/v1/customers/cus_1", Some(&long)).await;
+    r.assert_status(400);
+    assert_eq!(r.json()["error"], json!("bad-session-header"));
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("1025 bytes") && message.contains("1024"),
+        "{message}"
+    );
+    assert_eq!(r.provenance(), Some("miss"));
+    let p = s
+        .post("/__wraith/session", None, json!({"session": long}))
+        .await;
+    assert_eq!(p.status, 400, "{}", String::from_utf8_lossy(&p.body));
+    assert_eq!(p.json()["error"], "bad-request");
+    assert!(
+        p.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1024 bytes"),
+        "{}",
+        p.json()
+    );
+    let list = s.get("/__wraith/session", None).await.json();
+    assert!(!session_ids(&list).contains(&Some(long.clone())), "{list}");
+
+    // The longest allowed id, of multi-byte characters that percent-encode to three times
+    // their length in the path.
+    let longest = "é".repeat(512);
+    assert_eq!(longest.len(), 1024);
+    create_customer(&s, Some(&longest), "Edge").await;
+    let list = s.get("/__wraith/session", None).await.json();
+    assert!(
+        session_ids(&list).contains(&Some(longest.clone())),
+        "{list}"
+    );
+    let encoded: String = longest.bytes().map(|b| format!("%{b:02X}")).collect();
+    let d = s
+        .send(
+            "DELETE",
+            &format!("/__wraith/session/{encoded}"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    d.assert_status(200);
+    assert_eq!(d.json()["deleted"], json!(true));
+    let list = s.get("/__wraith/session", None).await.json();
+    assert!(!session_ids(&list).contains(&Some(longest)), "{list}");
+}
+
 /// A recording that kept an interim answer (a WebSocket upgrade's `101`) cannot be answered
 /// with it: hyper would switch protocols no client asked for, or send a bare 500 without the
 /// control headers. The twin answers 500 `internal-error` saying why, with its headers.
