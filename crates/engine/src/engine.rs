@@ -619,22 +619,16 @@ impl Engine {
             }
             Ok(Err(existing)) => {
                 let mut ns = existing.lock();
-                let cur = &ns.settings;
-                let conflict = (p.fixture.is_some() && cur.fixture != settings.fixture)
-                    || (p.seed.is_some() && (cur.seed != settings.seed || !cur.explicit_seed))
-                    || (p.clock.is_some() && cur.clock != settings.clock);
-                if conflict {
+                let differ = provision_differences(&ns.settings, &settings, &p);
+                if !differ.is_empty() {
                     return Err(ControlError::new(
                         409,
                         "session-provision-conflict",
                         format!(
-                            "session `{}` already exists with different settings (fixture {}, \
-                             seed {}, clock {} at {}); delete it first or provision a new id",
+                            "session `{}` already exists with other settings: {}; delete it \
+                             first or provision a new id",
                             p.session,
-                            cur.fixture.as_deref().unwrap_or("none"),
-                            cur.seed,
-                            cur.clock.mode.as_str(),
-                            cur.clock.base_epoch,
+                            differ.join("; "),
                         ),
                     ));
                 }
@@ -3673,6 +3667,43 @@ fn page_items<'b>(body: &'b OutBody, items_pointer: Option<&str>) -> &'b [Value]
         None => Some(v),
     };
     found.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// What a provisioning request `p` (resolved to `asked`) sets otherwise than the live
+/// session's `cur`, one phrase per setting, in the body's order; empty when it may be answered
+/// with the session as it is. A setting the request leaves out is never a difference. A seed
+/// equal to the one the session reports still differs when the session was not given it: its
+/// random values come from the serve seed and its id, an explicit seed's from the seed alone.
+fn provision_differences(cur: &Settings, asked: &Settings, p: &Provision) -> Vec<String> {
+    let mut differ = Vec::new();
+    if p.fixture.is_some() && cur.fixture != asked.fixture {
+        differ.push(format!(
+            "fixture {} (asked {})",
+            cur.fixture.as_deref().unwrap_or("none"),
+            asked.fixture.as_deref().unwrap_or("none")
+        ));
+    }
+    if p.seed.is_some() {
+        if cur.seed != asked.seed {
+            differ.push(format!("seed {} (asked {})", cur.seed, asked.seed));
+        } else if !cur.explicit_seed {
+            differ.push(format!(
+                "seed {} taken from the serve seed with the session id (an explicit `seed` \
+                 seeds the session with it alone, which gives other random values)",
+                cur.seed
+            ));
+        }
+    }
+    if p.clock.is_some() && cur.clock != asked.clock {
+        differ.push(format!(
+            "clock {} at {} (asked {} at {})",
+            cur.clock.mode.as_str(),
+            cur.clock.base_epoch,
+            asked.clock.mode.as_str(),
+            asked.clock.base_epoch
+        ));
+    }
+    differ
 }
 
 fn provision_info(session: &str, ns: &Namespace, created: bool) -> ProvisionInfo {

@@ -107,10 +107,29 @@ async fn provisioning_creates_201_then_200_and_conflicts_on_different_settings()
         .await;
     assert_eq!(c.status, 409, "{}", String::from_utf8_lossy(&c.body));
     assert_eq!(c.json()["error"], "session-provision-conflict");
-    // The message states the session's settings as the request would write them.
+    // The message names the setting that differs, as the request would write it, and only it.
     let message = c.json()["message"].as_str().unwrap_or_default().to_string();
     assert!(
-        message.contains("seed 7") && !message.contains("Some(") && !message.contains("Fixed"),
+        message.contains("seed 7 (asked 8)")
+            && !message.contains("fixture")
+            && !message.contains("clock")
+            && !message.contains("Some("),
+        "{message}"
+    );
+    let c = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "w1", "fixture": "default", "clock": {"mode": "real"}}),
+        )
+        .await;
+    assert_eq!(c.status, 409);
+    let message = c.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("fixture empty (asked default)")
+            && message.contains("clock fixed at 1700000000 (asked real at")
+            && !message.contains("seed")
+            && !message.contains("Fixed"),
         "{message}"
     );
     // `base_epoch_secs` is accepted as the epoch's other spelling.
@@ -123,6 +142,34 @@ async fn provisioning_creates_201_then_200_and_conflicts_on_different_settings()
         .await;
     assert_eq!(r.status, 201);
     assert_eq!(r.json()["clock"]["base_epoch"], 1234);
+}
+
+/// A session that was not given a seed draws its random values from the serve seed with its
+/// id; asking for that same number as an explicit seed would seed it with the number alone, so
+/// it is a conflict, and the message says why rather than listing equal-looking settings.
+#[tokio::test]
+async fn provisioning_an_explicit_seed_equal_to_the_inherited_one_says_why_it_conflicts() {
+    let t = shop_twin();
+    let s = t.serve(&["--seed", "42"]);
+    create_customer(&s, Some("lazy"), "Ann").await;
+    let c = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "lazy", "seed": 42}),
+        )
+        .await;
+    assert_eq!(c.status, 409, "{}", String::from_utf8_lossy(&c.body));
+    let message = c.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("seed 42 taken from the serve seed with the session id"),
+        "{message}"
+    );
+    // Without a seed the request asks nothing the session does not have.
+    let same = s
+        .post("/__wraith/session", None, json!({"session": "lazy"}))
+        .await;
+    assert_eq!(same.status, 200, "{}", String::from_utf8_lossy(&same.body));
 }
 
 #[tokio::test]
