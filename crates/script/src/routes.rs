@@ -22,6 +22,9 @@
 //! The file is read at serve time only; `wraith synth` never touches it and nothing in it is
 //! written into the model. The validators here are shared with `wraith route add`.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use serde_json::Value;
 use wraith_engine::AuthoredRoute;
 use wraith_engine::handler::ExplicitBinding;
@@ -86,6 +89,9 @@ pub fn parse_routes_file(text: &str) -> Result<RoutesFile, String> {
         }
     };
     let mut out: Vec<AuthoredRoute> = Vec::with_capacity(routes.len());
+    // Each declared route by method and shape, so a file of many routes is checked for
+    // duplicates in one pass, not against every earlier route.
+    let mut declared: HashMap<(String, Vec<String>), usize> = HashMap::with_capacity(routes.len());
     for (i, r) in routes.iter().enumerate() {
         let n = i + 1;
         let table = r
@@ -147,14 +153,21 @@ pub fn parse_routes_file(text: &str) -> Result<RoutesFile, String> {
                 ));
             }
         };
-        if let Some(prev) = out
-            .iter()
-            .find(|a| a.method == method && same_template(&a.path, &path))
-        {
-            return Err(format!(
-                "route {name} is declared twice (also as {}); keep one",
-                prev.name()
-            ));
+        let shape = template_shape(&path)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        match declared.entry((method.clone(), shape)) {
+            Entry::Occupied(prev) => {
+                let prev = &out[*prev.get()];
+                return Err(format!(
+                    "route {name} is declared twice (also as {}); keep one",
+                    prev.name()
+                ));
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(out.len());
+            }
         }
         out.push(AuthoredRoute {
             method,
@@ -275,19 +288,16 @@ pub fn validate_handler(h: &str) -> Result<(), String> {
 
 /// Two templates that match the same requests (parameter names aside).
 pub fn same_template(a: &str, b: &str) -> bool {
-    let shape = |p: &str| -> Vec<String> {
-        p.split('/')
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                if s.starts_with(':') {
-                    ":".to_string()
-                } else {
-                    s.to_string()
-                }
-            })
-            .collect()
-    };
-    shape(a) == shape(b)
+    template_shape(a) == template_shape(b)
+}
+
+/// What of a template decides the requests it matches: its non-empty segments, each parameter
+/// as `:` whatever its name. Equal shapes are [`same_template`]s.
+fn template_shape(p: &str) -> Vec<&str> {
+    p.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| if s.starts_with(':') { ":" } else { s })
+        .collect()
 }
 
 /// An HTTP method an authored route may declare, uppercased.
@@ -433,6 +443,28 @@ mod tests {
             parse_routes("schema_version = 2")
                 .unwrap_err()
                 .contains("schema_version")
+        );
+    }
+
+    /// Routes are told apart by method and shape (parameter names aside) across the whole
+    /// file: a duplicate far from its first declaration is found and named with it, while the
+    /// same path under another method, or a literal where the other has a parameter, is not one.
+    #[test]
+    fn a_duplicate_among_many_routes_names_its_first_declaration() {
+        let mut file = String::from("schema_version = 1\n");
+        for i in 0..2000 {
+            file.push_str(&format!(
+                "[[route]]\nmethod = \"GET\"\npath = \"/m{i}/:id\"\n"
+            ));
+        }
+        file.push_str("[[route]]\nmethod = \"POST\"\npath = \"/m7/:id\"\n");
+        file.push_str("[[route]]\nmethod = \"GET\"\npath = \"/m7/latest\"\n");
+        assert_eq!(parse_routes(&file).unwrap().len(), 2002);
+        file.push_str("[[route]]\nmethod = \"get\"\npath = \"/m7/:other\"\n");
+        let err = parse_routes(&file).unwrap_err();
+        assert!(
+            err.contains("GET /m7/:other is declared twice (also as GET /m7/:id)"),
+            "{err}"
         );
     }
 
