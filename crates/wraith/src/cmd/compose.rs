@@ -583,30 +583,72 @@ fn check_output(
 }
 
 /// Every file under `dir`, as sorted paths relative to it (dot files and dot folders skipped).
+///
+/// A symbolic link is taken only when it names a file inside `dir`: one to a file elsewhere
+/// would copy a file of the host (a credentials file, another project's code) into a composite
+/// meant to be shared, and one to a folder may loop. Either is refused, naming the link.
 fn files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    enum Walk {
+        Io(std::io::Error),
+        Link(PathBuf, String),
+    }
+    fn walk(root: &Path, real_root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Walk> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .and_then(|r| r.collect::<Result<Vec<_>, _>>())
+            .map_err(Walk::Io)?;
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
             if e.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
             let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out)?;
+            let is_link = e.file_type().map_err(Walk::Io)?.is_symlink();
+            if is_link {
+                let target = std::fs::canonicalize(&p)
+                    .map_err(|err| Walk::Link(p.clone(), format!("does not resolve ({err})")))?;
+                if target.is_dir() {
+                    return Err(Walk::Link(
+                        p,
+                        format!("names the folder {}", target.display()),
+                    ));
+                }
+                if !target.starts_with(real_root) {
+                    return Err(Walk::Link(
+                        p,
+                        format!("names {}, outside {}", target.display(), root.display()),
+                    ));
+                }
+            }
+            if !is_link && p.is_dir() {
+                walk(root, real_root, &p, out)?;
             } else if let Ok(rel) = p.strip_prefix(root) {
                 out.push(rel.to_path_buf());
             }
         }
         Ok(())
     }
+    let real_root = match std::fs::canonicalize(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(CliError::usage(anyhow!(
+                "cannot read {}: {e}",
+                dir.display()
+            )));
+        }
+    };
     let mut out = Vec::new();
-    match walk(dir, dir, &mut out) {
+    match walk(dir, &real_root, dir, &mut out) {
         Ok(()) => Ok(out),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(CliError::usage(anyhow!(
+        Err(Walk::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(Walk::Io(e)) => Err(CliError::usage(anyhow!(
             "cannot read {}: {e}",
             dir.display()
+        ))),
+        Err(Walk::Link(link, why)) => Err(CliError::usage(anyhow!(
+            "{} is a symbolic link that {why}; compose copies only a twin's own files: replace \
+             the link with the file itself",
+            link.display()
         ))),
     }
 }

@@ -337,6 +337,50 @@ fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
     assert!(!cwd.join("out").exists());
 }
 
+/// A symbolic link among an input's files is followed only to a file inside the folder compose
+/// copies: one naming a file elsewhere on the host, or a folder (which may loop), exits 1
+/// naming the link, and nothing is written.
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_out_of_an_input_exits_1_naming_it() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    let outside = cwd.join("secret.lua");
+    std::fs::write(&outside, "return 'host file'\n").unwrap();
+    let link = cwd.join("twins/promos/lua/handlers/get_status.lua");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let out = compose(cwd, "promos", "out", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("get_status.lua is a symbolic link") && stderr.contains("outside"),
+        "{stderr}"
+    );
+    assert!(!cwd.join("out").exists());
+
+    std::fs::remove_file(&link).unwrap();
+    let lib = cwd.join("twins/promos/lua/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::os::unix::fs::symlink("..", lib.join("cycle")).unwrap();
+    let out = compose(cwd, "promos", "out", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cycle is a symbolic link that names the folder"),
+        "{stderr}"
+    );
+
+    // A link to a file of the same folder is taken, as the file it names.
+    std::fs::remove_file(lib.join("cycle")).unwrap();
+    std::fs::write(lib.join("util.lua"), "return {}\n").unwrap();
+    std::os::unix::fs::symlink("util.lua", lib.join("alias.lua")).unwrap();
+    ok(&compose(cwd, "promos", "out", &[]));
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("out/lua/lib/alias.lua")).unwrap(),
+        "return {}\n"
+    );
+}
+
 #[test]
 fn an_unreadable_input_exits_1_naming_it() {
     let shop = example_shop_twin();
