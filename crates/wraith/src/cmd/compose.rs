@@ -968,6 +968,10 @@ fn plan_lua(
     warnings: &mut Vec<Warning>,
 ) -> Result<(), CliError> {
     let mut seen: BTreeMap<PathBuf, (usize, Vec<u8>)> = BTreeMap::new();
+    // Lua code by its name (the path without `.lua`/`.luau`): serve loads one file per handler
+    // or module name, so another input's file of that name in the other dialect would shadow
+    // it too.
+    let mut code_names: BTreeMap<PathBuf, (usize, PathBuf)> = BTreeMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let lua = input.dir.lua_dir();
         for rel in files_under(&lua)? {
@@ -977,6 +981,28 @@ fn plan_lua(
             }
             let bytes = read_bytes(&lua.join(&rel))?;
             let out_rel = Path::new("lua").join(&rel);
+            if rel.extension().is_some_and(|e| e == "lua" || e == "luau") {
+                match code_names.get(&out_rel.with_extension("")) {
+                    Some((first, first_rel)) if *first != i && *first_rel != out_rel => {
+                        conflicts.push(Conflict {
+                            input: input.name.clone(),
+                            path: out_rel.display().to_string(),
+                            reason: format!(
+                                "{} already brings {}, the same Lua handler or module in the \
+                                 other dialect (serve loads one file per name); an overlay may \
+                                 not shadow a Lua handler or module",
+                                inputs[*first].name,
+                                first_rel.display()
+                            ),
+                        });
+                        continue;
+                    }
+                    Some(_) => {}
+                    None => {
+                        code_names.insert(out_rel.with_extension(""), (i, out_rel.clone()));
+                    }
+                }
+            }
             match seen.get(&out_rel) {
                 None => {
                     reports[i].lua_files.push(out_rel.display().to_string());

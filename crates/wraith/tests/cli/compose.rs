@@ -337,6 +337,40 @@ fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
     assert!(!cwd.join("out").exists());
 }
 
+/// Serve loads one file per handler name: an overlay's `get_summary.luau` beside the base's
+/// `get_summary.lua` would replace it as surely as a `.lua` of other bytes.
+#[test]
+fn an_overlay_handler_in_the_other_dialect_is_a_conflict_too() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    std::fs::write(
+        cwd.join("twins/promos/lua/handlers/get_summary.luau"),
+        "emit.json({ shadowed = true })\n",
+    )
+    .unwrap();
+    let out = compose(cwd, "promos", "out", &["--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c["path"] == "lua/handlers/get_summary.luau"
+                && c["input"] == "promos"
+                && c["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("lua/handlers/get_summary.lua")),
+        "{conflicts:?}"
+    );
+    assert!(!cwd.join("out").exists());
+}
+
 /// A symbolic link among an input's files is followed only to a file inside the folder compose
 /// copies: one naming a file elsewhere on the host, or a folder (which may loop), exits 1
 /// naming the link, and nothing is written.
