@@ -95,22 +95,13 @@ pub fn load_lua_dir(lua_dir: &Path, opts: ScriptOptions) -> Result<LoadedScripts
     }
 
     let routes_path = lua_dir.join("routes.toml");
-    match std::fs::read_to_string(&routes_path) {
-        Ok(text) => {
-            let file = parse_routes_file(&text).map_err(|message| ScriptError::Routes {
-                path: routes_path.clone(),
-                message,
-            })?;
-            out.authored = file.routes;
-            out.bindings = file.bindings;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(ScriptError::Io {
-                path: routes_path,
-                source,
-            });
-        }
+    if let Some(text) = crate::routes::read_routes_text(&routes_path)? {
+        let file = parse_routes_file(&text).map_err(|message| ScriptError::Routes {
+            path: routes_path.clone(),
+            message,
+        })?;
+        out.authored = file.routes;
+        out.bindings = file.bindings;
     }
     Ok(out)
 }

@@ -24,8 +24,11 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::path::Path;
 
 use serde_json::Value;
+
+use crate::ScriptError;
 use wraith_engine::AuthoredRoute;
 use wraith_engine::handler::ExplicitBinding;
 
@@ -55,6 +58,32 @@ pub struct RoutesFile {
 /// and how.
 pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
     parse_routes_file(text).map(|f| f.routes)
+}
+
+/// The text of the `lua/routes.toml` at `path`, `None` when there is none. Bytes that are not
+/// UTF-8 are a file to fix ([`ScriptError::Routes`], saying where), not a failed read
+/// ([`ScriptError::Io`]).
+pub fn read_routes_text(path: &Path) -> Result<Option<String>, ScriptError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ScriptError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        ScriptError::Routes {
+            path: path.to_path_buf(),
+            message: format!(
+                "not UTF-8 text (line {line}, first bad byte at offset {at}); save the file as UTF-8"
+            ),
+        }
+    })
 }
 
 /// Parse and validate all of `lua/routes.toml`: `[[route]]` and `[[binding]]` entries. The

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use serde::Serialize;
 use wraith_engine::{AuthoredRoute, Engine, HandlerOnError, Scripts, handler};
-use wraith_script::routes;
+use wraith_script::{ScriptError, routes};
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -89,6 +89,15 @@ const NEW_FILE_HEADER: &str = "\
 schema_version = 1
 ";
 
+/// `lua/routes.toml`'s text (`None` when there is none): a file that is not UTF-8 is one to
+/// fix (exit 1), a failed read exit 4.
+fn read_routes_file(path: &Path) -> Result<Option<String>, CliError> {
+    routes::read_routes_text(path).map_err(|e| match e {
+        ScriptError::Routes { .. } => CliError::usage(anyhow!("{e}")),
+        e => CliError::runtime(anyhow!("{e}")),
+    })
+}
+
 fn add(a: AddArgs) -> CmdResult {
     let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
     let method = routes::validate_method(&a.method)
@@ -110,16 +119,7 @@ fn add(a: AddArgs) -> CmdResult {
     }
 
     let path = twin.lua_dir().join("routes.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => NEW_FILE_HEADER.to_string(),
-        Err(e) => {
-            return Err(CliError::runtime(anyhow!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
+    let text = read_routes_file(&path)?.unwrap_or_else(|| NEW_FILE_HEADER.to_string());
     let existing = routes::parse_routes(&text)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}; fix the file first", path.display())))?;
     if let Some(prev) = existing
@@ -277,16 +277,10 @@ struct BindingEntry {
 fn list(a: ListArgs) -> CmdResult {
     let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
     let path = twin.lua_dir().join("routes.toml");
-    let file = match std::fs::read_to_string(&path) {
-        Ok(t) => routes::parse_routes_file(&t)
+    let file = match read_routes_file(&path)? {
+        Some(t) => routes::parse_routes_file(&t)
             .map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => routes::RoutesFile::default(),
-        Err(e) => {
-            return Err(CliError::runtime(anyhow!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
+        None => routes::RoutesFile::default(),
     };
     let authored = &file.routes;
     let handler_names = handler_stems(&twin.lua_dir().join("handlers"));
@@ -471,9 +465,12 @@ pub fn install_scripts(
 pub fn lint_findings(twin: &TwinDir) -> Vec<wraith_check::lint::Finding> {
     use wraith_check::lint::Finding;
     const FILE: &str = "lua/routes.toml";
-    let text = match std::fs::read_to_string(twin.lua_dir().join("routes.toml")) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+    let text = match routes::read_routes_text(&twin.lua_dir().join("routes.toml")) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Vec::new(),
+        Err(ScriptError::Routes { message, .. }) => {
+            return vec![Finding::error("routes_toml", Some(FILE), message)];
+        }
         Err(e) => {
             return vec![Finding::error(
                 "routes_toml",

@@ -188,6 +188,47 @@ fn route_list_says_what_answers_each_authored_route() {
     assert!(text.contains("501 no implementation"), "{text}");
 }
 
+/// A `lua/routes.toml` that is not UTF-8 is a file to fix: `route list` and `route add` exit 1
+/// saying where the bad byte is (the file left as it was), and lint reports it.
+#[test]
+fn a_routes_file_that_is_not_utf8_is_refused_saying_where() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let bad = b"schema_version = 1\n# caf\xe9\n".to_vec();
+    std::fs::write(t.path().join("lua/routes.toml"), &bad).unwrap();
+    let twin = t.path_str();
+    for args in [
+        vec!["route", "list", twin.as_str()],
+        vec![
+            "route",
+            "add",
+            twin.as_str(),
+            "--method",
+            "GET",
+            "--path",
+            "/x",
+        ],
+    ] {
+        let out = wraith(&t, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("routes.toml: not UTF-8 text (line 2, first bad byte at offset 24)")
+                && err.contains("save the file as UTF-8"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(t.path().join("lua/routes.toml")).unwrap(),
+        bad
+    );
+    let lint = wraith(&t, &["lint", &twin]);
+    assert!(
+        String::from_utf8_lossy(&lint.stdout).contains("not UTF-8 text (line 2"),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
 #[test]
 fn route_list_of_a_twin_without_the_sidecar_is_empty() {
     let t = Twin::init("shop", "https://api.shop.test");
