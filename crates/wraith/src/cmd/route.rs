@@ -98,6 +98,25 @@ fn read_routes_file(path: &Path) -> Result<Option<String>, CliError> {
     })
 }
 
+/// An exclusive lock on the twin's `lua/routes.toml` edits, held until dropped: a sidecar
+/// `lua/.routes.toml.lock` (the file itself is replaced on every write, so it cannot carry the
+/// lock). Creates `lua/` when missing.
+fn lock_routes_file(twin: &TwinDir) -> Result<std::fs::File, CliError> {
+    let lua = twin.lua_dir();
+    std::fs::create_dir_all(&lua)
+        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", lua.display())))?;
+    let path = lua.join(".routes.toml.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| CliError::runtime(anyhow!("cannot open {}: {e}", path.display())))?;
+    file.lock()
+        .map_err(|e| CliError::runtime(anyhow!("cannot lock {}: {e}", path.display())))?;
+    Ok(file)
+}
+
 fn add(a: AddArgs) -> CmdResult {
     let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
     let method = routes::validate_method(&a.method)
@@ -119,6 +138,9 @@ fn add(a: AddArgs) -> CmdResult {
     }
 
     let path = twin.lua_dir().join("routes.toml");
+    // Read, edit and replace under a lock: two `route add`s at once would each replace the file
+    // with their own edit of the same original, and one route would be lost.
+    let _lock = lock_routes_file(&twin)?;
     let text = read_routes_file(&path)?.unwrap_or_else(|| NEW_FILE_HEADER.to_string());
     let existing = routes::parse_routes(&text)
         .map_err(|e| CliError::usage(anyhow!("{}: {e}; fix the file first", path.display())))?;
@@ -172,9 +194,6 @@ fn add(a: AddArgs) -> CmdResult {
     // What we write must read back as what we meant.
     routes::parse_routes(&new_text).map_err(|e| {
         CliError::runtime(anyhow!("internal: the updated file does not parse: {e}"))
-    })?;
-    std::fs::create_dir_all(twin.lua_dir()).map_err(|e| {
-        CliError::runtime(anyhow!("cannot create {}: {e}", twin.lua_dir().display()))
     })?;
     wraith_twin::write_atomic(&path, new_text.as_bytes())
         .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", path.display())))?;

@@ -229,6 +229,45 @@ fn a_routes_file_that_is_not_utf8_is_refused_saying_where() {
     );
 }
 
+/// `route add`s run at once each read, edit and replace the file: every one of them must find
+/// its route in the file afterwards, none lost to another's replacement.
+#[test]
+fn concurrent_route_adds_keep_every_route() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let twin = t.path_str();
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            Command::new(bin())
+                .current_dir(t.tmp.path())
+                .args(["route", "add", &twin, "--method", "GET", "--path"])
+                .arg(format!("/parallel/{i}"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let listed = list_json(&t);
+    let mut paths: Vec<String> = listed["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    paths.sort();
+    let mut want: Vec<String> = (0..12).map(|i| format!("/parallel/{i}")).collect();
+    want.sort();
+    assert_eq!(paths, want, "{}", routes_file(&t));
+}
+
 #[test]
 fn route_list_of_a_twin_without_the_sidecar_is_empty() {
     let t = Twin::init("shop", "https://api.shop.test");
