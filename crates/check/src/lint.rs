@@ -626,6 +626,23 @@ impl FixtureCtx<'_> {
     }
 
     fn records(&self, file: &str, entity: &str, items: &[Value], out: &mut Vec<Finding>) {
+        let labelled: Vec<(String, &Value)> = items
+            .iter()
+            .enumerate()
+            .map(|(i, rec)| (format!("{entity}[{i}]"), rec))
+            .collect();
+        self.records_at(file, entity, &labelled, out);
+    }
+
+    /// [`Self::records`] of records each named by its label in the findings (`customers[0]`,
+    /// `replace.cus_1`).
+    fn records_at(
+        &self,
+        file: &str,
+        entity: &str,
+        items: &[(String, &Value)],
+        out: &mut Vec<Finding>,
+    ) {
         let Some(pk) = self.pks.get(entity) else {
             out.push(Finding::warning(
                 "fixture-undeclared-type",
@@ -639,13 +656,13 @@ impl FixtureCtx<'_> {
         };
         let known = self.fields.get(entity).filter(|f| !f.is_empty());
         let mut unknown: BTreeSet<&str> = BTreeSet::new();
-        let mut first_with_key: BTreeMap<&str, usize> = BTreeMap::new();
-        for (i, rec) in items.iter().enumerate() {
+        let mut first_with_key: BTreeMap<&str, &str> = BTreeMap::new();
+        for (at, rec) in items {
             let Value::Object(m) = rec else {
                 out.push(Finding::error(
                     "fixture-record",
                     Some(file),
-                    format!("{entity}[{i}] must be a JSON object"),
+                    format!("{at} must be a JSON object"),
                 ));
                 continue;
             };
@@ -653,16 +670,16 @@ impl FixtureCtx<'_> {
                 None => out.push(Finding::error(
                     "fixture-missing-pk",
                     Some(file),
-                    format!("{entity}[{i}] has no primary key field {pk:?}"),
+                    format!("{at} has no primary key field {pk:?}"),
                 )),
                 Some(Value::String(key)) => {
-                    if let Some(j) = first_with_key.insert(key.as_str(), i) {
+                    if let Some(first) = first_with_key.insert(key.as_str(), at) {
                         out.push(Finding::warning(
                             "fixture-duplicate-pk",
                             Some(file),
                             format!(
-                                "{entity}[{i}] repeats the key {key:?} of {entity}[{j}]: a \
-                                 session is seeded with the later record only"
+                                "{at} repeats the key {key:?} of {first}: a session is \
+                                 seeded with the later record only"
                             ),
                         ));
                     }
@@ -670,7 +687,7 @@ impl FixtureCtx<'_> {
                 Some(_) => out.push(Finding::error(
                     "fixture-pk-type",
                     Some(file),
-                    format!("{entity}[{i}].{pk} must be a string"),
+                    format!("{at}.{pk} must be a string"),
                 )),
             }
             if let Some(known) = known {
@@ -682,7 +699,9 @@ impl FixtureCtx<'_> {
                         out.push(Finding::error(
                             "fixture-field-case",
                             Some(file),
-                            format!("{entity}[{i}].{k} differs only in case from the model's field {model_key:?}"),
+                            format!(
+                                "{at}.{k} differs only in case from the model's field {model_key:?}"
+                            ),
                         ));
                     } else {
                         unknown.insert(k);
@@ -740,8 +759,29 @@ impl FixtureCtx<'_> {
         match top.get("replace") {
             None => {}
             Some(Value::Object(m)) => {
-                let items: Vec<Value> = m.values().cloned().collect();
-                self.records(file, entity, &items, out);
+                let items: Vec<(String, &Value)> = m
+                    .iter()
+                    .map(|(k, rec)| (format!("replace.{k}"), rec))
+                    .collect();
+                self.records_at(file, entity, &items, out);
+                // A replacement keeps the record's key: one naming another key would be
+                // stored where no read finds it (serve refuses it).
+                if let Some(pk) = self.pks.get(entity) {
+                    for (k, rec) in m {
+                        if let Some(Value::String(own)) = rec.get(pk.as_str())
+                            && own != k
+                        {
+                            out.push(Finding::error(
+                                "fixture-replace-key",
+                                Some(file),
+                                format!(
+                                    "replace.{k}.{pk} is {own:?}, not the key it replaces; a \
+                                     replacement keeps the record's key"
+                                ),
+                            ));
+                        }
+                    }
+                }
             }
             Some(_) => out.push(Finding::error(
                 "fixture-patch",

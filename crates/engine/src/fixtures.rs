@@ -524,7 +524,7 @@ fn resolve_set(
             };
             let target = records.entry(ty.clone()).or_default();
             for (i, item) in items.iter().enumerate() {
-                let pk = record_key(set_name, file, ty, i, item, pk_field)?;
+                let pk = record_key(set_name, file, ty, Some(i), item, pk_field)?;
                 target.insert(pk, item.clone());
             }
         }
@@ -539,10 +539,24 @@ fn resolve_set(
             let file = format!("patches/{ty}.patch.json");
             let target = records.entry(ty.clone()).or_default();
             for (i, item) in patch.add.iter().enumerate() {
-                let pk = record_key(name, &file, ty, i, item, pk_field)?;
+                let pk = record_key(name, &file, ty, Some(i), item, pk_field)?;
                 target.insert(pk, item.clone());
             }
             for (pk, rec) in &patch.replace {
+                // A replacement is a whole record of the type, under the key it replaces: one
+                // without its primary key, or naming another, would be stored unreachable.
+                let at = format!("replace.{pk}");
+                let own = record_key(name, &file, &at, None, rec, pk_field)?;
+                if own != *pk {
+                    return Err(fixture_err(
+                        name,
+                        &file,
+                        format!(
+                            "{at}: primary key `{pk_field}` is {own:?}, not the key it replaces; \
+                             a replacement keeps the record's key"
+                        ),
+                    ));
+                }
                 if let Some(slot) = target.get_mut(pk) {
                     *slot = rec.clone();
                 }
@@ -564,19 +578,25 @@ fn resolve_set(
     Ok(SeedData { types })
 }
 
+/// The primary key of the record `item`, named in messages as `{at}[{index}]` (a record of a
+/// list) or `{at}` (one keyed otherwise, `index` `None`).
 fn record_key(
     set: &str,
     file: &str,
-    ty: &str,
-    index: usize,
+    at: &str,
+    index: Option<usize>,
     item: &Value,
     pk_field: &str,
 ) -> Result<String, EngineError> {
+    let at = match index {
+        Some(i) => format!("{at}[{i}]"),
+        None => at.to_string(),
+    };
     let Value::Object(obj) = item else {
         return Err(fixture_err(
             set,
             file,
-            format!("{ty}[{index}] must be a JSON object"),
+            format!("{at} must be a JSON object"),
         ));
     };
     match obj.get(pk_field) {
@@ -584,14 +604,12 @@ fn record_key(
         Some(other) => Err(fixture_err(
             set,
             file,
-            format!(
-                "{ty}[{index}]: primary key `{pk_field}` must be a string, found {other}; quote it"
-            ),
+            format!("{at}: primary key `{pk_field}` must be a string, found {other}; quote it"),
         )),
         None => Err(fixture_err(
             set,
             file,
-            format!("{ty}[{index}] has no primary key field `{pk_field}`"),
+            format!("{at} has no primary key field `{pk_field}`"),
         )),
     }
 }

@@ -214,6 +214,49 @@ fn patch_documents_with_rfc6902_keys_are_refused() {
     assert!(stderr.contains("patch"), "{stderr}");
 }
 
+/// A patch's `replace` entry is a whole record under the key it replaces: one without its
+/// primary key, or carrying another, would be stored where no read finds it. Serve refuses
+/// the twin (exit 1) and lint reports the entry by its place in the patch.
+#[test]
+fn a_replacement_without_its_key_or_under_another_is_refused() {
+    for (record, serve_says, lint_says) in [
+        (
+            json!({"name": "nopk"}),
+            "replace.cus_1 has no primary key field `id`",
+            "replace.cus_1 has no primary key field \"id\"",
+        ),
+        (
+            json!({"id": "cus_other", "name": "Moved"}),
+            "replace.cus_1: primary key `id` is \"cus_other\", not the key it replaces",
+            "replace.cus_1.id is \"cus_other\", not the key it replaces",
+        ),
+    ] {
+        let t = twin();
+        t.write(
+            "state/fixtures/default/fixture.json",
+            &json!({"entities": {"customers": [customer("cus_1", "Ann")]}}).to_string(),
+        );
+        t.write(
+            "state/fixtures/default/patches/customers.patch.json",
+            &json!({"replace": {"cus_1": record}}).to_string(),
+        );
+        let (code, stderr) = t.serve_expect_exit(&[]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains(serve_says) && stderr.contains("customers.patch.json"),
+            "{stderr}"
+        );
+        let lint = std::process::Command::new(support::bin())
+            .args(["lint", &t.path_str()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&lint.stdout);
+        assert_eq!(lint.status.code(), Some(1), "{text}");
+        assert!(text.contains(lint_says), "{text}");
+        assert!(!text.contains("customers[0]"), "{text}");
+    }
+}
+
 #[tokio::test]
 async fn records_of_undeclared_entity_types_are_skipped() {
     let t = twin();
