@@ -993,16 +993,44 @@ fn status_arg(func: &str, v: &Value) -> mlua::Result<u16> {
         })
 }
 
+/// What to say of an error whose value was not a message (`error({code = 1})`): Lua names such
+/// a value by its type and address (`table: 0x5581…`), which differs from run to run and
+/// would break the twin's same-requests-same-answers promise. `None` for any other message.
+fn raised_value(head: &str) -> Option<&'static str> {
+    let (ty, addr) = head.split_once(": ")?;
+    let hex = addr.strip_prefix("0x").unwrap_or(addr);
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    match ty {
+        "table" => {
+            Some("a table was raised as the error, not a message; raise a string: error(\"…\")")
+        }
+        "function" => {
+            Some("a function was raised as the error, not a message; raise a string: error(\"…\")")
+        }
+        "userdata" => {
+            Some("a userdata was raised as the error, not a message; raise a string: error(\"…\")")
+        }
+        "thread" => {
+            Some("a coroutine was raised as the error, not a message; raise a string: error(\"…\")")
+        }
+        _ => None,
+    }
+}
+
 /// The message of an mlua error without the Rust-side wrapping (callback tracebacks).
 fn error_text(e: &mlua::Error) -> String {
     match e {
         mlua::Error::CallbackError { cause, .. } => error_text(cause),
         // The Lua traceback repeats what the first line says, in more noise than help for a
         // response body.
-        mlua::Error::RuntimeError(m) => m
-            .split_once("\nstack traceback:")
-            .map_or(m.as_str(), |(head, _)| head)
-            .to_string(),
+        mlua::Error::RuntimeError(m) => {
+            let head = m
+                .split_once("\nstack traceback:")
+                .map_or(m.as_str(), |(head, _)| head);
+            raised_value(head).map_or_else(|| head.to_string(), str::to_string)
+        }
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::MemoryError(m) => format!("out of memory: {m}"),
         mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),

@@ -264,6 +264,30 @@ fn script_errors_name_the_file_and_line() {
     assert!(msg.contains("boom"), "{msg}");
 }
 
+/// An error raised with a value that is not a message would print as its type and address,
+/// which differs from run to run: the failure says what was raised instead, the same every
+/// time, and a table with `__tostring` still speaks for itself.
+#[test]
+fn an_error_raised_with_a_table_fails_with_the_same_message_every_run() {
+    let mut env = FakeEnv::new(&[]);
+    let first = run_err("error({ code = 1 })", &Req::get("/x"), &mut env);
+    assert!(
+        first.contains("a table was raised as the error, not a message"),
+        "{first}"
+    );
+    assert!(!first.contains("0x"), "{first}");
+    let again = run_err("error({ code = 1 })", &Req::get("/x"), &mut env);
+    assert_eq!(first, again);
+    let f = run_err("error(function() end)", &Req::get("/x"), &mut env);
+    assert!(f.contains("a function was raised"), "{f}");
+    let named = run_err(
+        "error(setmetatable({}, { __tostring = function() return 'quota exhausted' end }))",
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert!(named.contains("quota exhausted"), "{named}");
+}
+
 #[test]
 fn state_get_and_put_deep_merge_upsert_and_return_the_stored_record() {
     let mut env = FakeEnv::new(&["customers"]).with(
