@@ -217,6 +217,17 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
     if parsed.session.is_empty() {
         return Err("invalid session provisioning body: `session` must not be empty".to_string());
     }
+    // A set is a folder of state/fixtures/ (a composite's `<overlay>:<set>` too), and folder
+    // names stop at 255 bytes: a longer name names no set, and is not echoed back whole.
+    if let Some(f) = &parsed.fixture
+        && f.len() > 255
+    {
+        return Err(format!(
+            "invalid session provisioning body: `fixture` is {} bytes long; a fixture set is a \
+             folder of state/fixtures/, whose name is at most 255 bytes",
+            f.len()
+        ));
+    }
     if parsed.session.len() > wraith_engine::MAX_SESSION_ID_BYTES {
         return Err(format!(
             "invalid session provisioning body: `session` is {} bytes long; a session id is at \

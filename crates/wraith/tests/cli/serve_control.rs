@@ -210,12 +210,18 @@ async fn malformed_provisioning_bodies_are_400_saying_what_is_wrong() {
             json!({"session": "x", "clock": {"mode": "deterministic", "base_epoch_secs": i64::MIN}}),
             "before 0000-01-01",
         ),
+        // No set can be named so (folder names stop at 255 bytes); the name is not echoed.
+        (
+            json!({"session": "x", "fixture": "f".repeat(100_000)}),
+            "`fixture` is 100000 bytes long",
+        ),
     ] {
         let r = s.post("/__wraith/session", None, body.clone()).await;
         assert_eq!(r.status, 400, "{body}");
         let b = r.json();
         assert_eq!(b["error"], "bad-request");
         assert!(b["message"].as_str().unwrap().contains(needle), "{b}");
+        assert!(r.body.len() < 1000, "{} bytes", r.body.len());
     }
 }
 
