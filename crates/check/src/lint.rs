@@ -496,12 +496,30 @@ fn lint_fixtures(
     for (set, files) in &tree.sets {
         ctx.set(set, files, tree, out);
         for name in &files.ignored {
+            let message = if name.starts_with("patches/") {
+                "not read: a set's patches/ holds `<entity_type>.patch.json` files, so this file \
+                 patches nothing; name it `<entity_type>.patch.json` or move it out"
+            } else {
+                "not read: a fixture set holds `fixture.json` or `<entity_type>.json` files \
+                 (JSON only), so this file seeds nothing; convert it to JSON or move it out"
+            };
             out.push(Finding::warning(
                 "fixture-ignored-file",
                 Some(&format!("state/fixtures/{set}/{name}")),
-                "not read: a fixture set holds `fixture.json` or `<entity_type>.json` files \
-                 (JSON only), so this file seeds nothing; convert it to JSON or move it out",
+                message,
             ));
+        }
+        // Beside a fixture.json the set is in the directory form: its records are the
+        // `entities` of fixture.json, and a legacy `<entity_type>.json` there is never read.
+        if files.fixture_json.is_some() {
+            for stem in files.flat.keys() {
+                out.push(Finding::warning(
+                    "fixture-ignored-file",
+                    Some(&format!("state/fixtures/{set}/{stem}.json")),
+                    "not read: beside fixture.json the set's records are its `entities`, so this \
+                     <entity_type>.json seeds nothing; move its records into fixture.json",
+                ));
+            }
         }
     }
 }
@@ -548,7 +566,8 @@ impl FixtureCtx<'_> {
                     ));
                 }
             }
-            if let Some(parent) = top.get("parent") {
+            // `null` is the key left out, as serve reads it.
+            if let Some(parent) = top.get("parent").filter(|v| !v.is_null()) {
                 match parent.as_str() {
                     Some(p) => {
                         let bare = p.rsplit_once(':').map_or(p, |(_, b)| b);
@@ -571,7 +590,7 @@ impl FixtureCtx<'_> {
                 }
             }
             match top.get("entities") {
-                None => {}
+                None | Some(Value::Null) => {}
                 Some(Value::Object(ents)) => {
                     for (t, recs) in ents {
                         match recs {

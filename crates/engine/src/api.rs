@@ -407,8 +407,9 @@ pub struct FixtureSetFiles {
     pub flat: std::collections::BTreeMap<String, String>,
     /// `patches/<entity_type>.patch.json` (stem = entity type -> text).
     pub patches: std::collections::BTreeMap<String, String>,
-    /// Files at the top of the set that are not read (not `.json`: a `.yaml` set, notes),
-    /// sorted, so `wraith lint` can say that they seed nothing.
+    /// Files of the set that are not read (at its top, not `.json`: a `.yaml` set, notes; in
+    /// `patches/`, not `.patch.json`, named `patches/<name>`), sorted, so `wraith lint` can say
+    /// that they seed nothing.
     pub ignored: Vec<String>,
 }
 

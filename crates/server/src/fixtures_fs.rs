@@ -60,7 +60,7 @@ fn read_set(dir: &Path) -> io::Result<FixtureSetFiles> {
         }
         if path.is_dir() {
             if name == "patches" {
-                set.patches = read_patches(&path)?;
+                set.patches = read_patches(&path, &mut set.ignored)?;
             } else if name.ends_with(".json") {
                 // Skipping it would seed the set without the records the user meant it to hold.
                 return Err(misplaced(
@@ -88,7 +88,9 @@ fn read_set(dir: &Path) -> io::Result<FixtureSetFiles> {
     Ok(set)
 }
 
-fn read_patches(dir: &Path) -> io::Result<BTreeMap<String, String>> {
+/// The `<entity_type>.patch.json` files of a set's `patches/`; any other file there is named in
+/// `ignored` (as `patches/<name>`): a `customers.json` meant as a patch seeds nothing.
+fn read_patches(dir: &Path, ignored: &mut Vec<String>) -> io::Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for entry in std::fs::read_dir(dir).map_err(|e| with_path(e, dir))? {
         let entry = entry.map_err(|e| with_path(e, dir))?;
@@ -96,6 +98,9 @@ fn read_patches(dir: &Path) -> io::Result<BTreeMap<String, String>> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
+        if name.starts_with('.') {
+            continue;
+        }
         if path.is_dir() {
             if name.ends_with(".patch.json") {
                 return Err(misplaced(
@@ -107,6 +112,8 @@ fn read_patches(dir: &Path) -> io::Result<BTreeMap<String, String>> {
         }
         if let Some(stem) = name.strip_suffix(".patch.json") {
             out.insert(stem.to_string(), read_text(&path)?);
+        } else {
+            ignored.push(format!("patches/{name}"));
         }
     }
     Ok(out)

@@ -358,6 +358,52 @@ fn lint_warns_of_two_fixture_records_with_one_key_and_of_files_it_does_not_read(
     );
 }
 
+/// Lint reads a fixture set as serve does: `"entities": null` is the key left out (no error),
+/// and files serve never reads are named: a legacy `<entity_type>.json` beside fixture.json,
+/// and a file in patches/ that is not `<entity_type>.patch.json`.
+#[test]
+fn lint_reads_a_fixture_set_as_serve_does_and_names_the_files_it_never_reads() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let set = t.root.join("state/fixtures/default");
+    std::fs::create_dir_all(set.join("patches")).unwrap();
+    std::fs::write(
+        set.join("fixture.json"),
+        r#"{"entities":null,"parent":null}"#,
+    )
+    .unwrap();
+    std::fs::write(set.join("widgets.json"), r#"[{"id":"w1"}]"#).unwrap();
+    std::fs::write(set.join("patches/widgets.json"), r#"{"add":[{"id":"w2"}]}"#).unwrap();
+    let v = stdout_json(&t.run(&["lint", "--json"]));
+    let fixture_errors: Vec<_> = findings(&v)
+        .into_iter()
+        .filter(|(rule, severity, _)| rule.starts_with("fixture") && severity == "error")
+        .collect();
+    assert!(fixture_errors.is_empty(), "{v:#}");
+    let mut ignored: Vec<(String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fixture-ignored-file")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    ignored.sort();
+    assert_eq!(ignored.len(), 2, "{v:#}");
+    assert_eq!(ignored[0].0, "state/fixtures/default/patches/widgets.json");
+    assert!(ignored[0].1.contains("<entity_type>.patch.json"), "{v:#}");
+    assert_eq!(ignored[1].0, "state/fixtures/default/widgets.json");
+    assert!(ignored[1].1.contains("beside fixture.json"), "{v:#}");
+}
+
 /// Rule ids and severities of `wraith lint --json`'s findings, with their messages.
 fn findings(v: &Value) -> Vec<(String, String, String)> {
     v["findings"]
