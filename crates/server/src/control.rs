@@ -169,8 +169,22 @@ pub struct ProvisionBody {
     pub fixture: Option<String>,
     #[serde(default)]
     pub seed: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "clock_object")]
     pub clock: Option<ClockBody>,
+}
+
+/// `clock` as an object only (serde would read a struct from an array by position).
+fn clock_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ClockBody>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v @ serde_json::Value::Object(_)) => ClockBody::deserialize(v)
+            .map(Some)
+            .map_err(D::Error::custom),
+        Some(_) => Err(D::Error::custom(
+            "must be an object, e.g. {\"mode\": \"fixed\", \"base_epoch\": 1700000000}",
+        )),
+    }
 }
 
 /// `clock` in a provision body: `{mode, base_epoch | base_epoch_secs}`.
@@ -199,6 +213,15 @@ impl ClockBody {
 
 /// Parse a provision body, or say what is wrong with it (the 400 message).
 pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
+    // serde reads a struct from a JSON array too, by position: `["s1", null, 5]` would provision
+    // a session in a form nobody documents. The body and its clock are objects.
+    let first = |b: &[u8]| b.iter().copied().find(|c| !c.is_ascii_whitespace());
+    if first(body).is_some_and(|c| c == b'[') {
+        return Err(
+            "invalid session provisioning body: must be a JSON object, e.g. {\"session\": \"<id>\"}"
+                .to_string(),
+        );
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
     let parsed: ProvisionBody = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
