@@ -169,6 +169,8 @@ pub fn parse_routes_file(text: &str) -> Result<RoutesFile, String> {
                 ));
             }
         };
+        validate_status_response(status, response.is_some())
+            .map_err(|e| format!("route {name}: {e}"))?;
         let handler = match table.get("handler") {
             None => None,
             Some(toml::Value::String(h)) => {
@@ -358,6 +360,20 @@ pub fn validate_path(p: &str) -> Result<(), String> {
              and spells parameters `:name`"
         ));
     }
+    // Requests carry any other byte percent-encoded, and a template is matched against the
+    // path as received: a literal `ü` would match no request.
+    if let Some(c) = p.chars().find(|c| !c.is_ascii()) {
+        let mut buf = [0u8; 4];
+        let encoded: String = c
+            .encode_utf8(&mut buf)
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect();
+        return Err(format!(
+            "path `{p}` contains {c:?}, which requests carry percent-encoded: write it as \
+             `{encoded}`"
+        ));
+    }
     let mut names: Vec<&str> = Vec::new();
     for seg in p.split('/').skip(1) {
         if seg.is_empty() && p != "/" {
@@ -374,8 +390,8 @@ pub fn validate_path(p: &str) -> Result<(), String> {
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
                 return Err(format!(
-                    "path `{p}`: parameter `{seg}` must be `:` and a name of letters, digits \
-                     and `_` (e.g. `:id`)"
+                    "path `{p}`: parameter `{seg}` must be `:` and a name that starts with a \
+                     letter or `_` and holds only letters, digits and `_` (e.g. `:id`)"
                 ));
             }
             if names.contains(&name) {
@@ -395,6 +411,18 @@ pub fn validate_status(s: i64) -> Result<u16, String> {
         .ok_or_else(|| {
             format!("status {s} cannot answer a request (200–599; 1xx are interim responses)")
         })
+}
+
+/// A declared status and response that can go together: 204 and 304 answers carry no body,
+/// so a response declared with one would never be sent.
+pub fn validate_status_response(status: Option<u16>, response: bool) -> Result<(), String> {
+    match status {
+        Some(s @ (204 | 304)) if response => Err(format!(
+            "status {s} answers without a body, so `response` would never be sent; drop it or \
+             declare another status"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A declared response body: one JSON document.
@@ -465,6 +493,16 @@ mod tests {
                 .contains("unknown key")
         );
         assert!(one("path = \"/a\"").unwrap_err().contains("method"));
+        assert!(
+            one("method = \"GET\"\npath = \"/a\"\nstatus = 304\nresponse = '{}'")
+                .unwrap_err()
+                .contains("answers without a body")
+        );
+        assert!(
+            one("method = \"GET\"\npath = \"/caf\u{e9}\"")
+                .unwrap_err()
+                .contains("`%C3%A9`")
+        );
         let dup = "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/a/:x\"\n\
                    [[route]]\nmethod = \"GET\"\npath = \"/a/:y\"\n";
         assert!(parse_routes(dup).unwrap_err().contains("twice"));

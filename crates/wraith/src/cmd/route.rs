@@ -133,6 +133,8 @@ fn add(a: AddArgs) -> CmdResult {
         .map(routes::validate_response)
         .transpose()
         .map_err(|e| CliError::usage(anyhow!("--response: {e}")))?;
+    routes::validate_status_response(status, response.is_some())
+        .map_err(|e| CliError::usage(anyhow!("--status {}: {e}", status.unwrap_or_default())))?;
     if let Some(h) = &a.handler {
         routes::validate_handler(h).map_err(|e| CliError::usage(anyhow!("--handler: {e}")))?;
     }

@@ -122,7 +122,7 @@ fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
         "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/a/:id\"\n",
     );
     let before = routes_file(&t);
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--method", "FETCH", "--path", "/x"], "--method"),
         (&["--method", "GET", "--path", "x"], "--path"),
         (&["--method", "GET", "--path", "/x?y=1"], "--path"),
@@ -137,6 +137,29 @@ fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
         (
             &["--method", "get", "--path", "/a/:other"],
             "already declared",
+        ),
+        // Requests carry it percent-encoded: the literal would match none.
+        (
+            &["--method", "GET", "--path", "/f/ü"],
+            "write it as `%C3%BC`",
+        ),
+        (
+            &["--method", "GET", "--path", "/g/:1abc"],
+            "starts with a letter or `_`",
+        ),
+        // A 204 carries no body: the declared one would never be sent.
+        (
+            &[
+                "--method",
+                "GET",
+                "--path",
+                "/x",
+                "--status",
+                "204",
+                "--response",
+                "{}",
+            ],
+            "answers without a body",
         ),
     ];
     for (args, expect) in cases {
