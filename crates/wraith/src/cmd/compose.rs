@@ -530,6 +530,19 @@ fn check_output(
     force: bool,
     flag: &str,
 ) -> Result<(), CliError> {
+    // `Path` reads `out/.` as `out`, but the final rename onto `out/.` fails: say so up front.
+    let spelled = output.as_os_str().to_string_lossy();
+    if spelled == "." || spelled.ends_with("/.") {
+        let folder = spelled.trim_end_matches("/.");
+        return Err(CliError::usage(anyhow!(
+            "{flag} {spelled} ends in `.`; name the folder itself{}",
+            if folder.is_empty() || folder == "." {
+                String::new()
+            } else {
+                format!(" ({folder})")
+            }
+        )));
+    }
     let abs = match (output.parent(), output.file_name()) {
         (Some(parent), Some(name)) => {
             let parent = if parent.as_os_str().is_empty() {

@@ -480,6 +480,23 @@ fn an_output_where_no_folder_can_be_made_exits_1_naming_the_flag() {
     assert!(!err.contains(".compose-"), "no internal folder name: {err}");
 }
 
+/// `out/.` names the folder `out` to a person but not to the final rename: refused up front
+/// (exit 1, naming the folder to pass instead), nothing written.
+#[test]
+fn an_output_ending_in_a_dot_is_refused_naming_the_folder() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    std::fs::create_dir_all(cwd.join("made")).unwrap();
+    for output in ["fresh/.", "made/."] {
+        let out = compose(cwd, "promos", output, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{output}: {err}");
+        assert!(err.contains("ends in `.`; name the folder itself"), "{err}");
+    }
+    assert!(!cwd.join("fresh").exists());
+    assert_eq!(std::fs::read_dir(cwd.join("made")).unwrap().count(), 0);
+}
+
 /// Folders named `wraith-composite-*` under `dir`.
 fn temporary_composites(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
