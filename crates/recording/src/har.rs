@@ -216,6 +216,20 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             ),
         ));
     }
+    // serde would read the document's structs from arrays by position, and then blame a path
+    // like `[0][0][0]`: a document that is not an object is named as such first.
+    if let Some(c) = bytes.iter().copied().find(|c| !c.is_ascii_whitespace())
+        && c != b'{'
+    {
+        return Err(err(
+            "(document)".to_string(),
+            format!(
+                "a HAR file is a JSON object with a `log` key ({{\"log\": {{\"entries\": \
+                 [...]}}}}); this document starts with `{}`",
+                char::from(c).escape_default()
+            ),
+        ));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let har: Har = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
@@ -577,6 +591,23 @@ mod tests {
         assert!(parse_har(trailing.as_bytes(), Path::new("t.har"), &base()).is_err());
         let whitespace = format!("{one}\n\n  \n");
         assert!(parse_har(whitespace.as_bytes(), Path::new("w.har"), &base()).is_ok());
+    }
+
+    /// serde reads a struct from an array by position: a document that is an array (or any
+    /// other value) is named as not being the object a HAR is, before any deeper path.
+    #[test]
+    fn a_document_that_is_not_an_object_is_named_as_such() {
+        for (doc, starts) in [
+            (&b"[[[[1]]]]"[..], "`[`"),
+            (b"  \n[1, 2, 3]", "`[`"),
+            (b"\"log\"", "`\\\"`"),
+        ] {
+            let e = parse_har(doc, Path::new("a.har"), &base()).unwrap_err();
+            assert_eq!(e.json_path, "(document)");
+            let text = e.to_string();
+            assert!(text.contains("a JSON object with a `log` key"), "{text}");
+            assert!(text.contains(starts), "{text}");
+        }
     }
 
     #[test]
