@@ -73,7 +73,10 @@ pub enum ScrubError {
         "CI=true but WRAITH_HMAC_KEY is not set (or is empty): set WRAITH_HMAC_KEY (a secret of your CI) so scrub tokens are stable; a machine-local key is not used in CI"
     )]
     KeyRequiredInCi,
-    #[error("cannot {action} HMAC key file {path}: {source}")]
+    #[error(
+        "cannot {action} HMAC key file {path}: {source}; set WRAITH_HMAC_KEY to a secret of your \
+         own, or point XDG_CONFIG_HOME (or HOME) at a folder wraith may write"
+    )]
     KeyFile {
         action: &'static str,
         path: PathBuf,

@@ -475,6 +475,29 @@ fn ci_without_hmac_key_exits_3_and_writes_nothing() {
     assert!(session_dirs(tmp.path(), "shop").is_empty());
 }
 
+/// A machine key that cannot be written says how to go on without one: a key of the user's
+/// own, or a config folder wraith may write. Nothing is imported.
+#[test]
+fn an_unwritable_machine_key_folder_says_how_to_go_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    // A file where the config folder should be: no user, root included, can make the folder.
+    let blocked = tmp.path().join("not-a-folder");
+    std::fs::write(&blocked, "").unwrap();
+    let out = run(wraith(tmp.path())
+        .env_remove("WRAITH_HMAC_KEY")
+        .env("XDG_CONFIG_HOME", &blocked)
+        .args(["import", "shop"])
+        .arg(testdata("small.har")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("HMAC key file") && err.contains("set WRAITH_HMAC_KEY"),
+        "{err}"
+    );
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+}
+
 /// Every file under `root`, with `.zst` files also decompressed.
 fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
     for entry in std::fs::read_dir(root).unwrap() {
