@@ -86,10 +86,26 @@ pub fn read_routes_text(path: &Path) -> Result<Option<String>, ScriptError> {
     })
 }
 
+/// A TOML parse error as `not valid TOML at line L, column C: <what>`. The parser's own
+/// rendering quotes the offending line whole, which for a one-line file of deep nesting is
+/// hundreds of kilobytes of stderr.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let what = e.message().lines().next().unwrap_or("").trim();
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("not valid TOML at line {line}, column {column}: {what}")
+        }
+        None => format!("not valid TOML: {what}"),
+    }
+}
+
 /// Parse and validate all of `lua/routes.toml`: `[[route]]` and `[[binding]]` entries. The
 /// error says which entry is wrong and how.
 pub fn parse_routes_file(text: &str) -> Result<RoutesFile, String> {
-    let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not valid TOML: {e}"))?;
+    let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
     for key in doc.keys() {
         if key != "schema_version" && key != "route" && key != "binding" {
             return Err(format!(
@@ -532,6 +548,26 @@ mod tests {
         assert!(
             err.contains("GET /m7/:other is declared twice (also as GET /m7/:id)"),
             "{err}"
+        );
+    }
+
+    /// A syntax error names its line and column in a short message, not the offending line
+    /// quoted whole (a one-line file of deep nesting would print all of it).
+    #[test]
+    fn a_toml_syntax_error_names_its_line_and_column_briefly() {
+        let e = parse_routes("schema_version = 1\n[[route]]\nmethod = = \"GET\"\n").unwrap_err();
+        assert!(
+            e.starts_with("not valid TOML at line 3, column 10: "),
+            "{e}"
+        );
+        let deep = format!("x = {}", "[".repeat(200_000));
+        let e = parse_routes(&deep).unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+        assert!(
+            e.len() < 300,
+            "{} bytes: {}",
+            e.len(),
+            &e[..300.min(e.len())]
         );
     }
 
