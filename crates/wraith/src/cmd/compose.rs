@@ -346,7 +346,12 @@ pub fn compose(args: &Args) -> Result<Outcome, CliError> {
         rel: PathBuf::from("reports/compose-report.json"),
         source: Source::Bytes(envelope_json.clone().into_bytes()),
     });
-    materialize(&args.output, &plan)?;
+    materialize(
+        &args.output,
+        &plan,
+        args.force,
+        args.output_flag.unwrap_or("--output"),
+    )?;
     print_envelope(&envelope, &envelope_json, args);
     Ok(Outcome::Composed)
 }
@@ -1079,7 +1084,11 @@ fn authored_warning(input: &Input, path: &Path) -> Warning {
 
 /// Write every planned file into a temporary folder next to `output`, then move it into place
 /// (replacing an existing `output` only after the new tree is complete).
-fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
+///
+/// Without `force` an output another process filled meanwhile (a second compose to the same
+/// folder) is never replaced: the final rename onto a folder that is not empty fails, and the
+/// run says so.
+fn materialize(output: &Path, plan: &[Planned], force: bool, flag: &str) -> Result<(), CliError> {
     let parent = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -1129,7 +1138,9 @@ fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
         )));
     }
     let old = parent.join(format!(".{name}.compose-old-{pid}"));
-    let replaced = output.exists();
+    // Without --force only an absent or empty output was accepted: the rename below replaces
+    // an empty folder and fails on one that was filled since.
+    let replaced = force && output.exists();
     if replaced && let Err(e) = std::fs::rename(output, &old) {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(CliError::runtime(anyhow!(
@@ -1142,6 +1153,15 @@ fn materialize(output: &Path, plan: &[Planned]) -> Result<(), CliError> {
             let _ = std::fs::rename(&old, output);
         }
         let _ = std::fs::remove_dir_all(&tmp);
+        let filled = !force && std::fs::read_dir(output).is_ok_and(|mut d| d.next().is_some());
+        if filled {
+            return Err(CliError::usage(anyhow!(
+                "{flag} {} was filled while this compose ran (another compose to the same \
+                 folder?); nothing was replaced: pass --force to replace it, or choose another \
+                 folder",
+                output.display()
+            )));
+        }
         return Err(CliError::runtime(anyhow!(
             "cannot move the composite into {}: {e}",
             output.display()

@@ -497,6 +497,57 @@ fn an_output_ending_in_a_dot_is_refused_naming_the_folder() {
     assert_eq!(std::fs::read_dir(cwd.join("made")).unwrap().count(), 0);
 }
 
+/// Composes to one new --output at once, without --force: one writes it, every other exits 1
+/// saying the folder was filled (or is not empty), and none replaces the composite written.
+#[test]
+fn concurrent_composes_to_one_output_replace_nothing_without_force() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    // A large file to copy keeps every run busy long enough that all of them pass the
+    // up-front check before the first one moves its composite into place.
+    std::fs::write(
+        cwd.join("twins/shop/lua/handlers/notes.txt"),
+        vec![b'x'; 32 << 20],
+    )
+    .unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(bin())
+                .current_dir(cwd)
+                .env("WRAITH_HMAC_KEY", "compose-test-key")
+                .env("XDG_CONFIG_HOME", cwd.join("config"))
+                .args([
+                    "compose",
+                    "--base",
+                    "shop",
+                    "--overlay",
+                    "promos",
+                    "--output",
+                    "race",
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let won = outs.iter().filter(|o| o.status.success()).count();
+    assert_eq!(won, 1, "exactly one compose writes the folder");
+    for o in outs.iter().filter(|o| !o.status.success()) {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("was filled while this compose ran") || err.contains("is not empty"),
+            "{err}"
+        );
+    }
+    assert!(cwd.join("race/model/twin.wir.json").is_file());
+}
+
 /// Folders named `wraith-composite-*` under `dir`.
 fn temporary_composites(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
