@@ -132,6 +132,10 @@ pub fn run(args: Args) -> CmdResult {
             anyhow!("cannot create {}: {e}", sessions_dir.display()),
         )
     })?;
+    // Imports into one twin take turns from here: each looks for what is imported already,
+    // then writes; two at once would both miss the other's sessions (and a file imported
+    // twice at once would fail one of them).
+    let _lock = super::exclusive_lock(&twin.recordings_dir().join(".import.lock"))?;
     let bar = progress(parsed.len() as u64, "import");
     let mut summary = Summary {
         twin: twin.name(),

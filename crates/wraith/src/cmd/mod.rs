@@ -12,3 +12,25 @@ pub mod record;
 pub mod route;
 pub mod serve;
 pub mod synth;
+
+/// An exclusive lock on the file at `path` (created when missing), held until the file is
+/// dropped: how two runs of one command on one twin take turns at a read-then-write step.
+/// A sidecar file carries it, since the files such a step writes are replaced, not edited.
+pub(crate) fn exclusive_lock(
+    path: &std::path::Path,
+) -> Result<std::fs::File, crate::exit::CliError> {
+    let io = |what: &str, e: std::io::Error| {
+        crate::exit::CliError::io(
+            e.kind(),
+            anyhow::anyhow!("cannot {what} {}: {e}", path.display()),
+        )
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| io("open", e))?;
+    file.lock().map_err(|e| io("lock", e))?;
+    Ok(file)
+}

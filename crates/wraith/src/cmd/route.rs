@@ -105,16 +105,7 @@ fn lock_routes_file(twin: &TwinDir) -> Result<std::fs::File, CliError> {
     let lua = twin.lua_dir();
     std::fs::create_dir_all(&lua)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", lua.display())))?;
-    let path = lua.join(".routes.toml.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| CliError::runtime(anyhow!("cannot open {}: {e}", path.display())))?;
-    file.lock()
-        .map_err(|e| CliError::runtime(anyhow!("cannot lock {}: {e}", path.display())))?;
-    Ok(file)
+    super::exclusive_lock(&lua.join(".routes.toml.lock"))
 }
 
 fn add(a: AddArgs) -> CmdResult {

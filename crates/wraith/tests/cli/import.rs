@@ -498,6 +498,36 @@ fn an_unwritable_machine_key_folder_says_how_to_go_on() {
     assert!(session_dirs(tmp.path(), "shop").is_empty());
 }
 
+/// Imports of one file into one twin at once take turns: one imports it, the others find it
+/// imported already and skip it (exit 0), and the twin holds one session.
+#[test]
+fn concurrent_imports_of_one_file_import_it_once_and_all_succeed() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "http://localhost:3000");
+    // A few megabytes to scrub keep every run busy long enough to overlap the others.
+    let har = corpora().join("mastodon/test_status_update_with_media_edit.har");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            wraith(tmp.path())
+                .args(["import", "shop"])
+                .arg(&har)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(session_dirs(tmp.path(), "shop").len(), 1);
+}
+
 /// Every file under `root`, with `.zst` files also decompressed.
 fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
     for entry in std::fs::read_dir(root).unwrap() {
