@@ -108,6 +108,43 @@ fn lock_routes_file(twin: &TwinDir) -> Result<std::fs::File, CliError> {
     super::exclusive_lock(&lua.join(".routes.toml.lock"))
 }
 
+/// Replace `lua/routes.toml` (whose text was `old`) with `new` as the file was kept: its line
+/// endings and byte order mark, its permissions, and, for a symbolic link, the file it names
+/// (the link stays). A read-only file is refused: someone meant it not to change.
+fn write_keeping_form(path: &Path, old: &str, new: &str) -> Result<(), CliError> {
+    let meta = std::fs::metadata(path).ok();
+    if meta.as_ref().is_some_and(|m| m.permissions().readonly()) {
+        return Err(CliError::usage(anyhow!(
+            "{} is read-only; make it writable to add a route",
+            path.display()
+        )));
+    }
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            CliError::runtime(anyhow!("cannot follow the link {}: {e}", path.display()))
+        })?,
+        _ => path.to_path_buf(),
+    };
+    let mut text = new.replace("\r\n", "\n");
+    if old.contains("\r\n") {
+        text = text.replace('\n', "\r\n");
+    }
+    if old.starts_with('\u{feff}') && !text.starts_with('\u{feff}') {
+        text.insert(0, '\u{feff}');
+    }
+    wraith_twin::write_atomic(&target, text.as_bytes())
+        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", target.display())))?;
+    if let Some(m) = meta {
+        std::fs::set_permissions(&target, m.permissions()).map_err(|e| {
+            CliError::runtime(anyhow!(
+                "cannot keep the permissions of {}: {e}",
+                target.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 fn add(a: AddArgs) -> CmdResult {
     let twin = TwinDir::resolve(&a.twin).map_err(CliError::usage)?;
     let method = routes::validate_method(&a.method)
@@ -188,8 +225,7 @@ fn add(a: AddArgs) -> CmdResult {
     routes::parse_routes(&new_text).map_err(|e| {
         CliError::runtime(anyhow!("internal: the updated file does not parse: {e}"))
     })?;
-    wraith_twin::write_atomic(&path, new_text.as_bytes())
-        .map_err(|e| CliError::runtime(anyhow!("cannot write {}: {e}", path.display())))?;
+    write_keeping_form(&path, &text, &new_text)?;
 
     let route = AuthoredRoute {
         method,

@@ -114,6 +114,75 @@ fn route_add_keeps_the_files_comments_and_layout() {
     assert_eq!(routes[1]["status"], 202);
 }
 
+/// `route add` keeps the file as it was kept: CRLF line endings and a byte order mark, its
+/// permissions, a symbolic link (the file it names is updated), and a read-only file is
+/// refused untouched.
+#[cfg(unix)]
+#[test]
+fn route_add_keeps_line_endings_bom_mode_and_link_and_refuses_a_read_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Twin::init("shop", "https://api.shop.test");
+    let file = t.path().join("lua/routes.toml");
+    let add = |path: &str| {
+        let out = wraith(
+            &t,
+            &[
+                "route",
+                "add",
+                &t.path_str(),
+                "--method",
+                "GET",
+                "--path",
+                path,
+            ],
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    std::fs::write(
+        &file,
+        "\u{feff}# shared routes\r\nschema_version = 1\r\n[[route]]\r\nmethod = \"GET\"\r\npath = \"/a\"\r\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert_eq!(add("/b").0, Some(0));
+    let text = routes_file(&t);
+    assert!(text.starts_with('\u{feff}'), "{text:?}");
+    assert!(text.contains("\"/b\""), "{text:?}");
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+
+    // A link to a file shared elsewhere: the file is updated, the link stays a link.
+    let shared = t.tmp.path().join("shared-routes.toml");
+    std::fs::rename(&file, &shared).unwrap();
+    std::os::unix::fs::symlink(&shared, &file).unwrap();
+    assert_eq!(add("/c").0, Some(0));
+    assert!(
+        std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(std::fs::read_to_string(&shared).unwrap().contains("\"/c\""));
+
+    // Read-only: refused, nothing changed.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&shared).unwrap();
+    let (code, err) = add("/d");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("is read-only"), "{err}");
+    assert_eq!(std::fs::read(&shared).unwrap(), before);
+}
+
 #[test]
 fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
     let t = Twin::init("shop", "https://api.shop.test");
