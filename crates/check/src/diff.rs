@@ -296,13 +296,10 @@ fn first(pairs: &[(String, String)], name: &str) -> Option<Value> {
         .map(|(_, v)| Value::String(v.clone()))
 }
 
+/// A path segment decoded as the engine names it
+/// ([`wraith_model::request_key::decode_path_segment`]).
 pub(crate) fn percent_decode(s: &str) -> String {
-    // form_urlencoded also turns '+' into ' ', which a path segment does not mean: protect it.
-    let protected = s.replace('+', "%2B");
-    form_urlencoded::parse(format!("x={protected}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| s.to_string())
+    wraith_model::request_key::decode_path_segment(s)
 }
 
 /// A JSON body as a value; a form body as an object (`a[b]=1` → `{"a":{"b":"1"}}`).

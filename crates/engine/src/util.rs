@@ -279,11 +279,10 @@ pub(crate) fn form_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Percent-decode a path segment (lossy UTF-8).
+/// Percent-decode a path segment ([`wraith_model::request_key::decode_path_segment`]: one
+/// that does not decode to UTF-8 is kept as sent).
 pub(crate) fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
+    wraith_model::request_key::decode_path_segment(s)
 }
 
 /// Decoded query pairs in request order.

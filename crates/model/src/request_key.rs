@@ -29,6 +29,16 @@ pub fn request_key_with(
     }
 }
 
+/// A request path segment percent-decoded, as the twin names what it holds (a path
+/// parameter's value, an id). Bytes that do not decode to UTF-8 (`%FF%FE`) keep the segment as
+/// it was sent: decoding them lossily would give `%FF%FE` and `%FE%FF` one name.
+pub fn decode_path_segment(seg: &str) -> String {
+    match percent_encoding::percent_decode_str(seg).decode_utf8() {
+        Ok(decoded) => decoded.into_owned(),
+        Err(_) => seg.to_string(),
+    }
+}
+
 /// Sort query parameters by name (stable, values kept in order) and re-encode them, so that
 /// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`.
 pub fn normalize_query(query: &str) -> String {
@@ -321,6 +331,15 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_segment_that_does_not_decode_to_utf8_keeps_its_spelling() {
+        assert_eq!(decode_path_segment("caf%C3%A9"), "caf\u{e9}");
+        assert_eq!(decode_path_segment("a+b%20c"), "a+b c");
+        assert_eq!(decode_path_segment("%FF%FE"), "%FF%FE");
+        assert_ne!(decode_path_segment("%FF%FE"), decode_path_segment("%FE%FF"));
+        assert_eq!(decode_path_segment("plain"), "plain");
+    }
 
     #[test]
     fn query_order_does_not_change_the_key() {

@@ -34,11 +34,10 @@ pub fn rfc3339_from_us(us: u64) -> Option<String> {
     Some(ts.to_string())
 }
 
-/// Percent-decode a path segment (lossy on invalid UTF-8).
+/// Percent-decode a path segment as the engine does
+/// ([`wraith_model::request_key::decode_path_segment`]).
 pub fn decode_segment(seg: &str) -> String {
-    percent_encoding::percent_decode_str(seg)
-        .decode_utf8_lossy()
-        .into_owned()
+    wraith_model::request_key::decode_path_segment(seg)
 }
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {

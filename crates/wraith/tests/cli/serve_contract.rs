@@ -133,6 +133,22 @@ async fn entity_dispatch_in_synthesize_mode() {
     assert_eq!(r.status, 200);
 }
 
+/// A path id whose percent-encoded bytes are not UTF-8 keeps its spelling: two such ids are
+/// two records, never one lossily decoded name.
+#[tokio::test]
+async fn ids_that_do_not_decode_to_utf8_stay_distinct() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let a = s.get("/v1/products/%FF%FE", None).await;
+    let b = s.get("/v1/products/%FE%FF", None).await;
+    assert_eq!(a.status, 200, "{}", body_str(&a));
+    assert_eq!(a.json()["id"], "%FF%FE");
+    assert_eq!(b.json()["id"], "%FE%FF");
+    // A UTF-8 spelling is decoded as before.
+    let c = s.get("/v1/products/caf%C3%A9", None).await;
+    assert_eq!(c.json()["id"], "caf\u{e9}");
+}
+
 #[tokio::test]
 async fn entity_dispatch_in_not_found_mode_fails_closed() {
     let t = shop_twin();
