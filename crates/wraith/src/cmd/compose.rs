@@ -645,18 +645,11 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
         }
         Ok(())
     }
-    let real_root = match std::fs::canonicalize(dir) {
-        Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(CliError::usage(anyhow!(
-                "cannot read {}: {e}",
-                dir.display()
-            )));
-        }
-    };
     let mut out = Vec::new();
-    match walk(dir, &real_root, dir, &mut out) {
+    let walked = std::fs::canonicalize(dir)
+        .map_err(Walk::Io)
+        .and_then(|real_root| walk(dir, &real_root, dir, &mut out));
+    match walked {
         Ok(()) => Ok(out),
         Err(Walk::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(Walk::Io(e)) => Err(CliError::usage(anyhow!(
