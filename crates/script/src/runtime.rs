@@ -996,27 +996,20 @@ fn status_arg(func: &str, v: &Value) -> mlua::Result<u16> {
 /// What to say of an error whose value was not a message (`error({code = 1})`): Lua names such
 /// a value by its type and address (`table: 0x5581…`), which differs from run to run and
 /// would break the twin's same-requests-same-answers promise. `None` for any other message.
-fn raised_value(head: &str) -> Option<&'static str> {
+fn raised_value(head: &str) -> Option<String> {
     let (ty, addr) = head.split_once(": ")?;
     let hex = addr.strip_prefix("0x").unwrap_or(addr);
     if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    match ty {
-        "table" => {
-            Some("a table was raised as the error, not a message; raise a string: error(\"…\")")
-        }
-        "function" => {
-            Some("a function was raised as the error, not a message; raise a string: error(\"…\")")
-        }
-        "userdata" => {
-            Some("a userdata was raised as the error, not a message; raise a string: error(\"…\")")
-        }
-        "thread" => {
-            Some("a coroutine was raised as the error, not a message; raise a string: error(\"…\")")
-        }
-        _ => None,
-    }
+    let what = match ty {
+        "table" | "function" | "userdata" => ty,
+        "thread" => "coroutine",
+        _ => return None,
+    };
+    Some(format!(
+        "a {what} was raised as the error, not a message; raise a string: error(\"…\")"
+    ))
 }
 
 /// The message of an mlua error without the Rust-side wrapping (callback tracebacks).
@@ -1029,7 +1022,7 @@ fn error_text(e: &mlua::Error) -> String {
             let head = m
                 .split_once("\nstack traceback:")
                 .map_or(m.as_str(), |(head, _)| head);
-            raised_value(head).map_or_else(|| head.to_string(), str::to_string)
+            raised_value(head).unwrap_or_else(|| head.to_string())
         }
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::MemoryError(m) => format!("out of memory: {m}"),
