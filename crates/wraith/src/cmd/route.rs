@@ -571,8 +571,9 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
         .iter()
         .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
         .collect();
-    let explicit = std::fs::read_to_string(twin.lua_dir().join("routes.toml"))
+    let explicit = routes::read_routes_text(&twin.lua_dir().join("routes.toml"))
         .ok()
+        .flatten()
         .and_then(|t| routes::parse_routes_file(&t).ok())
         .map(|f| handler::explicit_bindings(&f.routes, &f.bindings))
         .unwrap_or_default();
@@ -642,8 +643,9 @@ pub fn lua_lint_findings(
         ));
     }
 
-    let file = std::fs::read_to_string(lua_dir.join("routes.toml"))
+    let file = routes::read_routes_text(&lua_dir.join("routes.toml"))
         .ok()
+        .flatten()
         .and_then(|t| routes::parse_routes_file(&t).ok())
         .unwrap_or_default();
     let stems = handler_stems(&lua_dir.join("handlers"));
