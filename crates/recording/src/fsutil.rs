@@ -155,9 +155,53 @@ pub fn temp_path_beside(path: &Path) -> PathBuf {
     }
 }
 
+/// Symbolic links followed before giving up, as the kernel does (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// Where a write to `path` lands: the end of the chain of symbolic links `path` starts (as a
+/// shell's `>` would write), or `path` itself. Renaming a new file over the link would cut the
+/// link from the file it names, and over `/dev/stdout` would replace a system link.
+pub fn write_target(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let to = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: too many levels of symbolic links", path.display()),
+    ))
+}
+
+/// Whether `path` is something other than a regular file or a folder: a device such as
+/// `/dev/null`, a fifo or a socket. Those are written into, never replaced.
+pub fn is_special_file(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| !m.file_type().is_file() && !m.file_type().is_dir())
+}
+
 /// Write `bytes` to `path` atomically: write a temp file in the same directory, fsync it, then
 /// rename it over `path`. Readers see either the old file or the whole new one.
+///
+/// A symbolic link is followed and the file it names is replaced. A device, fifo or socket is
+/// written into in place: renaming a file over `/dev/null` would replace the device for every
+/// process on the machine.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = write_target(path)?;
+    if is_special_file(&target) {
+        return fs::OpenOptions::new()
+            .write(true)
+            .open(&target)?
+            .write_all(bytes);
+    }
+    let path = target.as_path();
     let tmp = temp_path_beside(path);
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -179,7 +223,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// leaves every one of them as it was: all temp files are written first, each existing file is
 /// kept under a hard link beside it, and a rename that fails puts the earlier ones back. (A
 /// crash between two renames can still leave a mix; an error cannot.)
+///
+/// Symbolic links are followed as [`write_atomic`] does; a device, fifo or socket is refused
+/// before anything is written, since it could not be put back.
 pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let mut targets: Vec<PathBuf> = Vec::with_capacity(files.len());
+    for (path, _) in files {
+        let target = write_target(path)?;
+        if is_special_file(&target) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: is not a regular file; move it away so a file can be written there",
+                    target.display()
+                ),
+            ));
+        }
+        targets.push(target);
+    }
+    let files: Vec<(&Path, &[u8])> = targets
+        .iter()
+        .zip(files)
+        .map(|(t, (_, bytes))| (t.as_path(), *bytes))
+        .collect();
+    let files = files.as_slice();
     let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(files.len());
     let cleanup = |temps: &[PathBuf], backups: &[Option<PathBuf>]| {
@@ -375,6 +442,101 @@ mod tests {
             "{err}"
         );
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_atomic_through_a_link_replaces_the_file_it_names_and_keeps_the_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real.json");
+        fs::write(&real, "old").unwrap();
+        let link = tmp.path().join("link.json");
+        let chain = tmp.path().join("chain.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        std::os::unix::fs::symlink(&link, &chain).unwrap();
+        write_atomic(&chain, b"new").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            fs::symlink_metadata(&chain)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        // A link to nothing yet: the file is created where it points.
+        let dangling = tmp.path().join("dangling.json");
+        std::os::unix::fs::symlink("later.json", &dangling).unwrap();
+        write_atomic(&dangling, b"made").unwrap();
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("later.json")).unwrap(),
+            "made"
+        );
+        write_atomic_all(&[(&chain, b"both")]).unwrap();
+        assert!(
+            fs::symlink_metadata(&chain)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "both");
+        let names: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 5, "no temp file left: {names:?}");
+        // A loop is an error, not a hang.
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", &b).unwrap();
+        let e = write_atomic(&a, b"x").unwrap_err();
+        assert!(
+            e.to_string().contains("too many levels of symbolic links"),
+            "{e}"
+        );
+    }
+
+    /// A fifo stands for any file that is not a regular one (`/dev/null`, `/dev/stdout`): it is
+    /// written into, never replaced by a regular file.
+    #[cfg(unix)]
+    #[test]
+    fn write_atomic_writes_into_a_fifo_and_leaves_it_a_fifo() {
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("ready.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                File::open(&fifo)
+                    .unwrap()
+                    .read_to_string(&mut text)
+                    .unwrap();
+                text
+            })
+        };
+        write_atomic(&fifo, b"ready").unwrap();
+        // Checked before joining: a fifo replaced by a file would leave the reader waiting.
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(reader.join().unwrap(), "ready");
+        let e = write_atomic_all(&[(&fifo, b"x")]).unwrap_err();
+        assert!(e.to_string().contains("is not a regular file"), "{e}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(
+            fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
     }
 
     #[test]

@@ -22,4 +22,4 @@ pub use config::{
 };
 pub use dir::{TwinDir, TwinError};
 pub use drift::{DriftConfig, DriftProblem, DriftReclassifyEntry, DriftSuppressEntry};
-pub use wraith_recording::fsutil::{write_atomic, write_atomic_all};
+pub use wraith_recording::fsutil::{write_atomic, write_atomic_all, write_target};

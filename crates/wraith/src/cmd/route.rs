@@ -119,12 +119,9 @@ fn write_keeping_form(path: &Path, old: &str, new: &str) -> Result<(), CliError>
             path.display()
         )));
     }
-    let target = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
-            CliError::runtime(anyhow!("cannot follow the link {}: {e}", path.display()))
-        })?,
-        _ => path.to_path_buf(),
-    };
+    let target = wraith_twin::write_target(path).map_err(|e| {
+        CliError::runtime(anyhow!("cannot follow the link {}: {e}", path.display()))
+    })?;
     let mut text = new.replace("\r\n", "\n");
     if old.contains("\r\n") {
         text = text.replace('\n', "\r\n");

@@ -34,6 +34,125 @@ fn the_ready_file_is_removed_when_serve_stops_unless_another_run_took_it_over() 
     assert!(s.ready_path.is_file());
 }
 
+/// `wraith serve` with `--ready-json <path>`, waiting for nothing.
+#[cfg(unix)]
+fn spawn_serve(t: &Twin, ready: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(support::bin())
+        .arg("serve")
+        .arg(t.path_str())
+        .args(["--port", "0", "--ready-json"])
+        .arg(ready)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[cfg(unix)]
+fn interrupt(mut child: std::process::Child) -> Option<i32> {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.wait().unwrap().code()
+}
+
+/// A fifo stands for `/dev/stdout` or `/dev/null`: renaming a file over such a path, then
+/// removing it on stop, once left a machine without `/dev/null`.
+#[cfg(unix)]
+#[test]
+fn a_ready_path_that_is_a_fifo_is_written_into_and_never_replaced_or_removed() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let t = shop_twin();
+    let fifo = t.tmp.path().join("ready.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = spawn_serve(&t, &fifo);
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let read = std::fs::File::open(&fifo).and_then(|mut f| f.read_to_string(&mut text));
+            let _ = tx.send(read.map(|_| text));
+        });
+    }
+    let text = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(read) => read.unwrap(),
+        Err(_) => {
+            let is_fifo = std::fs::symlink_metadata(&fifo).map(|m| m.file_type().is_fifo());
+            panic!("nothing was written into the fifo; still a fifo: {is_fifo:?}");
+        }
+    };
+    let ready: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        ready["serve"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:")
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert_eq!(interrupt(child), Some(0));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the fifo is still there after the stop"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_ready_path_that_is_a_link_writes_the_file_it_names_and_keeps_the_link() {
+    let t = shop_twin();
+    std::fs::create_dir(t.tmp.path().join("run")).unwrap();
+    let link = t.tmp.path().join("ready.json");
+    std::os::unix::fs::symlink("run/ready.json", &link).unwrap();
+    let real = t.tmp.path().join("run").join("ready.json");
+    let child = spawn_serve(&t, &link);
+    let mut ready = None;
+    for _ in 0..3000 {
+        if let Ok(text) = std::fs::read_to_string(&real)
+            && let Ok(v) = serde_json::from_str::<Value>(&text)
+        {
+            ready = Some(v);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        ready.is_some(),
+        "the file the link names holds the ready document"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(interrupt(child), Some(0));
+    assert!(!real.exists(), "the ready file is removed on stop");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link itself is the user's and stays"
+    );
+}
+
 #[tokio::test]
 async fn ready_json_describes_the_bound_server_and_freshness() {
     let t = shop_twin();
