@@ -103,6 +103,10 @@ fn measure_linode() {
 #[test]
 #[ignore = "writes a corpus report to $WRAITH_CHECK_DUMP for analysis"]
 fn dump_report() {
+    // Asked for first: without it the report once went to /dev/null and the model beside it to
+    // /dev/null.model.json, a stray file in /dev.
+    let out = std::env::var("WRAITH_CHECK_DUMP")
+        .expect("set WRAITH_CHECK_DUMP to the file the report goes to (the model goes beside it)");
     let corpus = std::env::var("WRAITH_CHECK_CORPUS").unwrap_or_else(|_| "mastodon".into());
     let base = if corpus == "linode" {
         "https://api.linode.com/v4beta"
@@ -131,7 +135,6 @@ fn dump_report() {
         let r = check(&model, &all);
         (model, r)
     };
-    let out = std::env::var("WRAITH_CHECK_DUMP").unwrap_or_else(|_| "/dev/null".into());
     std::fs::write(&out, wraith_model::to_canonical_json(&r).expect("json")).expect("write");
     std::fs::write(
         format!("{out}.model.json"),
