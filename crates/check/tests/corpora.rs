@@ -101,12 +101,15 @@ fn measure_linode() {
 }
 
 #[test]
-#[ignore = "writes a corpus report to $WRAITH_CHECK_DUMP for analysis"]
+#[ignore = "writes a corpus report to $WRAITH_CHECK_DUMP (or the temp folder) for analysis"]
 fn dump_report() {
-    // Asked for first: without it the report once went to /dev/null and the model beside it to
-    // /dev/null.model.json, a stray file in /dev.
-    let out = std::env::var("WRAITH_CHECK_DUMP")
-        .expect("set WRAITH_CHECK_DUMP to the file the report goes to (the model goes beside it)");
+    // Never /dev/null: the model goes beside the report, and /dev/null.model.json was once left
+    // in /dev.
+    let out = std::env::var("WRAITH_CHECK_DUMP").unwrap_or_else(|_| {
+        let name = format!("wraith-check-dump-{}.json", std::process::id());
+        std::env::temp_dir().join(name).display().to_string()
+    });
+    eprintln!("report: {out}; model: {out}.model.json");
     let corpus = std::env::var("WRAITH_CHECK_CORPUS").unwrap_or_else(|_| "mastodon".into());
     let base = if corpus == "linode" {
         "https://api.linode.com/v4beta"
