@@ -647,8 +647,8 @@ impl Engine {
             .collect()
     }
 
-    /// The key a control-plane id names: the session the header value `id` lands in
-    /// (`default` is the shared default namespace).
+    /// The key a control-plane id names: the session the header value `id` lands in. The
+    /// headerless namespace has no id; `POST /__wraith/reset` clears it.
     fn control_key(&self, id: &str) -> NsKey {
         NsKey::from_header(Some(id))
     }

@@ -14,9 +14,6 @@ use sha2::{Digest, Sha256};
 use crate::api::{ClockConfig, ClockMode, Response, SessionInfo, WallClock};
 use crate::fixtures::SeedData;
 
-/// The id that names the shared default namespace, on the control plane and in the header.
-pub(crate) const DEFAULT_SESSION: &str = "default";
-
 /// Registry key: the verbatim header value, or the shared default namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum NsKey {
@@ -25,22 +22,21 @@ pub(crate) enum NsKey {
 }
 
 impl NsKey {
-    /// The namespace a header value (or a control-plane id) names. `default` is the shared
-    /// default namespace's id: were it also a session of its own, `/__wraith/session/default`
-    /// would name two namespaces and a teardown of one could wipe the other. An empty value
-    /// names no session, so it is the headerless world too (the control plane could not
-    /// address an empty id to free its slot).
+    /// The namespace a header value (or a control-plane id) names: the value itself, verbatim
+    /// (`default` is a session like any other: a worker of that name must not share the world of
+    /// every client that forgot the header). An empty value names no session, so it is the
+    /// headerless world (the control plane could not address an empty id to free its slot).
     pub(crate) fn from_header(session: Option<&str>) -> NsKey {
-        match session {
-            None | Some("") | Some(DEFAULT_SESSION) => NsKey::Default,
+        match Self::named(session) {
+            None => NsKey::Default,
             Some(s) => NsKey::Named(s.to_string()),
         }
     }
 
-    /// The session a header value names, `None` for the headerless namespace (however it is
-    /// spelled: no header, an empty value or `default`), without building the key.
+    /// The session a header value names, `None` for the headerless namespace (no header or an
+    /// empty value), without building the key.
     pub(crate) fn named(session: Option<&str>) -> Option<&str> {
-        session.filter(|s| !s.is_empty() && *s != DEFAULT_SESSION)
+        session.filter(|s| !s.is_empty())
     }
 
     /// The string hashed into the namespace seed. The default namespace hashes as the empty

@@ -52,7 +52,9 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
             e.path,
             e.status,
             e.duration_us,
-            compact_value(&e.session),
+            e.session
+                .as_deref()
+                .map_or(std::borrow::Cow::Borrowed("-"), compact_value),
             e.provenance,
             e.route
                 .as_deref()
@@ -79,7 +81,9 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
 /// session is the client's header value, so a value with spaces, `=`, quotes or line breaks
 /// would otherwise forge fields or whole lines of the log.
 fn compact_value(v: &str) -> std::borrow::Cow<'_, str> {
+    // `-` stands for "no value" (the headerless session, no route): a session named `-` is quoted.
     let plain = !v.is_empty()
+        && v != "-"
         && v.chars()
             .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=' && c != '\\');
     if plain {
@@ -102,7 +106,7 @@ mod tests {
             status: 429,
             duration_us: 12,
             timestamp: "2026-01-01T00:00:00Z".into(),
-            session: "w1".into(),
+            session: Some("w1".into()),
             provenance: "fault".into(),
             route: Some("GET /v1/a".into()),
             fault: Some("rate_limit".into()),
@@ -130,7 +134,7 @@ mod tests {
             status: 200,
             duration_us: 1,
             timestamp: "t".into(),
-            session: "x provenance=recorded\nforged line".into(),
+            session: Some("x provenance=recorded\nforged line".into()),
             provenance: "template".into(),
             route: None,
             fault: None,
@@ -144,7 +148,34 @@ mod tests {
             "t GET / 200 1us session=\"x provenance=recorded\\nforged line\" provenance=template route=- fault=-"
         );
         assert!(!line.contains('\n'));
-        e.session = "worker-3".into();
+        e.session = Some("worker-3".into());
         assert!(render(AccessLogFormat::Compact, &e).contains(" session=worker-3 "));
+    }
+
+    #[test]
+    fn the_headerless_namespace_logs_as_no_session_and_a_session_named_dash_is_quoted() {
+        let mut e = TraceEntry {
+            id: 1,
+            method: "GET".into(),
+            path: "/".into(),
+            status: 200,
+            duration_us: 1,
+            timestamp: "t".into(),
+            session: None,
+            provenance: "template".into(),
+            route: None,
+            fault: None,
+            delay_ms: 0,
+            field_counts: None,
+            origins: None,
+        };
+        assert!(render(AccessLogFormat::Compact, &e).contains(" session=- "));
+        let v: serde_json::Value =
+            serde_json::from_str(&render(AccessLogFormat::Json, &e)).unwrap();
+        assert_eq!(v["session"], serde_json::Value::Null);
+        e.session = Some("-".into());
+        assert!(render(AccessLogFormat::Compact, &e).contains(" session=\"-\" "));
+        e.session = Some("default".into());
+        assert!(render(AccessLogFormat::Compact, &e).contains(" session=default "));
     }
 }

@@ -139,7 +139,8 @@ pub(crate) struct Observation {
     timestamp: String,
     method: String,
     path: String,
-    session: String,
+    /// `None` for the headerless namespace (no header or an empty value).
+    session: Option<String>,
 }
 
 impl Observation {
@@ -148,7 +149,7 @@ impl Observation {
             .headers
             .get(crate::service::SESSION_HEADER)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-            .unwrap_or_else(|| "default".to_string());
+            .filter(|s| !s.is_empty());
         let path = match parts.uri.query() {
             Some(q) => format!("{}?{q}", parts.uri.path()),
             None => parts.uri.path().to_string(),

@@ -30,8 +30,9 @@ pub struct TraceEntry {
     pub duration_us: u64,
     /// RFC 3339 UTC time the request arrived.
     pub timestamp: String,
-    /// The `X-Wraith-Session` value, or `"default"`.
-    pub session: String,
+    /// The `X-Wraith-Session` value; `None` (`null`) for the headerless namespace, which has no
+    /// name (`default` is a session like any other).
+    pub session: Option<String>,
     /// `X-Wraith-Provenance` word.
     pub provenance: String,
     /// `METHOD /template` of the matched route; `None` on a route miss.
@@ -102,7 +103,7 @@ impl TraceRing {
             .entries
             .iter()
             .rev()
-            .filter(|e| session.is_none_or(|s| e.session == s))
+            .filter(|e| session.is_none_or(|s| e.session.as_deref() == Some(s)))
             .take(last.unwrap_or(usize::MAX))
             .cloned()
             .collect()
@@ -138,7 +139,7 @@ mod tests {
             status: 200,
             duration_us: 1,
             timestamp: "2026-01-01T00:00:00Z".into(),
-            session: session.into(),
+            session: Some(session.into()),
             provenance: "template".into(),
             route: None,
             fault: None,
@@ -157,7 +158,7 @@ mod tests {
         let log = ring.log(None, None);
         assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![3, 2]);
         assert!(ring.get(1).is_none());
-        assert_eq!(ring.get(2).unwrap().session, "b");
+        assert_eq!(ring.get(2).unwrap().session.as_deref(), Some("b"));
     }
 
     #[test]

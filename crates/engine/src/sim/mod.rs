@@ -400,8 +400,7 @@ impl Simulation {
     }
 
     /// `POST /__wraith/session/{id}/reset` and `DELETE /__wraith/session/{id}`: that session's
-    /// rate-limit and throttle counters start over. `"default"` also names the headerless
-    /// namespace, as on the control plane.
+    /// rate-limit and throttle counters start over.
     pub fn clear_session(&self, id: &str) {
         self.windows
             .lock()

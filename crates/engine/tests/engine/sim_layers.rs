@@ -543,13 +543,20 @@ fn global_reset_clears_every_sessions_counters() {
 }
 
 #[test]
-fn default_session_is_cleared_by_its_control_name() {
+fn clearing_the_session_named_default_leaves_the_headerless_counters() {
     let (s, _) = limited("GET /v1/customers=1/60", RateAlgorithm::Fixed);
-    let r = rq("GET", "/v1/customers", None);
-    assert!(s.decide(&r).fault.is_none());
-    assert!(s.decide(&r).fault.is_some());
+    let headerless = rq("GET", "/v1/customers", None);
+    let named = in_session(rq("GET", "/v1/customers", None), "default");
+    assert!(s.decide(&headerless).fault.is_none());
+    assert!(s.decide(&headerless).fault.is_some());
+    assert!(
+        s.decide(&named).fault.is_none(),
+        "`default` has a quota of its own"
+    );
+    assert!(s.decide(&named).fault.is_some());
     s.clear_session("default");
-    assert!(s.decide(&r).fault.is_none());
+    assert!(s.decide(&named).fault.is_none());
+    assert!(s.decide(&headerless).fault.is_some());
 }
 
 #[test]

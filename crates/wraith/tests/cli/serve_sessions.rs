@@ -138,19 +138,27 @@ async fn headerless_requests_share_one_real_default_namespace() {
 }
 
 #[tokio::test]
-async fn default_and_an_empty_value_name_the_shared_namespace_everywhere() {
+async fn a_session_named_default_is_its_own_namespace_and_an_empty_value_is_headerless() {
     let t = shop_twin();
     let s = t.serve(&[]);
     let id = create_id(&s, None, "shared").await;
-    // The id the control plane calls the shared namespace is that namespace on the wire too,
-    // and an empty value names no session: both are the headerless world.
-    assert_eq!(read_status(&s, Some("default"), &id).await, 200);
-    assert_eq!(read_status(&s, Some(""), &id).await, 200);
+    // The value is the key, verbatim: a worker called `default` does not join the world of
+    // every client that forgot the header, nor does it see theirs.
+    assert_eq!(read_status(&s, Some("default"), &id).await, 404);
     let mine = create_id(&s, Some("default"), "via-header").await;
-    assert_eq!(read_status(&s, None, &mine).await, 200);
+    assert_eq!(read_status(&s, None, &mine).await, 404);
+    assert_eq!(read_status(&s, Some("default"), &mine).await, 200);
+    // An empty value names no session: it is the headerless world.
+    assert_eq!(read_status(&s, Some(""), &id).await, 200);
     let live = s.get("/__wraith/session", None).await.json();
-    assert_eq!(live["sessions"].as_array().unwrap().len(), 1, "{live}");
-    // So `default` names one namespace: one teardown frees it, a second finds nothing.
+    let names: Vec<&Value> = live["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| &x["session"])
+        .collect();
+    assert_eq!(names, [&Value::Null, &json!("default")], "{live}");
+    // `/__wraith/session/default` names that session only; the headerless namespace is left.
     assert_eq!(
         s.delete("/__wraith/session/default", None).await.status,
         200
@@ -159,7 +167,8 @@ async fn default_and_an_empty_value_name_the_shared_namespace_everywhere() {
         s.delete("/__wraith/session/default", None).await.status,
         404
     );
-    assert_eq!(read_status(&s, None, &id).await, 404);
+    assert_eq!(read_status(&s, None, &id).await, 200);
+    assert_eq!(read_status(&s, Some("default"), &mine).await, 404);
 }
 
 #[tokio::test]

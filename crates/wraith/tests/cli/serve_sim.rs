@@ -545,20 +545,24 @@ async fn per_session_reset_clears_that_sessions_rate_limit_counters_only() {
 }
 
 #[tokio::test]
-async fn the_headerless_namespace_has_one_quota_however_it_is_named() {
+async fn the_headerless_namespace_has_one_quota_and_a_session_named_default_its_own() {
     let t = shop();
     let s = t.serve(&["--rate-limit-override", "GET /v1/customers=2/3600sec"]);
-    // No header, `default` and an empty value name one namespace, so one quota of two.
+    // No header and an empty value name one namespace, so one quota of two.
     assert_eq!(s.get("/v1/customers", None).await.status, 200);
-    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 200);
-    assert_eq!(s.get("/v1/customers", Some("")).await.status, 429);
+    assert_eq!(s.get("/v1/customers", Some("")).await.status, 200);
     assert_eq!(s.get("/v1/customers", None).await.status, 429);
-    // Resetting `default` on the control plane gives it its quota back.
+    // `default` is a session of its own, with its own quota.
+    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 429);
+    // Resetting it gives that session its quota back, not the headerless namespace.
     let r = s
         .post("/__wraith/session/default/reset", None, json!({}))
         .await;
     assert_eq!(r.status, 200);
-    assert_eq!(s.get("/v1/customers", Some("")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("default")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("")).await.status, 429);
 }
 
 #[tokio::test]
@@ -627,7 +631,11 @@ async fn trace_ring_lists_newest_first_filters_by_session_and_evicts_fifo() {
     assert_eq!(e[1]["provenance"], "miss");
     assert_eq!(e[1]["route"], Value::Null);
     assert_eq!(e[2]["path"], "/v1/customers/cus_1?expand=x");
-    assert_eq!(e[2]["session"], "default");
+    assert_eq!(
+        e[2]["session"],
+        Value::Null,
+        "the headerless namespace has no name"
+    );
     assert_eq!(e[2]["route"], "GET /v1/customers/:id");
     assert!(e[2]["timestamp"].as_str().unwrap().ends_with('Z'));
     assert!(e[2]["duration_us"].is_u64());
@@ -750,7 +758,7 @@ async fn access_log_compact_and_off() {
     let err = s.stderr();
     assert!(
         err.lines()
-            .any(|l| l.contains(" GET /v1/customers 200 ") && l.contains("session=default")),
+            .any(|l| l.contains(" GET /v1/customers 200 ") && l.contains(" session=- ")),
         "{err}"
     );
     let quiet = t.serve(&["--access-log", "off"]);
