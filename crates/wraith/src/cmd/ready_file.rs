@@ -5,6 +5,48 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::anyhow;
+
+use crate::exit::CliError;
+
+/// A ready document is a few hundred bytes; a bigger file is something else.
+const MAX_READY_BYTES: u64 = 1 << 20;
+
+/// Refuse a `--ready-json` path that holds something other than an earlier ready file. The file
+/// there is replaced on start and removed on stop, so naming `wraith.toml` (or any file of the
+/// user's) by mistake would lose it. An empty file (`mktemp`) and an earlier run's document, of
+/// `serve` or `record`, are the ready file's own; a device or fifo is written into and kept.
+pub fn check_replaceable(flag: &str, path: &Path) -> Result<(), CliError> {
+    let Ok(target) = wraith_twin::write_target(path) else {
+        return Ok(()); // the write names the problem (a link loop) with its own message
+    };
+    let Ok(meta) = std::fs::metadata(&target) else {
+        return Ok(());
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(());
+    }
+    let earlier_ready = meta.len() <= MAX_READY_BYTES
+        && std::fs::read(&target)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+            .and_then(|v| v.as_object().cloned())
+            .is_some_and(|o| {
+                o.len() == 1
+                    && ["serve", "record"]
+                        .iter()
+                        .any(|k| o.get(*k).is_some_and(|v| v.is_object()))
+            });
+    if earlier_ready {
+        return Ok(());
+    }
+    Err(CliError::usage(anyhow!(
+        "{flag} {}: the file exists and is not a ready file of an earlier run; it would be \
+         replaced now and removed on stop, so it is left alone: name a new file, or remove it",
+        path.display()
+    )))
+}
+
 /// A ready file this process wrote, with the text it wrote.
 pub struct ReadyFile {
     /// The file written: the path given, or the file its symbolic links name.

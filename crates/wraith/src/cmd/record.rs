@@ -67,7 +67,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Option<PathBuf>,
     /// Once listening, write `{"record":{"url":...,"port":...,"mode":...}}` to FILE (mitm
-    /// mode adds `"ca_cert"`: the CA certificate's path); removed again when record stops.
+    /// mode adds `"ca_cert"`: the CA certificate's path); removed again when record stops. A
+    /// file already there must be empty or an earlier run's ready file.
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// Print the final summary as JSON on stdout.
@@ -151,6 +152,7 @@ pub fn run(args: Args) -> CmdResult {
     }
     if let Some(path) = &args.ready_json {
         CliError::check_output_file("--ready-json", path)?;
+        super::ready_file::check_replaceable("--ready-json", path)?;
     }
     if let Some(path) = &args.ca_cert {
         CliError::check_output_file("--ca-cert", path)?;

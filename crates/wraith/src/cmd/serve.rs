@@ -60,7 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
     /// Write the startup contract (URL, port, freshness, control endpoints) here once listening;
-    /// removed again when serve stops.
+    /// removed again when serve stops. A file already there must be empty or an earlier run's
+    /// ready file; a device or fifo is written into and kept.
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// What a read of an unknown entity id answers: a synthesized 200 or a fail-closed
@@ -349,6 +350,7 @@ pub fn run(args: Args) -> CmdResult {
     init_tracing();
     if let Some(path) = &args.ready_json {
         CliError::check_output_file("--ready-json", path)?;
+        super::ready_file::check_replaceable("--ready-json", path)?;
     }
     let named = args
         .twin

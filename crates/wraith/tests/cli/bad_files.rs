@@ -45,6 +45,72 @@ fn serve_refuses_a_ready_file_path_it_cannot_write_before_it_listens() {
 }
 
 #[test]
+fn a_ready_path_holding_another_file_is_refused_and_left_as_it_was() {
+    let t = support::example_shop_twin();
+    let config = t.root.join("wraith.toml");
+    let before = std::fs::read(&config).unwrap();
+    let config = config.to_str().unwrap();
+    let (code, err) = t.serve_expect_exit(&["--port", "0", "--ready-json", config]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--ready-json") && err.contains("is not a ready file of an earlier run"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("twin on http"),
+        "refused before listening: {err}"
+    );
+    let twin = t.path_str();
+    let out = wraith(
+        &t,
+        &["record", &twin, "--port", "0", "--ready-json", config],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not a ready file of an earlier run"));
+    assert_eq!(std::fs::read(t.root.join("wraith.toml")).unwrap(), before);
+}
+
+#[test]
+fn an_empty_file_or_an_earlier_runs_ready_file_is_replaced_and_removed_on_stop() {
+    let t = support::example_shop_twin();
+    for earlier in [
+        "",
+        "{\"serve\":{\"url\":\"http://127.0.0.1:1\"}}\n",
+        "{\"record\":{\"url\":\"http://127.0.0.1:1\"}}\n",
+    ] {
+        let path = t.tmp.path().join("ready.json");
+        std::fs::write(&path, earlier).unwrap();
+        let mut child = Command::new(support::bin())
+            .args(["serve", &t.path_str(), "--port", "0", "--ready-json"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut now = String::new();
+        for _ in 0..3000 {
+            now = std::fs::read_to_string(&path).unwrap_or_default();
+            if now.contains("wraith_session_header") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            now.contains("wraith_session_header"),
+            "{earlier:?} was replaced: {now}"
+        );
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+        assert!(!path.exists(), "removed on stop");
+    }
+}
+
+#[test]
 fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens() {
     let t = support::example_shop_twin();
     let folder = t.tmp.path().join("a-folder");
