@@ -187,6 +187,31 @@ pub fn is_special_file(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| !m.file_type().is_file() && !m.file_type().is_dir())
 }
 
+/// Refuse to read anything but a regular file (links followed): opening a fifo blocks until
+/// something writes to it, so a fifo where a twin file belongs would hang the command for ever.
+fn refuse_special(path: &Path) -> io::Result<()> {
+    if is_special_file(path) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is not a regular file (a fifo, socket or device); put a regular file there",
+        ));
+    }
+    Ok(())
+}
+
+/// [`fs::read`] for a file the user owns or names: a fifo, socket or device is refused with
+/// `InvalidInput` instead of blocking.
+pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+    refuse_special(path)?;
+    fs::read(path)
+}
+
+/// [`fs::read_to_string`] with [`read_file`]'s refusal.
+pub fn read_file_to_string(path: &Path) -> io::Result<String> {
+    refuse_special(path)?;
+    fs::read_to_string(path)
+}
+
 /// Write `bytes` to `path` atomically: write a temp file in the same directory, fsync it, then
 /// rename it over `path`. Readers see either the old file or the whole new one.
 ///

@@ -268,7 +268,7 @@ impl ScrubPolicy {
 
     /// Read `scrub.toml`. A missing file is [`ScrubError::MissingPolicy`].
     pub fn load(path: &Path) -> Result<ScrubPolicy, ScrubError> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::fsutil::read_file(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ScrubError::MissingPolicy(path.to_path_buf()));

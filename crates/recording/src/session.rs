@@ -52,7 +52,7 @@ pub fn exchange_file_name(index: u64) -> String {
 
 /// Read and decode one `.wrec.zst` file; errors name the file.
 pub fn read_exchange_file(path: &Path) -> Result<Exchange, RecordingError> {
-    let bytes = fs::read(path).map_err(|e| RecordingError::io("read", path, e))?;
+    let bytes = crate::fsutil::read_file(path).map_err(|e| RecordingError::io("read", path, e))?;
     read_exchange(&bytes).map_err(|e| RecordingError::CorruptFile {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -121,7 +121,7 @@ pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, Rec
         exchanges.push(read_exchange_file(path)?);
     }
     let manifest_path = dir.join(MANIFEST_FILE);
-    let manifest = match fs::read(&manifest_path) {
+    let manifest = match crate::fsutil::read_file(&manifest_path) {
         Ok(bytes) => parse_manifest(&bytes).map_err(|e| RecordingError::Manifest {
             path: manifest_path.clone(),
             reason: format!(
@@ -307,7 +307,7 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
             .collect();
         files.sort();
         for (file, path) in files {
-            let reason = match fs::read(&path) {
+            let reason = match crate::fsutil::read_file(&path) {
                 Ok(bytes) => match read_exchange(&bytes) {
                     Ok(_) => continue,
                     Err(e) => e.to_string(),
@@ -362,7 +362,7 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
             .collect();
         present.sort_unstable();
         present.dedup();
-        let manifest = match fs::read(dir.join(MANIFEST_FILE)) {
+        let manifest = match crate::fsutil::read_file(&dir.join(MANIFEST_FILE)) {
             Ok(bytes) => match parse_manifest(&bytes) {
                 Ok(m) => Some(m),
                 Err(reason) => {

@@ -164,7 +164,7 @@ fn check_stem(path: &Path, stem: &str) -> Result<(), ScriptError> {
 }
 
 fn compile_file(path: &Path) -> Result<Vec<u8>, ScriptError> {
-    let source = std::fs::read(path).map_err(|source| ScriptError::Io {
+    let source = wraith_recording::fsutil::read_file(path).map_err(|source| ScriptError::Io {
         path: path.to_path_buf(),
         source,
     })?;

@@ -64,7 +64,7 @@ pub fn parse_routes(text: &str) -> Result<Vec<AuthoredRoute>, String> {
 /// UTF-8 are a file to fix ([`ScriptError::Routes`], saying where), not a failed read
 /// ([`ScriptError::Io`]).
 pub fn read_routes_text(path: &Path) -> Result<Option<String>, ScriptError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match wraith_recording::fsutil::read_file(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {

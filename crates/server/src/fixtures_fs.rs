@@ -120,7 +120,7 @@ fn read_patches(dir: &Path, ignored: &mut Vec<String>) -> io::Result<BTreeMap<St
 }
 
 fn read_text(path: &Path) -> io::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| with_path(e, path))
+    wraith_twin::read_file_to_string(path).map_err(|e| with_path(e, path))
 }
 
 /// A fixture path of the wrong kind (a folder where a file belongs, or the other way round).

@@ -672,7 +672,7 @@ impl TwinConfig {
     /// Read and parse `<twin>/wraith.toml`.
     pub fn load(twin: &TwinDir) -> Result<TwinConfig, TwinError> {
         let path = twin.wraith_toml();
-        let bytes = std::fs::read(&path).map_err(|source| TwinError::Io {
+        let bytes = crate::read_file(&path).map_err(|source| TwinError::Io {
             path: path.clone(),
             source,
         })?;

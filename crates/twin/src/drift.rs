@@ -95,7 +95,7 @@ impl DriftConfig {
     /// cannot be read is a problem, not an error: drift acceptance never stops a check.
     pub fn load(twin: &TwinDir) -> Option<DriftConfig> {
         let file = twin.root().join(DRIFT_TOML);
-        match std::fs::read_to_string(&file) {
+        match crate::read_file_to_string(&file) {
             Ok(text) => Some(DriftConfig::parse(&text, &file)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => Some(DriftConfig {

@@ -22,4 +22,6 @@ pub use config::{
 };
 pub use dir::{TwinDir, TwinError};
 pub use drift::{DriftConfig, DriftProblem, DriftReclassifyEntry, DriftSuppressEntry};
-pub use wraith_recording::fsutil::{write_atomic, write_atomic_all, write_target};
+pub use wraith_recording::fsutil::{
+    read_file, read_file_to_string, write_atomic, write_atomic_all, write_target,
+};

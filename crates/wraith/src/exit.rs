@@ -51,9 +51,10 @@ impl CliError {
     /// Reading a path the user named failed: a path that is missing or of the wrong kind is
     /// theirs to fix (1); any other IO error reading what is there is a runtime failure (4).
     pub fn io(kind: std::io::ErrorKind, e: impl Into<anyhow::Error>) -> Self {
-        use std::io::ErrorKind::{IsADirectory, NotADirectory, NotFound};
+        use std::io::ErrorKind::{InvalidInput, IsADirectory, NotADirectory, NotFound};
         match kind {
-            NotFound | IsADirectory | NotADirectory => CliError::usage(e),
+            // InvalidInput: a fifo, socket or device where a file belongs (`read_file`).
+            NotFound | IsADirectory | NotADirectory | InvalidInput => CliError::usage(e),
             _ => CliError::runtime(e),
         }
     }

@@ -101,7 +101,7 @@ fn load_or_create(path: &Path) -> Result<Vec<u8>, ScrubError> {
         path: path.to_path_buf(),
         source,
     };
-    match fs::read(path) {
+    match crate::fsutil::read_file(path) {
         Ok(bytes) => {
             let trimmed = String::from_utf8_lossy(&bytes).trim().to_string();
             if trimmed.is_empty() {
@@ -143,7 +143,7 @@ fn load_or_create(path: &Path) -> Result<Vec<u8>, ScrubError> {
     match linked {
         Ok(()) => Ok(text.into_bytes()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let bytes = fs::read(path).map_err(|e| key_err("read", e))?;
+            let bytes = crate::fsutil::read_file(path).map_err(|e| key_err("read", e))?;
             Ok(String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec())
         }
         Err(e) => Err(key_err("create", e)),

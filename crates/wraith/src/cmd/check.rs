@@ -1816,7 +1816,7 @@ pub fn read_fixtures(dir: &Path) -> Result<wraith_engine::FixtureTree, CliError>
 
 /// Read `model/twin.wir.json` (missing → run synth; other versions → re-run synth).
 pub fn load_model(path: &Path) -> Result<Model, CliError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match wraith_twin::read_file_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(CliError::usage(anyhow!(
@@ -1870,7 +1870,7 @@ fn warn_duplicate_routes(model: &Model, path: &Path) {
 pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
     // Bytes that are not UTF-8 are read with replacement characters: the file's own parser then
     // refuses it as damaged, naming where (exit 1 or a finding), instead of a failed read.
-    match std::fs::read(path) {
+    match wraith_twin::read_file(path) {
         Ok(bytes) => Ok(Some(match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

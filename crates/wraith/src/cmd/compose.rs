@@ -496,9 +496,10 @@ fn load_input(
 /// missing); the error says why the model cannot be used.
 fn read_model(dir: &TwinDir) -> Result<(Model, SymbolTable), String> {
     let path = dir.model_dir().join("twin.wir.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    let text =
+        wraith_twin::read_file_to_string(&path).map_err(|e| format!("cannot read it: {e}"))?;
     let model = wraith_model::model_from_json_str(&text).map_err(|e| e.to_string())?;
-    let symbols = match std::fs::read_to_string(dir.model_dir().join("symbols.json")) {
+    let symbols = match wraith_twin::read_file_to_string(&dir.model_dir().join("symbols.json")) {
         Ok(t) => wraith_model::from_json_str::<SymbolTable>(&t).unwrap_or_default(),
         Err(_) => SymbolTable::default(),
     };
@@ -665,7 +666,8 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 }
 
 fn read_bytes(p: &Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(p).map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", p.display())))
+    wraith_twin::read_file(p)
+        .map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", p.display())))
 }
 
 /// The files of a folder as (relative path, bytes), sorted by path.
@@ -775,7 +777,7 @@ fn plan_schema(
     let mut any = false;
     for (i, input) in inputs.iter().enumerate() {
         let path = input.dir.schema_json();
-        let text = match std::fs::read_to_string(&path) {
+        let text = match wraith_twin::read_file_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => {
@@ -1049,7 +1051,7 @@ fn plan_lua(
 
 /// The `authored-routes-not-composed` warning for an input with a `lua/routes.toml`.
 fn authored_warning(input: &Input, path: &Path) -> Warning {
-    let counts = std::fs::read_to_string(path)
+    let counts = wraith_twin::read_file_to_string(path)
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())
         .map(|t| {

@@ -38,7 +38,7 @@ fn spec_coverage(
     path: &std::path::Path,
     model: &wraith_model::Model,
 ) -> Result<wraith_check::spec_coverage::SpecCoverage, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = wraith_twin::read_file(path).map_err(|e| {
         CliError::io(
             e.kind(),
             anyhow!("--openapi {}: cannot read it: {e}", path.display()),

@@ -431,7 +431,7 @@ fn same_content(
     ids.sort();
     ids.into_iter().find(|id| {
         let dir = sessions_dir.join(id);
-        let manifest = std::fs::read(dir.join(wraith_recording::session::MANIFEST_FILE))
+        let manifest = wraith_twin::read_file(&dir.join(wraith_recording::session::MANIFEST_FILE))
             .ok()
             .and_then(|t| serde_json::from_slice::<wraith_recording::Manifest>(&t).ok());
         let Some(m) = manifest else { return false };
@@ -473,8 +473,8 @@ fn already_imported(
     if used.contains(&id) {
         return Some(id);
     }
-    let text = std::fs::read(
-        sessions_dir
+    let text = wraith_twin::read_file(
+        &sessions_dir
             .join(&id)
             .join(wraith_recording::session::MANIFEST_FILE),
     )

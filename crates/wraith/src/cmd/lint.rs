@@ -47,7 +47,7 @@ fn not_utf8_findings(twin: &TwinDir) -> Result<Vec<Finding>, CliError> {
         ("model/symbols.json", twin.model_dir().join("symbols.json")),
         ("state/schema.json", twin.schema_json()),
     ] {
-        let bytes = match std::fs::read(&path) {
+        let bytes = match wraith_twin::read_file(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             // The read below says so with exit 4.
@@ -420,7 +420,7 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
     names.sort();
     for name in names {
         let dir = sessions_dir.join(&name);
-        let text = match std::fs::read(dir.join("manifest.json")) {
+        let text = match wraith_twin::read_file(&dir.join("manifest.json")) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // A recorder killed (or out of disk) before it finalized the session leaves

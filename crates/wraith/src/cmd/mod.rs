@@ -25,6 +25,14 @@ pub(crate) fn exclusive_lock(
             anyhow::anyhow!("cannot {what} {}: {e}", path.display()),
         )
     };
+    // Opening a fifo for writing blocks until a reader comes: refuse one instead of hanging.
+    if wraith_recording::fsutil::is_special_file(path) {
+        return Err(crate::exit::CliError::usage(anyhow::anyhow!(
+            "cannot lock {}: it is not a regular file (a fifo, socket or device); remove it, \
+             the lock file is made anew",
+            path.display()
+        )));
+    }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -111,7 +111,7 @@ pub fn run(args: Args) -> CmdResult {
     // nothing may be recorded without a working scrubber.
     let scrubber = Scrubber::load(&twin.scrub_toml()).map_err(CliError::scrub)?;
     let upstream_ca_pem = match &args.upstream_ca {
-        Some(path) => Some(std::fs::read(path).map_err(|e| {
+        Some(path) => Some(wraith_twin::read_file(path).map_err(|e| {
             CliError::usage(anyhow!(
                 "--upstream-ca: cannot read {}: {e}",
                 path.display()
@@ -180,7 +180,7 @@ pub fn run(args: Args) -> CmdResult {
             .unwrap_or_else(|| twin.root().join("record-ca.pem"));
         // Replacing an earlier run's certificate is the normal case; anything else at that
         // path is the user's and is not overwritten.
-        if let Ok(existing) = std::fs::read(&path)
+        if let Ok(existing) = wraith_twin::read_file(&path)
             && !String::from_utf8_lossy(&existing).contains("-----BEGIN CERTIFICATE-----")
         {
             return Err(CliError::usage(anyhow!(

@@ -445,7 +445,7 @@ fn handler_stems(dir: &Path) -> Vec<String> {
 
 /// The model, when there is a readable one (only to tell shadowed declarations apart).
 fn load_model_quietly(twin: &TwinDir) -> Option<wraith_model::Model> {
-    let text = std::fs::read_to_string(twin.model_dir().join("twin.wir.json")).ok()?;
+    let text = wraith_twin::read_file_to_string(&twin.model_dir().join("twin.wir.json")).ok()?;
     wraith_model::from_json_str(&text).ok()
 }
 
@@ -656,7 +656,7 @@ pub fn lua_lint_findings(
             .iter()
             .chain(&checked.libraries)
             .filter_map(|rel| {
-                std::fs::read_to_string(twin.root().join(rel))
+                wraith_twin::read_file_to_string(&twin.root().join(rel))
                     .ok()
                     .map(|text| (rel.clone(), text))
             })

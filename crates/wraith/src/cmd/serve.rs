@@ -264,7 +264,7 @@ fn control_token(args: &Args) -> Result<Option<String>, CliError> {
         return Ok(Some(value));
     }
     if let Some(path) = &args.control_token_file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = wraith_twin::read_file_to_string(path).map_err(|e| {
             CliError::read_text(
                 e.kind(),
                 anyhow!(
@@ -645,7 +645,7 @@ pub fn outbound_policy(
             action,
         });
     }
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let text = wraith_twin::read_file_to_string(&path).unwrap_or_default();
     let table: toml::Table = toml::from_str(&text).unwrap_or_default();
     if let Some(pii) = table.get("pii").and_then(|v| v.as_table()) {
         let strings = |v: Option<&toml::Value>, key: &str| -> Result<Vec<String>, CliError> {
@@ -808,7 +808,7 @@ fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
-    match std::fs::read_to_string(path) {
+    match wraith_twin::read_file_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(CliError::runtime(
@@ -842,7 +842,7 @@ fn newest_recording_us(sessions_dir: &Path) -> Option<u64> {
     let mut newest: Option<u64> = None;
     for entry in entries.flatten() {
         let manifest = entry.path().join("manifest.json");
-        let Ok(text) = std::fs::read_to_string(&manifest) else {
+        let Ok(text) = wraith_twin::read_file_to_string(&manifest) else {
             continue;
         };
         let Ok(m) = serde_json::from_str::<wraith_recording::Manifest>(&text) else {

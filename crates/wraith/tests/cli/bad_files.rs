@@ -110,6 +110,85 @@ fn an_empty_file_or_an_earlier_runs_ready_file_is_replaced_and_removed_on_stop()
     }
 }
 
+/// Runs `wraith args…` in `t`, killing it after a minute: `None` when it had to be killed.
+fn wraith_within_a_minute(t: &Twin, args: &[&str]) -> Option<Output> {
+    let mut child = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// Opening a fifo blocks until something writes to it: one where a twin file belongs used to
+/// hang every command that read it.
+#[cfg(unix)]
+#[test]
+fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
+    let session = "recordings/sessions/20261129T201216Z-ec0a1f/manifest.json";
+    let cases: &[(&str, &[&str])] = &[
+        ("scrub.toml", &["lint"]),
+        ("scrub.toml", &["check"]),
+        (session, &["synth"]),
+        (session, &["lint"]),
+        ("state/fixtures/default/fixture.json", &["lint"]),
+        ("state/schema.json", &["lint"]),
+        ("lua/routes.toml", &["route", "list"]),
+        ("lua/handlers/get_summary.lua", &["lint"]),
+        (
+            "lua/.routes.toml.lock",
+            &[
+                "route", "add", "--method", "GET", "--path", "/x", "--status", "200",
+            ],
+        ),
+        ("model/twin.wir.json", &["inspect"]),
+        ("model/twin.wir.json", &["coverage"]),
+        ("model/twin.wir.json", &["check"]),
+        ("model/twin.wir.json", &["serve", "--port", "0"]),
+        (
+            "state/fixtures/default/fixture.json",
+            &["serve", "--port", "0"],
+        ),
+    ];
+    for (file, command) in cases {
+        let t = support::example_shop_twin();
+        let twin = t.path_str();
+        if command[0] != "synth" {
+            let out = wraith(&t, &["synth", &twin]);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+        let path = t.root.join(file);
+        let _ = std::fs::remove_file(&path);
+        let made = Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success());
+        let mut args: Vec<&str> = command.to_vec();
+        args.insert(if command[0] == "route" { 2 } else { 1 }, &twin);
+        let out = wraith_within_a_minute(&t, &args)
+            .unwrap_or_else(|| panic!("`wraith {}` waited on the fifo {file}", args.join(" ")));
+        // lint reports on stdout, the other commands on stderr; check only warns that its
+        // outbound scrub falls back to the default pass.
+        let said = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+        let code = out.status.code();
+        assert!(
+            code.is_some() && said.contains("not a regular file"),
+            "`wraith {}` with a fifo at {file}: exit {code:?}: {said}",
+            args.join(" "),
+        );
+    }
+}
+
 #[test]
 fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens() {
     let t = support::example_shop_twin();

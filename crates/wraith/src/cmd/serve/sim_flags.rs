@@ -114,7 +114,7 @@ pub enum AccessLogArg {
 }
 
 fn read(path: &Path, what: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(path).map_err(|e| {
+    wraith_twin::read_file_to_string(path).map_err(|e| {
         CliError::read_text(
             e.kind(),
             anyhow!("{what} {}: cannot read the file: {e}", path.display()),
