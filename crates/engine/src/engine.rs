@@ -1290,6 +1290,25 @@ impl Engine {
         };
         let vi = self.polled_variant(ns, call, vi);
         let variant = &route.variants[vi];
+        // A body that claims JSON and does not parse: no recording shows what the API answers
+        // to it (a recorded one would have picked its own variant), and a success rendered from
+        // it would store a guess. The engine says so instead of inventing a content answer.
+        if (200..400).contains(&variant.status)
+            && let Some(why) = util::malformed_json_body(call.content_type(), &call.req.body)
+        {
+            return Out::json(
+                400,
+                json!({
+                    "error": "malformed-body",
+                    "message": format!(
+                        "the request body is not valid JSON ({why}); no recording shows what the \
+                         API answers to such a body"
+                    ),
+                }),
+                Provenance::Miss,
+                Some(self.router.info[r].name.clone()),
+            );
+        }
         let mut out = match op {
             Some(StateOp::Create) => self.op_create(ns, call, variant),
             Some(StateOp::Read) => self.op_read(ns, call, variant),

@@ -189,6 +189,26 @@ pub(crate) fn body_valid(content_type: Option<&str>, body: &[u8]) -> bool {
     true
 }
 
+/// Why a body that declares a JSON media type is not JSON at all (`None` when it parses, is
+/// empty or declares another type). A JSON scalar or array parses: an API may take one.
+pub(crate) fn malformed_json_body(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    let declares_json = content_type.is_some_and(|ct| {
+        let essence = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        essence == "application/json" || essence.ends_with("+json") || essence.ends_with("/json")
+    });
+    if !declares_json || body.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(body)
+        .err()
+        .map(|e| e.to_string())
+}
+
 /// About how many bytes a JSON value takes in memory: its strings and keys, plus a word per
 /// scalar, element and member. What `[serve.limits] max_total_state_mb` counts, so only the
 /// order matters, not the exact allocator overhead.

@@ -248,6 +248,47 @@ fn body_guards_select_variants() {
     );
 }
 
+#[test]
+fn a_json_body_that_does_not_parse_is_a_400_malformed_body_miss_when_no_variant_covers_it() {
+    let r = R::new("POST", "/v1/things")
+        .op(StateOp::Create, "things")
+        .variant(201, Guard::Always, obj(vec![("id", gen_id(cus_id()))]))
+        .build();
+    let e = engine(
+        model(vec![r], vec![("things", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    let sent = |ct: &str, raw: &'static [u8]| {
+        let mut r = req("POST", "/v1/things", None);
+        r.headers.push(("content-type".into(), ct.into()));
+        r.body = bytes::Bytes::from_static(raw);
+        e.handle(Some("s"), &r)
+    };
+    for raw in [
+        &b"{\"email\": broken"[..],
+        b"not json at all",
+        b"{",
+        b"[1,2",
+    ] {
+        let resp = sent("application/json; charset=utf-8", raw);
+        assert_eq!(resp.status, 400, "{}", String::from_utf8_lossy(raw));
+        assert_eq!(resp.provenance, Provenance::Miss);
+        assert_eq!(resp.route.as_deref(), Some("POST /v1/things"));
+        assert_eq!(body(&resp)["error"], json!("malformed-body"));
+    }
+    assert_eq!(
+        e.session_state("s").unwrap_or_default()["entities"],
+        json!({}),
+        "nothing was stored from a body that does not parse"
+    );
+    // What parses, is empty or declares no JSON is the variant's to answer.
+    assert_eq!(sent("application/json", b"").status, 201);
+    assert_eq!(sent("application/json", b"[1,2]").status, 201);
+    assert_eq!(sent("application/vnd.api+json", b"{}").status, 201);
+    assert_eq!(sent("text/plain", b"{broken").status, 201);
+    assert_eq!(sent("application/vnd.api+json", b"{broken").status, 400);
+}
+
 // ------------------------------------------------------------------ exact replay
 
 #[test]
