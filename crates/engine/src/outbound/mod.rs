@@ -821,14 +821,16 @@ impl Walk<'_> {
     }
 
     /// The leaf sits in an object held under a person-like key, or at the top of a route
-    /// whose path names people.
+    /// whose path names people. A list envelope's key (`data`, `items`, `results`…) names no
+    /// kind of thing, so it is looked past: `GET /customers` answering `{"data": [{"name":…}]}`
+    /// holds customers as surely as `GET /customers/:id` holds one.
     fn in_person_container(&self) -> bool {
         let mut keys = self.path.iter().rev().filter_map(|s| match s {
             Seg::Key(k) => Some(k.as_str()),
             _ => None,
         });
         keys.next();
-        match keys.next() {
+        match keys.find(|k| !pii::is_list_envelope_key(k)) {
             Some(container) => pii::is_person_word(container),
             None => self
                 .ctx

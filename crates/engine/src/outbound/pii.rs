@@ -414,6 +414,28 @@ pub(crate) fn person_name_words(v: &str) -> usize {
 }
 
 /// Keys and path segments that hold people (`author`, `users`, `customer_account`).
+/// Keys APIs wrap a page of records in, which say nothing of what the records are.
+pub(crate) fn is_list_envelope_key(key: &str) -> bool {
+    matches!(
+        key,
+        "data"
+            | "items"
+            | "results"
+            | "entries"
+            | "records"
+            | "objects"
+            | "list"
+            | "nodes"
+            | "node"
+            | "edges"
+            | "hits"
+            | "rows"
+            | "elements"
+            | "values"
+            | "content"
+    )
+}
+
 pub(crate) fn is_person_word(word: &str) -> bool {
     key_flags(word).person
 }

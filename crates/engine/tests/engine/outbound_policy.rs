@@ -469,3 +469,53 @@ fn multi_word_names_of_things_outside_person_scope_are_kept() {
     assert_eq!(b[0]["name"], json!("Old Church Slavonic"));
     assert_eq!(b[1]["name"], json!("Western Frisian"));
 }
+
+#[test]
+fn a_name_in_a_list_envelope_on_a_person_route_is_tokenized_as_on_its_read() {
+    let people = json!({"data": [
+        {"id": "cus_1", "name": "Ada Lovelace"},
+        {"id": "cus_2", "name": "Grace Brewster Hopper"}
+    ]});
+    let list = R::new("GET", "/v1/customers")
+        .variant(200, Guard::Always, obj(vec![("ok", c(json!(true)))]))
+        .exact("/v1/customers", "", None, vec![moment("s1/1", 200, people)])
+        .build();
+    let read = R::new("GET", "/v1/customers/:id")
+        .variant(200, Guard::Always, obj(vec![("id", echo_path("id"))]))
+        .exact(
+            "/v1/customers/cus_1",
+            "",
+            None,
+            vec![moment(
+                "s1/2",
+                200,
+                json!({"id": "cus_1", "name": "Ada Lovelace"}),
+            )],
+        )
+        .build();
+    // Where the envelope is all there is, a thing's name stays as recorded.
+    let langs = R::new("GET", "/v1/languages")
+        .variant(200, Guard::Always, obj(vec![("ok", c(json!(true)))]))
+        .exact(
+            "/v1/languages",
+            "",
+            None,
+            vec![moment(
+                "s1/3",
+                200,
+                json!({"data": [{"code": "cu", "name": "Old Church Slavonic"}]}),
+            )],
+        )
+        .build();
+    let e = engine(model(vec![list, read, langs], vec![]), det_opts());
+    let listed = body(&get(&e, None, "/v1/customers"));
+    let one = body(&get(&e, None, "/v1/customers/cus_1"));
+    assert!(has_prefix_envelope(&one["name"], "name_"), "{one}");
+    assert_eq!(
+        listed["data"][0]["name"], one["name"],
+        "one envelope for one name"
+    );
+    assert!(has_prefix_envelope(&listed["data"][1]["name"], "name_"));
+    let b = body(&get(&e, None, "/v1/languages"));
+    assert_eq!(b["data"][0]["name"], json!("Old Church Slavonic"));
+}
