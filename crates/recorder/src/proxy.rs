@@ -227,7 +227,7 @@ fn names_the_proxy(uri: &Uri, port: u16) -> bool {
         let h = h.trim_start_matches('[').trim_end_matches(']');
         h.eq_ignore_ascii_case("localhost")
             || h.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
+                .is_ok_and(|ip| ip.to_canonical().is_loopback())
     });
     loopback && uri.port_u16() == Some(port)
 }

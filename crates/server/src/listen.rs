@@ -110,9 +110,10 @@ impl ListenSpec {
 }
 
 /// True when every address is a loopback address: only then may the control plane answer
-/// without a token.
+/// without a token. An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is the IPv4 address it
+/// maps, which `Ipv6Addr::is_loopback` alone does not say.
 pub fn all_loopback(addrs: &[SocketAddr]) -> bool {
-    !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())
+    !addrs.is_empty() && addrs.iter().all(|a| a.ip().to_canonical().is_loopback())
 }
 
 /// Bound listeners, ready to serve.
@@ -287,6 +288,10 @@ mod tests {
         let any: SocketAddr = "0.0.0.0:1".parse().unwrap();
         let lan: SocketAddr = "192.0.2.7:1".parse().unwrap();
         assert!(all_loopback(&[v4, v6]));
+        let mapped: SocketAddr = "[::ffff:127.0.0.1]:1".parse().unwrap();
+        let mapped_lan: SocketAddr = "[::ffff:192.0.2.7]:1".parse().unwrap();
+        assert!(all_loopback(&[mapped]));
+        assert!(!all_loopback(&[mapped_lan]));
         assert!(!all_loopback(&[v4, any]));
         assert!(!all_loopback(&[lan]));
         assert!(!all_loopback(&[]));
