@@ -206,13 +206,24 @@ fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>, recurse: bool) -> Result<
     }
     paths.sort();
     for path in paths {
+        let ext = path.extension().and_then(|e| e.to_str());
         if path.is_dir() {
             if recurse {
                 collect_sources(&path, out, true)?;
+            } else if matches!(ext, Some("lua" | "luau")) {
+                // Named like a handler, so `routes.toml` and `wraith route list` take it for
+                // one: skipping it would leave its routes answering 501 without a word.
+                return Err(ScriptError::Io {
+                    path,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::IsADirectory,
+                        "is a folder where a handler file belongs; rename it or put the \
+                         handler's file there",
+                    ),
+                });
             }
             continue;
         }
-        let ext = path.extension().and_then(|e| e.to_str());
         if matches!(ext, Some("lua" | "luau")) {
             out.push(path);
         }

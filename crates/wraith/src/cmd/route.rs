@@ -434,6 +434,8 @@ fn handler_stems(dir: &Path) -> Vec<String> {
             rd.flatten()
                 .map(|e| e.path())
                 .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("lua" | "luau")))
+                // A folder named like a handler is no handler (the loader refuses it).
+                .filter(|p| p.is_file())
                 .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .collect()
         })

@@ -190,6 +190,33 @@ fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
 }
 
 #[test]
+fn a_folder_named_like_a_handler_is_refused_by_lint_and_serve_and_listed_as_no_handler() {
+    let t = support::example_shop_twin();
+    let handler = t.root.join("lua/handlers/get_summary.lua");
+    std::fs::remove_file(&handler).unwrap();
+    std::fs::create_dir(&handler).unwrap();
+    let twin = t.path_str();
+    let out = wraith(&t, &["lint", &twin]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("lua/handlers/get_summary.lua")
+            && said.contains("is a folder where a handler file belongs"),
+        "{said}"
+    );
+    // route list no longer names a handler serve cannot run.
+    let out = wraith(&t, &["route", "list", &twin]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(!listed.contains("handler get_summary"), "{listed}");
+    let (code, err) = t.serve_expect_exit(&["--port", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("is a folder where a handler file belongs"),
+        "{err}"
+    );
+}
+
+#[test]
 fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens() {
     let t = support::example_shop_twin();
     let folder = t.tmp.path().join("a-folder");
