@@ -322,6 +322,7 @@ pub fn run(args: Args) -> CmdResult {
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
     }
     findings.extend(incomplete_sessions(&sessions_dir));
+    findings.extend(stray_session_entries(&sessions_dir));
     let input = LintInput {
         model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,
         symbols: super::check::read_optional(&twin.model_dir().join("symbols.json"))?,
@@ -465,6 +466,44 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// A warning for each entry of `recordings/sessions/` that is not a session folder (a file, a
+/// fifo, a link to nothing or a link loop): every reader leaves it out, so its traffic would
+/// vanish from the model and the score without a word. Hidden names are writers' temp files.
+fn stray_session_entries(sessions_dir: &std::path::Path) -> Vec<Finding> {
+    let Ok(entries) = std::fs::read_dir(sessions_dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let path = sessions_dir.join(&name);
+            let what = match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => return None,
+                Ok(m) if m.is_file() => "a file",
+                Ok(_) => "a fifo, socket or device",
+                Err(_) if path.symlink_metadata().is_ok() => {
+                    "a symbolic link to nothing (or a loop of links)"
+                }
+                Err(_) => return None,
+            };
+            Some(Finding::warning(
+                "recording-not-a-session",
+                Some(&format!("recordings/sessions/{name}")),
+                format!(
+                    "is {what}, not a session folder: synth, check and serve leave it out; \
+                     restore the session folder or move it away"
+                ),
+            ))
+        })
+        .collect()
 }
 
 fn line_of(message: &str) -> Option<usize> {

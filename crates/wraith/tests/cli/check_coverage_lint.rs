@@ -769,6 +769,49 @@ fn lint_warns_of_a_session_left_without_a_manifest() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn lint_warns_of_entries_in_the_sessions_folder_that_are_not_sessions() {
+    let t = DemoTwin::synthesized();
+    let (_, dir) = only_session(&t);
+    let sessions = dir.parent().unwrap().to_path_buf();
+    std::fs::write(sessions.join("20990101T000000Z-f11e00"), "stray").unwrap();
+    std::os::unix::fs::symlink("gone", sessions.join("20990101T000000Z-d4n61e")).unwrap();
+    std::fs::write(
+        sessions.join(".20990101T000000Z-abc.staging-1"),
+        "a writer's",
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    let found: Vec<(String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-not-a-session")
+        .map(|f| {
+            assert_eq!(f["severity"], "warning");
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{v:#}");
+    assert_eq!(found[0].0, "recordings/sessions/20990101T000000Z-d4n61e");
+    assert!(
+        found[0].1.contains("a symbolic link to nothing"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(found[1].0, "recordings/sessions/20990101T000000Z-f11e00");
+    assert!(
+        found[1].1.contains("is a file, not a session folder"),
+        "{}",
+        found[1].1
+    );
+}
+
 #[test]
 fn lint_reports_a_manifest_naming_another_session_and_synth_warns() {
     let t = DemoTwin::synthesized();
