@@ -489,7 +489,7 @@ impl Engine {
         let ns = self
             .registry
             .get_or_create(&key, || {
-                self.make_namespace(key.clone(), self.lazy_settings())
+                self.make_namespace(key.clone(), self.lazy_settings(&key))
             })
             .ok();
         let mut guard = ns.as_ref().map(|n| n.lock());
@@ -550,11 +550,10 @@ impl Engine {
 
     // ---------------------------------------------------------------- control plane
 
-    fn lazy_settings(&self) -> Settings {
+    fn lazy_settings(&self, key: &NsKey) -> Settings {
         Settings {
             fixture: self.default_fixture.clone(),
-            seed: self.opts.seed,
-            explicit_seed: false,
+            seed: crate::namespace::session_seed(self.opts.seed, key),
             clock: self.opts.clock,
             provisioned: false,
         }
@@ -600,14 +599,15 @@ impl Engine {
             },
             None => self.default_fixture.clone(),
         };
+        let key = NsKey::from_header(Some(&p.session));
         let settings = Settings {
             fixture,
-            seed: p.seed.unwrap_or(self.opts.seed),
-            explicit_seed: p.seed.is_some(),
+            seed: p
+                .seed
+                .unwrap_or_else(|| crate::namespace::session_seed(self.opts.seed, &key)),
             clock: p.clock.unwrap_or(self.opts.clock),
             provisioned: true,
         };
-        let key = NsKey::from_header(Some(&p.session));
         let made = self
             .registry
             .insert_new(&key, || self.make_namespace(key.clone(), settings.clone()));
@@ -791,7 +791,7 @@ impl Engine {
         };
         let key = NsKey::from_header(session);
         let ns = match self.registry.get_or_create(&key, || {
-            self.make_namespace(key.clone(), self.lazy_settings())
+            self.make_namespace(key.clone(), self.lazy_settings(&key))
         }) {
             Ok(ns) => ns,
             Err(NsError::Full(max)) => {
@@ -3690,9 +3690,8 @@ fn page_items<'b>(body: &'b OutBody, items_pointer: Option<&str>) -> &'b [Value]
 
 /// What a provisioning request `p` (resolved to `asked`) sets otherwise than the live
 /// session's `cur`, one phrase per setting, in the body's order; empty when it may be answered
-/// with the session as it is. A setting the request leaves out is never a difference. A seed
-/// equal to the one the session reports still differs when the session was not given it: its
-/// random values come from the serve seed and its id, an explicit seed's from the seed alone.
+/// with the session as it is. A setting the request leaves out is never a difference; a seed
+/// equal to the one the session reports is the same seed (its values come from it alone).
 fn provision_differences(cur: &Settings, asked: &Settings, p: &Provision) -> Vec<String> {
     let mut differ = Vec::new();
     if p.fixture.is_some() && cur.fixture != asked.fixture {
@@ -3702,16 +3701,8 @@ fn provision_differences(cur: &Settings, asked: &Settings, p: &Provision) -> Vec
             asked.fixture.as_deref().unwrap_or("none")
         ));
     }
-    if p.seed.is_some() {
-        if cur.seed != asked.seed {
-            differ.push(format!("seed {} (asked {})", cur.seed, asked.seed));
-        } else if !cur.explicit_seed {
-            differ.push(format!(
-                "seed {} taken from the serve seed with the session id (an explicit `seed` \
-                 seeds the session with it alone, which gives other random values)",
-                cur.seed
-            ));
-        }
+    if p.seed.is_some() && cur.seed != asked.seed {
+        differ.push(format!("seed {} (asked {})", cur.seed, asked.seed));
     }
     if p.clock.is_some() && cur.clock != asked.clock {
         differ.push(format!(

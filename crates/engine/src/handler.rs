@@ -1241,7 +1241,6 @@ mod tests {
         let settings = crate::namespace::Settings {
             fixture: None,
             seed: 1,
-            explicit_seed: false,
             clock: crate::api::ClockConfig {
                 mode: crate::api::ClockMode::Deterministic,
                 base_epoch: 100,

@@ -38,13 +38,24 @@ impl NsKey {
     pub(crate) fn named(session: Option<&str>) -> Option<&str> {
         session.filter(|s| !s.is_empty())
     }
+}
 
-    /// The string hashed into the namespace seed. The default namespace hashes as the empty
-    /// session, which no header can collide with in the seed input (see [`derive_seed`]).
-    fn seed_label(&self) -> Option<&str> {
-        match self {
-            NsKey::Default => None,
-            NsKey::Named(s) => Some(s),
+/// The seed a namespace created without one of its own gets: the serve seed for the headerless
+/// namespace, and for a session a 64-bit mix of the serve seed and its id, so parallel sessions
+/// generate different ids. It is the seed the control plane reports: provisioning another
+/// session with it reproduces this one's generated values exactly.
+pub(crate) fn session_seed(serve_seed: u64, key: &NsKey) -> u64 {
+    match key {
+        NsKey::Default => serve_seed,
+        NsKey::Named(s) => {
+            let mut h = Sha256::new();
+            h.update(b"wraith-session-seed\0");
+            h.update(serve_seed.to_le_bytes());
+            h.update(s.as_bytes());
+            let d = h.finalize();
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&d[..8]);
+            u64::from_le_bytes(b)
         }
     }
 }
@@ -54,28 +65,18 @@ impl NsKey {
 pub(crate) struct Settings {
     /// Resolved fixture set name (`None` = start empty).
     pub fixture: Option<String>,
-    /// Seed reported to the user (the serve seed or the provisioned one).
+    /// The seed of the namespace's generators, as reported: the provisioned one, else
+    /// [`session_seed`]. Two namespaces with one seed generate the same values.
     pub seed: u64,
-    /// Provisioned sessions seed their RNG from their own seed directly.
-    pub explicit_seed: bool,
     pub clock: ClockConfig,
     pub provisioned: bool,
 }
 
-/// The ChaCha8 seed of a namespace: a hash of (serve seed, session id), or the provisioned seed.
-pub(crate) fn derive_seed(settings: &Settings, key: &NsKey) -> [u8; 32] {
+/// The ChaCha8 seed of a namespace: a hash of its seed alone.
+pub(crate) fn derive_seed(settings: &Settings) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"wraith-namespace-seed\0");
     h.update(settings.seed.to_le_bytes());
-    if !settings.explicit_seed {
-        match key.seed_label() {
-            None => h.update([0u8]),
-            Some(s) => {
-                h.update([1u8]);
-                h.update(s.as_bytes());
-            }
-        }
-    }
     h.finalize().into()
 }
 
@@ -230,7 +231,7 @@ pub(crate) struct Namespace {
 
 impl Namespace {
     pub(crate) fn new(key: NsKey, settings: Settings, seed: Option<&SeedData>) -> Namespace {
-        let rng = ChaCha8Rng::from_seed(derive_seed(&settings, &key));
+        let rng = ChaCha8Rng::from_seed(derive_seed(&settings));
         let mut ns = Namespace {
             key,
             settings,
@@ -559,7 +560,6 @@ mod tests {
         let settings = Settings {
             fixture: None,
             seed: 0,
-            explicit_seed: false,
             clock: ClockConfig::default(),
             provisioned: false,
         };

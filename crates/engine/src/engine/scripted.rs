@@ -151,7 +151,7 @@ impl Engine {
         let shared = self
             .registry
             .get_or_create(&key, || {
-                self.make_namespace(key.clone(), self.lazy_settings())
+                self.make_namespace(key.clone(), self.lazy_settings(&key))
             })
             .ok()?;
         // A copy: the session's own namespace must not see the probe's writes.

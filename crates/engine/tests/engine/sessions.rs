@@ -256,7 +256,19 @@ fn delete_session_drops_provisioning_and_a_reuse_starts_fresh() {
         .sessions()
         .into_iter()
         .find(|s| s.session.as_deref() == Some("w"));
-    assert_eq!(s.map(|s| (s.provisioned, s.seed)), Some((false, 42)));
+    // Recreated lazily: not provisioned, and no longer the provisioned seed but the one a
+    // session of that id draws from the serve seed (42), the same as a fresh `w` gets.
+    let s = s.map(|s| (s.provisioned, s.seed));
+    assert_eq!(s.map(|s| s.0), Some(false));
+    assert_ne!(s.map(|s| s.1), Some(9));
+    let fresh = shop();
+    get(&fresh, Some("w"), "/v1/customers");
+    let fresh_seed = fresh
+        .sessions()
+        .into_iter()
+        .find(|s| s.session.as_deref() == Some("w"))
+        .map(|s| s.seed);
+    assert_eq!(s.map(|s| s.1), fresh_seed);
     assert_eq!(
         e.delete_session("never").err().map(|e| (e.status, e.code)),
         Some((404, "session-not-found"))

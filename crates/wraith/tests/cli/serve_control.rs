@@ -144,14 +144,49 @@ async fn provisioning_creates_201_then_200_and_conflicts_on_different_settings()
     assert_eq!(r.json()["clock"]["base_epoch"], 1234);
 }
 
-/// A session that was not given a seed draws its random values from the serve seed with its
-/// id; asking for that same number as an explicit seed would seed it with the number alone, so
-/// it is a conflict, and the message says why rather than listing equal-looking settings.
+/// The seed the listing reports is the one the session's values come from: provisioning
+/// another session with it reproduces them, whether the first was given it or not.
 #[tokio::test]
-async fn provisioning_an_explicit_seed_equal_to_the_inherited_one_says_why_it_conflicts() {
+async fn a_sessions_reported_seed_reproduces_its_generated_ids_in_another_session() {
     let t = shop_twin();
     let s = t.serve(&["--seed", "42"]);
-    create_customer(&s, Some("lazy"), "Ann").await;
+    let lazy = [
+        create_customer(&s, Some("lazy"), "Ann").await,
+        create_customer(&s, Some("lazy"), "Bea").await,
+    ];
+    let other = create_customer(&s, Some("other"), "Ann").await;
+    assert_ne!(
+        lazy[0], other,
+        "sessions not given a seed draw different ids"
+    );
+    let listed = s.get("/__wraith/session", None).await.json();
+    let seed_of = |name: Value| {
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["session"] == name)
+            .map(|x| x["seed"].as_u64().unwrap())
+            .unwrap()
+    };
+    let seed = seed_of(json!("lazy"));
+    let c = s
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "copy", "seed": seed}),
+        )
+        .await;
+    assert_eq!(c.status, 201, "{}", String::from_utf8_lossy(&c.body));
+    let copy = [
+        create_customer(&s, Some("copy"), "Ann").await,
+        create_customer(&s, Some("copy"), "Bea").await,
+    ];
+    assert_eq!(
+        copy, lazy,
+        "the reported seed reproduces the lazy session's ids"
+    );
+    // Asking the lazy session for another seed is a conflict naming both; its own is not.
     let c = s
         .post(
             "/__wraith/session",
@@ -162,14 +197,27 @@ async fn provisioning_an_explicit_seed_equal_to_the_inherited_one_says_why_it_co
     assert_eq!(c.status, 409, "{}", String::from_utf8_lossy(&c.body));
     let message = c.json()["message"].as_str().unwrap_or_default().to_string();
     assert!(
-        message.contains("seed 42 taken from the serve seed with the session id"),
+        message.contains(&format!("seed {seed} (asked 42)")),
         "{message}"
     );
-    // Without a seed the request asks nothing the session does not have.
     let same = s
-        .post("/__wraith/session", None, json!({"session": "lazy"}))
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "lazy", "seed": seed}),
+        )
         .await;
     assert_eq!(same.status, 200, "{}", String::from_utf8_lossy(&same.body));
+    // The headerless namespace is seeded with the serve seed itself.
+    create_customer(&s, None, "Ann").await;
+    let listed = s.get("/__wraith/session", None).await.json();
+    let default_seed = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["session"].is_null())
+        .map(|x| x["seed"].as_u64().unwrap());
+    assert_eq!(default_seed, Some(42));
 }
 
 #[tokio::test]
