@@ -2991,6 +2991,11 @@ impl Engine {
             return self.gone(ns, call);
         }
         let pk = self.pk_of(&ty);
+        // A record the recordings hold under this id, but for another tuple of the path's
+        // parameters (another org's repo of that id): not this entity, so not served as it.
+        let other_tuple = !route.known_param_tuples.is_empty()
+            && call.m.params.len() > 1
+            && self.membership(ns, call.m.route, &call.m.params) == Some(false);
         let OutBody::Json(body) = &mut out.body else {
             return out;
         };
@@ -3005,17 +3010,18 @@ impl Engine {
         {
             ns.put(&ty, id, record, Origin::Synthesized, None);
         }
-        if ns.entity(&ty, id).is_some()
-            || self
-                .model
-                .entity_types
-                .get(&ty)
-                .is_some_and(|t| t.records.contains_key(id))
+        if !other_tuple
+            && (ns.entity(&ty, id).is_some()
+                || self
+                    .model
+                    .entity_types
+                    .get(&ty)
+                    .is_some_and(|t| t.records.contains_key(id)))
         {
             // The entity's positions now hold stored or recorded values, not this render's.
             out.origins.clear_under(ptr.as_deref().unwrap_or(""));
         }
-        if let Some(e) = ns.entity(&ty, id) {
+        if let Some(e) = ns.entity(&ty, id).filter(|_| !other_tuple) {
             let stored = Arc::clone(&e.value);
             let origin = e.origin;
             match (&ptr, origin) {
@@ -3068,7 +3074,8 @@ impl Engine {
             .model
             .entity_types
             .get(&ty)
-            .and_then(|t| t.records.get(id));
+            .and_then(|t| t.records.get(id))
+            .filter(|_| !other_tuple);
         match (record, &ptr) {
             (Some(rec), Some(p)) => {
                 if let Some(slot) = json_pointer_get_mut(body, p) {

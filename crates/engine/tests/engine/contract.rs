@@ -1028,3 +1028,30 @@ fn recorded_refusals_stay_refusals() {
         200
     );
 }
+
+#[test]
+fn a_recorded_record_under_another_tuple_of_the_path_is_not_served_for_an_unknown_tuple() {
+    let r = R::new("GET", "/v1/orgs/:org/repos/:repo")
+        .op(StateOp::Read, "repos")
+        .tuples(&[&["o1", "r1"]])
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![("id", echo_path("repo")), ("org", echo_path("org"))]),
+        )
+        .build();
+    let repos = entity_type(
+        &["r1"],
+        &[],
+        vec![json!({"id": "r1", "org": "o1", "name": "recorded"})],
+    );
+    let e = engine(model(vec![r], vec![("repos", repos)]), det_opts());
+    let known = get(&e, Some("s"), "/v1/orgs/o1/repos/r1");
+    assert_eq!(known.provenance, Provenance::Recorded);
+    assert_eq!(body(&known)["name"], json!("recorded"));
+    // Another org's repo of that id: a template clone of the requested ids, not o1's record.
+    let other = get(&e, Some("s"), "/v1/orgs/o2/repos/r1");
+    assert_eq!(other.status, 200);
+    assert_eq!(other.provenance, Provenance::Template);
+    assert_eq!(body(&other), json!({"id": "r1", "org": "o2"}));
+}
