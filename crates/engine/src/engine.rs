@@ -2879,7 +2879,13 @@ impl Engine {
             out.route = Some(format!("{} {}", route.method, entry.key.path));
             return out;
         }
-        self.fail_closed(ns, call, Some(concrete))
+        let mut out = self.fail_closed(ns, call, Some(concrete));
+        if out.status == 501 {
+            // No recording of this path: under strict fidelity that is a route miss, and a
+            // route miss names no route (the request's own path is no recording's).
+            out.route = None;
+        }
+        out
     }
 
     // ---------------------------------------------------------------- state ops

@@ -647,9 +647,11 @@ fn strict_fidelity_serves_only_recordings_and_fails_closed_otherwise() {
         json!({"name": "x"}),
     );
     assert_eq!((upd.status, upd.provenance), (404, Provenance::Miss));
-    // Neither: 501.
+    // Neither: 501, a route miss under strict fidelity, so no route is named (the request's
+    // own path is no recording's).
     let w = get(&e, None, "/v1/widgets/wid_1");
     assert_eq!((w.status, w.provenance), (501, Provenance::Miss));
+    assert_eq!(w.route, None);
     // Route misses stay structured misses.
     assert_eq!(get(&e, None, "/nope").status, 501);
     // Never a template, even for creates.

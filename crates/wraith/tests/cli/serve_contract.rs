@@ -383,6 +383,11 @@ async fn strict_fidelity_serves_only_recorded_exchanges() {
     let r = s.get("/v1/products/prod_new", None).await;
     assert_eq!(r.status, 501);
     assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(
+        r.header("x-wraith-route"),
+        None,
+        "a strict miss names no route: the request's path is no recording's"
+    );
     // Creates have no recording here: not synthesized either.
     let r = s.post("/v1/customers", None, json!({"name": "x"})).await;
     assert_ne!(r.status, 200);
