@@ -574,6 +574,25 @@ fn check_output(
             )));
         }
     }
+    // The composite is renamed into place, which replaces a link rather than filling the folder
+    // it names: without --force that would fail only after the whole composite was built.
+    if !force
+        && output
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        let to = std::fs::read_link(output)
+            .map_or_else(|_| "?".to_string(), |t| t.display().to_string());
+        let fix = if flag == "--output" {
+            "name the folder itself, or pass --force to replace the link"
+        } else {
+            "name the folder itself"
+        };
+        return Err(CliError::usage(anyhow!(
+            "{flag} {} is a symbolic link (to {to}); {fix}",
+            output.display()
+        )));
+    }
     match std::fs::metadata(output) {
         Err(_) => Ok(()),
         Ok(m) if !m.is_dir() => Err(CliError::usage(anyhow!(
@@ -1135,7 +1154,8 @@ fn materialize(output: &Path, plan: &[Planned], force: bool, flag: &str) -> Resu
     let old = parent.join(format!(".{name}.compose-old-{pid}"));
     // Without --force only an absent or empty output was accepted: the rename below replaces
     // an empty folder and fails on one that was filled since.
-    let replaced = force && output.exists();
+    // `symlink_metadata`: a link to nothing is replaced too (`exists` follows it and says no).
+    let replaced = force && output.symlink_metadata().is_ok();
     if replaced && let Err(e) = std::fs::rename(output, &old) {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(CliError::runtime(anyhow!(

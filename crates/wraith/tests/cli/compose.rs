@@ -480,6 +480,44 @@ fn an_output_where_no_folder_can_be_made_exits_1_naming_the_flag() {
     assert!(!err.contains(".compose-"), "no internal folder name: {err}");
 }
 
+/// The composite is renamed into place, which would replace a link rather than fill the folder
+/// it names: a link is refused before anything is built (exit 1), and `--force` replaces the
+/// link itself, leaving the folder it named alone.
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_a_link_is_refused_up_front_and_force_replaces_only_the_link() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    std::fs::create_dir_all(cwd.join("empty")).unwrap();
+    std::os::unix::fs::symlink("empty", cwd.join("to-empty")).unwrap();
+    std::os::unix::fs::symlink("nowhere", cwd.join("dangling")).unwrap();
+    for output in ["to-empty", "dangling"] {
+        let out = compose(cwd, "promos", output, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{output}: {err}");
+        assert!(
+            err.contains(&format!("--output {output} is a symbolic link")),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".compose-"))
+        .collect();
+    assert!(leftovers.is_empty(), "nothing was built: {leftovers:?}");
+    ok(&compose(cwd, "promos", "dangling", &["--force"]));
+    assert!(cwd.join("dangling/wraith.toml").is_file());
+    assert!(
+        !cwd.join("dangling")
+            .symlink_metadata()
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_dir(cwd.join("empty")).unwrap().count(), 0);
+}
+
 /// `out/.` names the folder `out` to a person but not to the final rename: refused up front
 /// (exit 1, naming the folder to pass instead), nothing written.
 #[test]
