@@ -60,7 +60,8 @@ pub fn run(mut args: Args) -> CmdResult {
     args.base_url = lowercase_scheme_and_host(&args.base_url);
     if !is_valid_twin_name(&args.name) {
         return Err(CliError::usage(anyhow!(
-            "invalid twin name `{}`: use letters, digits, `-`, `_` and `.` (not first), e.g. `shop-api`",
+            "invalid twin name `{}`: use up to 100 letters, digits, `-`, `_` and `.` (not \
+             first), e.g. `shop-api`",
             args.name
         )));
     }

@@ -131,9 +131,11 @@ fn init_refuses_to_overwrite_an_existing_twin() {
 #[test]
 fn init_rejects_invalid_name_or_url_with_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
+    let long = "a".repeat(101);
     for (name, url, expect) in [
         ("../escape", "https://a.example", "invalid twin name"),
         ("a b", "https://a.example", "invalid twin name"),
+        (long.as_str(), "https://a.example", "use up to 100 letters"),
         ("ok", "ftp://a.example", "--base-url"),
         ("ok", "api.example.com", "--base-url"),
         ("ok", "https://", "--base-url"),
