@@ -69,13 +69,14 @@ pub fn run(mut args: Args) -> CmdResult {
         .map_err(|m| CliError::usage(anyhow!("invalid --base-url: {m}")))?;
     let twins = PathBuf::from(TWINS_DIR);
     let target = twins.join(&args.name);
-    if target.exists() {
+    // `symlink_metadata`: a link, even to nothing, is something init would have to replace.
+    if target.symlink_metadata().is_ok() {
         return Err(CliError::usage(anyhow!(
             "{} already exists; wraith init never overwrites a twin (pick another name or remove it)",
             target.display()
         )));
     }
-    if twins.exists() && !twins.is_dir() {
+    if twins.symlink_metadata().is_ok() && !twins.is_dir() {
         return Err(CliError::usage(anyhow!(
             "./{} exists and is not a folder; named twins live in the folder ./{}/ (move the \
              file away, or run init in another directory)",
@@ -92,7 +93,7 @@ pub fn run(mut args: Args) -> CmdResult {
     let built = build(&staging, &args.name, &args.base_url);
     let placed = built.and_then(|()| {
         // Re-check: another init may have created it while we were building.
-        if target.exists() {
+        if target.symlink_metadata().is_ok() {
             return Err(anyhow!(
                 "{} appeared while initializing; not overwriting it",
                 target.display()

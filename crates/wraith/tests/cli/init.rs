@@ -283,3 +283,27 @@ fn init_json_reports_what_was_created() {
             .contains(&"state/schema.json".into())
     );
 }
+
+/// A link where the twin or `./twins` belongs, even one to nothing, is refused up front (exit
+/// 1) rather than failing at the final move (exit 4).
+#[cfg(unix)]
+#[test]
+fn init_refuses_a_link_where_the_twin_or_twins_folder_belongs() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("twins")).unwrap();
+    std::os::unix::fs::symlink("nowhere", tmp.path().join("twins/c")).unwrap();
+    let out = wraith(
+        tmp.path(),
+        &["init", "c", "--base-url", "https://a.example"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("twins/c already exists"));
+    let other = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("nowhere", other.path().join("twins")).unwrap();
+    let out = wraith(
+        other.path(),
+        &["init", "c", "--base-url", "https://a.example"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a folder"));
+}
