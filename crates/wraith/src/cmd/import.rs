@@ -126,12 +126,7 @@ pub fn run(args: Args) -> CmdResult {
             sessions_dir.display()
         )));
     }
-    std::fs::create_dir_all(&sessions_dir).map_err(|e| {
-        CliError::io(
-            e.kind(),
-            anyhow!("cannot create {}: {e}", sessions_dir.display()),
-        )
-    })?;
+    super::create_folder(&sessions_dir)?;
     // Imports into one twin take turns from here: each looks for what is imported already,
     // then writes; two at once would both miss the other's sessions (and a file imported
     // twice at once would fail one of them).

@@ -16,6 +16,33 @@ pub mod synth;
 /// An exclusive lock on the file at `path` (created when missing), held until the file is
 /// dropped: how two runs of one command on one twin take turns at a read-then-write step.
 /// A sidecar file carries it, since the files such a step writes are replaced, not edited.
+/// Create the twin's folder `dir` (and its parents) when missing. Something else where the
+/// folder belongs — a file, a fifo, a link to nothing or a loop of links — is the user's to move
+/// (exit 1), named as such rather than as the OS's "File exists".
+pub(crate) fn create_folder(dir: &std::path::Path) -> Result<(), crate::exit::CliError> {
+    if let Ok(meta) = dir.symlink_metadata()
+        && !dir.is_dir()
+    {
+        let what = if meta.file_type().is_symlink() {
+            "a symbolic link to nothing (or a loop of links)"
+        } else if meta.is_file() {
+            "a file"
+        } else {
+            "a fifo, socket or device"
+        };
+        return Err(crate::exit::CliError::usage(anyhow::anyhow!(
+            "{} is {what} where a folder belongs; move it away and the folder is made anew",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        crate::exit::CliError::io(
+            e.kind(),
+            anyhow::anyhow!("cannot create {}: {e}", dir.display()),
+        )
+    })
+}
+
 pub(crate) fn exclusive_lock(
     path: &std::path::Path,
 ) -> Result<std::fs::File, crate::exit::CliError> {

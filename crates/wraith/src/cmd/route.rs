@@ -103,8 +103,7 @@ fn read_routes_file(path: &Path) -> Result<Option<String>, CliError> {
 /// lock). Creates `lua/` when missing.
 fn lock_routes_file(twin: &TwinDir) -> Result<std::fs::File, CliError> {
     let lua = twin.lua_dir();
-    std::fs::create_dir_all(&lua)
-        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", lua.display())))?;
+    super::create_folder(&lua)?;
     super::exclusive_lock(&lua.join(".routes.toml.lock"))
 }
 

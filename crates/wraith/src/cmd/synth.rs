@@ -186,8 +186,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
 
     bar.set_message("write");
     let model_dir = twin.model_dir();
-    std::fs::create_dir_all(&model_dir)
-        .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", model_dir.display())))?;
+    super::create_folder(&model_dir)?;
     let (model_path, symbols_path) = (
         model_dir.join("twin.wir.json"),
         model_dir.join("symbols.json"),

@@ -216,6 +216,33 @@ fn a_folder_named_like_a_handler_is_refused_by_lint_and_serve_and_listed_as_no_h
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn something_else_where_a_twin_folder_belongs_is_named_and_exits_1() {
+    let t = support::example_shop_twin();
+    let twin = t.path_str();
+    std::fs::write(t.root.join("model"), "not a folder").unwrap();
+    let out = wraith(&t, &["synth", &twin]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("model is a file where a folder belongs"));
+    std::fs::remove_file(t.root.join("model")).unwrap();
+    std::os::unix::fs::symlink("nowhere", t.root.join("model")).unwrap();
+    let out = wraith(&t, &["synth", &twin]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("model is a symbolic link to nothing"));
+    std::fs::remove_dir_all(t.root.join("lua")).unwrap();
+    std::fs::write(t.root.join("lua"), "").unwrap();
+    let out = wraith(
+        &t,
+        &[
+            "route", "add", &twin, "--method", "GET", "--path", "/x", "--status", "200",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lua is a file where a folder belongs"));
+    assert!(!stderr(&out).contains("os error"), "{}", stderr(&out));
+}
+
 #[test]
 fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens() {
     let t = support::example_shop_twin();
