@@ -92,7 +92,9 @@ pub struct Args {
     /// Add X-Wraith-Provenance-Counts and enable GET /__wraith/session/{id}/state.
     #[arg(long)]
     pub debug: bool,
-    /// Read the control-plane bearer token from this environment variable.
+    /// Read the control-plane bearer token from this environment variable. Required on a
+    /// non-loopback bind; a token given is required on a loopback bind too (health, ready and
+    /// info stay open), since whoever sets one means to keep the control plane shut.
     #[arg(long, value_name = "VAR", conflicts_with = "control_token_file")]
     pub control_token_env: Option<String>,
     /// Read the control-plane bearer token from this file (surrounding whitespace ignored).
