@@ -529,8 +529,9 @@ pub fn run(args: Args) -> CmdResult {
             None => None,
         };
         if args.json {
-            match serde_json::to_string(&ready) {
-                Ok(s) => outln!("{s}"),
+            // Canonical, as every `--json` output and the ready file itself.
+            match wraith_model::to_canonical_json(&ready) {
+                Ok(s) => outln!("{}", s.trim_end()),
                 Err(e) => eprintln!("error: cannot render JSON output: {e}"),
             }
         }

@@ -558,6 +558,9 @@ async fn json_flag_prints_the_ready_document_on_stdout() {
             .unwrap()
             .starts_with("http://127.0.0.1:")
     );
+    // Canonical, byte for byte the ready file's document.
+    assert_eq!(line, wraith_model::to_canonical_json(&v).unwrap());
+    assert_eq!(line, std::fs::read_to_string(&ready).unwrap());
 }
 
 #[tokio::test]
