@@ -62,16 +62,16 @@ pub fn render(format: AccessLogFormat, e: &TraceEntry) -> String {
             e.fault.as_deref().unwrap_or("-"),
         ),
         AccessLogFormat::Json => json!({
-            "timestamp": e.timestamp,
+            "delay_ms": e.delay_ms,
+            "duration_us": e.duration_us,
+            "fault": e.fault,
             "method": e.method,
             "path": e.path,
-            "status": e.status,
-            "duration_us": e.duration_us,
-            "session": e.session,
             "provenance": e.provenance,
             "route": e.route,
-            "fault": e.fault,
-            "delay_ms": e.delay_ms,
+            "session": e.session,
+            "status": e.status,
+            "timestamp": e.timestamp,
         })
         .to_string(),
     }
@@ -123,6 +123,13 @@ mod tests {
         assert_eq!(v["status"], 429);
         assert_eq!(v["fault"], "rate_limit");
         assert_eq!(v["session"], "w1");
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(
+            keys, sorted,
+            "keys in sorted order, as every JSON Wraith writes"
+        );
     }
 
     #[test]
