@@ -35,7 +35,7 @@ use crate::exit::{CliError, CmdResult};
 Examples:
   wraith check shop                              # in memory (the default)
   wraith check shop --json | jq .score_bp
-  wraith check shop --holdout 5                  # synthesize from 4 of 5 sessions, check the 5th
+  wraith check shop --holdout 2                  # synthesize from every session but each 2nd, check those
   wraith check shop --jobs 1                     # replay the sessions one at a time
   wraith check shop --target http://127.0.0.1:8081   # a running `wraith serve shop`
   wraith check shop --wire                       # over HTTP against a `wraith serve` it starts
