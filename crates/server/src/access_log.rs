@@ -132,23 +132,28 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_session_value_cannot_forge_compact_log_fields_or_lines() {
-        let mut e = TraceEntry {
+    /// A `GET /` of `session` answered 200 from a template, no route matched.
+    fn plain_entry(session: Option<&str>) -> TraceEntry {
+        TraceEntry {
             id: 1,
             method: "GET".into(),
             path: "/".into(),
             status: 200,
             duration_us: 1,
             timestamp: "t".into(),
-            session: Some("x provenance=recorded\nforged line".into()),
+            session: session.map(Into::into),
             provenance: "template".into(),
             route: None,
             fault: None,
             delay_ms: 0,
             field_counts: None,
             origins: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_session_value_cannot_forge_compact_log_fields_or_lines() {
+        let mut e = plain_entry(Some("x provenance=recorded\nforged line"));
         let line = render(AccessLogFormat::Compact, &e);
         assert_eq!(
             line,
@@ -161,21 +166,7 @@ mod tests {
 
     #[test]
     fn the_headerless_namespace_logs_as_no_session_and_a_session_named_dash_is_quoted() {
-        let mut e = TraceEntry {
-            id: 1,
-            method: "GET".into(),
-            path: "/".into(),
-            status: 200,
-            duration_us: 1,
-            timestamp: "t".into(),
-            session: None,
-            provenance: "template".into(),
-            route: None,
-            fault: None,
-            delay_ms: 0,
-            field_counts: None,
-            origins: None,
-        };
+        let mut e = plain_entry(None);
         assert!(render(AccessLogFormat::Compact, &e).contains(" session=- "));
         let v: serde_json::Value =
             serde_json::from_str(&render(AccessLogFormat::Json, &e)).unwrap();

@@ -409,17 +409,8 @@ pub fn run(args: Args) -> CmdResult {
 /// recorder stopped before finishing it). Its exchanges really happened and are used; the
 /// warning says why the session may end mid-conversation.
 fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
-    let Ok(entries) = std::fs::read_dir(sessions_dir) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    let mut names: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    names.sort();
-    for name in names {
+    for name in session_entry_names(sessions_dir) {
         let dir = sessions_dir.join(&name);
         let text = match wraith_twin::read_file(&dir.join("manifest.json")) {
             Ok(text) => text,
@@ -468,10 +459,8 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
     out
 }
 
-/// A warning for each entry of `recordings/sessions/` that is not a session folder (a file, a
-/// fifo, a link to nothing or a link loop): every reader leaves it out, so its traffic would
-/// vanish from the model and the score without a word. Hidden names are writers' temp files.
-fn stray_session_entries(sessions_dir: &std::path::Path) -> Vec<Finding> {
+/// The names in `recordings/sessions/`, sorted, but hidden ones (writers' temp files).
+fn session_entry_names(sessions_dir: &std::path::Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(sessions_dir) else {
         return Vec::new();
     };
@@ -482,6 +471,13 @@ fn stray_session_entries(sessions_dir: &std::path::Path) -> Vec<Finding> {
         .collect();
     names.sort();
     names
+}
+
+/// A warning for each entry of `recordings/sessions/` that is not a session folder (a file, a
+/// fifo, a link to nothing or a link loop): every reader leaves it out, so its traffic would
+/// vanish from the model and the score without a word. Hidden names are writers' temp files.
+fn stray_session_entries(sessions_dir: &std::path::Path) -> Vec<Finding> {
+    session_entry_names(sessions_dir)
         .into_iter()
         .filter_map(|name| {
             let path = sessions_dir.join(&name);
