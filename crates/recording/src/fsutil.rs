@@ -231,6 +231,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
+        keep_mode(path, &f)?;
         f.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)
@@ -288,6 +289,7 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
             temps.push(tmp.clone());
             let mut f = File::create(&tmp)?;
             f.write_all(bytes)?;
+            keep_mode(path, &f)?;
             f.sync_all()?;
         }
         for (path, _) in files {
@@ -344,6 +346,16 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
         sync_dir(path.parent());
     }
     Ok(())
+}
+
+/// Give the new file `new` (open, not yet renamed over `path`) the permissions of the file it
+/// replaces: a rename would otherwise turn a model kept private (0600) or read-only (0444)
+/// into the umask's default.
+fn keep_mode(path: &Path, new: &File) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => new.set_permissions(meta.permissions()),
+        _ => Ok(()),
+    }
 }
 
 /// Keep `path`'s bytes at `backup` until the new file is in place. A hard link costs no copy;
@@ -562,6 +574,26 @@ mod tests {
             1,
             "no temp file left"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (one, two) = (
+            tmp.path().join("model.json"),
+            tmp.path().join("symbols.json"),
+        );
+        for (p, mode) in [(&one, 0o600), (&two, 0o444)] {
+            fs::write(p, "old").unwrap();
+            fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+        }
+        write_atomic(&one, b"new").unwrap();
+        write_atomic_all(&[(&one, b"m"), (&two, b"s")]).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&one), mode(&two)), (0o600, 0o444));
+        assert_eq!(fs::read_to_string(&two).unwrap(), "s");
     }
 
     #[test]
