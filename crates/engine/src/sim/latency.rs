@@ -121,7 +121,7 @@ impl LatencyPolicy {
         };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             err(
-                e.span().map(|s| s.start).unwrap_or(0),
+                super::profile::error_at(text, &e),
                 e.message().trim().to_string(),
             )
         })?;

@@ -161,6 +161,36 @@ pub(crate) fn line_of(text: &str, at: usize) -> usize {
         + 1
 }
 
+/// Where in `text` a TOML error is: its span's start, except that for an unknown key the
+/// parser spans the header of the table holding it, so the key's own line in that table is
+/// found (`status = 503` under a `drop`, not the `[rules.fault_type]` header above it).
+pub(crate) fn error_at(text: &str, e: &toml::de::Error) -> usize {
+    let Some(span) = e.span() else { return 0 };
+    let key = e
+        .message()
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next());
+    let (Some(key), Some(table)) = (key, text.get(span.start..)) else {
+        return span.start;
+    };
+    let mut offset = span.start;
+    for (i, line) in table.split_inclusive('\n').enumerate() {
+        let t = line.trim_start();
+        if i > 0 && t.starts_with('[') {
+            break; // the next table: the key is not in this one's lines
+        }
+        let named = t
+            .strip_prefix(key)
+            .or_else(|| t.strip_prefix(&format!("\"{key}\"")))
+            .is_some_and(|rest| rest.trim_start().starts_with('='));
+        if named {
+            return offset + (line.len() - t.len());
+        }
+        offset += line.len();
+    }
+    span.start
+}
+
 impl FaultProfile {
     /// Parse and validate a profile. `file` names the source in errors.
     pub fn parse(file: &str, text: &str) -> Result<FaultProfile, SimError> {
@@ -169,10 +199,8 @@ impl FaultProfile {
             line: line_of(text, at),
             reason,
         };
-        let raw: RawProfile = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|s| s.start).unwrap_or(0);
-            err(at, e.message().trim().to_string())
-        })?;
+        let raw: RawProfile = toml::from_str(text)
+            .map_err(|e| err(error_at(text, &e), e.message().trim().to_string()))?;
         if raw.rules.is_empty() {
             return Err(err(
                 0,
@@ -391,7 +419,9 @@ bytes = 4
                 panic!("{fault}: {e:?}")
             };
             assert!(reason.contains("unknown field"), "{fault}: {reason}");
-            assert!(*line >= 3, "{fault}: line {line}");
+            // The stray key's own line, after the header (3) and the fault's lines.
+            let stray_line = 3 + fault.lines().count() + 1;
+            assert_eq!(*line, stray_line, "{fault}: {reason}");
         }
     }
 
