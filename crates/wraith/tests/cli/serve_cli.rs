@@ -248,6 +248,18 @@ fn non_loopback_bind_without_control_token_is_refused_with_exit_3() {
     assert!(stderr.contains("--control-token-env"), "{stderr}");
 }
 
+/// `::ffff:127.0.0.1` is the IPv4 loopback address written as IPv6: a bind to it needs no
+/// control token, and its control plane answers without one.
+#[tokio::test]
+async fn an_ipv4_mapped_loopback_bind_is_loopback() {
+    if std::net::TcpListener::bind("[::ffff:127.0.0.1]:0").is_err() {
+        return; // this host binds no IPv4-mapped address; nothing to check
+    }
+    let t = shop_twin();
+    let s = t.serve(&["--listen", "[::ffff:127.0.0.1]:0"]);
+    assert_eq!(s.get("/__wraith/session", None).await.status, 200);
+}
+
 #[test]
 fn missing_control_token_variable_is_a_usage_error() {
     let t = shop_twin();
