@@ -506,25 +506,15 @@ fn concurrent_imports_of_one_file_import_it_once_and_all_succeed() {
     init(tmp.path(), "shop", "http://localhost:3000");
     // A few megabytes to scrub keep every run busy long enough to overlap the others.
     let har = corpora().join("mastodon/test_status_update_with_media_edit.har");
-    let children: Vec<_> = (0..6)
-        .map(|_| {
-            wraith(tmp.path())
-                .args(["import", "shop"])
-                .arg(&har)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    crate::support::all_at_once_succeed(
+        (0..6)
+            .map(|_| {
+                let mut c = wraith(tmp.path());
+                c.args(["import", "shop"]).arg(&har);
+                c
+            })
+            .collect(),
+    );
     assert_eq!(session_dirs(tmp.path(), "shop").len(), 1);
 }
 

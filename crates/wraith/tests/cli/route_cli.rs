@@ -327,26 +327,17 @@ fn a_routes_file_that_is_not_utf8_is_refused_saying_where() {
 fn concurrent_route_adds_keep_every_route() {
     let t = Twin::init("shop", "https://api.shop.test");
     let twin = t.path_str();
-    let children: Vec<_> = (0..12)
-        .map(|i| {
-            Command::new(bin())
-                .current_dir(t.tmp.path())
-                .args(["route", "add", &twin, "--method", "GET", "--path"])
-                .arg(format!("/parallel/{i}"))
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    support::all_at_once_succeed(
+        (0..12)
+            .map(|i| {
+                let mut c = Command::new(bin());
+                c.current_dir(t.tmp.path())
+                    .args(["route", "add", &twin, "--method", "GET", "--path"])
+                    .arg(format!("/parallel/{i}"));
+                c
+            })
+            .collect(),
+    );
     let listed = list_json(&t);
     let mut paths: Vec<String> = listed["routes"]
         .as_array()

@@ -19,6 +19,28 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_wraith")
 }
 
+/// Run every command at once (stdout dropped) and assert each exits 0, showing the stderr of
+/// one that did not: for commands that must take turns on one twin.
+pub fn all_at_once_succeed(commands: Vec<Command>) {
+    let children: Vec<Child> = commands
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// The bundled example twin (`examples/twins/shop`: recordings, fixtures, its Lua handler and
 /// authored route) copied into its own temp dir, without a generated `model/` or `reports/`, so
 /// a test can change it freely and serve re-synthesizes it.
