@@ -92,7 +92,8 @@ pub trait HandlerEnv {
     fn get(&self, ty: &str, id: &str) -> Option<Value>;
     /// Deep-merge `record` (an object; `null` members delete keys) into the entity, creating it
     /// when absent, and return the stored entity. Fails for a type that is neither
-    /// route-derived nor declared in `state/schema.json`, or for a non-object record.
+    /// route-derived nor declared in `state/schema.json`, for a non-object record, and for a
+    /// write the session's state limits refuse (`[serve.limits]`).
     fn put(&mut self, ty: &str, id: &str, record: &Value) -> Result<Value, HandlerError>;
     /// Delete the entity; whether it existed. Fails for an undeclared type.
     fn delete(&mut self, ty: &str, id: &str) -> Result<bool, HandlerError>;
@@ -700,6 +701,13 @@ pub(crate) struct NsEnv<'a> {
     /// The namespace as it was before the handler's first write (store, counters, clock or
     /// RNG), so a handler that fails leaves the session as it found it.
     pub before: Option<Namespace>,
+    /// `[serve.limits] max_entities_per_type` and `max_total_state_mb` (in bytes): a handler's
+    /// `state.put` is held to them as a recorded route's write is.
+    pub max_entities_per_type: usize,
+    pub max_state_bytes: u64,
+    /// The message of the last `state.put` the limits refused: a handler failing with it
+    /// answers `507 state-limit-exceeded`, as the refused write would on a recorded route.
+    pub limit_refusal: Option<String>,
 }
 
 impl NsEnv<'_> {
@@ -744,6 +752,36 @@ impl NsEnv<'_> {
     /// its own recording.
     fn recorded_live(&self, ty: &str, id: &str) -> bool {
         self.ns.is_deleted(ty, id).is_none() && !self.gone.get(ty).is_some_and(|g| g.contains(id))
+    }
+
+    /// Why storing `entity` under `id` would take the session past its state limits: a key
+    /// the session does not hold when it holds `max_entities_per_type` records of the type, or
+    /// a record that grows the session's state past `max_state_bytes`. `None` when it fits.
+    fn over_limits(&self, ty: &str, id: &str, entity: &Value) -> Option<String> {
+        let store = self.ns.type_store(ty);
+        let old = store.and_then(|s| s.live.get(id)).map(|e| e.bytes);
+        let held = store.map_or(0, |s| s.live.len());
+        if old.is_none() && held >= self.max_entities_per_type {
+            return Some(format!(
+                "state.put(`{ty}`, `{id}`): this session holds {held} `{ty}` records, the \
+                 twin's limit ([serve.limits] max_entities_per_type); delete some or reset the \
+                 session"
+            ));
+        }
+        let new = util::json_size(entity);
+        let after = self
+            .ns
+            .state_bytes
+            .saturating_sub(old.unwrap_or(0))
+            .saturating_add(new);
+        (new > old.unwrap_or(0) && after > self.max_state_bytes).then(|| {
+            format!(
+                "state.put(`{ty}`, `{id}`): the record would take this session's records to \
+                 {after} bytes, over the twin's limit of {} ([serve.limits] \
+                 max_total_state_mb); delete records or reset the session",
+                self.max_state_bytes
+            )
+        })
     }
 }
 
@@ -790,6 +828,10 @@ impl HandlerEnv for NsEnv<'_> {
             && !map.contains_key(&pk)
         {
             map.insert(pk, Value::String(id.to_string()));
+        }
+        if let Some(message) = self.over_limits(ty, id, &entity) {
+            self.limit_refusal = Some(message.clone());
+            return Err(HandlerError::new(message));
         }
         self.ns
             .put(ty, id, entity.clone(), Origin::Synthesized, None);
@@ -1262,6 +1304,9 @@ mod tests {
             wall: &wall,
             gone: &Default::default(),
             before: None,
+            max_entities_per_type: usize::MAX,
+            max_state_bytes: u64::MAX,
+            limit_refusal: None,
         };
         assert_eq!(
             env.get("customers", "c1"),

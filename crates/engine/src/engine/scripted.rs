@@ -265,6 +265,9 @@ impl Engine {
             wall: &self.opts.wall_clock,
             gone: self.gone_records(),
             before: None,
+            max_entities_per_type: self.opts.max_entities_per_type,
+            max_state_bytes: self.opts.max_state_bytes,
+            limit_refusal: None,
         };
         let result = handler.call(&req, &mut env as &mut dyn HandlerEnv);
         if result.is_err() {
@@ -272,6 +275,22 @@ impl Engine {
         }
         match result {
             Ok(resp) => Some(handler_out(resp, route_name)),
+            // The handler failed on the write the limits refused (not caught): the session
+            // is full, not the handler broken, so the answer is the one a recorded route's
+            // refused write gets, whatever `on_error` says.
+            Err(e)
+                if env
+                    .limit_refusal
+                    .as_deref()
+                    .is_some_and(|m| e.message.contains(m)) =>
+            {
+                Some(Out::json(
+                    507,
+                    json!({ "error": "state-limit-exceeded", "message": e.message }),
+                    Provenance::Miss,
+                    Some(route_name.clone()),
+                ))
+            }
             Err(e) if self.scripts.on_error == HandlerOnError::Fail => {
                 Some(handler_failure(name, &e, route_name))
             }

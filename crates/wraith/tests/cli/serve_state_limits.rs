@@ -176,3 +176,88 @@ async fn deletes_of_keys_never_held_count_towards_max_total_state_mb() {
         .await
         .assert_status(200);
 }
+
+/// The bundled twin with an authored `GET /bulk` whose handler stores `n` customers of
+/// `size` bytes each, keyed from `from`, and answers how many the session holds.
+fn bulk_twin() -> support::Twin {
+    let t = support::example_shop_twin();
+    let routes = t.root.join("lua/routes.toml");
+    let mut text = std::fs::read_to_string(&routes).unwrap();
+    text.push_str("\n[[route]]\nmethod = \"GET\"\npath = \"/bulk\"\nhandler = \"bulk\"\n");
+    t.write("lua/routes.toml", &text);
+    t.write(
+        "lua/handlers/bulk.lua",
+        r#"local from, n = tonumber(req.query.from), tonumber(req.query.n)
+           local size = tonumber(req.query.size or "1")
+           for i = from, from + n - 1 do
+             state.put("customers", "cus_bulk" .. i, { name = string.rep("x", size) })
+           end
+           return { held = state.count("customers") }"#,
+    );
+    t
+}
+
+#[tokio::test]
+async fn a_handler_state_put_past_max_entities_per_type_answers_507_and_keeps_nothing() {
+    let t = bulk_twin();
+    // The default fixture set seeds two customers into every session: with three stored, one
+    // more fits.
+    t.set_toml("serve.limits", "max_entities_per_type", "6");
+    let server = t.serve(&[]);
+    let ok = server.get("/bulk?from=0&n=3", Some("a")).await;
+    ok.assert_status(200);
+    let held = ok.json()["held"].as_u64().unwrap();
+    // The first put fits, the second would be the seventh record the session holds.
+    let r = server.get("/bulk?from=3&n=2", Some("a")).await;
+    r.assert_status(507);
+    assert_eq!(r.json()["error"], json!("state-limit-exceeded"));
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("max_entities_per_type"), "{message}");
+    assert_eq!(r.provenance(), Some("miss"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /bulk"));
+    // The failed handler's writes were undone: the one that fitted is not kept either.
+    let again = server.get("/bulk?from=0&n=0", Some("a")).await;
+    assert_eq!(again.json()["held"].as_u64(), Some(held));
+    // It fits alone; at the limit a held record may still be rewritten, another not stored.
+    server
+        .get("/bulk?from=3&n=1", Some("a"))
+        .await
+        .assert_status(200);
+    server
+        .get("/bulk?from=0&n=4", Some("a"))
+        .await
+        .assert_status(200);
+    server
+        .get("/bulk?from=4&n=1", Some("a"))
+        .await
+        .assert_status(507);
+    // Another session has room of its own.
+    server
+        .get("/bulk?from=0&n=4", Some("b"))
+        .await
+        .assert_status(200);
+}
+
+#[tokio::test]
+async fn a_handler_state_put_past_max_total_state_mb_answers_507() {
+    let t = bulk_twin();
+    t.set_toml("serve.limits", "max_total_state_mb", "1");
+    let server = t.serve(&[]);
+    server
+        .get("/bulk?from=0&n=1&size=600000", Some("a"))
+        .await
+        .assert_status(200);
+    let r = server.get("/bulk?from=1&n=1&size=600000", Some("a")).await;
+    r.assert_status(507);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("max_total_state_mb"), "{message}");
+    // A small record still fits, and so does the same in another session.
+    server
+        .get("/bulk?from=1&n=1&size=10", Some("a"))
+        .await
+        .assert_status(200);
+    server
+        .get("/bulk?from=1&n=1&size=600000", Some("b"))
+        .await
+        .assert_status(200);
+}
