@@ -787,7 +787,8 @@ fn probe(
         engine.probe_handler(Some(session), &request)
     }));
     match probed {
-        Ok(Some(mut r)) => match engine_response(sh, &mut r, &request.method) {
+        Ok(Err(e)) => control_error(&e),
+        Ok(Ok(Some(mut r))) => match engine_response(sh, &mut r, &request.method) {
             Ok(mut resp) => {
                 resp.headers_mut().insert(
                     HeaderName::from_static(control::PROBE_HEADER),
@@ -797,7 +798,7 @@ fn probe(
             }
             Err(refusal) => refusal,
         },
-        Ok(None) => {
+        Ok(Ok(None)) => {
             let any = engine.has_recorded_route_handlers();
             let host = request
                 .headers

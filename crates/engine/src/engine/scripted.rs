@@ -130,30 +130,41 @@ impl Engine {
     /// counter and clock readings are discarded) and the answer gets the same outbound passes
     /// as a served one. `None` when the request matches no recorded route, no handler is bound
     /// to it, the fidelity runs no handlers (strict, fuzzy), or the handler failed under
-    /// `on_error = fallback`; a failure under `on_error = fail` is its 500 envelope.
+    /// `on_error = fallback`; a failure under `on_error = fail` is its 500 envelope. A session
+    /// that does not exist yet and would pass `[serve.limits] max_namespaces` is the 503
+    /// `namespace-unavailable` a request naming it gets.
     ///
     /// `wraith check` uses it to judge a handler's output on recorded requests that exact
     /// replay answers (a request whose exact URL was recorded is replayed verbatim, so the
     /// handler only serves the others).
-    pub fn probe_handler(&self, session: Option<&str>, req: &Request) -> Option<Response> {
+    pub fn probe_handler(
+        &self,
+        session: Option<&str>,
+        req: &Request,
+    ) -> Result<Option<Response>, ControlError> {
         if self.opts.fidelity != Fidelity::Synth {
-            return None;
+            return Ok(None);
         }
         let method = req.method.to_ascii_uppercase();
-        let path = util::normalize_path(&req.path).ok()?;
+        let Ok(path) = util::normalize_path(&req.path) else {
+            return Ok(None);
+        };
         let host = req.header("host");
-        let m = self.router.at(&method, &path, host)?;
-        if m.route >= self.model.routes.len() {
-            return None;
+        let Some(m) = self.router.at(&method, &path, host) else {
+            return Ok(None);
+        };
+        if m.route >= self.model.routes.len() || self.scripts.handler(m.route).is_none() {
+            return Ok(None);
         }
-        self.scripts.handler(m.route)?;
         let key = NsKey::from_header(session);
         let shared = self
             .registry
             .get_or_create(&key, || {
                 self.make_namespace(key.clone(), self.lazy_settings(&key))
             })
-            .ok()?;
+            .map_err(|e| match e {
+                NsError::Full(max) => Self::full_error(max),
+            })?;
         // A copy: the session's own namespace must not see the probe's writes.
         let mut ns = shared.lock().clone();
         let ct = req.header("content-type");
@@ -172,10 +183,12 @@ impl Engine {
         for (_, v) in call.query.iter().chain(call.m.params.iter()) {
             ns.outbound.add(v);
         }
-        let mut out = self.run_route_handler(&mut ns, &call)?;
+        let Some(mut out) = self.run_route_handler(&mut ns, &call) else {
+            return Ok(None);
+        };
         self.outbound_body(&mut ns, &call, &mut out);
         let head = call.head;
-        Some(self.finish(out, req, head).0)
+        Ok(Some(self.finish(out, req, head).0))
     }
 
     /// The route index's authored route, when it is one.

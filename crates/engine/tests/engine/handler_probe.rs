@@ -52,7 +52,10 @@ fn with_handler() -> Engine {
 fn a_probe_answers_from_the_handler_where_exact_replay_serves_the_recording() {
     let e = with_handler();
     let s = Some("probe");
-    let probed = match e.probe_handler(s, &req("GET", "/v1/customers/cus_1", None)) {
+    let probed = match e
+        .probe_handler(s, &req("GET", "/v1/customers/cus_1", None))
+        .unwrap()
+    {
         Some(r) => r,
         None => panic!("a handler is bound to GET /v1/customers/:id"),
     };
@@ -65,6 +68,7 @@ fn a_probe_answers_from_the_handler_where_exact_replay_serves_the_recording() {
     // No handler on the list route: nothing to probe.
     assert!(
         e.probe_handler(s, &req("GET", "/v1/customers", None))
+            .unwrap()
             .is_none()
     );
 }
@@ -74,7 +78,9 @@ fn a_probe_leaves_the_session_unchanged() {
     let e = with_handler();
     let s = Some("probe");
     for _ in 0..2 {
-        let r = e.probe_handler(s, &req("GET", "/v1/customers/cus_new", None));
+        let r = e
+            .probe_handler(s, &req("GET", "/v1/customers/cus_new", None))
+            .unwrap();
         // The counter and the write of the probe are discarded each time.
         assert_eq!(
             r.map(|r| body(&r)),

@@ -208,6 +208,28 @@ async fn probe_needs_the_control_token_when_one_is_configured() {
     assert_eq!(r.json()["stored"]["name"], "X");
 }
 
+#[tokio::test]
+async fn probe_of_a_new_session_past_max_namespaces_answers_503_namespace_unavailable() {
+    let t = shop(&[("update_customer.lua", UPDATE_HANDLER)]);
+    t.set_toml("serve.limits", "max_namespaces", "2");
+    let s = t.serve(&[]);
+    s.get("/v1/customers", Some("s1")).await;
+    s.get("/v1/customers", Some("s2")).await;
+    let envelope = json!({
+        "method": "PATCH",
+        "path": "/v1/customers/cus_1",
+        "headers": [["content-type", "application/json"]],
+        "body": "{\"name\":\"X\"}",
+    });
+    let r = probe(&s, "s3", envelope.clone(), &[]).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["error"], "namespace-unavailable");
+    assert_eq!(r.header("x-wraith-probe"), None);
+    // A session that exists is still probed.
+    let r = probe(&s, "s1", envelope, &[]).await;
+    assert_eq!(r.status, 200);
+}
+
 /// Standard base64 with padding, written out so the test does not share the encoder under test.
 fn b64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
