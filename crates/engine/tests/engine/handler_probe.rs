@@ -54,7 +54,7 @@ fn a_probe_answers_from_the_handler_where_exact_replay_serves_the_recording() {
     let s = Some("probe");
     let probed = match e
         .probe_handler(s, &req("GET", "/v1/customers/cus_1", None))
-        .unwrap()
+        .expect("the session is under the namespace cap")
     {
         Some(r) => r,
         None => panic!("a handler is bound to GET /v1/customers/:id"),
@@ -68,7 +68,7 @@ fn a_probe_answers_from_the_handler_where_exact_replay_serves_the_recording() {
     // No handler on the list route: nothing to probe.
     assert!(
         e.probe_handler(s, &req("GET", "/v1/customers", None))
-            .unwrap()
+            .expect("the session is under the namespace cap")
             .is_none()
     );
 }
@@ -80,7 +80,7 @@ fn a_probe_leaves_the_session_unchanged() {
     for _ in 0..2 {
         let r = e
             .probe_handler(s, &req("GET", "/v1/customers/cus_new", None))
-            .unwrap();
+            .expect("the session is under the namespace cap");
         // The counter and the write of the probe are discarded each time.
         assert_eq!(
             r.map(|r| body(&r)),
