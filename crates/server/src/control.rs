@@ -42,8 +42,8 @@ pub enum ControlRoute {
     },
     /// No such control endpoint.
     NotFound,
-    /// A session id in the path is not valid percent-encoded UTF-8.
-    BadSessionId,
+    /// A session id in the path no `X-Wraith-Session` header could carry (why, in words).
+    BadSessionId(String),
 }
 
 impl ControlRoute {
@@ -102,33 +102,60 @@ pub fn route(method: &str, path: &str) -> ControlRoute {
             },
         },
         ["session", id] => match decode_id(id) {
-            None => ControlRoute::BadSessionId,
-            Some(id) => only("DELETE", "DELETE", ControlRoute::DeleteSession(id)),
+            Err(why) => ControlRoute::BadSessionId(why),
+            Ok(id) => only("DELETE", "DELETE", ControlRoute::DeleteSession(id)),
         },
         ["session", id, "reset"] => match decode_id(id) {
-            None => ControlRoute::BadSessionId,
-            Some(id) => only("POST", "POST", ControlRoute::ResetSession(id)),
+            Err(why) => ControlRoute::BadSessionId(why),
+            Ok(id) => only("POST", "POST", ControlRoute::ResetSession(id)),
         },
         ["session", id, "state"] => match decode_id(id) {
-            None => ControlRoute::BadSessionId,
-            Some(id) => only("GET", "GET, HEAD", ControlRoute::SessionState(id)),
+            Err(why) => ControlRoute::BadSessionId(why),
+            Ok(id) => only("GET", "GET, HEAD", ControlRoute::SessionState(id)),
         },
         ["session", id, "probe"] => match decode_id(id) {
-            None => ControlRoute::BadSessionId,
-            Some(id) => only("POST", "POST", ControlRoute::ProbeSession(id)),
+            Err(why) => ControlRoute::BadSessionId(why),
+            Ok(id) => only("POST", "POST", ControlRoute::ProbeSession(id)),
         },
         _ => ControlRoute::NotFound,
     }
 }
 
-fn decode_id(raw: &str) -> Option<String> {
+/// The session id a path segment names, or why it names none: a session is named by its
+/// `X-Wraith-Session` value, so an id no such header can carry names no session (and a probe
+/// must not create one).
+fn decode_id(raw: &str) -> Result<String, String> {
     if raw.is_empty() {
-        return None;
+        return Err("the session id in the path is empty".to_string());
     }
-    percent_decode_str(raw)
+    let id = percent_decode_str(raw)
         .decode_utf8()
-        .ok()
-        .map(|s| s.into_owned())
+        .map_err(|_| "the session id in the path is not valid percent-encoded UTF-8".to_string())?
+        .into_owned();
+    match session_id_problem(&id) {
+        Some(why) => Err(format!("the session id in the path {why}")),
+        None => Ok(id),
+    }
+}
+
+/// Why `id` cannot name a session, completing "the session id …": over
+/// [`wraith_engine::MAX_SESSION_ID_BYTES`], or not sendable as an `X-Wraith-Session` value
+/// (HTTP strips a header value's surrounding spaces and forbids control characters in it).
+pub fn session_id_problem(id: &str) -> Option<String> {
+    if id.len() > wraith_engine::MAX_SESSION_ID_BYTES {
+        return Some(format!(
+            "is {} bytes long; a session id is at most {} bytes",
+            id.len(),
+            wraith_engine::MAX_SESSION_ID_BYTES
+        ));
+    }
+    if id.trim_matches([' ', '\t']) != id || http::HeaderValue::from_bytes(id.as_bytes()).is_err() {
+        return Some(format!(
+            "{id:?} cannot be sent as an X-Wraith-Session header value (no control characters, \
+             no leading or trailing spaces)"
+        ));
+    }
+    None
 }
 
 /// Whether the request may use a protected control endpoint. With no token configured (a
@@ -251,23 +278,10 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
             f.len()
         ));
     }
-    if parsed.session.len() > wraith_engine::MAX_SESSION_ID_BYTES {
+    // A session no request can name is of no use.
+    if let Some(why) = session_id_problem(&parsed.session) {
         return Err(format!(
-            "invalid session provisioning body: `session` is {} bytes long; a session id is at \
-             most {} bytes",
-            parsed.session.len(),
-            wraith_engine::MAX_SESSION_ID_BYTES
-        ));
-    }
-    // A session no request can name is of no use: HTTP strips a header value's surrounding
-    // spaces and forbids control characters in it.
-    if parsed.session.trim_matches([' ', '\t']) != parsed.session
-        || http::HeaderValue::from_bytes(parsed.session.as_bytes()).is_err()
-    {
-        return Err(format!(
-            "invalid session provisioning body: `session` {:?} cannot be sent as an X-Wraith-Session \
-             header value (no control characters, no leading or trailing spaces)",
-            parsed.session
+            "invalid session provisioning body: `session` {why}"
         ));
     }
     if let Some(c) = &parsed.clock
@@ -464,7 +478,9 @@ mod tests {
         );
         assert_eq!(
             route("DELETE", "/__wraith/session/%FF"),
-            ControlRoute::BadSessionId
+            ControlRoute::BadSessionId(
+                "the session id in the path is not valid percent-encoded UTF-8".into()
+            )
         );
     }
 
@@ -478,6 +494,41 @@ mod tests {
         assert!(!authorized(Some("s3cret"), Some("Bearer s3cretx")));
         assert!(!authorized(Some("s3cret"), Some("Basic s3cret")));
         assert!(!authorized(Some("s3cret"), Some("s3cret")));
+    }
+
+    #[test]
+    fn session_ids_no_header_could_carry_are_refused_in_every_session_path() {
+        for (path, why) in [
+            (
+                "/__wraith/session/a%0Ab/probe",
+                "cannot be sent as an X-Wraith-Session",
+            ),
+            (
+                "/__wraith/session/%20a/reset",
+                "cannot be sent as an X-Wraith-Session",
+            ),
+            (
+                "/__wraith/session/a%00/state",
+                "cannot be sent as an X-Wraith-Session",
+            ),
+        ] {
+            match route("POST", path) {
+                ControlRoute::BadSessionId(m) => assert!(m.contains(why), "{path}: {m}"),
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        let long = format!("/__wraith/session/{}/probe", "z".repeat(1025));
+        match route("POST", &long) {
+            ControlRoute::BadSessionId(m) => assert!(m.contains("at most 1024 bytes"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            route(
+                "POST",
+                &format!("/__wraith/session/{}/probe", "z".repeat(1024))
+            ),
+            ControlRoute::ProbeSession("z".repeat(1024))
+        );
     }
 
     #[test]

@@ -746,12 +746,9 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
                 ),
             ),
         ),
-        ControlRoute::BadSessionId => json_response(
+        ControlRoute::BadSessionId(why) => json_response(
             StatusCode::BAD_REQUEST,
-            &control::error_body(
-                "bad-request",
-                "the session id in the path is empty or not valid percent-encoded UTF-8",
-            ),
+            &control::error_body("bad-request", why),
         ),
     }
 }

@@ -209,6 +209,38 @@ async fn probe_needs_the_control_token_when_one_is_configured() {
 }
 
 #[tokio::test]
+async fn probe_refuses_a_session_id_no_header_could_carry_and_creates_no_session() {
+    let t = shop(&[("update_customer.lua", UPDATE_HANDLER)]);
+    let s = t.serve(&[]);
+    let envelope = json!({
+        "method": "PATCH",
+        "path": "/v1/customers/cus_1",
+        "headers": [["content-type", "application/json"]],
+        "body": "{\"name\":\"X\"}",
+    });
+    let long = "z".repeat(1025);
+    for (id, why) in [
+        (long.as_str(), "at most 1024 bytes"),
+        ("a%0Ab%00c", "cannot be sent as an X-Wraith-Session"),
+        ("%20padded", "cannot be sent as an X-Wraith-Session"),
+    ] {
+        let r = probe(&s, id, envelope.clone(), &[]).await;
+        assert_eq!(r.status, 400, "{id}");
+        assert_eq!(r.json()["error"], "bad-request");
+        let message = r.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(why), "{id}: {message}");
+    }
+    let listed = s.get("/__wraith/session", None).await;
+    assert_eq!(listed.status, 200);
+    let text = String::from_utf8_lossy(&listed.body).to_string();
+    assert!(!text.contains("zzzz") && !text.contains("padded"), "{text}");
+    // The longest id a header may carry is still probed.
+    let r = probe(&s, &"z".repeat(1024), envelope, &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-wraith-probe"), Some("handler"));
+}
+
+#[tokio::test]
 async fn probe_of_a_new_session_past_max_namespaces_answers_503_namespace_unavailable() {
     let t = shop(&[("update_customer.lua", UPDATE_HANDLER)]);
     t.set_toml("serve.limits", "max_namespaces", "2");
