@@ -862,7 +862,7 @@ fn wraith_table<'s>(
 
 /// A Lua value as JSON: keys sorted (Lua tables have no order), mixed tables refused.
 fn to_json(lua: &Lua, v: Value, what: &str) -> mlua::Result<Json> {
-    if let Some(problem) = mixed_table(&v, 0, &mut std::collections::HashSet::new()) {
+    if let Some(problem) = unencodable(&v, 0, &mut std::collections::HashSet::new()) {
         return Err(mlua::Error::runtime(format!(
             "{what}: the value cannot be encoded as JSON ({problem})"
         )));
@@ -872,28 +872,29 @@ fn to_json(lua: &Lua, v: Value, what: &str) -> mlua::Result<Json> {
         .deny_unsupported_types(true)
         .deny_recursive_tables(true)
         .recursion_limit(MAX_JSON_DEPTH);
-    let j: Json = lua.from_value_with(v, opts).map_err(|e| {
+    lua.from_value_with(v, opts).map_err(|e| {
         mlua::Error::runtime(format!(
             "{what}: the value cannot be encoded as JSON ({})",
             error_text(&e)
         ))
-    })?;
-    match &j {
-        Json::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => Err(mlua::Error::runtime(
-            format!("{what}: NaN and infinities cannot be encoded as JSON"),
-        )),
-        _ => Ok(j),
-    }
+    })
 }
 
-/// A table holding both a sequence and other keys, which neither a JSON array nor a JSON
-/// object can carry without losing some of it. (An empty table is an object unless it carries
+/// What in `v` JSON cannot carry that the conversion would not refuse by itself: a NaN or an
+/// infinity (the conversion turns it into `null`, so a stored field would silently vanish), or
+/// a table holding both a sequence and other keys, which neither a JSON array nor a JSON object
+/// can carry without losing some of it. (An empty table is an object unless it carries
 /// `wraith.array_mt`.)
-fn mixed_table(
+fn unencodable(
     v: &Value,
     level: usize,
     seen: &mut std::collections::HashSet<usize>,
 ) -> Option<String> {
+    if let Value::Number(n) = v
+        && !n.is_finite()
+    {
+        return Some(format!("{n} is not a number JSON can carry"));
+    }
     let Value::Table(t) = v else {
         return None;
     };
@@ -923,7 +924,7 @@ fn mixed_table(
                 }
             ));
         }
-        if let Some(p) = mixed_table(&item, level + 1, seen) {
+        if let Some(p) = unencodable(&item, level + 1, seen) {
             return Some(p);
         }
     }

@@ -204,6 +204,26 @@ fn emit_json_refuses_values_that_are_not_json() {
 }
 
 #[test]
+fn nan_and_infinities_are_refused_wherever_json_is_made_never_sent_as_null() {
+    for src in [
+        "return 0/0",
+        "return { v = math.huge }",
+        "return { list = { 1, -math.huge } }",
+        "emit.json({ v = 0/0 })",
+        "return { s = wraith.json_encode({ v = 0/0 }) }",
+        "state.put('customers', 'cus_nan', { v = 0/0 })",
+    ] {
+        let mut env = FakeEnv::new(&[]);
+        let msg = run_err(src, &Req::get("/x"), &mut env);
+        assert!(msg.contains("cannot be encoded as JSON"), "{src}: {msg}");
+        assert!(
+            msg.contains("is not a number JSON can carry"),
+            "{src}: {msg}"
+        );
+    }
+}
+
+#[test]
 fn returning_a_value_or_a_function_answers_200() {
     let mut env = FakeEnv::new(&[]);
     let r = run("return { a = 1 }", &Req::get("/x"), &mut env);
