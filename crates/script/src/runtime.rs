@@ -541,7 +541,10 @@ fn emit_table<'s>(
             let name = string_arg("emit.header", "name", &k)?;
             let one = |v: &Value| match v {
                 Value::Integer(n) => Ok(n.to_string()),
-                Value::Number(n) => Ok(n.to_string()),
+                Value::Number(n) if n.is_finite() => Ok(n.to_string()),
+                Value::Number(n) => Err(mlua::Error::runtime(format!(
+                    "emit.header: `{name}`: {n} is not a value to send"
+                ))),
                 other => string_arg("emit.header", "value", other),
             };
             // A sequence of values sends the header once per value, in order (`Set-Cookie`,
@@ -554,15 +557,21 @@ fn emit_table<'s>(
                     .collect::<mlua::Result<Vec<String>>>()?,
                 other => vec![one(other)?],
             };
-            let bad = |s: &str| s.chars().any(|c| c == '\r' || c == '\n' || c == '\0');
-            if name.is_empty()
-                || bad(&name)
-                || name.contains([' ', ':'])
-                || values.iter().any(|v| bad(v))
+            // The rules the server sends headers by: a header it could not send would be
+            // dropped from the answer without the handler knowing.
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(mlua::Error::runtime(format!(
+                    "emit.header: {name:?} is not a valid header name (letters, digits and \
+                     !#$%&'*+-.^_`|~ only: no spaces, colons, control or non-ASCII characters)"
+                )));
+            }
+            if let Some(v) = values
+                .iter()
+                .find(|v| http::HeaderValue::from_bytes(v.as_bytes()).is_err())
             {
                 return Err(mlua::Error::runtime(format!(
-                    "emit.header: `{name}` is not a valid header (no spaces, colons or line \
-                     breaks in the name, no line breaks in the value)"
+                    "emit.header: the value {v:?} of `{name}` is not a valid header value (no \
+                     line breaks or other control characters)"
                 )));
             }
             let mut e = emitted.borrow_mut();

@@ -126,6 +126,55 @@ fn emit_header_refuses_a_sequence_holding_a_line_break_or_a_table() {
 }
 
 #[test]
+fn emit_header_refuses_what_the_server_could_not_send_instead_of_dropping_it() {
+    for (call, said) in [
+        (
+            r#"emit.header("X(bad)", "v")"#,
+            "is not a valid header name",
+        ),
+        (
+            "emit.header(\"X-\u{C9}\", \"v\")",
+            "is not a valid header name",
+        ),
+        (r#"emit.header("X Y", "v")"#, "is not a valid header name"),
+        (
+            r#"emit.header("X-Bad", "a\1b")"#,
+            "is not a valid header value",
+        ),
+        (
+            r#"emit.header("X-Bad", "a\127b")"#,
+            "is not a valid header value",
+        ),
+        (r#"emit.header("X-N", 0/0)"#, "is not a value to send"),
+        (
+            r#"emit.header("X-N", { 1, math.huge })"#,
+            "is not a value to send",
+        ),
+    ] {
+        let mut env = FakeEnv::new(&[]);
+        let err = run_err(call, &Req::get("/x"), &mut env);
+        assert!(
+            err.contains("emit.header") && err.contains(said),
+            "{call}: {err}"
+        );
+    }
+    // What HTTP allows is sent: a token name, a value with spaces, tabs and non-ASCII text.
+    let mut env = FakeEnv::new(&[]);
+    let r = run(
+        "emit.header(\"X-Ok_1~\", \"caf\u{E9} \\t 2.5\") emit.header(\"X-N\", 2.5) emit.json({})",
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        r.headers,
+        vec![
+            ("X-Ok_1~".to_string(), "caf\u{E9} \t 2.5".to_string()),
+            ("X-N".to_string(), "2.5".to_string()),
+        ]
+    );
+}
+
+#[test]
 fn emit_body_string_is_raw_bytes_and_a_table_is_json() {
     let mut env = FakeEnv::new(&[]);
     let r = run(r#"emit.body("plain text")"#, &Req::get("/x"), &mut env);
