@@ -117,7 +117,8 @@ pub trait HandlerEnv {
     /// advances one second per reading, as for templates).
     fn now_us(&mut self) -> i64;
     /// Move the namespace clock forward by `micros` (every later reading, templates included).
-    fn advance_us(&mut self, micros: i64);
+    /// Fails when the clock would pass [`LAST_CLOCK_SECS`], leaving it where it was.
+    fn advance_us(&mut self, micros: i64) -> Result<(), HandlerError>;
     /// The next value of the namespace's seeded RNG.
     fn random_u64(&mut self) -> u64;
     /// A fresh id for a new entity of `ty`, from the namespace's seeded generator: of the
@@ -126,6 +127,11 @@ pub trait HandlerEnv {
     /// Fails for an undeclared type, or one with neither a learned shape nor an `id_format`.
     fn new_id(&mut self, ty: &str) -> Result<Value, HandlerError>;
 }
+
+/// The last instant (unix seconds, 9999-12-30T22:00:00Z) a twin's clock may show: the end of
+/// `wraith_twin::CLOCK_EPOCH_RANGE`, which `--clock-epoch` and provisioning hold a clock to.
+/// Past it no HTTP `Date` or RFC 3339 timestamp can spell the time.
+pub const LAST_CLOCK_SECS: i64 = 253_402_207_200;
 
 /// A runnable handler. Implementations must be deterministic given the request and the
 /// [`HandlerEnv`]: time and randomness come from the environment, never from the OS.
@@ -907,9 +913,19 @@ impl HandlerEnv for NsEnv<'_> {
         self.ns.now_us(self.wall)
     }
 
-    fn advance_us(&mut self, micros: i64) {
+    fn advance_us(&mut self, micros: i64) -> Result<(), HandlerError> {
+        let micros = micros.max(0);
+        let after = self.ns.peek_us(self.wall).saturating_add(micros);
+        if after > LAST_CLOCK_SECS.saturating_mul(1_000_000) {
+            return Err(HandlerError::new(format!(
+                "clock.advance: {} s would take the session's clock past \
+                 9999-12-30T22:00:00Z, the last time a date can show",
+                micros / 1_000_000
+            )));
+        }
         self.will_change();
-        self.ns.clock_offset_us = self.ns.clock_offset_us.saturating_add(micros.max(0));
+        self.ns.clock_offset_us = self.ns.clock_offset_us.saturating_add(micros);
+        Ok(())
     }
 
     fn random_u64(&mut self) -> u64 {
@@ -1344,7 +1360,7 @@ mod tests {
         assert!(env.put("customers", "c4", &json!({"id": "c4"})).is_ok());
         assert_eq!((env.counter("a"), env.counter("a")), (1, 2));
         assert_eq!(env.now_us(), 100_000_000);
-        env.advance_us(5_000_000);
+        env.advance_us(5_000_000).unwrap();
         assert_eq!(env.now_us(), 106_000_000, "advanced, and one reading later");
         // The session store itself changed: the CRUD engine sees the same entities.
         assert!(ns.entity("customers", "c3").is_some());

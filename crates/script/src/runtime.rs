@@ -760,8 +760,8 @@ fn clock_table<'s, 'e: 's>(
                 )));
             }
             env.borrow_mut()
-                .advance_us((secs * 1_000_000.0).round() as i64);
-            Ok(())
+                .advance_us((secs * 1_000_000.0).round() as i64)
+                .map_err(|e| mlua::Error::runtime(e.message))
         })?,
     )?;
     Ok(t)

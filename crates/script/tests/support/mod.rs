@@ -113,8 +113,13 @@ impl HandlerEnv for FakeEnv {
         t
     }
 
-    fn advance_us(&mut self, micros: i64) {
-        self.clock_us += micros;
+    fn advance_us(&mut self, micros: i64) -> Result<(), HandlerError> {
+        let after = self.clock_us.saturating_add(micros);
+        if after > wraith_engine::handler::LAST_CLOCK_SECS * 1_000_000 {
+            return Err(HandlerError::new("clock.advance: past the last date"));
+        }
+        self.clock_us = after;
+        Ok(())
     }
 
     fn random_u64(&mut self) -> u64 {

@@ -918,3 +918,14 @@ fn print_banner(twin: &str, listeners: &Listeners, routes: usize, info: &TwinInf
         eprintln!("  warning: {w}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_handler_clock_stops_where_the_configured_clock_range_ends() {
+        assert_eq!(
+            wraith_engine::handler::LAST_CLOCK_SECS,
+            *wraith_twin::CLOCK_EPOCH_RANGE.end()
+        );
+    }
+}

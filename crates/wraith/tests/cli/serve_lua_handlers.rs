@@ -170,6 +170,38 @@ error("boom")"#;
 }
 
 #[tokio::test]
+async fn clock_advance_past_the_last_date_fails_the_handler_and_leaves_the_clock() {
+    let t = shop_with(&[
+        (
+            "get_product.lua",
+            "clock.advance(tonumber(req.query.secs)) return { now = clock.now() }",
+        ),
+        ("list_repos.lua", "return { now = clock.now() }"),
+    ]);
+    t.set_toml("serve.clock", "mode", "\"fixed\"");
+    let s = t.serve(&[]);
+    let before = s.get("/v1/orgs/acme/repos", Some("a")).await;
+    let start = before.json()["now"].as_i64().unwrap();
+    for secs in ["1e300", "1e12"] {
+        let r = s
+            .get(&format!("/v1/products/p1?secs={secs}"), Some("a"))
+            .await;
+        assert_eq!(r.status, 500, "{secs}");
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains("clock.advance") && message.contains("9999"),
+            "{message}"
+        );
+    }
+    // The clock did not move, and a day still passes.
+    let after = s.get("/v1/orgs/acme/repos", Some("a")).await;
+    assert_eq!(after.json()["now"].as_i64(), Some(start));
+    let day = s.get("/v1/products/p1?secs=86400", Some("a")).await;
+    assert_eq!(day.status, 200);
+    assert_eq!(day.json()["now"].as_i64(), Some(start + 86_400));
+}
+
+#[tokio::test]
 async fn on_error_fallback_answers_with_the_template() {
     let t = shop_with(&[("get_product.lua", "error('boom')")]);
     t.set_toml("serve.lua", "on_error", "\"fallback\"");
