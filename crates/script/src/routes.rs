@@ -367,6 +367,14 @@ pub fn validate_path(p: &str) -> Result<(), String> {
             "path `{p}` ends with `/`; drop the trailing slash (requests with one still match)"
         ));
     }
+    // The control plane answers everything under its prefix before any route is matched, so
+    // a route there would be listed as served and never answer.
+    if p.split('/').nth(1) == Some("__wraith") {
+        return Err(format!(
+            "path `{p}` is under /__wraith, the twin's control plane: `wraith serve` answers it \
+             itself and no route there is ever reached; choose another path"
+        ));
+    }
     if let Some(c) = p
         .chars()
         .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '{' | '}'))
@@ -488,6 +496,15 @@ mod tests {
         assert!(one("method = \"GET\"\npath = \"/a/{id}\"").is_err());
         assert!(one("method = \"GET\"\npath = \"/a/:\"").is_err());
         assert!(one("method = \"GET\"\npath = \"/a//b\"").is_err());
+        for control in ["/__wraith", "/__wraith/health", "/__wraith/x/:id"] {
+            assert!(
+                one(&format!("method = \"GET\"\npath = \"{control}\""))
+                    .unwrap_err()
+                    .contains("control plane"),
+                "{control}"
+            );
+        }
+        assert!(one("method = \"GET\"\npath = \"/__wraithx\"").is_ok());
         assert!(
             one("method = \"GET\"\npath = \"/a\"\nstatus = 42")
                 .unwrap_err()

@@ -191,7 +191,7 @@ fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
         "schema_version = 1\n[[route]]\nmethod = \"GET\"\npath = \"/a/:id\"\n",
     );
     let before = routes_file(&t);
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--method", "FETCH", "--path", "/x"], "--method"),
         (&["--method", "GET", "--path", "x"], "--path"),
         (&["--method", "GET", "--path", "/x?y=1"], "--path"),
@@ -215,6 +215,15 @@ fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
         (
             &["--method", "GET", "--path", "/g/:1abc"],
             "starts with a letter or `_`",
+        ),
+        // The control plane answers its prefix itself: the route would never be reached.
+        (
+            &["--method", "GET", "--path", "/__wraith/x"],
+            "the twin's control plane",
+        ),
+        (
+            &["--method", "GET", "--path", "/__wraith"],
+            "the twin's control plane",
         ),
         // A 204 carries no body: the declared one would never be sent.
         (
