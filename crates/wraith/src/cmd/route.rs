@@ -4,6 +4,7 @@
 //! Authored routes are served at runtime only: nothing here writes into `model/`, and
 //! `wraith synth` never touches the sidecar, so a declaration survives every re-synth.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -594,6 +595,9 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
 ///   judges its output against the recordings;
 /// - a string literal of a handler or library that differs from a model field only in letter
 ///   case (warning `lua-field-case`, naming the line);
+/// - a second file of one handler name (`x.lua` and `x.luau`: warning `handler-duplicate`,
+///   the loader keeps the first) and, given a model, a handler no route binds (warning
+///   `handler-unbound`: it never runs), as serve warns of both;
 /// - malformed `[[deviations]]` entries (error `deviations`, one per problem) and declarations
 ///   on a route no handler answers and no fixture set's records reach (warning
 ///   `deviation-unbound-route`).
@@ -666,6 +670,29 @@ pub fn lua_lint_findings(
             &files, model,
         ));
     }
+    // Two files of one stem (`x.lua`, `x.luau`): the loader keeps the first, serve warns.
+    let mut first_of: BTreeMap<String, &String> = BTreeMap::new();
+    for f in &checked.handlers {
+        let stem = Path::new(f.as_str())
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match first_of.get(&stem) {
+            Some(prev) => out.push(Finding::warning(
+                "handler-duplicate",
+                Some(f),
+                format!(
+                    "handler `{stem}` is already loaded from {prev}; this file is ignored: \
+                     rename or remove one of them"
+                ),
+            )),
+            None => {
+                first_of.insert(stem, f);
+            }
+        }
+    }
+    // Handlers some route binds (recorded or authored): any other answers nothing.
+    let mut bound: BTreeSet<String> = BTreeSet::new();
     // Routes a handler answers, as `METHOD /path`.
     let mut handled: Vec<String> = Vec::new();
     if let Some(model) = &model {
@@ -679,6 +706,7 @@ pub fn lua_lint_findings(
             .zip(&model.routes)
         {
             let Some((h, _)) = b else { continue };
+            bound.insert(h.to_string());
             let route = format!("{} {}", r.method, r.path);
             let file = checked
                 .handlers
@@ -716,6 +744,9 @@ pub fn lua_lint_findings(
         .iter()
         .zip(handler::bind_with_explicit(&names, &shapes, &explicit))
     {
+        if let Some((h, _)) = b {
+            bound.insert(h.to_string());
+        }
         let name = r.name();
         if shadowed.contains(&name) {
             continue;
@@ -742,6 +773,24 @@ pub fn lua_lint_findings(
                      lua/handlers/<name>.lua or a `response`"
                 ),
             )),
+        }
+    }
+
+    // Which routes a name binds needs the model; without one, nothing is said.
+    if model.is_some() {
+        for (stem, file) in &first_of {
+            if !bound.contains(stem) && !broken.contains(stem) {
+                out.push(Finding::warning(
+                    "handler-unbound",
+                    Some(file),
+                    format!(
+                        "Lua handler `{stem}` binds no route: its file name matches no route's \
+                         state operation and entity (see lua/handlers/README.md for the naming \
+                         convention), so it never runs; bind it with a [[binding]] in \
+                         lua/routes.toml or remove it"
+                    ),
+                ));
+            }
         }
     }
 

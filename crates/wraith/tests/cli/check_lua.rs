@@ -305,3 +305,52 @@ fn lint_finds_a_handler_that_does_not_compile_and_lists_the_override() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not compile"));
 }
+
+#[test]
+fn lint_warns_of_a_handler_no_route_binds_and_of_a_second_file_of_one_handler() {
+    let shop = Shop::new(false);
+    let warnings = |shop: &Shop| -> Vec<(String, String, String)> {
+        let out = shop.wraith(&["lint", "shop", "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "warning")
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["file"].as_str().unwrap_or("").to_string(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert!(
+        !warnings(&shop).iter().any(|w| w.0.starts_with("handler-")),
+        "{:?}",
+        warnings(&shop)
+    );
+    // A handler whose name matches no route, and a second file of the bound handler.
+    let handlers = shop.twin().join("lua/handlers");
+    std::fs::write(handlers.join("get_widget.lua"), "return {}").unwrap();
+    std::fs::write(handlers.join("get_customer.luau"), "return {}").unwrap();
+    let found = warnings(&shop);
+    let unbound: Vec<_> = found.iter().filter(|w| w.0 == "handler-unbound").collect();
+    assert_eq!(unbound.len(), 1, "{found:?}");
+    assert_eq!(unbound[0].1, "lua/handlers/get_widget.lua");
+    assert!(unbound[0].2.contains("binds no route"), "{}", unbound[0].2);
+    let dup: Vec<_> = found
+        .iter()
+        .filter(|w| w.0 == "handler-duplicate")
+        .collect();
+    assert_eq!(dup.len(), 1, "{found:?}");
+    assert_eq!(dup[0].1, "lua/handlers/get_customer.luau");
+    assert!(
+        dup[0]
+            .2
+            .contains("already loaded from lua/handlers/get_customer.lua"),
+        "{}",
+        dup[0].2
+    );
+}
