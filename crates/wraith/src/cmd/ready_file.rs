@@ -62,6 +62,31 @@ impl ReadyFile {
         Ok(ReadyFile { path, text })
     }
 
+    /// [`Self::write`] on a thread of its own, racing `stop`: a fifo nobody reads yet blocks
+    /// its writer until a reader comes, and a stop signal must still stop the command then.
+    /// `Ok(None)` when `stop` came first (the write, if it ever completes, is left alone: a
+    /// fifo's reader takes what it reads).
+    pub async fn write_or_stop(
+        path: &Path,
+        text: String,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> std::io::Result<Option<ReadyFile>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let path = path.to_path_buf();
+        // A plain thread, not the runtime's blocking pool: the runtime waits for its blocking
+        // tasks when it shuts down, and this one may never return.
+        std::thread::spawn(move || {
+            let _ = tx.send(ReadyFile::write(&path, text));
+        });
+        tokio::select! {
+            written = rx => match written {
+                Ok(result) => result.map(Some),
+                Err(_) => Err(std::io::Error::other("the ready-file writer stopped")),
+            },
+            () = stop => Ok(None),
+        }
+    }
+
     /// Remove the file, unless it is not a regular file or no longer holds what this process
     /// wrote (another run took the path over): that one is not ours to remove.
     pub fn remove(self) {

@@ -214,6 +214,8 @@ pub fn run(args: Args) -> CmdResult {
         // Listening before the ready file exists: a signal sent the moment it appears still
         // finishes in-flight exchanges and finalizes the session.
         let signals = crate::signals::ShutdownSignals::listen(true);
+        let stop = stop_after(signals, args.duration.map(Duration::from_secs));
+        tokio::pin!(stop);
         let ready_file = match &args.ready_json {
             Some(path) => {
                 let mut doc = json!({"record": {"url": url, "port": port, "mode": mode.as_str()}});
@@ -222,13 +224,21 @@ pub fn run(args: Args) -> CmdResult {
                 }
                 let text = wraith_model::to_canonical_json(&doc)
                     .map_err(|e| CliError::runtime(anyhow!("cannot render --ready-json: {e}")))?;
-                Some(
-                    super::ready_file::ReadyFile::write(path, text)
-                        .with_context(|| {
-                            format!("cannot write --ready-json file {}", path.display())
-                        })
-                        .map_err(CliError::runtime)?,
-                )
+                let written = super::ready_file::ReadyFile::write_or_stop(path, text, &mut stop)
+                    .await
+                    .with_context(|| format!("cannot write --ready-json file {}", path.display()))
+                    .map_err(CliError::runtime)?;
+                match written {
+                    Some(file) => Some(file),
+                    // Stopped while the file could not be written yet (a fifo with no
+                    // reader): nothing was recorded, and the session is finalized empty.
+                    None => {
+                        return recorder
+                            .run(std::future::ready(()))
+                            .await
+                            .map_err(CliError::runtime);
+                    }
+                }
             }
             None => None,
         };
@@ -259,10 +269,7 @@ pub fn run(args: Args) -> CmdResult {
                 ca.display()
             );
         }
-        let summary = recorder
-            .run(stop_after(signals, args.duration.map(Duration::from_secs)))
-            .await
-            .map_err(CliError::runtime);
+        let summary = recorder.run(stop).await.map_err(CliError::runtime);
         if let Some(file) = ready_file {
             file.remove();
         }

@@ -508,6 +508,10 @@ pub fn run(args: Args) -> CmdResult {
         // SIGHUP (a closed terminal) stops it as gracefully as Ctrl-C, so a temporary
         // `--overlay` composite is removed then too.
         let signals = crate::signals::ShutdownSignals::listen(true);
+        let stop = async {
+            signals.recv().await;
+        };
+        tokio::pin!(stop);
         // Banner first: whoever waits for the ready file finds the banner already written.
         print_banner(&twin_name, &listeners, route_count, &info, &resolved);
         for line in &lua_lines {
@@ -519,12 +523,23 @@ pub fn run(args: Args) -> CmdResult {
                 let text = wraith_model::to_canonical_json(&ready).map_err(|e| {
                     CliError::runtime(anyhow!("cannot render the ready document: {e}"))
                 })?;
-                Some(super::ready_file::ReadyFile::write(path, text).map_err(|e| {
-                    CliError::runtime(anyhow!(
-                        "--ready-json {}: cannot write the ready file: {e}",
-                        path.display()
-                    ))
-                })?)
+                let written = super::ready_file::ReadyFile::write_or_stop(path, text, &mut stop)
+                    .await
+                    .map_err(|e| {
+                        CliError::runtime(anyhow!(
+                            "--ready-json {}: cannot write the ready file: {e}",
+                            path.display()
+                        ))
+                    })?;
+                match written {
+                    Some(file) => Some(file),
+                    // Stopped while the file could not be written yet (a fifo with no reader):
+                    // nothing was served.
+                    None => {
+                        eprintln!("wraith serve: stopped");
+                        return Ok(());
+                    }
+                }
             }
             None => None,
         };
@@ -542,10 +557,7 @@ pub fn run(args: Args) -> CmdResult {
         settings.idle_timeout = resolved.idle_timeout;
         settings.default_clock_epoch = resolved.clock.base_epoch;
         settings.layers = layers;
-        let outcome = wraith_server::serve(listeners, engine, settings, async {
-            signals.recv().await;
-        })
-        .await;
+        let outcome = wraith_server::serve(listeners, engine, settings, stop).await;
         if let Some(file) = ready_file {
             file.remove();
         }

@@ -698,6 +698,42 @@ async fn unreachable_upstream_answers_502_with_json_and_records_nothing() {
     assert!(files_under(&twin.sessions_dir()).is_empty());
 }
 
+/// A fifo's writer waits for a reader: a ready fifo nobody reads must not keep Ctrl-C from
+/// stopping the recorder, and the session it opened is finalized (empty).
+#[cfg(unix)]
+#[test]
+fn a_stop_signal_ends_record_while_its_ready_fifo_has_no_reader() {
+    let twin = Twin::init("fifo", "http://127.0.0.1:9");
+    let fifo = twin.tmp.path().join("ready.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = twin
+        .record_command(&["--port", "0", "--ready-json", fifo.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = crate::serve_cli::exit_within_20s(&mut child);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "record did not stop on SIGINT while blocked on its ready fifo"
+    );
+    assert!(
+        twin.sessions().iter().all(|s| s.exchanges.is_empty()),
+        "nothing was recorded"
+    );
+}
+
 #[test]
 fn ci_without_hmac_key_is_refused_with_exit_3_before_listening() {
     let twin = Twin::init("ci", "http://127.0.0.1:9");

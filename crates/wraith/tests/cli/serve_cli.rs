@@ -113,6 +113,55 @@ fn a_ready_path_that_is_a_fifo_is_written_into_and_never_replaced_or_removed() {
     );
 }
 
+/// Wait up to 20 s for `child` to exit; a child still running is killed and `None` returned.
+#[cfg(unix)]
+pub(crate) fn exit_within_20s(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    for _ in 0..2000 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// A fifo's writer waits for a reader: a ready fifo nobody reads must not keep a stop signal
+/// from stopping serve.
+#[cfg(unix)]
+#[test]
+fn a_stop_signal_ends_serve_while_its_ready_fifo_has_no_reader() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = shop_twin();
+    let fifo = t.tmp.path().join("ready.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = spawn_serve(&t, &fifo);
+    // Time to reach the write; a signal before it must stop serve all the same.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = exit_within_20s(&mut child);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "serve did not stop on SIGTERM while blocked on its ready fifo"
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_ready_path_that_is_a_link_writes_the_file_it_names_and_keeps_the_link() {
