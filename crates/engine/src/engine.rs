@@ -3548,7 +3548,11 @@ impl Engine {
         // byte of the claimed body, so it does not qualify a replay claim.
         self.outbound.apply_headers(&mut out.headers);
         body_policy |= out.policy_changed;
-        if matches!(out.body, OutBody::Json(_) | OutBody::Raw(_))
+        // A handler's JSON answer without a type gets one. Every other answer either names its
+        // type already (the engine's own bodies) or carries the headers its recordings had:
+        // an API that answered JSON without a `Content-Type` is served without one.
+        if out.provenance == Provenance::Handler
+            && matches!(out.body, OutBody::Json(_) | OutBody::Raw(_))
             && !out
                 .headers
                 .iter()

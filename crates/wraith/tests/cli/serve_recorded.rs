@@ -156,3 +156,51 @@ async fn exact_replay_prefers_the_moment_recorded_for_the_same_credential() {
         assert_eq!(r.json()["id"], user, "{token}");
     }
 }
+
+/// An API that answered JSON without a `Content-Type`: the twin answers without one too, and
+/// `wraith check` passes the twin on its own recordings.
+#[tokio::test]
+async fn a_json_answer_recorded_without_a_content_type_is_served_without_one() {
+    use serde_json::json;
+    use support::har;
+    const ORIGIN: &str = "https://api.untyped.test";
+    let t = Twin::init("untyped", ORIGIN);
+    let untyped = |path: &str, answer: serde_json::Value| {
+        let mut e = har::entry(ORIGIN, "GET", path, None, &answer);
+        e["response"]["headers"] = json!([]);
+        e["response"]["content"]
+            .as_object_mut()
+            .unwrap()
+            .remove("mimeType");
+        e
+    };
+    let typed = har::entry(ORIGIN, "GET", "/typed", None, &json!({"t": 1}));
+    har::import(
+        &t,
+        &[],
+        "run.har",
+        vec![
+            untyped("/a", json!({"x": 1})),
+            untyped("/c", json!({})),
+            typed,
+        ],
+    );
+    har::synth(&t, &[]);
+    let s = t.serve(&[]);
+    let a = s.get("/a", None).await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.json(), json!({"x": 1}));
+    assert_eq!(a.header("content-type"), None);
+    let typed = s.get("/typed", None).await;
+    assert_eq!(typed.header("content-type"), Some("application/json"));
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .args(["check", &t.path_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
