@@ -145,10 +145,9 @@ pub fn run(args: Args) -> CmdResult {
             mode.as_str()
         )));
     }
+    // The same labels `import --tag` takes, so `synth --tag` can select every session.
     for tag in &args.tags {
-        if tag.trim().is_empty() {
-            return Err(CliError::usage(anyhow!("--tag needs a non-empty label")));
-        }
+        super::import::check_tag(tag)?;
     }
     if let Some(path) = &args.ready_json {
         CliError::check_output_file("--ready-json", path)?;

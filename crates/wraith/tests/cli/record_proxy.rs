@@ -735,6 +735,32 @@ fn a_stop_signal_ends_record_while_its_ready_fifo_has_no_reader() {
 }
 
 #[test]
+fn a_tag_holding_a_control_character_is_refused_before_listening_as_import_refuses_it() {
+    let twin = Twin::init("tags", "http://127.0.0.1:9");
+    let ready = twin.tmp.path().join("ready.json");
+    for tag in ["\u{1b}[31mRED\u{1b}[0m", "a\nb", "  "] {
+        let out = twin
+            .record_command(&[
+                "--port",
+                "0",
+                "--duration",
+                "1",
+                "--ready-json",
+                ready.to_str().unwrap(),
+                "--tag",
+                tag,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{tag:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("--tag"), "{tag:?}: {said}");
+        assert!(!ready.exists(), "it must not start listening");
+    }
+    assert!(twin.sessions().is_empty());
+}
+
+#[test]
 fn ci_without_hmac_key_is_refused_with_exit_3_before_listening() {
     let twin = Twin::init("ci", "http://127.0.0.1:9");
     let ready = twin.tmp.path().join("ready.json");
