@@ -418,12 +418,10 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
 
 fn rebuilt_manifest(session_id: &str, exchanges: &[Exchange]) -> Manifest {
     let first = exchanges.first();
+    let starts = exchanges.iter().map(|e| e.timing.request_start_us);
     Manifest {
         complete: false,
-        end_time_us: exchanges
-            .last()
-            .map(|e| e.timing.request_start_us)
-            .unwrap_or(0),
+        end_time_us: starts.clone().max().unwrap_or(0),
         exchange_count: exchanges.len() as u64,
         policy_hash: first
             .map(|e| e.safety.policy_hash.clone())
@@ -431,7 +429,7 @@ fn rebuilt_manifest(session_id: &str, exchanges: &[Exchange]) -> Manifest {
         proxy_mode: "unknown".to_string(),
         schema_version: MANIFEST_SCHEMA_VERSION,
         session_id: session_id.to_string(),
-        start_time_us: first.map(|e| e.timing.request_start_us).unwrap_or(0),
+        start_time_us: starts.min().unwrap_or(0),
         tags: first
             .map(|e| e.correlation.tags.clone())
             .unwrap_or_default(),
@@ -569,10 +567,15 @@ impl SessionWriter {
             write_atomic(&path, &encode_exchange(&ex))
                 .map_err(|e| RecordingError::io("write", &path, e))?;
         }
+        // Exchanges are written as they complete, so under concurrent traffic a later one can
+        // have started first: the session spans the earliest and the latest start.
+        let start = ex.timing.request_start_us;
         if index == 0 {
-            self.start_us = ex.timing.request_start_us;
+            (self.start_us, self.end_us) = (start, start);
+        } else {
+            self.start_us = self.start_us.min(start);
+            self.end_us = self.end_us.max(start);
         }
-        self.end_us = ex.timing.request_start_us;
         self.count += 1;
         Ok(index)
     }
@@ -859,6 +862,24 @@ mod tests {
             text.starts_with("{\"complete\":true,") && text.ends_with("}\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn exchanges_written_out_of_start_order_span_the_earliest_to_the_latest_start() {
+        // Concurrent exchanges are written as they complete: a slow one that started first
+        // comes last.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        for start in [30, 50, 10, 40] {
+            w.append(scrubbed(start)).unwrap();
+        }
+        let m = w.finish().unwrap().unwrap();
+        assert_eq!((m.start_time_us, m.end_time_us), (10, 50));
+        // A session whose manifest is lost is rebuilt with the same span.
+        std::fs::remove_file(tmp.path().join("s1/manifest.json")).unwrap();
+        let rebuilt = read_session(&tmp.path().join("s1"), "s1").unwrap().manifest;
+        assert!(!rebuilt.complete);
+        assert_eq!((rebuilt.start_time_us, rebuilt.end_time_us), (10, 50));
     }
 
     #[test]
