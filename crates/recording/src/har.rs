@@ -107,6 +107,16 @@ impl SplitUrl {
     }
 }
 
+/// A `null` where HAR producers disagree whether to write the field at all (`mimeType`, a
+/// header's `value`, `headers`): read as absent, the field's empty value.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 #[derive(Deserialize)]
 struct Har {
     log: Log,
@@ -140,7 +150,7 @@ struct Timings {
 struct Request {
     method: String,
     url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     headers: Vec<NameValue>,
     #[serde(default)]
     post_data: Option<PostData>,
@@ -149,18 +159,18 @@ struct Request {
 #[derive(Deserialize)]
 struct NameValue {
     name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     value: String,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PostData {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     mime_type: String,
     #[serde(default)]
     text: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     params: Vec<NameValue>,
     #[serde(default, rename = "_encoding")]
     encoding: Option<String>,
@@ -170,7 +180,7 @@ struct PostData {
 #[serde(rename_all = "camelCase")]
 struct Response {
     status: u16,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     headers: Vec<NameValue>,
     #[serde(default)]
     content: Option<HarContent>,
@@ -179,7 +189,7 @@ struct Response {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct HarContent {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     mime_type: String,
     #[serde(default)]
     text: Option<String>,
@@ -541,6 +551,21 @@ mod tests {
             s.exchanges[0].request.content_type.as_deref(),
             Some("application/octet-stream")
         );
+    }
+
+    #[test]
+    fn a_null_mime_type_header_value_or_header_list_reads_as_absent() {
+        let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
+            "headers":[{"name":"X-Empty","value":null}],
+            "postData":{"mimeType":null,"text":"a=1","params":null}},
+            "response":{"status":200,"headers":null,"content":{"mimeType":null,"text":"{}"}}}"#;
+        let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
+        let e = &s.exchanges[0];
+        assert_eq!(e.request.headers["x-empty"], [""]);
+        assert_eq!(e.request.body, b"a=1");
+        assert_eq!(e.request.content_type, None);
+        assert_eq!(e.response.content_type, None);
+        assert_eq!(e.response_body(), b"{}");
     }
 
     #[test]
