@@ -188,6 +188,10 @@ impl Handler for LuaHandler {
     }
 }
 
+/// How many times a JSON request body's length its converted `req.json` may take on top of a
+/// handler's memory budget.
+const JSON_ALLOWANCE: usize = 8;
+
 const TRIP_NONE: u8 = 0;
 const TRIP_DEADLINE: u8 = 1;
 const TRIP_INSTRUCTIONS: u8 = 2;
@@ -290,7 +294,7 @@ impl LuaHandler {
             )?;
             g.raw_set("os", os)?;
 
-            g.raw_set("req", request_table(&lua, req)?)?;
+            g.raw_set("req", request_table(&lua, scope, req)?)?;
             g.raw_set("emit", emit_table(&lua, scope, emitted)?)?;
             g.raw_set("state", state_table(&lua, scope, env)?)?;
             g.raw_set("clock", clock_table(&lua, scope, env)?)?;
@@ -298,8 +302,21 @@ impl LuaHandler {
 
             lua.sandbox(true)?;
 
+            // The budget is on top of the request as built (its bytes are not the handler's
+            // allocation); `req.json`, converted when first read, may take up to
+            // JSON_ALLOWANCE times the body's length besides, as Lua tables hold a small JSON
+            // value in many times its text.
             let start_memory = lua.used_memory();
-            lua.set_memory_limit(start_memory.saturating_add(self.opts.max_memory_bytes))?;
+            let json_allowance = if req.json.is_some() {
+                req.body.len().saturating_mul(JSON_ALLOWANCE)
+            } else {
+                0
+            };
+            lua.set_memory_limit(
+                start_memory
+                    .saturating_add(self.opts.max_memory_bytes)
+                    .saturating_add(json_allowance),
+            )?;
             let deadline = Instant::now() + self.opts.deadline;
             let max = self.opts.max_interrupts;
             let count = AtomicU64::new(0);
@@ -466,7 +483,11 @@ fn math_random(r: u64, args: &MultiValue) -> mlua::Result<Value> {
     Ok(Value::Number(v as f64))
 }
 
-fn request_table(lua: &Lua, req: &HandlerRequest<'_>) -> mlua::Result<Table> {
+fn request_table<'s>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    req: &'s HandlerRequest<'_>,
+) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set("method", req.method)?;
     t.raw_set("path", req.path)?;
@@ -512,9 +533,25 @@ fn request_table(lua: &Lua, req: &HandlerRequest<'_>) -> mlua::Result<Table> {
     } else {
         t.raw_set("body", lua.create_string(req.body)?)?;
     }
-    match req.json {
-        Some(v) => t.raw_set("json", lua.to_value(v)?)?,
-        None => t.raw_set("json", Value::Nil)?,
+    // `req.json` is converted on first read, once the handler runs: under its memory budget
+    // and deadline, and only for a handler that reads it. Converted up front, a 16 MiB JSON
+    // body became a gigabyte of Lua tables before any budget applied.
+    if let Some(json) = req.json {
+        let converted: RefCell<Option<Value>> = RefCell::new(None);
+        let index = scope.create_function(move |lua, (_, key): (Value, Value)| {
+            if !matches!(&key, Value::String(k) if k.as_bytes().as_ref() == b"json") {
+                return Ok(Value::Nil);
+            }
+            if let Some(v) = converted.borrow().as_ref() {
+                return Ok(v.clone());
+            }
+            let v = lua.to_value(json)?;
+            *converted.borrow_mut() = Some(v.clone());
+            Ok(v)
+        })?;
+        let meta = lua.create_table()?;
+        meta.raw_set("__index", index)?;
+        t.set_metatable(Some(meta))?;
     }
     Ok(t)
 }

@@ -168,3 +168,47 @@ fn the_memory_budget_is_on_top_of_the_request() {
         wraith_engine::HandlerBody::Json(json!({"len": 3145728}))
     );
 }
+
+/// A JSON body of two hundred thousand tiny objects: about 1.6 MB of text that Lua holds in
+/// tens of megabytes of tables.
+fn many_tiny_objects() -> Req {
+    let items: Vec<serde_json::Value> = (0..200_000).map(|_| json!({"a": 1})).collect();
+    let body = json!(items);
+    let mut req = Req::post("/x", body.clone());
+    req.body = body.to_string().into_bytes();
+    req
+}
+
+#[test]
+fn req_json_is_converted_under_the_memory_budget_when_the_handler_reads_it() {
+    let req = many_tiny_objects();
+    let reads = handler_with("return { n = #req.json }", &[], ScriptOptions::default());
+    let err = call(&reads, &req, &mut FakeEnv::new(&[])).unwrap_err();
+    assert!(err.message.contains("exceeded the memory budget"), "{err}");
+    // A handler that never reads it pays nothing for it.
+    let ignores = handler_with("return { len = #req.body }", &[], ScriptOptions::default());
+    let r = call(&ignores, &req, &mut FakeEnv::new(&[])).unwrap();
+    assert_eq!(
+        r.body,
+        wraith_engine::HandlerBody::Json(json!({"len": req.body.len()}))
+    );
+}
+
+#[test]
+fn req_json_is_one_table_however_often_it_is_read() {
+    let h = handler_with(
+        "local a = req.json; a.seen = true; return { same = req.json == a, seen = req.json.seen, n = req.json.n }",
+        &[],
+        ScriptOptions::default(),
+    );
+    let r = call(
+        &h,
+        &Req::post("/x", json!({"n": 3})),
+        &mut FakeEnv::new(&[]),
+    )
+    .unwrap();
+    assert_eq!(
+        r.body,
+        wraith_engine::HandlerBody::Json(json!({"same": true, "seen": true, "n": 3}))
+    );
+}
