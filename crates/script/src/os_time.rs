@@ -13,6 +13,31 @@ use mlua::{Lua, Table, Value};
 /// `os.date([format [, time]])`: `format` (default `%c`, a leading `!` ignored) is `*t` for a
 /// table of the date's fields, else a `strftime` pattern; `time` defaults to `now` (unix
 /// seconds, the session clock).
+/// `pattern` with the locale-dependent conversions spelled as Lua's C locale spells them:
+/// `%c` as `Thu Dec  3 18:55:27 2026`, `%x` as `12/03/26`, `%X` as `18:55:27` (the date
+/// library has its own, other spelling of each). `%%` stays a literal `%`.
+fn c_locale(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('c') => out.push_str("%a %b %e %H:%M:%S %Y"),
+            Some('x') => out.push_str("%m/%d/%y"),
+            Some('X') => out.push_str("%H:%M:%S"),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
 pub(crate) fn date_of(
     lua: &Lua,
     now: i64,
@@ -49,7 +74,8 @@ pub(crate) fn date_of(
         t.raw_set("isdst", false)?;
         return Ok(Value::Table(t));
     }
-    let text = jiff::fmt::strtime::format(pattern, &at).map_err(|e| {
+    let pattern = c_locale(pattern);
+    let text = jiff::fmt::strtime::format(&pattern, &at).map_err(|e| {
         mlua::Error::runtime(format!("os.date: `{format}` is not a date format: {e}"))
     })?;
     Ok(Value::String(lua.create_string(text)?))

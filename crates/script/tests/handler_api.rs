@@ -573,6 +573,29 @@ fn os_date_formats_the_session_clock_or_a_given_time_in_utc() {
 }
 
 #[test]
+fn os_date_spells_c_x_and_big_x_as_luas_c_locale_and_is_that_by_default() {
+    let mut env = FakeEnv::new(&[]);
+    let out = run_json(
+        r#"return { default = os.date(nil, 1700000000), c = os.date("%c", 1700000000),
+                    day = os.date("!%c", 1701561327), x = os.date("%x", 1700000000),
+                    big_x = os.date("%X", 1700000000), literal = os.date("%%c %%x", 0) }"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(
+        out,
+        json!({
+            "default": "Tue Nov 14 22:13:20 2023",
+            "c": "Tue Nov 14 22:13:20 2023",
+            "day": "Sat Dec  2 23:55:27 2023",
+            "x": "11/14/23",
+            "big_x": "22:13:20",
+            "literal": "%c %x",
+        })
+    );
+}
+
+#[test]
 fn os_time_of_a_table_reads_it_as_utc_and_carries_over_like_mktime() {
     let mut env = FakeEnv::new(&[]);
     let out = run_json(
