@@ -150,7 +150,15 @@ impl Engine {
             return Ok(None);
         };
         let host = req.header("host");
-        let Some(m) = self.router.at(&method, &path, host) else {
+        // As served: a HEAD no route declares is the GET route's, answered without a body.
+        let matched = self.router.at(&method, &path, host).or_else(|| {
+            if method == "HEAD" {
+                self.router.at("GET", &path, host)
+            } else {
+                None
+            }
+        });
+        let Some(m) = matched else {
             return Ok(None);
         };
         if m.route >= self.model.routes.len() || self.scripts.handler(m.route).is_none() {

@@ -92,3 +92,15 @@ fn a_probe_leaves_the_session_unchanged() {
     assert_eq!(served.provenance, Provenance::Handler);
     assert_eq!(body(&served), json!({"Id": "cus_new", "calls": 1}));
 }
+
+#[test]
+fn a_head_probe_runs_the_get_routes_handler_and_answers_without_a_body() {
+    let e = with_handler();
+    let probed = e
+        .probe_handler(Some("probe"), &req("HEAD", "/v1/customers/cus_9", None))
+        .expect("the session is under the namespace cap")
+        .expect("a served HEAD of that path runs the GET route's handler");
+    assert_eq!(probed.provenance, Provenance::Handler);
+    assert_eq!(probed.route.as_deref(), Some("GET /v1/customers/:id"));
+    assert!(probed.body.is_empty());
+}
