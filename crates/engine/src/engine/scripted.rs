@@ -366,7 +366,9 @@ fn handler_failure(name: &str, e: &HandlerError, route: &str) -> Out {
                 "handler": name,
             }
         }),
-        Provenance::Template,
+        // Not the handler's answer (`handler` is a successful return) nor a synthesized
+        // content answer: one the engine invents outright, as its other error answers.
+        Provenance::Miss,
         Some(route.to_string()),
     )
 }

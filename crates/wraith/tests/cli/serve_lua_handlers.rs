@@ -121,6 +121,8 @@ async fn a_failing_handler_answers_the_500_internal_error_envelope() {
     let r = s.get("/v1/products/p1", None).await;
     assert_eq!(r.status, 500);
     assert_eq!(r.header("x-wraith-route"), Some("GET /v1/products/:id"));
+    // `handler` is a handler's successful return; the failure is the engine's own answer.
+    assert_eq!(r.provenance(), Some("miss"));
     assert_eq!(
         r.json(),
         json!({"error": {"type": "internal_error",
