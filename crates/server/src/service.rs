@@ -343,13 +343,25 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         .simulation
         .as_deref()
         .map(|sim| effects::decide(sim, engine, &request, session));
-    let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let (r, fault) = match &decided {
-            None => (engine.handle(session, &request), None),
-            Some(d) => effects::answer(engine, &request, session, d),
-        };
-        (r, fault)
-    }));
+    let call = || {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let (r, fault) = match &decided {
+                None => (engine.handle(session, &request), None),
+                Some(d) => effects::answer(engine, &request, session, d),
+            };
+            (r, fault)
+        }))
+    };
+    // A call that may run long leaves the async worker first: its other connections (health
+    // checks, other sessions' requests) move to another worker instead of waiting behind it.
+    let answered = if may_run_long(engine, request.body.len())
+        && tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(call)
+    } else {
+        call()
+    };
     let (mut r, fault) = match answered {
         Ok(x) => x,
         Err(_) => {
@@ -753,6 +765,17 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
     }
 }
 
+/// A request body from which on the engine's work (parsing it, walking it for the session's
+/// values) takes long enough to hold up an async worker's other connections.
+const LONG_BODY_BYTES: usize = 256 * 1024;
+
+/// Whether answering may take long: a large body, or a twin whose routes run Lua handlers (a
+/// handler may use its whole deadline). The rest, most requests, answer in microseconds and
+/// stay on the worker, which is cheaper than handing it off.
+fn may_run_long(engine: &Engine, body_len: usize) -> bool {
+    body_len >= LONG_BODY_BYTES || engine.runs_handlers()
+}
+
 /// `POST /__wraith/session/{id}/probe`: what the handler bound to the request's recorded route
 /// would answer in session `id` as it is now, written like a served answer plus
 /// `X-Wraith-Probe: handler`. The engine runs it on a copy of the namespace
@@ -780,9 +803,19 @@ fn probe(
         }
     }
     let engine = &sh.engine;
-    let probed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        engine.probe_handler(Some(session), &request)
-    }));
+    let call = || {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            engine.probe_handler(Some(session), &request)
+        }))
+    };
+    // A probe runs a handler: off the async worker, as a served request that runs one.
+    let probed = if tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(call)
+    } else {
+        call()
+    };
     match probed {
         Ok(Err(e)) => control_error(&e),
         Ok(Ok(Some(mut r))) => match engine_response(sh, &mut r, &request.method) {

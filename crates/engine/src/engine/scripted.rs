@@ -115,6 +115,12 @@ impl Engine {
         Ok(report)
     }
 
+    /// Whether any route, recorded or authored, runs a Lua handler: such a request may take up
+    /// to the handler's deadline, so the server runs it off its async workers.
+    pub fn runs_handlers(&self) -> bool {
+        self.scripts.by_route.iter().any(Option::is_some)
+    }
+
     /// Whether a handler is bound to any recorded route (what [`Engine::probe_handler`] can
     /// answer for), so a caller can skip probing entirely when none is.
     pub fn has_recorded_route_handlers(&self) -> bool {
