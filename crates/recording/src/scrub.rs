@@ -11,6 +11,7 @@
 //! The only way to get a [`ScrubbedExchange`] (what `SessionWriter` accepts) is
 //! [`Scrubber::scrub`]: scrub-before-persist is a type, not a convention.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use hmac::{KeyInit, Mac};
@@ -21,8 +22,11 @@ use sha2::{Digest, Sha256};
 
 use crate::exchange::{Exchange, Headers};
 
+mod json_text;
 mod jsonpath;
 mod key;
+
+use json_text::{NotJson, Scalar, Seg};
 
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use key::{HmacKey, KeyEnv, key_file_path};
@@ -759,19 +763,9 @@ impl Scrubber {
             return None;
         }
         if (ct.contains("json") || ct.is_empty())
-            && let Ok(mut value) = serde_json::from_slice::<Value>(body)
-            && (value.is_object() || value.is_array())
+            && let Ok(scrubbed) = self.scrub_json(body, fired)
         {
-            let mut local = Fired::default();
-            self.scrub_json(&mut value, &mut local);
-            if local.0.is_empty() {
-                return None;
-            }
-            for id in &local.0 {
-                fired.add(id);
-            }
-            // Re-serialized (key order kept): the recorded Content-Length no longer applies.
-            return serde_json::to_vec(&value).ok();
+            return scrubbed;
         }
         if is_request
             && ct.starts_with("application/x-www-form-urlencoded")
@@ -818,77 +812,124 @@ impl Scrubber {
         if changed { out } else { None }
     }
 
-    fn scrub_json(&self, value: &mut Value, fired: &mut Fired) {
-        // Built-ins: secret-named fields anywhere, then card numbers in strings and numbers.
-        walk_json(value, &mut |key, v| {
-            if let Some(k) = key
-                && is_builtin_secret_name(&k.to_ascii_lowercase())
-            {
-                if let Value::String(s) = v
-                    && !s.is_empty()
-                {
-                    let t = self.tokenize(s);
-                    if t != *s {
-                        *s = t;
-                        fired.add(RULE_SECRET_JSON);
-                    }
-                }
-                return;
+    /// Scrub a body that is a JSON object or array (`Err` for any other body). Only the strings
+    /// and numbers a rule changes are rewritten, in place; every other byte stays as it was
+    /// sent. `Ok(None)` when nothing changed.
+    fn scrub_json(&self, body: &[u8], fired: &mut Fired) -> Result<Option<Vec<u8>>, NotJson> {
+        let text = std::str::from_utf8(body).map_err(|_| NotJson)?;
+        if !text
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with(['{', '['])
+        {
+            return Err(NotJson);
+        }
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        let mut builtin = Fired::default();
+        let mut user_hits = vec![false; self.policy.rules.len()];
+        json_text::for_each_scalar(text, &mut |path, span, scalar| {
+            if let Some(new) = self.scrub_json_scalar(path, scalar, &mut builtin, &mut user_hits) {
+                edits.push((span, new));
             }
-            match v {
-                Value::String(s) => {
-                    let r = replace_cards_str(s);
-                    if r != *s {
-                        *s = r;
-                        fired.add(RULE_CARD);
-                    }
-                }
-                Value::Number(n) => {
-                    let digits = n.to_string();
-                    if digits.bytes().all(|b| b.is_ascii_digit()) && is_card_number(&digits) {
-                        *v = Value::String(REDACTED.to_string());
-                        fired.add(RULE_CARD);
-                    }
-                }
-                _ => {}
-            }
-        });
-        for rule in &self.policy.rules {
-            let mut hit = false;
-            match (&rule.matcher, rule.scope) {
-                (Matcher::Path(path), Scope::Jsonpath) => {
-                    path.for_each_match(value, &mut |v| {
-                        map_leaves(v, &mut |leaf| {
-                            let s = match leaf {
-                                Value::String(s) => s.clone(),
-                                Value::Number(n) => n.to_string(),
-                                _ => return, // null and bools are never scrubbed
-                            };
-                            let new = self.apply(rule, &s);
-                            if new != s || !leaf.is_string() {
-                                *leaf = Value::String(new);
-                                hit = true;
-                            }
-                        });
-                    });
-                }
-                (Matcher::Regex(re), Scope::Regex) if rule.apply_to.contains(&ApplyTo::Body) => {
-                    walk_json(value, &mut |_, v| {
-                        if let Value::String(s) = v {
-                            let r = regex_replace_str(re, s, |m| self.apply(rule, m));
-                            if r != *s {
-                                *s = r;
-                                hit = true;
-                            }
-                        }
-                    });
-                }
-                _ => {}
-            }
+        })?;
+        // Built-ins in the order they first fired, then the user's rules in file order.
+        for id in &builtin.0 {
+            fired.add(id);
+        }
+        for (rule, hit) in self.policy.rules.iter().zip(user_hits) {
             if hit {
                 fired.add(&rule.id);
             }
         }
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(body.len() + 32 * edits.len());
+        let mut at = 0;
+        for (span, new) in &edits {
+            out.extend_from_slice(body.get(at..span.start).unwrap_or_default());
+            out.extend_from_slice(new.as_bytes());
+            at = span.end;
+        }
+        out.extend_from_slice(body.get(at..).unwrap_or_default());
+        Ok(Some(out))
+    }
+
+    /// The JSON text a string or number at `path` is rewritten to, or `None` when no rule
+    /// changes it. Built-ins first (secret-named fields, then card numbers), then the user's
+    /// `jsonpath` and body `regex` rules in file order, each on what the one before left.
+    fn scrub_json_scalar(
+        &self,
+        path: &[Seg],
+        scalar: Scalar<'_>,
+        builtin: &mut Fired,
+        user_hits: &mut [bool],
+    ) -> Option<String> {
+        let mut cur = scalar;
+        let mut changed = false;
+        let secret_field = matches!(path.last(), Some(Seg::Key(k)) if is_builtin_secret_key(k));
+        match &cur {
+            Scalar::Str(s) if secret_field => {
+                if !s.is_empty() {
+                    let t = self.tokenize(s);
+                    if t != *s {
+                        cur = Scalar::Str(t.into());
+                        changed = true;
+                        builtin.add(RULE_SECRET_JSON);
+                    }
+                }
+            }
+            Scalar::Num(_) if secret_field => {}
+            Scalar::Str(s) => {
+                let r = replace_cards_str(s);
+                if r != *s {
+                    cur = Scalar::Str(r.into());
+                    changed = true;
+                    builtin.add(RULE_CARD);
+                }
+            }
+            Scalar::Num(n) => {
+                if n.bytes().all(|b| b.is_ascii_digit()) && is_card_number(n) {
+                    cur = Scalar::Str(REDACTED.into());
+                    changed = true;
+                    builtin.add(RULE_CARD);
+                }
+            }
+        }
+        for (rule, hit) in self.policy.rules.iter().zip(user_hits.iter_mut()) {
+            match (&rule.matcher, rule.scope) {
+                // A number a jsonpath rule selects becomes a string, changed or not.
+                (Matcher::Path(p), Scope::Jsonpath) if p.selects(path) => {
+                    let (value, is_number) = match &cur {
+                        Scalar::Str(s) => (s.as_ref(), false),
+                        Scalar::Num(n) => (*n, true),
+                    };
+                    let new = self.apply(rule, value);
+                    if new != value || is_number {
+                        cur = Scalar::Str(new.into());
+                        changed = true;
+                        *hit = true;
+                    }
+                }
+                (Matcher::Regex(re), Scope::Regex) if rule.apply_to.contains(&ApplyTo::Body) => {
+                    if let Scalar::Str(s) = &cur {
+                        let r = regex_replace_str(re, s, |m| self.apply(rule, m));
+                        if r != *s {
+                            cur = Scalar::Str(r.into());
+                            changed = true;
+                            *hit = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !changed {
+            return None;
+        }
+        Some(match cur {
+            Scalar::Str(s) => Value::String(s.into_owned()).to_string(),
+            Scalar::Num(n) => n.to_string(),
+        })
     }
 
     /// Scrub an exchange and fill its `safety` and `content` metadata. Bodies are measured and
@@ -959,6 +1000,13 @@ impl Scrubber {
 
 fn is_builtin_secret_name(lname: &str) -> bool {
     BUILTIN_SECRET_PARAMS.contains(&lname)
+}
+
+/// A JSON member name of the built-in secret list, compared case-insensitively.
+fn is_builtin_secret_key(name: &str) -> bool {
+    BUILTIN_SECRET_PARAMS
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// Already-scrubbed values (token envelopes) are never scrubbed again.
@@ -1173,36 +1221,6 @@ fn replace_cards_bytes(body: &[u8]) -> Option<Vec<u8>> {
         }
     });
     if hit { Some(out.into_owned()) } else { None }
-}
-
-/// Visit every value with the object key it sits under (None for array items and the root).
-fn walk_json(v: &mut Value, f: &mut dyn FnMut(Option<&str>, &mut Value)) {
-    fn go(key: Option<&str>, v: &mut Value, f: &mut dyn FnMut(Option<&str>, &mut Value)) {
-        f(key, v);
-        match v {
-            Value::Object(map) => {
-                for (k, child) in map.iter_mut() {
-                    go(Some(k), child, f);
-                }
-            }
-            Value::Array(items) => {
-                for child in items.iter_mut() {
-                    go(None, child, f);
-                }
-            }
-            _ => {}
-        }
-    }
-    go(None, v, f)
-}
-
-/// Apply `f` to every scalar leaf under `v`.
-fn map_leaves(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-    match v {
-        Value::Object(map) => map.values_mut().for_each(|c| map_leaves(c, f)),
-        Value::Array(items) => items.iter_mut().for_each(|c| map_leaves(c, f)),
-        _ => f(v),
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The JSONPath subset scrub rules use: `$`, `.name`, `['name']`, `[N]`, `[*]`, `.*`, and `..name`
 //! (any depth). Enough to name fields in API bodies; no filters or scripts.
 
-use serde_json::Value;
+use super::json_text::Seg;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
@@ -91,63 +91,58 @@ impl JsonPath {
         Ok(JsonPath { steps })
     }
 
-    /// Call `f` on every value the path selects in `root`.
-    pub fn for_each_match(&self, root: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-        walk(&self.steps, root, f)
+    /// Whether the value at `path` (object member names and array indexes from the root) is
+    /// one the path selects or lies inside one. `..name` looks at every depth, below an earlier
+    /// `name` too, and a name matches every member of that name (a duplicated key included).
+    pub fn selects(&self, path: &[Seg]) -> bool {
+        selects_within(&self.steps, path)
     }
 }
 
-fn walk(steps: &[Step], v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
+fn selects_within(steps: &[Step], path: &[Seg]) -> bool {
     let Some((step, rest)) = steps.split_first() else {
-        f(v);
-        return;
+        return true;
     };
     match step {
         Step::Key(k) => {
-            if let Some(child) = v.as_object_mut().and_then(|m| m.get_mut(k)) {
-                walk(rest, child, f);
-            }
+            matches!(path.first(), Some(Seg::Key(name)) if name == k)
+                && selects_within(rest, &path[1..])
         }
         Step::Index(n) => {
-            if let Some(child) = v.as_array_mut().and_then(|a| a.get_mut(*n)) {
-                walk(rest, child, f);
-            }
+            matches!(path.first(), Some(Seg::Index(i)) if i == n)
+                && selects_within(rest, &path[1..])
         }
-        Step::Wildcard => match v {
-            Value::Object(m) => m.values_mut().for_each(|c| walk(rest, c, f)),
-            Value::Array(a) => a.iter_mut().for_each(|c| walk(rest, c, f)),
-            _ => {}
-        },
-        Step::Descend(k) => descend(k, rest, v, f),
-    }
-}
-
-fn descend(k: &str, rest: &[Step], v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-    match v {
-        Value::Object(m) => {
-            for (key, child) in m.iter_mut() {
-                if key == k {
-                    walk(rest, child, f);
-                } else {
-                    descend(k, rest, child, f);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|c| descend(k, rest, c, f)),
-        _ => {}
+        Step::Wildcard => !path.is_empty() && selects_within(rest, &path[1..]),
+        Step::Descend(k) => path.iter().enumerate().any(|(i, seg)| {
+            matches!(seg, Seg::Key(name) if name == k) && selects_within(rest, &path[i + 1..])
+        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::json_text::{Scalar, for_each_scalar};
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn selected(path: &str, mut v: Value) -> Vec<Value> {
+    /// The strings and numbers of `text` the path selects (or that lie inside what it selects).
+    fn selected_in(path: &str, text: &str) -> Vec<Value> {
         let p = JsonPath::parse(path).unwrap();
         let mut out = Vec::new();
-        p.for_each_match(&mut v, &mut |x| out.push(x.clone()));
+        for_each_scalar(text, &mut |at, _, s| {
+            if p.selects(at) {
+                out.push(match s {
+                    Scalar::Str(s) => json!(s),
+                    Scalar::Num(n) => serde_json::from_str(n).unwrap(),
+                });
+            }
+        })
+        .unwrap();
         out
+    }
+
+    fn selected(path: &str, v: Value) -> Vec<Value> {
+        selected_in(path, &v.to_string())
     }
 
     #[test]
@@ -165,6 +160,28 @@ mod tests {
             vec![json!("x"), json!("y")]
         );
         assert!(selected("$.missing.x", doc).is_empty());
+    }
+
+    #[test]
+    fn a_selected_container_selects_everything_inside_it() {
+        let doc = json!({"a": {"b": [1, {"c": "x"}]}, "d": "keep"});
+        assert_eq!(selected("$.a", doc.clone()), vec![json!(1), json!("x")]);
+        assert_eq!(
+            selected("$", doc),
+            vec![json!(1), json!("x"), json!("keep")]
+        );
+    }
+
+    #[test]
+    fn descendants_are_found_below_an_earlier_match_and_duplicate_keys_all_match() {
+        assert_eq!(
+            selected_in("$..a.b", r#"{"a":{"a":{"b":"x"}}}"#),
+            vec![json!("x")]
+        );
+        assert_eq!(
+            selected_in("$.k", r#"{"k":"1","j":"2","k":"3"}"#),
+            vec![json!("1"), json!("3")]
+        );
     }
 
     #[test]

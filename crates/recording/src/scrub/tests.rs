@@ -229,6 +229,49 @@ fn unscrubbed_json_body_is_kept_byte_identical() {
 }
 
 #[test]
+fn a_scrubbed_json_body_keeps_every_byte_no_rule_changed() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.ref\"\naction = \"mask\"\nreplacement = \"R\"\n",
+    );
+    let mut ex = exchange();
+    ex.frames[0].body =
+        b"{ \"token\" : \"x\", \"price\":9.90,\"id\":123456789012345678901234567890,\
+        \"exp\":1e3, \"neg\":-0, \"big\":1e400, \"card\":5555555555554444,\n\
+        \"ref\":12.50, \"name\":\"caf\\u00e9\", \"tags\":[ ] }\n"
+            .to_vec();
+    let out = s.scrub(ex);
+    let tok = s.tokenize("x");
+    assert_eq!(
+        String::from_utf8(out.exchange().frames[0].body.clone()).unwrap(),
+        format!(
+            "{{ \"token\" : \"{tok}\", \"price\":9.90,\"id\":123456789012345678901234567890,\
+             \"exp\":1e3, \"neg\":-0, \"big\":1e400, \"card\":\"[REDACTED]\",\n\
+             \"ref\":\"R\", \"name\":\"caf\\u00e9\", \"tags\":[ ] }}\n"
+        )
+    );
+    assert_eq!(
+        out.exchange().safety.scrub_rule_ids,
+        vec![RULE_SECRET_JSON, RULE_CARD, "jsonpath:$.ref"]
+    );
+}
+
+#[test]
+fn every_occurrence_of_a_duplicated_secret_key_is_scrubbed() {
+    let s = scrubber("[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.pin\"\naction = \"redact\"\n");
+    let mut ex = exchange();
+    ex.frames[0].body = br#"{"password":"first","pin":"1","password":"second","pin":"2"}"#.to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(
+        String::from_utf8(out.exchange().frames[0].body.clone()).unwrap(),
+        format!(
+            r#"{{"password":"{}","pin":"[REDACTED]","password":"{}","pin":"[REDACTED]"}}"#,
+            s.tokenize("first"),
+            s.tokenize("second")
+        )
+    );
+}
+
+#[test]
 fn the_body_digest_covers_the_length_prefixed_request_and_every_response_frame() {
     let s = scrubber("");
     let mut ex = exchange();

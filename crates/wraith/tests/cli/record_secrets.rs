@@ -117,3 +117,43 @@ async fn secrets_sent_through_the_proxy_never_reach_the_twin_folder() {
         }
     }
 }
+
+/// What `body` holds after `before` and a token (`wraith_tok_<22 base62>`), if it starts so.
+fn around_token<'a>(body: &'a str, before: &str) -> Option<&'a str> {
+    let rest = body.strip_prefix(before)?.strip_prefix("wraith_tok_")?;
+    let (token, after) = rest.split_at_checked(22)?;
+    token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric())
+        .then_some(after)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_json_body_keeps_every_byte_but_the_scrubbed_values() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("ledger", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let tail = r#"","price":9.90,"id":123456789012345678901234567890,"exp":1e3,"neg":-0,"id":7 }"#;
+    let sent = format!(r#"{{"token":"{BEARER}{tail}"#);
+
+    let r = client()
+        .post(format!("{}/orders", rec.url))
+        .header("content-type", "application/json")
+        .body(sent.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(upstream.seen()[0].body, sent.as_bytes());
+
+    // Only the secret changed: the numbers are spelled as sent and the repeated key is kept.
+    let sessions = twin.sessions();
+    let recorded = String::from_utf8(sessions[0].exchanges[0].request.body.clone()).unwrap();
+    assert_eq!(
+        around_token(&recorded, r#"{"token":""#),
+        Some(tail),
+        "{recorded}"
+    );
+}
