@@ -866,7 +866,11 @@ impl Scrubber {
     ) -> Option<String> {
         let mut cur = scalar;
         let mut changed = false;
-        let secret_field = matches!(path.last(), Some(Seg::Key(k)) if is_builtin_secret_key(k));
+        // A secret-named field's value is secret through and through: every string inside an
+        // array or object under it too. Numbers are not secrets here, only possibly cards.
+        let secret_field = path
+            .iter()
+            .any(|seg| matches!(seg, Seg::Key(k) if is_builtin_secret_key(k)));
         match &cur {
             Scalar::Str(s) if secret_field => {
                 if !s.is_empty() {
@@ -878,7 +882,6 @@ impl Scrubber {
                     }
                 }
             }
-            Scalar::Num(_) if secret_field => {}
             Scalar::Str(s) => {
                 let r = replace_cards_str(s);
                 if r != *s {

@@ -173,6 +173,30 @@ fn secret_form_fields_and_json_fields_tokenized_consistently() {
 }
 
 #[test]
+fn every_string_inside_a_secret_named_array_or_object_is_tokenized() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.content_type = Some("application/json".into());
+    ex.request.body = br#"{"api_key":["ARR_SECRET",""],"client_secret":{"value":"OBJ_SECRET","meta":{"n":7,"card":5555555555554444,"on":true,"x":null,"deep":["DEEP_SECRET"]}},"Password":{"v":"MIXED_CASE"},"note":"kept"}"#.to_vec();
+    let out = s.scrub(ex);
+    let body = String::from_utf8(out.exchange().request.body.clone()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"api_key":["{}",""],"client_secret":{{"value":"{}","meta":{{"n":7,"card":"[REDACTED]","on":true,"x":null,"deep":["{}"]}}}},"Password":{{"v":"{}"}},"note":"kept"}}"#,
+            s.tokenize("ARR_SECRET"),
+            s.tokenize("OBJ_SECRET"),
+            s.tokenize("DEEP_SECRET"),
+            s.tokenize("MIXED_CASE"),
+        )
+    );
+    assert_eq!(
+        out.exchange().safety.scrub_rule_ids,
+        vec![RULE_SECRET_JSON, RULE_CARD]
+    );
+}
+
+#[test]
 fn luhn_valid_card_numbers_in_bodies_redacted() {
     let s = scrubber("");
     let mut ex = exchange();

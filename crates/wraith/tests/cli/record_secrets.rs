@@ -157,3 +157,52 @@ async fn a_recorded_json_body_keeps_every_byte_but_the_scrubbed_values() {
         "{recorded}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_inside_a_secret_named_array_or_object_never_reach_the_twin_folder() {
+    const IN_ARRAY: &str = "ak_4rr4y_s3cr3t_v4lu3";
+    const IN_OBJECT: &str = "cs_0bj3ct_s3cr3t_v4lu3";
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("keys", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+
+    let r = client()
+        .post(format!("{}/clients", rec.url))
+        .json(&json!({
+            "api_key": [IN_ARRAY],
+            "client_secret": {"value": IN_OBJECT, "rotated": [{"old": IN_ARRAY}]},
+            "name": "ci"
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(contains(&upstream.seen()[0].body, IN_OBJECT));
+
+    let sessions = twin.sessions();
+    let ex = &sessions[0].exchanges[0];
+    // Request and echoed response alike: the shape is kept, the strings are tokens.
+    for body in [ex.request.body.clone(), ex.response_body()] {
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let v = v.get("body").unwrap_or(&v);
+        assert!(v["api_key"][0].as_str().unwrap().starts_with("wraith_tok_"));
+        assert!(
+            v["client_secret"]["value"]
+                .as_str()
+                .unwrap()
+                .starts_with("wraith_tok_")
+        );
+        assert_eq!(v["name"], "ci");
+    }
+    for (path, bytes) in all_bytes(&twin.root) {
+        for secret in [IN_ARRAY, IN_OBJECT] {
+            assert!(
+                !contains(&bytes, secret),
+                "secret {secret} found in {}",
+                path.display()
+            );
+        }
+    }
+}
