@@ -816,7 +816,12 @@ impl Scrubber {
     /// and numbers a rule changes are rewritten, in place; every other byte stays as it was
     /// sent. `Ok(None)` when nothing changed.
     fn scrub_json(&self, body: &[u8], fired: &mut Fired) -> Result<Option<Vec<u8>>, NotJson> {
-        let text = std::str::from_utf8(body).map_err(|_| NotJson)?;
+        let whole = std::str::from_utf8(body).map_err(|_| NotJson)?;
+        // A UTF-8 byte order mark is no JSON, but some clients put one before a JSON body (RFC
+        // 8259 §8.1 lets a reader ignore it): the body is read after it, and stored with it,
+        // as sent, like every byte no rule changes.
+        let text = whole.strip_prefix('\u{feff}').unwrap_or(whole);
+        let bom = whole.len() - text.len();
         if !text
             .trim_start_matches([' ', '\t', '\n', '\r'])
             .starts_with(['{', '['])
@@ -828,7 +833,7 @@ impl Scrubber {
         let mut user_hits = vec![false; self.policy.rules.len()];
         json_text::for_each_scalar(text, &mut |path, span, scalar| {
             if let Some(new) = self.scrub_json_scalar(path, scalar, &mut builtin, &mut user_hits) {
-                edits.push((span, new));
+                edits.push((span.start + bom..span.end + bom, new));
             }
         })?;
         // Built-ins in the order they first fired, then the user's rules in file order.

@@ -280,6 +280,19 @@ fn a_scrubbed_json_body_keeps_every_byte_no_rule_changed() {
 }
 
 #[test]
+fn a_json_body_after_a_byte_order_mark_is_scrubbed_and_keeps_the_mark() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.content_type = Some("application/json; charset=utf-8".into());
+    ex.request.body = b"\xEF\xBB\xBF{\"password\":\"bom\",\"n\":1.0}".to_vec();
+    let out = s.scrub(ex);
+    let mut want = b"\xEF\xBB\xBF".to_vec();
+    want.extend(format!(r#"{{"password":"{}","n":1.0}}"#, s.tokenize("bom")).into_bytes());
+    assert_eq!(out.exchange().request.body, want);
+    assert_eq!(out.exchange().safety.scrub_rule_ids, vec![RULE_SECRET_JSON]);
+}
+
+#[test]
 fn every_occurrence_of_a_duplicated_secret_key_is_scrubbed() {
     let s = scrubber("[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.pin\"\naction = \"redact\"\n");
     let mut ex = exchange();

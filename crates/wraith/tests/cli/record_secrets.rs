@@ -206,3 +206,45 @@ async fn secrets_inside_a_secret_named_array_or_object_never_reach_the_twin_fold
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_sent_after_a_byte_order_mark_is_scrubbed_and_keeps_the_mark() {
+    const PASSWORD: &str = "pw_b0m_pr3f1x3d_s3cr3t";
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("bom", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let mut sent = b"\xEF\xBB\xBF".to_vec();
+    sent.extend(format!(r#"{{"password":"{PASSWORD}","user":"ann"}}"#).into_bytes());
+
+    // `…/missing` answers a fixed 404 body, so only the request holds the secret.
+    let r = client()
+        .post(format!("{}/missing", rec.url))
+        .header("content-type", "application/json; charset=utf-8")
+        .body(sent.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(upstream.seen()[0].body, sent);
+
+    let sessions = twin.sessions();
+    let recorded = &sessions[0].exchanges[0].request.body;
+    let after_mark = recorded
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .expect("the mark is kept");
+    let after_mark = String::from_utf8(after_mark.to_vec()).unwrap();
+    assert_eq!(
+        around_token(&after_mark, r#"{"password":""#),
+        Some(r#"","user":"ann"}"#),
+        "{after_mark}"
+    );
+    for (path, bytes) in all_bytes(&twin.root) {
+        assert!(
+            !contains(&bytes, PASSWORD),
+            "secret found in {}",
+            path.display()
+        );
+    }
+}
