@@ -2,7 +2,7 @@
 
 use wraith_recording::{
     Content, Correlation, Decoding, Exchange, Frame, RecordedRequest, RecordedResponse, Safety,
-    Timing, decode_response_body,
+    Timing, decode_message_body,
 };
 
 use crate::sessions::Ticket;
@@ -80,19 +80,35 @@ pub(crate) fn build_exchange(
 }
 
 /// Recordings hold plain bodies (see [`crate::headers`]), but some upstreams compress their
-/// answers although the recorder asked for `identity`. Such a body is recorded decoded, without
-/// its `content-encoding` (and with a recorded `content-length` set to the decoded length), so
-/// the scrubber sees inside it and synth reads it. The client already got the bytes exactly as
-/// the upstream sent them: only the recording changes. A body that does not decode (an
+/// answers although the recorder asked for `identity`, and a client may send its request body
+/// compressed (`Content-Encoding` on the request). Either body is recorded decoded, without its
+/// `content-encoding` (and with a recorded `content-length` set to the decoded length), so the
+/// scrubber sees inside it and synth reads it. The upstream and the client already got the bytes
+/// exactly as they were sent: only the recording changes. A body that does not decode (an
 /// unsupported coding such as `br`, corrupt or cut data, more than `limit` bytes decoded) is
 /// recorded as it was, with its header, and a warning. Blocking work: run it off the async
 /// workers.
-pub(crate) fn decode_recorded_body(exchange: &mut Exchange, limit: usize) {
+pub(crate) fn decode_recorded_bodies(exchange: &mut Exchange, limit: usize) {
+    let request = &mut exchange.request;
+    match decode_message_body(&mut request.headers, &mut request.body, limit) {
+        Decoding::Plain => {}
+        Decoding::Decoded { codings } => tracing::debug!(
+            method = %request.method,
+            path = %request.path,
+            "request body was `{codings}`-encoded: recorded decoded"
+        ),
+        Decoding::Kept { codings, error } => tracing::warn!(
+            method = %request.method,
+            path = %request.path,
+            "request body recorded still `{codings}`-encoded: {error}; the scrubber cannot see \
+             inside it and synth reads it as bytes",
+        ),
+    }
     // `build_exchange` makes exactly one server frame.
     let Some(frame) = exchange.frames.first_mut() else {
         return;
     };
-    match decode_response_body(&mut exchange.response.headers, &mut frame.body, limit) {
+    match decode_message_body(&mut exchange.response.headers, &mut frame.body, limit) {
         Decoding::Plain => {}
         Decoding::Decoded { codings } => tracing::debug!(
             method = %exchange.request.method,

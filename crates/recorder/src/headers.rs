@@ -19,11 +19,12 @@
 //!   the scrubber can see (and remove) secrets inside them and synth can read them. Clients must
 //!   accept an identity response, so this is invisible to them. An upstream that compresses
 //!   anyway is passed through to the client as it answered, and its body is recorded decoded,
-//!   without `content-encoding` (`exchange::decode_recorded_body`).
+//!   without `content-encoding` (`exchange::decode_recorded_bodies`); so is a request body the
+//!   client sent compressed, which reaches the upstream as it was sent.
 //! - Recorded headers are lowercase and sorted by name (deterministic files), each name with all
 //!   its values in arrival order. `transfer-encoding` is not recorded because the body is stored
 //!   de-chunked; everything else the client sent (or the upstream answered) is kept as it was,
-//!   but for the `content-encoding` and `content-length` of a response body recorded decoded.
+//!   but for the `content-encoding` and `content-length` of a body recorded decoded.
 
 use http::HeaderMap;
 use http::header::{self, HeaderName, HeaderValue};

@@ -31,7 +31,7 @@
 //! - **Compressed answers**: an upstream that compresses although asked for `identity` reaches
 //!   the client as it sent it; the recording holds the decoded body without `content-encoding`
 //!   (gzip, deflate, zstd; anything else, or a body that does not decode, is kept with a
-//!   warning).
+//!   warning). A request body the client sent compressed is recorded the same way.
 //!
 //! Not here: printing, flags, signals (the `wraith` binary does those), the scrub rules and the
 //! WREC encoding (`wraith-recording`), and anything about synthesizing or serving.

@@ -95,8 +95,8 @@ pub(crate) struct Sessions {
     sessions_dir: PathBuf,
     tags: Vec<String>,
     scrubber: Scrubber,
-    /// Largest decoded response body recorded decoded (see
-    /// [`decode_recorded_body`](crate::exchange::decode_recorded_body)).
+    /// Largest decoded body recorded decoded (see
+    /// [`decode_recorded_bodies`](crate::exchange::decode_recorded_bodies)).
     max_body_bytes: usize,
     /// Written into each manifest as `proxy_mode`.
     mode: crate::mode::ProxyMode,
@@ -221,12 +221,12 @@ impl Sessions {
         }
     }
 
-    /// Decode a body the upstream compressed anyway, scrub the exchange and append it to the
-    /// session's writer (opened on first use).
+    /// Decode a body sent compressed (a request's, or an answer the upstream compressed anyway),
+    /// scrub the exchange and append it to the session's writer (opened on first use).
     fn write_one(&self, state: &mut WriterState, slot: &Slot, mut exchange: Exchange) {
         let success = exchange.response.status < 400;
-        // Decoded before scrubbing, so the scrubber sees the plain body.
-        crate::exchange::decode_recorded_body(&mut exchange, self.max_body_bytes);
+        // Decoded before scrubbing, so the scrubber sees the plain bodies.
+        crate::exchange::decode_recorded_bodies(&mut exchange, self.max_body_bytes);
         // Scrub before persist: the writer only accepts what the scrubber returns.
         let scrubbed = self.scrubber.scrub(exchange);
         if matches!(*state, WriterState::Idle) {

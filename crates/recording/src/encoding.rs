@@ -1,11 +1,12 @@
-//! Content codings of recorded response bodies.
+//! Content codings of recorded bodies, requests' and responses' alike.
 //!
 //! Recordings hold plain bodies: the scrubber must see (and remove) secrets inside them and synth
 //! must read them. `wraith record` asks the upstream for `identity`, but some upstreams compress
-//! anyway. [`decode_response_body`] turns such a body back into the bytes it encodes and drops
-//! the `content-encoding` header that described it; the recorder calls it before scrubbing, and
-//! [`decoded_exchange`] (or [`decode_sessions`]) gives readers (synth, check) the same view of
-//! recordings made before it did.
+//! anyway, and a client may send its request body compressed (`Content-Encoding` on the
+//! request). [`decode_message_body`] turns such a body back into the bytes it encodes and drops
+//! the `content-encoding` header that described it; the recorder calls it on both bodies before
+//! scrubbing, and [`decoded_exchange`] (or [`decode_sessions`]) gives readers (synth, check) the
+//! same view of recordings made before it did.
 //!
 //! Decoded: `gzip` and `x-gzip` (one or more gzip members), `deflate` (zlib-wrapped, as
 //! RFC 9110 says, or raw deflate, as some servers send) and `zstd`; `identity` is no coding.
@@ -32,7 +33,7 @@ pub enum DecodeError {
     TooLarge { limit: usize },
 }
 
-/// What [`decode_response_body`] did.
+/// What [`decode_message_body`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decoding {
     /// No content coding (none, or only `identity`), or an empty body: nothing to do.
@@ -119,10 +120,10 @@ fn read_limited(coding: &str, reader: impl Read, limit: usize) -> Result<Vec<u8>
     Ok(out)
 }
 
-/// Decode a response body its headers say is encoded, in place: on success `body` holds the
-/// decoded bytes, `content-encoding` is removed and a `content-length` header is set to the
-/// decoded length. Otherwise nothing changes ([`Decoding::Kept`] says why).
-pub fn decode_response_body(headers: &mut Headers, body: &mut Vec<u8>, limit: usize) -> Decoding {
+/// Decode a request or response body its headers say is encoded, in place: on success `body`
+/// holds the decoded bytes, `content-encoding` is removed and a `content-length` header is set to
+/// the decoded length. Otherwise nothing changes ([`Decoding::Kept`] says why).
+pub fn decode_message_body(headers: &mut Headers, body: &mut Vec<u8>, limit: usize) -> Decoding {
     let codings = content_codings(headers);
     if codings.is_empty() || body.is_empty() {
         return Decoding::Plain;
@@ -146,34 +147,44 @@ pub fn decode_response_body(headers: &mut Headers, body: &mut Vec<u8>, limit: us
     }
 }
 
-/// `ex` with its response body decoded as [`decode_response_body`] does, for recordings made
-/// before the recorder decoded bodies: `None` when there is nothing to decode or it does not
-/// decode (the exchange is then read as it is). The server frames become one frame, stamped
-/// with the first one's time, where the first one was.
+/// `ex` with its request and response bodies decoded as [`decode_message_body`] does, for
+/// recordings made before the recorder decoded them: `None` when there is nothing to decode or
+/// nothing decodes (the exchange is then read as it is). The server frames of a decoded response
+/// become one frame, stamped with the first one's time, where the first one was.
 pub fn decoded_exchange(ex: &Exchange, limit: usize) -> Option<Exchange> {
-    if content_codings(&ex.response.headers).is_empty() {
-        return None;
+    let mut out: Option<Exchange> = None;
+    if !content_codings(&ex.request.headers).is_empty() {
+        let mut headers = ex.request.headers.clone();
+        let mut body = ex.request.body.clone();
+        if let Decoding::Decoded { .. } = decode_message_body(&mut headers, &mut body, limit) {
+            let decoded = out.get_or_insert_with(|| ex.clone());
+            decoded.request.headers = headers;
+            decoded.request.body = body;
+        }
     }
-    let mut headers = ex.response.headers.clone();
-    let mut body = ex.response_body();
-    let Decoding::Decoded { .. } = decode_response_body(&mut headers, &mut body, limit) else {
-        return None;
-    };
-    let mut out = ex.clone();
-    out.response.headers = headers;
-    let first = out.frames.iter().position(|f| f.direction == "server")?;
-    let timestamp_us = out.frames[first].timestamp_us;
-    out.frames.retain(|f| f.direction != "server");
-    out.frames.insert(
-        first,
-        Frame {
-            direction: "server".to_string(),
-            timestamp_us,
-            body,
-            frame_type: "data".to_string(),
-        },
-    );
-    Some(out)
+    let first = ex.frames.iter().position(|f| f.direction == "server");
+    if let Some(first) = first
+        && !content_codings(&ex.response.headers).is_empty()
+    {
+        let mut headers = ex.response.headers.clone();
+        let mut body = ex.response_body();
+        if let Decoding::Decoded { .. } = decode_message_body(&mut headers, &mut body, limit) {
+            let decoded = out.get_or_insert_with(|| ex.clone());
+            decoded.response.headers = headers;
+            let timestamp_us = ex.frames[first].timestamp_us;
+            decoded.frames.retain(|f| f.direction != "server");
+            decoded.frames.insert(
+                first,
+                Frame {
+                    direction: "server".to_string(),
+                    timestamp_us,
+                    body,
+                    frame_type: "data".to_string(),
+                },
+            );
+        }
+    }
+    out
 }
 
 /// Every exchange of `sessions` read as [`decoded_exchange`] reads it, in place: for a reader
@@ -302,7 +313,7 @@ mod tests {
             ("content-type", "application/json"),
         ]);
         let mut body = gzip(JSON);
-        let got = decode_response_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES);
+        let got = decode_message_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES);
         assert_eq!(
             got,
             Decoding::Decoded {
@@ -325,7 +336,7 @@ mod tests {
             let before = headers(&[("content-encoding", coding), ("content-length", "5")]);
             let mut h = before.clone();
             let mut body = b"hello".to_vec();
-            let got = decode_response_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES);
+            let got = decode_message_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES);
             assert!(matches!(got, Decoding::Kept { .. }), "{coding}: {got:?}");
             assert_eq!(body, b"hello");
             assert_eq!(h, before);
@@ -342,7 +353,7 @@ mod tests {
             let mut h2 = h.clone();
             let mut body = b"plain".to_vec();
             assert_eq!(
-                decode_response_body(&mut h2, &mut body, DEFAULT_MAX_DECODED_BYTES),
+                decode_message_body(&mut h2, &mut body, DEFAULT_MAX_DECODED_BYTES),
                 Decoding::Plain
             );
             assert_eq!((h2, body), (h, b"plain".to_vec()));
@@ -350,7 +361,7 @@ mod tests {
         let mut h = headers(&[("content-encoding", "gzip")]);
         let mut body = Vec::new();
         assert_eq!(
-            decode_response_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES),
+            decode_message_body(&mut h, &mut body, DEFAULT_MAX_DECODED_BYTES),
             Decoding::Plain
         );
         assert_eq!(content_codings(&h), ["gzip"]);
@@ -401,6 +412,56 @@ mod tests {
         let mut garbage = ex.clone();
         garbage.frames = vec![frame(7, b"nope")];
         assert_eq!(decoded_exchange(&garbage, DEFAULT_MAX_DECODED_BYTES), None);
+    }
+
+    #[test]
+    fn an_encoded_request_body_of_an_older_recording_reads_decoded() {
+        let ex = Exchange {
+            protocol: "http".into(),
+            request: crate::RecordedRequest {
+                method: "POST".into(),
+                path: "/x".into(),
+                query: String::new(),
+                headers: headers(&[
+                    ("content-encoding", "gzip"),
+                    ("content-type", "application/json"),
+                ]),
+                body: gzip(JSON),
+                content_type: Some("application/json".into()),
+                origin: None,
+            },
+            response: crate::RecordedResponse {
+                status: 201,
+                headers: headers(&[("content-type", "application/json")]),
+                content_type: Some("application/json".into()),
+                trailers: None,
+            },
+            frames: vec![Frame {
+                direction: "server".into(),
+                timestamp_us: 3,
+                body: b"{}".to_vec(),
+                frame_type: "data".into(),
+            }],
+            timing: Default::default(),
+            correlation: Default::default(),
+            safety: Default::default(),
+            content: Default::default(),
+            truncated: false,
+        };
+        let got = decoded_exchange(&ex, DEFAULT_MAX_DECODED_BYTES).unwrap();
+        assert_eq!(got.request.body, JSON);
+        assert_eq!(
+            got.request.headers,
+            headers(&[("content-type", "application/json")])
+        );
+        assert_eq!((&got.response, &got.frames), (&ex.response, &ex.frames));
+
+        let mut unsupported = ex.clone();
+        unsupported.request.headers = headers(&[("content-encoding", "br")]);
+        assert_eq!(
+            decoded_exchange(&unsupported, DEFAULT_MAX_DECODED_BYTES),
+            None
+        );
     }
 
     #[test]

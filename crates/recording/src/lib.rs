@@ -18,9 +18,7 @@ pub mod scrub;
 pub mod session;
 pub mod wrec;
 
-pub use encoding::{
-    DecodeError, Decoding, decode_response_body, decode_sessions, decoded_exchange,
-};
+pub use encoding::{DecodeError, Decoding, decode_message_body, decode_sessions, decoded_exchange};
 pub use error::RecordingError;
 pub use exchange::{
     Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse,

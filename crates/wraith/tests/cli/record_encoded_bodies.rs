@@ -2,8 +2,10 @@
 //! asks for `identity`: the client gets the bytes as the upstream sent them, the recording holds
 //! the decoded body without `content-encoding`, and the twin synthesized from it answers the
 //! plain JSON. A recording an older recorder made of such an answer (the compressed bytes with
-//! their `content-encoding`) is served as its JSON too. Black-box: the real binary, an upstream
-//! in this file, recordings read and written with the recording library.
+//! their `content-encoding`) is served as its JSON too. A request body the client sends
+//! compressed reaches the upstream as sent and is recorded decoded and scrubbed. Black-box: the
+//! real binary, upstreams in this file and in `record_support`, recordings read and written with
+//! the recording library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::record_support;
@@ -263,4 +265,74 @@ fn check_judges_an_older_gzip_recording_by_its_json() {
     let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report["exchanges_passed"], 1, "{stdout}");
     assert_eq!(report["divergence_count"], 0, "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
+    const PASSWORD: &str = "pw_gz1pp3d_r3qu3st_s3cr3t";
+    let login = format!(r#"{{"password":"{PASSWORD}","user":"ann","n":1.50}}"#);
+    let upstream = record_support::Upstream::start("", None).await;
+    let twin = record_support::Twin::init("gzreq", &upstream.base_url);
+    let rec = record_support::Recording::start(&twin, &[]);
+    let http = record_support::client();
+
+    // gzip and raw deflate decode; `br` is not supported and is kept as sent, with a warning.
+    let sent = [
+        ("/logins", "gzip", gzip(login.as_bytes())),
+        ("/sessions", "deflate", raw_deflate(login.as_bytes())),
+        ("/tokens", "br", b"\x0b\x02\x80{}\x03".to_vec()),
+    ];
+    for (path, coding, body) in &sent {
+        let r = http
+            .post(format!("{}{path}", rec.url))
+            .header("content-type", "application/json")
+            .header("content-encoding", *coding)
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201, "{path}");
+    }
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "record exited with {status}: {stderr}");
+    assert!(
+        stderr.contains("/tokens") && stderr.contains("request body recorded still `br`-encoded"),
+        "{stderr}"
+    );
+
+    // The upstream got every body exactly as the client sent it.
+    let seen = upstream.seen();
+    for (path, coding, body) in &sent {
+        let got = seen.iter().find(|s| s.path == *path).unwrap();
+        assert_eq!(got.header("content-encoding"), Some(*coding), "{path}");
+        assert_eq!(&got.body, body, "{path}");
+    }
+
+    let sessions = twin.sessions();
+    let by_path = |p: &str| {
+        sessions[0]
+            .exchanges
+            .iter()
+            .find(|e| e.request.path == p)
+            .unwrap()
+    };
+    for path in ["/logins", "/sessions"] {
+        let ex = by_path(path);
+        assert_eq!(ex.request_header("content-encoding"), None, "{path}");
+        // The decoded length (scrubbing then changes the body, as it may any body).
+        assert_eq!(
+            ex.request_header("content-length"),
+            Some(login.len().to_string().as_str()),
+            "{path}"
+        );
+        let body = String::from_utf8(ex.request.body.clone()).unwrap();
+        let token = body
+            .strip_prefix(r#"{"password":""#)
+            .and_then(|rest| rest.strip_suffix(r#"","user":"ann","n":1.50}"#))
+            .unwrap_or_else(|| panic!("{path}: {body}"));
+        assert!(token.starts_with("wraith_tok_"), "{path}: {body}");
+    }
+    let kept = by_path("/tokens");
+    assert_eq!(kept.request.body, sent[2].2);
+    assert_eq!(kept.request_header("content-encoding"), Some("br"));
 }
