@@ -171,8 +171,7 @@ fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
         }
         let path = t.root.join(file);
         let _ = std::fs::remove_file(&path);
-        let made = Command::new("mkfifo").arg(&path).status().unwrap();
-        assert!(made.success());
+        support::mkfifo(&path);
         let mut args: Vec<&str> = command.to_vec();
         args.insert(if command[0] == "route" { 2 } else { 1 }, &twin);
         let out = wraith_within_a_minute(&t, &args)

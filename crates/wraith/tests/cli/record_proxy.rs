@@ -705,11 +705,7 @@ async fn unreachable_upstream_answers_502_with_json_and_records_nothing() {
 fn a_stop_signal_ends_record_while_its_ready_fifo_has_no_reader() {
     let twin = Twin::init("fifo", "http://127.0.0.1:9");
     let fifo = twin.tmp.path().join("ready.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::support::mkfifo(&fifo);
     let mut child = twin
         .record_command(&["--port", "0", "--ready-json", fifo.to_str().unwrap()])
         .stdout(std::process::Stdio::null())

@@ -68,11 +68,7 @@ fn a_ready_path_that_is_a_fifo_is_written_into_and_never_replaced_or_removed() {
     use std::os::unix::fs::FileTypeExt;
     let t = shop_twin();
     let fifo = t.tmp.path().join("ready.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    support::mkfifo(&fifo);
     let child = spawn_serve(&t, &fifo);
     let (tx, rx) = std::sync::mpsc::channel();
     {
@@ -135,11 +131,7 @@ fn a_stop_signal_ends_serve_while_its_ready_fifo_has_no_reader() {
     use std::os::unix::fs::FileTypeExt;
     let t = shop_twin();
     let fifo = t.tmp.path().join("ready.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    support::mkfifo(&fifo);
     let mut child = spawn_serve(&t, &fifo);
     // Time to reach the write; a signal before it must stop serve all the same.
     std::thread::sleep(std::time::Duration::from_millis(500));

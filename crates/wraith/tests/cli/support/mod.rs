@@ -468,3 +468,13 @@ impl Resp {
             .collect()
     }
 }
+
+/// Make a fifo at `path` (the `mkfifo` command: the test crates do not link libc).
+#[cfg(unix)]
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
