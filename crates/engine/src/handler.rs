@@ -383,6 +383,8 @@ pub(crate) struct Installed {
     /// Authored routes; route index `model.routes.len() + i`.
     pub authored: Vec<AuthoredRoute>,
     pub on_error: HandlerOnError,
+    /// Some route has a handler (asked on every request the server answers).
+    pub any: bool,
 }
 
 impl Installed {

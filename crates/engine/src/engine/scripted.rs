@@ -108,6 +108,7 @@ impl Engine {
         }
         self.warnings.extend(report.warnings.iter().cloned());
         self.scripts = Installed {
+            any: by_route.iter().any(Option::is_some),
             by_route,
             authored,
             on_error: scripts.on_error,
@@ -118,7 +119,7 @@ impl Engine {
     /// Whether any route, recorded or authored, runs a Lua handler: such a request may take up
     /// to the handler's deadline, so the server runs it off its async workers.
     pub fn runs_handlers(&self) -> bool {
-        self.scripts.by_route.iter().any(Option::is_some)
+        self.scripts.any
     }
 
     /// Whether a handler is bound to any recorded route (what [`Engine::probe_handler`] can
