@@ -9,8 +9,9 @@
 //! Dispatch order of [`Engine::handle`] (the twin response contract wins over this summary):
 //! 1. path normalization (`.`/`..` → 400, `//` collapses), `fuzzy` fidelity → 501, namespace
 //!    lookup or lazy creation (cap → 503);
-//! 2. route match (one matchit trie per method; HEAD falls back to GET; other-origin routes
-//!    need their `Host`); a miss is the structured 501;
+//! 2. route match (one matchit trie per method, templates of more than 25 parameters matched
+//!    segment by segment after it; HEAD falls back to GET; other-origin routes need their
+//!    `Host`); a miss is the structured 501;
 //! 3. idempotent replay when `Idempotency-Key` is enabled;
 //! 4. exact replay on the per-session time axis (the k-th request for a recorded key gets the
 //!    k-th moment of the recorded run the session has been consistent with; a replay claim only

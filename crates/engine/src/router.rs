@@ -4,6 +4,11 @@
 //! templates that differ only in parameter names cannot conflict, and values map back to the
 //! route's own names by position. Routes sharing a template but not an origin share one trie
 //! entry and are told apart by the request's `Host`.
+//!
+//! matchit holds at most [`TRIE_MAX_PARAMS`] parameters per template (it panics past that), so
+//! a longer template is matched segment by segment instead, after the tries: a template with
+//! that many parameters has as many segments, where no trie route of fewer parameters can be
+//! more specific in more than a handful of cases.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -33,7 +38,55 @@ pub(crate) struct RouteInfo {
 
 pub(crate) struct Router {
     by_method: BTreeMap<String, matchit::Router<Vec<usize>>>,
+    /// Templates with more parameters than a trie takes, by method, in insertion order.
+    long: BTreeMap<String, Vec<LongTemplate>>,
     pub info: Vec<RouteInfo>,
+}
+
+/// The most parameters one matchit template may hold (it names them `a` to `z` internally and
+/// panics at the 26th).
+pub(crate) const TRIE_MAX_PARAMS: usize = 25;
+
+/// A template matched segment by segment: `None` a parameter, else a literal segment.
+struct LongTemplate {
+    segments: Vec<Option<String>>,
+    routes: Vec<usize>,
+}
+
+impl LongTemplate {
+    fn new(path: &str, routes: Vec<usize>) -> LongTemplate {
+        let segments = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|seg| (!(seg.starts_with(':') && seg.len() > 1)).then(|| seg.to_string()))
+            .collect();
+        LongTemplate { segments, routes }
+    }
+
+    /// The parameter values of `path` when it matches, as a trie would give them: every
+    /// parameter one non-empty segment, literals compared as sent.
+    fn values<'p>(&self, path: &'p str) -> Option<Vec<&'p str>> {
+        let rest = path.strip_prefix('/')?;
+        let mut values = Vec::new();
+        let mut sent = rest.split('/');
+        for want in &self.segments {
+            let seg = sent.next()?;
+            match want {
+                Some(lit) if lit == seg => {}
+                Some(_) => return None,
+                None if seg.is_empty() => return None,
+                None => values.push(seg),
+            }
+        }
+        sent.next().is_none().then_some(values)
+    }
+}
+
+/// How many parameters a route template (`/a/:x/b/:y`) holds.
+pub(crate) fn param_count(path: &str) -> usize {
+    path.split('/')
+        .filter(|seg| seg.starts_with(':') && seg.len() > 1)
+        .count()
 }
 
 /// A matched route with its parameter values (route names, percent-decoded, in path order).
@@ -56,7 +109,15 @@ impl Router {
                 .or_default()
                 .push(i);
         }
+        let mut long: BTreeMap<String, Vec<LongTemplate>> = BTreeMap::new();
         for ((method, path), routes) in grouped {
+            if let Some(&first) = routes.first()
+                && param_count(&model.routes[first].path) > TRIE_MAX_PARAMS
+            {
+                let template = LongTemplate::new(&model.routes[first].path, routes);
+                long.entry(method).or_default().push(template);
+                continue;
+            }
             let router = by_method.entry(method.clone()).or_default();
             if let Err(e) = router.insert(path.clone(), routes) {
                 warnings.push(format!(
@@ -65,24 +126,43 @@ impl Router {
                 ));
             }
         }
-        Router { by_method, info }
+        Router {
+            by_method,
+            long,
+            info,
+        }
     }
 
     /// Match `method path` (path already normalized), honouring route origins via `host`.
     pub(crate) fn at(&self, method: &str, path: &str, host: Option<&str>) -> Option<Matched> {
-        let router = self.by_method.get(method)?;
-        let m = router.at(path).ok()?;
-        let host = host.map(|h| h.to_ascii_lowercase());
-        let chosen =
-            m.value
+        let trie = self
+            .by_method
+            .get(method)
+            .and_then(|router| router.at(path).ok())
+            .map(|m| {
+                (
+                    m.value,
+                    m.params.iter().map(|(_, v)| v).collect::<Vec<&str>>(),
+                )
+            });
+        let (candidates, values) = match trie {
+            Some(found) => found,
+            None => self
+                .long
+                .get(method)?
                 .iter()
-                .copied()
-                .find(|&r| match (&self.info[r].origin_authority, &host) {
-                    (None, h) => !h.as_ref().is_some_and(|h| self.is_foreign_host(m.value, h)),
-                    (Some(o), Some(h)) => authority_matches(o, h),
-                    (Some(_), None) => false,
-                })?;
-        let values: Vec<&str> = m.params.iter().map(|(_, v)| v).collect();
+                .find_map(|t| t.values(path).map(|values| (&t.routes, values)))?,
+        };
+        let host = host.map(|h| h.to_ascii_lowercase());
+        let chosen = candidates.iter().copied().find(|&r| {
+            match (&self.info[r].origin_authority, &host) {
+                (None, h) => !h
+                    .as_ref()
+                    .is_some_and(|h| self.is_foreign_host(candidates, h)),
+                (Some(o), Some(h)) => authority_matches(o, h),
+                (Some(_), None) => false,
+            }
+        })?;
         let params = self.info[chosen]
             .param_names
             .iter()
@@ -102,11 +182,20 @@ impl Router {
     pub(crate) fn add_authored(&mut self, method: &str, path: &str) -> Result<usize, String> {
         let method = method.to_ascii_uppercase();
         let idx = self.info.len();
-        self.by_method
-            .entry(method.clone())
-            .or_default()
-            .insert(matchit_path(path), vec![idx])
-            .map_err(|e| e.to_string())?;
+        if param_count(path) > TRIE_MAX_PARAMS {
+            let template = LongTemplate::new(path, vec![idx]);
+            let templates = self.long.entry(method.clone()).or_default();
+            if templates.iter().any(|t| t.segments == template.segments) {
+                return Err("another route has the same template".to_string());
+            }
+            templates.push(template);
+        } else {
+            self.by_method
+                .entry(method.clone())
+                .or_default()
+                .insert(matchit_path(path), vec![idx])
+                .map_err(|e| e.to_string())?;
+        }
         self.info.push(RouteInfo {
             name: format!("{method} {path}"),
             origin_authority: None,
@@ -244,6 +333,7 @@ pub(crate) fn matchit_path(path: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -252,5 +342,40 @@ mod tests {
         assert_eq!(matchit_path("/v1/a/:x/b/:y"), "/v1/a/{p0}/b/{p1}");
         assert_eq!(matchit_path("/"), "/");
         assert_eq!(matchit_path("/odd{brace}"), "/odd{{brace}}");
+    }
+
+    fn empty() -> Router {
+        Router {
+            by_method: BTreeMap::new(),
+            long: BTreeMap::new(),
+            info: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_authored_template_past_the_tries_limit_is_matched_segment_by_segment() {
+        let template: String = (0..30).map(|i| format!("/s{i}/:p{i}")).collect();
+        let mut router = empty();
+        let idx = router.add_authored("get", &template).unwrap();
+        let sent: String = (0..30).map(|i| format!("/s{i}/v{i}")).collect();
+        let m = router.at("GET", &sent, None).unwrap();
+        assert_eq!(m.route, idx);
+        assert_eq!(m.params.len(), 30);
+        assert_eq!(m.params[29], ("p29".to_string(), "v29".to_string()));
+        // An empty segment is no parameter value, and a literal must match as sent.
+        assert!(
+            router
+                .at("GET", &sent.replace("/v3/", "//"), None)
+                .is_none()
+        );
+        assert!(
+            router
+                .at("GET", &sent.replace("/s3/", "/S3/"), None)
+                .is_none()
+        );
+        assert!(router.at("GET", &format!("{sent}/more"), None).is_none());
+        assert!(router.at("POST", &sent, None).is_none());
+        // The same template twice conflicts, as it does in a trie.
+        assert!(router.add_authored("GET", &template).is_err());
     }
 }

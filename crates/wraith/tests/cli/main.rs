@@ -32,6 +32,7 @@ mod deep_bodies;
 mod import;
 mod init;
 mod inspect;
+mod long_templates;
 mod read_prefixes;
 mod record_encoded_bodies;
 mod record_hostile_peers;
