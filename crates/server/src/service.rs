@@ -6,7 +6,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
@@ -151,6 +151,7 @@ where
         .header_read_timeout(idle_timeout);
     let graceful = GracefulShutdown::new();
     let mut next = 0usize;
+    let mut accept_warnings = WarnEvery::new(Duration::from_secs(1));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -173,8 +174,11 @@ where
                     });
                 }
                 Err(e) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
+                    // Out of file descriptors and the like: back off instead of spinning, and
+                    // say so once a second, not fifty times.
+                    if let Some(suppressed) = accept_warnings.due(Instant::now()) {
+                        tracing::warn!(error = %e, suppressed, "accept failed");
+                    }
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
             },
@@ -186,6 +190,36 @@ where
         .await
         .is_ok();
     ServeOutcome { drained }
+}
+
+/// A warning said at most once per `every`: [`WarnEvery::due`] answers how many were held back
+/// since the last one said, or `None` while it is too soon.
+struct WarnEvery {
+    every: Duration,
+    last: Option<Instant>,
+    held: u64,
+}
+
+impl WarnEvery {
+    fn new(every: Duration) -> WarnEvery {
+        WarnEvery {
+            every,
+            last: None,
+            held: 0,
+        }
+    }
+
+    fn due(&mut self, now: Instant) -> Option<u64> {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < self.every)
+        {
+            self.held += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.held))
+    }
 }
 
 /// Accept from whichever listener has a connection first, starting the scan at a rotating
@@ -897,6 +931,19 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Resp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accept_failures_are_said_once_a_second_with_the_count_held_back() {
+        let mut w = WarnEvery::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        assert_eq!(w.due(t0), Some(0));
+        for ms in [20, 40, 980] {
+            assert_eq!(w.due(t0 + Duration::from_millis(ms)), None);
+        }
+        assert_eq!(w.due(t0 + Duration::from_millis(1000)), Some(3));
+        assert_eq!(w.due(t0 + Duration::from_millis(1020)), None);
+        assert_eq!(w.due(t0 + Duration::from_millis(2500)), Some(1));
+    }
 
     #[test]
     fn control_value_cache_reuses_a_twin_constant_only_while_it_is_unchanged() {
