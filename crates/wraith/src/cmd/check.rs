@@ -821,8 +821,10 @@ fn parse_now(s: &str) -> Result<i64, CliError> {
         .map(|ts| ts.as_second())
         .map_err(|e| {
             // A well-formed date past the last instant a timestamp holds: the parser says so
-            // in its own terms (an overflow, a parameter range).
-            if e.to_string().contains("range") {
+            // in its own terms (an overflow, a parameter range). A month 13 or a 25th hour
+            // is a range error too, but of a field, in any year: jiff's words say which.
+            let at_the_ends = t.starts_with('-') || t.starts_with("9999-");
+            if at_the_ends && e.to_string().contains("range") {
                 return out_of_range();
             }
             CliError::usage(anyhow!(

@@ -187,3 +187,22 @@ fn now_as_unix_seconds_beyond_year_9999_is_out_of_range_not_a_date_error() {
         stderr(&edge)
     );
 }
+
+#[test]
+fn now_with_a_month_thirteen_or_a_twenty_fifth_hour_is_not_a_time_not_out_of_range() {
+    let t = with_freshness("max_age = \"1s\"\n");
+    for (now, field) in [
+        ("2026-13-01T00:00:00Z", "month"),
+        ("2026-01-01T25:00:00Z", "hour"),
+    ] {
+        let out = t.run(&["check", "--json", "--now", now]);
+        assert_eq!(out.status.code(), Some(1), "{now}: {}", stderr(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains(&format!("--now (or WRAITH_CHECK_NOW) {now}: not a time")),
+            "{said}"
+        );
+        assert!(said.contains(field), "names the field: {said}");
+        assert!(!said.contains("out of range (a time from year"), "{said}");
+    }
+}
