@@ -1767,22 +1767,17 @@ fn authored_routes(twin: &TwinDir) -> Result<Vec<AuthoredRoute>, CliError> {
     let Some(text) = read_optional(&path)? else {
         return Ok(Vec::new());
     };
-    let doc: toml::Table =
-        toml::from_str(&text).map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?;
-    let mut out = Vec::new();
-    if let Some(toml::Value::Array(routes)) = doc.get("route") {
-        for r in routes {
-            if let (Some(m), Some(p)) = (
-                r.get("method").and_then(toml::Value::as_str),
-                r.get("path").and_then(toml::Value::as_str),
-            ) {
-                out.push(AuthoredRoute {
-                    method: m.to_ascii_uppercase(),
-                    path: p.to_string(),
-                });
-            }
-        }
-    }
+    // Read as serve reads it, so a file serve refuses is refused here with the same words
+    // (a parse error says where, without quoting a line that may run to megabytes).
+    let routes = wraith_script::routes::parse_routes(&text)
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?;
+    let out = routes
+        .into_iter()
+        .map(|r| AuthoredRoute {
+            method: r.method.to_ascii_uppercase(),
+            path: r.path,
+        })
+        .collect();
     Ok(out)
 }
 

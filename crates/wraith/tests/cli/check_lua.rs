@@ -354,3 +354,27 @@ fn lint_warns_of_a_handler_no_route_binds_and_of_a_second_file_of_one_handler() 
         dup[0].2
     );
 }
+
+/// A `lua/routes.toml` nested past what the parser takes (one line of ten thousand brackets)
+/// is refused by check as serve refuses it: naming the file and the place, not quoting the
+/// line, which runs to kilobytes.
+#[test]
+fn check_refuses_an_over_nested_routes_toml_naming_the_file_and_where() {
+    let shop = Shop::new(false);
+    let routes = shop.twin().join("lua/routes.toml");
+    std::fs::write(
+        &routes,
+        format!("deep = {}{}\n", "[".repeat(10_000), "]".repeat(10_000)),
+    )
+    .unwrap();
+    let out = shop.wraith(&["check", "shop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("routes.toml"), "names the file: {stderr}");
+    assert!(stderr.contains("line 1, column"), "says where: {stderr}");
+    assert!(
+        stderr.len() < 2_000,
+        "no quoted line: {} bytes",
+        stderr.len()
+    );
+}
