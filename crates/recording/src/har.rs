@@ -205,6 +205,133 @@ pub struct HarSession {
     pub exchanges: Vec<Exchange>,
     /// Entries left out, each with its JSON path and why (e.g. status 0: never answered).
     pub skipped: Vec<String>,
+    /// What was imported other than as written, each naming where (a lone surrogate escape
+    /// replaced by U+FFFD). The file name is not part of the text.
+    pub warnings: Vec<String>,
+}
+
+/// A `\uXXXX` escape of a UTF-16 surrogate that is not half of a pair: a browser that wrote
+/// binary or cut text as a JavaScript string. JSON text cannot carry it as a character, so
+/// serde refuses the whole document.
+///
+/// Returns the document with each such escape replaced by `\uFFFD` (the same six bytes, so
+/// every other byte, and every line and column an error names, stays where it was) and the
+/// byte offsets of the escapes replaced. Only escapes inside strings are read; a document that
+/// is not JSON is left for the parser to refuse.
+fn replace_lone_surrogates(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Vec<usize>) {
+    let hex_at = |i: usize| -> Option<u16> {
+        let h = bytes.get(i..i + 4)?;
+        if !h.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let escape_at = |i: usize| -> Option<u16> {
+        if bytes.get(i..i + 2) == Some(b"\\u") {
+            hex_at(i + 2)
+        } else {
+            None
+        }
+    };
+    let is_high = |u: u16| (0xD800..=0xDBFF).contains(&u);
+    let is_low = |u: u16| (0xDC00..=0xDFFF).contains(&u);
+    let mut lone = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (in_string, bytes[i]) {
+            (false, b'"') => in_string = true,
+            (false, _) => {}
+            (true, b'"') => in_string = false,
+            (true, b'\\') => {
+                match escape_at(i) {
+                    Some(u) if is_high(u) && escape_at(i + 6).is_some_and(is_low) => i += 6,
+                    Some(u) if is_high(u) || is_low(u) => lone.push(i),
+                    _ => {}
+                }
+                // The escaped character (or the `u` of a `\uXXXX`, whose digits hold no quote
+                // or backslash) is never a string's end.
+                i += 1;
+            }
+            (true, _) => {}
+        }
+        i += 1;
+    }
+    if lone.is_empty() {
+        return (std::borrow::Cow::Borrowed(bytes), lone);
+    }
+    let mut fixed = bytes.to_vec();
+    for &at in &lone {
+        fixed[at..at + 6].copy_from_slice(b"\\uFFFD");
+    }
+    (std::borrow::Cow::Owned(fixed), lone)
+}
+
+/// A warning naming where each lone surrogate escape (byte offsets into `text`, the document
+/// as parsed, and into `written`, the file's bytes) was: the entry holding it, or the document
+/// outside the entries, with the line and column of the first.
+fn lone_surrogate_warning(written: &[u8], text: &str, offsets: &[usize]) -> Option<String> {
+    let first = *offsets.first()?;
+    #[derive(Deserialize)]
+    struct RawHar<'a> {
+        #[serde(borrow)]
+        log: RawLog<'a>,
+    }
+    #[derive(Deserialize)]
+    struct RawLog<'a> {
+        #[serde(borrow)]
+        entries: Vec<&'a serde_json::value::RawValue>,
+    }
+    // Each entry's byte span in `text`: the raw values borrow from it.
+    let spans: Vec<(usize, usize)> = serde_json::from_str::<RawHar<'_>>(text)
+        .map(|h| {
+            h.log
+                .entries
+                .iter()
+                .map(|e| {
+                    let start = (e.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+                    (start, start + e.get().len())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut places: Vec<String> = Vec::new();
+    for &at in offsets {
+        let place = spans
+            .iter()
+            .position(|&(s, e)| (s..e).contains(&at))
+            .map_or_else(
+                || "the document outside log.entries".to_string(),
+                |i| format!("log.entries[{i}]"),
+            );
+        if !places.contains(&place) {
+            places.push(place);
+        }
+    }
+    let shown = places.len().min(5);
+    let more = match places.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let before = &text.as_bytes()[..first];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = first
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+        + 1;
+    let escape = written
+        .get(first..first + 6)
+        .and_then(|e| std::str::from_utf8(e).ok())
+        .unwrap_or("\\u????");
+    Some(format!(
+        "{} lone UTF-16 surrogate escape(s) ({escape} at line {line}, column {column}) in {}{more}: \
+         half of a surrogate pair, which is no character (a browser writes one for binary or \
+         cut text); imported with U+FFFD in its place, every other byte as written",
+        offsets.len(),
+        places[..shown].join(", ")
+    ))
 }
 
 /// Parse and validate a whole HAR document. Nothing is written.
@@ -240,6 +367,9 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             ),
         ));
     }
+    let written = bytes;
+    let (bytes, lone_surrogates) = replace_lone_surrogates(bytes);
+    let bytes = &*bytes;
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let har: Har = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
@@ -265,6 +395,11 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let warnings = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| lone_surrogate_warning(written, text, &lone_surrogates))
+        .into_iter()
+        .collect();
     let mut exchanges = Vec::with_capacity(har.log.entries.len());
     let mut skipped = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
@@ -413,6 +548,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         stem,
         exchanges,
         skipped,
+        warnings,
     })
 }
 
@@ -603,6 +739,41 @@ mod tests {
             1,
         );
         assert!(parse_har(&har(&pseudo), Path::new("p.har"), &base()).is_ok());
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_u_fffd_with_a_warning_naming_its_entry() {
+        let lone = OK_ENTRY.replace(r#""text":"{}""#, r#""text":"a\ud800b\\ud800\uDC00z""#);
+        let pair = OK_ENTRY.replace(r#""text":"{}""#, r#""text":"\ud83d\ude00""#);
+        let s = parse_har(
+            &har(&format!("{pair},\n{lone}")),
+            Path::new("s.har"),
+            &base(),
+        )
+        .unwrap();
+        assert_eq!(s.exchanges[0].response_body(), "\u{1F600}".as_bytes());
+        // The escaped backslash is text, not an escape; the low half alone is lone too.
+        assert_eq!(
+            s.exchanges[1].response_body(),
+            "a\u{FFFD}b\\ud800\u{FFFD}z".as_bytes()
+        );
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        let w = &s.warnings[0];
+        assert!(w.contains("2 lone UTF-16 surrogate escape(s)"), "{w}");
+        assert!(w.contains("in log.entries[1]"), "{w}");
+        assert!(!w.contains("log.entries[0]"), "{w}");
+        assert!(w.contains("\\ud800 at line 10, column 70"), "{w}");
+        assert!(w.contains("U+FFFD"), "{w}");
+        let clean = parse_har(&har(&pair), Path::new("c.har"), &base()).unwrap();
+        assert!(clean.warnings.is_empty());
+        // A surrogate escape outside any entry is named as such.
+        let doc = format!(r#"{{"log":{{"creator":{{"name":"\udfff"}},"entries":[{OK_ENTRY}]}}}}"#);
+        let s = parse_har(doc.as_bytes(), Path::new("d.har"), &base()).unwrap();
+        assert!(
+            s.warnings[0].contains("outside log.entries"),
+            "{:?}",
+            s.warnings
+        );
     }
 
     #[test]

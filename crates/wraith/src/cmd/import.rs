@@ -54,6 +54,9 @@ struct FileSummary {
     session_id: Option<String>,
     exchanges: usize,
     skipped_entries: Vec<String>,
+    /// What was imported other than as written (a lone surrogate escape read as U+FFFD),
+    /// as printed on stderr.
+    warnings: Vec<String>,
     /// The file was imported before (same name, same bytes), or its exchanges are those of a
     /// session imported from another file name (or another file of this import with the same
     /// bytes): `session_id` names that session and nothing was written for it.
@@ -111,6 +114,9 @@ pub fn run(args: Args) -> CmdResult {
         let bytes = std::fs::read(file)
             .map_err(|e| CliError::io(e.kind(), anyhow!("cannot read {}: {e}", file.display())))?;
         let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
+        for w in &session.warnings {
+            eprintln!("warning: {}: {w}", file.display());
+        }
         parsed.push((file.clone(), bytes, session));
         bar.inc(1);
     }
@@ -205,6 +211,7 @@ pub fn run(args: Args) -> CmdResult {
                 session_id: Some(id),
                 exchanges: 0,
                 skipped_entries: har.skipped,
+                warnings: har.warnings,
                 already_imported: true,
             });
             bar.inc(1);
@@ -239,6 +246,7 @@ pub fn run(args: Args) -> CmdResult {
             session_id,
             exchanges: count,
             skipped_entries: har.skipped,
+            warnings: har.warnings,
             already_imported: false,
         });
         bar.inc(1);

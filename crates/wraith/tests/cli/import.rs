@@ -669,3 +669,49 @@ fn a_file_where_the_sessions_folder_belongs_is_named_and_nothing_is_written() {
     );
     assert_eq!(std::fs::read(&sessions).unwrap(), b"not a folder");
 }
+
+/// A browser writes binary or cut text as a JavaScript string, which may end in half a
+/// surrogate pair (`"\ud800"`). The entry is imported with U+FFFD in its place and a warning
+/// naming the file and the entry; nothing else changes.
+#[test]
+fn a_lone_surrogate_escape_is_imported_as_u_fffd_with_a_warning_naming_file_and_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let har = tmp.path().join("binary.har");
+    std::fs::write(
+        &har,
+        r#"{"log":{"version":"1.2","entries":[
+{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"GET","url":"https://api.example.com/v1/a"},
+ "response":{"status":200,"content":{"mimeType":"text/plain","text":"ok"}}},
+{"startedDateTime":"2000-01-01T00:00:01Z","request":{"method":"GET","url":"https://api.example.com/v1/b"},
+ "response":{"status":200,"content":{"mimeType":"text/plain","text":"ab\ud800cd"}}}]}}"#,
+    )
+    .unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "shop", "--json"])
+        .arg(&har));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: "), "{err}");
+    assert!(err.contains("binary.har"), "{err}");
+    assert!(err.contains("log.entries[1]"), "{err}");
+    assert!(err.contains("\\ud800 at line 5"), "{err}");
+    assert!(err.contains("U+FFFD"), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["exchanges"], 2);
+    assert!(
+        summary["files"][0]["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("log.entries[1]")
+    );
+    let sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/shop/recordings/sessions"))
+            .unwrap();
+    let bodies: Vec<Vec<u8>> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.response_body())
+        .collect();
+    assert_eq!(bodies, [b"ok".to_vec(), "ab\u{FFFD}cd".as_bytes().to_vec()]);
+}
