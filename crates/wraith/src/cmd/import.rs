@@ -29,10 +29,13 @@ Each HAR file becomes one session tagged with the file's stem (plus every --tag)
 imported before (same name, same bytes), or the same traffic under another file name, is
 skipped with a notice naming its session.
 
+Every file is read and checked before anything is written: when any is malformed or cannot be
+read, each such file is named with its reason and nothing is imported.
+
 Exit codes: 0 imported (or every file skipped as imported before) · 1 usage or configuration
 error (a malformed HAR, named by file and JSON path, nothing written; an unknown twin; a bad
 --tag or scrub.toml) · 3 policy refusal (no scrub.toml, or CI=true without WRAITH_HMAC_KEY) ·
-4 a file cannot be read or the twin cannot be written.")]
+4 a file cannot be read (also when other files are malformed) or the twin cannot be written.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -107,20 +110,43 @@ pub fn run(args: Args) -> CmdResult {
         )));
     }
 
-    // 1. Parse and validate everything before writing anything.
+    // 1. Parse and validate everything before writing anything. Every file is read, so one
+    // run names every file to fix, not only the first.
     let bar = progress(files.len() as u64, "parse");
     let mut parsed: Vec<(PathBuf, Vec<u8>, HarSession)> = Vec::with_capacity(files.len());
+    let mut failures: Vec<CliError> = Vec::new();
     for file in &files {
-        let bytes = std::fs::read(file)
-            .map_err(|e| CliError::io(e.kind(), anyhow!("cannot read {}: {e}", file.display())))?;
-        let session = parse_har(&bytes, file, &base).map_err(CliError::usage)?;
-        for w in &session.warnings {
-            eprintln!("warning: {}: {w}", file.display());
-        }
-        parsed.push((file.clone(), bytes, session));
         bar.inc(1);
+        let bytes = match std::fs::read(file) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                failures.push(CliError::io(
+                    e.kind(),
+                    anyhow!("cannot read {}: {e}", file.display()),
+                ));
+                continue;
+            }
+        };
+        match parse_har(&bytes, file, &base) {
+            Ok(session) => {
+                for w in &session.warnings {
+                    eprintln!("warning: {}: {w}", file.display());
+                }
+                // Nothing is imported once a file failed: keep no more in memory.
+                if failures.is_empty() {
+                    parsed.push((file.clone(), bytes, session));
+                }
+            }
+            Err(e) => {
+                parsed.clear();
+                failures.push(CliError::usage(e));
+            }
+        }
     }
     bar.finish_and_clear();
+    if let Some(failure) = refuse_all(failures, files.len()) {
+        return Err(failure);
+    }
     warn_if_all_foreign(&parsed, &config.service.base_url);
 
     // 2. Scrub and write, one staged session per file.
@@ -277,6 +303,33 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error ending an import in which files failed to read or parse (`None` when none did):
+/// a single failure as it is, several as one error listing each on its own line. The exit code
+/// is the gravest of theirs: 4 when a file could not be read, else 1.
+fn refuse_all(mut failures: Vec<CliError>, files: usize) -> Option<CliError> {
+    if failures.len() <= 1 {
+        return failures.pop();
+    }
+    let code = failures
+        .iter()
+        .map(|f| f.code)
+        .max_by_key(|c| *c as u8)
+        .unwrap_or(crate::exit::Code::Usage);
+    let mut message = format!(
+        "{} of {files} HAR files cannot be imported, so nothing was imported (fix or leave out \
+         each, then import again):",
+        failures.len()
+    );
+    for f in &failures {
+        message.push_str("\n  ");
+        message.push_str(&crate::exit::chain(f.error.as_ref()));
+    }
+    Some(CliError {
+        code,
+        error: anyhow!(message),
+    })
 }
 
 /// Warn when none of the exchanges this import reads is for the twin's own origin: traffic of

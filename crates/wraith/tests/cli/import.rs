@@ -715,3 +715,50 @@ fn a_lone_surrogate_escape_is_imported_as_u_fffd_with_a_warning_naming_file_and_
         .collect();
     assert_eq!(bodies, [b"ok".to_vec(), "ab\u{FFFD}cd".as_bytes().to_vec()]);
 }
+
+/// A folder holding several malformed files names every one of them, with its reason, in one
+/// run, and imports nothing (not even the good files beside them).
+#[test]
+fn every_malformed_har_of_an_import_is_named_with_its_reason_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "shop", "https://api.example.com/v1");
+    let dir = tmp.path().join("hars");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(testdata("small.har"), dir.join("a-good.har")).unwrap();
+    std::fs::copy(testdata("malformed-url.har"), dir.join("b-bad-url.har")).unwrap();
+    std::fs::copy(testdata("small.har"), dir.join("c-good.har")).unwrap();
+    std::fs::write(dir.join("d-array.har"), "[1, 2]").unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&dir));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 of 4 HAR files cannot be imported"), "{err}");
+    assert!(
+        err.contains("b-bad-url.har at log.entries[3].request.url"),
+        "{err}"
+    );
+    assert!(err.contains("d-array.har at (document)"), "{err}");
+    assert!(
+        !err.contains("a-good.har") && !err.contains("c-good.har"),
+        "{err}"
+    );
+    assert!(session_dirs(tmp.path(), "shop").is_empty());
+
+    // A file that cannot be read among them makes it an IO failure (4), still naming all.
+    #[cfg(target_os = "linux")]
+    {
+        std::os::unix::fs::symlink("/proc/self/mem", dir.join("e-unreadable.har")).unwrap();
+        let out = run(wraith(tmp.path()).args(["import", "shop"]).arg(&dir));
+        assert_eq!(out.status.code(), Some(4));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("3 of 5 HAR files cannot be imported"), "{err}");
+        assert!(
+            err.contains("cannot read") && err.contains("e-unreadable.har"),
+            "{err}"
+        );
+        assert!(
+            err.contains("b-bad-url.har") && err.contains("d-array.har"),
+            "{err}"
+        );
+        assert!(session_dirs(tmp.path(), "shop").is_empty());
+    }
+}
