@@ -58,6 +58,17 @@ impl BaseUrl {
     pub fn origin(&self) -> String {
         format!("{}://{}", self.scheme, self.authority)
     }
+
+    /// Whether a path on the base URL's origin lies under its path prefix: `/v4/regions` and
+    /// `/v4` under `/v4`, not `/v40/x` nor `/oauth/token` (the rule `wraith record` uses to
+    /// tell the API's requests from others to its host).
+    pub fn covers_path(&self, path: &str) -> bool {
+        self.path_prefix.is_empty()
+            || path == self.path_prefix
+            || path
+                .strip_prefix(&self.path_prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
 }
 
 /// An absolute URL split into the parts an exchange records.
@@ -205,6 +216,10 @@ pub struct HarSession {
     pub exchanges: Vec<Exchange>,
     /// Entries left out, each with its JSON path and why (e.g. status 0: never answered).
     pub skipped: Vec<String>,
+    /// Entries left out for being on the base URL's origin but outside its path prefix (not
+    /// the twin's API), each as `log.entries[i]: METHOD scheme://host/path` (the query, which
+    /// may hold a secret, left out).
+    pub outside_base_path: Vec<String>,
     /// What was imported other than as written, each naming where (a lone surrogate escape
     /// replaced by U+FFFD). The file name is not part of the text.
     pub warnings: Vec<String>,
@@ -402,6 +417,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         .collect();
     let mut exchanges = Vec::with_capacity(har.log.entries.len());
     let mut skipped = Vec::new();
+    let mut outside_base_path = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
         let at = |field: &str| format!("log.entries[{i}].{field}");
         if entry.response.status == 0 {
@@ -459,6 +475,16 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         } else {
             Some(format!("{}://{}", url.scheme, url.authority))
         };
+        // The twin's host outside its base path (`/oauth/token` beside `/v4`, or a web app's
+        // pages in a browser's HAR) is not the API the twin answers: left out, as `wraith
+        // record` passes such requests through unrecorded.
+        if origin.is_none() && !base.covers_path(&url.path) {
+            outside_base_path.push(format!(
+                "log.entries[{i}]: {method} {}://{}{}",
+                url.scheme, url.authority, url.path
+            ));
+            continue;
+        }
         check_headers(&entry.request.headers)
             .map_err(|(j, m)| err(at(&format!("request.headers[{j}]")), m))?;
         check_headers(&entry.response.headers)
@@ -548,6 +574,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         stem,
         exchanges,
         skipped,
+        outside_base_path,
         warnings,
     })
 }
@@ -673,6 +700,36 @@ mod tests {
             s.exchanges[0].request.origin.as_deref(),
             Some("https://us-east-1.linodeobjects.com")
         );
+    }
+
+    #[test]
+    fn an_entry_on_the_base_host_outside_its_path_is_left_out_and_named() {
+        let token = OK_ENTRY.replace(
+            "API.linode.com:443/v4beta/regions?page=2#x",
+            "api.linode.com/oauth/token?client_secret=s",
+        );
+        let near = OK_ENTRY.replace("/v4beta/regions", "/v4betax/regions");
+        let whole = OK_ENTRY.replace("/v4beta/regions?page=2", "/v4beta?page=2");
+        let entries = format!("{token},{OK_ENTRY},{near},{whole}");
+        let s = parse_har(&har(&entries), Path::new("o.har"), &base()).unwrap();
+        let paths: Vec<&str> = s
+            .exchanges
+            .iter()
+            .map(|e| e.request.path.as_str())
+            .collect();
+        assert_eq!(paths, ["/v4beta/regions", "/v4beta"]);
+        assert_eq!(
+            s.outside_base_path,
+            [
+                "log.entries[0]: GET https://api.linode.com/oauth/token",
+                "log.entries[2]: GET https://api.linode.com/v4betax/regions"
+            ]
+        );
+        assert!(s.skipped.is_empty());
+        let root = BaseUrl::parse("https://api.linode.com").unwrap();
+        let s = parse_har(&har(&entries), Path::new("o.har"), &root).unwrap();
+        assert_eq!(s.exchanges.len(), 4);
+        assert!(s.outside_base_path.is_empty());
     }
 
     #[test]

@@ -57,6 +57,9 @@ struct FileSummary {
     session_id: Option<String>,
     exchanges: usize,
     skipped_entries: Vec<String>,
+    /// Entries on the twin's host outside its base URL's path, left out (not the twin's API):
+    /// `log.entries[i]: METHOD scheme://host/path`.
+    outside_base_path: Vec<String>,
     /// What was imported other than as written (a lone surrogate escape read as U+FFFD),
     /// as printed on stderr.
     warnings: Vec<String>,
@@ -73,6 +76,8 @@ struct Summary {
     exchanges: usize,
     files: Vec<FileSummary>,
     skipped_files: Vec<String>,
+    /// How many entries of all files were left out for lying outside the base URL's path.
+    skipped_outside_base_path: usize,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -148,6 +153,7 @@ pub fn run(args: Args) -> CmdResult {
         return Err(failure);
     }
     warn_if_all_foreign(&parsed, &config.service.base_url);
+    let outside_base_path = warn_of_outside_base_path(&parsed, &base);
 
     // 2. Scrub and write, one staged session per file.
     let sessions_dir = twin.sessions_dir();
@@ -170,6 +176,7 @@ pub fn run(args: Args) -> CmdResult {
         exchanges: 0,
         files: Vec::with_capacity(parsed.len()),
         skipped_files,
+        skipped_outside_base_path: outside_base_path,
     };
     let mut staged: Vec<StagedSession> = Vec::with_capacity(parsed.len());
     let mut used_ids = std::collections::BTreeSet::new();
@@ -237,6 +244,7 @@ pub fn run(args: Args) -> CmdResult {
                 session_id: Some(id),
                 exchanges: 0,
                 skipped_entries: har.skipped,
+                outside_base_path: har.outside_base_path,
                 warnings: har.warnings,
                 already_imported: true,
             });
@@ -272,6 +280,7 @@ pub fn run(args: Args) -> CmdResult {
             session_id,
             exchanges: count,
             skipped_entries: har.skipped,
+            outside_base_path: har.outside_base_path,
             warnings: har.warnings,
             already_imported: false,
         });
@@ -296,6 +305,18 @@ pub fn run(args: Args) -> CmdResult {
             }
             for s in &f.skipped_entries {
                 outln!("  {}: skipped {s}", f.file);
+            }
+            if let Some(first) = f.outside_base_path.first() {
+                outln!(
+                    "  {}: skipped {} entr{} outside the base URL's path (first: {first})",
+                    f.file,
+                    f.outside_base_path.len(),
+                    if f.outside_base_path.len() == 1 {
+                        "y"
+                    } else {
+                        "ies"
+                    }
+                );
             }
         }
         for s in &summary.skipped_files {
@@ -330,6 +351,32 @@ fn refuse_all(mut failures: Vec<CliError>, files: usize) -> Option<CliError> {
         code,
         error: anyhow!(message),
     })
+}
+
+/// Warn once of the entries left out for lying on the twin's host outside its base URL's path,
+/// naming the first with its file and how to import them; returns how many there are.
+fn warn_of_outside_base_path(parsed: &[(PathBuf, Vec<u8>, HarSession)], base: &BaseUrl) -> usize {
+    let count = parsed
+        .iter()
+        .map(|(_, _, s)| s.outside_base_path.len())
+        .sum();
+    let first = parsed.iter().find_map(|(file, _, s)| {
+        s.outside_base_path
+            .first()
+            .map(|e| format!("{} {e}", file.display()))
+    });
+    if let Some(first) = first {
+        eprintln!(
+            "warning: skipped {count} entr{} on the twin's host outside its base URL's path \
+             `{}` (first: {first}): they are not the API the twin answers, and `wraith record` \
+             passes such requests through unrecorded too. To import them, set [service] \
+             base_url in wraith.toml to a path that covers them (`{}`)",
+            if count == 1 { "y" } else { "ies" },
+            base.path_prefix,
+            base.origin()
+        );
+    }
+    count
 }
 
 /// Warn when none of the exchanges this import reads is for the twin's own origin: traffic of

@@ -543,7 +543,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[test]
 fn no_secret_sent_in_a_har_reaches_any_byte_of_the_twin() {
     let tmp = tempfile::tempdir().unwrap();
-    init(tmp.path(), "shop", "https://api.example.com/v1");
+    // The base URL covers `/oauth/token` too, so the token it issues is imported.
+    init(tmp.path(), "shop", "https://api.example.com");
     let out = run(wraith(tmp.path())
         .args(["import", "shop"])
         .arg(testdata("secrets.har")));
@@ -761,4 +762,61 @@ fn every_malformed_har_of_an_import_is_named_with_its_reason_and_nothing_is_writ
         );
         assert!(session_dirs(tmp.path(), "shop").is_empty());
     }
+}
+
+/// An entry on the twin's host but outside its base URL's path (`/oauth/token` beside `/v4`)
+/// is not the twin's API: it is left out with a count and a warning naming the first, as
+/// `wraith record` passes such a request through unrecorded; the twin never serves it.
+#[test]
+fn an_entry_on_the_twins_host_outside_its_base_path_is_skipped_with_a_count_and_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "api", "https://api.example/v4");
+    let har = tmp.path().join("login.har");
+    std::fs::write(
+        &har,
+        r#"{"log":{"version":"1.2","entries":[
+{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.example/oauth/token?client_secret=hush"},
+ "response":{"status":200,"content":{"mimeType":"application/json","text":"{\"access_token\":\"abc\"}"}}},
+{"startedDateTime":"2000-01-01T00:00:01Z","request":{"method":"GET","url":"https://api.example/v4/regions"},
+ "response":{"status":200,"content":{"mimeType":"application/json","text":"{\"data\":[]}"}}},
+{"startedDateTime":"2000-01-01T00:00:02Z","request":{"method":"GET","url":"https://api.example/app.js"},
+ "response":{"status":200,"content":{"mimeType":"text/javascript","text":"1"}}}]}}"#,
+    )
+    .unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "api", "--json"])
+        .arg(&har));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: skipped 2 entries"), "{err}");
+    assert!(err.contains("outside its base URL's path `/v4`"), "{err}");
+    assert!(
+        err.contains("login.har log.entries[0]: POST https://api.example/oauth/token"),
+        "{err}"
+    );
+    assert!(!err.contains("hush"), "a query is never printed: {err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["exchanges"], 1);
+    assert_eq!(summary["skipped_outside_base_path"], 2);
+    assert_eq!(
+        summary["files"][0]["outside_base_path"][1],
+        "log.entries[2]: GET https://api.example/app.js"
+    );
+    let sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/api/recordings/sessions")).unwrap();
+    let paths: Vec<&str> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(paths, ["/v4/regions"]);
+
+    // The text summary counts them per file.
+    init(tmp.path(), "api2", "https://api.example/v4");
+    let out = run(wraith(tmp.path()).args(["import", "api2"]).arg(&har));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("login.har: skipped 2 entries outside the base URL's path"),
+        "{text}"
+    );
 }
