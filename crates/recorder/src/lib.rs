@@ -181,6 +181,8 @@ pub struct RecordSummary {
     /// Forward mode: `CONNECT` tunnels to the upstream refused (403), since their encrypted
     /// traffic could not have been recorded.
     pub refused_tunnels: u64,
+    /// WebSocket upgrade requests refused (501): WebSocket traffic is not recorded.
+    pub refused_websockets: u64,
     /// Exchanges whose response was still streaming when the drain timeout ran out: recorded
     /// with `truncated: true` (and counted in `exchanges` once written).
     pub cut_at_shutdown: usize,
@@ -251,6 +253,7 @@ impl Recorder {
             transport_failures: AtomicU64::new(0),
             passed_through: AtomicU64::new(0),
             refused_connects: AtomicU64::new(0),
+            refused_websockets: AtomicU64::new(0),
             passed_origins: parking_lot::Mutex::new(std::collections::BTreeSet::new()),
             graceful: parking_lot::Mutex::new(Some(GracefulShutdown::new())),
             tunnels: parking_lot::Mutex::new(JoinSet::new()),
@@ -393,6 +396,7 @@ impl Recorder {
             transport_failures: state.transport_failures.load(Ordering::Relaxed),
             passed_through: state.passed_through.load(Ordering::Relaxed),
             refused_tunnels: state.refused_connects.load(Ordering::Relaxed),
+            refused_websockets: state.refused_websockets.load(Ordering::Relaxed),
             cut_at_shutdown: cut.recorded,
             cut_unrecorded: cut.unrecorded,
             write_errors: state.sessions.errors(),

@@ -63,6 +63,8 @@ pub(crate) struct ProxyState {
     pub(crate) passed_through: AtomicU64,
     /// `CONNECT`s to the upstream refused in forward mode (their traffic could not be read).
     pub(crate) refused_connects: AtomicU64,
+    /// WebSocket upgrade requests refused (501): the recorder records HTTP exchanges only.
+    pub(crate) refused_websockets: AtomicU64,
     /// Origins already named in a "passing through" log line (one line each).
     pub(crate) passed_origins: Mutex<BTreeSet<String>>,
     /// Drains client connections at shutdown, intercepted tunnels included; taken when
@@ -153,6 +155,9 @@ pub(crate) async fn handle(
         };
         return Ok(made(resp));
     }
+    if is_websocket_upgrade(req.headers()) && !is_control_path(req.uri().path()) {
+        return Ok(made(refuse_websocket(&state, req.method(), req.uri())));
+    }
     let uri = req.uri();
     // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy. One that
     // names the proxy itself is addressed to the recorder, as an origin-form request is; so is
@@ -214,6 +219,43 @@ pub(crate) async fn handle(
         }
     };
     Ok(resp)
+}
+
+/// Whether a request asks to become a WebSocket (`Upgrade: websocket`, RFC 6455 §4.1).
+fn is_websocket_upgrade(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(http::header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| {
+            let name = p.trim().split('/').next().unwrap_or("");
+            name.eq_ignore_ascii_case("websocket")
+        })
+}
+
+/// The answer to a WebSocket upgrade: the recorder records HTTP exchanges only and cannot
+/// relay a WebSocket, so the request is neither sent on nor recorded. Forwarded without its
+/// `Upgrade` header (hop-by-hop) it would have reached the upstream as a plain `GET` whose
+/// answer the client could not use, and been recorded as one.
+fn refuse_websocket(state: &ProxyState, method: &Method, uri: &Uri) -> Response<Full<Bytes>> {
+    state.refused_websockets.fetch_add(1, Ordering::Relaxed);
+    let what = format!("{method} {}", uri.path());
+    tracing::warn!(
+        "refused the WebSocket upgrade {what}: WebSocket traffic is not recorded (nor relayed); \
+         connect the WebSocket client to the API directly"
+    );
+    json_response(
+        StatusCode::NOT_IMPLEMENTED,
+        &error_body(
+            "websocket_not_recorded",
+            &format!(
+                "{what} asks for a WebSocket, and wraith record records HTTP request and \
+                 response exchanges only: it was neither sent to the upstream nor recorded. \
+                 Connect the WebSocket client to the API directly"
+            ),
+        ),
+    )
 }
 
 /// A 400 the proxy answers itself, saying what is wrong with the request.

@@ -318,6 +318,13 @@ pub fn run(args: Args) -> CmdResult {
                 summary.refused_tunnels
             ));
         }
+        if summary.refused_websockets > 0 {
+            say(format_args!(
+                "warning: {} WebSocket upgrade request(s) were refused (501): WebSocket traffic \
+                 is not recorded",
+                summary.refused_websockets
+            ));
+        }
         if summary.cut_at_shutdown > 0 {
             say(format_args!(
                 "warning: {} exchange(s) were still streaming at the drain timeout and were \

@@ -888,3 +888,64 @@ fn a_file_in_place_of_the_recordings_folder_is_refused_with_exit_4_before_listen
     );
     assert!(out.stderr.contains("not a folder"), "{}", out.stderr);
 }
+
+/// A WebSocket handshake cannot be recorded (nor relayed): it is refused with a 501 whose JSON
+/// body says so and a warning on stderr, instead of reaching the upstream as a plain `GET`
+/// without its `Upgrade` header and being recorded as one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_upgrade_is_refused_with_501_saying_websockets_are_not_recorded() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("ws", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", rec.port))
+        .await
+        .unwrap();
+    let handshake = format!(
+        "GET /socket HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: Upgrade\r\n\
+         Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        rec.port
+    );
+    conn.write_all(handshake.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    within("the refusal", async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = conn.read(&mut buf).await.unwrap();
+            answer.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&answer);
+            if n == 0 || text.contains("}\n") {
+                break;
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&answer).to_string();
+    assert!(text.starts_with("HTTP/1.1 501"), "{text}");
+    assert!(text.contains("application/json"), "{text}");
+    let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["error"]["type"], "websocket_not_recorded");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("GET /socket asks for a WebSocket"),
+        "{message}"
+    );
+    assert!(
+        message.contains("neither sent to the upstream nor recorded"),
+        "{message}"
+    );
+    assert!(upstream.seen().is_empty(), "nothing reached the upstream");
+
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused the WebSocket upgrade GET /socket"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 WebSocket upgrade request(s) were refused (501)"),
+        "{stderr}"
+    );
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+}
