@@ -343,8 +343,10 @@ async fn read_body(
     }
 }
 
-/// Why an upstream request got no answer to stream back: 502 (or 504 when the upstream took
-/// too long), with a JSON error body saying which, to `what` (`METHOD /path`) at `target`.
+/// Why a request sent on got no answer to stream back: 502 (or 504 when the answer took too
+/// long), with a JSON error body saying which, to `what` (`METHOD /path`) at `target`, the
+/// server it was sent to named as a user reads it (`the upstream https://…`, or the host a
+/// passed-through request tried).
 fn no_answer(
     state: &ProxyState,
     target: &str,
@@ -356,8 +358,8 @@ fn no_answer(
             StatusCode::GATEWAY_TIMEOUT,
             "upstream_timeout",
             format!(
-                "the upstream {target} sent no answer to {what} within {} ms ([proxy] \
-                 upstream_timeout_ms); nothing was recorded",
+                "{target} sent no answer to {what} within {} ms ([proxy] upstream_timeout_ms); \
+                 nothing was recorded",
                 state.upstream_timeout.as_millis()
             ),
         ),
@@ -365,7 +367,7 @@ fn no_answer(
             StatusCode::BAD_GATEWAY,
             "upstream_unreachable",
             format!(
-                "the recorder could not reach the upstream {target} for {what}: {}",
+                "the recorder could not reach {target} for {what}: {}",
                 wraith_recording::error::one_line(&e)
             ),
         ),
@@ -373,9 +375,9 @@ fn no_answer(
             StatusCode::BAD_GATEWAY,
             "upstream_bad_response",
             format!(
-                "the upstream {target} was reached but gave no usable answer to {what} (it \
-                 closed the connection, or sent something that is not HTTP or passes the \
-                 recorder's limits): {}; nothing was recorded",
+                "{target} was reached but gave no usable answer to {what} (it closed the \
+                 connection, or sent something that is not HTTP or passes the recorder's \
+                 limits): {}; nothing was recorded",
                 wraith_recording::error::one_line(&e)
             ),
         ),
@@ -397,6 +399,8 @@ async fn pass_through(
         target.authority().map_or("", |a| a.as_str())
     );
     state.note_passed_through(&origin, why);
+    // Errors name the host the request went to, not the twin's upstream it is not.
+    let tried = format!("{origin} (passed through unrecorded: it is {why} the upstream)");
     let (parts, body) = req.into_parts();
     let body = match state.read_request_body(body, &parts.headers).await {
         Ok(b) => b,
@@ -419,7 +423,7 @@ async fn pass_through(
             tracing::warn!(method = %parts.method, uri = %target, "passed-through request failed: {cause}");
             made(no_answer(
                 &state,
-                &origin,
+                &tried,
                 &format!("{} {}", parts.method, target.path()),
                 Ok(e),
             ))
@@ -428,7 +432,7 @@ async fn pass_through(
             tracing::warn!(method = %parts.method, uri = %target, "passed-through request timed out");
             made(no_answer(
                 &state,
-                &origin,
+                &tried,
                 &format!("{} {}", parts.method, target.path()),
                 Err(elapsed),
             ))
@@ -485,7 +489,7 @@ async fn forward(
         }
         made(no_answer(
             &state,
-            &state.upstream.base_url(),
+            &format!("the upstream {}", state.upstream.base_url()),
             &format!("{} {}", parts.method, client_path),
             outcome,
         ))

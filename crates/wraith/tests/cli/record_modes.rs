@@ -266,6 +266,40 @@ async fn forward_mode_answers_400_to_a_target_it_cannot_name_and_records_nothing
     assert!(twin.sessions().is_empty());
 }
 
+/// A request for another host that cannot be reached is answered 502 naming that host, the
+/// one the recorder tried, not the twin's upstream (which answers fine).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_mode_names_the_host_a_failed_pass_through_tried_not_the_upstream() {
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("fwd", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--mode", "forward"]);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let r = proxied(&rec)
+        .get(format!("http://127.0.0.1:{closed}/elsewhere"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "upstream_unreachable");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "could not reach http://127.0.0.1:{closed} (passed through unrecorded: it is not \
+             the upstream) for GET /elsewhere"
+        )),
+        "{message}"
+    );
+    assert!(!message.contains(&upstream.base_url), "{message}");
+    assert!(!message.contains("reach the upstream"), "{message}");
+    let (code, stderr) = rec.interrupt();
+    assert!(code.success(), "{stderr}");
+    assert!(upstream.seen().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forward_mode_refuses_a_connect_tunnel_to_the_upstream_naming_mitm() {
     let upstream = Upstream::start("", None).await;
