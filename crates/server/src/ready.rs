@@ -30,6 +30,8 @@ pub struct TwinInfo {
     pub warnings: Vec<String>,
     /// `--debug`: the session state dump endpoint is available.
     pub debug: bool,
+    /// `--trace`: the trace endpoints answer (without it they answer 404 `trace-disabled`).
+    pub trace: bool,
 }
 
 /// `METHOD /path` of the model's drifted routes (a non-empty `Route::drift`), sorted and
@@ -46,7 +48,9 @@ pub fn drifted_routes(model: &wraith_model::Model) -> Vec<String> {
     names
 }
 
-/// Paths of the control endpoints, as advertised to clients.
+/// Paths of the control endpoints, as advertised to clients: every endpoint
+/// [`crate::control::route`] answers (`{id}` stands for a session id, or a trace entry's).
+/// Whether the debug-only and trace endpoints answer is in `capabilities`.
 pub fn control_paths() -> Value {
     json!({
         "health": "/__wraith/health",
@@ -56,7 +60,11 @@ pub fn control_paths() -> Value {
         "session_reset": "/__wraith/session/{id}/reset",
         "session_delete": "/__wraith/session/{id}",
         "session_state": "/__wraith/session/{id}/state",
+        "session_probe": "/__wraith/session/{id}/probe",
         "reset": "/__wraith/reset",
+        "trace_log": "/__wraith/trace/log",
+        "trace_entry": "/__wraith/trace/{id}",
+        "trace_reset": "/__wraith/trace/reset",
     })
 }
 
@@ -92,7 +100,7 @@ pub fn ready_document(listeners: &Listeners, info: &TwinInfo) -> Value {
     map.insert("control".into(), control_paths());
     map.insert(
         "capabilities".into(),
-        json!({"session_provisioning": true, "session_state": info.debug}),
+        json!({"session_provisioning": true, "session_state": info.debug, "trace": info.trace}),
     );
     map.insert("warnings".into(), json!(info.warnings));
     Value::Object(map)
@@ -113,6 +121,74 @@ pub fn info_document(info: &TwinInfo, routes: usize, sessions: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::{ControlRoute, route};
+
+    /// Every advertised path names an endpoint the control plane routes (some method of it),
+    /// and every endpoint the control plane routes is advertised.
+    #[test]
+    fn the_control_map_lists_every_endpoint_the_control_plane_routes() {
+        let routed = |path: &str| {
+            ["GET", "POST", "DELETE"].iter().find_map(|m| {
+                let r = route(m, path);
+                (!matches!(
+                    r,
+                    ControlRoute::NotFound | ControlRoute::MethodNotAllowed { .. }
+                ))
+                .then_some(r)
+            })
+        };
+        let map = control_paths();
+        let mut hit = Vec::new();
+        for (key, path) in map.as_object().unwrap() {
+            let path = path.as_str().unwrap().replace("{id}", "1");
+            let r = routed(&path).unwrap_or_else(|| panic!("{key}: {path} is not routed"));
+            hit.push(std::mem::discriminant(&r));
+            // `session` is provisioning (POST) besides the listing (GET).
+            if key == "session" {
+                hit.push(std::mem::discriminant(&route("POST", &path)));
+            }
+        }
+        let every = [
+            ControlRoute::Health,
+            ControlRoute::Ready,
+            ControlRoute::Info,
+            ControlRoute::Provision,
+            ControlRoute::ListSessions,
+            ControlRoute::ResetSession(String::new()),
+            ControlRoute::DeleteSession(String::new()),
+            ControlRoute::SessionState(String::new()),
+            ControlRoute::ProbeSession(String::new()),
+            ControlRoute::ResetAll,
+            ControlRoute::TraceLog,
+            ControlRoute::TraceGet(None),
+            ControlRoute::TraceReset,
+        ];
+        // A new endpoint does not compile here until it is listed above (and advertised).
+        let _listed_above = |r: &ControlRoute| match r {
+            ControlRoute::Health
+            | ControlRoute::Ready
+            | ControlRoute::Info
+            | ControlRoute::Provision
+            | ControlRoute::ListSessions
+            | ControlRoute::ResetSession(_)
+            | ControlRoute::DeleteSession(_)
+            | ControlRoute::SessionState(_)
+            | ControlRoute::ProbeSession(_)
+            | ControlRoute::ResetAll
+            | ControlRoute::TraceLog
+            | ControlRoute::TraceGet(_)
+            | ControlRoute::TraceReset => true,
+            ControlRoute::MethodNotAllowed { .. }
+            | ControlRoute::NotFound
+            | ControlRoute::BadSessionId(_) => false,
+        };
+        for r in every {
+            assert!(
+                hit.contains(&std::mem::discriminant(&r)),
+                "{r:?} is not advertised"
+            );
+        }
+    }
 
     #[test]
     fn info_omits_recorded_at_when_there_are_no_recordings() {

@@ -503,6 +503,7 @@ pub fn run(args: Args) -> CmdResult {
             drifted_routes: wraith_server::drifted_routes(engine.model()),
             warnings: warnings.clone(),
             debug: resolved.debug,
+            trace: layers.trace.is_some(),
         };
         // Listening before the ready file exists: a signal sent the moment it appears drains.
         // SIGHUP (a closed terminal) stops it as gracefully as Ctrl-C, so a temporary

@@ -716,3 +716,46 @@ fn the_twin_may_be_given_with_the_twin_flag_but_not_twice() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("--twin"), "{stderr}");
 }
+
+/// The ready file's `control` map names every control endpoint serve answers, the handler
+/// probe and the trace ring's included, and `capabilities` says whether the trace ones answer.
+#[tokio::test]
+async fn the_ready_file_lists_every_control_endpoint_serve_answers() {
+    let t = shop_twin();
+    let s = t.serve(&["--trace"]);
+    let control = &s.ready["control"];
+    assert_eq!(
+        *control,
+        json!({
+            "health": "/__wraith/health",
+            "ready": "/__wraith/ready",
+            "info": "/__wraith/info",
+            "reset": "/__wraith/reset",
+            "session": "/__wraith/session",
+            "session_delete": "/__wraith/session/{id}",
+            "session_probe": "/__wraith/session/{id}/probe",
+            "session_reset": "/__wraith/session/{id}/reset",
+            "session_state": "/__wraith/session/{id}/state",
+            "trace_entry": "/__wraith/trace/{id}",
+            "trace_log": "/__wraith/trace/log",
+            "trace_reset": "/__wraith/trace/reset",
+        })
+    );
+    assert_eq!(s.ready["capabilities"]["trace"], true);
+    // Each path is an endpoint: some method of it is answered, never as an unknown one.
+    for (key, path) in control.as_object().unwrap() {
+        let path = path.as_str().unwrap().replace("{id}", "1");
+        for method in ["GET", "POST", "DELETE"] {
+            let r = s.send(method, &path, None, &[], Some(json!({}))).await;
+            assert_ne!(
+                r.json()["error"]["type"],
+                "not-found",
+                "{key}: {method} {path} answered {}",
+                r.status
+            );
+        }
+    }
+    let plain = t.serve(&[]);
+    assert_eq!(plain.ready["capabilities"]["trace"], false);
+    assert_eq!(plain.ready["control"], *control);
+}
