@@ -158,6 +158,10 @@ pub(crate) async fn handle(
     if is_websocket_upgrade(req.headers()) && !is_control_path(req.uri().path()) {
         return Ok(made(refuse_websocket(&state, req.method(), req.uri())));
     }
+    // Asterisk form (`OPTIONS *`, RFC 9112 §3.2.4) names the server as a whole, no path.
+    if req.uri().path() == "*" {
+        return Ok(made(refuse_asterisk_form(req.method())));
+    }
     let uri = req.uri();
     // Absolute form (`GET http://host/path`) is how a client talks to its HTTP proxy. One that
     // names the proxy itself is addressed to the recorder, as an origin-form request is; so is
@@ -253,6 +257,30 @@ fn refuse_websocket(state: &ProxyState, method: &Method, uri: &Uri) -> Response<
                 "{what} asks for a WebSocket, and wraith record records HTTP request and \
                  response exchanges only: it was neither sent to the upstream nor recorded. \
                  Connect the WebSocket client to the API directly"
+            ),
+        ),
+    )
+}
+
+/// The answer to an asterisk-form request (`OPTIONS *`): it asks about the upstream server as
+/// a whole, not a resource under the base URL. Sent on with the base path in front it would
+/// be another request (`OPTIONS /v1/*`, a resource named `*`), recorded as that, and no twin
+/// answers a request without a path; so it is neither sent on nor recorded.
+fn refuse_asterisk_form(method: &Method) -> Response<Full<Bytes>> {
+    tracing::warn!(
+        "refused {method} * (asterisk form): it asks about the server as a whole, which is \
+         neither forwarded nor recorded; ask about a path (OPTIONS /path) to record it"
+    );
+    json_response(
+        StatusCode::NOT_IMPLEMENTED,
+        &error_body(
+            "asterisk_form_not_recorded",
+            &format!(
+                "{method} * asks about the server as a whole, not a resource of the API: the \
+                 recorder cannot send it on as such (with the base URL's path in front it \
+                 would be a request for a resource named `*`) and a twin answers requests for \
+                 paths, so it was neither sent to the upstream nor recorded. Ask about a path \
+                 instead (OPTIONS /path)"
             ),
         ),
     )

@@ -949,3 +949,42 @@ async fn a_websocket_upgrade_is_refused_with_501_saying_websockets_are_not_recor
     );
     assert!(twin.sessions().is_empty(), "nothing recorded");
 }
+
+/// `OPTIONS *` names the server as a whole: it is refused with a 501 saying so, instead of
+/// reaching the upstream as `OPTIONS /api/*` (a resource named `*`) and being recorded so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asterisk_form_options_is_refused_with_501_not_sent_on_as_a_path() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("star", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", rec.port))
+        .await
+        .unwrap();
+    let request = format!(
+        "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+        rec.port
+    );
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    within("the refusal", conn.read_to_end(&mut answer))
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&answer).to_string();
+    assert!(text.starts_with("HTTP/1.1 501"), "{text}");
+    let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["error"]["type"], "asterisk_form_not_recorded");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("OPTIONS * asks about the server as a whole"),
+        "{message}"
+    );
+    assert!(upstream.seen().is_empty(), "nothing reached the upstream");
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused OPTIONS * (asterisk form)"),
+        "{stderr}"
+    );
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+}
