@@ -349,6 +349,16 @@ fn lone_surrogate_warning(written: &[u8], text: &str, offsets: &[usize]) -> Opti
     ))
 }
 
+/// Whether a request path has a dot segment (`.`, `..`, or either percent-encoded), as the
+/// engine's path normalization judges it.
+fn has_dot_segment(path: &str) -> bool {
+    path.split('/').any(|seg| {
+        [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
+            .iter()
+            .any(|d| seg.eq_ignore_ascii_case(d))
+    })
+}
+
 /// Parse and validate a whole HAR document. Nothing is written.
 pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession, HarError> {
     let err = |json_path: String, message: String| HarError {
@@ -436,6 +446,17 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
                 ),
             ));
         }
+        // An interim answer (a WebSocket's `101 Switching Protocols`, a `103 Early Hints`) is
+        // no answer a twin can give a request: serving one as final is an error.
+        if entry.response.status < 200 {
+            skipped.push(format!(
+                "{}: status {} is an interim answer (a protocol switch such as a WebSocket \
+                 upgrade, or early hints), which a twin does not replay",
+                at("response.status"),
+                entry.response.status
+            ));
+            continue;
+        }
         let start_us =
             parse_time_us(&entry.started_date_time).map_err(|m| err(at("startedDateTime"), m))?;
         let method = entry.request.method.trim().to_ascii_uppercase();
@@ -482,6 +503,17 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             outside_base_path.push(format!(
                 "log.entries[{i}]: {method} {}://{}{}",
                 url.scheme, url.authority, url.path
+            ));
+            continue;
+        }
+        // `wraith serve` refuses a path with a `.` or `..` segment (400): such an exchange
+        // could never be replayed, and its route would fail the twin's own check.
+        if has_dot_segment(&url.path) {
+            skipped.push(format!(
+                "{}: the path {} has a `.` or `..` segment, which wraith serve refuses, so the \
+                 exchange could never be replayed",
+                at("request.url"),
+                url.path
             ));
             continue;
         }

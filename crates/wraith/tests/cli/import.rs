@@ -820,3 +820,42 @@ fn an_entry_on_the_twins_host_outside_its_base_path_is_skipped_with_a_count_and_
         "{text}"
     );
 }
+
+/// A recorded exchange the twin could never replay is left out, named with why: a path with
+/// a dot segment (`wraith serve` refuses it with 400, so its route would fail the twin's own
+/// check) and an interim answer (`101 Switching Protocols` of a browser's WebSocket, `103
+/// Early Hints`), which serve cannot send as a final answer.
+#[test]
+fn entries_a_twin_could_never_replay_are_skipped_naming_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "api", "https://api.example");
+    let har = tmp.path().join("odd.har");
+    std::fs::write(
+        &har,
+        r#"{"log":{"version":"1.2","entries":[
+{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"GET","url":"https://api.example/a/../b"},
+ "response":{"status":200,"content":{"mimeType":"application/json","text":"{}"}}},
+{"startedDateTime":"2000-01-01T00:00:01Z","request":{"method":"GET","url":"https://api.example/a/%2E%2e/c"},
+ "response":{"status":200,"content":{"mimeType":"application/json","text":"{}"}}},
+{"startedDateTime":"2000-01-01T00:00:02Z","request":{"method":"GET","url":"wss://api.example/stream"},
+ "response":{"status":101,"content":{"mimeType":"","text":""}}},
+{"startedDateTime":"2000-01-01T00:00:03Z","request":{"method":"GET","url":"https://api.example/regions"},
+ "response":{"status":200,"content":{"mimeType":"application/json","text":"{\"data\":[]}"}}}]}}"#,
+    )
+    .unwrap();
+    let out = run(wraith(tmp.path())
+        .args(["import", "api", "--json"])
+        .arg(&har));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["exchanges"], 1, "{summary}");
+    let skipped = summary["files"][0]["skipped_entries"].to_string();
+    assert!(skipped.contains("log.entries[0].request.url"), "{skipped}");
+    assert!(skipped.contains("log.entries[1].request.url"), "{skipped}");
+    assert!(skipped.contains("wraith serve refuses"), "{skipped}");
+    assert!(
+        skipped.contains("log.entries[2].response.status: status 101 is an interim answer"),
+        "{skipped}"
+    );
+}
