@@ -643,6 +643,10 @@ impl Scrubber {
                 }
                 t
             }
+            // A URL a header names carries its query's secrets as the request's own query does
+            // (`Referer: …/cb?access_token=…`, a redirect's `Location`, a `Link` page).
+            "referer" | "location" | "content-location" => self.scrub_url(value, fired),
+            "link" => self.scrub_link(value, fired),
             _ => value.to_string(),
         };
         for rule in &self.policy.rules {
@@ -686,6 +690,50 @@ impl Scrubber {
                 }
             }
         }
+    }
+
+    /// A URL with the parameters of its query, and of a fragment written as one (an OAuth
+    /// redirect's `#access_token=…`), scrubbed as the request's own query is
+    /// ([`Self::scrub_query`]); every other byte stays as it was.
+    fn scrub_url(&self, url: &str, fired: &mut Fired) -> String {
+        let (head, fragment) = match url.split_once('#') {
+            Some((head, fragment)) => (head, Some(fragment)),
+            None => (url, None),
+        };
+        let scrub_after_mark = |text: &str, fired: &mut Fired| match text.split_once('?') {
+            Some((before, query)) => format!("{before}?{}", self.scrub_query(query, false, fired)),
+            None => text.to_string(),
+        };
+        let mut out = scrub_after_mark(head, fired);
+        if let Some(fragment) = fragment {
+            out.push('#');
+            // A fragment is a query of its own (`#a=1&b=2`), or a client-side route with one
+            // (`#/cb?a=1`).
+            if fragment.contains('?') {
+                out.push_str(&scrub_after_mark(fragment, fired));
+            } else {
+                out.push_str(&self.scrub_query(fragment, false, fired));
+            }
+        }
+        out
+    }
+
+    /// A `Link` header (RFC 8288) with each `<URL>` reference scrubbed as [`Self::scrub_url`]
+    /// does; the parameters after each reference are kept as they were.
+    fn scrub_link(&self, value: &str, fired: &mut Fired) -> String {
+        let mut out = String::with_capacity(value.len());
+        let mut rest = value;
+        while let Some(open) = rest.find('<') {
+            let Some(close) = rest[open..].find('>').map(|i| open + i) else {
+                break;
+            };
+            out.push_str(&rest[..=open]);
+            out.push_str(&self.scrub_url(&rest[open + 1..close], fired));
+            out.push('>');
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Rewrite the values of secret parameters in a query string (or form body); every other

@@ -612,3 +612,66 @@ fn a_pii_section_warns_that_it_applies_when_serving_not_to_recordings() {
         policy.warnings
     );
 }
+
+fn with_resp_header(name: &str, value: &str) -> Exchange {
+    let mut ex = exchange();
+    ex.response.headers.insert(name.into(), vec![value.into()]);
+    ex
+}
+
+fn resp_header(ex: &ScrubbedExchange, name: &str) -> String {
+    ex.exchange().response_header(name).unwrap().to_string()
+}
+
+#[test]
+fn secret_query_params_of_url_valued_headers_are_tokenized_in_place() {
+    let s = scrubber("[[rules]]\nscope = \"query_param\"\nmatch = \"code\"\naction = \"redact\"\n");
+    let tok = s.tokenize("abc");
+    let out = s.scrub(with_req_header(
+        "Referer",
+        "https://app.example/cb?x=1&access_token=abc&code=42#top",
+    ));
+    assert_eq!(
+        req_header(&out, "referer"),
+        format!("https://app.example/cb?x=1&access_token={tok}&code=%5BREDACTED%5D#top")
+    );
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_QUERY.to_string()), "{ids:?}");
+    assert!(ids.contains(&"query_param:code".to_string()), "{ids:?}");
+    for name in ["Location", "Content-Location"] {
+        let out = s.scrub(with_resp_header(
+            name,
+            "/next?token=abc&page=2#access_token=abc&token_type=bearer",
+        ));
+        assert_eq!(
+            resp_header(&out, name),
+            format!("/next?token={tok}&page=2#access_token={tok}&token_type=bearer")
+        );
+    }
+    let out = s.scrub(with_resp_header(
+        "Location",
+        "https://app.example/#/cb?api_key=abc",
+    ));
+    assert_eq!(
+        resp_header(&out, "location"),
+        format!("https://app.example/#/cb?api_key={tok}")
+    );
+    let link = "<https://api.example/items?page=2&api_key=abc>; rel=\"next\", \
+                <https://api.example/items?page=1>; rel=\"first\"";
+    let out = s.scrub(with_resp_header("Link", link));
+    assert_eq!(
+        resp_header(&out, "link"),
+        link.replace("api_key=abc", &format!("api_key={tok}"))
+    );
+    // A URL without secrets, and a header that is no URL, stay as they were.
+    for (name, value) in [
+        ("Referer", "https://app.example/a?b=c#d"),
+        ("Location", "/x"),
+        ("Link", "</a?max_id=1>; rel=\"next\""),
+    ] {
+        assert_eq!(
+            req_header(&s.scrub(with_req_header(name, value)), name),
+            value
+        );
+    }
+}

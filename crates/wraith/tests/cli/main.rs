@@ -30,6 +30,7 @@ mod check_target_probe;
 mod compose;
 mod deep_bodies;
 mod import;
+mod import_secrets;
 mod init;
 mod inspect;
 mod long_templates;

@@ -1,0 +1,179 @@
+//! `wraith import` keeps a HAR's secrets off disk wherever the HAR carries them: each test
+//! writes a small HAR, imports it as a user would, searches every byte the twin holds for the
+//! secrets and checks each became the token of its value (the same secret, the same token).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use wraith_recording::{Exchange, HmacKey, ScrubPolicy, Scrubber};
+
+const KEY: &str = "import-secrets-test-key";
+
+/// The token `wraith import` must write for `secret` under the tests' key.
+fn token(secret: &str) -> String {
+    Scrubber::new(ScrubPolicy::builtin_only(), HmacKey::from_bytes(KEY)).tokenize(secret)
+}
+
+fn headers(list: &[(&str, &str)]) -> Value {
+    list.iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect()
+}
+
+/// One HAR entry; a body is `(mime type, text)`.
+fn entry(
+    method: &str,
+    url: &str,
+    req_headers: &[(&str, &str)],
+    req_body: Option<(&str, &str)>,
+    resp_headers: &[(&str, &str)],
+    resp_body: (&str, &str),
+) -> Value {
+    let mut request = json!({
+        "method": method,
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "headers": headers(req_headers),
+        "queryString": [],
+        "cookies": [],
+        "headersSize": -1,
+        "bodySize": -1,
+    });
+    if let Some((mime, text)) = req_body {
+        request["postData"] = json!({"mimeType": mime, "text": text});
+    }
+    json!({
+        "startedDateTime": "2024-03-02T09:00:00.000Z",
+        "time": 1.0,
+        "request": request,
+        "response": {
+            "status": 200,
+            "statusText": "OK",
+            "httpVersion": "HTTP/1.1",
+            "headers": headers(resp_headers),
+            "cookies": [],
+            "content": {"size": resp_body.1.len(), "mimeType": resp_body.0, "text": resp_body.1},
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": -1,
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": 1, "receive": 0},
+    })
+}
+
+fn wraith(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wraith"));
+    c.current_dir(dir)
+        .env("WRAITH_HMAC_KEY", KEY)
+        .env_remove("CI")
+        .env("XDG_CONFIG_HOME", dir.join("config"));
+    c
+}
+
+fn succeed(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every file under `root`, with `.zst` files also decompressed.
+fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(root).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            all_bytes(&p, out);
+        } else {
+            let bytes = std::fs::read(&p).unwrap();
+            if p.to_string_lossy().ends_with(".zst") {
+                out.push((
+                    p.clone(),
+                    wraith_recording::wrec::decompress(&bytes).unwrap(),
+                ));
+            }
+            out.push((p, bytes));
+        }
+    }
+}
+
+/// Import a HAR of `entries` into a new twin, check that no byte the twin holds contains any
+/// of `secrets`, and give back the imported exchanges in HAR order.
+fn import_without_leaks(entries: Vec<Value>, secrets: &[&str]) -> Vec<Exchange> {
+    let tmp = tempfile::tempdir().unwrap();
+    succeed(wraith(tmp.path()).args(["init", "api", "--base-url", "https://api.example.com"]));
+    let har = json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "wraith-test", "version": "1"},
+        "entries": entries,
+    }});
+    let file = tmp.path().join("secrets.har");
+    std::fs::write(&file, serde_json::to_vec_pretty(&har).unwrap()).unwrap();
+    succeed(wraith(tmp.path()).args(["import", "api"]).arg(&file));
+    let mut files = Vec::new();
+    all_bytes(&tmp.path().join("twins/api"), &mut files);
+    assert!(
+        files
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().ends_with(".wrec.zst"))
+    );
+    for (path, bytes) in &files {
+        for secret in secrets {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{secret} found in {}",
+                path.display()
+            );
+        }
+    }
+    let mut sessions =
+        wraith_recording::read_sessions(&tmp.path().join("twins/api/recordings/sessions")).unwrap();
+    assert_eq!(sessions.len(), 1);
+    sessions.remove(0).exchanges
+}
+
+#[test]
+fn secrets_in_the_query_of_url_valued_headers_are_tokenized_on_import() {
+    let secret = "REFERER_SECRET_1";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/me",
+            &[(
+                "Referer",
+                &format!("https://app.example/cb?state=s1&access_token={secret}"),
+            )],
+            None,
+            &[
+                (
+                    "Location",
+                    &format!("https://app.example/done#access_token={secret}&token_type=bearer"),
+                ),
+                (
+                    "Link",
+                    &format!("<https://api.example.com/me?page=2&token={secret}>; rel=\"next\""),
+                ),
+            ],
+            ("application/json", "{}"),
+        )],
+        &[secret],
+    );
+    let tok = token(secret);
+    let e = &exchanges[0];
+    assert_eq!(
+        e.request_header("referer").unwrap(),
+        format!("https://app.example/cb?state=s1&access_token={tok}")
+    );
+    assert_eq!(
+        e.response_header("location").unwrap(),
+        format!("https://app.example/done#access_token={tok}&token_type=bearer")
+    );
+    assert_eq!(
+        e.response_header("link").unwrap(),
+        format!("<https://api.example.com/me?page=2&token={tok}>; rel=\"next\"")
+    );
+}
