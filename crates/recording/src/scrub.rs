@@ -499,6 +499,7 @@ const RULE_AUTHORIZATION: &str = "builtin:authorization";
 const RULE_COOKIE: &str = "builtin:cookie";
 const RULE_SET_COOKIE: &str = "builtin:set-cookie";
 const RULE_API_KEY_HEADER: &str = "builtin:x-api-key";
+const RULE_SECRET_HEADER: &str = "builtin:secret-header";
 const RULE_SECRET_QUERY: &str = "builtin:secret-query-param";
 const RULE_SECRET_FORM: &str = "builtin:secret-form-field";
 const RULE_SECRET_JSON: &str = "builtin:secret-json-field";
@@ -647,15 +648,25 @@ impl Scrubber {
             // (`Referer: …/cb?access_token=…`, a redirect's `Location`, a `Link` page).
             "referer" | "location" | "content-location" => self.scrub_url(value, fired),
             "link" => self.scrub_link(value, fired),
+            _ if is_secret_header_name(&lname) => {
+                // `X-Authorization: Bearer …` keeps its scheme word as `Authorization` does.
+                let t = if is_credential_header_name(&lname) {
+                    self.tokenize_credential(value)
+                } else {
+                    self.tokenize(value)
+                };
+                if t != value {
+                    fired.add(RULE_SECRET_HEADER);
+                }
+                t
+            }
             _ => value.to_string(),
         };
         for rule in &self.policy.rules {
             let before = v.clone();
             match (&rule.matcher, rule.scope) {
                 (Matcher::Name(g), Scope::Header) if g.matches(&lname) => {
-                    v = if matches!(lname.as_str(), "authorization" | "proxy-authorization")
-                        && rule.action == Action::Tokenize
-                    {
+                    v = if is_credential_header_name(&lname) && rule.action == Action::Tokenize {
                         self.tokenize_credential(&v)
                     } else {
                         self.apply(rule, &v)
@@ -1052,6 +1063,46 @@ impl Scrubber {
         ex.content.body_size_bytes = body_size;
         ScrubbedExchange(ex)
     }
+}
+
+/// The header-name family whose values are credentials (besides `authorization`, `cookie`,
+/// `set-cookie` and `x-api-key`, which have rules of their own), judged by the name's last
+/// word (words split at `-` and `_`, lowercase): a `token`, `secret`, `password`, `passwd`,
+/// `apikey`, `credential(s)` or `authorization` (`X-Auth-Token`, `Private-Token`,
+/// `X-Amz-Security-Token`, `X-Client-Secret`, `Apikey`, `X-Authorization`), or a `key` after
+/// a word saying whose (`Api-Key`, `X-Goog-Api-Key`, `X-Access-Key`, `Ocp-Apim-Subscription-Key`).
+/// A `key` alone (`Idempotency-Key`, `Sec-WebSocket-Key`) and a word in the middle of a name
+/// (`X-Token-Expires`) are not credentials.
+fn is_secret_header_name(lname: &str) -> bool {
+    let mut words = lname.rsplit(['-', '_']);
+    let last = words.next().unwrap_or("");
+    match last {
+        "token" | "secret" | "password" | "passwd" | "apikey" | "credential" | "credentials"
+        | "authorization" => true,
+        "key" => matches!(
+            words.next(),
+            Some(
+                "api"
+                    | "access"
+                    | "secret"
+                    | "private"
+                    | "subscription"
+                    | "auth"
+                    | "client"
+                    | "account"
+                    | "master"
+                    | "consumer"
+                    | "session"
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// A header whose value is `<scheme> <credential>` (`Authorization`, `Proxy-Authorization`,
+/// `X-Authorization`): the scheme word is kept when it is tokenized.
+fn is_credential_header_name(lname: &str) -> bool {
+    lname.rsplit(['-', '_']).next() == Some("authorization")
 }
 
 fn is_builtin_secret_name(lname: &str) -> bool {

@@ -675,3 +675,59 @@ fn secret_query_params_of_url_valued_headers_are_tokenized_in_place() {
         );
     }
 }
+
+#[test]
+fn credential_headers_of_the_secret_name_family_are_tokenized() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"header\"\nmatch = \"x-authorization\"\naction = \"tokenize\"\n",
+    );
+    let tok = s.tokenize("abc");
+    for name in [
+        "X-Auth-Token",
+        "X-Access-Token",
+        "Private-Token",
+        "X-Api-Token",
+        "Api-Key",
+        "Apikey",
+        "X-Goog-Api-Key",
+        "X-Amz-Security-Token",
+        "X-Client-Secret",
+        "Ocp-Apim-Subscription-Key",
+        "X_Session_Key",
+    ] {
+        let out = s.scrub(with_req_header(name, "abc"));
+        assert_eq!(req_header(&out, name), tok, "{name}");
+        assert!(
+            out.exchange()
+                .safety
+                .scrub_rule_ids
+                .contains(&RULE_SECRET_HEADER.to_string()),
+            "{name}"
+        );
+        // Response headers too, with the same token for the same secret.
+        assert_eq!(
+            resp_header(&s.scrub(with_resp_header(name, "abc")), name),
+            tok
+        );
+    }
+    // `Proxy-Authorization` and `X-Authorization` keep their scheme word, and a user rule
+    // tokenizing one again leaves the token as it is.
+    for name in ["Proxy-Authorization", "X-Authorization"] {
+        let out = s.scrub(with_req_header(name, "Bearer abc"));
+        assert_eq!(req_header(&out, name), format!("Bearer {tok}"), "{name}");
+    }
+    for name in [
+        "Idempotency-Key",
+        "Sec-WebSocket-Key",
+        "X-Token-Expires",
+        "X-Request-Id",
+        "X-RateLimit-Remaining",
+        "Access-Control-Allow-Headers",
+    ] {
+        assert_eq!(
+            req_header(&s.scrub(with_req_header(name, "abc")), name),
+            "abc",
+            "{name}"
+        );
+    }
+}

@@ -177,3 +177,36 @@ fn secrets_in_the_query_of_url_valued_headers_are_tokenized_on_import() {
         format!("<https://api.example.com/me?page=2&token={tok}>; rel=\"next\"")
     );
 }
+
+#[test]
+fn credential_headers_beyond_authorization_are_tokenized_on_import() {
+    let secret = "HEADER_SECRET_2";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "POST",
+            "https://api.example.com/v3/auth/tokens",
+            &[
+                ("X-Auth-Token", secret),
+                ("Private-Token", secret),
+                ("X-Amz-Security-Token", secret),
+                ("Proxy-Authorization", &format!("Basic {secret}")),
+                ("Idempotency-Key", "idem-1"),
+            ],
+            None,
+            &[("X-Subject-Token", secret)],
+            ("application/json", "{}"),
+        )],
+        &[secret],
+    );
+    let tok = token(secret);
+    let e = &exchanges[0];
+    for name in ["x-auth-token", "private-token", "x-amz-security-token"] {
+        assert_eq!(e.request_header(name).unwrap(), tok, "{name}");
+    }
+    assert_eq!(
+        e.request_header("proxy-authorization").unwrap(),
+        format!("Basic {tok}")
+    );
+    assert_eq!(e.response_header("x-subject-token").unwrap(), tok);
+    assert_eq!(e.request_header("idempotency-key").unwrap(), "idem-1");
+}
