@@ -764,9 +764,13 @@ impl Scrubber {
             };
             let name = decode_component(raw_name, form);
             let lname = name.to_ascii_lowercase();
+            // `user[password]`, `token[]`: the name a bracketed name nests names the value.
+            let inner = innermost_bracket_name(&lname);
             let mut value = decode_component(raw_value, form);
             let original = value.clone();
-            if is_builtin_secret_name(&lname) && !value.is_empty() {
+            let secret_name =
+                is_builtin_secret_name(&lname) || inner.is_some_and(is_builtin_secret_name);
+            if secret_name && !value.is_empty() {
                 let t = self.tokenize(&value);
                 if t != value {
                     fired.add(if form {
@@ -780,7 +784,9 @@ impl Scrubber {
             for rule in &self.policy.rules {
                 let before = value.clone();
                 match (&rule.matcher, rule.scope) {
-                    (Matcher::Name(g), Scope::QueryParam) if g.matches(&lname) => {
+                    (Matcher::Name(g), Scope::QueryParam)
+                        if g.matches(&lname) || inner.is_some_and(|n| g.matches(n)) =>
+                    {
                         value = self.apply(rule, &value);
                     }
                     (Matcher::Regex(re), Scope::Regex)
@@ -1103,6 +1109,21 @@ fn is_secret_header_name(lname: &str) -> bool {
 /// `X-Authorization`): the scheme word is kept when it is tokenized.
 fn is_credential_header_name(lname: &str) -> bool {
     lname.rsplit(['-', '_']).next() == Some("authorization")
+}
+
+/// The name a bracketed query or form name nests (`user[password]` → `password`,
+/// `a[b][c]` → `c`), or its base name when the innermost brackets are empty (`token[]`,
+/// `auth[key][]` → `key`); `None` for a name without well-formed brackets.
+fn innermost_bracket_name(name: &str) -> Option<&str> {
+    let (base, rest) = name.split_once('[')?;
+    let mut innermost = base;
+    for segment in rest.split('[') {
+        let inside = segment.strip_suffix(']')?;
+        if !inside.is_empty() {
+            innermost = inside;
+        }
+    }
+    Some(innermost)
 }
 
 fn is_builtin_secret_name(lname: &str) -> bool {

@@ -731,3 +731,29 @@ fn credential_headers_of_the_secret_name_family_are_tokenized() {
         );
     }
 }
+
+#[test]
+fn bracketed_query_and_form_names_are_judged_by_the_name_they_nest() {
+    let s = scrubber("[[rules]]\nscope = \"query_param\"\nmatch = \"pin\"\naction = \"redact\"\n");
+    let tok = s.tokenize("abc");
+    let mut ex = exchange();
+    ex.request.query =
+        "user[password]=abc&token[]=abc&auth%5Baccess_token%5D=abc&a[token][]=abc&card[pin]=1234&user[name]=bob&token[x]=keep".into();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("application/x-www-form-urlencoded".into());
+    ex.request.body = b"user[password]=abc&user[email]=b%40x.org".to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(
+        out.exchange().request.query,
+        format!(
+            "user[password]={tok}&token[]={tok}&auth%5Baccess_token%5D={tok}&a[token][]={tok}\
+             &card[pin]=%5BREDACTED%5D&user[name]=bob&token[x]=keep"
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.exchange().request.body.clone()).unwrap(),
+        format!("user[password]={tok}&user[email]=b%40x.org")
+    );
+    assert_eq!(innermost_bracket_name("a[b]c"), None);
+    assert_eq!(innermost_bracket_name("plain"), None);
+}

@@ -210,3 +210,29 @@ fn credential_headers_beyond_authorization_are_tokenized_on_import() {
     assert_eq!(e.response_header("x-subject-token").unwrap(), tok);
     assert_eq!(e.request_header("idempotency-key").unwrap(), "idem-1");
 }
+
+#[test]
+fn bracketed_secret_names_in_queries_and_forms_are_tokenized_on_import() {
+    let secret = "BRACKET_SECRET_3";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "POST",
+            &format!("https://api.example.com/session?token[]={secret}&page=1"),
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            Some((
+                "application/x-www-form-urlencoded",
+                &format!("user[name]=bob&user[password]={secret}&auth%5Baccess_token%5D={secret}"),
+            )),
+            &[],
+            ("application/json", "{}"),
+        )],
+        &[secret],
+    );
+    let tok = token(secret);
+    let e = &exchanges[0];
+    assert_eq!(e.request.query, format!("token[]={tok}&page=1"));
+    assert_eq!(
+        String::from_utf8(e.request.body.clone()).unwrap(),
+        format!("user[name]=bob&user[password]={tok}&auth%5Baccess_token%5D={tok}")
+    );
+}
