@@ -134,7 +134,7 @@ pub enum Scope {
     Header,
     /// Cookie values (in `cookie` and `set-cookie`) whose cookie name matches.
     Cookie,
-    /// Query parameter (and form-encoded request body field) values whose name matches.
+    /// Query parameter (and form-encoded body field, request or response) values whose name matches.
     QueryParam,
     /// JSON body values at a path (`$.a.b`, `$.items[*].email`), request and response.
     Jsonpath,
@@ -817,7 +817,6 @@ impl Scrubber {
         &self,
         body: &[u8],
         content_type: Option<&str>,
-        is_request: bool,
         fired: &mut Fired,
     ) -> Option<Vec<u8>> {
         if body.is_empty() {
@@ -832,8 +831,8 @@ impl Scrubber {
         {
             return scrubbed;
         }
-        if is_request
-            && ct.starts_with("application/x-www-form-urlencoded")
+        // A form answers too: an OAuth token endpoint's `access_token=…&token_type=bearer`.
+        if ct.starts_with("application/x-www-form-urlencoded")
             && let Ok(text) = std::str::from_utf8(body)
         {
             let mut local = Fired::default();
@@ -1034,7 +1033,7 @@ impl Scrubber {
             .content_type
             .clone()
             .or_else(|| ex.request_header("content-type").map(str::to_string));
-        if let Some(new) = self.scrub_body(&ex.request.body, req_ct.as_deref(), true, &mut fired) {
+        if let Some(new) = self.scrub_body(&ex.request.body, req_ct.as_deref(), &mut fired) {
             ex.request.body = new;
         }
         let resp_ct = ex
@@ -1046,17 +1045,14 @@ impl Scrubber {
             ex.frames.len() == 1 && ex.frames.first().is_some_and(|f| f.direction == "server");
         if single_server_frame {
             if let Some(frame) = ex.frames.first_mut()
-                && let Some(new) =
-                    self.scrub_body(&frame.body, resp_ct.as_deref(), false, &mut fired)
+                && let Some(new) = self.scrub_body(&frame.body, resp_ct.as_deref(), &mut fired)
             {
                 frame.body = new;
             }
         } else {
             // Streamed bodies: each chunk on its own (a JSON document never spans chunks in SSE).
             for frame in ex.frames.iter_mut() {
-                if let Some(new) =
-                    self.scrub_body(&frame.body, resp_ct.as_deref(), false, &mut fired)
-                {
+                if let Some(new) = self.scrub_body(&frame.body, resp_ct.as_deref(), &mut fired) {
                     frame.body = new;
                 }
             }

@@ -757,3 +757,27 @@ fn bracketed_query_and_form_names_are_judged_by_the_name_they_nest() {
     assert_eq!(innermost_bracket_name("a[b]c"), None);
     assert_eq!(innermost_bracket_name("plain"), None);
 }
+
+#[test]
+fn a_form_encoded_response_body_is_scrubbed_as_a_form_request_is() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.response.content_type = Some("application/x-www-form-urlencoded; charset=utf-8".into());
+    ex.frames[0].body =
+        b"access_token=abc&token_type=bearer&scope=read%20write&refresh_token=def".to_vec();
+    let out = s.scrub(ex);
+    assert_eq!(
+        String::from_utf8(out.exchange().frames[0].body.clone()).unwrap(),
+        format!(
+            "access_token={}&token_type=bearer&scope=read%20write&refresh_token={}",
+            s.tokenize("abc"),
+            s.tokenize("def")
+        )
+    );
+    assert!(
+        out.exchange()
+            .safety
+            .scrub_rule_ids
+            .contains(&RULE_SECRET_FORM.to_string())
+    );
+}

@@ -236,3 +236,49 @@ fn bracketed_secret_names_in_queries_and_forms_are_tokenized_on_import() {
         format!("user[name]=bob&user[password]={tok}&auth%5Baccess_token%5D={tok}")
     );
 }
+
+#[test]
+fn a_form_encoded_token_answer_is_scrubbed_on_import() {
+    let access = "FORM_ACCESS_SECRET_4";
+    let refresh = "FORM_REFRESH_SECRET_4";
+    let exchanges = import_without_leaks(
+        vec![
+            entry(
+                "POST",
+                "https://api.example.com/login/oauth/access_token",
+                &[("Content-Type", "application/x-www-form-urlencoded")],
+                Some((
+                    "application/x-www-form-urlencoded",
+                    "grant_type=client_credentials",
+                )),
+                &[("Content-Type", "application/x-www-form-urlencoded")],
+                (
+                    "application/x-www-form-urlencoded",
+                    &format!("access_token={access}&token_type=bearer&refresh_token={refresh}"),
+                ),
+            ),
+            entry(
+                "GET",
+                "https://api.example.com/user",
+                &[("Authorization", &format!("Bearer {access}"))],
+                None,
+                &[],
+                ("application/json", "{}"),
+            ),
+        ],
+        &[access, refresh],
+    );
+    let tok = token(access);
+    assert_eq!(
+        String::from_utf8(exchanges[0].response_body()).unwrap(),
+        format!(
+            "access_token={tok}&token_type=bearer&refresh_token={}",
+            token(refresh)
+        )
+    );
+    // The token the answer issued is the one the next request sends.
+    assert_eq!(
+        exchanges[1].request_header("authorization").unwrap(),
+        format!("Bearer {tok}")
+    );
+}
