@@ -8,13 +8,16 @@
 //! Bodies: `postData._encoding: "base64"` (a non-standard marker some converters use for
 //! binary request bodies) and `content.encoding: "base64"` are decoded. HAR stores response
 //! bodies already decoded, so a `content-encoding` response header is dropped to keep the
-//! recorded headers true to the recorded body.
+//! recorded headers true to the recorded body. A request body is stored as the client sent it,
+//! so one with a `content-encoding` header is decoded as the recorder decodes one
+//! ([`crate::encoding`]); one that does not decode is kept with its header and a warning.
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde::Deserialize;
 
+use crate::encoding::{DEFAULT_MAX_DECODED_BYTES, Decoding, decode_message_body};
 use crate::exchange::{
     Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse, Safety,
     Timing,
@@ -220,8 +223,9 @@ pub struct HarSession {
     /// the twin's API), each as `log.entries[i]: METHOD scheme://host/path` (the query, which
     /// may hold a secret, left out).
     pub outside_base_path: Vec<String>,
-    /// What was imported other than as written, each naming where (a lone surrogate escape
-    /// replaced by U+FFFD). The file name is not part of the text.
+    /// What was imported other than as written, or with something the user should know, each
+    /// naming where: a lone surrogate escape replaced by U+FFFD, a request body whose content
+    /// coding does not decode. The file name is not part of the text.
     pub warnings: Vec<String>,
 }
 
@@ -420,7 +424,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let warnings = std::str::from_utf8(bytes)
+    let mut warnings: Vec<String> = std::str::from_utf8(bytes)
         .ok()
         .and_then(|text| lone_surrogate_warning(written, text, &lone_surrogates))
         .into_iter()
@@ -534,6 +538,18 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             }
             None => (Vec::new(), String::new()),
         };
+        // A request body sent compressed (`Content-Encoding` on the request) is stored decoded,
+        // as the recorder stores one, so the scrubber sees inside it and synth reads it.
+        let mut req_body = req_body;
+        if let Decoding::Kept { codings, error } =
+            decode_message_body(&mut req_headers, &mut req_body, DEFAULT_MAX_DECODED_BYTES)
+        {
+            warnings.push(format!(
+                "{}: the request body is kept `{codings}`-encoded: {error}; the scrubber cannot \
+                 see inside it and synth reads it as bytes",
+                at("request.postData")
+            ));
+        }
         let req_ct = if req_body.is_empty() {
             None
         } else if !post_mime.is_empty() {
@@ -762,6 +778,59 @@ mod tests {
         let s = parse_har(&har(&entries), Path::new("o.har"), &root).unwrap();
         assert_eq!(s.exchanges.len(), 4);
         assert!(s.outside_base_path.is_empty());
+    }
+
+    #[test]
+    fn a_compressed_request_body_is_decoded_so_its_secrets_are_scrubbed() {
+        use std::io::Write;
+        let plain = br#"{"password":"hunter2","name":"bob"}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(plain).unwrap();
+        let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        zlib.write_all(plain).unwrap();
+        let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let entry = |coding: &str, text: String| {
+            format!(
+                r#"{{"startedDateTime":"2000-01-01T00:00:00Z","request":{{"method":"POST","url":"https://api.linode.com/v4beta/x",
+                "headers":[{{"name":"Content-Encoding","value":"{coding}"}},{{"name":"Content-Type","value":"application/json"}}],
+                "postData":{{"mimeType":"application/json","text":"{text}","_encoding":"base64"}}}},
+                "response":{{"status":200}}}}"#
+            )
+        };
+        let entries = [
+            entry("gzip", b64(gz.finish().unwrap())),
+            entry("deflate", b64(zlib.finish().unwrap())),
+            entry("br", b64(b"not decoded".to_vec())),
+        ]
+        .join(",");
+        let s = parse_har(&har(&entries), Path::new("x.har"), &base()).unwrap();
+        let scrubber = crate::scrub::Scrubber::new(
+            crate::scrub::ScrubPolicy::builtin_only(),
+            crate::scrub::HmacKey::from_bytes(b"k".to_vec()),
+        );
+        for e in &s.exchanges[..2] {
+            assert_eq!(e.request.body, plain);
+            assert_eq!(e.request_header("content-encoding"), None);
+            let scrubbed = scrubber.scrub(e.clone());
+            let body = String::from_utf8(scrubbed.exchange().request.body.clone()).unwrap();
+            assert!(
+                !body.contains("hunter2") && body.contains("wraith_tok_"),
+                "{body}"
+            );
+        }
+        // A coding Wraith does not decode is kept, with its header, and said.
+        assert_eq!(s.exchanges[2].request.body, b"not decoded");
+        assert_eq!(
+            s.exchanges[2].request_header("content-encoding"),
+            Some("br")
+        );
+        assert_eq!(s.warnings.len(), 1);
+        assert!(
+            s.warnings[0].starts_with("log.entries[2].request.postData: ")
+                && s.warnings[0].contains("`br`"),
+            "{:?}",
+            s.warnings
+        );
     }
 
     #[test]

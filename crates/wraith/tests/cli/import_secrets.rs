@@ -282,3 +282,31 @@ fn a_form_encoded_token_answer_is_scrubbed_on_import() {
         format!("Bearer {tok}")
     );
 }
+
+#[test]
+fn a_gzip_request_body_is_decoded_and_scrubbed_on_import() {
+    use base64::Engine;
+    use std::io::Write;
+    let secret = "GZIP_BODY_SECRET_5";
+    let plain = format!(r#"{{"user":"bob","password":"{secret}"}}"#);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain.as_bytes()).unwrap();
+    let text = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+    let mut compressed = entry(
+        "POST",
+        "https://api.example.com/login",
+        &[
+            ("Content-Type", "application/json"),
+            ("Content-Encoding", "gzip"),
+        ],
+        Some(("application/json", &text)),
+        &[],
+        ("application/json", "{}"),
+    );
+    compressed["request"]["postData"]["_encoding"] = json!("base64");
+    let exchanges = import_without_leaks(vec![compressed], &[secret]);
+    let e = &exchanges[0];
+    assert_eq!(e.request_header("content-encoding"), None);
+    let body: Value = serde_json::from_slice(&e.request.body).unwrap();
+    assert_eq!(body, json!({"user": "bob", "password": token(secret)}));
+}
