@@ -25,6 +25,7 @@ use crate::exchange::{Exchange, Headers};
 mod json_text;
 mod jsonpath;
 mod key;
+mod multipart;
 
 use json_text::{NotJson, Scalar, Seg};
 
@@ -850,6 +851,14 @@ impl Scrubber {
             }
             return Some(new.into_bytes());
         }
+        // A multipart form's secret-named text fields, then the byte-level rules over it all.
+        let fields = if ct.starts_with("multipart/form-data") {
+            self.scrub_multipart_fields(body, content_type.unwrap_or(""), fired)
+        } else {
+            None
+        };
+        let fields_changed = fields.is_some();
+        let body = fields.as_deref().unwrap_or(body);
         // Any other body: byte-level rules only.
         let mut out = replace_cards_bytes(body);
         let mut changed = out.is_some();
@@ -873,7 +882,77 @@ impl Scrubber {
                 }
             }
         }
-        if changed { out } else { None }
+        if changed {
+            out
+        } else if fields_changed {
+            Some(body.to_vec())
+        } else {
+            None
+        }
+    }
+
+    /// A `multipart/form-data` body with the value of each small text field whose name is a
+    /// secret's (the built-in names, a bracketed name by the name it nests, user `query_param`
+    /// rules) rewritten in place; every other byte (boundaries, part headers, file parts) stays
+    /// as sent. `None` when nothing changed or the body does not split as the content type's
+    /// boundary says.
+    fn scrub_multipart_fields(
+        &self,
+        body: &[u8],
+        content_type: &str,
+        fired: &mut Fired,
+    ) -> Option<Vec<u8>> {
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        let mut local = Fired::default();
+        for part in multipart::text_fields(content_type, body)? {
+            let Some(value) = body
+                .get(part.value.clone())
+                .and_then(|v| std::str::from_utf8(v).ok())
+            else {
+                continue;
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let lname = part.name.to_ascii_lowercase();
+            let inner = innermost_bracket_name(&lname);
+            let mut new = value.to_string();
+            if is_builtin_secret_name(&lname) || inner.is_some_and(is_builtin_secret_name) {
+                new = self.tokenize(&new);
+                if new != value {
+                    local.add(RULE_SECRET_FORM);
+                }
+            }
+            for rule in &self.policy.rules {
+                if let (Matcher::Name(g), Scope::QueryParam) = (&rule.matcher, rule.scope)
+                    && (g.matches(&lname) || inner.is_some_and(|n| g.matches(n)))
+                {
+                    let before = new.clone();
+                    new = self.apply(rule, &new);
+                    if new != before {
+                        local.add(&rule.id);
+                    }
+                }
+            }
+            if new != value {
+                edits.push((part.value, new));
+            }
+        }
+        if edits.is_empty() {
+            return None;
+        }
+        for id in &local.0 {
+            fired.add(id);
+        }
+        let mut out = Vec::with_capacity(body.len() + 32 * edits.len());
+        let mut at = 0;
+        for (span, new) in &edits {
+            out.extend_from_slice(body.get(at..span.start).unwrap_or_default());
+            out.extend_from_slice(new.as_bytes());
+            at = span.end;
+        }
+        out.extend_from_slice(body.get(at..).unwrap_or_default());
+        Some(out)
     }
 
     /// Scrub a body that is a JSON object or array (`Err` for any other body). Only the strings

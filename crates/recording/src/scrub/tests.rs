@@ -781,3 +781,41 @@ fn a_form_encoded_response_body_is_scrubbed_as_a_form_request_is() {
             .contains(&RULE_SECRET_FORM.to_string())
     );
 }
+
+#[test]
+fn secret_named_multipart_text_fields_are_tokenized_with_the_framing_kept() {
+    let s = scrubber("[[rules]]\nscope = \"query_param\"\nmatch = \"otp\"\naction = \"redact\"\n");
+    let part = |headers: &str, value: &str| format!("--b0UND\r\n{headers}\r\n\r\n{value}\r\n");
+    let body = |password: &str, token: &str, otp: &str| {
+        [
+            part("Content-Disposition: form-data; name=\"username\"", "bob"),
+            part("Content-Disposition: form-data; name=\"password\"", password),
+            part("content-disposition: form-data; name=\"auth[token]\"\r\nContent-Type: text/plain", token),
+            part("Content-Disposition: form-data; name=otp", otp),
+            part(
+                "Content-Disposition: form-data; name=\"secret\"; filename=\"key.txt\"\r\nContent-Type: text/plain",
+                "file-abc",
+            ),
+            "--b0UND--\r\n".to_string(),
+        ]
+        .concat()
+    };
+    let mut ex = exchange();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("multipart/form-data; boundary=b0UND".into());
+    ex.request.body = body("abc", "abc", "123456").into_bytes();
+    let out = s.scrub(ex);
+    let tok = s.tokenize("abc");
+    assert_eq!(
+        String::from_utf8(out.exchange().request.body.clone()).unwrap(),
+        body(&tok, &tok, REDACTED)
+    );
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_FORM.to_string()), "{ids:?}");
+    assert!(ids.contains(&"query_param:otp".to_string()), "{ids:?}");
+    // A body that does not split by its boundary is kept as it was.
+    let mut ex = exchange();
+    ex.request.content_type = Some("multipart/form-data; boundary=other".into());
+    ex.request.body = body("abc", "abc", "1").into_bytes();
+    assert_eq!(s.scrub(ex.clone()).exchange().request.body, ex.request.body);
+}

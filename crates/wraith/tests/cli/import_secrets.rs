@@ -310,3 +310,32 @@ fn a_gzip_request_body_is_decoded_and_scrubbed_on_import() {
     let body: Value = serde_json::from_slice(&e.request.body).unwrap();
     assert_eq!(body, json!({"user": "bob", "password": token(secret)}));
 }
+
+#[test]
+fn secret_named_multipart_fields_are_tokenized_on_import_with_the_framing_kept() {
+    let secret = "MULTIPART_SECRET_6";
+    let body = |password: &str| {
+        format!(
+            "--XbOuNdArY\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nbob\r\n\
+             --XbOuNdArY\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\n{password}\r\n\
+             --XbOuNdArY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\
+             Content-Type: text/plain\r\n\r\nhello\r\n--XbOuNdArY--\r\n"
+        )
+    };
+    let ct = "multipart/form-data; boundary=XbOuNdArY";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "POST",
+            "https://api.example.com/login",
+            &[("Content-Type", ct)],
+            Some((ct, &body(secret))),
+            &[],
+            ("application/json", "{}"),
+        )],
+        &[secret],
+    );
+    assert_eq!(
+        String::from_utf8(exchanges[0].request.body.clone()).unwrap(),
+        body(&token(secret))
+    );
+}
