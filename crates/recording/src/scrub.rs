@@ -827,6 +827,9 @@ impl Scrubber {
         if is_binary_type(&ct) {
             return None;
         }
+        if let Some(kind) = LineFraming::of(&ct) {
+            return self.scrub_lines(body, kind, fired);
+        }
         if (ct.contains("json") || ct.is_empty())
             && let Ok(scrubbed) = self.scrub_json(body, fired)
         {
@@ -859,7 +862,62 @@ impl Scrubber {
         };
         let fields_changed = fields.is_some();
         let body = fields.as_deref().unwrap_or(body);
-        // Any other body: byte-level rules only.
+        match self.scrub_bytes(body, fired) {
+            Some(out) => Some(out),
+            None if fields_changed => Some(body.to_vec()),
+            None => None,
+        }
+    }
+
+    /// A body of JSON texts one to a line: NDJSON / JSON Lines (each line), or an SSE stream
+    /// (each `data:` line's value). A line that holds JSON is scrubbed as a JSON body is, every
+    /// other line (and the `data:` values that are not JSON) by the byte-level rules; line
+    /// ends and field names stay as sent. `None` when nothing changed.
+    fn scrub_lines(&self, body: &[u8], kind: LineFraming, fired: &mut Fired) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(body.len());
+        let mut changed = false;
+        for line in body.split_inclusive(|b| *b == b'\n') {
+            let content_len = line.len()
+                - if line.ends_with(b"\r\n") {
+                    2
+                } else {
+                    usize::from(line.ends_with(b"\n"))
+                };
+            let (content, end) = line.split_at(content_len);
+            let (head, value) = match kind {
+                LineFraming::Json => (&b""[..], content),
+                LineFraming::EventStream => match content.strip_prefix(b"data:") {
+                    Some(value) => {
+                        let space = usize::from(value.starts_with(b" "));
+                        content.split_at(5 + space)
+                    }
+                    None => (content, &b""[..]),
+                },
+            };
+            let scrubbed = match self.scrub_json(value, fired) {
+                Ok(json) => json,
+                Err(NotJson) => self.scrub_bytes(value, fired),
+            };
+            // A field name or comment line (`event: …`, `: …`) gets the byte-level rules too.
+            let head_scrubbed = if kind == LineFraming::EventStream && value.is_empty() {
+                self.scrub_bytes(head, fired)
+            } else {
+                None
+            };
+            changed |= scrubbed.is_some() || head_scrubbed.is_some();
+            out.extend_from_slice(head_scrubbed.as_deref().unwrap_or(head));
+            out.extend_from_slice(scrubbed.as_deref().unwrap_or(value));
+            out.extend_from_slice(end);
+        }
+        changed.then_some(out)
+    }
+
+    /// The byte-level rules (card numbers, the user's body `regex` rules) over a body read as
+    /// bytes. `None` when nothing changed.
+    fn scrub_bytes(&self, body: &[u8], fired: &mut Fired) -> Option<Vec<u8>> {
+        if body.is_empty() {
+            return None;
+        }
         let mut out = replace_cards_bytes(body);
         let mut changed = out.is_some();
         if changed {
@@ -882,13 +940,7 @@ impl Scrubber {
                 }
             }
         }
-        if changed {
-            out
-        } else if fields_changed {
-            Some(body.to_vec())
-        } else {
-            None
-        }
+        if changed { out } else { None }
     }
 
     /// A `multipart/form-data` body with the value of each small text field whose name is a
@@ -1232,6 +1284,32 @@ fn looks_like_email(v: &str) -> bool {
             !local.is_empty() && domain.contains('.') && !v.contains(char::is_whitespace)
         }
         None => false,
+    }
+}
+
+/// Bodies that hold one JSON text per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineFraming {
+    /// NDJSON / JSON Lines: every line.
+    Json,
+    /// Server-sent events: the value of every `data:` line.
+    EventStream,
+}
+
+impl LineFraming {
+    /// The framing a (lowercase) content type names, if it is one of these.
+    fn of(ct: &str) -> Option<LineFraming> {
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        match essence {
+            "text/event-stream" => Some(LineFraming::EventStream),
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonl"
+            | "application/jsonlines"
+            | "application/x-jsonlines" => Some(LineFraming::Json),
+            _ => None,
+        }
     }
 }
 

@@ -819,3 +819,38 @@ fn secret_named_multipart_text_fields_are_tokenized_with_the_framing_kept() {
     ex.request.body = body("abc", "abc", "1").into_bytes();
     assert_eq!(s.scrub(ex.clone()).exchange().request.body, ex.request.body);
 }
+
+#[test]
+fn each_json_line_of_an_ndjson_or_event_stream_body_is_scrubbed() {
+    let s = scrubber("");
+    let tok = s.tokenize("abc");
+    let scrub_response = |ct: &str, body: &str| {
+        let mut ex = exchange();
+        ex.response.content_type = Some(ct.into());
+        ex.frames[0].body = body.as_bytes().to_vec();
+        String::from_utf8(s.scrub(ex).exchange().frames[0].body.clone()).unwrap()
+    };
+    let sse = "event: token\r\ndata: {\"access_token\":\"abc\", \"n\": 1}\r\n\r\n: keep-alive\n\
+               data:{\"card\":\"4111 1111 1111 1111\"}\n\ndata: [DONE]\n";
+    assert_eq!(
+        scrub_response("text/event-stream; charset=utf-8", sse),
+        format!(
+            "event: token\r\ndata: {{\"access_token\":\"{tok}\", \"n\": 1}}\r\n\r\n: keep-alive\n\
+             data:{{\"card\":\"[REDACTED]\"}}\n\ndata: [DONE]\n"
+        )
+    );
+    for ct in ["application/x-ndjson", "application/jsonl"] {
+        let ndjson =
+            "{\"token\":\"abc\"}\n{\"id\":2}\r\nnot json 4111111111111111\n{\"password\":\"abc\"}";
+        assert_eq!(
+            scrub_response(ct, ndjson),
+            format!(
+                "{{\"token\":\"{tok}\"}}\n{{\"id\":2}}\r\nnot json [REDACTED]\n{{\"password\":\"{tok}\"}}"
+            ),
+            "{ct}"
+        );
+    }
+    // Nothing to scrub: the body as it was.
+    let plain = "data: {\"id\":1}\n\n";
+    assert_eq!(scrub_response("text/event-stream", plain), plain);
+}

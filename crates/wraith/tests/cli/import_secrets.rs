@@ -339,3 +339,35 @@ fn secret_named_multipart_fields_are_tokenized_on_import_with_the_framing_kept()
         body(&token(secret))
     );
 }
+
+#[test]
+fn json_lines_of_event_stream_and_ndjson_answers_are_scrubbed_on_import() {
+    let secret = "STREAM_SECRET_7";
+    let sse =
+        |t: &str| format!("event: session\ndata: {{\"access_token\":\"{t}\"}}\n\ndata: [DONE]\n\n");
+    let ndjson = |t: &str| format!("{{\"id\":1}}\n{{\"token\":\"{t}\"}}\n");
+    let exchanges = import_without_leaks(
+        vec![
+            entry(
+                "GET",
+                "https://api.example.com/events",
+                &[],
+                None,
+                &[("Content-Type", "text/event-stream")],
+                ("text/event-stream", &sse(secret)),
+            ),
+            entry(
+                "GET",
+                "https://api.example.com/export",
+                &[],
+                None,
+                &[("Content-Type", "application/x-ndjson")],
+                ("application/x-ndjson", &ndjson(secret)),
+            ),
+        ],
+        &[secret],
+    );
+    let tok = token(secret);
+    assert_eq!(exchanges[0].response_body(), sse(&tok).into_bytes());
+    assert_eq!(exchanges[1].response_body(), ndjson(&tok).into_bytes());
+}
