@@ -1023,14 +1023,11 @@ impl Scrubber {
         {
             return Err(NotJson);
         }
-        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-        let mut builtin = Fired::default();
-        let mut user_hits = vec![false; self.policy.rules.len()];
-        json_text::for_each_scalar(text, &mut |path, span, scalar| {
-            if let Some(new) = self.scrub_json_scalar(path, scalar, &mut builtin, &mut user_hits) {
-                edits.push((span.start + bom..span.end + bom, new));
-            }
-        })?;
+        let (edits, builtin, user_hits) = self.json_edits(text, &[])?;
+        let edits: Vec<_> = edits
+            .into_iter()
+            .map(|(span, new)| (span.start + bom..span.end + bom, new))
+            .collect();
         // Built-ins in the order they first fired, then the user's rules in file order.
         for id in &builtin.0 {
             fired.add(id);
@@ -1052,6 +1049,61 @@ impl Scrubber {
         }
         out.extend_from_slice(body.get(at..).unwrap_or_default());
         Ok(Some(out))
+    }
+
+    /// The rewrites of the JSON text `text`, whose root value sits at `prefix` (empty for a
+    /// body; a string's path for a JSON document held in a string), with the built-in rules
+    /// and the user's rules that fired. Nothing is kept from a text that is not JSON.
+    fn json_edits(&self, text: &str, prefix: &[Seg]) -> Result<JsonEdits, NotJson> {
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        let mut builtin = Fired::default();
+        let mut user_hits = vec![false; self.policy.rules.len()];
+        let mut full: Vec<Seg> = prefix.to_vec();
+        json_text::for_each_scalar(text, &mut |path, span, scalar| {
+            full.truncate(prefix.len());
+            full.extend_from_slice(path);
+            if let Some(new) = self.scrub_json_scalar(&full, scalar, &mut builtin, &mut user_hits) {
+                edits.push((span, new));
+            }
+        })?;
+        Ok((edits, builtin, user_hits))
+    }
+
+    /// A string at `path` that holds a JSON object or array (an event's `payload`, a
+    /// serialized body), with that document scrubbed as a body is, its values' paths continuing
+    /// the string's (`$.payload.password`); `None` when it is no JSON or nothing changed.
+    fn scrub_embedded_json(
+        &self,
+        path: &[Seg],
+        s: &str,
+        builtin: &mut Fired,
+        user_hits: &mut [bool],
+    ) -> Option<String> {
+        if !s
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with(['{', '['])
+        {
+            return None;
+        }
+        let (edits, inner_builtin, inner_hits) = self.json_edits(s, path).ok()?;
+        if edits.is_empty() {
+            return None;
+        }
+        for id in &inner_builtin.0 {
+            builtin.add(id);
+        }
+        for (hit, inner) in user_hits.iter_mut().zip(inner_hits) {
+            *hit |= inner;
+        }
+        let mut out = String::with_capacity(s.len() + 32 * edits.len());
+        let mut at = 0;
+        for (span, new) in &edits {
+            out.push_str(s.get(at..span.start).unwrap_or_default());
+            out.push_str(new);
+            at = span.end;
+        }
+        out.push_str(s.get(at..).unwrap_or_default());
+        Some(out)
     }
 
     /// The JSON text a string or number at `path` is rewritten to, or `None` when no rule
@@ -1083,11 +1135,17 @@ impl Scrubber {
                 }
             }
             Scalar::Str(s) => {
-                let r = replace_cards_str(s);
-                if r != *s {
-                    cur = Scalar::Str(r.into());
+                // A JSON document held in a string is scrubbed as a body (cards included).
+                if let Some(inner) = self.scrub_embedded_json(path, s, builtin, user_hits) {
+                    cur = Scalar::Str(inner.into());
                     changed = true;
-                    builtin.add(RULE_CARD);
+                } else {
+                    let r = replace_cards_str(s);
+                    if r != *s {
+                        cur = Scalar::Str(r.into());
+                        changed = true;
+                        builtin.add(RULE_CARD);
+                    }
                 }
             }
             Scalar::Num(n) => {
@@ -1286,6 +1344,10 @@ fn looks_like_email(v: &str) -> bool {
         None => false,
     }
 }
+
+/// A JSON text's rewrites (span, new text), the built-in rules that fired, and which of the
+/// user's rules did.
+type JsonEdits = (Vec<(Range<usize>, String)>, Fired, Vec<bool>);
 
 /// Bodies that hold one JSON text per line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

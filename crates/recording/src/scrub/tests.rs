@@ -854,3 +854,36 @@ fn each_json_line_of_an_ndjson_or_event_stream_body_is_scrubbed() {
     let plain = "data: {\"id\":1}\n\n";
     assert_eq!(scrub_response("text/event-stream", plain), plain);
 }
+
+#[test]
+fn a_json_document_held_in_a_json_string_is_scrubbed_as_a_body() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.payload.email\"\naction = \"redact\"\n",
+    );
+    let tok = s.tokenize("abc");
+    let mut ex = exchange();
+    ex.frames[0].body = br#"{"event":"login","payload":"{\"password\":\"abc\", \"email\":\"a@b.org\", \"n\": 1.50}","note":"[DONE]","deep":"{\"inner\":\"{\\\"token\\\":\\\"abc\\\"}\"}"}"#.to_vec();
+    let out = s.scrub(ex);
+    let body: serde_json::Value = serde_json::from_slice(&out.exchange().frames[0].body).unwrap();
+    assert_eq!(
+        body["payload"],
+        format!(r#"{{"password":"{tok}", "email":"[REDACTED]", "n": 1.50}}"#)
+    );
+    assert_eq!(body["note"], "[DONE]");
+    let deep: serde_json::Value = serde_json::from_str(body["deep"].as_str().unwrap()).unwrap();
+    assert_eq!(deep["inner"], format!(r#"{{"token":"{tok}"}}"#));
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_JSON.to_string()), "{ids:?}");
+    assert!(
+        ids.contains(&"jsonpath:$.payload.email".to_string()),
+        "{ids:?}"
+    );
+    assert!(!ids.contains(&RULE_CARD.to_string()), "{ids:?}");
+    // A string that only looks like JSON is kept.
+    let mut ex = exchange();
+    ex.frames[0].body = br#"{"note":"[not json","list":"[1, 2]"}"#.to_vec();
+    assert_eq!(
+        s.scrub(ex.clone()).exchange().frames[0].body,
+        ex.frames[0].body
+    );
+}

@@ -371,3 +371,30 @@ fn json_lines_of_event_stream_and_ndjson_answers_are_scrubbed_on_import() {
     assert_eq!(exchanges[0].response_body(), sse(&tok).into_bytes());
     assert_eq!(exchanges[1].response_body(), ndjson(&tok).into_bytes());
 }
+
+#[test]
+fn a_json_document_held_in_a_json_string_is_scrubbed_on_import() {
+    let secret = "EMBEDDED_SECRET_8";
+    let body = |t: &str| {
+        serde_json::to_string(&json!({
+            "type": "session.created",
+            "data": json!({"user": "bob", "refresh_token": t}).to_string(),
+        }))
+        .unwrap()
+    };
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/webhooks/last",
+            &[],
+            None,
+            &[("Content-Type", "application/json")],
+            ("application/json", &body(secret)),
+        )],
+        &[secret],
+    );
+    assert_eq!(
+        exchanges[0].response_body(),
+        body(&token(secret)).into_bytes()
+    );
+}
