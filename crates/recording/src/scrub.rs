@@ -34,7 +34,7 @@ pub use key::{HmacKey, KeyEnv, key_file_path};
 
 /// Version of the built-in rule set; part of every policy hash, so changing the built-ins
 /// changes the hash of recordings scrubbed with them.
-pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/1";
+pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/2";
 /// Tokenization scheme version written into `safety.tokenization_version`.
 pub const TOKENIZATION_VERSION: u32 = 1;
 /// What `redact` writes.
