@@ -5,6 +5,9 @@
 //! and drop all but one of a duplicated key.
 //!
 //! Strict JSON (RFC 8259), read without recursion (a deep body costs a path, not a stack).
+//! That is why this is not a crate: the span-giving parsers looked at (`jsonc-parser`'s AST,
+//! for one) recurse once per nesting level with no limit and accept JSONC's comments and
+//! trailing commas, and the scrubber reads hostile bodies before anything else does.
 //! Two things `serde_json` refuses are accepted, so the values around them are still scrubbed:
 //! a `\u` escape naming half a surrogate pair (read as U+FFFD) and a number too large for an
 //! `f64` (kept as spelled).
