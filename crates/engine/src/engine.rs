@@ -1494,6 +1494,41 @@ impl Engine {
         self.schema.primary_key(ty).unwrap_or("id").to_string()
     }
 
+    /// A fresh key for a created record of `ty` in place of `picked`, a recorded value this
+    /// session already holds: the type's learned id shape when it has one, else `picked` with
+    /// its last run of digits counted up (`it_0_1` → `it_0_2`; an integer plus one; a key
+    /// without digits gets `_2`). Never a key the session holds (live or deleted) or one the
+    /// recordings knew for the type. `None` when no such key turns up within a bounded search.
+    fn fresh_key(&self, ns: &mut Namespace, ty: &str, picked: &Value) -> Option<Value> {
+        const TRIES: usize = 4096;
+        let recorded = self.model.entity_types.get(ty);
+        let taken = |ns: &Namespace, v: &Value| {
+            fixtures::scalar_key(v).is_none_or(|k| {
+                ns.entity(ty, &k).is_some()
+                    || ns.is_deleted(ty, &k).is_some()
+                    || recorded
+                        .is_some_and(|t| t.known_ids.contains(&k) || t.records.contains_key(&k))
+            })
+        };
+        if let Some(shape) = recorded.and_then(|t| t.id_shape.as_ref()) {
+            for _ in 0..TRIES {
+                let v = render::generate_id(shape, ns);
+                if !taken(ns, &v) {
+                    return Some(v);
+                }
+            }
+            return None;
+        }
+        let mut v = picked.clone();
+        for _ in 0..TRIES {
+            v = count_up(&v)?;
+            if !taken(ns, &v) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
     /// A created record as later views of it show it: each of its type's `read_prefixes`
     /// (a secret the create answers whole) cut to its first characters. What the session
     /// stores after a create; the create's own answer keeps the whole value.
@@ -2932,10 +2967,28 @@ impl Engine {
                 FieldSource::Echo,
             );
         }
-        let key = match entity.get(&pk).and_then(fixtures::scalar_key) {
+        let mut key = match entity.get(&pk).and_then(fixtures::scalar_key) {
             Some(k) => k,
             None => return out,
         };
+        let named_by_path = call.m.params.iter().any(|(_, v)| *v == key);
+        // A key picked among recorded values that this session already holds for another
+        // record: recorded creates each answered a key of their own, so this one gets a fresh
+        // key too instead of overwriting the record that holds it.
+        if !client_named
+            && !named_by_path
+            && (ns.entity(&ty, &key).is_some() || ns.is_deleted(&ty, &key).is_some())
+            && picks_recorded_keys(variant, &pk)
+            && let Some(fresh) = self.fresh_key(ns, &ty, &entity[&pk])
+            && let Some(k) = fixtures::scalar_key(&fresh)
+            && let Value::Object(map) = &mut *entity
+        {
+            map.insert(pk.clone(), fresh);
+            let at = format!("{}/{pk}", unescape_pointer(&ptr));
+            out.origins.insert(&at, outbound::FieldOrigin::Minted);
+            out.sources.set(&at, FieldSource::Generated);
+            key = k;
+        }
         if let Some(rule) = &route.text_mentions {
             self.derive_mentions(ns, call, rule, entity);
         }
@@ -2974,7 +3027,7 @@ impl Engine {
             out.sources.set(&at, FieldSource::State);
         }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
-        if !client_named && !call.m.params.iter().any(|(_, v)| *v == key) {
+        if !client_named && !named_by_path {
             ns.note_minted_again(&ty, &key);
         }
         let stored = self.as_later_views_show(&ty, entity.clone());
@@ -3845,6 +3898,74 @@ pub(crate) fn entity_pointer(body: &Value, pk: &str) -> Option<String> {
     obj.iter()
         .find(|(_, v)| v.as_object().is_some_and(|o| o.contains_key(pk)))
         .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+}
+
+/// Whether a create's variant picks its record's primary key `pk` among several recorded
+/// values (an observed hole with at least two of them): the recorded creates answered keys
+/// of their own that no learned id shape describes (`it_0_0`, `it_0_1`). A constant key (every
+/// recorded create answered the same one, as scrubbed recordings do) is kept as it is.
+fn picks_recorded_keys(variant: &Variant, pk: &str) -> bool {
+    let Some(field) =
+        settle::record_fields(variant, pk).and_then(|f| f.iter().find(|f| f.key == pk))
+    else {
+        return false;
+    };
+    match &field.value {
+        Node::Hole(h) if h.source == wraith_model::HoleKind::Observed => {
+            let mut seen: Vec<&Value> = Vec::new();
+            for v in h.examples.iter().chain(&h.more_examples) {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+                if seen.len() >= 2 {
+                    return true;
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// The key after `v`: an integer plus one, or a string with its last run of ASCII digits
+/// counted up (keeping its width unless it overflows: `a_09` → `a_10`, `a_99` → `a_100`), or
+/// `_2` appended to a string without digits. `None` for anything else.
+fn count_up(v: &Value) -> Option<Value> {
+    match v {
+        Value::Number(n) => n.as_u64()?.checked_add(1).map(|n| Value::Number(n.into())),
+        Value::String(s) => {
+            let bytes = s.as_bytes();
+            let Some(end) = bytes.iter().rposition(u8::is_ascii_digit).map(|i| i + 1) else {
+                return Some(Value::String(format!("{s}_2")));
+            };
+            let start = bytes[..end]
+                .iter()
+                .rposition(|b| !b.is_ascii_digit())
+                .map_or(0, |i| i + 1);
+            let mut digits = bytes[start..end].to_vec();
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    digits.insert(0, b'1');
+                    break;
+                }
+                i -= 1;
+                if digits[i] == b'9' {
+                    digits[i] = b'0';
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+            let digits = String::from_utf8(digits).ok()?;
+            Some(Value::String(format!(
+                "{}{digits}{}",
+                &s[..start],
+                &s[end..]
+            )))
+        }
+        _ => None,
+    }
 }
 
 /// JSON pointer of the record a create's answer carries: the route's learned `record_at` (a

@@ -98,3 +98,53 @@ fn a_key_the_client_named_twice_is_one_record_deleted_once() {
     let second = e.handle(s, &req("DELETE", "/v1/addresses/mine", None));
     assert_eq!(second.status, 404, "the second create replaced the first");
 }
+
+/// Sessions that each create three items with short sequential keys (`it_0_0`, `it_0_1`,
+/// ...), read, list and delete each: the keys are distinct, but no id shape describes them,
+/// so synth picks the create's key among the recorded ones.
+fn sequential_key_sessions() -> Vec<wraith_recording::RecordedSession> {
+    (0..4)
+        .map(|s| {
+            let mut ex = Vec::new();
+            let mut n = 0u64;
+            let mut push =
+                |m: &str, p: &str, b: Option<serde_json::Value>, r: serde_json::Value| {
+                    ex.push(json_exchange(n, m, p, b, r));
+                    n += 1;
+                };
+            for i in 0..3 {
+                let id = format!("it_{s}_{i}");
+                let rec = json!({"id": id, "name": format!("n{i}"), "price": i * 10});
+                let sent = json!({"name": format!("n{i}"), "price": i * 10});
+                push("POST", "/items", Some(sent), rec.clone());
+                push("GET", &format!("/items/{id}"), None, rec.clone());
+                push("GET", "/items", None, json!({"data": [rec], "total": 1}));
+                push("DELETE", &format!("/items/{id}"), None, json!({}));
+            }
+            recorded_session(&format!("s{s}"), ex)
+        })
+        .collect()
+}
+
+#[test]
+fn creates_whose_recorded_keys_are_sequential_each_answer_a_key_of_their_own() {
+    let model = synthesize(&sequential_key_sessions(), "items");
+    let e = engine(model, det_opts());
+    let s = Some("dup");
+    let mut ids = Vec::new();
+    for name in ["A", "B", "C"] {
+        let r = send(&e, s, "POST", "/items", json!({"name": name, "price": 1}));
+        assert_eq!(r.status, 200);
+        let id = body(&r)["id"].clone();
+        assert!(!ids.contains(&id), "{id} answered twice: {ids:?}");
+        ids.push(id);
+    }
+    // Each record reads back as created, none overwritten by a later create.
+    for (id, name) in ids.iter().zip(["A", "B", "C"]) {
+        let id = id.as_str().unwrap_or_default();
+        assert!(id.starts_with("it_"), "a key in the recorded shape: {id}");
+        let r = get(&e, s, &format!("/items/{id}"));
+        assert_eq!(r.status, 200, "{id}");
+        assert_eq!(body(&r)["name"], json!(name), "{id}");
+    }
+}
