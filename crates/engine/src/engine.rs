@@ -1290,10 +1290,13 @@ impl Engine {
         };
         let vi = self.polled_variant(ns, call, vi);
         let variant = &route.variants[vi];
-        // A body that claims JSON and does not parse: no recording shows what the API answers
-        // to it (a recorded one would have picked its own variant), and a success rendered from
-        // it would store a guess. The engine says so instead of inventing a content answer.
+        // A body that claims JSON and does not parse (or parses into nothing the engine can
+        // hold: nested too deep, not UTF-8, a lone surrogate, a number past `f64`): no
+        // recording shows what the API answers to it (a recorded one would have picked its own
+        // variant), and a success rendered from it would store a guess. The engine says so
+        // instead of inventing a content answer.
         if (200..400).contains(&variant.status)
+            && call.body.is_none()
             && let Some(why) = util::malformed_json_body(call.content_type(), &call.req.body)
         {
             return Out::json(
@@ -1301,7 +1304,7 @@ impl Engine {
                 json!({
                     "error": "malformed-body",
                     "message": format!(
-                        "the request body is not valid JSON ({why}); no recording shows what the \
+                        "the request body cannot be read as JSON ({why}); no recording shows what the \
                          API answers to such a body"
                     ),
                 }),

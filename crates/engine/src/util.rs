@@ -168,7 +168,19 @@ pub(crate) fn body_as_json(content_type: Option<&str>, body: &[u8]) -> Option<Va
     if ct.starts_with("multipart/form-data") {
         return multipart_to_json(content_type.unwrap_or(""), body);
     }
-    serde_json::from_slice(body).ok()
+    parse_json(body).ok()
+}
+
+/// Deepest nesting of arrays and objects a request body may have: what serde_json's default
+/// recursion limit (128) lets through, which the engine's parse keeps (a deeper body would
+/// take the stack of every walk over it).
+pub(crate) const MAX_BODY_DEPTH: usize = 127;
+
+/// A request body as one JSON value, after a UTF-8 byte order mark if the client put one
+/// before it (RFC 8259 §8.1 lets a parser ignore it; `wraith import` and the recorder accept
+/// it too).
+fn parse_json(body: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
 }
 
 /// Whether the body parses as the content type it claims (a JSON object for JSON).
@@ -181,7 +193,7 @@ pub(crate) fn body_valid(content_type: Option<&str>, body: &[u8]) -> bool {
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|b| *b == b'{' || *b == b'['));
     if claims_json {
-        return matches!(serde_json::from_slice::<Value>(body), Ok(Value::Object(_)));
+        return matches!(parse_json(body), Ok(Value::Object(_)));
     }
     if ct.starts_with("application/x-www-form-urlencoded") {
         return std::str::from_utf8(body).is_ok();
@@ -204,9 +216,22 @@ pub(crate) fn malformed_json_body(content_type: Option<&str>, body: &[u8]) -> Op
     if !declares_json || body.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    serde_json::from_slice::<serde::de::IgnoredAny>(body)
-        .err()
-        .map(|e| e.to_string())
+    let err = parse_json(body).err()?;
+    // The reasons serde_json's own message does not name plainly.
+    if let Err(e) = std::str::from_utf8(body) {
+        return Some(format!(
+            "it is not UTF-8: the byte at offset {} starts no UTF-8 character",
+            e.valid_up_to()
+        ));
+    }
+    let why = err.to_string();
+    if why.starts_with("recursion limit exceeded") {
+        return Some(format!(
+            "it nests arrays and objects more than {MAX_BODY_DEPTH} levels deep, {}",
+            why.trim_start_matches("recursion limit exceeded ")
+        ));
+    }
+    Some(why)
 }
 
 /// About how many bytes a JSON value takes in memory: its strings and keys, plus a word per

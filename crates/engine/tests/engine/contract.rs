@@ -289,6 +289,74 @@ fn a_json_body_that_does_not_parse_is_a_400_malformed_body_miss_when_no_variant_
     assert_eq!(sent("application/vnd.api+json", b"{broken").status, 400);
 }
 
+#[test]
+fn a_json_body_the_engine_cannot_hold_is_a_400_malformed_body_naming_why() {
+    let r = R::new("POST", "/v1/things")
+        .op(StateOp::Create, "things")
+        .variant(
+            201,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("name", echo_body("/name", JsonType::String)),
+            ]),
+        )
+        .build();
+    let e = engine(
+        model(vec![r], vec![("things", entity_type(&[], &[], vec![]))]),
+        det_opts(),
+    );
+    let sent = |raw: Vec<u8>| {
+        let mut r = req("POST", "/v1/things", None);
+        r.headers
+            .push(("content-type".into(), "application/json".into()));
+        r.body = bytes::Bytes::from(raw);
+        e.handle(Some("s"), &r)
+    };
+    let deep = format!(
+        "{{\"name\":\"d\",\"m\":{}{}}}",
+        "[".repeat(128),
+        "]".repeat(128)
+    );
+    for (raw, why) in [
+        (deep.into_bytes(), "more than 127 levels deep"),
+        (
+            b"{\"name\":\"\xff\"}".to_vec(),
+            "not UTF-8: the byte at offset 9",
+        ),
+        (br#"{"name":"\udc00"}"#.to_vec(), "surrogate"),
+        (
+            br#"{"name":"n","n":-1e400}"#.to_vec(),
+            "number out of range",
+        ),
+    ] {
+        let resp = sent(raw);
+        assert_eq!(resp.status, 400, "{why}");
+        assert_eq!(resp.provenance, Provenance::Miss);
+        assert_eq!(body(&resp)["error"], json!("malformed-body"));
+        let message = body(&resp)["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(why), "{why}: {message}");
+    }
+    assert_eq!(
+        e.session_state("s").unwrap_or_default()["entities"],
+        json!({}),
+        "nothing was stored"
+    );
+    // 127 levels is JSON the engine holds; a byte order mark before JSON is read past.
+    let ok = format!(
+        "{{\"name\":\"d\",\"m\":{}{}}}",
+        "[".repeat(126),
+        "]".repeat(126)
+    );
+    assert_eq!(sent(ok.into_bytes()).status, 201);
+    let bom = sent(b"\xEF\xBB\xBF{\"name\":\"bom\"}".to_vec());
+    assert_eq!(bom.status, 201);
+    assert_eq!(body(&bom)["name"], json!("bom"));
+}
+
 // ------------------------------------------------------------------ exact replay
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Resp, Server, Twin, model};
 
 fn shop_twin() -> Twin {
@@ -510,4 +510,68 @@ async fn self_url_rewrite_is_disclosed_on_the_replay_claim() {
     // Nothing to rewrite: no parameter.
     let plain = s.get("/v1/customers/cus_1", Some("links")).await;
     assert_eq!(plain.header("x-wraith-replay"), Some("series-moment;v=1"));
+}
+
+/// A body declaring JSON that the twin cannot read — nested more than 127 levels, not UTF-8, a lone
+/// surrogate escape, a number past `f64` — is the same `400 malformed-body` as broken JSON,
+/// naming the reason, and creates nothing; a UTF-8 byte order mark before JSON is read past.
+#[tokio::test]
+async fn a_json_body_the_twin_cannot_read_is_a_400_naming_why_and_a_bom_is_read_past() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let deep = format!(
+        "{{\"name\":\"d\",\"meta\":{}{}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        ("deep", deep.into_bytes(), "more than 127 levels deep"),
+        ("not-utf8", b"{\"name\":\"\xff\xfe\"}".to_vec(), "not UTF-8"),
+        ("lone", br#"{"name":"\ud800"}"#.to_vec(), "surrogate"),
+        (
+            "huge",
+            br#"{"name":"n","n":1e400}"#.to_vec(),
+            "number out of range",
+        ),
+    ];
+    for (session, raw, why) in cases {
+        let r = s
+            .client
+            .post(format!("{}/v1/customers", s.url))
+            .header("content-type", "application/json")
+            .header("X-Wraith-Session", session)
+            .body(raw)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let provenance = r
+            .headers()
+            .get("x-wraith-provenance")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(status, 400, "{session}: {body}");
+        assert_eq!(provenance.as_deref(), Some("miss"), "{session}");
+        assert_eq!(body["error"], "malformed-body", "{session}: {body}");
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(why), "{session}: {message}");
+        let list = s.get("/v1/customers", Some(session)).await.json();
+        assert!(
+            !list.to_string().contains("\"d\""),
+            "{session}: nothing was stored: {list}"
+        );
+    }
+    let r = s
+        .client
+        .post(format!("{}/v1/customers", s.url))
+        .header("content-type", "application/json")
+        .header("X-Wraith-Session", "bom")
+        .body(b"\xEF\xBB\xBF{\"name\":\"Bom\"}".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["name"], "Bom", "the body after the mark was read");
 }
