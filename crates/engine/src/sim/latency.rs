@@ -44,6 +44,10 @@ pub enum LatencyMode {
     },
 }
 
+/// The most a `recorded` latency mode waits unless told otherwise: `[serve.latency] max_ms`'s
+/// default.
+pub const RECORDED_MAX_MS: u64 = 5000;
+
 /// The whole latency policy: a default mode and per-route overrides (first match wins).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyPolicy {
@@ -222,7 +226,13 @@ impl RawMode {
             "recorded" | "list" => match &self.latencies {
                 Some(l) if l.is_empty() => Err("`latencies` is empty".into()),
                 Some(l) => Ok(LatencyMode::List(l.clone())),
-                None if mode == "recorded" => Ok(LatencyMode::Recorded),
+                // Held within `min_ms..=max_ms` (5 s at most by default), as `[serve.latency]`
+                // and the flag hold it: a recorded timing may be absurd.
+                None if mode == "recorded" => Ok(LatencyMode::Scaled {
+                    multiplier: 1.0,
+                    min_ms: self.min_ms.unwrap_or(0),
+                    max_ms: self.max_ms.unwrap_or(RECORDED_MAX_MS),
+                }),
                 None => Err("`latencies` is missing".into()),
             },
             "normal" => {

@@ -509,6 +509,40 @@ async fn a_scaled_serve_latency_multiplies_the_recorded_timings_within_its_bound
     );
 }
 
+#[tokio::test]
+async fn the_recorded_latency_flag_is_held_at_the_serve_latency_cap() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let mut m = model::shop("shop");
+    // Absurd recorded timings (a HAR entry whose `time` is days): never slept whole.
+    for r in &mut m.routes {
+        r.latency = wraith_model::LatencyProfile {
+            p50_ms: 1_000_000_000,
+            p90_ms: 1_000_000_000,
+            p99_ms: u64::MAX,
+            sample_count: 4,
+        };
+    }
+    t.write_model(&m);
+    t.append_toml("[serve.latency]\nmax_ms = 20\n");
+    let within = |s| async move {
+        tokio::time::timeout(std::time::Duration::from_secs(20), delays(s, 4))
+            .await
+            .expect("a recorded delay was slept uncapped")
+    };
+    let s = t.serve(&["--trace", "--latency-mode", "recorded"]);
+    assert_eq!(within(&s).await, [20; 4], "held at [serve.latency] max_ms");
+    drop(s);
+    let flags = [
+        "--trace",
+        "--latency-mode",
+        "recorded",
+        "--latency-max-ms",
+        "7",
+    ];
+    let s = t.serve(&flags);
+    assert_eq!(within(&s).await, [7; 4], "held at --latency-max-ms");
+}
+
 #[test]
 fn a_serve_latency_table_that_contradicts_itself_exits_1_naming_the_key() {
     for (table, key) in [

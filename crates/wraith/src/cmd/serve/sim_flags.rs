@@ -33,7 +33,8 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub chaos_seed: Option<u64>,
     /// How responses are delayed (slept after the twin answered). recorded = each route's
-    /// recorded p50/p90/p99; normal = --latency-ms mean, --latency-stddev-ms spread. A
+    /// recorded p50/p90/p99, at most --latency-max-ms (default `[serve.latency] max_ms`, 5000);
+    /// normal = --latency-ms mean, --latency-stddev-ms spread. A
     /// parameter below that the chosen mode does not take (or any of them without a mode) is
     /// refused.
     #[arg(long, value_enum, value_name = "MODE")]
@@ -44,7 +45,8 @@ pub struct SimArgs {
     /// uniform: lower bound. Needs --latency-mode uniform.
     #[arg(long, value_name = "MS")]
     pub latency_min_ms: Option<u64>,
-    /// uniform: upper bound (reversed bounds are swapped). Needs --latency-mode uniform.
+    /// uniform: upper bound (reversed bounds are swapped); recorded: the most delay (default
+    /// `[serve.latency] max_ms`, 5000). Needs --latency-mode uniform or recorded.
     #[arg(long, value_name = "MS")]
     pub latency_max_ms: Option<u64>,
     /// percentile: median delay. Needs --latency-mode percentile.
@@ -273,7 +275,14 @@ pub fn sim_config(
                     |reason| CliError::usage(anyhow!("--latency-mode percentile: {reason}")),
                 )?
             }
-            LatencyModeArg::Recorded => LatencyMode::Recorded,
+            // Held at `[serve.latency] max_ms` (5 s by default) as that table's `recorded`
+            // is, or at --latency-max-ms: a recorded timing may be absurd (a HAR entry
+            // hours long), and a twin that answers never is no use.
+            LatencyModeArg::Recorded => LatencyMode::Scaled {
+                multiplier: 1.0,
+                min_ms: 0,
+                max_ms: args.latency_max_ms.unwrap_or(limits.latency.max_ms),
+            },
             LatencyModeArg::Normal => {
                 let stddev_ms = args.latency_stddev_ms.unwrap_or(0.0);
                 if !(stddev_ms.is_finite() && stddev_ms >= 0.0) {
@@ -342,7 +351,7 @@ fn mode_name(mode: LatencyModeArg) -> &'static str {
 /// Refuse a latency parameter that the chosen `--latency-mode` (or its absence) would ignore:
 /// a delay asked for and silently not applied is worse than a refusal.
 fn check_latency_parameters(args: &SimArgs) -> Result<(), CliError> {
-    use LatencyModeArg::{Fixed, Normal, Percentile, Uniform};
+    use LatencyModeArg::{Fixed, Normal, Percentile, Recorded, Uniform};
     let given: [(&str, bool, &[LatencyModeArg]); 7] = [
         ("--latency-ms", args.latency_ms.is_some(), &[Fixed, Normal]),
         (
@@ -353,7 +362,7 @@ fn check_latency_parameters(args: &SimArgs) -> Result<(), CliError> {
         (
             "--latency-max-ms",
             args.latency_max_ms.is_some(),
-            &[Uniform],
+            &[Uniform, Recorded],
         ),
         ("--latency-p50", args.latency_p50.is_some(), &[Percentile]),
         ("--latency-p95", args.latency_p95.is_some(), &[Percentile]),
