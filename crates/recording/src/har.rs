@@ -363,6 +363,11 @@ fn has_dot_segment(path: &str) -> bool {
     })
 }
 
+/// The longest `time` (and `timings.receive`) a HAR entry may give, in milliseconds: a day.
+/// No recorded exchange takes longer; a larger value (`1e300`) is a broken exporter's, and
+/// stored it would make `serve --latency-mode recorded` wait for it.
+pub const MAX_HAR_TIME_MS: f64 = 86_400_000.0;
+
 /// Parse and validate a whole HAR document. Nothing is written.
 pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession, HarError> {
     let err = |json_path: String, message: String| HarError {
@@ -580,8 +585,33 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         } else {
             crate::exchange::header_value(&resp_headers, "content-type").map(str::to_string)
         };
-        let total_us = ms_to_us(entry.time.unwrap_or(0.0));
-        let receive_us = ms_to_us(entry.timings.and_then(|t| t.receive).unwrap_or(0.0));
+        let time = entry.time;
+        let receive = entry.timings.and_then(|t| t.receive);
+        let mut absurd = false;
+        for (field, ms) in [("time", time), ("timings.receive", receive)] {
+            if let Some(ms) = ms.filter(|ms| *ms > MAX_HAR_TIME_MS) {
+                absurd = true;
+                // `{:e}` past what a plain spelling shows short (`1e300`, not 301 digits).
+                let ms = if ms < 1e15 {
+                    ms.to_string()
+                } else {
+                    format!("{ms:e}")
+                };
+                warnings.push(format!(
+                    "{}: {ms} ms is more than a day, which no exchange takes; the entry's \
+                     timings are imported as zero (no recorded latency)",
+                    at(field)
+                ));
+            }
+        }
+        // One absurd figure makes the entry's others meaningless too.
+        let (time, receive) = if absurd {
+            (None, None)
+        } else {
+            (time, receive)
+        };
+        let total_us = ms_to_us(time.unwrap_or(0.0));
+        let receive_us = ms_to_us(receive.unwrap_or(0.0));
         let last_byte_us = start_us.saturating_add(total_us);
         let first_byte_us = last_byte_us.saturating_sub(receive_us).max(start_us);
         exchanges.push(Exchange {

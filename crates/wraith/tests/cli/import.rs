@@ -859,3 +859,44 @@ fn entries_a_twin_could_never_replay_are_skipped_naming_why() {
         "{skipped}"
     );
 }
+
+#[test]
+fn an_absurd_har_time_is_imported_as_zero_with_a_warning_naming_file_and_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "slow", "https://api.example.com/v1");
+    let entry = |time: &str| {
+        format!(
+            r#"{{"startedDateTime":"2000-01-01T00:00:00.000Z","time":{time},
+            "request":{{"method":"GET","url":"https://api.example.com/v1/slow","headers":[]}},
+            "response":{{"status":200,"headers":[],"content":{{"mimeType":"application/json",
+            "text":"{{}}"}}}},"timings":{{"receive":1,"wait":{time}}}}}"#
+        )
+    };
+    let har = format!(
+        r#"{{"log":{{"version":"1.2","creator":{{"name":"t","version":"1"}},"entries":[{},{}]}}}}"#,
+        entry("1e300"),
+        entry("12")
+    );
+    let file = tmp.path().join("slow.har");
+    std::fs::write(&file, har).unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "slow"]).arg(&file));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("slow.har: log.entries[0].time: 1e300 ms is more than a day"),
+        "{err}"
+    );
+    assert!(!err.contains("entries[1]"), "{err}");
+    let out = run(wraith(tmp.path()).args(["synth", "slow"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("twins/slow/model/twin.wir.json")).unwrap(),
+    )
+    .unwrap();
+    let p99 = model["routes"][0]["latency"]["p99_ms"].as_u64().unwrap();
+    assert!(p99 <= 12, "the absurd time reached the model: p99 {p99} ms");
+}
