@@ -1437,6 +1437,20 @@ fn no_answer(timeout: Duration) -> String {
     format!("no answer within {} s (--timeout)", timeout.as_secs())
 }
 
+/// The most bytes of one answer's body `check --target` reads: four times what `serve` takes
+/// of a request body, and far past any answer a recording holds. A target that sends more
+/// (an endless stream) fails the run instead of filling the memory.
+const MAX_ANSWER_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// An answer body past [`MAX_ANSWER_BODY_BYTES`].
+fn too_large() -> String {
+    format!(
+        "the answer's body is larger than {} MiB, the most check reads of one answer; the \
+         target is not answering as a twin does",
+        MAX_ANSWER_BODY_BYTES / (1024 * 1024)
+    )
+}
+
 /// The `--timeout` that ran out before an answer's body arrived.
 fn no_body(timeout: Duration) -> String {
     format!(
@@ -1536,10 +1550,17 @@ impl HttpTwin {
                     _ => headers.push((k.as_str().to_string(), v.to_string())),
                 }
             }
-            let body = tokio::time::timeout(timeout, resp.into_body().collect())
+            let limited = http_body_util::Limited::new(resp.into_body(), MAX_ANSWER_BODY_BYTES);
+            let body = tokio::time::timeout(timeout, limited.collect())
                 .await
                 .map_err(|_| no_body(timeout))?
-                .map_err(|e| format!("reading the body: {}", error_chain(&e)))?
+                .map_err(|e| {
+                    if e.is::<http_body_util::LengthLimitError>() {
+                        too_large()
+                    } else {
+                        format!("reading the body: {}", crate::exit::chain(e.as_ref()))
+                    }
+                })?
                 .to_bytes()
                 .to_vec();
             Ok(Observed {

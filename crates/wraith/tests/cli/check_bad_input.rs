@@ -845,6 +845,40 @@ fn target_that_never_answers_times_out_after_the_timeout() {
 }
 
 #[test]
+fn target_answering_an_endless_body_fails_the_run_at_the_answer_body_cap() {
+    let t = twin();
+    // Chunks as fast as the socket takes them and never the last one: 80 MiB, then it stalls
+    // (an endless stream, as far as a reader that stops at the cap can tell).
+    let endless = raw_target(|mut s| {
+        read_request(&mut reader(&s));
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                    transfer-encoding: chunked\r\n\r\n";
+        if s.write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        let chunk = format!("10000\r\n{}\r\n", "a".repeat(0x10000));
+        for _ in 0..80 * 16 {
+            if s.write_all(chunk.as_bytes()).is_err() {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    });
+    let start = std::time::Instant::now();
+    expect(
+        &t,
+        &["check", "--target", &endless, "--timeout", "30"],
+        4,
+        &["did not answer exchange", "larger than 64 MiB"],
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(60),
+        "the run read until the timeout: {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn target_answering_a_body_that_is_not_json_fails_the_conformance_gate() {
     let t = twin();
     let html = raw_target(|mut s| {
