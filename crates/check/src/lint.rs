@@ -115,6 +115,9 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
         ));
         return None;
     };
+    if too_deep(text, MODEL_FILE, out) {
+        return None;
+    }
     if !is_canonical(text) {
         out.push(Finding::error(
             "canonical_json",
@@ -214,6 +217,22 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
     Some(model)
 }
 
+/// A model file nested past [`wraith_model::MAX_MODEL_DEPTH`]: the `model-too-deep` finding,
+/// and nothing else is read of it (parsing or walking it could exhaust the stack).
+fn too_deep(text: &str, file: &'static str, out: &mut Vec<Finding>) -> bool {
+    match wraith_model::refuse_too_deep(text) {
+        Ok(()) => false,
+        Err(e) => {
+            out.push(Finding::error(
+                "model-too-deep",
+                Some(file),
+                format!("{e}; re-run `wraith synth` to rebuild it"),
+            ));
+            true
+        }
+    }
+}
+
 fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
     let Some(text) = text else {
         if has_model {
@@ -225,6 +244,9 @@ fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
         }
         return;
     };
+    if too_deep(text, SYMBOLS_FILE, out) {
+        return;
+    }
     if !is_canonical(text) {
         out.push(Finding::error(
             "canonical_json",

@@ -19,7 +19,7 @@ pub mod types;
 
 pub use canonical::{CanonicalError, from_json_str, to_canonical_json};
 pub use json_text::JsonText;
-pub use load::{ModelLoadError, model_from_json_str};
+pub use load::{MAX_MODEL_DEPTH, ModelLoadError, json_depth, model_from_json_str, refuse_too_deep};
 pub use precomputed::{MomentVerdict, Precomputed, RouteColumns};
 pub use template::{
     ArrayNode, BodyTemplate, ClockUnit, EchoSource, EmbeddedRecord, Field, Hole, HoleKind,

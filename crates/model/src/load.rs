@@ -22,11 +22,71 @@ pub enum ModelLoadError {
     UnsupportedVersion { found: u64, reads: u32 },
     #[error("the model does not load ({0})")]
     Invalid(CanonicalError),
+    /// Arrays and objects nested past [`MAX_MODEL_DEPTH`]: no model synth writes, and walking
+    /// one would exhaust the stack of a command or of a serving thread.
+    #[error(
+        "arrays and objects nest {depth} levels deep, past the {limit} a model may have \
+         (`wraith synth` writes at most about {SYNTH_DEPTH}): the file was edited by hand or \
+         damaged"
+    )]
+    TooDeep { depth: usize, limit: usize },
+}
+
+/// About the deepest nesting of arrays and objects `wraith synth` writes: a recorded body is
+/// read as JSON to serde_json's recursion limit (128 levels; a deeper one is kept as text), a
+/// body template nests three model levels per object level of the body (the node, its
+/// `fields`, the field), and a dozen levels hold the template (model, routes, variant, body).
+pub const SYNTH_DEPTH: usize = 3 * 128 + 12;
+
+/// The deepest nesting of arrays and objects a model file (`model/twin.wir.json`,
+/// `model/symbols.json`) may have: more than twice what synth writes, and shallow enough for
+/// every walk over a model (rendering on a serving thread, the judge, lint) to fit its stack.
+pub const MAX_MODEL_DEPTH: usize = 1024;
+
+/// How deeply `text` nests arrays and objects, read as JSON text byte by byte (strings
+/// skipped, nothing parsed), so a file of any depth is measured without a stack.
+pub fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// [`ModelLoadError::TooDeep`] for a model file nested past [`MAX_MODEL_DEPTH`].
+pub fn refuse_too_deep(text: &str) -> Result<(), ModelLoadError> {
+    match json_depth(text) {
+        depth if depth > MAX_MODEL_DEPTH => Err(ModelLoadError::TooDeep {
+            depth,
+            limit: MAX_MODEL_DEPTH,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Parse a model written by this build. The whole text is parsed once on success; only a
 /// failure pays for a second look (the version, then the JSON path of the mismatch).
 pub fn model_from_json_str(text: &str) -> Result<Model, ModelLoadError> {
+    refuse_too_deep(text)?;
     let parsed = from_str_unbounded::<Model>(text);
     let found = match &parsed {
         Ok(model) => Some(u64::from(model.schema_version)),
