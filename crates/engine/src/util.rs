@@ -225,6 +225,13 @@ pub(crate) fn malformed_json_body(content_type: Option<&str>, body: &[u8]) -> Op
         ));
     }
     let why = err.to_string();
+    // serde_json names a lone leading surrogate by the pair's second half it did not find.
+    if why.contains("surrogate") || why.contains("unexpected end of hex escape") {
+        return Some(format!(
+            "a \\u escape is no character: a lone surrogate (half of a pair, as \\ud800 \
+             alone) or an escape cut short ({why})"
+        ));
+    }
     if why.starts_with("recursion limit exceeded") {
         return Some(format!(
             "it nests arrays and objects more than {MAX_BODY_DEPTH} levels deep, {}",
