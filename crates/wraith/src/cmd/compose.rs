@@ -500,8 +500,11 @@ fn read_model(dir: &TwinDir) -> Result<(Model, SymbolTable), String> {
         wraith_twin::read_file_to_string(&path).map_err(|e| format!("cannot read it: {e}"))?;
     let model = wraith_model::model_from_json_str(&text).map_err(|e| e.to_string())?;
     let symbols = match wraith_twin::read_file_to_string(&dir.model_dir().join("symbols.json")) {
-        Ok(t) => wraith_model::from_json_str::<SymbolTable>(&t).unwrap_or_default(),
-        Err(_) => SymbolTable::default(),
+        // A file nested too deep to walk is left out like one that does not parse.
+        Ok(t) if wraith_model::refuse_too_deep(&t).is_ok() => {
+            wraith_model::from_json_str::<SymbolTable>(&t).unwrap_or_default()
+        }
+        _ => SymbolTable::default(),
     };
     Ok((model, symbols))
 }

@@ -448,7 +448,8 @@ fn handler_stems(dir: &Path) -> Vec<String> {
 /// The model, when there is a readable one (only to tell shadowed declarations apart).
 fn load_model_quietly(twin: &TwinDir) -> Option<wraith_model::Model> {
     let text = wraith_twin::read_file_to_string(&twin.model_dir().join("twin.wir.json")).ok()?;
-    wraith_model::from_json_str(&text).ok()
+    // The loader that refuses a model nested too deep to walk, as every command's does.
+    wraith_model::model_from_json_str(&text).ok()
 }
 
 /// Load `lua/` (handlers, libraries, `routes.toml`) and install it into `engine`; the
