@@ -524,13 +524,12 @@ async fn the_recorded_latency_flag_is_held_at_the_serve_latency_cap() {
     }
     t.write_model(&m);
     t.append_toml("[serve.latency]\nmax_ms = 20\n");
-    let within = |s| async move {
-        tokio::time::timeout(std::time::Duration::from_secs(20), delays(s, 4))
-            .await
-            .expect("a recorded delay was slept uncapped")
-    };
     let s = t.serve(&["--trace", "--latency-mode", "recorded"]);
-    assert_eq!(within(&s).await, [20; 4], "held at [serve.latency] max_ms");
+    assert_eq!(
+        delays_within(&s).await,
+        [20; 4],
+        "held at [serve.latency] max_ms"
+    );
     drop(s);
     let flags = [
         "--trace",
@@ -540,7 +539,14 @@ async fn the_recorded_latency_flag_is_held_at_the_serve_latency_cap() {
         "7",
     ];
     let s = t.serve(&flags);
-    assert_eq!(within(&s).await, [7; 4], "held at --latency-max-ms");
+    assert_eq!(delays_within(&s).await, [7; 4], "held at --latency-max-ms");
+}
+
+/// [`delays`] of four requests, which must all be answered within 20 s.
+async fn delays_within(s: &Server) -> Vec<u64> {
+    tokio::time::timeout(std::time::Duration::from_secs(20), delays(s, 4))
+        .await
+        .expect("a recorded delay was slept uncapped")
 }
 
 #[test]
