@@ -107,9 +107,15 @@ impl<'de> Deserialize<'de> for JsonText {
 
 /// No whitespace outside string literals.
 fn is_compact(text: &str) -> bool {
-    let mut in_string = false;
-    let mut escaped = false;
-    for b in text.bytes() {
+    !outside_strings(text).any(|b| b.is_ascii_whitespace())
+}
+
+/// The bytes of JSON `text` outside its string literals (the quotes and every byte between
+/// them left out), read byte by byte without parsing, so text of any depth or validity is
+/// read without a stack.
+pub(crate) fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
+    let (mut in_string, mut escaped) = (false, false);
+    text.bytes().filter(move |&b| {
         if in_string {
             if escaped {
                 escaped = false;
@@ -118,13 +124,14 @@ fn is_compact(text: &str) -> bool {
             } else if b == b'"' {
                 in_string = false;
             }
+            false
         } else if b == b'"' {
             in_string = true;
-        } else if b.is_ascii_whitespace() {
-            return false;
+            false
+        } else {
+            true
         }
-    }
-    true
+    })
 }
 
 #[cfg(test)]

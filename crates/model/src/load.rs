@@ -47,20 +47,8 @@ pub const MAX_MODEL_DEPTH: usize = 1024;
 /// skipped, nothing parsed), so a file of any depth is measured without a stack.
 pub fn json_depth(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for b in text.bytes() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    for b in crate::json_text::outside_strings(text) {
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
