@@ -996,15 +996,7 @@ impl Scrubber {
         for id in &local.0 {
             fired.add(id);
         }
-        let mut out = Vec::with_capacity(body.len() + 32 * edits.len());
-        let mut at = 0;
-        for (span, new) in &edits {
-            out.extend_from_slice(body.get(at..span.start).unwrap_or_default());
-            out.extend_from_slice(new.as_bytes());
-            at = span.end;
-        }
-        out.extend_from_slice(body.get(at..).unwrap_or_default());
-        Some(out)
+        Some(splice(body, &edits))
     }
 
     /// Scrub a body that is a JSON object or array (`Err` for any other body). Only the strings
@@ -1040,15 +1032,7 @@ impl Scrubber {
         if edits.is_empty() {
             return Ok(None);
         }
-        let mut out = Vec::with_capacity(body.len() + 32 * edits.len());
-        let mut at = 0;
-        for (span, new) in &edits {
-            out.extend_from_slice(body.get(at..span.start).unwrap_or_default());
-            out.extend_from_slice(new.as_bytes());
-            at = span.end;
-        }
-        out.extend_from_slice(body.get(at..).unwrap_or_default());
-        Ok(Some(out))
+        Ok(Some(splice(body, &edits)))
     }
 
     /// The rewrites of the JSON text `text`, whose root value sits at `prefix` (empty for a
@@ -1095,15 +1079,8 @@ impl Scrubber {
         for (hit, inner) in user_hits.iter_mut().zip(inner_hits) {
             *hit |= inner;
         }
-        let mut out = String::with_capacity(s.len() + 32 * edits.len());
-        let mut at = 0;
-        for (span, new) in &edits {
-            out.push_str(s.get(at..span.start).unwrap_or_default());
-            out.push_str(new);
-            at = span.end;
-        }
-        out.push_str(s.get(at..).unwrap_or_default());
-        Some(out)
+        // The spans are whole values, so the spliced bytes stay UTF-8.
+        String::from_utf8(splice(s.as_bytes(), &edits)).ok()
     }
 
     /// The JSON text a string or number at `path` is rewritten to, or `None` when no rule
@@ -1309,6 +1286,20 @@ fn innermost_bracket_name(name: &str) -> Option<&str> {
         }
     }
     Some(innermost)
+}
+
+/// `body` with each span of `edits` (in order, not overlapping) replaced by its new text and
+/// every other byte kept.
+fn splice(body: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 32 * edits.len());
+    let mut at = 0;
+    for (span, new) in edits {
+        out.extend_from_slice(body.get(at..span.start).unwrap_or_default());
+        out.extend_from_slice(new.as_bytes());
+        at = span.end;
+    }
+    out.extend_from_slice(body.get(at..).unwrap_or_default());
+    out
 }
 
 fn is_builtin_secret_name(lname: &str) -> bool {
