@@ -517,25 +517,6 @@ fn concurrent_imports_of_one_file_import_it_once_and_all_succeed() {
     assert_eq!(session_dirs(tmp.path(), "shop").len(), 1);
 }
 
-/// Every file under `root`, with `.zst` files also decompressed.
-fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-    for entry in std::fs::read_dir(root).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            all_bytes(&p, out);
-        } else {
-            let bytes = std::fs::read(&p).unwrap();
-            if p.to_string_lossy().ends_with(".zst") {
-                out.push((
-                    p.clone(),
-                    wraith_recording::wrec::decompress(&bytes).unwrap(),
-                ));
-            }
-            out.push((p, bytes));
-        }
-    }
-}
-
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -554,7 +535,7 @@ fn no_secret_sent_in_a_har_reaches_any_byte_of_the_twin() {
         String::from_utf8_lossy(&out.stderr)
     );
     let mut files = Vec::new();
-    all_bytes(&tmp.path().join("twins/shop"), &mut files);
+    crate::support::all_bytes(&tmp.path().join("twins/shop"), &mut files);
     assert!(
         files
             .iter()

@@ -3,7 +3,7 @@
 //! secrets and checks each became the token of its value (the same secret, the same token).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -82,25 +82,6 @@ fn succeed(cmd: &mut Command) {
     );
 }
 
-/// Every file under `root`, with `.zst` files also decompressed.
-fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-    for entry in std::fs::read_dir(root).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            all_bytes(&p, out);
-        } else {
-            let bytes = std::fs::read(&p).unwrap();
-            if p.to_string_lossy().ends_with(".zst") {
-                out.push((
-                    p.clone(),
-                    wraith_recording::wrec::decompress(&bytes).unwrap(),
-                ));
-            }
-            out.push((p, bytes));
-        }
-    }
-}
-
 /// Import a HAR of `entries` into a new twin, check that no byte the twin holds contains any
 /// of `secrets`, and give back the imported exchanges in HAR order.
 fn import_without_leaks(entries: Vec<Value>, secrets: &[&str]) -> Vec<Exchange> {
@@ -115,7 +96,7 @@ fn import_without_leaks(entries: Vec<Value>, secrets: &[&str]) -> Vec<Exchange> 
     std::fs::write(&file, serde_json::to_vec_pretty(&har).unwrap()).unwrap();
     succeed(wraith(tmp.path()).args(["import", "api"]).arg(&file));
     let mut files = Vec::new();
-    all_bytes(&tmp.path().join("twins/api"), &mut files);
+    crate::support::all_bytes(&tmp.path().join("twins/api"), &mut files);
     assert!(
         files
             .iter()

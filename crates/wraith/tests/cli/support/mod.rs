@@ -478,3 +478,22 @@ pub fn mkfifo(path: &Path) {
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
+
+/// Every file under `root`, with `.zst` files also decompressed.
+pub fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(root).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            all_bytes(&p, out);
+        } else {
+            let bytes = std::fs::read(&p).unwrap();
+            if p.to_string_lossy().ends_with(".zst") {
+                out.push((
+                    p.clone(),
+                    wraith_recording::wrec::decompress(&bytes).unwrap(),
+                ));
+            }
+            out.push((p, bytes));
+        }
+    }
+}
