@@ -160,6 +160,7 @@ fn bench_engine() -> Engine {
         moments: vec![Moment {
             source: "s1/1".to_string(),
             principal: None,
+            respelled: false,
             status: 200,
             headers: vec![("content-type".to_string(), "application/json".to_string())],
             body: RecordedBody::json(json!({"id": "cus_1", "object": "customer", "name": "Alice",

@@ -2285,8 +2285,9 @@ impl Engine {
         };
         let (mi, moment) = candidates[idx];
         let mut out = self.moment_out(ns, call, ei, mi);
-        // A claim only when this is provably the request's own moment.
-        out.replay = if within && certain {
+        // A claim only when this is provably the request's own moment, and the body served
+        // holds its every recorded value (a respelled moment lost some in the parse).
+        out.replay = if within && certain && !moment.respelled {
             Some(ReplayClass::SeriesMoment)
         } else {
             None

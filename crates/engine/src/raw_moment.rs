@@ -360,6 +360,7 @@ mod tests {
                 .map(|(i, b)| wraith_model::Moment {
                     source: format!("s/{i}"),
                     principal: None,
+                    respelled: false,
                     status: 200,
                     headers: Vec::new(),
                     body: RecordedBody::json(b.clone()),

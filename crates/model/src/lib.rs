@@ -14,6 +14,7 @@ pub mod load;
 pub mod pointer;
 pub mod precomputed;
 pub mod request_key;
+pub mod respelling;
 pub mod template;
 pub mod types;
 

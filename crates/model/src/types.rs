@@ -1315,6 +1315,11 @@ pub struct Moment {
     /// Recorded response headers minus the volatile ones, lowercase, in recorded order.
     pub headers: Vec<(String, String)>,
     pub body: RecordedBody,
+    /// The recorded JSON body held values its parsed tree does not keep (a number a double
+    /// cannot hold, a key written twice: [`crate::respelling`]), so the body served is not the
+    /// recorded moment value for value and is never claimed to be (`X-Wraith-Replay`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub respelled: bool,
 }
 
 /// A recorded body. JSON is held as its canonical text ([`JsonText`]), not as a parsed tree:
@@ -1495,6 +1500,7 @@ mod tests {
         Moment {
             source: "s1/1".to_string(),
             principal: None,
+            respelled: false,
             status: 200,
             headers: Vec::new(),
             body,

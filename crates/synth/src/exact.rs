@@ -100,10 +100,15 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
             headers.push((lower.clone(), v.clone()));
         }
     }
+    let mut respelled = false;
     let body = match resp {
         RespBody::Empty => RecordedBody::Empty,
         RespBody::Json => match o.parse_response() {
-            Some(value) => RecordedBody::json(value),
+            Some(value) => {
+                respelled =
+                    wraith_model::respelling::respelling(&o.response_bytes(), &value).is_some();
+                RecordedBody::json(value)
+            }
             None => raw_body(o.ex.response_body()),
         },
         RespBody::Text(text) => RecordedBody::Text { text },
@@ -115,6 +120,7 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
         status: o.status,
         headers,
         body,
+        respelled,
     }
 }
 

@@ -428,6 +428,7 @@ mod tests {
         Moment {
             source: "r/0".into(),
             principal: None,
+            respelled: false,
             status,
             headers: Vec::new(),
             body: RecordedBody::json(body),

@@ -204,3 +204,45 @@ async fn a_json_answer_recorded_without_a_content_type_is_served_without_one() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A recorded answer whose values a parsed tree cannot hold (a 30-digit integer, a key written
+/// twice) is served from its parsed tree, so it is not the recorded moment value for value:
+/// the twin serves it without an `X-Wraith-Replay` claim, while an ordinary answer of the same
+/// twin keeps its claim.
+#[tokio::test]
+async fn a_moment_the_parse_respelled_is_served_without_a_replay_claim() {
+    use serde_json::json;
+    use support::har;
+    const ORIGIN: &str = "https://api.numbers.test";
+    let t = Twin::init("numbers", ORIGIN);
+    let raw = |path: &str, text: &str| {
+        let mut e = har::entry(ORIGIN, "GET", path, None, &json!({}));
+        e["response"]["content"]["text"] = json!(text);
+        e["response"]["content"]["size"] = json!(text.len());
+        e["response"]["bodySize"] = json!(text.len());
+        e
+    };
+    har::import(
+        &t,
+        &[],
+        "run.har",
+        vec![
+            raw("/big", r#"{"id":123456789012345678901234567890}"#),
+            raw("/twice", r#"{"id":1,"id":2}"#),
+            raw("/plain", r#"{"id":1E+2,"ok":true}"#),
+        ],
+    );
+    har::synth(&t, &[]);
+    let s = t.serve(&[]);
+    let big = s.get("/big", None).await;
+    assert_eq!(big.status, 200);
+    assert_eq!(big.provenance(), Some("recorded"));
+    assert_eq!(big.header("x-wraith-replay"), None);
+    let twice = s.get("/twice", None).await;
+    assert_eq!(twice.json(), json!({"id": 2}));
+    assert_eq!(twice.header("x-wraith-replay"), None);
+    // Another spelling of the same value is not a change: the claim stays.
+    let plain = s.get("/plain", None).await;
+    assert_eq!(plain.json(), json!({"id": 100.0, "ok": true}));
+    assert_eq!(plain.header("x-wraith-replay"), Some("series-moment;v=1"));
+}

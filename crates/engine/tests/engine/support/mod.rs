@@ -206,6 +206,7 @@ pub fn moment(source: &str, status: u16, body: Value) -> Moment {
     Moment {
         source: source.to_string(),
         principal: None,
+        respelled: false,
         status,
         headers: vec![("content-type".to_string(), "application/json".to_string())],
         body: RecordedBody::json(body),
