@@ -601,35 +601,148 @@ fn pointer_names(pointer: &str) -> Vec<String> {
 /// cluster comes first, then the others in first-seen order; each keeps exchange order.
 fn split_by_shape<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<Vec<usize>> {
     // Only the top-level names are read: the values are skipped, not built.
-    let shape = |k: usize| -> Option<BTreeSet<String>> { at(k).resp_top_level_keys() };
-    let mut clusters: Vec<(Option<BTreeSet<String>>, Vec<usize>)> = Vec::new();
-    for k in ks {
-        let keys = shape(*k);
-        let joined = clusters.iter_mut().find(|(rep, _)| match (rep, &keys) {
-            (Some(a), Some(b)) => {
-                let common = a.intersection(b).count();
-                let union = a.union(b).count();
-                union == 0 || common * 2 >= union
+    let shapes: Vec<Option<BTreeSet<String>>> =
+        ks.iter().map(|k| at(*k).resp_top_level_keys()).collect();
+    order_clusters(cluster_shapes(&shapes), ks)
+}
+
+/// Each shape's cluster (clusters numbered in first-seen order): the first cluster, in that
+/// order, whose first member's shape it is similar to ([`similar_shapes`]), else a new one.
+///
+/// Comparing a shape with every cluster's first member was quadratic when most answers share
+/// few names (a route answering objects keyed by ids). Prefix filtering finds the candidates
+/// instead. Names are ordered rarest first over the whole route. Two sets `r`, `x` of Jaccard
+/// ≥ 0.5 share `o ≥ (|r| + |x|) / 3` names, and `o ≥ |x| / 2`, so when `|r| ≤ |x|`, their
+/// rarest common name lies within the first `|r| - ⌈2|r|/3⌉ + 1` names of `r` (its short
+/// prefix) and within the first `|x| - ⌈|x|/2⌉ + 1` of `x` (its long prefix). Each cluster's
+/// first member is indexed under both prefixes, and a shape probes the short index with its
+/// long prefix and the long index with its short one, which finds every similar first member
+/// of either size. Candidates are then checked in cluster order, so the cluster picked is the
+/// one the scan picked.
+fn cluster_shapes(shapes: &[Option<BTreeSet<String>>]) -> Vec<usize> {
+    // Names interned, then ranked rarest first (ties by name, for determinism).
+    let mut frequency: BTreeMap<&str, usize> = BTreeMap::new();
+    for shape in shapes.iter().flatten() {
+        for name in shape {
+            *frequency.entry(name.as_str()).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(&str, usize)> = frequency.into_iter().collect();
+    ranked.sort_by_key(|&(name, n)| (n, name));
+    let rank: HashMap<&str, u32> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| (*name, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let ids: Vec<Option<Vec<u32>>> = shapes
+        .iter()
+        .map(|shape| {
+            shape.as_ref().map(|names| {
+                let mut v: Vec<u32> = names
+                    .iter()
+                    .filter_map(|n| rank.get(n.as_str()).copied())
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+        })
+        .collect();
+    let long = |v: &[u32]| v.len() - v.len().div_ceil(2) + 1;
+    let short = |v: &[u32]| v.len() - (2 * v.len()).div_ceil(3) + 1;
+
+    // Clusters by their first member's shape; `by_short`/`by_long` list the clusters whose
+    // first member holds a name in that prefix.
+    let mut reps: Vec<Option<&[u32]>> = Vec::new();
+    let mut by_short: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut by_long: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut no_names: Option<usize> = None;
+    let mut not_object: Option<usize> = None;
+    let mut out = Vec::with_capacity(ids.len());
+    for shape in &ids {
+        let joined = match shape {
+            None => not_object,
+            Some(v) if v.is_empty() => no_names,
+            Some(v) => {
+                let mut candidates: Vec<usize> = v[..long(v)]
+                    .iter()
+                    .filter_map(|id| by_short.get(id))
+                    .chain(v[..short(v)].iter().filter_map(|id| by_long.get(id)))
+                    .flatten()
+                    .copied()
+                    .collect();
+                candidates.sort_unstable();
+                candidates.dedup();
+                candidates
+                    .into_iter()
+                    .find(|&c| reps[c].is_some_and(|rep| similar_shapes(rep, v)))
             }
-            (None, None) => true,
-            _ => false,
-        });
-        match joined {
-            Some((_, members)) => members.push(*k),
-            None => clusters.push((keys, vec![*k])),
+        };
+        let c = match joined {
+            Some(c) => c,
+            None => {
+                let c = reps.len();
+                reps.push(shape.as_deref());
+                match shape {
+                    None => not_object = Some(c),
+                    Some(v) if v.is_empty() => no_names = Some(c),
+                    Some(v) => {
+                        for id in &v[..short(v)] {
+                            by_short.entry(*id).or_default().push(c);
+                        }
+                        for id in &v[..long(v)] {
+                            by_long.entry(*id).or_default().push(c);
+                        }
+                    }
+                }
+                c
+            }
+        };
+        out.push(c);
+    }
+    out
+}
+
+/// Jaccard similarity of two sorted name sets is at least 0.5 (two empty sets are similar).
+fn similar_shapes(a: &[u32], b: &[u32]) -> bool {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    union == 0 || common * 2 >= union
+}
+
+/// The members of each cluster (`cluster[i]` is `ks[i]`'s), the largest first (the earliest
+/// of equals), then the others in first-seen order.
+fn order_clusters(cluster: Vec<usize>, ks: &[usize]) -> Vec<Vec<usize>> {
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for (c, k) in cluster.into_iter().zip(ks) {
+        if c == clusters.len() {
+            clusters.push(Vec::new());
+        }
+        if let Some(members) = clusters.get_mut(c) {
+            members.push(*k);
         }
     }
     let largest = clusters
         .iter()
         .enumerate()
-        .max_by_key(|(i, (_, m))| (m.len(), Reverse(*i)))
+        .max_by_key(|(i, m)| (m.len(), Reverse(*i)))
         .map(|(i, _)| i)
         .unwrap_or(0);
     let mut out: Vec<Vec<usize>> = Vec::with_capacity(clusters.len());
     if !clusters.is_empty() {
-        out.push(clusters[largest].1.clone());
+        out.push(std::mem::take(&mut clusters[largest]));
     }
-    for (i, (_, members)) in clusters.into_iter().enumerate() {
+    for (i, members) in clusters.into_iter().enumerate() {
         if i != largest {
             out.push(members);
         }
@@ -960,4 +1073,57 @@ fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<H
             HeaderProgram { name, program }
         })
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The scan `cluster_shapes` replaced: each shape against every cluster's first member.
+    fn scanned(shapes: &[Option<BTreeSet<String>>]) -> Vec<usize> {
+        let mut reps: Vec<&Option<BTreeSet<String>>> = Vec::new();
+        let mut out = Vec::new();
+        for keys in shapes {
+            let joined = reps.iter().position(|rep| match (rep, keys) {
+                (Some(a), Some(b)) => {
+                    let common = a.intersection(b).count();
+                    let union = a.union(b).count();
+                    union == 0 || common * 2 >= union
+                }
+                (None, None) => true,
+                _ => false,
+            });
+            out.push(joined.unwrap_or_else(|| {
+                reps.push(keys);
+                reps.len() - 1
+            }));
+        }
+        out
+    }
+
+    fn shape() -> impl Strategy<Value = Option<BTreeSet<String>>> {
+        proptest::option::weighted(0.9, proptest::collection::btree_set("[a-j]", 0..9))
+    }
+
+    proptest! {
+        #[test]
+        fn prefix_filtered_clusters_are_the_scanned_clusters(
+            shapes in proptest::collection::vec(shape(), 0..40)
+        ) {
+            prop_assert_eq!(cluster_shapes(&shapes), scanned(&shapes));
+        }
+    }
+
+    #[test]
+    fn answers_keyed_by_ids_each_make_their_own_cluster() {
+        let shapes: Vec<Option<BTreeSet<String>>> = (0..3000)
+            .map(|i| Some([format!("key{i}"), "id".to_string()].into_iter().collect()))
+            .chain([Some(BTreeSet::new()), None, Some(BTreeSet::new()), None])
+            .collect();
+        let clusters = cluster_shapes(&shapes);
+        assert_eq!(clusters, scanned(&shapes));
+        assert_eq!(clusters[3000..], [3000, 3001, 3000, 3001]);
+    }
 }
