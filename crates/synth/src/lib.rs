@@ -330,6 +330,23 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let exact = exact::exact_indexes(&templated, &mut obs, &upload_names);
     for (((route, exact), bound), names) in built.iter_mut().zip(exact).zip(bound).zip(upload_names)
     {
+        let respelled = exact
+            .iter()
+            .flat_map(|e| &e.moments)
+            .filter(|m| m.respelled)
+            .count();
+        if respelled > 0 {
+            diagnostics.push(Diagnostic {
+                severity: "warning".into(),
+                code: "respelled-body".into(),
+                route: Some(format!("{} {}", route.method, route.path)),
+                message: format!(
+                    "{respelled} recorded answer(s) hold a number a 64-bit float cannot hold \
+                     exactly or a key written twice: the twin serves the parsed values (the \
+                     nearest double, the last value of the key) and never claims them exact"
+                ),
+            });
+        }
         route.exact = exact;
         route.upload_names = names;
         for entry in &mut route.exact {

@@ -233,6 +233,19 @@ async fn a_moment_the_parse_respelled_is_served_without_a_replay_claim() {
         ],
     );
     har::synth(&t, &[]);
+    // Synth says which routes hold such answers.
+    let model: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap(),
+    )
+    .unwrap();
+    let warned: Vec<&str> = model["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "respelled-body")
+        .map(|d| d["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned, ["GET /big", "GET /twice"]);
     let s = t.serve(&[]);
     let big = s.get("/big", None).await;
     assert_eq!(big.status, 200);
