@@ -164,7 +164,8 @@ pub struct Verdict {
 pub struct Facets {
     /// The header rule ran (status matched, no refusal, `content-type` not ignored).
     pub headers_compared: bool,
-    /// The body rules ran (status matched, no refusal, not a `HEAD`).
+    /// The body rules ran (status matched, no refusal, a body HTTP delivers: not a `HEAD`,
+    /// not a 204 or 304).
     pub body_compared: bool,
     /// Paths of the divergences found at `echoed` positions, and of `symbol_mismatch` ones
     /// ([`crate::symbols`]): the symbol-consistency dimension.
@@ -224,6 +225,16 @@ impl ExpectedBody {
         let body = parse_body(&bytes);
         ExpectedBody { bytes, body }
     }
+}
+
+/// Whether the recorded answer's body is one HTTP can deliver, and so one the check compares:
+/// not the answer to a `HEAD`, and not of a status that carries no body (204, 304:
+/// [`wraith_engine::status_carries_body`]). A body a recording holds there (a HAR that kept
+/// one, an upstream that sent one anyway) reaches no client of the API or of the twin, which
+/// answers such a status without one in process and over HTTP alike.
+pub(crate) fn body_deliverable(ex: &Exchange) -> bool {
+    !ex.request.method.eq_ignore_ascii_case("HEAD")
+        && wraith_engine::status_carries_body(ex.response.status)
 }
 
 /// Judge one exchange.
@@ -538,7 +549,7 @@ pub(crate) fn passes(
         .ignore_headers
         .iter()
         .any(|h| h.eq_ignore_ascii_case("content-type"))
-        && (!expected.bytes.is_empty() || !answer.is_empty())
+        && ((body_deliverable(ex) && !expected.bytes.is_empty()) || !answer.is_empty())
     {
         let (exp, act) = content_types(ex, obs);
         match (exp, act) {
@@ -547,7 +558,7 @@ pub(crate) fn passes(
             _ => return false,
         }
     }
-    if ex.request.method.eq_ignore_ascii_case("HEAD") || answer == expected.bytes {
+    if !body_deliverable(ex) || answer == expected.bytes {
         return true;
     }
     let (Body::Json(e), Body::Json(a)) = (&expected.body, actual) else {
@@ -629,8 +640,9 @@ fn judge_unsuppressed(
         facets.headers_compared = true;
         compared += 1;
         let (exp, act) = content_types(ex, obs);
-        // Only when the recording had a body: a bodiless answer's content type is noise.
-        if !expected_body_bytes.is_empty() || !obs.body.is_empty() {
+        // Only when the recording had a body it could deliver: a bodiless answer's content
+        // type is noise.
+        if (body_deliverable(ex) && !expected_body_bytes.is_empty()) || !obs.body.is_empty() {
             match (exp, act) {
                 (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
                 (None, None) => {}
@@ -647,7 +659,7 @@ fn judge_unsuppressed(
             }
         }
     }
-    if !ex.request.method.eq_ignore_ascii_case("HEAD") {
+    if body_deliverable(ex) {
         facets.body_compared = true;
         // The recording in the session's names (values the twin told this session another
         // name for), then in the twin's outbound-policy space: a copy only when a value was
@@ -875,10 +887,7 @@ fn generated_pairs_with(
     mut cache: Option<&mut DiffCache>,
     memo: Option<&mut AnswerMemo>,
 ) -> Vec<(Value, Value)> {
-    if ex.response.status != obs.status
-        || ex.request.method.eq_ignore_ascii_case("HEAD")
-        || expected.bytes == obs.body
-    {
+    if ex.response.status != obs.status || !body_deliverable(ex) || expected.bytes == obs.body {
         return Vec::new();
     }
     let Body::Json(recorded) = &expected.body else {

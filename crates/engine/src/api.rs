@@ -186,6 +186,15 @@ impl Response {
     }
 }
 
+/// Whether an answer of `status` can carry a body on the wire: a `204 No Content`, a
+/// `304 Not Modified` and an interim (1xx) answer never do (RFC 9110 §15.3.5, §15.4.5;
+/// RFC 9112 §6.3), so no HTTP server delivers a body with one, whatever a recording holds.
+/// The engine answers such a status without a body, and the check does not compare a
+/// recorded one.
+pub fn status_carries_body(status: u16) -> bool {
+    !matches!(status, 100..=199 | 204 | 304)
+}
+
 /// Where one body position's value came from (the per-field origin map under `--debug`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

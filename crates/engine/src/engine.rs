@@ -3647,6 +3647,19 @@ impl Engine {
             }
             (None, None) => self.serialize(&out, req, head),
         };
+        // A 204 or a 304 carries no body on the wire (the server could not send one), so the
+        // engine answers none either, and in process the twin answers what it answers over
+        // HTTP. A recorded body left out is no longer the moment verbatim: its claim and its
+        // per-field origins go with it.
+        if !crate::api::status_carries_body(resp.status) {
+            if !resp.body.is_empty() || resp.head_length.is_some_and(|n| n > 0) {
+                resp.replay = None;
+                resp.field_counts = None;
+                resp.field_origins = None;
+            }
+            resp.body = Bytes::new();
+            resp.head_length = None;
+        }
         policy_applied |= body_policy;
         resp.headers = headers;
         resp.route = route;

@@ -143,6 +143,61 @@ fn head_uses_the_get_route_and_returns_no_body_and_no_replay_claim() {
 }
 
 #[test]
+fn a_recorded_body_on_a_204_or_304_is_not_answered_and_drops_the_replay_claim() {
+    let gone = R::new("DELETE", "/v1/things/:id")
+        .variant(204, Guard::Always, c(json!({"deleted": true})))
+        .exact(
+            "/v1/things/1",
+            "",
+            None,
+            vec![moment("s1/1", 204, json!({"deleted": true}))],
+        )
+        .build();
+    let cached = R::new("GET", "/v1/etag")
+        .variant(304, Guard::Always, c(json!({"cached": true})))
+        .exact(
+            "/v1/etag",
+            "",
+            None,
+            vec![moment("s1/2", 304, json!({"cached": true}))],
+        )
+        .build();
+    let e = engine(model(vec![gone, cached], vec![]), det_opts());
+    for (method, path, status) in [("DELETE", "/v1/things/1", 204), ("GET", "/v1/etag", 304)] {
+        // The recorded moment, then the route's template past it: neither has a body.
+        for _ in 0..2 {
+            let (r, tree) = e.handle_with_tree(Some("s"), &req(method, path, None));
+            assert_eq!(r.status, status);
+            assert!(r.body.is_empty(), "{method} {path}: {:?}", r.body);
+            assert!(tree.is_none());
+            assert!(
+                r.replay.is_none(),
+                "{method} {path}: the body is not the moment's"
+            );
+            assert!(header(&ctl(&e, &r, method), "x-wraith-replay").is_none());
+        }
+    }
+    let first = e.handle(Some("t"), &req("GET", "/v1/etag", None));
+    assert_eq!(first.provenance, Provenance::Recorded);
+    assert_eq!(first.exchange.as_deref(), Some("s1/2"));
+}
+
+#[test]
+fn an_empty_recorded_204_keeps_its_replay_claim() {
+    let mut empty = moment("s1/1", 204, json!(null));
+    empty.body = RecordedBody::Empty;
+    let gone = R::new("DELETE", "/v1/things/:id")
+        .variant_empty(204, Guard::Always)
+        .exact("/v1/things/1", "", None, vec![empty])
+        .build();
+    let e = engine(model(vec![gone], vec![]), det_opts());
+    let r = e.handle(Some("s"), &req("DELETE", "/v1/things/1", None));
+    assert_eq!(r.status, 204);
+    assert!(r.body.is_empty());
+    assert_eq!(r.replay, Some(ReplayClass::SeriesMoment));
+}
+
+#[test]
 fn routes_with_another_origin_match_only_that_host() {
     let other = R::new("GET", "/status")
         .origin("https://status.other.example")

@@ -47,6 +47,7 @@ mod serve_anonymous_moments;
 mod serve_api_not_found;
 mod serve_array_echo;
 mod serve_blamed_fields;
+mod serve_bodiless_answers;
 mod serve_carried_fields;
 mod serve_child_refs;
 mod serve_cli;
