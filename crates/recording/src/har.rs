@@ -437,6 +437,9 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
     let mut exchanges = Vec::with_capacity(har.log.entries.len());
     let mut skipped = Vec::new();
     let mut outside_base_path = Vec::new();
+    // Entries recording a body on an answer that carries none on the wire (`log.entries[i]`
+    // and why), named together in one warning after the loop.
+    let mut undeliverable_bodies: Vec<String> = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
         let at = |field: &str| format!("log.entries[{i}].{field}");
         if entry.response.status == 0 {
@@ -580,6 +583,11 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             }
             None => (Vec::new(), String::new()),
         };
+        if !resp_body.is_empty() && (entry.response.status == 204 || entry.response.status == 304) {
+            undeliverable_bodies.push(format!("log.entries[{i}] ({})", entry.response.status));
+        } else if !resp_body.is_empty() && method == "HEAD" {
+            undeliverable_bodies.push(format!("log.entries[{i}] (HEAD)"));
+        }
         let resp_ct = if !resp_mime.is_empty() {
             Some(resp_mime)
         } else {
@@ -648,6 +656,9 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             truncated: false,
         });
     }
+    if let Some(w) = undeliverable_body_warning(&undeliverable_bodies) {
+        warnings.push(w);
+    }
     Ok(HarSession {
         stem,
         exchanges,
@@ -655,6 +666,41 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         outside_base_path,
         warnings,
     })
+}
+
+/// At most this many entries are named in one warning; the rest are counted.
+const NAMED_ENTRIES: usize = 5;
+
+/// The warning naming the entries that record a body on an answer that carries none: a 204
+/// or a 304 (RFC 9110 §15.3.5, §15.4.5), or the answer to a `HEAD`. The body stays in the
+/// recording as it was captured, but no HTTP server can send it: the twin answers those
+/// exchanges without one, and `wraith check` does not compare it.
+fn undeliverable_body_warning(entries: &[String]) -> Option<String> {
+    if entries.is_empty() {
+        return None;
+    }
+    let named = entries
+        .iter()
+        .take(NAMED_ENTRIES)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = entries.len().saturating_sub(NAMED_ENTRIES);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let verb = if entries.len() == 1 {
+        "records"
+    } else {
+        "record"
+    };
+    Some(format!(
+        "{named}{more} {verb} a response body on an answer that carries none on the wire \
+         (a 204, a 304 or the answer to a HEAD): the recording keeps it, but the twin answers \
+         without it and `wraith check` does not compare it"
+    ))
 }
 
 fn ms_to_us(ms: f64) -> u64 {
@@ -902,6 +948,31 @@ mod tests {
         latin1.insert(2, 0xE9);
         let e = parse_har(&latin1, Path::new("l.har"), &base()).unwrap_err();
         assert!(e.to_string().contains("not UTF-8 text"), "{e}");
+    }
+
+    #[test]
+    fn a_body_recorded_on_a_204_a_304_or_a_head_answer_is_kept_with_one_warning_naming_them() {
+        let no_content = OK_ENTRY.replace(r#""status":200"#, r#""status":204"#);
+        let not_modified = OK_ENTRY.replace(r#""status":200"#, r#""status":304"#);
+        let head = OK_ENTRY.replace(r#""method":"get""#, r#""method":"HEAD""#);
+        let empty_204 = no_content.replace(r#""text":"{}""#, r#""text":"""#);
+        let entries = [OK_ENTRY, &no_content, &not_modified, &head, &empty_204].join(",");
+        let s = parse_har(&har(&entries), Path::new("b.har"), &base()).unwrap();
+        assert_eq!(s.exchanges.len(), 5);
+        assert_eq!(s.exchanges[1].response_body(), b"{}", "kept as recorded");
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        let w = &s.warnings[0];
+        assert!(
+            w.starts_with("log.entries[1] (204), log.entries[2] (304), log.entries[3] (HEAD) record a response body"),
+            "{w}"
+        );
+        assert!(w.contains("the twin answers without it"), "{w}");
+        let clean = parse_har(
+            &har(&[OK_ENTRY, &empty_204].join(",")),
+            Path::new("c.har"),
+            &base(),
+        );
+        assert!(clean.unwrap().warnings.is_empty());
     }
 
     #[test]

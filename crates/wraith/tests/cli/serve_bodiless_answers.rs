@@ -1,7 +1,7 @@
 //! A recording that holds a body on an answer that carries none on the wire (a 204, a 304):
-//! the twin answers without it in process as over HTTP (with no replay claim for a moment it
-//! did not answer verbatim), and `wraith check` judges it the same way in memory and with
-//! `--wire`. Black-box: the real binary.
+//! `wraith import` keeps it and says so, the twin answers without it in process as over HTTP
+//! (with no replay claim for a moment it did not answer verbatim), and `wraith check` judges
+//! it the same way in memory and with `--wire`. Black-box: the real binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -66,6 +66,21 @@ fn check(t: &Twin, extra: &[&str]) -> (Option<i32>, Value) {
         )
     });
     (out.status.code(), report)
+}
+
+#[test]
+fn import_warns_that_a_body_recorded_on_a_204_or_304_cannot_be_answered() {
+    let (_t, stderr) = twin();
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("carries none on the wire"))
+        .unwrap_or_else(|| panic!("no warning: {stderr}"));
+    assert!(warning.starts_with("warning: "), "{warning}");
+    assert!(warning.contains("things.har"), "names the file: {warning}");
+    assert!(
+        warning.contains("log.entries[2] (304), log.entries[3] (204)"),
+        "names the entries: {warning}"
+    );
 }
 
 #[test]
