@@ -1933,28 +1933,23 @@ impl Engine {
         all.collect()
     }
 
-    /// The exact-replay entry of this request: keyed on the path as received (recordings keep
-    /// trailing slashes), then on the normalized path.
+    /// The exact-replay entry of this request: keyed on the path as received, as the
+    /// recordings keep it. Only the route is matched on the normalized path: `/things/` or
+    /// `//things` is not the recording of `/things` (an API may answer them otherwise, or
+    /// redirect), so it is answered by the route like any request no recording covers, never
+    /// replayed as that recording and claimed `recorded`.
     fn exact_entry(&self, call: &Call<'_>) -> Option<usize> {
         let index = &self.router.info[call.m.route].exact;
         if index.is_empty() {
             return None;
         }
-        // One key, its path swapped for the second lookup: the body's fingerprint (a SHA-256
-        // of the whole upload for multipart) and the sorted query do not depend on the path.
-        let mut key = wraith_model::request_key::request_key_with(
+        let key = wraith_model::request_key::request_key_with(
             &call.req.path,
             &call.req.query,
             call.content_type(),
             &call.req.body,
             &self.model.routes[call.m.route].upload_names,
         );
-        if call.req.path != call.path {
-            if let Some(&ei) = index.get(&key) {
-                return Some(ei);
-            }
-            key.path.clone_from(&call.path);
-        }
         index.get(&key).copied()
     }
 
