@@ -533,7 +533,11 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             .map_err(|(j, m)| err(at(&format!("request.headers[{j}]")), m))?;
         check_headers(&entry.response.headers)
             .map_err(|(j, m)| err(at(&format!("response.headers[{j}]")), m))?;
-        let mut req_headers = to_headers(&entry.request.headers);
+        let mut req_headers = to_headers(&sendable_headers(
+            &entry.request.headers,
+            &at("request.headers"),
+            &mut warnings,
+        ));
         let (req_body, post_mime) = match &entry.request.post_data {
             Some(pd) => {
                 let body = match &pd.text {
@@ -567,7 +571,11 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         };
         // HTTP/2 pseudo-headers are not headers of the request a client sends.
         req_headers.retain(|k, _| !k.starts_with(':'));
-        let mut resp_headers = to_headers(&entry.response.headers);
+        let mut resp_headers = to_headers(&sendable_headers(
+            &entry.response.headers,
+            &at("response.headers"),
+            &mut warnings,
+        ));
         resp_headers.retain(|k, _| !k.starts_with(':'));
         let (resp_body, resp_mime) = match &entry.response.content {
             Some(c) => {
@@ -763,7 +771,39 @@ fn check_headers(list: &[NameValue]) -> Result<(), (usize, String)> {
     Ok(())
 }
 
-fn to_headers(list: &[NameValue]) -> Headers {
+/// The headers of `list` (at `at`, `log.entries[i].response.headers`) whose values an HTTP
+/// message can carry. A value holding a control character other than a tab (CR, LF and NUL
+/// are refused before, by [`check_headers`]: `\u0001`, `\u001b`, DEL) is one neither the twin
+/// nor the check's HTTP client can send: kept, the twin's files would hold a header its
+/// answers never carry, and an in-memory check would see it where one over HTTP does not. It
+/// is left out of the recording, with a warning naming the entry and the header. An HTTP/2
+/// pseudo-header is left out afterwards anyway and is not named.
+fn sendable_headers<'a>(
+    list: &'a [NameValue],
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<&'a NameValue> {
+    let mut kept = Vec::with_capacity(list.len());
+    for (j, nv) in list.iter().enumerate() {
+        let control = nv
+            .value
+            .chars()
+            .find(|&c| c.is_ascii_control() && c != '\t');
+        match control {
+            Some(c) if !nv.name.starts_with(':') => warnings.push(format!(
+                "{at}[{j}]: the value of `{}` holds U+{:04X}, a control character no HTTP \
+                 header value can carry; the header is left out of the recording (the twin \
+                 could not send it)",
+                nv.name,
+                u32::from(c)
+            )),
+            _ => kept.push(nv),
+        }
+    }
+    kept
+}
+
+fn to_headers(list: &[&NameValue]) -> Headers {
     let mut h = Headers::new();
     for nv in list {
         h.entry(nv.name.to_ascii_lowercase())
@@ -973,6 +1013,46 @@ mod tests {
             &base(),
         );
         assert!(clean.unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn a_header_value_with_another_control_character_is_left_out_with_a_warning_naming_it() {
+        let entry = OK_ENTRY
+            .replacen(
+                "\"headers\":[",
+                "\"headers\":[{\"name\":\"X-Bell\",\"value\":\"a\\u0007b\"},",
+                1,
+            )
+            .replace(
+                r#"{"name":"Content-Type","value":"application/json"}"#,
+                r#"{"name":"Content-Type","value":"application/json"},{"name":"X-Trace","value":"t\u001b[0m"},{"name":"X-Tab","value":"a\tb"}"#,
+            );
+        let s = parse_har(&har(&entry), Path::new("c.har"), &base()).unwrap();
+        let e = &s.exchanges[0];
+        assert!(!e.request.headers.contains_key("x-bell"));
+        assert!(!e.response.headers.contains_key("x-trace"));
+        assert_eq!(
+            e.response.headers["x-tab"],
+            ["a\tb"],
+            "a tab is a header value's own"
+        );
+        assert_eq!(e.response.headers["content-type"], ["application/json"]);
+        assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+        assert!(
+            s.warnings[0].starts_with(
+                "log.entries[0].request.headers[0]: the value of `X-Bell` holds U+0007"
+            ),
+            "{}",
+            s.warnings[0]
+        );
+        assert!(
+            s.warnings[1].starts_with(
+                "log.entries[0].response.headers[1]: the value of `X-Trace` holds U+001B"
+            ),
+            "{}",
+            s.warnings[1]
+        );
+        assert!(s.warnings[1].contains("left out of the recording"));
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod compose;
 mod deep_bodies;
 mod import;
 mod import_secrets;
+mod import_unsendable_headers;
 mod init;
 mod inspect;
 mod long_templates;
