@@ -31,6 +31,22 @@ use crate::ready::{self, TwinInfo};
 /// The request header that selects the namespace.
 pub const SESSION_HEADER: &str = "x-wraith-session";
 
+/// Header fields a request may carry (each value of a repeated header counts): past it the
+/// twin answers `431 request-header-fields-too-large` with its error envelope.
+pub const MAX_REQUEST_HEADERS: usize = 100;
+
+/// Bytes a request's header fields may take in all, each counted as its name, its value and
+/// 4 bytes of framing (`: ` and CRLF): past it, the same `431`. Together with
+/// [`MAX_REQUEST_HEADERS`], what hyper accepted by default, now answered by the twin.
+pub const MAX_REQUEST_HEADER_BYTES: usize = 400 * 1024;
+
+/// hyper's own HTTP/1 ceilings, set above the twin's limits so that a request past those is
+/// still read and answered with the envelope: past these, hyper answers `431` itself, bare
+/// (no body, no control headers), and closes the connection. Both bound what one connection
+/// holds: the header slots parsed per request and the connection's read buffer.
+const HYPER_MAX_HEADERS: usize = 256;
+const HYPER_MAX_BUF_BYTES: usize = 1024 * 1024;
+
 /// Serve-wide settings of the HTTP front door.
 #[derive(Debug, Clone)]
 pub struct ServeSettings {
@@ -148,7 +164,9 @@ where
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(idle_timeout);
+        .header_read_timeout(idle_timeout)
+        .max_headers(HYPER_MAX_HEADERS)
+        .max_buf_size(HYPER_MAX_BUF_BYTES);
     let graceful = GracefulShutdown::new();
     let mut next = 0usize;
     let mut accept_warnings = WarnEvery::new(Duration::from_secs(1));
@@ -344,6 +362,10 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             Err(_) => return bad_session("the X-Wraith-Session value is not valid UTF-8"),
         },
     };
+    // After the session header's own checks: an over-long session id is named as such.
+    if let Some(resp) = head_over_limits(parts) {
+        return refused(sh, resp, parts.method.as_str(), matched_route(sh, parts));
+    }
     let body = match read_body(sh, parts, body).await {
         Ok(b) => b,
         Err(resp) => {
@@ -544,6 +566,36 @@ fn is_managed_header(name: &str) -> bool {
     MANAGED.iter().any(|m| name.eq_ignore_ascii_case(m))
 }
 
+/// `431 request-header-fields-too-large` for a request carrying more header fields than
+/// [`MAX_REQUEST_HEADERS`] or more header bytes than [`MAX_REQUEST_HEADER_BYTES`].
+fn head_over_limits(parts: &http::request::Parts) -> Option<Resp> {
+    let too_large = |message: String| {
+        Some(json_response(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            &control::error_body("request-header-fields-too-large", message),
+        ))
+    };
+    let count = parts.headers.len();
+    if count > MAX_REQUEST_HEADERS {
+        return too_large(format!(
+            "the request carries {count} header fields; the twin reads at most \
+             {MAX_REQUEST_HEADERS}"
+        ));
+    }
+    let bytes: usize = parts
+        .headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if bytes > MAX_REQUEST_HEADER_BYTES {
+        return too_large(format!(
+            "the request's header fields take {bytes} bytes; the twin reads at most \
+             {MAX_REQUEST_HEADER_BYTES}"
+        ));
+    }
+    None
+}
+
 fn body_allowed(status: StatusCode) -> bool {
     !(status.is_informational()
         || status == StatusCode::NO_CONTENT
@@ -631,6 +683,9 @@ async fn collect_body(
 }
 
 async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
+    if let Some(resp) = head_over_limits(parts) {
+        return resp;
+    }
     let route = control::route(parts.method.as_str(), parts.uri.path());
     if !route.is_public() {
         let auth = parts

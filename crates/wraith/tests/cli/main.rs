@@ -89,6 +89,7 @@ mod serve_refusal_only_reads;
 mod serve_replay_check;
 mod serve_replay_policy_config;
 mod serve_replay_series;
+mod serve_request_limits;
 mod serve_retried_writes;
 mod serve_run_vote;
 mod serve_same_second_stamps;
