@@ -64,26 +64,45 @@ impl ReadyFile {
 
     /// [`Self::write`] on a thread of its own, racing `stop`: a fifo nobody reads yet blocks
     /// its writer until a reader comes, and a stop signal must still stop the command then.
-    /// `Ok(None)` when `stop` came first (the write, if it ever completes, is left alone: a
-    /// fifo's reader takes what it reads).
+    /// `Ok(None)` when `stop` came first. A regular file written anyway (the write finished
+    /// just as the stop came) is removed like any ready file on stop, by this call or by the
+    /// writer once it learns nobody takes the file; a fifo's reader takes what it reads.
     pub async fn write_or_stop(
         path: &Path,
         text: String,
         stop: impl std::future::Future<Output = ()>,
     ) -> std::io::Result<Option<ReadyFile>> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
         let path = path.to_path_buf();
         // A plain thread, not the runtime's blocking pool: the runtime waits for its blocking
         // tasks when it shuts down, and this one may never return.
+        // Dropped by the writer when it is done, sent or not: what a stop waits on.
+        let (finished, done) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
-            let _ = tx.send(ReadyFile::write(&path, text));
+            if let Err(Ok(file)) = tx.send(ReadyFile::write(&path, text)) {
+                file.remove();
+            }
+            drop(finished);
         });
         tokio::select! {
-            written = rx => match written {
+            written = &mut rx => match written {
                 Ok(result) => result.map(Some),
                 Err(_) => Err(std::io::Error::other("the ready-file writer stopped")),
             },
-            () = stop => Ok(None),
+            () = stop => {
+                // From here the writer's send fails and it removes what it wrote itself; a
+                // file sent before is removed here. A regular file's write is quick, so the
+                // command waits a moment for it (a blocked fifo's never comes).
+                rx.close();
+                match rx.try_recv() {
+                    Ok(Ok(file)) => file.remove(),
+                    Ok(Err(_)) => {}
+                    Err(_) => {
+                        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), done).await;
+                    }
+                }
+                Ok(None)
+            }
         }
     }
 
@@ -93,6 +112,32 @@ impl ReadyFile {
         let regular = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_file());
         if regular && std::fs::read_to_string(&self.path).is_ok_and(|now| now == self.text) {
             let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A stop that comes while the file is being written (the command is told to stop right as
+    /// it becomes ready) leaves no ready file behind, whichever of the two finishes first.
+    #[tokio::test]
+    async fn a_stop_racing_the_write_leaves_no_ready_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            let path = dir.path().join(format!("ready-{i}.json"));
+            let got = ReadyFile::write_or_stop(&path, "{}\n".to_string(), std::future::ready(()))
+                .await
+                .unwrap();
+            // Either side may win the race; only the stopped side must clean up.
+            if let Some(file) = got {
+                file.remove();
+            }
+            // A writer still at work would finish within this pause.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            assert!(!path.exists(), "run {i}: the ready file was left behind");
         }
     }
 }
