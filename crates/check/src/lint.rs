@@ -76,6 +76,9 @@ pub struct LintInput {
     /// The `route` of each `[[generate.request_keying.route]]` entry in `wraith.toml`, in file
     /// order, held against the model.
     pub request_keying_routes: Vec<String>,
+    /// `wraith.toml`'s `[serve.limits] max_entities_per_type`, held against what each fixture
+    /// set seeds (`None`: not checked).
+    pub max_entities_per_type: Option<u64>,
 }
 
 const MODEL_FILE: &str = "model/twin.wir.json";
@@ -98,6 +101,7 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
     lint_fixture_chains(input, model.as_ref(), &mut out);
     lint_seeded_sets(input, model.as_ref(), schema.as_ref(), &mut out);
+    lint_fixture_limits(input, model.as_ref(), &mut out);
     lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
     lint_request_keying(&input.request_keying_routes, model.as_ref(), &mut out);
     out.sort_by(|a, b| {
@@ -956,6 +960,54 @@ fn lint_seeded_sets(
                     }
                 }
             }
+        }
+    }
+}
+
+/// A set that seeds as many records of one type as `[serve.limits] max_entities_per_type`
+/// allows, or more: a session seeded from it holds them all (seeding is never cut), so every
+/// create of that type in it is refused 507, as is a Lua `state.put` of a new key. Counted as
+/// sessions are seeded: parents inherited, patches applied, undeclared types skipped.
+fn lint_fixture_limits(input: &LintInput, model: Option<&Model>, out: &mut Vec<Finding>) {
+    let Some(limit) = input.max_entities_per_type else {
+        return;
+    };
+    let pks = model
+        .into_iter()
+        .flat_map(|m| &m.entity_types)
+        .map(|(k, t)| (k.clone(), t.primary_key.clone()));
+    // A set that does not resolve has its own findings.
+    let Ok(sets) = input.fixtures.resolve(pks, input.schema.as_deref()) else {
+        return;
+    };
+    for (set, types) in &sets {
+        // The implicit default set of loose files lives directly under state/fixtures/.
+        let file = if input.fixtures.sets.contains_key(set) {
+            format!("state/fixtures/{set}")
+        } else {
+            "state/fixtures".to_string()
+        };
+        for (ty, records) in types {
+            let n = records.len() as u64;
+            if n < limit {
+                continue;
+            }
+            let over = if n > limit {
+                format!("{} more than", n - limit)
+            } else {
+                "as many as".to_string()
+            };
+            out.push(Finding::warning(
+                "fixture-entity-limit",
+                Some(&file),
+                format!(
+                    "set `{set}` seeds {n} `{ty}` records (its parents' included), {over} \
+                     [serve.limits] max_entities_per_type = {limit} in wraith.toml allows: a \
+                     session seeded from it holds them all, and every create of `{ty}` in it \
+                     (or a Lua state.put of a new key) is refused 507 state-limit-exceeded; \
+                     seed fewer than {limit} `{ty}` records or raise the limit"
+                ),
+            ));
         }
     }
 }

@@ -337,6 +337,14 @@ pub fn run(args: Args) -> CmdResult {
                 entries.into_iter().map(|e| e.route).collect()
             })
             .unwrap_or_default(),
+        // A wraith.toml that does not load has its own finding; the sets are then held to
+        // the default limit, as nothing could serve the twin under another.
+        max_entities_per_type: Some(
+            TwinConfig::load(&twin)
+                .map(|cfg| cfg.serve.limits)
+                .unwrap_or_default()
+                .max_entities_per_type,
+        ),
     };
     findings.extend(lint(&input));
     findings.extend(rules_without_routes(&twin, input.model.as_deref()));

@@ -404,6 +404,98 @@ fn lint_reads_a_fixture_set_as_serve_does_and_names_the_files_it_never_reads() {
     assert!(ignored[1].1.contains("beside fixture.json"), "{v:#}");
 }
 
+/// A set seeding as many records of a type as `[serve.limits] max_entities_per_type` allows,
+/// or more, leaves a session seeded from it no room to create one (507): lint warns, counting
+/// the records as a session is seeded from the set (its parent's included, the implicit
+/// default set of loose files too).
+#[test]
+fn lint_warns_of_a_fixture_set_seeding_a_type_up_to_the_entity_limit() {
+    let t = DemoTwin::synthesized();
+    let toml = std::fs::read_to_string(t.root.join("wraith.toml")).unwrap();
+    std::fs::write(
+        t.root.join("wraith.toml"),
+        toml.replace("max_entities_per_type = 10000", "max_entities_per_type = 2"),
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("state/schema.json"),
+        r#"{"entity_types":{"widgets":{"primary_key":"id"}},"schema_version":1}"#,
+    )
+    .unwrap();
+    let fixtures = t.root.join("state/fixtures");
+    for (set, doc) in [
+        ("small", r#"{"entities":{"widgets":[{"id":"w1"}]}}"#),
+        (
+            "full",
+            r#"{"entities":{"widgets":[{"id":"w1"},{"id":"w2"}]}}"#,
+        ),
+        // One record of its own, two from its parent, a replaced one counted once.
+        (
+            "grown",
+            r#"{"parent":"full","entities":{"widgets":[{"id":"w3"},{"id":"w1"}]}}"#,
+        ),
+    ] {
+        std::fs::create_dir_all(fixtures.join(set)).unwrap();
+        std::fs::write(fixtures.join(set).join("fixture.json"), doc).unwrap();
+    }
+    std::fs::write(
+        fixtures.join("widgets.json"),
+        r#"[{"id":"w1"},{"id":"w2"},{"id":"w3"},{"id":"w4"}]"#,
+    )
+    .unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let v = stdout_json(&out);
+    let mut got: Vec<(String, String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fixture-entity-limit")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let files: Vec<&str> = got.iter().map(|(f, _, _)| f.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "state/fixtures",
+            "state/fixtures/full",
+            "state/fixtures/grown"
+        ],
+        "{v:#}"
+    );
+    assert!(got.iter().all(|(_, s, _)| s == "warning"), "{got:#?}");
+    for (file, want) in [
+        ("state/fixtures", "set `default` seeds 4 `widgets` records"),
+        (
+            "state/fixtures/full",
+            "set `full` seeds 2 `widgets` records",
+        ),
+        (
+            "state/fixtures/grown",
+            "set `grown` seeds 3 `widgets` records",
+        ),
+    ] {
+        let (_, _, m) = got.iter().find(|(f, _, _)| f == file).unwrap();
+        assert!(m.contains(want), "{m}");
+        assert!(
+            m.contains("max_entities_per_type = 2")
+                && m.contains("refused 507")
+                && m.contains("seed fewer than 2 `widgets` records or raise the limit"),
+            "{m}"
+        );
+    }
+    assert!(got[0].2.contains("2 more than"), "{}", got[0].2);
+    assert!(got[1].2.contains("as many as"), "{}", got[1].2);
+    assert!(got[2].2.contains("1 more than"), "{}", got[2].2);
+}
+
 /// Rule ids and severities of `wraith lint --json`'s findings, with their messages.
 fn findings(v: &Value) -> Vec<(String, String, String)> {
     v["findings"]
