@@ -609,8 +609,10 @@ fn principal_map(
 /// The twin's declared outbound policy: `[serve] strip_headers`, the `scrub.toml` rules that
 /// can reach a response (header, JSONPath and regex scopes; cookie and query-parameter rules
 /// only ever match requests), its `[pii]` section, and the scrub key, so serve-time envelopes
-/// are keyed like record-time tokens. A twin without a readable `scrub.toml` still gets the
-/// default policy (header allowlist and PII pass under a fixed key), with a warning.
+/// are keyed like record-time tokens. A twin without a `scrub.toml`, or without a usable key,
+/// still gets the default policy (header allowlist and PII pass under a fixed key), with a
+/// warning. A `scrub.toml` that is there but cannot be read or parsed is refused as `wraith
+/// import` refuses it: answering without its rules would send what they are meant to hide.
 pub fn outbound_policy(
     twin: &TwinDir,
     strip_headers: bool,
@@ -625,6 +627,10 @@ pub fn outbound_policy(
     let path = twin.scrub_toml();
     let scrubber = match wraith_recording::scrub::Scrubber::load(&path) {
         Ok(s) => s,
+        Err(
+            e @ (wraith_recording::ScrubError::Policy { .. }
+            | wraith_recording::ScrubError::Read { .. }),
+        ) => return Err(CliError::scrub(e)),
         Err(e) => {
             warnings.push(format!(
                 "outbound scrub uses only the default PII pass and a fixed key ({e})"

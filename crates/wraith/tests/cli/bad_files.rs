@@ -176,8 +176,7 @@ fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
         args.insert(if command[0] == "route" { 2 } else { 1 }, &twin);
         let out = wraith_within_a_minute(&t, &args)
             .unwrap_or_else(|| panic!("`wraith {}` waited on the fifo {file}", args.join(" ")));
-        // lint reports on stdout, the other commands on stderr; check only warns that its
-        // outbound scrub falls back to the default pass.
+        // lint reports on stdout, the other commands on stderr.
         let said = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
         let code = out.status.code();
         assert!(

@@ -479,17 +479,17 @@ fn unknown_diff_key_is_a_warning_naming_the_line_and_key() {
 }
 
 #[test]
-fn invalid_scrub_toml_is_named_by_check_and_fails_lint() {
+fn invalid_scrub_toml_is_refused_by_check_and_fails_lint() {
     let t = twin();
     let mut text = std::fs::read_to_string(t.root.join("scrub.toml")).unwrap();
     text.push_str("[[rules]\n");
     let line = text.lines().count();
     write(&t, "scrub.toml", &text);
     let at = format!("scrub.toml:{line}");
-    // The check compares in the outbound space `serve` would use, which falls back without
-    // the file's rules, as `serve` does: say so.
+    // The check compares in the outbound space `serve` answers in, which the file's rules
+    // shape: refused, as `serve` and `import` refuse it, never compared without them.
     for run in CHECK_FORMS {
-        expect(&t, run, 0, &["warning: outbound scrub", &at]);
+        expect(&t, run, 1, &[&at]);
     }
     expect(&t, &["lint"], 1, &["scrub_toml", &at]);
 }
