@@ -295,8 +295,8 @@ pub fn parse_provision(body: &[u8]) -> Result<ProvisionBody, String> {
         );
     }
     if let Some(c) = &parsed.clock {
-        // The `--clock-epoch` flag and `[serve.clock]` refuse an epoch no date can show; so does
-        // a provisioned clock, instead of dating its answers 1970.
+        // The `--clock-epoch` flag and `[serve.clock]` refuse an epoch outside the clock range
+        // (1970 to 9999); so does a provisioned clock.
         for (key, epoch) in [
             ("base_epoch", c.base_epoch),
             ("base_epoch_secs", c.base_epoch_secs),

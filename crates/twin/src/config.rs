@@ -262,16 +262,19 @@ pub enum ClockMode {
 #[serde(deny_unknown_fields, default)]
 pub struct ClockConfig {
     pub mode: ClockMode,
-    /// Unix seconds: start of the deterministic clock, or the frozen value. Negative before
-    /// 1970, as `--clock-epoch` takes it.
+    /// Unix seconds: start of the deterministic clock, or the frozen value, within
+    /// [`CLOCK_EPOCH_RANGE`].
     pub base_epoch: i64,
 }
 
-/// The clock epochs (unix seconds) a twin can show: 0000-01-01T00:00:00Z to
+/// The clock epochs (unix seconds) a twin can start at: 1970-01-01T00:00:00Z to
 /// 9999-12-30T22:00:00Z. An HTTP `Date` and an RFC 3339 timestamp both spell the year with four
-/// digits, so a clock outside these years has no date to put on an answer; the end is the last
-/// instant the date library renders (it keeps a day of year 9999 for UTC offsets).
-pub const CLOCK_EPOCH_RANGE: std::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_207_200;
+/// digits, so a clock past year 9999 has no date to put on an answer (the end is the last
+/// instant the date library renders: it keeps a day of year 9999 for UTC offsets); before 1970
+/// a clock position in unix seconds or milliseconds would be negative, which no API answers,
+/// and the dates clients parse stop making sense (year 0, which many date libraries cannot
+/// hold). Recordings start after 1970 too (`wraith import` refuses an earlier one).
+pub const CLOCK_EPOCH_RANGE: std::ops::RangeInclusive<i64> = 0..=253_402_207_200;
 
 /// Check that `secs` lies in [`CLOCK_EPOCH_RANGE`]; the error says why and what to give instead.
 /// Takes an `i128` so any integer a caller holds is judged whole.
@@ -282,9 +285,9 @@ pub fn validate_clock_epoch(secs: i128) -> Result<(), String> {
         return Ok(());
     }
     let side = if secs > i128::from(last) {
-        "after 9999-12-30T22:00:00Z"
+        "after 9999-12-30T22:00:00Z, past any date an HTTP `Date` or RFC 3339 timestamp can show"
     } else {
-        "before 0000-01-01T00:00:00Z"
+        "before 1970-01-01T00:00:00Z, where a clock in unix seconds would be negative"
     };
     // A value a thousand times too large is most often milliseconds.
     let hint = if secs > i128::from(last) && in_range(secs / 1000) {
@@ -293,8 +296,8 @@ pub fn validate_clock_epoch(secs: i128) -> Result<(), String> {
         String::new()
     };
     Err(format!(
-        "{secs} is {side}, past any date an HTTP `Date` or RFC 3339 timestamp can show{hint}; \
-         give unix seconds from {first} to {last}, e.g. 1700000000"
+        "{secs} is {side}{hint}; give unix seconds from {first} (1970-01-01T00:00:00Z) to \
+         {last} (9999-12-30T22:00:00Z), e.g. 1700000000"
     ))
 }
 

@@ -256,7 +256,7 @@ async fn malformed_provisioning_bodies_are_400_saying_what_is_wrong() {
         ),
         (
             json!({"session": "x", "clock": {"mode": "deterministic", "base_epoch_secs": i64::MIN}}),
-            "before 0000-01-01",
+            "before 1970-01-01",
         ),
         // Objects only: serde would read the body or its clock from an array by position.
         (json!(["x", null, 5, null]), "must be a JSON object"),

@@ -108,13 +108,65 @@ async fn the_latest_accepted_clock_epoch_is_a_date_the_twin_dates_answers_by() {
     assert_eq!(r.header("date"), Some("Thu, 30 Dec 9999 22:00:00 GMT"));
 }
 
-/// `[serve.clock] base_epoch` takes what `--clock-epoch` takes, a time before 1970 included.
+/// A clock may start no earlier than 1970-01-01T00:00:00Z (a clock in unix seconds is never
+/// negative): an earlier start, year 0 included, is refused wherever it can be given, naming
+/// the flag, the `wraith.toml` key or the provisioning field, with the accepted range.
 #[tokio::test]
-async fn a_negative_base_epoch_in_wraith_toml_dates_answers_before_1970() {
+async fn a_clock_start_before_1970_is_refused_by_flag_config_and_provisioning() {
     let t = support::example_shop_twin();
+    for epoch in ["-62167219200", "-1"] {
+        let flag = format!("--clock-epoch={epoch}");
+        let (code, stderr) = t.serve_expect_exit(&["--clock", "fixed", &flag]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("--clock-epoch"), "{stderr}");
+        assert!(stderr.contains("before 1970-01-01T00:00:00Z"), "{stderr}");
+        assert!(
+            stderr.contains("from 0 (1970-01-01T00:00:00Z) to 253402207200"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+
+    let server = t.serve(&[]);
+    for (key, epoch) in [("base_epoch", -62_167_219_200_i64), ("base_epoch_secs", -5)] {
+        let r = server
+            .post(
+                "/__wraith/session",
+                None,
+                json!({"session": "early", "clock": {"mode": "fixed", key: epoch}}),
+            )
+            .await;
+        r.assert_status(400);
+        let b = r.json();
+        assert_eq!(b["error"], "bad-request", "{b}");
+        let message = b["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("`clock.{key}` {epoch}"))
+                && message.contains("before 1970-01-01T00:00:00Z"),
+            "{message}"
+        );
+    }
+    // Nothing was provisioned: the session is made on its first request, as any other.
+    let sessions = server.get("/__wraith/session", None).await.json();
+    assert!(!sessions.to_string().contains("early"), "{sessions}");
+    drop(server);
+
     t.set_toml("serve.clock", "mode", "\"fixed\"");
     t.set_toml("serve.clock", "base_epoch", "-5");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("wraith.toml"), "{stderr}");
+    assert!(stderr.contains("serve.clock.base_epoch"), "{stderr}");
+    assert!(stderr.contains("before 1970-01-01T00:00:00Z"), "{stderr}");
+}
+
+/// The earliest accepted clock start, 1970-01-01T00:00:00Z, is a date the twin dates answers by.
+#[tokio::test]
+async fn the_earliest_accepted_clock_epoch_dates_answers_1970() {
+    let t = support::example_shop_twin();
+    t.set_toml("serve.clock", "mode", "\"fixed\"");
+    t.set_toml("serve.clock", "base_epoch", "0");
     let server = t.serve(&[]);
     let r = server.get("/no/such/route", Some("early")).await;
-    assert_eq!(r.header("date"), Some("Wed, 31 Dec 1969 23:59:55 GMT"));
+    assert_eq!(r.header("date"), Some("Thu, 01 Jan 1970 00:00:00 GMT"));
 }
