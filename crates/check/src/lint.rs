@@ -157,23 +157,8 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
             ),
         ));
     }
-    let mut route_ids: BTreeMap<&str, u32> = BTreeMap::new();
-    let mut route_names: BTreeMap<(String, &str, Option<&str>), u32> = BTreeMap::new();
-    let mut variant_ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for r in &model.routes {
-        *route_ids.entry(r.id.as_str()).or_default() += 1;
-        *route_names
-            .entry((
-                r.method.to_ascii_uppercase(),
-                r.path.as_str(),
-                r.origin.as_deref(),
-            ))
-            .or_default() += 1;
         for v in &r.variants {
-            variant_ids
-                .entry(v.id.as_str())
-                .or_default()
-                .push(r.id.as_str());
             if v.evidence.sources.is_empty() {
                 out.push(Finding::warning(
                     "empty-source-evidence",
@@ -186,37 +171,10 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
             }
         }
     }
-    for (id, n) in route_ids {
-        if n > 1 {
-            out.push(Finding::error(
-                "duplicate-route-id",
-                Some(MODEL_FILE),
-                format!("route id {id} is used by {n} routes"),
-            ));
-        }
-    }
-    for ((m, p, o), n) in route_names {
-        if n > 1 {
-            let origin = o.map(|o| format!(" on {o}")).unwrap_or_default();
-            out.push(Finding::error(
-                "duplicate-route",
-                Some(MODEL_FILE),
-                format!("{m} {p}{origin} is declared by {n} routes"),
-            ));
-        }
-    }
-    for (id, routes) in variant_ids {
-        if routes.len() > 1 {
-            out.push(Finding::error(
-                "duplicate-variant-id",
-                Some(MODEL_FILE),
-                format!(
-                    "variant id {id} is used {} times (routes {})",
-                    routes.len(),
-                    routes.join(", ")
-                ),
-            ));
-        }
+    // Route ids, `METHOD /path` on one origin and variant ids each name one thing: the checks
+    // `wraith compose` holds a composite to.
+    for p in wraith_model::validate::id_problems(&model) {
+        out.push(Finding::error(p.rule(), Some(MODEL_FILE), p.message()));
     }
     Some(model)
 }

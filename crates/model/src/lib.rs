@@ -17,6 +17,7 @@ pub mod request_key;
 pub mod respelling;
 pub mod template;
 pub mod types;
+pub mod validate;
 
 pub use canonical::{CanonicalError, from_json_str, to_canonical_json};
 pub use json_text::JsonText;

@@ -19,6 +19,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
+use wraith_model::validate::IdProblem;
 use wraith_model::{
     ArrayNode, EchoSource, EntityType, ExactEntry, HoleKind, IdCharset, IdShape, ListShape, Model,
     Moment, Node, Pagination, Route, SymbolTable, Variant,
@@ -141,6 +142,9 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
     // them itself when the model has none.
     model.precomputed = None;
     let mut symbols = base.symbols.clone();
+    // The identity problems already reported, so each is blamed on the input that brought it.
+    let mut known_problems = BTreeSet::new();
+    id_conflicts(&model, 0, base, &mut known_problems, &mut conflicts);
     {
         let c = &mut contributions[0];
         for r in &model.routes {
@@ -240,6 +244,7 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
             }
         }
         merge_symbols(&mut symbols, input.symbols, input.name);
+        id_conflicts(&model, i, input, &mut known_problems, &mut conflicts);
     }
 
     model.schema_version = wraith_model::MODEL_SCHEMA_VERSION;
@@ -261,6 +266,56 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
         contributions,
         conflicts,
         notes,
+    }
+}
+
+/// The identity checks `wraith lint` applies to a model (`wraith_model::validate`), run on
+/// the composite as it stands after input `i` was folded in: a problem not seen before is
+/// input `i`'s conflict. The merge matches variants by status and guard and routes by
+/// template, so ids an input carries for other things (a hand-edited model, a variant whose
+/// status was changed without its id) would otherwise reach the composite twice.
+fn id_conflicts(
+    model: &Model,
+    i: usize,
+    input: &ComposeInput<'_>,
+    known: &mut BTreeSet<(&'static str, String)>,
+    conflicts: &mut Vec<ModelConflict>,
+) {
+    for p in wraith_model::validate::id_problems(model) {
+        if !known.insert(p.key()) {
+            continue;
+        }
+        // Name this input's route that carries the id, where it has one.
+        let own = |found: &dyn Fn(&Route) -> bool| {
+            input.model.routes.iter().find(|r| found(r)).map(route_name)
+        };
+        let path = match &p {
+            IdProblem::DuplicateRouteId { id, .. } => own(&|r: &Route| &r.id == id),
+            IdProblem::DuplicateVariantId { id, .. } => {
+                own(&|r: &Route| r.variants.iter().any(|v| &v.id == id))
+            }
+            IdProblem::DuplicateRoute {
+                method,
+                path,
+                origin,
+                ..
+            } => Some(match origin {
+                Some(o) => format!("{method} {path} @{o}"),
+                None => format!("{method} {path}"),
+            }),
+        }
+        .unwrap_or_else(|| format!("model/twin.wir.json: {}", p.key().1));
+        conflicts.push(ModelConflict {
+            input: i,
+            path,
+            reason: format!(
+                "{}: the composite would fail `wraith lint` ({}); route and variant ids must \
+                 be unique across the inputs (re-run `wraith synth` on this input to give its \
+                 routes and variants the ids synth derives from them)",
+                p.message(),
+                p.rule()
+            ),
+        });
     }
 }
 
@@ -703,6 +758,14 @@ mod tests {
         params: &[&str],
         variants: Vec<serde_json::Value>,
     ) -> serde_json::Value {
+        // Variant ids of the route, status and guard, as synth derives them (`variant_id`).
+        let variants: Vec<serde_json::Value> = variants
+            .into_iter()
+            .map(|mut v| {
+                v["id"] = format!("{method} {path} {} {}", v["status"], v["guard"]).into();
+                v
+            })
+            .collect();
         json!({
             "id": format!("{method}_{path}"),
             "method": method,
@@ -746,6 +809,47 @@ mod tests {
             })
             .collect();
         compose_models(&inputs, "test")
+    }
+
+    /// The merge matches variants by status and guard; an overlay variant of another status
+    /// under an id the composite already holds would reach it twice, which `wraith lint`
+    /// fails: the overlay's conflict, once.
+    #[test]
+    fn a_variant_id_the_composite_already_holds_is_the_overlays_conflict() {
+        let base = model(vec![route(
+            "GET",
+            "/b",
+            &[],
+            vec![variant(
+                200,
+                json!({"guard": "always"}),
+                const_body(json!(1)),
+            )],
+        )]);
+        let mut ov = base.clone();
+        ov.routes[0].variants[0].status = 203;
+        let c = compose(&[&base, &ov, &ov]);
+        assert_eq!(c.conflicts.len(), 1, "{:?}", c.conflicts);
+        let conflict = &c.conflicts[0];
+        assert_eq!((conflict.input, conflict.path.as_str()), (1, "GET /b"));
+        assert!(
+            conflict.reason.contains("is used 2 times")
+                && conflict.reason.contains("duplicate-variant-id"),
+            "{}",
+            conflict.reason
+        );
+        // A route id the composite holds for another route.
+        let mut other = base.clone();
+        other.routes[0].path = "/a".to_string();
+        other.routes[0].variants[0].id = "fresh".to_string();
+        let c = compose(&[&base, &other]);
+        assert_eq!(c.conflicts.len(), 1, "{:?}", c.conflicts);
+        assert_eq!(c.conflicts[0].path, "GET /a");
+        assert!(
+            c.conflicts[0].reason.contains("duplicate-route-id"),
+            "{:?}",
+            c.conflicts
+        );
     }
 
     #[test]

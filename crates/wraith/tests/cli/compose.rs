@@ -315,6 +315,100 @@ fn an_overlay_that_changes_a_base_route_exits_2_and_writes_nothing() {
     );
 }
 
+/// Two overlays whose composite would carry one variant id twice: `promos` and a copy of it
+/// whose `GET /coupons` answer was edited to another status without a new id. The merge
+/// matches variants by status and guard, so the edited one is a new variant of the route; the
+/// composite would fail `wraith lint` (`duplicate-variant-id`), so compose refuses it as a
+/// conflict of the second overlay (exit 2) and writes nothing.
+#[test]
+fn overlays_whose_composite_would_fail_lint_exit_2_naming_the_overlay() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    ok(&wraith(cwd, &["synth", "promos"]));
+    let copy = cwd.join("twins/promos2");
+    copy_tree(&cwd.join("twins/promos"), &copy);
+    // The model last, so it is newer than the copied recordings and is read, not re-synthesized.
+    let model_path = copy.join("model/twin.wir.json");
+    let mut model: Value = serde_json::from_slice(&std::fs::read(&model_path).unwrap()).unwrap();
+    let route = model["routes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["method"] == "GET" && r["path"] == "/coupons")
+        .unwrap();
+    let variant = &mut route["variants"][0];
+    let id = variant["id"].as_str().unwrap().to_string();
+    assert_eq!(variant["status"], 200, "{variant}");
+    variant["status"] = 203.into();
+    std::fs::write(&model_path, format!("{model}\n")).unwrap();
+
+    let out = wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--overlay",
+            "promos2",
+            "--output",
+            "out",
+            "--json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing is written on a conflict"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "conflict");
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    let c = &conflicts[0];
+    assert_eq!(c["input"], "promos2", "{c}");
+    assert_eq!(c["path"], "GET /coupons", "{c}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("variant id {id} is used 2 times"))
+            && reason.contains("duplicate-variant-id")
+            && reason.contains("re-run `wraith synth`"),
+        "{reason}"
+    );
+    // Each overlay alone composes.
+    ok(&wraith(
+        cwd,
+        &[
+            "compose",
+            "--base",
+            "shop",
+            "--overlay",
+            "promos",
+            "--output",
+            "one",
+        ],
+    ));
+    let lint = wraith(cwd, &["lint", "one"]);
+    assert_eq!(lint.status.code(), Some(0), "{lint:?}");
+}
+
+/// Copy a folder's files (a twin, for a hand-edited variant of it).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 #[test]
 fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
     let shop = shop_with_overlay("promos", "promos.har");
