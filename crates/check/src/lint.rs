@@ -972,7 +972,7 @@ fn lint_fixture_limits(input: &LintInput, model: Option<&Model>, out: &mut Vec<F
 
 /// Whether a record of `ty` whose `field` holds `wanted` is seeded by the set or recorded.
 fn reference_resolves(
-    seeded: &BTreeMap<String, Vec<(String, Value)>>,
+    seeded: &BTreeMap<String, Vec<(String, std::sync::Arc<Value>)>>,
     model: Option<&Model>,
     ty: &str,
     field: &str,

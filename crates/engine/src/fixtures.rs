@@ -138,7 +138,8 @@ impl FixtureTree {
 
 /// Every fixture set's records as a namespace seeded from it holds them: set name → entity type
 /// → (primary key, record), in seeding order.
-pub type ResolvedFixtureSets = BTreeMap<String, BTreeMap<String, Vec<(String, Value)>>>;
+/// A record inherited by many sets is one shared value.
+pub type ResolvedFixtureSets = BTreeMap<String, BTreeMap<String, Vec<(String, Arc<Value>)>>>;
 
 impl FixtureTree {
     /// Resolve every set as the engine does at startup (parents inherited, leaf patches applied,
@@ -162,7 +163,7 @@ impl FixtureTree {
                     .map(|(ty, recs)| {
                         let recs = recs
                             .iter()
-                            .map(|(pk, rec)| (pk.clone(), Value::clone(rec)))
+                            .map(|(pk, rec)| (pk.clone(), Arc::clone(rec)))
                             .collect();
                         (ty.clone(), recs)
                     })
@@ -228,9 +229,12 @@ pub(crate) fn resolve(
         default = Some("default".to_string());
     }
 
+    // Each set's inherited records (its chain's, before its own patches), built once and
+    // reused by every set below it: a chain of sets is resolved in one pass, not once per set.
+    let mut inherited: BTreeMap<String, Records> = BTreeMap::new();
     let mut sets = BTreeMap::new();
     for name in raw.keys() {
-        let data = resolve_set(name, &raw, schema)?;
+        let data = resolve_set(name, &raw, schema, &mut inherited)?;
         sets.insert(name.clone(), Arc::new(data));
     }
     Ok(FixtureSets { sets, default })
@@ -472,19 +476,30 @@ fn find_parent<'a>(reference: &str, raw: &'a BTreeMap<String, RawSet>) -> Option
     raw.get_key_value(bare).map(|(k, _)| k.as_str())
 }
 
-/// Entity type → ordered records keyed by primary key (before the schema gate).
-type Records = BTreeMap<String, IndexMap<String, Value>>;
+/// Entity type → ordered records keyed by primary key (before the schema gate). Records are
+/// shared, not copied, between a set and the sets that inherit them.
+type Records = BTreeMap<String, IndexMap<String, Arc<Value>>>;
 
+/// Set `name`'s records: its chain's, oldest ancestor first, then its own patches.
+/// `inherited` holds the records (before patches) of every set resolved so far; the chain is
+/// walked only up to the first of them, so each set's own records are read once however many
+/// sets inherit them. The walk and its errors are those of a walk to the chain's root: a set
+/// already resolved has a chain that ends without a loop or an unknown parent, and holds no
+/// set of the part walked (that part would then loop through it).
 fn resolve_set(
     name: &str,
     raw: &BTreeMap<String, RawSet>,
     schema: &Schema,
+    inherited: &mut BTreeMap<String, Records>,
 ) -> Result<SeedData, EngineError> {
-    // Walk up the parent chain, refusing cycles.
+    // Walk up the parent chain to a resolved set or the root, refusing cycles.
     let mut chain = vec![name.to_string()];
     let mut seen = BTreeSet::from([name.to_string()]);
     let mut cur = name.to_string();
-    while let Some(parent_ref) = raw.get(&cur).and_then(|s| s.parent.clone()) {
+    let mut base: Option<String> = None;
+    while !inherited.contains_key(&cur)
+        && let Some(parent_ref) = raw.get(&cur).and_then(|s| s.parent.clone())
+    {
         let Some(parent) = find_parent(&parent_ref, raw) else {
             return Err(fixture_err(
                 &cur,
@@ -502,33 +517,45 @@ fn resolve_set(
                 format!("parent chain loops back to `{parent}`"),
             ));
         }
+        if inherited.contains_key(parent) {
+            base = Some(parent.to_string());
+            break;
+        }
         chain.push(parent.to_string());
         cur = parent.to_string();
     }
 
-    let mut records: Records = BTreeMap::new();
-    // Oldest ancestor first; each set overlays its own records by primary key.
-    for set_name in chain.iter().rev() {
-        let Some(set) = raw.get(set_name) else {
-            continue;
-        };
-        for (ty, items) in &set.entities {
-            let file = if set.directory {
-                "fixture.json".to_string()
-            } else {
-                format!("{ty}.json")
+    if !inherited.contains_key(name) {
+        let mut records: Records = base
+            .as_deref()
+            .and_then(|b| inherited.get(b))
+            .cloned()
+            .unwrap_or_default();
+        // Oldest ancestor first; each set overlays its own records by primary key.
+        for set_name in chain.iter().rev() {
+            let Some(set) = raw.get(set_name) else {
+                continue;
             };
-            let file = file.as_str();
-            let Some(pk_field) = schema.primary_key(ty) else {
-                continue; // undeclared type: silently skipped
-            };
-            let target = records.entry(ty.clone()).or_default();
-            for (i, item) in items.iter().enumerate() {
-                let pk = record_key(set_name, file, ty, Some(i), item, pk_field)?;
-                target.insert(pk, item.clone());
+            for (ty, items) in &set.entities {
+                let file = if set.directory {
+                    "fixture.json".to_string()
+                } else {
+                    format!("{ty}.json")
+                };
+                let file = file.as_str();
+                let Some(pk_field) = schema.primary_key(ty) else {
+                    continue; // undeclared type: silently skipped
+                };
+                let target = records.entry(ty.clone()).or_default();
+                for (i, item) in items.iter().enumerate() {
+                    let pk = record_key(set_name, file, ty, Some(i), item, pk_field)?;
+                    target.insert(pk, Arc::new(item.clone()));
+                }
             }
+            inherited.insert(set_name.clone(), records.clone());
         }
     }
+    let mut records = inherited.get(name).cloned().unwrap_or_default();
 
     // Only the leaf set's patches, sorted by entity type (BTreeMap order).
     if let Some(leaf) = raw.get(name) {
@@ -540,7 +567,7 @@ fn resolve_set(
             let target = records.entry(ty.clone()).or_default();
             for (i, item) in patch.add.iter().enumerate() {
                 let pk = record_key(name, &file, ty, Some(i), item, pk_field)?;
-                target.insert(pk, item.clone());
+                target.insert(pk, Arc::new(item.clone()));
             }
             for (pk, rec) in &patch.replace {
                 // A replacement is a whole record of the type, under the key it replaces: one
@@ -558,7 +585,7 @@ fn resolve_set(
                     ));
                 }
                 if let Some(slot) = target.get_mut(pk) {
-                    *slot = rec.clone();
+                    *slot = Arc::new(rec.clone());
                 }
             }
             for pk in &patch.remove {
@@ -567,14 +594,7 @@ fn resolve_set(
         }
     }
 
-    let types = records
-        .into_iter()
-        .filter(|(_, m)| !m.is_empty())
-        .map(|(ty, m)| {
-            let m = m.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
-            (ty, m)
-        })
-        .collect();
+    let types = records.into_iter().filter(|(_, m)| !m.is_empty()).collect();
     Ok(SeedData { types })
 }
 
@@ -611,5 +631,146 @@ fn record_key(
             file,
             format!("{at} has no primary key field `{pk_field}`"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// A tree of directory-form sets: (name, parent, record ids of type `item`).
+    fn tree(sets: &[(String, Option<String>, Vec<String>)]) -> FixtureTree {
+        let mut tree = FixtureTree::default();
+        for (name, parent, ids) in sets {
+            let items: Vec<Value> = ids
+                .iter()
+                .map(|id| serde_json::json!({"id": id, "from": name}))
+                .collect();
+            let mut doc = serde_json::json!({"entities": {"item": items}});
+            if let Some(p) = parent {
+                doc["parent"] = Value::String(p.clone());
+            }
+            tree.sets.insert(
+                name.clone(),
+                FixtureSetFiles {
+                    fixture_json: Some(doc.to_string()),
+                    ..FixtureSetFiles::default()
+                },
+            );
+        }
+        tree
+    }
+
+    fn item_schema() -> Schema {
+        Schema::build(
+            [("item".to_string(), "id".to_string())].into_iter(),
+            None,
+            &mut Vec::new(),
+        )
+    }
+
+    /// Every set resolved by walking its whole chain to the root, as before sets shared their
+    /// chains' records: the reference the shared resolution must equal.
+    fn resolve_by_walks(tree: &FixtureTree, schema: &Schema) -> Result<FixtureSets, EngineError> {
+        let mut raw: BTreeMap<String, RawSet> = BTreeMap::new();
+        for (name, files) in &tree.sets {
+            raw.insert(name.clone(), parse_set(name, files, &mut Vec::new())?);
+        }
+        let mut sets = BTreeMap::new();
+        for name in raw.keys() {
+            let data = resolve_set(name, &raw, schema, &mut BTreeMap::new())?;
+            sets.insert(name.clone(), Arc::new(data));
+        }
+        Ok(FixtureSets {
+            sets,
+            default: None,
+        })
+    }
+
+    fn outcome(r: Result<FixtureSets, EngineError>) -> Result<Vec<(String, SeedData)>, String> {
+        r.map(|s| {
+            s.sets
+                .into_iter()
+                .map(|(k, v)| (k, SeedData::clone(&v)))
+                .collect()
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_chain_of_sets_shares_its_records_instead_of_copying_them_per_set() {
+        // 2,000 sets, each naming the one before as its parent: resolved by walking every
+        // set's chain, this copied each record once per set below it.
+        let sets: Vec<(String, Option<String>, Vec<String>)> = (0..2000)
+            .map(|i| {
+                let parent = (i > 0).then(|| format!("s{:04}", i - 1));
+                (format!("s{i:04}"), parent, vec![format!("r{i}")])
+            })
+            .collect();
+        let resolved = resolve(&tree(&sets), &item_schema(), &mut Vec::new()).unwrap();
+        let first = &resolved.sets["s0000"].types["item"]["r0"];
+        let last = &resolved.sets["s1999"].types["item"];
+        assert_eq!(last.len(), 2000);
+        assert_eq!(last.keys().next().map(String::as_str), Some("r0"));
+        assert_eq!(last.keys().last().map(String::as_str), Some("r1999"));
+        // The root's record is one value, shared by every set that inherits it.
+        assert!(Arc::ptr_eq(first, &last["r0"]));
+        assert!(Arc::ptr_eq(
+            &resolved.sets["s1000"].types["item"]["r500"],
+            &last["r500"]
+        ));
+    }
+
+    #[test]
+    fn cycles_and_unknown_parents_are_reported_as_a_walk_from_the_first_set_reports_them() {
+        let s = |n: &str, p: Option<&str>| (n.to_string(), p.map(str::to_string), vec![]);
+        // `a` is resolved first and walks into the loop b → c → b.
+        let looped = tree(&[s("a", Some("b")), s("b", Some("c")), s("c", Some("b"))]);
+        let err = resolve(&looped, &item_schema(), &mut Vec::new()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            resolve_by_walks(&looped, &item_schema())
+                .unwrap_err()
+                .to_string()
+        );
+        assert!(err.to_string().contains("parent chain loops back to `b`"));
+        // A set below a resolved one names a parent that does not exist further down.
+        let unknown = tree(&[s("a", None), s("b", Some("a")), s("c", Some("nope"))]);
+        let err = resolve(&unknown, &item_schema(), &mut Vec::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("parent `nope` names no fixture set")
+        );
+    }
+
+    proptest::proptest! {
+        /// Sets with random parents (chains, shared ancestors, loops, unknown names,
+        /// overriding records): sharing resolved chains gives every set the records, and the
+        /// first error, that walking each set's chain to its root gives.
+        #[test]
+        fn shared_chains_resolve_as_walking_every_chain(
+            spec in proptest::collection::vec(
+                (proptest::option::of(0usize..12), proptest::collection::vec(0u8..4, 0..3)),
+                1..10,
+            )
+        ) {
+            let sets: Vec<(String, Option<String>, Vec<String>)> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, (parent, ids))| {
+                    // Parents past the last set name no set.
+                    let parent = parent.map(|p| format!("s{p}"));
+                    let ids = ids.iter().map(|k| format!("r{k}")).collect();
+                    (format!("s{i}"), parent, ids)
+                })
+                .collect();
+            let t = tree(&sets);
+            let schema = item_schema();
+            let shared = outcome(resolve(&t, &schema, &mut Vec::new()));
+            let walked = outcome(resolve_by_walks(&t, &schema));
+            proptest::prop_assert_eq!(shared, walked);
+        }
     }
 }
