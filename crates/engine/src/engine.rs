@@ -43,7 +43,7 @@ mod minted_fields;
 mod path_filter;
 mod replay_cache;
 mod run_history;
-pub(crate) use run_history::RunId;
+pub(crate) use run_history::{RunId, RunSet};
 mod not_found;
 mod read_progressions;
 mod scripted;
@@ -125,6 +125,66 @@ pub struct Engine {
     /// ([`run_history::answer_shape`]), computed when recorded runs that answered a request
     /// differently vote.
     answer_shapes: RwLock<std::collections::HashMap<u64, u64>>,
+    /// [`Engine::axis_pick`]'s choices by everything they depend on: namespaces replaying the
+    /// same request history (many recorded sessions of one history, checked one by one) ask
+    /// the same question of every recorded run once, not once each.
+    axis_picks: RwLock<std::collections::HashMap<AxisKey, AxisPick>>,
+}
+
+/// How many [`AxisKey`]s an engine remembers before it starts over (a cache: forgetting
+/// changes no choice).
+const AXIS_PICKS_KEPT: usize = 1 << 16;
+
+/// Which of an exact entry's moments a request's candidates are
+/// ([`Engine::candidate_moments`], `run_candidates`): with the entry, a function of these.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) enum CandidatesOf {
+    /// The moments of the request's principal (its tokenized `Authorization`), else all.
+    Principal(Option<String>),
+    /// Those of one recorded run, by name.
+    Run(String, Option<String>),
+}
+
+/// A namespace's run set as a key: the very set (by address), which the key holds, so the
+/// address names no other set while the key is remembered. Equal sets held apart are
+/// different keys (a question asked again), never the reverse.
+#[derive(Clone)]
+struct SetKey(Option<RunSet>);
+
+impl SetKey {
+    fn address(&self) -> usize {
+        self.0.as_ref().map_or(0, |s| Arc::as_ptr(s) as usize)
+    }
+}
+
+impl PartialEq for SetKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.address() == other.address()
+    }
+}
+
+impl Eq for SetKey {}
+
+impl std::hash::Hash for SetKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.address().hash(state);
+    }
+}
+
+/// Everything [`Engine::axis_pick`] reads: the entry and its candidates, how many of the
+/// lane's moments were served, the namespace's run sets, where it stands (writes and requests
+/// sent), whether the request writes and whether it names a recorded id.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct AxisKey {
+    r: usize,
+    ei: usize,
+    of: CandidatesOf,
+    served: usize,
+    replay_sessions: SetKey,
+    answer_runs: SetKey,
+    sent: (u64, u64),
+    write: bool,
+    addressed: bool,
 }
 
 // The server shares one engine across its worker threads.
@@ -138,15 +198,16 @@ const _: fn() = || {
 const MIN_PROOF_ID_LEN: usize = 4;
 
 /// Where a request stands on an exact entry's time axis.
+#[derive(Clone)]
 enum AxisPick {
     /// A moment at this request's own position (index into the candidates); `narrowed` is the
     /// new set of consistent recorded runs when it shrank.
     Within {
         idx: usize,
-        narrowed: Option<BTreeSet<RunId>>,
+        narrowed: Option<RunSet>,
         /// The new set of runs whose answers this session was served, when it changed (see
         /// `Namespace::answer_runs`).
-        answered: Option<BTreeSet<RunId>>,
+        answered: Option<RunSet>,
         /// Every recorded run still consistent with this namespace answered this position the
         /// same way, so the moment is provably this request's own: claim-worthy.
         certain: bool,
@@ -386,6 +447,7 @@ impl Engine {
             verdicts,
             entity_keys,
             answer_shapes,
+            axis_picks: RwLock::default(),
             run_index: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
@@ -1989,12 +2051,17 @@ impl Engine {
     /// when no run was consistent the session re-anchors on the run it was served from. A
     /// read's answer often differs between runs in incidental fields (counters), so a read
     /// keeps every consistent run.
+    ///
+    /// A function of [`AxisKey`] (`of` names the candidates): each choice is made once per
+    /// engine and remembered.
+    #[allow(clippy::too_many_arguments)]
     fn axis_pick(
         &self,
         ns: &Namespace,
         r: usize,
         ei: usize,
         candidates: &[Cand<'_>],
+        of: CandidatesOf,
         call: &Call<'_>,
         write: bool,
     ) -> AxisPick {
@@ -2003,6 +2070,43 @@ impl Engine {
             .get(&self.axis_lane(r, ei, candidates))
             .copied()
             .unwrap_or(0);
+        // Read only when the session's answers were overruled, which needs `answer_runs`.
+        let addressed = ns.answer_runs.is_some() && self.names_recorded_id(call);
+        let key = AxisKey {
+            r,
+            ei,
+            of,
+            served,
+            replay_sessions: SetKey(ns.replay_sessions.clone()),
+            answer_runs: SetKey(ns.answer_runs.clone()),
+            sent: (ns.writes_sent, ns.requests.saturating_sub(1)),
+            write,
+            addressed,
+        };
+        if let Some(pick) = self.axis_picks.read().get(&key) {
+            return pick.clone();
+        }
+        let pick = self.choose_on_axis(ns, r, ei, candidates, served, addressed, write);
+        let mut picks = self.axis_picks.write();
+        if picks.len() >= AXIS_PICKS_KEPT {
+            picks.clear();
+        }
+        picks.insert(key, pick.clone());
+        pick
+    }
+
+    /// [`Engine::axis_pick`]'s choice, made.
+    #[allow(clippy::too_many_arguments)]
+    fn choose_on_axis(
+        &self,
+        ns: &Namespace,
+        r: usize,
+        ei: usize,
+        candidates: &[Cand<'_>],
+        served: usize,
+        names_recorded_id: bool,
+        write: bool,
+    ) -> AxisPick {
         let at = self.run_index().moments(r, ei);
         let run_of = |i: usize| at.get(candidates[i].0).map_or(0, |(run, _)| *run);
         let mut per_run: BTreeMap<RunId, Vec<usize>> = BTreeMap::new();
@@ -2034,7 +2138,7 @@ impl Engine {
                 None => Vec::new(),
             };
             let overruled = preferred.is_empty() && ns.answer_runs.is_some();
-            let addressed = overruled && self.names_recorded_id(call);
+            let addressed = overruled && names_recorded_id;
             let pool: &[RunId] = if preferred.is_empty() {
                 &consistent
             } else {
@@ -2081,22 +2185,22 @@ impl Engine {
             // this is); the answers served only order them.
             let narrowed = match &ns.replay_sessions {
                 Some(set) if set.len() == consistent.len() => None,
-                _ => Some(consistent.iter().copied().collect()),
+                _ => Some(Arc::new(consistent.iter().copied().collect())),
             };
             let answered = if write {
                 // Only the runs that gave the answer served here keep the preference: later
                 // requests must not be answered from a run that disagreed, unless they prove
                 // this session is that run.
-                Some(
+                Some(Arc::new(
                     pool.iter()
                         .filter(|run| fp_of(per_run[*run][served]) == best_fp)
                         .copied()
                         .collect(),
-                )
+                ))
             } else if addressed {
                 // The request names an id only those runs recorded: it proves the session
                 // replays one of them, so the preference moves there.
-                Some(consistent.iter().copied().collect())
+                Some(Arc::new(consistent.iter().copied().collect()))
             } else {
                 None
             };
@@ -2112,9 +2216,8 @@ impl Engine {
         }
         if served < candidates.len() {
             // A moment whose source names no run anchors on none.
-            let anchor: Option<BTreeSet<RunId>> = (write
-                && candidates[served].1.source.contains('/'))
-            .then(|| BTreeSet::from([run_of(served)]));
+            let anchor: Option<RunSet> = (write && candidates[served].1.source.contains('/'))
+                .then(|| Arc::new(BTreeSet::from([run_of(served)])));
             return AxisPick::Within {
                 idx: served,
                 answered: anchor.clone(),
@@ -2145,8 +2248,8 @@ impl Engine {
         ns: &mut Namespace,
         call: &Call<'_>,
         lane: (usize, usize, usize),
-        narrowed: Option<BTreeSet<RunId>>,
-        answered: Option<BTreeSet<RunId>>,
+        narrowed: Option<RunSet>,
+        answered: Option<RunSet>,
     ) {
         if call.head {
             return;
@@ -2180,6 +2283,11 @@ impl Engine {
             Some(c) => self.run_candidates(&entry.moments, call.req, c.run),
             None => self.candidate_moments(&entry.moments, call.req),
         };
+        let principal = self.principal_of(call);
+        let of = match counterpart {
+            Some(c) => CandidatesOf::Run(c.run.to_string(), principal),
+            None => CandidatesOf::Principal(principal),
+        };
         if candidates.is_empty() {
             return None;
         }
@@ -2197,7 +2305,7 @@ impl Engine {
                 .retain(|(_, _, theirs), _| !named.contains(theirs.as_str()));
         }
         let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-        let pick = self.axis_pick(ns, r, ei, &candidates, call, write);
+        let pick = self.axis_pick(ns, r, ei, &candidates, of, call, write);
         let within = matches!(pick, AxisPick::Within { .. });
         // A moment of a run this session's replayed writes did not come from does not show
         // them: those writes are merged like synthesized ones.
@@ -2874,7 +2982,8 @@ impl Engine {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.req);
             let write = !matches!(call.method.as_str(), "GET" | "HEAD");
-            let pick = match self.axis_pick(ns, r, ei, &candidates, call, write) {
+            let of = CandidatesOf::Principal(self.principal_of(call));
+            let pick = match self.axis_pick(ns, r, ei, &candidates, of, call, write) {
                 AxisPick::Within {
                     idx,
                     narrowed,

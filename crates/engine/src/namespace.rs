@@ -180,11 +180,11 @@ pub(crate) struct Namespace {
     pub axis: HashMap<(usize, usize, usize), usize>,
     /// Recording sessions whose exact-replay history is still consistent with this namespace's
     /// (`None` = every session): later moments come from the same recorded run.
-    pub replay_sessions: Option<BTreeSet<crate::engine::RunId>>,
+    pub replay_sessions: Option<crate::engine::RunSet>,
     /// Among those, the runs whose recorded answers to this namespace's replayed writes are
     /// the answers it was served (`None` before its first replayed write). A preference, not
     /// a constraint: later requests that only another run recorded overrule it.
-    pub answer_runs: Option<BTreeSet<crate::engine::RunId>>,
+    pub answer_runs: Option<crate::engine::RunSet>,
     /// `(entity type, recorded run, key that run's create answered)` → the key this session's
     /// same create was answered with (from another run): a page served from that run shows
     /// this session's record in its counterpart's place.

@@ -274,7 +274,7 @@ fn counterpart_runs(
     }
     let rank = |run: &str| -> u8 {
         let id = runs.id(run);
-        let in_set = |set: &Option<BTreeSet<RunId>>| {
+        let in_set = |set: &Option<run_history::RunSet>| {
             set.as_ref()
                 .is_some_and(|s| id.is_some_and(|id| s.contains(&id)))
         };

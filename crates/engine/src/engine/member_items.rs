@@ -9,7 +9,7 @@
 use serde_json::Value;
 use wraith_model::{RecordedBody, Route};
 
-use super::{Engine, RunId};
+use super::{Engine, run_history};
 use crate::fixtures::scalar_key;
 use crate::namespace::Namespace;
 use crate::util::{json_pointer_get, normalize_path};
@@ -80,9 +80,9 @@ impl Engine {
                             })
                         })
                 };
-                let preferred = |set: &Option<std::collections::BTreeSet<RunId>>| {
+                let preferred = |set: &Option<run_history::RunSet>| {
                     set.iter()
-                        .flatten()
+                        .flat_map(|s| s.iter())
                         .find_map(|run| listed(self.run_index().name(*run)))
                 };
                 if let Some(item) = preferred(&ns.answer_runs)

@@ -22,6 +22,10 @@ use wraith_model::{Model, Moment, RecordedBody};
 /// A recorded run, by its rank among the model's run names (see [`RunIndex`]).
 pub(crate) type RunId = u32;
 
+/// A set of recorded runs a namespace holds (`Namespace::replay_sessions`, `answer_runs`):
+/// shared, not copied, between the namespaces a remembered time-axis choice is given to.
+pub(crate) type RunSet = std::sync::Arc<std::collections::BTreeSet<RunId>>;
+
 /// A moment's run, and where it stands in that run when its source names an exchange index.
 pub(crate) type MomentRun = (RunId, Option<Position>);
 

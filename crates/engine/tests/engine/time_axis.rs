@@ -362,3 +362,29 @@ fn a_read_recorded_before_and_after_a_delete_is_not_a_polled_series() {
         );
     }
 }
+
+#[test]
+#[allow(clippy::unwrap_used)]
+fn many_runs_of_one_history_each_replayed_in_its_own_session_get_their_runs_answers() {
+    // 1,500 recorded runs of the same create and list, each replayed in a session of its own,
+    // as `wraith check` replays them: each session is answered its create and finds it
+    // listed. The time axis weighs every recorded run of a request once per distinct
+    // question, not once per session (that took time quadratic in the runs).
+    let n = 1500;
+    let runs: Vec<String> = (0..n).map(|i| format!("r{i:05}")).collect();
+    let posts: Vec<(&str, &str)> = runs.iter().map(|r| (r.as_str(), "1")).collect();
+    let gets: Vec<(&str, Value)> = runs
+        .iter()
+        .map(|r| (r.as_str(), json!([{"id": "1", "title": "t"}])))
+        .collect();
+    let e = lists_engine(&posts, &gets);
+    for i in 0..n {
+        let s = format!("s{i}");
+        let created = send(&e, Some(&s), "POST", "/v1/lists", json!({"title": "t"}));
+        assert_eq!(body(&created)["id"], "1", "session {s}");
+        let listed = ids(&body(&get(&e, Some(&s), "/v1/lists")));
+        assert_eq!(listed, vec!["1".to_string()], "session {s}");
+        // As the check does once a session is replayed.
+        e.delete_session(&s).unwrap();
+    }
+}
