@@ -1366,6 +1366,10 @@ fn sorted_object_prefix<'v>(
     hint.entries.clear();
     hint.entries.extend(m.iter().map(|(k, v)| (k.as_str(), v)));
     let mut prev: &[u8] = &[];
+    // Key → entry, built on the first key the hint's order does not place: the object's keys
+    // in another order than the last one of its shape (a map in the provider's order against
+    // its sorted text) would otherwise each be looked for entry by entry.
+    let mut by_key: Option<HashMap<&'v [u8], usize>> = None;
     for i in 0..m.len() {
         if (i > 0 && !strip(rest, b",")) || !strip(rest, b"\"") {
             return Some(false);
@@ -1386,13 +1390,19 @@ fn sorted_object_prefix<'v>(
                 .get(*at)
                 .is_some_and(|(k, _)| k.as_bytes() == token)
         };
-        let Some(at) = hint
-            .order
-            .get(i)
-            .copied()
-            .filter(same)
-            .or_else(|| hint.entries.iter().position(|(k, _)| k.as_bytes() == token))
-        else {
+        let Some(at) = hint.order.get(i).copied().filter(same).or_else(|| {
+            by_key
+                .get_or_insert_with(|| {
+                    // Keys are unique: each names the one entry a scan would find.
+                    hint.entries
+                        .iter()
+                        .enumerate()
+                        .map(|(at, &(k, _))| (k.as_bytes(), at))
+                        .collect()
+                })
+                .get(token)
+                .copied()
+        }) else {
             return Some(false);
         };
         let (key, value) = hint.entries[at];
@@ -1592,6 +1602,33 @@ mod tests {
     use super::*;
     use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
+
+    #[test]
+    fn an_object_whose_keys_come_in_another_order_than_its_sorted_text_is_read_once() {
+        // 100,000 keys held newest first against the sorted text: each key used to be looked
+        // for entry by entry (minutes); found by key, the answer comes at once.
+        let mut m = serde_json::Map::new();
+        for i in (0..100_000).rev() {
+            m.insert(format!("k{i:06}"), Value::from(i));
+        }
+        let v = Value::Object(m);
+        let sorted = serde_json::to_vec(&SortedKeys(&v)).expect("serializes");
+        assert!(serializes_sorted_to(&v, &sorted));
+        assert!(serializes_either_way(&v, &sorted));
+        // A value changed, a key missing or one key twice is not this object.
+        let changed = String::from_utf8(sorted.clone())
+            .expect("utf-8")
+            .replace("\"k050000\":50000", "\"k050000\":7");
+        assert!(!serializes_sorted_to(&v, changed.as_bytes()));
+        let missing = String::from_utf8(sorted.clone())
+            .expect("utf-8")
+            .replace(",\"k050000\":50000", "");
+        assert!(!serializes_sorted_to(&v, missing.as_bytes()));
+        let twice = String::from_utf8(sorted)
+            .expect("utf-8")
+            .replace("\"k050001\":50001", "\"k050000\":50000");
+        assert!(!serializes_sorted_to(&v, twice.as_bytes()));
+    }
 
     /// `POST /v1/pairings` creating `pairings` records, whose `code` later views show as its
     /// first 4 characters (`read_prefixes`).
