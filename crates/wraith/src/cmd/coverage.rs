@@ -18,7 +18,7 @@ Examples:
 
 Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
 wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi document that is
-missing, a folder, not JSON or YAML, or not OpenAPI) · 4 wraith.toml, the model, a recording
+missing, a folder, not JSON or YAML, nested deeper than 128 levels, or not OpenAPI) · 4 wraith.toml, the model, a recording
 or the --openapi document is there but could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
@@ -32,8 +32,8 @@ pub struct Args {
     pub openapi: Option<std::path::PathBuf>,
 }
 
-/// Read and judge `--openapi`: a missing file, or a document that does not parse or is no
-/// OpenAPI document, exits 1; a file that cannot be read exits 4; each names the file.
+/// Read and judge `--openapi`: a missing file, or a document that does not parse, nests too
+/// deep or is no OpenAPI document, exits 1; a file that cannot be read exits 4; each names the file.
 fn spec_coverage(
     path: &std::path::Path,
     model: &wraith_model::Model,
@@ -53,17 +53,57 @@ fn spec_coverage(
             e.utf8_error().valid_up_to()
         ))
     })?;
-    // YAML is a superset of JSON: one parser reads both. Keys that are numbers (`200:` under
-    // `responses`) become strings, as JSON writes them.
-    let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).map_err(|e| {
-        CliError::usage(anyhow!(
-            "--openapi {}: not JSON or YAML: {e}",
-            path.display()
-        ))
-    })?;
-    let doc = yaml_to_json(yaml);
+    let doc = parse_spec(&text)
+        .map_err(|e| CliError::usage(anyhow!("--openapi {}: {e}", path.display())))?;
     wraith_check::spec_coverage::spec_coverage(&doc, model)
         .map_err(|e| CliError::usage(anyhow!("--openapi {}: {e}", path.display())))
+}
+
+/// The deepest nesting of arrays and objects an `--openapi` document may have: the YAML
+/// reader's recursion limit, so a document written as JSON is read as deep as one written as
+/// YAML; far past what an OpenAPI document needs.
+pub(crate) const MAX_SPEC_DEPTH: usize = 128;
+
+/// An `--openapi` document's text as JSON, or why it is none: nested past [`MAX_SPEC_DEPTH`],
+/// not JSON (where the parse stopped), or not JSON or YAML.
+///
+/// A document written as JSON (its first character `{` or `[`) has its nesting measured on
+/// the text first, byte by byte without a parse (the YAML reader takes time quadratic in the
+/// depth, then refuses), and is read by the JSON parser, so an error names JSON's own fault
+/// and position; one the JSON parser refuses is read as YAML's flow style (`{a: 1}`) before it
+/// is called not JSON. Anything else is read as YAML, a superset of JSON.
+pub(crate) fn parse_spec(text: &str) -> Result<serde_json::Value, String> {
+    let json_like = text
+        .trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n'])
+        .starts_with(['{', '[']);
+    let mut json_error = None;
+    if json_like {
+        let depth = wraith_model::json_depth(text);
+        if depth > MAX_SPEC_DEPTH {
+            return Err(format!(
+                "nested deeper than {MAX_SPEC_DEPTH} levels: arrays and objects nest {depth} \
+                 levels deep, and an OpenAPI document is read to {MAX_SPEC_DEPTH}"
+            ));
+        }
+        // Within the limit the YAML reader kept, which is one past serde_json's own.
+        match wraith_model::canonical::from_str_unbounded::<serde_json::Value>(text) {
+            Ok(doc) => return Ok(doc),
+            Err(e) => json_error = Some(e),
+        }
+    }
+    // YAML is a superset of JSON: one parser reads both. Keys that are numbers (`200:` under
+    // `responses`) become strings, as JSON writes them.
+    let e = match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text) {
+        Ok(yaml) => return Ok(yaml_to_json(yaml)),
+        Err(e) => e,
+    };
+    Err(match json_error {
+        Some(json) => format!("not JSON: {json}"),
+        None if e.to_string().starts_with("recursion limit exceeded") => format!(
+            "nested deeper than {MAX_SPEC_DEPTH} levels: the YAML reader stopped there ({e})"
+        ),
+        None => format!("not JSON or YAML: {e}"),
+    })
 }
 
 fn yaml_to_json(v: serde_yaml_ng::Value) -> serde_json::Value {

@@ -114,6 +114,61 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
     }
 }
 
+#[test]
+fn coverage_openapi_says_a_json_document_is_too_deep_or_where_it_stops_being_json() {
+    let t = DemoTwin::synthesized();
+    // 100,000 nested arrays: measured on the text, not handed to the YAML reader (minutes,
+    // then "not JSON or YAML" about valid JSON).
+    let deep = t.root.join("deep.json");
+    let depth = 100_000;
+    std::fs::write(
+        &deep,
+        format!(
+            r#"{{"openapi":"3.0.0","info":{{"title":"T","version":"1"}},"paths":{{}},"x":{}{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    )
+    .unwrap();
+    // A document that stops being JSON: where the JSON parser stopped.
+    let cut = t.root.join("cut.json");
+    std::fs::write(&cut, r#"{"openapi": "3.0.0", "paths": {}"#).unwrap();
+    // 128 levels is as deep as a document is read, written as JSON or as YAML.
+    let deepest = t.root.join("deepest.json");
+    std::fs::write(
+        &deepest,
+        format!(
+            r#"{{"openapi":"3.0.0","info":{{"title":"T","version":"1"}},"paths":{{}},"x":{}{}}}"#,
+            "[".repeat(127),
+            "]".repeat(127)
+        ),
+    )
+    .unwrap();
+    for (path, needle) in [
+        (
+            &deep,
+            "nested deeper than 128 levels: arrays and objects nest 100001 levels deep",
+        ),
+        (
+            &cut,
+            "not JSON: EOF while parsing an object at line 1 column 32",
+        ),
+    ] {
+        let out = t.run(&["coverage", "--openapi", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--openapi") && err.contains(needle), "{err}");
+    }
+    let out = t.run(&["coverage", "--json", "--openapi", deepest.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout_json(&out)["spec_coverage"]["api_title"], "T");
+}
+
 /// A path recorded on two hosts other than the base URL is two routes of one name: each is
 /// shown with its origin by `coverage` (the JSON, the seen-once list and the text) and by
 /// `inspect --provenance`.
