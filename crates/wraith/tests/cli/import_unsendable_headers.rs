@@ -29,19 +29,7 @@ fn twin() -> (Twin, String) {
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "X-Odd-Ask", "value": "\u{1b}[0m"}));
-    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-        "pages": [], "entries": [e]}});
-    let path = t.tmp.path().join("odd.har");
-    std::fs::write(&path, har.to_string()).unwrap();
-    let out = Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .envs(ENV)
-        .args(["import", &t.path_str()])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
+    let stderr = support::har::import_warnings(&t, &ENV, "odd.har", vec![e]);
     support::har::synth(&t, &ENV);
     (t, stderr)
 }

@@ -32,19 +32,7 @@ fn twin() -> (Twin, String) {
         answered("GET", "/etag", 304, &json!({"cached": true})),
         answered("DELETE", "/things/1", 204, &json!({"deleted": true})),
     ];
-    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-        "pages": [], "entries": entries}});
-    let path = t.tmp.path().join("things.har");
-    std::fs::write(&path, har.to_string()).unwrap();
-    let out = Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .envs(ENV)
-        .args(["import", &t.path_str()])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
+    let stderr = support::har::import_warnings(&t, &ENV, "things.har", entries);
     support::har::synth(&t, &ENV);
     (t, stderr)
 }

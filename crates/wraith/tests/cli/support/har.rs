@@ -58,11 +58,25 @@ pub fn run(t: &Twin, env: &[(&str, &str)], args: &[&str]) {
 
 /// Writes `entries` as the HAR file `name` (one recorded session) and imports it.
 pub fn import(t: &Twin, env: &[(&str, &str)], name: &str, entries: Vec<Value>) {
+    import_warnings(t, env, name, entries);
+}
+
+/// [`import`], returning what the import printed on stderr (its warnings).
+pub fn import_warnings(t: &Twin, env: &[(&str, &str)], name: &str, entries: Vec<Value>) -> String {
     let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
         "pages": [], "entries": entries}});
     let path = t.tmp.path().join(name);
     std::fs::write(&path, har.to_string()).unwrap();
-    run(t, env, &["import", &t.path_str(), &path.to_string_lossy()]);
+    let out = Command::new(super::bin())
+        .current_dir(t.tmp.path())
+        .envs(env.iter().copied())
+        .args(["import", &t.path_str()])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "wraith import: {stderr}");
+    stderr
 }
 
 /// `wraith synth` of the twin.
