@@ -661,12 +661,13 @@ fn judge_group(
     flags: Flags<'_>,
 ) -> GroupOutcome {
     let mut disagree = Vec::new();
+    let sides = twin_sides(members, entries, judge.minted);
     for &ei in members {
         let e = &entries[ei];
         if !flags.failing[ei] || flags.unrecorded[ei] {
             continue;
         }
-        if members
+        if sides
             .iter()
             .any(|&o| o != ei && entries[o].answer != e.answer && !judge.passes(o, ei))
         {
@@ -695,6 +696,39 @@ fn judge_group(
         disagree,
         clique: Some(max_weight_clique(&w, &compat, CLIQUE_BUDGET)),
     }
+}
+
+/// The members of a group worth judging as the twin's side of a comparison: the first of
+/// each class alike in answer and in the ids its session minted before it, which is all
+/// [`PairJudge::passes`] reads of that side, so the others would repeat its verdicts. Many
+/// sessions of one history that answered a few ways then cost the disagreement pass one
+/// comparison per way, not one per session. Members in their order.
+fn twin_sides(members: &[usize], entries: &[Entry<'_>], minted: &[Minted]) -> Vec<usize> {
+    use std::hash::{Hash, Hasher};
+    let ids_of = |m: usize| {
+        entries
+            .get(m)
+            .and_then(|e| minted.get(e.session)?.get(..e.minted_before))
+    };
+    let mut classes: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    let mut sides = Vec::new();
+    for &m in members {
+        let (Some(e), Some(ids)) = (entries.get(m), ids_of(m)) else {
+            // Out of range: kept, so it is judged (and fails) as before.
+            sides.push(m);
+            continue;
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for id in ids {
+            id.to_string().hash(&mut h);
+        }
+        let class = classes.entry((e.answer, h.finish())).or_default();
+        if !class.iter().any(|&s| ids_of(s) == Some(ids)) {
+            class.push(m);
+            sides.push(m);
+        }
+    }
+    sides
 }
 
 /// [`judge_group`] for every group of `split` (indices into `groups`), on the calling thread or
@@ -1313,6 +1347,61 @@ mod tests {
                     .prop_map(|kv| Value::Object(kv.into_iter().collect())),
             ]
         })
+    }
+
+    /// Sessions (with the ids each minted) and one group's members: (session, answer, ids
+    /// minted before) per member, drawn from few values so that classes repeat.
+    fn group_members() -> impl Strategy<Value = (Vec<Minted>, Vec<(usize, usize, usize)>)> {
+        let ids = prop_oneof![Just(json!("a1")), Just(json!("b2")), Just(json!(7))];
+        (
+            proptest::collection::vec(proptest::collection::vec(ids, 0..3), 1..5),
+            proptest::collection::vec((0usize..5, 0usize..3, 0usize..4), 0..30),
+        )
+    }
+
+    fn entry(session: usize, answer: usize, minted_before: usize) -> Entry<'static> {
+        Entry {
+            session,
+            exchange: 0,
+            route: None,
+            answer,
+            minted_before,
+            report_pos: None,
+            parsed: None,
+        }
+    }
+
+    proptest! {
+        /// The twin sides of a group are, in member order, the first member of each class of
+        /// equal answer and equal ids minted before it (as the judge reads them); a member
+        /// whose ids are out of range is kept as its own side.
+        #[test]
+        fn twin_sides_keep_the_first_member_of_each_class((minted, members) in group_members()) {
+            let entries: Vec<Entry<'_>> =
+                members.iter().map(|&(s, a, k)| entry(s, a, k)).collect();
+            let all: Vec<usize> = (0..entries.len()).collect();
+            let key = |m: usize| {
+                let e = &entries[m];
+                minted.get(e.session)
+                    .and_then(|s| s.get(..e.minted_before))
+                    .map(|ids| (e.answer, ids.to_vec()))
+            };
+            // The simple definition: a member is a side unless an earlier one is alike.
+            let want: Vec<usize> = all
+                .iter()
+                .copied()
+                .filter(|&m| key(m).is_none() || (0..m).all(|p| key(p) != key(m)))
+                .collect();
+            prop_assert_eq!(twin_sides(&all, &entries, &minted), want);
+        }
+    }
+
+    #[test]
+    fn many_sessions_answering_two_ways_leave_two_sides() {
+        let minted: Vec<Minted> = vec![vec![json!("a1")]; 20_000];
+        let entries: Vec<Entry<'_>> = (0..20_000).map(|s| entry(s, s % 2, 1)).collect();
+        let all: Vec<usize> = (0..entries.len()).collect();
+        assert_eq!(twin_sides(&all, &entries, &minted), vec![0, 1]);
     }
 
     proptest! {
