@@ -1350,6 +1350,10 @@ fn sorted_prefix<'v>(
     }
 }
 
+/// Objects of at most this many keys are searched entry by entry in [`sorted_object_prefix`]
+/// (quadratic only up to this bound); larger ones through a key map.
+const SCAN_KEYS: usize = 64;
+
 /// [`sorted_prefix`] of an object, with `hint` (taken out of `hints[depth]`) refilled with
 /// this object's shape; `None` when one of the keys in `rest` holds a backslash (an escape,
 /// which the key's text does not spell as is), for the caller to compare by serializing.
@@ -1391,6 +1395,10 @@ fn sorted_object_prefix<'v>(
                 .is_some_and(|(k, _)| k.as_bytes() == token)
         };
         let Some(at) = hint.order.get(i).copied().filter(same).or_else(|| {
+            // A small object is scanned: building the map costs more than the scans it saves.
+            if m.len() <= SCAN_KEYS {
+                return hint.entries.iter().position(|(k, _)| k.as_bytes() == token);
+            }
             by_key
                 .get_or_insert_with(|| {
                     // Keys are unique: each names the one entry a scan would find.
