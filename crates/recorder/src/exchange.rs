@@ -85,7 +85,7 @@ pub(crate) fn build_exchange(
 /// `content-encoding` (and with a recorded `content-length` set to the decoded length), so the
 /// scrubber sees inside it and synth reads it. The upstream and the client already got the bytes
 /// exactly as they were sent: only the recording changes. A body that does not decode (an
-/// unsupported coding such as `br`, corrupt or cut data, more than `limit` bytes decoded) is
+/// unsupported coding such as `compress`, corrupt or cut data, more than `limit` bytes decoded) is
 /// recorded as it was, with its header, and a warning. Blocking work: run it off the async
 /// workers.
 pub(crate) fn decode_recorded_bodies(exchange: &mut Exchange, limit: usize) {

@@ -9,8 +9,8 @@
 //! same view of recordings made before it did.
 //!
 //! Decoded: `gzip` and `x-gzip` (one or more gzip members), `deflate` (zlib-wrapped, as
-//! RFC 9110 says, or raw deflate, as some servers send) and `zstd`; `identity` is no coding.
-//! Anything else (`br`, `compress`, …), a body that does not decode, or one that decodes to more
+//! RFC 9110 says, or raw deflate, as some servers send), `br` (Brotli, what browsers and CDNs
+//! send most) and `zstd`; `identity` is no coding. Anything else (`compress`, …), a body that does not decode, or one that decodes to more
 //! than the caller's limit is kept exactly as it was, with its header.
 
 use std::io::Read;
@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_DECODED_BYTES: usize = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error(
-        "content coding `{0}` is not supported (Wraith decodes gzip, x-gzip, deflate and zstd)"
+        "content coding `{0}` is not supported (Wraith decodes gzip, x-gzip, deflate, br and zstd)"
     )]
     Unsupported(String),
     #[error("the body is not valid `{coding}` data: {reason}")]
@@ -73,7 +73,7 @@ pub fn decode_body(codings: &[String], body: &[u8], limit: usize) -> Result<Vec<
 }
 
 fn is_supported(coding: &str) -> bool {
-    matches!(coding, "gzip" | "x-gzip" | "deflate" | "zstd")
+    matches!(coding, "gzip" | "x-gzip" | "deflate" | "br" | "zstd")
 }
 
 fn decode_one(coding: &str, body: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
@@ -90,6 +90,12 @@ fn decode_one(coding: &str, body: &[u8], limit: usize) -> Result<Vec<u8>, Decode
                 }
             })
         }
+        // The reader's buffer size only sets how much compressed input it reads at a time.
+        "br" => read_limited(
+            coding,
+            brotli_decompressor::Decompressor::new(body, 4096),
+            limit,
+        ),
         "zstd" => {
             let decoder =
                 zstd::stream::read::Decoder::new(body).map_err(|e| corrupt(coding, &e))?;
@@ -235,12 +241,20 @@ mod tests {
         h
     }
 
+    fn brotli(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
+        w.write_all(data).unwrap();
+        drop(w);
+        out
+    }
+
     fn codings(list: &[&str]) -> Vec<String> {
         list.iter().map(|c| (*c).to_string()).collect()
     }
 
     #[test]
-    fn gzip_x_gzip_zlib_raw_deflate_and_zstd_decode() {
+    fn gzip_x_gzip_zlib_raw_deflate_brotli_and_zstd_decode() {
         let limit = DEFAULT_MAX_DECODED_BYTES;
         assert_eq!(
             decode_body(&codings(&["gzip"]), &gzip(JSON), limit),
@@ -263,6 +277,10 @@ mod tests {
             decode_body(&codings(&["zstd"]), &z, limit),
             Ok(JSON.to_vec())
         );
+        assert_eq!(
+            decode_body(&codings(&["br"]), &brotli(JSON), limit),
+            Ok(JSON.to_vec())
+        );
         // Two members (a concatenated gzip stream) are one body.
         let mut two = gzip(b"{\"a\":");
         two.extend(gzip(b"1}"));
@@ -280,7 +298,7 @@ mod tests {
     #[test]
     fn garbage_unsupported_and_oversized_bodies_are_refused() {
         let limit = DEFAULT_MAX_DECODED_BYTES;
-        for coding in ["gzip", "deflate", "zstd"] {
+        for coding in ["gzip", "deflate", "br", "zstd"] {
             let err = decode_body(&codings(&[coding]), b"not compressed at all", limit);
             assert!(
                 matches!(err, Err(DecodeError::Corrupt { .. })),
@@ -292,8 +310,16 @@ mod tests {
         let err = decode_body(&codings(&["gzip"]), &cut[..cut.len() - 6], limit);
         assert!(matches!(err, Err(DecodeError::Corrupt { .. })), "{err:?}");
         assert_eq!(
-            decode_body(&codings(&["br"]), b"\x0b\x02\x80{}\x03", limit),
-            Err(DecodeError::Unsupported("br".into()))
+            decode_body(&codings(&["compress"]), b"\x1f\x9d\x90{", limit),
+            Err(DecodeError::Unsupported("compress".into()))
+        );
+        // A cut Brotli stream does not decode to part of the body either.
+        let cut = brotli(JSON);
+        let err = decode_body(&codings(&["br"]), &cut[..cut.len() - 3], limit);
+        assert!(matches!(err, Err(DecodeError::Corrupt { .. })), "{err:?}");
+        assert_eq!(
+            decode_body(&codings(&["br"]), &brotli(&[b'x'; 1000]), 999),
+            Err(DecodeError::TooLarge { limit: 999 })
         );
         assert_eq!(
             decode_body(&codings(&["gzip"]), &gzip(&[b'x'; 1000]), 999),
@@ -457,7 +483,7 @@ mod tests {
         assert_eq!((&got.response, &got.frames), (&ex.response, &ex.frames));
 
         let mut unsupported = ex.clone();
-        unsupported.request.headers = headers(&[("content-encoding", "br")]);
+        unsupported.request.headers = headers(&[("content-encoding", "compress")]);
         assert_eq!(
             decoded_exchange(&unsupported, DEFAULT_MAX_DECODED_BYTES),
             None

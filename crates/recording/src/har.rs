@@ -904,6 +904,11 @@ mod tests {
         gz.write_all(plain).unwrap();
         let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         zlib.write_all(plain).unwrap();
+        let mut br = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut br, 4096, 9, 22);
+            w.write_all(plain).unwrap();
+        }
         let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
         let entry = |coding: &str, text: String| {
             format!(
@@ -916,7 +921,8 @@ mod tests {
         let entries = [
             entry("gzip", b64(gz.finish().unwrap())),
             entry("deflate", b64(zlib.finish().unwrap())),
-            entry("br", b64(b"not decoded".to_vec())),
+            entry("br", b64(br)),
+            entry("compress", b64(b"not decoded".to_vec())),
         ]
         .join(",");
         let s = parse_har(&har(&entries), Path::new("x.har"), &base()).unwrap();
@@ -924,7 +930,7 @@ mod tests {
             crate::scrub::ScrubPolicy::builtin_only(),
             crate::scrub::HmacKey::from_bytes(b"k".to_vec()),
         );
-        for e in &s.exchanges[..2] {
+        for e in &s.exchanges[..3] {
             assert_eq!(e.request.body, plain);
             assert_eq!(e.request_header("content-encoding"), None);
             let scrubbed = scrubber.scrub(e.clone());
@@ -935,15 +941,15 @@ mod tests {
             );
         }
         // A coding Wraith does not decode is kept, with its header, and said.
-        assert_eq!(s.exchanges[2].request.body, b"not decoded");
+        assert_eq!(s.exchanges[3].request.body, b"not decoded");
         assert_eq!(
-            s.exchanges[2].request_header("content-encoding"),
-            Some("br")
+            s.exchanges[3].request_header("content-encoding"),
+            Some("compress")
         );
         assert_eq!(s.warnings.len(), 1);
         assert!(
-            s.warnings[0].starts_with("log.entries[2].request.postData: ")
-                && s.warnings[0].contains("`br`"),
+            s.warnings[0].starts_with("log.entries[3].request.postData: ")
+                && s.warnings[0].contains("`compress`"),
             "{:?}",
             s.warnings
         );

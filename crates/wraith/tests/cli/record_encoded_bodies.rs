@@ -22,6 +22,7 @@ use serde_json::Value;
 
 const WIDGET: &str = r#"{"id":"w_1","name":"sprocket","qty":3}"#;
 const PART: &str = r#"{"id":"p_1","kind":"bolt"}"#;
+const GADGET: &str = r#"{"id":"g_1","kind":"gear","teeth":12}"#;
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -35,15 +36,24 @@ fn raw_deflate(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+fn brotli(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
+    w.write_all(data).unwrap();
+    drop(w);
+    out
+}
+
 /// Labelled `gzip`, but not gzip data.
 const NOT_GZIP: &[u8] = b"\x1f\x8bthis is not really gzip";
 
 /// What the upstream answers for `path`, whatever `Accept-Encoding` says: `/widgets/w_1` gzip,
-/// `/parts/p_1` raw deflate, `/broken` a body labelled gzip that is not.
+/// `/parts/p_1` raw deflate, `/gadgets/g_1` Brotli, `/broken` a body labelled gzip that is not.
 fn encoded(path: &str) -> (&'static str, Vec<u8>) {
     match path {
         "/widgets/w_1" => ("gzip", gzip(WIDGET.as_bytes())),
         "/parts/p_1" => ("deflate", raw_deflate(PART.as_bytes())),
+        "/gadgets/g_1" => ("br", brotli(GADGET.as_bytes())),
         _ => ("gzip", NOT_GZIP.to_vec()),
     }
 }
@@ -85,7 +95,7 @@ async fn a_compressed_answer_passes_through_and_is_recorded_and_served_decoded()
     let http = record_support::client();
 
     // The proxy stays transparent: the client gets the compressed bytes and their header.
-    for path in ["/widgets/w_1", "/parts/p_1", "/broken"] {
+    for path in ["/widgets/w_1", "/parts/p_1", "/gadgets/g_1", "/broken"] {
         let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
         let (coding, sent) = encoded(path);
@@ -117,7 +127,11 @@ async fn a_compressed_answer_passes_through_and_is_recorded_and_served_decoded()
             .find(|e| e.request.path == p)
             .unwrap()
     };
-    for (path, plain) in [("/widgets/w_1", WIDGET), ("/parts/p_1", PART)] {
+    for (path, plain) in [
+        ("/widgets/w_1", WIDGET),
+        ("/parts/p_1", PART),
+        ("/gadgets/g_1", GADGET),
+    ] {
         let ex = by_path(path);
         assert_eq!(
             String::from_utf8_lossy(&ex.response_body()),
@@ -144,7 +158,11 @@ async fn a_compressed_answer_passes_through_and_is_recorded_and_served_decoded()
         name: twin.name,
     };
     let server = support_twin.serve_env(&[], &[("WRAITH_HMAC_KEY", record_support::TEST_HMAC_KEY)]);
-    for (path, plain) in [("/widgets/w_1", WIDGET), ("/parts/p_1", PART)] {
+    for (path, plain) in [
+        ("/widgets/w_1", WIDGET),
+        ("/parts/p_1", PART),
+        ("/gadgets/g_1", GADGET),
+    ] {
         let r = server.get(path, Some("s")).await;
         r.assert_status(200);
         assert_eq!(r.header("content-encoding"), None, "{path}");
@@ -276,11 +294,13 @@ async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
     let rec = record_support::Recording::start(&twin, &[]);
     let http = record_support::client();
 
-    // gzip and raw deflate decode; `br` is not supported and is kept as sent, with a warning.
+    // gzip, raw deflate and Brotli decode; `compress` is not supported and is kept as sent,
+    // with a warning.
     let sent = [
         ("/logins", "gzip", gzip(login.as_bytes())),
         ("/sessions", "deflate", raw_deflate(login.as_bytes())),
-        ("/tokens", "br", b"\x0b\x02\x80{}\x03".to_vec()),
+        ("/grants", "br", brotli(login.as_bytes())),
+        ("/tokens", "compress", b"\x1f\x9d\x90{}".to_vec()),
     ];
     for (path, coding, body) in &sent {
         let r = http
@@ -296,7 +316,8 @@ async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
     let (status, stderr) = rec.interrupt();
     assert!(status.success(), "record exited with {status}: {stderr}");
     assert!(
-        stderr.contains("/tokens") && stderr.contains("request body recorded still `br`-encoded"),
+        stderr.contains("/tokens")
+            && stderr.contains("request body recorded still `compress`-encoded"),
         "{stderr}"
     );
 
@@ -316,7 +337,7 @@ async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
             .find(|e| e.request.path == p)
             .unwrap()
     };
-    for path in ["/logins", "/sessions"] {
+    for path in ["/logins", "/sessions", "/grants"] {
         let ex = by_path(path);
         assert_eq!(ex.request_header("content-encoding"), None, "{path}");
         // The decoded length (scrubbing then changes the body, as it may any body).
@@ -333,6 +354,6 @@ async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
         assert!(token.starts_with("wraith_tok_"), "{path}: {body}");
     }
     let kept = by_path("/tokens");
-    assert_eq!(kept.request.body, sent[2].2);
-    assert_eq!(kept.request_header("content-encoding"), Some("br"));
+    assert_eq!(kept.request.body, sent[3].2);
+    assert_eq!(kept.request_header("content-encoding"), Some("compress"));
 }
