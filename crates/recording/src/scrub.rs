@@ -872,28 +872,38 @@ impl Scrubber {
     /// A body of JSON texts one to a line: NDJSON / JSON Lines (each line), or an SSE stream
     /// (each `data:` line's value). A line that holds JSON is scrubbed as a JSON body is, every
     /// other line (and the `data:` values that are not JSON) by the byte-level rules; line
-    /// ends and field names stay as sent. `None` when nothing changed.
+    /// ends and field names stay as sent. An SSE event's consecutive `data:` lines are one
+    /// value joined by `\n` (the SSE rules), so a JSON document split over them is scrubbed as
+    /// one document. `None` when nothing changed.
     fn scrub_lines(&self, body: &[u8], kind: LineFraming, fired: &mut Fired) -> Option<Vec<u8>> {
+        let lines: Vec<FramedLine<'_>> = body
+            .split_inclusive(|b| *b == b'\n')
+            .map(|line| FramedLine::split(line, kind))
+            .collect();
         let mut out = Vec::with_capacity(body.len());
         let mut changed = false;
-        for line in body.split_inclusive(|b| *b == b'\n') {
-            let content_len = line.len()
-                - if line.ends_with(b"\r\n") {
-                    2
-                } else {
-                    usize::from(line.ends_with(b"\n"))
-                };
-            let (content, end) = line.split_at(content_len);
-            let (head, value) = match kind {
-                LineFraming::Json => (&b""[..], content),
-                LineFraming::EventStream => match content.strip_prefix(b"data:") {
-                    Some(value) => {
-                        let space = usize::from(value.starts_with(b" "));
-                        content.split_at(5 + space)
-                    }
-                    None => (content, &b""[..]),
-                },
+        let mut i = 0;
+        while i < lines.len() {
+            let run = if kind == LineFraming::EventStream {
+                lines[i..].iter().take_while(|l| l.is_data).count()
+            } else {
+                0
             };
+            if run >= 2
+                && let Some(parts) = self.scrub_split_json(&lines[i..i + run], fired)
+            {
+                for (line, part) in lines[i..i + run].iter().zip(&parts) {
+                    changed |= part.is_some();
+                    out.extend_from_slice(line.head);
+                    out.extend_from_slice(part.as_deref().unwrap_or(line.value));
+                    out.extend_from_slice(line.end);
+                }
+                i += run;
+                continue;
+            }
+            let FramedLine {
+                head, value, end, ..
+            } = lines[i];
             let scrubbed = match self.scrub_json(value, fired) {
                 Ok(json) => json,
                 Err(NotJson) => self.scrub_bytes(value, fired),
@@ -908,8 +918,46 @@ impl Scrubber {
             out.extend_from_slice(head_scrubbed.as_deref().unwrap_or(head));
             out.extend_from_slice(scrubbed.as_deref().unwrap_or(value));
             out.extend_from_slice(end);
+            i += 1;
         }
         changed.then_some(out)
+    }
+
+    /// The values of `lines` (an SSE event's consecutive `data:` lines) scrubbed as the one
+    /// JSON document they hold when joined by `\n`: one entry a line, `None` where that line
+    /// is unchanged. `None` when the joined value is not one JSON document (each line is then
+    /// read by itself). The rules rewrite only strings and numbers, which hold no raw line
+    /// break, so the scrubbed document splits back at the same places.
+    fn scrub_split_json(
+        &self,
+        lines: &[FramedLine<'_>],
+        fired: &mut Fired,
+    ) -> Option<Vec<Option<Vec<u8>>>> {
+        let joined = lines
+            .iter()
+            .map(|l| l.value)
+            .collect::<Vec<_>>()
+            .join(&b'\n');
+        let mut local = Fired::default();
+        let scrubbed = self.scrub_json(&joined, &mut local).ok()?;
+        let parts: Vec<Option<Vec<u8>>> = match &scrubbed {
+            None => vec![None; lines.len()],
+            Some(doc) => {
+                let parts: Vec<&[u8]> = doc.split(|b| *b == b'\n').collect();
+                if parts.len() != lines.len() {
+                    return None;
+                }
+                parts
+                    .iter()
+                    .zip(lines)
+                    .map(|(part, line)| (*part != line.value).then(|| part.to_vec()))
+                    .collect()
+            }
+        };
+        for id in &local.0 {
+            fired.add(id);
+        }
+        Some(parts)
     }
 
     /// The byte-level rules (card numbers, the user's body `regex` rules) over a body read as
@@ -1339,6 +1387,56 @@ fn looks_like_email(v: &str) -> bool {
 /// A JSON text's rewrites (span, new text), the built-in rules that fired, and which of the
 /// user's rules did.
 type JsonEdits = (Vec<(Range<usize>, String)>, Fired, Vec<bool>);
+
+/// One line of a line-framed body: the field name an SSE line starts with (`data:` and the
+/// space after it; the whole line when it is not a `data:` line), the value after it, and the
+/// line end (`\n`, `\r\n` or nothing).
+#[derive(Clone, Copy)]
+struct FramedLine<'a> {
+    head: &'a [u8],
+    value: &'a [u8],
+    end: &'a [u8],
+    /// An SSE `data:` line.
+    is_data: bool,
+}
+
+impl<'a> FramedLine<'a> {
+    fn split(line: &'a [u8], kind: LineFraming) -> Self {
+        let content_len = line.len()
+            - if line.ends_with(b"\r\n") {
+                2
+            } else {
+                usize::from(line.ends_with(b"\n"))
+            };
+        let (content, end) = line.split_at(content_len);
+        match kind {
+            LineFraming::Json => FramedLine {
+                head: b"",
+                value: content,
+                end,
+                is_data: false,
+            },
+            LineFraming::EventStream => match content.strip_prefix(b"data:") {
+                Some(value) => {
+                    let space = usize::from(value.starts_with(b" "));
+                    let (head, value) = content.split_at(5 + space);
+                    FramedLine {
+                        head,
+                        value,
+                        end,
+                        is_data: true,
+                    }
+                }
+                None => FramedLine {
+                    head: content,
+                    value: b"",
+                    end,
+                    is_data: false,
+                },
+            },
+        }
+    }
+}
 
 /// Bodies that hold one JSON text per line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -856,6 +856,41 @@ fn each_json_line_of_an_ndjson_or_event_stream_body_is_scrubbed() {
 }
 
 #[test]
+fn a_json_document_split_over_an_events_data_lines_is_scrubbed_as_one() {
+    let s = scrubber("");
+    let tok = s.tokenize("abc");
+    let scrub_sse = |body: &str| {
+        let mut ex = exchange();
+        ex.response.content_type = Some("text/event-stream".into());
+        ex.frames[0].body = body.as_bytes().to_vec();
+        String::from_utf8(s.scrub(ex).exchange().frames[0].body.clone()).unwrap()
+    };
+    // The SSE rules join an event's data lines with `\n`: the secret's key and its value sit
+    // on different lines, and each line alone is no JSON.
+    let sse = "event: grant\ndata: {\"user\": \"ann\",\r\ndata:  \"access_token\":\n\
+               data: \"abc\", \"n\": [1,\ndata: 2]}\n\ndata: {\"id\": 1}\n\n";
+    assert_eq!(
+        scrub_sse(sse),
+        format!(
+            "event: grant\ndata: {{\"user\": \"ann\",\r\ndata:  \"access_token\":\n\
+             data: \"{tok}\", \"n\": [1,\ndata: 2]}}\n\ndata: {{\"id\": 1}}\n\n"
+        )
+    );
+    // Data lines that each hold a JSON text of their own are read one by one, as before.
+    let two = "data: {\"password\":\"abc\"}\ndata: {\"token\":\"abc\"}\n\n";
+    assert_eq!(
+        scrub_sse(two),
+        format!("data: {{\"password\":\"{tok}\"}}\ndata: {{\"token\":\"{tok}\"}}\n\n")
+    );
+    // A split that is no JSON joined keeps the byte-level rules on each line.
+    let text = "data: card 4111 1111\ndata: 1111 1111 and 4111111111111111\n\n";
+    assert_eq!(
+        scrub_sse(text),
+        "data: card 4111 1111\ndata: 1111 1111 and [REDACTED]\n\n"
+    );
+}
+
+#[test]
 fn a_json_document_held_in_a_json_string_is_scrubbed_as_a_body() {
     let s = scrubber(
         "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.payload.email\"\naction = \"redact\"\n",
