@@ -30,7 +30,7 @@
 //! - **Headers**: see [`headers`] (hop-by-hop, `X-Wraith-*`, `Host`, `Accept-Encoding`).
 //! - **Compressed answers**: an upstream that compresses although asked for `identity` reaches
 //!   the client as it sent it; the recording holds the decoded body without `content-encoding`
-//!   (gzip, deflate, zstd; anything else, or a body that does not decode, is kept with a
+//!   (gzip, deflate, br, zstd; anything else, or a body that does not decode, is kept with a
 //!   warning). A request body the client sent compressed is recorded the same way.
 //!
 //! Not here: printing, flags, signals (the `wraith` binary does those), the scrub rules and the

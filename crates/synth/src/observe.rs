@@ -14,7 +14,7 @@ use serde_json::Value;
 use wraith_recording::{Exchange, RecordedSession};
 
 /// The exchanges of `sessions` whose response body is compressed (a `content-encoding` of
-/// gzip, deflate or zstd) and decodes, by (position in `sessions`, position in its exchanges),
+/// gzip, deflate, br or zstd) and decodes, by (position in `sessions`, position in its exchanges),
 /// decoded the way the recorder stores such a body now (`wraith_recording::decoded_exchange`).
 /// One that does not decode is left out and read as it is, as bytes.
 pub fn decoded_exchanges(sessions: &[&RecordedSession]) -> BTreeMap<(usize, usize), Exchange> {
