@@ -308,9 +308,10 @@ pub struct Freshness {
     pub synthesized_at: Option<String>,
 }
 
-/// Maps an incoming `Authorization` value to the form recordings hold (scrubbed), so exact
-/// replay can prefer moments recorded for the same principal.
-pub type PrincipalMap = std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>;
+/// Maps an incoming credential header's value (lowercase name, value: the header
+/// `wraith_model::principal::principal_header` picks) to the form recordings hold (scrubbed),
+/// so exact replay can prefer moments recorded for the same principal.
+pub type PrincipalMap = std::sync::Arc<dyn Fn(&str, &str) -> String + Send + Sync>;
 
 /// Serve-wide settings of an [`crate::Engine`]. Every field is shared by all sessions.
 ///
@@ -348,7 +349,7 @@ pub struct EngineOptions {
     /// `--fixture`; `None` = the implicit default set.
     pub fixture: Option<String>,
     pub freshness: Freshness,
-    /// See [`PrincipalMap`]; `None` compares the `Authorization` value verbatim.
+    /// See [`PrincipalMap`]; `None` compares the credential header's value verbatim.
     pub principal: Option<PrincipalMap>,
 }
 

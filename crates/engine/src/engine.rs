@@ -1836,13 +1836,7 @@ impl Engine {
             .variants
             .iter()
             .position(|v| std::ptr::eq(v, variant))?;
-        let principal = call
-            .req
-            .header("authorization")
-            .map(|auth| match &self.opts.principal {
-                Some(f) => f(auth),
-                None => auth.to_string(),
-            });
+        let principal = self.principal_of(call);
         let all = self.snapshots.get(r)?.get(vi)?.get_or_init(|| {
             stored_snapshots(&self.model, r, vi).unwrap_or_else(|| snapshots_of(route, vi))
         });
@@ -1979,12 +1973,7 @@ impl Engine {
         // The moments recorded by the same principal; a request without credentials is the
         // anonymous principal's, answered by the moments recorded without any (a read after
         // a delete sent without the token the earlier read sent).
-        let principal = req
-            .header("authorization")
-            .map(|auth| match &self.opts.principal {
-                Some(f) => f(auth),
-                None => auth.to_string(),
-            });
+        let principal = self.request_principal(req);
         let same: Vec<Cand<'m>> = all
             .clone()
             .filter(|(_, m)| m.principal.as_deref() == principal.as_deref())

@@ -13,6 +13,7 @@ pub mod json_text;
 pub mod load;
 pub mod pointer;
 pub mod precomputed;
+pub mod principal;
 pub mod request_key;
 pub mod respelling;
 pub mod template;

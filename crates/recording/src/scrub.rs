@@ -586,6 +586,13 @@ impl Scrubber {
         }
     }
 
+    /// The value a request header `name: value` is recorded as, under every rule that reaches
+    /// a header (the built-ins and the user's header rules). `serve` uses it to recognise a
+    /// client by the credential header it sends (`wraith_model::principal`).
+    pub fn recorded_header_value(&self, name: &str, value: &str) -> String {
+        self.scrub_header(name, value, &mut Fired::default())
+    }
+
     fn pseudonymize(&self, value: &str) -> String {
         if is_envelope(value) {
             return value.to_string();

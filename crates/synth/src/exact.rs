@@ -116,7 +116,7 @@ pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
     };
     Moment {
         source: o.source.clone(),
-        principal: o.ex.request_header("authorization").map(str::to_string),
+        principal: o.principal.clone(),
         status: o.status,
         headers,
         body,

@@ -228,9 +228,9 @@ fn record_at(body: &Value, pointer: &str, et: &EntityType) -> Option<String> {
     mostly_same_fields(v, like).then_some(key)
 }
 
-/// The principal of an exchange: its `Authorization` value as recorded.
-fn principal<'a>(o: &Obs<'a>) -> Option<&'a str> {
-    o.ex.request_header("authorization")
+/// The principal of an exchange (`Obs::principal`).
+fn principal<'o>(o: &'o Obs<'_>) -> Option<&'o str> {
+    o.principal.as_deref()
 }
 
 /// One sibling write and the list around it: (write group, list index, write observation,

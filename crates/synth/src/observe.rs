@@ -87,6 +87,9 @@ pub struct Obs<'a> {
     pub req_fields: Vec<(String, Value)>,
     pub resp: RespBody,
     pub status: u16,
+    /// The acting principal's key (`wraith_model::principal`): the recorded `Authorization`,
+    /// else the recorded value of another credential header; `None` without credentials.
+    pub principal: Option<String>,
 }
 
 impl<'a> Obs<'a> {
@@ -113,6 +116,12 @@ impl<'a> Obs<'a> {
             req_fields,
             resp,
             status: ex.response.status,
+            principal: wraith_model::principal::recorded_principal(
+                ex.request
+                    .headers
+                    .iter()
+                    .filter_map(|(k, vs)| vs.first().map(|v| (k.as_str(), v.as_str()))),
+            ),
         }
     }
 

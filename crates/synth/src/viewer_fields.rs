@@ -146,7 +146,7 @@ pub fn learn(
         if !values::is_2xx(o.status) {
             continue;
         }
-        let Some(principal) = o.ex.request_header("authorization") else {
+        let Some(principal) = o.principal.as_deref() else {
             continue;
         };
         let actor = actor_at.get(&i);

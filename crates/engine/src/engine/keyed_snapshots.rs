@@ -52,13 +52,7 @@ impl Engine {
             .get(vi)?
             .get_or_init(|| keyed_choice(route, variant));
         let bucket = choice.by_key.get(&key)?;
-        let principal = call
-            .req
-            .header("authorization")
-            .map(|auth| match &self.opts.principal {
-                Some(f) => f(auth),
-                None => auth.to_string(),
-            });
+        let principal = self.principal_of(call);
         match bucket.by_principal.get(&principal) {
             Some(own) => Some(own),
             // Its own unkeyed snapshot shows this principal's records.

@@ -7,6 +7,7 @@
 use wraith_model::{MemberSource, Route};
 
 use super::{Call, Engine, Out};
+use crate::Request;
 use crate::fixtures;
 use crate::namespace::Namespace;
 
@@ -18,11 +19,19 @@ fn param_count(path: &str) -> usize {
 impl Engine {
     /// The request's principal as recordings hold it (see `EngineOptions::principal`).
     pub(super) fn principal_of(&self, call: &Call<'_>) -> Option<String> {
-        let auth = call.req.header("authorization")?;
-        Some(match &self.opts.principal {
-            Some(f) => f(auth),
-            None => auth.to_string(),
-        })
+        self.request_principal(call.req)
+    }
+
+    /// `req`'s principal key (`wraith_model::principal`): its credential header's value mapped
+    /// to the form recordings hold; `None` for a request without credentials.
+    pub(super) fn request_principal(&self, req: &Request) -> Option<String> {
+        let headers = req.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let (name, value) = wraith_model::principal::principal_header(headers)?;
+        let recorded = match &self.opts.principal {
+            Some(f) => f(&name, value),
+            None => value.to_string(),
+        };
+        Some(wraith_model::principal::principal_key(&name, &recorded))
     }
 
     /// After a 2xx answer: remember the acting principal's own record the answer carries

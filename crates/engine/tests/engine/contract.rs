@@ -506,19 +506,33 @@ fn moments_recorded_for_the_same_principal_are_preferred() {
     m1.principal = Some("Bearer tok_alice".into());
     let mut m2 = moment("s2/1", 200, json!({"who": "bob"}));
     m2.principal = Some("Bearer tok_bob".into());
+    // A principal recorded by an API-key header of its own (`wraith_model::principal`).
+    let mut m3 = moment("s3/1", 200, json!({"who": "carol"}));
+    m3.principal = Some("x-api-key: tok_carol".into());
     let r = R::new("GET", "/v1/me")
         .variant(200, Guard::Always, c(json!({"who": "template"})))
-        .exact("/v1/me", "", None, vec![m1, m2])
+        .exact("/v1/me", "", None, vec![m1, m2, m3])
         .build();
     let e = engine(
         model(vec![r], vec![]),
         EngineOptions {
-            principal: Some(std::sync::Arc::new(|raw: &str| {
+            principal: Some(std::sync::Arc::new(|_name: &str, raw: &str| {
                 raw.replace("secret", "tok")
             })),
             ..det_opts()
         },
     );
+    let carol = e.handle(
+        Some("z"),
+        &with_header(req("GET", "/v1/me", None), "X-Api-Key", "secret_carol"),
+    );
+    assert_eq!(body(&carol)["who"], json!("carol"));
+    // The same text in another header is another principal's (here nobody's recorded one).
+    let other = e.handle(
+        Some("w"),
+        &with_header(req("GET", "/v1/me", None), "Private-Token", "secret_carol"),
+    );
+    assert_ne!(body(&other)["who"], json!("carol"));
     let bob = e.handle(
         Some("x"),
         &with_header(

@@ -594,8 +594,8 @@ fn principal_map(
     warnings: &mut Vec<String>,
 ) -> Option<wraith_engine::PrincipalMap> {
     match wraith_recording::scrub::Scrubber::load(&twin.scrub_toml()) {
-        Ok(scrubber) => Some(Arc::new(move |value: &str| {
-            scrubber.tokenize_credential(value)
+        Ok(scrubber) => Some(Arc::new(move |name: &str, value: &str| {
+            scrubber.recorded_header_value(name, value)
         })),
         Err(e) => {
             warnings.push(format!(

@@ -157,6 +157,38 @@ async fn exact_replay_prefers_the_moment_recorded_for_the_same_credential() {
     }
 }
 
+/// An API that names its caller by a key header of its own (no `Authorization`): each
+/// recorded caller is a principal, and exact replay answers each the moment recorded for it.
+#[tokio::test]
+async fn exact_replay_prefers_the_moment_recorded_for_the_same_api_key_header() {
+    use serde_json::json;
+    use support::har;
+    const ORIGIN: &str = "https://api.keyed.test";
+    let t = Twin::init("keyed", ORIGIN);
+    let me = |key: &str, user: &str| {
+        let mut e = har::entry(ORIGIN, "GET", "/v1/me", None, &json!({"id": user}));
+        e["request"]["headers"] = json!([{"name": "X-Api-Key", "value": key}]);
+        e
+    };
+    har::import(&t, &ENV, "ann.har", vec![me("key_for_ann_0001", "usr_ann")]);
+    har::import(&t, &ENV, "bob.har", vec![me("key_for_bob_0002", "usr_bob")]);
+    har::synth(&t, &ENV);
+    let s = t.serve_env(&[], &ENV);
+    for _ in 0..2 {
+        for (key, user) in [
+            ("key_for_bob_0002", "usr_bob"),
+            ("key_for_ann_0001", "usr_ann"),
+        ] {
+            let r = s
+                .send("GET", "/v1/me", Some(key), &[("x-api-key", key)], None)
+                .await;
+            assert_eq!(r.status, 200);
+            assert_eq!(r.provenance(), Some("recorded"));
+            assert_eq!(r.json()["id"], user, "{key}");
+        }
+    }
+}
+
 /// An API that answered JSON without a `Content-Type`: the twin answers without one too, and
 /// `wraith check` passes the twin on its own recordings.
 #[tokio::test]

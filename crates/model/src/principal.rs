@@ -1,0 +1,145 @@
+//! Who is asking: the request header a recorded or served request's acting principal is read
+//! from, and the key synth stores and the engine compares for it (`Moment::principal`, the
+//! per-principal snapshots, the acting principal's own record).
+//!
+//! `Authorization` names the principal when it is sent. Many APIs send their credential in a
+//! header of their own instead (`X-Api-Key`, `Private-Token`, `X-Auth-Token`); without it two
+//! users recorded against such an API would be one principal, and the twin would answer one
+//! user's records to the other. Such a header is read only when `Authorization` is absent.
+//!
+//! Not here: what a credential's value is recorded as (the scrubber tokenizes it; `serve` maps
+//! an incoming value the same way before it compares).
+
+/// The header a request's principal is read from, as (lowercase name, value): `Authorization`
+/// when it is sent; otherwise the first, by lowercase name, of the headers that carry an API
+/// credential by themselves ([`is_credential_header`]). `None` for a request without
+/// credentials (the anonymous principal). `headers` are (name, value) pairs in any case; the
+/// first value of a name counts.
+pub fn principal_header<'a, I>(headers: I) -> Option<(String, &'a str)>
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
+    let mut best: Option<(String, &'a str)> = None;
+    for (name, value) in headers {
+        let lname = name.to_ascii_lowercase();
+        if lname == "authorization" {
+            return Some((lname, value));
+        }
+        if is_credential_header(&lname) && best.as_ref().is_none_or(|(b, _)| lname < *b) {
+            best = Some((lname, value));
+        }
+    }
+    best
+}
+
+/// The principal key of a credential header's (recorded) value: an `Authorization` value as
+/// it is (models hold it that way), any other header as `name: value`, so a key sent in one
+/// header is never the same principal as the same text sent in another.
+pub fn principal_key(lname: &str, value: &str) -> String {
+    if lname == "authorization" {
+        value.to_string()
+    } else {
+        format!("{lname}: {value}")
+    }
+}
+
+/// The principal key of a request whose header values are compared as they are (recordings,
+/// whose credentials are already tokenized): [`principal_key`] of [`principal_header`].
+pub fn recorded_principal<'a, I>(headers: I) -> Option<String>
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
+    principal_header(headers).map(|(name, value)| principal_key(&name, value))
+}
+
+/// A header (lowercase name) other than `Authorization` whose value names who is asking:
+/// an `…-Authorization` header (`X-Authorization`; not `Proxy-Authorization`, which names the
+/// client to a proxy), an API key (`X-Api-Key`, `Api-Key`, `Apikey`, `X-Goog-Api-Key`) or an
+/// access token (`Private-Token`, `X-Auth-Token`, `X-Access-Token`). A CSRF token
+/// (`X-CSRF-Token`, `X-XSRF-Token`) is a form's guard, not a principal.
+pub fn is_credential_header(lname: &str) -> bool {
+    let words: Vec<&str> = lname.split(['-', '_']).filter(|w| !w.is_empty()).collect();
+    let Some((last, before)) = words.split_last() else {
+        return false;
+    };
+    let prev = before.last().copied();
+    match *last {
+        "authorization" => !before.is_empty() && prev != Some("proxy"),
+        "apikey" => true,
+        "key" => prev == Some("api"),
+        "token" => matches!(
+            prev,
+            Some("auth" | "access" | "private" | "api" | "session")
+        ),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorization_wins_over_any_other_credential_header() {
+        let h = [("X-Api-Key", "k1"), ("Authorization", "Bearer t")];
+        assert_eq!(
+            principal_header(h),
+            Some(("authorization".to_string(), "Bearer t"))
+        );
+        assert_eq!(recorded_principal(h).as_deref(), Some("Bearer t"));
+    }
+
+    #[test]
+    fn an_api_key_header_names_the_principal_when_authorization_is_absent() {
+        let h = [("Accept", "*/*"), ("X-Api-Key", "k1")];
+        assert_eq!(recorded_principal(h).as_deref(), Some("x-api-key: k1"));
+        // Several: the first by name, whatever order they were sent in.
+        let h = [("X-Auth-Token", "t"), ("Private-Token", "p")];
+        assert_eq!(recorded_principal(h).as_deref(), Some("private-token: p"));
+        let h = [("Private-Token", "p"), ("X-Auth-Token", "t")];
+        assert_eq!(recorded_principal(h).as_deref(), Some("private-token: p"));
+    }
+
+    #[test]
+    fn requests_without_credentials_are_anonymous() {
+        let h = [
+            ("X-CSRF-Token", "c"),
+            ("Proxy-Authorization", "Basic x"),
+            ("Idempotency-Key", "i"),
+            ("Cookie", "a=b"),
+        ];
+        assert_eq!(recorded_principal(h), None);
+    }
+
+    #[test]
+    fn credential_header_names() {
+        for yes in [
+            "x-api-key",
+            "api-key",
+            "apikey",
+            "x-goog-api-key",
+            "x_api_key",
+            "private-token",
+            "x-auth-token",
+            "x-access-token",
+            "x-authorization",
+        ] {
+            assert!(is_credential_header(yes), "{yes}");
+        }
+        for no in [
+            "authorization-", // no word before `authorization`: not `…-Authorization`
+            "proxy-authorization",
+            "x-csrf-token",
+            "x-xsrf-token",
+            "idempotency-key",
+            "sec-websocket-key",
+            "token",
+            "key",
+            "content-type",
+            "",
+        ] {
+            assert!(!is_credential_header(no), "{no}");
+        }
+    }
+}
