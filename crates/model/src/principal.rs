@@ -112,6 +112,45 @@ mod tests {
         assert_eq!(recorded_principal(h), None);
     }
 
+    fn header_name() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::prop_oneof![
+            proptest::strategy::Just("Authorization".to_string()),
+            proptest::strategy::Just("X-Api-Key".to_string()),
+            proptest::strategy::Just("x-auth-token".to_string()),
+            proptest::strategy::Just("Private-Token".to_string()),
+            proptest::strategy::Just("X-CSRF-Token".to_string()),
+            "[A-Za-z]{1,6}(-[A-Za-z]{1,6}){0,2}",
+        ]
+    }
+
+    proptest::proptest! {
+        /// Who is asking does not depend on the order the headers were sent in (names are
+        /// distinct, as one request's first values of each name are).
+        #[test]
+        fn the_principal_does_not_depend_on_header_order(
+            names in proptest::collection::btree_set(header_name(), 0..6),
+            values in proptest::collection::vec("[a-z0-9]{1,8}", 6),
+            shift in 0usize..6,
+        ) {
+            let mut seen = std::collections::BTreeSet::new();
+            let pairs: Vec<(String, String)> = names
+                .into_iter()
+                .filter(|n| seen.insert(n.to_ascii_lowercase()))
+                .zip(values)
+                .collect();
+            let forward = recorded_principal(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let mut rotated = pairs.clone();
+            if !rotated.is_empty() {
+                let k = shift % rotated.len();
+                rotated.rotate_left(k);
+            }
+            rotated.reverse();
+            let backward =
+                recorded_principal(rotated.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            proptest::prop_assert_eq!(forward, backward);
+        }
+    }
+
     #[test]
     fn credential_header_names() {
         for yes in [
