@@ -176,6 +176,21 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
     for p in wraith_model::validate::id_problems(&model) {
         out.push(Finding::error(p.rule(), Some(MODEL_FILE), p.message()));
     }
+    // Routes spelled differently that the router files as one (`/promos` and `/promos/`):
+    // the twin still answers both spellings, from one of them, so a warning; synth writes such
+    // a pair from recordings holding both spellings, and `wraith compose` refuses an overlay
+    // that would bring one.
+    for group in wraith_model::validate::routes_filed_as_one(&model) {
+        out.push(Finding::warning(
+            wraith_model::validate::FiledAsOne::RULE,
+            Some(MODEL_FILE),
+            format!(
+                "{}; keep one spelling: remove the other's recordings and re-run `wraith synth`, \
+                 or merge the routes by hand",
+                group.message()
+            ),
+        ));
+    }
     Some(model)
 }
 

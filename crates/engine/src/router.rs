@@ -313,23 +313,10 @@ fn moment_fingerprint(m: &wraith_model::Moment) -> u64 {
 }
 
 /// `/v1/customers/:customer_id` → `/v1/customers/{p0}` (literal braces escaped), without a
-/// trailing slash.
+/// trailing slash: [`wraith_model::validate::router_template`], which `wraith lint` and
+/// `wraith compose` use to tell which routes the router files as one.
 pub(crate) fn matchit_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len() + 8);
-    let mut k = 0;
-    for seg in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        if seg.starts_with(':') && seg.len() > 1 {
-            out.push_str(&format!("{{p{k}}}"));
-            k += 1;
-        } else {
-            out.push_str(&seg.replace('{', "{{").replace('}', "}}"));
-        }
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
+    wraith_model::validate::router_template(path)
 }
 
 #[cfg(test)]

@@ -3,6 +3,11 @@
 //! reports each problem as an error finding; `wraith compose` refuses a composite that would
 //! have one, naming the input that brought it. Synth never writes such a model (its ids are
 //! hashes of what they identify); a hand edit, or a merge of models that did, does.
+//!
+//! Besides: routes spelled differently that the engine's router files as one
+//! ([`routes_filed_as_one`]: `/promos` and `/promos/`), which `wraith lint` warns of (synth
+//! writes such a pair from recordings holding both spellings) and `wraith compose` refuses when
+//! an overlay's route would be filed with an earlier input's.
 
 use std::collections::BTreeMap;
 
@@ -129,4 +134,117 @@ pub fn id_problems(model: &Model) -> Vec<IdProblem> {
     }
     out.sort();
     out
+}
+
+/// The template the engine's router files a route template under: empty segments left out (a
+/// trailing slash, a doubled slash), each parameter (`:` and at least one character) written
+/// `{p0}`, `{p1}`, … by position, braces in literal segments doubled. Two routes of one method
+/// and origin whose templates give the same text are one trie entry to the router, which
+/// answers with the first of them: `/promos` and `/promos/`, `/items/:id` and
+/// `/items/:item_id`.
+pub fn router_template(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut k = 0;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        if seg.starts_with(':') && seg.len() > 1 {
+            out.push_str(&format!("{{p{k}}}"));
+            k += 1;
+        } else {
+            out.push_str(&seg.replace('{', "{{").replace('}', "}}"));
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Routes of one method and origin spelled differently that the engine's router files as one
+/// ([`router_template`]): only the first of them in model order is ever chosen, so the
+/// others' variants and recorded answers are never served.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FiledAsOne {
+    /// Upper case.
+    pub method: String,
+    /// The template the router files them under ([`router_template`]).
+    pub filed_as: String,
+    pub origin: Option<String>,
+    /// The routes' paths as the model spells them, each once, in model order: the first is
+    /// the route the router answers with.
+    pub paths: Vec<String>,
+}
+
+impl FiledAsOne {
+    /// The `wraith lint` rule id.
+    pub const RULE: &'static str = "routes-filed-as-one";
+
+    /// `METHOD /path` of the `n`th path, with ` on <origin>` when the routes have one.
+    pub fn route(&self, n: usize) -> String {
+        let origin = self
+            .origin
+            .as_deref()
+            .map(|o| format!(" on {o}"))
+            .unwrap_or_default();
+        let path = self.paths.get(n).map(String::as_str).unwrap_or_default();
+        format!("{} {path}{origin}", self.method)
+    }
+
+    /// What is wrong, naming every route of the group and the one answered.
+    pub fn message(&self) -> String {
+        let routes: Vec<String> = (0..self.paths.len()).map(|n| self.route(n)).collect();
+        format!(
+            "{} are one route to the engine's router (it leaves out a trailing or doubled slash \
+             and matches parameters by position): only {} is ever answered, the other's \
+             variants and recorded answers never are",
+            routes.join(" and "),
+            self.route(0)
+        )
+    }
+}
+
+/// Every group of routes of `model` that the router files as one, sorted. Routes of the very
+/// same `METHOD /path` and origin are [`IdProblem::DuplicateRoute`], not this.
+pub fn routes_filed_as_one(model: &Model) -> Vec<FiledAsOne> {
+    let mut groups: BTreeMap<(String, String, Option<&str>), Vec<&str>> = BTreeMap::new();
+    for r in &model.routes {
+        let paths = groups
+            .entry((
+                r.method.to_ascii_uppercase(),
+                router_template(&r.path),
+                r.origin.as_deref(),
+            ))
+            .or_default();
+        if !paths.contains(&r.path.as_str()) {
+            paths.push(r.path.as_str());
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, paths)| paths.len() > 1)
+        .map(|((method, filed_as, origin), paths)| FiledAsOne {
+            method,
+            filed_as,
+            origin: origin.map(str::to_string),
+            paths: paths.into_iter().map(str::to_string).collect(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn router_templates_leave_out_empty_segments_and_parameter_names() {
+        assert_eq!(router_template("/v1/a/:x/b/:y"), "/v1/a/{p0}/b/{p1}");
+        assert_eq!(router_template("/promos/"), router_template("/promos"));
+        assert_eq!(router_template("//promos"), "/promos");
+        assert_eq!(router_template("/"), "/");
+        assert_eq!(router_template(""), "/");
+        assert_eq!(router_template("/odd{brace}"), "/odd{{brace}}");
+        // A lone colon is a literal segment.
+        assert_eq!(router_template("/a/:"), "/a/:");
+    }
 }

@@ -145,6 +145,13 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
     // The identity problems already reported, so each is blamed on the input that brought it.
     let mut known_problems = BTreeSet::new();
     id_conflicts(&model, 0, base, &mut known_problems, &mut conflicts);
+    // The input each route spelling of the composite came from, for routes the router would
+    // file as one (`/promos` and `/promos/`).
+    let mut brought_by: BTreeMap<RouteSpelling, usize> = BTreeMap::new();
+    for r in &model.routes {
+        brought_by.entry(spelling(r)).or_insert(0);
+    }
+    filed_as_one(&model, 0, inputs, &brought_by, &mut conflicts, &mut notes);
     {
         let c = &mut contributions[0];
         for r in &model.routes {
@@ -185,6 +192,7 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
                     c.routes_added.push(route_name(r));
                     c.variants_added += r.variants.len();
                     c.exact_entries_added += r.exact.len();
+                    brought_by.entry(spelling(r)).or_insert(i);
                     model.routes.push(r.clone());
                 }
                 Some(&n) => {
@@ -245,6 +253,7 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
         }
         merge_symbols(&mut symbols, input.symbols, input.name);
         id_conflicts(&model, i, input, &mut known_problems, &mut conflicts);
+        filed_as_one(&model, i, inputs, &brought_by, &mut conflicts, &mut notes);
     }
 
     model.schema_version = wraith_model::MODEL_SCHEMA_VERSION;
@@ -314,6 +323,93 @@ fn id_conflicts(
                  routes and variants the ids synth derives from them)",
                 p.message(),
                 p.rule()
+            ),
+        });
+    }
+}
+
+/// A route's spelling as the model writes it: method (upper case), path, origin.
+type RouteSpelling = (String, String, Option<String>);
+
+fn spelling(r: &Route) -> RouteSpelling {
+    (
+        r.method.to_ascii_uppercase(),
+        r.path.clone(),
+        r.origin.clone(),
+    )
+}
+
+/// Routes of the composite after input `i` was folded in that the engine's router would file
+/// as one ([`wraith_model::validate::routes_filed_as_one`]: `/promos` and `/promos/`). The
+/// merge tells routes apart by their path as written, so it keeps such routes apart, and the
+/// router would then answer only the first of them: a group holding a route input `i` brought
+/// and one an earlier input brought is input `i`'s conflict. A group within one input's own
+/// routes is how that input already is (synth writes such a pair from recordings holding both
+/// spellings): a `routes-filed-as-one` note, once, as `wraith lint` warns of it.
+fn filed_as_one(
+    model: &Model,
+    i: usize,
+    inputs: &[ComposeInput<'_>],
+    brought_by: &BTreeMap<RouteSpelling, usize>,
+    conflicts: &mut Vec<ModelConflict>,
+    notes: &mut Vec<ModelNote>,
+) {
+    for group in wraith_model::validate::routes_filed_as_one(model) {
+        let from: Vec<usize> = group
+            .paths
+            .iter()
+            .map(|p| {
+                let key = (group.method.clone(), p.clone(), group.origin.clone());
+                brought_by.get(&key).copied().unwrap_or(0)
+            })
+            .collect();
+        let Some(&newest) = from.iter().max() else {
+            continue;
+        };
+        if newest != i {
+            continue;
+        }
+        let named = |n: usize| {
+            let input = inputs.get(from[n]).map_or("?", |input| input.name);
+            format!("{} (from {input})", group.route(n))
+        };
+        if from.iter().all(|&f| f == i) {
+            notes.push(ModelNote {
+                input: i,
+                code: wraith_model::validate::FiledAsOne::RULE.into(),
+                message: format!(
+                    "{}; the composite keeps them as they are (`wraith lint` warns of it)",
+                    group.message()
+                ),
+            });
+            continue;
+        }
+        let Some(own) = from.iter().position(|&f| f == i) else {
+            continue;
+        };
+        // The composite's routes are sorted by path, so the first spelling is the one answered.
+        let answered = (0..group.paths.len())
+            .min_by_key(|&n| &group.paths[n])
+            .unwrap_or(0);
+        let earlier: Vec<String> = (0..from.len())
+            .filter(|&n| from[n] < i)
+            .map(named)
+            .collect();
+        conflicts.push(ModelConflict {
+            input: i,
+            path: match &group.origin {
+                Some(o) => format!("{} {} @{o}", group.method, group.paths[own]),
+                None => format!("{} {}", group.method, group.paths[own]),
+            },
+            reason: format!(
+                "{} and {} are one route to the engine's router (it leaves out a trailing or \
+                 doubled slash and matches parameters by position), but the merge keeps routes \
+                 spelled differently apart: the composite would answer only {}. Re-record or \
+                 edit the overlay's route to the earlier spelling so it merges, or compose \
+                 without it",
+                named(own),
+                earlier.join(" and "),
+                group.route(answered)
             ),
         });
     }
@@ -850,6 +946,51 @@ mod tests {
             "{:?}",
             c.conflicts
         );
+    }
+
+    /// `/b/` and `/b` are two routes to the merge and one to the router: an overlay bringing
+    /// the other spelling is its conflict; a pair within one input is a note only.
+    #[test]
+    fn an_overlay_route_the_router_files_with_an_earlier_one_is_the_overlays_conflict() {
+        let one = |path: &str| {
+            model(vec![route(
+                "GET",
+                path,
+                &[],
+                vec![variant(
+                    200,
+                    json!({"guard": "always"}),
+                    const_body(json!(1)),
+                )],
+            )])
+        };
+        let (base, ov) = (one("/b"), one("/b/"));
+        let c = compose(&[&base, &ov]);
+        assert_eq!(c.conflicts.len(), 1, "{:?}", c.conflicts);
+        let conflict = &c.conflicts[0];
+        assert_eq!((conflict.input, conflict.path.as_str()), (1, "GET /b/"));
+        assert!(
+            conflict
+                .reason
+                .contains("GET /b/ (from overlay) and GET /b (from base)")
+                && conflict.reason.contains("would answer only GET /b."),
+            "{}",
+            conflict.reason
+        );
+        // Both spellings in the base: how the base already is, a note, no conflict.
+        let mut both = one("/b");
+        both.routes.extend(one("/b/").routes);
+        both.routes[1].id = "other".to_string();
+        both.routes[1].variants[0].id = "other-200".to_string();
+        let c = compose(&[&both, &both]);
+        assert_eq!(c.conflicts, Vec::new());
+        let notes: Vec<&ModelNote> = c
+            .notes
+            .iter()
+            .filter(|n| n.code == "routes-filed-as-one")
+            .collect();
+        assert_eq!(notes.len(), 1, "{:?}", c.notes);
+        assert_eq!(notes[0].input, 0);
     }
 
     #[test]

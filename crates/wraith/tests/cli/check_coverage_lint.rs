@@ -299,6 +299,45 @@ fn lint_rejects_a_model_that_is_not_canonical_json() {
     assert_eq!(rules, ["canonical_json"], "{v:#}");
 }
 
+/// Recordings of `GET /promos` and of `GET /promos/` synthesize two routes, which the engine's
+/// router files as one (it leaves a trailing slash out) and answers from the first: lint warns
+/// of them, naming both and the one answered; the twin still serves, so it is no error.
+#[test]
+fn lint_warns_of_routes_the_router_would_file_as_one() {
+    let t = DemoTwin::init("promos", "https://api.promos.test");
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+    "pages": [], "entries": [
+        check_support::notes::entry("GET", "https://api.promos.test/promos", None, 200,
+            &serde_json::json!([{"id": 1}])),
+        check_support::notes::entry("GET", "https://api.promos.test/promos/", None, 200,
+            &serde_json::json!([{"id": 2}])),
+    ]}});
+    t.import_har("promos", &har);
+    t.synth();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let findings = stdout_json(&out)["findings"].clone();
+    let found: Vec<&Value> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "routes-filed-as-one")
+        .collect();
+    assert_eq!(found.len(), 1, "{findings:#}");
+    assert_eq!(found[0]["severity"], "warning", "{findings:#}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("GET /promos and GET /promos/ are one route to the engine's router")
+            && message.contains("only GET /promos is ever answered"),
+        "{message}"
+    );
+}
+
 #[test]
 fn lint_reports_duplicate_route_ids() {
     let t = DemoTwin::synthesized();

@@ -395,6 +395,68 @@ fn overlays_whose_composite_would_fail_lint_exit_2_naming_the_overlay() {
     assert_eq!(lint.status.code(), Some(0), "{lint:?}");
 }
 
+/// An overlay that recorded `GET /customers/` (with a trailing slash) next to the base's
+/// `GET /customers`: the merge tells routes apart by their path as written, so it would keep
+/// two routes, but the engine's router leaves a trailing slash out and files them as one, and
+/// would answer only the base's. Compose refuses it as a conflict of the overlay naming both
+/// templates and where each came from (exit 2), and writes nothing.
+#[test]
+fn compose_refuses_routes_the_router_would_file_as_one() {
+    let shop = example_shop_twin();
+    let cwd = shop.tmp.path();
+    ok(&wraith(
+        cwd,
+        &["init", "slash", "--base-url", "http://127.0.0.1:18080"],
+    ));
+    let har = serde_json::json!({"log": {"version": "1.2",
+    "creator": {"name": "t", "version": "1"}, "pages": [],
+    "entries": [support::har::entry(
+        "http://127.0.0.1:18080",
+        "GET",
+        "/customers/",
+        None,
+        &serde_json::json!({"object": "list", "data": []}),
+    )]}});
+    let har_path = cwd.join("slash.har");
+    std::fs::write(&har_path, har.to_string()).unwrap();
+    ok(&wraith(
+        cwd,
+        &["import", "slash", har_path.to_str().unwrap()],
+    ));
+
+    let out = compose(cwd, "slash", "out", &["--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing is written on a conflict"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "conflict");
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    let c = &conflicts[0];
+    assert_eq!(c["input"], "slash", "{c}");
+    assert_eq!(c["path"], "GET /customers/", "{c}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("GET /customers/ (from slash) and GET /customers (from shop)")
+            && reason.contains("one route to the engine's router")
+            && reason.contains("would answer only GET /customers"),
+        "{reason}"
+    );
+    // Said on stderr too, without --json.
+    let out = compose(cwd, "slash", "out", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("conflict: slash: GET /customers/: GET /customers/ (from slash)"),
+        "{stderr}"
+    );
+    assert!(!cwd.join("out").exists());
+}
+
 /// Copy a folder's files (a twin, for a hand-edited variant of it).
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
