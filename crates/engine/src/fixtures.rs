@@ -136,6 +136,65 @@ impl FixtureTree {
     }
 }
 
+impl FixtureTree {
+    /// Every loop of `parent` references among the tree's sets, each as the sets it passes
+    /// through in chain order, starting at the smallest name (`["a", "b"]`: `a`'s parent is
+    /// `b`, whose parent is `a`); sorted. References resolve as when the sets are seeded
+    /// (the exact, possibly namespaced, name first, then the bare name after the last `:`). Only
+    /// the `parent` of each `fixture.json` is read: a file that does not parse names no parent
+    /// here (seeding it reports it), and an unknown parent ends its chain.
+    pub fn parent_loops(&self) -> Vec<Vec<String>> {
+        let mut parents: BTreeMap<String, Option<String>> = self
+            .sets
+            .iter()
+            .map(|(name, files)| {
+                let parent = files
+                    .fixture_json
+                    .as_deref()
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .and_then(|doc| doc.get("parent")?.as_str().map(str::to_string));
+                (name.clone(), parent)
+            })
+            .collect();
+        if !self.loose.is_empty() {
+            // The loose files are the default set when no `default/` is there; it has no parent.
+            parents.entry("default".to_string()).or_insert(None);
+        }
+        // 1: on the chain being walked; 2: its chain is known.
+        let mut state: BTreeMap<&str, u8> = BTreeMap::new();
+        let mut loops = BTreeSet::new();
+        for start in parents.keys() {
+            let mut chain: Vec<&str> = Vec::new();
+            let mut cur = Some(start.as_str());
+            while let Some(name) = cur {
+                match state.get(name) {
+                    Some(2) => break,
+                    Some(_) => {
+                        let at = chain.iter().position(|n| *n == name).unwrap_or(0);
+                        let mut found: Vec<String> =
+                            chain[at..].iter().map(|n| n.to_string()).collect();
+                        let first = (0..found.len()).min_by_key(|&i| &found[i]).unwrap_or(0);
+                        found.rotate_left(first);
+                        loops.insert(found);
+                        break;
+                    }
+                    None => {}
+                }
+                state.insert(name, 1);
+                chain.push(name);
+                cur = parents
+                    .get(name)
+                    .and_then(Option::as_deref)
+                    .and_then(|reference| find_parent(reference, &parents));
+            }
+            for name in chain {
+                state.insert(name, 2);
+            }
+        }
+        loops.into_iter().collect()
+    }
+}
+
 /// Every fixture set's records as a namespace seeded from it holds them: set name → entity type
 /// → (primary key, record), in seeding order.
 /// A record inherited by many sets is one shared value.
@@ -468,7 +527,7 @@ pub fn scalar_key(v: &Value) -> Option<String> {
 }
 
 /// Find a set named by a `parent` reference: the exact (namespaced) name, then the bare one.
-fn find_parent<'a>(reference: &str, raw: &'a BTreeMap<String, RawSet>) -> Option<&'a str> {
+fn find_parent<'a, T>(reference: &str, raw: &'a BTreeMap<String, T>) -> Option<&'a str> {
     if let Some((k, _)) = raw.get_key_value(reference) {
         return Some(k.as_str());
     }
@@ -743,6 +802,31 @@ mod tests {
             err.to_string()
                 .contains("parent `nope` names no fixture set")
         );
+    }
+
+    #[test]
+    fn parent_loops_name_each_loop_once_as_seeding_resolves_the_references() {
+        let s = |n: &str, p: Option<&str>| (n.to_string(), p.map(str::to_string), vec![]);
+        let looped = tree(&[s("a", Some("b")), s("b", Some("c")), s("c", Some("b"))]);
+        assert_eq!(
+            looped.parent_loops(),
+            vec![vec!["b".to_string(), "c".to_string()]]
+        );
+        // A namespaced reference resolves exactly first, then by its bare name.
+        let across = tree(&[
+            s("default", Some("promos:vip")),
+            s("promos:vip", Some("shop:default")),
+            s("vip", None),
+        ]);
+        assert_eq!(
+            across.parent_loops(),
+            vec![vec!["default".to_string(), "promos:vip".to_string()]]
+        );
+        let own = tree(&[s("a", Some("a"))]);
+        assert_eq!(own.parent_loops(), vec![vec!["a".to_string()]]);
+        // Unknown parents and chains that end are no loop.
+        let fine = tree(&[s("a", None), s("b", Some("a")), s("c", Some("nope"))]);
+        assert!(fine.parent_loops().is_empty());
     }
 
     proptest::proptest! {

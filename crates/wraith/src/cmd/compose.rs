@@ -960,6 +960,7 @@ fn plan_fixtures(
             }
         }
     }
+    parent_loops(inputs, &sets, base_loose, conflicts);
     for (name, (_, files)) in &sets {
         for (rel, bytes) in files {
             plan.push(Planned {
@@ -974,6 +975,69 @@ fn plan_fixtures(
         names.sort();
     }
     Ok(names)
+}
+
+/// The composite's fixture sets as `parent` references resolve among them (as `serve` and
+/// `check` seed them): a chain that loops (a base set naming an overlay's set as its parent,
+/// which names the base's back, or any loop) would leave every session seeded from it without
+/// a starting state, and `serve` and `check` refuse such a twin. Each loop is a conflict of the
+/// last input that brought one of its sets, naming the loop.
+fn parent_loops(
+    inputs: &[Input],
+    sets: &BTreeMap<String, (usize, Files)>,
+    base_loose: bool,
+    conflicts: &mut Vec<Conflict>,
+) {
+    let mut tree = wraith_engine::FixtureTree::default();
+    for (name, (_, files)) in sets {
+        let fixture_json = files
+            .iter()
+            .find(|(rel, _)| rel == Path::new("fixture.json"))
+            .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned());
+        tree.sets.insert(
+            name.clone(),
+            wraith_engine::FixtureSetFiles {
+                fixture_json,
+                ..Default::default()
+            },
+        );
+    }
+    if base_loose {
+        // Only its name matters here: the loose files are the default set, which has no parent.
+        tree.loose.insert(String::new(), String::new());
+    }
+    for found in tree.parent_loops() {
+        let from = |set: &String| sets.get(set).map_or(0, |(i, _)| *i);
+        let Some(last) = found.iter().max_by_key(|set| from(set)) else {
+            continue;
+        };
+        let input = from(last);
+        let chain: Vec<&str> = found
+            .iter()
+            .chain(found.first())
+            .map(String::as_str)
+            .collect();
+        let origins: Vec<String> = found
+            .iter()
+            .map(|set| {
+                let name = inputs.get(from(set)).map_or("?", |i| i.name.as_str());
+                format!("`{set}` from {name}")
+            })
+            .collect();
+        conflicts.push(Conflict {
+            input: inputs
+                .get(input)
+                .map_or_else(String::new, |i| i.name.clone()),
+            path: format!("state/fixtures/{last}"),
+            reason: format!(
+                "the fixture sets' parent chain loops: {} ({}); `serve` and `check` refuse a \
+                 twin whose sets loop (no session seeded from them has a starting state): change \
+                 one set's \"parent\" in its fixture.json so the chain ends at a set without one",
+                chain.join(" → "),
+                origins.join(", ")
+            ),
+        });
+    }
 }
 
 /// An overlay's `fixture.json` with a bare `parent` that names one of the overlay's own sets

@@ -457,6 +457,69 @@ fn compose_refuses_routes_the_router_would_file_as_one() {
     assert!(!cwd.join("out").exists());
 }
 
+/// Fixture sets whose `parent` chain loops only once composed: the base's `default` names
+/// `promos:vip` (alone it falls back to the base's own `vip`), and the overlay's `vip` names
+/// `shop:default` (alone, its own `default`; composed, the base's). Each input seeds alone;
+/// the composite's chain default → promos:vip → default would leave sessions without a
+/// starting state, so compose refuses it as a conflict naming the loop (exit 2), and writes
+/// nothing.
+#[test]
+fn compose_refuses_a_fixture_parent_loop_across_base_and_overlay() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    let overlay = cwd.join("twins/promos");
+    add_promo_fixtures(&overlay);
+    std::fs::write(
+        overlay.join("state/fixtures/vip/fixture.json"),
+        r#"{"parent":"shop:default","entities":{"coupons":[]}}"#,
+    )
+    .unwrap();
+    let base = cwd.join("twins/shop/state/fixtures");
+    let default = base.join("default/fixture.json");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&default).unwrap()).unwrap();
+    doc["parent"] = "promos:vip".into();
+    std::fs::write(&default, doc.to_string()).unwrap();
+    std::fs::create_dir_all(base.join("vip")).unwrap();
+    std::fs::write(base.join("vip/fixture.json"), r#"{"entities":{}}"#).unwrap();
+    // Each input alone has no loop.
+    for twin in ["shop", "promos"] {
+        let lint = wraith(cwd, &["lint", twin, "--json"]);
+        let findings: Value = serde_json::from_slice(&lint.stdout).unwrap();
+        assert!(
+            !findings.to_string().contains("fixture-parent-cycle"),
+            "{twin}: {findings}"
+        );
+    }
+
+    let out = compose(cwd, "promos", "out", &["--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing is written on a conflict"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "conflict");
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    let c = &conflicts[0];
+    assert_eq!(c["input"], "promos", "{c}");
+    assert_eq!(c["path"], "state/fixtures/promos:vip", "{c}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("parent chain loops: default → promos:vip → default")
+            && reason.contains("`default` from shop, `promos:vip` from promos"),
+        "{reason}"
+    );
+    assert!(
+        stderr.contains(
+            "conflict: promos: state/fixtures/promos:vip: the fixture sets' parent chain loops"
+        ),
+        "{stderr}"
+    );
+}
+
 /// Copy a folder's files (a twin, for a hand-edited variant of it).
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
