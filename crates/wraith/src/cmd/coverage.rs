@@ -18,7 +18,8 @@ Examples:
 
 Exit codes: 0 coverage printed · 1 usage or configuration error (the twin not found, a broken
 wraith.toml, no model or an invalid one: run `wraith synth`; an --openapi document that is
-missing, a folder, not JSON or YAML, nested deeper than 128 levels, or not OpenAPI) · 4 wraith.toml, the model, a recording
+missing, a folder, not JSON or YAML, nested deeper than 128 levels, naming a key twice in one
+object, or not OpenAPI) · 4 wraith.toml, the model, a recording
 or the --openapi document is there but could not be read.")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
@@ -32,8 +33,9 @@ pub struct Args {
     pub openapi: Option<std::path::PathBuf>,
 }
 
-/// Read and judge `--openapi`: a missing file, or a document that does not parse, nests too
-/// deep or is no OpenAPI document, exits 1; a file that cannot be read exits 4; each names the file.
+/// Read and judge `--openapi`: a missing file, or a document that does not parse, names a key
+/// twice in one object, nests too deep or is no OpenAPI document, exits 1; a file that cannot be
+/// read exits 4; each names the file.
 fn spec_coverage(
     path: &std::path::Path,
     model: &wraith_model::Model,
@@ -86,8 +88,16 @@ pub(crate) fn parse_spec(text: &str) -> Result<serde_json::Value, String> {
             ));
         }
         // Within the limit the YAML reader kept, which is one past serde_json's own.
-        match wraith_model::canonical::from_str_unbounded::<serde_json::Value>(text) {
+        match json_refusing_duplicate_keys(text) {
             Ok(doc) => return Ok(doc),
+            // Valid JSON syntax, but a key written twice in one object: read as YAML, or as any
+            // JSON reader reads it, one value would silently win.
+            Err(e) if e.classify() == serde_json::error::Category::Data => {
+                return Err(format!(
+                    "{e}: an object may name each key once, and a reader keeps only one of the \
+                     values; remove or merge the duplicate"
+                ));
+            }
             Err(e) => json_error = Some(e),
         }
     }
@@ -104,6 +114,89 @@ pub(crate) fn parse_spec(text: &str) -> Result<serde_json::Value, String> {
         ),
         None => format!("not JSON or YAML: {e}"),
     })
+}
+
+/// `text` as JSON, refusing an object that names a key twice (serde_json keeps the last value):
+/// the error (category `Data`) names the key, the object's JSON pointer and the key's, and
+/// serde_json adds the line and column. The nesting must have been measured first
+/// ([`MAX_SPEC_DEPTH`]): the reader has no recursion limit.
+fn json_refusing_duplicate_keys(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    use serde::de::DeserializeSeed as _;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = UniqueKeys { at: "" }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Reads one JSON value at the JSON pointer `at`, refusing a key written twice in an object.
+struct UniqueKeys<'p> {
+    at: &'p str,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(UniqueKeys {
+            at: &format!("{}/{}", self.at, items.len()),
+        })? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let at = format!("{}/{}", self.at, key.replace('~', "~0").replace('/', "~1"));
+            if object.contains_key(&key) {
+                let object_at = if self.at.is_empty() {
+                    "the top-level object".to_string()
+                } else {
+                    format!("the object at {}", self.at)
+                };
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate key {key:?} in {object_at} (JSON pointer {at}), written again"
+                )));
+            }
+            let value = map.next_value_seed(UniqueKeys { at: &at })?;
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
 }
 
 fn yaml_to_json(v: serde_yaml_ng::Value) -> serde_json::Value {

@@ -169,6 +169,79 @@ fn coverage_openapi_says_a_json_document_is_too_deep_or_where_it_stops_being_jso
     assert_eq!(stdout_json(&out)["spec_coverage"]["api_title"], "T");
 }
 
+/// A JSON document naming one key twice in an object is refused (exit 1, as a document that
+/// is not JSON is), naming the key, its JSON pointer and its line, never read with the last
+/// value winning: here `/customers` twice under `paths`, the second hiding the first's `post`.
+#[test]
+fn coverage_openapi_refuses_a_json_document_with_a_duplicate_key() {
+    let t = DemoTwin::synthesized();
+    let twice = t.root.join("twice.json");
+    std::fs::write(
+        &twice,
+        "{\"openapi\": \"3.0.0\", \"info\": {\"title\": \"T\", \"version\": \"1\"},\n\
+         \"paths\": {\n\"/customers\": {\"post\": {}},\n\"/customers\": {\"get\": {}}}}\n",
+    )
+    .unwrap();
+    // Deeper down, and at the top level.
+    let nested = t.root.join("nested.json");
+    std::fs::write(
+        &nested,
+        r#"{"openapi":"3.0.0","info":{"title":"T","version":"1"},"paths":{"/a/{x}":{"get":{"responses":{"200":{},"200":{}}}}}}"#,
+    )
+    .unwrap();
+    let top = t.root.join("top.json");
+    std::fs::write(
+        &top,
+        r#"{"openapi":"3.0.0","info":{"title":"T","version":"1"},"paths":{},"paths":{}}"#,
+    )
+    .unwrap();
+    for (path, needle) in [
+        (
+            &twice,
+            "duplicate key \"/customers\" in the object at /paths (JSON pointer \
+             /paths/~1customers), written again at line 4 column",
+        ),
+        (
+            &nested,
+            "duplicate key \"200\" in the object at /paths/~1a~1{x}/get/responses (JSON \
+             pointer /paths/~1a~1{x}/get/responses/200)",
+        ),
+        (
+            &top,
+            "duplicate key \"paths\" in the top-level object (JSON pointer /paths)",
+        ),
+    ] {
+        let out = t.run(&["coverage", "--json", "--openapi", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            err.contains(&format!("--openapi {}: ", path.display()))
+                && err.contains(needle)
+                && err.contains("remove or merge the duplicate"),
+            "{err}"
+        );
+    }
+    // YAML's reader refuses a key written twice in a mapping itself, with the line.
+    let yaml = t.root.join("twice.yaml");
+    std::fs::write(
+        &yaml,
+        "openapi: 3.0.0\ninfo: {title: T, version: \"1\"}\npaths:\n  /p: {get: {}}\n  /p: {post: {}}\n",
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--openapi", yaml.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("duplicate entry with key \"/p\" at line "),
+        "{err}"
+    );
+}
+
 /// A path recorded on two hosts other than the base URL is two routes of one name: each is
 /// shown with its origin by `coverage` (the JSON, the seen-once list and the text) and by
 /// `inspect --provenance`.
