@@ -72,7 +72,8 @@ pub struct Args {
           value_parser = parse_timeout)]
     pub timeout: u64,
     /// Hold out every K-th recorded session: synthesize a model from the others and check the
-    /// held-out sessions against it (in memory). Prints in-sample and held-out scores.
+    /// held-out sessions against it (in memory). Prints in-sample and held-out scores. Both
+    /// halves are judged under the twin's outbound policy (`scrub.toml`), as every check is.
     #[arg(long, value_name = "K", conflicts_with = "target")]
     pub holdout: Option<u32>,
     /// Print the report on stdout: the same bytes as reports/check.json (canonical JSON: keys
@@ -480,9 +481,10 @@ fn print_warnings(warnings: &[String]) {
 }
 
 /// [`build_engine`] with the twin folder's state (schema and fixture sets, `state`) and its
-/// outbound policy (`policy`) read separately: `--holdout --fixture` seeds fixtures but keeps
-/// the held-out run's comparison as it is without them. What the engine and the outbound policy
-/// could not use is added to `warnings`.
+/// outbound policy (`scrub.toml` and `[serve] strip_headers`, `policy`) read separately:
+/// `--holdout` seeds fixtures only with `--fixture`, but judges both halves under the outbound
+/// policy as every other check does. What the engine and the outbound policy could not use is
+/// added to `warnings`.
 #[allow(clippy::too_many_arguments)]
 fn build_engine_with(
     twin_name: &str,
@@ -904,6 +906,10 @@ fn holdout(
             sessions.len()
         )));
     }
+    // The outbound policy both halves are judged under, as an in-sample check is: a `scrub.toml`
+    // that cannot be used is refused before the training half is synthesized (each half's
+    // engine reads it again, and says once what it could not use).
+    super::serve::outbound_policy(twin, cfg.serve.strip_headers, &mut Vec::new())?;
     let train_owned: Vec<RecordedSession> = train.iter().map(|s| (*s).clone()).collect();
     let synthesis = wraith_synth::synthesize(
         &train_owned,
@@ -925,7 +931,7 @@ fn holdout(
         let engine = Arc::new(build_engine_with(
             twin_name,
             state,
-            None,
+            Some(twin),
             cfg,
             &model,
             set.len(),

@@ -109,3 +109,96 @@ fn an_unparsable_scrub_toml_is_refused_by_record_before_it_listens() {
         &format!("scrub.toml:{line}: "),
     );
 }
+
+/// `wraith check --holdout` reads `scrub.toml` as the in-sample check does: both halves are
+/// judged under the twin's outbound policy, so its reports hold the values that policy serves,
+/// never the ones it hides, and one that does not parse is refused before anything is
+/// synthesized, with the in-sample check's words and exit 1. Two sessions record
+/// `GET /status` with another `shard` each, which no twin trained on one can answer for the
+/// other; a rule added after the import rewrites it on the way out.
+#[test]
+fn check_holdout_reads_scrub_toml_as_the_in_sample_check_does() {
+    const ORIGIN: &str = "https://api.shards.test";
+    let env = [("WRAITH_HMAC_KEY", "scrub-toml-tests-key")];
+    let t = support::Twin::init("shards", ORIGIN);
+    for (n, shard) in ["eu-3", "us-1"].into_iter().enumerate() {
+        support::har::import(
+            &t,
+            &env,
+            &format!("session-{n}.har"),
+            vec![support::har::entry(
+                ORIGIN,
+                "GET",
+                "/status",
+                None,
+                &serde_json::json!({"ok": true, "shard": shard}),
+            )],
+        );
+    }
+    // A model too, for the in-sample check the refusal is compared with.
+    support::har::synth(&t, &env);
+    let twin = t.path_str();
+    let holdout = |json: bool| {
+        let mut args = vec!["check", twin.as_str(), "--holdout", "2"];
+        if json {
+            args.push("--json");
+        }
+        wraith(&t, &args)
+    };
+    // The held-out `shard` divergence, as (expected, actual).
+    let shard = |out: &Output| -> (String, String) {
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["holdout"]["training_sessions"], 1, "{report:#}");
+        let d = report["divergences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == "body.shard")
+            .unwrap_or_else(|| panic!("{report:#}"));
+        let s = |k: &str| d[k].as_str().unwrap().to_string();
+        (s("expected"), s("actual"))
+    };
+    // Without a rule the values are compared, and reported, as recorded.
+    let (expected, actual) = shard(&holdout(true));
+    let mut raw = [expected.as_str(), actual.as_str()];
+    raw.sort_unstable();
+    assert_eq!(raw, ["eu-3", "us-1"]);
+
+    let scrub = t.root.join("scrub.toml");
+    let mut text = std::fs::read_to_string(&scrub).unwrap();
+    text.push_str("\n[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.shard\"\naction = \"redact\"\n");
+    std::fs::write(&scrub, &text).unwrap();
+    // With it, both halves compare in the space the twin serves: the values the rule rewrites.
+    let (expected, actual) = shard(&holdout(true));
+    assert!(
+        expected.starts_with("wraith_tok_") && actual.starts_with("wraith_tok_"),
+        "{expected} {actual}"
+    );
+    assert_ne!(expected, actual);
+    let written = std::fs::read_to_string(t.root.join("reports/check.json")).unwrap();
+    assert!(
+        !written.contains("eu-3") && !written.contains("us-1"),
+        "{written}"
+    );
+
+    // Broken: refused with the in-sample check's words, before anything is synthesized.
+    let line = break_scrub_toml(&t.root);
+    let at = format!("scrub.toml:{line}: ");
+    let in_sample = wraith(&t, &["check", &twin]);
+    let words = String::from_utf8_lossy(&in_sample.stderr)
+        .trim()
+        .to_string();
+    assert_refused("check", in_sample.status.code(), &words, &at);
+    for json in [false, true] {
+        let out = holdout(json);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_refused("check --holdout", out.status.code(), &said, &at);
+        assert!(said.contains(&words), "{said}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
