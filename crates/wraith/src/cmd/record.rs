@@ -48,7 +48,7 @@ nothing is forwarded). Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.
 
 Exit codes: 0 stopped and everything recorded was written · 1 usage or configuration error ·
-3 scrub policy refusal (no WRAITH_HMAC_KEY under CI) · 4 IO failure: the twin's
+3 scrub policy refusal (no scrub.toml, or no WRAITH_HMAC_KEY under CI) · 4 IO failure: the twin's
 recordings/sessions/ folder cannot be written (checked before listening), the port cannot be
 bound, or a recording write failed while running.")]
 pub struct Args {

@@ -2,7 +2,9 @@
 //! answers with the twin's data, alike: `import` and `record` (which would write recordings
 //! without its rules), `serve` and `check` (which would answer, or compare, without the
 //! outbound rules meant to hide what they name), each with exit 1 and the file's `path:line:`
-//! and what is wrong; `lint` fails on it. Black-box: the real binary.
+//! and what is wrong; `lint` fails on it. A missing one is refused (exit 3) by the commands
+//! that write recordings and warned of by those that only read them. Black-box: the real
+//! binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Output};
@@ -201,4 +203,87 @@ fn check_holdout_reads_scrub_toml_as_the_in_sample_check_does() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
+}
+
+/// A missing `scrub.toml` is treated by what a command does with the data. `import` and
+/// `record` write recordings, and must not store any without the rules meant to scrub them:
+/// exit 3 (a policy refusal), nothing written, `record` never listening. `serve` and `check`
+/// only read recordings scrubbed when they were written: they warn, naming the file, and go on
+/// under the default outbound pass. `lint` fails the twin (`scrub_toml`).
+#[tokio::test]
+async fn a_missing_scrub_toml_is_refused_by_import_and_record_and_only_warned_of_by_serve_and_check()
+ {
+    let t = support::example_shop_twin();
+    let twin = t.path_str();
+    let out = wraith(&t, &["synth", &twin]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    std::fs::remove_file(t.root.join("scrub.toml")).unwrap();
+    let sessions = || {
+        std::fs::read_dir(t.root.join("recordings/sessions"))
+            .unwrap()
+            .count()
+    };
+    let before = sessions();
+
+    let har = t.tmp.path().join("one.har");
+    let entry = support::har::entry(
+        "http://127.0.0.1:18080",
+        "GET",
+        "/customers",
+        None,
+        &serde_json::json!({"object": "list", "data": []}),
+    );
+    let doc = serde_json::json!({"log": {"version": "1.2", "entries": [entry]}});
+    std::fs::write(&har, doc.to_string()).unwrap();
+    let import = wraith(&t, &["import", &twin, har.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&import.stderr).into_owned();
+    assert_eq!(import.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("no scrub policy at") && said.contains("scrub.toml"),
+        "{said}"
+    );
+    assert_eq!(sessions(), before, "nothing is imported");
+
+    let rec = record_support::Twin::init("bare", "http://127.0.0.1:9");
+    std::fs::remove_file(rec.root.join("scrub.toml")).unwrap();
+    let refusal = record_support::record_until_exit(&rec);
+    assert_eq!(refusal.code, Some(3), "{}", refusal.stderr);
+    assert!(!refusal.listened, "{}", refusal.stderr);
+    assert!(
+        refusal.stderr.contains("no scrub policy at"),
+        "{}",
+        refusal.stderr
+    );
+
+    let check = wraith(&t, &["check", &twin]);
+    let said = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert_eq!(check.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("warning: outbound scrub uses only the default PII pass")
+            && said.contains("no scrub policy at"),
+        "{said}"
+    );
+
+    let s = t.serve_env(&[], &[("WRAITH_HMAC_KEY", "scrub-toml-tests-key")]);
+    s.get("/customers", Some("missing-scrub"))
+        .await
+        .assert_status(200);
+    let said = s.stderr();
+    assert!(
+        said.contains("outbound scrub uses only the default PII pass")
+            && said.contains("no scrub policy at"),
+        "{said}"
+    );
+
+    let lint = wraith(&t, &["lint", &twin, "--json"]);
+    assert_eq!(lint.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "scrub_toml" && f["severity"] == "error"),
+        "{v:#}"
+    );
 }
