@@ -489,7 +489,7 @@ pub fn template_routes(obs: &[Obs<'_>], flow: &ValueFlow) -> Vec<RouteGroup> {
             group.param_values.push(vals);
         }
     }
-    let mut out: Vec<RouteGroup> = groups.into_values().collect();
+    let mut out = merge_trailing_slash_spellings(groups.into_values().collect());
     // Observations were pushed origin by origin; restore (session, index) order per route.
     for g in &mut out {
         let mut pairs: Vec<(usize, Vec<String>)> =
@@ -500,6 +500,44 @@ pub fn template_routes(obs: &[Obs<'_>], flow: &ValueFlow) -> Vec<RouteGroup> {
             g.param_values.push(v);
         }
     }
+    out
+}
+
+/// `groups` (sorted by path, method, origin) with the routes of one method and origin whose
+/// templates differ only by trailing slashes (`/x` and `/x/`) made one, under the spelling
+/// with the most recorded exchanges (ties: the first in path order). The engine's router files
+/// such spellings as one route (`wraith_model::validate::router_template`), so a second route
+/// would never be chosen and its recordings never served; exact replay still tells the
+/// spellings apart, by the path as received. Sorted as `groups` were.
+fn merge_trailing_slash_spellings(groups: Vec<RouteGroup>) -> Vec<RouteGroup> {
+    fn key(g: &RouteGroup) -> (String, String, Option<String>) {
+        let trimmed = g.path.trim_end_matches('/');
+        let path = if trimmed.is_empty() { "/" } else { trimmed };
+        (path.to_string(), g.method.clone(), g.origin.clone())
+    }
+    let mut by_key: BTreeMap<(String, String, Option<String>), Vec<RouteGroup>> = BTreeMap::new();
+    for g in groups {
+        by_key.entry(key(&g)).or_default().push(g);
+    }
+    let mut out: Vec<RouteGroup> = by_key
+        .into_values()
+        .filter_map(|mut spellings| {
+            // `max_by_key` keeps the last of equals: reversed, that is the first in path order.
+            let winner = spellings
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, g)| g.obs.len())
+                .map(|(i, _)| i)?;
+            let mut merged = spellings.swap_remove(winner);
+            for other in spellings {
+                merged.obs.extend(other.obs);
+                merged.param_values.extend(other.param_values);
+            }
+            Some(merged)
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.path, &a.method, &a.origin).cmp(&(&b.path, &b.method, &b.origin)));
     out
 }
 

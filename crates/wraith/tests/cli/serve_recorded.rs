@@ -189,6 +189,67 @@ async fn exact_replay_prefers_the_moment_recorded_for_the_same_api_key_header() 
     }
 }
 
+/// Recordings of `/x` and `/x/` are one route (the router files both spellings as one), and
+/// each spelling replays what was recorded for it; a request no recording made is answered
+/// from the one route's template, whichever spelling it uses.
+#[tokio::test]
+async fn both_trailing_slash_spellings_are_one_route_and_each_replays_its_recording() {
+    use serde_json::json;
+    use support::har;
+    const ORIGIN: &str = "https://api.slashes.test";
+    let t = Twin::init("slashes", ORIGIN);
+    let bare = |n: u64| {
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/things",
+            None,
+            &json!({"n": n, "spelling": "bare"}),
+        )
+    };
+    let slash = har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/things/",
+        None,
+        &json!({"n": 9, "spelling": "slash"}),
+    );
+    har::import(&t, &ENV, "a.har", vec![bare(1), slash]);
+    har::import(&t, &ENV, "b.har", vec![bare(2)]);
+    har::synth(&t, &ENV);
+    let model: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("model/twin.wir.json")).unwrap())
+            .unwrap();
+    let routes: Vec<&str> = model["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        routes,
+        ["/v1/things"],
+        "the spelling recorded most names the route"
+    );
+    let s = t.serve_env(&[], &ENV);
+    let r = s.get("/v1/things/", Some("a")).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.json()["spelling"], "slash");
+    let r = s.get("/v1/things", Some("b")).await;
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.json()["spelling"], "bare");
+    // Lint finds no routes the router would file as one.
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .args(["lint", &t.path_str()])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("routes-filed-as-one"), "{text}");
+}
+
 /// An API that answered JSON without a `Content-Type`: the twin answers without one too, and
 /// `wraith check` passes the twin on its own recordings.
 #[tokio::test]
