@@ -112,6 +112,11 @@ pub(crate) fn parse_spec(text: &str) -> Result<serde_json::Value, String> {
         None if e.to_string().starts_with("recursion limit exceeded") => format!(
             "nested deeper than {MAX_SPEC_DEPTH} levels: the YAML reader stopped there ({e})"
         ),
+        // Well-formed YAML naming a key twice in one mapping: say so, as for JSON above.
+        None if e.to_string().contains("duplicate entry with key") => format!(
+            "{e}: a mapping may name each key once, and a reader keeps only one of the values; \
+             remove or merge the duplicate"
+        ),
         None => format!("not JSON or YAML: {e}"),
     })
 }

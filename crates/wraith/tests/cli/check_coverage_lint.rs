@@ -226,7 +226,8 @@ fn coverage_openapi_refuses_a_json_document_with_a_duplicate_key() {
             "{err}"
         );
     }
-    // YAML's reader refuses a key written twice in a mapping itself, with the line.
+    // YAML's reader refuses a key written twice in a mapping itself, with the line; the error
+    // says what is wrong, not that the document is no YAML.
     let yaml = t.root.join("twice.yaml");
     std::fs::write(
         &yaml,
@@ -237,7 +238,9 @@ fn coverage_openapi_refuses_a_json_document_with_a_duplicate_key() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("duplicate entry with key \"/p\" at line "),
+        err.contains("duplicate entry with key \"/p\" at line ")
+            && err.contains("remove or merge the duplicate")
+            && !err.contains("not JSON or YAML"),
         "{err}"
     );
 }
