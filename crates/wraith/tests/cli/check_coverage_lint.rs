@@ -323,6 +323,56 @@ fn coverage_and_provenance_name_the_origin_of_a_route_recorded_on_another_host()
     assert!(text.contains("  GET /v1/regions  "), "{text}");
 }
 
+/// The same path recorded on two hosts is two rows of the check report, each named with its
+/// origin.
+#[test]
+fn check_reports_a_path_recorded_on_two_hosts_as_two_routes() {
+    let t = DemoTwin::init("gw2", "https://api.gw.test/v1");
+    let nodes = |n: u64| serde_json::json!({"items": [{"id": n}]});
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+    "pages": [], "entries": [
+        check_support::notes::entry("GET", "https://api.gw.test/v1/regions", None, 200,
+            &serde_json::json!({"data": []})),
+        check_support::notes::entry("GET", "https://east.gw.test/api/v1/nodes", None, 200, &nodes(1)),
+        check_support::notes::entry("GET", "https://west.gw.test/api/v1/nodes", None, 200, &nodes(2)),
+        check_support::notes::entry("GET", "https://west.gw.test/api/v1/nodes", None, 200, &nodes(2)),
+    ]}});
+    t.import_har("gw2", &har);
+    t.synth();
+    let out = t.run(&["check", "--json"]);
+    let report = stdout_json(&out);
+    let mut rows: Vec<(String, u64)> = report["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["route"].as_str().unwrap().to_string(),
+                r["exchanges"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            ("GET /api/v1/nodes on https://east.gw.test".to_string(), 1),
+            ("GET /api/v1/nodes on https://west.gw.test".to_string(), 2),
+            ("GET /v1/regions".to_string(), 1),
+        ],
+        "{report:#}"
+    );
+    assert_eq!(report["exchanges_passed"], 4, "{report:#}");
+    for x in report["exchanges"].as_array().unwrap() {
+        let path = x["path"].as_str().unwrap();
+        let route = x["route"].as_str().unwrap();
+        assert!(
+            path != "/api/v1/nodes" || route.starts_with("GET /api/v1/nodes on https://"),
+            "{x:#}"
+        );
+    }
+}
+
 #[test]
 fn coverage_counts_recorded_requests_the_model_has_no_route_for() {
     let t = DemoTwin::synthesized();
@@ -375,9 +425,10 @@ fn lint_rejects_a_model_that_is_not_canonical_json() {
     assert_eq!(rules, ["canonical_json"], "{v:#}");
 }
 
-/// Recordings of `GET /promos` and of `GET /promos/` synthesize two routes, which the engine's
-/// router files as one (it leaves a trailing slash out) and answers from the first: lint warns
-/// of them, naming both and the one answered; the twin still serves, so it is no error.
+/// A model holding `GET /promos` and `GET /promos/` as two routes (hand-edited, or synthesized
+/// before synth made both spellings one route), which the engine's router files as one (it
+/// leaves a trailing slash out) and answers from the first: lint warns of them, naming both
+/// and the one answered; the twin still serves, so it is no error.
 #[test]
 fn lint_warns_of_routes_the_router_would_file_as_one() {
     let t = DemoTwin::init("promos", "https://api.promos.test");
@@ -385,17 +436,26 @@ fn lint_warns_of_routes_the_router_would_file_as_one() {
     "pages": [], "entries": [
         check_support::notes::entry("GET", "https://api.promos.test/promos", None, 200,
             &serde_json::json!([{"id": 1}])),
-        check_support::notes::entry("GET", "https://api.promos.test/promos/", None, 200,
-            &serde_json::json!([{"id": 2}])),
     ]}});
     t.import_har("promos", &har);
     t.synth();
+    let mut model = t.model();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let mut slashed = routes[0].clone();
+    slashed["path"] = serde_json::json!("/promos/");
+    slashed["id"] = serde_json::json!("get_promos_slashed_00000000");
+    for v in slashed["variants"].as_array_mut().unwrap() {
+        let id = format!("{}_slashed", v["id"].as_str().unwrap());
+        v["id"] = serde_json::json!(id);
+    }
+    routes.push(slashed);
+    t.write_model(&model);
     let out = t.run(&["lint", "--json"]);
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stdout)
     );
     let findings = stdout_json(&out)["findings"].clone();
     let found: Vec<&Value> = findings
