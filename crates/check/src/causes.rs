@@ -576,7 +576,7 @@ fn session_pass<'s>(
             Some(p) => report.exchanges.get(p).map(|e| e.route.clone()),
             None => index
                 .route_of_source(&format!("{sid}/{}", ex.correlation.exchange_index))
-                .map(|r| format!("{} {}", r.method, r.path)),
+                .map(|r| r.label()),
         };
         // Ids this answer mints, for the later requests of the session (none after the last
         // one).

@@ -182,7 +182,7 @@ impl<'r> DriftTyper<'r> {
                 }
             }
             if !found.is_empty() {
-                let positions = enums.entry(format!("{} {}", r.method, r.path)).or_default();
+                let positions = enums.entry(r.label()).or_default();
                 for (at, values) in found {
                     positions.entry(at).or_default().extend(values);
                 }

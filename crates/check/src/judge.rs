@@ -101,7 +101,7 @@ impl<'m> ModelIndex<'m> {
         let mut by_name = HashMap::new();
         let mut by_source = HashMap::new();
         for (i, r) in model.routes.iter().enumerate() {
-            by_name.insert(format!("{} {}", r.method, r.path), i);
+            by_name.insert(r.label(), i);
             for e in &r.exact {
                 for m in &e.moments {
                     by_source.entry(m.source.clone()).or_insert(i);
@@ -130,7 +130,8 @@ impl<'m> ModelIndex<'m> {
         self.model
     }
 
-    /// The route called `METHOD /path`.
+    /// The route called `METHOD /path` (with ` on <origin>` for another origin's route:
+    /// [`wraith_model::route_label`]).
     pub fn route(&self, name: &str) -> Option<&'m Route> {
         self.by_name.get(name).map(|&i| &self.model.routes[i])
     }
@@ -195,12 +196,16 @@ pub fn attribute_route(
     obs: &Observed,
 ) -> String {
     if let Some(r) = index.route_of_source(source) {
-        return format!("{} {}", r.method, r.path);
+        return r.label();
     }
     if let Some(r) = &obs.route {
         return r.clone();
     }
-    format!("{} {} (no route)", ex.request.method, ex.request.path)
+    let request = format!("{} {}", ex.request.method, ex.request.path);
+    format!(
+        "{} (no route)",
+        wraith_model::route_label(&request, ex.request.origin.as_deref())
+    )
 }
 
 /// The recorded response body of one exchange, parsed once: [`crate::run::prepare`] builds these

@@ -397,7 +397,7 @@ fn lint_union_policies(
         let routes: Vec<&wraith_model::Route> = model
             .routes
             .iter()
-            .filter(|r| crate::rules::glob(pattern, &format!("{} {}", r.method, r.path)))
+            .filter(|r| crate::rules::glob(pattern, &r.label()))
             .collect();
         if routes.is_empty() {
             out.push(Finding::warning(

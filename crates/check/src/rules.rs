@@ -556,11 +556,7 @@ impl DiffRules {
     /// route pattern, that match no route of `model` (`METHOD /path`, as the report names them):
     /// most often a typo, which would leave a gate or a rule silently doing nothing.
     pub fn unmatched_routes(&self, model: &wraith_model::Model) -> (Vec<&str>, Vec<(usize, &str)>) {
-        let routes: Vec<String> = model
-            .routes
-            .iter()
-            .map(|r| format!("{} {}", r.method, r.path))
-            .collect();
+        let routes: Vec<String> = model.routes.iter().map(|r| r.label()).collect();
         let none = |pat: &str| !routes.iter().any(|r| pat == r || glob(pat, r));
         let overrides = self
             .overrides
@@ -623,7 +619,8 @@ impl DiffRules {
     }
 }
 
-/// `METHOD /path` with METHOD letters or `*`, and the path starting with `/` or `*`.
+/// `METHOD /path` with METHOD letters or `*`, and the path starting with `/` or `*`; a route of
+/// another origin is `METHOD /path on <origin>`, as the report names it.
 fn check_route_pattern(r: &str) -> Result<(), String> {
     let example =
         "write it as the report names routes, e.g. `GET /customers/:param` or `* /admin/*`";
@@ -644,8 +641,20 @@ fn check_route_pattern(r: &str) -> Result<(), String> {
         ));
     }
     let path = path.trim();
+    let (path, origin) = match path.split_once(" on ") {
+        Some((path, origin)) => (path.trim(), Some(origin.trim())),
+        None => (path, None),
+    };
     if !(path.starts_with('/') || path.starts_with('*')) || path.contains(char::is_whitespace) {
         return Err(format!("`{path}` in `{r}` is not a path; {example}"));
+    }
+    if let Some(origin) = origin
+        && (origin.is_empty() || origin.contains(char::is_whitespace))
+    {
+        return Err(format!(
+            "`{origin}` in `{r}` is not an origin; write a route of another host as the \
+             report names it, e.g. `GET /nodes on https://east.example.com`"
+        ));
     }
     Ok(())
 }
@@ -957,6 +966,24 @@ pub struct Suppressed {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_route_pattern_may_name_another_hosts_route_as_the_report_does() {
+        for ok in [
+            "GET /api/v1/nodes on https://east.gw.test",
+            "* /nodes on *",
+            "GET /customers/:param",
+        ] {
+            assert_eq!(check_route_pattern(ok), Ok(()), "{ok}");
+        }
+        assert!(glob(
+            "GET /api/* on https://east.*",
+            "GET /api/v1/nodes on https://east.gw.test"
+        ));
+        for bad in ["GET /nodes on ", "GET /nodes on https://a b", "GET /a b"] {
+            assert!(check_route_pattern(bad).is_err(), "{bad}");
+        }
+    }
 
     fn div(path: &str, category: Category) -> Divergence {
         Divergence {

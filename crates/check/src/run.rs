@@ -585,7 +585,7 @@ pub fn replay_session(
         };
         // Before the call: the handler sees the session as it was before this request.
         let probe = twin.probe_handler(&ns, &req);
-        let (obs, tree) = twin
+        let (mut obs, tree) = twin
             .call_with_tree(&ns, &req)
             .map_err(|message| TwinCallError {
                 session: sid.clone(),
@@ -594,6 +594,11 @@ pub fn replay_session(
                 path: ex.request.path.clone(),
                 message,
             })?;
+        // `X-Wraith-Route` names the template only; a request recorded against another origin
+        // matched that origin's route, which the report names with its origin.
+        if let (Some(origin), Some(route)) = (&ex.request.origin, obs.route.as_mut()) {
+            *route = wraith_model::route_label(route, Some(origin));
+        }
         let mut parsed_here = None;
         let expected: &ExpectedBody = match prepared.body(si, xi) {
             Some(e) if e.bytes.len() == recorded_body_len(ex) => e,

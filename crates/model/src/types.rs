@@ -312,7 +312,25 @@ pub struct MirroredField {
     pub observed_type: JsonType,
 }
 
+/// How check reports name a route: `METHOD /path`, and ` on <origin>` after it for a route of
+/// another origin than the twin's base URL, so the same path recorded on two hosts is two
+/// rows (`route` is `METHOD /path` as `X-Wraith-Route` names it).
+pub fn route_label(route: &str, origin: Option<&str>) -> String {
+    match origin {
+        Some(origin) => format!("{route} on {origin}"),
+        None => route.to_string(),
+    }
+}
+
 impl Route {
+    /// The route's name in check reports ([`route_label`]).
+    pub fn label(&self) -> String {
+        route_label(
+            &format!("{} {}", self.method, self.path),
+            self.origin.as_deref(),
+        )
+    }
+
     /// The body template roots of the route's 2xx variants that answer JSON, in variant order:
     /// where passes that read what a route answers on success (record fields, list items)
     /// look, skipping error answers and non-JSON bodies.
