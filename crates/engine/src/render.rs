@@ -672,11 +672,39 @@ fn prefix_naming_siblings(prefixes: &[String], siblings: &Map<String, Value>) ->
 /// continue a name.
 fn holds_token(text: &str, token: &str) -> bool {
     let continues = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
-    text.match_indices(token).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + token.len()..].chars().next();
-        !before.is_some_and(continues) && !after.is_some_and(continues)
-    })
+    // The occurrences `text.match_indices(token)` gives (left to right, each search resuming
+    // after the last match), found by comparing bytes: the texts are short, and building a
+    // substring searcher for every pair cost more than the search. A match of a whole UTF-8
+    // token starts and ends on character boundaries.
+    let (hay, needle) = (text.as_bytes(), token.as_bytes());
+    let Some(&first) = needle.first() else {
+        return text.match_indices(token).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at..].chars().next();
+            !before.is_some_and(continues) && !after.is_some_and(continues)
+        });
+    };
+    let mut from = 0;
+    while from + needle.len() <= hay.len() {
+        let Some(at) = hay[from..=hay.len() - needle.len()]
+            .iter()
+            .position(|&b| b == first)
+            .map(|i| from + i)
+        else {
+            return false;
+        };
+        if !hay[at..].starts_with(needle) {
+            from = at + 1;
+            continue;
+        }
+        let before = text.get(..at).and_then(|t| t.chars().next_back());
+        let after = text.get(at + needle.len()..).and_then(|t| t.chars().next());
+        if !before.is_some_and(continues) && !after.is_some_and(continues) {
+            return true;
+        }
+        from = at + needle.len();
+    }
+    false
 }
 
 /// One of the hole's examples other than `not`, chosen by a hash of the request path; any
@@ -923,6 +951,23 @@ pub(crate) fn is_framing_header(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte search finds a bounded token exactly when `match_indices` does.
+        #[test]
+        fn holds_token_is_the_match_indices_search(
+            text in "[ab/@._é-]{0,12}",
+            token in "[ab/@._é-]{0,4}",
+        ) {
+            let continues = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+            let reference = text.match_indices(token.as_str()).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + token.len()..].chars().next();
+                !before.is_some_and(continues) && !after.is_some_and(continues)
+            });
+            proptest::prop_assert_eq!(holds_token(&text, &token), reference);
+        }
+    }
 
     #[test]
     fn dates_past_the_last_showable_instant_stop_there_instead_of_wrapping_to_1970() {
