@@ -836,7 +836,7 @@ impl<'c> BodyDiff<'c> {
                     segs.push(Seg::Key(k));
                     let av = match next_in_a.next_if(|(ak, _)| *ak == k) {
                         Some((_, av)) => Some(av),
-                        None => a.get(k),
+                        None => get_key(a, k),
                     };
                     match av {
                         Some(av) => {
@@ -1200,6 +1200,22 @@ fn embedded_template(hole: &Hole) -> Option<&Node> {
     (!e.entity_type.is_empty()).then_some(&e.template)
 }
 
+/// Objects of at most this many keys are searched by [`get_key`] entry by entry.
+const SCAN_KEYS: usize = 64;
+
+/// `m.get(key)`: a small object's keys are scanned (keys are unique, so the first equal key is
+/// the entry `get` finds), which costs less than hashing `key` with the map's SipHash; a
+/// larger object's are looked up. An answer's keys are often in another order than the
+/// recording's (the twin serves an exact answer with its keys sorted), so the walks above
+/// look many keys up.
+fn get_key<'v>(m: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if m.len() <= SCAN_KEYS {
+        m.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        m.get(key)
+    }
+}
+
 /// How well `value` fits `node`: +1 per matching constant or present key, −1 per contradiction.
 pub fn fit(node: &Node, value: &Value) -> i64 {
     match (node, value) {
@@ -1221,7 +1237,7 @@ pub fn fit(node: &Node, value: &Value) -> i64 {
             for f in fields {
                 let found = match next_in_m.next_if(|(k, _)| **k == f.key) {
                     Some((_, v)) => Some(v),
-                    None => m.get(&f.key),
+                    None => get_key(m, &f.key),
                 };
                 match found {
                     Some(v) => {
