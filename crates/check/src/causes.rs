@@ -718,10 +718,10 @@ fn twin_sides(members: &[usize], entries: &[Entry<'_>], minted: &[Minted]) -> Ve
             sides.push(m);
             continue;
         };
+        // The ids themselves are hashed (equal ids hash alike), not their JSON text: the hash
+        // only narrows the classes, each compared in full below.
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for id in ids {
-            id.to_string().hash(&mut h);
-        }
+        ids.hash(&mut h);
         let class = classes.entry((e.answer, h.finish())).or_default();
         if !class.iter().any(|&s| ids_of(s) == Some(ids)) {
             class.push(m);
