@@ -1129,12 +1129,24 @@ impl History {
 /// or `None` when that would change nothing: a copy of the tree is made only when an id is
 /// rewritten, and then only of the parts that are not rewritten anyway.
 fn rewritten(map: &IdMap, v: &Value) -> Option<Value> {
+    // A number's decimal form starts with a digit or `-`: when no token does, no number is
+    // looked up (each lookup would first format the number).
+    let numbers = map
+        .recorded_tokens()
+        .any(|t| t.starts_with(|c: char| c == '-' || c.is_ascii_digit()));
+    rewritten_with(map, numbers, v)
+}
+
+/// [`rewritten`], where `numbers` is false only when no token of `map` can be a number's
+/// decimal form.
+fn rewritten_with(map: &IdMap, numbers: bool, v: &Value) -> Option<Value> {
     match v {
         // `IdMap::rewrite_json`: a string equal to a token becomes the mapped value's text.
         Value::String(s) => map.get(s).and_then(token).map(Value::String),
         // A number whose decimal form is a token stays a number when the mapped value is (or
         // reads as) one.
-        Value::Number(n) => map.get(&n.to_string()).map(|answered| match answered {
+        Value::Number(_) if !numbers => None,
+        Value::Number(n) => number_text(n, |t| map.get(t)).map(|answered| match answered {
             Value::Number(_) => answered.clone(),
             Value::String(s) => match s.parse::<serde_json::Number>() {
                 Ok(n) => Value::Number(n),
@@ -1146,12 +1158,12 @@ fn rewritten(map: &IdMap, v: &Value) -> Option<Value> {
             let (first, new) = a
                 .iter()
                 .enumerate()
-                .find_map(|(i, x)| rewritten(map, x).map(|n| (i, n)))?;
+                .find_map(|(i, x)| rewritten_with(map, numbers, x).map(|n| (i, n)))?;
             let mut out = Vec::with_capacity(a.len());
             out.extend(a[..first].iter().cloned());
             out.push(new);
             for x in &a[first + 1..] {
-                out.push(rewritten(map, x).unwrap_or_else(|| x.clone()));
+                out.push(rewritten_with(map, numbers, x).unwrap_or_else(|| x.clone()));
             }
             Some(Value::Array(out))
         }
@@ -1159,20 +1171,51 @@ fn rewritten(map: &IdMap, v: &Value) -> Option<Value> {
             let (first, new) = m
                 .values()
                 .enumerate()
-                .find_map(|(i, x)| rewritten(map, x).map(|n| (i, n)))?;
+                .find_map(|(i, x)| rewritten_with(map, numbers, x).map(|n| (i, n)))?;
             let mut new = Some(new);
             let mut out = serde_json::Map::with_capacity(m.len());
             for (i, (k, x)) in m.iter().enumerate() {
                 let value = match i.cmp(&first) {
                     std::cmp::Ordering::Less => x.clone(),
                     std::cmp::Ordering::Equal => new.take().unwrap_or_else(|| x.clone()),
-                    std::cmp::Ordering::Greater => rewritten(map, x).unwrap_or_else(|| x.clone()),
+                    std::cmp::Ordering::Greater => {
+                        rewritten_with(map, numbers, x).unwrap_or_else(|| x.clone())
+                    }
                 };
                 out.insert(k.clone(), value);
             }
             Some(Value::Object(out))
         }
         Value::Null | Value::Bool(_) => None,
+    }
+}
+
+/// `f` of `n`'s decimal form, the text `n.to_string()` gives, written on the stack for an
+/// integer (a float is formatted as `to_string` formats it).
+fn number_text<R>(n: &serde_json::Number, f: impl FnOnce(&str) -> R) -> R {
+    let (negative, magnitude) = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => (false, u),
+        (None, Some(i)) => (i < 0, i.unsigned_abs()),
+        (None, None) => return f(&n.to_string()),
+    };
+    let mut buf = [0u8; 21];
+    let mut at = buf.len();
+    let mut rest = magnitude;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if negative {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    match std::str::from_utf8(&buf[at..]) {
+        Ok(text) => f(text),
+        Err(_) => f(&n.to_string()),
     }
 }
 
@@ -1327,6 +1370,25 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
     use wraith_recording::Exchange;
+
+    proptest! {
+        /// The stack-written decimal form of a number is its `to_string`.
+        #[test]
+        fn number_text_is_to_string(u in any::<u64>(), i in any::<i64>(), f in -1e30f64..1e30) {
+            for n in [
+                serde_json::Number::from(u),
+                serde_json::Number::from(i),
+                serde_json::Number::from(i64::MIN),
+                serde_json::Number::from(u64::MAX),
+                serde_json::Number::from(0u64),
+            ]
+            .into_iter()
+            .chain(serde_json::Number::from_f64(f))
+            {
+                prop_assert_eq!(number_text(&n, str::to_string), n.to_string());
+            }
+        }
+    }
 
     /// Leaves drawn from a few values, so that trees often hold the mapped tokens.
     fn id_tree() -> impl Strategy<Value = Value> {
