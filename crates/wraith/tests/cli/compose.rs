@@ -48,6 +48,23 @@ fn compose(cwd: &Path, overlay: &str, output: &str, extra: &[&str]) -> Output {
     wraith(cwd, &args)
 }
 
+/// The one conflict a `compose --json` run into `out` refused with: exit 2, nothing written,
+/// the refusal said on stderr, and a `conflict` envelope listing exactly one.
+fn the_one_conflict(cwd: &Path, out: &Output) -> Value {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing is written on a conflict"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "conflict");
+    let conflicts = envelope["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    conflicts[0].clone()
+}
+
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -357,18 +374,7 @@ fn overlays_whose_composite_would_fail_lint_exit_2_naming_the_overlay() {
             "--json",
         ],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        !cwd.join("out").exists(),
-        "nothing is written on a conflict"
-    );
-    assert!(stderr.contains("nothing was written"), "{stderr}");
-    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(envelope["status"], "conflict");
-    let conflicts = envelope["conflicts"].as_array().unwrap();
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    let c = &conflicts[0];
+    let c = &the_one_conflict(cwd, &out);
     assert_eq!(c["input"], "promos2", "{c}");
     assert_eq!(c["path"], "GET /coupons", "{c}");
     let reason = c["reason"].as_str().unwrap();
@@ -425,18 +431,7 @@ fn compose_refuses_routes_the_router_would_file_as_one() {
     ));
 
     let out = compose(cwd, "slash", "out", &["--json"]);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        !cwd.join("out").exists(),
-        "nothing is written on a conflict"
-    );
-    assert!(stderr.contains("nothing was written"), "{stderr}");
-    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(envelope["status"], "conflict");
-    let conflicts = envelope["conflicts"].as_array().unwrap();
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    let c = &conflicts[0];
+    let c = &the_one_conflict(cwd, &out);
     assert_eq!(c["input"], "slash", "{c}");
     assert_eq!(c["path"], "GET /customers/", "{c}");
     let reason = c["reason"].as_str().unwrap();
@@ -492,18 +487,7 @@ fn compose_refuses_a_fixture_parent_loop_across_base_and_overlay() {
     }
 
     let out = compose(cwd, "promos", "out", &["--json"]);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        !cwd.join("out").exists(),
-        "nothing is written on a conflict"
-    );
-    assert!(stderr.contains("nothing was written"), "{stderr}");
-    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(envelope["status"], "conflict");
-    let conflicts = envelope["conflicts"].as_array().unwrap();
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    let c = &conflicts[0];
+    let c = &the_one_conflict(cwd, &out);
     assert_eq!(c["input"], "promos", "{c}");
     assert_eq!(c["path"], "state/fixtures/promos:vip", "{c}");
     let reason = c["reason"].as_str().unwrap();
@@ -512,6 +496,7 @@ fn compose_refuses_a_fixture_parent_loop_across_base_and_overlay() {
             && reason.contains("`default` from shop, `promos:vip` from promos"),
         "{reason}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
             "conflict: promos: state/fixtures/promos:vip: the fixture sets' parent chain loops"
