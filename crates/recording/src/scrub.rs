@@ -890,12 +890,17 @@ impl Scrubber {
         let mut out = Vec::with_capacity(body.len());
         let mut changed = false;
         let mut i = 0;
+        // The end of the event whose data lines were last read as one document: a line
+        // before it belongs to that event and is read alone, never as the start of another
+        // document (trying every suffix of an event would take time quadratic in its lines).
+        let mut event_end = 0;
         while i < lines.len() {
-            let run = if kind == LineFraming::EventStream {
+            let run = if kind == LineFraming::EventStream && i >= event_end {
                 lines[i..].iter().take_while(|l| l.is_data).count()
             } else {
                 0
             };
+            event_end = event_end.max(i + run);
             if run >= 2
                 && let Some(parts) = self.scrub_split_json(&lines[i..i + run], fired)
             {

@@ -922,3 +922,25 @@ fn a_json_document_held_in_a_json_string_is_scrubbed_as_a_body() {
         ex.frames[0].body
     );
 }
+
+#[test]
+fn an_event_with_many_data_lines_that_form_no_json_document_is_scrubbed_in_linear_time() {
+    // Each suffix of the event used to be joined and read again as a document: an event of n
+    // data lines took time quadratic in n (a 1 MB stream of `data: [` lines, minutes).
+    let s = scrubber("");
+    let lines = 40_000;
+    let mut body = "data: [\n".repeat(lines);
+    body.push_str("data: 4111111111111111\n\n");
+    let mut ex = exchange();
+    ex.response.content_type = Some("text/event-stream".into());
+    ex.frames[0].body = body.clone().into_bytes();
+    let started = std::time::Instant::now();
+    let out = s.scrub(ex);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    let expected = format!("{}data: [REDACTED]\n\n", "data: [\n".repeat(lines));
+    assert_eq!(
+        String::from_utf8_lossy(&out.exchange().frames[0].body),
+        expected
+    );
+}
