@@ -208,12 +208,35 @@ impl NameGlob {
     }
 }
 
+/// Whether `s` matches the pattern `p`, where `*` stands for any run of bytes. One pass that
+/// returns to the last `*` on a mismatch, so a pattern of many `*`s costs at most
+/// `p.len() * s.len()` steps (trying every split of `s` for every `*` took time exponential
+/// in their number).
 fn glob_match(p: &[u8], s: &[u8]) -> bool {
-    match p.split_first() {
-        None => s.is_empty(),
-        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_match(rest, &s[i..])),
-        Some((c, rest)) => s.first() == Some(c) && glob_match(rest, &s[1..]),
+    let (mut pi, mut si) = (0, 0);
+    // The position after the last `*` seen, and where in `s` its run now ends.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                pi += 1;
+                star = Some((pi, si));
+            }
+            Some(&c) if c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((after, end)) => {
+                    pi = after;
+                    si = end + 1;
+                    star = Some((after, end + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// A parsed `scrub.toml`.

@@ -944,3 +944,43 @@ fn an_event_with_many_data_lines_that_form_no_json_document_is_scrubbed_in_linea
         expected
     );
 }
+
+#[test]
+fn a_name_pattern_of_many_stars_is_matched_without_trying_every_split() {
+    // Each `*` used to try every split of the rest of the name: a pattern with a dozen stars
+    // against a long header name took time exponential in their number (for ever).
+    let s = scrubber(
+        "[[rules]]\nscope = \"header\"\nmatch = \"*a*a*a*a*a*a*a*a*a*a*a*a*b\"\naction = \"redact\"\n",
+    );
+    let long = "a".repeat(200);
+    let started = std::time::Instant::now();
+    let out = s.scrub(with_req_header(&long, "kept"));
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert_eq!(req_header(&out, &long), "kept");
+    let name = format!("{}b", "a".repeat(12));
+    assert_eq!(
+        req_header(&s.scrub(with_req_header(&name, "v")), &name),
+        REDACTED
+    );
+    for (pattern, name, matches) in [
+        ("x-*-token", "x-auth-token", true),
+        ("x-*-token", "x-token", false),
+        ("*", "", true),
+        ("**", "abc", true),
+        ("a*", "b", false),
+        ("*a", "ba", true),
+        ("*a", "ab", false),
+        ("a*b*c", "abxbcxc", true),
+        ("a*b*c", "abxbcx", false),
+        ("sess*", "session", true),
+        ("", "", true),
+        ("", "a", false),
+    ] {
+        assert_eq!(
+            glob_match(pattern.as_bytes(), name.as_bytes()),
+            matches,
+            "{pattern} {name}"
+        );
+    }
+}
