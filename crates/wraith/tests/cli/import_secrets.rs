@@ -354,6 +354,30 @@ fn json_lines_of_event_stream_and_ndjson_answers_are_scrubbed_on_import() {
 }
 
 #[test]
+fn an_event_stream_document_split_over_data_lines_is_scrubbed_on_import() {
+    let secret = "SPLIT_STREAM_SECRET_9";
+    // A pretty-printed document: the secret's key and its value on different data lines.
+    let sse = |t: &str| {
+        format!("event: grant\ndata: {{\"access_token\":\ndata:   \"{t}\",\ndata: \"n\": 1}}\n\n")
+    };
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/grants",
+            &[],
+            None,
+            &[("Content-Type", "text/event-stream")],
+            ("text/event-stream", &sse(secret)),
+        )],
+        &[secret],
+    );
+    assert_eq!(
+        exchanges[0].response_body(),
+        sse(&token(secret)).into_bytes()
+    );
+}
+
+#[test]
 fn a_json_document_held_in_a_json_string_is_scrubbed_on_import() {
     let secret = "EMBEDDED_SECRET_8";
     let body = |t: &str| {
