@@ -489,7 +489,7 @@ pub fn template_routes(obs: &[Obs<'_>], flow: &ValueFlow) -> Vec<RouteGroup> {
             group.param_values.push(vals);
         }
     }
-    let mut out = merge_trailing_slash_spellings(groups.into_values().collect());
+    let mut out = merge_spellings_filed_as_one(groups.into_values().collect());
     // Observations were pushed origin by origin; restore (session, index) order per route.
     for g in &mut out {
         let mut pairs: Vec<(usize, Vec<String>)> =
@@ -503,17 +503,19 @@ pub fn template_routes(obs: &[Obs<'_>], flow: &ValueFlow) -> Vec<RouteGroup> {
     out
 }
 
-/// `groups` (sorted by path, method, origin) with the routes of one method and origin whose
-/// templates differ only by trailing slashes (`/x` and `/x/`) made one, under the spelling
-/// with the most recorded exchanges (ties: the first in path order). The engine's router files
-/// such spellings as one route (`wraith_model::validate::router_template`), so a second route
-/// would never be chosen and its recordings never served; exact replay still tells the
-/// spellings apart, by the path as received. Sorted as `groups` were.
-fn merge_trailing_slash_spellings(groups: Vec<RouteGroup>) -> Vec<RouteGroup> {
+/// `groups` (sorted by path, method, origin) with the routes of one method and origin that the
+/// engine's router files as one (`wraith_model::validate::router_template`: `/x` and `/x/`, a
+/// doubled slash) made one, under the spelling with the most recorded exchanges (ties: the
+/// first in path order). A second such route would never be chosen and its recordings never
+/// served; exact replay still tells the spellings apart, by the path as received. Sorted as
+/// `groups` were.
+fn merge_spellings_filed_as_one(groups: Vec<RouteGroup>) -> Vec<RouteGroup> {
     fn key(g: &RouteGroup) -> (String, String, Option<String>) {
-        let trimmed = g.path.trim_end_matches('/');
-        let path = if trimmed.is_empty() { "/" } else { trimmed };
-        (path.to_string(), g.method.clone(), g.origin.clone())
+        (
+            wraith_model::validate::router_template(&g.path),
+            g.method.clone(),
+            g.origin.clone(),
+        )
     }
     let mut by_key: BTreeMap<(String, String, Option<String>), Vec<RouteGroup>> = BTreeMap::new();
     for g in groups {
