@@ -903,8 +903,9 @@ impl Scrubber {
     /// (each `data:` line's value). A line that holds JSON is scrubbed as a JSON body is, every
     /// other line (and the `data:` values that are not JSON) by the byte-level rules; line
     /// ends and field names stay as sent. An SSE event's consecutive `data:` lines are one
-    /// value joined by `\n` (the SSE rules), so a JSON document split over them is scrubbed as
-    /// one document. `None` when nothing changed.
+    /// value joined by `\n` (the SSE rules), read as the JSON documents it holds one after
+    /// another: a document that takes whole lines is scrubbed as one, however many lines it
+    /// spans (`event_documents`). `None` when nothing changed.
     fn scrub_lines(&self, body: &[u8], kind: LineFraming, fired: &mut Fired) -> Option<Vec<u8>> {
         let lines: Vec<FramedLine<'_>> = body
             .split_inclusive(|b| *b == b'\n')
@@ -913,49 +914,78 @@ impl Scrubber {
         let mut out = Vec::with_capacity(body.len());
         let mut changed = false;
         let mut i = 0;
-        // The end of the event whose data lines were last read as one document: a line
-        // before it belongs to that event and is read alone, never as the start of another
-        // document (trying every suffix of an event would take time quadratic in its lines).
-        let mut event_end = 0;
         while i < lines.len() {
-            let run = if kind == LineFraming::EventStream && i >= event_end {
+            let run = if kind == LineFraming::EventStream {
                 lines[i..].iter().take_while(|l| l.is_data).count()
             } else {
                 0
             };
-            event_end = event_end.max(i + run);
-            if run >= 2
-                && let Some(parts) = self.scrub_split_json(&lines[i..i + run], fired)
-            {
-                for (line, part) in lines[i..i + run].iter().zip(&parts) {
-                    changed |= part.is_some();
-                    out.extend_from_slice(line.head);
-                    out.extend_from_slice(part.as_deref().unwrap_or(line.value));
-                    out.extend_from_slice(line.end);
+            if run >= 2 {
+                let event = &lines[i..i + run];
+                let mut next = 0;
+                for doc in event_documents(event) {
+                    if doc.start < next || doc.end > event.len() {
+                        continue;
+                    }
+                    for line in &event[next..doc.start] {
+                        changed |= self.scrub_line(line, kind, &mut out, fired);
+                    }
+                    let doc_lines = &event[doc.clone()];
+                    match self.scrub_split_json(doc_lines, fired) {
+                        Some(parts) => {
+                            for (line, part) in doc_lines.iter().zip(&parts) {
+                                changed |= part.is_some();
+                                out.extend_from_slice(line.head);
+                                out.extend_from_slice(part.as_deref().unwrap_or(line.value));
+                                out.extend_from_slice(line.end);
+                            }
+                        }
+                        None => {
+                            for line in doc_lines {
+                                changed |= self.scrub_line(line, kind, &mut out, fired);
+                            }
+                        }
+                    }
+                    next = doc.end;
+                }
+                for line in &event[next..] {
+                    changed |= self.scrub_line(line, kind, &mut out, fired);
                 }
                 i += run;
                 continue;
             }
-            let FramedLine {
-                head, value, end, ..
-            } = lines[i];
-            let scrubbed = match self.scrub_json(value, fired) {
-                Ok(json) => json,
-                Err(NotJson) => self.scrub_bytes(value, fired),
-            };
-            // A field name or comment line (`event: …`, `: …`) gets the byte-level rules too.
-            let head_scrubbed = if kind == LineFraming::EventStream && value.is_empty() {
-                self.scrub_bytes(head, fired)
-            } else {
-                None
-            };
-            changed |= scrubbed.is_some() || head_scrubbed.is_some();
-            out.extend_from_slice(head_scrubbed.as_deref().unwrap_or(head));
-            out.extend_from_slice(scrubbed.as_deref().unwrap_or(value));
-            out.extend_from_slice(end);
+            changed |= self.scrub_line(&lines[i], kind, &mut out, fired);
             i += 1;
         }
         changed.then_some(out)
+    }
+
+    /// One line of a line-framed body read by itself, appended to `out`: its value as a JSON
+    /// body when it is one, else by the byte-level rules. Whether anything changed.
+    fn scrub_line(
+        &self,
+        line: &FramedLine<'_>,
+        kind: LineFraming,
+        out: &mut Vec<u8>,
+        fired: &mut Fired,
+    ) -> bool {
+        let FramedLine {
+            head, value, end, ..
+        } = *line;
+        let scrubbed = match self.scrub_json(value, fired) {
+            Ok(json) => json,
+            Err(NotJson) => self.scrub_bytes(value, fired),
+        };
+        // A field name or comment line (`event: …`, `: …`) gets the byte-level rules too.
+        let head_scrubbed = if kind == LineFraming::EventStream && value.is_empty() {
+            self.scrub_bytes(head, fired)
+        } else {
+            None
+        };
+        out.extend_from_slice(head_scrubbed.as_deref().unwrap_or(head));
+        out.extend_from_slice(scrubbed.as_deref().unwrap_or(value));
+        out.extend_from_slice(end);
+        scrubbed.is_some() || head_scrubbed.is_some()
     }
 
     /// The values of `lines` (an SSE event's consecutive `data:` lines) scrubbed as the one
@@ -1471,6 +1501,125 @@ impl<'a> FramedLine<'a> {
             },
         }
     }
+}
+
+/// The JSON documents (objects and arrays) an SSE event's data value holds one after another
+/// that span several of its lines, each as the range of `lines` it takes; the value is the
+/// lines' values joined by `\n`, as the SSE rules join them. A document counts only when it
+/// takes whole lines: it starts its first line (after whitespace; the event's first line may
+/// start with a byte order mark, as a body may) and only whitespace follows it on its last.
+/// Every other line is left to be read by itself: a value that is no JSON (`[DONE]`), a
+/// document on one line, one that starts or ends mid-line.
+///
+/// One pass over the value, so the time stays linear in its size. After a document the next
+/// one is looked for on the line after its last; where no document starts, reading goes on
+/// at the line where the reader stopped (or the next line, if that is where it started), so
+/// each line is read at most twice. A line the reader went past is not read again as the
+/// start of a document (that would take time quadratic in the lines: an event of 40,000
+/// `data: [` lines, minutes), but the objects and arrays that closed in what it read (an
+/// unclosed array's items) are documents too, scrubbed with paths from their own root, when
+/// they take whole lines. Empty when the value is not UTF-8.
+fn event_documents(lines: &[FramedLine<'_>]) -> Vec<Range<usize>> {
+    let joined = lines
+        .iter()
+        .map(|l| l.value)
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    let Ok(text) = std::str::from_utf8(&joined) else {
+        return Vec::new();
+    };
+    // Where each line's value starts in `text`; it ends at the next start less one.
+    let mut starts = Vec::with_capacity(lines.len());
+    let mut at = 0;
+    for line in lines {
+        starts.push(at);
+        at += line.value.len() + 1;
+    }
+    let line_end = |k: usize| starts[k] + lines[k].value.len();
+    // The line holding byte `pos`, looking forward from line `from`.
+    let line_at = |from: usize, pos: usize| {
+        let mut k = from;
+        while k + 1 < lines.len() && starts[k + 1] <= pos {
+            k += 1;
+        }
+        k
+    };
+    let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    // A line's value, after the byte order mark the event may start with.
+    let value_of = |k: usize| {
+        let value = lines[k].value;
+        if k == 0 {
+            value.strip_prefix("\u{feff}".as_bytes()).unwrap_or(value)
+        } else {
+            value
+        }
+    };
+    let is_blank = |k: usize| value_of(k).iter().all(is_ws);
+    let mut docs = Vec::new();
+    let mut k = 0;
+    // The first of the blank lines right before line `k` (`k` when there are none): they
+    // belong to the document that starts there, as the blank lines after it do.
+    let mut blank_from = 0;
+    while k < lines.len() {
+        let value = value_of(k);
+        let lead = value.iter().take_while(|b| is_ws(b)).count();
+        if lead == value.len() {
+            k += 1;
+            continue;
+        }
+        if !matches!(value.get(lead), Some(b'{' | b'[')) {
+            k += 1;
+            blank_from = k;
+            continue;
+        }
+        let start = line_end(k) - value.len() + lead;
+        k = match json_text::value_end(text, start) {
+            Ok(end) => {
+                let last = line_at(k, end.saturating_sub(1));
+                let whole = joined
+                    .get(end..line_end(last))
+                    .is_some_and(|rest| rest.iter().all(is_ws));
+                let mut next = last + 1;
+                if whole {
+                    while next < lines.len() && is_blank(next) {
+                        next += 1;
+                    }
+                    if next - blank_from >= 2 {
+                        docs.push(blank_from..next);
+                    }
+                }
+                next
+            }
+            Err(stopped) => {
+                let stop_line = line_at(k, stopped.at);
+                let mut next = if stop_line > k { stop_line } else { k + 1 };
+                // What was read is no document, but the objects and arrays that closed in it
+                // are (an unclosed array's items): each that takes whole lines is one.
+                let mut prev_first = None;
+                let mut from = k;
+                for span in stopped.closed {
+                    let first = line_at(from, span.start);
+                    let last = line_at(first, span.end.saturating_sub(1));
+                    from = last;
+                    let starts_line = prev_first != Some(first)
+                        && joined
+                            .get(starts[first]..span.start)
+                            .is_some_and(|lead| lead.iter().all(is_ws));
+                    prev_first = Some(first);
+                    let ends_line = joined
+                        .get(span.end..line_end(last))
+                        .is_some_and(|rest| rest.iter().all(is_ws));
+                    if starts_line && ends_line && last > first {
+                        docs.push(first..last + 1);
+                        next = next.max(last + 1);
+                    }
+                }
+                next
+            }
+        };
+        blank_from = k;
+    }
+    docs
 }
 
 /// Bodies that hold one JSON text per line.

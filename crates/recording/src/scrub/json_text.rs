@@ -51,6 +51,53 @@ pub fn for_each_scalar(text: &str, f: &mut Visitor<'_>) -> Result<(), NotJson> {
         bytes: text.as_bytes(),
         i: 0,
     };
+    read_value(&mut c, f, None)?;
+    c.ws();
+    if c.i == c.bytes.len() {
+        Ok(())
+    } else {
+        Err(NotJson)
+    }
+}
+
+/// Where the JSON value that starts at byte `start` of `text` (whitespace before it allowed)
+/// ends, reading no further: `Ok` with the byte after it, so a text holding several values one
+/// after another can be read value by value. [`Stopped`] when no JSON value starts there.
+/// Every byte the reader looks at lies before where it ends or stops, or a few bytes past, so
+/// one call costs time in proportion to how far it got.
+pub fn value_end(text: &str, start: usize) -> Result<usize, Stopped> {
+    let mut c = Cursor {
+        text,
+        bytes: text.as_bytes(),
+        i: start.min(text.len()),
+    };
+    let mut closed = Vec::new();
+    match read_value(&mut c, &mut |_, _, _| {}, Some(&mut closed)) {
+        Ok(()) => Ok(c.i),
+        Err(NotJson) => Err(Stopped { at: c.i, closed }),
+    }
+}
+
+/// Where [`value_end`] found that no JSON value starts at its `start`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// The byte at which the reading stopped (the text's length when it ends inside a value).
+    pub at: usize,
+    /// The objects and arrays that closed before it, outermost only, in text order: whole
+    /// JSON values inside what was read (an unclosed array's items).
+    pub closed: Vec<Range<usize>>,
+}
+
+/// Read the JSON value at the cursor (whitespace before it allowed), calling `f` for each of
+/// its strings and numbers; the cursor stops right after it, or where the value went wrong.
+/// With `closed`, each object or array that closes is noted there, replacing those inside it.
+fn read_value(
+    c: &mut Cursor<'_>,
+    f: &mut Visitor<'_>,
+    mut closed: Option<&mut Vec<Range<usize>>>,
+) -> Result<(), NotJson> {
+    // Where each open container starts, innermost last (kept only for `closed`).
+    let mut open_at: Vec<usize> = Vec::new();
     // Open containers, innermost last: true for an object.
     let mut open: Vec<bool> = Vec::new();
     let mut path: Vec<Seg> = Vec::new();
@@ -66,6 +113,9 @@ pub fn for_each_scalar(text: &str, f: &mut Visitor<'_>) -> Result<(), NotJson> {
                     c.i += 1;
                 } else {
                     open.push(true);
+                    if closed.is_some() {
+                        open_at.push(start);
+                    }
                     path.push(Seg::Key(c.member_name()?));
                     continue;
                 }
@@ -77,6 +127,9 @@ pub fn for_each_scalar(text: &str, f: &mut Visitor<'_>) -> Result<(), NotJson> {
                     c.i += 1;
                 } else {
                     open.push(false);
+                    if closed.is_some() {
+                        open_at.push(start);
+                    }
                     path.push(Seg::Index(0));
                     continue;
                 }
@@ -96,14 +149,10 @@ pub fn for_each_scalar(text: &str, f: &mut Visitor<'_>) -> Result<(), NotJson> {
         }
         // The value ended: close every container that ends with it, then go to the next value.
         loop {
-            c.ws();
             let Some(&is_object) = open.last() else {
-                return if c.i == c.bytes.len() {
-                    Ok(())
-                } else {
-                    Err(NotJson)
-                };
+                return Ok(());
             };
+            c.ws();
             match (c.peek(), is_object) {
                 (Some(b','), true) => {
                     c.i += 1;
@@ -125,6 +174,12 @@ pub fn for_each_scalar(text: &str, f: &mut Visitor<'_>) -> Result<(), NotJson> {
                     c.i += 1;
                     open.pop();
                     path.pop();
+                    if let (Some(closed), Some(at)) = (closed.as_deref_mut(), open_at.pop()) {
+                        while closed.last().is_some_and(|inner| inner.start >= at) {
+                            closed.pop();
+                        }
+                        closed.push(at..c.i);
+                    }
                 }
                 _ => return Err(NotJson),
             }
@@ -385,6 +440,27 @@ mod tests {
         ] {
             assert_eq!(scalars(bad), Err(NotJson), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn value_end_reads_one_value_and_says_where_it_ended_or_stopped() {
+        let text = "[1, {\"a\": [2]}]\n {\"b\":\n 3} [DONE]";
+        let first = value_end(text, 0).unwrap();
+        assert_eq!(&text[..first], "[1, {\"a\": [2]}]");
+        let second = value_end(text, first).unwrap();
+        assert_eq!(&text[first..second], "\n {\"b\":\n 3}");
+        // `[DONE]` is no value: the reader stops at the `D`.
+        let stopped = value_end(text, second).unwrap_err();
+        assert_eq!(stopped.at, second + 2);
+        assert!(stopped.closed.is_empty());
+        // An unclosed array: the outermost values that closed inside it, in order.
+        let text = "[ [1, [2]], {\"c\": {}}, [";
+        let stopped = value_end(text, 0).unwrap_err();
+        assert_eq!(stopped.at, text.len());
+        let closed: Vec<&str> = stopped.closed.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(closed, ["[1, [2]]", "{\"c\": {}}"]);
+        assert_eq!(value_end("", 0).unwrap_err().at, 0);
+        assert_eq!(value_end("[1]", 9).unwrap_err().at, 3);
     }
 
     #[test]

@@ -945,6 +945,232 @@ fn an_event_with_many_data_lines_that_form_no_json_document_is_scrubbed_in_linea
     );
 }
 
+/// `body` scrubbed as a `text/event-stream` answer by `s`, and the rules that fired.
+fn scrub_event_stream(s: &Scrubber, body: &str) -> (String, Vec<String>) {
+    let mut ex = exchange();
+    ex.response.content_type = Some("text/event-stream".into());
+    ex.frames[0].body = body.as_bytes().to_vec();
+    let out = s.scrub(ex);
+    (
+        String::from_utf8(out.exchange().frames[0].body.clone()).unwrap(),
+        out.exchange().safety.scrub_rule_ids.clone(),
+    )
+}
+
+#[test]
+fn an_event_whose_data_holds_a_document_after_a_one_line_document_is_scrubbed_document_by_document()
+{
+    let s = scrubber("");
+    let tok = s.tokenize("secret-value");
+    let sse = |t: &str| {
+        format!(
+            "event: grant\ndata: {{\"type\":\"start\"}}\ndata: {{\ndata:   \"access_token\": \"{t}\",\n\
+             data:   \"n\": 1\ndata: }}\n\n: keep-alive\r\ndata: {{\"id\": 2}}\n\n"
+        )
+    };
+    let (out, fired) = scrub_event_stream(&s, &sse("secret-value"));
+    assert_eq!(out, sse(&tok));
+    assert_eq!(fired, [RULE_SECRET_JSON]);
+    // Nothing to rewrite: the body as it was, and no rule fired.
+    let plain = "data: {\"type\":\"start\"}\ndata: {\ndata:   \"n\": 1\ndata: }\n\n";
+    assert_eq!(scrub_event_stream(&s, plain), (plain.to_string(), vec![]));
+}
+
+#[test]
+fn two_documents_each_over_several_data_lines_of_one_event_are_each_scrubbed() {
+    let s = scrubber(
+        "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.user.email\"\naction = \"redact\"\n",
+    );
+    let tok = s.tokenize("abc");
+    let sse = |t: &str, email: &str| {
+        format!(
+            "data: {{\"password\":\r\ndata:   \"{t}\"}}\ndata:\ndata:  [\ndata: {{\"card\": \
+             4111111111111111}},\ndata: \"{t}\"]\ndata: {{\"user\":\ndata: {{\"email\": \"{email}\"}}}}\n\n"
+        )
+    };
+    let (out, fired) = scrub_event_stream(&s, &sse("abc", "a@b.org"));
+    // The array's string is no secret's value: it is kept; its card number is not.
+    let expected = sse(&tok, REDACTED)
+        .replace(&format!("\"{tok}\"]"), "\"abc\"]")
+        .replace("4111111111111111", &format!("\"{REDACTED}\""));
+    assert_eq!(out, expected);
+    assert_eq!(
+        fired,
+        [RULE_SECRET_JSON, RULE_CARD, "jsonpath:$.user.email"]
+    );
+}
+
+#[test]
+fn a_line_after_an_events_documents_that_is_no_json_is_read_by_itself() {
+    let s = scrubber("");
+    let tok = s.tokenize("abc");
+    let sse = |t: &str| {
+        format!(
+            "data: {{\"ok\": true}}\ndata: {{\"token\":\ndata:  \"{t}\"}}\ndata: [DONE] 4111111111111111\n\n"
+        )
+    };
+    let (out, _) = scrub_event_stream(&s, &sse("abc"));
+    assert_eq!(
+        out,
+        sse(&tok).replace("4111111111111111", REDACTED),
+        "the document scrubbed as one, the trailing line by the byte-level rules"
+    );
+    // A value that is no JSON between two documents: each document is still read whole.
+    let between = |t: &str| {
+        format!(
+            "data: {{\"token\":\ndata: \"{t}\"}}\ndata: [DONE]\ndata: [\ndata: {{\"secret\": \"{t}\"}}\ndata: ]\n"
+        )
+    };
+    assert_eq!(scrub_event_stream(&s, &between("abc")).0, between(&tok));
+}
+
+#[test]
+fn a_document_that_ends_or_starts_mid_line_leaves_its_lines_read_one_by_one() {
+    let s = scrubber("");
+    let tok = s.tokenize("abc");
+    // The first document ends where the second starts, on one line: neither takes whole
+    // lines, so each line is read by itself (the one holding a whole document is scrubbed).
+    let sse = |t: &str| {
+        format!(
+            "data: {{\"token\":\ndata: \"abc\"}} {{\"n\":\ndata: 1}}\ndata: {{\"password\": \"{t}\"}}\n\
+             data: {{\"a\":\ndata: [1, 2\n\n"
+        )
+    };
+    assert_eq!(scrub_event_stream(&s, &sse("abc")).0, sse(&tok));
+    // A document that ends mid-line and text after it: read line by line, as before.
+    let trailing = "data: [1,\ndata: 2] tail\ndata: {\"x\":\ndata: \"y\"} {\n";
+    assert_eq!(
+        scrub_event_stream(&s, trailing),
+        (trailing.to_string(), vec![])
+    );
+}
+
+#[test]
+fn an_event_of_many_unclosed_arrays_is_read_as_documents_in_linear_time() {
+    // The reader starts a document at a line and goes on until it closes or cannot; the next
+    // is looked for where it stopped, so 40,000 `data: [` lines are read once, not once per
+    // line (time quadratic in the lines: minutes). The objects that closed inside what was
+    // read are documents still: the one after the arrays, or the one inside them.
+    let s = scrubber("");
+    let tok = s.tokenize("abc");
+    let lines = 40_000;
+    for tail in ["", "data: ]\n", "data: [DONE]\n"] {
+        let body = |t: &str| {
+            format!(
+                "{}{tail}data: {{\"token\":\ndata: \"{t}\"}}\ndata: 4111111111111111\n\n",
+                "data: [\n".repeat(lines)
+            )
+        };
+        let started = std::time::Instant::now();
+        let (out, _) = scrub_event_stream(&s, &body("abc"));
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+        let expected = body(&tok).replace("4111111111111111", REDACTED);
+        // Compared without printing 300 KB on a failure: the tail says what went wrong.
+        let tail_of = |s: &str| s[s.len().saturating_sub(120)..].to_string();
+        assert!(
+            out == expected,
+            "{tail:?}: {:?} != {:?}",
+            tail_of(&out),
+            tail_of(&expected)
+        );
+    }
+}
+
+/// An SSE body from `(field line, data value)` pieces: a non-empty field line is written as
+/// it is, otherwise the value as a `data:` line; each line ends as `crlf` says.
+fn event_stream_body(pieces: &[(String, String, bool)]) -> String {
+    pieces
+        .iter()
+        .map(|(field, value, crlf)| {
+            let end = if *crlf { "\r\n" } else { "\n" };
+            if field.is_empty() {
+                format!("data: {value}{end}")
+            } else {
+                format!("{field}{end}")
+            }
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Whatever an event's data lines hold, scrubbing keeps every line: as many lines, each
+    /// with its line end, each field or comment line as sent, each data line's field name.
+    #[test]
+    fn scrubbing_an_event_stream_keeps_its_lines_and_field_names(
+        pieces in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    4 => proptest::strategy::Just(String::new()),
+                    1 => proptest::strategy::Just("event: grant".to_string()),
+                    1 => proptest::strategy::Just(": keep-alive".to_string()),
+                ],
+                proptest::prop_oneof![
+                    proptest::strategy::Just("{".to_string()),
+                    proptest::strategy::Just("}".to_string()),
+                    proptest::strategy::Just("[".to_string()),
+                    proptest::strategy::Just("],".to_string()),
+                    proptest::strategy::Just("\"token\":".to_string()),
+                    proptest::strategy::Just("\"abc\", \"n\": 1}".to_string()),
+                    proptest::strategy::Just("{\"password\": \"abc\"} {".to_string()),
+                    proptest::strategy::Just("4111111111111111".to_string()),
+                    proptest::strategy::Just("[DONE]".to_string()),
+                    "[ {}\\[\\]\":,a-c1]{0,6}",
+                ],
+                proptest::bool::ANY,
+            ),
+            0..24,
+        )
+    ) {
+        let s = scrubber("");
+        let body = event_stream_body(&pieces);
+        let (out, _) = scrub_event_stream(&s, &body);
+        let sent: Vec<&str> = body.split_inclusive('\n').collect();
+        let kept: Vec<&str> = out.split_inclusive('\n').collect();
+        proptest::prop_assert_eq!(sent.len(), kept.len(), "{:?} -> {:?}", body, out);
+        for (before, after) in sent.iter().zip(&kept) {
+            proptest::prop_assert_eq!(before.ends_with("\r\n"), after.ends_with("\r\n"));
+            if before.starts_with("data: ") {
+                proptest::prop_assert!(after.starts_with("data: "), "{:?}", after);
+            } else {
+                proptest::prop_assert_eq!(before, after);
+            }
+        }
+    }
+
+    /// An event holding JSON documents one after another, compact or pretty-printed, with
+    /// `[DONE]` and blank lines between them: no secret a document holds reaches the output.
+    #[test]
+    fn every_document_of_an_event_is_scrubbed_however_it_is_split_over_lines(
+        items in proptest::collection::vec((0u8..5, 0u8..3, proptest::bool::ANY), 1..8)
+    ) {
+        let s = scrubber("");
+        let secret = "s3cr3t-value";
+        let mut pieces = Vec::new();
+        for (i, (shape, nesting, crlf)) in items.iter().enumerate() {
+            let doc = serde_json::json!({"n": i, "access_token": secret, "ok": true});
+            let doc = match nesting {
+                0 => doc,
+                1 => serde_json::json!([doc, 1]),
+                _ => serde_json::json!({"data": {"items": [doc]}}),
+            };
+            let text = match shape {
+                0 | 1 => serde_json::to_string_pretty(&doc).unwrap(),
+                2 => doc.to_string(),
+                3 => "[DONE]".to_string(),
+                _ => String::new(),
+            };
+            for line in text.split('\n') {
+                pieces.push((String::new(), line.to_string(), *crlf));
+            }
+        }
+        let body = event_stream_body(&pieces);
+        let (out, _) = scrub_event_stream(&s, &body);
+        proptest::prop_assert!(!out.contains(secret), "{:?} -> {:?}", body, out);
+        proptest::prop_assert_eq!(out.lines().count(), body.lines().count());
+    }
+}
+
 #[test]
 fn a_name_pattern_of_many_stars_is_matched_without_trying_every_split() {
     // Each `*` used to try every split of the rest of the name: a pattern with a dozen stars
