@@ -378,6 +378,36 @@ fn an_event_stream_document_split_over_data_lines_is_scrubbed_on_import() {
 }
 
 #[test]
+fn an_event_stream_event_holding_several_documents_is_scrubbed_document_by_document_on_import() {
+    let secret = "SEQUENCE_STREAM_SECRET_3";
+    // One event, three JSON documents joined by its data lines: a one-line document, then
+    // two pretty-printed ones (the secret's key and value inside the first of those), and a
+    // `[DONE]` that is no JSON.
+    let sse = |t: &str| {
+        format!(
+            "event: grant\ndata: {{\"type\":\"start\"}}\ndata: {{\ndata:   \"access_token\": \"{t}\",\n\
+             data:   \"n\": 1\ndata: }}\ndata: [\ndata:   {{\"refresh_token\":\ndata:     \"{t}\"}}\n\
+             data: ]\ndata: [DONE]\n\n"
+        )
+    };
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/grants",
+            &[],
+            None,
+            &[("Content-Type", "text/event-stream")],
+            ("text/event-stream", &sse(secret)),
+        )],
+        &[secret],
+    );
+    assert_eq!(
+        exchanges[0].response_body(),
+        sse(&token(secret)).into_bytes()
+    );
+}
+
+#[test]
 fn a_json_document_held_in_a_json_string_is_scrubbed_on_import() {
     let secret = "EMBEDDED_SECRET_8";
     let body = |t: &str| {
