@@ -9,6 +9,28 @@ pub enum RecordingError {
     /// The bytes are not one zstd frame holding one CBOR exchange map.
     #[error("not a WREC exchange: {0}")]
     Decode(String),
+    /// A `.wrec.zst` file whose payload decompresses past the limit (`wrec::MAX_EXCHANGE_BYTES`):
+    /// reading stopped there rather than fill the memory.
+    #[error(
+        "it decompresses to more than {} ({limit} bytes), the most CBOR one exchange file may \
+         hold; no Wraith writes a larger one, so it is damaged or was not written by Wraith",
+        crate::wrec::human_bytes(*limit)
+    )]
+    DecodedTooLarge { limit: u64 },
+    /// An exchange whose CBOR payload is larger than the limit (`wrec::MAX_EXCHANGE_BYTES`):
+    /// written, no reader would take it back, so it is not written.
+    #[error(
+        "{what} is {size} bytes of CBOR, more than the {} ({limit} bytes) one exchange file \
+         may hold, so no reader would take it back; it is not written: leave it out (or cut \
+         its bodies down)",
+        crate::wrec::human_bytes(*limit)
+    )]
+    ExchangeTooLarge {
+        /// Which exchange (`the exchange`, or its session and index and request line).
+        what: String,
+        size: u64,
+        limit: u64,
+    },
     /// A recording file could not be decoded; the file is named so it can be removed or fixed.
     #[error(
         "corrupt recording {path}: {reason}; move its session folder out of recordings/sessions/ \

@@ -1,7 +1,7 @@
 //! HAR 1.2 import: one HAR file becomes the (unscrubbed) exchanges of one recording session.
 //!
 //! Parsing is strict about what an exchange needs (method, absolute URL, status, timestamps,
-//! decodable bodies) and lenient about everything else HAR producers disagree on. Every error
+//! decodable bodies, a recording no larger than [`MAX_EXCHANGE_BYTES`]) and lenient about everything else HAR producers disagree on. Every error
 //! names the file and the JSON path (`log.entries[3].request.url`), and a whole file is
 //! validated before the caller writes anything.
 //!
@@ -22,6 +22,7 @@ use crate::exchange::{
     Content, Correlation, Exchange, Frame, Headers, RecordedRequest, RecordedResponse, Safety,
     Timing,
 };
+use crate::wrec::MAX_EXCHANGE_BYTES;
 
 /// A malformed HAR file.
 #[derive(Debug, thiserror::Error)]
@@ -368,8 +369,19 @@ fn has_dot_segment(path: &str) -> bool {
 /// stored it would make `serve --latency-mode recorded` wait for it.
 pub const MAX_HAR_TIME_MS: f64 = 86_400_000.0;
 
-/// Parse and validate a whole HAR document. Nothing is written.
+/// Parse and validate a whole HAR document. Nothing is written. An entry whose recording would
+/// be larger than [`MAX_EXCHANGE_BYTES`] of CBOR is an error naming it.
 pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession, HarError> {
+    parse_har_limited(bytes, file, base, MAX_EXCHANGE_BYTES)
+}
+
+/// [`parse_har`] with `max_exchange_bytes` for the most CBOR one entry's recording may be.
+fn parse_har_limited(
+    bytes: &[u8],
+    file: &Path,
+    base: &BaseUrl,
+    max_exchange_bytes: u64,
+) -> Result<HarSession, HarError> {
     let err = |json_path: String, message: String| HarError {
         file: file.to_path_buf(),
         json_path,
@@ -630,7 +642,7 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
         let receive_us = ms_to_us(receive.unwrap_or(0.0));
         let last_byte_us = start_us.saturating_add(total_us);
         let first_byte_us = last_byte_us.saturating_sub(receive_us).max(start_us);
-        exchanges.push(Exchange {
+        let exchange = Exchange {
             protocol: "http".to_string(),
             request: RecordedRequest {
                 method,
@@ -662,7 +674,24 @@ pub fn parse_har(bytes: &[u8], file: &Path, base: &BaseUrl) -> Result<HarSession
             safety: Safety::default(),
             content: Content::default(),
             truncated: false,
-        });
+        };
+        // No file may hold more than `MAX_EXCHANGE_BYTES` of CBOR (no reader would take it
+        // back): such an entry is refused here, before anything is written, as any other entry
+        // the twin cannot hold.
+        let size = crate::wrec::cbor_len(&exchange);
+        if size > max_exchange_bytes {
+            return Err(err(
+                format!("log.entries[{i}]"),
+                format!(
+                    "the entry is {size} bytes as a recording, more than the {} \
+                     ({max_exchange_bytes} bytes) one exchange file may hold, so no reader \
+                     would take it back; leave the entry out of the HAR (or cut its bodies \
+                     down) and import again",
+                    crate::wrec::human_bytes(max_exchange_bytes)
+                ),
+            ));
+        }
+        exchanges.push(exchange);
     }
     if let Some(w) = undeliverable_body_warning(&undeliverable_bodies) {
         warnings.push(w);
@@ -1190,6 +1219,33 @@ mod tests {
         assert_eq!(e.json_path, "log.entries[0].request.postData.text");
         let e = parse_har(b"not json", Path::new("b.har"), &base()).unwrap_err();
         assert!(e.to_string().contains("b.har"));
+    }
+
+    #[test]
+    fn an_entry_past_the_exchange_limit_is_an_error_naming_it() {
+        let big = OK_ENTRY.replace(
+            "\"text\":\"{}\"",
+            &format!("\"text\":\"{}\"", "x".repeat(5000)),
+        );
+        let entries = format!("{OK_ENTRY},{big}");
+        let fits = parse_har_limited(&har(&entries), Path::new("t/big.har"), &base(), 6000);
+        let fits = fits.unwrap();
+        let size = crate::wrec::cbor_len(&fits.exchanges[1]);
+        assert!(size > 5000, "{size}");
+        let e = parse_har_limited(&har(&entries), Path::new("t/big.har"), &base(), size - 1)
+            .unwrap_err();
+        assert_eq!(e.json_path, "log.entries[1]");
+        let text = e.to_string();
+        assert!(text.contains("t/big.har"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "the entry is {size} bytes as a recording, more than"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("leave the entry out of the HAR"), "{text}");
+        // The public parser holds entries to the files' own limit.
+        assert!(parse_har(&har(&entries), Path::new("t/big.har"), &base()).is_ok());
     }
 
     #[test]

@@ -30,4 +30,4 @@ pub use session::{
     SessionMeta, SessionProblem, SessionWriter, check_exchange_files, check_sessions,
     new_session_id, read_exchange_file, read_session, read_sessions,
 };
-pub use wrec::{encode_exchange, read_exchange};
+pub use wrec::{MAX_EXCHANGE_BYTES, encode_exchange, read_exchange};

@@ -13,7 +13,7 @@ use crate::exchange::{Exchange, RecordedSession};
 use crate::fsutil::{sync_dir, write_atomic};
 use crate::manifest::Manifest;
 use crate::scrub::ScrubbedExchange;
-use crate::wrec::{encode_exchange, read_exchange};
+use crate::wrec::{encode_exchange_limited, read_exchange};
 
 /// Version written into new manifests' `tool_version`.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -475,6 +475,9 @@ pub struct SessionWriter {
     finished: bool,
     /// Files written into the staging folder, synced to disk by `finish`.
     staged_files: Vec<PathBuf>,
+    /// A smaller limit than [`crate::wrec::MAX_EXCHANGE_BYTES`], for a test.
+    #[cfg(test)]
+    max_exchange_bytes: u64,
 }
 
 impl SessionWriter {
@@ -526,6 +529,8 @@ impl SessionWriter {
             created: false,
             finished: false,
             staged_files: Vec::new(),
+            #[cfg(test)]
+            max_exchange_bytes: crate::wrec::MAX_EXCHANGE_BYTES,
         })
     }
 
@@ -545,27 +550,47 @@ impl SessionWriter {
 
     /// Append one scrubbed exchange as the next `NNNNNN.wrec.zst`. The writer sets
     /// `correlation.exchange_index` (the file's index) and `correlation.tags` (the session's tags).
-    /// Returns the index.
+    /// Returns the index. An exchange whose CBOR payload is larger than
+    /// [`crate::wrec::MAX_EXCHANGE_BYTES`] is refused ([`RecordingError::ExchangeTooLarge`],
+    /// naming it) and nothing is written for it.
     pub fn append(&mut self, exchange: ScrubbedExchange) -> Result<u64, RecordingError> {
-        if !self.created {
-            fs::create_dir_all(&self.write_dir)
-                .map_err(|e| RecordingError::io("create", &self.write_dir, e))?;
-            self.created = true;
-        }
         let index = self.count;
         let mut ex = exchange.into_inner();
         ex.correlation.exchange_index = index;
         ex.correlation.tags = self.meta.tags.clone();
         let path = self.write_dir.join(exchange_file_name(index));
+        // An exchange past `MAX_EXCHANGE_BYTES` is refused before anything is written (the
+        // folder included): its file would be one no reader takes back. The index stays free
+        // for the next exchange, so the session has no gap.
+        #[cfg(test)]
+        let limit = self.max_exchange_bytes;
+        #[cfg(not(test))]
+        let limit = crate::wrec::MAX_EXCHANGE_BYTES;
+        let bytes = encode_exchange_limited(&ex, limit).map_err(|e| match e {
+            RecordingError::ExchangeTooLarge { size, limit, .. } => {
+                RecordingError::ExchangeTooLarge {
+                    what: format!(
+                        "exchange {index} of session {} ({} {})",
+                        self.meta.session_id, ex.request.method, ex.request.path
+                    ),
+                    size,
+                    limit,
+                }
+            }
+            e => e,
+        })?;
+        if !self.created {
+            fs::create_dir_all(&self.write_dir)
+                .map_err(|e| RecordingError::io("create", &self.write_dir, e))?;
+            self.created = true;
+        }
         if self.staged {
             // The staging folder is hidden and moved into place whole, so a plain write is
             // already all-or-nothing for readers; durability is settled once in `finish`.
-            fs::write(&path, encode_exchange(&ex))
-                .map_err(|e| RecordingError::io("write", &path, e))?;
+            fs::write(&path, bytes).map_err(|e| RecordingError::io("write", &path, e))?;
             self.staged_files.push(path);
         } else {
-            write_atomic(&path, &encode_exchange(&ex))
-                .map_err(|e| RecordingError::io("write", &path, e))?;
+            write_atomic(&path, &bytes).map_err(|e| RecordingError::io("write", &path, e))?;
         }
         // Exchanges are written as they complete, so under concurrent traffic a later one can
         // have started first: the session spans the earliest and the latest start.
@@ -889,6 +914,47 @@ mod tests {
         assert!(w.finish().unwrap().is_none());
         drop(SessionWriter::new(tmp.path(), meta("s2")).unwrap());
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_exchange_past_the_limit_is_refused_naming_it_and_nothing_is_written_for_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A start time of u64::MAX takes 24 bytes more CBOR than one of 1 (three 9-byte
+        // integers for three 1-byte ones): that exchange is past the limit, the others not.
+        let limit = crate::wrec::cbor_len(scrubbed(1).exchange()) + 16;
+        for staged in [false, true] {
+            let id = if staged { "staged" } else { "in-place" };
+            let mut w = if staged {
+                SessionWriter::staged(tmp.path(), meta(id)).unwrap()
+            } else {
+                SessionWriter::new(tmp.path(), meta(id)).unwrap()
+            };
+            w.max_exchange_bytes = limit;
+            // First exchange too large: refused, naming it, and no folder is made for it.
+            let e = w.append(scrubbed(u64::MAX)).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                matches!(e, RecordingError::ExchangeTooLarge { limit: l, .. } if l == limit),
+                "{e:?}"
+            );
+            assert!(
+                text.starts_with(&format!("exchange 0 of session {id} (GET /a) is ")),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!("({limit} bytes) one exchange file")),
+                "{text}"
+            );
+            assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+            // The next exchange takes its place: the session has no gap.
+            assert_eq!(w.append(scrubbed(1)).unwrap(), 0);
+            assert!(w.append(scrubbed(u64::MAX)).is_err());
+            assert_eq!(w.append(scrubbed(2)).unwrap(), 1);
+            assert_eq!(w.finish().unwrap().unwrap().exchange_count, 2);
+            let session = read_session(&tmp.path().join(id), id).unwrap();
+            assert_eq!(session.exchanges.len(), 2);
+            std::fs::remove_dir_all(tmp.path().join(id)).unwrap();
+        }
     }
 
     #[test]

@@ -4,6 +4,13 @@
 //! minimal-length CBOR and bodies as byte strings, so re-encoding a decoded file reproduces its
 //! CBOR bytes exactly. zstd frames are written streaming (no content size in the header), like
 //! the files Wraith has always written; decoding therefore must stream too.
+//!
+//! One limit, [`MAX_EXCHANGE_BYTES`], bounds the CBOR payload of one exchange file on both
+//! sides: a reader stops decompressing at it (a small file that decompresses to gigabytes is
+//! refused, not read whole), and a writer refuses an exchange past it, so every file Wraith
+//! writes reads back.
+
+use std::io::Read as _;
 
 use crate::error::RecordingError;
 use crate::exchange::Exchange;
@@ -11,15 +18,61 @@ use crate::exchange::Exchange;
 /// zstd level for new files: small files, fast; the format does not depend on it.
 const ZSTD_LEVEL: i32 = 3;
 
+/// The most CBOR one exchange file may hold (its zstd frame decompressed): 1 GiB.
+///
+/// Readers stop decompressing here and refuse the file ([`RecordingError::DecodedTooLarge`]);
+/// writers refuse an exchange whose payload is larger ([`RecordingError::ExchangeTooLarge`]), so
+/// a file Wraith wrote is always readable again. It sits far above what Wraith records: the
+/// recorder keeps at most 64 MiB of each body, and a HAR entry with a body of a few hundred MB
+/// imports.
+pub const MAX_EXCHANGE_BYTES: u64 = 1 << 30;
+
 /// Decode one `.wrec.zst` file's bytes.
 pub fn read_exchange(bytes: &[u8]) -> Result<Exchange, RecordingError> {
     decode_cbor(&decompress(bytes)?)
 }
 
 /// The CBOR payload of a `.wrec.zst` file (its zstd frame decompressed, streaming: the frames
-/// carry no content size).
+/// carry no content size). A payload past [`MAX_EXCHANGE_BYTES`] is refused once that much is
+/// decompressed, never read whole.
 pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, RecordingError> {
-    zstd::stream::decode_all(bytes).map_err(|e| RecordingError::Decode(format!("zstd: {e}")))
+    decompress_limited(bytes, MAX_EXCHANGE_BYTES)
+}
+
+/// [`decompress`] under a given limit: decompresses at most `limit + 1` bytes, and refuses the
+/// file when there is that one byte more. The buffer grows by doubling up to `limit` bytes and
+/// never past it (the byte more is read aside), so a refused file costs no more memory than
+/// the largest one taken.
+fn decompress_limited(bytes: &[u8], limit: u64) -> Result<Vec<u8>, RecordingError> {
+    let zstd = |e: std::io::Error| RecordingError::Decode(format!("zstd: {e}"));
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(bytes).map_err(zstd)?;
+    let limit_len = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut out: Vec<u8> = Vec::new();
+    let mut filled = 0;
+    loop {
+        if filled == out.len() && filled < limit_len {
+            let grow = out.len().max(8 * 1024).min(limit_len - filled);
+            out.reserve_exact(grow);
+            out.resize(filled + grow, 0);
+        }
+        let read = if filled < limit_len {
+            decoder.read(&mut out[filled..])
+        } else {
+            // At the limit: one byte more, read aside, and the file is refused.
+            decoder.read(&mut [0u8; 1])
+        };
+        match read {
+            Ok(0) => break,
+            Ok(_) if filled >= limit_len => {
+                return Err(RecordingError::DecodedTooLarge { limit });
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(zstd(e)),
+        }
+    }
+    out.truncate(filled);
+    Ok(out)
 }
 
 /// Decode the CBOR payload (already decompressed). An answer whose status is no HTTP status
@@ -36,22 +89,75 @@ pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
     Ok(ex)
 }
 
-/// The CBOR payload of an exchange (before compression).
+/// The CBOR payload of an exchange (before compression), whatever its size: files are made by
+/// [`encode_exchange`], which holds them to [`MAX_EXCHANGE_BYTES`].
 pub fn encode_cbor(ex: &Exchange) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512 + ex.request.body.len());
+    encode_cbor_into(ex, Vec::with_capacity(512 + ex.request.body.len()))
+}
+
+/// [`encode_cbor`] into `out` (empty, with the capacity the caller expects to need).
+fn encode_cbor_into(ex: &Exchange, mut out: Vec<u8>) -> Vec<u8> {
     // Invariant, not input: every field of Exchange maps to CBOR and a Vec sink never fails.
     #[allow(clippy::expect_used)]
     ciborium::ser::into_writer(ex, &mut out).expect("CBOR encoding into a Vec cannot fail");
     out
 }
 
-/// Encode an exchange as a complete `.wrec.zst` file.
-pub fn encode_exchange(ex: &Exchange) -> Vec<u8> {
-    let cbor = encode_cbor(ex);
+/// How many bytes [`encode_cbor`] gives for `ex`, counted without building them.
+pub fn cbor_len(ex: &Exchange) -> u64 {
+    /// A sink that only counts what it is given.
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len() as u64);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Every field of Exchange maps to CBOR and the sink never fails: there is no error to see.
+    let _ = ciborium::ser::into_writer(ex, &mut count);
+    count.0
+}
+
+/// Encode an exchange as a complete `.wrec.zst` file. An exchange whose CBOR payload is larger
+/// than [`MAX_EXCHANGE_BYTES`] is refused (no reader would take the file back).
+pub fn encode_exchange(ex: &Exchange) -> Result<Vec<u8>, RecordingError> {
+    encode_exchange_limited(ex, MAX_EXCHANGE_BYTES)
+}
+
+/// [`encode_exchange`] under a given limit; the payload is measured before it is built.
+pub(crate) fn encode_exchange_limited(
+    ex: &Exchange,
+    limit: u64,
+) -> Result<Vec<u8>, RecordingError> {
+    let size = cbor_len(ex);
+    if size > limit {
+        return Err(RecordingError::ExchangeTooLarge {
+            what: "the exchange".to_string(),
+            size,
+            limit,
+        });
+    }
+    // `size` is at most `limit`, so it fits a usize wherever the limit does.
+    let capacity = usize::try_from(size).unwrap_or(0);
+    let cbor = encode_cbor_into(ex, Vec::with_capacity(capacity));
     // Streaming encode: no content size in the frame header, like existing files. Invariant:
     // an in-memory source and a Vec sink cannot fail.
     #[allow(clippy::expect_used)]
-    zstd::stream::encode_all(&cbor[..], ZSTD_LEVEL).expect("zstd into a Vec cannot fail")
+    Ok(zstd::stream::encode_all(&cbor[..], ZSTD_LEVEL).expect("zstd into a Vec cannot fail"))
+}
+
+/// `n` bytes as people read it: `1 GiB`, `64 MiB`, `512 KiB`, else `1000 bytes`.
+pub(crate) fn human_bytes(n: u64) -> String {
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n >= size && n.is_multiple_of(size) {
+            return format!("{} {unit}", n / size);
+        }
+    }
+    format!("{n} bytes")
 }
 
 #[cfg(test)]
@@ -96,7 +202,7 @@ mod tests {
     #[test]
     fn encode_then_read_round_trips() {
         let ex = sample();
-        let bytes = encode_exchange(&ex);
+        let bytes = encode_exchange(&ex).unwrap();
         assert_eq!(read_exchange(&bytes).unwrap(), ex);
     }
 
@@ -119,7 +225,7 @@ mod tests {
         for status in [0, 99, 1000] {
             let mut ex = sample();
             ex.response.status = status;
-            let e = read_exchange(&encode_exchange(&ex))
+            let e = read_exchange(&encode_exchange(&ex).unwrap())
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(&format!("response.status {status}")), "{e}");
@@ -127,8 +233,92 @@ mod tests {
         for status in [100, 599, 999] {
             let mut ex = sample();
             ex.response.status = status;
-            assert!(read_exchange(&encode_exchange(&ex)).is_ok());
+            assert!(read_exchange(&encode_exchange(&ex).unwrap()).is_ok());
         }
+    }
+
+    /// A zstd frame of `n` zero bytes, written streaming (no content size), as the files are.
+    fn zeros_frame(n: u64) -> Vec<u8> {
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        std::io::copy(&mut std::io::repeat(0).take(n), &mut enc).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn a_payload_that_decompresses_past_the_limit_is_refused_at_the_limit() {
+        let limit = 4096;
+        let at_limit = decompress_limited(&zeros_frame(limit), limit).unwrap();
+        assert_eq!(at_limit.len() as u64, limit);
+        let e = decompress_limited(&zeros_frame(limit + 1), limit).unwrap_err();
+        assert!(
+            matches!(e, RecordingError::DecodedTooLarge { limit: 4096 }),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(text.contains("more than 4 KiB (4096 bytes)"), "{text}");
+        assert!(text.contains("no Wraith writes a larger one"), "{text}");
+        // A bomb: a few KB that would decompress to 64 MiB is refused after `limit + 1` bytes.
+        let bomb = zeros_frame(64 << 20);
+        assert!(bomb.len() < 64 << 10, "{}", bomb.len());
+        assert!(matches!(
+            decompress_limited(&bomb, limit),
+            Err(RecordingError::DecodedTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn the_public_reader_holds_files_to_max_exchange_bytes() {
+        // A frame of limit + 1 bytes is too slow to build in a unit test: the public reader
+        // is the limited one with the constant, and takes an ordinary file.
+        assert_eq!(MAX_EXCHANGE_BYTES, 1 << 30);
+        let bytes = encode_exchange(&sample()).unwrap();
+        assert_eq!(decompress(&bytes).unwrap(), encode_cbor(&sample()));
+    }
+
+    #[test]
+    fn an_exchange_past_the_limit_is_refused_by_the_encoder() {
+        let ex = sample();
+        let size = cbor_len(&ex);
+        assert_eq!(size, encode_cbor(&ex).len() as u64);
+        // At the limit it is written and reads back; one byte over, it is refused.
+        let bytes = encode_exchange_limited(&ex, size).unwrap();
+        assert_eq!(read_exchange(&bytes).unwrap(), ex);
+        let e = encode_exchange_limited(&ex, size - 1).unwrap_err();
+        match &e {
+            RecordingError::ExchangeTooLarge {
+                what,
+                size: s,
+                limit,
+            } => {
+                assert_eq!(
+                    (what.as_str(), *s, *limit),
+                    ("the exchange", size, size - 1)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("is {size} bytes of CBOR, more than the")),
+            "{text}"
+        );
+        assert!(text.contains("leave it out"), "{text}");
+    }
+
+    #[test]
+    fn cbor_len_counts_what_encode_cbor_writes() {
+        let mut ex = sample();
+        ex.frames[0].body = vec![7; 100_000];
+        assert_eq!(cbor_len(&ex), encode_cbor(&ex).len() as u64);
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes(64 << 20), "64 MiB");
+        assert_eq!(human_bytes(4096), "4 KiB");
+        assert_eq!(human_bytes(4097), "4097 bytes");
+        assert_eq!(human_bytes(0), "0 bytes");
     }
 
     #[test]

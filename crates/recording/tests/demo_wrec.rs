@@ -33,7 +33,7 @@ fn demo_wrec_reencodes_byte_identical_cbor() {
         let original_cbor = zstd::stream::decode_all(&bytes[..]).unwrap();
         let ex = read_exchange(&bytes).unwrap();
         assert_eq!(wrec::encode_cbor(&ex), original_cbor, "{}", path.display());
-        let reencoded = wrec::encode_exchange(&ex);
+        let reencoded = wrec::encode_exchange(&ex).unwrap();
         assert_eq!(
             zstd::stream::decode_all(&reencoded[..]).unwrap(),
             original_cbor

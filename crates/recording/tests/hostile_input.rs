@@ -51,7 +51,7 @@ fn valid_wrec() -> Vec<u8> {
         content: Content::default(),
         truncated: false,
     };
-    encode_exchange(&ex)
+    encode_exchange(&ex).unwrap()
 }
 
 const HAR: &str = r#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[

@@ -115,7 +115,7 @@ fn scrubber() -> Scrubber {
 proptest! {
     #[test]
     fn wrec_encode_then_read_is_identity(ex in exchange()) {
-        let bytes = encode_exchange(&ex);
+        let bytes = encode_exchange(&ex).unwrap();
         prop_assert_eq!(read_exchange(&bytes).unwrap(), ex);
     }
 

@@ -266,7 +266,14 @@ pub fn run(args: Args) -> CmdResult {
             let mut writer =
                 SessionWriter::staged(&sessions_dir, meta).map_err(CliError::runtime)?;
             for ex in scrubbed {
-                writer.append(ex).map_err(CliError::runtime)?;
+                // An entry parse_har let through whose scrubbed recording grew past the file
+                // limit: refused as the entry itself is (1), and nothing is imported.
+                writer.append(ex).map_err(|e| match e {
+                    e @ wraith_recording::RecordingError::ExchangeTooLarge { .. } => {
+                        CliError::usage(anyhow!("{}: {e}; nothing was imported", file.display()))
+                    }
+                    e => CliError::runtime(e),
+                })?;
             }
             if let Some(done) = writer.finish_staged().map_err(CliError::runtime)? {
                 staged.push(done);

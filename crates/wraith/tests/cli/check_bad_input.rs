@@ -317,7 +317,7 @@ fn recording_whose_status_is_no_http_status_is_a_runtime_failure_naming_the_file
     let mut ex =
         wraith_recording::read_exchange(&std::fs::read(t.root.join(&rel)).unwrap()).unwrap();
     ex.response.status = 0;
-    write(&t, &rel, wraith_recording::encode_exchange(&ex));
+    write(&t, &rel, wraith_recording::encode_exchange(&ex).unwrap());
     recording_refused_everywhere(&t, "000004.wrec.zst", "response.status 0");
     // synth too: a model must not hold an answer nothing can send.
     expect(&t, &["synth"], 4, &["000004.wrec.zst", "response.status 0"]);
@@ -336,7 +336,7 @@ fn non_utf8_bodies(t: &DemoTwin, session: &str, index: usize) {
     for f in &mut ex.frames {
         f.body = bad.clone();
     }
-    write(t, &rel, wraith_recording::encode_exchange(&ex));
+    write(t, &rel, wraith_recording::encode_exchange(&ex).unwrap());
 }
 
 #[test]
