@@ -35,6 +35,7 @@ mod import_unsendable_headers;
 mod init;
 mod inspect;
 mod long_templates;
+mod oversize_recordings;
 mod read_prefixes;
 mod record_encoded_bodies;
 mod record_hostile_peers;
