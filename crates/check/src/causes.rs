@@ -355,7 +355,10 @@ fn annotate_on<'p>(
     }
     let new_inputs = unrecorded_inputs(report, &all, &entries, &disagree, &index);
     let mut causes: Vec<Option<Cause>> = vec![None; report.exchanges.len()];
-    let mut failed_in_session: Vec<bool> = vec![false; all.len()];
+    // Per session, its first failing exchange: its `exchange` index and its cause.
+    let mut first_failure: Vec<Option<(u64, Cause)>> = vec![None; all.len()];
+    let mut after: Vec<Option<u64>> = vec![None; report.exchanges.len()];
+    let mut by_first_cause: BTreeMap<String, u64> = BTreeMap::new();
     for (ei, e) in entries.iter().enumerate() {
         let Some(p) = e.report_pos else { continue };
         let Some(x) = report.exchanges.get(p) else {
@@ -370,13 +373,22 @@ fn annotate_on<'p>(
             Cause::RecordingsDisagree
         } else if !new_inputs[ei].is_empty() {
             Cause::UnrecordedInput
-        } else if failed_in_session[e.session] {
+        } else if first_failure[e.session].is_some() {
             Cause::AfterEarlierDivergence
         } else {
             Cause::Twin
         };
         causes[p] = Some(cause);
-        failed_in_session[e.session] = true;
+        match first_failure[e.session] {
+            Some((first, first_cause)) if cause == Cause::AfterEarlierDivergence => {
+                after[p] = Some(first);
+                *by_first_cause
+                    .entry(first_cause.as_str().to_string())
+                    .or_default() += 1;
+            }
+            Some(_) => {}
+            None => first_failure[e.session] = Some((x.exchange, cause)),
+        }
     }
 
     // The ceiling.
@@ -419,9 +431,16 @@ fn annotate_on<'p>(
             unrecorded[p] = names;
         }
     }
-    for ((x, c), names) in report.exchanges.iter_mut().zip(&causes).zip(unrecorded) {
+    for (((x, c), names), a) in report
+        .exchanges
+        .iter_mut()
+        .zip(&causes)
+        .zip(unrecorded)
+        .zip(after)
+    {
         x.cause = *c;
         x.unrecorded_inputs = names;
+        x.after_exchange = a;
         if let Some(c) = c {
             *total.entry(c.as_str().to_string()).or_default() += 1;
             *per_route
@@ -435,6 +454,7 @@ fn annotate_on<'p>(
         r.causes = per_route.remove(&r.route).unwrap_or_default();
     }
     report.causes = total;
+    report.after_earlier_divergence_by_first_cause = by_first_cause;
     report.ceiling = ceiling;
 }
 

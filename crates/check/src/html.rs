@@ -190,7 +190,27 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             );
         }
     }
-    let _ = write!(h, "</table></section>");
+    let _ = write!(h, "</table>");
+    // Where the chains of `after_earlier_divergence` start: a session whose first failure
+    // the recordings bound is not the twin's gap, one whose first failure is `twin` is.
+    if !report.after_earlier_divergence_by_first_cause.is_empty() {
+        let parts: Vec<String> = crate::causes::Cause::ALL
+            .iter()
+            .filter_map(|c| {
+                report
+                    .after_earlier_divergence_by_first_cause
+                    .get(c.as_str())
+                    .map(|n| format!("{n} after a <span class=cat>{}</span>", c.as_str()))
+            })
+            .collect();
+        let _ = write!(
+            h,
+            "<p>The <span class=cat>after_earlier_divergence</span> exchanges by the cause of \
+             their session's first failure: {}.</p>",
+            parts.join(", ")
+        );
+    }
+    let _ = write!(h, "</section>");
 
     // Categories and provenance.
     let _ = write!(

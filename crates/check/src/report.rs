@@ -192,6 +192,11 @@ pub struct Report {
     pub authored_deviations: Vec<crate::authored::AuthoredDeviationRecord>,
     /// Cause → failing exchanges labelled with it ([`crate::causes`]).
     pub causes: BTreeMap<String, u64>,
+    /// The `after_earlier_divergence` exchanges counted by the cause of the failure each
+    /// follows (its session's first failing exchange): whether the chains start where the
+    /// recordings bound the twin or where the twin is at fault. Not written when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub after_earlier_divergence_by_first_cause: BTreeMap<String, u64>,
     /// A bound on the score a deterministic twin could reach on these recordings.
     pub ceiling: crate::causes::Ceiling,
     /// The `[freshness]` SLA's verdict (`null` when `wraith.toml` sets none); a `stale` one,
@@ -310,6 +315,10 @@ pub struct ExchangeScore {
     /// request of the route sent, sorted. Not written when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unrecorded_inputs: Vec<String>,
+    /// With cause `after_earlier_divergence`: the `exchange` index of the session's first
+    /// failing exchange, the divergence this one follows. Not written otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_exchange: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -707,6 +716,7 @@ impl ReportBuilder {
             suppressed,
             cause: None,
             unrecorded_inputs: Vec::new(),
+            after_exchange: None,
         });
         for (i, d) in verdict.divergences.into_iter().enumerate() {
             self.count += 1;
@@ -872,6 +882,7 @@ impl ReportBuilder {
             authored,
             authored_deviations,
             causes: BTreeMap::new(),
+            after_earlier_divergence_by_first_cause: BTreeMap::new(),
             ceiling: crate::causes::Ceiling::default(),
             freshness: None,
             drift_suppressed_count: 0,

@@ -1995,6 +1995,12 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             r.ceiling.passable,
             r.ceiling.exchanges
         );
+        if !r.after_earlier_divergence_by_first_cause.is_empty() {
+            outln!(
+                "  after_earlier_divergence by its session's first failure: {}",
+                causes_list(&r.after_earlier_divergence_by_first_cause).join(", ")
+            );
+        }
     }
     if !r.categories.is_empty() {
         let cats: Vec<String> = r

@@ -175,3 +175,60 @@ fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
         "{html}"
     );
 }
+
+#[test]
+fn a_failure_after_an_earlier_one_names_it_and_the_report_counts_chains_by_their_first_cause() {
+    let t = twin_of("chain", &["chain-1.har", "chain-2.har"]);
+    let out = t.run(&["check", "--holdout", "2", "--json"]);
+    let r = stdout_json(&out);
+    assert_eq!(r["holdout"]["training_sessions"], 1);
+    // The held-out region list disagrees with the training one; the region read that follows
+    // fails too (training showed a `label` this recording lacks), after that first failure.
+    assert_eq!(
+        causes(&r),
+        vec![
+            ("/v1/regions".to_string(), json!("recordings_disagree")),
+            (
+                "/v1/regions/eu-west".to_string(),
+                json!("after_earlier_divergence")
+            ),
+        ],
+        "{:#}",
+        r["exchanges"]
+    );
+    let exchanges = r["exchanges"].as_array().unwrap();
+    assert_eq!(exchanges[1]["after_exchange"], 0, "{:#}", exchanges[1]);
+    assert!(
+        exchanges[0].get("after_exchange").is_none(),
+        "only an after_earlier_divergence exchange names the failure it follows: {:#}",
+        exchanges[0]
+    );
+    assert_eq!(
+        r["after_earlier_divergence_by_first_cause"],
+        json!({"recordings_disagree": 1})
+    );
+    // The text summary and the HTML report say where the chains start.
+    let text = String::from_utf8_lossy(&t.run(&["check", "--holdout", "2"]).stdout).to_string();
+    assert!(
+        text.contains(
+            "after_earlier_divergence by its session's first failure: recordings_disagree 1"
+        ),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(
+        html.contains("1 after a <span class=cat>recordings_disagree</span>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_report_without_chains_of_failures_writes_no_first_cause_counts() {
+    let t = causes_twin();
+    let r = stdout_json(&t.run(&["check", "--json"]));
+    assert!(
+        r.get("after_earlier_divergence_by_first_cause").is_none(),
+        "{:#}",
+        r
+    );
+}
