@@ -49,6 +49,14 @@ fn twin_of(name: &str, files: &[&str]) -> DemoTwin {
     t
 }
 
+/// The JSON report of `wraith check --holdout 2` on a twin of two sessions: trained on the
+/// first, the second held out.
+fn held_out_report(t: &DemoTwin) -> Value {
+    let r = stdout_json(&t.run(&["check", "--holdout", "2", "--json"]));
+    assert_eq!(r["holdout"]["training_sessions"], 1);
+    r
+}
+
 /// `(path, cause)` of every replayed exchange.
 fn causes(r: &Value) -> Vec<(String, Value)> {
     r["exchanges"]
@@ -112,9 +120,7 @@ fn identical_requests_recorded_with_different_answers_fail_as_recordings_disagre
 #[test]
 fn held_out_route_only_the_held_out_session_recorded_is_unrecorded_route() {
     let t = causes_twin();
-    let out = t.run(&["check", "--holdout", "2", "--json"]);
-    let r = stdout_json(&out);
-    assert_eq!(r["holdout"]["training_sessions"], 1);
+    let r = held_out_report(&t);
     // The held-out session's region list disagrees with the training session's recording of
     // the same request; its plans route was never recorded in training.
     assert_eq!(
@@ -138,9 +144,7 @@ fn held_out_route_only_the_held_out_session_recorded_is_unrecorded_route() {
 #[test]
 fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
     let t = twin_of("notes", &["notes-1.har", "notes-2.har"]);
-    let out = t.run(&["check", "--holdout", "2", "--json"]);
-    let r = stdout_json(&out);
-    assert_eq!(r["holdout"]["training_sessions"], 1);
+    let r = held_out_report(&t);
     // The first create sent only a title, as training did: its failure is the twin's. The
     // second sent `pinned`, which no training request of the route carried; that label comes
     // before the earlier failure's.
@@ -179,9 +183,7 @@ fn held_out_request_with_a_field_training_never_sent_is_unrecorded_input() {
 #[test]
 fn a_failure_after_an_earlier_one_names_it_and_the_report_counts_chains_by_their_first_cause() {
     let t = twin_of("chain", &["chain-1.har", "chain-2.har"]);
-    let out = t.run(&["check", "--holdout", "2", "--json"]);
-    let r = stdout_json(&out);
-    assert_eq!(r["holdout"]["training_sessions"], 1);
+    let r = held_out_report(&t);
     // The held-out region list disagrees with the training one; the region read that follows
     // fails too (training showed a `label` this recording lacks), after that first failure.
     assert_eq!(
