@@ -915,43 +915,61 @@ impl Scrubber {
         let mut changed = false;
         let mut i = 0;
         while i < lines.len() {
-            let run = if kind == LineFraming::EventStream {
-                lines[i..].iter().take_while(|l| l.is_data).count()
+            // An SSE event: its lines up to the blank line that ends it. Its `data:` lines are
+            // one value even with other fields (`id:`, `event:`) or comments between them.
+            let len = if kind == LineFraming::EventStream && lines[i].is_data {
+                lines[i..].iter().take_while(|l| !l.is_blank()).count()
             } else {
                 0
             };
-            if run >= 2 {
-                let event = &lines[i..i + run];
+            let event_lines = &lines[i..i + len];
+            let data: Vec<FramedLine<'_>> =
+                event_lines.iter().filter(|l| l.is_data).copied().collect();
+            if data.len() >= 2 {
+                // Each data line's output, in the order the data lines come.
+                let mut parts: Vec<Vec<u8>> = vec![Vec::new(); data.len()];
                 let mut next = 0;
-                for doc in event_documents(event) {
-                    if doc.start < next || doc.end > event.len() {
+                for doc in event_documents(&data) {
+                    if doc.start < next || doc.end > data.len() {
                         continue;
                     }
-                    for line in &event[next..doc.start] {
-                        changed |= self.scrub_line(line, kind, &mut out, fired);
+                    for (k, line) in data.iter().enumerate().take(doc.start).skip(next) {
+                        changed |= self.scrub_line(line, kind, &mut parts[k], fired);
                     }
-                    let doc_lines = &event[doc.clone()];
+                    let doc_lines = &data[doc.clone()];
                     match self.scrub_split_json(doc_lines, fired) {
-                        Some(parts) => {
-                            for (line, part) in doc_lines.iter().zip(&parts) {
+                        Some(scrubbed) => {
+                            for (k, (line, part)) in doc_lines.iter().zip(&scrubbed).enumerate() {
                                 changed |= part.is_some();
-                                out.extend_from_slice(line.head);
-                                out.extend_from_slice(part.as_deref().unwrap_or(line.value));
-                                out.extend_from_slice(line.end);
+                                let to = &mut parts[doc.start + k];
+                                to.extend_from_slice(line.head);
+                                to.extend_from_slice(part.as_deref().unwrap_or(line.value));
+                                to.extend_from_slice(line.end);
                             }
                         }
                         None => {
-                            for line in doc_lines {
-                                changed |= self.scrub_line(line, kind, &mut out, fired);
+                            for (k, line) in doc_lines.iter().enumerate() {
+                                changed |=
+                                    self.scrub_line(line, kind, &mut parts[doc.start + k], fired);
                             }
                         }
                     }
                     next = doc.end;
                 }
-                for line in &event[next..] {
-                    changed |= self.scrub_line(line, kind, &mut out, fired);
+                for (k, line) in data.iter().enumerate().skip(next) {
+                    changed |= self.scrub_line(line, kind, &mut parts[k], fired);
                 }
-                i += run;
+                // The event's lines as they came: data lines from `parts`, the others read
+                // by themselves.
+                let mut parts = parts.into_iter();
+                for line in event_lines {
+                    if line.is_data {
+                        out.extend(parts.next().unwrap_or_default());
+                    } else {
+                        changed |= self.scrub_line(line, kind, &mut out, fired);
+                    }
+                }
+                i += len;
                 continue;
             }
             changed |= self.scrub_line(&lines[i], kind, &mut out, fired);
@@ -1466,6 +1484,11 @@ struct FramedLine<'a> {
 }
 
 impl<'a> FramedLine<'a> {
+    /// A blank line: in an SSE stream, the end of an event.
+    fn is_blank(&self) -> bool {
+        !self.is_data && self.head.is_empty()
+    }
+
     fn split(line: &'a [u8], kind: LineFraming) -> Self {
         let content_len = line.len()
             - if line.ends_with(b"\r\n") {

@@ -977,6 +977,27 @@ fn an_event_whose_data_holds_a_document_after_a_one_line_document_is_scrubbed_do
 }
 
 #[test]
+fn data_lines_with_other_fields_between_them_are_one_value_of_their_event() {
+    // The SSE rules join an event's `data:` lines whatever other fields (`id:`, `event:`) and
+    // comments stand between them: the document they form together is scrubbed as one.
+    let s = scrubber("");
+    let tok = s.tokenize("secret-value");
+    let sse = |t: &str| {
+        format!(
+            "data: {{\"access_token\":\nid: 7\n: a comment\r\ndata:   \"{t}\",\nevent: grant\n\
+             data:   \"n\": 1}}\n\nid: 8\ndata: {{\"n\": 2}}\n\n"
+        )
+    };
+    let (out, fired) = scrub_event_stream(&s, &sse("secret-value"));
+    assert_eq!(out, sse(&tok));
+    assert_eq!(fired, [RULE_SECRET_JSON]);
+    // A blank line ends the event: data lines after it are another event's, never joined.
+    let two_events = "data: {\"access_token\":\n\ndata: \"secret-value\"}\n\n";
+    let (out, _) = scrub_event_stream(&s, two_events);
+    assert_eq!(out, two_events);
+}
+
+#[test]
 fn two_documents_each_over_several_data_lines_of_one_event_are_each_scrubbed() {
     let s = scrubber(
         "[[rules]]\nscope = \"jsonpath\"\nmatch = \"$.user.email\"\naction = \"redact\"\n",

@@ -400,6 +400,13 @@ fn an_event_stream_event_holding_several_documents_is_scrubbed_document_by_docum
 }
 
 #[test]
+fn an_event_streams_data_lines_with_an_id_between_them_are_scrubbed_as_one_document_on_import() {
+    let secret = "INTERLEAVED_STREAM_SECRET_5";
+    let sse = |t: &str| format!("data: {{\"access_token\":\nid: 41\ndata:   \"{t}\"}}\n\n");
+    assert_event_stream_scrubbed_on_import(secret, sse);
+}
+
+#[test]
 fn a_json_document_held_in_a_json_string_is_scrubbed_on_import() {
     let secret = "EMBEDDED_SECRET_8";
     let body = |t: &str| {
