@@ -61,6 +61,7 @@ mod serve_create_counters;
 mod serve_date_header;
 mod serve_deleted_records;
 mod serve_derived_held_fields;
+mod serve_determinism;
 mod serve_embedded_lists;
 mod serve_embedded_records;
 mod serve_enveloped_echo;

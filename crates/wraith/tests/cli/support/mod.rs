@@ -409,7 +409,7 @@ pub struct Resp {
 }
 
 impl Resp {
-    async fn read(r: reqwest::Response) -> Resp {
+    pub async fn read(r: reqwest::Response) -> Resp {
         let status = r.status().as_u16();
         let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (k, v) in r.headers() {
