@@ -2332,6 +2332,14 @@ impl Engine {
                 }
             }
             Some(StateOp::List) => {
+                // Where every recording listed only its own records, a recorded page is
+                // always read against the session's store: another recording's records leave
+                // it (what the session wrote is merged in only as below).
+                if let Some(ty) = &route.entity_type
+                    && route.list.as_ref().is_some_and(|l| l.own_records_only)
+                {
+                    merge_list = Some((ty.clone(), false));
+                }
                 if let Some(ty) = &route.entity_type
                     && let Some(store) = ns.type_store(ty)
                 {
@@ -2353,7 +2361,7 @@ impl Engine {
                         || has_fixtures
                         || ((!in_run || run_wrote_more) && store.has_writes())
                     {
-                        merge_list = Some(ty.clone());
+                        merge_list = Some((ty.clone(), true));
                     }
                 }
             }
@@ -2437,7 +2445,7 @@ impl Engine {
         if merge_list.is_some() && route.list.is_some() {
             out.body.materialize();
         }
-        if let Some(ty) = merge_list
+        if let Some((ty, add_writes)) = merge_list
             && let (Some(shape), OutBody::Json(body)) = (&route.list, &mut out.body)
         {
             let pk = self.pk_of(&ty);
@@ -2445,8 +2453,9 @@ impl Engine {
             let recorded_keys = self.page_keys_of(body, r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
-            let merged =
-                list::merge_into_moment(body, shape, &ty, &pk, ns, params, query, base, run);
+            let merged = list::merge_into_moment(
+                body, shape, &ty, &pk, ns, params, query, base, run, add_writes,
+            );
             if merged.changed {
                 self.mask_list_items(ns, r, body);
                 out.replay = None;

@@ -361,7 +361,9 @@ pub(crate) fn above_lower_bounds(key: &str, shape: &ListShape, query: &[(String,
 }
 
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
-/// Session items the request's id window excludes (`query`) are not added.
+/// Session items the request's id window excludes (`query`) are not added; none is when
+/// `add_writes` is false (the page then only loses the records the session deleted and, for
+/// a list of [`ListShape::own_records_only`], those not in its store).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_into_moment(
     body: &mut Value,
@@ -373,9 +375,15 @@ pub(crate) fn merge_into_moment(
     query: &[(String, String)],
     base: Option<&ListBase>,
     run: Option<&str>,
+    add_writes: bool,
 ) -> Merged {
-    let Some(store) = ns.type_store(ty) else {
-        return Merged::default();
+    // A session that never wrote the type has nothing to merge, unless every recording listed
+    // only its own records: then it has nothing of the recorded page either.
+    let empty = TypeStore::default();
+    let store = match ns.type_store(ty) {
+        Some(store) => store,
+        None if shape.own_records_only => &empty,
+        None => return Merged::default(),
     };
     let recorded_total = shape
         .envelope
@@ -393,14 +401,20 @@ pub(crate) fn merge_into_moment(
     let mut present = HashSet::new();
     items.retain(|item| {
         let keep = item.get(pk).and_then(scalar_key).is_none_or(|k| {
-            // The recorded run's own record of a create this session made, then deleted, stands
-            // for the deleted record too.
-            let counterpart_deleted = run.is_some_and(|run| {
+            // The recorded run's own record of a create this session made stands for the
+            // session's record (see below), and, deleted, for the deleted record too.
+            let counterpart = run.and_then(|run| {
                 ns.counterparts
                     .get(&(ty.to_string(), run.to_string(), k.clone()))
-                    .is_some_and(|mine| store.deleted.contains_key(mine))
             });
-            !store.deleted.contains_key(&k) && !counterpart_deleted
+            let counterpart_deleted =
+                counterpart.is_some_and(|mine| store.deleted.contains_key(mine));
+            // Where every recording listed only its own records, another recording's record
+            // is not this session's.
+            let foreign = shape.own_records_only
+                && !store.live.contains_key(&k)
+                && !counterpart.is_some_and(|mine| store.live.contains_key(mine));
+            !store.deleted.contains_key(&k) && !counterpart_deleted && !foreign
         });
         changed |= !keep;
         keep
@@ -420,7 +434,8 @@ pub(crate) fn merge_into_moment(
             }
             if let Some(e) = store.live.get(&k) {
                 fixture |= e.origin == Origin::Fixture;
-                if *e.value != *item {
+                // Only a page that takes the session's writes shows its versions of the records.
+                if add_writes && *e.value != *item {
                     *item = (*e.value).clone();
                     changed = true;
                 }
@@ -464,7 +479,8 @@ pub(crate) fn merge_into_moment(
         .live
         .iter()
         .filter(|(k, e)| {
-            !past_end
+            add_writes
+                && !past_end
                 && !present.contains(*k)
                 && !elsewhere.is_some_and(|keys| keys.contains(k.as_str()))
                 && belongs(e, params, shape.parent_member.as_deref())
@@ -628,7 +644,12 @@ pub(crate) fn serve_list(
     // 1. The collection: recorded items with session overrides, then session extras.
     let mut seen: HashSet<&str> = HashSet::new();
     let mut items: Vec<(&Value, bool)> = Vec::new();
-    if let Some(recorded) = base.and_then(|b| b.by_path.get(req.path)) {
+    // Where every recording listed only its own records, no recorded item is this session's
+    // but the ones in its store, which the extras below list.
+    let recorded = base
+        .filter(|_| !req.shape.own_records_only)
+        .and_then(|b| b.by_path.get(req.path));
+    if let Some(recorded) = recorded {
         for (k, item) in recorded {
             seen.insert(k.as_str());
             if store.deleted.contains_key(k) {

@@ -1046,6 +1046,15 @@ pub struct ListShape {
     /// when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lower_bounds: Vec<String>,
+    /// Every recorded answer listed only records its own recording session had written before
+    /// it (keys a `POST` or `PUT` of that session answered earlier), and at least two sessions
+    /// listed some unfiltered (no query parameter but paging ones): each recording started
+    /// from a collection of its own (a store reset per
+    /// test, a user of its own). The engine lists the session's own records only (those it
+    /// wrote, replayed or was seeded with), never another recording's. False, and not
+    /// written, otherwise; a model written before it existed reads as false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_records_only: bool,
 }
 
 /// One learned [`ListShape::set_filters`] relation.

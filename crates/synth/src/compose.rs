@@ -633,6 +633,11 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
             added = true;
         }
     }
+    // The composite's recordings listed another recording's records where either input's did.
+    if base.own_records_only && !ov.own_records_only {
+        base.own_records_only = false;
+        added = true;
+    }
     for e in &ov.envelope {
         match base.envelope.iter().find(|b| b.pointer == e.pointer) {
             Some(b) if b.meaning != e.meaning => problems.push(format!(
@@ -1232,6 +1237,25 @@ mod tests {
         assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
         let shape = c.model.routes[0].list.as_ref().unwrap();
         assert_eq!(shape.lower_bounds, vec!["since_id", "after_id"]);
+    }
+
+    #[test]
+    fn a_composite_lists_own_records_only_where_every_input_does() {
+        let list = |own: bool| {
+            let mut r = route("GET", "/notes", &[], vec![]);
+            r["state_op"] = json!("list");
+            r["list"] = json!({"items_pointer": "", "pagination": {"style": "none"},
+                               "own_records_only": own});
+            model(vec![r])
+        };
+        let own = |inputs: &[&Model]| {
+            let c = compose(inputs);
+            assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+            c.model.routes[0].list.as_ref().unwrap().own_records_only
+        };
+        assert!(own(&[&list(true), &list(true)]));
+        assert!(!own(&[&list(true), &list(false)]));
+        assert!(!own(&[&list(false), &list(true)]));
     }
 
     #[test]

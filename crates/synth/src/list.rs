@@ -322,6 +322,7 @@ pub fn list_shape(
         taken.extend(limit.as_deref());
     }
     let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
+    let own_records_only = own_records_only(group, obs, &items_pointer, pk);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -331,7 +332,90 @@ pub fn list_shape(
         parent_member,
         set_filters,
         lower_bounds,
+        own_records_only,
     })
+}
+
+/// [`ListShape::own_records_only`]: every successful answer of the route listed only records
+/// its own recording session had written before it, and at least two sessions listed some in
+/// an answer to a request without filters (no query parameter but paging ones).
+/// A record is written by a session when a `POST` or `PUT` of that session answered it (2xx)
+/// earlier: its key under `pk` at the answer's top level or one object below (`{"data":
+/// {…}}`). An answer whose items cannot be read, or an item without a key, says the records
+/// may come from elsewhere: no.
+fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk: &str) -> bool {
+    // `obs` is sorted by session, then recorded order: a session's exchanges are contiguous.
+    let mut listing: Vec<usize> = group
+        .obs
+        .iter()
+        .copied()
+        .filter(|i| values::is_2xx(obs[*i].status))
+        .collect();
+    listing.sort_unstable();
+    // The items, and their scalars, sit this many containers down.
+    let levels = items_pointer.split('/').skip(1).count() + 2;
+    let mut sessions_listing: BTreeSet<&str> = BTreeSet::new();
+    let mut written: BTreeSet<String> = BTreeSet::new();
+    // The session `written` holds, and the first exchange it has not read yet.
+    let mut current: Option<(&str, usize)> = None;
+    for at in listing {
+        let session = obs[at].session;
+        let mut next = match current {
+            Some((s, next)) if s == session => next,
+            _ => {
+                written.clear();
+                let mut start = at;
+                while start > 0 && obs[start - 1].session == session {
+                    start -= 1;
+                }
+                start
+            }
+        };
+        while next < at {
+            written.extend(written_keys(&obs[next], pk));
+            next += 1;
+        }
+        current = Some((session, next));
+        let Some(body) = obs[at].resp_json_levels(levels) else {
+            return false;
+        };
+        let Some(items) = body.pointer(items_pointer).and_then(Value::as_array) else {
+            return false;
+        };
+        for item in items {
+            match item.get(pk).and_then(values::scalar_key) {
+                Some(k) if written.contains(&k) => {}
+                _ => return false,
+            }
+        }
+        // A filtered answer (`?customer_id=…`) may list only the session's records because
+        // of what it asked for: it can refute the rule but not support it.
+        let filtered = obs[at]
+            .query
+            .iter()
+            .any(|(k, _)| !PAGING_PARAMS.contains(&k.as_str()));
+        if !items.is_empty() && !filtered {
+            sessions_listing.insert(session);
+        }
+    }
+    sessions_listing.len() >= 2
+}
+
+/// The keys (under `pk`) of the records a `POST` or `PUT` answered (2xx): the answer's own, and
+/// those of the objects right below it.
+fn written_keys(o: &Obs<'_>, pk: &str) -> Vec<String> {
+    if !matches!(o.method.as_str(), "POST" | "PUT") || !values::is_2xx(o.status) {
+        return Vec::new();
+    }
+    let Some(Value::Object(top)) = o.resp_json_levels(2) else {
+        return Vec::new();
+    };
+    let below = top.values().filter_map(|v| v.get(pk));
+    top.get(pk)
+        .into_iter()
+        .chain(below)
+        .filter_map(values::scalar_key)
+        .collect()
 }
 
 /// Lower bounds ([`ListShape::lower_bounds`]): a query parameter sent once per request with

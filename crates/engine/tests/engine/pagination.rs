@@ -133,6 +133,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

@@ -263,6 +263,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         })
         .variant(
             200,
@@ -362,6 +363,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -21,6 +21,7 @@ mod keyed_snapshots;
 mod link_positions;
 mod list_item_record_classes;
 mod list_lower_bounds;
+mod list_own_records;
 mod list_parent_member;
 mod list_set_filters;
 mod mirrored_lists;

@@ -80,6 +80,7 @@ mod serve_minting_claims;
 mod serve_mirrored_lists;
 mod serve_multipart_fields;
 mod serve_offset_links;
+mod serve_own_records;
 mod serve_page_totals;
 mod serve_parent_objects;
 mod serve_path_filter;

@@ -13,8 +13,9 @@ use support::{Twin, har};
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "masked-fields-test-key");
 const ORIGIN: &str = "https://api.devices.test";
 
-/// Six recorded sessions: create a device, then list the devices, each device's `field`
-/// answered as its pin by the create and as `listed` by every listing.
+/// Six recorded sessions: create a device, then list the devices (the lab's own device and
+/// the session's), each device's `field` answered as its pin by the create and as `listed` by
+/// every listing.
 fn devices_twin_with(field: &str, listed: &str) -> Twin {
     let t = Twin::init("devices", ORIGIN);
     let pins = [
@@ -30,7 +31,11 @@ fn devices_twin_with(field: &str, listed: &str) -> Twin {
         let label = format!("device-{i}");
         let sent = json!({"label": label});
         let created = json!({"id": id, "label": label, field: pin});
-        let listed = json!({"data": [{"id": id, "label": label, field: listed}], "results": 1});
+        // The lab's own device, there before any recording, is listed beside it.
+        let listed = json!({"data": [
+            {"id": 5000, "label": "lab", field: listed},
+            {"id": id, "label": label, field: listed},
+        ], "results": 2});
         har::import(
             &t,
             &[KEY],

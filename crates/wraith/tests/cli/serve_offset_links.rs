@@ -90,14 +90,15 @@ async fn an_offset_paged_list_pages_by_position_with_offset_links_both_ways() {
     let t = groups_twin();
     let server = t.serve(&[]);
     let s = Some("pager");
-    for name in ["x", "y", "z"] {
+    for name in ["t", "u", "v", "w", "x", "y", "z"] {
         server
             .post("/v1/groups", s, json!({"name": name}))
             .await
             .assert_status(200);
     }
-    // The recorded groups and the session's three: seven in all, paged two at a time (a
-    // page size no recording asked for, so the twin pages the collection itself).
+    // The session's seven groups (every recorded run listed only the groups it created, so
+    // none of theirs), paged two at a time (a page size no recording asked for, so the twin
+    // pages the collection itself).
     let first = server.get("/v1/groups?limit=2", s).await;
     first.assert_status(200);
     assert_eq!(ids(&first).len(), 2);
@@ -153,6 +154,13 @@ async fn an_offset_paged_list_pages_by_position_with_offset_links_both_ways() {
 async fn the_twins_own_links_carry_the_requests_other_parameters() {
     let t = groups_twin();
     let server = t.serve(&[]);
+    // Four groups of the session's own: every recorded run listed only the groups it created.
+    for name in ["p", "q", "r", "s"] {
+        server
+            .post("/v1/groups", Some("sorted"), json!({"name": name}))
+            .await
+            .assert_status(200);
+    }
     // A page size and a parameter no recording sent: the twin pages the collection itself,
     // and following its links asks again for what this page asked.
     let page = server

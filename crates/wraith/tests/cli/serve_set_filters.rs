@@ -17,8 +17,8 @@ fn event(id: u32, kind: &str) -> Value {
     json!({"id": id.to_string(), "type": kind, "note": format!("{kind} {id}")})
 }
 
-/// Two runs, each creating a mention and a follow, then listing them whole, by type kept and
-/// by type left out.
+/// Two runs, each creating a mention and a follow, then listing them (beside a mention and a
+/// follow there before any recording) whole, by type kept and by type left out.
 fn events_twin() -> Twin {
     let t = Twin::init("events", ORIGIN);
     for (run, day, m, f) in [("a", 1, 101, 102), ("b", 2, 201, 202)] {
@@ -40,9 +40,23 @@ fn events_twin() -> Twin {
                 Some(&json!({"type": "follow"})),
                 &event(f, "follow"),
             ),
-            list("", json!([event(m, "mention"), event(f, "follow")])),
-            list("?types%5B%5D=mention", json!([event(m, "mention")])),
-            list("?exclude_types%5B%5D=mention", json!([event(f, "follow")])),
+            list(
+                "",
+                json!([
+                    event(11, "mention"),
+                    event(12, "follow"),
+                    event(m, "mention"),
+                    event(f, "follow")
+                ]),
+            ),
+            list(
+                "?types%5B%5D=mention",
+                json!([event(11, "mention"), event(m, "mention")]),
+            ),
+            list(
+                "?exclude_types%5B%5D=mention",
+                json!([event(12, "follow"), event(f, "follow")]),
+            ),
         ];
         for e in &mut entries {
             e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));

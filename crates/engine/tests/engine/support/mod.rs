@@ -190,6 +190,7 @@ pub fn bare_array_list() -> ListShape {
         parent_member: None,
         set_filters: Vec::new(),
         lower_bounds: Vec::new(),
+        own_records_only: false,
     }
 }
 
@@ -446,6 +447,7 @@ pub fn shop_model() -> Model {
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         })
         .variant(
             200,
@@ -531,6 +533,7 @@ pub fn shop_model() -> Model {
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         })
         .variant(
             200,

@@ -127,6 +127,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             parent_member: None,
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
+            own_records_only: false,
         }),
         _ => None,
     };

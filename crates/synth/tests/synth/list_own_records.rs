@@ -1,0 +1,103 @@
+//! Own-records lists (`ListShape::own_records_only`): a list route whose every recorded answer
+//! listed only records its own session had created earlier, in at least two sessions' unfiltered
+//! answers, is learned as listing a session's own records; and what is not: an answer listing a
+//! record no earlier write of its session answered, a record written only after the answer,
+//! and evidence from one session or from filtered answers alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use serde_json::{Value, json};
+
+use wraith_model::Model;
+use wraith_recording::{Exchange, Headers, RecordedSession};
+
+fn create(id: &str) -> Exchange {
+    common::json_exchange(
+        "POST",
+        "/v1/notes",
+        201,
+        Headers::new(),
+        Some(&json!({"text": format!("note {id}")})),
+        &json!({"id": id, "text": format!("note {id}")}),
+    )
+}
+
+/// `GET /v1/notes?query` answering `{"data": [the notes keyed `keys`]}`.
+fn list(query: &str, keys: &[&str]) -> Exchange {
+    let items: Vec<Value> = keys
+        .iter()
+        .map(|k| json!({"id": k, "text": format!("note {k}")}))
+        .collect();
+    let mut ex = common::json_exchange(
+        "GET",
+        "/v1/notes",
+        200,
+        Headers::new(),
+        None,
+        &json!({"data": items}),
+    );
+    ex.request.query = query.to_string();
+    ex
+}
+
+fn own_records_only(sessions: Vec<Vec<Exchange>>) -> bool {
+    let sessions: Vec<RecordedSession> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(n, exchanges)| common::session(&format!("s{n}"), 0, exchanges))
+        .collect();
+    let m: Model = common::synth_model("notes", "https://api.notes.example", &sessions);
+    common::route(&m, "GET", "/v1/notes")
+        .list
+        .as_ref()
+        .expect("a list route")
+        .own_records_only
+}
+
+#[test]
+fn answers_listing_only_what_their_session_created_learn_own_records_only() {
+    assert!(own_records_only(vec![
+        vec![
+            list("", &[]),
+            create("n1"),
+            create("n2"),
+            list("", &["n1", "n2"])
+        ],
+        vec![create("n3"), list("limit=5", &["n3"])],
+        vec![list("", &[])],
+    ]));
+}
+
+#[test]
+fn an_answer_listing_a_record_its_session_never_wrote_is_not_own_records_only() {
+    // Session 1 lists the record session 0 created: one shared world.
+    assert!(!own_records_only(vec![
+        vec![create("n1"), list("", &["n1"])],
+        vec![create("n2"), list("", &["n1", "n2"])],
+    ]));
+}
+
+#[test]
+fn a_record_written_after_the_answer_does_not_count() {
+    assert!(!own_records_only(vec![
+        vec![create("n1"), list("", &["n1"])],
+        vec![create("n3"), list("", &["n3"])],
+        vec![list("", &["n2"]), create("n2")],
+    ]));
+}
+
+#[test]
+fn one_session_or_filtered_answers_alone_are_not_evidence() {
+    // Only one session listed anything unfiltered.
+    assert!(!own_records_only(vec![
+        vec![create("n1"), list("", &["n1"])],
+        vec![create("n2"), list("text=note%20n2", &["n2"])],
+    ]));
+    assert!(!own_records_only(vec![vec![
+        create("n1"),
+        list("", &["n1"]),
+        create("n2"),
+        list("", &["n1", "n2"]),
+    ]]));
+}

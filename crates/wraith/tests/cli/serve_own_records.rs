@@ -1,0 +1,178 @@
+//! A list whose every recording showed only the records its own session had created
+//! (`ListShape::own_records_only`: each recorded test started from an empty collection) lists
+//! a session's own records only: a fresh session lists none, not another recording's; a
+//! session that created some lists those; a request the twin refused leaves the list empty.
+//! And `wraith check --holdout` passes the held-out sessions of such an API. Black-box: the
+//! real binary on a widgets twin built from HARs written here, each a fresh-store session.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "own-records-test-key");
+const ORIGIN: &str = "https://api.widgets.test";
+
+fn widget(id: &str, name: &str) -> Value {
+    json!({"id": id, "object": "widget", "name": name})
+}
+
+fn with_status(mut entry: Value, status: u16) -> Value {
+    entry["response"]["status"] = json!(status);
+    entry
+}
+
+/// Recorded session `n` of 6, against a store reset before it: creates `n % 3 + 1` widgets
+/// (listing after the first), reads an id nobody made (404), lists again, and every other
+/// session lists once more before creating anything.
+fn record(t: &Twin, n: u64) {
+    let mut entries = Vec::new();
+    let mut made: Vec<Value> = Vec::new();
+    if n.is_multiple_of(2) {
+        entries.push(har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/widgets",
+            None,
+            &json!({"data": [], "total": 0}),
+        ));
+    }
+    for k in 0..(n % 3 + 1) {
+        let id = format!("wid_{n:02}{k:02}x7Kq9Lm2Rt");
+        let name = format!("widget {n}.{k}");
+        let w = widget(&id, &name);
+        entries.push(with_status(
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v1/widgets",
+                Some(&json!({"name": name})),
+                &w,
+            ),
+            201,
+        ));
+        made.push(w);
+        if k == 0 {
+            entries.push(har::entry(
+                ORIGIN,
+                "GET",
+                "/v1/widgets",
+                None,
+                &json!({"data": made.clone(), "total": made.len()}),
+            ));
+        }
+    }
+    let missing = format!("wid_{n:02}99zzzzzzzzzz");
+    entries.push(with_status(
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/widgets/{missing}"),
+            None,
+            &json!({"error": {"message": format!("no widget {missing}")}}),
+        ),
+        404,
+    ));
+    entries.push(har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/widgets",
+        None,
+        &json!({"data": made.clone(), "total": made.len()}),
+    ));
+    har::import(t, &[KEY], &format!("session-{n}.har"), entries);
+}
+
+fn twin() -> Twin {
+    har::synth_twin("widgets", ORIGIN, &[KEY], 6, record)
+}
+
+fn ids(list: &Value) -> Vec<String> {
+    list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_list_every_recording_filled_only_with_its_own_creates_lists_a_sessions_own_records() {
+    let t = twin();
+    let model: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap(),
+    )
+    .unwrap();
+    let list_route = model["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["method"] == "GET" && r["path"] == "/v1/widgets")
+        .unwrap();
+    assert_eq!(list_route["list"]["own_records_only"], json!(true));
+
+    let s = t.serve_env(&[], &[KEY]);
+    // A fresh session lists nothing: every recorded list held only its own session's creates.
+    let fresh = s.get("/v1/widgets", Some("fresh")).await;
+    fresh.assert_status(200);
+    assert_eq!(fresh.json(), json!({"data": [], "total": 0}));
+
+    // A session that refused a read first still lists nothing of another recording's.
+    s.get("/v1/widgets/wid_nobodyMadeThis1", Some("refused"))
+        .await
+        .assert_status(404);
+    let after_refusal = s.get("/v1/widgets", Some("refused")).await;
+    assert_eq!(ids(&after_refusal.json()), Vec::<String>::new());
+    assert_eq!(after_refusal.json()["total"], json!(0));
+
+    // A session that creates lists exactly what it created, in order; another session does
+    // not see them.
+    let mut mine = Vec::new();
+    for name in ["left", "right"] {
+        let r = s
+            .post("/v1/widgets", Some("maker"), json!({"name": name}))
+            .await;
+        r.assert_status(201);
+        mine.push(r.json()["id"].as_str().unwrap().to_string());
+    }
+    let listed = s.get("/v1/widgets", Some("maker")).await.json();
+    assert_eq!(ids(&listed), mine);
+    assert_eq!(listed["total"], json!(2));
+    assert_eq!(
+        ids(&s.get("/v1/widgets", Some("fresh")).await.json()),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn held_out_sessions_of_an_api_whose_tests_start_empty_pass_check() {
+    let t = twin();
+    let out = Command::new(support::bin())
+        .current_dir(t.tmp.path())
+        .env(KEY.0, KEY.1)
+        .args(["check", &t.path_str(), "--holdout", "3", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .chars()
+                .take(2000)
+                .collect::<String>()
+        )
+    });
+    let failing: Vec<&Value> = report["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["score_bp"] != json!(10000))
+        .collect();
+    assert!(failing.is_empty(), "{failing:#?}");
+    assert_eq!(report["score_bp"], json!(10000));
+    assert!(out.status.success());
+}
