@@ -360,6 +360,33 @@ pub(crate) fn above_lower_bounds(key: &str, shape: &ListShape, query: &[(String,
     })
 }
 
+/// Whether `item` passes the list's query filters the request sends: each equality filter
+/// (the same-named field holds the value sent) and each set filter (the field takes one of the
+/// values a repeated parameter sent, or, excluding, none of them).
+fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
+    let equal = shape.filters.iter().all(|f| {
+        q(query, f).is_none_or(|want| {
+            item.get(f.as_str())
+                .and_then(scalar_key)
+                .is_some_and(|v| v == want)
+        })
+    });
+    equal
+        && shape.set_filters.iter().all(|f| {
+            let mut sent = query
+                .iter()
+                .filter(|(k, _)| *k == f.param)
+                .map(|(_, v)| v.as_str())
+                .peekable();
+            if sent.peek().is_none() {
+                return true;
+            }
+            let value = item.get(f.field.as_str()).and_then(scalar_key);
+            let named = value.is_some_and(|v| sent.any(|s| s == v));
+            named != f.exclude
+        })
+}
+
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
 /// Session items the request's id window excludes (`query`) are not added; none is when
 /// `add_writes` is false (the page then only loses the records the session deleted and, for
@@ -491,6 +518,8 @@ pub(crate) fn merge_into_moment(
                     base.is_none_or(|b| b.descending),
                 )
                 && above_lower_bounds(k, shape, query)
+                // The recorded page answered the request's filters: so do the records added.
+                && passes_query_filters(&e.value, shape, query)
         })
         .map(|(k, e)| {
             if !recorded_member(k, e) {
@@ -682,35 +711,8 @@ pub(crate) fn serve_list(
         items.extend(extras);
     }
 
-    // 2. Equality filters from the query and the filter-document header.
-    for f in &req.shape.filters {
-        if let Some(want) = q(req.query, f) {
-            items.retain(|(it, _)| {
-                it.get(f.as_str())
-                    .and_then(scalar_key)
-                    .is_some_and(|v| v == want)
-            });
-        }
-    }
-    // Set filters: every value a (repeated) parameter sent, kept or left out.
-    for f in &req.shape.set_filters {
-        let sent: Vec<&str> = req
-            .query
-            .iter()
-            .filter(|(k, _)| *k == f.param)
-            .map(|(_, v)| v.as_str())
-            .collect();
-        if sent.is_empty() {
-            continue;
-        }
-        items.retain(|(it, _)| {
-            let named = it
-                .get(f.field.as_str())
-                .and_then(scalar_key)
-                .is_some_and(|v| sent.contains(&v.as_str()));
-            named != f.exclude
-        });
-    }
+    // 2. Equality and set filters from the query, then the filter-document header.
+    items.retain(|(it, _)| passes_query_filters(it, req.shape, req.query));
     if let Some(doc) = req
         .filter_header
         .and_then(|h| serde_json::from_str::<Value>(h).ok())

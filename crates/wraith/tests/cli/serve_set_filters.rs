@@ -137,6 +137,26 @@ async fn a_list_leaves_out_the_types_an_excluding_parameter_names() {
     assert!(all.iter().any(|(_, id)| *id == mine), "{all:?}");
 }
 
+#[tokio::test]
+async fn a_recorded_filtered_page_takes_in_only_the_session_records_its_filter_keeps() {
+    let t = events_twin();
+    let server = t.serve(&[]);
+    let s = Some("merging");
+    let mine = create_favourite(&server, s).await;
+    // A query the recordings sent: its recorded page is replayed with the session's writes
+    // merged in, and a favourite is no mention.
+    let page = server.get("/v1/events?types%5B%5D=mention", s).await;
+    page.assert_status(200);
+    let listed = kinds_and_ids(&page);
+    assert!(!listed.is_empty(), "{listed:?}");
+    assert!(listed.iter().all(|(k, _)| k == "mention"), "{listed:?}");
+    assert!(listed.iter().all(|(_, id)| *id != mine), "{listed:?}");
+    let page = server.get("/v1/events?exclude_types%5B%5D=mention", s).await;
+    let listed = kinds_and_ids(&page);
+    assert!(listed.iter().any(|(_, id)| *id == mine), "{listed:?}");
+    assert!(listed.iter().all(|(k, _)| k != "mention"), "{listed:?}");
+}
+
 /// Two runs creating three accounts each; one multi-get by two ids, recorded once.
 fn accounts_twin() -> Twin {
     let t = Twin::init("accounts", ORIGIN);
