@@ -1637,7 +1637,8 @@ impl Engine {
         let route = &self.model.routes[r];
         let (last_name, id) = params.last()?;
         let id = id.as_str();
-        let ty: Option<&str> = if route.state_op == Some(StateOp::List) {
+        // A list or a create under a parent names the parent last (`/widgets/:id/parts`).
+        let ty: Option<&str> = if matches!(route.state_op, Some(StateOp::List | StateOp::Create)) {
             route
                 .parent_params
                 .iter()
@@ -1653,10 +1654,14 @@ impl Engine {
         if let Some(ty) = ty {
             if let Some(e) = ns.entity(ty, id) {
                 return Some(match (&e.parents, route.known_param_tuples.is_empty()) {
-                    (Some(parents), false) if route.state_op != Some(StateOp::List) => parents
-                        .iter()
-                        .map(String::as_str)
-                        .eq(parent_values.iter().copied()),
+                    (Some(parents), false)
+                        if !matches!(route.state_op, Some(StateOp::List | StateOp::Create)) =>
+                    {
+                        parents
+                            .iter()
+                            .map(String::as_str)
+                            .eq(parent_values.iter().copied())
+                    }
                     _ => true,
                 });
             }

@@ -1222,8 +1222,10 @@ pub enum Guard {
     Always,
     /// Every sub-guard holds.
     All { all: Vec<Guard> },
-    /// The entity named by the route's `id_param` is (or is not) known in this namespace
-    /// (recorded non-4xx id, fixture, or created this session, and not deleted this session).
+    /// The entity named by the route's `id_param` (on a list or a create under a parent
+    /// record, the parent its last path parameter names) is (or is not) known in this
+    /// namespace (recorded non-4xx id, fixture, or created this session, and not deleted this
+    /// session).
     StateMember { member: bool },
     /// The request carries (or lacks) this header (lowercase name).
     HeaderPresent { name: String, present: bool },

@@ -4,8 +4,9 @@
 //! The primary variant is the most frequent 2xx status (or the most frequent status when there
 //! is no 2xx). Every other status looks for what distinguishes its requests from the primary's,
 //! in this order, and keeps the first it finds:
-//! - state membership — read/update/delete routes with both 2xx and 404 answers: the 2xx is
-//!   guarded `StateMember{member: true}`, the 404 `StateMember{member: false}` (always added);
+//! - state membership — read/update/delete routes, and lists and creates under a parent
+//!   record (`/widgets/:id/parts`), with both 2xx and 404 answers: the 2xx is guarded
+//!   `StateMember{member: true}`, the 404 `StateMember{member: false}` (always added);
 //! - header presence — a request header present in every exchange of one and absent from every
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
@@ -127,10 +128,20 @@ pub fn build_variants(
         .map(|(s, _)| *s)
         .unwrap_or(200);
 
-    let stateful = matches!(
+    // A list or a create under a parent (`/widgets/:id/parts`) answers 404 for a parent the
+    // store does not hold, as a read does for its record: the engine's membership check reads
+    // the last path parameter as that parent.
+    let under_parent = matches!(plan.state_op, Some(StateOp::List | StateOp::Create))
+        && plan.id_param.is_none()
+        && group
+            .params
+            .last()
+            .is_some_and(|last| plan.parent_params.iter().any(|p| &p.param == last));
+    let stateful = (matches!(
         plan.state_op,
         Some(StateOp::Read | StateOp::Update | StateOp::Delete)
-    ) && plan.id_param.is_some();
+    ) && plan.id_param.is_some())
+        || under_parent;
     let has_404 = by_status.contains_key(&404);
     let has_2xx = by_status.keys().any(|s| values::is_2xx(*s));
     let state_guarded = stateful && has_404 && has_2xx;

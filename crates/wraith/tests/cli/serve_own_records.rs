@@ -2,8 +2,9 @@
 //! (`ListShape::own_records_only`: each recorded test started from an empty collection) lists
 //! a session's own records only: a fresh session lists none, not another recording's; a
 //! session that created some lists those; a request the twin refused leaves the list empty.
-//! And `wraith check --holdout` passes the held-out sessions of such an API. Black-box: the
-//! real binary on a widgets twin built from HARs written here, each a fresh-store session.
+//! A list or a create under a parent the session does not hold answers the recorded 404. And
+//! `wraith check --holdout` passes the held-out sessions of such an API. Black-box: the real
+//! binary on a widgets twin built from HARs written here, each a fresh-store session.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -27,8 +28,9 @@ fn with_status(mut entry: Value, status: u16) -> Value {
 }
 
 /// Recorded session `n` of 6, against a store reset before it: creates `n % 3 + 1` widgets
-/// (listing after the first), reads an id nobody made (404), lists again, and every other
-/// session lists once more before creating anything.
+/// (listing after the first), creates and lists a part of
+/// its first widget and tries both under a widget nobody made (404), reads that widget (404),
+/// lists again; every other session lists once more before creating anything.
 fn record(t: &Twin, n: u64) {
     let mut entries = Vec::new();
     let mut made: Vec<Value> = Vec::new();
@@ -67,6 +69,39 @@ fn record(t: &Twin, n: u64) {
         }
     }
     let missing = format!("wid_{n:02}99zzzzzzzzzz");
+    // A part of the first widget, listed under it; under a widget nobody made, a 404.
+    let first = made[0]["id"].as_str().unwrap().to_string();
+    let part = json!({"id": format!("prt_{n:02}00Tq3Wn8Ke"), "widget_id": first, "label": "bolt"});
+    entries.push(with_status(
+        har::entry(
+            ORIGIN,
+            "POST",
+            &format!("/v1/widgets/{first}/parts"),
+            Some(&json!({"label": "bolt"})),
+            &part,
+        ),
+        201,
+    ));
+    entries.push(har::entry(
+        ORIGIN,
+        "GET",
+        &format!("/v1/widgets/{first}/parts"),
+        None,
+        &json!({"data": [part]}),
+    ));
+    for method in ["POST", "GET"] {
+        let body = (method == "POST").then(|| json!({"label": "bolt"}));
+        entries.push(with_status(
+            har::entry(
+                ORIGIN,
+                method,
+                &format!("/v1/widgets/{missing}/parts"),
+                body.as_ref(),
+                &json!({"error": {"message": format!("no widget {missing}")}}),
+            ),
+            404,
+        ));
+    }
     entries.push(with_status(
         har::entry(
             ORIGIN,
@@ -146,6 +181,37 @@ async fn a_list_every_recording_filled_only_with_its_own_creates_lists_a_session
         ids(&s.get("/v1/widgets", Some("fresh")).await.json()),
         Vec::<String>::new()
     );
+}
+
+#[tokio::test]
+async fn a_list_or_create_under_a_parent_the_session_does_not_hold_answers_the_recorded_404() {
+    let t = twin();
+    let s = t.serve_env(&[], &[KEY]);
+    let nobody = "/v1/widgets/wid_nobodyMadeThis1/parts";
+    let created = s.post(nobody, Some("parts"), json!({"label": "nut"})).await;
+    created.assert_status(404);
+    assert!(
+        created.json()["error"]["message"].is_string(),
+        "{:?}",
+        created.json()
+    );
+    s.get(nobody, Some("parts")).await.assert_status(404);
+
+    let widget = s
+        .post("/v1/widgets", Some("parts"), json!({"name": "holder"}))
+        .await
+        .json();
+    let under = format!("/v1/widgets/{}/parts", widget["id"].as_str().unwrap());
+    let part = s.post(&under, Some("parts"), json!({"label": "nut"})).await;
+    part.assert_status(201);
+    assert_eq!(part.json()["widget_id"], widget["id"]);
+    let listed = s.get(&under, Some("parts")).await;
+    listed.assert_status(200);
+    assert_eq!(listed.json()["data"][0]["id"], part.json()["id"]);
+    // Another session does not hold the widget either.
+    s.post(&under, Some("stranger"), json!({"label": "nut"}))
+        .await
+        .assert_status(404);
 }
 
 #[test]

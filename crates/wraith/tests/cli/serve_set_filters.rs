@@ -151,7 +151,9 @@ async fn a_recorded_filtered_page_takes_in_only_the_session_records_its_filter_k
     assert!(!listed.is_empty(), "{listed:?}");
     assert!(listed.iter().all(|(k, _)| k == "mention"), "{listed:?}");
     assert!(listed.iter().all(|(_, id)| *id != mine), "{listed:?}");
-    let page = server.get("/v1/events?exclude_types%5B%5D=mention", s).await;
+    let page = server
+        .get("/v1/events?exclude_types%5B%5D=mention", s)
+        .await;
     let listed = kinds_and_ids(&page);
     assert!(listed.iter().any(|(_, id)| *id == mine), "{listed:?}");
     assert!(listed.iter().all(|(k, _)| k != "mention"), "{listed:?}");
