@@ -2337,12 +2337,35 @@ impl Engine {
                 }
             }
             Some(StateOp::List) => {
-                // Where every recording listed only its own records, a recorded page is
-                // always read against the session's store: another recording's records leave
-                // it (what the session wrote is merged in only as below).
+                // Where every recording listed only its own records, a recorded page says
+                // nothing of this session's collection (its items, its total, where paging
+                // ends) when its run had sent another number of writes, or when the session
+                // holds a record no recording made: the page is rendered from the session's
+                // store. Another page is still read against the store: a record the session
+                // does not hold leaves it.
                 if let Some(ty) = &route.entity_type
                     && route.list.as_ref().is_some_and(|l| l.own_records_only)
                 {
+                    let provisional_at = match &pick {
+                        AxisPick::Within { idx, .. } => candidates[*idx].0,
+                        AxisPick::Past => candidates[candidates.len() - 1].0,
+                    };
+                    // A page its run recorded after another number of writes than this
+                    // session has sent lists another collection.
+                    let other_writes = self
+                        .run_index()
+                        .moments(r, ei)
+                        .get(provisional_at)
+                        .and_then(|(_, position)| *position)
+                        .is_some_and(|(writes, _)| writes != ns.writes_sent);
+                    // Records no recording made (rendered creates, a fixture's) are on no
+                    // recorded page.
+                    let unrecorded = ns
+                        .type_store(ty)
+                        .is_some_and(|s| s.live.values().any(|e| e.origin != Origin::Replayed));
+                    if other_writes || unrecorded {
+                        return None;
+                    }
                     merge_list = Some((ty.clone(), false));
                 }
                 if let Some(ty) = &route.entity_type

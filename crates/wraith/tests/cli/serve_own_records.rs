@@ -1,10 +1,11 @@
 //! A list whose every recording showed only the records its own session had created
 //! (`ListShape::own_records_only`: each recorded test started from an empty collection) lists
 //! a session's own records only: a fresh session lists none, not another recording's; a
-//! session that created some lists those; a request the twin refused leaves the list empty.
-//! A list or a create under a parent the session does not hold answers the recorded 404. And
-//! `wraith check --holdout` passes the held-out sessions of such an API. Black-box: the real
-//! binary on a widgets twin built from HARs written here, each a fresh-store session.
+//! session that created some lists those, paged from its store; a request the twin refused
+//! leaves the list empty. A list or a create under a parent the session does not hold answers
+//! the recorded 404. And `wraith check --holdout` passes the held-out sessions of such an API.
+//! Black-box: the real binary on a widgets twin built from HARs written here, each a
+//! fresh-store session.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,7 +29,7 @@ fn with_status(mut entry: Value, status: u16) -> Value {
 }
 
 /// Recorded session `n` of 6, against a store reset before it: creates `n % 3 + 1` widgets
-/// (listing after the first), creates and lists a part of
+/// (listing after the first), asks for the second page of one, creates and lists a part of
 /// its first widget and tries both under a widget nobody made (404), reads that widget (404),
 /// lists again; every other session lists once more before creating anything.
 fn record(t: &Twin, n: u64) {
@@ -68,6 +69,15 @@ fn record(t: &Twin, n: u64) {
             ));
         }
     }
+    // The second page of one: the session's second widget, when it made one.
+    entries.push(har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/widgets?limit=1&offset=1",
+        None,
+        &json!({"data": made.iter().skip(1).take(1).cloned().collect::<Vec<_>>(),
+                "total": made.len()}),
+    ));
     let missing = format!("wid_{n:02}99zzzzzzzzzz");
     // A part of the first widget, listed under it; under a widget nobody made, a 404.
     let first = made[0]["id"].as_str().unwrap().to_string();
@@ -181,6 +191,26 @@ async fn a_list_every_recording_filled_only_with_its_own_creates_lists_a_session
         ids(&s.get("/v1/widgets", Some("fresh")).await.json()),
         Vec::<String>::new()
     );
+}
+
+#[tokio::test]
+async fn a_page_of_a_sessions_own_records_is_paged_from_its_store() {
+    let t = twin();
+    let s = t.serve_env(&[], &[KEY]);
+    let mut mine = Vec::new();
+    for name in ["one", "two", "three"] {
+        let r = s
+            .post("/v1/widgets", Some("pager"), json!({"name": name}))
+            .await;
+        r.assert_status(201);
+        mine.push(r.json()["id"].as_str().unwrap().to_string());
+    }
+    // No recorded page holds these widgets: the page is the session's second of three.
+    let page = s.get("/v1/widgets?limit=1&offset=1", Some("pager")).await;
+    page.assert_status(200);
+    let page = page.json();
+    assert_eq!(ids(&page), vec![mine[1].clone()], "{page}");
+    assert_eq!(page["total"], json!(3), "{page}");
 }
 
 #[tokio::test]
