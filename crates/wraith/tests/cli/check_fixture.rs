@@ -142,7 +142,7 @@ fn shop_with_a_repeated_session() -> DemoTwin {
 }
 
 #[test]
-fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
+fn check_holdout_with_fixture_seeds_its_namespaces_and_exits_by_the_held_out_half() {
     let t = shop_with_a_repeated_session();
     let plain = stdout_json(&t.run(&["check", "--holdout", "2", "--json"]));
     let h = &plain["holdout"];
@@ -164,19 +164,13 @@ fn check_holdout_with_fixture_seeds_the_training_and_the_held_out_namespaces() {
     let r = stdout_json(&out);
     assert_eq!(r["fixture"], "one-order");
     let h = &r["holdout"];
-    // The seeded order shows up in the order lists of both halves.
+    // The seeded order shows up in the training half's order lists. The held-out session
+    // lists orders only by its own customer, which the seeded order does not name, so its
+    // lists keep the order out: that half replays as recorded.
     assert!(h["in_sample_score_bp"].as_u64().unwrap() < 10_000, "{h:#}");
-    assert!(h["held_out_score_bp"].as_u64().unwrap() < 10_000, "{h:#}");
-    assert!(
-        r["divergences"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|d| d["route"] == "GET /orders"),
-        "{:#}",
-        r["divergences"]
-    );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(h["held_out_score_bp"], 10_000, "{h:#}");
+    // The held-out half decides the exit code.
+    assert_eq!(out.status.code(), Some(0));
 
     let out = t.run(&["check", "--holdout", "2", "--fixture", "nope"]);
     assert_eq!(out.status.code(), Some(1));

@@ -179,16 +179,18 @@ async fn the_twins_own_links_carry_the_requests_other_parameters() {
 }
 
 #[tokio::test]
-async fn a_recorded_offset_page_the_sessions_writes_changed_keeps_its_offset_links() {
+async fn a_recorded_offset_query_over_the_sessions_own_groups_links_by_position() {
     let t = groups_twin();
     let server = t.serve(&[]);
     let s = Some("writer");
-    server
-        .post("/v1/groups", s, json!({"name": "mine"}))
-        .await
-        .assert_status(200);
-    // A recorded page; the session's group joins the collection, so the page is re-served
-    // with the session's writes merged and its links re-pointed, still by position.
+    for name in ["mine", "also mine"] {
+        server
+            .post("/v1/groups", s, json!({"name": name}))
+            .await
+            .assert_status(200);
+    }
+    // A query the recordings sent; every recorded run listed only the groups it created, so
+    // the page is the session's second group, its links still by position.
     let r = server.get("/v1/groups?limit=1&offset=1", s).await;
     r.assert_status(200);
     assert_eq!(ids(&r).len(), 1);
