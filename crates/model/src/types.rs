@@ -845,16 +845,22 @@ impl PathFilter {
     }
 }
 
-/// Counters a create steps on the record one of its request body fields names (see
-/// [`Route::create_counters`]): synth sets it when, in every recorded session where the named
+/// Counters a create steps on the record one of its request body fields, or its path, names
+/// (see [`Route::create_counters`]): synth sets it when, in every recorded session where the named
 /// record was seen before the create and again after it (with no other write naming it
 /// between), each of `counters` moved by the same non-zero step, in at least two such pairs,
 /// and never changed between two views of the record with no write naming it between.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateCounters {
     /// JSON pointer of the top-level request body field (form bodies as the engine parses
-    /// them) whose value is the named record's primary key (`/in_reply_to_id`).
+    /// them) whose value is the named record's primary key (`/in_reply_to_id`); empty when
+    /// `param` names the record.
     pub field: String,
+    /// The path parameter whose value is the named record's primary key, for a create under
+    /// its parent (`/widgets/:param/parts` steps the widget's `parts_count`). Absent (and not
+    /// written) when `field` names the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
     /// The entity type of the named record.
     pub entity_type: String,
     /// The record's integer fields and their step per create (`{replies_count: 1}`).

@@ -10,6 +10,9 @@
 //! between two views of the record with no write naming it between (it changes by itself, or
 //! by something the recordings do not show). Never from route or field names.
 //!
+//! A create under its parent's path (`POST /widgets/:id/parts`) names the parent there, and
+//! is learned the same way (a part steps its widget's `parts_count`).
+//!
 //! Not learned: counters of a record named deeper in the body (a nested object, an array's
 //! item), or of a record the session never saw before the create; what a delete of the created
 //! record does to the counter.
@@ -35,6 +38,8 @@ const MAX_DEPTH: usize = 4;
 /// One recorded create that names a record: (route group, field pointer, key, observation).
 struct Naming {
     group: usize,
+    /// The body field's JSON pointer, or `:` and the path parameter's name (a pointer starts
+    /// with `/`, so the two never meet).
     field: String,
     key: String,
     obs: usize,
@@ -166,8 +171,13 @@ pub fn learn(
         if counters.is_empty() {
             continue;
         }
+        let (field, param) = match field.strip_prefix(':') {
+            Some(name) => (String::new(), Some(name.to_string())),
+            None => (field.to_string(), None),
+        };
         out[group].push(CreateCounters {
-            field: field.to_string(),
+            field,
+            param,
             entity_type: ty.to_string(),
             counters,
         });
@@ -182,9 +192,27 @@ fn namings(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<N
         if p.state_op != Some(StateOp::Create) {
             continue;
         }
-        for &i in &g.obs {
+        // The path parameters naming the create's parent records.
+        let parents: Vec<(usize, &str)> = g
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| p.parent_params.iter().any(|pp| &pp.param == *name))
+            .map(|(at, name)| (at, name.as_str()))
+            .collect();
+        for (k, &i) in g.obs.iter().enumerate() {
             if !values::is_2xx(obs[i].status) {
                 continue;
+            }
+            for &(at, name) in &parents {
+                if let Some(key) = g.param_values.get(k).and_then(|v| v.get(at)) {
+                    out.push(Naming {
+                        group: gi,
+                        field: format!(":{name}"),
+                        key: wraith_model::request_key::decode_path_segment(key),
+                        obs: i,
+                    });
+                }
             }
             for (ptr, v) in &obs[i].req_fields {
                 // Top-level only: `/field`, not `/a/b` or `/ids/0`.

@@ -1,6 +1,7 @@
 //! Counters a create steps on the record its request names (`Route::create_counters`): after a
 //! 2xx create, the record a learned top-level body field names (a reply's parent, a quote's
-//! quoted status) has each learned counter stepped in the session's store, so later reads,
+//! quoted status), or the parent its path names (a part's widget), has each learned counter
+//! stepped in the session's store, so later reads,
 //! lists and embeddings show the new count. A rendered create answer that embeds that record
 //! shows the stepped value too; a replayed one already shows what its recording did.
 //!
@@ -30,14 +31,21 @@ impl Engine {
         if rules.is_empty() || !(200..300).contains(&out.status) || call.head {
             return;
         }
-        let Some(body) = call.body.as_ref() else {
-            return;
-        };
         for rule in rules {
-            let Some(key) = body
-                .pointer(&rule.field)
-                .and_then(crate::fixtures::scalar_key)
-            else {
+            let key = match &rule.param {
+                Some(name) => call
+                    .m
+                    .params
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone()),
+                None => call
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.pointer(&rule.field))
+                    .and_then(crate::fixtures::scalar_key),
+            };
+            let Some(key) = key else {
                 continue;
             };
             let ty = rule.entity_type.as_str();

@@ -1,7 +1,7 @@
-//! A create whose body names a record the session holds steps that record's learned counter
-//! (`Route::create_counters`): later reads show the new count, each create steps it again, and
-//! a rendered answer embedding the record shows it stepped. A record the session does not hold
-//! is left alone.
+//! A create whose body (or path, for a create under its parent) names a record the session
+//! holds steps that record's learned counter (`Route::create_counters`): later reads show the
+//! new count, each create steps it again, and a rendered answer embedding the record shows it
+//! stepped. A record the session does not hold is left alone.
 
 use crate::support;
 
@@ -54,6 +54,7 @@ fn shop_with_charges(step: i64) -> wraith_engine::Engine {
         .build();
     charges.create_counters = vec![CreateCounters {
         field: "/customer_id".into(),
+        param: None,
         entity_type: "customers".into(),
         counters: BTreeMap::from([("balance".to_string(), step)]),
     }];
@@ -139,4 +140,61 @@ fn a_create_naming_a_record_another_session_holds_steps_nothing_there() {
         json!(0),
         "session a's customer is untouched: {read}"
     );
+}
+
+/// The shop with `POST /v1/customers/:param/notes` (creates `notes` under the customer its
+/// path names), which steps the customer's `balance` by one.
+fn shop_with_notes() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let mut notes = R::new("POST", "/v1/customers/:param/notes")
+        .op(StateOp::Create, "notes")
+        .variant(
+            200,
+            Guard::Always,
+            obj(vec![
+                ("id", gen_id(cus_id())),
+                ("text", echo_body("/text", JsonType::String)),
+            ]),
+        )
+        .build();
+    notes.parent_params = vec![ParentParam {
+        param: "param".into(),
+        entity_type: "customers".into(),
+    }];
+    notes.create_counters = vec![CreateCounters {
+        field: String::new(),
+        param: Some("param".into()),
+        entity_type: "customers".into(),
+        counters: BTreeMap::from([("balance".to_string(), 1)]),
+    }];
+    m.routes.push(notes);
+    m.entity_types
+        .insert("notes".into(), entity_type(&[], &[], Vec::new()));
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn a_create_under_a_held_parents_path_steps_the_parents_counter() {
+    let e = shop_with_notes();
+    let s = Some("notes");
+    let id = created_customer(&e, s);
+    for n in 1..=2 {
+        let noted = send(
+            &e,
+            s,
+            "POST",
+            &format!("/v1/customers/{id}/notes"),
+            json!({"text": "hi"}),
+        );
+        assert_eq!(noted.status, 200);
+        let read = body(&get(&e, s, &format!("/v1/customers/{id}")));
+        assert_eq!(read["balance"], json!(n), "{read}");
+    }
+    // Another session's customer is its own.
+    let other = created_customer(&e, Some("other"));
+    let read = body(&get(&e, Some("other"), &format!("/v1/customers/{other}")));
+    assert_eq!(read["balance"], json!(0), "{read}");
 }

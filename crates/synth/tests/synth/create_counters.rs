@@ -1,6 +1,6 @@
 //! Counters a create steps on the record its body names, through `synthesize`: a comment
-//! naming a post in `post_id` steps the post's `comments_count`, as the post's reads before
-//! and after the comment showed. A pair that contradicts the step drops it; a field that also
+//! naming a post in `post_id` (or posted under the post's path) steps the post's
+//! `comments_count`, as the post's reads before and after the comment showed. A pair that contradicts the step drops it; a field that also
 //! changes between reads with no write naming the post is no counter; one pair is too few.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -77,6 +77,7 @@ fn comment_naming_a_post_steps_its_counter_learned_from_reads_before_and_after()
         comment_counters(&model),
         [CreateCounters {
             field: "/post_id".into(),
+            param: None,
             entity_type: post_type(&model),
             counters: BTreeMap::from([("comments_count".to_string(), 1)]),
         }]
@@ -149,8 +150,77 @@ fn reads_recorded_in_several_frames_still_show_the_step() {
         comment_counters(&model),
         [CreateCounters {
             field: "/post_id".into(),
+            param: None,
             entity_type: post_type(&model),
             counters: BTreeMap::from([("comments_count".to_string(), 1)]),
         }]
     );
+}
+
+/// Session `n`: create a post, read it, comment on it under its path, list its comments, read
+/// the post again (showing `after` comments).
+fn commented_under_its_path(n: u64, after: i64) -> RecordedSession {
+    let p = 4_000 + n;
+    let c = 9_000 + n;
+    common::session(
+        &format!("s{n}"),
+        1_700_000_000_000_000 + n * 1_000,
+        vec![
+            ok_json(
+                "POST",
+                "/v1/posts",
+                Some(&json!({"title": format!("post {p}")})),
+                &post(p, 0, 0),
+            ),
+            ok_json("GET", &format!("/v1/posts/{p}"), None, &post(p, 0, 0)),
+            ok_json(
+                "POST",
+                &format!("/v1/posts/{p}/comments"),
+                Some(&json!({"body": "nice"})),
+                &json!({"id": c, "post_id": p, "body": "nice"}),
+            ),
+            ok_json(
+                "GET",
+                &format!("/v1/posts/{p}/comments"),
+                None,
+                &json!([{"id": c, "post_id": p, "body": "nice"}]),
+            ),
+            ok_json("GET", &format!("/v1/posts/{p}"), None, &post(p, after, 0)),
+        ],
+    )
+}
+
+#[test]
+fn a_create_under_its_parents_path_steps_the_parents_counter() {
+    let model = synth(&[
+        commented_under_its_path(1, 1),
+        commented_under_its_path(2, 1),
+    ]);
+    let route = model
+        .routes
+        .iter()
+        .find(|r| r.method == "POST" && r.path.ends_with("/comments"))
+        .expect("comment create route under its post");
+    let param = route.params.last().cloned().expect("a path parameter");
+    assert_eq!(
+        route.create_counters,
+        [CreateCounters {
+            field: String::new(),
+            param: Some(param),
+            entity_type: post_type(&model),
+            counters: BTreeMap::from([("comments_count".to_string(), 1)]),
+        }]
+    );
+    // A pair that does not show the step drops it, as for a body field.
+    let model = synth(&[
+        commented_under_its_path(1, 1),
+        commented_under_its_path(2, 1),
+        commented_under_its_path(3, 0),
+    ]);
+    let route = model
+        .routes
+        .iter()
+        .find(|r| r.method == "POST" && r.path.ends_with("/comments"))
+        .unwrap();
+    assert!(route.create_counters.is_empty());
 }
