@@ -55,6 +55,7 @@ pub mod path_filter;
 pub mod read_prefixes;
 pub mod read_progressions;
 pub mod record_classes;
+pub mod refusal_reads;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
@@ -179,6 +180,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     wrapped_creates::learn(&templated, &mut plans, &obs);
 
     let mut entity_types = state::entity_types(&templated, &plans, &obs);
+    refusal_reads::bind(&mut plans.routes, &mut entity_types);
     let symbols = symbol_builder.finish();
     // Drift compares recorded answers too (before exact replay takes them).
     let mut started: BTreeMap<&str, u64> = BTreeMap::new();

@@ -28,6 +28,7 @@ mod mirrored_lists;
 mod path_filter;
 mod read_prefixes;
 mod read_progressions;
+mod refusal_reads;
 mod request_keying;
 mod robustness;
 mod rules;
