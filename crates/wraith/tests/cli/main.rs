@@ -29,6 +29,7 @@ mod check_target_origin;
 mod check_target_probe;
 mod compose;
 mod deep_bodies;
+mod generated_crud;
 mod import;
 mod import_secrets;
 mod import_unsendable_headers;
