@@ -2337,6 +2337,17 @@ impl Engine {
                 }
             }
             Some(StateOp::List) => {
+                // How many writes the page's run had sent before it, where its position is known.
+                let provisional_at = match &pick {
+                    AxisPick::Within { idx, .. } => candidates[*idx].0,
+                    AxisPick::Past => candidates[candidates.len() - 1].0,
+                };
+                let run_writes = self
+                    .run_index()
+                    .moments(r, ei)
+                    .get(provisional_at)
+                    .and_then(|(_, position)| *position)
+                    .map(|(writes, _)| writes);
                 // Where every recording listed only its own records, a recorded page says
                 // nothing of this session's collection (its items, its total, where paging
                 // ends) when its run had sent another number of writes, or when the session
@@ -2346,18 +2357,9 @@ impl Engine {
                 if let Some(ty) = &route.entity_type
                     && route.list.as_ref().is_some_and(|l| l.own_records_only)
                 {
-                    let provisional_at = match &pick {
-                        AxisPick::Within { idx, .. } => candidates[*idx].0,
-                        AxisPick::Past => candidates[candidates.len() - 1].0,
-                    };
                     // A page its run recorded after another number of writes than this
                     // session has sent lists another collection.
-                    let other_writes = self
-                        .run_index()
-                        .moments(r, ei)
-                        .get(provisional_at)
-                        .and_then(|(_, position)| *position)
-                        .is_some_and(|(writes, _)| writes != ns.writes_sent);
+                    let other_writes = run_writes.is_some_and(|w| w != ns.writes_sent);
                     // Records no recording made (rendered creates, a fixture's) are on no
                     // recorded page.
                     let unrecorded = ns
@@ -2375,16 +2377,7 @@ impl Engine {
                     // A page its run recorded after more writes than this session has sent shows
                     // writes the session never made (a delete of the record it still holds):
                     // the session's writes are merged as if the page were another run's.
-                    let provisional_at = match &pick {
-                        AxisPick::Within { idx, .. } => candidates[*idx].0,
-                        AxisPick::Past => candidates[candidates.len() - 1].0,
-                    };
-                    let run_wrote_more = self
-                        .run_index()
-                        .moments(r, ei)
-                        .get(provisional_at)
-                        .and_then(|(_, position)| *position)
-                        .is_some_and(|(writes, _)| writes > ns.writes_sent);
+                    let run_wrote_more = run_writes.is_some_and(|w| w > ns.writes_sent);
                     if store.has_synth_writes()
                         || has_fixtures
                         || ((!in_run || run_wrote_more) && store.has_writes())
