@@ -3,7 +3,8 @@
 //! a session's own records only: a fresh session lists none, not another recording's; a
 //! session that created some lists those, paged from its store; a request the twin refused
 //! leaves the list empty. A list or a create under a parent the session does not hold answers
-//! the recorded 404. And `wraith check --holdout` passes the held-out sessions of such an API.
+//! the recorded 404, and a read recorded only refusing reads back the session's own part. And
+//! `wraith check --holdout` passes the held-out sessions of such an API.
 //! Black-box: the real binary on a widgets twin built from HARs written here, each a
 //! fresh-store session.
 
@@ -98,6 +99,18 @@ fn record(t: &Twin, n: u64) {
         &format!("/v1/widgets/{first}/parts"),
         None,
         &json!({"data": [part]}),
+    ));
+    // A part nobody made, read at its own path: the only reads of `/v1/parts/:id` recorded.
+    let no_part = format!("prt_{n:02}99Zq8YwXvU");
+    entries.push(with_status(
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/parts/{no_part}"),
+            None,
+            &json!({"error": {"message": format!("no part {no_part}")}}),
+        ),
+        404,
     ));
     for method in ["POST", "GET"] {
         let body = (method == "POST").then(|| json!({"label": "bolt"}));
@@ -240,6 +253,36 @@ async fn a_list_or_create_under_a_parent_the_session_does_not_hold_answers_the_r
     assert_eq!(listed.json()["data"][0]["id"], part.json()["id"]);
     // Another session does not hold the widget either.
     s.post(&under, Some("stranger"), json!({"label": "nut"}))
+        .await
+        .assert_status(404);
+}
+
+#[tokio::test]
+async fn a_read_recorded_only_refusing_reads_back_the_part_the_session_created() {
+    let t = twin();
+    let s = t.serve_env(&[], &[KEY]);
+    let widget = s
+        .post("/v1/widgets", Some("reader"), json!({"name": "holder"}))
+        .await
+        .json();
+    let part = s
+        .post(
+            &format!("/v1/widgets/{}/parts", widget["id"].as_str().unwrap()),
+            Some("reader"),
+            json!({"label": "nut"}),
+        )
+        .await
+        .json();
+    let id = part["id"].as_str().unwrap();
+    // Every recorded `GET /v1/parts/:id` was a 404 for a part nobody made; the ids asked for
+    // look like the parts' own, so the route reads them.
+    let read = s.get(&format!("/v1/parts/{id}"), Some("reader")).await;
+    read.assert_status(200);
+    assert_eq!(read.json(), part);
+    s.get(&format!("/v1/parts/{id}"), Some("stranger"))
+        .await
+        .assert_status(404);
+    s.get("/v1/parts/prt_01Xx8YwXvUtS", Some("reader"))
         .await
         .assert_status(404);
 }
