@@ -1697,15 +1697,15 @@ impl Engine {
         None
     }
 
-    /// Among several variants whose guards all hold, the one a polled resource answers
-    /// this time. Recorded runs that asked the same read of one URL several times and got
-    /// refusals, then a success (a kubeconfig answering 503 until the cluster is ready, then
-    /// 200) are status series; an unrecorded URL of the route follows the median-length series:
-    /// the n-th read of the URL in this namespace gets the series' n-th status (its last
-    /// once past the end). Without a series, or when no holding variant has that status, the
-    /// first holding variant (`first`) stays. A write retried as the identical request until
-    /// accepted (a migration refused while the instance is busy) is a series too, counted per
-    /// URL and body, when no recorded run of the route was accepted at its first attempt.
+    /// Among several variants whose guards all hold, the one a polled resource answers this time.
+    /// Recorded runs that asked the same read of one URL several times, as one principal, and got
+    /// refusals, then a success (a kubeconfig answering 503 until the cluster is ready, then 200)
+    /// are status series; an unrecorded URL of the route follows the median-length series: the n-th
+    /// read of the URL in this namespace gets the series' n-th status (its last once past the end).
+    /// Without a series, or when no holding variant has that status, the first holding variant
+    /// (`first`) stays. A write retried as the identical request until accepted (a migration
+    /// refused while the instance is busy) is a series too, counted per URL and body, when no
+    /// recorded run of the route was accepted at its first attempt.
     fn polled_variant(&self, ns: &mut Namespace, call: &Call<'_>, first: usize) -> usize {
         let read = matches!(call.method.as_str(), "GET" | "HEAD");
         let Some(median) = self.poll_series(call.m.route) else {
@@ -1745,10 +1745,10 @@ impl Engine {
             return true;
         };
         route.exact.iter().any(|entry| {
-            let mut runs: BTreeSet<&str> = BTreeSet::new();
+            let mut runs: BTreeSet<(&str, Option<&str>)> = BTreeSet::new();
             entry.moments.iter().any(|m| {
                 let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
-                runs.insert(run) && (200..300).contains(&m.status)
+                runs.insert((run, m.principal.as_deref())) && (200..300).contains(&m.status)
             })
         })
     }
@@ -1762,10 +1762,15 @@ impl Engine {
             let route = self.model.routes.get(r)?;
             let mut series: Vec<Vec<u16>> = Vec::new();
             for entry in &route.exact {
-                let mut per_run: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
+                // One principal's reads: another principal refused the same URL (a record
+                // its owner reads and a stranger may not) is no series.
+                let mut per_run: BTreeMap<(&str, Option<&str>), Vec<u16>> = BTreeMap::new();
                 for m in &entry.moments {
                     let run = m.source.rsplit_once('/').map_or("", |(run, _)| run);
-                    per_run.entry(run).or_default().push(m.status);
+                    per_run
+                        .entry((run, m.principal.as_deref()))
+                        .or_default()
+                        .push(m.status);
                 }
                 // Polling until ready: refusals first, a success last. A success followed by
                 // a 404 is a read after a delete, not a series to replay on another URL.

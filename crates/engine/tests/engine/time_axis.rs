@@ -364,6 +364,48 @@ fn a_read_recorded_before_and_after_a_delete_is_not_a_polled_series() {
 }
 
 #[test]
+fn a_refusal_to_another_principal_then_the_owners_read_is_not_a_polled_series() {
+    // Each run: the owner created the note, a stranger read it (403), the owner read it (200).
+    // That is who asked, not a resource becoming ready: the owner's first read is a 200.
+    let by = |source: &str, status: u16, principal: &str| {
+        let mut m = moment(
+            source,
+            status,
+            if status == 200 {
+                json!({"note": "n"})
+            } else {
+                json!({"error": "forbidden"})
+            },
+        );
+        m.principal = Some(principal.to_string());
+        m
+    };
+    let mut route = R::new("GET", "/v1/notes/:id")
+        .variant(200, Guard::Always, obj(vec![("note", c(json!("n")))]))
+        .variant(
+            403,
+            Guard::Always,
+            obj(vec![("error", c(json!("forbidden")))]),
+        );
+    for (run, id) in [("a", "1"), ("b", "2"), ("c", "3")] {
+        route = route.exact(
+            &format!("/v1/notes/{id}"),
+            "",
+            None,
+            vec![
+                by(&format!("{run}/1"), 403, "Bearer stranger"),
+                by(&format!("{run}/2"), 200, "Bearer owner"),
+            ],
+        );
+    }
+    let e = engine(model(vec![route.build()], vec![]), det_opts());
+    assert_eq!(
+        send(&e, Some("s"), "GET", "/v1/notes/7", json!(null)).status,
+        200
+    );
+}
+
+#[test]
 #[allow(clippy::unwrap_used)]
 fn many_runs_of_one_history_each_replayed_in_its_own_session_get_their_runs_answers() {
     // 1,500 recorded runs of the same create and list, each replayed in a session of its own,
