@@ -1697,6 +1697,19 @@ impl Engine {
         None
     }
 
+    /// Whether the record the route's `id_param` names was created in this namespace by
+    /// another principal than the request's (the `foreign_record` guard).
+    fn foreign_record(&self, ns: &Namespace, call: &Call<'_>) -> bool {
+        let route = &self.model.routes[call.m.route];
+        let Some((ty, id)) = self.target(route, &call.m.params) else {
+            return false;
+        };
+        let Some(creator) = ns.type_store(&ty).and_then(|s| s.creator(id)) else {
+            return false;
+        };
+        creator != self.principal_of(call).as_deref()
+    }
+
     /// Among several variants whose guards all hold, the one a polled resource answers this time.
     /// Recorded runs that asked the same read of one URL several times, as one principal, and got
     /// refusals, then a success (a kubeconfig answering 503 until the cluster is ready, then 200)
@@ -1799,6 +1812,7 @@ impl Engine {
                     .unwrap_or(false)
                     == *member
             }
+            Guard::ForeignRecord { foreign } => self.foreign_record(ns, call) == *foreign,
             Guard::HeaderPresent { name, present } => call.req.header(name).is_some() == *present,
             Guard::BodyFieldEquals { pointer, value } => call
                 .body
@@ -2789,6 +2803,7 @@ impl Engine {
                     }
                     let entity = self.as_later_views_show(&ty, entity.clone());
                     ns.put(&ty, &key, entity, Origin::Replayed, Some(parents));
+                    ns.note_creator(&ty, &key, self.principal_of(call));
                 }
             }
             Some(StateOp::Update) => {
@@ -2815,8 +2830,10 @@ impl Engine {
                 }
             }
             Some(StateOp::Delete) => {
-                if let Some((ty, id)) = self.target(route, &call.m.params) {
-                    ns.delete_one(&ty, id, Origin::Replayed);
+                if let Some((ty, id)) = self.target(route, &call.m.params)
+                    && !ns.delete_one(&ty, id, Origin::Replayed)
+                {
+                    self.cascade_delete(ns, route, id, Origin::Replayed, 0);
                 }
             }
             _ => {}
@@ -3164,6 +3181,7 @@ impl Engine {
         }
         let stored = self.as_later_views_show(&ty, entity.clone());
         ns.put(&ty, &key, stored, Origin::Synthesized, Some(parents));
+        ns.note_creator(&ty, &key, self.principal_of(call));
         self.make_implicit_children(ns, call, route, &key);
         self.apply_create_counters(ns, call, &mut out, Origin::Synthesized);
         out
@@ -3486,9 +3504,53 @@ impl Engine {
         let (mut out, _) = self.render_variant(ns, call, variant);
         if (200..300).contains(&out.status) {
             self.answer_the_deleted_entity(ns, &ty, id, variant, &mut out);
-            ns.delete_one(&ty, id, Origin::Synthesized);
+            if !ns.delete_one(&ty, id, Origin::Synthesized) {
+                self.cascade_delete(ns, route, id, Origin::Synthesized, 0);
+            }
         }
         out
+    }
+
+    /// The records created under a deleted record's path that go with it (`Route::cascades`),
+    /// and theirs in turn through their own type's delete routes (a few levels at most).
+    fn cascade_delete(
+        &self,
+        ns: &mut Namespace,
+        route: &Route,
+        id: &str,
+        origin: Origin,
+        depth: usize,
+    ) {
+        const MAX_DEPTH: usize = 4;
+        for cascade in &route.cascades {
+            let Some(store) = ns.type_store(&cascade.entity_type) else {
+                continue;
+            };
+            let gone: Vec<String> = store
+                .live
+                .iter()
+                .filter(|(_, e)| {
+                    e.parents
+                        .as_ref()
+                        .and_then(|p| p.get(cascade.parent_at))
+                        .is_some_and(|p| p == id)
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in gone {
+                ns.tombstone(&cascade.entity_type, &key, origin);
+                if depth >= MAX_DEPTH {
+                    continue;
+                }
+                for child_delete in self.model.routes.iter().filter(|r| {
+                    r.state_op == Some(StateOp::Delete)
+                        && r.entity_type.as_deref() == Some(cascade.entity_type.as_str())
+                        && !r.cascades.is_empty()
+                }) {
+                    self.cascade_delete(ns, child_delete, &key, origin, depth + 1);
+                }
+            }
+        }
     }
 
     /// A delete whose recorded answers carried the record (the template holds the entity's

@@ -120,6 +120,9 @@ pub(crate) struct TypeStore {
     /// the same key again (ids scrubbed to one value), each create made a record of its own,
     /// and each delete removes one of them: the key stays live until the last.
     copies: BTreeMap<String, u32>,
+    /// Per live key this session created: the principal whose create answered it (`None`
+    /// without credentials), for the `foreign_record` guard.
+    creators: BTreeMap<String, Option<String>>,
 }
 
 impl TypeStore {
@@ -127,6 +130,12 @@ impl TypeStore {
     pub(crate) fn has_synth_writes(&self) -> bool {
         self.live.values().any(|e| e.origin == Origin::Synthesized)
             || self.deleted.values().any(|o| *o == Origin::Synthesized)
+    }
+
+    /// The principal whose create this session answered with live record `pk`: `None` for a
+    /// record the session did not create; `Some(None)` for one created without credentials.
+    pub(crate) fn creator(&self, pk: &str) -> Option<Option<&str>> {
+        self.creators.get(pk).map(Option::as_deref)
     }
 
     /// Any write by this session at all.
@@ -380,11 +389,19 @@ impl Namespace {
         self.state_bytes = self.state_bytes.saturating_sub(freed).saturating_add(bytes);
     }
 
+    /// Remember that the acting `principal` created record `pk` (see [`TypeStore::creator`]).
+    pub(crate) fn note_creator(&mut self, ty: &str, pk: &str, principal: Option<String>) {
+        self.type_store_mut(ty)
+            .creators
+            .insert(pk.to_string(), principal);
+    }
+
     /// Tombstone an entity.
     pub(crate) fn tombstone(&mut self, ty: &str, pk: &str, origin: Origin) {
         let store = self.type_store_mut(ty);
         let freed = store.live.shift_remove(pk).map_or(0, |e| e.bytes);
         store.copies.remove(pk);
+        store.creators.remove(pk);
         // A tombstone is state too: its key counts, so deletes of ever new keys are bounded.
         let tombed = match store.deleted.insert(pk.to_string(), origin) {
             None => pk.len() as u64,

@@ -196,6 +196,12 @@ pub struct Route {
     /// not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_filter: Option<PathFilter>,
+    /// For a delete: the child records deleted with the record, one entry per child type
+    /// created under its path (`DELETE /widgets/:id` removes the parts
+    /// `POST /widgets/:id/parts` made), see [`Cascade`]. Empty (and not written) otherwise,
+    /// so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cascades: Vec<Cascade>,
     /// For a route with a [`Route::actor_record`] inside its own record (a status create's
     /// `/account`): fields of that entity type's records, wherever its answers carry them,
     /// that show one way to the record's owner and another to every other principal (see
@@ -845,6 +851,18 @@ impl PathFilter {
     }
 }
 
+/// Child records a delete removes with its record (see [`Route::cascades`]): synth sets it
+/// when some recorded session read such a child after its parent's delete and was answered
+/// 404, and no session read one back after that delete with a success.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cascade {
+    /// The child records' entity type.
+    pub entity_type: String,
+    /// Which path parameter of the child's create named the parent (0-based, in path order):
+    /// a stored child whose create path held the deleted key there goes with it.
+    pub parent_at: usize,
+}
+
 /// Counters a create steps on the record one of its request body fields, or its path, names
 /// (see [`Route::create_counters`]): synth sets it when, in every recorded session where the named
 /// record was seen before the create and again after it (with no other write naming it
@@ -1233,6 +1251,11 @@ pub enum Guard {
     /// namespace (recorded non-4xx id, fixture, or created this session, and not deleted this
     /// session).
     StateMember { member: bool },
+    /// The record named by the route's `id_param` was (or was not) created in this namespace by
+    /// a principal other than the acting one: what an API answers a stranger asking for
+    /// another user's record (a 403, or a 404 that hides it). A record the session did not
+    /// create, or created as the acting principal, is not foreign.
+    ForeignRecord { foreign: bool },
     /// The request carries (or lacks) this header (lowercase name).
     HeaderPresent { name: String, present: bool },
     /// A body field (JSON pointer into the JSON, form or multipart text body) equals `value`.

@@ -37,6 +37,7 @@ pub mod action;
 pub mod action_values;
 pub mod array_echo;
 pub mod carried_fields;
+pub mod cascades;
 pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
@@ -44,6 +45,7 @@ pub mod drift;
 pub mod embedded_lists;
 pub mod embedded_records;
 pub mod exact;
+pub mod foreign_records;
 pub mod implicit_children;
 pub mod keyed_snapshots;
 pub mod list;
@@ -306,6 +308,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.update_keeps = keeps;
     }
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
+    cascades::learn(&templated, &mut built, &entity_types, &obs);
     child_refs::learn(&templated, &mut built, &entity_types, &obs);
     embedded_lists::learn(&templated, &mut built, &entity_types, &obs);
     let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
@@ -478,6 +481,7 @@ fn build_route(
         update_keeps: Vec::new(),
         sent_expansions: None,
         path_filter: None,
+        cascades: Vec::new(),
         viewer_fields: None,
         // Filled by `synthesize` once entity types are known (see there).
         embedded_lists: Vec::new(),

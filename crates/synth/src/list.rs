@@ -403,7 +403,7 @@ fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk
 
 /// The keys (under `pk`) of the records a `POST` or `PUT` answered (2xx): the answer's own, and
 /// those of the objects right below it.
-fn written_keys(o: &Obs<'_>, pk: &str) -> Vec<String> {
+pub(crate) fn written_keys(o: &Obs<'_>, pk: &str) -> Vec<String> {
     if !matches!(o.method.as_str(), "POST" | "PUT") || !values::is_2xx(o.status) {
         return Vec::new();
     }

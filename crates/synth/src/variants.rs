@@ -7,6 +7,10 @@
 //! - state membership — read/update/delete routes, and lists and creates under a parent
 //!   record (`/widgets/:id/parts`), with both 2xx and 404 answers: the 2xx is guarded
 //!   `StateMember{member: true}`, the 404 `StateMember{member: false}` (always added);
+//! - a stranger's refusal — on a keyed read/update/delete route, a 4xx every exchange of
+//!   which asked for a record its session had created as another principal, where no primary
+//!   answer did: guarded `ForeignRecord{foreign: true}`, the primary `ForeignRecord{foreign:
+//!   false}` (a 404 also keeps its `StateMember` variant for unknown records);
 //! - header presence — a request header present in every exchange of one and absent from every
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
@@ -152,7 +156,51 @@ pub fn build_variants(
     // while the other statuses are examined.
     let mut parts: Vec<(u16, Vec<usize>, Vec<Guard>)> = Vec::new();
     let mut primary_extra: Vec<Guard> = Vec::new();
+    // A keyed route refusing some records: which exchanges asked for a record another
+    // principal had created (a stranger reading another user's record).
+    let refuses = by_status
+        .keys()
+        .any(|s| (400..500).contains(s) && *s != primary);
+    let foreign = match (&plan.id_param, &plan.primary_key) {
+        (Some(id_param), Some(pk))
+            if refuses
+                && values::is_2xx(primary)
+                && matches!(
+                    plan.state_op,
+                    Some(StateOp::Read | StateOp::Update | StateOp::Delete)
+                ) =>
+        {
+            crate::foreign_records::foreign_flags(group, id_param, pk, obs)
+        }
+        _ => Vec::new(),
+    };
     for (status, ks) in &by_status {
+        if (400..500).contains(status) && *status != primary && !foreign.is_empty() {
+            let strangers: Vec<usize> = ks
+                .iter()
+                .copied()
+                .filter(|k| foreign[*k] == Some(true))
+                .collect();
+            // A 404 may be both the unknown-record refusal and the one hiding another user's
+            // record: the strangers' part gets a variant of its own, the 404 keeps them all.
+            let whole = strangers.len() == ks.len();
+            if (whole || *status == 404)
+                && crate::foreign_records::is_strangers_refusal(&foreign, &strangers, &primary_ks)
+            {
+                parts.push((
+                    *status,
+                    strangers,
+                    vec![Guard::ForeignRecord { foreign: true }],
+                ));
+                let owner = Guard::ForeignRecord { foreign: false };
+                if !primary_extra.contains(&owner) {
+                    primary_extra.push(owner);
+                }
+                if whole && *status != 404 {
+                    continue;
+                }
+            }
+        }
         let mut base = Vec::new();
         if state_guarded && (values::is_2xx(*status) || *status == 404) {
             base.push(Guard::StateMember {

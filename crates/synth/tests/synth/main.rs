@@ -34,6 +34,7 @@ mod robustness;
 mod rules;
 mod sent_expansions;
 mod state_effects;
+mod strangers_and_cascades;
 mod text_rendering;
 mod text_tags;
 mod threads;

@@ -107,6 +107,7 @@ mod serve_sim;
 mod serve_slash_prefixed_ids;
 mod serve_slow_clients;
 mod serve_state_limits;
+mod serve_strangers_and_cascades;
 mod serve_text_echo;
 mod serve_text_rendering;
 mod serve_text_tags;
