@@ -1697,6 +1697,29 @@ impl Engine {
         None
     }
 
+    /// Whether the route's variants, by a guard on what this session made (a duplicate of a
+    /// record it holds, a record another principal made), select another status than a
+    /// recorded answer's: that answer is its run's world (the name was taken there, the
+    /// asker owned the record there), so the variants answer instead.
+    fn session_guards_overrule(&self, ns: &Namespace, call: &Call<'_>, status: u16) -> bool {
+        fn on_session(g: &Guard) -> bool {
+            match g {
+                Guard::DuplicateValue { .. } | Guard::ForeignRecord { .. } => true,
+                Guard::All { all } => all.iter().any(on_session),
+                _ => false,
+            }
+        }
+        let route = &self.model.routes[call.m.route];
+        if !route.variants.iter().any(|v| on_session(&v.guard)) {
+            return false;
+        }
+        route
+            .variants
+            .iter()
+            .find(|v| self.guard_holds(&v.guard, ns, call))
+            .is_some_and(|v| v.status != status)
+    }
+
     /// Whether the record the route's `id_param` names was created in this namespace by
     /// another principal than the request's (the `foreign_record` guard).
     fn foreign_record(&self, ns: &Namespace, call: &Call<'_>) -> bool {
@@ -1708,6 +1731,31 @@ impl Engine {
             return false;
         };
         creator != self.principal_of(call).as_deref()
+    }
+
+    /// Whether a record of the route's type this namespace holds has the request body's value
+    /// at `pointer` (one top-level field) in its own field of that name (the
+    /// `duplicate_value` guard).
+    fn duplicate_value(&self, ns: &Namespace, call: &Call<'_>, pointer: &str) -> bool {
+        let route = &self.model.routes[call.m.route];
+        let (Some(ty), Some(sent)) = (
+            route.entity_type.as_deref(),
+            call.body
+                .as_ref()
+                .and_then(|b| json_pointer_get(b, pointer)),
+        ) else {
+            return false;
+        };
+        if sent.is_null() {
+            return false;
+        }
+        let field = unescape_pointer(pointer.strip_prefix('/').unwrap_or(pointer));
+        ns.type_store(ty).is_some_and(|store| {
+            store
+                .live
+                .values()
+                .any(|e| e.value.get(&field).is_some_and(|v| loosely_equal(v, sent)))
+        })
     }
 
     /// Among several variants whose guards all hold, the one a polled resource answers this time.
@@ -1813,6 +1861,9 @@ impl Engine {
                     == *member
             }
             Guard::ForeignRecord { foreign } => self.foreign_record(ns, call) == *foreign,
+            Guard::DuplicateValue { pointer, duplicate } => {
+                self.duplicate_value(ns, call, pointer) == *duplicate
+            }
             Guard::HeaderPresent { name, present } => call.req.header(name).is_some() == *present,
             Guard::BodyFieldEquals { pointer, value } => call
                 .body
@@ -2333,6 +2384,9 @@ impl Engine {
             AxisPick::Past if read_like || is_refusal(last.status) => last,
             AxisPick::Past => return None,
         };
+        if self.session_guards_overrule(ns, call, provisional.status) {
+            return None;
+        }
 
         // State wins over a recorded answer when this session changed the entity itself
         // (but a recorded refusal is not overridden by session writes).

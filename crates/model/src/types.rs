@@ -1256,6 +1256,11 @@ pub enum Guard {
     /// another user's record (a 403, or a 404 that hides it). A record the session did not
     /// create, or created as the acting principal, is not foreign.
     ForeignRecord { foreign: bool },
+    /// A record of the route's entity type that this namespace holds (created this session,
+    /// or a fixture) has (or has not) the request body's value at `pointer` in its own field
+    /// of that name: a create refused for a duplicate of a unique field (a 409 for a name
+    /// already taken). `pointer` names one top-level body field (`/name`).
+    DuplicateValue { pointer: String, duplicate: bool },
     /// The request carries (or lacks) this header (lowercase name).
     HeaderPresent { name: String, present: bool },
     /// A body field (JSON pointer into the JSON, form or multipart text body) equals `value`.

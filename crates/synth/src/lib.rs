@@ -42,6 +42,7 @@ pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
 pub mod drift;
+pub mod duplicate_values;
 pub mod embedded_lists;
 pub mod embedded_records;
 pub mod exact;

@@ -11,6 +11,9 @@
 //!   which asked for a record its session had created as another principal, where no primary
 //!   answer did: guarded `ForeignRecord{foreign: true}`, the primary `ForeignRecord{foreign:
 //!   false}` (a 404 also keeps its `StateMember` variant for unknown records);
+//! - a duplicate — on a create, a 400, 409 or 422 every exchange of which sent a top-level field value a
+//!   record its session still held had at that field, where no primary answer did: guarded
+//!   `DuplicateValue{duplicate: true}` (a name already taken), the primary `duplicate: false`;
 //! - header presence — a request header present in every exchange of one and absent from every
 //!   exchange of the other (`authorization` on 2xx, none on 401); both sides get the guard;
 //! - body validity — every request of the status had a body that claimed JSON and did not parse;
@@ -174,7 +177,44 @@ pub fn build_variants(
         }
         _ => Vec::new(),
     };
+    // A create refusing some requests: which top-level fields repeated a record the session
+    // still held (a name already taken).
+    let duplicates = match &plan.primary_key {
+        Some(pk)
+            if refuses && values::is_2xx(primary) && plan.state_op == Some(StateOp::Create) =>
+        {
+            crate::duplicate_values::duplicate_fields(group, pk, obs)
+        }
+        _ => Vec::new(),
+    };
     for (status, ks) in &by_status {
+        // The statuses an API refuses a duplicate with (a 404 or a 403 says something else).
+        if matches!(status, 400 | 409 | 422)
+            && *status != primary
+            && !duplicates.is_empty()
+            && let Some(field) =
+                crate::duplicate_values::refused_duplicate(&duplicates, ks, &primary_ks, &|k, f| {
+                    crate::duplicate_values::answer_mentions(at(k), f)
+                })
+        {
+            let pointer = format!("/{}", wraith_model::pointer::escape_token(&field));
+            parts.push((
+                *status,
+                ks.clone(),
+                vec![Guard::DuplicateValue {
+                    pointer: pointer.clone(),
+                    duplicate: true,
+                }],
+            ));
+            let fresh = Guard::DuplicateValue {
+                pointer,
+                duplicate: false,
+            };
+            if !primary_extra.contains(&fresh) {
+                primary_extra.push(fresh);
+            }
+            continue;
+        }
         if (400..500).contains(status) && *status != primary && !foreign.is_empty() {
             let strangers: Vec<usize> = ks
                 .iter()

@@ -42,6 +42,7 @@ mod replay_cache;
 mod replay_identity;
 mod request_keying;
 mod retried_writes;
+mod session_guards;
 mod sessions;
 mod settled_reads;
 mod shared_list_records;

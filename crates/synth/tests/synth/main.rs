@@ -12,6 +12,7 @@ mod corpora;
 mod create_counters;
 mod determinism;
 mod drift;
+mod duplicate_values;
 mod embedded_lists;
 mod embedded_records;
 mod encoded_bodies;

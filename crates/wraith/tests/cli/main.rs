@@ -63,6 +63,7 @@ mod serve_date_header;
 mod serve_deleted_records;
 mod serve_derived_held_fields;
 mod serve_determinism;
+mod serve_duplicate_values;
 mod serve_embedded_lists;
 mod serve_embedded_records;
 mod serve_enveloped_echo;

@@ -1,0 +1,109 @@
+//! Duplicate values (`Guard::DuplicateValue`): a create refused (409) only when it sent, at a
+//! top-level field, the value a record its session still held had there is guarded on that
+//! duplicate, and its accepted creates on its absence; a refusal also answered to a fresh
+//! value, or a value accepted while a record held it, learns nothing of the kind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use serde_json::json;
+
+use wraith_model::{Guard, Model};
+use wraith_recording::{Exchange, Headers, RecordedSession};
+
+/// A widget whose color is its name's first letter: colors repeat only with names.
+fn create(name: &str, id: &str) -> Exchange {
+    let color = &name[..1];
+    common::json_exchange(
+        "POST",
+        "/v1/widgets",
+        201,
+        Headers::new(),
+        Some(&json!({"name": name, "color": color})),
+        &json!({"id": id, "name": name, "color": color}),
+    )
+}
+
+fn taken(name: &str) -> Exchange {
+    common::json_exchange(
+        "POST",
+        "/v1/widgets",
+        409,
+        Headers::new(),
+        Some(&json!({"name": name, "color": &name[..1]})),
+        &json!({"error": "conflict", "message": "name already taken"}),
+    )
+}
+
+fn delete(id: &str) -> Exchange {
+    common::json_exchange(
+        "DELETE",
+        &format!("/v1/widgets/{id}"),
+        204,
+        Headers::new(),
+        None,
+        &json!(null),
+    )
+}
+
+fn guards(sessions: Vec<Vec<Exchange>>) -> Vec<(u16, Guard)> {
+    let sessions: Vec<RecordedSession> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(n, exchanges)| common::session(&format!("s{n}"), 0, exchanges))
+        .collect();
+    let m: Model = common::synth_model("widgets", "https://api.widgets.example", &sessions);
+    common::route(&m, "POST", "/v1/widgets")
+        .variants
+        .iter()
+        .map(|v| (v.status, v.guard.clone()))
+        .collect()
+}
+
+#[test]
+fn a_conflict_answered_only_to_a_name_the_session_held_is_guarded_on_the_duplicate() {
+    let g = guards(vec![
+        vec![create("alpha", "w1"), taken("alpha"), create("bravo", "w2")],
+        vec![create("kilo", "w3"), create("lima", "w4"), taken("kilo")],
+        // The same name again after its record's delete is accepted: no record holds it.
+        vec![create("mike", "w5"), delete("w5"), create("mike", "w6")],
+    ]);
+    assert!(
+        g.contains(&(
+            409,
+            Guard::DuplicateValue {
+                pointer: "/name".into(),
+                duplicate: true
+            }
+        )),
+        "{g:?}"
+    );
+    assert!(
+        g.contains(&(
+            201,
+            Guard::DuplicateValue {
+                pointer: "/name".into(),
+                duplicate: false
+            }
+        )),
+        "{g:?}"
+    );
+}
+
+#[test]
+fn a_conflict_also_answered_to_a_fresh_name_is_no_duplicate_rule() {
+    let g = guards(vec![
+        vec![create("alpha", "w1"), taken("alpha")],
+        vec![create("kilo", "w3"), taken("zulu"), create("zeta", "w4")],
+    ]);
+    assert!(!format!("{g:?}").contains("DuplicateValue"), "{g:?}");
+}
+
+#[test]
+fn a_name_accepted_while_a_record_held_it_refutes_the_duplicate_rule() {
+    let g = guards(vec![
+        vec![create("alpha", "w1"), taken("alpha")],
+        vec![create("kilo", "w3"), create("kilo", "w4")],
+    ]);
+    assert!(!format!("{g:?}").contains("DuplicateValue"), "{g:?}");
+}
