@@ -206,6 +206,9 @@ pub struct Unifier<'a> {
     pub counter_prefix: String,
     /// What the route's observed positions may be keyed by (`[generate.request_keying]`).
     pub keying: &'a crate::request_keying::RouteKeying,
+    /// A list route's items: (JSON pointer, the records' primary key). Items there that are
+    /// other records in each answer are a list, even where every answer listed as many.
+    pub list_items: Option<(&'a str, &'a str)>,
 }
 
 impl Unifier<'_> {
@@ -300,6 +303,24 @@ impl Unifier<'_> {
         hole.when_absent = Some(Box::new(when_absent));
     }
 
+    /// Whether `arrays` sit at the route's list items and, at some position, list records of
+    /// different keys from answer to answer: each answer's own records (a session's one
+    /// widget), not a fixed catalogue answered item for item.
+    fn varying_records(&self, arrays: &[(&Vec<Value>, usize)], pointer: &str) -> bool {
+        let Some((items, pk)) = self.list_items else {
+            return false;
+        };
+        if items != pointer || arrays.len() < 2 {
+            return false;
+        }
+        let len = arrays.first().map_or(0, |(a, _)| a.len());
+        (0..len).any(|i| {
+            let mut keys = arrays.iter().map(|(a, _)| a[i].get(pk));
+            let first = keys.next().flatten();
+            first.is_some() && keys.any(|k| k != first)
+        })
+    }
+
     fn unify_arrays(&self, vals: &[(&Value, usize)], key: Option<&str>, pointer: &str) -> Node {
         // The array the request sent at this very pointer, answered as sent.
         if let Some(hole) = crate::array_echo::learn(vals, self.ctxs, pointer) {
@@ -313,7 +334,7 @@ impl Unifier<'_> {
         let same_len = arrays.iter().all(|(a, _)| a.len() == len0);
         // Every observation had the same length: a fixed collection (a catalogue of regions,
         // one recorded page), unified position by position so it replays item for item.
-        if same_len {
+        if same_len && !self.varying_records(&arrays, pointer) {
             let columns: Vec<usize> = (0..len0).collect();
             let items = in_order(columns, arrays.len() * len0, |i| {
                 let col: Vec<(&Value, usize)> = arrays.iter().map(|(a, c)| (&a[i], *c)).collect();
@@ -1096,6 +1117,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let a = json!({"object": "customer", "id": "cus_0000000001ab"});
         let b = json!({"object": "customer", "id": "cus_0000000002cd"});
@@ -1127,6 +1149,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let v1 = json!("a@x.test");
         let v2 = json!("b@x.test");
@@ -1155,6 +1178,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let null = Value::Null;
         let (a, b) = (json!("1001"), json!("1002"));
@@ -1191,6 +1215,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let vals: Vec<(&Value, usize)> = (0..3).map(|i| (&value, i)).collect();
         u.unify(&vals, Some("created"), "/created")
@@ -1262,6 +1287,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let values: Vec<Value> = ids.iter().map(|id| json!(message(id))).collect();
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
@@ -1348,6 +1374,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let Node::Hole(hole) = u.unify(&vals, Some("host_uuid"), "/host_uuid") else {
             panic!("hole expected")
@@ -1411,6 +1438,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let (null, q) = (Value::Null, json!({"id": "9"}));
         let vals = [(&null, 0), (&null, 1), (&null, 2), (&q, 3)];
@@ -1443,6 +1471,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let a = json!([{"id": 1}]);
         let b = json!([{"id": 2}, {"id": 3}, {"id": 4}]);
@@ -1468,6 +1497,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let mention = |n: u32, pinned: bool| {
             let mut v = json!({"id": n, "type": "mention", "status": {"id": n * 10}});
@@ -1531,6 +1561,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let objects: Vec<Value> = answers
             .iter()
@@ -1640,6 +1671,7 @@ mod tests {
             ctxs: &ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
         u.unify(&vals, None, "")

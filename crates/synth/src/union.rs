@@ -579,6 +579,7 @@ mod tests {
             ctxs: &[],
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
         };
         let union = variant_union(&u, &vals).expect("a union");
         assert_eq!(union.discriminator, "type");

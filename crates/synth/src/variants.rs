@@ -118,10 +118,15 @@ pub fn build_variants(
         .zip(&group.param_values)
         .map(|(i, vals)| Ctx::new(&obs[*i], &group.params, vals))
         .collect();
+    let list_items = match (&plan.state_op, &plan.items_pointer, &plan.primary_key) {
+        (Some(StateOp::List), Some(items), Some(pk)) => Some((items.as_str(), pk.as_str())),
+        _ => None,
+    };
     let unifier = Unifier {
         ctxs: &ctxs,
         counter_prefix: group.id.clone(),
         keying,
+        list_items,
     };
 
     // Positions (into group.obs) per status.

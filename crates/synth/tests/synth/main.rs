@@ -21,6 +21,7 @@ mod implicit_children;
 mod keyed_snapshots;
 mod link_positions;
 mod list_item_record_classes;
+mod list_items_of_one;
 mod list_lower_bounds;
 mod list_own_records;
 mod list_parent_member;
