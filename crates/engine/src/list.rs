@@ -647,6 +647,20 @@ pub(crate) struct ListPage {
     pub fixture: bool,
 }
 
+/// Two item values in a learned sort's order: numbers as numbers, strings as text; anything
+/// else (a missing field, mixed types) ties.
+fn sort_cmp(a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x
+            .as_f64()
+            .zip(y.as_f64())
+            .and_then(|(x, y)| x.partial_cmp(&y))
+            .unwrap_or(std::cmp::Ordering::Equal),
+        (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
 fn q<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
     query
         .iter()
@@ -743,6 +757,19 @@ pub(crate) fn serve_list(
             it.get(req.pk)
                 .and_then(scalar_key)
                 .is_none_or(|k| above_lower_bounds(&k, req.shape, req.query))
+        });
+    }
+    // A sort the request names, as the recordings ordered such answers (stable: equal values
+    // keep the store's order).
+    if let Some(order) = req
+        .shape
+        .sorts
+        .iter()
+        .find(|s| q(req.query, &s.param) == Some(s.value.as_str()))
+    {
+        items.sort_by(|(a, _), (b, _)| {
+            let o = sort_cmp(a.get(&order.field), b.get(&order.field));
+            if order.descending { o.reverse() } else { o }
         });
     }
     let total = items.len();

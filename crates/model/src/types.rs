@@ -1079,6 +1079,25 @@ pub struct ListShape {
     /// written, otherwise; a model written before it existed reads as false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own_records_only: bool,
+    /// Query parameter values that order the items by one of their fields (`sort=name`,
+    /// `sort=-created_at`), as every recorded answer to such a request listed them. The engine
+    /// orders a list it renders from the session's store the same way. Absent, and not
+    /// written, when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sorts: Vec<SortOrder>,
+}
+
+/// One learned [`ListShape::sorts`] order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SortOrder {
+    /// The query parameter (`sort`).
+    pub param: String,
+    /// The value it was sent with (`-created_at`); it names `field`.
+    pub value: String,
+    /// The top-level item field the items were ordered by.
+    pub field: String,
+    /// Largest first.
+    pub descending: bool,
 }
 
 /// One learned [`ListShape::set_filters`] relation.

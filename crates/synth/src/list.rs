@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination, SetFilter};
+use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination, SetFilter, SortOrder};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -323,6 +323,7 @@ pub fn list_shape(
     }
     let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
     let own_records_only = own_records_only(group, obs, &items_pointer, pk);
+    let sorts = sorts(&ok, &items_pointer, &taken);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -333,7 +334,110 @@ pub fn list_shape(
         set_filters,
         lower_bounds,
         own_records_only,
+        sorts,
     })
+}
+
+/// Fewest neighbouring item pairs with different values a sort order is learned from.
+const MIN_ORDERED_PAIRS: usize = 3;
+
+/// Sort orders ([`ListShape::sorts`]): a query parameter value naming a top-level item field
+/// (`name`, `-created_at`, `created_at:desc`), where every recorded answer to a request sending
+/// it listed its items ordered by that field one way (numbers as numbers, strings as text),
+/// with at least [`MIN_ORDERED_PAIRS`] neighbouring pairs of different values among them, so
+/// the order is seen, not a chance of two items.
+/// Paging and filter parameters (`taken`) order nothing.
+fn sorts(ok: &[&Obs<'_>], items_pointer: &str, taken: &[&str]) -> Vec<SortOrder> {
+    let levels = items_pointer.split('/').filter(|t| !t.is_empty()).count() + 2;
+    // (parameter, value) → the field values, in listed order, of each answer's items.
+    let mut answers: BTreeMap<(&str, &str), Vec<Vec<Value>>> = BTreeMap::new();
+    for o in ok {
+        let named: Vec<(&str, &str)> = o
+            .query
+            .iter()
+            .filter(|(k, _)| !PAGING_PARAMS.contains(&k.as_str()) && !taken.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        let Some(body) = o.resp_json_levels(levels) else {
+            continue;
+        };
+        let Some(items) = body.pointer(items_pointer).and_then(Value::as_array) else {
+            continue;
+        };
+        for (param, value) in named {
+            let Some(field) = sorted_field(value) else {
+                continue;
+            };
+            let column: Vec<Value> = items
+                .iter()
+                .map(|it| it.get(field).cloned().unwrap_or(Value::Null))
+                .collect();
+            answers.entry((param, value)).or_default().push(column);
+        }
+    }
+    let mut out = Vec::new();
+    for ((param, value), columns) in answers {
+        let Some(field) = sorted_field(value) else {
+            continue;
+        };
+        let mut ascending = true;
+        let mut descending = true;
+        // Neighbours in different places: two items in order are a coin's toss.
+        let mut moved = 0usize;
+        for column in &columns {
+            for pair in column.windows(2) {
+                match compare_scalars(&pair[0], &pair[1]) {
+                    Some(std::cmp::Ordering::Less) => {
+                        descending = false;
+                        moved += 1;
+                    }
+                    Some(std::cmp::Ordering::Greater) => {
+                        ascending = false;
+                        moved += 1;
+                    }
+                    Some(std::cmp::Ordering::Equal) => {}
+                    None => {
+                        ascending = false;
+                        descending = false;
+                    }
+                }
+            }
+        }
+        if moved >= MIN_ORDERED_PAIRS && ascending != descending {
+            out.push(SortOrder {
+                param: param.to_string(),
+                value: value.to_string(),
+                field: field.to_string(),
+                descending,
+            });
+        }
+    }
+    out
+}
+
+/// The field a sort value names: the value without a leading `-`/`+` and a trailing
+/// `:asc`/`:desc`-like suffix, when what is left looks like a field name.
+fn sorted_field(value: &str) -> Option<&str> {
+    let name = value.trim_start_matches(['-', '+']);
+    let name = name.split([':', ' ', ',']).next()?;
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    plain.then_some(name)
+}
+
+/// Two item values in order: numbers as numbers, strings as text; `None` for anything else
+/// (a missing field, mixed types), which no sort order explains.
+fn compare_scalars(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
 }
 
 /// [`ListShape::own_records_only`]: every successful answer of the route listed only records

@@ -26,6 +26,7 @@ mod list_lower_bounds;
 mod list_own_records;
 mod list_parent_member;
 mod list_set_filters;
+mod list_sorts;
 mod mirrored_lists;
 mod path_filter;
 mod read_prefixes;

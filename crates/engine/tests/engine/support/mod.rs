@@ -191,6 +191,7 @@ pub fn bare_array_list() -> ListShape {
         set_filters: Vec::new(),
         lower_bounds: Vec::new(),
         own_records_only: false,
+        sorts: Vec::new(),
     }
 }
 
@@ -448,6 +449,7 @@ pub fn shop_model() -> Model {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            sorts: Vec::new(),
         })
         .variant(
             200,
@@ -534,6 +536,7 @@ pub fn shop_model() -> Model {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            sorts: Vec::new(),
         })
         .variant(
             200,
