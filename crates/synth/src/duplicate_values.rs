@@ -22,22 +22,15 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
     let own: BTreeSet<usize> = group.obs.iter().copied().collect();
     // Per session, walked forward once: live records (key → top-level scalar fields).
     let mut live: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
-    let mut current: Option<(&str, usize)> = None;
+    let mut cursor = crate::observe::SessionCursor::default();
     let mut out = Vec::with_capacity(group.obs.len());
     for &i in &group.obs {
         let asking = &obs[i];
-        let mut next = match current {
-            Some((s, next)) if s == asking.session => next,
-            _ => {
-                live.clear();
-                let mut start = i;
-                while start > 0 && obs[start - 1].session == asking.session {
-                    start -= 1;
-                }
-                start
-            }
-        };
-        while next < i {
+        let (fresh, earlier) = cursor.advance(obs, i);
+        if fresh {
+            live.clear();
+        }
+        for next in earlier {
             let o = &obs[next];
             if own.contains(&next) && values::is_2xx(o.status) {
                 if let Some((key, fields)) = answered_record(o, pk) {
@@ -46,9 +39,7 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
             } else if o.method == "DELETE" && values::is_2xx(o.status) {
                 live.retain(|key, _| !o.segments.contains(&key.as_str()));
             }
-            next += 1;
         }
-        current = Some((asking.session, next));
         let sent: Vec<(&str, &Value)> = asking
             .req_fields
             .iter()

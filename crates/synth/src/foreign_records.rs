@@ -26,29 +26,19 @@ pub fn foreign_flags(
     // `obs` is sorted by session, then recorded order, and `group.obs` ascends: one forward
     // walk per session reads each earlier create once. Key → principal of its latest create.
     let mut creators: BTreeMap<String, Option<&str>> = BTreeMap::new();
-    let mut current: Option<(&str, usize)> = None;
+    let mut cursor = crate::observe::SessionCursor::default();
     let mut flags = Vec::with_capacity(group.obs.len());
     for (&i, values) in group.obs.iter().zip(&group.param_values) {
         let asking = &obs[i];
-        let mut next = match current {
-            Some((s, next)) if s == asking.session => next,
-            _ => {
-                creators.clear();
-                let mut start = i;
-                while start > 0 && obs[start - 1].session == asking.session {
-                    start -= 1;
-                }
-                start
-            }
-        };
-        while next < i {
-            let o = &obs[next];
+        let (fresh, earlier) = cursor.advance(obs, i);
+        if fresh {
+            creators.clear();
+        }
+        for o in &obs[earlier] {
             for key in crate::list::written_keys(o, pk) {
                 creators.insert(key, o.principal.as_deref());
             }
-            next += 1;
         }
-        current = Some((asking.session, next));
         flags.push(
             values
                 .get(at)

@@ -63,6 +63,34 @@ pub enum RespBody {
     BadJson(Vec<u8>),
 }
 
+/// A forward walk over some exchanges of `obs` (sorted by session, then recorded order) that
+/// reads each earlier exchange of their sessions once: [`SessionCursor::advance`] to exchange
+/// `i` (ascending) says whether `i` starts another session and which exchanges of its session
+/// lie between the last one read and `i`.
+#[derive(Debug, Default)]
+pub struct SessionCursor<'s> {
+    current: Option<(&'s str, usize)>,
+}
+
+impl<'s> SessionCursor<'s> {
+    /// Move to exchange `i`: (a new session began, the earlier exchanges to read now).
+    pub fn advance(&mut self, obs: &[Obs<'s>], i: usize) -> (bool, std::ops::Range<usize>) {
+        let session = obs[i].session;
+        let (fresh, from) = match self.current {
+            Some((s, next)) if s == session => (false, next),
+            _ => {
+                let mut start = i;
+                while start > 0 && obs[start - 1].session == session {
+                    start -= 1;
+                }
+                (true, start)
+            }
+        };
+        self.current = Some((session, i.max(from)));
+        (fresh, from..i.max(from))
+    }
+}
+
 /// One exchange, parsed.
 #[derive(Debug)]
 pub struct Obs<'a> {
