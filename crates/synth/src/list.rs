@@ -460,26 +460,16 @@ fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk
     let levels = items_pointer.split('/').skip(1).count() + 2;
     let mut sessions_listing: BTreeSet<&str> = BTreeSet::new();
     let mut written: BTreeSet<String> = BTreeSet::new();
-    // The session `written` holds, and the first exchange it has not read yet.
-    let mut current: Option<(&str, usize)> = None;
+    let mut cursor = crate::observe::SessionCursor::default();
     for at in listing {
         let session = obs[at].session;
-        let mut next = match current {
-            Some((s, next)) if s == session => next,
-            _ => {
-                written.clear();
-                let mut start = at;
-                while start > 0 && obs[start - 1].session == session {
-                    start -= 1;
-                }
-                start
-            }
-        };
-        while next < at {
-            written.extend(written_keys(&obs[next], pk));
-            next += 1;
+        let (fresh, earlier) = cursor.advance(obs, at);
+        if fresh {
+            written.clear();
         }
-        current = Some((session, next));
+        for o in &obs[earlier] {
+            written.extend(written_keys(o, pk));
+        }
         let Some(body) = obs[at].resp_json_levels(levels) else {
             return false;
         };
