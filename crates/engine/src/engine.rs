@@ -3447,6 +3447,7 @@ impl Engine {
             // longer `creating`): the update answers, and stores, that state.
             let update = (variant, ptr.as_deref(), &rendered_entity);
             self.settle_read(&ty, update, &mut entity, &at, &mut out.sources);
+            self.reset_unsent(route, call, &mut entity, &at, &mut out.sources);
         }
         if let Some(patch) = &call.body {
             let mut patch = patch.clone();
@@ -3544,6 +3545,37 @@ impl Engine {
             keep_parents.or(Some(parents)),
         );
         out
+    }
+
+    /// A replacing update's fields its request left out take the value every recorded such
+    /// update answered (`Route::update_resets`), before the request's own fields are merged.
+    /// Only a request that sent an object, or nothing at all, leaves fields out.
+    fn reset_unsent(
+        &self,
+        route: &Route,
+        call: &Call<'_>,
+        entity: &mut Value,
+        at: &str,
+        sources: &mut Sources,
+    ) {
+        if route.update_resets.is_empty() {
+            return;
+        }
+        let sent = match &call.body {
+            Some(Value::Object(map)) => Some(map),
+            None if call.req.body.is_empty() => None,
+            _ => return,
+        };
+        let Value::Object(record) = entity else {
+            return;
+        };
+        for reset in &route.update_resets {
+            if sent.is_some_and(|m| m.contains_key(&reset.field)) {
+                continue;
+            }
+            record.insert(reset.field.clone(), reset.value.clone());
+            sources.set(&format!("{at}/{}", reset.field), FieldSource::Constant);
+        }
     }
 
     fn op_delete(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {

@@ -182,6 +182,14 @@ pub struct Route {
     /// older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub update_keeps: Vec<String>,
+    /// For an update that replaces its record (`PUT` with the whole record): top-level
+    /// fields an update whose request left them out answers with one fixed value (a
+    /// `color` reset to `null`), as every recorded update of a record its session saw before
+    /// showed, moving the field there from at least two other values (see [`UpdateReset`]). The engine
+    /// stores and answers that value for each such field the request did not send. Empty
+    /// (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub update_resets: Vec<UpdateReset>,
     /// For an update or a create whose recorded answers show more than the request sent
     /// inside a field: an object merged into the stored one (updates), array items the API
     /// expanded into records (see [`SentExpansions`]). Absent (and not written) otherwise, so
@@ -849,6 +857,15 @@ impl PathFilter {
             _ => a.cmp(b),
         }
     }
+}
+
+/// A field an update resets when its request leaves it out (see [`Route::update_resets`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpdateReset {
+    /// The record's top-level field.
+    pub field: String,
+    /// The value every recorded update that did not send the field answered.
+    pub value: serde_json::Value,
 }
 
 /// Child records a delete removes with its record (see [`Route::cascades`]): synth sets it

@@ -28,7 +28,8 @@
 //! selecting the records it lists), [`wrapped_creates`] (a `POST` answering another
 //! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
 //! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
-//! were), [`drift`] (where a route's newest
+//! were), [`update_resets`] (fields a replacing update resets when its request leaves them
+//! out), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -71,6 +72,7 @@ pub mod text_tags;
 pub mod unify;
 pub mod union;
 pub mod update_keeps;
+pub mod update_resets;
 pub mod values;
 pub mod variants;
 pub mod viewer_fields;
@@ -308,6 +310,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, keeps) in built.iter_mut().zip(keeps) {
         route.update_keeps = keeps;
     }
+    let resets = update_resets::learn(&templated, plan_routes, &built, &obs);
+    for (route, resets) in built.iter_mut().zip(resets) {
+        route.update_resets = resets;
+    }
     implicit_children::learn(&templated, &mut built, &entity_types, &obs);
     cascades::learn(&templated, &mut built, &entity_types, &obs);
     child_refs::learn(&templated, &mut built, &entity_types, &obs);
@@ -480,6 +486,7 @@ fn build_route(
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
         update_keeps: Vec::new(),
+        update_resets: Vec::new(),
         sent_expansions: None,
         path_filter: None,
         cascades: Vec::new(),

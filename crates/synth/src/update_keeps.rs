@@ -54,36 +54,20 @@ pub fn learn(
             }
         })
         .collect();
-    // Per entity type: the 2xx answers of its create, read and update routes, in observation
-    // order (sessions are contiguous, each in recorded order).
-    let mut events: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
     let mut watched: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
-        let Some(ty) = p.entity_type.as_deref() else {
-            continue;
-        };
-        if !matches!(
-            p.state_op,
-            Some(StateOp::Create | StateOp::Read | StateOp::Update)
-        ) {
-            continue;
-        }
-        watched
-            .entry(ty)
-            .or_default()
-            .extend(clocks[gi].iter().map(String::as_str));
-        for &i in &g.obs {
-            if values::is_2xx(obs[i].status) {
-                events.entry(ty).or_default().push((i, gi));
-            }
+    for (gi, p) in plans.iter().enumerate() {
+        if let Some(ty) = p.entity_type.as_deref() {
+            watched
+                .entry(ty)
+                .or_default()
+                .extend(clocks[gi].iter().map(String::as_str));
         }
     }
     let mut tallies: BTreeMap<(usize, String), Tally> = BTreeMap::new();
-    for (ty, mut evs) in events {
+    for (ty, evs) in record_views(groups, plans, obs) {
         let Some(fields) = watched.get(ty).filter(|f| !f.is_empty()) else {
             continue;
         };
-        evs.sort_unstable();
         // (session, key) → the watched fields as last seen.
         let mut last: BTreeMap<(&str, String), BTreeMap<&str, Value>> = BTreeMap::new();
         for (i, gi) in evs {
@@ -102,12 +86,7 @@ pub fn learn(
             if plans[gi].state_op == Some(StateOp::Update)
                 && let Some(before) = last.get(&at)
             {
-                let sent: BTreeSet<String> = o
-                    .req_fields
-                    .iter()
-                    .filter_map(|(ptr, _)| ptr.get(1..)?.split('/').next())
-                    .map(|top| top.replace("~1", "/").replace("~0", "~"))
-                    .collect();
+                let sent = sent_fields(o);
                 for field in &clocks[gi] {
                     if sent.contains(field) {
                         continue;
@@ -140,10 +119,49 @@ pub fn learn(
     out
 }
 
+/// Per entity type: the 2xx answers of its create, read and update routes, as (observation,
+/// route group), in observation order (sessions are contiguous, each in recorded order).
+pub(crate) fn record_views<'p>(
+    groups: &[RouteGroup],
+    plans: &'p [RoutePlan],
+    obs: &[Obs<'_>],
+) -> BTreeMap<&'p str, Vec<(usize, usize)>> {
+    let mut events: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+    for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
+        let Some(ty) = p.entity_type.as_deref() else {
+            continue;
+        };
+        if !matches!(
+            p.state_op,
+            Some(StateOp::Create | StateOp::Read | StateOp::Update)
+        ) {
+            continue;
+        }
+        for &i in &g.obs {
+            if values::is_2xx(obs[i].status) {
+                events.entry(ty).or_default().push((i, gi));
+            }
+        }
+    }
+    for evs in events.values_mut() {
+        evs.sort_unstable();
+    }
+    events
+}
+
+/// The top-level fields an exchange's request body sent.
+pub(crate) fn sent_fields(o: &Obs<'_>) -> BTreeSet<String> {
+    o.req_fields
+        .iter()
+        .filter_map(|(ptr, _)| ptr.get(1..)?.split('/').next())
+        .map(|top| top.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
 /// The top-level fields of the record in a route's 2xx JSON templates (the answer itself, or
 /// the record a one-key envelope wraps, as `envelope_of` finds it in the data) that are clock
 /// holes.
-fn clock_fields(route: &Route) -> BTreeSet<String> {
+pub(crate) fn clock_fields(route: &Route) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for v in &route.variants {
         if !values::is_2xx(v.status) {

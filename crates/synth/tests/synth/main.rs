@@ -42,6 +42,7 @@ mod text_rendering;
 mod text_tags;
 mod threads;
 mod update_keeps;
+mod update_resets;
 mod upload_names;
 mod upload_types;
 mod viewer_fields;

@@ -118,6 +118,7 @@ mod serve_twin_served_lists;
 mod serve_typical_state;
 mod serve_unsent_writes;
 mod serve_update_keeps;
+mod serve_update_resets;
 mod serve_upload_names;
 mod serve_upload_types;
 mod serve_viewer_fields;
