@@ -759,18 +759,20 @@ pub(crate) fn serve_list(
                 .is_none_or(|k| above_lower_bounds(&k, req.shape, req.query))
         });
     }
-    // A sort the request names, as the recordings ordered such answers (stable: equal values
-    // keep the store's order).
+    // A sort the request names, as the recordings ordered such answers. Equal values keep
+    // the store's order (the order they were written in), and a descending sort reverses it
+    // with the rest: records stamped within one clock tick list newest first, as their
+    // creation order says they are.
     if let Some(order) = req
         .shape
         .sorts
         .iter()
         .find(|s| q(req.query, &s.param) == Some(s.value.as_str()))
     {
-        items.sort_by(|(a, _), (b, _)| {
-            let o = sort_cmp(a.get(&order.field), b.get(&order.field));
-            if order.descending { o.reverse() } else { o }
-        });
+        items.sort_by(|(a, _), (b, _)| sort_cmp(a.get(&order.field), b.get(&order.field)));
+        if order.descending {
+            items.reverse();
+        }
     }
     let total = items.len();
 

@@ -83,3 +83,22 @@ async fn a_learned_sort_orders_the_sessions_records_and_no_sort_keeps_their_orde
     let by_rank = s.get("/v1/widgets?sort=-rank", Some("x")).await.json();
     assert_eq!(names(&by_rank), ["echo", "golf", "zulu", "papa"]);
 }
+
+#[tokio::test]
+async fn records_tied_on_a_descending_sort_list_newest_first() {
+    // Ranks tie as timestamps stamped within one clock tick do: a descending sort lists the
+    // later-made record first, an ascending one the earlier.
+    let t = har::synth_twin("widgets", ORIGIN, &[KEY], 4, record);
+    let s = t.serve_env(&[], &[KEY]);
+    for (name, rank) in [("papa", 4), ("echo", 4), ("golf", 8)] {
+        s.post(
+            "/v1/widgets",
+            Some("x"),
+            json!({"name": name, "rank": rank}),
+        )
+        .await
+        .assert_status(201);
+    }
+    let by_rank = s.get("/v1/widgets?sort=-rank", Some("x")).await.json();
+    assert_eq!(names(&by_rank), ["golf", "echo", "papa"]);
+}
