@@ -2547,8 +2547,19 @@ impl Engine {
             let recorded_keys = self.page_keys_of(body, r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
+            let principal = self.principal_of(call);
             let merged = list::merge_into_moment(
-                body, shape, &ty, &pk, ns, params, query, base, run, add_writes,
+                body,
+                shape,
+                &ty,
+                &pk,
+                ns,
+                params,
+                query,
+                base,
+                run,
+                add_writes,
+                principal.as_deref(),
             );
             if merged.changed {
                 self.mask_list_items(ns, r, body);
@@ -3720,6 +3731,7 @@ impl Engine {
         };
         let pk = self.pk_of(ty);
         let origin = self.twin_origin(call.req);
+        let principal = self.principal_of(call);
         let page = list::serve_list(
             list::ListRequest {
                 shape,
@@ -3733,6 +3745,7 @@ impl Engine {
                     .as_deref()
                     .and_then(|h| call.req.header(h)),
                 origin: origin.as_deref(),
+                principal: principal.as_deref(),
             },
             self.list_base(r),
             ns,

@@ -387,6 +387,14 @@ fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, Strin
         })
 }
 
+/// Whether a list shows store record `k` to `principal`: where every recording listed only
+/// the requesting principal's records ([`ListShape::principal_records_only`]), a record this
+/// session created under another principal is not listed. A record the session did not create
+/// (replayed, seeded) has no known creator and stays.
+fn listed_to(shape: &ListShape, store: &TypeStore, k: &str, principal: Option<&str>) -> bool {
+    !shape.principal_records_only || store.creator(k).is_none_or(|c| c == principal)
+}
+
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
 /// Session items the request's id window excludes (`query`) are not added; none is when
 /// `add_writes` is false (the page then only loses the records the session deleted and, for
@@ -403,6 +411,7 @@ pub(crate) fn merge_into_moment(
     base: Option<&ListBase>,
     run: Option<&str>,
     add_writes: bool,
+    principal: Option<&str>,
 ) -> Merged {
     // A session that never wrote the type has nothing to merge, unless every recording listed
     // only its own records: then it has nothing of the recorded page either.
@@ -520,6 +529,7 @@ pub(crate) fn merge_into_moment(
                 && above_lower_bounds(k, shape, query)
                 // The recorded page answered the request's filters: so do the records added.
                 && passes_query_filters(&e.value, shape, query)
+                && listed_to(shape, store, k, principal)
         })
         .map(|(k, e)| {
             if !recorded_member(k, e) {
@@ -637,6 +647,9 @@ pub(crate) struct ListRequest<'a> {
     pub filter_header: Option<&'a str>,
     /// The twin's own origin, for `Link` headers.
     pub origin: Option<&'a str>,
+    /// The requesting principal's key (`None` without credentials), for
+    /// [`ListShape::principal_records_only`].
+    pub principal: Option<&'a str>,
 }
 
 /// What a served page adds beyond the body.
@@ -708,7 +721,9 @@ pub(crate) fn serve_list(
         .live
         .iter()
         .filter(|(k, e)| {
-            !seen.contains(k.as_str()) && belongs(e, req.params, req.shape.parent_member.as_deref())
+            !seen.contains(k.as_str())
+                && belongs(e, req.params, req.shape.parent_member.as_deref())
+                && listed_to(req.shape, store, k, req.principal)
         })
         .map(|(_, e)| {
             (

@@ -1096,6 +1096,14 @@ pub struct ListShape {
     /// written, otherwise; a model written before it existed reads as false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own_records_only: bool,
+    /// Of a list of [`ListShape::own_records_only`]: every recorded answer listed only the
+    /// records the requesting principal (its credentials) had written in its session, and at
+    /// least one left out a live record another principal of the session had written. The
+    /// engine lists, of the records its session created, only those the requesting principal
+    /// created. False, and not written, otherwise; a model written before it existed reads as
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub principal_records_only: bool,
     /// Query parameter values that order the items by one of their fields (`sort=name`,
     /// `sort=-created_at`), as every recorded answer to such a request listed them. The engine
     /// orders a list it renders from the session's store the same way. Absent, and not

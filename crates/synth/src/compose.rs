@@ -638,6 +638,10 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
         base.own_records_only = false;
         added = true;
     }
+    if base.principal_records_only && !ov.principal_records_only {
+        base.principal_records_only = false;
+        added = true;
+    }
     for e in &ov.envelope {
         match base.envelope.iter().find(|b| b.pointer == e.pointer) {
             Some(b) if b.meaning != e.meaning => problems.push(format!(

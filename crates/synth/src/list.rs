@@ -323,6 +323,8 @@ pub fn list_shape(
     }
     let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
     let own_records_only = own_records_only(group, obs, &items_pointer, pk);
+    let principal_records_only =
+        own_records_only && principal_records_only(group, obs, &items_pointer, pk);
     let sorts = sorts(&ok, &items_pointer, &taken);
     Some(ListShape {
         items_pointer,
@@ -334,6 +336,7 @@ pub fn list_shape(
         set_filters,
         lower_bounds,
         own_records_only,
+        principal_records_only,
         sorts,
     })
 }
@@ -493,6 +496,75 @@ fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk
         }
     }
     sessions_listing.len() >= 2
+}
+
+/// [`ListShape::principal_records_only`]: every successful answer with a principal listed only
+/// records that principal had written in its session (as [`own_records_only`] reads writes),
+/// and some answer to a request without query parameters left out a record another principal of the
+/// session had written and not deleted (a 2xx `DELETE` whose last path segment is its key).
+/// An item written without credentials, or by no one the session saw, says the rule does not
+/// hold.
+fn principal_records_only(
+    group: &RouteGroup,
+    obs: &[Obs<'_>],
+    items_pointer: &str,
+    pk: &str,
+) -> bool {
+    let mut listing: Vec<usize> = group
+        .obs
+        .iter()
+        .copied()
+        .filter(|i| values::is_2xx(obs[*i].status))
+        .collect();
+    listing.sort_unstable();
+    let levels = items_pointer.split('/').skip(1).count() + 2;
+    // The session's live written keys, each with the principal whose write answered it.
+    let mut writer: BTreeMap<String, Option<&str>> = BTreeMap::new();
+    let mut left_out_another = false;
+    let mut cursor = crate::observe::SessionCursor::default();
+    for at in listing {
+        let (fresh, earlier) = cursor.advance(obs, at);
+        if fresh {
+            writer.clear();
+        }
+        for o in &obs[earlier] {
+            for k in written_keys(o, pk) {
+                writer.insert(k, o.principal.as_deref());
+            }
+            if o.method == "DELETE"
+                && values::is_2xx(o.status)
+                && let Some(last) = o.segments.last()
+            {
+                writer.remove(*last);
+            }
+        }
+        let Some(me) = obs[at].principal.as_deref() else {
+            continue;
+        };
+        let Some(body) = obs[at].resp_json_levels(levels) else {
+            return false;
+        };
+        let Some(items) = body.pointer(items_pointer).and_then(Value::as_array) else {
+            return false;
+        };
+        let mut listed = BTreeSet::new();
+        for item in items {
+            let Some(k) = item.get(pk).and_then(values::scalar_key) else {
+                return false;
+            };
+            if writer.get(&k).copied().flatten() != Some(me) {
+                return false;
+            }
+            listed.insert(k);
+        }
+        // A page (`?limit=2`) may leave a record out for want of room: only a request
+        // without any query parameter shows the whole collection.
+        left_out_another |= obs[at].query.is_empty()
+            && writer
+                .iter()
+                .any(|(k, w)| w.is_some_and(|w| w != me) && !listed.contains(k));
+    }
+    left_out_another
 }
 
 /// The keys (under `pk`) of the records a `POST` or `PUT` answered (2xx): the answer's own, and

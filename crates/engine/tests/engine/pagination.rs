@@ -134,6 +134,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)

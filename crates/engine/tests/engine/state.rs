@@ -264,6 +264,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         })
         .variant(
@@ -365,6 +366,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))

@@ -2,7 +2,8 @@
 //! listed only records its own session had created earlier, in at least two sessions' unfiltered
 //! answers, is learned as listing a session's own records; and what is not: an answer listing a
 //! record no earlier write of its session answered, a record written only after the answer,
-//! and evidence from one session or from filtered answers alone.
+//! and evidence from one session or from filtered answers alone. Of such lists, those that
+//! listed only the requesting principal's records (`ListShape::principal_records_only`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -41,7 +42,25 @@ fn list(query: &str, keys: &[&str]) -> Exchange {
     ex
 }
 
-fn own_records_only(sessions: Vec<Vec<Exchange>>) -> bool {
+fn as_user(user: &str, mut ex: Exchange) -> Exchange {
+    ex.request
+        .headers
+        .insert("authorization".into(), vec![format!("Bearer {user}")]);
+    ex
+}
+
+fn delete(id: &str) -> Exchange {
+    common::json_exchange(
+        "DELETE",
+        &format!("/v1/notes/{id}"),
+        204,
+        Headers::new(),
+        None,
+        &json!(null),
+    )
+}
+
+fn shape(sessions: Vec<Vec<Exchange>>) -> wraith_model::ListShape {
     let sessions: Vec<RecordedSession> = sessions
         .into_iter()
         .enumerate()
@@ -50,9 +69,18 @@ fn own_records_only(sessions: Vec<Vec<Exchange>>) -> bool {
     let m: Model = common::synth_model("notes", "https://api.notes.example", &sessions);
     common::route(&m, "GET", "/v1/notes")
         .list
-        .as_ref()
+        .clone()
         .expect("a list route")
-        .own_records_only
+}
+
+fn own_records_only(sessions: Vec<Vec<Exchange>>) -> bool {
+    shape(sessions).own_records_only
+}
+
+fn principal_records_only(sessions: Vec<Vec<Exchange>>) -> bool {
+    let shape = shape(sessions);
+    assert!(shape.own_records_only, "{shape:?}");
+    shape.principal_records_only
 }
 
 #[test]
@@ -100,4 +128,55 @@ fn one_session_or_filtered_answers_alone_are_not_evidence() {
         create("n2"),
         list("", &["n1", "n2"]),
     ]]));
+}
+
+#[test]
+fn lists_leaving_out_another_principals_records_list_the_principals_own() {
+    assert!(principal_records_only(vec![
+        vec![
+            as_user("alice", create("n1")),
+            as_user("bob", create("n2")),
+            as_user("alice", list("", &["n1"])),
+            as_user("bob", list("", &["n2"])),
+        ],
+        vec![
+            as_user("bob", create("n3")),
+            as_user("bob", list("", &["n3"]))
+        ],
+    ]));
+}
+
+#[test]
+fn a_list_showing_another_principals_record_lists_the_sessions_records() {
+    assert!(!principal_records_only(vec![
+        vec![
+            as_user("alice", create("n1")),
+            as_user("bob", create("n2")),
+            as_user("alice", list("", &["n1"])),
+            as_user("bob", list("", &["n1", "n2"])),
+        ],
+        vec![
+            as_user("bob", create("n3")),
+            as_user("bob", list("", &["n3"]))
+        ],
+    ]));
+}
+
+#[test]
+fn a_record_left_out_for_a_page_or_a_delete_is_no_evidence() {
+    // Bob's note is left out of a page of one, or was deleted: nothing says alice could not
+    // have seen it.
+    assert!(!principal_records_only(vec![
+        vec![
+            as_user("alice", create("n1")),
+            as_user("bob", create("n2")),
+            as_user("alice", list("limit=1", &["n1"])),
+        ],
+        vec![
+            as_user("alice", create("n3")),
+            as_user("bob", create("n4")),
+            as_user("bob", delete("n4")),
+            as_user("alice", list("", &["n3"])),
+        ],
+    ]));
 }

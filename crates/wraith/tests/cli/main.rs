@@ -87,6 +87,7 @@ mod serve_page_totals;
 mod serve_parent_objects;
 mod serve_path_filter;
 mod serve_path_spellings;
+mod serve_principal_lists;
 mod serve_processed_uploads;
 mod serve_read_progressions;
 mod serve_recorded;

@@ -191,6 +191,7 @@ pub fn bare_array_list() -> ListShape {
         set_filters: Vec::new(),
         lower_bounds: Vec::new(),
         own_records_only: false,
+        principal_records_only: false,
         sorts: Vec::new(),
     }
 }
@@ -449,6 +450,7 @@ pub fn shop_model() -> Model {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         })
         .variant(
@@ -536,6 +538,7 @@ pub fn shop_model() -> Model {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         })
         .variant(

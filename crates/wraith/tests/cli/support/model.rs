@@ -128,6 +128,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             set_filters: Vec::new(),
             lower_bounds: Vec::new(),
             own_records_only: false,
+            principal_records_only: false,
             sorts: Vec::new(),
         }),
         _ => None,
