@@ -387,6 +387,18 @@ fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, Strin
         })
 }
 
+/// Whether `item` holds a value the list hides from a request that does not send its filter
+/// ([`ListShape::hidden_values`]).
+fn hidden(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
+    shape.hidden_values.iter().any(|h| {
+        q(query, &h.param).is_none()
+            && item
+                .get(h.param.as_str())
+                .and_then(scalar_key)
+                .is_some_and(|v| v == h.value)
+    })
+}
+
 /// Whether a list shows store record `k` to `principal`: where every recording listed only
 /// the requesting principal's records ([`ListShape::principal_records_only`]), a record this
 /// session created under another principal is not listed. A record the session did not create
@@ -529,6 +541,7 @@ pub(crate) fn merge_into_moment(
                 && above_lower_bounds(k, shape, query)
                 // The recorded page answered the request's filters: so do the records added.
                 && passes_query_filters(&e.value, shape, query)
+                && !hidden(&e.value, shape, query)
                 && listed_to(shape, store, k, principal)
         })
         .map(|(k, e)| {
@@ -740,8 +753,11 @@ pub(crate) fn serve_list(
         items.extend(extras);
     }
 
-    // 2. Equality and set filters from the query, then the filter-document header.
-    items.retain(|(it, _)| passes_query_filters(it, req.shape, req.query));
+    // 2. Equality and set filters from the query (a value the list hides unless its filter is
+    // sent stays hidden), then the filter-document header.
+    items.retain(|(it, _)| {
+        passes_query_filters(it, req.shape, req.query) && !hidden(it, req.shape, req.query)
+    });
     if let Some(doc) = req
         .filter_header
         .and_then(|h| serde_json::from_str::<Value>(h).ok())

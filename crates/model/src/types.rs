@@ -1104,12 +1104,30 @@ pub struct ListShape {
     /// false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub principal_records_only: bool,
+    /// Of a list of [`ListShape::own_records_only`]: values of an equality filter's field
+    /// (one of [`ListShape::filters`]) that a request not sending the filter never lists
+    /// (`status: archived`): no such recorded answer listed an item holding it, and answers
+    /// to requests without any query parameter left out at least two live records the
+    /// requesting principal had written whose last view in their session held it. The engine
+    /// leaves such records out unless the request sends the filter. Absent, and not written,
+    /// when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden_values: Vec<HiddenValue>,
     /// Query parameter values that order the items by one of their fields (`sort=name`,
     /// `sort=-created_at`), as every recorded answer to such a request listed them. The engine
     /// orders a list it renders from the session's store the same way. Absent, and not
     /// written, when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sorts: Vec<SortOrder>,
+}
+
+/// One learned [`ListShape::hidden_values`] value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HiddenValue {
+    /// The equality filter's query parameter, and the item field it compares.
+    pub param: String,
+    /// The value (a string, or a number's text) the list hides unless the filter is sent.
+    pub value: String,
 }
 
 /// One learned [`ListShape::sorts`] order.

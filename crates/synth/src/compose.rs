@@ -642,6 +642,12 @@ fn merge_list(base: &mut ListShape, ov: &ListShape, problems: &mut Vec<String>) 
         base.principal_records_only = false;
         added = true;
     }
+    for h in &ov.hidden_values {
+        if !base.hidden_values.contains(h) {
+            base.hidden_values.push(h.clone());
+            added = true;
+        }
+    }
     for e in &ov.envelope {
         match base.envelope.iter().find(|b| b.pointer == e.pointer) {
             Some(b) if b.meaning != e.meaning => problems.push(format!(

@@ -16,7 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EnvelopeField, EnvelopeMeaning, ListShape, Pagination, SetFilter, SortOrder};
+use wraith_model::{
+    EnvelopeField, EnvelopeMeaning, HiddenValue, ListShape, Pagination, SetFilter, SortOrder,
+};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -325,6 +327,11 @@ pub fn list_shape(
     let own_records_only = own_records_only(group, obs, &items_pointer, pk);
     let principal_records_only =
         own_records_only && principal_records_only(group, obs, &items_pointer, pk);
+    let hidden_values = if own_records_only {
+        hidden_values(group, obs, &items_pointer, pk, &filters)
+    } else {
+        Vec::new()
+    };
     let sorts = sorts(&ok, &items_pointer, &taken);
     Some(ListShape {
         items_pointer,
@@ -337,6 +344,7 @@ pub fn list_shape(
         lower_bounds,
         own_records_only,
         principal_records_only,
+        hidden_values,
         sorts,
     })
 }
@@ -565,6 +573,142 @@ fn principal_records_only(
                 .any(|(k, w)| w.is_some_and(|w| w != me) && !listed.contains(k));
     }
     left_out_another
+}
+
+/// Fewest left-out records a hidden value is learned from.
+const MIN_HIDDEN_RECORDS: usize = 2;
+
+/// [`ListShape::hidden_values`] of a list of [`ListShape::own_records_only`]: a value of an
+/// equality filter's field that no successful answer to a request not sending the filter
+/// listed an item with, while answers to requests without any query parameter left out at
+/// least [`MIN_HIDDEN_RECORDS`] records holding it: live records their principal had written
+/// in the session (as [`own_records_only`] reads writes; a 2xx `DELETE` whose last path
+/// segment is its key ends one), whose latest 2xx view in the session held the value after an
+/// earlier view had shown another (a record archived, not one of a color no list happened to
+/// show). Views
+/// are every 2xx answer carrying the record's key at its top level or one object below (an
+/// action's answer too), and the list's own items.
+fn hidden_values(
+    group: &RouteGroup,
+    obs: &[Obs<'_>],
+    items_pointer: &str,
+    pk: &str,
+    filters: &[String],
+) -> Vec<HiddenValue> {
+    if filters.is_empty() {
+        return Vec::new();
+    }
+    let mut listing: Vec<usize> = group
+        .obs
+        .iter()
+        .copied()
+        .filter(|i| values::is_2xx(obs[*i].status))
+        .collect();
+    listing.sort_unstable();
+    let levels = items_pointer.split('/').skip(1).count() + 2;
+    // Per session: the live written keys with their writer, and each key's latest view of
+    // the filters' fields.
+    let mut writer: BTreeMap<String, Option<&str>> = BTreeMap::new();
+    let mut seen: Views<'_> = BTreeMap::new();
+    // Per (field, value): the values listed unfiltered, and the records left out.
+    let mut shown: BTreeSet<(&str, String)> = BTreeSet::new();
+    let mut left_out: BTreeMap<(&str, String), BTreeSet<(&str, String)>> = BTreeMap::new();
+    let mut cursor = crate::observe::SessionCursor::default();
+    for at in listing {
+        let (fresh, earlier) = cursor.advance(obs, at);
+        if fresh {
+            writer.clear();
+            seen.clear();
+        }
+        for o in &obs[earlier] {
+            for k in written_keys(o, pk) {
+                writer.insert(k, o.principal.as_deref());
+            }
+            if !values::is_2xx(o.status) {
+                continue;
+            }
+            if o.method == "DELETE"
+                && let Some(last) = o.segments.last()
+            {
+                writer.remove(*last);
+            }
+            if let Some(Value::Object(top)) = o.resp_json_levels(3) {
+                let top = Value::Object(top);
+                note_view(&mut seen, &top, pk, filters);
+                for below in top.as_object().into_iter().flat_map(|m| m.values()) {
+                    note_view(&mut seen, below, pk, filters);
+                }
+            }
+        }
+        let o = &obs[at];
+        let Some(body) = o.resp_json_levels(levels) else {
+            continue;
+        };
+        let Some(items) = body.pointer(items_pointer).and_then(Value::as_array) else {
+            continue;
+        };
+        let mut listed = BTreeSet::new();
+        for f in filters {
+            if o.query_value(f).is_some() {
+                continue;
+            }
+            for item in items {
+                if let Some(v) = item.get(f).and_then(values::scalar_key) {
+                    shown.insert((f.as_str(), v));
+                }
+            }
+        }
+        for item in items {
+            if let Some(k) = item.get(pk).and_then(values::scalar_key) {
+                listed.insert(k);
+            }
+        }
+        if o.query.is_empty() {
+            let me = o.principal.as_deref();
+            for (k, w) in &writer {
+                if *w != me || listed.contains(k) {
+                    continue;
+                }
+                let moved = seen.get(k).into_iter().flatten().filter(|(_, (_, m))| *m);
+                for (f, (v, _)) in moved {
+                    left_out
+                        .entry((*f, v.clone()))
+                        .or_default()
+                        .insert((o.session, k.clone()));
+                }
+            }
+        }
+        for item in items {
+            note_view(&mut seen, item, pk, filters);
+        }
+    }
+    left_out
+        .into_iter()
+        .filter(|(fv, records)| records.len() >= MIN_HIDDEN_RECORDS && !shown.contains(fv))
+        .map(|((f, v), _)| HiddenValue {
+            param: f.to_string(),
+            value: v,
+        })
+        .collect()
+}
+
+/// Per record key, per filter field: the latest view's value, and whether an earlier view of
+/// the session showed another.
+type Views<'f> = BTreeMap<String, BTreeMap<&'f str, (String, bool)>>;
+
+/// Note a view of a record (an object carrying `pk`) in `seen`.
+fn note_view<'f>(seen: &mut Views<'f>, record: &Value, pk: &str, filters: &'f [String]) {
+    let Some(k) = record.get(pk).and_then(values::scalar_key) else {
+        return;
+    };
+    let view = seen.entry(k).or_default();
+    for f in filters {
+        let Some(v) = record.get(f).and_then(values::scalar_key) else {
+            continue;
+        };
+        let moved = view.get(f.as_str()).is_some_and(|(was, m)| *m || *was != v);
+        view.insert(f.as_str(), (v, moved));
+    }
 }
 
 /// The keys (under `pk`) of the records a `POST` or `PUT` answered (2xx): the answer's own, and

@@ -265,6 +265,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             lower_bounds: Vec::new(),
             own_records_only: false,
             principal_records_only: false,
+            hidden_values: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(
@@ -367,6 +368,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             lower_bounds: Vec::new(),
             own_records_only: false,
             principal_records_only: false,
+            hidden_values: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))

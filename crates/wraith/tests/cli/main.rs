@@ -71,6 +71,7 @@ mod serve_filter_header;
 mod serve_filter_targets;
 mod serve_fixtures;
 mod serve_handler_probe;
+mod serve_hidden_values;
 mod serve_implicit_children;
 mod serve_keyed_snapshots;
 mod serve_lua_authored;

@@ -192,6 +192,7 @@ pub fn bare_array_list() -> ListShape {
         lower_bounds: Vec::new(),
         own_records_only: false,
         principal_records_only: false,
+        hidden_values: Vec::new(),
         sorts: Vec::new(),
     }
 }
@@ -451,6 +452,7 @@ pub fn shop_model() -> Model {
             lower_bounds: Vec::new(),
             own_records_only: false,
             principal_records_only: false,
+            hidden_values: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(
@@ -539,6 +541,7 @@ pub fn shop_model() -> Model {
             lower_bounds: Vec::new(),
             own_records_only: false,
             principal_records_only: false,
+            hidden_values: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(

@@ -129,6 +129,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             lower_bounds: Vec::new(),
             own_records_only: false,
             principal_records_only: false,
+            hidden_values: Vec::new(),
             sorts: Vec::new(),
         }),
         _ => None,
