@@ -1870,6 +1870,22 @@ impl Engine {
                 .as_ref()
                 .and_then(|b| json_pointer_get(b, pointer))
                 .is_some_and(|v| loosely_equal(v, value)),
+            Guard::BodyFieldBound {
+                pointer,
+                bound,
+                below,
+            } => {
+                let sent = call
+                    .body
+                    .as_ref()
+                    .and_then(|b| json_pointer_get(b, pointer))
+                    .and_then(util::number_of);
+                match (sent, bound.as_f64()) {
+                    (Some(v), Some(bound)) if *below => v < bound,
+                    (Some(v), Some(bound)) => v > bound,
+                    _ => false,
+                }
+            }
             Guard::BodyFieldPresent { pointer, present } => {
                 call.body
                     .as_ref()

@@ -65,6 +65,15 @@ pub(crate) fn parse_number(s: &str) -> Option<Value> {
     Number::from_f64(f).map(Value::Number)
 }
 
+/// A JSON number's value, or a string's that spells one (a form field's `-5`).
+pub(crate) fn number_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => parse_number(s).and_then(|n| n.as_f64()),
+        _ => None,
+    }
+}
+
 /// Decode `application/x-www-form-urlencoded` fields into a nested object: `a[b]=1` is `/a/b`,
 /// `tags[]=x` appends to an array. Values stay strings (holes coerce them to the recorded type).
 pub(crate) fn form_to_json(body: &[u8]) -> Value {

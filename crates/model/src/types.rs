@@ -1327,6 +1327,14 @@ pub enum Guard {
     HeaderPresent { name: String, present: bool },
     /// A body field (JSON pointer into the JSON, form or multipart text body) equals `value`.
     BodyFieldEquals { pointer: String, value: Value },
+    /// A body field is a number (a form or multipart value: its text) below `bound`, or,
+    /// with `below: false`, above it: what an API answers a value out of its range with (a
+    /// 422 for a negative size). `bound` is the nearest value the other statuses were sent.
+    BodyFieldBound {
+        pointer: String,
+        bound: Value,
+        below: bool,
+    },
     /// A body field is present (or absent).
     BodyFieldPresent { pointer: String, present: bool },
     /// The request body parses as the content type it claims (JSON object for JSON).

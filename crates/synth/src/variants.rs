@@ -495,6 +495,7 @@ fn discriminate<'a>(
         let blamed = |pointer: &str| pointer_names(pointer).iter().any(|n| named.contains(n));
         if let Some(guard) = presence_guard(mine, others, at, &blamed)
             .or_else(|| value_guard(mine, others, at, &blamed, true))
+            .or_else(|| bound_guard(mine, others, at, &blamed))
         {
             return Some((guard, None));
         }
@@ -629,6 +630,68 @@ fn value_guard<'a>(
                 value: value.clone(),
             });
         }
+    }
+    None
+}
+
+/// A body field's numeric range that tells `mine` from `others`: every one of `mine` sent a
+/// number there below every number the others sent (or above every one), and every other
+/// request that sent the field sent a number. Only for fields the answers blamed (`keep`): a
+/// range a few values happen to fall into says nothing unless the API named the field. The
+/// bound is the others' nearest value, so a value between the two sides is refused too.
+fn bound_guard<'a>(
+    mine: &[usize],
+    others: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    keep: &dyn Fn(&str) -> bool,
+) -> Option<Guard> {
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    };
+    for (pointer, _) in &at(mine[0]).req_fields {
+        if !keep(pointer) {
+            continue;
+        }
+        let Some(sent) = mine
+            .iter()
+            .map(|k| at(*k).req_field(pointer).and_then(number))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let mut theirs: Vec<(f64, &Value)> = Vec::new();
+        let mut numeric = true;
+        for k in others {
+            if let Some(v) = at(*k).req_field(pointer) {
+                match number(v) {
+                    Some(n) => theirs.push((n, v)),
+                    None => numeric = false,
+                }
+            }
+        }
+        if !numeric || theirs.is_empty() {
+            continue;
+        }
+        let lowest = theirs.iter().min_by(|a, b| a.0.total_cmp(&b.0))?;
+        let highest = theirs.iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let (bound, below) = if sent.iter().all(|v| *v < lowest.0) {
+            (lowest, true)
+        } else if sent.iter().all(|v| *v > highest.0) {
+            (highest, false)
+        } else {
+            continue;
+        };
+        let bound = match bound.1 {
+            Value::Number(_) => bound.1.clone(),
+            _ => serde_json::Number::from_f64(bound.0).map(Value::Number)?,
+        };
+        return Some(Guard::BodyFieldBound {
+            pointer: pointer.clone(),
+            bound,
+            below,
+        });
     }
     None
 }

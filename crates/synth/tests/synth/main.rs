@@ -6,6 +6,7 @@ mod common;
 
 mod action_values;
 mod blamed_fields;
+mod bound_guards;
 mod carried_fields;
 mod child_refs;
 mod corpora;

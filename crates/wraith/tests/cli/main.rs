@@ -52,6 +52,7 @@ mod serve_api_not_found;
 mod serve_array_echo;
 mod serve_blamed_fields;
 mod serve_bodiless_answers;
+mod serve_bound_guards;
 mod serve_carried_fields;
 mod serve_child_refs;
 mod serve_cli;
