@@ -185,7 +185,8 @@ pub struct Route {
     /// For an update that replaces its record (`PUT` with the whole record): top-level
     /// fields an update whose request left them out answers with one fixed value (a
     /// `color` reset to `null`), as every recorded update of a record its session saw before
-    /// showed, moving the field there from at least two other values (see [`UpdateReset`]). The engine
+    /// showed, moving the field there from at least two other values, or from one where other
+    /// updates sent the field (see [`UpdateReset`]). The engine
     /// stores and answers that value for each such field the request did not send. Empty
     /// (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

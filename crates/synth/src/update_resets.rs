@@ -6,8 +6,10 @@
 //! the two apart. Synth compares every 2xx recorded update of a record its session saw before
 //! (the latest earlier 2xx create, read or update answer of the same type with the same key)
 //! with that view: a top-level field of the earlier view the request did not send is a reset
-//! when every such update answered it with one same value and the updates moved it there from
-//! at least two others. One value moved from is no reset: a `version` stepped from 1 to 2 by
+//! when every such update answered it with one same value and moved it there from at least
+//! two others, or from one where other updates of the route sent the field (it is one of the
+//! update's inputs: tests that create every record alike reset it from one value). One value
+//! moved from, for a field no update sends, is no reset: a `version` stepped from 1 to 2 by
 //! each session's one update, a `blurhash` that processing filled in, look the same. The
 //! primary key and the update's clock fields (`updated_at`) are never
 //! resets. Never from route, method or field names.
@@ -58,6 +60,8 @@ pub fn learn(
         .map(|(gi, _)| (gi, clock_fields(&built[gi])))
         .collect();
     let mut tallies: BTreeMap<(usize, String), Tally> = BTreeMap::new();
+    // Per update route: the top-level fields some 2xx update of it sent (its inputs).
+    let mut inputs: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     for (_, evs) in record_views(groups, plans, obs) {
         // (session, key) → the record as last seen.
         let mut last: BTreeMap<(&str, String), serde_json::Map<String, Value>> = BTreeMap::new();
@@ -74,6 +78,9 @@ pub fn learn(
                 continue;
             };
             let at = (o.session, key);
+            if clocks.contains_key(&gi) {
+                inputs.entry(gi).or_default().extend(sent_fields(o));
+            }
             if let Some(clock) = clocks.get(&gi)
                 && let Some(before) = last.get(&at)
             {
@@ -98,7 +105,9 @@ pub fn learn(
         }
     }
     for ((gi, field), t) in tallies {
-        if t.moved_from.len() >= 2 && !t.dropped && t.answered.len() == 1 {
+        let input = inputs.get(&gi).is_some_and(|f| f.contains(&field));
+        let evidence = t.moved_from.len() >= 2 || (input && !t.moved_from.is_empty());
+        if evidence && !t.dropped && t.answered.len() == 1 {
             let value = t.answered.into_values().next().unwrap_or(Value::Null);
             out[gi].push(UpdateReset { field, value });
         }

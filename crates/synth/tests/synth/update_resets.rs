@@ -103,3 +103,58 @@ fn an_update_of_a_record_its_session_never_saw_teaches_nothing() {
         .collect();
     assert!(resets(&sessions, "PUT").is_empty());
 }
+
+/// Session `n` of tests that create every widget alike (`red`, size 5): a `PUT` sending `sent`
+/// answered `answer`.
+fn alike_session(n: u64, sent: Value, answer: Value) -> RecordedSession {
+    let id = format!("w_{n}");
+    let made = json!({"id": id, "name": "w", "color": "red", "size": 5, "version": 1});
+    let mut replaced = made.clone();
+    for (k, v) in answer.as_object().unwrap() {
+        replaced[k] = v.clone();
+    }
+    common::session(
+        &format!("s{n}"),
+        START_US + n * 60_000_000,
+        vec![
+            ok_json(
+                "POST",
+                "/v1/widgets",
+                Some(&json!({"name": "w", "color": "red", "size": 5})),
+                &made,
+            ),
+            ok_json("PUT", &format!("/v1/widgets/{id}"), Some(&sent), &replaced),
+        ],
+    )
+}
+
+#[test]
+fn a_field_other_replaces_sent_is_reset_from_the_one_value_every_test_created() {
+    let sessions = vec![
+        alike_session(
+            1,
+            json!({"name": "x"}),
+            json!({"name": "x", "color": null, "version": 2}),
+        ),
+        alike_session(
+            2,
+            json!({"name": "y", "color": "blue"}),
+            json!({"name": "y", "color": "blue", "size": 0, "version": 2}),
+        ),
+        alike_session(
+            3,
+            json!({"name": "z"}),
+            json!({"name": "z", "color": null, "version": 2}),
+        ),
+    ];
+    let got = resets(&sessions, "PUT");
+    // `color` is an input some replace sent; `version`, moved from 1 to 2 by every replace
+    // and sent by none, is no reset. `size` moved once, and no replace sent it.
+    assert_eq!(
+        got,
+        vec![UpdateReset {
+            field: "color".into(),
+            value: Value::Null,
+        }]
+    );
+}
