@@ -1108,7 +1108,7 @@ pub struct ListShape {
     /// Of a list of [`ListShape::own_records_only`]: values of an equality filter's field
     /// (one of [`ListShape::filters`]) that a request not sending the filter never lists
     /// (`status: archived`): no such recorded answer listed an item holding it, and answers
-    /// to requests without any query parameter left out at least two live records the
+    /// listing their whole collection left out at least two live records the
     /// requesting principal had written whose last view in their session held it. The engine
     /// leaves such records out unless the request sends the filter. Absent, and not written,
     /// when the recordings show none.

@@ -27,6 +27,8 @@ use crate::values;
 
 const NEXT_PARAMS: &[&str] = &["max_id", "until_id", "before", "page", "offset", "cursor"];
 const PREV_PARAMS: &[&str] = &["min_id", "since_id", "after"];
+/// The page-size parameters of [`PAGING_PARAMS`].
+const SIZE_PARAMS: &[&str] = &["limit", "page_size", "per_page", "pageSize"];
 const PAGING_PARAMS: &[&str] = &[
     "limit",
     "offset",
@@ -325,14 +327,15 @@ pub fn list_shape(
     }
     let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
     let own_records_only = own_records_only(group, obs, &items_pointer, pk);
+    let sorts = sorts(&ok, &items_pointer, &taken);
+    let walk = PageWalk::new(&pagination, &sorts);
     let principal_records_only =
-        own_records_only && principal_records_only(group, obs, &items_pointer, pk);
+        own_records_only && principal_records_only(group, obs, &items_pointer, pk, walk.clone());
     let hidden_values = if own_records_only {
-        hidden_values(group, obs, &items_pointer, pk, &filters)
+        hidden_values(group, obs, &items_pointer, pk, &filters, walk)
     } else {
         Vec::new()
     };
-    let sorts = sorts(&ok, &items_pointer, &taken);
     Some(ListShape {
         items_pointer,
         pagination,
@@ -508,8 +511,9 @@ fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk
 
 /// [`ListShape::principal_records_only`]: every successful answer with a principal listed only
 /// records that principal had written in its session (as [`own_records_only`] reads writes),
-/// and some answer to a request without query parameters left out a record another principal of the
-/// session had written and not deleted (a 2xx `DELETE` whose last path segment is its key).
+/// and some answer that listed its whole collection ([`whole_collection`]) left out a record
+/// another principal of the session had written and not deleted (a 2xx `DELETE` whose last
+/// path segment is its key).
 /// An item written without credentials, or by no one the session saw, says the rule does not
 /// hold.
 fn principal_records_only(
@@ -517,6 +521,7 @@ fn principal_records_only(
     obs: &[Obs<'_>],
     items_pointer: &str,
     pk: &str,
+    mut walk: PageWalk<'_>,
 ) -> bool {
     let mut listing: Vec<usize> = group
         .obs
@@ -534,6 +539,7 @@ fn principal_records_only(
         let (fresh, earlier) = cursor.advance(obs, at);
         if fresh {
             writer.clear();
+            walk.reset();
         }
         for o in &obs[earlier] {
             for k in written_keys(o, pk) {
@@ -565,14 +571,128 @@ fn principal_records_only(
             }
             listed.insert(k);
         }
-        // A page (`?limit=2`) may leave a record out for want of room: only a request
-        // without any query parameter shows the whole collection.
-        left_out_another |= obs[at].query.is_empty()
-            && writer
+        // A page (`?limit=2`) may leave a record out for want of room: only a listing of the
+        // whole collection is evidence.
+        if let Some(all) = walk.step(&obs[at], &listed) {
+            left_out_another |= writer
                 .iter()
-                .any(|(k, w)| w.is_some_and(|w| w != me) && !listed.contains(k));
+                .any(|(k, w)| w.is_some_and(|w| w != me) && !all.contains(k));
+        }
     }
     left_out_another
+}
+
+/// A walk through the pages of a list in one session: a first page (no position parameter)
+/// and the pages after it (the same other parameters and a position: `cursor`, `offset`,
+/// `page`). Once a page of it has room to spare, the walk has listed the whole collection
+/// (see [`whole_page`]); a single answer with room to spare has too.
+#[derive(Clone)]
+struct PageWalk<'p> {
+    pagination: &'p Pagination,
+    sorts: &'p [SortOrder],
+    /// The walk under way.
+    open: Option<OpenWalk>,
+}
+
+/// A walk under way: its pages' other parameters, and every key listed so far.
+type OpenWalk = (Vec<(String, String)>, BTreeSet<String>);
+
+impl<'p> PageWalk<'p> {
+    fn new(pagination: &'p Pagination, sorts: &'p [SortOrder]) -> PageWalk<'p> {
+        PageWalk {
+            pagination,
+            sorts,
+            open: None,
+        }
+    }
+
+    /// Another session begins.
+    fn reset(&mut self) {
+        self.open = None;
+    }
+
+    /// Whether `name` places a page in the collection rather than choosing or sizing it.
+    fn is_position(&self, name: &str) -> bool {
+        let learned: [Option<&str>; 2] = match self.pagination {
+            Pagination::LimitOffset { offset, .. } => [Some(offset), None],
+            Pagination::PagePerPage { page, .. } => [Some(page), None],
+            Pagination::Cursor { after, before, .. } => [Some(after), before.as_deref()],
+            Pagination::LinkHeader {
+                next_param,
+                prev_param,
+                ..
+            } => [Some(next_param), prev_param.as_deref()],
+            Pagination::None => [None, None],
+        };
+        learned.contains(&Some(name))
+            || NEXT_PARAMS.contains(&name)
+            || PREV_PARAMS.contains(&name)
+            || matches!(name, "starting_after" | "ending_before")
+    }
+
+    /// After answer `o` listed `listed`: every key of the collection, when this answer ends a
+    /// listing of the whole of it.
+    fn step(&mut self, o: &Obs<'_>, listed: &BTreeSet<String>) -> Option<BTreeSet<String>> {
+        let (placed, rest): (Vec<_>, Vec<_>) = o
+            .query
+            .iter()
+            .cloned()
+            .partition(|(k, _)| self.is_position(k));
+        if placed.is_empty() {
+            self.open = Some((rest.clone(), listed.clone()));
+        } else {
+            match &mut self.open {
+                Some((base, keys)) if *base == rest => keys.extend(listed.iter().cloned()),
+                _ => {
+                    self.open = None;
+                    return None;
+                }
+            }
+        }
+        if whole_page(&rest, listed.len(), self.pagination, self.sorts) {
+            return self.open.take().map(|(_, keys)| keys);
+        }
+        None
+    }
+}
+
+/// Whether a page holds the last of its collection: its request sent no query parameter but
+/// a learned sort order's value, a position, and a page size larger than the items answered
+/// (room to spare), and, without a page size, the answer did not fill the route's default one.
+/// A filter says the answer may hold only part of it. `query` is the request's without its
+/// position parameters.
+fn whole_page(
+    query: &[(String, String)],
+    listed: usize,
+    pagination: &Pagination,
+    sorts: &[SortOrder],
+) -> bool {
+    let sent = |name: &str| query.iter().any(|(k, _)| k == name);
+    let (size, default) = match pagination {
+        Pagination::LimitOffset {
+            limit,
+            default_limit,
+            ..
+        } => (Some(limit.as_str()), *default_limit),
+        Pagination::PagePerPage {
+            per_page,
+            default_per_page,
+            ..
+        } => (Some(per_page.as_str()), *default_per_page),
+        Pagination::Cursor { limit, .. } | Pagination::LinkHeader { limit, .. } => {
+            (limit.as_deref(), None)
+        }
+        Pagination::None => (None, None),
+    };
+    // A list whose paging was not learned still names its page size the usual way.
+    let size = size.or_else(|| SIZE_PARAMS.iter().copied().find(|s| sent(s)));
+    let sized = size.is_some_and(sent);
+    let room = default.is_none_or(|d| (listed as u64) < d);
+    (sized || room)
+        && query.iter().all(|(k, v)| {
+            sorts.iter().any(|s| s.param == *k && s.value == *v)
+                || (Some(k.as_str()) == size && v.parse::<usize>().is_ok_and(|n| n > listed))
+        })
 }
 
 /// Fewest left-out records a hidden value is learned from.
@@ -580,7 +700,7 @@ const MIN_HIDDEN_RECORDS: usize = 2;
 
 /// [`ListShape::hidden_values`] of a list of [`ListShape::own_records_only`]: a value of an
 /// equality filter's field that no successful answer to a request not sending the filter
-/// listed an item with, while answers to requests without any query parameter left out at
+/// listed an item with, while answers that listed their whole collection left out at
 /// least [`MIN_HIDDEN_RECORDS`] records holding it: live records their principal had written
 /// in the session (as [`own_records_only`] reads writes; a 2xx `DELETE` whose last path
 /// segment is its key ends one), whose latest 2xx view in the session held the value after an
@@ -594,6 +714,7 @@ fn hidden_values(
     items_pointer: &str,
     pk: &str,
     filters: &[String],
+    mut walk: PageWalk<'_>,
 ) -> Vec<HiddenValue> {
     if filters.is_empty() {
         return Vec::new();
@@ -619,6 +740,7 @@ fn hidden_values(
         if fresh {
             writer.clear();
             seen.clear();
+            walk.reset();
         }
         for o in &obs[earlier] {
             for k in written_keys(o, pk) {
@@ -663,10 +785,10 @@ fn hidden_values(
                 listed.insert(k);
             }
         }
-        if o.query.is_empty() {
+        if let Some(all) = walk.step(o, &listed) {
             let me = o.principal.as_deref();
             for (k, w) in &writer {
-                if *w != me || listed.contains(k) {
+                if *w != me || all.contains(k) {
                     continue;
                 }
                 let moved = seen.get(k).into_iter().flatten().filter(|(_, (_, m))| *m);

@@ -180,3 +180,54 @@ fn a_record_left_out_for_a_page_or_a_delete_is_no_evidence() {
         ],
     ]));
 }
+
+#[test]
+fn a_first_page_with_room_to_spare_lists_the_whole_collection() {
+    // Alice asks for five and gets her one note: bob's was left out for being his.
+    assert!(principal_records_only(vec![
+        vec![
+            as_user("alice", create("n1")),
+            as_user("bob", create("n2")),
+            as_user("alice", list("limit=5", &["n1"])),
+        ],
+        vec![
+            as_user("bob", create("n3")),
+            as_user("bob", list("", &["n3"]))
+        ],
+    ]));
+}
+
+#[test]
+fn a_walk_through_pages_ending_with_room_lists_the_whole_collection() {
+    let walk = |last_page: &[&str]| {
+        principal_records_only(vec![
+            vec![
+                as_user("alice", create("n1")),
+                as_user("bob", create("n2")),
+                as_user("alice", create("n3")),
+                as_user("alice", list("limit=2", &["n1", "n3"])),
+                as_user("alice", list("limit=2&cursor=n3", last_page)),
+            ],
+            vec![
+                as_user("bob", create("n4")),
+                as_user("bob", list("", &["n4"])),
+            ],
+        ])
+    };
+    // The second page had room: alice's two notes were all there was, bob's left out.
+    assert!(walk(&[]));
+    // Without a last page with room, the walk may not have reached bob's note.
+    let shape = shape(vec![
+        vec![
+            as_user("alice", create("n1")),
+            as_user("bob", create("n2")),
+            as_user("alice", create("n3")),
+            as_user("alice", list("limit=2", &["n1", "n3"])),
+        ],
+        vec![
+            as_user("bob", create("n4")),
+            as_user("bob", list("", &["n4"])),
+        ],
+    ]);
+    assert!(!shape.principal_records_only, "{shape:?}");
+}
