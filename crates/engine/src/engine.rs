@@ -2563,7 +2563,11 @@ impl Engine {
             let recorded_keys = self.page_keys_of(body, r);
             let (params, query) = (&call.m.params, &call.query);
             let run = moment.source.rsplit_once('/').map(|(run, _)| run);
-            let principal = self.principal_of(call);
+            // Keyed (an HMAC) only where the list asks whose records are listed.
+            let principal = shape
+                .principal_records_only
+                .then(|| self.principal_of(call))
+                .flatten();
             let merged = list::merge_into_moment(
                 body,
                 shape,
@@ -3747,7 +3751,10 @@ impl Engine {
         };
         let pk = self.pk_of(ty);
         let origin = self.twin_origin(call.req);
-        let principal = self.principal_of(call);
+        let principal = shape
+            .principal_records_only
+            .then(|| self.principal_of(call))
+            .flatten();
         let page = list::serve_list(
             list::ListRequest {
                 shape,
