@@ -463,13 +463,7 @@ fn compare_scalars(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
 /// may come from elsewhere: no.
 fn own_records_only(group: &RouteGroup, obs: &[Obs<'_>], items_pointer: &str, pk: &str) -> bool {
     // `obs` is sorted by session, then recorded order: a session's exchanges are contiguous.
-    let mut listing: Vec<usize> = group
-        .obs
-        .iter()
-        .copied()
-        .filter(|i| values::is_2xx(obs[*i].status))
-        .collect();
-    listing.sort_unstable();
+    let listing = ok_listings(group, obs);
     // The items, and their scalars, sit this many containers down.
     let levels = items_pointer.split('/').skip(1).count() + 2;
     let mut sessions_listing: BTreeSet<&str> = BTreeSet::new();
@@ -523,13 +517,7 @@ fn principal_records_only(
     pk: &str,
     mut walk: PageWalk<'_>,
 ) -> bool {
-    let mut listing: Vec<usize> = group
-        .obs
-        .iter()
-        .copied()
-        .filter(|i| values::is_2xx(obs[*i].status))
-        .collect();
-    listing.sort_unstable();
+    let listing = ok_listings(group, obs);
     let levels = items_pointer.split('/').skip(1).count() + 2;
     // The session's live written keys, each with the principal whose write answered it.
     let mut writer: BTreeMap<String, Option<&str>> = BTreeMap::new();
@@ -542,15 +530,7 @@ fn principal_records_only(
             walk.reset();
         }
         for o in &obs[earlier] {
-            for k in written_keys(o, pk) {
-                writer.insert(k, o.principal.as_deref());
-            }
-            if o.method == "DELETE"
-                && values::is_2xx(o.status)
-                && let Some(last) = o.segments.last()
-            {
-                writer.remove(*last);
-            }
+            note_writes(&mut writer, o, pk);
         }
         let Some(me) = obs[at].principal.as_deref() else {
             continue;
@@ -719,13 +699,7 @@ fn hidden_values(
     if filters.is_empty() {
         return Vec::new();
     }
-    let mut listing: Vec<usize> = group
-        .obs
-        .iter()
-        .copied()
-        .filter(|i| values::is_2xx(obs[*i].status))
-        .collect();
-    listing.sort_unstable();
+    let listing = ok_listings(group, obs);
     let levels = items_pointer.split('/').skip(1).count() + 2;
     // Per session: the live written keys with their writer, and each key's latest view of
     // the filters' fields.
@@ -743,16 +717,9 @@ fn hidden_values(
             walk.reset();
         }
         for o in &obs[earlier] {
-            for k in written_keys(o, pk) {
-                writer.insert(k, o.principal.as_deref());
-            }
+            note_writes(&mut writer, o, pk);
             if !values::is_2xx(o.status) {
                 continue;
-            }
-            if o.method == "DELETE"
-                && let Some(last) = o.segments.last()
-            {
-                writer.remove(*last);
             }
             if let Some(Value::Object(top)) = o.resp_json_levels(3) {
                 let top = Value::Object(top);
@@ -830,6 +797,33 @@ fn note_view<'f>(seen: &mut Views<'f>, record: &Value, pk: &str, filters: &'f [S
         };
         let moved = view.get(f.as_str()).is_some_and(|(was, m)| *m || *was != v);
         view.insert(f.as_str(), (v, moved));
+    }
+}
+
+/// The route's successful answers, in observation order (a session's are contiguous).
+fn ok_listings(group: &RouteGroup, obs: &[Obs<'_>]) -> Vec<usize> {
+    let mut listing: Vec<usize> = group
+        .obs
+        .iter()
+        .copied()
+        .filter(|i| values::is_2xx(obs[*i].status))
+        .collect();
+    listing.sort_unstable();
+    listing
+}
+
+/// Keep `writer` (the session's live written keys, each with the principal whose write
+/// answered it) up to date with exchange `o`: the keys a `POST` or `PUT` answered
+/// ([`written_keys`]) are written, and a 2xx `DELETE` whose last path segment is a key ends it.
+fn note_writes<'o>(writer: &mut BTreeMap<String, Option<&'o str>>, o: &'o Obs<'_>, pk: &str) {
+    for k in written_keys(o, pk) {
+        writer.insert(k, o.principal.as_deref());
+    }
+    if o.method == "DELETE"
+        && values::is_2xx(o.status)
+        && let Some(last) = o.segments.last()
+    {
+        writer.remove(*last);
     }
 }
 
