@@ -8,21 +8,13 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Twin, har};
+use support::Twin;
+use support::har::{self, by};
 
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "principal-lists-test-key");
 const ORIGIN: &str = "https://api.notes.test";
 const ALICE: &str = "Bearer alice-token-1111";
 const BOB: &str = "Bearer bob-token-2222";
-
-fn by(user: &str, status: u16, mut entry: Value) -> Value {
-    entry["response"]["status"] = json!(status);
-    entry["request"]["headers"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"name": "Authorization", "value": user}));
-    entry
-}
 
 /// Recorded session `n`: alice and bob each write a note, then each lists the notes and sees
 /// only their own.

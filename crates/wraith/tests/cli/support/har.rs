@@ -7,6 +7,16 @@ use serde_json::{Value, json};
 
 use super::Twin;
 
+/// `entry` sent with `Authorization: user` and answered `status`: a request of one of a
+/// recording's users.
+pub fn by(user: &str, status: u16, mut entry: Value) -> Value {
+    entry["response"]["status"] = json!(status);
+    if let Some(headers) = entry["request"]["headers"].as_array_mut() {
+        headers.push(json!({"name": "Authorization", "value": user}));
+    }
+    entry
+}
+
 /// One HAR entry: a JSON request (`body` when given) to `origin` + `path`, answered 200 with
 /// the JSON `answer`.
 pub fn entry(
