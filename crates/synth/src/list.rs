@@ -365,6 +365,10 @@ fn sorts(ok: &[&Obs<'_>], items_pointer: &str, taken: &[&str]) -> Vec<SortOrder>
     let levels = items_pointer.split('/').filter(|t| !t.is_empty()).count() + 2;
     // (parameter, value) → the field values, in listed order, of each answer's items.
     let mut answers: BTreeMap<(&str, &str), Vec<Vec<Value>>> = BTreeMap::new();
+    // The answer before, as (session, named parameters): a page that adds a position
+    // (`cursor`) to the same parameters in the same session continues its walk, one ordered
+    // sequence, so its items extend the walk's column (the pairs across pages count too).
+    let mut previous: Option<(&str, Vec<(&str, &str)>)> = None;
     for o in ok {
         let named: Vec<(&str, &str)> = o
             .query
@@ -372,13 +376,21 @@ fn sorts(ok: &[&Obs<'_>], items_pointer: &str, taken: &[&str]) -> Vec<SortOrder>
             .filter(|(k, _)| !PAGING_PARAMS.contains(&k.as_str()) && !taken.contains(&k.as_str()))
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
+        let placed = o.query.iter().any(|(k, _)| is_position_name(k));
+        let continues = placed
+            && previous
+                .as_ref()
+                .is_some_and(|(session, before)| *session == o.session && *before == named);
+        previous = Some((o.session, named.clone()));
         if named.is_empty() {
             continue;
         }
         let Some(body) = o.resp_json_levels(levels) else {
+            previous = None;
             continue;
         };
         let Some(items) = body.pointer(items_pointer).and_then(Value::as_array) else {
+            previous = None;
             continue;
         };
         for (param, value) in named {
@@ -389,7 +401,11 @@ fn sorts(ok: &[&Obs<'_>], items_pointer: &str, taken: &[&str]) -> Vec<SortOrder>
                 .iter()
                 .map(|it| it.get(field).cloned().unwrap_or(Value::Null))
                 .collect();
-            answers.entry((param, value)).or_default().push(column);
+            let columns = answers.entry((param, value)).or_default();
+            match columns.last_mut() {
+                Some(walk) if continues => walk.extend(column),
+                _ => columns.push(column),
+            }
         }
     }
     let mut out = Vec::new();
@@ -430,6 +446,14 @@ fn sorts(ok: &[&Obs<'_>], items_pointer: &str, taken: &[&str]) -> Vec<SortOrder>
         }
     }
     out
+}
+
+/// Whether a query parameter places a page in its collection (`cursor`, `offset`, `max_id`)
+/// rather than choosing or sizing it.
+fn is_position_name(name: &str) -> bool {
+    NEXT_PARAMS.contains(&name)
+        || PREV_PARAMS.contains(&name)
+        || matches!(name, "starting_after" | "ending_before")
 }
 
 /// The field a sort value names: the value without a leading `-`/`+` and a trailing
@@ -604,10 +628,7 @@ impl<'p> PageWalk<'p> {
             } => [Some(next_param), prev_param.as_deref()],
             Pagination::None => [None, None],
         };
-        learned.contains(&Some(name))
-            || NEXT_PARAMS.contains(&name)
-            || PREV_PARAMS.contains(&name)
-            || matches!(name, "starting_after" | "ending_before")
+        learned.contains(&Some(name)) || is_position_name(name)
     }
 
     /// After answer `o` listed `listed`: every key of the collection, when this answer ends a

@@ -112,3 +112,32 @@ fn a_sort_value_whose_answers_are_not_ordered_by_its_field_is_not_learned() {
     ]);
     assert_eq!(got, Vec::new());
 }
+
+#[test]
+fn the_pages_of_one_walk_are_one_ordered_sequence() {
+    // Two items a page, each page in order and in order across pages: three pairs in all.
+    // The same pages as separate lists (no cursor) hold two pairs: too few.
+    let pages = |cursor: bool| {
+        let q = |after: &str| {
+            if cursor && !after.is_empty() {
+                format!("limit=2&sort=name&cursor={after}")
+            } else {
+                "limit=2&sort=name".to_string()
+            }
+        };
+        sorts(vec![
+            list(&q(""), &[("w2", "alpha", 2), ("w1", "kilo", 1)]),
+            list(&q("w1"), &[("w4", "lima", 4), ("w3", "mike", 3)]),
+        ])
+    };
+    assert_eq!(
+        pages(true),
+        vec![SortOrder {
+            param: "sort".into(),
+            value: "name".into(),
+            field: "name".into(),
+            descending: false
+        }]
+    );
+    assert_eq!(pages(false), Vec::new());
+}
