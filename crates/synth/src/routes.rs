@@ -120,6 +120,13 @@ impl ValueFlow {
         false
     }
 
+    /// Whether some recorded answer, on any route, handed out segment `raw` (or its decoded
+    /// form) under an identifier-like key: weaker than [`ValueFlow::confirms`], which asks for
+    /// the collection or the entity itself.
+    pub fn hands_out(&self, raw: &str) -> bool {
+        self.values.contains_key(raw) || self.values.contains_key(&values::decode_segment(raw))
+    }
+
     /// Whether a segment holding a digit or a dot appears as any response string.
     pub fn loosely_contains_segment(&self, raw: &str) -> bool {
         raw.bytes().any(|b| b.is_ascii_digit() || b == b'.')
@@ -309,15 +316,28 @@ impl TemplateTree {
                 (seg, child, param)
             })
             .collect();
-        if decided.iter().any(|(_, _, p)| *p) {
-            // This position holds ids: a sibling answered only 404 is an id probe, and a
-            // sibling holding digits or dots that appears as any response value is an id.
+        // Siblings some answer handed out as a name or an id, wherever it did (a repository
+        // `name` a create answered, then named under `/user/starred/:owner/`): two or more of
+        // them make the position one of ids, as a confirmed sibling does.
+        let handed_out = |seg: &str| {
+            !prefix_only
+                && !seg.is_empty()
+                && !values::is_version_prefix(seg)
+                && flow.hands_out(seg)
+        };
+        let ids_here = decided.iter().any(|(_, _, p)| *p)
+            || decided.iter().filter(|(seg, _, _)| handed_out(seg)).count() >= 2;
+        if ids_here {
+            // This position holds ids: a sibling answered only 404 is an id probe, a sibling
+            // holding digits or dots that appears as any response value is an id, and so is
+            // one some answer handed out as a name or an id.
             for (seg, child, param) in decided.iter_mut() {
                 if !*param
                     && !seg.is_empty()
                     && !values::is_version_prefix(seg)
                     && ((child.ok == 0 && child.not_found > 0)
-                        || flow.loosely_contains_segment(seg))
+                        || flow.loosely_contains_segment(seg)
+                        || handed_out(seg))
                 {
                     *param = true;
                 }
@@ -612,6 +632,55 @@ mod tests {
                 "/v4beta/regions/vpc-availability",
                 "/v4beta/linode/instances/:param/password"
             ]
+        );
+    }
+
+    #[test]
+    fn names_a_create_handed_out_join_a_position_of_ids_wherever_they_were_answered() {
+        // Repository names a `POST /repos` answered under `name`: one is read back under its
+        // owner (confirmed there), the others only deleted or starred, which answer nothing.
+        let flow = [
+            ("alice", "/repos"),
+            ("bob", "/repos"),
+            ("amber-compass", "/repos"),
+            ("amber-compass", "/repos/alice/amber-compass"),
+            ("frozen-quill", "/repos"),
+            ("ivory-falcon", "/repos"),
+            ("olive-otter", "/repos"),
+        ];
+        let out = tmpl(
+            &[
+                ("/repos/alice/amber-compass", 200),
+                ("/repos/alice/frozen-quill", 204),
+                ("/user/starred/alice/ivory-falcon", 204),
+                ("/user/starred/bob/olive-otter", 204),
+            ],
+            &flow,
+        );
+        assert_eq!(
+            out,
+            vec![
+                "/repos/:param/:param2",
+                "/repos/:param/:param2",
+                "/user/starred/:param/:param2",
+                "/user/starred/:param/:param2"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_handed_out_name_among_literal_siblings_stays_literal() {
+        // A verb that happens to be some record's name is not a position of ids by itself.
+        let out = tmpl(
+            &[
+                ("/api/v1/timelines/home", 200),
+                ("/api/v1/timelines/public", 200),
+            ],
+            &[("home", "/api/v1/lists")],
+        );
+        assert_eq!(
+            out,
+            vec!["/api/v1/timelines/home", "/api/v1/timelines/public"]
         );
     }
 
