@@ -1653,9 +1653,12 @@ impl Engine {
             .collect();
         if let Some(ty) = ty {
             if let Some(e) = ns.entity(ty, id) {
+                // A record a flat collection created (`POST /repos`) has no path values to
+                // hold a qualified path (`/repos/:owner/:name`) to.
                 return Some(match (&e.parents, route.known_param_tuples.is_empty()) {
                     (Some(parents), false)
-                        if !matches!(route.state_op, Some(StateOp::List | StateOp::Create)) =>
+                        if !parents.is_empty()
+                            && !matches!(route.state_op, Some(StateOp::List | StateOp::Create)) =>
                     {
                         parents
                             .iter()

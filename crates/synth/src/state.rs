@@ -646,6 +646,12 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                     if Some(name) == last_param.as_ref() {
                         continue;
                     }
+                    // A parameter followed by another one qualifies that one's key (an owner
+                    // in `/repos/:owner/:name`): it names no record of the collection before
+                    // it.
+                    if matches!(g.segs.get(i + 1), Some(Seg::Param(_))) {
+                        continue;
+                    }
                     if let Some(p) = literal_pos_before(&g.segs, i)
                         && let Some(parent) = name_at(g, p)
                     {

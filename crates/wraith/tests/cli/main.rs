@@ -91,6 +91,7 @@ mod serve_path_filter;
 mod serve_path_spellings;
 mod serve_principal_lists;
 mod serve_processed_uploads;
+mod serve_qualified_paths;
 mod serve_read_progressions;
 mod serve_recorded;
 mod serve_recorded_control_headers;
