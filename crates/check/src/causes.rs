@@ -1154,44 +1154,46 @@ fn rewritten(map: &IdMap, v: &Value) -> Option<Value> {
     let numbers = map
         .recorded_tokens()
         .any(|t| t.starts_with(|c: char| c == '-' || c.is_ascii_digit()));
-    rewritten_with(map, numbers, v)
+    rewritten_with(map, numbers, v, None)
 }
 
 /// [`rewritten`], where `numbers` is false only when no token of `map` can be a number's
 /// decimal form.
-fn rewritten_with(map: &IdMap, numbers: bool, v: &Value) -> Option<Value> {
+fn rewritten_with(map: &IdMap, numbers: bool, v: &Value, key: Option<&str>) -> Option<Value> {
     match v {
         // `IdMap::rewrite_json`: a string equal to a token becomes the mapped value's text.
-        Value::String(s) => map.get(s).and_then(token).map(Value::String),
+        Value::String(s) => map.get_named(s, key).and_then(token).map(Value::String),
         // A number whose decimal form is a token stays a number when the mapped value is (or
         // reads as) one.
         Value::Number(_) if !numbers => None,
-        Value::Number(n) => number_text(n, |t| map.get(t)).map(|answered| match answered {
-            Value::Number(_) => answered.clone(),
-            Value::String(s) => match s.parse::<serde_json::Number>() {
-                Ok(n) => Value::Number(n),
-                Err(_) => Value::String(s.clone()),
-            },
-            other => other.clone(),
-        }),
+        Value::Number(n) => {
+            number_text(n, |t| map.get_named(t, key)).map(|answered| match answered {
+                Value::Number(_) => answered.clone(),
+                Value::String(s) => match s.parse::<serde_json::Number>() {
+                    Ok(n) => Value::Number(n),
+                    Err(_) => Value::String(s.clone()),
+                },
+                other => other.clone(),
+            })
+        }
         Value::Array(a) => {
             let (first, new) = a
                 .iter()
                 .enumerate()
-                .find_map(|(i, x)| rewritten_with(map, numbers, x).map(|n| (i, n)))?;
+                .find_map(|(i, x)| rewritten_with(map, numbers, x, key).map(|n| (i, n)))?;
             let mut out = Vec::with_capacity(a.len());
             out.extend(a[..first].iter().cloned());
             out.push(new);
             for x in &a[first + 1..] {
-                out.push(rewritten_with(map, numbers, x).unwrap_or_else(|| x.clone()));
+                out.push(rewritten_with(map, numbers, x, key).unwrap_or_else(|| x.clone()));
             }
             Some(Value::Array(out))
         }
         Value::Object(m) => {
             let (first, new) = m
-                .values()
+                .iter()
                 .enumerate()
-                .find_map(|(i, x)| rewritten_with(map, numbers, x).map(|n| (i, n)))?;
+                .find_map(|(i, (k, x))| rewritten_with(map, numbers, x, Some(k)).map(|n| (i, n)))?;
             let mut new = Some(new);
             let mut out = serde_json::Map::with_capacity(m.len());
             for (i, (k, x)) in m.iter().enumerate() {
@@ -1199,7 +1201,7 @@ fn rewritten_with(map: &IdMap, numbers: bool, v: &Value) -> Option<Value> {
                     std::cmp::Ordering::Less => x.clone(),
                     std::cmp::Ordering::Equal => new.take().unwrap_or_else(|| x.clone()),
                     std::cmp::Ordering::Greater => {
-                        rewritten_with(map, numbers, x).unwrap_or_else(|| x.clone())
+                        rewritten_with(map, numbers, x, Some(k)).unwrap_or_else(|| x.clone())
                     }
                 };
                 out.insert(k.clone(), value);
@@ -1534,7 +1536,11 @@ mod tests {
                 vec![
                     req("POST", "/notes", r#"{"text":"hi"}"#),
                     req("GET", &format!("/notes/{id}"), ""),
-                    req("POST", "/links", &format!(r#"{{"note":"{id}","n":{n}}}"#)),
+                    req(
+                        "POST",
+                        "/links",
+                        &format!(r#"{{"note":"{id}","n_id":{n}}}"#),
+                    ),
                     req("DELETE", &format!("/notes/{id}"), ""),
                 ],
                 vec![vec![json!(id), json!(n)], vec![], vec![], vec![]],

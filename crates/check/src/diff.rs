@@ -395,6 +395,24 @@ fn echo_eq(actual: &Value, request: &Value) -> bool {
 /// One step of a JSON position: the same type `[diff.fields]` patterns match against.
 use crate::rules::PathSeg as Seg;
 
+/// The kind of JSON position `segs` names, which a short id is held to only together with
+/// (`crate::idmap::IdPair::kind`): for a field of a nested object, the object's key and the
+/// field (`user.id`, the same users wherever an issue or a comment embeds them); for a field
+/// of the answer's own record (at the top, or an item of a top-level list), the route's
+/// entity type and the field (`issues:id`, so a comment's id `1` is not issue `1`).
+pub(crate) fn position_kind(record_type: Option<&str>, segs: &[Seg<'_>]) -> String {
+    let mut keys = segs.iter().filter_map(|s| match s {
+        Seg::Key(k) => Some(*k),
+        Seg::Index(_) => None,
+    });
+    let last = keys.next_back();
+    match (keys.next_back(), last) {
+        (Some(parent), Some(key)) => format!("{parent}.{key}"),
+        (None, Some(key)) => format!("{}:{key}", record_type.unwrap_or("")),
+        _ => format!("{}:", record_type.unwrap_or("")),
+    }
+}
+
 /// Render `root` + segments as `body.a[2]["b.c"]`.
 pub(crate) fn render_path(root: &str, segs: &[Seg<'_>]) -> String {
     let mut s = String::from(root);
@@ -443,7 +461,10 @@ pub struct BodyDiff<'c> {
     /// When set, every (recorded, answered) pair of differing scalars of one JSON type at a
     /// `generated` position, in document order (the ids a replaying client learns; see
     /// `crate::idmap`). Never filled by a dry run.
-    generated_pairs: Option<Vec<(Value, Value)>>,
+    generated_pairs: Option<Vec<crate::idmap::IdPair>>,
+    /// The entity type of the route whose answer is walked: with the field, the kind of a
+    /// top-level or list-item position a short id is read at ([`position_kind`]).
+    record_type: Option<&'c str>,
     /// `[diff.fields]`: user classes that win over the model's at the positions they name
     /// (`None`, or rules with no field entry, leaves the model's classes alone).
     fields: Option<&'c DiffRules>,
@@ -541,6 +562,7 @@ impl<'c> BodyDiff<'c> {
             dry_count: 0,
             dry_limit: u64::MAX,
             generated_pairs: None,
+            record_type: None,
             fields: None,
             echo_failures: Vec::new(),
             symbols: None,
@@ -582,13 +604,14 @@ impl<'c> BodyDiff<'c> {
     /// there is the recording's name for it), or a `symbol_mismatch` for an answer still
     /// showing the recorded value. Other answers are the judge's to flag.
     fn watch_exact(&mut self, expected: &Value, actual: &Value, segs: &[Seg<'_>]) {
-        if self.dry_run {
+        if self.dry_run || self.symbols.is_none() {
             return;
         }
+        let kind = self.kind_of(expected, segs);
         let Some(watch) = &mut self.symbols else {
             return;
         };
-        let Some(mapped) = crate::symbols::mapped(watch.ids, expected) else {
+        let Some(mapped) = crate::symbols::mapped(watch.ids, expected, kind.as_deref()) else {
             return;
         };
         if json_eq(mapped, expected) || JsonType::of(mapped) != JsonType::of(expected) {
@@ -625,8 +648,24 @@ impl<'c> BodyDiff<'c> {
     }
 
     /// The pairs collected since [`Self::collect_generated_pairs`].
-    pub(crate) fn take_generated_pairs(&mut self) -> Vec<(Value, Value)> {
+    pub(crate) fn take_generated_pairs(&mut self) -> Vec<crate::idmap::IdPair> {
         self.generated_pairs.take().unwrap_or_default()
+    }
+
+    /// The entity type of the route whose answer is walked (see [`position_kind`]).
+    pub(crate) fn with_record_type(mut self, record_type: Option<&'c str>) -> BodyDiff<'c> {
+        self.record_type = record_type;
+        self
+    }
+
+    /// The kind of position `segs` names, for a short id (see [`position_kind`]).
+    fn kind_of(&self, value: &Value, segs: &[Seg<'_>]) -> Option<String> {
+        let short = match value {
+            Value::String(s) => s.len() < crate::idmap::MIN_RENAMED_LEN,
+            Value::Number(n) => n.to_string().len() < crate::idmap::MIN_RENAMED_LEN,
+            _ => false,
+        };
+        short.then(|| position_kind(self.record_type, segs))
     }
 
     /// Only find out whether anything diverges: count without recording, and stop walking at
@@ -746,10 +785,14 @@ impl<'c> BodyDiff<'c> {
         segs: &mut Vec<Seg<'v>>,
     ) {
         self.compared += 1;
+        let kind = match class {
+            FieldClass::Generated if !self.dry_run => self.kind_of(expected, segs),
+            _ => None,
+        };
         if matches!(class, FieldClass::Generated)
             && !self.dry_run
             && let Some(watch) = &mut self.symbols
-            && let Some(mapped) = crate::symbols::mapped(watch.ids, expected)
+            && let Some(mapped) = crate::symbols::mapped(watch.ids, expected, kind.as_deref())
             && !json_eq(actual, mapped)
         {
             watch.mismatches.push(Divergence {
@@ -778,7 +821,11 @@ impl<'c> BodyDiff<'c> {
                     && matches!(expected, Value::String(_) | Value::Number(_))
                     && let Some(pairs) = &mut self.generated_pairs
                 {
-                    pairs.push((expected.clone(), actual.clone()));
+                    pairs.push(crate::idmap::IdPair {
+                        recorded: expected.clone(),
+                        answered: actual.clone(),
+                        kind,
+                    });
                 }
             }
             FieldClass::Enum(members, more) => {

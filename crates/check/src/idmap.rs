@@ -17,12 +17,47 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use wraith_engine::Request;
 
+/// One id a replaying client learns from an answer: the recorded value at a `generated`
+/// position and what the twin answered there, with the kind of position it was read at
+/// ([`IdPair::kind`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdPair {
+    pub recorded: Value,
+    pub answered: Value,
+    /// The record type and field the position belongs to (`issues:id`, `user.id`): a value
+    /// shorter than [`MIN_RENAMED_LEN`] (`1`, `42`) names one entity only together with it,
+    /// since an API counting its records from 1 gives an issue, a comment and a user the same
+    /// small ids.
+    pub kind: Option<String>,
+}
+
+impl IdPair {
+    /// A pair read at no particular kind of position.
+    pub fn new(recorded: Value, answered: Value) -> IdPair {
+        IdPair {
+            recorded,
+            answered,
+            kind: None,
+        }
+    }
+}
+
+impl From<(Value, Value)> for IdPair {
+    fn from((recorded, answered): (Value, Value)) -> IdPair {
+        IdPair::new(recorded, answered)
+    }
+}
+
 /// Recorded value → answered value, learned within one replayed session.
 #[derive(Debug, Default, Clone)]
 pub struct IdMap {
     /// By the recorded value's text (a string's contents, a number's decimal form): the same
     /// token names the entity in a path segment, a query or form value, or a JSON body value.
     map: BTreeMap<String, Value>,
+    /// Short recorded values (below [`MIN_RENAMED_LEN`]) by the kind of position they were
+    /// answered at, then their text: what the symbol check holds such a value to
+    /// ([`IdMap::symbol`]).
+    kinded: BTreeMap<String, BTreeMap<String, Value>>,
     ambiguities: u64,
 }
 
@@ -35,8 +70,16 @@ impl IdMap {
     /// sides have the same JSON type and differ are learned; an empty recorded string never is.
     /// A recorded value already mapped to another answered value is re-mapped to the latest one
     /// and counted as an ambiguity.
-    pub fn learn(&mut self, pairs: impl IntoIterator<Item = (Value, Value)>) {
-        for (recorded, answered) in pairs {
+    ///
+    /// A short recorded value read at a known kind of position is also learned under that kind
+    /// ([`IdMap::symbol`]).
+    pub fn learn<P: Into<IdPair>>(&mut self, pairs: impl IntoIterator<Item = P>) {
+        for pair in pairs {
+            let IdPair {
+                recorded,
+                answered,
+                kind,
+            } = pair.into();
             let same_type = matches!(
                 (&recorded, &answered),
                 (Value::String(_), Value::String(_)) | (Value::Number(_), Value::Number(_))
@@ -49,6 +92,14 @@ impl IdMap {
             };
             if key.is_empty() {
                 continue;
+            }
+            if let Some(kind) = kind
+                && key.len() < MIN_RENAMED_LEN
+            {
+                self.kinded
+                    .entry(kind)
+                    .or_default()
+                    .insert(key.clone(), answered.clone());
             }
             if let Some(prev) = self.map.get(&key)
                 && !crate::diff::json_eq(prev, &answered)
@@ -84,7 +135,7 @@ impl IdMap {
     /// `causes::rewritten`; this is its reference in the tests.
     #[cfg(test)]
     pub(crate) fn rewrite_value(&self, v: &mut Value) -> bool {
-        !self.map.is_empty() && self.rewrite_json(v)
+        !self.map.is_empty() && self.rewrite_json(v, None)
     }
 
     /// The recorded tokens mapped so far, in order.
@@ -95,6 +146,17 @@ impl IdMap {
     /// The answered value for a recorded token.
     pub fn get(&self, recorded: &str) -> Option<&Value> {
         self.map.get(recorded)
+    }
+
+    /// The answered value the symbol check holds recorded token `recorded` to at a position of
+    /// `kind`: a token of at least [`MIN_RENAMED_LEN`] characters names one entity wherever it
+    /// shows; a shorter one only where it was answered at the same kind of position, and at a
+    /// position of no known kind never.
+    pub fn symbol(&self, recorded: &str, kind: Option<&str>) -> Option<&Value> {
+        if recorded.len() >= MIN_RENAMED_LEN {
+            return self.map.get(recorded);
+        }
+        self.kinded.get(kind?)?.get(recorded)
     }
 
     /// Rewrite every whole-token occurrence of a mapped recorded value in `req`: a path segment
@@ -123,6 +185,21 @@ impl IdMap {
 
     fn text(&self, recorded: &str) -> Option<String> {
         self.map.get(recorded).and_then(token)
+    }
+
+    /// [`Self::text`] for a value sent under `name` (a query or form parameter, a JSON key): a
+    /// value shorter than [`MIN_RENAMED_LEN`] is an id only under a name that says so, since
+    /// `per_page=2&page=1` holds no ids whatever the session's ids `1` and `2` became.
+    fn text_named(&self, recorded: &str, name: Option<&str>) -> Option<String> {
+        self.get_named(recorded, name).and_then(token)
+    }
+
+    /// [`Self::get`] for a value sent under `name` (see [`Self::text_named`]).
+    pub(crate) fn get_named(&self, recorded: &str, name: Option<&str>) -> Option<&Value> {
+        if recorded.len() < MIN_RENAMED_LEN && name.is_some_and(|n| !names_an_id(n)) {
+            return None;
+        }
+        self.map.get(recorded)
     }
 
     fn rewrite_path(&self, path: &str) -> Option<String> {
@@ -162,7 +239,11 @@ impl IdMap {
                     .next()
                     .map(|(_, v)| v.into_owned())
                     .unwrap_or_default();
-                match self.text(&decoded) {
+                let decoded_name: String = form_urlencoded::parse(format!("{name}=").as_bytes())
+                    .next()
+                    .map(|(n, _)| n.into_owned())
+                    .unwrap_or_default();
+                match self.text_named(&decoded, Some(&decoded_name)) {
                     Some(t) => {
                         changed = true;
                         let enc: String = form_urlencoded::byte_serialize(t.as_bytes()).collect();
@@ -188,7 +269,7 @@ impl IdMap {
         }
         if let Ok(mut v) = serde_json::from_slice::<Value>(&req.body) {
             return self
-                .rewrite_json(&mut v)
+                .rewrite_json(&mut v, None)
                 .then(|| serde_json::to_vec(&v).ok())
                 .flatten();
         }
@@ -202,16 +283,16 @@ impl IdMap {
 
     /// Whole JSON values only: a string equal to a mapped token, or a number whose decimal form
     /// is one. A number stays a number when the answered value is (or reads as) one.
-    fn rewrite_json(&self, v: &mut Value) -> bool {
+    fn rewrite_json(&self, v: &mut Value, key: Option<&str>) -> bool {
         match v {
-            Value::String(s) => match self.text(s) {
+            Value::String(s) => match self.text_named(s, key) {
                 Some(t) => {
                     *s = t;
                     true
                 }
                 None => false,
             },
-            Value::Number(n) => match self.map.get(&n.to_string()) {
+            Value::Number(n) => match self.get_named(&n.to_string(), key) {
                 Some(answered) => {
                     *v = as_number_if_possible(answered);
                     true
@@ -222,14 +303,14 @@ impl IdMap {
             Value::Array(a) => {
                 let mut changed = false;
                 for x in a {
-                    changed |= self.rewrite_json(x);
+                    changed |= self.rewrite_json(x, key);
                 }
                 changed
             }
             Value::Object(m) => {
                 let mut changed = false;
-                for x in m.values_mut() {
-                    changed |= self.rewrite_json(x);
+                for (k, x) in m.iter_mut() {
+                    changed |= self.rewrite_json(x, Some(k));
                 }
                 changed
             }
@@ -401,6 +482,23 @@ impl IdMap {
 
 /// The JSON value written in place of a recorded number: the answered number, or the answered
 /// string read as a number when it is one (a number stays a number), else the answered value.
+/// Whether a parameter or key name says its value is an id: `id`, `ids[]`, `uuid`, `number`,
+/// or a name ending in one of them after a separator or a capital (`max_id`, `media_ids[]`,
+/// `parentId`, `issue_number`).
+fn names_an_id(name: &str) -> bool {
+    let name = name.trim_end_matches("[]");
+    let lower = name.to_ascii_lowercase();
+    const WORDS: [&str; 4] = ["id", "ids", "uuid", "number"];
+    if WORDS.contains(&lower.as_str()) {
+        return true;
+    }
+    WORDS.iter().any(|w| {
+        lower.ends_with(&format!("_{w}"))
+            || lower.ends_with(&format!("-{w}"))
+            || name.ends_with(&format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]))
+    })
+}
+
 fn as_number_if_possible(answered: &Value) -> Value {
     match answered {
         Value::Number(_) => answered.clone(),
@@ -613,6 +711,9 @@ mod tests {
             }),
         };
         crate::judge::generated_pairs(&index, &ex, &crate::judge::ExpectedBody::of(&ex), &obs)
+            .into_iter()
+            .map(|p| (p.recorded, p.answered))
+            .collect()
     }
 
     #[test]
@@ -729,10 +830,46 @@ mod tests {
             "status=111&in_reply_to_id=111&media_ids%5B%5D=111&x=1111",
         );
         assert!(m.rewrite(&mut r));
+        // `status` is no id's name, and `111` too short to be an id by itself.
         assert_eq!(
             &r.body[..],
-            b"status=999&in_reply_to_id=999&media_ids%5B%5D=999&x=1111"
+            b"status=111&in_reply_to_id=999&media_ids%5B%5D=999&x=1111"
         );
+    }
+
+    /// Ids `1` and `2` the twin answered as `6` and `7`: a page size and a page number are not
+    /// them, an id parameter, a JSON id field and a path segment are.
+    #[test]
+    fn short_values_are_rewritten_only_under_names_of_ids() {
+        let m = map(&[(json!(1), json!(6)), (json!(2), json!(7))]);
+        let mut r = req(
+            "GET",
+            "/repos/a/b/issues/1",
+            "per_page=2&page=1&since_id=2&parentId=1",
+            None,
+            "",
+        );
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.path, "/repos/a/b/issues/6");
+        assert_eq!(r.query, "per_page=2&page=1&since_id=7&parentId=6");
+        let mut r = req(
+            "POST",
+            "/links",
+            "",
+            Some("application/json"),
+            r#"{"issue_number":1,"count":2,"ids":[1,2],"note":{"id":2,"size":1}}"#,
+        );
+        assert!(m.rewrite(&mut r));
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(
+            v,
+            json!({"issue_number":6,"count":2,"ids":[6,7],"note":{"id":7,"size":1}})
+        );
+        // A value long enough to be an id by itself is one under any name.
+        let m = map(&[(json!(1234), json!(5678))]);
+        let mut r = req("GET", "/x", "page=1234", None, "");
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.query, "page=5678");
     }
 
     #[test]

@@ -282,7 +282,7 @@ struct CachedPairs {
     actual: Vec<u8>,
     route: Option<String>,
     status: u16,
-    pairs: Vec<(Value, Value)>,
+    pairs: Vec<crate::idmap::IdPair>,
 }
 
 #[derive(Debug)]
@@ -414,7 +414,7 @@ pub struct AnswerMemo {
     /// The generated pairs a walk of `parsed` under [`pick_template`]'s template against the
     /// recorded body as recorded collects: the symbol check walks exactly that, so it collects
     /// them on the way and the id-flow step does not walk it again.
-    pairs: Option<Vec<(Value, Value)>>,
+    pairs: Option<Vec<crate::idmap::IdPair>>,
     /// `echo_context(ex, obs)` as the judge built it for its body walk: the id-flow step needs
     /// the same context for the same exchange and answer.
     echo: Option<EchoContext>,
@@ -442,7 +442,7 @@ impl AnswerMemo {
 
     /// Keep the generated pairs of the walk described at [`AnswerMemo::pairs`] for the id-flow
     /// step.
-    pub(crate) fn keep_pairs(&mut self, pairs: Vec<(Value, Value)>) {
+    pub(crate) fn keep_pairs(&mut self, pairs: Vec<crate::idmap::IdPair>) {
         self.pairs = Some(pairs);
     }
 }
@@ -838,6 +838,12 @@ pub(crate) fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
     )
 }
 
+/// The entity type of the route `obs` was answered by, for the kind of position a short id is
+/// read at (`diff::position_kind`).
+pub(crate) fn record_type<'m>(index: &ModelIndex<'m>, obs: &Observed) -> Option<&'m str> {
+    index.route(obs.route.as_deref()?)?.entity_type.as_deref()
+}
+
 /// The ids a replaying client learns from one answer: every (recorded, answered) pair of
 /// differing scalars (strings or numbers) of one JSON type at a `generated` position (a
 /// `Generated` or `Counter` hole, derived ids included) of the template the twin most likely
@@ -850,7 +856,7 @@ pub fn generated_pairs(
     ex: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
-) -> Vec<(Value, Value)> {
+) -> Vec<crate::idmap::IdPair> {
     generated_pairs_with(index, ex, expected, obs, None, None)
 }
 
@@ -866,7 +872,7 @@ pub fn generated_pairs_cached(
     expected: &ExpectedBody,
     obs: &Observed,
     cache: &mut DiffCache,
-) -> Vec<(Value, Value)> {
+) -> Vec<crate::idmap::IdPair> {
     generated_pairs_with(index, ex, expected, obs, Some(cache), None)
 }
 
@@ -880,7 +886,7 @@ pub fn generated_pairs_memo(
     obs: &Observed,
     cache: &mut DiffCache,
     memo: &mut AnswerMemo,
-) -> Vec<(Value, Value)> {
+) -> Vec<crate::idmap::IdPair> {
     generated_pairs_with(index, ex, expected, obs, Some(cache), Some(memo))
 }
 
@@ -891,7 +897,7 @@ fn generated_pairs_with(
     obs: &Observed,
     mut cache: Option<&mut DiffCache>,
     memo: Option<&mut AnswerMemo>,
-) -> Vec<(Value, Value)> {
+) -> Vec<crate::idmap::IdPair> {
     if ex.response.status != obs.status || !body_deliverable(ex) || expected.bytes == obs.body {
         return Vec::new();
     }
@@ -972,13 +978,19 @@ fn generated_pairs_with(
     let mut pairs = match walked {
         Some(pairs) => pairs,
         None => {
-            let mut d = BodyDiff::new(&echo).with_enums(index.enums());
+            let mut d = BodyDiff::new(&echo)
+                .with_enums(index.enums())
+                .with_record_type(record_type(index, obs));
             d.collect_generated_pairs();
             d.run(Some(template), recorded, answered);
             d.take_generated_pairs()
         }
     };
-    pairs.extend(shown_prefix_pairs(index, obs, recorded, answered));
+    pairs.extend(
+        shown_prefix_pairs(index, obs, recorded, answered)
+            .into_iter()
+            .map(crate::idmap::IdPair::from),
+    );
     if let Some((c, key, echoed)) = slot {
         c.pairs.entry(key).or_default().push(CachedPairs {
             expected: expected.bytes.clone(),

@@ -47,11 +47,16 @@ use crate::judge::{
 };
 use crate::rules::Suppressed;
 
-/// The value the twin answered for the recorded `recorded`, when the session mapped it.
-pub(crate) fn mapped<'m>(ids: &'m IdMap, recorded: &Value) -> Option<&'m Value> {
+/// The value the twin answered for the recorded `recorded`, when the session mapped it for a
+/// position of `kind` ([`IdMap::symbol`]).
+pub(crate) fn mapped<'m>(
+    ids: &'m IdMap,
+    recorded: &Value,
+    kind: Option<&str>,
+) -> Option<&'m Value> {
     match recorded {
-        Value::String(s) if !s.is_empty() => ids.get(s),
-        Value::Number(n) => ids.get(&n.to_string()),
+        Value::String(s) if !s.is_empty() => ids.symbol(s, kind),
+        Value::Number(n) => ids.symbol(&n.to_string(), kind),
         _ => None,
     }
 }
@@ -115,7 +120,9 @@ pub fn check_memo(
         return;
     };
     let echo = echo_context(ex, obs);
-    let mut d = BodyDiff::new(&echo).with_enums(index.enums());
+    let mut d = BodyDiff::new(&echo)
+        .with_enums(index.enums())
+        .with_record_type(crate::judge::record_type(index, obs));
     d.check_symbols(ids);
     // The id-flow step walks the same answer under the same template against the same
     // recording (`generated_pairs_memo`): its pairs are collected here, on the same walk
@@ -207,6 +214,7 @@ pub fn check_memo(
 mod tests {
     use super::*;
     use crate::diff::Category;
+    use crate::idmap::IdPair;
     use crate::judge::{ReplayClaim, judge};
     use serde_json::json;
 
@@ -438,7 +446,11 @@ mod tests {
     #[test]
     fn numbers_are_held_to_their_mapped_number() {
         let mut ids = IdMap::new();
-        ids.learn([(json!(1), json!(7))]);
+        ids.learn([IdPair {
+            recorded: json!(1),
+            answered: json!(7),
+            kind: Some("notes:owner".into()),
+        }]);
         let v = judged(
             json!({"id": "note_cccccccccccc", "object": "note", "owner": 8}),
             &ids,
@@ -447,6 +459,74 @@ mod tests {
         assert_eq!(v.divergences.len(), 1);
         assert_eq!(v.divergences[0].path, "body.owner");
         assert_eq!(v.divergences[0].expected, json!(7));
+    }
+
+    /// An API counting each type's records from 1: the session's issue `1` was answered as
+    /// `7`, and a note's owner `1` is another entity, not that issue.
+    #[test]
+    fn a_short_id_answered_at_another_kind_of_position_is_not_held_there() {
+        let mut ids = IdMap::new();
+        ids.learn([IdPair {
+            recorded: json!(1),
+            answered: json!(7),
+            kind: Some("issues:id".into()),
+        }]);
+        let v = judged(
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
+            &ids,
+            false,
+        );
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+        // A pair read at no known kind of position holds no short id anywhere.
+        let mut ids = IdMap::new();
+        ids.learn([(json!(1), json!(7))]);
+        let v = judged(
+            json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
+            &ids,
+            false,
+        );
+        assert!(v.divergences.is_empty(), "{:?}", v.divergences);
+    }
+
+    /// The symbol check and the id-flow step name the kinds alike: a short id read at the top
+    /// of a route's record is of the route's entity type, one inside a nested object of that
+    /// object's key.
+    #[test]
+    fn short_ids_are_learned_with_the_kind_of_their_position() {
+        let model: wraith_model::Model = serde_json::from_str(MODEL).unwrap();
+        let index = ModelIndex::new(&model);
+        let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
+        let ex = exchange(&recorded);
+        let answer = json!({"id": "note_bbbbbbbbbbbb", "object": "note", "owner": 7});
+        let obs = Observed {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(&answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some(format!("GET {}", model.routes[0].path)),
+            replay: None,
+        };
+        let pairs = crate::judge::generated_pairs(&index, &ex, &ExpectedBody::of(&ex), &obs);
+        let kinds: Vec<(Value, Option<String>)> =
+            pairs.into_iter().map(|p| (p.recorded, p.kind)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (json!("note_aaaaaaaaaaaa"), None),
+                (json!(1), Some("notes:owner".to_string()))
+            ]
+        );
+        assert_eq!(
+            crate::diff::position_kind(
+                Some("issues"),
+                &[
+                    crate::rules::PathSeg::Index(0),
+                    crate::rules::PathSeg::Key("user"),
+                    crate::rules::PathSeg::Key("id")
+                ]
+            ),
+            "user.id"
+        );
     }
 
     #[test]
