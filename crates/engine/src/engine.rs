@@ -1443,13 +1443,14 @@ impl Engine {
             route.list.as_ref().map(|s| s.items_pointer.as_str()),
         );
         let origin = self.twin_origin(call.req);
+        // Links by position or page number name no items: they keep their recorded values.
         let positional = route.list.as_ref().is_some_and(|l| {
             matches!(
                 l.pagination,
                 wraith_model::Pagination::LinkHeader {
                     positional: true,
                     ..
-                }
+                } | wraith_model::Pagination::LinkHeader { numbered: true, .. }
             )
         });
         let rebuilt = if positional {

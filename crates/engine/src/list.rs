@@ -324,10 +324,11 @@ pub(crate) fn in_id_window(
         next_param,
         prev_param,
         positional: false,
+        numbered: false,
         ..
     } = pagination
     else {
-        // Positions (`offset`) bound no ids.
+        // Positions (`offset`) and page numbers bound no ids.
         return true;
     };
     let Ok(k) = key.parse::<f64>() else {
@@ -501,6 +502,11 @@ pub(crate) fn merge_into_moment(
             positional: true,
             ..
         } => q_num(query, next_param).is_some_and(|n| n > 0),
+        Pagination::LinkHeader {
+            next_param,
+            numbered: true,
+            ..
+        } => q_num(query, next_param).is_some_and(|n| n > 1),
         Pagination::LinkHeader { next_param, .. } => q(query, next_param).is_some(),
         _ => false,
     };
@@ -858,6 +864,53 @@ pub(crate) fn serve_list(
             } else {
                 (0, lim.min(total), 1, lim)
             }
+        }
+        Pagination::LinkHeader {
+            next_param,
+            limit,
+            numbered: true,
+            ..
+        } => {
+            // Pages by number from 1: `prev` and `next` one page either side, `last` the
+            // collection's last page and `first` page 1, all in `next_param`.
+            let lim = limit
+                .as_deref()
+                .and_then(|l| q_num(req.query, l))
+                .filter(|l| *l > 0)
+                .map_or(total.max(1), |l| usize::try_from(l).unwrap_or(usize::MAX));
+            let page = q_num(req.query, next_param).filter(|p| *p > 0).unwrap_or(1);
+            let index = usize::try_from(page - 1).unwrap_or(usize::MAX);
+            let s = index.saturating_mul(lim).min(total);
+            let e = s.saturating_add(lim).min(total);
+            let last = total.div_ceil(lim).max(1) as u64;
+            if let Some(origin) = req.origin {
+                let base_url = format!("{origin}{}", req.path);
+                let paging = |k: &str| k == next_param;
+                let mut parts = Vec::new();
+                let mut push = |n: u64, rel: &str| {
+                    parts.push(page_link(
+                        &base_url,
+                        req.query,
+                        paging,
+                        [(next_param.clone(), n.to_string())],
+                        rel,
+                    ));
+                };
+                if page > 1 {
+                    push(page - 1, "prev");
+                }
+                if e < total {
+                    push(page + 1, "next");
+                    push(last, "last");
+                }
+                if page > 1 {
+                    push(1, "first");
+                }
+                if !parts.is_empty() {
+                    link = Some(parts.join(", "));
+                }
+            }
+            (s, e, usize::try_from(page).unwrap_or(usize::MAX), lim)
         }
         Pagination::LinkHeader {
             next_param,

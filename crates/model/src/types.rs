@@ -1211,6 +1211,13 @@ pub enum Pagination {
         /// `next_param` (`prev` one page back). Absent, and not written, when false.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         positional: bool,
+        /// The links' `next_param` is a page number counted from 1: every recorded `next`
+        /// link names the request's own page plus one (`page=2` after a request for no page
+        /// or for `page=1`), none an item of the page, and at least one tells it apart from a
+        /// position (GitHub's `page`/`per_page`). Links carry page numbers (`prev`, `next`,
+        /// `last`, `first`). Absent, and not written, when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        numbered: bool,
     },
 }
 

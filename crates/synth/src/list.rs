@@ -82,13 +82,29 @@ fn link_params(value: &str) -> Vec<(String, Vec<(String, String)>)> {
     out
 }
 
-/// Whether the recorded `next` links page by position (`LinkHeader::positional`): a `next`
-/// link whose `next_param` is a number names the request's own value of it (0 when it sent
-/// none) plus the page's item count, and none names an item key of its page, which is what an
-/// id cursor (`max_id`) names. (The caller also wants no `min_id`-like `prev` parameter: a
-/// one-item page after no cursor can name `max_id=1` by coincidence.)
-fn link_is_positional(ok: &[&Obs<'_>], next_param: &str, items_pointer: &str, pk: &str) -> bool {
-    let (mut by_position, mut by_id) = (0u32, 0u32);
+/// How the recorded `next` links page, when not by item ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkPaging {
+    /// By position (`LinkHeader::positional`).
+    Positions,
+    /// By page number (`LinkHeader::numbered`).
+    Numbers,
+}
+
+/// How the recorded `next` links page: a `next` link whose `next_param` is a number names the
+/// request's own value of it plus the page's item count (0 when it sent none: a position), or
+/// plus one (1 when it sent none: a page number), or the key of its page's last item, which is
+/// what an id cursor (`max_id`) names. The reading more links fit wins (ids on a tie); where
+/// every link fits both positions and numbers (a first page of two items asked for no page
+/// names `2` either way), a parameter named `page` counts pages. (The caller also wants no `min_id`-like `prev`
+/// parameter: a one-item page after no cursor can name `max_id=1` by coincidence.)
+fn link_paging(
+    ok: &[&Obs<'_>],
+    next_param: &str,
+    items_pointer: &str,
+    pk: &str,
+) -> Option<LinkPaging> {
+    let (mut by_position, mut by_number, mut by_id) = (0u32, 0u32, 0u32);
     for o in ok {
         for header in o.ex.response.headers.get("link").into_iter().flatten() {
             for (rel, params) in link_params(header) {
@@ -108,24 +124,42 @@ fn link_is_positional(ok: &[&Obs<'_>], next_param: &str, items_pointer: &str, pk
                     continue;
                 };
                 if items
-                    .iter()
-                    .any(|it| it.get(pk).and_then(values::scalar_key).as_deref() == Some(next))
+                    .last()
+                    .and_then(|it| it.get(pk))
+                    .and_then(values::scalar_key)
+                    .as_deref()
+                    == Some(next)
                 {
                     by_id += 1;
-                    continue;
                 }
-                let own = o
-                    .query_value(next_param)
-                    .map_or(Some(0), |v| v.parse::<u64>().ok());
-                if let (Ok(next), Some(own)) = (next.parse::<u64>(), own)
+                let Ok(next) = next.parse::<u64>() else {
+                    continue;
+                };
+                let own = o.query_value(next_param).map(|v| v.parse::<u64>().ok());
+                if let Some(own) = own.unwrap_or(Some(0))
                     && own.checked_add(items.len() as u64) == Some(next)
                 {
                     by_position += 1;
                 }
+                if let Some(own) = own.unwrap_or(Some(1))
+                    && own.checked_add(1) == Some(next)
+                {
+                    by_number += 1;
+                }
             }
         }
     }
-    by_position > 0 && by_id == 0
+    // Small integer keys can coincide with a position or a page number: the reading most
+    // links fit wins, ids on a tie.
+    if by_id >= by_position.max(by_number) {
+        return None;
+    }
+    Some(match by_number.cmp(&by_position) {
+        std::cmp::Ordering::Greater => LinkPaging::Numbers,
+        std::cmp::Ordering::Less => LinkPaging::Positions,
+        std::cmp::Ordering::Equal if next_param == "page" => LinkPaging::Numbers,
+        std::cmp::Ordering::Equal => LinkPaging::Positions,
+    })
 }
 
 /// The list shape of a list route; `records` are the records of its type the engine lists
@@ -195,13 +229,16 @@ pub fn list_shape(
         let prev_param = pick(&prev_names, PREV_PARAMS);
         let pk = plan.primary_key.as_deref().unwrap_or("id");
         // A `prev` link with an id cursor of its own (`min_id`) pages by ids.
-        let positional =
-            prev_param.is_none() && link_is_positional(&ok, &next_param, &items_pointer, pk);
+        let paging = prev_param
+            .is_none()
+            .then(|| link_paging(&ok, &next_param, &items_pointer, pk))
+            .flatten();
         Pagination::LinkHeader {
             next_param,
             prev_param,
             limit: limit_name.clone(),
-            positional,
+            positional: paging == Some(LinkPaging::Positions),
+            numbered: paging == Some(LinkPaging::Numbers),
         }
     } else if let Some(after) = first_q(&["starting_after", "after", "cursor"]) {
         Pagination::Cursor {

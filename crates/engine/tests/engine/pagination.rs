@@ -126,6 +126,7 @@ fn statuses_list_engine(n: u64) -> Engine {
                 prev_param: Some("min_id".into()),
                 limit: Some("limit".into()),
                 positional: false,
+                numbered: false,
             },
             filters: vec![],
             filter_header: None,

@@ -57,6 +57,7 @@ fn tagged_notes() -> wraith_engine::Engine {
             prev_param: Some("min_id".into()),
             limit: Some("limit".into()),
             positional: false,
+            numbered: false,
         },
     });
     engine(

@@ -359,6 +359,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
                 prev_param: Some("min_id".into()),
                 limit: Some("limit".into()),
                 positional: false,
+                numbered: false,
             },
             filters: vec![],
             filter_header: None,

@@ -52,6 +52,7 @@ fn positional(p: &Pagination) -> bool {
         p,
         Pagination::LinkHeader {
             positional: true,
+            numbered: false,
             ..
         }
     )
@@ -106,4 +107,52 @@ fn an_offset_at_the_largest_number_is_read_without_overflow() {
         "<https://api.t.test/v1/things?limit=1&offset=0>; rel=\"next\"",
     )]);
     assert!(!positional(&p), "{p:?}");
+}
+
+fn numbered(p: &Pagination) -> bool {
+    matches!(
+        p,
+        Pagination::LinkHeader {
+            positional: false,
+            numbered: true,
+            ..
+        }
+    )
+}
+
+#[test]
+fn next_links_naming_the_page_after_the_requests_page_number_it() {
+    // GitHub's paging: `page` counts pages from 1, two items to a page.
+    let p = pagination(vec![
+        page(
+            "?per_page=2&page=1",
+            json!([{"id": "6"}, {"id": "5"}]),
+            "<https://api.t.test/v1/things?per_page=2&page=2>; rel=\"next\", \
+             <https://api.t.test/v1/things?per_page=2&page=3>; rel=\"last\"",
+        ),
+        page(
+            "?per_page=2&page=2",
+            json!([{"id": "4"}, {"id": "3"}]),
+            "<https://api.t.test/v1/things?per_page=2&page=1>; rel=\"prev\", \
+             <https://api.t.test/v1/things?per_page=2&page=3>; rel=\"next\"",
+        ),
+    ]);
+    assert!(numbered(&p), "{p:?}");
+}
+
+#[test]
+fn a_first_page_naming_page_two_reads_either_way_and_page_counts_pages() {
+    // No page asked for, two items, `next` names 2: a position (0 + 2) or a page (1 + 1).
+    let p = pagination(vec![page(
+        "?per_page=2",
+        json!([{"id": "6"}, {"id": "5"}]),
+        "<https://api.t.test/v1/things?per_page=2&page=2>; rel=\"next\"",
+    )]);
+    assert!(numbered(&p), "{p:?}");
+    let p = pagination(vec![page(
+        "?limit=2",
+        json!([{"id": "6"}, {"id": "5"}]),
+        "<https://api.t.test/v1/things?limit=2&offset=2>; rel=\"next\"",
+    )]);
+    assert!(positional(&p), "{p:?}");
 }
