@@ -668,6 +668,26 @@ impl<'p> PageWalk<'p> {
         learned.contains(&Some(name)) || is_position_name(name)
     }
 
+    /// Whether position parameter `name` at `value` places the collection's first page: page
+    /// `1` of a numbered paging, offset `0`.
+    fn is_first_position(&self, name: &str, value: &str) -> bool {
+        match self.pagination {
+            Pagination::LimitOffset { offset, .. } => offset == name && value == "0",
+            Pagination::PagePerPage { page, .. } => page == name && value == "1",
+            Pagination::LinkHeader {
+                next_param,
+                numbered: true,
+                ..
+            } => next_param == name && value == "1",
+            Pagination::LinkHeader {
+                next_param,
+                positional: true,
+                ..
+            } => next_param == name && value == "0",
+            _ => false,
+        }
+    }
+
     /// After answer `o` listed `listed`: every key of the collection, when this answer ends a
     /// listing of the whole of it.
     fn step(&mut self, o: &Obs<'_>, listed: &BTreeSet<String>) -> Option<BTreeSet<String>> {
@@ -676,7 +696,9 @@ impl<'p> PageWalk<'p> {
             .iter()
             .cloned()
             .partition(|(k, _)| self.is_position(k));
-        if placed.is_empty() {
+        // A first page asked for by its position (`page=1`) begins a walk as one that names
+        // no position does.
+        if placed.iter().all(|(k, v)| self.is_first_position(k, v)) {
             self.open = Some((rest.clone(), listed.clone()));
         } else {
             match &mut self.open {

@@ -231,3 +231,29 @@ fn a_walk_through_pages_ending_with_room_lists_the_whole_collection() {
     ]);
     assert!(!shape.principal_records_only, "{shape:?}");
 }
+
+#[test]
+fn a_walk_whose_first_page_names_page_one_lists_the_whole_collection() {
+    // `page=1` asks for the first page as a request naming no page does.
+    let walk = |first: &str| {
+        shape(vec![
+            vec![
+                as_user("alice", create("n1")),
+                as_user("bob", create("n2")),
+                as_user("alice", create("n3")),
+                as_user("alice", create("n5")),
+                as_user("alice", list(first, &["n1", "n3"])),
+                as_user("alice", list("per_page=2&page=2", &["n5"])),
+            ],
+            vec![
+                as_user("bob", create("n4")),
+                as_user("bob", list("", &["n4"])),
+            ],
+        ])
+    };
+    let shape = walk("per_page=2&page=1");
+    assert!(shape.principal_records_only, "{shape:?}");
+    // A walk starting past the first page saw only part of the collection.
+    let shape = walk("per_page=2&page=3");
+    assert!(!shape.principal_records_only, "{shape:?}");
+}
