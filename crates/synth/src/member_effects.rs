@@ -1,6 +1,7 @@
-//! Member effects: what a write with no state operation, whose member is not in its body, does
-//! to a list another route reads ([`wraith_model::MemberEffect`]), learned from read-write-read
-//! triples in the recordings. Not how the engine applies them (see the engine's
+//! Member effects: what a write with no state operation (or one planned as an update or a
+//! delete that keeps nothing: a bodiless `PUT /user/starred/:owner/:name` of a type no route
+//! creates), whose member is not in its body, does to a list another route reads
+//! ([`wraith_model::MemberEffect`]), learned from read-write-read triples in the recordings. Not how the engine applies them (see the engine's
 //! `member_effects` module), and not membership actions that name their members in the body
 //! ([`crate::action::memberships`]).
 //!
@@ -85,6 +86,17 @@ fn list_routes(
             if n > 0 {
                 hits.insert(name.as_str(), n);
             }
+        }
+        // A type no route creates, whose records are only what its lists showed (a list of
+        // starred repositories planned as a `starred` type), is no member type where a created
+        // type's records are listed too.
+        let created = |ty: &str| {
+            plans.iter().any(|q| {
+                q.state_op == Some(StateOp::Create) && q.entity_type.as_deref() == Some(ty)
+            })
+        };
+        if hits.keys().any(|ty| created(ty)) {
+            hits.retain(|ty, _| created(ty));
         }
         let planned = plan
             .entity_type
@@ -216,6 +228,23 @@ impl<'o, 'a> Timelines<'o, 'a> {
     }
 }
 
+/// Whether a write planned as an update or a delete of its path's record keeps nothing: no
+/// route creates a record of its type and no 2xx answer of the write has a body
+/// (`PUT /user/starred/:owner/:name`, `204`). Such a write can only change what lists show,
+/// so its member effects are looked for as for a write with no state operation.
+fn keeps_nothing(w: &RouteGroup, p: &RoutePlan, plans: &[RoutePlan], obs: &[Obs<'_>]) -> bool {
+    matches!(p.state_op, Some(StateOp::Update | StateOp::Delete))
+        && p.entity_type.is_some()
+        && !plans
+            .iter()
+            .any(|q| q.state_op == Some(StateOp::Create) && q.entity_type == p.entity_type)
+        && w.obs
+            .iter()
+            .map(|&i| &obs[i])
+            .filter(|o| values::is_2xx(o.status))
+            .all(|o| o.resp_json().is_none_or(|b| b.is_null()))
+}
+
 /// What a 2xx answer carries at `pointer` as a record of `et`: its key, when the object there
 /// has the type's primary key and mostly the fields of the type's recorded records.
 fn record_at(body: &Value, pointer: &str, et: &EntityType) -> Option<String> {
@@ -264,7 +293,9 @@ pub fn member_effects(
     // (write group, list) pairs where the list is the write's sibling under the same entity.
     let mut siblings: Vec<(usize, usize)> = Vec::new();
     for (wi, (w, p)) in groups.iter().zip(plans).enumerate() {
-        if p.state_op.is_some() || matches!(w.method.as_str(), "GET" | "HEAD") {
+        if matches!(w.method.as_str(), "GET" | "HEAD")
+            || !(p.state_op.is_none() || keeps_nothing(w, p, plans, obs))
+        {
             continue;
         }
         let writes: Vec<(usize, &Vec<String>)> = w

@@ -31,6 +31,7 @@ mod list_set_filters;
 mod list_sorts;
 mod mirrored_lists;
 mod path_filter;
+mod path_memberships;
 mod qualified_paths;
 mod read_prefixes;
 mod read_progressions;

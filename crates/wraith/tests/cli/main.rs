@@ -89,6 +89,7 @@ mod serve_own_records;
 mod serve_page_totals;
 mod serve_parent_objects;
 mod serve_path_filter;
+mod serve_path_memberships;
 mod serve_path_spellings;
 mod serve_principal_lists;
 mod serve_processed_uploads;

@@ -1,0 +1,108 @@
+//! `wraith serve` adding a record to a list by a bodiless write on a path naming it
+//! (`PUT /user/starred/:owner/:name` answered `204`, then `GET /user/starred` lists the
+//! repository) and removing it by `DELETE` on the same path. Synth plans such a write as an
+//! update of a type no route creates; it keeps nothing, so its member effects are learned as
+//! for a write with no state operation. Black-box: the real binary on HAR runs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const ORIGIN: &str = "https://api.stars.test";
+
+/// An entry answered `204` with no body.
+fn no_content(mut entry: Value) -> Value {
+    entry["response"]["status"] = json!(204);
+    entry["response"]["content"] = json!({"size": 0, "mimeType": "", "text": ""});
+    entry["response"]["headers"] = json!([]);
+    entry["response"]["bodySize"] = json!(0);
+    entry
+}
+
+fn repo(id: u64, name: &str) -> Value {
+    json!({"id": id, "name": name, "full_name": format!("alice/{name}"), "owner": {"login": "alice"}})
+}
+
+/// Three runs, each creating two repositories, reading one by its name, starring it, listing
+/// the stars, unstarring it and listing them again.
+fn stars_twin() -> Twin {
+    let t = Twin::init("stars", ORIGIN);
+    for (run, id, name, other) in [
+        ("a", 11, "amber-compass", "dusty-ledger"),
+        ("b", 21, "frozen-quill", "tidy-otter"),
+        ("c", 31, "ivory-falcon", "proud-harbor"),
+    ] {
+        let star = format!("/user/starred/alice/{name}");
+        let entries = vec![
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/repos",
+                Some(&json!({"name": name})),
+                &repo(id, name),
+            ),
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/repos",
+                Some(&json!({"name": other})),
+                &repo(id + 1, other),
+            ),
+            har::entry(
+                ORIGIN,
+                "GET",
+                &format!("/repos/alice/{name}"),
+                None,
+                &repo(id, name),
+            ),
+            no_content(har::entry(ORIGIN, "PUT", &star, None, &json!({}))),
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/user/starred",
+                None,
+                &json!([repo(id, name)]),
+            ),
+            no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({}))),
+            har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])),
+        ];
+        har::import(&t, &[], &format!("{run}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+fn names(r: &support::Resp) -> Vec<String> {
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|it| it["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete_removes_it() {
+    let t = stars_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    for name in ["new-harbor", "old-harbor"] {
+        server
+            .post("/repos", s, json!({"name": name}))
+            .await
+            .assert_status(200);
+    }
+    let path = "/user/starred/alice/new-harbor";
+    server
+        .send("PUT", path, s, &[], None)
+        .await
+        .assert_status(204);
+    let listed = server.get("/user/starred", s).await;
+    listed.assert_status(200);
+    assert_eq!(names(&listed), ["new-harbor"], "{}", listed.json());
+    server.delete(path, s).await.assert_status(204);
+    let listed = server.get("/user/starred", s).await;
+    assert_eq!(names(&listed), Vec::<String>::new(), "{}", listed.json());
+}
