@@ -33,6 +33,9 @@ mod linux {
             return None;
         }
         let wanted: BTreeSet<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+        // Every process holding the socket, with its parent: a process forking a child holds
+        // its sockets in the child too until the child's exec closes them.
+        let mut holders: Vec<(u32, u32, std::path::PathBuf)> = Vec::new();
         for proc_entry in std::fs::read_dir("/proc").ok()?.flatten() {
             let name = proc_entry.file_name();
             let Some(pid) = name
@@ -51,12 +54,37 @@ mod linux {
                     .and_then(|target| target.to_str().map(|t| wanted.contains(t)))
                     .unwrap_or(false)
             });
-            if holds {
-                let cmdline = std::fs::read(proc_entry.path().join("cmdline")).unwrap_or_default();
-                return Some(format_holder(pid, &cmdline));
+            if holds && let Ok(pid) = pid.parse::<u32>() {
+                let status =
+                    std::fs::read_to_string(proc_entry.path().join("status")).unwrap_or_default();
+                holders.push((pid, parent_pid(&status).unwrap_or(0), proc_entry.path()));
             }
         }
-        None
+        let pairs: Vec<(u32, u32)> = holders.iter().map(|(p, pp, _)| (*p, *pp)).collect();
+        let pid = original_holder(&pairs)?;
+        let (_, _, path) = holders.iter().find(|(p, _, _)| *p == pid)?;
+        let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+        Some(format_holder(&pid.to_string(), &cmdline))
+    }
+
+    /// `PPid` of a `/proc/<pid>/status` text.
+    pub(super) fn parent_pid(status: &str) -> Option<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// Of the (pid, parent pid) pairs holding a socket, the lowest pid whose parent does not
+    /// hold it too: the process that opened it, not a child it forked and has yet to exec.
+    pub(super) fn original_holder(holders: &[(u32, u32)]) -> Option<u32> {
+        let held = |pid: u32| holders.iter().any(|(p, _)| *p == pid);
+        holders
+            .iter()
+            .filter(|(_, parent)| !held(*parent))
+            .map(|(p, _)| *p)
+            .min()
+            .or_else(|| holders.iter().map(|(p, _)| *p).min())
     }
 
     /// Socket inodes listening on `port` in one `/proc/net/tcp*` table.
@@ -117,6 +145,18 @@ mod linux {
             assert_eq!(listening_inodes(TABLE, 8081), vec![41234]);
             assert_eq!(listening_inodes(TABLE, 80), vec![777]);
             assert!(listening_inodes(TABLE, 9999).is_empty());
+        }
+
+        #[test]
+        fn a_child_forked_with_the_socket_is_not_taken_for_its_holder() {
+            // 2615 is 2607's child, forked and not yet exec'd: 2607 opened the socket.
+            assert_eq!(original_holder(&[(2615, 2607), (2607, 1)]), Some(2607));
+            assert_eq!(original_holder(&[(40, 1), (30, 1)]), Some(30));
+            assert_eq!(original_holder(&[]), None);
+            assert_eq!(
+                parent_pid("Name:\tcli\nPid:\t2615\nPPid:\t2607\n"),
+                Some(2607)
+            );
         }
 
         #[test]
