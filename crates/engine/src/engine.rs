@@ -1890,6 +1890,11 @@ impl Engine {
                     _ => false,
                 }
             }
+            Guard::BodyFieldNotIn { pointer, values } => call
+                .body
+                .as_ref()
+                .and_then(|b| json_pointer_get(b, pointer))
+                .is_some_and(|v| !values.iter().any(|known| loosely_equal(v, known))),
             Guard::BodyFieldPresent { pointer, present } => {
                 call.body
                     .as_ref()

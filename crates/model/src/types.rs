@@ -1343,6 +1343,11 @@ pub enum Guard {
         bound: Value,
         below: bool,
     },
+    /// A body field is sent with a value that is none of `values` (each compared as
+    /// [`Guard::BodyFieldEquals`] compares): what an API answers a value outside the closed
+    /// set it accepts with (a 422 for `state: "done"` where `open` and `closed` are
+    /// accepted). `values` are the values the other statuses were sent there, sorted.
+    BodyFieldNotIn { pointer: String, values: Vec<Value> },
     /// A body field is present (or absent).
     BodyFieldPresent { pointer: String, present: bool },
     /// The request body parses as the content type it claims (JSON object for JSON).

@@ -494,6 +494,7 @@ fn discriminate<'a>(
     if !named.is_empty() {
         let blamed = |pointer: &str| pointer_names(pointer).iter().any(|n| named.contains(n));
         if let Some(guard) = presence_guard(mine, others, at, &blamed)
+            .or_else(|| closed_set_guard(mine, others, at, &blamed))
             .or_else(|| value_guard(mine, others, at, &blamed, true))
             .or_else(|| bound_guard(mine, others, at, &blamed))
         {
@@ -630,6 +631,60 @@ fn value_guard<'a>(
                 value: value.clone(),
             });
         }
+    }
+    None
+}
+
+/// Most distinct values a closed set of accepted values holds ([`closed_set_guard`]).
+const MAX_CLOSED_SET: usize = 8;
+
+/// A closed set of values that tells `mine` from `others` at a field the answers blamed
+/// (`keep`): every other request that sent the field sent a string from a set of at most
+/// [`MAX_CLOSED_SET`] values, sent twice as often as there are values (an enum, not names or
+/// texts, which differ request by request), and none of `mine` sent one of them. The API then refuses
+/// any value outside the set, not only the ones the recordings refused (`state: "done"` as
+/// `merged` was).
+fn closed_set_guard<'a>(
+    mine: &[usize],
+    others: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    keep: &dyn Fn(&str) -> bool,
+) -> Option<Guard> {
+    for (pointer, _) in &at(mine[0]).req_fields {
+        if !keep(pointer) {
+            continue;
+        }
+        let mut counts: Vec<(&Value, usize)> = Vec::new();
+        let mut closed = true;
+        for k in others {
+            match at(*k).req_field(pointer) {
+                Some(v @ Value::String(_)) => match counts.iter_mut().find(|(c, _)| *c == v) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((v, 1)),
+                },
+                Some(_) => closed = false,
+                None => {}
+            }
+        }
+        let sends: usize = counts.iter().map(|(_, n)| n).sum();
+        if !closed || counts.is_empty() || counts.len() > MAX_CLOSED_SET || sends < 2 * counts.len()
+        {
+            continue;
+        }
+        let outside = mine.iter().all(|k| {
+            at(*k)
+                .req_field(pointer)
+                .is_some_and(|v| v.is_string() && counts.iter().all(|(c, _)| *c != v))
+        });
+        if !outside {
+            continue;
+        }
+        let mut values: Vec<Value> = counts.into_iter().map(|(v, _)| v.clone()).collect();
+        values.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        return Some(Guard::BodyFieldNotIn {
+            pointer: pointer.clone(),
+            values,
+        });
     }
     None
 }

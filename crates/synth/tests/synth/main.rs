@@ -9,6 +9,7 @@ mod blamed_fields;
 mod bound_guards;
 mod carried_fields;
 mod child_refs;
+mod closed_set_guards;
 mod corpora;
 mod create_counters;
 mod determinism;

@@ -56,6 +56,7 @@ mod serve_bound_guards;
 mod serve_carried_fields;
 mod serve_child_refs;
 mod serve_cli;
+mod serve_closed_set_guards;
 mod serve_contract;
 mod serve_control;
 mod serve_counterpart_requests;
