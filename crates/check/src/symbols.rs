@@ -443,17 +443,22 @@ mod tests {
         assert!(v.divergences.is_empty());
     }
 
-    #[test]
-    fn numbers_are_held_to_their_mapped_number() {
+    /// A session that was answered `7` for the recorded short id `1` at a position of `kind`.
+    fn short_id_seen_at(kind: &str) -> IdMap {
         let mut ids = IdMap::new();
         ids.learn([IdPair {
             recorded: json!(1),
             answered: json!(7),
-            kind: Some("notes:owner".into()),
+            kind: Some(kind.into()),
         }]);
+        ids
+    }
+
+    #[test]
+    fn numbers_are_held_to_their_mapped_number() {
         let v = judged(
             json!({"id": "note_cccccccccccc", "object": "note", "owner": 8}),
-            &ids,
+            &short_id_seen_at("notes:owner"),
             false,
         );
         assert_eq!(v.divergences.len(), 1);
@@ -465,15 +470,9 @@ mod tests {
     /// `7`, and a note's owner `1` is another entity, not that issue.
     #[test]
     fn a_short_id_answered_at_another_kind_of_position_is_not_held_there() {
-        let mut ids = IdMap::new();
-        ids.learn([IdPair {
-            recorded: json!(1),
-            answered: json!(7),
-            kind: Some("issues:id".into()),
-        }]);
         let v = judged(
             json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
-            &ids,
+            &short_id_seen_at("issues:id"),
             false,
         );
         assert!(v.divergences.is_empty(), "{:?}", v.divergences);

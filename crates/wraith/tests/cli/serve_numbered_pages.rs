@@ -73,15 +73,6 @@ fn repos_twin() -> Twin {
     t
 }
 
-fn names(r: &support::Resp) -> Vec<String> {
-    r.json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|it| it["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// The `Link` header's entries as (rel, page), in order.
 fn links(r: &support::Resp) -> Vec<(String, String)> {
     let l = r.header("link").unwrap_or_default();
@@ -117,17 +108,17 @@ async fn a_numbered_page_lists_its_slice_and_links_the_pages_around_it() {
     }
     let first = server.get("/v1/repos?per_page=2", s).await;
     first.assert_status(200);
-    assert_eq!(names(&first), ["mine-1", "mine-2"]);
+    assert_eq!(har::names(&first), ["mine-1", "mine-2"]);
     assert_eq!(links(&first), pairs(&[("next", "2"), ("last", "3")]));
     let second = server.get("/v1/repos?per_page=2&page=2", s).await;
-    assert_eq!(names(&second), ["mine-3", "mine-4"]);
+    assert_eq!(har::names(&second), ["mine-3", "mine-4"]);
     assert_eq!(
         links(&second),
         pairs(&[("prev", "1"), ("next", "3"), ("last", "3"), ("first", "1")])
     );
     let last = server.get("/v1/repos?per_page=2&page=3", s).await;
-    assert_eq!(names(&last), ["mine-5"]);
+    assert_eq!(har::names(&last), ["mine-5"]);
     assert_eq!(links(&last), pairs(&[("prev", "2"), ("first", "1")]));
     let past = server.get("/v1/repos?per_page=2&page=4", s).await;
-    assert_eq!(names(&past), Vec::<String>::new());
+    assert_eq!(har::names(&past), Vec::<String>::new());
 }

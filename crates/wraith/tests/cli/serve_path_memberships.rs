@@ -12,15 +12,6 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.stars.test";
 
-/// An entry answered `204` with no body.
-fn no_content(mut entry: Value) -> Value {
-    entry["response"]["status"] = json!(204);
-    entry["response"]["content"] = json!({"size": 0, "mimeType": "", "text": ""});
-    entry["response"]["headers"] = json!([]);
-    entry["response"]["bodySize"] = json!(0);
-    entry
-}
-
 fn repo(id: u64, name: &str) -> Value {
     json!({"id": id, "name": name, "full_name": format!("alice/{name}"), "owner": {"login": "alice"}})
 }
@@ -57,7 +48,7 @@ fn stars_twin() -> Twin {
                 None,
                 &repo(id, name),
             ),
-            no_content(har::entry(ORIGIN, "PUT", &star, None, &json!({}))),
+            har::no_content(har::entry(ORIGIN, "PUT", &star, None, &json!({}))),
             har::entry(
                 ORIGIN,
                 "GET",
@@ -65,22 +56,13 @@ fn stars_twin() -> Twin {
                 None,
                 &json!([repo(id, name)]),
             ),
-            no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({}))),
+            har::no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({}))),
             har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])),
         ];
         har::import(&t, &[], &format!("{run}.har"), entries);
     }
     har::synth(&t, &[]);
     t
-}
-
-fn names(r: &support::Resp) -> Vec<String> {
-    r.json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|it| it["name"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -101,8 +83,13 @@ async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete
         .assert_status(204);
     let listed = server.get("/user/starred", s).await;
     listed.assert_status(200);
-    assert_eq!(names(&listed), ["new-harbor"], "{}", listed.json());
+    assert_eq!(har::names(&listed), ["new-harbor"], "{}", listed.json());
     server.delete(path, s).await.assert_status(204);
     let listed = server.get("/user/starred", s).await;
-    assert_eq!(names(&listed), Vec::<String>::new(), "{}", listed.json());
+    assert_eq!(
+        har::names(&listed),
+        Vec::<String>::new(),
+        "{}",
+        listed.json()
+    );
 }

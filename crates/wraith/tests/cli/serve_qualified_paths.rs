@@ -11,15 +11,6 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.repos.test";
 
-/// An entry answered `204` with no body.
-fn no_content(mut entry: Value) -> Value {
-    entry["response"]["status"] = json!(204);
-    entry["response"]["content"] = json!({"size": 0, "mimeType": "", "text": ""});
-    entry["response"]["headers"] = json!([]);
-    entry["response"]["bodySize"] = json!(0);
-    entry
-}
-
 fn repo(id: u64, owner: &str, name: &str, description: &str) -> Value {
     json!({
         "id": id, "name": name, "full_name": format!("{owner}/{name}"),
@@ -57,7 +48,7 @@ fn repos_twin() -> Twin {
                 Some(&json!({"description": "edited"})),
                 &edited,
             ),
-            no_content(har::entry(ORIGIN, "DELETE", &path, None, &json!({}))),
+            har::no_content(har::entry(ORIGIN, "DELETE", &path, None, &json!({}))),
             gone,
         ];
         har::import(&t, &[], &format!("{run}.har"), entries);

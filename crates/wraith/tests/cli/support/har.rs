@@ -51,6 +51,25 @@ pub fn entry(
     })
 }
 
+/// `entry` answered `204` with no body and no headers.
+pub fn no_content(mut entry: Value) -> Value {
+    entry["response"]["status"] = json!(204);
+    entry["response"]["content"] = json!({"size": 0, "mimeType": "", "text": ""});
+    entry["response"]["headers"] = json!([]);
+    entry["response"]["bodySize"] = json!(0);
+    entry
+}
+
+/// The `name` of every item of a JSON array answer, in order.
+pub fn names(r: &super::Resp) -> Vec<String> {
+    r.json()
+        .as_array()
+        .expect("an array answer")
+        .iter()
+        .map(|it| it["name"].as_str().expect("a name").to_string())
+        .collect()
+}
+
 /// Runs `wraith <args>` in the twin's temp dir with `env`, asserting success.
 pub fn run(t: &Twin, env: &[(&str, &str)], args: &[&str]) {
     let out = Command::new(super::bin())
