@@ -635,13 +635,16 @@ fn value_guard<'a>(
     None
 }
 
-/// Most distinct values a closed set of accepted values holds ([`closed_set_guard`]).
+/// Fewest and most distinct values a closed set of accepted values holds
+/// ([`closed_set_guard`]): one accepted value says nothing of the others an API accepts.
+const MIN_CLOSED_SET: usize = 2;
 const MAX_CLOSED_SET: usize = 8;
 
 /// A closed set of values that tells `mine` from `others` at a field the answers blamed
-/// (`keep`): every other request that sent the field sent a string from a set of at most
-/// [`MAX_CLOSED_SET`] values, sent twice as often as there are values (an enum, not names or
-/// texts, which differ request by request), and none of `mine` sent one of them. The API then refuses
+/// (`keep`): every other request that sent the field sent a string from a set of
+/// [`MIN_CLOSED_SET`] to [`MAX_CLOSED_SET`] values, sent twice as often as there are values (an
+/// enum, not names or texts, which differ request by request), and none of `mine` sent one of
+/// them. The API then refuses
 /// any value outside the set, not only the ones the recordings refused (`state: "done"` as
 /// `merged` was).
 fn closed_set_guard<'a>(
@@ -667,7 +670,10 @@ fn closed_set_guard<'a>(
             }
         }
         let sends: usize = counts.iter().map(|(_, n)| n).sum();
-        if !closed || counts.is_empty() || counts.len() > MAX_CLOSED_SET || sends < 2 * counts.len()
+        if !closed
+            || counts.len() < MIN_CLOSED_SET
+            || counts.len() > MAX_CLOSED_SET
+            || sends < 2 * counts.len()
         {
             continue;
         }

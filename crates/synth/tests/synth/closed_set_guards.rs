@@ -87,3 +87,17 @@ fn a_field_the_answer_does_not_name_is_no_closed_set() {
     let guard = refusal_guard("state", &sent, |v| v != "merged", &json!({"message": "no"}));
     assert!(!matches!(guard, Guard::BodyFieldNotIn { .. }), "{guard:?}");
 }
+
+#[test]
+fn one_accepted_value_is_no_closed_set() {
+    // Every accepted update closed the issue: that says nothing of `open`.
+    let sent = ["closed", "merged", "closed", "closed", "merged"];
+    let guard = refusal_guard("state", &sent, |v| v != "merged", &blames("state"));
+    assert_eq!(
+        guard,
+        Guard::BodyFieldEquals {
+            pointer: "/state".into(),
+            value: json!("merged"),
+        }
+    );
+}
