@@ -90,13 +90,8 @@ fn list_routes(
         // A type no route creates, whose records are only what its lists showed (a list of
         // starred repositories planned as a `starred` type), is no member type where a created
         // type's records are listed too.
-        let created = |ty: &str| {
-            plans.iter().any(|q| {
-                q.state_op == Some(StateOp::Create) && q.entity_type.as_deref() == Some(ty)
-            })
-        };
-        if hits.keys().any(|ty| created(ty)) {
-            hits.retain(|ty, _| created(ty));
+        if hits.keys().any(|ty| created(plans, ty)) {
+            hits.retain(|ty, _| created(plans, ty));
         }
         let planned = plan
             .entity_type
@@ -228,16 +223,22 @@ impl<'o, 'a> Timelines<'o, 'a> {
     }
 }
 
+/// Whether some route creates records of entity type `ty`.
+fn created(plans: &[RoutePlan], ty: &str) -> bool {
+    plans
+        .iter()
+        .any(|q| q.state_op == Some(StateOp::Create) && q.entity_type.as_deref() == Some(ty))
+}
+
 /// Whether a write planned as an update or a delete of its path's record keeps nothing: no
 /// route creates a record of its type and no 2xx answer of the write has a body
 /// (`PUT /user/starred/:owner/:name`, `204`). Such a write can only change what lists show,
 /// so its member effects are looked for as for a write with no state operation.
 fn keeps_nothing(w: &RouteGroup, p: &RoutePlan, plans: &[RoutePlan], obs: &[Obs<'_>]) -> bool {
     matches!(p.state_op, Some(StateOp::Update | StateOp::Delete))
-        && p.entity_type.is_some()
-        && !plans
-            .iter()
-            .any(|q| q.state_op == Some(StateOp::Create) && q.entity_type == p.entity_type)
+        && p.entity_type
+            .as_deref()
+            .is_some_and(|ty| !created(plans, ty))
         && w.obs
             .iter()
             .map(|&i| &obs[i])
