@@ -316,6 +316,19 @@ mod tests {
         v
     }
 
+    /// `answer` as the twin rendered it (a 200 JSON answer of the model's first route, no
+    /// replay claim).
+    fn rendered(model: &wraith_model::Model, answer: &Value) -> Observed {
+        Observed {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(answer).unwrap(),
+            provenance: Some(wraith_engine::Provenance::Template),
+            route: Some(format!("GET {}", model.routes[0].path)),
+            replay: None,
+        }
+    }
+
     /// Judge `answer` to the recorded read, then hold it to `ids`.
     fn judged(answer: Value, ids: &IdMap, claim: bool) -> Verdict {
         let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
@@ -345,14 +358,7 @@ mod tests {
             json!({"id": "note_cccccccccccc", "object": "note", "owner": 1}),
             json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 2}),
         ] {
-            let obs = Observed {
-                status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body: serde_json::to_vec(&answer).unwrap(),
-                provenance: Some(wraith_engine::Provenance::Template),
-                route: Some(format!("GET {}", model.routes[0].path)),
-                replay: None,
-            };
+            let obs = rendered(&model, &answer);
             let fresh = crate::judge::generated_pairs(&index, &ex, &expected, &obs);
             assert!(!fresh.is_empty(), "{answer}");
             let mut memo = AnswerMemo::default();
@@ -497,14 +503,7 @@ mod tests {
         let recorded = json!({"id": "note_aaaaaaaaaaaa", "object": "note", "owner": 1});
         let ex = exchange(&recorded);
         let answer = json!({"id": "note_bbbbbbbbbbbb", "object": "note", "owner": 7});
-        let obs = Observed {
-            status: 200,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: serde_json::to_vec(&answer).unwrap(),
-            provenance: Some(wraith_engine::Provenance::Template),
-            route: Some(format!("GET {}", model.routes[0].path)),
-            replay: None,
-        };
+        let obs = rendered(&model, &answer);
         let pairs = crate::judge::generated_pairs(&index, &ex, &ExpectedBody::of(&ex), &obs);
         let kinds: Vec<(Value, Option<String>)> =
             pairs.into_iter().map(|p| (p.recorded, p.kind)).collect();
@@ -646,14 +645,7 @@ mod tests {
         let index = ModelIndex::new(&model);
         let mut ex = exchange(recorded);
         ex.request.path = "/v1/notes/note_aaaaaaaaaaaa/links".into();
-        let obs = Observed {
-            status: 200,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: serde_json::to_vec(answer).unwrap(),
-            provenance: Some(wraith_engine::Provenance::Template),
-            route: Some(format!("GET {}", model.routes[0].path)),
-            replay: None,
-        };
+        let obs = rendered(&model, answer);
         let expected = ExpectedBody::of(&ex);
         let mut memo = AnswerMemo::default();
         let mut v = crate::judge::judge_in_session(

@@ -6,14 +6,14 @@
 
 use crate::common;
 
-use common::{json_exchange, json_headers, session, synth_model};
+use common::{json_exchange, json_headers};
 use serde_json::{Value, json};
 use wraith_model::Guard;
 
 /// One session per size: a `POST /v1/widgets` sending it, answered 201 when `ok(size)`, else
 /// 422 with `refusal`.
 fn refusal_guard(sizes: &[i64], ok: impl Fn(i64) -> bool, refusal: &Value) -> Guard {
-    let sessions: Vec<_> = sizes
+    let runs = sizes
         .iter()
         .enumerate()
         .map(|(n, size)| {
@@ -22,29 +22,19 @@ fn refusal_guard(sizes: &[i64], ok: impl Fn(i64) -> bool, refusal: &Value) -> Gu
             } else {
                 (422, refusal.clone())
             };
-            session(
-                &format!("s{n:02}"),
-                1_000_000 * (n as u64 + 1),
-                vec![json_exchange(
-                    "POST",
-                    "/v1/widgets",
-                    status,
-                    json_headers(),
-                    Some(&json!({"name": format!("w{n}"), "size": size})),
-                    &answer,
-                )],
-            )
+            let body = json!({"name": format!("w{n}"), "size": size});
+            vec![json_exchange(
+                "POST",
+                "/v1/widgets",
+                status,
+                json_headers(),
+                Some(&body),
+                &answer,
+            )]
         })
         .collect();
-    let model = synth_model("widgets", "https://api.widgets.test", &sessions);
-    let route = common::route(&model, "POST", "/v1/widgets");
-    route
-        .variants
-        .iter()
-        .find(|v| v.status == 422)
-        .unwrap()
-        .guard
-        .clone()
+    let model = common::synth_runs("widgets", "https://api.widgets.test", runs);
+    common::variant_guard(&model, "POST", "/v1/widgets", 422)
 }
 
 #[test]

@@ -6,45 +6,35 @@
 
 use crate::common;
 
-use common::{json_exchange, json_headers, session, synth_model};
+use common::{json_exchange, json_headers};
 use serde_json::{Value, json};
 use wraith_model::Guard;
 
 /// One session per value: a `PATCH /v1/issues/1` sending `{field: value}`, answered 200 when
 /// `ok(value)`, else 422 with `refusal`.
 fn refusal_guard(field: &str, sent: &[&str], ok: impl Fn(&str) -> bool, refusal: &Value) -> Guard {
-    let sessions: Vec<_> = sent
+    let runs = sent
         .iter()
-        .enumerate()
-        .map(|(n, value)| {
+        .map(|value| {
             let (status, answer) = if ok(value) {
                 (200, json!({"id": 1, field: value}))
             } else {
                 (422, refusal.clone())
             };
-            session(
-                &format!("s{n:02}"),
-                1_000_000 * (n as u64 + 1),
-                vec![json_exchange(
-                    "PATCH",
-                    "/v1/issues/1",
-                    status,
-                    json_headers(),
-                    Some(&json!({ field: value })),
-                    &answer,
-                )],
-            )
+            let body = json!({ field: value });
+            let patch = "/v1/issues/1";
+            vec![json_exchange(
+                "PATCH",
+                patch,
+                status,
+                json_headers(),
+                Some(&body),
+                &answer,
+            )]
         })
         .collect();
-    let model = synth_model("issues", "https://api.issues.test", &sessions);
-    let route = common::route(&model, "PATCH", "/v1/issues/:param");
-    route
-        .variants
-        .iter()
-        .find(|v| v.status == 422)
-        .unwrap()
-        .guard
-        .clone()
+    let model = common::synth_runs("issues", "https://api.issues.test", runs);
+    common::variant_guard(&model, "PATCH", "/v1/issues/:param", 422)
 }
 
 fn blames(field: &str) -> Value {

@@ -98,6 +98,18 @@ pub fn route<'m>(m: &'m Model, method: &str, path: &str) -> &'m Route {
         })
 }
 
+/// The guard of the model's `method path` variant answering `status`; panics when there is
+/// none.
+pub fn variant_guard(m: &Model, method: &str, path: &str, status: u16) -> wraith_model::Guard {
+    route(m, method, path)
+        .variants
+        .iter()
+        .find(|v| v.status == status)
+        .unwrap_or_else(|| panic!("no {status} variant of {method} {path}"))
+        .guard
+        .clone()
+}
+
 /// A complete recorded session `id` of `exchanges` (indexed in order), started at `start_us`
 /// (each exchange's request then starts a microsecond after the one before); `0`: no time.
 /// Synthesize one session per entry of `runs` (`s0`, `s1`, … a second apart, in order).
