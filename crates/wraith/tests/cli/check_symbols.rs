@@ -222,3 +222,61 @@ fn check_constant_position_still_naming_the_recorded_id_is_a_symbol_mismatch() {
     );
     assert_eq!(found[0]["actual"], recorded);
 }
+
+/// An issues twin whose recorded sessions each create an issue (ids 1, 2, 3: each recorded
+/// test counted from 1) and comment on it; every comment's author is user `2`.
+fn issues_twin() -> DemoTwin {
+    let t = DemoTwin::init("issues", "https://api.issues.test/v1");
+    for (i, issue) in [1, 2, 3].into_iter().enumerate() {
+        let created = json!({"id": issue, "title": format!("t{i}")});
+        let comment = json!({"id": 10 + i, "body": "b", "user": {"id": 2, "login": "bob"}});
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": [
+            notes::entry("POST", "https://api.issues.test/v1/issues",
+                Some(&json!({"title": format!("t{i}")}).to_string()), 201, &created),
+            notes::entry("POST", &format!("https://api.issues.test/v1/issues/{issue}/comments"),
+                Some(r#"{"body":"b"}"#), 201, &comment),
+        ]}});
+        t.import_har(&format!("issues-{i}"), &har);
+    }
+    t.synth();
+    t
+}
+
+/// An API counting each type's records from 1: the session's issue `2` was answered as `7`,
+/// and the comment's author, user `2` as recorded, is another entity, not that issue.
+#[test]
+fn check_a_short_id_of_another_kind_equal_to_a_renamed_one_is_no_symbol_mismatch() {
+    let t = issues_twin();
+    let url = fake_target::start(|c| {
+        if c.target == "/v1/issues" {
+            let title = serde_json::from_slice::<Value>(c.body).unwrap()["title"].clone();
+            return fake_target::Answer {
+                status: 201,
+                provenance: "template",
+                route: "POST /v1/issues".into(),
+                body: json!({"id": 7, "title": title}),
+            };
+        }
+        // Only the issue the twin gave the session has comments (`/__wraith/info`, the
+        // check's probe, included: this twin has none).
+        if c.target != "/v1/issues/7/comments" {
+            return fake_target::Answer {
+                status: 404,
+                provenance: "miss",
+                route: String::new(),
+                body: json!({"error": "not found"}),
+            };
+        }
+        fake_target::Answer {
+            status: 201,
+            provenance: "template",
+            route: "POST /v1/issues/:param/comments".into(),
+            body: json!({"id": 21, "body": "b", "user": {"id": 2, "login": "bob"}}),
+        }
+    });
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    assert!(symbol_mismatches(&r).is_empty(), "{:#}", r["divergences"]);
+    assert_eq!(r["exchanges_passed"], 6, "{:#}", r["divergences"]);
+}
