@@ -316,13 +316,13 @@ pub(crate) fn render_node_traced(
     }
 }
 
-/// The mirrored list rendered at `json_path`, with the objects the request sent for it (none
+/// The mirrored list rendered at `json_path`, with the items the request sent for it (none
 /// when it sent nothing there and the rule answers that `[]`); `None` when no rule names the
 /// position, or the request sent something else there or nothing the rule answers.
 fn mirrored_at<'r>(
     req: &'r ReqCtx<'_>,
     json_path: &str,
-) -> Option<(&'r MirroredList, Vec<&'r Map<String, Value>>)> {
+) -> Option<(&'r MirroredList, Vec<&'r Value>)> {
     let rule = req
         .mirrored
         .iter()
@@ -330,15 +330,12 @@ fn mirrored_at<'r>(
     let sent = match req.body.and_then(|b| json_pointer_get(b, &rule.field)) {
         None if rule.empty_when_absent => Vec::new(),
         None => return None,
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(Value::as_object)
-            .collect::<Option<Vec<_>>>()?,
-        // A form's `field[0][key]` fields: objects by index, from 0 on.
+        Some(Value::Array(items)) => items.iter().collect(),
+        // A form's `field[0][key]` fields: items by index, from 0 on.
         Some(Value::Object(by_index)) => {
             let mut out = Vec::new();
             while let Some(item) = by_index.get(&out.len().to_string()) {
-                out.push(item.as_object()?);
+                out.push(item);
             }
             if out.len() != by_index.len() {
                 return None;
@@ -347,6 +344,14 @@ fn mirrored_at<'r>(
         }
         Some(_) => return None,
     };
+    // Items of the kind the rule copies from: scalars for the empty `from`, else objects.
+    let scalars = rule.fields.iter().any(|f| f.from.is_empty());
+    if !sent
+        .iter()
+        .all(|item| item.is_object() != scalars && !item.is_array())
+    {
+        return None;
+    }
     Some((rule, sent))
 }
 
@@ -359,12 +364,12 @@ fn unescaped_pointer_is(pointer: &str, json_path: &str) -> bool {
     pointer.replace("~1", "/").replace("~0", "~") == json_path
 }
 
-/// One item per sent object, rendered from a template item, with the rule's fields copied
-/// from the object sent at its position.
+/// One item per sent item, rendered from a template item, with the rule's fields copied
+/// from the item (object or scalar) sent at its position.
 #[allow(clippy::too_many_arguments)]
 fn render_mirrored(
     rule: &MirroredList,
-    sent: &[&Map<String, Value>],
+    sent: &[&Value],
     items: &[Node],
     req: &ReqCtx<'_>,
     ns: &mut NsCtx<'_>,
@@ -385,12 +390,12 @@ fn render_mirrored(
         return Value::Array(Vec::new());
     };
     let mut out = Vec::with_capacity(sent.len());
-    for (i, obj) in sent.iter().enumerate() {
+    for (i, sent_item) in sent.iter().enumerate() {
         let item_path = format!("{json_path}/{i}");
         let mut item = render_node_traced(template, req, ns, sources, &item_path, origins);
         if let Value::Object(map) = &mut item {
             for f in &rule.fields {
-                let Some(v) = obj.get(&f.from) else {
+                let Some(v) = mirrored_source(sent_item, &f.from) else {
                     continue;
                 };
                 let path = format!("{item_path}/{}", f.key);
@@ -402,6 +407,16 @@ fn render_mirrored(
         out.push(item);
     }
     Value::Array(out)
+}
+
+/// What a mirrored field copies from one sent item: the sent object's field `from`, or the
+/// sent scalar itself for the empty `from` ([`wraith_model::MirroredField::from`]).
+fn mirrored_source<'v>(sent: &'v Value, from: &str) -> Option<&'v Value> {
+    match sent {
+        Value::Object(obj) => obj.get(from),
+        Value::Array(_) => None,
+        scalar => from.is_empty().then_some(scalar),
+    }
 }
 
 /// The highest `above` of the sequential integer ids a template subtree mints (0 for none).

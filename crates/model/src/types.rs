@@ -321,7 +321,8 @@ pub struct MirroredList {
 pub struct MirroredField {
     /// The item's key in the answer (`keyword`).
     pub key: String,
-    /// The sent object's key it copies (`keyword`).
+    /// The sent object's key it copies (`keyword`); empty when the request sent scalars, each
+    /// copied whole (`labels: ["bug"]` answered `[{"name": "bug"}]`).
     pub from: String,
     /// The JSON type every recorded answer showed there: a form's `whole_word=1` is `true`.
     pub observed_type: JsonType,

@@ -19,6 +19,10 @@
 //! (`SentExpansions::items`, which answers each sent item with a whole recorded one) already
 //! claims are left to it.
 //!
+//! A request array of scalars mirrors the same way, each scalar sent being an object of one
+//! field under the empty key: an issue created with `labels: ["bug", "docs"]` answers
+//! `labels: [{"name": "bug", ...}, {"name": "docs", ...}]`.
+//!
 //! Not learned: arrays below the top level of the answer or the request, items in another
 //! order than sent.
 
@@ -67,8 +71,9 @@ pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
 
 /// The top-level request fields that sent an array of objects (`/keywords_attributes/0/keyword`,
 /// a form's `keywords_attributes[0][keyword]` alike), each object's scalar fields by key, in
-/// index order; an empty array sent is a field with no objects. Fields holding anything else
-/// (scalars, gaps in the indexes) are left out.
+/// index order; an empty array sent is a field with no objects. An array of scalars
+/// (`labels: ["bug"]`) is one object per scalar, holding it under the empty key. Fields
+/// holding anything else (a scalar, gaps in the indexes) are left out.
 fn sent_objects(o: &Obs<'_>) -> Sent {
     o.fold_top_level_fields(|items: &mut Vec<Map<String, Value>>, tokens, value| {
         match (tokens.next(), tokens.next(), tokens.next()) {
@@ -89,6 +94,19 @@ fn sent_objects(o: &Obs<'_>) -> Sent {
                     }
                     _ => false,
                 }
+            }
+            // A sent scalar: an item of its own, under the empty key (`MirroredField::from`).
+            (Some(index), None, None) if !value.is_object() && !value.is_array() => {
+                let Ok(index) = index.parse::<usize>() else {
+                    return false;
+                };
+                if index != items.len() {
+                    return false;
+                }
+                let mut item = Map::new();
+                item.insert(String::new(), value.clone());
+                items.push(item);
+                true
             }
             // A field nested deeper inside an object leaves that field out, not the object.
             (Some(index), Some(_), Some(_)) => index.parse::<usize>().is_ok(),

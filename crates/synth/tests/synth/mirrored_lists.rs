@@ -194,3 +194,60 @@ fn an_array_answered_under_its_own_name_is_left_to_the_item_expansion() {
     assert_eq!(expanded, vec!["subnets"]);
     assert_eq!(route.mirrored_lists, Vec::new());
 }
+
+/// An issue create sending `labels` as the names `sent`, answered one `{id, name}` object per
+/// name of `listed`.
+fn labelled(id: u64, sent: &[&str], listed: &[&str]) -> Exchange {
+    let answered: Vec<Value> = listed
+        .iter()
+        .enumerate()
+        .map(|(i, n)| json!({"id": id * 10 + i as u64, "name": n}))
+        .collect();
+    let mut body = json!({"title": format!("issue {id}")});
+    if !sent.is_empty() {
+        body["labels"] = json!(sent);
+    }
+    ok_json(
+        "POST",
+        "/repos/acme/widgets/issues",
+        Some(&body),
+        &json!({"id": id, "title": format!("issue {id}"), "labels": answered}),
+    )
+}
+
+fn issue_rules(model: &Model) -> Vec<MirroredList> {
+    common::route(model, "POST", "/repos/acme/widgets/issues")
+        .mirrored_lists
+        .clone()
+}
+
+#[test]
+fn an_array_of_names_answered_as_named_objects_learns_a_mirrored_list_from_the_scalars() {
+    let model = synth(vec![
+        labelled(1, &["bug", "docs"], &["bug", "docs"]),
+        labelled(2, &["question"], &["question"]),
+        labelled(3, &[], &[]),
+    ]);
+    assert_eq!(
+        issue_rules(&model),
+        vec![MirroredList {
+            field: "/labels".into(),
+            at: "/labels".into(),
+            fields: vec![MirroredField {
+                key: "name".into(),
+                from: String::new(),
+                observed_type: JsonType::String,
+            }],
+            empty_when_absent: true,
+        }]
+    );
+}
+
+#[test]
+fn scalars_answered_in_another_order_learn_nothing() {
+    let model = synth(vec![
+        labelled(1, &["bug", "docs"], &["bug", "docs"]),
+        labelled(2, &["ham", "jam"], &["jam", "ham"]),
+    ]);
+    assert_eq!(issue_rules(&model), Vec::new());
+}

@@ -149,3 +149,81 @@ async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_boo
         ]
     );
 }
+
+/// A recorded run opening an issue with the label names `names`, answered one `{id, name}`
+/// object per name, then reading it back.
+fn labelled_run(t: &Twin, minute: u64, id: u64, names: &[&str]) {
+    let labels: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| json!({"id": id * 10 + i as u64, "name": n}))
+        .collect();
+    let issue = json!({"id": id, "title": format!("issue {minute}"), "labels": labels});
+    let mut entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/repos/acme/widgets/issues",
+            Some(&json!({"title": format!("issue {minute}"), "labels": names})),
+            &issue,
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/repos/acme/widgets/issues/{id}"),
+            None,
+            &issue,
+        ),
+    ];
+    for e in &mut entries {
+        e["startedDateTime"] = json!(format!("2026-06-01T12:{minute:02}:00.000Z"));
+    }
+    har::import(t, &[KEY], &format!("issues{minute}.har"), entries);
+}
+
+fn names(issue: &Value) -> Vec<&str> {
+    issue["labels"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a label list: {issue}"))
+        .iter()
+        .map(|l| l["name"].as_str().unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_create_sending_names_answers_one_named_object_per_name_and_reads_back_with_them() {
+    let t = Twin::init("tracker", ORIGIN);
+    labelled_run(&t, 1, 7, &["bug", "docs"]);
+    labelled_run(&t, 2, 8, &["question"]);
+    har::synth(&t, &[KEY]);
+    let server = t.serve_env(&[], &[KEY]);
+    let created = server
+        .post(
+            "/repos/acme/widgets/issues",
+            Some("agent"),
+            json!({"title": "mine", "labels": ["wontfix", "bug", "help wanted"]}),
+        )
+        .await;
+    created.assert_status(200);
+    let issue = created.json();
+    assert_eq!(names(&issue), vec!["wontfix", "bug", "help wanted"]);
+
+    let read = server
+        .get(
+            &format!("/repos/acme/widgets/issues/{}", har::key_text(&issue["id"])),
+            Some("agent"),
+        )
+        .await;
+    read.assert_status(200);
+    assert_eq!(names(&read.json()), vec!["wontfix", "bug", "help wanted"]);
+
+    let bare = server
+        .post(
+            "/repos/acme/widgets/issues",
+            Some("agent"),
+            json!({"title": "bare"}),
+        )
+        .await;
+    bare.assert_status(200);
+    assert_eq!(bare.json()["labels"], json!([]));
+}
