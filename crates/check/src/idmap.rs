@@ -164,11 +164,24 @@ impl IdMap {
     /// form-encoded body value. Never a substring, a key, or a header. True when anything
     /// changed.
     pub fn rewrite(&self, req: &mut Request) -> bool {
+        self.rewrite_with_kinds(req, &|_| None)
+    }
+
+    /// [`IdMap::rewrite`], told by `segment_kind` the kind of record a path segment names (by
+    /// its position in the path split at `/`, as the route's template names it: `issues:number`):
+    /// a short segment answered at that kind of position is renamed to that answer, not to the
+    /// latest answer of any kind, so `/issues/comments/1` names the session's comment `1` where
+    /// its issue `1` was answered later.
+    pub fn rewrite_with_kinds(
+        &self,
+        req: &mut Request,
+        segment_kind: &dyn Fn(usize) -> Option<String>,
+    ) -> bool {
         if self.map.is_empty() {
             return false;
         }
         let mut changed = false;
-        if let Some(p) = self.rewrite_path(&req.path) {
+        if let Some(p) = self.rewrite_path(&req.path, segment_kind) {
             req.path = p;
             changed = true;
         }
@@ -202,15 +215,28 @@ impl IdMap {
         self.map.get(recorded)
     }
 
-    fn rewrite_path(&self, path: &str) -> Option<String> {
+    fn rewrite_path(
+        &self,
+        path: &str,
+        segment_kind: &dyn Fn(usize) -> Option<String>,
+    ) -> Option<String> {
         let mut changed = false;
         let segs: Vec<String> = path
             .split('/')
-            .map(|seg| {
+            .enumerate()
+            .map(|(i, seg)| {
                 if seg.is_empty() {
                     return String::new();
                 }
-                match self.text(&crate::diff::percent_decode(seg)) {
+                let decoded = crate::diff::percent_decode(seg);
+                let by_kind = if decoded.len() < MIN_RENAMED_LEN && !self.kinded.is_empty() {
+                    segment_kind(i)
+                        .and_then(|kind| self.kinded.get(&kind)?.get(&decoded))
+                        .and_then(token)
+                } else {
+                    None
+                };
+                match by_kind.or_else(|| self.text(&decoded)) {
                     Some(t) => {
                         changed = true;
                         encode_segment(&t)
@@ -835,6 +861,36 @@ mod tests {
             &r.body[..],
             b"status=111&in_reply_to_id=999&media_ids%5B%5D=999&x=1111"
         );
+    }
+
+    /// Comment `1` answered as `21`, then label `1` as `30`: a path segment the route says
+    /// names a comment takes the comment's answer, one of no known kind the latest answer.
+    #[test]
+    fn a_short_path_segment_of_a_known_kind_takes_that_kinds_answer() {
+        let mut m = IdMap::new();
+        m.learn([
+            IdPair {
+                recorded: json!(1),
+                answered: json!(21),
+                kind: Some("comments:id".into()),
+            },
+            IdPair {
+                recorded: json!(1),
+                answered: json!(30),
+                kind: Some("labels:id".into()),
+            },
+        ]);
+        let comments = |i: usize| (i == 2).then(|| "comments:id".to_string());
+        let mut r = req("GET", "/comments/1", "", None, "");
+        assert!(m.rewrite_with_kinds(&mut r, &comments));
+        assert_eq!(r.path, "/comments/21");
+        let mut r = req("GET", "/things/1", "", None, "");
+        assert!(m.rewrite(&mut r));
+        assert_eq!(r.path, "/things/30");
+        // A kind that answered nothing for the value leaves the latest answer.
+        let mut r = req("GET", "/issues/1", "", None, "");
+        assert!(m.rewrite_with_kinds(&mut r, &|_| Some("issues:id".into())));
+        assert_eq!(r.path, "/issues/30");
     }
 
     /// Ids `1` and `2` the twin answered as `6` and `7`: a page size and a page number are not

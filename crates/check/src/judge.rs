@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use wraith_engine::Provenance;
-use wraith_model::{BodyTemplate, EchoSource, Model, Node, Route};
+use wraith_model::{BodyTemplate, EchoSource, Model, Node, Route, StateOp};
 use wraith_recording::Exchange;
 
 use crate::diff::{
@@ -94,6 +94,7 @@ pub struct ModelIndex<'m> {
     by_name: HashMap<String, usize>,
     by_source: HashMap<String, usize>,
     enums: EnumIndex<'m>,
+    routes: crate::coverage::RouteIndex<'m>,
 }
 
 impl<'m> ModelIndex<'m> {
@@ -118,7 +119,40 @@ impl<'m> ModelIndex<'m> {
             by_name,
             by_source,
             enums: EnumIndex::new(model),
+            routes: crate::coverage::RouteIndex::new(model),
         }
+    }
+
+    /// The kind of record (`<entity type>:<primary key>`, as [`crate::diff::position_kind`]
+    /// names a record's own field) the path segment at `position` (in `path` split at `/`)
+    /// names, read from the model route the request belongs to: a parent parameter names its
+    /// parent's type, the last parameter of a read, update or delete the route's own type.
+    /// `None` for a literal, a qualifier (an owner naming nothing on its own) or a request of
+    /// no route.
+    pub fn segment_kind(
+        &self,
+        method: &str,
+        path: &str,
+        origin: Option<&str>,
+        position: usize,
+    ) -> Option<String> {
+        let route = self.routes.route_for(method, path, origin)?;
+        let param = route.path.split('/').nth(position)?.strip_prefix(':')?;
+        let entity_type = match route.parent_params.iter().find(|p| p.param == param) {
+            Some(parent) => parent.entity_type.as_str(),
+            None => {
+                let own = matches!(
+                    route.state_op,
+                    Some(StateOp::Read | StateOp::Update | StateOp::Delete)
+                ) && route.params.last().is_some_and(|p| p == param);
+                if !own {
+                    return None;
+                }
+                route.entity_type.as_deref()?
+            }
+        };
+        let pk = &self.model.entity_types.get(entity_type)?.primary_key;
+        Some(format!("{entity_type}:{pk}"))
     }
 
     /// The model's `enum` positions, for [`BodyDiff::with_enums`].

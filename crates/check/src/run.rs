@@ -572,7 +572,15 @@ pub fn replay_session(
             continue;
         }
         let mut req = request_of(ex);
-        let did = ids.rewrite(&mut req);
+        let segment_kind = |position: usize| {
+            index.segment_kind(
+                &ex.request.method,
+                &ex.request.path,
+                ex.request.origin.as_deref(),
+                position,
+            )
+        };
+        let did = ids.rewrite_with_kinds(&mut req, &segment_kind);
         requests_rewritten += u64::from(did);
         // Echo holes are judged against the request actually sent: the twin echoes the id it
         // was given, which is the one it answered earlier, not the recorded one.

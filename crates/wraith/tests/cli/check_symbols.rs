@@ -280,3 +280,76 @@ fn check_a_short_id_of_another_kind_equal_to_a_renamed_one_is_no_symbol_mismatch
     assert!(symbol_mismatches(&r).is_empty(), "{:#}", r["divergences"]);
     assert_eq!(r["exchanges_passed"], 6, "{:#}", r["divergences"]);
 }
+
+/// Sessions of an API counting each type's records from 1 whose comment and label ids
+/// coincide (session `i` recorded issue `i`, and `i + 3` for both the comment and the label),
+/// reading the comment and the issue back by their own paths after the label was created.
+fn coinciding_ids_twin() -> DemoTwin {
+    let t = DemoTwin::init("tracker", "https://api.tracker.test/v1");
+    for i in 1..=3 {
+        let base = "https://api.tracker.test/v1";
+        let issue = json!({"id": i, "title": format!("t{i}")});
+        let comment = json!({"id": i + 3, "body": format!("b{i}")});
+        let label = json!({"id": i + 3, "name": format!("l{i}")});
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": [
+            notes::entry("POST", &format!("{base}/issues"),
+                Some(&json!({"title": format!("t{i}")}).to_string()), 201, &issue),
+            notes::entry("POST", &format!("{base}/comments"),
+                Some(&json!({"body": format!("b{i}")}).to_string()), 201, &comment),
+            notes::entry("POST", &format!("{base}/labels"),
+                Some(&json!({"name": format!("l{i}")}).to_string()), 201, &label),
+            notes::entry("GET", &format!("{base}/comments/{}", i + 3), None, 200, &comment),
+            notes::entry("GET", &format!("{base}/issues/{i}"), None, 200, &issue),
+        ]}});
+        t.import_har(&format!("tracker-{i}"), &har);
+    }
+    t.synth();
+    t
+}
+
+/// The twin minted comment `21` and label `30` for one recorded `4` (or `5`, `6`): a later
+/// path naming a comment names the session's comment, not the label answered last.
+#[test]
+fn check_renames_a_short_path_id_to_the_answer_of_the_record_type_the_route_names() {
+    let t = coinciding_ids_twin();
+    let url = fake_target::start(|c| {
+        let body: Value = serde_json::from_slice(c.body).unwrap_or(Value::Null);
+        let (route, answer) = match (c.method, c.target) {
+            ("POST", "/v1/issues") => ("POST /v1/issues", json!({"id": 7, "title": body["title"]})),
+            ("POST", "/v1/comments") => {
+                ("POST /v1/comments", json!({"id": 21, "body": body["body"]}))
+            }
+            ("POST", "/v1/labels") => ("POST /v1/labels", json!({"id": 30, "name": body["name"]})),
+            ("GET", "/v1/comments/21") => {
+                ("GET /v1/comments/:param", json!({"id": 21, "body": "b1"}))
+            }
+            ("GET", "/v1/issues/7") => ("GET /v1/issues/:param", json!({"id": 7, "title": "t1"})),
+            _ => {
+                return fake_target::Answer {
+                    status: 404,
+                    provenance: "miss",
+                    route: String::new(),
+                    body: json!({"error": "not found"}),
+                };
+            }
+        };
+        let status = if c.method == "POST" { 201 } else { 200 };
+        fake_target::Answer {
+            status,
+            provenance: "template",
+            route: route.into(),
+            body: answer,
+        }
+    });
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    let statuses: Vec<(&Value, &Value, &Value)> = r["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (&e["path"], &e["expected_status"], &e["actual_status"]))
+        .collect();
+    let misses: Vec<_> = statuses.iter().filter(|(_, e, a)| e != a).collect();
+    assert!(misses.is_empty(), "{misses:?}");
+}
