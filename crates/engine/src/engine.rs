@@ -1655,16 +1655,20 @@ impl Engine {
         if let Some(ty) = ty {
             if let Some(e) = ns.entity(ty, id) {
                 // A record a flat collection created (`POST /repos`) has no path values to
-                // hold a qualified path (`/repos/:owner/:name`) to.
+                // hold a qualified path (`/repos/:owner/:name`) to. A path may name fewer of
+                // the record's ancestors than its create did, from the top (a comment created
+                // under its issue, edited under the repository alone).
                 return Some(match (&e.parents, route.known_param_tuples.is_empty()) {
                     (Some(parents), false)
                         if !parents.is_empty()
                             && !matches!(route.state_op, Some(StateOp::List | StateOp::Create)) =>
                     {
-                        parents
-                            .iter()
-                            .map(String::as_str)
-                            .eq(parent_values.iter().copied())
+                        parents.len() >= parent_values.len()
+                            && parents
+                                .iter()
+                                .map(String::as_str)
+                                .zip(parent_values.iter().copied())
+                                .all(|(a, b)| a == b)
                     }
                     _ => true,
                 });

@@ -47,6 +47,7 @@ mod route_cli;
 mod scrub_toml_refused;
 mod serve_action_values;
 mod serve_actor_view;
+mod serve_ancestor_paths;
 mod serve_anonymous_moments;
 mod serve_api_not_found;
 mod serve_array_echo;
