@@ -188,6 +188,7 @@ fn bench_engine() -> Engine {
                 known_missing: Default::default(),
                 records: Default::default(),
                 read_prefixes: Default::default(),
+                keyed_per_parent: false,
             },
         )]),
         diagnostics: Vec::new(),

@@ -1592,6 +1592,13 @@ pub struct EntityType {
     /// `n` characters in the stored record, so later reads, updates and lists show them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub read_prefixes: BTreeMap<String, u64>,
+    /// Its keys are counted within each parent record, not across the type (an issue's
+    /// `number`, from 1 in every repository): a recorded session created two records of the
+    /// type with one key under different parents. A record is then named by its key together
+    /// with its parents' keys, as the check's id flow reads it. False (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keyed_per_parent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@
 //! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
 //! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
 //! were), [`update_resets`] (fields a replacing update resets when its request leaves them
-//! out), [`drift`] (where a route's newest
+//! out), [`parent_keys`] (types whose keys count within each parent), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -55,6 +55,7 @@ pub mod member_effects;
 pub mod mentions;
 pub mod mirrored_lists;
 pub mod observe;
+pub mod parent_keys;
 pub mod path_filter;
 pub mod read_prefixes;
 pub mod read_progressions;
@@ -186,6 +187,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
 
     let mut entity_types = state::entity_types(&templated, &plans, &obs);
     refusal_reads::bind(&mut plans.routes, &mut entity_types);
+    parent_keys::learn(&templated, &plans.routes, &obs, &mut entity_types);
     let symbols = symbol_builder.finish();
     // Drift compares recorded answers too (before exact replay takes them).
     let mut started: BTreeMap<&str, u64> = BTreeMap::new();

@@ -796,6 +796,7 @@ pub fn entity_types(
                 records,
                 // Filled by `synthesize` (see `read_prefixes`).
                 read_prefixes: BTreeMap::new(),
+                keyed_per_parent: false,
             },
         );
     }

@@ -31,6 +31,7 @@ mod list_parent_member;
 mod list_set_filters;
 mod list_sorts;
 mod mirrored_lists;
+mod parent_keys;
 mod path_filter;
 mod path_memberships;
 mod qualified_paths;

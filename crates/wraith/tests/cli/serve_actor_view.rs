@@ -26,6 +26,7 @@ fn entity(prefix: Option<&str>, known: &[&str]) -> EntityType {
         known_missing: BTreeSet::new(),
         records: BTreeMap::new(),
         read_prefixes: BTreeMap::new(),
+        keyed_per_parent: false,
     }
 }
 

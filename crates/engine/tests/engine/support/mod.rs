@@ -284,6 +284,7 @@ pub fn entity_type(known: &[&str], missing: &[&str], records: Vec<Value>) -> Ent
             .map(|r| (r["id"].as_str().unwrap_or_default().to_string(), r))
             .collect(),
         read_prefixes: Default::default(),
+        keyed_per_parent: false,
     }
 }
 

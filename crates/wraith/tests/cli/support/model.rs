@@ -404,6 +404,7 @@ pub fn shop(twin: &str) -> Model {
             known_missing: BTreeSet::from(["cus_missing".to_string()]),
             records: BTreeMap::from([("cus_1".to_string(), cus_1())]),
             read_prefixes: BTreeMap::new(),
+            keyed_per_parent: false,
         },
     );
     entity_types.insert(
@@ -415,6 +416,7 @@ pub fn shop(twin: &str) -> Model {
             known_missing: BTreeSet::from(["prod_gone".to_string()]),
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
+            keyed_per_parent: false,
         },
     );
     entity_types.insert(
@@ -426,6 +428,7 @@ pub fn shop(twin: &str) -> Model {
             known_missing: BTreeSet::new(),
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
+            keyed_per_parent: false,
         },
     );
     entity_types.insert(
@@ -437,6 +440,7 @@ pub fn shop(twin: &str) -> Model {
             known_missing: BTreeSet::new(),
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
+            keyed_per_parent: false,
         },
     );
     let mut routes = routes;
