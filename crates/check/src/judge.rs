@@ -151,8 +151,33 @@ impl<'m> ModelIndex<'m> {
                 route.entity_type.as_deref()?
             }
         };
+        let parents = match route.parent_params.iter().position(|p| p.param == param) {
+            Some(j) => j,
+            None => route.parent_params.len(),
+        };
         let pk = &self.model.entity_types.get(entity_type)?.primary_key;
-        Some(format!("{entity_type}:{pk}"))
+        let kind = self.scoped(entity_type, route, path, parents);
+        Some(format!("{kind}:{pk}"))
+    }
+
+    /// `entity_type`, with the keys of the first `parents` parent parameters of `route` as
+    /// `path` names them after `@` when the type is keyed per parent ([`record_kind`]).
+    fn scoped(&self, entity_type: &str, route: &Route, path: &str, parents: usize) -> String {
+        let per_parent = self
+            .model
+            .entity_types
+            .get(entity_type)
+            .is_some_and(|t| t.keyed_per_parent);
+        if !per_parent {
+            return entity_type.to_string();
+        }
+        let keys: Vec<&str> = route
+            .parent_params
+            .iter()
+            .take(parents)
+            .map(|p| param_value(route, path, &p.param).unwrap_or(""))
+            .collect();
+        format!("{entity_type}@{}", keys.join("/"))
     }
 
     /// The model's `enum` positions, for [`BodyDiff::with_enums`].
@@ -316,6 +341,8 @@ struct CachedPairs {
     actual: Vec<u8>,
     route: Option<String>,
     status: u16,
+    /// [`record_kind`] of the exchange.
+    kind: Option<String>,
     pairs: Vec<crate::idmap::IdPair>,
 }
 
@@ -872,10 +899,23 @@ pub(crate) fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
     )
 }
 
-/// The entity type of the route `obs` was answered by, for the kind of position a short id is
-/// read at (`diff::position_kind`).
-pub(crate) fn record_type<'m>(index: &ModelIndex<'m>, obs: &Observed) -> Option<&'m str> {
-    index.route(obs.route.as_deref()?)?.entity_type.as_deref()
+/// The records the route `obs` was answered by answers, for the kind of position a short id
+/// is read at (`diff::position_kind`): its entity type, and for a type keyed per parent
+/// ([`wraith_model::EntityType::keyed_per_parent`]) the recorded request's parent keys after
+/// `@` (`issues@alice-repo`), since the type's key names a record only under its parents.
+pub(crate) fn record_kind(index: &ModelIndex<'_>, ex: &Exchange, obs: &Observed) -> Option<String> {
+    let route = index.route(obs.route.as_deref()?)?;
+    let ty = route.entity_type.as_deref()?;
+    Some(index.scoped(ty, route, &ex.request.path, route.parent_params.len()))
+}
+
+/// The recorded value `path` holds for the route's parameter `param`.
+fn param_value<'p>(route: &Route, path: &'p str, param: &str) -> Option<&'p str> {
+    let position = route
+        .path
+        .split('/')
+        .position(|seg| seg.strip_prefix(':') == Some(param))?;
+    path.split('/').nth(position)
 }
 
 /// The ids a replaying client learns from one answer: every (recorded, answered) pair of
@@ -966,6 +1006,9 @@ fn generated_pairs_with(
         .as_deref_mut()
         .and_then(|m| m.echo.take())
         .unwrap_or_else(|| echo_context(ex, obs));
+    // The kind of record the answer's top holds, scoped by the recorded path's parents for a
+    // type keyed per parent: part of what a kept result was computed from.
+    let kind = record_kind(index, ex, obs);
     let slot = match cache {
         Some(c) => {
             let echoed: Vec<Option<Value>> = c
@@ -979,6 +1022,7 @@ fn generated_pairs_with(
                     e.status == obs.status
                         && e.route == obs.route
                         && e.echoed == echoed
+                        && e.kind == kind
                         && e.actual == obs.body
                         && e.expected == expected.bytes
                 })
@@ -1014,7 +1058,7 @@ fn generated_pairs_with(
         None => {
             let mut d = BodyDiff::new(&echo)
                 .with_enums(index.enums())
-                .with_record_type(record_type(index, obs));
+                .with_record_type(kind.as_deref());
             d.collect_generated_pairs();
             d.run(Some(template), recorded, answered);
             d.take_generated_pairs()
@@ -1032,6 +1076,7 @@ fn generated_pairs_with(
             actual: obs.body.clone(),
             route: obs.route.clone(),
             status: obs.status,
+            kind,
             pairs: pairs.clone(),
         });
     }

@@ -120,9 +120,10 @@ pub fn check_memo(
         return;
     };
     let echo = echo_context(ex, obs);
+    let kind = crate::judge::record_kind(index, ex, obs);
     let mut d = BodyDiff::new(&echo)
         .with_enums(index.enums())
-        .with_record_type(crate::judge::record_type(index, obs));
+        .with_record_type(kind.as_deref());
     d.check_symbols(ids);
     // The id-flow step walks the same answer under the same template against the same
     // recording (`generated_pairs_memo`): its pairs are collected here, on the same walk

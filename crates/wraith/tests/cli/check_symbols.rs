@@ -353,3 +353,99 @@ fn check_renames_a_short_path_id_to_the_answer_of_the_record_type_the_route_name
     let misses: Vec<_> = statuses.iter().filter(|(_, e, a)| e != a).collect();
     assert!(misses.is_empty(), "{misses:?}");
 }
+
+/// Sessions of an API numbering issues from 1 in each repository: each creates two
+/// repositories (alice's in even sessions, bob's in odd ones), opens issue `1` in each, and
+/// reads both back.
+fn per_repository_numbers_twin() -> DemoTwin {
+    let base = "https://api.repos.test";
+    let t = DemoTwin::init("repos", base);
+    for n in 0..4u64 {
+        let owner = if n.is_multiple_of(2) { "alice" } else { "bob" };
+        let mut entries = Vec::new();
+        for name in ["first", "second"] {
+            let name = format!("{name}-{n}");
+            let repo = json!({"id": n * 10 + entries.len() as u64, "name": name,
+                "full_name": format!("{owner}/{name}"), "owner": {"login": owner}});
+            entries.push(notes::entry(
+                "POST",
+                &format!("{base}/repos"),
+                Some(&json!({"name": name}).to_string()),
+                201,
+                &repo,
+            ));
+        }
+        for name in ["first", "second"] {
+            let issue = json!({"id": n * 100 + entries.len() as u64, "number": 1, "title": name});
+            entries.push(notes::entry(
+                "POST",
+                &format!("{base}/repos/{owner}/{name}-{n}/issues"),
+                Some(&json!({"title": name}).to_string()),
+                201,
+                &issue,
+            ));
+        }
+        for name in ["second", "first"] {
+            let issue = json!({"number": 1, "title": name});
+            entries.push(notes::entry(
+                "GET",
+                &format!("{base}/repos/{owner}/{name}-{n}/issues/1"),
+                None,
+                200,
+                &issue,
+            ));
+        }
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+            "pages": [], "entries": entries}});
+        t.import_har(&format!("repos-{n}"), &har);
+    }
+    t.synth();
+    t
+}
+
+/// The twin numbered the session's two issues `1` as `7` and `8`, one per repository: each
+/// is the session's own issue in its repository, read back under its own number.
+#[test]
+fn check_holds_a_key_counted_per_parent_to_the_answer_under_the_same_parent() {
+    let t = per_repository_numbers_twin();
+    let url = fake_target::start(|c| {
+        let body: Value = serde_json::from_slice(c.body).unwrap_or(Value::Null);
+        let path = c.target.to_string();
+        let repo = path.split('/').nth(3).unwrap_or("").to_string();
+        let number = if repo.starts_with("first") { 7 } else { 8 };
+        let (status, route, answer) = match c.method {
+            "POST" if path == "/repos" => {
+                let name = body["name"].as_str().unwrap_or("");
+                let owner = if name.ends_with(['0', '2']) {
+                    "alice"
+                } else {
+                    "bob"
+                };
+                let repo = json!({"id": 1, "name": name,
+                    "full_name": format!("{owner}/{name}"), "owner": {"login": owner}});
+                (201, "POST /repos", repo)
+            }
+            "POST" if path.ends_with("/issues") => (
+                201,
+                "POST /repos/:param/:param2/issues",
+                json!({"id": 50, "number": number, "title": body["title"]}),
+            ),
+            "GET" if path.ends_with(&format!("/issues/{number}")) => (
+                200,
+                "GET /repos/:param/:param2/issues/:param3",
+                json!({"number": number, "title": repo.split('-').next().unwrap_or("")}),
+            ),
+            _ => (404, "", json!({"error": "not found"})),
+        };
+        fake_target::Answer {
+            status,
+            provenance: if status == 404 { "miss" } else { "template" },
+            route: route.into(),
+            body: answer,
+        }
+    });
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r = stdout_json(&out);
+    assert!(symbol_mismatches(&r).is_empty(), "{:#}", r["divergences"]);
+    assert_eq!(r["exchanges_passed"], 24, "{:#}", r["divergences"]);
+}
