@@ -1635,6 +1635,14 @@ impl Engine {
     /// else (not deleted this session and) recorded with a non-4xx outcome, per the full
     /// parameter tuple on multi-parameter routes. `None` when the model gives no way to judge.
     fn membership(&self, ns: &Namespace, r: usize, params: &[(String, String)]) -> Option<bool> {
+        // A read at the path a write adds its record to a list at: whether the session's
+        // list holds it, once the session wrote that list.
+        if let Some((list_path, param)) = &self.router.info[r].member_probe
+            && let Some(list) = ns.members.get(&(list_path.clone(), Vec::new()))
+            && let Some((_, member)) = params.iter().find(|(n, _)| n == param)
+        {
+            return Some(list.contains(member));
+        }
         let route = &self.model.routes[r];
         let (last_name, id) = params.last()?;
         let id = id.as_str();

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use wraith_model::{Model, RequestKey, Route};
+use wraith_model::{MemberSource, Model, RequestKey, Route};
 
 use crate::util::origin_of;
 
@@ -34,6 +34,10 @@ pub(crate) struct RouteInfo {
     /// Values of the last path parameter in this route's recorded requests answered with a
     /// non-4xx status (decoded): evidence for the not_found gate on parameterized list routes.
     pub recorded_ok_last: HashSet<String>,
+    /// For a `GET` at the very path a write adds its path's record to a list at (`PUT
+    /// /user/starred/:owner/:name`): that list's path and the parameter naming the member,
+    /// so the read asks whether the record is in the session's list.
+    pub member_probe: Option<(String, String)>,
 }
 
 pub(crate) struct Router {
@@ -82,6 +86,31 @@ impl LongTemplate {
     }
 }
 
+/// Fill [`RouteInfo::member_probe`]: a `GET` route shares its origin and path with a route
+/// one of whose member effects adds the record a path parameter of both names.
+fn set_member_probes(model: &Model, info: &mut [RouteInfo]) {
+    let mut writers: HashMap<(Option<&str>, &str), (String, String)> = HashMap::new();
+    for route in &model.routes {
+        for effect in &route.member_effects {
+            if let (true, MemberSource::Param { param }) = (effect.adds, &effect.member) {
+                writers
+                    .entry((route.origin.as_deref(), route.path.as_str()))
+                    .or_insert_with(|| (effect.list_path.clone(), param.clone()));
+            }
+        }
+    }
+    if writers.is_empty() {
+        return;
+    }
+    for (route, info) in model.routes.iter().zip(info.iter_mut()) {
+        if route.method.eq_ignore_ascii_case("GET") {
+            info.member_probe = writers
+                .get(&(route.origin.as_deref(), route.path.as_str()))
+                .cloned();
+        }
+    }
+}
+
 /// How many parameters a route template (`/a/:x/b/:y`) holds.
 pub(crate) fn param_count(path: &str) -> usize {
     path.split('/')
@@ -109,6 +138,7 @@ impl Router {
                 .or_default()
                 .push(i);
         }
+        set_member_probes(model, &mut info);
         let mut long: BTreeMap<String, Vec<LongTemplate>> = BTreeMap::new();
         for ((method, path), routes) in grouped {
             if let Some(&first) = routes.first()
@@ -209,6 +239,7 @@ impl Router {
                 .map(str::to_string)
                 .collect(),
             recorded_ok_last: HashSet::new(),
+            member_probe: None,
         });
         Ok(idx)
     }
@@ -290,6 +321,7 @@ fn route_info(route: &Route) -> RouteInfo {
     RouteInfo {
         moment_fps,
         recorded_ok_last,
+        member_probe: None,
         param_names,
         name: format!("{} {}", route.method, route.path),
         origin_authority,

@@ -17,8 +17,10 @@ fn repo(id: u64, name: &str) -> Value {
 }
 
 /// Three runs, each creating two repositories, reading one by its name, starring it, listing
-/// the stars, unstarring it and listing them again.
-fn stars_twin() -> Twin {
+/// the stars, unstarring it and listing them again; with `probes`, asking whether the
+/// repository is starred (`GET` on the star's path: `404`, then `204`) before and after the
+/// star.
+fn stars_twin(probes: bool) -> Twin {
     let t = Twin::init("stars", ORIGIN);
     for (run, id, name, other) in [
         ("a", 11, "amber-compass", "dusty-ledger"),
@@ -26,7 +28,7 @@ fn stars_twin() -> Twin {
         ("c", 31, "ivory-falcon", "proud-harbor"),
     ] {
         let star = format!("/user/starred/alice/{name}");
-        let entries = vec![
+        let mut entries = vec![
             har::entry(
                 ORIGIN,
                 "POST",
@@ -59,6 +61,13 @@ fn stars_twin() -> Twin {
             har::no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({}))),
             har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])),
         ];
+        if probes {
+            let mut unstarred = har::entry(ORIGIN, "GET", &star, None, &json!({"message": "x"}));
+            unstarred["response"]["status"] = json!(404);
+            let starred = har::no_content(har::entry(ORIGIN, "GET", &star, None, &json!({})));
+            entries.insert(4, starred);
+            entries.insert(3, unstarred);
+        }
         har::import(&t, &[], &format!("{run}.har"), entries);
     }
     har::synth(&t, &[]);
@@ -67,7 +76,7 @@ fn stars_twin() -> Twin {
 
 #[tokio::test]
 async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete_removes_it() {
-    let t = stars_twin();
+    let t = stars_twin(false);
     let server = t.serve(&[]);
     let s = Some("agent");
     for name in ["new-harbor", "old-harbor"] {
@@ -92,4 +101,24 @@ async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete
         "{}",
         listed.json()
     );
+}
+
+#[tokio::test]
+async fn a_read_on_the_path_of_a_bodiless_put_answers_whether_the_session_added_the_record() {
+    let t = stars_twin(true);
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    server
+        .post("/repos", s, json!({"name": "new-harbor"}))
+        .await
+        .assert_status(200);
+    let path = "/user/starred/alice/new-harbor";
+    server.get(path, s).await.assert_status(404);
+    server
+        .send("PUT", path, s, &[], None)
+        .await
+        .assert_status(204);
+    server.get(path, s).await.assert_status(204);
+    server.delete(path, s).await.assert_status(204);
+    server.get(path, s).await.assert_status(404);
 }
