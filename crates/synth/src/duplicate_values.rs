@@ -59,7 +59,8 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
 }
 
 /// The record a create answered (at the top, or one key down in an envelope): its key and
-/// top-level scalar fields.
+/// top-level scalar fields, the key's own included (a repository keyed by the name it was
+/// created with).
 fn answered_record(o: &Obs<'_>, pk: &str) -> Option<(String, BTreeMap<String, Value>)> {
     let Value::Object(top) = o.resp_json_levels(2)? else {
         return None;
@@ -73,7 +74,7 @@ fn answered_record(o: &Obs<'_>, pk: &str) -> Option<(String, BTreeMap<String, Va
     let key = record.get(pk).and_then(values::scalar_key)?;
     let fields = record
         .iter()
-        .filter(|(k, v)| *k != pk && !v.is_object() && !v.is_array() && !v.is_null())
+        .filter(|(_, v)| !v.is_object() && !v.is_array() && !v.is_null())
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     Some((key, fields))
@@ -107,6 +108,42 @@ pub fn refused_duplicate(
         .find(|f| refused.iter().all(|k| mentions(*k, f)))
         .or(candidates.first())
         .cloned()
+}
+
+/// Of the refusals `refused` of one status, when not all repeated one field: the part that
+/// repeated a field no accepted create (`accepted`) repeated, every answer of it naming the
+/// field (`mentions`), and the rest, none of which sent the field (`sends`): refused for
+/// something else with the same status, as a missing name beside a name already taken. A
+/// refusal that sent a fresh value there says the status is not the duplicate's. The field,
+/// the part and the rest; `None` when no field splits the refusals so.
+pub fn refused_duplicate_part(
+    dups: &[BTreeSet<String>],
+    refused: &[usize],
+    accepted: &[usize],
+    mentions: &dyn Fn(usize, &str) -> bool,
+    sends: &dyn Fn(usize, &str) -> bool,
+) -> Option<(String, Vec<usize>, Vec<usize>)> {
+    let taken: BTreeSet<&String> = accepted
+        .iter()
+        .filter_map(|k| dups.get(*k))
+        .flatten()
+        .collect();
+    let fields: BTreeSet<&String> = refused
+        .iter()
+        .filter_map(|k| dups.get(*k))
+        .flatten()
+        .filter(|f| !taken.contains(f))
+        .collect();
+    fields.into_iter().find_map(|field| {
+        let (part, rest): (Vec<usize>, Vec<usize>) = refused
+            .iter()
+            .partition(|k| dups.get(**k).is_some_and(|d| d.contains(field)));
+        let holds = !part.is_empty()
+            && !rest.is_empty()
+            && part.iter().all(|k| mentions(*k, field))
+            && !rest.iter().any(|k| sends(*k, field));
+        holds.then(|| (field.clone(), part, rest))
+    })
 }
 
 /// Whether the answer text names `field` as a whole word.

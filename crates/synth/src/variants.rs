@@ -194,32 +194,56 @@ pub fn build_variants(
     };
     for (status, ks) in &by_status {
         // The statuses an API refuses a duplicate with (a 404 or a 403 says something else).
-        if matches!(status, 400 | 409 | 422)
-            && *status != primary
-            && !duplicates.is_empty()
-            && let Some(field) =
-                crate::duplicate_values::refused_duplicate(&duplicates, ks, &primary_ks, &|k, f| {
-                    crate::duplicate_values::answer_mentions(at(k), f)
-                })
-        {
-            let pointer = format!("/{}", wraith_model::pointer::escape_token(&field));
-            parts.push((
-                *status,
-                ks.clone(),
-                vec![Guard::DuplicateValue {
-                    pointer: pointer.clone(),
-                    duplicate: true,
-                }],
-            ));
-            let fresh = Guard::DuplicateValue {
-                pointer,
-                duplicate: false,
-            };
-            if !primary_extra.contains(&fresh) {
-                primary_extra.push(fresh);
+        let duplicate_refusal =
+            matches!(status, 400 | 409 | 422) && *status != primary && !duplicates.is_empty();
+        let mentions = |k: usize, f: &str| crate::duplicate_values::answer_mentions(at(k), f);
+        // Every refusal repeated the field, or some did and the rest refused something else.
+        let split = if duplicate_refusal {
+            match crate::duplicate_values::refused_duplicate(
+                &duplicates,
+                ks,
+                &primary_ks,
+                &mentions,
+            ) {
+                Some(field) => Some((field, ks.clone(), Vec::new())),
+                None => crate::duplicate_values::refused_duplicate_part(
+                    &duplicates,
+                    ks,
+                    &primary_ks,
+                    &mentions,
+                    &|k, f| at(k).sends(&format!("/{}", wraith_model::pointer::escape_token(f))),
+                ),
             }
-            continue;
-        }
+        } else {
+            None
+        };
+        let rest_of_refusals;
+        let ks = match split {
+            Some((field, part, rest)) => {
+                let pointer = format!("/{}", wraith_model::pointer::escape_token(&field));
+                parts.push((
+                    *status,
+                    part,
+                    vec![Guard::DuplicateValue {
+                        pointer: pointer.clone(),
+                        duplicate: true,
+                    }],
+                ));
+                let fresh = Guard::DuplicateValue {
+                    pointer,
+                    duplicate: false,
+                };
+                if !primary_extra.contains(&fresh) {
+                    primary_extra.push(fresh);
+                }
+                if rest.is_empty() {
+                    continue;
+                }
+                rest_of_refusals = rest;
+                &rest_of_refusals
+            }
+            None => ks,
+        };
         if (400..500).contains(status) && *status != primary && !foreign.is_empty() {
             let strangers: Vec<usize> = ks
                 .iter()

@@ -47,13 +47,18 @@ fn delete(id: &str) -> Exchange {
 }
 
 fn guards(sessions: Vec<Vec<Exchange>>) -> Vec<(u16, Guard)> {
+    guards_of(sessions, "/v1/widgets")
+}
+
+/// Every variant of `POST path` as (status, guard).
+fn guards_of(sessions: Vec<Vec<Exchange>>, path: &str) -> Vec<(u16, Guard)> {
     let sessions: Vec<RecordedSession> = sessions
         .into_iter()
         .enumerate()
         .map(|(n, exchanges)| common::session(&format!("s{n}"), 0, exchanges))
         .collect();
     let m: Model = common::synth_model("widgets", "https://api.widgets.example", &sessions);
-    common::route(&m, "POST", "/v1/widgets")
+    common::route(&m, "POST", path)
         .variants
         .iter()
         .map(|v| (v.status, v.guard.clone()))
@@ -106,4 +111,71 @@ fn a_name_accepted_while_a_record_held_it_refutes_the_duplicate_rule() {
         vec![create("kilo", "w3"), create("kilo", "w4")],
     ]);
     assert!(!format!("{g:?}").contains("DuplicateValue"), "{g:?}");
+}
+
+/// A project keyed by the name it was created with (read back at `/v1/projects/:name`).
+fn project(name: &str) -> Vec<Exchange> {
+    let p = json!({"name": name, "description": format!("about {name}")});
+    vec![
+        common::json_exchange(
+            "POST",
+            "/v1/projects",
+            201,
+            Headers::new(),
+            Some(&json!({"name": name})),
+            &p,
+        ),
+        common::ok_json("GET", &format!("/v1/projects/{name}"), None, &p),
+    ]
+}
+
+/// A `422` refusing the create `body`, naming `code` for the field `name`.
+fn invalid(body: serde_json::Value, code: &str) -> Exchange {
+    common::json_exchange(
+        "POST",
+        "/v1/projects",
+        422,
+        Headers::new(),
+        Some(&body),
+        &json!({"message": "Validation Failed", "errors": [{"field": "name", "code": code}]}),
+    )
+}
+
+#[test]
+fn a_duplicate_key_among_other_refusals_of_its_status_is_guarded_on_the_duplicate() {
+    let mut runs = Vec::new();
+    for (n, (first, second)) in [("amber", "birch"), ("cedar", "dune"), ("elm", "fern")]
+        .into_iter()
+        .enumerate()
+    {
+        let mut run = project(first);
+        run.extend(project(second));
+        run.push(invalid(
+            json!({"description": format!("run {n}")}),
+            "missing_field",
+        ));
+        run.push(invalid(json!({"name": first}), "already_exists"));
+        runs.push(run);
+    }
+    let g = guards_of(runs, "/v1/projects");
+    assert!(
+        g.contains(&(
+            422,
+            Guard::DuplicateValue {
+                pointer: "/name".into(),
+                duplicate: true
+            }
+        )),
+        "{g:?}"
+    );
+    assert!(
+        g.contains(&(
+            201,
+            Guard::DuplicateValue {
+                pointer: "/name".into(),
+                duplicate: false
+            }
+        )),
+        "{g:?}"
+    );
 }

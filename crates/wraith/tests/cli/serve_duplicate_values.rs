@@ -109,3 +109,69 @@ async fn a_body_recorded_only_refused_is_accepted_where_no_record_holds_its_name
 fn twin() -> Twin {
     har::synth_twin("widgets", ORIGIN, &[KEY], 4, record)
 }
+
+/// Recorded session `n` of projects keyed by their names: creates `first-n` and `second-n`,
+/// reads `first-n` by its name, is refused a create without a name and one repeating
+/// `first-n`, both with `422`.
+fn record_projects(t: &Twin, n: u64) {
+    let first = format!("first-{n}");
+    let second = format!("second-{n}");
+    let p = |name: &str| json!({"name": name, "description": format!("about {name}")});
+    let invalid = |body: Value, code: &str| {
+        let answer = json!({"message": "Validation Failed",
+            "errors": [{"field": "name", "code": code}]});
+        with_status(
+            har::entry(ORIGIN, "POST", "/v1/projects", Some(&body), &answer),
+            422,
+        )
+    };
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/projects",
+            Some(&json!({"name": first})),
+            &p(&first),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/projects",
+            Some(&json!({"name": second})),
+            &p(&second),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/projects/{first}"),
+            None,
+            &p(&first),
+        ),
+        invalid(json!({"description": format!("run {n}")}), "missing_field"),
+        invalid(json!({"name": first}), "already_exists"),
+    ];
+    har::import(t, &[KEY], &format!("projects-{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_name_key_taken_is_refused_beside_the_missing_name_refusal_of_the_same_status() {
+    let t = har::synth_twin("projects", ORIGIN, &[KEY], 4, record_projects);
+    let s = t.serve_env(&[], &[KEY]);
+    let session = Some("a");
+    s.post("/v1/projects", session, json!({"name": "oscar"}))
+        .await
+        .assert_status(200);
+    let again = s
+        .post("/v1/projects", session, json!({"name": "oscar"}))
+        .await;
+    again.assert_status(422);
+    assert_eq!(again.json()["errors"][0]["code"], "already_exists");
+    let bare = s
+        .post("/v1/projects", session, json!({"description": "none"}))
+        .await;
+    bare.assert_status(422);
+    assert_eq!(bare.json()["errors"][0]["code"], "missing_field");
+    s.post("/v1/projects", session, json!({"name": "papa"}))
+        .await
+        .assert_status(200);
+}
