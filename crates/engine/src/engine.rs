@@ -1168,8 +1168,21 @@ impl Engine {
         self.retarget_filtered_items(ns, call, &mut out);
         self.apply_carried_fields(ns, call, &mut out);
         self.apply_membership(ns, call, &out);
-        self.apply_member_effects(ns, call, &out);
+        let listed = self.apply_member_effects(ns, call, &out);
         let route = &self.model.routes[call.m.route];
+        // A create steps its counters where it stores its record; another write here, when
+        // it changed a member list or has none to change (a second star steps nothing).
+        if route.state_op != Some(StateOp::Create)
+            && !route.create_counters.is_empty()
+            && (listed || route.member_effects.is_empty())
+        {
+            let origin = if out.replay.is_some() {
+                Origin::Replayed
+            } else {
+                Origin::Synthesized
+            };
+            self.apply_create_counters(ns, call, &mut out, origin);
+        }
         if route.last_write_wins
             && (200..300).contains(&out.status)
             && let Some(body) = out.body.json().filter(|b| b.is_object())

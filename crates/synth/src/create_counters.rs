@@ -11,7 +11,11 @@
 //! by something the recordings do not show). Never from route or field names.
 //!
 //! A create under its parent's path (`POST /widgets/:id/parts`) names the parent there, and
-//! is learned the same way (a part steps its widget's `parts_count`).
+//! is learned the same way (a part steps its widget's `parts_count`). So does another write's
+//! path parameter naming a record the write does not keep itself: `PUT
+//! /user/starred/:owner/:name` steps the repository's `stargazers_count`, its `DELETE` steps
+//! it back (a route's own record, which an action or an update answers, is left to the stages
+//! that read those answers).
 //!
 //! Not learned: counters of a record named deeper in the body (a nested object, an array's
 //! item), or of a record the session never saw before the create; what a delete of the created
@@ -133,6 +137,15 @@ pub fn learn(
             if between(*jb, i) || between(i, *ja) {
                 continue;
             }
+            // A write other than a create that moved no integer of the record repeated what
+            // the session had done (a second star): the pair says nothing of a step, and the
+            // engine steps a counter only for a write that changed a member list.
+            let moved = after.iter().any(|(k, v)| {
+                matches!((before.get(k).and_then(Value::as_i64), v.as_i64()), (Some(x), Some(y)) if x != y)
+            });
+            if !moved && plans[n.group].state_op != Some(StateOp::Create) {
+                continue;
+            }
             let tally = tallies
                 .entry((n.group, n.field.as_str(), ty.as_str()))
                 .or_default();
@@ -185,19 +198,37 @@ pub fn learn(
     out
 }
 
-/// Every 2xx create's top-level request fields holding a scalar key, in observation order.
+/// Every 2xx create's top-level request fields holding a scalar key, and the path parameters
+/// naming its parents; and every other 2xx write's path parameter naming a record it does not
+/// keep itself (the repository `PUT /user/starred/:owner/:name` stars, a write of a type no
+/// route creates), in observation order.
 fn namings(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<Naming> {
+    let created: BTreeSet<&str> = plans
+        .iter()
+        .filter(|p| p.state_op == Some(StateOp::Create))
+        .filter_map(|p| p.entity_type.as_deref())
+        .collect();
     let mut out = Vec::new();
     for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
-        if p.state_op != Some(StateOp::Create) {
+        let create = p.state_op == Some(StateOp::Create);
+        if !create && !matches!(g.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
             continue;
         }
-        // The path parameters naming the create's parent records.
+        // A write's own record (an action's, an update's) changes as its answers show, which
+        // other stages learn; a record of a type no route creates is no record of its own.
+        let keeps_own = p
+            .entity_type
+            .as_deref()
+            .is_some_and(|t| created.contains(t));
+        // The path parameters naming the create's parent records, or the write's records.
         let parents: Vec<(usize, &str)> = g
             .params
             .iter()
             .enumerate()
-            .filter(|(_, name)| p.parent_params.iter().any(|pp| &pp.param == *name))
+            .filter(|(_, name)| {
+                let own = keeps_own && p.id_param.as_deref() == Some(name.as_str());
+                p.parent_params.iter().any(|pp| &pp.param == *name) || !(create || own)
+            })
             .map(|(at, name)| (at, name.as_str()))
             .collect();
         for (k, &i) in g.obs.iter().enumerate() {
@@ -213,6 +244,9 @@ fn namings(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<N
                         obs: i,
                     });
                 }
+            }
+            if !create {
+                continue;
             }
             for (ptr, v) in &obs[i].req_fields {
                 // Top-level only: `/field`, not `/a/b` or `/ids/0`.

@@ -36,14 +36,21 @@ impl Engine {
 
     /// After a 2xx answer: remember the acting principal's own record the answer carries
     /// (`Route::actor_record`), then apply the route's member effects to the session's lists.
-    pub(super) fn apply_member_effects(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
+    /// Whether some list changed (a second star changes none).
+    pub(super) fn apply_member_effects(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        out: &Out,
+    ) -> bool {
         if !(200..300).contains(&out.status) || call.head {
-            return;
+            return false;
         }
         let route: &Route = &self.model.routes[call.m.route];
         if route.actor_record.is_none() && route.member_effects.is_empty() {
-            return;
+            return false;
         }
+        let mut changed = false;
         let principal = self.principal_of(call);
         if let (Some(site), Some(p)) = (&route.actor_record, &principal) {
             let pk = self.pk_of(&site.entity_type);
@@ -78,6 +85,7 @@ impl Engine {
                             .or_default();
                         if !list.contains(&id) {
                             list.push(id);
+                            changed = true;
                         }
                     } else {
                         for (_, list) in ns
@@ -85,7 +93,9 @@ impl Engine {
                             .range_mut((effect.list_path.clone(), Vec::new())..)
                             .take_while(|((path, _), _)| *path == effect.list_path)
                         {
+                            let before = list.len();
                             list.retain(|m| *m != id);
+                            changed |= list.len() != before;
                         }
                     }
                 }
@@ -109,13 +119,17 @@ impl Engine {
                     if effect.adds {
                         if !list.contains(&me) {
                             list.push(me);
+                            changed = true;
                         }
                     } else {
+                        let before = list.len();
                         list.retain(|m| *m != me);
+                        changed |= list.len() != before;
                     }
                 }
             }
         }
+        changed
     }
 
     /// The member type of the list at `path` (same origin as `route`) any membership action or

@@ -224,3 +224,60 @@ fn a_create_under_its_parents_path_steps_the_parents_counter() {
         .unwrap();
     assert!(route.create_counters.is_empty());
 }
+
+/// A repository as its reads answer it.
+fn repo(n: u64, stars: i64) -> Value {
+    json!({"id": n, "name": format!("repo-{n}"), "full_name": format!("alice/repo-{n}"),
+        "owner": {"login": "alice"}, "stargazers_count": stars})
+}
+
+/// Session `n`: create a repository, star it, read it, star it again (nothing moves), read
+/// it, unstar it, read it.
+fn starred(n: u64) -> RecordedSession {
+    let at = format!("/repos/alice/repo-{n}");
+    let star = format!("/user/starred/alice/repo-{n}");
+    let exchanges = vec![
+        ok_json(
+            "POST",
+            "/repos",
+            Some(&json!({"name": format!("repo-{n}")})),
+            &repo(n, 0),
+        ),
+        ok_json("PUT", &star, None, &json!({})),
+        ok_json("GET", &at, None, &repo(n, 1)),
+        ok_json("PUT", &star, None, &json!({})),
+        ok_json("GET", &at, None, &repo(n, 1)),
+        ok_json("DELETE", &star, None, &json!({})),
+        ok_json("GET", &at, None, &repo(n, 0)),
+    ];
+    common::session(
+        &format!("s{n}"),
+        1_700_000_000_000_000 + n * 1_000,
+        exchanges,
+    )
+}
+
+#[test]
+fn a_write_on_a_path_naming_another_record_steps_its_counter_and_a_repeat_moves_nothing() {
+    let model = synth(&[starred(1), starred(2)]);
+    let counters = |method: &str| {
+        model
+            .routes
+            .iter()
+            .find(|r| r.method == method && r.path.starts_with("/user/starred/"))
+            .unwrap_or_else(|| panic!("{method} star route"))
+            .create_counters
+            .clone()
+    };
+    let stars = |step: i64| {
+        vec![CreateCounters {
+            field: String::new(),
+            // Every recorded owner is alice: the owner segment stays literal.
+            param: Some("param".into()),
+            entity_type: "repos".into(),
+            counters: BTreeMap::from([("stargazers_count".to_string(), step)]),
+        }]
+    };
+    assert_eq!(counters("PUT"), stars(1));
+    assert_eq!(counters("DELETE"), stars(-1));
+}

@@ -93,3 +93,72 @@ async fn a_new_reply_steps_its_notes_replies_count() {
     assert_eq!(one, json!(1));
     assert_eq!(two, json!(2), "a second reply steps it again");
 }
+
+const STARS: &str = "https://api.stars.test";
+
+fn repo(id: u64, name: &str, stars: i64) -> Value {
+    json!({"id": id, "name": name, "full_name": format!("alice/{name}"),
+        "owner": {"login": "alice"}, "stargazers_count": stars})
+}
+
+/// One recorded session: create a repository, star it (listing the stars before and after,
+/// reading the repository after), star it again (nothing moves), unstar it (listing the stars
+/// before and after, reading the repository after).
+fn stars_session(t: &Twin, n: u64) {
+    let name = format!("repo-{n}");
+    let repo = |stars| repo(n, &name, stars);
+    let (at, star) = (
+        format!("/repos/alice/{name}"),
+        format!("/user/starred/alice/{name}"),
+    );
+    let put = || har::no_content(har::entry(STARS, "PUT", &star, None, &json!({})));
+    let entries = vec![
+        har::entry(
+            STARS,
+            "POST",
+            "/repos",
+            Some(&json!({"name": name})),
+            &repo(0),
+        ),
+        har::entry(STARS, "GET", "/user/starred", None, &json!([])),
+        put(),
+        har::entry(STARS, "GET", "/user/starred", None, &json!([repo(1)])),
+        har::entry(STARS, "GET", &at, None, &repo(1)),
+        put(),
+        har::entry(STARS, "GET", "/user/starred", None, &json!([repo(1)])),
+        har::entry(STARS, "GET", &at, None, &repo(1)),
+        har::no_content(har::entry(STARS, "DELETE", &star, None, &json!({}))),
+        har::entry(STARS, "GET", "/user/starred", None, &json!([])),
+        har::entry(STARS, "GET", &at, None, &repo(0)),
+    ];
+    har::import(t, &[KEY], &format!("stars{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_star_steps_the_starred_repositorys_count_once_and_the_unstar_steps_it_back() {
+    let t = har::synth_twin("stars", STARS, &[KEY], 3, stars_session);
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent");
+    server
+        .post("/repos", s, json!({"name": "mine"}))
+        .await
+        .assert_status(200);
+    let stars = || async {
+        let r = server.get("/repos/alice/mine", s).await;
+        r.assert_status(200);
+        r.json()["stargazers_count"].clone()
+    };
+    let star = "/user/starred/alice/mine";
+    server
+        .send("PUT", star, s, &[], None)
+        .await
+        .assert_status(204);
+    assert_eq!(stars().await, json!(1));
+    server
+        .send("PUT", star, s, &[], None)
+        .await
+        .assert_status(204);
+    assert_eq!(stars().await, json!(1), "a second star changes nothing");
+    server.delete(star, s).await.assert_status(204);
+    assert_eq!(stars().await, json!(0));
+}
