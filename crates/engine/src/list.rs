@@ -362,14 +362,21 @@ pub(crate) fn above_lower_bounds(key: &str, shape: &ListShape, query: &[(String,
 }
 
 /// Whether `item` passes the list's query filters the request sends: each equality filter
-/// (the same-named field holds the value sent) and each set filter (the field takes one of the
+/// (the same-named field holds the value sent, or the value is one that filters nothing,
+/// [`ListShape::filter_wildcards`]) and each set filter (the field takes one of the
 /// values a repeated parameter sent, or, excluding, none of them).
 fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
     let equal = shape.filters.iter().all(|f| {
         q(query, f).is_none_or(|want| {
-            item.get(f.as_str())
-                .and_then(scalar_key)
-                .is_some_and(|v| v == want)
+            let everything = shape
+                .filter_wildcards
+                .iter()
+                .any(|w| w.param == *f && w.value == want);
+            everything
+                || item
+                    .get(f.as_str())
+                    .and_then(scalar_key)
+                    .is_some_and(|v| v == want)
         })
     });
     equal

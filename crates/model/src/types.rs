@@ -1115,6 +1115,13 @@ pub struct ListShape {
     /// when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hidden_values: Vec<HiddenValue>,
+    /// Values of an equality filter (one of [`ListShape::filters`]) that filter nothing
+    /// (`state=all`): every recorded answer to a request sending one listed items whose field
+    /// held none of it, one listed items of two or more values of the field, and no recorded
+    /// item held it. The engine applies no filter for such a value. Absent, and not written,
+    /// when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter_wildcards: Vec<FilterWildcard>,
     /// Query parameter values that order the items by one of their fields (`sort=name`,
     /// `sort=-created_at`), as every recorded answer to such a request listed them. The engine
     /// orders a list it renders from the session's store the same way. Absent, and not
@@ -1129,6 +1136,15 @@ pub struct HiddenValue {
     /// The equality filter's query parameter, and the item field it compares.
     pub param: String,
     /// The value (a string, or a number's text) the list hides unless the filter is sent.
+    pub value: String,
+}
+
+/// One learned [`ListShape::filter_wildcards`] value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterWildcard {
+    /// The equality filter's query parameter.
+    pub param: String,
+    /// The value that lists every item whatever its field holds.
     pub value: String,
 }
 

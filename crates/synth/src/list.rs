@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use wraith_model::{
-    EnvelopeField, EnvelopeMeaning, HiddenValue, ListShape, Pagination, SetFilter, SortOrder,
+    EnvelopeField, EnvelopeMeaning, FilterWildcard, HiddenValue, ListShape, Pagination, SetFilter,
+    SortOrder,
 };
 
 use crate::observe::Obs;
@@ -265,14 +266,20 @@ pub fn list_shape(
         Pagination::None
     };
 
-    // Equality filters.
+    // Equality filters, and the values of one that filter nothing (`state=all`).
     let mut filters = Vec::new();
+    let mut filter_wildcards = Vec::new();
     for name in &query_names {
         if PAGING_PARAMS.contains(&name.as_str()) {
             continue;
         }
         let mut evidence = false;
-        let mut contradicted = false;
+        // Values sent whose answers listed other values of the field: a contradiction,
+        // unless the value is one that lists them all.
+        let mut unmatched: BTreeSet<&str> = BTreeSet::new();
+        // Per such value: whether one answer listed two values of the field.
+        let mut mixed: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut held: BTreeSet<String> = BTreeSet::new();
         for o in &ok {
             let Some(value) = o.query_value(name) else {
                 continue;
@@ -282,17 +289,32 @@ pub fn list_shape(
             else {
                 continue;
             };
+            let mut seen: BTreeSet<String> = BTreeSet::new();
             for item in items {
-                match item.get(name) {
-                    Some(Value::String(s)) if s == value => evidence = true,
-                    Some(Value::Number(n)) if n.to_string() == value => evidence = true,
-                    Some(Value::Bool(b)) if b.to_string() == value => evidence = true,
-                    _ => contradicted = true,
+                let text = item.get(name).and_then(filter_text);
+                if text.as_deref() == Some(value) {
+                    evidence = true;
+                } else {
+                    unmatched.insert(value);
                 }
+                seen.extend(text);
             }
+            if unmatched.contains(value) {
+                *mixed.entry(value).or_default() |= seen.len() >= 2;
+            }
+            held.extend(seen);
         }
-        if evidence && !contradicted {
+        let wildcards: Vec<&str> = unmatched
+            .iter()
+            .copied()
+            .filter(|v| mixed.get(v) == Some(&true) && !held.contains(*v))
+            .collect();
+        if evidence && wildcards.len() == unmatched.len() && wildcards.len() <= 1 {
             filters.push(name.clone());
+            filter_wildcards.extend(wildcards.into_iter().map(|v| FilterWildcard {
+                param: name.clone(),
+                value: v.to_string(),
+            }));
         }
     }
 
@@ -385,8 +407,20 @@ pub fn list_shape(
         own_records_only,
         principal_records_only,
         hidden_values,
+        filter_wildcards,
         sorts,
     })
+}
+
+/// An item field's value as a filter compares it with a query value: a string as it is, a
+/// number or a boolean in its JSON spelling.
+fn filter_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 /// Fewest neighbouring item pairs with different values a sort order is learned from.

@@ -137,6 +137,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)

@@ -266,6 +266,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(
@@ -370,6 +371,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))

@@ -22,6 +22,7 @@ mod enveloped_boolean_echo;
 mod implicit_children;
 mod keyed_snapshots;
 mod link_positions;
+mod list_filter_wildcards;
 mod list_hidden_values;
 mod list_item_record_classes;
 mod list_items_of_one;

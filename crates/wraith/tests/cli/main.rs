@@ -72,6 +72,7 @@ mod serve_embedded_records;
 mod serve_enveloped_echo;
 mod serve_filter_header;
 mod serve_filter_targets;
+mod serve_filter_wildcards;
 mod serve_fixtures;
 mod serve_handler_probe;
 mod serve_hidden_values;

@@ -193,6 +193,7 @@ pub fn bare_array_list() -> ListShape {
         own_records_only: false,
         principal_records_only: false,
         hidden_values: Vec::new(),
+        filter_wildcards: Vec::new(),
         sorts: Vec::new(),
     }
 }
@@ -454,6 +455,7 @@ pub fn shop_model() -> Model {
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(
@@ -543,6 +545,7 @@ pub fn shop_model() -> Model {
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         })
         .variant(

@@ -130,6 +130,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             own_records_only: false,
             principal_records_only: false,
             hidden_values: Vec::new(),
+            filter_wildcards: Vec::new(),
             sorts: Vec::new(),
         }),
         _ => None,
