@@ -1334,9 +1334,7 @@ impl Engine {
             || (matches!(op, Some(StateOp::List)) && !call.m.params.is_empty());
         if self.opts.unknown_entity == UnknownEntity::NotFound
             && gated
-            && !self
-                .membership(ns, call.m.route, &call.m.params)
-                .unwrap_or(true)
+            && !self.membership_of(ns, call).unwrap_or(true)
         {
             return self.fail_closed(ns, call, None);
         }
@@ -1644,18 +1642,33 @@ impl Engine {
         Some((ty, id))
     }
 
+    /// [`Engine::membership`] of the call's route, asked first of the session's member list
+    /// where the route reads at the path a write adds its record to a list at
+    /// ([`Engine::member_probe`]).
+    fn membership_of(&self, ns: &Namespace, call: &Call<'_>) -> Option<bool> {
+        self.member_probe(ns, call)
+            .or_else(|| self.membership(ns, call.m.route, &call.m.params))
+    }
+
+    /// For a read at the path a write adds its record to a list at, once the session wrote
+    /// that list: not a member when the list does not hold it, a member when the request's own
+    /// principal added it. A member another principal added says nothing of this one (a star
+    /// is one user's), so the recorded evidence decides (`None`).
+    fn member_probe(&self, ns: &Namespace, call: &Call<'_>) -> Option<bool> {
+        let (list_path, param) = self.router.info[call.m.route].member_probe.as_ref()?;
+        let list = ns.members.get(&(list_path.clone(), Vec::new()))?;
+        let (_, member) = call.m.params.iter().find(|(n, _)| n == param)?;
+        if !list.contains(member) {
+            return Some(false);
+        }
+        let adders = ns.member_adders.get(&(list_path.clone(), member.clone()))?;
+        adders.contains(&self.principal_of(call)).then_some(true)
+    }
+
     /// Whether the entity a route names is known in this namespace: live in the session store,
     /// else (not deleted this session and) recorded with a non-4xx outcome, per the full
     /// parameter tuple on multi-parameter routes. `None` when the model gives no way to judge.
     fn membership(&self, ns: &Namespace, r: usize, params: &[(String, String)]) -> Option<bool> {
-        // A read at the path a write adds its record to a list at: whether the session's
-        // list holds it, once the session wrote that list.
-        if let Some((list_path, param)) = &self.router.info[r].member_probe
-            && let Some(list) = ns.members.get(&(list_path.clone(), Vec::new()))
-            && let Some((_, member)) = params.iter().find(|(n, _)| n == param)
-        {
-            return Some(list.contains(member));
-        }
         let route = &self.model.routes[r];
         let (last_name, id) = params.last()?;
         let id = id.as_str();
@@ -1885,9 +1898,7 @@ impl Engine {
             Guard::Always => true,
             Guard::All { all } => all.iter().all(|g| self.guard_holds(g, ns, call)),
             Guard::StateMember { member } => {
-                self.membership(ns, call.m.route, &call.m.params)
-                    .unwrap_or(false)
-                    == *member
+                self.membership_of(ns, call).unwrap_or(false) == *member
             }
             Guard::ForeignRecord { foreign } => self.foreign_record(ns, call) == *foreign,
             Guard::DuplicateValue { pointer, duplicate } => {
@@ -3323,7 +3334,7 @@ impl Engine {
         // parameters (another org's repo of that id): not this entity, so not served as it.
         let other_tuple = !route.known_param_tuples.is_empty()
             && call.m.params.len() > 1
-            && self.membership(ns, call.m.route, &call.m.params) == Some(false);
+            && self.membership_of(ns, call) == Some(false);
         let OutBody::Json(body) = &mut out.body else {
             return out;
         };

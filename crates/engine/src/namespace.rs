@@ -206,6 +206,10 @@ pub(crate) struct Namespace {
     /// Member lists the session's membership actions wrote (see `Route::membership`):
     /// (list route path, its path-parameter values) → member ids in the order added.
     pub members: BTreeMap<(String, Vec<String>), Vec<String>>,
+    /// Who added each member a member effect put in a list (`Route::member_effects`):
+    /// (list path, member id) → the principals whose writes added it (`None` for a request
+    /// without credentials); gone when the member is removed.
+    pub member_adders: BTreeMap<(String, String), BTreeSet<Option<String>>>,
     /// The acting principal's own record as this session last saw it (see
     /// `Route::actor_record`): (principal, entity type) → the record's key.
     pub actors: BTreeMap<(String, String), String>,
@@ -255,6 +259,7 @@ impl Namespace {
             answer_runs: None,
             counterparts: BTreeMap::new(),
             members: BTreeMap::new(),
+            member_adders: BTreeMap::new(),
             actors: BTreeMap::new(),
             actor_views: BTreeMap::new(),
             carried: BTreeMap::new(),

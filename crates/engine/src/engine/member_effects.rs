@@ -84,10 +84,16 @@ impl Engine {
                             .entry((effect.list_path.clone(), Vec::new()))
                             .or_default();
                         if !list.contains(&id) {
-                            list.push(id);
+                            list.push(id.clone());
                             changed = true;
                         }
+                        ns.member_adders
+                            .entry((effect.list_path.clone(), id))
+                            .or_default()
+                            .insert(principal.clone());
                     } else {
+                        ns.member_adders
+                            .remove(&(effect.list_path.clone(), id.clone()));
                         for (_, list) in ns
                             .members
                             .range_mut((effect.list_path.clone(), Vec::new())..)

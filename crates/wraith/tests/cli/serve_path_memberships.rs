@@ -122,3 +122,29 @@ async fn a_read_on_the_path_of_a_bodiless_put_answers_whether_the_session_added_
     server.delete(path, s).await.assert_status(204);
     server.get(path, s).await.assert_status(404);
 }
+
+#[tokio::test]
+async fn a_record_another_principal_added_is_no_member_for_this_one() {
+    let t = stars_twin(true);
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    server
+        .post("/repos", s, json!({"name": "new-harbor"}))
+        .await
+        .assert_status(200);
+    let path = "/user/starred/alice/new-harbor";
+    let bob = [("authorization", "token bob-token")];
+    let carol = [("authorization", "token carol-token")];
+    server
+        .send("PUT", path, s, &bob, None)
+        .await
+        .assert_status(204);
+    server
+        .send("GET", path, s, &bob, None)
+        .await
+        .assert_status(204);
+    server
+        .send("GET", path, s, &carol, None)
+        .await
+        .assert_status(404);
+}
