@@ -46,6 +46,16 @@ fn delete(id: &str) -> Exchange {
     )
 }
 
+/// `g` refuses with `status` a `name` the session holds and accepts (201) one it does not.
+fn assert_guarded_on_name(g: &[(u16, Guard)], status: u16) {
+    let guard = |duplicate| Guard::DuplicateValue {
+        pointer: "/name".into(),
+        duplicate,
+    };
+    assert!(g.contains(&(status, guard(true))), "{g:?}");
+    assert!(g.contains(&(201, guard(false))), "{g:?}");
+}
+
 fn guards(sessions: Vec<Vec<Exchange>>) -> Vec<(u16, Guard)> {
     guards_of(sessions, "/v1/widgets")
 }
@@ -73,26 +83,7 @@ fn a_conflict_answered_only_to_a_name_the_session_held_is_guarded_on_the_duplica
         // The same name again after its record's delete is accepted: no record holds it.
         vec![create("mike", "w5"), delete("w5"), create("mike", "w6")],
     ]);
-    assert!(
-        g.contains(&(
-            409,
-            Guard::DuplicateValue {
-                pointer: "/name".into(),
-                duplicate: true
-            }
-        )),
-        "{g:?}"
-    );
-    assert!(
-        g.contains(&(
-            201,
-            Guard::DuplicateValue {
-                pointer: "/name".into(),
-                duplicate: false
-            }
-        )),
-        "{g:?}"
-    );
+    assert_guarded_on_name(&g, 409);
 }
 
 #[test]
@@ -158,24 +149,5 @@ fn a_duplicate_key_among_other_refusals_of_its_status_is_guarded_on_the_duplicat
         runs.push(run);
     }
     let g = guards_of(runs, "/v1/projects");
-    assert!(
-        g.contains(&(
-            422,
-            Guard::DuplicateValue {
-                pointer: "/name".into(),
-                duplicate: true
-            }
-        )),
-        "{g:?}"
-    );
-    assert!(
-        g.contains(&(
-            201,
-            Guard::DuplicateValue {
-                pointer: "/name".into(),
-                duplicate: false
-            }
-        )),
-        "{g:?}"
-    );
+    assert_guarded_on_name(&g, 422);
 }

@@ -103,16 +103,21 @@ async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete
     );
 }
 
-#[tokio::test]
-async fn a_read_on_the_path_of_a_bodiless_put_answers_whether_the_session_added_the_record() {
+/// The probed stars twin, served, with session `agent`'s new repository `new-harbor`.
+async fn serving_a_new_repository() -> (Twin, support::Server) {
     let t = stars_twin(true);
     let server = t.serve(&[]);
-    let s = Some("agent");
     server
-        .post("/repos", s, json!({"name": "new-harbor"}))
+        .post("/repos", Some("agent"), json!({"name": "new-harbor"}))
         .await
         .assert_status(200);
-    let path = "/user/starred/alice/new-harbor";
+    (t, server)
+}
+
+#[tokio::test]
+async fn a_read_on_the_path_of_a_bodiless_put_answers_whether_the_session_added_the_record() {
+    let (_twin, server) = serving_a_new_repository().await;
+    let (s, path) = (Some("agent"), "/user/starred/alice/new-harbor");
     server.get(path, s).await.assert_status(404);
     server
         .send("PUT", path, s, &[], None)
@@ -125,14 +130,8 @@ async fn a_read_on_the_path_of_a_bodiless_put_answers_whether_the_session_added_
 
 #[tokio::test]
 async fn a_record_another_principal_added_is_no_member_for_this_one() {
-    let t = stars_twin(true);
-    let server = t.serve(&[]);
-    let s = Some("agent");
-    server
-        .post("/repos", s, json!({"name": "new-harbor"}))
-        .await
-        .assert_status(200);
-    let path = "/user/starred/alice/new-harbor";
+    let (_twin, server) = serving_a_new_repository().await;
+    let (s, path) = (Some("agent"), "/user/starred/alice/new-harbor");
     let bob = [("authorization", "token bob-token")];
     let carol = [("authorization", "token carol-token")];
     server
