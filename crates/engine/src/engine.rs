@@ -47,6 +47,7 @@ pub(crate) use run_history::{RunId, RunSet};
 mod not_found;
 mod read_progressions;
 mod scripted;
+mod segment_members;
 mod sent_expansions;
 mod settle;
 mod text_rendering;
@@ -1169,6 +1170,7 @@ impl Engine {
         self.apply_carried_fields(ns, call, &mut out);
         self.apply_membership(ns, call, &out);
         let listed = self.apply_member_effects(ns, call, &out);
+        self.apply_segment_member(ns, call, &mut out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).
@@ -1647,6 +1649,7 @@ impl Engine {
     /// ([`Engine::member_probe`]).
     fn membership_of(&self, ns: &Namespace, call: &Call<'_>) -> Option<bool> {
         self.member_probe(ns, call)
+            .or_else(|| self.segment_membership(ns, call))
             .or_else(|| self.membership(ns, call.m.route, &call.m.params))
     }
 

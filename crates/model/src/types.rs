@@ -229,6 +229,12 @@ pub struct Route {
     /// otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mirrored_lists: Vec<MirroredList>,
+    /// For a bodiless write naming a member of a record's array by a path segment (`PUT
+    /// /repos/:o/:r/issues/:n/labels/:name`): the array it adds the member to or takes it
+    /// out of, which it answers (see [`SegmentMember`]). Absent (and not written) otherwise, so
+    /// older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_member: Option<SegmentMember>,
     /// For a read, update or delete of a record: top-level answer fields that show what the
     /// session's last write of that record sent (a deleted status's `text`, the `status` its
     /// create or last edit sent), though the create's answer never has them (see
@@ -314,6 +320,27 @@ pub struct MirroredList {
     /// An update that sends nothing there keeps what the record held.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub empty_when_absent: bool,
+}
+
+/// A write adding a member to, or taking it out of, a record's top-level array by a path
+/// segment (see [`Route::segment_member`]): in every recorded 2xx answer of the route, an
+/// array of objects, the member named by the path held `key` there (`adds`), or none did; the
+/// record's own answers hold the array at `field`, the literal segment before the member's.
+/// The engine applies the change to the session's stored record and answers its array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentMember {
+    /// The entity type of the record holding the array (`issues`).
+    pub entity_type: String,
+    /// The path parameter naming that record.
+    pub record_param: String,
+    /// The record's top-level array field (`labels`).
+    pub field: String,
+    /// The path parameter naming the member.
+    pub member_param: String,
+    /// The item field holding the member's name (`name`).
+    pub key: String,
+    /// Whether the write adds the member (else it takes it out).
+    pub adds: bool,
 }
 
 /// One field of a [`MirroredList`]'s items.

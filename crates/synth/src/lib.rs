@@ -29,7 +29,8 @@
 //! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
 //! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
 //! were), [`update_resets`] (fields a replacing update resets when its request leaves them
-//! out), [`parent_keys`] (types whose keys count within each parent), [`drift`] (where a route's newest
+//! out), [`parent_keys`] (types whose keys count within each parent), [`segment_members`]
+//! (a record's array a write changes by a path segment), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -64,6 +65,7 @@ pub mod refusal_reads;
 pub mod request_keying;
 pub mod routes;
 pub mod same_path_echo;
+pub mod segment_members;
 pub mod sent_expansions;
 pub mod session_bound;
 pub mod state;
@@ -325,6 +327,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.sent_expansions = expansions;
     }
     mirrored_lists::learn(&templated, &mut built, &obs);
+    segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     for (route, stepped) in built.iter_mut().zip(stepped) {
@@ -496,6 +499,7 @@ fn build_route(
         // Filled by `synthesize` once entity types are known (see there).
         embedded_lists: Vec::new(),
         mirrored_lists: Vec::new(),
+        segment_member: None,
         carried_fields: Vec::new(),
         read_progressions: Vec::new(),
         latency: latency_profile(group, obs),

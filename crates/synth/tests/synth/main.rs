@@ -42,6 +42,7 @@ mod refusal_reads;
 mod request_keying;
 mod robustness;
 mod rules;
+mod segment_members;
 mod sent_expansions;
 mod state_effects;
 mod strangers_and_cascades;

@@ -109,6 +109,7 @@ mod serve_retried_writes;
 mod serve_run_vote;
 mod serve_same_second_stamps;
 mod serve_secret_tokens;
+mod serve_segment_members;
 mod serve_sent_expansions;
 mod serve_sessions;
 mod serve_set_filters;
