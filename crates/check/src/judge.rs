@@ -6,6 +6,7 @@
 //! 2. a different status is a `status_mismatch`;
 //! 3. otherwise the `content-type` header and the body are diffed ([`crate::diff`]).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -123,20 +124,18 @@ impl<'m> ModelIndex<'m> {
         }
     }
 
+    /// The model route a recorded request belongs to ([`crate::coverage::RouteIndex`]).
+    pub fn route_for(&self, method: &str, path: &str, origin: Option<&str>) -> Option<&'m Route> {
+        self.routes.route_for(method, path, origin)
+    }
+
     /// The kind of record (`<entity type>:<primary key>`, as [`crate::diff::position_kind`]
     /// names a record's own field) the path segment at `position` (in `path` split at `/`)
-    /// names, read from the model route the request belongs to: a parent parameter names its
+    /// names, read from `route`, the model route the request belongs to: a parent parameter names its
     /// parent's type, the last parameter of a read, update or delete the route's own type.
     /// `None` for a literal, a qualifier (an owner naming nothing on its own) or a request of
     /// no route.
-    pub fn segment_kind(
-        &self,
-        method: &str,
-        path: &str,
-        origin: Option<&str>,
-        position: usize,
-    ) -> Option<String> {
-        let route = self.routes.route_for(method, path, origin)?;
+    pub fn segment_kind(&self, route: &Route, path: &str, position: usize) -> Option<String> {
         let param = route.path.split('/').nth(position)?.strip_prefix(':')?;
         let entity_type = match route.parent_params.iter().find(|p| p.param == param) {
             Some(parent) => parent.entity_type.as_str(),
@@ -162,14 +161,20 @@ impl<'m> ModelIndex<'m> {
 
     /// `entity_type`, with the keys of the first `parents` parent parameters of `route` as
     /// `path` names them after `@` when the type is keyed per parent ([`record_kind`]).
-    fn scoped(&self, entity_type: &str, route: &Route, path: &str, parents: usize) -> String {
+    fn scoped<'t>(
+        &self,
+        entity_type: &'t str,
+        route: &Route,
+        path: &str,
+        parents: usize,
+    ) -> Cow<'t, str> {
         let per_parent = self
             .model
             .entity_types
             .get(entity_type)
             .is_some_and(|t| t.keyed_per_parent);
         if !per_parent {
-            return entity_type.to_string();
+            return Cow::Borrowed(entity_type);
         }
         let keys: Vec<&str> = route
             .parent_params
@@ -177,7 +182,7 @@ impl<'m> ModelIndex<'m> {
             .take(parents)
             .map(|p| param_value(route, path, &p.param).unwrap_or(""))
             .collect();
-        format!("{entity_type}@{}", keys.join("/"))
+        Cow::Owned(format!("{entity_type}@{}", keys.join("/")))
     }
 
     /// The model's `enum` positions, for [`BodyDiff::with_enums`].
@@ -903,7 +908,11 @@ pub(crate) fn echo_context(ex: &Exchange, obs: &Observed) -> EchoContext {
 /// is read at (`diff::position_kind`): its entity type, and for a type keyed per parent
 /// ([`wraith_model::EntityType::keyed_per_parent`]) the recorded request's parent keys after
 /// `@` (`issues@alice-repo`), since the type's key names a record only under its parents.
-pub(crate) fn record_kind(index: &ModelIndex<'_>, ex: &Exchange, obs: &Observed) -> Option<String> {
+pub(crate) fn record_kind<'m>(
+    index: &ModelIndex<'m>,
+    ex: &Exchange,
+    obs: &Observed,
+) -> Option<Cow<'m, str>> {
     let route = index.route(obs.route.as_deref()?)?;
     let ty = route.entity_type.as_deref()?;
     Some(index.scoped(ty, route, &ex.request.path, route.parent_params.len()))
@@ -1022,7 +1031,7 @@ fn generated_pairs_with(
                     e.status == obs.status
                         && e.route == obs.route
                         && e.echoed == echoed
-                        && e.kind == kind
+                        && e.kind.as_deref() == kind.as_deref()
                         && e.actual == obs.body
                         && e.expected == expected.bytes
                 })
@@ -1076,7 +1085,7 @@ fn generated_pairs_with(
             actual: obs.body.clone(),
             route: obs.route.clone(),
             status: obs.status,
-            kind,
+            kind: kind.map(Cow::into_owned),
             pairs: pairs.clone(),
         });
     }

@@ -572,13 +572,17 @@ pub fn replay_session(
             continue;
         }
         let mut req = request_of(ex);
+        // The request's route, found once and only when a short segment asks.
+        let route = std::cell::OnceCell::new();
         let segment_kind = |position: usize| {
-            index.segment_kind(
-                &ex.request.method,
-                &ex.request.path,
-                ex.request.origin.as_deref(),
-                position,
-            )
+            let route = route.get_or_init(|| {
+                index.route_for(
+                    &ex.request.method,
+                    &ex.request.path,
+                    ex.request.origin.as_deref(),
+                )
+            });
+            index.segment_kind((*route)?, &ex.request.path, position)
         };
         let did = ids.rewrite_with_kinds(&mut req, &segment_kind);
         requests_rewritten += u64::from(did);
