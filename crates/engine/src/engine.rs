@@ -1,6 +1,7 @@
 //! The [`Engine`]: shared, immutable serving data plus the namespace registry, and the dispatch
 //! pipeline every application request goes through.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock};
 
@@ -952,10 +953,10 @@ impl Engine {
         // Whether the path's last value names a record the session holds of the route's type.
         let names_held = || {
             route
-                .and_then(|r| r.entity_type.as_deref())
-                .and_then(|ty| ns.type_store(ty))
+                .and_then(|r| Some((r, ns.type_store(r.entity_type.as_deref()?)?)))
                 .zip(call.m.params.last())
-                .is_some_and(|(s, (_, id))| s.live.contains_key(id))
+                .and_then(|((r, s), (name, _))| Some((s, param_key(r, &call.m.params, name)?)))
+                .is_some_and(|(s, id)| s.live.contains_key(id.as_ref()))
         };
         // A delete of a held record, or of members from a list, makes room; one of any other
         // key leaves a tombstone.
@@ -1632,14 +1633,11 @@ impl Engine {
         &self,
         route: &Route,
         params: &'c [(String, String)],
-    ) -> Option<(String, &'c str)> {
+    ) -> Option<(String, Cow<'c, str>)> {
         let ty = route.entity_type.clone()?;
         let id = match &route.id_param {
-            Some(name) => params
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str()),
-            None => params.last().map(|(_, v)| v.as_str()),
+            Some(name) => param_key(route, params, name),
+            None => params.last().map(|(_, v)| Cow::Borrowed(v.as_str())),
         }?;
         Some((ty, id))
     }
@@ -1660,11 +1658,12 @@ impl Engine {
     fn member_probe(&self, ns: &Namespace, call: &Call<'_>) -> Option<bool> {
         let (list_path, param) = self.router.info[call.m.route].member_probe.as_ref()?;
         let list = ns.members.get(&(list_path.clone(), Vec::new()))?;
-        let (_, member) = call.m.params.iter().find(|(n, _)| n == param)?;
-        if !list.contains(member) {
+        let member =
+            param_key(&self.model.routes[call.m.route], &call.m.params, param)?.into_owned();
+        if !list.contains(&member) {
             return Some(false);
         }
-        let adders = ns.member_adders.get(&(list_path.clone(), member.clone()))?;
+        let adders = ns.member_adders.get(&(list_path.clone(), member))?;
         adders.contains(&self.principal_of(call)).then_some(true)
     }
 
@@ -1673,8 +1672,9 @@ impl Engine {
     /// parameter tuple on multi-parameter routes. `None` when the model gives no way to judge.
     fn membership(&self, ns: &Namespace, r: usize, params: &[(String, String)]) -> Option<bool> {
         let route = &self.model.routes[r];
-        let (last_name, id) = params.last()?;
-        let id = id.as_str();
+        let (last_name, _) = params.last()?;
+        let id_key = param_key(route, params, last_name)?;
+        let id: &str = &id_key;
         // A list or a create under a parent names the parent last (`/widgets/:id/parts`).
         let ty: Option<&str> = if matches!(route.state_op, Some(StateOp::List | StateOp::Create)) {
             route
@@ -1769,9 +1769,10 @@ impl Engine {
     /// another principal than the request's (the `foreign_record` guard).
     fn foreign_record(&self, ns: &Namespace, call: &Call<'_>) -> bool {
         let route = &self.model.routes[call.m.route];
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return false;
         };
+        let id: &str = &id_key;
         let Some(creator) = ns.type_store(&ty).and_then(|s| s.creator(id)) else {
             return false;
         };
@@ -2060,7 +2061,7 @@ impl Engine {
             .map(|e| Arc::clone(&e.value));
         let recorded = target
             .as_ref()
-            .and_then(|(ty, id)| self.model.entity_types.get(ty)?.records.get(*id));
+            .and_then(|(ty, id)| self.model.entity_types.get(ty)?.records.get(id.as_ref()));
         let stored = held.as_deref().or(recorded);
         crate::union::choose(union, call.body.as_ref(), stored).map(|(t, _)| (union, t))
     }
@@ -2457,7 +2458,8 @@ impl Engine {
         let mut merge_list = None;
         match route.state_op {
             Some(StateOp::Read | StateOp::Update | StateOp::Delete) => {
-                if let Some((ty, id)) = self.target(route, &call.m.params) {
+                if let Some((ty, id_key)) = self.target(route, &call.m.params) {
+                    let id: &str = &id_key;
                     let synth_changed = ns
                         .entity(&ty, id)
                         .is_some_and(|e| e.origin == Origin::Synthesized)
@@ -2940,9 +2942,10 @@ impl Engine {
                 }
             }
             Some(StateOp::Update) => {
-                let Some((ty, id)) = self.target(route, &call.m.params) else {
+                let Some((ty, id_key)) = self.target(route, &call.m.params) else {
                     return;
                 };
+                let id: &str = &id_key;
                 let from_body = out.body.json().and_then(|body| {
                     entity_pointer(&body, &pk)
                         .and_then(|p| json_pointer_get(&body, &p))
@@ -2964,9 +2967,9 @@ impl Engine {
             }
             Some(StateOp::Delete) => {
                 if let Some((ty, id)) = self.target(route, &call.m.params)
-                    && !ns.delete_one(&ty, id, Origin::Replayed)
+                    && !ns.delete_one(&ty, &id, Origin::Replayed)
                 {
-                    self.cascade_delete(ns, route, id, Origin::Replayed, 0);
+                    self.cascade_delete(ns, route, &id, Origin::Replayed, 0);
                 }
             }
             _ => {}
@@ -3112,9 +3115,10 @@ impl Engine {
         {
             return out;
         }
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return out;
         };
+        let id: &str = &id_key;
         let Some(held) = ns.entity(&ty, id) else {
             return out;
         };
@@ -3326,9 +3330,10 @@ impl Engine {
         if !(200..300).contains(&out.status) {
             return self.held_record_read(ns, route, call, out);
         }
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return out;
         };
+        let id: &str = &id_key;
         if ns.is_deleted(&ty, id).is_some() {
             return self.gone(ns, call);
         }
@@ -3494,9 +3499,10 @@ impl Engine {
 
     fn op_update(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
         let route = &self.model.routes[call.m.route];
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return self.render_variant(ns, call, variant).0;
         };
+        let id: &str = &id_key;
         if ns.is_deleted(&ty, id).is_some() {
             return self.gone(ns, call);
         }
@@ -3659,9 +3665,10 @@ impl Engine {
 
     fn op_delete(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
         let route = &self.model.routes[call.m.route];
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return self.render_variant(ns, call, variant).0;
         };
+        let id: &str = &id_key;
         // Pre-mutation membership: a second delete is a not-found.
         if ns.is_deleted(&ty, id).is_some() {
             return self.gone(ns, call);
@@ -4622,6 +4629,24 @@ fn recorded_by_several_runs(route: &Route) -> bool {
 }
 
 /// Whether rendering `node` mints a value: a generated or counter hole anywhere in it.
+/// The record key path parameter `name` spells: its value, joined with the value before it
+/// where that one qualifies it ([`Route::key_qualifier`]: `alice/web` under
+/// `/repos/:owner/:name`).
+pub(crate) fn param_key<'c>(
+    route: &Route,
+    params: &'c [(String, String)],
+    name: &str,
+) -> Option<Cow<'c, str>> {
+    let at = params.iter().position(|(k, _)| k == name)?;
+    let own = params[at].1.as_str();
+    match (route.key_qualifier.as_deref(), at.checked_sub(1)) {
+        (Some(q), Some(before)) if params[before].0 == q => {
+            Some(Cow::Owned(format!("{}/{own}", params[before].1)))
+        }
+        _ => Some(Cow::Borrowed(own)),
+    }
+}
+
 fn mints(node: &Node) -> bool {
     match node {
         Node::Hole(h) => matches!(

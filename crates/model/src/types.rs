@@ -65,6 +65,13 @@ pub struct Route {
     /// The parameter that names the entity (usually the last one) for read/update/delete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_param: Option<String>,
+    /// The parameter right before `id_param` that qualifies its value: the record's key is
+    /// both spelled with a `/` between them (`alice/web` under `/repos/:owner/:name`, the
+    /// repository's `full_name`), so two owners' records of one name are two records. Synth
+    /// sets it where the recorded answers of such a route's type held that pair as their key;
+    /// `None` (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_qualifier: Option<String>,
     /// Parameters naming parent entities, as (param name, parent entity type), for nested
     /// collections such as `/orgs/:org/repos`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -221,26 +221,26 @@ fn namings(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<N
             .as_deref()
             .is_some_and(|t| created.contains(t));
         // The path parameters naming the create's parent records, or the write's records.
-        let parents: Vec<(usize, &str)> = g
+        let parents: Vec<&str> = g
             .params
             .iter()
-            .enumerate()
-            .filter(|(_, name)| {
+            .filter(|name| {
                 let own = keeps_own && p.id_param.as_deref() == Some(name.as_str());
                 p.parent_params.iter().any(|pp| &pp.param == *name) || !(create || own)
             })
-            .map(|(at, name)| (at, name.as_str()))
+            .map(String::as_str)
             .collect();
         for (k, &i) in g.obs.iter().enumerate() {
             if !values::is_2xx(obs[i].status) {
                 continue;
             }
-            for &(at, name) in &parents {
-                if let Some(key) = g.param_values.get(k).and_then(|v| v.get(at)) {
+            for &name in &parents {
+                // A qualified id names its record with the qualifier (`owner/name`).
+                if let Some(key) = g.key_value(k, name, p.key_qualifier.as_deref()) {
                     out.push(Naming {
                         group: gi,
                         field: format!(":{name}"),
-                        key: wraith_model::request_key::decode_path_segment(key),
+                        key,
                         obs: i,
                     });
                 }
@@ -433,7 +433,7 @@ fn writes<'a>(
             continue;
         };
         for key in keys {
-            let in_path = o.segments.iter().any(|s| s == key);
+            let in_path = o.path_names(key);
             let in_body = o
                 .req_fields
                 .iter()

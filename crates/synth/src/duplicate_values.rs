@@ -37,7 +37,7 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
                     live.insert(key, fields);
                 }
             } else if o.method == "DELETE" && values::is_2xx(o.status) {
-                live.retain(|key, _| !o.segments.contains(&key.as_str()));
+                live.retain(|key, _| !o.path_names(key));
             }
         }
         let sent: Vec<(&str, &Value)> = asking

@@ -14,21 +14,23 @@ use crate::routes::RouteGroup;
 /// value names was created earlier in the same recording session by an answered (2xx)
 /// `POST`/`PUT` sent by another principal (`Some(true)`), by the same one (`Some(false)`),
 /// or by no create of that session (`None`). The nearest earlier create of the key counts.
+/// `qualifier` is the route's [`wraith_model::Route::key_qualifier`].
 pub fn foreign_flags(
     group: &RouteGroup,
     id_param: &str,
+    qualifier: Option<&str>,
     pk: &str,
     obs: &[Obs<'_>],
 ) -> Vec<Option<bool>> {
-    let Some(at) = group.params.iter().position(|p| p == id_param) else {
+    if !group.params.iter().any(|p| p == id_param) {
         return vec![None; group.obs.len()];
-    };
+    }
     // `obs` is sorted by session, then recorded order, and `group.obs` ascends: one forward
     // walk per session reads each earlier create once. Key → principal of its latest create.
     let mut creators: BTreeMap<String, Option<&str>> = BTreeMap::new();
     let mut cursor = crate::observe::SessionCursor::default();
     let mut flags = Vec::with_capacity(group.obs.len());
-    for (&i, values) in group.obs.iter().zip(&group.param_values) {
+    for (k, &i) in group.obs.iter().enumerate() {
         let asking = &obs[i];
         let (fresh, earlier) = cursor.advance(obs, i);
         if fresh {
@@ -40,9 +42,9 @@ pub fn foreign_flags(
             }
         }
         flags.push(
-            values
-                .get(at)
-                .and_then(|key| creators.get(key))
+            group
+                .key_value(k, id_param, qualifier)
+                .and_then(|key| creators.get(&key))
                 .map(|creator| *creator != asking.principal.as_deref()),
         );
     }

@@ -469,6 +469,7 @@ fn build_route(
         state_op: plan.state_op,
         entity_type: plan.entity_type.clone(),
         id_param: plan.id_param.clone(),
+        key_qualifier: plan.key_qualifier.clone(),
         parent_params: plan.parent_params.clone(),
         record_at: plan.record_at.clone(),
         list,

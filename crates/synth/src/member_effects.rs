@@ -318,9 +318,10 @@ pub fn member_effects(
             for (k, param) in w.params.iter().enumerate() {
                 let mut tally = Tally::default();
                 for &(i, vals) in &writes {
-                    let Some(member) = vals.get(k) else {
+                    let Some(member) = member_key(w, p, k, vals) else {
                         continue;
                     };
+                    let member = &member;
                     if l.params.is_empty() {
                         let (before, after) = times.around(l, i, |_| true);
                         let Some((a, _)) = after else {
@@ -553,4 +554,21 @@ pub fn member_effects(
         }
     }
     out
+}
+
+/// The key parameter `k`'s value names a member by: the value, or joined with the one before
+/// it where the write's id is qualified ([`RoutePlan::key_qualifier`]).
+fn member_key(w: &RouteGroup, p: &RoutePlan, k: usize, vals: &[String]) -> Option<String> {
+    let own = vals.get(k)?;
+    let qualified =
+        k > 0 && p.key_qualifier.is_some() && w.params.get(k - 1) == p.key_qualifier.as_ref();
+    if qualified {
+        Some(format!(
+            "{}/{}",
+            values::decode_segment(vals.get(k - 1)?),
+            values::decode_segment(own)
+        ))
+    } else {
+        Some(own.clone())
+    }
 }

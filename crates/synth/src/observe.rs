@@ -121,6 +121,15 @@ pub struct Obs<'a> {
 }
 
 impl<'a> Obs<'a> {
+    /// Whether the request path names record key `key`: as one segment, or, a qualified key
+    /// (`alice/web`, see `wraith_model::Route::key_qualifier`), as two segments in a row.
+    pub fn path_names(&self, key: &str) -> bool {
+        self.segments.contains(&key)
+            || key
+                .split_once('/')
+                .is_some_and(|(q, k)| self.segments.windows(2).any(|w| w[0] == q && w[1] == k))
+    }
+
     pub fn new(session: &'a str, position: usize, ex: &'a Exchange) -> Obs<'a> {
         let path = ex.request.path.as_str();
         let trimmed = path.strip_prefix('/').unwrap_or(path);

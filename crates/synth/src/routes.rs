@@ -203,6 +203,36 @@ pub fn create_answers<'a>(
 pub type SentArrays<T> = BTreeMap<String, Vec<T>>;
 
 impl RouteGroup {
+    /// Exchange `k`'s last two path values joined by `/`, where the path ends in two
+    /// parameters (`/repos/:owner/:name` → `alice/web`): the key of a record a qualifier names
+    /// ([`wraith_model::Route::key_qualifier`]).
+    pub fn qualified_id(&self, k: usize) -> Option<String> {
+        let [.., Seg::Param(_), Seg::Param(_)] = self.segs.as_slice() else {
+            return None;
+        };
+        let [.., qualifier, id] = self.param_values.get(k)?.as_slice() else {
+            return None;
+        };
+        Some(format!(
+            "{}/{}",
+            values::decode_segment(qualifier),
+            values::decode_segment(id)
+        ))
+    }
+
+    /// Exchange `k`'s value of `param` as a record key: joined with its qualifier's value
+    /// when `qualifier` names the parameter right before it (see [`RouteGroup::qualified_id`]).
+    pub fn key_value(&self, k: usize, param: &str, qualifier: Option<&str>) -> Option<String> {
+        let at = self.params.iter().position(|p| p == param)?;
+        let values = self.param_values.get(k)?;
+        let own = values::decode_segment(values.get(at)?);
+        match qualifier {
+            Some(q) if at > 0 && self.params.get(at - 1).map(String::as_str) == Some(q) => Some(
+                format!("{}/{own}", values::decode_segment(values.get(at - 1)?)),
+            ),
+            _ => Some(own),
+        }
+    }
     /// The route's recorded 2xx answers that are JSON objects, each with what `sent` reads of
     /// its request's top-level arrays (by field); `None` when no request sent a non-empty one,
     /// so most routes' answers are never parsed.

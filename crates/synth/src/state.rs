@@ -45,6 +45,9 @@ pub struct RoutePlan {
     pub state_op: Option<StateOp>,
     pub entity_type: Option<String>,
     pub id_param: Option<String>,
+    /// The parameter qualifying `id_param`'s value into the record's key
+    /// ([`wraith_model::Route::key_qualifier`]).
+    pub key_qualifier: Option<String>,
     pub parent_params: Vec<ParentParam>,
     /// For list routes: the JSON pointer of the items.
     pub items_pointer: Option<String>,
@@ -422,6 +425,16 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     // 2. Primary keys: the response field whose value equals the path id of the same
     //    exchange most often; `id` when nothing matches.
     let mut pk_votes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    // Where the id follows another parameter (`/repos/:owner/:name`): per entity, how many
+    // answers voted, under which qualifier values, and per field how many held the two values
+    // joined by `/` (`full_name`).
+    #[derive(Default)]
+    struct QualifiedVotes {
+        answers: u64,
+        qualifiers: BTreeSet<String>,
+        fields: BTreeMap<String, u64>,
+    }
+    let mut qualified_votes: BTreeMap<String, QualifiedVotes> = BTreeMap::new();
     let mut seen_entities: BTreeSet<String> = BTreeSet::new();
     for (g, shape) in groups.iter().zip(&shapes) {
         let Some(pos) = shape.coll_pos else { continue };
@@ -459,6 +472,18 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                         .or_default()
                         .entry(field.clone())
                         .or_insert(0) += 1;
+                }
+            }
+            if let Some(joined) = g.qualified_id(k) {
+                let votes = qualified_votes.entry(entity.clone()).or_default();
+                votes.answers += 1;
+                if let Some((q, _)) = joined.split_once('/') {
+                    votes.qualifiers.insert(q.to_string());
+                }
+                for (field, v) in map {
+                    if scalar_string(v).is_some_and(|s| s == joined) {
+                        *votes.fields.entry(field.clone()).or_insert(0) += 1;
+                    }
                 }
             }
         });
@@ -514,7 +539,23 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     }
 
     let mut primary_keys: BTreeMap<String, String> = BTreeMap::new();
+    // Entities keyed by a qualified pair: a field held the pair in every answer of a qualified
+    // path, under at least two qualifier values (one owner's names alone say nothing of
+    // another's), so two owners' records of one name are two keys.
+    let mut qualified_keyed: BTreeSet<String> = BTreeSet::new();
+    for (entity, votes) in &qualified_votes {
+        if votes.answers < 2 || votes.qualifiers.len() < 2 {
+            continue;
+        }
+        if let Some((field, _)) = votes.fields.iter().find(|(_, n)| **n == votes.answers) {
+            primary_keys.insert(entity.clone(), field.clone());
+            qualified_keyed.insert(entity.clone());
+        }
+    }
     for entity in &seen_entities {
+        if qualified_keyed.contains(entity) {
+            continue;
+        }
         let pk = pk_votes
             .get(entity)
             .and_then(|votes| {
@@ -641,6 +682,15 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                 None
             };
             plan.id_param = last_param.clone();
+            // Two parameters in a row under a collection keyed by such pairs: the first
+            // qualifies the second, on the record's own routes and on those nested under it.
+            plan.key_qualifier = g.segs.windows(2).enumerate().find_map(|(i, w)| match w {
+                [Seg::Param(qualifier), Seg::Param(_)] => literal_pos_before(&g.segs, i)
+                    .and_then(|p| name_at(g, p))
+                    .filter(|e| qualified_keyed.contains(e))
+                    .map(|_| qualifier.clone()),
+                _ => None,
+            });
             for (i, s) in g.segs.iter().enumerate() {
                 if let Seg::Param(name) = s {
                     if Some(name) == last_param.as_ref() {
@@ -665,9 +715,36 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
         }
         plans.push(plan);
     }
+    qualify_other_routes(groups, &mut plans);
     Plans {
         routes: plans,
         primary_keys,
+    }
+}
+
+/// A route of another type whose path ends in two parameters spelling, joined, the key of a
+/// record whose own routes are qualified (a star at `/user/starred/:owner/:name` names a
+/// repository as `owner/name`) is qualified too: its id names that record.
+fn qualify_other_routes(groups: &[RouteGroup], plans: &mut [RoutePlan]) {
+    let keys: BTreeSet<String> = groups
+        .iter()
+        .zip(plans.iter())
+        .filter(|(_, p)| p.key_qualifier.is_some())
+        .flat_map(|(g, _)| (0..g.obs.len()).filter_map(|k| g.qualified_id(k)))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    for (g, plan) in groups.iter().zip(plans.iter_mut()) {
+        if plan.key_qualifier.is_some() || plan.id_param.is_none() {
+            continue;
+        }
+        let [.., Seg::Param(qualifier), Seg::Param(_)] = g.segs.as_slice() else {
+            continue;
+        };
+        if (0..g.obs.len()).any(|k| g.qualified_id(k).is_some_and(|id| keys.contains(&id))) {
+            plan.key_qualifier = Some(qualifier.clone());
+        }
     }
 }
 
@@ -704,10 +781,9 @@ pub fn entity_types(
         crate::observe::parsed_in_order(obs, &g.obs, parse, |k, body| {
             let i = &g.obs[k];
             let o = &obs[*i];
-            if plan.id_param.is_some()
-                && let Some(raw) = g.param_values[k].last()
+            if let Some(param) = plan.id_param.as_deref()
+                && let Some(id) = g.key_value(k, param, plan.key_qualifier.as_deref())
             {
-                let id = values::decode_segment(raw);
                 if values::is_4xx(o.status) {
                     acc.four_xx.insert(id);
                 } else {

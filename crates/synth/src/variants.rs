@@ -178,7 +178,13 @@ pub fn build_variants(
                     Some(StateOp::Read | StateOp::Update | StateOp::Delete)
                 ) =>
         {
-            crate::foreign_records::foreign_flags(group, id_param, pk, obs)
+            crate::foreign_records::foreign_flags(
+                group,
+                id_param,
+                plan.key_qualifier.as_deref(),
+                pk,
+                obs,
+            )
         }
         _ => Vec::new(),
     };

@@ -69,9 +69,10 @@ impl Engine {
         if route.carried_fields.is_empty() {
             return;
         }
-        let Some((_, id)) = self.target(route, &call.m.params) else {
+        let Some((_, id_key)) = self.target(route, &call.m.params) else {
             return;
         };
+        let id: &str = &id_key;
         let Some(sent) = ns.carried.get(&(ty.to_string(), id.to_string())) else {
             return;
         };

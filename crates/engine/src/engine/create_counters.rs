@@ -33,12 +33,10 @@ impl Engine {
         }
         for rule in rules {
             let key = match &rule.param {
-                Some(name) => call
-                    .m
-                    .params
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone()),
+                Some(name) => {
+                    super::param_key(&self.model.routes[call.m.route], &call.m.params, name)
+                        .map(|k| k.into_owned())
+                }
                 None => call
                     .body
                     .as_ref()

@@ -69,12 +69,8 @@ impl Engine {
         for effect in &route.member_effects {
             match &effect.member {
                 MemberSource::Param { param } => {
-                    let Some(id) = call
-                        .m
-                        .params
-                        .iter()
-                        .find(|(n, _)| n == param)
-                        .map(|(_, v)| v.clone())
+                    let Some(id) =
+                        super::param_key(route, &call.m.params, param).map(|k| k.into_owned())
                     else {
                         continue;
                     };

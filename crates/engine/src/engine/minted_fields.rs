@@ -30,9 +30,10 @@ impl Engine {
         out: &mut Out,
     ) -> bool {
         let route = &self.model.routes[call.m.route];
-        let Some((ty, id)) = self.target(route, &call.m.params) else {
+        let Some((ty, id_key)) = self.target(route, &call.m.params) else {
             return false;
         };
+        let id: &str = &id_key;
         let Some(stored) = ns.entity(&ty, id) else {
             return false;
         };

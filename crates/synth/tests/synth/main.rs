@@ -35,6 +35,7 @@ mod mirrored_lists;
 mod parent_keys;
 mod path_filter;
 mod path_memberships;
+mod qualified_keys;
 mod qualified_paths;
 mod read_prefixes;
 mod read_progressions;

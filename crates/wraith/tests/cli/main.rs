@@ -96,6 +96,7 @@ mod serve_path_memberships;
 mod serve_path_spellings;
 mod serve_principal_lists;
 mod serve_processed_uploads;
+mod serve_qualified_keys;
 mod serve_qualified_paths;
 mod serve_read_progressions;
 mod serve_recorded;
