@@ -1714,6 +1714,20 @@ impl Engine {
                 return Some(false);
             }
         }
+        // A path naming another type's record by its last parameter (a star's repository,
+        // whose member list or counters a write there changes): that record, where the
+        // session holds it or deleted it, says whether the path names something.
+        for (param, named) in &self.router.info[r].named_records {
+            if param != last_name {
+                continue;
+            }
+            if ns.entity(named, id).is_some() {
+                return Some(true);
+            }
+            if ns.is_deleted(named, id).is_some() {
+                return Some(false);
+            }
+        }
         if !route.known_param_tuples.is_empty() {
             let all: Vec<&str> = params.iter().map(|(_, v)| v.as_str()).collect();
             return Some(route.known_param_tuples.iter().any(|t| {

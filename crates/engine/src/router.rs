@@ -38,6 +38,11 @@ pub(crate) struct RouteInfo {
     /// /user/starred/:owner/:name`): that list's path and the parameter naming the member,
     /// so the read asks whether the record is in the session's list.
     pub member_probe: Option<(String, String)>,
+    /// For a write, records of other types that its path names by a parameter, as
+    /// `(parameter, entity type)`: those a write at the same path adds to a list (a star's
+    /// repository) or steps counters of. Whether the session holds one says whether the path
+    /// names something.
+    pub named_records: Vec<(String, String)>,
 }
 
 pub(crate) struct Router {
@@ -111,6 +116,51 @@ fn set_member_probes(model: &Model, info: &mut [RouteInfo]) {
     }
 }
 
+/// Fill [`RouteInfo::named_records`] from the member effects and counters of every route at
+/// the same origin and path (a `DELETE` of a star names the repository its `PUT` adds).
+fn set_named_records(model: &Model, info: &mut [RouteInfo]) {
+    // (origin, path) → (parameter, entity type) pairs.
+    type Named = Vec<(String, String)>;
+    let mut named: HashMap<(Option<&str>, &str), Named> = HashMap::new();
+    for route in &model.routes {
+        let params = route
+            .member_effects
+            .iter()
+            .filter_map(|e| match &e.member {
+                MemberSource::Param { param } => Some((param, &e.member_type)),
+                MemberSource::Actor => None,
+            })
+            .chain(
+                route
+                    .create_counters
+                    .iter()
+                    .filter_map(|c| Some((c.param.as_ref()?, &c.entity_type))),
+            );
+        for (param, ty) in params {
+            let list = named
+                .entry((route.origin.as_deref(), route.path.as_str()))
+                .or_default();
+            let pair = (param.clone(), ty.clone());
+            if !list.contains(&pair) {
+                list.push(pair);
+            }
+        }
+    }
+    if named.is_empty() {
+        return;
+    }
+    for (route, info) in model.routes.iter().zip(info.iter_mut()) {
+        // A read at such a path asks whether the record is in the list (`member_probe`),
+        // not whether it exists.
+        if route.method.eq_ignore_ascii_case("GET") || route.method.eq_ignore_ascii_case("HEAD") {
+            continue;
+        }
+        if let Some(list) = named.get(&(route.origin.as_deref(), route.path.as_str())) {
+            info.named_records = list.clone();
+        }
+    }
+}
+
 /// How many parameters a route template (`/a/:x/b/:y`) holds.
 pub(crate) fn param_count(path: &str) -> usize {
     path.split('/')
@@ -139,6 +189,7 @@ impl Router {
                 .push(i);
         }
         set_member_probes(model, &mut info);
+        set_named_records(model, &mut info);
         let mut long: BTreeMap<String, Vec<LongTemplate>> = BTreeMap::new();
         for ((method, path), routes) in grouped {
             if let Some(&first) = routes.first()
@@ -240,6 +291,7 @@ impl Router {
                 .collect(),
             recorded_ok_last: HashSet::new(),
             member_probe: None,
+            named_records: Vec::new(),
         });
         Ok(idx)
     }
@@ -322,6 +374,7 @@ fn route_info(route: &Route) -> RouteInfo {
         moment_fps,
         recorded_ok_last,
         member_probe: None,
+        named_records: Vec::new(),
         param_names,
         name: format!("{} {}", route.method, route.path),
         origin_authority,

@@ -241,3 +241,48 @@ fn actor_member_add_without_a_known_actor_leaves_the_list_recorded() {
         vec!["cus_recorded"]
     );
 }
+
+/// The shop with `PUT /v1/starred/:id` (adds the customer its path names to `/v1/starred`) and
+/// `DELETE /v1/starred/:id` (no effect of its own), each `204` for a known customer and `404`
+/// otherwise, as recordings show a star of a record that is there and one that is not.
+fn shop_with_star_paths() -> Engine {
+    let mut m = shop_model();
+    let star = |method: &str| {
+        R::new(method, "/v1/starred/:id")
+            .op(StateOp::Update, "starred")
+            .variant(404, member(false), c(json!({"error": "not found"})))
+            .variant_empty(204, member(true))
+            .build()
+    };
+    let mut put = star("PUT");
+    put.member_effects = vec![effect("/v1/starred", true, by_param())];
+    m.routes.extend([put, star("DELETE")]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn a_path_naming_a_record_a_write_there_adds_asks_the_sessions_store() {
+    let e = shop_with_star_paths();
+    let s = Some("agent");
+    let created = body(&send(
+        &e,
+        s,
+        "POST",
+        "/v1/customers",
+        json!({"name": "Zoe"}),
+    ));
+    let id = created["id"].as_str().expect("a minted id").to_string();
+    let path = format!("/v1/starred/{id}");
+    assert_eq!(as_alice(&e, s, "PUT", &path).status, 204);
+    // The delete learned no effect, but names the same record as the write beside it.
+    assert_eq!(as_alice(&e, s, "DELETE", &path).status, 204);
+    assert_eq!(
+        as_alice(&e, s, "DELETE", "/v1/starred/cus_nowhere").status,
+        404
+    );
+    // Another session does not hold the record.
+    assert_eq!(as_alice(&e, Some("other"), "DELETE", &path).status, 404);
+}

@@ -20,8 +20,8 @@ fn repo(id: u64, owner: &str, name: &str, description: &str) -> Value {
 }
 
 /// Four runs: alice and bob each create a repository of one name and read it; alice stars
-/// bob's and lists her stars, stars a repository nobody made (`404`), and deletes hers, whose
-/// read then answers `404`.
+/// bob's and lists her stars, stars a repository nobody made (`404`), takes both stars back
+/// (`204`, `404`), and deletes her repository, whose read then answers `404`.
 fn owners_twin() -> Twin {
     let t = Twin::init("owners", ORIGIN);
     for (run, name) in [
@@ -58,20 +58,14 @@ fn owners_twin() -> Twin {
                 ),
             )
         };
-        let star = |path: &str, status: u16| {
-            let e = har::by(
-                ALICE,
-                204,
-                har::no_content(har::entry(ORIGIN, "PUT", path, None, &json!({}))),
-            );
+        // A star written (`PUT`) or taken back (`DELETE`): `204`, or `404` for a repository
+        // nobody made.
+        let star = |method: &str, path: &str, status: u16| {
+            let e = har::entry(ORIGIN, method, path, None, &json!({"message": "Not Found"}));
             if status == 204 {
-                e
+                har::by(ALICE, 204, har::no_content(e))
             } else {
-                har::by(
-                    ALICE,
-                    status,
-                    har::entry(ORIGIN, "PUT", path, None, &json!({"message": "Not Found"})),
-                )
+                har::by(ALICE, status, e)
             }
         };
         let gone = json!({"message": "Not Found"});
@@ -80,13 +74,20 @@ fn owners_twin() -> Twin {
             create(BOB, &theirs, "bob's"),
             get(ALICE, "alice", &mine, 200),
             get(BOB, "bob", &theirs, 200),
-            star(&format!("/user/starred/bob/{name}"), 204),
+            star("PUT", &format!("/user/starred/bob/{name}"), 204),
             har::by(
                 ALICE,
                 200,
                 har::entry(ORIGIN, "GET", "/user/starred", None, &json!([theirs])),
             ),
-            star(&format!("/user/starred/carol/{name}-gone"), 404),
+            star("PUT", &format!("/user/starred/carol/{name}-gone"), 404),
+            star("DELETE", &format!("/user/starred/bob/{name}"), 204),
+            har::by(
+                ALICE,
+                200,
+                har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])),
+            ),
+            star("DELETE", &format!("/user/starred/carol/{name}-gone"), 404),
             har::by(
                 ALICE,
                 204,
@@ -169,4 +170,74 @@ async fn two_owners_repositories_of_one_name_are_two_records() {
     let bobs = read(BOB, "bob").await;
     bobs.assert_status(200);
     assert_eq!(bobs.json()["description"], "second", "{}", bobs.json());
+}
+
+#[tokio::test]
+async fn a_star_of_a_repository_the_session_created_is_accepted_listed_and_taken_back() {
+    let t = owners_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let as_ = |who: &'static str| [("authorization", who)];
+    server
+        .send(
+            "POST",
+            "/user/repos",
+            s,
+            &as_(BOB),
+            Some(json!({"name": "new-harbor", "description": "bob's"})),
+        )
+        .await
+        .assert_status(200);
+    // No recording starred this repository: the session's own record says it is there.
+    server
+        .send("PUT", "/user/starred/bob/new-harbor", s, &as_(ALICE), None)
+        .await
+        .assert_status(204);
+    let stars = server
+        .send("GET", "/user/starred", s, &as_(ALICE), None)
+        .await;
+    stars.assert_status(200);
+    let listed = stars.json();
+    let names: Vec<&str> = listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|r| r["full_name"].as_str())
+        .collect();
+    assert!(names.contains(&"bob/new-harbor"), "{}", stars.json());
+    // One nobody made is still refused, as recorded.
+    server
+        .send("PUT", "/user/starred/carol/nowhere", s, &as_(ALICE), None)
+        .await
+        .assert_status(404);
+    // The star is taken back: the record the path names is the session's, as for the `PUT`.
+    server
+        .send(
+            "DELETE",
+            "/user/starred/bob/new-harbor",
+            s,
+            &as_(ALICE),
+            None,
+        )
+        .await
+        .assert_status(204);
+    let stars = server
+        .send("GET", "/user/starred", s, &as_(ALICE), None)
+        .await;
+    stars.assert_status(200);
+    assert!(
+        !stars.json().to_string().contains("bob/new-harbor"),
+        "{}",
+        stars.json()
+    );
+    server
+        .send(
+            "DELETE",
+            "/user/starred/carol/nowhere",
+            s,
+            &as_(ALICE),
+            None,
+        )
+        .await
+        .assert_status(404);
 }
