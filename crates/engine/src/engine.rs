@@ -1795,8 +1795,14 @@ impl Engine {
 
     /// Whether a record of the route's type this namespace holds has the request body's value
     /// at `pointer` (one top-level field) in its own field of that name (the
-    /// `duplicate_value` guard).
-    fn duplicate_value(&self, ns: &Namespace, call: &Call<'_>, pointer: &str) -> bool {
+    /// `duplicate_value` guard); with `per_principal`, only one the acting principal created.
+    fn duplicate_value(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        pointer: &str,
+        per_principal: bool,
+    ) -> bool {
         let route = &self.model.routes[call.m.route];
         let (Some(ty), Some(sent)) = (
             route.entity_type.as_deref(),
@@ -1810,11 +1816,14 @@ impl Engine {
             return false;
         }
         let field = unescape_pointer(pointer.strip_prefix('/').unwrap_or(pointer));
+        let principal = per_principal.then(|| self.principal_of(call));
         ns.type_store(ty).is_some_and(|store| {
-            store
-                .live
-                .values()
-                .any(|e| e.value.get(&field).is_some_and(|v| loosely_equal(v, sent)))
+            store.live.iter().any(|(key, e)| {
+                e.value.get(&field).is_some_and(|v| loosely_equal(v, sent))
+                    && principal
+                        .as_ref()
+                        .is_none_or(|p| store.creator(key) == Some(p.as_deref()))
+            })
         })
     }
 
@@ -1919,9 +1928,11 @@ impl Engine {
                 self.membership_of(ns, call).unwrap_or(false) == *member
             }
             Guard::ForeignRecord { foreign } => self.foreign_record(ns, call) == *foreign,
-            Guard::DuplicateValue { pointer, duplicate } => {
-                self.duplicate_value(ns, call, pointer) == *duplicate
-            }
+            Guard::DuplicateValue {
+                pointer,
+                duplicate,
+                per_principal,
+            } => self.duplicate_value(ns, call, pointer, *per_principal) == *duplicate,
             Guard::HeaderPresent { name, present } => call.req.header(name).is_some() == *present,
             Guard::BodyFieldEquals { pointer, value } => call
                 .body

@@ -1380,8 +1380,16 @@ pub enum Guard {
     /// A record of the route's entity type that this namespace holds (created this session,
     /// or a fixture) has (or has not) the request body's value at `pointer` in its own field
     /// of that name: a create refused for a duplicate of a unique field (a 409 for a name
-    /// already taken). `pointer` names one top-level body field (`/name`).
-    DuplicateValue { pointer: String, duplicate: bool },
+    /// already taken). `pointer` names one top-level body field (`/name`). With
+    /// `per_principal`, only records the acting principal created this session count: a name
+    /// unique per user, which another user may take too. False (and not written) otherwise,
+    /// so older models read unchanged.
+    DuplicateValue {
+        pointer: String,
+        duplicate: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        per_principal: bool,
+    },
     /// The request carries (or lacks) this header (lowercase name).
     HeaderPresent { name: String, present: bool },
     /// A body field (JSON pointer into the JSON, form or multipart text body) equals `value`.

@@ -3,6 +3,10 @@
 //! exchange of which repeated one field that way, where no accepted create did, is the API
 //! refusing a duplicate of a unique field (`Guard::DuplicateValue`).
 //!
+//! Where some accepted create repeated another principal's value, the refusals may still all
+//! repeat the acting principal's own (a repository name unique per owner): the duplicate
+//! counts per principal.
+//!
 //! Not here: uniqueness across sessions (each recorded session is its own world) or across
 //! several fields together.
 
@@ -17,11 +21,19 @@ use crate::values;
 /// For each exchange of the create route `group` (in `group.obs` order): the names of the
 /// top-level scalar request body fields whose value a record of the same field held, among
 /// those an earlier answered (2xx) create of the route made in the same session and no
-/// answered `DELETE` naming its key removed since.
-pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BTreeSet<String>> {
+/// answered `DELETE` naming its key removed since; with `per_principal`, only those the same
+/// principal created.
+pub fn duplicate_fields(
+    group: &RouteGroup,
+    pk: &str,
+    obs: &[Obs<'_>],
+    per_principal: bool,
+) -> Vec<BTreeSet<String>> {
     let own: BTreeSet<usize> = group.obs.iter().copied().collect();
-    // Per session, walked forward once: live records (key → top-level scalar fields).
-    let mut live: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    // Per session, walked forward once: live records (key → creator, top-level scalar
+    // fields).
+    type Live<'p> = BTreeMap<String, (Option<&'p str>, BTreeMap<String, Value>)>;
+    let mut live: Live<'_> = BTreeMap::new();
     let mut cursor = crate::observe::SessionCursor::default();
     let mut out = Vec::with_capacity(group.obs.len());
     for &i in &group.obs {
@@ -34,7 +46,7 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
             let o = &obs[next];
             if own.contains(&next) && values::is_2xx(o.status) {
                 if let Some((key, fields)) = answered_record(o, pk) {
-                    live.insert(key, fields);
+                    live.insert(key, (o.principal.as_deref(), fields));
                 }
             } else if o.method == "DELETE" && values::is_2xx(o.status) {
                 live.retain(|key, _| !o.path_names(key));
@@ -50,7 +62,12 @@ pub fn duplicate_fields(group: &RouteGroup, pk: &str, obs: &[Obs<'_>]) -> Vec<BT
             .collect();
         out.push(
             sent.into_iter()
-                .filter(|(name, v)| live.values().any(|r| r.get(*name) == Some(*v)))
+                .filter(|(name, v)| {
+                    live.values().any(|(creator, r)| {
+                        r.get(*name) == Some(*v)
+                            && (!per_principal || *creator == asking.principal.as_deref())
+                    })
+                })
                 .map(|(name, _)| name.to_string())
                 .collect(),
         );

@@ -189,43 +189,51 @@ pub fn build_variants(
         _ => Vec::new(),
     };
     // A create refusing some requests: which top-level fields repeated a record the session
-    // still held (a name already taken).
-    let duplicates = match &plan.primary_key {
+    // still held (a name already taken), and which one the same principal had created (a
+    // name taken by its owner, which another user may take too).
+    let (duplicates, own_duplicates) = match &plan.primary_key {
         Some(pk)
             if refuses && values::is_2xx(primary) && plan.state_op == Some(StateOp::Create) =>
         {
-            crate::duplicate_values::duplicate_fields(group, pk, obs)
+            (
+                crate::duplicate_values::duplicate_fields(group, pk, obs, false),
+                crate::duplicate_values::duplicate_fields(group, pk, obs, true),
+            )
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), Vec::new()),
     };
     for (status, ks) in &by_status {
         // The statuses an API refuses a duplicate with (a 404 or a 403 says something else).
         let duplicate_refusal =
             matches!(status, 400 | 409 | 422) && *status != primary && !duplicates.is_empty();
         let mentions = |k: usize, f: &str| crate::duplicate_values::answer_mentions(at(k), f);
-        // Every refusal repeated the field, or some did and the rest refused something else.
-        let split = if duplicate_refusal {
-            match crate::duplicate_values::refused_duplicate(
-                &duplicates,
+        // Every refusal repeated the field, or some did and the rest refused something else:
+        // of any record the session held, else of the acting principal's own.
+        let split_by = |dups: &[BTreeSet<String>]| match crate::duplicate_values::refused_duplicate(
+            dups,
+            ks,
+            &primary_ks,
+            &mentions,
+        ) {
+            Some(field) => Some((field, ks.clone(), Vec::new())),
+            None => crate::duplicate_values::refused_duplicate_part(
+                dups,
                 ks,
                 &primary_ks,
                 &mentions,
-            ) {
-                Some(field) => Some((field, ks.clone(), Vec::new())),
-                None => crate::duplicate_values::refused_duplicate_part(
-                    &duplicates,
-                    ks,
-                    &primary_ks,
-                    &mentions,
-                    &|k, f| at(k).sends(&format!("/{}", wraith_model::pointer::escape_token(f))),
-                ),
-            }
+                &|k, f| at(k).sends(&format!("/{}", wraith_model::pointer::escape_token(f))),
+            ),
+        };
+        let split = if duplicate_refusal {
+            split_by(&duplicates)
+                .map(|s| (s, false))
+                .or_else(|| split_by(&own_duplicates).map(|s| (s, true)))
         } else {
             None
         };
         let rest_of_refusals;
         let ks = match split {
-            Some((field, part, rest)) => {
+            Some(((field, part, rest), per_principal)) => {
                 let pointer = format!("/{}", wraith_model::pointer::escape_token(&field));
                 parts.push((
                     *status,
@@ -233,11 +241,13 @@ pub fn build_variants(
                     vec![Guard::DuplicateValue {
                         pointer: pointer.clone(),
                         duplicate: true,
+                        per_principal,
                     }],
                 ));
                 let fresh = Guard::DuplicateValue {
                     pointer,
                     duplicate: false,
+                    per_principal,
                 };
                 if !primary_extra.contains(&fresh) {
                     primary_extra.push(fresh);

@@ -18,6 +18,7 @@ fn widgets_engine() -> wraith_engine::Engine {
             Guard::DuplicateValue {
                 pointer: "/name".into(),
                 duplicate: true,
+                per_principal: false,
             },
             obj(vec![("error", c(json!("conflict")))]),
         )
@@ -26,6 +27,7 @@ fn widgets_engine() -> wraith_engine::Engine {
             Guard::DuplicateValue {
                 pointer: "/name".into(),
                 duplicate: false,
+                per_principal: false,
             },
             obj(vec![
                 ("id", gen_id(cus_id())),

@@ -51,6 +51,7 @@ fn assert_guarded_on_name(g: &[(u16, Guard)], status: u16) {
     let guard = |duplicate| Guard::DuplicateValue {
         pointer: "/name".into(),
         duplicate,
+        per_principal: false,
     };
     assert!(g.contains(&(status, guard(true))), "{g:?}");
     assert!(g.contains(&(201, guard(false))), "{g:?}");
@@ -150,4 +151,36 @@ fn a_duplicate_key_among_other_refusals_of_its_status_is_guarded_on_the_duplicat
     }
     let g = guards_of(runs, "/v1/projects");
     assert_guarded_on_name(&g, 422);
+}
+
+/// `e` sent with `Authorization: Bearer <who>`.
+fn by(who: &str, mut e: Exchange) -> Exchange {
+    e.request
+        .headers
+        .insert("authorization".into(), vec![format!("Bearer {who}")]);
+    e
+}
+
+#[test]
+fn a_conflict_only_on_a_name_the_same_user_holds_is_a_duplicate_per_principal() {
+    let g = guards(vec![
+        vec![
+            by("alice", create("alpha", "w1")),
+            by("bob", create("alpha", "w2")),
+            by("alice", taken("alpha")),
+        ],
+        vec![
+            by("bob", create("kilo", "w3")),
+            by("alice", create("kilo", "w4")),
+            by("bob", taken("kilo")),
+            by("alice", create("lima", "w5")),
+        ],
+    ]);
+    let guard = |duplicate| Guard::DuplicateValue {
+        pointer: "/name".into(),
+        duplicate,
+        per_principal: true,
+    };
+    assert!(g.contains(&(409, guard(true))), "{g:?}");
+    assert!(g.contains(&(201, guard(false))), "{g:?}");
 }

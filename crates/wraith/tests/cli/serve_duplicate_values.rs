@@ -175,3 +175,53 @@ async fn a_name_key_taken_is_refused_beside_the_missing_name_refusal_of_the_same
         .await
         .assert_status(200);
 }
+
+/// Recorded session `n`: alice and bob each create `shared-n`, and alice is refused a second
+/// one: a name unique per user, not across them.
+fn record_per_user(t: &Twin, n: u64) {
+    let name = format!("shared-{n}");
+    let w = |k: u64| json!({"id": format!("wid_{n:02}{k:02}Kq9Lm2Rt"), "name": name});
+    let conflict = json!({"error": "conflict", "message": "name already taken"});
+    let entries = vec![
+        har::by(
+            "Bearer alice",
+            201,
+            create(json!({"name": name}), &w(0), 201),
+        ),
+        har::by("Bearer bob", 201, create(json!({"name": name}), &w(1), 201)),
+        har::by(
+            "Bearer alice",
+            409,
+            create(json!({"name": name}), &conflict, 409),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("session-{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn a_name_unique_per_user_is_refused_to_its_owner_and_accepted_for_another() {
+    let t = Twin::init("widgets", ORIGIN);
+    for n in 0..3 {
+        record_per_user(&t, n);
+    }
+    har::synth(&t, &[KEY]);
+    let s = t.serve_env(&[], &[KEY]);
+    let as_ = |who: &'static str| [("authorization", who)];
+    let post = |who: &'static str| {
+        let s = &s;
+        async move {
+            s.send(
+                "POST",
+                "/v1/widgets",
+                Some("a"),
+                &as_(who),
+                Some(json!({"name": "oscar"})),
+            )
+            .await
+        }
+    };
+    post("Bearer alice").await.assert_status(201);
+    post("Bearer bob").await.assert_status(201);
+    post("Bearer alice").await.assert_status(409);
+    post("Bearer bob").await.assert_status(409);
+}
