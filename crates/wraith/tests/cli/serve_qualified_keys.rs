@@ -193,18 +193,8 @@ async fn a_star_of_a_repository_the_session_created_is_accepted_listed_and_taken
         .send("PUT", "/user/starred/bob/new-harbor", s, &as_(ALICE), None)
         .await
         .assert_status(204);
-    let stars = server
-        .send("GET", "/user/starred", s, &as_(ALICE), None)
-        .await;
-    stars.assert_status(200);
-    let listed = stars.json();
-    let names: Vec<&str> = listed
-        .as_array()
-        .expect("a list")
-        .iter()
-        .filter_map(|r| r["full_name"].as_str())
-        .collect();
-    assert!(names.contains(&"bob/new-harbor"), "{}", stars.json());
+    let stars = starred(&server, s).await;
+    assert!(stars.iter().any(|n| n == "bob/new-harbor"), "{stars:?}");
     // One nobody made is still refused, as recorded.
     server
         .send("PUT", "/user/starred/carol/nowhere", s, &as_(ALICE), None)
@@ -221,15 +211,8 @@ async fn a_star_of_a_repository_the_session_created_is_accepted_listed_and_taken
         )
         .await
         .assert_status(204);
-    let stars = server
-        .send("GET", "/user/starred", s, &as_(ALICE), None)
-        .await;
-    stars.assert_status(200);
-    assert!(
-        !stars.json().to_string().contains("bob/new-harbor"),
-        "{}",
-        stars.json()
-    );
+    let stars = starred(&server, s).await;
+    assert!(!stars.iter().any(|n| n == "bob/new-harbor"), "{stars:?}");
     server
         .send(
             "DELETE",
@@ -240,4 +223,19 @@ async fn a_star_of_a_repository_the_session_created_is_accepted_listed_and_taken
         )
         .await
         .assert_status(404);
+}
+
+/// The `full_name` of every repository alice's `GET /user/starred` lists in session `s`.
+async fn starred(server: &support::Server, s: Option<&str>) -> Vec<String> {
+    let stars = server
+        .send("GET", "/user/starred", s, &[("authorization", ALICE)], None)
+        .await;
+    stars.assert_status(200);
+    stars
+        .json()
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|r| r["full_name"].as_str().map(str::to_string))
+        .collect()
 }
