@@ -434,10 +434,17 @@ fn merge_route(base: &mut Route, ov: &Route, problems: &mut Vec<String>) -> Rout
     let mut added = RouteAdded::default();
     let ov = rename_params(ov, &base.params);
 
-    // State binding: state op, entity type and id parameter travel together.
+    // State binding: state op, entity type, id parameter and its qualifier travel together.
     let base_bound = base.state_op.is_some() || base.entity_type.is_some();
     let ov_bound = ov.state_op.is_some() || ov.entity_type.is_some();
-    let binding = |r: &Route| (r.state_op, r.entity_type.clone(), r.id_param.clone());
+    let binding = |r: &Route| {
+        (
+            r.state_op,
+            r.entity_type.clone(),
+            r.id_param.clone(),
+            r.key_qualifier.clone(),
+        )
+    };
     if base_bound && ov_bound && binding(base) != binding(&ov) {
         problems.push(format!(
             "state binding differs: {} here, {} in this input",
@@ -448,6 +455,7 @@ fn merge_route(base: &mut Route, ov: &Route, problems: &mut Vec<String>) -> Rout
         base.state_op = ov.state_op;
         base.entity_type = ov.entity_type.clone();
         base.id_param = ov.id_param.clone();
+        base.key_qualifier = ov.key_qualifier.clone();
         added.other = true;
     }
 
@@ -573,9 +581,10 @@ fn answers(e: &ExactEntry) -> Vec<Answer<'_>> {
 fn describe_binding(r: &Route) -> String {
     let op = r.state_op.map_or("no state op", |o| o.as_str());
     let ty = r.entity_type.as_deref().unwrap_or("no entity type");
-    match &r.id_param {
-        Some(p) => format!("`{op} {ty}` (id :{p})"),
-        None => format!("`{op} {ty}`"),
+    match (&r.id_param, &r.key_qualifier) {
+        (Some(p), Some(q)) => format!("`{op} {ty}` (id :{q}/:{p})"),
+        (Some(p), None) => format!("`{op} {ty}` (id :{p})"),
+        (None, _) => format!("`{op} {ty}`"),
     }
 }
 
@@ -797,6 +806,9 @@ fn rename_params(ov: &Route, names: &[String]) -> Route {
     };
     r.params = names.to_vec();
     if let Some(p) = r.id_param.as_mut() {
+        rename(p);
+    }
+    if let Some(p) = r.key_qualifier.as_mut() {
         rename(p);
     }
     for pp in &mut r.parent_params {
@@ -1148,6 +1160,32 @@ mod tests {
         let text = serde_json::to_string(&c.model.routes[0].variants).unwrap();
         assert!(text.contains(r#""param":"id""#), "{text}");
         assert!(!text.contains(r#""param":"item""#), "{text}");
+    }
+
+    #[test]
+    fn an_overlays_key_qualifier_travels_with_its_binding_under_the_base_names() {
+        let base = model(vec![route("GET", "/repos/:a/:b", &["a", "b"], vec![])]);
+        let mut ov = model(vec![route(
+            "GET",
+            "/repos/:owner/:name",
+            &["owner", "name"],
+            vec![],
+        )]);
+        let r = &mut ov.routes[0];
+        r.state_op = Some(wraith_model::StateOp::Read);
+        r.entity_type = Some("repos".into());
+        r.id_param = Some("name".into());
+        r.key_qualifier = Some("owner".into());
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        let got = &c.model.routes[0];
+        assert_eq!(got.id_param.as_deref(), Some("b"));
+        assert_eq!(got.key_qualifier.as_deref(), Some("a"));
+        // The same binding without the qualifier names another key: a conflict.
+        let mut unqualified = c.model.clone();
+        unqualified.routes[0].key_qualifier = None;
+        let c = compose(&[&c.model, &unqualified]);
+        assert_eq!(c.conflicts.len(), 1, "{:?}", c.conflicts);
     }
 
     #[test]
