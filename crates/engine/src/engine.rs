@@ -1287,9 +1287,24 @@ impl Engine {
         }
         let route = &self.model.routes[call.m.route];
         let params: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        let own_list = params.is_empty();
         let members = ns.members.get(&(route.path.clone(), params))?;
         let member_type = self.member_type_of(route)?;
-        let items = self.member_items(ns, route, &call.path, &member_type, members);
+        // A list without path parameters is the reader's own (`/user/starred`): a member a
+        // path's write added shows only to the principals whose writes added it.
+        let reader = own_list.then(|| self.principal_of(call));
+        let shown: Vec<String> = members
+            .iter()
+            .filter(|m| {
+                reader.as_ref().is_none_or(|p| {
+                    ns.member_adders
+                        .get(&(route.path.clone(), (*m).clone()))
+                        .is_none_or(|adders| adders.contains(p))
+                })
+            })
+            .cloned()
+            .collect();
+        let items = self.member_items(ns, route, &call.path, &member_type, &shown);
         // The route's own 2xx answer for its status and headers (a recorded content type),
         // with the session's members as its body.
         let Some(variant) = route

@@ -88,8 +88,18 @@ impl Engine {
                             .or_default()
                             .insert(principal.clone());
                     } else {
-                        ns.member_adders
-                            .remove(&(effect.list_path.clone(), id.clone()));
+                        // A list without path parameters is each principal's own (stars):
+                        // the remover's write takes back only its own add, and the member
+                        // stays while another principal's add holds it.
+                        let own_lists = param_count(&effect.list_path) == 0;
+                        let adders_key = (effect.list_path.clone(), id.clone());
+                        if own_lists && let Some(adders) = ns.member_adders.get_mut(&adders_key) {
+                            changed |= adders.remove(&principal);
+                            if !adders.is_empty() {
+                                continue;
+                            }
+                        }
+                        ns.member_adders.remove(&adders_key);
                         for (_, list) in ns
                             .members
                             .range_mut((effect.list_path.clone(), Vec::new())..)

@@ -147,3 +147,36 @@ async fn a_record_another_principal_added_is_no_member_for_this_one() {
         .await
         .assert_status(404);
 }
+
+#[tokio::test]
+async fn a_list_without_path_parameters_is_each_principals_own() {
+    let (_twin, server) = serving_a_new_repository().await;
+    let (s, path) = (Some("agent"), "/user/starred/alice/new-harbor");
+    const BOB: &[(&str, &str)] = &[("authorization", "token bob-token")];
+    const CAROL: &[(&str, &str)] = &[("authorization", "token carol-token")];
+    let stars = |who: &'static [(&'static str, &'static str)]| {
+        let server = &server;
+        async move {
+            let listed = server.send("GET", "/user/starred", s, who, None).await;
+            listed.assert_status(200);
+            har::names(&listed)
+        }
+    };
+    server
+        .send("PUT", path, s, BOB, None)
+        .await
+        .assert_status(204);
+    assert_eq!(stars(BOB).await, ["new-harbor"]);
+    assert_eq!(stars(CAROL).await, Vec::<String>::new());
+    server
+        .send("PUT", path, s, CAROL, None)
+        .await
+        .assert_status(204);
+    // bob takes his star back; carol's still holds the repository in her list.
+    server
+        .send("DELETE", path, s, BOB, None)
+        .await
+        .assert_status(204);
+    assert_eq!(stars(BOB).await, Vec::<String>::new());
+    assert_eq!(stars(CAROL).await, ["new-harbor"]);
+}
