@@ -560,15 +560,12 @@ pub fn member_effects(
 /// it where the write's id is qualified ([`RoutePlan::key_qualifier`]).
 fn member_key(w: &RouteGroup, p: &RoutePlan, k: usize, vals: &[String]) -> Option<String> {
     let own = vals.get(k)?;
-    let qualified =
-        k > 0 && p.key_qualifier.is_some() && w.params.get(k - 1) == p.key_qualifier.as_ref();
-    if qualified {
-        Some(format!(
+    match w.qualifier_value(vals, k, p.key_qualifier.as_deref()) {
+        Some(q) => Some(format!(
             "{}/{}",
-            values::decode_segment(vals.get(k - 1)?),
+            values::decode_segment(q),
             values::decode_segment(own)
-        ))
-    } else {
-        Some(own.clone())
+        )),
+        None => Some(own.clone()),
     }
 }

@@ -207,17 +207,10 @@ impl RouteGroup {
     /// parameters (`/repos/:owner/:name` → `alice/web`): the key of a record a qualifier names
     /// ([`wraith_model::Route::key_qualifier`]).
     pub fn qualified_id(&self, k: usize) -> Option<String> {
-        let [.., Seg::Param(_), Seg::Param(_)] = self.segs.as_slice() else {
+        let [.., Seg::Param(qualifier), Seg::Param(id)] = self.segs.as_slice() else {
             return None;
         };
-        let [.., qualifier, id] = self.param_values.get(k)?.as_slice() else {
-            return None;
-        };
-        Some(format!(
-            "{}/{}",
-            values::decode_segment(qualifier),
-            values::decode_segment(id)
-        ))
+        self.key_value(k, id, Some(qualifier))
     }
 
     /// Exchange `k`'s value of `param` as a record key: joined with its qualifier's value
@@ -226,12 +219,24 @@ impl RouteGroup {
         let at = self.params.iter().position(|p| p == param)?;
         let values = self.param_values.get(k)?;
         let own = values::decode_segment(values.get(at)?);
-        match qualifier {
-            Some(q) if at > 0 && self.params.get(at - 1).map(String::as_str) == Some(q) => Some(
-                format!("{}/{own}", values::decode_segment(values.get(at - 1)?)),
-            ),
-            _ => Some(own),
+        match self.qualifier_value(values, at, qualifier) {
+            Some(q) => Some(format!("{}/{own}", values::decode_segment(q))),
+            None => Some(own),
         }
+    }
+
+    /// Of one exchange's path `values`, the raw value qualifying the one at `at`: the one
+    /// before it, where `qualifier` names that parameter.
+    pub fn qualifier_value<'v>(
+        &self,
+        values: &'v [String],
+        at: usize,
+        qualifier: Option<&str>,
+    ) -> Option<&'v String> {
+        let before = at.checked_sub(1)?;
+        (qualifier.is_some() && self.params.get(before).map(String::as_str) == qualifier)
+            .then(|| values.get(before))
+            .flatten()
     }
     /// The route's recorded 2xx answers that are JSON objects, each with what `sent` reads of
     /// its request's top-level arrays (by field); `None` when no request sent a non-empty one,
