@@ -189,6 +189,7 @@ fn bench_engine() -> Engine {
                 records: Default::default(),
                 read_prefixes: Default::default(),
                 keyed_per_parent: false,
+                alternate_key: None,
             },
         )]),
         diagnostics: Vec::new(),

@@ -41,6 +41,7 @@ mod member_effects;
 mod member_items;
 mod mentions;
 mod minted_fields;
+mod parent_sequences;
 mod path_filter;
 mod replay_cache;
 mod run_history;
@@ -895,7 +896,7 @@ impl Engine {
             return self.route_miss();
         };
         let ct = req.header("content-type");
-        let call = Call {
+        let mut call = Call {
             req,
             method: method.to_string(),
             head: method == "HEAD",
@@ -907,6 +908,8 @@ impl Engine {
         let mut guard = ns.lock();
         guard.requests += 1;
         let ns = &mut *guard;
+        // A path naming a record by a field counted per parent names it by its key from here.
+        self.resolve_alternate_keys(ns, &mut call);
         if let Some(refused) = self.state_limit(ns, &call) {
             return refused;
         }
@@ -3351,6 +3354,10 @@ impl Engine {
             let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
             out.origins.clear_under(&at);
             out.sources.set(&at, FieldSource::State);
+        }
+        for field in self.number_in_parent(ns, call, route, &ty, entity) {
+            let at = format!("{}/{field}", unescape_pointer(&ptr));
+            out.sources.set(&at, FieldSource::Generated);
         }
         let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         if !client_named && !named_by_path {

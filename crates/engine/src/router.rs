@@ -43,6 +43,10 @@ pub(crate) struct RouteInfo {
     /// repository) or steps counters of. Whether the session holds one says whether the path
     /// names something.
     pub named_records: Vec<(String, String)>,
+    /// Path parameters that name a record of a type with an alternate key
+    /// (`EntityType::alternate_key`), as `(position, entity type, field)`: the route's own
+    /// record (unless a qualifier spells its key) and its parents.
+    pub alternate_keyed: Vec<(usize, String, String)>,
 }
 
 pub(crate) struct Router {
@@ -112,6 +116,39 @@ fn set_member_probes(model: &Model, info: &mut [RouteInfo]) {
             info.member_probe = writers
                 .get(&(route.origin.as_deref(), route.path.as_str()))
                 .cloned();
+        }
+    }
+}
+
+/// Fill [`RouteInfo::alternate_keyed`] from each route's record and parents.
+fn set_alternate_keyed(model: &Model, info: &mut [RouteInfo]) {
+    for (route, info) in model.routes.iter().zip(info.iter_mut()) {
+        for (at, name) in route.params.iter().enumerate() {
+            let ty = if route.id_param.as_ref() == Some(name) {
+                // A qualified key is spelled by two values, not named by a count.
+                let qualified = at
+                    .checked_sub(1)
+                    .is_some_and(|b| route.key_qualifier.as_ref() == route.params.get(b));
+                if qualified {
+                    continue;
+                }
+                route.entity_type.as_deref()
+            } else {
+                route
+                    .parent_params
+                    .iter()
+                    .find(|p| p.param == *name)
+                    .map(|p| p.entity_type.as_str())
+            };
+            if let Some(ty) = ty
+                && let Some(field) = model
+                    .entity_types
+                    .get(ty)
+                    .and_then(|t| t.alternate_key.as_ref())
+            {
+                info.alternate_keyed
+                    .push((at, ty.to_string(), field.clone()));
+            }
         }
     }
 }
@@ -190,6 +227,7 @@ impl Router {
         }
         set_member_probes(model, &mut info);
         set_named_records(model, &mut info);
+        set_alternate_keyed(model, &mut info);
         let mut long: BTreeMap<String, Vec<LongTemplate>> = BTreeMap::new();
         for ((method, path), routes) in grouped {
             if let Some(&first) = routes.first()
@@ -292,6 +330,7 @@ impl Router {
             recorded_ok_last: HashSet::new(),
             member_probe: None,
             named_records: Vec::new(),
+            alternate_keyed: Vec::new(),
         });
         Ok(idx)
     }
@@ -375,6 +414,7 @@ fn route_info(route: &Route) -> RouteInfo {
         recorded_ok_last,
         member_probe: None,
         named_records: Vec::new(),
+        alternate_keyed: Vec::new(),
         param_names,
         name: format!("{} {}", route.method, route.path),
         origin_authority,

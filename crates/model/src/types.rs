@@ -72,6 +72,15 @@ pub struct Route {
     /// `None` (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_qualifier: Option<String>,
+    /// For a create: top-level fields of the created record counted from one within each
+    /// parent (the records of the type created under the same path parameters), as an
+    /// issue's `number` counts in its repository. The engine answers one more than the
+    /// highest the session has numbered under those parents. Synth learns a field whose values
+    /// rose by one with each create under a parent in every recorded session, and repeated
+    /// under two parents in one session (which a count across the type never does). Empty
+    /// (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parent_sequences: Vec<String>,
     /// Parameters naming parent entities, as (param name, parent entity type), for nested
     /// collections such as `/orgs/:org/repos`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1657,6 +1666,13 @@ pub struct EntityType {
     /// otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keyed_per_parent: bool,
+    /// A field counted within each parent (a create's `parent_sequences`) that held the
+    /// path's id in every recorded read and update answer, as the primary key did (an issue's
+    /// `number` beside an `id` equal to it): a path value the session holds no record under
+    /// names the record of the same parents whose field holds it. `None` (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternate_key: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

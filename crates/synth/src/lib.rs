@@ -57,6 +57,7 @@ pub mod mentions;
 pub mod mirrored_lists;
 pub mod observe;
 pub mod parent_keys;
+mod parent_sequences;
 pub mod path_filter;
 pub mod read_prefixes;
 pub mod read_progressions;
@@ -330,6 +331,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
+    parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
     for (route, stepped) in built.iter_mut().zip(stepped) {
         route.create_counters = stepped;
     }
@@ -470,6 +472,8 @@ fn build_route(
         entity_type: plan.entity_type.clone(),
         id_param: plan.id_param.clone(),
         key_qualifier: plan.key_qualifier.clone(),
+        // Filled by `synthesize` (see `parent_sequences`).
+        parent_sequences: Vec::new(),
         parent_params: plan.parent_params.clone(),
         record_at: plan.record_at.clone(),
         list,

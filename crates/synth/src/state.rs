@@ -63,6 +63,10 @@ pub struct RoutePlan {
 pub struct Plans {
     pub routes: Vec<RoutePlan>,
     pub primary_keys: BTreeMap<String, String>,
+    /// Per entity type, the other fields that held the path's id in every read and update
+    /// answer the primary key held it in (an issue's `number` beside its `id`, where each
+    /// issue's two were equal): the paths may name either.
+    pub tied_keys: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Literal path words before position `end` (exclusive), version prefixes and empty
@@ -552,6 +556,7 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
             qualified_keyed.insert(entity.clone());
         }
     }
+    let mut tied_keys: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for entity in &seen_entities {
         if qualified_keyed.contains(entity) {
             continue;
@@ -569,6 +574,18 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
                     .map(|(k, _)| k.clone())
             })
             .unwrap_or_else(|| "id".to_string());
+        if let Some(votes) = pk_votes.get(entity)
+            && let Some(&n) = votes.get(&pk)
+        {
+            let tied: BTreeSet<String> = votes
+                .iter()
+                .filter(|(field, v)| **v == n && **field != pk)
+                .map(|(field, _)| field.clone())
+                .collect();
+            if !tied.is_empty() {
+                tied_keys.insert(entity.clone(), tied);
+            }
+        }
         primary_keys.insert(entity.clone(), pk);
     }
 
@@ -719,6 +736,7 @@ pub fn plan_routes(groups: &[RouteGroup], obs: &[Obs<'_>]) -> Plans {
     Plans {
         routes: plans,
         primary_keys,
+        tied_keys,
     }
 }
 
@@ -873,6 +891,7 @@ pub fn entity_types(
                 // Filled by `synthesize` (see `read_prefixes`).
                 read_prefixes: BTreeMap::new(),
                 keyed_per_parent: false,
+                alternate_key: None,
             },
         );
     }

@@ -33,6 +33,7 @@ mod list_set_filters;
 mod list_sorts;
 mod mirrored_lists;
 mod parent_keys;
+mod parent_sequences;
 mod path_filter;
 mod path_memberships;
 mod qualified_keys;

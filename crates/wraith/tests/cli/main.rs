@@ -91,6 +91,7 @@ mod serve_offset_links;
 mod serve_own_records;
 mod serve_page_totals;
 mod serve_parent_objects;
+mod serve_parent_sequences;
 mod serve_path_filter;
 mod serve_path_memberships;
 mod serve_path_spellings;

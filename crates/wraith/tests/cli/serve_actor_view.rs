@@ -27,6 +27,7 @@ fn entity(prefix: Option<&str>, known: &[&str]) -> EntityType {
         records: BTreeMap::new(),
         read_prefixes: BTreeMap::new(),
         keyed_per_parent: false,
+        alternate_key: None,
     }
 }
 

@@ -286,6 +286,7 @@ pub fn entity_type(known: &[&str], missing: &[&str], records: Vec<Value>) -> Ent
             .collect(),
         read_prefixes: Default::default(),
         keyed_per_parent: false,
+        alternate_key: None,
     }
 }
 

@@ -406,6 +406,7 @@ pub fn shop(twin: &str) -> Model {
             records: BTreeMap::from([("cus_1".to_string(), cus_1())]),
             read_prefixes: BTreeMap::new(),
             keyed_per_parent: false,
+            alternate_key: None,
         },
     );
     entity_types.insert(
@@ -418,6 +419,7 @@ pub fn shop(twin: &str) -> Model {
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
             keyed_per_parent: false,
+            alternate_key: None,
         },
     );
     entity_types.insert(
@@ -430,6 +432,7 @@ pub fn shop(twin: &str) -> Model {
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
             keyed_per_parent: false,
+            alternate_key: None,
         },
     );
     entity_types.insert(
@@ -442,6 +445,7 @@ pub fn shop(twin: &str) -> Model {
             records: BTreeMap::new(),
             read_prefixes: BTreeMap::new(),
             keyed_per_parent: false,
+            alternate_key: None,
         },
     );
     let mut routes = routes;
