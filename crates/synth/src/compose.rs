@@ -472,6 +472,14 @@ fn merge_route(base: &mut Route, ov: &Route, problems: &mut Vec<String>) -> Rout
             }
         }
     }
+    // Fields counted per parent: either input's count is the created record's.
+    for field in &ov.parent_sequences {
+        if !base.parent_sequences.contains(field) {
+            base.parent_sequences.push(field.clone());
+            base.parent_sequences.sort();
+            added.other = true;
+        }
+    }
 
     match (&mut base.list, &ov.list) {
         (None, Some(l)) => {
@@ -684,6 +692,13 @@ fn merge_entity(
             "primary key is `{}` here, `{}` in this input",
             base.primary_key, ov.primary_key
         ));
+    }
+    match (&base.alternate_key, &ov.alternate_key) {
+        (None, Some(k)) => base.alternate_key = Some(k.clone()),
+        (Some(a), Some(b)) if a != b => problems.push(format!(
+            "paths name records by `{a}` beside the key here, by `{b}` in this input"
+        )),
+        _ => {}
     }
     match (&mut base.id_shape, &ov.id_shape) {
         (None, Some(s)) => base.id_shape = Some(s.clone()),
@@ -1233,6 +1248,37 @@ mod tests {
         let c = compose(&[&base, &ov2]);
         assert_eq!(c.conflicts.len(), 1);
         assert_eq!(c.conflicts[0].path, "entity_types/things");
+    }
+
+    #[test]
+    fn an_overlays_counted_fields_and_alternate_key_join_the_base() {
+        let issues = |alternate: Option<&str>| {
+            let et: EntityType = serde_json::from_value(json!({
+                "primary_key": "id", "known_ids": [], "known_missing": [],
+                "alternate_key": alternate
+            }))
+            .unwrap();
+            et
+        };
+        let mut base = model(vec![route("POST", "/repos/:a/issues", &["a"], vec![])]);
+        base.entity_types.insert("issues".into(), issues(None));
+        let mut ov = model(vec![route("POST", "/repos/:a/issues", &["a"], vec![])]);
+        ov.routes[0].parent_sequences = vec!["number".into()];
+        ov.entity_types
+            .insert("issues".into(), issues(Some("number")));
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        assert_eq!(c.model.routes[0].parent_sequences, ["number".to_string()]);
+        assert_eq!(
+            c.model.entity_types["issues"].alternate_key.as_deref(),
+            Some("number")
+        );
+        // Another field named beside the key is a conflict.
+        let mut other = ov.clone();
+        other
+            .entity_types
+            .insert("issues".into(), issues(Some("iid")));
+        assert_eq!(compose(&[&c.model, &other]).conflicts.len(), 1);
     }
 
     #[test]
