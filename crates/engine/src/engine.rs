@@ -48,6 +48,7 @@ mod run_history;
 pub(crate) use run_history::{RunId, RunSet};
 mod not_found;
 mod read_progressions;
+mod records_by_value;
 mod scripted;
 mod segment_members;
 mod sent_expansions;
@@ -3351,6 +3352,12 @@ impl Engine {
         // The session's records the request names by an array of keys, where the answers
         // list them.
         for at in self.embed_lists(ns, call, route, (variant, Some(&ptr)), entity) {
+            let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
+            out.origins.clear_under(&at);
+            out.sources.set(&at, FieldSource::State);
+        }
+        // The records the request names by value, created where the session lacks them.
+        for at in self.list_records_by_value(ns, call, route, entity) {
             let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
             out.origins.clear_under(&at);
             out.sources.set(&at, FieldSource::State);

@@ -245,6 +245,13 @@ pub struct Route {
     /// otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mirrored_lists: Vec<MirroredList>,
+    /// For a create whose request names records of another type by the value of one of their
+    /// fields (an issue's `labels: ["bug"]` naming its repository's labels by `name`): the
+    /// answer array listing those records, created under the same path parameters where none
+    /// holds the value, see [`RecordsByValue`]. Empty (and not written) otherwise, so older
+    /// models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records_by_value: Vec<RecordsByValue>,
     /// For a bodiless write naming a member of a record's array by a path segment (`PUT
     /// /repos/:o/:r/issues/:n/labels/:name`): the array it adds the member to or takes it
     /// out of, which it answers (see [`SegmentMember`]). Absent (and not written) otherwise, so
@@ -314,6 +321,29 @@ pub struct EmbeddedList {
     pub at: String,
     /// The entity type the keys name (a key of `Model::entity_types`).
     pub entity_type: String,
+}
+
+/// An answer array listing the records a request array names by value (see
+/// [`Route::records_by_value`]): in every recorded 2xx answer of the create, the array held,
+/// item for item in the order sent, a record of `entity_type` whose `by` field was the sent
+/// value; a value the session had no such record of under the create's path parameters was
+/// answered a record created there with a fresh key, `by` set to the value and `defaults`
+/// (a label created by naming it: `color: "ededed"`), which later lists of the type show.
+/// The engine answers the session's record under the same path parameters whose `by` field
+/// holds each value, and creates one as recorded where none does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordsByValue {
+    /// JSON pointer of the request's array of values (`/labels`).
+    pub field: String,
+    /// JSON pointer of the answer's array (`/labels`).
+    pub at: String,
+    /// The entity type of the listed records (`labels`).
+    pub entity_type: String,
+    /// The record field holding the sent value (`name`).
+    pub by: String,
+    /// A created record's other fields but its key, as every recorded one showed them, in
+    /// recorded order.
+    pub defaults: serde_json::Map<String, Value>,
 }
 
 /// An answer array whose items mirror the objects a request array sent (see

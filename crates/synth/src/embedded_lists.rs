@@ -112,7 +112,7 @@ type Answers = Vec<(BTreeMap<String, Vec<String>>, Value)>;
 /// The top-level request fields that sent an array of scalar keys (`/media_ids/0`,
 /// `/media_ids/1`, as a form's `media_ids[]` parse too), by field name, in index order; an
 /// empty array sent is a field with no keys. Fields holding anything else are left out.
-fn sent_keys(o: &Obs<'_>) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn sent_keys(o: &Obs<'_>) -> BTreeMap<String, Vec<String>> {
     o.fold_top_level_fields(|keys: &mut Vec<String>, tokens, value| {
         match (tokens.next(), tokens.next()) {
             (None, None) => value.as_array().is_some_and(Vec::is_empty),

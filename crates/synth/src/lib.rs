@@ -62,6 +62,7 @@ pub mod path_filter;
 pub mod read_prefixes;
 pub mod read_progressions;
 pub mod record_classes;
+mod records_by_value;
 pub mod refusal_reads;
 pub mod request_keying;
 pub mod routes;
@@ -323,6 +324,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     cascades::learn(&templated, &mut built, &entity_types, &obs);
     child_refs::learn(&templated, &mut built, &entity_types, &obs);
     embedded_lists::learn(&templated, &mut built, &entity_types, &obs);
+    records_by_value::learn(&templated, &mut built, &entity_types, &obs);
     let expansions = sent_expansions::learn(&templated, &built, &entity_types, &obs);
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
@@ -474,6 +476,8 @@ fn build_route(
         key_qualifier: plan.key_qualifier.clone(),
         // Filled by `synthesize` (see `parent_sequences`).
         parent_sequences: Vec::new(),
+        // Filled by `synthesize` (see `records_by_value`).
+        records_by_value: Vec::new(),
         parent_params: plan.parent_params.clone(),
         record_at: plan.record_at.clone(),
         list,

@@ -100,12 +100,32 @@ impl Engine {
             .unwrap_or_default();
         if rule.adds {
             if !items.iter().any(|it| is_member(it, &rule.key, member)) {
-                // The answer's own item for the member (its other fields), else the name alone.
-                let rendered = out.body.json().and_then(|b| {
-                    b.as_array()?
-                        .iter()
-                        .find(|it| is_member(it, &rule.key, member))
-                        .cloned()
+                // The session's record of that name where a create names such members by
+                // value (a label of the repository), else the answer's own item for
+                // the member (its other fields), else the name alone.
+                let at = call
+                    .m
+                    .params
+                    .iter()
+                    .position(|(n, _)| *n == rule.record_param)
+                    .unwrap_or(0);
+                let parents: Vec<String> =
+                    call.m.params[..at].iter().map(|(_, v)| v.clone()).collect();
+                let held = self.member_by_value(
+                    ns,
+                    &rule.entity_type,
+                    &rule.field,
+                    &rule.key,
+                    &parents,
+                    member,
+                );
+                let rendered = held.or_else(|| {
+                    out.body.json().and_then(|b| {
+                        b.as_array()?
+                            .iter()
+                            .find(|it| is_member(it, &rule.key, member))
+                            .cloned()
+                    })
                 });
                 items.push(rendered.unwrap_or_else(|| {
                     let mut item = Map::new();

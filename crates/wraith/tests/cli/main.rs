@@ -102,6 +102,7 @@ mod serve_qualified_paths;
 mod serve_read_progressions;
 mod serve_recorded;
 mod serve_recorded_control_headers;
+mod serve_records_by_value;
 mod serve_refusal_only_reads;
 mod serve_replay_check;
 mod serve_replay_policy_config;
