@@ -16,7 +16,7 @@
 //! [`ArrayNode::List`], where elements are matched order-independently. When the twin claims an
 //! exact replay (`X-Wraith-Replay`), the caller passes no template and every position is exact.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use foldhash::HashSet;
 
@@ -400,14 +400,25 @@ use crate::rules::PathSeg as Seg;
 /// field (`user.id`, the same users wherever an issue or a comment embeds them); for a field
 /// of the answer's own record (at the top, or an item of a top-level list), the route's
 /// entity type and the field (`issues:id`, so a comment's id `1` is not issue `1`).
-pub(crate) fn position_kind(record_type: Option<&str>, segs: &[Seg<'_>]) -> String {
+///
+/// Where the model says what records a nested key holds (`nested`, from
+/// `Route::records_by_value`: an issue's `labels` are `labels` records), a field of one is
+/// that type's field (`labels:id`), as in the type's own answers.
+pub(crate) fn position_kind(
+    record_type: Option<&str>,
+    segs: &[Seg<'_>],
+    nested: Option<&BTreeMap<String, String>>,
+) -> String {
     let mut keys = segs.iter().filter_map(|s| match s {
         Seg::Key(k) => Some(*k),
         Seg::Index(_) => None,
     });
     let last = keys.next_back();
     match (keys.next_back(), last) {
-        (Some(parent), Some(key)) => format!("{parent}.{key}"),
+        (Some(parent), Some(key)) => match nested.and_then(|n| n.get(parent)) {
+            Some(ty) => format!("{ty}:{key}"),
+            None => format!("{parent}.{key}"),
+        },
         (None, Some(key)) => format!("{}:{key}", record_type.unwrap_or("")),
         _ => format!("{}:", record_type.unwrap_or("")),
     }
@@ -465,6 +476,8 @@ pub struct BodyDiff<'c> {
     /// The entity type of the route whose answer is walked: with the field, the kind of a
     /// top-level or list-item position a short id is read at ([`position_kind`]).
     record_type: Option<&'c str>,
+    /// The entity type of the records nested keys hold ([`position_kind`]).
+    nested_types: Option<&'c BTreeMap<String, String>>,
     /// `[diff.fields]`: user classes that win over the model's at the positions they name
     /// (`None`, or rules with no field entry, leaves the model's classes alone).
     fields: Option<&'c DiffRules>,
@@ -563,6 +576,7 @@ impl<'c> BodyDiff<'c> {
             dry_limit: u64::MAX,
             generated_pairs: None,
             record_type: None,
+            nested_types: None,
             fields: None,
             echo_failures: Vec::new(),
             symbols: None,
@@ -658,6 +672,15 @@ impl<'c> BodyDiff<'c> {
         self
     }
 
+    /// The entity types of the records nested keys hold (see [`position_kind`]).
+    pub(crate) fn with_nested_types(
+        mut self,
+        nested: &'c BTreeMap<String, String>,
+    ) -> BodyDiff<'c> {
+        self.nested_types = Some(nested);
+        self
+    }
+
     /// The kind of position `segs` names, for a short id (see [`position_kind`]).
     fn kind_of(&self, value: &Value, segs: &[Seg<'_>]) -> Option<String> {
         let short = match value {
@@ -665,7 +688,7 @@ impl<'c> BodyDiff<'c> {
             Value::Number(n) => n.to_string().len() < crate::idmap::MIN_RENAMED_LEN,
             _ => false,
         };
-        short.then(|| position_kind(self.record_type, segs))
+        short.then(|| position_kind(self.record_type, segs, self.nested_types))
     }
 
     /// Only find out whether anything diverges: count without recording, and stop walking at

@@ -7,7 +7,7 @@
 //! 3. otherwise the `content-type` header and the body are diffed ([`crate::diff`]).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 use wraith_engine::Provenance;
@@ -96,6 +96,13 @@ pub struct ModelIndex<'m> {
     by_source: HashMap<String, usize>,
     enums: EnumIndex<'m>,
     routes: crate::coverage::RouteIndex<'m>,
+    /// The entity type of the records a nested key holds, from every route's
+    /// `records_by_value` (an issue's `labels` → `labels`).
+    nested_types: BTreeMap<String, String>,
+    /// For a route adding members by a path segment whose members a create names by value
+    /// (`PUT .../issues/:n/labels/:name`), by route label: the members' entity type, the
+    /// records its answer lists.
+    member_types: HashMap<String, &'m str>,
 }
 
 impl<'m> ModelIndex<'m> {
@@ -115,13 +122,44 @@ impl<'m> ModelIndex<'m> {
                 }
             }
         }
+        let mut nested_types = BTreeMap::new();
+        for rule in model.routes.iter().flat_map(|r| &r.records_by_value) {
+            if let Some(key) = rule.at.strip_prefix('/').filter(|k| !k.contains('/')) {
+                nested_types
+                    .entry(key.replace("~0", "~"))
+                    .or_insert_with(|| rule.entity_type.clone());
+            }
+        }
+        let mut member_types = HashMap::new();
+        for r in &model.routes {
+            let Some(member) = &r.segment_member else {
+                continue;
+            };
+            let at = format!("/{}", member.field.replace('~', "~0").replace('/', "~1"));
+            if let Some(rule) = model
+                .routes
+                .iter()
+                .filter(|c| c.entity_type.as_deref() == Some(member.entity_type.as_str()))
+                .flat_map(|c| &c.records_by_value)
+                .find(|rule| rule.at == at && rule.by == member.key)
+            {
+                member_types.insert(r.label(), rule.entity_type.as_str());
+            }
+        }
         ModelIndex {
             model,
             by_name,
             by_source,
             enums: EnumIndex::new(model),
             routes: crate::coverage::RouteIndex::new(model),
+            nested_types,
+            member_types,
         }
+    }
+
+    /// The entity types of the records nested keys hold (`crate::diff::position_kind`).
+    pub(crate) fn nested_types(&self) -> &BTreeMap<String, String> {
+        &self.nested_types
     }
 
     /// The model route a recorded request belongs to ([`crate::coverage::RouteIndex`]).
@@ -913,7 +951,12 @@ pub(crate) fn record_kind<'m>(
     ex: &Exchange,
     obs: &Observed,
 ) -> Option<Cow<'m, str>> {
-    let route = index.route(obs.route.as_deref()?)?;
+    let name = obs.route.as_deref()?;
+    let route = index.route(name)?;
+    // A segment member's answer lists the member records (a label's `id` is a label's).
+    if let Some(ty) = index.member_types.get(name) {
+        return Some(Cow::Borrowed(*ty));
+    }
     let ty = route.entity_type.as_deref()?;
     Some(index.scoped(ty, route, &ex.request.path, route.parent_params.len()))
 }
@@ -1067,7 +1110,8 @@ fn generated_pairs_with(
         None => {
             let mut d = BodyDiff::new(&echo)
                 .with_enums(index.enums())
-                .with_record_type(kind.as_deref());
+                .with_record_type(kind.as_deref())
+                .with_nested_types(index.nested_types());
             d.collect_generated_pairs();
             d.run(Some(template), recorded, answered);
             d.take_generated_pairs()

@@ -123,7 +123,8 @@ pub fn check_memo(
     let kind = crate::judge::record_kind(index, ex, obs);
     let mut d = BodyDiff::new(&echo)
         .with_enums(index.enums())
-        .with_record_type(kind.as_deref());
+        .with_record_type(kind.as_deref())
+        .with_nested_types(index.nested_types());
     d.check_symbols(ids);
     // The id-flow step walks the same answer under the same template against the same
     // recording (`generated_pairs_memo`): its pairs are collected here, on the same walk
@@ -522,9 +523,25 @@ mod tests {
                     crate::rules::PathSeg::Index(0),
                     crate::rules::PathSeg::Key("user"),
                     crate::rules::PathSeg::Key("id")
-                ]
+                ],
+                None
             ),
             "user.id"
+        );
+        // A nested key the model says holds records of a type names that type's field.
+        let nested: std::collections::BTreeMap<String, String> =
+            [("labels".to_string(), "labels".to_string())].into();
+        assert_eq!(
+            crate::diff::position_kind(
+                Some("issues"),
+                &[
+                    crate::rules::PathSeg::Key("labels"),
+                    crate::rules::PathSeg::Index(0),
+                    crate::rules::PathSeg::Key("id")
+                ],
+                Some(&nested)
+            ),
+            "labels:id"
         );
     }
 

@@ -1,8 +1,9 @@
 //! `wraith serve` answering the records an issue's create names by value: the recordings
 //! answer an issue created with `labels: [...]` with its repository's label records of those
 //! names, the missing ones created with one color and listed afterwards
-//! (`Route::records_by_value`); a label an issue's path adds by name is that record too.
-//! Black-box: the real binary on HAR runs written here.
+//! (`Route::records_by_value`); a label an issue's path adds by name is that record too. And
+//! `wraith check` follows the keys the twin gave such records. Black-box: the real binary on
+//! HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -202,4 +203,27 @@ async fn a_label_an_issues_path_adds_by_name_is_the_repositorys_record() {
     )
     .await;
     assert_eq!(added, json!([ours]), "{added}");
+}
+
+#[test]
+fn check_follows_the_keys_the_twin_gave_labels_it_created_by_name() {
+    // Held out, the twin mints its own label keys: the check follows them from the issue's
+    // answer to the label list and to the label an issue's path adds.
+    let t = labels_twin();
+    let out = std::process::Command::new(support::bin())
+        .current_dir(t.path())
+        .args(["check", &t.path_str(), "--holdout", "2", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check printed no report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(
+        report["holdout"]["held_out_score_bp"], 10000,
+        "{:#}",
+        report["divergences"]
+    );
 }
