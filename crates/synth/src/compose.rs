@@ -472,6 +472,20 @@ fn merge_route(base: &mut Route, ov: &Route, problems: &mut Vec<String>) -> Rout
             }
         }
     }
+    // Records named by value: an overlay's array the base does not list by value joins it.
+    for rule in &ov.records_by_value {
+        match base.records_by_value.iter().find(|b| b.at == rule.at) {
+            None => {
+                base.records_by_value.push(rule.clone());
+                added.other = true;
+            }
+            Some(b) if b != rule => problems.push(format!(
+                "`{}` lists records named by value differently here than in this input",
+                rule.at
+            )),
+            Some(_) => {}
+        }
+    }
     // Fields counted per parent: either input's count is the created record's.
     for field in &ov.parent_sequences {
         if !base.parent_sequences.contains(field) {
@@ -1251,7 +1265,7 @@ mod tests {
     }
 
     #[test]
-    fn an_overlays_counted_fields_and_alternate_key_join_the_base() {
+    fn an_overlays_counted_fields_named_records_and_alternate_key_join_the_base() {
         let issues = |alternate: Option<&str>| {
             let et: EntityType = serde_json::from_value(json!({
                 "primary_key": "id", "known_ids": [], "known_missing": [],
@@ -1264,11 +1278,22 @@ mod tests {
         base.entity_types.insert("issues".into(), issues(None));
         let mut ov = model(vec![route("POST", "/repos/:a/issues", &["a"], vec![])]);
         ov.routes[0].parent_sequences = vec!["number".into()];
+        ov.routes[0].records_by_value = vec![wraith_model::RecordsByValue {
+            field: "/labels".into(),
+            at: "/labels".into(),
+            entity_type: "labels".into(),
+            by: "name".into(),
+            defaults: serde_json::Map::new(),
+        }];
         ov.entity_types
             .insert("issues".into(), issues(Some("number")));
         let c = compose(&[&base, &ov]);
         assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
         assert_eq!(c.model.routes[0].parent_sequences, ["number".to_string()]);
+        assert_eq!(
+            c.model.routes[0].records_by_value,
+            ov.routes[0].records_by_value
+        );
         assert_eq!(
             c.model.entity_types["issues"].alternate_key.as_deref(),
             Some("number")
