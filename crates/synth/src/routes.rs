@@ -360,8 +360,22 @@ impl TemplateTree {
                 && !values::is_version_prefix(seg)
                 && flow.hands_out(seg)
         };
+        // One sibling handed out as a name (an owner's `login`) that, joined by `/` with at
+        // least two of its own children, spells names handed out too (the repositories'
+        // `full_name`) is the first of two values naming one record
+        // (`/user/starred/:owner/:name`), however few owners were recorded.
+        let qualifies = |seg: &str, child: &Raw| {
+            handed_out(seg)
+                && child
+                    .children
+                    .keys()
+                    .filter(|c| flow.hands_out(&format!("{seg}/{c}")))
+                    .count()
+                    >= 2
+        };
         let ids_here = decided.iter().any(|(_, _, p)| *p)
-            || decided.iter().filter(|(seg, _, _)| handed_out(seg)).count() >= 2;
+            || decided.iter().filter(|(seg, _, _)| handed_out(seg)).count() >= 2
+            || decided.iter().any(|(seg, child, _)| qualifies(seg, child));
         if ids_here {
             // This position holds ids: a sibling answered only 404 is an id probe, a sibling
             // holding digits or dots that appears as any response value is an id, and so is
@@ -666,6 +680,58 @@ mod tests {
                 "/v4beta/tags/:param",
                 "/v4beta/regions/vpc-availability",
                 "/v4beta/linode/instances/:param/password"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_owner_whose_names_joined_were_handed_out_is_a_parameter() {
+        // Every star was of alice's repositories: her `login` alone was handed out, and with
+        // each name below it the repositories' `full_name`.
+        let flow = [
+            ("alice", "/user"),
+            ("amber", "/user/repos"),
+            ("birch", "/user/repos"),
+            ("alice/amber", "/user/repos"),
+            ("alice/birch", "/user/repos"),
+        ];
+        let out = tmpl(
+            &[
+                ("/user/starred/alice/amber", 204),
+                ("/user/starred/alice/birch", 204),
+            ],
+            &flow,
+        );
+        assert_eq!(
+            out,
+            vec![
+                "/user/starred/:param/:param2",
+                "/user/starred/:param/:param2"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_handed_out_word_over_handed_out_ids_is_no_owner_unless_joined_they_were() {
+        // `keys` was some record's name, and the key ids were handed out, but no answer held
+        // `keys/1`: a collection, not an owner.
+        let flow = [
+            ("keys", "/v4beta/things"),
+            ("1", "/v4beta/object-storage/keys"),
+            ("2", "/v4beta/object-storage/keys"),
+        ];
+        let out = tmpl(
+            &[
+                ("/v4beta/object-storage/keys/1", 200),
+                ("/v4beta/object-storage/keys/2", 200),
+            ],
+            &flow,
+        );
+        assert_eq!(
+            out,
+            vec![
+                "/v4beta/object-storage/keys/:param",
+                "/v4beta/object-storage/keys/:param"
             ]
         );
     }

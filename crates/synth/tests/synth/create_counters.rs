@@ -272,8 +272,9 @@ fn a_write_on_a_path_naming_another_record_steps_its_counter_and_a_repeat_moves_
     let stars = |step: i64| {
         vec![CreateCounters {
             field: String::new(),
-            // Every recorded owner is alice: the owner segment stays literal.
-            param: Some("param".into()),
+            // Every recorded owner is alice, but alice joined with each name spells a
+            // `full_name` an answer handed out: the owner segment is a parameter too.
+            param: Some("param2".into()),
             entity_type: "repos".into(),
             counters: BTreeMap::from([("stargazers_count".to_string(), step)]),
         }]
