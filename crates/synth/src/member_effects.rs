@@ -182,12 +182,30 @@ impl<'o, 'a> Timelines<'o, 'a> {
     }
 
     /// The session's writes just before and after write `i`: the window its effect shows in.
+    /// The same request sent again right before or after it (a retried or repeated `DELETE`)
+    /// does what it did, so the window spans the repeats.
     fn window(&self, i: usize) -> (usize, usize) {
         let Some(ws) = self.writes.get(self.obs[i].session) else {
             return (0, usize::MAX);
         };
-        let prev = ws.iter().rev().find(|&&w| w < i).copied().unwrap_or(0);
-        let next = ws.iter().find(|&&w| w > i).copied().unwrap_or(usize::MAX);
+        let o = &self.obs[i];
+        let other = |w: &usize| {
+            let x = &self.obs[*w];
+            x.method != o.method || x.segments != o.segments || x.query != o.query
+        };
+        let prev = ws
+            .iter()
+            .rev()
+            .filter(|&&w| w < i)
+            .find(|w| other(w))
+            .copied()
+            .unwrap_or(0);
+        let next = ws
+            .iter()
+            .filter(|&&w| w > i)
+            .find(|w| other(w))
+            .copied()
+            .unwrap_or(usize::MAX);
         (prev, next)
     }
 
