@@ -8,8 +8,12 @@
 //! hold (a replayed create's recorded number) and never goes back, so a deleted record's
 //! number is not given again.
 //!
+//! A path value some record under the same parents is counted with names that record, before
+//! a record whose key it is: the count is what the recordings' paths under the parent named
+//! (each recorded record's key and count were equal), the twin's keys are its own.
+//!
 //! Not here: records the session does not hold (fixtures and the model's recorded records
-//! are found by their key, as before), or a path value that names a held record by its key.
+//! are found by their key, as before).
 
 use serde_json::Value;
 use wraith_model::Route;
@@ -72,12 +76,9 @@ impl Engine {
                 continue;
             };
             let before: Vec<&str> = before.iter().map(|(_, v)| v.as_str()).collect();
-            // The path's value names a record held here by its key.
-            let here =
-                |parents: &Option<Vec<String>>| parents.as_ref().is_none_or(|p| same(p, &before));
-            if store.live.get(value).is_some_and(|e| here(&e.parents)) {
-                continue;
-            }
+            // The record under the path's parents counted with this value: what a path nested
+            // under its parent names (`/repos/o/r/issues/6` is the repository's sixth issue,
+            // even where the twin minted `id` 6 for its first).
             let found = store.live.iter().find(|(_, e)| {
                 e.parents.as_ref().is_some_and(|p| same(p, &before))
                     && e.value.get(alt).and_then(scalar_key).as_deref() == Some(value.as_str())
