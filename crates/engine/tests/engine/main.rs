@@ -34,6 +34,7 @@ mod origins;
 mod outbound_policy;
 mod outbound_replay;
 mod pagination;
+mod parent_sequences;
 mod path_filter;
 mod raw_moments;
 mod read_prefixes;
