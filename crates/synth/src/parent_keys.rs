@@ -27,16 +27,9 @@ pub fn learn(
     // (session, type, key) → the parent keys of the records created with it.
     let mut parents_of: BTreeMap<(&str, &str, String), BTreeSet<Vec<&str>>> = BTreeMap::new();
     for (group, plan) in groups.iter().zip(plans) {
-        let (Some(StateOp::Create), Some(ty), Some(pk)) = (
-            plan.state_op,
-            plan.entity_type.as_deref(),
-            plan.primary_key.as_deref(),
-        ) else {
+        let Some((ty, pk)) = create_under_parent(plan) else {
             continue;
         };
-        if plan.parent_params.is_empty() || !plan.record_at.is_empty() {
-            continue;
-        }
         let positions: Vec<usize> = plan
             .parent_params
             .iter()
@@ -73,6 +66,19 @@ pub fn learn(
             t.keyed_per_parent = true;
         }
     }
+}
+
+/// A create under a parent (a route with parent parameters) answering its record at the top:
+/// its entity type and primary key.
+pub(crate) fn create_under_parent(plan: &RoutePlan) -> Option<(&str, &str)> {
+    let (Some(StateOp::Create), Some(ty), Some(pk)) = (
+        plan.state_op,
+        plan.entity_type.as_deref(),
+        plan.primary_key.as_deref(),
+    ) else {
+        return None;
+    };
+    (!plan.parent_params.is_empty() && plan.record_at.is_empty()).then_some((ty, pk))
 }
 
 /// The key a create answered at the top of its body.

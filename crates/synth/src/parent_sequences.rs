@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EntityType, Route, StateOp};
+use wraith_model::{EntityType, Route};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -32,16 +32,9 @@ pub fn learn(
     entity_types: &mut BTreeMap<String, EntityType>,
 ) {
     for ((group, plan), route) in groups.iter().zip(&plans.routes).zip(built.iter_mut()) {
-        let (Some(StateOp::Create), Some(ty), Some(pk)) = (
-            plan.state_op,
-            plan.entity_type.as_deref(),
-            plan.primary_key.as_deref(),
-        ) else {
+        let Some((ty, pk)) = crate::parent_keys::create_under_parent(plan) else {
             continue;
         };
-        if plan.parent_params.is_empty() || !plan.record_at.is_empty() {
-            continue;
-        }
         let fields = counted_fields(group, obs, pk);
         if fields.is_empty() {
             continue;
