@@ -16,20 +16,7 @@ const START_US: u64 = 1_700_000_000_000_000;
 /// Session `n`: create two repositories (alice's in even sessions, bob's in odd ones), open an
 /// issue in each, answered `numbers`, and list the first repository's issues.
 fn session(n: u64, numbers: [u64; 2]) -> RecordedSession {
-    let names = [format!("first-{n}"), format!("second-{n}")];
-    let owner = if n.is_multiple_of(2) { "alice" } else { "bob" };
-    let mut exchanges = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        exchanges.push(ok_json(
-            "POST",
-            "/repos",
-            Some(&json!({"name": name})),
-            &json!({
-                "id": n * 10 + i as u64, "name": name,
-                "full_name": format!("{owner}/{name}"), "owner": {"login": owner}
-            }),
-        ));
-    }
+    let (owner, names, mut exchanges) = common::two_repositories(n, n * 10);
     for (name, number) in names.iter().zip(numbers) {
         exchanges.push(ok_json(
             "POST",

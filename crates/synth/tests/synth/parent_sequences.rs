@@ -15,24 +15,11 @@ use wraith_recording::RecordedSession;
 const START_US: u64 = 1_700_000_000_000_000;
 const ISSUES: &str = "/repos/:param/:param2/issues";
 
-/// Session `n`: create two repositories (alice's in even sessions, bob's in odd ones), open issues in them in the order `opened` (which
-/// repository, then the `number` the answer carries; `id`s count across both from 1), then
-/// read the `read`-th issue opened by its `id`.
+/// Session `n`: create two repositories (alice's in even sessions, bob's in odd ones), open
+/// issues in them in the order `opened` (which repository, then the `number` the answer
+/// carries; `id`s count across both from 1), then read the `read`-th issue opened by its `id`.
 fn session(n: u64, opened: &[(usize, Value)], read: usize) -> RecordedSession {
-    let names = [format!("first-{n}"), format!("second-{n}")];
-    let owner = if n.is_multiple_of(2) { "alice" } else { "bob" };
-    let mut exchanges = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        exchanges.push(ok_json(
-            "POST",
-            "/repos",
-            Some(&json!({"name": name})),
-            &json!({
-                "id": i + 1, "name": name,
-                "full_name": format!("{owner}/{name}"), "owner": {"login": owner}
-            }),
-        ));
-    }
+    let (owner, names, mut exchanges) = common::two_repositories(n, 1);
     let mut issues = Vec::new();
     for (id, (repo, number)) in (1u64..).zip(opened) {
         let issue = json!({"id": id, "number": number, "title": "t", "comments": 0});

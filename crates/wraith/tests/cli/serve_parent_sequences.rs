@@ -120,16 +120,24 @@ async fn create_repo(server: &support::Server, s: Option<&str>, name: &str) {
         .assert_status(201);
 }
 
+/// In session `s`, create alice's repositories `east` and `west`, open issues `one` and
+/// `two` in `east` and `three` in `west`; their answers.
+async fn two_repositories_three_issues(server: &support::Server, s: Option<&str>) -> [Value; 3] {
+    create_repo(server, s, "east").await;
+    create_repo(server, s, "west").await;
+    [
+        open(server, s, "east", "one").await,
+        open(server, s, "east", "two").await,
+        open(server, s, "west", "three").await,
+    ]
+}
+
 #[tokio::test]
 async fn issues_are_numbered_from_one_in_each_repository_of_a_session() {
     let t = numbers_twin();
     let server = t.serve(&[]);
     let s = Some("agent");
-    create_repo(&server, s, "east").await;
-    create_repo(&server, s, "west").await;
-    let first = open(&server, s, "east", "one").await;
-    let second = open(&server, s, "east", "two").await;
-    let elsewhere = open(&server, s, "west", "three").await;
+    let [first, second, elsewhere] = two_repositories_three_issues(&server, s).await;
     assert_eq!(
         [&first["number"], &second["number"], &elsewhere["number"]],
         [1, 2, 1],
@@ -152,11 +160,7 @@ async fn a_path_naming_an_issues_number_finds_it_in_its_repository() {
     let t = numbers_twin();
     let server = t.serve(&[]);
     let s = Some("agent");
-    create_repo(&server, s, "east").await;
-    create_repo(&server, s, "west").await;
-    open(&server, s, "east", "one").await;
-    open(&server, s, "east", "two").await;
-    open(&server, s, "west", "three").await;
+    two_repositories_three_issues(&server, s).await;
     let closed = server
         .send(
             "PATCH",

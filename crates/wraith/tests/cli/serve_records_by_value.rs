@@ -114,26 +114,24 @@ async fn send(
     r.json()
 }
 
+/// Create alice's repository `shed` and its label `name`; the label's answer.
+async fn shed_with_label(server: &support::Server, name: &str, color: &str) -> Value {
+    send(server, "POST", "/repos", Some(json!({"name": "shed"})), 201).await;
+    send(
+        server,
+        "POST",
+        "/repos/alice/shed/labels",
+        Some(json!({"name": name, "color": color})),
+        201,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn an_issue_naming_labels_answers_the_repositorys_and_creates_the_missing_ones() {
     let t = labels_twin();
     let server = t.serve(&[]);
-    send(
-        &server,
-        "POST",
-        "/repos",
-        Some(json!({"name": "shed"})),
-        201,
-    )
-    .await;
-    let ours = send(
-        &server,
-        "POST",
-        "/repos/alice/shed/labels",
-        Some(json!({"name": "urgent", "color": "b60205"})),
-        201,
-    )
-    .await;
+    let ours = shed_with_label(&server, "urgent", "b60205").await;
     let issue = send(
         &server,
         "POST",
@@ -170,22 +168,7 @@ async fn an_issue_naming_labels_answers_the_repositorys_and_creates_the_missing_
 async fn a_label_an_issues_path_adds_by_name_is_the_repositorys_record() {
     let t = labels_twin();
     let server = t.serve(&[]);
-    send(
-        &server,
-        "POST",
-        "/repos",
-        Some(json!({"name": "shed"})),
-        201,
-    )
-    .await;
-    let ours = send(
-        &server,
-        "POST",
-        "/repos/alice/shed/labels",
-        Some(json!({"name": "bug", "color": "123456"})),
-        201,
-    )
-    .await;
+    let ours = shed_with_label(&server, "bug", "123456").await;
     let issue = send(
         &server,
         "POST",

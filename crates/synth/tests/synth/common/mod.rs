@@ -122,6 +122,29 @@ pub fn synth_runs(twin: &str, base_url: &str, runs: Vec<Vec<Exchange>>) -> Model
     synth_model(twin, base_url, &sessions)
 }
 
+/// Session `n`'s owner (alice in even sessions, bob in odd ones), its two repositories'
+/// names (`first-n`, `second-n`), and the creates of both, answered `id`s from `first_id` and
+/// the `full_name` spelling owner and name.
+pub fn two_repositories(n: u64, first_id: u64) -> (&'static str, [String; 2], Vec<Exchange>) {
+    let names = [format!("first-{n}"), format!("second-{n}")];
+    let owner = if n.is_multiple_of(2) { "alice" } else { "bob" };
+    let creates = (first_id..)
+        .zip(&names)
+        .map(|(id, name)| {
+            ok_json(
+                "POST",
+                "/repos",
+                Some(&serde_json::json!({"name": name})),
+                &serde_json::json!({
+                    "id": id, "name": name,
+                    "full_name": format!("{owner}/{name}"), "owner": {"login": owner}
+                }),
+            )
+        })
+        .collect();
+    (owner, names, creates)
+}
+
 pub fn session(id: &str, start_us: u64, exchanges: Vec<Exchange>) -> RecordedSession {
     let exchanges: Vec<Exchange> = exchanges
         .into_iter()
