@@ -30,56 +30,50 @@ fn numbers_twin() -> Twin {
             format!("typo {run}"),
             format!("slow {run}"),
         ];
-        let mut entries = Vec::new();
-        for name in &names {
-            entries.push(har::by(
+        // `method path` sent `body`, answered `status` with `answer`.
+        let call = |status: u16, method: &str, path: &str, body: Option<Value>, answer: Value| {
+            har::by(
                 TOKEN,
-                201,
-                har::entry(
-                    ORIGIN,
+                status,
+                har::entry(ORIGIN, method, path, body.as_ref(), &answer),
+            )
+        };
+        let mut entries: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                call(
+                    201,
                     "POST",
                     "/repos",
-                    Some(&json!({"name": name})),
-                    &json!({"id": 1, "name": name, "full_name": format!("{owner}/{name}"),
+                    Some(json!({"name": name})),
+                    json!({"id": 1, "name": name, "full_name": format!("{owner}/{name}"),
                         "owner": {"login": owner}}),
-                ),
-            ));
-        }
+                )
+            })
+            .collect();
         for (id, (repo, number)) in (1u64..).zip([(0, 1), (0, 2), (1, 1)]) {
             let title = &titles[id as usize - 1];
-            entries.push(har::by(
-                TOKEN,
+            entries.push(call(
                 201,
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    &at(repo, ""),
-                    Some(&json!({"title": title})),
-                    &issue(id, number, title, "open"),
-                ),
+                "POST",
+                &at(repo, ""),
+                Some(json!({"title": title})),
+                issue(id, number, title, "open"),
             ));
         }
-        entries.push(har::by(
-            TOKEN,
+        entries.push(call(
             200,
-            har::entry(
-                ORIGIN,
-                "PATCH",
-                &at(0, "/2"),
-                Some(&json!({"state": "closed"})),
-                &issue(2, 2, &titles[1], "closed"),
-            ),
+            "PATCH",
+            &at(0, "/2"),
+            Some(json!({"state": "closed"})),
+            issue(2, 2, &titles[1], "closed"),
         ));
-        entries.push(har::by(
-            TOKEN,
+        entries.push(call(
             200,
-            har::entry(
-                ORIGIN,
-                "GET",
-                &at(0, "/1"),
-                None,
-                &issue(1, 1, &titles[0], "open"),
-            ),
+            "GET",
+            &at(0, "/1"),
+            None,
+            issue(1, 1, &titles[0], "open"),
         ));
         entries.push(har::by(
             TOKEN,
