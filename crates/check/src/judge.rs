@@ -135,14 +135,7 @@ impl<'m> ModelIndex<'m> {
             let Some(member) = &r.segment_member else {
                 continue;
             };
-            let at = format!("/{}", member.field.replace('~', "~0").replace('/', "~1"));
-            if let Some(rule) = model
-                .routes
-                .iter()
-                .filter(|c| c.entity_type.as_deref() == Some(member.entity_type.as_str()))
-                .flat_map(|c| &c.records_by_value)
-                .find(|rule| rule.at == at && rule.by == member.key)
-            {
+            if let Some(rule) = model.members_named_by_value(member) {
                 member_types.insert(r.label(), rule.entity_type.as_str());
             }
         }

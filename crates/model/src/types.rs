@@ -1740,6 +1740,18 @@ pub struct Symbol {
 }
 
 impl Model {
+    /// The rule by which a create of a segment member's record type names the members of that
+    /// array by value (an issue's create naming its `labels`): the members are that rule's
+    /// records. `None` when no create does.
+    pub fn members_named_by_value(&self, member: &SegmentMember) -> Option<&RecordsByValue> {
+        let at = format!("/{}", crate::pointer::escape_token(&member.field));
+        self.routes
+            .iter()
+            .filter(|r| r.entity_type.as_deref() == Some(member.entity_type.as_str()))
+            .flat_map(|r| &r.records_by_value)
+            .find(|rule| rule.at == at && rule.by == member.key)
+    }
+
     /// `METHOD /path` of every route, for route-miss bodies and coverage.
     pub fn route_names(&self) -> Vec<String> {
         self.routes

@@ -11,7 +11,7 @@
 //! as before).
 
 use serde_json::{Map, Value};
-use wraith_model::{RecordsByValue, Route};
+use wraith_model::{RecordsByValue, Route, SegmentMember};
 
 use super::{Call, Engine};
 use crate::fixtures::scalar_key;
@@ -93,26 +93,17 @@ impl Engine {
         Some(created)
     }
 
-    /// The session's record a member named `value` of `record_type`'s array `field` is: of
-    /// the type a create of `record_type` names by value there, stored under `parents` with
-    /// the value at the field it is named by (a label an issue's path adds by its name).
+    /// The session's record a segment member named `value` is: of the type a create of the
+    /// member's record type names by value in that array, stored under `parents` with the
+    /// value at the field it is named by (a label an issue's path adds by its name).
     pub(super) fn member_by_value(
         &self,
         ns: &Namespace,
-        record_type: &str,
-        field: &str,
-        key: &str,
+        member: &SegmentMember,
         parents: &[String],
         value: &str,
     ) -> Option<Value> {
-        let at = format!("/{}", field.replace('~', "~0").replace('/', "~1"));
-        let rule = self
-            .model
-            .routes
-            .iter()
-            .filter(|r| r.entity_type.as_deref() == Some(record_type))
-            .flat_map(|r| &r.records_by_value)
-            .find(|rule| rule.at == at && rule.by == key)?;
+        let rule = self.model.members_named_by_value(member)?;
         held_by_value(ns, rule, parents, value)
     }
 }

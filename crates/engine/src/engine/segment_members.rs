@@ -111,14 +111,7 @@ impl Engine {
                     .unwrap_or(0);
                 let parents: Vec<String> =
                     call.m.params[..at].iter().map(|(_, v)| v.clone()).collect();
-                let held = self.member_by_value(
-                    ns,
-                    &rule.entity_type,
-                    &rule.field,
-                    &rule.key,
-                    &parents,
-                    member,
-                );
+                let held = self.member_by_value(ns, rule, &parents, member);
                 let rendered = held.or_else(|| {
                     out.body.json().and_then(|b| {
                         b.as_array()?
