@@ -17,10 +17,10 @@ fn repo(id: u64, name: &str) -> Value {
 }
 
 /// Three runs, each creating two repositories, reading one by its name, starring it, listing
-/// the stars, unstarring it and listing them again; with `probes`, asking whether the
-/// repository is starred (`GET` on the star's path: `404`, then `204`) before and after the
-/// star.
-fn stars_twin(probes: bool) -> Twin {
+/// the stars, unstarring it (`unstars` times in a row) and listing them again; with `probes`,
+/// asking whether the repository is starred (`GET` on the star's path: `404`, then `204`)
+/// before and after the star.
+fn stars_twin(probes: bool, unstars: usize) -> Twin {
     let t = Twin::init("stars", ORIGIN);
     for (run, id, name, other) in [
         ("a", 11, "amber-compass", "dusty-ledger"),
@@ -58,9 +58,10 @@ fn stars_twin(probes: bool) -> Twin {
                 None,
                 &json!([repo(id, name)]),
             ),
-            har::no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({}))),
-            har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])),
         ];
+        let unstar = har::no_content(har::entry(ORIGIN, "DELETE", &star, None, &json!({})));
+        entries.extend(std::iter::repeat_n(unstar, unstars));
+        entries.push(har::entry(ORIGIN, "GET", "/user/starred", None, &json!([])));
         if probes {
             let mut unstarred = har::entry(ORIGIN, "GET", &star, None, &json!({"message": "x"}));
             unstarred["response"]["status"] = json!(404);
@@ -76,7 +77,17 @@ fn stars_twin(probes: bool) -> Twin {
 
 #[tokio::test]
 async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete_removes_it() {
-    let t = stars_twin(false);
+    star_list_and_unstar(stars_twin(false, 1)).await;
+}
+
+#[tokio::test]
+async fn an_unstar_recorded_twice_in_a_row_still_removes_the_record() {
+    // No list read sits between the two recorded unstars: their effect shows across both.
+    star_list_and_unstar(stars_twin(false, 2)).await;
+}
+
+/// In a session of `t` served, star a new repository, list the stars, unstar it, list again.
+async fn star_list_and_unstar(t: Twin) {
     let server = t.serve(&[]);
     let s = Some("agent");
     for name in ["new-harbor", "old-harbor"] {
@@ -105,7 +116,7 @@ async fn a_bodiless_put_on_a_path_naming_a_record_adds_it_to_the_list_and_delete
 
 /// The probed stars twin, served, with session `agent`'s new repository `new-harbor`.
 async fn serving_a_new_repository() -> (Twin, support::Server) {
-    let t = stars_twin(true);
+    let t = stars_twin(true, 1);
     let server = t.serve(&[]);
     server
         .post("/repos", Some("agent"), json!({"name": "new-harbor"}))
