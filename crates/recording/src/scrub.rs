@@ -1371,8 +1371,13 @@ impl Scrubber {
 /// `X-Amz-Security-Token`, `X-Client-Secret`, `Apikey`, `X-Authorization`), or a `key` after
 /// a word saying whose (`Api-Key`, `X-Goog-Api-Key`, `X-Access-Key`, `Ocp-Apim-Subscription-Key`).
 /// A `key` alone (`Idempotency-Key`, `Sec-WebSocket-Key`) and a word in the middle of a name
-/// (`X-Token-Expires`) are not credentials.
+/// (`X-Token-Expires`) are not credentials, nor is a CORS header (`Access-Control-*`): the
+/// Fetch standard's headers carry origins, methods, header names and flags, and a browser
+/// refuses an answer whose `Access-Control-Allow-Credentials` is anything but `true`.
 fn is_secret_header_name(lname: &str) -> bool {
+    if lname.starts_with("access-control-") {
+        return false;
+    }
     let mut words = lname.rsplit(['-', '_']);
     let last = words.next().unwrap_or("");
     match last {

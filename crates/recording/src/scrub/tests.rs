@@ -723,6 +723,7 @@ fn credential_headers_of_the_secret_name_family_are_tokenized() {
         "X-Request-Id",
         "X-RateLimit-Remaining",
         "Access-Control-Allow-Headers",
+        "Access-Control-Allow-Credentials",
     ] {
         assert_eq!(
             req_header(&s.scrub(with_req_header(name, "abc")), name),
