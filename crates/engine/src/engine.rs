@@ -2165,6 +2165,16 @@ impl Engine {
         if !same.is_empty() {
             return same;
         }
+        // Credentials no recording sent are still credentials: the twin validates none, so
+        // such a request is answered as the recorded credentialed requests were, never from
+        // a moment recorded without any (the API's `401` to a request that sent no token).
+        if principal.is_some() {
+            let credentialed: Vec<Cand<'m>> =
+                all.clone().filter(|(_, m)| m.principal.is_some()).collect();
+            if !credentialed.is_empty() {
+                return credentialed;
+            }
+        }
         all.collect()
     }
 

@@ -2,7 +2,9 @@
 //! without any: a run reads an item with its token, deletes it, then reads it again without
 //! the token (404). Replayed in that order, the tokenless read answers the recorded 404, not
 //! the first moment of the request's key (the token-bearing read's 200). Black-box: the real
-//! binary on a HAR run written here.
+//! binary on a HAR run written here. A request with credentials no recording sent is still a
+//! credentialed one: it is answered from the moments recorded with credentials, never from the
+//! `401` recorded for a request that sent none.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -85,4 +87,45 @@ fn check_replays_the_run_and_passes_every_exchange() {
     let t = items_twin();
     let report = t.check_report();
     assert_eq!(report["exchanges_passed"], 4, "{:#}", report["divergences"]);
+}
+
+/// Two recorded runs read the feed: one without a token (`401`, recorded first), one with
+/// one (`200`).
+fn feed_twin() -> Twin {
+    let t = Twin::init("feed", ORIGIN);
+    let mut refused = har::entry(
+        ORIGIN,
+        "GET",
+        "/v1/feed",
+        None,
+        &json!({"error": "The access token is invalid"}),
+    );
+    refused["response"]["status"] = json!(401);
+    refused["startedDateTime"] = json!("2026-05-01T12:00:00.000Z");
+    har::import(&t, &[], "anonymous.har", vec![refused]);
+    let feed = json!([{"id": "p_1", "text": "hello"}]);
+    har::import(
+        &t,
+        &[],
+        "signed.har",
+        vec![signed(har::entry(ORIGIN, "GET", "/v1/feed", None, &feed))],
+    );
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_request_with_credentials_no_recording_sent_is_answered_as_credentialed_ones_were() {
+    let t = feed_twin();
+    let server = t.serve(&[]);
+    let own = [("Authorization", "Bearer my-own-dev-token")];
+    let feed = server
+        .send("GET", "/v1/feed", Some("dev"), &own, None)
+        .await;
+    feed.assert_status(200);
+    assert_eq!(feed.provenance(), Some("recorded"));
+    assert_eq!(feed.json(), json!([{"id": "p_1", "text": "hello"}]));
+    // Without any credentials the request is the recorded anonymous one.
+    let anonymous = server.get("/v1/feed", Some("other")).await;
+    anonymous.assert_status(401);
 }
