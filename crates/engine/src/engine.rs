@@ -125,6 +125,9 @@ pub struct Engine {
     /// The recorded runs and where each exact-replay moment stands in its run
     /// ([`run_history`]), built on first use.
     run_index: OnceLock<run_history::RunIndex>,
+    /// The principals the exact-replay moments were recorded for, the most active first
+    /// ([`Engine::session_principal`]), gathered on first use.
+    recorded_principals: OnceLock<member_effects::RecordedPrincipals>,
     /// Recorded answer fingerprint (`RouteInfo::moment_fps`) → the answer's shape
     /// ([`run_history::answer_shape`]), computed when recorded runs that answered a request
     /// differently vote.
@@ -330,6 +333,8 @@ impl Out {
 /// Everything dispatch reads about one request.
 struct Call<'a> {
     req: &'a Request,
+    /// Who is asking, in the recordings' terms ([`Engine::session_principal`]).
+    principal: Option<String>,
     method: String,
     head: bool,
     path: String,
@@ -453,6 +458,7 @@ impl Engine {
             answer_shapes,
             axis_picks: RwLock::default(),
             run_index: OnceLock::new(),
+            recorded_principals: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
             outbound: outbound::Compiled::defaults(),
             evidence,
@@ -899,6 +905,7 @@ impl Engine {
         let ct = req.header("content-type");
         let mut call = Call {
             req,
+            principal: None,
             method: method.to_string(),
             head: method == "HEAD",
             query: util::parse_query(&req.query),
@@ -909,6 +916,7 @@ impl Engine {
         let mut guard = ns.lock();
         guard.requests += 1;
         let ns = &mut *guard;
+        call.principal = self.session_principal(ns, req);
         // A path naming a record by a field counted per parent names it by its key from here.
         self.resolve_alternate_keys(ns, &mut call);
         if let Some(refused) = self.state_limit(ns, &call) {
@@ -2152,15 +2160,18 @@ impl Engine {
 
     /// The moments of an exact entry this request may be served, preferring the ones recorded
     /// for the same principal.
-    fn candidate_moments<'m>(&self, moments: &'m [Moment], req: &Request) -> Vec<Cand<'m>> {
+    fn candidate_moments<'m>(
+        &self,
+        moments: &'m [Moment],
+        principal: Option<&str>,
+    ) -> Vec<Cand<'m>> {
         let all = moments.iter().enumerate();
         // The moments recorded by the same principal; a request without credentials is the
         // anonymous principal's, answered by the moments recorded without any (a read after
         // a delete sent without the token the earlier read sent).
-        let principal = self.request_principal(req);
         let same: Vec<Cand<'m>> = all
             .clone()
-            .filter(|(_, m)| m.principal.as_deref() == principal.as_deref())
+            .filter(|(_, m)| m.principal.as_deref() == principal)
             .collect();
         if !same.is_empty() {
             return same;
@@ -2463,8 +2474,8 @@ impl Engine {
         let route = &self.model.routes[r];
         let entry = &route.exact[ei];
         let candidates = match counterpart {
-            Some(c) => self.run_candidates(&entry.moments, call.req, c.run),
-            None => self.candidate_moments(&entry.moments, call.req),
+            Some(c) => self.run_candidates(&entry.moments, call.principal.as_deref(), c.run),
+            None => self.candidate_moments(&entry.moments, call.principal.as_deref()),
         };
         let principal = self.principal_of(call);
         let of = match counterpart {
@@ -3212,7 +3223,7 @@ impl Engine {
         let concrete = format!("{} {}", route.method, call.path);
         if let Some(ei) = self.exact_entry(call) {
             let entry = &route.exact[ei];
-            let candidates = self.candidate_moments(&entry.moments, call.req);
+            let candidates = self.candidate_moments(&entry.moments, call.principal.as_deref());
             let write = !matches!(call.method.as_str(), "GET" | "HEAD");
             let of = CandidatesOf::Principal(self.principal_of(call));
             let pick = match self.axis_pick(ns, r, ei, &candidates, of, call, write) {

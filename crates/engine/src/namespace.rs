@@ -229,6 +229,13 @@ pub(crate) struct Namespace {
     /// The session's last answer of each last-write-wins write (see
     /// `Route::last_write_wins`), by (origin, path): what a later read of that path answers.
     pub last_writes: BTreeMap<(Option<String>, String), Value>,
+    /// Credentials no recording sent, each standing in for a recorded principal: the first
+    /// the session sends plays the recordings' most active principal it has not spoken as
+    /// yet, the next the one after ([`crate::engine::Engine`]'s `session_principal`).
+    pub stand_ins: BTreeMap<String, String>,
+    /// The recorded principals this session has spoken as (its own recorded credentials and
+    /// the stand-ins above), so a stand-in is never a principal the session already is.
+    pub principals_spoken: BTreeSet<String>,
     pub requests: u64,
     /// Requests this session sent with a method that can change state (not `GET`, `HEAD` or
     /// `OPTIONS`), whatever their answer: compared with recorded runs' write histories.
@@ -267,6 +274,8 @@ impl Namespace {
             pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
+            stand_ins: BTreeMap::new(),
+            principals_spoken: BTreeSet::new(),
             requests: 0,
             writes_sent: 0,
             entities_seeded: 0,

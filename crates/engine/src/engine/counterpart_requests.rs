@@ -179,7 +179,8 @@ impl Engine {
             let Some(ei) = self.substituted_entry(call, subs) else {
                 continue;
             };
-            let moments = self.run_candidates(&route.exact[ei].moments, call.req, run);
+            let moments =
+                self.run_candidates(&route.exact[ei].moments, call.principal.as_deref(), run);
             let Some(&(ci, m)) = moments.get(position) else {
                 continue;
             };
@@ -215,6 +216,7 @@ impl Engine {
         };
         let sub = Call {
             req: &req,
+            principal: call.principal.clone(),
             method: call.method.clone(),
             head: call.head,
             path: substitute_path(&call.path, subs),
@@ -233,10 +235,10 @@ impl Engine {
     pub(super) fn run_candidates<'m>(
         &self,
         moments: &'m [Moment],
-        req: &Request,
+        principal: Option<&str>,
         run: &str,
     ) -> Vec<Cand<'m>> {
-        let mut own = self.candidate_moments(moments, req);
+        let mut own = self.candidate_moments(moments, principal);
         own.retain(|(_, m)| run_of(&m.source) == run);
         if own.is_empty() {
             own = moments

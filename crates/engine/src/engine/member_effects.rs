@@ -17,9 +17,40 @@ fn param_count(path: &str) -> usize {
 }
 
 impl Engine {
-    /// The request's principal as recordings hold it (see `EngineOptions::principal`).
+    /// The request's principal as recordings hold it (see `EngineOptions::principal`), or the
+    /// recorded principal its unrecorded credentials stand in for ([`Engine::session_principal`]).
     pub(super) fn principal_of(&self, call: &Call<'_>) -> Option<String> {
-        self.request_principal(call.req)
+        call.principal.clone()
+    }
+
+    /// Who `req` speaks as in `ns`, in the recordings' terms. Credentials some recording sent
+    /// are their recorded principal. Credentials no recording sent (a developer's own token, a
+    /// token the twin minted) stand in for a recorded principal, so every answer of the
+    /// session shows one consistent user: the first such credential of a session plays the
+    /// most active recorded principal the session has not spoken as, the next the one after;
+    /// once every recorded principal is taken, a new credential is a principal of its own.
+    pub(super) fn session_principal(&self, ns: &mut Namespace, req: &Request) -> Option<String> {
+        let raw = self.request_principal(req)?;
+        let recorded = self
+            .recorded_principals
+            .get_or_init(|| RecordedPrincipals::of(&self.model));
+        if recorded.known.contains(&raw) {
+            ns.principals_spoken.insert(raw.clone());
+            return Some(raw);
+        }
+        if let Some(p) = ns.stand_ins.get(&raw) {
+            return Some(p.clone());
+        }
+        let Some(p) = recorded
+            .by_activity
+            .iter()
+            .find(|p| !ns.principals_spoken.contains(*p))
+        else {
+            return Some(raw);
+        };
+        ns.principals_spoken.insert(p.clone());
+        ns.stand_ins.insert(raw, p.clone());
+        Some(p.clone())
     }
 
     /// `req`'s principal key (`wraith_model::principal`): its credential header's value mapped
@@ -163,5 +194,37 @@ impl Engine {
                             .map(|e| e.member_type.clone())
                     })
             })
+    }
+}
+
+/// The principals the model's exact-replay moments were recorded for.
+#[derive(Debug, Default)]
+pub(super) struct RecordedPrincipals {
+    known: std::collections::BTreeSet<String>,
+    /// Most recorded moments first; among equals, in key order.
+    by_activity: Vec<String>,
+}
+
+impl RecordedPrincipals {
+    pub(super) fn of(model: &wraith_model::Model) -> RecordedPrincipals {
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for route in &model.routes {
+            for entry in &route.exact {
+                for m in &entry.moments {
+                    if let Some(p) = m.principal.as_deref() {
+                        *counts.entry(p).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut by_activity: Vec<(&str, usize)> = counts.into_iter().collect();
+        by_activity.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        RecordedPrincipals {
+            known: by_activity.iter().map(|(p, _)| p.to_string()).collect(),
+            by_activity: by_activity
+                .into_iter()
+                .map(|(p, _)| p.to_string())
+                .collect(),
+        }
     }
 }

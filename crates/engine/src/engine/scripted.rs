@@ -183,8 +183,10 @@ impl Engine {
         // A copy: the session's own namespace must not see the probe's writes.
         let mut ns = shared.lock().clone();
         let ct = req.header("content-type");
+        let principal = self.session_principal(&mut ns, req);
         let call = Call {
             req,
+            principal,
             head: method == "HEAD",
             method,
             query: util::parse_query(&req.query),

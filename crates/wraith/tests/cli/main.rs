@@ -122,6 +122,7 @@ mod serve_sim;
 mod serve_slash_prefixed_ids;
 mod serve_slow_clients;
 mod serve_sorts;
+mod serve_stand_in_principals;
 mod serve_state_limits;
 mod serve_strangers_and_cascades;
 mod serve_text_echo;
