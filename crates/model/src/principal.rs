@@ -6,30 +6,73 @@
 //! header of their own instead (`X-Api-Key`, `Private-Token`, `X-Auth-Token`); without it two
 //! users recorded against such an API would be one principal, and the twin would answer one
 //! user's records to the other. Such a header is read only when `Authorization` is absent.
+//! A browser's API authenticates it by a session cookie instead (`sessionid`, `connect.sid`,
+//! `_app_session`, `JSESSIONID`, an `access-token`): that cookie names the principal when
+//! neither is sent. The rest of the `Cookie` header (analytics, preferences) never does.
 //!
 //! Not here: what a credential's value is recorded as (the scrubber tokenizes it; `serve` maps
 //! an incoming value the same way before it compares).
 
 /// The header a request's principal is read from, as (lowercase name, value): `Authorization`
 /// when it is sent; otherwise the first, by lowercase name, of the headers that carry an API
-/// credential by themselves ([`is_credential_header`]). `None` for a request without
-/// credentials (the anonymous principal). `headers` are (name, value) pairs in any case; the
-/// first value of a name counts.
+/// credential by themselves ([`is_credential_header`]); otherwise `cookie` with the session
+/// cookie's `name=value` pair ([`session_cookie`]). `None` for a request without credentials
+/// (the anonymous principal). `headers` are (name, value) pairs in any case; the first value
+/// of a name counts.
 pub fn principal_header<'a, I>(headers: I) -> Option<(String, &'a str)>
 where
     I: IntoIterator<Item = (&'a str, &'a str)>,
 {
     let mut best: Option<(String, &'a str)> = None;
+    let mut cookie: Option<&'a str> = None;
     for (name, value) in headers {
         let lname = name.to_ascii_lowercase();
         if lname == "authorization" {
             return Some((lname, value));
         }
-        if is_credential_header(&lname) && best.as_ref().is_none_or(|(b, _)| lname < *b) {
+        if lname == "cookie" {
+            if cookie.is_none() {
+                cookie = session_cookie(value);
+            }
+        } else if is_credential_header(&lname) && best.as_ref().is_none_or(|(b, _)| lname < *b) {
             best = Some((lname, value));
         }
     }
-    best
+    best.or_else(|| cookie.map(|pair| ("cookie".to_string(), pair)))
+}
+
+/// The session cookie of a `Cookie` header value, as its `name=value` pair: of the cookies
+/// whose name says it holds a session or an access credential ([`is_session_cookie`]) and
+/// whose value is not empty, the first by lowercase name. `None` when none does.
+pub fn session_cookie(header: &str) -> Option<&str> {
+    header
+        .split(';')
+        .map(str::trim)
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            let lname = name.trim().to_ascii_lowercase();
+            let session = !value.trim().is_empty() && is_session_cookie(&lname);
+            session.then_some((lname, pair))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, pair)| pair)
+}
+
+/// A cookie name (lowercase) that holds a session or an access credential: one with `sess` in
+/// it (`session`, `sessionid`, `_app_session`, `JSESSIONID`, `PHPSESSID`,
+/// `ASP.NET_SessionId`), `sid` as a word (`sid`, `connect.sid`), or a word `token`, `jwt` or
+/// `auth` (`access_token`, `sb-access-token`, `jwt`, `auth`), but not a CSRF guard
+/// (`csrftoken`, `XSRF-TOKEN`).
+pub fn is_session_cookie(lname: &str) -> bool {
+    if lname.contains("csrf") || lname.contains("xsrf") {
+        return false;
+    }
+    if lname.contains("sess") {
+        return true;
+    }
+    lname
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w, "sid" | "token" | "jwt" | "auth"))
 }
 
 /// The principal key of a credential header's (recorded) value: an `Authorization` value as
@@ -99,6 +142,53 @@ mod tests {
         assert_eq!(recorded_principal(h).as_deref(), Some("private-token: p"));
         let h = [("Private-Token", "p"), ("X-Auth-Token", "t")];
         assert_eq!(recorded_principal(h).as_deref(), Some("private-token: p"));
+    }
+
+    #[test]
+    fn a_session_cookie_names_the_principal_when_no_credential_header_is_sent() {
+        let h = [("Cookie", "_ga=GA1.2.3; sessionid=s1; theme=dark")];
+        assert_eq!(
+            recorded_principal(h).as_deref(),
+            Some("cookie: sessionid=s1")
+        );
+        // Several session cookies: the first by name, whatever order they were sent in.
+        let h = [("Cookie", "connect.sid=c; _app_session=a")];
+        assert_eq!(
+            recorded_principal(h).as_deref(),
+            Some("cookie: _app_session=a")
+        );
+        // A credential header wins over any cookie.
+        let h = [("Cookie", "sessionid=s1"), ("X-Api-Key", "k1")];
+        assert_eq!(recorded_principal(h).as_deref(), Some("x-api-key: k1"));
+        for yes in [
+            "session",
+            "sessionid",
+            "_myapp_session",
+            "jsessionid",
+            "phpsessid",
+            "asp.net_sessionid",
+            "connect.sid",
+            "sid",
+            "access_token",
+            "sb-access-token",
+            "jwt",
+            "next-auth.session-token",
+        ] {
+            assert!(is_session_cookie(yes), "{yes}");
+        }
+        for no in [
+            "_ga",
+            "theme",
+            "csrftoken",
+            "xsrf-token",
+            "consid",
+            "lang",
+            "",
+        ] {
+            assert!(!is_session_cookie(no), "{no}");
+        }
+        // An empty session cookie is no credential.
+        assert_eq!(session_cookie("sessionid=; theme=dark"), None);
     }
 
     #[test]

@@ -1551,8 +1551,9 @@ pub struct RequestKey {
 pub struct Moment {
     /// `<session_id>/<index>`: the WREC file it came from.
     pub source: String,
-    /// Scrubbed credential of the request (the `Authorization` value after scrubbing), so the
-    /// engine can prefer moments recorded for the same principal.
+    /// Scrubbed credential of the request (the `Authorization` value after scrubbing, or
+    /// another credential header or the session cookie: [`crate::principal`]), so the engine
+    /// can prefer moments recorded for the same principal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
     pub status: u16,

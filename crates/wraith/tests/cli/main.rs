@@ -60,6 +60,7 @@ mod serve_cli;
 mod serve_closed_set_guards;
 mod serve_contract;
 mod serve_control;
+mod serve_cookie_principals;
 mod serve_cors_headers;
 mod serve_counterpart_requests;
 mod serve_create_counters;
