@@ -16,25 +16,23 @@ const ORIGIN: &str = "https://api.items.test";
 const TOKEN: &str = "Bearer sk_live_items_4242";
 
 /// `entry` sent with the token.
-fn signed(mut e: Value) -> Value {
-    e["request"]["headers"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"name": "Authorization", "value": TOKEN}));
-    e
+fn signed(e: Value) -> Value {
+    har::by(TOKEN, 200, e)
 }
 
 fn items_twin() -> Twin {
     let t = Twin::init("items", ORIGIN);
     let item = json!({"id": "it_1", "name": "one"});
-    let mut gone = har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/items/it_1",
-        None,
-        &json!({"error": "not found"}),
+    let gone = har::with_status(
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/items/it_1",
+            None,
+            &json!({"error": "not found"}),
+        ),
+        404,
     );
-    gone["response"]["status"] = json!(404);
     let entries = vec![
         signed(har::entry(
             ORIGIN,
@@ -93,14 +91,8 @@ fn check_replays_the_run_and_passes_every_exchange() {
 /// one (`200`).
 fn feed_twin() -> Twin {
     let t = Twin::init("feed", ORIGIN);
-    let mut refused = har::entry(
-        ORIGIN,
-        "GET",
-        "/v1/feed",
-        None,
-        &json!({"error": "The access token is invalid"}),
-    );
-    refused["response"]["status"] = json!(401);
+    let invalid = json!({"error": "The access token is invalid"});
+    let mut refused = har::with_status(har::entry(ORIGIN, "GET", "/v1/feed", None, &invalid), 401);
     refused["startedDateTime"] = json!("2026-05-01T12:00:00.000Z");
     har::import(&t, &[], "anonymous.har", vec![refused]);
     let feed = json!([{"id": "p_1", "text": "hello"}]);

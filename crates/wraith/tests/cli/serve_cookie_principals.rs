@@ -17,16 +17,12 @@ const ORIGIN: &str = "https://app.cookies.test";
 /// `GET /api/me` sent with `cookie` (none when `None`), answered `status` with `body`, an
 /// hour after the run before it.
 fn me(run: usize, cookie: Option<&str>, status: u16, body: &Value) -> Value {
-    let mut e = har::entry(ORIGIN, "GET", "/api/me", None, body);
-    e["response"]["status"] = json!(status);
+    let mut e = har::with_status(har::entry(ORIGIN, "GET", "/api/me", None, body), status);
     e["startedDateTime"] = json!(format!("2026-06-01T1{run}:00:00.000Z"));
-    if let Some(cookie) = cookie {
-        e["request"]["headers"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({"name": "Cookie", "value": cookie}));
+    match cookie {
+        Some(cookie) => har::with_header(e, "Cookie", cookie),
+        None => e,
     }
-    e
 }
 
 fn app_twin() -> Twin {

@@ -14,13 +14,8 @@ use support::{Twin, har};
 const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "duplicate-values-test-key");
 const ORIGIN: &str = "https://api.widgets.test";
 
-fn with_status(mut entry: Value, status: u16) -> Value {
-    entry["response"]["status"] = json!(status);
-    entry
-}
-
 fn create(body: Value, answer: &Value, status: u16) -> Value {
-    with_status(
+    har::with_status(
         har::entry(ORIGIN, "POST", "/v1/widgets", Some(&body), answer),
         status,
     )
@@ -37,7 +32,7 @@ fn record(t: &Twin, n: u64) {
         create(json!({"name": first, "color": "red"}), &w(0, &first), 201),
         create(json!({"name": second}), &w(1, &second), 201),
         create(json!({"name": first}), &conflict, 409),
-        with_status(
+        har::with_status(
             har::entry(
                 ORIGIN,
                 "DELETE",
@@ -120,7 +115,7 @@ fn record_projects(t: &Twin, n: u64) {
     let invalid = |body: Value, code: &str| {
         let answer = json!({"message": "Validation Failed",
             "errors": [{"field": "name", "code": code}]});
-        with_status(
+        har::with_status(
             har::entry(ORIGIN, "POST", "/v1/projects", Some(&body), &answer),
             422,
         )

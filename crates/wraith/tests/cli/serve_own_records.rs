@@ -24,11 +24,6 @@ fn widget(id: &str, name: &str) -> Value {
     json!({"id": id, "object": "widget", "name": name})
 }
 
-fn with_status(mut entry: Value, status: u16) -> Value {
-    entry["response"]["status"] = json!(status);
-    entry
-}
-
 /// Recorded session `n` of 6, against a store reset before it: creates `n % 3 + 1` widgets
 /// (listing after the first), asks for the second page of one, creates and lists a part of
 /// its first widget and tries both under a widget nobody made (404), reads that widget (404),
@@ -49,7 +44,7 @@ fn record(t: &Twin, n: u64) {
         let id = format!("wid_{n:02}{k:02}x7Kq9Lm2Rt");
         let name = format!("widget {n}.{k}");
         let w = widget(&id, &name);
-        entries.push(with_status(
+        entries.push(har::with_status(
             har::entry(
                 ORIGIN,
                 "POST",
@@ -83,7 +78,7 @@ fn record(t: &Twin, n: u64) {
     // A part of the first widget, listed under it; under a widget nobody made, a 404.
     let first = made[0]["id"].as_str().unwrap().to_string();
     let part = json!({"id": format!("prt_{n:02}00Tq3Wn8Ke"), "widget_id": first, "label": "bolt"});
-    entries.push(with_status(
+    entries.push(har::with_status(
         har::entry(
             ORIGIN,
             "POST",
@@ -102,7 +97,7 @@ fn record(t: &Twin, n: u64) {
     ));
     // A part nobody made, read at its own path: the only reads of `/v1/parts/:id` recorded.
     let no_part = format!("prt_{n:02}99Zq8YwXvU");
-    entries.push(with_status(
+    entries.push(har::with_status(
         har::entry(
             ORIGIN,
             "GET",
@@ -114,7 +109,7 @@ fn record(t: &Twin, n: u64) {
     ));
     for method in ["POST", "GET"] {
         let body = (method == "POST").then(|| json!({"label": "bolt"}));
-        entries.push(with_status(
+        entries.push(har::with_status(
             har::entry(
                 ORIGIN,
                 method,
@@ -125,7 +120,7 @@ fn record(t: &Twin, n: u64) {
             404,
         ));
     }
-    entries.push(with_status(
+    entries.push(har::with_status(
         har::entry(
             ORIGIN,
             "GET",

@@ -13,14 +13,6 @@ const ORIGIN: &str = "https://api.people.test";
 const ALICE: &str = "Bearer tok_alice_recorded";
 const BOB: &str = "Bearer tok_bob_recorded";
 
-fn by(token: &str, mut e: Value) -> Value {
-    e["request"]["headers"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"name": "Authorization", "value": token}));
-    e
-}
-
 fn me(name: &str) -> Value {
     json!({"id": format!("u_{name}"), "username": name})
 }
@@ -38,7 +30,11 @@ fn people_twin() -> Twin {
     .enumerate()
     {
         // Each run an hour apart: one run recorded again is not a copy of another.
-        let mut e = by(token, har::entry(ORIGIN, "GET", "/v1/me", None, &me(name)));
+        let mut e = har::by(
+            token,
+            200,
+            har::entry(ORIGIN, "GET", "/v1/me", None, &me(name)),
+        );
         e["startedDateTime"] = json!(format!("2026-06-01T1{n}:00:00.000Z"));
         har::import(&t, &[], &format!("run{n}.har"), vec![e]);
     }

@@ -9,10 +9,14 @@ use super::Twin;
 
 /// `entry` sent with `Authorization: user` and answered `status`: a request of one of a
 /// recording's users.
-pub fn by(user: &str, status: u16, mut entry: Value) -> Value {
-    entry["response"]["status"] = json!(status);
+pub fn by(user: &str, status: u16, entry: Value) -> Value {
+    with_status(with_header(entry, "Authorization", user), status)
+}
+
+/// `entry` sent with the request header `name: value` besides its own.
+pub fn with_header(mut entry: Value, name: &str, value: &str) -> Value {
     if let Some(headers) = entry["request"]["headers"].as_array_mut() {
-        headers.push(json!({"name": "Authorization", "value": user}));
+        headers.push(json!({"name": name, "value": value}));
     }
     entry
 }
@@ -49,6 +53,12 @@ pub fn entry(
         },
         "cache": {}, "timings": {"send": 0, "wait": 10, "receive": 0}
     })
+}
+
+/// `entry` answered `status` instead of 200.
+pub fn with_status(mut entry: Value, status: u16) -> Value {
+    entry["response"]["status"] = json!(status);
+    entry
 }
 
 /// `entry` answered `204` with no body and no headers.
