@@ -39,13 +39,30 @@ pub fn decode_path_segment(seg: &str) -> String {
     }
 }
 
+/// Query parameters that carry a credential, never an input (`?api_key=…`): the scrubber's
+/// built-in secret parameter names (`wraith_recording::scrub::BUILTIN_SECRET_PARAMS`, held
+/// equal by a test of `wraith-synth`), compared lowercase.
+pub const CREDENTIAL_QUERY_PARAMS: &[&str] = &[
+    "api_key",
+    "secret",
+    "password",
+    "token",
+    "access_token",
+    "refresh_token",
+    "client_secret",
+];
+
 /// Sort query parameters by name (stable, values kept in order) and re-encode them, so that
-/// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`.
+/// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`. Credential parameters
+/// ([`CREDENTIAL_QUERY_PARAMS`]) are left out: recordings hold them tokenized, and the twin
+/// validates no credential, so a client's own key is the recorded request as much as the
+/// recorded key is.
 pub fn normalize_query(query: &str) -> String {
     if query.is_empty() {
         return String::new();
     }
     let mut pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .filter(|(k, _)| !CREDENTIAL_QUERY_PARAMS.contains(&k.to_ascii_lowercase().as_str()))
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -345,6 +362,16 @@ mod tests {
     fn query_order_does_not_change_the_key() {
         assert_eq!(normalize_query("b=1&a=2"), normalize_query("a=2&b=1"));
         assert_eq!(normalize_query(""), "");
+    }
+
+    #[test]
+    fn credential_parameters_do_not_key_the_request() {
+        let recorded = normalize_query("api_key=wraith_tok_x&city=oslo");
+        assert_eq!(recorded, "city=oslo");
+        assert_eq!(normalize_query("city=oslo&API_KEY=my-own-key"), recorded);
+        assert_eq!(normalize_query("access_token=t&token=u"), "");
+        // A name that merely contains one is an input.
+        assert_eq!(normalize_query("page_token=p2"), "page_token=p2");
     }
 
     #[test]
