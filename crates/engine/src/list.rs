@@ -217,31 +217,86 @@ pub(crate) fn gone_records(model: &Model) -> GoneRecords {
 
 /// Records of `ty` the recordings' last word on shows gone: a known record (one that had a
 /// non-4xx answer: created, read or listed) whose own path's newest recorded read (no query)
-/// answered a 4xx (deleted in its recording).
+/// answered a 4xx, or whose recorded `DELETE` succeeded with no successful read of it after
+/// (deleted in its recording: test suites delete what they create without reading it again).
 /// A collection read no recording made does not list them, as the read of each answers 404.
 fn deleted_in_recording<'m>(model: &'m Model, ty: &str) -> HashSet<&'m str> {
     let mut gone = HashSet::new();
-    let known = model.entity_types.get(ty).map(|et| &et.known_ids);
-    for r in &model.routes {
-        if r.entity_type.as_deref() != Some(ty) || r.state_op != Some(StateOp::Read) {
+    let Some(known) = model.entity_types.get(ty).map(|et| &et.known_ids) else {
+        return gone;
+    };
+    let of_type = |op: StateOp| {
+        model
+            .routes
+            .iter()
+            .filter(move |r| r.entity_type.as_deref() == Some(ty) && r.state_op == Some(op))
+            .flat_map(|r| &r.exact)
+            .filter(|e| e.key.query.is_empty())
+    };
+    let record_id = |path: &'m str| path.rsplit('/').next().filter(|id| known.contains(*id));
+    // Successful reads of each record: where (session, exchange) they were recorded.
+    let mut read_ok: HashMap<&str, Vec<(&str, u64)>> = HashMap::new();
+    for entry in of_type(StateOp::Read).filter(|e| e.key.body.is_none()) {
+        let Some(id) = record_id(&entry.key.path) else {
             continue;
+        };
+        if entry
+            .moments
+            .last()
+            .is_some_and(|last| (400..500).contains(&last.status))
+        {
+            gone.insert(id);
         }
-        for entry in &r.exact {
-            if !entry.key.query.is_empty() || entry.key.body.is_some() {
-                continue;
-            }
-            let Some(last) = entry.moments.last() else {
-                continue;
-            };
-            if (400..500).contains(&last.status)
-                && let Some(id) = entry.key.path.rsplit('/').next()
-                && known.is_some_and(|k| k.contains(id))
-            {
-                gone.insert(id);
-            }
+        read_ok.entry(id).or_default().extend(
+            entry
+                .moments
+                .iter()
+                .filter(|m| (200..300).contains(&m.status))
+                .filter_map(|m| source_position(&m.source)),
+        );
+    }
+    // Successful deletes per record, by session: the last exchange that deleted it.
+    let mut deleted: HashMap<&str, HashMap<&str, u64>> = HashMap::new();
+    for entry in of_type(StateOp::Delete) {
+        let Some(id) = record_id(&entry.key.path) else {
+            continue;
+        };
+        for (session, index) in entry
+            .moments
+            .iter()
+            .filter(|m| (200..300).contains(&m.status))
+            .filter_map(|m| source_position(&m.source))
+        {
+            let at = deleted
+                .entry(id)
+                .or_default()
+                .entry(session)
+                .or_insert(index);
+            *at = (*at).max(index);
+        }
+    }
+    for (id, by_session) in deleted {
+        // A read that succeeded after the delete in its session, or in a session that deleted
+        // nothing (sessions of one run carry no order), says the record outlived the delete
+        // (a soft delete, or an id used again).
+        let read_after = read_ok.get(id).is_some_and(|reads| {
+            reads.iter().any(|(session, index)| {
+                by_session
+                    .get(session)
+                    .is_none_or(|deleted_at| index > deleted_at)
+            })
+        });
+        if !read_after {
+            gone.insert(id);
         }
     }
     gone
+}
+
+/// `<session id>/<exchange index>` of a moment's source, split.
+fn source_position(source: &str) -> Option<(&str, u64)> {
+    let (session, index) = source.rsplit_once('/')?;
+    Some((session, index.parse().ok()?))
 }
 
 /// Whether a stored entity belongs in the collection named by `params` (its parents);
