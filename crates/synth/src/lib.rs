@@ -330,6 +330,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.sent_expansions = expansions;
     }
     mirrored_lists::learn(&templated, &mut built, &obs);
+    list::shared_paging(&mut built);
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);

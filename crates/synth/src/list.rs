@@ -12,6 +12,9 @@
 //! differently named field takes one of them (`types[]` and `exclude_types[]` over `type`);
 //! the filter header is a request header whose values are JSON objects (`X-Filter`); envelope
 //! fields are top-level counters of the body (`total`, `results`, `pages`, `page`, `has_more`).
+//! What a route's own recordings leave unknown (a size parameter no request sent, a default
+//! page size no full page showed) is taken from the other list routes of its origin when at
+//! least two agree and none disagrees ([`shared_paging`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1291,6 +1294,71 @@ fn names(v: &Value, want: &str) -> bool {
     }
 }
 
+/// Fill in what a list route's own recordings left unknown from what the other list routes of
+/// its origin agree on: the page-size parameter of `Link`- and cursor-paged lists (a client's
+/// `limit=5` on a timeline no recording asked for a size), and the default page size of
+/// `page`-paged lists (a page of 100 where the recordings were never long enough to show it).
+/// At least two routes must have learned the value and none another one: an API keeps one
+/// paging convention, but two routes that disagree say it does not.
+pub(crate) fn shared_paging(routes: &mut [wraith_model::Route]) {
+    // Per origin: the size parameter names of id-paged lists, and the default page sizes.
+    let mut names: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut sizes: BTreeMap<&str, BTreeMap<u64, usize>> = BTreeMap::new();
+    for r in routes.iter() {
+        let Some(shape) = &r.list else { continue };
+        let origin = r.origin.as_deref().unwrap_or("");
+        match &shape.pagination {
+            Pagination::LinkHeader {
+                limit: Some(name), ..
+            }
+            | Pagination::Cursor {
+                limit: Some(name), ..
+            } => {
+                *names
+                    .entry(origin)
+                    .or_default()
+                    .entry(name.clone())
+                    .or_default() += 1
+            }
+            Pagination::PagePerPage {
+                default_per_page: Some(size),
+                ..
+            } => *sizes.entry(origin).or_default().entry(*size).or_default() += 1,
+            _ => {}
+        }
+    }
+    fn agreed<K: Clone>(votes: Option<&BTreeMap<K, usize>>) -> Option<K> {
+        let votes = votes?;
+        let (value, n) = votes.iter().next()?;
+        (votes.len() == 1 && *n >= 2).then(|| value.clone())
+    }
+    let names: BTreeMap<String, String> = names
+        .iter()
+        .filter_map(|(o, v)| Some((o.to_string(), agreed(Some(v))?)))
+        .collect();
+    let sizes: BTreeMap<String, u64> = sizes
+        .iter()
+        .filter_map(|(o, v)| Some((o.to_string(), agreed(Some(v))?)))
+        .collect();
+    for r in routes.iter_mut() {
+        let origin = r.origin.clone().unwrap_or_default();
+        let Some(shape) = &mut r.list else { continue };
+        match &mut shape.pagination {
+            Pagination::LinkHeader { limit, .. } | Pagination::Cursor { limit, .. }
+                if limit.is_none() =>
+            {
+                limit.clone_from(&names.get(&origin).cloned());
+            }
+            Pagination::PagePerPage {
+                default_per_page, ..
+            } if default_per_page.is_none() => {
+                *default_per_page = sizes.get(&origin).copied();
+            }
+            _ => {}
+        }
+    }
+}
+
 fn envelope_has(ok: &[&Obs<'_>], key: &str) -> bool {
     ok.iter()
         .any(|o| o.resp_top_level_keys().is_some_and(|k| k.contains(key)))
@@ -1321,6 +1389,56 @@ fn default_size(ok: &[&Obs<'_>], items_pointer: &str, size_param: &str) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wraith_model::Route;
+
+    fn list_route(path: &str, origin: Option<&str>, pagination: serde_json::Value) -> Route {
+        let shape = serde_json::json!({"items_pointer": "", "pagination": pagination});
+        Route {
+            path: path.into(),
+            origin: origin.map(str::to_string),
+            list: Some(serde_json::from_value(shape).expect("a list shape")),
+            ..Route::default()
+        }
+    }
+
+    fn link(limit: Option<&str>) -> serde_json::Value {
+        serde_json::json!({"style": "link_header", "next_param": "max_id", "prev_param": "min_id",
+                           "limit": limit})
+    }
+
+    fn limit_of(r: &Route) -> Option<String> {
+        match &r.list.as_ref().expect("a list").pagination {
+            Pagination::LinkHeader { limit, .. } => limit.clone(),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn shared_paging_fills_a_size_parameter_two_routes_of_its_origin_agree_on() {
+        let mut routes = vec![
+            list_route("/a", None, link(Some("limit"))),
+            list_route("/b", None, link(Some("limit"))),
+            list_route("/c", None, link(None)),
+            // Another origin's routes keep their own convention, and one route is not enough.
+            list_route("/d", Some("https://other.test"), link(Some("count"))),
+            list_route("/e", Some("https://other.test"), link(None)),
+        ];
+        shared_paging(&mut routes);
+        assert_eq!(limit_of(&routes[2]).as_deref(), Some("limit"));
+        assert_eq!(limit_of(&routes[4]), None);
+    }
+
+    #[test]
+    fn shared_paging_fills_nothing_where_the_routes_disagree() {
+        let mut routes = vec![
+            list_route("/a", None, link(Some("limit"))),
+            list_route("/b", None, link(Some("limit"))),
+            list_route("/c", None, link(Some("per_page"))),
+            list_route("/d", None, link(None)),
+        ];
+        shared_paging(&mut routes);
+        assert_eq!(limit_of(&routes[3]), None);
+    }
 
     #[test]
     fn link_headers_give_rel_and_params() {

@@ -120,6 +120,7 @@ mod serve_sent_expansions;
 mod serve_sessions;
 mod serve_set_filters;
 mod serve_settled_update;
+mod serve_shared_paging;
 mod serve_sim;
 mod serve_slash_prefixed_ids;
 mod serve_slow_clients;

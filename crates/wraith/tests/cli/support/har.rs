@@ -21,6 +21,14 @@ pub fn with_header(mut entry: Value, name: &str, value: &str) -> Value {
     entry
 }
 
+/// `entry` answered with the response header `name: value` besides its own.
+pub fn with_response_header(mut entry: Value, name: &str, value: &str) -> Value {
+    if let Some(headers) = entry["response"]["headers"].as_array_mut() {
+        headers.push(json!({"name": name, "value": value}));
+    }
+    entry
+}
+
 /// One HAR entry: a JSON request (`body` when given) to `origin` + `path`, answered 200 with
 /// the JSON `answer`.
 pub fn entry(
