@@ -342,13 +342,19 @@ pub(crate) fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> 
 }
 
 /// Whether `item` meets the condition `field: want` of a filter document: the field (a dotted
-/// key names a nested one) equals `want`. Operators (`+and`, `+gt`) and nested documents are
+/// key names a nested one) equals `want`, or is an array holding it. Operators (`+and`, `+gt`) and nested documents are
 /// not supported: no condition.
 pub(crate) fn meets_condition(item: &Value, field: &str, want: &Value) -> bool {
     if field.starts_with('+') || want.is_object() || want.is_array() {
         return true;
     }
-    filter_field(item, field).is_some_and(|v| v == want || scalar_key(v) == scalar_key(want))
+    let equal = |v: &Value| v == want || scalar_key(v) == scalar_key(want);
+    // An array field can never equal a scalar: the document asks for the items holding it
+    // (`{"tags": "web"}`), as filter languages over JSON documents read it.
+    filter_field(item, field).is_some_and(|v| match v {
+        Value::Array(values) => values.iter().any(equal),
+        v => equal(v),
+    })
 }
 
 /// Whether some value at the pointer pattern `tokens` (`*` = every array element) under `v`

@@ -108,3 +108,72 @@ async fn a_filter_document_naming_a_nested_field_selects_the_items_whose_field_m
     assert_eq!(listed(&by_id), vec![("linode".to_string(), 501)]);
     assert_eq!(by_id.json()["results"], json!(1));
 }
+
+/// One run creating two instances, one tagged `web`, and listing them with a filter document.
+fn tagged_twin() -> Twin {
+    let t = Twin::init("cloud", ORIGIN);
+    let web = json!({"id": 31, "label": "front", "tags": ["web", "prod"]});
+    let db = json!({"id": 32, "label": "store", "tags": ["db"]});
+    let mut entries = Vec::new();
+    for box_ in [&web, &db] {
+        let sent = json!({"label": box_["label"], "tags": box_["tags"]});
+        entries.push(har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/instances",
+            Some(&sent),
+            box_,
+        ));
+    }
+    let mut listed = har::entry(
+        ORIGIN,
+        "GET",
+        "/v4/instances?page=1",
+        None,
+        &json!({"data": [db.clone()], "page": 1, "pages": 1, "results": 1}),
+    );
+    listed["request"]["headers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "X-Filter", "value": r#"{"label": "store"}"#}));
+    entries.push(listed);
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_filter_document_naming_an_array_field_selects_the_items_holding_the_value() {
+    let t = tagged_twin();
+    let server = t.serve(&[]);
+    let s = Some("tags");
+    for (label, tags) in [
+        ("a", json!(["web"])),
+        ("b", json!(["db", "web"])),
+        ("c", json!([])),
+    ] {
+        server
+            .post("/v4/instances", s, json!({"label": label, "tags": tags}))
+            .await
+            .assert_status(200);
+    }
+    let page = server
+        .send(
+            "GET",
+            "/v4/instances?page=1&page_size=50",
+            s,
+            &[("X-Filter", r#"{"tags": "web"}"#)],
+            None,
+        )
+        .await;
+    page.assert_status(200);
+    let body = page.json();
+    let mut labels: Vec<&str> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    labels.sort_unstable();
+    assert_eq!(labels, vec!["a", "b", "front"], "{body}");
+}
