@@ -12,10 +12,12 @@
 //! scalar answered as sent once is an echo too (at lower confidence): nothing recorded
 //! contradicts it, and a constant would have to coincide with exactly what that request
 //! sent. Positions inside variable-length lists (`*` in the pointer) have no request
-//! counterpart.
+//! counterpart. Where some requests sent no array there, an optional parameter, their answers
+//! must all hold one value, the default (`tags: []`), which the echo renders for a request
+//! without the array (`Hole::when_absent`).
 
 use serde_json::{Map, Value};
-use wraith_model::{EchoSource, Hole, HoleKind, JsonType};
+use wraith_model::{EchoSource, Hole, HoleKind, JsonType, WhenAbsent};
 
 use crate::unify::Ctx;
 
@@ -26,18 +28,36 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
         return None;
     }
     let mut distinct: Vec<&Value> = Vec::new();
+    let mut senders = 0usize;
+    // What the answers to requests that sent nothing there held: one value, the default.
+    let mut default: Option<&Value> = None;
     for (v, c) in vals {
         if !v.is_array() {
             return None;
         }
         let ctx = ctxs.get(*c)?;
-        let sent = sent_at(ctx.body, pointer)?;
-        if sent != **v {
-            return None;
+        match sent_at(ctx.body, pointer) {
+            Some(sent) => {
+                if sent != **v {
+                    return None;
+                }
+                senders += 1;
+                if !distinct.contains(v) {
+                    distinct.push(v);
+                }
+            }
+            None => match default {
+                None => default = Some(v),
+                Some(d) if d == *v => {}
+                Some(_) => return None,
+            },
         }
-        if !distinct.contains(v) {
-            distinct.push(v);
-        }
+    }
+    if senders == 0 {
+        return None;
+    }
+    if let Some(default) = default {
+        return optional_echo(pointer, default, distinct, senders);
     }
     let once = vals.len() == 1
         && distinct
@@ -58,6 +78,45 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
         examples_cut: false,
         confidence_bp: if once { 6_000 } else { 8_000 },
         when_absent: None,
+        keyed: None,
+    })
+}
+
+/// An array answered as sent where the request sent one, and as one constant `default` where it
+/// did not (`tags: []` unless the create named some): an echo whose default is recorded as the
+/// hole's `when_absent`. The arrays sent must show something the default does not explain (a
+/// non-empty array other than it).
+fn optional_echo(
+    pointer: &str,
+    default: &Value,
+    sent: Vec<&Value>,
+    senders: usize,
+) -> Option<Hole> {
+    let telling: Vec<&Value> = sent
+        .into_iter()
+        .filter(|v| *v != default && v.as_array().is_some_and(|a| !a.is_empty()))
+        .collect();
+    if telling.is_empty() {
+        return None;
+    }
+    let from = EchoSource::Body {
+        pointer: pointer.to_string(),
+    };
+    // The engine renders `examples[0]` for a request without the source.
+    let mut examples = vec![default.clone()];
+    examples.extend(telling.into_iter().take(7).cloned());
+    Some(Hole {
+        source: HoleKind::Echo { from: from.clone() },
+        observed_type: JsonType::Array,
+        examples,
+        more_examples: Vec::new(),
+        examples_cut: false,
+        confidence_bp: if senders == 1 { 6_000 } else { 8_000 },
+        when_absent: Some(Box::new(WhenAbsent {
+            field: from,
+            value: default.clone(),
+            embeds: None,
+        })),
         keyed: None,
     })
 }
@@ -176,6 +235,37 @@ mod tests {
         let le = leaves(&e);
         let ctxs = [ctx(&le)];
         assert!(learn(&[(&e["context"], 0)], &ctxs, "/context").is_none());
+    }
+
+    #[test]
+    fn array_sent_by_some_requests_and_one_default_for_the_rest_is_an_optional_echo() {
+        let a = json!({"label": "a", "tags": ["web", "db"]});
+        let b = json!({"label": "b"});
+        let (la, lb) = (leaves(&a), leaves(&b));
+        let ctxs = [ctx(&la), ctx(&lb), ctx(&lb)];
+        let (ra, empty) = (a["tags"].clone(), json!([]));
+        let hole = learn(&[(&ra, 0), (&empty, 1), (&empty, 2)], &ctxs, "/tags").expect("echo");
+        let from = EchoSource::Body {
+            pointer: "/tags".into(),
+        };
+        assert_eq!(hole.source, HoleKind::Echo { from: from.clone() });
+        assert_eq!(
+            hole.examples[0], empty,
+            "the default is rendered without the source"
+        );
+        let when_absent = hole.when_absent.expect("a default");
+        assert_eq!(
+            (when_absent.field, when_absent.value),
+            (from, empty.clone())
+        );
+        // Requests without the array answered two different values: nothing is a default.
+        let other = json!(["kept"]);
+        assert!(learn(&[(&ra, 0), (&empty, 1), (&other, 2)], &ctxs, "/tags").is_none());
+        // Every request that sent one sent the default itself: nothing tells an echo apart.
+        let e = json!({"label": "e", "tags": []});
+        let le = leaves(&e);
+        let ctxs = [ctx(&le), ctx(&lb)];
+        assert!(learn(&[(&empty, 0), (&empty, 1)], &ctxs, "/tags").is_none());
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! `wraith serve` answering an array as the request sent it where the one recorded answer
+//! `wraith serve` answering an array as the request sent it where the recorded answers
 //! did: a filter created once with `context: ["home", "public"]`, answered with that very
 //! array, answers a create sending `["notifications"]` with `["notifications"]`, not the
 //! recorded two contexts. An array answered as sent by two runs alike stays what was recorded
-//! (`synth/src/array_echo.rs`). Black-box: the real binary on HAR runs written here.
+//! (`synth/src/array_echo.rs`); one some creates sent and the others were answered one default
+//! for is echoed where sent and answered the default where not. Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -42,4 +43,47 @@ async fn an_array_the_only_recorded_create_answered_as_sent_is_echoed_from_the_r
     let body = created.json();
     assert_eq!(body["title"], "Eggs", "{body}");
     assert_eq!(body["context"], json!(["notifications"]), "{body}");
+}
+
+#[tokio::test]
+async fn an_optional_array_answered_as_sent_and_else_empty_echoes_where_sent_and_defaults_where_not()
+ {
+    let t = Twin::init("filters", ORIGIN);
+    let mut entries = Vec::new();
+    // Three creates named no tags and were answered `[]`; one named two and got them back.
+    for (i, tags) in [None, None, Some(json!(["web", "prod"])), None]
+        .into_iter()
+        .enumerate()
+    {
+        let mut sent = json!({"label": format!("box-{i}")});
+        if let Some(tags) = &tags {
+            sent["tags"] = tags.clone();
+        }
+        let answer = json!({"id": (i + 1).to_string(), "label": format!("box-{i}"),
+                            "tags": tags.unwrap_or(json!([]))});
+        entries.push(har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/boxes",
+            Some(&sent),
+            &answer,
+        ));
+    }
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    let server = t.serve(&[]);
+    let tagged = server
+        .post(
+            "/v1/boxes",
+            Some("s1"),
+            json!({"label": "mine", "tags": ["db"]}),
+        )
+        .await;
+    tagged.assert_status(200);
+    assert_eq!(tagged.json()["tags"], json!(["db"]), "{}", tagged.json());
+    let bare = server
+        .post("/v1/boxes", Some("s1"), json!({"label": "plain"}))
+        .await;
+    bare.assert_status(200);
+    assert_eq!(bare.json()["tags"], json!([]), "{}", bare.json());
 }
