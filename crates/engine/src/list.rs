@@ -428,32 +428,72 @@ pub(crate) fn above_lower_bounds(key: &str, shape: &ListShape, query: &[(String,
 /// values a repeated parameter sent, or, excluding, none of them).
 fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
     let equal = shape.filters.iter().all(|f| {
-        q(query, f).is_none_or(|want| {
-            let everything = shape
+        let Some(wanted) = equality_values(shape, query, f) else {
+            return true;
+        };
+        let everything = wanted.iter().any(|want| {
+            shape
                 .filter_wildcards
                 .iter()
-                .any(|w| w.param == *f && w.value == want);
-            everything
-                || item
-                    .get(f.as_str())
-                    .and_then(scalar_key)
-                    .is_some_and(|v| v == want)
-        })
+                .any(|w| w.param == *f && w.value == *want)
+        });
+        everything
+            || item
+                .get(f.as_str())
+                .and_then(scalar_key)
+                .is_some_and(|v| wanted.contains(&v.as_str()))
     });
     equal
         && shape.set_filters.iter().all(|f| {
-            let mut sent = query
-                .iter()
-                .filter(|(k, _)| *k == f.param)
-                .map(|(_, v)| v.as_str())
-                .peekable();
-            if sent.peek().is_none() {
+            let sent = set_values(shape, query, &f.param);
+            if sent.is_empty() {
                 return true;
             }
             let value = item.get(f.field.as_str()).and_then(scalar_key);
-            let named = value.is_some_and(|v| sent.any(|s| s == v));
+            let named = value.is_some_and(|v| sent.contains(&v.as_str()));
             named != f.exclude
         })
+}
+
+/// The values an equality filter `f` asks for: its first value, or, when the request spells
+/// it as an array (`id[]=a&id[]=b`, as Rails and PHP clients do) and the list knows no such
+/// parameter of its own, every value of that spelling (an item matching any passes).
+fn equality_values<'q>(
+    shape: &ListShape,
+    query: &'q [(String, String)],
+    f: &str,
+) -> Option<Vec<&'q str>> {
+    if let Some(v) = q(query, f) {
+        return Some(vec![v]);
+    }
+    let array = format!("{f}[]");
+    if shape.set_filters.iter().any(|s| s.param == array) {
+        return None;
+    }
+    let values = all_values(query, &array);
+    (!values.is_empty()).then_some(values)
+}
+
+/// The values a set filter `param` (`types[]`) was sent: under its own name, or, when the
+/// request spells it without the brackets and the list knows no equality filter of that name,
+/// under the bare name.
+fn set_values<'q>(shape: &ListShape, query: &'q [(String, String)], param: &str) -> Vec<&'q str> {
+    let sent = all_values(query, param);
+    if !sent.is_empty() {
+        return sent;
+    }
+    match param.strip_suffix("[]") {
+        Some(bare) if !shape.filters.iter().any(|f| f == bare) => all_values(query, bare),
+        _ => sent,
+    }
+}
+
+fn all_values<'q>(query: &'q [(String, String)], name: &str) -> Vec<&'q str> {
+    query
+        .iter()
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .collect()
 }
 
 /// Whether `item` holds a value the list hides from a request that does not send its filter

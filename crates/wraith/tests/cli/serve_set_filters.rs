@@ -2,7 +2,9 @@
 //! filters: recorded `types[]=…` pages listed only the events of those types and
 //! `exclude_types[]=…` pages none of them, so a combination no recording sent lists the
 //! session's collection (recorded events and its own) filtered the same way; and a multi-get
-//! by ids (`id[]=…`) recorded once answers any other set of ids with just those records.
+//! by ids (`id[]=…`) recorded once answers any other set of ids with just those records. A
+//! parameter sent in the other spelling than recorded (`id[]=…` where the list knows `id`,
+//! `id=…` where it knows `id[]`) filters the same way.
 //! Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -219,4 +221,91 @@ async fn a_multi_get_by_ids_no_recording_sent_lists_just_those_records() {
     let mut want = vec!["402".to_string(), mine];
     want.sort();
     assert_eq!(ids, want);
+}
+
+/// Two runs creating three widgets each, listing them whole and by one `id` (an equality
+/// filter: the list was never asked with `id[]`).
+fn widgets_twin() -> Twin {
+    let t = Twin::init("widgets", ORIGIN);
+    let widget = |id: u32| json!({"id": id.to_string(), "name": format!("w{id}")});
+    for (run, day, first) in [("a", 1, 301), ("b", 2, 401)] {
+        let mut entries: Vec<Value> = (first..first + 3)
+            .map(|id| {
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    "/v1/widgets",
+                    Some(&json!({"name": format!("w{id}")})),
+                    &widget(id),
+                )
+            })
+            .collect();
+        entries.push(har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/widgets",
+            None,
+            &json!([widget(first), widget(first + 1), widget(first + 2)]),
+        ));
+        entries.push(har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/widgets?id={}", first + 1),
+            None,
+            &json!([widget(first + 1)]),
+        ));
+        for e in &mut entries {
+            e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));
+        }
+        har::import(&t, &[], &format!("{run}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+fn sorted_ids(r: &support::Resp) -> Vec<String> {
+    let mut ids: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn a_filter_parameter_spelled_as_an_array_filters_by_every_value_sent() {
+    let t = widgets_twin();
+    let server = t.serve(&[]);
+    let s = Some("brackets");
+    let mut mine = Vec::new();
+    for name in ["x", "y", "z"] {
+        let created = server.post("/v1/widgets", s, json!({"name": name})).await;
+        created.assert_status(200);
+        mine.push(created.json()["id"].as_str().unwrap().to_string());
+    }
+    let page = server
+        .get(
+            &format!("/v1/widgets?id%5B%5D={}&id%5B%5D={}", mine[0], mine[2]),
+            s,
+        )
+        .await;
+    page.assert_status(200);
+    let mut want = vec![mine[0].clone(), mine[2].clone()];
+    want.sort();
+    assert_eq!(sorted_ids(&page), want);
+    let none = server.get("/v1/widgets?id%5B%5D=999", s).await;
+    none.assert_status(200);
+    assert!(sorted_ids(&none).is_empty(), "{}", none.json());
+}
+
+#[tokio::test]
+async fn a_set_filter_sent_without_its_brackets_filters_by_the_bare_parameter() {
+    let t = accounts_twin();
+    let server = t.serve(&[]);
+    let page = server.get("/v1/accounts?id=402", Some("bare")).await;
+    page.assert_status(200);
+    assert_eq!(sorted_ids(&page), vec!["402"]);
 }
