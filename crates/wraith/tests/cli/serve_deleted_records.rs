@@ -11,6 +11,26 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.items.test";
 
+/// The recorded delete of `it_gone`.
+fn delete_gone() -> Value {
+    let answer = json!({"id": "it_gone", "deleted": true});
+    har::entry(ORIGIN, "DELETE", "/v1/items/it_gone", None, &answer)
+}
+
+/// The two records' creates and a list of both.
+fn created_and_listed(kept: &Value, gone: &Value) -> Vec<Value> {
+    let create = |record: &Value| {
+        let sent = json!({"name": record["name"]});
+        har::entry(ORIGIN, "POST", "/v1/items", Some(&sent), record)
+    };
+    let both = json!({"data": [kept, gone], "total": 2});
+    vec![
+        create(kept),
+        create(gone),
+        har::entry(ORIGIN, "GET", "/v1/items", None, &both),
+    ]
+}
+
 fn items_twin() -> Twin {
     let t = Twin::init("items", ORIGIN);
     let kept = json!({"id": "it_kept", "name": "kept"});
@@ -23,35 +43,9 @@ fn items_twin() -> Twin {
         &json!({"error": "not found"}),
     );
     missing["response"]["status"] = json!(404);
-    let entries = vec![
-        har::entry(
-            ORIGIN,
-            "POST",
-            "/v1/items",
-            Some(&json!({"name": "kept"})),
-            &kept,
-        ),
-        har::entry(
-            ORIGIN,
-            "POST",
-            "/v1/items",
-            Some(&json!({"name": "gone"})),
-            &gone,
-        ),
-        har::entry(
-            ORIGIN,
-            "GET",
-            "/v1/items",
-            None,
-            &json!({"data": [kept.clone(), gone.clone()], "total": 2}),
-        ),
-        har::entry(
-            ORIGIN,
-            "DELETE",
-            "/v1/items/it_gone",
-            None,
-            &json!({"id": "it_gone", "deleted": true}),
-        ),
+    let mut entries = created_and_listed(&kept, &gone);
+    entries.extend([
+        delete_gone(),
         missing,
         har::entry(
             ORIGIN,
@@ -60,7 +54,7 @@ fn items_twin() -> Twin {
             None,
             &json!({"data": [kept.clone()], "total": 1}),
         ),
-    ];
+    ]);
     har::import(&t, &[], "run.har", entries);
     har::synth(&t, &[]);
     t
@@ -94,37 +88,11 @@ fn deleted_without_read_twin(read_after: bool) -> Twin {
     let t = Twin::init("items", ORIGIN);
     let kept = json!({"id": "it_kept", "name": "kept"});
     let gone = json!({"id": "it_gone", "name": "gone"});
-    let mut entries = vec![
-        har::entry(
-            ORIGIN,
-            "POST",
-            "/v1/items",
-            Some(&json!({"name": "kept"})),
-            &kept,
-        ),
-        har::entry(
-            ORIGIN,
-            "POST",
-            "/v1/items",
-            Some(&json!({"name": "gone"})),
-            &gone,
-        ),
-        har::entry(
-            ORIGIN,
-            "GET",
-            "/v1/items",
-            None,
-            &json!({"data": [kept.clone(), gone.clone()], "total": 2}),
-        ),
+    let mut entries = created_and_listed(&kept, &gone);
+    entries.extend([
         har::entry(ORIGIN, "GET", "/v1/items/it_gone", None, &gone),
-        har::entry(
-            ORIGIN,
-            "DELETE",
-            "/v1/items/it_gone",
-            None,
-            &json!({"id": "it_gone", "deleted": true}),
-        ),
-    ];
+        delete_gone(),
+    ]);
     if read_after {
         entries.push(har::entry(
             ORIGIN,

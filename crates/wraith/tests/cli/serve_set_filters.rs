@@ -161,31 +161,24 @@ async fn a_recorded_filtered_page_takes_in_only_the_session_records_its_filter_k
     assert!(listed.iter().all(|(k, _)| k != "mention"), "{listed:?}");
 }
 
-/// Two runs creating three accounts each; one multi-get by two ids, recorded once.
-fn accounts_twin() -> Twin {
-    let t = Twin::init("accounts", ORIGIN);
-    let acct = |id: u32| json!({"id": id.to_string(), "acct": format!("user{id}")});
+/// Two runs, `a` on day 1 and `b` on day 2, each creating three records at `path` (keys from
+/// 301 and from 401), then sending what `then(run, first key, record)` lists.
+fn two_runs_of_three(
+    twin: &str,
+    path: &str,
+    field: &str,
+    then: impl Fn(&str, u32, &dyn Fn(u32) -> Value) -> Vec<Value>,
+) -> Twin {
+    let t = Twin::init(twin, ORIGIN);
+    let record = |id: u32| json!({"id": id.to_string(), field: format!("r{id}")});
     for (run, day, first) in [("a", 1, 301), ("b", 2, 401)] {
         let mut entries: Vec<Value> = (first..first + 3)
             .map(|id| {
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    "/v1/accounts",
-                    Some(&json!({"acct": format!("user{id}")})),
-                    &acct(id),
-                )
+                let sent = json!({field: format!("r{id}")});
+                har::entry(ORIGIN, "POST", path, Some(&sent), &record(id))
             })
             .collect();
-        if run == "a" {
-            entries.push(har::entry(
-                ORIGIN,
-                "GET",
-                "/v1/accounts?id%5B%5D=301&id%5B%5D=302",
-                None,
-                &json!([acct(301), acct(302)]),
-            ));
-        }
+        entries.extend(then(run, first, &record));
         for e in &mut entries {
             e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));
         }
@@ -193,6 +186,23 @@ fn accounts_twin() -> Twin {
     }
     har::synth(&t, &[]);
     t
+}
+
+/// Two runs creating three accounts each; one multi-get by two ids, recorded once.
+fn accounts_twin() -> Twin {
+    two_runs_of_three("accounts", "/v1/accounts", "acct", |run, _, acct| {
+        if run != "a" {
+            return Vec::new();
+        }
+        let query = "/v1/accounts?id%5B%5D=301&id%5B%5D=302";
+        vec![har::entry(
+            ORIGIN,
+            "GET",
+            query,
+            None,
+            &json!([acct(301), acct(302)]),
+        )]
+    })
 }
 
 #[tokio::test]
@@ -210,57 +220,22 @@ async fn a_multi_get_by_ids_no_recording_sent_lists_just_those_records() {
         .get(&format!("/v1/accounts?id%5B%5D=402&id%5B%5D={mine}"), s)
         .await;
     page.assert_status(200);
-    let mut ids: Vec<String> = page
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
     let mut want = vec!["402".to_string(), mine];
     want.sort();
-    assert_eq!(ids, want);
+    assert_eq!(sorted_ids(&page), want);
 }
 
 /// Two runs creating three widgets each, listing them whole and by one `id` (an equality
 /// filter: the list was never asked with `id[]`).
 fn widgets_twin() -> Twin {
-    let t = Twin::init("widgets", ORIGIN);
-    let widget = |id: u32| json!({"id": id.to_string(), "name": format!("w{id}")});
-    for (run, day, first) in [("a", 1, 301), ("b", 2, 401)] {
-        let mut entries: Vec<Value> = (first..first + 3)
-            .map(|id| {
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    "/v1/widgets",
-                    Some(&json!({"name": format!("w{id}")})),
-                    &widget(id),
-                )
-            })
-            .collect();
-        entries.push(har::entry(
-            ORIGIN,
-            "GET",
-            "/v1/widgets",
-            None,
-            &json!([widget(first), widget(first + 1), widget(first + 2)]),
-        ));
-        entries.push(har::entry(
-            ORIGIN,
-            "GET",
-            &format!("/v1/widgets?id={}", first + 1),
-            None,
-            &json!([widget(first + 1)]),
-        ));
-        for e in &mut entries {
-            e["startedDateTime"] = json!(format!("2026-06-0{day}T12:00:00.000Z"));
-        }
-        har::import(&t, &[], &format!("{run}.har"), entries);
-    }
-    har::synth(&t, &[]);
-    t
+    two_runs_of_three("widgets", "/v1/widgets", "name", |_, first, widget| {
+        let all = json!([widget(first), widget(first + 1), widget(first + 2)]);
+        let by_id = format!("/v1/widgets?id={}", first + 1);
+        vec![
+            har::entry(ORIGIN, "GET", "/v1/widgets", None, &all),
+            har::entry(ORIGIN, "GET", &by_id, None, &json!([widget(first + 1)])),
+        ]
+    })
 }
 
 fn sorted_ids(r: &support::Resp) -> Vec<String> {

@@ -57,17 +57,22 @@ fn ids(v: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_link_paged_list_no_recording_sized_pages_by_the_apis_size_parameter() {
-    let t = link_twin();
-    let server = t.serve(&[]);
-    let s = Some("pager");
+/// Three boards of the session's own.
+async fn create_boards(server: &support::Server, s: Option<&str>) {
     for name in ["x", "y", "z"] {
         server
             .post("/v1/boards", s, json!({"name": name}))
             .await
             .assert_status(200);
     }
+}
+
+#[tokio::test]
+async fn a_link_paged_list_no_recording_sized_pages_by_the_apis_size_parameter() {
+    let t = link_twin();
+    let server = t.serve(&[]);
+    let s = Some("pager");
+    create_boards(&server, s).await;
     let first = server.get("/v1/boards?limit=2", s).await;
     first.assert_status(200);
     let listed = ids(&first.json());
@@ -130,12 +135,7 @@ async fn a_page_paged_list_no_recording_filled_pages_by_the_apis_default_page_si
     let t = page_twin();
     let server = t.serve(&[]);
     let s = Some("pager");
-    for name in ["x", "y", "z"] {
-        server
-            .post("/v1/boards", s, json!({"name": name}))
-            .await
-            .assert_status(200);
-    }
+    create_boards(&server, s).await;
     let first = server.get("/v1/boards?page=1", s).await;
     first.assert_status(200);
     let body = first.json();
