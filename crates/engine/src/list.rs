@@ -455,6 +455,24 @@ fn passes_query_filters(item: &Value, shape: &ListShape, query: &[(String, Strin
         })
 }
 
+/// Whether `item` holds, ignoring letter case, the value of every search parameter the
+/// request sent ([`ListShape::search_filters`]) inside one of that search's fields.
+fn passes_searches(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
+    shape.search_filters.iter().all(|search| {
+        let Some(needle) = q(query, &search.param)
+            .map(str::to_lowercase)
+            .filter(|n| !n.is_empty())
+        else {
+            return true;
+        };
+        search.fields.iter().any(|f| {
+            item.get(f.as_str())
+                .and_then(Value::as_str)
+                .is_some_and(|text| text.to_lowercase().contains(&needle))
+        })
+    })
+}
+
 /// The values an equality filter `f` asks for: its first value, or, when the request spells
 /// it as an array (`id[]=a&id[]=b`, as Rails and PHP clients do) and the list knows no such
 /// parameter of its own, every value of that spelling (an item matching any passes).
@@ -870,7 +888,9 @@ pub(crate) fn serve_list(
     // 2. Equality and set filters from the query (a value the list hides unless its filter is
     // sent stays hidden), then the filter-document header.
     items.retain(|(it, _)| {
-        passes_query_filters(it, req.shape, req.query) && !hidden(it, req.shape, req.query)
+        passes_query_filters(it, req.shape, req.query)
+            && !hidden(it, req.shape, req.query)
+            && passes_searches(it, req.shape, req.query)
     });
     if let Some(doc) = req
         .filter_header

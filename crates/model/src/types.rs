@@ -1201,6 +1201,22 @@ pub struct ListShape {
     /// written, when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sorts: Vec<SortOrder>,
+    /// Query parameters that search the items' text (`q=admin`): every item a recorded answer
+    /// to such a request listed held the value, ignoring letter case, inside one of `fields`,
+    /// and a record of the collection holding it in none of them was left out. The engine
+    /// keeps, of a list it renders, the items holding the value in one of the fields. Absent,
+    /// and not written, when the recordings show none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search_filters: Vec<SearchFilter>,
+}
+
+/// One learned [`ListShape::search_filters`] parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchFilter {
+    /// The query parameter (`q`).
+    pub param: String,
+    /// The items' top-level string fields the value was found in, sorted.
+    pub fields: Vec<String>,
 }
 
 /// One learned [`ListShape::hidden_values`] value.

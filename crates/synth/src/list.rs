@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use wraith_model::{
-    EnvelopeField, EnvelopeMeaning, FilterWildcard, HiddenValue, ListShape, Pagination, SetFilter,
-    SortOrder,
+    EnvelopeField, EnvelopeMeaning, FilterWildcard, HiddenValue, ListShape, Pagination,
+    SearchFilter, SetFilter, SortOrder,
 };
 
 use crate::observe::Obs;
@@ -390,6 +390,8 @@ pub fn list_shape(
     let lower_bounds = lower_bounds(&ok, &items_pointer, pk, &query_names, &taken);
     let own_records_only = own_records_only(group, obs, &items_pointer, pk);
     let sorts = sorts(&ok, &items_pointer, &taken);
+    taken.extend(sorts.iter().map(|o| o.param.as_str()));
+    let search_filters = search_filters(&ok, &items_pointer, records, &query_names, &taken);
     let walk = PageWalk::new(&pagination, &sorts);
     let principal_records_only =
         own_records_only && principal_records_only(group, obs, &items_pointer, pk, walk.clone());
@@ -412,7 +414,90 @@ pub fn list_shape(
         hidden_values,
         filter_wildcards,
         sorts,
+        search_filters,
     })
+}
+
+/// Query parameters that search the collection's text: every item an answer to a request
+/// sending one listed holds the value sent, ignoring letter case, inside one of its top-level
+/// strings, and a record of the collection (a recorded record of a top-level collection's
+/// type, or an item an answer of the route to a request without the parameter listed) holding
+/// it in none of them was left out (`q=admin` lists `admin` and `admin2`, not `alice`). The
+/// fields are those that held the value in some listed item. A value shorter than two
+/// characters, or an answer with an item holding it nowhere, rules the parameter out.
+fn search_filters(
+    ok: &[&Obs<'_>],
+    items_pointer: &str,
+    records: Option<&BTreeMap<String, Value>>,
+    query_names: &BTreeSet<String>,
+    taken: &[&str],
+) -> Vec<SearchFilter> {
+    let holding = |item: &Value, needle: &str| -> Vec<String> {
+        item.as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| {
+                v.as_str()
+                    .is_some_and(|t| t.to_lowercase().contains(needle))
+            })
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    let mut out = Vec::new();
+    'names: for name in query_names {
+        if PAGING_PARAMS.contains(&name.as_str()) || taken.contains(&name.as_str()) {
+            continue;
+        }
+        let mut fields: BTreeSet<String> = BTreeSet::new();
+        let mut needles: BTreeSet<String> = BTreeSet::new();
+        // Items of answers to requests without the parameter: members of the collection.
+        let mut others: Vec<Value> = Vec::new();
+        for o in ok {
+            let body = o.resp_json();
+            let Some(Value::Array(items)) = body.as_ref().and_then(|b| b.pointer(items_pointer))
+            else {
+                continue;
+            };
+            let Some(value) = o.query_value(name) else {
+                others.extend(items.iter().cloned());
+                continue;
+            };
+            let needle = value.to_lowercase();
+            if needle.chars().count() < 2 {
+                continue 'names;
+            }
+            for item in items {
+                let held = holding(item, &needle);
+                if held.is_empty() {
+                    continue 'names;
+                }
+                fields.extend(held);
+            }
+            if !items.is_empty() {
+                needles.insert(needle);
+            }
+        }
+        if fields.is_empty() {
+            continue;
+        }
+        let left_out = records
+            .into_iter()
+            .flat_map(BTreeMap::values)
+            .chain(&others)
+            .any(|member| {
+                needles.iter().any(|needle| {
+                    member.is_object()
+                        && !holding(member, needle).iter().any(|f| fields.contains(f))
+                })
+            });
+        if left_out {
+            out.push(SearchFilter {
+                param: name.clone(),
+                fields: fields.into_iter().collect(),
+            });
+        }
+    }
+    out
 }
 
 /// An item field's value as a filter compares it with a query value: a string as it is, a

@@ -139,6 +139,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

@@ -268,6 +268,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         })
         .variant(
             200,
@@ -373,6 +374,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -114,6 +114,7 @@ mod serve_request_limits;
 mod serve_retried_writes;
 mod serve_run_vote;
 mod serve_same_second_stamps;
+mod serve_search_filters;
 mod serve_secret_tokens;
 mod serve_segment_members;
 mod serve_sent_expansions;

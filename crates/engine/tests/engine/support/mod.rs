@@ -195,6 +195,7 @@ pub fn bare_array_list() -> ListShape {
         hidden_values: Vec::new(),
         filter_wildcards: Vec::new(),
         sorts: Vec::new(),
+        search_filters: Vec::new(),
     }
 }
 
@@ -458,6 +459,7 @@ pub fn shop_model() -> Model {
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         })
         .variant(
             200,
@@ -548,6 +550,7 @@ pub fn shop_model() -> Model {
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         })
         .variant(
             200,

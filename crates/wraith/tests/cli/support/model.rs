@@ -132,6 +132,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             hidden_values: Vec::new(),
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
+            search_filters: Vec::new(),
         }),
         _ => None,
     };
