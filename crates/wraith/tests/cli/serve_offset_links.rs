@@ -69,15 +69,7 @@ fn ids(r: &support::Resp) -> Vec<String> {
 #[tokio::test]
 async fn synth_learns_that_the_recorded_links_page_by_position() {
     let t = groups_twin();
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(t.root.join("model/twin.wir.json")).unwrap())
-            .unwrap();
-    let list = model["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["method"] == "GET" && r["path"] == "/v1/groups")
-        .unwrap();
+    let list = har::model_route(&t, "GET", "/v1/groups");
     assert_eq!(
         list["list"]["pagination"],
         json!({"style": "link_header", "next_param": "offset", "prev_param": null,

@@ -156,16 +156,7 @@ fn ids(list: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_list_every_recording_filled_only_with_its_own_creates_lists_a_sessions_own_records() {
     let t = twin();
-    let model: Value = serde_json::from_str(
-        &std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap(),
-    )
-    .unwrap();
-    let list_route = model["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["method"] == "GET" && r["path"] == "/v1/widgets")
-        .unwrap();
+    let list_route = har::model_route(&t, "GET", "/v1/widgets");
     assert_eq!(list_route["list"]["own_records_only"], json!(true));
 
     let s = t.serve_env(&[], &[KEY]);

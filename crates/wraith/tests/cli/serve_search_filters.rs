@@ -38,15 +38,7 @@ fn people_twin() -> Twin {
 #[tokio::test]
 async fn synth_learns_a_search_parameter_from_answers_holding_its_value() {
     let t = people_twin();
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(t.root.join("model/twin.wir.json")).unwrap())
-            .unwrap();
-    let list = model["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["method"] == "GET" && r["path"] == "/v1/users")
-        .unwrap();
+    let list = har::model_route(&t, "GET", "/v1/users");
     assert_eq!(
         list["list"]["search_filters"],
         json!([{"param": "q", "fields": ["username"]}])

@@ -131,6 +131,19 @@ pub fn synth(t: &Twin, env: &[(&str, &str)]) {
     run(t, env, &["synth", &t.path_str()]);
 }
 
+/// The route `method path` of the model synth wrote, as JSON.
+pub fn model_route(t: &Twin, method: &str, path: &str) -> Value {
+    let text = std::fs::read_to_string(t.root.join("model/twin.wir.json")).expect("a model");
+    let model: Value = serde_json::from_str(&text).expect("model JSON");
+    model["routes"]
+        .as_array()
+        .expect("routes")
+        .iter()
+        .find(|r| r["method"] == method && r["path"] == path)
+        .cloned()
+        .unwrap_or_else(|| panic!("no route {method} {path}"))
+}
+
 /// A twin `name` of `origin` whose recordings `record(&twin, n)` imports for each `n` in
 /// `1..=sessions`, synthesized: a model learned from that many recorded sessions alike.
 pub fn synth_twin(
