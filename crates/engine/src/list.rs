@@ -342,8 +342,8 @@ pub(crate) fn filter_field<'v>(item: &'v Value, key: &str) -> Option<&'v Value> 
 }
 
 /// Whether `item` meets the condition `field: want` of a filter document: the field (a dotted
-/// key names a nested one) equals `want`, or is an array holding it. Operators (`+and`, `+gt`) and nested documents are
-/// not supported: no condition.
+/// key names a nested one) equals `want`, or is an array holding it. Operators (`+and`,
+/// `+gt`) and nested documents are not supported: no condition.
 pub(crate) fn meets_condition(item: &Value, field: &str, want: &Value) -> bool {
     if field.starts_with('+') || want.is_object() || want.is_array() {
         return true;
