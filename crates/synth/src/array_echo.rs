@@ -14,7 +14,9 @@
 //! sent. Positions inside variable-length lists (`*` in the pointer) have no request
 //! counterpart. Where some requests sent no array there, an optional parameter, their answers
 //! must all hold one value, the default (`tags: []`), which the echo renders for a request
-//! without the array (`Hole::when_absent`).
+//! without the array (`Hole::when_absent`). A request may send `null` there instead of an array
+//! (a firewall with no outbound rules): its answer must hold `null` too, and counts as one more
+//! distinct value sent and answered.
 
 use serde_json::{Map, Value};
 use wraith_model::{EchoSource, Hole, HoleKind, JsonType, WhenAbsent};
@@ -32,10 +34,22 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
     // What the answers to requests that sent nothing there held: one value, the default.
     let mut default: Option<&Value> = None;
     for (v, c) in vals {
+        let ctx = ctxs.get(*c)?;
+        if v.is_null() {
+            // A `null` answered where the request sent `null` (no rules that way) is the same
+            // echo; any other `null` is not.
+            if !sent_null_at(ctx.body, pointer) {
+                return None;
+            }
+            senders += 1;
+            if !distinct.contains(v) {
+                distinct.push(v);
+            }
+            continue;
+        }
         if !v.is_array() {
             return None;
         }
-        let ctx = ctxs.get(*c)?;
         match sent_at(ctx.body, pointer) {
             Some(sent) => {
                 if sent != **v {
@@ -53,7 +67,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
             },
         }
     }
-    if senders == 0 {
+    if senders == 0 || distinct.iter().all(|v| v.is_null()) {
         return None;
     }
     if let Some(default) = default {
@@ -72,7 +86,7 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
                 pointer: pointer.to_string(),
             },
         },
-        observed_type: JsonType::Array,
+        observed_type: type_of(&distinct),
         examples: distinct.into_iter().take(8).cloned().collect(),
         more_examples: Vec::new(),
         examples_cut: false,
@@ -92,6 +106,7 @@ fn optional_echo(
     sent: Vec<&Value>,
     senders: usize,
 ) -> Option<Hole> {
+    let sent_null = sent.iter().any(|v| v.is_null());
     let telling: Vec<&Value> = sent
         .into_iter()
         .filter(|v| *v != default && v.as_array().is_some_and(|a| !a.is_empty()))
@@ -104,10 +119,15 @@ fn optional_echo(
     };
     // The engine renders `examples[0]` for a request without the source.
     let mut examples = vec![default.clone()];
+    let observed_type = if default.is_null() || sent_null {
+        JsonType::Mixed
+    } else {
+        JsonType::Array
+    };
     examples.extend(telling.into_iter().take(7).cloned());
     Some(Hole {
         source: HoleKind::Echo { from: from.clone() },
-        observed_type: JsonType::Array,
+        observed_type,
         examples,
         more_examples: Vec::new(),
         examples_cut: false,
@@ -119,6 +139,20 @@ fn optional_echo(
         })),
         keyed: None,
     })
+}
+
+/// `array`, or `mixed` when `null` is among the values.
+fn type_of(values: &[&Value]) -> JsonType {
+    if values.iter().any(|v| v.is_null()) {
+        JsonType::Mixed
+    } else {
+        JsonType::Array
+    }
+}
+
+/// Whether a request body sent `null` at `pointer` itself.
+fn sent_null_at(body: &[(String, Value)], pointer: &str) -> bool {
+    body.iter().any(|(p, v)| p == pointer && v.is_null())
 }
 
 /// The array a request body held at `pointer`, rebuilt from its flattened leaves (`None` when
@@ -266,6 +300,24 @@ mod tests {
         let le = leaves(&e);
         let ctxs = [ctx(&le), ctx(&lb)];
         assert!(learn(&[(&empty, 0), (&empty, 1)], &ctxs, "/tags").is_none());
+    }
+
+    #[test]
+    fn null_answered_where_the_request_sent_null_is_the_same_echo_as_the_arrays() {
+        let a = json!({"outbound": [{"action": "ACCEPT"}]});
+        let b = json!({"outbound": null});
+        let (la, lb) = (leaves(&a), leaves(&b));
+        let ctxs = [ctx(&la), ctx(&lb)];
+        let (ra, rb) = (a["outbound"].clone(), Value::Null);
+        let hole = learn(&[(&ra, 0), (&rb, 1)], &ctxs, "/outbound").expect("an echo");
+        assert_eq!(hole.observed_type, JsonType::Mixed);
+        assert!(matches!(hole.source, HoleKind::Echo { .. }));
+        // A `null` answered to a request that sent rules is no echo.
+        let ctxs = [ctx(&la), ctx(&la)];
+        assert!(learn(&[(&ra, 0), (&rb, 1)], &ctxs, "/outbound").is_none());
+        // Only `null`s, sent and answered: nothing tells an echo from a constant.
+        let ctxs = [ctx(&lb), ctx(&lb)];
+        assert!(learn(&[(&rb, 0), (&rb, 1)], &ctxs, "/outbound").is_none());
     }
 
     #[test]

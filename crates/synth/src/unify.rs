@@ -225,6 +225,10 @@ impl Unifier<'_> {
             return self.unify_arrays(vals, key, pointer);
         }
         if vals.iter().any(|(v, _)| v.is_object() || v.is_array()) {
+            // Arrays or `null`, each as the request sent it there.
+            if let Some(hole) = crate::array_echo::learn(vals, self.ctxs, pointer) {
+                return Node::Hole(hole);
+            }
             // Containers mixed with scalars (an object or null): replay observed values,
             // unless the objects embed the record a request field names.
             let mut hole = self.observed(vals, 2000);

@@ -87,3 +87,56 @@ async fn an_optional_array_answered_as_sent_and_else_empty_echoes_where_sent_and
     bare.assert_status(200);
     assert_eq!(bare.json()["tags"], json!([]), "{}", bare.json());
 }
+
+/// Firewall creates as a client sends them: most with one outbound rule whose `action` happens
+/// to equal the `outbound_policy` sent beside it, some with `outbound: null`.
+fn firewall_twin() -> Twin {
+    let t = Twin::init("firewalls", ORIGIN);
+    let rule = json!({"action": "ACCEPT", "label": "ssh", "ports": "22", "protocol": "TCP"});
+    let mut entries = Vec::new();
+    for (i, outbound) in [
+        json!([rule.clone()]),
+        json!(null),
+        json!([rule.clone()]),
+        json!([rule.clone()]),
+        json!(null),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let rules = json!({"inbound_policy": if i % 2 == 0 { "DROP" } else { "ACCEPT" },
+                           "outbound": outbound, "outbound_policy": "ACCEPT"});
+        let sent = json!({"label": format!("fw-{i}"), "rules": rules});
+        let answer = json!({"id": 100 + i, "label": format!("fw-{i}"), "rules": rules});
+        entries.push(har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/firewalls",
+            Some(&sent),
+            &answer,
+        ));
+    }
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn rules_sent_as_an_array_or_null_are_answered_as_sent() {
+    let t = firewall_twin();
+    let server = t.serve(&[]);
+    for outbound in [json!([]), json!(null)] {
+        let created = server
+            .post(
+                "/v4/firewalls",
+                Some("s1"),
+                json!({"label": "mine", "rules": {"inbound_policy": "ACCEPT",
+                                                   "outbound": outbound,
+                                                   "outbound_policy": "ACCEPT"}}),
+            )
+            .await;
+        created.assert_status(200);
+        let body = created.json();
+        assert_eq!(body["rules"]["outbound"], outbound, "{body}");
+    }
+}
