@@ -94,7 +94,11 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
 /// pointer under that key (`/collection/sensitive` answering a request's `/sensitive`), when
 /// some request carried it. `None` when no request carried any, or requests wrapped it under
 /// different keys.
-fn request_pointer(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Option<String> {
+pub(crate) fn request_pointer(
+    vals: &[(&Value, usize)],
+    ctxs: &[Ctx<'_>],
+    pointer: &str,
+) -> Option<String> {
     let found = request_pointer_as_sent(vals, ctxs, pointer);
     if found.is_some() {
         return found;

@@ -540,7 +540,7 @@ impl Unifier<'_> {
         if vals
             .iter()
             .any(|(v, _)| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number())
-            && let Some(hole) = self.echo(vals, observed_type)
+            && let Some(hole) = self.echo(vals, observed_type, pointer)
         {
             return Node::Hole(hole);
         }
@@ -645,7 +645,12 @@ impl Unifier<'_> {
         Node::Hole(self.observed(vals, 3_000))
     }
 
-    fn echo(&self, vals: &[(&Value, usize)], observed_type: JsonType) -> Option<Hole> {
+    fn echo(
+        &self,
+        vals: &[(&Value, usize)],
+        observed_type: JsonType,
+        pointer: &str,
+    ) -> Option<Hole> {
         let n = vals.len();
         let eligible = |v: &Value| matches!(v, Value::String(s) if !s.is_empty()) || v.is_number();
         // Candidates from the first observation that has any (among the first 64 eligible
@@ -659,6 +664,15 @@ impl Unifier<'_> {
                 }
             }
         }
+        // Every candidate that holds is weighed, not just the first: one the requests sent at
+        // the answer's own position wins, then the one the most requests carried (a firewall's
+        // `outbound_policy` is the request's `outbound_policy`, not the first outbound rule's
+        // `action` that happened to agree, which some requests did not send at all).
+        let same_path = (!pointer.is_empty() && !pointer.split('/').any(|t| t == "*"))
+            .then(|| crate::same_path_echo::request_pointer(vals, self.ctxs, pointer))
+            .flatten()
+            .map(|pointer| EchoSource::Body { pointer });
+        let mut best: Option<(bool, usize, EchoSource, Option<&Value>)> = None;
         for src in candidates {
             let mut present = 0usize;
             let mut default: Option<&Value> = None;
@@ -685,6 +699,15 @@ impl Unifier<'_> {
             if !holds || (present < n && present < 2) {
                 continue;
             }
+            let at_position = same_path.as_ref() == Some(&src);
+            let better = best
+                .as_ref()
+                .is_none_or(|(pos, p, _, _)| (at_position, present) > (*pos, *p));
+            if better {
+                best = Some((at_position, present, src, default));
+            }
+        }
+        best.map(|(_, present, src, default)| {
             let mut examples = Vec::new();
             if let Some(d) = default {
                 examples.push(d.clone());
@@ -704,7 +727,7 @@ impl Unifier<'_> {
             } else {
                 ((present as u64 * 10_000) / n as u64) as u32
             };
-            return Some(Hole {
+            Hole {
                 source: HoleKind::Echo { from: src },
                 observed_type,
                 examples,
@@ -713,9 +736,8 @@ impl Unifier<'_> {
                 confidence_bp,
                 when_absent: None,
                 keyed: None,
-            });
-        }
-        None
+            }
+        })
     }
 
     fn observed(&self, vals: &[(&Value, usize)], confidence_bp: u32) -> Hole {
@@ -1167,6 +1189,46 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn an_echo_prefers_the_request_value_at_its_own_position_over_an_earlier_agreeing_one() {
+        // Each request sent the policy `ACCEPT` beside a rule whose action was `ACCEPT` too
+        // (the rule list comes first); the last sent no rule at all.
+        let rule = |policy: &str| {
+            vec![
+                ("/rules/outbound/0/action".to_string(), json!("ACCEPT")),
+                ("/rules/outbound_policy".to_string(), json!(policy)),
+            ]
+        };
+        let (b1, b2) = (rule("ACCEPT"), rule("ACCEPT"));
+        let b3 = vec![("/rules/outbound_policy".to_string(), json!("ACCEPT"))];
+        let ctxs = vec![ctx(&[], &[], &b1), ctx(&[], &[], &b2), ctx(&[], &[], &b3)];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
+        };
+        let v = json!("ACCEPT");
+        let node = u.unify(
+            &[(&v, 0), (&v, 1), (&v, 2)],
+            Some("outbound_policy"),
+            "/rules/outbound_policy",
+        );
+        let Node::Hole(Hole {
+            source: HoleKind::Echo { from },
+            ..
+        }) = node
+        else {
+            panic!("not an echo: {node:?}");
+        };
+        assert_eq!(
+            from,
+            EchoSource::Body {
+                pointer: "/rules/outbound_policy".into()
+            }
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! array, answers a create sending `["notifications"]` with `["notifications"]`, not the
 //! recorded two contexts. An array answered as sent by two runs alike stays what was recorded
 //! (`synth/src/array_echo.rs`); one some creates sent and the others were answered one default
-//! for is echoed where sent and answered the default where not. Black-box: the real binary on HAR runs written here.
+//! for is echoed where sent and answered the default where not, and one sent as `null` is
+//! answered `null`. A scalar echo copies the request value at its own position before another
+//! that happened to agree. Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -139,4 +141,25 @@ async fn rules_sent_as_an_array_or_null_are_answered_as_sent() {
         let body = created.json();
         assert_eq!(body["rules"]["outbound"], outbound, "{body}");
     }
+}
+
+/// Every recorded `outbound_policy` equalled the first outbound rule's `action` where a rule
+/// was sent: the answer still echoes the request's own `outbound_policy`, which every request
+/// carried.
+#[tokio::test]
+async fn a_policy_sent_beside_a_rule_whose_action_agreed_is_echoed_from_its_own_position() {
+    let t = firewall_twin();
+    let server = t.serve(&[]);
+    let rule = json!({"action": "ACCEPT", "label": "web", "ports": "443", "protocol": "TCP"});
+    let created = server
+        .post(
+            "/v4/firewalls",
+            Some("s1"),
+            json!({"label": "mine", "rules": {"inbound_policy": "ACCEPT", "outbound": [rule],
+                                               "outbound_policy": "DROP"}}),
+        )
+        .await;
+    created.assert_status(200);
+    let body = created.json();
+    assert_eq!(body["rules"]["outbound_policy"], "DROP", "{body}");
 }
