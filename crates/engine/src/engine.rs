@@ -1423,8 +1423,10 @@ impl Engine {
             Some(StateOp::List) => return self.op_list(ns, call, variant),
             None => {
                 let mut out = self.render_variant(ns, call, variant).0;
-                self.apply_action_effect(ns, call, &mut out, Origin::Synthesized);
+                // The values the action takes from its request first, so a rendered answer
+                // showing the record shows them (a volume attached to the instance named).
                 self.apply_action_values(ns, call, out.status, Origin::Synthesized);
+                self.apply_action_effect(ns, call, &mut out, Origin::Synthesized);
                 out
             }
         };
@@ -3134,8 +3136,14 @@ impl Engine {
                     // A rendered answer that is the entity answers it as the session holds it
                     // (after the effect): its template's other values are some recording's,
                     // so a later read of the entity (or a list of it) would disagree.
+                    // What the recorded answers changed without it lasting (a resize's
+                    // `resizing` status, the size it asked for) stays as the template
+                    // rendered it.
                     if let Value::Object(answer) = &mut *slot {
                         for (f, v) in answer.iter_mut() {
+                            if action.answered_fields.contains(f) {
+                                continue;
+                            }
                             if let Some(held) = map.get(f) {
                                 *v = held.clone();
                             }

@@ -540,6 +540,13 @@ pub struct ActionEffect {
     /// every request takes the `""` entry).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub set_by: String,
+    /// Top-level fields the recorded answers (the entity itself, `at` empty) changed from the
+    /// entity as the session last saw it without that change being stored (sorted): a value
+    /// a later read no longer showed (a resize's `status: resizing`) or one that differed
+    /// between answers (the `size` each resize asked for). A rendered answer keeps its
+    /// template's values there; its other fields show the entity as the session holds it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered_fields: Vec<String>,
 }
 
 /// What a membership action does (see [`Route::membership`]): synth sets it when, in the

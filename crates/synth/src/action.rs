@@ -243,6 +243,10 @@ pub fn action_effects(
         // them is some recording's, not this session's, so it is not stored.
         let mut varying: BTreeSet<String> = BTreeSet::new();
         let mut values_of: BTreeMap<String, Value> = BTreeMap::new();
+        // Fields some answer changed to an embedded record (or a list of them): a rendered
+        // answer shows the session's own there (the account that posted), not a
+        // representative's.
+        let mut containers: BTreeSet<String> = BTreeSet::new();
         // Per integer field, every step (answer minus the entity as last seen) the comparable
         // answers took, zero included: a counter steps the same way in every one.
         let mut steps: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
@@ -307,6 +311,9 @@ pub fn action_effects(
                 }
                 if before.get(k).is_some_and(|b| b != v) {
                     *changed.entry(k.clone()).or_default() += 1;
+                    if holds_records(v) {
+                        containers.insert(k.clone());
+                    }
                     // A value a later view no longer shows was transient (`resizing`), not
                     // the action's lasting effect.
                     if after.and_then(|a| a.get(k)).is_some_and(|a| a != v) {
@@ -337,17 +344,27 @@ pub fn action_effects(
                 _ => None,
             })
             .collect();
-        let fields: Vec<String> = changed
-            .into_iter()
-            .filter(|(k, n)| {
-                n * 2 >= compared
-                    && !transient.contains(k)
-                    && !varying.contains(k)
-                    && !counters.contains_key(k)
-            })
-            .map(|(k, _)| k)
-            .collect();
-        if fields.is_empty() && counters.is_empty() {
+        let mut fields: Vec<String> = Vec::new();
+        let mut answered_fields: Vec<String> = Vec::new();
+        for (k, n) in changed {
+            if counters.contains_key(&k) {
+                continue;
+            }
+            if n * 2 >= compared && !transient.contains(&k) && !varying.contains(&k) {
+                fields.push(k);
+            } else if !containers.contains(&k) {
+                answered_fields.push(k);
+            }
+        }
+        // An action whose answers are the entity is kept even when it stores nothing: its
+        // rendered answer is the session's record (with what the answers changed), not the
+        // recorded representative (a resize answering another volume's label).
+        let answered_fields = if cand.at.is_empty() {
+            answered_fields
+        } else {
+            Vec::new()
+        };
+        if fields.is_empty() && counters.is_empty() && !cand.at.is_empty() {
             continue;
         }
         out[cand.gi] = Some(ActionEffect {
@@ -358,9 +375,22 @@ pub fn action_effects(
             at: cand.at.clone(),
             sets: BTreeMap::new(),
             set_by: String::new(),
+            answered_fields,
         });
     }
     out
+}
+
+/// Whether `v` is a record (an object with an identifier-like key) or a list of them.
+fn holds_records(v: &Value) -> bool {
+    let record = |v: &Value| {
+        v.as_object()
+            .is_some_and(|m| m.keys().any(|k| values::is_identifier_key(k)))
+    };
+    match v {
+        Value::Array(items) => !items.is_empty() && items.iter().all(record),
+        _ => record(v),
+    }
 }
 
 /// Fields an action sets, per request value (see `ActionEffect::sets`).
@@ -512,6 +542,7 @@ fn read_sets(
         at: String::new(),
         sets,
         set_by,
+        answered_fields: Vec::new(),
     })
 }
 

@@ -125,17 +125,26 @@ impl Engine {
             return;
         };
         let ty = action.entity_type.as_str();
-        let Some(origin) = ns.entity(ty, id).map(|e| e.origin) else {
+        let Some((origin, held)) = ns.entity(ty, id).map(|e| (e.origin, e.value.clone())) else {
             return;
         };
         let pk = self.pk_of(ty);
         let Some(body) = out.body.json() else {
             return;
         };
-        if let Some(record @ Value::Object(answer)) = body.pointer(&action.at)
+        if let Some(Value::Object(answer)) = body.pointer(&action.at)
             && answer.get(&pk).and_then(fixtures::scalar_key).as_deref() == Some(id)
         {
-            ns.put(ty, id, record.clone(), origin, None);
+            let mut record = answer.clone();
+            // What the action answered without it lasting (a `resizing` status) is not the
+            // record's.
+            for f in &action.answered_fields {
+                match held.get(f) {
+                    Some(v) => record.insert(f.clone(), v.clone()),
+                    None => record.remove(f),
+                };
+            }
+            ns.put(ty, id, Value::Object(record), origin, None);
         }
     }
 

@@ -31,6 +31,7 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         at: String::new(),
         sets: Default::default(),
         set_by: String::new(),
+        answered_fields: Vec::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -154,6 +155,7 @@ fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_t
             at: String::new(),
             sets: Default::default(),
             set_by: String::new(),
+            answered_fields: Vec::new(),
         },
     );
     let s = Some("credit");
@@ -211,6 +213,7 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
             at: "/wrapped".into(),
             sets: Default::default(),
             set_by: String::new(),
+            answered_fields: Vec::new(),
         },
     );
     let s = Some("wrap");
@@ -267,6 +270,7 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
             at: "/wrapped".into(),
             sets: Default::default(),
             set_by: String::new(),
+            answered_fields: Vec::new(),
         },
     );
     let s = Some("reshare");
@@ -330,6 +334,7 @@ fn tier_sets(ty: &str) -> ActionEffect {
         ]
         .into(),
         set_by: "/type".into(),
+        answered_fields: Vec::new(),
     }
 }
 

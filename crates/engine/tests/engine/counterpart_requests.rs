@@ -441,6 +441,7 @@ fn an_action_answered_from_another_run_makes_that_runs_version_the_sessions_reco
         at: String::new(),
         sets: Default::default(),
         set_by: String::new(),
+        answered_fields: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
@@ -456,4 +457,51 @@ fn an_action_answered_from_another_run_makes_that_runs_version_the_sessions_reco
         body(&get(&e, Some("s"), &format!("/v1/lists/{mine}"))),
         expected
     );
+}
+
+#[test]
+fn an_action_answered_from_another_run_keeps_the_sessions_values_of_its_transient_fields() {
+    // Run b's resize answer shows `status: resizing`, which the action's answers show without it
+    // lasting (`answered_fields`): the session's record takes b's version but keeps its own
+    // status, so its next read does not show the resize still running.
+    let mut resize = R::new("POST", "/v1/lists/:id/resize")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists/1002/resize",
+            "",
+            None,
+            vec![moment(
+                "b/1",
+                200,
+                json!({"id": "1002", "title": "b's title", "status": "resizing"}),
+            )],
+        )
+        .build();
+    resize.action = Some(ActionEffect {
+        entity_type: "lists".into(),
+        id_param: "id".into(),
+        fields: Vec::new(),
+        counters: Default::default(),
+        at: String::new(),
+        sets: Default::default(),
+        set_by: String::new(),
+        answered_fields: vec!["status".into()],
+    });
+    let read = R::new("GET", "/v1/lists/:id")
+        .op(StateOp::Read, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .build();
+    let e = engine_of(&[("a", "1001"), ("b", "1002")], vec![resize, read]);
+    let mine = create(&e, "s");
+    let resized = e.handle(
+        Some("s"),
+        &req("POST", &format!("/v1/lists/{mine}/resize"), None),
+    );
+    assert_eq!(
+        body(&resized),
+        json!({"id": "1001", "title": "b's title", "status": "resizing"})
+    );
+    let read = body(&get(&e, Some("s"), &format!("/v1/lists/{mine}")));
+    assert_eq!(read["title"], "b's title", "{read}");
+    assert_ne!(read["status"], "resizing", "{read}");
 }

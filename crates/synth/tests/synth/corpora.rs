@@ -275,18 +275,23 @@ fn an_action_answering_the_entity_it_names_learns_the_fields_it_changes() {
 #[test]
 fn an_action_effect_leaves_out_transient_and_per_recording_values() {
     let m = &linode().model;
-    // Resize answers `resizing` (a later read shows `active`) and each recording's own size.
-    assert!(
-        route(m, "POST", "/v4beta/volumes/:param/resize")
-            .action
-            .is_none()
+    // Resize answers `resizing` (a later read shows `active`) and each recording's own size:
+    // neither is stored, and a rendered answer keeps both from its template.
+    let resize = route(m, "POST", "/v4beta/volumes/:param/resize")
+        .action
+        .as_ref()
+        .expect("resize answers the volume it names");
+    assert!(resize.fields.is_empty(), "{resize:?}");
+    assert_eq!(
+        resize.answered_fields,
+        vec!["size".to_string(), "status".to_string()]
     );
     // Attach answers each recording's own linode id.
-    assert!(
-        route(m, "POST", "/v4beta/volumes/:param/attach")
-            .action
-            .is_none()
-    );
+    let attach = route(m, "POST", "/v4beta/volumes/:param/attach")
+        .action
+        .as_ref()
+        .expect("attach answers the volume it names");
+    assert!(attach.fields.is_empty(), "{attach:?}");
 }
 
 #[test]
