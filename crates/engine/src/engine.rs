@@ -33,6 +33,7 @@ mod child_refs;
 mod counterpart_requests;
 mod create_counters;
 mod embedded_lists;
+mod field_views;
 mod filter_targets;
 mod implicit_children;
 mod keyed_snapshots;
@@ -1184,6 +1185,7 @@ impl Engine {
         self.apply_membership(ns, call, &out);
         let listed = self.apply_member_effects(ns, call, &out);
         self.apply_segment_member(ns, call, &mut out);
+        self.apply_field_view(ns, call, &mut out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).

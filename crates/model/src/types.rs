@@ -258,6 +258,12 @@ pub struct Route {
     /// older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_member: Option<SegmentMember>,
+    /// For a `GET` or write of `<record path>/<field>` that answers one object field of the
+    /// record its path names (`/firewalls/:id/rules` answering the firewall's `rules`): the
+    /// field it reads, or replaces with its answer (see [`FieldView`]). Absent (and not
+    /// written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_view: Option<FieldView>,
     /// For a read, update or delete of a record: top-level answer fields that show what the
     /// session's last write of that record sent (a deleted status's `text`, the `status` its
     /// create or last edit sent), though the create's answer never has them (see
@@ -387,6 +393,23 @@ pub struct SegmentMember {
     pub key: String,
     /// Whether the write adds the member (else it takes it out).
     pub adds: bool,
+}
+
+/// A route that is a view of one object field of a record (see [`Route::field_view`]): its
+/// path is the record's own path followed by the field's name, and in the recordings its 2xx
+/// answers were the field as the record's latest view in the session held it (a read), or
+/// became the field the record's next view showed (a write). The engine answers a read with
+/// the session's record's field, and stores a write's answer there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldView {
+    /// The entity type of the record (`firewalls`).
+    pub entity_type: String,
+    /// The path parameter naming the record.
+    pub record_param: String,
+    /// The record's top-level object field (`rules`), the path's last segment.
+    pub field: String,
+    /// Whether the route replaces the field with its answer (else it reads it).
+    pub writes: bool,
 }
 
 /// One field of a [`MirroredList`]'s items.

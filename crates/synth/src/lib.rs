@@ -30,7 +30,8 @@
 //! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
 //! were), [`update_resets`] (fields a replacing update resets when its request leaves them
 //! out), [`parent_keys`] (types whose keys count within each parent), [`segment_members`]
-//! (a record's array a write changes by a path segment), [`drift`] (where a route's newest
+//! (a record's array a write changes by a path segment), [`field_views`] (a route reading or
+//! replacing one object field of a record), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -48,6 +49,7 @@ pub mod duplicate_values;
 pub mod embedded_lists;
 pub mod embedded_records;
 pub mod exact;
+pub mod field_views;
 pub mod foreign_records;
 pub mod implicit_children;
 pub mod keyed_snapshots;
@@ -332,6 +334,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     mirrored_lists::learn(&templated, &mut built, &obs);
     list::shared_paging(&mut built);
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
+    field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
@@ -510,6 +513,7 @@ fn build_route(
         embedded_lists: Vec::new(),
         mirrored_lists: Vec::new(),
         segment_member: None,
+        field_view: None,
         carried_fields: Vec::new(),
         read_progressions: Vec::new(),
         latency: latency_profile(group, obs),

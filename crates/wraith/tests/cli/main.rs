@@ -73,6 +73,7 @@ mod serve_duplicate_values;
 mod serve_embedded_lists;
 mod serve_embedded_records;
 mod serve_enveloped_echo;
+mod serve_field_views;
 mod serve_filter_header;
 mod serve_filter_targets;
 mod serve_filter_wildcards;
