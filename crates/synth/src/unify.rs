@@ -677,6 +677,9 @@ impl Unifier<'_> {
             let mut present = 0usize;
             let mut default: Option<&Value> = None;
             let mut holds = true;
+            // The answers to requests without the source held different values (a balancer
+            // created without a label is named after its id).
+            let mut scattered = false;
             for (v, c) in vals {
                 match self.ctxs.get(*c).and_then(|ctx| ctx.lookup(&src)) {
                     Some(rv) => {
@@ -689,10 +692,7 @@ impl Unifier<'_> {
                     None => match default {
                         None => default = Some(v),
                         Some(d) if d == *v => {}
-                        Some(_) => {
-                            holds = false;
-                            break;
-                        }
+                        Some(_) => scattered = true,
                     },
                 }
             }
@@ -700,6 +700,12 @@ impl Unifier<'_> {
                 continue;
             }
             let at_position = same_path.as_ref() == Some(&src);
+            // Without one default, only the request value at the answer's own position, sent
+            // by most requests, is taken for an echo; a request without it is answered the
+            // first recorded value a request without it got.
+            if scattered && !(at_position && present * 2 >= n) {
+                continue;
+            }
             let better = best
                 .as_ref()
                 .is_none_or(|(pos, p, _, _)| (at_position, present) > (*pos, *p));
@@ -1228,6 +1234,55 @@ mod tests {
             EchoSource::Body {
                 pointer: "/rules/outbound_policy".into()
             }
+        );
+    }
+
+    #[test]
+    fn an_echo_at_its_own_position_holds_though_requests_without_it_got_values_of_their_own() {
+        let sent = |label: &str| vec![("/label".to_string(), json!(label))];
+        let (b1, b2, b3) = (sent("web"), sent("db"), sent("web"));
+        let none: Vec<(String, Value)> = vec![("/region".to_string(), json!("eu"))];
+        let ctxs = vec![
+            ctx(&[], &[], &b1),
+            ctx(&[], &[], &none),
+            ctx(&[], &[], &b2),
+            ctx(&[], &[], &none),
+            ctx(&[], &[], &b3),
+        ];
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
+        };
+        let (web, db) = (json!("web"), json!("db"));
+        let (n1, n2) = (json!("balancer501"), json!("balancer503"));
+        let vals = [(&web, 0), (&n1, 1), (&db, 2), (&n2, 3), (&web, 4)];
+        let Node::Hole(hole) = u.unify(&vals, Some("label"), "/label") else {
+            panic!("a hole");
+        };
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/label".into()
+                }
+            }
+        );
+        // A request without a label gets the first value one without it got.
+        assert_eq!(hole.examples[0], n1);
+        // Sent by fewer than half the requests: no echo.
+        let vals = [(&web, 0), (&n1, 1), (&db, 2), (&n2, 3), (&n1, 1)];
+        let node = u.unify(&vals, Some("label"), "/label");
+        assert!(
+            !matches!(
+                node,
+                Node::Hole(Hole {
+                    source: HoleKind::Echo { .. },
+                    ..
+                })
+            ),
+            "{node:?}"
         );
     }
 

@@ -120,6 +120,7 @@ mod serve_search_filters;
 mod serve_secret_tokens;
 mod serve_segment_members;
 mod serve_sent_expansions;
+mod serve_sent_values;
 mod serve_sessions;
 mod serve_set_filters;
 mod serve_settled_update;
