@@ -44,6 +44,7 @@ mod mentions;
 mod minted_fields;
 mod parent_sequences;
 mod path_filter;
+mod query_lookups;
 mod replay_cache;
 mod run_history;
 pub(crate) use run_history::{RunId, RunSet};
@@ -1186,6 +1187,7 @@ impl Engine {
         let listed = self.apply_member_effects(ns, call, &out);
         self.apply_segment_member(ns, call, &mut out);
         self.apply_field_view(ns, call, &mut out);
+        self.apply_query_lookup(ns, call, &mut out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).

@@ -264,6 +264,11 @@ pub struct Route {
     /// written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_view: Option<FieldView>,
+    /// For a `GET` answering the one record of a type whose field holds a query parameter's
+    /// value (`/accounts/lookup?acct=admin` answering the account `admin`), see
+    /// [`QueryLookup`]. Absent (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_lookup: Option<QueryLookup>,
     /// For a read, update or delete of a record: top-level answer fields that show what the
     /// session's last write of that record sent (a deleted status's `text`, the `status` its
     /// create or last edit sent), though the create's answer never has them (see
@@ -410,6 +415,21 @@ pub struct FieldView {
     pub field: String,
     /// Whether the route replaces the field with its answer (else it reads it).
     pub writes: bool,
+}
+
+/// A read finding one record by a field's value (see [`Route::query_lookup`]): in the
+/// recordings each 2xx answer was a record of `entity_type` whose top-level `field` held the
+/// value of the query parameter `param` (or a leading part of it, the name before an `@`).
+/// The engine answers a value no recording looked up with the record holding it, as the
+/// session sees it, and with the route's recorded not-found answer when no record does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryLookup {
+    /// The entity type of the records looked up (`accounts`).
+    pub entity_type: String,
+    /// The query parameter naming the record (`acct`).
+    pub param: String,
+    /// The record's top-level field holding that name (`acct`).
+    pub field: String,
 }
 
 /// One field of a [`MirroredList`]'s items.

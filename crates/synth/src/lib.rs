@@ -31,7 +31,8 @@
 //! were), [`update_resets`] (fields a replacing update resets when its request leaves them
 //! out), [`parent_keys`] (types whose keys count within each parent), [`segment_members`]
 //! (a record's array a write changes by a path segment), [`field_views`] (a route reading or
-//! replacing one object field of a record), [`drift`] (where a route's newest
+//! replacing one object field of a record), [`query_lookups`] (a read finding a record by a
+//! query parameter), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -61,6 +62,7 @@ pub mod observe;
 pub mod parent_keys;
 mod parent_sequences;
 pub mod path_filter;
+pub mod query_lookups;
 pub mod read_prefixes;
 pub mod read_progressions;
 pub mod record_classes;
@@ -335,6 +337,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     list::shared_paging(&mut built);
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
+    query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
@@ -514,6 +517,7 @@ fn build_route(
         mirrored_lists: Vec::new(),
         segment_member: None,
         field_view: None,
+        query_lookup: None,
         carried_fields: Vec::new(),
         read_progressions: Vec::new(),
         latency: latency_profile(group, obs),

@@ -104,6 +104,7 @@ mod serve_processed_uploads;
 mod serve_qualified_keys;
 mod serve_qualified_paths;
 mod serve_query_credentials;
+mod serve_query_lookups;
 mod serve_read_progressions;
 mod serve_recorded;
 mod serve_recorded_control_headers;
