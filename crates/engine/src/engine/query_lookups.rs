@@ -1,7 +1,7 @@
 //! Reads that find one record by a query parameter (`Route::query_lookup`): `GET
 //! /accounts/lookup?acct=admin` answers the account whose `acct` is `admin`, as the session
-//! sees it, and the route's recorded not-found answer when no record holds the name. A
-//! replayed answer (a lookup the recordings hold) stands.
+//! sees it, and the route's recorded not-found answer when no record holds the name. A name
+//! the recordings looked up keeps the route's own answer, replayed or rendered.
 //!
 //! Not here: names a record holds in another spelling than the recordings showed (exactly,
 //! or followed by `@` and a domain).
@@ -45,6 +45,16 @@ impl Engine {
         else {
             return;
         };
+        // A name the recordings looked up keeps the route's own answer for it (the state
+        // the recorded answer showed), whether replayed or rendered.
+        let recorded = route.exact.iter().any(|e| {
+            crate::util::parse_query(&e.key.query)
+                .iter()
+                .any(|(n, v)| *n == rule.param && v == sent)
+        });
+        if recorded {
+            return;
+        }
         let found = self
             .record_holding(ns, &rule.entity_type, &rule.field, sent, true)
             .or_else(|| self.record_holding(ns, &rule.entity_type, &rule.field, sent, false));
