@@ -66,11 +66,8 @@ fn volumes_twin() -> Twin {
     t
 }
 
-#[tokio::test]
-async fn a_served_resize_answers_the_sessions_volume_with_the_transient_status_and_sent_size() {
-    let t = volumes_twin();
-    let server = t.serve_env(&[], &[KEY]);
-    let s = Some("agent-1");
+/// Create the session's own volume, `mine` in `sa-east`: its id and path.
+async fn create_mine(server: &support::Server, s: Option<&str>) -> (String, String) {
     let created = server
         .post(
             "/v1/volumes",
@@ -81,6 +78,15 @@ async fn a_served_resize_answers_the_sessions_volume_with_the_transient_status_a
     created.assert_status(200);
     let id = created.json()["id"].to_string();
     let path = format!("/v1/volumes/{id}");
+    (id, path)
+}
+
+#[tokio::test]
+async fn a_served_resize_answers_the_sessions_volume_with_the_transient_status_and_sent_size() {
+    let t = volumes_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent-1");
+    let (id, path) = create_mine(&server, s).await;
     let resized = server
         .post(&format!("{path}/resize"), s, json!({"size": 55}))
         .await;
@@ -104,16 +110,7 @@ async fn a_served_attach_answers_the_sessions_volume_with_the_owner_it_sent() {
     let t = volumes_twin();
     let server = t.serve_env(&[], &[KEY]);
     let s = Some("agent-1");
-    let created = server
-        .post(
-            "/v1/volumes",
-            s,
-            json!({"label": "mine", "region": "sa-east"}),
-        )
-        .await;
-    created.assert_status(200);
-    let id = created.json()["id"].to_string();
-    let path = format!("/v1/volumes/{id}");
+    let (_, path) = create_mine(&server, s).await;
     let attached = server
         .post(&format!("{path}/attach"), s, json!({"owner_id": 4242}))
         .await;
