@@ -3199,10 +3199,7 @@ impl Engine {
         let Some(held) = ns.entity(&ty, id) else {
             return out;
         };
-        let (provenance, source) = match held.origin {
-            Origin::Fixture => (Provenance::Fixture, FieldSource::Fixture),
-            _ => (Provenance::Template, FieldSource::State),
-        };
+        let (provenance, source) = stored_provenance(held.origin);
         let mut answer = Out::json(200, (*held.value).clone(), provenance, out.route);
         answer.headers = out.headers;
         answer.sources = out.sources;
@@ -4765,6 +4762,15 @@ fn fits(root: &Node, body: &Value) -> bool {
 
 /// Store a record an action changed: one this session wrote (`Synthesized`) stays
 /// session-written, whatever the answer's origin.
+/// How an answer drawn whole from a stored record is labelled: a fixture's record as a
+/// fixture, any other as a template answer built from state.
+fn stored_provenance(origin: Origin) -> (Provenance, FieldSource) {
+    match origin {
+        Origin::Fixture => (Provenance::Fixture, FieldSource::Fixture),
+        _ => (Provenance::Template, FieldSource::State),
+    }
+}
+
 fn put_acted(ns: &mut Namespace, ty: &str, id: &str, entity: Value, origin: Origin) {
     let origin = match ns.entity(ty, id) {
         Some(e) if e.origin == Origin::Synthesized => Origin::Synthesized,

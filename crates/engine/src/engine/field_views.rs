@@ -10,7 +10,6 @@
 use serde_json::Value;
 
 use super::{Call, Engine, Out, OutBody};
-use crate::api::{FieldSource, Provenance};
 use crate::namespace::{Namespace, Origin};
 use crate::outbound::Origins;
 
@@ -62,15 +61,9 @@ impl Engine {
             return;
         }
         // The session's record, else (for an answer not replayed) the recorded one.
-        let (record, provenance) = match ns.entity(ty, id) {
-            Some(e) => {
-                let provenance = match e.origin {
-                    Origin::Fixture => Provenance::Fixture,
-                    _ => Provenance::Template,
-                };
-                (Some((*e.value).clone()), provenance)
-            }
-            None if out.replay.is_none() => (self.base_entity(ns, ty, id), Provenance::Template),
+        let (record, origin) = match ns.entity(ty, id) {
+            Some(e) => (Some((*e.value).clone()), e.origin),
+            None if out.replay.is_none() => (self.base_entity(ns, ty, id), Origin::Replayed),
             None => return,
         };
         let Some(field) = record
@@ -84,14 +77,12 @@ impl Engine {
             return;
         }
         out.body = OutBody::Json(field.clone());
+        let (provenance, source) = super::stored_provenance(origin);
         out.provenance = provenance;
         out.exchange = None;
         out.replay = None;
         out.moment = None;
         out.origins = Origins::default();
-        out.sources.reset(Some(match provenance {
-            Provenance::Fixture => FieldSource::Fixture,
-            _ => FieldSource::State,
-        }));
+        out.sources.reset(Some(source));
     }
 }

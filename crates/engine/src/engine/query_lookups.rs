@@ -9,7 +9,6 @@
 use serde_json::Value;
 
 use super::{Call, Engine, Out, OutBody};
-use crate::api::{FieldSource, Provenance};
 use crate::namespace::{Namespace, Origin};
 use crate::outbound::Origins;
 
@@ -72,18 +71,13 @@ impl Engine {
         let Some((record, origin)) = found else {
             return;
         };
+        let (provenance, source) = super::stored_provenance(origin);
         out.body = OutBody::Json(record);
-        out.provenance = match origin {
-            Origin::Fixture => Provenance::Fixture,
-            _ => Provenance::Template,
-        };
+        out.provenance = provenance;
         out.exchange = None;
         out.moment = None;
         out.origins = Origins::default();
-        out.sources.reset(Some(match origin {
-            Origin::Fixture => FieldSource::Fixture,
-            _ => FieldSource::State,
-        }));
+        out.sources.reset(Some(source));
     }
 
     /// The record of type `ty` whose `field` names `sent` (see [`names`]), as the session sees
