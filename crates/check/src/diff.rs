@@ -285,6 +285,9 @@ impl EchoContext {
                 prefix,
                 suffix,
             } => EchoSource::within_text(prefix, &self.value(source)?, suffix).map(Value::String),
+            EchoSource::Instant { source, unit } => {
+                EchoSource::instant_value(&self.value(source)?, unit)
+            }
         }
     }
 }

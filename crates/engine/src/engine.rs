@@ -3644,6 +3644,26 @@ impl Engine {
                     out.sources.set(&format!("{at}/{k}"), FieldSource::Echo);
                 }
             }
+            // A time the request sent is stored as the API writes it (`…+02:00` answered
+            // `….000Z`): the template's instant echo rendered it so.
+            if let (Some(tpl), Value::Object(map)) = (template, &mut entity) {
+                for f in tpl {
+                    if let Node::Hole(wraith_model::Hole {
+                        source:
+                            wraith_model::HoleKind::Echo {
+                                from: wraith_model::EchoSource::Instant { source, .. },
+                            },
+                        ..
+                    }) = &f.value
+                        && let wraith_model::EchoSource::Body { pointer } = &**source
+                        && patch.pointer(pointer).is_some()
+                        && map.contains_key(&f.key)
+                        && let Some(v) = rendered_entity.get(&f.key)
+                    {
+                        map.insert(f.key.clone(), v.clone());
+                    }
+                }
+            }
         }
         // Fields the template stamps from the clock (`updated_at`) take the fresh value; those
         // the recorded updates left as they were (`created`) keep the stored one, where the

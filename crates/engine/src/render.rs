@@ -5,8 +5,8 @@ use rand::{Rng, RngExt};
 use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 use wraith_model::{
-    ArrayNode, ClockUnit, EchoSource, HeaderProgram, HeaderRule, Hole, HoleKind, IdCharset,
-    IdShape, JsonType, MirroredList, Node, VolatileKind,
+    ArrayNode, EchoSource, HeaderProgram, HeaderRule, Hole, HoleKind, IdCharset, IdShape, JsonType,
+    MirroredList, Node, VolatileKind,
 };
 
 use crate::api::{FieldSource, WallClock};
@@ -105,6 +105,9 @@ impl ReqCtx<'_> {
                 suffix,
             } => EchoSource::within_text(prefix, &self.echo_source(source)?, suffix)
                 .map(Value::String),
+            EchoSource::Instant { source, unit } => {
+                EchoSource::instant_value(&self.echo_source(source)?, unit)
+            }
         }
     }
 }
@@ -486,7 +489,7 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
         HoleKind::Generated { shape } => generate_id(shape, ns.ns),
         HoleKind::Clock { unit } => {
             let t = ns.now();
-            clock_value(t, unit)
+            unit.value_at(t)
         }
         HoleKind::Counter { name } => {
             let key = if name.is_empty() { json_path } else { name };
@@ -853,69 +856,11 @@ pub(crate) fn fresh_uuid(ns: &mut Namespace) -> String {
         .to_string()
 }
 
-/// The clock in a hole's unit and spelling.
-pub(crate) fn clock_value(t_us: i64, unit: &ClockUnit) -> Value {
-    match unit {
-        ClockUnit::EpochSec => Value::Number(Number::from(t_us.div_euclid(1_000_000))),
-        ClockUnit::EpochMs => Value::Number(Number::from(t_us.div_euclid(1_000))),
-        ClockUnit::Iso8601 {
-            fraction_digits,
-            suffix,
-        } => Value::String(iso8601(t_us, *fraction_digits, suffix)),
-    }
-}
-
-/// `t_us` held within the instants a date can show. A clock started near the end of that
-/// range keeps ticking past it; its dates stop at the last instant rather than wrapping back
-/// to 1970.
-fn clamped_us(t_us: i64) -> i64 {
-    // Whole seconds at both ends: jiff refuses the fraction of its last second.
-    t_us.clamp(
-        jiff::Timestamp::MIN.as_second().saturating_add(1) * 1_000_000,
-        jiff::Timestamp::MAX.as_second() * 1_000_000,
-    )
-}
-
-/// RFC 3339 / ISO 8601 UTC with the recorded fraction digits and zone suffix.
-pub(crate) fn iso8601(t_us: i64, fraction_digits: u8, suffix: &str) -> String {
-    let t_us = clamped_us(t_us);
-    let ts = jiff::Timestamp::from_microsecond(t_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-    let dt = jiff::tz::TimeZone::UTC.to_datetime(ts);
-    let mut s = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        dt.year(),
-        dt.month(),
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second()
-    );
-    let micros = t_us.rem_euclid(1_000_000);
-    match fraction_digits {
-        0 => {}
-        1..=3 => {
-            let ms = micros / 1000;
-            let full = format!("{ms:03}");
-            s.push('.');
-            s.push_str(&full[..fraction_digits as usize]);
-        }
-        _ => {
-            let full = format!("{micros:06}");
-            s.push('.');
-            s.push_str(&full[..(fraction_digits as usize).min(6)]);
-            for _ in 6..fraction_digits {
-                s.push('0');
-            }
-        }
-    }
-    s.push_str(suffix);
-    s
-}
-
 /// RFC 9110 IMF-fixdate.
 pub(crate) fn http_date(t_us: i64) -> String {
-    let ts = jiff::Timestamp::from_second(clamped_us(t_us).div_euclid(1_000_000))
-        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let ts =
+        jiff::Timestamp::from_second(wraith_model::clock::clamped_us(t_us).div_euclid(1_000_000))
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     jiff::fmt::rfc2822::DateTimePrinter::new()
         .timestamp_to_rfc9110_string(&ts)
         .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".to_string())
@@ -990,12 +935,5 @@ mod tests {
         let past = last_us.saturating_add(5_000_000);
         assert_eq!(http_date(past), http_date(last_us));
         assert!(http_date(past).contains("9999"), "{}", http_date(past));
-        assert_eq!(iso8601(past, 0, "Z"), iso8601(last_us, 0, "Z"));
-        assert!(
-            iso8601(past, 0, "Z").starts_with("9999-12-"),
-            "{}",
-            iso8601(past, 0, "Z")
-        );
-        assert_eq!(iso8601(0, 3, "Z"), "1970-01-01T00:00:00.000Z");
     }
 }

@@ -9,6 +9,7 @@
 //! This crate holds types, canonical JSON and validation only: no IO, no inference, no serving.
 
 pub mod canonical;
+pub mod clock;
 pub mod json_text;
 pub mod load;
 pub mod pointer;

@@ -418,6 +418,13 @@ pub enum EchoSource {
         prefix: String,
         suffix: String,
     },
+    /// The instant another source's value names, written as `unit` writes one (a scheduled
+    /// post's `scheduled_at` sent as `…T14:33:14+00:00`, answered `…T14:33:14.000Z`). Every
+    /// recorded answer at the position was its own request's instant in this spelling.
+    Instant {
+        source: Box<EchoSource>,
+        unit: ClockUnit,
+    },
 }
 
 impl EchoSource {
@@ -430,6 +437,12 @@ impl EchoSource {
             serde_json::Value::Bool(b) => Some(b.to_string()),
             _ => None,
         }
+    }
+
+    /// The value a [`EchoSource::Instant`] renders for `inner`, its source's value: the
+    /// instant `inner` names in `unit`'s spelling, `None` when it names none.
+    pub fn instant_value(inner: &serde_json::Value, unit: &ClockUnit) -> Option<serde_json::Value> {
+        Some(unit.value_at(crate::clock::instant_of(inner)?))
     }
 
     /// The text a [`EchoSource::Within`] renders around `inner`, its source's value.
@@ -512,7 +525,7 @@ pub enum IdCharset {
     Base64Url,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "unit", rename_all = "snake_case")]
 pub enum ClockUnit {
     /// Unix seconds as a JSON number.

@@ -133,7 +133,10 @@ fn top_level_field(src: &EchoSource) -> bool {
             pointer.len() > 1 && pointer.starts_with('/') && !pointer[1..].contains('/')
         }
         EchoSource::Query { .. } => true,
-        EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => false,
+        EchoSource::Path { .. }
+        | EchoSource::Header { .. }
+        | EchoSource::Within { .. }
+        | EchoSource::Instant { .. } => false,
     }
 }
 

@@ -162,7 +162,10 @@ fn sent_value(ctx: &Ctx<'_>, field: &EchoSource) -> Option<Value> {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| Value::String(v.clone())),
-        EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => None,
+        EchoSource::Path { .. }
+        | EchoSource::Header { .. }
+        | EchoSource::Within { .. }
+        | EchoSource::Instant { .. } => None,
     }
 }
 

@@ -53,6 +53,7 @@ pub mod exact;
 pub mod field_views;
 pub mod foreign_records;
 pub mod implicit_children;
+pub mod instant_echo;
 pub mod keyed_snapshots;
 pub mod list;
 pub mod member_effects;

@@ -193,7 +193,7 @@ pub fn spell(field: &EchoSource) -> String {
         EchoSource::Query { name } => format!("query.{name}"),
         EchoSource::Path { param } => format!("path.{param}"),
         EchoSource::Header { name } => format!("header.{name}"),
-        EchoSource::Within { source, .. } => spell(source),
+        EchoSource::Within { source, .. } | EchoSource::Instant { source, .. } => spell(source),
     }
 }
 
@@ -329,7 +329,10 @@ fn sent_of<'a>(field: &EchoSource, ctx: &Ctx<'a>) -> Option<Sent<'a>> {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, sent)| Sent::Query(sent)),
-        EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => None,
+        EchoSource::Path { .. }
+        | EchoSource::Header { .. }
+        | EchoSource::Within { .. }
+        | EchoSource::Instant { .. } => None,
     }
 }
 
@@ -558,7 +561,8 @@ pub fn diagnose(
                         EchoSource::Query { name } => o.query.iter().any(|(n, _)| n == name),
                         EchoSource::Path { .. }
                         | EchoSource::Header { .. }
-                        | EchoSource::Within { .. } => false,
+                        | EchoSource::Within { .. }
+                        | EchoSource::Instant { .. } => false,
                     })
                 })
             });

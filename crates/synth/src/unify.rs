@@ -123,8 +123,18 @@ impl<'o> Ctx<'o> {
                 .iter()
                 .find(|(p, _)| p == pointer)
                 .map(|(_, v)| ReqVal::Json(v)),
-            EchoSource::Header { .. } | EchoSource::Within { .. } => None,
+            EchoSource::Header { .. } | EchoSource::Within { .. } | EchoSource::Instant { .. } => {
+                None
+            }
         }
+    }
+
+    /// The request's value of `src` as a JSON value (a path, query or form value as a string).
+    pub(crate) fn value_of(&self, src: &EchoSource) -> Option<Value> {
+        Some(match self.lookup(src)? {
+            ReqVal::Str(s) => Value::String(s.to_string()),
+            ReqVal::Json(v) => v.clone(),
+        })
     }
 
     /// Whether the request carried the value an echo of `src` copies.
@@ -137,9 +147,10 @@ impl<'o> Ctx<'o> {
         match field {
             EchoSource::Body { pointer } => self.body.iter().any(|(p, _)| top_level(p) == pointer),
             EchoSource::Query { name } => self.query.iter().any(|(n, _)| n == name),
-            EchoSource::Path { .. } | EchoSource::Header { .. } | EchoSource::Within { .. } => {
-                false
-            }
+            EchoSource::Path { .. }
+            | EchoSource::Header { .. }
+            | EchoSource::Within { .. }
+            | EchoSource::Instant { .. } => false,
         }
     }
 
@@ -514,7 +525,7 @@ impl Unifier<'_> {
         vals: &[(&Value, usize)],
         unit: &wraith_model::ClockUnit,
     ) -> bool {
-        let Some(at) = values::clock_value_us(vals[0].0, unit) else {
+        let Some(at) = unit.instant_us(vals[0].0) else {
             return false;
         };
         vals.iter().all(|(_, i)| {
@@ -546,6 +557,10 @@ impl Unifier<'_> {
         }
         // A boolean the request set at this very position (an update answering what was sent).
         if let Some(hole) = crate::same_path_echo::learn(vals, self.ctxs, pointer) {
+            return Node::Hole(hole);
+        }
+        // A timestamp answered as the instant the request named, in its own spelling.
+        if let Some(hole) = crate::instant_echo::learn(vals, self.ctxs, key) {
             return Node::Hole(hole);
         }
         if all_equal {
@@ -1072,7 +1087,7 @@ fn median_length(arrays: &[(&Vec<Value>, usize)]) -> usize {
 }
 
 /// Distinct values, first seen first, at most [`MAX_EXAMPLES`].
-fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
+pub(crate) fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for (v, _) in vals {
         if out.len() >= MAX_EXAMPLES {

@@ -180,23 +180,6 @@ pub fn clock_unit(v: &Value, key: Option<&str>) -> Option<ClockUnit> {
     }
 }
 
-/// The instant a timestamp value names, in unix microseconds (a naive ISO timestamp read as
-/// UTC); `None` when it names none.
-pub fn clock_value_us(v: &Value, unit: &ClockUnit) -> Option<i64> {
-    match (unit, v) {
-        (ClockUnit::EpochSec, Value::Number(n)) => Some((n.as_f64()? * 1e6) as i64),
-        (ClockUnit::EpochMs, Value::Number(n)) => Some((n.as_f64()? * 1e3) as i64),
-        (ClockUnit::Iso8601 { .. }, Value::String(s)) => {
-            let ts = s
-                .parse::<jiff::Timestamp>()
-                .or_else(|_| format!("{s}Z").parse::<jiff::Timestamp>())
-                .ok()?;
-            Some(ts.as_microsecond())
-        }
-        _ => None,
-    }
-}
-
 /// `2026-10-14T19:06:41.274Z` → ISO 8601 with 3 fraction digits and suffix `Z`.
 pub fn iso_unit(s: &str) -> Option<ClockUnit> {
     static R: OnceLock<Regex> = OnceLock::new();

@@ -81,6 +81,7 @@ mod serve_fixtures;
 mod serve_handler_probe;
 mod serve_hidden_values;
 mod serve_implicit_children;
+mod serve_instant_echo;
 mod serve_keyed_snapshots;
 mod serve_lua_authored;
 mod serve_lua_handlers;
