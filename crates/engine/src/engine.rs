@@ -42,6 +42,7 @@ mod member_effects;
 mod member_items;
 mod mentions;
 mod minted_fields;
+mod named_record_copies;
 mod parent_sequences;
 mod path_filter;
 mod query_lookups;
@@ -3388,6 +3389,12 @@ impl Engine {
         }
         // The records the request names by value, created where the session lacks them.
         for at in self.list_records_by_value(ns, call, route, entity) {
+            let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
+            out.origins.clear_under(&at);
+            out.sources.set(&at, FieldSource::State);
+        }
+        // Fields the record the request names holds (a plan's memory), as it holds them.
+        for at in self.copy_named_record_fields(ns, call, route, entity) {
             let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
             out.origins.clear_under(&at);
             out.sources.set(&at, FieldSource::State);

@@ -269,6 +269,12 @@ pub struct Route {
     /// [`QueryLookup`]. Absent (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_lookup: Option<QueryLookup>,
+    /// For a create whose answer copies fields of the record a request field names (an
+    /// instance created with `type: g6-standard-2` answers that plan's `memory` and `vcpus`
+    /// under `specs`), see [`NamedRecordCopies`]. Absent (and not written) otherwise, so older
+    /// models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named_record_copies: Option<NamedRecordCopies>,
     /// For a read, update or delete of a record: top-level answer fields that show what the
     /// session's last write of that record sent (a deleted status's `text`, the `status` its
     /// create or last edit sent), though the create's answer never has them (see
@@ -430,6 +436,31 @@ pub struct QueryLookup {
     pub param: String,
     /// The record's top-level field holding that name (`acct`).
     pub field: String,
+}
+
+/// Fields a create answers as the record a request field names holds them (see
+/// [`Route::named_record_copies`]): in the recordings, every 2xx answer to a create that sent
+/// `field` naming a recorded record of `entity_type` held, at each copy's `at`, that record's
+/// field `key`. The engine answers a create naming a record the session or the recordings hold
+/// with that record's values there, so a plan no recorded create chose still answers its own
+/// memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedRecordCopies {
+    /// The top-level request body field naming the record (`type`).
+    pub field: String,
+    /// The entity type of the named records (`linode_types`).
+    pub entity_type: String,
+    /// The answer positions copied, in pointer order.
+    pub copies: Vec<RecordCopy>,
+}
+
+/// One position a [`NamedRecordCopies`] fills.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordCopy {
+    /// JSON pointer of the position in the created record (`/specs/memory`).
+    pub at: String,
+    /// The named record's top-level field it holds (`memory`).
+    pub key: String,
 }
 
 /// One field of a [`MirroredList`]'s items.

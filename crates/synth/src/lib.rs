@@ -32,7 +32,8 @@
 //! out), [`parent_keys`] (types whose keys count within each parent), [`segment_members`]
 //! (a record's array a write changes by a path segment), [`field_views`] (a route reading or
 //! replacing one object field of a record), [`query_lookups`] (a read finding a record by a
-//! query parameter), [`drift`] (where a route's newest
+//! query parameter), [`named_record_copies`] (a create answering fields of the record a request
+//! field names), [`drift`] (where a route's newest
 //! recordings answer in another shape than its earlier ones). The facts an engine decides on start
 //! (`Model::precomputed`) are filled afterwards by `wraith_engine::precompute`, which the
 //! `wraith synth` command calls: this crate does not depend on the engine.
@@ -59,6 +60,7 @@ pub mod list;
 pub mod member_effects;
 pub mod mentions;
 pub mod mirrored_lists;
+pub mod named_record_copies;
 pub mod observe;
 pub mod parent_keys;
 mod parent_sequences;
@@ -339,6 +341,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
+    named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
@@ -519,6 +522,7 @@ fn build_route(
         segment_member: None,
         field_view: None,
         query_lookup: None,
+        named_record_copies: None,
         carried_fields: Vec::new(),
         read_progressions: Vec::new(),
         latency: latency_profile(group, obs),

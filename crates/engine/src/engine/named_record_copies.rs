@@ -1,0 +1,60 @@
+//! Creates that answer fields of the record a request field names
+//! (`Route::named_record_copies`): an instance created with `type: g6-standard-2` answers that
+//! plan's `memory` and `vcpus`, as the session sees the plan or, failing that, as the
+//! recordings hold it (a catalogue listed every plan, though creates chose few).
+//!
+//! Not here: a request naming no record the session or the recordings hold keeps the rendered
+//! values; a position the template did not render is not added.
+
+use serde_json::Value;
+
+use super::{Call, Engine};
+use crate::fixtures;
+use crate::namespace::Namespace;
+use crate::util::json_pointer_get_mut;
+
+impl Engine {
+    /// Fill the created `entity`'s positions the rule copies from the named record; the
+    /// positions filled (JSON pointers within the entity).
+    pub(super) fn copy_named_record_fields(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        route: &wraith_model::Route,
+        entity: &mut Value,
+    ) -> Vec<String> {
+        let Some(rule) = &route.named_record_copies else {
+            return Vec::new();
+        };
+        let Some(key) = call
+            .body
+            .as_ref()
+            .and_then(|b| b.get(&rule.field))
+            .and_then(fixtures::scalar_key)
+        else {
+            return Vec::new();
+        };
+        let stored = ns.entity(&rule.entity_type, &key).map(|e| e.value.clone());
+        let record = match &stored {
+            Some(v) => Some(&**v),
+            None => self
+                .model
+                .entity_types
+                .get(&rule.entity_type)
+                .and_then(|t| t.records.get(&key)),
+        };
+        let Some(record) = record else {
+            return Vec::new();
+        };
+        let mut filled = Vec::new();
+        for copy in &rule.copies {
+            if let Some(held) = record.get(&copy.key).filter(|v| !v.is_null())
+                && let Some(slot) = json_pointer_get_mut(entity, &copy.at)
+            {
+                *slot = held.clone();
+                filled.push(copy.at.clone());
+            }
+        }
+        filled
+    }
+}

@@ -1,0 +1,355 @@
+//! Creates that answer fields of the record a request field names
+//! (`Route::named_record_copies`): an instance created with `type: g6-standard-6` answers that
+//! plan's `disk`, `memory` and `vcpus` under `specs`. Anti-unified, those positions replay
+//! what the recorded creates answered for the plans they chose, so a create naming another
+//! plan, one the recordings hold only in the catalogue (`GET /linode/types`), was answered the
+//! specs of a recorded one, or a mix of several.
+//!
+//! Per create route, a top-level request field and an entity type are such a pair when the
+//! field's value names a recorded record of that type in the 2xx answers (JSON objects, the
+//! record at the answer's root) of at least two distinct such records, and for some leaf
+//! positions of the answer (through objects, never arrays; never the answer's field the request
+//! sent, which is the request's own value) every one of those answers held, at the position,
+//! the named record's field of the position's own name. A position is copied when at least two
+//! distinct named records showed it (answers whose record lacks the field, or holds `null`
+//! there, say nothing of it), and the pair is learned when at least one copied position held
+//! different values for two records: the answer shows it follows the record, not a constant.
+//! A time is not copied where every answer held it as the moment its exchange was answered
+//! (a record made in the same second as the create), nor where every record held one time
+//! alike (a scrubbed constant).
+//! Of several pairs, the one copying the most positions wins (then the first field, then the
+//! first type, in name order).
+//!
+//! Not learned: records named by a path parameter or a query parameter, fields copied under
+//! another name, updates and actions (a resize naming a new plan).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use wraith_model::{EntityType, NamedRecordCopies, RecordCopy, Route, StateOp};
+
+use crate::observe::{Obs, escape_token};
+use crate::routes::RouteGroup;
+use crate::state::RoutePlan;
+use crate::values;
+
+/// Fewest distinct named records a position must be shown for.
+const MIN_RECORDS: usize = 2;
+
+/// How deep, in objects, answer positions are looked for.
+const MAX_DEPTH: usize = 3;
+
+/// Set `named_record_copies` on every create of `built` (parallel to `groups`) it holds for.
+pub fn learn(
+    groups: &[RouteGroup],
+    plans: &[RoutePlan],
+    built: &mut [Route],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) {
+    for (i, (g, p)) in groups.iter().zip(plans).enumerate() {
+        if p.state_op != Some(StateOp::Create) {
+            continue;
+        }
+        let answers: Vec<(&Obs<'_>, Value)> = g
+            .obs
+            .iter()
+            .map(|&k| &obs[k])
+            .filter(|o| values::is_2xx(o.status))
+            .filter_map(|o| o.resp_json().filter(Value::is_object).map(|b| (o, b)))
+            .collect();
+        built[i].named_record_copies = best_pair(&answers, p.entity_type.as_deref(), entity_types);
+    }
+}
+
+/// The pair copying the most positions (see the module doc).
+fn best_pair(
+    answers: &[(&Obs<'_>, Value)],
+    own_type: Option<&str>,
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Option<NamedRecordCopies> {
+    let fields: BTreeSet<&str> = answers
+        .iter()
+        .flat_map(|(o, _)| o.req_fields.iter())
+        .filter_map(|(pointer, v)| {
+            let name = pointer.strip_prefix('/').filter(|n| !n.contains('/'))?;
+            values::scalar_key(v).map(|_| name)
+        })
+        .collect();
+    let mut best: Option<NamedRecordCopies> = None;
+    for field in fields {
+        for (ty, t) in entity_types {
+            if Some(ty.as_str()) == own_type || t.records.is_empty() {
+                continue;
+            }
+            let named: Vec<Named<'_>> = answers
+                .iter()
+                .filter_map(|(o, body)| {
+                    let key = sent(o, field)?;
+                    let record = t.records.get(&key)?;
+                    Some(Named {
+                        body,
+                        record,
+                        key,
+                        answered: crate::unify::answered_window(o),
+                    })
+                })
+                .collect();
+            let copies = copies(&named, field, &t.primary_key);
+            if copies.is_empty()
+                || best
+                    .as_ref()
+                    .is_some_and(|b| b.copies.len() >= copies.len())
+            {
+                continue;
+            }
+            best = Some(NamedRecordCopies {
+                field: field.to_string(),
+                entity_type: ty.clone(),
+                copies,
+            });
+        }
+    }
+    best
+}
+
+/// A recorded answer to a create naming a record.
+struct Named<'a> {
+    body: &'a Value,
+    /// The record its request named.
+    record: &'a Value,
+    /// That record's key.
+    key: String,
+    /// When the exchange was answered (unix microseconds), where the recording says.
+    answered: Option<(u64, u64)>,
+}
+
+impl Named<'_> {
+    /// Whether `v` is a time within the window this exchange was answered in: the moment the
+    /// create itself was made, which a record made in the same second holds by chance.
+    fn stamped_then(&self, v: &Value) -> bool {
+        let (Some(at), Some((start, end))) = (wraith_model::clock::instant_of(v), self.answered)
+        else {
+            return false;
+        };
+        let (start, end) = (start as i64, end as i64);
+        at >= start.saturating_sub(STAMP_SLACK_US) && at <= end.saturating_add(STAMP_SLACK_US)
+    }
+}
+
+/// Slack around the window an exchange was answered in (a whole-second time's truncation).
+const STAMP_SLACK_US: i64 = 2_000_000;
+
+/// The request's value of top-level body field `field`, as a record key.
+fn sent(o: &Obs<'_>, field: &str) -> Option<String> {
+    let pointer = format!("/{}", escape_token(field));
+    o.req_fields
+        .iter()
+        .find(|(p, _)| *p == pointer)
+        .and_then(|(_, v)| values::scalar_key(v))
+}
+
+/// The positions every answer in `named` holds as its named record does, when at least one of
+/// them differed between two records; none otherwise. A time every answer held as the moment
+/// it was answered is the create's own, not the record's (a device attached in the second its
+/// instance was made), and so is one time every record held alike.
+fn copies(named: &[Named<'_>], field: &str, pk: &str) -> Vec<RecordCopy> {
+    let distinct: BTreeSet<&str> = named.iter().map(|n| n.key.as_str()).collect();
+    if distinct.len() < MIN_RECORDS {
+        return Vec::new();
+    }
+    let mut positions: BTreeSet<(String, String)> = BTreeSet::new();
+    for n in named {
+        leaf_positions(n.body, "", 0, &mut positions);
+    }
+    let mut out = Vec::new();
+    let mut follows = false;
+    for (at, key) in positions {
+        // The sent field itself is the request's own value, and the record's key its name.
+        if at == format!("/{}", escape_token(field)) || key == pk {
+            continue;
+        }
+        let mut shown: BTreeMap<&str, &Value> = BTreeMap::new();
+        let mut stamped_then = true;
+        let holds = named.iter().all(|n| {
+            let Some(held) = n.record.get(&key).filter(|v| !v.is_null()) else {
+                return true;
+            };
+            if n.body.pointer(&at) != Some(held) {
+                return false;
+            }
+            stamped_then &= n.stamped_then(held);
+            shown.insert(n.key.as_str(), held);
+            true
+        });
+        if !holds || shown.len() < MIN_RECORDS || stamped_then {
+            continue;
+        }
+        let mut values = shown.values();
+        let first = values.next();
+        let varies = values.any(|v| Some(v) != first);
+        // One time every record held is a constant of the recordings (scrubbed, or records
+        // made alike), not shown to follow the record.
+        if !varies && first.is_some_and(|v| wraith_model::clock::instant_of(v).is_some()) {
+            continue;
+        }
+        follows |= varies;
+        out.push(RecordCopy { at, key });
+    }
+    if follows { out } else { Vec::new() }
+}
+
+/// Every scalar leaf of `v` through objects (never arrays), up to [`MAX_DEPTH`] levels, as
+/// (JSON pointer, its last key).
+fn leaf_positions(v: &Value, at: &str, depth: usize, out: &mut BTreeSet<(String, String)>) {
+    let Value::Object(map) = v else {
+        return;
+    };
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for (k, child) in map {
+        let pointer = format!("{at}/{}", escape_token(k));
+        match child {
+            Value::Object(_) => leaf_positions(child, &pointer, depth + 1, out),
+            Value::Array(_) => {}
+            _ => {
+                out.insert((pointer, k.clone()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn plans() -> BTreeMap<String, Value> {
+        [
+            (
+                "small",
+                json!({"id": "small", "memory": 1024, "vcpus": 1, "gpus": 0}),
+            ),
+            (
+                "large",
+                json!({"id": "large", "memory": 16384, "vcpus": 6, "gpus": 0}),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn seen<'a>(body: &'a Value, record: &'a Value, key: &str) -> Named<'a> {
+        Named {
+            body,
+            record,
+            key: key.to_string(),
+            answered: None,
+        }
+    }
+
+    fn answer(plan: &str, memory: u64, vcpus: u64) -> Value {
+        json!({"id": 7, "type": plan, "label": "box",
+               "specs": {"memory": memory, "vcpus": vcpus, "gpus": 0}})
+    }
+
+    #[test]
+    fn positions_holding_the_named_records_fields_are_copied_where_one_of_them_varies() {
+        let plans = plans();
+        let (a, b, c) = (
+            answer("small", 1024, 1),
+            answer("large", 16384, 6),
+            answer("small", 1024, 1),
+        );
+        let named = vec![
+            seen(&a, &plans["small"], "small"),
+            seen(&b, &plans["large"], "large"),
+            seen(&c, &plans["small"], "small"),
+        ];
+        let copied: Vec<(String, String)> = copies(&named, "type", "id")
+            .into_iter()
+            .map(|c| (c.at, c.key))
+            .collect();
+        assert_eq!(
+            copied,
+            [
+                ("/specs/gpus".to_string(), "gpus".to_string()),
+                ("/specs/memory".to_string(), "memory".to_string()),
+                ("/specs/vcpus".to_string(), "vcpus".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn one_record_one_contradiction_or_only_constants_copy_nothing() {
+        let plans = plans();
+        let a = answer("small", 1024, 1);
+        // One named record: the values may as well be constants.
+        let one = vec![
+            seen(&a, &plans["small"], "small"),
+            seen(&a, &plans["small"], "small"),
+        ];
+        assert!(copies(&one, "type", "id").is_empty());
+        // An answer holding another value than its record: that position is not copied.
+        let odd = answer("large", 8192, 6);
+        let named = vec![
+            seen(&a, &plans["small"], "small"),
+            seen(&odd, &plans["large"], "large"),
+        ];
+        let copied: Vec<String> = copies(&named, "type", "id")
+            .into_iter()
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(copied, ["/specs/gpus", "/specs/vcpus"]);
+        // Positions that agree for every record show no dependence on it.
+        let same = answer("large", 1024, 1);
+        let flat = json!({"id": "large", "memory": 1024, "vcpus": 1, "gpus": 0});
+        let named = vec![
+            seen(&a, &plans["small"], "small"),
+            seen(&same, &flat, "large"),
+        ];
+        assert!(copies(&named, "type", "id").is_empty());
+    }
+
+    #[test]
+    fn a_time_every_answer_held_as_the_moment_it_was_answered_is_not_copied() {
+        // Each instance was made in the second its device was attached: the device's `created`
+        // equals the instance's by chance.
+        let box_a = json!({"id": "a", "label": "web", "created": "2026-06-01T12:00:00"});
+        let box_b = json!({"id": "b", "label": "db", "created": "2026-06-01T12:00:05"});
+        let dev_a = json!({"id": 1, "created": "2026-06-01T12:00:00", "entity": {"label": "web"}});
+        let dev_b = json!({"id": 2, "created": "2026-06-01T12:00:05", "entity": {"label": "db"}});
+        let at = |s: &str| {
+            let us = wraith_model::clock::instant_of(&json!(s)).unwrap() as u64;
+            Some((us, us + 10_000))
+        };
+        let mut named = vec![seen(&dev_a, &box_a, "a"), seen(&dev_b, &box_b, "b")];
+        named[0].answered = at("2026-06-01T12:00:00Z");
+        named[1].answered = at("2026-06-01T12:00:05Z");
+        let copied: Vec<String> = copies(&named, "entity_id", "id")
+            .into_iter()
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(copied, ["/entity/label"]);
+        // Recorded long before the create, the time is the record's.
+        named[0].answered = at("2026-07-01T00:00:00Z");
+        let copied: Vec<String> = copies(&named, "entity_id", "id")
+            .into_iter()
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(copied, ["/created", "/entity/label"]);
+        // One time every record held alike is a constant of the recordings.
+        let box_b = json!({"id": "b", "label": "db", "created": "2026-06-01T12:00:00"});
+        let dev_b = json!({"id": 2, "created": "2026-06-01T12:00:00", "entity": {"label": "db"}});
+        let named = vec![seen(&dev_a, &box_a, "a"), seen(&dev_b, &box_b, "b")];
+        let copied: Vec<String> = copies(&named, "entity_id", "id")
+            .into_iter()
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(copied, ["/entity/label"]);
+    }
+}
