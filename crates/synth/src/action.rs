@@ -6,11 +6,13 @@
 //! route of that type has its id parameter (same path up to it) and its recorded 2xx answers are
 //! that entity: the same primary key at the top level (or, in an answer that embeds it, in a
 //! top-level object: a reblog wraps the status, `ActionEffect::at`), and mostly the fields the
-//! entity's own routes show (60% Jaccard). Its effect is the top-level fields on which those answers differ
-//! from the entity as the session last saw it before the action (the latest earlier read, create
-//! or update answer of the same id in the same session, or an earlier action's answer when that
-//! came later, else the recorded record), in at least half of the answers that could be
-//! compared; leaving out identifier-like keys, fields whose answered value is not one constant
+//! entity's own routes show (60% Jaccard); or, when they are not, another type's records under
+//! the same key, which then are what the action changes (a mute answers the relationship with
+//! the account the path names: `companion_type`). Its effect is the top-level fields on which
+//! those answers differ from the entity as the session last saw it before the action (the
+//! latest earlier read, create or update answer of the same id in the same session, or an
+//! earlier action's answer when that came later, else the recorded record), in at least half of
+//! the answers that could be compared; leaving out identifier-like keys, fields whose answered value is not one constant
 //! (a rendered answer would carry another recording's value), and fields a later view of the
 //! entity contradicts before another action touches it (transient states); and its counters:
 //! integer fields that every comparable answer moved by one same non-zero step from the entity
@@ -183,12 +185,24 @@ pub fn action_effects(
         if let Some((at, _)) = places.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
             cand.at = at.to_string();
         }
+        // Answers keyed like the path's entity but holding another type's record under the
+        // same key (a follow answers the relationship with the account, under the account's
+        // id): that record is what the action changes.
+        let at_place: Vec<(&String, &Value)> = located
+            .iter()
+            .filter(|(_, _, at, _)| *at == cand.at)
+            .map(|(_, id, _, entity)| (id, entity))
+            .collect();
+        if let Some(other) = companion_type(ty, pk, &at_place, entity_types) {
+            cand.ty = other;
+        }
+        let ty = cand.ty;
         for (i, id, at, entity) in located {
             if at != cand.at {
                 continue;
             }
             acted
-                .entry((obs[i].session, ty.as_str(), id.clone()))
+                .entry((obs[i].session, ty, id.clone()))
                 .or_default()
                 .push(i);
             cand.entity.push((i, id, entity));
@@ -379,6 +393,46 @@ pub fn action_effects(
         });
     }
     out
+}
+
+/// Whether an answer carries mostly (60%, Jaccard) the fields of a record.
+fn shares_fields(answer: &Value, record: &Value) -> bool {
+    let (Some(a), Some(r)) = (answer.as_object(), record.as_object()) else {
+        return false;
+    };
+    let common = a.keys().filter(|k| r.contains_key(*k)).count();
+    common * 10 >= (a.len() + r.len() - common) * 6
+}
+
+/// The entity type whose records an action's answers (`(id, entity)` each) are, when it is not
+/// the type `ty` their place in the path names: another type with the same primary key whose
+/// recorded record of the answer's key shares the answer's fields, for at least half the
+/// answers and more of them than `ty`'s records do (a relationship under an account's id).
+/// Of several, the one most answers fit, then the first by name.
+fn companion_type<'t>(
+    ty: &str,
+    pk: &str,
+    answers: &[(&String, &Value)],
+    entity_types: &'t BTreeMap<String, EntityType>,
+) -> Option<&'t str> {
+    let fits = |t: &EntityType| {
+        answers
+            .iter()
+            .filter(|(id, entity)| t.records.get(*id).is_some_and(|r| shares_fields(entity, r)))
+            .count()
+    };
+    let own = entity_types.get(ty).map_or(0, fits);
+    let mut best: Option<(usize, &str)> = None;
+    for (name, t) in entity_types {
+        if name == ty || t.primary_key != pk {
+            continue;
+        }
+        let n = fits(t);
+        if n > own && n * 2 >= answers.len() && best.is_none_or(|(b, _)| n > b) {
+            best = Some((n, name.as_str()));
+        }
+    }
+    best.map(|(_, name)| name)
 }
 
 /// Whether `v` is a record (an object with an identifier-like key) or a list of them.

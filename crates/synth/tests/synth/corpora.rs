@@ -265,10 +265,24 @@ fn an_action_answering_the_entity_it_names_learns_the_fields_it_changes() {
         .as_ref()
         .expect("unbookmark answers the status it names");
     assert_eq!(unbookmark.fields, vec!["bookmarked".to_string()]);
-    // A relationship shares the account's id but is not the account.
+    // A relationship shares the account's id but is not the account: the actions answering
+    // it change the relationship with the account.
     for verb in ["follow", "unfollow", "mute", "unmute"] {
         let path = format!("/api/v1/accounts/:param/{verb}");
-        assert!(route(m, "POST", &path).action.is_none(), "{path}");
+        let action = route(m, "POST", &path).action.as_ref();
+        assert_eq!(
+            action.map(|a| a.entity_type.as_str()),
+            Some("relationships"),
+            "{path}"
+        );
+    }
+    for verb in ["mute", "unmute"] {
+        let path = format!("/api/v1/accounts/:param/{verb}");
+        let action = route(m, "POST", &path).action.as_ref();
+        assert!(
+            action.is_some_and(|a| a.fields.contains(&"muting".to_string())),
+            "{path}: {action:?}"
+        );
     }
 }
 
