@@ -2070,14 +2070,18 @@ impl Engine {
         let mut origins = Origins::default();
         let body = match &variant.body {
             wraith_model::BodyTemplate::Empty => OutBody::Empty,
-            wraith_model::BodyTemplate::Json { root } => OutBody::Json(render::render_node_traced(
-                union.map_or(root, |(_, t)| t),
-                &ctx,
-                &mut nsc,
-                &mut sources,
-                "",
-                &mut origins,
-            )),
+            wraith_model::BodyTemplate::Json { root } => {
+                let mut body = render::render_node_traced(
+                    union.map_or(root, |(_, t)| t),
+                    &ctx,
+                    &mut nsc,
+                    &mut sources,
+                    "",
+                    &mut origins,
+                );
+                render::mirror_nested(&mut body, &ctx, &mut sources, &mut origins);
+                OutBody::Json(body)
+            }
             wraith_model::BodyTemplate::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
             wraith_model::BodyTemplate::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
         };

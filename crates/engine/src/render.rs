@@ -412,6 +412,55 @@ fn render_mirrored(
     Value::Array(out)
 }
 
+/// Mirrored lists one object down (`/poll/options`) that the template held inside a replayed
+/// value rather than as a list node (a post's `poll`, `null` unless one was sent), so the
+/// render never reached them: the rendered array is made one item per item the request sent,
+/// each a copy of the rendered item at its position (the last one past the rendered length)
+/// with the rule's fields copied from the sent item. Arrays the request sent nothing for keep
+/// what was rendered.
+pub(crate) fn mirror_nested(
+    body: &mut Value,
+    req: &ReqCtx<'_>,
+    sources: &mut Sources,
+    origins: &mut Origins,
+) {
+    for rule in req.mirrored {
+        if !rule.at[1..].contains('/') {
+            continue;
+        }
+        let json_path = rule.at.replace("~1", "/").replace("~0", "~");
+        let Some((rule, sent)) = mirrored_at(req, &json_path) else {
+            continue;
+        };
+        if sent.is_empty() {
+            continue;
+        }
+        let Some(Value::Array(rendered)) = body.pointer_mut(&rule.at) else {
+            continue;
+        };
+        let Some(last) = rendered.last().cloned() else {
+            continue;
+        };
+        let mut out = Vec::with_capacity(sent.len());
+        for (i, sent_item) in sent.iter().enumerate() {
+            let mut item = rendered.get(i).cloned().unwrap_or_else(|| last.clone());
+            if let Value::Object(map) = &mut item {
+                for f in &rule.fields {
+                    let Some(v) = mirrored_source(sent_item, &f.from) else {
+                        continue;
+                    };
+                    let path = format!("{json_path}/{i}/{}", f.key);
+                    origins.insert(&path, FieldOrigin::Echo);
+                    sources.set(&path, FieldSource::Echo);
+                    map.insert(f.key.clone(), coerce(v.clone(), f.observed_type));
+                }
+            }
+            out.push(item);
+        }
+        *rendered = out;
+    }
+}
+
 /// What a mirrored field copies from one sent item: the sent object's field `from`, or the
 /// sent scalar itself for the empty `from` ([`wraith_model::MirroredField::from`]).
 fn mirrored_source<'v>(sent: &'v Value, from: &str) -> Option<&'v Value> {

@@ -23,8 +23,11 @@
 //! field under the empty key: an issue created with `labels: ["bug", "docs"]` answers
 //! `labels: [{"name": "bug", ...}, {"name": "docs", ...}]`.
 //!
-//! Not learned: arrays below the top level of the answer or the request, items in another
-//! order than sent.
+//! Either array may also sit one object down (`poll.options`: a post's poll answers one option
+//! per option sent); an answer lacking the object that holds such an array (a post without a
+//! poll answers `poll: null`) says nothing where its request sent nothing there.
+//!
+//! Not learned: arrays deeper than one object down, items in another order than sent.
 
 use std::collections::BTreeMap;
 
@@ -75,7 +78,51 @@ pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
 /// (`labels: ["bug"]`) is one object per scalar, holding it under the empty key. Fields
 /// holding anything else (a scalar, gaps in the indexes) are left out.
 fn sent_objects(o: &Obs<'_>) -> Sent {
-    o.fold_top_level_fields(|items: &mut Vec<Map<String, Value>>, tokens, value| {
+    let mut sent = o.fold_top_level_fields(sent_item);
+    sent.extend(nested_sent_objects(o));
+    sent
+}
+
+/// [`sent_objects`] one object down: the arrays a request sent inside a top-level object
+/// (`poll.options`), keyed `poll/options` (pointer tokens, escaped).
+fn nested_sent_objects(o: &Obs<'_>) -> Sent {
+    let mut fields: BTreeMap<String, Option<Vec<Map<String, Value>>>> = BTreeMap::new();
+    for (pointer, value) in &o.req_fields {
+        let Some(rest) = pointer.strip_prefix('/') else {
+            continue;
+        };
+        let mut tokens = rest.split('/');
+        let (Some(outer), Some(inner)) = (tokens.next(), tokens.next()) else {
+            continue;
+        };
+        // An object's key, not an array's index, at both levels.
+        if outer.parse::<usize>().is_ok() || inner.parse::<usize>().is_ok() {
+            continue;
+        }
+        let slot = fields
+            .entry(format!("{outer}/{inner}"))
+            .or_insert_with(|| Some(Vec::new()));
+        if let Some(items) = slot
+            && !sent_item(items, &mut tokens, value)
+        {
+            *slot = None;
+        }
+    }
+    fields
+        .into_iter()
+        .filter_map(|(f, items)| Some((f, items?)))
+        .filter(|(_, items)| !items.is_empty())
+        .collect()
+}
+
+/// One request leaf of an array field, its tokens past the field's: an object's field by
+/// index and key, or a scalar item by index. `false` when the field holds anything else.
+fn sent_item(
+    items: &mut Vec<Map<String, Value>>,
+    tokens: &mut std::str::Split<'_, char>,
+    value: &Value,
+) -> bool {
+    {
         match (tokens.next(), tokens.next(), tokens.next()) {
             (None, None, None) => value.as_array().is_some_and(Vec::is_empty),
             (Some(index), Some(key), None) => {
@@ -112,7 +159,7 @@ fn sent_objects(o: &Obs<'_>) -> Sent {
             (Some(index), Some(_), Some(_)) => index.parse::<usize>().is_ok(),
             _ => false,
         }
-    })
+    }
 }
 
 fn unescape(token: &str) -> String {
@@ -177,7 +224,18 @@ fn candidates(answers: &[(Sent, Value)]) -> Vec<MirroredList> {
         let Some(answer) = answer.as_object() else {
             continue;
         };
-        for (key, value) in answer {
+        // Top-level arrays, and arrays one object down (`poll.options`).
+        let arrays = answer
+            .iter()
+            .map(|(key, value)| (format!("/{}", escape_token(key)), value))
+            .chain(answer.iter().flat_map(|(key, value)| {
+                value.as_object().into_iter().flat_map(move |inner| {
+                    inner.iter().map(move |(k, v)| {
+                        (format!("/{}/{}", escape_token(key), escape_token(k)), v)
+                    })
+                })
+            }));
+        for (at, value) in arrays {
             let Some(items) = value.as_array().filter(|a| !a.is_empty()) else {
                 continue;
             };
@@ -200,9 +258,9 @@ fn candidates(answers: &[(Sent, Value)]) -> Vec<MirroredList> {
                     continue;
                 }
                 let rule = MirroredList {
-                    // Already a pointer token: the request's fields are flattened escaped.
+                    // Already pointer tokens: the request's fields are flattened escaped.
                     field: format!("/{field}"),
-                    at: format!("/{}", escape_token(key)),
+                    at: at.clone(),
                     fields,
                     empty_when_absent: false,
                 };
@@ -224,8 +282,15 @@ fn holds(mut rule: MirroredList, answers: &[(Sent, Value)]) -> Option<MirroredLi
     let mut types: Vec<Option<JsonType>> = vec![None; rule.fields.len()];
     let mut text = vec![false; rule.fields.len()];
     for (sent, answer) in answers {
+        let objects = sent.get(&field).filter(|o| !o.is_empty());
+        // An answer without the object holding a nested array (a post without a poll
+        // answers `poll: null`) says nothing, where its request sent nothing there either.
+        let nested = rule.at[1..].contains('/');
+        if nested && objects.is_none() && answer.pointer(&rule.at).is_none() {
+            continue;
+        }
         let items = answer.pointer(&rule.at).and_then(Value::as_array)?;
-        let Some(objects) = sent.get(&field).filter(|o| !o.is_empty()) else {
+        let Some(objects) = objects else {
             if items.is_empty() {
                 rule.empty_when_absent = true;
                 continue;

@@ -227,3 +227,79 @@ async fn a_create_sending_names_answers_one_named_object_per_name_and_reads_back
     bare.assert_status(200);
     assert_eq!(bare.json()["labels"], json!([]));
 }
+
+/// Posts with and without a poll: a poll's `options` answer one object per option sent, inside
+/// the `poll` a post without one answers `null`.
+fn polls_twin() -> Twin {
+    let t = Twin::init("polls", ORIGIN);
+    let mut entries = Vec::new();
+    for (i, options) in [
+        Some(vec!["four twenty", "sixty-nine"]),
+        None,
+        Some(vec!["four twenty", "sixty-nine"]),
+        None,
+        Some(vec!["four twenty", "sixty-nine"]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("{}", 500 + i);
+        let mut sent = json!({"status": format!("post {i}")});
+        let mut answer = json!({"id": id, "content": format!("post {i}"), "poll": null});
+        if let Some(options) = options {
+            sent["poll"] = json!({"options": options, "expires_in": 300});
+            let listed: Vec<Value> = options
+                .iter()
+                .map(|o| json!({"title": o, "votes_count": 0}))
+                .collect();
+            answer["poll"] = json!({"id": format!("{}", 70 + i), "options": listed});
+        }
+        entries.push(har::entry(
+            ORIGIN,
+            "POST",
+            "/api/v1/statuses",
+            Some(&sent),
+            &answer,
+        ));
+    }
+    har::import(&t, &[KEY], "polls.har", entries);
+    har::synth(&t, &[KEY]);
+    t
+}
+
+#[tokio::test]
+async fn a_polls_options_answer_one_object_per_option_sent_inside_the_poll() {
+    let t = polls_twin();
+    let route = har::model_route(&t, "POST", "/api/v1/statuses");
+    assert_eq!(route["mirrored_lists"][0]["at"], "/poll/options", "{route}");
+    let server = t.serve_env(&[], &[KEY]);
+    let posted = server
+        .post(
+            "/api/v1/statuses",
+            Some("s1"),
+            json!({"status": "mine", "poll": {"options": ["yes", "no", "maybe"], "expires_in": 60}}),
+        )
+        .await;
+    posted.assert_status(200);
+    let body = posted.json();
+    let titles: Vec<&str> = body["poll"]["options"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .map(|o| o["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["yes", "no", "maybe"], "{body}");
+    assert!(
+        body["poll"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["votes_count"] == 0),
+        "{body}"
+    );
+    // A post without a poll answers none.
+    let bare = server
+        .post("/api/v1/statuses", Some("s1"), json!({"status": "plain"}))
+        .await;
+    assert_eq!(bare.json()["poll"], Value::Null, "{}", bare.json());
+}
