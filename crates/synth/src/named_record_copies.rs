@@ -51,13 +51,7 @@ pub fn learn(
         if p.state_op != Some(StateOp::Create) {
             continue;
         }
-        let answers: Vec<(&Obs<'_>, Value)> = g
-            .obs
-            .iter()
-            .map(|&k| &obs[k])
-            .filter(|o| values::is_2xx(o.status))
-            .filter_map(|o| o.resp_json().filter(Value::is_object).map(|b| (o, b)))
-            .collect();
+        let answers = g.object_answers(obs);
         built[i].named_record_copies = best_pair(&answers, p.entity_type.as_deref(), entity_types);
     }
 }

@@ -39,13 +39,7 @@ pub fn learn(
         if g.method != "GET" || p.state_op.is_some() {
             continue;
         }
-        let answers: Vec<(&Obs<'_>, Value)> = g
-            .obs
-            .iter()
-            .map(|&k| &obs[k])
-            .filter(|o| values::is_2xx(o.status))
-            .filter_map(|o| o.resp_json().filter(Value::is_object).map(|b| (o, b)))
-            .collect();
+        let answers = g.object_answers(obs);
         if answers.len() < MIN_EXACT {
             continue;
         }

@@ -263,6 +263,16 @@ impl RouteGroup {
         )
     }
 
+    /// The route's 2xx answers that are JSON objects, each with its observation, in order.
+    pub fn object_answers<'o, 'a>(&self, obs: &'o [Obs<'a>]) -> Vec<(&'o Obs<'a>, Value)> {
+        self.obs
+            .iter()
+            .map(|&i| &obs[i])
+            .filter(|o| values::is_2xx(o.status))
+            .filter_map(|o| o.resp_json().filter(Value::is_object).map(|b| (o, b)))
+            .collect()
+    }
+
     /// `METHOD /path`.
     pub fn name(&self) -> String {
         format!("{} {}", self.method, self.path)
