@@ -396,17 +396,7 @@ fn render_mirrored(
     for (i, sent_item) in sent.iter().enumerate() {
         let item_path = format!("{json_path}/{i}");
         let mut item = render_node_traced(template, req, ns, sources, &item_path, origins);
-        if let Value::Object(map) = &mut item {
-            for f in &rule.fields {
-                let Some(v) = mirrored_source(sent_item, &f.from) else {
-                    continue;
-                };
-                let path = format!("{item_path}/{}", f.key);
-                origins.insert(&path, FieldOrigin::Echo);
-                sources.set(&path, FieldSource::Echo);
-                map.insert(f.key.clone(), coerce(v.clone(), f.observed_type));
-            }
-        }
+        copy_mirrored(rule, sent_item, &mut item, &item_path, sources, origins);
         out.push(item);
     }
     Value::Array(out)
@@ -444,20 +434,34 @@ pub(crate) fn mirror_nested(
         let mut out = Vec::with_capacity(sent.len());
         for (i, sent_item) in sent.iter().enumerate() {
             let mut item = rendered.get(i).cloned().unwrap_or_else(|| last.clone());
-            if let Value::Object(map) = &mut item {
-                for f in &rule.fields {
-                    let Some(v) = mirrored_source(sent_item, &f.from) else {
-                        continue;
-                    };
-                    let path = format!("{json_path}/{i}/{}", f.key);
-                    origins.insert(&path, FieldOrigin::Echo);
-                    sources.set(&path, FieldSource::Echo);
-                    map.insert(f.key.clone(), coerce(v.clone(), f.observed_type));
-                }
-            }
+            let item_path = format!("{json_path}/{i}");
+            copy_mirrored(rule, sent_item, &mut item, &item_path, sources, origins);
             out.push(item);
         }
         *rendered = out;
+    }
+}
+
+/// Copy a mirrored list's fields from the item sent into the answer's item at `item_path`.
+fn copy_mirrored(
+    rule: &MirroredList,
+    sent_item: &Value,
+    item: &mut Value,
+    item_path: &str,
+    sources: &mut Sources,
+    origins: &mut Origins,
+) {
+    let Value::Object(map) = item else {
+        return;
+    };
+    for f in &rule.fields {
+        let Some(v) = mirrored_source(sent_item, &f.from) else {
+            continue;
+        };
+        let path = format!("{item_path}/{}", f.key);
+        origins.insert(&path, FieldOrigin::Echo);
+        sources.set(&path, FieldSource::Echo);
+        map.insert(f.key.clone(), coerce(v.clone(), f.observed_type));
     }
 }
 
