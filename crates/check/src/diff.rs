@@ -288,6 +288,7 @@ impl EchoContext {
             EchoSource::Instant { source, unit } => {
                 EchoSource::instant_value(&self.value(source)?, unit)
             }
+            EchoSource::Trimmed { source } => EchoSource::trimmed_value(&self.value(source)?),
         }
     }
 }

@@ -108,6 +108,7 @@ impl ReqCtx<'_> {
             EchoSource::Instant { source, unit } => {
                 EchoSource::instant_value(&self.echo_source(source)?, unit)
             }
+            EchoSource::Trimmed { source } => EchoSource::trimmed_value(&self.echo_source(source)?),
         }
     }
 }

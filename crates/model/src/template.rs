@@ -425,6 +425,10 @@ pub enum EchoSource {
         source: Box<EchoSource>,
         unit: ClockUnit,
     },
+    /// Another source's text without the marks before its first letter or digit (a featured
+    /// tag sent as `#coolfree`, answered `coolfree`; `@alice`, `alice`). Every recorded answer
+    /// at the position was its own request's value so trimmed, and some request sent marks.
+    Trimmed { source: Box<EchoSource> },
 }
 
 impl EchoSource {
@@ -443,6 +447,23 @@ impl EchoSource {
     /// instant `inner` names in `unit`'s spelling, `None` when it names none.
     pub fn instant_value(inner: &serde_json::Value, unit: &ClockUnit) -> Option<serde_json::Value> {
         Some(unit.value_at(crate::clock::instant_of(inner)?))
+    }
+
+    /// The value a [`EchoSource::Trimmed`] renders for `inner`, its source's value: a string
+    /// from its first letter or digit on (`None` when it holds none), anything else as it is.
+    pub fn trimmed_value(inner: &serde_json::Value) -> Option<serde_json::Value> {
+        match inner {
+            serde_json::Value::String(s) => {
+                Some(serde_json::Value::String(Self::trimmed(s)?.to_string()))
+            }
+            other => Some(other.clone()),
+        }
+    }
+
+    /// `s` from its first letter or digit on; `None` when it holds none.
+    pub fn trimmed(s: &str) -> Option<&str> {
+        let t = s.trim_start_matches(|c: char| !c.is_alphanumeric());
+        (!t.is_empty()).then_some(t)
     }
 
     /// The text a [`EchoSource::Within`] renders around `inner`, its source's value.

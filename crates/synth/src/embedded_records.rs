@@ -136,7 +136,8 @@ fn top_level_field(src: &EchoSource) -> bool {
         EchoSource::Path { .. }
         | EchoSource::Header { .. }
         | EchoSource::Within { .. }
-        | EchoSource::Instant { .. } => false,
+        | EchoSource::Instant { .. }
+        | EchoSource::Trimmed { .. } => false,
     }
 }
 

@@ -165,7 +165,8 @@ fn sent_value(ctx: &Ctx<'_>, field: &EchoSource) -> Option<Value> {
         EchoSource::Path { .. }
         | EchoSource::Header { .. }
         | EchoSource::Within { .. }
-        | EchoSource::Instant { .. } => None,
+        | EchoSource::Instant { .. }
+        | EchoSource::Trimmed { .. } => None,
     }
 }
 

@@ -193,7 +193,9 @@ pub fn spell(field: &EchoSource) -> String {
         EchoSource::Query { name } => format!("query.{name}"),
         EchoSource::Path { param } => format!("path.{param}"),
         EchoSource::Header { name } => format!("header.{name}"),
-        EchoSource::Within { source, .. } | EchoSource::Instant { source, .. } => spell(source),
+        EchoSource::Within { source, .. }
+        | EchoSource::Instant { source, .. }
+        | EchoSource::Trimmed { source } => spell(source),
     }
 }
 
@@ -332,7 +334,8 @@ fn sent_of<'a>(field: &EchoSource, ctx: &Ctx<'a>) -> Option<Sent<'a>> {
         EchoSource::Path { .. }
         | EchoSource::Header { .. }
         | EchoSource::Within { .. }
-        | EchoSource::Instant { .. } => None,
+        | EchoSource::Instant { .. }
+        | EchoSource::Trimmed { .. } => None,
     }
 }
 
@@ -562,7 +565,8 @@ pub fn diagnose(
                         EchoSource::Path { .. }
                         | EchoSource::Header { .. }
                         | EchoSource::Within { .. }
-                        | EchoSource::Instant { .. } => false,
+                        | EchoSource::Instant { .. }
+                        | EchoSource::Trimmed { .. } => false,
                     })
                 })
             });

@@ -123,6 +123,11 @@ impl<'o> Ctx<'o> {
                 .iter()
                 .find(|(p, _)| p == pointer)
                 .map(|(_, v)| ReqVal::Json(v)),
+            EchoSource::Trimmed { source } => match self.lookup(source)? {
+                ReqVal::Str(s) => EchoSource::trimmed(s).map(ReqVal::Str),
+                ReqVal::Json(Value::String(s)) => EchoSource::trimmed(s).map(ReqVal::Str),
+                json => Some(json),
+            },
             EchoSource::Header { .. } | EchoSource::Within { .. } | EchoSource::Instant { .. } => {
                 None
             }
@@ -150,7 +155,8 @@ impl<'o> Ctx<'o> {
             EchoSource::Path { .. }
             | EchoSource::Header { .. }
             | EchoSource::Within { .. }
-            | EchoSource::Instant { .. } => false,
+            | EchoSource::Instant { .. }
+            | EchoSource::Trimmed { .. } => false,
         }
     }
 
@@ -452,12 +458,20 @@ impl Unifier<'_> {
             );
         // Where every answer is the same text, only a path value can be what it names (one
         // distinct value): the other sources are not tried.
-        let sources = first
+        let plain: Vec<EchoSource> = first
             .params
             .iter()
             .map(|(n, _)| EchoSource::Path { param: n.clone() })
-            .chain(others.take_while(|_| !path_only));
-        for src in sources {
+            .chain(others.take_while(|_| !path_only))
+            .collect();
+        // Then each one without its leading marks (a tag's URL naming `coolfree` for `#coolfree`).
+        let trimmed: Vec<EchoSource> = plain
+            .iter()
+            .map(|src| EchoSource::Trimmed {
+                source: Box::new(src.clone()),
+            })
+            .collect();
+        for src in plain.into_iter().chain(trimmed) {
             let mut affix: Option<(&str, &str)> = None;
             let mut distinct: std::collections::BTreeSet<String> = Default::default();
             let all = vals.iter().zip(&texts).all(|((_, c), text)| {
@@ -505,6 +519,63 @@ impl Unifier<'_> {
                         },
                     },
                     observed_type: JsonType::String,
+                    examples: examples(vals),
+                    more_examples: Vec::new(),
+                    examples_cut: false,
+                    confidence_bp: 8_000,
+                    when_absent: None,
+                    keyed: None,
+                });
+            }
+        }
+        None
+    }
+
+    /// An echo of a request string without the marks before its first letter or digit
+    /// ([`EchoSource::Trimmed`]): every observation's request carried the source and was
+    /// answered it so trimmed, at least one of them had marks to trim (else the plain echo
+    /// holds), and the answers held at least two distinct values.
+    fn echo_trimmed(&self, vals: &[(&Value, usize)], observed_type: JsonType) -> Option<Hole> {
+        if !vals.iter().all(|(v, _)| v.is_string()) || distinct_count_of(vals) < 2 {
+            return None;
+        }
+        let first = self.ctxs.get(vals.first()?.1)?;
+        let sources = first
+            .params
+            .iter()
+            .map(|(n, _)| EchoSource::Path { param: n.clone() })
+            .chain(
+                first
+                    .query
+                    .iter()
+                    .map(|(n, _)| EchoSource::Query { name: n.clone() }),
+            )
+            .chain(
+                first
+                    .body
+                    .iter()
+                    .filter(|(_, v)| v.is_string())
+                    .map(|(p, _)| EchoSource::Body { pointer: p.clone() }),
+            );
+        for plain in sources {
+            let src = EchoSource::Trimmed {
+                source: Box::new(plain.clone()),
+            };
+            let mut marked = false;
+            let holds = vals.iter().all(|(v, c)| {
+                let Some(ctx) = self.ctxs.get(*c) else {
+                    return false;
+                };
+                if !ctx.lookup(&src).is_some_and(|r| r.matches(v)) {
+                    return false;
+                }
+                marked |= !ctx.lookup(&plain).is_some_and(|r| r.matches(v));
+                true
+            });
+            if holds && marked {
+                return Some(Hole {
+                    source: HoleKind::Echo { from: src },
+                    observed_type,
                     examples: examples(vals),
                     more_examples: Vec::new(),
                     examples_cut: false,
@@ -593,6 +664,10 @@ impl Unifier<'_> {
         }
         // 1b. A request value set in fixed text (an error message naming the requested id).
         if let Some(hole) = self.echo_within(vals, false) {
+            return Node::Hole(hole);
+        }
+        // 1c. A request value without its leading marks (`#coolfree` answered `coolfree`).
+        if let Some(hole) = self.echo_trimmed(vals, observed_type) {
             return Node::Hole(hole);
         }
         let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
@@ -1035,6 +1110,12 @@ fn common_type(vals: &[(&Value, usize)]) -> JsonType {
 /// How many distinct JSON texts the values serialize to. A string's text is its content quoted
 /// and escaped, so strings are told apart by their content without serializing them (and no
 /// other value's text starts with a quote).
+/// [`distinct_count`] of the values of `vals`.
+fn distinct_count_of(vals: &[(&Value, usize)]) -> usize {
+    let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
+    distinct_count(&plain)
+}
+
 fn distinct_count(plain: &[&Value]) -> usize {
     let mut strings: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut others: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -1447,6 +1528,79 @@ mod tests {
                     suffix: "'".into(),
                 }
             }
+        );
+    }
+
+    /// `answer(sent)` for each name sent in a form body's `name`, unified at `key`.
+    fn named(sent: &[&str], key: &str, answer: impl Fn(&str) -> String) -> Node {
+        let bodies: Vec<Vec<(String, Value)>> = sent
+            .iter()
+            .map(|n| vec![("/name".to_string(), json!(n))])
+            .collect();
+        let ctxs: Vec<Ctx<'_>> = bodies.iter().map(|b| ctx(&[], &[], b)).collect();
+        let u = Unifier {
+            ctxs: &ctxs,
+            counter_prefix: "r".into(),
+            keying: &crate::request_keying::RouteKeying::AUTO,
+            list_items: None,
+        };
+        let values: Vec<Value> = sent.iter().map(|n| json!(answer(n))).collect();
+        let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        u.unify(&vals, Some(key), &format!("/{key}"))
+    }
+
+    #[test]
+    fn a_name_answered_without_its_leading_marks_echoes_it_trimmed_in_text_too() {
+        let strip = |n: &str| n.trim_start_matches('#').to_string();
+        let trimmed = EchoSource::Trimmed {
+            source: Box::new(EchoSource::Body {
+                pointer: "/name".into(),
+            }),
+        };
+        let Node::Hole(name) = named(&["ringtones", "#coolfree"], "name", strip) else {
+            panic!("hole expected")
+        };
+        assert_eq!(
+            name.source,
+            HoleKind::Echo {
+                from: trimmed.clone()
+            }
+        );
+        let url = |n: &str| format!("https://social.test/tagged/{}", strip(n));
+        let Node::Hole(url) = named(&["ringtones", "#coolfree"], "url", url) else {
+            panic!("hole expected")
+        };
+        assert_eq!(
+            url.source,
+            HoleKind::Echo {
+                from: EchoSource::Within {
+                    source: Box::new(trimmed),
+                    prefix: "https://social.test/tagged/".into(),
+                    suffix: String::new(),
+                }
+            }
+        );
+        // Names sent without marks are a plain echo; a name answered otherwise is no echo.
+        let Node::Hole(plain) = named(&["ringtones", "coolfree"], "name", strip) else {
+            panic!("hole expected")
+        };
+        assert_eq!(
+            plain.source,
+            HoleKind::Echo {
+                from: EchoSource::Body {
+                    pointer: "/name".into()
+                }
+            }
+        );
+        let Node::Hole(other) = named(&["#ringtones", "#coolfree"], "name", |n| {
+            if n.contains("ring") { "alpha" } else { "beta" }.to_string()
+        }) else {
+            panic!("hole expected")
+        };
+        assert!(
+            !matches!(other.source, HoleKind::Echo { .. }),
+            "{:?}",
+            other.source
         );
     }
 

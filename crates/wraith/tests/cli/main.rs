@@ -140,6 +140,7 @@ mod serve_text_echo;
 mod serve_text_rendering;
 mod serve_text_tags;
 mod serve_trace_origins;
+mod serve_trimmed_echo;
 mod serve_twin_served_lists;
 mod serve_typical_state;
 mod serve_unsent_writes;
