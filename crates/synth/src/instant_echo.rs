@@ -58,21 +58,17 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], key: Option<&str>) -> O
         if !holds || stamped_when_answered {
             continue;
         }
-        return Some(Hole {
-            source: HoleKind::Echo {
+        return Some(crate::unify::recorded_hole(
+            HoleKind::Echo {
                 from: EchoSource::Instant {
                     source: Box::new(src),
                     unit,
                 },
             },
-            observed_type: JsonType::of(first),
-            examples: crate::unify::examples(vals),
-            more_examples: Vec::new(),
-            examples_cut: false,
-            confidence_bp: if distinct.len() >= 2 { 8_000 } else { 6_000 },
-            when_absent: None,
-            keyed: None,
-        });
+            JsonType::of(first),
+            vals,
+            if distinct.len() >= 2 { 8_000 } else { 6_000 },
+        ));
     }
     None
 }

@@ -510,22 +510,18 @@ impl Unifier<'_> {
                 && (distinct.len() >= 2 || (distinct.len() == 1 && keyed_path_value))
                 && let Some((prefix, suffix)) = affix
             {
-                return Some(Hole {
-                    source: HoleKind::Echo {
+                return Some(recorded_hole(
+                    HoleKind::Echo {
                         from: EchoSource::Within {
                             source: Box::new(src),
                             prefix: prefix.to_string(),
                             suffix: suffix.to_string(),
                         },
                     },
-                    observed_type: JsonType::String,
-                    examples: examples(vals),
-                    more_examples: Vec::new(),
-                    examples_cut: false,
-                    confidence_bp: 8_000,
-                    when_absent: None,
-                    keyed: None,
-                });
+                    JsonType::String,
+                    vals,
+                    8_000,
+                ));
             }
         }
         None
@@ -573,16 +569,12 @@ impl Unifier<'_> {
                 true
             });
             if holds && marked {
-                return Some(Hole {
-                    source: HoleKind::Echo { from: src },
+                return Some(recorded_hole(
+                    HoleKind::Echo { from: src },
                     observed_type,
-                    examples: examples(vals),
-                    more_examples: Vec::new(),
-                    examples_cut: false,
-                    confidence_bp: 8_000,
-                    when_absent: None,
-                    keyed: None,
-                });
+                    vals,
+                    8_000,
+                ));
             }
         }
         None
@@ -643,16 +635,12 @@ impl Unifier<'_> {
                 && let Some(unit) = values::clock_unit(vals[0].0, key)
                 && (n == 1 || self.stamped_when_answered(vals, &unit))
             {
-                return Node::Hole(Hole {
-                    source: HoleKind::Clock { unit },
+                return Node::Hole(recorded_hole(
+                    HoleKind::Clock { unit },
                     observed_type,
-                    examples: examples(vals),
-                    more_examples: Vec::new(),
-                    examples_cut: false,
-                    confidence_bp: if n == 1 { 5_000 } else { 7_000 },
-                    when_absent: None,
-                    keyed: None,
-                });
+                    vals,
+                    if n == 1 { 5_000 } else { 7_000 },
+                ));
             }
             // Every answer named the one key its path named, in fixed text: the same echo.
             if let Some(hole) = self.echo_within(vals, true) {
@@ -678,34 +666,26 @@ impl Unifier<'_> {
                 .iter()
                 .all(|v| values::clock_unit(v, key).is_some_and(|u| same_unit_kind(&u, &unit)))
         {
-            return Node::Hole(Hole {
-                source: HoleKind::Clock { unit },
+            return Node::Hole(recorded_hole(
+                HoleKind::Clock { unit },
                 observed_type,
-                examples: examples(vals),
-                more_examples: Vec::new(),
-                examples_cut: false,
-                confidence_bp: 9_000,
-                when_absent: None,
-                keyed: None,
-            });
+                vals,
+                9_000,
+            ));
         }
 
         // 3. Counter.
         if n >= 3 {
             let ints: Vec<u64> = plain.iter().filter_map(|v| v.as_u64()).collect();
             if ints.len() == n && ints.windows(2).all(|w| w[1] == w[0].wrapping_add(1)) {
-                return Node::Hole(Hole {
-                    source: HoleKind::Counter {
+                return Node::Hole(recorded_hole(
+                    HoleKind::Counter {
                         name: format!("{}{pointer}", self.counter_prefix),
                     },
                     observed_type,
-                    examples: examples(vals),
-                    more_examples: Vec::new(),
-                    examples_cut: false,
-                    confidence_bp: 7_000,
-                    when_absent: None,
-                    keyed: None,
-                });
+                    vals,
+                    7_000,
+                ));
             }
         }
 
@@ -719,16 +699,12 @@ impl Unifier<'_> {
             && ((identifier && distinct * 2 >= n) || distinct == n)
             && let Some(shape) = values::learn_id_shape(&plain)
         {
-            return Node::Hole(Hole {
-                source: HoleKind::Generated { shape },
+            return Node::Hole(recorded_hole(
+                HoleKind::Generated { shape },
                 observed_type,
-                examples: examples(vals),
-                more_examples: Vec::new(),
-                examples_cut: false,
-                confidence_bp: 8_000,
-                when_absent: None,
-                keyed: None,
-            });
+                vals,
+                8_000,
+            ));
         }
 
         // 5. Observed.
@@ -1110,6 +1086,26 @@ fn common_type(vals: &[(&Value, usize)]) -> JsonType {
 /// How many distinct JSON texts the values serialize to. A string's text is its content quoted
 /// and escaped, so strings are told apart by their content without serializing them (and no
 /// other value's text starts with a quote).
+/// A hole of `source` whose examples are the values of `vals` (none kept past them, no
+/// default, no request keying).
+pub(crate) fn recorded_hole(
+    source: HoleKind,
+    observed_type: JsonType,
+    vals: &[(&Value, usize)],
+    confidence_bp: u32,
+) -> Hole {
+    Hole {
+        source,
+        observed_type,
+        examples: examples(vals),
+        more_examples: Vec::new(),
+        examples_cut: false,
+        confidence_bp,
+        when_absent: None,
+        keyed: None,
+    }
+}
+
 /// [`distinct_count`] of the values of `vals`.
 fn distinct_count_of(vals: &[(&Value, usize)]) -> usize {
     let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
@@ -1168,7 +1164,7 @@ fn median_length(arrays: &[(&Vec<Value>, usize)]) -> usize {
 }
 
 /// Distinct values, first seen first, at most [`MAX_EXAMPLES`].
-pub(crate) fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
+fn examples(vals: &[(&Value, usize)]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for (v, _) in vals {
         if out.len() >= MAX_EXAMPLES {
