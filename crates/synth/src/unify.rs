@@ -1493,18 +1493,24 @@ mod tests {
         assert!(matches!(mixed, Node::Const { .. }), "{mixed:?}");
     }
 
-    /// `message` answers of reads of `ids`, each request naming its id in the path.
-    fn messages_of(ids: &[&str], message: impl Fn(&str) -> String) -> Node {
-        let ctxs: Vec<Ctx<'_>> = ids.iter().map(|id| ctx(&[("id", id)], &[], &[])).collect();
+    /// `answers` (observation `i` answering the `i`-th) unified at `pointer` under `key`.
+    fn unify_strings(ctxs: &[Ctx<'_>], answers: &[String], key: &str, pointer: &str) -> Node {
         let u = Unifier {
-            ctxs: &ctxs,
+            ctxs,
             counter_prefix: "r".into(),
             keying: &crate::request_keying::RouteKeying::AUTO,
             list_items: None,
         };
-        let values: Vec<Value> = ids.iter().map(|id| json!(message(id))).collect();
+        let values: Vec<Value> = answers.iter().map(|a| json!(a)).collect();
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
-        u.unify(&vals, Some("message"), "/error/message")
+        u.unify(&vals, Some(key), pointer)
+    }
+
+    /// `message` answers of reads of `ids`, each request naming its id in the path.
+    fn messages_of(ids: &[&str], message: impl Fn(&str) -> String) -> Node {
+        let ctxs: Vec<Ctx<'_>> = ids.iter().map(|id| ctx(&[("id", id)], &[], &[])).collect();
+        let answers: Vec<String> = ids.iter().map(|id| message(id)).collect();
+        unify_strings(&ctxs, &answers, "message", "/error/message")
     }
 
     #[test]
@@ -1534,15 +1540,8 @@ mod tests {
             .map(|n| vec![("/name".to_string(), json!(n))])
             .collect();
         let ctxs: Vec<Ctx<'_>> = bodies.iter().map(|b| ctx(&[], &[], b)).collect();
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
-        let values: Vec<Value> = sent.iter().map(|n| json!(answer(n))).collect();
-        let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
-        u.unify(&vals, Some(key), &format!("/{key}"))
+        let answers: Vec<String> = sent.iter().map(|n| answer(n)).collect();
+        unify_strings(&ctxs, &answers, key, &format!("/{key}"))
     }
 
     #[test]
