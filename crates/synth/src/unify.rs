@@ -1217,6 +1217,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Automatic request keying, for [`unifier`].
+    static AUTO_KEYING: crate::request_keying::RouteKeying =
+        crate::request_keying::RouteKeying::AUTO;
+
+    /// A unifier over `ctxs` with automatic request keying and no list items.
+    fn unifier<'a>(ctxs: &'a [Ctx<'a>]) -> Unifier<'a> {
+        Unifier {
+            ctxs,
+            counter_prefix: "r".into(),
+            keying: &AUTO_KEYING,
+            list_items: None,
+        }
+    }
+
     fn ctx<'a>(
         params: &[(&str, &str)],
         query: &'a [(String, String)],
@@ -1237,12 +1251,7 @@ mod tests {
     #[test]
     fn equal_values_are_constants_and_differing_ids_are_generated() {
         let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[])];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let a = json!({"object": "customer", "id": "cus_0000000001ab"});
         let b = json!({"object": "customer", "id": "cus_0000000002cd"});
         let node = u.unify(&[(&a, 0), (&b, 1)], None, "");
@@ -1269,12 +1278,7 @@ mod tests {
         let b1 = vec![("/email".to_string(), json!("a@x.test"))];
         let b2 = vec![("/email".to_string(), json!("b@x.test"))];
         let ctxs = vec![ctx(&[], &[], &b1), ctx(&[], &[], &b2)];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let v1 = json!("a@x.test");
         let v2 = json!("b@x.test");
         let node = u.unify(&[(&v1, 0), (&v2, 1)], Some("email"), "/email");
@@ -1302,12 +1306,7 @@ mod tests {
         let (b1, b2) = (rule("ACCEPT"), rule("ACCEPT"));
         let b3 = vec![("/rules/outbound_policy".to_string(), json!("ACCEPT"))];
         let ctxs = vec![ctx(&[], &[], &b1), ctx(&[], &[], &b2), ctx(&[], &[], &b3)];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let v = json!("ACCEPT");
         let node = u.unify(
             &[(&v, 0), (&v, 1), (&v, 2)],
@@ -1341,12 +1340,7 @@ mod tests {
             ctx(&[], &[], &none),
             ctx(&[], &[], &b3),
         ];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let (web, db) = (json!("web"), json!("db"));
         let (n1, n2) = (json!("balancer501"), json!("balancer503"));
         let vals = [(&web, 0), (&n1, 1), (&db, 2), (&n2, 3), (&web, 4)];
@@ -1387,12 +1381,7 @@ mod tests {
         let mut ctxs: Vec<Ctx<'_>> = (0..70).map(|_| ctx(&[], &[], &none)).collect();
         ctxs.push(ctx(&[], &[], &r1));
         ctxs.push(ctx(&[], &[], &r2));
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let null = Value::Null;
         let (a, b) = (json!("1001"), json!("1002"));
         let mut vals: Vec<(&Value, usize)> = (0..70).map(|i| (&null, i)).collect();
@@ -1424,12 +1413,7 @@ mod tests {
                 ..ctx(&[], &[], &[])
             })
             .collect();
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let vals: Vec<(&Value, usize)> = (0..3).map(|i| (&value, i)).collect();
         u.unify(&vals, Some("created"), "/created")
     }
@@ -1495,12 +1479,7 @@ mod tests {
 
     /// `answers` (observation `i` answering the `i`-th) unified at `pointer` under `key`.
     fn unify_strings(ctxs: &[Ctx<'_>], answers: &[String], key: &str, pointer: &str) -> Node {
-        let u = Unifier {
-            ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(ctxs);
         let values: Vec<Value> = answers.iter().map(|a| json!(a)).collect();
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
         u.unify(&vals, Some(key), pointer)
@@ -1655,12 +1634,7 @@ mod tests {
             .map(|(i, v)| (v, i))
             .collect();
         let ctxs: Vec<Ctx<'_>> = (0..vals.len()).map(|_| ctx(&[], &[], &[])).collect();
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let Node::Hole(hole) = u.unify(&vals, Some("host_uuid"), "/host_uuid") else {
             panic!("hole expected")
         };
@@ -1719,12 +1693,7 @@ mod tests {
             ctx(&[], &[], &plain),
             ctx(&[], &[], &quoted),
         ];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let (null, q) = (Value::Null, json!({"id": "9"}));
         let vals = [(&null, 0), (&null, 1), (&null, 2), (&q, 3)];
         let Node::Hole(hole) = u.unify(&vals, Some("quote"), "/quote") else {
@@ -1752,12 +1721,7 @@ mod tests {
     #[test]
     fn variable_length_arrays_become_lists_with_median_length() {
         let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[]), ctx(&[], &[], &[])];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let a = json!([{"id": 1}]);
         let b = json!([{"id": 2}, {"id": 3}, {"id": 4}]);
         let c = json!([{"id": 5}, {"id": 6}]);
@@ -1778,12 +1742,7 @@ mod tests {
     #[test]
     fn a_union_of_three_types_gets_one_representative_per_type_with_its_rare_fields() {
         let ctxs = vec![ctx(&[], &[], &[]), ctx(&[], &[], &[]), ctx(&[], &[], &[])];
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let mention = |n: u32, pinned: bool| {
             let mut v = json!({"id": n, "type": "mention", "status": {"id": n * 10}});
             if pinned {
@@ -1842,12 +1801,7 @@ mod tests {
             })
             .collect();
         let ctxs: Vec<Ctx<'_>> = bodies.iter().map(|b| ctx(&[], &[], b)).collect();
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let objects: Vec<Value> = answers
             .iter()
             .map(|(_, got)| match got {
@@ -1952,12 +1906,7 @@ mod tests {
     /// The unified template of `values` (answers to requests that sent nothing).
     fn unify_answers(values: &[Value]) -> Node {
         let ctxs: Vec<Ctx<'_>> = values.iter().map(|_| ctx(&[], &[], &[])).collect();
-        let u = Unifier {
-            ctxs: &ctxs,
-            counter_prefix: "r".into(),
-            keying: &crate::request_keying::RouteKeying::AUTO,
-            list_items: None,
-        };
+        let u = unifier(&ctxs);
         let vals: Vec<(&Value, usize)> = values.iter().enumerate().map(|(i, v)| (v, i)).collect();
         u.unify(&vals, None, "")
     }
