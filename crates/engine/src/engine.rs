@@ -42,6 +42,7 @@ mod member_effects;
 mod member_items;
 mod mentions;
 mod minted_fields;
+mod mirrored_records;
 mod named_record_copies;
 mod parent_sequences;
 mod path_filter;
@@ -98,6 +99,9 @@ pub struct Engine {
     /// Per entity type, the request pointers its writes' carried values come from
     /// (`Route::carried_fields`); empty for a model without carried fields.
     carried: BTreeMap<String, BTreeSet<String>>,
+    /// Per entity type, the arrays of other types' records its records are mirrored in
+    /// (`MirroredList::records`); empty for a model without such rules.
+    mirrored_parents: BTreeMap<String, Vec<mirrored_records::MirroredParent>>,
     /// The provider's own not-found answer, `(route, variant)`: a route without a 4xx variant
     /// answers a record the session deleted with it ([`not_found::api_not_found`]).
     api_not_found: Option<(usize, usize)>,
@@ -476,6 +480,7 @@ impl Engine {
             snapshots,
             keyed_snapshots,
             carried: carried_fields::carried_pointers(&model),
+            mirrored_parents: mirrored_records::mirrored_parents(&model),
             api_not_found: not_found::api_not_found(&model),
             registry,
             self_url: RwLock::new(None),
@@ -1189,6 +1194,7 @@ impl Engine {
         self.apply_segment_member(ns, call, &mut out);
         self.apply_field_view(ns, call, &mut out);
         self.apply_query_lookup(ns, call, &mut out);
+        self.apply_mirrored_parents(ns, call, &out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).
@@ -3407,7 +3413,13 @@ impl Engine {
             let at = format!("{}/{field}", unescape_pointer(&ptr));
             out.sources.set(&at, FieldSource::Generated);
         }
-        let parents = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        let parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
+        // Mirrored items that are records of their own: fresh keys, stored under this one.
+        for at in self.store_mirrored_records(ns, call, route, (&parents, &key), entity) {
+            let at = format!("{}{}", unescape_pointer(&ptr), unescape_pointer(&at));
+            out.origins.insert(&at, outbound::FieldOrigin::Minted);
+            out.sources.set(&at, FieldSource::Generated);
+        }
         if !client_named && !named_by_path {
             ns.note_minted_again(&ty, &key);
         }

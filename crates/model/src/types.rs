@@ -383,6 +383,14 @@ pub struct MirroredList {
     /// An update that sends nothing there keeps what the record held.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub empty_when_absent: bool,
+    /// For a create: the entity type whose records the items are, made with the created
+    /// record and under it (a filter's `keywords`, which `GET /filters/:id/keywords` lists and
+    /// `POST /filters/:id/keywords` adds to). The engine mints each item's key from that type's
+    /// ids, stores the item as a record of it under the created record, and keeps the created
+    /// record's array in step with the session's later writes of that type under it. `None`
+    /// (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<String>,
 }
 
 /// A write adding a member to, or taking it out of, a record's top-level array by a path

@@ -336,7 +336,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, expansions) in built.iter_mut().zip(expansions) {
         route.sent_expansions = expansions;
     }
-    mirrored_lists::learn(&templated, &mut built, &obs);
+    mirrored_lists::learn(&templated, &mut built, &entity_types, &obs);
     list::shared_paging(&mut built);
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);

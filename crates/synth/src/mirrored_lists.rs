@@ -27,15 +27,21 @@
 //! per option sent); an answer lacking the object that holds such an array (a post without a
 //! poll answers `poll: null`) says nothing where its request sent nothing there.
 //!
+//! A create's top-level mirrored items are records of another type (`MirroredList::records`)
+//! when a create or list route keeps that type under the created record (`GET
+//! /filters/:id/keywords`) and every mirrored item is one of that type's recorded records: its
+//! key a recorded id of the type, its fields fields of the type's recorded record of that key.
+//!
 //! Not learned: arrays deeper than one object down, items in another order than sent.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
-use wraith_model::{JsonType, MirroredField, MirroredList, Route, StateOp};
+use wraith_model::{EntityType, JsonType, MirroredField, MirroredList, Route, StateOp};
 
 use crate::observe::{Obs, escape_token};
 use crate::routes::RouteGroup;
+use crate::values::scalar_key;
 
 /// Fewest mirrored items, over all recorded answers, that the rule is learned from.
 const MIN_MIRRORED: usize = 2;
@@ -45,7 +51,13 @@ type Sent = BTreeMap<String, Vec<Map<String, Value>>>;
 
 /// Every route's mirrored lists, set on `built` (parallel to `groups`). Runs after the
 /// embedded lists and the sent expansions.
-pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
+pub fn learn(
+    groups: &[RouteGroup],
+    built: &mut [Route],
+    entity_types: &BTreeMap<String, EntityType>,
+    obs: &[Obs<'_>],
+) {
+    let children = child_types(built);
     for (group, route) in groups.iter().zip(built.iter_mut()) {
         let Some(answers) = group.answers_to_sent_arrays(obs, sent_objects) else {
             continue;
@@ -65,11 +77,86 @@ pub fn learn(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
             }
             if let Some(mut rule) = holds(candidate, &answers) {
                 rule.empty_when_absent |= route.state_op == Some(StateOp::Create);
+                rule.records = records_of(route, &rule, &answers, &children, entity_types);
                 rules.push(rule);
             }
         }
         route.mirrored_lists = rules;
     }
+}
+
+/// Per entity type, the types whose records a create or list route keeps under one of its
+/// records, one path segment deeper than the type's own creates (`keywords` under
+/// `filters`, for `GET /filters/:id/keywords`): the last parent parameter names the record,
+/// and every other parameter is a parent's too.
+fn child_types(built: &[Route]) -> BTreeMap<(String, usize), BTreeSet<String>> {
+    let mut out: BTreeMap<(String, usize), BTreeSet<String>> = BTreeMap::new();
+    for route in built {
+        let (Some(StateOp::Create | StateOp::List), Some(child)) =
+            (route.state_op, &route.entity_type)
+        else {
+            continue;
+        };
+        let Some(last) = route.parent_params.last() else {
+            continue;
+        };
+        if last.entity_type == *child
+            || route.parent_params.len() != route.params.len()
+            || route.params.last() != Some(&last.param)
+        {
+            continue;
+        }
+        out.entry((last.entity_type.clone(), route.params.len() - 1))
+            .or_default()
+            .insert(child.clone());
+    }
+    out
+}
+
+/// The one entity type whose records a create's mirrored items are (see
+/// [`MirroredList::records`]): a type kept under the created record (`child_types`) whose
+/// recorded ids and records hold every mirrored item, each item's key a known id of the type
+/// and each item's fields fields of the type's recorded record of that key. `None` on any
+/// other route, for an array one object down, and where no type or more than one fits.
+fn records_of(
+    route: &Route,
+    rule: &MirroredList,
+    answers: &[(Sent, Value)],
+    children: &BTreeMap<(String, usize), BTreeSet<String>>,
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Option<String> {
+    if route.state_op != Some(StateOp::Create)
+        || !route.record_at.is_empty()
+        || rule.at[1..].contains('/')
+    {
+        return None;
+    }
+    let parent = route.entity_type.as_ref()?;
+    let candidates = children.get(&(parent.clone(), route.params.len()))?;
+    let fits = |child: &String| {
+        let Some(t) = entity_types.get(child) else {
+            return false;
+        };
+        answers
+            .iter()
+            .filter_map(|(_, answer)| answer.pointer(&rule.at)?.as_array())
+            .flatten()
+            .all(|item| {
+                let Some(key) = item.get(&t.primary_key).and_then(scalar_key) else {
+                    return false;
+                };
+                let Some(Value::Object(record)) = t.records.get(&key) else {
+                    return false;
+                };
+                t.known_ids.contains(&key)
+                    && item
+                        .as_object()
+                        .is_some_and(|o| o.keys().all(|k| record.contains_key(k)))
+            })
+    };
+    let mut fitting = candidates.iter().filter(|c| fits(c));
+    let one = fitting.next()?;
+    fitting.next().is_none().then(|| one.clone())
 }
 
 /// The top-level request fields that sent an array of objects (`/keywords_attributes/0/keyword`,
@@ -263,6 +350,7 @@ fn candidates(answers: &[(Sent, Value)]) -> Vec<MirroredList> {
                     at: at.clone(),
                     fields,
                     empty_when_absent: false,
+                    records: None,
                 };
                 if !out.iter().any(|r| r.field == rule.field && r.at == rule.at) {
                     out.push(rule);

@@ -74,6 +74,7 @@ fn keywords_rule() -> MirroredList {
             },
         ],
         empty_when_absent: true,
+        records: None,
     }
 }
 
@@ -88,6 +89,48 @@ fn creates_answering_the_objects_they_sent_learn_a_mirrored_list() {
         form_create("2", &[("ham", true)]),
         create("3", &[], &[]),
     ]);
+    assert_eq!(mirrored(&model), vec![keywords_rule()]);
+}
+
+/// A run creating filter `id` with two keywords, then listing them under it.
+fn create_and_list(id: &str) -> Vec<Exchange> {
+    let made = create(
+        id,
+        &[("spam", true), ("eggs", false)],
+        &[("spam", true), ("eggs", false)],
+    );
+    let listed =
+        serde_json::from_slice::<Value>(&made.response_body()).unwrap()["keywords"].clone();
+    vec![
+        made,
+        ok_json("GET", &format!("/v2/filters/{id}/keywords"), None, &listed),
+    ]
+}
+
+#[test]
+fn items_a_list_under_the_created_record_shows_are_learned_as_its_records() {
+    let runs = vec![create_and_list("1"), create_and_list("2")];
+    let model = common::synth_runs("social", "https://social.test", runs);
+    let list = common::route(&model, "GET", "/v2/filters/:param/keywords");
+    let ty = list.entity_type.clone().unwrap();
+    let rules = mirrored(&model);
+    assert_eq!(
+        rules,
+        vec![MirroredList {
+            records: Some(ty),
+            ..keywords_rule()
+        }]
+    );
+}
+
+#[test]
+fn items_no_list_shows_are_no_records() {
+    // The same creates, the keywords never listed under the filter.
+    let runs = vec![create_and_list("1"), create_and_list("2")]
+        .into_iter()
+        .map(|run| run.into_iter().take(1).collect())
+        .collect();
+    let model = common::synth_runs("social", "https://social.test", runs);
     assert_eq!(mirrored(&model), vec![keywords_rule()]);
 }
 
@@ -156,6 +199,7 @@ fn an_update_never_recorded_sending_nothing_leaves_its_list_when_nothing_is_sent
         rules,
         vec![MirroredList {
             empty_when_absent: false,
+            records: None,
             ..keywords_rule()
         }]
     );
@@ -239,6 +283,7 @@ fn an_array_of_names_answered_as_named_objects_learns_a_mirrored_list_from_the_s
                 observed_type: JsonType::String,
             }],
             empty_when_absent: true,
+            records: None,
         }]
     );
 }

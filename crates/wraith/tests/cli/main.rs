@@ -91,6 +91,7 @@ mod serve_member_lists;
 mod serve_minted_fields;
 mod serve_minting_claims;
 mod serve_mirrored_lists;
+mod serve_mirrored_records;
 mod serve_multipart_fields;
 mod serve_named_record_copies;
 mod serve_numbered_pages;
