@@ -52,6 +52,7 @@ mod run_history;
 pub(crate) use run_history::{RunId, RunSet};
 mod not_found;
 mod read_progressions;
+mod record_versions;
 mod records_by_value;
 mod scripted;
 mod segment_members;
@@ -102,6 +103,9 @@ pub struct Engine {
     /// Per entity type, the arrays of other types' records its records are mirrored in
     /// (`MirroredList::records`); empty for a model without such rules.
     mirrored_parents: BTreeMap<String, Vec<mirrored_records::MirroredParent>>,
+    /// Per entity type, the rule of the route listing its records' versions
+    /// (`Route::record_versions`); empty for a model without one.
+    versioned: BTreeMap<String, wraith_model::RecordVersions>,
     /// The provider's own not-found answer, `(route, variant)`: a route without a 4xx variant
     /// answers a record the session deleted with it ([`not_found::api_not_found`]).
     api_not_found: Option<(usize, usize)>,
@@ -481,6 +485,7 @@ impl Engine {
             keyed_snapshots,
             carried: carried_fields::carried_pointers(&model),
             mirrored_parents: mirrored_records::mirrored_parents(&model),
+            versioned: record_versions::versioned_types(&model),
             api_not_found: not_found::api_not_found(&model),
             registry,
             self_url: RwLock::new(None),
@@ -1195,6 +1200,7 @@ impl Engine {
         self.apply_field_view(ns, call, &mut out);
         self.apply_query_lookup(ns, call, &mut out);
         self.apply_mirrored_parents(ns, call, &out);
+        self.apply_record_versions(ns, call, &mut out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).

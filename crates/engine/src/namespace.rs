@@ -219,6 +219,9 @@ pub(crate) struct Namespace {
     /// What the session's creates and updates last sent at the pointers carried fields take
     /// their values from (`Route::carried_fields`): (entity type, key) → pointer → value.
     pub carried: BTreeMap<(String, String), BTreeMap<String, Value>>,
+    /// The versions of the session's records whose type a route lists versions of
+    /// (`Route::record_versions`), oldest first: (entity type, key) → items.
+    pub versions: BTreeMap<(String, String), Vec<Value>>,
     /// How many reads of each record moved it along a progression (`Route::read_progressions`):
     /// (entity type, key, field) → reads so far.
     pub progress: BTreeMap<(String, String, String), usize>,
@@ -270,6 +273,7 @@ impl Namespace {
             actors: BTreeMap::new(),
             actor_views: BTreeMap::new(),
             carried: BTreeMap::new(),
+            versions: BTreeMap::new(),
             progress: BTreeMap::new(),
             pending_sets: BTreeMap::new(),
             last_writes: BTreeMap::new(),

@@ -264,6 +264,12 @@ pub struct Route {
     /// written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_view: Option<FieldView>,
+    /// For a `GET` of `<record path>/<segment>` answering one item per write of the record,
+    /// oldest first, each showing the record as that write answered it (a status's
+    /// `history`: its create, then each edit), see [`RecordVersions`]. Absent (and not
+    /// written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_versions: Option<RecordVersions>,
     /// For a `GET` answering the one record of a type whose field holds a query parameter's
     /// value (`/accounts/lookup?acct=admin` answering the account `admin`), see
     /// [`QueryLookup`]. Absent (and not written) otherwise, so older models read unchanged.
@@ -429,6 +435,34 @@ pub struct FieldView {
     pub field: String,
     /// Whether the route replaces the field with its answer (else it reads it).
     pub writes: bool,
+}
+
+/// A route listing a record's versions (see [`Route::record_versions`]): in the recordings,
+/// each 2xx answer of the route naming a record its session created was an array with one
+/// object per 2xx create or update of the record before it, in that order, each item's fields
+/// the write's answer's fields named by `fields`. The engine keeps the versions of the
+/// session's records of the type as its writes answer them, and answers the route with them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordVersions {
+    /// The entity type of the record (`statuses`).
+    pub entity_type: String,
+    /// The path parameter naming the record.
+    pub record_param: String,
+    /// Each item field, in answer order, and where the writes' answers held it.
+    pub fields: Vec<VersionField>,
+}
+
+/// One field of a version item (see [`RecordVersions`]): the top-level answer field of a
+/// create and of an update holding its value (an edit's `created_at` is the update's
+/// `edited_at`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionField {
+    /// The item's field (`created_at`).
+    pub key: String,
+    /// The create answer's field (`created_at`).
+    pub from_create: String,
+    /// The update answer's field (`edited_at`).
+    pub from_update: String,
 }
 
 /// A read finding one record by a field's value (see [`Route::query_lookup`]): in the

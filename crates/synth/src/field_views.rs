@@ -33,7 +33,27 @@ use crate::values;
 type Views<'a> = BTreeMap<(&'a str, &'a str, String), Vec<(usize, Value)>>;
 
 /// Each type's record path: (origin, segments through the id) → (type, id parameter).
-type RecordPaths<'a> = BTreeMap<(Option<&'a str>, &'a [Seg]), (&'a str, &'a str)>;
+pub(crate) type RecordPaths<'a> = BTreeMap<(Option<&'a str>, &'a [Seg]), (&'a str, &'a str)>;
+
+/// The record paths of `groups`: each read route's path ending in its id parameter.
+pub(crate) fn record_paths<'a>(
+    groups: &'a [RouteGroup],
+    plans: &'a [RoutePlan],
+) -> RecordPaths<'a> {
+    let mut out: RecordPaths<'a> = BTreeMap::new();
+    for (g, p) in groups.iter().zip(plans) {
+        if p.state_op != Some(StateOp::Read) {
+            continue;
+        }
+        if let (Some(ty), Some(param), [.., Seg::Param(last)]) =
+            (&p.entity_type, &p.id_param, g.segs.as_slice())
+            && last == param
+        {
+            out.insert((g.origin.as_deref(), g.segs.as_slice()), (ty, param));
+        }
+    }
+    out
+}
 
 /// Set `field_view` on every route of `built` (parallel to `groups`) it holds for.
 pub fn learn(
@@ -43,18 +63,7 @@ pub fn learn(
     entity_types: &BTreeMap<String, EntityType>,
     obs: &[Obs<'_>],
 ) {
-    let mut record_paths: RecordPaths<'_> = BTreeMap::new();
-    for (g, p) in groups.iter().zip(plans) {
-        if p.state_op != Some(StateOp::Read) {
-            continue;
-        }
-        if let (Some(ty), Some(param), [.., Seg::Param(last)]) =
-            (&p.entity_type, &p.id_param, g.segs.as_slice())
-            && last == param
-        {
-            record_paths.insert((g.origin.as_deref(), g.segs.as_slice()), (ty, param));
-        }
-    }
+    let record_paths = record_paths(groups, plans);
     let candidates: Vec<(usize, FieldView)> = groups
         .iter()
         .zip(plans)

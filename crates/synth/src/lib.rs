@@ -69,6 +69,7 @@ pub mod query_lookups;
 pub mod read_prefixes;
 pub mod read_progressions;
 pub mod record_classes;
+pub mod record_versions;
 mod records_by_value;
 pub mod refusal_reads;
 pub mod request_keying;
@@ -340,6 +341,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     list::shared_paging(&mut built);
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
+    record_versions::learn(&templated, plan_routes, &mut built, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
@@ -521,6 +523,7 @@ fn build_route(
         mirrored_lists: Vec::new(),
         segment_member: None,
         field_view: None,
+        record_versions: None,
         query_lookup: None,
         named_record_copies: None,
         carried_fields: Vec::new(),
