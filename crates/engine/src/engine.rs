@@ -52,6 +52,7 @@ mod run_history;
 pub(crate) use run_history::{RunId, RunSet};
 mod not_found;
 mod read_progressions;
+mod record_clones;
 mod record_versions;
 mod records_by_value;
 mod scripted;
@@ -1201,6 +1202,7 @@ impl Engine {
         self.apply_query_lookup(ns, call, &mut out);
         self.apply_mirrored_parents(ns, call, &out);
         self.apply_record_versions(ns, call, &mut out);
+        self.apply_record_clone(ns, call, &mut out);
         let route = &self.model.routes[call.m.route];
         // A create steps its counters where it stores its record; another write here, when
         // it changed a member list or has none to change (a second star steps nothing).

@@ -270,6 +270,11 @@ pub struct Route {
     /// written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_versions: Option<RecordVersions>,
+    /// For a `POST` of `<record path>/<segment>` answering a new record of the path's type
+    /// copied from the record the path names (`POST /volumes/:id/clone`), see
+    /// [`RecordClone`]. Absent (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_clone: Option<RecordClone>,
     /// For a `GET` answering the one record of a type whose field holds a query parameter's
     /// value (`/accounts/lookup?acct=admin` answering the account `admin`), see
     /// [`QueryLookup`]. Absent (and not written) otherwise, so older models read unchanged.
@@ -450,6 +455,21 @@ pub struct RecordVersions {
     pub record_param: String,
     /// Each item field, in answer order, and where the writes' answers held it.
     pub fields: Vec<VersionField>,
+}
+
+/// A route making a copy of a record (see [`Route::record_clone`]): in the recordings, each
+/// 2xx answer was a record of `entity_type` under another key than the path's, which the same
+/// session then addressed as a record of the type, and whose fields in `copies` equalled the
+/// path's record as the session had last seen it. The engine answers a rendered clone with a
+/// fresh key, those fields copied from the session's record, and stores it as a new record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordClone {
+    /// The entity type of the record copied and of the copy (`volumes`).
+    pub entity_type: String,
+    /// The path parameter naming the record copied.
+    pub record_param: String,
+    /// The copy's top-level fields taken from the record copied (`size`, `region`).
+    pub copies: Vec<String>,
 }
 
 /// One field of a version item (see [`RecordVersions`]): the top-level answer field of a

@@ -69,6 +69,7 @@ pub mod query_lookups;
 pub mod read_prefixes;
 pub mod read_progressions;
 pub mod record_classes;
+pub mod record_clones;
 pub mod record_versions;
 mod records_by_value;
 pub mod refusal_reads;
@@ -342,6 +343,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     segment_members::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     record_versions::learn(&templated, plan_routes, &mut built, &obs);
+    record_clones::learn(&templated, plan_routes, &mut built, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, &mut built, &entity_types, &obs);
@@ -524,6 +526,7 @@ fn build_route(
         segment_member: None,
         field_view: None,
         record_versions: None,
+        record_clone: None,
         query_lookup: None,
         named_record_copies: None,
         carried_fields: Vec::new(),

@@ -40,6 +40,7 @@ mod qualified_keys;
 mod qualified_paths;
 mod read_prefixes;
 mod read_progressions;
+mod record_clones;
 mod record_versions;
 mod records_by_value;
 mod refusal_reads;

@@ -110,6 +110,7 @@ mod serve_qualified_paths;
 mod serve_query_credentials;
 mod serve_query_lookups;
 mod serve_read_progressions;
+mod serve_record_clones;
 mod serve_record_versions;
 mod serve_recorded;
 mod serve_recorded_control_headers;

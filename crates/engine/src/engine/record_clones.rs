@@ -1,0 +1,72 @@
+//! Routes that copy a record (`Route::record_clone`): `POST /volumes/:id/clone` answers, and
+//! stores, a new volume under a key of its own, with the copied fields (`size`, `region`) of
+//! the session's volume the path names, so the session's later reads, lists and deletes of the
+//! copy find it.
+//!
+//! Not here: a replayed answer (the recorded run's own copy), and a path naming a record the
+//! session cannot see (deleted, or known to neither the session nor the recordings), whose
+//! rendered answer stays and is stored nowhere.
+
+use serde_json::Value;
+
+use super::{Call, Engine, Out, OutBody};
+use crate::api::FieldSource;
+use crate::fixtures::scalar_key;
+use crate::namespace::{Namespace, Origin};
+use crate::outbound::FieldOrigin;
+use crate::util::escape_key;
+
+impl Engine {
+    /// After a rendered 2xx answer of a cloning route: a fresh key, the copied fields of the
+    /// path's record, stored as a new record of its type.
+    pub(super) fn apply_record_clone(&self, ns: &mut Namespace, call: &Call<'_>, out: &mut Out) {
+        let route = &self.model.routes[call.m.route];
+        let Some(rule) = &route.record_clone else {
+            return;
+        };
+        if !(200..300).contains(&out.status) || out.replay.is_some() {
+            return;
+        }
+        let Some((_, source_id)) = call.m.params.iter().find(|(n, _)| *n == rule.record_param)
+        else {
+            return;
+        };
+        let ty = rule.entity_type.as_str();
+        let Some(Value::Object(source)) = self.base_entity(ns, ty, source_id) else {
+            return;
+        };
+        let pk = self.pk_of(ty);
+        let picked = match &out.body {
+            OutBody::Json(Value::Object(map)) => map.get(&pk).cloned(),
+            _ => None,
+        };
+        let Some(picked) = picked else {
+            return;
+        };
+        let Some(fresh) = self.fresh_key(ns, ty, &picked) else {
+            return;
+        };
+        let Some(key) = scalar_key(&fresh) else {
+            return;
+        };
+        let OutBody::Json(Value::Object(map)) = &mut out.body else {
+            return;
+        };
+        map.insert(pk.clone(), fresh);
+        for f in &rule.copies {
+            if let Some(v) = source.get(f) {
+                map.insert(f.clone(), v.clone());
+                let at = format!("/{}", escape_key(f));
+                out.origins.clear_under(&at);
+                out.sources.set(&at, FieldSource::State);
+            }
+        }
+        let record = Value::Object(map.clone());
+        let at = format!("/{}", escape_key(&pk));
+        out.origins.insert(&at, FieldOrigin::Minted);
+        out.sources.set(&at, FieldSource::Generated);
+        let parents = ns.entity(ty, source_id).and_then(|e| e.parents.clone());
+        ns.put(ty, &key, record, Origin::Synthesized, parents);
+        ns.note_creator(ty, &key, self.principal_of(call));
+    }
+}

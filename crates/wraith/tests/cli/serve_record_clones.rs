@@ -1,0 +1,122 @@
+//! A route copying a record, end to end: a recorded run creates a volume, clones it and reads
+//! the copy back. A session's clone of its own volume answers a new volume under a key of its
+//! own, with the label it sent and its volume's size and region, which the session's reads and
+//! list then show and its delete removes, leaving the original. Black-box: the real binary on
+//! a HAR written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const KEY: (&str, &str) = ("WRAITH_HMAC_KEY", "record-clones-test-key");
+const ORIGIN: &str = "https://cloud.test";
+
+fn volume(id: u64, label: &str, size: u64, second: u64) -> Value {
+    json!({"id": id, "label": label, "size": size, "region": "us-east", "status": "active",
+        "created": format!("2026-06-01T12:00:{second:02}")})
+}
+
+fn twin() -> Twin {
+    let t = Twin::init("cloud", ORIGIN);
+    let source = volume(501, "data", 20, 1);
+    let copy = volume(502, "data-copy", 20, 3);
+    let mut entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/volumes",
+            Some(&json!({"label": "data", "size": 20, "region": "us-east"})),
+            &source,
+        ),
+        har::entry(ORIGIN, "GET", "/v4/volumes/501", None, &source),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/volumes/501/clone",
+            Some(&json!({"label": "data-copy"})),
+            &copy,
+        ),
+        har::entry(ORIGIN, "GET", "/v4/volumes/502", None, &copy),
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v4/volumes",
+            None,
+            &json!({"data": [source, copy]}),
+        ),
+        har::entry(ORIGIN, "DELETE", "/v4/volumes/502", None, &json!({})),
+    ];
+    for (n, e) in entries.iter_mut().enumerate() {
+        e["startedDateTime"] = json!(format!("2026-06-01T12:00:{n:02}.000Z"));
+    }
+    har::import(&t, &[KEY], "run.har", entries);
+    har::synth(&t, &[KEY]);
+    t
+}
+
+#[tokio::test]
+async fn a_clone_of_the_sessions_volume_is_a_new_volume_copying_it() {
+    let t = twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v4/volumes",
+            Some("agent"),
+            json!({"label": "mine", "size": 77, "region": "eu-west"}),
+        )
+        .await;
+    made.assert_status(200);
+    let made = made.json();
+    let id = har::key_text(&made["id"]);
+    assert_eq!(made["size"], json!(77), "{made}");
+
+    let cloned = server
+        .post(
+            &format!("/v4/volumes/{id}/clone"),
+            Some("agent"),
+            json!({"label": "mine-copy"}),
+        )
+        .await;
+    cloned.assert_status(200);
+    let copy = cloned.json();
+    let copy_id = har::key_text(&copy["id"]);
+    assert_ne!(copy_id, id, "a key of its own: {copy}");
+    assert_ne!(copy_id, "502", "not the recorded copy's key: {copy}");
+    assert_eq!(copy["label"], json!("mine-copy"));
+    assert_eq!(
+        copy["size"],
+        json!(77),
+        "the session's volume's size: {copy}"
+    );
+    assert_eq!(copy["region"], json!("eu-west"), "and its region: {copy}");
+
+    let read = server
+        .get(&format!("/v4/volumes/{copy_id}"), Some("agent"))
+        .await;
+    read.assert_status(200);
+    assert_eq!(read.json()["label"], json!("mine-copy"));
+    let listed = server.get("/v4/volumes", Some("agent")).await;
+    listed.assert_status(200);
+    let ids: Vec<String> = listed.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| har::key_text(&v["id"]))
+        .collect();
+    assert!(ids.contains(&id) && ids.contains(&copy_id), "{ids:?}");
+
+    server
+        .delete(&format!("/v4/volumes/{copy_id}"), Some("agent"))
+        .await
+        .assert_status(200);
+    server
+        .get(&format!("/v4/volumes/{copy_id}"), Some("agent"))
+        .await
+        .assert_status(404);
+    server
+        .get(&format!("/v4/volumes/{id}"), Some("agent"))
+        .await
+        .assert_status(200);
+}
