@@ -292,6 +292,12 @@ pub struct Route {
     /// [`CarriedField`]). Empty (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried_fields: Vec<CarriedField>,
+    /// For a `GET` of `<record path>/<segment>` with carried fields (a status's `source`): the
+    /// record they are the record's of, named by a path parameter, where the route has no
+    /// entity type of its own (see [`CarriedRecord`]). Absent (and not written) otherwise, so
+    /// older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_record: Option<CarriedRecord>,
     /// For a read of a record: top-level fields a record the session created moves through by
     /// itself, read after read (an instance `provisioning`, then `booting`, then `running`; see
     /// [`ReadProgression`]). Empty (and not written) otherwise, so older models read unchanged.
@@ -314,6 +320,16 @@ pub struct CarriedField {
     /// JSON pointer into the writes' request bodies (form bodies as the engine parses them):
     /// `/status`.
     pub from: String,
+}
+
+/// The record a sub-resource read's carried fields are of (see [`Route::carried_record`]):
+/// the route's path is the type's record path followed by one literal segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarriedRecord {
+    /// The entity type of the record (`statuses`).
+    pub entity_type: String,
+    /// The path parameter naming the record.
+    pub record_param: String,
 }
 
 /// One field a record moves through by itself after its create (see

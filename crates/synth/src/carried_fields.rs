@@ -20,10 +20,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{CarriedField, EntityType, Route, StateOp};
+use wraith_model::{CarriedField, CarriedRecord, EntityType, Route, StateOp};
 
 use crate::observe::Obs;
-use crate::routes::{RecordKey, RouteGroup, create_answers};
+use crate::routes::{RecordKey, RouteGroup, Seg, create_answers};
+use crate::state::RoutePlan;
 use crate::values::{self, scalar_key};
 
 /// Fewest recorded answers, each of a record its session wrote, that may teach a field.
@@ -32,6 +33,7 @@ const MIN_SAMPLES: usize = 2;
 /// Learn every route's carried fields into `built` (same order as `groups`).
 pub fn learn(
     groups: &[RouteGroup],
+    plans: &[RoutePlan],
     built: &mut [Route],
     entity_types: &BTreeMap<String, EntityType>,
     obs: &[Obs<'_>],
@@ -59,24 +61,47 @@ pub fn learn(
     for at in writes.values_mut() {
         at.sort_unstable();
     }
-    let mut out: Vec<Vec<CarriedField>> = vec![Vec::new(); built.len()];
-    for ((g, route), carried) in groups.iter().zip(built.iter()).zip(out.iter_mut()) {
-        if !matches!(
-            route.state_op,
-            Some(StateOp::Read | StateOp::Update | StateOp::Delete)
-        ) {
-            continue;
-        }
-        let Some(ty) = route.entity_type.as_deref() else {
-            continue;
+    // Sub-resource reads (`GET /statuses/:id/source`): the record their path's parameter names.
+    let record_paths = crate::field_views::record_paths(groups, plans);
+    let sub_records: Vec<Option<CarriedRecord>> = groups
+        .iter()
+        .zip(plans)
+        .map(|(g, p)| {
+            if g.method != "GET" || p.state_op.is_some() {
+                return None;
+            }
+            let (Seg::Lit(_), record_path) = g.segs.split_last()? else {
+                return None;
+            };
+            let (ty, param) = record_paths.get(&(g.origin.as_deref(), record_path))?;
+            Some(CarriedRecord {
+                entity_type: ty.to_string(),
+                record_param: param.to_string(),
+            })
+        })
+        .collect();
+    let mut tallies: Vec<Option<(&str, Tally)>> = Vec::with_capacity(built.len());
+    for ((g, route), sub) in groups.iter().zip(built.iter()).zip(&sub_records) {
+        let (ty, keys) = match (route.state_op, route.entity_type.as_deref(), sub) {
+            (Some(StateOp::Read | StateOp::Update | StateOp::Delete), Some(ty), _) => {
+                (ty, record_keys(g, route, obs))
+            }
+            (None, _, Some(sub)) => match entity_types.get_key_value(&sub.entity_type) {
+                Some((ty, _)) => (ty.as_str(), param_keys(g, ty, &sub.record_param, obs)),
+                None => {
+                    tallies.push(None);
+                    continue;
+                }
+            },
+            _ => {
+                tallies.push(None);
+                continue;
+            }
         };
         let never_created =
             |field: &str| !created_fields.get(ty).is_some_and(|f| f.contains(field));
-        // Per (answer field, request pointer): how many samples agreed, the values they
-        // agreed on, and whether one disagreed.
-        let mut tally: BTreeMap<(String, String), (usize, BTreeSet<String>, bool)> =
-            BTreeMap::new();
-        for (i, key) in record_keys(g, route, obs) {
+        let mut tally = Tally::new();
+        for (i, key) in keys {
             let Some(Value::Object(answer)) = obs[i].resp_json() else {
                 continue;
             };
@@ -113,36 +138,69 @@ pub fn learn(
                 }
             }
         }
-        let mut learned: BTreeMap<String, (usize, String)> = BTreeMap::new();
-        for ((field, from), (agreed, distinct, disagreed)) in tally {
-            if disagreed || agreed < MIN_SAMPLES || distinct.len() < 2 {
-                continue;
-            }
-            // Of several pointers, the one most samples agreed on (the first in sorted order
-            // among equals).
-            if learned.get(&field).is_none_or(|(n, _)| agreed > *n) {
-                learned.insert(field, (agreed, from));
-            }
-        }
-        *carried = learned
-            .into_iter()
-            .map(|(field, (_, from))| CarriedField { field, from })
-            .collect();
+        tallies.push(Some((ty, tally)));
     }
-    for (route, carried) in built.iter_mut().zip(out) {
+    // The record's own routes first; what they learned for a type vouches for a sub-resource
+    // read of it that showed the same field only once.
+    let mut out: Vec<Vec<CarriedField>> = vec![Vec::new(); built.len()];
+    let mut vouched: BTreeSet<(&str, String, String)> = BTreeSet::new();
+    for ((slot, tally), sub) in out.iter_mut().zip(&tallies).zip(&sub_records) {
+        if let (Some((ty, tally)), None) = (tally, sub) {
+            *slot = carried(tally, |_, _| false);
+            vouched.extend(slot.iter().map(|c| (*ty, c.field.clone(), c.from.clone())));
+        }
+    }
+    for ((slot, tally), sub) in out.iter_mut().zip(&tallies).zip(&sub_records) {
+        if let (Some((ty, tally)), Some(_)) = (tally, sub) {
+            *slot = carried(tally, |field, from| {
+                vouched.contains(&(*ty, field.to_string(), from.to_string()))
+            });
+        }
+    }
+    for ((route, carried), sub) in built.iter_mut().zip(out).zip(sub_records) {
+        route.carried_record = sub.filter(|_| !carried.is_empty());
         route.carried_fields = carried;
     }
 }
 
-/// The 2xx observations of a route whose path names one record of its type, with the record.
-fn record_keys<'a>(
+/// Per (answer field, request pointer): how many samples agreed, the values they agreed on,
+/// and whether one disagreed.
+type Tally = BTreeMap<(String, String), (usize, BTreeSet<String>, bool)>;
+
+/// The fields a route's tally bears out: no sample disagreeing, and at least
+/// [`MIN_SAMPLES`] agreeing on two distinct values, or one sample where `vouched` says the
+/// type's own routes carry the field from the pointer.
+fn carried(tally: &Tally, vouched: impl Fn(&str, &str) -> bool) -> Vec<CarriedField> {
+    let mut learned: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for ((field, from), (agreed, distinct, disagreed)) in tally {
+        let enough = (*agreed >= MIN_SAMPLES && distinct.len() >= 2)
+            || (*agreed >= 1 && vouched(field, from));
+        if *disagreed || !enough {
+            continue;
+        }
+        // Of several pointers, the one most samples agreed on (the first in sorted order
+        // among equals).
+        if learned.get(field.as_str()).is_none_or(|(n, _)| agreed > n) {
+            learned.insert(field, (*agreed, from));
+        }
+    }
+    learned
+        .into_iter()
+        .map(|(field, (_, from))| CarriedField {
+            field: field.to_string(),
+            from: from.to_string(),
+        })
+        .collect()
+}
+
+/// The 2xx observations of a sub-resource read, with the record of type `ty` its parameter
+/// `param` names.
+fn param_keys<'a>(
     g: &RouteGroup,
-    route: &'a Route,
+    ty: &'a str,
+    param: &str,
     obs: &[Obs<'a>],
 ) -> Vec<(usize, RecordKey<'a>)> {
-    let (Some(ty), Some(param)) = (route.entity_type.as_deref(), route.id_param.as_deref()) else {
-        return Vec::new();
-    };
     let Some(pi) = g.params.iter().position(|n| n == param) else {
         return Vec::new();
     };
@@ -155,4 +213,16 @@ fn record_keys<'a>(
             Some((i, (obs[i].session, ty, values::decode_segment(id))))
         })
         .collect()
+}
+
+/// The 2xx observations of a route whose path names one record of its type, with the record.
+fn record_keys<'a>(
+    g: &RouteGroup,
+    route: &'a Route,
+    obs: &[Obs<'a>],
+) -> Vec<(usize, RecordKey<'a>)> {
+    match (route.entity_type.as_deref(), route.id_param.as_deref()) {
+        (Some(ty), Some(param)) => param_keys(g, ty, param, obs),
+        _ => Vec::new(),
+    }
 }

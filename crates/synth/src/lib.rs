@@ -346,7 +346,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     record_clones::learn(&templated, plan_routes, &mut built, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
-    carried_fields::learn(&templated, &mut built, &entity_types, &obs);
+    carried_fields::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
     for (route, stepped) in built.iter_mut().zip(stepped) {
@@ -527,6 +527,7 @@ fn build_route(
         field_view: None,
         record_versions: None,
         record_clone: None,
+        carried_record: None,
         query_lookup: None,
         named_record_copies: None,
         carried_fields: Vec::new(),

@@ -3,13 +3,15 @@
 //! sent. After a 2xx create or update of an entity type some route carries fields of, the
 //! session remembers what the request sent at those pointers, per record; a 2xx answer of a
 //! carrying route naming that record then holds the remembered value in each carried field it
-//! has. A record the session never wrote, a field the answer lacks, or a write that did not
-//! send the pointer changes nothing.
+//! has. A carrying route may also be a sub-resource read of the record (`GET
+//! /statuses/:id/source`, `Route::carried_record`), which names it by a path parameter. A
+//! record the session never wrote, a field the answer lacks, or a write that did not send the
+//! pointer changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{Model, StateOp};
+use wraith_model::{Model, Route, StateOp};
 
 use super::{Call, Engine, Out, OutBody};
 use crate::fixtures;
@@ -19,8 +21,12 @@ use crate::namespace::Namespace;
 pub(super) fn carried_pointers(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for route in &model.routes {
-        let Some(ty) = &route.entity_type else {
-            continue;
+        let ty = match &route.carried_record {
+            Some(c) => &c.entity_type,
+            None => match &route.entity_type {
+                Some(ty) => ty,
+                None => continue,
+            },
         };
         for c in &route.carried_fields {
             out.entry(ty.clone()).or_default().insert(c.from.clone());
@@ -37,6 +43,13 @@ impl Engine {
             return;
         }
         let route = &self.model.routes[call.m.route];
+        if let Some(c) = &route.carried_record {
+            let id = call.m.params.iter().find(|(n, _)| *n == c.record_param);
+            if let Some((_, id)) = id {
+                self.carry_into(ns, route, (c.entity_type.as_str(), id.as_str()), out);
+            }
+            return;
+        }
         let Some(ty) = route.entity_type.as_deref() else {
             return;
         };
@@ -72,7 +85,12 @@ impl Engine {
         let Some((_, id_key)) = self.target(route, &call.m.params) else {
             return;
         };
-        let id: &str = &id_key;
+        self.carry_into(ns, route, (ty, &id_key), out);
+    }
+
+    /// Write the route's carried fields of record `id` of `ty`, as the session's writes of it
+    /// last sent them, into the answer.
+    fn carry_into(&self, ns: &Namespace, route: &Route, (ty, id): (&str, &str), out: &mut Out) {
         let Some(sent) = ns.carried.get(&(ty.to_string(), id.to_string())) else {
             return;
         };

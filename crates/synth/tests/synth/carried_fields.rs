@@ -8,7 +8,7 @@ use crate::common;
 
 use common::ok_json;
 use serde_json::json;
-use wraith_model::{CarriedField, Model};
+use wraith_model::{CarriedField, CarriedRecord, Model};
 use wraith_recording::Exchange;
 
 /// One session: a post created with `text` (answered with `text` too when `create_echoes`),
@@ -127,4 +127,63 @@ fn a_disagreeing_or_repeated_value_learns_nothing() {
         post_session(1, "same words", None, "same words", false),
     ]);
     assert!(carried(&repeated).is_empty());
+}
+
+/// `session` with its post's source read (`GET /v1/posts/:id/source`) before the delete,
+/// answered `text`.
+fn with_source(mut session: Vec<Exchange>, i: usize, text: &str) -> Vec<Exchange> {
+    let id = format!("10{i}");
+    let at = session.len() - 1;
+    session.insert(
+        at,
+        ok_json(
+            "GET",
+            &format!("/v1/posts/{id}/source"),
+            None,
+            &json!({"id": id, "text": text}),
+        ),
+    );
+    session
+}
+
+fn source_route(model: &Model) -> &wraith_model::Route {
+    common::route(model, "GET", "/v1/posts/:param/source")
+}
+
+#[test]
+fn a_sub_resource_read_once_showing_what_the_record_carries_carries_it_too() {
+    let model = synth(vec![
+        with_source(
+            post_session(0, "first words", Some("edited once"), "edited once", false),
+            0,
+            "edited once",
+        ),
+        post_session(1, "second words", None, "second words", false),
+        post_session(2, "third words", None, "third words", false),
+    ]);
+    let source = source_route(&model);
+    assert_eq!(source.carried_fields, text_from_status());
+    assert_eq!(
+        source.carried_record,
+        Some(CarriedRecord {
+            entity_type: "posts".into(),
+            record_param: "param".into(),
+        })
+    );
+}
+
+#[test]
+fn a_sub_resource_read_once_showing_a_field_no_route_carries_learns_nothing() {
+    // The delete answers no `text`: nothing vouches for the one sample.
+    let model = synth(vec![
+        with_source(
+            post_session(0, "first words", None, "", false),
+            0,
+            "first words",
+        ),
+        post_session(1, "second words", None, "", false),
+    ]);
+    let source = source_route(&model);
+    assert!(source.carried_fields.is_empty());
+    assert_eq!(source.carried_record, None);
 }
