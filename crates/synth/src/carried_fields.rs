@@ -23,7 +23,7 @@ use serde_json::Value;
 use wraith_model::{CarriedField, CarriedRecord, EntityType, Route, StateOp};
 
 use crate::observe::Obs;
-use crate::routes::{RecordKey, RouteGroup, Seg, create_answers};
+use crate::routes::{RecordKey, RouteGroup, create_answers};
 use crate::state::RoutePlan;
 use crate::values::{self, scalar_key};
 
@@ -62,24 +62,13 @@ pub fn learn(
         at.sort_unstable();
     }
     // Sub-resource reads (`GET /statuses/:id/source`): the record their path's parameter names.
-    let record_paths = crate::field_views::record_paths(groups, plans);
-    let sub_records: Vec<Option<CarriedRecord>> = groups
-        .iter()
-        .zip(plans)
-        .map(|(g, p)| {
-            if g.method != "GET" || p.state_op.is_some() {
-                return None;
-            }
-            let (Seg::Lit(_), record_path) = g.segs.split_last()? else {
-                return None;
-            };
-            let (ty, param) = record_paths.get(&(g.origin.as_deref(), record_path))?;
-            Some(CarriedRecord {
-                entity_type: ty.to_string(),
-                record_param: param.to_string(),
-            })
-        })
-        .collect();
+    let mut sub_records: Vec<Option<CarriedRecord>> = vec![None; groups.len()];
+    for (i, ty, param) in crate::field_views::sub_resources(groups, plans, "GET") {
+        sub_records[i] = Some(CarriedRecord {
+            entity_type: ty.to_string(),
+            record_param: param.to_string(),
+        });
+    }
     let mut tallies: Vec<Option<(&str, Tally)>> = Vec::with_capacity(built.len());
     for ((g, route), sub) in groups.iter().zip(built.iter()).zip(&sub_records) {
         let (ty, keys) = match (route.state_op, route.entity_type.as_deref(), sub) {

@@ -35,6 +35,30 @@ type Views<'a> = BTreeMap<(&'a str, &'a str, String), Vec<(usize, Value)>>;
 /// Each type's record path: (origin, segments through the id) → (type, id parameter).
 pub(crate) type RecordPaths<'a> = BTreeMap<(Option<&'a str>, &'a [Seg]), (&'a str, &'a str)>;
 
+/// The `method` routes of `groups` with no state operation whose path is a record path
+/// followed by one literal segment (`GET /statuses/:id/history`): each one's index, the
+/// record's entity type and the parameter naming it.
+pub(crate) fn sub_resources<'a>(
+    groups: &'a [RouteGroup],
+    plans: &'a [RoutePlan],
+    method: &str,
+) -> Vec<(usize, &'a str, &'a str)> {
+    let record_paths = record_paths(groups, plans);
+    groups
+        .iter()
+        .zip(plans)
+        .enumerate()
+        .filter(|(_, (g, p))| g.method == method && p.state_op.is_none())
+        .filter_map(|(i, (g, _))| {
+            let (Seg::Lit(_), record_path) = g.segs.split_last()? else {
+                return None;
+            };
+            let (ty, param) = record_paths.get(&(g.origin.as_deref(), record_path))?;
+            Some((i, *ty, *param))
+        })
+        .collect()
+}
+
 /// The record paths of `groups`: each read route's path ending in its id parameter.
 pub(crate) fn record_paths<'a>(
     groups: &'a [RouteGroup],

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use wraith_model::{BodyTemplate, HoleKind, Node, RecordClone, Route, StateOp};
 
 use crate::observe::Obs;
-use crate::routes::{RouteGroup, Seg};
+use crate::routes::RouteGroup;
 use crate::state::RoutePlan;
 use crate::values;
 
@@ -47,20 +47,7 @@ struct Seen {
 
 /// Set `record_clone` on every route of `built` (parallel to `groups`) it holds for.
 pub fn learn(groups: &[RouteGroup], plans: &[RoutePlan], built: &mut [Route], obs: &[Obs<'_>]) {
-    let record_paths = crate::field_views::record_paths(groups, plans);
-    let candidates: Vec<(usize, &str, &str)> = groups
-        .iter()
-        .zip(plans)
-        .enumerate()
-        .filter(|(_, (g, p))| g.method == "POST" && p.state_op.is_none())
-        .filter_map(|(i, (g, _))| {
-            let (Seg::Lit(_), record_path) = g.segs.split_last()? else {
-                return None;
-            };
-            let (ty, param) = record_paths.get(&(g.origin.as_deref(), record_path))?;
-            Some((i, *ty, *param))
-        })
-        .collect();
+    let candidates = crate::field_views::sub_resources(groups, plans, "POST");
     if candidates.is_empty() {
         return;
     }

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use wraith_model::{RecordVersions, Route, StateOp, VersionField};
 
 use crate::observe::Obs;
-use crate::routes::{RouteGroup, Seg};
+use crate::routes::RouteGroup;
 use crate::state::RoutePlan;
 use crate::values;
 
@@ -35,20 +35,7 @@ type Writes<'a> = BTreeMap<(&'a str, &'a str, String), Vec<(usize, bool, Map<Str
 
 /// Set `record_versions` on every route of `built` (parallel to `groups`) it holds for.
 pub fn learn(groups: &[RouteGroup], plans: &[RoutePlan], built: &mut [Route], obs: &[Obs<'_>]) {
-    let record_paths = crate::field_views::record_paths(groups, plans);
-    let candidates: Vec<(usize, &str, &str)> = groups
-        .iter()
-        .zip(plans)
-        .enumerate()
-        .filter(|(_, (g, p))| g.method == "GET" && p.state_op.is_none())
-        .filter_map(|(i, (g, _))| {
-            let (Seg::Lit(_), record_path) = g.segs.split_last()? else {
-                return None;
-            };
-            let (ty, param) = record_paths.get(&(g.origin.as_deref(), record_path))?;
-            Some((i, *ty, *param))
-        })
-        .collect();
+    let candidates = crate::field_views::sub_resources(groups, plans, "GET");
     if candidates.is_empty() {
         return;
     }
