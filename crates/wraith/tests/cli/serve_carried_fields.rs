@@ -69,24 +69,31 @@ fn run(t: &Twin, minute: u64, id: u64, text: &str, edit: Option<&str>) {
     har::import(t, &[KEY], &format!("run{minute}.har"), entries);
 }
 
-#[tokio::test]
-async fn a_deleted_post_answers_the_text_its_session_sent() {
+/// The key of a session's new post of `text`.
+async fn post(server: &support::Server, text: &str) -> String {
+    let created = server
+        .post("/api/v1/statuses", Some("agent"), json!({"status": text}))
+        .await;
+    created.assert_status(200);
+    har::key_text(&created.json()["id"])
+}
+
+/// Three recorded runs, the second editing its post (and reading its source).
+fn twin() -> Twin {
     let t = Twin::init("social", ORIGIN);
     run(&t, 1, 101, "recorded words one", None);
     run(&t, 2, 102, "recorded words two", Some("recorded edit two"));
     run(&t, 3, 103, "recorded words three", None);
     har::synth(&t, &[KEY]);
+    t
+}
+
+#[tokio::test]
+async fn a_deleted_post_answers_the_text_its_session_sent() {
+    let t = twin();
     let server = t.serve_env(&[], &[KEY]);
 
-    let created = server
-        .post(
-            "/api/v1/statuses",
-            Some("agent"),
-            json!({"status": "never recorded"}),
-        )
-        .await;
-    created.assert_status(200);
-    let id = har::key_text(&created.json()["id"]);
+    let id = post(&server, "never recorded").await;
     let deleted = server
         .delete(&format!("/api/v1/statuses/{id}"), Some("agent"))
         .await;
@@ -94,14 +101,7 @@ async fn a_deleted_post_answers_the_text_its_session_sent() {
     assert_eq!(deleted.json()["text"], json!("never recorded"));
 
     // An edit's words are the ones a later delete answers.
-    let created = server
-        .post(
-            "/api/v1/statuses",
-            Some("agent"),
-            json!({"status": "first draft"}),
-        )
-        .await;
-    let id = har::key_text(&created.json()["id"]);
+    let id = post(&server, "first draft").await;
     let edited = server
         .send(
             "PUT",
@@ -121,22 +121,10 @@ async fn a_deleted_post_answers_the_text_its_session_sent() {
 
 #[tokio::test]
 async fn an_edited_posts_source_answers_the_edits_text() {
-    let t = Twin::init("social", ORIGIN);
-    run(&t, 1, 101, "recorded words one", None);
-    run(&t, 2, 102, "recorded words two", Some("recorded edit two"));
-    run(&t, 3, 103, "recorded words three", None);
-    har::synth(&t, &[KEY]);
+    let t = twin();
     let server = t.serve_env(&[], &[KEY]);
 
-    let created = server
-        .post(
-            "/api/v1/statuses",
-            Some("agent"),
-            json!({"status": "first draft"}),
-        )
-        .await;
-    created.assert_status(200);
-    let id = har::key_text(&created.json()["id"]);
+    let id = post(&server, "first draft").await;
     let source = format!("/api/v1/statuses/{id}/source");
     let first = server.get(&source, Some("agent")).await;
     first.assert_status(200);

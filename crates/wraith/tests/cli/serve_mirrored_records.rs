@@ -105,10 +105,9 @@ fn listed(keywords: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-#[tokio::test]
-async fn created_keywords_are_listed_and_keep_their_keys_apart_from_later_keywords() {
-    let t = twin();
-    let server = t.serve_env(&[], &[KEY]);
+/// A session's filter created with the keywords `alpha` and `beta`: the answer, its key and
+/// its keywords.
+async fn filter_of_two(server: &support::Server) -> (Value, String, Vec<(String, String)>) {
     let created = server
         .post(
             "/api/v2/filters",
@@ -123,6 +122,14 @@ async fn created_keywords_are_listed_and_keep_their_keys_apart_from_later_keywor
     let filter = created.json();
     let fid = har::key_text(&filter["id"]);
     let made = listed(&filter["keywords"]);
+    (filter, fid, made)
+}
+
+#[tokio::test]
+async fn created_keywords_are_listed_and_keep_their_keys_apart_from_later_keywords() {
+    let t = twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let (filter, fid, made) = filter_of_two(&server).await;
     assert_eq!(made.len(), 2, "{filter}");
     assert_ne!(made[0].0, made[1].0, "a key each: {filter}");
     for (id, _) in &made {
@@ -169,20 +176,7 @@ async fn created_keywords_are_listed_and_keep_their_keys_apart_from_later_keywor
 async fn a_deleted_keyword_leaves_its_filter_and_its_list() {
     let t = twin();
     let server = t.serve_env(&[], &[KEY]);
-    let created = server
-        .post(
-            "/api/v2/filters",
-            Some("agent"),
-            json!({"title": "mine", "keywords_attributes": [
-                {"keyword": "alpha", "whole_word": false},
-                {"keyword": "beta", "whole_word": true},
-            ]}),
-        )
-        .await;
-    created.assert_status(200);
-    let filter = created.json();
-    let fid = har::key_text(&filter["id"]);
-    let made = listed(&filter["keywords"]);
+    let (_, fid, made) = filter_of_two(&server).await;
 
     server
         .delete(
