@@ -3131,7 +3131,35 @@ impl Engine {
                 .filter_map(|f| at.get(f).map(|v| (f.clone(), v.clone())))
                 .collect()
         };
+        let mut answered = answered;
+        if rendered {
+            // A field following another record's field (`requested` as the account is
+            // `locked`) takes it from that record, not from the template's representative.
+            for ff in &action.followed_fields {
+                let held = self
+                    .base_entity(ns, &ff.entity_type, id)
+                    .and_then(|r| r.get(&ff.from).and_then(Value::as_bool));
+                if let Some(b) = held {
+                    let v = Value::Bool(b != ff.negated);
+                    match answered.iter_mut().find(|(f, _)| *f == ff.field) {
+                        Some(slot) => slot.1 = v,
+                        None => answered.push((ff.field.clone(), v)),
+                    }
+                }
+            }
+        }
         let Some(mut entity) = self.base_entity(ns, ty, id) else {
+            // A record neither the session nor the recordings hold: a rendered answer with
+            // followed fields is what the session now knows of it.
+            if rendered && !action.followed_fields.is_empty() && action.at.is_empty() {
+                out.body.materialize();
+                if let OutBody::Json(body @ Value::Object(_)) = &mut out.body {
+                    for (f, v) in answered {
+                        body[f.as_str()] = v;
+                    }
+                    ns.put(ty, id, body.clone(), Origin::Synthesized, None);
+                }
+            }
             return;
         };
         let Value::Object(map) = &mut entity else {

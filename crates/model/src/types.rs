@@ -699,6 +699,28 @@ pub struct ActionEffect {
     /// template's values there; its other fields show the entity as the session holds it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answered_fields: Vec<String>,
+    /// Boolean answer fields whose value, in every compared recorded answer, was a boolean
+    /// field of another type's record under the same key, or its negation (a follow answers
+    /// `requested` as the account is `locked`, `following` as it is not), see
+    /// [`FollowedField`]. The engine answers and stores them so. Empty (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub followed_fields: Vec<FollowedField>,
+}
+
+/// One boolean answer field of an action that follows a field of another record (see
+/// [`ActionEffect::followed_fields`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowedField {
+    /// The answer's top-level field (`requested`).
+    pub field: String,
+    /// The entity type of the record it follows (`accounts`), keyed as the action's record.
+    pub entity_type: String,
+    /// That record's boolean field (`locked`).
+    pub from: String,
+    /// Whether the answer holds the field's negation (`following` is `!locked`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub negated: bool,
 }
 
 /// What a membership action does (see [`Route::membership`]): synth sets it when, in the

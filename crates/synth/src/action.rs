@@ -24,8 +24,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-use wraith_model::{ActionEffect, EntityType, MembershipEffect, StateOp};
+use serde_json::{Map, Value};
+use wraith_model::{ActionEffect, EntityType, FollowedField, MembershipEffect, StateOp};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -264,6 +264,8 @@ pub fn action_effects(
         // Per integer field, every step (answer minus the entity as last seen) the comparable
         // answers took, zero included: a counter steps the same way in every one.
         let mut steps: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+        // The compared answers, with the key of their record.
+        let mut samples: Vec<(&str, &Map<String, Value>)> = Vec::new();
         for (i, id, body) in &cand.entity {
             let i = *i;
             let key = (obs[i].session, cand.ty, id.clone());
@@ -308,6 +310,7 @@ pub fn action_effects(
                 continue;
             }
             compared += 1;
+            samples.push((id.as_str(), map));
             for (k, v) in map {
                 if k == pk || values::is_identifier_key(k) {
                     continue;
@@ -358,10 +361,21 @@ pub fn action_effects(
                 _ => None,
             })
             .collect();
+        // A varying field that follows another record's field is that record's doing, not
+        // a recording's: answered and stored so.
+        let followed_fields = if cand.at.is_empty() {
+            followed(&varying, &samples, cand.ty, entity_types)
+        } else {
+            Vec::new()
+        };
+        let follows = |k: &str| followed_fields.iter().any(|f| f.field == k);
         let mut fields: Vec<String> = Vec::new();
         let mut answered_fields: Vec<String> = Vec::new();
         for (k, n) in changed {
             if counters.contains_key(&k) {
+                continue;
+            }
+            if follows(&k) {
                 continue;
             }
             if n * 2 >= compared && !transient.contains(&k) && !varying.contains(&k) {
@@ -370,6 +384,10 @@ pub fn action_effects(
                 answered_fields.push(k);
             }
         }
+        // Stored whether or not the compared answers changed them (a view the session saw
+        // before may be missing): the record they follow says what they are.
+        fields.extend(followed_fields.iter().map(|f| f.field.clone()));
+        fields.sort();
         // An action whose answers are the entity is kept even when it stores nothing: its
         // rendered answer is the session's record (with what the answers changed), not the
         // recorded representative (a resize answering another volume's label).
@@ -390,7 +408,74 @@ pub fn action_effects(
             sets: BTreeMap::new(),
             set_by: String::new(),
             answered_fields,
+            followed_fields,
         });
+    }
+    out
+}
+
+/// The `varying` boolean fields of the compared answers that follow a boolean field of
+/// another type's recorded record under the answer's key (see
+/// [`ActionEffect::followed_fields`]): equal to it, or to its negation, in every sample, both
+/// values seen. A field more than one record field would explain is left out: the recordings
+/// cannot say which.
+fn followed(
+    varying: &BTreeSet<String>,
+    samples: &[(&str, &Map<String, Value>)],
+    ty: &str,
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Vec<FollowedField> {
+    let mut out = Vec::new();
+    for field in varying {
+        let Some(answered) = samples
+            .iter()
+            .map(|(_, m)| m.get(field).and_then(Value::as_bool))
+            .collect::<Option<Vec<bool>>>()
+        else {
+            continue;
+        };
+        let mut fits: Vec<FollowedField> = Vec::new();
+        for (other, et) in entity_types {
+            if other == ty {
+                continue;
+            }
+            let Some(records) = samples
+                .iter()
+                .map(|(id, _)| et.records.get(*id).and_then(Value::as_object))
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            let Some(first) = records.first() else {
+                continue;
+            };
+            for from in first.keys() {
+                let Some(held) = records
+                    .iter()
+                    .map(|r| r.get(from).and_then(Value::as_bool))
+                    .collect::<Option<Vec<bool>>>()
+                else {
+                    continue;
+                };
+                for negated in [false, true] {
+                    if held
+                        .iter()
+                        .zip(&answered)
+                        .all(|(h, a)| (*h != negated) == *a)
+                    {
+                        fits.push(FollowedField {
+                            field: field.clone(),
+                            entity_type: other.clone(),
+                            from: from.clone(),
+                            negated,
+                        });
+                    }
+                }
+            }
+        }
+        if fits.len() == 1 {
+            out.extend(fits);
+        }
     }
     out
 }
@@ -597,6 +682,7 @@ fn read_sets(
         sets,
         set_by,
         answered_fields: Vec::new(),
+        followed_fields: Vec::new(),
     })
 }
 
@@ -820,4 +906,68 @@ pub fn last_write_wins(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_
         out[gi] = holds && echoed > 0;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    /// A type `people` whose records are `records` by key, primary key `id`.
+    fn people(records: &[(&str, Value)]) -> BTreeMap<String, EntityType> {
+        let et: EntityType = serde_json::from_value(json!({
+            "primary_key": "id",
+            "known_ids": records.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            "known_missing": [],
+            "records": records.iter().cloned().collect::<BTreeMap<_, _>>(),
+        }))
+        .unwrap();
+        BTreeMap::from([("people".to_string(), et)])
+    }
+
+    fn answers(values: &[(&'static str, bool)]) -> Vec<(&'static str, Map<String, Value>)> {
+        values
+            .iter()
+            .map(|(id, following)| {
+                let m = json!({"id": id, "following": following});
+                (*id, m.as_object().unwrap().clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_field_negating_the_one_record_field_that_explains_it_follows_it() {
+        let types = people(&[
+            ("a", json!({"id": "a", "locked": false, "bot": false})),
+            ("b", json!({"id": "b", "locked": true, "bot": false})),
+        ]);
+        let owned = answers(&[("a", true), ("b", false), ("a", true)]);
+        let samples: Vec<(&str, &Map<String, Value>)> =
+            owned.iter().map(|(id, m)| (*id, m)).collect();
+        let varying = BTreeSet::from(["following".to_string()]);
+        assert_eq!(
+            followed(&varying, &samples, "relationships", &types),
+            vec![FollowedField {
+                field: "following".into(),
+                entity_type: "people".into(),
+                from: "locked".into(),
+                negated: true,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_field_two_record_fields_explain_follows_neither() {
+        let types = people(&[
+            ("a", json!({"id": "a", "locked": false, "bot": true})),
+            ("b", json!({"id": "b", "locked": true, "bot": false})),
+        ]);
+        let owned = answers(&[("a", true), ("b", false)]);
+        let samples: Vec<(&str, &Map<String, Value>)> =
+            owned.iter().map(|(id, m)| (*id, m)).collect();
+        let varying = BTreeSet::from(["following".to_string()]);
+        assert!(followed(&varying, &samples, "relationships", &types).is_empty());
+    }
 }

@@ -32,6 +32,7 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         sets: Default::default(),
         set_by: String::new(),
         answered_fields: Vec::new(),
+        followed_fields: Vec::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -156,6 +157,7 @@ fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_t
             sets: Default::default(),
             set_by: String::new(),
             answered_fields: Vec::new(),
+            followed_fields: Vec::new(),
         },
     );
     let s = Some("credit");
@@ -214,6 +216,7 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
             sets: Default::default(),
             set_by: String::new(),
             answered_fields: Vec::new(),
+            followed_fields: Vec::new(),
         },
     );
     let s = Some("wrap");
@@ -271,6 +274,7 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
             sets: Default::default(),
             set_by: String::new(),
             answered_fields: Vec::new(),
+            followed_fields: Vec::new(),
         },
     );
     let s = Some("reshare");
@@ -335,6 +339,7 @@ fn tier_sets(ty: &str) -> ActionEffect {
         .into(),
         set_by: "/type".into(),
         answered_fields: Vec::new(),
+        followed_fields: Vec::new(),
     }
 }
 

@@ -442,6 +442,7 @@ fn an_action_answered_from_another_run_makes_that_runs_version_the_sessions_reco
         sets: Default::default(),
         set_by: String::new(),
         answered_fields: Vec::new(),
+        followed_fields: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
@@ -486,6 +487,7 @@ fn an_action_answered_from_another_run_keeps_the_sessions_values_of_its_transien
         sets: Default::default(),
         set_by: String::new(),
         answered_fields: vec!["status".into()],
+        followed_fields: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")

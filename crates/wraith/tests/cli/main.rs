@@ -79,6 +79,7 @@ mod serve_filter_header;
 mod serve_filter_targets;
 mod serve_filter_wildcards;
 mod serve_fixtures;
+mod serve_followed_fields;
 mod serve_handler_probe;
 mod serve_hidden_values;
 mod serve_implicit_children;
