@@ -159,6 +159,23 @@ pub(crate) fn rename_tokens(v: &mut Value, theirs: &str, mine: &str) {
 /// `s` with every occurrence of `theirs` not adjacent to another ASCII letter or digit replaced
 /// by `mine`; `None` when there is none.
 fn replace_token(s: &str, theirs: &str, mine: &str) -> Option<String> {
+    replace_bounded(s, theirs, mine, |b| b.is_ascii_alphanumeric())
+}
+
+/// `s` with every occurrence of the number `theirs` not adjacent to another ASCII digit
+/// replaced by `mine` (`linode82373877` names the record `82373877`); `None` when there is
+/// none.
+pub(crate) fn replace_number(s: &str, theirs: &str, mine: &str) -> Option<String> {
+    replace_bounded(s, theirs, mine, |b| b.is_ascii_digit())
+}
+
+/// `s` with every occurrence of `theirs` whose neighbours are not `joins` replaced by `mine`.
+fn replace_bounded(
+    s: &str,
+    theirs: &str,
+    mine: &str,
+    joins: impl Fn(u8) -> bool,
+) -> Option<String> {
     if theirs.is_empty() || !s.contains(theirs) {
         return None;
     }
@@ -171,8 +188,8 @@ fn replace_token(s: &str, theirs: &str, mine: &str) -> Option<String> {
             continue;
         }
         let end = at + theirs.len();
-        let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-        let after_ok = end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
+        let before_ok = at == 0 || !joins(bytes[at - 1]);
+        let after_ok = end == bytes.len() || !joins(bytes[end]);
         if before_ok && after_ok {
             out.push_str(&s[last..at]);
             out.push_str(mine);
@@ -326,6 +343,16 @@ mod tests {
         let mut body = json!({"item": {"id": 111, "parent": 111}});
         assert!(rename_embedded(&mut body, &r));
         assert_eq!(body, json!({"item": {"id": 222, "parent": 222}}));
+    }
+
+    #[test]
+    fn a_number_beside_letters_is_renamed_but_not_inside_a_longer_number() {
+        assert_eq!(
+            replace_number("linode82373877", "82373877", "101623969").as_deref(),
+            Some("linode101623969")
+        );
+        assert_eq!(replace_number("x182373877", "82373877", "9"), None);
+        assert_eq!(replace_token("linode82373877", "82373877", "9"), None);
     }
 
     #[test]

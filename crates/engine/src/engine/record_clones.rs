@@ -1,7 +1,8 @@
 //! Routes that copy a record (`Route::record_clone`): `POST /volumes/:id/clone` answers, and
 //! stores, a new volume under a key of its own, with the copied fields (`size`, `region`) of
 //! the session's volume the path names, so the session's later reads, lists and deletes of the
-//! copy find it.
+//! copy find it. Text the recorded copy's key appears in (a default label `linode<id>`) names
+//! the new key.
 //!
 //! Not here: a replayed answer (the recorded run's own copy), and a path naming a record the
 //! session cannot see (deleted, or known to neither the session nor the recordings), whose
@@ -11,10 +12,15 @@ use serde_json::Value;
 
 use super::{Call, Engine, Out, OutBody};
 use crate::api::FieldSource;
+use crate::embedded_counterparts::replace_number;
 use crate::fixtures::scalar_key;
 use crate::namespace::{Namespace, Origin};
 use crate::outbound::FieldOrigin;
 use crate::util::escape_key;
+
+/// Fewest digits of a recorded key that a string embedding it is taken to name it by: shorter
+/// numbers are as likely sizes, ports or counts.
+const MIN_NAMING_DIGITS: usize = 6;
 
 impl Engine {
     /// After a rendered 2xx answer of a cloning route: a fresh key, the copied fields of the
@@ -52,6 +58,24 @@ impl Engine {
         let OutBody::Json(Value::Object(map)) = &mut out.body else {
             return;
         };
+        // Text naming the recorded copy by its key (a default label `linode<id>`) names this
+        // copy: a key of enough digits, not inside a longer number, outside the fields the
+        // request sent or the copy takes from the record.
+        if let Some(theirs) = scalar_key(&picked)
+            .filter(|k| k.len() >= MIN_NAMING_DIGITS && k.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let sent = call.body.as_ref().and_then(Value::as_object);
+            for (f, v) in map.iter_mut() {
+                if rule.copies.contains(f) || sent.is_some_and(|b| b.contains_key(f)) {
+                    continue;
+                }
+                if let Value::String(text) = v
+                    && let Some(renamed) = replace_number(text, &theirs, &key)
+                {
+                    *text = renamed;
+                }
+            }
+        }
         map.insert(pk.clone(), fresh);
         for f in &rule.copies {
             if let Some(v) = source.get(f) {

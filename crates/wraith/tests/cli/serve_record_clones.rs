@@ -15,13 +15,14 @@ const ORIGIN: &str = "https://cloud.test";
 
 fn volume(id: u64, label: &str, size: u64, second: u64) -> Value {
     json!({"id": id, "label": label, "size": size, "region": "us-east", "status": "active",
+        "device": format!("/dev/disk/by-id/volume{id}"),
         "created": format!("2026-06-01T12:00:{second:02}")})
 }
 
 fn twin() -> Twin {
     let t = Twin::init("cloud", ORIGIN);
-    let source = volume(501, "data", 20, 1);
-    let copy = volume(502, "data-copy", 20, 3);
+    let source = volume(501501, "data", 20, 1);
+    let copy = volume(502502, "data-copy", 20, 3);
     let mut entries = vec![
         har::entry(
             ORIGIN,
@@ -30,15 +31,15 @@ fn twin() -> Twin {
             Some(&json!({"label": "data", "size": 20, "region": "us-east"})),
             &source,
         ),
-        har::entry(ORIGIN, "GET", "/v4/volumes/501", None, &source),
+        har::entry(ORIGIN, "GET", "/v4/volumes/501501", None, &source),
         har::entry(
             ORIGIN,
             "POST",
-            "/v4/volumes/501/clone",
+            "/v4/volumes/501501/clone",
             Some(&json!({"label": "data-copy"})),
             &copy,
         ),
-        har::entry(ORIGIN, "GET", "/v4/volumes/502", None, &copy),
+        har::entry(ORIGIN, "GET", "/v4/volumes/502502", None, &copy),
         har::entry(
             ORIGIN,
             "GET",
@@ -46,7 +47,7 @@ fn twin() -> Twin {
             None,
             &json!({"data": [source, copy]}),
         ),
-        har::entry(ORIGIN, "DELETE", "/v4/volumes/502", None, &json!({})),
+        har::entry(ORIGIN, "DELETE", "/v4/volumes/502502", None, &json!({})),
     ];
     for (n, e) in entries.iter_mut().enumerate() {
         e["startedDateTime"] = json!(format!("2026-06-01T12:00:{n:02}.000Z"));
@@ -83,7 +84,7 @@ async fn a_clone_of_the_sessions_volume_is_a_new_volume_copying_it() {
     let copy = cloned.json();
     let copy_id = har::key_text(&copy["id"]);
     assert_ne!(copy_id, id, "a key of its own: {copy}");
-    assert_ne!(copy_id, "502", "not the recorded copy's key: {copy}");
+    assert_ne!(copy_id, "502502", "not the recorded copy's key: {copy}");
     assert_eq!(copy["label"], json!("mine-copy"));
     assert_eq!(
         copy["size"],
@@ -91,6 +92,11 @@ async fn a_clone_of_the_sessions_volume_is_a_new_volume_copying_it() {
         "the session's volume's size: {copy}"
     );
     assert_eq!(copy["region"], json!("eu-west"), "and its region: {copy}");
+    assert_eq!(
+        copy["device"],
+        json!(format!("/dev/disk/by-id/volume{copy_id}")),
+        "text naming the recorded copy's key names this one: {copy}"
+    );
 
     let read = server
         .get(&format!("/v4/volumes/{copy_id}"), Some("agent"))
