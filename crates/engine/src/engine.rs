@@ -3111,7 +3111,7 @@ impl Engine {
         let ty = action.entity_type.as_str();
         let pk = self.pk_of(ty);
         let rendered = origin == Origin::Synthesized;
-        let answered: Vec<(String, Value)> = {
+        let mut answered: Vec<(String, Value)> = {
             let Some(body) = out.body.json() else {
                 return;
             };
@@ -3131,7 +3131,6 @@ impl Engine {
                 .filter_map(|f| at.get(f).map(|v| (f.clone(), v.clone())))
                 .collect()
         };
-        let mut answered = answered;
         if rendered {
             // A field following another record's field (`requested` as the account is
             // `locked`) takes it from that record, not from the template's representative.
