@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{BodyTemplate, HoleKind, Node, Route, StateOp};
+use wraith_model::{BodyTemplate, Field, HoleKind, Node, Route, StateOp};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -151,8 +151,12 @@ pub(crate) fn record_views<'p>(
 
 /// The top-level fields an exchange's request body sent.
 pub(crate) fn sent_fields(o: &Obs<'_>) -> BTreeSet<String> {
-    o.req_fields
-        .iter()
+    top_level(o.req_fields.iter())
+}
+
+/// The top-level field names of request body leaves (JSON pointer, value).
+fn top_level<'a>(leaves: impl Iterator<Item = &'a (String, Value)>) -> BTreeSet<String> {
+    leaves
         .filter_map(|(ptr, _)| ptr.get(1..)?.split('/').next())
         .map(|top| top.replace("~1", "/").replace("~0", "~"))
         .collect()
@@ -163,25 +167,7 @@ pub(crate) fn sent_fields(o: &Obs<'_>) -> BTreeSet<String> {
 /// holes.
 pub(crate) fn clock_fields(route: &Route) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for v in &route.variants {
-        if !values::is_2xx(v.status) {
-            continue;
-        }
-        let BodyTemplate::Json {
-            root: Node::Object { fields },
-        } = &v.body
-        else {
-            continue;
-        };
-        let mut objects = fields.iter().filter_map(|f| match &f.value {
-            Node::Object { fields } => Some(fields),
-            _ => None,
-        });
-        let enveloped = !fields.iter().any(|f| values::is_identifier_key(&f.key));
-        let record = match (objects.next(), objects.next()) {
-            (Some(inner), None) if enveloped => inner,
-            _ => fields,
-        };
+    for record in record_templates(route) {
         for f in record {
             if matches!(&f.value, Node::Hole(h) if matches!(h.source, HoleKind::Clock { .. })) {
                 out.insert(f.key.clone());
@@ -189,4 +175,30 @@ pub(crate) fn clock_fields(route: &Route) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The record's fields in each of a route's 2xx JSON object templates: the answer itself, or
+/// the object a one-key envelope wraps (an answer without an identifier key of its own and
+/// exactly one object field).
+pub(crate) fn record_templates(route: &Route) -> impl Iterator<Item = &[Field]> {
+    route.variants.iter().filter_map(|v| {
+        if !values::is_2xx(v.status) {
+            return None;
+        }
+        let BodyTemplate::Json {
+            root: Node::Object { fields },
+        } = &v.body
+        else {
+            return None;
+        };
+        let mut objects = fields.iter().filter_map(|f| match &f.value {
+            Node::Object { fields } => Some(fields),
+            _ => None,
+        });
+        let enveloped = !fields.iter().any(|f| values::is_identifier_key(&f.key));
+        Some(match (objects.next(), objects.next()) {
+            (Some(inner), None) if enveloped => inner.as_slice(),
+            _ => fields.as_slice(),
+        })
+    })
 }
