@@ -32,6 +32,7 @@ mod carried_fields;
 mod child_refs;
 mod counterpart_requests;
 mod create_counters;
+mod create_inputs;
 mod embedded_lists;
 mod field_views;
 mod filter_targets;
@@ -3372,6 +3373,12 @@ impl Engine {
                 &format!("{}/{pk}", unescape_pointer(&ptr)),
                 FieldSource::Echo,
             );
+        }
+        // The record's defaults the request sent values for.
+        for field in create_inputs::take(&route.create_inputs, call.body.as_ref(), entity) {
+            let at = format!("{}/{field}", unescape_pointer(&ptr));
+            out.origins.clear_under(&at);
+            out.sources.set(&at, FieldSource::Echo);
         }
         let mut key = match entity.get(&pk).and_then(fixtures::scalar_key) {
             Some(k) => k,

@@ -27,8 +27,9 @@
 //! deciding which recorded state an answer shows), [`path_filter`] (a read's path parameter
 //! selecting the records it lists), [`wrapped_creates`] (a `POST` answering another
 //! collection's new record one key deeper), [`read_prefixes`] (fields a create answers whole
-//! and later views show as a prefix), [`update_keeps`] (timestamps an update leaves as they
-//! were), [`update_resets`] (fields a replacing update resets when its request leaves them
+//! and later views show as a prefix), [`create_inputs`] (record defaults no recorded create
+//! sent, which a create's request may send), [`update_keeps`] (timestamps an update leaves as
+//! they were), [`update_resets`] (fields a replacing update resets when its request leaves them
 //! out), [`parent_keys`] (types whose keys count within each parent), [`segment_members`]
 //! (a record's array a write changes by a path segment), [`field_views`] (a route reading or
 //! replacing one object field of a record), [`query_lookups`] (a read finding a record by a
@@ -46,6 +47,7 @@ pub mod cascades;
 pub mod child_refs;
 pub mod compose;
 pub mod create_counters;
+pub mod create_inputs;
 pub mod drift;
 pub mod duplicate_values;
 pub mod embedded_lists;
@@ -325,6 +327,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, keeps) in built.iter_mut().zip(keeps) {
         route.update_keeps = keeps;
     }
+    let inputs = create_inputs::learn(&templated, plan_routes, &built, &obs);
+    for (route, inputs) in built.iter_mut().zip(inputs) {
+        route.create_inputs = inputs;
+    }
     let resets = update_resets::learn(&templated, plan_routes, &built, &obs);
     for (route, resets) in built.iter_mut().zip(resets) {
         route.update_resets = resets;
@@ -515,6 +521,7 @@ fn build_route(
         implicit_children: Vec::new(),
         create_counters: Vec::new(),
         update_keeps: Vec::new(),
+        create_inputs: Vec::new(),
         update_resets: Vec::new(),
         sent_expansions: None,
         path_filter: None,

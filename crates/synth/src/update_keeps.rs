@@ -154,6 +154,12 @@ pub(crate) fn sent_fields(o: &Obs<'_>) -> BTreeSet<String> {
     top_level(o.req_fields.iter())
 }
 
+/// The top-level fields an exchange's request body sent something other than `null` in: a
+/// `null` is a client's unset field (`"tags": null` from a nil slice), not a value.
+pub(crate) fn valued_fields(o: &Obs<'_>) -> BTreeSet<String> {
+    top_level(o.req_fields.iter().filter(|(_, v)| !v.is_null()))
+}
+
 /// The top-level field names of request body leaves (JSON pointer, value).
 fn top_level<'a>(leaves: impl Iterator<Item = &'a (String, Value)>) -> BTreeSet<String> {
     leaves

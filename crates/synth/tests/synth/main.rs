@@ -12,6 +12,7 @@ mod child_refs;
 mod closed_set_guards;
 mod corpora;
 mod create_counters;
+mod create_inputs;
 mod determinism;
 mod drift;
 mod duplicate_values;

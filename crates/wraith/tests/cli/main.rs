@@ -66,6 +66,7 @@ mod serve_cookie_principals;
 mod serve_cors_headers;
 mod serve_counterpart_requests;
 mod serve_create_counters;
+mod serve_create_inputs;
 mod serve_date_header;
 mod serve_deleted_records;
 mod serve_derived_held_fields;
