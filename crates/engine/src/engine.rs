@@ -3105,6 +3105,7 @@ impl Engine {
         let Some((action, id)) = self.acted_on(call, out.status) else {
             return;
         };
+        let route = &self.model.routes[call.m.route];
         if !action.sets.is_empty() {
             self.apply_action_sets(ns, call, action, id, origin);
             return;
@@ -3162,10 +3163,22 @@ impl Engine {
             }
             return;
         };
+        // Fields of the record the request names (the instance a volume is attached to), as
+        // the session sees that record: stored, and answered below.
+        let mut copied: Vec<(String, Value)> = Vec::new();
+        let mut changed = false;
+        if rendered && action.at.is_empty() && route.named_record_copies.is_some() {
+            let before = entity.clone();
+            for at in self.copy_named_record_fields(ns, call, route, &mut entity) {
+                if let Some(v) = entity.pointer(&at) {
+                    copied.push((at.clone(), v.clone()));
+                }
+            }
+            changed = entity != before;
+        }
         let Value::Object(map) = &mut entity else {
             return;
         };
-        let mut changed = false;
         for (f, v) in answered {
             if map.get(&f) != Some(&v) {
                 map.insert(f, v);
@@ -3198,6 +3211,12 @@ impl Engine {
                             if let Some(held) = map.get(f) {
                                 *v = held.clone();
                             }
+                        }
+                    }
+                    for (at, v) in &copied {
+                        if let Some(answered) = slot.pointer_mut(at) {
+                            *answered = v.clone();
+                            out.sources.set(&unescape_pointer(at), FieldSource::State);
                         }
                     }
                 } else {

@@ -289,9 +289,10 @@ pub struct Route {
     /// [`QueryLookup`]. Absent (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_lookup: Option<QueryLookup>,
-    /// For a create whose answer copies fields of the record a request field names (an
-    /// instance created with `type: g6-standard-2` answers that plan's `memory` and `vcpus`
-    /// under `specs`), see [`NamedRecordCopies`]. Absent (and not written) otherwise, so older
+    /// For a create or an action whose answer copies fields of the record a request field
+    /// names (an instance created with `type: g6-standard-2` answers that plan's `memory` and
+    /// `vcpus` under `specs`; a volume attached to an instance answers its `label` as
+    /// `linode_label`), see [`NamedRecordCopies`]. Absent (and not written) otherwise, so older
     /// models read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub named_record_copies: Option<NamedRecordCopies>,
@@ -525,12 +526,13 @@ pub struct QueryLookup {
     pub field: String,
 }
 
-/// Fields a create answers as the record a request field names holds them (see
-/// [`Route::named_record_copies`]): in the recordings, every 2xx answer to a create that sent
-/// `field` naming a recorded record of `entity_type` held, at each copy's `at`, that record's
-/// field `key`. The engine answers a create naming a record the session or the recordings hold
-/// with that record's values there, so a plan no recorded create chose still answers its own
-/// memory.
+/// Fields a create (or an action answering the record its path names) answers as the record
+/// a request field names holds them (see [`Route::named_record_copies`]): in the recordings,
+/// every 2xx answer to a request that sent `field` naming a recorded record of `entity_type`
+/// held, at each copy's `at`, that record's field `key`. The engine answers a request naming a
+/// record the session or the recordings hold with that record's values there, so a plan no
+/// recorded create chose still answers its own memory; an action also stores them into the
+/// acted-on record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamedRecordCopies {
     /// The top-level request body field naming the record (`type`).
@@ -546,7 +548,9 @@ pub struct NamedRecordCopies {
 pub struct RecordCopy {
     /// JSON pointer of the position in the created record (`/specs/memory`).
     pub at: String,
-    /// The named record's top-level field it holds (`memory`).
+    /// The named record's top-level field it holds (`memory`): of the position's own name, or
+    /// a text field of another name where no named record had that name (`label` for a
+    /// volume's `linode_label`).
     pub key: String,
 }
 

@@ -1,4 +1,4 @@
-//! Creates that answer fields of the record a request field names
+//! Creates and actions that answer fields of the record a request field names
 //! (`Route::named_record_copies`): an instance created with `type: g6-standard-6` answers that
 //! plan's `disk`, `memory` and `vcpus` under `specs`. Anti-unified, those positions replay
 //! what the recorded creates answered for the plans they chose, so a create naming another
@@ -17,11 +17,18 @@
 //! A time is not copied where every answer held it as the moment its exchange was answered
 //! (a record made in the same second as the create), nor where every record held one time
 //! alike (a scrubbed constant).
+//! A position whose name no named record has a field of is copied from the one text field of
+//! another name every answer held there, when two records showed it different (attaching a
+//! volume to an instance answers the instance's `label` as the volume's `linode_label`).
 //! Of several pairs, the one copying the most positions wins (then the first field, then the
 //! first type, in name order).
 //!
-//! Not learned: records named by a path parameter or a query parameter, fields copied under
-//! another name, updates and actions (a resize naming a new plan).
+//! Actions are learned as creates are, where the action answers the record its path names
+//! (`ActionEffect::at` empty, no `sets`): the named record is then of another type than the
+//! acted-on one.
+//!
+//! Not learned: records named by a path parameter or a query parameter, numbers or booleans
+//! copied under another name, updates (a resize naming a new plan).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -39,7 +46,8 @@ const MIN_RECORDS: usize = 2;
 /// How deep, in objects, answer positions are looked for.
 const MAX_DEPTH: usize = 3;
 
-/// Set `named_record_copies` on every create of `built` (parallel to `groups`) it holds for.
+/// Set `named_record_copies` on every create and action of `built` (parallel to `groups`) it
+/// holds for.
 pub fn learn(
     groups: &[RouteGroup],
     plans: &[RoutePlan],
@@ -48,11 +56,16 @@ pub fn learn(
     obs: &[Obs<'_>],
 ) {
     for (i, (g, p)) in groups.iter().zip(plans).enumerate() {
-        if p.state_op != Some(StateOp::Create) {
-            continue;
-        }
+        // A create's answer is the record it made; an action's, where it answers the record
+        // its path names (its effect `at` the answer's root), that record as changed.
+        let own_type = match &built[i].action {
+            Some(a) if a.at.is_empty() && a.sets.is_empty() => Some(a.entity_type.as_str()),
+            Some(_) => continue,
+            None if p.state_op == Some(StateOp::Create) => p.entity_type.as_deref(),
+            None => continue,
+        };
         let answers = g.object_answers(obs);
-        built[i].named_record_copies = best_pair(&answers, p.entity_type.as_deref(), entity_types);
+        built[i].named_record_copies = best_pair(&answers, own_type, entity_types);
     }
 }
 
@@ -158,39 +171,74 @@ fn copies(named: &[Named<'_>], field: &str, pk: &str) -> Vec<RecordCopy> {
     }
     let mut out = Vec::new();
     let mut follows = false;
-    for (at, key) in positions {
+    for (at, name) in positions {
         // The sent field itself is the request's own value, and the record's key its name.
-        if at == format!("/{}", escape_token(field)) || key == pk {
+        if at == format!("/{}", escape_token(field)) || name == pk {
             continue;
         }
-        let mut shown: BTreeMap<&str, &Value> = BTreeMap::new();
-        let mut stamped_then = true;
-        let holds = named.iter().all(|n| {
-            let Some(held) = n.record.get(&key).filter(|v| !v.is_null()) else {
-                return true;
+        let own_name = named
+            .iter()
+            .any(|n| n.record.get(&name).is_some_and(|v| !v.is_null()));
+        if own_name {
+            let Some(varies) = held_as(named, &at, &name) else {
+                continue;
             };
-            if n.body.pointer(&at) != Some(held) {
-                return false;
-            }
-            stamped_then &= n.stamped_then(held);
-            shown.insert(n.key.as_str(), held);
-            true
-        });
-        if !holds || shown.len() < MIN_RECORDS || stamped_then {
+            follows |= varies;
+            out.push(RecordCopy { at, key: name });
             continue;
         }
-        let mut values = shown.values();
-        let first = values.next();
-        let varies = values.any(|v| Some(v) != first);
-        // One time every record held is a constant of the recordings (scrubbed, or records
-        // made alike), not shown to follow the record.
-        if !varies && first.is_some_and(|v| wraith_model::clock::instant_of(v).is_some()) {
-            continue;
+        // No named record has a field of the position's name: the one field of another name
+        // whose text every answer held there, varying with the record (a volume's
+        // `linode_label` is its instance's `label`).
+        let mut renamed = named
+            .iter()
+            .flat_map(|n| n.record.as_object().into_iter().flatten())
+            .filter(|(k, v)| v.is_string() && k.as_str() != pk)
+            .map(|(k, _)| k.as_str())
+            .collect::<BTreeSet<&str>>()
+            .into_iter()
+            .filter(|k| held_as(named, &at, k) == Some(true));
+        if let (Some(key), None) = (renamed.next(), renamed.next()) {
+            follows = true;
+            out.push(RecordCopy {
+                at,
+                key: key.to_string(),
+            });
         }
-        follows |= varies;
-        out.push(RecordCopy { at, key });
     }
     if follows { out } else { Vec::new() }
+}
+
+/// Whether every answer in `named` holds, at `at`, its named record's field `key` (records
+/// lacking it, or holding `null`, say nothing), shown for at least [`MIN_RECORDS`] records:
+/// `Some(varies)`, where `varies` says two records showed different values. `None` where an
+/// answer held another value, too few records showed it, every answer held it as the moment it
+/// was answered (the write's own time), or one time every record held alike (a constant of the
+/// recordings: scrubbed, or records made alike).
+fn held_as(named: &[Named<'_>], at: &str, key: &str) -> Option<bool> {
+    let mut shown: BTreeMap<&str, &Value> = BTreeMap::new();
+    let mut stamped_then = true;
+    let holds = named.iter().all(|n| {
+        let Some(held) = n.record.get(key).filter(|v| !v.is_null()) else {
+            return true;
+        };
+        if n.body.pointer(at) != Some(held) {
+            return false;
+        }
+        stamped_then &= n.stamped_then(held);
+        shown.insert(n.key.as_str(), held);
+        true
+    });
+    if !holds || shown.len() < MIN_RECORDS || stamped_then {
+        return None;
+    }
+    let mut values = shown.values();
+    let first = values.next();
+    let varies = values.any(|v| Some(v) != first);
+    if !varies && first.is_some_and(|v| wraith_model::clock::instant_of(v).is_some()) {
+        return None;
+    }
+    Some(varies)
 }
 
 /// Every scalar leaf of `v` through objects (never arrays), up to [`MAX_DEPTH`] levels, as
@@ -345,5 +393,25 @@ mod tests {
             .map(|c| c.at)
             .collect();
         assert_eq!(copied, ["/entity/label"]);
+    }
+
+    #[test]
+    fn a_text_field_of_another_name_is_copied_where_no_record_has_the_positions_name() {
+        let box_a = json!({"id": 1, "label": "web", "status": "running", "region": "r1"});
+        let box_b = json!({"id": 2, "label": "db", "status": "running", "region": "r1"});
+        let vol_a = json!({"id": 7, "linode_id": 1, "linode_label": "web", "state": "running"});
+        let vol_b = json!({"id": 8, "linode_id": 2, "linode_label": "db", "state": "running"});
+        let named = vec![seen(&vol_a, &box_a, "1"), seen(&vol_b, &box_b, "2")];
+        let copied: Vec<(String, String)> = copies(&named, "linode_id", "id")
+            .into_iter()
+            .map(|c| (c.at, c.key))
+            .collect();
+        // `state` equals `status` too, but never varies: nothing shows it follows the record.
+        assert_eq!(copied, [("/linode_label".to_string(), "label".to_string())]);
+        // Two fields of other names that held the text alike: which one is unknown.
+        let box_a = json!({"id": 1, "label": "web", "hostname": "web"});
+        let box_b = json!({"id": 2, "label": "db", "hostname": "db"});
+        let named = vec![seen(&vol_a, &box_a, "1"), seen(&vol_b, &box_b, "2")];
+        assert!(copies(&named, "linode_id", "id").is_empty());
     }
 }
