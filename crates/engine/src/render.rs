@@ -597,12 +597,28 @@ fn recorded_here(hole: &Hole, v: &Value) -> bool {
 
 /// The bucket of a request-keyed hole ([`Hole::keyed`]) for the request's value of its field
 /// (its values of the fields of a combined key); `None` when the hole is not keyed, the request
-/// lacks the field (any of the fields), or its value (tuple) was never recorded.
+/// lacks the field (any of the fields), or its value (tuple) was never recorded — unless every
+/// recorded value was answered as itself ([`wraith_model::KeyedValues::echoes`]): the request's
+/// value then.
 fn keyed_value(hole: &Hole, req: &ReqCtx<'_>) -> Option<Value> {
     let keyed = hole.keyed.as_deref()?;
     if let Some(field) = &keyed.field {
         let sent = req.echo_source(field)?;
-        return keyed.value_for(&sent).cloned();
+        if let Some(v) = keyed.value_for(&sent) {
+            return Some(v.clone());
+        }
+        // Every recorded value of the field was answered as itself: so is this one, as a
+        // value of the type the answers held.
+        if !keyed.echoes() {
+            return None;
+        }
+        let text = wraith_model::key_text(&sent)?;
+        return match keyed.buckets.first().map(|b| &b.value) {
+            Some(Value::String(_)) => Some(Value::String(text)),
+            Some(Value::Number(_)) => crate::util::parse_number(&text),
+            Some(Value::Bool(_)) => crate::util::form_bool(&text).map(Value::Bool),
+            _ => None,
+        };
     }
     let sent: Vec<Value> = keyed
         .fields

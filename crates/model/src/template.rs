@@ -332,6 +332,23 @@ impl KeyedValues {
             .ok()
             .map(|i| &self.buckets[i].value)
     }
+
+    /// Whether the position answers the field's value itself: a single-field key with two or
+    /// more buckets, each answering its own key's text ([`key_text`]) as a value of one JSON
+    /// type (`spoiler_text` sent `""` and `"Content warning"`, answered each). A value no
+    /// recording sent is then answered as itself too, where the request sent it.
+    pub fn echoes(&self) -> bool {
+        let Some(first) = self.buckets.first() else {
+            return false;
+        };
+        self.field.is_some()
+            && self.buckets.len() >= 2
+            && self.buckets.iter().all(|b| {
+                std::mem::discriminant(&b.value) == std::mem::discriminant(&first.value)
+                    && key_text(&b.value).is_some()
+                    && key_text(&b.value) == key_text(&b.key)
+            })
+    }
 }
 
 /// The text a request-key value is compared by: a string's content, a number's or boolean's
@@ -621,6 +638,46 @@ mod tests {
         assert_eq!(v["other_suffixes"], json!(["/activity"]));
         assert_eq!(v["up"], json!(1));
         assert_eq!(serde_json::from_value::<IdShape>(v).expect("back"), shape);
+    }
+
+    #[test]
+    fn a_key_whose_every_bucket_answers_its_own_text_echoes() {
+        let bucket = |key: Value, value: Value| KeyBucket {
+            key,
+            value,
+            support: 2,
+        };
+        let field = EchoSource::Body {
+            pointer: "/cw".into(),
+        };
+        let text = KeyedValues::single(
+            field.clone(),
+            vec![bucket(json!(""), json!("")), bucket(json!("a"), json!("a"))],
+        );
+        assert!(text.echoes());
+        // Form text answered as numbers: the same values, in one type.
+        let numbers = KeyedValues::single(
+            field.clone(),
+            vec![bucket(json!("1"), json!(1)), bucket(json!("2"), json!(2))],
+        );
+        assert!(numbers.echoes());
+        // One bucket shows nothing; one bucket answering another value breaks the rule.
+        let one = KeyedValues::single(field.clone(), vec![bucket(json!("a"), json!("a"))]);
+        assert!(!one.echoes());
+        let other = KeyedValues::single(
+            field.clone(),
+            vec![
+                bucket(json!("a"), json!("a")),
+                bucket(json!("b"), json!("B")),
+            ],
+        );
+        assert!(!other.echoes());
+        // Values of two types are not one field's echo.
+        let mixed = KeyedValues::single(
+            field,
+            vec![bucket(json!("1"), json!(1)), bucket(json!("a"), json!("a"))],
+        );
+        assert!(!mixed.echoes());
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! with the fewest distinct values (the simpler explanation), then the first in sorted order.
 //! This module only learns; it never changes the hole's examples, so the judge's `enum` rule and
 //! the fallback rendering (a request without the field, or with a value never recorded) stay
-//! as they were.
+//! as they were — but for keys whose every bucket answered its own key (`KeyedValues::echoes`),
+//! where the engine answers a value never recorded as itself.
 //!
 //! The twin's `[generate.request_keying]` setting ([`RequestKeying`], passed in
 //! [`crate::SynthOptions`]) decides what may be keyed: `auto` (the default) as above; `off` learns no keyed position;

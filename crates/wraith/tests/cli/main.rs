@@ -86,6 +86,7 @@ mod serve_handler_probe;
 mod serve_hidden_values;
 mod serve_implicit_children;
 mod serve_instant_echo;
+mod serve_keyed_echoes;
 mod serve_keyed_snapshots;
 mod serve_lua_authored;
 mod serve_lua_handlers;
