@@ -199,11 +199,11 @@ pub struct Route {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub update_keeps: Vec<String>,
     /// For a create: top-level fields of the created record that no recorded create sent and
-    /// that every recorded answer held as a recorded value (never a minted key, a clock, a
-    /// counter or an echo): the record's defaults (a domain's `ttl_sec: 0`, `tags: []`). A
-    /// request that sends one is answered, and its record stored, with the sent value where
-    /// it has the recorded value's JSON type (form text read as that type; objects taken key
-    /// by key, arrays of scalars whole), as an update of the record would store it. Empty
+    /// that every 2xx template holding them holds as a recorded value (never a minted key, a
+    /// clock, a counter or an echo): the record's defaults (a domain's `ttl_sec: 0`, `tags:
+    /// []`). A request that sends one is answered, and its record stored, with the sent value
+    /// where it has the recorded value's JSON type (form text read as that type; objects taken
+    /// key by key, arrays of scalars whole), as an update of the record would store it. Empty
     /// (and not written) otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_inputs: Vec<String>,

@@ -6,10 +6,10 @@
 //! create left a field out, its template holds the default as a recorded value, and a client
 //! that sends the field would be answered the default — while an update of the same record
 //! stores whatever it sends. A top-level field of the created record is learned as an input
-//! when no recorded request of the create sent it and every 2xx template of the route holds
-//! it as a recorded value: a constant, an observed value, or an object or array of them. A
-//! minted key, a clock, a counter or an echo is the API's own, never an input; so is the
-//! primary key (the engine keeps a client-supplied key by its own rule). A field some
+//! when no recorded request of the create sent it and every 2xx template of the route that
+//! holds it holds it as a recorded value: a constant, an observed value, or an object or array
+//! of them. A minted key, a clock, a counter or an echo is the API's own, never an input; so
+//! is the primary key (the engine keeps a client-supplied key by its own rule). A field some
 //! recorded create sent is left to the template: it echoed the field where the answers did.
 //! A `null` sent is no value (a client's unset collection, `"tags": null`), so a field every
 //! recorded create sent only as `null` is still an input.
@@ -18,19 +18,23 @@
 //! object or an array (a `null` collection tag that other answers show as an object is not a
 //! string input).
 //!
+//! A tagged-union answer (one template per type, a status per `visibility`) counts each type's
+//! template as a template of the route.
+//!
 //! Not learned: records an answer carries deeper than a one-key envelope (a wrapped create,
-//! `record_at`), tagged-union answers (one template per type).
+//! `record_at`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use wraith_model::{ArrayNode, HoleKind, Node, Route, StateOp};
+use wraith_model::{ArrayNode, Field, HoleKind, Node, Route, StateOp};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
 use crate::state::{RoutePlan, record_in};
 use crate::update_keeps::{record_templates, record_views, valued_fields};
+use crate::values;
 
 /// The input fields of every route (same order as the groups); empty for all but creates.
 pub fn learn(
@@ -48,7 +52,6 @@ pub fn learn(
             if p.state_op != Some(StateOp::Create)
                 || p.entity_type.is_none()
                 || !p.record_at.is_empty()
-                || route.variants.iter().any(|v| v.union.is_some())
             {
                 return Vec::new();
             }
@@ -109,34 +112,32 @@ fn shown_kinds(views: &[(usize, usize)], obs: &[Obs<'_>], pk: &str) -> BTreeMap<
 
 /// Whether some 2xx template of `route` holds the record's `key` as a constant `null`.
 fn null_default(route: &Route, key: &str) -> bool {
-    record_templates(route).any(|record| {
+    templates(route).into_iter().any(|record| {
         record
             .iter()
             .any(|f| f.key == key && matches!(&f.value, Node::Const { value: Value::Null }))
     })
 }
 
-/// The record fields every 2xx template of `route` holds as recorded values, less `pk` and
-/// the fields some recorded request sent.
+/// The record fields the 2xx templates of `route` hold, each as a recorded value in every
+/// template holding it (a scheduled post's answer is another shape, without the post's
+/// fields), less `pk` and the fields some recorded request sent.
 fn inputs(route: &Route, pk: &str, sent: &BTreeSet<String>) -> Vec<String> {
-    let mut records = record_templates(route);
-    let Some(first) = records.next() else {
-        return Vec::new();
-    };
-    let mut out: BTreeSet<&str> = first
-        .iter()
-        .filter(|f| f.key != pk && !sent.contains(&f.key) && recorded_value(&f.value))
-        .map(|f| f.key.as_str())
-        .collect();
-    for record in records {
-        out.retain(|k| {
-            record
-                .iter()
-                .find(|f| f.key == *k)
-                .is_some_and(|f| recorded_value(&f.value))
-        });
+    let mut verdicts: BTreeMap<&str, bool> = BTreeMap::new();
+    for record in templates(route) {
+        for f in record {
+            let ok = recorded_value(&f.value);
+            verdicts
+                .entry(f.key.as_str())
+                .and_modify(|v| *v &= ok)
+                .or_insert(ok);
+        }
     }
-    out.into_iter().map(str::to_string).collect()
+    verdicts
+        .into_iter()
+        .filter(|(k, ok)| *ok && *k != pk && !sent.contains(*k))
+        .map(|(k, _)| k.to_string())
+        .collect()
 }
 
 /// Whether a template node is a value the recordings showed rather than one the API made for
@@ -154,4 +155,20 @@ fn recorded_value(node: &Node) -> bool {
             },
         ) => items.iter().all(recorded_value),
     }
+}
+
+/// The record's fields in every 2xx template of `route`: each variant's own
+/// ([`record_templates`]) and, for a tagged-union answer, each type's.
+fn templates(route: &Route) -> Vec<&[Field]> {
+    let unions = route
+        .variants
+        .iter()
+        .filter(|v| values::is_2xx(v.status))
+        .filter_map(|v| v.union.as_ref())
+        .flat_map(|u| &u.templates)
+        .filter_map(|t| match t {
+            Node::Object { fields } => Some(fields.as_slice()),
+            _ => None,
+        });
+    record_templates(route).chain(unions).collect()
 }

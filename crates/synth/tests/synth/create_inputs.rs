@@ -84,3 +84,33 @@ fn reads_and_updates_learn_no_inputs() {
             .is_empty()
     );
 }
+
+#[test]
+fn each_type_of_a_tagged_union_answer_counts_as_a_template() {
+    // Shapes answered by kind: circles carry a radius, squares a side; both a `note` default
+    // no run sent.
+    let shape = |n: u64, kind: &str| {
+        let mut v = json!({"id": format!("s_{n:04}"), "kind": kind, "note": "", "layer": 0});
+        if kind == "circle" {
+            v["radius"] = json!(n);
+        } else {
+            v["side"] = json!(n);
+        }
+        v
+    };
+    let runs: Vec<Vec<_>> = (1..=6u64)
+        .map(|n| {
+            let kind = if n % 2 == 0 { "circle" } else { "square" };
+            let sent = json!({"kind": kind, "size": n});
+            vec![ok_json("POST", "/v1/shapes", Some(&sent), &shape(n, kind))]
+        })
+        .collect();
+    let m = common::synth_runs("t", "https://api.example", runs);
+    let create = common::route(&m, "POST", "/v1/shapes");
+    assert!(
+        create.variants.iter().any(|v| v.union.is_some()),
+        "expected a tagged-union answer: {:?}",
+        create.variants
+    );
+    assert_eq!(create.create_inputs, ["layer", "note"]);
+}
