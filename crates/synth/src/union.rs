@@ -304,7 +304,10 @@ fn types_own_fields(
 /// a request field, a fresh id, the clock, a counter) and a type's own answers show less (a
 /// reply's `in_reply_to_id` echoed by all posts, but constant `null` among the few of one
 /// visibility), the type's template takes the better-evidenced hole: it held for every answer,
-/// this type's included. Only at keys the type has, so its key set stays its own.
+/// this type's included. Likewise an observed value every answer showed a request field to
+/// decide (`keyed`, a post's `spoiler_text` by the warning sent) keys the type's observed hole
+/// there, which its own few answers could not (request keying needs more carriers). Only at
+/// keys the type has, so its key set stays its own.
 fn adopt_dynamic(template: &mut Node, merged: &Node) {
     fn dynamic(n: &Node) -> bool {
         matches!(
@@ -321,6 +324,13 @@ fn adopt_dynamic(template: &mut Node, merged: &Node) {
         };
         if dynamic(&m.value) && !dynamic(&f.value) {
             f.value = m.value.clone();
+        } else if let (Node::Hole(own), Node::Hole(every)) = (&mut f.value, &m.value) {
+            if matches!(own.source, wraith_model::HoleKind::Observed)
+                && own.keyed.is_none()
+                && every.keyed.is_some()
+            {
+                own.keyed = every.keyed.clone();
+            }
         } else {
             adopt_dynamic(&mut f.value, &m.value);
         }
