@@ -14,21 +14,23 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.posts.test";
 
-/// Eight runs, each posting once: with a warning of `""` or `"spoilers"` (two runs each, twice
-/// over), or none.
+/// The content warnings eight recorded posts sent: `""` or `"spoilers"` three times each, none
+/// twice.
+const WARNINGS: [Option<&str>; 8] = [
+    Some(""),
+    Some("spoilers"),
+    Some(""),
+    Some("spoilers"),
+    None,
+    None,
+    Some(""),
+    Some("spoilers"),
+];
+
+/// Eight runs, each posting once with one of [`WARNINGS`].
 fn posts_twin() -> Twin {
     let t = Twin::init("posts", ORIGIN);
-    let warnings = [
-        Some(""),
-        Some("spoilers"),
-        Some(""),
-        Some("spoilers"),
-        None,
-        None,
-        Some(""),
-        Some("spoilers"),
-    ];
-    for (i, cw) in warnings.into_iter().enumerate() {
+    for (i, cw) in WARNINGS.into_iter().enumerate() {
         let mut sent = json!({"text": format!("post {i}")});
         if let Some(cw) = cw {
             sent["cw"] = json!(cw);
@@ -59,21 +61,11 @@ async fn a_warning_no_recording_sent_is_answered_as_sent() {
     assert_eq!(none["cw"], "", "{none}");
 }
 
-/// Posts answered by type with fields of each type's own: eight text posts (warnings as in
-/// `posts_twin`) and two link posts, one warned.
+/// Posts answered by type with fields of each type's own: eight text posts (the
+/// [`WARNINGS`]) and two link posts, one warned.
 fn typed_twin() -> Twin {
     let t = Twin::init("typed", ORIGIN);
-    let text = [
-        Some(""),
-        Some("spoilers"),
-        Some(""),
-        Some("spoilers"),
-        None,
-        None,
-        Some(""),
-        Some("spoilers"),
-    ];
-    let runs = text
+    let runs = WARNINGS
         .into_iter()
         .map(|cw| ("text", cw))
         .chain([("link", Some("")), ("link", Some("spoilers"))]);
