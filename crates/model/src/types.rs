@@ -552,6 +552,25 @@ pub struct RecordCopy {
     /// a text field of another name where no named record had that name (`label` for a
     /// volume's `linode_label`).
     pub key: String,
+    /// A JSON pointer below `key` where the held text sits in an object field of the named
+    /// record (`/id` under `account`: a reply's `in_reply_to_account_id` is its parent's
+    /// author's id). Empty (and not written) when `key` itself is held, so older models read
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub within: String,
+}
+
+impl RecordCopy {
+    /// The value the copy takes from `record`, where it holds one (not `null`).
+    pub fn held_in<'r>(&self, record: &'r Value) -> Option<&'r Value> {
+        let top = record.get(&self.key)?;
+        let held = if self.within.is_empty() {
+            top
+        } else {
+            top.pointer(&self.within)?
+        };
+        (!held.is_null()).then_some(held)
+    }
 }
 
 /// One field of a [`MirroredList`]'s items.

@@ -19,7 +19,14 @@
 //! alike (a scrubbed constant).
 //! A position whose name no named record has a field of is copied from the one text field of
 //! another name every answer held there, when two records showed it different (attaching a
-//! volume to an instance answers the instance's `label` as the volume's `linode_label`).
+//! volume to an instance answers the instance's `label` as the volume's `linode_label`): a
+//! top-level string of the record, or a string one level down in one of its object fields (a
+//! reply's `in_reply_to_account_id` is `/id` under its parent's `account`).
+//!
+//! A record of the create's own type (the post a reply names) shares many fields with the
+//! created one by chance: a reply's `visibility` and language are usually its parent's. Of such
+//! a record only positions of another name are copied, and only where every value held there
+//! is a key some type recorded a record under (an author's id).
 //! Of several pairs, the one copying the most positions wins (then the first field, then the
 //! first type, in name order).
 //!
@@ -28,7 +35,8 @@
 //! acted-on one.
 //!
 //! Not learned: records named by a path parameter or a query parameter, numbers or booleans
-//! copied under another name, updates (a resize naming a new plan).
+//! copied under another name, text deeper than one object down, updates (a resize naming a new
+//! plan).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -83,12 +91,18 @@ fn best_pair(
             values::scalar_key(v).map(|_| name)
         })
         .collect();
+    // A value some type recorded as a record's key.
+    let names_record = |v: &Value| {
+        v.as_str()
+            .is_some_and(|s| entity_types.values().any(|t| t.known_ids.contains(s)))
+    };
     let mut best: Option<NamedRecordCopies> = None;
     for field in fields {
         for (ty, t) in entity_types {
-            if Some(ty.as_str()) == own_type || t.records.is_empty() {
+            if t.records.is_empty() {
                 continue;
             }
+            let own = Some(ty.as_str()) == own_type;
             let named: Vec<Named<'_>> = answers
                 .iter()
                 .filter_map(|(o, body)| {
@@ -102,7 +116,12 @@ fn best_pair(
                     })
                 })
                 .collect();
-            let copies = copies(&named, field, &t.primary_key);
+            let copies = copies(
+                &named,
+                field,
+                &t.primary_key,
+                own.then_some(&names_record as &dyn Fn(&Value) -> bool),
+            );
             if copies.is_empty()
                 || best
                     .as_ref()
@@ -160,7 +179,12 @@ fn sent(o: &Obs<'_>, field: &str) -> Option<String> {
 /// them differed between two records; none otherwise. A time every answer held as the moment
 /// it was answered is the create's own, not the record's (a device attached in the second its
 /// instance was made), and so is one time every record held alike.
-fn copies(named: &[Named<'_>], field: &str, pk: &str) -> Vec<RecordCopy> {
+fn copies(
+    named: &[Named<'_>],
+    field: &str,
+    pk: &str,
+    own: Option<&dyn Fn(&Value) -> bool>,
+) -> Vec<RecordCopy> {
     let distinct: BTreeSet<&str> = named.iter().map(|n| n.key.as_str()).collect();
     if distinct.len() < MIN_RECORDS {
         return Vec::new();
@@ -179,30 +203,51 @@ fn copies(named: &[Named<'_>], field: &str, pk: &str) -> Vec<RecordCopy> {
         let own_name = named
             .iter()
             .any(|n| n.record.get(&name).is_some_and(|v| !v.is_null()));
+        if own_name && own.is_some() {
+            // A record of the create's own type shares many fields with it by chance (a
+            // reply's `visibility` is its parent's): a same-named field shows nothing.
+            continue;
+        }
         if own_name {
-            let Some(varies) = held_as(named, &at, &name) else {
+            let copy = RecordCopy {
+                at,
+                key: name,
+                within: String::new(),
+            };
+            let Some(varies) = held_as(named, &copy) else {
                 continue;
             };
             follows |= varies;
-            out.push(RecordCopy { at, key: name });
+            out.push(copy);
             continue;
         }
         // No named record has a field of the position's name: the one field of another name
         // whose text every answer held there, varying with the record (a volume's
         // `linode_label` is its instance's `label`).
-        let mut renamed = named
-            .iter()
-            .flat_map(|n| n.record.as_object().into_iter().flatten())
-            .filter(|(k, v)| v.is_string() && k.as_str() != pk)
-            .map(|(k, _)| k.as_str())
-            .collect::<BTreeSet<&str>>()
-            .into_iter()
-            .filter(|k| held_as(named, &at, k) == Some(true));
-        if let (Some(key), None) = (renamed.next(), renamed.next()) {
+        let mut texts = BTreeSet::new();
+        for n in named {
+            text_sources(n.record, pk, &mut texts);
+        }
+        let mut renamed = texts.into_iter().filter(|source| {
+            let copy = RecordCopy {
+                at: at.clone(),
+                key: source.0.to_string(),
+                within: source.1.clone(),
+            };
+            held_as(named, &copy) == Some(true)
+                && own.is_none_or(|names_record| {
+                    named
+                        .iter()
+                        .filter_map(|n| copy.held_in(n.record))
+                        .all(names_record)
+                })
+        });
+        if let (Some((key, within)), None) = (renamed.next(), renamed.next()) {
             follows = true;
             out.push(RecordCopy {
                 at,
                 key: key.to_string(),
+                within,
             });
         }
     }
@@ -215,14 +260,14 @@ fn copies(named: &[Named<'_>], field: &str, pk: &str) -> Vec<RecordCopy> {
 /// answer held another value, too few records showed it, every answer held it as the moment it
 /// was answered (the write's own time), or one time every record held alike (a constant of the
 /// recordings: scrubbed, or records made alike).
-fn held_as(named: &[Named<'_>], at: &str, key: &str) -> Option<bool> {
+fn held_as<'a>(named: &'a [Named<'a>], copy: &RecordCopy) -> Option<bool> {
     let mut shown: BTreeMap<&str, &Value> = BTreeMap::new();
     let mut stamped_then = true;
     let holds = named.iter().all(|n| {
-        let Some(held) = n.record.get(key).filter(|v| !v.is_null()) else {
+        let Some(held) = copy.held_in(n.record) else {
             return true;
         };
-        if n.body.pointer(at) != Some(held) {
+        if n.body.pointer(&copy.at) != Some(held) {
             return false;
         }
         stamped_then &= n.stamped_then(held);
@@ -239,6 +284,27 @@ fn held_as(named: &[Named<'_>], at: &str, key: &str) -> Option<bool> {
         return None;
     }
     Some(varies)
+}
+
+/// The text fields of `record` a position of another name may copy, as (top-level field,
+/// JSON pointer below it): its top-level strings but the key, and the strings of its object
+/// fields one level down (a status's author's id, `/id` under `account`).
+fn text_sources<'r>(record: &'r Value, pk: &str, out: &mut BTreeSet<(&'r str, String)>) {
+    for (k, v) in record.as_object().into_iter().flatten() {
+        match v {
+            Value::String(_) if k != pk => {
+                out.insert((k.as_str(), String::new()));
+            }
+            Value::Object(inner) => {
+                for (ik, iv) in inner {
+                    if iv.is_string() {
+                        out.insert((k.as_str(), format!("/{}", escape_token(ik))));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Every scalar leaf of `v` through objects (never arrays), up to [`MAX_DEPTH`] levels, as
@@ -312,7 +378,7 @@ mod tests {
             seen(&b, &plans["large"], "large"),
             seen(&c, &plans["small"], "small"),
         ];
-        let copied: Vec<(String, String)> = copies(&named, "type", "id")
+        let copied: Vec<(String, String)> = copies(&named, "type", "id", None)
             .into_iter()
             .map(|c| (c.at, c.key))
             .collect();
@@ -335,14 +401,14 @@ mod tests {
             seen(&a, &plans["small"], "small"),
             seen(&a, &plans["small"], "small"),
         ];
-        assert!(copies(&one, "type", "id").is_empty());
+        assert!(copies(&one, "type", "id", None).is_empty());
         // An answer holding another value than its record: that position is not copied.
         let odd = answer("large", 8192, 6);
         let named = vec![
             seen(&a, &plans["small"], "small"),
             seen(&odd, &plans["large"], "large"),
         ];
-        let copied: Vec<String> = copies(&named, "type", "id")
+        let copied: Vec<String> = copies(&named, "type", "id", None)
             .into_iter()
             .map(|c| c.at)
             .collect();
@@ -354,7 +420,7 @@ mod tests {
             seen(&a, &plans["small"], "small"),
             seen(&same, &flat, "large"),
         ];
-        assert!(copies(&named, "type", "id").is_empty());
+        assert!(copies(&named, "type", "id", None).is_empty());
     }
 
     #[test]
@@ -372,14 +438,14 @@ mod tests {
         let mut named = vec![seen(&dev_a, &box_a, "a"), seen(&dev_b, &box_b, "b")];
         named[0].answered = at("2026-06-01T12:00:00Z");
         named[1].answered = at("2026-06-01T12:00:05Z");
-        let copied: Vec<String> = copies(&named, "entity_id", "id")
+        let copied: Vec<String> = copies(&named, "entity_id", "id", None)
             .into_iter()
             .map(|c| c.at)
             .collect();
         assert_eq!(copied, ["/entity/label"]);
         // Recorded long before the create, the time is the record's.
         named[0].answered = at("2026-07-01T00:00:00Z");
-        let copied: Vec<String> = copies(&named, "entity_id", "id")
+        let copied: Vec<String> = copies(&named, "entity_id", "id", None)
             .into_iter()
             .map(|c| c.at)
             .collect();
@@ -388,7 +454,7 @@ mod tests {
         let box_b = json!({"id": "b", "label": "db", "created": "2026-06-01T12:00:00"});
         let dev_b = json!({"id": 2, "created": "2026-06-01T12:00:00", "entity": {"label": "db"}});
         let named = vec![seen(&dev_a, &box_a, "a"), seen(&dev_b, &box_b, "b")];
-        let copied: Vec<String> = copies(&named, "entity_id", "id")
+        let copied: Vec<String> = copies(&named, "entity_id", "id", None)
             .into_iter()
             .map(|c| c.at)
             .collect();
@@ -402,7 +468,7 @@ mod tests {
         let vol_a = json!({"id": 7, "linode_id": 1, "linode_label": "web", "state": "running"});
         let vol_b = json!({"id": 8, "linode_id": 2, "linode_label": "db", "state": "running"});
         let named = vec![seen(&vol_a, &box_a, "1"), seen(&vol_b, &box_b, "2")];
-        let copied: Vec<(String, String)> = copies(&named, "linode_id", "id")
+        let copied: Vec<(String, String)> = copies(&named, "linode_id", "id", None)
             .into_iter()
             .map(|c| (c.at, c.key))
             .collect();
@@ -412,6 +478,47 @@ mod tests {
         let box_a = json!({"id": 1, "label": "web", "hostname": "web"});
         let box_b = json!({"id": 2, "label": "db", "hostname": "db"});
         let named = vec![seen(&vol_a, &box_a, "1"), seen(&vol_b, &box_b, "2")];
-        assert!(copies(&named, "linode_id", "id").is_empty());
+        assert!(copies(&named, "linode_id", "id", None).is_empty());
+    }
+
+    #[test]
+    fn a_record_of_the_own_type_lends_only_a_nested_key_under_another_name() {
+        // Replies to two posts by two authors: each reply shares its parent's `visibility`
+        // and, by chance, its `lang` (differing between the two), and names the parent's
+        // author's id.
+        let post_a = json!({"id": "p1", "visibility": "public", "lang": "en",
+                            "account": {"id": "501", "acct": "ann"}});
+        let post_b = json!({"id": "p2", "visibility": "public", "lang": "de",
+                            "account": {"id": "502", "acct": "bob"}});
+        let reply_a = json!({"id": "r1", "visibility": "public", "lang": "en",
+                             "in_reply_to_id": "p1", "in_reply_to_account_id": "501",
+                             "account": {"id": "502", "acct": "bob"}});
+        let reply_b = json!({"id": "r2", "visibility": "public", "lang": "de",
+                             "in_reply_to_id": "p2", "in_reply_to_account_id": "502",
+                             "account": {"id": "501", "acct": "ann"}});
+        let named = vec![seen(&reply_a, &post_a, "p1"), seen(&reply_b, &post_b, "p2")];
+        let ids = |v: &Value| v.as_str().is_some_and(|s| s == "501" || s == "502");
+        let copied: Vec<(String, String, String)> =
+            copies(&named, "in_reply_to_id", "id", Some(&ids))
+                .into_iter()
+                .map(|c| (c.at, c.key, c.within))
+                .collect();
+        assert_eq!(
+            copied,
+            [(
+                "/in_reply_to_account_id".to_string(),
+                "account".to_string(),
+                "/id".to_string()
+            )]
+        );
+        // Held values no record is keyed by are chance, even nested under another name.
+        let none = |_: &Value| false;
+        assert!(copies(&named, "in_reply_to_id", "id", Some(&none)).is_empty());
+        // Of another type, the same-named fields count.
+        let copied: Vec<String> = copies(&named, "in_reply_to_id", "id", None)
+            .into_iter()
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(copied, ["/in_reply_to_account_id", "/lang", "/visibility"]);
     }
 }

@@ -50,7 +50,7 @@ impl Engine {
         };
         let mut filled = Vec::new();
         for copy in &rule.copies {
-            if let Some(held) = record.get(&copy.key).filter(|v| !v.is_null())
+            if let Some(held) = copy.held_in(record)
                 && let Some(slot) = json_pointer_get_mut(entity, &copy.at)
             {
                 *slot = held.clone();

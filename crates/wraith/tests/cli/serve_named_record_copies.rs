@@ -94,3 +94,101 @@ async fn the_copied_positions_are_written_in_the_model() {
         "{route}"
     );
 }
+
+const SOCIAL: &str = "https://social.test";
+
+fn post(id: &str, author: &str, text: &str, parent: Option<(&str, &str)>) -> Value {
+    json!({"id": id, "content": text, "visibility": "public",
+           "account": {"id": author, "username": format!("user{author}")},
+           "in_reply_to_id": parent.map(|p| p.0),
+           "in_reply_to_account_id": parent.map(|p| p.1)})
+}
+
+/// Posts by two authors, replies to each naming the parent's author, and reads of both
+/// authors (so their ids are known as records' keys).
+fn social(t: &Twin) {
+    let mut entries = Vec::new();
+    for author in ["501", "502"] {
+        entries.push(har::entry(
+            SOCIAL,
+            "GET",
+            &format!("/api/accounts/{author}"),
+            None,
+            &json!({"id": author, "username": format!("user{author}")}),
+        ));
+    }
+    for (id, author, text) in [("1001", "501", "first"), ("1002", "502", "second")] {
+        entries.push(har::entry(
+            SOCIAL,
+            "POST",
+            "/api/statuses",
+            Some(&json!({"status": text})),
+            &post(id, author, text, None),
+        ));
+    }
+    // Every reply is by the other author, so its own author never names the parent's.
+    for (id, author, text, parent, parent_author) in [
+        ("1003", "502", "re first", "1001", "501"),
+        ("1004", "501", "re second", "1002", "502"),
+        ("1005", "502", "again first", "1001", "501"),
+    ] {
+        entries.push(har::entry(
+            SOCIAL,
+            "POST",
+            "/api/statuses",
+            Some(&json!({"status": text, "in_reply_to_id": parent})),
+            &post(id, author, text, Some((parent, parent_author))),
+        ));
+    }
+    har::import(t, &[], "run.har", entries);
+    har::synth(t, &[]);
+}
+
+#[tokio::test]
+async fn a_reply_names_the_author_of_the_post_it_replies_to() {
+    let t = Twin::init("social", SOCIAL);
+    social(&t);
+    let route = har::model_route(&t, "POST", "/api/statuses");
+    assert_eq!(
+        route["named_record_copies"],
+        json!({"field": "in_reply_to_id", "entity_type": "statuses", "copies": [
+            {"at": "/in_reply_to_account_id", "key": "account", "within": "/id"}
+        ]}),
+        "a field the parent shares by chance (`visibility`) is not copied: {route}"
+    );
+    let server = t.serve(&[]);
+    // Replies to recorded posts, with text no recording sent: each names its parent's author.
+    for (parent, author) in [("1002", "502"), ("1001", "501")] {
+        let reply = server
+            .post(
+                "/api/statuses",
+                Some("s1"),
+                json!({"status": "a new reply", "in_reply_to_id": parent}),
+            )
+            .await;
+        reply.assert_status(200);
+        let body = reply.json();
+        assert_eq!(body["in_reply_to_id"], parent, "{body}");
+        assert_eq!(body["in_reply_to_account_id"], author, "{body}");
+    }
+    // A reply to the session's own post names the author that post was answered with.
+    let mine = server
+        .post("/api/statuses", Some("s2"), json!({"status": "my own"}))
+        .await;
+    mine.assert_status(200);
+    let mine = mine.json();
+    let reply = server
+        .post(
+            "/api/statuses",
+            Some("s2"),
+            json!({"status": "my reply", "in_reply_to_id": mine["id"]}),
+        )
+        .await;
+    reply.assert_status(200);
+    assert_eq!(
+        reply.json()["in_reply_to_account_id"],
+        mine["account"]["id"],
+        "{}",
+        reply.json()
+    );
+}
