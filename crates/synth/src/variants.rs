@@ -418,44 +418,73 @@ pub fn build_variants(
 /// A create answers with a fresh id: in every 2xx variant, the primary-key field of the record
 /// at the JSON pointer `at` (`""`: the answer itself, the top level) becomes a generated hole
 /// of the entity's learned id shape, whatever the recordings showed (a single recorded create
-/// would otherwise replay its one id forever).
+/// would otherwise replay its one id forever). An integer key a variant (or a tagged union's
+/// type) already mints from its own recorded keys is minted above every key of the type, so
+/// every variant mints from one sequence.
 pub fn mint_primary_key(variants: &mut [Variant], pk: &str, shape: &IdShape, at: &str) {
     for v in variants.iter_mut().filter(|v| values::is_2xx(v.status)) {
         let BodyTemplate::Json { root } = &mut v.body else {
             continue;
         };
-        let Some(Node::Object { fields }) = object_at(root, at) else {
-            continue;
-        };
-        for f in fields.iter_mut().filter(|f| f.key == pk) {
-            let keep = matches!(
-                &f.value,
-                Node::Hole(Hole {
-                    source: HoleKind::Generated { .. } | HoleKind::Echo { .. },
-                    ..
-                })
-            );
-            if keep {
-                continue;
-            }
-            let (observed_type, examples) = match &f.value {
-                Node::Const { value } => (JsonType::of(value), vec![value.clone()]),
-                Node::Hole(h) => (h.observed_type, h.examples.clone()),
-                _ => (JsonType::Mixed, Vec::new()),
-            };
-            f.value = Node::Hole(Hole {
-                source: HoleKind::Generated {
-                    shape: shape.clone(),
-                },
-                observed_type,
-                examples,
-                more_examples: Vec::new(),
-                examples_cut: false,
-                confidence_bp: 7_000,
-                when_absent: None,
-                keyed: None,
-            });
+        mint_key_in(root, pk, shape, at);
+        // A tagged union's types each render from their own template: each mints too.
+        for t in v.union.iter_mut().flat_map(|u| u.templates.iter_mut()) {
+            mint_key_in(t, pk, shape, at);
         }
+    }
+}
+
+/// [`mint_primary_key`] in one answer template.
+fn mint_key_in(root: &mut Node, pk: &str, shape: &IdShape, at: &str) {
+    let Some(Node::Object { fields }) = object_at(root, at) else {
+        return;
+    };
+    for f in fields.iter_mut().filter(|f| f.key == pk) {
+        if let Node::Hole(Hole {
+            source:
+                HoleKind::Generated {
+                    shape: IdShape::Integer { above, .. },
+                },
+            ..
+        }) = &mut f.value
+            && let IdShape::Integer { above: all, .. } = shape
+        {
+            // A variant's own keys are some of the type's: minted above only those, the
+            // session's new record would sort below records made before it and, counted on,
+            // reach keys other variants recorded. Keys more than ten times below the type's
+            // (a scheduled post's `2` beside posts' snowflakes) count a sequence of their own.
+            if above.saturating_mul(10) >= *all {
+                *above = (*above).max(*all);
+            }
+            continue;
+        }
+        let keep = matches!(
+            &f.value,
+            Node::Hole(Hole {
+                source: HoleKind::Generated { .. } | HoleKind::Echo { .. },
+                ..
+            })
+        );
+        if keep {
+            continue;
+        }
+        let (observed_type, examples) = match &f.value {
+            Node::Const { value } => (JsonType::of(value), vec![value.clone()]),
+            Node::Hole(h) => (h.observed_type, h.examples.clone()),
+            _ => (JsonType::Mixed, Vec::new()),
+        };
+        f.value = Node::Hole(Hole {
+            source: HoleKind::Generated {
+                shape: shape.clone(),
+            },
+            observed_type,
+            examples,
+            more_examples: Vec::new(),
+            examples_cut: false,
+            confidence_bp: 7_000,
+            when_absent: None,
+            keyed: None,
+        });
     }
 }
 
@@ -1348,6 +1377,62 @@ fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<H
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn minted_key(above: u64) -> Node {
+        Node::Object {
+            fields: vec![wraith_model::template::Field {
+                key: "id".into(),
+                value: Node::Hole(Hole {
+                    source: HoleKind::Generated {
+                        shape: IdShape::Integer {
+                            above,
+                            as_string: true,
+                        },
+                    },
+                    observed_type: JsonType::String,
+                    examples: Vec::new(),
+                    more_examples: Vec::new(),
+                    examples_cut: false,
+                    confidence_bp: 7_000,
+                    when_absent: None,
+                    keyed: None,
+                }),
+                optional: false,
+                present_ratio_bp: 10_000,
+            }],
+        }
+    }
+
+    fn above_of(node: &Node) -> u64 {
+        match node {
+            Node::Object { fields } => match &fields[0].value {
+                Node::Hole(Hole {
+                    source:
+                        HoleKind::Generated {
+                            shape: IdShape::Integer { above, .. },
+                        },
+                    ..
+                }) => *above,
+                other => panic!("a minted key: {other:?}"),
+            },
+            other => panic!("an object: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_minted_key_counts_on_from_the_types_largest_key_unless_it_is_far_below() {
+        let shape = IdShape::Integer {
+            above: 117_457_746_681_381_186,
+            as_string: true,
+        };
+        let mut near = minted_key(117_440_831_286_600_298);
+        mint_key_in(&mut near, "id", &shape, "");
+        assert_eq!(above_of(&near), 117_457_746_681_381_186);
+        // A scheduled post's `2` beside posts' snowflakes: a sequence of its own.
+        let mut far = minted_key(2);
+        mint_key_in(&mut far, "id", &shape, "");
+        assert_eq!(above_of(&far), 2);
+    }
 
     /// The scan `cluster_shapes` replaced: each shape against every cluster's first member.
     fn scanned(shapes: &[Option<BTreeSet<String>>]) -> Vec<usize> {

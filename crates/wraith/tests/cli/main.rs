@@ -93,6 +93,7 @@ mod serve_lua_handlers;
 mod serve_masked_fields;
 mod serve_member_lists;
 mod serve_minted_fields;
+mod serve_minted_keys;
 mod serve_minting_claims;
 mod serve_mirrored_lists;
 mod serve_mirrored_records;
