@@ -41,6 +41,7 @@ mod keyed_snapshots;
 mod masked_fields;
 mod member_effects;
 mod member_items;
+mod member_of;
 mod mentions;
 mod minted_fields;
 mod mirrored_records;
@@ -1190,6 +1191,9 @@ impl Engine {
         if let Some(out) = self.member_list(ns, call) {
             return out;
         }
+        if let Some(out) = self.member_of_list(ns, call) {
+            return out;
+        }
         if let Some(out) = self.last_write(ns, call) {
             return out;
         }
@@ -1337,29 +1341,30 @@ impl Engine {
             .cloned()
             .collect();
         let items = self.member_items(ns, route, &call.path, &member_type, &shown);
-        // The route's own 2xx answer for its status and headers (a recorded content type),
-        // with the session's members as its body.
+        Some(self.listed_items_out(ns, call, items))
+    }
+
+    /// The answer of a list the session's own records make (`items`, the whole body): the
+    /// route's own 2xx answer for its status and headers (a recorded content type).
+    fn listed_items_out(&self, ns: &mut Namespace, call: &Call<'_>, items: Vec<Value>) -> Out {
+        let route = &self.model.routes[call.m.route];
+        let name = Some(self.router.info[call.m.route].name.clone());
         let Some(variant) = route
             .variants
             .iter()
             .find(|v| (200..300).contains(&v.status))
         else {
-            return Some(Out::json(
-                200,
-                Value::Array(items),
-                Provenance::Template,
-                Some(self.router.info[call.m.route].name.clone()),
-            ));
+            return Out::json(200, Value::Array(items), Provenance::Template, name);
         };
         let rendered = self.render_variant(ns, call, variant).0;
         let mut out = Out::json(
             rendered.status,
             Value::Array(items),
             Provenance::Template,
-            Some(self.router.info[call.m.route].name.clone()),
+            name,
         );
         out.headers = rendered.headers;
-        Some(out)
+        out
     }
 
     /// Exact replay, then the route's variants (past strict fidelity and singletons).

@@ -128,6 +128,12 @@ pub struct Route {
     /// `account_ids[]`, then `GET /lists/:id/accounts`): which ids it sends and what they do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub membership: Option<MembershipEffect>,
+    /// For a `GET` list with one path parameter listing the records whose member list holds
+    /// the record that parameter names (`GET /accounts/:id/lists`: the lists an account was
+    /// added to by `POST /lists/:id/accounts`), see [`MemberOf`]. Absent (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_of: Option<MemberOf>,
     /// For a write with no state operation and no path parameters whose recorded answer a
     /// later `GET` of the same path repeated (`POST /markers`, then `GET /markers`): the
     /// session's last such answer is what that read answers (last write wins).
@@ -769,6 +775,20 @@ pub struct MembershipEffect {
     pub member_type: String,
     /// `true` when the action adds the named records, `false` when it removes them.
     pub adds: bool,
+}
+
+/// The member list a [`Route::member_of`] list reads the other way round: synth sets it when
+/// the route lists records of the list's parent type under a record of the list's member type
+/// (the list's path parameter names a `lists` record and it lists `accounts`; the route's names
+/// an account and it lists `lists`), membership actions (`Route::membership`) write the list,
+/// and every recorded 2xx answer (a top-level array) of the route read in a session after its
+/// membership writes listed exactly the parents those writes had left the named record in, at
+/// least one of them, in at least one answer. The engine, once the session's membership
+/// actions wrote such a list, answers the parents whose member lists hold the named record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberOf {
+    /// The member list's route (its path template, same origin): `/lists/:param/accounts`.
+    pub list_path: String,
 }
 
 /// One effect of a write on a member list another route reads (see [`Route::member_effects`]):

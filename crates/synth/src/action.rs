@@ -688,7 +688,7 @@ fn read_sets(
 
 /// The ids a request body sends under `base` (a pointer): the elements `base/0`, `base/1`, …
 /// of an array, else the value at `base` itself.
-fn sent_ids(fields: &[(String, Value)], base: &str) -> Vec<String> {
+pub(crate) fn sent_ids(fields: &[(String, Value)], base: &str) -> Vec<String> {
     let prefix = format!("{base}/");
     let mut ids: Vec<String> = fields
         .iter()

@@ -60,6 +60,7 @@ pub mod instant_echo;
 pub mod keyed_snapshots;
 pub mod list;
 pub mod member_effects;
+pub mod member_of;
 pub mod mentions;
 pub mod mirrored_lists;
 pub mod named_record_copies;
@@ -296,6 +297,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, effect) in built.iter_mut().zip(members) {
         route.membership = effect;
     }
+    member_of::learn(&templated, &mut built, &entity_types, &obs);
     for ((route, effects), actor) in built
         .iter_mut()
         .zip(member_effects.effects)
@@ -510,6 +512,7 @@ fn build_route(
         // Filled by `synthesize` once entity types are known (see there).
         action: None,
         membership: None,
+        member_of: None,
         last_write_wins: false,
         member_effects: Vec::new(),
         actor_record: None,

@@ -92,6 +92,7 @@ mod serve_lua_authored;
 mod serve_lua_handlers;
 mod serve_masked_fields;
 mod serve_member_lists;
+mod serve_member_of;
 mod serve_minted_fields;
 mod serve_minted_keys;
 mod serve_minting_claims;
