@@ -2726,6 +2726,10 @@ impl Engine {
                 run,
                 add_writes,
                 principal.as_deref(),
+                shape
+                    .filter_header
+                    .as_deref()
+                    .and_then(|h| call.req.header(h)),
             );
             if merged.changed {
                 self.mask_list_items(ns, r, body);

@@ -526,6 +526,22 @@ fn hidden(item: &Value, shape: &ListShape, query: &[(String, String)]) -> bool {
     })
 }
 
+/// The conditions of a filter-document header's value (`{"label": "web"}`), where it is a JSON
+/// object.
+fn filter_document(header: Option<&str>) -> Option<serde_json::Map<String, Value>> {
+    match serde_json::from_str::<Value>(header?).ok()? {
+        Value::Object(conds) => Some(conds),
+        _ => None,
+    }
+}
+
+/// Whether `item` meets every condition of a filter document.
+fn passes_filter_document(item: &Value, conds: &serde_json::Map<String, Value>) -> bool {
+    conds
+        .iter()
+        .all(|(field, want)| meets_condition(item, field, want))
+}
+
 /// Whether a list shows store record `k` to `principal`: where every recording listed only
 /// the requesting principal's records ([`ListShape::principal_records_only`]), a record this
 /// session created under another principal is not listed. A record the session did not create
@@ -535,7 +551,9 @@ fn listed_to(shape: &ListShape, store: &TypeStore, k: &str, principal: Option<&s
 }
 
 /// Merge this session's state into a recorded list moment. Returns whether the body changed.
-/// Session items the request's id window excludes (`query`) are not added; none is when
+/// Session items the request's id window excludes (`query`) are not added, and no item its
+/// filter document (`filter_header`, the value of the list's filter header) excludes is
+/// listed; none is added when
 /// `add_writes` is false (the page then only loses the records the session deleted and, for
 /// a list of [`ListShape::own_records_only`], those not in its store).
 #[allow(clippy::too_many_arguments)]
@@ -551,6 +569,7 @@ pub(crate) fn merge_into_moment(
     run: Option<&str>,
     add_writes: bool,
     principal: Option<&str>,
+    filter_header: Option<&str>,
 ) -> Merged {
     // A session that never wrote the type has nothing to merge, unless every recording listed
     // only its own records: then it has nothing of the recorded page either.
@@ -618,6 +637,14 @@ pub(crate) fn merge_into_moment(
             present.insert(k);
         }
     }
+    // A filter document the request sent holds for the recorded page's items too, as the
+    // session holds them: the recording may have answered another document, or none.
+    let filter_doc = filter_document(filter_header);
+    if let Some(doc) = &filter_doc {
+        let len = items.len();
+        items.retain(|item| passes_filter_document(item, doc));
+        changed |= items.len() != len;
+    }
     // A recorded page that paging (an offset, or a `Link` next parameter) put past the end
     // of its collection (no items) stays past the end: the session's own records sit on the
     // earlier pages.
@@ -673,6 +700,7 @@ pub(crate) fn merge_into_moment(
                 && above_lower_bounds(k, shape, query)
                 // The recorded page answered the request's filters: so do the records added.
                 && passes_query_filters(&e.value, shape, query)
+                && filter_doc.as_ref().is_none_or(|d| passes_filter_document(&e.value, d))
                 && !hidden(&e.value, shape, query)
                 && listed_to(shape, store, k, principal)
         })
@@ -892,14 +920,8 @@ pub(crate) fn serve_list(
             && !hidden(it, req.shape, req.query)
             && passes_searches(it, req.shape, req.query)
     });
-    if let Some(doc) = req
-        .filter_header
-        .and_then(|h| serde_json::from_str::<Value>(h).ok())
-        && let Value::Object(conds) = doc
-    {
-        for (field, want) in conds {
-            items.retain(|(it, _)| meets_condition(it, &field, &want));
-        }
+    if let Some(doc) = filter_document(req.filter_header) {
+        items.retain(|(it, _)| passes_filter_document(it, &doc));
     }
     // A window bounded on both sides (`min_id` and `max_id`) is filtered here; one-sided
     // windows are paged below.

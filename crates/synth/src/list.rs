@@ -13,8 +13,8 @@
 //! the filter header is a request header whose values are JSON objects (`X-Filter`); envelope
 //! fields are top-level counters of the body (`total`, `results`, `pages`, `page`, `has_more`).
 //! What a route's own recordings leave unknown (a size parameter no request sent, a default
-//! page size no full page showed) is taken from the other list routes of its origin when at
-//! least two agree and none disagrees ([`shared_paging`]).
+//! page size no full page showed, a filter header no request sent) is taken from the other
+//! list routes of its origin when at least two agree and none disagrees ([`shared_paging`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1382,16 +1382,27 @@ fn names(v: &Value, want: &str) -> bool {
 /// Fill in what a list route's own recordings left unknown from what the other list routes of
 /// its origin agree on: the page-size parameter of `Link`- and cursor-paged lists (a client's
 /// `limit=5` on a timeline no recording asked for a size), and the default page size of
-/// `page`-paged lists (a page of 100 where the recordings were never long enough to show it).
+/// `page`-paged lists (a page of 100 where the recordings were never long enough to show it),
+/// and the filter-document header of lists whose items sit at the same pointer (Linode's
+/// `X-Filter` on a list no recording filtered).
 /// At least two routes must have learned the value and none another one: an API keeps one
 /// paging convention, but two routes that disagree say it does not.
 pub(crate) fn shared_paging(routes: &mut [wraith_model::Route]) {
     // Per origin: the size parameter names of id-paged lists, and the default page sizes.
     let mut names: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
     let mut sizes: BTreeMap<&str, BTreeMap<u64, usize>> = BTreeMap::new();
+    // Per origin and items pointer: the filter headers.
+    let mut headers: BTreeMap<(&str, &str), BTreeMap<String, usize>> = BTreeMap::new();
     for r in routes.iter() {
         let Some(shape) = &r.list else { continue };
         let origin = r.origin.as_deref().unwrap_or("");
+        if let Some(h) = &shape.filter_header {
+            *headers
+                .entry((origin, shape.items_pointer.as_str()))
+                .or_default()
+                .entry(h.clone())
+                .or_default() += 1;
+        }
         match &shape.pagination {
             Pagination::LinkHeader {
                 limit: Some(name), ..
@@ -1425,9 +1436,18 @@ pub(crate) fn shared_paging(routes: &mut [wraith_model::Route]) {
         .iter()
         .filter_map(|(o, v)| Some((o.to_string(), agreed(Some(v))?)))
         .collect();
+    let headers: BTreeMap<(String, String), String> = headers
+        .iter()
+        .filter_map(|((o, at), v)| Some(((o.to_string(), at.to_string()), agreed(Some(v))?)))
+        .collect();
     for r in routes.iter_mut() {
         let origin = r.origin.clone().unwrap_or_default();
         let Some(shape) = &mut r.list else { continue };
+        if shape.filter_header.is_none() && r.method == "GET" {
+            shape.filter_header = headers
+                .get(&(origin.clone(), shape.items_pointer.clone()))
+                .cloned();
+        }
         match &mut shape.pagination {
             Pagination::LinkHeader { limit, .. } | Pagination::Cursor { limit, .. }
                 if limit.is_none() =>
@@ -1511,6 +1531,40 @@ mod tests {
         shared_paging(&mut routes);
         assert_eq!(limit_of(&routes[2]).as_deref(), Some("limit"));
         assert_eq!(limit_of(&routes[4]), None);
+    }
+
+    #[test]
+    fn shared_paging_fills_the_filter_header_two_lists_of_its_origin_and_pointer_agree_on() {
+        let filtered = |path: &str, header: Option<&str>, at: &str| {
+            let mut r = list_route(path, None, link(None));
+            r.method = "GET".into();
+            if let Some(shape) = &mut r.list {
+                shape.filter_header = header.map(str::to_string);
+                shape.items_pointer = at.into();
+            }
+            r
+        };
+        let mut routes = vec![
+            filtered("/a", Some("x-filter"), "/data"),
+            filtered("/b", Some("x-filter"), "/data"),
+            filtered("/c", None, "/data"),
+            // Items at another pointer: another convention, shown by one route only.
+            filtered("/d", Some("x-query"), ""),
+            filtered("/e", None, ""),
+        ];
+        shared_paging(&mut routes);
+        let header = |r: &Route| r.list.as_ref().and_then(|l| l.filter_header.clone());
+        assert_eq!(header(&routes[2]).as_deref(), Some("x-filter"));
+        assert_eq!(header(&routes[4]), None);
+        // Two headers for one pointer: neither is the convention.
+        let mut routes = vec![
+            filtered("/a", Some("x-filter"), "/data"),
+            filtered("/b", Some("x-filter"), "/data"),
+            filtered("/c", Some("x-where"), "/data"),
+            filtered("/d", None, "/data"),
+        ];
+        shared_paging(&mut routes);
+        assert_eq!(header(&routes[3]), None);
     }
 
     #[test]

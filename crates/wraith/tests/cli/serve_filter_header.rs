@@ -177,3 +177,89 @@ async fn a_filter_document_naming_an_array_field_selects_the_items_holding_the_v
     labels.sort_unstable();
     assert_eq!(labels, vec!["a", "b", "front"], "{body}");
 }
+
+/// Two lists recorded filtered by `X-Filter`, and volumes, created and listed by two runs
+/// without one.
+fn volumes_twin() -> Twin {
+    let t = Twin::init("volumes", ORIGIN);
+    let filtered = |path: &str, filter: Value, item: Value| {
+        har::with_header(
+            har::entry(
+                ORIGIN,
+                "GET",
+                path,
+                None,
+                &json!({"data": [item], "page": 1, "pages": 1, "results": 1}),
+            ),
+            "X-Filter",
+            &filter.to_string(),
+        )
+    };
+    let mut entries = vec![
+        filtered(
+            "/v4/instances",
+            json!({"label": "web"}),
+            json!({"id": 1, "label": "web"}),
+        ),
+        filtered(
+            "/v4/domains",
+            json!({"domain": "a.test"}),
+            json!({"id": 5, "domain": "a.test"}),
+        ),
+    ];
+    for (id, label) in [(100, "v1"), (101, "v2")] {
+        let volume = json!({"id": id, "label": label, "size": 10});
+        entries.push(har::entry(
+            ORIGIN,
+            "POST",
+            "/v4/volumes",
+            Some(&json!({"label": label})),
+            &volume,
+        ));
+        entries.push(har::entry(
+            ORIGIN,
+            "GET",
+            "/v4/volumes",
+            None,
+            &json!({"data": [volume], "page": 1, "pages": 1, "results": 1}),
+        ));
+    }
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_list_no_recording_filtered_takes_the_filter_header_its_apis_other_lists_did() {
+    let t = volumes_twin();
+    let route = har::model_route(&t, "GET", "/v4/volumes");
+    assert_eq!(route["list"]["filter_header"], "x-filter", "{route}");
+    let server = t.serve(&[]);
+    let s = Some("vols");
+    for label in ["mine", "other"] {
+        server
+            .post("/v4/volumes", s, json!({"label": label}))
+            .await
+            .assert_status(200);
+    }
+    let mine = server
+        .send(
+            "GET",
+            "/v4/volumes",
+            s,
+            &[("X-Filter", r#"{"label": "mine"}"#)],
+            None,
+        )
+        .await;
+    mine.assert_status(200);
+    let body = mine.json();
+    let labels: Vec<&str> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"mine"), "{body}");
+    assert!(labels.iter().all(|l| *l == "mine"), "{body}");
+    assert_eq!(body["results"], labels.len(), "{body}");
+}
