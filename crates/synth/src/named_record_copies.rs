@@ -27,8 +27,13 @@
 //! created one by chance: a reply's `visibility` and language are usually its parent's. Of such
 //! a record only positions of another name are copied, and only where every value held there
 //! is a key some type recorded a record under (an author's id).
-//! Of several pairs, the one copying the most positions wins (then the first field, then the
-//! first type, in name order).
+//! An object the answers embed whose key is the sent key in every answer is the named record
+//! itself (a report's `target_account` is the account its `account_id` names): where every
+//! answer held at least three of its fields as the record did, each field of it the record
+//! holds is copied, from a single answer too (see [`embedded_copies`]).
+//! Of several pairs, the one copying the most positions outside embedded records wins, then
+//! the one copying the most in all (then the first field, then the first type, in name
+//! order): a quoted post copies many positions, a reply's author says more of the reply.
 //!
 //! Actions are learned as creates are, where the action answers the record its path names
 //! (`ActionEffect::at` empty, no `sets`): the named record is then of another type than the
@@ -96,7 +101,10 @@ fn best_pair(
         v.as_str()
             .is_some_and(|s| entity_types.values().any(|t| t.known_ids.contains(s)))
     };
-    let mut best: Option<NamedRecordCopies> = None;
+    // The best pair, ranked by the positions its records' fields showed through, then by all
+    // it copies: an embedded record (a quoted post) copies many positions, but a pair whose
+    // fields show in the answer's own (a reply's author) says more of the created record.
+    let mut best: Option<((usize, usize), NamedRecordCopies)> = None;
     for field in fields {
         for (ty, t) in entity_types {
             if t.records.is_empty() {
@@ -116,27 +124,32 @@ fn best_pair(
                     })
                 })
                 .collect();
-            let copies = copies(
+            let mut copies = copies(
                 &named,
                 field,
                 &t.primary_key,
                 own.then_some(&names_record as &dyn Fn(&Value) -> bool),
             );
-            if copies.is_empty()
-                || best
-                    .as_ref()
-                    .is_some_and(|b| b.copies.len() >= copies.len())
-            {
+            let rank_base = copies.len();
+            for c in embedded_copies(&named, &t.primary_key) {
+                if !copies.iter().any(|x| x.at == c.at) {
+                    copies.push(c);
+                }
+            }
+            copies.sort_by(|a, b| a.at.cmp(&b.at));
+            let rank = (rank_base, copies.len());
+            if copies.is_empty() || best.as_ref().is_some_and(|(r, _)| *r >= rank) {
                 continue;
             }
-            best = Some(NamedRecordCopies {
+            let pair = NamedRecordCopies {
                 field: field.to_string(),
                 entity_type: ty.clone(),
                 copies,
-            });
+            };
+            best = Some((rank, pair));
         }
     }
-    best
+    best.map(|(_, pair)| pair)
 }
 
 /// A recorded answer to a create naming a record.
@@ -252,6 +265,92 @@ fn copies(
         }
     }
     if follows { out } else { Vec::new() }
+}
+
+/// Fewest fields an embedded object must hold as its named record held them.
+const MIN_EMBEDDED_FIELDS: usize = 3;
+
+/// The fields of an object the answers embed whose key is the sent key in every answer: that
+/// object is the named record itself (a report's `target_account` is the account its
+/// `account_id` named). When every answer held at least [`MIN_EMBEDDED_FIELDS`] of its fields
+/// as its named record did, each of its fields some named record holds (of any type: a
+/// profile's `fields` array) is copied, whatever the answers held: a field that differed
+/// changed between the answer and the read of the record, and the session sees the record as
+/// it holds it. Records lacking a field, or holding `null`, say nothing of it; a time stamped
+/// when the create was answered is the create's own. One answer is evidence enough: that many
+/// equal values are no chance, and the key says whose they are.
+fn embedded_copies(named: &[Named<'_>], pk: &str) -> Vec<RecordCopy> {
+    let Some(first) = named.first() else {
+        return Vec::new();
+    };
+    let mut objects = Vec::new();
+    object_positions(first.body, "", 0, &mut objects);
+    let mut out = Vec::new();
+    for at in objects {
+        let names_it = |n: &Named<'_>| {
+            n.body
+                .pointer(&at)
+                .and_then(|o| o.get(pk))
+                .and_then(values::scalar_key)
+                .as_deref()
+                == Some(n.key.as_str())
+        };
+        if !named.iter().all(names_it) {
+            continue;
+        }
+        let Some(Value::Object(fields)) = first.body.pointer(&at) else {
+            continue;
+        };
+        // Fields some named record holds, and how many every answer held as it did.
+        let mut shown = Vec::new();
+        let mut held = 0usize;
+        for f in fields.keys().filter(|f| *f != pk) {
+            let copy = RecordCopy {
+                at: format!("{at}/{}", escape_token(f)),
+                key: f.clone(),
+                within: String::new(),
+            };
+            let mut records = 0usize;
+            let mut stamped = false;
+            let holds = named.iter().all(|n| match copy.held_in(n.record) {
+                None => true,
+                Some(v) => {
+                    records += 1;
+                    stamped |= n.stamped_then(v);
+                    n.body.pointer(&copy.at) == Some(v)
+                }
+            });
+            if records == 0 || stamped {
+                continue;
+            }
+            held += usize::from(holds);
+            shown.push(copy);
+        }
+        // The object is the record: a field it showed otherwise (a name changed after the
+        // record was read) is still the record's, as the session sees the record.
+        if held >= MIN_EMBEDDED_FIELDS {
+            out.extend(shown);
+        }
+    }
+    out
+}
+
+/// The pointers of the objects `v` holds through objects (never arrays, never `v` itself), up
+/// to [`MAX_DEPTH`] levels.
+fn object_positions(v: &Value, at: &str, depth: usize, out: &mut Vec<String>) {
+    let Value::Object(map) = v else {
+        return;
+    };
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for (k, child) in map {
+        if child.is_object() {
+            let pointer = format!("{at}/{}", escape_token(k));
+            object_positions(child, &pointer, depth + 1, out);
+            out.push(pointer);
+        }
+    }
 }
 
 /// Whether every answer in `named` holds, at `at`, its named record's field `key` (records
@@ -520,5 +619,42 @@ mod tests {
             .map(|c| c.at)
             .collect();
         assert_eq!(copied, ["/in_reply_to_account_id", "/lang", "/visibility"]);
+    }
+    #[test]
+    fn an_embedded_object_keyed_by_the_sent_key_copies_the_named_records_fields() {
+        // One report naming an account: its `target_account` holds the account's key and most
+        // of its fields; `display_name` changed after the account was read.
+        let account = json!({"id": "7", "username": "ann", "locked": true, "note": "hi",
+                             "display_name": "Ann", "statuses_count": 3, "fields": []});
+        let report = json!({"id": "1", "comment": "spam",
+                            "target_account": {"id": "7", "username": "ann", "locked": true,
+                                               "note": "hi", "display_name": "A. N.",
+                                               "fields": [], "url": "https://x/@ann"}});
+        let named = vec![seen(&report, &account, "7")];
+        let mut copied: Vec<(String, String)> = embedded_copies(&named, "id")
+            .into_iter()
+            .map(|c| (c.at, c.key))
+            .collect();
+        copied.sort();
+        let at = |f: &str| (format!("/target_account/{f}"), f.to_string());
+        // Every field the record holds, whatever the answer held; `url`, which the record
+        // lacks, keeps the template's value.
+        assert_eq!(
+            copied,
+            [
+                at("display_name"),
+                at("fields"),
+                at("locked"),
+                at("note"),
+                at("username")
+            ]
+        );
+        // An object holding another key is some other record; too few equal fields are chance.
+        let other = json!({"id": "1", "target_account": {"id": "8", "username": "ann",
+                           "locked": true, "note": "hi"}});
+        assert!(embedded_copies(&[seen(&other, &account, "7")], "id").is_empty());
+        let thin = json!({"id": "1", "target_account": {"id": "7", "username": "ann",
+                          "locked": false, "note": "bye"}});
+        assert!(embedded_copies(&[seen(&thin, &account, "7")], "id").is_empty());
     }
 }

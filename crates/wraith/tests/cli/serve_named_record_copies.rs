@@ -192,3 +192,56 @@ async fn a_reply_names_the_author_of_the_post_it_replies_to() {
         reply.json()
     );
 }
+
+fn account(id: &str, name: &str, locked: bool, note: &str) -> Value {
+    json!({"id": id, "username": name, "acct": name, "locked": locked, "note": note,
+           "display_name": name.to_uppercase(), "statuses_count": 4})
+}
+
+/// One report of a recorded account, whose answer embeds that account as `target_account`,
+/// and reads of two accounts (so both are recorded records).
+fn reports(t: &Twin) {
+    let ann = account("601", "ann", true, "<p>hi</p>");
+    let bob = account("602", "bob", false, "<p>yo</p>");
+    let mut entries = Vec::new();
+    for a in [&ann, &bob] {
+        let path = format!("/api/accounts/{}", a["id"].as_str().unwrap());
+        entries.push(har::entry(SOCIAL, "GET", &path, None, a));
+    }
+    entries.push(har::entry(
+        SOCIAL,
+        "POST",
+        "/api/reports",
+        Some(&json!({"account_id": "601", "comment": "spam"})),
+        &json!({"id": "1", "comment": "spam", "category": "other", "target_account": ann}),
+    ));
+    har::import(t, &[], "reports.har", entries);
+    har::synth(t, &[]);
+}
+
+#[tokio::test]
+async fn a_report_embeds_the_account_its_account_id_names_from_one_recording() {
+    let t = Twin::init("social", SOCIAL);
+    reports(&t);
+    let route = har::model_route(&t, "POST", "/api/reports");
+    assert_eq!(
+        route["named_record_copies"]["field"], "account_id",
+        "{route}"
+    );
+    let server = t.serve(&[]);
+    let report = server
+        .post(
+            "/api/reports",
+            Some("s1"),
+            json!({"account_id": "602", "comment": "rude"}),
+        )
+        .await;
+    report.assert_status(200);
+    let target = &report.json()["target_account"];
+    assert_eq!(
+        *target,
+        account("602", "bob", false, "<p>yo</p>"),
+        "the named account, not the recorded report's: {}",
+        report.json()
+    );
+}
