@@ -1268,10 +1268,10 @@ fn pick_rep<'v>(reps: &'v [Node], element: &Value, index: usize) -> Option<&'v N
 }
 
 /// The template a null-or-embedded-record hole ([`wraith_model::WhenAbsent::embeds`]) judges a
-/// recorded record under; `None` for other holes.
+/// recorded record under, named or made by the request; `None` for other holes.
 fn embedded_template(hole: &Hole) -> Option<&Node> {
     let e = hole.when_absent.as_deref()?.embeds.as_deref()?;
-    (!e.entity_type.is_empty()).then_some(&e.template)
+    (!e.entity_type.is_empty() || e.made).then_some(&e.template)
 }
 
 /// Objects of at most this many keys are searched by [`get_key`] entry by entry.
@@ -2191,6 +2191,7 @@ mod tests {
                 entity_type: "notes".into(),
                 at: "/quoted".into(),
                 template,
+                made: false,
             })),
         }));
         obj(vec![("quote", Node::Hole(h))])
@@ -2236,5 +2237,76 @@ mod tests {
             &mine,
         );
         assert_eq!(d.compared, 1);
+    }
+    #[test]
+    fn a_made_record_is_judged_under_its_template() {
+        // A post's poll: `null` without `poll`, else a poll made from it, its key minted and its
+        // `multiple` the sent one.
+        let echo = EchoContext::new(
+            None,
+            "/v1/posts",
+            "",
+            Some("application/json"),
+            br#"{"poll": {"multiple": false}}"#,
+            vec![],
+        );
+        let recorded = vec![
+            Value::Null,
+            json!({"id": "1", "multiple": true}),
+            json!({"id": "2", "multiple": false}),
+        ];
+        let template = obj(vec![
+            (
+                "id",
+                hole(
+                    HoleKind::Generated {
+                        shape: wraith_model::IdShape::Integer {
+                            above: 2,
+                            as_string: true,
+                        },
+                    },
+                    JsonType::String,
+                    vec![json!("1"), json!("2")],
+                ),
+            ),
+            (
+                "multiple",
+                hole(
+                    HoleKind::Echo {
+                        from: EchoSource::Body {
+                            pointer: "/poll/multiple".into(),
+                        },
+                    },
+                    JsonType::Bool,
+                    vec![json!(true), json!(false)],
+                ),
+            ),
+        ]);
+        let Node::Hole(mut h) = hole(HoleKind::Observed, JsonType::Mixed, recorded) else {
+            unreachable!()
+        };
+        h.when_absent = Some(Box::new(wraith_model::WhenAbsent {
+            field: EchoSource::Body {
+                pointer: "/poll".into(),
+            },
+            value: Value::Null,
+            embeds: Some(Box::new(wraith_model::EmbeddedRecord {
+                entity_type: String::new(),
+                at: String::new(),
+                template,
+                made: true,
+            })),
+        }));
+        let t = obj(vec![("poll", Node::Hole(h))]);
+        let expected = json!({"poll": {"id": "5", "multiple": false}});
+        // A key of the twin's own and the sent choice pass, though neither is a recorded value.
+        let mine = json!({"poll": {"id": "9", "multiple": false}});
+        assert!(diff(Some(&t), expected.clone(), mine, &echo).is_empty());
+        // A recorded poll replayed whole fails where it is not the one the request made.
+        let replayed = json!({"poll": {"id": "1", "multiple": true}});
+        assert_eq!(
+            diff(Some(&t), expected, replayed, &echo),
+            vec![("body.poll.multiple".to_string(), Category::ValueMismatch)]
+        );
     }
 }

@@ -51,6 +51,45 @@ pub(crate) fn render(
     Some(out)
 }
 
+/// The template a null-or-made-record hole ([`wraith_model::EmbeddedRecord::made`]) renders
+/// for a request carrying its field; `None` for other holes and requests without it.
+pub(crate) fn made_template<'n>(hole: &'n Hole, req: &ReqCtx<'_>) -> Option<&'n Node> {
+    let w = hole.when_absent.as_deref()?;
+    let e = w.embeds.as_deref().filter(|e| e.made)?;
+    req.echo_source(&w.field)?;
+    Some(&e.template)
+}
+
+/// The positions (JSON pointers, through objects) of a template's made records that are
+/// records of an entity type, with that type: a create stores what it rendered there.
+pub(crate) fn made_records(node: &Node) -> Vec<(String, &str)> {
+    let mut out = Vec::new();
+    made_at(node, String::new(), &mut out);
+    out
+}
+
+fn made_at<'n>(node: &'n Node, at: String, out: &mut Vec<(String, &'n str)>) {
+    match node {
+        Node::Object { fields } => {
+            for f in fields {
+                let key = f.key.replace('~', "~0").replace('/', "~1");
+                made_at(&f.value, format!("{at}/{key}"), out);
+            }
+        }
+        Node::Hole(h) => {
+            if let Some(e) = h
+                .when_absent
+                .as_deref()
+                .and_then(|w| w.embeds.as_deref())
+                .filter(|e| e.made && !e.entity_type.is_empty())
+            {
+                out.push((at, e.entity_type.as_str()));
+            }
+        }
+        Node::Const { .. } | Node::Array(_) => {}
+    }
+}
+
 /// The template node at a pointer through objects.
 fn template_at<'n>(node: &'n Node, at: &str) -> Option<&'n Node> {
     if at.is_empty() {

@@ -3495,10 +3495,32 @@ impl Engine {
         }
         let stored = self.as_later_views_show(&ty, entity.clone());
         ns.put(&ty, &key, stored, Origin::Synthesized, Some(parents));
+        self.store_made_records(ns, variant, body);
         ns.note_creator(&ty, &key, self.principal_of(call));
         self.make_implicit_children(ns, call, route, &key);
         self.apply_create_counters(ns, call, &mut out, Origin::Synthesized);
         out
+    }
+
+    /// The records a create's request made inside it (a post's poll,
+    /// [`wraith_model::EmbeddedRecord::made`]), as rendered, are records of their own type the
+    /// session now holds: a later read or vote names them.
+    fn store_made_records(&self, ns: &mut Namespace, variant: &Variant, body: &Value) {
+        let wraith_model::BodyTemplate::Json { root } = &variant.body else {
+            return;
+        };
+        for (at, ty) in crate::embedded_records::made_records(root) {
+            let pk = self.pk_of(ty);
+            let Some(record) = json_pointer_get(body, &at).filter(|v| v.is_object()) else {
+                continue;
+            };
+            let Some(key) = record.get(&pk).and_then(fixtures::scalar_key) else {
+                continue;
+            };
+            if ns.entity(ty, &key).is_none() && ns.is_deleted(ty, &key).is_none() {
+                ns.put(ty, &key, record.clone(), Origin::Synthesized, None);
+            }
+        }
     }
 
     fn op_read(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {

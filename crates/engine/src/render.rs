@@ -290,6 +290,10 @@ pub(crate) fn render_node_traced(
             }
         }
         Node::Hole(hole) => {
+            // A record the request's field made (a post's poll): its template, in place.
+            if let Some(t) = crate::embedded_records::made_template(hole, req) {
+                return render_node_traced(t, req, ns, sources, json_path, origins);
+            }
             let echoed = match &hole.source {
                 HoleKind::Echo { from } => req.echo_source(from).is_some(),
                 _ => false,

@@ -396,6 +396,15 @@ pub struct EmbeddedRecord {
     /// answer under it, so the answer must name the record the request named, and the
     /// record's other positions are held to their own classes.
     pub template: Node,
+    /// The request's field made the record instead of naming it (a post's `poll` object
+    /// answered as a new poll): `template` holds echoes of the field's own members and a
+    /// minted key, and the engine renders it there for a request carrying the field, and
+    /// stores the rendered record as one of `entity_type` when that is not empty (the type
+    /// some recorded key of the position is a known id of), so later reads and actions on
+    /// it find it. `at` is then `""`. Absent (false) for a named record, so models written
+    /// before it read unchanged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub made: bool,
 }
 
 /// Where a hole's value comes from.
@@ -781,6 +790,7 @@ mod tests {
                 entity_type: "notes".into(),
                 at: "/quoted".into(),
                 template: Node::object([("state", Node::constant(json!("accepted")))]),
+                made: false,
             })),
         };
         let v = serde_json::to_value(&w).expect("json");

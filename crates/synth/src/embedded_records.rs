@@ -59,6 +59,7 @@ pub(crate) fn learn(
         .first()
         .is_some_and(|(v, c)| names_a_request_field(u, v, *c, 0))
     {
+        learn_made(u, vals, &objects, key, pointer, hole);
         return;
     }
     let template = u.unify(&objects, key, pointer);
@@ -71,6 +72,9 @@ pub(crate) fn learn(
                 .is_some_and(|ctx| ctx.has(src) == v.is_object())
         })
     }) else {
+        // A value equal to a sent one by chance (a poll's `votes_count` of `0` beside a
+        // `sensitive=0`) names nothing: the request may have made the object instead.
+        learn_made(u, vals, &objects, key, pointer, hole);
         return;
     };
     hole.when_absent = Some(Box::new(WhenAbsent {
@@ -81,9 +85,84 @@ pub(crate) fn learn(
             entity_type: String::new(),
             at: String::new(),
             template,
+            made: false,
         })),
     }));
     lead_with_null(hole);
+}
+
+/// A null-or-made-record position ([`EmbeddedRecord::made`]): `null` exactly when the request
+/// lacks the top-level body field the hole's `when_absent` names, and otherwise an object
+/// made from that field: the objects' template mints a field of its own (a key) and echoes at
+/// least one of the field's own members (a poll's `multiple` is the sent `poll.multiple`). The template replaces the
+/// replay of a recorded object, so a post's poll answers the options, the choice and a key
+/// of its own.
+fn learn_made(
+    u: &Unifier<'_>,
+    vals: &[(&Value, usize)],
+    objects: &[(&Value, usize)],
+    key: Option<&str>,
+    pointer: &str,
+    hole: &mut Hole,
+) {
+    let Some(field) = hole
+        .when_absent
+        .as_deref()
+        .filter(|w| w.value.is_null() && w.embeds.is_none())
+        .map(|w| w.field.clone())
+    else {
+        return;
+    };
+    let EchoSource::Body { pointer: sent } = &field else {
+        return;
+    };
+    let null_without = vals.iter().all(|(v, c)| {
+        u.ctxs
+            .get(*c)
+            .is_some_and(|ctx| ctx.carries(&field) == v.is_object())
+    });
+    if !null_without {
+        return;
+    }
+    let template = u.unify(objects, key, pointer);
+    // A record made here has a key minted for it; an object naming a record by a member of
+    // the field (a placement group's sent `id`) is not made.
+    let minted = matches!(&template, Node::Object { fields } if fields.iter().any(|f| matches!(
+        f.value,
+        Node::Hole(Hole { source: HoleKind::Generated { .. }, .. })
+    )));
+    if !minted || !echoes_under(&template, &format!("{sent}/")) {
+        return;
+    }
+    if let Some(w) = hole.when_absent.as_deref_mut() {
+        w.embeds = Some(Box::new(EmbeddedRecord {
+            // Resolved by [`resolve`] once entity types are known.
+            entity_type: String::new(),
+            at: String::new(),
+            template,
+            made: true,
+        }));
+    }
+    lead_with_null(hole);
+}
+
+/// Whether some hole of the template (through objects and arrays) echoes a body pointer
+/// starting with `prefix`.
+fn echoes_under(node: &Node, prefix: &str) -> bool {
+    match node {
+        Node::Const { .. } => false,
+        Node::Object { fields } => fields.iter().any(|f| echoes_under(&f.value, prefix)),
+        Node::Array(ArrayNode::Tuple { items })
+        | Node::Array(ArrayNode::List {
+            representatives: items,
+            ..
+        }) => items.iter().any(|n| echoes_under(n, prefix)),
+        Node::Hole(Hole {
+            source: HoleKind::Echo { from },
+            ..
+        }) => matches!(from, EchoSource::Body { pointer } if pointer.starts_with(prefix)),
+        Node::Hole(_) => false,
+    }
 }
 
 /// Whether a scalar of `v` (through objects, at most [`MAX_DEPTH`] below) equals the value of
@@ -214,6 +293,10 @@ fn resolve_hole(hole: &mut Hole, types: &BTreeMap<String, EntityType>) {
         .chain(&hole.more_examples)
         .filter(|v| v.is_object())
         .collect();
+    if e.made {
+        e.entity_type = made_type(&e.template, &recorded, types).unwrap_or_default();
+        return;
+    }
     // Every recorded key must be checked: a cut list of values cannot show that.
     let found = if cut {
         None
@@ -263,6 +346,52 @@ fn record_at(node: &Node, pk: &str, field: &EchoSource, at: &str, depth: usize) 
             depth + 1,
         )
     })
+}
+
+/// The entity type a made record is one of: the type whose primary key the template mints,
+/// with a recorded record under some recorded object's key that shares at least half of that
+/// object's fields (most shared first, then the first type): many types know a key `1`, only
+/// one holds a record like the made one under it.
+fn made_type(
+    template: &Node,
+    recorded: &[&Value],
+    types: &BTreeMap<String, EntityType>,
+) -> Option<String> {
+    let Node::Object { fields } = template else {
+        return None;
+    };
+    let mut best: Option<(usize, &String)> = None;
+    for (name, t) in types {
+        let minted = fields.iter().any(|f| {
+            f.key == t.primary_key
+                && matches!(
+                    f.value,
+                    Node::Hole(Hole {
+                        source: HoleKind::Generated { .. },
+                        ..
+                    })
+                )
+        });
+        if !minted {
+            continue;
+        }
+        let shared = recorded
+            .iter()
+            .filter_map(|v| {
+                let obj = v.as_object()?;
+                let key = obj.get(&t.primary_key).and_then(scalar_key)?;
+                let record = t.records.get(&key)?.as_object()?;
+                let shared = obj.keys().filter(|k| record.contains_key(*k)).count();
+                (shared * 2 >= obj.len()).then_some(shared)
+            })
+            .max();
+        if let Some(n) = shared
+            && best.is_none_or(|(b, _)| n > b)
+        {
+            best = Some((n, name));
+        }
+    }
+    best.map(|(_, name)| name.clone())
 }
 
 fn escape(key: &str) -> String {

@@ -148,7 +148,7 @@ impl<'o> Ctx<'o> {
     }
 
     /// Whether the request carried this top-level body field or query parameter.
-    fn carries(&self, field: &EchoSource) -> bool {
+    pub(crate) fn carries(&self, field: &EchoSource) -> bool {
         match field {
             EchoSource::Body { pointer } => self.body.iter().any(|(p, _)| top_level(p) == pointer),
             EchoSource::Query { name } => self.query.iter().any(|(n, _)| n == name),

@@ -37,6 +37,7 @@ fn shop_with_charges(step: i64) -> wraith_engine::Engine {
                         hole(HoleKind::Observed, JsonType::Number, vec![json!(9)]),
                     ),
                 ]),
+                made: false,
             })),
         }));
     }

@@ -90,6 +90,7 @@ mod serve_keyed_echoes;
 mod serve_keyed_snapshots;
 mod serve_lua_authored;
 mod serve_lua_handlers;
+mod serve_made_records;
 mod serve_masked_fields;
 mod serve_member_lists;
 mod serve_member_of;
