@@ -746,6 +746,8 @@ impl Unifier<'_> {
             // The answers to requests without the source held different values (a balancer
             // created without a label is named after its id).
             let mut scattered = false;
+            // The distinct values the requests sent (up to two: one or more).
+            let mut sent: Vec<String> = Vec::new();
             for (v, c) in vals {
                 match self.ctxs.get(*c).and_then(|ctx| ctx.lookup(&src)) {
                     Some(rv) => {
@@ -754,6 +756,12 @@ impl Unifier<'_> {
                             break;
                         }
                         present += 1;
+                        if sent.len() < 2
+                            && let Some(t) = rv.text()
+                            && !sent.contains(&t)
+                        {
+                            sent.push(t);
+                        }
                     }
                     None => match default {
                         None => default = Some(v),
@@ -763,6 +771,15 @@ impl Unifier<'_> {
                 }
             }
             if !holds || (present < n && present < 2) {
+                continue;
+            }
+            // A short value every request sent alike, answered under another name, matched
+            // by chance (a poll's `votes_count` of `0` beside a post's `sensitive=0`): nothing
+            // shows the answer follows it.
+            if let [one] = &sent[..]
+                && one.chars().count() <= MAX_CHANCE_LEN
+                && !same_name(&src, pointer)
+            {
                 continue;
             }
             let at_position = same_path.as_ref() == Some(&src);
@@ -1106,6 +1123,29 @@ pub(crate) fn recorded_hole(
     }
 }
 
+/// Longest value (in characters) that a request sending it alike every time, under another
+/// name than the answer's, may have sent by chance equal to the answer.
+const MAX_CHANCE_LEN: usize = 2;
+
+/// Whether a request source has the name of the answer position at `pointer` (its last
+/// token): a sent `visibility` answered as `visibility`. A path parameter, a header or a
+/// derived source counts as named so: the rule of [`MAX_CHANCE_LEN`] is for body fields and
+/// query parameters.
+fn same_name(src: &EchoSource, pointer: &str) -> bool {
+    let answered = pointer.rsplit('/').next().unwrap_or_default();
+    let sent = match src {
+        EchoSource::Body { pointer } => pointer.rsplit('/').next().unwrap_or_default(),
+        EchoSource::Query { name } => name.trim_end_matches("[]"),
+        // A path names the record the answer is (`/polls/1` answered `id: "1"`).
+        EchoSource::Path { .. }
+        | EchoSource::Header { .. }
+        | EchoSource::Within { .. }
+        | EchoSource::Instant { .. }
+        | EchoSource::Trimmed { .. } => return true,
+    };
+    sent == answered
+}
+
 /// [`distinct_count`] of the values of `vals`.
 fn distinct_count_of(vals: &[(&Value, usize)]) -> usize {
     let plain: Vec<&Value> = vals.iter().map(|(v, _)| *v).collect();
@@ -1288,6 +1328,43 @@ mod tests {
                 source: HoleKind::Echo {
                     from: EchoSource::Body { .. }
                 },
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_short_value_every_request_sent_alike_under_another_name_is_no_echo() {
+        // Every post sent `sensitive=0`, and every new poll counted `0` votes.
+        let sent = vec![("/sensitive".to_string(), json!("0"))];
+        let ctxs = vec![ctx(&[], &[], &sent), ctx(&[], &[], &sent)];
+        let u = unifier(&ctxs);
+        let zero = json!(0);
+        let node = u.unify(
+            &[(&zero, 0), (&zero, 1)],
+            Some("votes_count"),
+            "/votes_count",
+        );
+        assert_eq!(node, Node::Const { value: json!(0) });
+        // Under its own name the same value is answered as sent.
+        let node = u.unify(&[(&zero, 0), (&zero, 1)], Some("sensitive"), "/sensitive");
+        assert!(matches!(
+            node,
+            Node::Hole(Hole {
+                source: HoleKind::Echo { .. },
+                ..
+            })
+        ));
+        // Sent values that differ, each answered, show the answer follows them.
+        let other = vec![("/sensitive".to_string(), json!("1"))];
+        let ctxs = vec![ctx(&[], &[], &sent), ctx(&[], &[], &other)];
+        let u = unifier(&ctxs);
+        let one = json!(1);
+        let node = u.unify(&[(&zero, 0), (&one, 1)], Some("flagged"), "/flagged");
+        assert!(matches!(
+            node,
+            Node::Hole(Hole {
+                source: HoleKind::Echo { .. },
                 ..
             })
         ));

@@ -32,7 +32,8 @@ fn polls_twin() -> Twin {
     let first = poll("1", true, &["yes", "no"]);
     let second = poll("2", false, &["up", "down"]);
     let sent = |text: &str, p: Option<(bool, [&str; 2])>| {
-        let mut body = json!({"status": text});
+        // Every recorded post sent `sensitive=0` alike, and every poll counted `0` votes.
+        let mut body = json!({"status": text, "sensitive": "0"});
         if let Some((multiple, options)) = p {
             body["poll"] = json!({"options": options, "multiple": multiple, "expires_in": 300});
         }
@@ -94,8 +95,8 @@ async fn a_posted_poll_is_made_from_the_sent_poll_and_read_back_by_its_key() {
         .post(
             "/api/statuses",
             s,
-            json!({"status": "which?", "poll": {"options": ["tea", "coffee"], "multiple": false,
-                   "expires_in": 600}}),
+            json!({"status": "which?", "sensitive": "1",
+                   "poll": {"options": ["tea", "coffee"], "multiple": false, "expires_in": 600}}),
         )
         .await;
     answer.assert_status(200);
@@ -113,6 +114,8 @@ async fn a_posted_poll_is_made_from_the_sent_poll_and_read_back_by_its_key() {
         .map(|o| o["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, ["tea", "coffee"], "{made}");
+    // A new poll counts no votes, whatever else the post sent.
+    assert_eq!(made["votes_count"], json!(0), "{made}");
 
     // Another poll gets another key; a plain post none.
     let other = server
