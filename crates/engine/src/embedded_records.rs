@@ -72,7 +72,7 @@ fn made_at<'n>(node: &'n Node, at: String, out: &mut Vec<(String, &'n str)>) {
     match node {
         Node::Object { fields } => {
             for f in fields {
-                let key = f.key.replace('~', "~0").replace('/', "~1");
+                let key = wraith_model::pointer::escape_token(&f.key);
                 made_at(&f.value, format!("{at}/{key}"), out);
             }
         }

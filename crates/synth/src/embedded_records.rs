@@ -94,9 +94,9 @@ pub(crate) fn learn(
 /// A null-or-made-record position ([`EmbeddedRecord::made`]): `null` exactly when the request
 /// lacks the top-level body field the hole's `when_absent` names, and otherwise an object
 /// made from that field: the objects' template mints a field of its own (a key) and echoes at
-/// least one of the field's own members (a poll's `multiple` is the sent `poll.multiple`). The template replaces the
-/// replay of a recorded object, so a post's poll answers the options, the choice and a key
-/// of its own.
+/// least one of the field's own members (a poll's `multiple` is the sent `poll.multiple`).
+/// The template replaces the replay of a recorded object, so a post's poll answers the
+/// options, the choice and a key of its own.
 fn learn_made(
     u: &Unifier<'_>,
     vals: &[(&Value, usize)],
