@@ -25,6 +25,7 @@ use crate::render::{self, NsCtx, ReqCtx};
 use crate::router::{Matched, Router};
 use crate::util::{self, escape_key, json_pointer_get, json_pointer_get_mut};
 
+mod action_arrays;
 mod action_sets;
 mod action_values;
 mod actor_view;
@@ -3200,6 +3201,7 @@ impl Engine {
                 changed = true;
             }
         }
+        changed |= action_arrays::apply(action, call.body.as_ref(), map);
         if rendered {
             out.body.materialize();
             if let OutBody::Json(body) = &mut out.body

@@ -744,6 +744,48 @@ pub struct ActionEffect {
     /// otherwise, so older models read unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub followed_fields: Vec<FollowedField>,
+    /// Array fields of the record the action appends the values a request field sent to (a
+    /// vote's `choices` appended to the poll's `own_votes`), see [`SentAppend`]. The engine
+    /// stores and answers the session's array so. Empty (and not written) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub appends: Vec<SentAppend>,
+    /// Counters inside the items of an array field of the record, stepped at the positions a
+    /// request field sent (a vote steps `votes_count` of the poll's `options` it chose), see
+    /// [`IndexedCounter`]. Empty (and not written) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexed_counters: Vec<IndexedCounter>,
+}
+
+/// An array field an action appends sent values to (see [`ActionEffect::appends`]): in every
+/// compared recorded answer, the field was the array the session last saw followed by the
+/// values of the request field `from`, in the order sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentAppend {
+    /// The record's top-level array field (`own_votes`).
+    pub field: String,
+    /// The request's top-level body field whose values are appended (`choices`, sent as
+    /// `choices[]=1` or `{"choices": [1]}`).
+    pub from: String,
+    /// The answers held the sent texts as numbers (a form sends `"1"`, the answer holds `1`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub numbers: bool,
+}
+
+/// A counter inside the items of an array field, stepped at the positions a request field
+/// names (see [`ActionEffect::indexed_counters`]): in every compared recorded answer, the
+/// array's items were the ones the session last saw, each with `member` moved by `step` once
+/// for every time the request field `by` sent its position (counted from 0), and nothing else
+/// changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedCounter {
+    /// The record's top-level array field (`options`).
+    pub field: String,
+    /// The integer member of its items that moves (`votes_count`).
+    pub member: String,
+    /// The request's top-level body field holding the positions (`choices`).
+    pub by: String,
+    /// How far one naming moves the counter.
+    pub step: i64,
 }
 
 /// One boolean answer field of an action that follows a field of another record (see

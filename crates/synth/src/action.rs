@@ -25,7 +25,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
-use wraith_model::{ActionEffect, EntityType, FollowedField, MembershipEffect, StateOp};
+use wraith_model::{
+    ActionEffect, EntityType, FollowedField, IndexedCounter, MembershipEffect, SentAppend, StateOp,
+};
 
 use crate::observe::Obs;
 use crate::routes::RouteGroup;
@@ -210,6 +212,30 @@ pub fn action_effects(
         cands.push(cand);
     }
 
+    // The records the actions answered, per session, and every action's own observations.
+    let mut named: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for cand in &cands {
+        for (i, id, _) in &cand.entity {
+            named
+                .entry(obs[*i].session)
+                .or_default()
+                .insert(id.as_str());
+        }
+    }
+    let acting: BTreeSet<usize> = cands
+        .iter()
+        .flat_map(|c| groups[c.gi].obs.iter().copied())
+        .collect();
+    let acted_types: BTreeSet<&str> = cands.iter().map(|c| c.ty).collect();
+    let embedded = embedded_views(
+        &named,
+        &acting,
+        &acted_types,
+        groups,
+        plans,
+        entity_types,
+        obs,
+    );
     let action_bodies: BTreeMap<usize, &Value> = cands
         .iter()
         .flat_map(|c| c.entity.iter().map(|(i, _, b)| (*i, b)))
@@ -266,6 +292,8 @@ pub fn action_effects(
         let mut steps: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
         // The compared answers, with the key of their record.
         let mut samples: Vec<(&str, &Map<String, Value>)> = Vec::new();
+        // The compared answers with the record as the session saw it before each.
+        let mut pairs: Vec<Pair<'_>> = Vec::new();
         for (i, id, body) in &cand.entity {
             let i = *i;
             let key = (obs[i].session, cand.ty, id.clone());
@@ -273,16 +301,23 @@ pub fn action_effects(
             // The latest earlier view, or an earlier action's answer when that came later (an
             // unfavourite is compared with the favourite before it).
             let view = views.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
+            // Without either, the latest earlier copy inside another answer (a poll inside the
+            // post that made it), before the recorded record: a copy may show the record as
+            // another viewer sees it, so one of its own answers comes first.
+            let copy = embedded
+                .get(&key)
+                .and_then(|v| v.iter().rev().find(|(j, _)| *j < i))
+                .map(|(_, v)| v);
             let prior_action = acted
                 .get(&key)
                 .and_then(|a| a.iter().rev().find(|j| **j < i))
                 .and_then(|j| action_bodies.get(j).map(|b| (*j, *b)));
-            let seen_as = view.map(|(_, v)| v).or_else(|| et.records.get(id));
+            let seen_as = view.map(|(_, v)| v).or(copy).or_else(|| et.records.get(id));
             let before = match (view, prior_action) {
                 (Some((jv, _)), Some((ja, b))) if ja > *jv => Some(b),
                 (Some((_, v)), _) => Some(v),
                 (None, Some((_, b))) => Some(b),
-                (None, None) => None,
+                (None, None) => copy,
             }
             .or_else(|| et.records.get(id));
             // The next view of the entity, unless another action touched it first.
@@ -311,6 +346,7 @@ pub fn action_effects(
             }
             compared += 1;
             samples.push((id.as_str(), map));
+            pairs.push((i, before, map));
             for (k, v) in map {
                 if k == pk || values::is_identifier_key(k) {
                     continue;
@@ -369,13 +405,32 @@ pub fn action_effects(
             Vec::new()
         };
         let follows = |k: &str| followed_fields.iter().any(|f| f.field == k);
+        // Arrays the action appended sent values to, or stepped counters inside at sent
+        // positions: what every compared answer did to them, from the array as last seen.
+        let mut appends = Vec::new();
+        let mut indexed_counters = Vec::new();
+        if cand.at.is_empty() {
+            for k in changed.keys() {
+                if let Some(rule) = append_rule(k, &pairs, obs) {
+                    appends.push(rule);
+                } else if let Some(rule) = indexed_counter_rule(k, &pairs, obs) {
+                    indexed_counters.push(rule);
+                }
+            }
+        }
+        let derived = |k: &str| {
+            appends.iter().any(|a: &SentAppend| a.field == k)
+                || indexed_counters
+                    .iter()
+                    .any(|c: &IndexedCounter| c.field == k)
+        };
         let mut fields: Vec<String> = Vec::new();
         let mut answered_fields: Vec<String> = Vec::new();
         for (k, n) in changed {
             if counters.contains_key(&k) {
                 continue;
             }
-            if follows(&k) {
+            if follows(&k) || derived(&k) {
                 continue;
             }
             if n * 2 >= compared && !transient.contains(&k) && !varying.contains(&k) {
@@ -409,9 +464,246 @@ pub fn action_effects(
             set_by: String::new(),
             answered_fields,
             followed_fields,
+            appends,
+            indexed_counters,
         });
     }
     out
+}
+
+/// One compared action answer: its observation, the record as the session last saw it before,
+/// and the record the answer holds.
+type Pair<'a> = (usize, &'a Map<String, Value>, &'a Map<String, Value>);
+
+/// Copies of the records the actions answered inside answers of other routes (`named`: the keys
+/// per session), per (session, type, key) in observation order: a record of an `acted_types`
+/// type, found as `create_counters` finds the records a create names (an object carrying the
+/// key as the type's primary key with mostly the type's fields). An action's own answers
+/// (`acting`) are not among them: those are the action's doing.
+#[allow(clippy::type_complexity)]
+fn embedded_views<'a>(
+    named: &BTreeMap<&str, BTreeSet<&str>>,
+    acting: &BTreeSet<usize>,
+    acted_types: &BTreeSet<&str>,
+    groups: &[RouteGroup],
+    plans: &[RoutePlan],
+    entity_types: &'a BTreeMap<String, EntityType>,
+    obs: &[Obs<'a>],
+) -> BTreeMap<EntityKey<'a>, Vec<(usize, Value)>> {
+    let mut out = BTreeMap::new();
+    if named.is_empty() {
+        return out;
+    }
+    let shapes = crate::create_counters::type_shapes(groups, plans, entity_types, obs);
+    for (key, found) in crate::create_counters::views(obs, named, entity_types, &shapes) {
+        if !acted_types.contains(key.1) {
+            continue;
+        }
+        let kept: Vec<(usize, Value)> = found
+            .into_iter()
+            .filter(|(i, _)| !acting.contains(i))
+            .map(|(i, m)| (i, Value::Object(m)))
+            .collect();
+        if !kept.is_empty() {
+            out.insert(key, kept);
+        }
+    }
+    out
+}
+
+/// The request's top-level body fields that sent scalars, as lists in the order sent: a
+/// repeated or indexed field (`choices[]=1`, `{"choices": [1, 0]}`) its items, a scalar field
+/// itself. A field holding anything deeper is left out.
+fn sent_lists(o: &Obs<'_>) -> BTreeMap<String, Vec<Value>> {
+    o.fold_top_level_fields(|acc: &mut Vec<(usize, Value)>, tokens, leaf| {
+        let at = match (tokens.next(), tokens.next()) {
+            (None, _) => match leaf {
+                // An empty array sent as such is a list of nothing.
+                Value::Array(a) if a.is_empty() => return true,
+                Value::Array(_) | Value::Object(_) => return false,
+                _ => 0,
+            },
+            (Some(n), None) => match n.parse::<usize>() {
+                Ok(n) => n,
+                Err(_) => return false,
+            },
+            _ => return false,
+        };
+        if leaf.is_array() || leaf.is_object() {
+            return false;
+        }
+        acc.push((at, leaf.clone()));
+        true
+    })
+    .into_iter()
+    .map(|(k, mut items)| {
+        items.sort_by_key(|(at, _)| *at);
+        (k, items.into_iter().map(|(_, v)| v).collect())
+    })
+    .collect()
+}
+
+/// Whether a sent value is the answered one: the same JSON, or the text of the answered
+/// number (a form sends every value as text).
+fn sent_as(sent: &Value, answered: &Value) -> bool {
+    sent == answered
+        || matches!((sent, answered), (Value::String(s), Value::Number(n)) if *s == n.to_string())
+}
+
+/// The [`SentAppend`] of array field `field`, if in every compared answer the array was the one
+/// the session last saw followed by the values one request field sent (at least one each
+/// time), the same field every time. `None` when no field, or more than one, fits every answer.
+fn append_rule(field: &str, pairs: &[Pair<'_>], obs: &[Obs<'_>]) -> Option<SentAppend> {
+    let mut fits: Option<BTreeSet<String>> = None;
+    let mut numbers = false;
+    for (i, before, after) in pairs {
+        let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get(field), after.get(field))
+        else {
+            return None;
+        };
+        let tail = a.strip_prefix(b.as_slice())?;
+        if tail.is_empty() {
+            return None;
+        }
+        let here: BTreeSet<String> = sent_lists(&obs[*i])
+            .into_iter()
+            .filter(|(_, sent)| {
+                sent.len() == tail.len() && sent.iter().zip(tail).all(|(s, t)| sent_as(s, t))
+            })
+            .map(|(k, sent)| {
+                numbers |= sent.iter().any(Value::is_string) && tail.iter().all(Value::is_number);
+                k
+            })
+            .collect();
+        let kept: BTreeSet<String> = match fits {
+            Some(f) => f.intersection(&here).cloned().collect(),
+            None => here,
+        };
+        if kept.is_empty() {
+            return None;
+        }
+        fits = Some(kept);
+    }
+    let fits = fits?;
+    if fits.len() != 1 {
+        return None;
+    }
+    Some(SentAppend {
+        field: field.to_string(),
+        from: fits.into_iter().next()?,
+        numbers,
+    })
+}
+
+/// The [`IndexedCounter`] of array field `field`, if in every compared answer the array held
+/// as many objects as the one the session last saw and each differed from its counterpart only
+/// in one integer member, moved by one step for every time one request field sent its
+/// position; the same field, member and step every time, and some position sent. `None` when
+/// no such rule, or more than one, fits every answer.
+fn indexed_counter_rule(
+    field: &str,
+    pairs: &[Pair<'_>],
+    obs: &[Obs<'_>],
+) -> Option<IndexedCounter> {
+    let mut fits: Option<BTreeSet<(String, String, i64)>> = None;
+    for (i, before, after) in pairs {
+        let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get(field), after.get(field))
+        else {
+            return None;
+        };
+        if a.len() != b.len() || a.is_empty() {
+            return None;
+        }
+        let mut here = BTreeSet::new();
+        for (by, sent) in sent_lists(&obs[*i]) {
+            let Some(positions) = sent
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => s.parse::<usize>().ok(),
+                    Value::Number(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<usize>>>()
+            else {
+                continue;
+            };
+            if positions.is_empty() || positions.iter().any(|p| *p >= a.len()) {
+                continue;
+            }
+            if let Some((member, step)) = stepped_member(b, a, &positions) {
+                here.insert((by, member, step));
+            }
+        }
+        let kept: BTreeSet<(String, String, i64)> = match fits {
+            Some(f) => f.intersection(&here).cloned().collect(),
+            None => here,
+        };
+        if kept.is_empty() {
+            return None;
+        }
+        fits = Some(kept);
+    }
+    let fits = fits?;
+    if fits.len() != 1 {
+        return None;
+    }
+    let (by, member, step) = fits.into_iter().next()?;
+    Some(IndexedCounter {
+        field: field.to_string(),
+        member,
+        by,
+        step,
+    })
+}
+
+/// The one integer member that moved between two arrays of objects, and its step per naming:
+/// every item as before except that member, moved by the step times the number of times
+/// `positions` names the item's position. `None` when anything else changed, no member or more
+/// than one did, or the moves are not one non-zero step per naming.
+fn stepped_member(before: &[Value], after: &[Value], positions: &[usize]) -> Option<(String, i64)> {
+    let mut member: Option<&str> = None;
+    for (b, a) in before.iter().zip(after) {
+        let (Value::Object(b), Value::Object(a)) = (b, a) else {
+            return None;
+        };
+        if a.len() != b.len() {
+            return None;
+        }
+        for (k, v) in a {
+            let held = b.get(k)?;
+            if held == v {
+                continue;
+            }
+            if held.as_i64().is_none() || v.as_i64().is_none() {
+                return None;
+            }
+            match member {
+                Some(m) if m != k => return None,
+                _ => member = Some(k),
+            }
+        }
+    }
+    let member = member?;
+    let mut step: Option<i64> = None;
+    for (at, (b, a)) in before.iter().zip(after).enumerate() {
+        let moved = a.get(member)?.as_i64()? - b.get(member)?.as_i64()?;
+        let named = i64::try_from(positions.iter().filter(|p| **p == at).count()).ok()?;
+        if named == 0 {
+            if moved != 0 {
+                return None;
+            }
+            continue;
+        }
+        if moved % named != 0 {
+            return None;
+        }
+        let per = moved / named;
+        match step {
+            Some(s) if s != per => return None,
+            _ => step = Some(per),
+        }
+    }
+    step.filter(|s| *s != 0).map(|s| (member.to_string(), s))
 }
 
 /// The `varying` boolean fields of the compared answers that follow a boolean field of
@@ -683,6 +975,8 @@ fn read_sets(
         set_by,
         answered_fields: Vec::new(),
         followed_fields: Vec::new(),
+        appends: Vec::new(),
+        indexed_counters: Vec::new(),
     })
 }
 

@@ -271,7 +271,7 @@ fn namings(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<N
 
 /// Per entity type, the top-level fields its own routes' 2xx answers showed (read, create,
 /// update): what tells a record of the type from another object with the same key.
-fn type_shapes<'t>(
+pub(crate) fn type_shapes<'t>(
     groups: &[RouteGroup],
     plans: &[RoutePlan],
     entity_types: &'t BTreeMap<String, EntityType>,
@@ -314,7 +314,7 @@ fn type_shapes<'t>(
 /// Views of named records, per (session, type, key): each answer's first object carrying the
 /// key as a type's primary key with mostly that type's fields, in observation order.
 #[allow(clippy::type_complexity)]
-fn views<'a>(
+pub(crate) fn views<'a>(
     obs: &[Obs<'a>],
     named: &BTreeMap<&str, BTreeSet<&str>>,
     entity_types: &'a BTreeMap<String, EntityType>,

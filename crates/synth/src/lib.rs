@@ -357,7 +357,20 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     carried_fields::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     read_progressions::learn(&templated, &mut built, &entity_types, &obs);
     parent_sequences::learn(&templated, &plans, &obs, &mut built, &mut entity_types);
-    for (route, stepped) in built.iter_mut().zip(stepped) {
+    for (route, mut stepped) in built.iter_mut().zip(stepped) {
+        // A counter the route's action steps on the record its path names is the action's:
+        // stepped once, not again as a write naming that record.
+        if let Some(action) = &route.action {
+            for rule in &mut stepped {
+                if rule.entity_type == action.entity_type
+                    && rule.param.as_deref() == Some(action.id_param.as_str())
+                {
+                    rule.counters
+                        .retain(|f, _| !action.counters.contains_key(f));
+                }
+            }
+            stepped.retain(|rule| !rule.counters.is_empty());
+        }
         route.create_counters = stepped;
     }
     for (route, filter) in built.iter_mut().zip(filters) {

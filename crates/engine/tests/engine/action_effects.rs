@@ -33,6 +33,8 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         set_by: String::new(),
         answered_fields: Vec::new(),
         followed_fields: Vec::new(),
+        appends: Vec::new(),
+        indexed_counters: Vec::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -158,6 +160,8 @@ fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_t
             set_by: String::new(),
             answered_fields: Vec::new(),
             followed_fields: Vec::new(),
+            appends: Vec::new(),
+            indexed_counters: Vec::new(),
         },
     );
     let s = Some("credit");
@@ -217,6 +221,8 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
             set_by: String::new(),
             answered_fields: Vec::new(),
             followed_fields: Vec::new(),
+            appends: Vec::new(),
+            indexed_counters: Vec::new(),
         },
     );
     let s = Some("wrap");
@@ -275,6 +281,8 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
             set_by: String::new(),
             answered_fields: Vec::new(),
             followed_fields: Vec::new(),
+            appends: Vec::new(),
+            indexed_counters: Vec::new(),
         },
     );
     let s = Some("reshare");
@@ -340,6 +348,8 @@ fn tier_sets(ty: &str) -> ActionEffect {
         set_by: "/type".into(),
         answered_fields: Vec::new(),
         followed_fields: Vec::new(),
+        appends: Vec::new(),
+        indexed_counters: Vec::new(),
     }
 }
 

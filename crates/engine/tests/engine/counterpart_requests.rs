@@ -443,6 +443,8 @@ fn an_action_answered_from_another_run_makes_that_runs_version_the_sessions_reco
         set_by: String::new(),
         answered_fields: Vec::new(),
         followed_fields: Vec::new(),
+        appends: Vec::new(),
+        indexed_counters: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
@@ -488,6 +490,8 @@ fn an_action_answered_from_another_run_keeps_the_sessions_values_of_its_transien
         set_by: String::new(),
         answered_fields: vec!["status".into()],
         followed_fields: Vec::new(),
+        appends: Vec::new(),
+        indexed_counters: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")

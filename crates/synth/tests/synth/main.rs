@@ -4,6 +4,7 @@
 
 mod common;
 
+mod action_arrays;
 mod action_values;
 mod blamed_fields;
 mod bound_guards;

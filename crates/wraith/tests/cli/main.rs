@@ -110,6 +110,7 @@ mod serve_parent_sequences;
 mod serve_path_filter;
 mod serve_path_memberships;
 mod serve_path_spellings;
+mod serve_poll_votes;
 mod serve_principal_lists;
 mod serve_processed_uploads;
 mod serve_qualified_keys;
