@@ -1267,6 +1267,33 @@ pub struct ImplicitChildren {
     /// samples listing no implicit child are kept too (a create without an image makes no
     /// disk), so the nearest request decides how many.
     pub samples: Vec<ImplicitSample>,
+    /// Text fields of the children spelled from a record the create's request names (a disk
+    /// labelled after the image it was made from), see [`ChildText`]. Empty (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<ChildText>,
+}
+
+/// A child's text field spelled from a field of the record the create's request named (see
+/// [`ImplicitChildren::texts`]): in samples whose requests named at least two different
+/// records, an item's `field` was `prefix`, that record's `from` and `suffix` (`Debian 12` →
+/// `Debian 12 Disk`, `Ubuntu 22.04 LTS` → `My Ubuntu 22.04 LTS Disk Profile`). The engine,
+/// copying an item of the nearest sample whose field is so spelled from the sample's record,
+/// spells it from the record the session's request named instead.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ChildText {
+    /// The child's top-level string field (`label`).
+    pub field: String,
+    /// JSON pointer of the create request's field naming the record (`/image`).
+    pub request_pointer: String,
+    /// The named record's entity type (`images`).
+    pub entity_type: String,
+    /// The named record's top-level string field spelled into the text (`label`).
+    pub from: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prefix: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub suffix: String,
 }
 
 /// A create's answer field naming an implicit child (see [`ImplicitChildren`]) of the record

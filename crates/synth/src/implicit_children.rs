@@ -20,7 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use wraith_model::{EntityType, ImplicitChildren, ImplicitLink, ImplicitSample, Route, StateOp};
+use wraith_model::{
+    ChildText, EntityType, ImplicitChildren, ImplicitLink, ImplicitSample, Route, StateOp,
+};
 
 use crate::observe::{Obs, ReqBody};
 use crate::routes::{RouteGroup, Seg};
@@ -223,12 +225,117 @@ pub fn learn(
             continue;
         };
         let list_path = built[pair.list].path.clone();
+        let texts = child_texts(&samples, entity_types);
         built[pair.create].implicit_children.push(ImplicitChildren {
             list_path,
             entity_type: ty,
             samples,
+            texts,
         });
     }
+}
+
+/// Shortest text of a named record's field spelled into a child's text: a shorter one (`1`,
+/// `us`) is found inside unrelated text by chance.
+const MIN_SPELLED_LEN: usize = 3;
+
+/// The children's text fields spelled from a record the create's request named
+/// ([`ChildText`]): for every sample item's top-level string, every top-level request string
+/// that is the key of a recorded record, and every string field of that record (at least
+/// [`MIN_SPELLED_LEN`] long) the text holds, the text around it. Kept when samples spelled it
+/// so with at least two different values of the record's field, and every sample naming such a
+/// record has an item spelling it so: one value inside a text may be chance (every image made
+/// by `linode`, every kernel `linode/grub2`), two are a rule.
+fn child_texts(
+    samples: &[ImplicitSample],
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Vec<ChildText> {
+    // Per candidate rule: the record values the samples spelled it with.
+    let mut spelled: BTreeMap<ChildText, BTreeSet<String>> = BTreeMap::new();
+    for sample in samples {
+        let Some(request) = sample.request.as_object() else {
+            continue;
+        };
+        for (sent_field, sent) in request {
+            let Some(named) = sent.as_str() else {
+                continue;
+            };
+            for (ty, et) in entity_types {
+                let Some(Value::Object(record)) = et.records.get(named) else {
+                    continue;
+                };
+                for item in &sample.items {
+                    let Some(item) = item.as_object() else {
+                        continue;
+                    };
+                    for (field, text) in item {
+                        let Some(text) = text.as_str() else {
+                            continue;
+                        };
+                        for (from, value) in record {
+                            let Some(value) = value.as_str().filter(|v| v.len() >= MIN_SPELLED_LEN)
+                            else {
+                                continue;
+                            };
+                            let Some(at) = text.find(value) else {
+                                continue;
+                            };
+                            let pointer = format!("/{}", crate::observe::escape_token(sent_field));
+                            spelled
+                                .entry(ChildText {
+                                    field: field.clone(),
+                                    request_pointer: pointer,
+                                    entity_type: ty.clone(),
+                                    from: from.clone(),
+                                    prefix: text[..at].to_string(),
+                                    suffix: text[at + value.len()..].to_string(),
+                                })
+                                .or_default()
+                                .insert(value.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (rule, values) in spelled {
+        if values.len() < 2 {
+            continue;
+        }
+        let ChildText {
+            field,
+            request_pointer,
+            entity_type,
+            from,
+            prefix,
+            suffix,
+        } = &rule;
+        // Every sample naming a record of the type has an item spelling its field so.
+        let holds = samples.iter().all(|sample| {
+            let Some(record) = sample
+                .request
+                .pointer(request_pointer)
+                .and_then(Value::as_str)
+                .and_then(|k| entity_types.get(entity_type)?.records.get(k))
+            else {
+                return true;
+            };
+            let Some(value) = record.get(from).and_then(Value::as_str) else {
+                return true;
+            };
+            let text = format!("{prefix}{value}{suffix}");
+            sample.items.is_empty()
+                || sample
+                    .items
+                    .iter()
+                    .any(|i| i.get(field).and_then(Value::as_str) == Some(text.as_str()))
+        });
+        if holds {
+            out.push(rule);
+        }
+    }
+    out
 }
 
 /// The records of another type the implicit `items` name that the session had created

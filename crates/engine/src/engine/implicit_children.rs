@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Number, Value};
-use wraith_model::{ImplicitSample, Route};
+use wraith_model::{ChildText, ImplicitSample, Route};
 
 use super::{Call, Engine};
 use crate::fixtures::scalar_key;
@@ -40,7 +40,7 @@ impl Engine {
         // Recorded child key → fresh key, over every chosen sample, so children naming each
         // other keep doing so.
         let mut fresh: BTreeMap<String, Value> = BTreeMap::new();
-        let mut chosen: Vec<(&str, &str, &ImplicitSample)> = Vec::new();
+        let mut chosen: Vec<(&str, &str, &ImplicitSample, &[ChildText])> = Vec::new();
         for children in &route.implicit_children {
             let Some(sample) = nearest(&children.samples, request) else {
                 continue;
@@ -57,15 +57,21 @@ impl Engine {
                     fresh.insert(old, new);
                 }
             }
-            chosen.push((&children.entity_type, &ty.primary_key, sample));
+            chosen.push((
+                &children.entity_type,
+                &ty.primary_key,
+                sample,
+                &children.texts,
+            ));
         }
         let mut parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         parents.push(key.to_string());
-        for (ty, pk, sample) in chosen {
+        for (ty, pk, sample, texts) in chosen {
             let echoes = request_echoes(&sample.request, request);
             let linked = self.linked_records(ns, sample, request);
             for item in &sample.items {
                 let mut child = item.clone();
+                self.respell_texts(ns, &mut child, texts, sample, request);
                 rename(&mut child, &sample.parent_key, key, &fresh);
                 if !echoes.is_empty() {
                     rename_echoes(&mut child, &echoes);
@@ -89,6 +95,51 @@ impl Engine {
 }
 
 impl Engine {
+    /// Spell each of a copied child's text fields that its sample spelled from the record the
+    /// sample's request named (`texts`, see [`ChildText`]) from the record the session's
+    /// `request` names there instead: the session's own, else the recorded one. A text the
+    /// sample spelled otherwise, or a record the session named that neither holds, keeps the
+    /// sample's text.
+    fn respell_texts(
+        &self,
+        ns: &Namespace,
+        child: &mut Value,
+        texts: &[ChildText],
+        sample: &ImplicitSample,
+        request: &Value,
+    ) {
+        for rule in texts {
+            let named = |req: &Value| req.pointer(&rule.request_pointer).and_then(scalar_key);
+            let (Some(was), Some(now)) = (named(&sample.request), named(request)) else {
+                continue;
+            };
+            if was == now {
+                continue;
+            }
+            let spelled = |record: &Value| {
+                record
+                    .get(&rule.from)
+                    .and_then(Value::as_str)
+                    .map(|v| format!("{}{v}{}", rule.prefix, rule.suffix))
+            };
+            let recorded = self.model.entity_types.get(&rule.entity_type);
+            let Some(old) = recorded.and_then(|t| t.records.get(&was)).and_then(spelled) else {
+                continue;
+            };
+            if child.get(&rule.field).and_then(Value::as_str) != Some(old.as_str()) {
+                continue;
+            }
+            let held = ns.entity(&rule.entity_type, &now);
+            let new = match &held {
+                Some(e) => spelled(&e.value),
+                None => recorded.and_then(|t| t.records.get(&now)).and_then(spelled),
+            };
+            if let (Some(new), Some(slot)) = (new, child.get_mut(&rule.field)) {
+                *slot = Value::String(new);
+            }
+        }
+    }
+
     /// The session's own record for each record the sample's items name through its request
     /// (`ImplicitSample::links`): recorded key → the key of the one live record of the link's
     /// type holding, as whole values, what the session's `request` sent at every one of the

@@ -275,3 +275,83 @@ async fn a_balancer_lists_the_profile_its_create_made_though_recorded_answers_na
     assert_eq!(profiles[0]["balancer_id"], id, "{profiles:?}");
     assert_eq!(profiles[0]["zone"], json!("zone-a"), "{profiles:?}");
 }
+
+/// The images every run lists, by key: only `one` and `two` were ever created from.
+const IMAGES: [(&str, &str); 3] = [
+    ("one", "First OS"),
+    ("two", "Second OS"),
+    ("three", "Third OS"),
+];
+
+/// Run `n`: lists the images, then creates a machine from image `one` (odd runs) or `two`
+/// (even runs), whose boot volume the API labelled after the image's label.
+fn labelled(t: &Twin, n: u64) {
+    let m = 7_000 + n;
+    let (image, label) = IMAGES[usize::from(n.is_multiple_of(2))];
+    let images: Vec<Value> = IMAGES
+        .iter()
+        .map(|(id, label)| json!({"id": id, "label": label, "vendor": "acme"}))
+        .collect();
+    let vol =
+        |k: u64, label: &str| json!({"id": 70_000 + 10 * n + k, "machine_id": m, "label": label});
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/images",
+            None,
+            &json!({"data": images, "results": 3}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/machines",
+            Some(&json!({"label": format!("l{n}"), "image": image})),
+            &json!({"id": m, "label": format!("l{n}"), "image": image}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/machines/{m}/volumes"),
+            None,
+            &json!({"data": [vol(0, &format!("{label} Boot")), vol(1, "acme swap")], "results": 2}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("labelled{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn an_implicit_volume_is_labelled_after_the_image_the_sessions_create_named() {
+    let t = har::synth_twin("labelled", ORIGIN, &[KEY], 4, labelled);
+    let create = har::model_route(&t, "POST", "/v1/machines");
+    let texts = &create["implicit_children"][0]["texts"];
+    // The label is spelled from the image's label; the swap's `acme` (every image's vendor,
+    // one value) is no rule.
+    assert_eq!(
+        texts,
+        &json!([{"field": "label", "request_pointer": "/image", "entity_type": "images",
+                 "from": "label", "suffix": " Boot"}]),
+        "{create}"
+    );
+    let server = t.serve_env(&[], &[KEY]);
+    for (image, boot) in [("three", "Third OS Boot"), ("one", "First OS Boot")] {
+        let made = server
+            .post(
+                "/v1/machines",
+                Some("agent-4"),
+                json!({"label": "mine", "image": image}),
+            )
+            .await;
+        made.assert_status(200);
+        let id = made.json()["id"].clone();
+        let listed = server
+            .get(&format!("/v1/machines/{id}/volumes"), Some("agent-4"))
+            .await;
+        listed.assert_status(200);
+        let labels: Vec<Value> = items(&listed.json())
+            .iter()
+            .map(|v| v["label"].clone())
+            .collect();
+        assert_eq!(labels, [json!(boot), json!("acme swap")], "{image}");
+    }
+}
