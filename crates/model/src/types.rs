@@ -700,7 +700,7 @@ pub struct ActionValue {
 /// What an action route does to the entity its path names (see [`Route::action`]): synth sets
 /// it when the route's recorded 2xx answers are that entity (the same primary key at the top
 /// level) and some of its top-level fields differ from the entity's recorded record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionEffect {
     /// The entity type whose record the action changes.
     pub entity_type: String,

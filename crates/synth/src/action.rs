@@ -554,8 +554,8 @@ fn sent_as(sent: &Value, answered: &Value) -> bool {
 /// the session last saw followed by the values one request field sent (at least one each
 /// time), the same field every time. `None` when no field, or more than one, fits every answer.
 fn append_rule(field: &str, pairs: &[Pair<'_>], obs: &[Obs<'_>]) -> Option<SentAppend> {
-    let mut fits: Option<BTreeSet<String>> = None;
     let mut numbers = false;
+    let mut allowed = Vec::with_capacity(pairs.len());
     for (i, before, after) in pairs {
         let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get(field), after.get(field))
         else {
@@ -575,24 +575,28 @@ fn append_rule(field: &str, pairs: &[Pair<'_>], obs: &[Obs<'_>]) -> Option<SentA
                 k
             })
             .collect();
-        let kept: BTreeSet<String> = match fits {
-            Some(f) => f.intersection(&here).cloned().collect(),
-            None => here,
-        };
-        if kept.is_empty() {
-            return None;
-        }
-        fits = Some(kept);
-    }
-    let fits = fits?;
-    if fits.len() != 1 {
-        return None;
+        allowed.push(here);
     }
     Some(SentAppend {
         field: field.to_string(),
-        from: fits.into_iter().next()?,
+        from: only_common(allowed)?,
         numbers,
     })
+}
+
+/// The one candidate every compared answer allows; `None` when there are no answers, or they
+/// share no candidate or more than one.
+fn only_common<T: Ord + Clone>(allowed: Vec<BTreeSet<T>>) -> Option<T> {
+    let mut answers = allowed.into_iter();
+    let mut common = answers.next()?;
+    for here in answers {
+        common = common.intersection(&here).cloned().collect();
+    }
+    let mut common = common.into_iter();
+    match (common.next(), common.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// The [`IndexedCounter`] of array field `field`, if in every compared answer the array held
@@ -605,7 +609,7 @@ fn indexed_counter_rule(
     pairs: &[Pair<'_>],
     obs: &[Obs<'_>],
 ) -> Option<IndexedCounter> {
-    let mut fits: Option<BTreeSet<(String, String, i64)>> = None;
+    let mut allowed = Vec::with_capacity(pairs.len());
     for (i, before, after) in pairs {
         let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get(field), after.get(field))
         else {
@@ -634,20 +638,9 @@ fn indexed_counter_rule(
                 here.insert((by, member, step));
             }
         }
-        let kept: BTreeSet<(String, String, i64)> = match fits {
-            Some(f) => f.intersection(&here).cloned().collect(),
-            None => here,
-        };
-        if kept.is_empty() {
-            return None;
-        }
-        fits = Some(kept);
+        allowed.push(here);
     }
-    let fits = fits?;
-    if fits.len() != 1 {
-        return None;
-    }
-    let (by, member, step) = fits.into_iter().next()?;
+    let (by, member, step) = only_common(allowed)?;
     Some(IndexedCounter {
         field: field.to_string(),
         member,

@@ -104,13 +104,6 @@ mod tests {
         ActionEffect {
             entity_type: "polls".into(),
             id_param: "id".into(),
-            fields: Vec::new(),
-            counters: Default::default(),
-            at: String::new(),
-            sets: Default::default(),
-            set_by: String::new(),
-            answered_fields: Vec::new(),
-            followed_fields: Vec::new(),
             appends: vec![SentAppend {
                 field: "own_votes".into(),
                 from: "choices".into(),
@@ -122,6 +115,7 @@ mod tests {
                 by: "choices".into(),
                 step: 1,
             }],
+            ..ActionEffect::default()
         }
     }
 
