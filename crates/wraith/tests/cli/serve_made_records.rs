@@ -22,8 +22,19 @@ fn poll(id: &str, multiple: bool, options: &[&str]) -> Value {
            "options": options})
 }
 
-fn post(id: &str, text: &str, poll: Value) -> Value {
+/// A recorded post answer holding `poll` (`null` for a plain post).
+pub(crate) fn post(id: &str, text: &str, poll: Value) -> Value {
     json!({"id": id, "content": text, "visibility": "public", "poll": poll})
+}
+
+/// A post's request: `text`, and a poll of `options` when `p` holds one. Every recorded post
+/// sends `sensitive=0` alike.
+pub(crate) fn sent_post(text: &str, p: Option<(bool, [&str; 2])>) -> Value {
+    let mut body = json!({"status": text, "sensitive": "0"});
+    if let Some((multiple, options)) = p {
+        body["poll"] = json!({"options": options, "multiple": multiple, "expires_in": 300});
+    }
+    body
 }
 
 /// One run: a read of a recorded poll, then posts with and without polls.
@@ -31,14 +42,8 @@ fn polls_twin() -> Twin {
     let t = Twin::init("polls", ORIGIN);
     let first = poll("1", true, &["yes", "no"]);
     let second = poll("2", false, &["up", "down"]);
-    let sent = |text: &str, p: Option<(bool, [&str; 2])>| {
-        // Every recorded post sent `sensitive=0` alike, and every poll counted `0` votes.
-        let mut body = json!({"status": text, "sensitive": "0"});
-        if let Some((multiple, options)) = p {
-            body["poll"] = json!({"options": options, "multiple": multiple, "expires_in": 300});
-        }
-        body
-    };
+    // Every recorded poll counted `0` votes.
+    let sent = sent_post;
     let entries = vec![
         har::entry(ORIGIN, "GET", "/api/polls/1", None, &first),
         har::entry(

@@ -9,6 +9,7 @@
 
 use crate::support;
 
+use crate::serve_made_records::{post, sent_post as sent};
 use serde_json::{Value, json};
 use support::{Twin, har};
 
@@ -23,18 +24,6 @@ fn poll(id: &str, multiple: bool, options: &[(&str, u64)], own: &[u64]) -> Value
     let total: u64 = own.len() as u64;
     json!({"id": id, "multiple": multiple, "expired": false, "votes_count": total,
            "own_votes": own, "options": options})
-}
-
-fn post(id: &str, text: &str, poll: Value) -> Value {
-    json!({"id": id, "content": text, "visibility": "public", "poll": poll})
-}
-
-fn sent(text: &str, p: Option<(bool, [&str; 2])>) -> Value {
-    let mut body = json!({"status": text, "sensitive": "0"});
-    if let Some((multiple, options)) = p {
-        body["poll"] = json!({"options": options, "multiple": multiple, "expires_in": 300});
-    }
-    body
 }
 
 /// A vote as a form sends it: the chosen positions as texts.
