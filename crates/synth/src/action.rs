@@ -679,7 +679,11 @@ fn stepped_member(before: &[Value], after: &[Value], positions: &[usize]) -> Opt
     let member = member?;
     let mut step: Option<i64> = None;
     for (at, (b, a)) in before.iter().zip(after).enumerate() {
-        let moved = a.get(member)?.as_i64()? - b.get(member)?.as_i64()?;
+        // Checked: recorded counters may sit anywhere in the integers.
+        let moved = a
+            .get(member)?
+            .as_i64()?
+            .checked_sub(b.get(member)?.as_i64()?)?;
         let named = i64::try_from(positions.iter().filter(|p| **p == at).count()).ok()?;
         if named == 0 {
             if moved != 0 {
@@ -1222,6 +1226,15 @@ mod tests {
                 (*id, m.as_object().unwrap().clone())
             })
             .collect()
+    }
+
+    #[test]
+    fn a_counter_moved_past_the_integers_steps_nothing_rather_than_overflowing() {
+        let before = [json!({"title": "a", "n": i64::MIN})];
+        let after = [json!({"title": "a", "n": i64::MAX})];
+        assert_eq!(stepped_member(&before, &after, &[0]), None);
+        let after = [json!({"title": "a", "n": i64::MIN + 2})];
+        assert_eq!(stepped_member(&before, &after, &[0, 0]), Some(("n".into(), 1)));
     }
 
     #[test]
