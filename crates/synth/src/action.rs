@@ -1234,7 +1234,10 @@ mod tests {
         let after = [json!({"title": "a", "n": i64::MAX})];
         assert_eq!(stepped_member(&before, &after, &[0]), None);
         let after = [json!({"title": "a", "n": i64::MIN + 2})];
-        assert_eq!(stepped_member(&before, &after, &[0, 0]), Some(("n".into(), 1)));
+        assert_eq!(
+            stepped_member(&before, &after, &[0, 0]),
+            Some(("n".into(), 1))
+        );
     }
 
     #[test]
