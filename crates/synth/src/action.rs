@@ -212,14 +212,21 @@ pub fn action_effects(
         cands.push(cand);
     }
 
-    // The records the actions answered, per session, and every action's own observations.
+    // The records an action answered before the session saw them any other way (no read,
+    // create or update answer of them, no earlier action on them), per session: only their
+    // copies inside other answers are looked for. And every action's own observations.
     let mut named: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for cand in &cands {
         for (i, id, _) in &cand.entity {
-            named
-                .entry(obs[*i].session)
-                .or_default()
-                .insert(id.as_str());
+            let key = (obs[*i].session, cand.ty, id.clone());
+            let earlier = |at: Option<&Vec<usize>>| at.is_some_and(|a| a.iter().any(|j| j < i));
+            let viewed = seen.get(&key).is_some_and(|v| v.iter().any(|(j, _)| j < i));
+            if !viewed && !earlier(acted.get(&key)) {
+                named
+                    .entry(obs[*i].session)
+                    .or_default()
+                    .insert(id.as_str());
+            }
         }
     }
     let acting: BTreeSet<usize> = cands
