@@ -1812,19 +1812,28 @@ impl Engine {
     }
 
     /// Whether the route's variants, by a guard on what this session made (a duplicate of a
-    /// record it holds, a record another principal made), select another status than a
-    /// recorded answer's: that answer is its run's world (the name was taken there, the
-    /// asker owned the record there), so the variants answer instead.
+    /// record it holds, a record another principal made, the state of a record it knows),
+    /// select another status than a recorded answer's: that answer is its run's world (the
+    /// name was taken there, the asker owned the record there, the poll was voted in there),
+    /// so the variants answer instead.
     fn session_guards_overrule(&self, ns: &Namespace, call: &Call<'_>, status: u16) -> bool {
-        fn on_session(g: &Guard) -> bool {
+        fn on_session(g: &Guard, record_known: &dyn Fn() -> bool) -> bool {
             match g {
                 Guard::DuplicateValue { .. } | Guard::ForeignRecord { .. } => true,
-                Guard::All { all } => all.iter().any(on_session),
+                // The record's state decides only where the session knows the record: of one
+                // it never saw, the recorded answer is all there is.
+                Guard::RecordFieldEquals { .. } | Guard::RecordFieldEmpty { .. } => record_known(),
+                Guard::All { all } => all.iter().any(|g| on_session(g, record_known)),
                 _ => false,
             }
         }
         let route = &self.model.routes[call.m.route];
-        if !route.variants.iter().any(|v| on_session(&v.guard)) {
+        let record_known = || self.named_record(ns, call).is_some();
+        if !route
+            .variants
+            .iter()
+            .any(|v| on_session(&v.guard, &record_known))
+        {
             return false;
         }
         route
@@ -2033,7 +2042,38 @@ impl Engine {
                     .iter()
                     .any(|(name, mt)| name == part && mt == media_type)
             }
+            Guard::RecordFieldEquals { field, value } => self
+                .named_record(ns, call)
+                .is_some_and(|r| r.get(field) == Some(value)),
+            Guard::RecordFieldEmpty { field, empty } => self
+                .named_record(ns, call)
+                .and_then(|r| r.get(field).and_then(Value::as_array).map(Vec::is_empty))
+                .is_some_and(|e| e == *empty),
         }
+    }
+
+    /// The record the call's route names, as the session holds it (the record-state guards):
+    /// an action's entity at its `id_param`, else the route's own entity at its `id_param`.
+    fn named_record(&self, ns: &Namespace, call: &Call<'_>) -> Option<Value> {
+        let route = &self.model.routes[call.m.route];
+        let (ty, id) = match &route.action {
+            // As `acted_on` names the action's record.
+            Some(action) => (
+                action.entity_type.as_str(),
+                Cow::Borrowed(
+                    call.m
+                        .params
+                        .iter()
+                        .find(|(n, _)| *n == action.id_param)
+                        .map(|(_, v)| v.as_str())?,
+                ),
+            ),
+            None => (
+                route.entity_type.as_deref()?,
+                param_key(route, &call.m.params, route.id_param.as_deref()?)?,
+            ),
+        };
+        self.base_entity(ns, ty, &id)
     }
 
     // ---------------------------------------------------------------- rendering

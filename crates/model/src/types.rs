@@ -1773,6 +1773,17 @@ pub enum Guard {
     /// A `multipart/form-data` file part named `part` declares this media type (lowercase,
     /// no parameters): what a server answers by the kind of file it was sent.
     UploadType { part: String, media_type: String },
+    /// The record the route names (an action's [`ActionEffect::entity_type`] record at its
+    /// `id_param`, else the route's own entity at `id_param`), as the session holds it, has
+    /// `value` (a boolean or `null`) at its top-level `field`: an action refused for the
+    /// state its record is in (a 403 unsuspending an account that is not suspended). False
+    /// when the session knows no such record.
+    RecordFieldEquals { field: String, value: Value },
+    /// The record the route names (as [`Guard::RecordFieldEquals`] finds it) holds an array
+    /// at its top-level `field` that is (or is not) empty: a vote refused on a poll the
+    /// session already voted in (`own_votes` not empty). False when the session knows no such
+    /// record or the field is not an array.
+    RecordFieldEmpty { field: String, empty: bool },
 }
 
 impl Guard {

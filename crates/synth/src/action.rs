@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 use wraith_model::{
-    ActionEffect, EntityType, FollowedField, IndexedCounter, MembershipEffect, SentAppend, StateOp,
+    ActionEffect, EntityType, FollowedField, Guard, IndexedCounter, MembershipEffect, SentAppend,
+    StateOp,
 };
 
 use crate::observe::Obs;
@@ -39,13 +40,23 @@ type EntityKey<'a> = (&'a str, &'a str, String);
 
 use crate::values::scalar_key;
 
-/// The action effect of every route (same order as the groups); `None` for the others.
+/// What the actions do, per route (same order as the groups).
+pub struct ActionsLearned {
+    /// The action effect of every route; `None` for the others.
+    pub effects: Vec<Option<ActionEffect>>,
+    /// The refusals of every action route that the state of its record decides, as (status,
+    /// guard) (see [`crate::state_refusals`]); empty for the others.
+    pub refusals: Vec<Vec<(u16, Guard)>>,
+}
+
+/// The action effect of every route (same order as the groups), and the refusals its record's
+/// state decides.
 pub fn action_effects(
     groups: &[RouteGroup],
     plans: &[RoutePlan],
     entity_types: &BTreeMap<String, EntityType>,
     obs: &[Obs<'_>],
-) -> Vec<Option<ActionEffect>> {
+) -> ActionsLearned {
     // Where each entity type's id sits: (origin, path segments up to the id) → (type, param).
     let mut id_sites = BTreeMap::new();
     for (g, p) in groups.iter().zip(plans) {
@@ -268,9 +279,33 @@ pub fn action_effects(
         w.sort_unstable();
     }
     let mut out = vec![None; groups.len()];
+    let mut refusals = vec![Vec::new(); groups.len()];
     for cand in &cands {
         let Some(et) = entity_types.get(cand.ty) else {
             continue;
+        };
+        // The record as the session last saw it before observation `i`: the latest earlier
+        // view, or an earlier action's answer when that came later (an unfavourite is compared
+        // with the favourite before it); without either, the latest earlier copy inside
+        // another answer (a poll inside the post that made it).
+        let session_view = |i: usize, id: &str| -> Option<&Value> {
+            let key = (obs[i].session, cand.ty, id.to_string());
+            let view = seen
+                .get(&key)
+                .and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
+            let prior_action = acted
+                .get(&key)
+                .and_then(|a| a.iter().rev().find(|j| **j < i))
+                .and_then(|j| action_bodies.get(j).map(|b| (*j, *b)));
+            match (view, prior_action) {
+                (Some((jv, _)), Some((ja, b))) if ja > *jv => Some(b),
+                (Some((_, v)), _) => Some(v),
+                (None, Some((_, b))) => Some(b),
+                (None, None) => embedded
+                    .get(&key)
+                    .and_then(|v| v.iter().rev().find(|(j, _)| *j < i))
+                    .map(|(_, v)| v),
+            }
         };
         if cand.entity.is_empty() {
             let views = Views {
@@ -301,32 +336,23 @@ pub fn action_effects(
         let mut samples: Vec<(&str, &Map<String, Value>)> = Vec::new();
         // The compared answers with the record as the session saw it before each.
         let mut pairs: Vec<Pair<'_>> = Vec::new();
+        // The record before each compared answer, where the session had seen it.
+        let mut accepted: Vec<&Map<String, Value>> = Vec::new();
         for (i, id, body) in &cand.entity {
             let i = *i;
             let key = (obs[i].session, cand.ty, id.clone());
             let views = seen.get(&key);
-            // The latest earlier view, or an earlier action's answer when that came later (an
-            // unfavourite is compared with the favourite before it).
-            let view = views.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
-            // Without either, the latest earlier copy inside another answer (a poll inside the
-            // post that made it), before the recorded record: a copy may show the record as
+            // The latest earlier view of the record's own, else its latest earlier copy inside
+            // another answer, before the recorded record: a copy may show the record as
             // another viewer sees it, so one of its own answers comes first.
+            let view = views.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));
             let copy = embedded
                 .get(&key)
                 .and_then(|v| v.iter().rev().find(|(j, _)| *j < i))
                 .map(|(_, v)| v);
-            let prior_action = acted
-                .get(&key)
-                .and_then(|a| a.iter().rev().find(|j| **j < i))
-                .and_then(|j| action_bodies.get(j).map(|b| (*j, *b)));
             let seen_as = view.map(|(_, v)| v).or(copy).or_else(|| et.records.get(id));
-            let before = match (view, prior_action) {
-                (Some((jv, _)), Some((ja, b))) if ja > *jv => Some(b),
-                (Some((_, v)), _) => Some(v),
-                (None, Some((_, b))) => Some(b),
-                (None, None) => copy,
-            }
-            .or_else(|| et.records.get(id));
+            let session_before = session_view(i, id);
+            let before = session_before.or_else(|| et.records.get(id));
             // The next view of the entity, unless another action touched it first.
             let next_action = acted
                 .get(&key)
@@ -354,6 +380,9 @@ pub fn action_effects(
             compared += 1;
             samples.push((id.as_str(), map));
             pairs.push((i, before, map));
+            if let Some(b) = session_before.and_then(Value::as_object) {
+                accepted.push(b);
+            }
             for (k, v) in map {
                 if k == pk || values::is_identifier_key(k) {
                     continue;
@@ -461,7 +490,7 @@ pub fn action_effects(
         if fields.is_empty() && counters.is_empty() && !cand.at.is_empty() {
             continue;
         }
-        out[cand.gi] = Some(ActionEffect {
+        let effect = ActionEffect {
             entity_type: cand.ty.to_string(),
             id_param: cand.param.to_string(),
             fields,
@@ -473,9 +502,41 @@ pub fn action_effects(
             followed_fields,
             appends,
             indexed_counters,
-        });
+        };
+        // The refusals of the action, each status against the record as the session saw it
+        // before each refused request: every one must have been seen.
+        let g = &groups[cand.gi];
+        let mut refused: BTreeMap<u16, Option<Vec<&Map<String, Value>>>> = BTreeMap::new();
+        if let Some(pi) = g.params.iter().position(|p| p == cand.param) {
+            for (&i, values) in g.obs.iter().zip(&g.param_values) {
+                if !crate::state_refusals::is_state_refusal(obs[i].status) {
+                    continue;
+                }
+                let view = values
+                    .get(pi)
+                    .and_then(|id| session_view(i, id))
+                    .and_then(Value::as_object);
+                let slot = refused.entry(obs[i].status).or_insert(Some(Vec::new()));
+                match (slot.as_mut(), view) {
+                    (Some(views), Some(v)) => views.push(v),
+                    _ => *slot = None,
+                }
+            }
+        }
+        let effect_fields = crate::state_refusals::effect_fields(&effect);
+        for (status, views) in refused {
+            if let Some(guard) = views.and_then(|views| {
+                crate::state_refusals::record_state_guard(&views, &accepted, &effect_fields, pk)
+            }) {
+                refusals[cand.gi].push((status, guard));
+            }
+        }
+        out[cand.gi] = Some(effect);
     }
-    out
+    ActionsLearned {
+        effects: out,
+        refusals,
+    }
 }
 
 /// One compared action answer: its observation, the record as the session last saw it before,

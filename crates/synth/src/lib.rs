@@ -83,6 +83,7 @@ pub mod segment_members;
 pub mod sent_expansions;
 pub mod session_bound;
 pub mod state;
+pub mod state_refusals;
 pub mod symbols;
 pub mod text_rendering;
 pub mod text_tags;
@@ -219,7 +220,10 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     let (plan_routes, obs_ref) = (&plans.routes, &obs);
     let mut routes: Vec<(Route, Vec<Diagnostic>)> = Vec::new();
     let mut drifts = Vec::new();
-    let mut effects = Vec::new();
+    let mut effects = action::ActionsLearned {
+        effects: Vec::new(),
+        refusals: Vec::new(),
+    };
     let mut members = Vec::new();
     let mut member_effects = member_effects::Learned::default();
     let mut mentions = Vec::new();
@@ -291,8 +295,9 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (route, drift) in built.iter_mut().zip(drifts) {
         route.drift = drift;
     }
-    for (route, effect) in built.iter_mut().zip(effects) {
+    for ((route, effect), refusals) in built.iter_mut().zip(effects.effects).zip(effects.refusals) {
         route.action = effect;
+        variants::guard_refusals(route, refusals);
     }
     for (route, effect) in built.iter_mut().zip(members) {
         route.membership = effect;

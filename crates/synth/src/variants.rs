@@ -1194,6 +1194,31 @@ fn split_by_field_value<'a>(
     (parts, rest)
 }
 
+/// Gives the route's one unguarded variant of each refused status the guard its record's state
+/// learned ([`crate::state_refusals`]), with the id that guard makes, and puts it before the
+/// variants it is more specific than: a refusal the recordings only replayed now answers every
+/// session whose record is in that state. A status with none or several unguarded variants
+/// stays as it is.
+pub fn guard_refusals(route: &mut wraith_model::Route, refusals: Vec<(u16, Guard)>) {
+    if refusals.is_empty() {
+        return;
+    }
+    for (status, guard) in refusals {
+        let mut open = route
+            .variants
+            .iter_mut()
+            .filter(|v| v.status == status && v.guard == Guard::Always);
+        let (Some(v), None) = (open.next(), open.next()) else {
+            continue;
+        };
+        v.id = variant_id(&route.id, status, &guard);
+        v.guard = guard;
+    }
+    route
+        .variants
+        .sort_by_key(|v| Reverse(v.guard.specificity()));
+}
+
 /// 16 hex of sha256(route id, status, guard).
 pub fn variant_id(route_id: &str, status: u16, guard: &Guard) -> String {
     let guard_json = wraith_model::to_canonical_json(guard).unwrap_or_default();

@@ -52,6 +52,7 @@ mod rules;
 mod segment_members;
 mod sent_expansions;
 mod state_effects;
+mod state_refusals;
 mod strangers_and_cascades;
 mod text_rendering;
 mod text_tags;

@@ -3,8 +3,10 @@
 //! sent choices appended to `own_votes` and the chosen options' `votes_count` stepped. Synth
 //! learns those effects from the poll as the post that made it showed it (no read of the poll
 //! came before the first vote), and the served twin answers a vote on the session's own poll
-//! with the session's options and counts, not a recorded poll's. Black-box: the real binary
-//! on a HAR written here.
+//! with the session's options and counts, not a recorded poll's. A second vote on a poll of one
+//! choice was refused, and the twin refuses it where the session's own poll is in that state
+//! (`Guard::RecordFieldEmpty` with `Guard::RecordFieldEquals`). Black-box: the real binary on a
+//! HAR written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -83,6 +85,17 @@ fn votes_twin() -> Twin {
             "/api/polls/2/votes",
             Some(&vote(&["0"])),
             &up_down([1, 0], &[0]),
+        ),
+        // A second vote on a poll of one choice is refused.
+        har::with_status(
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/api/polls/2/votes",
+                Some(&vote(&["1"])),
+                &json!({"error": "You have already voted on this poll"}),
+            ),
+            422,
         ),
         har::entry(
             ORIGIN,
@@ -170,4 +183,75 @@ async fn a_vote_on_the_sessions_poll_answers_its_options_with_the_chosen_ones_co
     assert_eq!(read.json(), second);
     let other = server.get(&format!("/api/polls/{id}"), Some("other")).await;
     assert_ne!(other.json().get("own_votes"), Some(&json!([2, 0])));
+}
+
+#[tokio::test]
+async fn a_second_vote_on_the_sessions_poll_of_one_choice_is_refused() {
+    let t = votes_twin();
+    let variants = har::model_route(&t, "POST", "/api/polls/:param/votes")["variants"].clone();
+    assert_eq!(
+        variants[0]["guard"],
+        json!({"guard": "all", "all": [
+            {"guard": "record_field_empty", "field": "own_votes", "empty": false},
+            {"guard": "record_field_equals", "field": "multiple", "value": false},
+        ]}),
+        "{variants}"
+    );
+
+    let server = t.serve(&[]);
+    let make = |s| {
+        let server = &server;
+        async move {
+            server
+                .post(
+                    "/api/statuses",
+                    Some(s),
+                    json!({"status": "one?", "sensitive": "0",
+                           "poll": {"options": ["red", "blue"], "multiple": false,
+                                    "expires_in": 600}}),
+                )
+                .await
+                .json()["poll"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let id = make("voter").await;
+    let votes = format!("/api/polls/{id}/votes");
+    server
+        .post(&votes, Some("voter"), vote(&["1"]))
+        .await
+        .assert_status(200);
+    let again = server.post(&votes, Some("voter"), vote(&["0"])).await;
+    again.assert_status(422);
+    assert_eq!(
+        again.json(),
+        json!({"error": "You have already voted on this poll"})
+    );
+    // The refusal changed nothing, and another session's first vote on its poll counts.
+    let read = server.get(&format!("/api/polls/{id}"), Some("voter")).await;
+    assert_eq!(read.json()["own_votes"], json!([1]), "{}", read.json());
+    let theirs = make("other").await;
+    server
+        .post(
+            &format!("/api/polls/{theirs}/votes"),
+            Some("other"),
+            vote(&["0"]),
+        )
+        .await
+        .assert_status(200);
+}
+
+#[tokio::test]
+async fn a_recorded_refusal_of_a_vote_on_a_poll_the_session_never_saw_is_replayed() {
+    let t = votes_twin();
+    let server = t.serve(&[]);
+    // The session knows nothing of poll 2, so its state decides nothing: the recorded answer
+    // to this very request stands.
+    let refused = server
+        .post("/api/polls/2/votes", Some("stranger"), vote(&["1"]))
+        .await;
+    refused.assert_status(422);
+    assert_eq!(refused.header("x-wraith-provenance"), Some("recorded"));
 }
