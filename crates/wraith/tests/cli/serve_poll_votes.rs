@@ -244,6 +244,32 @@ async fn a_second_vote_on_the_sessions_poll_of_one_choice_is_refused() {
 }
 
 #[tokio::test]
+async fn a_replayed_vote_leaves_the_poll_as_it_answered_for_later_reads_and_votes() {
+    let t = votes_twin();
+    let server = t.serve(&[]);
+    let s = Some("again");
+    // The recorded post and vote, sent as recorded: both replayed.
+    let made = server
+        .post("/api/statuses", s, sent("c", Some((false, ["up", "down"]))))
+        .await;
+    assert_eq!(made.header("x-wraith-provenance"), Some("recorded"));
+    let voted = server.post("/api/polls/2/votes", s, vote(&["0"])).await;
+    voted.assert_status(200);
+    assert_eq!(voted.header("x-wraith-provenance"), Some("recorded"));
+    let read = server.get("/api/polls/2", s).await;
+    read.assert_status(200);
+    assert_eq!(read.json()["own_votes"], json!([0]), "{}", read.json());
+    assert_eq!(
+        titles_and_counts(&read.json()),
+        [("up".into(), 1), ("down".into(), 0)]
+    );
+    server
+        .post("/api/polls/2/votes", s, vote(&["1"]))
+        .await
+        .assert_status(422);
+}
+
+#[tokio::test]
 async fn a_recorded_refusal_of_a_vote_on_a_poll_the_session_never_saw_is_replayed() {
     let t = votes_twin();
     let server = t.serve(&[]);
