@@ -1471,6 +1471,7 @@ mod tests {
                 hole(
                     HoleKind::Clock {
                         unit: ClockUnit::EpochSec,
+                        after: None,
                     },
                     JsonType::Number,
                     vec![],

@@ -94,6 +94,7 @@ fn bench_engine() -> Engine {
                 Node::Hole(Hole {
                     source: HoleKind::Clock {
                         unit: ClockUnit::EpochSec,
+                        after: None,
                     },
                     observed_type: JsonType::Number,
                     examples: vec![],

@@ -545,9 +545,13 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
                 .unwrap_or_else(|| default_of(hole.observed_type)),
         },
         HoleKind::Generated { shape } => generate_id(shape, ns.ns),
-        HoleKind::Clock { unit } => {
-            let t = ns.now();
-            unit.value_at(t)
+        HoleKind::Clock { unit, after } => {
+            let later = after
+                .as_ref()
+                .and_then(|src| req.echo_source(src))
+                .and_then(|v| wraith_model::clock::sent_seconds_us(&v))
+                .unwrap_or(0);
+            unit.value_at(ns.now().saturating_add(later))
         }
         HoleKind::Counter { name } => {
             let key = if name.is_empty() { json_path } else { name };

@@ -57,6 +57,19 @@ pub fn instant_of(v: &Value) -> Option<i64> {
     }
 }
 
+/// A number of seconds a request sent (a JSON number, or a numeric text as a form sends it), in
+/// microseconds: how far after the clock a [`crate::HoleKind::Clock`] with `after` lies. `None`
+/// for anything else, and for a span past a thousand years either way, which no expiry is.
+pub fn sent_seconds_us(v: &Value) -> Option<i64> {
+    const MAX_SECONDS: f64 = 1_000.0 * 366.0 * 86_400.0;
+    let x = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    (x.is_finite() && x.abs() <= MAX_SECONDS).then_some((x * 1e6) as i64)
+}
+
 /// An epoch number in seconds or milliseconds, by its magnitude, in microseconds.
 fn epoch_us(x: f64) -> Option<i64> {
     if EPOCH_SEC.contains(&x) {

@@ -415,8 +415,15 @@ pub enum HoleKind {
     Echo { from: EchoSource },
     /// A fresh value of the learned shape from the namespace's seeded generator.
     Generated { shape: IdShape },
-    /// The namespace clock in the given unit.
-    Clock { unit: ClockUnit },
+    /// The namespace clock in the given unit; with `after`, that many seconds later as the
+    /// request sent a number there (a poll's `expires_at`, its `expires_in` after the post).
+    /// Without the number in the request, the clock itself. Absent (and not written) for
+    /// every other clock, so older models read unchanged.
+    Clock {
+        unit: ClockUnit,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<EchoSource>,
+    },
     /// A per-namespace counter (named by the JSON path), incremented on each render.
     Counter { name: String },
     /// None of the above: one of `examples`, chosen by a hash of the request path.

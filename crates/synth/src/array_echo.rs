@@ -227,6 +227,7 @@ mod tests {
             body,
             session: "s",
             answered: None,
+            obs: None,
         }
     }
 

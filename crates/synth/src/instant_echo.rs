@@ -131,6 +131,7 @@ mod tests {
             body,
             session: "s",
             answered,
+            obs: None,
         }
     }
 

@@ -85,6 +85,7 @@ fn learn_variant(
             body: &o.req_fields,
             session: o.session,
             answered: crate::unify::answered_window(o),
+            obs: Some(o),
         })
         .collect();
     let present = Value::Bool(true);

@@ -45,6 +45,7 @@ pub mod array_echo;
 pub mod carried_fields;
 pub mod cascades;
 pub mod child_refs;
+pub mod clock_after;
 pub mod compose;
 pub mod create_counters;
 pub mod create_inputs;

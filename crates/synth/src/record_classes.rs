@@ -94,7 +94,7 @@ fn record_field_classes(
             for f in fields {
                 let class = match &f.value {
                     Node::Hole(Hole {
-                        source: HoleKind::Clock { unit },
+                        source: HoleKind::Clock { unit, .. },
                         ..
                     }) => FieldClass::Clock(unit.clone()),
                     Node::Hole(Hole {
@@ -187,7 +187,7 @@ fn clock_constants(item: &mut Node, classes: &BTreeMap<String, FieldClass>) {
         }
         let value = value.clone();
         f.value = Node::Hole(Hole {
-            source: HoleKind::Clock { unit },
+            source: HoleKind::Clock { unit, after: None },
             observed_type: JsonType::of(&value),
             examples: vec![value],
             more_examples: Vec::new(),

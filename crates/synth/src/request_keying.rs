@@ -656,6 +656,7 @@ mod tests {
                 body: b,
                 session: s,
                 answered: None,
+                obs: None,
             })
             .collect()
     }

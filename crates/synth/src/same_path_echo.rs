@@ -171,6 +171,7 @@ mod tests {
             body,
             session: "s",
             answered: None,
+            obs: None,
         }
     }
 

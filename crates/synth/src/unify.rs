@@ -89,6 +89,9 @@ pub struct Ctx<'o> {
     /// When the exchange was answered: its request start and last byte, in unix microseconds
     /// (`None` where the recording has no timing).
     pub answered: Option<(u64, u64)>,
+    /// The observation itself, where its answer may be read (the timestamps a clock offset by
+    /// a sent number of seconds is measured from, [`crate::clock_after`]).
+    pub obs: Option<&'o Obs<'o>>,
 }
 
 impl<'o> Ctx<'o> {
@@ -103,6 +106,7 @@ impl<'o> Ctx<'o> {
             body: &obs.req_fields,
             session: obs.session,
             answered: answered_window(obs),
+            obs: Some(obs),
         }
     }
 
@@ -635,8 +639,9 @@ impl Unifier<'_> {
                 && let Some(unit) = values::clock_unit(vals[0].0, key)
                 && (n == 1 || self.stamped_when_answered(vals, &unit))
             {
+                let after = crate::clock_after::learn(vals, self.ctxs, &unit);
                 return Node::Hole(recorded_hole(
-                    HoleKind::Clock { unit },
+                    HoleKind::Clock { unit, after },
                     observed_type,
                     vals,
                     if n == 1 { 5_000 } else { 7_000 },
@@ -666,8 +671,9 @@ impl Unifier<'_> {
                 .iter()
                 .all(|v| values::clock_unit(v, key).is_some_and(|u| same_unit_kind(&u, &unit)))
         {
+            let after = crate::clock_after::learn(vals, self.ctxs, &unit);
             return Node::Hole(recorded_hole(
-                HoleKind::Clock { unit },
+                HoleKind::Clock { unit, after },
                 observed_type,
                 vals,
                 9_000,
@@ -1285,6 +1291,7 @@ mod tests {
             body,
             session: "s",
             answered: None,
+            obs: None,
         }
     }
 
@@ -1487,6 +1494,7 @@ mod tests {
         let ctxs: Vec<Ctx<'_>> = (0..3)
             .map(|i| Ctx {
                 answered: window(i),
+                obs: None,
                 ..ctx(&[], &[], &[])
             })
             .collect();
@@ -1513,7 +1521,8 @@ mod tests {
                 &node,
                 Node::Hole(Hole {
                     source: HoleKind::Clock {
-                        unit: wraith_model::ClockUnit::EpochSec
+                        unit: wraith_model::ClockUnit::EpochSec,
+                        ..
                     },
                     ..
                 })

@@ -204,6 +204,7 @@ fn posts_with_clock_author(known: Vec<serde_json::Value>) -> Engine {
                                         fraction_digits: 3,
                                         suffix: "Z".into(),
                                     },
+                                    after: None,
                                 },
                                 JsonType::String,
                                 vec![],

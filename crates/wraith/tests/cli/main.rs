@@ -59,6 +59,7 @@ mod serve_bound_guards;
 mod serve_carried_fields;
 mod serve_child_refs;
 mod serve_cli;
+mod serve_clock_after;
 mod serve_closed_set_guards;
 mod serve_companion_actions;
 mod serve_contract;

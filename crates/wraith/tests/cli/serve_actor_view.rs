@@ -180,6 +180,7 @@ fn posts_twin_with_clock_author() -> Twin {
                     fraction_digits: 3,
                     suffix: "Z".into(),
                 },
+                after: None,
             },
             JsonType::String,
             vec![],

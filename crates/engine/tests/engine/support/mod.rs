@@ -268,7 +268,11 @@ pub fn gen_id(shape: IdShape) -> Node {
 }
 
 pub fn clock(unit: ClockUnit) -> Node {
-    hole(HoleKind::Clock { unit }, JsonType::Number, vec![])
+    hole(
+        HoleKind::Clock { unit, after: None },
+        JsonType::Number,
+        vec![],
+    )
 }
 
 pub fn member(m: bool) -> Guard {

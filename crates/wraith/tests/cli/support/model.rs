@@ -252,6 +252,7 @@ pub fn shop(twin: &str) -> Model {
                         hole(
                             HoleKind::Clock {
                                 unit: ClockUnit::EpochSec,
+                                after: None,
                             },
                             JsonType::Number,
                             vec![json!(1_700_000_000)],
