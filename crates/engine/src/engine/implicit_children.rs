@@ -10,7 +10,9 @@
 //! place instead (the subnet a profile's interface joins), and one naming a record of another
 //! type that the sample's session had created (`ImplicitSample::links`) names the session's one
 //! live record of that type holding what its request sent where the recorded record held the
-//! recorded request's values (the network owning that subnet).
+//! recorded request's values (the network owning that subnet). A child naming a record the
+//! sample's request named at a place the session's request left unsent is not made: it was
+//! made for that record (a firewall's device for the instance its create named).
 //!
 //! A replayed create makes none: the replayed run's own recorded lists show its children.
 
@@ -69,7 +71,11 @@ impl Engine {
         for (ty, pk, sample, texts) in chosen {
             let echoes = request_echoes(&sample.request, request);
             let linked = self.linked_records(ns, sample, request);
+            let unsent = self.unsent_record_keys(&sample.request, request);
             for item in &sample.items {
+                if names_any(item, &unsent) {
+                    continue;
+                }
                 let mut child = item.clone();
                 self.respell_texts(ns, &mut child, texts, sample, request);
                 rename(&mut child, &sample.parent_key, key, &fresh);
@@ -195,6 +201,42 @@ impl Engine {
             .filter(|k| scalar_key(k).is_some())
             .cloned()
     }
+}
+
+impl Engine {
+    /// Record keys the sample's create `recorded` request sent (a firewall's `devices.linodes`
+    /// naming an instance) at a place where the session's `request` sent nothing: a child
+    /// naming one was made for that record (the instance's device), so a create that named
+    /// none makes no such child. A key is a value of at least three characters that some
+    /// entity type's recorded records hold as their key.
+    fn unsent_record_keys(&self, recorded: &Value, request: &Value) -> Vec<String> {
+        let mut leaves = Vec::new();
+        leaves_of(recorded, &mut leaves);
+        leaves
+            .into_iter()
+            .filter(|(pointer, _)| request.pointer(pointer).is_none_or(Value::is_null))
+            .filter_map(|(_, v)| scalar_key(v).filter(|t| t.chars().count() >= 3))
+            .filter(|key| {
+                self.model
+                    .entity_types
+                    .values()
+                    .any(|t| t.records.contains_key(key) || t.known_ids.contains(key))
+            })
+            .collect()
+    }
+}
+
+/// Whether `item` holds one of `keys` as a whole string or number anywhere.
+fn names_any(item: &Value, keys: &[String]) -> bool {
+    if keys.is_empty() {
+        return false;
+    }
+    let mut found = false;
+    wraith_model::pointer::for_each_leaf(item, &mut |_, leaf| {
+        found |= matches!(leaf, Value::String(_) | Value::Number(_))
+            && scalar_key(leaf).is_some_and(|t| keys.contains(&t));
+    });
+    found
 }
 
 /// The sample whose create request is nearest `request` (the first of equally near ones).

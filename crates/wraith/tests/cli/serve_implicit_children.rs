@@ -355,3 +355,54 @@ async fn an_implicit_volume_is_labelled_after_the_image_the_sessions_create_name
         assert_eq!(labels, [json!(boot), json!("acme swap")], "{image}");
     }
 }
+
+/// Recorded run `n`: a host create, then a firewall create naming the host in its
+/// `devices`, whose device list shows the device the create made for that host.
+fn guarded(t: &Twin, n: u64) {
+    let (host, fw, dev) = (70_000 + n, 71_000 + n, 72_000 + n);
+    let label = format!("host-{n}");
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/hosts",
+            Some(&json!({"label": label})),
+            &json!({"id": host, "label": label, "status": "running"}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/firewalls",
+            Some(&json!({"label": format!("fw-{n}"), "devices": {"hosts": [host]}})),
+            &json!({"id": fw, "label": format!("fw-{n}")}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/firewalls/{fw}/devices"),
+            None,
+            &json!({"data": [{"id": dev, "entity": {"id": host, "label": label,
+                                                    "url": format!("/v1/hosts/{host}")}}],
+                    "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("fw{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn an_implicit_device_is_not_made_where_the_sessions_create_named_no_record() {
+    let t = har::synth_twin("firewalls", ORIGIN, &[KEY], 3, guarded);
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent-4");
+    // Every recorded firewall named a host; this one names none, so it has no device.
+    let bare = server
+        .post("/v1/firewalls", s, json!({"label": "empty"}))
+        .await
+        .json()["id"]
+        .clone();
+    let listed = server
+        .get(&format!("/v1/firewalls/{bare}/devices"), s)
+        .await
+        .json();
+    assert_eq!(items(&listed), Vec::<Value>::new(), "{listed}");
+}
