@@ -80,6 +80,7 @@ impl Engine {
                 self.respell_texts(ns, &mut child, texts, sample, request);
                 rename(&mut child, &sample.parent_key, key, &fresh);
                 if !echoes.is_empty() {
+                    self.respell_named_copies(ns, &mut child, &echoes);
                     rename_echoes(&mut child, &echoes);
                 }
                 if !linked.is_empty() {
@@ -223,6 +224,94 @@ impl Engine {
                     .any(|t| t.records.contains_key(key) || t.known_ids.contains(key))
             })
             .collect()
+    }
+}
+
+impl Engine {
+    /// In a copied child, the copy of a record the sample's request named that the session's
+    /// request names another record in place of (`echoes`: recorded key → the session's): in
+    /// each object holding the recorded key as a whole value (a device's `entity`), a text
+    /// field holding what the recorded record held under the same name (its `label`) takes
+    /// the session's record's value there, the session's own else the recorded one; and in
+    /// every text of the child, the recorded key as a path segment (`…/instances/97185936`)
+    /// becomes the session's key. A record neither holds keeps the sample's texts but for
+    /// the path segments.
+    fn respell_named_copies(
+        &self,
+        ns: &Namespace,
+        child: &mut Value,
+        echoes: &BTreeMap<String, Value>,
+    ) {
+        for (was, now) in echoes {
+            let Some(now_key) = scalar_key(now) else {
+                continue;
+            };
+            let Some((ty, recorded)) = self
+                .model
+                .entity_types
+                .iter()
+                .find_map(|(name, t)| t.records.get(was).map(|r| (name.as_str(), r)))
+            else {
+                continue;
+            };
+            let session = match ns.entity(ty, &now_key) {
+                Some(e) => Some((*e.value).clone()),
+                None => self
+                    .model
+                    .entity_types
+                    .get(ty)
+                    .and_then(|t| t.records.get(&now_key))
+                    .cloned(),
+            };
+            if let Some(session) = &session {
+                respell_copies(child, was, recorded, session);
+            }
+            respell_segments(child, was, &now_key);
+        }
+    }
+}
+
+/// In every object under `v` holding `key` as a whole value, the text fields equal to the
+/// same-named field of `recorded` take `session`'s value there.
+fn respell_copies(v: &mut Value, key: &str, recorded: &Value, session: &Value) {
+    match v {
+        Value::Object(map) => {
+            let holds = map
+                .values()
+                .any(|x| !x.is_object() && !x.is_array() && scalar_key(x).as_deref() == Some(key));
+            if holds {
+                for (f, x) in map.iter_mut() {
+                    if x.is_string()
+                        && recorded.get(f) == Some(&*x)
+                        && let Some(mine) = session.get(f).filter(|m| m.is_string())
+                    {
+                        *x = mine.clone();
+                    }
+                }
+            }
+            map.values_mut()
+                .for_each(|x| respell_copies(x, key, recorded, session));
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|x| respell_copies(x, key, recorded, session)),
+        _ => {}
+    }
+}
+
+/// Every text under `v` holding `was` as a `/`-separated segment gets `now` there instead.
+fn respell_segments(v: &mut Value, was: &str, now: &str) {
+    match v {
+        Value::Object(map) => map.values_mut().for_each(|x| respell_segments(x, was, now)),
+        Value::Array(items) => items.iter_mut().for_each(|x| respell_segments(x, was, now)),
+        Value::String(s) if s.contains('/') && s.split('/').any(|seg| seg == was) => {
+            let respelled: Vec<&str> = s
+                .split('/')
+                .map(|seg| if seg == was { now } else { seg })
+                .collect();
+            *s = respelled.join("/");
+        }
+        _ => {}
     }
 }
 

@@ -406,3 +406,36 @@ async fn an_implicit_device_is_not_made_where_the_sessions_create_named_no_recor
         .json();
     assert_eq!(items(&listed), Vec::<Value>::new(), "{listed}");
 }
+
+#[tokio::test]
+async fn an_implicit_device_names_the_sessions_record_as_the_session_holds_it() {
+    let t = har::synth_twin("firewalls", ORIGIN, &[KEY], 3, guarded);
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent-5");
+    let host = server
+        .post("/v1/hosts", s, json!({"label": "mine"}))
+        .await
+        .json()["id"]
+        .clone();
+    let fw = server
+        .post(
+            "/v1/firewalls",
+            s,
+            json!({"label": "guard", "devices": {"hosts": [host]}}),
+        )
+        .await
+        .json()["id"]
+        .clone();
+    let listed = items(
+        &server
+            .get(&format!("/v1/firewalls/{fw}/devices"), s)
+            .await
+            .json(),
+    );
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed[0]["entity"],
+        json!({"id": host, "label": "mine", "url": format!("/v1/hosts/{host}")}),
+        "{listed:?}"
+    );
+}
