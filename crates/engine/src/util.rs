@@ -154,6 +154,27 @@ fn insert_form(map: &mut Map<String, Value>, path: &[String], value: Value) {
         }
         return;
     }
+    // `a[][b]=1&a[][c]=2` is one item `{b, c}` of `a`, as Rack reads it: a field goes into
+    // the last item unless that item already holds it, which starts the next one.
+    if rest[0].is_empty() {
+        let slot = map
+            .entry(first.clone())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !slot.is_array() {
+            *slot = Value::Array(Vec::new());
+        }
+        if let Value::Array(items) = slot {
+            let child = &rest[1..];
+            let fits = matches!(items.last(), Some(Value::Object(m)) if !holds_form_path(m, child));
+            if !fits {
+                items.push(Value::Object(Map::new()));
+            }
+            if let Some(Value::Object(m)) = items.last_mut() {
+                insert_form(m, child, value);
+            }
+        }
+        return;
+    }
     let slot = map
         .entry(first.clone())
         .or_insert_with(|| Value::Object(Map::new()));
@@ -163,6 +184,23 @@ fn insert_form(map: &mut Map<String, Value>, path: &[String], value: Value) {
     if let Value::Object(m) = slot {
         insert_form(m, rest, value);
     }
+}
+
+/// Whether an item of a form array already holds the field `path` names (up to its next
+/// `[]`, as Rack's `params_hash_has_key?` looks).
+fn holds_form_path(map: &Map<String, Value>, path: &[String]) -> bool {
+    let mut at = map;
+    for (i, token) in path.iter().enumerate() {
+        if token.is_empty() {
+            return true;
+        }
+        match at.get(token) {
+            None => return false,
+            Some(Value::Object(m)) if i + 1 < path.len() => at = m,
+            Some(_) => return true,
+        }
+    }
+    true
 }
 
 /// The request body as JSON: parsed JSON, or form fields; `None` when empty or neither.
@@ -493,6 +531,25 @@ mod tests {
         assert_eq!(
             v,
             json!({"amount": "8888", "metadata": {"order": "7"}, "tags": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn form_array_items_gather_their_fields_until_one_repeats() {
+        let v = form_to_json(
+            b"kw[][keyword]=spam&kw[][whole_word]=true&kw[][keyword]=eggs&kw[][x][y]=1&kw[][x][y]=2\
+              &kw[]=plain&kw[][keyword]=ham",
+        );
+        // As synth reads the same body (its `form_fields` pointers `/kw/0/keyword`, …).
+        assert_eq!(
+            v,
+            json!({"kw": [
+                {"keyword": "spam", "whole_word": "true"},
+                {"keyword": "eggs", "x": {"y": "1"}},
+                {"x": {"y": "2"}},
+                "plain",
+                {"keyword": "ham"},
+            ]})
         );
     }
 

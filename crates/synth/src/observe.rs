@@ -8,7 +8,7 @@
 //! compressed anyway (recorded before `wraith record` decoded such bodies) is decoded once,
 //! before any [`Obs`] is made ([`decoded_exchanges`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use wraith_recording::{Exchange, RecordedSession};
@@ -618,9 +618,13 @@ pub fn flatten_json(v: &Value, prefix: &mut String, out: &mut Vec<(String, Value
 }
 
 /// Form fields as pointers: `name` is `/name`, `a[b]` is `/a/b`, repeated `a[]` is `/a/0`,
-/// `/a/1`, ….
+/// `/a/1`, …; `a[][b]=1&a[][c]=2&a[][b]=3` is `/a/0/b`, `/a/0/c`, `/a/1/b`: a field goes into
+/// the array's last item unless that item already holds it, as Rack (and the engine) read it.
 pub fn form_fields(pairs: &[(String, String)]) -> Vec<(String, Value)> {
     let mut counters: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // Per array (its pointer): the item its `[][field]` names fill, and the fields it holds.
+    let mut items: std::collections::HashMap<String, (usize, BTreeSet<String>)> =
+        std::collections::HashMap::new();
     let mut out = Vec::with_capacity(pairs.len());
     for (key, value) in pairs {
         let mut tokens: Vec<String> = Vec::new();
@@ -634,11 +638,34 @@ pub fn form_fields(pairs: &[(String, String)]) -> Vec<(String, Value)> {
             match stripped.find(']') {
                 Some(end) => {
                     let token = &stripped[..end];
-                    if token.is_empty() {
+                    let after = &stripped[end + 1..];
+                    if token.is_empty() && !after.starts_with('[') {
                         let base = tokens.join("/");
+                        items.remove(&base);
                         let n = counters.entry(base).or_insert(0);
                         tokens.push(n.to_string());
                         *n += 1;
+                    } else if token.is_empty() {
+                        // The field is the rest of the name up to its next `[]`.
+                        let field = after.split("[]").next().unwrap_or(after).to_string();
+                        let base = tokens.join("/");
+                        let open = items
+                            .get(&base)
+                            .map(|(i, held)| (*i, held.contains(&field)));
+                        let index = match open {
+                            Some((i, false)) => i,
+                            _ => {
+                                let n = counters.entry(base.clone()).or_insert(0);
+                                let fresh = *n;
+                                *n += 1;
+                                items.insert(base.clone(), (fresh, BTreeSet::new()));
+                                fresh
+                            }
+                        };
+                        if let Some((_, held)) = items.get_mut(&base) {
+                            held.insert(field);
+                        }
+                        tokens.push(index.to_string());
                     } else {
                         tokens.push(token.to_string());
                     }
@@ -811,6 +838,36 @@ mod tests {
         let f = form_fields(&pairs);
         let ptrs: Vec<&str> = f.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(ptrs, vec!["/name", "/address/city", "/tags/0", "/tags/1"]);
+    }
+
+    #[test]
+    fn form_array_items_gather_their_fields_until_one_repeats() {
+        let pairs: Vec<(String, String)> = [
+            ("kw[][keyword]", "spam"),
+            ("kw[][whole_word]", "true"),
+            ("kw[][keyword]", "eggs"),
+            ("kw[][x][y]", "1"),
+            ("kw[][x][y]", "2"),
+            ("kw[]", "plain"),
+            ("kw[][keyword]", "ham"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let f = form_fields(&pairs);
+        let ptrs: Vec<&str> = f.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            ptrs,
+            vec![
+                "/kw/0/keyword",
+                "/kw/0/whole_word",
+                "/kw/1/keyword",
+                "/kw/1/x/y",
+                "/kw/2/x/y",
+                "/kw/3",
+                "/kw/4/keyword"
+            ]
+        );
     }
 
     #[test]

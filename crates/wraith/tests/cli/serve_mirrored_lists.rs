@@ -150,6 +150,33 @@ async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_boo
     );
 }
 
+#[tokio::test]
+async fn a_form_create_of_unindexed_objects_answers_one_item_per_object_as_rack_groups_them() {
+    let t = twin();
+    let server = t.serve_env(&[], &[KEY]);
+    // `keywords_attributes[][keyword]` starts a new object each time the last one holds it.
+    let r = server
+        .client
+        .post(format!("{}/api/v2/filters", server.url))
+        .header("X-Wraith-Session", "agent")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            "title=form&keywords_attributes%5B%5D%5Bkeyword%5D=delta\
+             &keywords_attributes%5B%5D%5Bwhole_word%5D=1\
+             &keywords_attributes%5B%5D%5Bkeyword%5D=epsilon\
+             &keywords_attributes%5B%5D%5Bwhole_word%5D=0",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let filter: Value = r.json().await.unwrap();
+    assert_eq!(
+        keywords(&filter),
+        vec![("delta".to_string(), true), ("epsilon".to_string(), false)]
+    );
+}
+
 /// A recorded run opening an issue with the label names `names`, answered one `{id, name}`
 /// object per name, then reading it back.
 fn labelled_run(t: &Twin, minute: u64, id: u64, names: &[&str]) {
