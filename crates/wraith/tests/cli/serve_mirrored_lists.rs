@@ -118,8 +118,8 @@ async fn a_create_answers_one_item_per_object_sent_and_reads_back_with_them() {
     assert_eq!(bare.json()["keywords"], json!([]));
 }
 
-#[tokio::test]
-async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_booleans() {
+/// A filter created on the recorded twin by a form sending `body`, answered 200.
+async fn form_filter(body: &'static str) -> Value {
     let t = twin();
     let server = t.serve_env(&[], &[KEY]);
     let r = server
@@ -127,19 +127,25 @@ async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_boo
         .post(format!("{}/api/v2/filters", server.url))
         .header("X-Wraith-Session", "agent")
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(
-            "title=form&keywords_attributes%5B0%5D%5Bkeyword%5D=delta\
-             &keywords_attributes%5B0%5D%5Bwhole_word%5D=1\
-             &keywords_attributes%5B1%5D%5Bkeyword%5D=epsilon\
-             &keywords_attributes%5B1%5D%5Bwhole_word%5D=0\
-             &keywords_attributes%5B2%5D%5Bkeyword%5D=zeta\
-             &keywords_attributes%5B2%5D%5Bwhole_word%5D=1",
-        )
+        .body(body)
         .send()
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
-    let filter: Value = r.json().await.unwrap();
+    r.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_booleans() {
+    let filter = form_filter(
+        "title=form&keywords_attributes%5B0%5D%5Bkeyword%5D=delta\
+         &keywords_attributes%5B0%5D%5Bwhole_word%5D=1\
+         &keywords_attributes%5B1%5D%5Bkeyword%5D=epsilon\
+         &keywords_attributes%5B1%5D%5Bwhole_word%5D=0\
+         &keywords_attributes%5B2%5D%5Bkeyword%5D=zeta\
+         &keywords_attributes%5B2%5D%5Bwhole_word%5D=1",
+    )
+    .await;
     assert_eq!(
         keywords(&filter),
         vec![
@@ -152,25 +158,14 @@ async fn a_form_create_answers_one_item_per_indexed_object_with_its_flags_as_boo
 
 #[tokio::test]
 async fn a_form_create_of_unindexed_objects_answers_one_item_per_object_as_rack_groups_them() {
-    let t = twin();
-    let server = t.serve_env(&[], &[KEY]);
     // `keywords_attributes[][keyword]` starts a new object each time the last one holds it.
-    let r = server
-        .client
-        .post(format!("{}/api/v2/filters", server.url))
-        .header("X-Wraith-Session", "agent")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(
-            "title=form&keywords_attributes%5B%5D%5Bkeyword%5D=delta\
-             &keywords_attributes%5B%5D%5Bwhole_word%5D=1\
-             &keywords_attributes%5B%5D%5Bkeyword%5D=epsilon\
-             &keywords_attributes%5B%5D%5Bwhole_word%5D=0",
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let filter: Value = r.json().await.unwrap();
+    let filter = form_filter(
+        "title=form&keywords_attributes%5B%5D%5Bkeyword%5D=delta\
+         &keywords_attributes%5B%5D%5Bwhole_word%5D=1\
+         &keywords_attributes%5B%5D%5Bkeyword%5D=epsilon\
+         &keywords_attributes%5B%5D%5Bwhole_word%5D=0",
+    )
+    .await;
     assert_eq!(
         keywords(&filter),
         vec![("delta".to_string(), true), ("epsilon".to_string(), false)]
