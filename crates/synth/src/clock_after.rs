@@ -107,14 +107,7 @@ mod tests {
     }
 
     fn ctx<'a>(body: &'a [(String, Value)], answered: Option<(u64, u64)>) -> Ctx<'a> {
-        Ctx {
-            params: Vec::new(),
-            query: &[],
-            body,
-            session: "s",
-            answered,
-            obs: None,
-        }
+        Ctx::of_body(body, answered)
     }
 
     fn us(s: &str) -> u64 {

@@ -125,14 +125,7 @@ mod tests {
 
     /// An observation's request: its form body fields and when it was answered.
     fn ctx<'a>(body: &'a [(String, Value)], answered: Option<(u64, u64)>) -> Ctx<'a> {
-        Ctx {
-            params: Vec::new(),
-            query: &[],
-            body,
-            session: "s",
-            answered,
-            obs: None,
-        }
+        Ctx::of_body(body, answered)
     }
 
     fn sent(at: &str) -> Vec<(String, Value)> {

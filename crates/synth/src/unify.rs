@@ -95,6 +95,19 @@ pub struct Ctx<'o> {
 }
 
 impl<'o> Ctx<'o> {
+    /// A request of only body fields, answered in `answered`: for the learners' unit tests.
+    #[cfg(test)]
+    pub(crate) fn of_body(body: &'o [(String, Value)], answered: Option<(u64, u64)>) -> Ctx<'o> {
+        Ctx {
+            params: Vec::new(),
+            query: &[],
+            body,
+            session: "s",
+            answered,
+            obs: None,
+        }
+    }
+
     pub fn new(obs: &'o Obs<'o>, names: &[String], raw_values: &[String]) -> Ctx<'o> {
         Ctx {
             params: names
