@@ -2057,16 +2057,9 @@ impl Engine {
     fn named_record(&self, ns: &Namespace, call: &Call<'_>) -> Option<Value> {
         let route = &self.model.routes[call.m.route];
         let (ty, id) = match &route.action {
-            // As `acted_on` names the action's record.
             Some(action) => (
                 action.entity_type.as_str(),
-                Cow::Borrowed(
-                    call.m
-                        .params
-                        .iter()
-                        .find(|(n, _)| *n == action.id_param)
-                        .map(|(_, v)| v.as_str())?,
-                ),
+                Cow::Borrowed(action_id(call, action)?),
             ),
             None => (
                 route.entity_type.as_deref()?,
@@ -3128,13 +3121,7 @@ impl Engine {
         if !(200..300).contains(&status) || call.head {
             return None;
         }
-        let id = call
-            .m
-            .params
-            .iter()
-            .find(|(n, _)| *n == action.id_param)
-            .map(|(_, v)| v.as_str())?;
-        Some((action, id))
+        Some((action, action_id(call, action)?))
     }
 
     /// An action route (`POST …/:id/favourite`, see `Route::action`) that answered 2xx with the
@@ -4951,6 +4938,15 @@ fn stored_provenance(origin: Origin) -> (Provenance, FieldSource) {
         Origin::Fixture => (Provenance::Fixture, FieldSource::Fixture),
         _ => (Provenance::Template, FieldSource::State),
     }
+}
+
+/// The key of the record an action route names: its `id_param`'s value in the call's path.
+fn action_id<'c>(call: &'c Call<'_>, action: &wraith_model::ActionEffect) -> Option<&'c str> {
+    call.m
+        .params
+        .iter()
+        .find(|(n, _)| *n == action.id_param)
+        .map(|(_, v)| v.as_str())
 }
 
 fn put_acted(ns: &mut Namespace, ty: &str, id: &str, entity: Value, origin: Origin) {
