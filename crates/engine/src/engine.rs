@@ -1452,7 +1452,7 @@ impl Engine {
                 // The values the action takes from its request first, so a rendered answer
                 // showing the record shows them (a volume attached to the instance named).
                 self.apply_action_values(ns, call, out.status, Origin::Synthesized);
-                self.apply_action_effect(ns, call, &mut out, Origin::Synthesized);
+                self.apply_action_effect(ns, call, &mut out, Some(variant));
                 out
             }
         };
@@ -2789,7 +2789,7 @@ impl Engine {
         }
         if (200..300).contains(&moment.status) && !call.head {
             self.apply_replayed_effect(ns, call, &out);
-            self.apply_action_effect(ns, call, &mut out, Origin::Replayed);
+            self.apply_action_effect(ns, call, &mut out, None);
             self.apply_action_values(ns, call, out.status, Origin::Replayed);
             if route.state_op == Some(StateOp::Create) {
                 self.apply_create_counters(ns, call, &mut out, Origin::Replayed);
@@ -3132,15 +3132,21 @@ impl Engine {
     /// `Synthesized`) then shows the entity as it now is: its counters, and where the answer
     /// embeds the entity, the whole stored record in place of the template's representative.
     /// A session-written entity stays session-written (`origin` applies otherwise).
+    ///
+    /// `rendered`: the variant `out` was rendered from; `None` for a replayed answer.
     fn apply_action_effect(
         &self,
         ns: &mut Namespace,
         call: &Call<'_>,
         out: &mut Out,
-        origin: Origin,
+        rendered: Option<&Variant>,
     ) {
         let Some((action, id)) = self.acted_on(call, out.status) else {
             return;
+        };
+        let origin = match rendered {
+            Some(_) => Origin::Synthesized,
+            None => Origin::Replayed,
         };
         let route = &self.model.routes[call.m.route];
         if !action.sets.is_empty() {
@@ -3149,7 +3155,17 @@ impl Engine {
         }
         let ty = action.entity_type.as_str();
         let pk = self.pk_of(ty);
-        let rendered = origin == Origin::Synthesized;
+        // What this request asked the action to set: the fields its template echoes from
+        // what the request sent (a note's text). Recorded answers each showed their own
+        // request's value, so the effect learned no constant for them; the answer shows the
+        // sent value and the record holds it from now on.
+        let sent: Vec<String> = rendered
+            .map(|v| sent_echo_fields(v, &action.at, &call.ctx()))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| *f != pk && !action.answered_fields.contains(f))
+            .collect();
+        let rendered = rendered.is_some();
         let mut answered: Vec<(String, Value)> = {
             let Some(body) = out.body.json() else {
                 return;
@@ -3167,6 +3183,7 @@ impl Engine {
             action
                 .fields
                 .iter()
+                .chain(sent.iter().filter(|f| !action.fields.contains(f)))
                 .filter_map(|f| at.get(f).map(|v| (f.clone(), v.clone())))
                 .collect()
         };
@@ -4670,6 +4687,36 @@ fn echoes_body_field(node: &Node, pointer: &str) -> bool {
             .iter()
             .any(|n| echoes_body_field(n, pointer)),
     }
+}
+
+/// The fields of `variant`'s object at `at` (root or one level down) whose template echoes
+/// a body field or query parameter `req` sent: as sent, or as the same instant or trimmed text
+/// (not set in other text: that is a message about the value, not the value).
+fn sent_echo_fields(variant: &Variant, at: &str, req: &ReqCtx<'_>) -> Vec<String> {
+    fn sent_input(from: &wraith_model::EchoSource) -> bool {
+        use wraith_model::EchoSource as E;
+        match from {
+            E::Body { .. } | E::Query { .. } => true,
+            E::Instant { source, .. } | E::Trimmed { source } => sent_input(source),
+            E::Path { .. } | E::Header { .. } | E::Within { .. } => false,
+        }
+    }
+    let Some(fields) = entity_template(variant, Some(at)) else {
+        return Vec::new();
+    };
+    fields
+        .iter()
+        .filter(|f| match &f.value {
+            Node::Hole(h) => match &h.source {
+                wraith_model::HoleKind::Echo { from } => {
+                    sent_input(from) && req.echo_source(from).is_some()
+                }
+                _ => false,
+            },
+            _ => false,
+        })
+        .map(|f| f.key.clone())
+        .collect()
 }
 
 /// The template fields of the entity object at `ptr` (root or one level down).

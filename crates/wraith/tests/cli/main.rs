@@ -46,6 +46,7 @@ mod record_secrets;
 mod route_cli;
 mod scrub_toml_refused;
 mod serve_action_answers;
+mod serve_action_echoes;
 mod serve_action_record_copies;
 mod serve_action_values;
 mod serve_actor_view;
