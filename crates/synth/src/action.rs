@@ -222,6 +222,11 @@ pub fn action_effects(
         }
         cands.push(cand);
     }
+    // In observation order: the candidates came route by route, and the lookups below take
+    // the latest action before an observation and the first after it.
+    for a in acted.values_mut() {
+        a.sort_unstable();
+    }
 
     // The records an action answered before the session saw them any other way (no read,
     // create or update answer of them, no earlier action on them), per session: only their

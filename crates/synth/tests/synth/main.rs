@@ -5,6 +5,7 @@
 mod common;
 
 mod action_arrays;
+mod action_order;
 mod action_values;
 mod blamed_fields;
 mod bound_guards;
