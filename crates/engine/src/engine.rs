@@ -3206,12 +3206,12 @@ impl Engine {
         let Some(mut entity) = self.base_entity(ns, ty, id) else {
             // A record neither the session nor the recordings hold: a recorded answer that is
             // the record is what the session now knows of it (a vote on the poll a replayed
-            // post made), and so is a rendered answer with followed fields.
+            // post made), and so is a rendered one (a followed tag no run recorded).
             if !rendered && action.at.is_empty() {
                 if let Some(body) = out.body.json().filter(|b| b.is_object()) {
                     ns.put(ty, id, body.into_owned(), origin, None);
                 }
-            } else if rendered && !action.followed_fields.is_empty() && action.at.is_empty() {
+            } else if rendered && action.at.is_empty() {
                 out.body.materialize();
                 if let OutBody::Json(body @ Value::Object(_)) = &mut out.body {
                     for (f, v) in answered {
