@@ -297,6 +297,12 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.drift = drift;
     }
     for ((route, effect), refusals) in built.iter_mut().zip(effects.effects).zip(effects.refusals) {
+        if let Some(effect) = &effect
+            && let Some(et) = entity_types.get(&effect.entity_type)
+            && let Some(shape) = &et.id_shape
+        {
+            variants::mint_wrapper_key(&mut route.variants, &effect.at, &et.primary_key, shape);
+        }
         route.action = effect;
         variants::guard_refusals(route, refusals);
     }

@@ -449,13 +449,7 @@ fn mint_key_in(root: &mut Node, pk: &str, shape: &IdShape, at: &str) {
         }) = &mut f.value
             && let IdShape::Integer { above: all, .. } = shape
         {
-            // A variant's own keys are some of the type's: minted above only those, the
-            // session's new record would sort below records made before it and, counted on,
-            // reach keys other variants recorded. Keys more than ten times below the type's
-            // (a scheduled post's `2` beside posts' snowflakes) count a sequence of their own.
-            if above.saturating_mul(10) >= *all {
-                *above = (*above).max(*all);
-            }
+            raise_to_type(above, *all);
             continue;
         }
         let keep = matches!(
@@ -485,6 +479,62 @@ fn mint_key_in(root: &mut Node, pk: &str, shape: &IdShape, at: &str) {
             when_absent: None,
             keyed: None,
         });
+    }
+}
+
+/// A minted integer key `above` a variant's own recorded keys, counted in its type's sequence
+/// (`all`: above every key of the type). A variant's own keys are some of the type's: minted
+/// above only those, the session's new record would sort below records made before it and,
+/// counted on, reach keys other records recorded. Keys more than ten times below the type's (a
+/// scheduled post's `2` beside posts' snowflakes) count a sequence of their own.
+fn raise_to_type(above: &mut u64, all: u64) {
+    if above.saturating_mul(10) >= all {
+        *above = (*above).max(all);
+    }
+}
+
+/// An action answering the record it acts on inside a record of the same type (`at`: a
+/// reblog is a status wrapping the status; mostly the same fields, like the engine's test of
+/// a wrapper) answers a new record of the type: the wrapper's minted integer key counts in the
+/// type's sequence, as a create's does ([`mint_primary_key`]), not above only the wrappers the
+/// action recorded, which other records of the type outnumber.
+pub fn mint_wrapper_key(variants: &mut [Variant], at: &str, pk: &str, shape: &IdShape) {
+    let IdShape::Integer { above: all, .. } = shape else {
+        return;
+    };
+    if at.is_empty() {
+        return;
+    }
+    for v in variants.iter_mut().filter(|v| values::is_2xx(v.status)) {
+        let BodyTemplate::Json { root } = &mut v.body else {
+            continue;
+        };
+        let wrapped_keys: Vec<String> = match object_at(root, at) {
+            Some(Node::Object { fields }) => fields.iter().map(|f| f.key.clone()).collect(),
+            _ => continue,
+        };
+        let Node::Object { fields } = root else {
+            continue;
+        };
+        let common = fields
+            .iter()
+            .filter(|f| wrapped_keys.contains(&f.key))
+            .count();
+        if common * 10 < (fields.len() + wrapped_keys.len() - common) * 6 {
+            continue;
+        }
+        for f in fields.iter_mut().filter(|f| f.key == pk) {
+            if let Node::Hole(Hole {
+                source:
+                    HoleKind::Generated {
+                        shape: IdShape::Integer { above, .. },
+                    },
+                ..
+            }) = &mut f.value
+            {
+                raise_to_type(above, *all);
+            }
+        }
     }
 }
 
@@ -1457,6 +1507,75 @@ mod tests {
         let mut far = minted_key(2);
         mint_key_in(&mut far, "id", &shape, "");
         assert_eq!(above_of(&far), 2);
+    }
+
+    /// A 200 variant answering `wrapper_keys` (its `id` minted above `above`) around an object
+    /// of `wrapped_keys` at `/inner`.
+    fn wrapper_variant(above: u64, wrapper_keys: &[&str], wrapped_keys: &[&str]) -> Variant {
+        let field = |key: &str, value: Node| wraith_model::template::Field {
+            key: key.into(),
+            value,
+            optional: false,
+            present_ratio_bp: 10_000,
+        };
+        let leaf = || Node::Const {
+            value: serde_json::Value::Null,
+        };
+        let inner = Node::Object {
+            fields: wrapped_keys.iter().map(|k| field(k, leaf())).collect(),
+        };
+        let Node::Object { fields: mut root } = minted_key(above) else {
+            unreachable!()
+        };
+        root.extend(wrapper_keys.iter().map(|k| field(k, leaf())));
+        root.push(field("inner", inner));
+        Variant {
+            id: "v".into(),
+            status: 200,
+            guard: Guard::Always,
+            headers: Vec::new(),
+            body: BodyTemplate::Json {
+                root: Node::Object { fields: root },
+            },
+            evidence: wraith_model::Evidence {
+                exchange_count: 1,
+                confidence_bp: 10_000,
+                sources: Vec::new(),
+            },
+            union: None,
+            keyed_snapshots: None,
+        }
+    }
+
+    fn wrapper_above(v: &Variant) -> u64 {
+        let BodyTemplate::Json { root } = &v.body else {
+            panic!("a JSON template")
+        };
+        above_of(root)
+    }
+
+    #[test]
+    fn a_wrapper_of_the_records_own_fields_mints_in_the_types_sequence_and_another_does_not() {
+        let shape = IdShape::Integer {
+            above: 5_002,
+            as_string: true,
+        };
+        // `id`, `text`, `count` and `inner` around `id`, `text`, `count`: the same type.
+        let mut same = [wrapper_variant(
+            1_021,
+            &["text", "count"],
+            &["id", "text", "count"],
+        )];
+        mint_wrapper_key(&mut same, "/inner", "id", &shape);
+        assert_eq!(wrapper_above(&same[0]), 5_002);
+        // A job record around the record: its own sequence.
+        let mut other = [wrapper_variant(
+            1_021,
+            &["state", "progress", "queued_at"],
+            &["id", "text", "count"],
+        )];
+        mint_wrapper_key(&mut other, "/inner", "id", &shape);
+        assert_eq!(wrapper_above(&other[0]), 1_021);
     }
 
     /// The scan `cluster_shapes` replaced: each shape against every cluster's first member.

@@ -165,6 +165,7 @@ mod serve_upload_types;
 mod serve_viewer_fields;
 mod serve_wrapped_creates;
 mod serve_wrapped_echo;
+mod serve_wrapper_keys;
 mod stale_temp_files;
 mod synth_cli;
 mod synth_request_keying;
