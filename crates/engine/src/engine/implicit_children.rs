@@ -12,7 +12,9 @@
 //! live record of that type holding what its request sent where the recorded record held the
 //! recorded request's values (the network owning that subnet). A child naming a record the
 //! sample's request named at a place the session's request left unsent is not made: it was
-//! made for that record (a firewall's device for the instance its create named).
+//! made for that record (a firewall's device for the instance its create named). A child
+//! holding the key under the name the request sent it under (a node pool's `tags`, sent in
+//! the pool the create asked for) carries it and is made.
 //!
 //! A replayed create makes none: the replayed run's own recorded lists show its children.
 
@@ -209,19 +211,26 @@ impl Engine {
     /// naming an instance) at a place where the session's `request` sent nothing: a child
     /// naming one was made for that record (the instance's device), so a create that named
     /// none makes no such child. A key is a value of at least three characters that some
-    /// entity type's recorded records hold as their key.
-    fn unsent_record_keys(&self, recorded: &Value, request: &Value) -> Vec<String> {
+    /// entity type's recorded records hold as their key. Each comes with the name of the
+    /// field that sent it (see [`UnsentKey`]).
+    fn unsent_record_keys(&self, recorded: &Value, request: &Value) -> Vec<UnsentKey> {
         let mut leaves = Vec::new();
         leaves_of(recorded, &mut leaves);
         leaves
             .into_iter()
             .filter(|(pointer, _)| request.pointer(pointer).is_none_or(Value::is_null))
-            .filter_map(|(_, v)| scalar_key(v).filter(|t| t.chars().count() >= 3))
-            .filter(|key| {
+            .filter_map(|(pointer, v)| {
+                let key = scalar_key(v).filter(|t| t.chars().count() >= 3)?;
+                Some(UnsentKey {
+                    key,
+                    field: field_name(&pointer),
+                })
+            })
+            .filter(|u| {
                 self.model
                     .entity_types
                     .values()
-                    .any(|t| t.records.contains_key(key) || t.known_ids.contains(key))
+                    .any(|t| t.records.contains_key(&u.key) || t.known_ids.contains(&u.key))
             })
             .collect()
     }
@@ -316,14 +325,36 @@ fn respell_segments(v: &mut Value, was: &str, now: &str) {
 }
 
 /// Whether `item` holds one of `keys` as a whole string or number anywhere.
-fn names_any(item: &Value, keys: &[String]) -> bool {
+/// A record key the sample's create request sent where the session's sent nothing
+/// ([`Engine::unsent_record_keys`]), and the name of the field that sent it (the last
+/// non-index segment of its place: `linodes` for `/devices/linodes/0`).
+struct UnsentKey {
+    key: String,
+    field: String,
+}
+
+/// The last segment of a JSON pointer that is not an array index, unescaped.
+fn field_name(pointer: &str) -> String {
+    pointer
+        .rsplit('/')
+        .find(|seg| !seg.is_empty() && !seg.bytes().all(|b| b.is_ascii_digit()))
+        .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+        .unwrap_or_default()
+}
+
+/// Whether a copied child names one of `keys` as a reference: held under another field name
+/// than the request sent it under. A child holding the value under the same name carries
+/// what the request set on it (a node pool's `tags`, sent in the create's `node_pools`), not
+/// the record it was made for.
+fn names_any(item: &Value, keys: &[UnsentKey]) -> bool {
     if keys.is_empty() {
         return false;
     }
     let mut found = false;
-    wraith_model::pointer::for_each_leaf(item, &mut |_, leaf| {
+    wraith_model::pointer::for_each_leaf(item, &mut |at, leaf| {
         found |= matches!(leaf, Value::String(_) | Value::Number(_))
-            && scalar_key(leaf).is_some_and(|t| keys.contains(&t));
+            && scalar_key(leaf)
+                .is_some_and(|t| keys.iter().any(|u| u.key == t && u.field != field_name(at)));
     });
     found
 }

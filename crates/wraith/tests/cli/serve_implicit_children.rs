@@ -439,3 +439,62 @@ async fn an_implicit_device_names_the_sessions_record_as_the_session_holds_it() 
         "{listed:?}"
     );
 }
+
+/// Recorded run `n`: a read of the tag `prod` (a record keyed by its label), then a cluster
+/// create whose one sent node pool is tagged `prod`, whose pool list shows the pool the
+/// create made with what was sent for it.
+fn pooled(t: &Twin, n: u64) {
+    let (cluster, pool) = (80_000 + n, 81_000 + n);
+    let entries = vec![
+        har::entry(
+            ORIGIN,
+            "GET",
+            "/v1/tags/prod",
+            None,
+            &json!({"label": "prod", "count": n}),
+        ),
+        har::entry(
+            ORIGIN,
+            "POST",
+            "/v1/clusters",
+            Some(&json!({"label": format!("c{n}"),
+                         "node_pools": [{"type": "small-node", "count": 2, "tags": ["prod"]}]})),
+            &json!({"id": cluster, "label": format!("c{n}")}),
+        ),
+        har::entry(
+            ORIGIN,
+            "GET",
+            &format!("/v1/clusters/{cluster}/pools"),
+            None,
+            &json!({"data": [{"id": pool, "type": "small-node", "count": 2, "tags": ["prod"]}],
+                    "results": 1}),
+        ),
+    ];
+    har::import(t, &[KEY], &format!("pool{n}.har"), entries);
+}
+
+#[tokio::test]
+async fn an_implicit_child_carrying_a_sent_records_key_under_the_same_name_is_still_made() {
+    let t = har::synth_twin("clusters", ORIGIN, &[KEY], 3, pooled);
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent-6");
+    // The recorded pools carry the tag their create sent for them; this create sends none,
+    // and its pool is made all the same (a tag on a pool is not what the pool was made for).
+    let cluster = server
+        .post(
+            "/v1/clusters",
+            s,
+            json!({"label": "mine", "node_pools": [{"type": "large-node", "count": 2}]}),
+        )
+        .await
+        .json()["id"]
+        .clone();
+    let listed = items(
+        &server
+            .get(&format!("/v1/clusters/{cluster}/pools"), s)
+            .await
+            .json(),
+    );
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["type"], "large-node", "{listed:?}");
+}
