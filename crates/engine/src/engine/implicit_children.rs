@@ -14,14 +14,16 @@
 //! sample's request named at a place the session's request left unsent is not made: it was
 //! made for that record (a firewall's device for the instance its create named). A child
 //! holding the key under the name the request sent it under (a node pool's `tags`, sent in
-//! the pool the create asked for) carries it and is made.
+//! the pool the create asked for) carries it and is made. Where the sample's children mirror
+//! the objects its request sent in one array (a cluster's node pools, of the type and count
+//! each asked for), the session gets one child per object it sent there, as each one asked.
 //!
 //! A replayed create makes none: the replayed run's own recorded lists show its children.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Number, Value};
-use wraith_model::{ChildText, ImplicitSample, Route};
+use wraith_model::{ChildText, IdShape, ImplicitSample, Route};
 
 use super::{Call, Engine};
 use crate::fixtures::scalar_key;
@@ -44,7 +46,7 @@ impl Engine {
         // Recorded child key → fresh key, over every chosen sample, so children naming each
         // other keep doing so.
         let mut fresh: BTreeMap<String, Value> = BTreeMap::new();
-        let mut chosen: Vec<(&str, &str, &ImplicitSample, &[ChildText])> = Vec::new();
+        let mut chosen: Vec<(&str, &str, &IdShape, &ImplicitSample, &[ChildText])> = Vec::new();
         for children in &route.implicit_children {
             let Some(sample) = nearest(&children.samples, request) else {
                 continue;
@@ -64,17 +66,29 @@ impl Engine {
             chosen.push((
                 &children.entity_type,
                 &ty.primary_key,
+                shape,
                 sample,
                 &children.texts,
             ));
         }
         let mut parents: Vec<String> = call.m.params.iter().map(|(_, v)| v.clone()).collect();
         parents.push(key.to_string());
-        for (ty, pk, sample, texts) in chosen {
+        for (ty, pk, shape, sample, texts) in chosen {
             let echoes = request_echoes(&sample.request, request);
             let linked = self.linked_records(ns, sample, request);
             let unsent = self.unsent_record_keys(&sample.request, request);
-            for item in &sample.items {
+            // One child per object the session sent where the sample's were one per sent
+            // object; else the sample's children.
+            let sent = sent_objects(sample, request);
+            let made: Vec<(&Value, Option<&serde_json::Map<String, Value>>)> = match &sent {
+                Some(SentObjects { objects, .. }) => objects
+                    .iter()
+                    .enumerate()
+                    .map(|(j, o)| (&sample.items[j.min(sample.items.len() - 1)], Some(*o)))
+                    .collect(),
+                None => sample.items.iter().map(|i| (i, None)).collect(),
+            };
+            for (j, (item, object)) in made.into_iter().enumerate() {
                 if names_any(item, &unsent) {
                     continue;
                 }
@@ -87,6 +101,19 @@ impl Engine {
                 }
                 if !linked.is_empty() {
                     rename_echoes(&mut child, &linked);
+                }
+                if let (Some(SentObjects { fields, .. }), Some(object), Value::Object(map)) =
+                    (&sent, object, &mut child)
+                {
+                    for f in fields {
+                        if let Some(v) = object.get(f).filter(|v| !v.is_null()) {
+                            map.insert(f.clone(), v.clone());
+                        }
+                    }
+                    // A copy past the sample's children is a child of its own.
+                    if j >= sample.items.len() {
+                        map.insert(pk.to_string(), generate_id(shape, ns));
+                    }
                 }
                 let Some(child_key) = child.get(pk).and_then(scalar_key) else {
                     continue;
@@ -457,6 +484,58 @@ pub(super) fn request_echoes(recorded: &Value, sent: &Value) -> BTreeMap<String,
         out.remove(&t);
     }
     out
+}
+
+/// The objects a create request sent in one array that its children mirror one for one (a
+/// cluster's `node_pools`, each making a pool of the type and count sent), with the fields
+/// each child holds as its object sent them.
+struct SentObjects<'r> {
+    objects: Vec<&'r serde_json::Map<String, Value>>,
+    fields: Vec<String>,
+}
+
+/// Where the sample's create request sent, in a top-level field, an array of as many objects
+/// as the sample has children, each child holding at least two fields of its object with the
+/// values sent (the same fields for all), the session's `request` objects in that field: one
+/// child each, with those fields as the session sent them. `None` when the sample's children
+/// mirror no sent array, or the session sent no array of objects there.
+fn sent_objects<'r>(sample: &ImplicitSample, request: &'r Value) -> Option<SentObjects<'r>> {
+    if sample.items.is_empty() {
+        return None;
+    }
+    let recorded = sample.request.as_object()?;
+    for (name, sent) in recorded {
+        let Some(sent) = sent.as_array().filter(|a| a.len() == sample.items.len()) else {
+            continue;
+        };
+        let mut common: Option<Vec<String>> = None;
+        for (object, item) in sent.iter().zip(&sample.items) {
+            let (Some(object), Some(item)) = (object.as_object(), item.as_object()) else {
+                common = Some(Vec::new());
+                break;
+            };
+            let held: Vec<String> = object
+                .iter()
+                .filter(|(k, v)| !v.is_null() && item.get(*k) == Some(*v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            common = Some(match common {
+                None => held,
+                Some(c) => c.into_iter().filter(|k| held.contains(k)).collect(),
+            });
+        }
+        let Some(fields) = common.filter(|c| c.len() >= 2) else {
+            continue;
+        };
+        let objects = request
+            .get(name)?
+            .as_array()?
+            .iter()
+            .map(Value::as_object)
+            .collect::<Option<Vec<_>>>()?;
+        return Some(SentObjects { objects, fields });
+    }
+    None
 }
 
 /// Every string or number leaf under `v`, with its JSON pointer.

@@ -498,3 +498,46 @@ async fn an_implicit_child_carrying_a_sent_records_key_under_the_same_name_is_st
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["type"], "large-node", "{listed:?}");
 }
+
+#[tokio::test]
+async fn a_create_makes_one_implicit_child_per_object_it_sent_as_each_object_asked() {
+    let t = har::synth_twin("clusters", ORIGIN, &[KEY], 3, pooled);
+    let server = t.serve_env(&[], &[KEY]);
+    let s = Some("agent-7");
+    // Every recorded create sent one pool and listed one, of the type and count it sent.
+    let cluster = server
+        .post(
+            "/v1/clusters",
+            s,
+            json!({"label": "mine", "node_pools": [
+                {"type": "large-node", "count": 3, "tags": ["edge"]},
+                {"type": "tiny-node", "count": 1}
+            ]}),
+        )
+        .await
+        .json()["id"]
+        .clone();
+    let listed = items(
+        &server
+            .get(&format!("/v1/clusters/{cluster}/pools"), s)
+            .await
+            .json(),
+    );
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let mut pools: Vec<(Value, Value)> = listed
+        .iter()
+        .map(|p| (p["type"].clone(), p["count"].clone()))
+        .collect();
+    pools.sort_by_key(|(t, _)| t.to_string());
+    assert_eq!(
+        pools,
+        vec![
+            (json!("large-node"), json!(3)),
+            (json!("tiny-node"), json!(1))
+        ],
+        "{listed:?}"
+    );
+    let large = listed.iter().find(|p| p["type"] == "large-node").unwrap();
+    assert_eq!(large["tags"], json!(["edge"]), "{listed:?}");
+    assert_ne!(listed[0]["id"], listed[1]["id"], "{listed:?}");
+}
