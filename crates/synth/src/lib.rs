@@ -19,6 +19,7 @@
 //! [`action`] (what an action route does to the entity it names), [`action_values`] (record
 //! fields an action takes from its request), [`member_effects`] (lists a
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
+//! [`undo_members`] (the same lists an action undoing such a write takes the member out of),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`text_tags`]
 //! (answer arrays of the `#name` tokens of the sent text), [`text_rendering`] (answer strings
 //! rendered from the sent text), [`union`]
@@ -88,6 +89,7 @@ pub mod state_refusals;
 pub mod symbols;
 pub mod text_rendering;
 pub mod text_tags;
+pub mod undo_members;
 pub mod unify;
 pub mod union;
 pub mod update_keeps;
@@ -318,6 +320,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.member_effects = effects;
         route.actor_record = actor;
     }
+    undo_members::learn(&mut built);
     let tags = text_tags::text_tags(&templated, &obs, &mentions);
     let tags = text_tags::for_updates(&templated, &built, &obs, tags);
     for ((route, rule), tags) in built.iter_mut().zip(mentions).zip(tags) {

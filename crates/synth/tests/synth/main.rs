@@ -58,6 +58,7 @@ mod strangers_and_cascades;
 mod text_rendering;
 mod text_tags;
 mod threads;
+mod undo_members;
 mod update_keeps;
 mod update_resets;
 mod upload_names;
