@@ -454,7 +454,8 @@ impl Unifier<'_> {
     /// A string position every observation answered as one fixed text around its own
     /// request's value of one source (path parameter, query parameter or body field), with at
     /// least two distinct such values, each at least [`MIN_WITHIN_LEN`] characters (or one
-    /// key-like path value): an echo [`EchoSource::Within`] that text. The sources tried are
+    /// key-like path value, or one path value ending a URL): an echo [`EchoSource::Within`]
+    /// that text. The sources tried are
     /// the first observation's, in request order; `path_only` tries its path parameters alone.
     fn echo_within(&self, vals: &[(&Value, usize)], path_only: bool) -> Option<Hole> {
         let texts: Vec<&str> = vals
@@ -517,12 +518,21 @@ impl Unifier<'_> {
             });
             // One distinct value is enough for a path parameter that reads as a key (long,
             // with a digit: `cus_DolzNQrqO2mPIG`), which text holds by chance far less often
-            // than a word; any other source needs two values to tell an echo from a constant.
+            // than a word, or that is the last segment of a URL (`…/tags/heeho` for the tag
+            // the path named): any other source needs two values to tell an echo from a
+            // constant.
             let keyed_path_value = matches!(src, EchoSource::Path { .. })
                 && distinct.iter().all(|v| {
                     v.chars().count() >= MIN_SINGLE_WITHIN_LEN
                         && v.chars().any(|c| c.is_ascii_digit())
                 });
+            let last_url_segment = matches!(src, EchoSource::Path { .. })
+                && affix.is_some_and(|(prefix, suffix)| {
+                    suffix.is_empty()
+                        && prefix.ends_with('/')
+                        && (prefix.starts_with("http://") || prefix.starts_with("https://"))
+                });
+            let keyed_path_value = keyed_path_value || last_url_segment;
             if all
                 && (distinct.len() >= 2 || (distinct.len() == 1 && keyed_path_value))
                 && let Some((prefix, suffix)) = affix
@@ -1693,6 +1703,33 @@ mod tests {
         // A word, however long, is not a key: one answer does not tell it from a constant.
         let word = messages_of(&["marketing"], |id| format!("Team {id} is full"));
         assert!(matches!(word, Node::Const { .. }), "{word:?}");
+    }
+
+    #[test]
+    fn a_url_ending_in_one_path_value_echoes_it_within_the_url() {
+        let node = messages_of(&["heeho"], |name| {
+            format!("http://localhost:3000/tags/{name}")
+        });
+        let Node::Hole(hole) = node else {
+            panic!("hole expected: {node:?}")
+        };
+        assert_eq!(
+            hole.source,
+            HoleKind::Echo {
+                from: EchoSource::Within {
+                    source: Box::new(EchoSource::Path { param: "id".into() }),
+                    prefix: "http://localhost:3000/tags/".into(),
+                    suffix: String::new(),
+                }
+            }
+        );
+        // Inside the URL, or in text that is no URL, one word is not told from a constant.
+        let inside = messages_of(&["heeho"], |name| {
+            format!("http://localhost:3000/tags/{name}/feed")
+        });
+        assert!(matches!(inside, Node::Const { .. }), "{inside:?}");
+        let text = messages_of(&["heeho"], |name| format!("followed/{name}"));
+        assert!(matches!(text, Node::Const { .. }), "{text:?}");
     }
 
     #[test]
