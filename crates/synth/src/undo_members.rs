@@ -24,17 +24,7 @@ fn stored_boolean(route: &Route, field: &str) -> Option<bool> {
         let BodyTemplate::Json { root } = &v.body else {
             return None;
         };
-        let mut node = root;
-        if !at.is_empty() {
-            for token in at.strip_prefix('/')?.split('/') {
-                let key = token.replace("~1", "/").replace("~0", "~");
-                let Node::Object { fields } = node else {
-                    return None;
-                };
-                node = &fields.iter().find(|f| f.key == key)?.value;
-            }
-        }
-        let Node::Object { fields } = node else {
+        let Node::Object { fields } = crate::variants::node_at(root, at)? else {
             return None;
         };
         let Node::Const { value } = &fields.iter().find(|f| f.key == field)?.value else {

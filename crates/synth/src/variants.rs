@@ -440,13 +440,7 @@ fn mint_key_in(root: &mut Node, pk: &str, shape: &IdShape, at: &str) {
         return;
     };
     for f in fields.iter_mut().filter(|f| f.key == pk) {
-        if let Node::Hole(Hole {
-            source:
-                HoleKind::Generated {
-                    shape: IdShape::Integer { above, .. },
-                },
-            ..
-        }) = &mut f.value
+        if let Some(above) = minted_integer_above(&mut f.value)
             && let IdShape::Integer { above: all, .. } = shape
         {
             raise_to_type(above, *all);
@@ -479,6 +473,20 @@ fn mint_key_in(root: &mut Node, pk: &str, shape: &IdShape, at: &str) {
             when_absent: None,
             keyed: None,
         });
+    }
+}
+
+/// The `above` of a node minting integer keys (a generated hole of the integer shape).
+fn minted_integer_above(node: &mut Node) -> Option<&mut u64> {
+    match node {
+        Node::Hole(Hole {
+            source:
+                HoleKind::Generated {
+                    shape: IdShape::Integer { above, .. },
+                },
+            ..
+        }) => Some(above),
+        _ => None,
     }
 }
 
@@ -524,18 +532,27 @@ pub fn mint_wrapper_key(variants: &mut [Variant], at: &str, pk: &str, shape: &Id
             continue;
         }
         for f in fields.iter_mut().filter(|f| f.key == pk) {
-            if let Node::Hole(Hole {
-                source:
-                    HoleKind::Generated {
-                        shape: IdShape::Integer { above, .. },
-                    },
-                ..
-            }) = &mut f.value
-            {
+            if let Some(above) = minted_integer_above(&mut f.value) {
                 raise_to_type(above, *all);
             }
         }
     }
+}
+
+/// [`object_at`], read only.
+pub(crate) fn node_at<'n>(root: &'n Node, at: &str) -> Option<&'n Node> {
+    let mut node = root;
+    if at.is_empty() {
+        return Some(node);
+    }
+    for token in at.strip_prefix('/')?.split('/') {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        let Node::Object { fields } = node else {
+            return None;
+        };
+        node = &fields.iter().find(|f| f.key == key)?.value;
+    }
+    Some(node)
 }
 
 /// The template node at the JSON pointer `at` (`""` for the root), following object members
