@@ -25,17 +25,21 @@ fn posts_twin() -> Twin {
         let e = |method: &str, p: &str, body: Option<&Value>, answer: &Value| {
             har::entry(ORIGIN, method, p, body, answer)
         };
+        // A create of post `id` reading `text`.
+        let create = |id: u64, text: &str| {
+            let sent = json!({"text": text});
+            e(
+                "POST",
+                "/v1/posts",
+                Some(&sent),
+                &post(id, text, 0, Value::Null),
+            )
+        };
         let mut entries = Vec::new();
         if n < 3 {
             let id = 1000 + 10 * n;
             let text = format!("post {n}");
-            let sent = json!({"text": text});
-            entries.push(e(
-                "POST",
-                "/v1/posts",
-                Some(&sent),
-                &post(id, &text, 0, Value::Null),
-            ));
+            entries.push(create(id, &text));
             let path = format!("/v1/posts/{id}");
             entries.push(e("GET", &path, None, &post(id, &text, 0, Value::Null)));
             let wrapped = post(id, &text, 1, Value::Null);
@@ -47,14 +51,7 @@ fn posts_twin() -> Twin {
             ));
         } else {
             for id in 5000..5003 {
-                let text = format!("later post {id}");
-                let sent = json!({"text": text});
-                entries.push(e(
-                    "POST",
-                    "/v1/posts",
-                    Some(&sent),
-                    &post(id, &text, 0, Value::Null),
-                ));
+                entries.push(create(id, &format!("later post {id}")));
             }
         }
         har::import(t, &[KEY], &format!("s{n}.har"), entries);
