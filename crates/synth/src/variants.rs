@@ -539,14 +539,24 @@ pub fn mint_wrapper_key(variants: &mut [Variant], at: &str, pk: &str, shape: &Id
     }
 }
 
+/// The member names of the JSON pointer `at`, unescaped (none for `""`, the root); `None`
+/// for text that is no pointer.
+fn pointer_keys(at: &str) -> Option<Vec<String>> {
+    if at.is_empty() {
+        return Some(Vec::new());
+    }
+    Some(
+        at.strip_prefix('/')?
+            .split('/')
+            .map(|token| token.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
+}
+
 /// [`object_at`], read only.
 pub(crate) fn node_at<'n>(root: &'n Node, at: &str) -> Option<&'n Node> {
     let mut node = root;
-    if at.is_empty() {
-        return Some(node);
-    }
-    for token in at.strip_prefix('/')?.split('/') {
-        let key = token.replace("~1", "/").replace("~0", "~");
+    for key in pointer_keys(at)? {
         let Node::Object { fields } = node else {
             return None;
         };
@@ -559,11 +569,7 @@ pub(crate) fn node_at<'n>(root: &'n Node, at: &str) -> Option<&'n Node> {
 /// only.
 fn object_at<'n>(root: &'n mut Node, at: &str) -> Option<&'n mut Node> {
     let mut node = root;
-    if at.is_empty() {
-        return Some(node);
-    }
-    for token in at.strip_prefix('/')?.split('/') {
-        let key = token.replace("~1", "/").replace("~0", "~");
+    for key in pointer_keys(at)? {
         let Node::Object { fields } = node else {
             return None;
         };
