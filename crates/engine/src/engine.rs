@@ -2264,13 +2264,24 @@ impl Engine {
         if index.is_empty() {
             return None;
         }
-        let key = wraith_model::request_key::request_key_with(
-            &call.req.path,
-            &call.req.query,
-            call.content_type(),
-            &call.req.body,
-            &self.model.routes[call.m.route].upload_names,
-        );
+        let key = match &call.body {
+            // The body the call already parsed is the one the key hashes when nothing but
+            // JSON parsing made it: hashed as parsed, never parsed twice.
+            Some(parsed) if util::body_parsed_as_json(call.content_type(), &call.req.body) => {
+                wraith_model::types::RequestKey {
+                    path: call.req.path.clone(),
+                    query: wraith_model::request_key::normalize_query(&call.req.query),
+                    body: Some(wraith_model::request_key::json_fingerprint(parsed)),
+                }
+            }
+            _ => wraith_model::request_key::request_key_with(
+                &call.req.path,
+                &call.req.query,
+                call.content_type(),
+                &call.req.body,
+                &self.model.routes[call.m.route].upload_names,
+            ),
+        };
         index.get(&key).copied()
     }
 

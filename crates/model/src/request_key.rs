@@ -29,6 +29,66 @@ pub fn request_key_with(
     }
 }
 
+/// The fingerprint [`body_fingerprint_with`] gives a body that parses as the JSON `value`
+/// (whatever its content type claims): its canonical text (keys sorted, compact) hashed after
+/// a `json:` tag. The text is streamed into the hash, never built, so a caller holding the
+/// parsed body pays neither a second parse nor a copy.
+pub fn json_fingerprint(value: &serde_json::Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"json:");
+    hash_canonical(&mut hasher, value);
+    hex(&hasher.finalize())
+}
+
+/// Feed `value`'s canonical JSON text to `hasher`: what `sort_keys` then `to_string` would
+/// write, object keys in byte order at every level.
+fn hash_canonical(hasher: &mut Sha256, value: &serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            hasher.update(b"{");
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b",");
+                }
+                hash_leaf(hasher, k);
+                hasher.update(b":");
+                hash_canonical(hasher, v);
+            }
+            hasher.update(b"}");
+        }
+        Value::Array(items) => {
+            hasher.update(b"[");
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b",");
+                }
+                hash_canonical(hasher, v);
+            }
+            hasher.update(b"]");
+        }
+        leaf => hash_leaf(hasher, leaf),
+    }
+}
+
+/// A string or scalar written as serde_json writes it (escapes, number forms), into the hash.
+fn hash_leaf<T: serde::Serialize + ?Sized>(hasher: &mut Sha256, leaf: &T) {
+    struct Into<'h>(&'h mut Sha256);
+    impl std::io::Write for Into<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Writing a string or a scalar into memory cannot fail.
+    let _ = serde_json::to_writer(Into(hasher), leaf);
+}
+
 /// A request path segment percent-decoded, as the twin names what it holds (a path
 /// parameter's value, an id). Bytes that do not decode to UTF-8 (`%FF%FE`) keep the segment as
 /// it was sent: decoding them lossily would give `%FF%FE` and `%FE%FF` one name.
@@ -92,13 +152,12 @@ pub fn body_fingerprint_with(
     if body.is_empty() {
         return None;
     }
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        return Some(json_fingerprint(&v));
+    }
     let ct = content_type.unwrap_or("").to_ascii_lowercase();
     let mut hasher = Sha256::new();
-    if let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(body) {
-        crate::canonical::sort_keys(&mut v);
-        hasher.update(b"json:");
-        hasher.update(v.to_string().as_bytes());
-    } else if ct.starts_with("multipart/form-data") {
+    if ct.starts_with("multipart/form-data") {
         // The parts borrow the upload's bytes (uploads run to megabytes): sorting borrowed
         // slices orders them exactly as sorting copies would.
         match multipart_parts_borrowed(&ct, content_type.unwrap_or(""), body) {
@@ -348,6 +407,49 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The stored fingerprints' JSON format: the canonical text (keys sorted, compact) hashed
+    /// after a `json:` tag, as the streaming hash must keep writing it.
+    fn fingerprint_as_text(v: &serde_json::Value) -> String {
+        let mut v = v.clone();
+        crate::canonical::sort_keys(&mut v);
+        let mut h = Sha256::new();
+        h.update(b"json:");
+        h.update(v.to_string().as_bytes());
+        hex(&h.finalize())
+    }
+
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            (-1e12f64..1e12).prop_map(serde_json::Value::from),
+            "\\PC*".prop_map(serde_json::Value::from),
+            "[\"\\\\\u{0}-\u{1f}\u{7f}\u{2028}é😀a-z]{0,8}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(("[a-zA-Z_\"é0-9]{0,6}", inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn a_json_fingerprint_hashes_the_canonical_text_of_the_body(v in any_json()) {
+            prop_assert_eq!(json_fingerprint(&v), fingerprint_as_text(&v));
+            let text = v.to_string();
+            prop_assert_eq!(
+                body_fingerprint(Some("application/json"), text.as_bytes()),
+                Some(fingerprint_as_text(&v))
+            );
+        }
+    }
 
     #[test]
     fn a_path_segment_that_does_not_decode_to_utf8_keeps_its_spelling() {
