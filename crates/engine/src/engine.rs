@@ -3160,6 +3160,9 @@ impl Engine {
             None => Origin::Replayed,
         };
         let route = &self.model.routes[call.m.route];
+        if !action.undoes_wrappers.is_empty() {
+            self.delete_undone_wrappers(ns, call, action, id, origin);
+        }
         if !action.sets.is_empty() {
             self.apply_action_sets(ns, call, action, id, origin);
             return;
@@ -3308,6 +3311,10 @@ impl Engine {
                 let common = w.keys().filter(|k| e.contains_key(*k)).count();
                 if common * 10 >= (w.len() + e.len() - common) * 6 {
                     ns.put(ty, &key, body.clone(), Origin::Synthesized, None);
+                    ns.wrappers
+                        .entry((ty.to_string(), id.to_string(), call.principal.clone()))
+                        .or_default()
+                        .push((call.m.route, key));
                 }
             }
         }
@@ -3315,6 +3322,38 @@ impl Engine {
             return;
         }
         put_acted(ns, ty, id, entity, origin);
+    }
+
+    /// Delete the records the same principal's earlier actions made around entity `id` (a
+    /// reblog's status) where this action undoes theirs (`ActionEffect::undoes_wrappers`):
+    /// an unreblog takes the reblog out of every list and read of it.
+    fn delete_undone_wrappers(
+        &self,
+        ns: &mut Namespace,
+        call: &Call<'_>,
+        action: &wraith_model::ActionEffect,
+        id: &str,
+        origin: Origin,
+    ) {
+        let ty = action.entity_type.as_str();
+        let made = (ty.to_string(), id.to_string(), call.principal.clone());
+        let Some(wrappers) = ns.wrappers.get_mut(&made) else {
+            return;
+        };
+        let (undone, kept): (Vec<_>, Vec<_>) = wrappers.drain(..).partition(|(maker, _)| {
+            action
+                .undoes_wrappers
+                .contains(&self.model.routes[*maker].id)
+        });
+        *wrappers = kept;
+        if wrappers.is_empty() {
+            ns.wrappers.remove(&made);
+        }
+        for (_, key) in undone {
+            if ns.entity(ty, &key).is_some() {
+                ns.delete_one(ty, &key, origin);
+            }
+        }
     }
 
     /// A read route recorded only refusing (the not-found of a deleted record) answers a record

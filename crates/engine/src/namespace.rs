@@ -169,6 +169,10 @@ pub(crate) fn idem_request_digest(path: &str, query: &[(String, String)], body: 
     h.finalize().into()
 }
 
+/// A record an action acted on, as the acting principal acted on it: (entity type, key,
+/// principal).
+pub(crate) type WrappedRecord = (String, String, Option<String>);
+
 /// One session's world. `Clone` so a handler can be probed on a copy without changing the
 /// session ([`crate::Engine::probe_handler`]).
 #[derive(Clone)]
@@ -229,6 +233,10 @@ pub(crate) struct Namespace {
     /// (neither stored nor recorded): (entity type, key) → field → value. The session's next
     /// read of the entity overlays them on its rendered answer and stores the result.
     pub pending_sets: BTreeMap<(String, String), serde_json::Map<String, Value>>,
+    /// The records the session's actions made around the entity they acted on (a reblog's
+    /// status, see `ActionEffect::undoes_wrappers`): (entity type, acted-on key, acting
+    /// principal) → (the action's route, the wrapper's key), in the order made.
+    pub wrappers: BTreeMap<WrappedRecord, Vec<(usize, String)>>,
     /// The session's last answer of each last-write-wins write (see
     /// `Route::last_write_wins`), by (origin, path): what a later read of that path answers.
     pub last_writes: BTreeMap<(Option<String>, String), Value>,
@@ -276,6 +284,7 @@ impl Namespace {
             versions: BTreeMap::new(),
             progress: BTreeMap::new(),
             pending_sets: BTreeMap::new(),
+            wrappers: BTreeMap::new(),
             last_writes: BTreeMap::new(),
             unproven_ids: BTreeSet::new(),
             stand_ins: BTreeMap::new(),

@@ -754,6 +754,15 @@ pub struct ActionEffect {
     /// [`IndexedCounter`]. Empty (and not written) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indexed_counters: Vec<IndexedCounter>,
+    /// Ids of the action routes whose wrapper record this action deletes (sorted): a route
+    /// answering the entity inside a new record of the same type (`at` not empty: a reblog is
+    /// a status wrapping the status) makes that record, and this action, which stores on the
+    /// same entity the opposite constant of a boolean that one stores (`reblogged: false`
+    /// after `true`), takes the record away again (an unreblog deletes the reblog). The
+    /// engine deletes the wrapper the same principal's action made for the same entity.
+    /// Empty (and not written) otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undoes_wrappers: Vec<String>,
 }
 
 /// An array field an action appends sent values to (see [`ActionEffect::appends`]): in every

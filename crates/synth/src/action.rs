@@ -507,6 +507,7 @@ pub fn action_effects(
             followed_fields,
             appends,
             indexed_counters,
+            undoes_wrappers: Vec::new(),
         };
         // The refusals of the action, each status against the record as the session saw it
         // before each refused request: every one must have been seen.
@@ -1047,6 +1048,7 @@ fn read_sets(
         followed_fields: Vec::new(),
         appends: Vec::new(),
         indexed_counters: Vec::new(),
+        undoes_wrappers: Vec::new(),
     })
 }
 

@@ -20,6 +20,7 @@
 //! fields an action takes from its request), [`member_effects`] (lists a
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
 //! [`undo_members`] (the same lists an action undoing such a write takes the member out of),
+//! [`undo_wrappers`] (the wrapper records an action undoing the one that made them deletes),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`text_tags`]
 //! (answer arrays of the `#name` tokens of the sent text), [`text_rendering`] (answer strings
 //! rendered from the sent text), [`union`]
@@ -90,6 +91,7 @@ pub mod symbols;
 pub mod text_rendering;
 pub mod text_tags;
 pub mod undo_members;
+pub mod undo_wrappers;
 pub mod unify;
 pub mod union;
 pub mod update_keeps;
@@ -321,6 +323,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.actor_record = actor;
     }
     undo_members::learn(&mut built);
+    undo_wrappers::learn(&mut built);
     let tags = text_tags::text_tags(&templated, &obs, &mentions);
     let tags = text_tags::for_updates(&templated, &built, &obs, tags);
     for ((route, rule), tags) in built.iter_mut().zip(mentions).zip(tags) {

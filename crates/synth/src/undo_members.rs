@@ -17,7 +17,7 @@ use crate::values;
 
 /// The boolean each 2xx answer of `route` holds at `field` of its acted-on record (at the
 /// action's `at`), when all hold the same constant.
-fn stored_boolean(route: &Route, field: &str) -> Option<bool> {
+pub(crate) fn stored_boolean(route: &Route, field: &str) -> Option<bool> {
     let at = route.action.as_ref()?.at.as_str();
     let mut found: Option<bool> = None;
     for v in route.variants.iter().filter(|v| values::is_2xx(v.status)) {

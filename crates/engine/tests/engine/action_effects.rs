@@ -35,6 +35,7 @@ fn shop_with_star(fields: &[&str]) -> wraith_engine::Engine {
         followed_fields: Vec::new(),
         appends: Vec::new(),
         indexed_counters: Vec::new(),
+        undoes_wrappers: Vec::new(),
     });
     m.routes.push(star);
     m.routes.sort_by(|a, b| {
@@ -162,6 +163,7 @@ fn an_action_with_a_learned_counter_steps_the_sessions_value_in_its_answer_and_t
             followed_fields: Vec::new(),
             appends: Vec::new(),
             indexed_counters: Vec::new(),
+            undoes_wrappers: Vec::new(),
         },
     );
     let s = Some("credit");
@@ -223,6 +225,7 @@ fn an_action_answer_embedding_the_entity_embeds_the_sessions_record_with_the_eff
             followed_fields: Vec::new(),
             appends: Vec::new(),
             indexed_counters: Vec::new(),
+            undoes_wrappers: Vec::new(),
         },
     );
     let s = Some("wrap");
@@ -283,6 +286,7 @@ fn a_rendered_answer_wrapping_the_entity_that_is_a_record_of_its_type_is_stored_
             followed_fields: Vec::new(),
             appends: Vec::new(),
             indexed_counters: Vec::new(),
+            undoes_wrappers: Vec::new(),
         },
     );
     let s = Some("reshare");
@@ -350,6 +354,7 @@ fn tier_sets(ty: &str) -> ActionEffect {
         followed_fields: Vec::new(),
         appends: Vec::new(),
         indexed_counters: Vec::new(),
+        undoes_wrappers: Vec::new(),
     }
 }
 

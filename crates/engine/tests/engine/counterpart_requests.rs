@@ -445,6 +445,7 @@ fn an_action_answered_from_another_run_makes_that_runs_version_the_sessions_reco
         followed_fields: Vec::new(),
         appends: Vec::new(),
         indexed_counters: Vec::new(),
+        undoes_wrappers: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")
@@ -492,6 +493,7 @@ fn an_action_answered_from_another_run_keeps_the_sessions_values_of_its_transien
         followed_fields: Vec::new(),
         appends: Vec::new(),
         indexed_counters: Vec::new(),
+        undoes_wrappers: Vec::new(),
     });
     let read = R::new("GET", "/v1/lists/:id")
         .op(StateOp::Read, "lists")

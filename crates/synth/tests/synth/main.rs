@@ -59,6 +59,7 @@ mod text_rendering;
 mod text_tags;
 mod threads;
 mod undo_members;
+mod undo_wrappers;
 mod update_keeps;
 mod update_resets;
 mod upload_names;
