@@ -64,6 +64,7 @@ mod sent_expansions;
 mod settle;
 mod text_rendering;
 mod text_tags;
+mod unique_fields;
 mod viewer_fields;
 mod wire;
 
@@ -3231,6 +3232,7 @@ impl Engine {
                     for (f, v) in answered {
                         body[f.as_str()] = v;
                     }
+                    self.mint_unique_fields(ns, ty, id, body);
                     ns.put(ty, id, body.clone(), Origin::Synthesized, None);
                 }
             }

@@ -158,6 +158,7 @@ mod serve_twin_served_lists;
 mod serve_typical_state;
 mod serve_undo_members;
 mod serve_undo_wrappers;
+mod serve_unique_fields;
 mod serve_unrecorded_action_records;
 mod serve_unsent_writes;
 mod serve_update_keeps;
