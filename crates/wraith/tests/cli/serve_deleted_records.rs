@@ -61,12 +61,7 @@ fn items_twin() -> Twin {
 }
 
 fn ids(v: &Value) -> Vec<String> {
-    v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap().to_string())
-        .collect()
+    support::item_ids(&v["data"])
 }
 
 #[tokio::test]

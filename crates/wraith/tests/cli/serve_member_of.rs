@@ -103,14 +103,6 @@ fn lists_twin(foreign: bool) -> Twin {
     t
 }
 
-fn ids(body: &Value) -> Vec<String> {
-    body.as_array()
-        .unwrap_or_else(|| panic!("an array: {body}"))
-        .iter()
-        .map(|l| l["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn an_accounts_lists_are_the_session_lists_its_membership_writes_put_it_in() {
     let t = lists_twin(false);
@@ -141,10 +133,15 @@ async fn an_accounts_lists_are_the_session_lists_its_membership_writes_put_it_in
     }
     let lists = server.get("/api/accounts/502/lists", Some("s1")).await;
     lists.assert_status(200);
-    assert_eq!(ids(&lists.json()), made, "{}", lists.json());
+    assert_eq!(support::item_ids(&lists.json()), made, "{}", lists.json());
     assert_eq!(lists.json()[0]["title"], "mine", "{}", lists.json());
     let lists = server.get("/api/accounts/501/lists", Some("s1")).await;
-    assert_eq!(ids(&lists.json()), [made[1].clone()], "{}", lists.json());
+    assert_eq!(
+        support::item_ids(&lists.json()),
+        [made[1].clone()],
+        "{}",
+        lists.json()
+    );
     // Taken out of a list, the account is no longer listed in it.
     server
         .send(
@@ -157,7 +154,12 @@ async fn an_accounts_lists_are_the_session_lists_its_membership_writes_put_it_in
         .await
         .assert_status(200);
     let lists = server.get("/api/accounts/502/lists", Some("s1")).await;
-    assert_eq!(ids(&lists.json()), [made[1].clone()], "{}", lists.json());
+    assert_eq!(
+        support::item_ids(&lists.json()),
+        [made[1].clone()],
+        "{}",
+        lists.json()
+    );
 }
 
 #[tokio::test]

@@ -58,12 +58,7 @@ fn groups_twin() -> Twin {
 }
 
 fn ids(r: &support::Resp) -> Vec<String> {
-    r.json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["id"].as_str().unwrap().to_string())
-        .collect()
+    support::item_ids(&r.json())
 }
 
 #[tokio::test]

@@ -145,12 +145,7 @@ fn twin() -> Twin {
 }
 
 fn ids(list: &Value) -> Vec<String> {
-    list["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["id"].as_str().unwrap().to_string())
-        .collect()
+    support::item_ids(&list["data"])
 }
 
 #[tokio::test]

@@ -48,14 +48,6 @@ fn posts_twin() -> Twin {
     })
 }
 
-fn ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("a list: {list}"))
-        .iter()
-        .map(|p| p["id"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn an_unreblog_deletes_the_reblog_its_reblog_made() {
     let t = posts_twin();
@@ -70,7 +62,7 @@ async fn an_unreblog_deletes_the_reblog_its_reblog_made() {
     reblogged.assert_status(200);
     let wrapper = reblogged.json()["id"].as_str().unwrap().to_string();
     assert_ne!(wrapper, mine);
-    let listed = ids(&server.get("/v1/posts", s).await.json());
+    let listed = support::item_ids(&server.get("/v1/posts", s).await.json());
     assert!(
         listed.contains(&wrapper),
         "the reblog is listed: {listed:?}"
@@ -85,7 +77,7 @@ async fn an_unreblog_deletes_the_reblog_its_reblog_made() {
         .await;
     undone.assert_status(200);
     assert_eq!(undone.json()["reblogged"], json!(false));
-    let listed = ids(&server.get("/v1/posts", s).await.json());
+    let listed = support::item_ids(&server.get("/v1/posts", s).await.json());
     assert!(!listed.contains(&wrapper), "the reblog is gone: {listed:?}");
     assert!(listed.contains(&mine), "the post stays: {listed:?}");
     server
@@ -98,9 +90,9 @@ async fn an_unreblog_deletes_the_reblog_its_reblog_made() {
         .post(&format!("/v1/posts/{mine}/reblog"), s, json!({}))
         .await;
     let second = again.json()["id"].as_str().unwrap().to_string();
-    let listed = ids(&server.get("/v1/posts", s).await.json());
+    let listed = support::item_ids(&server.get("/v1/posts", s).await.json());
     assert!(listed.contains(&second), "{listed:?}");
-    let other = ids(&server.get("/v1/posts", Some("agent-2")).await.json());
+    let other = support::item_ids(&server.get("/v1/posts", Some("agent-2")).await.json());
     assert!(
         !other.contains(&second) && !other.contains(&mine),
         "{other:?}"

@@ -469,6 +469,21 @@ impl Resp {
     }
 }
 
+/// The string `id`s of a list's items, in order (`items` is the array).
+pub fn item_ids(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {items}"))
+        .iter()
+        .map(|i| {
+            i["id"]
+                .as_str()
+                .unwrap_or_else(|| panic!("an item with a string id: {i}"))
+                .to_string()
+        })
+        .collect()
+}
+
 /// Make a fifo at `path` (the `mkfifo` command: the test crates do not link libc).
 #[cfg(unix)]
 pub fn mkfifo(path: &Path) {
