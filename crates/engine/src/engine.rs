@@ -65,6 +65,7 @@ mod settle;
 mod text_rendering;
 mod text_tags;
 mod unique_fields;
+mod untouched_items;
 mod viewer_fields;
 mod wire;
 
@@ -4151,6 +4152,7 @@ impl Engine {
             ns,
             body,
         );
+        self.add_untouched_items(ns, call, (shape, ty, &pk), body);
         self.mask_list_items(ns, r, body);
         // The variant's recorded `Link` names a recorded page: only the served page's own
         // links go out (none for an empty or single page).

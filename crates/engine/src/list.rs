@@ -476,7 +476,7 @@ fn passes_searches(item: &Value, shape: &ListShape, query: &[(String, String)]) 
 /// The values an equality filter `f` asks for: its first value, or, when the request spells
 /// it as an array (`id[]=a&id[]=b`, as Rails and PHP clients do) and the list knows no such
 /// parameter of its own, every value of that spelling (an item matching any passes).
-fn equality_values<'q>(
+pub(crate) fn equality_values<'q>(
     shape: &ListShape,
     query: &'q [(String, String)],
     f: &str,

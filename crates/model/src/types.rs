@@ -1519,6 +1519,26 @@ pub struct ListShape {
     /// and not written, when the recordings show none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub search_filters: Vec<SearchFilter>,
+    /// For a list filtered by its items' primary key (`filters` holds it: `GET
+    /// /accounts/relationships?id[]=…`): the item it answers for a requested key no record of
+    /// its type holds, where the key names a record of another type (an account no one acted
+    /// on has a relationship all the same), see [`UntouchedItem`]. `None` (and not written)
+    /// otherwise, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untouched_item: Option<UntouchedItem>,
+}
+
+/// A list's item for a key nothing acted on ([`ListShape::untouched_item`]): every recorded
+/// item of a key no earlier write of its session named held these fields (all but the
+/// primary key, which is the requested key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UntouchedItem {
+    /// The entity types a requested key must be a record of (the twin's known ids, or the
+    /// session's records), sorted: those whose known ids hold every known id of the list's
+    /// type (the relationships' keys are accounts' keys).
+    pub of: Vec<String>,
+    /// The item's other fields.
+    pub fields: serde_json::Map<String, Value>,
 }
 
 /// One learned [`ListShape::search_filters`] parameter.

@@ -21,6 +21,7 @@
 //! write adds its path's record or the acting principal's own record to, or takes one out of),
 //! [`undo_members`] (the same lists an action undoing such a write takes the member out of),
 //! [`undo_wrappers`] (the wrapper records an action undoing the one that made them deletes),
+//! [`untouched_items`] (the item a key-filtered list answers for a key nothing acted on),
 //! [`mentions`] (answer arrays of the records the sent text names as `@name`), [`text_tags`]
 //! (answer arrays of the `#name` tokens of the sent text), [`text_rendering`] (answer strings
 //! rendered from the sent text), [`union`]
@@ -94,6 +95,7 @@ pub mod undo_members;
 pub mod undo_wrappers;
 pub mod unify;
 pub mod union;
+pub mod untouched_items;
 pub mod update_keeps;
 pub mod update_resets;
 pub mod values;
@@ -314,6 +316,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.membership = effect;
     }
     member_of::learn(&templated, &mut built, &entity_types, &obs);
+    untouched_items::learn(&templated, &mut built, &entity_types, &obs);
     for ((route, effects), actor) in built
         .iter_mut()
         .zip(member_effects.effects)

@@ -415,6 +415,7 @@ pub fn list_shape(
         filter_wildcards,
         sorts,
         search_filters,
+        untouched_item: None,
     })
 }
 

@@ -140,6 +140,7 @@ fn statuses_list_engine(n: u64) -> Engine {
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         })
         .variant_h(200, Guard::Always, c(json!([])), headers)
         .exact(

@@ -269,6 +269,7 @@ fn items_route(path: &str, pagination: Pagination, envelope: Vec<EnvelopeField>)
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         })
         .variant(
             200,
@@ -375,6 +376,7 @@ fn link_header_pagination_builds_links_on_the_twins_origin() {
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         })
         .variant(200, Guard::Always, c(json!([])))
         .exact(

@@ -60,6 +60,7 @@ mod text_tags;
 mod threads;
 mod undo_members;
 mod undo_wrappers;
+mod untouched_items;
 mod update_keeps;
 mod update_resets;
 mod upload_names;

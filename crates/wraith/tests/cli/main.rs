@@ -161,6 +161,7 @@ mod serve_undo_wrappers;
 mod serve_unique_fields;
 mod serve_unrecorded_action_records;
 mod serve_unsent_writes;
+mod serve_untouched_items;
 mod serve_update_keeps;
 mod serve_update_resets;
 mod serve_upload_names;

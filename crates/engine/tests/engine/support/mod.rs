@@ -196,6 +196,7 @@ pub fn bare_array_list() -> ListShape {
         filter_wildcards: Vec::new(),
         sorts: Vec::new(),
         search_filters: Vec::new(),
+        untouched_item: None,
     }
 }
 
@@ -464,6 +465,7 @@ pub fn shop_model() -> Model {
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         })
         .variant(
             200,
@@ -555,6 +557,7 @@ pub fn shop_model() -> Model {
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         })
         .variant(
             200,

@@ -133,6 +133,7 @@ pub fn route(spec: RouteSpec<'_>) -> Route {
             filter_wildcards: Vec::new(),
             sorts: Vec::new(),
             search_filters: Vec::new(),
+            untouched_item: None,
         }),
         _ => None,
     };
