@@ -295,7 +295,9 @@ pub(crate) fn render_node_traced(
                 return render_node_traced(t, req, ns, sources, json_path, origins);
             }
             let echoed = match &hole.source {
-                HoleKind::Echo { from } => req.echo_source(from).is_some(),
+                HoleKind::Echo { from } => {
+                    req.echo_source(from).is_some() || unsent_array_echo(hole)
+                }
                 _ => false,
             };
             let origin = match &hole.source {
@@ -505,6 +507,25 @@ fn highest_integer_id(node: &Node) -> u64 {
     }
 }
 
+/// Whether an echo hole answers `[]` to a request without its source: a whole array every
+/// recorded request sent (a recorded default would be the hole's `when_absent`), or sent as
+/// `null` (a firewall without outbound rules). Its examples are other requests' arrays (a
+/// firewall's rules, a create's `tags`), which this request did not send; the array it sent
+/// there is the empty one.
+fn unsent_array_echo(hole: &Hole) -> bool {
+    if hole.when_absent.is_some() {
+        return false;
+    }
+    match hole.observed_type {
+        JsonType::Array => true,
+        JsonType::Mixed => {
+            hole.examples.iter().any(Value::is_array)
+                && hole.examples.iter().all(|v| v.is_array() || v.is_null())
+        }
+        _ => false,
+    }
+}
+
 /// Whether a template subtree holds recorded data only: constants and observed holes (no
 /// minted, echoed, timed or counted value).
 fn observed_only(node: &Node) -> bool {
@@ -537,6 +558,7 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
     match &hole.source {
         HoleKind::Echo { from } => match req.echo_source(from) {
             Some(v) => coerce(v, hole.observed_type),
+            None if unsent_array_echo(hole) => Value::Array(Vec::new()),
             // Synth puts the value the recorded requests without the source agreed on first.
             None => hole
                 .examples

@@ -4,8 +4,9 @@
 //! recorded two contexts. An array answered as sent by two runs alike stays what was recorded
 //! (`synth/src/array_echo.rs`); one some creates sent and the others were answered one default
 //! for is echoed where sent and answered the default where not, and one sent as `null` is
-//! answered `null`. A scalar echo copies the request value at its own position before another
-//! that happened to agree. Black-box: the real binary on HAR runs written here.
+//! answered `null`. One every recorded request sent is answered `[]` to a request leaving it
+//! out (not another request's array). A scalar echo copies the request value at its own
+//! position before another that happened to agree. Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -90,6 +91,41 @@ async fn an_optional_array_answered_as_sent_and_else_empty_echoes_where_sent_and
     assert_eq!(bare.json()["tags"], json!([]), "{}", bare.json());
 }
 
+#[tokio::test]
+async fn an_array_every_recorded_create_sent_is_answered_empty_when_left_out() {
+    let t = Twin::init("filters", ORIGIN);
+    // Every recorded create named its tags, each its own.
+    let entries = [json!(["web"]), json!(["db", "prod"])]
+        .into_iter()
+        .enumerate()
+        .map(|(i, tags)| {
+            let sent = json!({"label": format!("box-{i}"), "tags": tags});
+            let answer = json!({"id": (i + 1).to_string(), "label": format!("box-{i}"),
+                                "tags": tags});
+            har::entry(ORIGIN, "POST", "/v1/boxes", Some(&sent), &answer)
+        })
+        .collect();
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    let server = t.serve(&[]);
+    let bare = server
+        .post("/v1/boxes", Some("s1"), json!({"label": "plain"}))
+        .await;
+    bare.assert_status(200);
+    let body = bare.json();
+    // Not another create's tags: this one sent none.
+    assert_eq!(body["tags"], json!([]), "{body}");
+    assert_eq!(body["label"], "plain", "{body}");
+    let tagged = server
+        .post(
+            "/v1/boxes",
+            Some("s1"),
+            json!({"label": "mine", "tags": ["x"]}),
+        )
+        .await;
+    assert_eq!(tagged.json()["tags"], json!(["x"]), "{}", tagged.json());
+}
+
 /// Firewall creates as a client sends them: most with one outbound rule whose `action` happens
 /// to equal the `outbound_policy` sent beside it, some with `outbound: null`.
 fn firewall_twin() -> Twin {
@@ -162,4 +198,23 @@ async fn a_policy_sent_beside_a_rule_whose_action_agreed_is_echoed_from_its_own_
     created.assert_status(200);
     let body = created.json();
     assert_eq!(body["rules"]["outbound_policy"], "DROP", "{body}");
+}
+
+/// Every recorded create sent outbound rules, as an array or `null`: a create leaving them out
+/// sent none, and is answered no rules rather than a recorded create's.
+#[tokio::test]
+async fn rules_every_recorded_create_sent_as_an_array_or_null_are_answered_empty_when_left_out() {
+    let t = firewall_twin();
+    let server = t.serve(&[]);
+    let created = server
+        .post(
+            "/v4/firewalls",
+            Some("s1"),
+            json!({"label": "mine", "rules": {"inbound_policy": "ACCEPT",
+                                               "outbound_policy": "ACCEPT"}}),
+        )
+        .await;
+    created.assert_status(200);
+    let body = created.json();
+    assert_eq!(body["rules"]["outbound"], json!([]), "{body}");
 }
