@@ -373,6 +373,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     record_versions::learn(&templated, plan_routes, &mut built, &obs);
     record_clones::learn(&templated, plan_routes, &mut built, &obs);
+    text_rendering::for_clones(&templated, &mut built, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     carried_fields::learn(&templated, plan_routes, &mut built, &entity_types, &obs);

@@ -22,14 +22,14 @@
 //!    recording's text, which is what the template alone would answer.
 //!
 //! An update of the same entity type takes the create's rule when every recorded 2xx answer
-//! of the update that sent the text field agrees with it ([`for_updates`]). Never from route
-//! or field names.
+//! of the update that sent the text field agrees with it ([`for_updates`]), and so does a
+//! route copying a record of the type ([`for_clones`]). Never from route or field names.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde_json::Value;
-use wraith_model::{Route, TextRendering, TextUnit, TokenRendering, text_units};
+use wraith_model::{Route, StateOp, TextRendering, TextUnit, TokenRendering, text_units};
 
 use crate::mentions;
 use crate::observe::Obs;
@@ -78,35 +78,62 @@ pub fn for_updates(
         let Some(g) = groups.get(gi) else {
             continue;
         };
-        let rule = &rule;
-        let field = rule
-            .at
-            .trim_start_matches('/')
-            .replace("~1", "/")
-            .replace("~0", "~");
-        let mut agreed = 0usize;
-        let mut holds = true;
-        for &i in g.obs.iter().filter(|&&i| values::is_2xx(obs[i].status)) {
-            let Some(text) = text_of(&obs[i], &rule.text_field) else {
-                continue;
-            };
-            let Some(body) = obs[i].resp_json_levels(1) else {
-                continue;
-            };
-            match body.get(&field).and_then(Value::as_str) {
-                Some(answered) if answered == rule.render(text) => agreed += 1,
-                Some(_) => {
-                    holds = false;
-                    break;
-                }
-                None => {}
-            }
-        }
-        if holds && agreed > 0 {
-            rules[gi] = Some(rule.clone());
+        if agrees(g, obs, &rule) {
+            rules[gi] = Some(rule);
         }
     }
     rules
+}
+
+/// A copying route (`Route::record_clone`) without a rule of its own takes the rule of its
+/// type's create when every recorded 2xx answer of it that sent the text field agrees with it,
+/// and one did: a volume's clone named `data-copy` answers `filesystem_path` rendered from that
+/// label, as the type's creates do, where its one recording is too few to learn a rule from.
+pub fn for_clones(groups: &[RouteGroup], built: &mut [Route], obs: &[Obs<'_>]) {
+    let taken: Vec<(usize, TextRendering)> = built
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.text_rendering.is_none())
+        .filter_map(|(gi, r)| {
+            let ty = &r.record_clone.as_ref()?.entity_type;
+            let rule = built.iter().find_map(|c| {
+                c.text_rendering.as_ref().filter(|_| {
+                    c.state_op == Some(StateOp::Create) && c.entity_type.as_ref() == Some(ty)
+                })
+            })?;
+            agrees(groups.get(gi)?, obs, rule).then(|| (gi, rule.clone()))
+        })
+        .collect();
+    for (gi, rule) in taken {
+        if let Some(route) = built.get_mut(gi) {
+            route.text_rendering = Some(rule);
+        }
+    }
+}
+
+/// Whether every 2xx answer of `g` whose request sent `rule`'s text field holds at `rule.at`
+/// the rule's rendering of it (or nothing there), and at least one does.
+fn agrees(g: &RouteGroup, obs: &[Obs<'_>], rule: &TextRendering) -> bool {
+    let field = rule
+        .at
+        .trim_start_matches('/')
+        .replace("~1", "/")
+        .replace("~0", "~");
+    let mut agreed = 0usize;
+    for &i in g.obs.iter().filter(|&&i| values::is_2xx(obs[i].status)) {
+        let Some(text) = text_of(&obs[i], &rule.text_field) else {
+            continue;
+        };
+        let Some(body) = obs[i].resp_json_levels(1) else {
+            continue;
+        };
+        match body.get(&field).and_then(Value::as_str) {
+            Some(answered) if answered == rule.render(text) => agreed += 1,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    agreed > 0
 }
 
 fn text_of<'o>(o: &'o Obs<'_>, pointer: &str) -> Option<&'o str> {

@@ -2,7 +2,8 @@
 //! stores, a new volume under a key of its own, with the copied fields (`size`, `region`) of
 //! the session's volume the path names, so the session's later reads, lists and deletes of the
 //! copy find it. Text the recorded copy's key appears in (a default label `linode<id>`) names
-//! the new key.
+//! the new key. Text the type's creates render from a sent text (`Route::text_rendering`, a
+//! `filesystem_path` from the `label`) is rendered from the copy's own.
 //!
 //! Not here: a replayed answer (the recorded run's own copy), and a path naming a record the
 //! session cannot see (deleted, or known to neither the session nor the recordings), whose
@@ -85,7 +86,19 @@ impl Engine {
                 out.sources.set(&at, FieldSource::State);
             }
         }
-        let record = Value::Object(map.clone());
+        // Text the copy renders from its sent text, as the type's creates do (a volume's
+        // `filesystem_path` from its `label`): after the renaming above, which is for the
+        // recorded copy's text.
+        let mut record = Value::Object(std::mem::take(map));
+        if let Some(rendering) = &route.text_rendering
+            && super::text_rendering::render_text(call, rendering, &mut record)
+        {
+            out.sources.set(
+                &super::unescape_pointer(&rendering.at),
+                super::text_rendering::SOURCE,
+            );
+        }
+        out.body = OutBody::Json(record.clone());
         let at = format!("/{}", escape_key(&pk));
         out.origins.insert(&at, FieldOrigin::Minted);
         out.sources.set(&at, FieldSource::Generated);

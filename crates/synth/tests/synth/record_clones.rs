@@ -85,3 +85,77 @@ fn an_answer_naming_the_paths_own_record_learns_nothing() {
     )]);
     assert_eq!(rule, None);
 }
+
+/// Sessions 1 to 3 create volume `id` whose `path` is rendered from its label, as every create
+/// answered; session 1 then clones it, answered `clone_path`, and reads the copy back.
+fn rendered_sessions(clone_path: &str) -> Vec<Vec<Exchange>> {
+    let with_path = |mut v: Value| {
+        v["path"] = json!(format!("/dev/disk/{}", v["label"].as_str().unwrap()));
+        v
+    };
+    (1..=3)
+        .map(|id| {
+            let copy = if id == 1 {
+                let mut c = with_path(volume(10 + id, "vol-copy", 10 + id, "us-east", 5));
+                c["path"] = json!(clone_path);
+                Some(c)
+            } else {
+                None
+            };
+            let mut s = session(id, copy.clone().unwrap_or(json!({})), copy.is_some());
+            if copy.is_none() {
+                s.truncate(2);
+            }
+            for e in &mut s {
+                if e.request.method == "POST" && e.request.path == "/v1/volumes" {
+                    let answer: Value = serde_json::from_slice(&e.response_body()).unwrap();
+                    *e = ok_json(
+                        "POST",
+                        "/v1/volumes",
+                        Some(&json!({"label": answer["label"], "size": answer["size"]})),
+                        &with_path(answer),
+                    );
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_clone_answering_its_text_as_the_types_creates_render_it_takes_their_rendering() {
+    let model: Model = common::synth_runs(
+        "storage",
+        "https://api.example.com",
+        rendered_sessions("/dev/disk/vol-copy"),
+    );
+    let create = common::route(&model, "POST", "/v1/volumes");
+    let rule = create
+        .text_rendering
+        .clone()
+        .expect("the creates' rendering");
+    assert_eq!(
+        (rule.at.as_str(), rule.prefix.as_str()),
+        ("/path", "/dev/disk/")
+    );
+    let clone = common::route(&model, "POST", "/v1/volumes/:param/clone");
+    assert!(clone.record_clone.is_some());
+    assert_eq!(clone.text_rendering, Some(rule));
+}
+
+#[test]
+fn a_clone_answering_other_text_keeps_no_rendering() {
+    let model: Model = common::synth_runs(
+        "storage",
+        "https://api.example.com",
+        rendered_sessions("/dev/disk/other"),
+    );
+    assert!(
+        common::route(&model, "POST", "/v1/volumes")
+            .text_rendering
+            .is_some()
+    );
+    let clone = common::route(&model, "POST", "/v1/volumes/:param/clone");
+    assert!(clone.record_clone.is_some());
+    assert_eq!(clone.text_rendering, None);
+}

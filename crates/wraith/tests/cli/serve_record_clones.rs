@@ -126,3 +126,78 @@ async fn a_clone_of_the_sessions_volume_is_a_new_volume_copying_it() {
         .await
         .assert_status(200);
 }
+
+/// Three runs each create a volume whose `path` is rendered from its label; the first also
+/// clones it, answered as the creates render a label, and reads the copy back.
+fn rendered_twin() -> Twin {
+    har::synth_twin("cloud", ORIGIN, &[KEY], 3, |t, n| {
+        let with_path = |id: u64, label: &str| {
+            let mut v = volume(id, label, 20, n);
+            v["path"] = json!(format!("/dev/disk/by-label/{label}"));
+            v
+        };
+        let id = 600600 + n;
+        let label = format!("data{n}");
+        let source = with_path(id, &label);
+        let mut entries = vec![
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v4/volumes",
+                Some(&json!({"label": label, "size": 20, "region": "us-east"})),
+                &source,
+            ),
+            har::entry(ORIGIN, "GET", &format!("/v4/volumes/{id}"), None, &source),
+        ];
+        if n == 1 {
+            let copy = with_path(700700, "data1-copy");
+            entries.push(har::entry(
+                ORIGIN,
+                "POST",
+                &format!("/v4/volumes/{id}/clone"),
+                Some(&json!({"label": "data1-copy"})),
+                &copy,
+            ));
+            entries.push(har::entry(ORIGIN, "GET", "/v4/volumes/700700", None, &copy));
+        }
+        har::import(t, &[KEY], &format!("run{n}.har"), entries);
+    })
+}
+
+#[tokio::test]
+async fn a_clone_renders_its_label_into_the_text_the_types_creates_render_it_into() {
+    let t = rendered_twin();
+    let server = t.serve_env(&[], &[KEY]);
+    let made = server
+        .post(
+            "/v4/volumes",
+            Some("agent"),
+            json!({"label": "mine", "size": 77, "region": "eu-west"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = har::key_text(&made.json()["id"]);
+    assert_eq!(made.json()["path"], json!("/dev/disk/by-label/mine"));
+
+    let cloned = server
+        .post(
+            &format!("/v4/volumes/{id}/clone"),
+            Some("agent"),
+            json!({"label": "mine-copy"}),
+        )
+        .await;
+    cloned.assert_status(200);
+    let copy = cloned.json();
+    // Not the recorded copy's `data1-copy`.
+    assert_eq!(
+        copy["path"],
+        json!("/dev/disk/by-label/mine-copy"),
+        "{copy}"
+    );
+    let copy_id = har::key_text(&copy["id"]);
+    let read = server
+        .get(&format!("/v4/volumes/{copy_id}"), Some("agent"))
+        .await;
+    read.assert_status(200);
+    assert_eq!(read.json()["path"], json!("/dev/disk/by-label/mine-copy"));
+}
