@@ -7,11 +7,12 @@
 //! recorded rules instead of the request's own. Here a position is an echo of the request's
 //! array at its own pointer when every observation's request sent an array there (rebuilt from
 //! the request's body leaves) equal to the answered one (object key order aside), and either
-//! two distinct arrays among the observations (the same array sent and answered every time is
-//! as well explained by a constant) or a single observation of a non-empty array, as a
-//! scalar answered as sent once is an echo too (at lower confidence): nothing recorded
-//! contradicts it, and a constant would have to coincide with exactly what that request
-//! sent. Positions inside variable-length lists (`*` in the pointer) have no request
+//! two distinct arrays among the observations or one non-empty array every observation sent
+//! and got back (at lower confidence), as a scalar answered as sent once is an echo too:
+//! nothing recorded contradicts it, and a constant would have to coincide with exactly what
+//! each request sent. The two differ on a request the recordings lack: one sending another
+//! array gets it back, one sending none gets `[]` (a cluster created without `tags`), where a
+//! constant would answer the recorded requests' array. Positions inside variable-length lists (`*` in the pointer) have no request
 //! counterpart. Where some requests sent no array there, an optional parameter, their answers
 //! must all hold one value, the default (`tags: []`), which the echo renders for a request
 //! without the array (`Hole::when_absent`). A request may send `null` there instead of an array
@@ -73,7 +74,8 @@ pub fn learn(vals: &[(&Value, usize)], ctxs: &[Ctx<'_>], pointer: &str) -> Optio
     if let Some(default) = default {
         return optional_echo(pointer, default, distinct, senders);
     }
-    let once = vals.len() == 1
+    // One non-empty array, sent and answered by every request (once or more).
+    let once = distinct.len() == 1
         && distinct
             .iter()
             .all(|v| v.as_array().is_some_and(|a| !a.is_empty()));
@@ -322,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn array_differing_from_the_request_or_answered_the_same_twice_is_no_echo() {
+    fn array_differing_from_the_request_is_no_echo() {
         let a = json!({"rules": [{"protocol": "TCP"}]});
         let b = json!({"rules": [{"protocol": "UDP"}]});
         let (la, lb) = (leaves(&a), leaves(&b));
@@ -331,8 +333,23 @@ mod tests {
         let rb = json!([{"protocol": "UDP", "ports": "1"}]);
         let ra = a["rules"].clone();
         assert!(learn(&[(&ra, 0), (&rb, 1)], &ctxs, "/rules").is_none());
-        // The same array twice: a constant explains it as well.
-        let ctxs = [ctx(&la), ctx(&la)];
-        assert!(learn(&[(&ra, 0), (&ra, 1)], &ctxs, "/rules").is_none());
+    }
+
+    #[test]
+    fn non_empty_array_every_request_sent_alike_is_an_echo_at_lower_confidence() {
+        let a = json!({"tags": ["testing"]});
+        let la = leaves(&a);
+        let ctxs = [ctx(&la), ctx(&la), ctx(&la)];
+        let ra = a["tags"].clone();
+        let hole = learn(&[(&ra, 0), (&ra, 1), (&ra, 2)], &ctxs, "/tags").expect("an echo");
+        assert_eq!(hole.confidence_bp, 6_000);
+        assert_eq!(hole.examples, vec![ra.clone()]);
+        assert!(hole.when_absent.is_none());
+        // The same empty array every time says nothing about where it came from.
+        let e = json!({"tags": []});
+        let le = leaves(&e);
+        let ctxs = [ctx(&le), ctx(&le)];
+        let re = e["tags"].clone();
+        assert!(learn(&[(&re, 0), (&re, 1)], &ctxs, "/tags").is_none());
     }
 }

@@ -1,12 +1,13 @@
 //! `wraith serve` answering an array as the request sent it where the recorded answers
 //! did: a filter created once with `context: ["home", "public"]`, answered with that very
 //! array, answers a create sending `["notifications"]` with `["notifications"]`, not the
-//! recorded two contexts. An array answered as sent by two runs alike stays what was recorded
+//! recorded two contexts. An array every run sent alike is echoed too
 //! (`synth/src/array_echo.rs`); one some creates sent and the others were answered one default
 //! for is echoed where sent and answered the default where not, and one sent as `null` is
 //! answered `null`. One every recorded request sent is answered `[]` to a request leaving it
 //! out (not another request's array). A scalar echo copies the request value at its own
-//! position before another that happened to agree. Black-box: the real binary on HAR runs written here.
+//! position before another that happened to agree. Black-box: the real binary on HAR runs
+//! written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -124,6 +125,41 @@ async fn an_array_every_recorded_create_sent_is_answered_empty_when_left_out() {
         )
         .await;
     assert_eq!(tagged.json()["tags"], json!(["x"]), "{}", tagged.json());
+}
+
+#[tokio::test]
+async fn an_array_every_recorded_create_sent_alike_is_echoed_and_answered_empty_when_left_out() {
+    let t = Twin::init("filters", ORIGIN);
+    // Every recorded create sent the same tags and got them back.
+    let entries = (0..3)
+        .map(|i| {
+            let sent = json!({"label": format!("k-{i}"), "tags": ["testing"]});
+            let answer = json!({"id": (i + 1).to_string(), "label": format!("k-{i}"),
+                                "tags": ["testing"]});
+            har::entry(ORIGIN, "POST", "/v1/clusters", Some(&sent), &answer)
+        })
+        .collect();
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    let server = t.serve(&[]);
+    let bare = server
+        .post("/v1/clusters", Some("s1"), json!({"label": "plain"}))
+        .await;
+    bare.assert_status(200);
+    assert_eq!(bare.json()["tags"], json!([]), "{}", bare.json());
+    let tagged = server
+        .post(
+            "/v1/clusters",
+            Some("s1"),
+            json!({"label": "mine", "tags": ["prod", "eu"]}),
+        )
+        .await;
+    assert_eq!(
+        tagged.json()["tags"],
+        json!(["prod", "eu"]),
+        "{}",
+        tagged.json()
+    );
 }
 
 /// Firewall creates as a client sends them: most with one outbound rule whose `action` happens
