@@ -50,6 +50,7 @@ mod serve_action_echoes;
 mod serve_action_record_copies;
 mod serve_action_values;
 mod serve_actor_view;
+mod serve_adjusted_echoes;
 mod serve_ancestor_paths;
 mod serve_anonymous_moments;
 mod serve_api_not_found;
