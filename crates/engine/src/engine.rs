@@ -2121,6 +2121,7 @@ impl Engine {
             wall: &self.opts.wall_clock,
             now_us: None,
             enclosed_derived: Vec::new(),
+            list_item: None,
         };
         let mut sources = Sources::new(self.opts.debug, Some(FieldSource::Constant));
         let mut origins = Origins::default();

@@ -123,6 +123,9 @@ pub(crate) struct NsCtx<'a> {
     /// `up` above 0), by body path: rendered from an example first, then again once that
     /// object has rendered the field they name.
     pub enclosed_derived: Vec<(String, Hole)>,
+    /// The index of the list item being rendered, in the innermost template list
+    /// ([`ArrayNode::List`]) around the current position; `None` outside any.
+    pub list_item: Option<usize>,
 }
 
 impl NsCtx<'_> {
@@ -270,7 +273,9 @@ pub(crate) fn render_node_traced(
                         _ => None,
                     };
                     let mut out = Vec::with_capacity(*target_length);
+                    let outer = ns.list_item;
                     for i in 0..*target_length {
+                        ns.list_item = Some(i);
                         let fit = keyed_items.and_then(|items| items.get(i)).and_then(|item| {
                             crate::list_shape::representative_for(representatives, start + i, item)
                         });
@@ -285,6 +290,7 @@ pub(crate) fn render_node_traced(
                             origins,
                         ));
                     }
+                    ns.list_item = outer;
                     Value::Array(out)
                 }
             }
@@ -613,7 +619,10 @@ fn render_hole(hole: &Hole, req: &ReqCtx<'_>, ns: &mut NsCtx<'_>, json_path: &st
             // The recorded state's value, when it is one the hole recorded.
             None => match req.snapshot_at(json_path) {
                 Some(v) if recorded_here(hole, v) => v.clone(),
-                _ => observed(hole, req),
+                _ => match ns.list_item {
+                    Some(i) => observed_in_list(hole, req, i),
+                    None => observed(hole, req),
+                },
             },
         },
     }
@@ -834,6 +843,16 @@ fn observed_except(hole: &Hole, req: &ReqCtx<'_>, not: &Value) -> Value {
     }
     let i = (stable_hash(req.path) % others.len() as u64) as usize;
     others[i].clone()
+}
+
+/// The hole's value in item `i` of a list the template renders: its examples in turn, first
+/// seen first, so the items differ where the recorded items did (a VPC's three `ipv4` ranges,
+/// not one range three times) and, at a recorded length, read as the first recorded list.
+fn observed_in_list(hole: &Hole, req: &ReqCtx<'_>, i: usize) -> Value {
+    if hole.examples.len() < 2 {
+        return observed(hole, req);
+    }
+    hole.examples[i % hole.examples.len()].clone()
 }
 
 /// One of the hole's examples, chosen by a hash of the request path; a typed default when none.

@@ -150,6 +150,7 @@ mod serve_sorts;
 mod serve_stand_in_principals;
 mod serve_state_limits;
 mod serve_strangers_and_cascades;
+mod serve_template_lists;
 mod serve_text_echo;
 mod serve_text_rendering;
 mod serve_text_tags;
