@@ -3483,6 +3483,7 @@ impl Engine {
         };
         // The acting principal's record shows as the session last saw it, wherever it is.
         self.embed_actor_view(ns, call, route, body, &mut out.origins);
+        self.step_actor_counts(ns, call, route, body);
         self.embed_actor_view_elsewhere(ns, call, route, body, &mut out.origins);
         // Records the answer embeds show as the acting principal sees them.
         self.show_to_viewer(ns, call, route, body);

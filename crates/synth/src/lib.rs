@@ -44,6 +44,7 @@
 
 pub mod action;
 pub mod action_values;
+pub mod actor_steps;
 pub mod array_echo;
 pub mod carried_fields;
 pub mod cascades;
@@ -325,6 +326,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         route.member_effects = effects;
         route.actor_record = actor;
     }
+    actor_steps::learn(&templated, &mut built, &entity_types, &obs);
     undo_members::learn(&mut built);
     undo_wrappers::learn(&mut built);
     let tags = text_tags::text_tags(&templated, &obs, &mentions);
@@ -551,6 +553,7 @@ fn build_route(
         last_write_wins: false,
         member_effects: Vec::new(),
         actor_record: None,
+        actor_steps: Vec::new(),
         text_mentions: None,
         text_tags: None,
         text_rendering: None,

@@ -22,6 +22,9 @@
 //! report's `target_account` when the principal reports its own account, a reblog of the
 //! principal's own status): it shows the view too.
 //!
+//! A create whose answers stepped counts of that record (`Route::actor_steps`, a post's
+//! author's `statuses_count`) shows them one above the view.
+//!
 //! Not here: answers replayed from a recording (they carry the recorded run's own record),
 //! and routes whose answer is the principal's record itself (empty pointer).
 
@@ -85,6 +88,54 @@ impl Engine {
         if changed {
             // Those positions now hold a value an earlier answer gave, not one minted here.
             origins.clear_under(&site.pointer);
+        }
+        changed
+    }
+
+    /// In a create's rendered answer that shows the principal's record as the session last saw
+    /// it, step each of the route's `actor_steps` by one from that view: the session's next post
+    /// shows its author's `statuses_count` one higher. Without a view the template's value
+    /// stays (the count the session started from is unknown). Returns whether anything changed.
+    pub(super) fn step_actor_counts(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        route: &Route,
+        body: &mut Value,
+    ) -> bool {
+        if route.actor_steps.is_empty() {
+            return false;
+        }
+        let Some(site) = route
+            .actor_record
+            .as_ref()
+            .filter(|s| !s.pointer.is_empty())
+        else {
+            return false;
+        };
+        let Some(principal) = self.principal_of(call) else {
+            return false;
+        };
+        let Some(Value::Object(view)) = ns.actor_views.get(&(principal, site.entity_type.clone()))
+        else {
+            return false;
+        };
+        let Some(Value::Object(slot)) = body.pointer_mut(&site.pointer) else {
+            return false;
+        };
+        let mut changed = false;
+        for field in &route.actor_steps {
+            let Some(next) = view
+                .get(field)
+                .and_then(Value::as_i64)
+                .and_then(|n| n.checked_add(1))
+            else {
+                continue;
+            };
+            if let Some(v) = slot.get_mut(field).filter(|v| v.is_i64()) {
+                *v = Value::from(next);
+                changed = true;
+            }
         }
         changed
     }

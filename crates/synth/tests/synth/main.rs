@@ -7,6 +7,7 @@ mod common;
 mod action_arrays;
 mod action_order;
 mod action_values;
+mod actor_steps;
 mod blamed_fields;
 mod bound_guards;
 mod carried_fields;

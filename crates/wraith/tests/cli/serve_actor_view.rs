@@ -277,3 +277,60 @@ async fn a_rendered_report_of_the_principals_own_account_shows_it_as_the_session
     let fresh = report(&server, "agent-2", "acc_1").await;
     assert_eq!(fresh["target"]["name"], json!("Zed"), "{fresh}");
 }
+
+/// [`posts_twin`], its author also carrying a `posts_count` the recorded posts stepped by one
+/// (`Route::actor_steps`): the template holds 40, the recorded post 3.
+fn posts_twin_with_counted_author() -> Twin {
+    let t = posts_twin();
+    let text = std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap();
+    let mut m = wraith_model::model_from_json_str(&text).unwrap();
+    let create = m
+        .routes
+        .iter_mut()
+        .find(|r| r.method == "POST" && r.path == "/v1/posts")
+        .unwrap();
+    create.actor_steps = vec!["posts_count".into()];
+    let BodyTemplate::Json {
+        root: Node::Object { fields },
+    } = &mut create.variants[0].body
+    else {
+        panic!("object template");
+    };
+    let author = fields.iter_mut().find(|f| f.key == "author").unwrap();
+    let Node::Object { fields: author } = &mut author.value else {
+        panic!("author object");
+    };
+    author.push(Field {
+        key: "posts_count".into(),
+        value: konst(json!(40)),
+        present_ratio_bp: 10_000,
+        optional: false,
+    });
+    let moment = &mut create.exact[0].moments[0];
+    moment.body = RecordedBody::json(json!({
+        "id": "pst_recorded0001",
+        "text": "first",
+        "author": {"id": "acc_1", "name": "Ann", "badges": [], "posts_count": 3}
+    }));
+    t.write_model(&m);
+    t
+}
+
+#[tokio::test]
+async fn each_rendered_post_shows_its_author_one_post_further_than_the_last() {
+    let t = posts_twin_with_counted_author();
+    let server = t.serve(&[]);
+    let replayed = post(&server, "agent-1", "first").await;
+    assert_eq!(replayed["author"]["posts_count"], json!(3), "{replayed}");
+    for (text, count) in [("second", 4), ("third", 5)] {
+        let rendered = post(&server, "agent-1", text).await;
+        assert_eq!(
+            rendered["author"]["posts_count"],
+            json!(count),
+            "{rendered}"
+        );
+    }
+    // Another session starts from what it saw: no earlier post, the template's count.
+    let fresh = post(&server, "agent-2", "something new").await;
+    assert_eq!(fresh["author"]["posts_count"], json!(40), "{fresh}");
+}
