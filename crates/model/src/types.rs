@@ -549,8 +549,14 @@ pub struct QueryLookup {
 /// acted-on record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamedRecordCopies {
-    /// The top-level request body field naming the record (`type`).
+    /// The top-level request body field naming the record (`type`); empty when `param` names
+    /// it.
     pub field: String,
+    /// The path parameter naming the record instead (`param` of `POST
+    /// /linode/instances/:param/ips`, whose new address answers its instance's `region`).
+    /// Absent (and not written) for a body field, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
     /// The entity type of the named records (`linode_types`).
     pub entity_type: String,
     /// The answer positions copied, in pointer order.

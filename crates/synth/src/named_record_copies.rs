@@ -39,7 +39,11 @@
 //! (`ActionEffect::at` empty, no `sets`): the named record is then of another type than the
 //! acted-on one.
 //!
-//! Not learned: records named by a path parameter or a query parameter, numbers or booleans
+//! Where no body field names a record, a path parameter may, as a body field would (an
+//! address allocated under an instance answers the instance's `region` and, in its
+//! `assigned_entity`, its `label`): [`best_param_pair`], never a record of the route's own type.
+//!
+//! Not learned: records named by a query parameter, numbers or booleans
 //! copied under another name, text deeper than one object down, updates (a resize naming a new
 //! plan).
 
@@ -78,8 +82,70 @@ pub fn learn(
             None => continue,
         };
         let answers = g.object_answers(obs);
-        built[i].named_record_copies = best_pair(&answers, own_type, entity_types);
+        built[i].named_record_copies = best_pair(&answers, own_type, entity_types)
+            .or_else(|| best_param_pair(g, obs, own_type, entity_types));
     }
+}
+
+/// [`best_pair`] for the records the route's path parameters name (an address allocated under
+/// an instance answers the instance's `region` and `label`), where no body field names one.
+fn best_param_pair(
+    g: &RouteGroup,
+    obs: &[Obs<'_>],
+    own_type: Option<&str>,
+    entity_types: &BTreeMap<String, EntityType>,
+) -> Option<NamedRecordCopies> {
+    // Per observation of a 2xx object answer: its body and its path-parameter values.
+    let answers: Vec<(&Obs<'_>, Value, &[String])> = g
+        .obs
+        .iter()
+        .zip(&g.param_values)
+        .filter_map(|(&i, values)| {
+            let o = obs.get(i)?;
+            if !values::is_2xx(o.status) {
+                return None;
+            }
+            let body = o.resp_json().filter(Value::is_object)?;
+            Some((o, body, values.as_slice()))
+        })
+        .collect();
+    let mut best: Option<((usize, usize), NamedRecordCopies)> = None;
+    for (pi, param) in g.params.iter().enumerate() {
+        for (ty, t) in entity_types {
+            // A record of the route's own type is the one made or acted on, not a named one.
+            if t.records.is_empty() || Some(ty.as_str()) == own_type {
+                continue;
+            }
+            let named: Vec<Named<'_>> = answers
+                .iter()
+                .filter_map(|(o, body, values)| {
+                    let key = values.get(pi)?.clone();
+                    let record = t.records.get(&key)?;
+                    Some(Named {
+                        body,
+                        record,
+                        key,
+                        answered: crate::unify::answered_window(o),
+                    })
+                })
+                .collect();
+            let copies = copies(&named, "", &t.primary_key, None);
+            let rank = (copies.len(), copies.len());
+            if copies.is_empty() || best.as_ref().is_some_and(|(r, _)| *r >= rank) {
+                continue;
+            }
+            best = Some((
+                rank,
+                NamedRecordCopies {
+                    field: String::new(),
+                    param: Some(param.clone()),
+                    entity_type: ty.clone(),
+                    copies,
+                },
+            ));
+        }
+    }
+    best.map(|(_, pair)| pair)
 }
 
 /// The pair copying the most positions (see the module doc).
@@ -143,6 +209,7 @@ fn best_pair(
             }
             let pair = NamedRecordCopies {
                 field: field.to_string(),
+                param: None,
                 entity_type: ty.clone(),
                 copies,
             };

@@ -1,6 +1,6 @@
-//! Creates and actions that answer fields of the record a request field names
-//! (`Route::named_record_copies`): an instance created with `type: g6-standard-2` answers that
-//! plan's `memory` and `vcpus`, as the session sees the plan or, failing that, as the
+//! Creates and actions that answer fields of the record a request field or path parameter
+//! names (`Route::named_record_copies`): an instance created with `type: g6-standard-2`
+//! answers that plan's `memory` and `vcpus`, as the session sees the plan or, failing that, as the
 //! recordings hold it (a catalogue listed every plan, though creates chose few). An action
 //! (attaching a volume to an instance) fills the acted-on record the same way, and the engine
 //! stores it (`apply_action_effect`).
@@ -28,12 +28,20 @@ impl Engine {
         let Some(rule) = &route.named_record_copies else {
             return Vec::new();
         };
-        let Some(key) = call
-            .body
-            .as_ref()
-            .and_then(|b| b.get(&rule.field))
-            .and_then(fixtures::scalar_key)
-        else {
+        let key = match &rule.param {
+            Some(param) => call
+                .m
+                .params
+                .iter()
+                .find(|(n, _)| n == param)
+                .map(|(_, v)| v.clone()),
+            None => call
+                .body
+                .as_ref()
+                .and_then(|b| b.get(&rule.field))
+                .and_then(fixtures::scalar_key),
+        };
+        let Some(key) = key else {
             return Vec::new();
         };
         let stored = ns.entity(&rule.entity_type, &key).map(|e| e.value.clone());

@@ -36,6 +36,7 @@ mod list_parent_member;
 mod list_set_filters;
 mod list_sorts;
 mod mirrored_lists;
+mod named_record_params;
 mod parent_keys;
 mod parent_sequences;
 mod path_filter;

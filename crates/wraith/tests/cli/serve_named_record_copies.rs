@@ -1,8 +1,9 @@
-//! `wraith serve` answering a create with fields of the record a request field names: an
-//! instance created with a plan no recorded create chose answers that plan's memory and cores,
-//! as the recorded catalogue of plans holds them, where the twin used to answer a recorded
-//! create's (`synth/src/named_record_copies.rs`). Black-box: the real binary on a HAR run
-//! written here.
+//! `wraith serve` answering a create with fields of the record a request field or its path
+//! names: an instance created with a plan no recorded create chose answers that plan's memory
+//! and cores, as the recorded catalogue of plans holds them, where the twin used to answer a
+//! recorded create's, and an address allocated under the session's instance answers that
+//! instance's region (`synth/src/named_record_copies.rs`). Black-box: the real binary on HAR
+//! runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -244,4 +245,76 @@ async fn a_report_embeds_the_account_its_account_id_names_from_one_recording() {
         "the named account, not the recorded report's: {}",
         report.json()
     );
+}
+
+fn instance(id: u64, region: &str) -> Value {
+    json!({"id": id, "label": format!("box{id}"), "region": region})
+}
+
+/// Three runs each create an instance in its own region, allocate an address under it
+/// (answered with the instance's region) and read the address back.
+fn addresses_twin() -> Twin {
+    har::synth_twin("machines", ORIGIN, &[], 3, |t, n| {
+        let id = 100 + n;
+        let region = ["us-east", "eu-west", "ap-south"][(n - 1) as usize];
+        let address = json!({"id": 500 + n, "address": format!("192.0.2.{n}"),
+                             "region": region, "gateway": "192.0.2.1"});
+        let entries = vec![
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v4/instances",
+                Some(&json!({"label": format!("box{id}"), "region": region})),
+                &instance(id, region),
+            ),
+            har::entry(
+                ORIGIN,
+                "GET",
+                &format!("/v4/instances/{id}"),
+                None,
+                &instance(id, region),
+            ),
+            har::entry(
+                ORIGIN,
+                "POST",
+                &format!("/v4/instances/{id}/ips"),
+                Some(&json!({"type": "ipv4"})),
+                &address,
+            ),
+            har::entry(
+                ORIGIN,
+                "GET",
+                &format!("/v4/instances/{id}/ips/{}", 500 + n),
+                None,
+                &address,
+            ),
+        ];
+        har::import(t, &[], &format!("run{n}.har"), entries);
+    })
+}
+
+#[tokio::test]
+async fn an_address_allocated_under_the_sessions_instance_answers_that_instances_region() {
+    let t = addresses_twin();
+    let server = t.serve(&[]);
+    let made = server
+        .post(
+            "/v4/instances",
+            Some("s1"),
+            json!({"label": "mine", "region": "sa-east"}),
+        )
+        .await;
+    made.assert_status(200);
+    let id = har::key_text(&made.json()["id"]);
+    let allocated = server
+        .post(
+            &format!("/v4/instances/{id}/ips"),
+            Some("s1"),
+            json!({"type": "ipv4"}),
+        )
+        .await;
+    allocated.assert_status(200);
+    let body = allocated.json();
+    // Not a recorded instance's region.
+    assert_eq!(body["region"], json!("sa-east"), "{body}");
 }
