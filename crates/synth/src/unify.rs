@@ -1376,6 +1376,16 @@ mod tests {
         ));
     }
 
+    fn is_echo(node: &Node) -> bool {
+        matches!(
+            node,
+            Node::Hole(Hole {
+                source: HoleKind::Echo { .. },
+                ..
+            })
+        )
+    }
+
     /// Ten disks created with the sizes `sizes`, answered `answered`.
     fn sizes_node(sizes: &[i64], answered: &[i64], pointer: &str) -> Node {
         let bodies: Vec<Vec<(String, Value)>> = sizes
@@ -1411,28 +1421,10 @@ mod tests {
         // request there.
         answered[6] = 1779;
         let node = sizes_node(&sizes, &answered, "/size");
-        assert!(
-            !matches!(
-                &node,
-                Node::Hole(Hole {
-                    source: HoleKind::Echo { .. },
-                    ..
-                })
-            ),
-            "{node:?}"
-        );
+        assert!(!is_echo(&node), "{node:?}");
         answered[6] = 2000;
         let node = sizes_node(&sizes, &answered, "/capacity");
-        assert!(
-            !matches!(
-                &node,
-                Node::Hole(Hole {
-                    source: HoleKind::Echo { .. },
-                    ..
-                })
-            ),
-            "{node:?}"
-        );
+        assert!(!is_echo(&node), "{node:?}");
     }
 
     #[test]
