@@ -119,14 +119,7 @@ fn best_param_pair(
             let named: Vec<Named<'_>> = answers
                 .iter()
                 .filter_map(|(o, body, values)| {
-                    let key = values.get(pi)?.clone();
-                    let record = t.records.get(&key)?;
-                    Some(Named {
-                        body,
-                        record,
-                        key,
-                        answered: crate::unify::answered_window(o),
-                    })
+                    Named::of(o, body, &t.records, values.get(pi)?.clone())
                 })
                 .collect();
             let copies = copies(&named, "", &t.primary_key, None);
@@ -179,16 +172,7 @@ fn best_pair(
             let own = Some(ty.as_str()) == own_type;
             let named: Vec<Named<'_>> = answers
                 .iter()
-                .filter_map(|(o, body)| {
-                    let key = sent(o, field)?;
-                    let record = t.records.get(&key)?;
-                    Some(Named {
-                        body,
-                        record,
-                        key,
-                        answered: crate::unify::answered_window(o),
-                    })
-                })
+                .filter_map(|(o, body)| Named::of(o, body, &t.records, sent(o, field)?))
                 .collect();
             let mut copies = copies(
                 &named,
@@ -230,7 +214,23 @@ struct Named<'a> {
     answered: Option<(u64, u64)>,
 }
 
-impl Named<'_> {
+impl<'a> Named<'a> {
+    /// The answer `body` of `o` naming the record of `records` under `key`; `None` when the
+    /// recordings hold no such record.
+    fn of(
+        o: &Obs<'_>,
+        body: &'a Value,
+        records: &'a BTreeMap<String, Value>,
+        key: String,
+    ) -> Option<Named<'a>> {
+        Some(Named {
+            body,
+            record: records.get(&key)?,
+            key,
+            answered: crate::unify::answered_window(o),
+        })
+    }
+
     /// Whether `v` is a time within the window this exchange was answered in: the moment the
     /// create itself was made, which a record made in the same second holds by chance.
     fn stamped_then(&self, v: &Value) -> bool {
