@@ -6,18 +6,11 @@
 
 use crate::common;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use wraith_model::Model;
-use wraith_recording::{Exchange, Headers, RecordedSession};
+use wraith_recording::RecordedSession;
 
-/// One recorded exchange sent with the `Authorization` value `auth`.
-fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) -> Exchange {
-    let mut headers = Headers::new();
-    headers.insert("authorization".into(), vec![auth.to_string()]);
-    let mut ex = common::json_exchange(method, path, 200, headers, body.as_ref(), &answer);
-    ex.request.content_type = Some("application/json".into());
-    ex
-}
+use common::authed_json as ex;
 
 const RUNS: [(&str, &str); 3] = [
     ("Bearer tok_a", "u_8f3a1c9e27"),

@@ -11,17 +11,10 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use wraith_model::{ActorRecord, MemberEffect, MemberSource, Model};
-use wraith_recording::{Exchange, Headers, RecordedSession};
+use wraith_recording::{Exchange, RecordedSession};
 use wraith_synth::{SynthOptions, synthesize};
 
-/// One recorded exchange: `auth` is the `Authorization` value, `body` a JSON request body.
-fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) -> Exchange {
-    let mut headers = Headers::new();
-    headers.insert("authorization".into(), vec![auth.to_string()]);
-    let mut ex = common::json_exchange(method, path, 200, headers, body.as_ref(), &answer);
-    ex.request.content_type = Some("application/json".into());
-    ex
-}
+use common::authed_json as ex;
 
 fn session(id: &str, exchanges: Vec<Exchange>) -> RecordedSession {
     common::session(id, 0, exchanges)

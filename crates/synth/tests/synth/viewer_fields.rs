@@ -10,16 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use wraith_model::{Model, Route, ViewerField, ViewerShown};
-use wraith_recording::{Exchange, Headers, RecordedSession};
+use wraith_recording::RecordedSession;
 
-/// One recorded exchange: `auth` is the `Authorization` value, `body` a JSON request body.
-fn ex(method: &str, path: &str, auth: &str, body: Option<Value>, answer: Value) -> Exchange {
-    let mut headers = Headers::new();
-    headers.insert("authorization".into(), vec![auth.to_string()]);
-    let mut ex = common::json_exchange(method, path, 200, headers, body.as_ref(), &answer);
-    ex.request.content_type = Some("application/json".into());
-    ex
-}
+use common::authed_json as ex;
 
 /// A user as `mine` (its own principal) or another principal sees it.
 fn user(id: &str, policy: &str, mine: bool) -> Value {

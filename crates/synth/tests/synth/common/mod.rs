@@ -65,6 +65,22 @@ pub fn json_headers() -> Headers {
     h
 }
 
+/// A recorded 200 exchange sent with the `Authorization` value `auth` and the JSON request
+/// `body`, answered `answer`.
+pub fn authed_json(
+    method: &str,
+    path: &str,
+    auth: &str,
+    body: Option<Value>,
+    answer: Value,
+) -> Exchange {
+    let mut headers = Headers::new();
+    headers.insert("authorization".into(), vec![auth.to_string()]);
+    let mut ex = json_exchange(method, path, 200, headers, body.as_ref(), &answer);
+    ex.request.content_type = Some("application/json".into());
+    ex
+}
+
 /// A recorded `200` JSON exchange whose request, if it has a body, sent JSON (see
 /// [`json_exchange`]).
 pub fn ok_json(method: &str, path: &str, body: Option<&Value>, answer: &Value) -> Exchange {
