@@ -151,20 +151,19 @@ async fn a_rendered_post_shows_its_author_as_the_sessions_earlier_answer_did() {
     );
 }
 
-/// The twin of [`posts_twin`], its author also carrying a `created_at` the template takes from
-/// the clock, and the recordings knowing the representative `acc_9`'s record.
-fn posts_twin_with_clock_author() -> Twin {
-    let t = posts_twin();
+/// `t`'s model with the post create's author template also holding `key` as `value`, and the
+/// create's index among the routes.
+fn with_author_field(t: &Twin, key: &str, value: Node) -> (Model, usize) {
     let text = std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap();
     let mut m = wraith_model::model_from_json_str(&text).unwrap();
-    let create = m
+    let ci = m
         .routes
-        .iter_mut()
-        .find(|r| r.method == "POST" && r.path == "/v1/posts")
+        .iter()
+        .position(|r| r.method == "POST" && r.path == "/v1/posts")
         .unwrap();
     let BodyTemplate::Json {
         root: Node::Object { fields },
-    } = &mut create.variants[0].body
+    } = &mut m.routes[ci].variants[0].body
     else {
         panic!("object template");
     };
@@ -173,21 +172,30 @@ fn posts_twin_with_clock_author() -> Twin {
         panic!("author object");
     };
     author.push(Field {
-        key: "created_at".into(),
-        value: hole(
-            HoleKind::Clock {
-                unit: ClockUnit::Iso8601 {
-                    fraction_digits: 3,
-                    suffix: "Z".into(),
-                },
-                after: None,
-            },
-            JsonType::String,
-            vec![],
-        ),
+        key: key.into(),
+        value,
         present_ratio_bp: 10_000,
         optional: false,
     });
+    (m, ci)
+}
+
+/// The twin of [`posts_twin`], its author also carrying a `created_at` the template takes from
+/// the clock, and the recordings knowing the representative `acc_9`'s record.
+fn posts_twin_with_clock_author() -> Twin {
+    let t = posts_twin();
+    let clock = hole(
+        HoleKind::Clock {
+            unit: ClockUnit::Iso8601 {
+                fraction_digits: 3,
+                suffix: "Z".into(),
+            },
+            after: None,
+        },
+        JsonType::String,
+        vec![],
+    );
+    let (mut m, _) = with_author_field(&t, "created_at", clock);
     let accounts = m.entity_types.get_mut("accounts").unwrap();
     accounts.records.insert(
         "acc_9".into(),
@@ -282,30 +290,9 @@ async fn a_rendered_report_of_the_principals_own_account_shows_it_as_the_session
 /// (`Route::actor_steps`): the template holds 40, the recorded post 3.
 fn posts_twin_with_counted_author() -> Twin {
     let t = posts_twin();
-    let text = std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap();
-    let mut m = wraith_model::model_from_json_str(&text).unwrap();
-    let create = m
-        .routes
-        .iter_mut()
-        .find(|r| r.method == "POST" && r.path == "/v1/posts")
-        .unwrap();
+    let (mut m, ci) = with_author_field(&t, "posts_count", konst(json!(40)));
+    let create = &mut m.routes[ci];
     create.actor_steps = vec!["posts_count".into()];
-    let BodyTemplate::Json {
-        root: Node::Object { fields },
-    } = &mut create.variants[0].body
-    else {
-        panic!("object template");
-    };
-    let author = fields.iter_mut().find(|f| f.key == "author").unwrap();
-    let Node::Object { fields: author } = &mut author.value else {
-        panic!("author object");
-    };
-    author.push(Field {
-        key: "posts_count".into(),
-        value: konst(json!(40)),
-        present_ratio_bp: 10_000,
-        optional: false,
-    });
     let moment = &mut create.exact[0].moments[0];
     moment.body = RecordedBody::json(json!({
         "id": "pst_recorded0001",
