@@ -12,10 +12,10 @@
 //! nothing recorded contradicts it, and a constant would have to coincide with exactly what
 //! each request sent. The two differ on a request the recordings lack: one sending another
 //! array gets it back, one sending none gets `[]` (a cluster created without `tags`), where a
-//! constant would answer the recorded requests' array. Positions inside variable-length lists (`*` in the pointer) have no request
-//! counterpart. Where some requests sent no array there, an optional parameter, their answers
-//! must all hold one value, the default (`tags: []`), which the echo renders for a request
-//! without the array (`Hole::when_absent`). A request may send `null` there instead of an array
+//! constant would answer the recorded requests' array. Positions inside variable-length lists
+//! (`*` in the pointer) have no request counterpart. Where some requests sent no array there,
+//! an optional parameter, their answers must all hold one value, the default (`tags: []`),
+//! which the echo renders for a request without the array (`Hole::when_absent`). A request may send `null` there instead of an array
 //! (a firewall with no outbound rules): its answer must hold `null` too, and counts as one more
 //! distinct value sent and answered.
 

@@ -1,9 +1,10 @@
 //! Creates and actions that answer fields of the record a request field or path parameter
 //! names (`Route::named_record_copies`): an instance created with `type: g6-standard-2`
-//! answers that plan's `memory` and `vcpus`, as the session sees the plan or, failing that, as the
-//! recordings hold it (a catalogue listed every plan, though creates chose few). An action
-//! (attaching a volume to an instance) fills the acted-on record the same way, and the engine
-//! stores it (`apply_action_effect`).
+//! answers that plan's `memory` and `vcpus`, as the session sees the plan or, failing that,
+//! as the recordings hold it (a catalogue listed every plan, though creates chose few). An
+//! action (attaching a volume to an instance) fills the acted-on record the same way, and the
+//! engine stores it (`apply_action_effect`). An address allocated under an instance answers
+//! the instance's `region`, named by the path.
 //!
 //! Not here: a request naming no record the session or the recordings hold keeps the rendered
 //! values; a position the template did not render is not added.
