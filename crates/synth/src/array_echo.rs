@@ -15,9 +15,9 @@
 //! constant would answer the recorded requests' array. Positions inside variable-length lists
 //! (`*` in the pointer) have no request counterpart. Where some requests sent no array there,
 //! an optional parameter, their answers must all hold one value, the default (`tags: []`),
-//! which the echo renders for a request without the array (`Hole::when_absent`). A request may send `null` there instead of an array
-//! (a firewall with no outbound rules): its answer must hold `null` too, and counts as one more
-//! distinct value sent and answered.
+//! which the echo renders for a request without the array (`Hole::when_absent`). A request may
+//! send `null` there instead of an array (a firewall with no outbound rules): its answer must
+//! hold `null` too, and counts as one more distinct value sent and answered.
 
 use serde_json::{Map, Value};
 use wraith_model::{EchoSource, Hole, HoleKind, JsonType, WhenAbsent};
