@@ -4984,7 +4984,6 @@ fn recorded_by_several_runs(route: &Route) -> bool {
     false
 }
 
-/// Whether rendering `node` mints a value: a generated or counter hole anywhere in it.
 /// The record key path parameter `name` spells: its value, joined with the value before it
 /// where that one qualifies it ([`Route::key_qualifier`]: `alice/web` under
 /// `/repos/:owner/:name`).
@@ -5003,6 +5002,7 @@ pub(crate) fn param_key<'c>(
     }
 }
 
+/// Whether rendering `node` mints a value: a generated or counter hole anywhere in it.
 fn mints(node: &Node) -> bool {
     match node {
         Node::Hole(h) => matches!(
