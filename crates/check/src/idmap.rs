@@ -209,10 +209,12 @@ impl IdMap {
 
     /// [`Self::get`] for a value sent under `name` (see [`Self::text_named`]).
     pub(crate) fn get_named(&self, recorded: &str, name: Option<&str>) -> Option<&Value> {
+        // Looked up first: most values are no token, and then the name need not be read.
+        let v = self.map.get(recorded)?;
         if recorded.len() < MIN_RENAMED_LEN && name.is_some_and(|n| !names_an_id(n)) {
             return None;
         }
-        self.map.get(recorded)
+        Some(v)
     }
 
     fn rewrite_path(
@@ -512,16 +514,23 @@ impl IdMap {
 /// or a name ending in one of them after a separator or a capital (`max_id`, `media_ids[]`,
 /// `parentId`, `issue_number`).
 fn names_an_id(name: &str) -> bool {
-    let name = name.trim_end_matches("[]");
-    let lower = name.to_ascii_lowercase();
-    const WORDS: [&str; 4] = ["id", "ids", "uuid", "number"];
-    if WORDS.contains(&lower.as_str()) {
-        return true;
-    }
+    // Read in place, without a lowercased copy: this runs for every short value the judge
+    // and the causes step look up under a name.
+    let name = name.trim_end_matches("[]").as_bytes();
+    const WORDS: [&[u8]; 4] = [b"id", b"ids", b"uuid", b"number"];
     WORDS.iter().any(|w| {
-        lower.ends_with(&format!("_{w}"))
-            || lower.ends_with(&format!("-{w}"))
-            || name.ends_with(&format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]))
+        if name.eq_ignore_ascii_case(w) {
+            return true;
+        }
+        let Some(cut) = name.len().checked_sub(w.len() + 1) else {
+            return false;
+        };
+        let (sep, tail) = (name[cut], &name[cut + 1..]);
+        let separated = matches!(sep, b'_' | b'-') && tail.eq_ignore_ascii_case(w);
+        // `parentId`: the word capitalized, the rest as written.
+        let capitalized = tail.first() == w.first().map(u8::to_ascii_uppercase).as_ref()
+            && tail.get(1..) == w.get(1..);
+        separated || capitalized
     })
 }
 
@@ -1031,5 +1040,52 @@ mod tests {
             "\"111\"",
         );
         assert!(!m.rewrite(&mut r));
+    }
+
+    #[test]
+    fn id_names_are_told_from_other_names() {
+        for name in [
+            "id",
+            "ID",
+            "ids[]",
+            "uuid",
+            "number",
+            "max_id",
+            "media_ids[]",
+            "parentId",
+            "issue_number",
+            "post-uuid",
+            "SINCE_ID",
+            "accountIds",
+        ] {
+            assert!(names_an_id(name), "{name}");
+        }
+        for name in [
+            "", "d", "idx", "valid", "paid", "page", "identity", "Id_x", "void", "_",
+        ] {
+            assert!(!names_an_id(name), "{name}");
+        }
+    }
+
+    /// The rule as first written, with lowercased copies: [`names_an_id`] reads in place.
+    fn names_an_id_by_copies(name: &str) -> bool {
+        let name = name.trim_end_matches("[]");
+        let lower = name.to_ascii_lowercase();
+        const WORDS: [&str; 4] = ["id", "ids", "uuid", "number"];
+        WORDS.contains(&lower.as_str())
+            || WORDS.iter().any(|w| {
+                lower.ends_with(&format!("_{w}"))
+                    || lower.ends_with(&format!("-{w}"))
+                    || name.ends_with(&format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]))
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn names_an_id_reads_as_the_copying_rule(
+            name in "[a-zA-Z_\\-\\[\\]é]{0,4}(id|Id|ID|ids|Ids|uuid|Uuid|number|Number)?(\\[\\])?"
+        ) {
+            proptest::prop_assert_eq!(names_an_id(&name), names_an_id_by_copies(&name));
+        }
     }
 }
