@@ -655,7 +655,7 @@ pub(crate) fn passes(
     {
         let (exp, act) = content_types(ex, obs);
         match (exp, act) {
-            (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
+            (Some(e), Some(a)) if same_content_type(e, a) => {}
             (None, None) => {}
             _ => return false,
         }
@@ -746,7 +746,7 @@ fn judge_unsuppressed(
         // type is noise.
         if (body_deliverable(ex) && !expected_body_bytes.is_empty()) || !obs.body.is_empty() {
             match (exp, act) {
-                (Some(e), Some(a)) if norm_ct(e) == norm_ct(a) => {}
+                (Some(e), Some(a)) if same_content_type(e, a) => {}
                 (None, None) => {}
                 (e, a) => divergences.push(Divergence {
                     path: "headers.content-type".into(),
@@ -1635,12 +1635,19 @@ fn is_route_miss_bytes(b: &[u8]) -> bool {
     serde_json::from_slice::<Value>(b).is_ok_and(|v| is_route_miss_body(&v))
 }
 
-fn norm_ct(s: &str) -> String {
-    s.split(';')
-        .map(|p| p.trim().to_ascii_lowercase())
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(";")
+/// Two content types are the same with case, spacing and empty parameters set aside
+/// (`application/json; charset=utf-8` is `Application/JSON;charset=utf-8`). Compared part by
+/// part in place: every judged answer asks this.
+fn same_content_type(a: &str, b: &str) -> bool {
+    let mut x = a.split(';').map(str::trim).filter(|p| !p.is_empty());
+    let mut y = b.split(';').map(str::trim).filter(|p| !p.is_empty());
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return true,
+            (Some(p), Some(q)) if p.eq_ignore_ascii_case(q) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// The body template the twin most likely rendered: among the matched route's variants with
@@ -1990,10 +1997,35 @@ mod tests {
 
     #[test]
     fn content_types_compare_without_case_or_spacing() {
-        assert_eq!(
-            norm_ct("application/json; charset=utf-8"),
-            norm_ct("Application/JSON;charset=utf-8")
-        );
-        assert_ne!(norm_ct("application/json"), norm_ct("text/html"));
+        assert!(same_content_type(
+            "application/json; charset=utf-8",
+            "Application/JSON;charset=utf-8"
+        ));
+        assert!(same_content_type("text/plain;", " text/plain"));
+        assert!(!same_content_type("application/json", "text/html"));
+        assert!(!same_content_type(
+            "application/json",
+            "application/json; charset=utf-8"
+        ));
+    }
+
+    /// The rule as first written, with lowercased copies joined: [`same_content_type`]
+    /// compares in place.
+    fn norm_ct(s: &str) -> String {
+        s.split(';')
+            .map(|p| p.trim().to_ascii_lowercase())
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn same_content_type_is_equal_normal_forms(
+            a in "[aAjJ/; =é]{0,8}",
+            b in "[aAjJ/; =é]{0,8}",
+        ) {
+            proptest::prop_assert_eq!(same_content_type(&a, &b), norm_ct(&a) == norm_ct(&b));
+        }
     }
 }
