@@ -1021,15 +1021,43 @@ pub(crate) fn render_headers(
 
 /// Headers that describe the recorded message framing, never replayed.
 pub(crate) fn is_framing_header(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "content-encoding"
-    )
+    // Compared in place, not lowercased into a copy: asked of every header of every answer.
+    [
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "content-encoding",
+    ]
+    .iter()
+    .any(|h| h.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn framing_headers_are_told_apart_in_any_case() {
+        for h in [
+            "Content-Length",
+            "TRANSFER-ENCODING",
+            "connection",
+            "Keep-Alive",
+        ] {
+            assert!(is_framing_header(h), "{h}");
+        }
+        assert!(is_framing_header("content-encoding"));
+        for h in [
+            "content-type",
+            "content-lengthx",
+            "",
+            "x-connection",
+            "Contént-Length",
+        ] {
+            assert!(!is_framing_header(h), "{h}");
+        }
+    }
 
     proptest::proptest! {
         /// The byte search finds a bounded token exactly when `match_indices` does.
