@@ -117,6 +117,12 @@ pub fn action_effects(
         }
     }
 
+    // The routes came one by one: put each entity's answers in observation order, which the
+    // lookups of the latest view before an observation and the first after it read.
+    for v in seen.values_mut() {
+        v.sort_by_key(|(i, _)| *i);
+    }
+
     // Each candidate's site and entity answers: (obs index, id, body).
     struct Cand<'g> {
         gi: usize,

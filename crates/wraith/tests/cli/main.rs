@@ -141,6 +141,7 @@ mod serve_sent_expansions;
 mod serve_sent_values;
 mod serve_sessions;
 mod serve_set_filters;
+mod serve_settled_actions;
 mod serve_settled_update;
 mod serve_shared_paging;
 mod serve_sim;
