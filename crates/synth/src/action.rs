@@ -83,6 +83,8 @@ pub fn action_effects(
 
     // The entity answers of the typed routes, per (session, type, id), in observation order.
     let mut seen: BTreeMap<EntityKey<'_>, Vec<(usize, Value)>> = BTreeMap::new();
+    // Which of those answers are reads (the others answered a create or an update).
+    let mut reads: BTreeSet<usize> = BTreeSet::new();
     let mut candidates = Vec::new();
     for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
         if p.state_op.is_none() {
@@ -113,6 +115,9 @@ pub fn action_effects(
                 seen.entry((obs[i].session, ty, id))
                     .or_default()
                     .push((i, body));
+                if p.state_op == Some(StateOp::Read) {
+                    reads.insert(i);
+                }
             }
         }
     }
@@ -321,6 +326,7 @@ pub fn action_effects(
         if cand.entity.is_empty() {
             let views = Views {
                 seen: &seen,
+                reads: &reads,
                 action_bodies: &action_bodies,
                 acted: &acted,
                 writes_on: &writes_on,
@@ -908,6 +914,8 @@ type Sets = BTreeMap<String, BTreeMap<String, Value>>;
 struct Views<'v, 'a> {
     /// Answers of the entity's own routes, per (session, type, id), in observation order.
     seen: &'v BTreeMap<EntityKey<'a>, Vec<(usize, Value)>>,
+    /// The observations in `seen` that answered a read.
+    reads: &'v BTreeSet<usize>,
     /// Action answers that carry the entity, by observation.
     action_bodies: &'v BTreeMap<usize, &'v Value>,
     /// Those actions' observations per entity.
@@ -916,9 +924,10 @@ struct Views<'v, 'a> {
     writes_on: &'v BTreeMap<EntityKey<'a>, Vec<usize>>,
 }
 
-/// The effect of an action whose answers do not carry the entity, learned from the next view
-/// of it: per action (2xx, path naming a known id), the top-level fields on which the next
-/// view of the entity in the same session (before another action on it) differs from the view
+/// The effect of an action whose answers do not carry the entity, learned from the view it
+/// left: per action (2xx, path naming a known id), the top-level fields on which the next
+/// view of the entity in the same session (before another action on it; when that view is a
+/// read, the last read in a row from there) differs from the view
 /// before the action (the latest earlier view or entity-carrying action answer, else the
 /// recorded record). Those fields, each with one constant value, are what the action sets;
 /// when different requests set different fields, the request body field whose value
@@ -951,10 +960,23 @@ fn read_sets(
             .and_then(|w| w.iter().find(|j| **j > i))
             .copied()
             .unwrap_or(usize::MAX);
-        let Some(after) = seen
-            .and_then(|v| v.iter().find(|(j, _)| *j > i && *j < next_write))
-            .and_then(|(_, v)| v.as_object())
-        else {
+        // The view the action left: the next one, or when that is a read, the last of the
+        // reads that follow it before anything else answers the entity. A client that polls
+        // (`provisioning`, `booting`, `running`) stops where the record settled.
+        let mut later = seen
+            .into_iter()
+            .flatten()
+            .filter(|(j, _)| *j > i && *j < next_write);
+        let settled = match later.next() {
+            Some(first) if views.reads.contains(&first.0) => Some(
+                later
+                    .take_while(|(j, _)| views.reads.contains(j))
+                    .last()
+                    .unwrap_or(first),
+            ),
+            other => other,
+        };
+        let Some(after) = settled.and_then(|(_, v)| v.as_object()) else {
             continue;
         };
         let view = seen.and_then(|v| v.iter().rev().find(|(j, _)| *j < i));

@@ -114,3 +114,81 @@ async fn a_bodiless_action_is_compared_with_the_latest_read_before_it_not_an_ear
         .assert_status(200);
     assert_eq!(status_of(&server, &other, s).await, "active");
 }
+
+/// Three runs, each creating a server (`provisioning`) and booting it. The first run's one
+/// read after the boot shows it `running`, then it shuts the server down (`offline`); the
+/// other two poll it through `provisioning` and `booting` to `running`.
+fn power_twin() -> Twin {
+    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
+        .iter()
+        .map(|(run, id)| {
+            let path = format!("/v1/servers/{id}");
+            let label = format!("srv-{run}");
+            let read = |status: &str| {
+                har::entry(
+                    ORIGIN,
+                    "GET",
+                    &path,
+                    None,
+                    &server_record(id, &label, status),
+                )
+            };
+            let mut entries = vec![
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    "/v1/servers",
+                    Some(&json!({"label": label})),
+                    &server_record(id, &label, "provisioning"),
+                ),
+                har::entry(ORIGIN, "POST", &format!("{path}/boot"), None, &json!({})),
+            ];
+            if *run == "a" {
+                entries.extend([
+                    read("running"),
+                    har::entry(
+                        ORIGIN,
+                        "POST",
+                        &format!("{path}/shutdown"),
+                        None,
+                        &json!({}),
+                    ),
+                    read("offline"),
+                ]);
+            } else {
+                entries.extend(["provisioning", "booting", "running"].map(read));
+            }
+            entries
+        })
+        .collect();
+    twin_of(runs)
+}
+
+#[tokio::test]
+async fn a_boot_leaves_the_server_running_as_every_recorded_poll_ended() {
+    let t = power_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let created = server
+        .post("/v1/servers", s, json!({"label": "mine"}))
+        .await;
+    created.assert_status(200);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let act = |what: &str| format!("/v1/servers/{id}/{what}");
+    server
+        .post(&act("boot"), s, json!({}))
+        .await
+        .assert_status(200);
+    assert_eq!(status_of(&server, &id, s).await, "running");
+    server
+        .post(&act("shutdown"), s, json!({}))
+        .await
+        .assert_status(200);
+    assert_eq!(status_of(&server, &id, s).await, "offline");
+    // Booted again after the shutdown: running again, not left `offline`.
+    server
+        .post(&act("boot"), s, json!({}))
+        .await
+        .assert_status(200);
+    assert_eq!(status_of(&server, &id, s).await, "running");
+}
