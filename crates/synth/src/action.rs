@@ -929,7 +929,8 @@ struct Views<'v, 'a> {
 /// view of the entity in the same session (before another action on it; when that view is a
 /// read, the last read in a row from there) differs from the view
 /// before the action (the latest earlier view or entity-carrying action answer, else the
-/// recorded record). Those fields, each with one constant value, are what the action sets;
+/// recorded record). Those fields (of a nested object only its changed scalar leaves, see
+/// [`changed_leaves`]), each with one constant value, are what the action sets;
 /// when different requests set different fields, the request body field whose value
 /// separates them (every value's actions set the same non-empty fields, at least two values)
 /// keys the sets (`type=disable` sets `disabled`, `type=silence` sets `silenced`).
@@ -997,10 +998,7 @@ fn read_sets(
         let set: BTreeMap<String, Value> = after
             .iter()
             .filter(|(k, _)| *k != pk && !values::is_identifier_key(k))
-            // An object or array there is some recording's nested record, not a set value.
-            .filter(|(_, v)| !v.is_object() && !v.is_array())
-            .filter(|(k, v)| before.get(*k).is_some_and(|b| b != *v))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter_map(|(k, v)| Some((k.clone(), changed_leaves(before.get(k)?, v)?)))
             .collect();
         instances.push((i, set));
     }
@@ -1078,6 +1076,34 @@ fn read_sets(
         indexed_counters: Vec::new(),
         undoes_wrappers: Vec::new(),
     })
+}
+
+/// What changed from `before` to `after` as a value to set: `after` when it is a scalar that
+/// differs; for an object that was one before, only its changed scalar leaves, nested as they
+/// sit (`{"enabled": true}` of `backups`). Arrays, and an object whose identifying field changed
+/// (another recording's nested record, not a state of this one), give nothing; nor does a
+/// number that moved: a quantity (a count, a size) other activity moves too, which no action
+/// sets to the recorded value.
+fn changed_leaves(before: &Value, after: &Value) -> Option<Value> {
+    match after {
+        Value::Array(_) => None,
+        Value::Number(_) if before.is_number() => None,
+        Value::Object(a) => {
+            let b = before.as_object()?;
+            let renamed = a.iter().any(|(k, v)| {
+                values::is_identifier_key(k) && !v.is_object() && b.get(k) != Some(v)
+            });
+            if renamed {
+                return None;
+            }
+            let changed: Map<String, Value> = a
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), changed_leaves(b.get(k)?, v)?)))
+                .collect();
+            (!changed.is_empty()).then_some(Value::Object(changed))
+        }
+        scalar => (before != scalar).then(|| scalar.clone()),
+    }
 }
 
 /// The ids a request body sends under `base` (a pointer): the elements `base/0`, `base/1`, …
@@ -1329,6 +1355,33 @@ mod tests {
                 (*id, m.as_object().unwrap().clone())
             })
             .collect()
+    }
+
+    #[test]
+    fn a_nested_object_sets_only_its_changed_leaves() {
+        let before = json!({"enabled": false, "schedule": {"day": null, "window": "W2"}});
+        let after = json!({"enabled": true, "schedule": {"day": "Monday", "window": "W2"}});
+        assert_eq!(
+            changed_leaves(&before, &after),
+            Some(json!({"enabled": true, "schedule": {"day": "Monday"}}))
+        );
+        assert_eq!(changed_leaves(&before, &before), None);
+        assert_eq!(changed_leaves(&json!("a"), &json!("b")), Some(json!("b")));
+        assert_eq!(changed_leaves(&json!(null), &json!({"on": true})), None);
+    }
+
+    #[test]
+    fn another_nested_record_arrays_and_moved_numbers_set_nothing() {
+        let before = json!({"id": 7, "label": "web-1", "status": "running"});
+        let after = json!({"id": 9, "label": "db-2", "status": "offline"});
+        assert_eq!(changed_leaves(&before, &after), None);
+        let before = json!({"hidden": false, "posts_count": 2});
+        let after = json!({"hidden": true, "posts_count": 5});
+        assert_eq!(
+            changed_leaves(&before, &after),
+            Some(json!({"hidden": true}))
+        );
+        assert_eq!(changed_leaves(&json!([1]), &json!([1, 2])), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Action effects seen only in a later read (`ActionEffect::sets`): an action whose answer
 //! does not carry the entity (`{}`) still changes it, and the recordings' next read of the
 //! entity showed which fields, per value of one request body field. The engine stores those
-//! fields into the session's record, so the session's later reads show them.
+//! fields into the session's record (a nested object's changed fields inside the record's
+//! object there), so the session's later reads show them.
 
 use serde_json::Value;
 use wraith_model::ActionEffect;
@@ -42,7 +43,7 @@ impl Engine {
                     .entry((ty.to_string(), id.to_string()))
                     .or_default();
                 for (f, v) in set {
-                    pending.insert(f.clone(), v.clone());
+                    set_field(pending, f, v);
                 }
             }
             return;
@@ -50,14 +51,11 @@ impl Engine {
         let Value::Object(map) = &mut entity else {
             return;
         };
-        let mut changed = false;
+        let before = map.clone();
         for (f, v) in set {
-            if map.get(f) != Some(v) {
-                map.insert(f.clone(), v.clone());
-                changed = true;
-            }
+            set_field(map, f, v);
         }
-        if !changed {
+        if *map == before {
             return;
         }
         super::put_acted(ns, ty, id, entity, origin);
@@ -78,8 +76,24 @@ pub(super) fn take_pending_sets(
     let Some(pending) = ns.pending_sets.remove(&(ty.to_string(), id.to_string())) else {
         return false;
     };
-    for (f, v) in pending {
-        map.insert(f, v);
+    for (f, v) in &pending {
+        set_field(map, f, v);
     }
     true
+}
+
+/// Set field `f` of a record to `v`. An object value holds only the nested fields the action
+/// changed (`backups: {"enabled": true}`): those are set inside the record's object there,
+/// its other fields kept; any other value replaces the field.
+fn set_field(map: &mut serde_json::Map<String, Value>, f: &str, v: &Value) {
+    match (map.get_mut(f), v) {
+        (Some(Value::Object(inner)), Value::Object(nested)) => {
+            for (k, x) in nested {
+                set_field(inner, k, x);
+            }
+        }
+        _ => {
+            map.insert(f.to_string(), v.clone());
+        }
+    }
 }

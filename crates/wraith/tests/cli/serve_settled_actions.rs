@@ -81,10 +81,14 @@ fn suspend_resume_twin() -> Twin {
     twin_of(runs)
 }
 
-async fn status_of(server: &support::Server, id: &str, s: Option<&str>) -> Value {
+async fn record_of(server: &support::Server, id: &str, s: Option<&str>) -> Value {
     let read = server.get(&format!("/v1/servers/{id}"), s).await;
     read.assert_status(200);
-    read.json()["status"].clone()
+    read.json()
+}
+
+async fn status_of(server: &support::Server, id: &str, s: Option<&str>) -> Value {
+    record_of(server, id, s).await["status"].clone()
 }
 
 #[tokio::test]
@@ -191,4 +195,89 @@ async fn a_boot_leaves_the_server_running_as_every_recorded_poll_ended() {
         .await
         .assert_status(200);
     assert_eq!(status_of(&server, &id, s).await, "running");
+}
+
+/// Three runs, each creating a server without backups, enabling them (the read after shows
+/// `backups.enabled` and its schedule set) and cancelling them (`enabled` false again, the
+/// schedule kept).
+fn backups_twin() -> Twin {
+    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
+        .iter()
+        .map(|(run, id)| {
+            let path = format!("/v1/servers/{id}");
+            let label = format!("srv-{run}");
+            let with_backups = |enabled: bool, day: Value| {
+                let mut r = server_record(id, &label, "running");
+                r["backups"] = json!({"enabled": enabled, "schedule": {"day": day, "hour": 2}});
+                r
+            };
+            vec![
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    "/v1/servers",
+                    Some(&json!({"label": label})),
+                    &with_backups(false, Value::Null),
+                ),
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    &format!("{path}/backups/enable"),
+                    None,
+                    &json!({}),
+                ),
+                har::entry(
+                    ORIGIN,
+                    "GET",
+                    &path,
+                    None,
+                    &with_backups(true, json!("Sunday")),
+                ),
+                har::entry(
+                    ORIGIN,
+                    "POST",
+                    &format!("{path}/backups/cancel"),
+                    None,
+                    &json!({}),
+                ),
+                har::entry(
+                    ORIGIN,
+                    "GET",
+                    &path,
+                    None,
+                    &with_backups(false, json!("Sunday")),
+                ),
+            ]
+        })
+        .collect();
+    twin_of(runs)
+}
+
+#[tokio::test]
+async fn an_action_sets_the_nested_fields_it_changed_and_keeps_the_others() {
+    let t = backups_twin();
+    let server = t.serve(&[]);
+    let s = Some("agent");
+    let created = server
+        .post("/v1/servers", s, json!({"label": "mine"}))
+        .await;
+    created.assert_status(200);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let enable = format!("/v1/servers/{id}/backups/enable");
+    server.post(&enable, s, json!({})).await.assert_status(200);
+    let enabled = record_of(&server, &id, s).await;
+    assert_eq!(
+        enabled["backups"],
+        json!({"enabled": true, "schedule": {"day": "Sunday", "hour": 2}}),
+        "{enabled}"
+    );
+    assert_eq!(enabled["label"], "mine", "{enabled}");
+    let cancel = format!("/v1/servers/{id}/backups/cancel");
+    server.post(&cancel, s, json!({})).await.assert_status(200);
+    let cancelled = record_of(&server, &id, s).await;
+    assert_eq!(cancelled["backups"]["enabled"], false, "{cancelled}");
+    assert_eq!(
+        cancelled["backups"]["schedule"]["day"], "Sunday",
+        "{cancelled}"
+    );
 }
