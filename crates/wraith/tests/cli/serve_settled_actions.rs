@@ -14,10 +14,46 @@ fn server_record(id: &str, label: &str, status: &str) -> Value {
     json!({"id": id, "label": label, "status": status})
 }
 
-/// Runs of HAR entries, one file per run, each entry stamped on its run's day.
-fn twin_of(runs: Vec<Vec<Value>>) -> Twin {
+/// One recorded run's server: its id, label and path.
+struct RunServer {
+    id: &'static str,
+    label: String,
+    path: String,
+}
+
+impl RunServer {
+    /// The create of this server, answered with `record`.
+    fn create(&self, record: &Value) -> Value {
+        let sent = json!({"label": self.label});
+        har::entry(ORIGIN, "POST", "/v1/servers", Some(&sent), record)
+    }
+
+    /// A read of this server, answered with `record`.
+    fn read(&self, record: &Value) -> Value {
+        har::entry(ORIGIN, "GET", &self.path, None, record)
+    }
+
+    /// Action `what` on this server, answered `{}`.
+    fn act(&self, what: &str) -> Value {
+        let path = format!("{}/{what}", self.path);
+        har::entry(ORIGIN, "POST", &path, None, &json!({}))
+    }
+}
+
+/// Three runs, each on its own server, the entries of each from `run`; one HAR file per run,
+/// each entry stamped on its run's day.
+fn twin_of(run: impl Fn(&str, &RunServer) -> Vec<Value>) -> Twin {
     let t = Twin::init("servers", ORIGIN);
-    for (n, mut entries) in runs.into_iter().enumerate() {
+    for (n, (name, id)) in [("a", "101"), ("b", "202"), ("c", "303")]
+        .into_iter()
+        .enumerate()
+    {
+        let server = RunServer {
+            id,
+            label: format!("srv-{name}"),
+            path: format!("/v1/servers/{id}"),
+        };
+        let mut entries = run(name, &server);
         for e in &mut entries {
             e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
         }
@@ -27,254 +63,163 @@ fn twin_of(runs: Vec<Vec<Value>>) -> Twin {
     t
 }
 
-/// Three runs, each creating a server (`active`), reading and renaming it, suspending it (the
-/// next read shows `suspended`) and asking to resume it (the one read after that still shows
-/// `suspended`: the resume had not taken effect yet).
+/// Each run creates a server (`active`), reads and renames it, suspends it (the next read
+/// shows `suspended`) and asks to resume it (the one read after that still shows `suspended`:
+/// the resume had not taken effect yet).
 fn suspend_resume_twin() -> Twin {
-    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
-        .iter()
-        .map(|(run, id)| {
-            let path = format!("/v1/servers/{id}");
-            let label = format!("srv-{run}");
-            let renamed = format!("srv-{run}-2");
-            vec![
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    "/v1/servers",
-                    Some(&json!({"label": label})),
-                    &server_record(id, &label, "active"),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &server_record(id, &label, "active"),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "PUT",
-                    &path,
-                    Some(&json!({"label": renamed})),
-                    &server_record(id, &renamed, "active"),
-                ),
-                har::entry(ORIGIN, "POST", &format!("{path}/suspend"), None, &json!({})),
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &server_record(id, &renamed, "suspended"),
-                ),
-                har::entry(ORIGIN, "POST", &format!("{path}/resume"), None, &json!({})),
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &server_record(id, &renamed, "suspended"),
-                ),
-            ]
-        })
-        .collect();
-    twin_of(runs)
+    twin_of(|_, srv| {
+        let renamed = format!("{}-2", srv.label);
+        let as_renamed = |status: &str| server_record(srv.id, &renamed, status);
+        vec![
+            srv.create(&server_record(srv.id, &srv.label, "active")),
+            srv.read(&server_record(srv.id, &srv.label, "active")),
+            har::entry(
+                ORIGIN,
+                "PUT",
+                &srv.path,
+                Some(&json!({"label": renamed})),
+                &as_renamed("active"),
+            ),
+            srv.act("suspend"),
+            srv.read(&as_renamed("suspended")),
+            srv.act("resume"),
+            srv.read(&as_renamed("suspended")),
+        ]
+    })
 }
 
-async fn record_of(server: &support::Server, id: &str, s: Option<&str>) -> Value {
-    let read = server.get(&format!("/v1/servers/{id}"), s).await;
-    read.assert_status(200);
-    read.json()
+/// A session on a served twin.
+struct Session<'a> {
+    server: &'a support::Server,
+    name: Option<&'a str>,
 }
 
-async fn status_of(server: &support::Server, id: &str, s: Option<&str>) -> Value {
-    record_of(server, id, s).await["status"].clone()
+impl Session<'_> {
+    /// Create a server labelled `label`; its id.
+    async fn create(&self, label: &str) -> String {
+        let created = self
+            .server
+            .post("/v1/servers", self.name, json!({"label": label}))
+            .await;
+        created.assert_status(200);
+        created.json()["id"].as_str().unwrap().to_string()
+    }
+
+    /// Action `what` on server `id`, which must succeed.
+    async fn act(&self, id: &str, what: &str) {
+        let path = format!("/v1/servers/{id}/{what}");
+        let answer = self.server.post(&path, self.name, json!({})).await;
+        answer.assert_status(200);
+    }
+
+    async fn record(&self, id: &str) -> Value {
+        let read = self
+            .server
+            .get(&format!("/v1/servers/{id}"), self.name)
+            .await;
+        read.assert_status(200);
+        read.json()
+    }
+
+    async fn status(&self, id: &str) -> Value {
+        self.record(id).await["status"].clone()
+    }
 }
 
 #[tokio::test]
 async fn a_bodiless_action_is_compared_with_the_latest_read_before_it_not_an_earlier_update() {
     let t = suspend_resume_twin();
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v1/servers", s, json!({"label": "mine"}))
-        .await;
-    created.assert_status(200);
-    let id = created.json()["id"].as_str().unwrap().to_string();
-    server
-        .post(&format!("/v1/servers/{id}/suspend"), s, json!({}))
-        .await
-        .assert_status(200);
-    assert_eq!(status_of(&server, &id, s).await, "suspended");
+    let s = Session {
+        server: &server,
+        name: Some("agent"),
+    };
+    let id = s.create("mine").await;
+    s.act(&id, "suspend").await;
+    assert_eq!(s.status(&id).await, "suspended");
     // Every recorded resume left the server as the read before it showed it: resuming a
     // server that is not suspended leaves it alone, and never suspends it.
-    let other = server
-        .post("/v1/servers", s, json!({"label": "other"}))
-        .await;
-    let other = other.json()["id"].as_str().unwrap().to_string();
-    server
-        .post(&format!("/v1/servers/{other}/resume"), s, json!({}))
-        .await
-        .assert_status(200);
-    assert_eq!(status_of(&server, &other, s).await, "active");
+    let other = s.create("other").await;
+    s.act(&other, "resume").await;
+    assert_eq!(s.status(&other).await, "active");
 }
 
-/// Three runs, each creating a server (`provisioning`) and booting it. The first run's one
-/// read after the boot shows it `running`, then it shuts the server down (`offline`); the
-/// other two poll it through `provisioning` and `booting` to `running`.
+/// Each run creates a server (`provisioning`) and boots it. The first run's one read after
+/// the boot shows it `running`, then it shuts the server down (`offline`); the other two poll
+/// it through `provisioning` and `booting` to `running`.
 fn power_twin() -> Twin {
-    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
-        .iter()
-        .map(|(run, id)| {
-            let path = format!("/v1/servers/{id}");
-            let label = format!("srv-{run}");
-            let read = |status: &str| {
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &server_record(id, &label, status),
-                )
-            };
-            let mut entries = vec![
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    "/v1/servers",
-                    Some(&json!({"label": label})),
-                    &server_record(id, &label, "provisioning"),
-                ),
-                har::entry(ORIGIN, "POST", &format!("{path}/boot"), None, &json!({})),
-            ];
-            if *run == "a" {
-                entries.extend([
-                    read("running"),
-                    har::entry(
-                        ORIGIN,
-                        "POST",
-                        &format!("{path}/shutdown"),
-                        None,
-                        &json!({}),
-                    ),
-                    read("offline"),
-                ]);
-            } else {
-                entries.extend(["provisioning", "booting", "running"].map(read));
-            }
-            entries
-        })
-        .collect();
-    twin_of(runs)
+    twin_of(|name, srv| {
+        let read = |status: &str| srv.read(&server_record(srv.id, &srv.label, status));
+        let mut entries = vec![
+            srv.create(&server_record(srv.id, &srv.label, "provisioning")),
+            srv.act("boot"),
+        ];
+        if name == "a" {
+            entries.extend([read("running"), srv.act("shutdown"), read("offline")]);
+        } else {
+            entries.extend(["provisioning", "booting", "running"].map(read));
+        }
+        entries
+    })
 }
 
 #[tokio::test]
 async fn a_boot_leaves_the_server_running_as_every_recorded_poll_ended() {
     let t = power_twin();
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v1/servers", s, json!({"label": "mine"}))
-        .await;
-    created.assert_status(200);
-    let id = created.json()["id"].as_str().unwrap().to_string();
-    let act = |what: &str| format!("/v1/servers/{id}/{what}");
-    server
-        .post(&act("boot"), s, json!({}))
-        .await
-        .assert_status(200);
-    assert_eq!(status_of(&server, &id, s).await, "running");
-    server
-        .post(&act("shutdown"), s, json!({}))
-        .await
-        .assert_status(200);
-    assert_eq!(status_of(&server, &id, s).await, "offline");
+    let s = Session {
+        server: &server,
+        name: Some("agent"),
+    };
+    let id = s.create("mine").await;
+    s.act(&id, "boot").await;
+    assert_eq!(s.status(&id).await, "running");
+    s.act(&id, "shutdown").await;
+    assert_eq!(s.status(&id).await, "offline");
     // Booted again after the shutdown: running again, not left `offline`.
-    server
-        .post(&act("boot"), s, json!({}))
-        .await
-        .assert_status(200);
-    assert_eq!(status_of(&server, &id, s).await, "running");
+    s.act(&id, "boot").await;
+    assert_eq!(s.status(&id).await, "running");
 }
 
-/// Three runs, each creating a server without backups, enabling them (the read after shows
-/// `backups.enabled` and its schedule set) and cancelling them (`enabled` false again, the
+/// Each run creates a server without backups, enables them (the read after shows
+/// `backups.enabled` and its schedule set) and cancels them (`enabled` false again, the
 /// schedule kept).
 fn backups_twin() -> Twin {
-    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
-        .iter()
-        .map(|(run, id)| {
-            let path = format!("/v1/servers/{id}");
-            let label = format!("srv-{run}");
-            let with_backups = |enabled: bool, day: Value| {
-                let mut r = server_record(id, &label, "running");
-                r["backups"] = json!({"enabled": enabled, "schedule": {"day": day, "hour": 2}});
-                r
-            };
-            vec![
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    "/v1/servers",
-                    Some(&json!({"label": label})),
-                    &with_backups(false, Value::Null),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    &format!("{path}/backups/enable"),
-                    None,
-                    &json!({}),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &with_backups(true, json!("Sunday")),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "POST",
-                    &format!("{path}/backups/cancel"),
-                    None,
-                    &json!({}),
-                ),
-                har::entry(
-                    ORIGIN,
-                    "GET",
-                    &path,
-                    None,
-                    &with_backups(false, json!("Sunday")),
-                ),
-            ]
-        })
-        .collect();
-    twin_of(runs)
+    twin_of(|_, srv| {
+        let with_backups = |enabled: bool, day: Value| {
+            let mut r = server_record(srv.id, &srv.label, "running");
+            r["backups"] = json!({"enabled": enabled, "schedule": {"day": day, "hour": 2}});
+            r
+        };
+        vec![
+            srv.create(&with_backups(false, Value::Null)),
+            srv.act("backups/enable"),
+            srv.read(&with_backups(true, json!("Sunday"))),
+            srv.act("backups/cancel"),
+            srv.read(&with_backups(false, json!("Sunday"))),
+        ]
+    })
 }
 
 #[tokio::test]
 async fn an_action_sets_the_nested_fields_it_changed_and_keeps_the_others() {
     let t = backups_twin();
     let server = t.serve(&[]);
-    let s = Some("agent");
-    let created = server
-        .post("/v1/servers", s, json!({"label": "mine"}))
-        .await;
-    created.assert_status(200);
-    let id = created.json()["id"].as_str().unwrap().to_string();
-    let enable = format!("/v1/servers/{id}/backups/enable");
-    server.post(&enable, s, json!({})).await.assert_status(200);
-    let enabled = record_of(&server, &id, s).await;
+    let s = Session {
+        server: &server,
+        name: Some("agent"),
+    };
+    let id = s.create("mine").await;
+    s.act(&id, "backups/enable").await;
+    let enabled = s.record(&id).await;
     assert_eq!(
         enabled["backups"],
         json!({"enabled": true, "schedule": {"day": "Sunday", "hour": 2}}),
         "{enabled}"
     );
     assert_eq!(enabled["label"], "mine", "{enabled}");
-    let cancel = format!("/v1/servers/{id}/backups/cancel");
-    server.post(&cancel, s, json!({})).await.assert_status(200);
-    let cancelled = record_of(&server, &id, s).await;
+    s.act(&id, "backups/cancel").await;
+    let cancelled = s.record(&id).await;
     assert_eq!(cancelled["backups"]["enabled"], false, "{cancelled}");
     assert_eq!(
         cancelled["backups"]["schedule"]["day"], "Sunday",
