@@ -97,3 +97,47 @@ fn set_field(map: &mut serde_json::Map<String, Value>, f: &str, v: &Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn record(v: Value) -> serde_json::Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_nested_set_changes_only_its_fields_inside_the_records_object() {
+        let mut r = record(json!({
+            "status": "offline",
+            "backups": {"enabled": false, "schedule": {"day": null, "hour": 2}, "kept": 3},
+        }));
+        set_field(&mut r, "status", &json!("running"));
+        set_field(
+            &mut r,
+            "backups",
+            &json!({"enabled": true, "schedule": {"day": "Sunday"}}),
+        );
+        assert_eq!(
+            Value::Object(r),
+            json!({
+                "status": "running",
+                "backups": {"enabled": true, "schedule": {"day": "Sunday", "hour": 2}, "kept": 3},
+            })
+        );
+    }
+
+    #[test]
+    fn a_nested_set_where_the_record_holds_no_object_is_written_whole() {
+        let mut r = record(json!({"backups": null}));
+        set_field(&mut r, "backups", &json!({"enabled": true}));
+        set_field(&mut r, "absent", &json!({"on": true}));
+        assert_eq!(
+            Value::Object(r),
+            json!({"backups": {"enabled": true}, "absent": {"on": true}})
+        );
+    }
+}
