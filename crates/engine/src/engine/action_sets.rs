@@ -51,11 +51,11 @@ impl Engine {
         let Value::Object(map) = &mut entity else {
             return;
         };
-        let before = map.clone();
+        let mut changed = false;
         for (f, v) in set {
-            set_field(map, f, v);
+            changed |= set_field(map, f, v);
         }
-        if *map == before {
+        if !changed {
             return;
         }
         super::put_acted(ns, ty, id, entity, origin);
@@ -82,18 +82,22 @@ pub(super) fn take_pending_sets(
     true
 }
 
-/// Set field `f` of a record to `v`. An object value holds only the nested fields the action
-/// changed (`backups: {"enabled": true}`): those are set inside the record's object there,
-/// its other fields kept; any other value replaces the field.
-fn set_field(map: &mut serde_json::Map<String, Value>, f: &str, v: &Value) {
+/// Set field `f` of a record to `v`; `true` when that changed it. An object value holds only
+/// the nested fields the action changed (`backups: {"enabled": true}`): those are set inside
+/// the record's object there, its other fields kept; any other value replaces the field.
+fn set_field(map: &mut serde_json::Map<String, Value>, f: &str, v: &Value) -> bool {
     match (map.get_mut(f), v) {
         (Some(Value::Object(inner)), Value::Object(nested)) => {
+            let mut changed = false;
             for (k, x) in nested {
-                set_field(inner, k, x);
+                changed |= set_field(inner, k, x);
             }
+            changed
         }
+        (Some(old), _) if old == v => false,
         _ => {
             map.insert(f.to_string(), v.clone());
+            true
         }
     }
 }
@@ -115,12 +119,18 @@ mod tests {
             "status": "offline",
             "backups": {"enabled": false, "schedule": {"day": null, "hour": 2}, "kept": 3},
         }));
-        set_field(&mut r, "status", &json!("running"));
-        set_field(
+        assert!(set_field(&mut r, "status", &json!("running")));
+        assert!(!set_field(&mut r, "status", &json!("running")));
+        assert!(set_field(
             &mut r,
             "backups",
             &json!({"enabled": true, "schedule": {"day": "Sunday"}}),
-        );
+        ));
+        assert!(!set_field(
+            &mut r,
+            "backups",
+            &json!({"schedule": {"hour": 2}})
+        ));
         assert_eq!(
             Value::Object(r),
             json!({
