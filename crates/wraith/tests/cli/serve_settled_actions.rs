@@ -94,7 +94,15 @@ struct Session<'a> {
     name: Option<&'a str>,
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// The one session each test runs in.
+    fn agent(server: &'a support::Server) -> Self {
+        Session {
+            server,
+            name: Some("agent"),
+        }
+    }
+
     /// Create a server labelled `label`; its id.
     async fn create(&self, label: &str) -> String {
         let created = self
@@ -130,10 +138,7 @@ impl Session<'_> {
 async fn a_bodiless_action_is_compared_with_the_latest_read_before_it_not_an_earlier_update() {
     let t = suspend_resume_twin();
     let server = t.serve(&[]);
-    let s = Session {
-        server: &server,
-        name: Some("agent"),
-    };
+    let s = Session::agent(&server);
     let id = s.create("mine").await;
     s.act(&id, "suspend").await;
     assert_eq!(s.status(&id).await, "suspended");
@@ -167,10 +172,7 @@ fn power_twin() -> Twin {
 async fn a_boot_leaves_the_server_running_as_every_recorded_poll_ended() {
     let t = power_twin();
     let server = t.serve(&[]);
-    let s = Session {
-        server: &server,
-        name: Some("agent"),
-    };
+    let s = Session::agent(&server);
     let id = s.create("mine").await;
     s.act(&id, "boot").await;
     assert_eq!(s.status(&id).await, "running");
@@ -205,10 +207,7 @@ fn backups_twin() -> Twin {
 async fn an_action_sets_the_nested_fields_it_changed_and_keeps_the_others() {
     let t = backups_twin();
     let server = t.serve(&[]);
-    let s = Session {
-        server: &server,
-        name: Some("agent"),
-    };
+    let s = Session::agent(&server);
     let id = s.create("mine").await;
     s.act(&id, "backups/enable").await;
     let enabled = s.record(&id).await;
