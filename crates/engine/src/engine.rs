@@ -2597,6 +2597,18 @@ impl Engine {
             return None;
         }
 
+        // How many writes the moment's run had sent before it, where its position is known.
+        let provisional_at = match &pick {
+            AxisPick::Within { idx, .. } => candidates[*idx].0,
+            AxisPick::Past => candidates[candidates.len() - 1].0,
+        };
+        let run_writes = self
+            .run_index()
+            .moments(r, ei)
+            .get(provisional_at)
+            .and_then(|(_, position)| *position)
+            .map(|(writes, _)| writes);
+
         // State wins over a recorded answer when this session changed the entity itself
         // (but a recorded refusal is not overridden by session writes).
         let mut merge_list = None;
@@ -2617,20 +2629,25 @@ impl Engine {
                     {
                         return None;
                     }
+                    // A moment saying the record is gone where the session holds it (or there
+                    // where the session deleted it), recorded after its run had sent another
+                    // number of writes than this session, shows writes the session never made
+                    // (that run's delete, or its create): the session's store answers.
+                    let gone = matches!(provisional.status, 404 | 410);
+                    let contradicts = if gone {
+                        ns.entity(&ty, id).is_some()
+                    } else {
+                        (200..300).contains(&provisional.status) && ns.is_deleted(&ty, id).is_some()
+                    };
+                    if replay_changed
+                        && contradicts
+                        && run_writes.is_some_and(|w| w != ns.writes_sent)
+                    {
+                        return None;
+                    }
                 }
             }
             Some(StateOp::List) => {
-                // How many writes the page's run had sent before it, where its position is known.
-                let provisional_at = match &pick {
-                    AxisPick::Within { idx, .. } => candidates[*idx].0,
-                    AxisPick::Past => candidates[candidates.len() - 1].0,
-                };
-                let run_writes = self
-                    .run_index()
-                    .moments(r, ei)
-                    .get(provisional_at)
-                    .and_then(|(_, position)| *position)
-                    .map(|(writes, _)| writes);
                 // Where every recording listed only its own records, a recorded page says
                 // nothing of this session's collection (its items, its total, where paging
                 // ends) when its run had sent another number of writes, or when the session
