@@ -45,6 +45,7 @@ fn variant(status: u16, guard: Guard, root: Node) -> Variant {
         },
         union: None,
         keyed_snapshots: None,
+        record_type: None,
     }
 }
 

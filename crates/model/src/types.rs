@@ -1700,6 +1700,14 @@ pub struct Variant {
     /// unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyed_snapshots: Option<Box<KeyedSnapshots>>,
+    /// The entity type of the record this variant's answers are, where it is not the route's:
+    /// a create route answering one kind of request with a record of another type (a post
+    /// scheduled for later answers a scheduled post, which later requests read, update and
+    /// delete as that type). The engine stores the record a create of this variant makes or
+    /// replays as that type. Absent (and not written) when the answers are the route's own
+    /// type, so older models read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_type: Option<String>,
 }
 
 /// See [`Variant::keyed_snapshots`]: the recorded answers of a variant grouped by the value

@@ -100,6 +100,7 @@ pub mod untouched_items;
 pub mod update_keeps;
 pub mod update_resets;
 pub mod values;
+mod variant_records;
 pub mod variants;
 pub mod viewer_fields;
 pub mod wrapped_creates;
@@ -375,6 +376,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     field_views::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     record_versions::learn(&templated, plan_routes, &mut built, &obs);
     record_clones::learn(&templated, plan_routes, &mut built, &obs);
+    variant_records::learn(&templated, &mut built, &entity_types, &obs);
     text_rendering::for_clones(&templated, &mut built, &obs);
     query_lookups::learn(&templated, plan_routes, &mut built, &entity_types, &obs);
     named_record_copies::learn(&templated, plan_routes, &mut built, &entity_types, &obs);

@@ -399,6 +399,7 @@ pub fn build_variants(
                 evidence,
                 union,
                 keyed_snapshots: None,
+                record_type: None,
             },
             *status == primary,
         ));
@@ -1567,6 +1568,7 @@ mod tests {
             },
             union: None,
             keyed_snapshots: None,
+            record_type: None,
         }
     }
 

@@ -1008,6 +1008,7 @@ fn text_binary_and_empty_bodies_replay_as_recorded() {
         },
         union: None,
         keyed_snapshots: None,
+        record_type: None,
     };
     let mut t = R::new("GET", "/t").build();
     t.variants.push(mk(

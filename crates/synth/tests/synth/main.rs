@@ -67,5 +67,6 @@ mod update_keeps;
 mod update_resets;
 mod upload_names;
 mod upload_types;
+mod variant_records;
 mod viewer_fields;
 mod wrapped_creates;

@@ -94,6 +94,7 @@ impl R {
             },
             union: None,
             keyed_snapshots: None,
+            record_type: None,
         });
         self
     }
@@ -113,6 +114,7 @@ impl R {
             },
             union: None,
             keyed_snapshots: None,
+            record_type: None,
         });
         self
     }

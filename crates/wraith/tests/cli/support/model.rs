@@ -68,6 +68,7 @@ pub fn variant(id: &str, status: u16, guard: Guard, body: BodyTemplate) -> Varia
         },
         union: None,
         keyed_snapshots: None,
+        record_type: None,
     }
 }
 
