@@ -3079,7 +3079,20 @@ impl Engine {
     /// A replayed create/update/delete also changes the namespace, so later requests agree.
     fn apply_replayed_effect(&self, ns: &mut Namespace, call: &Call<'_>, out: &Out) {
         let route = &self.model.routes[call.m.route];
-        let Some(ty) = route.entity_type.clone() else {
+        // A created record is of the type of the variant the answer is one of, where that
+        // variant's answers are records of another type than the route's.
+        let variant_type = || {
+            route
+                .variants
+                .iter()
+                .find(|v| v.status == out.status && self.guard_holds(&v.guard, ns, call))
+                .and_then(|v| v.record_type.clone())
+        };
+        let created_type = match route.state_op {
+            Some(StateOp::Create) => variant_type(),
+            _ => None,
+        };
+        let Some(ty) = created_type.or_else(|| route.entity_type.clone()) else {
             return;
         };
         let pk = self.pk_of(&ty);
@@ -3485,7 +3498,12 @@ impl Engine {
     fn op_create(&self, ns: &mut Namespace, call: &Call<'_>, variant: &Variant) -> Out {
         let route = &self.model.routes[call.m.route];
         let (mut out, _) = self.render_variant(ns, call, variant);
-        let Some(ty) = route.entity_type.clone() else {
+        // The variant's answers may be records of another type than the route's.
+        let Some(ty) = variant
+            .record_type
+            .clone()
+            .or_else(|| route.entity_type.clone())
+        else {
             return out;
         };
         if !(200..300).contains(&out.status) {

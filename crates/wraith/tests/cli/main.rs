@@ -170,6 +170,7 @@ mod serve_update_keeps;
 mod serve_update_resets;
 mod serve_upload_names;
 mod serve_upload_types;
+mod serve_variant_records;
 mod serve_viewer_fields;
 mod serve_wrapped_creates;
 mod serve_wrapped_echo;
