@@ -1273,7 +1273,9 @@ pub fn memberships(
 /// A write with no state operation and no path parameters is one when a `GET` route of the
 /// same origin has the same path and, in every recorded session, the first 2xx read after a
 /// 2xx write of it (before the next such write) answered every top-level field of the write's
-/// object answer with the same value; at least one such pair must exist.
+/// object answer with the same value; at least one such pair must exist, unless no session read
+/// the path after writing it and the write's answers are the resource the read answers
+/// ([`same_resource`]).
 pub fn last_write_wins(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_>]) -> Vec<bool> {
     let mut out = vec![false; groups.len()];
     for (gi, (g, p)) in groups.iter().zip(plans).enumerate() {
@@ -1323,9 +1325,44 @@ pub fn last_write_wins(groups: &[RouteGroup], plans: &[RoutePlan], obs: &[Obs<'_
             }
             echoed += 1;
         }
-        out[gi] = holds && echoed > 0;
+        out[gi] = holds && (echoed > 0 || same_resource(&writes, &read.obs, obs));
     }
     out
+}
+
+/// Field-name overlap (Jaccard) every 2xx answer of a singleton write must share with every
+/// 2xx answer of the read of its path, where no session read the path after writing it.
+const SINGLETON_OVERLAP: f64 = 0.8;
+
+/// Whether the 2xx answers of a singleton write (`writes`) and of the read of its path
+/// (`reads`) are one resource by their shape: each a non-empty object, every write's field
+/// names overlapping every read's by at least [`SINGLETON_OVERLAP`], with at least one of
+/// each. What a write answers is then what the path holds (`PUT /profile` answers the
+/// profile), which a later read shows.
+fn same_resource(writes: &[usize], reads: &[usize], obs: &[Obs<'_>]) -> bool {
+    let fields = |i: usize| match obs[i].resp_json() {
+        Some(Value::Object(m)) if !m.is_empty() => Some(m.keys().cloned().collect::<BTreeSet<_>>()),
+        _ => None,
+    };
+    let read_fields: Option<Vec<BTreeSet<String>>> = reads
+        .iter()
+        .copied()
+        .filter(|&j| values::is_2xx(obs[j].status))
+        .map(fields)
+        .collect();
+    let Some(read_fields) = read_fields.filter(|r| !r.is_empty()) else {
+        return false;
+    };
+    !writes.is_empty()
+        && writes.iter().all(|&i| {
+            fields(i).is_some_and(|w| {
+                read_fields.iter().all(|r| {
+                    let union = w.union(r).count();
+                    union > 0
+                        && w.intersection(r).count() as f64 / union as f64 >= SINGLETON_OVERLAP
+                })
+            })
+        })
 }
 
 #[cfg(test)]

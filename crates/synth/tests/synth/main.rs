@@ -54,6 +54,7 @@ mod robustness;
 mod rules;
 mod segment_members;
 mod sent_expansions;
+mod singleton_writes;
 mod state_effects;
 mod state_refusals;
 mod strangers_and_cascades;

@@ -146,6 +146,7 @@ mod serve_settled_actions;
 mod serve_settled_update;
 mod serve_shared_paging;
 mod serve_sim;
+mod serve_singleton_writes;
 mod serve_slash_prefixed_ids;
 mod serve_slow_clients;
 mod serve_sorts;

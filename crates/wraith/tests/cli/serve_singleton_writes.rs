@@ -1,0 +1,58 @@
+//! `wraith serve` answering a read of a singleton path (`/profile`) with what the session last
+//! wrote there, learned where every recorded write answered the resource the read answers
+//! although no recorded session read the path after writing it (`Route::last_write_wins`).
+//! Black-box: the real binary on HAR runs written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const ORIGIN: &str = "https://api.settings.test";
+
+fn profile(timezone: &str) -> Value {
+    json!({"uid": 7, "username": "ann", "timezone": timezone, "email_notifications": true})
+}
+
+/// One run reads the profile, another writes it; neither reads it after the write.
+fn twin() -> Twin {
+    let t = Twin::init("settings", ORIGIN);
+    let runs = [
+        vec![har::entry(ORIGIN, "GET", "/profile", None, &profile("GMT"))],
+        vec![har::entry(
+            ORIGIN,
+            "PUT",
+            "/profile",
+            Some(&json!({"timezone": "UTC"})),
+            &profile("UTC"),
+        )],
+    ];
+    for (n, mut entries) in runs.into_iter().enumerate() {
+        for e in &mut entries {
+            e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
+        }
+        har::import(&t, &[], &format!("run{n}.har"), entries);
+    }
+    har::synth(&t, &[]);
+    t
+}
+
+#[tokio::test]
+async fn a_singleton_read_after_the_sessions_write_answers_what_the_write_answered() {
+    let t = twin();
+    let server = t.serve(&[]);
+    let sent = json!({"timezone": "Europe/Berlin"});
+    let wrote = server
+        .send("PUT", "/profile", Some("agent"), &[], Some(sent))
+        .await;
+    wrote.assert_status(200);
+    assert_eq!(wrote.json()["timezone"], "Europe/Berlin");
+    let read = server.get("/profile", Some("agent")).await;
+    read.assert_status(200);
+    assert_eq!(read.json(), wrote.json());
+    // Another session still reads the recorded profile.
+    let other = server.get("/profile", Some("other")).await;
+    other.assert_status(200);
+    assert_eq!(other.json(), profile("GMT"));
+}
