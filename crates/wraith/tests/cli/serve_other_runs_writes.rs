@@ -42,17 +42,8 @@ fn release() -> Value {
     har::entry(ORIGIN, "DELETE", PATH, None, &json!({}))
 }
 
-/// One HAR file per run, each run on its own day, in this order.
 fn twin_of(runs: Vec<Vec<Value>>) -> Twin {
-    let t = Twin::init("addresses", ORIGIN);
-    for (n, mut entries) in runs.into_iter().enumerate() {
-        for e in &mut entries {
-            e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
-        }
-        har::import(&t, &[], &format!("run{n}.har"), entries);
-    }
-    har::synth(&t, &[]);
-    t
+    har::runs_twin("addresses", ORIGIN, runs)
 }
 
 #[tokio::test]

@@ -17,25 +17,15 @@ fn profile(timezone: &str) -> Value {
 
 /// One run reads the profile, another writes it; neither reads it after the write.
 fn twin() -> Twin {
-    let t = Twin::init("settings", ORIGIN);
-    let runs = [
-        vec![har::entry(ORIGIN, "GET", "/profile", None, &profile("GMT"))],
-        vec![har::entry(
-            ORIGIN,
-            "PUT",
-            "/profile",
-            Some(&json!({"timezone": "UTC"})),
-            &profile("UTC"),
-        )],
-    ];
-    for (n, mut entries) in runs.into_iter().enumerate() {
-        for e in &mut entries {
-            e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
-        }
-        har::import(&t, &[], &format!("run{n}.har"), entries);
-    }
-    har::synth(&t, &[]);
-    t
+    let write = har::entry(
+        ORIGIN,
+        "PUT",
+        "/profile",
+        Some(&json!({"timezone": "UTC"})),
+        &profile("UTC"),
+    );
+    let read = har::entry(ORIGIN, "GET", "/profile", None, &profile("GMT"));
+    har::runs_twin("settings", ORIGIN, vec![vec![read], vec![write]])
 }
 
 #[tokio::test]

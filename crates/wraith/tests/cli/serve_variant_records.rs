@@ -23,62 +23,47 @@ fn scheduled(id: u64, text: &str, at: &str) -> Value {
 /// Three runs: each publishes a post and reads it back; the first two also schedule one,
 /// and the first reads its scheduled post back and deletes it.
 fn twin() -> Twin {
-    let t = Twin::init("posts", ORIGIN);
-    for n in 0..3u64 {
-        let text = format!("now {n}");
-        let id = 9001 + n;
-        let mut entries = vec![
-            har::entry(
-                ORIGIN,
-                "POST",
-                "/v1/posts",
-                Some(&json!({"text": text})),
-                &post(id, &text),
-            ),
-            har::entry(
-                ORIGIN,
-                "GET",
-                &format!("/v1/posts/{id}"),
-                None,
-                &post(id, &text),
-            ),
-        ];
-        if n < 2 {
-            let (later, at) = (format!("later {n}"), format!("203{n}-01-01T00:00:00.000Z"));
-            let sent = json!({"text": later, "publish_at": at});
-            let answer = scheduled(1 + n, &later, &at);
-            entries.push(har::entry(
-                ORIGIN,
-                "POST",
-                "/v1/posts",
-                Some(&sent),
-                &answer,
-            ));
-            if n == 0 {
-                entries.push(har::entry(
+    let runs = (0..3u64)
+        .map(|n| {
+            let (text, id) = (format!("now {n}"), 9001 + n);
+            let sent = json!({"text": text});
+            let mut run = vec![
+                har::entry(ORIGIN, "POST", "/v1/posts", Some(&sent), &post(id, &text)),
+                har::entry(
                     ORIGIN,
                     "GET",
-                    "/v1/scheduled_posts/1",
+                    &format!("/v1/posts/{id}"),
                     None,
+                    &post(id, &text),
+                ),
+            ];
+            if n < 2 {
+                let (later, at) = (format!("later {n}"), format!("203{n}-01-01T00:00:00.000Z"));
+                let sent = json!({"text": later, "publish_at": at});
+                let answer = scheduled(1 + n, &later, &at);
+                run.push(har::entry(
+                    ORIGIN,
+                    "POST",
+                    "/v1/posts",
+                    Some(&sent),
                     &answer,
                 ));
-                let gone = json!({});
-                entries.push(har::entry(
-                    ORIGIN,
-                    "DELETE",
-                    "/v1/scheduled_posts/1",
-                    None,
-                    &gone,
-                ));
+                if n == 0 {
+                    let path = "/v1/scheduled_posts/1";
+                    run.push(har::entry(ORIGIN, "GET", path, None, &answer));
+                    run.push(har::entry(ORIGIN, "DELETE", path, None, &json!({})));
+                }
             }
-        }
-        for e in &mut entries {
-            e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
-        }
-        har::import(&t, &[], &format!("run{n}.har"), entries);
-    }
-    har::synth(&t, &[]);
-    t
+            run
+        })
+        .collect();
+    har::runs_twin("posts", ORIGIN, runs)
+}
+
+/// The entity type of the scheduled posts' routes.
+fn scheduled_type(t: &Twin) -> String {
+    let route = har::model_route(t, "GET", "/v1/scheduled_posts/:param");
+    route["entity_type"].as_str().unwrap().to_string()
 }
 
 /// The keys of the records of `ty` session `session` holds (the `--debug` state dump).
@@ -113,15 +98,14 @@ async fn a_post_scheduled_for_later_reads_back_as_the_sessions_scheduled_post() 
         .await;
     read.assert_status(200);
     assert_eq!(read.json(), body, "the session's own scheduled post");
-    let route = har::model_route(&t, "GET", "/v1/scheduled_posts/:param");
-    let ty = route["entity_type"].as_str().unwrap();
-    assert_eq!(held(&server, "agent", ty).await, vec![id.clone()]);
+    let ty = scheduled_type(&t);
+    assert_eq!(held(&server, "agent", &ty).await, vec![id.clone()]);
     // A post published at once stays a post.
     let now = server
         .post("/v1/posts", Some("agent"), json!({"text": "now"}))
         .await;
     now.assert_status(200);
-    assert_eq!(held(&server, "agent", ty).await, vec![id]);
+    assert_eq!(held(&server, "agent", &ty).await, vec![id]);
 }
 
 #[tokio::test]
@@ -134,7 +118,5 @@ async fn a_replayed_scheduled_post_is_held_as_a_scheduled_post() {
     made.assert_status(200);
     assert_eq!(made.provenance(), Some("recorded"));
     let id = made.json()["id"].as_str().unwrap().to_string();
-    let route = har::model_route(&t, "GET", "/v1/scheduled_posts/:param");
-    let ty = route["entity_type"].as_str().unwrap();
-    assert_eq!(held(&server, "agent", ty).await, vec![id]);
+    assert_eq!(held(&server, "agent", &scheduled_type(&t)).await, vec![id]);
 }

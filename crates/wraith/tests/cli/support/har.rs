@@ -126,6 +126,25 @@ pub fn import_warnings(t: &Twin, env: &[(&str, &str)], name: &str, entries: Vec<
     stderr
 }
 
+/// Imports each of `runs` as a HAR file of its own (`run<n>.har`), every entry of run `n`
+/// started on day `n + 1` of June 2026, so the runs' sessions sort in the order given.
+pub fn import_runs(t: &Twin, runs: Vec<Vec<Value>>) {
+    for (n, mut entries) in runs.into_iter().enumerate() {
+        for e in &mut entries {
+            e["startedDateTime"] = json!(format!("2026-06-{:02}T12:00:00.000Z", n + 1));
+        }
+        import(t, &[], &format!("run{n}.har"), entries);
+    }
+}
+
+/// A twin `name` of `origin` of `runs` ([`import_runs`]), synthesized.
+pub fn runs_twin(name: &str, origin: &str, runs: Vec<Vec<Value>>) -> Twin {
+    let t = Twin::init(name, origin);
+    import_runs(&t, runs);
+    synth(&t, &[]);
+    t
+}
+
 /// `wraith synth` of the twin.
 pub fn synth(t: &Twin, env: &[(&str, &str)]) {
     run(t, env, &["synth", &t.path_str()]);
