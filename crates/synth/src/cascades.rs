@@ -59,14 +59,7 @@ pub fn learn(
         let id = route.id_param.as_ref()?;
         Some((ty, route.params.iter().position(|p| p == id)?))
     };
-    let mut route_of: Vec<Option<(usize, usize)>> = vec![None; obs.len()];
-    for (g, group) in groups.iter().enumerate() {
-        for (j, &i) in group.obs.iter().enumerate() {
-            if let Some(slot) = route_of.get_mut(i) {
-                *slot = Some((g, j));
-            }
-        }
-    }
+    let route_of = crate::routes::route_of(groups, obs.len());
     let mut confirmed: BTreeSet<Candidate> = BTreeSet::new();
     let mut refuted: BTreeSet<Candidate> = BTreeSet::new();
     // Per session: child (type, key) → (parent key, candidate); records deleted themselves.

@@ -65,14 +65,7 @@ pub fn learn(
         return;
     }
     // Route and path-parameter values of each observation.
-    let mut route_of: Vec<Option<(usize, usize)>> = vec![None; obs.len()];
-    for (g, group) in groups.iter().enumerate() {
-        for (j, &i) in group.obs.iter().enumerate() {
-            if let Some(slot) = route_of.get_mut(i) {
-                *slot = Some((g, j));
-            }
-        }
-    }
+    let route_of = crate::routes::route_of(groups, obs.len());
     let pk_of = |r: usize| -> Option<&str> {
         let ty = built[r].entity_type.as_deref()?;
         entity_types.get(ty).map(|t| t.primary_key.as_str())

@@ -152,6 +152,20 @@ pub enum Seg {
     Param(String),
 }
 
+/// Each of `n` observations' route (an index into `groups`) and its position among that
+/// route's observations; `None` for an observation no group holds.
+pub fn route_of(groups: &[RouteGroup], n: usize) -> Vec<Option<(usize, usize)>> {
+    let mut route_of = vec![None; n];
+    for (g, group) in groups.iter().enumerate() {
+        for (j, &i) in group.obs.iter().enumerate() {
+            if let Some(slot) = route_of.get_mut(i) {
+                *slot = Some((g, j));
+            }
+        }
+    }
+    route_of
+}
+
 /// The exchanges of one route template.
 #[derive(Debug, Clone)]
 pub struct RouteGroup {

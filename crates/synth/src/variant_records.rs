@@ -46,14 +46,7 @@ pub fn learn(
     if creates.is_empty() {
         return;
     }
-    let mut route_of: Vec<Option<(usize, usize)>> = vec![None; obs.len()];
-    for (g, group) in groups.iter().enumerate() {
-        for (j, &i) in group.obs.iter().enumerate() {
-            if let Some(slot) = route_of.get_mut(i) {
-                *slot = Some((g, j));
-            }
-        }
-    }
+    let route_of = crate::routes::route_of(groups, obs.len());
     let by_source: HashMap<&str, usize> = obs
         .iter()
         .enumerate()

@@ -57,14 +57,7 @@ pub fn learn(groups: &[RouteGroup], plans: &mut Plans, obs: &[Obs<'_>]) {
         return;
     }
     // Which route (and which of its observations) each observation belongs to.
-    let mut route_of: Vec<Option<(usize, usize)>> = vec![None; obs.len()];
-    for (gi, g) in groups.iter().enumerate() {
-        for (k, i) in g.obs.iter().enumerate() {
-            if let Some(slot) = route_of.get_mut(*i) {
-                *slot = Some((gi, k));
-            }
-        }
-    }
+    let route_of = crate::routes::route_of(groups, obs.len());
     let mut learned = Vec::new();
     for (gi, key, answers) in candidates {
         let types: Vec<(&String, &String)> = plans
