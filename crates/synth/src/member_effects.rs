@@ -276,6 +276,62 @@ fn record_at(body: &Value, pointer: &str, et: &EntityType) -> Option<String> {
     mostly_same_fields(v, like).then_some(key)
 }
 
+/// A route's 2xx object answers sent with a principal, each parsed once: (observation, body).
+type Answers = Vec<(usize, Value)>;
+
+/// A route that may carry the acting principal's record (no path parameters): its
+/// [`Answers`], and the pointers worth trying (the answer itself and each top-level object).
+fn site_candidates(g: &RouteGroup, obs: &[Obs<'_>]) -> Option<(Answers, BTreeSet<String>)> {
+    if !g.params.is_empty() {
+        return None;
+    }
+    let answers: Answers = g
+        .obs
+        .iter()
+        .filter(|&&i| values::is_2xx(obs[i].status) && principal(&obs[i]).is_some())
+        .filter_map(|&i| obs[i].resp_json().map(|b| (i, b)))
+        .filter(|(_, b)| b.is_object())
+        .collect();
+    let mut pointers: BTreeSet<String> = BTreeSet::new();
+    pointers.insert(String::new());
+    for (_, body) in &answers {
+        if let Some(map) = body.as_object() {
+            pointers.extend(
+                map.iter()
+                    .filter(|(_, v)| v.is_object())
+                    .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1"))),
+            );
+        }
+    }
+    Some((answers, pointers))
+}
+
+/// The record of `et` each (session, principal) of `answers` carries at `pointer`: `None`
+/// where a principal's answers in one session carry two, or fewer than half the answers carry
+/// one (another kind of answer, a scheduled post, may not).
+fn keys_at<'o>(
+    answers: &[(usize, Value)],
+    pointer: &str,
+    et: &EntityType,
+    obs: &'o [Obs<'_>],
+) -> Option<BTreeMap<(&'o str, &'o str), String>> {
+    let mut per: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    let mut carried = 0usize;
+    for (i, body) in answers {
+        let (Some(key), Some(p)) = (record_at(body, pointer, et), principal(&obs[*i])) else {
+            continue;
+        };
+        carried += 1;
+        if per
+            .insert((obs[*i].session, p), key.clone())
+            .is_some_and(|k| k != key)
+        {
+            return None;
+        }
+    }
+    (carried * 2 >= answers.len()).then_some(per)
+}
+
 /// The principal of an exchange (`Obs::principal`).
 fn principal<'o>(o: &'o Obs<'_>) -> Option<&'o str> {
     o.principal.as_deref()
@@ -438,59 +494,23 @@ pub fn member_effects(
         .map(|(_, li)| lists[*li].member_type.as_str())
         .collect();
     let mut sites: Vec<(usize, ActorRecord)> = Vec::new();
+    // Per site type, the principal's record each (session, principal) showed at a site.
+    let mut shown: BTreeMap<&str, BTreeMap<(&str, &str), String>> = BTreeMap::new();
     for (gi, g) in groups.iter().enumerate() {
-        if !g.params.is_empty() {
+        let Some((answers, pointers)) = site_candidates(g, obs) else {
             continue;
-        }
-        // Each answer parsed once: (observation, body).
-        let answers: Vec<(usize, Value)> = g
-            .obs
-            .iter()
-            .filter(|&&i| values::is_2xx(obs[i].status) && principal(&obs[i]).is_some())
-            .filter_map(|&i| obs[i].resp_json().map(|b| (i, b)))
-            .filter(|(_, b)| b.is_object())
-            .collect();
-        let mut pointers: BTreeSet<String> = BTreeSet::new();
-        pointers.insert(String::new());
-        for (_, body) in &answers {
-            if let Some(map) = body.as_object() {
-                pointers.extend(
-                    map.iter()
-                        .filter(|(_, v)| v.is_object())
-                        .map(|(k, _)| format!("/{}", k.replace('~', "~0").replace('/', "~1"))),
-                );
-            }
-        }
+        };
         'site: for ty in &types {
             let Some(et) = entity_types.get(*ty) else {
                 continue;
             };
             for pointer in &pointers {
-                // Most answers carry one (another kind of answer, a scheduled post, may not),
-                // the same for a principal within a session.
-                let mut per: BTreeMap<(&str, &str), String> = BTreeMap::new();
-                let mut carried = 0usize;
-                let mut holds = true;
-                for (i, body) in &answers {
-                    let i = *i;
-                    let (Some(key), Some(p)) = (record_at(body, pointer, et), principal(&obs[i]))
-                    else {
-                        continue;
-                    };
-                    carried += 1;
-                    if per
-                        .insert((obs[i].session, p), key.clone())
-                        .is_some_and(|k| k != key)
-                    {
-                        holds = false;
-                        break;
-                    }
-                }
-                if !holds || carried * 2 < answers.len() {
+                let Some(per) = keys_at(&answers, pointer, et, obs) else {
                     continue;
-                }
+                };
                 // It agrees with every piece of evidence it can be compared with.
                 let mut agree = 0usize;
+                let mut holds = true;
                 for &(i, p, ety, id) in &evidence {
                     if ety != *ty {
                         continue;
@@ -505,6 +525,7 @@ pub fn member_effects(
                     }
                 }
                 if holds && agree > 0 {
+                    shown.entry(ty).or_default().extend(per);
                     sites.push((
                         gi,
                         ActorRecord {
@@ -514,6 +535,51 @@ pub fn member_effects(
                     ));
                     break 'site;
                 }
+            }
+        }
+    }
+    // A route whose answers are themselves the record a site showed for the same principal in
+    // the same session, and never another, is a site too (a "who am I" read, a profile
+    // update): the sites above vouch for its key where no list evidence reaches it. Only the
+    // whole answer: a record embedded in an answer may name another principal's elsewhere (a
+    // report's target).
+    for (gi, g) in groups.iter().enumerate() {
+        if sites.iter().any(|(s, _)| *s == gi) {
+            continue;
+        }
+        let Some((answers, _)) = site_candidates(g, obs) else {
+            continue;
+        };
+        for (ty, known) in &shown {
+            let Some(per) = entity_types
+                .get(*ty)
+                .and_then(|et| keys_at(&answers, "", et, obs))
+            else {
+                continue;
+            };
+            let mut agree = 0usize;
+            let mut holds = true;
+            for (at, key) in &per {
+                match known.get(at) {
+                    Some(k) if k == key => agree += 1,
+                    Some(_) => {
+                        holds = false;
+                        break;
+                    }
+                    None => {}
+                }
+            }
+            if holds && agree > 0 {
+                let pointer = String::new();
+                let entity_type = ty.to_string();
+                sites.push((
+                    gi,
+                    ActorRecord {
+                        entity_type,
+                        pointer,
+                    },
+                ));
+                break;
             }
         }
     }

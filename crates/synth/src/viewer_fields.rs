@@ -105,7 +105,13 @@ pub fn learn(
     // Routes carrying the acting principal's record, by observation: (pointer, type).
     let mut actor_at: BTreeMap<usize, (&str, &str)> = BTreeMap::new();
     for (ri, route) in built.iter().enumerate() {
-        let Some(ar) = &route.actor_record else {
+        // Routes answering the principal's record itself (a "who am I" read) are left out:
+        // the views are learned from the records a route's own records embed.
+        let Some(ar) = route
+            .actor_record
+            .as_ref()
+            .filter(|ar| !ar.pointer.is_empty())
+        else {
             continue;
         };
         for &i in groups.get(ri).map(|g| g.obs.as_slice()).unwrap_or(&[]) {

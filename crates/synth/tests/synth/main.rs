@@ -37,6 +37,7 @@ mod list_set_filters;
 mod list_sorts;
 mod mirrored_lists;
 mod named_record_params;
+mod own_record_sites;
 mod parent_keys;
 mod parent_sequences;
 mod path_filter;
