@@ -1204,6 +1204,7 @@ impl Engine {
         self.retarget_filtered_items(ns, call, &mut out);
         self.apply_carried_fields(ns, call, &mut out);
         self.apply_membership(ns, call, &out);
+        self.show_own_record(ns, call, &mut out);
         let listed = self.apply_member_effects(ns, call, &out);
         self.apply_segment_member(ns, call, &mut out);
         self.apply_field_view(ns, call, &mut out);

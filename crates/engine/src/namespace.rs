@@ -220,6 +220,11 @@ pub(crate) struct Namespace {
     /// The same record as an object, from the latest answer that carried it: what a rendered
     /// answer of such a route shows there (`Engine::embed_actor_view`).
     pub actor_views: BTreeMap<(String, String), Value>,
+    /// Per (principal, entity type) of `actor_views`, the fields of the view that answers the
+    /// twin rendered (not replayed) changed: a value a profile update echoed. The session
+    /// changed them itself, so a replayed answer that is the record
+    /// (`Engine::show_own_record`) shows them as the view holds them.
+    pub actor_views_made: BTreeMap<(String, String), BTreeSet<String>>,
     /// What the session's creates and updates last sent at the pointers carried fields take
     /// their values from (`Route::carried_fields`): (entity type, key) → pointer → value.
     pub carried: BTreeMap<(String, String), BTreeMap<String, Value>>,
@@ -280,6 +285,7 @@ impl Namespace {
             member_adders: BTreeMap::new(),
             actors: BTreeMap::new(),
             actor_views: BTreeMap::new(),
+            actor_views_made: BTreeMap::new(),
             carried: BTreeMap::new(),
             versions: BTreeMap::new(),
             progress: BTreeMap::new(),

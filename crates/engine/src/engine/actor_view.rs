@@ -32,30 +32,201 @@ use serde_json::Value;
 use wraith_model::Route;
 
 use super::{Call, Engine};
+use crate::fixtures;
 use crate::namespace::Namespace;
 use crate::outbound::Origins;
 
 impl Engine {
     /// Remember the principal's own record a 2xx answer of `route` carries (its key is kept
-    /// in `Namespace::actors` by the member-effects step).
+    /// in `Namespace::actors` by the member-effects step), and which of its fields an answer
+    /// the twin rendered (not replayed) changed (`Namespace::actor_views_made`): the values a
+    /// rendered answer that is the record echoed from its request. (Not the counts a rendered
+    /// create stepped: they step from whichever run's record the session's first replayed
+    /// answer showed, which the replayed "who am I" read need not share.)
+    ///
+    /// An answer that is the record itself (an empty pointer: a "who am I" read, a profile
+    /// update) carries more fields than the record shows where other answers embed it (a
+    /// credential account's `source`), so it only updates the fields of the view the session
+    /// holds, or, before any, of the record the recordings hold under its key; a rendered one,
+    /// once the session holds a view, only with the values it echoed (its other values are the
+    /// template's, not the record's).
     pub(super) fn remember_actor_view(
         &self,
         ns: &mut Namespace,
         route: &Route,
         principal: &str,
-        body: &Value,
+        out: &super::Out,
     ) {
         let Some(site) = &route.actor_record else {
+            return;
+        };
+        let Some(body) = out.body.json() else {
             return;
         };
         let pk = self.pk_of(&site.entity_type);
         let Some(view) = body.pointer(&site.pointer).filter(|v| v.get(&pk).is_some()) else {
             return;
         };
-        ns.actor_views.insert(
-            (principal.to_string(), site.entity_type.clone()),
-            view.clone(),
-        );
+        let made = out.provenance == crate::Provenance::Template;
+        let at = (principal.to_string(), site.entity_type.clone());
+        let key = view.get(&pk);
+        let held = ns.actor_views.get(&at).filter(|held| held.get(&pk) == key);
+        let mut changed: Vec<String> = Vec::new();
+        let view = if site.pointer.is_empty() {
+            // A rendered answer's values other than its echoes are the template's: they say
+            // nothing of a record the session already holds, but are all there is before.
+            let seen = held.is_some();
+            let held = held.or_else(|| {
+                self.model
+                    .entity_types
+                    .get(&site.entity_type)?
+                    .records
+                    .get(&fixtures::scalar_key(key?)?)
+            });
+            let (Some(Value::Object(held)), Value::Object(answer)) = (held, view) else {
+                return;
+            };
+            let mut merged = held.clone();
+            for (k, slot) in merged.iter_mut() {
+                let Some(v) = answer.get(k) else { continue };
+                if made
+                    && out.origins.of(&format!("/{k}")) == Some(crate::outbound::FieldOrigin::Echo)
+                {
+                    *slot = v.clone();
+                    changed.push(k.clone());
+                } else if !made || !seen {
+                    *slot = v.clone();
+                }
+            }
+            Value::Object(merged)
+        } else {
+            view.clone()
+        };
+        ns.actor_views.insert(at.clone(), view);
+        if !changed.is_empty() {
+            ns.actor_views_made.entry(at).or_default().extend(changed);
+        }
+    }
+
+    /// An answer that is the acting principal's record itself (`actor_record` with an empty
+    /// pointer: `GET /api/v1/accounts/verify_credentials`, `PATCH …/update_credentials`) shows
+    /// the record the session holds of it (`Namespace::actor_views`):
+    /// - rendered from the route's template, in every field it did not echo from its request:
+    ///   the template's representative is whichever record the recordings showed most (another
+    ///   key, another state), not the principal's. Before the session saw the record, only the
+    ///   values the renderer minted (a generated key) take those of the record the recordings
+    ///   hold for the request's credential ([`Self::recorded_own_record`]): its other recorded
+    ///   values may be older than the template's;
+    /// - replayed, in the fields the session changed itself (`Namespace::actor_views_made`: a
+    ///   rendered profile update echoed its `display_name`), where the moment is the same
+    ///   record. The rest is the moment's own: a record only replayed answers showed is the
+    ///   recorded run's, as the replayed answer is.
+    ///
+    /// Returns whether anything changed.
+    pub(super) fn show_own_record(
+        &self,
+        ns: &Namespace,
+        call: &Call<'_>,
+        out: &mut super::Out,
+    ) -> bool {
+        let route = &self.model.routes[call.m.route];
+        let Some(site) = route.actor_record.as_ref().filter(|s| s.pointer.is_empty()) else {
+            return false;
+        };
+        if !(200..300).contains(&out.status) {
+            return false;
+        }
+        let Some(principal) = self.principal_of(call) else {
+            return false;
+        };
+        let at = (principal, site.entity_type.clone());
+        let rendered = out.provenance == crate::Provenance::Template;
+        let recorded;
+        let seeded = !ns.actor_views.contains_key(&at);
+        let view = match ns.actor_views.get(&at) {
+            Some(Value::Object(view)) => view,
+            Some(_) => return false,
+            None if rendered => match self.recorded_own_record(call, &site.entity_type) {
+                Some(Value::Object(record)) => {
+                    recorded = record;
+                    &recorded
+                }
+                _ => return false,
+            },
+            None => return false,
+        };
+        let made = ns.actor_views_made.get(&at);
+        if !rendered && made.is_none() {
+            return false;
+        }
+        let pk = self.pk_of(&site.entity_type);
+        let same_record = out
+            .body
+            .json()
+            .is_some_and(|b| b.get(&pk).is_some() && b.get(&pk) == view.get(&pk));
+        if !rendered && !same_record {
+            return false;
+        }
+        out.body.materialize();
+        let super::OutBody::Json(Value::Object(answer)) = &mut out.body else {
+            return false;
+        };
+        let mut changed = false;
+        for (field, slot) in answer.iter_mut() {
+            let origin = || out.origins.of(&format!("/{field}"));
+            let shown = if seeded {
+                origin() == Some(crate::outbound::FieldOrigin::Minted)
+            } else if rendered {
+                origin() != Some(crate::outbound::FieldOrigin::Echo)
+            } else {
+                made.is_some_and(|m| m.contains(field))
+            };
+            if let Some(v) = view.get(field).filter(|v| shown && *v != slot) {
+                *slot = v.clone();
+                changed = true;
+            }
+        }
+        if changed {
+            out.replay = None;
+            if rendered {
+                // Those positions now hold the record's values, not ones minted here.
+                for field in view.keys() {
+                    if out.origins.of(&format!("/{field}"))
+                        == Some(crate::outbound::FieldOrigin::Minted)
+                    {
+                        out.origins.clear_under(&format!("/{field}"));
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The record of `entity_type` the recordings hold under the key an answer that is the
+    /// principal's record itself showed for the request's credential (the first such recorded
+    /// moment of any such route): what a rendered answer shows before the session saw the
+    /// record.
+    fn recorded_own_record(&self, call: &Call<'_>, entity_type: &str) -> Option<Value> {
+        let principal = call.principal.as_deref()?;
+        let pk = self.pk_of(entity_type);
+        let records = &self.model.entity_types.get(entity_type)?.records;
+        self.model
+            .routes
+            .iter()
+            .filter(|r| {
+                r.actor_record
+                    .as_ref()
+                    .is_some_and(|s| s.pointer.is_empty() && s.entity_type == entity_type)
+            })
+            .flat_map(|r| r.exact.iter().flat_map(|e| e.moments.iter()))
+            .filter(|m| (200..300).contains(&m.status) && m.principal.as_deref() == Some(principal))
+            .find_map(|m| match &m.body {
+                wraith_model::RecordedBody::Json { value } => {
+                    let body: Value = value.parse().ok()?;
+                    records.get(&fixtures::scalar_key(body.get(&pk)?)?).cloned()
+                }
+                _ => None,
+            })
     }
 
     /// In a body rendered from `route`'s template, show the principal's record as the session

@@ -93,9 +93,7 @@ impl Engine {
             if let Some(key) = key {
                 ns.actors.insert((p.clone(), site.entity_type.clone()), key);
             }
-            if let Some(body) = out.body.json() {
-                self.remember_actor_view(ns, route, p, &body);
-            }
+            self.remember_actor_view(ns, route, p, out);
         }
         for effect in &route.member_effects {
             match &effect.member {

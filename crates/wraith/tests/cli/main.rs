@@ -107,6 +107,7 @@ mod serve_named_record_copies;
 mod serve_numbered_pages;
 mod serve_offset_links;
 mod serve_other_runs_writes;
+mod serve_own_record_reads;
 mod serve_own_records;
 mod serve_page_totals;
 mod serve_parent_objects;
