@@ -276,6 +276,19 @@ fn record_at(body: &Value, pointer: &str, et: &EntityType) -> Option<String> {
     mostly_same_fields(v, like).then_some(key)
 }
 
+/// Whether every (key found, key expected) pair whose key was found agrees, and one does.
+fn agrees<'k>(pairs: impl IntoIterator<Item = (Option<&'k String>, &'k String)>) -> bool {
+    let mut agree = false;
+    for (found, expected) in pairs {
+        match found {
+            Some(k) if k == expected => agree = true,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    agree
+}
+
 /// A route's 2xx object answers sent with a principal, each parsed once: (observation, body).
 type Answers = Vec<(usize, Value)>;
 
@@ -509,22 +522,11 @@ pub fn member_effects(
                     continue;
                 };
                 // It agrees with every piece of evidence it can be compared with.
-                let mut agree = 0usize;
-                let mut holds = true;
-                for &(i, p, ety, id) in &evidence {
-                    if ety != *ty {
-                        continue;
-                    }
-                    match per.get(&(obs[i].session, p)) {
-                        Some(k) if k == id => agree += 1,
-                        Some(_) => {
-                            holds = false;
-                            break;
-                        }
-                        None => {}
-                    }
-                }
-                if holds && agree > 0 {
+                let pairs = evidence
+                    .iter()
+                    .filter(|(_, _, ety, _)| ety == ty)
+                    .map(|&(i, p, _, id)| (per.get(&(obs[i].session, p)), id));
+                if agrees(pairs) {
                     shown.entry(ty).or_default().extend(per);
                     sites.push((
                         gi,
@@ -557,19 +559,7 @@ pub fn member_effects(
             else {
                 continue;
             };
-            let mut agree = 0usize;
-            let mut holds = true;
-            for (at, key) in &per {
-                match known.get(at) {
-                    Some(k) if k == key => agree += 1,
-                    Some(_) => {
-                        holds = false;
-                        break;
-                    }
-                    None => {}
-                }
-            }
-            if holds && agree > 0 {
+            if agrees(per.iter().map(|(at, key)| (known.get(at), key))) {
                 let pointer = String::new();
                 let entity_type = ty.to_string();
                 sites.push((
