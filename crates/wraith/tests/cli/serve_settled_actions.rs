@@ -43,24 +43,18 @@ impl RunServer {
 /// Three runs, each on its own server, the entries of each from `run`; one HAR file per run,
 /// each entry stamped on its run's day.
 fn twin_of(run: impl Fn(&str, &RunServer) -> Vec<Value>) -> Twin {
-    let t = Twin::init("servers", ORIGIN);
-    for (n, (name, id)) in [("a", "101"), ("b", "202"), ("c", "303")]
+    let runs = [("a", "101"), ("b", "202"), ("c", "303")]
         .into_iter()
-        .enumerate()
-    {
-        let server = RunServer {
-            id,
-            label: format!("srv-{name}"),
-            path: format!("/v1/servers/{id}"),
-        };
-        let mut entries = run(name, &server);
-        for e in &mut entries {
-            e["startedDateTime"] = json!(format!("2026-06-0{}T12:00:00.000Z", n + 1));
-        }
-        har::import(&t, &[], &format!("run{n}.har"), entries);
-    }
-    har::synth(&t, &[]);
-    t
+        .map(|(name, id)| {
+            let server = RunServer {
+                id,
+                label: format!("srv-{name}"),
+                path: format!("/v1/servers/{id}"),
+            };
+            run(name, &server)
+        })
+        .collect();
+    har::runs_twin("servers", ORIGIN, runs)
 }
 
 /// Each run creates a server (`active`), reads and renames it, suspends it (the next read
