@@ -1116,7 +1116,7 @@ impl History {
                 method: Cow::Borrowed(r.method.as_str()),
                 path: Cow::Borrowed(r.path.as_str()),
                 query: Cow::Borrowed(r.query.as_str()),
-                body: Cow::Borrowed(r.body.as_slice()),
+                body: Cow::Borrowed(&r.body[..]),
             };
         }
         let ct = request_content_type(r);
@@ -1127,7 +1127,7 @@ impl History {
             headers: ct
                 .map(|c| vec![("content-type".to_string(), c.clone())])
                 .unwrap_or_default(),
-            body: bytes::Bytes::from(r.body.clone()),
+            body: r.body.clone(),
         };
         self.step(req)
     }
@@ -1639,7 +1639,7 @@ mod tests {
                 path: path.into(),
                 query: "note=n1&x=1".into(),
                 headers: h,
-                body: body.as_bytes().to_vec(),
+                body: body.as_bytes().to_vec().into(),
                 content_type: ct.map(str::to_string),
                 origin: Some("https://other.example:8443".into()),
             },

@@ -712,7 +712,7 @@ mod tests {
                 path: "/v1/notes".into(),
                 query: String::new(),
                 headers: Default::default(),
-                body: br#"{"text":"milk"}"#.to_vec(),
+                body: br#"{"text":"milk"}"#.to_vec().into(),
                 content_type: Some("application/json".into()),
                 origin: None,
             },

@@ -141,7 +141,7 @@ pub fn request_of(ex: &Exchange) -> Request {
         path: ex.request.path.clone(),
         query: ex.request.query.clone(),
         headers,
-        body: bytes::Bytes::from(ex.request.body.clone()),
+        body: ex.request.body.clone(),
     }
 }
 
@@ -727,7 +727,7 @@ fn as_sent(ex: &Exchange, req: &Request) -> Exchange {
     let mut sent = ex.clone();
     sent.request.path.clone_from(&req.path);
     sent.request.query.clone_from(&req.query);
-    sent.request.body = req.body.to_vec();
+    sent.request.body = req.body.clone();
     sent
 }
 

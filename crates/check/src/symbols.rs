@@ -256,7 +256,7 @@ mod tests {
                 path: "/v1/notes/note_aaaaaaaaaaaa".into(),
                 query: String::new(),
                 headers: Default::default(),
-                body: Vec::new(),
+                body: Vec::new().into(),
                 content_type: None,
                 origin: None,
             },

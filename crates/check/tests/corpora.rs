@@ -433,7 +433,7 @@ fn a_diff_is_not_reused_for_a_request_with_other_echoed_values() {
                     let mut next = ex.clone();
                     let mut body = request.clone();
                     *body.pointer_mut(&pointer).expect("present") = probe.clone();
-                    next.request.body = serde_json::to_vec(&body).expect("json");
+                    next.request.body = serde_json::to_vec(&body).expect("json").into();
                     let mut cache = wraith_check::DiffCache::default();
                     let expected = wraith_check::ExpectedBody::of(ex);
                     let first = wraith_check::judge_with_cache(

@@ -90,7 +90,11 @@ pub(crate) fn build_exchange(
 /// workers.
 pub(crate) fn decode_recorded_bodies(exchange: &mut Exchange, limit: usize) {
     let request = &mut exchange.request;
-    match decode_message_body(&mut request.headers, &mut request.body, limit) {
+    // Unshared here, so taking the bytes out and back copies nothing.
+    let mut body = Vec::from(std::mem::take(&mut request.body));
+    let decoding = decode_message_body(&mut request.headers, &mut body, limit);
+    request.body = body.into();
+    match decoding {
         Decoding::Plain => {}
         Decoding::Decoded { codings } => tracing::debug!(
             method = %request.method,

@@ -553,7 +553,7 @@ async fn forward(
         } else {
             content_type(&parts.headers)
         },
-        body: body.to_vec(),
+        body: body.clone(),
         origin: None,
     };
     let response = RecordedResponse {

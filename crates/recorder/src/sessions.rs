@@ -547,7 +547,7 @@ mod tests {
                 path: path.into(),
                 query: String::new(),
                 headers: Default::default(),
-                body: Vec::new(),
+                body: Default::default(),
                 content_type: None,
                 origin: None,
             },

@@ -161,11 +161,11 @@ pub fn decoded_exchange(ex: &Exchange, limit: usize) -> Option<Exchange> {
     let mut out: Option<Exchange> = None;
     if !content_codings(&ex.request.headers).is_empty() {
         let mut headers = ex.request.headers.clone();
-        let mut body = ex.request.body.clone();
+        let mut body = ex.request.body.to_vec();
         if let Decoding::Decoded { .. } = decode_message_body(&mut headers, &mut body, limit) {
             let decoded = out.get_or_insert_with(|| ex.clone());
             decoded.request.headers = headers;
-            decoded.request.body = body;
+            decoded.request.body = body.into();
         }
     }
     let first = ex.frames.iter().position(|f| f.direction == "server");
@@ -410,7 +410,7 @@ mod tests {
                 path: "/x".into(),
                 query: String::new(),
                 headers: Headers::new(),
-                body: Vec::new(),
+                body: Vec::new().into(),
                 content_type: None,
                 origin: None,
             },
@@ -452,7 +452,7 @@ mod tests {
                     ("content-encoding", "gzip"),
                     ("content-type", "application/json"),
                 ]),
-                body: gzip(JSON),
+                body: gzip(JSON).into(),
                 content_type: Some("application/json".into()),
                 origin: None,
             },

@@ -34,8 +34,8 @@ pub struct RecordedRequest {
     /// Raw query string without `?`, `""` when there is none.
     pub query: String,
     pub headers: Headers,
-    #[serde(with = "serde_bytes")]
-    pub body: Vec<u8>,
+    /// Shared, not copied, by every request built from it (uploads run to megabytes).
+    pub body: bytes::Bytes,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// Scheme and authority (`https://other.example.com`) when the request went to a host other

@@ -649,7 +649,7 @@ fn parse_har_limited(
                 path: url.path,
                 query: url.query,
                 headers: req_headers,
-                body: req_body,
+                body: req_body.into(),
                 content_type: req_ct,
                 origin,
             },
@@ -960,17 +960,17 @@ mod tests {
             crate::scrub::HmacKey::from_bytes(b"k".to_vec()),
         );
         for e in &s.exchanges[..3] {
-            assert_eq!(e.request.body, plain);
+            assert_eq!(e.request.body[..], plain[..]);
             assert_eq!(e.request_header("content-encoding"), None);
             let scrubbed = scrubber.scrub(e.clone());
-            let body = String::from_utf8(scrubbed.exchange().request.body.clone()).unwrap();
+            let body = String::from_utf8(scrubbed.exchange().request.body.to_vec()).unwrap();
             assert!(
                 !body.contains("hunter2") && body.contains("wraith_tok_"),
                 "{body}"
             );
         }
         // A coding Wraith does not decode is kept, with its header, and said.
-        assert_eq!(s.exchanges[3].request.body, b"not decoded");
+        assert_eq!(s.exchanges[3].request.body[..], b"not decoded"[..]);
         assert_eq!(
             s.exchanges[3].request_header("content-encoding"),
             Some("compress")
@@ -1007,7 +1007,7 @@ mod tests {
         let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
         let e = &s.exchanges[0];
         assert_eq!(e.request.headers["x-empty"], [""]);
-        assert_eq!(e.request.body, b"a=1");
+        assert_eq!(e.request.body[..], b"a=1"[..]);
         assert_eq!(e.request.content_type, None);
         assert_eq!(e.response.content_type, None);
         assert_eq!(e.response_body(), b"{}");

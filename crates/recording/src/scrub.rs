@@ -1331,7 +1331,7 @@ impl Scrubber {
             .clone()
             .or_else(|| ex.request_header("content-type").map(str::to_string));
         if let Some(new) = self.scrub_body(&ex.request.body, req_ct.as_deref(), &mut fired) {
-            ex.request.body = new;
+            ex.request.body = new.into();
         }
         let resp_ct = ex
             .response

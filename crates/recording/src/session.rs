@@ -811,7 +811,7 @@ mod tests {
                 path: "/a".into(),
                 query: String::new(),
                 headers: Headers::new(),
-                body: Vec::new(),
+                body: Vec::new().into(),
                 content_type: None,
                 origin: None,
             },

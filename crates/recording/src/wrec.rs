@@ -175,7 +175,7 @@ mod tests {
                 path: "/a".into(),
                 query: String::new(),
                 headers: headers.clone(),
-                body: b"{\"x\":1}".to_vec(),
+                body: b"{\"x\":1}".to_vec().into(),
                 content_type: Some("application/json".into()),
                 origin: None,
             },

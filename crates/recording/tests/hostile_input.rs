@@ -24,7 +24,7 @@ fn valid_wrec() -> Vec<u8> {
             .into_iter()
             .collect(),
             content_type: Some("application/json".into()),
-            body: br#"{"name":"Ada","email":"ada@example.com"}"#.to_vec(),
+            body: br#"{"name":"Ada","email":"ada@example.com"}"#.to_vec().into(),
             origin: None,
         },
         response: RecordedResponse {

@@ -18,7 +18,7 @@ fn exchange() -> Exchange {
             path: "/x".into(),
             query: String::new(),
             headers: Headers::new(),
-            body: Vec::new(),
+            body: Vec::new().into(),
             content_type: None,
             origin: None,
         },
@@ -158,10 +158,12 @@ fn secret_form_fields_and_json_fields_tokenized_consistently() {
     let mut ex = exchange();
     ex.request.method = "POST".into();
     ex.request.content_type = Some("application/x-www-form-urlencoded".into());
-    ex.request.body = b"grant_type=password&password=hunter2&username=bob".to_vec();
+    ex.request.body = b"grant_type=password&password=hunter2&username=bob"
+        .to_vec()
+        .into();
     ex.frames[0].body = br#"{"access_token":"hunter2","token_type":"Bearer"}"#.to_vec();
     let out = s.scrub(ex);
-    let body = String::from_utf8(out.exchange().request.body.clone()).unwrap();
+    let body = String::from_utf8(out.exchange().request.body.to_vec()).unwrap();
     let tok = s.tokenize("hunter2");
     assert_eq!(
         body,
@@ -177,9 +179,9 @@ fn every_string_inside_a_secret_named_array_or_object_is_tokenized() {
     let s = scrubber("");
     let mut ex = exchange();
     ex.request.content_type = Some("application/json".into());
-    ex.request.body = br#"{"api_key":["ARR_SECRET",""],"client_secret":{"value":"OBJ_SECRET","meta":{"n":7,"card":5555555555554444,"on":true,"x":null,"deep":["DEEP_SECRET"]}},"Password":{"v":"MIXED_CASE"},"note":"kept"}"#.to_vec();
+    ex.request.body = br#"{"api_key":["ARR_SECRET",""],"client_secret":{"value":"OBJ_SECRET","meta":{"n":7,"card":5555555555554444,"on":true,"x":null,"deep":["DEEP_SECRET"]}},"Password":{"v":"MIXED_CASE"},"note":"kept"}"#.to_vec().into();
     let out = s.scrub(ex);
-    let body = String::from_utf8(out.exchange().request.body.clone()).unwrap();
+    let body = String::from_utf8(out.exchange().request.body.to_vec()).unwrap();
     assert_eq!(
         body,
         format!(
@@ -201,7 +203,9 @@ fn luhn_valid_card_numbers_in_bodies_redacted() {
     let s = scrubber("");
     let mut ex = exchange();
     ex.request.content_type = Some("text/plain".into());
-    ex.request.body = b"card 4111 1111 1111 1111 and 4111-1111-1111-1112 ok".to_vec();
+    ex.request.body = b"card 4111 1111 1111 1111 and 4111-1111-1111-1112 ok"
+        .to_vec()
+        .into();
     ex.frames[0].body =
         br#"{"card":"4242424242424242","n":5555555555554444,"id":"110000000000000000"}"#.to_vec();
     let out = s.scrub(ex);
@@ -284,7 +288,9 @@ fn a_json_body_after_a_byte_order_mark_is_scrubbed_and_keeps_the_mark() {
     let s = scrubber("");
     let mut ex = exchange();
     ex.request.content_type = Some("application/json; charset=utf-8".into());
-    ex.request.body = b"\xEF\xBB\xBF{\"password\":\"bom\",\"n\":1.0}".to_vec();
+    ex.request.body = b"\xEF\xBB\xBF{\"password\":\"bom\",\"n\":1.0}"
+        .to_vec()
+        .into();
     let out = s.scrub(ex);
     let mut want = b"\xEF\xBB\xBF".to_vec();
     want.extend(format!(r#"{{"password":"{}","n":1.0}}"#, s.tokenize("bom")).into_bytes());
@@ -312,7 +318,7 @@ fn every_occurrence_of_a_duplicated_secret_key_is_scrubbed() {
 fn the_body_digest_covers_the_length_prefixed_request_and_every_response_frame() {
     let s = scrubber("");
     let mut ex = exchange();
-    ex.request.body = b"{\"q\":1}".to_vec();
+    ex.request.body = b"{\"q\":1}".to_vec().into();
     ex.frames = vec![
         Frame {
             direction: "server".into(),
@@ -339,7 +345,7 @@ fn the_body_digest_covers_the_length_prefixed_request_and_every_response_frame()
 fn safety_and_content_metadata_filled_from_pre_scrub_bodies() {
     let s = scrubber("");
     let mut ex = exchange();
-    ex.request.body = b"password=x".to_vec();
+    ex.request.body = b"password=x".to_vec().into();
     ex.request.content_type = Some("application/x-www-form-urlencoded".into());
     let out = s.scrub(ex.clone());
     let e = out.exchange();
@@ -415,7 +421,7 @@ fn user_jsonpath_rule_scrubs_request_and_response_bodies() {
     );
     let mut ex = exchange();
     ex.request.content_type = Some("application/json".into());
-    ex.request.body = br#"{"a":{"b":"x","c":"keep"}}"#.to_vec();
+    ex.request.body = br#"{"a":{"b":"x","c":"keep"}}"#.to_vec().into();
     ex.frames[0].body = br#"{"items":[{"email":"a@b.c","n":null},{"email":null}]}"#.to_vec();
     let out = s.scrub(ex);
     let req: serde_json::Value = serde_json::from_slice(&out.exchange().request.body).unwrap();
@@ -742,7 +748,7 @@ fn bracketed_query_and_form_names_are_judged_by_the_name_they_nest() {
         "user[password]=abc&token[]=abc&auth%5Baccess_token%5D=abc&a[token][]=abc&card[pin]=1234&user[name]=bob&token[x]=keep".into();
     ex.request.method = "POST".into();
     ex.request.content_type = Some("application/x-www-form-urlencoded".into());
-    ex.request.body = b"user[password]=abc&user[email]=b%40x.org".to_vec();
+    ex.request.body = b"user[password]=abc&user[email]=b%40x.org".to_vec().into();
     let out = s.scrub(ex);
     assert_eq!(
         out.exchange().request.query,
@@ -752,7 +758,7 @@ fn bracketed_query_and_form_names_are_judged_by_the_name_they_nest() {
         )
     );
     assert_eq!(
-        String::from_utf8(out.exchange().request.body.clone()).unwrap(),
+        String::from_utf8(out.exchange().request.body.to_vec()).unwrap(),
         format!("user[password]={tok}&user[email]=b%40x.org")
     );
     assert_eq!(innermost_bracket_name("a[b]c"), None);
@@ -804,11 +810,11 @@ fn secret_named_multipart_text_fields_are_tokenized_with_the_framing_kept() {
     let mut ex = exchange();
     ex.request.method = "POST".into();
     ex.request.content_type = Some("multipart/form-data; boundary=b0UND".into());
-    ex.request.body = body("abc", "abc", "123456").into_bytes();
+    ex.request.body = body("abc", "abc", "123456").into_bytes().into();
     let out = s.scrub(ex);
     let tok = s.tokenize("abc");
     assert_eq!(
-        String::from_utf8(out.exchange().request.body.clone()).unwrap(),
+        String::from_utf8(out.exchange().request.body.to_vec()).unwrap(),
         body(&tok, &tok, REDACTED)
     );
     let ids = &out.exchange().safety.scrub_rule_ids;
@@ -817,7 +823,7 @@ fn secret_named_multipart_text_fields_are_tokenized_with_the_framing_kept() {
     // A body that does not split by its boundary is kept as it was.
     let mut ex = exchange();
     ex.request.content_type = Some("multipart/form-data; boundary=other".into());
-    ex.request.body = body("abc", "abc", "1").into_bytes();
+    ex.request.body = body("abc", "abc", "1").into_bytes().into();
     assert_eq!(s.scrub(ex.clone()).exchange().request.body, ex.request.body);
 }
 

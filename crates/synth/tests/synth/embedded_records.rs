@@ -109,7 +109,7 @@ fn an_embedded_key_no_entity_type_knows_is_not_an_embedded_record() {
             // The request names `99i`, never created or read.
             let last = s.exchanges.len() - 1;
             let body = json!({"text": format!("second {i}"), "quoted_id": rec_key});
-            s.exchanges[last].request.body = body.to_string().into_bytes();
+            s.exchanges[last].request.body = body.to_string().into_bytes().into();
             s
         })
         .collect();

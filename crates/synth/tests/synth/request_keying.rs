@@ -26,7 +26,7 @@ fn exchange(index: u64, body: &Value, response: &Value) -> Exchange {
             path: "/linode/instances".into(),
             query: String::new(),
             headers: req_headers,
-            body: serde_json::to_vec(body).unwrap(),
+            body: serde_json::to_vec(body).unwrap().into(),
             content_type: Some("application/json".into()),
             origin: None,
         },

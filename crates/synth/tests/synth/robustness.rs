@@ -71,7 +71,7 @@ prop_compose! {
                 path: format!("/{}", segs.join("/")),
                 query,
                 headers,
-                body: req,
+                body: req.into(),
                 content_type: (!req_ct.is_empty()).then(|| req_ct.to_string()),
                 origin: None,
             },

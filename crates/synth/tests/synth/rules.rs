@@ -88,7 +88,7 @@ fn sessions(case: &Value) -> Vec<RecordedSession> {
                 path: e["path"].as_str().unwrap().to_string(),
                 query: e["query"].as_str().unwrap_or("").to_string(),
                 headers: headers(&e["headers"]),
-                body,
+                body: body.into(),
                 content_type: ct,
                 origin: e["origin"].as_str().map(str::to_string),
             },

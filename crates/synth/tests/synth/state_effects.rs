@@ -395,7 +395,8 @@ fn an_answer_array_the_text_does_not_name_learns_no_text_mentions() {
     if let Some(e) = sessions[0].exchanges.get_mut(4) {
         e.request.body = json!({"text": "hi everyone", "visibility": "public"})
             .to_string()
-            .into_bytes();
+            .into_bytes()
+            .into();
     }
     let m = model(&sessions);
     assert_eq!(common::route(&m, "POST", "/v1/notes").text_mentions, None);

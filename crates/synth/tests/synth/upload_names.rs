@@ -17,7 +17,8 @@ fn upload(filename: &str, id: &str) -> Exchange {
         "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\n\
          Content-Type: image/jpeg\r\n\r\nJPEG\r\n--b--\r\n"
     )
-    .into_bytes();
+    .into_bytes()
+    .into();
     e.request.content_type = Some(ct.into());
     e
 }

@@ -33,7 +33,8 @@ fn described(media_type: &str, status: u16, id: &str, description: Option<&str>)
         "{text}--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up_{id}\"\r\n\
          Content-Type: {media_type}\r\n\r\nbytes of {id}\r\n--b--\r\n"
     )
-    .into_bytes();
+    .into_bytes()
+    .into();
     e.request.content_type = Some(ct.into());
     e
 }

@@ -331,7 +331,7 @@ fn non_utf8_bodies(t: &DemoTwin, session: &str, index: usize) {
         wraith_recording::read_exchange(&std::fs::read(t.root.join(&rel)).unwrap()).unwrap();
     let bad = b"{\"name\":\"\xff\xfe\xc3\x28\"}".to_vec();
     if !ex.request.body.is_empty() {
-        ex.request.body = bad.clone();
+        ex.request.body = bad.clone().into();
     }
     for f in &mut ex.frames {
         f.body = bad.clone();

@@ -167,7 +167,7 @@ fn import_records_session_per_file_with_tags_origin_and_decoded_bodies() {
         upload.request.origin.as_deref(),
         Some("https://files.example.net")
     );
-    assert_eq!(upload.request.body, b"\x00\x01binary\xff");
+    assert_eq!(upload.request.body[..], b"\x00\x01binary\xff"[..]);
     assert_eq!(s.exchanges[4].response.status, 404);
     assert_eq!(
         s.manifest.end_time_us,

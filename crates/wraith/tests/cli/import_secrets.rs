@@ -213,7 +213,7 @@ fn bracketed_secret_names_in_queries_and_forms_are_tokenized_on_import() {
     let e = &exchanges[0];
     assert_eq!(e.request.query, format!("token[]={tok}&page=1"));
     assert_eq!(
-        String::from_utf8(e.request.body.clone()).unwrap(),
+        String::from_utf8(e.request.body.to_vec()).unwrap(),
         format!("user[name]=bob&user[password]={tok}&auth%5Baccess_token%5D={tok}")
     );
 }
@@ -316,7 +316,7 @@ fn secret_named_multipart_fields_are_tokenized_on_import_with_the_framing_kept()
         &[secret],
     );
     assert_eq!(
-        String::from_utf8(exchanges[0].request.body.clone()).unwrap(),
+        String::from_utf8(exchanges[0].request.body.to_vec()).unwrap(),
         body(&token(secret))
     );
 }

@@ -193,7 +193,7 @@ fn write_older_gzip_recording(sessions_dir: &std::path::Path) {
             path: "/widgets/w_1".into(),
             query: String::new(),
             headers: Headers::new(),
-            body: Vec::new(),
+            body: Default::default(),
             content_type: None,
             origin: None,
         },
@@ -346,7 +346,7 @@ async fn a_compressed_request_body_is_recorded_decoded_and_scrubbed() {
             Some(login.len().to_string().as_str()),
             "{path}"
         );
-        let body = String::from_utf8(ex.request.body.clone()).unwrap();
+        let body = String::from_utf8(ex.request.body.to_vec()).unwrap();
         let token = body
             .strip_prefix(r#"{"password":""#)
             .and_then(|rest| rest.strip_suffix(r#"","user":"ann","n":1.50}"#))

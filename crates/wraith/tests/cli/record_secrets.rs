@@ -150,7 +150,7 @@ async fn a_recorded_json_body_keeps_every_byte_but_the_scrubbed_values() {
 
     // Only the secret changed: the numbers are spelled as sent and the repeated key is kept.
     let sessions = twin.sessions();
-    let recorded = String::from_utf8(sessions[0].exchanges[0].request.body.clone()).unwrap();
+    let recorded = String::from_utf8(sessions[0].exchanges[0].request.body.to_vec()).unwrap();
     assert_eq!(
         around_token(&recorded, r#"{"token":""#),
         Some(tail),
@@ -184,7 +184,7 @@ async fn secrets_inside_a_secret_named_array_or_object_never_reach_the_twin_fold
     let sessions = twin.sessions();
     let ex = &sessions[0].exchanges[0];
     // Request and echoed response alike: the shape is kept, the strings are tokens.
-    for body in [ex.request.body.clone(), ex.response_body()] {
+    for body in [ex.request.body.to_vec(), ex.response_body()] {
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         let v = v.get("body").unwrap_or(&v);
         assert!(v["api_key"][0].as_str().unwrap().starts_with("wraith_tok_"));

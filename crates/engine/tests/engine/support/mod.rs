@@ -791,7 +791,8 @@ pub fn json_exchange(
             body: body
                 .as_ref()
                 .map(|b| b.to_string().into_bytes())
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into(),
             content_type: body.map(|_| "application/json".into()),
             origin: None,
         },

@@ -34,7 +34,10 @@ pub fn json_exchange(
             path: path.to_string(),
             query: String::new(),
             headers,
-            body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+            body: body
+                .map(|b| b.to_string().into_bytes())
+                .unwrap_or_default()
+                .into(),
             content_type: body.map(|_| "application/json".into()),
             origin: None,
         },
@@ -279,7 +282,7 @@ pub fn load_har(path: &Path, base_origin: &str) -> RecordedSession {
                 path,
                 query,
                 headers: headers(&req["headers"]),
-                body,
+                body: body.into(),
                 content_type: req_ct,
                 origin: (origin != base_origin).then_some(origin),
             },
@@ -348,7 +351,7 @@ pub fn load_corpus(name: &str, base_origin: &str) -> Vec<RecordedSession> {
 
 /// `e` with its request body replaced by the form `form`, declared as one.
 pub fn with_form_body(mut e: Exchange, form: String) -> Exchange {
-    e.request.body = form.into_bytes();
+    e.request.body = form.into_bytes().into();
     e.request.content_type = Some("application/x-www-form-urlencoded".into());
     e.request.headers.insert(
         "content-type".into(),
