@@ -171,27 +171,41 @@ pub fn annotate_parsed<'p>(
     parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
     jobs: usize,
 ) {
+    let index = ModelIndex::new(model);
+    annotate_indexed(report, &index, sessions, reference, diff, parsed, jobs);
+}
+
+/// [`annotate_parsed`] with the model's index already built (the replay's, so a check run
+/// indexes its model once).
+pub(crate) fn annotate_indexed<'p>(
+    report: &mut Report,
+    index: &ModelIndex<'_>,
+    sessions: &[&RecordedSession],
+    reference: &[&RecordedSession],
+    diff: &DiffOptions,
+    parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
+    jobs: usize,
+) {
     if jobs <= 1 {
-        annotate_on(report, model, sessions, reference, diff, parsed, false);
+        annotate_on(report, index, sessions, reference, diff, parsed, false);
     } else {
         crate::run::on_threads(jobs, || {
-            annotate_on(report, model, sessions, reference, diff, parsed, true);
+            annotate_on(report, index, sessions, reference, diff, parsed, true);
         });
     }
 }
 
-/// [`annotate_parsed`]'s work: on the calling thread, or (`parallel`) spread over the rayon
+/// [`annotate_indexed`]'s work: on the calling thread, or (`parallel`) spread over the rayon
 /// pool the caller runs in.
 fn annotate_on<'p>(
     report: &mut Report,
-    model: &Model,
+    index: &ModelIndex<'_>,
     sessions: &[&RecordedSession],
     reference: &[&RecordedSession],
     diff: &DiffOptions,
     parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
     parallel: bool,
 ) {
-    let index = ModelIndex::new(model);
     let opts = DiffOptions {
         outbound: None,
         ..diff.clone()
@@ -252,7 +266,7 @@ fn annotate_on<'p>(
     }
     // Each session's history keys, routes and minted ids depend on that session alone: computed
     // on the pool's threads, read back by session.
-    let pass = |si: usize| session_pass(&index, report, all[si].1, &positions[si], &given[si]);
+    let pass = |si: usize| session_pass(index, report, all[si].1, &positions[si], &given[si]);
     let passes: Vec<SessionPass<'_>> = if parallel {
         (0..all.len()).into_par_iter().map(pass).collect()
     } else {
@@ -323,7 +337,7 @@ fn annotate_on<'p>(
             m.iter().any(|&o| entries[o].answer != entries[m[0]].answer)
         })
         .collect();
-    let (index_r, opts_r, all_r, entries_r, minted_r) = (&index, &opts, &all, &entries, &minted);
+    let (index_r, opts_r, all_r, entries_r, minted_r) = (index, &opts, &all, &entries, &minted);
     let judged = judge_groups(
         parallel,
         &split,
@@ -353,7 +367,7 @@ fn annotate_on<'p>(
             disagree[ei] = true;
         }
     }
-    let new_inputs = unrecorded_inputs(report, &all, &entries, &disagree, &index);
+    let new_inputs = unrecorded_inputs(report, &all, &entries, &disagree, index);
     let mut causes: Vec<Option<Cause>> = vec![None; report.exchanges.len()];
     // Per session, its first failing exchange: its `exchange` index and its cause.
     let mut first_failure: Vec<Option<(u64, Cause)>> = vec![None; all.len()];

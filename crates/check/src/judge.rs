@@ -93,7 +93,7 @@ pub struct DiffOptions {
 pub struct ModelIndex<'m> {
     model: &'m Model,
     by_name: HashMap<String, usize>,
-    by_source: HashMap<String, usize>,
+    by_source: HashMap<&'m str, usize>,
     enums: EnumIndex<'m>,
     routes: crate::coverage::RouteIndex<'m>,
     /// The entity type of the records a nested key holds, from every route's
@@ -113,12 +113,12 @@ impl<'m> ModelIndex<'m> {
             by_name.insert(r.label(), i);
             for e in &r.exact {
                 for m in &e.moments {
-                    by_source.entry(m.source.clone()).or_insert(i);
+                    by_source.entry(m.source.as_str()).or_insert(i);
                 }
             }
             for v in &r.variants {
                 for s in &v.evidence.sources {
-                    by_source.entry(s.clone()).or_insert(i);
+                    by_source.entry(s.as_str()).or_insert(i);
                 }
             }
         }

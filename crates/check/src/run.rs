@@ -301,7 +301,7 @@ pub fn replay_prepared(
         *slot = std::mem::take(&mut outcome.parsed);
         fold_session(&mut b, run.sessions[si], outcome);
     }
-    Ok(finish_report_parsed(run, b, prepared, &parsed, 1))
+    Ok(finish_report_indexed(run, &index, b, prepared, &parsed, 1))
 }
 
 /// The empty report of `run`, set up as every replay driver starts it (one place, so the
@@ -330,6 +330,19 @@ pub fn finish_report_parsed(
     parsed: &[Vec<(usize, ExpectedBody)>],
     jobs: usize,
 ) -> Report {
+    let index = ModelIndex::new(run.model);
+    finish_report_indexed(run, &index, b, prepared, parsed, jobs)
+}
+
+/// [`finish_report_parsed`] with the model's index the replay built.
+fn finish_report_indexed(
+    run: &CheckRun<'_>,
+    index: &ModelIndex<'_>,
+    b: ReportBuilder,
+    prepared: &Prepared,
+    parsed: &[Vec<(usize, ExpectedBody)>],
+    jobs: usize,
+) -> Report {
     let mut report = b.finish(run.twin_name, run.mode, run.target);
     let lookup = |si: usize, xi: usize| -> Option<&ExpectedBody> {
         prepared.body(si, xi).or_else(|| {
@@ -340,9 +353,9 @@ pub fn finish_report_parsed(
                 .map(|(_, b)| b)
         })
     };
-    crate::causes::annotate_parsed(
+    crate::causes::annotate_indexed(
         &mut report,
-        run.model,
+        index,
         run.sessions,
         &[],
         &run.diff,
@@ -440,8 +453,9 @@ pub fn replay_parallel<T: Twin>(
         let folded = folded.into_inner().unwrap_or_else(PoisonError::into_inner);
         match folded.failed {
             Some(e) => Err(e),
-            None => Ok(finish_report_parsed(
+            None => Ok(finish_report_indexed(
                 run,
+                &index,
                 folded.b,
                 prepared,
                 &folded.parsed,
