@@ -186,26 +186,40 @@ pub(crate) fn annotate_indexed<'p>(
     parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
     jobs: usize,
 ) {
+    let inputs = Inputs {
+        index,
+        sessions,
+        reference,
+        diff,
+        parsed,
+    };
     if jobs <= 1 {
-        annotate_on(report, index, sessions, reference, diff, parsed, false);
+        annotate_on(report, inputs, false);
     } else {
-        crate::run::on_threads(jobs, || {
-            annotate_on(report, index, sessions, reference, diff, parsed, true);
-        });
+        crate::run::on_threads(jobs, || annotate_on(report, inputs, true));
     }
+}
+
+/// What [`annotate_indexed`] reads besides the report, as it was given.
+#[derive(Clone, Copy)]
+struct Inputs<'a, 'm, 'p> {
+    index: &'a ModelIndex<'m>,
+    sessions: &'a [&'a RecordedSession],
+    reference: &'a [&'a RecordedSession],
+    diff: &'a DiffOptions,
+    parsed: &'a (dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
 }
 
 /// [`annotate_indexed`]'s work: on the calling thread, or (`parallel`) spread over the rayon
 /// pool the caller runs in.
-fn annotate_on<'p>(
-    report: &mut Report,
-    index: &ModelIndex<'_>,
-    sessions: &[&RecordedSession],
-    reference: &[&RecordedSession],
-    diff: &DiffOptions,
-    parsed: &(dyn Fn(usize, usize) -> Option<&'p ExpectedBody> + Sync),
-    parallel: bool,
-) {
+fn annotate_on(report: &mut Report, inputs: Inputs<'_, '_, '_>, parallel: bool) {
+    let Inputs {
+        index,
+        sessions,
+        reference,
+        diff,
+        parsed,
+    } = inputs;
     let opts = DiffOptions {
         outbound: None,
         ..diff.clone()
