@@ -772,3 +772,47 @@ pub fn holdout_split(
     }
     (train, held)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn upload(body: bytes::Bytes) -> Exchange {
+        Exchange {
+            protocol: "http".into(),
+            request: wraith_recording::exchange::RecordedRequest {
+                method: "POST".into(),
+                path: "/v1/uploads".into(),
+                query: String::new(),
+                headers: Default::default(),
+                body,
+                content_type: Some("application/octet-stream".into()),
+                origin: None,
+            },
+            response: wraith_recording::exchange::RecordedResponse {
+                status: 201,
+                headers: Default::default(),
+                content_type: None,
+                trailers: None,
+            },
+            frames: Vec::new(),
+            timing: Default::default(),
+            correlation: Default::default(),
+            safety: Default::default(),
+            content: Default::default(),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn requests_built_from_a_recording_share_its_body_instead_of_copying_it() {
+        let recorded = bytes::Bytes::from(vec![7u8; 1 << 20]);
+        let ex = upload(recorded.clone());
+        let req = request_of(&ex);
+        assert_eq!(req.body, recorded);
+        assert_eq!(req.body.as_ptr(), ex.request.body.as_ptr());
+        let sent = as_sent(&ex, &req);
+        assert_eq!(sent.request.body.as_ptr(), ex.request.body.as_ptr());
+    }
+}
