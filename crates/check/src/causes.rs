@@ -1660,30 +1660,16 @@ mod tests {
                 .or_default()
                 .push((*v).to_string());
         }
-        Exchange {
-            protocol: "http".into(),
-            request: wraith_recording::exchange::RecordedRequest {
-                method: "POST".into(),
-                path: path.into(),
-                query: "note=n1&x=1".into(),
-                headers: h,
-                body: body.as_bytes().to_vec().into(),
-                content_type: ct.map(str::to_string),
-                origin: Some("https://other.example:8443".into()),
-            },
-            response: wraith_recording::exchange::RecordedResponse {
-                status: 200,
-                headers: Default::default(),
-                content_type: None,
-                trailers: None,
-            },
-            frames: Vec::new(),
-            timing: Default::default(),
-            correlation: Default::default(),
-            safety: Default::default(),
-            content: Default::default(),
-            truncated: false,
-        }
+        let request = wraith_recording::exchange::RecordedRequest {
+            method: "POST".into(),
+            path: path.into(),
+            query: "note=n1&x=1".into(),
+            headers: h,
+            body: body.as_bytes().to_vec().into(),
+            content_type: ct.map(str::to_string),
+            origin: Some("https://other.example:8443".into()),
+        };
+        crate::test_support::exchange(request, 200)
     }
 
     #[test]

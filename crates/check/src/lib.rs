@@ -56,6 +56,9 @@ pub mod spec_coverage;
 pub mod symbols;
 pub mod union;
 
+#[cfg(test)]
+mod test_support;
+
 pub use diff::{Category, Divergence};
 pub use judge::{
     DiffCache, DiffOptions, ExpectedBody, Observed, OutboundHook, ReplayClaim, judge,

@@ -779,30 +779,16 @@ mod tests {
     use super::*;
 
     fn upload(body: bytes::Bytes) -> Exchange {
-        Exchange {
-            protocol: "http".into(),
-            request: wraith_recording::exchange::RecordedRequest {
-                method: "POST".into(),
-                path: "/v1/uploads".into(),
-                query: String::new(),
-                headers: Default::default(),
-                body,
-                content_type: Some("application/octet-stream".into()),
-                origin: None,
-            },
-            response: wraith_recording::exchange::RecordedResponse {
-                status: 201,
-                headers: Default::default(),
-                content_type: None,
-                trailers: None,
-            },
-            frames: Vec::new(),
-            timing: Default::default(),
-            correlation: Default::default(),
-            safety: Default::default(),
-            content: Default::default(),
-            truncated: false,
-        }
+        let request = wraith_recording::exchange::RecordedRequest {
+            method: "POST".into(),
+            path: "/v1/uploads".into(),
+            query: String::new(),
+            headers: Default::default(),
+            body,
+            content_type: Some("application/octet-stream".into()),
+            origin: None,
+        };
+        crate::test_support::exchange(request, 201)
     }
 
     #[test]

@@ -249,35 +249,24 @@ mod tests {
 }"#;
 
     fn exchange(recorded: &Value) -> Exchange {
-        Exchange {
-            protocol: "http".into(),
-            request: wraith_recording::exchange::RecordedRequest {
-                method: "GET".into(),
-                path: "/v1/notes/note_aaaaaaaaaaaa".into(),
-                query: String::new(),
-                headers: Default::default(),
-                body: Vec::new().into(),
-                content_type: None,
-                origin: None,
-            },
-            response: wraith_recording::exchange::RecordedResponse {
-                status: 200,
-                headers: Default::default(),
-                content_type: Some("application/json".into()),
-                trailers: None,
-            },
-            frames: vec![wraith_recording::exchange::Frame {
-                direction: "server".into(),
-                timestamp_us: 0,
-                body: serde_json::to_vec(recorded).unwrap(),
-                frame_type: "data".into(),
-            }],
-            timing: Default::default(),
-            correlation: Default::default(),
-            safety: Default::default(),
-            content: Default::default(),
-            truncated: false,
-        }
+        let request = wraith_recording::exchange::RecordedRequest {
+            method: "GET".into(),
+            path: "/v1/notes/note_aaaaaaaaaaaa".into(),
+            query: String::new(),
+            headers: Default::default(),
+            body: Default::default(),
+            content_type: None,
+            origin: None,
+        };
+        let mut ex = crate::test_support::exchange(request, 200);
+        ex.response.content_type = Some("application/json".into());
+        ex.frames = vec![wraith_recording::exchange::Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: serde_json::to_vec(recorded).unwrap(),
+            frame_type: "data".into(),
+        }];
+        ex
     }
 
     /// Judge `answer` to the recorded `GET path` under `model` (JSON text), then hold it to `ids`.
