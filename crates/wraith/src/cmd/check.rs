@@ -1344,6 +1344,13 @@ impl HttpTwin {
     }
 
     fn new(url: &str, base_url: &str, timeout: Duration) -> Result<HttpTwin, CliError> {
+        // An empty value (an unset shell variable, say) would read `--target : give …`.
+        if url.trim().is_empty() {
+            return Err(CliError::usage(anyhow!(
+                "--target is empty: give the running twin's plain-HTTP base URL, e.g. \
+                 http://127.0.0.1:8081 (`serve --ready-json` writes it at .serve.url)"
+            )));
+        }
         let Some(("http", rest)) = url.split_once("://") else {
             return Err(CliError::usage(anyhow!(
                 "--target {url}: give the running twin's plain-HTTP base URL, e.g. http://127.0.0.1:8081"

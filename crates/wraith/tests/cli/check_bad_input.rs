@@ -712,6 +712,21 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
     }
 }
 
+/// `--target ""` (an unset shell variable): the message says the value is empty and where a
+/// running twin writes its URL, rather than quoting nothing.
+#[test]
+fn empty_target_url_is_a_usage_error_saying_where_the_url_is_written() {
+    let t = twin();
+    for empty in ["", "  "] {
+        expect(
+            &t,
+            &["check", "--target", empty],
+            1,
+            &["--target is empty", "plain-HTTP base URL", ".serve.url"],
+        );
+    }
+}
+
 /// `--target http://127.0.0.1:8081/api` where `/api` is the recorded API's own base path: the
 /// twin's routes carry it already, so every request would miss. Refused before anything is sent.
 #[test]
