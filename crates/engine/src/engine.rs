@@ -3019,14 +3019,14 @@ impl Engine {
     fn recorded_json(&self, at: (usize, usize, usize), text: &JsonText) -> OutBody {
         match self.cached_verdict(at, text) {
             Some(v) => OutBody::Raw(RawJson {
-                text: Bytes::copy_from_slice(text.as_str().as_bytes()),
+                text: text.to_bytes(),
                 mentions_upstream: v.mentions_upstream,
                 passes: !v.verbatim,
                 parsed: std::cell::OnceCell::new(),
             }),
             _ => match text.parse() {
                 Ok(v) => OutBody::Json(v),
-                Err(_) => OutBody::Bytes(Bytes::copy_from_slice(text.as_str().as_bytes())),
+                Err(_) => OutBody::Bytes(text.to_bytes()),
             },
         }
     }

@@ -8,6 +8,7 @@
 //! the tree (a list merge, a substitution, an outbound walk) parses it when it needs it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, Serializer};
@@ -16,8 +17,11 @@ use serde_json::value::RawValue;
 
 /// A JSON value as canonical text: object keys sorted at every level, no insignificant
 /// whitespace. Serializes inline as the JSON value itself (not as a string).
+///
+/// The text is shared: a clone (a model copied for a held-out split, say) and the bytes an
+/// answer is served from ([`JsonText::to_bytes`]) point at one buffer instead of copying it.
 #[derive(Clone)]
-pub struct JsonText(Box<RawValue>);
+pub struct JsonText(Arc<RawValue>);
 
 impl JsonText {
     /// The canonical text of `value`. Takes the tree by value so a caller that parsed it only
@@ -32,14 +36,20 @@ impl JsonText {
         // Serializing a `Value` cannot fail (its map keys are strings and its numbers finite);
         // `null` only keeps this total without a panic path.
         match serde_json::value::to_raw_value(value) {
-            Ok(raw) => JsonText(raw),
-            Err(_) => JsonText(RawValue::NULL.to_owned()),
+            Ok(raw) => JsonText(Arc::from(raw)),
+            Err(_) => JsonText(Arc::from(RawValue::NULL.to_owned())),
         }
     }
 
     /// The canonical JSON text.
     pub fn as_str(&self) -> &str {
         self.0.get()
+    }
+
+    /// The text as [`bytes::Bytes`] over the same buffer: what an answer replaying this value
+    /// verbatim is served from, with no copy of the text.
+    pub fn to_bytes(&self) -> bytes::Bytes {
+        bytes::Bytes::from_owner(SharedText(Arc::clone(&self.0)))
     }
 
     /// Length of the text in bytes.
@@ -85,9 +95,19 @@ impl fmt::Display for JsonText {
     }
 }
 
+/// The owner [`JsonText::to_bytes`] hands to `Bytes`: the shared text, kept alive as long as
+/// any `Bytes` over it.
+struct SharedText(Arc<RawValue>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.get().as_bytes()
+    }
+}
+
 impl Serialize for JsonText {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        (*self.0).serialize(serializer)
     }
 }
 
@@ -98,7 +118,7 @@ impl<'de> Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<JsonText, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         if is_compact(raw.get()) {
-            return Ok(JsonText(raw));
+            return Ok(JsonText(Arc::from(raw)));
         }
         let value: Value = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
         Ok(JsonText::from_value(value))
@@ -177,6 +197,22 @@ mod tests {
         let v = json!({"n": 18446744073709551615u64, "f": 0.1, "s": "é\u{1}"});
         let t = JsonText::from_value(v.clone());
         assert_eq!(t.parse().ok(), Some(v));
+    }
+
+    #[test]
+    fn bytes_of_the_text_share_its_buffer_and_outlive_it() {
+        let t = JsonText::from_value(json!({"k": "v"}));
+        let b = t.to_bytes();
+        assert_eq!(&b[..], t.as_str().as_bytes());
+        assert_eq!(b.as_ptr(), t.as_str().as_ptr(), "the text was copied");
+        let copy = t.clone();
+        assert_eq!(
+            copy.as_str().as_ptr(),
+            t.as_str().as_ptr(),
+            "the clone copied the text"
+        );
+        drop((t, copy));
+        assert_eq!(&b[..], br#"{"k":"v"}"#);
     }
 
     #[test]

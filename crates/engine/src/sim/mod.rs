@@ -481,9 +481,7 @@ fn recorded_429s(model: &Model) -> BTreeMap<String, (Vec<(String, String)>, Byte
         let Some(m) = found else { continue };
         let (body, json) = match &m.body {
             RecordedBody::Empty => (Bytes::new(), false),
-            RecordedBody::Json { value } => {
-                (Bytes::copy_from_slice(value.as_str().as_bytes()), true)
-            }
+            RecordedBody::Json { value } => (value.to_bytes(), true),
             RecordedBody::Text { text } => (Bytes::from(text.clone()), false),
             RecordedBody::Binary { base64 } => {
                 use base64::Engine as _;
