@@ -2896,7 +2896,7 @@ impl Engine {
         let mine = match (&out.body, served) {
             (OutBody::Raw(raw), Some(m))
                 if matches!(&m.body, RecordedBody::Json { value }
-                    if raw.text.as_ref() == value.as_str().as_bytes()) =>
+                    if crate::raw_moment::same_text(&raw.text, value.as_str().as_bytes())) =>
             {
                 moment_key(mi, m, raw.parsed.get().and_then(Option::as_ref))
             }

@@ -225,6 +225,13 @@ impl<T> PerMoment<T> {
     }
 }
 
+/// Whether two texts are equal, known without reading them when they are one buffer: a
+/// replayed moment's text shares the model's ([`wraith_model::JsonText::to_bytes`]), so the
+/// same moment served again compares in constant time instead of byte by byte.
+pub(crate) fn same_text(a: &[u8], b: &[u8]) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// ASCII case-insensitive substring test without lowercasing a copy of `hay`. Candidate
 /// starts are found with `memchr2` on the needle's first byte in both cases, so a body is
 /// scanned at memchr speed rather than compared window by window (every moment's verdict
@@ -267,6 +274,17 @@ mod tests {
         assert!(contains_ignore_ascii_case("anything", ""));
         assert!(contains_ignore_ascii_case("exact", "EXACT"));
         assert!(!contains_ignore_ascii_case("", "x"));
+    }
+
+    #[test]
+    fn same_text_is_byte_equality_whether_or_not_the_buffers_are_one() {
+        let shared = b"{\"a\":1}".to_vec();
+        let copy = shared.clone();
+        assert!(same_text(&shared, &shared));
+        assert!(same_text(&shared, &copy));
+        assert!(!same_text(&shared, b"{\"a\":2}"));
+        // One buffer, another length: a prefix is not the text.
+        assert!(!same_text(&shared[..3], &shared));
     }
 
     /// The window-by-window search the memchr version replaced.
