@@ -1208,6 +1208,7 @@ fn target(
     let report =
         replay(&run, &mut tw, &mut || bar.inc(1)).map_err(|e| CliError::runtime(anyhow!(e)))?;
     bar.finish_and_clear();
+    tw.say_why_probing_stopped();
     Ok(report)
 }
 
@@ -1243,6 +1244,10 @@ struct HttpTwin {
     /// no recorded route has a handler, or cannot probe (older twin, refused), so a run costs
     /// one extra request per exchange only while probing can yield anything.
     probing: bool,
+    /// Why probing stopped, said once the run has finished: a run that fails (the twin not
+    /// running at all) says why in its error, where a probe warning before it would only
+    /// mislead.
+    probe_stopped: Option<String>,
     /// `--timeout`: the longest wait for an answer's headers, and again for its body.
     timeout: Duration,
     /// The twin's own origin (lowercased) and the recorded upstream origin: where `serve`'s
@@ -1426,6 +1431,7 @@ impl HttpTwin {
             prefix: path.to_string(),
             upstream_authority,
             probing: true,
+            probe_stopped: None,
             timeout,
             answer_origin,
             unfreed: None,
@@ -1591,9 +1597,16 @@ impl HttpTwin {
     /// handler answers the twin served.
     fn stop_probing(&mut self, why: &str) {
         self.probing = false;
-        eprintln!(
-            "warning: {why}; handler answers are judged only where the twin served them (authored.probed_answers stays 0)"
-        );
+        self.probe_stopped = Some(why.to_string());
+    }
+
+    /// The warning [`HttpTwin::stop_probing`] kept, once the run is done.
+    fn say_why_probing_stopped(&mut self) {
+        if let Some(why) = self.probe_stopped.take() {
+            eprintln!(
+                "warning: {why}; handler answers are judged only where the twin served them (authored.probed_answers stays 0)"
+            );
+        }
     }
 }
 

@@ -838,6 +838,28 @@ fn target_that_does_not_speak_http_is_a_runtime_failure_saying_what_it_did() {
     check_target(&t, &garbage, 4, &[exchange, "invalid HTTP"]);
 }
 
+/// A twin with handlers makes the check probe for them before each exchange. When nothing
+/// listens at the target, the run fails on its first exchange and says so; a warning about the
+/// probe that failed just before would only mislead.
+#[test]
+fn unreachable_target_of_a_twin_with_handlers_fails_without_a_probe_warning() {
+    let t = DemoTwin::example_shop();
+    t.synth();
+    let out = t.run(&["check", "--target", &dead_target(), "--timeout", "1"]);
+    assert_output(
+        &["check"],
+        &out,
+        4,
+        &[
+            "did not answer exchange",
+            "Connection refused",
+            "check that the twin is running",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("handler probe"), "{stderr}");
+}
+
 #[test]
 fn target_that_never_answers_times_out_after_the_timeout() {
     let t = twin();
