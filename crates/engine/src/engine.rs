@@ -798,6 +798,33 @@ impl Engine {
     /// the same HEAD→GET fallback and origin rule as dispatch), without touching any namespace.
     /// The simulation layers use it to match rules against the route template.
     pub fn route_template(&self, method: &str, path: &str, host: Option<&str>) -> Option<&str> {
+        let route = self.matched_route(method, path, host)?;
+        Some(self.router.info[route].name.as_str())
+    }
+
+    /// The `X-Wraith-Route` of an answer given in the engine's place, before any dispatch (a
+    /// fault, a rate-limit 429, a refused session header): the route template under synth
+    /// fidelity; under strict fidelity, which has no template abstraction, `METHOD <path>` when
+    /// some recording of the route has the request's path as received, and none when no
+    /// recording does (strict dispatch answers a route miss there, which names no route); none
+    /// under fuzzy fidelity, which matches no route.
+    pub fn route_label(&self, method: &str, path: &str, host: Option<&str>) -> Option<String> {
+        let route = self.matched_route(method, path, host)?;
+        match self.opts.fidelity {
+            Fidelity::Synth => Some(self.router.info[route].name.clone()),
+            Fidelity::Strict => {
+                let r = self.model.routes.get(route)?;
+                r.exact
+                    .iter()
+                    .any(|e| e.key.path == path)
+                    .then(|| format!("{} {}", r.method, path))
+            }
+            Fidelity::Fuzzy => None,
+        }
+    }
+
+    /// The index of the route a request matches (see [`Self::route_template`]).
+    fn matched_route(&self, method: &str, path: &str, host: Option<&str>) -> Option<usize> {
         let path = util::normalize_path(path).ok()?;
         let method = method.to_ascii_uppercase();
         let m = self.router.at(&method, &path, host).or_else(|| {
@@ -807,7 +834,7 @@ impl Engine {
                 None
             }
         })?;
-        Some(self.router.info[m.route].name.as_str())
+        Some(m.route)
     }
 
     /// The HTTP `Date` of an answer in `session`'s namespace whose route stamped none (a miss,

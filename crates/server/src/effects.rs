@@ -36,11 +36,10 @@ impl Layers {
     }
 }
 
-/// A simulation decision for one request, with the route template it was made against.
+/// A simulation decision for one request.
 #[derive(Debug, Clone)]
 pub(crate) struct Decided {
     pub decision: Decision,
-    pub route: Option<String>,
 }
 
 /// What the observers need to know about an answered application request; stored in the
@@ -75,7 +74,7 @@ pub(crate) fn decide(
         headers: &req.headers,
         session,
     });
-    Decided { decision, route }
+    Decided { decision }
 }
 
 /// Produce the answer the decision calls for; the fault kind is set when a layer actually
@@ -88,7 +87,8 @@ pub(crate) fn answer(
 ) -> (Response, Option<FaultKind>) {
     match &decided.decision.action {
         Action::Respond(r) => {
-            let mut resp = r.clone().into_response(decided.route.as_deref());
+            let label = engine.route_label(&req.method, &req.path, req.header("host"));
+            let mut resp = r.clone().into_response(label.as_deref());
             if req.method.eq_ignore_ascii_case("HEAD") {
                 resp.body = Bytes::new();
             }

@@ -306,19 +306,16 @@ async fn handle(sh: &Shared, req: hyper::Request<Incoming>) -> Resp {
     resp
 }
 
-/// The route an application request matches, as `X-Wraith-Route` names it (synth fidelity:
-/// strict names a recorded path, which only the engine's answer knows).
-fn matched_route<'a>(sh: &'a Shared, parts: &http::request::Parts) -> Option<&'a str> {
-    if sh.engine.options().fidelity != wraith_engine::Fidelity::Synth {
-        return None;
-    }
+/// The route an application request matches, as `X-Wraith-Route` names it on an answer given
+/// before the engine dispatched it ([`wraith_engine::Engine::route_label`]).
+fn matched_route(sh: &Shared, parts: &http::request::Parts) -> Option<String> {
     let host = parts
         .headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .or_else(|| parts.uri.authority().map(|a| a.as_str()));
     sh.engine
-        .route_template(parts.method.as_str(), parts.uri.path(), host)
+        .route_label(parts.method.as_str(), parts.uri.path(), host)
 }
 
 async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -> Resp {
@@ -330,7 +327,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
                 &control::error_body("bad-session-header", message),
             ),
             parts.method.as_str(),
-            matched_route(sh, parts),
+            matched_route(sh, parts).as_deref(),
         )
     };
     // Two session headers name two namespaces: answering from either would guess.
@@ -364,12 +361,22 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     };
     // After the session header's own checks: an over-long session id is named as such.
     if let Some(resp) = head_over_limits(parts) {
-        return refused(sh, resp, parts.method.as_str(), matched_route(sh, parts));
+        return refused(
+            sh,
+            resp,
+            parts.method.as_str(),
+            matched_route(sh, parts).as_deref(),
+        );
     }
     let body = match read_body(sh, parts, body).await {
         Ok(b) => b,
         Err(resp) => {
-            return refused(sh, resp, parts.method.as_str(), matched_route(sh, parts));
+            return refused(
+                sh,
+                resp,
+                parts.method.as_str(),
+                matched_route(sh, parts).as_deref(),
+            );
         }
     };
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
@@ -432,7 +439,7 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
                     ),
                 ),
                 &request.method,
-                matched_route(sh, parts),
+                matched_route(sh, parts).as_deref(),
             );
         }
     };

@@ -212,6 +212,45 @@ async fn error_fault_answers_configured_status_and_body_with_provenance_fault() 
 }
 
 #[tokio::test]
+async fn strict_fidelity_fault_names_the_recorded_path_not_the_template() {
+    let t = shop();
+    let s = serve_with_profile(
+        &t,
+        "[[rules]]\nroute = \"GET /v1/customers/:id\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 503\n",
+        &["--fidelity", "strict"],
+    );
+    // Strict fidelity has no template abstraction: the route is the recording's concrete path.
+    let r = s.get("/v1/customers/cus_1", None).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.provenance(), Some("fault"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/cus_1"));
+    // No recording of this path: strict names no route, as its route miss would not.
+    let r = s.get("/v1/customers/cus_unknown", None).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.provenance(), Some("fault"));
+    assert_eq!(r.header("x-wraith-route"), None);
+}
+
+#[tokio::test]
+async fn strict_fidelity_rate_limit_429_names_the_recorded_path() {
+    let t = shop();
+    let s = t.serve(&[
+        "--fidelity",
+        "strict",
+        "--rate-limit",
+        "--rate-limit-override",
+        "GET /v1/customers/:id=1/60",
+    ]);
+    let r = s.get("/v1/customers/cus_1", Some("a")).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/cus_1"));
+    let r = s.get("/v1/customers/cus_1", Some("a")).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.provenance(), Some("fault"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/cus_1"));
+}
+
+#[tokio::test]
 async fn drop_fault_answers_499_with_an_empty_body_and_closes() {
     let t = shop();
     let s = serve_with_profile(
