@@ -463,12 +463,7 @@ pub fn run(args: Args) -> CmdResult {
             other => CliError::usage(anyhow!("{}: {other}", twin.root().display())),
         })?;
     let lua_lines = crate::cmd::route::install_scripts(&twin, &cfg, &mut engine)?;
-    if resolved.fidelity == Fidelity::Fuzzy {
-        warnings.push(
-            "fidelity `fuzzy` is not implemented: every request will be answered with 501"
-                .to_string(),
-        );
-    }
+    // The engine's warnings include fuzzy fidelity's (every request answers 501).
     for w in engine.warnings() {
         if !warnings.contains(w) {
             warnings.push(w.clone());
