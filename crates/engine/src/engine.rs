@@ -843,11 +843,16 @@ impl Engine {
     /// repeatable as the body. A namespace that does not exist (the request was refused before
     /// one could be made) reads the serve clock, as [`Engine::serve_http_date`].
     pub fn http_date(&self, session: Option<&str>) -> String {
-        let t = match self.registry.get(&NsKey::from_header(session)) {
+        render::http_date(self.session_clock_us(session))
+    }
+
+    /// `session`'s clock in unix microseconds, read without advancing it: what
+    /// [`Engine::http_date`] renders (the serve clock when the namespace does not exist).
+    pub fn session_clock_us(&self, session: Option<&str>) -> i64 {
+        match self.registry.get(&NsKey::from_header(session)) {
             Some(ns) => ns.lock().peek_us(&self.opts.wall_clock),
             None => self.serve_clock_us(),
-        };
-        render::http_date(t)
+        }
     }
 
     /// The HTTP `Date` of an answer outside every namespace (the control plane, a request

@@ -88,7 +88,9 @@ pub(crate) fn answer(
     match &decided.decision.action {
         Action::Respond(r) => {
             let label = engine.route_label(&req.method, &req.path, req.header("host"));
-            let mut resp = r.clone().into_response(label.as_deref());
+            let mut r = r.clone();
+            r.stamp_reset(engine.session_clock_us(session));
+            let mut resp = r.into_response(label.as_deref());
             if req.method.eq_ignore_ascii_case("HEAD") {
                 resp.body = Bytes::new();
             }

@@ -140,9 +140,29 @@ pub struct SimResponse {
     pub body: Bytes,
     /// The connection closes after this answer (the drop fault).
     pub close_connection: bool,
+    /// A refusal's wait until its window frees a slot, in microseconds: what
+    /// [`SimResponse::stamp_reset`] re-expresses `X-RateLimit-Reset` from.
+    pub reset_wait_us: Option<u64>,
 }
 
 impl SimResponse {
+    /// Say `X-RateLimit-Reset` on the clock of the session being answered (`now_us`, the
+    /// clock its `Date` reads), so a fixed or deterministic clock gives the same header for
+    /// the same request sequence and `Reset - Date` is the wait. A response that is no
+    /// refusal is left alone.
+    pub fn stamp_reset(&mut self, now_us: i64) {
+        let Some(wait) = self.reset_wait_us else {
+            return;
+        };
+        let at = now_us.saturating_add(i64::try_from(wait).unwrap_or(i64::MAX));
+        let secs = at.div_euclid(1_000_000) + i64::from(at.rem_euclid(1_000_000) > 0);
+        for (k, v) in &mut self.headers {
+            if k.eq_ignore_ascii_case("x-ratelimit-reset") {
+                *v = secs.to_string();
+            }
+        }
+    }
+
     /// As an engine [`Response`] with provenance `fault`, so the caller stamps the control
     /// headers the same way as for any other answer.
     pub fn into_response(self, route: Option<&str>) -> Response {
@@ -280,6 +300,7 @@ impl Simulation {
                             headers: Vec::new(),
                             body: Bytes::new(),
                             close_connection: true,
+                            reset_wait_us: None,
                         }),
                         delay_ms: 0,
                         fault: Some(FaultKind::Drop),
@@ -373,6 +394,7 @@ impl Simulation {
                 headers: headers.clone(),
                 body: body.clone(),
                 close_connection: false,
+                reset_wait_us: None,
             },
             None => json_response(
                 429,
@@ -396,6 +418,7 @@ impl Simulation {
             .push(("X-RateLimit-Reset".into(), v.reset_unix.to_string()));
         resp.headers
             .push(("Retry-After".into(), v.retry_after.to_string()));
+        resp.reset_wait_us = Some(v.wait_us);
         resp
     }
 
@@ -441,6 +464,7 @@ fn error_response(status: u16, body: &str) -> SimResponse {
         },
         body: Bytes::copy_from_slice(body.as_bytes()),
         close_connection: false,
+        reset_wait_us: None,
     }
 }
 
@@ -450,6 +474,7 @@ fn json_response(status: u16, body: &serde_json::Value) -> SimResponse {
         headers: vec![("content-type".into(), "application/json".into())],
         body: Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
         close_connection: false,
+        reset_wait_us: None,
     }
 }
 

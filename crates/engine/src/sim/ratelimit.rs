@@ -99,6 +99,8 @@ pub struct WindowVerdict {
     pub reset_unix: i64,
     /// Whole seconds until then (at least 1 when refused).
     pub retry_after: u64,
+    /// Microseconds from the check until the window frees a slot (0 when it already has).
+    pub wait_us: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +201,7 @@ fn verdict(allowed: bool, limit: Limit, used: u64, reset_us: i64, now_us: i64) -
         remaining: limit.limit.saturating_sub(used),
         reset_unix: reset_us.div_euclid(1_000_000) + i64::from(reset_us.rem_euclid(1_000_000) > 0),
         retry_after,
+        wait_us,
     }
 }
 

@@ -322,6 +322,29 @@ async fn throttle_fault_429s_past_its_limit_with_rate_limit_headers() {
 }
 
 #[tokio::test]
+async fn rate_limit_reset_reads_the_session_clock_like_date() {
+    let t = shop();
+    let s = t.serve(&[
+        "--clock",
+        "fixed",
+        "--clock-epoch",
+        "1700000000",
+        "--rate-limit-override",
+        "GET /v1/customers=1/60",
+    ]);
+    assert_eq!(s.get("/v1/customers", Some("a")).await.status, 200);
+    let r = s.get("/v1/customers", Some("a")).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("date"), Some("Tue, 14 Nov 2023 22:13:20 GMT"));
+    // Reset is on the clock Date reads: a frozen clock gives the same header every run, and
+    // Reset - Date is the wait.
+    let reset: i64 = r.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    let retry: i64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    assert_eq!(reset, 1_700_000_000 + retry);
+}
+
+#[tokio::test]
 async fn partial_fault_cuts_the_body_and_drops_counts_and_replay_claim() {
     let t = shop();
     let s = serve_with_profile(
