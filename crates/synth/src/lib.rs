@@ -159,6 +159,28 @@ pub struct Summary {
     pub symbols: usize,
 }
 
+/// Most segments a recorded path may have to be learned from. No API nests paths anywhere near
+/// this deep; the route trie is built (and dropped) recursively, one level per segment, so a
+/// path thousands of segments deep would overflow the stack. Such an exchange is left out of
+/// the model with a `path-too-deep` warning.
+pub const MAX_PATH_SEGMENTS: usize = 512;
+
+/// The warning for an exchange left out because its path is deeper than [`MAX_PATH_SEGMENTS`].
+fn too_deep(session: &str, ex: &wraith_recording::Exchange, depth: usize) -> Diagnostic {
+    let path: String = ex.request.path.chars().take(80).collect();
+    Diagnostic {
+        severity: "warning".into(),
+        code: "path-too-deep".into(),
+        route: None,
+        message: format!(
+            "exchange {} of session {session} ({} {path}…) has a path of {depth} segments, more \
+             than the {MAX_PATH_SEGMENTS} synth learns from: it stays in the recordings but is \
+             left out of the model, so the twin answers it as a route miss",
+            ex.correlation.exchange_index, ex.request.method
+        ),
+    }
+}
+
 /// Synthesize the model from recorded sessions. Pure and deterministic; never panics on odd
 /// traffic (what it cannot model becomes a diagnostic).
 pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesis {
@@ -181,6 +203,11 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
     for (si, session) in selected.iter().enumerate() {
         for (pos, ex) in session.exchanges.iter().enumerate() {
             let ex = decoded.get(&(si, pos)).unwrap_or(ex);
+            let depth = ex.request.path.split('/').count().saturating_sub(1);
+            if depth > MAX_PATH_SEGMENTS {
+                diagnostics.push(too_deep(&session.manifest.session_id, ex, depth));
+                continue;
+            }
             obs.push(Obs::new(&session.manifest.session_id, pos, ex));
         }
     }

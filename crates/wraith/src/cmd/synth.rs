@@ -170,6 +170,12 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
         },
     );
     drop(sessions);
+    // An exchange synth left out is said, not only counted among the model's diagnostics.
+    for d in &synthesis.model.diagnostics {
+        if d.code == "path-too-deep" {
+            bar.suspend(|| eprintln!("warning: {}", d.message));
+        }
+    }
     // Decide the moments' verdicts under the outbound policy `serve` and `check` install for
     // this twin (its scrub rules and key), so their engines start with them decided.
     if let Ok(policy) =

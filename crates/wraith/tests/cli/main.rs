@@ -29,6 +29,7 @@ mod check_target_origin;
 mod check_target_probe;
 mod compose;
 mod deep_bodies;
+mod deep_paths;
 mod generated_crud;
 mod import;
 mod import_secrets;
