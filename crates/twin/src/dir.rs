@@ -15,6 +15,12 @@ pub enum TwinError {
         "`{arg}` is a file, not a twin folder: pass the folder holding wraith.toml (a twin name under ./twins/ or a path to its folder)"
     )]
     NotAFolder { arg: String },
+    /// The twin's folder holds a `wraith.toml` that is no file (a folder, a fifo).
+    #[error(
+        "{} is not a file (a folder, fifo, socket or device): the twin's configuration must be a regular file; move it away and restore wraith.toml (or run `wraith init` in another folder)",
+        path.display()
+    )]
+    ConfigNotAFile { path: PathBuf },
     /// The twin argument is empty (an unset shell variable, usually).
     #[error(
         "the twin argument is empty: pass a twin name under ./twins/ or the path to a folder holding wraith.toml"
@@ -76,6 +82,11 @@ impl TwinDir {
                     return Ok(TwinDir { root: named });
                 }
                 looked.push(named.join("wraith.toml"));
+            }
+            // A `wraith.toml` that is there but no file: the twin exists, its configuration is
+            // what to fix (`init` there would refuse the folder as taken).
+            if let Some(path) = looked.iter().find(|p| p.exists()) {
+                return Err(TwinError::ConfigNotAFile { path: path.clone() });
             }
             if as_path.is_file() {
                 return Err(TwinError::NotAFolder {
@@ -190,6 +201,20 @@ mod tests {
             .to_string();
         assert!(err.contains("is a file, not a twin folder"), "{err}");
         assert!(err.contains("shop/wraith.toml"), "{err}");
+    }
+
+    #[test]
+    fn resolve_a_twin_whose_wraith_toml_is_a_folder_names_the_file_to_fix() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("twins/shop/wraith.toml")).unwrap();
+        let err = TwinDir::resolve_in(tmp.path(), "shop").unwrap_err();
+        assert!(matches!(err, TwinError::ConfigNotAFile { .. }), "{err}");
+        let err = err.to_string();
+        assert!(
+            err.contains("twins/shop/wraith.toml is not a file"),
+            "{err}"
+        );
+        assert!(!err.contains("create one with"), "{err}");
     }
 
     #[test]
