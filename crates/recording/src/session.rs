@@ -166,6 +166,9 @@ pub enum SessionProblem {
         file: String,
         reason: String,
     },
+    /// The session folder is there but cannot be listed (its permissions): reading the
+    /// recordings stops on it.
+    UnreadableFolder { folder: String, reason: String },
 }
 
 impl SessionProblem {
@@ -175,7 +178,8 @@ impl SessionProblem {
             SessionProblem::MissingExchanges { folder, .. }
             | SessionProblem::IdMismatch { folder, .. }
             | SessionProblem::BadManifest { folder, .. }
-            | SessionProblem::BadExchange { folder, .. } => folder,
+            | SessionProblem::BadExchange { folder, .. }
+            | SessionProblem::UnreadableFolder { folder, .. } => folder,
         }
     }
 
@@ -188,7 +192,8 @@ impl SessionProblem {
                 .fold(0, u64::saturating_add),
             SessionProblem::IdMismatch { .. }
             | SessionProblem::BadManifest { .. }
-            | SessionProblem::BadExchange { .. } => 0,
+            | SessionProblem::BadExchange { .. }
+            | SessionProblem::UnreadableFolder { .. } => 0,
         }
     }
 }
@@ -270,6 +275,12 @@ impl std::fmt::Display for SessionProblem {
                  reads the recordings stops on it; restore the file from a copy, or move the \
                  session folder out of recordings/sessions/ and record it again"
             ),
+            SessionProblem::UnreadableFolder { folder, reason } => write!(
+                f,
+                "session {folder}: the folder cannot be listed ({reason}), so every command \
+                 that reads the recordings stops on it; give it read and search permission, or \
+                 move it out of recordings/sessions/"
+            ),
         }
     }
 }
@@ -297,6 +308,7 @@ fn session_dirs(sessions_dir: &Path) -> Vec<(String, PathBuf)> {
 pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
     let mut problems = Vec::new();
     for (folder, dir) in session_dirs(sessions_dir) {
+        // A folder that cannot be listed is reported by `check_sessions`.
         let Ok(listing) = fs::read_dir(&dir) else {
             continue;
         };
@@ -346,8 +358,15 @@ fn parse_manifest(bytes: &[u8]) -> Result<Manifest, String> {
 pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
     let mut problems = Vec::new();
     for (folder, dir) in session_dirs(sessions_dir) {
-        let Ok(listing) = fs::read_dir(&dir) else {
-            continue;
+        let listing = match fs::read_dir(&dir) {
+            Ok(listing) => listing,
+            Err(e) => {
+                problems.push(SessionProblem::UnreadableFolder {
+                    folder,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
         };
         let mut present: Vec<u64> = listing
             .flatten()

@@ -79,7 +79,7 @@ Examples:
   wraith lint shop --json | jq '.findings[] | select(.severity == \"error\")'
 
 Exit codes: 0 no errors (warnings may be listed) · 1 at least one error, or the twin not found ·
-4 a file of the twin could not be read (a model path that is a folder, unreadable fixtures).")]
+4 a file of the twin is there but could not be read (unreadable fixtures, model or schema).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -317,6 +317,7 @@ pub fn run(args: Args) -> CmdResult {
             wraith_recording::SessionProblem::IdMismatch { .. } => "recording-session-id",
             wraith_recording::SessionProblem::BadManifest { .. } => "recording-manifest",
             wraith_recording::SessionProblem::BadExchange { .. } => "recording-exchange",
+            wraith_recording::SessionProblem::UnreadableFolder { .. } => "recording-folder",
         };
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
