@@ -105,6 +105,16 @@ impl CliError {
         Ok(())
     }
 
+    /// Reading a twin's recordings failed: a recording path of the wrong kind (a folder or a
+    /// fifo where a file belongs, a file where `recordings/sessions` belongs) is the user's to
+    /// fix (1), as [`CliError::io`]; damage and any other IO failure is a runtime failure (4).
+    pub fn recording(e: wraith_recording::RecordingError) -> Self {
+        match &e {
+            wraith_recording::RecordingError::Io { source, .. } => CliError::io(source.kind(), e),
+            _ => CliError::runtime(e),
+        }
+    }
+
     /// A twin folder or its `wraith.toml` that cannot be used: IO as [`CliError::io`], the
     /// rest (no such twin, not a folder, a configuration error) is the user's to fix.
     pub fn twin(e: wraith_twin::TwinError) -> Self {

@@ -139,8 +139,8 @@ pub fn run(args: Args) -> CmdResult {
     for w in &cfg.warnings {
         eprintln!("warning: {w}");
     }
-    let mut sessions = wraith_recording::read_sessions(&twin.sessions_dir())
-        .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    let mut sessions =
+        wraith_recording::read_sessions(&twin.sessions_dir()).map_err(CliError::recording)?;
     // A body an older recorder stored compressed is judged decoded, as synth learned it.
     wraith_recording::decode_sessions(
         &mut sessions,
@@ -1876,11 +1876,12 @@ pub fn load_model(path: &Path) -> Result<Model, CliError> {
                 path.display()
             )));
         }
+        // A folder or fifo in its place is the user's to fix (1), an unreadable file exit 4.
         Err(e) => {
-            return Err(CliError::runtime(anyhow!(
-                "cannot read the model {}: {e}",
-                path.display()
-            )));
+            return Err(CliError::io(
+                e.kind(),
+                anyhow!("cannot read the model {}: {e}", path.display()),
+            ));
         }
     };
     let model = wraith_model::model_from_json_str(&text)
@@ -1920,10 +1921,16 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         })),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CliError::runtime(anyhow!(
-            "cannot read {}: {e}",
+        // A folder or a fifo where the file belongs is the user's to fix (1), as a file that is
+        // there but cannot be read is a runtime failure (4).
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Err(CliError::usage(anyhow!(
+            "cannot read {}: is a folder; put the file there, or remove the folder",
             path.display()
         ))),
+        Err(e) => Err(CliError::io(
+            e.kind(),
+            anyhow!("cannot read {}: {e}", path.display()),
+        )),
     }
 }
 

@@ -246,8 +246,8 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("warning: {w}");
     }
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
-    let sessions = wraith_recording::read_sessions(&twin.sessions_dir())
-        .map_err(|e| CliError::runtime(anyhow!(e)))?;
+    let sessions =
+        wraith_recording::read_sessions(&twin.sessions_dir()).map_err(CliError::recording)?;
     let mut c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
     if let Some(path) = &args.openapi {
         c.spec_coverage = Some(spec_coverage(path, &model)?);

@@ -85,7 +85,7 @@ pub fn run(args: Args) -> CmdResult {
     let base_host = BaseUrl::parse(&config.service.base_url)
         .map(|b| b.authority)
         .map_err(|m| CliError::usage(anyhow!("[service] base_url: {m}")))?;
-    let sessions = read_sessions(&twin.sessions_dir()).map_err(CliError::runtime)?;
+    let sessions = read_sessions(&twin.sessions_dir()).map_err(CliError::recording)?;
     super::synth::warn_session_problems(&twin);
 
     let mut out = Inspection {

@@ -90,12 +90,13 @@ const NEW_FILE_HEADER: &str = "\
 schema_version = 1
 ";
 
-/// `lua/routes.toml`'s text (`None` when there is none): a file that is not UTF-8 is one to
-/// fix (exit 1), a failed read exit 4.
+/// `lua/routes.toml`'s text (`None` when there is none): a file that is not UTF-8, or a
+/// folder or fifo in its place, is one to fix (exit 1), a failed read exit 4.
 fn read_routes_file(path: &Path) -> Result<Option<String>, CliError> {
-    routes::read_routes_text(path).map_err(|e| match e {
+    routes::read_routes_text(path).map_err(|e| match &e {
         ScriptError::Routes { .. } => CliError::usage(anyhow!("{e}")),
-        e => CliError::runtime(anyhow!("{e}")),
+        ScriptError::Io { source, .. } => CliError::io(source.kind(), anyhow!("{e}")),
+        _ => CliError::runtime(anyhow!("{e}")),
     })
 }
 
@@ -466,8 +467,12 @@ pub fn install_scripts(
             .unwrap_or(usize::MAX),
         ..wraith_script::ScriptOptions::default()
     };
-    let loaded = wraith_script::load_lua_dir(&twin.lua_dir(), opts)
-        .map_err(|e| CliError::usage(anyhow!("{e}")))?;
+    let loaded = wraith_script::load_lua_dir(&twin.lua_dir(), opts).map_err(|e| match &e {
+        // A file that is there but cannot be read is a runtime failure (4), a folder or fifo
+        // where it belongs the user's to fix (1), as for every twin file.
+        wraith_script::ScriptError::Io { source, .. } => CliError::io(source.kind(), e),
+        _ => CliError::usage(e),
+    })?;
     let files = loaded.files.clone();
     let report = engine
         .install_scripts(Scripts {

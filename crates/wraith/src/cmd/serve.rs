@@ -401,7 +401,7 @@ pub fn run(args: Args) -> CmdResult {
     // The loader `check` uses: the same messages for a damaged or foreign model, and the same
     // warning for a route named twice.
     let model = super::check::load_model(&model_path)?;
-    let schema_json = read_optional(&twin.schema_json())?;
+    let schema_json = super::check::read_optional(&twin.schema_json())?;
     let fixtures = super::check::read_fixtures(&twin.fixtures_dir())?;
 
     let now_secs = unix_now_secs();
@@ -822,16 +822,6 @@ fn auto_synth(twin: &TwinDir) -> Result<(), CliError> {
         crate::cmd::synth::summary_line(&summary)
     );
     Ok(())
-}
-
-fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
-    match wraith_twin::read_file_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CliError::runtime(
-            anyhow!(e).context(format!("cannot read {}", path.display())),
-        )),
-    }
 }
 
 /// Newest file-system time among the recording sessions (their folders and manifests), to

@@ -134,7 +134,7 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
     let bar = progress(3, "synth");
     bar.set_message("read");
     let sessions_dir = twin.sessions_dir();
-    let sessions = wraith_recording::read_sessions(&sessions_dir).map_err(CliError::runtime)?;
+    let sessions = wraith_recording::read_sessions(&sessions_dir).map_err(CliError::recording)?;
     warn_session_problems(twin);
     bar.inc(1);
     let exchanges: usize = sessions

@@ -138,11 +138,16 @@ fn wraith_within_a_minute(t: &Twin, args: &[&str]) -> Option<Output> {
 #[test]
 fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
     let session = "recordings/sessions/20261129T201216Z-ec0a1f/manifest.json";
+    let exchange = "recordings/sessions/20261129T201216Z-ec0a1f/000000.wrec.zst";
     let cases: &[(&str, &[&str])] = &[
         ("scrub.toml", &["lint"]),
         ("scrub.toml", &["check"]),
         (session, &["synth"]),
         (session, &["lint"]),
+        (session, &["inspect"]),
+        (exchange, &["synth"]),
+        (exchange, &["check"]),
+        ("state/schema.json", &["check"]),
         ("state/fixtures/default/fixture.json", &["lint"]),
         ("state/schema.json", &["lint"]),
         ("lua/routes.toml", &["route", "list"]),
@@ -179,8 +184,9 @@ fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
         // lint reports on stdout, the other commands on stderr.
         let said = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
         let code = out.status.code();
+        // Of the wrong kind: the user's to fix, exit 1 (the README's exit codes).
         assert!(
-            code.is_some() && said.contains("not a regular file"),
+            code == Some(1) && said.contains("not a regular file"),
             "`wraith {}` with a fifo at {file}: exit {code:?}: {said}",
             args.join(" "),
         );
@@ -322,4 +328,75 @@ fn a_fixture_file_that_is_not_utf8_is_the_owners_to_fix() {
     let out = wraith(&t, &["check", &t.path_str()]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("fixture"), "{}", stderr(&out));
+}
+
+/// A folder where a recording file belongs, or a file where the folder of sessions belongs, is
+/// of the wrong kind: the user's to fix (1) in every command that reads the recordings, as the
+/// README's exit codes say, not a runtime failure.
+#[test]
+fn a_recording_path_of_the_wrong_kind_exits_1_in_every_reader() {
+    let sessions = "recordings/sessions";
+    let exchange = "recordings/sessions/20261129T201216Z-ec0a1f/000000.wrec.zst";
+    for (path, folder) in [(exchange, true), (sessions, false)] {
+        for command in ["synth", "check", "inspect"] {
+            let t = support::example_shop_twin();
+            let twin = t.path_str();
+            if command != "synth" {
+                let out = wraith(&t, &["synth", &twin]);
+                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            }
+            let at = t.root.join(path);
+            std::fs::remove_dir_all(&at)
+                .or_else(|_| std::fs::remove_file(&at))
+                .unwrap();
+            if folder {
+                std::fs::create_dir(&at).unwrap();
+            } else {
+                std::fs::write(&at, "").unwrap();
+            }
+            let out = wraith(&t, &[command, &twin]);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "`wraith {command}` with a {} at {path}: {}",
+                if folder { "folder" } else { "file" },
+                stderr(&out)
+            );
+            assert!(stderr(&out).contains(path), "{}", stderr(&out));
+        }
+    }
+}
+
+/// A `wraith.toml` that is there but no file is named as the file to fix, not reported as a
+/// missing twin (whose advice, `wraith init`, would refuse the taken folder).
+#[test]
+fn a_folder_at_wraith_toml_is_named_as_the_file_to_fix() {
+    let t = support::example_shop_twin();
+    let toml = t.root.join("wraith.toml");
+    std::fs::remove_file(&toml).unwrap();
+    std::fs::create_dir(&toml).unwrap();
+    let out = wraith(&t, &["synth", &t.path_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("wraith.toml is not a file"), "{err}");
+    assert!(!err.contains("no twin"), "{err}");
+}
+
+/// A Lua handler that is there but cannot be read (a read error of the kernel's own, since the
+/// tests run with every permission) is an IO failure, exit 4, as for every twin file.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_lua_handler_is_an_io_failure_exit_4() {
+    let t = support::example_shop_twin();
+    let twin = t.path_str();
+    let out = wraith(&t, &["synth", &twin]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let handler = t.root.join("lua/handlers/get_summary.lua");
+    std::fs::remove_file(&handler).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", &handler).unwrap();
+    let out = wraith(&t, &["check", &twin]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("get_summary.lua"), "{}", stderr(&out));
+    let (code, err) = t.serve_expect_exit(&["--port", "0"]);
+    assert_eq!(code, 4, "{err}");
 }

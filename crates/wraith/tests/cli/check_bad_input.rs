@@ -243,12 +243,12 @@ fn missing_model_with_recordings_says_to_run_synth() {
     let out = expect(&t, &["inspect"], 0, &[]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("no model yet (run `wraith synth"));
     expect(&t, &["lint"], 0, &[]);
-    // A model that is a folder cannot be read: an IO failure naming it.
+    // A model that is a folder is of the wrong kind: the user's to fix (1), naming it.
     std::fs::create_dir_all(t.model_path()).unwrap();
     expect(
         &t,
         &["check"],
-        4,
+        1,
         &["model/twin.wir.json", "Is a directory"],
     );
 }
@@ -993,7 +993,8 @@ fn an_io_error_is_printed_once() {
     std::fs::write(&sessions, b"not a folder\n").unwrap();
     for cmd in [&["inspect"][..], &["synth"], &["check"], &["coverage"]] {
         let out = t.run(cmd);
-        assert_output(cmd, &out, 4, &["recordings/sessions", "(os error "]);
+        // A file where the folder belongs is of the wrong kind: exit 1.
+        assert_output(cmd, &out, 1, &["recordings/sessions", "(os error "]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.matches("(os error ").count(), 1, "{cmd:?}: {stderr}");
     }
