@@ -293,6 +293,23 @@ pub fn run(args: Args) -> CmdResult {
                 Some("scrub.toml"),
                 e.to_string(),
             ));
+        } else {
+            // The `[pii]` section, as `serve` and `check` read it: what they refuse is an
+            // error here, what they warn of a warning.
+            let mut warnings = Vec::new();
+            let prefix = format!("{}: ", scrub.display());
+            let unprefixed = |m: String| m.strip_prefix(&prefix).map_or(m.clone(), str::to_string);
+            if let Err(e) = super::serve::pii_section(&scrub, &mut warnings) {
+                let message = unprefixed(crate::exit::chain(e.error.as_ref()));
+                findings.push(Finding::error("scrub_toml", Some("scrub.toml"), message));
+            }
+            for w in warnings {
+                findings.push(Finding::warning(
+                    "scrub_toml",
+                    Some("scrub.toml"),
+                    unprefixed(w),
+                ));
+            }
         }
     } else {
         findings.push(Finding::error(

@@ -662,7 +662,28 @@ pub fn outbound_policy(
             action,
         });
     }
-    let text = wraith_twin::read_file_to_string(&path).unwrap_or_default();
+    policy.pii = pii_section(&path, warnings)?;
+    // Serve-time envelopes are keyed from the scrub key (one-way: the key itself never leaves
+    // the scrubber), and `tokenize` matches record-time tokens exactly.
+    policy.key = scrubber
+        .tokenize("wraith-outbound-envelope-key/1")
+        .into_bytes();
+    if scrubber.policy().tokenize_mode == TokenizeMode::Hmac {
+        let s = scrubber.clone();
+        policy.tokenizer = Some(Arc::new(move |v: &str| s.tokenize(v)));
+    }
+    Ok(policy)
+}
+
+/// `scrub.toml`'s `[pii]` section as the outbound PII pass takes it: a key of the wrong type is
+/// refused (exit 1), an unknown or unbuilt key a warning. A file that does not read or parse
+/// has none (the scrub policy's own load refuses it first).
+pub(crate) fn pii_section(
+    path: &std::path::Path,
+    warnings: &mut Vec<String>,
+) -> Result<wraith_engine::PiiOptions, CliError> {
+    let mut out = wraith_engine::PiiOptions::default();
+    let text = wraith_twin::read_file_to_string(path).unwrap_or_default();
     let table: toml::Table = toml::from_str(&text).unwrap_or_default();
     if let Some(pii) = table.get("pii").and_then(|v| v.as_table()) {
         let strings = |v: Option<&toml::Value>, key: &str| -> Result<Vec<String>, CliError> {
@@ -702,7 +723,7 @@ pub fn outbound_policy(
         }
         match pii.get("detect") {
             None => {}
-            Some(toml::Value::Boolean(b)) => policy.pii.detect = *b,
+            Some(toml::Value::Boolean(b)) => out.detect = *b,
             Some(_) => {
                 return Err(CliError::usage(anyhow!(
                     "{}: [pii] detect must be true or false",
@@ -710,21 +731,12 @@ pub fn outbound_policy(
                 )));
             }
         }
-        policy.pii.allowlist = strings(pii.get("allowlist"), "allowlist")?;
-        policy.pii.accepted = pii_allow_entries(pii.get("allow"), &path)?;
+        out.allowlist = strings(pii.get("allowlist"), "allowlist")?;
+        out.accepted = pii_allow_entries(pii.get("allow"), path)?;
         let fields = pii.get("fields").and_then(|f| f.as_table());
-        policy.pii.always = strings(fields.and_then(|f| f.get("always")), "fields.always")?;
+        out.always = strings(fields.and_then(|f| f.get("always")), "fields.always")?;
     }
-    // Serve-time envelopes are keyed from the scrub key (one-way: the key itself never leaves
-    // the scrubber), and `tokenize` matches record-time tokens exactly.
-    policy.key = scrubber
-        .tokenize("wraith-outbound-envelope-key/1")
-        .into_bytes();
-    if scrubber.policy().tokenize_mode == TokenizeMode::Hmac {
-        let s = scrubber.clone();
-        policy.tokenizer = Some(Arc::new(move |v: &str| s.tokenize(v)));
-    }
-    Ok(policy)
+    Ok(out)
 }
 
 /// `[[pii.allow]]` entries: `path` (the allowlist's glob form) and `reason` are required, so

@@ -1378,3 +1378,46 @@ fn lint_fails_a_file_where_the_sessions_folder_belongs() {
     let (_, finding) = lint_error_of(&t, "recordings-folder");
     assert_eq!(finding["file"], "recordings/sessions", "{finding}");
 }
+
+/// `scrub.toml`'s `[pii]` section as `serve` and `check` read it: an unknown key they warn of
+/// and ignore is a lint warning, a key of the wrong type they refuse is a lint error.
+#[test]
+fn lint_reports_the_pii_section_as_serve_and_check_read_it() {
+    let t = DemoTwin::synthesized();
+    let scrub = t.root.join("scrub.toml");
+    let policy = std::fs::read_to_string(&scrub).unwrap();
+    assert!(policy.contains("\ndetect = true\n"), "{policy}");
+    let edited = policy.replace("\ndetect = true\n", "\ndetect = true\nenabled = \"yes\"\n");
+    std::fs::write(&scrub, edited).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    let warned: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "scrub_toml" && f["message"].as_str().unwrap().contains("enabled"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{v:#}");
+    assert_eq!(warned[0]["severity"], "warning", "{v:#}");
+    assert_eq!(warned[0]["file"], "scrub.toml", "{v:#}");
+    let message = warned[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("[pii] has an unknown key `enabled`"),
+        "{message}"
+    );
+
+    let edited = policy.replace("\ndetect = true\n", "\ndetect = \"yes\"\n");
+    std::fs::write(&scrub, edited).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let refused = v["findings"].as_array().unwrap().iter().any(|f| {
+        f["rule"] == "scrub_toml"
+            && f["severity"] == "error"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("[pii] detect must be true or false")
+    });
+    assert!(refused, "{v:#}");
+}
