@@ -78,7 +78,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub clock: Option<ClockArg>,
     /// Start (deterministic) or frozen value (fixed) of the clock, in unix seconds, from
-    /// 0 (1970-01-01T00:00:00Z) to 253402207200 (9999-12-30T22:00:00Z).
+    /// 0 (1970-01-01T00:00:00Z) to 253402207200 (9999-12-30T22:00:00Z); under a real clock, the
+    /// epoch of a session provisioned with a clock mode but no epoch.
     /// Default: `[serve.clock] base_epoch`, else 1640995200.
     #[arg(long, value_name = "SECS")]
     pub clock_epoch: Option<i64>,

@@ -72,6 +72,27 @@ async fn a_provisioned_clock_dates_its_namespace_answers() {
     assert_eq!(miss.header("date"), Some(FROZEN));
 }
 
+/// Under a real clock `--clock-epoch` is not ignored: it is the epoch of a session provisioned
+/// with a clock mode but no epoch.
+#[tokio::test]
+async fn a_provisioned_clock_without_an_epoch_starts_at_the_clock_epoch_flag() {
+    let t = support::example_shop_twin();
+    let server = t.serve(&["--clock-epoch", "1700000000"]);
+    server
+        .post(
+            "/__wraith/session",
+            None,
+            json!({"session": "frozen", "clock": {"mode": "fixed"}}),
+        )
+        .await
+        .assert_status(201);
+    let miss = server.get("/no/such/route", Some("frozen")).await;
+    assert_eq!(miss.header("date"), Some(FROZEN));
+    // The serve clock itself stays real.
+    let real = server.get("/no/such/route", Some("real")).await;
+    assert_ne!(real.header("date"), Some(FROZEN));
+}
+
 /// An epoch past 9999-12-30T22:00:00Z has no HTTP date (four-digit years): refused at startup,
 /// naming the flag or the `wraith.toml` key, with milliseconds recognised for what they are.
 #[test]
