@@ -100,7 +100,7 @@ impl SplitUrl {
             .next()
             .unwrap_or("")
             .to_ascii_lowercase();
-        if authority.is_empty() || authority.contains(char::is_whitespace) {
+        if authority.is_empty() || authority.contains(char::is_whitespace) || !port_ok(&authority) {
             return None;
         }
         let default_port = if scheme == "https" { ":443" } else { ":80" };
@@ -119,6 +119,24 @@ impl SplitUrl {
             path: path.to_string(),
             query: query.to_string(),
         })
+    }
+}
+
+/// Whether an authority's port, if it has one, is a number from 1 to 65535 (an empty one, `host:`,
+/// is the scheme's default, as URLs allow). `[…]` holds an IPv6 host, colons and all.
+fn port_ok(authority: &str) -> bool {
+    let host_end = if authority.starts_with('[') {
+        match authority.find(']') {
+            Some(i) => i + 1,
+            None => return false,
+        }
+    } else {
+        authority.rfind(':').unwrap_or(authority.len())
+    };
+    match authority[host_end..].strip_prefix(':') {
+        None => host_end == authority.len(),
+        Some("") => true,
+        Some(p) => p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0),
     }
 }
 
@@ -512,7 +530,11 @@ fn parse_har_limited(
         let url = SplitUrl::parse(&entry.request.url).ok_or_else(|| {
             err(
                 at("request.url"),
-                format!("`{}` is not an absolute http(s) URL", entry.request.url),
+                format!(
+                    "`{}` is not an absolute http(s) URL (a scheme http or https, a host, and if \
+                     any a port from 1 to 65535)",
+                    entry.request.url
+                ),
             )
         })?;
         let origin = if url.scheme == base.scheme && url.authority == base.authority {
@@ -853,6 +875,28 @@ fn form_encode(params: &[NameValue]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_port_must_be_a_number_from_1_to_65535() {
+        for ok in [
+            "http://localhost:3000/x",
+            "http://localhost:65535/x",
+            "http://localhost:/x",
+            "http://[::1]:8080/x",
+            "http://[::1]/x",
+        ] {
+            assert!(SplitUrl::parse(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "http://localhost:99999/x",
+            "http://localhost:0/x",
+            "http://localhost:80a/x",
+            "http://[::1:8080/x",
+            "http://[::1]x/x",
+        ] {
+            assert!(SplitUrl::parse(bad).is_none(), "{bad}");
+        }
+    }
 
     fn base() -> BaseUrl {
         BaseUrl::parse("https://api.linode.com/v4beta").unwrap()
