@@ -78,8 +78,18 @@ fn decompress_limited(bytes: &[u8], limit: u64) -> Result<Vec<u8>, RecordingErro
 /// Decode the CBOR payload (already decompressed). An answer whose status is no HTTP status
 /// (three digits, 100 to 999) is refused here: nothing could replay it.
 pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
-    let ex: Exchange = ciborium::de::from_reader(cbor)
+    let mut rest = cbor;
+    let ex: Exchange = ciborium::de::from_reader(&mut rest)
         .map_err(|e| RecordingError::Decode(format!("CBOR: {e}")))?;
+    // One exchange per file: bytes after its map (a second frame appended, a file written
+    // over another) mean the file is not what one write made.
+    if !rest.is_empty() {
+        return Err(RecordingError::Decode(format!(
+            "{} byte(s) follow the exchange (a file holds exactly one: two files joined, or \
+             one written over another)",
+            rest.len()
+        )));
+    }
     if !(100..=999).contains(&ex.response.status) {
         return Err(RecordingError::Decode(format!(
             "response.status {} is not an HTTP status (100 to 999)",
@@ -164,6 +174,22 @@ pub(crate) fn human_bytes(n: u64) -> String {
 mod tests {
     use super::*;
     use crate::exchange::*;
+
+    #[test]
+    fn a_file_holding_two_exchanges_is_refused_as_damaged() {
+        let one = encode_exchange(&sample()).unwrap();
+        assert_eq!(read_exchange(&one).unwrap(), sample());
+        // Two files joined: zstd reads both frames, the CBOR holds two maps.
+        let mut two = one.clone();
+        two.extend_from_slice(&one);
+        let e = read_exchange(&two).unwrap_err().to_string();
+        assert!(e.contains("follow the exchange"), "{e}");
+        // Bytes after the map inside one frame.
+        let mut cbor = encode_cbor(&sample());
+        cbor.push(0);
+        let e = decode_cbor(&cbor).unwrap_err().to_string();
+        assert!(e.contains("1 byte(s) follow the exchange"), "{e}");
+    }
 
     fn sample() -> Exchange {
         let mut headers = Headers::new();
