@@ -169,6 +169,13 @@ pub enum SessionProblem {
     /// The session folder is there but cannot be listed (its permissions): reading the
     /// recordings stops on it.
     UnreadableFolder { folder: String, reason: String },
+    /// `manifest.json` counts fewer exchanges than the folder holds, without a gap: every file
+    /// present is used, the count is wrong.
+    CountBelowFiles {
+        folder: String,
+        manifest_count: u64,
+        present: u64,
+    },
 }
 
 impl SessionProblem {
@@ -179,7 +186,8 @@ impl SessionProblem {
             | SessionProblem::IdMismatch { folder, .. }
             | SessionProblem::BadManifest { folder, .. }
             | SessionProblem::BadExchange { folder, .. }
-            | SessionProblem::UnreadableFolder { folder, .. } => folder,
+            | SessionProblem::UnreadableFolder { folder, .. }
+            | SessionProblem::CountBelowFiles { folder, .. } => folder,
         }
     }
 
@@ -193,7 +201,8 @@ impl SessionProblem {
             SessionProblem::IdMismatch { .. }
             | SessionProblem::BadManifest { .. }
             | SessionProblem::BadExchange { .. }
-            | SessionProblem::UnreadableFolder { .. } => 0,
+            | SessionProblem::UnreadableFolder { .. }
+            | SessionProblem::CountBelowFiles { .. } => 0,
         }
     }
 }
@@ -274,6 +283,19 @@ impl std::fmt::Display for SessionProblem {
                 "session {folder}: {file} cannot be read ({reason}), so every command that \
                  reads the recordings stops on it; restore the file from a copy, or move the \
                  session folder out of recordings/sessions/ and record it again"
+            ),
+            SessionProblem::CountBelowFiles {
+                folder,
+                manifest_count,
+                present,
+            } => write!(
+                f,
+                "session {folder}: manifest.json says {manifest_count} exchange(s), but the \
+                 folder holds {present} exchange files, {} to {}; every file present is used: \
+                 set exchange_count to {present}, or move out the files that do not belong to \
+                 this session",
+                exchange_file_name(0),
+                exchange_file_name(present.saturating_sub(1))
             ),
             SessionProblem::UnreadableFolder { folder, reason } => write!(
                 f,
@@ -429,6 +451,14 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
                 manifest_count: manifest.map(|m| m.exchange_count),
                 present: present.len() as u64,
                 missing,
+            });
+        } else if let Some(m) = &manifest
+            && m.exchange_count < present.len() as u64
+        {
+            problems.push(SessionProblem::CountBelowFiles {
+                folder,
+                manifest_count: m.exchange_count,
+                present: present.len() as u64,
             });
         }
     }
@@ -1144,6 +1174,37 @@ mod tests {
             }
         );
         assert!(check_sessions(&tmp.path().join("nope")).is_empty());
+    }
+
+    #[test]
+    fn a_manifest_counting_fewer_exchanges_than_the_folder_holds_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        for k in 0..9 {
+            w.append(scrubbed(k)).unwrap();
+        }
+        w.finish().unwrap();
+        assert!(check_sessions(tmp.path()).is_empty());
+        let path = tmp.path().join("s1").join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("\"exchange_count\":9", "\"exchange_count\":2"),
+        )
+        .unwrap();
+        let problems = check_sessions(tmp.path());
+        assert_eq!(
+            problems,
+            [SessionProblem::CountBelowFiles {
+                folder: "s1".into(),
+                manifest_count: 2,
+                present: 9,
+            }]
+        );
+        let text = problems[0].to_string();
+        assert!(text.contains("says 2 exchange(s)") && text.contains("set exchange_count to 9"));
+        // Every file present is still read.
+        assert_eq!(read_sessions(tmp.path()).unwrap()[0].exchanges.len(), 9);
     }
 
     #[test]

@@ -335,6 +335,7 @@ pub fn run(args: Args) -> CmdResult {
             wraith_recording::SessionProblem::BadManifest { .. } => "recording-manifest",
             wraith_recording::SessionProblem::BadExchange { .. } => "recording-exchange",
             wraith_recording::SessionProblem::UnreadableFolder { .. } => "recording-folder",
+            wraith_recording::SessionProblem::CountBelowFiles { .. } => "recording-manifest-count",
         };
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
