@@ -62,6 +62,15 @@ impl RecordingError {
     }
 }
 
+/// `path:line: message`, or `path: message` when the problem has no line (`0`: the whole file,
+/// such as bytes that are not UTF-8 or a table missing altogether).
+pub fn at_line(path: &std::path::Path, line: usize, message: &str) -> String {
+    match line {
+        0 => format!("{}: {message}", path.display()),
+        n => format!("{}:{n}: {message}", path.display()),
+    }
+}
+
 /// An error and its causes on one line, `outer: inner: innermost`, each cause left out when the
 /// text so far already says it: errors that name their IO error in their message (`cannot list
 /// <dir>: Not a directory (os error 20)`) also return it as their source, and printing every
@@ -79,4 +88,20 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_problem_of_the_whole_file_names_no_line() {
+        let p = std::path::Path::new("twins/shop/scrub.toml");
+        assert_eq!(at_line(p, 3, "bad"), "twins/shop/scrub.toml:3: bad");
+        assert_eq!(
+            at_line(p, 0, "not UTF-8"),
+            "twins/shop/scrub.toml: not UTF-8"
+        );
+    }
 }

@@ -56,7 +56,7 @@ pub const BUILTIN_SECRET_PARAMS: &[&str] = &[
 /// Errors loading a scrub policy or resolving the HMAC key.
 #[derive(Debug, thiserror::Error)]
 pub enum ScrubError {
-    #[error("{path}:{line}: {message}")]
+    #[error("{}", crate::error::at_line(path, *line, message))]
     Policy {
         path: PathBuf,
         line: usize,

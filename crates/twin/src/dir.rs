@@ -32,7 +32,7 @@ pub enum TwinError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}:{line}: {message}")]
+    #[error("{}", wraith_recording::error::at_line(path, *line, message))]
     Config {
         path: PathBuf,
         line: usize,
