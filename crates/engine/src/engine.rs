@@ -2635,12 +2635,18 @@ impl Engine {
             AxisPick::Within { idx, .. } => candidates[*idx].0,
             AxisPick::Past => candidates[candidates.len() - 1].0,
         };
-        let run_writes = self
-            .run_index()
-            .moments(r, ei)
-            .get(provisional_at)
-            .and_then(|(_, position)| *position)
+        let provisional_run = self.run_index().moments(r, ei).get(provisional_at).copied();
+        let run_writes = provisional_run
+            .and_then(|(_, position)| position)
             .map(|(writes, _)| writes);
+        // A read its run recorded before a write of that run this session was already
+        // replayed: it shows a state the session has moved past (the record before its own
+        // update).
+        let passed = read_like
+            && provisional_run.is_some_and(|(run, position)| {
+                position
+                    .is_some_and(|(_, at)| ns.replayed_writes.get(&run).is_some_and(|w| *w > at))
+            });
 
         // State wins over a recorded answer when this session changed the entity itself
         // (but a recorded refusal is not overridden by session writes).
@@ -2657,7 +2663,7 @@ impl Engine {
                         .entity(&ty, id)
                         .is_some_and(|e| e.origin == Origin::Replayed)
                         || ns.is_deleted(&ty, id) == Some(Origin::Replayed);
-                    if (synth_changed || (replay_changed && !in_run))
+                    if (synth_changed || (replay_changed && (!in_run || passed)))
                         && !is_refusal(provisional.status)
                     {
                         return None;
@@ -2738,6 +2744,13 @@ impl Engine {
             AxisPick::Past => candidates.len() - 1,
         };
         let (mi, moment) = candidates[idx];
+        if within
+            && !read_like
+            && let Some((run, Some((_, at)))) = self.run_index().moments(r, ei).get(mi).copied()
+        {
+            let mark = ns.replayed_writes.entry(run).or_insert(at);
+            *mark = (*mark).max(at);
+        }
         let mut out = self.moment_out(ns, call, ei, mi);
         // A claim only when this is provably the request's own moment, and the body served
         // holds its every recorded value (a respelled moment lost some in the parse).

@@ -256,6 +256,9 @@ pub(crate) struct Namespace {
     /// Requests this session sent with a method that can change state (not `GET`, `HEAD` or
     /// `OPTIONS`), whatever their answer: compared with recorded runs' write histories.
     pub writes_sent: u64,
+    /// Per recorded run, the highest exchange index of a write moment replayed to this
+    /// session: a read of that run recorded before it shows a state the session has passed.
+    pub replayed_writes: BTreeMap<crate::engine::RunId, u64>,
     pub entities_seeded: u64,
     /// The bytes the session's own state takes: its records ([`Entity::bytes`] summed), the
     /// keys of its tombstones and the ids in its member lists. What `[serve.limits]
@@ -297,6 +300,7 @@ impl Namespace {
             principals_spoken: BTreeSet::new(),
             requests: 0,
             writes_sent: 0,
+            replayed_writes: BTreeMap::new(),
             entities_seeded: 0,
             state_bytes: 0,
             outbound: crate::outbound::SessionValues::default(),

@@ -181,6 +181,50 @@ async fn every_series_moment_claim_equals_its_recording_field_for_field() {
     assert!(disclosed > 0, "no disclosed claim was exercised");
 }
 
+/// A recorded session that read a record, updated it, then read it again: a session that
+/// sends the update first and then the read has passed the first read's moment, so it is shown
+/// its own update, never the record as it was before (with or without a replay claim).
+#[tokio::test]
+async fn a_read_after_a_replayed_update_shows_the_update_not_the_moment_before_it() {
+    let t = shop_twin();
+    let mut found = None;
+    for session in sessions(&t) {
+        let ex = &session.exchanges;
+        for (j, update) in ex.iter().enumerate() {
+            let read =
+                |e: &&Exchange| e.request.method == "GET" && e.request.path == update.request.path;
+            if update.request.method == "PATCH"
+                && update.response.status == 200
+                && ex[..j].iter().any(|e| read(&e))
+                && ex[j + 1..].iter().any(|e| read(&e))
+            {
+                let before = ex[..j].iter().find(|e| read(e)).unwrap().clone();
+                found = Some((update.clone(), before));
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    let (update, before) = found.expect("a session reading, updating, then reading a record");
+    let s = t.serve_env(&[], &ENV);
+    let client = reqwest::Client::new();
+    let updated = replay(&client, &s.url, "update-first", &update).await;
+    assert_eq!(updated.status, 200);
+    let updated: Value = serde_json::from_slice(&updated.body).unwrap();
+    let read = replay(&client, &s.url, "update-first", &before).await;
+    assert_eq!(read.status, 200);
+    let read_body: Value = serde_json::from_slice(&read.body).unwrap();
+    assert_eq!(read_body, updated, "the read shows the session's update");
+    // The moment recorded before the update is no claim of this read.
+    let stale: Value = serde_json::from_slice(&before.response_body()).unwrap();
+    assert_ne!(
+        updated["name"], stale["name"],
+        "the recorded update changed the record"
+    );
+}
+
 #[tokio::test]
 async fn strict_fidelity_answers_carry_no_replay_claim() {
     let t = shop_twin();
