@@ -606,8 +606,21 @@ fn resolve_set(
                     continue; // undeclared type: silently skipped
                 };
                 let target = records.entry(ty.clone()).or_default();
+                // A set's records overlay its parent's by key; within the set a key is one
+                // record, so a repeat is a mistake that would silently keep the last.
+                let mut own: BTreeMap<String, usize> = BTreeMap::new();
                 for (i, item) in items.iter().enumerate() {
                     let pk = record_key(set_name, file, ty, Some(i), item, pk_field)?;
+                    if let Some(first) = own.insert(pk.clone(), i) {
+                        return Err(fixture_err(
+                            set_name,
+                            file,
+                            format!(
+                                "{ty}[{i}] repeats primary key {pk:?} of {ty}[{first}]; a set \
+                                 holds one record per key: merge them or remove one"
+                            ),
+                        ));
+                    }
                     target.insert(pk, Arc::new(item.clone()));
                 }
             }
@@ -625,7 +638,19 @@ fn resolve_set(
             let file = format!("patches/{ty}.patch.json");
             let target = records.entry(ty.clone()).or_default();
             for (i, item) in patch.add.iter().enumerate() {
-                let pk = record_key(name, &file, ty, Some(i), item, pk_field)?;
+                let pk = record_key(name, &file, "add", Some(i), item, pk_field)?;
+                // `add` appends: a key the set already holds (from its parent, or added above)
+                // would replace a record instead, which is `replace`'s to say.
+                if target.contains_key(&pk) {
+                    return Err(fixture_err(
+                        name,
+                        &file,
+                        format!(
+                            "add[{i}]: the set already holds a `{ty}` record keyed {pk:?}; \
+                             `add` appends new records: change it under `replace` instead"
+                        ),
+                    ));
+                }
                 target.insert(pk, Arc::new(item.clone()));
             }
             for (pk, rec) in &patch.replace {

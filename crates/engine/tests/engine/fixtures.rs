@@ -313,6 +313,71 @@ fn patch_rejects_other_keys_including_rfc6902() {
 }
 
 #[test]
+fn patch_add_of_a_key_the_set_holds_is_refused_naming_add_and_index() {
+    let base = r#"{"entities":{"customers":[{"id":"cus_1","name":"A"}]}}"#;
+    let child = r#"{"parent":"base"}"#;
+    for (patch, says) in [
+        // The parent's record: `add` appends, `replace` changes.
+        (r#"{"add":[{"id":"cus_1","name":"dup"}]}"#, "add[0]"),
+        // Twice in one `add`.
+        (
+            r#"{"add":[{"id":"cus_2"},{"id":"cus_2","name":"again"}]}"#,
+            "add[1]",
+        ),
+    ] {
+        let e = err(
+            Some(SCHEMA),
+            tree(
+                vec![
+                    ("base", set(Some(base), &[], &[])),
+                    ("leaf", set(Some(child), &[], &[("customers", patch)])),
+                ],
+                &[],
+            ),
+        );
+        let text = e.to_string();
+        assert!(
+            matches!(&e, EngineError::Fixture { file, .. } if file == "patches/customers.patch.json"),
+            "{patch}: {e}"
+        );
+        assert!(
+            text.contains(says) && text.contains("replace"),
+            "{patch}: {text}"
+        );
+    }
+    // A record without its key is named by its place in `add`, not by its type.
+    let e = err(
+        Some(SCHEMA),
+        tree(
+            vec![(
+                "s",
+                set(
+                    Some("{}"),
+                    &[],
+                    &[("customers", r#"{"add":[{"id":"ok"},{"name":"no key"}]}"#)],
+                ),
+            )],
+            &[],
+        ),
+    );
+    assert!(e.to_string().contains("add[1] has no primary key"), "{e}");
+}
+
+#[test]
+fn a_set_repeating_a_primary_key_is_refused_naming_both_records() {
+    let base = r#"{"entities":{"customers":[{"id":"cus_1","name":"A"},{"id":"cus_2"},{"id":"cus_1","name":"B"}]}}"#;
+    let e = err(
+        Some(SCHEMA),
+        tree(vec![("default", set(Some(base), &[], &[]))], &[]),
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("customers[2] repeats primary key \"cus_1\" of customers[0]"),
+        "{text}"
+    );
+}
+
+#[test]
 fn default_subdirectory_wins_over_loose_files_with_a_warning() {
     let e = ok(
         Some(SCHEMA),
