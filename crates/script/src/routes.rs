@@ -449,16 +449,33 @@ pub fn validate_status_response(status: Option<u16>, response: bool) -> Result<(
     }
 }
 
-/// A declared response body: one JSON document.
+/// A declared response body: one JSON document. The error quotes at most the text's first
+/// [`QUOTED_CHARS`] characters: the parser's line and column say where it went wrong.
 pub fn validate_response(text: &str) -> Result<Value, String> {
-    serde_json::from_str::<Value>(text)
-        .map_err(|e| format!("response is not valid JSON ({e}): {text}"))
+    serde_json::from_str::<Value>(text).map_err(|e| {
+        let quoted: String = text.chars().take(QUOTED_CHARS).collect();
+        let more = if quoted.len() < text.len() { "…" } else { "" };
+        format!("response is not valid JSON ({e}): {quoted}{more}")
+    })
 }
+
+/// How much of an invalid response [`validate_response`] quotes.
+const QUOTED_CHARS: usize = 200;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invalid_response_is_quoted_only_in_part() {
+        let long = "x".repeat(5000);
+        let e = validate_response(&long).unwrap_err();
+        assert!(e.contains("column 1") && e.ends_with('…'), "{e}");
+        assert!(e.len() < 300, "{e}");
+        let e = validate_response("{").unwrap_err();
+        assert!(e.ends_with(": {"), "{e}");
+    }
 
     #[test]
     fn parses_the_documented_example() {
