@@ -1934,6 +1934,20 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
     }
 }
 
+/// A route as the summary lines show it: a request no route matched is named by its own
+/// path, which can run to kilobytes; past [`ROUTE_SHOWN_CHARS`] characters the line shows its
+/// start (the report keeps it whole).
+fn route_shown(route: &str) -> std::borrow::Cow<'_, str> {
+    if route.chars().count() <= ROUTE_SHOWN_CHARS {
+        return route.into();
+    }
+    let start: String = route.chars().take(ROUTE_SHOWN_CHARS).collect();
+    format!("{start}… ({} characters)", route.chars().count()).into()
+}
+
+/// See [`route_shown`].
+const ROUTE_SHOWN_CHARS: usize = 160;
+
 fn report_paths(twin: &TwinDir) -> (PathBuf, PathBuf) {
     let dir = twin.reports_dir();
     (dir.join("check.json"), dir.join("check.html"))
@@ -2093,7 +2107,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             x.score_bp,
             x.passed,
             x.exchanges,
-            x.route,
+            route_shown(&x.route),
             cats.join(", "),
             causes.join(", ")
         );

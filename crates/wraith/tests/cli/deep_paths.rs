@@ -66,6 +66,14 @@ fn a_path_thousands_of_segments_deep_is_left_out_of_the_model_with_a_warning() {
         "{}",
         model["diagnostics"]
     );
+    // The route no model holds is shown cut short in check's summary, whole in its report.
+    let out = wraith(&t, &["check", &twin]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().all(|l| l.len() < 1_000) && stdout.contains("… (400"),
+        "{}",
+        stdout.chars().take(2_000).collect::<String>()
+    );
     // `check --holdout` synthesizes its training half itself, through the same rule.
     let out = wraith(&t, &["check", &twin, "--holdout", "2", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
