@@ -10,15 +10,6 @@ use std::process::{Command, Output, Stdio};
 
 use support::Twin;
 
-fn wraith(t: &Twin, args: &[&str]) -> Output {
-    Command::new(support::bin())
-        .current_dir(t.tmp.path())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -61,10 +52,7 @@ fn a_ready_path_holding_another_file_is_refused_and_left_as_it_was() {
         "refused before listening: {err}"
     );
     let twin = t.path_str();
-    let out = wraith(
-        &t,
-        &["record", &twin, "--port", "0", "--ready-json", config],
-    );
+    let out = t.wraith(&["record", &twin, "--port", "0", "--ready-json", config]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("is not a ready file of an earlier run"));
     assert_eq!(std::fs::read(t.root.join("wraith.toml")).unwrap(), before);
@@ -171,7 +159,7 @@ fn a_fifo_where_a_twin_file_belongs_is_refused_not_waited_on() {
         let t = support::example_shop_twin();
         let twin = t.path_str();
         if command[0] != "synth" {
-            let out = wraith(&t, &["synth", &twin]);
+            let out = t.wraith(&["synth", &twin]);
             assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         }
         let path = t.root.join(file);
@@ -200,7 +188,7 @@ fn a_folder_named_like_a_handler_is_refused_by_lint_and_serve_and_listed_as_no_h
     std::fs::remove_file(&handler).unwrap();
     std::fs::create_dir(&handler).unwrap();
     let twin = t.path_str();
-    let out = wraith(&t, &["lint", &twin]);
+    let out = t.wraith(&["lint", &twin]);
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -209,7 +197,7 @@ fn a_folder_named_like_a_handler_is_refused_by_lint_and_serve_and_listed_as_no_h
         "{said}"
     );
     // route list no longer names a handler serve cannot run.
-    let out = wraith(&t, &["route", "list", &twin]);
+    let out = t.wraith(&["route", "list", &twin]);
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(!listed.contains("handler get_summary"), "{listed}");
     let (code, err) = t.serve_expect_exit(&["--port", "0"]);
@@ -226,22 +214,19 @@ fn something_else_where_a_twin_folder_belongs_is_named_and_exits_1() {
     let t = support::example_shop_twin();
     let twin = t.path_str();
     std::fs::write(t.root.join("model"), "not a folder").unwrap();
-    let out = wraith(&t, &["synth", &twin]);
+    let out = t.wraith(&["synth", &twin]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("model is a file where a folder belongs"));
     std::fs::remove_file(t.root.join("model")).unwrap();
     std::os::unix::fs::symlink("nowhere", t.root.join("model")).unwrap();
-    let out = wraith(&t, &["synth", &twin]);
+    let out = t.wraith(&["synth", &twin]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("model is a symbolic link to nothing"));
     std::fs::remove_dir_all(t.root.join("lua")).unwrap();
     std::fs::write(t.root.join("lua"), "").unwrap();
-    let out = wraith(
-        &t,
-        &[
-            "route", "add", &twin, "--method", "GET", "--path", "/x", "--status", "200",
-        ],
-    );
+    let out = t.wraith(&[
+        "route", "add", &twin, "--method", "GET", "--path", "/x", "--status", "200",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("lua is a file where a folder belongs"));
     assert!(!stderr(&out).contains("os error"), "{}", stderr(&out));
@@ -274,7 +259,7 @@ fn record_refuses_ready_and_certificate_paths_it_cannot_write_before_it_listens(
             folder,
         ],
     ] {
-        let out = wraith(&t, &args);
+        let out = t.wraith(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("is a folder; name a file"),
@@ -311,7 +296,7 @@ fn a_wraith_toml_that_is_not_utf8_is_a_configuration_error() {
     let mut text = std::fs::read(&path).unwrap();
     text.extend_from_slice(b"\n# caf\xe9\n");
     std::fs::write(&path, text).unwrap();
-    let out = wraith(&t, &["synth", &t.path_str()]);
+    let out = t.wraith(&["synth", &t.path_str()]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("not UTF-8 text"), "{}", stderr(&out));
 }
@@ -319,13 +304,13 @@ fn a_wraith_toml_that_is_not_utf8_is_a_configuration_error() {
 #[test]
 fn a_fixture_file_that_is_not_utf8_is_the_owners_to_fix() {
     let t = support::example_shop_twin();
-    assert!(wraith(&t, &["synth", &t.path_str()]).status.success());
+    assert!(t.wraith(&["synth", &t.path_str()]).status.success());
     let path = t.path().join("state/fixtures/default/fixture.json");
     let mut bytes = std::fs::read(&path).unwrap();
     let at = bytes.iter().position(|b| *b == b'"').unwrap() + 1;
     bytes[at] = 0xe9;
     std::fs::write(&path, bytes).unwrap();
-    let out = wraith(&t, &["check", &t.path_str()]);
+    let out = t.wraith(&["check", &t.path_str()]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("fixture"), "{}", stderr(&out));
 }
@@ -342,7 +327,7 @@ fn a_recording_path_of_the_wrong_kind_exits_1_in_every_reader() {
             let t = support::example_shop_twin();
             let twin = t.path_str();
             if command != "synth" {
-                let out = wraith(&t, &["synth", &twin]);
+                let out = t.wraith(&["synth", &twin]);
                 assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
             }
             let at = t.root.join(path);
@@ -354,7 +339,7 @@ fn a_recording_path_of_the_wrong_kind_exits_1_in_every_reader() {
             } else {
                 std::fs::write(&at, "").unwrap();
             }
-            let out = wraith(&t, &[command, &twin]);
+            let out = t.wraith(&[command, &twin]);
             assert_eq!(
                 out.status.code(),
                 Some(1),
@@ -375,7 +360,7 @@ fn a_folder_at_wraith_toml_is_named_as_the_file_to_fix() {
     let toml = t.root.join("wraith.toml");
     std::fs::remove_file(&toml).unwrap();
     std::fs::create_dir(&toml).unwrap();
-    let out = wraith(&t, &["synth", &t.path_str()]);
+    let out = t.wraith(&["synth", &t.path_str()]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("wraith.toml is not a file"), "{err}");
@@ -389,12 +374,12 @@ fn a_folder_at_wraith_toml_is_named_as_the_file_to_fix() {
 fn an_unreadable_lua_handler_is_an_io_failure_exit_4() {
     let t = support::example_shop_twin();
     let twin = t.path_str();
-    let out = wraith(&t, &["synth", &twin]);
+    let out = t.wraith(&["synth", &twin]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let handler = t.root.join("lua/handlers/get_summary.lua");
     std::fs::remove_file(&handler).unwrap();
     std::os::unix::fs::symlink("/proc/self/mem", &handler).unwrap();
-    let out = wraith(&t, &["check", &twin]);
+    let out = t.wraith(&["check", &twin]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("get_summary.lua"), "{}", stderr(&out));
     let (code, err) = t.serve_expect_exit(&["--port", "0"]);

@@ -31,14 +31,6 @@ fn deep_twin() -> Twin {
     t
 }
 
-fn wraith(t: &Twin, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(support::bin())
-        .current_dir(t.path())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn a_model_of_deeply_nested_bodies_loads_in_check_lint_and_inspect() {
     let t = deep_twin();
@@ -49,7 +41,7 @@ fn a_model_of_deeply_nested_bodies_loads_in_check_lint_and_inspect() {
         vec!["inspect", twin.as_str(), "--provenance"],
         vec!["coverage", twin.as_str()],
     ] {
-        let out = wraith(&t, &args);
+        let out = t.wraith(&args);
         assert!(
             out.status.success(),
             "wraith {args:?}: {}{}",
@@ -166,7 +158,7 @@ fn the_deepest_body_synth_reads_makes_a_model_well_within_the_model_depth_limit(
         depth <= 3 * 128 + 12,
         "deeper than synth is documented to write: {depth}"
     );
-    let out = wraith(&t, &["check", t.path_str().as_str()]);
+    let out = t.wraith(&["check", t.path_str().as_str()]);
     assert!(
         out.status.success(),
         "{}",
@@ -189,7 +181,7 @@ async fn a_hand_edited_model_nested_past_the_limit_is_refused_at_load_by_every_c
         vec!["check", twin.as_str()],
         vec!["inspect", twin.as_str(), "--provenance"],
     ] {
-        let out = wraith(&t, &args);
+        let out = t.wraith(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "wraith {args:?}: {err}");
         for needle in ["twin.wir.json", "levels deep", "1024", "wraith synth"] {
@@ -200,7 +192,7 @@ async fn a_hand_edited_model_nested_past_the_limit_is_refused_at_load_by_every_c
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("levels deep"), "{err}");
     // lint reports it as a finding, and lints the rest.
-    let out = wraith(&t, &["lint", twin.as_str(), "--json"]);
+    let out = t.wraith(&["lint", twin.as_str(), "--json"]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.code().is_some_and(|c| c < 100), "{out:?}");
     assert!(report.contains("model-too-deep"), "{report}");
@@ -212,7 +204,7 @@ fn lint_reports_a_symbols_file_nested_past_the_limit_as_a_finding() {
     let n = 100_000;
     let deep = format!("{{\"x\":{}{}}}\n", "[".repeat(n), "]".repeat(n));
     std::fs::write(t.path().join("model/symbols.json"), deep).unwrap();
-    let out = wraith(&t, &["lint", t.path_str().as_str(), "--json"]);
+    let out = t.wraith(&["lint", t.path_str().as_str(), "--json"]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.code().is_some_and(|c| c < 100), "{out:?}");
     assert!(report.contains("model-too-deep"), "{report}");

@@ -11,14 +11,6 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.deep.test";
 
-fn wraith(t: &Twin, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(support::bin())
-        .current_dir(t.path())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn a_path_thousands_of_segments_deep_is_left_out_of_the_model_with_a_warning() {
     let t = Twin::init("deep", ORIGIN);
@@ -40,7 +32,7 @@ fn a_path_thousands_of_segments_deep_is_left_out_of_the_model_with_a_warning() {
         ],
     );
     let twin = t.path_str();
-    let out = wraith(&t, &["synth", &twin]);
+    let out = t.wraith(&["synth", &twin]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "synth: {stderr}");
     assert!(
@@ -67,7 +59,7 @@ fn a_path_thousands_of_segments_deep_is_left_out_of_the_model_with_a_warning() {
         model["diagnostics"]
     );
     // The route no model holds is shown cut short in check's summary, whole in its report.
-    let out = wraith(&t, &["check", &twin]);
+    let out = t.wraith(&["check", &twin]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.lines().all(|l| l.len() < 1_000) && stdout.contains("… (400"),
@@ -75,7 +67,7 @@ fn a_path_thousands_of_segments_deep_is_left_out_of_the_model_with_a_warning() {
         stdout.chars().take(2_000).collect::<String>()
     );
     // `check --holdout` synthesizes its training half itself, through the same rule.
-    let out = wraith(&t, &["check", &twin, "--holdout", "2", "--json"]);
+    let out = t.wraith(&["check", &twin, "--holdout", "2", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "check --holdout: {e}: {}",

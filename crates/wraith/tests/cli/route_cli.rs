@@ -5,25 +5,17 @@
 
 use crate::support;
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use support::{Twin, bin, model};
-
-fn wraith(t: &Twin, args: &[&str]) -> Output {
-    Command::new(bin())
-        .current_dir(t.tmp.path())
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn routes_file(t: &Twin) -> String {
     std::fs::read_to_string(t.path().join("lua/routes.toml")).unwrap_or_default()
 }
 
 fn list_json(t: &Twin) -> Value {
-    let out = wraith(t, &["route", "list", &t.path_str(), "--json"]);
+    let out = t.wraith(&["route", "list", &t.path_str(), "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -35,18 +27,15 @@ fn list_json(t: &Twin) -> Value {
 #[test]
 fn route_add_creates_the_sidecar_with_schema_version() {
     let t = Twin::init("shop", "https://api.shop.test");
-    let out = wraith(
-        &t,
-        &[
-            "route",
-            "add",
-            &t.path_str(),
-            "--method",
-            "patch",
-            "--path",
-            "/v3/assets/:param",
-        ],
-    );
+    let out = t.wraith(&[
+        "route",
+        "add",
+        &t.path_str(),
+        "--method",
+        "patch",
+        "--path",
+        "/v3/assets/:param",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -72,23 +61,20 @@ fn route_add_keeps_the_files_comments_and_layout() {
     let t = Twin::init("shop", "https://api.shop.test");
     let original = "# Our authored routes.\nschema_version = 1\n\n# Health probe for the load balancer.\n[[route]]\nmethod = \"GET\"   # aligned on purpose\npath = \"/health\"\n";
     t.write("lua/routes.toml", original);
-    let out = wraith(
-        &t,
-        &[
-            "route",
-            "add",
-            &t.path_str(),
-            "--method",
-            "POST",
-            "--path",
-            "/exports",
-            "--status",
-            "202",
-            "--response",
-            r#"{"status":"queued"}"#,
-            "--json",
-        ],
-    );
+    let out = t.wraith(&[
+        "route",
+        "add",
+        &t.path_str(),
+        "--method",
+        "POST",
+        "--path",
+        "/exports",
+        "--status",
+        "202",
+        "--response",
+        r#"{"status":"queued"}"#,
+        "--json",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -124,18 +110,15 @@ fn route_add_keeps_line_endings_bom_mode_and_link_and_refuses_a_read_only_file()
     let t = Twin::init("shop", "https://api.shop.test");
     let file = t.path().join("lua/routes.toml");
     let add = |path: &str| {
-        let out = wraith(
-            &t,
-            &[
-                "route",
-                "add",
-                &t.path_str(),
-                "--method",
-                "GET",
-                "--path",
-                path,
-            ],
-        );
+        let out = t.wraith(&[
+            "route",
+            "add",
+            &t.path_str(),
+            "--method",
+            "GET",
+            "--path",
+            path,
+        ]);
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -245,7 +228,7 @@ fn route_add_rejects_bad_input_with_exit_1_and_leaves_the_file_alone() {
         let p = t.path_str();
         full.push(&p);
         full.extend_from_slice(args);
-        let out = wraith(&t, &full);
+        let out = t.wraith(&full);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(expect), "{args:?}: {err}");
@@ -283,7 +266,7 @@ fn route_list_says_what_answers_each_authored_route() {
         ]
     );
     assert_eq!(routes[0]["handler"], "get_summary");
-    let out = wraith(&t, &["route", "list", &t.path_str()]);
+    let out = t.wraith(&["route", "list", &t.path_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("handler get_summary"), "{text}");
     assert!(text.contains("501 no implementation"), "{text}");
@@ -309,7 +292,7 @@ fn a_routes_file_that_is_not_utf8_is_refused_saying_where() {
             "/x",
         ],
     ] {
-        let out = wraith(&t, &args);
+        let out = t.wraith(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -322,7 +305,7 @@ fn a_routes_file_that_is_not_utf8_is_refused_saying_where() {
         std::fs::read(t.path().join("lua/routes.toml")).unwrap(),
         bad
     );
-    let lint = wraith(&t, &["lint", &twin]);
+    let lint = t.wraith(&["lint", &twin]);
     assert!(
         String::from_utf8_lossy(&lint.stdout).contains("not UTF-8 text (line 2"),
         "{}",
@@ -364,7 +347,7 @@ fn concurrent_route_adds_keep_every_route() {
 fn route_list_of_a_twin_without_the_sidecar_is_empty() {
     let t = Twin::init("shop", "https://api.shop.test");
     assert_eq!(list_json(&t)["routes"], json!([]));
-    let out = wraith(&t, &["route", "list", "no-such-twin"]);
+    let out = t.wraith(&["route", "list", "no-such-twin"]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -373,7 +356,7 @@ fn inspect_provenance_claims_handler_only_for_routes_a_handler_binds() {
     let t = Twin::init("shop", "https://api.shop.test");
     t.write_model(&model::shop("shop"));
     t.write("lua/handlers/get_customer.lua", "return {}");
-    let out = wraith(&t, &["inspect", &t.path_str(), "--provenance", "--json"]);
+    let out = t.wraith(&["inspect", &t.path_str(), "--provenance", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -419,7 +402,7 @@ fn route_list_shows_explicit_bindings_and_lint_reports_broken_ones() {
              "entry": "[[binding]] #2", "route": "unknown", "handler_exists": false}
         ])
     );
-    let out = wraith(&t, &["route", "list", &t.path_str()]);
+    let out = t.wraith(&["route", "list", &t.path_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("handler customer_view (explicit, recorded route)"),
@@ -430,7 +413,7 @@ fn route_list_shows_explicit_bindings_and_lint_reports_broken_ones() {
         "{text}"
     );
 
-    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    let out = t.wraith(&["lint", &t.path_str(), "--json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let broken: Vec<&str> = report["findings"]
         .as_array()
@@ -456,7 +439,7 @@ fn lint_names_an_authored_routes_missing_handler_once() {
          [[route]]\nmethod = \"GET\"\npath = \"/v1/h2\"\nhandler = \"nosuch\"\n\
          [[route]]\nmethod = \"GET\"\npath = \"/v1/h3\"\n",
     );
-    let out = wraith(&t, &["lint", &t.path_str(), "--json"]);
+    let out = t.wraith(&["lint", &t.path_str(), "--json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let about = |route: &str| -> Vec<String> {
         report["findings"]
@@ -479,20 +462,17 @@ fn lint_names_an_authored_routes_missing_handler_once() {
 #[test]
 fn route_add_with_handler_writes_an_explicit_binding() {
     let t = Twin::init("shop", "https://api.shop.test");
-    let out = wraith(
-        &t,
-        &[
-            "route",
-            "add",
-            &t.path_str(),
-            "--method",
-            "GET",
-            "--path",
-            "/health",
-            "--handler",
-            "probe",
-        ],
-    );
+    let out = t.wraith(&[
+        "route",
+        "add",
+        &t.path_str(),
+        "--method",
+        "GET",
+        "--path",
+        "/health",
+        "--handler",
+        "probe",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -504,20 +484,17 @@ fn route_add_with_handler_writes_an_explicit_binding() {
         "a missing handler file is warned about"
     );
     assert!(routes_file(&t).contains("handler = \"probe\""));
-    let out = wraith(
-        &t,
-        &[
-            "route",
-            "add",
-            &t.path_str(),
-            "--method",
-            "GET",
-            "--path",
-            "/other",
-            "--handler",
-            "probe.lua",
-        ],
-    );
+    let out = t.wraith(&[
+        "route",
+        "add",
+        &t.path_str(),
+        "--method",
+        "GET",
+        "--path",
+        "/other",
+        "--handler",
+        "probe.lua",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--handler"));
 }

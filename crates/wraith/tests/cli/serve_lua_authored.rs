@@ -169,20 +169,12 @@ fn example_twin() -> Twin {
     support::example_shop_twin()
 }
 
-fn wraith(t: &Twin, args: &[&str]) -> std::process::Output {
-    Command::new(bin())
-        .current_dir(t.tmp.path())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn authored_routes_are_never_written_into_the_model_and_survive_resynth() {
     let t = example_twin();
     let routes_before = std::fs::read_to_string(t.path().join("lua/routes.toml")).unwrap();
     for _ in 0..2 {
-        let out = wraith(&t, &["synth", &t.path_str()]);
+        let out = t.wraith(&["synth", &t.path_str()]);
         assert!(
             out.status.success(),
             "{}",
@@ -211,11 +203,11 @@ async fn authored_routes_are_never_written_into_the_model_and_survive_resynth() 
 #[test]
 fn check_neither_replays_nor_scores_authored_routes() {
     let t = example_twin();
-    let synth = wraith(&t, &["synth", &t.path_str()]);
+    let synth = t.wraith(&["synth", &t.path_str()]);
     assert!(synth.status.success());
-    let with = wraith(&t, &["check", &t.path_str(), "--in-memory", "--json"]);
+    let with = t.wraith(&["check", &t.path_str(), "--in-memory", "--json"]);
     std::fs::remove_dir_all(t.path().join("lua")).unwrap();
-    let without = wraith(&t, &["check", &t.path_str(), "--in-memory", "--json"]);
+    let without = t.wraith(&["check", &t.path_str(), "--in-memory", "--json"]);
     assert_eq!(with.status.code(), without.status.code());
     let text = String::from_utf8_lossy(&with.stdout);
     assert!(

@@ -156,6 +156,17 @@ impl Twin {
         self.root.display().to_string()
     }
 
+    /// `wraith <args>` run in the twin's temp dir with stdin closed: its output, whatever its
+    /// exit code.
+    pub fn wraith(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin())
+            .current_dir(self.tmp.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
     /// `wraith check <twin> --json` (in memory): its report.
     pub fn check_report(&self) -> Value {
         let out = std::process::Command::new(bin())
