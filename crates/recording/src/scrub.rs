@@ -860,10 +860,17 @@ impl Scrubber {
         if let Some(kind) = LineFraming::of(&ct) {
             return self.scrub_lines(body, kind, fired);
         }
-        if (ct.contains("json") || ct.is_empty())
-            && let Ok(scrubbed) = self.scrub_json(body, fired)
-        {
-            return scrubbed;
+        if ct.contains("json") || ct.is_empty() {
+            match self.scrub_json(body, fired) {
+                Ok(scrubbed) => return scrubbed,
+                // Claimed JSON that does not parse (cut short, or not UTF-8): its secret-named
+                // members are still found, then the byte-level rules run over it.
+                Err(NotJson) => {
+                    let pairs = self.scrub_secret_pairs(body, fired);
+                    let cur = pairs.as_deref().unwrap_or(body);
+                    return self.scrub_bytes(cur, fired).or(pairs);
+                }
+            }
         }
         // A form answers too: an OAuth token endpoint's `access_token=…&token_type=bearer`.
         if ct.starts_with("application/x-www-form-urlencoded")
@@ -992,7 +999,13 @@ impl Scrubber {
         } = *line;
         let scrubbed = match self.scrub_json(value, fired) {
             Ok(json) => json,
-            Err(NotJson) => self.scrub_bytes(value, fired),
+            // Part of a document (`[{"token":"…"},`, a stream cut short): its secret-named
+            // members, then the byte-level rules.
+            Err(NotJson) => {
+                let pairs = self.scrub_secret_pairs(value, fired);
+                let cur = pairs.as_deref().unwrap_or(value);
+                self.scrub_bytes(cur, fired).or(pairs)
+            }
         };
         // A field name or comment line (`event: …`, `: …`) gets the byte-level rules too.
         let head_scrubbed = if kind == LineFraming::EventStream && value.is_empty() {
@@ -1041,6 +1054,38 @@ impl Scrubber {
             fired.add(id);
         }
         Some(parts)
+    }
+
+    /// The secret-named members (`"password": "…"`, the built-in names) of text that claims
+    /// JSON but does not parse as a document: a stream cut short mid-answer, an NDJSON line
+    /// holding part of an array, bytes that are not UTF-8. The structure-aware rules need a
+    /// document; this finds each such member where it stands, its closing quote optional (the
+    /// text may end inside the value), and tokenizes the value as the JSON rule would the
+    /// parsed string. `None` when nothing changed.
+    fn scrub_secret_pairs(&self, body: &[u8], fired: &mut Fired) -> Option<Vec<u8>> {
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        for c in secret_pair_regex().captures_iter(body) {
+            let (Some(key), Some(value)) = (c.get(1), c.get(2)) else {
+                continue;
+            };
+            if value.is_empty() || !is_builtin_secret_key(&json_string_text(key.as_bytes())) {
+                continue;
+            }
+            let text = json_string_text(value.as_bytes());
+            if is_envelope(&text) {
+                continue;
+            }
+            let token = self.tokenize(&text);
+            // Written back as the inside of a JSON string: escaped, without its quotes.
+            let quoted = Value::String(token).to_string();
+            let inner = quoted[1..quoted.len() - 1].to_string();
+            edits.push((value.range(), inner));
+        }
+        if edits.is_empty() {
+            return None;
+        }
+        fired.add(RULE_SECRET_JSON);
+        Some(splice(body, &edits))
     }
 
     /// The byte-level rules (card numbers, the user's body `regex` rules) over a body read as
@@ -1764,6 +1809,30 @@ fn regex_replace_str(re: &BytesRegex, s: &str, f: impl Fn(&str) -> String) -> St
         f(&String::from_utf8_lossy(&c[0])).into_bytes()
     });
     String::from_utf8_lossy(&replaced).into_owned()
+}
+
+/// A JSON member with a string value, in text that may not parse: `"name"`, a colon, then the
+/// value's characters up to its closing quote or the end of the text. Byte-wise, so text that
+/// is not UTF-8 is read too.
+fn secret_pair_regex() -> &'static BytesRegex {
+    static RE: std::sync::OnceLock<BytesRegex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        // Invariant: a constant, valid pattern.
+        #[allow(clippy::expect_used)]
+        BytesRegex::new(r#"(?s-u)"((?:[^"\\]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*"((?:[^"\\]|\\.)*)"#)
+            .expect("valid member regex")
+    })
+}
+
+/// The text of a JSON string's inside (`raw`, without its quotes): unescaped when it reads as
+/// one, else its bytes as they are (lossy where they are not UTF-8).
+fn json_string_text(raw: &[u8]) -> String {
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    serde_json::from_slice::<String>(&quoted)
+        .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned())
 }
 
 /// Card-number candidates: 13–19 digits, optionally grouped by single spaces or dashes.

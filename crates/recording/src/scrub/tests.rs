@@ -862,6 +862,72 @@ fn each_json_line_of_an_ndjson_or_event_stream_body_is_scrubbed() {
     assert_eq!(scrub_response("text/event-stream", plain), plain);
 }
 
+/// Text that claims JSON but is no document (an answer cut short, an NDJSON line holding part
+/// of an array, bytes that are not UTF-8) still has its secret-named members tokenized where
+/// they stand, as the JSON rule tokenizes the parsed value.
+#[test]
+fn secret_members_of_json_that_does_not_parse_are_tokenized_where_they_stand() {
+    let s = scrubber("");
+    let tok = |v: &str| s.tokenize(v);
+    let scrub_response = |ct: &str, body: &[u8]| {
+        let mut ex = exchange();
+        ex.response.content_type = Some(ct.into());
+        ex.frames[0].body = body.to_vec();
+        let out = s.scrub(ex);
+        let ids = out.exchange().safety.scrub_rule_ids.clone();
+        (out.exchange().frames[0].body.clone(), ids)
+    };
+    // Cut short mid-array, and mid-value (no closing quote).
+    let (body, ids) = scrub_response(
+        "application/json",
+        br#"[{"id":1,"access_token":"STREAMTOK1","password":"STREAMPW"},"#,
+    );
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!(
+            r#"[{{"id":1,"access_token":"{}","password":"{}"}},"#,
+            tok("STREAMTOK1"),
+            tok("STREAMPW")
+        )
+    );
+    assert!(ids.contains(&RULE_SECRET_JSON.to_string()), "{ids:?}");
+    let (body, _) = scrub_response("application/json", br#"{"token":"HALF\"TOK","a":""#);
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!(r#"{{"token":"{}","a":""#, tok("HALF\"TOK"))
+    );
+    let (body, _) = scrub_response("application/json", br#"{"ok":1,"Password" : "unterminated"#);
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!(r#"{{"ok":1,"Password" : "{}"#, tok("unterminated"))
+    );
+    // An NDJSON line and an SSE data line holding part of an array.
+    let (body, _) = scrub_response("application/x-ndjson", b"[{\"token\":\"NDB_TOK\"},\n");
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!("[{{\"token\":\"{}\"}},\n", tok("NDB_TOK"))
+    );
+    let (body, _) = scrub_response("text/event-stream", b"data: [{\"token\":\"SSEC_TOK\"},\n\n");
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!("data: [{{\"token\":\"{}\"}},\n\n", tok("SSEC_TOK"))
+    );
+    // Not UTF-8: the secret members are still found; every other byte stays.
+    let (body, _) = scrub_response(
+        "application/json",
+        b"{\"note\":\"\xff\",\"token\":\"TOKNONUTF\"}",
+    );
+    let mut want = b"{\"note\":\"\xff\",\"token\":\"".to_vec();
+    want.extend_from_slice(tok("TOKNONUTF").as_bytes());
+    want.extend_from_slice(b"\"}");
+    assert_eq!(body, want);
+    // Names that are not secrets, and text that is no JSON at all, are left as they are.
+    let kept = br#"{"name":"Ada","id":"x"#;
+    assert_eq!(scrub_response("application/json", kept).0, kept.to_vec());
+    let html = b"<p>token: abc</p>";
+    assert_eq!(scrub_response("application/json", html).0, html.to_vec());
+}
+
 #[test]
 fn a_json_document_split_over_an_events_data_lines_is_scrubbed_as_one() {
     let s = scrubber("");
