@@ -1369,7 +1369,9 @@ impl Scrubber {
         if let Some(trailers) = ex.response.trailers.as_mut() {
             self.scrub_headers(trailers, &mut fired);
         }
-        ex.request.query = self.scrub_query(&ex.request.query, false, &mut fired);
+        let scrubbed_query = self.scrub_query(&ex.request.query, false, &mut fired);
+        let echoes = query_echoes(&ex.request.query, &scrubbed_query);
+        ex.request.query = scrubbed_query;
         let req_ct = ex
             .request
             .content_type
@@ -1399,6 +1401,16 @@ impl Scrubber {
                 }
             }
         }
+        // A secret the request's query sent, echoed back in the answer (a request path or URL
+        // the API repeats): the same token there as in the query.
+        if !echoes.is_empty() {
+            for frame in ex.frames.iter_mut().filter(|f| f.direction == "server") {
+                if let Some(new) = replace_echoes(&frame.body, &echoes) {
+                    frame.body = new;
+                    fired.add(RULE_SECRET_QUERY);
+                }
+            }
+        }
         ex.safety.scrub_rule_ids = fired.0;
         ex.safety.tokenization_version = TOKENIZATION_VERSION;
         ex.safety.policy_hash = self.policy.policy_hash.clone();
@@ -1407,6 +1419,73 @@ impl Scrubber {
         ex.content.body_size_bytes = body_size;
         ScrubbedExchange(ex)
     }
+}
+
+/// Secrets shorter than this are not looked for in the answer: a short value is too often
+/// part of other text (an id, a word) to be rewritten wherever it stands.
+const MIN_ECHO_LEN: usize = 5;
+
+/// The values [`Scrubber::scrub_query`] rewrote, as (what was sent, what it became), each in the
+/// forms an answer may repeat it in: as sent in the URL and decoded. Values a JSON string
+/// would hold escaped, and short ones, are left out.
+fn query_echoes(original: &str, scrubbed: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for (before, after) in original.split('&').zip(scrubbed.split('&')) {
+        let (Some((_, raw)), Some((_, new))) = (before.split_once('='), after.split_once('='))
+        else {
+            continue;
+        };
+        if raw == new {
+            continue;
+        }
+        let token = decode_component(new, false);
+        for form in [raw.to_string(), decode_component(raw, false)] {
+            let plain = form
+                .bytes()
+                .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f);
+            if form.len() >= MIN_ECHO_LEN
+                && plain
+                && !out.iter().any(|(f, _)| *f == form.as_bytes())
+            {
+                out.push((form.into_bytes(), token.clone().into_bytes()));
+            }
+        }
+    }
+    // Longest first, so a value holding another is replaced whole.
+    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// `body` with every occurrence of an echoed secret (see [`query_echoes`]) that stands alone
+/// (no letter, digit, `-` or `_` right before or after it) replaced by its token. `None` when
+/// none was found.
+fn replace_echoes(body: &[u8], echoes: &[(Vec<u8>, Vec<u8>)]) -> Option<Vec<u8>> {
+    let word =
+        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_');
+    let mut cur: Option<Vec<u8>> = None;
+    for (from, to) in echoes {
+        let text = cur.as_deref().unwrap_or(body);
+        let mut out = Vec::with_capacity(text.len());
+        let mut i = 0;
+        let mut found = false;
+        while i < text.len() {
+            let hit = text[i..].starts_with(from)
+                && !word(i.checked_sub(1).and_then(|p| text.get(p)))
+                && !word(text.get(i + from.len()));
+            if hit {
+                out.extend_from_slice(to);
+                i += from.len();
+                found = true;
+            } else {
+                out.push(text[i]);
+                i += 1;
+            }
+        }
+        if found {
+            cur = Some(out);
+        }
+    }
+    cur
 }
 
 /// The header-name family whose values are credentials (besides `authorization`, `cookie`,

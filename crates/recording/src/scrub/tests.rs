@@ -928,6 +928,34 @@ fn secret_members_of_json_that_does_not_parse_are_tokenized_where_they_stand() {
     assert_eq!(scrub_response("application/json", html).0, html.to_vec());
 }
 
+/// A secret the query sent and the answer repeats (a request URL the API echoes) gets the same
+/// token in the answer as in the query; a value that only contains it, and short values, stay.
+#[test]
+fn a_query_secret_the_answer_echoes_is_tokenized_there_too() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.query = "password=PWONE&user%5Bpassword%5D=BRACK%2BPW&token=ab&q=PWONE".into();
+    ex.response.content_type = Some("application/json".into());
+    ex.frames[0].body = br#"{"path":"/q3?password=PWONE&user%5Bpassword%5D=BRACK%2BPW","seen":"BRACK+PW","other":"PWONEX","t":"ab"}"#.to_vec();
+    let out = s.scrub(ex);
+    let body = String::from_utf8(out.exchange().frames[0].body.clone()).unwrap();
+    let (one, brack) = (s.tokenize("PWONE"), s.tokenize("BRACK+PW"));
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"path":"/q3?password={one}&user%5Bpassword%5D={brack}","seen":"{brack}","other":"PWONEX","t":"ab"}}"#
+        )
+    );
+    assert!(
+        out.exchange()
+            .request
+            .query
+            .starts_with(&format!("password={one}&"))
+    );
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_QUERY.to_string()), "{ids:?}");
+}
+
 #[test]
 fn a_json_document_split_over_an_events_data_lines_is_scrubbed_as_one() {
     let s = scrubber("");
