@@ -865,11 +865,7 @@ impl Scrubber {
                 Ok(scrubbed) => return scrubbed,
                 // Claimed JSON that does not parse (cut short, or not UTF-8): its secret-named
                 // members are still found, then the byte-level rules run over it.
-                Err(NotJson) => {
-                    let pairs = self.scrub_secret_pairs(body, fired);
-                    let cur = pairs.as_deref().unwrap_or(body);
-                    return self.scrub_bytes(cur, fired).or(pairs);
-                }
+                Err(NotJson) => return self.scrub_not_json(body, fired),
             }
         }
         // A form answers too: an OAuth token endpoint's `access_token=…&token_type=bearer`.
@@ -1001,11 +997,7 @@ impl Scrubber {
             Ok(json) => json,
             // Part of a document (`[{"token":"…"},`, a stream cut short): its secret-named
             // members, then the byte-level rules.
-            Err(NotJson) => {
-                let pairs = self.scrub_secret_pairs(value, fired);
-                let cur = pairs.as_deref().unwrap_or(value);
-                self.scrub_bytes(cur, fired).or(pairs)
-            }
+            Err(NotJson) => self.scrub_not_json(value, fired),
         };
         // A field name or comment line (`event: …`, `: …`) gets the byte-level rules too.
         let head_scrubbed = if kind == LineFraming::EventStream && value.is_empty() {
@@ -1054,6 +1046,14 @@ impl Scrubber {
             fired.add(id);
         }
         Some(parts)
+    }
+
+    /// Text that claims JSON but is no document: its secret-named members
+    /// ([`Self::scrub_secret_pairs`]), then the byte-level rules. `None` when nothing changed.
+    fn scrub_not_json(&self, body: &[u8], fired: &mut Fired) -> Option<Vec<u8>> {
+        let pairs = self.scrub_secret_pairs(body, fired);
+        let cur = pairs.as_deref().unwrap_or(body);
+        self.scrub_bytes(cur, fired).or(pairs)
     }
 
     /// The secret-named members (`"password": "…"`, the built-in names) of text that claims
