@@ -432,3 +432,63 @@ fn a_json_document_held_in_a_json_string_is_scrubbed_on_import() {
         body(&token(secret)).into_bytes()
     );
 }
+
+/// An answer cut short (a HAR saved while a stream was still coming) is no JSON document, and
+/// an NDJSON line may hold only part of an array: their secret-named members are tokenized
+/// all the same. A secret the query sent and the answer echoes gets the query's token there.
+#[test]
+fn secrets_in_json_cut_short_and_in_echoed_query_values_are_tokenized_on_import() {
+    let (cut, part, sent) = (
+        "CUT_SHORT_SECRET_1",
+        "PART_LINE_SECRET_2",
+        "QUERY_ECHO_SECRET_3",
+    );
+    let cut_body = |t: &str| format!(r#"[{{"id":1,"access_token":"{t}"}},{{"id":2,"#);
+    let part_body = |t: &str| format!("[{{\"token\":\"{t}\"}},\n");
+    let echo_body = |t: &str| format!(r#"{{"url":"/lookup?password={t}"}}"#);
+    let exchanges = import_without_leaks(
+        vec![
+            entry(
+                "GET",
+                "https://api.example.com/list",
+                &[],
+                None,
+                &[("Content-Type", "application/json")],
+                ("application/json", &cut_body(cut)),
+            ),
+            entry(
+                "GET",
+                "https://api.example.com/export",
+                &[],
+                None,
+                &[("Content-Type", "application/x-ndjson")],
+                ("application/x-ndjson", &part_body(part)),
+            ),
+            entry(
+                "GET",
+                &format!("https://api.example.com/lookup?password={sent}"),
+                &[],
+                None,
+                &[("Content-Type", "application/json")],
+                ("application/json", &echo_body(sent)),
+            ),
+        ],
+        &[cut, part, sent],
+    );
+    assert_eq!(
+        exchanges[0].response_body(),
+        cut_body(&token(cut)).into_bytes()
+    );
+    assert_eq!(
+        exchanges[1].response_body(),
+        part_body(&token(part)).into_bytes()
+    );
+    assert_eq!(
+        exchanges[2].response_body(),
+        echo_body(&token(sent)).into_bytes()
+    );
+    assert_eq!(
+        exchanges[2].request.query,
+        format!("password={}", token(sent))
+    );
+}
