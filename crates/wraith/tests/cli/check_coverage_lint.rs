@@ -1421,3 +1421,33 @@ fn lint_reports_the_pii_section_as_serve_and_check_read_it() {
     });
     assert!(refused, "{v:#}");
 }
+
+/// A manifest counting fewer exchanges than its folder holds: lint fails it, the commands that
+/// read the recordings warn of it and use every file present.
+#[test]
+fn lint_reports_a_manifest_counting_fewer_exchanges_than_its_folder_holds() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let manifest = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("\"exchange_count\":6"), "{text}");
+    std::fs::write(
+        &manifest,
+        text.replace("\"exchange_count\":6", "\"exchange_count\":2"),
+    )
+    .unwrap();
+    let (v, found) = lint_error_of(&t, "recording-manifest-count");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains("says 2 exchange(s)") && message.contains("set exchange_count to 6"),
+        "{message}"
+    );
+    let out = t.run(&["inspect", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("warning: session {id}:")),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
