@@ -176,6 +176,14 @@ pub enum SessionProblem {
         manifest_count: u64,
         present: u64,
     },
+    /// `manifest.json` says the session ended before it started: one of the two times was
+    /// edited or written by another tool. Synth orders recorded runs by the start time, so
+    /// which one is wrong matters.
+    EndBeforeStart {
+        folder: String,
+        start_time_us: u64,
+        end_time_us: u64,
+    },
 }
 
 impl SessionProblem {
@@ -187,7 +195,8 @@ impl SessionProblem {
             | SessionProblem::BadManifest { folder, .. }
             | SessionProblem::BadExchange { folder, .. }
             | SessionProblem::UnreadableFolder { folder, .. }
-            | SessionProblem::CountBelowFiles { folder, .. } => folder,
+            | SessionProblem::CountBelowFiles { folder, .. }
+            | SessionProblem::EndBeforeStart { folder, .. } => folder,
         }
     }
 
@@ -202,7 +211,8 @@ impl SessionProblem {
             | SessionProblem::BadManifest { .. }
             | SessionProblem::BadExchange { .. }
             | SessionProblem::UnreadableFolder { .. }
-            | SessionProblem::CountBelowFiles { .. } => 0,
+            | SessionProblem::CountBelowFiles { .. }
+            | SessionProblem::EndBeforeStart { .. } => 0,
         }
     }
 }
@@ -297,6 +307,17 @@ impl std::fmt::Display for SessionProblem {
                 exchange_file_name(0),
                 exchange_file_name(present.saturating_sub(1))
             ),
+            SessionProblem::EndBeforeStart {
+                folder,
+                start_time_us,
+                end_time_us,
+            } => write!(
+                f,
+                "session {folder}: manifest.json says the session ended (end_time_us \
+                 {end_time_us}) before it started (start_time_us {start_time_us}); set them to \
+                 the earliest and the latest timing.request_start_us of its exchanges, or \
+                 delete manifest.json to have it rebuilt from the exchanges"
+            ),
             SessionProblem::UnreadableFolder { folder, reason } => write!(
                 f,
                 "session {folder}: the folder cannot be listed ({reason}), so every command \
@@ -358,12 +379,6 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
     problems
 }
 
-/// Check every session folder under `sessions_dir` for what reading does not catch: exchange
-/// files missing below the manifest's `exchange_count` (or between the ones present), and a
-/// manifest naming another session than its folder, and a manifest that cannot be read or
-/// parsed (which [`read_sessions`] refuses). Reads folder listings and manifests only, never an
-/// exchange. A folder that cannot be listed is left to [`read_sessions`], which reports it.
-/// Problems come in folder order.
 /// A `manifest.json` of the version this crate reads. Another version is refused, not read as
 /// if its fields meant what this version's do.
 fn parse_manifest(bytes: &[u8]) -> Result<Manifest, String> {
@@ -377,6 +392,12 @@ fn parse_manifest(bytes: &[u8]) -> Result<Manifest, String> {
     Ok(m)
 }
 
+/// Check every session folder under `sessions_dir` for what reading does not catch: exchange
+/// files missing below the manifest's `exchange_count` (or between the ones present), a
+/// manifest counting fewer exchanges than the folder holds, one naming another session than its
+/// folder, one that says the session ended before it started, and a manifest that cannot be
+/// read or parsed or a folder that cannot be listed (both of which [`read_sessions`] refuses).
+/// Reads folder listings and manifests only, never an exchange. Problems come in folder order.
 pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
     let mut problems = Vec::new();
     for (folder, dir) in session_dirs(sessions_dir) {
@@ -429,6 +450,15 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
             problems.push(SessionProblem::IdMismatch {
                 folder: folder.clone(),
                 session_id: m.session_id.clone(),
+            });
+        }
+        if let Some(m) = &manifest
+            && m.end_time_us < m.start_time_us
+        {
+            problems.push(SessionProblem::EndBeforeStart {
+                folder: folder.clone(),
+                start_time_us: m.start_time_us,
+                end_time_us: m.end_time_us,
             });
         }
         // Every index below `end` should have its file.
@@ -1205,6 +1235,38 @@ mod tests {
         assert!(text.contains("says 2 exchange(s)") && text.contains("set exchange_count to 9"));
         // Every file present is still read.
         assert_eq!(read_sessions(tmp.path()).unwrap()[0].exchanges.len(), 9);
+    }
+
+    #[test]
+    fn a_manifest_ending_before_it_starts_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        for k in 0..3 {
+            w.append(scrubbed(1_000 + k)).unwrap();
+        }
+        w.finish().unwrap();
+        assert!(check_sessions(tmp.path()).is_empty());
+        let path = tmp.path().join("s1").join(MANIFEST_FILE);
+        let mut m: Manifest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(m.start_time_us <= m.end_time_us, "{m:?}");
+        m.end_time_us = m.start_time_us - 1;
+        std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        let problems = check_sessions(tmp.path());
+        assert_eq!(
+            problems,
+            [SessionProblem::EndBeforeStart {
+                folder: "s1".into(),
+                start_time_us: m.start_time_us,
+                end_time_us: m.end_time_us,
+            }]
+        );
+        let text = problems[0].to_string();
+        assert!(
+            text.contains("ended (end_time_us 999) before it started (start_time_us 1000)"),
+            "{text}"
+        );
+        // The session still reads.
+        assert_eq!(read_sessions(tmp.path()).unwrap()[0].exchanges.len(), 3);
     }
 
     #[test]

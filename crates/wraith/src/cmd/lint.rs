@@ -336,6 +336,7 @@ pub fn run(args: Args) -> CmdResult {
             wraith_recording::SessionProblem::BadExchange { .. } => "recording-exchange",
             wraith_recording::SessionProblem::UnreadableFolder { .. } => "recording-folder",
             wraith_recording::SessionProblem::CountBelowFiles { .. } => "recording-manifest-count",
+            wraith_recording::SessionProblem::EndBeforeStart { .. } => "recording-manifest-times",
         };
         let file = format!("recordings/sessions/{}", p.folder());
         findings.push(Finding::error(rule, Some(&file), p.to_string()));

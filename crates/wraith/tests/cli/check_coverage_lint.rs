@@ -1451,3 +1451,36 @@ fn lint_reports_a_manifest_counting_fewer_exchanges_than_its_folder_holds() {
     );
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// A manifest that says its session ended before it started: lint fails it, the commands that
+/// read the recordings warn of it and go on.
+#[test]
+fn lint_reports_a_manifest_ending_before_it_starts() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    let manifest = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let start = m["start_time_us"].as_u64().unwrap();
+    m["end_time_us"] = serde_json::json!(start - 5);
+    std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (v, found) = lint_error_of(&t, "recording-manifest-times");
+    assert_eq!(found["file"], format!("recordings/sessions/{id}"), "{v:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "ended (end_time_us {}) before it started (start_time_us {start})",
+            start - 5
+        )),
+        "{message}"
+    );
+    let out = t.run(&["inspect", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: session {id}: manifest.json says the session ended"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
