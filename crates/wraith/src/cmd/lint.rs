@@ -436,23 +436,37 @@ pub fn run(args: Args) -> CmdResult {
 /// A warning for each session whose manifest says it was cut short (`complete: false`: its
 /// recorder stopped before finishing it). Its exchanges really happened and are used; the
 /// warning says why the session may end mid-conversation.
+/// A session folder that holds no exchange (made by hand, or a link back to a folder of
+/// sessions): every command leaves it out, as `check` warns.
+fn empty_session(name: &str) -> Finding {
+    Finding::warning(
+        "recording-empty",
+        Some(&format!("recordings/sessions/{name}")),
+        "the session folder holds no exchange files, so every command leaves it out; remove \
+         the folder if it is not a recording"
+            .to_string(),
+    )
+}
+
 fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
     let mut out = Vec::new();
     for name in session_entry_names(sessions_dir) {
         let dir = sessions_dir.join(&name);
+        // A folder that cannot be listed is reported as `recording-folder` above.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let exchanges = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".wrec.zst"))
+            .count();
         let text = match wraith_twin::read_file(&dir.join("manifest.json")) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // A recorder killed (or out of disk) before it finalized the session leaves
-                // its exchanges without a manifest; readers use them as recorded.
-                let exchanges = std::fs::read_dir(&dir).map_or(0, |entries| {
-                    entries
-                        .flatten()
-                        .filter(|e| e.file_name().to_string_lossy().ends_with(".wrec.zst"))
-                        .count()
-                });
-                if exchanges > 0 {
-                    out.push(Finding::warning(
+                out.push(if exchanges > 0 {
+                    // A recorder killed (or out of disk) before it finalized the session
+                    // leaves its exchanges without a manifest; readers use them as recorded.
+                    Finding::warning(
                         "recording-incomplete",
                         Some(&format!("recordings/sessions/{name}")),
                         format!(
@@ -461,8 +475,10 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
                              exchange file(s) are used as recorded, and it may end \
                              mid-conversation; delete the folder to leave it out"
                         ),
-                    ));
-                }
+                    )
+                } else {
+                    empty_session(&name)
+                });
                 continue;
             }
             Err(_) => continue,
@@ -471,6 +487,10 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
         let Ok(m) = serde_json::from_slice::<wraith_recording::Manifest>(&text) else {
             continue;
         };
+        if exchanges == 0 && m.exchange_count == 0 {
+            out.push(empty_session(&name));
+            continue;
+        }
         if !m.complete {
             out.push(Finding::warning(
                 "recording-incomplete",

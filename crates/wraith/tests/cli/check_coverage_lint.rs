@@ -1484,3 +1484,44 @@ fn lint_reports_a_manifest_ending_before_it_starts() {
     );
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// A session folder with no exchange, made by hand or a link back to the folder of sessions:
+/// lint warns of each (every command leaves them out, as check warns) and still passes.
+#[test]
+fn lint_warns_of_a_session_folder_without_exchanges() {
+    let t = DemoTwin::synthesized();
+    let sessions = t.root.join("recordings/sessions");
+    std::fs::create_dir(sessions.join("empty")).unwrap();
+    std::os::unix::fs::symlink(".", sessions.join("loop")).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    let v = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    let empty: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-empty")
+        .collect();
+    assert_eq!(empty.len(), 2, "{v:#}");
+    assert_eq!(empty[0]["file"], "recordings/sessions/empty", "{v:#}");
+    assert_eq!(empty[1]["file"], "recordings/sessions/loop", "{v:#}");
+    for f in &empty {
+        assert_eq!(f["severity"], "warning", "{v:#}");
+        assert!(
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("holds no exchange files"),
+            "{v:#}"
+        );
+    }
+    // The recorded session is not among them.
+    assert!(
+        !v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "recording-incomplete"),
+        "{v:#}"
+    );
+}
