@@ -21,8 +21,16 @@ pub struct RoutePattern {
     text: String,
 }
 
+/// The methods of RFC 9110 and PATCH (RFC 5789), any case: the ones a method alone may name.
+fn is_standard_method(word: &str) -> bool {
+    const METHODS: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    METHODS.iter().any(|m| m.eq_ignore_ascii_case(word))
+}
+
 impl RoutePattern {
-    /// Parse `*`, `METHOD`, `METHOD /glob`, `/glob` or `* /glob`.
+    /// Parse `*`, `METHOD` (a standard method alone), `METHOD /glob`, `/glob` or `* /glob`.
     pub fn parse(text: &str) -> Result<RoutePattern, String> {
         let t = text.trim();
         if t.is_empty() {
@@ -33,7 +41,16 @@ impl RoutePattern {
         let (method, path) = match t.split_once(char::is_whitespace) {
             Some((m, p)) => (Some(m), Some(p.trim())),
             None if t.starts_with('/') => (None, Some(t)),
-            None => (Some(t), None),
+            None if t == "*" || is_standard_method(t) => (Some(t), None),
+            // A word alone that is no standard method is almost always a path without its
+            // `/` (`orders`): read as a method it would select nothing, silently.
+            None => {
+                return Err(format!(
+                    "`{t}` is neither a path (it must start with `/`: `/{t}`) nor a standard \
+                     HTTP method; write `/path`, `METHOD /path` (e.g. `GET /v1/*`), a method \
+                     alone (`GET`) or `*`"
+                ));
+            }
         };
         let method = match method {
             None | Some("*") => None,
@@ -191,5 +208,19 @@ mod tests {
         assert!(RoutePattern::parse("").is_err());
         assert!(RoutePattern::parse("GET v1").is_err());
         assert!(RoutePattern::parse("G3T /x").is_err());
+        // A word alone must be a standard method: `orders` is a path missing its `/`.
+        let e = RoutePattern::parse("orders").unwrap_err();
+        assert!(e.contains("`/orders`"), "{e}");
+        assert!(RoutePattern::parse("PURGE").is_err());
+    }
+
+    #[test]
+    fn a_standard_method_alone_selects_every_path_of_it() {
+        let p = RoutePattern::parse("delete").unwrap();
+        assert!(p.matches("DELETE", "/v1/x", None));
+        assert!(!p.matches("GET", "/v1/x", None));
+        // A custom method with a path is still a method.
+        let q = RoutePattern::parse("PURGE /cache/*").unwrap();
+        assert!(q.matches("PURGE", "/cache/a", None));
     }
 }

@@ -887,3 +887,32 @@ async fn chaos_seed_answers_are_normal_or_marked_fault() {
         );
     }
 }
+
+/// A word alone that is no standard method is a path missing its `/`: refused at start in a
+/// fault profile, a rate-limit override flag and a `wraith.toml` rate limit, never read as a
+/// method that selects nothing.
+#[test]
+fn a_route_pattern_that_is_a_bare_word_exits_1_suggesting_the_path() {
+    let t = shop();
+    t.write(
+        "bare.toml",
+        "[[rules]]\nroute = \"customers\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 503\n",
+    );
+    let path = t.path().join("bare.toml");
+    let (code, err) = t.serve_expect_exit(&["--fault-profile", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("bare.toml") && err.contains("`/customers`"),
+        "{err}"
+    );
+    let (code, err) = t.serve_expect_exit(&["--rate-limit-override", "customers=1/60"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("`/customers`"), "{err}");
+    t.append_toml("[serve.rate_limits.\"customers\"]\nlimit = 1\nwindow_seconds = 60\n");
+    let (code, err) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("[serve.rate_limits.\"customers\"]") && err.contains("`/customers`"),
+        "{err}"
+    );
+}
