@@ -259,12 +259,14 @@ impl FaultProfile {
                         None => String::new(),
                         Some(toml::Value::String(s)) => s,
                         // A table or array is sent as its JSON rendering.
-                        Some(other) => serde_json::to_string(&other).map_err(|e| {
-                            err(
-                                fault_at,
-                                format!("the error body cannot be rendered as JSON: {e}"),
-                            )
-                        })?,
+                        Some(other) => {
+                            serde_json::to_string(&toml_to_json(other)).map_err(|e| {
+                                err(
+                                    fault_at,
+                                    format!("the error body cannot be rendered as JSON: {e}"),
+                                )
+                            })?
+                        }
                     };
                     FaultType::Error { status, body }
                 }
@@ -300,6 +302,24 @@ impl FaultProfile {
             name: raw.name.unwrap_or_else(|| file.to_string()),
             rules,
         })
+    }
+}
+
+/// A TOML value as the JSON a client reads: a date or time becomes its TOML text (RFC 3339),
+/// not the TOML crate's internal wrapper object; a float JSON cannot hold (`nan`, `inf`) becomes
+/// `null`, as serde_json writes it.
+fn toml_to_json(v: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            J::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
     }
 }
 
@@ -363,6 +383,26 @@ bytes = 4
             Some(("x-tenant".to_string(), "demo".to_string()))
         );
         assert_eq!(p.rules[3].count, Some(2));
+    }
+
+    #[test]
+    fn a_table_body_is_sent_as_json_with_dates_as_their_text() {
+        let text = r#"
+[[rules]]
+route = "*"
+[rules.fault_type]
+type = "error"
+status = 500
+body = { when = 1979-05-27T07:32:00Z, day = 1979-05-27, n = 1, x = nan, tags = ["a"] }
+"#;
+        let p = FaultProfile::parse("f.toml", text).unwrap();
+        let FaultType::Error { body, .. } = &p.rules[0].fault else {
+            panic!("{:?}", p.rules[0].fault);
+        };
+        assert_eq!(
+            body,
+            r#"{"day":"1979-05-27","n":1,"tags":["a"],"when":"1979-05-27T07:32:00Z","x":null}"#
+        );
     }
 
     #[test]
