@@ -154,8 +154,11 @@ impl SimResponse {
         let Some(wait) = self.reset_wait_us else {
             return;
         };
-        let at = now_us.saturating_add(i64::try_from(wait).unwrap_or(i64::MAX));
-        let secs = at.div_euclid(1_000_000) + i64::from(at.rem_euclid(1_000_000) > 0);
+        // `Date` is the clock's second rounded down and `Retry-After` the wait rounded up (at
+        // least 1 on a refusal): their sum, so `Reset - Date` is `Retry-After` on any clock,
+        // a real one's fractional second included.
+        let retry = i64::try_from(wait.div_ceil(1_000_000).max(1)).unwrap_or(i64::MAX);
+        let secs = now_us.div_euclid(1_000_000).saturating_add(retry);
         for (k, v) in &mut self.headers {
             if k.eq_ignore_ascii_case("x-ratelimit-reset") {
                 *v = secs.to_string();

@@ -165,6 +165,30 @@ fn throttle_fault_lets_limit_through_then_429s_with_rate_limit_headers() {
     assert_eq!(s.decide(&get), Decision::PASS);
 }
 
+/// `Date` reads the session clock's second rounded down: Reset is that second plus
+/// `Retry-After`, whatever fraction of a second the refusal and the session clock stand at.
+#[test]
+fn rate_limit_reset_minus_the_dates_second_is_retry_after_at_any_fraction() {
+    let (s, clock) = sim(faults(
+        "[[rules]]\nroute = \"*\"\n[rules.fault_type]\ntype = \"throttle\"\nlimit = 1\nwindow_secs = 30\n",
+        0,
+    ));
+    let get = rq("GET", "/v1/customers", Some("GET /v1/customers"));
+    assert_eq!(s.decide(&get), Decision::PASS);
+    // 0.2 s later the window frees in 29.8 s: Retry-After 30.
+    clock.0.fetch_add(200_000, Ordering::SeqCst);
+    let d = s.decide(&get);
+    let mut r = responded(&d).clone();
+    assert_eq!(header(&r, "retry-after"), Some("30"));
+    // Said on a session clock 0.7 s into its second.
+    let session_now = 1_800_000_000_700_000;
+    r.stamp_reset(session_now);
+    assert_eq!(
+        header(&r, "x-ratelimit-reset"),
+        Some((1_800_000_000 + 30).to_string().as_str())
+    );
+}
+
 #[test]
 fn partial_fault_cuts_the_body_and_drops_counts_and_replay_claim() {
     let (s, _) = sim(faults(
