@@ -501,6 +501,12 @@ fn engine_response(
     };
     let mut resp = hyper::Response::new(Full::new(r.body.clone()));
     *resp.status_mut() = status;
+    // A status with no registered reason phrase (a recorded 520, a handler's 599) would go out
+    // as `520 <none>`, hyper's placeholder; HTTP/1.1 lets the phrase be empty.
+    if status.canonical_reason().is_none() {
+        resp.extensions_mut()
+            .insert(hyper::ext::ReasonPhrase::from_static(b""));
+    }
     let out = resp.headers_mut();
     // Sized once: growing the map header by header showed up in the serve profile.
     out.reserve(r.headers.len() + 7);

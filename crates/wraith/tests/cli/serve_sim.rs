@@ -916,3 +916,36 @@ fn a_route_pattern_that_is_a_bare_word_exits_1_suggesting_the_path() {
         "{err}"
     );
 }
+
+/// The status line of `GET path` on `s`, read off the wire.
+async fn status_line(s: &Server, path: &str) -> String {
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: twin\r\nConnection: close\r\n\r\n");
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead as _, Write as _};
+        let mut conn = std::net::TcpStream::connect(addr).unwrap();
+        conn.write_all(request.as_bytes()).unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(conn).read_line(&mut line).unwrap();
+        line
+    })
+    .await
+    .unwrap()
+}
+
+/// A status without a registered reason phrase goes out with an empty one, never hyper's
+/// `<none>` placeholder; a registered one keeps its phrase.
+#[tokio::test]
+async fn an_unregistered_status_goes_out_with_an_empty_reason_phrase() {
+    let t = shop();
+    let s = serve_with_profile(
+        &t,
+        "[[rules]]\nroute = \"GET /v1/customers\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 520\nbody = \"x\"\n",
+        &[],
+    );
+    assert_eq!(status_line(&s, "/v1/customers").await, "HTTP/1.1 520 \r\n");
+    assert_eq!(
+        status_line(&s, "/no/such/route").await.trim_end(),
+        "HTTP/1.1 501 Not Implemented"
+    );
+}
