@@ -756,6 +756,11 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             match engine.provision(provision) {
                 Ok(info) => {
                     let status = if info.created {
+                        // A new namespace starts with a fresh quota, though requests of its id
+                        // answered by a fault or a 429 before it existed spent some.
+                        if let Some(sim) = &sh.settings.layers.simulation {
+                            sim.clear_session(&info.session);
+                        }
                         StatusCode::CREATED
                     } else {
                         StatusCode::OK
@@ -769,25 +774,23 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             StatusCode::OK,
             &json!({"sessions": to_value(&engine.sessions())}),
         ),
-        ControlRoute::ResetSession(id) => match engine.reset_session(&id) {
-            Ok(info) => {
-                if let Some(sim) = &sh.settings.layers.simulation {
-                    sim.clear_session(&id);
-                }
-                json_response(StatusCode::OK, &to_value(&info))
+        ControlRoute::ResetSession(id) => {
+            let reset = engine.reset_session(&id);
+            clear_counters(sh, &id);
+            match reset {
+                Ok(info) => json_response(StatusCode::OK, &to_value(&info)),
+                Err(e) => control_error(&e),
             }
-            Err(e) => control_error(&e),
-        },
-        ControlRoute::DeleteSession(id) => match engine.delete_session(&id) {
-            Ok(()) => {
-                // A reused id starts with a fresh rate-limit quota.
-                if let Some(sim) = &sh.settings.layers.simulation {
-                    sim.clear_session(&id);
-                }
-                json_response(StatusCode::OK, &json!({"session": id, "deleted": true}))
+        }
+        ControlRoute::DeleteSession(id) => {
+            let deleted = engine.delete_session(&id);
+            // A reused id starts with a fresh rate-limit quota.
+            clear_counters(sh, &id);
+            match deleted {
+                Ok(()) => json_response(StatusCode::OK, &json!({"session": id, "deleted": true})),
+                Err(e) => control_error(&e),
             }
-            Err(e) => control_error(&e),
-        },
+        }
         ControlRoute::SessionState(id) => {
             if !sh.settings.debug {
                 return json_response(
@@ -968,6 +971,15 @@ fn probe(
                 ),
             )
         }
+    }
+}
+
+/// Clear session `id`'s rate-limit and throttle counters on a reset or delete of it. A
+/// session whose every request a fault or a 429 answered has counters but no namespace (the
+/// engine never saw it): its reset or delete answers 404, and still frees its quota.
+fn clear_counters(sh: &Shared, id: &str) {
+    if let Some(sim) = &sh.settings.layers.simulation {
+        sim.clear_session(id);
     }
 }
 

@@ -949,3 +949,30 @@ async fn an_unregistered_status_goes_out_with_an_empty_reason_phrase() {
         "HTTP/1.1 501 Not Implemented"
     );
 }
+
+/// A session every request of which a fault or a 429 answered has a spent quota but no
+/// namespace: provisioning it starts it fresh, and a reset or delete of it (404: no live
+/// session) still frees its quota.
+#[tokio::test]
+async fn a_session_only_faults_answered_starts_fresh_when_provisioned_or_deleted() {
+    let t = shop();
+    let s = serve_with_profile(
+        &t,
+        "[[rules]]\nroute = \"GET /v1/customers\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 503\n",
+        &["--rate-limit-override", "GET /v1/customers=1/3600sec"],
+    );
+    for id in ["z1", "z2", "z3"] {
+        assert_eq!(s.get("/v1/customers", Some(id)).await.status, 503);
+        assert_eq!(s.get("/v1/customers", Some(id)).await.status, 429);
+    }
+    let r = s
+        .post("/__wraith/session", None, json!({"session": "z1"}))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(s.get("/v1/customers", Some("z1")).await.status, 503);
+    assert_eq!(s.delete("/__wraith/session/z2", None).await.status, 404);
+    assert_eq!(s.get("/v1/customers", Some("z2")).await.status, 503);
+    let r = s.post("/__wraith/session/z3/reset", None, json!({})).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(s.get("/v1/customers", Some("z3")).await.status, 503);
+}
