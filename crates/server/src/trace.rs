@@ -96,14 +96,16 @@ impl TraceRing {
         id
     }
 
-    /// Newest first; `session` filters first, then `last` keeps the newest N.
+    /// Newest first; `session` filters first, then `last` keeps the newest N. An empty
+    /// `session` selects the headerless namespace's entries, as an empty header value names it.
     pub fn log(&self, session: Option<&str>, last: Option<usize>) -> Vec<TraceEntry> {
+        let session = session.map(|s| Some(s).filter(|s| !s.is_empty()));
         let inner = self.inner.lock();
         inner
             .entries
             .iter()
             .rev()
-            .filter(|e| session.is_none_or(|s| e.session.as_deref() == Some(s)))
+            .filter(|e| session.is_none_or(|s| e.session.as_deref() == s))
             .take(last.unwrap_or(usize::MAX))
             .cloned()
             .collect()
@@ -169,8 +171,13 @@ mod tests {
         }
         let log = ring.log(Some("a"), Some(2));
         assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![4, 3]);
-        assert_eq!(ring.clear(), 4);
+        let mut headerless = entry("x");
+        headerless.session = None;
+        ring.push(headerless);
+        let log = ring.log(Some(""), None);
+        assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![5]);
+        assert_eq!(ring.clear(), 5);
         assert!(ring.log(None, None).is_empty());
-        assert_eq!(ring.push(entry("a")), 5);
+        assert_eq!(ring.push(entry("a")), 6);
     }
 }
