@@ -728,7 +728,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             &ready::info_document(
                 &sh.settings.info,
                 engine.route_count(),
-                engine.sessions().len(),
+                engine.namespace_count(),
             ),
         ),
         ControlRoute::Provision => {
@@ -753,7 +753,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
                     .clock
                     .map(|c| c.to_config(sh.settings.default_clock_epoch)),
             };
-            match engine.provision(provision) {
+            match off_worker(|| engine.provision(provision)) {
                 Ok(info) => {
                     let status = if info.created {
                         // A new namespace starts with a fresh quota, though requests of its id
@@ -772,10 +772,10 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
         }
         ControlRoute::ListSessions => json_response(
             StatusCode::OK,
-            &json!({"sessions": to_value(&engine.sessions())}),
+            &json!({"sessions": to_value(&off_worker(|| engine.sessions()))}),
         ),
         ControlRoute::ResetSession(id) => {
-            let reset = engine.reset_session(&id);
+            let reset = off_worker(|| engine.reset_session(&id));
             clear_counters(sh, &id);
             match reset {
                 Ok(info) => json_response(StatusCode::OK, &to_value(&info)),
@@ -783,7 +783,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             }
         }
         ControlRoute::DeleteSession(id) => {
-            let deleted = engine.delete_session(&id);
+            let deleted = off_worker(|| engine.delete_session(&id));
             // A reused id starts with a fresh rate-limit quota.
             clear_counters(sh, &id);
             match deleted {
@@ -801,7 +801,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
                     ),
                 );
             }
-            match engine.session_state(&id) {
+            match off_worker(|| engine.session_state(&id)) {
                 Some(state) => json_response(StatusCode::OK, &state),
                 None => json_response(
                     StatusCode::NOT_FOUND,
@@ -823,7 +823,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             }
         }
         ControlRoute::ResetAll => {
-            engine.reset_all();
+            off_worker(|| engine.reset_all());
             // Counters clear and the fault and latency sequences restart from their seeds.
             if let Some(sim) = &sh.settings.layers.simulation {
                 sim.reset();
@@ -914,13 +914,7 @@ fn probe(
         }))
     };
     // A probe runs a handler: off the async worker, as a served request that runs one.
-    let probed = if tokio::runtime::Handle::current().runtime_flavor()
-        == tokio::runtime::RuntimeFlavor::MultiThread
-    {
-        tokio::task::block_in_place(call)
-    } else {
-        call()
-    };
+    let probed = off_worker(call);
     match probed {
         Ok(Err(e)) => control_error(&e),
         Ok(Ok(Some(mut r))) => match engine_response(sh, &mut r, &request.method) {
@@ -980,6 +974,20 @@ fn probe(
 fn clear_counters(sh: &Shared, id: &str) {
     if let Some(sim) = &sh.settings.layers.simulation {
         sim.clear_session(id);
+    }
+}
+
+/// Run `f`, which locks namespaces, off the async worker. A namespace stays locked while its
+/// session's request runs (a Lua handler may take its whole deadline, or longer inside one
+/// long library call): a control call waiting for that lock on a worker would hold up every
+/// other connection of the worker, health checks included.
+fn off_worker<T>(f: impl FnOnce() -> T) -> T {
+    if tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
     }
 }
 

@@ -374,3 +374,53 @@ fn a_binding_to_a_missing_handler_or_an_unknown_route_refuses_to_serve() {
         "{err}"
     );
 }
+
+/// A session's namespace stays locked while its handler runs, and one long library call
+/// (a plain `string.find` of a long needle) runs past the deadline before the budget can stop
+/// it. Control calls waiting for that session run off the async workers, so health and other
+/// sessions answer before the busy session's handler does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_calls_waiting_on_a_busy_session_do_not_hold_up_the_server() {
+    let t = shop_with(&[(
+        "get_customer.lua",
+        r#"local s = string.rep("a", 600000)
+local p = string.rep("a", 300000) .. "b"
+return { found = string.find(s, p, 1, true) ~= nil }"#,
+    )]);
+    t.set_toml("serve.lua", "max_memory_kb", "4096");
+    let s = t.serve(&[]);
+    let send = |method: reqwest::Method, path: &str, session: Option<&str>| {
+        let mut rb = s.client.request(method, format!("{}{path}", s.url));
+        if let Some(id) = session {
+            rb = rb.header("X-Wraith-Session", id);
+        }
+        tokio::spawn(async move {
+            let r = rb.send().await.unwrap();
+            let status = r.status().as_u16();
+            let _ = r.bytes().await;
+            (status, std::time::Instant::now())
+        })
+    };
+    let slow = send(reqwest::Method::GET, "/v1/customers/cus_busy", Some("busy"));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // More waiting control calls than the server has async workers.
+    let waiting: Vec<_> = (0..4)
+        .map(|_| send(reqwest::Method::POST, "/__wraith/session/busy/reset", None))
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let health = send(reqwest::Method::GET, "/__wraith/health", None);
+    let other = send(reqwest::Method::GET, "/v1/customers", Some("other"));
+    let (health, health_at) = health.await.unwrap();
+    let (other, other_at) = other.await.unwrap();
+    let (slow, slow_at) = slow.await.unwrap();
+    assert_eq!((health, other, slow), (200, 200, 500));
+    // The search takes seconds; answers that waited for it come within moments of its end.
+    let margin = std::time::Duration::from_millis(1000);
+    assert!(
+        health_at + margin < slow_at && other_at + margin < slow_at,
+        "health and another session waited for the busy session's handler"
+    );
+    for w in waiting {
+        assert_eq!(w.await.unwrap().0, 200);
+    }
+}
