@@ -485,7 +485,7 @@ pub fn run(args: Args) -> CmdResult {
     let route_count = engine.route_count();
     let engine = Arc::new(engine);
 
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listeners = Listeners::bind(&candidates)
             .await
             .map_err(CliError::runtime)?;
@@ -567,9 +567,17 @@ pub fn run(args: Args) -> CmdResult {
             );
         }
         Ok::<(), CliError>(())
-    })?;
+    });
+    // Past the drain timeout nothing is waited for: a handler still inside one long library
+    // call (which its deadline cannot interrupt) would otherwise hold the exit until it ends.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    served?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// How long the runtime may take to stop its tasks once serving ended (drained, or past the
+/// drain timeout).
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WRAITH_LOG")

@@ -424,3 +424,38 @@ return { found = string.find(s, p, 1, true) ~= nil }"#,
         assert_eq!(w.await.unwrap().0, 200);
     }
 }
+
+/// SIGTERM while a handler is inside one long library call: serve stops once the drain
+/// timeout has passed, not when the call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_serve_after_the_drain_timeout_while_a_handler_still_runs() {
+    let t = shop_with(&[(
+        "get_customer.lua",
+        r#"local s = string.rep("a", 800000)
+local p = string.rep("a", 400000) .. "b"
+return { found = string.find(s, p, 1, true) ~= nil }"#,
+    )]);
+    t.set_toml("serve.lua", "max_memory_kb", "4096");
+    t.set_toml("serve.limits", "request_drain_timeout_ms", "100");
+    let mut s = t.serve(&[]);
+    let rb = s
+        .client
+        .get(format!("{}/v1/customers/cus_busy", s.url))
+        .header("X-Wraith-Session", "busy");
+    let slow = tokio::spawn(async move { rb.send().await.is_ok() });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let stopped = tokio::task::spawn_blocking(move || {
+        let sent = std::time::Instant::now();
+        let code = s.terminate();
+        (code, sent.elapsed(), s.stderr())
+    });
+    let (code, took, stderr) = stopped.await.unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("drain timeout"), "{stderr}");
+    // The search takes several seconds; serve stops within moments of the drain timeout.
+    assert!(
+        took < std::time::Duration::from_millis(2000),
+        "serve took {took:?} to stop: it waited for the handler's call to end"
+    );
+    let _ = slow.await;
+}
