@@ -3482,11 +3482,37 @@ impl Engine {
 
     /// Strict fidelity: only recorded exchanges; everything else fails closed
     /// (recorded 4xx → synthesized 4xx → 501). Never a replay claim.
+    /// Strict replay indexes recordings by concrete method and path: a request whose exact key
+    /// (query and body included) no recording has still answers a recording of its path. Of
+    /// several, the one whose query shares the most of the request's query pairs, the first
+    /// recorded among equals, so an unrecorded parameter (`?expand=x`) never turns a recorded
+    /// path into a refusal.
+    fn strict_path_entry(&self, call: &Call<'_>) -> Option<usize> {
+        let route = &self.model.routes[call.m.route];
+        let sent = wraith_model::request_key::normalize_query(&call.req.query);
+        let sent: std::collections::BTreeSet<&str> =
+            sent.split('&').filter(|p| !p.is_empty()).collect();
+        route
+            .exact
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.key.path == call.req.path)
+            .map(|(ei, e)| {
+                let shared = e.key.query.split('&').filter(|p| sent.contains(p)).count();
+                (shared, std::cmp::Reverse(ei))
+            })
+            .max()
+            .map(|(_, std::cmp::Reverse(ei))| ei)
+    }
+
     fn strict(&self, ns: &mut Namespace, call: &Call<'_>) -> Out {
         let r = call.m.route;
         let route = &self.model.routes[r];
         let concrete = format!("{} {}", route.method, call.path);
-        if let Some(ei) = self.exact_entry(call) {
+        if let Some(ei) = self
+            .exact_entry(call)
+            .or_else(|| self.strict_path_entry(call))
+        {
             let entry = &route.exact[ei];
             let candidates = self.candidate_moments(&entry.moments, call.principal.as_deref());
             let write = !matches!(call.method.as_str(), "GET" | "HEAD");

@@ -575,3 +575,23 @@ async fn a_json_body_the_twin_cannot_read_is_a_400_naming_why_and_a_bom_is_read_
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["name"], "Bom", "the body after the mark was read");
 }
+
+/// Strict replay indexes recordings by concrete method and path: a recorded path asked with a
+/// query no recording sent is still answered that path's recording, never another path's
+/// refusal nor a route miss.
+#[tokio::test]
+async fn strict_fidelity_answers_a_recorded_path_asked_with_an_unrecorded_query() {
+    let t = shop_twin();
+    let s = t.serve(&["--fidelity", "strict"]);
+    let r = s.get("/v1/customers/cus_1?expand=x", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json(), model::cus_1());
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers/cus_1"));
+    let plain = s.get("/v1/customers", None).await;
+    let r = s.get("/v1/customers?unrecorded=1", None).await;
+    assert_eq!(r.status, plain.status);
+    assert_eq!(r.json(), plain.json());
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.header("x-wraith-route"), Some("GET /v1/customers"));
+}
