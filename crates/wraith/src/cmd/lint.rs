@@ -246,6 +246,13 @@ pub fn run(args: Args) -> CmdResult {
                     ));
                 }
             }
+            if let Some(why) = super::serve::unbuilt_session_mode(&cfg) {
+                findings.push(Finding::error(
+                    "serve-session-mode",
+                    Some("wraith.toml"),
+                    why,
+                ));
+            }
             // `[freshness]`: durations and the drift fraction, as `wraith check` reads them.
             if let Err(errors) =
                 wraith_check::freshness::FreshnessGate::parse(&super::check::freshness_input(&cfg))

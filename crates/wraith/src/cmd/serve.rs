@@ -372,6 +372,12 @@ pub fn run(args: Args) -> CmdResult {
     };
     let twin = TwinDir::resolve(&named).map_err(CliError::usage)?;
     let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
+    if let Some(why) = unbuilt_session_mode(&cfg) {
+        return Err(CliError::usage(anyhow!(
+            "{}: {why}",
+            twin.wraith_toml().display()
+        )));
+    }
     let resolved = resolve(&args, &cfg)?;
     let token = control_token(&args)?;
 
@@ -573,6 +579,22 @@ pub fn run(args: Args) -> CmdResult {
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why `[serve] session_mode` cannot be served, if it names a mode other than `header`: the
+/// session contract keys namespaces by the `X-Wraith-Session` header alone, and serving a
+/// cookie or path mode as the header would put every client in one shared world unannounced.
+pub(crate) fn unbuilt_session_mode(cfg: &TwinConfig) -> Option<String> {
+    let mode = match cfg.serve.session_mode {
+        wraith_twin::SessionMode::Header => return None,
+        wraith_twin::SessionMode::Cookie => "cookie",
+        wraith_twin::SessionMode::Path => "path",
+    };
+    Some(format!(
+        "[serve] session_mode = \"{mode}\" is not built: sessions are keyed by the \
+         X-Wraith-Session header only (the session contract), so every client would share one \
+         world; remove the key or set it to \"header\", and send X-Wraith-Session"
+    ))
 }
 
 /// How long the runtime may take to stop its tasks once serving ended (drained, or past the

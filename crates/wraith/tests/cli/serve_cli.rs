@@ -770,3 +770,34 @@ async fn the_ready_file_lists_every_control_endpoint_serve_answers() {
     assert_eq!(plain.ready["capabilities"]["trace"], false);
     assert_eq!(plain.ready["control"], *control);
 }
+
+/// A `[serve] session_mode` other than `header` is not built: serve refuses it (exit 1) rather
+/// than putting every client in one shared world, and lint fails it.
+#[test]
+fn a_session_mode_other_than_header_is_refused_by_serve_and_lint() {
+    let t = shop_twin();
+    for mode in ["cookie", "path"] {
+        t.set_toml("serve", "session_mode", &format!("\"{mode}\""));
+        let (code, err) = t.serve_expect_exit(&[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("wraith.toml")
+                && err.contains(&format!("session_mode = \"{mode}\" is not built")),
+            "{err}"
+        );
+        let out = t.wraith(&["lint", t.path_str().as_str(), "--json"]);
+        assert_eq!(out.status.code(), Some(1));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["rule"] == "serve-session-mode" && f["severity"] == "error"),
+            "{v:#}"
+        );
+    }
+    t.set_toml("serve", "session_mode", "\"header\"");
+    let mut s = t.serve(&[]);
+    assert_eq!(s.terminate(), 0);
+}
