@@ -47,8 +47,8 @@ Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] en
 2 below `[diff] required_score`, `[diff] session_pass_rate` or a dimension threshold
 (`[diff.thresholds]`, `[diff.overrides]`), an unmarked authored deviation, or a twin older than
 `[freshness] max_age` (twin-stale) or a share of drifted routes above `[freshness] max_drift`
-(twin-drift-exceeded; the report is written and printed first) · 4 IO failure or
-the target did not answer (within --timeout).")]
+(twin-drift-exceeded; the report is written and printed first) · 3 CI=true without
+WRAITH_HMAC_KEY · 4 IO failure or the target did not answer (within --timeout).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,

@@ -635,10 +635,11 @@ fn principal_map(
 /// The twin's declared outbound policy: `[serve] strip_headers`, the `scrub.toml` rules that
 /// can reach a response (header, JSONPath and regex scopes; cookie and query-parameter rules
 /// only ever match requests), its `[pii]` section, and the scrub key, so serve-time envelopes
-/// are keyed like record-time tokens. A twin without a `scrub.toml`, or without a usable key,
-/// still gets the default policy (header allowlist and PII pass under a fixed key), with a
-/// warning. A `scrub.toml` that is there but cannot be read or parsed is refused as `wraith
-/// import` refuses it: answering without its rules would send what they are meant to hide.
+/// are keyed like record-time tokens. A twin without a `scrub.toml`, or without a usable key
+/// file, still gets the default policy (header allowlist and PII pass under a fixed key), with
+/// a warning. A `scrub.toml` that is there but cannot be read or parsed is refused as `wraith
+/// import` refuses it: answering without its rules would send what they are meant to hide; so
+/// is a run under `CI=true` without `WRAITH_HMAC_KEY` (exit 3).
 pub fn outbound_policy(
     twin: &TwinDir,
     strip_headers: bool,
@@ -653,9 +654,13 @@ pub fn outbound_policy(
     let path = twin.scrub_toml();
     let scrubber = match wraith_recording::scrub::Scrubber::load(&path) {
         Ok(s) => s,
+        // Under CI without WRAITH_HMAC_KEY the twin's rules and `[pii]` section cannot be
+        // keyed as on the machines that recorded it: refused (exit 3), as import and record
+        // refuse, rather than answered under another policy.
         Err(
             e @ (wraith_recording::ScrubError::Policy { .. }
-            | wraith_recording::ScrubError::Read { .. }),
+            | wraith_recording::ScrubError::Read { .. }
+            | wraith_recording::ScrubError::KeyRequiredInCi),
         ) => return Err(CliError::scrub(e)),
         Err(e) => {
             warnings.push(format!(

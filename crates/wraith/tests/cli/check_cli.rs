@@ -499,3 +499,19 @@ fn check_unreachable_target_is_a_runtime_failure() {
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did not answer"));
 }
+
+/// Under `CI=true` without `WRAITH_HMAC_KEY`, check refuses with the policy exit code (3), as
+/// serve, import and record do: the twin's `scrub.toml` cannot be keyed as it was recorded.
+#[test]
+fn ci_without_an_hmac_key_is_refused_by_check_with_exit_3() {
+    let t = DemoTwin::synthesized();
+    let out = Command::new(bin())
+        .args(["check", t.path_str().as_str()])
+        .env("CI", "true")
+        .env("WRAITH_HMAC_KEY", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("WRAITH_HMAC_KEY"), "{err}");
+}

@@ -801,3 +801,16 @@ fn a_session_mode_other_than_header_is_refused_by_serve_and_lint() {
     let mut s = t.serve(&[]);
     assert_eq!(s.terminate(), 0);
 }
+
+/// Under `CI=true` without `WRAITH_HMAC_KEY`, serve refuses with the policy exit code (3), as
+/// import and record do, rather than answer under a policy without the twin's `scrub.toml`.
+#[test]
+fn ci_without_an_hmac_key_is_refused_by_serve_with_exit_3() {
+    let t = shop_twin();
+    let (code, err) = t.serve_expect_exit_env(&[], &[("CI", "true"), ("WRAITH_HMAC_KEY", "")]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("WRAITH_HMAC_KEY"), "{err}");
+    // With a key, CI serves.
+    let mut s = t.serve_env(&[], &[("CI", "true"), ("WRAITH_HMAC_KEY", "k")]);
+    assert_eq!(s.terminate(), 0);
+}
