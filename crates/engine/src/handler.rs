@@ -40,7 +40,8 @@ pub struct HandlerRequest<'a> {
     pub query: &'a [(String, String)],
     /// Lowercase header names, in request order.
     pub headers: &'a [(String, String)],
-    /// Path parameters by the route's parameter names, percent-decoded.
+    /// Path parameters, percent-decoded: by the route's names, then as the explicit binding
+    /// spelled them, then `id` for the last (see [`handler_params`]).
     pub params: &'a [(String, String)],
     /// Raw request body (empty when there is none).
     pub body: &'a [u8],
@@ -380,6 +381,9 @@ pub struct ScriptReport {
 pub(crate) struct Installed {
     /// Handler per route index.
     pub by_route: Vec<Option<(String, Arc<dyn Handler>)>>,
+    /// Per route index, the parameter names of the explicit binding that bound its handler
+    /// (`/customers/:customer_id`), in path order; empty without one.
+    pub binding_params: Vec<Vec<String>>,
     /// Authored routes; route index `model.routes.len() + i`.
     pub authored: Vec<AuthoredRoute>,
     pub on_error: HandlerOnError,
@@ -391,6 +395,40 @@ impl Installed {
     pub(crate) fn handler(&self, route: usize) -> Option<&(String, Arc<dyn Handler>)> {
         self.by_route.get(route).and_then(Option::as_ref)
     }
+
+    /// See [`Installed::binding_params`].
+    pub(crate) fn binding_params(&self, route: usize) -> &[String] {
+        self.binding_params.get(route).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The parameter names of a template (`/customers/:customer_id/orders/:n` gives
+/// `customer_id`, `n`), in path order.
+pub fn template_param_names(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter_map(|seg| seg.strip_prefix(':'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `req.params` of a handler: the route's own parameters (synth names those of a recorded
+/// route `param`, `param2`, … in path order), then, under another name, each as the explicit
+/// binding that bound the handler spelled it (`binding`), then `id` for the last parameter
+/// when no name so far is `id`: a handler written for `GET /customers/:id` reads
+/// `req.params.id` whichever template the recordings gave the route.
+pub fn handler_params(route: &[(String, String)], binding: &[String]) -> Vec<(String, String)> {
+    let mut out = route.to_vec();
+    for (name, (_, value)) in binding.iter().zip(route) {
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.clone(), value.clone()));
+        }
+    }
+    if let Some((_, last)) = route.last()
+        && !out.iter().any(|(n, _)| n == "id")
+    {
+        out.push(("id".to_string(), last.clone()));
+    }
+    out
 }
 
 /// The authored routes a recorded route with the same method and path shadows, as
@@ -1204,6 +1242,26 @@ mod tests {
             ("GET /health".to_string(), "probe", "[[route]] #1")
         );
         assert_eq!(merged[1].handler, "customer_view");
+    }
+
+    #[test]
+    fn handler_params_add_the_bindings_names_and_id_for_the_last_parameter() {
+        let route = vec![
+            ("param".to_string(), "acme".to_string()),
+            ("param2".to_string(), "42".to_string()),
+        ];
+        let by_binding = template_param_names("/orgs/:org/repos/:repo_id");
+        assert_eq!(by_binding, ["org", "repo_id"]);
+        let params = handler_params(&route, &by_binding);
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("param"), Some("acme"));
+        assert_eq!(get("org"), Some("acme"));
+        assert_eq!(get("repo_id"), Some("42"));
+        assert_eq!(get("id"), Some("42"));
+        // A route that names a parameter `id` keeps it; no parameter, no `id`.
+        let own = vec![("id".to_string(), "cus_1".to_string())];
+        assert_eq!(handler_params(&own, &[]), own);
+        assert!(handler_params(&[], &[]).is_empty());
     }
 
     #[test]

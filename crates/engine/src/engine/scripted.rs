@@ -6,7 +6,7 @@ use super::*;
 use crate::handler::{
     AuthoredRoute, BindingErrors, HandlerBinding, HandlerEnv, HandlerError, HandlerOnError,
     HandlerRequest, Installed, NsEnv, ScriptReport, Scripts, bind_with_explicit, explicit_bindings,
-    shadowed_authored, validate_explicit,
+    handler_params, shadowed_authored, template_param_names, validate_explicit,
 };
 
 impl Engine {
@@ -76,7 +76,17 @@ impl Engine {
         let bound = bind_with_explicit(&names, &shapes, &explicit);
         let n = self.model.routes.len();
         let mut by_route = Vec::with_capacity(bound.len());
+        let mut binding_params = Vec::with_capacity(bound.len());
         for (i, b) in bound.iter().enumerate() {
+            let (method, path, _) = &shapes[i];
+            binding_params.push(match b {
+                Some((_, true)) => explicit
+                    .iter()
+                    .find(|e| e.targets(method, path))
+                    .map(|e| template_param_names(&e.path))
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            });
             let slot = b.and_then(|(name, explicit)| {
                 let h = scripts.handlers.get(name)?;
                 report.bindings.push(HandlerBinding {
@@ -110,6 +120,7 @@ impl Engine {
         self.scripts = Installed {
             any: by_route.iter().any(Option::is_some),
             by_route,
+            binding_params,
             authored,
             on_error: scripts.on_error,
         };
@@ -277,6 +288,7 @@ impl Engine {
     pub(super) fn run_route_handler(&self, ns: &mut Namespace, call: &Call<'_>) -> Option<Out> {
         let (name, handler) = self.scripts.handler(call.m.route)?;
         let route_name = &self.router.info[call.m.route].name;
+        let params = handler_params(&call.m.params, self.scripts.binding_params(call.m.route));
         let req = HandlerRequest {
             handler: name,
             route: route_name,
@@ -284,7 +296,7 @@ impl Engine {
             path: &call.path,
             query: &call.query,
             headers: &call.req.headers,
-            params: &call.m.params,
+            params: &params,
             body: &call.req.body,
             json: call.body.as_ref(),
         };

@@ -459,3 +459,43 @@ return { found = string.find(s, p, 1, true) ~= nil }"#,
     );
     let _ = slow.await;
 }
+
+/// Synth names a recorded route's parameters `param`, `param2`, …: a handler bound by file name
+/// to `GET /customers/:param` still reads the id as `req.params.id` (the last parameter), and
+/// one an explicit binding binds reads the binding's own names.
+#[test]
+fn a_handler_on_a_recorded_route_reads_id_and_its_bindings_parameter_names() {
+    use crate::check_support::{DemoTwin, http_get};
+    let t = DemoTwin::example_shop();
+    std::fs::write(
+        t.root.join("lua/handlers/get_customer.lua"),
+        "return { id = req.params.id, param = req.params.param }",
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("lua/handlers/order_view.lua"),
+        "return { order = req.params.order_id, id = req.params.id }",
+    )
+    .unwrap();
+    let routes = t.root.join("lua/routes.toml");
+    let mut text = std::fs::read_to_string(&routes).unwrap();
+    text.push_str(
+        "\n[[binding]]\nmethod = \"GET\"\npath = \"/orders/:order_id\"\nhandler = \"order_view\"\n",
+    );
+    std::fs::write(&routes, text).unwrap();
+    t.synth();
+    let (mut child, url) = t.serve();
+    let (head, customer) = http_get(&format!("{url}/customers/cus_unrecorded"));
+    let (_, order) = http_get(&format!("{url}/orders/ord_unrecorded"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(head.contains("x-wraith-provenance: handler"), "{head}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&customer).unwrap(),
+        json!({"id": "cus_unrecorded", "param": "cus_unrecorded"})
+    );
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&order).unwrap(),
+        json!({"order": "ord_unrecorded", "id": "ord_unrecorded"})
+    );
+}
