@@ -51,7 +51,12 @@ Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] en
 WRAITH_HMAC_KEY · 4 IO failure or the target did not answer (within --timeout).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
-    pub twin: String,
+    #[arg(required_unless_present = "twin_flag", conflicts_with = "twin_flag")]
+    pub twin: Option<String>,
+    /// The twin, as the positional argument (the spelling some guides use: `--twin
+    /// twins/shop`).
+    #[arg(long = "twin", value_name = "TWIN")]
+    pub twin_flag: Option<String>,
     /// Replay through the engine in process (the default).
     #[arg(long, conflicts_with_all = ["target", "wire"])]
     pub in_memory: bool,
@@ -78,8 +83,12 @@ pub struct Args {
     pub holdout: Option<u32>,
     /// Print the report on stdout: the same bytes as reports/check.json (canonical JSON: keys
     /// sorted, compact, one trailing newline).
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     /// Replay this many recorded sessions at once (in memory; default: one per available
     /// core; never more threads than there are sessions). Each session has its own namespace,
     /// so the report is the same for any N; `--jobs 1` replays them one after another. Not
@@ -134,7 +143,13 @@ fn parse_jobs(s: &str) -> Result<NonZeroUsize, String> {
 }
 
 pub fn run(args: Args) -> CmdResult {
-    let twin = TwinDir::resolve(&args.twin).map_err(CliError::usage)?;
+    // clap requires exactly one of the two spellings.
+    let Some(named) = args.twin.as_deref().or(args.twin_flag.as_deref()) else {
+        return Err(CliError::usage(anyhow!(
+            "name the twin: `wraith check <twin>`"
+        )));
+    };
+    let twin = TwinDir::resolve(named).map_err(CliError::usage)?;
     let cfg = TwinConfig::load(&twin).map_err(CliError::twin)?;
     for w in &cfg.warnings {
         eprintln!("warning: {w}");

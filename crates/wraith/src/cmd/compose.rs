@@ -54,8 +54,12 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Print the compose envelope as canonical JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     /// Print the human summary on stderr instead of stdout (`serve --overlay` composes first and
     /// keeps stdout for itself).
     #[arg(skip)]

@@ -25,8 +25,12 @@ pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Print the coverage document as JSON.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     /// An OpenAPI 3 or Swagger 2 document (JSON or YAML): also count which of its operations
     /// the twin answers from recordings, and which twin routes it does not describe.
     #[arg(long, value_name = "SPEC")]

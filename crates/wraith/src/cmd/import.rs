@@ -46,8 +46,12 @@ pub struct Args {
     #[arg(long = "tag", value_name = "T")]
     pub tags: Vec<String>,
     /// Print a summary as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 #[derive(Serialize)]

@@ -24,14 +24,22 @@ Exit codes: 0 created · 1 usage error (a bad name or --base-url, the twin exist
 the folder cannot be written.")]
 pub struct Args {
     /// Name of the new twin; it is created as ./twins/<name>/.
-    pub name: String,
+    #[arg(required_unless_present = "name_flag", conflicts_with = "name_flag")]
+    pub name: Option<String>,
+    /// The twin's name, as the positional argument (the spelling some guides use).
+    #[arg(long = "name", value_name = "NAME")]
+    pub name_flag: Option<String>,
     /// Root URL of the real API, e.g. https://api.example.com/v1: no credentials (`user:pass@`;
     /// the client sends its own through `wraith record`), a port if any from 1 to 65535.
     #[arg(long, value_name = "URL")]
     pub base_url: String,
     /// Print what was created as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 /// `HTTPS://API.Example.com/v1` as `https://api.example.com/v1`: a URL's scheme and host are
@@ -58,17 +66,23 @@ fn lowercase_scheme_and_host(url: &str) -> String {
 
 pub fn run(mut args: Args) -> CmdResult {
     args.base_url = lowercase_scheme_and_host(&args.base_url);
-    if !is_valid_twin_name(&args.name) {
+    // clap requires exactly one of the two spellings.
+    let Some(name) = args.name.take().or_else(|| args.name_flag.take()) else {
+        return Err(CliError::usage(anyhow!(
+            "name the twin: `wraith init <name> --base-url <url>`"
+        )));
+    };
+    if !is_valid_twin_name(&name) {
         return Err(CliError::usage(anyhow!(
             "invalid twin name `{}`: use up to 100 letters, digits, `-`, `_` and `.` (not \
              first), e.g. `shop-api`",
-            args.name
+            name
         )));
     }
     validate_base_url(&args.base_url)
         .map_err(|m| CliError::usage(anyhow!("invalid --base-url: {m}")))?;
     let twins = PathBuf::from(TWINS_DIR);
-    let target = twins.join(&args.name);
+    let target = twins.join(&name);
     // `symlink_metadata`: a link, even to nothing, is something init would have to replace.
     if target.symlink_metadata().is_ok() {
         return Err(CliError::usage(anyhow!(
@@ -88,9 +102,9 @@ pub fn run(mut args: Args) -> CmdResult {
         .with_context(|| format!("cannot create {}", twins.display()))
         .map_err(CliError::runtime)?;
     // An init of this name that was interrupted (its process gone) left its folder here.
-    wraith_recording::fsutil::remove_stale_staging_dirs(&twins, Some(&args.name));
-    let staging = twins.join(format!(".{}.init-{}", args.name, std::process::id()));
-    let built = build(&staging, &args.name, &args.base_url);
+    wraith_recording::fsutil::remove_stale_staging_dirs(&twins, Some(&name));
+    let staging = twins.join(format!(".{}.init-{}", name, std::process::id()));
+    let built = build(&staging, &name, &args.base_url);
     let placed = built.and_then(|()| {
         // Re-check: another init may have created it while we were building.
         if target.symlink_metadata().is_ok() {
@@ -113,7 +127,7 @@ pub fn run(mut args: Args) -> CmdResult {
     let twin = TwinDir::at(&target);
     if args.json {
         print_json(&json!({
-            "twin": args.name,
+            "twin": name,
             "path": target.display().to_string(),
             "base_url": args.base_url,
             "created": [
@@ -122,10 +136,10 @@ pub fn run(mut args: Args) -> CmdResult {
             ],
         }));
     } else {
-        outln!("created twin `{}` in {}", args.name, twin.root().display());
+        outln!("created twin `{}` in {}", name, twin.root().display());
         outln!(
             "next: wraith record {0}   (or: wraith import {0} FILE.har)",
-            args.name
+            name
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -27,8 +27,12 @@ pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Print the summary as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     /// Static per-route provenance of the model instead: what each route can answer from
     /// (recorded, template, fixture, miss) and how many template leaves are holes of each kind.
     #[arg(long)]

@@ -84,8 +84,12 @@ pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Print the findings as JSON.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 #[derive(Serialize)]

@@ -13,6 +13,17 @@ pub mod route;
 pub mod serve;
 pub mod synth;
 
+/// `--format` of every command. `text` and `pretty` are one human-readable output (colours
+/// only where stderr is a terminal and `NO_COLOR` is unset); `json` is `--json`, which the
+/// command's `--json` field takes from it (clap's `default_value_if`), so the commands read
+/// `json` alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Pretty,
+    Text,
+    Json,
+}
+
 /// An exclusive lock on the file at `path` (created when missing), held until the file is
 /// dropped: how two runs of one command on one twin take turns at a read-then-write step.
 /// A sidecar file carries it, since the files such a step writes are replaced, not edited.

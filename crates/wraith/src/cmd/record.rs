@@ -72,8 +72,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
     /// Print the final summary as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     /// Stop by itself this many seconds after it starts listening, exactly as Ctrl-C would.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u64>,

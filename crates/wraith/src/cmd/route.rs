@@ -62,8 +62,12 @@ pub struct AddArgs {
     #[arg(long, value_name = "STEM")]
     pub handler: Option<String>,
     /// Print the result as JSON.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 #[derive(clap::Args)]
@@ -71,8 +75,12 @@ pub struct ListArgs {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
     /// Print the routes as JSON.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 pub fn run(args: Args) -> CmdResult {

@@ -102,8 +102,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub control_token_file: Option<PathBuf>,
     /// Also print the startup contract as one JSON line on stdout once listening.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
     #[command(flatten)]
     pub sim: Box<sim_flags::SimArgs>,
 }
@@ -323,6 +327,7 @@ impl Composite {
             output: dir.clone(),
             force: false,
             json: false,
+            format: None,
             summary_on_stderr: true,
             output_flag: Some("--keep-composite"),
         })?;

@@ -33,8 +33,12 @@ pub struct Args {
     #[arg(long, value_name = "T")]
     pub tag: Option<String>,
     /// Print the summary as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, default_value_if("format", "json", "true"))]
     pub json: bool,
+    /// Output format: `text` or `pretty` (the same human-readable output, the default), or
+    /// `json` (as `--json`).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<super::Format>,
 }
 
 pub fn run(args: Args) -> CmdResult {

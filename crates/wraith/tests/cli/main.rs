@@ -37,6 +37,7 @@ mod import_unsendable_headers;
 mod init;
 mod inspect;
 mod long_templates;
+mod output_format;
 mod oversize_recordings;
 mod read_prefixes;
 mod record_encoded_bodies;
