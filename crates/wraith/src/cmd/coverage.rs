@@ -32,37 +32,39 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
     pub format: Option<super::Format>,
     /// An OpenAPI 3 or Swagger 2 document (JSON or YAML): also count which of its operations
-    /// the twin answers from recordings, and which twin routes it does not describe.
+    /// the twin answers from recordings, and which twin routes it does not describe. Without
+    /// it, the document `[service] spec` in wraith.toml names (relative to the twin folder).
     #[arg(long, value_name = "SPEC")]
     pub openapi: Option<std::path::PathBuf>,
 }
 
-/// Read and judge `--openapi`: a missing file, or a document that does not parse, names a key
+/// Read and judge `--openapi` (or `[service] spec`; `from` names which, for messages): a missing file, or a document that does not parse, names a key
 /// twice in one object, nests too deep or is no OpenAPI document, exits 1; a file that cannot be
 /// read exits 4; each names the file.
 fn spec_coverage(
     path: &std::path::Path,
+    from: &str,
     model: &wraith_model::Model,
 ) -> Result<wraith_check::spec_coverage::SpecCoverage, CliError> {
     let bytes = wraith_twin::read_file(path).map_err(|e| {
         CliError::io(
             e.kind(),
-            anyhow!("--openapi {}: cannot read it: {e}", path.display()),
+            anyhow!("{from} {}: cannot read it: {e}", path.display()),
         )
     })?;
     // Bytes that are not UTF-8 are a document of the wrong kind, not a failed read.
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::usage(anyhow!(
-            "--openapi {}: not JSON or YAML: not UTF-8 text (byte {} is not part of any \
+            "{from} {}: not JSON or YAML: not UTF-8 text (byte {} is not part of any \
              character); give the OpenAPI document as JSON or YAML in UTF-8",
             path.display(),
             e.utf8_error().valid_up_to()
         ))
     })?;
     let doc = parse_spec(&text)
-        .map_err(|e| CliError::usage(anyhow!("--openapi {}: {e}", path.display())))?;
+        .map_err(|e| CliError::usage(anyhow!("{from} {}: {e}", path.display())))?;
     wraith_check::spec_coverage::spec_coverage(&doc, model)
-        .map_err(|e| CliError::usage(anyhow!("--openapi {}: {e}", path.display())))
+        .map_err(|e| CliError::usage(anyhow!("{from} {}: {e}", path.display())))
 }
 
 /// The deepest nesting of arrays and objects an `--openapi` document may have: the YAML
@@ -253,8 +255,16 @@ pub fn run(args: Args) -> CmdResult {
     let sessions =
         wraith_recording::read_sessions(&twin.sessions_dir()).map_err(CliError::recording)?;
     let mut c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
-    if let Some(path) = &args.openapi {
-        c.spec_coverage = Some(spec_coverage(path, &model)?);
+    // `--openapi` wins; else the document `[service] spec` names (relative to the twin).
+    let spec = match (&args.openapi, &config.service.spec) {
+        (Some(path), _) => Some((path.clone(), "--openapi")),
+        (None, Some(spec)) if !spec.trim().is_empty() => {
+            Some((twin.root().join(spec), "[service] spec"))
+        }
+        _ => None,
+    };
+    if let Some((path, from)) = spec {
+        c.spec_coverage = Some(spec_coverage(&path, from, &model)?);
     }
     if args.json {
         crate::output::print_json(&c);

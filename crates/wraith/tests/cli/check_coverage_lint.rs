@@ -114,6 +114,49 @@ fn coverage_openapi_counts_the_documents_operations_the_twin_answers() {
     }
 }
 
+/// Without `--openapi`, coverage reads the document `[service] spec` names, relative to the
+/// twin folder; a flag wins over it, and a missing one is named as the config's.
+#[test]
+fn coverage_reads_the_service_spec_when_no_openapi_flag_names_a_document() {
+    let t = DemoTwin::synthesized();
+    std::fs::write(
+        t.root.join("spec.yaml"),
+        "openapi: 3.0.3\ninfo: {title: Configured, version: \"1\"}\npaths:\n  /orders/summary:\n    get: {}\n",
+    )
+    .unwrap();
+    let toml = t.root.join("wraith.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(text.contains("[service]\n"), "{text}");
+    std::fs::write(
+        &toml,
+        text.replacen("[service]\n", "[service]\nspec = \"spec.yaml\"\n", 1),
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let spec = stdout_json(&out)["spec_coverage"].clone();
+    assert_eq!(spec["api_title"], "Configured");
+    assert_eq!(spec["covered_count"], 1);
+    // A flag wins.
+    let other = t.root.join("other.yaml");
+    std::fs::write(
+        &other,
+        "openapi: 3.0.3\ninfo: {title: Flagged, version: \"1\"}\npaths: {}\n",
+    )
+    .unwrap();
+    let out = t.run(&["coverage", "--json", "--openapi", other.to_str().unwrap()]);
+    assert_eq!(stdout_json(&out)["spec_coverage"]["api_title"], "Flagged");
+    // A configured document that is not there is a usage error naming the key.
+    std::fs::remove_file(t.root.join("spec.yaml")).unwrap();
+    let out = t.run(&["coverage"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[service] spec") && err.contains("spec.yaml"),
+        "{err}"
+    );
+}
+
 #[test]
 fn coverage_openapi_says_a_json_document_is_too_deep_or_where_it_stops_being_json() {
     let t = DemoTwin::synthesized();
