@@ -768,6 +768,17 @@ impl TwinConfig {
                     .to_string(),
             });
         }
+        if cfg.service.user_agent.is_some() {
+            warnings.push(ConfigWarning {
+                path: path.to_path_buf(),
+                line: find_key_line(&doc, text, "service.user_agent").unwrap_or(0),
+                key: "service.user_agent".to_string(),
+                message: "not read: wraith sends the API no request of its own (`record` \
+                          forwards the client's User-Agent, `check` replays the recorded one); \
+                          remove the key"
+                    .to_string(),
+            });
+        }
         cfg.warnings = warnings;
         Ok(cfg)
     }
@@ -1595,6 +1606,16 @@ mod tests {
         assert_eq!(cfg.serve.fidelity, Fidelity::Fuzzy);
         assert_eq!(cfg.warnings.len(), 1);
         assert_eq!(cfg.warnings[0].line, 5);
+    }
+
+    #[test]
+    fn a_user_agent_is_warned_of_as_not_read() {
+        let text = "[service]\nname = \"x\"\nbase_url = \"http://h\"\nuser_agent = \"me/1\"\n";
+        let cfg = TwinConfig::parse(text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.warnings.len(), 1);
+        assert_eq!(cfg.warnings[0].key, "service.user_agent");
+        assert_eq!(cfg.warnings[0].line, 4);
+        assert!(cfg.warnings[0].message.starts_with("not read"));
     }
 
     #[test]
