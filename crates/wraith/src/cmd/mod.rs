@@ -24,9 +24,6 @@ pub enum Format {
     Json,
 }
 
-/// An exclusive lock on the file at `path` (created when missing), held until the file is
-/// dropped: how two runs of one command on one twin take turns at a read-then-write step.
-/// A sidecar file carries it, since the files such a step writes are replaced, not edited.
 /// Create the twin's folder `dir` (and its parents) when missing. Something else where the
 /// folder belongs — a file, a fifo, a link to nothing or a loop of links — is the user's to move
 /// (exit 1), named as such rather than as the OS's "File exists".
@@ -54,6 +51,9 @@ pub(crate) fn create_folder(dir: &std::path::Path) -> Result<(), crate::exit::Cl
     })
 }
 
+/// An exclusive lock on the file at `path` (created when missing), held until the file is
+/// dropped: how two runs of one command on one twin take turns at a read-then-write step.
+/// A sidecar file carries it, since the files such a step writes are replaced, not edited.
 pub(crate) fn exclusive_lock(
     path: &std::path::Path,
 ) -> Result<std::fs::File, crate::exit::CliError> {
