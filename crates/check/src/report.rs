@@ -213,6 +213,11 @@ pub struct Report {
     /// Problems with `drift.toml` (`file:line: entry: key: what and how to fix`); a bad entry
     /// is not applied, and never stops the check.
     pub drift_warnings: Vec<String>,
+    /// Recorded sessions none of whose exchanges was replayed (every one skipped: see
+    /// `exchanges_skipped`), in replay order. Not in `sessions` nor in any session count, and
+    /// not written into the report (the binary names them in a warning).
+    #[serde(skip)]
+    pub unreplayed_sessions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -520,6 +525,8 @@ pub struct ReportBuilder {
     suppressed: Vec<SuppressedRecord>,
     suppressed_count: u64,
     dims: DimAcc,
+    /// Sessions that replayed no exchange (see [`Report::unreplayed_sessions`]).
+    unreplayed: Vec<String>,
 }
 
 /// Judged / passed exchanges per dimension, in [`Dimension::ALL`] order.
@@ -645,8 +652,14 @@ impl ReportBuilder {
         }
     }
 
+    /// Close the current session. One that replayed no exchange (all skipped) was not
+    /// replayed: it would pass vacuously, so it is neither listed nor counted.
     fn finish_session(&mut self) {
         if let Some(mut s) = self.cur.take() {
+            if s.exchanges == 0 {
+                self.unreplayed.push(s.session);
+                return;
+            }
             s.score_bp = ratio_bp(s.passed_exchanges, s.exchanges);
             s.passed = s.score_bp >= self.thresholds.required_score_bp;
             self.sessions.push(s);
@@ -847,7 +860,9 @@ impl ReportBuilder {
             twin: twin.to_string(),
             mode: mode.to_string(),
             target: target.map(str::to_string),
-            passed: score_bp >= t.required_score_bp
+            // A run that replayed nothing checked nothing: it does not pass vacuously.
+            passed: exchanges_total > 0
+                && score_bp >= t.required_score_bp
                 && session_pass_rate_bp >= t.session_pass_rate_bp
                 && authored.gate_passed,
             score_bp,
@@ -889,12 +904,15 @@ impl ReportBuilder {
             drift_suppressed: Vec::new(),
             drift_reclassified_count: 0,
             drift_warnings: Vec::new(),
+            unreplayed_sessions: self.unreplayed,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use super::*;
     use serde_json::json;
 
@@ -1062,6 +1080,58 @@ mod tests {
         for d in r.dimensions.values() {
             assert_eq!((d.score_bp, d.passed), (10_000, true));
         }
+    }
+
+    fn passing_exchange(b: &mut ReportBuilder, session: &str) {
+        b.add(
+            ExchangeFacts {
+                session,
+                exchange: 0,
+                method: "GET",
+                path: "/a",
+                expected_status: 200,
+                actual_status: 200,
+                provenance: Some("recorded"),
+                replay_claim: false,
+            },
+            crate::judge::Verdict {
+                route: "GET /a".into(),
+                compared: 1,
+                score_bp: 10_000,
+                ..Default::default()
+            },
+        );
+    }
+
+    #[test]
+    fn a_session_that_replayed_no_exchange_is_neither_listed_nor_counted() {
+        let mut b = ReportBuilder::new(Thresholds::default());
+        b.begin_session("authored-only", "check-authored-only");
+        b.skip("authored_route");
+        b.skip("authored_route");
+        b.begin_session("s", "check-s");
+        passing_exchange(&mut b, "s");
+        let r = b.finish("t", "in_memory", None);
+        assert_eq!((r.sessions_total, r.sessions_passed), (1, 1));
+        let listed: Vec<&str> = r.sessions.iter().map(|s| s.session.as_str()).collect();
+        assert_eq!(listed, ["s"]);
+        assert_eq!(r.unreplayed_sessions, ["authored-only"]);
+        assert_eq!(r.exchanges_skipped.get("authored_route"), Some(&2));
+        assert!(r.passed);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("unreplayed_sessions").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_run_that_replayed_no_exchange_does_not_pass() {
+        let mut b = ReportBuilder::new(Thresholds::default());
+        b.begin_session("authored-only", "check-authored-only");
+        b.skip("authored_route");
+        let r = b.finish("t", "in_memory", None);
+        assert_eq!((r.sessions_total, r.sessions_passed), (0, 0));
+        assert_eq!(r.exchanges_total, 0);
+        assert!(r.sessions.is_empty());
+        assert!(!r.passed);
     }
 
     #[test]

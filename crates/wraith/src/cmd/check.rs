@@ -43,7 +43,8 @@ Examples:
   wraith check shop --fixture checkout           # seed every namespace from state/fixtures/checkout/
   wraith check shop --now \"$(date -u +%FT%TZ)\"   # judge a [freshness] SLA at this time
 
-Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] entry included) ·
+Exit codes: 0 every gate held · 1 usage or configuration error (a bad [diff] entry included;
+nothing to check: no recordings, or none of their exchanges replayed) ·
 2 below `[diff] required_score`, `[diff] session_pass_rate` or a dimension threshold
 (`[diff.thresholds]`, `[diff.overrides]`), an unmarked authored deviation, or a twin older than
 `[freshness] max_age` (twin-stale) or a share of drifted routes above `[freshness] max_drift`
@@ -250,6 +251,7 @@ pub fn run(args: Args) -> CmdResult {
         (report, model)
     };
 
+    nothing_replayed(&twin, &report, args.holdout.is_some())?;
     report.apply_rules(&rules, args.show_suppressed);
     // `drift.toml` after scoring: types every drift, accepts or reclassifies some, changes no
     // score (docs/conformance.md, "Configuring the diff"). Its problems only warn.
@@ -1841,6 +1843,45 @@ fn authored_routes(twin: &TwinDir) -> Result<Vec<AuthoredRoute>, CliError> {
         })
         .collect();
     Ok(out)
+}
+
+/// A run that replayed no exchange checked nothing, as a twin without recordings would not: a
+/// usage error (exit 1) saying why and how to fix it, before any report is written. Sessions
+/// that replayed nothing beside others that did are named in a warning: they are not scored.
+fn nothing_replayed(twin: &TwinDir, report: &Report, holdout: bool) -> Result<(), CliError> {
+    let skipped: u64 = report.exchanges_skipped.values().sum();
+    let authored = report
+        .exchanges_skipped
+        .get("authored_route")
+        .copied()
+        .unwrap_or(0);
+    let why = "they fall on routes declared only in lua/routes.toml, which their handlers \
+               answer and a check never replays";
+    if report.exchanges_total == 0 {
+        let whose = if holdout {
+            "of the held-out sessions' "
+        } else {
+            ""
+        };
+        let which = if authored == skipped {
+            format!("all {skipped} {whose}recorded exchange(s) were skipped: {why}")
+        } else {
+            format!("all {skipped} {whose}recorded exchange(s) were skipped")
+        };
+        return Err(CliError::usage(anyhow!(
+            "{} has nothing to check: {which}; record (`wraith record`) or import (`wraith import`) \
+             traffic on the API's recorded routes, then run `wraith synth`",
+            twin.root().display()
+        )));
+    }
+    if !report.unreplayed_sessions.is_empty() {
+        eprintln!(
+            "warning: {} recorded session(s) replayed no exchange and are not scored ({why}): {}",
+            report.unreplayed_sessions.len(),
+            report.unreplayed_sessions.join(", ")
+        );
+    }
+    Ok(())
 }
 
 fn warn_stale(model: &Model, sessions: &[RecordedSession]) {
