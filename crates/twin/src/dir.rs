@@ -108,12 +108,18 @@ impl TwinDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
-    /// The folder's name (the twin name when it lives under `twins/`).
+    /// The folder's name (the twin name when it lives under `twins/`): the path's last
+    /// component as written, or, when the path ends in `.` or `..` (`wraith check .`,
+    /// `shop/lua/..`), the name of the folder it resolves to. Only a path naming no folder
+    /// (the file system's root, or one that cannot be resolved) is shown as written.
     pub fn name(&self) -> String {
-        self.root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.root.display().to_string())
+        match self.root.components().next_back() {
+            Some(Component::Normal(n)) => n.to_string_lossy().into_owned(),
+            _ => std::fs::canonicalize(&self.root)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| self.root.display().to_string()),
+        }
     }
     pub fn wraith_toml(&self) -> PathBuf {
         self.root.join("wraith.toml")
@@ -215,6 +221,26 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("create one with"), "{err}");
+    }
+
+    #[test]
+    fn a_twin_named_by_dot_or_dot_dot_takes_its_folders_real_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let twin = tmp.path().join("twins").join("shop");
+        std::fs::create_dir_all(twin.join("lua")).unwrap();
+        for path in [
+            twin.clone(),
+            twin.join("."),
+            twin.join("lua").join(".."),
+            twin.join("lua").join("..").join("."),
+            tmp.path()
+                .join("twins")
+                .join("..")
+                .join("twins")
+                .join("shop"),
+        ] {
+            assert_eq!(TwinDir::at(&path).name(), "shop", "{}", path.display());
+        }
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod check_symbols;
 mod check_tagged_unions;
 mod check_target_origin;
 mod check_target_probe;
+mod check_twin_name;
 mod check_unreplayed;
 mod compose;
 mod deep_bodies;
