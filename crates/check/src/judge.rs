@@ -1256,8 +1256,21 @@ fn body_value(b: &Body) -> Value {
         Body::Empty => Value::Null,
         Body::Json(v) => v.clone(),
         Body::Text(s) => Value::String(s.clone()),
-        Body::Binary(b) => Value::String(format!("<{} bytes>", b.len())),
+        Body::Binary(b) => Value::String(binary_summary(b)),
     }
+}
+
+/// A body that is neither JSON nor text, as the report shows it: `<8 bytes, sha256
+/// 0123456789ab>`, its length and the first 6 bytes of its SHA-256 in hex, so two different
+/// bodies (and so two different differences, with their `drift_id`s) are told apart.
+fn binary_summary(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    format!(
+        "<{} bytes, sha256 {}>",
+        bytes.len(),
+        wraith_model::request_key::hex(&digest[..6])
+    )
 }
 
 fn kind(b: &Body) -> &'static str {
@@ -1759,6 +1772,59 @@ mod tests {
     use super::*;
     use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn different_binary_bodies_of_one_length_are_told_apart_with_their_own_drift_ids() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let request = wraith_recording::exchange::RecordedRequest {
+            method: "GET".into(),
+            path: "/v1/blob".into(),
+            query: String::new(),
+            headers: Default::default(),
+            body: Default::default(),
+            content_type: None,
+            origin: None,
+        };
+        let mut ex = crate::test_support::exchange(request, 200);
+        ex.frames.push(wraith_recording::exchange::Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: vec![0xff, 0xfe, 0, 1, 2, 3, 4, 5],
+            frame_type: "data".into(),
+        });
+        let body_divergence = |answer: &[u8]| {
+            let obs = Observed {
+                status: 200,
+                headers: Vec::new(),
+                body: answer.to_vec(),
+                provenance: None,
+                route: None,
+                replay: None,
+            };
+            let verdict = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+            verdict
+                .divergences
+                .into_iter()
+                .find(|d| d.path == "body")
+                .unwrap()
+        };
+        let b = body_divergence(&[0xff, 0xfe, 9, 9, 9, 9, 9, 9]);
+        let c = body_divergence(&[0xff, 0xfe, 7, 7, 7, 7, 7, 7]);
+        assert_eq!(b.category, Category::ValueMismatch);
+        // The SHA-256 of the recorded bytes begins 946ca6a09cf4.
+        assert_eq!(b.expected, json!("<8 bytes, sha256 946ca6a09cf4>"));
+        assert_ne!(b.actual, c.actual);
+        let id = |d: &crate::diff::Divergence| {
+            crate::report::drift_id("GET /v1/blob", &d.path, d.category, &d.expected, &d.actual)
+        };
+        assert_ne!(id(&b), id(&c));
+        // A binary body against a text one keeps the summary as its value.
+        let t = body_divergence(b"plain text");
+        assert_eq!(t.category, Category::TypeMismatch);
+        assert_eq!(t.expected["value"], b.expected);
+    }
 
     #[test]
     fn an_object_whose_keys_come_in_another_order_than_its_sorted_text_is_read_once() {
