@@ -58,7 +58,8 @@ pub fn ratio_bp(passed: u64, total: u64) -> u32 {
 }
 
 /// `drift-<16 hex>`: a fingerprint of route + path + category + expected + actual, stable
-/// across runs and machines (values in canonical JSON).
+/// across runs and machines. The bytes hashed are documented in `docs/report-format.md` ("How
+/// `drift_id` is computed"): changing them changes every id.
 pub fn drift_id(
     route: &str,
     path: &str,
@@ -993,6 +994,85 @@ mod tests {
                 &json!(null)
             )
         );
+    }
+
+    /// The recipe `docs/report-format.md` gives for `drift_id`, written out from the text (not
+    /// from [`hash_canonical`]): the two must agree, and ids must never change.
+    #[test]
+    fn drift_id_is_recomputed_from_the_documented_recipe() {
+        fn len(n: usize) -> [u8; 8] {
+            (n as u64).to_le_bytes()
+        }
+        fn encode(v: &Value, out: &mut Vec<u8>) {
+            match v {
+                Value::Null => out.push(b'n'),
+                Value::Bool(true) => out.push(b't'),
+                Value::Bool(false) => out.push(b'f'),
+                Value::Number(n) => {
+                    let text = n.to_string();
+                    out.push(b'#');
+                    out.extend(len(text.len()));
+                    out.extend(text.as_bytes());
+                }
+                Value::String(s) => {
+                    out.push(b's');
+                    out.extend(len(s.len()));
+                    out.extend(s.as_bytes());
+                }
+                Value::Array(items) => {
+                    out.push(b'[');
+                    out.extend(len(items.len()));
+                    for x in items {
+                        encode(x, out);
+                    }
+                }
+                Value::Object(m) => {
+                    let mut keys: Vec<&String> = m.keys().collect();
+                    keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                    out.push(b'{');
+                    out.extend(len(keys.len()));
+                    for k in keys {
+                        out.extend(len(k.len()));
+                        out.extend(k.as_bytes());
+                        encode(&m[k], out);
+                    }
+                }
+            }
+        }
+        let recipe = |route: &str, path: &str, category: Category, e: &Value, a: &Value| {
+            let mut bytes = Vec::new();
+            for part in [route, path, category.as_str()] {
+                bytes.extend(len(part.len()));
+                bytes.extend(part.as_bytes());
+            }
+            encode(e, &mut bytes);
+            encode(a, &mut bytes);
+            let digest = Sha256::digest(&bytes);
+            format!("drift-{}", wraith_model::request_key::hex(&digest[..8]))
+        };
+        let cases = [
+            (
+                "GET /a",
+                "body.x",
+                Category::ValueMismatch,
+                json!(1),
+                json!(2),
+                "drift-3fdc94c179b639ea",
+            ),
+            (
+                "GET /notes",
+                "body.tags",
+                Category::TypeMismatch,
+                json!({"b": [1, null], "a": "x"}),
+                json!(true),
+                "drift-215e420f4ba6503d",
+            ),
+        ];
+        for (route, path, category, e, a, pinned) in cases {
+            let id = drift_id(route, path, category, &e, &a);
+            assert_eq!(id, recipe(route, path, category, &e, &a));
+            assert_eq!(id, pinned);
+        }
     }
 
     #[test]
