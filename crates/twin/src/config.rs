@@ -360,9 +360,41 @@ impl Default for LuaConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FreshnessConfig {
+    #[serde(deserialize_with = "duration_text")]
     pub max_age: Option<String>,
+    #[serde(deserialize_with = "duration_text")]
     pub warn_age: Option<String>,
     pub max_drift: Option<f64>,
+}
+
+/// A duration key as `wraith.toml` may write it: text (`"30d"`, `"3600"`), or a TOML integer,
+/// which is seconds (`3600`). Kept as text: an integer becomes its digits, which
+/// [`crate::duration::parse_duration`] reads as seconds. A negative integer is refused here,
+/// naming the key (the caller adds it).
+fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a duration such as \"30d\", or a whole number of seconds")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            if v < 0 {
+                return Err(E::custom(format!(
+                    "`{v}` is negative: a duration is a whole number of seconds from 0 \
+                     (`3600`) or text with a unit (\"30d\", \"12h\", \"90m\")"
+                )));
+            }
+            Ok(Some(v.to_string()))
+        }
+    }
+    d.deserialize_any(Text)
 }
 
 /// `[handlers]`.
@@ -530,7 +562,8 @@ pub struct GenerateConfig {
     pub request_keying: RequestKeyingConfig,
     /// `[generate] run_gap`: a pause between two consecutive sessions' starts longer than this
     /// (a duration: `"1h"`, `"90m"`, `"2d"`) begins a new recording run, which synth compares
-    /// with the earlier runs to find drift. Unset: one hour.
+    /// with the earlier runs to find drift. Unset: one hour. A TOML integer is seconds.
+    #[serde(deserialize_with = "duration_text")]
     pub run_gap: Option<String>,
 }
 
@@ -1597,6 +1630,33 @@ mod tests {
         assert_eq!(cfg.diff.session_pass_rate, 0.95);
         assert!(cfg.diff.ignore_headers.is_empty());
         assert!(cfg.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_duration_written_as_a_toml_integer_is_seconds_and_a_negative_one_is_refused() {
+        let base = "[service]\nname = \"x\"\nbase_url = \"http://h\"\n";
+        let text = format!(
+            "{base}[freshness]\nmax_age = 3600\nwarn_age = \"60\"\n[generate]\nrun_gap = 90\n"
+        );
+        let cfg = TwinConfig::parse(&text, Path::new("wraith.toml")).unwrap();
+        assert_eq!(cfg.freshness.max_age.as_deref(), Some("3600"));
+        assert_eq!(cfg.freshness.warn_age.as_deref(), Some("60"));
+        assert_eq!(cfg.generate.run_gap_us(), Some(90_000_000));
+        let text = format!("{base}[freshness]\nmax_age = -3600\n");
+        let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("wraith.toml:5")
+                && err.contains("max_age")
+                && err.contains("`-3600` is negative"),
+            "{err}"
+        );
+        let text = format!("{base}[freshness]\nmax_age = 1.5\n");
+        let err = TwinConfig::parse(&text, Path::new("wraith.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a whole number of seconds"), "{err}");
     }
 
     #[test]

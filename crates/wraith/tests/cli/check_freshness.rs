@@ -206,3 +206,26 @@ fn now_with_a_month_thirteen_or_a_twenty_fifth_hour_is_not_a_time_not_out_of_ran
         assert!(!said.contains("out of range (a time from year"), "{said}");
     }
 }
+
+#[test]
+fn a_bare_number_of_seconds_is_a_freshness_duration_and_a_negative_one_is_refused() {
+    let t = with_freshness("max_age = 3600\nwarn_age = 60\n");
+    let at = recorded_at(&t);
+    let now = (at + 7_200).to_string();
+    let out = t.run(&["check", "--json", "--now", &now]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let f = &stdout_json(&out)["freshness"];
+    assert_eq!(f["status"], "stale");
+    assert_eq!(f["max_age_seconds"], 3_600);
+    assert_eq!(f["warn_age_seconds"], 60);
+    let negative = with_freshness("max_age = -3600\n");
+    let out = negative.run(&["check", "--json", "--now", &now]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(
+        e.contains("wraith.toml") && e.contains("max_age") && e.contains("`-3600` is negative"),
+        "{e}"
+    );
+    let lint = negative.run(&["lint", "--json"]);
+    assert_eq!(lint.status.code(), Some(1), "{}", stderr(&lint));
+}
