@@ -11,6 +11,7 @@
 //! Not here: binding handlers to routes and dispatch (the engine's `handler` module), reading
 //! `wraith.toml` (the `wraith-twin` crate), HTTP (the server).
 
+mod convert;
 mod error;
 mod load;
 mod os_time;

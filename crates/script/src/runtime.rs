@@ -41,10 +41,13 @@
 //! prints nothing. Each invocation has a wall-clock deadline ([`ScriptOptions::deadline`],
 //! 100 ms), a memory limit on top of what the VM and the request use at start
 //! ([`ScriptOptions::max_memory_bytes`], `[serve.lua] max_memory_kb`), and an instruction
-//! budget ([`ScriptOptions::max_interrupts`]). Luau has no per-instruction hook: its interrupt
-//! fires at function calls and loop back-edges, so the budget counts those. 100,000 interrupts
-//! bound the calls plus loop iterations; straight-line code between two of them is not counted
-//! (it cannot run long without looping or calling).
+//! budget ([`ScriptOptions::max_interrupts`]). What the handler hands to Rust (its returned
+//! value, `emit`, `state.put`, `wraith.json_encode`) is converted under a limit of its own
+//! (`convert`: 16 times the memory budget, plus a JSON request body's length as many times),
+//! since Lua's limit does not see the copies a conversion writes. Luau has no per-instruction
+//! hook: its interrupt fires at function calls and loop back-edges, so the budget counts
+//! those. 100,000 interrupts bound the calls plus loop iterations; straight-line code between
+//! two of them is not counted (it cannot run long without looping or calling).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -54,10 +57,13 @@ use std::time::{Duration, Instant};
 
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Function, Lua, LuaOptions, LuaSerdeExt, MultiValue, StdLib, Table, Value, VmState};
+use serde::de::DeserializeSeed;
 use serde_json::Value as Json;
 use wraith_engine::{
     Handler, HandlerBody, HandlerEnv, HandlerError, HandlerRequest, HandlerResponse,
 };
+
+use crate::convert::{CountedJson, OutputLimit, Tally};
 
 /// Per-invocation budgets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +233,11 @@ impl LuaHandler {
         let env = &env;
         let emitted = &emitted;
         let libs = &self.libs;
+        let limit = OutputLimit::new(
+            self.opts.max_memory_bytes,
+            req.body.len(),
+            req.json.is_some(),
+        );
 
         let (value, emit_state) = lua.scope(|scope| {
             let g = lua.globals();
@@ -295,10 +306,10 @@ impl LuaHandler {
             g.raw_set("os", os)?;
 
             g.raw_set("req", request_table(&lua, scope, req)?)?;
-            g.raw_set("emit", emit_table(&lua, scope, emitted)?)?;
-            g.raw_set("state", state_table(&lua, scope, env)?)?;
+            g.raw_set("emit", emit_table(&lua, scope, emitted, limit)?)?;
+            g.raw_set("state", state_table(&lua, scope, env, limit)?)?;
             g.raw_set("clock", clock_table(&lua, scope, env)?)?;
-            g.raw_set("wraith", wraith_table(&lua, scope, libs)?)?;
+            g.raw_set("wraith", wraith_table(&lua, scope, libs, limit)?)?;
 
             lua.sandbox(true)?;
 
@@ -370,9 +381,9 @@ impl LuaHandler {
                     s.as_bytes().to_vec(),
                 ))),
                 other => Some(HandlerBody::Json(to_json(
-                    &lua,
                     other,
                     "the handler's return value",
+                    limit,
                 )?)),
             };
             Ok((returned, std::mem::take(&mut *emitted.borrow_mut())))
@@ -560,6 +571,7 @@ fn emit_table<'s>(
     lua: &Lua,
     scope: &'s mlua::Scope<'s, '_>,
     emitted: &'s RefCell<Emitted>,
+    limit: OutputLimit,
 ) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set(
@@ -584,15 +596,36 @@ fn emit_table<'s>(
                 ))),
                 other => string_arg("emit.header", "value", other),
             };
+            // The headers the handler emitted are held to the output limit in all: a sequence
+            // naming one long string many times, or many names, is written out each time.
+            let tally = Tally::new(limit);
+            let held: usize = emitted
+                .borrow()
+                .headers
+                .iter()
+                .filter(|(h, _)| !h.eq_ignore_ascii_case(&name))
+                .map(|(h, v)| h.len().saturating_add(v.len()))
+                .sum();
+            tally.charge(held);
+            let counted = |v: &Value| {
+                let value = one(v)?;
+                if tally.charge(name.len().saturating_add(value.len())) {
+                    Ok(value)
+                } else {
+                    Err(mlua::Error::runtime(
+                        limit.exceeded(&format!("emit.header: `{name}`")),
+                    ))
+                }
+            };
             // A sequence of values sends the header once per value, in order (`Set-Cookie`,
             // `Link`, `Vary`…), where joining them with `, ` would change their meaning.
             let values = match &v {
                 Value::Table(t) => t
                     .clone()
                     .sequence_values::<Value>()
-                    .map(|item| one(&item?))
+                    .map(|item| counted(&item?))
                     .collect::<mlua::Result<Vec<String>>>()?,
-                other => vec![one(other)?],
+                other => vec![counted(other)?],
             };
             // The rules the server sends headers by: a header it could not send would be
             // dropped from the answer without the handler knowing.
@@ -621,8 +654,8 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "json",
-        plain_errors(lua, scope, move |lua, v: Value| {
-            let j = to_json(lua, v, "emit.json")?;
+        plain_errors(lua, scope, move |_, v: Value| {
+            let j = to_json(v, "emit.json", limit)?;
             let mut e = emitted.borrow_mut();
             e.touched = true;
             e.body = Some(HandlerBody::Json(j));
@@ -631,11 +664,11 @@ fn emit_table<'s>(
     )?;
     t.raw_set(
         "body",
-        plain_errors(lua, scope, move |lua, v: Value| {
+        plain_errors(lua, scope, move |_, v: Value| {
             let body = match v {
                 Value::Nil => HandlerBody::Empty,
                 Value::String(s) => HandlerBody::Bytes(bytes::Bytes::from(s.as_bytes().to_vec())),
-                Value::Table(_) => HandlerBody::Json(to_json(lua, v, "emit.body")?),
+                Value::Table(_) => HandlerBody::Json(to_json(v, "emit.body", limit)?),
                 Value::Buffer(b) => HandlerBody::Bytes(bytes::Bytes::from(b.to_vec())),
                 other => {
                     return Err(mlua::Error::runtime(format!(
@@ -674,6 +707,7 @@ fn state_table<'s, 'e: 's>(
     lua: &Lua,
     scope: &'s mlua::Scope<'s, '_>,
     env: &'s EnvCell<'e>,
+    limit: OutputLimit,
 ) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set(
@@ -701,7 +735,7 @@ fn state_table<'s, 'e: 's>(
                         "state.put(type, id, record): missing argument `record`",
                     ));
                 }
-                let rec = to_json(lua, rec, "state.put")?;
+                let rec = to_json(rec, "state.put", limit)?;
                 let stored = env
                     .borrow_mut()
                     .put(&ty, &id, &rec)
@@ -741,7 +775,7 @@ fn state_table<'s, 'e: 's>(
             let field = string_arg("state.query", "field", &args[1])?;
             let value = match &args[2] {
                 Value::Nil => Json::Null,
-                other => to_json(lua, other.clone(), "state.query")?,
+                other => to_json(other.clone(), "state.query", limit)?,
             };
             let items = env.borrow().query(&ty, &field, &value);
             json_array(lua, &items)
@@ -808,6 +842,7 @@ fn wraith_table<'s>(
     lua: &Lua,
     scope: &'s mlua::Scope<'s, '_>,
     libs: &'s Arc<BTreeMap<String, Library>>,
+    limit: OutputLimit,
 ) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let loaded = lua.create_table()?;
@@ -896,8 +931,8 @@ fn wraith_table<'s>(
     )?;
     t.raw_set(
         "json_encode",
-        plain_errors(lua, scope, |lua, v: Value| {
-            let j = to_json(lua, v, "wraith.json_encode")?;
+        plain_errors(lua, scope, move |_, v: Value| {
+            let j = to_json(v, "wraith.json_encode", limit)?;
             serde_json::to_string(&j).map_err(|e| mlua::Error::runtime(e.to_string()))
         })?,
     )?;
@@ -907,7 +942,10 @@ fn wraith_table<'s>(
 }
 
 /// A Lua value as JSON: keys sorted (Lua tables have no order), mixed tables refused.
-fn to_json(lua: &Lua, v: Value, what: &str) -> mlua::Result<Json> {
+///
+/// The conversion is held to `limit` as it goes (`convert`): a value the Lua graph names many
+/// times is written each time, so a small graph could otherwise fill the host's memory.
+fn to_json(v: Value, what: &str, limit: OutputLimit) -> mlua::Result<Json> {
     if let Some(problem) = unencodable(&v, 0, &mut std::collections::HashSet::new()) {
         return Err(mlua::Error::runtime(format!(
             "{what}: the value cannot be encoded as JSON ({problem})"
@@ -918,12 +956,19 @@ fn to_json(lua: &Lua, v: Value, what: &str) -> mlua::Result<Json> {
         .deny_unsupported_types(true)
         .deny_recursive_tables(true)
         .recursion_limit(MAX_JSON_DEPTH);
-    lua.from_value_with(v, opts).map_err(|e| {
-        mlua::Error::runtime(format!(
-            "{what}: the value cannot be encoded as JSON ({})",
-            error_text(&e)
-        ))
-    })
+    let tally = Tally::new(limit);
+    CountedJson { tally: &tally }
+        .deserialize(mlua::serde::Deserializer::new_with_options(v, opts))
+        .map_err(|e| {
+            mlua::Error::runtime(if tally.over() {
+                limit.exceeded(what)
+            } else {
+                format!(
+                    "{what}: the value cannot be encoded as JSON ({})",
+                    error_text(&e)
+                )
+            })
+        })
 }
 
 /// What in `v` JSON cannot carry that the conversion would not refuse by itself: a NaN or an

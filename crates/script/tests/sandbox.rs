@@ -212,3 +212,101 @@ fn req_json_is_one_table_however_often_it_is_read() {
         wraith_engine::HandlerBody::Json(json!({"same": true, "seen": true, "n": 3}))
     );
 }
+
+/// Budgets that let the conversions below run to their limit in a debug build.
+fn slow_ok(max_memory_bytes: usize) -> ScriptOptions {
+    ScriptOptions {
+        max_memory_bytes,
+        deadline: Duration::from_secs(30),
+        max_interrupts: u64::MAX,
+    }
+}
+
+/// One 400 KB string named many times stays far under Lua's budget, but each conversion to
+/// Rust writes it once per reference: every path is held to the output limit (16 × the
+/// budget), whether the handler returns the value, emits it or stores it.
+#[test]
+fn a_string_named_many_times_fails_every_conversion_past_the_output_limit() {
+    let prelude = r#"local s = string.rep("x", 400000)
+                     local t = table.create(1000, s)
+                     "#;
+    for (call_src, what) in [
+        ("return t", "the handler's return value"),
+        ("emit.json(t)", "emit.json"),
+        ("emit.body(t)", "emit.body"),
+        (
+            "emit.header(\"x-big\", t) return {}",
+            "emit.header: `x-big`",
+        ),
+        (
+            "state.put(\"customers\", \"c1\", { name = t })",
+            "state.put",
+        ),
+        (
+            "return { n = #wraith.json_encode(t) }",
+            "wraith.json_encode",
+        ),
+        ("state.query(\"customers\", \"name\", t)", "state.query"),
+    ] {
+        let mut env = FakeEnv::new(&["customers"]);
+        let h = handler_with(&format!("{prelude}{call_src}"), &[], slow_ok(1024 * 1024));
+        let started = Instant::now();
+        let msg = call(&h, &Req::get("/x"), &mut env).unwrap_err().message;
+        assert!(
+            msg.contains(&format!("{what}: the value takes more than 16384 KiB")),
+            "{call_src}: {msg}"
+        );
+        assert!(msg.contains("counts each time"), "{call_src}: {msg}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{call_src}");
+        assert!(env.store.is_empty(), "{call_src}: nothing is stored");
+    }
+    // Many headers each naming the string once are counted together.
+    let h = handler_with(
+        &format!("{prelude}for i = 1, 100 do emit.header(\"x-\" .. i, s) end return {{}}"),
+        &[],
+        slow_ok(1024 * 1024),
+    );
+    let msg = call(&h, &Req::get("/x"), &mut FakeEnv::new(&[]))
+        .unwrap_err()
+        .message;
+    assert!(msg.contains("emit.header: `x-"), "{msg}");
+}
+
+#[test]
+fn the_output_limit_follows_the_memory_budget_and_spares_values_under_it() {
+    // 40 copies of 400 KB (16 MB) pass under the default 1024 KiB budget's 16 MiB...
+    let src = r#"local s = string.rep("x", 400000) return table.create(40, s)"#;
+    let h = handler_with(src, &[], slow_ok(1024 * 1024));
+    let r = call(&h, &Req::get("/x"), &mut FakeEnv::new(&[])).unwrap();
+    let wraith_engine::HandlerBody::Json(serde_json::Value::Array(items)) = r.body else {
+        panic!("expected a JSON array, got {:?}", r.body);
+    };
+    assert_eq!(items.len(), 40);
+    // ...and fail under a 512 KiB budget's 8 MiB.
+    let h = handler_with(src, &[], slow_ok(512 * 1024));
+    let err = call(&h, &Req::get("/x"), &mut FakeEnv::new(&[])).unwrap_err();
+    assert!(
+        err.message
+            .contains("the handler's return value: the value takes more than 8192 KiB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_handler_may_answer_with_the_json_body_it_was_sent_whatever_the_budget() {
+    // A JSON body larger than the budget's output limit (16 × 64 KiB) is the request's, not
+    // the handler's: echoing it (and storing it) still converts.
+    let items: Vec<serde_json::Value> = (0..300)
+        .map(|i| json!({"name": format!("item {i}"), "text": "y".repeat(4000)}))
+        .collect();
+    let body = json!({"items": items});
+    let req = Req::post("/x", body.clone());
+    assert!(req.body.len() > 16 * 64 * 1024);
+    let h = handler_with(
+        r#"state.put("customers", "c1", req.json) return req.json"#,
+        &[],
+        slow_ok(64 * 1024),
+    );
+    let r = call(&h, &req, &mut FakeEnv::new(&["customers"])).unwrap();
+    assert_eq!(r.body, wraith_engine::HandlerBody::Json(body));
+}

@@ -236,6 +236,42 @@ async fn runaway_handlers_are_stopped_by_their_budgets() {
     assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
 }
 
+/// A handler's value graph can name one string many times while staying under Lua's memory
+/// budget; writing it out on the Rust side is held to 16 × `max_memory_kb`, so the request
+/// fails with the handler's error instead of taking the host's memory.
+#[tokio::test]
+async fn a_small_value_naming_one_string_many_times_fails_the_handler_not_the_host() {
+    let t = shop_with(&[
+        (
+            "get_product.lua",
+            r#"local s = string.rep("x", 400000)
+               return table.create(tonumber(req.query.n), s)"#,
+        ),
+        (
+            "list_repos.lua",
+            r#"local s = string.rep("x", 400000)
+               emit.header("x-big", table.create(tonumber(req.query.n), s))
+               return {}"#,
+        ),
+    ]);
+    let s = t.serve(&[]);
+    for path in ["/v1/products/p1?n=20000", "/v1/orgs/acme/repos?n=20000"] {
+        let r = s.get(path, None).await;
+        assert_eq!(r.status, 500, "{path}");
+        assert_eq!(r.provenance(), Some("miss"), "{path}");
+        let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            msg.contains("the value takes more than 16384 KiB once converted"),
+            "{path}: {msg}"
+        );
+    }
+    // Under the limit the same handler answers, and the server keeps serving.
+    let r = s.get("/v1/products/p1?n=3", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json().as_array().map(Vec::len), Some(3));
+    assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
+}
+
 #[tokio::test]
 async fn randomness_and_time_come_from_the_session_seed_and_clock() {
     let t = shop_with(&[(
