@@ -19,7 +19,8 @@
 //!   `delete(type, id)` (whether it existed), `list(type)`, `query(type, field, value)`,
 //!   `count(type)`, `counter(name)`, `new_id(type)` (a fresh id: the type's learned shape, or
 //!   its declared `id_format`). Writing a type that is neither route-derived nor declared in
-//!   `state/schema.json` fails the handler.
+//!   `state/schema.json` fails the handler; so does a type, id, field or counter name that is
+//!   not UTF-8 text (read lossily, two such ids would name one record).
 //! - `clock`: `now()` (a reading of the session clock, unix seconds), `advance(secs)` (default
 //!   1 s; moves the session clock for every later reading, templates included).
 //! - `wraith`: `import(name)` (a module of `lua/lib/`, run once per invocation in its own
@@ -713,7 +714,7 @@ fn state_table<'s, 'e: 's>(
     t.raw_set(
         "get",
         plain_errors(lua, scope, move |lua, (ty, id): (Value, Value)| {
-            let ty = string_arg("state.get", "type", &ty)?;
+            let ty = name_arg("state.get", "type", &ty)?;
             let id = id_arg("state.get", &id)?;
             let found = env.borrow().get(&ty, &id);
             match found {
@@ -728,7 +729,7 @@ fn state_table<'s, 'e: 's>(
             lua,
             scope,
             move |lua, (ty, id, rec): (Value, Value, Value)| {
-                let ty = string_arg("state.put", "type", &ty)?;
+                let ty = name_arg("state.put", "type", &ty)?;
                 let id = id_arg("state.put", &id)?;
                 if rec.is_nil() {
                     return Err(mlua::Error::runtime(
@@ -747,7 +748,7 @@ fn state_table<'s, 'e: 's>(
     t.raw_set(
         "delete",
         plain_errors(lua, scope, move |_, (ty, id): (Value, Value)| {
-            let ty = string_arg("state.delete", "type", &ty)?;
+            let ty = name_arg("state.delete", "type", &ty)?;
             let id = id_arg("state.delete", &id)?;
             env.borrow_mut()
                 .delete(&ty, &id)
@@ -757,7 +758,7 @@ fn state_table<'s, 'e: 's>(
     t.raw_set(
         "list",
         plain_errors(lua, scope, move |lua, ty: Value| {
-            let ty = string_arg("state.list", "type", &ty)?;
+            let ty = name_arg("state.list", "type", &ty)?;
             let items = env.borrow().list(&ty);
             json_array(lua, &items)
         })?,
@@ -771,8 +772,8 @@ fn state_table<'s, 'e: 's>(
                      match JSON null)",
                 ));
             }
-            let ty = string_arg("state.query", "type", &args[0])?;
-            let field = string_arg("state.query", "field", &args[1])?;
+            let ty = name_arg("state.query", "type", &args[0])?;
+            let field = name_arg("state.query", "field", &args[1])?;
             let value = match &args[2] {
                 Value::Nil => Json::Null,
                 other => to_json(other.clone(), "state.query", limit)?,
@@ -784,14 +785,14 @@ fn state_table<'s, 'e: 's>(
     t.raw_set(
         "count",
         plain_errors(lua, scope, move |_, ty: Value| {
-            let ty = string_arg("state.count", "type", &ty)?;
+            let ty = name_arg("state.count", "type", &ty)?;
             Ok(env.borrow().count(&ty) as i64)
         })?,
     )?;
     t.raw_set(
         "new_id",
         plain_errors(lua, scope, move |lua, ty: Value| {
-            let ty = string_arg("state.new_id", "type", &ty)?;
+            let ty = name_arg("state.new_id", "type", &ty)?;
             let id = env
                 .borrow_mut()
                 .new_id(&ty)
@@ -802,7 +803,7 @@ fn state_table<'s, 'e: 's>(
     t.raw_set(
         "counter",
         plain_errors(lua, scope, move |_, name: Value| {
-            let name = string_arg("state.counter", "name", &name)?;
+            let name = name_arg("state.counter", "name", &name)?;
             Ok(env.borrow_mut().counter(&name))
         })?,
     )?;
@@ -1053,13 +1054,30 @@ fn string_arg(func: &str, arg: &str, v: &Value) -> mlua::Result<String> {
     }
 }
 
-/// An entity id: a string, or an integral number spelled without a fraction.
+/// A string that names something in the session (a type, an id, a field, a counter): its bytes
+/// must be UTF-8 text. Read lossily, `"cus_\255"` and `"cus_\254"` would both name `cus_�`, one
+/// record under two ids.
+fn name_arg(func: &str, arg: &str, v: &Value) -> mlua::Result<String> {
+    match v {
+        Value::String(s) => match s.to_str() {
+            Ok(text) => Ok(text.to_string()),
+            Err(_) => Err(mlua::Error::runtime(format!(
+                "{func}: argument `{arg}` is not UTF-8 text (\"{}\"); a type, id, field or \
+                 counter name must be",
+                s.as_bytes().escape_ascii()
+            ))),
+        },
+        other => string_arg(func, arg, other),
+    }
+}
+
+/// An entity id: a string of UTF-8 text, or an integral number spelled without a fraction.
 fn id_arg(func: &str, v: &Value) -> mlua::Result<String> {
     match v {
         Value::Integer(n) => Ok(n.to_string()),
         Value::Number(n) if n.fract() == 0.0 && n.is_finite() => Ok(format!("{}", *n as i64)),
         Value::Number(n) => Ok(n.to_string()),
-        other => string_arg(func, "id", other),
+        other => name_arg(func, "id", other),
     }
 }
 

@@ -409,6 +409,67 @@ fn state_put_accepts_numeric_ids_and_requires_a_record() {
     assert!(msg.contains("state.get: missing argument `id`"), "{msg}");
 }
 
+/// Read lossily, two different byte strings that are not UTF-8 would name one record (both
+/// become `cus_\u{FFFD}`): every state function refuses such an id or name instead.
+#[test]
+fn state_refuses_ids_and_names_that_are_not_utf8_text() {
+    let mut env = FakeEnv::new(&["customers"]);
+    for (src, func, arg) in [
+        (
+            r#"state.put("customers", "cus_\255", { name = "a" })"#,
+            "state.put",
+            "id",
+        ),
+        (r#"state.get("customers", "cus_\254")"#, "state.get", "id"),
+        (
+            r#"state.delete("customers", "cus_\254")"#,
+            "state.delete",
+            "id",
+        ),
+        (
+            r#"state.put("cus\255", "c1", { name = "a" })"#,
+            "state.put",
+            "type",
+        ),
+        (r#"state.get("cus\255", "c1")"#, "state.get", "type"),
+        (r#"state.list("cus\255")"#, "state.list", "type"),
+        (r#"state.count("cus\255")"#, "state.count", "type"),
+        (r#"state.new_id("cus\255")"#, "state.new_id", "type"),
+        (
+            r#"state.query("cus\255", "name", "a")"#,
+            "state.query",
+            "type",
+        ),
+        (
+            r#"state.query("customers", "n\255", "a")"#,
+            "state.query",
+            "field",
+        ),
+        (r#"state.counter("c\255")"#, "state.counter", "name"),
+    ] {
+        let msg = run_err(src, &Req::get("/x"), &mut env);
+        assert!(
+            msg.contains(&format!("{func}: argument `{arg}` is not UTF-8 text")),
+            "{src}: {msg}"
+        );
+        assert!(
+            msg.contains("\\xff") || msg.contains("\\xfe"),
+            "{src}: {msg}"
+        );
+    }
+    assert!(env.store.is_empty(), "nothing was stored");
+    // A handler can catch it, and UTF-8 ids beyond ASCII still name their record.
+    let out = run_json(
+        r#"local ok, err = pcall(state.get, "customers", "cus_\255")
+           state.put("customers", "cus_é", { name = "e" })
+           return { ok = ok, named = string.find(err, "state.get", 1, true) ~= nil,
+                    found = state.get("customers", "cus_é").name }"#,
+        &Req::get("/x"),
+        &mut env,
+    );
+    assert_eq!(out, json!({"ok": false, "named": true, "found": "e"}));
+}
+
 #[test]
 fn state_delete_reports_whether_the_entity_existed() {
     let mut env = FakeEnv::new(&["customers"]).with("customers", "cus_1", json!({"id": "cus_1"}));
