@@ -376,6 +376,23 @@ pub fn parse_probe(body: &[u8]) -> Result<wraith_engine::Request, String> {
             .map_err(|e| format!("invalid probe body: `body_base64` is not base64: {e}"))?,
         (None, None) => bytes::Bytes::new(),
     };
+    // A header no real request could carry would let a probe show an answer no served request
+    // gets.
+    for (name, value) in &env.headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!(
+                "invalid probe body: header name {name:?} is not one a request can carry \
+                 (letters, digits and !#$%&'*+-.^_`|~ only: no spaces, colons or control \
+                 characters)"
+            ));
+        }
+        if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
+            return Err(format!(
+                "invalid probe body: the value {value:?} of header `{name}` is not one a request \
+                 can carry (no line breaks or other control characters)"
+            ));
+        }
+    }
     let (path, query) = match env.path.split_once('?') {
         Some((p, q)) => (p.to_string(), q.to_string()),
         None => (env.path, String::new()),
@@ -610,5 +627,31 @@ mod tests {
         assert!(e.contains("base64"), "{e}");
         let e = parse_probe(br#"{"method":"GET","path":"/x","extra":1}"#).unwrap_err();
         assert!(e.contains("extra"), "{e}");
+    }
+
+    #[test]
+    fn probe_envelope_refuses_headers_no_request_can_carry() {
+        for (headers, named) in [
+            (r#"[["bad name","1"]]"#, "\"bad name\""),
+            (r#"[["","1"]]"#, "\"\""),
+            (r#"[["x:y","1"]]"#, "\"x:y\""),
+            (r#"[["x-a","a\nb"]]"#, "`x-a`"),
+            (r#"[["x-a","a\rb"]]"#, "`x-a`"),
+            (r#"[["x-a","a\u0000b"]]"#, "`x-a`"),
+        ] {
+            let body = format!(r#"{{"method":"GET","path":"/x","headers":{headers}}}"#);
+            let e = parse_probe(body.as_bytes()).unwrap_err();
+            assert!(
+                e.contains(named) && e.contains("not one a request can carry"),
+                "{headers}: {e}"
+            );
+        }
+        // Tabs, spaces and text beyond ASCII are values a request can carry.
+        let r = parse_probe(
+            r#"{"method":"GET","path":"/x","headers":[["x-a","a\tb c"],["x-b","café"]]}"#
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(r.headers.len(), 2);
     }
 }

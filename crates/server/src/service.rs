@@ -907,6 +907,14 @@ fn probe(
             request.headers.push(("host".to_string(), h));
         }
     }
+    // As a served request of this session: it carries the session's own `X-Wraith-Session`
+    // (a handler may read it), whatever the envelope said; the headerless namespace's none.
+    request.headers.retain(|(k, _)| k != SESSION_HEADER);
+    if !session.is_empty() {
+        request
+            .headers
+            .push((SESSION_HEADER.to_string(), session.to_string()));
+    }
     let engine = &sh.engine;
     let call = || {
         std::panic::catch_unwind(AssertUnwindSafe(|| {

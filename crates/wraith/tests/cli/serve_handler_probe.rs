@@ -240,6 +240,75 @@ async fn probe_refuses_a_session_id_no_header_could_carry_and_creates_no_session
     assert_eq!(r.header("x-wraith-probe"), Some("handler"));
 }
 
+/// A probe answers as a served request of the session would be answered: the handler reads
+/// the session's own `X-Wraith-Session`, never one the envelope sent for another session, and
+/// the session's state.
+#[tokio::test]
+async fn probe_carries_the_sessions_own_session_header_whatever_the_envelope_says() {
+    let t = shop(&[(
+        "get_customer.lua",
+        r#"return { session = req.headers["x-wraith-session"] or "none",
+                    n = state.count("customers") }"#,
+    )]);
+    let s = t.serve(&[]);
+    let created = s
+        .post("/v1/customers", Some("A"), json!({"name": "Grace"}))
+        .await;
+    assert_eq!(created.status, 200, "{:?}", created.json());
+    let served_a = s.get("/v1/customers/cus_new", Some("A")).await;
+    let served_b = s.get("/v1/customers/cus_new", Some("B")).await;
+    assert_eq!(served_a.json()["session"], "A");
+    assert_eq!(served_b.json()["session"], "B");
+    assert_ne!(served_a.json()["n"], served_b.json()["n"]);
+    let served_none = s.get("/v1/customers/cus_new", None).await;
+    assert_eq!(served_none.json()["session"], "none");
+
+    for headers in [
+        json!([]),
+        json!([["X-Wraith-Session", "B"]]),
+        json!([["x-wraith-session", "B"], ["X-WRAITH-SESSION", "C"]]),
+    ] {
+        let r = probe(
+            &s,
+            "A",
+            json!({"method": "GET", "path": "/v1/customers/cus_new", "headers": headers}),
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 200, "{headers}");
+        assert_eq!(r.header("x-wraith-probe"), Some("handler"));
+        assert_eq!(r.json(), served_a.json(), "{headers}");
+    }
+}
+
+#[tokio::test]
+async fn probe_refuses_a_header_no_request_can_carry_naming_it() {
+    let t = shop(&[("update_customer.lua", UPDATE_HANDLER)]);
+    let s = t.serve(&[]);
+    for (headers, named) in [
+        (json!([["bad name", "1"]]), "\"bad name\""),
+        (json!([["x-a", "line\nbreak"]]), "`x-a`"),
+        (json!([["x-a", "carriage\rreturn"]]), "`x-a`"),
+    ] {
+        let r = probe(
+            &s,
+            "s1",
+            json!({"method": "PATCH", "path": "/v1/customers/cus_1", "headers": headers,
+                   "body": "{}"}),
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 400, "{headers}");
+        assert_eq!(r.header("x-wraith-probe"), None);
+        assert_eq!(r.json()["error"], "bad-request");
+        let message = r.json()["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains(named) && message.contains("not one a request can carry"),
+            "{headers}: {message}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn probe_of_a_new_session_past_max_namespaces_answers_503_namespace_unavailable() {
     let t = shop(&[("update_customer.lua", UPDATE_HANDLER)]);
