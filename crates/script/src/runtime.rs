@@ -30,6 +30,9 @@
 //! - `math.random` draws from the session's seeded RNG (`math.randomseed` is a no-op);
 //!   `os.time()`, `os.clock()` and `os.date()` read the session clock; `os.date` and
 //!   `os.time(table)` work in UTC (`os_time`). Nothing else of `os` exists.
+//! - `tostring` and `string.format`'s `%*` (so string interpolation) name a table, function,
+//!   coroutine or buffer without `__tostring` `table: #1`, `function: #2`…, numbered per
+//!   invocation, never by its address (`install_deterministic_names`).
 //!
 //! The API functions fail loudly (missing arguments, undeclared types, values JSON cannot
 //! carry) by raising plain strings prefixed with the handler's file and line, which `pcall`
@@ -52,8 +55,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use mlua::chunk::{ChunkMode, Compiler};
@@ -264,6 +267,7 @@ impl LuaHandler {
                 g.raw_set(name, Value::Nil)?;
             }
             g.raw_set("print", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+            install_deterministic_names(&lua, scope, &g)?;
 
             // Randomness and time from the session, installed before the sandbox freezes the
             // libraries.
@@ -416,6 +420,104 @@ impl LuaHandler {
             body,
         })
     }
+}
+
+/// Luau source of `tostring`: a value Lua would name by its address gets its deterministic
+/// name instead, anything else the built-in's text.
+const TOSTRING_WRAPPER: &str = "local rawtostring, nameof = ...
+return function(...)
+  local name = nameof(...)
+  if name ~= nil then return name end
+  return rawtostring(...)
+end";
+
+/// Luau source of `string.format` (and so of string interpolation, which compiles to it): the
+/// values `%*` would name by their address are given as their deterministic names.
+const FORMAT_WRAPPER: &str = "local rawformat, named = ...
+return function(fmt, ...)
+  return rawformat(fmt, named(...))
+end";
+
+/// Replace `tostring` and `string.format` before the sandbox freezes them, so no text a
+/// handler makes holds a memory address: Luau writes a table, function, coroutine or buffer
+/// without `__tostring` as `table: 0x…`, which differs from run to run and from one session's
+/// traffic to another's, breaking the same-requests-same-answers promise. Such a value is
+/// named `table: #1`, `function: #2`… instead, numbered in the order this invocation first
+/// names it, and the same value keeps its name.
+fn install_deterministic_names<'s>(
+    lua: &Lua,
+    scope: &'s mlua::Scope<'s, '_>,
+    g: &Table,
+) -> mlua::Result<()> {
+    let names = lua.create_table()?;
+    let count = std::cell::Cell::new(0u64);
+    let name_of = move |lua: &Lua, v: &Value| -> mlua::Result<Option<mlua::LuaString>> {
+        let ty = match v {
+            Value::Table(t) => {
+                let custom = match t.metatable() {
+                    Some(mt) => !mt.raw_get::<Value>("__tostring")?.is_nil(),
+                    None => false,
+                };
+                if custom {
+                    return Ok(None);
+                }
+                "table"
+            }
+            Value::Function(_) => "function",
+            Value::Thread(_) => "thread",
+            Value::Buffer(_) => "buffer",
+            _ => return Ok(None),
+        };
+        if let Value::String(known) = names.raw_get::<Value>(v)? {
+            return Ok(Some(known));
+        }
+        count.set(count.get() + 1);
+        let name = lua.create_string(format!("{ty}: #{}", count.get()))?;
+        names.raw_set(v, &name)?;
+        Ok(Some(name))
+    };
+    let name_of = std::rc::Rc::new(name_of);
+    let one = std::rc::Rc::clone(&name_of);
+    let nameof = scope.create_function(move |lua, args: MultiValue| match args.front() {
+        Some(v) => one(lua, v),
+        None => Ok(None),
+    })?;
+    let named = scope.create_function(move |lua, args: MultiValue| {
+        args.into_iter()
+            .map(|v| {
+                Ok(match name_of(lua, &v)? {
+                    Some(name) => Value::String(name),
+                    None => v,
+                })
+            })
+            .collect::<mlua::Result<MultiValue>>()
+    })?;
+    static TOSTRING: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    static FORMAT: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let wrapper = |name: &str, compiled: &OnceLock<Result<Vec<u8>, String>>, source: &str| {
+        let bytecode = compiled
+            .get_or_init(|| compile(source.as_bytes()))
+            .as_ref()
+            .map_err(|e| {
+                mlua::Error::runtime(format!(
+                    "internal: the {name} wrapper does not compile: {e}"
+                ))
+            })?;
+        lua.load(&bytecode[..])
+            .set_name(format!("={name}"))
+            .set_mode(ChunkMode::Binary)
+            .into_function()
+    };
+    let tostring: Function = g.get("tostring")?;
+    let deterministic: Function =
+        wrapper("tostring", &TOSTRING, TOSTRING_WRAPPER)?.call((tostring, nameof))?;
+    g.raw_set("tostring", deterministic)?;
+    let string: Table = g.get("string")?;
+    let format: Function = string.get("format")?;
+    let deterministic: Function =
+        wrapper("format", &FORMAT, FORMAT_WRAPPER)?.call((format, named))?;
+    string.raw_set("format", deterministic)?;
+    Ok(())
 }
 
 /// Luau source of the wrapper that turns a `(ok, ...)` answer into a plain-string `error`.
@@ -1012,7 +1114,10 @@ fn unencodable(
                 "a table mixes a list of {len} item(s) with other keys such as {}",
                 match &k {
                     Value::String(s) => format!("`{}`", s.to_string_lossy()),
-                    other => format!("{other:?}"),
+                    Value::Integer(n) => n.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    // Not its Debug text, which holds the key's memory address.
+                    other => format!("a {} key", other.type_name()),
                 }
             ));
         }

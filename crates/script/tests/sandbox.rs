@@ -310,3 +310,74 @@ fn a_handler_may_answer_with_the_json_body_it_was_sent_whatever_the_budget() {
     let r = call(&h, &req, &mut FakeEnv::new(&["customers"])).unwrap();
     assert_eq!(r.body, wraith_engine::HandlerBody::Json(body));
 }
+
+/// Luau names a table, function, coroutine or buffer by its memory address, which differs
+/// from run to run: a handler's answer must not depend on it.
+#[test]
+fn tostring_names_values_without_their_address_in_the_order_first_named() {
+    let src = r#"local t, u = {}, {}
+                 local co = coroutine.create(function() end)
+                 local named = setmetatable({}, { __tostring = function() return "mine" end })
+                 return { t = tostring(t), u = tostring(u), again = tostring(t),
+                          f = tostring(print), co = tostring(co),
+                          b = tostring(buffer.create(4)),
+                          null = tostring(wraith.null),
+                          named = tostring(named), n = tostring(1.5), s = tostring("s"),
+                          nothing = tostring(nil), yes = tostring(true),
+                          via_local = (function() local ts = tostring return ts(u) end)(),
+                          missing = select(2, pcall(tostring)) }"#;
+    let first = run_json(src, &Req::get("/x"), &mut FakeEnv::new(&[]));
+    let second = run_json(src, &Req::get("/x"), &mut FakeEnv::new(&[]));
+    assert_eq!(first, second);
+    assert_eq!(first["t"], "table: #1");
+    assert_eq!(first["u"], "table: #2");
+    assert_eq!(first["again"], "table: #1");
+    assert_eq!(first["f"], "function: #3");
+    assert_eq!(first["co"], "thread: #4");
+    assert_eq!(first["b"], "buffer: #5");
+    assert_eq!(first["named"], "mine");
+    assert_eq!(first["n"], "1.5");
+    assert_eq!(first["s"], "s");
+    assert_eq!(first["nothing"], "nil");
+    assert_eq!(first["yes"], "true");
+    assert_eq!(first["via_local"], "table: #2");
+    assert!(
+        first["missing"]
+            .as_str()
+            .unwrap()
+            .contains("missing argument"),
+        "{first}"
+    );
+    // `wraith.null` is the null pointer, the same in every run.
+    assert_eq!(first["null"], "userdata: 0x0000000000000000");
+    let mut rest = first.clone();
+    rest.as_object_mut().unwrap().remove("null");
+    assert!(!rest.to_string().contains("0x"), "{rest}");
+}
+
+#[test]
+fn string_format_and_interpolation_name_values_without_their_address() {
+    let src = r#"local t = {}
+                 return { star = string.format("%* and %*", t, print),
+                          method = ("%*"):format(t),
+                          interpolated = `{t} {1 + 1} {"x"}`,
+                          plain = string.format("%s=%d", "a", 3),
+                          table_as_s = select(2, pcall(string.format, "%s", t)) }"#;
+    let out = run_json(src, &Req::get("/x"), &mut FakeEnv::new(&[]));
+    assert_eq!(out["star"], "table: #1 and function: #2");
+    assert_eq!(out["method"], "table: #1");
+    assert_eq!(out["interpolated"], "table: #1 2 x");
+    assert_eq!(out["plain"], "a=3");
+    assert!(!out.to_string().contains("0x"), "{out}");
+}
+
+#[test]
+fn a_table_key_json_cannot_carry_is_named_without_its_address() {
+    let msg = run_err(
+        "emit.json({ 1, [{}] = 2 })",
+        &Req::get("/x"),
+        &mut FakeEnv::new(&[]),
+    );
+    assert!(msg.contains("cannot be encoded as JSON"), "{msg}");
+    assert!(!msg.contains("0x"), "{msg}");
+}

@@ -272,6 +272,33 @@ async fn a_small_value_naming_one_string_many_times_fails_the_handler_not_the_ho
     assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
 }
 
+/// A value Lua would name by its memory address is named by the order the handler first
+/// names it, so one session's answer does not change with what other sessions sent before it.
+#[tokio::test]
+async fn tostring_answers_do_not_depend_on_other_sessions_traffic() {
+    let t = shop_with(&[(
+        "get_product.lua",
+        r#"local t = {}
+           return { t = tostring(t), f = tostring(print), both = `{t} {print}`,
+                    co = tostring(coroutine.create(function() end)) }"#,
+    )]);
+    let s = t.serve(&[]);
+    let first = s.get("/v1/products/p1", Some("a")).await;
+    assert_eq!(first.status, 200);
+    for _ in 0..5 {
+        s.post("/v1/customers", Some("other"), json!({"name": "x"}))
+            .await;
+        s.get("/v1/products/p2", Some("other")).await;
+    }
+    let later = s.get("/v1/products/p1", Some("b")).await;
+    assert_eq!(later.json(), first.json());
+    assert_eq!(
+        first.json(),
+        json!({"t": "table: #1", "f": "function: #2", "both": "table: #1 function: #2",
+               "co": "thread: #3"})
+    );
+}
+
 #[tokio::test]
 async fn randomness_and_time_come_from_the_session_seed_and_clock() {
     let t = shop_with(&[(
