@@ -319,20 +319,9 @@ impl LuaHandler {
             lua.sandbox(true)?;
 
             // The budget is on top of the request as built (its bytes are not the handler's
-            // allocation); `req.json`, converted when first read, may take up to
-            // JSON_ALLOWANCE times the body's length besides, as Lua tables hold a small JSON
-            // value in many times its text.
+            // allocation); `req.json` raises it when first read (see `request_table`).
             let start_memory = lua.used_memory();
-            let json_allowance = if req.json.is_some() {
-                req.body.len().saturating_mul(JSON_ALLOWANCE)
-            } else {
-                0
-            };
-            lua.set_memory_limit(
-                start_memory
-                    .saturating_add(self.opts.max_memory_bytes)
-                    .saturating_add(json_allowance),
-            )?;
+            lua.set_memory_limit(start_memory.saturating_add(self.opts.max_memory_bytes))?;
             let deadline = Instant::now() + self.opts.deadline;
             let max = self.opts.max_interrupts;
             let count = AtomicU64::new(0);
@@ -650,8 +639,12 @@ fn request_table<'s>(
     // `req.json` is converted on first read, once the handler runs: under its memory budget
     // and deadline, and only for a handler that reads it. Converted up front, a 16 MiB JSON
     // body became a gigabyte of Lua tables before any budget applied.
+    // Its first read raises the memory budget by JSON_ALLOWANCE times the body's length, as
+    // Lua tables hold a small JSON value in many times its text: only for a handler that
+    // reads it, so a JSON body lends no memory to one that does not.
     if let Some(json) = req.json {
         let converted: RefCell<Option<Value>> = RefCell::new(None);
+        let allowance = req.body.len().saturating_mul(JSON_ALLOWANCE);
         let index = scope.create_function(move |lua, (_, key): (Value, Value)| {
             if !matches!(&key, Value::String(k) if k.as_bytes().as_ref() == b"json") {
                 return Ok(Value::Nil);
@@ -659,6 +652,15 @@ fn request_table<'s>(
             if let Some(v) = converted.borrow().as_ref() {
                 return Ok(v.clone());
             }
+            // Nothing allocates between the two calls: the first only reads the limit back
+            // (0 is no limit, which stays none).
+            let limit = lua.set_memory_limit(usize::MAX)?;
+            let raised = if limit == 0 {
+                0
+            } else {
+                limit.saturating_add(allowance)
+            };
+            lua.set_memory_limit(raised)?;
             let v = lua.to_value(json)?;
             *converted.borrow_mut() = Some(v.clone());
             Ok(v)

@@ -194,6 +194,29 @@ fn req_json_is_converted_under_the_memory_budget_when_the_handler_reads_it() {
     );
 }
 
+/// The allowance a JSON body brings (eight times its length) comes with the first read of
+/// `req.json`: a handler that never reads it gets the plain budget, however large the body.
+#[test]
+fn a_json_body_lends_memory_only_to_a_handler_that_reads_req_json() {
+    let body = json!({"text": "z".repeat(512 * 1024)});
+    let mut req = Req::post("/x", body.clone());
+    req.body = body.to_string().into_bytes();
+    let alloc = r#"local s = string.rep("x", 3 * 1024 * 1024) return { len = #s }"#;
+    let ignores = handler_with(alloc, &[], ScriptOptions::default());
+    let err = call(&ignores, &req, &mut FakeEnv::new(&[])).unwrap_err();
+    assert!(err.message.contains("exceeded the memory budget"), "{err}");
+    let reads = handler_with(
+        &format!("local n = #req.json.text {alloc}"),
+        &[],
+        ScriptOptions::default(),
+    );
+    let r = call(&reads, &req, &mut FakeEnv::new(&[])).unwrap();
+    assert_eq!(
+        r.body,
+        wraith_engine::HandlerBody::Json(json!({"len": 3 * 1024 * 1024}))
+    );
+}
+
 #[test]
 fn req_json_is_one_table_however_often_it_is_read() {
     let h = handler_with(
