@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use wraith_model::validate::IdProblem;
 use wraith_model::{
-    ArrayNode, EchoSource, EntityType, ExactEntry, HoleKind, IdCharset, IdShape, ListShape, Model,
-    Moment, Node, Pagination, Route, SymbolTable, Variant,
+    EntityType, ExactEntry, IdCharset, IdShape, ListShape, Model, Moment, Pagination, Route,
+    SymbolTable, Variant,
 };
 
 /// One input of a composition: its display name (the twin folder's name) and its model.
@@ -816,70 +816,135 @@ fn merge_symbols(base: &mut SymbolTable, ov: &SymbolTable, input: &str) {
 }
 
 /// `ov` with its path parameters renamed, by position, to `names` (the earlier input's names for
-/// the same route), so echo holes and the id parameter keep pointing at the right segment.
+/// the same route), so every place the route names a parameter keeps pointing at the right
+/// segment: `id_param`, `key_qualifier` and `parent_params`, every path echo however deep (in a
+/// variant's body or headers, inside a `within`, `instant` or `trimmed` echo, in a learned
+/// route fact), and the route facts naming a path parameter (`record_param`, `member_param`,
+/// `parent_param`, an action's `id_param`, the `param` of a path filter, a member effect, a
+/// create counter or a named record copy). See [`rename_in_json`].
 fn rename_params(ov: &Route, names: &[String]) -> Route {
-    let mut r = ov.clone();
-    if r.params == names || r.params.len() != names.len() {
-        return r;
+    if ov.params == names || ov.params.len() != names.len() {
+        return ov.clone();
     }
-    let map: BTreeMap<String, String> = r
+    let map: BTreeMap<String, String> = ov
         .params
         .iter()
         .cloned()
         .zip(names.iter().cloned())
         .collect();
-    let rename = |p: &mut String| {
-        if let Some(n) = map.get(p.as_str()) {
-            *p = n.clone();
+    // The exact-replay index names no parameter (its keys are concrete requests) and is most of
+    // a route: it stays out of the walk.
+    let mut without_exact = Route {
+        exact: Vec::new(),
+        ..ov.clone()
+    };
+    without_exact.params = names.to_vec();
+    let renamed = serde_json::to_value(&without_exact).ok().and_then(|mut v| {
+        rename_in_json(&mut v, &map, true);
+        serde_json::from_value::<Route>(v).ok()
+    });
+    let mut r = match renamed {
+        Some(r) => r,
+        // A route serde cannot carry through its own JSON form cannot happen (the model file is
+        // that form); should it, the fields named in the route itself are still renamed.
+        None => {
+            let mut r = without_exact;
+            let rename = |p: &mut String| {
+                if let Some(n) = map.get(p.as_str()) {
+                    *p = n.clone();
+                }
+            };
+            if let Some(p) = r.id_param.as_mut() {
+                rename(p);
+            }
+            if let Some(p) = r.key_qualifier.as_mut() {
+                rename(p);
+            }
+            for pp in &mut r.parent_params {
+                rename(&mut pp.param);
+            }
+            r
         }
     };
-    r.params = names.to_vec();
-    if let Some(p) = r.id_param.as_mut() {
-        rename(p);
-    }
-    if let Some(p) = r.key_qualifier.as_mut() {
-        rename(p);
-    }
-    for pp in &mut r.parent_params {
-        rename(&mut pp.param);
-    }
-    for v in &mut r.variants {
-        if let wraith_model::BodyTemplate::Json { root } = &mut v.body {
-            rename_in_node(root, &map);
-        }
-    }
+    r.exact = ov.exact.clone();
     r
 }
 
-fn rename_in_node(node: &mut Node, map: &BTreeMap<String, String>) {
-    match node {
-        Node::Const { .. } => {}
-        Node::Object { fields } => {
-            for f in fields {
-                rename_in_node(&mut f.value, map);
+/// Keys whose string value names a path parameter wherever a route (or a fact learned for it)
+/// carries them.
+const PARAM_NAME_KEYS: [&str; 5] = [
+    "id_param",
+    "key_qualifier",
+    "record_param",
+    "member_param",
+    "parent_param",
+];
+
+/// Route fields whose objects (or whose array's objects) name a path parameter by `param`:
+/// a [`wraith_model::ParentParam`], a path filter, a create counter naming its record by path, a
+/// named record copy by path. (A query parameter's `param`, a query lookup's or a list filter's,
+/// is not under these.)
+const PARAM_FIELDS: [&str; 4] = [
+    "parent_params",
+    "path_filter",
+    "create_counters",
+    "named_record_copies",
+];
+
+/// Rename, in a route's JSON form, every parameter name `map` holds: the keys of
+/// [`PARAM_NAME_KEYS`] at any depth, every path echo (`{"in": "path", "param": …}`) at any depth,
+/// a member effect's `{"kind": "param", "param": …}`, and the `param` of the objects under the
+/// route's [`PARAM_FIELDS`] (`top`: `v` is the route itself). A constant's recorded value is
+/// data, never a name, and is left alone.
+fn rename_in_json(v: &mut serde_json::Value, map: &BTreeMap<String, String>, top: bool) {
+    use serde_json::Value;
+    fn rename_param(obj: &mut serde_json::Map<String, Value>, map: &BTreeMap<String, String>) {
+        if let Some(Value::String(p)) = obj.get_mut("param")
+            && let Some(n) = map.get(p.as_str())
+        {
+            *p = n.clone();
+        }
+    }
+    match v {
+        Value::Array(items) => {
+            for item in items {
+                rename_in_json(item, map, false);
             }
         }
-        Node::Array(ArrayNode::Tuple { items }) => {
-            for n in items {
-                rename_in_node(n, map);
+        Value::Object(obj) => {
+            if obj.get("node").and_then(Value::as_str) == Some("const") {
+                return;
             }
-        }
-        Node::Array(ArrayNode::List {
-            representatives, ..
-        }) => {
-            for n in representatives {
-                rename_in_node(n, map);
-            }
-        }
-        Node::Hole(h) => {
-            if let HoleKind::Echo {
-                from: EchoSource::Path { param },
-            } = &mut h.source
-                && let Some(n) = map.get(param.as_str())
+            if obj.get("in").and_then(Value::as_str) == Some("path")
+                || obj.get("kind").and_then(Value::as_str) == Some("param")
             {
-                *param = n.clone();
+                rename_param(obj, map);
+            }
+            for key in PARAM_NAME_KEYS {
+                if let Some(Value::String(p)) = obj.get_mut(key)
+                    && let Some(n) = map.get(p.as_str())
+                {
+                    *p = n.clone();
+                }
+            }
+            if top {
+                for field in PARAM_FIELDS {
+                    match obj.get_mut(field) {
+                        Some(Value::Object(o)) => rename_param(o, map),
+                        Some(Value::Array(items)) => {
+                            for o in items.iter_mut().filter_map(Value::as_object_mut) {
+                                rename_param(o, map);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            for value in obj.values_mut() {
+                rename_in_json(value, map, false);
             }
         }
+        _ => {}
     }
 }
 
@@ -1189,6 +1254,47 @@ mod tests {
         let text = serde_json::to_string(&c.model.routes[0].variants).unwrap();
         assert!(text.contains(r#""param":"id""#), "{text}");
         assert!(!text.contains(r#""param":"item""#), "{text}");
+    }
+
+    #[test]
+    fn overlay_parameter_names_nested_in_text_echoes_and_route_facts_follow_the_base_route() {
+        // "No such order: '<oid>'": a path echo set in fixed text (`within`).
+        let within = |param: &str| {
+            json!({"node": "object", "fields": [
+                {"key": "message", "value": {"node": "hole", "source": {"kind": "echo", "from":
+                    {"in": "within", "prefix": "No such order: '", "suffix": "'",
+                     "source": {"in": "path", "param": param}}},
+                 "observed_type": "string", "confidence_bp": 10000}},
+                {"key": "doc", "value": const_body(json!({"in": "path", "param": "oid"}))},
+            ]})
+        };
+        let with_facts = |path: &str, param: &str| {
+            let mut r = route(
+                "POST",
+                path,
+                &[param],
+                vec![variant(404, json!({"guard": "always"}), within(param))],
+            );
+            r["parent_params"] = json!([{"param": param, "entity_type": "orders"}]);
+            r["member_effects"] = json!([{"list_path": "/starred", "member_type": "orders",
+                "adds": true, "member": {"kind": "param", "param": param}}]);
+            r
+        };
+        let base = model(vec![with_facts("/orders/:id/star", "id")]);
+        let ov = model(vec![with_facts("/orders/:oid/star", "oid")]);
+        let c = compose(&[&base, &ov]);
+        assert!(c.conflicts.is_empty(), "{:?}", c.conflicts);
+        assert_eq!(c.model.routes.len(), 1, "one route, not two");
+
+        let renamed = rename_params(&ov.routes[0], &["id".to_string()]);
+        let mut expected = base.routes[0].clone();
+        expected.id = renamed.id.clone();
+        expected.path = renamed.path.clone();
+        expected.variants[0].id = renamed.variants[0].id.clone();
+        assert_eq!(
+            renamed, expected,
+            "every name follows the base; constants stay as recorded"
+        );
     }
 
     #[test]

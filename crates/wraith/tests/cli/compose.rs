@@ -519,6 +519,53 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// An overlay identical to the base but for the name of `GET /orders/:param`'s parameter
+/// (`:oid`) is the same route: its parameter is renamed by position everywhere the model names
+/// it, including the path echo set inside the 404's text (`No such order: '<oid>'`), so the
+/// variants are equal and compose adds nothing rather than reporting a conflict.
+#[test]
+fn an_overlay_naming_a_routes_parameter_otherwise_is_the_same_route_down_to_text_echoes() {
+    let shop = example_shop_twin();
+    let cwd = shop.tmp.path();
+    ok(&wraith(cwd, &["synth", "shop"]));
+    let ovr = cwd.join("twins/ovr");
+    copy_tree(&shop.root, &ovr);
+    std::fs::remove_file(ovr.join("lua/routes.toml")).unwrap();
+    let model_path = ovr.join("model/twin.wir.json");
+    let mut model: Value =
+        serde_json::from_str(&std::fs::read_to_string(&model_path).unwrap()).unwrap();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let i = routes
+        .iter()
+        .position(|r| r["method"] == "GET" && r["path"] == "/orders/:param")
+        .unwrap();
+    let text = serde_json::to_string(&routes[i]).unwrap();
+    assert!(
+        text.contains(r#""in":"within""#),
+        "the shop's 404 echoes the order id inside its text: {text}"
+    );
+    let mut renamed: Value =
+        serde_json::from_str(&text.replace(r#""param":"param""#, r#""param":"oid""#)).unwrap();
+    renamed["path"] = "/orders/:oid".into();
+    renamed["params"] = serde_json::json!(["oid"]);
+    renamed["id_param"] = "oid".into();
+    routes[i] = renamed;
+    // Written last, so it is newer than the copied recordings and read as it is.
+    std::fs::write(&model_path, serde_json::to_string(&model).unwrap() + "\n").unwrap();
+
+    let stdout = ok(&compose(cwd, "ovr", "out", &["--json"]));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["inputs"][1]["model"], "read");
+    assert_eq!(envelope["inputs"][1]["routes_added"], serde_json::json!([]));
+    assert_eq!(
+        envelope["composite"]["routes"],
+        envelope["inputs"][0]["routes_added"]
+            .as_array()
+            .unwrap()
+            .len()
+    );
+}
+
 #[test]
 fn an_overlay_handler_shadowing_a_base_handler_is_a_conflict() {
     let shop = shop_with_overlay("promos", "promos.har");
