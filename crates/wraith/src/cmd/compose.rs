@@ -910,11 +910,17 @@ fn plan_fixtures(
             }
         } else {
             let ns = &input.name;
+            // The overlay's sets by name: its set folders, and `default` when loose legacy
+            // files are its default set (they become `<ns>:default` below).
+            let mut own_names = own_sets.clone();
+            if !loose.is_empty() && !own_names.iter().any(|s| s == "default") {
+                own_names.push("default".into());
+            }
             for set in &own_sets {
                 let mut files = fingerprint(&dir.join(set))?;
                 for (rel, bytes) in &mut files {
                     if rel == Path::new("fixture.json")
-                        && let Some(rewritten) = namespace_parent(bytes, ns, &own_sets)
+                        && let Some(rewritten) = namespace_parent(bytes, ns, &own_names)
                     {
                         *bytes = rewritten;
                     }

@@ -222,6 +222,42 @@ async fn composite_serves_base_and_overlay_routes_without_the_authored_sidecar()
     assert_eq!(r.json()["code"], "FIXED");
 }
 
+/// An overlay whose default set is loose legacy `<type>.json` files: they become
+/// `promos:default`, and a set of the overlay whose bare `parent` is `default` is rewritten to
+/// `promos:default` like one naming a `default/` folder, so it inherits the overlay's own
+/// default rather than the base's.
+#[test]
+fn a_bare_parent_naming_an_overlays_loose_default_set_is_namespaced() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    let fixtures = cwd.join("twins/promos/state/fixtures");
+    std::fs::create_dir_all(fixtures.join("vip")).unwrap();
+    std::fs::write(
+        fixtures.join("coupons.json"),
+        r#"[{"id":"cpn_LOOSE2026eeeeeee","object":"coupon","code":"LOOSE","percent_off":5}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        fixtures.join("vip/fixture.json"),
+        r#"{"parent":"default","entities":{"coupons":[{"id":"cpn_VIP2026ddddddd","object":"coupon","code":"VIP","percent_off":90}]}}"#,
+    )
+    .unwrap();
+    let stdout = ok(&compose(cwd, "promos", "out", &["--json"]));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    let mut sets: Vec<&str> = envelope["inputs"][1]["fixture_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    sets.sort_unstable();
+    assert_eq!(sets, ["promos:default", "promos:vip"]);
+    let out = cwd.join("out/state/fixtures");
+    assert!(out.join("promos:default/coupons.json").is_file());
+    let vip = std::fs::read_to_string(out.join("promos:vip/fixture.json")).unwrap();
+    assert!(vip.contains(r#""parent":"promos:default""#), "{vip}");
+}
+
 #[test]
 fn compose_envelope_lists_each_inputs_contribution() {
     let shop = shop_with_overlay("promos", "promos.har");
