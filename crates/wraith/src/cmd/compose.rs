@@ -263,6 +263,9 @@ pub fn compose(args: &Args) -> Result<Outcome, CliError> {
             });
         }
     }
+    for (i, input) in inputs.iter().enumerate() {
+        refuse_links_out(input, i == 0)?;
+    }
     plan_recordings(&inputs, &mut reports, &mut plan, &mut conflicts)?;
     let schema_types = plan_schema(&inputs, &mut reports, &mut plan, &mut conflicts)?;
     let fixture_sets = plan_fixtures(
@@ -683,12 +686,90 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
             "cannot read {}: {e}",
             dir.display()
         ))),
-        Err(Walk::Link(link, why)) => Err(CliError::usage(anyhow!(
-            "{} is a symbolic link that {why}; compose copies only a twin's own files: replace \
-             the link with the file itself",
-            link.display()
-        ))),
+        Err(Walk::Link(link, why)) => Err(link_refused(&link, &why)),
     }
+}
+
+/// The exit-1 refusal of a symbolic link among the files compose copies (`why`: what it names).
+fn link_refused(link: &Path, why: &str) -> CliError {
+    CliError::usage(anyhow!(
+        "{} is a symbolic link that {why}; compose copies only a twin's own files: replace \
+         the link with the file or folder itself",
+        link.display()
+    ))
+}
+
+/// Why the symbolic link `link` may not be copied out of `root` (the folder compose copies
+/// from): it names a folder (which may loop, or hold another twin's files), a file outside
+/// `root`, or nothing. `None` for a link to a file inside `root`.
+fn link_problem(root: &Path, link: &Path) -> Option<String> {
+    let target = match std::fs::canonicalize(link) {
+        Ok(t) => t,
+        Err(e) => return Some(format!("does not resolve ({e})")),
+    };
+    if target.is_dir() {
+        return Some(format!("names the folder {}", target.display()));
+    }
+    if !target.starts_with(canonical(root)) {
+        return Some(format!(
+            "names {}, outside {}",
+            target.display(),
+            root.display()
+        ));
+    }
+    None
+}
+
+/// The rule [`files_under`] holds inside the folders compose walks, held for the twin's own
+/// paths on the way to them: `lua/`, `state/`, `state/fixtures/`, `state/schema.json`,
+/// `recordings/`, `recordings/sessions/` and every session folder in it (and the base's
+/// `wraith.toml` and `scrub.toml`) may not be symbolic links to a folder, or to a file outside
+/// the twin. A session folder that is a link to another twin's session would otherwise be copied
+/// under a name its manifest does not carry, and fail `wraith lint` in the composite.
+fn refuse_links_out(input: &Input, base: bool) -> Result<(), CliError> {
+    let root = input.dir.root();
+    let mut paths: Vec<PathBuf> = [
+        "lua",
+        "state",
+        "state/fixtures",
+        "state/schema.json",
+        "recordings",
+        "recordings/sessions",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    if base {
+        paths.extend(["wraith.toml", "scrub.toml"].iter().map(|p| root.join(p)));
+    }
+    let is_link = |p: &Path| {
+        p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    };
+    for p in &paths {
+        if is_link(p)
+            && let Some(why) = link_problem(root, p)
+        {
+            return Err(link_refused(p, &why));
+        }
+    }
+    let sessions = input.dir.sessions_dir();
+    if let Ok(entries) = std::fs::read_dir(&sessions) {
+        let mut links: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            // A link to a file is no session and is not copied.
+            .filter(|p| is_link(p) && p.is_dir())
+            .collect();
+        links.sort();
+        for p in links {
+            if let Some(why) = link_problem(&sessions, &p) {
+                return Err(link_refused(&p, &why));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_bytes(p: &Path) -> Result<Vec<u8>, CliError> {

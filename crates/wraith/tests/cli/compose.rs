@@ -702,6 +702,51 @@ fn a_symbolic_link_out_of_an_input_exits_1_naming_it() {
     );
 }
 
+/// The same rule holds on the way to the files compose copies: a session folder, or a whole
+/// `lua/`, `state/` or `recordings/sessions/` folder, that is a symbolic link to a folder
+/// exits 1 naming the link, and nothing is written (a linked session would be copied under a
+/// name its manifest does not carry, and the composite would fail `wraith lint`).
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_to_a_folder_on_the_way_to_an_inputs_files_exits_1_naming_it() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    let promos = cwd.join("twins/promos");
+    let elsewhere = cwd.join("elsewhere");
+    copy_tree(&shop.root.join("recordings/sessions"), &elsewhere);
+    let session = std::fs::read_dir(&elsewhere)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let link = promos.join("recordings/sessions/20990101T000000Z-aaaaaa");
+    std::os::unix::fs::symlink(&session, &link).unwrap();
+    let refused = |what: &str| {
+        let out = compose(cwd, "promos", "out", &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{what} is a symbolic link that names the folder")),
+            "{stderr}"
+        );
+        assert!(!cwd.join("out").exists(), "{what}: nothing is written");
+    };
+    refused("20990101T000000Z-aaaaaa");
+    std::fs::remove_file(&link).unwrap();
+
+    for dir in ["lua", "state", "recordings/sessions"] {
+        let real = cwd.join(format!("moved-{}", dir.replace('/', "-")));
+        std::fs::create_dir_all(promos.join(dir)).unwrap();
+        std::fs::rename(promos.join(dir), &real).unwrap();
+        std::os::unix::fs::symlink(&real, promos.join(dir)).unwrap();
+        refused(dir);
+        std::fs::remove_file(promos.join(dir)).unwrap();
+        std::fs::rename(&real, promos.join(dir)).unwrap();
+    }
+    ok(&compose(cwd, "promos", "out", &[]));
+}
+
 #[test]
 fn an_unreadable_input_exits_1_naming_it() {
     let shop = example_shop_twin();
