@@ -113,6 +113,13 @@ pub fn staging_name_pid(dir_name: &str) -> Option<u32> {
 /// A running builder's folder and every other entry are kept. Best effort. Returns the folders
 /// removed, sorted.
 pub fn remove_stale_staging_dirs(dir: &Path, target: Option<&str>) -> Vec<PathBuf> {
+    remove_stale_staging_dirs_where(dir, |staged| target.is_none_or(|t| staged == t))
+}
+
+/// [`remove_stale_staging_dirs`] for the staging folders whose target (the `<name>` of
+/// `.<name>.<kind>-<pid>`) `wanted` accepts: `serve --overlay` names each temporary composite
+/// anew (`wraith-composite-<pid>-<n>`), so what an interrupted one left is found by its prefix.
+pub fn remove_stale_staging_dirs_where(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(dir) else {
         return removed;
@@ -124,13 +131,13 @@ pub fn remove_stale_staging_dirs(dir: &Path, target: Option<&str>) -> Vec<PathBu
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let staged = |t: &str| {
-            name.strip_prefix('.')
-                .and_then(|r| r.strip_prefix(t))
-                .is_some_and(|r| r.starts_with('.'))
-        };
+        // `.<target>.<kind>-<pid>`: the target is what lies before the last dot.
+        let target = name
+            .strip_prefix('.')
+            .and_then(|r| r.rsplit_once('.'))
+            .map(|(t, _)| t);
         if let Some(pid) = staging_name_pid(&name)
-            && target.is_none_or(staged)
+            && target.is_some_and(&wanted)
             && writer_gone(pid, &path)
             && fs::remove_dir_all(&path).is_ok()
         {
@@ -426,6 +433,23 @@ mod tests {
         }
         assert_eq!(staging_name_pid(".x.staging-12"), Some(12));
         assert_eq!(staging_name_pid(".staging-12"), None);
+    }
+
+    #[test]
+    fn stale_staging_folders_are_found_by_a_predicate_on_their_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let stale = format!(".wraith-composite-{gone}-17.compose-{gone}");
+        let other = format!(".x.compose-{gone}");
+        for name in [&stale, &other] {
+            fs::create_dir_all(tmp.path().join(name)).unwrap();
+        }
+        let removed =
+            remove_stale_staging_dirs_where(tmp.path(), |t| t.starts_with("wraith-composite-"));
+        assert_eq!(removed, vec![tmp.path().join(&stale)]);
+        assert!(tmp.path().join(&other).is_dir(), "another target is kept");
     }
 
     #[test]

@@ -314,6 +314,11 @@ impl Composite {
                         temp.display()
                     )));
                 }
+                // An earlier serve interrupted while composing (SIGINT before it listened)
+                // left its staging folder here; its process is gone, so it goes now.
+                wraith_recording::fsutil::remove_stale_staging_dirs_where(&temp, |target| {
+                    target.starts_with("wraith-composite-")
+                });
                 let nanos = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.subsec_nanos());

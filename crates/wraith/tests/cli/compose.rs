@@ -976,6 +976,33 @@ async fn serve_with_overlays_serves_the_composite_and_removes_it_when_stopped() 
     assert!(!missing.exists());
 }
 
+/// A `serve --overlay` interrupted while it composed (before it listened) leaves its staging
+/// folder in TMPDIR (`.wraith-composite-<pid>-<n>.compose-<pid>`); the next `serve --overlay`
+/// removes it once its process is gone, and touches nothing else there.
+#[tokio::test]
+async fn serve_with_overlays_removes_the_staging_folder_an_interrupted_serve_left() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let overlay = shop.tmp.path().join("twins/promos");
+    let temp = tempfile::tempdir().unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let stale = temp
+        .path()
+        .join(format!(".wraith-composite-{gone}-17.compose-{gone}"));
+    let other = temp.path().join(format!(".unrelated.compose-{gone}"));
+    for dir in [&stale, &other] {
+        std::fs::create_dir_all(dir.join("recordings")).unwrap();
+    }
+    let mut server = shop.serve_env(
+        &["--overlay", overlay.to_str().unwrap()],
+        &[("TMPDIR", temp.path().to_str().unwrap())],
+    );
+    assert!(!stale.exists(), "left behind: {}", stale.display());
+    assert!(other.exists(), "another program's folder was touched");
+    assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
+}
+
 #[tokio::test]
 async fn serve_with_overlays_keeps_the_composite_where_asked() {
     let shop = shop_with_overlay("promos", "promos.har");
