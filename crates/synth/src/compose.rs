@@ -800,16 +800,27 @@ fn charset_within(a: IdCharset, b: IdCharset) -> bool {
 }
 
 /// Symbols are informational: an overlay symbol whose name is taken by a different symbol is
-/// kept under `<name>@<input name>`.
+/// kept under `<name>@<input name>`, or, when that is taken by yet another symbol (two overlays
+/// with one folder name), under `<name>@<input name>#2`, `#3`, …: no symbol is lost.
 fn merge_symbols(base: &mut SymbolTable, ov: &SymbolTable, input: &str) {
     for (name, sym) in &ov.symbols {
-        match base.symbols.get(name) {
-            None => {
-                base.symbols.insert(name.clone(), sym.clone());
-            }
-            Some(s) if s == sym => {}
-            Some(_) => {
-                base.symbols.insert(format!("{name}@{input}"), sym.clone());
+        let mut key = name.clone();
+        let mut n = 1u32;
+        loop {
+            match base.symbols.get(&key) {
+                None => {
+                    base.symbols.insert(key, sym.clone());
+                    break;
+                }
+                Some(s) if s == sym => break,
+                Some(_) => {
+                    n += 1;
+                    key = if n == 2 {
+                        format!("{name}@{input}")
+                    } else {
+                        format!("{name}@{input}#{}", n - 1)
+                    };
+                }
             }
         }
     }
@@ -1294,6 +1305,51 @@ mod tests {
         assert_eq!(
             renamed, expected,
             "every name follows the base; constants stay as recorded"
+        );
+    }
+
+    #[test]
+    fn a_symbol_renamed_by_two_overlays_of_one_name_is_kept_under_distinct_names() {
+        let table = |first_seen: &str| {
+            let mut t = SymbolTable::default();
+            t.symbols.insert(
+                "$id_1".into(),
+                wraith_model::Symbol {
+                    symbol_type: "PrefixedId".into(),
+                    format_pattern: None,
+                    first_seen_exchange: first_seen.into(),
+                    first_seen_path: "/id".into(),
+                    occurrences: 1,
+                },
+            );
+            t
+        };
+        let m = model(vec![]);
+        let tables = [table("base/0"), table("d1/0"), table("d2/0"), table("d1/0")];
+        let inputs: Vec<ComposeInput<'_>> = tables
+            .iter()
+            .enumerate()
+            .map(|(i, symbols)| ComposeInput {
+                name: if i == 0 { "shop" } else { "promos" },
+                model: &m,
+                symbols,
+            })
+            .collect();
+        let c = compose_models(&inputs, "test");
+        let got: Vec<(&str, &str)> = c
+            .symbols
+            .symbols
+            .iter()
+            .map(|(k, s)| (k.as_str(), s.first_seen_exchange.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("$id_1", "base/0"),
+                ("$id_1@promos", "d1/0"),
+                ("$id_1@promos#2", "d2/0"),
+            ],
+            "each overlay's symbol kept once, none overwritten"
         );
     }
 
