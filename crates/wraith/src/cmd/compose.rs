@@ -266,7 +266,15 @@ pub fn compose(args: &Args) -> Result<Outcome, CliError> {
     for (i, input) in inputs.iter().enumerate() {
         refuse_links_out(input, i == 0)?;
     }
-    plan_recordings(&inputs, &mut reports, &mut plan, &mut conflicts)?;
+    let empty_sessions = plan_recordings(&inputs, &mut reports, &mut plan, &mut conflicts)?;
+    // A session folder with no files is not copied (the composite has no such folder), so the
+    // composite's model does not list it either, unless another input brought one of that id.
+    let copied: std::collections::BTreeSet<&String> =
+        reports.iter().flat_map(|r| &r.sessions).collect();
+    composed
+        .model
+        .sessions
+        .retain(|s| !empty_sessions.contains(s) || copied.contains(s));
     let schema_types = plan_schema(&inputs, &mut reports, &mut plan, &mut conflicts)?;
     let fixture_sets = plan_fixtures(
         &inputs,
@@ -814,13 +822,16 @@ fn subdirs(dir: &Path) -> Result<Vec<String>, CliError> {
 }
 
 /// `recordings/sessions/<id>/` of every input, ids kept. A session id two inputs carry is one
-/// session when the folders are byte-identical, else a conflict.
+/// session when the folders are byte-identical, else a conflict. A folder holding no file is no
+/// session: it is neither copied nor counted; its id is returned so the composite's model
+/// leaves it out too.
 fn plan_recordings(
     inputs: &[Input],
     reports: &mut [InputReport],
     plan: &mut Vec<Planned>,
     conflicts: &mut Vec<Conflict>,
-) -> Result<(), CliError> {
+) -> Result<std::collections::BTreeSet<String>, CliError> {
+    let mut empty = std::collections::BTreeSet::new();
     let mut seen: BTreeMap<String, (usize, PathBuf)> = BTreeMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let sessions_dir = input.dir.sessions_dir();
@@ -843,6 +854,11 @@ fn plan_recordings(
         for id in subdirs(&sessions_dir)? {
             let dir = sessions_dir.join(&id);
             let rel_dir = Path::new("recordings").join("sessions").join(&id);
+            let files = files_under(&dir)?;
+            if files.is_empty() {
+                empty.insert(id);
+                continue;
+            }
             if let Some((first, first_dir)) = seen.get(&id) {
                 if fingerprint(first_dir)? == fingerprint(&dir)? {
                     reports[i].sessions_shared.push(id);
@@ -859,7 +875,7 @@ fn plan_recordings(
                 }
                 continue;
             }
-            for rel in files_under(&dir)? {
+            for rel in files {
                 plan.push(Planned {
                     rel: rel_dir.join(&rel),
                     source: Source::Copy(dir.join(&rel)),
@@ -869,7 +885,7 @@ fn plan_recordings(
             reports[i].sessions.push(id);
         }
     }
-    Ok(())
+    Ok(empty)
 }
 
 /// `state/schema.json`: the union of the declared entity types; one type declared differently by

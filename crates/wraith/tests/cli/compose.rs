@@ -258,6 +258,31 @@ fn a_bare_parent_naming_an_overlays_loose_default_set_is_namespaced() {
     assert!(vip.contains(r#""parent":"promos:default""#), "{vip}");
 }
 
+/// An empty folder in an overlay's `recordings/sessions/` is no session: the composite has no
+/// such folder, so neither the envelope's counts nor the composite's model list it.
+#[test]
+fn an_empty_session_folder_is_neither_copied_nor_counted() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    std::fs::create_dir_all(cwd.join("twins/promos/recordings/sessions/empty")).unwrap();
+    let stdout = ok(&compose(cwd, "promos", "out", &["--json"]));
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    let copied = std::fs::read_dir(cwd.join("out/recordings/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(envelope["composite"]["sessions"], copied);
+    assert!(!cwd.join("out/recordings/sessions/empty").exists());
+    let listed = envelope["inputs"][1]["sessions"].as_array().unwrap();
+    assert!(!listed.iter().any(|s| s == "empty"), "{listed:?}");
+    let model: Value = serde_json::from_str(
+        &std::fs::read_to_string(cwd.join("out/model/twin.wir.json")).unwrap(),
+    )
+    .unwrap();
+    let sessions = model["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), copied, "{sessions:?}");
+    assert!(!sessions.iter().any(|s| s == "empty"), "{sessions:?}");
+}
+
 #[test]
 fn compose_envelope_lists_each_inputs_contribution() {
     let shop = shop_with_overlay("promos", "promos.har");
