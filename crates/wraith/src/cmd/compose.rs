@@ -1270,6 +1270,20 @@ fn authored_warning(input: &Input, path: &Path) -> Warning {
     }
 }
 
+/// Longest target in a staging folder's name: `.<target>.compose-old-<pid>` (a process id has at
+/// most 10 digits) must fit the 255-byte limit on a file name that every `--output` name meets.
+const MAX_STAGING_TARGET: usize = 255 - ".".len() - ".compose-old-".len() - 10;
+
+/// The `<target>` of the staging folders next to an output named `name`: the name itself, or
+/// its first [`MAX_STAGING_TARGET`] bytes (cut at a character boundary) when it is longer.
+fn staging_target(name: &str) -> String {
+    let mut end = name.len().min(MAX_STAGING_TARGET);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
 /// Write every planned file into a temporary folder next to `output`, then move it into place
 /// (replacing an existing `output` only after the new tree is complete).
 ///
@@ -1283,7 +1297,7 @@ fn materialize(output: &Path, plan: &[Planned], force: bool, flag: &str) -> Resu
     };
     let name = output
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| staging_target(&n.to_string_lossy()))
         .unwrap_or_else(|| "composite".to_string());
     std::fs::create_dir_all(&parent)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", parent.display())))?;

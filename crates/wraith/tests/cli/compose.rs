@@ -877,6 +877,26 @@ fn an_output_that_is_a_link_is_refused_up_front_and_force_replaces_only_the_link
 
 /// `out/.` names the folder `out` to a person but not to the final rename: refused up front
 /// (exit 1, naming the folder to pass instead), nothing written.
+/// Every name a folder may have is a usable `--output`, up to the 255-byte limit: the hidden
+/// staging folder beside it keeps a shortened name rather than overflowing that limit.
+#[test]
+fn an_output_name_of_255_bytes_is_composed() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    for len in [241, 255] {
+        let name = "o".repeat(len);
+        ok(&compose(cwd, "promos", &name, &[]));
+        assert!(cwd.join(&name).join("model/twin.wir.json").is_file());
+        ok(&compose(cwd, "promos", &name, &["--force"]));
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 #[test]
 fn an_output_ending_in_a_dot_is_refused_naming_the_folder() {
     let shop = shop_with_overlay("promos", "promos.har");
