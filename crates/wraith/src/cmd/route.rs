@@ -34,11 +34,13 @@ Examples:
 A route with a Lua handler (lua/handlers/; --handler names one explicitly, else bound by file
 name) answers from it; else from --status/--response (provenance template); else 501
 \"authored route has no implementation\". A recorded route with the same method and path wins
-over the declaration. To bind a handler to any route, recorded ones included, add a
-[[binding]] { method, path, handler } to lua/routes.toml.")]
+over the declaration (known once the model is built: run `wraith synth` first). To bind a
+handler to any route, recorded ones included, add a [[binding]] { method, path, handler } to
+lua/routes.toml.")]
     Add(AddArgs),
     /// List the twin's authored routes (the authoritative answer to which routes are authored)
-    /// and the explicit handler bindings of lua/routes.toml.
+    /// and the explicit handler bindings of lua/routes.toml. Which ones a recorded route wins
+    /// over is known from the model; without one, it says so.
     List(ListArgs),
 }
 
@@ -240,9 +242,14 @@ fn add(a: AddArgs) -> CmdResult {
         response,
         handler: a.handler.clone(),
     };
-    let shadowed = load_model_quietly(&twin)
-        .map(|m| !handler::shadowed_authored(&m, std::slice::from_ref(&route)).is_empty())
+    let model = load_model_quietly(&twin);
+    let shadowed = model
+        .as_ref()
+        .map(|m| !handler::shadowed_authored(m, std::slice::from_ref(&route)).is_empty())
         .unwrap_or(false);
+    if model.is_none() {
+        eprintln!("note: {}", no_model_note(&a.twin));
+    }
     if shadowed {
         eprintln!(
             "warning: the model already has a recorded {}; it wins and this declaration stays inert",
@@ -385,10 +392,16 @@ fn list(a: ListArgs) -> CmdResult {
             }
         })
         .collect();
+    // Without a model, whether a recorded route wins over a declaration is not known.
+    let unknown = model.is_none() && !entries.is_empty();
+    if unknown {
+        eprintln!("note: {}", no_model_note(&a.twin));
+    }
     if a.json {
         crate::output::print_json(&serde_json::json!({
             "twin": twin.name(),
             "file": "lua/routes.toml",
+            "model_built": model.is_some(),
             "routes": entries,
             "bindings": bindings,
         }));
@@ -431,6 +444,11 @@ fn list(a: ListArgs) -> CmdResult {
             ("shadowed", _, _) => "shadowed by the recorded route".to_string(),
             _ => "501 no implementation".to_string(),
         };
+        let detail = if unknown {
+            format!("{detail} (unless a recorded route wins: no model yet)")
+        } else {
+            detail
+        };
         outln!("{:<7} {:<40} {detail}", e.method, e.path);
     }
     Ok(ExitCode::SUCCESS)
@@ -452,6 +470,17 @@ fn handler_stems(dir: &Path) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// What `route add` and `route list` say when there is no model to tell shadowed declarations
+/// apart by: a recorded route of the same method and path wins, but which ones are recorded is
+/// not known yet.
+fn no_model_note(twin: &str) -> String {
+    format!(
+        "no model yet (model/twin.wir.json), so which of these routes a recorded route of the \
+         same method and path wins over is not known: run `wraith synth {twin}` to see which \
+         recorded routes win"
+    )
 }
 
 /// The model, when there is a readable one (only to tell shadowed declarations apart).

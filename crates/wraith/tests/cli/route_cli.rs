@@ -272,6 +272,44 @@ fn route_list_says_what_answers_each_authored_route() {
     assert!(text.contains("501 no implementation"), "{text}");
 }
 
+/// Without a model, which declarations a recorded route of the same method and path wins over
+/// is not known: `route add` and `route list` say so (and how to find out) rather than claim a
+/// 501 for a route the recording answers; with the model they say which one is shadowed.
+#[test]
+fn route_add_and_list_without_a_model_say_shadowing_is_not_known_yet() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let out = t.wraith(&[
+        "route",
+        "add",
+        &t.path_str(),
+        "--method",
+        "GET",
+        "--path",
+        "/v1/customers/:x",
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no model yet") && stderr.contains("wraith synth"),
+        "{stderr}"
+    );
+    let out = t.wraith(&["route", "list", &t.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("501 no implementation (unless a recorded route wins: no model yet)"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no model yet"));
+    assert_eq!(list_json(&t)["model_built"], false);
+
+    t.write_model(&model::shop("shop"));
+    let out = t.wraith(&["route", "list", &t.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("shadowed by the recorded route"), "{text}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("no model yet"));
+    assert_eq!(list_json(&t)["model_built"], true);
+}
+
 /// A `lua/routes.toml` that is not UTF-8 is a file to fix: `route list` and `route add` exit 1
 /// saying where the bad byte is (the file left as it was), and lint reports it.
 #[test]
