@@ -409,8 +409,11 @@ impl Recorder {
 /// file descriptor, for ever).
 pub(crate) fn client_connections(idle: Duration) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    // A client that shuts its sending side once the request is written still gets (and the
+    // recorder still records) the answer.
     builder
         .http1()
+        .half_close(true)
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(idle);
     builder

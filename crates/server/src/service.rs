@@ -161,8 +161,11 @@ where
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // A header read timeout needs a timer; it keeps a slow client from holding a connection
     // forever with a half-sent request.
+    // A client may shut its sending side once the request is written (`nc -N`, some probes):
+    // half-closed, the request is still answered rather than dropped unread.
     builder
         .http1()
+        .half_close(true)
         .timer(TokioTimer::new())
         .header_read_timeout(idle_timeout)
         .max_headers(HYPER_MAX_HEADERS)

@@ -814,3 +814,31 @@ fn ci_without_an_hmac_key_is_refused_by_serve_with_exit_3() {
     let mut s = t.serve_env(&[], &[("CI", "true"), ("WRAITH_HMAC_KEY", "k")]);
     assert_eq!(s.terminate(), 0);
 }
+
+/// A client that shuts its sending side as soon as the request is written (`nc -N`) still gets
+/// the answer, and a write sent that way is carried out.
+#[test]
+fn a_request_whose_client_half_closes_at_once_is_still_answered() {
+    use std::io::{Read as _, Write as _};
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let send = |request: &str| {
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        conn.write_all(request.as_bytes()).unwrap();
+        conn.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    for _ in 0..10 {
+        let answer = send("GET /v1/customers/cus_1 HTTP/1.1\r\nHost: twin\r\n\r\n");
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer:?}");
+    }
+    let answer =
+        send("DELETE /v1/customers/cus_1 HTTP/1.1\r\nHost: twin\r\nX-Wraith-Session: h\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 2"), "{answer:?}");
+    let answer =
+        send("GET /v1/customers/cus_1 HTTP/1.1\r\nHost: twin\r\nX-Wraith-Session: h\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer:?}");
+}
