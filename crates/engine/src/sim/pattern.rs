@@ -84,8 +84,11 @@ impl RoutePattern {
     /// Whether the pattern selects a request with `method` (uppercase) on `path`, whose matched
     /// route template is `route` (`METHOD /template`), if any.
     pub fn matches(&self, method: &str, path: &str, route: Option<&str>) -> bool {
+        // A `GET` pattern selects `HEAD` too: a HEAD is the GET without its body (RFC 9110
+        // §9.3.2), answered by the GET route, so it meets the same faults and limits.
         if let Some(m) = &self.method
             && !m.eq_ignore_ascii_case(method)
+            && !(m == "GET" && method.eq_ignore_ascii_case("HEAD"))
         {
             return false;
         }
@@ -212,6 +215,21 @@ mod tests {
         let e = RoutePattern::parse("orders").unwrap_err();
         assert!(e.contains("`/orders`"), "{e}");
         assert!(RoutePattern::parse("PURGE").is_err());
+    }
+
+    #[test]
+    fn a_get_pattern_selects_head_requests_and_a_head_pattern_only_heads() {
+        let get = RoutePattern::parse("GET /customers").unwrap();
+        assert!(get.matches("HEAD", "/customers", Some("GET /customers")));
+        assert!(get.matches("GET", "/customers", None));
+        let head = RoutePattern::parse("HEAD /customers").unwrap();
+        assert!(head.matches("HEAD", "/customers", None));
+        assert!(!head.matches("GET", "/customers", None));
+        assert!(!RoutePattern::parse("POST /customers").unwrap().matches(
+            "HEAD",
+            "/customers",
+            None
+        ));
     }
 
     #[test]

@@ -976,3 +976,21 @@ async fn a_session_only_faults_answered_starts_fresh_when_provisioned_or_deleted
     assert_eq!(r.status, 404);
     assert_eq!(s.get("/v1/customers", Some("z3")).await.status, 503);
 }
+
+/// A `GET` pattern selects `HEAD` requests too (the GET route answers them, without a body): a
+/// HEAD does not get past a GET's fault rule or rate limit.
+#[tokio::test]
+async fn a_get_pattern_faults_and_limits_head_requests_too() {
+    let t = shop();
+    let s = serve_with_profile(
+        &t,
+        "[[rules]]\nroute = \"GET /v1/customers/*\"\n[rules.fault_type]\ntype = \"error\"\nstatus = 503\n",
+        &["--rate-limit-override", "GET /v1/customers=1/3600sec"],
+    );
+    let head = s.send("HEAD", "/v1/customers/cus_1", None, &[], None).await;
+    assert_eq!(head.status, 503);
+    assert_eq!(head.provenance(), Some("fault"));
+    assert_eq!(s.get("/v1/customers", Some("h")).await.status, 200);
+    let head = s.send("HEAD", "/v1/customers", Some("h"), &[], None).await;
+    assert_eq!(head.status, 429);
+}
