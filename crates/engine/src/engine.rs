@@ -904,8 +904,9 @@ impl Engine {
                 return Out::json(
                     400,
                     json!({
-                        "error": "invalid path",
-                        "message": "dot segments (`.` and `..`) are not allowed in request paths",
+                        "error": "invalid-path",
+                        "message": "dot segments (`.` and `..`, also percent-encoded) are not \
+                                    allowed in request paths: send the path they stand for",
                     }),
                     Provenance::Miss,
                     None,

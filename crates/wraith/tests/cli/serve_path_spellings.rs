@@ -91,3 +91,34 @@ async fn under_strict_fidelity_a_path_spelled_unlike_any_recording_is_a_route_mi
     assert_eq!(r.provenance(), Some("recorded"));
     assert_eq!(r.header("x-wraith-route"), Some("GET /things"));
 }
+
+/// A dot segment, plain or percent-encoded, is refused with the error envelope's hyphenated
+/// code, as an application answer the twin invented. Sent raw: an HTTP client library would
+/// resolve the segments before sending.
+#[test]
+fn a_path_with_a_dot_segment_is_refused_as_invalid_path() {
+    use std::io::{Read as _, Write as _};
+    let t = twin();
+    let s = t.serve_env(&[], &ENV);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    for path in ["/things/./1", "/items/x/../1", "/things/%2E%2E/things"] {
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            conn,
+            "GET {path} HTTP/1.1\r\nHost: twin\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{path}: {answer}");
+        let lower = answer.to_ascii_lowercase();
+        assert!(
+            lower.contains("x-wraith-provenance: miss"),
+            "{path}: {answer}"
+        );
+        assert!(
+            answer.contains(r#""error":"invalid-path""#),
+            "{path}: {answer}"
+        );
+    }
+}
