@@ -4502,8 +4502,9 @@ impl Engine {
         } else {
             (full, None)
         };
-        // The counts are derived from the origin map, so the header and the map agree.
-        let origins = (self.opts.debug && self.opts.fidelity == Fidelity::Synth && !head)
+        // The counts are derived from the origin map, so the header and the map agree. A HEAD
+        // carries the counts of the body the same GET would carry, as its other headers do.
+        let origins = (self.opts.debug && self.opts.fidelity == Fidelity::Synth)
             .then(|| out.sources.flatten(&out.body));
         let counts = origins.as_ref().map(FieldCounts::of_origins);
         Response {
@@ -4516,7 +4517,8 @@ impl Engine {
             replay: if head { None } else { out.replay },
             outbound_policy_applied: false,
             field_counts: counts,
-            field_origins: origins,
+            // The per-field map describes a body; a HEAD sends none.
+            field_origins: if head { None } else { origins },
             head_length,
         }
     }

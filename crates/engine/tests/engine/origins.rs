@@ -116,6 +116,10 @@ fn without_debug_or_for_head_there_is_no_origin_map() {
     let d = debug_shop();
     let r = d.handle(None, &req("HEAD", "/v1/customers/cus_1", None));
     assert!(r.field_origins.is_none());
+    // Its counts are the GET's, as its other headers are.
+    let get = d.handle(None, &req("GET", "/v1/customers/cus_1", None));
+    assert!(r.field_counts.is_some());
+    assert_eq!(r.field_counts, get.field_counts);
 }
 
 #[test]

@@ -323,6 +323,16 @@ async fn provenance_counts_header_only_with_debug() {
     for word in ["recorded=", "template=", "fixture=", "handler="] {
         assert!(counts.contains(word), "{counts}");
     }
+    // A HEAD carries the counts of the body the same GET carries, as it carries its length.
+    let r = d.get("/v1/customers/cus_1", Some("h")).await;
+    let head = d
+        .send("HEAD", "/v1/customers/cus_1", Some("h"), &[], None)
+        .await;
+    assert_eq!(
+        head.header("x-wraith-provenance-counts"),
+        r.header("x-wraith-provenance-counts")
+    );
+    assert!(head.header("x-wraith-provenance-counts").is_some());
     // Synth fidelity only.
     let strict = t.serve(&["--debug", "--fidelity", "strict"]);
     let r = strict.get("/v1/customers/cus_1", None).await;
