@@ -382,12 +382,30 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             );
         }
     };
+    let (body, decoded) = match decode_request_body(parts, body, sh.settings.max_body_bytes) {
+        Ok(b) => b,
+        Err(resp) => {
+            return refused(
+                sh,
+                resp,
+                parts.method.as_str(),
+                matched_route(sh, parts).as_deref(),
+            );
+        }
+    };
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
     for (name, value) in &parts.headers {
-        headers.push((
-            name.as_str().to_string(),
-            String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        ));
+        // A decoded body is handed on as the recorder stores one: without the coding that
+        // described it, and with its decoded length.
+        if decoded && name == header::CONTENT_ENCODING {
+            continue;
+        }
+        let value = if decoded && name == header::CONTENT_LENGTH {
+            body.len().to_string()
+        } else {
+            String::from_utf8_lossy(value.as_bytes()).into_owned()
+        };
+        headers.push((name.as_str().to_string(), value));
     }
     // HTTP/2 carries the host in `:authority`; the engine reads `host` for the self-URL rewrite.
     if !parts.headers.contains_key(header::HOST)
@@ -631,6 +649,72 @@ async fn read_body(
         sh.settings.idle_timeout,
     )
     .await
+}
+
+/// The request body with the content codings its `Content-Encoding` lists undone, as the
+/// recorder stores a request body (`wraith_recording::encoding`), so exact replay and templates
+/// see what was recorded; `true` when it was decoded. An empty body, or one whose header lists
+/// no coding but `identity`, is handed on as it is. Refused with the error envelope: a coding
+/// the twin does not decode (`415 unsupported-media-type`), a body that is not what its header
+/// says (`400 malformed-body`), one that decodes to more than `cap` bytes (`413
+/// payload-too-large`, as a body sent that large).
+// The refusal is the response written next, never carried up a `?` chain.
+#[allow(clippy::result_large_err)]
+fn decode_request_body(
+    parts: &http::request::Parts,
+    body: Bytes,
+    cap: usize,
+) -> Result<(Bytes, bool), Resp> {
+    use wraith_recording::encoding::{DecodeError, decode_body};
+    // The codings in the order they were applied, as `encoding::content_codings` lists them.
+    let mut codings: Vec<String> = Vec::new();
+    for value in &parts.headers.get_all(header::CONTENT_ENCODING) {
+        for coding in String::from_utf8_lossy(value.as_bytes()).split(',') {
+            let coding = coding.trim().to_ascii_lowercase();
+            if !coding.is_empty() && coding != "identity" {
+                codings.push(coding);
+            }
+        }
+    }
+    if codings.is_empty() || body.is_empty() {
+        return Ok((body, false));
+    }
+    let listed = codings.join(", ");
+    // Decompressing up to `cap` bytes takes milliseconds: off the async worker.
+    match off_worker(|| decode_body(&codings, &body, cap)) {
+        Ok(decoded) => Ok((Bytes::from(decoded), true)),
+        Err(DecodeError::Unsupported(coding)) => Err(json_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &control::error_body(
+                "unsupported-media-type",
+                format!(
+                    "the request body's Content-Encoding `{coding}` is not one the twin decodes \
+                     (it decodes gzip, x-gzip, deflate, br and zstd, as the recorder does); send \
+                     the body in one of those or uncompressed"
+                ),
+            ),
+        )),
+        Err(DecodeError::Corrupt { coding, reason }) => Err(json_response(
+            StatusCode::BAD_REQUEST,
+            &control::error_body(
+                "malformed-body",
+                format!(
+                    "the request body is not the `{listed}` data its Content-Encoding says: \
+                     `{coding}` does not decode ({reason})"
+                ),
+            ),
+        )),
+        Err(DecodeError::TooLarge { .. }) => Err(json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &control::error_body(
+                "payload-too-large",
+                format!(
+                    "the request body decodes (Content-Encoding `{listed}`) to more than the \
+                     twin accepts ({cap} bytes)"
+                ),
+            ),
+        )),
+    }
 }
 
 /// Read the whole request body, refusing more than `cap` bytes with 413, and a body whose

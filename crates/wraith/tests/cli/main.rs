@@ -82,6 +82,7 @@ mod serve_determinism;
 mod serve_duplicate_values;
 mod serve_embedded_lists;
 mod serve_embedded_records;
+mod serve_encoded_request_bodies;
 mod serve_enveloped_echo;
 mod serve_field_views;
 mod serve_filter_header;
