@@ -67,6 +67,6 @@ pub use judge::{
 pub use report::{Report, Thresholds};
 pub use run::{
     AuthoredRoute, CheckRun, InMemoryTwin, Prepared, SessionOutcome, SessionStep, Twin,
-    TwinCallError, default_jobs, fold_session, holdout_split, prepare, prepare_parallel, replay,
-    replay_parallel, replay_prepared, replay_session, request_of,
+    TwinCallError, default_jobs, fold_session, holdout_split, modelled_method, prepare,
+    prepare_parallel, replay, replay_parallel, replay_prepared, replay_session, request_of,
 };

@@ -80,9 +80,23 @@ fn observed(r: wraith_engine::Response) -> Observed {
     }
 }
 
+/// `req` with its method spelled as synth models a recorded one: uppercase (synth files a
+/// recorded `delete` under `DELETE`). The engine matches methods as served, case-sensitively,
+/// so a recording made with another spelling is replayed as the route modelled from it.
+pub fn modelled_method(req: &Request) -> std::borrow::Cow<'_, Request> {
+    if req.method.bytes().any(|b| b.is_ascii_lowercase()) {
+        let mut req = req.clone();
+        req.method.make_ascii_uppercase();
+        std::borrow::Cow::Owned(req)
+    } else {
+        std::borrow::Cow::Borrowed(req)
+    }
+}
+
 impl Twin for InMemoryTwin<'_> {
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
-        Ok(observed(self.engine.handle(Some(session), req)))
+        let req = modelled_method(req);
+        Ok(observed(self.engine.handle(Some(session), &req)))
     }
 
     /// The engine's tree of the body it just serialized (or parsed), see
@@ -92,7 +106,8 @@ impl Twin for InMemoryTwin<'_> {
         session: &str,
         req: &Request,
     ) -> Result<(Observed, Option<serde_json::Value>), String> {
-        let (resp, tree) = self.engine.handle_with_tree(Some(session), req);
+        let req = modelled_method(req);
+        let (resp, tree) = self.engine.handle_with_tree(Some(session), &req);
         Ok((observed(resp), tree))
     }
 
@@ -100,9 +115,10 @@ impl Twin for InMemoryTwin<'_> {
         if !self.probe {
             return None;
         }
+        let req = modelled_method(req);
         // A session the namespace cap refuses has no handler answer to judge.
         self.engine
-            .probe_handler(Some(session), req)
+            .probe_handler(Some(session), &req)
             .ok()
             .flatten()
             .map(observed)

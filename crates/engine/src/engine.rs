@@ -823,11 +823,12 @@ impl Engine {
         }
     }
 
-    /// The index of the route a request matches (see [`Self::route_template`]).
+    /// The index of the route a request matches (see [`Self::route_template`]). The method
+    /// is matched as sent: the method token is case-sensitive (RFC 9110, 9.1), so `get` is
+    /// no `GET`.
     fn matched_route(&self, method: &str, path: &str, host: Option<&str>) -> Option<usize> {
         let path = util::normalize_path(path).ok()?;
-        let method = method.to_ascii_uppercase();
-        let m = self.router.at(&method, &path, host).or_else(|| {
+        let m = self.router.at(method, &path, host).or_else(|| {
             if method == "HEAD" {
                 self.router.at("GET", &path, host)
             } else {
@@ -891,9 +892,11 @@ impl Engine {
         session: Option<&str>,
         req: &Request,
     ) -> (Response, Option<Value>) {
-        let method = req.method.to_ascii_uppercase();
+        // The method token is case-sensitive (RFC 9110, 9.1): `delete` is a method no route
+        // has, never `DELETE`, and only `HEAD` falls back to a `GET` route.
+        let method = req.method.as_str();
         let head = method == "HEAD";
-        let out = self.handle_out(session, req, &method);
+        let out = self.handle_out(session, req, method);
         self.finish(out, req, head)
     }
 

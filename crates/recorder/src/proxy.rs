@@ -534,7 +534,10 @@ async fn forward(
     rparts.version = parts.version;
 
     let request = RecordedRequest {
-        method: parts.method.as_str().to_string(),
+        // Recorded uppercase, as the format says and `wraith import` stores a HAR's method:
+        // synth models a route by it, and `serve` matches methods case-sensitively, as sent.
+        // The upstream got the method as the client spelled it.
+        method: parts.method.as_str().to_ascii_uppercase(),
         path: upstream_path,
         query,
         headers: {

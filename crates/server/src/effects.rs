@@ -63,12 +63,14 @@ pub(crate) fn decide(
     req: &Request,
     session: Option<&str>,
 ) -> Decided {
-    let method = req.method.to_ascii_uppercase();
+    // As sent: the method token is case-sensitive, so a pattern's `DELETE` (written in any
+    // case) selects `DELETE` requests, never a `delete` no route has.
+    let method = req.method.as_str();
     let route = engine
-        .route_template(&method, &req.path, req.header("host"))
+        .route_template(method, &req.path, req.header("host"))
         .map(str::to_string);
     let decision = sim.decide(&SimRequest {
-        method: &method,
+        method,
         path: &req.path,
         route: route.as_deref(),
         headers: &req.headers,
@@ -91,7 +93,7 @@ pub(crate) fn answer(
             let mut r = r.clone();
             r.stamp_reset(engine.session_clock_us(session));
             let mut resp = r.into_response(label.as_deref());
-            if req.method.eq_ignore_ascii_case("HEAD") {
+            if req.method == "HEAD" {
                 resp.body = Bytes::new();
             }
             (resp, decided.decision.fault)

@@ -163,13 +163,14 @@ impl Engine {
         if self.opts.fidelity != Fidelity::Synth {
             return Ok(None);
         }
-        let method = req.method.to_ascii_uppercase();
+        // Matched as served: case-sensitively.
+        let method = req.method.as_str();
         let Ok(path) = util::normalize_path(&req.path) else {
             return Ok(None);
         };
         let host = req.header("host");
         // As served: a HEAD no route declares is the GET route's, answered without a body.
-        let matched = self.router.at(&method, &path, host).or_else(|| {
+        let matched = self.router.at(method, &path, host).or_else(|| {
             if method == "HEAD" {
                 self.router.at("GET", &path, host)
             } else {
@@ -199,7 +200,7 @@ impl Engine {
             req,
             principal,
             head: method == "HEAD",
-            method,
+            method: method.to_string(),
             query: util::parse_query(&req.query),
             body: util::body_as_json(ct, &req.body),
             path,

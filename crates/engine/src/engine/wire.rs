@@ -97,7 +97,7 @@ impl Engine {
                 );
             }
             if let Some(class) = resp.replay
-                && !method.eq_ignore_ascii_case("HEAD")
+                && method != "HEAD"
                 && self.opts.fidelity != Fidelity::Strict
                 && resp.provenance == Provenance::Recorded
             {

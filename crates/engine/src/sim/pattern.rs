@@ -81,14 +81,15 @@ impl RoutePattern {
         &self.text
     }
 
-    /// Whether the pattern selects a request with `method` (uppercase) on `path`, whose matched
-    /// route template is `route` (`METHOD /template`), if any.
+    /// Whether the pattern selects a request with `method` (as sent: the pattern's method,
+    /// written in any case, is uppercase, and selects only that method) on `path`, whose
+    /// matched route template is `route` (`METHOD /template`), if any.
     pub fn matches(&self, method: &str, path: &str, route: Option<&str>) -> bool {
         // A `GET` pattern selects `HEAD` too: a HEAD is the GET without its body (RFC 9110
         // §9.3.2), answered by the GET route, so it meets the same faults and limits.
         if let Some(m) = &self.method
-            && !m.eq_ignore_ascii_case(method)
-            && !(m == "GET" && method.eq_ignore_ascii_case("HEAD"))
+            && m != method
+            && !(m == "GET" && method == "HEAD")
         {
             return false;
         }
@@ -183,6 +184,15 @@ mod tests {
         assert!(p.matches("POST", "/v1/charges", None));
         assert!(!p.matches("GET", "/v1/charges", None));
         assert!(!p.matches("POST", "/v2/charges", None));
+    }
+
+    #[test]
+    fn a_patterns_method_is_written_in_any_case_but_selects_the_method_as_sent() {
+        let p = RoutePattern::parse("delete /v1/customers/*").unwrap();
+        assert!(p.matches("DELETE", "/v1/customers/cus_1", None));
+        // `delete` is another method (RFC 9110: the method token is case-sensitive).
+        assert!(!p.matches("delete", "/v1/customers/cus_1", None));
+        assert!(!p.matches("Delete", "/v1/customers/cus_1", None));
     }
 
     #[test]

@@ -105,6 +105,22 @@ fn method_mismatch_is_a_route_miss() {
     );
 }
 
+/// RFC 9110 §9.1: "The method token is case-sensitive": `get`, `Get` and `delete` are methods
+/// no route has, and `head` is not `HEAD` (which alone falls back to the `GET` route).
+#[test]
+fn a_method_in_another_letter_case_is_a_route_miss() {
+    let e = shop();
+    for method in ["get", "Get", "head", "delete"] {
+        let r = e.handle(None, &req(method, "/v1/customers", None));
+        assert_eq!(r.status, 501, "{method}");
+        assert_eq!(r.route, None, "{method}");
+        assert_eq!(e.route_template(method, "/v1/customers", None), None);
+    }
+    let head = e.handle(None, &req("HEAD", "/v1/customers", None));
+    assert_eq!(head.status, 200);
+    assert_eq!(head.route.as_deref(), Some("GET /v1/customers"));
+}
+
 #[test]
 fn dot_segments_are_refused_with_400() {
     let e = shop();

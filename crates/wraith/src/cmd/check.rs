@@ -1679,8 +1679,10 @@ impl Twin for HttpTwin {
             uri.push('?');
             uri.push_str(&req.query);
         }
+        // The twin matches methods case-sensitively; a recording's is sent as synth modelled it.
+        let modelled = wraith_check::modelled_method(req);
         let mut b = hyper::Request::builder()
-            .method(req.method.as_str())
+            .method(modelled.method.as_str())
             .uri(&uri);
         for (k, v) in self.sent_headers(req) {
             b = b.header(k.as_str(), v.as_str());

@@ -137,6 +137,29 @@ async fn http_upstream_answers_reach_the_client_and_are_recorded_with_the_base_p
     );
 }
 
+/// A method a client spells in lower case reaches the upstream as sent and is recorded
+/// uppercase, as the recording format and `wraith import` have it: synth models the route by
+/// it and `serve` matches methods case-sensitively.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lowercase_method_is_forwarded_as_sent_and_recorded_uppercase() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("lower", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let http = client();
+    let method = reqwest::Method::from_bytes(b"delete").unwrap();
+    let r = http
+        .request(method, format!("{}/things/1", rec.url))
+        .send()
+        .await
+        .unwrap();
+    r.bytes().await.unwrap();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(upstream.seen()[0].method, "delete");
+    let sessions = twin.sessions();
+    assert_eq!(sessions[0].exchanges[0].request.method, "DELETE");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sequential_exchanges_are_numbered_in_request_order() {
     let upstream = Upstream::start("", None).await;

@@ -485,6 +485,79 @@ async fn head_has_no_body_but_the_same_headers() {
     assert_eq!(rh.header("content-length"), Some(len.as_str()));
 }
 
+/// RFC 9110 §9.1: "The method token is case-sensitive". A method spelled in another letter
+/// case than a route's is a method no route has, a route miss like any unknown method: it
+/// writes nothing, and only `HEAD` (not `head`) is answered by a `GET` route.
+#[tokio::test]
+async fn a_method_in_another_letter_case_is_a_route_miss_that_changes_nothing() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let d = s
+        .send("delete", "/v1/customers/cus_fx", Some("case"), &[], None)
+        .await;
+    assert_route_miss_body(&d, "shop");
+    assert_eq!(d.provenance(), Some("miss"));
+    assert_eq!(d.header("x-wraith-route"), None);
+    let read = s.get("/v1/customers/cus_fx", Some("case")).await;
+    assert_eq!(
+        read.status,
+        200,
+        "the record was not deleted: {}",
+        body_str(&read)
+    );
+    for method in ["get", "Get", "gET"] {
+        let r = s
+            .send(method, "/v1/customers/cus_fx", Some("case"), &[], None)
+            .await;
+        assert_route_miss_body(&r, "shop");
+    }
+    let p = s
+        .send(
+            "post",
+            "/v1/customers",
+            Some("case"),
+            &[],
+            Some(json!({"name": "Lower"})),
+        )
+        .await;
+    assert_route_miss_body(&p, "shop");
+    let list = s.get("/v1/customers", Some("case")).await;
+    assert!(!body_str(&list).contains("Lower"), "{}", body_str(&list));
+    // `head` is no `HEAD`: it gets the route miss, body and all.
+    let h = s
+        .send("head", "/v1/customers", Some("case"), &[], None)
+        .await;
+    assert_route_miss_body(&h, "shop");
+    let len = h.body.len().to_string();
+    assert_eq!(h.header("content-length"), Some(len.as_str()));
+    let head = s
+        .send("HEAD", "/v1/customers", Some("case"), &[], None)
+        .await;
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("x-wraith-route"), Some("GET /v1/customers"));
+}
+
+/// A simulation pattern's method is read in any case (`delete /v1/customers/*` is
+/// `DELETE …`), and selects that method as sent: a `delete` request, a route miss, neither
+/// spends the pattern's quota nor is limited by it.
+#[tokio::test]
+async fn a_patterns_method_in_any_case_selects_only_the_method_spelled_as_routes_are() {
+    let t = shop_twin();
+    let s = t.serve(&["--rate-limit-override", "delete /v1/customers/*=1/60"]);
+    let lower = s
+        .send("delete", "/v1/customers/cus_fx", Some("rl"), &[], None)
+        .await;
+    assert_eq!(lower.status, 501, "{}", body_str(&lower));
+    let first = s.delete("/v1/customers/cus_fx", Some("rl")).await;
+    assert_eq!(first.status, 200, "{}", body_str(&first));
+    let lower = s
+        .send("delete", "/v1/customers/cus_fx", Some("rl"), &[], None)
+        .await;
+    assert_eq!(lower.status, 501, "{}", body_str(&lower));
+    let second = s.delete("/v1/customers/cus_fx", Some("rl")).await;
+    assert_eq!(second.status, 429, "{}", body_str(&second));
+}
+
 #[tokio::test]
 async fn self_url_rewrite_is_disclosed_on_the_replay_claim() {
     let t = Twin::init("links", "https://api.shop.test");
