@@ -329,14 +329,15 @@ impl std::fmt::Display for SessionProblem {
 }
 
 /// The session folders under `sessions_dir` (name, path), by name; hidden ones (writers'
-/// staging areas) left out, and none when the folder cannot be listed.
+/// staging areas) left out, and none when the folder cannot be listed. A symbolic link to a
+/// folder counts, as [`read_sessions`] reads it: the checks see every session the readers use.
 fn session_dirs(sessions_dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = fs::read_dir(sessions_dir) else {
         return Vec::new();
     };
     let mut dirs: Vec<(String, PathBuf)> = entries
         .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| e.path().is_dir())
         .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
@@ -1235,6 +1236,25 @@ mod tests {
         assert!(text.contains("says 2 exchange(s)") && text.contains("set exchange_count to 9"));
         // Every file present is still read.
         assert_eq!(read_sessions(tmp.path()).unwrap()[0].exchanges.len(), 9);
+    }
+
+    #[test]
+    fn a_session_folder_reached_through_a_link_is_checked_as_it_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(elsewhere.path(), meta("s1")).unwrap();
+        w.append(scrubbed(1)).unwrap();
+        w.finish().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("s1"), tmp.path().join("s2")).unwrap();
+        // Read as session `s2`, its manifest naming `s1`: the check says so.
+        assert_eq!(read_sessions(tmp.path()).unwrap().len(), 1);
+        assert_eq!(
+            check_sessions(tmp.path()),
+            [SessionProblem::IdMismatch {
+                folder: "s2".into(),
+                session_id: "s1".into(),
+            }]
+        );
     }
 
     #[test]
