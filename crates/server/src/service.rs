@@ -362,36 +362,26 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
             Err(_) => return bad_session("the X-Wraith-Session value is not valid UTF-8"),
         },
     };
-    // After the session header's own checks: an over-long session id is named as such.
-    if let Some(resp) = head_over_limits(parts) {
-        return refused(
+    // A refusal before the engine answers is still an application answer naming its route.
+    let refuse = |resp: Resp| {
+        refused(
             sh,
             resp,
             parts.method.as_str(),
             matched_route(sh, parts).as_deref(),
-        );
+        )
+    };
+    // After the session header's own checks: an over-long session id is named as such.
+    if let Some(resp) = head_over_limits(parts) {
+        return refuse(resp);
     }
     let body = match read_body(sh, parts, body).await {
         Ok(b) => b,
-        Err(resp) => {
-            return refused(
-                sh,
-                resp,
-                parts.method.as_str(),
-                matched_route(sh, parts).as_deref(),
-            );
-        }
+        Err(resp) => return refuse(resp),
     };
     let (body, decoded) = match decode_request_body(parts, body, sh.settings.max_body_bytes) {
         Ok(b) => b,
-        Err(resp) => {
-            return refused(
-                sh,
-                resp,
-                parts.method.as_str(),
-                matched_route(sh, parts).as_deref(),
-            );
-        }
+        Err(resp) => return refuse(resp),
     };
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
     for (name, value) in &parts.headers {
