@@ -331,15 +331,34 @@ impl ScrubPolicy {
                 first_line(e.message()),
             )
         })?;
-        let mut warnings = Vec::new();
-        for key in table.keys() {
-            if !matches!(key.as_str(), "defaults" | "rules" | "pii") {
-                warnings.push(format!(
-                    "{}: unknown section `{key}` ignored",
-                    path.display()
-                ));
-            }
+        // An unknown section is refused, not skipped: a misspelled `[[rule]]` would otherwise
+        // drop the user's scrub rules and write the values they name to disk.
+        let sections: std::collections::BTreeMap<toml::Spanned<String>, serde::de::IgnoredAny> =
+            toml::from_str(text).map_err(|e| err(0, first_line(e.message())))?;
+        if let Some(key) = sections
+            .keys()
+            .find(|k| !matches!(k.get_ref().as_str(), "defaults" | "rules" | "pii"))
+        {
+            let name = key.get_ref();
+            // A section sharing the first two letters is the likely intent.
+            let hint = [
+                ("defaults", "[defaults]"),
+                ("rules", "[[rules]]"),
+                ("pii", "[pii]"),
+            ]
+            .into_iter()
+            .find(|(known, _)| name.get(..2).is_some_and(|p| known.starts_with(p)))
+            .map(|(_, spelled)| format!(" (did you mean `{spelled}`?)"))
+            .unwrap_or_default();
+            return Err(err(
+                line_of(text, key.span().start),
+                format!(
+                    "unknown section `{name}`{hint}: scrub.toml holds only `[defaults]`, \
+                     `[[rules]]` and `[pii]`; rename or remove it"
+                ),
+            ));
         }
+        let mut warnings = Vec::new();
         if table.contains_key("pii") {
             warnings.push(format!(
                 "{}: [pii] applies when the twin serves (the outbound PII pass), not to \

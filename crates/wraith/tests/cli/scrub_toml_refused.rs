@@ -287,3 +287,67 @@ async fn a_missing_scrub_toml_is_refused_by_import_and_record_and_only_warned_of
         "{v:#}"
     );
 }
+
+/// A section `scrub.toml` does not know is refused, not skipped: a misspelled `[[rule]]` would
+/// otherwise drop the rule it holds and `import` would store the value it names. Every command
+/// that reads the policy refuses it with the section's line and the likely spelling; nothing
+/// is recorded.
+#[test]
+fn a_misspelled_scrub_toml_section_is_refused_before_anything_is_recorded() {
+    let t = support::example_shop_twin();
+    let twin = t.path_str();
+    let out = wraith(&t, &["synth", &twin]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let path = t.root.join("scrub.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("[[rule]]\nscope = \"jsonpath\"\nmatch = \"$.note\"\naction = \"redact\"\n");
+    let line = text.lines().count() - 3;
+    std::fs::write(&path, text).unwrap();
+    let at = format!("scrub.toml:{line}: unknown section `rule` (did you mean `[[rules]]`?)");
+
+    let sessions = t.root.join("recordings/sessions");
+    let before = std::fs::read_dir(&sessions).unwrap().count();
+    let har = t.tmp.path().join("note.har");
+    let entry = serde_json::json!({
+        "startedDateTime": "2026-01-01T00:00:00Z", "time": 1,
+        "request": {"method": "GET", "url": "http://shop.test/notes/1", "httpVersion": "HTTP/1.1",
+            "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+            "content": {"size": 32, "mimeType": "application/json",
+                "text": "{\"note\":\"TOPSECRET-42\"}"},
+            "redirectURL": "", "headersSize": -1, "bodySize": 32},
+        "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}
+    });
+    let doc = serde_json::json!({"log": {"version": "1.2", "entries": [entry]}});
+    std::fs::write(&har, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let import = wraith(&t, &["import", &twin, har.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&import.stderr).into_owned();
+    assert_eq!(import.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&at),
+        "import names the section and its line: {said}"
+    );
+    assert_eq!(std::fs::read_dir(&sessions).unwrap().count(), before);
+
+    let (code, said) = t.serve_expect_exit(&["--port", "0"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains(&at), "serve: {said}");
+
+    let lint = wraith(&t, &["lint", &twin, "--json"]);
+    assert_eq!(lint.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "scrub_toml"
+                && f["severity"] == "error"
+                && f["message"].as_str().unwrap().contains(&at)),
+        "{v:#}"
+    );
+}
