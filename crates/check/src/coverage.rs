@@ -11,6 +11,8 @@ use wraith_recording::RecordedSession;
 /// True when the concrete `path` fits the route template (`/a/:param/b`): same number of
 /// segments, literals equal, parameters non-empty.
 pub fn template_matches(template: &str, path: &str) -> bool {
+    // A template spells a literal `:x` segment `%3Ax`; the path is spelled alike.
+    let path = wraith_model::request_key::escape_request_path(path);
     let mut t = template.split('/');
     let mut p = path.split('/');
     loop {
@@ -89,6 +91,7 @@ impl<'m> RouteIndex<'m> {
     /// literals), and among equals the first in the model.
     pub fn route_for(&self, method: &str, path: &str, origin: Option<&str>) -> Option<&'m Route> {
         let trie = self.tries.get(&(method.to_ascii_uppercase(), origin))?;
+        let path = wraith_model::request_key::escape_request_path(path);
         let segs: Vec<&str> = path.split('/').collect();
         let mut best: Option<(usize, usize)> = None;
         // Depth first without recursion: a path may hold thousands of segments.

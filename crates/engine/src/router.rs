@@ -254,6 +254,8 @@ impl Router {
 
     /// Match `method path` (path already normalized), honouring route origins via `host`.
     pub(crate) fn at(&self, method: &str, path: &str, host: Option<&str>) -> Option<Matched> {
+        // Templates spell a literal `:x` segment `%3Ax`; the request is spelled alike.
+        let path = &*wraith_model::request_key::escape_request_path(path);
         let trie = self
             .by_method
             .get(method)

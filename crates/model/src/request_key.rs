@@ -99,6 +99,30 @@ pub fn decode_path_segment(seg: &str) -> String {
     }
 }
 
+/// A recorded path segment as a route template's literal. A template spells a parameter
+/// `:name`, so a segment a client sent starting with `:` (a template it forgot to fill in,
+/// `/v1/:me`) is written `%3A…`: kept as it is, it would read as a parameter and make the
+/// route answer every path of its shape. [`escape_request_path`] spells a request the same
+/// way before it is matched against templates.
+pub fn escape_literal_segment(seg: &str) -> std::borrow::Cow<'_, str> {
+    match seg.strip_prefix(':') {
+        Some(rest) => std::borrow::Cow::Owned(format!("%3A{rest}")),
+        None => std::borrow::Cow::Borrowed(seg),
+    }
+}
+
+/// A request path with every segment spelled as a template literal
+/// ([`escape_literal_segment`]), to be matched against route templates. Borrowed when no
+/// segment starts with `:`, the common case.
+pub fn escape_request_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if !path.contains("/:") {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let escaped: Vec<std::borrow::Cow<'_, str>> =
+        path.split('/').map(escape_literal_segment).collect();
+    std::borrow::Cow::Owned(escaped.join("/"))
+}
+
 /// Query parameters that carry a credential, never an input (`?api_key=…`): the scrubber's
 /// built-in secret parameter names (`wraith_recording::scrub::BUILTIN_SECRET_PARAMS`, held
 /// equal by a test of `wraith-synth`), compared lowercase.
@@ -408,6 +432,19 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_colon_led_segment_is_spelled_percent_encoded_as_a_literal() {
+        assert_eq!(escape_literal_segment(":me"), "%3Ame");
+        assert_eq!(escape_literal_segment(":"), "%3A");
+        assert_eq!(escape_literal_segment("items"), "items");
+        assert_eq!(escape_literal_segment("a:b"), "a:b");
+        assert_eq!(escape_request_path("/v1/:me/x/:y"), "/v1/%3Ame/x/%3Ay");
+        assert!(matches!(
+            escape_request_path("/v1/a:b"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     /// The stored fingerprints' JSON format: the canonical text (keys sorted, compact) hashed
     /// after a `json:` tag, as the streaming hash must keep writing it.

@@ -493,7 +493,7 @@ pub fn render_path(segs: &[Seg]) -> String {
     for seg in segs {
         s.push('/');
         match seg {
-            Seg::Lit(l) => s.push_str(l),
+            Seg::Lit(l) => s.push_str(&wraith_model::request_key::escape_literal_segment(l)),
             Seg::Param(p) => {
                 s.push(':');
                 s.push_str(p);
