@@ -17,8 +17,8 @@
 pub mod access_log;
 pub mod control;
 pub mod effects;
-pub mod first_bytes;
 pub mod fixtures_fs;
+pub mod idle_io;
 pub mod listen;
 mod port_holder;
 pub mod ready;

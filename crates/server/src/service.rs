@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
-use crate::first_bytes::FirstBytes;
+use crate::idle_io::IdleDeadlines;
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{Value, json};
@@ -180,7 +180,7 @@ where
                 Ok(stream) => {
                     // Replies are single small writes; Nagle would only add latency.
                     let _ = stream.set_nodelay(true);
-                    let io = TokioIo::new(FirstBytes::new(stream, idle_timeout));
+                    let io = TokioIo::new(IdleDeadlines::new(stream, idle_timeout));
                     let sh = Arc::clone(&shared);
                     let svc = hyper::service::service_fn(move |req| {
                         let sh = Arc::clone(&sh);

@@ -129,3 +129,55 @@ fn a_body_that_keeps_arriving_slowly_is_read_whole() {
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
     assert!(answer.contains("\"slow@example.com\""), "{answer}");
 }
+
+/// A client that asks for a large answer and never reads it does not keep the connection,
+/// and the answer in memory, for ever: once the twin has written nothing for the idle
+/// timeout, it gives the answer up and closes the connection. Read afterwards, the answer
+/// ends short of its `Content-Length`.
+#[tokio::test]
+async fn an_answer_the_client_never_reads_is_given_up_on() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let t = slow_twin();
+    let server = t.serve(&[]);
+    // 8 MB: more than the two sockets' buffers hold, so most of it waits on the reader.
+    let name = "n".repeat(8 << 20);
+    let created = server
+        .post(
+            "/customers",
+            Some("big"),
+            serde_json::json!({"name": name, "email": "big@example.com"}),
+        )
+        .await;
+    created.assert_status(201);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+
+    let addr = server.url.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut s = socket.connect(addr).await.unwrap();
+    let request =
+        format!("GET /customers/{id} HTTP/1.1\r\nHost: x\r\nX-Wraith-Session: big\r\n\r\n");
+    s.write_all(request.as_bytes()).await.unwrap();
+    // Nothing read for several idle timeouts (300 ms).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut got = Vec::new();
+    // A bound on the test: the connection must end on its own, long before this.
+    let ended = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut got)).await;
+    assert!(ended.is_ok(), "the stalled connection was left open");
+    let text = String::from_utf8_lossy(&got[..got.len().min(4096)]).into_owned();
+    let head_end = text.find("\r\n\r\n").expect("the answer's head was sent");
+    let length: usize = text[..head_end]
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap();
+    assert!(length > 8 << 20, "{}", &text[..head_end]);
+    assert!(
+        got.len() < head_end + 4 + length,
+        "the whole answer was kept for a client that read none of it for 2 s"
+    );
+}
