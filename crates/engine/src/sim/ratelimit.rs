@@ -105,14 +105,45 @@ pub struct WindowVerdict {
 
 #[derive(Debug, Clone)]
 enum Window {
-    Fixed { start_us: i64, count: u64 },
-    Sliding { hits: VecDeque<i64> },
+    Fixed {
+        start_us: i64,
+        count: u64,
+        window_us: i64,
+    },
+    Sliding {
+        hits: VecDeque<i64>,
+        window_us: i64,
+    },
 }
+
+impl Window {
+    /// Whether the window has run out at `now_us`, so that it answers exactly as a window
+    /// never used would: a fixed one would start over, a sliding one holds no recent hit.
+    fn spent(&self, now_us: i64) -> bool {
+        match self {
+            Window::Fixed {
+                start_us,
+                window_us,
+                ..
+            } => now_us.saturating_sub(*start_us) >= *window_us || now_us < *start_us,
+            Window::Sliding { hits, window_us } => hits
+                .back()
+                .is_none_or(|&t| now_us.saturating_sub(t) >= *window_us),
+        }
+    }
+}
+
+/// Sessions held before the first sweep of spent windows.
+const FIRST_SWEEP_AT: usize = 1024;
 
 /// Window state by (session, limit key).
 #[derive(Debug, Default)]
 pub(crate) struct Windows {
     by_session: BTreeMap<Option<String>, BTreeMap<String, Window>>,
+    /// How many sessions may be held before a new one sweeps out those whose windows are all
+    /// spent (twice what the last sweep kept): every session id a client mints leaves windows,
+    /// and only the ones still running change an answer.
+    sweep_at: usize,
 }
 
 impl Windows {
@@ -129,30 +160,39 @@ impl Windows {
         let window_us = i64::try_from(limit.window_secs)
             .unwrap_or(i64::MAX / 1_000_000)
             .saturating_mul(1_000_000);
-        let per = self
-            .by_session
-            .entry(session.map(str::to_string))
-            .or_default();
+        let session = session.map(str::to_string);
+        if !self.by_session.contains_key(&session)
+            && self.by_session.len() >= self.sweep_at.max(FIRST_SWEEP_AT)
+        {
+            self.by_session
+                .retain(|_, per| per.values().any(|w| !w.spent(now_us)));
+            self.sweep_at = self.by_session.len().saturating_mul(2);
+        }
+        let per = self.by_session.entry(session).or_default();
         let w = per
             .entry(key.to_string())
             .or_insert_with(|| match algorithm {
                 RateAlgorithm::Fixed => Window::Fixed {
                     start_us: now_us,
                     count: 0,
+                    window_us,
                 },
                 RateAlgorithm::Sliding => Window::Sliding {
                     hits: VecDeque::new(),
+                    window_us,
                 },
             });
         let (used, reset_us) = match w {
-            Window::Fixed { start_us, count } => {
+            Window::Fixed {
+                start_us, count, ..
+            } => {
                 if now_us.saturating_sub(*start_us) >= window_us || now_us < *start_us {
                     *start_us = now_us;
                     *count = 0;
                 }
                 (count, start_us.saturating_add(window_us))
             }
-            Window::Sliding { hits } => {
+            Window::Sliding { hits, .. } => {
                 while hits
                     .front()
                     .is_some_and(|&t| now_us.saturating_sub(t) >= window_us)
@@ -288,6 +328,49 @@ mod tests {
             !w.check(None, "k", l, RateAlgorithm::Sliding, t0 + 11 * S)
                 .allowed
         );
+    }
+
+    #[test]
+    fn spent_windows_of_minted_session_ids_are_swept_and_running_ones_kept() {
+        let second = 1_000_000;
+        let l = Limit {
+            limit: 2,
+            window_secs: 10,
+        };
+        for algorithm in [RateAlgorithm::Fixed, RateAlgorithm::Sliding] {
+            let mut w = Windows::default();
+            // Thousands of one-off session ids, each used once at the start.
+            for i in 0..3000 {
+                assert!(
+                    w.check(Some(&format!("s{i}")), "k", l, algorithm, i)
+                        .allowed
+                );
+            }
+            // One session uses a slot shortly before the others' windows run out.
+            assert!(w.check(Some("live"), "k", l, algorithm, 9 * second).allowed);
+            // Past their window, new ids keep coming; once the held sessions reach twice what
+            // the last sweep kept, the spent ones are swept out.
+            for j in 0..3000 {
+                assert!(
+                    w.check(Some(&format!("n{j}")), "k", l, algorithm, 11 * second)
+                        .allowed
+                );
+            }
+            let spent = (0..3000)
+                .filter(|i| w.by_session.contains_key(&Some(format!("s{i}"))))
+                .count();
+            assert_eq!(spent, 0, "{algorithm:?}");
+            assert!(w.by_session.len() <= 3001, "{algorithm:?}");
+            // The running window kept its count: one slot left, then refused.
+            assert!(
+                w.check(Some("live"), "k", l, algorithm, 12 * second)
+                    .allowed
+            );
+            assert!(
+                !w.check(Some("live"), "k", l, algorithm, 12 * second)
+                    .allowed
+            );
+        }
     }
 
     #[test]
