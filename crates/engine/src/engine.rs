@@ -847,6 +847,12 @@ impl Engine {
         render::http_date(self.session_clock_us(session))
     }
 
+    /// Whether a request of `session` would be given a namespace (it has one, or one fits under
+    /// `[serve.limits] max_namespaces`); when not, it is answered `503 namespace-unavailable`.
+    pub fn admits(&self, session: Option<&str>) -> bool {
+        self.registry.admits(&NsKey::from_header(session))
+    }
+
     /// `session`'s clock in unix microseconds, read without advancing it: what
     /// [`Engine::http_date`] renders (the serve clock when the namespace does not exist).
     pub fn session_clock_us(&self, session: Option<&str>) -> i64 {

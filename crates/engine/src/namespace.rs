@@ -604,6 +604,13 @@ impl Registry {
     pub(crate) fn len(&self) -> usize {
         self.map.read().len()
     }
+
+    /// Whether a request naming `key` would have a namespace: it has one, or there is room
+    /// for one under the cap.
+    pub(crate) fn admits(&self, key: &NsKey) -> bool {
+        let map = self.map.read();
+        map.contains_key(key) || map.len() < self.max
+    }
 }
 
 #[cfg(test)]

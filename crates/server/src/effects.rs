@@ -65,6 +65,13 @@ pub(crate) fn decide(
 ) -> Decided {
     // As sent: the method token is case-sensitive, so a pattern's `DELETE` (written in any
     // case) selects `DELETE` requests, never a `delete` no route has.
+    // A session past the namespace cap is refused (503) before any layer: its requests would
+    // otherwise leave rate-limit windows behind, one per refused id, with no bound.
+    if !engine.admits(session) {
+        return Decided {
+            decision: Decision::PASS,
+        };
+    }
     let method = req.method.as_str();
     let route = engine
         .route_template(method, &req.path, req.header("host"))

@@ -994,3 +994,24 @@ async fn a_get_pattern_faults_and_limits_head_requests_too() {
     let head = s.send("HEAD", "/v1/customers", Some("h"), &[], None).await;
     assert_eq!(head.status, 429);
 }
+
+/// A session past `[serve.limits] max_namespaces` is refused with 503 before any layer runs:
+/// its request takes no rate-limit quota and leaves no counters behind (one set per refused
+/// id, with no bound, is what a shared twin sees from tests minting fresh session ids). Once
+/// a slot frees, that session starts with its whole quota.
+#[tokio::test]
+async fn a_session_past_the_namespace_cap_is_refused_before_it_takes_any_quota() {
+    let t = shop();
+    t.set_toml("serve.limits", "max_namespaces", "2");
+    let s = t.serve(&["--rate-limit-override", "GET /v1/customers=1/3600sec"]);
+    assert_eq!(s.get("/v1/customers", Some("a")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("b")).await.status, 200);
+    for _ in 0..3 {
+        let r = s.get("/v1/customers", Some("c")).await;
+        assert_eq!(r.status, 503);
+        assert_eq!(r.json()["error"], "namespace-unavailable");
+    }
+    assert_eq!(s.delete("/__wraith/session/a", None).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("c")).await.status, 200);
+    assert_eq!(s.get("/v1/customers", Some("c")).await.status, 429);
+}
