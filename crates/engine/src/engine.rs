@@ -1191,6 +1191,7 @@ impl Engine {
                     expires_us: now.saturating_add((ttl as i64).saturating_mul(1_000_000)),
                     request,
                 },
+                self.opts.max_state_bytes,
             );
         }
         out

@@ -154,6 +154,73 @@ pub(crate) struct IdemEntry {
     pub request: [u8; 32],
 }
 
+/// A session's cached idempotent answers, held to a byte budget: the answers are memory the
+/// session takes, and a client using a fresh key for every request (as it should) would
+/// otherwise grow the cache for the whole TTL. Past the budget the oldest answers are
+/// forgotten first (a retry with a forgotten key runs again, as after its TTL).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdemCache {
+    entries: HashMap<(usize, String), (u64, IdemEntry)>,
+    /// Slots in insertion order with the sequence number they were inserted under; a slot
+    /// removed or inserted again since leaves a stale pair here, skipped when it comes up.
+    order: std::collections::VecDeque<(u64, (usize, String))>,
+    next_seq: u64,
+    bytes: u64,
+}
+
+impl IdemCache {
+    pub(crate) fn get(&self, slot: &(usize, String)) -> Option<&IdemEntry> {
+        self.entries.get(slot).map(|(_, e)| e)
+    }
+
+    pub(crate) fn remove(&mut self, slot: &(usize, String)) {
+        if let Some((_, e)) = self.entries.remove(slot) {
+            self.bytes = self.bytes.saturating_sub(Self::size(slot, &e));
+        }
+    }
+
+    /// Cache `entry` under `slot`, then forget the oldest answers until the cache takes at
+    /// most `budget` bytes (the newest one is kept whatever its size).
+    pub(crate) fn insert(&mut self, slot: (usize, String), entry: IdemEntry, budget: u64) {
+        self.remove(&slot);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.bytes = self.bytes.saturating_add(Self::size(&slot, &entry));
+        self.order.push_back((seq, slot.clone()));
+        self.entries.insert(slot, (seq, entry));
+        while self.bytes > budget && self.entries.len() > 1 {
+            let Some((seq, oldest)) = self.order.pop_front() else {
+                break;
+            };
+            if self.entries.get(&oldest).is_some_and(|(s, _)| *s == seq) {
+                self.remove(&oldest);
+            }
+        }
+        // Stale pairs never outnumber live ones by much: drop them once they do.
+        if self.order.len() > 2 * self.entries.len() + 16 {
+            let entries = &self.entries;
+            self.order
+                .retain(|(seq, slot)| entries.get(slot).is_some_and(|(s, _)| s == seq));
+        }
+    }
+
+    /// The bytes one cached answer is counted as: its body, its headers and its key.
+    fn size(slot: &(usize, String), e: &IdemEntry) -> u64 {
+        let headers: usize = e
+            .response
+            .headers
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        (e.response.body.len() + headers + slot.1.len()) as u64
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
 /// The digest [`IdemEntry::request`] holds.
 pub(crate) fn idem_request_digest(path: &str, query: &[(String, String)], body: &[u8]) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -186,7 +253,7 @@ pub(crate) struct Namespace {
     /// to every reading in every clock mode.
     pub clock_offset_us: i64,
     pub counters: BTreeMap<String, i64>,
-    pub idem: HashMap<(usize, String), IdemEntry>,
+    pub idem: IdemCache,
     pub store: BTreeMap<String, TypeStore>,
     /// Exact-replay time axis: how many times each (route, exact entry, principal lane) was
     /// served (see the engine's `axis_lane`).
@@ -278,7 +345,7 @@ impl Namespace {
             clock_readings: 0,
             clock_offset_us: 0,
             counters: BTreeMap::new(),
-            idem: HashMap::new(),
+            idem: IdemCache::default(),
             store: BTreeMap::new(),
             axis: HashMap::new(),
             replay_sessions: None,
@@ -616,6 +683,42 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn idem_entry(body_len: usize) -> IdemEntry {
+        IdemEntry {
+            response: Response::plain(
+                200,
+                Vec::new(),
+                bytes::Bytes::from(vec![b'x'; body_len]),
+                crate::api::Provenance::Template,
+            ),
+            expires_us: i64::MAX,
+            request: [0; 32],
+        }
+    }
+
+    #[test]
+    fn the_idempotency_cache_forgets_its_oldest_answers_past_its_budget() {
+        let mut cache = IdemCache::default();
+        let slot = |k: &str| (0usize, k.to_string());
+        cache.insert(slot("a"), idem_entry(40), 100);
+        cache.insert(slot("b"), idem_entry(40), 100);
+        // Caching `a` again moves it to the back and counts it once.
+        cache.insert(slot("a"), idem_entry(40), 100);
+        assert_eq!(cache.len(), 2);
+        cache.insert(slot("c"), idem_entry(40), 100);
+        assert!(
+            cache.get(&slot("b")).is_none(),
+            "the oldest, b, is forgotten"
+        );
+        assert!(cache.get(&slot("a")).is_some() && cache.get(&slot("c")).is_some());
+        // One answer past the whole budget is kept alone.
+        cache.insert(slot("d"), idem_entry(500), 100);
+        assert_eq!(cache.len(), 1);
+        assert!(cache.get(&slot("d")).is_some());
+        cache.remove(&slot("d"));
+        assert_eq!((cache.len(), cache.bytes), (0, 0));
+    }
 
     fn fresh() -> Namespace {
         let settings = Settings {

@@ -605,3 +605,49 @@ async fn session_writes_merged_into_a_recorded_page_keep_the_requested_page_size
     assert_eq!(body["data"].as_array().map(Vec::len), Some(2), "{body}");
     assert_eq!(body["has_more"], serde_json::json!(true), "{body}");
 }
+
+/// A session's cached idempotent answers are held to `[serve.limits] max_total_state_mb`: a
+/// client that uses a fresh key for every create (as it should) does not grow the cache for
+/// the whole TTL. Past the budget the oldest answers are forgotten first, so a retry with the
+/// oldest key runs again, while the newest still replays.
+#[tokio::test]
+async fn the_oldest_idempotent_answers_are_forgotten_past_the_sessions_state_budget() {
+    let t = shop_twin();
+    t.set_toml("serve.idempotency", "enabled", "true");
+    t.set_toml("serve.limits", "max_total_state_mb", "1");
+    let s = t.serve(&[]);
+    // 400 KB per answer: three of them pass the 1 MiB budget.
+    let name = "n".repeat(400 * 1024);
+    let post = |key: &'static str| {
+        let (s, name) = (&s, name.clone());
+        async move {
+            let r = s
+                .send(
+                    "POST",
+                    "/v1/customers",
+                    Some("idem"),
+                    &[("idempotency-key", key)],
+                    Some(json!({ "name": name })),
+                )
+                .await;
+            assert!(r.status < 300, "{key}: {}", r.status);
+            r.json()["id"].as_str().unwrap().to_string()
+        }
+    };
+    let mut ids = Vec::new();
+    for key in ["k1", "k2", "k3"] {
+        let id = post(key).await;
+        // Delete the record again: only the cached answers take the session's memory.
+        let gone = s.delete(&format!("/v1/customers/{id}"), Some("idem")).await;
+        assert!(gone.status < 300, "{}", gone.status);
+        ids.push(id);
+    }
+    let (first, second, third) = (ids[0].clone(), ids[1].clone(), ids[2].clone());
+    assert_eq!(post("k3").await, third, "the newest answer still replays");
+    assert_ne!(
+        post("k1").await,
+        first,
+        "the oldest answer was forgotten: the create ran again"
+    );
+    assert_ne!(first, second);
+}
