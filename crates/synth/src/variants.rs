@@ -1332,9 +1332,16 @@ fn body_template<'a>(
             RespBody::Json => Kind::Json,
             RespBody::Text(_) => Kind::Text,
             RespBody::Binary(_) => Kind::Binary,
-            RespBody::BadJson(_) => {
+            RespBody::BadJson(b) => {
                 bad_json += 1;
-                first_bad.get_or_insert_with(|| o.source.clone());
+                // Why it does not parse, so a reader can tell a cut body from valid JSON the
+                // parser cannot hold (a number past a 64-bit float, `1e400`).
+                first_bad.get_or_insert_with(|| {
+                    match serde_json::from_slice::<serde_json::Value>(b) {
+                        Err(e) => format!("{}: {e}", o.source),
+                        Ok(_) => o.source.clone(),
+                    }
+                });
                 Kind::Text
             }
         };

@@ -248,3 +248,30 @@ fn imported_har_sessions_synthesize_into_a_stateful_model() {
     );
     assert!(model.entity_types["statuses"].known_missing.contains("0"));
 }
+
+/// A body labelled JSON that the parser cannot hold is served as recorded text, and synth's
+/// `unparseable-body` diagnostic says why it did not parse, so a reader can tell valid JSON
+/// past a 64-bit float (`1e400`) from a body cut short.
+#[test]
+fn an_unparseable_json_body_is_diagnosed_with_the_parsers_reason() {
+    use crate::support::{Twin, har};
+    let key = ("WRAITH_HMAC_KEY", "unparseable-body-test-key");
+    let origin = "https://api.numbers.test";
+    let t = Twin::init("numbers", origin);
+    let mut entry = har::entry(origin, "GET", "/v1/huge", None, &serde_json::json!({}));
+    entry["response"]["content"]["text"] = serde_json::json!("{\"a\":1e400}");
+    har::import(&t, &[key], "huge.har", vec![entry]);
+    har::synth(&t, &[key]);
+    let model: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.root.join("model/twin.wir.json")).unwrap())
+            .unwrap();
+    let diagnostic = model["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "unparseable-body")
+        .unwrap_or_else(|| panic!("{:#}", model["diagnostics"]));
+    let message = diagnostic["message"].as_str().unwrap();
+    assert!(message.contains("number out of range"), "{message}");
+    assert!(message.contains("served as recorded text"), "{message}");
+}
