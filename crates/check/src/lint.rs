@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 use wraith_engine::state_schema::{StateSchema, UnusableSchema};
-use wraith_engine::{FixtureSetFiles, FixtureTree};
+use wraith_engine::{
+    FixtureRefusal, FixtureRefusalKind, FixtureSetFiles, FixtureTree, ResolvedFixtureSets,
+};
 use wraith_model::{
     BodyTemplate, MODEL_SCHEMA_VERSION, Model, Node, SymbolTable, canonical::is_canonical,
     from_json_str,
@@ -99,9 +101,14 @@ pub fn lint(input: &LintInput) -> Vec<Finding> {
         lint_foreign_key_targets(schema, model.as_ref(), &mut out);
     }
     lint_fixtures(&input.fixtures, model.as_ref(), &schema, &mut out);
-    lint_fixture_chains(input, model.as_ref(), &mut out);
-    lint_seeded_sets(input, model.as_ref(), schema.as_ref(), &mut out);
-    lint_fixture_limits(input, model.as_ref(), &mut out);
+    let resolved = resolve_fixture_sets(input, model.as_ref());
+    lint_fixture_chains(&resolved, &mut out);
+    let sets = resolved.as_ref().ok().map(|(sets, refusals)| {
+        lint_fixture_refusals(&input.fixtures, refusals, &mut out);
+        sets
+    });
+    lint_seeded_sets(sets, model.as_ref(), schema.as_ref(), &mut out);
+    lint_fixture_limits(input, sets, &mut out);
     lint_union_policies(&input.tagged_union_policy, model.as_ref(), &mut out);
     lint_request_keying(&input.request_keying_routes, model.as_ref(), &mut out);
     out.sort_by(|a, b| {
@@ -674,7 +681,6 @@ impl FixtureCtx<'_> {
         };
         let known = self.fields.get(entity).filter(|f| !f.is_empty());
         let mut unknown: BTreeSet<&str> = BTreeSet::new();
-        let mut first_with_key: BTreeMap<&str, &str> = BTreeMap::new();
         for (at, rec) in items {
             let Value::Object(m) = rec else {
                 out.push(Finding::error(
@@ -690,18 +696,8 @@ impl FixtureCtx<'_> {
                     Some(file),
                     format!("{at} has no primary key field {pk:?}"),
                 )),
-                Some(Value::String(key)) => {
-                    if let Some(first) = first_with_key.insert(key.as_str(), at) {
-                        out.push(Finding::warning(
-                            "fixture-duplicate-pk",
-                            Some(file),
-                            format!(
-                                "{at} repeats the key {key:?} of {first}: a session is \
-                                 seeded with the later record only"
-                            ),
-                        ));
-                    }
-                }
+                // A key repeated is judged on the resolved sets: `lint_fixture_refusals`.
+                Some(Value::String(_)) => {}
                 Some(_) => out.push(Finding::error(
                     "fixture-pk-type",
                     Some(file),
@@ -830,21 +826,30 @@ impl FixtureCtx<'_> {
     }
 }
 
-/// Every fixture set as a session seeded from it holds it, held against the declared types'
-/// `id_format` and `foreign_keys` (route-derived types included: their routes define neither).
-/// A record is keyed by its type's primary key as the engine keys it. A reference resolves to
-/// a record the set seeds or one the recordings hold (sessions see both). Sets that do not
-/// resolve are left to the per-file rules above.
-/// A parent chain that comes back to a set it started from: every session would be seeded
-/// from a set that never resolves, so `serve` and `check` refuse the twin. Resolved as they
-/// resolve it; the other resolution errors are each set's own findings above.
-fn lint_fixture_chains(input: &LintInput, model: Option<&Model>, out: &mut Vec<Finding>) {
+/// The fixture sets resolved as `serve` and `check` seed sessions from them, going on past
+/// the records seeding refuses (each noted). `Err`: a set that does not resolve at all; the
+/// per-file rules above name why.
+fn resolve_fixture_sets(
+    input: &LintInput,
+    model: Option<&Model>,
+) -> Result<(ResolvedFixtureSets, Vec<FixtureRefusal>), wraith_engine::EngineError> {
     let pks = model
         .into_iter()
         .flat_map(|m| &m.entity_types)
         .map(|(k, t)| (k.clone(), t.primary_key.clone()));
-    if let Err(wraith_engine::EngineError::Fixture { set, file, message }) =
-        input.fixtures.resolve(pks, input.schema.as_deref())
+    input
+        .fixtures
+        .resolve_collecting(pks, input.schema.as_deref())
+}
+
+/// A parent chain that comes back to a set it started from: every session would be seeded
+/// from a set that never resolves, so `serve` and `check` refuse the twin. Resolved as they
+/// resolve it; the other resolution errors are each set's own findings above.
+fn lint_fixture_chains(
+    resolved: &Result<(ResolvedFixtureSets, Vec<FixtureRefusal>), wraith_engine::EngineError>,
+    out: &mut Vec<Finding>,
+) {
+    if let Err(wraith_engine::EngineError::Fixture { set, file, message }) = resolved
         && message.starts_with("parent chain loops back")
     {
         out.push(Finding::error(
@@ -855,8 +860,41 @@ fn lint_fixture_chains(input: &LintInput, model: Option<&Model>, out: &mut Vec<F
     }
 }
 
+/// Every record seeding refuses, in serve's words, each an error (`serve` and `check` refuse
+/// the twin at startup): a primary key one list of records names twice (`fixture-duplicate-pk`),
+/// and a patch's `add` of a key the set already holds from its parents
+/// (`fixture-patch-add-held`).
+fn lint_fixture_refusals(tree: &FixtureTree, refusals: &[FixtureRefusal], out: &mut Vec<Finding>) {
+    for r in refusals {
+        let rule = match r.kind {
+            FixtureRefusalKind::RepeatedKey => "fixture-duplicate-pk",
+            FixtureRefusalKind::AddOfHeldKey => "fixture-patch-add-held",
+        };
+        out.push(Finding::error(
+            rule,
+            Some(&set_file(tree, &r.set, &r.file)),
+            r.message.clone(),
+        ));
+    }
+}
+
+/// A set's file as the twin holds it: under the set's folder, or directly under
+/// state/fixtures/ for the implicit default set of loose files.
+fn set_file(tree: &FixtureTree, set: &str, file: &str) -> String {
+    if tree.sets.contains_key(set) {
+        format!("state/fixtures/{set}/{file}")
+    } else {
+        format!("state/fixtures/{file}")
+    }
+}
+
+/// Every fixture set as a session seeded from it holds it, held against the declared types'
+/// `id_format` and `foreign_keys` (route-derived types included: their routes define neither).
+/// A record is keyed by its type's primary key as the engine keys it. A reference resolves to
+/// a record the set seeds or one the recordings hold (sessions see both). Sets that do not
+/// resolve (`None`) are left to the per-file rules above.
 fn lint_seeded_sets(
-    input: &LintInput,
+    sets: Option<&ResolvedFixtureSets>,
     model: Option<&Model>,
     schema: Option<&StateSchema>,
     out: &mut Vec<Finding>,
@@ -872,15 +910,11 @@ fn lint_seeded_sets(
     {
         return;
     }
-    let pks = route_types
-        .into_iter()
-        .flatten()
-        .map(|(k, t)| (k.clone(), t.primary_key.clone()));
-    let Ok(sets) = input.fixtures.resolve(pks, input.schema.as_deref()) else {
+    let Some(sets) = sets else {
         return;
     };
     let empty = Vec::new();
-    for (set, types) in &sets {
+    for (set, types) in sets {
         let file = format!("state/fixtures/{set}");
         for (ty, decl) in declared {
             let records = types.get(ty).unwrap_or(&empty);
@@ -941,19 +975,19 @@ fn lint_seeded_sets(
 /// allows, or more: a session seeded from it holds them all (seeding is never cut), so every
 /// create of that type in it is refused 507, as is a Lua `state.put` of a new key. Counted as
 /// sessions are seeded: parents inherited, patches applied, undeclared types skipped.
-fn lint_fixture_limits(input: &LintInput, model: Option<&Model>, out: &mut Vec<Finding>) {
+fn lint_fixture_limits(
+    input: &LintInput,
+    sets: Option<&ResolvedFixtureSets>,
+    out: &mut Vec<Finding>,
+) {
     let Some(limit) = input.max_entities_per_type else {
         return;
     };
-    let pks = model
-        .into_iter()
-        .flat_map(|m| &m.entity_types)
-        .map(|(k, t)| (k.clone(), t.primary_key.clone()));
     // A set that does not resolve has its own findings.
-    let Ok(sets) = input.fixtures.resolve(pks, input.schema.as_deref()) else {
+    let Some(sets) = sets else {
         return;
     };
-    for (set, types) in &sets {
+    for (set, types) in sets {
         // The implicit default set of loose files lives directly under state/fixtures/.
         let file = if input.fixtures.sets.contains_key(set) {
             format!("state/fixtures/{set}")

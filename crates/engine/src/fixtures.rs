@@ -200,6 +200,60 @@ impl FixtureTree {
 /// A record inherited by many sets is one shared value.
 pub type ResolvedFixtureSets = BTreeMap<String, BTreeMap<String, Vec<(String, Arc<Value>)>>>;
 
+/// What a refusal of [`FixtureTree::resolve_collecting`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixtureRefusalKind {
+    /// One list of records (a set's records of a type, or a patch's `add`) names a primary key
+    /// twice.
+    RepeatedKey,
+    /// A patch's `add` names a key the set already holds from its parents.
+    AddOfHeldKey,
+}
+
+/// A record seeding refuses while the rest of its set still resolves: the startup of `serve`
+/// and `check` stops at the first one with [`EngineError::Fixture`] of the same `set`, `file`
+/// and `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureRefusal {
+    pub kind: FixtureRefusalKind,
+    /// The set, as seeding names it (`default` for the loose files too).
+    pub set: String,
+    /// The file within the set (`fixture.json`, `customers.json`,
+    /// `patches/customers.patch.json`).
+    pub file: String,
+    pub message: String,
+}
+
+/// What [`resolve_set`] does with a refusal: stop there (seeding a namespace), or note it and
+/// go on with the later record (judging the sets, as `wraith lint` does).
+enum Refusals<'a> {
+    Stop,
+    Collect(&'a mut Vec<FixtureRefusal>),
+}
+
+impl Refusals<'_> {
+    fn refuse(
+        &mut self,
+        kind: FixtureRefusalKind,
+        set: &str,
+        file: &str,
+        message: String,
+    ) -> Result<(), EngineError> {
+        match self {
+            Refusals::Stop => Err(fixture_err(set, file, message)),
+            Refusals::Collect(out) => {
+                out.push(FixtureRefusal {
+                    kind,
+                    set: set.to_string(),
+                    file: file.to_string(),
+                    message,
+                });
+                Ok(())
+            }
+        }
+    }
+}
+
 impl FixtureTree {
     /// Resolve every set as the engine does at startup (parents inherited, leaf patches applied,
     /// records of types neither `route_types` nor `state/schema.json` know skipped), for tools
@@ -212,25 +266,49 @@ impl FixtureTree {
     ) -> Result<ResolvedFixtureSets, EngineError> {
         let schema = Schema::build(route_types, schema_json, &mut Vec::new());
         let sets = resolve(self, &schema, &mut Vec::new())?;
-        Ok(sets
-            .sets
-            .into_iter()
-            .map(|(name, data)| {
-                let types = data
-                    .types
-                    .iter()
-                    .map(|(ty, recs)| {
-                        let recs = recs
-                            .iter()
-                            .map(|(pk, rec)| (pk.clone(), Arc::clone(rec)))
-                            .collect();
-                        (ty.clone(), recs)
-                    })
-                    .collect();
-                (name, types)
-            })
-            .collect())
+        Ok(shared_records(sets))
     }
+
+    /// [`Self::resolve`], going on past the records seeding refuses ([`FixtureRefusal`]), each
+    /// noted: a repeated key keeps the later record, as does an `add` of a key the set holds.
+    /// The error is the first problem that stops resolution (a file that does not parse, a
+    /// record without its key, a parent that loops or names no set).
+    pub fn resolve_collecting(
+        &self,
+        route_types: impl Iterator<Item = (String, String)>,
+        schema_json: Option<&str>,
+    ) -> Result<(ResolvedFixtureSets, Vec<FixtureRefusal>), EngineError> {
+        let schema = Schema::build(route_types, schema_json, &mut Vec::new());
+        let mut refusals = Vec::new();
+        let sets = resolve_with(
+            self,
+            &schema,
+            &mut Vec::new(),
+            &mut Refusals::Collect(&mut refusals),
+        )?;
+        Ok((shared_records(sets), refusals))
+    }
+}
+
+/// The resolved sets as [`ResolvedFixtureSets`].
+fn shared_records(sets: FixtureSets) -> ResolvedFixtureSets {
+    sets.sets
+        .into_iter()
+        .map(|(name, data)| {
+            let types = data
+                .types
+                .iter()
+                .map(|(ty, recs)| {
+                    let recs = recs
+                        .iter()
+                        .map(|(pk, rec)| (pk.clone(), Arc::clone(rec)))
+                        .collect();
+                    (ty.clone(), recs)
+                })
+                .collect();
+            (name, types)
+        })
+        .collect()
 }
 
 /// One parsed set before inheritance.
@@ -250,11 +328,21 @@ struct Patch {
     remove: Vec<String>,
 }
 
-/// Parse and resolve every set of the tree against `schema`.
+/// Parse and resolve every set of the tree against `schema`, refusing the first record seeding
+/// refuses.
 pub(crate) fn resolve(
     tree: &FixtureTree,
     schema: &Schema,
     warnings: &mut Vec<String>,
+) -> Result<FixtureSets, EngineError> {
+    resolve_with(tree, schema, warnings, &mut Refusals::Stop)
+}
+
+fn resolve_with(
+    tree: &FixtureTree,
+    schema: &Schema,
+    warnings: &mut Vec<String>,
+    refusals: &mut Refusals<'_>,
 ) -> Result<FixtureSets, EngineError> {
     let mut raw: BTreeMap<String, RawSet> = BTreeMap::new();
     for (name, files) in &tree.sets {
@@ -293,7 +381,7 @@ pub(crate) fn resolve(
     let mut inherited: BTreeMap<String, Records> = BTreeMap::new();
     let mut sets = BTreeMap::new();
     for name in raw.keys() {
-        let data = resolve_set(name, &raw, schema, &mut inherited)?;
+        let data = resolve_set(name, &raw, schema, &mut inherited, refusals)?;
         sets.insert(name.clone(), Arc::new(data));
     }
     Ok(FixtureSets { sets, default })
@@ -550,6 +638,7 @@ fn resolve_set(
     raw: &BTreeMap<String, RawSet>,
     schema: &Schema,
     inherited: &mut BTreeMap<String, Records>,
+    refusals: &mut Refusals<'_>,
 ) -> Result<SeedData, EngineError> {
     // Walk up the parent chain to a resolved set or the root, refusing cycles.
     let mut chain = vec![name.to_string()];
@@ -612,14 +701,15 @@ fn resolve_set(
                 for (i, item) in items.iter().enumerate() {
                     let pk = record_key(set_name, file, ty, Some(i), item, pk_field)?;
                     if let Some(first) = own.insert(pk.clone(), i) {
-                        return Err(fixture_err(
+                        refusals.refuse(
+                            FixtureRefusalKind::RepeatedKey,
                             set_name,
                             file,
                             format!(
                                 "{ty}[{i}] repeats primary key {pk:?} of {ty}[{first}]; a set \
                                  holds one record per key: merge them or remove one"
                             ),
-                        ));
+                        )?;
                     }
                     target.insert(pk, Arc::new(item.clone()));
                 }
@@ -637,20 +727,28 @@ fn resolve_set(
             };
             let file = format!("patches/{ty}.patch.json");
             let target = records.entry(ty.clone()).or_default();
+            let mut added: BTreeSet<String> = BTreeSet::new();
             for (i, item) in patch.add.iter().enumerate() {
                 let pk = record_key(name, &file, "add", Some(i), item, pk_field)?;
                 // `add` appends: a key the set already holds (from its parent, or added above)
                 // would replace a record instead, which is `replace`'s to say.
                 if target.contains_key(&pk) {
-                    return Err(fixture_err(
+                    let kind = if added.contains(&pk) {
+                        FixtureRefusalKind::RepeatedKey
+                    } else {
+                        FixtureRefusalKind::AddOfHeldKey
+                    };
+                    refusals.refuse(
+                        kind,
                         name,
                         &file,
                         format!(
                             "add[{i}]: the set already holds a `{ty}` record keyed {pk:?}; \
                              `add` appends new records: change it under `replace` instead"
                         ),
-                    ));
+                    )?;
                 }
+                added.insert(pk.clone());
                 target.insert(pk, Arc::new(item.clone()));
             }
             for (pk, rec) in &patch.replace {
@@ -764,7 +862,13 @@ mod tests {
         }
         let mut sets = BTreeMap::new();
         for name in raw.keys() {
-            let data = resolve_set(name, &raw, schema, &mut BTreeMap::new())?;
+            let data = resolve_set(
+                name,
+                &raw,
+                schema,
+                &mut BTreeMap::new(),
+                &mut Refusals::Stop,
+            )?;
             sets.insert(name.clone(), Arc::new(data));
         }
         Ok(FixtureSets {
@@ -881,5 +985,56 @@ mod tests {
             let walked = outcome(resolve_by_walks(&t, &schema));
             proptest::prop_assert_eq!(shared, walked);
         }
+    }
+
+    /// Seeding stops at the first record it refuses; resolving for a lint notes each one, keeps
+    /// the later record and goes on, with the messages seeding gives.
+    #[test]
+    fn collecting_resolution_notes_every_refusal_seeding_stops_at() {
+        let mut t = tree(&[
+            (
+                "base".into(),
+                None,
+                vec!["x".into(), "y".into(), "x".into()],
+            ),
+            ("leaf".into(), Some("base".into()), vec![]),
+        ]);
+        t.sets.get_mut("leaf").unwrap().patches.insert(
+            "item".into(),
+            r#"{"add":[{"id":"y"},{"id":"z"},{"id":"z","n":2}]}"#.into(),
+        );
+        let types = || [("item".to_string(), "id".to_string())].into_iter();
+        let stopped = t.resolve(types(), None).unwrap_err().to_string();
+        let (sets, refusals) = t.resolve_collecting(types(), None).unwrap();
+        let got: Vec<(FixtureRefusalKind, &str, &str)> = refusals
+            .iter()
+            .map(|r| (r.kind, r.set.as_str(), r.file.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (FixtureRefusalKind::RepeatedKey, "base", "fixture.json"),
+                (
+                    FixtureRefusalKind::AddOfHeldKey,
+                    "leaf",
+                    "patches/item.patch.json"
+                ),
+                (
+                    FixtureRefusalKind::RepeatedKey,
+                    "leaf",
+                    "patches/item.patch.json"
+                ),
+            ]
+        );
+        assert!(stopped.contains(&refusals[0].message), "{stopped}");
+        let leaf: Vec<&str> = sets["leaf"]["item"]
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(leaf, ["x", "y", "z"]);
+        assert_eq!(
+            sets["leaf"]["item"][2].1["n"], 2,
+            "the later record is kept"
+        );
     }
 }

@@ -57,7 +57,7 @@ mod util;
 pub use api::*;
 pub use engine::{ControlHeader, ControlValue, Engine};
 pub use error::{ControlError, EngineError};
-pub use fixtures::scalar_key;
+pub use fixtures::{FixtureRefusal, FixtureRefusalKind, ResolvedFixtureSets, scalar_key};
 pub use handler::{
     AuthoredRoute, Handler, HandlerBody, HandlerEnv, HandlerError, HandlerOnError, HandlerRequest,
     HandlerResponse, ScriptReport, Scripts,

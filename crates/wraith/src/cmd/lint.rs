@@ -2,8 +2,9 @@
 //! `drift.toml` parse, the model
 //! files are canonical and well-formed with unique route and variant ids,
 //! `state/schema.json` and every fixture set hold together, and every recording session has
-//! the exchange files its manifest counts and the id of its folder. Exit 1 on any error; warnings are
-//! listed.
+//! the exchange files its manifest counts and the id of its folder. Each file is read as the
+//! commands that use it read it: what `serve`, `check` or `coverage` refuse is an error, what
+//! they warn of a warning. Exit 1 on any error; warnings are listed.
 
 use std::process::ExitCode;
 

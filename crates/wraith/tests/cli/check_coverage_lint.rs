@@ -582,8 +582,10 @@ fn lint_checks_fixtures_against_the_schema() {
     );
 }
 
+/// Two records with one key in a set: serve refuses the twin, so lint fails it in serve's
+/// words; a file no command reads is a warning.
 #[test]
-fn lint_warns_of_two_fixture_records_with_one_key_and_of_files_it_does_not_read() {
+fn lint_fails_two_fixture_records_with_one_key_and_warns_of_files_it_does_not_read() {
     let t = DemoTwin::synthesized();
     std::fs::write(
         t.root.join("state/schema.json"),
@@ -604,7 +606,8 @@ fn lint_warns_of_two_fixture_records_with_one_key_and_of_files_it_does_not_read(
         .filter(|(rule, _, _)| rule == "fixture-duplicate-pk")
         .collect();
     assert_eq!(dup.len(), 1, "{v:#}");
-    assert_eq!(dup[0].1, "warning");
+    assert_eq!(dup[0].1, "error");
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
     assert!(
         !findings(&v)
             .iter()
@@ -626,7 +629,7 @@ fn lint_warns_of_two_fixture_records_with_one_key_and_of_files_it_does_not_read(
     assert!(
         dup[0]
             .2
-            .contains("widgets[2] repeats the key \"k1\" of widgets[0]"),
+            .contains("widgets[2] repeats primary key \"k1\" of widgets[0]; a set holds one"),
         "{v:#}"
     );
 }

@@ -38,6 +38,7 @@ mod import_secrets;
 mod import_unsendable_headers;
 mod init;
 mod inspect;
+mod lint_serve_refusals;
 mod long_templates;
 mod output_format;
 mod oversize_recordings;

@@ -1,0 +1,136 @@
+//! `wraith lint` reads each file as the commands that use it do: what `serve` (or `coverage`)
+//! refuses is a lint error in their words. Black-box: the real binary on both sides.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::Value;
+use support::{Twin, model};
+
+fn twin() -> Twin {
+    let t = Twin::init("shop", "https://api.shop.test");
+    t.write_model(&model::shop("shop"));
+    t
+}
+
+/// `wraith lint <twin> --json`: its exit code and its findings as (rule, severity, file,
+/// message).
+fn lint(t: &Twin) -> (i32, Vec<(String, String, String, String)>) {
+    let out = t.wraith(&["lint", &t.path_str(), "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "lint printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let findings = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("rule"), s("severity"), s("file"), s("message"))
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), findings)
+}
+
+/// The one finding of `rule` with `severity`; panics unless there is exactly one.
+fn only(
+    findings: &[(String, String, String, String)],
+    rule: &str,
+    severity: &str,
+) -> (String, String) {
+    let found: Vec<_> = findings
+        .iter()
+        .filter(|(r, s, _, _)| r == rule && s == severity)
+        .collect();
+    assert_eq!(found.len(), 1, "one {severity} {rule}: {findings:#?}");
+    (found[0].2.clone(), found[0].3.clone())
+}
+
+const ID_FORMAT_SCHEMA: &str = r#"{"entity_types":{"customers":{"primary_key":"id","id_format":"cus_[0-9]{3}"}},"schema_version":1}"#;
+
+#[test]
+fn lint_fails_a_set_repeating_a_primary_key_in_serves_words_and_keeps_its_other_findings() {
+    let t = twin();
+    t.write("state/schema.json", ID_FORMAT_SCHEMA);
+    t.write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities":{"customers":[{"id":"bad","name":"A"},{"id":"cus_001"},{"id":"bad","name":"B"}]}}"#,
+    );
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 1, "{findings:#?}");
+    let words = "customers[2] repeats primary key \"bad\" of customers[0]; a set holds one \
+                 record per key";
+    let (file, message) = only(&findings, "fixture-duplicate-pk", "error");
+    assert_eq!(file, "state/fixtures/default/fixture.json");
+    assert!(message.contains(words), "{message}");
+    // The record's key is still held to the declared id_format.
+    let (_, id_format) = only(&findings, "fixture-id-format", "warning");
+    assert!(id_format.contains("\"bad\""), "{id_format}");
+    let (code, err) = t.serve_expect_exit(&["--port", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(words), "{err}");
+}
+
+#[test]
+fn lint_fails_a_patch_adding_one_key_twice_in_serves_words() {
+    let t = twin();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities":{"customers":[{"id":"cus_001"}]}}"#,
+    );
+    t.write(
+        "state/fixtures/child/fixture.json",
+        r#"{"parent":"default"}"#,
+    );
+    t.write(
+        "state/fixtures/child/patches/customers.patch.json",
+        r#"{"add":[{"id":"cus_002","name":"A"},{"id":"cus_002","name":"B"}]}"#,
+    );
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 1, "{findings:#?}");
+    let words = "add[1]: the set already holds a `customers` record keyed \"cus_002\"";
+    let (file, message) = only(&findings, "fixture-duplicate-pk", "error");
+    assert_eq!(file, "state/fixtures/child/patches/customers.patch.json");
+    assert!(message.contains(words), "{message}");
+    let (code, err) = t.serve_expect_exit(&["--port", "0", "--fixture", "child"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(words), "{err}");
+}
+
+#[test]
+fn lint_fails_a_patch_adding_a_key_its_parent_set_holds() {
+    let t = twin();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities":{"customers":[{"id":"cus_001"}]}}"#,
+    );
+    t.write(
+        "state/fixtures/child/fixture.json",
+        r#"{"parent":"default"}"#,
+    );
+    t.write(
+        "state/fixtures/child/patches/customers.patch.json",
+        r#"{"add":[{"id":"cus_001","name":"B"}]}"#,
+    );
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 1, "{findings:#?}");
+    let words = "add[0]: the set already holds a `customers` record keyed \"cus_001\"; `add` \
+                 appends new records: change it under `replace` instead";
+    let (file, message) = only(&findings, "fixture-patch-add-held", "error");
+    assert_eq!(file, "state/fixtures/child/patches/customers.patch.json");
+    assert!(message.contains(words), "{message}");
+    assert!(
+        !findings
+            .iter()
+            .any(|(r, _, _, _)| r == "fixture-duplicate-pk"),
+        "{findings:#?}"
+    );
+    // Every set is resolved at startup: serving another set is refused too.
+    let (code, err) = t.serve_expect_exit(&["--port", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(words), "{err}");
+}
+
