@@ -251,6 +251,22 @@ pub fn run(args: Args) -> CmdResult {
                     ));
                 }
             }
+            // `[serve.rate_limits]` and `[serve.latency]`: what serve refuses before it binds,
+            // in its words, without the path the twin was named by.
+            let file = twin.wraith_toml();
+            let limits = super::serve::sim_flags::ConfigLimits {
+                file: &file,
+                table: &cfg.serve.rate_limits,
+                latency: &cfg.serve.latency,
+            };
+            let prefix = format!("{}: ", file.display());
+            for e in super::serve::sim_flags::config_refusals(limits) {
+                let message = crate::exit::chain(e.error.as_ref());
+                let message = message
+                    .strip_prefix(&prefix)
+                    .map_or(message.clone(), str::to_string);
+                findings.push(Finding::error("wraith_toml", Some("wraith.toml"), message));
+            }
             if let Some(why) = super::serve::unbuilt_session_mode(&cfg) {
                 findings.push(Finding::error(
                     "serve-session-mode",

@@ -19,7 +19,7 @@ use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
 
-mod sim_flags;
+pub(crate) mod sim_flags;
 
 #[derive(clap::Args)]
 #[command(after_help = "\

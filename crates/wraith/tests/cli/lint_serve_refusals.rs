@@ -134,3 +134,44 @@ fn lint_fails_a_patch_adding_a_key_its_parent_set_holds() {
     assert!(err.contains(words), "{err}");
 }
 
+#[test]
+fn lint_fails_the_rate_limit_and_latency_tables_serve_refuses() {
+    for (table, words) in [
+        (
+            "[serve.rate_limits.\"bogus\"]\nlimit = 2\nwindow_seconds = 60\n",
+            "[serve.rate_limits.\"bogus\"]: the key is not a route pattern",
+        ),
+        (
+            "[serve.rate_limits.\"GET /customers\"]\nlimit = 0\nwindow_seconds = 0\n",
+            "limit = 0 and window_seconds = 0 must both be at least 1",
+        ),
+        (
+            "[serve.latency]\nmode = \"fixed\"\nmin_ms = 9000\nmax_ms = 10\n",
+            "[serve.latency] min_ms: min_ms = 9000 is above max_ms = 10",
+        ),
+        (
+            "[serve.latency]\nmode = \"scaled\"\nmultiplier = -1.0\n",
+            "[serve.latency] multiplier: must be a finite number >= 0, found -1",
+        ),
+        (
+            "[serve.latency]\nmode = \"scaled\"\nmultiplier = nan\n",
+            "[serve.latency] multiplier: must be a finite number >= 0, found NaN",
+        ),
+    ] {
+        let t = twin();
+        t.append_toml(table);
+        let (code, findings) = lint(&t);
+        assert_eq!(code, 1, "{table}: {findings:#?}");
+        let (file, message) = only(&findings, "wraith_toml", "error");
+        assert_eq!(file, "wraith.toml");
+        assert!(message.contains(words), "{table}: {message}");
+        assert!(
+            !message.contains(&t.path_str()),
+            "no machine path: {message}"
+        );
+        let (code, err) = t.serve_expect_exit(&["--port", "0"]);
+        assert_eq!(code, 1, "{table}: {err}");
+        assert!(err.contains(words), "{table}: {err}");
+    }
+}
+

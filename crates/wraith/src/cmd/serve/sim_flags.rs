@@ -191,30 +191,49 @@ fn config_overrides(limits: ConfigLimits<'_>) -> Result<Vec<RateOverride>, CliEr
     limits
         .table
         .iter()
-        .map(|(route, l)| {
-            let bad = |reason: String| {
-                CliError::usage(anyhow!(
-                    "{}: [serve.rate_limits.\"{route}\"]: {reason}",
-                    limits.file.display()
-                ))
-            };
-            let route_pattern = wraith_engine::sim::RoutePattern::parse(route)
-                .map_err(|r| bad(format!("the key is not a route pattern: {r}")))?;
-            if l.limit == 0 || l.window_seconds == 0 {
-                return Err(bad(format!(
-                    "limit = {} and window_seconds = {} must both be at least 1",
-                    l.limit, l.window_seconds
-                )));
-            }
-            Ok(RateOverride {
-                route: route_pattern,
-                limit: Limit {
-                    limit: l.limit,
-                    window_secs: l.window_seconds,
-                },
-            })
-        })
+        .map(|(route, l)| config_override(limits.file, route, l))
         .collect()
+}
+
+/// One `[serve.rate_limits."<route>"]` entry as an override, or its refusal.
+fn config_override(
+    file: &Path,
+    route: &str,
+    l: &wraith_twin::RateLimit,
+) -> Result<RateOverride, CliError> {
+    let bad = |reason: String| {
+        CliError::usage(anyhow!(
+            "{}: [serve.rate_limits.\"{route}\"]: {reason}",
+            file.display()
+        ))
+    };
+    let route_pattern = wraith_engine::sim::RoutePattern::parse(route)
+        .map_err(|r| bad(format!("the key is not a route pattern: {r}")))?;
+    if l.limit == 0 || l.window_seconds == 0 {
+        return Err(bad(format!(
+            "limit = {} and window_seconds = {} must both be at least 1",
+            l.limit, l.window_seconds
+        )));
+    }
+    Ok(RateOverride {
+        route: route_pattern,
+        limit: Limit {
+            limit: l.limit,
+            window_secs: l.window_seconds,
+        },
+    })
+}
+
+/// What `serve` refuses of `[serve.latency]` (the first problem of the table) and of
+/// `[serve.rate_limits]` (every bad entry, in key order), as `serve` words each refusal:
+/// `wraith lint` reports them.
+pub(crate) fn config_refusals(limits: ConfigLimits<'_>) -> Vec<CliError> {
+    let latency = config_latency(limits).err();
+    let rates = limits
+        .table
+        .iter()
+        .filter_map(|(route, l)| config_override(limits.file, route, l).err());
+    latency.into_iter().chain(rates).collect()
 }
 
 /// The simulation configuration the flags ask for, with the rate limits `wraith.toml`
