@@ -73,6 +73,40 @@ fn not_utf8_findings(twin: &TwinDir) -> Result<Vec<Finding>, CliError> {
     Ok(out)
 }
 
+/// `[service] spec`, the OpenAPI document `wraith coverage` reads (relative to the twin):
+/// what coverage refuses of it (a file not there, or not a JSON or YAML document) is a
+/// warning, as `serve` and `check` never read it. A file there but unreadable is left to
+/// `coverage` to say.
+fn spec_finding(twin: &TwinDir, spec: Option<&str>) -> Option<Finding> {
+    let spec = spec.filter(|s| !s.trim().is_empty())?;
+    let bad = |why: String| {
+        Some(Finding::warning(
+            "wraith_toml",
+            Some("wraith.toml"),
+            format!(
+                "[service] spec = {}: {why}; `wraith coverage` refuses the twin until the key \
+                 names an OpenAPI document (JSON or YAML, relative to the twin folder) or is \
+                 removed",
+                serde_json::Value::String(spec.to_string())
+            ),
+        ))
+    };
+    let bytes = match wraith_twin::read_file(&twin.root().join(spec)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return bad(format!("the file `{spec}` is not there"));
+        }
+        Err(_) => return None,
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return bad(format!("`{spec}` is not UTF-8 text"));
+    };
+    match super::coverage::parse_spec(&text) {
+        Ok(_) => None,
+        Err(e) => bad(format!("`{spec}`: {e}")),
+    }
+}
+
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -267,6 +301,7 @@ pub fn run(args: Args) -> CmdResult {
                     .map_or(message.clone(), str::to_string);
                 findings.push(Finding::error("wraith_toml", Some("wraith.toml"), message));
             }
+            findings.extend(spec_finding(&twin, cfg.service.spec.as_deref()));
             if let Some(why) = super::serve::unbuilt_session_mode(&cfg) {
                 findings.push(Finding::error(
                     "serve-session-mode",

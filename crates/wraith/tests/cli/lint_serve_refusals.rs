@@ -1,5 +1,6 @@
 //! `wraith lint` reads each file as the commands that use it do: what `serve` (or `coverage`)
-//! refuses is a lint error in their words. Black-box: the real binary on both sides.
+//! refuses is a lint error in their words, what only `coverage` needs a warning, and a file
+//! that is there but cannot be read exits 4. Black-box: the real binary on both sides.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -173,5 +174,39 @@ fn lint_fails_the_rate_limit_and_latency_tables_serve_refuses() {
         assert_eq!(code, 1, "{table}: {err}");
         assert!(err.contains(words), "{table}: {err}");
     }
+}
+
+#[test]
+fn lint_warns_of_a_service_spec_naming_a_file_that_is_not_there() {
+    let t = twin();
+    t.set_toml("service", "spec", "\"missing.yaml\"");
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 0, "{findings:#?}");
+    let (file, message) = only(&findings, "wraith_toml", "warning");
+    assert_eq!(file, "wraith.toml");
+    assert!(
+        message.contains("[service] spec = \"missing.yaml\"")
+            && message.contains("`missing.yaml` is not there")
+            && message.contains("`wraith coverage` refuses"),
+        "{message}"
+    );
+    let out = t.wraith(&["coverage", &t.path_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("[service] spec") && err.contains("missing.yaml"),
+        "{err}"
+    );
+    // A document that is there and reads is no finding.
+    t.write(
+        "missing.yaml",
+        "openapi: 3.0.3\ninfo:\n  title: t\n  version: \"1\"\npaths: {}\n",
+    );
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 0, "{findings:#?}");
+    assert!(
+        !findings.iter().any(|(r, _, _, _)| r == "wraith_toml"),
+        "{findings:#?}"
+    );
 }
 
