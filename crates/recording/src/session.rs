@@ -158,13 +158,20 @@ pub enum SessionProblem {
     IdMismatch { folder: String, session_id: String },
     /// `manifest.json` is there but cannot be read or is not a manifest (damaged JSON, a
     /// field of the wrong type): reading the session refuses it.
-    BadManifest { folder: String, reason: String },
+    BadManifest {
+        folder: String,
+        reason: String,
+        /// The IO error's kind when the file could not be read at all.
+        io_kind: Option<std::io::ErrorKind>,
+    },
     /// An exchange file is there but cannot be read or decoded (truncated, damaged, not a
     /// WREC file): reading the session refuses it.
     BadExchange {
         folder: String,
         file: String,
         reason: String,
+        /// The IO error's kind when the file could not be read at all.
+        io_kind: Option<std::io::ErrorKind>,
     },
     /// The session folder is there but cannot be listed (its permissions): reading the
     /// recordings stops on it.
@@ -278,7 +285,7 @@ impl std::fmt::Display for SessionProblem {
                  with one id are mixed up); rename the folder to `{session_id}` or set \
                  `session_id` to `{folder}`"
             ),
-            SessionProblem::BadManifest { folder, reason } => write!(
+            SessionProblem::BadManifest { folder, reason, .. } => write!(
                 f,
                 "session {folder}: manifest.json is not a readable manifest ({reason}), so every \
                  command that reads the recordings stops on it; fix the JSON, or delete the file: \
@@ -288,6 +295,7 @@ impl std::fmt::Display for SessionProblem {
                 folder,
                 file,
                 reason,
+                ..
             } => write!(
                 f,
                 "session {folder}: {file} cannot be read ({reason}), so every command that \
@@ -363,17 +371,18 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
             .collect();
         files.sort();
         for (file, path) in files {
-            let reason = match crate::fsutil::read_file(&path) {
+            let (reason, io_kind) = match crate::fsutil::read_file(&path) {
                 Ok(bytes) => match read_exchange(&bytes) {
                     Ok(_) => continue,
-                    Err(e) => e.to_string(),
+                    Err(e) => (e.to_string(), None),
                 },
-                Err(e) => format!("cannot read it: {e}"),
+                Err(e) => (format!("cannot read it: {e}"), Some(e.kind())),
             };
             problems.push(SessionProblem::BadExchange {
                 folder: folder.clone(),
                 file,
                 reason,
+                io_kind,
             });
         }
     }
@@ -432,6 +441,7 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
                     problems.push(SessionProblem::BadManifest {
                         folder: folder.clone(),
                         reason,
+                        io_kind: None,
                     });
                     None
                 }
@@ -441,6 +451,7 @@ pub fn check_sessions(sessions_dir: &Path) -> Vec<SessionProblem> {
                 problems.push(SessionProblem::BadManifest {
                     folder: folder.clone(),
                     reason: format!("cannot read it: {e}"),
+                    io_kind: Some(e.kind()),
                 });
                 None
             }

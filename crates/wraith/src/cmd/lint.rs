@@ -4,7 +4,8 @@
 //! `state/schema.json` and every fixture set hold together, and every recording session has
 //! the exchange files its manifest counts and the id of its folder. Each file is read as the
 //! commands that use it read it: what `serve`, `check` or `coverage` refuse is an error, what
-//! they warn of a warning. Exit 1 on any error; warnings are listed.
+//! they warn of a warning. Exit 1 on any error; warnings are listed; 4 when a file of the twin
+//! is there but cannot be read.
 
 use std::process::ExitCode;
 
@@ -114,7 +115,8 @@ Examples:
   wraith lint shop --json | jq '.findings[] | select(.severity == \"error\")'
 
 Exit codes: 0 no errors (warnings may be listed) · 1 at least one error, or the twin not found ·
-4 a file of the twin is there but could not be read (unreadable fixtures, model or schema).")]
+4 a file of the twin is there but could not be read (a recording, scrub.toml, wraith.toml,
+fixtures, model or schema).")]
 pub struct Args {
     /// Twin name under ./twins/ or path to a twin folder.
     pub twin: String,
@@ -351,11 +353,14 @@ pub fn run(args: Args) -> CmdResult {
     let scrub = twin.scrub_toml();
     if scrub.exists() {
         if let Err(e) = wraith_recording::ScrubPolicy::load(&scrub) {
-            findings.push(Finding::error(
-                "scrub_toml",
-                Some("scrub.toml"),
-                e.to_string(),
-            ));
+            // There but unreadable: exit 4, as for every file of the twin that cannot be read
+            // (a folder where the file belongs stays a finding, as `serve` says so with 1).
+            let message = e.to_string();
+            let refused = CliError::scrub(e);
+            if refused.code == crate::exit::Code::Runtime {
+                return Err(refused);
+            }
+            findings.push(Finding::error("scrub_toml", Some("scrub.toml"), message));
         } else {
             // The `[pii]` section, as `serve` and `check` read it: what they refuse is an
             // error here, what they warn of a warning.
@@ -402,6 +407,22 @@ pub fn run(args: Args) -> CmdResult {
             wraith_recording::SessionProblem::EndBeforeStart { .. } => "recording-manifest-times",
         };
         let file = format!("recordings/sessions/{}", p.folder());
+        // A recording file there but unreadable: exit 4, as the commands that read the
+        // recordings do (a folder where the file belongs stays a finding: they exit 1).
+        if let wraith_recording::SessionProblem::BadExchange {
+            io_kind: Some(kind),
+            ..
+        }
+        | wraith_recording::SessionProblem::BadManifest {
+            io_kind: Some(kind),
+            ..
+        } = &p
+        {
+            let unreadable = CliError::io(*kind, anyhow::anyhow!("{file}: {p}"));
+            if unreadable.code == crate::exit::Code::Runtime {
+                return Err(unreadable);
+            }
+        }
         findings.push(Finding::error(rule, Some(&file), p.to_string()));
     }
     findings.extend(incomplete_sessions(&sessions_dir));

@@ -210,3 +210,50 @@ fn lint_warns_of_a_service_spec_naming_a_file_that_is_not_there() {
     );
 }
 
+/// A file that is there but cannot be read, even by root (the tests may run as root, which
+/// reads past any permission): a link to this process's own memory, which fails to read at
+/// offset 0 with an IO error.
+#[cfg(target_os = "linux")]
+fn make_unreadable(path: &std::path::Path) {
+    std::fs::remove_file(path).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", path).unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lint_exits_4_for_a_recording_or_scrub_toml_that_cannot_be_read() {
+    let t = support::example_shop_twin();
+    let session = t.root.join("recordings/sessions/20261129T201217Z-55a4f9");
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 0, "the example twin lints clean: {findings:#?}");
+
+    make_unreadable(&session.join("000003.wrec.zst"));
+    let out = t.wraith(&["lint", &t.path_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("000003.wrec.zst"), "{err}");
+    // As inspect, which reads the recordings, says.
+    let out = t.wraith(&["inspect", &t.path_str()]);
+    assert_eq!(out.status.code(), Some(4));
+    std::fs::remove_file(session.join("000003.wrec.zst")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../examples/twins/shop/recordings/sessions/20261129T201217Z-55a4f9/000003.wrec.zst",
+        ),
+        session.join("000003.wrec.zst"),
+    )
+    .unwrap();
+
+    let scrub = t.root.join("scrub.toml");
+    make_unreadable(&scrub);
+    let out = t.wraith(&["lint", &t.path_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("scrub.toml"), "{err}");
+    // A folder where the file belongs is the user's to fix: a finding, exit 1.
+    std::fs::remove_file(&scrub).unwrap();
+    std::fs::create_dir(&scrub).unwrap();
+    let (code, findings) = lint(&t);
+    assert_eq!(code, 1, "{findings:#?}");
+    only(&findings, "scrub_toml", "error");
+}
