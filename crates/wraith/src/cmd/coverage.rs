@@ -254,6 +254,8 @@ pub fn run(args: Args) -> CmdResult {
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
     let sessions =
         wraith_recording::read_sessions(&twin.sessions_dir()).map_err(CliError::recording)?;
+    // Sessions that read but do not hold together (exchange files missing), as inspect says.
+    super::synth::warn_session_problems(&twin);
     let mut c = wraith_check::coverage::coverage(&twin.name(), &model, &sessions);
     // `--openapi` wins; else the document `[service] spec` names (relative to the twin).
     let spec = match (&args.openapi, &config.service.spec) {

@@ -1571,3 +1571,29 @@ fn lint_warns_of_a_session_folder_without_exchanges() {
         "{v:#}"
     );
 }
+
+/// An exchange file the manifest counts that is not there: coverage counts the exchanges that
+/// are, and warns on stderr of the missing one in the words inspect uses.
+#[test]
+fn coverage_warns_of_a_missing_exchange_file_as_inspect_does() {
+    let t = DemoTwin::synthesized();
+    let (id, dir) = only_session(&t);
+    std::fs::remove_file(dir.join("000003.wrec.zst")).unwrap();
+    let session_warnings = |cmd: &str| -> Vec<String> {
+        let out = t.run(&[cmd]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {err}");
+        err.lines()
+            .filter(|l| l.starts_with("warning: session "))
+            .map(str::to_string)
+            .collect()
+    };
+    let coverage = session_warnings("coverage");
+    assert_eq!(coverage.len(), 1, "{coverage:#?}");
+    assert!(
+        coverage[0].contains(&id) && coverage[0].contains("000003.wrec.zst"),
+        "{coverage:#?}"
+    );
+    assert_eq!(coverage, session_warnings("inspect"));
+    assert_eq!(stdout_json(&t.run(&["coverage", "--json"]))["exchanges"], 5);
+}
