@@ -380,26 +380,42 @@ pub fn run(args: Args) -> CmdResult {
 pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
     let model = super::check::load_model(&twin.model_dir().join("twin.wir.json"))?;
     let fixtures = super::check::read_fixtures(&twin.fixtures_dir())?;
-    // Entity types the implicit default set seeds (directory or flat form, or loose files).
-    let mut fixture_types: Vec<String> = match fixtures.sets.get("default") {
-        Some(set) => match &set.fixture_json {
-            Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-                Ok(v) => v
-                    .get("entities")
-                    .and_then(|e| e.as_object())
-                    .map(|m| m.keys().cloned().collect())
-                    .unwrap_or_default(),
-                Err(e) => {
-                    eprintln!(
-                        "warning: {}: not JSON ({e}): no route is listed as answering from a fixture; `wraith lint` names every fixture problem",
-                        twin.fixtures_dir().join("default/fixture.json").display()
-                    );
-                    Vec::new()
+    // Entity types the default set seeds at least one record of, as a session is seeded from
+    // it (parents inherited, patches applied): a type the set lists with no record leaves the
+    // reads of that type to the recordings and templates.
+    let schema = super::check::read_optional(&twin.schema_json())?;
+    let route_types = model
+        .entity_types
+        .iter()
+        .map(|(name, t)| (name.clone(), t.primary_key.clone()));
+    let mut fixture_types: Vec<String> = match fixtures.resolve(route_types, schema.as_deref()) {
+        Ok(sets) => sets
+            .get("default")
+            .into_iter()
+            .flatten()
+            .filter(|(_, records)| !records.is_empty())
+            .map(|(ty, _)| ty.clone())
+            .collect(),
+        Err(e) => {
+            // The file named as the twin holds it, as the other warnings name theirs.
+            let what = match &e {
+                wraith_engine::EngineError::Fixture { set, file, message } => {
+                    let dir = twin.fixtures_dir();
+                    let path = if fixtures.sets.contains_key(set) {
+                        dir.join(set).join(file)
+                    } else {
+                        dir.join(file)
+                    };
+                    format!("{}: {message}", path.display())
                 }
-            },
-            None => set.flat.keys().cloned().collect(),
-        },
-        None => fixtures.loose.keys().cloned().collect(),
+                other => other.to_string(),
+            };
+            eprintln!(
+                "warning: {what}: no route is listed as answering from a fixture; `wraith lint` \
+                 names every fixture problem"
+            );
+            Vec::new()
+        }
     };
     fixture_types.sort();
     // Routes a Lua handler in lua/handlers/ binds by file name.

@@ -537,7 +537,7 @@ fn fixture_that_is_not_json_is_a_configuration_error_naming_the_file() {
         &t,
         &["inspect", "--provenance"],
         0,
-        &["state/fixtures/default/fixture.json: not JSON"],
+        &["state/fixtures/default/fixture.json: not valid JSON"],
     );
     expect(&t, &["lint"], 1, &["fixture"]);
 }

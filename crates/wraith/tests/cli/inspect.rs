@@ -165,3 +165,44 @@ fn inspect_corrupt_recording_exits_4_naming_the_file() {
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("000000.wrec.zst"));
 }
+
+/// `inspect --provenance` lists `fixture` for a read route only when the default set seeds at
+/// least one record of the route's type: `"orders": []` seeds none.
+#[test]
+fn provenance_lists_fixture_only_for_types_the_default_set_seeds_a_record_of() {
+    let t = crate::support::example_shop_twin();
+    let twin = t.path_str();
+    let out = t.wraith(&["synth", &twin]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let can_answer = |route: &str| -> Vec<String> {
+        let out = t.wraith(&["inspect", &twin, "--provenance", "--json"]);
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = v["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["route"] == route)
+            .unwrap_or_else(|| panic!("no {route}: {v:#}"))
+            .clone();
+        serde_json::from_value(r["can_answer"].clone()).unwrap()
+    };
+    let fixture = |route: &str| can_answer(route).iter().any(|w| w == "fixture");
+    assert!(fixture("GET /customers/:param"));
+    assert!(!fixture("GET /orders"), "{:?}", can_answer("GET /orders"));
+    assert!(!fixture("GET /orders/:param"));
+    // One seeded order, and the order reads can answer from it.
+    let path = t.root.join("state/fixtures/default/fixture.json");
+    let mut set: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    set["entities"]["orders"] = serde_json::json!([
+        {"id": "ord_FixtureOrder0001", "customer_id": "cus_FixtureMarg001"}
+    ]);
+    std::fs::write(&path, set.to_string()).unwrap();
+    assert!(fixture("GET /orders"));
+    assert!(fixture("GET /orders/:param"));
+}
