@@ -174,10 +174,19 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
         },
     );
     drop(sessions);
-    // An exchange synth left out is said, not only counted among the model's diagnostics.
+    // What changes what the twin serves is said, not only counted among the model's
+    // diagnostics: an exchange left out, a body served as text, an answer served without its
+    // replay claim.
     for d in &synthesis.model.diagnostics {
-        if d.code == "path-too-deep" {
-            bar.suspend(|| eprintln!("warning: {}", d.message));
+        if matches!(
+            d.code.as_str(),
+            "path-too-deep" | "unparseable-body" | "respelled-body"
+        ) {
+            let line = match &d.route {
+                Some(route) => format!("warning: {route}: {} ({})", d.message, d.code),
+                None => format!("warning: {} ({})", d.message, d.code),
+            };
+            bar.suspend(|| eprintln!("{line}"));
         }
     }
     // Decide the moments' verdicts under the outbound policy `serve` and `check` install for

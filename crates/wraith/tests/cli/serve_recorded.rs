@@ -325,8 +325,17 @@ async fn a_moment_the_parse_respelled_is_served_without_a_replay_claim() {
             raw("/plain", r#"{"id":1E+2,"ok":true}"#),
         ],
     );
-    har::synth(&t, &[]);
-    // Synth says which routes hold such answers.
+    let out = t.wraith(&["synth", &t.path_str()]);
+    assert!(out.status.success(), "{out:?}");
+    // Synth says which routes hold such answers, on stderr and in the model.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for route in ["GET /big", "GET /twice"] {
+        assert!(
+            stderr.contains(&format!("warning: {route}:")) && stderr.contains("(respelled-body)"),
+            "{stderr}"
+        );
+    }
+    assert!(!stderr.contains("GET /plain"), "{stderr}");
     let model: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(t.path().join("model/twin.wir.json")).unwrap(),
     )

@@ -250,8 +250,9 @@ fn imported_har_sessions_synthesize_into_a_stateful_model() {
 }
 
 /// A body labelled JSON that the parser cannot hold is served as recorded text, and synth's
-/// `unparseable-body` diagnostic says why it did not parse, so a reader can tell valid JSON
-/// past a 64-bit float (`1e400`) from a body cut short.
+/// `unparseable-body` diagnostic, printed on stderr as well as kept in the model, says why it
+/// did not parse, so a reader can tell valid JSON past a 64-bit float (`1e400`) from a body
+/// cut short.
 #[test]
 fn an_unparseable_json_body_is_diagnosed_with_the_parsers_reason() {
     use crate::support::{Twin, har};
@@ -261,7 +262,19 @@ fn an_unparseable_json_body_is_diagnosed_with_the_parsers_reason() {
     let mut entry = har::entry(origin, "GET", "/v1/huge", None, &serde_json::json!({}));
     entry["response"]["content"]["text"] = serde_json::json!("{\"a\":1e400}");
     har::import(&t, &[key], "huge.har", vec![entry]);
-    har::synth(&t, &[key]);
+    let out = std::process::Command::new(crate::support::bin())
+        .current_dir(t.tmp.path())
+        .args(["synth", &t.path_str()])
+        .env(key.0, key.1)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Said on stderr too: the body is served as text, not modelled.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: GET /v1/huge:") && stderr.contains("(unparseable-body)"),
+        "{stderr}"
+    );
     let model: serde_json::Value =
         serde_json::from_slice(&std::fs::read(t.root.join("model/twin.wir.json")).unwrap())
             .unwrap();
