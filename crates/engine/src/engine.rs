@@ -2770,16 +2770,27 @@ impl Engine {
         } else {
             None
         };
-        // Positions the model proved session-authored carry this session's own values.
-        if out.replay.is_some() && !entry.session_bound.is_empty() {
+        // Positions the model proved session-authored carry this session's own values. Not on
+        // a page the session's own records are merged into where it made them with ids of its
+        // own: the recorded item is then another run's record, listed beside the session's, and
+        // given the session's values it would show them twice, once under an id whose own read
+        // answers the recorded ones.
+        let merges_own_records = matches!(&merge_list, Some((ty, true))
+            if ns.type_store(ty).is_some_and(|s| s.has_synth_writes()));
+        let session_bound = if merges_own_records {
+            &[][..]
+        } else {
+            &entry.session_bound[..]
+        };
+        if out.replay.is_some() && !session_bound.is_empty() {
             out.body.materialize();
         }
         if out.replay.is_some()
-            && !entry.session_bound.is_empty()
+            && !session_bound.is_empty()
             && let OutBody::Json(body) = &mut out.body
         {
             let mut bound = false;
-            for b in &entry.session_bound {
+            for b in session_bound {
                 if let Some(v) = ns.outbound.created_value(&b.create, &b.field)
                     && let Some(slot) = json_pointer_get_mut(body, &b.pointer)
                 {

@@ -104,6 +104,7 @@ mod serve_made_records;
 mod serve_masked_fields;
 mod serve_member_lists;
 mod serve_member_of;
+mod serve_merged_pages;
 mod serve_minted_fields;
 mod serve_minted_keys;
 mod serve_minting_claims;
