@@ -204,9 +204,22 @@ struct PostData {
     #[serde(default)]
     text: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
-    params: Vec<NameValue>,
+    params: Vec<Param>,
     #[serde(default, rename = "_encoding")]
     encoding: Option<String>,
+}
+
+/// One of `postData.params`: a form field, or a file when it has a `fileName`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Param {
+    name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    value: String,
+    #[serde(default)]
+    file_name: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -573,15 +586,26 @@ fn parse_har_limited(
             &mut warnings,
         ));
         let (req_body, post_mime) = match &entry.request.post_data {
-            Some(pd) => {
-                let body = match &pd.text {
-                    Some(text) => decode_text(text, pd.encoding.as_deref())
-                        .map_err(|m| err(at("request.postData.text"), m))?,
-                    None if !pd.params.is_empty() => form_encode(&pd.params).into_bytes(),
-                    None => Vec::new(),
-                };
-                (body, pd.mime_type.clone())
-            }
+            Some(pd) => match &pd.text {
+                Some(text) => {
+                    let body = decode_text(text, pd.encoding.as_deref())
+                        .map_err(|m| err(at("request.postData.text"), m))?;
+                    (body, pd.mime_type.clone())
+                }
+                None if !pd.params.is_empty() => {
+                    let built = params_body(&pd.params, &pd.mime_type);
+                    if let Some(said) = built.relabelled {
+                        warnings.push(format!(
+                            "{}: the body is given as `params` under the type `{said}`; it is \
+                             stored form-encoded as `application/x-www-form-urlencoded`, the \
+                             only body params make besides a multipart form",
+                            at("request.postData")
+                        ));
+                    }
+                    (built.body, built.content_type)
+                }
+                None => (Vec::new(), pd.mime_type.clone()),
+            },
             None => (Vec::new(), String::new()),
         };
         // A request body sent compressed (`Content-Encoding` on the request) is stored decoded,
@@ -864,12 +888,132 @@ fn to_headers(list: &[&NameValue]) -> Headers {
     h
 }
 
-fn form_encode(params: &[NameValue]) -> String {
+fn form_encode(params: &[Param]) -> String {
     let mut ser = form_urlencoded::Serializer::new(String::new());
     for p in params {
         ser.append_pair(&p.name, &p.value);
     }
     ser.finish()
+}
+
+/// The request body `postData.params` stand for, and the content type to store with it.
+struct ParamsBody {
+    body: Vec<u8>,
+    content_type: String,
+    /// The `postData.mimeType` given, when it named neither a form nor a multipart form (the
+    /// body is stored as a form, under the form's type).
+    relabelled: Option<String>,
+}
+
+/// The boundary used for a multipart body built from params whose `mimeType` names none: fixed,
+/// so the same HAR imports to the same bytes.
+const PARAMS_BOUNDARY: &str = "----WraithHarImportBoundary";
+
+/// The body `params` make in the form `mime_type` (`postData.mimeType`) names: a
+/// `multipart/form-data` body with its boundary (or [`PARAMS_BOUNDARY`], named in the content
+/// type, when it names none), each param a part (with `filename` and `Content-Type` when the
+/// param has a `fileName` and a `contentType`); otherwise a urlencoded form, under
+/// `application/x-www-form-urlencoded`. The body is then what its content type says, so the
+/// scrubber reads it as the form it is (its form rules key on the content type).
+fn params_body(params: &[Param], mime_type: &str) -> ParamsBody {
+    let essence = mime_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "multipart/form-data" {
+        let (boundary, content_type) = match label_boundary(mime_type) {
+            Some(b) => (b.to_string(), mime_type.to_string()),
+            None => {
+                let b = free_boundary(params);
+                let ct = format!("multipart/form-data; boundary={b}");
+                (b, ct)
+            }
+        };
+        return ParamsBody {
+            body: multipart_encode(params, &boundary),
+            content_type,
+            relabelled: None,
+        };
+    }
+    let form = "application/x-www-form-urlencoded";
+    let (content_type, relabelled) = if essence == form {
+        (mime_type.to_string(), None)
+    } else if essence.is_empty() {
+        (form.to_string(), None)
+    } else {
+        (form.to_string(), Some(mime_type.to_string()))
+    };
+    ParamsBody {
+        body: form_encode(params).into_bytes(),
+        content_type,
+        relabelled,
+    }
+}
+
+/// The `boundary` parameter of a multipart content type, unquoted; `None` when it has none (or
+/// an empty one).
+fn label_boundary(content_type: &str) -> Option<&str> {
+    let at = content_type.to_ascii_lowercase().find("boundary=")?;
+    let rest = content_type.get(at + "boundary=".len()..)?;
+    let b = rest.split(';').next()?.trim().trim_matches('"');
+    (!b.is_empty()).then_some(b)
+}
+
+/// [`PARAMS_BOUNDARY`], or it with the first counter (`-1`, `-2`, …) that makes it a string
+/// no param holds, so it splits the body only where the body's framing puts it.
+fn free_boundary(params: &[Param]) -> String {
+    let held = |b: &str| {
+        params.iter().any(|p| {
+            p.name.contains(b)
+                || p.value.contains(b)
+                || p.file_name.as_deref().is_some_and(|f| f.contains(b))
+        })
+    };
+    let mut boundary = PARAMS_BOUNDARY.to_string();
+    let mut n = 0u64;
+    while held(&boundary) {
+        n += 1;
+        boundary = format!("{PARAMS_BOUNDARY}-{n}");
+    }
+    boundary
+}
+
+/// A `multipart/form-data` body (RFC 7578) of `params`, parts in order. A name or file name
+/// has `"`, CR and LF percent-encoded, as browsers write them; a `contentType` holding CR or
+/// LF, which would split the part's headers, is left out.
+fn multipart_encode(params: &[Param], boundary: &str) -> Vec<u8> {
+    let quoted = |s: &str| {
+        s.replace('"', "%22")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
+    let mut out = Vec::new();
+    for p in params {
+        out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        let mut disposition = format!(
+            "Content-Disposition: form-data; name=\"{}\"",
+            quoted(&p.name)
+        );
+        if let Some(file) = &p.file_name {
+            disposition.push_str(&format!("; filename=\"{}\"", quoted(file)));
+        }
+        out.extend_from_slice(disposition.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if let Some(ct) = p
+            .content_type
+            .as_deref()
+            .filter(|ct| !ct.is_empty() && !ct.contains(['\r', '\n']))
+        {
+            out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(p.value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    out
 }
 
 #[cfg(test)]
@@ -1026,6 +1170,137 @@ mod tests {
             "{:?}",
             s.warnings
         );
+    }
+
+    /// A POST entry whose `postData` is `params` only, under `mime`.
+    fn params_entry(mime: &str, params: &str) -> String {
+        format!(
+            r#"{{"startedDateTime":"2000-01-01T00:00:00Z","request":{{"method":"POST","url":"https://api.linode.com/v4beta/login",
+            "postData":{{"mimeType":"{mime}","params":[{params}]}}}},"response":{{"status":200}}}}"#
+        )
+    }
+
+    const LOGIN_PARAMS: &str =
+        r#"{"name":"user","value":"bob"},{"name":"password","value":"hunter2"}"#;
+
+    #[test]
+    fn params_under_a_multipart_type_become_a_multipart_body_with_its_boundary() {
+        let file = r#",{"name":"avatar","value":"PNG","fileName":"a \"b\".png","contentType":"image/png"}"#;
+        let entry = params_entry(
+            "multipart/form-data; boundary=XYZ",
+            &format!("{LOGIN_PARAMS}{file}"),
+        );
+        let s = parse_har(&har(&entry), Path::new("m.har"), &base()).unwrap();
+        let e = &s.exchanges[0];
+        assert_eq!(
+            e.request.content_type.as_deref(),
+            Some("multipart/form-data; boundary=XYZ")
+        );
+        assert_eq!(
+            std::str::from_utf8(&e.request.body).unwrap(),
+            "--XYZ\r\nContent-Disposition: form-data; name=\"user\"\r\n\r\nbob\r\n\
+             --XYZ\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nhunter2\r\n\
+             --XYZ\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a %22b%22.png\"\r\n\
+             Content-Type: image/png\r\n\r\nPNG\r\n--XYZ--\r\n"
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn params_under_a_multipart_type_without_a_boundary_get_a_fixed_one_named_in_the_type() {
+        let entry = params_entry("multipart/form-data", LOGIN_PARAMS);
+        let a = parse_har(&har(&entry), Path::new("m.har"), &base()).unwrap();
+        let b = parse_har(&har(&entry), Path::new("m.har"), &base()).unwrap();
+        let e = &a.exchanges[0];
+        assert_eq!(
+            e.request.content_type.as_deref(),
+            Some(format!("multipart/form-data; boundary={PARAMS_BOUNDARY}").as_str())
+        );
+        assert_eq!(e.request.body, b.exchanges[0].request.body, "deterministic");
+        let fields = crate::scrub::multipart::text_fields(
+            e.request.content_type.as_deref().unwrap(),
+            &e.request.body,
+        )
+        .unwrap();
+        assert_eq!(fields.len(), 2);
+        // A value holding the fixed boundary moves it on.
+        let held = format!(r#"{{"name":"note","value":"{PARAMS_BOUNDARY}"}}"#);
+        let s = parse_har(
+            &har(&params_entry("multipart/form-data", &held)),
+            Path::new("m.har"),
+            &base(),
+        );
+        assert_eq!(
+            s.unwrap().exchanges[0].request.content_type.as_deref(),
+            Some(format!("multipart/form-data; boundary={PARAMS_BOUNDARY}-1").as_str())
+        );
+    }
+
+    #[test]
+    fn params_under_another_type_are_stored_as_a_form_under_the_forms_type_with_a_warning() {
+        for (mime, warned) in [
+            ("application/json", true),
+            ("", false),
+            ("application/x-www-form-urlencoded; charset=UTF-8", false),
+        ] {
+            let s = parse_har(
+                &har(&params_entry(mime, LOGIN_PARAMS)),
+                Path::new("f.har"),
+                &base(),
+            )
+            .unwrap();
+            let e = &s.exchanges[0];
+            assert_eq!(
+                e.request.body[..],
+                b"user=bob&password=hunter2"[..],
+                "{mime}"
+            );
+            let want = if mime.is_empty() || warned {
+                "application/x-www-form-urlencoded"
+            } else {
+                mime
+            };
+            assert_eq!(e.request.content_type.as_deref(), Some(want), "{mime}");
+            assert_eq!(
+                s.warnings.len(),
+                usize::from(warned),
+                "{mime}: {:?}",
+                s.warnings
+            );
+            if warned {
+                let w = &s.warnings[0];
+                assert!(w.starts_with("log.entries[0].request.postData: "), "{w}");
+                assert!(w.contains("`application/json`"), "{w}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_password_given_as_params_is_scrubbed_whatever_the_type_says() {
+        let scrubber = crate::scrub::Scrubber::new(
+            crate::scrub::ScrubPolicy::builtin_only(),
+            crate::scrub::HmacKey::from_bytes(b"k".to_vec()),
+        );
+        for mime in [
+            "multipart/form-data; boundary=XYZ",
+            "multipart/form-data",
+            "",
+            "application/json",
+            "application/x-www-form-urlencoded",
+        ] {
+            let s = parse_har(
+                &har(&params_entry(mime, LOGIN_PARAMS)),
+                Path::new("p.har"),
+                &base(),
+            )
+            .unwrap();
+            let out = scrubber.scrub(s.exchanges[0].clone());
+            let body = String::from_utf8(out.exchange().request.body.to_vec()).unwrap();
+            assert!(
+                !body.contains("hunter2") && body.contains("wraith_tok_") && body.contains("bob"),
+                "{mime}: {body}"
+            );
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::exchange::{Exchange, Headers};
 mod json_text;
 mod jsonpath;
 mod key;
-mod multipart;
+pub(crate) mod multipart;
 
 use json_text::{NotJson, Scalar, Seg};
 
@@ -882,29 +882,25 @@ impl Scrubber {
         if ct.contains("json") || ct.is_empty() {
             match self.scrub_json(body, fired) {
                 Ok(scrubbed) => return scrubbed,
-                // Claimed JSON that does not parse (cut short, or not UTF-8): its secret-named
-                // members are still found, then the byte-level rules run over it.
-                Err(NotJson) => return self.scrub_not_json(body, fired),
+                // A body sent without a content type that reads as a form (`user=a&password=…`)
+                // is scrubbed as one: a client that left the type out still sent the form.
+                Err(NotJson) => {
+                    if ct.is_empty()
+                        && let Some(text) = form_like_text(body)
+                    {
+                        return self.scrub_form(text, fired);
+                    }
+                    // Claimed JSON that does not parse (cut short, or not UTF-8): its
+                    // secret-named members are still found, then the byte-level rules run.
+                    return self.scrub_not_json(body, fired);
+                }
             }
         }
         // A form answers too: an OAuth token endpoint's `access_token=…&token_type=bearer`.
         if ct.starts_with("application/x-www-form-urlencoded")
             && let Ok(text) = std::str::from_utf8(body)
         {
-            let mut local = Fired::default();
-            let mut new = self.scrub_query(text, true, &mut local);
-            let cards = replace_cards_str(&new);
-            if cards != new {
-                local.add(RULE_CARD);
-                new = cards;
-            }
-            if local.0.is_empty() {
-                return None;
-            }
-            for id in &local.0 {
-                fired.add(id);
-            }
-            return Some(new.into_bytes());
+            return self.scrub_form(text, fired);
         }
         // A multipart form's secret-named text fields, then the byte-level rules over it all.
         let fields = if ct.starts_with("multipart/form-data") {
@@ -919,6 +915,24 @@ impl Scrubber {
             None if fields_changed => Some(body.to_vec()),
             None => None,
         }
+    }
+
+    /// A urlencoded form's secret-named fields (and card numbers). `None` when nothing changed.
+    fn scrub_form(&self, text: &str, fired: &mut Fired) -> Option<Vec<u8>> {
+        let mut local = Fired::default();
+        let mut new = self.scrub_query(text, true, &mut local);
+        let cards = replace_cards_str(&new);
+        if cards != new {
+            local.add(RULE_CARD);
+            new = cards;
+        }
+        if local.0.is_empty() {
+            return None;
+        }
+        for id in &local.0 {
+            fired.add(id);
+        }
+        Some(new.into_bytes())
     }
 
     /// A body of JSON texts one to a line: NDJSON / JSON Lines (each line), or an SSE stream
@@ -1817,6 +1831,16 @@ impl LineFraming {
             _ => None,
         }
     }
+}
+
+/// The text of a body that reads as a urlencoded form (`user=a&password=…`): UTF-8, holding a
+/// `=`, no whitespace or control character, not starting with `{` or `[` (JSON cut short).
+fn form_like_text(body: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(body).ok()?;
+    let form_like = text.contains('=')
+        && !text.starts_with(['{', '['])
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control());
+    form_like.then_some(text)
 }
 
 fn is_binary_type(ct: &str) -> bool {

@@ -175,6 +175,41 @@ fn secret_form_fields_and_json_fields_tokenized_consistently() {
 }
 
 #[test]
+fn a_body_without_a_content_type_that_reads_as_a_form_is_scrubbed_as_one() {
+    let s = scrubber("");
+    let tok = s.tokenize("hunter2");
+    for (body, want) in [
+        (
+            "user=a&password=hunter2".to_string(),
+            format!("user=a&password={tok}"),
+        ),
+        // Not a form: whitespace, JSON cut short. The JSON-ish fallback still runs.
+        (
+            "user=a password=hunter2".to_string(),
+            "user=a password=hunter2".to_string(),
+        ),
+        (
+            r#"{"password":"hunter2"#.to_string(),
+            format!(r#"{{"password":"{tok}"#),
+        ),
+    ] {
+        let mut ex = exchange();
+        ex.request.method = "POST".into();
+        ex.request.body = body.clone().into_bytes().into();
+        let out = s.scrub(ex);
+        assert_eq!(
+            String::from_utf8(out.exchange().request.body.to_vec()).unwrap(),
+            want,
+            "{body}"
+        );
+    }
+    let mut ex = exchange();
+    ex.request.body = b"user=a&password=hunter2".to_vec().into();
+    let ids = s.scrub(ex).exchange().safety.scrub_rule_ids.clone();
+    assert_eq!(ids, vec![RULE_SECRET_FORM]);
+}
+
+#[test]
 fn every_string_inside_a_secret_named_array_or_object_is_tokenized() {
     let s = scrubber("");
     let mut ex = exchange();

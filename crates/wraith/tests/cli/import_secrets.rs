@@ -321,6 +321,89 @@ fn secret_named_multipart_fields_are_tokenized_on_import_with_the_framing_kept()
     );
 }
 
+/// A form given as `postData.params` (no `text`) is stored in the form its type names, or as
+/// a urlencoded form under that form's type: its password is scrubbed whatever the HAR's
+/// `mimeType` said.
+#[test]
+fn a_password_given_as_post_data_params_is_tokenized_on_import_whatever_the_mime_type() {
+    let secret = "PARAMS_SECRET_7";
+    let mimes = [
+        "multipart/form-data; boundary=XYZ",
+        "multipart/form-data",
+        "",
+        "application/json",
+    ];
+    let entries = mimes
+        .iter()
+        .map(|mime| {
+            let mut e = entry(
+                "POST",
+                "https://api.example.com/login",
+                &[],
+                None,
+                &[],
+                ("application/json", "{}"),
+            );
+            e["request"]["postData"] = json!({"mimeType": mime, "params": [
+                {"name": "user", "value": "bob"},
+                {"name": "password", "value": secret},
+            ]});
+            e
+        })
+        .collect();
+    let exchanges = import_without_leaks(entries, &[secret]);
+    let tok = token(secret);
+    for (e, mime) in exchanges.iter().zip(mimes) {
+        let body = String::from_utf8(e.request.body.to_vec()).unwrap();
+        assert!(
+            body.contains(&tok) && body.contains("bob"),
+            "{mime}: {body}"
+        );
+    }
+    assert_eq!(
+        exchanges[0].request.content_type.as_deref(),
+        Some("multipart/form-data; boundary=XYZ")
+    );
+    assert!(
+        exchanges[1]
+            .request
+            .content_type
+            .as_deref()
+            .unwrap()
+            .starts_with("multipart/form-data; boundary=")
+    );
+    for e in &exchanges[2..] {
+        assert_eq!(
+            e.request.content_type.as_deref(),
+            Some("application/x-www-form-urlencoded")
+        );
+        assert_eq!(
+            String::from_utf8(e.request.body.to_vec()).unwrap(),
+            format!("user=bob&password={tok}")
+        );
+    }
+}
+
+#[test]
+fn a_form_body_sent_without_a_content_type_is_scrubbed_as_a_form_on_import() {
+    let secret = "UNTYPED_FORM_SECRET_8";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "POST",
+            "https://api.example.com/login",
+            &[],
+            Some(("", &format!("user=bob&password={secret}"))),
+            &[],
+            ("application/json", "{}"),
+        )],
+        &[secret],
+    );
+    assert_eq!(
+        String::from_utf8(exchanges[0].request.body.to_vec()).unwrap(),
+        format!("user=bob&password={}", token(secret))
+    );
+}
+
 #[test]
 fn json_lines_of_event_stream_and_ndjson_answers_are_scrubbed_on_import() {
     let secret = "STREAM_SECRET_7";
