@@ -586,7 +586,12 @@ fn parse_har_limited(
             &mut warnings,
         ));
         let (req_body, post_mime) = match &entry.request.post_data {
-            Some(pd) => match &pd.text {
+            // An empty `text` is no body: the params, when there are some, are.
+            Some(pd) => match pd
+                .text
+                .as_deref()
+                .filter(|t| !t.is_empty() || pd.params.is_empty())
+            {
                 Some(text) => {
                     let body = decode_text(text, pd.encoding.as_deref())
                         .map_err(|m| err(at("request.postData.text"), m))?;
@@ -1273,6 +1278,25 @@ mod tests {
                 assert!(w.contains("`application/json`"), "{w}");
             }
         }
+    }
+
+    #[test]
+    fn an_empty_post_data_text_beside_params_leaves_the_body_to_the_params() {
+        let entry = params_entry("application/x-www-form-urlencoded", LOGIN_PARAMS)
+            .replace(r#""params":"#, r#""text":"","params":"#);
+        let s = parse_har(&har(&entry), Path::new("e.har"), &base()).unwrap();
+        let e = &s.exchanges[0];
+        assert_eq!(e.request.body[..], b"user=bob&password=hunter2"[..]);
+        assert_eq!(
+            e.request.content_type.as_deref(),
+            Some("application/x-www-form-urlencoded")
+        );
+        // Without params, an empty text is an empty body.
+        let entry =
+            params_entry("application/json", "").replace(r#""params":"#, r#""text":"","params":"#);
+        let s = parse_har(&har(&entry), Path::new("e.har"), &base()).unwrap();
+        assert!(s.exchanges[0].request.body.is_empty());
+        assert_eq!(s.exchanges[0].request.content_type, None);
     }
 
     #[test]

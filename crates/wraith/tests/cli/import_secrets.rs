@@ -384,6 +384,30 @@ fn a_password_given_as_post_data_params_is_tokenized_on_import_whatever_the_mime
     }
 }
 
+/// Browsers write `"text": ""` beside a form's params: the params are the body, not dropped.
+#[test]
+fn post_data_params_beside_an_empty_text_are_imported_as_the_body() {
+    let secret = "EMPTY_TEXT_SECRET_9";
+    let mut e = entry(
+        "POST",
+        "https://api.example.com/login",
+        &[],
+        None,
+        &[],
+        ("application/json", "{}"),
+    );
+    e["request"]["postData"] = json!({
+        "mimeType": "application/x-www-form-urlencoded",
+        "text": "",
+        "params": [{"name": "user", "value": "bob"}, {"name": "password", "value": secret}],
+    });
+    let exchanges = import_without_leaks(vec![e], &[secret]);
+    assert_eq!(
+        String::from_utf8(exchanges[0].request.body.to_vec()).unwrap(),
+        format!("user=bob&password={}", token(secret))
+    );
+}
+
 #[test]
 fn a_form_body_sent_without_a_content_type_is_scrubbed_as_a_form_on_import() {
     let secret = "UNTYPED_FORM_SECRET_8";
