@@ -116,10 +116,29 @@ impl SplitUrl {
         Some(SplitUrl {
             scheme,
             authority,
-            path: path.to_string(),
-            query: query.to_string(),
+            path: encode_unsendable(path),
+            query: encode_unsendable(query),
         })
     }
+}
+
+/// The ASCII characters (beside the control characters, which import refuses) that an HTTP
+/// request target cannot carry raw: the `http` crate's URI parser refuses a space, `<`, `>`
+/// and `` ` `` in a path and a space, `"`, `<` and `>` in a query; `"` and `\` are not URL
+/// characters either (RFC 3986), and a client percent-encodes all of them.
+const UNSENDABLE: &[u8] = b" \"<>\\`";
+
+/// `part` (a URL's path or query) with each [`UNSENDABLE`] character percent-encoded
+/// (`red shoes` → `red%20shoes`), as a client puts it on the wire; every other byte as it is.
+fn encode_unsendable(part: &str) -> String {
+    let mut out = String::with_capacity(part.len());
+    for c in part.chars() {
+        match u8::try_from(c) {
+            Ok(b) if UNSENDABLE.contains(&b) => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether an authority's port, if it has one, is a number from 1 to 65535 (an empty one, `host:`,
@@ -1024,6 +1043,38 @@ fn multipart_encode(params: &[Param], boundary: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every printable ASCII character in a path and a query: each one the `http` crate's
+    /// URI parser refuses is percent-encoded, so the stored request target parses; the others
+    /// are kept as written.
+    #[test]
+    fn url_characters_no_request_target_carries_raw_are_percent_encoded() {
+        for b in 0x20u8..0x7f {
+            let c = char::from(b);
+            if matches!(c, '/' | '?' | '#' | '%') {
+                continue;
+            }
+            let url = format!("https://api.linode.com/v4beta/a{c}b?q=x{c}y");
+            let u = SplitUrl::parse(&url).unwrap();
+            let target = format!("{}?{}", u.path, u.query);
+            assert!(
+                http::Uri::try_from(target.as_str()).is_ok(),
+                "{c:?}: {target}"
+            );
+            let raw_path_ok = http::Uri::try_from(format!("/a{c}b")).is_ok();
+            let raw_query_ok = http::Uri::try_from(format!("/a?x{c}y")).is_ok();
+            let kept = !UNSENDABLE.contains(&b);
+            assert_eq!(u.path == format!("/v4beta/a{c}b"), kept, "{c:?}");
+            assert_eq!(u.query == format!("q=x{c}y"), kept, "{c:?}");
+            assert!(
+                kept || !raw_path_ok || !raw_query_ok || c == '\\',
+                "{c:?} needs no encoding"
+            );
+        }
+        let u = SplitUrl::parse("https://h/v1/red shoes/caf\u{e9}?q=red shoes&t=\"a\"").unwrap();
+        assert_eq!(u.path, "/v1/red%20shoes/caf\u{e9}");
+        assert_eq!(u.query, "q=red%20shoes&t=%22a%22");
+    }
 
     #[test]
     fn a_url_port_must_be_a_number_from_1_to_65535() {

@@ -881,3 +881,57 @@ fn an_absurd_har_time_is_imported_as_zero_with_a_warning_naming_file_and_entry()
     let p99 = model["routes"][0]["latency"]["p99_ms"].as_u64().unwrap();
     assert!(p99 <= 12, "the absurd time reached the model: p99 {p99} ms");
 }
+
+/// Import a HAR of `entries` (JSON texts) into a new twin `own` (base URL
+/// `https://api.example.com/v1`), synthesize it, and give back `check`'s output with `flags`.
+fn import_synth_check(entries: &[&str], flags: &[&str]) -> Output {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "own", "https://api.example.com/v1");
+    let har = format!(
+        r#"{{"log":{{"version":"1.2","creator":{{"name":"t","version":"1"}},"entries":[{}]}}}}"#,
+        entries.join(",")
+    );
+    let file = tmp.path().join("own.har");
+    std::fs::write(&file, har).unwrap();
+    for args in [
+        &["import", "own", file.to_str().unwrap()][..],
+        &["synth", "own"],
+    ] {
+        let out = run(wraith(tmp.path()).args(args));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    run(wraith(tmp.path()).args(["check", "own"]).args(flags))
+}
+
+/// A GET entry of `url` answered 200 with `body` as JSON, the response's headers `headers`.
+fn get_entry(url: &str, headers: &str, body: &str) -> String {
+    format!(
+        r#"{{"startedDateTime":"2024-01-01T00:00:00Z","time":1,
+        "request":{{"method":"GET","url":"{url}","headers":[]}},
+        "response":{{"status":200,"headers":[{headers}],
+        "content":{{"mimeType":"application/json","text":{body:?}}}}}}}"#
+    )
+}
+
+#[test]
+fn a_har_url_with_a_raw_space_or_quote_imports_as_sent_and_passes_its_own_wire_check() {
+    let ct = r#"{"name":"Content-Type","value":"application/json"}"#;
+    let out = import_synth_check(
+        &[
+            &get_entry("https://api.example.com/v1/items?q=red shoes", ct, "[]"),
+            &get_entry(r#"https://api.example.com/v1/tags/a b?t=\"x\""#, ct, "{}"),
+        ],
+        &["--wire"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
