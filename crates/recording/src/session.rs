@@ -59,6 +59,30 @@ pub fn read_exchange_file(path: &Path) -> Result<Exchange, RecordingError> {
     })
 }
 
+/// [`read_exchange_file`] for the file of exchange `index` of its session: an exchange whose
+/// `correlation.exchange_index` is another is refused as corrupt, naming the file.
+fn read_indexed_exchange_file(path: &Path, index: u64) -> Result<Exchange, RecordingError> {
+    let ex = read_exchange_file(path)?;
+    index_matches(&ex, index).map_err(|reason| RecordingError::CorruptFile {
+        path: path.to_path_buf(),
+        reason,
+    })?;
+    Ok(ex)
+}
+
+/// Whether the exchange holds the index its file name gives (a file renamed, or copied from
+/// another place in the session, does not).
+fn index_matches(ex: &Exchange, index: u64) -> Result<(), String> {
+    if ex.correlation.exchange_index == index {
+        return Ok(());
+    }
+    Err(format!(
+        "correlation.exchange_index is {}, not {index}, the index its file name gives (a file \
+         renamed, or copied from another place)",
+        ex.correlation.exchange_index
+    ))
+}
+
 /// Every session under `sessions_dir`, sorted by session id, each with its exchanges in index
 /// order. A missing `sessions_dir` means no recordings yet (empty list). Hidden entries (names
 /// starting with `.`) are staging areas of writers in progress and are skipped. A session folder
@@ -117,8 +141,8 @@ pub fn read_session(dir: &Path, session_id: &str) -> Result<RecordedSession, Rec
     }
     files.sort();
     let mut exchanges = Vec::with_capacity(files.len());
-    for (_, path) in &files {
-        exchanges.push(read_exchange_file(path)?);
+    for (index, path) in &files {
+        exchanges.push(read_indexed_exchange_file(path, *index)?);
     }
     let manifest_path = dir.join(MANIFEST_FILE);
     let manifest = match crate::fsutil::read_file(&manifest_path) {
@@ -371,9 +395,15 @@ pub fn check_exchange_files(sessions_dir: &Path) -> Vec<SessionProblem> {
             .collect();
         files.sort();
         for (file, path) in files {
+            let index = file
+                .strip_suffix(WREC_SUFFIX)
+                .and_then(|stem| stem.parse::<u64>().ok());
             let (reason, io_kind) = match crate::fsutil::read_file(&path) {
                 Ok(bytes) => match read_exchange(&bytes) {
-                    Ok(_) => continue,
+                    Ok(ex) => match index.map(|i| index_matches(&ex, i)) {
+                        Some(Err(reason)) => (reason, None),
+                        _ => continue,
+                    },
                     Err(e) => (e.to_string(), None),
                 },
                 Err(e) => (format!("cannot read it: {e}"), Some(e.kind())),
@@ -1075,6 +1105,34 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["s1"]);
+    }
+
+    /// Two files swapped: each holds the other's `correlation.exchange_index`. The readers
+    /// refuse the session naming the first, and the lint check names both.
+    #[test]
+    fn an_exchange_whose_index_is_not_its_file_names_is_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        w.append(scrubbed(10)).unwrap();
+        w.append(scrubbed(20)).unwrap();
+        w.finish().unwrap();
+        let (a, b) = (
+            tmp.path().join("s1/000000.wrec.zst"),
+            tmp.path().join("s1/000001.wrec.zst"),
+        );
+        let (bytes_a, bytes_b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        std::fs::write(&a, bytes_b).unwrap();
+        std::fs::write(&b, bytes_a).unwrap();
+        let err = read_sessions(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("000000.wrec.zst"), "{err}");
+        assert!(
+            err.contains("correlation.exchange_index is 1, not 0, the index its file name gives"),
+            "{err}"
+        );
+        let problems = check_exchange_files(tmp.path());
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        // A single file read alone has no index to hold it to.
+        assert!(read_exchange_file(&a).is_ok());
     }
 
     #[test]

@@ -76,7 +76,9 @@ fn decompress_limited(bytes: &[u8], limit: u64) -> Result<Vec<u8>, RecordingErro
 }
 
 /// Decode the CBOR payload (already decompressed). An answer whose status is no HTTP status
-/// (three digits, 100 to 999) is refused here: nothing could replay it.
+/// (three digits, 100 to 999) is refused here: nothing could replay it; so is a request
+/// method that is no HTTP token, a path not starting with `/`, a header name that is no token
+/// or a header value holding CR, LF or NUL ([`check_request_line_and_headers`]).
 pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
     let mut rest = cbor;
     let ex: Exchange = ciborium::de::from_reader(&mut rest)
@@ -96,7 +98,64 @@ pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
             ex.response.status
         )));
     }
+    check_request_line_and_headers(&ex).map_err(RecordingError::Decode)?;
     Ok(ex)
+}
+
+/// Whether `s` is an HTTP token (RFC 9110 §5.6.2): one or more of letters, digits and
+/// ``!#$%&'*+-.^_`|~``.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The fields no HTTP message could carry, which nothing could replay (a twin answering them,
+/// or a check sending them, would fail or split a message): a method that is no token, a path
+/// not starting with `/`, a header name that is no token, a header value holding CR, LF or
+/// NUL. The message names the field.
+fn check_request_line_and_headers(ex: &Exchange) -> Result<(), String> {
+    let req = &ex.request;
+    if !is_token(&req.method) {
+        return Err(format!(
+            "request.method \"{}\" is not an HTTP method (a token: letters, digits and \
+             !#$%&'*+-.^_`|~)",
+            req.method.escape_debug()
+        ));
+    }
+    if !req.path.starts_with('/') {
+        return Err(format!(
+            "request.path \"{}\" does not start with `/`",
+            req.path.escape_debug()
+        ));
+    }
+    let lists = [
+        ("request.headers", Some(&req.headers)),
+        ("response.headers", Some(&ex.response.headers)),
+        ("response.trailers", ex.response.trailers.as_ref()),
+    ];
+    for (field, headers) in lists {
+        for (name, values) in headers.into_iter().flatten() {
+            if !is_token(name) {
+                return Err(format!(
+                    "{field} has the name \"{}\", which is not a header name (a token: \
+                     letters, digits and !#$%&'*+-.^_`|~)",
+                    name.escape_debug()
+                ));
+            }
+            if let Some(c) = values
+                .iter()
+                .flat_map(|v| v.chars())
+                .find(|c| matches!(c, '\r' | '\n' | '\0'))
+            {
+                return Err(format!(
+                    "{field}[\"{name}\"] holds {}, which no header value can carry",
+                    c.escape_debug()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The CBOR payload of an exchange (before compression), whatever its size: files are made by
@@ -260,6 +319,82 @@ mod tests {
             let mut ex = sample();
             ex.response.status = status;
             assert!(read_exchange(&encode_exchange(&ex).unwrap()).is_ok());
+        }
+    }
+
+    #[test]
+    fn fields_no_http_message_could_carry_are_a_decode_error_naming_the_field() {
+        let with = |edit: &dyn Fn(&mut Exchange)| {
+            let mut ex = sample();
+            edit(&mut ex);
+            read_exchange(&encode_exchange(&ex).unwrap()).map_err(|e| e.to_string())
+        };
+        type Edit<'a> = &'a dyn Fn(&mut Exchange);
+        let refused: [(Edit<'_>, &str); 9] = [
+            (
+                &|e| e.request.method = "GE T".into(),
+                "request.method \"GE T\"",
+            ),
+            (&|e| e.request.method = String::new(), "request.method \"\""),
+            (
+                &|e| e.request.path = "v1/items".into(),
+                "request.path \"v1/items\"",
+            ),
+            (
+                &|e| e.request.path = String::new(),
+                "does not start with `/`",
+            ),
+            (
+                &|e| {
+                    e.request
+                        .headers
+                        .insert("x-a".into(), vec!["a\r\nInjected: 1".into()]);
+                },
+                "request.headers[\"x-a\"] holds \\r",
+            ),
+            (
+                &|e| {
+                    e.response.headers.insert("x b".into(), vec!["v".into()]);
+                },
+                "response.headers has the name \"x b\"",
+            ),
+            (
+                &|e| {
+                    e.response.headers.insert(String::new(), vec!["v".into()]);
+                },
+                "response.headers has the name \"\"",
+            ),
+            (
+                &|e| {
+                    e.response.headers.insert("x-n".into(), vec!["a\0".into()]);
+                },
+                "holds \\0",
+            ),
+            (
+                &|e| {
+                    let mut t = Headers::new();
+                    t.insert("x-t".into(), vec!["a\nb".into()]);
+                    e.response.trailers = Some(t);
+                },
+                "response.trailers[\"x-t\"] holds \\n",
+            ),
+        ];
+        for (edit, needle) in refused {
+            let e = with(edit).unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+        // What HTTP allows reads back: a method with a `-`, the root path, a tab in a
+        // header value.
+        for edit in [
+            &(|e: &mut Exchange| e.request.method = "M-SEARCH".into()) as Edit<'_>,
+            &|e| e.request.path = "/".into(),
+            &|e| {
+                e.request
+                    .headers
+                    .insert("x-tab".into(), vec!["a\tb".into()]);
+            },
+        ] {
+            assert!(with(edit).is_ok());
         }
     }
 

@@ -323,6 +323,66 @@ fn recording_whose_status_is_no_http_status_is_a_runtime_failure_naming_the_file
     expect(&t, &["synth"], 4, &["000004.wrec.zst", "response.status 0"]);
 }
 
+/// Exchange 4 of the demo session, rewritten by `edit` (and still decodable CBOR), is refused
+/// by every reader (synth too) with exit 4, naming the file and `needle`, and lint's error.
+fn edited_recording_refused_everywhere(
+    edit: impl Fn(&mut wraith_recording::Exchange),
+    needle: &str,
+) {
+    let t = twin();
+    let rel = format!("recordings/sessions/{SESSION}/000004.wrec.zst");
+    let mut ex =
+        wraith_recording::read_exchange(&std::fs::read(t.root.join(&rel)).unwrap()).unwrap();
+    edit(&mut ex);
+    write(&t, &rel, wraith_recording::encode_exchange(&ex).unwrap());
+    recording_refused_everywhere(&t, "000004.wrec.zst", needle);
+    expect(&t, &["synth"], 4, &["000004.wrec.zst", needle]);
+}
+
+#[test]
+fn recording_whose_method_is_no_http_token_is_a_runtime_failure_naming_the_file() {
+    edited_recording_refused_everywhere(
+        |ex| ex.request.method = "GE T".into(),
+        "request.method \"GE T\" is not an HTTP method",
+    );
+}
+
+#[test]
+fn recording_whose_path_does_not_start_with_a_slash_is_a_runtime_failure_naming_the_file() {
+    edited_recording_refused_everywhere(
+        |ex| ex.request.path = ex.request.path.trim_start_matches('/').to_string(),
+        "does not start with `/`",
+    );
+}
+
+#[test]
+fn recording_with_a_header_that_would_split_a_message_is_a_runtime_failure_naming_the_file() {
+    edited_recording_refused_everywhere(
+        |ex| {
+            ex.request
+                .headers
+                .insert("x-a".into(), vec!["a\r\nInjected: 1".into()]);
+        },
+        "request.headers[\"x-a\"] holds \\r",
+    );
+    edited_recording_refused_everywhere(
+        |ex| {
+            ex.response
+                .headers
+                .insert("bad name".into(), vec!["v".into()]);
+        },
+        "response.headers has the name \"bad name\", which is not a header name",
+    );
+}
+
+#[test]
+fn recording_whose_exchange_index_is_not_its_file_names_is_a_runtime_failure_naming_the_file() {
+    edited_recording_refused_everywhere(
+        |ex| ex.correlation.exchange_index = 5,
+        "correlation.exchange_index is 5, not 4",
+    );
+}
+
 /// Replace the recorded bodies of exchange `index` (request and response) with bytes that are
 /// not UTF-8.
 fn non_utf8_bodies(t: &DemoTwin, session: &str, index: usize) {
