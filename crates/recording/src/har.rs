@@ -6,7 +6,7 @@
 //! validated before the caller writes anything.
 //!
 //! Bodies: `postData._encoding: "base64"` (a non-standard marker some converters use for
-//! binary request bodies) and `content.encoding: "base64"` are decoded. HAR stores response
+//! binary request bodies; `postData.encoding` too) and `content.encoding: "base64"` are decoded. HAR stores response
 //! bodies already decoded, so a `content-encoding` response header is dropped to keep the
 //! recorded headers true to the recorded body. A request body is stored as the client sent it,
 //! so one with a `content-encoding` header is decoded as the recorder decodes one
@@ -224,7 +224,8 @@ struct PostData {
     text: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
     params: Vec<Param>,
-    #[serde(default, rename = "_encoding")]
+    /// `_encoding` (some converters' marker), or `encoding` as `content` spells it.
+    #[serde(default, rename = "_encoding", alias = "encoding")]
     encoding: Option<String>,
 }
 
@@ -1389,6 +1390,18 @@ mod tests {
         assert_eq!(
             s.exchanges[0].request.content_type.as_deref(),
             Some("application/octet-stream")
+        );
+    }
+
+    #[test]
+    fn post_data_encoding_without_the_underscore_is_read_as_underscore_encoding() {
+        let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
+            "postData":{"mimeType":"application/json","text":"eyJwYXNzd29yZCI6Imh1bnRlcjIifQ==","encoding":"base64"}},
+            "response":{"status":201}}"#;
+        let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(
+            s.exchanges[0].request.body[..],
+            br#"{"password":"hunter2"}"#[..]
         );
     }
 

@@ -409,6 +409,29 @@ fn post_data_params_beside_an_empty_text_are_imported_as_the_body() {
 }
 
 #[test]
+fn a_base64_post_data_marked_encoding_is_decoded_and_scrubbed_on_import() {
+    use base64::Engine;
+    let secret = "BASE64_SECRET_10";
+    let plain = format!(r#"{{"user":"bob","password":"{secret}"}}"#);
+    let mut e = entry(
+        "POST",
+        "https://api.example.com/login",
+        &[],
+        None,
+        &[],
+        ("application/json", "{}"),
+    );
+    e["request"]["postData"] = json!({
+        "mimeType": "application/json",
+        "text": base64::engine::general_purpose::STANDARD.encode(&plain),
+        "encoding": "base64",
+    });
+    let exchanges = import_without_leaks(vec![e], &[secret]);
+    let body: Value = serde_json::from_slice(&exchanges[0].request.body).unwrap();
+    assert_eq!(body, json!({"user": "bob", "password": token(secret)}));
+}
+
+#[test]
 fn a_form_body_sent_without_a_content_type_is_scrubbed_as_a_form_on_import() {
     let secret = "UNTYPED_FORM_SECRET_8";
     let exchanges = import_without_leaks(
