@@ -648,6 +648,7 @@ fn parse_har_limited(
         let req_ct = if req_body.is_empty() {
             None
         } else if !post_mime.is_empty() {
+            add_content_type(&mut req_headers, &post_mime);
             Some(post_mime)
         } else {
             crate::exchange::header_value(&req_headers, "content-type").map(str::to_string)
@@ -680,6 +681,9 @@ fn parse_har_limited(
             undeliverable_bodies.push(format!("log.entries[{i}] (HEAD)"));
         }
         let resp_ct = if !resp_mime.is_empty() {
+            if !resp_body.is_empty() {
+                add_content_type(&mut resp_headers, &resp_mime);
+            }
             Some(resp_mime)
         } else {
             crate::exchange::header_value(&resp_headers, "content-type").map(str::to_string)
@@ -901,6 +905,15 @@ fn sendable_headers<'a>(
         }
     }
     kept
+}
+
+/// A `content-type` header of `mime` (the HAR's `mimeType`: what the body was) when `headers`
+/// have none: a body answered, or sent, without one is read as bytes by clients and by the
+/// twin's own check, which compares the recorded type.
+fn add_content_type(headers: &mut Headers, mime: &str) {
+    if crate::exchange::header_value(headers, "content-type").is_none() {
+        headers.insert("content-type".to_string(), vec![mime.to_string()]);
+    }
 }
 
 fn to_headers(list: &[&NameValue]) -> Headers {
@@ -1403,6 +1416,30 @@ mod tests {
             s.exchanges[0].request.body[..],
             br#"{"password":"hunter2"}"#[..]
         );
+    }
+
+    #[test]
+    fn a_body_with_a_mime_type_and_no_content_type_header_gets_one() {
+        let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
+            "postData":{"mimeType":"application/json","text":"{}"}},
+            "response":{"status":201,"content":{"mimeType":"application/json","text":"[]"}}}"#;
+        let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
+        let e = &s.exchanges[0];
+        assert_eq!(e.request_header("content-type"), Some("application/json"));
+        assert_eq!(e.response_header("content-type"), Some("application/json"));
+        // A header the HAR gives is kept as it is; an empty body gets none.
+        let given = entry.replace(
+            r#""postData""#,
+            r#""headers":[{"name":"Content-Type","value":"application/json; charset=utf-8"}],"postData""#,
+        );
+        let s = parse_har(&har(&given), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(
+            s.exchanges[0].request.headers["content-type"],
+            ["application/json; charset=utf-8"]
+        );
+        let empty = entry.replace(r#""text":"[]""#, r#""text":"""#);
+        let s = parse_har(&har(&empty), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(s.exchanges[0].response_header("content-type"), None);
     }
 
     #[test]

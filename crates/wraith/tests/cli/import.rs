@@ -935,3 +935,20 @@ fn a_har_url_with_a_raw_space_or_quote_imports_as_sent_and_passes_its_own_wire_c
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A HAR answer with `content.mimeType` and no `Content-Type` header: the twin answers with the
+/// type the HAR names, so it passes its own check, in memory and over HTTP.
+#[test]
+fn an_answer_typed_only_by_its_har_mime_type_passes_the_twins_own_check() {
+    let entry = get_entry("https://api.example.com/v1/items", "", "[]");
+    for flags in [&["--in-memory"][..], &["--wire"]] {
+        let out = import_synth_check(&[&entry], flags);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flags:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
