@@ -50,6 +50,22 @@ fn only(
     (found[0].2.clone(), found[0].3.clone())
 }
 
+/// A `child` set on top of a default set holding `cus_001`, whose customers patch adds `add`.
+fn child_set_adding(t: &Twin, add: &str) {
+    t.write(
+        "state/fixtures/default/fixture.json",
+        r#"{"entities":{"customers":[{"id":"cus_001"}]}}"#,
+    );
+    t.write(
+        "state/fixtures/child/fixture.json",
+        r#"{"parent":"default"}"#,
+    );
+    t.write(
+        "state/fixtures/child/patches/customers.patch.json",
+        &format!(r#"{{"add":{add}}}"#),
+    );
+}
+
 const ID_FORMAT_SCHEMA: &str = r#"{"entity_types":{"customers":{"primary_key":"id","id_format":"cus_[0-9]{3}"}},"schema_version":1}"#;
 
 #[test]
@@ -78,17 +94,9 @@ fn lint_fails_a_set_repeating_a_primary_key_in_serves_words_and_keeps_its_other_
 #[test]
 fn lint_fails_a_patch_adding_one_key_twice_in_serves_words() {
     let t = twin();
-    t.write(
-        "state/fixtures/default/fixture.json",
-        r#"{"entities":{"customers":[{"id":"cus_001"}]}}"#,
-    );
-    t.write(
-        "state/fixtures/child/fixture.json",
-        r#"{"parent":"default"}"#,
-    );
-    t.write(
-        "state/fixtures/child/patches/customers.patch.json",
-        r#"{"add":[{"id":"cus_002","name":"A"},{"id":"cus_002","name":"B"}]}"#,
+    child_set_adding(
+        &t,
+        r#"[{"id":"cus_002","name":"A"},{"id":"cus_002","name":"B"}]"#,
     );
     let (code, findings) = lint(&t);
     assert_eq!(code, 1, "{findings:#?}");
@@ -104,18 +112,7 @@ fn lint_fails_a_patch_adding_one_key_twice_in_serves_words() {
 #[test]
 fn lint_fails_a_patch_adding_a_key_its_parent_set_holds() {
     let t = twin();
-    t.write(
-        "state/fixtures/default/fixture.json",
-        r#"{"entities":{"customers":[{"id":"cus_001"}]}}"#,
-    );
-    t.write(
-        "state/fixtures/child/fixture.json",
-        r#"{"parent":"default"}"#,
-    );
-    t.write(
-        "state/fixtures/child/patches/customers.patch.json",
-        r#"{"add":[{"id":"cus_001","name":"B"}]}"#,
-    );
+    child_set_adding(&t, r#"[{"id":"cus_001","name":"B"}]"#);
     let (code, findings) = lint(&t);
     assert_eq!(code, 1, "{findings:#?}");
     let words = "add[0]: the set already holds a `customers` record keyed \"cus_001\"; `add` \
