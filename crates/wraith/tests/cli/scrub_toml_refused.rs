@@ -35,6 +35,20 @@ fn wraith(t: &support::Twin, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `wraith lint <twin> --json` fails (exit 1); its `scrub_toml` error finding.
+fn lint_scrub_toml_error(t: &support::Twin, twin: &str) -> serde_json::Value {
+    let lint = wraith(t, &["lint", twin, "--json"]);
+    assert_eq!(lint.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "scrub_toml" && f["severity"] == "error")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"))
+}
+
 fn assert_refused(what: &str, code: Option<i32>, said: &str, at: &str) {
     assert_eq!(code, Some(1), "{what}: {said}");
     assert!(said.contains(at), "{what} names {at}: {said}");
@@ -78,16 +92,7 @@ fn an_unparsable_scrub_toml_is_refused_by_serve_check_import_and_lint_alike() {
     assert_refused("serve", Some(code), &said, &at);
     assert!(said.contains(&words), "serve: {said}");
 
-    let lint = wraith(&t, &["lint", &twin, "--json"]);
-    assert_eq!(lint.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
-    let finding = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "scrub_toml")
-        .unwrap_or_else(|| panic!("{v:#}"));
-    assert_eq!(finding["severity"], "error");
+    let finding = lint_scrub_toml_error(&t, &twin);
     assert_eq!(finding["file"], "scrub.toml");
     assert!(
         finding["message"]
@@ -275,17 +280,7 @@ async fn a_missing_scrub_toml_is_refused_by_import_and_record_and_only_warned_of
         "{said}"
     );
 
-    let lint = wraith(&t, &["lint", &twin, "--json"]);
-    assert_eq!(lint.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
-    assert!(
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f["rule"] == "scrub_toml" && f["severity"] == "error"),
-        "{v:#}"
-    );
+    lint_scrub_toml_error(&t, &twin);
 }
 
 /// A section `scrub.toml` does not know is refused, not skipped: a misspelled `[[rule]]` would
@@ -337,17 +332,7 @@ fn a_misspelled_scrub_toml_section_is_refused_before_anything_is_recorded() {
     assert_eq!(code, 1, "{said}");
     assert!(said.contains(&at), "serve: {said}");
 
-    let lint = wraith(&t, &["lint", &twin, "--json"]);
-    assert_eq!(lint.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
-    assert!(
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f["rule"] == "scrub_toml"
-                && f["severity"] == "error"
-                && f["message"].as_str().unwrap().contains(&at)),
-        "{v:#}"
-    );
+    let finding = lint_scrub_toml_error(&t, &twin);
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains(&at), "{message}");
 }
