@@ -3034,10 +3034,17 @@ impl Engine {
     fn moment_out(&self, ns: &mut Namespace, call: &Call<'_>, ei: usize, mi: usize) -> Out {
         let route = &self.model.routes[call.m.route];
         let moment = &route.exact[ei].moments[mi];
+        // A recorded answer to HEAD keeps its `content-length` (the length the GET's body
+        // has), which `serialize` states as the answer's length and takes out.
         let mut headers: Vec<(String, String)> = moment
             .headers
             .iter()
-            .filter(|(k, _)| !render::is_framing_header(k))
+            .filter(|(k, _)| {
+                !render::is_framing_header(k)
+                    || (call.head
+                        && matches!(moment.body, RecordedBody::Empty)
+                        && k.eq_ignore_ascii_case("content-length"))
+            })
             .cloned()
             .collect();
         let wants_date = route.variants.iter().any(|v| {
@@ -4424,7 +4431,13 @@ impl Engine {
                 .is_some_and(|p| p.eq_ignore_ascii_case(CONTROL_PREFIX))
         });
         // Header allowlist and header-scoped scrub rules. Dropping vendor headers changes no
-        // byte of the claimed body, so it does not qualify a replay claim.
+        // byte of the claimed body, so it does not qualify a replay claim. A recorded HEAD
+        // answer's `content-length` is framing for `serialize`, not a header to vet.
+        let stated_length = out
+            .headers
+            .iter()
+            .position(|(k, _)| head && k.eq_ignore_ascii_case("content-length"))
+            .map(|i| out.headers.remove(i));
         self.outbound.apply_headers(&mut out.headers);
         body_policy |= out.policy_changed;
         // A handler's JSON answer without a type gets one. Every other answer either names its
@@ -4481,6 +4494,13 @@ impl Engine {
             }
             resp.body = Bytes::new();
             resp.head_length = None;
+        }
+        // A recorded HEAD answer has no body to measure: the length it states is the GET's.
+        if let Some((_, stated)) = stated_length
+            && resp.head_length == Some(0)
+            && let Ok(n) = stated.trim().parse::<usize>()
+        {
+            resp.head_length = Some(n);
         }
         policy_applied |= body_policy;
         resp.headers = headers;

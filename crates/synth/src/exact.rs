@@ -88,12 +88,15 @@ fn exact_index(
         .collect()
 }
 
-/// One recorded answer (with its response body `resp`), volatile headers removed.
+/// One recorded answer (with its response body `resp`), volatile headers removed. An answer
+/// to `HEAD` keeps its `content-length`: the length of the body a `GET` would carry, which it
+/// states and which no body of its own gives back.
 pub fn moment(o: &Obs<'_>, resp: RespBody) -> Moment {
     let mut headers = Vec::new();
+    let head = o.ex.request.method.eq_ignore_ascii_case("HEAD");
     for (name, values) in &o.ex.response.headers {
         let lower = name.to_ascii_lowercase();
-        if volatile_rule(&lower).is_some() {
+        if volatile_rule(&lower).is_some() && !(head && lower == "content-length") {
             continue;
         }
         for v in values {

@@ -107,3 +107,33 @@ async fn a_served_204_or_304_has_no_body_and_no_replay_claim_for_a_recorded_one(
     let list = s.get("/things", Some("b")).await;
     assert_eq!(list.header("x-wraith-replay"), Some("series-moment;v=1"));
 }
+
+/// A recorded answer to `HEAD` states the length of the body a `GET` would carry, and so does
+/// the twin's: its recorded `Content-Length`, not the `0` of the body it does not send.
+#[tokio::test]
+async fn a_recorded_head_answer_states_its_recorded_content_length() {
+    let t = Twin::init("heads", ORIGIN);
+    let mut head = entry(ORIGIN, "HEAD", "/files/1", None, &json!({}));
+    head["response"]["content"] = json!({"size": 0, "mimeType": "application/json"});
+    head["response"]["headers"] = json!([
+        {"name": "Content-Type", "value": "application/json"},
+        {"name": "Content-Length", "value": "17"}
+    ]);
+    let get = entry(
+        ORIGIN,
+        "GET",
+        "/files/1",
+        None,
+        &json!({"id": 1, "n": "ab"}),
+    );
+    support::har::import(&t, &ENV, "heads.har", vec![get, head]);
+    support::har::synth(&t, &ENV);
+    let s = t.serve_env(&[], &ENV);
+    let r = s.send("HEAD", "/files/1", Some("h"), &[], None).await;
+    r.assert_status(200);
+    assert_eq!(r.header("x-wraith-route"), Some("HEAD /files/:param"));
+    assert_eq!(r.header("content-length"), Some("17"));
+    assert!(r.body.is_empty());
+    let g = s.get("/files/1", Some("h")).await;
+    assert_eq!(g.header("content-length"), Some("17"));
+}
