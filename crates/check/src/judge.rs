@@ -1778,16 +1778,7 @@ mod tests {
     fn different_binary_bodies_of_one_length_are_told_apart_with_their_own_drift_ids() {
         let model: Model = serde_json::from_str(PAIRINGS).unwrap();
         let index = ModelIndex::new(&model);
-        let request = wraith_recording::exchange::RecordedRequest {
-            method: "GET".into(),
-            path: "/v1/blob".into(),
-            query: String::new(),
-            headers: Default::default(),
-            body: Default::default(),
-            content_type: None,
-            origin: None,
-        };
-        let mut ex = crate::test_support::exchange(request, 200);
+        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/blob"), 200);
         ex.frames.push(wraith_recording::exchange::Frame {
             direction: "server".into(),
             timestamp_us: 0,

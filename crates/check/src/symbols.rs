@@ -249,16 +249,10 @@ mod tests {
 }"#;
 
     fn exchange(recorded: &Value) -> Exchange {
-        let request = wraith_recording::exchange::RecordedRequest {
-            method: "GET".into(),
-            path: "/v1/notes/note_aaaaaaaaaaaa".into(),
-            query: String::new(),
-            headers: Default::default(),
-            body: Default::default(),
-            content_type: None,
-            origin: None,
-        };
-        let mut ex = crate::test_support::exchange(request, 200);
+        let mut ex = crate::test_support::exchange(
+            crate::test_support::get("/v1/notes/note_aaaaaaaaaaaa"),
+            200,
+        );
         ex.response.content_type = Some("application/json".into());
         ex.frames = vec![wraith_recording::exchange::Frame {
             direction: "server".into(),

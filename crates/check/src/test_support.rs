@@ -23,3 +23,16 @@ pub(crate) fn exchange(request: RecordedRequest, status: u16) -> Exchange {
         truncated: false,
     }
 }
+
+/// A bodiless `GET path` with no query, headers or origin.
+pub(crate) fn get(path: &str) -> RecordedRequest {
+    RecordedRequest {
+        method: "GET".into(),
+        path: path.into(),
+        query: String::new(),
+        headers: Default::default(),
+        body: Default::default(),
+        content_type: None,
+        origin: None,
+    }
+}
