@@ -684,6 +684,44 @@ pub fn bind_with_explicit<'n>(
         .collect()
 }
 
+/// The warning for a handler no route binds (`routes` and `bound` as given to and returned by
+/// [`bind_with_explicit`]). A name that is a convention candidate of some route lost it to
+/// another handler, and saying "matches no route" would send the user hunting for a typo.
+pub fn unbound_warning(
+    name: &str,
+    routes: &[(String, String, Option<StateOp>)],
+    bound: &[Option<(&str, bool)>],
+) -> String {
+    let displaced = routes
+        .iter()
+        .zip(bound)
+        .find_map(|((method, path, op), b)| {
+            let (other, explicit) = (*b)?;
+            (other != name
+                && binding_candidates(method, path, *op)
+                    .iter()
+                    .any(|c| c == name))
+            .then_some((method, path, other, explicit))
+        });
+    match displaced {
+        Some((method, path, other, true)) => format!(
+            "Lua handler `{name}` binds no route: its file name matches {method} {path}, which a \
+             [[binding]] in lua/routes.toml gives to `{other}`, so it never runs; bind it to \
+             another route with a [[binding]] or remove it"
+        ),
+        Some((method, path, other, false)) => format!(
+            "Lua handler `{name}` binds no route: its file name matches {method} {path}, which \
+             `{other}` binds first by the naming convention (see lua/handlers/README.md), so it \
+             never runs; bind it with a [[binding]] in lua/routes.toml or remove it"
+        ),
+        None => format!(
+            "Lua handler `{name}` binds no route: its file name matches no route's state \
+             operation and entity (see lua/handlers/README.md for the naming convention), so it \
+             never runs; bind it with a [[binding]] in lua/routes.toml or remove it"
+        ),
+    }
+}
+
 // ------------------------------------------------------------------------------- state.query
 
 /// Whether `record`'s `field` matches `value` for `state.query`.
@@ -1216,6 +1254,48 @@ mod tests {
         assert_eq!(
             bound[..2],
             [Some(("get_customer", false)), Some(("get_customer", true))]
+        );
+    }
+
+    #[test]
+    fn unbound_warning_names_what_displaced_a_handler_whose_name_matches_a_route() {
+        let routes = vec![
+            ("GET".to_string(), "/customers/:param".to_string(), None),
+            ("DELETE".to_string(), "/customers/:param".to_string(), None),
+        ];
+        let names = [
+            "customer_view",
+            "get_customer",
+            "read_customer",
+            "get_widget",
+        ];
+        let bound = bind_with_explicit(
+            &names,
+            &routes,
+            &[explicit("GET", "/customers/:id", "customer_view")],
+        );
+        let by_binding = unbound_warning("get_customer", &routes, &bound);
+        assert!(
+            by_binding.contains(
+                "matches GET /customers/:param, which a [[binding]] in lua/routes.toml gives to \
+                 `customer_view`"
+            ),
+            "{by_binding}"
+        );
+        // Without the binding, `get_customer` comes first of the convention's names.
+        let bound = bind_with_explicit(&names, &routes, &[]);
+        let by_convention = unbound_warning("read_customer", &routes, &bound);
+        assert!(
+            by_convention.contains(
+                "matches GET /customers/:param, which `get_customer` binds first by the naming \
+                 convention"
+            ),
+            "{by_convention}"
+        );
+        let typo = unbound_warning("get_widget", &routes, &bound);
+        assert!(
+            typo.contains("matches no route's state operation and entity"),
+            "{typo}"
         );
     }
 

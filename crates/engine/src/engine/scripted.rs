@@ -6,7 +6,7 @@ use super::*;
 use crate::handler::{
     AuthoredRoute, BindingErrors, HandlerBinding, HandlerEnv, HandlerError, HandlerOnError,
     HandlerRequest, Installed, NsEnv, ScriptReport, Scripts, bind_with_explicit, explicit_bindings,
-    handler_params, shadowed_authored, template_param_names, validate_explicit,
+    handler_params, shadowed_authored, template_param_names, unbound_warning, validate_explicit,
 };
 
 impl Engine {
@@ -102,11 +102,7 @@ impl Engine {
         for name in &names {
             if !report.bindings.iter().any(|b| b.handler == *name) {
                 report.unbound.push((*name).to_string());
-                report.warnings.push(format!(
-                    "Lua handler `{name}` binds no route: its file name matches no route's state \
-                     operation and entity (see lua/handlers/README.md for the naming convention); \
-                     bind it explicitly with a [[binding]] in lua/routes.toml"
-                ));
+                report.warnings.push(unbound_warning(name, &shapes, &bound));
             }
         }
         if strict && !report.bindings.is_empty() {

@@ -738,16 +738,19 @@ pub fn lua_lint_findings(
     let mut bound: BTreeSet<String> = BTreeSet::new();
     // Routes a handler answers, as `METHOD /path`.
     let mut handled: Vec<String> = Vec::new();
+    // Every route, recorded then authored, with what binds it: to say why a handler binds none.
+    let mut all_shapes = Vec::new();
+    let mut all_bound = Vec::new();
     if let Some(model) = &model {
         let shapes: Vec<_> = model
             .routes
             .iter()
             .map(|r| (r.method.clone(), r.path.clone(), r.state_op))
             .collect();
-        for (b, r) in handler::bind_with_explicit(&names, &shapes, &explicit)
-            .into_iter()
-            .zip(&model.routes)
-        {
+        let bindings = handler::bind_with_explicit(&names, &shapes, &explicit);
+        all_shapes.extend(shapes);
+        all_bound.extend(bindings.iter().copied());
+        for (b, r) in bindings.into_iter().zip(&model.routes) {
             let Some((h, _)) = b else { continue };
             bound.insert(h.to_string());
             let route = format!("{} {}", r.method, r.path);
@@ -782,11 +785,10 @@ pub fn lua_lint_findings(
         .iter()
         .map(|r| (r.method.clone(), r.path.clone(), None))
         .collect();
-    for (r, b) in file
-        .routes
-        .iter()
-        .zip(handler::bind_with_explicit(&names, &shapes, &explicit))
-    {
+    let bindings = handler::bind_with_explicit(&names, &shapes, &explicit);
+    all_shapes.extend(shapes);
+    all_bound.extend(bindings.iter().copied());
+    for (r, b) in file.routes.iter().zip(bindings) {
         if let Some((h, _)) = b {
             bound.insert(h.to_string());
         }
@@ -826,12 +828,7 @@ pub fn lua_lint_findings(
                 out.push(Finding::warning(
                     "handler-unbound",
                     Some(file),
-                    format!(
-                        "Lua handler `{stem}` binds no route: its file name matches no route's \
-                         state operation and entity (see lua/handlers/README.md for the naming \
-                         convention), so it never runs; bind it with a [[binding]] in \
-                         lua/routes.toml or remove it"
-                    ),
+                    handler::unbound_warning(stem, &all_shapes, &all_bound),
                 ));
             }
         }

@@ -353,6 +353,26 @@ fn lint_warns_of_a_handler_no_route_binds_and_of_a_second_file_of_one_handler() 
         "{}",
         dup[0].2
     );
+    // A [[binding]] that gives get_customer's route to get_widget: now get_customer is the one
+    // that never runs, and the warning names the binding rather than the naming convention.
+    std::fs::write(
+        shop.twin().join("lua/routes.toml"),
+        "schema_version = 1\n[[binding]]\nmethod = \"GET\"\npath = \"/v1/customers/:id\"\n\
+         handler = \"get_widget\"\n",
+    )
+    .unwrap();
+    let found = warnings(&shop);
+    let unbound: Vec<_> = found.iter().filter(|w| w.0 == "handler-unbound").collect();
+    assert_eq!(unbound.len(), 1, "{found:?}");
+    assert_eq!(unbound[0].1, "lua/handlers/get_customer.lua");
+    assert!(
+        unbound[0].2.contains(
+            "its file name matches GET /v1/customers/:param, which a [[binding]] in \
+             lua/routes.toml gives to `get_widget`"
+        ),
+        "{}",
+        unbound[0].2
+    );
 }
 
 /// A `lua/routes.toml` nested past what the parser takes (one line of ten thousand brackets)

@@ -398,6 +398,15 @@ async fn an_explicit_binding_binds_a_handler_whose_name_matches_no_convention() 
         !err.contains("handler lua/handlers/get_customer.lua → GET /v1/customers/:id"),
         "{err}"
     );
+    // The displaced handler is warned of with the binding that displaced it, not as a typo.
+    assert!(
+        err.contains(
+            "Lua handler `get_customer` binds no route: its file name matches \
+             GET /v1/customers/:id, which a [[binding]] in lua/routes.toml gives to \
+             `customer_view`"
+        ),
+        "{err}"
+    );
     // An authored route's own `handler` key binds it the same way.
     let r = s.get("/v1/health", None).await;
     assert_eq!(r.provenance(), Some("handler"));
