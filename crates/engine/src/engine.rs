@@ -502,7 +502,6 @@ impl Engine {
         })
     }
 
-    /// Startup warnings for the banner, `--ready-json` and `/__wraith/info`.
     /// Per entity type, the records deleted in their own recordings.
     pub(crate) fn gone_records(&self) -> &crate::list::GoneRecords {
         self.gone
@@ -530,6 +529,7 @@ impl Engine {
         Some(outbound::LazyEvidence::new(cell, &self.model, r))
     }
 
+    /// Startup warnings for the banner, `--ready-json` and `/__wraith/info`.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
