@@ -2863,6 +2863,7 @@ impl Engine {
                     .filter_header
                     .as_deref()
                     .and_then(|h| call.req.header(h)),
+                self.gone_records().get(&ty),
             );
             if merged.changed {
                 self.mask_list_items(ns, r, body);

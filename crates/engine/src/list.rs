@@ -570,6 +570,7 @@ pub(crate) fn merge_into_moment(
     add_writes: bool,
     principal: Option<&str>,
     filter_header: Option<&str>,
+    gone: Option<&HashSet<String>>,
 ) -> Merged {
     // A session that never wrote the type has nothing to merge, unless every recording listed
     // only its own records: then it has nothing of the recorded page either.
@@ -593,6 +594,12 @@ pub(crate) fn merge_into_moment(
     let mut fixture = false;
     let mut changed = false;
     let mut present = HashSet::new();
+    // A session holding records no recording made (a fixture set's, or creates the twin
+    // answered itself) lives in a world of its own: a record its recording deleted later is
+    // not in it, as its own read answers 404. Listed on a recorded page, it would take the
+    // place of the session's records, which paging then never shows.
+    let own_world = add_writes
+        && (store.has_synth_writes() || store.live.values().any(|e| e.origin == Origin::Fixture));
     items.retain(|item| {
         let keep = item.get(pk).and_then(scalar_key).is_none_or(|k| {
             // The recorded run's own record of a create this session made stands for the
@@ -608,7 +615,11 @@ pub(crate) fn merge_into_moment(
             let foreign = shape.own_records_only
                 && !store.live.contains_key(&k)
                 && !counterpart.is_some_and(|mine| store.live.contains_key(mine));
-            !store.deleted.contains_key(&k) && !counterpart_deleted && !foreign
+            let stale = own_world
+                && gone.is_some_and(|g| g.contains(&k))
+                && !store.live.contains_key(&k)
+                && !counterpart.is_some_and(|mine| store.live.contains_key(mine));
+            !store.deleted.contains_key(&k) && !counterpart_deleted && !foreign && !stale
         });
         changed |= !keep;
         keep

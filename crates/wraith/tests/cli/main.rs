@@ -114,6 +114,7 @@ mod serve_multipart_fields;
 mod serve_named_record_copies;
 mod serve_numbered_pages;
 mod serve_offset_links;
+mod serve_offset_walk;
 mod serve_other_runs_writes;
 mod serve_own_record_reads;
 mod serve_own_records;
