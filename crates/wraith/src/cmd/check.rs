@@ -516,7 +516,7 @@ fn build_engine_with(
     let twin = policy;
     let (schema, fixtures) = match state {
         Some(t) => (
-            read_optional(&t.schema_json())?,
+            read_schema_json(&t.schema_json(), warnings)?,
             read_fixtures(&t.fixtures_dir())?,
         ),
         None => (None, Default::default()),
@@ -1967,6 +1967,32 @@ fn warn_duplicate_routes(model: &Model, path: &Path) {
             ids.len(),
             ids.join(", ")
         );
+    }
+}
+
+/// `state/schema.json` as serve reads it: bytes that are not UTF-8 are no JSON, so the file is
+/// unusable and the twin serves a route-only schema, said in `warnings` as the engine says it
+/// of any other unparseable schema (a lossy read would parse and use what the bad byte hid).
+pub fn read_schema_json(
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, CliError> {
+    let bytes = match wraith_twin::read_file(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return read_optional(path),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) => {
+            warnings.push(format!(
+                "state/schema.json is unusable (not UTF-8: invalid byte at offset {}); serving \
+                 with a route-only schema, so fixtures for types no route references are \
+                 skipped",
+                e.utf8_error().valid_up_to()
+            ));
+            Ok(None)
+        }
     }
 }
 

@@ -383,7 +383,11 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
     // Entity types the default set seeds at least one record of, as a session is seeded from
     // it (parents inherited, patches applied): a type the set lists with no record leaves the
     // reads of that type to the recordings and templates.
-    let schema = super::check::read_optional(&twin.schema_json())?;
+    let mut warnings = Vec::new();
+    let schema = super::check::read_schema_json(&twin.schema_json(), &mut warnings)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     let route_types = model
         .entity_types
         .iter()

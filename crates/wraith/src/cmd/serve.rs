@@ -418,7 +418,7 @@ pub fn run(args: Args) -> CmdResult {
     // The loader `check` uses: the same messages for a damaged or foreign model, and the same
     // warning for a route named twice.
     let model = super::check::load_model(&model_path)?;
-    let schema_json = super::check::read_optional(&twin.schema_json())?;
+    let schema_json = super::check::read_schema_json(&twin.schema_json(), &mut warnings)?;
     let fixtures = super::check::read_fixtures(&twin.fixtures_dir())?;
 
     let now_secs = unix_now_secs();

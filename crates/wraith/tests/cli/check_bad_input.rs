@@ -571,6 +571,28 @@ fn invalid_state_schema_is_named_and_the_twin_checks_with_a_route_only_schema() 
 }
 
 #[test]
+fn state_schema_that_is_not_utf8_is_named_and_the_twin_checks_with_a_route_only_schema() {
+    let t = twin();
+    write(
+        &t,
+        "state/schema.json",
+        b"{\"schema_version\": 1, \"entity_types\": {\"a\xff\": {}}}",
+    );
+    for run in CHECK_FORMS {
+        expect(
+            &t,
+            run,
+            0,
+            &[
+                "state/schema.json is unusable (not UTF-8",
+                "route-only schema",
+            ],
+        );
+    }
+    expect(&t, &["lint"], 1, &["not-utf8"]);
+}
+
+#[test]
 fn fixture_that_is_not_json_is_a_configuration_error_naming_the_file() {
     let t = twin();
     write(&t, "state/fixtures/default/fixture.json", "{oops");

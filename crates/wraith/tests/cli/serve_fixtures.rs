@@ -427,6 +427,33 @@ async fn schema_json_with_another_schema_version_is_not_used() {
     assert!(s.ready["warnings"].to_string().contains("schema"));
 }
 
+/// Bytes that are not UTF-8 are no JSON: the schema is not used (its declared-only type is not
+/// seeded), and the warning says so, as for any other unparseable schema.
+#[tokio::test]
+async fn schema_json_that_is_not_utf8_is_not_used() {
+    let t = twin();
+    let mut bytes = br#"{"schema_version": 1, "entity_types": {"coupons": {"primary_key": "code", "id_format": "c"#.to_vec();
+    bytes.extend_from_slice(b"\xff\"}}}");
+    std::fs::write(t.path().join("state/schema.json"), bytes).unwrap();
+    t.write(
+        "state/fixtures/default/fixture.json",
+        &json!({"entities": {
+            "coupons": [{"code": "SAVE10"}],
+            "customers": [customer("cus_ok", "Ok")]
+        }})
+        .to_string(),
+    );
+    let s = t.serve(&["--debug"]);
+    assert!(known(&s, "cus_ok").await);
+    let state = s.get("/__wraith/session/probe/state", None).await;
+    assert!(!String::from_utf8_lossy(&state.body).contains("SAVE10"));
+    let warnings = s.ready["warnings"].to_string();
+    assert!(
+        warnings.contains("state/schema.json is unusable (not UTF-8"),
+        "{warnings}"
+    );
+}
+
 /// A fixture record that leaves out fields the read renders (here `created`, a clock on the
 /// bundled twin's read) is completed by the session's first read: later reads show the same
 /// values, not a fresh clock reading each time.
