@@ -7,8 +7,14 @@ use serde_json::{Value, json};
 pub enum EngineError {
     /// `--fixture <name>` names no set under `state/fixtures/`.
     #[error(
-        "unknown fixture set `{name}`; available sets: {}",
-        if available.is_empty() { "(none)".to_string() } else { available.join(", ") }
+        "unknown fixture set `{name}`; available sets: {}{}",
+        if available.is_empty() { "(none)".to_string() } else { available.join(", ") },
+        if name.starts_with('.') {
+            "; a folder whose name starts with `.` is hidden, never a fixture set: rename it \
+             without the dot"
+        } else {
+            ""
+        }
     )]
     UnknownFixture {
         name: String,

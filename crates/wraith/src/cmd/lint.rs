@@ -427,6 +427,7 @@ pub fn run(args: Args) -> CmdResult {
     }
     findings.extend(incomplete_sessions(&sessions_dir));
     findings.extend(stray_session_entries(&sessions_dir));
+    findings.extend(hidden_fixture_sets(&twin.fixtures_dir()));
     let input = LintInput {
         model: super::check::read_optional(&twin.model_dir().join("twin.wir.json"))?,
         symbols: super::check::read_optional(&twin.model_dir().join("symbols.json"))?,
@@ -589,6 +590,43 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// A warning for each hidden folder of `state/fixtures/` (its name starts with `.`) that holds
+/// JSON files: every reader skips hidden names (editors' and VCS folders), so what looks like a
+/// fixture set seeds nothing and `--fixture` does not know its name.
+fn hidden_fixture_sets(fixtures_dir: &std::path::Path) -> Vec<Finding> {
+    let Ok(entries) = std::fs::read_dir(fixtures_dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .filter(|n| {
+            std::fs::read_dir(fixtures_dir.join(n)).is_ok_and(|files| {
+                files
+                    .flatten()
+                    .any(|f| f.file_name().to_string_lossy().ends_with(".json"))
+            })
+        })
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            Finding::warning(
+                "fixture-set-hidden",
+                Some(&format!("state/fixtures/{name}")),
+                format!(
+                    "holds JSON files but is no fixture set: a folder whose name starts with `.` \
+                     is hidden, and serve, check and --fixture skip it; rename it to `{}`",
+                    name.trim_start_matches('.')
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The names in `recordings/sessions/`, sorted, but hidden ones (writers' temp files).

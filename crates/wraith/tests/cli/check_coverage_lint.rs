@@ -680,6 +680,41 @@ fn lint_reads_a_fixture_set_as_serve_does_and_names_the_files_it_never_reads() {
     assert!(ignored[1].1.contains("beside fixture.json"), "{v:#}");
 }
 
+/// A folder of `state/fixtures/` whose name starts with `.` is hidden: no reader takes it as a
+/// set, so lint says so of one holding JSON files, and `--fixture` names the rule.
+#[test]
+fn a_hidden_folder_of_fixture_files_is_warned_of_and_named_by_fixture() {
+    let t = DemoTwin::synthesized();
+    let set = t.root.join("state/fixtures/.qa");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(set.join("fixture.json"), r#"{"entities":{}}"#).unwrap();
+    // An editor's hidden folder with no JSON in it is nothing to warn of.
+    std::fs::create_dir_all(t.root.join("state/fixtures/.cache")).unwrap();
+    std::fs::write(t.root.join("state/fixtures/.cache/x.swp"), "x").unwrap();
+    let v = stdout_json(&t.run(&["lint", "--json"]));
+    let hidden: Vec<_> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fixture-set-hidden")
+        .collect();
+    assert_eq!(hidden.len(), 1, "{v:#}");
+    assert_eq!(hidden[0]["file"], "state/fixtures/.qa");
+    assert_eq!(hidden[0]["severity"], "warning");
+    assert!(
+        hidden[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rename it to `qa`"),
+        "{v:#}"
+    );
+    let out = t.run(&["check", "--fixture", ".qa"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("unknown fixture set `.qa`"), "{err}");
+    assert!(err.contains("starts with `.` is hidden"), "{err}");
+}
+
 /// A set seeding as many records of a type as `[serve.limits] max_entities_per_type` allows,
 /// or more, leaves a session seeded from it no room to create one (507): lint warns, counting
 /// the records as a session is seeded from the set (its parent's included, the implicit
