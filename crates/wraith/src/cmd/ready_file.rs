@@ -31,12 +31,7 @@ pub fn check_replaceable(flag: &str, path: &Path) -> Result<(), CliError> {
             .ok()
             .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
             .and_then(|v| v.as_object().cloned())
-            .is_some_and(|o| {
-                o.len() == 1
-                    && ["serve", "record"]
-                        .iter()
-                        .any(|k| o.get(*k).is_some_and(|v| v.is_object()))
-            });
+            .is_some_and(|o| is_ready_document(&o));
     if earlier_ready {
         return Ok(());
     }
@@ -45,6 +40,17 @@ pub fn check_replaceable(flag: &str, path: &Path) -> Result<(), CliError> {
          replaced now and removed on stop, so it is left alone: name a new file, or remove it",
         path.display()
     )))
+}
+
+/// Whether `doc` is a ready document of `serve` or `record`: its `serve` or `record` object
+/// names the `url` listened on. `serve`'s has more keys beside it (`twin`,
+/// `warnings`, ...), so a run killed before its clean stop left one a restart must take.
+fn is_ready_document(doc: &serde_json::Map<String, serde_json::Value>) -> bool {
+    ["serve", "record"].iter().any(|k| {
+        doc.get(*k)
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|d| d.contains_key("url"))
+    })
 }
 
 /// A ready file this process wrote, with the text it wrote.

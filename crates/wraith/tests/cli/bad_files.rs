@@ -58,6 +58,58 @@ fn a_ready_path_holding_another_file_is_refused_and_left_as_it_was() {
     assert_eq!(std::fs::read(t.root.join("wraith.toml")).unwrap(), before);
 }
 
+/// A serve killed (SIGKILL, a crash) leaves its whole ready document behind: the next run on
+/// the same path takes it, as it takes a clean run's.
+#[test]
+fn a_ready_file_left_by_a_killed_serve_is_taken_by_the_next_run() {
+    let t = support::example_shop_twin();
+    let path = t.tmp.path().join("ready.json");
+    let start = || {
+        Command::new(support::bin())
+            .args(["serve", &t.path_str(), "--port", "0", "--ready-json"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The document a run wrote: one with its address, other than `old`.
+    let wait_ready = |child: &mut std::process::Child, old: &str| -> String {
+        for _ in 0..3000 {
+            let now = std::fs::read_to_string(&path).unwrap_or_default();
+            if now.contains("wraith_session_header") && now != old {
+                return now;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+                panic!("serve exited {status}: {err}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("never ready");
+    };
+    let mut first = start();
+    let left = wait_ready(&mut first, "");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        left,
+        "a kill leaves it"
+    );
+    let mut second = start();
+    wait_ready(&mut second, &left);
+    let sent = Command::new("kill")
+        .args(["-INT", &second.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(second.wait().unwrap().code(), Some(0));
+    assert!(!path.exists(), "removed on stop");
+}
+
 #[test]
 fn an_empty_file_or_an_earlier_runs_ready_file_is_replaced_and_removed_on_stop() {
     let t = support::example_shop_twin();
