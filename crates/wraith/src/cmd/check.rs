@@ -68,7 +68,7 @@ pub struct Args {
     pub target: Option<String>,
     /// Start `wraith serve <twin>` on a free loopback port for this run, replay against it over
     /// HTTP as `--target` does (the whole server: routing, headers, outbound policy), and stop
-    /// it afterwards. The report's `mode` is `wire`.
+    /// it afterwards, even when the check itself is killed. The report's `mode` is `wire`.
     #[arg(long, conflicts_with_all = ["holdout", "jobs"])]
     pub wire: bool,
     /// With `--target` or `--wire`: how long to wait for each answer, for its headers and again
@@ -1000,6 +1000,9 @@ fn holdout(
 /// (SIGINT, SIGTERM, SIGHUP) while it runs: a stopped check never leaves a server behind.
 struct WireServer {
     child: Arc<std::sync::Mutex<std::process::Child>>,
+    /// The server's standard input, never written: when this process dies, however it dies,
+    /// the pipe closes and the server (`--stop-on-stdin-eof`) stops.
+    _stdin: Option<std::process::ChildStdin>,
     url: String,
     files: Vec<PathBuf>,
 }
@@ -1019,6 +1022,7 @@ impl WireServer {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos())
         ));
+        sweep_dead_runs_files(&std::env::temp_dir());
         let ready = stem.with_extension("ready.json");
         let log = stem.with_extension("log");
         // The signal handlers go in before the server exists, so no signal can fall between.
@@ -1029,13 +1033,14 @@ impl WireServer {
         let child = std::process::Command::new(exe)
             .arg("serve")
             .arg(twin.root())
-            .args(["--port", "0", "--access-log", "off", "--ready-json"])
+            .args(["--port", "0", "--access-log", "off", "--stop-on-stdin-eof"])
+            .arg("--ready-json")
             .arg(&ready)
-            .stdin(std::process::Stdio::null())
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(log_file)
             .spawn();
-        let child = match child {
+        let mut child = match child {
             Ok(c) => c,
             Err(e) => {
                 let _ = std::fs::remove_file(&log);
@@ -1044,7 +1049,9 @@ impl WireServer {
                 )));
             }
         };
+        let stdin = child.stdin.take();
         let server = WireServer {
+            _stdin: stdin,
             child: Arc::new(std::sync::Mutex::new(child)),
             url: String::new(),
             files: vec![ready.clone(), log.clone()],
@@ -1096,6 +1103,33 @@ impl WireServer {
                 });
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Remove the `wraith-wire-<pid>-…` files of `--wire` runs whose process is gone (killed
+/// before it could clean up: its server stopped on its own, its log stayed). Only where
+/// `/proc` tells which processes live; elsewhere nothing is removed.
+fn sweep_dead_runs_files(dir: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("wraith-wire-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ours = name.ends_with(".log") || name.ends_with(".ready.json");
+        if ours && !proc.join(pid.to_string()).exists() && entry.path().is_file() {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

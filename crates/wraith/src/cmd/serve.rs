@@ -64,6 +64,11 @@ pub struct Args {
     /// ready file; a device or fifo is written into and kept.
     #[arg(long, value_name = "FILE")]
     pub ready_json: Option<PathBuf>,
+    /// Stop (as on SIGTERM) once standard input reaches its end. For a parent that starts
+    /// serve on a pipe (`check --wire`): when the parent dies, even by SIGKILL, the pipe
+    /// closes and its server stops instead of living on.
+    #[arg(long, hide = true)]
+    pub stop_on_stdin_eof: bool,
     /// What a read of an unknown entity id answers: a synthesized 200 or a fail-closed
     /// not-found. Default: `[serve] unknown_entity`, else synthesize.
     #[arg(long, value_enum)]
@@ -521,8 +526,12 @@ pub fn run(args: Args) -> CmdResult {
         // SIGHUP (a closed terminal) stops it as gracefully as Ctrl-C, so a temporary
         // `--overlay` composite is removed then too.
         let signals = crate::signals::ShutdownSignals::listen(true);
+        let stdin_closed = stdin_eof(args.stop_on_stdin_eof);
         let stop = async {
-            signals.recv().await;
+            tokio::select! {
+                _ = signals.recv() => {}
+                () = stdin_closed => {}
+            }
         };
         tokio::pin!(stop);
         // Banner first: whoever waits for the ready file finds the banner already written.
@@ -605,6 +614,21 @@ pub(crate) fn unbuilt_session_mode(cfg: &TwinConfig) -> Option<String> {
          X-Wraith-Session header only (the session contract), so every client would share one \
          world; remove the key or set it to \"header\", and send X-Wraith-Session"
     ))
+}
+
+/// Resolves once standard input reaches its end (read on a plain thread of its own, as a
+/// blocking read never returns to the runtime); never when `watch` is false.
+async fn stdin_eof(watch: bool) {
+    if !watch {
+        return std::future::pending().await;
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let _ = tx.send(());
+    });
+    // A dropped sender (the thread could not run) is an end too.
+    let _ = rx.await;
 }
 
 /// How long the runtime may take to stop its tasks once serving ended (drained, or past the

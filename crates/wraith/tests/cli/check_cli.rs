@@ -429,6 +429,84 @@ fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
     );
 }
 
+/// The URL of the server a `--wire` run with its temporary files in `temp` started, once its
+/// ready file is there: the server is up and the replay has begun.
+fn wire_server_url(temp: &std::path::Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let ready = std::fs::read_dir(temp)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".ready.json"));
+        if let Some(p) = ready
+            && let Ok(text) = std::fs::read_to_string(&p)
+            && let Ok(doc) = serde_json::from_str::<Value>(&text)
+        {
+            return doc["serve"]["url"].as_str().unwrap().to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A `--wire` run killed outright (SIGKILL: no handler runs) still leaves no server behind:
+/// the server reads its end of a pipe only the run holds, and stops when it closes. The log
+/// the dead run could not remove is swept by the next run.
+#[test]
+fn check_wire_killed_outright_leaves_no_server_and_the_next_run_sweeps_its_log() {
+    let t = DemoTwin::synthesized();
+    edit_config(
+        &t,
+        "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
+        "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
+    );
+    let temp = tempfile::tempdir().unwrap();
+    let mut check = wire_check(&t, temp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = wire_server_url(temp.path());
+    check.kill().unwrap();
+    check.wait().unwrap();
+    let addr = url.trim_start_matches("http://").to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(&addr).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server at {url} outlived its run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Stopped as on SIGTERM, the server removes its ready file; the log is the run's.
+    while std::fs::read_dir(temp.path())
+        .unwrap()
+        .any(|e| e.unwrap().path().to_string_lossy().ends_with(".ready.json"))
+    {
+        assert!(std::time::Instant::now() < deadline, "the ready file stays");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The next run, stopped as soon as its server is up, leaves nothing, the dead run's log
+    // included.
+    let next = wire_check(&t, temp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wire_server_url(temp.path());
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &next.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    next.wait_with_output().unwrap();
+    let left: Vec<_> = std::fs::read_dir(temp.path()).unwrap().collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+}
+
 #[test]
 fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
     let t = DemoTwin::synthesized();
@@ -445,25 +523,7 @@ fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Wait for the server's ready file: the server is up and the replay has begun.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        let url = loop {
-            let ready = std::fs::read_dir(temp.path())
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().ends_with(".ready.json"));
-            if let Some(p) = ready
-                && let Ok(text) = std::fs::read_to_string(&p)
-                && let Ok(doc) = serde_json::from_str::<Value>(&text)
-            {
-                break doc["serve"]["url"].as_str().unwrap().to_string();
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the server never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
+        let url = wire_server_url(temp.path());
         let killed = std::process::Command::new("kill")
             .args([signal, &check.id().to_string()])
             .status()
