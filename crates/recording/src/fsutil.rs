@@ -148,6 +148,47 @@ pub fn remove_stale_staging_dirs_where(dir: &Path, wanted: impl Fn(&str) -> bool
     removed
 }
 
+/// Remove, directly under `dir`, every file or folder named `<prefix><pid>-<anything>` whose
+/// process is gone (symlinks are never followed nor removed): what a run killed outright left
+/// in the temporary folder (`check --wire`'s log, `serve --overlay`'s composite). Only where
+/// `/proc` tells which processes live: an age says nothing of a server that may run for days.
+/// Best effort. Returns what was removed, sorted.
+pub fn remove_leftovers_of_dead_runs(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let proc_root = Path::new("/proc");
+    if !proc_root.join("self").exists() {
+        return removed;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(pid) = name
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || proc_root.join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        let gone = match entry.file_type() {
+            Ok(k) if k.is_dir() => fs::remove_dir_all(&path).is_ok(),
+            Ok(k) if k.is_file() => fs::remove_file(&path).is_ok(),
+            _ => false,
+        };
+        if gone {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
+}
+
 /// A temporary path beside `path` (same directory, so the final rename stays on one filesystem).
 pub fn temp_path_beside(path: &Path) -> PathBuf {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -683,5 +724,50 @@ mod tests {
         for p in &kept {
             assert!(p.exists(), "{} was removed", p.display());
         }
+    }
+    #[test]
+    fn leftovers_of_dead_runs_are_removed_and_live_runs_links_and_others_kept() {
+        if !Path::new("/proc/self").exists() {
+            return; // nothing is removed where liveness cannot be told
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // No process has an id this large (Linux caps them far below).
+        let dead = 4_000_000_000u32;
+        let me = std::process::id();
+        std::fs::write(d.join(format!("wraith-wire-{dead}-1.log")), "x").unwrap();
+        std::fs::create_dir_all(d.join(format!("wraith-wire-{dead}-2/inner"))).unwrap();
+        std::fs::write(d.join(format!("wraith-wire-{me}-3.log")), "x").unwrap();
+        std::fs::write(d.join("wraith-wire-notapid-4.log"), "x").unwrap();
+        std::fs::write(d.join(format!("other-{dead}-5.log")), "x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("nowhere"), d.join(format!("wraith-wire-{dead}-6")))
+            .unwrap();
+        let removed = remove_leftovers_of_dead_runs(d, "wraith-wire-");
+        let names: Vec<String> = removed
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                format!("wraith-wire-{dead}-1.log"),
+                format!("wraith-wire-{dead}-2")
+            ]
+        );
+        let mut left: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            format!("other-{dead}-5.log"),
+            "wraith-wire-notapid-4.log".to_string(),
+            format!("wraith-wire-{me}-3.log"),
+        ];
+        #[cfg(unix)]
+        want.push(format!("wraith-wire-{dead}-6"));
+        want.sort();
+        assert_eq!(left, want);
     }
 }

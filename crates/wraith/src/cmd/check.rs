@@ -1022,7 +1022,11 @@ impl WireServer {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos())
         ));
-        sweep_dead_runs_files(&std::env::temp_dir());
+        // What a run killed outright left: its server stopped on its own, its log stayed.
+        wraith_recording::fsutil::remove_leftovers_of_dead_runs(
+            &std::env::temp_dir(),
+            "wraith-wire-",
+        );
         let ready = stem.with_extension("ready.json");
         let log = stem.with_extension("log");
         // The signal handlers go in before the server exists, so no signal can fall between.
@@ -1103,33 +1107,6 @@ impl WireServer {
                 });
             }
             std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// Remove the `wraith-wire-<pid>-…` files of `--wire` runs whose process is gone (killed
-/// before it could clean up: its server stopped on its own, its log stayed). Only where
-/// `/proc` tells which processes live; elsewhere nothing is removed.
-fn sweep_dead_runs_files(dir: &Path) {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("wraith-wire-")
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let ours = name.ends_with(".log") || name.ends_with(".ready.json");
-        if ours && !proc.join(pid.to_string()).exists() && entry.path().is_file() {
-            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

@@ -324,6 +324,8 @@ impl Composite {
                 wraith_recording::fsutil::remove_stale_staging_dirs_where(&temp, |target| {
                     target.starts_with("wraith-composite-")
                 });
+                // A serve killed outright (SIGKILL) left its whole composite.
+                wraith_recording::fsutil::remove_leftovers_of_dead_runs(&temp, "wraith-composite-");
                 let nanos = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.subsec_nanos());

@@ -1022,10 +1022,11 @@ async fn serve_with_overlays_serves_the_composite_and_removes_it_when_stopped() 
 }
 
 /// A `serve --overlay` interrupted while it composed (before it listened) leaves its staging
-/// folder in TMPDIR (`.wraith-composite-<pid>-<n>.compose-<pid>`); the next `serve --overlay`
-/// removes it once its process is gone, and touches nothing else there.
+/// folder in TMPDIR (`.wraith-composite-<pid>-<n>.compose-<pid>`), one killed outright while
+/// serving its whole composite (`wraith-composite-<pid>-<n>`); the next `serve --overlay`
+/// removes both once their process is gone, and touches nothing else there.
 #[tokio::test]
-async fn serve_with_overlays_removes_the_staging_folder_an_interrupted_serve_left() {
+async fn serve_with_overlays_removes_what_an_interrupted_or_killed_serve_left() {
     let shop = shop_with_overlay("promos", "promos.har");
     let overlay = shop.tmp.path().join("twins/promos");
     let temp = tempfile::tempdir().unwrap();
@@ -1035,8 +1036,9 @@ async fn serve_with_overlays_removes_the_staging_folder_an_interrupted_serve_lef
     let stale = temp
         .path()
         .join(format!(".wraith-composite-{gone}-17.compose-{gone}"));
+    let killed = temp.path().join(format!("wraith-composite-{gone}-18"));
     let other = temp.path().join(format!(".unrelated.compose-{gone}"));
-    for dir in [&stale, &other] {
+    for dir in [&stale, &killed, &other] {
         std::fs::create_dir_all(dir.join("recordings")).unwrap();
     }
     let mut server = shop.serve_env(
@@ -1044,6 +1046,7 @@ async fn serve_with_overlays_removes_the_staging_folder_an_interrupted_serve_lef
         &[("TMPDIR", temp.path().to_str().unwrap())],
     );
     assert!(!stale.exists(), "left behind: {}", stale.display());
+    assert!(!killed.exists(), "left behind: {}", killed.display());
     assert!(other.exists(), "another program's folder was touched");
     assert_eq!(server.signal("-INT"), 0, "{}", server.stderr());
 }
