@@ -88,15 +88,16 @@ pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
 
 /// The kinds of staging folder a command builds before renaming it into place: a session
 /// being recorded or imported (`.<session>.staging-<pid>`), a composite (`.<name>.compose-<pid>`)
-/// and a new twin (`.<name>.init-<pid>`).
-const STAGING_KINDS: [&str; 3] = ["staging", "compose", "init"];
+/// and a new twin (`.<name>.init-<pid>`); and the earlier composite `compose --force` moves
+/// aside until the new one is in place (`.<name>.compose-old-<pid>`).
+const STAGING_KINDS: [&str; 4] = ["staging", "compose", "init", "compose-old"];
 
 /// The process id in a staging folder's name (`.<name>.<kind>-<pid>`, see [`STAGING_KINDS`]),
 /// or `None` for any other name.
 pub fn staging_name_pid(dir_name: &str) -> Option<u32> {
     let rest = dir_name.strip_prefix('.')?;
     let (target, suffix) = rest.rsplit_once('.')?;
-    let (kind, pid) = suffix.split_once('-')?;
+    let (kind, pid) = suffix.rsplit_once('-')?;
     if target.is_empty()
         || !STAGING_KINDS.contains(&kind)
         || pid.is_empty()
@@ -148,6 +149,15 @@ pub fn remove_stale_staging_dirs_where(dir: &Path, wanted: impl Fn(&str) -> bool
     removed
 }
 
+/// Whether process `pid` is known to be gone: not this process, and absent from `/proc`.
+/// `false` where `/proc` cannot tell.
+pub fn process_gone(pid: u32) -> bool {
+    let proc_root = Path::new("/proc");
+    pid != std::process::id()
+        && proc_root.join("self").exists()
+        && !proc_root.join(pid.to_string()).exists()
+}
+
 /// Remove, directly under `dir`, every file or folder named `<prefix><pid>-<anything>` whose
 /// process is gone (symlinks are never followed nor removed): what a run killed outright left
 /// in the temporary folder (`check --wire`'s log, `serve --overlay`'s composite). Only where
@@ -155,8 +165,7 @@ pub fn remove_stale_staging_dirs_where(dir: &Path, wanted: impl Fn(&str) -> bool
 /// Best effort. Returns what was removed, sorted.
 pub fn remove_leftovers_of_dead_runs(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut removed = Vec::new();
-    let proc_root = Path::new("/proc");
-    if !proc_root.join("self").exists() {
+    if !Path::new("/proc/self").exists() {
         return removed;
     }
     let Ok(entries) = fs::read_dir(dir) else {
@@ -172,7 +181,7 @@ pub fn remove_leftovers_of_dead_runs(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         else {
             continue;
         };
-        if pid == std::process::id() || proc_root.join(pid.to_string()).exists() {
+        if !process_gone(pid) {
             continue;
         }
         let path = entry.path();
@@ -450,9 +459,11 @@ mod tests {
             format!(".20260101T000000Z-abc123.staging-{gone}"),
             format!(".composite.compose-{gone}"),
             format!(".shop.init-{gone}"),
+            format!(".composite.compose-old-{gone}"),
         ];
         let kept = [
             format!(".s1.staging-{me}"),
+            format!(".composite.compose-new-{gone}"),
             format!(".s1.other-{gone}"),
             format!("s1.staging-{gone}"),
             "20260101T000000Z-abc123".to_string(),
@@ -473,6 +484,7 @@ mod tests {
             assert!(tmp.path().join(name).is_dir(), "{name} kept");
         }
         assert_eq!(staging_name_pid(".x.staging-12"), Some(12));
+        assert_eq!(staging_name_pid(".x.compose-old-12"), Some(12));
         assert_eq!(staging_name_pid(".staging-12"), None);
     }
 

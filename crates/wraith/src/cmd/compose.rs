@@ -1301,7 +1301,8 @@ fn materialize(output: &Path, plan: &[Planned], force: bool, flag: &str) -> Resu
         .unwrap_or_else(|| "composite".to_string());
     std::fs::create_dir_all(&parent)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", parent.display())))?;
-    // What an interrupted compose of this output left (its builder gone) goes first.
+    // What interrupted composes of this output left (their builder gone) goes first: a
+    // staging folder, or the earlier composite a `--force` run moved aside.
     wraith_recording::fsutil::remove_stale_staging_dirs(&parent, Some(&name));
     let pid = std::process::id();
     let tmp = parent.join(format!(".{name}.compose-{pid}"));

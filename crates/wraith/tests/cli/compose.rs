@@ -875,6 +875,29 @@ fn an_output_that_is_a_link_is_refused_up_front_and_force_replaces_only_the_link
     assert_eq!(std::fs::read_dir(cwd.join("empty")).unwrap().count(), 0);
 }
 
+/// A `compose --force` killed after moving the earlier composite aside leaves it in
+/// `.<output>.compose-old-<pid>` (a whole twin); the next compose to that output removes it once
+/// its process is gone, and leaves another output's alone.
+#[test]
+fn a_composite_a_killed_force_run_moved_aside_is_removed_by_the_next_compose() {
+    let shop = shop_with_overlay("promos", "promos.har");
+    let cwd = shop.tmp.path();
+    ok(&compose(cwd, "promos", "out", &[]));
+    let mut child = Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let aside = cwd.join(format!(".out.compose-old-{gone}"));
+    let another = cwd.join(format!(".elsewhere.compose-old-{gone}"));
+    for dir in [&aside, &another] {
+        std::fs::create_dir_all(dir.join("model")).unwrap();
+        std::fs::write(dir.join("model/twin.wir.json"), "{}").unwrap();
+    }
+    ok(&compose(cwd, "promos", "out", &["--force"]));
+    assert!(!aside.exists(), "left behind: {}", aside.display());
+    assert!(another.exists(), "another output's folder was touched");
+    assert!(cwd.join("out/model/twin.wir.json").is_file());
+}
+
 /// `out/.` names the folder `out` to a person but not to the final rename: refused up front
 /// (exit 1, naming the folder to pass instead), nothing written.
 /// Every name a folder may have is a usable `--output`, up to the 255-byte limit: the hidden
