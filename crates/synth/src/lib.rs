@@ -535,12 +535,16 @@ fn build_route(
     }
     let mut variants = variants::build_variants(group, plan, obs, keying, diagnostics);
     if plan.state_op == Some(StateOp::Create)
-        && let (Some(pk), Some(shape)) = (
-            plan.primary_key.as_deref(),
-            entity.and_then(|e| e.id_shape.as_ref()),
-        )
+        && let Some(pk) = plan.primary_key.as_deref()
+        // Keys of a shape no id family has (too short, words) are minted in one of their own.
+        && let Some(shape) = entity.and_then(|e| {
+            e.id_shape.clone().or_else(|| {
+                let keys: Vec<&str> = e.records.keys().map(String::as_str).collect();
+                values::create_key_fallback(&keys)
+            })
+        })
     {
-        variants::mint_primary_key(&mut variants, pk, shape, &plan.record_at);
+        variants::mint_primary_key(&mut variants, pk, &shape, &plan.record_at);
     }
     let list = if plan.state_op == Some(StateOp::List) {
         // A top-level collection lists every record of its type (the engine's list base):

@@ -271,6 +271,44 @@ pub fn learn_id_shape(values: &[&Value]) -> Option<IdShape> {
     learn_plain_shape(values).or_else(|| grouped_shape(values))
 }
 
+/// The shape a create mints its keys in where [`learn_id_shape`] finds none (keys too short or
+/// plain words: `it_9`, `admin`): the keys' common prefix up to its last separator, then a
+/// tail of their characters, at least six long. A create must answer a key no record holds:
+/// its one recorded key, replayed, would make every create overwrite the last. `None` unless
+/// every key is an ASCII string whose tail (after the prefix) is alphanumeric.
+pub fn create_key_fallback(values: &[&str]) -> Option<IdShape> {
+    let first = values.first()?;
+    if !values.iter().all(|s| s.is_ascii()) {
+        return None;
+    }
+    let common = values[1..].iter().fold(first.len(), |n, s| {
+        n.min(
+            first
+                .bytes()
+                .zip(s.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        )
+    });
+    let prefix_end = first[..common].rfind(['_', '-', '/']).map_or(0, |i| i + 1);
+    let mut charset: Option<IdCharset> = None;
+    let mut longest = 0;
+    for s in values {
+        let tail = s.get(prefix_end..)?;
+        if !tail.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let c = charset_of(tail)?;
+        charset = Some(charset.map_or(c, |prev| widen(prev, c)));
+        longest = longest.max(tail.len());
+    }
+    Some(IdShape::Token {
+        prefix: first[..prefix_end].to_string(),
+        charset: charset?,
+        length: longest.max(6),
+    })
+}
+
 /// Hyphen-grouped tokens: at least two groups of ASCII alphanumerics, the same group lengths
 /// in every value, at least 16 of them in all, and every group position holding a digit in
 /// some value (a label's words, `go-test-logs-<n>`, never do; random groups do).
@@ -549,6 +587,33 @@ mod tests {
             })
         );
         assert_eq!(iso_unit("hello"), None);
+    }
+
+    #[test]
+    fn keys_too_short_for_an_id_family_fall_back_to_a_token_of_their_prefix() {
+        assert_eq!(learn_id_shape(&[&json!("tag_1"), &json!("tag_22")]), None);
+        assert_eq!(
+            create_key_fallback(&["tag_1", "tag_22"]),
+            Some(IdShape::Token {
+                prefix: "tag_".into(),
+                charset: IdCharset::Digits,
+                length: 6
+            })
+        );
+        assert_eq!(
+            create_key_fallback(&["admin", "editor"]),
+            Some(IdShape::Token {
+                prefix: String::new(),
+                charset: IdCharset::LowerAlnum,
+                length: 6
+            })
+        );
+        assert_eq!(
+            create_key_fallback(&["a b"]),
+            None,
+            "not a key's characters"
+        );
+        assert_eq!(create_key_fallback(&[]), None);
     }
 
     #[test]

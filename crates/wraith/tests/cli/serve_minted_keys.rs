@@ -111,3 +111,43 @@ async fn every_type_of_a_union_create_mints_above_every_recorded_key_from_one_se
         "one sequence across the types: {link}, {text}, {again}"
     );
 }
+
+/// Keys too short to learn an id family from (`tag_1` … `tag_3`, one create recorded): each
+/// create in a session still mints a key of its own, in the recorded prefix, and reads back;
+/// replaying the one recorded key made every create overwrite the last.
+#[tokio::test]
+async fn creates_of_keys_too_short_for_an_id_family_mint_distinct_keys() {
+    const TAGS: &str = "https://api.tags.test";
+    let t = Twin::init("tags", TAGS);
+    let tag = |id: &str| json!({"id": id, "label": format!("label {id}")});
+    let entries = vec![
+        har::entry(TAGS, "GET", "/v1/tags/tag_1", None, &tag("tag_1")),
+        har::entry(TAGS, "GET", "/v1/tags/tag_2", None, &tag("tag_2")),
+        har::entry(
+            TAGS,
+            "POST",
+            "/v1/tags",
+            Some(&json!({"label": "label tag_3"})),
+            &tag("tag_3"),
+        ),
+        har::entry(TAGS, "GET", "/v1/tags/tag_3", None, &tag("tag_3")),
+    ];
+    har::import(&t, &[], "run.har", entries);
+    har::synth(&t, &[]);
+    let server = t.serve(&[]);
+    let s = Some("maker");
+    let mut ids = Vec::new();
+    for label in ["red", "green"] {
+        let r = server.post("/v1/tags", s, json!({"label": label})).await;
+        r.assert_status(200);
+        let id = r.json()["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with("tag_"), "{id}");
+        ids.push((id, label));
+    }
+    assert_ne!(ids[0].0, ids[1].0, "each create a key of its own");
+    for (id, label) in &ids {
+        let r = server.get(&format!("/v1/tags/{id}"), s).await;
+        r.assert_status(200);
+        assert_eq!(r.json()["label"], *label, "{id}");
+    }
+}
