@@ -22,6 +22,9 @@
 //!   timeout before the upstream sent its response head has no answer to record: it is not
 //!   recorded, and the summary counts it apart (`cut_unrecorded`). Request bodies are read whole
 //!   before forwarding (they are recorded whole anyway).
+//! - **Dot segments**: a request whose path has a `.` or `..` segment (percent-encoded too) is
+//!   sent on as it came and not recorded, in every mode: `wraith serve` refuses such a path, so
+//!   a twin could never answer it (`wraith import` leaves such HAR entries out the same way).
 //! - **Transport failures** (upstream unreachable, TLS errors, an answer that is not HTTP)
 //!   answer 502 with a JSON error body and record nothing; an upstream that sends no response
 //!   head within the upstream timeout, 504. A client that pauses longer than the request idle
@@ -178,6 +181,10 @@ pub struct RecordSummary {
     /// Forward and mitm modes: requests and `CONNECT` tunnels to other origins than the
     /// upstream, passed through and not recorded.
     pub passed_through: u64,
+    /// Requests whose path has a `.` or `..` segment (percent-encoded ones included): passed
+    /// on to the upstream as sent and not recorded, in every mode, since `wraith serve` refuses
+    /// such a path (400) and a twin could never answer it.
+    pub dot_segment_paths: u64,
     /// Forward mode: `CONNECT` tunnels to the upstream refused (403), since their encrypted
     /// traffic could not have been recorded.
     pub refused_tunnels: u64,
@@ -252,6 +259,7 @@ impl Recorder {
             request_idle_timeout: config.request_idle_timeout,
             transport_failures: AtomicU64::new(0),
             passed_through: AtomicU64::new(0),
+            dot_segment_paths: AtomicU64::new(0),
             refused_connects: AtomicU64::new(0),
             refused_websockets: AtomicU64::new(0),
             passed_origins: parking_lot::Mutex::new(std::collections::BTreeSet::new()),
@@ -395,6 +403,7 @@ impl Recorder {
             sessions: finalized,
             transport_failures: state.transport_failures.load(Ordering::Relaxed),
             passed_through: state.passed_through.load(Ordering::Relaxed),
+            dot_segment_paths: state.dot_segment_paths.load(Ordering::Relaxed),
             refused_tunnels: state.refused_connects.load(Ordering::Relaxed),
             refused_websockets: state.refused_websockets.load(Ordering::Relaxed),
             cut_at_shutdown: cut.recorded,

@@ -61,6 +61,8 @@ pub(crate) struct ProxyState {
     pub(crate) transport_failures: AtomicU64,
     /// Requests and tunnels to other origins than the upstream: passed through, not recorded.
     pub(crate) passed_through: AtomicU64,
+    /// Requests whose path has a `.` or `..` segment: passed through, not recorded.
+    pub(crate) dot_segment_paths: AtomicU64,
     /// `CONNECT`s to the upstream refused in forward mode (their traffic could not be read).
     pub(crate) refused_connects: AtomicU64,
     /// WebSocket upgrade requests refused (501): the recorder records HTTP exchanges only.
@@ -105,6 +107,31 @@ impl ProxyState {
                 "passing {origin} through unrecorded: it is {why} the upstream {}",
                 self.upstream.base_url()
             );
+        }
+    }
+}
+
+/// Why a request is passed on to where it was going without being recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unrecorded {
+    /// Its origin is not the upstream's (forward and mitm modes).
+    OtherOrigin,
+    /// The upstream's origin, outside its base URL's path (forward and mitm modes).
+    OutsideBasePath,
+    /// Its path has a `.` or `..` segment (percent-encoded ones included), which `wraith serve`
+    /// refuses (400): a twin could never answer it, so it is not recorded in any mode.
+    DotSegment,
+}
+
+impl Unrecorded {
+    /// Why, as the end of "passed through unrecorded: …".
+    fn reason(self) -> &'static str {
+        match self {
+            Unrecorded::OtherOrigin => "it is not the upstream",
+            Unrecorded::OutsideBasePath => "it is outside the base path of the upstream",
+            Unrecorded::DotSegment => {
+                "its path has a `.` or `..` segment, which a twin refuses to answer"
+            }
         }
     }
 }
@@ -199,9 +226,9 @@ pub(crate) async fn handle(
             } else {
                 let target = uri.clone();
                 let why = if same_origin {
-                    "outside the base path of"
+                    Unrecorded::OutsideBasePath
                 } else {
-                    "not"
+                    Unrecorded::OtherOrigin
                 };
                 pass_through(state, req, target, why).await
             }
@@ -215,7 +242,7 @@ pub(crate) async fn handle(
                     .uri_for_upstream_path(uri.path(), uri.query().unwrap_or(""))
                 {
                     Ok(target) => {
-                        pass_through(state, req, target, "outside the base path of").await
+                        pass_through(state, req, target, Unrecorded::OutsideBasePath).await
                     }
                     Err(e) => made(bad_request(&e.to_string())),
                 }
@@ -413,22 +440,40 @@ fn no_answer(
     json_response(status, &error_body(kind, &message))
 }
 
-/// Send a request for another origin on as it came (hop-by-hop and `X-Wraith-*` headers
-/// aside) and stream its answer back. Nothing is recorded: it is not the twin's API.
+/// Send a request the twin cannot hold (another origin's, or one with a dot segment in its
+/// path) on as it came (hop-by-hop and `X-Wraith-*` headers aside) and stream its answer back.
+/// Nothing is recorded.
 async fn pass_through(
     state: Arc<ProxyState>,
     req: Request<Incoming>,
     target: Uri,
-    why: &str,
+    why: Unrecorded,
 ) -> Response<ProxyBody> {
     let origin = format!(
         "{}://{}",
         target.scheme_str().unwrap_or("http"),
         target.authority().map_or("", |a| a.as_str())
     );
-    state.note_passed_through(&origin, why);
-    // Errors name the host the request went to, not the twin's upstream it is not.
-    let tried = format!("{origin} (passed through unrecorded: it is {why} the upstream)");
+    match why {
+        Unrecorded::OtherOrigin => state.note_passed_through(&origin, "not"),
+        Unrecorded::OutsideBasePath => {
+            state.note_passed_through(&origin, "outside the base path of")
+        }
+        Unrecorded::DotSegment => {
+            state.dot_segment_paths.fetch_add(1, Ordering::Relaxed);
+            // The path only: the query may hold a secret.
+            tracing::warn!(
+                "passing {} {} through unrecorded: its path has a `.` or `..` segment, which \
+                 wraith serve refuses (400), so a twin could never answer it; send the path \
+                 without dot segments to record it",
+                req.method(),
+                req.uri().path()
+            );
+        }
+    }
+    // Errors name the host the request went to (for another origin, not the twin's upstream
+    // it is not).
+    let tried = format!("{origin} (passed through unrecorded: {})", why.reason());
     let (parts, body) = req.into_parts();
     let body = match state.read_request_body(body, &parts.headers).await {
         Ok(b) => b,
@@ -474,9 +519,24 @@ async fn forward(
     form: PathForm,
 ) -> Response<ProxyBody> {
     let request_start_us = now_us();
+    // The full upstream path (base URL prefix included), as `wraith import` records it.
+    let upstream_path = match form {
+        PathForm::Relative => state.upstream.upstream_path(req.uri().path()),
+        PathForm::Full => req.uri().path().to_string(),
+    };
+    let query = req.uri().query().unwrap_or("").to_string();
+    let uri = match state.upstream.uri_for_upstream_path(&upstream_path, &query) {
+        Ok(u) => u,
+        Err(e) => return made(bad_request(&e.to_string())),
+    };
+    // A path with a dot segment (`/x/../items`, `/x/%2e%2e/items`, a `/../outside` that climbs
+    // out of the base path) is one `wraith serve` refuses: recorded, it would be a route the
+    // twin fails its own check on. The upstream still gets it as sent.
+    if wraith_recording::har::has_dot_segment(&upstream_path) {
+        return pass_through(state, req, uri, Unrecorded::DotSegment).await;
+    }
     let (parts, body) = req.into_parts();
     let client_path = parts.uri.path().to_string();
-    let query = parts.uri.query().unwrap_or("").to_string();
 
     let body = match state.read_request_body(body, &parts.headers).await {
         Ok(b) => b,
@@ -486,15 +546,6 @@ async fn forward(
     // sending it) pins the session open while the upstream answers and the body streams.
     let ticket = state.sessions.begin(request_start_us);
 
-    // The full upstream path (base URL prefix included), as `wraith import` records it.
-    let upstream_path = match form {
-        PathForm::Relative => state.upstream.upstream_path(&client_path),
-        PathForm::Full => client_path.clone(),
-    };
-    let uri = match state.upstream.uri_for_upstream_path(&upstream_path, &query) {
-        Ok(u) => u,
-        Err(e) => return made(bad_request(&e.to_string())),
-    };
     let mut upstream_req = Request::new(Full::new(body.clone()));
     *upstream_req.method_mut() = parts.method.clone();
     *upstream_req.uri_mut() = uri.clone();

@@ -44,7 +44,9 @@ every session manifest is finalized. An upstream that has not begun to answer wi
 upstream_timeout_ms (default 60000) is given up on (504, not recorded); an answer that is not
 HTTP gets 502 (not recorded). A client that pauses longer than [serve.limits]
 request_idle_timeout_ms (default 30000) while sending its request is cut off (408 for a body;
-nothing is forwarded). Control plane (never forwarded): GET /__wraith/health,
+nothing is forwarded). A request whose path has a `.` or `..` segment (percent-encoded too) is
+sent on as it came and not recorded, since wraith serve refuses such paths (the summary counts
+it as dot_segment_paths). Control plane (never forwarded): GET /__wraith/health,
 /__wraith/ready, /__wraith/info and POST /__wraith/new-session.
 
 Exit codes: 0 stopped and everything recorded was written · 1 usage or configuration error ·
@@ -313,6 +315,14 @@ pub fn run(args: Args) -> CmdResult {
             say(format_args!(
                 "{} request(s) or tunnel(s) outside {} were passed through and not recorded",
                 summary.passed_through, config.service.base_url
+            ));
+        }
+        if summary.dot_segment_paths > 0 {
+            say(format_args!(
+                "warning: {} request(s) with a `.` or `..` segment in their path were passed to \
+                 the upstream and not recorded: wraith serve refuses such paths (400), so a twin \
+                 could not answer them",
+                summary.dot_segment_paths
             ));
         }
         if summary.refused_tunnels > 0 {

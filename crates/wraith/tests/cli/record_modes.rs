@@ -564,3 +564,38 @@ async fn sigint_lets_an_exchange_streaming_inside_an_intercepted_tunnel_finish()
     assert!(!ex.truncated);
     assert_eq!(ex.response_body(), b"chunk-1;chunk-2;chunk-3\n");
 }
+
+/// Forward mode: a URL of the upstream's whose `..` climbs out of the base path (`/api/../other`)
+/// is no request under it. It reaches the upstream as sent and is not recorded, like the same
+/// resource asked for without the dot segment, which is outside the base path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_mode_passes_a_dot_segment_path_through_unrecorded() {
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("fwd", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--mode", "forward", "--json"]);
+    let a = &upstream.authority;
+    for target in [
+        format!("http://{a}/api/items"),
+        format!("http://{a}/api/../other"),
+        format!("http://{a}/api/x/%2e%2e/items"),
+    ] {
+        let (status, body) = raw_request(rec.port, "GET", &target).await;
+        assert_eq!(status, 200, "{target}: {body}");
+    }
+    let seen: Vec<String> = upstream.seen().into_iter().map(|s| s.path).collect();
+    assert_eq!(seen, ["/api/items", "/api/../other", "/api/x/%2e%2e/items"]);
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    let summary = summary(&stdout);
+    assert_eq!(summary["exchanges"], 1, "{summary}");
+    assert_eq!(summary["dot_segment_paths"], 2, "{summary}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let paths: Vec<&str> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(paths, ["/api/items"]);
+}

@@ -1011,3 +1011,66 @@ async fn an_asterisk_form_options_is_refused_with_501_not_sent_on_as_a_path() {
     );
     assert!(twin.sessions().is_empty(), "nothing recorded");
 }
+
+/// `wraith serve` refuses a path with a `.` or `..` segment (400), so a recording of one would
+/// be a route its twin fails its own check on. The recorder sends such a request on as it came
+/// (the client still gets the upstream's answer), records nothing of it, and counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_with_a_dot_segment_is_passed_through_unrecorded_and_counted() {
+    let upstream = Upstream::start("/api", None).await;
+    let twin = Twin::init("dots", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--json"]);
+    let dotted = [
+        "/x/../items",
+        "/x/%2e%2e/items",
+        "/x/%2E./items",
+        "/./items",
+        "/../outside",
+    ];
+    for path in ["/items"].into_iter().chain(dotted) {
+        let (status, body) = raw_request(rec.port, "GET", path).await;
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    // The upstream got every request as sent, under the base path.
+    let seen: Vec<String> = upstream.seen().into_iter().map(|s| s.path).collect();
+    let mut expected = vec!["/api/items".to_string()];
+    expected.extend(dotted.iter().map(|p| format!("/api{p}")));
+    assert_eq!(seen, expected);
+
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("GET /x/../items through unrecorded"),
+        "the log names the request: {stderr}"
+    );
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 1, "--json summary: {summary}");
+    assert_eq!(summary["dot_segment_paths"], 5, "--json summary: {summary}");
+    assert_eq!(summary["passed_through"], 0, "--json summary: {summary}");
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let paths: Vec<&str> = sessions[0]
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(paths, ["/api/items"]);
+}
+
+/// The human summary names the dot-segment requests it passed through unrecorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_summary_counts_dot_segment_requests_passed_through_unrecorded() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("dots", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let (status, _) = raw_request(rec.port, "GET", "/a/../b").await;
+    assert_eq!(status, 200);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 request(s) with a `.` or `..` segment in their path were passed"),
+        "{stderr}"
+    );
+    assert!(twin.sessions().is_empty(), "nothing recorded");
+}

@@ -544,3 +544,32 @@ pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
         })
         .collect()
 }
+
+/// Send `METHOD target` to the proxy as written (no client normalizes its path: `/x/../y`
+/// stays as it is) on a connection of its own, and read the whole answer; its status and
+/// body. `target` may be absolute (`http://host/path`), as a forward-proxy client sends it.
+pub async fn raw_request(port: u16, method: &str, target: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let request = format!(
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    within("the proxy's answer", stream.read_to_end(&mut got))
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer to {method} {target}: {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
