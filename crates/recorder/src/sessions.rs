@@ -43,6 +43,11 @@ pub struct SessionSummary {
     /// Every recorded answer was an error (status >= 400): worth a warning, since a twin built
     /// from it can only say no.
     pub only_failures: bool,
+    /// False when some of the session's exchanges could not be written (a full disk): its
+    /// manifest then says `complete: false`, and `wraith lint` warns of it.
+    pub complete: bool,
+    /// Exchanges of the session that could not be written, so are not in it.
+    pub lost_exchanges: u64,
 }
 
 /// A session that is still open, as shown by `/__wraith/info`.
@@ -75,6 +80,8 @@ struct Slot {
     written: AtomicU64,
     /// Written exchanges whose status was below 400.
     successes: AtomicU64,
+    /// Exchanges that could not be written (the session is then finalized incomplete).
+    lost: AtomicU64,
     /// Finished exchanges waiting to be written, in the order they finished. Numbering follows
     /// this order, so sequential traffic is recorded in request order.
     queue: Mutex<VecDeque<Exchange>>,
@@ -186,6 +193,7 @@ impl Sessions {
                     closing: AtomicBool::new(false),
                     written: AtomicU64::new(0),
                     successes: AtomicU64::new(0),
+                    lost: AtomicU64::new(0),
                     queue: Mutex::new(VecDeque::new()),
                     writer: Mutex::new(WriterState::Idle),
                 });
@@ -239,6 +247,7 @@ impl Sessions {
             match SessionWriter::new(&self.sessions_dir, meta) {
                 Ok(w) => *state = WriterState::Writing(w),
                 Err(e) => {
+                    slot.lost.fetch_add(1, Ordering::SeqCst);
                     self.fail(format!("cannot open session {}: {e}", slot.id));
                     *state = WriterState::Done;
                 }
@@ -252,7 +261,14 @@ impl Sessions {
                         slot.successes.fetch_add(1, Ordering::SeqCst);
                     }
                 }
-                Err(e) => self.fail(format!("cannot write to session {}: {e}", slot.id)),
+                Err(e) => {
+                    slot.lost.fetch_add(1, Ordering::SeqCst);
+                    self.fail(format!(
+                        "cannot write to session {}: {e}; the exchange is lost and the session \
+                         will be finalized incomplete (complete: false)",
+                        slot.id
+                    ));
+                }
             },
             WriterState::Done => self.fail(format!(
                 "exchange dropped: session {} was already finalized",
@@ -277,12 +293,21 @@ impl Sessions {
     /// Write the manifest of `slot` (once) and move it to the finalized list. Blocking.
     fn finalize(&self, slot: &Arc<Slot>) {
         let previous = std::mem::replace(&mut *slot.writer.lock(), WriterState::Done);
+        // A session that lost exchanges to failed writes is not the traffic that happened:
+        // its manifest says so, as a recorder killed mid-session leaves it.
+        let lost = slot.lost.load(Ordering::SeqCst);
         let summary = match previous {
-            WriterState::Writing(w) => match w.finish() {
+            WriterState::Writing(w) => match if lost > 0 {
+                w.finish_incomplete()
+            } else {
+                w.finish()
+            } {
                 Ok(Some(m)) => Some(SessionSummary {
                     session_id: m.session_id,
                     exchange_count: m.exchange_count,
                     only_failures: slot.successes.load(Ordering::SeqCst) == 0,
+                    complete: m.complete,
+                    lost_exchanges: lost,
                 }),
                 Ok(None) => None,
                 Err(e) => {
@@ -304,7 +329,16 @@ impl Sessions {
             if s.only_failures {
                 tracing::warn!(session = %s.session_id, "session recorded only error answers (status >= 400)");
             }
-            tracing::info!(session = %s.session_id, exchanges = s.exchange_count, "session finalized");
+            if s.complete {
+                tracing::info!(session = %s.session_id, exchanges = s.exchange_count, "session finalized");
+            } else {
+                tracing::warn!(
+                    session = %s.session_id,
+                    exchanges = s.exchange_count,
+                    lost = s.lost_exchanges,
+                    "session finalized incomplete (complete: false): exchanges could not be written"
+                );
+            }
             inner.finalized.push(s);
         }
     }

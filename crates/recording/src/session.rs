@@ -766,6 +766,31 @@ impl SessionWriter {
         Ok(Some(manifest))
     }
 
+    /// End an in-place session some of whose exchanges could not be written (a full disk):
+    /// write `manifest.json` with `complete: false` over what was written, so readers use those
+    /// exchanges and `wraith lint` warns that the session is not whole. Returns `None` (and
+    /// removes the session's folder when it holds nothing) when no exchange was appended; a
+    /// staged session is thrown away, as [`SessionWriter::abandon`] does.
+    pub fn finish_incomplete(mut self) -> Result<Option<Manifest>, RecordingError> {
+        self.finished = true;
+        if self.staged {
+            self.cleanup_unfinished();
+            return Ok(None);
+        }
+        if self.count == 0 {
+            if self.created {
+                // Only an empty folder goes: a file in it is not this writer's.
+                let _ = fs::remove_dir(&self.write_dir);
+            }
+            return Ok(None);
+        }
+        let manifest = self.manifest(false);
+        let path = self.write_dir.join(MANIFEST_FILE);
+        write_atomic(&path, &manifest_json(&manifest))
+            .map_err(|e| RecordingError::io("write", &path, e))?;
+        Ok(Some(manifest))
+    }
+
     /// Staged mode: write the complete manifest into the staging folder but do not move it into
     /// place yet; hand the result to [`commit_staged`], which can settle many sessions with one
     /// round of disk syncs (HAR import of hundreds of files). `None` for an empty session.
@@ -1076,6 +1101,24 @@ mod tests {
             assert_eq!(session.exchanges.len(), 2);
             std::fs::remove_dir_all(tmp.path().join(id)).unwrap();
         }
+    }
+
+    #[test]
+    fn a_session_finished_incomplete_keeps_its_exchanges_under_a_manifest_saying_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("20260101T000000Z-000001")).unwrap();
+        w.append(scrubbed(5)).unwrap();
+        let m = w.finish_incomplete().unwrap().unwrap();
+        assert!(!m.complete);
+        assert_eq!(m.exchange_count, 1);
+        let s = read_sessions(tmp.path()).unwrap();
+        assert_eq!(s.len(), 1);
+        assert!(!s[0].manifest.complete);
+        assert_eq!(s[0].manifest.proxy_mode, m.proxy_mode);
+
+        let empty = SessionWriter::new(tmp.path(), meta("20260101T000000Z-000002")).unwrap();
+        assert!(empty.finish_incomplete().unwrap().is_none());
+        assert!(!tmp.path().join("20260101T000000Z-000002").exists());
     }
 
     #[test]

@@ -581,9 +581,9 @@ fn incomplete_sessions(sessions_dir: &std::path::Path) -> Vec<Finding> {
                 "recording-incomplete",
                 Some(&format!("recordings/sessions/{name}")),
                 format!(
-                    "the session was cut short (its recorder stopped before finishing it, \
-                     `complete: false`); its {} exchange(s) are used as recorded, and it may end \
-                     mid-conversation",
+                    "the session was cut short (its recorder stopped before finishing it, or \
+                     could not write some of its exchanges: `complete: false`); its {} \
+                     exchange(s) are used as recorded, and it may end or skip mid-conversation",
                     m.exchange_count
                 ),
             ));

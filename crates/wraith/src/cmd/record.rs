@@ -291,6 +291,13 @@ pub fn run(args: Args) -> CmdResult {
                 s.exchange_count,
                 if s.exchange_count == 1 { "" } else { "s" }
             ));
+            if !s.complete {
+                say(format_args!(
+                    "warning: session {} lost {} exchange(s) it could not write: its manifest \
+                     says complete: false, and wraith lint warns of it as recording-incomplete",
+                    s.session_id, s.lost_exchanges
+                ));
+            }
             if s.only_failures {
                 say(format_args!(
                     "warning: session {} recorded only error answers (status >= 400); check the \

@@ -1074,3 +1074,95 @@ async fn the_text_summary_counts_dot_segment_requests_passed_through_unrecorded(
     );
     assert!(twin.sessions().is_empty(), "nothing recorded");
 }
+
+/// An exchange the recorder could not write (a full disk; here a folder where its file must go)
+/// is lost: the session is finalized `complete: false` over the exchanges it holds, the summary
+/// says so, record exits 4, and `wraith lint` warns of the session as `recording-incomplete`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_lost_an_exchange_to_a_failed_write_is_finalized_incomplete() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("lossy", &upstream.base_url);
+    let rec = Recording::start(&twin, &["--json"]);
+    let http = client();
+    let r = http.get(format!("{}/one", rec.url)).send().await.unwrap();
+    r.bytes().await.unwrap();
+    let session = within("the first exchange written", async {
+        loop {
+            let dirs: Vec<_> = std::fs::read_dir(twin.sessions_dir())
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            if let Some(dir) = dirs
+                .into_iter()
+                .find(|d| d.join("000000.wrec.zst").is_file())
+            {
+                return dir;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // The next exchange's file cannot be put in place: its write fails, as on a full disk.
+    let blocker = session.join("000001.wrec.zst");
+    std::fs::create_dir(&blocker).unwrap();
+    let r = http.get(format!("{}/two", rec.url)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "the client still gets its answer");
+    r.bytes().await.unwrap();
+    within("the failed write", async {
+        while !rec.stderr().contains("cannot write to session") {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // Room again: the next exchange is written in the free place.
+    std::fs::remove_dir(&blocker).unwrap();
+    let r = http.get(format!("{}/three", rec.url)).send().await.unwrap();
+    r.bytes().await.unwrap();
+
+    let stdout = rec.stdout_path().to_path_buf();
+    let (status, stderr) = rec.interrupt();
+    assert_eq!(status.code(), Some(4), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["exchanges"], 2, "--json summary: {summary}");
+    assert_eq!(summary["sessions"][0]["complete"], false, "{summary}");
+    assert_eq!(summary["sessions"][0]["lost_exchanges"], 1, "{summary}");
+    assert_eq!(
+        summary["write_errors"].as_array().unwrap().len(),
+        1,
+        "{summary}"
+    );
+
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert!(
+        !s.manifest.complete,
+        "the manifest says the session is not whole"
+    );
+    assert_eq!(s.manifest.exchange_count, 2);
+    let paths: Vec<&str> = s
+        .exchanges
+        .iter()
+        .map(|e| e.request.path.as_str())
+        .collect();
+    assert_eq!(paths, ["/one", "/three"]);
+
+    let out = std::process::Command::new(bin())
+        .current_dir(twin.tmp.path())
+        .args(["lint", &twin.name, "--json"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let lint: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let incomplete: Vec<&Value> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "recording-incomplete")
+        .collect();
+    assert_eq!(incomplete.len(), 1, "{lint:#}");
+    let folder = session.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(
+        incomplete[0]["file"],
+        format!("recordings/sessions/{folder}")
+    );
+}
