@@ -176,8 +176,12 @@ pub struct RecordSummary {
     pub sessions: Vec<SessionSummary>,
     /// Exchanges written over all sessions.
     pub exchanges: u64,
-    /// Requests that got no upstream answer (502, nothing recorded).
+    /// Requests that got no usable upstream answer: answered 502 (`upstream_unreachable`,
+    /// `upstream_bad_response`), nothing recorded.
     pub transport_failures: u64,
+    /// Requests the upstream sent no response head for within `[proxy] upstream_timeout_ms`:
+    /// answered 504 (`upstream_timeout`), nothing recorded.
+    pub upstream_timeouts: u64,
     /// Forward and mitm modes: requests and `CONNECT` tunnels to other origins than the
     /// upstream, passed through and not recorded.
     pub passed_through: u64,
@@ -258,6 +262,7 @@ impl Recorder {
             upstream_timeout: config.upstream_timeout,
             request_idle_timeout: config.request_idle_timeout,
             transport_failures: AtomicU64::new(0),
+            upstream_timeouts: AtomicU64::new(0),
             passed_through: AtomicU64::new(0),
             dot_segment_paths: AtomicU64::new(0),
             refused_connects: AtomicU64::new(0),
@@ -402,6 +407,7 @@ impl Recorder {
             exchanges: finalized.iter().map(|s| s.exchange_count).sum(),
             sessions: finalized,
             transport_failures: state.transport_failures.load(Ordering::Relaxed),
+            upstream_timeouts: state.upstream_timeouts.load(Ordering::Relaxed),
             passed_through: state.passed_through.load(Ordering::Relaxed),
             dot_segment_paths: state.dot_segment_paths.load(Ordering::Relaxed),
             refused_tunnels: state.refused_connects.load(Ordering::Relaxed),

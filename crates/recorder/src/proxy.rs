@@ -57,8 +57,11 @@ pub(crate) struct ProxyState {
     pub(crate) upstream_timeout: Duration,
     /// How long a client may pause while sending its request body (408 after).
     pub(crate) request_idle_timeout: Duration,
-    /// Requests that got no upstream answer (nothing recorded for them).
+    /// Requests that got no usable upstream answer: 502, nothing recorded for them.
     pub(crate) transport_failures: AtomicU64,
+    /// Requests the upstream sent no response head for within the upstream timeout: 504,
+    /// nothing recorded for them.
+    pub(crate) upstream_timeouts: AtomicU64,
     /// Requests and tunnels to other origins than the upstream: passed through, not recorded.
     pub(crate) passed_through: AtomicU64,
     /// Requests whose path has a `.` or `..` segment: passed through, not recorded.
@@ -556,7 +559,11 @@ async fn forward(
     // Nothing is recorded for a transport failure: there is no upstream answer to learn from.
     // Dropping the ticket releases the session.
     let failed = |outcome| {
-        state.transport_failures.fetch_add(1, Ordering::Relaxed);
+        match &outcome {
+            Ok(_) => &state.transport_failures,
+            Err(_) => &state.upstream_timeouts,
+        }
+        .fetch_add(1, Ordering::Relaxed);
         match &outcome {
             Ok(e) => tracing::warn!(
                 method = %parts.method,

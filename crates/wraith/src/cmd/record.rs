@@ -41,8 +41,9 @@ when its terminal closes), or the end of --duration, stops the proxy: in-flight 
 finish, anything still streaming then is recorded with truncated=true, a request the upstream
 has not begun to answer by then is not recorded (the summary counts it as cut_unrecorded), and
 every session manifest is finalized. An upstream that has not begun to answer within [proxy]
-upstream_timeout_ms (default 60000) is given up on (504, not recorded); an answer that is not
-HTTP gets 502 (not recorded). A client that pauses longer than [serve.limits]
+upstream_timeout_ms (default 60000) is given up on (504, not recorded; the summary counts it
+as upstream_timeouts); an answer that is not HTTP, or an upstream that cannot be reached, gets
+502 (not recorded; counted as transport_failures). A client that pauses longer than [serve.limits]
 request_idle_timeout_ms (default 30000) while sending its request is cut off (408 for a body;
 nothing is forwarded). A request whose path has a `.` or `..` segment (percent-encoded too) is
 sent on as it came and not recorded, since wraith serve refuses such paths (the summary counts
@@ -316,6 +317,13 @@ pub fn run(args: Args) -> CmdResult {
             say(format_args!(
                 "warning: {} request(s) got no upstream answer (502) and were not recorded",
                 summary.transport_failures
+            ));
+        }
+        if summary.upstream_timeouts > 0 {
+            say(format_args!(
+                "warning: {} request(s) timed out waiting for the upstream's answer (504, \
+                 [proxy] upstream_timeout_ms) and were not recorded",
+                summary.upstream_timeouts
             ));
         }
         if summary.passed_through > 0 {

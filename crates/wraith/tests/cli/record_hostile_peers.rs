@@ -250,3 +250,34 @@ async fn half_sent_request_headers_are_given_up_on() {
     assert!(status.success(), "{stderr}");
     assert!(upstream.seen().is_empty());
 }
+
+/// The stop summary tells an upstream that timed out (the client got `504 upstream_timeout`)
+/// apart from one that gave no usable answer (502), in text and in `--json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_counts_upstream_timeouts_as_504s_apart_from_502s() {
+    let silent = raw_upstream(Answer::Silence).await;
+    let twin = Twin::init("silent", &silent);
+    twin.append_config("[proxy]\nupstream_timeout_ms = 300\n");
+    for json in [true, false] {
+        let rec = Recording::start(&twin, if json { &["--json"] } else { &[] });
+        let r = within("the 504", client().get(format!("{}/slow", rec.url)).send())
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 504);
+        let stdout = rec.stdout_path().to_path_buf();
+        let (status, stderr) = rec.interrupt();
+        assert!(status.success(), "{stderr}");
+        if json {
+            let summary: Value =
+                serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+            assert_eq!(summary["upstream_timeouts"], 1, "{summary}");
+            assert_eq!(summary["transport_failures"], 0, "{summary}");
+        } else {
+            assert!(
+                stderr.contains("1 request(s) timed out waiting for the upstream's answer (504"),
+                "{stderr}"
+            );
+            assert!(!stderr.contains("(502)"), "a timeout is no 502: {stderr}");
+        }
+    }
+}
