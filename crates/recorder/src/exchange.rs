@@ -21,6 +21,9 @@ pub(crate) struct CapturedBody {
     pub(crate) body: Vec<u8>,
     /// The body did not reach its end, or was longer than the recording limit.
     pub(crate) truncated: bool,
+    /// The body was longer than the recording limit: the client got it whole, the recording
+    /// keeps its first `limit` bytes.
+    pub(crate) over_limit: bool,
     pub(crate) first_data_us: Option<u64>,
     pub(crate) last_byte_us: u64,
     /// The trailer fields that ended the body, if the upstream sent any.
@@ -32,6 +35,19 @@ impl PendingExchange {
     /// writing. `safety`, `content` and `correlation` are filled by the scrubber and the session
     /// writer.
     pub(crate) fn complete(self, captured: CapturedBody) {
+        if captured.over_limit {
+            // The path only: the query may hold a secret.
+            tracing::warn!(
+                "the response body of {} {} is longer than the recorder keeps ({} bytes): the \
+                 client got it whole, the recording holds its first {} bytes, marked \
+                 truncated=true",
+                self.request.method,
+                self.request.path,
+                captured.body.len(),
+                captured.body.len()
+            );
+            self.ticket.note_cut_at_limit();
+        }
         let mut response = self.response;
         response.trailers = captured.trailers;
         let exchange = build_exchange(

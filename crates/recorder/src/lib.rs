@@ -20,8 +20,10 @@
 //!   written when the body ends. A body cut short (client gone, upstream error, shutdown after the
 //!   drain timeout) is still recorded, with `truncated: true`. A request cut at the drain
 //!   timeout before the upstream sent its response head has no answer to record: it is not
-//!   recorded, and the summary counts it apart (`cut_unrecorded`). Request bodies are read whole
-//!   before forwarding (they are recorded whole anyway).
+//!   recorded, and the summary counts it apart (`cut_unrecorded`). A response body longer than
+//!   the body limit streams to the client whole and is recorded cut at the limit, also with
+//!   `truncated: true`, a warning and a count of its own (`cut_at_limit`). Request bodies are
+//!   read whole before forwarding (they are recorded whole anyway).
 //! - **Dot segments**: a request whose path has a `.` or `..` segment (percent-encoded too) is
 //!   sent on as it came and not recorded, in every mode: `wraith serve` refuses such a path, so
 //!   a twin could never answer it (`wraith import` leaves such HAR entries out the same way).
@@ -197,6 +199,10 @@ pub struct RecordSummary {
     /// Exchanges whose response was still streaming when the drain timeout ran out: recorded
     /// with `truncated: true` (and counted in `exchanges` once written).
     pub cut_at_shutdown: usize,
+    /// Responses whose body was longer than the recorder keeps ([`DEFAULT_MAX_BODY_BYTES`]):
+    /// the client got them whole; recorded with the body's first bytes up to the limit, and
+    /// `truncated: true`.
+    pub cut_at_limit: usize,
     /// Requests still waiting for the upstream's response head when the drain timeout ran
     /// out: cut, and not recorded (there was no answer to record).
     pub cut_unrecorded: usize,
@@ -414,6 +420,7 @@ impl Recorder {
             refused_websockets: state.refused_websockets.load(Ordering::Relaxed),
             cut_at_shutdown: cut.recorded,
             cut_unrecorded: cut.unrecorded,
+            cut_at_limit: state.sessions.cut_at_limit(),
             write_errors: state.sessions.errors(),
         })
     }

@@ -118,6 +118,9 @@ pub(crate) struct Sessions {
     cut_recorded: AtomicUsize,
     /// Exchanges cut before the upstream's response head arrived: nothing to record.
     cut_unrecorded: AtomicUsize,
+    /// Exchanges whose response body was longer than the recorder keeps: recorded cut at the
+    /// limit, truncated.
+    cut_at_limit: AtomicUsize,
 }
 
 /// What cutting the exchanges in flight at the drain timeout did to them.
@@ -158,6 +161,7 @@ impl Sessions {
             cutting: AtomicBool::new(false),
             cut_recorded: AtomicUsize::new(0),
             cut_unrecorded: AtomicUsize::new(0),
+            cut_at_limit: AtomicUsize::new(0),
         }
     }
 
@@ -173,6 +177,11 @@ impl Sessions {
             recorded: self.cut_recorded.load(Ordering::SeqCst),
             unrecorded: self.cut_unrecorded.load(Ordering::SeqCst),
         }
+    }
+
+    /// Exchanges whose response body was recorded cut at the body limit.
+    pub(crate) fn cut_at_limit(&self) -> usize {
+        self.cut_at_limit.load(Ordering::SeqCst)
     }
 
     pub(crate) fn tags(&self) -> &[String] {
@@ -513,6 +522,11 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
+    /// Count this exchange as one whose response body is recorded cut at the body limit.
+    pub(crate) fn note_cut_at_limit(&self) {
+        self.sessions.cut_at_limit.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Hand a finished exchange over for scrubbing and writing (on the blocking pool). It is
     /// queued right here, synchronously, so its place in the session is fixed by when its body
     /// ended, not by which blocking thread runs first.

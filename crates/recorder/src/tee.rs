@@ -57,6 +57,7 @@ impl TeeBody {
         if let Some(c) = self.capture.take() {
             let captured = CapturedBody {
                 truncated: !complete || c.over_limit,
+                over_limit: c.over_limit,
                 first_data_us: c.first_data_us,
                 last_byte_us: now_us(),
                 body: c.body,

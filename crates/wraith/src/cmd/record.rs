@@ -361,6 +361,14 @@ pub fn run(args: Args) -> CmdResult {
                 summary.cut_at_shutdown
             ));
         }
+        if summary.cut_at_limit > 0 {
+            say(format_args!(
+                "warning: {} response body(ies) were longer than the recorder keeps (64 MiB): \
+                 the clients got them whole, the recordings hold their first 64 MiB \
+                 (truncated=true)",
+                summary.cut_at_limit
+            ));
+        }
         if summary.cut_unrecorded > 0 {
             say(format_args!(
                 "warning: {} request(s) had no upstream answer yet at the drain timeout and were \

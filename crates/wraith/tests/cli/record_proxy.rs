@@ -1166,3 +1166,48 @@ async fn a_session_that_lost_an_exchange_to_a_failed_write_is_finalized_incomple
         format!("recordings/sessions/{folder}")
     );
 }
+
+/// A body longer than the recorder keeps (64 MiB) reaches the client whole; the recording holds
+/// its first 64 MiB marked truncated, and the recorder says so: a warning naming the request,
+/// and a count in the summary apart from exchanges cut at shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_keep_limit_is_recorded_cut_with_a_warning_and_counted() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("big", &upstream.base_url);
+    for json in [true, false] {
+        let rec = Recording::start(&twin, if json { &["--json"] } else { &[] });
+        let r = client()
+            .get(format!("{}/oversized", rec.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.bytes().await.unwrap().len(), OVERSIZED_BODY_BYTES);
+        let stdout = rec.stdout_path().to_path_buf();
+        let (status, stderr) = rec.interrupt();
+        assert!(status.success(), "{stderr}");
+        assert!(
+            stderr
+                .contains("the response body of GET /oversized is longer than the recorder keeps"),
+            "{stderr}"
+        );
+        if json {
+            let summary: Value =
+                serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+            assert_eq!(summary["cut_at_limit"], 1, "{summary}");
+            assert_eq!(summary["cut_at_shutdown"], 0, "{summary}");
+        } else {
+            assert!(
+                stderr.contains("1 response body(ies) were longer than the recorder keeps"),
+                "{stderr}"
+            );
+        }
+    }
+    let sessions = twin.sessions();
+    assert_eq!(sessions.len(), 2);
+    for s in &sessions {
+        let ex = &s.exchanges[0];
+        assert!(ex.truncated);
+        assert_eq!(ex.response_body().len(), RECORDER_BODY_LIMIT);
+    }
+}

@@ -56,6 +56,8 @@ impl Seen {
 ///   chunk before the release.
 /// - `…/held`: no answer at all (not even the response head) until [`Upstream::release`];
 ///   then the echo answer below.
+/// - `…/oversized`: 200 with a body of [`OVERSIZED_BODY_BYTES`] (`x` repeated), longer than
+///   the recorder keeps.
 /// - `…/missing`: 404 with a JSON error body.
 /// - anything else: 200 (201 for POST) echoing method, path and body as JSON, with a
 ///   `set-cookie` header. (The query is not echoed: tests read it from [`Upstream::seen`].)
@@ -73,6 +75,12 @@ impl Drop for Upstream {
         self.task.abort();
     }
 }
+
+/// What the recorder keeps of a body: 64 MiB.
+pub const RECORDER_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Length of the upstream's `…/oversized` body: one MiB past [`RECORDER_BODY_LIMIT`].
+pub const OVERSIZED_BODY_BYTES: usize = RECORDER_BODY_LIMIT + 1024 * 1024;
 
 /// Value of the `set-cookie` the upstream sends on every echo answer.
 pub const UPSTREAM_SET_COOKIE: &str = "sid=sc_r3sp0nse_c00kie_v4lue; Path=/; HttpOnly";
@@ -188,6 +196,15 @@ async fn answer(
         let resp = Response::builder()
             .header("content-type", "text/plain")
             .body(ChanBody(rx).boxed())
+            .unwrap();
+        return Ok(resp);
+    }
+    if path.ends_with("/oversized") {
+        // One MiB past what the recorder keeps of a body.
+        let body = vec![b'x'; OVERSIZED_BODY_BYTES];
+        let resp = Response::builder()
+            .header("content-type", "application/octet-stream")
+            .body(Full::new(Bytes::from(body)).boxed())
             .unwrap();
         return Ok(resp);
     }
