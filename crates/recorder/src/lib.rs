@@ -19,8 +19,9 @@
 //! - **Streaming**: response bodies are forwarded frame by frame as they arrive; the exchange is
 //!   written when the body ends. A body cut short (client gone, upstream error, shutdown after the
 //!   drain timeout) is still recorded, with `truncated: true`. A request cut at the drain
-//!   timeout before the upstream sent its response head has no answer to record: it is not
-//!   recorded, and the summary counts it apart (`cut_unrecorded`). A response body longer than
+//!   timeout before the upstream sent its response head has no answer to record: the client
+//!   gets `503 recorder_stopping`, nothing is recorded, and the summary counts it apart
+//!   (`cut_unrecorded`). A response body longer than
 //!   the body limit streams to the client whole and is recorded cut at the limit, also with
 //!   `truncated: true`, a warning and a count of its own (`cut_at_limit`). Request bodies are
 //!   read whole before forwarding (they are recorded whole anyway).
@@ -80,6 +81,9 @@ pub use upstream::Upstream;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Default bound on letting in-flight exchanges finish at shutdown.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// At the drain timeout, how long the `503 recorder_stopping` answers to requests still
+/// waiting for their response head get to be written before their connections are cut.
+const STOPPING_ANSWER_GRACE: Duration = Duration::from_millis(500);
 /// Default bound on waiting for the upstream's response head (its body may stream for longer).
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default bound on a client's pause while it sends its request headers or body.
@@ -266,6 +270,8 @@ impl Recorder {
             url: format!("http://{local}"),
             max_body_bytes: config.max_body_bytes,
             upstream_timeout: config.upstream_timeout,
+            drain_timeout: config.drain_timeout,
+            stopping: tokio::sync::watch::Sender::new(false),
             request_idle_timeout: config.request_idle_timeout,
             transport_failures: AtomicU64::new(0),
             upstream_timeouts: AtomicU64::new(0),
@@ -378,6 +384,14 @@ impl Recorder {
                 "drain timeout reached: cutting the exchanges still in flight"
             );
             state.sessions.start_cut();
+            // A request still waiting for its response head is answered `503
+            // recorder_stopping` (not recorded) rather than left with a closed connection and
+            // no answer; give those answers a moment to be written before the cut.
+            state.stopping.send_replace(true);
+            let _ = tokio::time::timeout(STOPPING_ANSWER_GRACE, async {
+                while connections.join_next().await.is_some() {}
+            })
+            .await;
             connections.abort_all();
         }
         // Blind tunnels record nothing and may stay open for as long as their client likes.

@@ -55,6 +55,12 @@ pub(crate) struct ProxyState {
     pub(crate) max_body_bytes: usize,
     /// How long a request waits for the upstream's response head (504 after).
     pub(crate) upstream_timeout: Duration,
+    /// How long shutdown lets in-flight exchanges finish (named in the `recorder_stopping`
+    /// answer).
+    pub(crate) drain_timeout: Duration,
+    /// Set when shutdown's drain timeout ran out: a request still waiting for the upstream's
+    /// response head is then answered `503 recorder_stopping` before its connection is cut.
+    pub(crate) stopping: tokio::sync::watch::Sender<bool>,
     /// How long a client may pause while sending its request body (408 after).
     pub(crate) request_idle_timeout: Duration,
     /// Requests that got no usable upstream answer: 502, nothing recorded for them.
@@ -443,6 +449,53 @@ fn no_answer(
     json_response(status, &error_body(kind, &message))
 }
 
+/// How sending a request to the upstream ended: its response head, or why there is none
+/// (`Err`: the upstream timeout ran out). `None` when the recorder began cutting the requests
+/// still in flight at shutdown first.
+type Head = Option<
+    Result<
+        Result<Response<Incoming>, hyper_util::client::legacy::Error>,
+        tokio::time::error::Elapsed,
+    >,
+>;
+
+/// Send `req` and wait for the upstream's response head, under the upstream timeout and until
+/// shutdown cuts the requests in flight.
+async fn request_head(state: &ProxyState, req: Request<Full<Bytes>>) -> Head {
+    let mut stopping = state.stopping.subscribe();
+    let stopped = async move {
+        // The sender lives as long as the proxy; should it go, never stop here.
+        if stopping.wait_for(|s| *s).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        answered = tokio::time::timeout(state.upstream_timeout, state.client.request(req)) => {
+            Some(answered)
+        }
+        () = stopped => None,
+    }
+}
+
+/// The answer to a request the upstream had not begun to answer when shutdown's drain timeout
+/// ran out: `503 recorder_stopping`, so the client learns why instead of seeing its connection
+/// closed without a word. Nothing was recorded for it.
+fn stopping_answer(state: &ProxyState, target: &str, what: &str) -> Response<Full<Bytes>> {
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &error_body(
+            "recorder_stopping",
+            &format!(
+                "wraith record is stopping, and {target} had not begun to answer {what} when the \
+                 drain timeout ran out ({} ms, [serve.limits] request_drain_timeout_ms): the \
+                 request was cut and nothing was recorded; send it again once a recorder is \
+                 running",
+                state.drain_timeout.as_millis()
+            ),
+        ),
+    )
+}
+
 /// Send a request the twin cannot hold (another origin's, or one with a dot segment in its
 /// path) on as it came (hop-by-hop and `X-Wraith-*` headers aside) and stream its answer back.
 /// Nothing is recorded.
@@ -486,7 +539,13 @@ async fn pass_through(
     *out.method_mut() = parts.method.clone();
     *out.uri_mut() = target.clone();
     *out.headers_mut() = passthrough_request_headers(&parts.headers);
-    let answered = tokio::time::timeout(state.upstream_timeout, state.client.request(out)).await;
+    let Some(answered) = request_head(&state, out).await else {
+        return made(stopping_answer(
+            &state,
+            &tried,
+            &format!("{} {}", parts.method, target.path()),
+        ));
+    };
     match answered {
         Ok(Ok(resp)) => {
             let (mut rparts, rbody) = resp.into_parts();
@@ -554,8 +613,14 @@ async fn forward(
     *upstream_req.uri_mut() = uri.clone();
     *upstream_req.headers_mut() = forward_request_headers(&parts.headers);
 
-    let answered =
-        tokio::time::timeout(state.upstream_timeout, state.client.request(upstream_req)).await;
+    let Some(answered) = request_head(&state, upstream_req).await else {
+        // Cut at shutdown: dropping the ticket counts the request as cut unrecorded.
+        return made(stopping_answer(
+            &state,
+            &format!("the upstream {}", state.upstream.base_url()),
+            &format!("{} {}", parts.method, client_path),
+        ));
+    };
     // Nothing is recorded for a transport failure: there is no upstream answer to learn from.
     // Dropping the ticket releases the session.
     let failed = |outcome| {

@@ -39,7 +39,8 @@ mode, and the control plane answers there.
 In every mode: Ctrl-C (or SIGTERM, or SIGHUP
 when its terminal closes), or the end of --duration, stops the proxy: in-flight exchanges get up to [serve.limits] request_drain_timeout_ms (default 5000) to
 finish, anything still streaming then is recorded with truncated=true, a request the upstream
-has not begun to answer by then is not recorded (the summary counts it as cut_unrecorded), and
+has not begun to answer by then is answered 503 recorder_stopping and not recorded (the summary
+counts it as cut_unrecorded), and
 every session manifest is finalized. An upstream that has not begun to answer within [proxy]
 upstream_timeout_ms (default 60000) is given up on (504, not recorded; the summary counts it
 as upstream_timeouts); an answer that is not HTTP, or an upstream that cannot be reached, gets

@@ -684,13 +684,65 @@ async fn a_request_unanswered_at_the_drain_timeout_is_reported_as_not_recorded()
     assert_eq!(ex.request.path, "/stream");
     assert!(ex.truncated);
     assert_eq!(ex.response_body(), b"chunk-1;");
-    // The client of the cut request sees its connection closed, not an answer.
-    assert!(
-        within("the held request ends", held)
-            .await
-            .unwrap()
-            .is_err()
+    // The client of the cut request is told why (see the test below).
+    let r = within("the held request ends", held)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.status(), 503);
+}
+
+/// A request the upstream has not begun to answer when the drain timeout runs out gets an
+/// answer saying why, in the recorder's error envelope (`503 recorder_stopping`), instead of a
+/// connection closed without a word; nothing is recorded for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_unanswered_at_the_drain_timeout_is_answered_503_recorder_stopping() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("stopping", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_drain_timeout_ms = 200\n");
+    let rec = Recording::start(&twin, &["--json"]);
+    let held = tokio::spawn({
+        let url = format!("{}/held?access_token=s3cr3t-value", rec.url);
+        async move { client().get(url).send().await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !upstream.seen().iter().any(|s| s.path == "/held") {
+        assert!(
+            Instant::now() < deadline,
+            "the held request never reached the upstream"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stdout = rec.stdout_path().to_path_buf();
+    rec.send_signal("TERM");
+    let r = within("the held request's answer", held)
+        .await
+        .unwrap()
+        .expect("an HTTP answer, not a closed connection");
+    assert_eq!(r.status(), 503);
+    assert_eq!(
+        r.headers()["content-type"].to_str().unwrap(),
+        "application/json"
     );
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "recorder_stopping", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("GET /held")
+            && message.contains("request_drain_timeout_ms")
+            && message.contains("nothing was recorded"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("s3cr3t"),
+        "the query stays out: {message}"
+    );
+    let (status, stderr) = rec.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
+    assert_eq!(summary["cut_unrecorded"], 1, "--json summary: {summary}");
+    assert_eq!(summary["exchanges"], 0, "--json summary: {summary}");
+    assert!(twin.sessions().is_empty(), "nothing recorded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
