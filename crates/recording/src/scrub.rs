@@ -34,7 +34,7 @@ pub use key::{HmacKey, KeyEnv, key_file_path};
 
 /// Version of the built-in rule set; part of every policy hash, so changing the built-ins
 /// changes the hash of recordings scrubbed with them.
-pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/2";
+pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/3";
 /// Tokenization scheme version written into `safety.tokenization_version`.
 pub const TOKENIZATION_VERSION: u32 = 1;
 /// What `redact` writes.
@@ -798,7 +798,9 @@ impl Scrubber {
     }
 
     /// Rewrite the values of secret parameters in a query string (or form body); every other
-    /// byte stays as it was.
+    /// byte stays as it was. Names and values are read as a form reads them, `+` as a space
+    /// (a query is `application/x-www-form-urlencoded` too, as servers read it), so a secret
+    /// sent as `a+b`, `a%20b`, in a form or in a JSON body is one token.
     fn scrub_query(&self, query: &str, form: bool, fired: &mut Fired) -> String {
         if query.is_empty() {
             return String::new();
@@ -812,11 +814,11 @@ impl Scrubber {
                 out.push_str(part);
                 continue;
             };
-            let name = decode_component(raw_name, form);
+            let name = decode_component(raw_name);
             let lname = name.to_ascii_lowercase();
             // `user[password]`, `token[]`: the name a bracketed name nests names the value.
             let inner = innermost_bracket_name(&lname);
-            let mut value = decode_component(raw_value, form);
+            let mut value = decode_component(raw_value);
             let original = value.clone();
             let secret_name =
                 is_builtin_secret_name(&lname) || inner.is_some_and(is_builtin_secret_name);
@@ -1471,8 +1473,14 @@ fn query_echoes(original: &str, scrubbed: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
         if raw == new {
             continue;
         }
-        let token = decode_component(new, false);
-        for form in [raw.to_string(), decode_component(raw, false)] {
+        let token = decode_component(new);
+        // As sent, decoded as the token's value was (`+` a space), and decoded keeping `+`
+        // (an answer that unescaped the URL's `%XX` only).
+        let decoded = decode_component(raw);
+        let kept_plus = percent_encoding::percent_decode_str(raw)
+            .decode_utf8_lossy()
+            .into_owned();
+        for form in [raw.to_string(), decoded, kept_plus] {
             let plain = form
                 .bytes()
                 .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f);
@@ -1872,12 +1880,10 @@ fn base62_128(digest: &[u8; 32]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn decode_component(s: &str, form: bool) -> String {
-    let s = if form {
-        s.replace('+', " ")
-    } else {
-        s.to_string()
-    };
+/// A query or form name or value as `application/x-www-form-urlencoded` reads it: `+` is a
+/// space, then `%XX` is decoded (so `%2B` is a `+`).
+fn decode_component(s: &str) -> String {
+    let s = s.replace('+', " ");
     percent_encoding::percent_decode_str(&s)
         .decode_utf8_lossy()
         .into_owned()

@@ -622,3 +622,38 @@ fn secrets_in_json_cut_short_and_in_echoed_query_values_are_tokenized_on_import(
         format!("password={}", token(sent))
     );
 }
+
+/// Import reads a query as `wraith record` does, `+` as a space: the secret of
+/// `?access_token=a+b+secret1` gets the token of `a b secret1`, the one record stores for it
+/// in a query, a form or a JSON body; the rest of the query is kept as written.
+#[test]
+fn a_query_secret_spelled_with_plus_signs_is_tokenized_as_record_tokenizes_it() {
+    let exchanges = import_without_leaks(
+        vec![
+            entry(
+                "GET",
+                "https://api.example.com/q?access_token=a+b+secret1&q=red+shoes",
+                &[],
+                None,
+                &[],
+                ("application/json", "{}"),
+            ),
+            entry(
+                "POST",
+                "https://api.example.com/j",
+                &[],
+                Some(("application/json", r#"{"access_token":"a b secret1"}"#)),
+                &[],
+                ("application/json", "{}"),
+            ),
+        ],
+        &["secret1"],
+    );
+    let tok = token("a b secret1");
+    assert_eq!(
+        exchanges[0].request.query,
+        format!("access_token={tok}&q=red+shoes")
+    );
+    let body: Value = serde_json::from_slice(&exchanges[1].request.body).unwrap();
+    assert_eq!(body["access_token"], tok.as_str());
+}

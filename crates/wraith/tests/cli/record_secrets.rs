@@ -248,3 +248,71 @@ async fn a_json_body_sent_after_a_byte_order_mark_is_scrubbed_and_keeps_the_mark
         );
     }
 }
+
+/// The token of `secret` under the tests' key, as the built-in rules write it.
+fn token_of(secret: &str) -> String {
+    wraith_recording::Scrubber::new(
+        wraith_recording::ScrubPolicy::builtin_only(),
+        wraith_recording::HmacKey::from_bytes(TEST_HMAC_KEY),
+    )
+    .tokenize(secret)
+}
+
+/// A query value is read as a form reads it, `+` as a space: the same secret sent in a query
+/// as `a+b+…` or `a%20b%20…`, in a form body or in a JSON body is the same token, and every
+/// other byte of the stored query stays as it was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_secret_spelled_with_plus_signs_is_the_same_token_as_in_a_form_or_json_body() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("plus", &upstream.base_url);
+    let rec = Recording::start(&twin, &[]);
+    let http = client();
+    for query in [
+        "access_token=a+b+secret1&q=red+shoes",
+        "access_token=a%20b%20secret1&q=red+shoes",
+    ] {
+        let r = http
+            .get(format!("{}/q?{query}", rec.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let r = http
+        .post(format!("{}/f", rec.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("access_token=a+b+secret1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let r = http
+        .post(format!("{}/j", rec.url))
+        .json(&json!({"access_token": "a b secret1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let (status, stderr) = rec.interrupt();
+    assert!(status.success(), "{stderr}");
+
+    let tok = token_of("a b secret1");
+    let sessions = twin.sessions();
+    let ex = &sessions[0].exchanges;
+    assert_eq!(ex.len(), 4);
+    assert_eq!(
+        ex[0].request.query,
+        format!("access_token={tok}&q=red+shoes"),
+        "only the secret's value is rewritten"
+    );
+    assert_eq!(
+        ex[1].request.query,
+        format!("access_token={tok}&q=red+shoes")
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ex[2].request.body),
+        format!("access_token={tok}")
+    );
+    let body: serde_json::Value = serde_json::from_slice(&ex[3].request.body).unwrap();
+    assert_eq!(body["access_token"], tok.as_str());
+}
