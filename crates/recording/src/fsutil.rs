@@ -30,7 +30,7 @@ pub fn temp_name_pid(file_name: &str) -> Option<u32> {
 /// Whether the writer of a temp file is gone: its process id is not ours and no running process
 /// has it (read from `/proc`); where `/proc` is not there, whether the file is older than an
 /// hour.
-fn writer_gone(pid: u32, path: &Path) -> bool {
+pub(crate) fn writer_gone(pid: u32, path: &Path) -> bool {
     if pid == std::process::id() {
         return false;
     }

@@ -28,6 +28,6 @@ pub use manifest::Manifest;
 pub use scrub::{HmacKey, ScrubError, ScrubPolicy, ScrubbedExchange, Scrubber};
 pub use session::{
     SessionMeta, SessionProblem, SessionWriter, check_exchange_files, check_sessions,
-    new_session_id, read_exchange_file, read_session, read_sessions,
+    new_session_id, read_exchange_file, read_session, read_sessions, recover_written_exchanges,
 };
 pub use wrec::{MAX_EXCHANGE_BYTES, encode_exchange, read_exchange};

@@ -59,6 +59,64 @@ pub fn read_exchange_file(path: &Path) -> Result<Exchange, RecordingError> {
     })
 }
 
+/// Put in place every exchange file a recorder killed outright (SIGKILL) had written whole but
+/// not yet renamed: in each session folder under `sessions_dir`, a temp file
+/// `.NNNNNN.wrec.zst.tmp-<pid>-<n>` whose writer is gone, whose exchange file is absent, and
+/// which decodes to exchange `NNNNNN`. The recorder answers its client before that rename, so
+/// without this the next command's sweep of temp files would lose an answered exchange. A temp
+/// file that does not decode (cut mid-write) is left for that sweep. Best effort. Returns the
+/// exchange files recovered, sorted.
+pub fn recover_written_exchanges(sessions_dir: &Path) -> Vec<PathBuf> {
+    let mut recovered = Vec::new();
+    let Ok(sessions) = fs::read_dir(sessions_dir) else {
+        return recovered;
+    };
+    for session in sessions.flatten() {
+        if session.file_name().to_string_lossy().starts_with('.')
+            || !session.file_type().is_ok_and(|k| k.is_dir())
+        {
+            continue;
+        }
+        let Ok(files) = fs::read_dir(session.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let Some(pid) = crate::fsutil::temp_name_pid(&name) else {
+                continue;
+            };
+            // `.<target>.tmp-<pid>-<n>`: the target is an exchange file's name.
+            let Some(target) = name
+                .strip_prefix('.')
+                .and_then(|rest| rest.rsplit_once(".tmp-"))
+                .map(|(target, _)| target)
+            else {
+                continue;
+            };
+            let Some(index) = target
+                .strip_suffix(WREC_SUFFIX)
+                .filter(|digits| digits.len() == 6)
+                .and_then(|digits| digits.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let (from, to) = (file.path(), session.path().join(target));
+            if !file.file_type().is_ok_and(|k| k.is_file())
+                || to.symlink_metadata().is_ok()
+                || !crate::fsutil::writer_gone(pid, &from)
+                || read_indexed_exchange_file(&from, index).is_err()
+            {
+                continue;
+            }
+            if fs::rename(&from, &to).is_ok() {
+                recovered.push(to);
+            }
+        }
+    }
+    recovered.sort();
+    recovered
+}
+
 /// [`read_exchange_file`] for the file of exchange `index` of its session: an exchange whose
 /// `correlation.exchange_index` is another is refused as corrupt, naming the file.
 fn read_indexed_exchange_file(path: &Path, index: u64) -> Result<Exchange, RecordingError> {
@@ -1051,6 +1109,40 @@ mod tests {
         let rebuilt = read_session(&tmp.path().join("s1"), "s1").unwrap().manifest;
         assert!(!rebuilt.complete);
         assert_eq!((rebuilt.start_time_us, rebuilt.end_time_us), (10, 50));
+    }
+
+    #[test]
+    fn an_exchange_written_whole_by_a_killed_recorder_is_recovered_and_a_cut_one_is_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::new(tmp.path(), meta("s1")).unwrap();
+        for start in [10, 20, 30, 40] {
+            w.append(scrubbed(start)).unwrap();
+        }
+        drop(w); // killed: no manifest
+        let dir = tmp.path().join("s1");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        // 000001: written whole, not renamed. 000002: cut mid-write. 000003: of a live writer.
+        let whole = dir.join(format!(".000001.wrec.zst.tmp-{gone}-7"));
+        std::fs::rename(dir.join("000001.wrec.zst"), &whole).unwrap();
+        let cut = dir.join(format!(".000002.wrec.zst.tmp-{gone}-8"));
+        let bytes = std::fs::read(dir.join("000002.wrec.zst")).unwrap();
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        std::fs::remove_file(dir.join("000002.wrec.zst")).unwrap();
+        let live = dir.join(format!(".000003.wrec.zst.tmp-{me}-9"));
+        std::fs::rename(dir.join("000003.wrec.zst"), &live).unwrap();
+        // A whole file whose exchange is already in place is not put over it.
+        let twice = dir.join(format!(".000000.wrec.zst.tmp-{gone}-6"));
+        std::fs::copy(dir.join("000000.wrec.zst"), &twice).unwrap();
+
+        let recovered = recover_written_exchanges(tmp.path());
+        assert_eq!(recovered, vec![dir.join("000001.wrec.zst")]);
+        assert!(!whole.exists());
+        assert!(cut.exists() && live.exists() && twice.exists());
+        let session = read_session(&dir, "s1").unwrap();
+        assert_eq!(session.exchanges.len(), 2, "000000 and 000001");
     }
 
     #[test]

@@ -95,10 +95,21 @@ pub fn request_keying(config: &TwinConfig) -> RequestKeying {
 }
 
 /// Remove what interrupted writes left in `twin`, of a process that is gone: temp files
-/// (`.<name>.tmp-<pid>-<n>`) and the staging folders of sessions an interrupted import or
+/// (`.<name>.tmp-<pid>-<n>`; an exchange file written whole is put in place instead) and the
+/// staging folders of sessions an interrupted import or
 /// record was writing (`recordings/sessions/.<id>.staging-<pid>`); say so on stderr. Nothing
 /// else is touched; what cannot be removed is left for next time.
 pub(crate) fn remove_interrupted_writes(twin: &TwinDir) {
+    // First what is whole of them: an exchange the recorder answered but had not renamed.
+    let recovered = wraith_recording::recover_written_exchanges(&twin.sessions_dir());
+    if let Some(first) = recovered.first() {
+        eprintln!(
+            "note: recovered {} exchange file(s) an interrupted recorder had written whole \
+             but not renamed into place (first: {})",
+            recovered.len(),
+            first.display()
+        );
+    }
     let removed = wraith_recording::fsutil::remove_stale_temp_files(twin.root());
     if let Some(first) = removed.first() {
         eprintln!(

@@ -1,5 +1,6 @@
 //! Temp files an interrupted write left behind (`.<name>.tmp-<pid>-<n>`, its writer gone) are
-//! removed when `wraith synth`, `wraith import` or `wraith record` starts, and so are the
+//! removed when `wraith synth`, `wraith import` or `wraith record` starts (an exchange file
+//! written whole is put in place instead), and so are the
 //! staging folders of an interrupted import (`.<id>.staging-<pid>`) or compose
 //! (`.<output>.compose-<pid>`); nothing else is touched.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -71,6 +72,45 @@ fn synth_removes_temp_files_of_interrupted_writes_and_keeps_everything_else() {
         stderr.contains("removed 3 temporary file(s) left by interrupted writes"),
         "{stderr}"
     );
+}
+
+/// A recorder killed outright after answering a client, before renaming the exchange file it
+/// wrote whole, leaves that file under a temp name: the next command puts it in place instead
+/// of sweeping it, so the answered exchange is kept.
+#[test]
+fn synth_puts_in_place_an_exchange_a_killed_recorder_wrote_whole() {
+    let twin = support::example_shop_twin();
+    let sessions = twin.root.join("recordings/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    let last = std::fs::read_dir(&session)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wrec.zst"))
+        .max()
+        .unwrap();
+    let file = session.join(&last);
+    let bytes = std::fs::read(&file).unwrap();
+    let left = session.join(format!(".{last}.tmp-{}-4", gone_pid()));
+    std::fs::rename(&file, &left).unwrap();
+    let out = Command::new(support::bin())
+        .current_dir(twin.tmp.path())
+        .args(["synth", "shop"])
+        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!left.exists(), "left as a temp file");
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "the exchange is back");
+    assert!(
+        stderr.contains("recovered 1 exchange file(s) an interrupted recorder had written"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("removed"), "{stderr}");
 }
 
 #[test]
