@@ -46,9 +46,9 @@ pub(crate) fn writer_gone(pid: u32, path: &Path) -> bool {
 }
 
 /// Remove, under `root` (recursively, symlinks not followed, hidden folders skipped: they are
-/// other writers' staging areas), every regular file whose name is a temp name of
-/// [`write_atomic`] and whose writer is gone (see [`temp_name_pid`]): what an interrupted write
-/// left behind. Files of a writer that is still running, and every other file, are kept.
+/// other writers' staging areas), every regular file or folder whose name is a temp name of
+/// [`temp_path_beside`] and whose writer is gone (see [`temp_name_pid`]): what an interrupted
+/// write left behind. Files of a writer that is still running, and every other file, are kept.
 /// Best effort: a folder that cannot be listed or a file that cannot be removed is skipped.
 /// Returns the files removed, sorted.
 pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
@@ -65,8 +65,15 @@ pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             if kind.is_dir() {
-                if !name.starts_with('.') {
-                    stack.push(entry.path());
+                // A folder of a temp name is a probe a killed writer made (the recorder's
+                // write check): gone with its writer. Other hidden folders are skipped.
+                let path = entry.path();
+                if let Some(pid) = temp_name_pid(&name) {
+                    if writer_gone(pid, &path) && fs::remove_dir_all(&path).is_ok() {
+                        removed.push(path);
+                    }
+                } else if !name.starts_with('.') {
+                    stack.push(path);
                 }
                 continue;
             }
@@ -731,12 +738,25 @@ mod tests {
         for p in kept.iter().chain([&stale]) {
             fs::write(p, b"x").unwrap();
         }
-        assert_eq!(remove_stale_temp_files(tmp.path()), vec![stale.clone()]);
-        assert!(!stale.exists());
+        // The recorder's write-check folder, of a killed recorder and of this process.
+        let sessions = tmp.path().join("recordings/sessions");
+        let probe = sessions.join(format!(".write-check.tmp-{gone}-0"));
+        let live_probe = sessions.join(format!(".write-check.tmp-{}-1", std::process::id()));
+        for dir in [&probe, &live_probe] {
+            fs::create_dir_all(dir).unwrap();
+            fs::write(dir.join("probe"), b"x").unwrap();
+        }
+        assert_eq!(
+            remove_stale_temp_files(tmp.path()),
+            vec![probe.clone(), stale.clone()]
+        );
+        assert!(!stale.exists() && !probe.exists());
+        assert!(live_probe.exists());
         for p in &kept {
             assert!(p.exists(), "{} was removed", p.display());
         }
     }
+
     #[test]
     fn leftovers_of_dead_runs_are_removed_and_live_runs_links_and_others_kept() {
         if !Path::new("/proc/self").exists() {
