@@ -153,8 +153,7 @@ async fn a_lowercase_method_is_forwarded_as_sent_and_recorded_uppercase() {
         .await
         .unwrap();
     r.bytes().await.unwrap();
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     assert_eq!(upstream.seen()[0].method, "delete");
     let sessions = twin.sessions();
     assert_eq!(sessions[0].exchanges[0].request.method, "DELETE");
@@ -171,8 +170,7 @@ async fn sequential_exchanges_are_numbered_in_request_order() {
         let r = http.get(format!("{}{path}", rec.url)).send().await.unwrap();
         r.bytes().await.unwrap();
     }
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     let sessions = twin.sessions();
     let got: Vec<String> = sessions[0]
         .exchanges
@@ -219,8 +217,7 @@ async fn https_upstream_is_reached_with_an_extra_ca_and_recorded() {
         .is_some()
     {}
 
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     // ALPN offered h2 and the upstream took it: the HTTP/2 client path is exercised too.
     assert_eq!(upstream.seen()[0].version, "HTTP/2.0");
     let sessions = twin.sessions();
@@ -251,8 +248,7 @@ async fn https_upstream_with_an_untrusted_certificate_gets_502_and_nothing_recor
     assert_eq!(r.status(), 502);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["type"], "upstream_unreachable");
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     assert!(twin.sessions().is_empty());
 }
 
@@ -271,8 +267,7 @@ async fn wraith_headers_are_neither_forwarded_nor_recorded_and_host_is_the_upstr
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
 
     let seen = upstream.seen();
     assert_eq!(seen.len(), 1);
@@ -362,8 +357,7 @@ async fn control_plane_is_answered_by_the_proxy_and_never_forwarded_or_recorded(
         .unwrap();
     assert_eq!(r.status(), 404);
 
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     let seen: Vec<String> = upstream.seen().into_iter().map(|s| s.path).collect();
     assert_eq!(
         seen,
@@ -404,8 +398,7 @@ async fn new_session_endpoint_finalizes_the_session_and_the_next_exchange_opens_
 
     http.get(format!("{}/c", rec.url)).send().await.unwrap();
     let stdout = rec.stdout_path().to_path_buf();
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(stdout).unwrap()).unwrap();
     assert_eq!(summary["exchanges"], 3, "--json summary: {summary}");
     assert_eq!(summary["sessions"].as_array().unwrap().len(), 2);
@@ -463,8 +456,7 @@ async fn idle_timeout_closes_the_session_and_the_next_exchange_opens_another() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     http.get(format!("{}/after", rec.url)).send().await.unwrap();
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
 
     let mut sessions = twin.sessions();
     sessions.sort_by_key(|s| s.manifest.start_time_us);
@@ -614,8 +606,7 @@ async fn exchange_still_streaming_at_the_drain_timeout_is_recorded_truncated() {
     assert_eq!(&first[..], b"chunk-1;");
 
     // Never released: the drain timeout cuts the stream.
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    rec.stop();
     let sessions = twin.sessions();
     assert_eq!(sessions.len(), 1);
     assert!(sessions[0].manifest.complete);
@@ -661,8 +652,7 @@ async fn a_request_unanswered_at_the_drain_timeout_is_reported_as_not_recorded()
     }
 
     let stdout = rec.stdout_path().to_path_buf();
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(
         stderr.contains("NOT recorded"),
         "the log says the unanswered request was not recorded: {stderr}"
@@ -766,8 +756,7 @@ async fn unreachable_upstream_answers_502_with_json_and_records_nothing() {
     );
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["type"], "upstream_unreachable");
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(stderr.contains("not recorded"), "{stderr}");
     assert!(twin.sessions().is_empty(), "nothing recorded");
     assert!(files_under(&twin.sessions_dir()).is_empty());
@@ -1012,8 +1001,7 @@ async fn a_websocket_upgrade_is_refused_with_501_saying_websockets_are_not_recor
     );
     assert!(upstream.seen().is_empty(), "nothing reached the upstream");
 
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(
         stderr.contains("refused the WebSocket upgrade GET /socket"),
         "{stderr}"
@@ -1055,8 +1043,7 @@ async fn an_asterisk_form_options_is_refused_with_501_not_sent_on_as_a_path() {
         "{message}"
     );
     assert!(upstream.seen().is_empty(), "nothing reached the upstream");
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(
         stderr.contains("refused OPTIONS * (asterisk form)"),
         "{stderr}"
@@ -1090,8 +1077,7 @@ async fn a_path_with_a_dot_segment_is_passed_through_unrecorded_and_counted() {
     assert_eq!(seen, expected);
 
     let stdout = rec.stdout_path().to_path_buf();
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(
         stderr.contains("GET /x/../items through unrecorded"),
         "the log names the request: {stderr}"
@@ -1118,8 +1104,7 @@ async fn the_text_summary_counts_dot_segment_requests_passed_through_unrecorded(
     let rec = Recording::start(&twin, &[]);
     let (status, _) = raw_request(rec.port, "GET", "/a/../b").await;
     assert_eq!(status, 200);
-    let (status, stderr) = rec.interrupt();
-    assert!(status.success(), "{stderr}");
+    let stderr = rec.stop();
     assert!(
         stderr.contains("1 request(s) with a `.` or `..` segment in their path were passed"),
         "{stderr}"
@@ -1236,8 +1221,7 @@ async fn a_body_over_the_keep_limit_is_recorded_cut_with_a_warning_and_counted()
         assert_eq!(r.status(), 200);
         assert_eq!(r.bytes().await.unwrap().len(), OVERSIZED_BODY_BYTES);
         let stdout = rec.stdout_path().to_path_buf();
-        let (status, stderr) = rec.interrupt();
-        assert!(status.success(), "{stderr}");
+        let stderr = rec.stop();
         assert!(
             stderr
                 .contains("the response body of GET /oversized is longer than the recorder keeps"),

@@ -413,6 +413,13 @@ impl Recording {
         self.wait()
     }
 
+    /// [`Self::interrupt`], which must stop the recorder cleanly (exit 0): its stderr.
+    pub fn stop(self) -> String {
+        let (status, stderr) = self.interrupt();
+        assert!(status.success(), "{stderr}");
+        stderr
+    }
+
     /// Send SIGINT without waiting.
     pub fn send_sigint(&self) {
         self.send_signal("INT");
