@@ -220,16 +220,9 @@ async fn https_upstream_is_reached_with_an_extra_ca_and_recorded() {
     rec.stop();
     // ALPN offered h2 and the upstream took it: the HTTP/2 client path is exercised too.
     assert_eq!(upstream.seen()[0].version, "HTTP/2.0");
-    let sessions = twin.sessions();
-    assert_eq!(sessions.len(), 1);
-    let paths: Vec<&str> = sessions[0]
-        .exchanges
-        .iter()
-        .map(|e| e.request.path.as_str())
-        .collect();
-    assert_eq!(paths, ["/v2/regions", "/v2/stream"]);
+    assert_eq!(twin.only_session_paths(), ["/v2/regions", "/v2/stream"]);
     assert_eq!(
-        sessions[0].exchanges[1].response_body(),
+        twin.sessions()[0].exchanges[1].response_body(),
         b"chunk-1;chunk-2;chunk-3\n"
     );
 }
@@ -552,6 +545,22 @@ async fn sighup_keeps_every_answered_exchange_and_finalizes_the_manifest() {
     assert!(leftovers(&twin.root).is_empty());
 }
 
+/// The folder of the session being recorded, once it holds `file` (an exchange written).
+async fn session_holding(twin: &Twin, file: &str) -> std::path::PathBuf {
+    within(&format!("{file} written"), async {
+        loop {
+            let dirs: Vec<_> = std::fs::read_dir(twin.sessions_dir())
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            if let Some(dir) = dirs.into_iter().find(|d| d.join(file).is_file()) {
+                return dir;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_cannot_be_finalized_keeps_its_exchanges_and_says_how_to_fix_it() {
     let upstream = Upstream::start("", None).await;
@@ -564,21 +573,7 @@ async fn a_session_that_cannot_be_finalized_keeps_its_exchanges_and_says_how_to_
     }
     // Wait for both exchange files, then put a folder where the manifest must go: renaming the
     // finished manifest onto it fails, as a full disk would.
-    let session = within("both exchanges written", async {
-        loop {
-            let dirs: Vec<_> = std::fs::read_dir(twin.sessions_dir())
-                .map(|d| d.flatten().map(|e| e.path()).collect())
-                .unwrap_or_default();
-            if let Some(dir) = dirs
-                .into_iter()
-                .find(|d| d.join("000001.wrec.zst").is_file())
-            {
-                return dir;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let session = session_holding(&twin, "000001.wrec.zst").await;
     std::fs::create_dir(session.join("manifest.json")).unwrap();
     let (status, stderr) = rec.interrupt();
     assert_eq!(status.code(), Some(4), "{stderr}");
@@ -1086,14 +1081,7 @@ async fn a_path_with_a_dot_segment_is_passed_through_unrecorded_and_counted() {
     assert_eq!(summary["exchanges"], 1, "--json summary: {summary}");
     assert_eq!(summary["dot_segment_paths"], 5, "--json summary: {summary}");
     assert_eq!(summary["passed_through"], 0, "--json summary: {summary}");
-    let sessions = twin.sessions();
-    assert_eq!(sessions.len(), 1);
-    let paths: Vec<&str> = sessions[0]
-        .exchanges
-        .iter()
-        .map(|e| e.request.path.as_str())
-        .collect();
-    assert_eq!(paths, ["/api/items"]);
+    assert_eq!(twin.only_session_paths(), ["/api/items"]);
 }
 
 /// The human summary names the dot-segment requests it passed through unrecorded.
@@ -1123,21 +1111,7 @@ async fn a_session_that_lost_an_exchange_to_a_failed_write_is_finalized_incomple
     let http = client();
     let r = http.get(format!("{}/one", rec.url)).send().await.unwrap();
     r.bytes().await.unwrap();
-    let session = within("the first exchange written", async {
-        loop {
-            let dirs: Vec<_> = std::fs::read_dir(twin.sessions_dir())
-                .map(|d| d.flatten().map(|e| e.path()).collect())
-                .unwrap_or_default();
-            if let Some(dir) = dirs
-                .into_iter()
-                .find(|d| d.join("000000.wrec.zst").is_file())
-            {
-                return dir;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let session = session_holding(&twin, "000000.wrec.zst").await;
     // The next exchange's file cannot be put in place: its write fails, as on a full disk.
     let blocker = session.join("000001.wrec.zst");
     std::fs::create_dir(&blocker).unwrap();

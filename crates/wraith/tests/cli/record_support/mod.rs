@@ -335,6 +335,17 @@ impl Twin {
     pub fn sessions(&self) -> Vec<wraith_recording::RecordedSession> {
         wraith_recording::session::read_sessions(&self.sessions_dir()).unwrap()
     }
+
+    /// The request paths of the one session recorded (there must be exactly one), in order.
+    pub fn only_session_paths(&self) -> Vec<String> {
+        let sessions = self.sessions();
+        assert_eq!(sessions.len(), 1, "one session recorded");
+        sessions[0]
+            .exchanges
+            .iter()
+            .map(|e| e.request.path.clone())
+            .collect()
+    }
 }
 
 /// A running `wraith record`.
