@@ -429,6 +429,18 @@ fn check_wire_on_a_twin_that_serve_refuses_exits_1_with_what_serve_said() {
     );
 }
 
+/// The demo twin, served with every answer 3 s late: a `--wire` run is still replaying when a
+/// test stops it.
+fn slow_demo_twin() -> DemoTwin {
+    let t = DemoTwin::synthesized();
+    edit_config(
+        &t,
+        "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
+        "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
+    );
+    t
+}
+
 /// The URL of the server a `--wire` run with its temporary files in `temp` started, once its
 /// ready file is there: the server is up and the replay has begun.
 fn wire_server_url(temp: &std::path::Path) -> String {
@@ -457,12 +469,7 @@ fn wire_server_url(temp: &std::path::Path) -> String {
 /// the dead run could not remove is swept by the next run.
 #[test]
 fn check_wire_killed_outright_leaves_no_server_and_the_next_run_sweeps_its_log() {
-    let t = DemoTwin::synthesized();
-    edit_config(
-        &t,
-        "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
-        "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
-    );
+    let t = slow_demo_twin();
     let temp = tempfile::tempdir().unwrap();
     let mut check = wire_check(&t, temp.path())
         .stdout(std::process::Stdio::null())
@@ -509,13 +516,7 @@ fn check_wire_killed_outright_leaves_no_server_and_the_next_run_sweeps_its_log()
 
 #[test]
 fn check_wire_stopped_by_a_signal_stops_its_server_and_leaves_no_files() {
-    let t = DemoTwin::synthesized();
-    // Every served answer waits 3 s, so the run is still replaying when the signal comes.
-    edit_config(
-        &t,
-        "[serve.latency]\nmode = \"none\"\nmin_ms = 0",
-        "[serve.latency]\nmode = \"fixed\"\nmin_ms = 3000",
-    );
+    let t = slow_demo_twin();
     let temp = tempfile::tempdir().unwrap();
     for (signal, code) in [("-TERM", 143), ("-INT", 130), ("-HUP", 129)] {
         let check = wire_check(&t, temp.path())

@@ -401,14 +401,11 @@ async fn route_derived_entity_types_win_over_declared_ones() {
     assert!(!known(&s, "a@example.test").await);
 }
 
-#[tokio::test]
-async fn schema_json_with_another_schema_version_is_not_used() {
-    let t = twin();
-    t.write(
-        "state/schema.json",
-        &json!({"schema_version": 2, "entity_types": {"coupons": {"primary_key": "code"}}})
-            .to_string(),
-    );
+/// Serve `t` with `schema` as its `state/schema.json` and a default set seeding a customer and
+/// a coupon (a type only the schema declares): the schema must not be used, so the customer
+/// loads and the coupon is not seeded. The ready file's warnings.
+async fn serve_with_an_unusable_schema(t: &Twin, schema: &[u8]) -> String {
+    std::fs::write(t.path().join("state/schema.json"), schema).unwrap();
     t.write(
         "state/fixtures/default/fixture.json",
         &json!({"entities": {
@@ -424,7 +421,15 @@ async fn schema_json_with_another_schema_version_is_not_used() {
     );
     let state = s.get("/__wraith/session/probe/state", None).await;
     assert!(!String::from_utf8_lossy(&state.body).contains("SAVE10"));
-    assert!(s.ready["warnings"].to_string().contains("schema"));
+    s.ready["warnings"].to_string()
+}
+
+#[tokio::test]
+async fn schema_json_with_another_schema_version_is_not_used() {
+    let t = twin();
+    let schema = json!({"schema_version": 2, "entity_types": {"coupons": {"primary_key": "code"}}});
+    let warnings = serve_with_an_unusable_schema(&t, schema.to_string().as_bytes()).await;
+    assert!(warnings.contains("schema"), "{warnings}");
 }
 
 /// Bytes that are not UTF-8 are no JSON: the schema is not used (its declared-only type is not
@@ -434,20 +439,7 @@ async fn schema_json_that_is_not_utf8_is_not_used() {
     let t = twin();
     let mut bytes = br#"{"schema_version": 1, "entity_types": {"coupons": {"primary_key": "code", "id_format": "c"#.to_vec();
     bytes.extend_from_slice(b"\xff\"}}}");
-    std::fs::write(t.path().join("state/schema.json"), bytes).unwrap();
-    t.write(
-        "state/fixtures/default/fixture.json",
-        &json!({"entities": {
-            "coupons": [{"code": "SAVE10"}],
-            "customers": [customer("cus_ok", "Ok")]
-        }})
-        .to_string(),
-    );
-    let s = t.serve(&["--debug"]);
-    assert!(known(&s, "cus_ok").await);
-    let state = s.get("/__wraith/session/probe/state", None).await;
-    assert!(!String::from_utf8_lossy(&state.body).contains("SAVE10"));
-    let warnings = s.ready["warnings"].to_string();
+    let warnings = serve_with_an_unusable_schema(&t, &bytes).await;
     assert!(
         warnings.contains("state/schema.json is unusable (not UTF-8"),
         "{warnings}"

@@ -45,6 +45,19 @@ fn plant(twin: &Path, session: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (stale, kept)
 }
 
+/// `wraith synth` of the bundled shop twin `twin`, which must succeed: its stderr.
+fn synth_shop(twin: &support::Twin) -> String {
+    let out = Command::new(support::bin())
+        .current_dir(twin.tmp.path())
+        .args(["synth", "shop"])
+        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn synth_removes_temp_files_of_interrupted_writes_and_keeps_everything_else() {
     let twin = support::example_shop_twin();
@@ -54,14 +67,7 @@ fn synth_removes_temp_files_of_interrupted_writes_and_keeps_everything_else() {
         .min()
         .unwrap();
     let (stale, kept) = plant(&twin.root, &session);
-    let out = Command::new(support::bin())
-        .current_dir(twin.tmp.path())
-        .args(["synth", "shop"])
-        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = synth_shop(&twin);
     for p in &stale {
         assert!(!p.exists(), "left behind: {}", p.display());
     }
@@ -96,14 +102,7 @@ fn synth_puts_in_place_an_exchange_a_killed_recorder_wrote_whole() {
     let bytes = std::fs::read(&file).unwrap();
     let left = session.join(format!(".{last}.tmp-{}-4", gone_pid()));
     std::fs::rename(&file, &left).unwrap();
-    let out = Command::new(support::bin())
-        .current_dir(twin.tmp.path())
-        .args(["synth", "shop"])
-        .env("WRAITH_HMAC_KEY", "stale-temp-files-test-key")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = synth_shop(&twin);
     assert!(!left.exists(), "left as a temp file");
     assert_eq!(std::fs::read(&file).unwrap(), bytes, "the exchange is back");
     assert!(
