@@ -321,6 +321,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
         built.push(route);
         diagnostics.extend(notes);
     }
+    share_param_tuples(&templated, &mut built);
     embedded_records::resolve(&mut built, &entity_types);
     diagnostics.extend(request_keying::diagnose(
         &opts.request_keying,
@@ -630,6 +631,44 @@ fn known_param_tuples(group: &routes::RouteGroup, obs: &[Obs<'_>]) -> Vec<Vec<St
         }
     }
     tuples.into_keys().collect()
+}
+
+/// A path template with its parameter names left out, under its origin: the routes of one
+/// template (any method) name the same records with the same parameter values.
+fn template_shape(g: &routes::RouteGroup) -> (Option<&str>, Vec<Option<&str>>) {
+    let segs = g
+        .segs
+        .iter()
+        .map(|s| match s {
+            routes::Seg::Lit(l) => Some(l.as_str()),
+            routes::Seg::Param(_) => None,
+        })
+        .collect();
+    (g.origin.as_deref(), segs)
+}
+
+/// Every multi-parameter route knows the tuples each route of its template (any method) saw
+/// with a non-4xx outcome: the values name one record whichever method was answered for it,
+/// so a pair recorded only by an update and a delete is known to the read of that path.
+/// `built` is in `groups`' order.
+fn share_param_tuples(groups: &[routes::RouteGroup], built: &mut [Route]) {
+    let mut by_shape: BTreeMap<_, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (g, r) in groups.iter().zip(built.iter()) {
+        if !r.known_param_tuples.is_empty() {
+            by_shape
+                .entry(template_shape(g))
+                .or_default()
+                .extend(r.known_param_tuples.iter().cloned());
+        }
+    }
+    for (g, r) in groups.iter().zip(built.iter_mut()) {
+        if g.params.len() < 2 {
+            continue;
+        }
+        if let Some(tuples) = by_shape.get(&template_shape(g)) {
+            r.known_param_tuples = tuples.iter().cloned().collect();
+        }
+    }
 }
 
 /// p50/p90/p99 of time to first byte, in whole milliseconds (nearest rank).

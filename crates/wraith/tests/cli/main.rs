@@ -97,6 +97,7 @@ mod serve_implicit_children;
 mod serve_instant_echo;
 mod serve_keyed_echoes;
 mod serve_keyed_snapshots;
+mod serve_known_ids;
 mod serve_literal_colon_segments;
 mod serve_lua_authored;
 mod serve_lua_handlers;
