@@ -1838,6 +1838,16 @@ impl Engine {
                         .all(|(a, b)| a == b || util::percent_decode(a) == *b)
             }));
         }
+        // A parent id a child's non-4xx answer was recorded under: an id of the type that got
+        // a non-4xx outcome, known (never missing, whatever its own routes answered).
+        if ty.is_some_and(|t| {
+            self.router
+                .parent_ok
+                .get(t)
+                .is_some_and(|ids| ids.contains(id))
+        }) {
+            return Some(true);
+        }
         let info = &self.router.info[r];
         let et = ty.and_then(|t| self.model.entity_types.get(t));
         if let Some(et) = et {

@@ -54,6 +54,12 @@ pub(crate) struct Router {
     /// Templates with more parameters than a trie takes, by method, in insertion order.
     long: BTreeMap<String, Vec<LongTemplate>>,
     pub info: Vec<RouteInfo>,
+    /// Per entity type, the ids a recorded request of another route named as a parent
+    /// (`parent_params`) and was answered with a non-4xx status (decoded, keyed as
+    /// `param_key` keys them): ids of the type with a non-4xx outcome, known
+    /// to the not_found gate as the type's `known_ids` are (a balancer only its configs'
+    /// listing answered).
+    pub parent_ok: HashMap<String, HashSet<String>>,
 }
 
 /// The most parameters one matchit template may hold (it names them `a` to `z` internally and
@@ -97,6 +103,63 @@ impl LongTemplate {
 
 /// Fill [`RouteInfo::member_probe`]: a `GET` route shares its origin and path with a route
 /// one of whose member effects adds the record a path parameter of both names.
+/// [`Router::parent_ok`]: from each route's exact-replay entries with a non-4xx moment, the
+/// path value of every parameter `parent_params` types, under that type.
+fn parent_ok_ids(model: &Model) -> HashMap<String, HashSet<String>> {
+    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+    for route in model.routes.iter().filter(|r| !r.parent_params.is_empty()) {
+        // (segment position, parameter name) of each parameter, in path order.
+        let params: Vec<(usize, &str)> = route
+            .path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .enumerate()
+            .filter_map(|(i, s)| {
+                s.strip_prefix(':')
+                    .filter(|n| !n.is_empty())
+                    .map(|n| (i, n))
+            })
+            .collect();
+        for entry in &route.exact {
+            if entry.moments.iter().all(|m| (400..500).contains(&m.status)) {
+                continue;
+            }
+            let segs: Vec<&str> = entry
+                .key
+                .path
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .collect();
+            let value = |at: usize| {
+                params
+                    .get(at)
+                    .and_then(|(pos, _)| segs.get(*pos))
+                    .map(|v| crate::util::percent_decode(v))
+            };
+            for parent in &route.parent_params {
+                let Some(at) = params.iter().position(|(_, n)| *n == parent.param) else {
+                    continue;
+                };
+                let Some(own) = value(at) else { continue };
+                let qualifier = at
+                    .checked_sub(1)
+                    .filter(|b| route.key_qualifier.as_deref() == params.get(*b).map(|p| p.1));
+                let key = match qualifier {
+                    Some(b) => match value(b) {
+                        Some(q) => format!("{q}/{own}"),
+                        None => continue,
+                    },
+                    None => own,
+                };
+                out.entry(parent.entity_type.clone())
+                    .or_default()
+                    .insert(key);
+            }
+        }
+    }
+    out
+}
+
 fn set_member_probes(model: &Model, info: &mut [RouteInfo]) {
     let mut writers: HashMap<(Option<&str>, &str), (String, String)> = HashMap::new();
     for route in &model.routes {
@@ -249,6 +312,7 @@ impl Router {
             by_method,
             long,
             info,
+            parent_ok: parent_ok_ids(model),
         }
     }
 
@@ -463,6 +527,7 @@ mod tests {
             by_method: BTreeMap::new(),
             long: BTreeMap::new(),
             info: Vec::new(),
+            parent_ok: HashMap::new(),
         }
     }
 

@@ -1210,3 +1210,54 @@ fn a_recorded_record_under_another_tuple_of_the_path_is_not_served_for_an_unknow
     assert_eq!(other.provenance, Provenance::Template);
     assert_eq!(body(&other), json!({"id": "r1", "org": "o2"}));
 }
+
+#[test]
+fn a_parent_id_answered_under_a_child_route_passes_the_gate() {
+    let balancer = R::new("GET", "/v4/balancers/:id")
+        .op(StateOp::Read, "balancers")
+        .variant(200, Guard::Always, obj(vec![("id", echo_path("id"))]))
+        .build();
+    let configs = R::new("GET", "/v4/balancers/:id/configs")
+        .op(StateOp::List, "configs")
+        .parent("id", "balancers")
+        .variant(200, Guard::Always, obj(vec![("data", c(json!([])))]))
+        .build();
+    // Balancer 6 is answered only under its configs' nodes; balancer 8 only with a 404 there.
+    let nodes = R::new("GET", "/v4/balancers/:id/configs/:config/nodes")
+        .op(StateOp::List, "nodes")
+        .parent("id", "balancers")
+        .parent("config", "configs")
+        .variant(200, Guard::Always, obj(vec![("data", c(json!([])))]))
+        .exact(
+            "/v4/balancers/6/configs/60/nodes",
+            "",
+            None,
+            vec![moment("s1/000001", 200, json!({"data": []}))],
+        )
+        .exact(
+            "/v4/balancers/8/configs/80/nodes",
+            "",
+            None,
+            vec![moment("s1/000002", 404, json!({"errors": []}))],
+        )
+        .build();
+    let balancers = entity_type(&["5"], &[], vec![]);
+    let e = engine(
+        model(
+            vec![balancer, configs, nodes],
+            vec![("balancers", balancers)],
+        ),
+        EngineOptions {
+            unknown_entity: UnknownEntity::NotFound,
+            ..det_opts()
+        },
+    );
+    for path in ["/v4/balancers/6", "/v4/balancers/6/configs"] {
+        assert_eq!(get(&e, None, path).status, 200, "{path}");
+    }
+    // A 4xx under a parent says nothing of it, and an id no recording answered stays unknown.
+    for path in ["/v4/balancers/8", "/v4/balancers/9/configs"] {
+        let r = get(&e, None, path);
+        assert_eq!((r.status, r.provenance), (501, Provenance::Miss), "{path}");
+    }
+}

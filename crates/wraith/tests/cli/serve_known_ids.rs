@@ -1,6 +1,7 @@
 //! `wraith serve --unknown-entity not_found` judging an id known from every recorded non-4xx
 //! outcome of its entity type: a parameter pair an update and a delete answered is known to
-//! the read of the same path. Ids no recording answered still fail closed. Black-box: the real
+//! the read of the same path, and a parent id answered only under its children is known to
+//! the parent's own routes. Ids no recording answered still fail closed. Black-box: the real
 //! binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -61,4 +62,62 @@ async fn a_pair_answered_by_an_update_and_a_delete_is_known_to_the_read_of_its_p
     let (status, provenance) = answer(&s, "/v4/balancers/7/configs/81").await;
     assert_eq!(status, 501);
     assert_eq!(provenance.as_deref(), Some("miss"));
+}
+
+#[tokio::test]
+async fn a_parent_id_answered_only_under_its_children_is_known_to_the_parents_routes() {
+    let t = Twin::init("balancers", ORIGIN);
+    let page = |items: serde_json::Value| json!({"data": items, "page": 1, "pages": 1});
+    har::import(
+        &t,
+        &[],
+        "balancers.har",
+        vec![
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/v4/balancers/5",
+                None,
+                &json!({"id": 5, "label": "a"}),
+            ),
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/v4/balancers/5/configs",
+                None,
+                &page(json!([{"id": 50, "port": 80}])),
+            ),
+            // Balancer 6 is only ever answered under its config's nodes.
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/v4/balancers/6/configs/60/nodes",
+                None,
+                &page(json!([{"id": 600, "address": "192.0.2.1:80"}])),
+            ),
+            har::entry(
+                ORIGIN,
+                "DELETE",
+                "/v4/balancers/6/configs/60/nodes/600",
+                None,
+                &json!({}),
+            ),
+        ],
+    );
+    har::synth(&t, &[]);
+    let s = t.serve(&["--unknown-entity", "not_found"]);
+    for path in ["/v4/balancers/6", "/v4/balancers/6/configs"] {
+        let (status, provenance) = answer(&s, path).await;
+        assert_eq!(
+            status, 200,
+            "{path}: a parent answered under its children is known"
+        );
+        assert_ne!(provenance.as_deref(), Some("miss"), "{path}");
+    }
+    // A balancer no recording answered still fails closed.
+    for path in ["/v4/balancers/99", "/v4/balancers/99/configs"] {
+        let (status, provenance) = answer(&s, path).await;
+        assert_eq!(status, 501, "{path}");
+        assert_eq!(provenance.as_deref(), Some("miss"), "{path}");
+    }
 }
