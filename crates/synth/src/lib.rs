@@ -649,24 +649,36 @@ fn template_shape(g: &routes::RouteGroup) -> (Option<&str>, Vec<Option<&str>>) {
 
 /// Every multi-parameter route knows the tuples each route of its template (any method) saw
 /// with a non-4xx outcome: the values name one record whichever method was answered for it,
-/// so a pair recorded only by an update and a delete is known to the read of that path.
+/// so a pair recorded only by an update and a delete is known to the read of that path. The
+/// leading values of a longer template that starts with the route's (a child's path, which
+/// names its parents) are known too: an answer under a record says the record is there.
 /// `built` is in `groups`' order.
 fn share_param_tuples(groups: &[routes::RouteGroup], built: &mut [Route]) {
-    let mut by_shape: BTreeMap<_, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for (g, r) in groups.iter().zip(built.iter()) {
-        if !r.known_param_tuples.is_empty() {
-            by_shape
-                .entry(template_shape(g))
-                .or_default()
-                .extend(r.known_param_tuples.iter().cloned());
-        }
-    }
+    let own: Vec<_> = groups
+        .iter()
+        .zip(built.iter())
+        .filter(|(_, r)| !r.known_param_tuples.is_empty())
+        .map(|(g, r)| (template_shape(g), r.known_param_tuples.clone()))
+        .collect();
     for (g, r) in groups.iter().zip(built.iter_mut()) {
-        if g.params.len() < 2 {
+        let n = g.params.len();
+        if n < 2 {
             continue;
         }
-        if let Some(tuples) = by_shape.get(&template_shape(g)) {
-            r.known_param_tuples = tuples.iter().cloned().collect();
+        let (origin, segs) = template_shape(g);
+        let mut tuples: BTreeSet<Vec<String>> = BTreeSet::new();
+        for ((o, s), known) in &own {
+            if *o == origin && s.starts_with(&segs) {
+                tuples.extend(
+                    known
+                        .iter()
+                        .filter_map(|t| t.get(..n))
+                        .map(<[String]>::to_vec),
+                );
+            }
+        }
+        if !tuples.is_empty() {
+            r.known_param_tuples = tuples.into_iter().collect();
         }
     }
 }

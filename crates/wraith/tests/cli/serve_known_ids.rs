@@ -1,8 +1,8 @@
 //! `wraith serve --unknown-entity not_found` judging an id known from every recorded non-4xx
 //! outcome of its entity type: a parameter pair an update and a delete answered is known to
-//! the read of the same path, and a parent id answered only under its children is known to
-//! the parent's own routes. Ids no recording answered still fail closed. Black-box: the real
-//! binary on HAR runs written here.
+//! the read of the same path, and a parent's id (or pair of ids) answered only under its
+//! children is known to the parent's own routes. Ids no recording answered still fail closed.
+//! Black-box: the real binary on HAR runs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -120,4 +120,51 @@ async fn a_parent_id_answered_only_under_its_children_is_known_to_the_parents_ro
         assert_eq!(status, 501, "{path}");
         assert_eq!(provenance.as_deref(), Some("miss"), "{path}");
     }
+}
+
+#[tokio::test]
+async fn a_parent_pair_answered_only_under_its_children_is_known_to_the_parents_read() {
+    let t = Twin::init("balancers", ORIGIN);
+    let page = |items: serde_json::Value| json!({"data": items, "page": 1, "pages": 1});
+    har::import(
+        &t,
+        &[],
+        "configs.har",
+        vec![
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/v4/balancers/7/configs/70",
+                None,
+                &json!({"id": 70, "port": 80}),
+            ),
+            // Config 60 of balancer 6 is only ever answered under its nodes.
+            har::entry(
+                ORIGIN,
+                "GET",
+                "/v4/balancers/6/configs/60/nodes",
+                None,
+                &page(json!([{"id": 600, "address": "192.0.2.1:80"}])),
+            ),
+            har::entry(
+                ORIGIN,
+                "POST",
+                "/v4/balancers/6/configs/60/nodes",
+                Some(&json!({"address": "192.0.2.2:80"})),
+                &json!({"id": 601, "address": "192.0.2.2:80"}),
+            ),
+        ],
+    );
+    har::synth(&t, &[]);
+    let s = t.serve(&["--unknown-entity", "not_found"]);
+    let (status, provenance) = answer(&s, "/v4/balancers/6/configs/60").await;
+    assert_eq!(
+        status, 200,
+        "a pair answered under its children is known to its read"
+    );
+    assert_ne!(provenance.as_deref(), Some("miss"));
+    // The pair is the identity: config 60 under another balancer was never answered.
+    let (status, provenance) = answer(&s, "/v4/balancers/7/configs/60").await;
+    assert_eq!(status, 501);
+    assert_eq!(provenance.as_deref(), Some("miss"));
 }
