@@ -12,10 +12,18 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.balancers.test";
 
-/// `GET path` on `s` in a session of its own: the status and the provenance.
-async fn answer(s: &support::Server, path: &str) -> (u16, Option<String>) {
+/// `path` read in session `gate` passes the gate: 200, and not a fail-closed miss.
+async fn passes(s: &support::Server, path: &str, why: &str) {
     let r = s.get(path, Some("gate")).await;
-    (r.status, r.provenance().map(str::to_string))
+    assert_eq!(r.status, 200, "{path}: {why}");
+    assert_ne!(r.provenance(), Some("miss"), "{path}");
+}
+
+/// `path` read in session `gate` fails closed: the structured 501 miss.
+async fn fails_closed(s: &support::Server, path: &str) {
+    let r = s.get(path, Some("gate")).await;
+    assert_eq!(r.status, 501, "{path}");
+    assert_eq!(r.provenance(), Some("miss"), "{path}");
 }
 
 #[tokio::test]
@@ -52,16 +60,14 @@ async fn a_pair_answered_by_an_update_and_a_delete_is_known_to_the_read_of_its_p
     );
     har::synth(&t, &[]);
     let s = t.serve(&["--unknown-entity", "not_found"]);
-    let (status, provenance) = answer(&s, "/v4/balancers/8/configs/81").await;
-    assert_eq!(
-        status, 200,
-        "a pair answered 200 is known to every method of its path"
-    );
-    assert_ne!(provenance.as_deref(), Some("miss"));
+    passes(
+        &s,
+        "/v4/balancers/8/configs/81",
+        "a pair answered 200 is known to every method of its path",
+    )
+    .await;
     // The pair is the identity: the config's id under another balancer was never answered.
-    let (status, provenance) = answer(&s, "/v4/balancers/7/configs/81").await;
-    assert_eq!(status, 501);
-    assert_eq!(provenance.as_deref(), Some("miss"));
+    fails_closed(&s, "/v4/balancers/7/configs/81").await;
 }
 
 #[tokio::test]
@@ -107,18 +113,11 @@ async fn a_parent_id_answered_only_under_its_children_is_known_to_the_parents_ro
     har::synth(&t, &[]);
     let s = t.serve(&["--unknown-entity", "not_found"]);
     for path in ["/v4/balancers/6", "/v4/balancers/6/configs"] {
-        let (status, provenance) = answer(&s, path).await;
-        assert_eq!(
-            status, 200,
-            "{path}: a parent answered under its children is known"
-        );
-        assert_ne!(provenance.as_deref(), Some("miss"), "{path}");
+        passes(&s, path, "a parent answered under its children is known").await;
     }
     // A balancer no recording answered still fails closed.
     for path in ["/v4/balancers/99", "/v4/balancers/99/configs"] {
-        let (status, provenance) = answer(&s, path).await;
-        assert_eq!(status, 501, "{path}");
-        assert_eq!(provenance.as_deref(), Some("miss"), "{path}");
+        fails_closed(&s, path).await;
     }
 }
 
@@ -157,14 +156,12 @@ async fn a_parent_pair_answered_only_under_its_children_is_known_to_the_parents_
     );
     har::synth(&t, &[]);
     let s = t.serve(&["--unknown-entity", "not_found"]);
-    let (status, provenance) = answer(&s, "/v4/balancers/6/configs/60").await;
-    assert_eq!(
-        status, 200,
-        "a pair answered under its children is known to its read"
-    );
-    assert_ne!(provenance.as_deref(), Some("miss"));
+    passes(
+        &s,
+        "/v4/balancers/6/configs/60",
+        "a pair answered under its children is known to its read",
+    )
+    .await;
     // The pair is the identity: config 60 under another balancer was never answered.
-    let (status, provenance) = answer(&s, "/v4/balancers/7/configs/60").await;
-    assert_eq!(status, 501);
-    assert_eq!(provenance.as_deref(), Some("miss"));
+    fails_closed(&s, "/v4/balancers/7/configs/60").await;
 }
