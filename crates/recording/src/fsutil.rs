@@ -17,6 +17,12 @@ const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 /// The process id in a temp name [`temp_path_beside`] makes (`.<name>.tmp-<pid>-<n>`, with a
 /// non-empty `<name>`), or `None` for any other name.
 pub fn temp_name_pid(file_name: &str) -> Option<u32> {
+    temp_name_parts(file_name).map(|(_, pid)| pid)
+}
+
+/// The name a temp file [`temp_path_beside`] made is written for, and its writer's process id
+/// (`.000010.wrec.zst.tmp-4242-7` → `000010.wrec.zst`, 4242); `None` for any other name.
+pub fn temp_name_parts(file_name: &str) -> Option<(&str, u32)> {
     let rest = file_name.strip_prefix('.')?;
     let (target, suffix) = rest.rsplit_once(".tmp-")?;
     let (pid, n) = suffix.split_once('-')?;
@@ -24,7 +30,7 @@ pub fn temp_name_pid(file_name: &str) -> Option<u32> {
     if target.is_empty() || !digits(pid) || !digits(n) {
         return None;
     }
-    pid.parse().ok()
+    Some((target, pid.parse().ok()?))
 }
 
 /// Whether the writer of a temp file is gone: its process id is not ours and no running process

@@ -82,15 +82,8 @@ pub fn recover_written_exchanges(sessions_dir: &Path) -> Vec<PathBuf> {
         };
         for file in files.flatten() {
             let name = file.file_name().to_string_lossy().into_owned();
-            let Some(pid) = crate::fsutil::temp_name_pid(&name) else {
-                continue;
-            };
             // `.<target>.tmp-<pid>-<n>`: the target is an exchange file's name.
-            let Some(target) = name
-                .strip_prefix('.')
-                .and_then(|rest| rest.rsplit_once(".tmp-"))
-                .map(|(target, _)| target)
-            else {
+            let Some((target, pid)) = crate::fsutil::temp_name_parts(&name) else {
                 continue;
             };
             let Some(index) = target
