@@ -92,7 +92,7 @@ const CONFIG_FILE: &str = "wraith.toml";
 pub fn lint(input: &LintInput) -> Vec<Finding> {
     let mut out = Vec::new();
     let model = lint_model(input.model.as_deref(), &mut out);
-    lint_symbols(input.symbols.as_deref(), input.model.is_some(), &mut out);
+    lint_symbols(input.symbols.as_deref(), input.model.as_deref(), &mut out);
     let schema = lint_schema(input.schema.as_deref(), &mut out);
     if let Some(schema) = &schema {
         if let Some(m) = &model {
@@ -217,9 +217,9 @@ fn too_deep(text: &str, file: &'static str, out: &mut Vec<Finding>) -> bool {
     }
 }
 
-fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
+fn lint_symbols(text: Option<&str>, model: Option<&str>, out: &mut Vec<Finding>) {
     let Some(text) = text else {
-        if has_model {
+        if model.is_some() {
             out.push(Finding::warning(
                 "symbols-missing",
                 Some(SYMBOLS_FILE),
@@ -244,7 +244,19 @@ fn lint_symbols(text: Option<&str>, has_model: bool, out: &mut Vec<Finding>) {
             Some(SYMBOLS_FILE),
             "schema_version is 0",
         )),
-        Ok(_) => {}
+        Ok(t) => {
+            if let (Some(recorded), Some(model)) = (&t.model_digest, model)
+                && *recorded != wraith_model::model_digest(model.as_bytes())
+            {
+                out.push(Finding::warning(
+                    "symbols-stale",
+                    Some(SYMBOLS_FILE),
+                    "was written beside another model/twin.wir.json than the one there now (a \
+                     synth stopped between writing the two, or the model was edited by hand): \
+                     re-run `wraith synth`",
+                ));
+            }
+        }
         Err(e) => out.push(Finding::error(
             "symbols-parse",
             Some(SYMBOLS_FILE),

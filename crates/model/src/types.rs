@@ -2104,6 +2104,21 @@ pub struct SymbolTable {
     pub schema_version: u32,
     /// By symbol name (`$id_3`).
     pub symbols: BTreeMap<String, Symbol>,
+    /// [`model_digest`](crate::model_digest) of the `twin.wir.json` written beside this table,
+    /// so a pair that no synth wrote together (one stopped between its two renames, or a model
+    /// edited by hand) is told apart. Absent in tables written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_digest: Option<String>,
+}
+
+/// The digest a [`SymbolTable`] records of the model file written beside it: `sha256:` and the
+/// lowercase hex SHA-256 of the file's bytes.
+pub fn model_digest(model_file: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!(
+        "sha256:{}",
+        crate::request_key::hex(&Sha256::digest(model_file))
+    )
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -142,6 +142,8 @@ pub fn compose_models(inputs: &[ComposeInput<'_>], tool_version: &str) -> Compos
     // them itself when the model has none.
     model.precomputed = None;
     let mut symbols = base.symbols.clone();
+    // The base's digest names the base's model, not the composite's.
+    symbols.model_digest = None;
     // The identity problems already reported, so each is blamed on the input that brought it.
     let mut known_problems = BTreeSet::new();
     id_conflicts(&model, 0, base, &mut known_problems, &mut conflicts);

@@ -159,6 +159,8 @@ impl SymbolBuilder {
         SymbolTable {
             schema_version: 1,
             symbols,
+            // Set by whoever writes the model beside the table, from the model's own bytes.
+            model_digest: None,
         }
     }
 }

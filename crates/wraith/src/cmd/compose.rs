@@ -337,15 +337,14 @@ pub fn compose(args: &Args) -> Result<Outcome, CliError> {
     let canonical = |what: &str, r: Result<String, wraith_model::CanonicalError>| {
         r.map_err(|e| CliError::runtime(anyhow!("cannot serialize the composite {what}: {e}")))
     };
+    let model_text = canonical(
+        "model",
+        crate::cmd::synth::canonical_model(&mut composed.model),
+    )?;
+    composed.symbols.model_digest = Some(wraith_model::model_digest(model_text.as_bytes()));
     plan.push(Planned {
         rel: PathBuf::from("model/twin.wir.json"),
-        source: Source::Bytes(
-            canonical(
-                "model",
-                crate::cmd::synth::canonical_model(&mut composed.model),
-            )?
-            .into_bytes(),
-        ),
+        source: Source::Bytes(model_text.into_bytes()),
     });
     plan.push(Planned {
         rel: PathBuf::from("model/symbols.json"),

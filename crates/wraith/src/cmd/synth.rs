@@ -225,6 +225,8 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
         text.map_err(|e| CliError::runtime(anyhow!("cannot serialize {}: {e}", path.display())))
     };
     let model_text = serialized(&model_path, canonical_model(&mut synthesis.model))?;
+    // The table names the model written with it: lint tells a pair no run wrote together.
+    synthesis.symbols.model_digest = Some(wraith_model::model_digest(model_text.as_bytes()));
     let symbols_text = serialized(
         &symbols_path,
         wraith_model::to_canonical_json(&synthesis.symbols),

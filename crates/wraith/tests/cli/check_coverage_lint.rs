@@ -468,6 +468,52 @@ fn lint_rejects_a_model_that_is_not_canonical_json() {
     assert_eq!(rules, ["canonical_json"], "{v:#}");
 }
 
+/// `symbols.json` records the digest of the model synth wrote beside it: a model that is not
+/// that one (a synth stopped between its two renames, or a hand edit) is a warning naming the
+/// symbols file; the pair synth wrote is none.
+#[test]
+fn lint_warns_of_symbols_written_beside_another_model() {
+    let t = DemoTwin::synthesized();
+    let rules = |out: &std::process::Output| -> Vec<String> {
+        stdout_json(out)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {}", f["rule"].as_str().unwrap(), f["file"]))
+            .collect()
+    };
+    let symbols: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.model_path().with_file_name("symbols.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        symbols["model_digest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:")),
+        "{symbols:#}"
+    );
+    let before = t.run(&["lint", "--json"]);
+    assert!(
+        !rules(&before)
+            .iter()
+            .any(|r| r.starts_with("symbols-stale")),
+        "{:?}",
+        rules(&before)
+    );
+    // Another model in the same canonical form: one constant changed.
+    let model = std::fs::read_to_string(t.model_path()).unwrap();
+    let edited = model.replacen("\"tool_version\":\"", "\"tool_version\":\"x", 1);
+    assert_ne!(edited, model);
+    std::fs::write(t.model_path(), edited).unwrap();
+    let out = t.run(&["lint", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "a warning, not an error");
+    assert!(
+        rules(&out).contains(&"symbols-stale \"model/symbols.json\"".to_string()),
+        "{:?}",
+        rules(&out)
+    );
+}
+
 /// A model holding `GET /promos` and `GET /promos/` as two routes (hand-edited, or synthesized
 /// before synth made both spellings one route), which the engine's router files as one (it
 /// leaves a trailing slash out) and answers from the first: lint warns of them, naming both

@@ -349,6 +349,11 @@ fn composite_passes_lint_and_check_and_inputs_are_only_read() {
         "compose never writes into an input"
     );
     ok(&wraith(cwd, &["lint", "out"]));
+    // The composite's symbols name the composite's model, not the base's.
+    let lint = ok(&wraith(cwd, &["lint", "out", "--json"]));
+    assert!(!lint.contains("symbols-stale"), "{lint}");
+    let symbols = std::fs::read_to_string(cwd.join("out/model/symbols.json")).unwrap();
+    assert!(symbols.contains("\"model_digest\":\"sha256:"), "{symbols}");
     let check = wraith(cwd, &["check", "out", "--json"]);
     assert_eq!(
         check.status.code(),
