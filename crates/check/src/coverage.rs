@@ -134,8 +134,8 @@ pub struct Coverage {
     pub state_ops: BTreeMap<String, StateOpCoverage>,
     /// Per entity type: the state operations its routes cover.
     pub entity_types: Vec<EntityCoverage>,
-    /// Routes exercised by exactly one recorded exchange (a template from one observation):
-    /// `METHOD /path`, followed by ` on <origin>` for a route of another origin than the base.
+    /// Routes exercised by exactly one recorded exchange (a template from one observation),
+    /// named as `routes[].route` is.
     pub routes_seen_once: Vec<String>,
     /// Entity types with no `create` route: the twin cannot mint them.
     pub entity_types_without_create: Vec<String>,
@@ -145,7 +145,8 @@ pub struct Coverage {
     /// Recorded requests no model route matches (the model is older than the recordings, or
     /// synth could not template them).
     pub uncovered_requests: u64,
-    /// Up to 50 of them, `METHOD /path`, first seen first, deduplicated.
+    /// Up to 50 of them, `METHOD /path` (with ` on <origin>` for a request recorded on
+    /// another origin, as a route is named), first seen first, deduplicated.
     pub uncovered_examples: Vec<String>,
     /// With `--openapi`: the document's operations against the model's routes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -154,10 +155,12 @@ pub struct Coverage {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RouteCoverage {
+    /// The route's name as the check report gives it ([`wraith_model::Route::label`]):
+    /// `METHOD /path`, with ` on <origin>` for a route of another origin than the base URL.
     pub route: String,
     pub route_id: String,
-    /// The origin the route was recorded on when it is not the twin's base URL: a path
-    /// recorded on two hosts is two routes of one `route` name, told apart by this.
+    /// The origin the route was recorded on when it is not the twin's base URL (also named in
+    /// `route`, so a path recorded on two hosts is two distinct names).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     pub state_op: Option<StateOp>,
@@ -177,7 +180,7 @@ pub struct RouteCoverage {
 /// A route with drift between recording runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct DriftedRoute {
-    /// `METHOD /path`.
+    /// The route's name, as `routes[].route` is.
     pub route: String,
     pub drift: Vec<wraith_model::RouteDrift>,
 }
@@ -233,7 +236,10 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
                 }
                 None => {
                     uncovered += 1;
-                    let name = format!("{} {}", ex.request.method, ex.request.path);
+                    let name = wraith_model::route_label(
+                        &format!("{} {}", ex.request.method, ex.request.path),
+                        ex.request.origin.as_deref(),
+                    );
                     if examples.len() < 50 && !examples.contains(&name) {
                         examples.push(name);
                     }
@@ -246,12 +252,9 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
     let mut seen_once = Vec::new();
     for r in &model.routes {
         let (n, sess) = ex_count.get(r.id.as_str()).copied().unwrap_or((0, 0));
-        let name = format!("{} {}", r.method, r.path);
+        let name = r.label();
         if n == 1 {
-            seen_once.push(match &r.origin {
-                Some(origin) => format!("{name} on {origin}"),
-                None => name.clone(),
-            });
+            seen_once.push(name.clone());
         }
         if let Some(op) = r.state_op {
             let c = state_ops.entry(op.as_str().to_string()).or_default();
@@ -332,7 +335,7 @@ pub fn coverage(twin: &str, model: &Model, sessions: &[RecordedSession]) -> Cove
             .iter()
             .filter(|r| !r.drift.is_empty())
             .map(|r| DriftedRoute {
-                route: format!("{} {}", r.method, r.path),
+                route: r.label(),
                 drift: r.drift.clone(),
             })
             .collect(),

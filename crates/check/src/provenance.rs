@@ -9,11 +9,12 @@ use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node, StateOp};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RouteProvenance {
-    /// `METHOD /path`.
+    /// The route's name as the check report gives it ([`wraith_model::Route::label`]):
+    /// `METHOD /path`, with ` on <origin>` for a route of another origin than the base URL.
     pub route: String,
     pub route_id: String,
-    /// The origin the route was recorded on when it is not the twin's base URL: a path
-    /// recorded on two hosts is two routes of one `route` name, told apart by this.
+    /// The origin the route was recorded on when it is not the twin's base URL (also named in
+    /// `route`, so a path recorded on two hosts is two distinct names).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     /// Distinct concrete requests with a recorded answer (exact replay → `recorded`).
@@ -73,7 +74,7 @@ pub fn static_provenance(
                 can.push("miss");
             }
             RouteProvenance {
-                route: name,
+                route: r.label(),
                 route_id: r.id.clone(),
                 origin: r.origin.clone(),
                 exact_requests: r.exact.len() as u64,

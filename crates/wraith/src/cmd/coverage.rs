@@ -294,15 +294,11 @@ pub fn run(args: Args) -> CmdResult {
     for r in &c.routes {
         let statuses: Vec<String> = r.statuses.iter().map(u16::to_string).collect();
         outln!(
-            "    {:>5}  {:>3}  {:<12} {}{}{}",
+            "    {:>5}  {:>3}  {:<12} {}{}",
             r.exchanges,
             r.variants,
             statuses.join(","),
             r.route,
-            r.origin
-                .as_deref()
-                .map(|o| format!(" on {o}"))
-                .unwrap_or_default(),
             r.state_op
                 .map(|o| format!("  [{}]", o.as_str()))
                 .unwrap_or_default()
@@ -438,10 +434,7 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
         let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
         outln!(
             "  {:<48} can answer: {:<32} exact {:>4} ({})  variants {}  leaves: {}",
-            match &r.origin {
-                Some(origin) => format!("{} on {origin}", r.route),
-                None => r.route.clone(),
-            },
+            r.route,
             r.can_answer.join(", "),
             r.exact_requests,
             crate::output::count(r.moments, "moment"),

@@ -118,7 +118,7 @@ pub fn run(args: Args) -> CmdResult {
                 .iter()
                 .filter(|r| !r.drift.is_empty())
                 .map(|r| wraith_check::coverage::DriftedRoute {
-                    route: format!("{} {}", r.method, r.path),
+                    route: r.label(),
                     drift: r.drift.clone(),
                 })
                 .collect(),

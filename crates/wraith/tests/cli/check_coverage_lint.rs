@@ -288,9 +288,10 @@ fn coverage_openapi_refuses_a_json_document_with_a_duplicate_key() {
     );
 }
 
-/// A path recorded on two hosts other than the base URL is two routes of one name: each is
-/// shown with its origin by `coverage` (the JSON, the seen-once list and the text) and by
-/// `inspect --provenance`.
+/// A path recorded on two hosts other than the base URL is two routes: `coverage` (the JSON's
+/// `routes`, the seen-once list, the uncovered requests and the text) and `inspect
+/// --provenance` name each as the check report does, `METHOD /path on <origin>`, so no name
+/// appears twice, and keep the `origin` key beside it.
 #[test]
 fn coverage_and_provenance_name_the_origin_of_a_route_recorded_on_another_host() {
     let t = DemoTwin::init("gw", "https://api.gw.test/v1");
@@ -301,27 +302,40 @@ fn coverage_and_provenance_name_the_origin_of_a_route_recorded_on_another_host()
             &serde_json::json!({"data": []})),
         check_support::notes::entry("GET", "https://east.gw.test/api/v1/nodes", None, 200, &nodes),
         check_support::notes::entry("GET", "https://west.gw.test/api/v1/nodes", None, 200, &nodes),
+        check_support::notes::entry("GET", "https://west.gw.test/api/v1/zones", None, 200, &nodes),
     ]}});
     t.import_har("gw", &har);
     t.synth();
+    // The model the check reads, without one route: its recorded request is uncovered.
+    t.drop_route("/api/v1/zones");
+    let named = |doc: &Value| -> Vec<(String, Option<String>)> {
+        let mut rows: Vec<(String, Option<String>)> = doc["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["route"].as_str().unwrap().to_string(),
+                    r.get("origin").map(|o| o.as_str().unwrap().to_string()),
+                )
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let want = [
+        (
+            "GET /api/v1/nodes on https://east.gw.test".to_string(),
+            Some("https://east.gw.test".to_string()),
+        ),
+        (
+            "GET /api/v1/nodes on https://west.gw.test".to_string(),
+            Some("https://west.gw.test".to_string()),
+        ),
+        ("GET /v1/regions".to_string(), None),
+    ];
     let c = stdout_json(&t.run(&["coverage", "--json"]));
-    let routes = c["routes"].as_array().unwrap();
-    let mut origins: Vec<&str> = routes
-        .iter()
-        .filter(|r| r["route"] == "GET /api/v1/nodes")
-        .map(|r| r["origin"].as_str().unwrap())
-        .collect();
-    origins.sort_unstable();
-    assert_eq!(
-        origins,
-        ["https://east.gw.test", "https://west.gw.test"],
-        "{c:#}"
-    );
-    let base = routes
-        .iter()
-        .find(|r| r["route"] == "GET /v1/regions")
-        .unwrap();
-    assert!(base.get("origin").is_none(), "{base:#}");
+    assert_eq!(named(&c), want, "{c:#}");
     let mut once: Vec<&str> = c["routes_seen_once"]
         .as_array()
         .unwrap()
@@ -337,31 +351,24 @@ fn coverage_and_provenance_name_the_origin_of_a_route_recorded_on_another_host()
             "GET /v1/regions"
         ]
     );
+    assert_eq!(
+        c["uncovered_examples"],
+        serde_json::json!(["GET /api/v1/zones on https://west.gw.test"]),
+        "{c:#}"
+    );
     let text = t.run(&["coverage"]);
     let text = String::from_utf8_lossy(&text.stdout);
     for host in ["east", "west"] {
         let needle = format!("GET /api/v1/nodes on https://{host}.gw.test  [list]");
-        assert!(text.contains(&needle), "{needle} in {text}");
+        assert_eq!(text.matches(&needle).count(), 1, "{needle} in {text}");
     }
     let p = stdout_json(&t.run(&["inspect", "--provenance", "--json"]));
-    let mut origins: Vec<&str> = p["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["route"] == "GET /api/v1/nodes")
-        .map(|r| r["origin"].as_str().unwrap())
-        .collect();
-    origins.sort_unstable();
-    assert_eq!(
-        origins,
-        ["https://east.gw.test", "https://west.gw.test"],
-        "{p:#}"
-    );
+    assert_eq!(named(&p), want, "{p:#}");
     let text = t.run(&["inspect", "--provenance"]);
     let text = String::from_utf8_lossy(&text.stdout);
     for host in ["east", "west"] {
         let needle = format!("GET /api/v1/nodes on https://{host}.gw.test ");
-        assert!(text.contains(&needle), "{needle} in {text}");
+        assert_eq!(text.matches(&needle).count(), 1, "{needle} in {text}");
     }
     assert!(text.contains("  GET /v1/regions  "), "{text}");
 }
