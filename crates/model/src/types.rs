@@ -2092,7 +2092,8 @@ pub struct Diagnostic {
     pub severity: String,
     /// Stable machine code, e.g. `unparseable-body`, `mixed-body-kinds`, `single-observation`.
     pub code: String,
-    /// `METHOD /path` of the route concerned, when there is one.
+    /// The route concerned, when there is one, named as check reports name it
+    /// ([`route_label`]: `METHOD /path`, with ` on <origin>` for another origin's route).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<String>,
     pub message: String,

@@ -450,7 +450,7 @@ pub fn synthesize(sessions: &[RecordedSession], opts: &SynthOptions) -> Synthesi
             diagnostics.push(Diagnostic {
                 severity: "warning".into(),
                 code: "respelled-body".into(),
-                route: Some(format!("{} {}", route.method, route.path)),
+                route: Some(route.label()),
                 message: format!(
                     "{respelled} recorded answer(s) hold a number a 64-bit float cannot hold \
                      exactly or a key written twice: the twin serves the parsed values (the \
@@ -523,7 +523,8 @@ fn build_route(
     keying: &request_keying::RouteKeying,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Route {
-    let name = format!("{} {}", group.method, group.path);
+    // Counted per route (method, path and origin) and named as the check report names it.
+    let name = group.label();
     if group.obs.len() == 1 {
         diagnostics.push(Diagnostic {
             severity: "info".into(),

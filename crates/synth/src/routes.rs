@@ -292,6 +292,13 @@ impl RouteGroup {
         format!("{} {}", self.method, self.path)
     }
 
+    /// The route's name as the check report gives it ([`wraith_model::route_label`]):
+    /// [`RouteGroup::name`], with ` on <origin>` for a route of another origin than the base
+    /// URL, so diagnostics of one path recorded on two hosts stay apart.
+    pub fn label(&self) -> String {
+        wraith_model::route_label(&self.name(), self.origin.as_deref())
+    }
+
     /// The last literal (non-version) segment before position `pos`.
     pub fn literal_before(&self, pos: usize) -> Option<&str> {
         self.segs[..pos].iter().rev().find_map(|s| match s {

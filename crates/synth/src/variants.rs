@@ -111,7 +111,7 @@ pub fn build_variants(
     keying: &crate::request_keying::RouteKeying,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Variant> {
-    let route_name = group.name();
+    let route_name = group.label();
     let ctxs: Vec<Ctx<'_>> = group
         .obs
         .iter()
