@@ -556,7 +556,9 @@ pub fn judge_with_memo(
     cache: Option<&mut DiffCache>,
     memo: Option<&mut AnswerMemo>,
 ) -> Verdict {
-    judge_in_session(index, source, ex, expected, obs, opts, cache, memo, None)
+    judge_in_session(
+        index, source, ex, ex, expected, obs, opts, cache, memo, None,
+    )
 }
 
 /// [`judge_with_memo`] for an exchange replayed in a session whose id map is `ids` (the map
@@ -566,11 +568,17 @@ pub fn judge_with_memo(
 /// string), then through the outbound policy, and the answer is
 /// compared with that. Renamed only when the map is not empty and the recorded bytes hold one
 /// of its tokens; otherwise exactly [`judge_with_memo`].
+///
+/// `ex` is the exchange with the request as sent (its ids rewritten to the twin's, what echo
+/// holes are judged against); `recorded` is the exchange as recorded, which names the route
+/// ([`attribute_route`]): a request no route matches is named by its recorded path, never by
+/// ids the twin minted for the session.
 #[allow(clippy::too_many_arguments)]
 pub fn judge_in_session(
     index: &ModelIndex<'_>,
     source: &str,
     ex: &Exchange,
+    recorded: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
     opts: &DiffOptions,
@@ -581,8 +589,9 @@ pub fn judge_in_session(
     let rules = opts.rules.as_deref();
     // A user `echoed` position reads the whole request, which the cache key does not cover.
     let cache = cache.filter(|_| !rules.is_some_and(DiffRules::has_user_echo));
+    let route = attribute_route(index, source, recorded, obs);
     let mut v = judge_unsuppressed(
-        index, source, ex, expected, obs, opts, rules, cache, memo, ids,
+        index, source, route, ex, expected, obs, opts, rules, cache, memo, ids,
     );
     if let Some(r) = rules
         && !r.suppress.is_empty()
@@ -684,6 +693,7 @@ pub(crate) fn passes(
 fn judge_unsuppressed(
     index: &ModelIndex<'_>,
     source: &str,
+    route: String,
     ex: &Exchange,
     expected: &ExpectedBody,
     obs: &Observed,
@@ -694,7 +704,6 @@ fn judge_unsuppressed(
     ids: Option<&crate::idmap::IdMap>,
 ) -> Verdict {
     let mut facets = Facets::default();
-    let route = attribute_route(index, source, ex, obs);
     let expected_body_bytes = &expected.bytes;
     // The answer is parsed only when a rule needs its tree: most exact answers never are (see
     // the byte comparison below).

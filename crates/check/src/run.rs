@@ -656,6 +656,7 @@ pub fn replay_session(
             index,
             &source,
             judged_ex,
+            ex,
             expected,
             &obs,
             &run.diff,

@@ -653,6 +653,7 @@ mod tests {
             &index,
             "s/1",
             &ex,
+            &ex,
             &expected,
             &obs,
             opts,

@@ -115,3 +115,57 @@ fn target_run_rewrites_in_the_driver_like_the_in_memory_run() {
     assert_eq!(last["requests_rewritten"], 2, "{last:#}");
     assert_eq!(r["requests_rewritten"], 2);
 }
+
+/// A request no route of the model matches is named `METHOD /concrete/path (no route)` by the
+/// path it was recorded with: the replay sends it with the id the twin answered earlier in the
+/// session, but the report's name (which `[[diff.suppress]]` patterns match) does not depend on
+/// ids the twin minted.
+#[test]
+fn a_request_no_route_matches_is_named_by_its_recorded_path_not_the_id_sent() {
+    let t = notes_twin(&[1, 2, 3, 4]);
+    t.synth();
+    // Recorded after the model: the create is answered with a minted id, which the pin (a route
+    // the model does not have) is sent with.
+    let note = serde_json::json!({"id": "note_1u33xtplpft7", "object": "note", "text": "pin me"});
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+    "pages": [], "entries": [
+        check_support::notes::entry("POST", "https://api.notes.test/v1/notes",
+            Some(r#"{"text": "pin me"}"#), 201, &note),
+        check_support::notes::entry("POST",
+            "https://api.notes.test/v1/notes/note_1u33xtplpft7/pin", None, 200, &note),
+    ]}});
+    t.import_har("pin", &har);
+    let r = stdout_json(&t.run(&["check", "--json"]));
+    let pin: Vec<&Value> = r["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().ends_with("/pin"))
+        .collect();
+    assert_eq!(pin.len(), 1, "{r:#}");
+    assert_eq!(pin[0]["path"], "/v1/notes/note_1u33xtplpft7/pin", "{r:#}");
+    assert_eq!(
+        pin[0]["route"], "POST /v1/notes/note_1u33xtplpft7/pin (no route)",
+        "{r:#}"
+    );
+    // The id was rewritten on the way out: the create's minted id is what the twin was sent.
+    let s = r["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["requests_rewritten"].as_u64() > Some(0))
+        .unwrap_or_else(|| panic!("no session rewrote a request: {r:#}"));
+    assert_eq!(s["requests_rewritten"], 1, "{s:#}");
+    let rows: Vec<&str> = r["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["route"].as_str())
+        .filter(|name| name.ends_with("(no route)"))
+        .collect();
+    assert_eq!(
+        rows,
+        ["POST /v1/notes/note_1u33xtplpft7/pin (no route)"],
+        "{r:#}"
+    );
+}
