@@ -253,20 +253,24 @@ impl EchoContext {
 
     /// True when `v` equals some value the request carries: a path parameter, a query value,
     /// a header value or a scalar leaf of the body (for a position the user declared `echoed`
-    /// where the model names no source).
-    pub fn holds(&self, v: &Value) -> bool {
-        fn leaf_holds(body: &Value, v: &Value) -> bool {
+    /// where the model names no source). `text_ok`: the recording answered a string there, so
+    /// a JSON number or boolean of the body may come back as its text (see [`echo_as_text`]).
+    pub fn holds(&self, v: &Value, text_ok: bool) -> bool {
+        fn leaf_holds(body: &Value, v: &Value, text_ok: bool) -> bool {
             match body {
-                Value::Array(a) => a.iter().any(|x| leaf_holds(x, v)),
-                Value::Object(m) => m.values().any(|x| leaf_holds(x, v)),
-                leaf => echo_eq(v, leaf),
+                Value::Array(a) => a.iter().any(|x| leaf_holds(x, v, text_ok)),
+                Value::Object(m) => m.values().any(|x| leaf_holds(x, v, text_ok)),
+                leaf => echo_eq(v, leaf) || (text_ok && echo_as_text(v, leaf)),
             }
         }
         let s = |x: &String| echo_eq(v, &Value::String(x.clone()));
         self.path_params.iter().any(|(_, x)| s(x))
             || self.query.iter().any(|(_, x)| s(x))
             || self.headers.iter().any(|(_, x)| s(x))
-            || self.body.as_ref().is_some_and(|b| leaf_holds(b, v))
+            || self
+                .body
+                .as_ref()
+                .is_some_and(|b| leaf_holds(b, v, text_ok))
     }
 
     /// The request's value for an echo source, `None` when the request does not carry it.
@@ -379,8 +383,10 @@ fn num_eq(x: &serde_json::Number, y: &serde_json::Number) -> bool {
     }
 }
 
-/// Equality of an echoed value with the request's value: a form or query value is a string, so
-/// `"5"` echoes as `5`, `"true"` as `true`.
+/// Equality of an echoed value with the request's value. A value that arrived as text (a form
+/// field, a query value, a path segment) may echo as the number or boolean it spells, so
+/// `"5"` echoes as `5`, `"true"` as `true`; a JSON number or boolean echoes as itself (`1`
+/// as `1.0`, never as `"1"`).
 fn echo_eq(actual: &Value, request: &Value) -> bool {
     if json_eq(actual, request) {
         return true;
@@ -389,6 +395,15 @@ fn echo_eq(actual: &Value, request: &Value) -> bool {
         (Value::Number(_) | Value::Bool(_), Value::String(s)) => {
             serde_json::from_str::<Value>(s).is_ok_and(|p| json_eq(actual, &p))
         }
+        _ => false,
+    }
+}
+
+/// A JSON number or boolean of the request answered as its text (`21` as `"21"`): an echo
+/// only where the recording itself answered a string at that position (the API spells the
+/// value it was sent as text); elsewhere a change of type.
+fn echo_as_text(actual: &Value, request: &Value) -> bool {
+    match (actual, request) {
         (Value::String(s), Value::Number(_) | Value::Bool(_)) => {
             s.as_str() == request.to_string().as_str()
         }
@@ -794,7 +809,7 @@ impl<'c> BodyDiff<'c> {
     /// repeat some value of the request (path parameter, query value, header value, body leaf).
     fn leaf_echo_any<'v>(&mut self, expected: &'v Value, actual: &'v Value, segs: &[Seg<'v>]) {
         self.compared += 1;
-        if json_eq(expected, actual) || self.echo.holds(actual) {
+        if json_eq(expected, actual) || self.echo.holds(actual, expected.is_string()) {
             return;
         }
         let cat = mismatch_category(expected, actual);
@@ -867,7 +882,10 @@ impl<'c> BodyDiff<'c> {
             }
             FieldClass::Echoed(from) => {
                 let ok = match self.echo.value(from) {
-                    Some(req) => echo_eq(actual, &req),
+                    Some(req) => {
+                        echo_eq(actual, &req)
+                            || (expected.is_string() && echo_as_text(actual, &req))
+                    }
                     None => false,
                 };
                 if !ok {
@@ -1749,6 +1767,62 @@ mod tests {
                 ("body.id".to_string(), Category::ValueMismatch),
                 ("body.limit".to_string(), Category::ValueMismatch)
             ]
+        );
+    }
+
+    #[test]
+    fn echoed_json_number_answered_as_string_is_a_type_mismatch() {
+        let echo = EchoContext::new(
+            Some("/widgets"),
+            "/widgets",
+            "",
+            Some("application/json"),
+            br#"{"qty":21,"on":true}"#,
+            vec![],
+        );
+        let body = |pointer: &str, t: JsonType| {
+            hole(
+                HoleKind::Echo {
+                    from: EchoSource::Body {
+                        pointer: pointer.into(),
+                    },
+                },
+                t,
+                vec![],
+            )
+        };
+        let t = obj(vec![
+            ("qty", body("/qty", JsonType::Number)),
+            ("on", body("/on", JsonType::Bool)),
+        ]);
+        let recorded = json!({"qty": 21, "on": true});
+        assert!(
+            diff(
+                Some(&t),
+                recorded.clone(),
+                json!({"qty": 21.0, "on": true}),
+                &echo
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            diff(
+                Some(&t),
+                recorded,
+                json!({"qty": "21", "on": "true"}),
+                &echo
+            ),
+            vec![
+                ("body.qty".to_string(), Category::TypeMismatch),
+                ("body.on".to_string(), Category::TypeMismatch)
+            ]
+        );
+        // Where the recording itself answered the sent number as text, its text echoes it.
+        let t = obj(vec![("qty", body("/qty", JsonType::String))]);
+        assert!(diff(Some(&t), json!({"qty": "9"}), json!({"qty": "21"}), &echo).is_empty());
+        assert_eq!(
+            diff(Some(&t), json!({"qty": "9"}), json!({"qty": "22"}), &echo),
+            vec![("body.qty".to_string(), Category::ValueMismatch)]
         );
     }
 
