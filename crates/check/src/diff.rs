@@ -6,7 +6,7 @@
 //! | class | rule | comes from |
 //! | --- | --- | --- |
 //! | `generated` | JSON type only | [`HoleKind::Generated`], [`HoleKind::Counter`] |
-//! | `timestamp` | JSON type only | [`HoleKind::Clock`] |
+//! | `timestamp` | JSON type; a recorded timestamp text needs one | [`HoleKind::Clock`] |
 //! | `enum` | member of the recorded set | [`HoleKind::Observed`] (its `examples` and `more_examples`) |
 //! | `echoed` | equals the request's value | [`HoleKind::Echo`] |
 //! | `constant` | exact | a [`Node::Const`], or no template at that position |
@@ -858,6 +858,10 @@ impl<'c> BodyDiff<'c> {
             FieldClass::Generated | FieldClass::Timestamp => {
                 if JsonType::of(expected) != JsonType::of(actual) {
                     self.push(segs, Category::TypeMismatch, Some(expected), Some(actual));
+                } else if matches!(class, FieldClass::Timestamp)
+                    && !same_time_structure(expected, actual)
+                {
+                    self.push(segs, Category::ValueMismatch, Some(expected), Some(actual));
                 } else if matches!(class, FieldClass::Generated)
                     && !self.dry_run
                     && matches!(expected, Value::String(_) | Value::Number(_))
@@ -1389,6 +1393,19 @@ pub fn leaked_placeholder(body: &str) -> Option<String> {
     None
 }
 
+/// At a `timestamp` position: a recorded text that names an instant (an ISO 8601 / RFC 3339
+/// timestamp, a date, epoch digits: [`wraith_model::clock::instant_of`], the reading synth and
+/// the engine share) must be answered with a text that names one too; any other recorded value
+/// is held to its JSON type only (an epoch number stays a number).
+fn same_time_structure(expected: &Value, actual: &Value) -> bool {
+    match expected {
+        Value::String(_) if wraith_model::clock::instant_of(expected).is_some() => {
+            wraith_model::clock::instant_of(actual).is_some()
+        }
+        _ => true,
+    }
+}
+
 /// A differing leaf is a `type_mismatch` when the JSON types differ, else a `value_mismatch`.
 fn mismatch_category(expected: &Value, actual: &Value) -> Category {
     if JsonType::of(expected) != JsonType::of(actual) {
@@ -1516,6 +1533,64 @@ mod tests {
                 ("body.id".to_string(), Category::TypeMismatch),
                 ("body.at".to_string(), Category::TypeMismatch)
             ]
+        );
+    }
+
+    #[test]
+    fn a_timestamp_position_recorded_as_a_timestamp_text_needs_a_timestamp_text() {
+        let echo = EchoContext::default();
+        let clock =
+            |unit: ClockUnit, t: JsonType| hole(HoleKind::Clock { unit, after: None }, t, vec![]);
+        let iso = ClockUnit::Iso8601 {
+            fraction_digits: 0,
+            suffix: "Z".into(),
+        };
+        let t = obj(vec![
+            ("at", clock(iso, JsonType::String)),
+            ("epoch", clock(ClockUnit::EpochSec, JsonType::Number)),
+        ]);
+        let recorded = json!({"at": "2024-01-01T10:00:00Z", "epoch": 1_700_000_000});
+        for fine in [
+            json!({"at": "2031-05-06T07:08:09Z", "epoch": 1_800_000_000}),
+            json!({"at": "1970-01-01T00:00:00.123+02:00", "epoch": 5}),
+            json!({"at": "2031-05-06 07:08:09", "epoch": 1.5}),
+        ] {
+            assert!(
+                diff(Some(&t), recorded.clone(), fine.clone(), &echo).is_empty(),
+                "{fine}"
+            );
+        }
+        for wrong in ["not a date", "", "2024-13-45T10:00:00Z"] {
+            assert_eq!(
+                diff(
+                    Some(&t),
+                    recorded.clone(),
+                    json!({"at": wrong, "epoch": 1}),
+                    &echo
+                ),
+                vec![("body.at".to_string(), Category::ValueMismatch)],
+                "{wrong}"
+            );
+        }
+        assert_eq!(
+            diff(Some(&t), recorded, json!({"at": 0, "epoch": "1"}), &echo),
+            vec![
+                ("body.at".to_string(), Category::TypeMismatch),
+                ("body.epoch".to_string(), Category::TypeMismatch)
+            ]
+        );
+        // A `[diff.fields]` timestamp is held alike; a recorded text that names no instant
+        // keeps the type-only rule.
+        let rules = user_rules(vec![("at", "timestamp", None)]);
+        let at = |v: &str| json!({ "at": v });
+        assert_eq!(
+            diff_with(&rules, None, at("2024-01-01T10:00:00Z"), at("soon"), &echo).0,
+            vec![("body.at".to_string(), Category::ValueMismatch)]
+        );
+        assert!(
+            diff_with(&rules, None, at("yesterday"), at("soon"), &echo)
+                .0
+                .is_empty()
         );
     }
 
