@@ -1379,7 +1379,8 @@ pub fn fit(node: &Node, value: &Value) -> i64 {
 }
 
 /// A template placeholder in a body: the twin must never send one. Templates are trees, so this
-/// only fires on an engine bug (or a hand-edited model); it is checked on the raw text.
+/// only fires on an engine bug (or a hand-edited model). Searches one text; the judge also
+/// searches the decoded strings of a JSON answer that spells a marker with escapes.
 pub fn leaked_placeholder(body: &str) -> Option<String> {
     for marker in ["$hole_", "$arr_"] {
         if let Some(at) = body.find(marker) {

@@ -1365,10 +1365,7 @@ fn refusal(
     let route_miss_body = matches!(actual, Body::Json(v) if is_route_miss_body(v));
     let refused = obs.provenance == Some(Provenance::Miss)
         || (obs.status == 501 && route_miss_body && !is_route_miss_bytes(expected_bytes));
-    let leak = std::str::from_utf8(&obs.body)
-        .ok()
-        .and_then(leaked_placeholder)
-        .filter(|p| !std::str::from_utf8(expected_bytes).is_ok_and(|e| e.contains(p.as_str())));
+    let leak = leaked_placeholder_in(&obs.body).filter(|p| !mentions(expected_bytes, p));
     if !refused && leak.is_none() {
         return None;
     }
@@ -1411,7 +1408,8 @@ fn echo_sources(node: &Node, out: &mut Vec<EchoSource>) {
     }
 }
 
-/// A leaked template placeholder in the answer's text, if any.
+/// A leaked template placeholder in the answer's text, if any: in the raw text, or in a
+/// string of a JSON answer that spells it with escapes (`"\u0024hole_7"` is `"$hole_7"`).
 pub(crate) fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
     // Every answer is asked, and almost none holds a placeholder: one scan of the bytes for a
     // marker first (a marker absent from the bytes is absent from the text), the UTF-8 check
@@ -1420,10 +1418,44 @@ pub(crate) fn leaked_placeholder_in(body: &[u8]) -> Option<String> {
         let rest = &body[at..];
         rest.starts_with(b"$hole_") || rest.starts_with(b"$arr_")
     });
-    if !marked {
-        return None;
+    if marked && let Some(p) = std::str::from_utf8(body).ok().and_then(leaked_placeholder) {
+        return Some(p);
     }
-    std::str::from_utf8(body).ok().and_then(leaked_placeholder)
+    // A `\u` escape can spell any character of a marker: the decoded strings are searched,
+    // which needs the answer parsed, only when the bytes hold one.
+    memchr::memmem::find(body, br"\u")?;
+    let v: Value = serde_json::from_slice(body).ok()?;
+    placeholder_in_strings(&v)
+}
+
+/// The first placeholder in a JSON value's strings (object keys included), decoded.
+fn placeholder_in_strings(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => leaked_placeholder(s),
+        Value::Array(a) => a.iter().find_map(placeholder_in_strings),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| leaked_placeholder(k).or_else(|| placeholder_in_strings(x))),
+        _ => None,
+    }
+}
+
+/// Whether a recorded body holds the text `p`, raw or in a string of its JSON spelled with
+/// escapes (a recording that really answered a placeholder's spelling is no leak).
+fn mentions(recorded: &[u8], p: &str) -> bool {
+    if std::str::from_utf8(recorded).is_ok_and(|e| e.contains(p)) {
+        return true;
+    }
+    fn holds(v: &Value, p: &str) -> bool {
+        match v {
+            Value::String(s) => s.contains(p),
+            Value::Array(a) => a.iter().any(|x| holds(x, p)),
+            Value::Object(m) => m.iter().any(|(k, x)| k.contains(p) || holds(x, p)),
+            _ => false,
+        }
+    }
+    memchr::memmem::find(recorded, br"\u").is_some()
+        && serde_json::from_slice::<Value>(recorded).is_ok_and(|v| holds(&v, p))
 }
 
 /// [`serializes_to`] in the recorded key order, or with keys sorted as the twin's exact
@@ -1936,6 +1968,61 @@ mod tests {
         );
         // Not UTF-8: no text to hold a placeholder, as before.
         assert_eq!(leaked_placeholder_in(b"\xff$hole_1"), None);
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_placeholder_spelled_with_json_escapes_is_a_synthesized_refusal() {
+        for body in [
+            r#"{"a":"\u0024hole_7"}"#,
+            r#"{"a":"\u0024\u0068ole_7"}"#,
+            r#"{"a":["x",{"b":"\u0024HOLE"}],"\u0024hole_7":1}"#,
+        ] {
+            assert_eq!(
+                leaked_placeholder_in(body.as_bytes()).as_deref(),
+                Some("$hole_7"),
+                "{body}"
+            );
+        }
+        assert_eq!(
+            leaked_placeholder_in(br#"{"a":"\u0024arr_2"}"#).as_deref(),
+            Some("$arr_2")
+        );
+        for body in [
+            r#"{"a":"\u0024 5","b":"caf\u00e9"}"#,
+            r#"{"a":"\u0024hole_7""#,
+        ] {
+            assert_eq!(leaked_placeholder_in(body.as_bytes()), None, "{body}");
+        }
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/blob"), 200);
+        ex.frames.push(wraith_recording::exchange::Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: br#"{"a":"x"}"#.to_vec(),
+            frame_type: "data".into(),
+        });
+        let judged = |answer: &[u8]| {
+            let obs = Observed {
+                status: 200,
+                headers: Vec::new(),
+                body: answer.to_vec(),
+                provenance: None,
+                route: None,
+                replay: None,
+            };
+            judge(&index, "s/0", &ex, &obs, &DiffOptions::default()).divergences
+        };
+        for answer in [&br#"{"a":"$hole_7"}"#[..], br#"{"a":"\u0024hole_7"}"#] {
+            let d = judged(answer);
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(
+                (d[0].path.as_str(), d[0].category),
+                ("body", Category::SynthesizedRefusal)
+            );
+            assert_eq!(d[0].actual["leaked_placeholder"], json!("$hole_7"));
+        }
     }
 
     #[test]
