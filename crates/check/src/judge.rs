@@ -1690,11 +1690,21 @@ fn is_route_miss_bytes(b: &[u8]) -> bool {
 }
 
 /// Two content types are the same with case, spacing and empty parameters set aside
-/// (`application/json; charset=utf-8` is `Application/JSON;charset=utf-8`). Compared part by
-/// part in place: every judged answer asks this.
+/// (`application/json; charset=utf-8` is `Application/JSON;charset=utf-8`). For a JSON media
+/// type (`application/json`, `*/*+json`) a `charset=utf-8` parameter is set aside too: JSON is
+/// UTF-8 and the parameter has no meaning there (RFC 8259 §11), so `application/json` is
+/// `application/json; charset=utf-8`. Compared part by part in place: every judged answer
+/// asks this.
 fn same_content_type(a: &str, b: &str) -> bool {
-    let mut x = a.split(';').map(str::trim).filter(|p| !p.is_empty());
-    let mut y = b.split(';').map(str::trim).filter(|p| !p.is_empty());
+    fn parts(ct: &str) -> impl Iterator<Item = &str> {
+        let json = is_json_media_type(ct);
+        ct.split(';')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .filter(move |p| !(json && is_utf8_charset(p)))
+    }
+    let mut x = parts(a);
+    let mut y = parts(b);
     loop {
         match (x.next(), y.next()) {
             (None, None) => return true,
@@ -1702,6 +1712,31 @@ fn same_content_type(a: &str, b: &str) -> bool {
             _ => return false,
         }
     }
+}
+
+/// `application/json` or a `+json` structured syntax suffix (`application/problem+json`), by
+/// the media type before any parameter, without case.
+fn is_json_media_type(ct: &str) -> bool {
+    let media = ct.split(';').next().unwrap_or("").trim().as_bytes();
+    media.eq_ignore_ascii_case(b"application/json")
+        || (media.contains(&b'/')
+            && media
+                .len()
+                .checked_sub(5)
+                .is_some_and(|at| media[at..].eq_ignore_ascii_case(b"+json")))
+}
+
+/// A `charset` parameter naming UTF-8 (`charset=utf-8`, `Charset="UTF-8"`).
+fn is_utf8_charset(param: &str) -> bool {
+    let Some((name, value)) = param.split_once('=') else {
+        return false;
+    };
+    let value = value.trim();
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    name.trim().eq_ignore_ascii_case("charset") && value.eq_ignore_ascii_case("utf-8")
 }
 
 /// The body template the twin most likely rendered: among the matched route's variants with
@@ -2156,10 +2191,35 @@ mod tests {
         ));
         assert!(same_content_type("text/plain;", " text/plain"));
         assert!(!same_content_type("application/json", "text/html"));
-        assert!(!same_content_type(
-            "application/json",
-            "application/json; charset=utf-8"
-        ));
+    }
+
+    #[test]
+    fn a_utf8_charset_on_a_json_media_type_is_no_content_type_difference() {
+        for (a, b) in [
+            ("application/json", "application/json; charset=utf-8"),
+            ("Application/JSON; charset=UTF-8", "application/json"),
+            (
+                "application/problem+json",
+                "application/problem+json;charset=\"utf-8\"",
+            ),
+            (
+                "application/vnd.api+json; charset=utf-8; v=2",
+                "application/vnd.api+json; v=2",
+            ),
+        ] {
+            assert!(same_content_type(a, b), "{a} / {b}");
+            assert!(same_content_type(b, a), "{b} / {a}");
+        }
+        for (a, b) in [
+            ("application/json", "application/json; charset=iso-8859-1"),
+            ("text/plain", "text/plain; charset=utf-8"),
+            ("application/json", "application/problem+json"),
+            ("application/json; v=1", "application/json; charset=utf-8"),
+            ("application/xml", "application/xml; charset=utf-8"),
+        ] {
+            assert!(!same_content_type(a, b), "{a} / {b}");
+            assert!(!same_content_type(b, a), "{b} / {a}");
+        }
     }
 
     /// The rule as first written, with lowercased copies joined: [`same_content_type`]
