@@ -20,34 +20,59 @@ pub const MAX_DIVERGENCES_PER_EXCHANGE: usize = 50;
 /// `drifts`).
 pub const MAX_DIVERGENCES_LISTED: usize = 10_000;
 
-/// Pass thresholds (`[diff]` of `wraith.toml`), in basis points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Pass thresholds (`[diff]` of `wraith.toml`): the fractions the gates are decided on, and
+/// the basis points the report shows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Thresholds {
-    /// `[diff] required_score` × 10000: the overall score must reach it, and so must a
-    /// session's own score for the session to pass.
+    /// `[diff] required_score` × 10000, rounded: the report's `required_score_bp`.
     pub required_score_bp: u32,
-    /// `[diff] session_pass_rate` × 10000: the share of passing sessions must reach it.
+    /// `[diff] session_pass_rate` × 10000, rounded: the report's
+    /// `required_session_pass_rate_bp`.
     pub session_pass_rate_bp: u32,
+    /// `[diff] required_score` (0..=1): the share of passing exchanges must reach it, overall
+    /// and in a session for the session to pass.
+    pub required_score: f64,
+    /// `[diff] session_pass_rate` (0..=1): the share of passing sessions must reach it.
+    pub session_pass_rate: f64,
 }
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds {
-            required_score_bp: 9_000,
-            session_pass_rate_bp: 9_500,
-        }
+        Thresholds::from_fractions(0.90, 0.95)
     }
 }
 
 impl Thresholds {
-    /// From the `wraith.toml` fractions (0.90, 0.95), clamped to 0..=1.
+    /// From the `wraith.toml` fractions (0.90, 0.95), clamped to 0..=1 (`NaN` as 1: nothing
+    /// passes a gate no one could read).
     pub fn from_fractions(required_score: f64, session_pass_rate: f64) -> Thresholds {
-        let bp = |f: f64| (f.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        let clamp = |f: f64| if f.is_nan() { 1.0 } else { f.clamp(0.0, 1.0) };
+        let bp = |f: f64| (clamp(f) * 10_000.0).round() as u32;
         Thresholds {
             required_score_bp: bp(required_score),
             session_pass_rate_bp: bp(session_pass_rate),
+            required_score: clamp(required_score),
+            session_pass_rate: clamp(session_pass_rate),
         }
     }
+
+    /// `passed` of `total` exchanges reach `[diff] required_score`.
+    pub fn score_held(&self, passed: u64, total: u64) -> bool {
+        share_reaches(passed, total, self.required_score)
+    }
+
+    /// `passed` of `total` sessions reach `[diff] session_pass_rate`.
+    pub fn session_rate_held(&self, passed: u64, total: u64) -> bool {
+        share_reaches(passed, total, self.session_pass_rate)
+    }
+}
+
+/// `passed / total >= fraction`, decided on the counts, not on the floored basis points the
+/// report shows (2 of 3 reaches 0.66665 though 6666 bp is below its rounded 6667, and 9 of 10
+/// does not reach 0.90004 though both show as 9000). An empty set reaches every fraction, as
+/// its [`ratio_bp`] is 10000.
+pub fn share_reaches(passed: u64, total: u64, fraction: f64) -> bool {
+    total == 0 || passed as f64 / total as f64 >= fraction
 }
 
 /// `passed × 10000 / total`, rounded down; 10000 for an empty set (nothing failed).
@@ -131,10 +156,14 @@ pub struct Report {
     pub mode: String,
     /// The running twin's base URL under `--target`.
     pub target: Option<String>,
-    /// Both gates held: `score_bp >= required_score_bp` and
-    /// `session_pass_rate_bp >= required_session_pass_rate_bp`; and the authored-output gate
-    /// held (`authored.gate_passed`: no unmarked authored deviation, or policy `warn`).
+    /// Both score gates held ([`Report::scores_held`]) and the authored-output gate held
+    /// (`authored.gate_passed`: no unmarked authored deviation, or policy `warn`).
     pub passed: bool,
+    /// Both score gates held, decided on the counts (`exchanges_passed / exchanges_total >=
+    /// [diff] required_score`, `sessions_passed / sessions_total >= [diff] session_pass_rate`),
+    /// not on the rounded basis points shown beside them. Not written to the report.
+    #[serde(skip)]
+    pub scores_held: bool,
     /// Share of exchanges replayed with no divergence, in basis points.
     pub score_bp: u32,
     pub required_score_bp: u32,
@@ -662,7 +691,7 @@ impl ReportBuilder {
                 return;
             }
             s.score_bp = ratio_bp(s.passed_exchanges, s.exchanges);
-            s.passed = s.score_bp >= self.thresholds.required_score_bp;
+            s.passed = self.thresholds.score_held(s.passed_exchanges, s.exchanges);
             self.sessions.push(s);
         }
     }
@@ -819,6 +848,8 @@ impl ReportBuilder {
         let sessions_total = self.sessions.len() as u64;
         let sessions_passed = self.sessions.iter().filter(|s| s.passed).count() as u64;
         let session_pass_rate_bp = ratio_bp(sessions_passed, sessions_total);
+        let scores_held = t.score_held(exchanges_passed, exchanges_total)
+            && t.session_rate_held(sessions_passed, sessions_total);
         let requests_rewritten = self.sessions.iter().map(|s| s.requests_rewritten).sum();
         let id_ambiguities = self.sessions.iter().map(|s| s.id_ambiguities).sum();
         let routes = self
@@ -862,10 +893,8 @@ impl ReportBuilder {
             mode: mode.to_string(),
             target: target.map(str::to_string),
             // A run that replayed nothing checked nothing: it does not pass vacuously.
-            passed: exchanges_total > 0
-                && score_bp >= t.required_score_bp
-                && session_pass_rate_bp >= t.session_pass_rate_bp
-                && authored.gate_passed,
+            passed: exchanges_total > 0 && scores_held && authored.gate_passed,
+            scores_held,
             score_bp,
             required_score_bp: t.required_score_bp,
             session_pass_rate: f64::from(session_pass_rate_bp) / 10_000.0,
@@ -1212,6 +1241,88 @@ mod tests {
         assert_eq!(r.exchanges_total, 0);
         assert!(r.sessions.is_empty());
         assert!(!r.passed);
+    }
+
+    /// A report of `sessions`, each the pass (`true`) or fail of its exchanges in order.
+    fn run_of(t: Thresholds, sessions: &[&[bool]]) -> Report {
+        let mut b = ReportBuilder::new(t);
+        for (i, exchanges) in sessions.iter().enumerate() {
+            let session = format!("s{i}");
+            b.begin_session(&session, &format!("check-{session}"));
+            for (n, &passed) in exchanges.iter().enumerate() {
+                let divergences = if passed {
+                    Vec::new()
+                } else {
+                    vec![crate::diff::Divergence {
+                        path: "body.a".into(),
+                        category: Category::ValueMismatch,
+                        expected: Value::from(1),
+                        actual: Value::from(2),
+                    }]
+                };
+                b.add(
+                    ExchangeFacts {
+                        session: &session,
+                        exchange: n as u64,
+                        method: "GET",
+                        path: "/a",
+                        expected_status: 200,
+                        actual_status: 200,
+                        provenance: Some("recorded"),
+                        replay_claim: false,
+                    },
+                    crate::judge::Verdict {
+                        route: "GET /a".into(),
+                        compared: 2,
+                        score_bp: if passed { 10_000 } else { 5_000 },
+                        divergences,
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+        b.finish("t", "in_memory", None)
+    }
+
+    #[test]
+    fn the_gates_are_decided_on_the_exact_shares_not_their_rounded_basis_points() {
+        // 2 of 3 sessions pass: 0.6667 reaches 0.66665, though 6666 bp is below its 6667.
+        let r = run_of(
+            Thresholds::from_fractions(0.5, 0.66665),
+            &[&[true], &[true], &[false]],
+        );
+        assert_eq!(
+            (r.session_pass_rate_bp, r.required_session_pass_rate_bp),
+            (6666, 6667)
+        );
+        assert!(r.passed && r.scores_held);
+        // A session of 2 passing exchanges in 3 reaches a required score of 0.66665.
+        let r = run_of(
+            Thresholds::from_fractions(0.66665, 1.0),
+            &[&[true, true, false]],
+        );
+        assert_eq!(r.sessions_passed, 1);
+        assert!(r.passed);
+        // 9 of 10 exchanges is 0.9, below 0.90004, though both show as 9000 bp.
+        let r = run_of(
+            Thresholds::from_fractions(0.90004, 0.0),
+            &[&[true, true, true, true, true, true, true, true, true, false]],
+        );
+        assert_eq!((r.score_bp, r.required_score_bp), (9000, 9000));
+        assert_eq!(r.sessions_passed, 0);
+        assert!(!r.passed && !r.scores_held);
+        // 9 of 10 sessions is below a session pass rate of 0.90004 too.
+        let mut sessions: Vec<&[bool]> = vec![&[true]; 9];
+        sessions.push(&[false]);
+        let r = run_of(Thresholds::from_fractions(0.5, 0.90004), &sessions);
+        assert_eq!(
+            (r.session_pass_rate_bp, r.required_session_pass_rate_bp),
+            (9000, 9000)
+        );
+        assert!(!r.passed);
+        // Exactly at the threshold passes.
+        let r = run_of(Thresholds::from_fractions(0.9, 0.9), &sessions);
+        assert!(r.passed);
     }
 
     #[test]

@@ -347,8 +347,7 @@ pub fn run(args: Args) -> CmdResult {
             _ => {}
         }
     }
-    let scores_held = report.score_bp >= report.required_score_bp
-        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp;
+    let scores_held = report.scores_held;
     let a = &report.authored;
     if a.unmarked > 0 && a.gate_passed {
         eprintln!(
@@ -365,20 +364,13 @@ pub fn run(args: Args) -> CmdResult {
         .filter(|_| scores_held && a.gate_passed && report.dimensions_failed.is_empty())
     {
         Err(CliError::conformance(anyhow!("{stale}")))
-    } else if !report.dimensions_failed.is_empty()
-        && a.gate_passed
-        && report.score_bp >= report.required_score_bp
-        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
-    {
+    } else if !report.dimensions_failed.is_empty() && a.gate_passed && scores_held {
         Err(CliError::conformance(anyhow!(
             "conformance below a dimension threshold: {}; see {}",
             dimension_failures(&report),
             twin.reports_dir().join("check.html").display()
         )))
-    } else if !a.gate_passed
-        && report.score_bp >= report.required_score_bp
-        && report.session_pass_rate_bp >= report.required_session_pass_rate_bp
-    {
+    } else if !a.gate_passed && scores_held {
         Err(CliError::conformance(anyhow!(
             "{} unmarked authored deviation(s): a Lua handler or fixture answers unlike the recordings \
              (see `authored_deviations` in {}); fix the handler or fixture, declare the deviation in a \
