@@ -4,7 +4,8 @@
 //! 1. a refusal (provenance `miss`, the structured 501 route-miss body, a leaked placeholder) is a
 //!    `synthesized_refusal`, whatever the status;
 //! 2. a different status is a `status_mismatch`;
-//! 3. otherwise the `content-type` header and the body are diffed ([`crate::diff`]).
+//! 3. otherwise the `content-type` header, the challenge headers (`www-authenticate`,
+//!    `proxy-authenticate`) and the body are diffed ([`crate::diff`]).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -76,8 +77,9 @@ impl std::fmt::Debug for OutboundHook {
 /// Comparison settings.
 #[derive(Debug, Clone, Default)]
 pub struct DiffOptions {
-    /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type` is
-    /// compared at all, so this can only remove it.
+    /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type`,
+    /// `www-authenticate` and `proxy-authenticate` are compared at all, so this can only
+    /// remove those.
     pub ignore_headers: Vec<String>,
     /// See [`OutboundHook`]; `None` compares the recorded bytes as they are.
     pub outbound: Option<OutboundHook>,
@@ -258,7 +260,8 @@ pub struct Verdict {
 /// What the dimension scores and the suppression report need to know about one judgement.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facets {
-    /// The header rule ran (status matched, no refusal, `content-type` not ignored).
+    /// The header rule ran (status matched, no refusal, `content-type` not ignored, or a
+    /// challenge header compared).
     pub headers_compared: bool,
     /// The body rules ran (status matched, no refusal, a body HTTP delivers: not a `HEAD`,
     /// not a 204 or 304).
@@ -669,6 +672,9 @@ pub(crate) fn passes(
             _ => return false,
         }
     }
+    if !challenge_headers(ex, obs, opts).1.is_empty() {
+        return false;
+    }
     if !body_deliverable(ex) || answer == expected.bytes {
         return true;
     }
@@ -769,6 +775,12 @@ fn judge_unsuppressed(
                 }),
             }
         }
+    }
+    let (challenges, challenge_divergences) = challenge_headers(ex, obs, opts);
+    if challenges > 0 {
+        facets.headers_compared = true;
+        compared += challenges;
+        divergences.extend(challenge_divergences);
     }
     if body_deliverable(ex) {
         facets.body_compared = true;
@@ -1829,6 +1841,68 @@ pub fn bodies_equal(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// The headers compared besides `content-type` (reference §4.7): the challenges of a 401 or
+/// 407 answer.
+const CHALLENGE_HEADERS: [&str; 2] = ["www-authenticate", "proxy-authenticate"];
+
+/// The challenge headers ([`CHALLENGE_HEADERS`]) `[diff] ignore_headers` leaves, each compared
+/// where either side has it: its values in order, trimmed, at `headers.<name>`; absent from
+/// the answer is a `missing_field`, unrecorded an `extra_field`, other values a
+/// `value_mismatch`. Returns how many were compared and the divergences.
+fn challenge_headers(ex: &Exchange, obs: &Observed, opts: &DiffOptions) -> (u64, Vec<Divergence>) {
+    let mut compared = 0;
+    let mut divergences = Vec::new();
+    for name in CHALLENGE_HEADERS {
+        if opts
+            .ignore_headers
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(name))
+        {
+            continue;
+        }
+        let recorded: Vec<&str> = ex
+            .response
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .flat_map(|(_, v)| v.iter().map(|x| x.trim()))
+            .collect();
+        let answered: Vec<&str> = obs
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+            .collect();
+        if recorded.is_empty() && answered.is_empty() {
+            continue;
+        }
+        compared += 1;
+        if recorded == answered {
+            continue;
+        }
+        let value = |v: &[&str]| {
+            if v.is_empty() {
+                Value::Null
+            } else {
+                Value::String(v.join(", "))
+            }
+        };
+        divergences.push(Divergence {
+            path: format!("headers.{name}"),
+            category: if answered.is_empty() {
+                Category::MissingField
+            } else if recorded.is_empty() {
+                Category::ExtraField
+            } else {
+                Category::ValueMismatch
+            },
+            expected: value(&recorded),
+            actual: value(&answered),
+        });
+    }
+    (compared, divergences)
+}
+
 /// The recorded and the answered `content-type` (the recorded header, else the recorded body's
 /// declared type), as both judge paths compare them.
 fn content_types<'a>(ex: &'a Exchange, obs: &'a Observed) -> (Option<&'a str>, Option<&'a str>) {
@@ -2181,6 +2255,92 @@ mod tests {
                 String::from_utf8_lossy(wrong)
             );
         }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_missing_or_different_authentication_challenge_is_a_header_divergence() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        for (status, name) in [(401, "www-authenticate"), (407, "proxy-authenticate")] {
+            let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/me"), status);
+            ex.response
+                .headers
+                .insert(name.to_string(), vec![r#"Bearer realm="api""#.to_string()]);
+            let judged = |headers: Vec<(String, String)>| {
+                let obs = Observed {
+                    status,
+                    headers,
+                    body: Vec::new(),
+                    provenance: None,
+                    route: None,
+                    replay: None,
+                };
+                let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+                let quick = passes(
+                    &index,
+                    "s/0",
+                    &ex,
+                    &ExpectedBody::of(&ex),
+                    &obs,
+                    &obs.body,
+                    &parse_body(&obs.body),
+                    false,
+                    &DiffOptions::default(),
+                    &echo_context(&ex, &obs),
+                );
+                assert_eq!(quick, v.passed(), "{v:?}");
+                let d: Vec<(String, Category)> = v
+                    .divergences
+                    .into_iter()
+                    .map(|d| (d.path, d.category))
+                    .collect();
+                (d, v.facets.headers_compared)
+            };
+            let path = format!("headers.{name}");
+            let header = |v: &str| vec![(name.to_string(), v.to_string())];
+            assert_eq!(judged(header(r#" Bearer realm="api""#)), (vec![], true));
+            assert_eq!(
+                judged(Vec::new()),
+                (vec![(path.clone(), Category::MissingField)], true)
+            );
+            assert_eq!(
+                judged(header(r#"Basic realm="api""#)),
+                (vec![(path.clone(), Category::ValueMismatch)], true)
+            );
+            // `[diff] ignore_headers` removes it like `content-type`.
+            let opts = DiffOptions {
+                ignore_headers: vec![name.to_string()],
+                ..DiffOptions::default()
+            };
+            let obs = Observed {
+                status,
+                headers: Vec::new(),
+                body: Vec::new(),
+                provenance: None,
+                route: None,
+                replay: None,
+            };
+            assert!(judge(&index, "s/0", &ex, &obs, &opts).passed());
+        }
+        // An unrecorded challenge is an extra header.
+        let ex = crate::test_support::exchange(crate::test_support::get("/v1/me"), 200);
+        let obs = Observed {
+            status: 200,
+            headers: vec![("WWW-Authenticate".into(), "Bearer".into())],
+            body: Vec::new(),
+            provenance: None,
+            route: None,
+            replay: None,
+        };
+        let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+        assert_eq!(
+            v.divergences
+                .iter()
+                .map(|d| (d.path.as_str(), d.category))
+                .collect::<Vec<_>>(),
+            [("headers.www-authenticate", Category::ExtraField)]
+        );
     }
 
     #[test]
