@@ -508,7 +508,8 @@ impl Report {
                 if let Some(s) = dims.get_mut(d.as_str()) {
                     let required = gates.get(d);
                     s.required_bp = Some(required);
-                    s.passed = s.score_bp >= required;
+                    // On the counts: a floored score against a rounded gate could go either way.
+                    s.passed = share_reaches(s.passed_exchanges, s.exchanges, gates.fraction(d));
                     if !s.passed {
                         failed.push(DimensionFailure {
                             route: route.map(str::to_string),
@@ -1189,6 +1190,79 @@ mod tests {
         for d in r.dimensions.values() {
             assert_eq!((d.score_bp, d.passed), (10_000, true));
         }
+    }
+
+    /// A report of `values` exchanges, each judged on the body (`true`: no divergence, `false`:
+    /// a `value_mismatch`), gated by `[diff.thresholds] body_values = fraction`.
+    fn body_values_gate(values: &[bool], fraction: f64) -> Report {
+        let mut b = ReportBuilder::new(Thresholds::from_fractions(0.0, 0.0));
+        b.begin_session("s", "check-s");
+        for (i, &ok) in values.iter().enumerate() {
+            let divergences = if ok {
+                Vec::new()
+            } else {
+                vec![Divergence {
+                    path: "body.a".into(),
+                    category: Category::ValueMismatch,
+                    expected: json!(1),
+                    actual: json!(2),
+                }]
+            };
+            b.add(
+                ExchangeFacts {
+                    session: "s",
+                    exchange: i as u64,
+                    method: "GET",
+                    path: "/a",
+                    expected_status: 200,
+                    actual_status: 200,
+                    provenance: Some("recorded"),
+                    replay_claim: false,
+                },
+                crate::judge::Verdict {
+                    route: "GET /a".into(),
+                    compared: 2,
+                    score_bp: if ok { 10_000 } else { 5_000 },
+                    divergences,
+                    facets: crate::judge::Facets {
+                        headers_compared: true,
+                        body_compared: true,
+                        ..Default::default()
+                    },
+                },
+            );
+        }
+        let mut r = b.finish("t", "in_memory", None);
+        let rules = DiffRules::compile(&crate::rules::RulesInput {
+            thresholds: crate::rules::ThresholdInput {
+                body_values: Some(fraction),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .expect("rules");
+        r.apply_rules(&rules, false);
+        r
+    }
+
+    #[test]
+    fn dimension_gates_are_decided_on_the_exact_shares_not_their_rounded_basis_points() {
+        // 2 of 3: 0.6667 reaches 0.66665, though 6666 bp is below its rounded 6667.
+        let r = body_values_gate(&[true, true, false], 0.66665);
+        let d = &r.dimensions["body_values"];
+        assert_eq!((d.score_bp, d.required_bp), (6666, Some(6667)));
+        assert!(d.passed && r.dimensions_failed.is_empty(), "{d:?}");
+        // 9 of 10 is 0.9, below 0.90004, though both show as 9000 bp.
+        let mut nine: Vec<bool> = vec![true; 9];
+        nine.push(false);
+        let r = body_values_gate(&nine, 0.90004);
+        let d = &r.dimensions["body_values"];
+        assert_eq!((d.score_bp, d.required_bp), (9000, Some(9000)));
+        assert!(!d.passed && !r.passed, "{d:?}");
+        assert_eq!(r.dimensions_failed.len(), 1);
+        // Exactly at the gate holds.
+        let r = body_values_gate(&nine, 0.9);
+        assert!(r.dimensions["body_values"].passed);
     }
 
     fn passing_exchange(b: &mut ReportBuilder, session: &str) {

@@ -158,23 +158,31 @@ impl Dimension {
     }
 }
 
-/// Required basis points per dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Required basis points per dimension (as the report shows them), and the fractions as
+/// written, which decide the gate ([`DimensionGates::fraction`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DimensionGates {
     pub body_structure: u32,
     pub body_values: u32,
     pub symbol_consistency: u32,
     pub header_conformance: u32,
+    /// Per dimension, in [`Dimension::ALL`] order.
+    fractions: [f64; 4],
 }
 
 impl Default for DimensionGates {
     fn default() -> Self {
-        DimensionGates {
-            body_structure: Dimension::BodyStructure.default_bp(),
-            body_values: Dimension::BodyValues.default_bp(),
-            symbol_consistency: Dimension::SymbolConsistency.default_bp(),
-            header_conformance: Dimension::HeaderConformance.default_bp(),
+        let mut g = DimensionGates {
+            body_structure: 0,
+            body_values: 0,
+            symbol_consistency: 0,
+            header_conformance: 0,
+            fractions: [0.0; 4],
+        };
+        for d in Dimension::ALL {
+            g.set(d, f64::from(d.default_bp()) / 10_000.0);
         }
+        g
     }
 }
 
@@ -188,7 +196,15 @@ impl DimensionGates {
         }
     }
 
-    fn set(&mut self, d: Dimension, bp: u32) {
+    /// The gate as written in `wraith.toml` (a fraction): a dimension holds when the share of
+    /// its exchanges that passed reaches it ([`crate::report::share_reaches`]).
+    pub fn fraction(&self, d: Dimension) -> f64 {
+        self.fractions[d as usize]
+    }
+
+    fn set(&mut self, d: Dimension, fraction: f64) {
+        self.fractions[d as usize] = fraction;
+        let bp = (fraction * 10_000.0).round() as u32;
         match d {
             Dimension::BodyStructure => self.body_structure = bp,
             Dimension::BodyValues => self.body_values = bp,
@@ -483,7 +499,7 @@ impl DiffRules {
                             message: format!("must be between 0 and 1, got {v}"),
                         });
                     } else {
-                        g.set(d, (v * 10_000.0).round() as u32);
+                        g.set(d, v);
                     }
                 }
             }
