@@ -1195,44 +1195,7 @@ mod tests {
     /// A report of `values` exchanges, each judged on the body (`true`: no divergence, `false`:
     /// a `value_mismatch`), gated by `[diff.thresholds] body_values = fraction`.
     fn body_values_gate(values: &[bool], fraction: f64) -> Report {
-        let mut b = ReportBuilder::new(Thresholds::from_fractions(0.0, 0.0));
-        b.begin_session("s", "check-s");
-        for (i, &ok) in values.iter().enumerate() {
-            let divergences = if ok {
-                Vec::new()
-            } else {
-                vec![Divergence {
-                    path: "body.a".into(),
-                    category: Category::ValueMismatch,
-                    expected: json!(1),
-                    actual: json!(2),
-                }]
-            };
-            b.add(
-                ExchangeFacts {
-                    session: "s",
-                    exchange: i as u64,
-                    method: "GET",
-                    path: "/a",
-                    expected_status: 200,
-                    actual_status: 200,
-                    provenance: Some("recorded"),
-                    replay_claim: false,
-                },
-                crate::judge::Verdict {
-                    route: "GET /a".into(),
-                    compared: 2,
-                    score_bp: if ok { 10_000 } else { 5_000 },
-                    divergences,
-                    facets: crate::judge::Facets {
-                        headers_compared: true,
-                        body_compared: true,
-                        ..Default::default()
-                    },
-                },
-            );
-        }
-        let mut r = b.finish("t", "in_memory", None);
+        let mut r = run_of(Thresholds::from_fractions(0.0, 0.0), &[values]);
         let rules = DiffRules::compile(&crate::rules::RulesInput {
             thresholds: crate::rules::ThresholdInput {
                 body_values: Some(fraction),
@@ -1317,7 +1280,8 @@ mod tests {
         assert!(!r.passed);
     }
 
-    /// A report of `sessions`, each the pass (`true`) or fail of its exchanges in order.
+    /// A report of `sessions`, each the pass (`true`) or fail (a `value_mismatch`) of its
+    /// exchanges in order, each judged on the body and the headers.
     fn run_of(t: Thresholds, sessions: &[&[bool]]) -> Report {
         let mut b = ReportBuilder::new(t);
         for (i, exchanges) in sessions.iter().enumerate() {
@@ -1350,7 +1314,11 @@ mod tests {
                         compared: 2,
                         score_bp: if passed { 10_000 } else { 5_000 },
                         divergences,
-                        ..Default::default()
+                        facets: crate::judge::Facets {
+                            headers_compared: true,
+                            body_compared: true,
+                            ..Default::default()
+                        },
                     },
                 );
             }
