@@ -1923,28 +1923,44 @@ mod tests {
     use crate::diff::EchoContext;
     use wraith_engine::ReplayClass;
 
+    /// A recorded `GET /v1/blob` answered 200 with `body`.
+    fn blob_recorded(body: &[u8]) -> Exchange {
+        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/blob"), 200);
+        ex.frames.push(wraith_recording::exchange::Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: body.to_vec(),
+            frame_type: "data".into(),
+        });
+        ex
+    }
+
+    /// The twin's 200 with `body`, no headers, no provenance, route or claim.
+    fn answered(body: &[u8]) -> Observed {
+        Observed {
+            status: 200,
+            headers: Vec::new(),
+            body: body.to_vec(),
+            provenance: None,
+            route: None,
+            replay: None,
+        }
+    }
+
     #[test]
     #[allow(clippy::unwrap_used)]
     fn different_binary_bodies_of_one_length_are_told_apart_with_their_own_drift_ids() {
         let model: Model = serde_json::from_str(PAIRINGS).unwrap();
         let index = ModelIndex::new(&model);
-        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/blob"), 200);
-        ex.frames.push(wraith_recording::exchange::Frame {
-            direction: "server".into(),
-            timestamp_us: 0,
-            body: vec![0xff, 0xfe, 0, 1, 2, 3, 4, 5],
-            frame_type: "data".into(),
-        });
+        let ex = blob_recorded(&[0xff, 0xfe, 0, 1, 2, 3, 4, 5]);
         let body_divergence = |answer: &[u8]| {
-            let obs = Observed {
-                status: 200,
-                headers: Vec::new(),
-                body: answer.to_vec(),
-                provenance: None,
-                route: None,
-                replay: None,
-            };
-            let verdict = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+            let verdict = judge(
+                &index,
+                "s/0",
+                &ex,
+                &answered(answer),
+                &DiffOptions::default(),
+            );
             verdict
                 .divergences
                 .into_iter()
@@ -2105,23 +2121,16 @@ mod tests {
         }
         let model: Model = serde_json::from_str(PAIRINGS).unwrap();
         let index = ModelIndex::new(&model);
-        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/blob"), 200);
-        ex.frames.push(wraith_recording::exchange::Frame {
-            direction: "server".into(),
-            timestamp_us: 0,
-            body: br#"{"a":"x"}"#.to_vec(),
-            frame_type: "data".into(),
-        });
+        let ex = blob_recorded(br#"{"a":"x"}"#);
         let judged = |answer: &[u8]| {
-            let obs = Observed {
-                status: 200,
-                headers: Vec::new(),
-                body: answer.to_vec(),
-                provenance: None,
-                route: None,
-                replay: None,
-            };
-            judge(&index, "s/0", &ex, &obs, &DiffOptions::default()).divergences
+            judge(
+                &index,
+                "s/0",
+                &ex,
+                &answered(answer),
+                &DiffOptions::default(),
+            )
+            .divergences
         };
         for answer in [&br#"{"a":"$hole_7"}"#[..], br#"{"a":"\u0024hole_7"}"#] {
             let d = judged(answer);
