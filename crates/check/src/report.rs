@@ -1158,32 +1158,7 @@ mod tests {
 
     #[test]
     fn a_perfect_run_passes_every_default_dimension_gate() {
-        let mut b = ReportBuilder::new(Thresholds::default());
-        b.begin_session("s", "check-s");
-        b.add(
-            ExchangeFacts {
-                session: "s",
-                exchange: 0,
-                method: "GET",
-                path: "/a",
-                expected_status: 200,
-                actual_status: 200,
-                provenance: Some("recorded"),
-                replay_claim: false,
-            },
-            crate::judge::Verdict {
-                route: "GET /a".into(),
-                compared: 3,
-                score_bp: 10_000,
-                facets: crate::judge::Facets {
-                    headers_compared: true,
-                    body_compared: true,
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-        );
-        let mut r = b.finish("t", "in_memory", None);
+        let mut r = run_of(Thresholds::default(), &[&[true]]);
         r.apply_rules(&DiffRules::default(), false);
         assert!(r.passed);
         assert!(r.dimensions_failed.is_empty());
