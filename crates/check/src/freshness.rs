@@ -104,24 +104,18 @@ impl FreshnessGate {
 pub struct DriftTally {
     /// Routes in the model.
     pub routes: usize,
-    /// `METHOD /path` of the routes with a non-empty `Route::drift`, sorted, no repeats.
+    /// The names of the routes with a non-empty `Route::drift`, sorted
+    /// ([`wraith_model::Model::drifted_route_names`]): one per route, a route of another host
+    /// named with its origin.
     pub drifted: Vec<String>,
 }
 
 impl DriftTally {
     /// Count the drifted routes of `model`.
     pub fn of(model: &wraith_model::Model) -> DriftTally {
-        let mut drifted: Vec<String> = model
-            .routes
-            .iter()
-            .filter(|r| !r.drift.is_empty())
-            .map(|r| format!("{} {}", r.method, r.path))
-            .collect();
-        drifted.sort();
-        drifted.dedup();
         DriftTally {
             routes: model.routes.len(),
-            drifted,
+            drifted: model.drifted_route_names(),
         }
     }
 
@@ -151,7 +145,8 @@ pub struct FreshnessReport {
     pub drift: Option<f64>,
     /// Routes in the model (the share's denominator).
     pub routes_total: usize,
-    /// `METHOD /path` of the drifted routes, sorted.
+    /// The names of the drifted routes (`METHOD /path`, with ` on <origin>` for a route of
+    /// another host), sorted.
     pub drifted_routes: Vec<String>,
     /// `drift` is above `max_drift`: the run fails (`twin-drift-exceeded`).
     pub drift_exceeded: bool,

@@ -2137,6 +2137,20 @@ pub struct Symbol {
 }
 
 impl Model {
+    /// The names ([`Route::label`]) of the routes with a non-empty `drift`, sorted: a path
+    /// recorded on two hosts is two routes, and two names.
+    pub fn drifted_route_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .routes
+            .iter()
+            .filter(|r| !r.drift.is_empty())
+            .map(Route::label)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The rule by which a create of a segment member's record type names the members of that
     /// array by value (an issue's create naming its `labels`): the members are that rule's
     /// records. `None` when no create does.
@@ -2162,6 +2176,49 @@ impl Model {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A path recorded on two hosts is two routes: each drifted one is named on its own, as the
+    /// check report and `wraith coverage` name it, so `serve`'s `drifted_routes` lists both and
+    /// the check's drift share counts both.
+    #[test]
+    fn drifted_route_names_name_a_route_of_another_host_with_its_origin() {
+        let drift = vec![RouteDrift {
+            kind: DriftKind::FieldRemoved,
+            at: "/name".into(),
+            earlier: None,
+            newer: None,
+            earlier_answers: 2,
+            newer_answers: 1,
+            since: "2026-01-02T00:00:00Z".into(),
+        }];
+        let route = |origin: Option<&str>, drift: &[RouteDrift]| Route {
+            method: "GET".into(),
+            path: "/v1/nodes".into(),
+            origin: origin.map(str::to_string),
+            drift: drift.to_vec(),
+            ..Route::default()
+        };
+        let model = Model {
+            schema_version: crate::MODEL_SCHEMA_VERSION,
+            tool_version: "test".into(),
+            twin: "t".into(),
+            base_url: "https://api.example.com".into(),
+            recorded_at: None,
+            sessions: Vec::new(),
+            routes: vec![
+                route(None, &drift),
+                route(Some("https://east.example.com"), &drift),
+                route(Some("https://west.example.com"), &[]),
+            ],
+            entity_types: Default::default(),
+            diagnostics: Vec::new(),
+            precomputed: None,
+        };
+        assert_eq!(
+            model.drifted_route_names(),
+            ["GET /v1/nodes", "GET /v1/nodes on https://east.example.com"]
+        );
+    }
 
     fn moment_with(body: RecordedBody) -> Moment {
         Moment {

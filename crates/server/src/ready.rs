@@ -34,18 +34,11 @@ pub struct TwinInfo {
     pub trace: bool,
 }
 
-/// `METHOD /path` of the model's drifted routes (a non-empty `Route::drift`), sorted and
-/// without repeats: what `drifted_routes` lists.
+/// The names of the model's drifted routes (a non-empty `Route::drift`), sorted and without
+/// repeats: what `drifted_routes` lists. A name is the check report's (`Route::label`):
+/// `METHOD /path`, with ` on <origin>` for a route of another host than the base URL.
 pub fn drifted_routes(model: &wraith_model::Model) -> Vec<String> {
-    let mut names: Vec<String> = model
-        .routes
-        .iter()
-        .filter(|r| !r.drift.is_empty())
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    model.drifted_route_names()
 }
 
 /// Paths of the control endpoints, as advertised to clients: every endpoint
