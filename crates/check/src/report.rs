@@ -1203,18 +1203,23 @@ mod tests {
         assert!(r.dimensions["body_values"].passed);
     }
 
+    /// The facts of exchange `exchange` of `session`: a recorded `GET /a` answered 200.
+    fn get_a(session: &str, exchange: u64) -> ExchangeFacts<'_> {
+        ExchangeFacts {
+            session,
+            exchange,
+            method: "GET",
+            path: "/a",
+            expected_status: 200,
+            actual_status: 200,
+            provenance: Some("recorded"),
+            replay_claim: false,
+        }
+    }
+
     fn passing_exchange(b: &mut ReportBuilder, session: &str) {
         b.add(
-            ExchangeFacts {
-                session,
-                exchange: 0,
-                method: "GET",
-                path: "/a",
-                expected_status: 200,
-                actual_status: 200,
-                provenance: Some("recorded"),
-                replay_claim: false,
-            },
+            get_a(session, 0),
             crate::judge::Verdict {
                 route: "GET /a".into(),
                 compared: 1,
@@ -1274,16 +1279,7 @@ mod tests {
                     }]
                 };
                 b.add(
-                    ExchangeFacts {
-                        session: &session,
-                        exchange: n as u64,
-                        method: "GET",
-                        path: "/a",
-                        expected_status: 200,
-                        actual_status: 200,
-                        provenance: Some("recorded"),
-                        replay_claim: false,
-                    },
+                    get_a(&session, n as u64),
                     crate::judge::Verdict {
                         route: "GET /a".into(),
                         compared: 2,
