@@ -804,7 +804,7 @@ impl NsEnv<'_> {
 
     /// Undo every change the handler made: it failed, so its writes (and the clock readings,
     /// counters and random draws it took) must not outlive it. How far a handler got before a
-    /// wall-clock deadline stopped it depends on the machine, so keeping them would also make
+    /// time budget stopped it depends on the machine, so keeping them would also make
     /// the session's later answers depend on the machine.
     pub(crate) fn roll_back(&mut self) {
         if let Some(before) = self.before.take() {

@@ -42,9 +42,11 @@
 //!
 //! Luau with `sandbox(true)` (read-only globals and libraries), without `io`, `debug`,
 //! `require`, `loadstring`, `getfenv`/`setfenv`, `newproxy` or the `raw*` functions; `print`
-//! prints nothing. Each invocation has a wall-clock deadline ([`ScriptOptions::deadline`],
-//! 100 ms), a memory limit on top of what the VM and the request use at start
-//! ([`ScriptOptions::max_memory_bytes`], `[serve.lua] max_memory_kb`), and an instruction
+//! prints nothing. Each invocation has a CPU-time budget ([`ScriptOptions::deadline`], 100 ms
+//! of the CPU time of the thread running it, so time spent waiting for a core while other
+//! sessions' handlers run does not count: see `cpu_budget`), a memory limit on top of what the
+//! VM and the request use at start ([`ScriptOptions::max_memory_bytes`], `[serve.lua]
+//! max_memory_kb`), and an instruction
 //! budget ([`ScriptOptions::max_interrupts`]). What the handler hands to Rust (its returned
 //! value, `emit`, `state.put`, `wraith.json_encode`) is converted under a limit of its own
 //! (`convert`: 16 times the memory budget, plus a JSON request body's length as many times),
@@ -57,7 +59,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Function, Lua, LuaOptions, LuaSerdeExt, MultiValue, StdLib, Table, Value, VmState};
@@ -74,7 +76,7 @@ use crate::convert::{CountedJson, OutputLimit, Tally};
 pub struct ScriptOptions {
     /// Memory the handler may allocate beyond the VM's start (`[serve.lua] max_memory_kb`).
     pub max_memory_bytes: usize,
-    /// Wall-clock deadline of one invocation.
+    /// CPU time one invocation may use (of the thread that runs it).
     pub deadline: Duration,
     /// Interrupts (function calls and loop back-edges) one invocation may take.
     pub max_interrupts: u64,
@@ -176,7 +178,7 @@ impl Handler for LuaHandler {
             Ok(resp) => Ok(resp),
             Err(e) => Err(HandlerError::new(match trip.load(Ordering::Relaxed) {
                 TRIP_DEADLINE => format!(
-                    "{}: exceeded the {} ms wall-clock budget",
+                    "{}: exceeded the {} ms CPU-time budget",
                     self.chunk_name,
                     self.opts.deadline.as_millis()
                 ),
@@ -322,7 +324,7 @@ impl LuaHandler {
             // allocation); `req.json` raises it when first read (see `request_table`).
             let start_memory = lua.used_memory();
             lua.set_memory_limit(start_memory.saturating_add(self.opts.max_memory_bytes))?;
-            let deadline = Instant::now() + self.opts.deadline;
+            let budget = crate::cpu_budget::CpuBudget::start(self.opts.deadline);
             let max = self.opts.max_interrupts;
             let count = AtomicU64::new(0);
             let trip_flag = Arc::clone(trip);
@@ -331,9 +333,9 @@ impl LuaHandler {
                     trip_flag.store(TRIP_INSTRUCTIONS, Ordering::Relaxed);
                     return Err(mlua::Error::runtime("instruction budget exceeded"));
                 }
-                if Instant::now() >= deadline {
+                if budget.spent() {
                     trip_flag.store(TRIP_DEADLINE, Ordering::Relaxed);
-                    return Err(mlua::Error::runtime("wall-clock budget exceeded"));
+                    return Err(mlua::Error::runtime("CPU-time budget exceeded"));
                 }
                 Ok(VmState::Continue)
             });
