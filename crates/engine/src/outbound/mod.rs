@@ -239,18 +239,33 @@ impl SessionValues {
     }
 
     /// Remember a successful create's body leaves (see [`SessionValues::created_value`]).
+    /// The leaves are taken as the walk reaches them, never collected first: a create body of
+    /// millions of leaves (a 16 MiB JSON array) was once copied whole, more than a gigabyte,
+    /// for all but the first few thousand to be dropped. Past the cap only a field this route
+    /// already holds is updated, only a route that holds one is looked up at all, and of one
+    /// body only as many leaves as the cap are looked at.
     pub(crate) fn record_create(&mut self, route: &str, body: &Value) {
-        let mut leaves = Vec::new();
+        let created = &mut self.created;
+        let route = route.to_string();
+        let mut route_held = created
+            .range((route.clone(), String::new())..)
+            .next()
+            .is_some_and(|((r, _), _)| *r == route);
+        // Leaves past the cap's count in one body are not looked at: the walk cannot stop.
+        let mut seen = 0usize;
         wraith_model::pointer::for_each_leaf(body, &mut |ptr, leaf| {
-            leaves.push((ptr.to_string(), leaf.clone()));
-        });
-        for (ptr, v) in leaves {
-            if self.created.len() < MAX_SESSION_VALUES
-                || self.created.contains_key(&(route.to_string(), ptr.clone()))
-            {
-                self.created.insert((route.to_string(), ptr), v);
+            seen += 1;
+            if seen > MAX_SESSION_VALUES {
+                return;
             }
-        }
+            if created.len() < MAX_SESSION_VALUES {
+                created.insert((route.clone(), ptr.to_string()), leaf.clone());
+                route_held = true;
+            } else if route_held && let Some(v) = created.get_mut(&(route.clone(), ptr.to_string()))
+            {
+                *v = leaf.clone();
+            }
+        });
     }
 
     /// The value this session last supplied at `field` in a successful create on `route`.
@@ -910,6 +925,35 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_create_remembers_its_fields_up_to_the_cap_and_updates_held_ones_past_it() {
+        let mut v = SessionValues::default();
+        v.record_create("POST /a", &serde_json::json!({"name": "first", "n": 1}));
+        // A body of more leaves than the cap fills it and leaves the rest unread.
+        let many: Vec<u32> = (0..3 * MAX_SESSION_VALUES as u32).collect();
+        v.record_create("POST /b", &serde_json::json!({ "items": many }));
+        assert_eq!(v.created.len(), MAX_SESSION_VALUES);
+        assert_eq!(
+            v.created_value("POST /b", "/items/0"),
+            Some(&serde_json::json!(0))
+        );
+        assert_eq!(
+            v.created_value("POST /b", &format!("/items/{}", 2 * MAX_SESSION_VALUES)),
+            None
+        );
+        // Full: a route's held field still takes its latest value; a new one is not added.
+        v.record_create(
+            "POST /a",
+            &serde_json::json!({"name": "second", "extra": true}),
+        );
+        assert_eq!(
+            v.created_value("POST /a", "/name"),
+            Some(&serde_json::json!("second"))
+        );
+        assert_eq!(v.created_value("POST /a", "/extra"), None);
+        assert_eq!(v.created.len(), MAX_SESSION_VALUES);
+    }
 
     #[test]
     fn multipart_text_fields_are_read() {
