@@ -19,6 +19,7 @@ pub mod control;
 pub mod effects;
 pub mod fixtures_fs;
 pub mod idle_io;
+pub mod json_values;
 pub mod listen;
 mod port_holder;
 pub mod ready;

@@ -383,6 +383,9 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         Ok(b) => b,
         Err(resp) => return refuse(resp),
     };
+    if let Some(resp) = too_many_json_values(parts, &body) {
+        return refuse(resp);
+    }
     let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
     for (name, value) in &parts.headers {
         // A decoded body is handed on as the recorder stores one: without the coding that
@@ -705,6 +708,40 @@ fn decode_request_body(
             ),
         )),
     }
+}
+
+/// `413 payload-too-large` for a body the engine would read as JSON (any content type but a
+/// form's) that holds more than [`json_values::MAX_JSON_VALUES`] values: its tree would take
+/// memory many times its text (see [`json_values`]).
+fn too_many_json_values(parts: &http::request::Parts, body: &Bytes) -> Option<Resp> {
+    use crate::json_values::{MAX_JSON_VALUES, over_limit};
+    if (body.len() as u64) <= MAX_JSON_VALUES {
+        return None;
+    }
+    let form = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        // As the engine reads it (`body_as_json`).
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+        .is_some_and(|ct| {
+            ct.starts_with("application/x-www-form-urlencoded")
+                || ct.starts_with("multipart/form-data")
+        });
+    // Counting megabytes of JSON takes milliseconds: off the async worker.
+    if form || !off_worker(|| over_limit(body, MAX_JSON_VALUES)) {
+        return None;
+    }
+    Some(json_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &control::error_body(
+            "payload-too-large",
+            format!(
+                "the request body holds more than {MAX_JSON_VALUES} JSON values, more than the \
+                 twin accepts (each value the twin reads takes memory many times its text); send \
+                 fewer values"
+            ),
+        ),
+    ))
 }
 
 /// Read the whole request body, refusing more than `cap` bytes with 413, and a body whose

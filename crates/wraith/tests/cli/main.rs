@@ -95,6 +95,7 @@ mod serve_handler_probe;
 mod serve_hidden_values;
 mod serve_implicit_children;
 mod serve_instant_echo;
+mod serve_json_value_limit;
 mod serve_keyed_echoes;
 mod serve_keyed_snapshots;
 mod serve_known_ids;
