@@ -175,6 +175,66 @@ pub fn authorized(token: Option<&str>, authorization: Option<&str>) -> bool {
         && constant_time_eq(presented.as_bytes(), token.as_bytes())
 }
 
+/// Why a protected control request without a configured token is refused as coming from
+/// outside this machine, or `None`. Without a token the control plane trusts every local
+/// client, which a web page the user opens is not: its browser can send a request to the
+/// twin's loopback port (an `Origin` header names the page), and a page whose name a DNS
+/// rebinding points at 127.0.0.1 can read the answers too (its `Host` names the page's host).
+/// Local clients name this machine in both, or send no `Origin` at all.
+pub fn foreign_caller(host: Option<&str>, origin: Option<&str>) -> Option<String> {
+    if let Some(origin) = origin
+        && !origin_is_local(origin)
+    {
+        return Some(format!(
+            "the request comes from a web page of `{origin}` (its Origin header): without a \
+             control token the control plane answers only clients on this machine; start \
+             wraith serve with a control token (--control-token-env / --control-token-file) \
+             to let others in"
+        ));
+    }
+    if let Some(host) = host
+        && !is_local_host(host_name(host))
+    {
+        return Some(format!(
+            "the Host header names `{host}`, not this machine: without a control token the \
+             control plane answers only requests addressed to localhost, 127.0.0.1 or [::1] \
+             (a page whose name points at this machine must not reach it); address the twin \
+             by one of those, or start wraith serve with a control token \
+             (--control-token-env / --control-token-file)"
+        ));
+    }
+    None
+}
+
+/// An `Origin` of this machine: `http(s)://` and a local host; `null` (a sandboxed or file
+/// page) is no local origin.
+fn origin_is_local(origin: &str) -> bool {
+    let Some((_, rest)) = origin.trim().split_once("://") else {
+        return false;
+    };
+    is_local_host(host_name(rest.split('/').next().unwrap_or("")))
+}
+
+/// The host of a `host[:port]` authority (an IPv6 address without its brackets).
+fn host_name(authority: &str) -> &str {
+    let authority = authority.trim();
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    authority.split(':').next().unwrap_or("")
+}
+
+/// `localhost` (and its subdomains, RFC 6761) or a loopback address, an IPv4-mapped one
+/// (`::ffff:127.0.0.1`) included, as the bind's own loopback test reads it.
+fn is_local_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
+}
+
 /// Compare without an early exit on the first differing byte, so response timing does not
 /// reveal how much of a guessed token was right.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -418,6 +478,39 @@ pub fn error_body(code: &str, message: impl Into<String>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_clients_pass_and_pages_of_other_sites_are_named() {
+        for host in [
+            "127.0.0.1:8081",
+            "localhost:8081",
+            "[::1]:8081",
+            "LOCALHOST",
+            "a.localhost",
+        ] {
+            assert_eq!(foreign_caller(Some(host), None), None, "{host}");
+        }
+        for origin in [
+            "http://localhost:3000",
+            "https://127.0.0.1",
+            "http://[::1]:9",
+        ] {
+            assert_eq!(
+                foreign_caller(Some("127.0.0.1:1"), Some(origin)),
+                None,
+                "{origin}"
+            );
+        }
+        assert_eq!(foreign_caller(None, None), None);
+        let page = foreign_caller(Some("127.0.0.1:1"), Some("https://evil.example")).unwrap();
+        assert!(page.contains("`https://evil.example`"), "{page}");
+        assert!(foreign_caller(Some("127.0.0.1:1"), Some("null")).is_some());
+        let rebound = foreign_caller(Some("evil.example:80"), None).unwrap();
+        assert!(rebound.contains("`evil.example:80`"), "{rebound}");
+        // A name that merely starts like a loopback address is no loopback address.
+        assert!(foreign_caller(Some("127.0.0.1.evil.example"), None).is_some());
+        assert!(foreign_caller(Some("localhost.evil.example"), None).is_some());
+    }
 
     #[test]
     fn control_paths_are_the_prefix_and_below_only() {

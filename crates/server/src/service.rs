@@ -814,6 +814,17 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
         return resp;
     }
     let route = control::route(parts.method.as_str(), parts.uri.path());
+    // Without a token every local client is trusted: a web page's request is not one.
+    if !route.is_public() && sh.settings.control_token.is_none() {
+        let header_text = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        let host = header_text(header::HOST).or(parts.uri.authority().map(|a| a.as_str()));
+        if let Some(why) = control::foreign_caller(host, header_text(header::ORIGIN)) {
+            return json_response(
+                StatusCode::FORBIDDEN,
+                &control::error_body("foreign-caller", why),
+            );
+        }
+    }
     if !route.is_public() {
         let auth = parts
             .headers

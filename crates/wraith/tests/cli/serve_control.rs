@@ -408,6 +408,78 @@ async fn control_token_guards_everything_but_health_ready_and_info() {
     assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
 }
 
+/// Without a token the control plane trusts every client on this machine, which a web page in
+/// the user's browser is not: a request naming another site as its `Origin` (a page posting to
+/// the loopback port) or as its `Host` (a DNS-rebinding page) is refused 403 and changes
+/// nothing. Health, ready and info stay open; a token replaces the check.
+#[tokio::test]
+async fn control_calls_from_a_web_page_are_refused_without_a_token() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let id = create_customer(&s, Some("kept"), "Kept").await;
+    let foreign: [&[(&str, &str)]; 3] = [
+        &[("origin", "https://evil.example")],
+        &[("host", "evil.example")],
+        &[("origin", "null")],
+    ];
+    for headers in foreign {
+        for (m, p) in [
+            ("POST", "/__wraith/reset"),
+            ("POST", "/__wraith/session/kept/reset"),
+            ("GET", "/__wraith/session"),
+        ] {
+            let r = s.send(m, p, None, headers, None).await;
+            assert_eq!(r.status, 403, "{m} {p} {headers:?}");
+            assert_eq!(r.json()["error"], "foreign-caller", "{}", r.json());
+            assert!(
+                r.json()["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("control token")
+            );
+        }
+        assert_eq!(
+            s.send("GET", "/__wraith/health", None, headers, None)
+                .await
+                .status,
+            200
+        );
+    }
+    // Nothing was reset.
+    let read = s.get(&format!("/v1/customers/{id}"), Some("kept")).await;
+    assert_eq!(read.status, 200);
+    assert_eq!(read.json()["name"], "Kept");
+    // A page of this machine, and a client naming this machine, are local.
+    for headers in [
+        &[("origin", "http://localhost:3000")][..],
+        &[("host", "localhost")][..],
+        &[][..],
+    ] {
+        let r = s
+            .send("GET", "/__wraith/session", None, headers, None)
+            .await;
+        assert_eq!(r.status, 200, "{headers:?}");
+    }
+    // With a token the token decides.
+    let s = t.serve_env(
+        &["--control-token-env", "WRAITH_TEST_CONTROL_TOKEN"],
+        &[("WRAITH_TEST_CONTROL_TOKEN", "s3cret-token")],
+    );
+    let r = s
+        .send(
+            "GET",
+            "/__wraith/session",
+            None,
+            &[
+                ("authorization", "Bearer s3cret-token"),
+                ("host", "twin.internal"),
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200);
+}
+
 #[tokio::test]
 async fn control_token_can_come_from_a_file() {
     let t = shop_twin();
