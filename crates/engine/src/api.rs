@@ -336,6 +336,10 @@ pub struct EngineOptions {
     /// `[serve.limits] max_total_state_mb`, in bytes: a write to a session whose own records
     /// take more answers 507 (deletes still pass, so the session can free room).
     pub max_state_bytes: u64,
+    /// `[serve.limits] max_twin_state_mb`, in bytes: a write while every session's records
+    /// together take more answers 507 (deletes still pass), so many sessions cannot together
+    /// exhaust the machine that each session's own limit leaves room for.
+    pub max_twin_state_bytes: u64,
     /// `None` = idempotency replay disabled.
     pub idempotency: Option<IdempotencyOptions>,
     /// Rewrite absolute URLs on the recorded upstream's origin to the twin's own origin.
@@ -366,6 +370,7 @@ impl Default for EngineOptions {
             max_namespaces: 1000,
             max_entities_per_type: 10_000,
             max_state_bytes: 100 * 1024 * 1024,
+            max_twin_state_bytes: 2048 * 1024 * 1024,
             idempotency: None,
             rewrite_self_urls: true,
             provenance_headers: true,

@@ -153,6 +153,9 @@ pub struct Engine {
     /// same request history (many recorded sessions of one history, checked one by one) ask
     /// the same question of every recorded run once, not once each.
     axis_picks: RwLock<std::collections::HashMap<AxisKey, AxisPick>>,
+    /// Every namespace's [`Namespace::state_bytes`] together (see
+    /// [`crate::namespace::StateTally`]).
+    twin_state: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How many [`AxisKey`]s an engine remembers before it starts over (a cache: forgetting
@@ -474,6 +477,7 @@ impl Engine {
             entity_keys,
             answer_shapes,
             axis_picks: RwLock::default(),
+            twin_state: Arc::default(),
             run_index: OnceLock::new(),
             recorded_principals: OnceLock::new(),
             scripts: crate::handler::Installed::default(),
@@ -660,7 +664,9 @@ impl Engine {
 
     fn make_namespace(&self, key: NsKey, settings: Settings) -> Namespace {
         let seed = self.seed_for(&settings);
-        Namespace::new(key, settings, seed)
+        let mut ns = Namespace::new(key, settings, seed);
+        ns.resync_tally(Some(&self.twin_state));
+        ns
     }
 
     fn full_error(max: usize) -> ControlError {
@@ -1036,9 +1042,11 @@ impl Engine {
         let removes_members = route
             .and_then(|r| r.membership.as_ref())
             .is_some_and(|m| !m.adds);
-        if call.method == "DELETE"
-            && (ns.state_bytes <= self.opts.max_state_bytes || removes_members || names_held())
-        {
+        // Every session's records together, as last counted.
+        let twin_bytes = ns.tally.twin_total();
+        let within = ns.state_bytes <= self.opts.max_state_bytes
+            && twin_bytes <= self.opts.max_twin_state_bytes;
+        if call.method == "DELETE" && (within || removes_members || names_held()) {
             return None;
         }
         let message = if ns.state_bytes > self.opts.max_state_bytes {
@@ -1046,6 +1054,13 @@ impl Engine {
                 "this session's records take {} bytes, over the twin's limit of {} \
                  ([serve.limits] max_total_state_mb); delete records or reset the session",
                 ns.state_bytes, self.opts.max_state_bytes
+            )
+        } else if twin_bytes > self.opts.max_twin_state_bytes {
+            format!(
+                "the twin's sessions together hold {twin_bytes} bytes of records, over the \
+                 twin's limit of {} ([serve.limits] max_twin_state_mb); delete records, or \
+                 delete or reset sessions (DELETE /__wraith/session/{{id}})",
+                self.opts.max_twin_state_bytes
             )
         } else {
             let route = route?;
@@ -1357,7 +1372,7 @@ impl Engine {
                 kept
             });
         }
-        ns.state_bytes = ns.state_bytes.saturating_sub(freed).saturating_add(added);
+        ns.set_state_bytes(ns.state_bytes.saturating_sub(freed).saturating_add(added));
     }
 
     /// A `GET` of a list route the session's membership actions or member effects wrote

@@ -789,6 +789,8 @@ pub(crate) struct NsEnv<'a> {
     /// `state.put` is held to them as a recorded route's write is.
     pub max_entities_per_type: usize,
     pub max_state_bytes: u64,
+    /// `[serve.limits] max_twin_state_mb` (in bytes): every session's records together.
+    pub max_twin_state_bytes: u64,
     /// The message of the last `state.put` the limits refused: a handler failing with it
     /// answers `507 state-limit-exceeded`, as the refused write would on a recorded route.
     pub limit_refusal: Option<String>,
@@ -809,6 +811,8 @@ impl NsEnv<'_> {
     pub(crate) fn roll_back(&mut self) {
         if let Some(before) = self.before.take() {
             *self.ns = before;
+            // The copy counts nothing until it is the session again.
+            self.ns.resync_tally(None);
         }
     }
 
@@ -858,12 +862,28 @@ impl NsEnv<'_> {
             .state_bytes
             .saturating_sub(old.unwrap_or(0))
             .saturating_add(new);
-        (new > old.unwrap_or(0) && after > self.max_state_bytes).then(|| {
-            format!(
+        if new <= old.unwrap_or(0) {
+            return None;
+        }
+        if after > self.max_state_bytes {
+            return Some(format!(
                 "state.put(`{ty}`, `{id}`): the record would take this session's records to \
                  {after} bytes, over the twin's limit of {} ([serve.limits] \
                  max_total_state_mb); delete records or reset the session",
                 self.max_state_bytes
+            ));
+        }
+        let twin = self
+            .ns
+            .tally
+            .twin_total()
+            .saturating_add(new - old.unwrap_or(0));
+        (twin > self.max_twin_state_bytes).then(|| {
+            format!(
+                "state.put(`{ty}`, `{id}`): the record would take the twin's sessions together \
+                 to {twin} bytes of records, over the twin's limit of {} ([serve.limits] \
+                 max_twin_state_mb); delete records, or delete or reset sessions",
+                self.max_twin_state_bytes
             )
         })
     }
@@ -1462,6 +1482,7 @@ mod tests {
             before: None,
             max_entities_per_type: usize::MAX,
             max_state_bytes: u64::MAX,
+            max_twin_state_bytes: u64::MAX,
             limit_refusal: None,
         };
         assert_eq!(

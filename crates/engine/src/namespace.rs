@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use indexmap::IndexMap;
 use parking_lot::{Mutex, RwLock};
@@ -240,6 +241,63 @@ pub(crate) fn idem_request_digest(path: &str, query: &[(String, String)], body: 
 /// principal).
 pub(crate) type WrappedRecord = (String, String, Option<String>);
 
+/// A namespace's share of the state every session of the engine holds together (what
+/// `[serve.limits] max_twin_state_mb` bounds): the count it last added to the engine-wide
+/// total. It is taken back when the namespace is dropped (deleted, replaced by a reset, or a
+/// handler's rolled-back copy), so the total follows the namespaces that exist whatever path
+/// removed one. A clone (a probe's or a rollback's copy of the session) adds nothing until
+/// [`Namespace::resync_tally`] installs it.
+#[derive(Debug, Default)]
+pub(crate) struct StateTally {
+    total: Arc<AtomicU64>,
+    counted: u64,
+}
+
+impl StateTally {
+    /// A share of `total` that adds nothing yet.
+    pub(crate) fn of(total: &Arc<AtomicU64>) -> StateTally {
+        StateTally {
+            total: Arc::clone(total),
+            counted: 0,
+        }
+    }
+
+    /// Make this namespace's share `bytes`.
+    fn settle(&mut self, bytes: u64) {
+        if bytes >= self.counted {
+            self.total
+                .fetch_add(bytes - self.counted, Ordering::Relaxed);
+        } else {
+            take_back(&self.total, self.counted - bytes);
+        }
+        self.counted = bytes;
+    }
+
+    /// Every namespace's state together, this one's as last settled.
+    pub(crate) fn twin_total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+}
+
+/// Subtract without wrapping below zero.
+fn take_back(total: &AtomicU64, bytes: u64) {
+    let _ = total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+        Some(t.saturating_sub(bytes))
+    });
+}
+
+impl Clone for StateTally {
+    fn clone(&self) -> StateTally {
+        StateTally::of(&self.total)
+    }
+}
+
+impl Drop for StateTally {
+    fn drop(&mut self) {
+        take_back(&self.total, self.counted);
+    }
+}
+
 /// One session's world. `Clone` so a handler can be probed on a copy without changing the
 /// session ([`crate::Engine::probe_handler`]).
 #[derive(Clone)]
@@ -331,11 +389,29 @@ pub(crate) struct Namespace {
     /// keys of its tombstones and the ids in its member lists. What `[serve.limits]
     /// max_total_state_mb` bounds.
     pub state_bytes: u64,
+    /// This namespace's share of every session's state together.
+    pub tally: StateTally,
     /// Values this session supplied or was minted: the outbound scrub echoes them verbatim.
     pub outbound: crate::outbound::SessionValues,
 }
 
 impl Namespace {
+    /// Set what the session's own state takes, and its share of the twin's total with it.
+    pub(crate) fn set_state_bytes(&mut self, bytes: u64) {
+        self.state_bytes = bytes;
+        self.tally.settle(bytes);
+    }
+
+    /// Count this namespace into `total` (the engine's), as it is now: for a namespace just
+    /// made, or a copy installed in place of the session (a handler's rollback).
+    pub(crate) fn resync_tally(&mut self, total: Option<&Arc<AtomicU64>>) {
+        if let Some(total) = total {
+            self.tally = StateTally::of(total);
+        }
+        let bytes = self.state_bytes;
+        self.tally.settle(bytes);
+    }
+
     pub(crate) fn new(key: NsKey, settings: Settings, seed: Option<&SeedData>) -> Namespace {
         let rng = ChaCha8Rng::from_seed(derive_seed(&settings));
         let mut ns = Namespace {
@@ -370,6 +446,7 @@ impl Namespace {
             replayed_writes: BTreeMap::new(),
             entities_seeded: 0,
             state_bytes: 0,
+            tally: StateTally::default(),
             outbound: crate::outbound::SessionValues::default(),
         };
         if let Some(seed) = seed {
@@ -490,7 +567,7 @@ impl Namespace {
             store.created.push(pk.to_string());
         }
         let freed = replaced.map_or(0, |e| e.bytes) + untombed;
-        self.state_bytes = self.state_bytes.saturating_sub(freed).saturating_add(bytes);
+        self.set_state_bytes(self.state_bytes.saturating_sub(freed).saturating_add(bytes));
     }
 
     /// Remember that the acting `principal` created record `pk` (see [`TypeStore::creator`]).
@@ -511,10 +588,11 @@ impl Namespace {
             None => pk.len() as u64,
             Some(_) => 0,
         };
-        self.state_bytes = self
-            .state_bytes
-            .saturating_sub(freed)
-            .saturating_add(tombed);
+        self.set_state_bytes(
+            self.state_bytes
+                .saturating_sub(freed)
+                .saturating_add(tombed),
+        );
     }
 
     /// A create answered with a key it minted (not one the request named) that is already
@@ -683,6 +761,34 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_namespace_counts_its_state_into_the_total_until_it_is_dropped() {
+        let total = Arc::new(AtomicU64::new(0));
+        let mut a = fresh();
+        a.resync_tally(Some(&total));
+        a.set_state_bytes(500);
+        let mut b = fresh();
+        b.resync_tally(Some(&total));
+        b.set_state_bytes(200);
+        assert_eq!(total.load(Ordering::Relaxed), 700);
+        a.set_state_bytes(100);
+        assert_eq!(total.load(Ordering::Relaxed), 300);
+        // A copy counts nothing until it is installed, then counts as itself.
+        let mut copy = b.clone();
+        assert_eq!(total.load(Ordering::Relaxed), 300);
+        b.set_state_bytes(900);
+        assert_eq!(total.load(Ordering::Relaxed), 1000);
+        b = {
+            copy.resync_tally(None);
+            copy
+        };
+        assert_eq!(total.load(Ordering::Relaxed), 300);
+        drop(a);
+        assert_eq!(total.load(Ordering::Relaxed), 200);
+        drop(b);
+        assert_eq!(total.load(Ordering::Relaxed), 0);
+    }
 
     fn idem_entry(body_len: usize) -> IdemEntry {
         IdemEntry {

@@ -222,6 +222,8 @@ pub struct LimitsConfig {
     pub max_namespaces: u64,
     pub max_entities_per_type: u64,
     pub max_total_state_mb: u64,
+    /// Every session's records together: past it, writes answer 507 in every session.
+    pub max_twin_state_mb: u64,
     pub request_drain_timeout_ms: u64,
     /// How long `wraith serve` waits for more of a request (its headers, the next bytes of its
     /// body) before giving up on the client.
@@ -234,6 +236,7 @@ impl Default for LimitsConfig {
             max_namespaces: 1000,
             max_entities_per_type: 10000,
             max_total_state_mb: 100,
+            max_twin_state_mb: 2048,
             request_drain_timeout_ms: 5000,
             request_idle_timeout_ms: 30_000,
         }
@@ -1270,6 +1273,7 @@ fn schema() -> Shape {
                         "max_namespaces",
                         "max_entities_per_type",
                         "max_total_state_mb",
+                        "max_twin_state_mb",
                         "request_drain_timeout_ms",
                         "request_idle_timeout_ms",
                     ]),

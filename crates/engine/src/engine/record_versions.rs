@@ -105,6 +105,6 @@ impl Engine {
             0
         };
         versions.push(item);
-        ns.state_bytes = ns.state_bytes.saturating_sub(freed).saturating_add(size);
+        ns.set_state_bytes(ns.state_bytes.saturating_sub(freed).saturating_add(size));
     }
 }

@@ -306,6 +306,7 @@ impl Engine {
             before: None,
             max_entities_per_type: self.opts.max_entities_per_type,
             max_state_bytes: self.opts.max_state_bytes,
+            max_twin_state_bytes: self.opts.max_twin_state_bytes,
             limit_refusal: None,
         };
         let result = handler.call(&req, &mut env as &mut dyn HandlerEnv);

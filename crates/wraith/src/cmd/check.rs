@@ -440,6 +440,7 @@ fn engine_options(
         max_entities_per_type: usize::try_from(serve.limits.max_entities_per_type)
             .unwrap_or(usize::MAX),
         max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
+        max_twin_state_bytes: serve.limits.max_twin_state_mb.saturating_mul(1024 * 1024),
         idempotency: serve.idempotency.enabled.then(|| IdempotencyOptions {
             header: serve.idempotency.header.to_ascii_lowercase(),
             ttl_seconds: serve.idempotency.ttl_seconds,

@@ -207,6 +207,7 @@ base_url = {base_url}
 # max_namespaces = 1000
 # max_entities_per_type = 10000
 # max_total_state_mb = 100
+# max_twin_state_mb = 2048
 # request_drain_timeout_ms = 5000
 # request_idle_timeout_ms = 30000
 

@@ -152,6 +152,7 @@ pub struct Resolved {
     pub max_namespaces: usize,
     pub max_entities_per_type: usize,
     pub max_state_bytes: u64,
+    pub max_twin_state_bytes: u64,
     pub drain_timeout: Duration,
     pub idle_timeout: Duration,
     pub idempotency: Option<IdempotencyOptions>,
@@ -241,6 +242,7 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
         max_entities_per_type: usize::try_from(serve.limits.max_entities_per_type)
             .unwrap_or(usize::MAX),
         max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
+        max_twin_state_bytes: serve.limits.max_twin_state_mb.saturating_mul(1024 * 1024),
         drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
         idle_timeout: Duration::from_millis(serve.limits.request_idle_timeout_ms),
         idempotency,
@@ -471,6 +473,7 @@ pub fn run(args: Args) -> CmdResult {
         max_namespaces: resolved.max_namespaces,
         max_entities_per_type: resolved.max_entities_per_type,
         max_state_bytes: resolved.max_state_bytes,
+        max_twin_state_bytes: resolved.max_twin_state_bytes,
         idempotency: resolved.idempotency.clone(),
         rewrite_self_urls: resolved.rewrite_self_urls,
         provenance_headers: resolved.provenance_headers,

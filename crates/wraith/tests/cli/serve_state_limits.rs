@@ -261,3 +261,67 @@ async fn a_handler_state_put_past_max_total_state_mb_answers_507() {
         .await
         .assert_status(200);
 }
+
+/// `max_twin_state_mb` bounds every session's records together: each session under its own
+/// limit, the twin past its own refuses writes in every session, a delete still passes, and
+/// deleting or resetting a session gives its room back to the others.
+#[tokio::test]
+async fn writes_past_max_twin_state_mb_are_refused_in_every_session_until_one_makes_room() {
+    let t = support::example_shop_twin();
+    t.set_toml("serve.limits", "max_twin_state_mb", "2");
+    let server = t.serve(&[]);
+    let big = "x".repeat(700 * 1024);
+    // Three sessions of 700 KB each: the third write takes the twin past 2 MB.
+    let mut firsts = Vec::new();
+    for s in ["a", "b", "c"] {
+        let r = create(&server, s, &big).await;
+        r.assert_status(201);
+        firsts.push(r.json()["id"].as_str().unwrap().to_string());
+    }
+    for s in ["a", "d"] {
+        assert_refused(&create(&server, s, "small").await, "max_twin_state_mb");
+    }
+    // A delete passes and makes room.
+    server
+        .delete(&format!("/customers/{}", firsts[0]), Some("a"))
+        .await
+        .assert_status(200);
+    create(&server, "d", "small").await.assert_status(201);
+    create(&server, "d", &big).await.assert_status(201);
+    assert_refused(&create(&server, "a", "small").await, "max_twin_state_mb");
+    // Deleting a session gives its room back; so does resetting one.
+    server
+        .send("DELETE", "/__wraith/session/b", None, &[], None)
+        .await
+        .assert_status(200);
+    create(&server, "a", "small").await.assert_status(201);
+    create(&server, "a", &big).await.assert_status(201);
+    assert_refused(&create(&server, "e", "small").await, "max_twin_state_mb");
+    server
+        .send("POST", "/__wraith/session/c/reset", None, &[], None)
+        .await
+        .assert_status(200);
+    create(&server, "e", "small").await.assert_status(201);
+}
+
+/// A handler's `state.put` is held to the twin-wide limit too, and the refused handler's
+/// writes are undone without leaving their bytes counted.
+#[tokio::test]
+async fn a_handler_state_put_past_max_twin_state_mb_answers_507() {
+    let t = bulk_twin();
+    t.set_toml("serve.limits", "max_twin_state_mb", "1");
+    let server = t.serve(&[]);
+    server
+        .get("/bulk?from=0&n=1&size=600000", Some("a"))
+        .await
+        .assert_status(200);
+    let r = server.get("/bulk?from=0&n=2&size=600000", Some("b")).await;
+    r.assert_status(507);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("max_twin_state_mb"), "{message}");
+    // Session b's rolled-back first put is not counted: a small record still fits.
+    server
+        .get("/bulk?from=0&n=1&size=300000", Some("b"))
+        .await
+        .assert_status(200);
+}
