@@ -8,7 +8,9 @@
 //! Bodies: `postData._encoding: "base64"` (a non-standard marker some converters use for
 //! binary request bodies; `postData.encoding` too) and `content.encoding: "base64"` are decoded. HAR stores response
 //! bodies already decoded, so a `content-encoding` response header is dropped to keep the
-//! recorded headers true to the recorded body. A request body is stored as the client sent it,
+//! recorded headers true to the recorded body; a base64 body that still decodes by that header
+//! (a producer that kept the bytes as they came) is recorded decoded, with a warning, so the
+//! scrubber and synth see its content. A request body is stored as the client sent it,
 //! so one with a `content-encoding` header is decoded as the recorder decodes one
 //! ([`crate::encoding`]); one that does not decode is kept with its header and a warning.
 
@@ -666,9 +668,30 @@ fn parse_har_limited(
             Some(c) => {
                 let body = match &c.text {
                     Some(t) => {
+                        let mut body = decode_text(t, c.encoding.as_deref())
+                            .map_err(|m| err(at("response.content.text"), m))?;
+                        // HAR stores a response body decoded, but some producers put the bytes
+                        // as they came (base64 of the gzip stream): those decode by the header's
+                        // codings, a body stored decoded does not.
+                        let base64 = c
+                            .encoding
+                            .as_deref()
+                            .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
+                        if base64
+                            && let Decoding::Decoded { codings } = decode_message_body(
+                                &mut resp_headers,
+                                &mut body,
+                                DEFAULT_MAX_DECODED_BYTES,
+                            )
+                        {
+                            warnings.push(format!(
+                                "{}: the response body was stored `{codings}`-encoded, not \
+                                 decoded as HAR says; it is recorded decoded",
+                                at("response.content.text")
+                            ));
+                        }
                         resp_headers.shift_remove("content-encoding");
-                        decode_text(t, c.encoding.as_deref())
-                            .map_err(|m| err(at("response.content.text"), m))?
+                        body
                     }
                     None => Vec::new(),
                 };
@@ -1241,6 +1264,45 @@ mod tests {
             "{:?}",
             s.warnings
         );
+    }
+
+    /// HAR says a response body is stored decoded; one a producer stored as it came (base64 of
+    /// the gzip stream) is decoded by its `Content-Encoding`, so the scrubber sees its secrets,
+    /// while a base64 body that was decoded already is kept as it is.
+    #[test]
+    fn a_response_body_stored_still_compressed_is_decoded_so_its_secrets_are_scrubbed() {
+        use std::io::Write;
+        let plain = br#"{"access_token":"hunter2hunter2","name":"bob"}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(plain).unwrap();
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let entry = |text: String| {
+            format!(
+                r#"{{"startedDateTime":"2000-01-01T00:00:00Z","request":{{"method":"GET","url":"https://api.linode.com/v4beta/x"}},
+                "response":{{"status":200,"headers":[{{"name":"Content-Encoding","value":"gzip"}},{{"name":"Content-Type","value":"application/json"}}],
+                "content":{{"mimeType":"application/json","text":"{text}","encoding":"base64"}}}}}}"#
+            )
+        };
+        let entries = [entry(b64(&gz.finish().unwrap())), entry(b64(plain))].join(",");
+        let s = parse_har(&har(&entries), Path::new("x.har"), &base()).unwrap();
+        for e in &s.exchanges {
+            assert_eq!(e.response_body(), &plain[..]);
+            assert_eq!(e.response_header("content-encoding"), None);
+        }
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(
+            s.warnings[0].starts_with("log.entries[0].response.content.text: ")
+                && s.warnings[0].contains("`gzip`"),
+            "{:?}",
+            s.warnings
+        );
+        let scrubber = crate::scrub::Scrubber::new(
+            crate::scrub::ScrubPolicy::builtin_only(),
+            crate::scrub::HmacKey::from_bytes(b"k".to_vec()),
+        );
+        let scrubbed = scrubber.scrub(s.exchanges[0].clone());
+        let body = String::from_utf8(scrubbed.exchange().response_body().to_vec()).unwrap();
+        assert!(!body.contains("hunter2"), "{body}");
     }
 
     /// A POST entry whose `postData` is `params` only, under `mime`.
