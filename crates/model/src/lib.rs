@@ -17,6 +17,7 @@ pub mod precomputed;
 pub mod principal;
 pub mod request_key;
 pub mod respelling;
+pub mod secret_names;
 pub mod template;
 pub mod types;
 pub mod validate;

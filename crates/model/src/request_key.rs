@@ -123,30 +123,17 @@ pub fn escape_request_path(path: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(escaped.join("/"))
 }
 
-/// Query parameters that carry a credential, never an input (`?api_key=…`): the scrubber's
-/// built-in secret parameter names (`wraith_recording::scrub::BUILTIN_SECRET_PARAMS`, held
-/// equal by a test of `wraith-synth`), compared lowercase.
-pub const CREDENTIAL_QUERY_PARAMS: &[&str] = &[
-    "api_key",
-    "secret",
-    "password",
-    "token",
-    "access_token",
-    "refresh_token",
-    "client_secret",
-];
-
 /// Sort query parameters by name (stable, values kept in order) and re-encode them, so that
-/// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`. Credential parameters
-/// ([`CREDENTIAL_QUERY_PARAMS`]) are left out: recordings hold them tokenized, and the twin
-/// validates no credential, so a client's own key is the recorded request as much as the
-/// recorded key is.
+/// `b=1&a=2` and `a=2&b=1` key the same. `""` stays `""`. Credential parameters (`?api_key=…`,
+/// `?key=…`, `?sig=…`: [`crate::secret_names::is_secret_param_name`], the scrubber's rule)
+/// are left out: recordings hold them tokenized, and the twin validates no credential, so a
+/// client's own key is the recorded request as much as the recorded key is.
 pub fn normalize_query(query: &str) -> String {
     if query.is_empty() {
         return String::new();
     }
     let mut pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
-        .filter(|(k, _)| !CREDENTIAL_QUERY_PARAMS.contains(&k.to_ascii_lowercase().as_str()))
+        .filter(|(k, _)| !crate::secret_names::is_secret_param_name(k))
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
     pairs.sort_by(|a, b| a.0.cmp(&b.0));

@@ -21,6 +21,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::exchange::{Exchange, Headers};
+use wraith_model::secret_names::{ends_in_secret_word, innermost_bracket_name, name_words};
+pub use wraith_model::secret_names::{is_secret_field_name, is_secret_param_name};
 
 mod json_text;
 mod jsonpath;
@@ -34,7 +36,7 @@ pub use key::{HmacKey, KeyEnv, key_file_path};
 
 /// Version of the built-in rule set; part of every policy hash, so changing the built-ins
 /// changes the hash of recordings scrubbed with them.
-pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/3";
+pub const BUILTIN_RULES_VERSION: &str = "wraith-builtin-scrub-rules/4";
 /// Tokenization scheme version written into `safety.tokenization_version`.
 pub const TOKENIZATION_VERSION: u32 = 1;
 /// What `redact` writes.
@@ -42,7 +44,9 @@ pub const REDACTED: &str = "[REDACTED]";
 /// Prefix of tokens made by `tokenize`.
 pub const TOKEN_PREFIX: &str = "wraith_tok_";
 
-/// Query parameters (and form fields, and JSON keys) that always hold secrets.
+/// Query parameters (and form fields, and JSON keys) that always hold secrets: examples of the
+/// name family the built-in rules tokenize ([`is_secret_field_name`] for JSON member names,
+/// [`is_secret_param_name`] for query parameters and form fields), which holds every one.
 pub const BUILTIN_SECRET_PARAMS: &[&str] = &[
     "api_key",
     "secret",
@@ -820,9 +824,8 @@ impl Scrubber {
             let inner = innermost_bracket_name(&lname);
             let mut value = decode_component(raw_value);
             let original = value.clone();
-            let secret_name =
-                is_builtin_secret_name(&lname) || inner.is_some_and(is_builtin_secret_name);
-            if secret_name && !value.is_empty() {
+            // Judged as sent: `clientSecret` splits into words at its camelCase boundary.
+            if is_secret_param_name(&name) && !value.is_empty() {
                 let t = self.tokenize(&value);
                 if t != value {
                     fired.add(if form {
@@ -1103,7 +1106,7 @@ impl Scrubber {
             let (Some(key), Some(value)) = (c.get(1), c.get(2)) else {
                 continue;
             };
-            if value.is_empty() || !is_builtin_secret_key(&json_string_text(key.as_bytes())) {
+            if value.is_empty() || !is_secret_field_name(&json_string_text(key.as_bytes())) {
                 continue;
             }
             let text = json_string_text(value.as_bytes());
@@ -1180,7 +1183,7 @@ impl Scrubber {
             let lname = part.name.to_ascii_lowercase();
             let inner = innermost_bracket_name(&lname);
             let mut new = value.to_string();
-            if is_builtin_secret_name(&lname) || inner.is_some_and(is_builtin_secret_name) {
+            if is_secret_param_name(&part.name) {
                 new = self.tokenize(&new);
                 if new != value {
                     local.add(RULE_SECRET_FORM);
@@ -1310,11 +1313,19 @@ impl Scrubber {
         // array or object under it too. Numbers are not secrets here, only possibly cards.
         let secret_field = path
             .iter()
-            .any(|seg| matches!(seg, Seg::Key(k) if is_builtin_secret_key(k)));
+            .any(|seg| matches!(seg, Seg::Key(k) if is_secret_field_name(k)));
         match &cur {
             Scalar::Str(s) if secret_field => {
                 if !s.is_empty() {
-                    let t = self.tokenize(s);
+                    // An echoed `"Authorization": "Bearer …"` keeps its scheme word as the
+                    // header does, so the credential gets the header's token.
+                    let credential = matches!(path.last(), Some(Seg::Key(k))
+                        if name_words(k).last().is_some_and(|w| w == "authorization"));
+                    let t = if credential {
+                        self.tokenize_credential(s)
+                    } else {
+                        self.tokenize(s)
+                    };
                     if t != *s {
                         cur = Scalar::Str(t.into());
                         changed = true;
@@ -1531,7 +1542,7 @@ fn replace_echoes(body: &[u8], echoes: &[(Vec<u8>, Vec<u8>)]) -> Option<Vec<u8>>
 
 /// The header-name family whose values are credentials (besides `authorization`, `cookie`,
 /// `set-cookie` and `x-api-key`, which have rules of their own), judged by the name's last
-/// word (words split at `-` and `_`, lowercase): a `token`, `secret`, `password`, `passwd`,
+/// word (`wraith_model::secret_names::ends_in_secret_word`): a `token`, `secret`, `password`, `passwd`,
 /// `apikey`, `credential(s)` or `authorization` (`X-Auth-Token`, `Private-Token`,
 /// `X-Amz-Security-Token`, `X-Client-Secret`, `Apikey`, `X-Authorization`), or a `key` after
 /// a word saying whose (`Api-Key`, `X-Goog-Api-Key`, `X-Access-Key`, `Ocp-Apim-Subscription-Key`).
@@ -1543,50 +1554,13 @@ fn is_secret_header_name(lname: &str) -> bool {
     if lname.starts_with("access-control-") {
         return false;
     }
-    let mut words = lname.rsplit(['-', '_']);
-    let last = words.next().unwrap_or("");
-    match last {
-        "token" | "secret" | "password" | "passwd" | "apikey" | "credential" | "credentials"
-        | "authorization" => true,
-        "key" => matches!(
-            words.next(),
-            Some(
-                "api"
-                    | "access"
-                    | "secret"
-                    | "private"
-                    | "subscription"
-                    | "auth"
-                    | "client"
-                    | "account"
-                    | "master"
-                    | "consumer"
-                    | "session"
-            )
-        ),
-        _ => false,
-    }
+    ends_in_secret_word(&name_words(lname))
 }
 
 /// A header whose value is `<scheme> <credential>` (`Authorization`, `Proxy-Authorization`,
 /// `X-Authorization`): the scheme word is kept when it is tokenized.
 fn is_credential_header_name(lname: &str) -> bool {
     lname.rsplit(['-', '_']).next() == Some("authorization")
-}
-
-/// The name a bracketed query or form name nests (`user[password]` → `password`,
-/// `a[b][c]` → `c`), or its base name when the innermost brackets are empty (`token[]`,
-/// `auth[key][]` → `key`); `None` for a name without well-formed brackets.
-fn innermost_bracket_name(name: &str) -> Option<&str> {
-    let (base, rest) = name.split_once('[')?;
-    let mut innermost = base;
-    for segment in rest.split('[') {
-        let inside = segment.strip_suffix(']')?;
-        if !inside.is_empty() {
-            innermost = inside;
-        }
-    }
-    Some(innermost)
 }
 
 /// `body` with each span of `edits` (in order, not overlapping) replaced by its new text and
@@ -1601,17 +1575,6 @@ fn splice(body: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
     }
     out.extend_from_slice(body.get(at..).unwrap_or_default());
     out
-}
-
-fn is_builtin_secret_name(lname: &str) -> bool {
-    BUILTIN_SECRET_PARAMS.contains(&lname)
-}
-
-/// A JSON member name of the built-in secret list, compared case-insensitively.
-fn is_builtin_secret_key(name: &str) -> bool {
-    BUILTIN_SECRET_PARAMS
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// Already-scrubbed values (token envelopes) are never scrubbed again.

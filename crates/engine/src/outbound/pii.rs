@@ -201,29 +201,9 @@ pub(crate) fn git_author(v: &str) -> Option<(&str, &str, &str)> {
 }
 
 /// The words of a JSON key, lowercased: `displayName`, `display_name`, `display-name` and
-/// `display.name` all give `["display", "name"]`.
+/// `display.name` all give `["display", "name"]` (the recorder's scrubber splits names alike).
 pub(crate) fn key_words(key: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if matches!(c, '_' | '-' | '.' | ' ') {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words
+    wraith_model::secret_names::name_words(key)
 }
 
 /// What a JSON key (or path segment) says about the values under it. The outbound pass asks
@@ -473,12 +453,18 @@ fn is_person_word_uncached(word: &str) -> bool {
     })
 }
 
-/// Key words that make a value a credential (`client_secret`, `api_key`, `access_token`).
+/// Key words that make a value a credential (`client_secret`, `api_key`, `access_token`): every
+/// name the recorder's scrubber tokenizes
+/// ([`wraith_model::secret_names::is_secret_field_name`]: `id_token`, `aws_secret_access_key`),
+/// and more, since here a value must look like a credential as well.
 fn is_credential_key(key: &str) -> bool {
     key_flags(key).credential
 }
 
 fn is_credential_key_uncached(key: &str) -> bool {
+    if wraith_model::secret_names::is_secret_field_name(key) {
+        return true;
+    }
     let words = key_words(key);
     let has = |w: &str| words.iter().any(|x| x == w);
     // Cursor and page handles are not secrets even when called tokens.
@@ -599,6 +585,18 @@ mod tests {
         assert!(is_credential("client_secret", "s3cr3tvalue"));
         assert!(!is_credential("next_page_token", "abcdefghijkl"));
         assert!(!is_credential("token_type", "Bearer"));
+        // The recorder's names are credentials here too.
+        for key in [
+            "aws_secret_access_key",
+            "id_token",
+            "secret_key",
+            "apiKey",
+            "private_key",
+        ] {
+            assert!(is_credential(key, "s3cr3tvalue"), "{key}");
+        }
+        assert!(!is_credential("idempotency_key", "abcdefghijkl"));
+        assert!(!is_credential("key", "abcdefghijkl"));
         assert!(is_credential("note", "ghp_0123456789abcdefghij"));
         assert!(is_ssn("123-45-6789"));
         for not in [

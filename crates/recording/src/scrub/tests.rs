@@ -1367,3 +1367,93 @@ fn a_name_pattern_of_many_stars_is_matched_without_trying_every_split() {
         );
     }
 }
+
+/// JSON members are judged by the last word of their name, whatever the case style
+/// (`apiKey`, `secret_key`, `X-Api-Key`), not by a list of exact names; their look-alikes
+/// (`token_type`, a `key` alone, `idempotency_key`, `expires_in`) keep their values.
+#[test]
+fn json_fields_named_like_secrets_are_scrubbed_in_any_case_style() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("application/json".into());
+    ex.request.body = br#"{"apiKey":"K1","secret_key":"K2","credentials":{"private_key":"-----BEGIN RSA PRIVATE KEY-----K3"},"X-Api-Key":"K4","key":"item-7","idempotency_key":"idem-1"}"#.to_vec().into();
+    ex.frames[0].body = br#"{"aws_secret_access_key":"K5","id_token":"eyJ.K6","clientSecret":"K7","token_type":"bearer","expires_in":3600,"expires":"soon","access_key_id":"AKID"}"#.to_vec();
+    let out = s.scrub(ex);
+    let t = |v: &str| s.tokenize(v);
+    let req = String::from_utf8(out.exchange().request.body.to_vec()).unwrap();
+    assert_eq!(
+        req,
+        format!(
+            r#"{{"apiKey":"{}","secret_key":"{}","credentials":{{"private_key":"{}"}},"X-Api-Key":"{}","key":"item-7","idempotency_key":"idem-1"}}"#,
+            t("K1"),
+            t("K2"),
+            t("-----BEGIN RSA PRIVATE KEY-----K3"),
+            t("K4")
+        )
+    );
+    let resp = String::from_utf8(out.exchange().frames[0].body.clone()).unwrap();
+    assert_eq!(
+        resp,
+        format!(
+            r#"{{"aws_secret_access_key":"{}","id_token":"{}","clientSecret":"{}","token_type":"bearer","expires_in":3600,"expires":"soon","access_key_id":"AKID"}}"#,
+            t("K5"),
+            t("eyJ.K6"),
+            t("K7")
+        )
+    );
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_JSON.to_string()), "{ids:?}");
+}
+
+/// A JSON member named like the `Authorization` header (an API echoing the request's headers)
+/// keeps its scheme word, and its credential gets the header's token.
+#[test]
+fn a_json_authorization_field_keeps_its_scheme_like_the_header() {
+    let s = scrubber("");
+    let mut ex = with_req_header("Authorization", "Bearer SEKRIT-123");
+    ex.frames[0].body = br#"{"headers":{"Authorization":"Bearer SEKRIT-123"}}"#.to_vec();
+    let out = s.scrub(ex);
+    let header = req_header(&out, "authorization");
+    let body = String::from_utf8(out.exchange().frames[0].body.clone()).unwrap();
+    assert_eq!(
+        body,
+        format!(r#"{{"headers":{{"Authorization":"{header}"}}}}"#)
+    );
+    assert_eq!(header, format!("Bearer {}", s.tokenize("SEKRIT-123")));
+}
+
+/// In a URL, a parameter named exactly `key` is an API key (`?key=` on Google APIs) and a
+/// signature (`sig`, `X-Amz-Signature`) is a credential; the family rule catches `apikey`.
+#[test]
+fn query_parameters_named_like_credentials_are_scrubbed() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.query =
+        "sig=S1&X-Amz-Signature=S2&key=S3&apikey=S4&page=2&sort_key=name&X-Amz-Date=20240101"
+            .into();
+    let out = s.scrub(ex);
+    let t = |v: &str| s.tokenize(v);
+    assert_eq!(
+        out.exchange().request.query,
+        format!(
+            "sig={}&X-Amz-Signature={}&key={}&apikey={}&page=2&sort_key=name&X-Amz-Date=20240101",
+            t("S1"),
+            t("S2"),
+            t("S3"),
+            t("S4")
+        )
+    );
+    // A form field is read by the same rule.
+    let mut ex = exchange();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("application/x-www-form-urlencoded".into());
+    ex.request.body = b"clientSecret=F1&grant_type=client_credentials"
+        .to_vec()
+        .into();
+    let out = s.scrub(ex);
+    assert_eq!(
+        out.exchange().request.body.as_ref(),
+        format!("clientSecret={}&grant_type=client_credentials", t("F1")).as_bytes()
+    );
+}

@@ -657,3 +657,69 @@ fn a_query_secret_spelled_with_plus_signs_is_tokenized_as_record_tokenizes_it() 
     let body: Value = serde_json::from_slice(&exchanges[1].request.body).unwrap();
     assert_eq!(body["access_token"], tok.as_str());
 }
+
+#[test]
+fn secrets_named_in_any_case_style_and_url_signatures_are_tokenized_on_import() {
+    let secrets = [
+        "CASE_STYLE_SECRET_1",
+        "CASE_STYLE_SECRET_2",
+        "-----BEGIN RSA PRIVATE KEY-----CASE_STYLE_SECRET_3",
+        "CASE_STYLE_SECRET_4",
+        "eyJhbGciOiJIUzI1NiJ9.e30.CASE_STYLE_SECRET_5",
+        "URL_SIG_SECRET_6",
+        "URL_AMZ_SECRET_7",
+        "URL_KEY_SECRET_8",
+    ];
+    let [apikey, secret_key, pem, aws, jwt, sig, amz, key] = secrets;
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "POST",
+            &format!(
+                "https://api.example.com/v1/users?sig={sig}&X-Amz-Signature={amz}&key={key}&page=2"
+            ),
+            &[],
+            Some((
+                "application/json",
+                &json!({
+                    "apiKey": apikey,
+                    "secret_key": secret_key,
+                    "credentials": {"private_key": pem},
+                    "key": "item-7",
+                })
+                .to_string(),
+            )),
+            &[],
+            (
+                "application/json",
+                &json!({
+                    "aws_secret_access_key": aws,
+                    "id_token": jwt,
+                    "token_type": "bearer",
+                    "expires_in": 3600,
+                })
+                .to_string(),
+            ),
+        )],
+        &secrets,
+    );
+    let e = &exchanges[0];
+    assert_eq!(
+        e.request.query,
+        format!(
+            "sig={}&X-Amz-Signature={}&key={}&page=2",
+            token(sig),
+            token(amz),
+            token(key)
+        )
+    );
+    let req: Value = serde_json::from_slice(&e.request.body).unwrap();
+    assert_eq!(req["apiKey"], token(apikey));
+    assert_eq!(req["secret_key"], token(secret_key));
+    assert_eq!(req["credentials"]["private_key"], token(pem));
+    assert_eq!(req["key"], "item-7");
+    let resp: Value = serde_json::from_slice(&e.frames[0].body).unwrap();
+    assert_eq!(resp["aws_secret_access_key"], token(aws));
+    assert_eq!(resp["id_token"], token(jwt));
+    assert_eq!(resp["token_type"], "bearer");
+    assert_eq!(resp["expires_in"], 3600);
+}
