@@ -530,14 +530,32 @@ pub struct Scrubber {
     fingerprint: String,
 }
 
-/// Rule ids that fired while scrubbing one exchange, in first-fired order.
+/// Rule ids that fired while scrubbing one exchange, in first-fired order, and the secrets the
+/// built-in rules tokenized there, each with what it became (for [`Scrubber::sweep_secrets`]).
 #[derive(Default)]
-struct Fired(Vec<String>);
+struct Fired(Vec<String>, Vec<(String, String)>);
 
 impl Fired {
     fn add(&mut self, id: &str) {
         if !self.0.iter().any(|x| x == id) {
             self.0.push(id.to_string());
+        }
+    }
+
+    /// `secret` was rewritten to `token`.
+    fn note(&mut self, secret: &str, token: &str) {
+        if secret != token && !self.1.iter().any(|(s, _)| s == secret) {
+            self.1.push((secret.to_string(), token.to_string()));
+        }
+    }
+
+    /// The rules that fired and the secrets noted in a part scrubbed on its own.
+    fn absorb(&mut self, other: Fired) {
+        for id in &other.0 {
+            self.add(id);
+        }
+        for (secret, token) in &other.1 {
+            self.note(secret, token);
         }
     }
 }
@@ -551,6 +569,7 @@ const RULE_SECRET_QUERY: &str = "builtin:secret-query-param";
 const RULE_SECRET_FORM: &str = "builtin:secret-form-field";
 const RULE_SECRET_JSON: &str = "builtin:secret-json-field";
 const RULE_CARD: &str = "builtin:card-number";
+const RULE_SECRET_ECHO: &str = "builtin:secret-echo";
 
 impl Scrubber {
     pub fn new(policy: ScrubPolicy, key: HmacKey) -> Scrubber {
@@ -632,6 +651,27 @@ impl Scrubber {
         }
     }
 
+    /// [`Self::tokenize`], the secret noted for [`Self::sweep_secrets`].
+    fn tokenize_noted(&self, value: &str, fired: &mut Fired) -> String {
+        let t = self.tokenize(value);
+        fired.note(value, &t);
+        t
+    }
+
+    /// [`Self::tokenize_credential`], the credential (without its scheme word) noted for
+    /// [`Self::sweep_secrets`].
+    fn tokenize_credential_noted(&self, header_value: &str, fired: &mut Fired) -> String {
+        let t = self.tokenize_credential(header_value);
+        let trimmed = header_value.trim();
+        match (trimmed.split_once(' '), t.split_once(' ')) {
+            (Some((scheme, cred)), Some((kept, token))) if scheme == kept => {
+                fired.note(cred.trim(), token);
+            }
+            _ => fired.note(trimmed, &t),
+        }
+        t
+    }
+
     /// The value a request header `name: value` is recorded as, under every rule that reaches
     /// a header (the built-ins and the user's header rules). `serve` uses it to recognise a
     /// client by the credential header it sends (`wraith_model::principal`).
@@ -671,28 +711,36 @@ impl Scrubber {
         let lname = name.to_ascii_lowercase();
         let mut v = match lname.as_str() {
             "authorization" | "proxy-authorization" => {
-                let t = self.tokenize_credential(value);
+                let t = self.tokenize_credential_noted(value, fired);
                 if t != value {
                     fired.add(RULE_AUTHORIZATION);
                 }
                 t
             }
             "cookie" => {
-                let t = map_cookie_header(value, |_, val| Some(self.tokenize(val)));
+                let noted = std::cell::RefCell::new(Fired::default());
+                let t = map_cookie_header(value, |_, val| {
+                    Some(self.tokenize_noted(val, &mut noted.borrow_mut()))
+                });
+                fired.absorb(noted.into_inner());
                 if t != value {
                     fired.add(RULE_COOKIE);
                 }
                 t
             }
             "set-cookie" => {
-                let t = map_set_cookie(value, |_, val| Some(self.tokenize(val)));
+                let noted = std::cell::RefCell::new(Fired::default());
+                let t = map_set_cookie(value, |_, val| {
+                    Some(self.tokenize_noted(val, &mut noted.borrow_mut()))
+                });
+                fired.absorb(noted.into_inner());
                 if t != value {
                     fired.add(RULE_SET_COOKIE);
                 }
                 t
             }
             "x-api-key" => {
-                let t = self.tokenize(value);
+                let t = self.tokenize_noted(value, fired);
                 if t != value {
                     fired.add(RULE_API_KEY_HEADER);
                 }
@@ -705,9 +753,9 @@ impl Scrubber {
             _ if is_secret_header_name(&lname) => {
                 // `X-Authorization: Bearer …` keeps its scheme word as `Authorization` does.
                 let t = if is_credential_header_name(&lname) {
-                    self.tokenize_credential(value)
+                    self.tokenize_credential_noted(value, fired)
                 } else {
-                    self.tokenize(value)
+                    self.tokenize_noted(value, fired)
                 };
                 if t != value {
                     fired.add(RULE_SECRET_HEADER);
@@ -826,7 +874,7 @@ impl Scrubber {
             let original = value.clone();
             // Judged as sent: `clientSecret` splits into words at its camelCase boundary.
             if is_secret_param_name(&name) && !value.is_empty() {
-                let t = self.tokenize(&value);
+                let t = self.tokenize_noted(&value, fired);
                 if t != value {
                     fired.add(if form {
                         RULE_SECRET_FORM
@@ -934,9 +982,7 @@ impl Scrubber {
         if local.0.is_empty() {
             return None;
         }
-        for id in &local.0 {
-            fired.add(id);
-        }
+        fired.absorb(local);
         Some(new.into_bytes())
     }
 
@@ -1080,9 +1126,7 @@ impl Scrubber {
                     .collect()
             }
         };
-        for id in &local.0 {
-            fired.add(id);
-        }
+        fired.absorb(local);
         Some(parts)
     }
 
@@ -1113,7 +1157,7 @@ impl Scrubber {
             if is_envelope(&text) {
                 continue;
             }
-            let token = self.tokenize(&text);
+            let token = self.tokenize_noted(&text, fired);
             // Written back as the inside of a JSON string: escaped, without its quotes.
             let quoted = Value::String(token).to_string();
             let inner = quoted[1..quoted.len() - 1].to_string();
@@ -1184,7 +1228,7 @@ impl Scrubber {
             let inner = innermost_bracket_name(&lname);
             let mut new = value.to_string();
             if is_secret_param_name(&part.name) {
-                new = self.tokenize(&new);
+                new = self.tokenize_noted(&new, &mut local);
                 if new != value {
                     local.add(RULE_SECRET_FORM);
                 }
@@ -1207,9 +1251,7 @@ impl Scrubber {
         if edits.is_empty() {
             return None;
         }
-        for id in &local.0 {
-            fired.add(id);
-        }
+        fired.absorb(local);
         Some(splice(body, &edits))
     }
 
@@ -1235,9 +1277,7 @@ impl Scrubber {
             .map(|(span, new)| (span.start + bom..span.end + bom, new))
             .collect();
         // Built-ins in the order they first fired, then the user's rules in file order.
-        for id in &builtin.0 {
-            fired.add(id);
-        }
+        fired.absorb(builtin);
         for (rule, hit) in self.policy.rules.iter().zip(user_hits) {
             if hit {
                 fired.add(&rule.id);
@@ -1287,9 +1327,7 @@ impl Scrubber {
         if edits.is_empty() {
             return None;
         }
-        for id in &inner_builtin.0 {
-            builtin.add(id);
-        }
+        builtin.absorb(inner_builtin);
         for (hit, inner) in user_hits.iter_mut().zip(inner_hits) {
             *hit |= inner;
         }
@@ -1322,9 +1360,9 @@ impl Scrubber {
                     let credential = matches!(path.last(), Some(Seg::Key(k))
                         if name_words(k).last().is_some_and(|w| w == "authorization"));
                     let t = if credential {
-                        self.tokenize_credential(s)
+                        self.tokenize_credential_noted(s, builtin)
                     } else {
-                        self.tokenize(s)
+                        self.tokenize_noted(s, builtin)
                     };
                     if t != *s {
                         cur = Scalar::Str(t.into());
@@ -1457,6 +1495,7 @@ impl Scrubber {
                 }
             }
         }
+        self.sweep_secrets(&mut ex, req_ct.as_deref(), resp_ct.as_deref(), &mut fired);
         ex.safety.scrub_rule_ids = fired.0;
         ex.safety.tokenization_version = TOKENIZATION_VERSION;
         ex.safety.policy_hash = self.policy.policy_hash.clone();
@@ -1466,6 +1505,89 @@ impl Scrubber {
         ScrubbedExchange(ex)
     }
 }
+
+impl Scrubber {
+    /// Every other occurrence, anywhere in the exchange (header values, path, query, request
+    /// and response bodies), of a secret a built-in rule tokenized somewhere in it, replaced by
+    /// that secret's token: an answer echoing the request's `Authorization` credential, a URL
+    /// in a body repeating an `access_token`. Only secrets of at least [`MIN_SWEEP_LEN`]
+    /// characters are looked for, where they stand alone (see [`replace_echoes`]), as sent and
+    /// percent-encoded; a body of a binary type is left alone.
+    fn sweep_secrets(
+        &self,
+        ex: &mut Exchange,
+        req_ct: Option<&str>,
+        resp_ct: Option<&str>,
+        fired: &mut Fired,
+    ) {
+        let mut forms: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for (secret, token) in &fired.1 {
+            if secret.chars().count() < MIN_SWEEP_LEN {
+                continue;
+            }
+            for form in [secret.clone(), encode_component(secret)] {
+                // A form a JSON string would hold escaped is not looked for: the replacement
+                // must not cut an escape in two.
+                let plain = form
+                    .bytes()
+                    .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f);
+                if plain && !forms.iter().any(|(f, _)| *f == form.as_bytes()) {
+                    forms.push((form.into_bytes(), token.clone().into_bytes()));
+                }
+            }
+        }
+        if forms.is_empty() {
+            return;
+        }
+        forms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        let mut changed = false;
+        let mut sweep_str = |s: &mut String| {
+            if let Some(new) = replace_echoes(s.as_bytes(), &forms)
+                && let Ok(new) = String::from_utf8(new)
+            {
+                *s = new;
+                changed = true;
+            }
+        };
+        let headers = [
+            Some(&mut ex.request.headers),
+            Some(&mut ex.response.headers),
+        ]
+        .into_iter()
+        .chain([ex.response.trailers.as_mut()])
+        .flatten();
+        for headers in headers {
+            for (_, values) in headers.iter_mut() {
+                values.iter_mut().for_each(&mut sweep_str);
+            }
+        }
+        sweep_str(&mut ex.request.path);
+        sweep_str(&mut ex.request.query);
+        let binary =
+            |ct: Option<&str>| ct.is_some_and(|ct| is_binary_type(&ct.to_ascii_lowercase()));
+        if !binary(req_ct)
+            && let Some(new) = replace_echoes(&ex.request.body, &forms)
+        {
+            ex.request.body = new.into();
+            changed = true;
+        }
+        if !binary(resp_ct) {
+            for frame in ex.frames.iter_mut() {
+                if let Some(new) = replace_echoes(&frame.body, &forms) {
+                    frame.body = new;
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            fired.add(RULE_SECRET_ECHO);
+        }
+    }
+}
+
+/// Secrets shorter than this are not swept from the rest of an exchange
+/// ([`Scrubber::sweep_secrets`]): a short value is too often part of other text.
+const MIN_SWEEP_LEN: usize = 8;
 
 /// Secrets shorter than this are not looked for in the answer: a short value is too often
 /// part of other text (an id, a word) to be rewritten wherever it stands.

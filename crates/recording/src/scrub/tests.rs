@@ -1457,3 +1457,66 @@ fn query_parameters_named_like_credentials_are_scrubbed() {
         format!("clientSecret={}&grant_type=client_credentials", t("F1")).as_bytes()
     );
 }
+
+/// A secret a built-in rule tokenized in one place (the request's `Authorization`, a cookie, a
+/// secret-named JSON member of the answer) is replaced by the same token wherever else the
+/// exchange repeats it: an echoed header in the body, a URL in the body, a response header,
+/// the path, a text body. Short secrets, and a value that only contains one, stay.
+#[test]
+fn a_secret_echoed_in_the_response_is_replaced_by_the_same_token() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    let req = &mut ex.request;
+    req.path = "/v1/echo/SEKRIT-ECHO-1".into();
+    req.headers
+        .insert("authorization".into(), vec!["Bearer SEKRIT-ECHO-1".into()]);
+    req.headers
+        .insert("cookie".into(), vec!["sid=COOKIE-VALUE-2; lang=en".into()]);
+    req.headers
+        .insert("x-api-key".into(), vec!["short7".into()]);
+    ex.response.headers.insert(
+        "x-echo".into(),
+        vec!["seen SEKRIT-ECHO-1, ISSUED-TOKEN-3".into()],
+    );
+    ex.frames[0].body = br#"{"echo":{"auth":"Bearer SEKRIT-ECHO-1","cookie":"sid=COOKIE-VALUE-2; lang=en","key":"short7"},"url":"https://api.example.com/v1/echo?access_token=SEKRIT-ECHO-1","access_token":"ISSUED-TOKEN-3","other":"SEKRIT-ECHO-1X"}"#.to_vec();
+    let out = s.scrub(ex);
+    let (auth, cookie, issued) = (
+        s.tokenize("SEKRIT-ECHO-1"),
+        s.tokenize("COOKIE-VALUE-2"),
+        s.tokenize("ISSUED-TOKEN-3"),
+    );
+    let e = out.exchange();
+    assert_eq!(req_header(&out, "authorization"), format!("Bearer {auth}"));
+    assert_eq!(e.request.path, format!("/v1/echo/{auth}"));
+    assert_eq!(
+        e.response_header("x-echo").unwrap(),
+        format!("seen {auth}, {issued}")
+    );
+    let body = String::from_utf8(e.frames[0].body.clone()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"echo":{{"auth":"Bearer {auth}","cookie":"sid={cookie}; lang=en","key":"short7"}},"url":"https://api.example.com/v1/echo?access_token={auth}","access_token":"{issued}","other":"SEKRIT-ECHO-1X"}}"#
+        )
+    );
+    let ids = &e.safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_ECHO.to_string()), "{ids:?}");
+
+    // A text answer and a request body repeating the credential, percent-encoded in a URL too.
+    let mut ex = with_req_header("X-Auth-Token", "tok/with space");
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("text/plain".into());
+    ex.request.body = b"token is tok/with space".to_vec().into();
+    ex.response.content_type = Some("text/plain".into());
+    ex.frames[0].body = b"see /cb?t=tok%2Fwith%20space".to_vec();
+    let out = s.scrub(ex);
+    let t = s.tokenize("tok/with space");
+    assert_eq!(
+        out.exchange().request.body.as_ref(),
+        format!("token is {t}").as_bytes()
+    );
+    assert_eq!(
+        out.exchange().frames[0].body,
+        format!("see /cb?t={t}").into_bytes()
+    );
+}

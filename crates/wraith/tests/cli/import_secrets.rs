@@ -723,3 +723,40 @@ fn secrets_named_in_any_case_style_and_url_signatures_are_tokenized_on_import() 
     assert_eq!(resp["token_type"], "bearer");
     assert_eq!(resp["expires_in"], 3600);
 }
+
+#[test]
+fn a_credential_the_answer_echoes_is_tokenized_there_on_import() {
+    let secret = "ECHOED_SECRET_11";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/v1/echo",
+            &[("Authorization", &format!("Bearer {secret}"))],
+            None,
+            &[],
+            (
+                "application/json",
+                &json!({
+                    "headers": {"Authorization": format!("Bearer {secret}")},
+                    "url": format!("https://api.example.com/v1/echo?access_token={secret}"),
+                    "seen": secret,
+                })
+                .to_string(),
+            ),
+        )],
+        &[secret],
+    );
+    let tok = token(secret);
+    let e = &exchanges[0];
+    assert_eq!(
+        e.request_header("authorization").unwrap(),
+        format!("Bearer {tok}")
+    );
+    let resp: Value = serde_json::from_slice(&e.frames[0].body).unwrap();
+    assert_eq!(resp["headers"]["Authorization"], format!("Bearer {tok}"));
+    assert_eq!(
+        resp["url"],
+        format!("https://api.example.com/v1/echo?access_token={tok}")
+    );
+    assert_eq!(resp["seen"], tok);
+}
