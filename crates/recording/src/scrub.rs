@@ -1377,11 +1377,20 @@ impl Scrubber {
                     cur = Scalar::Str(inner.into());
                     changed = true;
                 } else {
-                    let r = replace_cards_str(s);
+                    // A URL held in a string (an echoed request URL, a callback, a next page)
+                    // carries its query's secrets as a header's URL does.
+                    let url = if is_url_with_parameters(s) {
+                        self.scrub_url(s, builtin)
+                    } else {
+                        s.to_string()
+                    };
+                    let r = replace_cards_str(&url);
+                    if r != url {
+                        builtin.add(RULE_CARD);
+                    }
                     if r != *s {
                         cur = Scalar::Str(r.into());
                         changed = true;
-                        builtin.add(RULE_CARD);
                     }
                 }
             }
@@ -1697,6 +1706,15 @@ fn splice(body: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
     }
     out.extend_from_slice(body.get(at..).unwrap_or_default());
     out
+}
+
+/// A string that reads as a URL with a query or fragment (`https://…?…`, `/cb#…`): an absolute
+/// `http(s)` URL or an absolute path, holding no whitespace.
+fn is_url_with_parameters(s: &str) -> bool {
+    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://") || s.starts_with('/'))
+        && s.contains(['?', '#'])
+        && !s.contains(char::is_whitespace)
 }
 
 /// Already-scrubbed values (token envelopes) are never scrubbed again.

@@ -1520,3 +1520,25 @@ fn a_secret_echoed_in_the_response_is_replaced_by_the_same_token() {
         format!("see /cb?t={t}").into_bytes()
     );
 }
+
+/// A URL held in a JSON string (an echoed request URL, a callback, a next page) has the
+/// secrets of its query and fragment tokenized as a header's URL does; other strings that
+/// merely hold a `?` stay.
+#[test]
+fn a_url_in_a_json_string_has_its_query_secrets_tokenized() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.frames[0].body = br#"{"url":"https://api.example.com/v1/echo?access_token=URLSECRET1&page=2","cb":"/cb#id_token=URLSECRET2","q":"what?key=value is this","next":"/items?cursor=abc"}"#.to_vec();
+    let out = s.scrub(ex);
+    let body = String::from_utf8(out.exchange().frames[0].body.clone()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"url":"https://api.example.com/v1/echo?access_token={}&page=2","cb":"/cb#id_token={}","q":"what?key=value is this","next":"/items?cursor=abc"}}"#,
+            s.tokenize("URLSECRET1"),
+            s.tokenize("URLSECRET2")
+        )
+    );
+    let ids = &out.exchange().safety.scrub_rule_ids;
+    assert!(ids.contains(&RULE_SECRET_QUERY.to_string()), "{ids:?}");
+}

@@ -760,3 +760,31 @@ fn a_credential_the_answer_echoes_is_tokenized_there_on_import() {
     );
     assert_eq!(resp["seen"], tok);
 }
+
+#[test]
+fn a_url_an_answer_holds_has_its_query_secrets_tokenized_on_import() {
+    let secret = "ECHOED_URL_SECRET_12";
+    let exchanges = import_without_leaks(
+        vec![entry(
+            "GET",
+            "https://api.example.com/v1/echo",
+            &[],
+            None,
+            &[],
+            (
+                "application/json",
+                &json!({"url": format!("https://api.example.com/v1/echo?access_token={secret}")})
+                    .to_string(),
+            ),
+        )],
+        &[secret],
+    );
+    let resp: Value = serde_json::from_slice(&exchanges[0].frames[0].body).unwrap();
+    assert_eq!(
+        resp["url"],
+        format!(
+            "https://api.example.com/v1/echo?access_token={}",
+            token(secret)
+        )
+    );
+}
