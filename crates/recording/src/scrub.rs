@@ -1531,7 +1531,7 @@ impl Scrubber {
     ) {
         let mut forms: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for (secret, token) in &fired.1 {
-            if secret.chars().count() < MIN_SWEEP_LEN {
+            if secret.chars().count() < MIN_SWEEP_LEN || is_redaction_placeholder(secret) {
                 continue;
             }
             for form in [secret.clone(), encode_component(secret)] {
@@ -1592,6 +1592,32 @@ impl Scrubber {
             fired.add(RULE_SECRET_ECHO);
         }
     }
+}
+
+/// A value a recording tool wrote in place of a secret (`[SANITIZED]`, `<redacted>`,
+/// `********`): no secret, and the same text stands in for other values, which a sweep
+/// would make one record's secret (an id the tool also masked would read as the token).
+fn is_redaction_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    let inner = [('[', ']'), ('<', '>'), ('{', '}'), ('(', ')')]
+        .iter()
+        .find_map(|&(open, close)| v.strip_prefix(open)?.strip_suffix(close))
+        .unwrap_or(v)
+        .trim_matches(|c| c == '{' || c == '}');
+    let words = !inner.is_empty()
+        && inner
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || matches!(c, ' ' | '_' | '-'));
+    let bracketed = inner.len() < v.len();
+    let mut chars = v.chars();
+    let repeated = chars.next().is_some_and(|first| chars.all(|c| c == first));
+    let word = inner.to_ascii_lowercase();
+    (bracketed && words)
+        || repeated
+        || matches!(
+            word.as_str(),
+            "redacted" | "sanitized" | "filtered" | "masked" | "hidden" | "removed" | "omitted"
+        )
 }
 
 /// Secrets shorter than this are not swept from the rest of an exchange

@@ -1521,6 +1521,46 @@ fn a_secret_echoed_in_the_response_is_replaced_by_the_same_token() {
     );
 }
 
+/// A secret-named field a recording tool had already masked (`"[SANITIZED]"`) is tokenized
+/// where it stands, but its text is no secret to sweep: the tool masked other values with the
+/// same text (an id beside the secret), which keep it, so a later answer of the same record
+/// that names no secret field reads alike.
+#[test]
+fn a_masked_placeholder_is_not_swept_into_the_fields_beside_it() {
+    let s = scrubber("");
+    let mut ex = exchange();
+    ex.request.method = "POST".into();
+    ex.request.content_type = Some("application/json".into());
+    ex.request.body =
+        br#"{"details":{"access_key_id":"[SANITIZED]","access_key_secret":"[SANITIZED]"}}"#
+            .to_vec()
+            .into();
+    ex.frames[0].body = br#"{"details":{"access_key_id":"[SANITIZED]"}}"#.to_vec();
+    let out = s.scrub(ex);
+    let t = s.tokenize("[SANITIZED]");
+    assert_eq!(
+        out.exchange().request.body.as_ref(),
+        format!(r#"{{"details":{{"access_key_id":"[SANITIZED]","access_key_secret":"{t}"}}}}"#)
+            .as_bytes()
+    );
+    assert_eq!(
+        out.exchange().frames[0].body,
+        br#"{"details":{"access_key_id":"[SANITIZED]"}}"#.to_vec()
+    );
+    for placeholder in [
+        "[REDACTED]",
+        "<redacted>",
+        "********",
+        "{{api_token}}",
+        "FILTERED",
+    ] {
+        assert!(is_redaction_placeholder(placeholder), "{placeholder}");
+    }
+    for secret in ["SEKRIT-ECHO-1", "[abc123]", "sk_live_51Hx", "aaaaaaab"] {
+        assert!(!is_redaction_placeholder(secret), "{secret}");
+    }
+}
+
 /// A URL held in a JSON string (an echoed request URL, a callback, a next page) has the
 /// secrets of its query and fragment tokenized as a header's URL does; other strings that
 /// merely hold a `?` stay.
