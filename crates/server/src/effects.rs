@@ -143,6 +143,29 @@ pub(crate) async fn finish(
     }
 }
 
+/// What the trace ring and the access log keep of a request's query: the value of every
+/// parameter named like a credential (`access_token`, `api_key`, `key`, `X-Amz-Signature`, by
+/// the recorder's own rule, `wraith_model::secret_names`) is `[REDACTED]`. A client may send
+/// the real credential in its URL, and a log is no place for it.
+fn masked_query(query: &str) -> std::borrow::Cow<'_, str> {
+    let secret = |pair: &str| {
+        let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+        let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+        wraith_model::secret_names::is_secret_param_name(&name.replace('+', " "))
+    };
+    if !query.split('&').any(|p| p.contains('=') && secret(p)) {
+        return std::borrow::Cow::Borrowed(query);
+    }
+    let masked: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret(pair) => format!("{name}=[REDACTED]"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    std::borrow::Cow::Owned(masked.join("&"))
+}
+
 /// Start of an observed request.
 #[derive(Debug)]
 pub(crate) struct Observation {
@@ -162,7 +185,7 @@ impl Observation {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .filter(|s| !s.is_empty());
         let path = match parts.uri.query() {
-            Some(q) => format!("{}?{q}", parts.uri.path()),
+            Some(q) => format!("{}?{}", parts.uri.path(), masked_query(q)),
             None => parts.uri.path().to_string(),
         };
         Observation {
@@ -309,4 +332,25 @@ fn query_pairs(q: &str) -> Vec<(String, String)> {
             None => (decode(p), String::new()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_query_are_masked_for_the_log_and_the_rest_kept() {
+        assert_eq!(masked_query("page=2&sort=name"), "page=2&sort=name");
+        assert_eq!(
+            masked_query("access_token=LIVE&page=2&api%5Fkey=K&user%5Bpassword%5D=P&key=G&flag"),
+            "access_token=[REDACTED]&page=2&api%5Fkey=[REDACTED]&user%5Bpassword%5D=[REDACTED]\
+             &key=[REDACTED]&flag"
+        );
+        assert_eq!(
+            masked_query("X-Amz-Signature=abc&X-Amz-Date=1&token_type=bearer"),
+            "X-Amz-Signature=[REDACTED]&X-Amz-Date=1&token_type=bearer"
+        );
+    }
 }

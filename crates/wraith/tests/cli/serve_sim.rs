@@ -789,6 +789,26 @@ async fn trace_records_faults_and_rate_limit_429s() {
     assert_eq!(e[2]["fault"], Value::Null);
 }
 
+/// A client may send its real credential in the URL (`?access_token=…`): the trace ring keeps
+/// the request with that value masked, and the rest of the query as sent.
+#[tokio::test]
+async fn the_trace_masks_credentials_sent_in_the_query() {
+    let t = shop();
+    let s = t.serve(&["--trace"]);
+    s.get(
+        "/v1/customers?access_token=LIVE-SECRET-1&limit=2&api_key=LIVE-SECRET-2",
+        None,
+    )
+    .await;
+    let log = trace_log(&s, "").await;
+    let text = log.to_string();
+    assert!(!text.contains("LIVE-SECRET"), "{text}");
+    assert_eq!(
+        log["entries"][0]["path"],
+        "/v1/customers?access_token=[REDACTED]&limit=2&api_key=[REDACTED]"
+    );
+}
+
 #[tokio::test]
 async fn trace_endpoints_are_404_without_trace_and_follow_the_control_token() {
     let t = shop();
