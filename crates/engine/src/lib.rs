@@ -70,4 +70,4 @@ pub use raw_moment::outbound_fingerprint;
 /// The self-URL rewrite `serve` applies to JSON bodies (the upstream origin, lowercased by
 /// [`origin_of`], swapped for the twin's own where it ends at a URL boundary): what a check
 /// over HTTP puts each recording through to compare it with a served answer.
-pub use util::{origin_of, rewrite_origin_in, rewrite_origin_json};
+pub use util::{origin_of, reads_body_as_json, rewrite_origin_in, rewrite_origin_json};

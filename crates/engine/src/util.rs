@@ -218,14 +218,19 @@ pub(crate) fn body_as_json(content_type: Option<&str>, body: &[u8]) -> Option<Va
     parse_json(body).ok()
 }
 
+/// Whether the engine reads a request body sent with this content type as JSON: every type
+/// but a form's (urlencoded and multipart bodies are read field by field), as
+/// [`body_as_json`] does. The server counts the values of such a body before it comes here.
+pub fn reads_body_as_json(content_type: Option<&str>) -> bool {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    !ct.starts_with("application/x-www-form-urlencoded") && !ct.starts_with("multipart/form-data")
+}
+
 /// Whether [`body_as_json`] gives this body as plain JSON parsing gives it: no form or
 /// multipart content type (those are read field by field) and no byte order mark (which only
 /// the engine's parse skips).
 pub(crate) fn body_parsed_as_json(content_type: Option<&str>, body: &[u8]) -> bool {
-    let ct = content_type.unwrap_or("").to_ascii_lowercase();
-    !ct.starts_with("application/x-www-form-urlencoded")
-        && !ct.starts_with("multipart/form-data")
-        && !body.starts_with(b"\xEF\xBB\xBF")
+    reads_body_as_json(content_type) && !body.starts_with(b"\xEF\xBB\xBF")
 }
 
 /// Deepest nesting of arrays and objects a request body may have: what serde_json's default

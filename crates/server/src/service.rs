@@ -718,17 +718,14 @@ fn too_many_json_values(parts: &http::request::Parts, body: &Bytes) -> Option<Re
     if (body.len() as u64) <= MAX_JSON_VALUES {
         return None;
     }
-    let form = parts
+    let content_type = parts
         .headers
         .get(header::CONTENT_TYPE)
-        // As the engine reads it (`body_as_json`).
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
-        .is_some_and(|ct| {
-            ct.starts_with("application/x-www-form-urlencoded")
-                || ct.starts_with("multipart/form-data")
-        });
+        .map(|v| String::from_utf8_lossy(v.as_bytes()));
     // Counting megabytes of JSON takes milliseconds: off the async worker.
-    if form || !off_worker(|| over_limit(body, MAX_JSON_VALUES)) {
+    if !wraith_engine::reads_body_as_json(content_type.as_deref())
+        || !off_worker(|| over_limit(body, MAX_JSON_VALUES))
+    {
         return None;
     }
     Some(json_response(
