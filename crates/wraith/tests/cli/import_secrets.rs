@@ -788,3 +788,30 @@ fn a_url_an_answer_holds_has_its_query_secrets_tokenized_on_import() {
         )
     );
 }
+
+/// A HAR response body a producer stored still gzip-compressed (base64 of the stream, with its
+/// `Content-Encoding`) is imported decoded, so its secrets are tokenized like any other's.
+#[test]
+fn a_response_body_stored_still_compressed_is_decoded_and_scrubbed_on_import() {
+    use base64::Engine;
+    use std::io::Write;
+    let secret = "GZIPPED_ANSWER_SECRET_12";
+    let plain = json!({"id": "u_9", "access_token": secret}).to_string();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain.as_bytes()).unwrap();
+    let mut e = entry(
+        "GET",
+        "https://api.example.com/v1/me",
+        &[],
+        None,
+        &[("Content-Encoding", "gzip")],
+        ("application/json", ""),
+    );
+    e["response"]["content"]["text"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap()));
+    e["response"]["content"]["encoding"] = json!("base64");
+    let exchanges = import_without_leaks(vec![e], &[secret]);
+    let body: Value = serde_json::from_slice(&exchanges[0].frames[0].body).unwrap();
+    assert_eq!(body, json!({"id": "u_9", "access_token": token(secret)}));
+    assert_eq!(exchanges[0].response_header("content-encoding"), None);
+}
