@@ -128,8 +128,10 @@ mod tests {
 
     #[test]
     fn a_busy_loop_spends_the_budget_on_the_real_clocks() {
-        let b = CpuBudget::start(20 * MS);
+        // Started before the budget, so its clock has run at least as long as the budget's:
+        // taken after, it would miss the time `start` spent reading the CPU clock.
         let started = Instant::now();
+        let b = CpuBudget::start(20 * MS);
         let mut spins = 0u64;
         while !b.spent() {
             spins = std::hint::black_box(spins + 1);
