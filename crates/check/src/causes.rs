@@ -35,7 +35,9 @@
 //! depend on `--jobs`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -362,7 +364,7 @@ fn annotate_on(report: &mut Report, inputs: Inputs<'_, '_, '_>, parallel: bool) 
                 all: all_r,
                 entries: entries_r,
                 minted: minted_r,
-                pairs: HashMap::new(),
+                pairs: HashMap::default(),
                 memo: BTreeMap::new(),
                 bodies: BTreeMap::new(),
                 leaked: BTreeMap::new(),
@@ -758,7 +760,7 @@ fn twin_sides(members: &[usize], entries: &[Entry<'_>], minted: &[Minted]) -> Ve
             .get(m)
             .and_then(|e| minted.get(e.session)?.get(..e.minted_before))
     };
-    let mut classes: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    let mut classes: HashMap<(usize, u64), Vec<usize>> = HashMap::default();
     let mut sides = Vec::new();
     for &m in members {
         let (Some(e), Some(ids)) = (entries.get(m), ids_of(m)) else {
@@ -768,7 +770,7 @@ fn twin_sides(members: &[usize], entries: &[Entry<'_>], minted: &[Minted]) -> Ve
         };
         // The ids themselves are hashed (equal ids hash alike), not their JSON text: the hash
         // only narrows the classes, each compared in full below.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default());
         ids.hash(&mut h);
         let class = classes.entry((e.answer, h.finish())).or_default();
         if !class.iter().any(|&s| ids_of(s) == Some(ids)) {
@@ -1023,7 +1025,7 @@ impl PairJudge<'_, '_> {
 fn group_histories(steps: &[HistoryStep<'_>], spreads: &[u64], starts: &[bool]) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_of: Vec<usize> = Vec::with_capacity(steps.len());
-    let mut candidates: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    let mut candidates: HashMap<(usize, u64), Vec<usize>> = HashMap::default();
     for (i, step) in steps.iter().enumerate() {
         let prev = match i.checked_sub(1) {
             Some(p) if !starts.get(i).copied().unwrap_or(true) => {
@@ -1070,7 +1072,7 @@ impl HistoryStep<'_> {
     fn spread(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         const END: usize = 512;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default());
         self.method.hash(&mut h);
         self.path.hash(&mut h);
         self.query.hash(&mut h);

@@ -8,7 +8,9 @@
 //!    `proxy-authenticate`) and the body are diffed ([`crate::diff`]).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use serde_json::{Value, json};
 use wraith_engine::Provenance;
@@ -109,8 +111,8 @@ pub struct ModelIndex<'m> {
 
 impl<'m> ModelIndex<'m> {
     pub fn new(model: &'m Model) -> ModelIndex<'m> {
-        let mut by_name = HashMap::new();
-        let mut by_source = HashMap::new();
+        let mut by_name = HashMap::default();
+        let mut by_source = HashMap::default();
         for (i, r) in model.routes.iter().enumerate() {
             by_name.insert(r.label(), i);
             for e in &r.exact {
@@ -132,7 +134,7 @@ impl<'m> ModelIndex<'m> {
                     .or_insert_with(|| rule.entity_type.clone());
             }
         }
-        let mut member_types = HashMap::new();
+        let mut member_types = HashMap::default();
         for r in &model.routes {
             let Some(member) = &r.segment_member else {
                 continue;
@@ -445,7 +447,8 @@ impl DiffCache {
             b[..b.len().min(END)].hash(h);
             b[b.len().saturating_sub(END)..].hash(h);
         }
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        use std::hash::BuildHasher;
+        let mut h = foldhash::fast::FixedState::default().build_hasher();
         sample(expected, &mut h);
         sample(&obs.body, &mut h);
         obs.route.hash(&mut h);

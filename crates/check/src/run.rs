@@ -237,8 +237,7 @@ pub fn prepare(sessions: &[&RecordedSession]) -> Prepared {
     use rayon::prelude::*;
     use std::hash::BuildHasher;
     // Each body's bytes (server frames joined) and a hash of them, sessions side by side.
-    let hasher =
-        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    let hasher = foldhash::fast::FixedState::default();
     let mut joined: Vec<Vec<(u64, Vec<u8>)>> = sessions
         .par_iter()
         .map(|s| {

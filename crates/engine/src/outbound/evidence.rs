@@ -17,7 +17,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -30,7 +29,7 @@ const MAX_CARRIERS: usize = 4;
 
 /// Fixed-key hasher: the engine reads no OS randomness, and the column index is only looked up,
 /// never iterated, so nothing depends on its order.
-type FixedHasher = BuildHasherDefault<DefaultHasher>;
+type FixedHasher = foldhash::fast::FixedState;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Column {

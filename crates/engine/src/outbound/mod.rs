@@ -22,7 +22,6 @@ mod headers;
 mod pii;
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
 
 use regex::Regex;
@@ -204,8 +203,10 @@ pub(crate) struct SessionValues {
     /// Hashed, not ordered: only membership is ever asked, on every string leaf of every
     /// answer, and a session's ids share long prefixes that made each ordered lookup a dozen
     /// string comparisons. A fixed-key hasher: the engine reads no OS randomness, and the set
-    /// is never iterated, so no output depends on its order.
-    values: HashSet<String, BuildHasherDefault<DefaultHasher>>,
+    /// is never iterated, so no output depends on its order. foldhash, not SipHash: these
+    /// lookups run on every leaf, and a fixed key resists crafted collisions no better either
+    /// way (the set is capped at [`MAX_SESSION_VALUES`]).
+    values: HashSet<String, foldhash::fast::FixedState>,
     /// The body fields of this session's latest successful create per route:
     /// (`METHOD /template`, field pointer) → value. Session-bound reads repeat them.
     created: BTreeMap<(String, String), Value>,

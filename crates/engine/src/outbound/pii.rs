@@ -84,7 +84,7 @@ struct EnvelopeMemo {
     /// The MAC key the entries were computed with.
     key: Vec<u8>,
     /// Value → envelope, one map per [`Class`] (indexed by its discriminant).
-    by_class: [std::collections::HashMap<String, String>; 5],
+    by_class: [std::collections::HashMap<String, String, foldhash::fast::FixedState>; 5],
     len: usize,
 }
 
@@ -223,8 +223,9 @@ struct KeyFlags {
 const KEY_MEMO_MAX: usize = 4096;
 
 thread_local! {
-    static KEY_FLAGS: std::cell::RefCell<std::collections::HashMap<String, KeyFlags>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static KEY_FLAGS: std::cell::RefCell<
+        std::collections::HashMap<String, KeyFlags, foldhash::fast::FixedState>,
+    > = std::cell::RefCell::new(std::collections::HashMap::default());
 }
 
 fn key_flags(key: &str) -> KeyFlags {
