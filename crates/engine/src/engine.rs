@@ -142,6 +142,10 @@ pub struct Engine {
     /// The recorded runs and where each exact-replay moment stands in its run
     /// ([`run_history`]), built on first use.
     run_index: OnceLock<run_history::RunIndex>,
+    /// The hashes the model's request keys fingerprint bodies with (one, but for a model
+    /// composed of old and new twins): a request is keyed as the model was, so a model
+    /// synthesized before BLAKE3 keys still replays exactly.
+    body_hashes: Vec<wraith_model::request_key::BodyHash>,
     /// The principals the exact-replay moments were recorded for, the most active first
     /// ([`Engine::session_principal`]), gathered on first use.
     recorded_principals: OnceLock<member_effects::RecordedPrincipals>,
@@ -470,7 +474,9 @@ impl Engine {
         let verdicts = crate::raw_moment::Verdicts::seeded(&model, fingerprint.as_deref());
         let entity_keys = crate::raw_moment::PerMoment::new(&model);
         let answer_shapes = RwLock::default();
+        let body_hashes = wraith_model::request_key::BodyHash::in_model(&model);
         Ok(Engine {
+            body_hashes,
             twin_age_text: opts.freshness.twin_age_seconds.to_string(),
             replay_cache: replay_cache::ReplayCache::default(),
             verdicts,
@@ -2330,31 +2336,40 @@ impl Engine {
     /// recordings keep it. Only the route is matched on the normalized path: `/things/` or
     /// `//things` is not the recording of `/things` (an API may answer them otherwise, or
     /// redirect), so it is answered by the route like any request no recording covers, never
-    /// replayed as that recording and claimed `recorded`.
+    /// replayed as that recording and claimed `recorded`. Keyed with each hash the model's
+    /// keys were made with ([`BodyHash::in_model`]): one but in a model composed across the
+    /// change of hash.
+    ///
+    /// [`BodyHash::in_model`]: wraith_model::request_key::BodyHash::in_model
     fn exact_entry(&self, call: &Call<'_>) -> Option<usize> {
         let index = &self.router.info[call.m.route].exact;
         if index.is_empty() {
             return None;
         }
-        let key = match &call.body {
-            // The body the call already parsed is the one the key hashes when nothing but
-            // JSON parsing made it: hashed as parsed, never parsed twice.
-            Some(parsed) if util::body_parsed_as_json(call.content_type(), &call.req.body) => {
-                wraith_model::types::RequestKey {
-                    path: call.req.path.clone(),
-                    query: wraith_model::request_key::normalize_query(&call.req.query),
-                    body: Some(wraith_model::request_key::json_fingerprint(parsed)),
+        self.body_hashes.iter().find_map(|&hash| {
+            let key = match &call.body {
+                // The body the call already parsed is the one the key hashes when nothing but
+                // JSON parsing made it: hashed as parsed, never parsed twice.
+                Some(parsed) if util::body_parsed_as_json(call.content_type(), &call.req.body) => {
+                    wraith_model::types::RequestKey {
+                        path: call.req.path.clone(),
+                        query: wraith_model::request_key::normalize_query(&call.req.query),
+                        body: Some(wraith_model::request_key::json_fingerprint_hashed(
+                            parsed, hash,
+                        )),
+                    }
                 }
-            }
-            _ => wraith_model::request_key::request_key_with(
-                &call.req.path,
-                &call.req.query,
-                call.content_type(),
-                &call.req.body,
-                &self.model.routes[call.m.route].upload_names,
-            ),
-        };
-        index.get(&key).copied()
+                _ => wraith_model::request_key::request_key_hashed(
+                    &call.req.path,
+                    &call.req.query,
+                    call.content_type(),
+                    &call.req.body,
+                    &self.model.routes[call.m.route].upload_names,
+                    hash,
+                ),
+            };
+            index.get(&key).copied()
+        })
     }
 
     /// Whether a request names a recorded entity id (a path parameter or a query value that some

@@ -5,7 +5,94 @@ use std::collections::BTreeSet;
 
 use sha2::{Digest, Sha256};
 
-use crate::types::RequestKey;
+use crate::types::{Model, RequestKey};
+
+/// The hash a model's request keys fingerprint bodies with ([`RequestKey::body`]). Synth
+/// writes [`BodyHash::Blake3`]; a model synthesized before holds SHA-256 keys, and the engine
+/// keys requests as the model it serves does ([`BodyHash::in_model`]), so such a model still
+/// replays its recordings exactly without a new synth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BodyHash {
+    /// `b3:` and the lowercase hex BLAKE3 digest. Every replayed upload is hashed whole, and
+    /// BLAKE3 hashes a multi-megabyte one about four times as fast as SHA-256.
+    #[default]
+    Blake3 = 0,
+    /// The lowercase hex SHA-256 digest, no prefix: models written before BLAKE3 keys.
+    Sha256 = 1,
+}
+
+/// The prefix of a [`BodyHash::Blake3`] fingerprint.
+const BLAKE3_TAG: &str = "b3:";
+
+impl BodyHash {
+    /// The hash `fingerprint` (a [`RequestKey::body`]) was made with.
+    pub fn of_fingerprint(fingerprint: &str) -> BodyHash {
+        if fingerprint.starts_with(BLAKE3_TAG) {
+            BodyHash::Blake3
+        } else {
+            BodyHash::Sha256
+        }
+    }
+
+    /// The hashes `model`'s request keys were made with, this build's first: one for a model
+    /// synth wrote, two for one composed of twins synthesized before and after BLAKE3 keys.
+    /// [`BodyHash::default`] alone when no key has a body.
+    pub fn in_model(model: &Model) -> Vec<BodyHash> {
+        let mut found = [false; 2];
+        for body in model
+            .routes
+            .iter()
+            .flat_map(|r| r.exact.iter())
+            .filter_map(|e| e.key.body.as_deref())
+        {
+            found[BodyHash::of_fingerprint(body) as usize] = true;
+            if found == [true; 2] {
+                break;
+            }
+        }
+        let hashes: Vec<BodyHash> = [BodyHash::Blake3, BodyHash::Sha256]
+            .into_iter()
+            .filter(|h| found[*h as usize])
+            .collect();
+        if hashes.is_empty() {
+            vec![BodyHash::default()]
+        } else {
+            hashes
+        }
+    }
+}
+
+/// A fingerprint being hashed, with either [`BodyHash`].
+enum KeyHasher {
+    Sha256(Sha256),
+    Blake3(Box<blake3::Hasher>),
+}
+
+impl KeyHasher {
+    fn new(hash: BodyHash) -> KeyHasher {
+        match hash {
+            BodyHash::Sha256 => KeyHasher::Sha256(Sha256::new()),
+            BodyHash::Blake3 => KeyHasher::Blake3(Box::new(blake3::Hasher::new())),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            KeyHasher::Sha256(h) => h.update(bytes),
+            KeyHasher::Blake3(h) => {
+                h.update(bytes);
+            }
+        }
+    }
+
+    /// The fingerprint as [`RequestKey::body`] holds it.
+    fn finish(self) -> String {
+        match self {
+            KeyHasher::Sha256(h) => hex(&h.finalize()),
+            KeyHasher::Blake3(h) => format!("{BLAKE3_TAG}{}", h.finalize().to_hex()),
+        }
+    }
+}
 
 /// Build the exact-replay key of a request whose route knows no literal upload names
 /// ([`request_key_with`]).
@@ -22,10 +109,29 @@ pub fn request_key_with(
     body: &[u8],
     upload_names: &BTreeSet<String>,
 ) -> RequestKey {
+    request_key_hashed(
+        path,
+        query,
+        content_type,
+        body,
+        upload_names,
+        BodyHash::default(),
+    )
+}
+
+/// [`request_key_with`], the body fingerprinted with `hash` (the hash of the model looked up).
+pub fn request_key_hashed(
+    path: &str,
+    query: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+    upload_names: &BTreeSet<String>,
+    hash: BodyHash,
+) -> RequestKey {
     RequestKey {
         path: path.to_string(),
         query: normalize_query(query),
-        body: body_fingerprint_with(content_type, body, upload_names),
+        body: body_fingerprint_hashed(content_type, body, upload_names, hash),
     }
 }
 
@@ -34,15 +140,20 @@ pub fn request_key_with(
 /// a `json:` tag. The text is streamed into the hash, never built, so a caller holding the
 /// parsed body pays neither a second parse nor a copy.
 pub fn json_fingerprint(value: &serde_json::Value) -> String {
-    let mut hasher = Sha256::new();
+    json_fingerprint_hashed(value, BodyHash::default())
+}
+
+/// [`json_fingerprint`] made with `hash`.
+pub fn json_fingerprint_hashed(value: &serde_json::Value, hash: BodyHash) -> String {
+    let mut hasher = KeyHasher::new(hash);
     hasher.update(b"json:");
     hash_canonical(&mut hasher, value);
-    hex(&hasher.finalize())
+    hasher.finish()
 }
 
 /// Feed `value`'s canonical JSON text to `hasher`: what `sort_keys` then `to_string` would
 /// write, object keys in byte order at every level.
-fn hash_canonical(hasher: &mut Sha256, value: &serde_json::Value) {
+fn hash_canonical(hasher: &mut KeyHasher, value: &serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Object(map) => {
@@ -74,8 +185,8 @@ fn hash_canonical(hasher: &mut Sha256, value: &serde_json::Value) {
 }
 
 /// A string or scalar written as serde_json writes it (escapes, number forms), into the hash.
-fn hash_leaf<T: serde::Serialize + ?Sized>(hasher: &mut Sha256, leaf: &T) {
-    struct Into<'h>(&'h mut Sha256);
+fn hash_leaf<T: serde::Serialize + ?Sized>(hasher: &mut KeyHasher, leaf: &T) {
+    struct Into<'h>(&'h mut KeyHasher);
     impl std::io::Write for Into<'_> {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             self.0.update(buf);
@@ -142,7 +253,8 @@ pub fn normalize_query(query: &str) -> String {
         .finish()
 }
 
-/// Hex SHA-256 of the normalized body, `None` for an empty body.
+/// The fingerprint of the normalized body (`b3:` and its hex BLAKE3 digest), `None` for an
+/// empty body.
 ///
 /// Normalization: JSON bodies are re-serialized with sorted keys; form bodies have their fields
 /// sorted by name; multipart bodies are reduced to their parts (name, filename, bytes) sorted by
@@ -160,14 +272,24 @@ pub fn body_fingerprint_with(
     body: &[u8],
     upload_names: &BTreeSet<String>,
 ) -> Option<String> {
+    body_fingerprint_hashed(content_type, body, upload_names, BodyHash::default())
+}
+
+/// [`body_fingerprint_with`] made with `hash`.
+pub fn body_fingerprint_hashed(
+    content_type: Option<&str>,
+    body: &[u8],
+    upload_names: &BTreeSet<String>,
+    hash: BodyHash,
+) -> Option<String> {
     if body.is_empty() {
         return None;
     }
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
-        return Some(json_fingerprint(&v));
+        return Some(json_fingerprint_hashed(&v, hash));
     }
     let ct = content_type.unwrap_or("").to_ascii_lowercase();
-    let mut hasher = Sha256::new();
+    let mut hasher = KeyHasher::new(hash);
     if ct.starts_with("multipart/form-data") {
         // The parts borrow the upload's bytes (uploads run to megabytes): sorting borrowed
         // slices orders them exactly as sorting copies would.
@@ -177,11 +299,11 @@ pub fn body_fingerprint_with(
                 hasher.update(b"multipart:");
                 for (name, filename, data) in parts {
                     let filename = filename_kind(&filename, upload_names);
-                    hasher.update((name.len() as u64).to_le_bytes());
+                    hasher.update(&(name.len() as u64).to_le_bytes());
                     hasher.update(name.as_bytes());
-                    hasher.update((filename.len() as u64).to_le_bytes());
+                    hasher.update(&(filename.len() as u64).to_le_bytes());
                     hasher.update(filename.as_bytes());
-                    hasher.update((data.len() as u64).to_le_bytes());
+                    hasher.update(&(data.len() as u64).to_le_bytes());
                     hasher.update(data);
                 }
             }
@@ -206,7 +328,7 @@ pub fn body_fingerprint_with(
         hasher.update(b"raw:");
         hasher.update(body);
     }
-    Some(hex(&hasher.finalize()))
+    Some(hasher.finish())
 }
 
 /// What of an upload's filename keys the request: its lowercased extension (`""` without),
@@ -434,14 +556,16 @@ mod tests {
     }
 
     /// The stored fingerprints' JSON format: the canonical text (keys sorted, compact) hashed
-    /// after a `json:` tag, as the streaming hash must keep writing it.
-    fn fingerprint_as_text(v: &serde_json::Value) -> String {
+    /// after a `json:` tag, as the streaming hash must keep writing it; BLAKE3 after `b3:`,
+    /// SHA-256 bare, as models synthesized before BLAKE3 keys hold them.
+    fn fingerprint_as_text(v: &serde_json::Value, hash: BodyHash) -> String {
         let mut v = v.clone();
         crate::canonical::sort_keys(&mut v);
-        let mut h = Sha256::new();
-        h.update(b"json:");
-        h.update(v.to_string().as_bytes());
-        hex(&h.finalize())
+        let text = format!("json:{v}");
+        match hash {
+            BodyHash::Blake3 => format!("b3:{}", blake3::hash(text.as_bytes()).to_hex()),
+            BodyHash::Sha256 => hex(&Sha256::digest(text.as_bytes())),
+        }
     }
 
     fn any_json() -> impl Strategy<Value = serde_json::Value> {
@@ -466,12 +590,23 @@ mod tests {
     proptest! {
         #[test]
         fn a_json_fingerprint_hashes_the_canonical_text_of_the_body(v in any_json()) {
-            prop_assert_eq!(json_fingerprint(&v), fingerprint_as_text(&v));
-            let text = v.to_string();
+            prop_assert_eq!(json_fingerprint(&v), fingerprint_as_text(&v, BodyHash::Blake3));
             prop_assert_eq!(
-                body_fingerprint(Some("application/json"), text.as_bytes()),
-                Some(fingerprint_as_text(&v))
+                json_fingerprint_hashed(&v, BodyHash::Sha256),
+                fingerprint_as_text(&v, BodyHash::Sha256)
             );
+            let text = v.to_string();
+            for hash in [BodyHash::Blake3, BodyHash::Sha256] {
+                prop_assert_eq!(
+                    body_fingerprint_hashed(
+                        Some("application/json"),
+                        text.as_bytes(),
+                        &BTreeSet::new(),
+                        hash
+                    ),
+                    Some(fingerprint_as_text(&v, hash))
+                );
+            }
         }
     }
 
@@ -551,19 +686,23 @@ mod tests {
     #[test]
     fn multipart_fingerprint_hashes_sorted_length_prefixed_parts() {
         let body = "--b\r\nContent-Disposition: form-data; name=\"z\"\r\n\r\nlast\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up_1.PNG\"\r\n\r\nPNG\r\n\nDATA\r\n--b--\r\n";
-        let mut h = Sha256::new();
-        h.update(b"multipart:");
+        let mut hashed = b"multipart:".to_vec();
         for (name, ext, data) in [("file", "png", &b"PNG\r\n\nDATA"[..]), ("z", "", b"last")] {
-            h.update((name.len() as u64).to_le_bytes());
-            h.update(name.as_bytes());
-            h.update((ext.len() as u64).to_le_bytes());
-            h.update(ext.as_bytes());
-            h.update((data.len() as u64).to_le_bytes());
-            h.update(data);
+            hashed.extend((name.len() as u64).to_le_bytes());
+            hashed.extend(name.as_bytes());
+            hashed.extend((ext.len() as u64).to_le_bytes());
+            hashed.extend(ext.as_bytes());
+            hashed.extend((data.len() as u64).to_le_bytes());
+            hashed.extend(data);
         }
+        let ct = Some("multipart/form-data; boundary=b");
         assert_eq!(
-            body_fingerprint(Some("multipart/form-data; boundary=b"), body.as_bytes()),
-            Some(hex(&h.finalize()))
+            body_fingerprint(ct, body.as_bytes()),
+            Some(format!("b3:{}", blake3::hash(&hashed).to_hex()))
+        );
+        assert_eq!(
+            body_fingerprint_hashed(ct, body.as_bytes(), &BTreeSet::new(), BodyHash::Sha256),
+            Some(hex(&Sha256::digest(&hashed)))
         );
     }
 

@@ -1921,8 +1921,9 @@ pub struct RequestKey {
     pub path: String,
     /// Query string with parameters sorted by name (stable sort, values kept), `""` when none.
     pub query: String,
-    /// Hex SHA-256 of the normalized request body (normalization rules
-    /// in `docs/model-format.md`); `None` when the request had no body.
+    /// Fingerprint of the normalized request body: `b3:` and its hex BLAKE3 digest (bare hex
+    /// SHA-256 in models synthesized before; see `request_key::BodyHash` and the normalization
+    /// rules in `docs/model-format.md`); `None` when the request had no body.
     pub body: Option<String>,
 }
 

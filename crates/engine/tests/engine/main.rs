@@ -8,6 +8,7 @@ mod action_effects;
 mod action_values;
 mod actor_view;
 mod array_echo;
+mod body_hashes;
 mod client_set_fields;
 mod contract;
 mod counterpart_references;
