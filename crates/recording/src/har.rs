@@ -541,7 +541,10 @@ fn parse_har_limited(
         if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
             return Err(err(
                 at("request.method"),
-                format!("`{}` is not an HTTP method", entry.request.method),
+                format!(
+                    "`{}` is not an HTTP method",
+                    crate::terminal::shown(&entry.request.method)
+                ),
             ));
         }
         // A URL carries no control character (RFC 3986); one would reach route names and
@@ -569,7 +572,7 @@ fn parse_har_limited(
                 format!(
                     "`{}` is not an absolute http(s) URL (a scheme http or https, a host, and if \
                      any a port from 1 to 65535)",
-                    entry.request.url
+                    crate::terminal::shown(&entry.request.url)
                 ),
             )
         })?;

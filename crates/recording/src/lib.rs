@@ -16,6 +16,7 @@ pub mod har;
 pub mod manifest;
 pub mod scrub;
 pub mod session;
+pub mod terminal;
 pub mod wrec;
 
 pub use encoding::{DecodeError, Decoding, decode_message_body, decode_sessions, decoded_exchange};

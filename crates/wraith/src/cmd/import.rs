@@ -14,6 +14,7 @@ use wraith_recording::scrub::Scrubber;
 use wraith_recording::session::{
     SessionMeta, SessionWriter, StagedSession, commit_staged, is_valid_session_id,
 };
+use wraith_recording::terminal::shown;
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -314,19 +315,21 @@ pub fn run(args: Args) -> CmdResult {
             if f.session_id.is_none() {
                 outln!("  {}: no entries, no session", f.file);
             }
+            // The JSON summary keeps the recorded text whole; the terminal gets it escaped.
             for s in &f.skipped_entries {
-                outln!("  {}: skipped {s}", f.file);
+                outln!("  {}: skipped {}", f.file, shown(s));
             }
             if let Some(first) = f.outside_base_path.first() {
                 outln!(
-                    "  {}: skipped {} entr{} outside the base URL's path (first: {first})",
+                    "  {}: skipped {} entr{} outside the base URL's path (first: {})",
                     f.file,
                     f.outside_base_path.len(),
                     if f.outside_base_path.len() == 1 {
                         "y"
                     } else {
                         "ies"
-                    }
+                    },
+                    shown(first)
                 );
             }
         }
@@ -374,7 +377,7 @@ fn warn_of_outside_base_path(parsed: &[(PathBuf, Vec<u8>, HarSession)], base: &B
     let first = parsed.iter().find_map(|(file, _, s)| {
         s.outside_base_path
             .first()
-            .map(|e| format!("{} {e}", file.display()))
+            .map(|e| format!("{} {}", file.display(), shown(e)))
     });
     if let Some(first) = first {
         eprintln!(

@@ -391,6 +391,83 @@ fn control_characters_never_reach_a_tag() {
     assert!(listing.contains("odd\u{FFFD}[31mname"), "{listing}");
 }
 
+/// A HAR of `entries`, each `(method, url)` answered 200 with `{}`.
+fn har_of(entries: &[(&str, &str)]) -> String {
+    let entries: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|(method, url)| {
+            serde_json::json!({
+                "startedDateTime": "2000-01-01T00:00:00Z",
+                "request": {"method": method, "url": url},
+                "response": {"status": 200,
+                    "content": {"mimeType": "application/json", "text": "{}"}}
+            })
+        })
+        .collect();
+    serde_json::json!({"log": {"version": "1.2", "entries": entries}}).to_string()
+}
+
+/// What a HAR recorded (a method, a URL, a path outside the base URL's) reaches the terminal
+/// with its control and bidi characters escaped, in an error and in the text summary; the
+/// JSON summary keeps it as recorded.
+#[test]
+fn recorded_text_in_import_messages_reaches_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path(), "api", "https://api.example/v4");
+    let bad = [
+        (
+            ("G\u{1b}[2JET", "https://api.example/v4/a"),
+            "G\\u{1b}[2JET",
+        ),
+        (
+            ("GET", "ht\u{202e}tp://api.example/v4/a"),
+            "ht\\u{202e}tp://",
+        ),
+    ];
+    for ((method, url), escaped) in bad {
+        let har = tmp.path().join("bad.har");
+        std::fs::write(&har, har_of(&[(method, url)])).unwrap();
+        let out = run(wraith(tmp.path()).args(["import", "api"]).arg(&har));
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!crate::support::has_terminal_controls(&err), "{err:?}");
+        assert!(err.contains(escaped), "{err}");
+    }
+
+    let har = tmp.path().join("login.har");
+    let outside = "https://api.example/\u{202e}oauth\u{202c}/token";
+    std::fs::write(
+        &har,
+        har_of(&[("GET", outside), ("GET", "https://api.example/v4/regions")]),
+    )
+    .unwrap();
+    let out = run(wraith(tmp.path()).args(["import", "api"]).arg(&har));
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    for printed in [&text, &err] {
+        assert!(
+            !crate::support::has_terminal_controls(printed),
+            "{printed:?}"
+        );
+        assert!(
+            printed.contains("/\\u{202e}oauth\\u{202c}/token"),
+            "{printed}"
+        );
+    }
+    init(tmp.path(), "api2", "https://api.example/v4");
+    let out = run(wraith(tmp.path())
+        .args(["import", "api2", "--json"])
+        .arg(&har));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        summary["files"][0]["outside_base_path"][0],
+        format!("log.entries[0]: GET {outside}")
+    );
+}
+
 #[test]
 fn import_into_unknown_twin_or_missing_file_is_usage_error() {
     let tmp = tempfile::tempdir().unwrap();

@@ -523,3 +523,12 @@ pub fn all_bytes(root: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
         }
     }
 }
+
+/// Whether `text` (a command's output) holds a character a terminal acts on besides the line
+/// break: a C0 or C1 control, DEL, or a bidirectional embedding, override or isolate.
+pub fn has_terminal_controls(text: &str) -> bool {
+    text.chars().any(|c| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    })
+}
