@@ -25,6 +25,7 @@ use wraith_engine::{
 };
 use wraith_model::Model;
 use wraith_recording::RecordedSession;
+use wraith_recording::terminal::shown;
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -2024,13 +2025,14 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, CliError> {
 
 /// A route as the summary lines show it: a request no route matched is named by its own
 /// path, which can run to kilobytes; past [`ROUTE_SHOWN_CHARS`] characters the line shows its
-/// start (the report keeps it whole).
+/// start (the report keeps it whole). A recorded path may hold control characters, which
+/// are escaped ([`shown`]).
 fn route_shown(route: &str) -> std::borrow::Cow<'_, str> {
     if route.chars().count() <= ROUTE_SHOWN_CHARS {
-        return route.into();
+        return shown(route);
     }
     let start: String = route.chars().take(ROUTE_SHOWN_CHARS).collect();
-    format!("{start}… ({} characters)", route.chars().count()).into()
+    format!("{}… ({} characters)", shown(&start), route.chars().count()).into()
 }
 
 /// See [`route_shown`].
@@ -2167,13 +2169,14 @@ fn print_summary(twin: &TwinDir, r: &Report) {
             .filter(|d| !d.deviation.marked)
             .take(5)
         {
+            // A reason quotes a recorded key, a route a recorded path: escaped for the terminal.
             outln!(
                 "    {} {}  {}  {}: {}",
                 d.severity,
-                d.deviation.route,
-                d.deviation.path,
+                route_shown(&d.deviation.route),
+                shown(&d.deviation.path),
                 d.deviation.rule.as_str(),
-                d.deviation.reason
+                shown(&d.deviation.reason)
             );
         }
     }
@@ -2213,7 +2216,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
     for f in r.dimensions_failed.iter().filter(|f| f.route.is_some()) {
         outln!(
             "  FAIL  {}  {} {}/10000 (required {} by [diff.overrides])",
-            f.route.as_deref().unwrap_or(""),
+            route_shown(f.route.as_deref().unwrap_or("")),
             f.dimension.as_str(),
             f.score_bp,
             f.required_bp
@@ -2233,10 +2236,10 @@ fn print_summary(twin: &TwinDir, r: &Report) {
     for s in &r.suppressed {
         outln!(
             "    {}  {}/{}  {}  {}  (rule {}: {})",
-            s.route,
+            route_shown(&s.route),
             s.session,
             s.exchange,
-            s.path,
+            shown(&s.path),
             s.category.as_str(),
             s.rule,
             s.reason
@@ -2257,8 +2260,8 @@ fn print_summary(twin: &TwinDir, r: &Report) {
         outln!(
             "    {}  {}  {}  {} x{}  (drift.toml [[suppress]] {}: {})",
             s.drift_id,
-            s.route,
-            s.path,
+            route_shown(&s.route),
+            shown(&s.path),
             s.drift_type.as_str(),
             s.count,
             s.rule,
@@ -2289,7 +2292,7 @@ fn print_summary(twin: &TwinDir, r: &Report) {
                 if f.drift_exceeded { " EXCEEDED" } else { "" }
             );
             for r in &f.drifted_routes {
-                outln!("    drifted: {r}");
+                outln!("    drifted: {}", route_shown(r));
             }
         }
     }
@@ -2319,4 +2322,24 @@ pub(crate) fn deviation_inputs(cfg: &TwinConfig) -> Vec<DeviationInput<'_>> {
             reason: d.reason.as_deref(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_route_shown_on_the_summary_has_its_control_characters_escaped_and_long_ones_cut() {
+        assert_eq!(route_shown("GET /v1/items"), "GET /v1/items");
+        assert_eq!(
+            route_shown("GET /a\u{1b}[2J\u{202e}b"),
+            "GET /a\\u{1b}[2J\\u{202e}b"
+        );
+        let long = format!("GET /{}", "\u{1b}".repeat(400));
+        let shown = route_shown(&long);
+        assert!(!shown.contains('\u{1b}'), "{shown}");
+        assert!(shown.ends_with("… (405 characters)"), "{shown}");
+    }
 }

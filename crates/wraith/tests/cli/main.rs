@@ -191,3 +191,4 @@ mod serve_wrapper_keys;
 mod stale_temp_files;
 mod synth_cli;
 mod synth_request_keying;
+mod terminal_text;

@@ -1,0 +1,60 @@
+//! Recorded text on the terminal: a recorded path or JSON key is whatever a client sent, and
+//! the text outputs print it with its control characters (C0, DEL, C1) and bidi overrides
+//! escaped, so it can neither command the terminal (`ESC[2J` clears the screen) nor reorder
+//! the line. The JSON outputs keep it as recorded (JSON escapes what it must itself).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+
+use crate::check_support::notes::entry;
+use crate::check_support::{DemoTwin, fake_target, stdout_json};
+use crate::support::has_terminal_controls;
+
+/// A JSON key with an escape sequence (clear the screen) and a right-to-left override.
+const KEY: &str = "\u{1b}[2J\u{202e}tag";
+/// [`KEY`] as the terminal shows it.
+const KEY_SHOWN: &str = "\\u{1b}[2J\\u{202e}tag";
+
+/// A notes twin whose every recorded note has the key [`KEY`].
+fn twin_with_a_hostile_key() -> DemoTwin {
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
+    for (i, id) in ["note_ujzde8gxd6nc", "note_k2m9qp4rt7wa"]
+        .iter()
+        .enumerate()
+    {
+        let note = json!({"id": id, "object": "note", KEY: "x"});
+        let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "pages": [], "entries": [
+            entry("GET", "https://api.notes.test/v1/notes", None, 200,
+                &json!({"object": "list", "data": [note]})),
+        ]}});
+        t.import_har(&format!("notes-{i}"), &har);
+    }
+    t.synth();
+    t
+}
+
+#[test]
+fn check_summary_shows_a_recorded_key_in_a_deviation_reason_escaped() {
+    let t = twin_with_a_hostile_key();
+    // A fixture's list whose note lacks the key every recording has: an authored deviation
+    // whose reason quotes the key.
+    let url = fake_target::start(|_| fake_target::Answer {
+        status: 200,
+        provenance: "fixture",
+        route: "GET /v1/notes".into(),
+        body: json!({"object": "list", "data": [{"id": "note_ujzde8gxd6nc", "object": "note"}]}),
+    });
+    let out = t.run(&["check", "--target", &url]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("missing_key"), "{text}");
+    assert!(!has_terminal_controls(&text), "{text:?}");
+    assert!(text.contains(&format!("`{KEY_SHOWN}`")), "{text}");
+
+    // The JSON report keeps the key as recorded.
+    let out = t.run(&["check", "--target", &url, "--json"]);
+    let r: Value = stdout_json(&out);
+    let reason = r["authored_deviations"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains(KEY), "{reason:?}");
+}
