@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::anyhow;
+use wraith_recording::terminal::shown;
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -298,7 +299,7 @@ pub fn run(args: Args) -> CmdResult {
             r.exchanges,
             r.variants,
             statuses.join(","),
-            r.route,
+            shown(&r.route),
             r.state_op
                 .map(|o| format!("  [{}]", o.as_str()))
                 .unwrap_or_default()
@@ -307,13 +308,13 @@ pub fn run(args: Args) -> CmdResult {
     if !c.routes_seen_once.is_empty() {
         outln!("  seen only once ({}):", c.routes_seen_once.len());
         for r in &c.routes_seen_once {
-            outln!("    {r}");
+            outln!("    {}", shown(r));
         }
     }
     if !c.entity_types_without_create.is_empty() {
         outln!(
             "  entity types without a create: {}",
-            c.entity_types_without_create.join(", ")
+            shown(&c.entity_types_without_create.join(", "))
         );
     }
     if !c.drifted_routes.is_empty() {
@@ -327,7 +328,7 @@ pub fn run(args: Args) -> CmdResult {
                 .iter()
                 .map(|f| format!("{} at {:?} since {}", f.kind.as_str(), f.at, f.since))
                 .collect();
-            outln!("    {}: {}", d.route, findings.join("; "));
+            outln!("    {}: {}", shown(&d.route), shown(&findings.join("; ")));
         }
     }
     if c.uncovered_requests > 0 {
@@ -336,18 +337,18 @@ pub fn run(args: Args) -> CmdResult {
             c.uncovered_requests
         );
         for e in &c.uncovered_examples {
-            outln!("    {e}");
+            outln!("    {}", shown(e));
         }
     }
     if let Some(spec) = &c.spec_coverage {
         outln!(
             "  openapi  {} {}: {}/{} operation(s) answered from recordings ({:.2}%)",
             if spec.api_title.is_empty() {
-                "(untitled)"
+                "(untitled)".into()
             } else {
-                &spec.api_title
+                shown(&spec.api_title)
             },
-            spec.api_version,
+            shown(&spec.api_version),
             spec.covered_count,
             spec.total_count,
             spec.percentage
@@ -355,7 +356,7 @@ pub fn run(args: Args) -> CmdResult {
         if !spec.uncovered_operations.is_empty() {
             outln!("    not recorded ({}):", spec.uncovered_operations.len());
             for op in &spec.uncovered_operations {
-                outln!("      {} {}", op.method, op.path);
+                outln!("      {} {}", shown(&op.method), shown(&op.path));
             }
         }
         if !spec.routes_not_in_spec.is_empty() {
@@ -364,7 +365,7 @@ pub fn run(args: Args) -> CmdResult {
                 spec.routes_not_in_spec.len()
             );
             for r in &spec.routes_not_in_spec {
-                outln!("      {r}");
+                outln!("      {}", shown(r));
             }
         }
     }
@@ -434,7 +435,7 @@ pub fn static_provenance(twin: &TwinDir, json: bool) -> CmdResult {
         let leaves: Vec<String> = r.leaves.iter().map(|(k, n)| format!("{k} {n}")).collect();
         outln!(
             "  {:<48} can answer: {:<32} exact {:>4} ({})  variants {}  leaves: {}",
-            r.route,
+            shown(&r.route),
             r.can_answer.join(", "),
             r.exact_requests,
             crate::output::count(r.moments, "moment"),

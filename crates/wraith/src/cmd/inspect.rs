@@ -11,6 +11,7 @@ use anyhow::anyhow;
 use serde::Serialize;
 use wraith_recording::har::BaseUrl;
 use wraith_recording::read_sessions;
+use wraith_recording::terminal::shown;
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -175,7 +176,7 @@ pub fn run(args: Args) -> CmdResult {
     }
     let fmt = |m: &BTreeMap<String, usize>| {
         m.iter()
-            .map(|(k, v)| format!("{k} {v}"))
+            .map(|(k, v)| format!("{} {v}", shown(k)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -192,7 +193,7 @@ pub fn run(args: Args) -> CmdResult {
             s.session_id,
             s.exchanges,
             s.proxy_mode,
-            s.tags.join(","),
+            shown(&s.tags.join(",")),
             if s.complete { "" } else { "  (incomplete)" }
         );
     }
@@ -207,10 +208,10 @@ pub fn run(args: Args) -> CmdResult {
                     drifted.len()
                 );
                 for r in drifted {
-                    outln!("  {}", r.route);
+                    outln!("  {}", shown(&r.route));
                     for f in &r.drift {
                         let change = match (&f.earlier, &f.newer) {
-                            (Some(e), Some(n)) => format!(" {e} -> {n}"),
+                            (Some(e), Some(n)) => format!(" {} -> {}", shown(e), shown(n)),
                             _ => String::new(),
                         };
                         outln!(

@@ -58,3 +58,38 @@ fn check_summary_shows_a_recorded_key_in_a_deviation_reason_escaped() {
     let reason = r["authored_deviations"][0]["reason"].as_str().unwrap();
     assert!(reason.contains(KEY), "{reason:?}");
 }
+
+/// A twin whose one route has a recorded path holding a right-to-left override (import
+/// refuses control characters in a URL, not bidi characters).
+fn twin_with_a_hostile_path() -> DemoTwin {
+    let t = DemoTwin::init("notes", "https://api.notes.test/v1");
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+    "pages": [], "entries": [
+        entry("GET", "https://api.notes.test/v1/\u{202e}notes", None, 200,
+            &json!({"object": "list", "data": []})),
+    ]}});
+    t.import_har("notes", &har);
+    t.synth();
+    t
+}
+
+#[test]
+fn coverage_and_provenance_show_a_recorded_route_name_escaped() {
+    let t = twin_with_a_hostile_path();
+    for args in [
+        &["coverage"][..],
+        &["inspect", "--provenance"],
+        &["inspect"],
+    ] {
+        let out = t.run(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {text}");
+        assert!(!has_terminal_controls(&text), "{args:?}: {text:?}");
+        if args != ["inspect"] {
+            assert!(text.contains("/v1/\\u{202e}notes"), "{args:?}: {text}");
+        }
+    }
+    // The JSON outputs keep the route name as recorded.
+    let r = stdout_json(&t.run(&["coverage", "--json"]));
+    assert!(r.to_string().contains("/v1/\u{202e}notes"), "{r}");
+}
