@@ -297,6 +297,15 @@ pub enum AnswerKind {
 }
 
 impl AnswerKind {
+    /// The kind as the JSON report names it (`served`, `probe`, `fixture`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Served => "served",
+            AnswerKind::Probe => "probe",
+            AnswerKind::Fixture => "fixture",
+        }
+    }
+
     /// Who wrote the answer, as the findings name it.
     fn author(self) -> &'static str {
         match self {

@@ -342,11 +342,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                     .unwrap_or_default(),
                 esc(&r.session),
                 r.exchange,
-                if d.answer == crate::authored::AnswerKind::Served {
-                    "served"
-                } else {
-                    "probe"
-                },
+                d.answer.as_str(),
                 esc(&pretty(&d.expected)),
                 esc(&pretty(&d.actual)),
             );

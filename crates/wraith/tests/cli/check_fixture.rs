@@ -84,6 +84,17 @@ fn check_fixture_answer_unlike_the_recordings_is_an_authored_deviation_that_fail
 }
 
 #[test]
+fn check_html_report_labels_fixture_answers_as_the_json_does() {
+    let t = notes::notes_twin();
+    let url = fixture_lists_target();
+    t.run(&["check", "--target", &url]);
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    assert!(html.contains("miscased_key"), "{html}");
+    assert!(html.contains("(fixture)"), "{html}");
+    assert!(!html.contains("(probe)"), "{html}");
+}
+
+#[test]
 fn check_fixture_deviation_under_warn_policy_is_a_warning() {
     let t = notes::notes_twin();
     config(
