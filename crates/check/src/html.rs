@@ -13,6 +13,24 @@ use crate::report::Report;
 /// At most this many routes and divergence groups are drawn (the JSON report has all).
 const MAX_ROWS: usize = 200;
 
+/// At most this many characters of a route name or a divergence path are drawn, and
+/// [`REASON_CHARS`] of a reason: recorded paths and keys can run to kilobytes each, and the
+/// page is to stay a size a browser opens (the JSON report has them whole).
+const NAME_CHARS: usize = 160;
+/// See [`NAME_CHARS`].
+const REASON_CHARS: usize = 1_000;
+
+/// `s` cut to its first `max` characters, with how long it was (`/v1/aaa… (5006 characters)`):
+/// its start keeps it recognisable.
+fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let chars = s.chars().count();
+    if chars <= max {
+        return s.into();
+    }
+    let start: String = s.chars().take(max).collect();
+    format!("{start}… ({chars} characters)").into()
+}
+
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -258,7 +276,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             "<tr><td colspan=4><span class=cat>FAIL</span> {}{} {} below {}</td></tr>",
             f.route
                 .as_deref()
-                .map(|r| format!("{} ", esc(r)))
+                .map(|r| format!("{} ", esc(&cut(r, NAME_CHARS))))
                 .unwrap_or_default(),
             esc(f.dimension.as_str()),
             pct(f.score_bp),
@@ -281,8 +299,8 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                 let _ = write!(
                     h,
                     "<tr><td>{}<br><code>{}</code></td><td><span class=cat>{}</span></td><td>{}/{}</td><td>{} (rule {})</td></tr>",
-                    esc(&x.route),
-                    esc(&x.path),
+                    esc(&cut(&x.route, NAME_CHARS)),
+                    esc(&cut(&x.path, NAME_CHARS)),
                     esc(x.category.as_str()),
                     esc(&x.session),
                     x.exchange,
@@ -331,9 +349,9 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             let _ = write!(
                 h,
                 "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>{}</span></td><td><span class=cat>{}</span><br><span class=muted>{}{}</span></td><td>{}/{} ({})</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
-                esc(&d.route),
-                esc(&d.path),
-                esc(&d.reason),
+                esc(&cut(&d.route, NAME_CHARS)),
+                esc(&cut(&d.path, NAME_CHARS)),
+                esc(&cut(&d.reason, REASON_CHARS)),
                 esc(d.rule.as_str()),
                 esc(r.severity),
                 d.declared_reason
@@ -380,7 +398,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         let _ = write!(
             h,
             "<tr><td><code>{}</code></td><td class=num>{}</td><td><div class=\"bar {}\"><span style=\"width:{:.2}%\"></span></div></td><td class=num>{}/{}</td><td class=num>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&r.route),
+            esc(&cut(&r.route, NAME_CHARS)),
             pct(r.score_bp),
             bar_class(r.score_bp),
             f64::from(r.score_bp) / 100.0,
@@ -437,8 +455,8 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         let _ = write!(
             h,
             "<tr><td><code>{}</code><br><code>{}</code><br><span class=muted>first at {} · {}</span></td><td><span class=cat>{}</span><br><span class=cat>{}</span>{}{}</td><td class=num>{}</td><td><div class=side><div><h3>expected</h3><pre>{}</pre></div><div><h3>actual</h3><pre>{}</pre></div></div></td></tr>",
-            esc(&d.route),
-            esc(&d.path),
+            esc(&cut(&d.route, NAME_CHARS)),
+            esc(&cut(&d.path, NAME_CHARS)),
             esc(&d.first_seen),
             esc(&d.drift_id),
             esc(d.category.as_str()),
@@ -587,9 +605,9 @@ fn drifted_routes(h: &mut String, report: &Report, coverage: Option<&Coverage>) 
                     let _ = write!(
                         h,
                         "<tr><td><code>{}</code></td><td><span class=cat>{}</span></td><td><code>{}</code></td><td>{}</td><td class=num>{} / {}</td><td>{}</td></tr>",
-                        esc(name),
+                        esc(&cut(name, NAME_CHARS)),
                         esc(d.kind.as_str()),
-                        esc(&d.at),
+                        esc(&cut(&d.at, NAME_CHARS)),
                         esc(&change),
                         d.earlier_answers,
                         d.newer_answers,
@@ -601,7 +619,7 @@ fn drifted_routes(h: &mut String, report: &Report, coverage: Option<&Coverage>) 
                 let _ = write!(
                     h,
                     "<tr><td><code>{}</code></td><td colspan=5 class=muted>see <code>drift</code> in the model</td></tr>",
-                    esc(name)
+                    esc(&cut(name, NAME_CHARS))
                 );
             }
         }
@@ -621,6 +639,12 @@ fn card(h: &mut String, n: &str, label: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_is_cut_to_its_start_and_its_length() {
+        assert_eq!(cut("GET /v1/items", 160), "GET /v1/items");
+        assert_eq!(cut("héllo world", 5), "héllo… (11 characters)");
+    }
 
     #[test]
     fn html_escapes_everything_it_prints() {

@@ -576,3 +576,35 @@ fn ci_without_an_hmac_key_is_refused_by_check_with_exit_3() {
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("WRAITH_HMAC_KEY"), "{err}");
 }
+
+/// Recorded paths and keys can run to kilobytes: the HTML report draws a route name and a
+/// divergence path cut to their start (the JSON report keeps them whole), so its size stays
+/// bounded however long they are.
+#[test]
+fn check_html_report_cuts_long_route_names_and_divergence_paths() {
+    let segment = "a".repeat(5_000);
+    let key = "k".repeat(5_000);
+    let t = DemoTwin::init("long", "https://api.long.test");
+    let url = format!("https://api.long.test/{segment}");
+    let har = serde_json::json!({"log": {"version": "1.2",
+    "creator": {"name": "t", "version": "1"}, "pages": [], "entries": [
+        check_support::notes::entry("GET", &url, None, 200, &serde_json::json!({key.as_str(): 1})),
+    ]}});
+    t.import_har("long", &har);
+    t.synth();
+    let route = format!("GET /{segment}");
+    let answered = route.clone();
+    let target = check_support::fake_target::start(move |_| check_support::fake_target::Answer {
+        status: 200,
+        provenance: "template",
+        route: answered.clone(),
+        body: serde_json::json!({}),
+    });
+    t.run(&["check", "--target", &target]);
+    let html = std::fs::read_to_string(t.root.join("reports/check.html")).unwrap();
+    let report = std::fs::read_to_string(t.root.join("reports/check.json")).unwrap();
+    assert!(report.contains(&segment) && report.contains(&key));
+    assert!(html.contains("… (5005 characters)"), "{html}");
+    assert!(!html.contains(&"a".repeat(161)) && !html.contains(&"k".repeat(161)));
+    assert!(html.len() < 100_000, "{} bytes", html.len());
+}
