@@ -77,8 +77,9 @@ fn decompress_limited(bytes: &[u8], limit: u64) -> Result<Vec<u8>, RecordingErro
 
 /// Decode the CBOR payload (already decompressed). An answer whose status is no HTTP status
 /// (three digits, 100 to 999) is refused here: nothing could replay it; so is a request
-/// method that is no HTTP token, a path not starting with `/`, a header name that is no token
-/// or a header value holding CR, LF or NUL ([`check_request_line_and_headers`]).
+/// method that is no HTTP token, a path not starting with `/`, a path or query holding a C0
+/// control character or DEL, a header name that is no token or a header value holding CR, LF
+/// or NUL ([`check_request_line_and_headers`]).
 pub fn decode_cbor(cbor: &[u8]) -> Result<Exchange, RecordingError> {
     let mut rest = cbor;
     let ex: Exchange = ciborium::de::from_reader(&mut rest)
@@ -112,8 +113,8 @@ fn is_token(s: &str) -> bool {
 
 /// The fields no HTTP message could carry, which nothing could replay (a twin answering them,
 /// or a check sending them, would fail or split a message): a method that is no token, a path
-/// not starting with `/`, a header name that is no token, a header value holding CR, LF or
-/// NUL. The message names the field.
+/// not starting with `/`, a path or query holding a C0 control or DEL, a header name that is no
+/// token, a header value holding CR, LF or NUL. The message names the field.
 fn check_request_line_and_headers(ex: &Exchange) -> Result<(), String> {
     let req = &ex.request;
     if !is_token(&req.method) {
@@ -128,6 +129,20 @@ fn check_request_line_and_headers(ex: &Exchange) -> Result<(), String> {
             "request.path \"{}\" does not start with `/`",
             req.path.escape_debug()
         ));
+    }
+    // No request line carries a C0 control or DEL (a client percent-encodes them), and in a
+    // route name one would reach every printout. C1 controls are UTF-8 bytes a server takes,
+    // so a recording may hold them: the printouts escape those.
+    for (field, text) in [("request.path", &req.path), ("request.query", &req.query)] {
+        if let Some((i, c)) = text.char_indices().find(|(_, c)| c.is_ascii_control()) {
+            return Err(format!(
+                "{field} \"{}\" has a control character (U+{:04X}) at byte {i}, which no request \
+                 line carries; percent-encode it (%{:02X}) or remove the recording",
+                text.escape_debug(),
+                u32::from(c),
+                u32::from(c)
+            ));
+        }
     }
     let lists = [
         ("request.headers", Some(&req.headers)),
@@ -330,7 +345,15 @@ mod tests {
             read_exchange(&encode_exchange(&ex).unwrap()).map_err(|e| e.to_string())
         };
         type Edit<'a> = &'a dyn Fn(&mut Exchange);
-        let refused: [(Edit<'_>, &str); 9] = [
+        let refused: [(Edit<'_>, &str); 11] = [
+            (
+                &|e| e.request.path = "/v1/\u{1b}[2Jitems".into(),
+                "request.path \"/v1/\\u{1b}[2Jitems\" has a control character (U+001B) at byte 4",
+            ),
+            (
+                &|e| e.request.query = "q=a\u{7f}".into(),
+                "request.query \"q=a\\u{7f}\" has a control character (U+007F)",
+            ),
             (
                 &|e| e.request.method = "GE T".into(),
                 "request.method \"GE T\"",

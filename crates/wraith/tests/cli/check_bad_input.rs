@@ -355,6 +355,16 @@ fn recording_whose_path_does_not_start_with_a_slash_is_a_runtime_failure_naming_
     );
 }
 
+/// A route name is a recorded path, printed by lint, coverage and check: one holding an escape
+/// sequence is refused on reading, as import refuses it in a HAR's URL.
+#[test]
+fn recording_whose_path_holds_a_control_character_is_a_runtime_failure_naming_the_file() {
+    edited_recording_refused_everywhere(
+        |ex| ex.request.path = "/v1/\u{1b}[2Jcustomers".into(),
+        "request.path \"/v1/\\u{1b}[2Jcustomers\" has a control character (U+001B)",
+    );
+}
+
 #[test]
 fn recording_with_a_header_that_would_split_a_message_is_a_runtime_failure_naming_the_file() {
     edited_recording_refused_everywhere(
