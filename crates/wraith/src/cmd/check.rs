@@ -1965,12 +1965,16 @@ fn warn_duplicate_routes(model: &Model, path: &Path) {
             .push(r.id.as_str());
     }
     for ((method, route, origin), ids) in ids.iter().filter(|(_, ids)| ids.len() > 1) {
-        let origin = origin.map(|o| format!(" on {o}")).unwrap_or_default();
+        let origin = origin
+            .map(|o| format!(" on {}", shown(o)))
+            .unwrap_or_default();
         eprintln!(
-            "warning: {}: {method} {route}{origin} is declared by {} routes (ids {}); re-run `wraith synth` (`wraith lint` reports it as duplicate-route)",
+            "warning: {}: {} {}{origin} is declared by {} routes (ids {}); re-run `wraith synth` (`wraith lint` reports it as duplicate-route)",
             path.display(),
+            shown(method),
+            shown(route),
             ids.len(),
-            ids.join(", ")
+            shown(&ids.join(", "))
         );
     }
 }

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use wraith_check::lint::{Finding, LintInput, Severity, has_errors, lint};
+use wraith_recording::terminal::shown;
 use wraith_twin::{TwinConfig, TwinDir};
 
 use crate::exit::{CliError, CmdResult};
@@ -498,12 +499,14 @@ pub fn run(args: Args) -> CmdResult {
                 Severity::Warning => "warning",
                 Severity::Info => "info   ",
             };
+            // A finding quotes what the twin's files hold (a recorded route, a key): shown with
+            // its control characters escaped, as every printout of recorded text is.
             let file = f
                 .file
                 .as_deref()
-                .map(|p| format!("{p}: "))
+                .map(|p| format!("{}: ", shown(p)))
                 .unwrap_or_default();
-            outln!("{sev} {:<24} {file}{}", f.rule, f.message);
+            outln!("{sev} {:<24} {file}{}", f.rule, shown(&f.message));
         }
         outln!(
             "lint  {}  {errors} error(s)  {warnings} warning(s)  {info} info",

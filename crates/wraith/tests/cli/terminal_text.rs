@@ -93,3 +93,30 @@ fn coverage_and_provenance_show_a_recorded_route_name_escaped() {
     let r = stdout_json(&t.run(&["coverage", "--json"]));
     assert!(r.to_string().contains("/v1/\u{202e}notes"), "{r}");
 }
+
+#[test]
+fn lint_findings_and_checks_duplicate_route_warning_show_a_recorded_route_escaped() {
+    let t = twin_with_a_hostile_path();
+    // A hand-edited model declaring the recorded route twice (under another id): lint's
+    // `duplicate-route` finding and check's warning name the route.
+    let model_path = t.root.join("model").join("twin.wir.json");
+    let mut model: Value =
+        serde_json::from_str(&std::fs::read_to_string(&model_path).unwrap()).unwrap();
+    let routes = model["routes"].as_array_mut().unwrap();
+    let mut twin_route = routes[0].clone();
+    twin_route["id"] = json!("get_copy_00000000");
+    routes.push(twin_route);
+    std::fs::write(&model_path, format!("{model}\n")).unwrap();
+
+    let out = t.run(&["lint"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("duplicate-route"), "{text}");
+    assert!(!has_terminal_controls(&text), "{text:?}");
+    assert!(text.contains("/v1/\\u{202e}notes"), "{text}");
+
+    let out = t.run(&["check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is declared by 2 routes"), "{err}");
+    assert!(!has_terminal_controls(&err), "{err:?}");
+    assert!(err.contains("/v1/\\u{202e}notes"), "{err}");
+}
