@@ -156,6 +156,7 @@ mod serve_sessions;
 mod serve_set_filters;
 mod serve_settled_actions;
 mod serve_settled_update;
+mod serve_sha256_request_keys;
 mod serve_shared_paging;
 mod serve_sim;
 mod serve_singleton_writes;
