@@ -38,6 +38,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 use wraith_model::{ArrayNode, BodyTemplate, HoleKind, Model, Node};
+use wraith_twin::{DriftReclassifyEntry, DriftSuppressEntry};
 
 use crate::diff::Category;
 use crate::rules::{DiffRules, PathPattern, UserClass, glob, path_steps, validate_route_pattern};
@@ -263,29 +264,6 @@ fn observed_positions(node: &Node, steps: &mut Vec<Option<String>>, out: &mut En
     }
 }
 
-/// One `drift.toml` `[[suppress]]` entry as read (see `wraith_twin::drift`).
-#[derive(Debug, Clone, Default)]
-pub struct SuppressInput {
-    pub number: usize,
-    pub line: usize,
-    pub drift_id: Option<String>,
-    pub route: Option<String>,
-    pub path: Option<String>,
-    pub drift_type: Option<String>,
-    pub reason: Option<String>,
-}
-
-/// One `drift.toml` `[[reclassify]]` entry as read.
-#[derive(Debug, Clone, Default)]
-pub struct ReclassifyInput {
-    pub number: usize,
-    pub line: usize,
-    pub route: Option<String>,
-    pub path: Option<String>,
-    pub new_drift_type: Option<String>,
-    pub reason: Option<String>,
-}
-
 /// A problem with one `drift.toml` entry: what, where, and how to fix it. `wraith check`
 /// shows it as a warning (the entry is not applied); `wraith lint` as an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,8 +335,8 @@ impl DriftRules {
     /// Validate every entry; entries with a problem are left out (and the problem returned),
     /// so a bad entry never accepts more than it says.
     pub fn compile(
-        suppress: &[SuppressInput],
-        reclassify: &[ReclassifyInput],
+        suppress: &[DriftSuppressEntry],
+        reclassify: &[DriftReclassifyEntry],
     ) -> (DriftRules, Vec<DriftRuleError>) {
         let mut errors = Vec::new();
         let mut rules = DriftRules::default();
@@ -676,12 +654,12 @@ mod tests {
         assert_eq!(DriftType::parse("nope"), None);
     }
 
-    fn sup(number: usize) -> SuppressInput {
-        SuppressInput {
+    fn sup(number: usize) -> DriftSuppressEntry {
+        DriftSuppressEntry {
             number,
             line: number * 4,
             reason: Some("known".into()),
-            ..SuppressInput::default()
+            ..DriftSuppressEntry::default()
         }
     }
 
@@ -689,32 +667,32 @@ mod tests {
     fn bad_drift_entries_are_reported_with_line_and_left_out() {
         let (rules, errors) = DriftRules::compile(
             &[
-                SuppressInput {
+                DriftSuppressEntry {
                     reason: None,
                     drift_type: Some("numeric_drift".into()),
                     ..sup(1)
                 },
                 sup(2),
-                SuppressInput {
+                DriftSuppressEntry {
                     drift_type: Some("numerical".into()),
                     ..sup(3)
                 },
-                SuppressInput {
+                DriftSuppressEntry {
                     route: Some("get /a".into()),
                     ..sup(4)
                 },
-                SuppressInput {
+                DriftSuppressEntry {
                     drift_id: Some("drift-xyz".into()),
                     ..sup(5)
                 },
             ],
-            &[ReclassifyInput {
+            &[DriftReclassifyEntry {
                 number: 1,
                 line: 30,
                 route: Some("GET /a".into()),
                 new_drift_type: Some("enum_extensions".into()),
                 reason: Some("r".into()),
-                ..ReclassifyInput::default()
+                ..DriftReclassifyEntry::default()
             }],
         );
         assert!(rules.is_empty());
@@ -743,11 +721,11 @@ mod tests {
     #[test]
     fn reclassify_runs_before_suppress_and_refusals_are_never_suppressed() {
         let (rules, errors) = DriftRules::compile(
-            &[SuppressInput {
+            &[DriftSuppressEntry {
                 drift_type: Some("enum_extension".into()),
                 ..sup(1)
             }],
-            &[ReclassifyInput {
+            &[DriftReclassifyEntry {
                 number: 1,
                 line: 9,
                 route: Some("GET /items/*".into()),
@@ -781,7 +759,7 @@ mod tests {
         );
         // A suppress rule by route never hides a refusal.
         let (rules, _) = DriftRules::compile(
-            &[SuppressInput {
+            &[DriftSuppressEntry {
                 route: Some("* *".into()),
                 ..sup(1)
             }],

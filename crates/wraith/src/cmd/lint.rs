@@ -149,7 +149,7 @@ pub(crate) struct DriftLoad {
 /// Read `<twin>/drift.toml` (absent: no rules, no problems) as `wraith check` applies it and
 /// `wraith lint` reports it.
 pub(crate) fn drift_rules(twin: &TwinDir) -> DriftLoad {
-    use wraith_check::drift_types::{DriftRules, ReclassifyInput, SuppressInput};
+    use wraith_check::drift_types::DriftRules;
     let Some(cfg) = wraith_twin::DriftConfig::load(twin) else {
         return DriftLoad {
             rules: DriftRules::default(),
@@ -177,32 +177,7 @@ pub(crate) fn drift_rules(twin: &TwinDir) -> DriftLoad {
             )
         })
         .collect();
-    let suppress: Vec<SuppressInput> = cfg
-        .suppress
-        .iter()
-        .map(|e| SuppressInput {
-            number: e.number,
-            line: e.line,
-            drift_id: e.drift_id.clone(),
-            route: e.route.clone(),
-            path: e.path.clone(),
-            drift_type: e.drift_type.clone(),
-            reason: e.reason.clone(),
-        })
-        .collect();
-    let reclassify: Vec<ReclassifyInput> = cfg
-        .reclassify
-        .iter()
-        .map(|e| ReclassifyInput {
-            number: e.number,
-            line: e.line,
-            route: e.route.clone(),
-            path: e.path.clone(),
-            new_drift_type: e.new_drift_type.clone(),
-            reason: e.reason.clone(),
-        })
-        .collect();
-    let (rules, errors) = DriftRules::compile(&suppress, &reclassify);
+    let (rules, errors) = DriftRules::compile(&cfg.suppress, &cfg.reclassify);
     problems.extend(errors.iter().map(|e| (e.rule, e.to_string())));
     // File order: a reader fixes them top to bottom.
     problems.sort_by_key(|(_, m)| {
