@@ -479,6 +479,50 @@ pub fn error_body(code: &str, message: impl Into<String>) -> Value {
 mod tests {
     use super::*;
 
+    /// Every control route but health, ready and info asks for the token. The match has no
+    /// wildcard, so a new route does not compile here until someone decides which it is.
+    #[test]
+    fn only_health_ready_and_info_are_open_without_the_token() {
+        let routes = [
+            ControlRoute::Health,
+            ControlRoute::Ready,
+            ControlRoute::Info,
+            ControlRoute::Provision,
+            ControlRoute::ListSessions,
+            ControlRoute::ResetSession("s".into()),
+            ControlRoute::DeleteSession("s".into()),
+            ControlRoute::SessionState("s".into()),
+            ControlRoute::ProbeSession("s".into()),
+            ControlRoute::ResetAll,
+            ControlRoute::TraceLog,
+            ControlRoute::TraceGet(Some(1)),
+            ControlRoute::TraceGet(None),
+            ControlRoute::TraceReset,
+            ControlRoute::MethodNotAllowed { allow: "GET" },
+            ControlRoute::NotFound,
+            ControlRoute::BadSessionId("why".into()),
+        ];
+        for route in routes {
+            let open = match &route {
+                ControlRoute::Health | ControlRoute::Ready | ControlRoute::Info => true,
+                ControlRoute::Provision
+                | ControlRoute::ListSessions
+                | ControlRoute::ResetSession(_)
+                | ControlRoute::DeleteSession(_)
+                | ControlRoute::SessionState(_)
+                | ControlRoute::ProbeSession(_)
+                | ControlRoute::ResetAll
+                | ControlRoute::TraceLog
+                | ControlRoute::TraceGet(_)
+                | ControlRoute::TraceReset
+                | ControlRoute::MethodNotAllowed { .. }
+                | ControlRoute::NotFound
+                | ControlRoute::BadSessionId(_) => false,
+            };
+            assert_eq!(route.is_public(), open, "{route:?}");
+        }
+    }
+
     #[test]
     fn local_clients_pass_and_pages_of_other_sites_are_named() {
         for host in [

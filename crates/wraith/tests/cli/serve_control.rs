@@ -369,10 +369,12 @@ async fn control_token_guards_everything_but_health_ready_and_info() {
     for path in ["/__wraith/health", "/__wraith/ready", "/__wraith/info"] {
         assert_eq!(s.get(path, None).await.status, 200, "{path}");
     }
-    let protected: [(&str, &str); 4] = [
+    let protected: [(&str, &str); 6] = [
+        ("POST", "/__wraith/session"),
         ("GET", "/__wraith/session"),
         ("POST", "/__wraith/reset"),
         ("POST", "/__wraith/session/x/reset"),
+        ("POST", "/__wraith/session/x/probe"),
         ("DELETE", "/__wraith/session/x"),
     ];
     for (m, p) in protected {
@@ -404,6 +406,26 @@ async fn control_token_guards_everything_but_health_ready_and_info() {
         )
         .await;
     assert_eq!(ok.status, 200);
+    // A well-formed provisioning request without the token makes no session.
+    let r = s
+        .post("/__wraith/session", None, json!({"session": "untokened"}))
+        .await;
+    assert_eq!(r.status, 401, "{}", String::from_utf8_lossy(&r.body));
+    let listed = s
+        .send(
+            "GET",
+            "/__wraith/session",
+            None,
+            &[("authorization", "Bearer s3cret-token")],
+            None,
+        )
+        .await;
+    assert_eq!(listed.status, 200);
+    assert!(
+        !String::from_utf8_lossy(&listed.body).contains("untokened"),
+        "{}",
+        String::from_utf8_lossy(&listed.body)
+    );
     // Application traffic is not the control plane: no token needed.
     assert_eq!(s.get("/v1/customers/cus_1", None).await.status, 200);
 }
