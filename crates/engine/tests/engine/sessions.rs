@@ -292,6 +292,25 @@ fn global_reset_clears_every_session() {
     assert_eq!(get(&e, None, &format!("/v1/customers/{b}")).status, 404);
 }
 
+/// The global reset clears provisioned sessions too, and keeps their provisioning: the same
+/// settings again find the session already there.
+#[test]
+fn global_reset_clears_provisioned_sessions_and_keeps_their_provisioning() {
+    let e = shop();
+    let p = Provision {
+        session: "p".into(),
+        seed: Some(3),
+        ..Provision::default()
+    };
+    assert_eq!(e.provision(p.clone()).ok().map(|i| i.created), Some(true));
+    let id = create(&e, Some("p"), "Provisioned");
+    let path = format!("/v1/customers/{id}");
+    assert_eq!(get(&e, Some("p"), &path).status, 200);
+    e.reset_all();
+    assert_eq!(get(&e, Some("p"), &path).status, 404);
+    assert_eq!(e.provision(p).ok().map(|i| i.created), Some(false));
+}
+
 #[test]
 fn provision_conflict_and_unknown_fixture_are_refused() {
     let e = engine_with(

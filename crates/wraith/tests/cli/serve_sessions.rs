@@ -525,6 +525,30 @@ async fn global_reset_clears_every_session() {
     assert_eq!(read_status(&s, Some("a"), "cus_fx").await, 200);
 }
 
+/// A session provisioned before the global reset forgets what it wrote and keeps its
+/// provisioning: its fixture is seeded again and the same settings find it already there.
+#[tokio::test]
+async fn global_reset_clears_provisioned_sessions_and_keeps_their_provisioning() {
+    let t = shop_twin();
+    let s = t.serve(&[]);
+    let settings = json!({"session": "p", "seed": 3});
+    let r = s.post("/__wraith/session", None, settings.clone()).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = create_id(&s, Some("p"), "x").await;
+    assert_eq!(read_status(&s, Some("p"), &id).await, 200);
+    let r = s.send("POST", "/__wraith/reset", None, &[], None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(read_status(&s, Some("p"), &id).await, 404);
+    assert_eq!(read_status(&s, Some("p"), "cus_fx").await, 200);
+    let again = s.post("/__wraith/session", None, settings).await;
+    assert_eq!(
+        again.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&again.body)
+    );
+}
+
 fn tree(root: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut stack = vec![root.to_path_buf()];
