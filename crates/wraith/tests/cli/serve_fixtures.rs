@@ -140,6 +140,60 @@ async fn patches_add_then_replace_then_remove_over_the_parent() {
     );
 }
 
+/// One patch's keys apply left to right (add, then replace, then remove): a record the patch
+/// adds is there for its replace to change and for its remove to drop.
+#[tokio::test]
+async fn one_patch_adds_then_replaces_then_removes() {
+    let t = twin();
+    t.write(
+        "state/fixtures/base/fixture.json",
+        &json!({"entities": {"customers": [customer("cus_base", "Base")]}}).to_string(),
+    );
+    t.write(
+        "state/fixtures/scenario/fixture.json",
+        &json!({"parent": "base", "entities": {}}).to_string(),
+    );
+    t.write(
+        "state/fixtures/scenario/patches/customers.patch.json",
+        &json!({
+            "add": [customer("cus_new", "Added"), customer("cus_gone", "Added too")],
+            "replace": {"cus_new": customer("cus_new", "Replaced")},
+            "remove": ["cus_gone"]
+        })
+        .to_string(),
+    );
+    let s = t.serve(&["--fixture", "scenario"]);
+    assert_eq!(read(&s, "p", "cus_new").await.2["name"], "Replaced");
+    assert!(!known(&s, "cus_gone").await, "added, then removed");
+    assert!(known(&s, "cus_base").await);
+}
+
+/// "The legacy form has no parent, description, or patches/": a `patches/` folder beside flat
+/// files is not applied, and the ready file's warnings say so.
+#[tokio::test]
+async fn a_legacy_set_ignores_its_patches_with_a_warning() {
+    let t = twin();
+    t.write(
+        "state/fixtures/default/customers.json",
+        &json!([customer("cus_flat", "Flat")]).to_string(),
+    );
+    t.write(
+        "state/fixtures/default/patches/customers.patch.json",
+        &json!({"add": [customer("cus_patched", "Patched")], "remove": ["cus_flat"]}).to_string(),
+    );
+    let s = t.serve(&[]);
+    assert!(
+        known(&s, "cus_flat").await,
+        "the patch's remove is not applied"
+    );
+    assert!(
+        !known(&s, "cus_patched").await,
+        "the patch's add is not applied"
+    );
+    let warnings = s.ready["warnings"].to_string();
+    assert!(warnings.contains("patches"), "{warnings}");
+}
+
 #[tokio::test]
 async fn fixture_flag_selects_a_set_and_accepts_the_namespaced_form() {
     let t = twin();
