@@ -256,6 +256,27 @@ async fn exchange_header_only_on_recorded_responses_with_source_identity() {
     assert_eq!(r.header("x-wraith-exchange"), None);
 }
 
+/// "On older models the header is simply omitted, not an error": a model whose recorded
+/// moments carry no source identity still replays them, as `recorded`, without the header.
+#[tokio::test]
+async fn exchange_header_is_omitted_for_a_model_without_source_identity() {
+    let t = Twin::init("shop", "https://api.shop.test");
+    let mut m = model::shop("shop");
+    for route in &mut m.routes {
+        for entry in &mut route.exact {
+            for moment in &mut entry.moments {
+                moment.source.clear();
+            }
+        }
+    }
+    t.write_model(&m);
+    let s = t.serve(&[]);
+    let r = s.get("/v1/customers/cus_1", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.provenance(), Some("recorded"));
+    assert_eq!(r.header("x-wraith-exchange"), None);
+}
+
 #[tokio::test]
 async fn replay_header_claims_only_a_verbatim_recorded_moment() {
     let t = shop_twin();
