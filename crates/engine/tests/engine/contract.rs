@@ -931,6 +931,10 @@ fn debug_adds_provenance_counts_under_synth_fidelity_only() {
     );
     let r = get(&strict, None, "/v1/customers/cus_1");
     assert!(header(&ctl(&strict, &r, "GET"), "X-Wraith-Provenance-Counts").is_none());
+    // Without `--debug`, synth fidelity sends no counts either.
+    let plain = shop();
+    let r = send(&plain, None, "POST", "/v1/customers", json!({"name": "d"}));
+    assert!(header(&ctl(&plain, &r, "POST"), "X-Wraith-Provenance-Counts").is_none());
 }
 
 #[test]
