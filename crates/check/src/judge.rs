@@ -2013,6 +2013,124 @@ mod tests {
         assert!(!serializes_sorted_to(&v, twice.as_bytes()));
     }
 
+    /// Rule 1 of the judge: an answer the twin marks `miss` (fail-closed: an unknown id's 404,
+    /// no variant matching) is a refusal even when its status and body equal the recording's,
+    /// and a refusal scores 0.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_miss_is_a_refusal_scored_zero_even_when_it_equals_the_recording() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let body = br#"{"error":"not found"}"#;
+        let mut ex = blob_recorded(body);
+        ex.response.status = 404;
+        let obs = Observed {
+            status: 404,
+            provenance: Some(Provenance::Miss),
+            ..answered(body)
+        };
+        let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+        assert_eq!(v.score_bp, 0);
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].path, "response");
+        assert_eq!(v.divergences[0].category, Category::SynthesizedRefusal);
+        // The same answer marked as recorded passes.
+        let recorded = Observed {
+            provenance: Some(Provenance::Recorded),
+            ..obs
+        };
+        let v = judge(&index, "s/0", &ex, &recorded, &DiffOptions::default());
+        assert_eq!(v.score_bp, 10_000, "{:?}", v.divergences);
+    }
+
+    /// A target that sends no provenance (another server, or `--no-provenance-headers`) still
+    /// has its 501 route-miss body read as the twin's refusal, not as a status difference.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_route_miss_body_without_provenance_is_a_refusal_scored_zero() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let ex = blob_recorded(br#"{"ok":true}"#);
+        let miss =
+            br#"{"error":"no matching route","wraith":{"hint":"route not in recorded coverage"}}"#;
+        let obs = Observed {
+            status: 501,
+            ..answered(miss)
+        };
+        let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+        assert_eq!(v.score_bp, 0);
+        assert_eq!(v.divergences.len(), 1, "{:?}", v.divergences);
+        assert_eq!(v.divergences[0].category, Category::SynthesizedRefusal);
+        assert_eq!(v.divergences[0].expected, json!({"status": 200}));
+    }
+
+    /// Integers are compared exactly, past 2^53 too: ids that differ in their last digit are
+    /// two ids, though as 64-bit floats they are one number.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn integers_past_two_to_the_53_that_differ_in_the_last_digit_diverge() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let ex = blob_recorded(br#"{"id":9007199254740993}"#);
+        let v = judge(
+            &index,
+            "s/0",
+            &ex,
+            &answered(br#"{"id":9007199254740992}"#),
+            &DiffOptions::default(),
+        );
+        let paths: Vec<(&str, Category)> = v
+            .divergences
+            .iter()
+            .map(|d| (d.path.as_str(), d.category))
+            .collect();
+        assert_eq!(paths, vec![("body.id", Category::ValueMismatch)]);
+        let same = judge(
+            &index,
+            "s/0",
+            &ex,
+            &answered(br#"{"id":9007199254740993}"#),
+            &DiffOptions::default(),
+        );
+        assert_eq!(same.score_bp, 10_000, "{:?}", same.divergences);
+    }
+
+    /// `content-type` is compared only when either side has a body: a bodiless answer (a 204)
+    /// whose recording named a type it did not send passes.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn content_type_is_not_compared_when_neither_side_has_a_body() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let mut ex = blob_recorded(b"");
+        ex.response.status = 204;
+        ex.response.content_type = Some("application/json".into());
+        ex.response
+            .headers
+            .insert("content-type".into(), vec!["application/json".into()]);
+        let obs = Observed {
+            status: 204,
+            ..answered(b"")
+        };
+        let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
+        assert_eq!(v.score_bp, 10_000, "{:?}", v.divergences);
+        // With a body on one side the type is compared.
+        let mut with_body = blob_recorded(br#"{"a":1}"#);
+        with_body.response.content_type = Some("application/json".into());
+        let obs = Observed {
+            headers: vec![("content-type".into(), "text/plain".into())],
+            ..answered(br#"{"a":1}"#)
+        };
+        let v = judge(&index, "s/0", &with_body, &obs, &DiffOptions::default());
+        assert!(
+            v.divergences
+                .iter()
+                .any(|d| d.path == "headers.content-type"),
+            "{:?}",
+            v.divergences
+        );
+    }
+
     /// `POST /v1/pairings` creating `pairings` records, whose `code` later views show as its
     /// first 4 characters (`read_prefixes`).
     const PAIRINGS: &str = r#"{
