@@ -1148,6 +1148,24 @@ mod tests {
             dimension_outcome(&v),
             [Some(false), Some(true), Some(true), Some(false)]
         );
+        // A tag outside the recorded set fails the structure; a challenge header fails the
+        // header dimension as `content-type` does.
+        let v = Verdict {
+            divergences: vec![
+                d("body.items[0]", Category::UnknownTag),
+                d("headers.www-authenticate", Category::ValueMismatch),
+            ],
+            facets: Facets {
+                headers_compared: true,
+                body_compared: true,
+                ..Facets::default()
+            },
+            ..Verdict::default()
+        };
+        assert_eq!(
+            dimension_outcome(&v),
+            [Some(false), Some(true), Some(true), Some(false)]
+        );
         // A status mismatch or a refusal judged neither the body nor the headers.
         let v = Verdict {
             divergences: vec![d("status", Category::StatusMismatch)],
@@ -1295,6 +1313,23 @@ mod tests {
             }
         }
         b.finish("t", "in_memory", None)
+    }
+
+    /// A route's `score_bp` is the share of its exchanges that passed, not the mean of their
+    /// scores: one of two passing is 5000 however close the other came (that mean is
+    /// `mean_exchange_score_bp`).
+    #[test]
+    fn a_routes_score_is_its_share_of_passing_exchanges_not_their_mean_score() {
+        let r = run_of(Thresholds::default(), &[&[true, false]]);
+        let route = r
+            .routes
+            .iter()
+            .find(|x| x.route == "GET /a")
+            .expect("GET /a");
+        assert_eq!((route.exchanges, route.passed), (2, 1));
+        assert_eq!(route.score_bp, 5_000);
+        assert_eq!(route.mean_exchange_score_bp, 7_500);
+        assert_eq!(r.score_bp, 5_000);
     }
 
     #[test]
