@@ -2054,8 +2054,43 @@ mod tests {
         );
         let a3 = json!([{"id": 1, "name": "a"}]);
         assert_eq!(
-            diff(Some(&list), e, a3, &echo),
+            diff(Some(&list), e.clone(), a3, &echo),
             vec![("body".to_string(), Category::ArrayLengthMismatch)]
+        );
+        // A Tuple node compares by position: the same swap diverges.
+        let tuple = Node::Array(ArrayNode::Tuple {
+            items: vec![
+                obj(vec![("id", c(json!(1))), ("name", c(json!("a")))]),
+                obj(vec![("id", c(json!(2))), ("name", c(json!("b")))]),
+            ],
+        });
+        let swapped = json!([{"id": 2, "name": "b"}, {"id": 1, "name": "a"}]);
+        assert_eq!(diff(Some(&tuple), e, swapped, &echo).len(), 4);
+    }
+
+    /// Where no answered element equals a recorded one, the elements are paired so that the
+    /// fewest divergences are reported, not in the order they come.
+    #[test]
+    fn unmatched_list_elements_are_paired_by_the_fewest_divergences() {
+        let echo = EchoContext::default();
+        let item = obj(vec![
+            ("id", c(json!(1))),
+            ("name", c(json!("a"))),
+            ("x", c(json!(1))),
+        ]);
+        let list = Node::Array(ArrayNode::List {
+            representatives: vec![item],
+            target_length: 2,
+            discriminator: None,
+        });
+        let e = json!([{"id": 1, "name": "a", "x": 1}, {"id": 2, "name": "b", "x": 2}]);
+        let a = json!([{"id": 9, "name": "b", "x": 2}, {"id": 1, "name": "a", "x": 7}]);
+        assert_eq!(
+            diff(Some(&list), e, a, &echo),
+            vec![
+                ("body[0].x".to_string(), Category::ValueMismatch),
+                ("body[1].id".to_string(), Category::ValueMismatch),
+            ]
         );
     }
 
