@@ -513,6 +513,41 @@ fn idempotency_key_replays_the_cached_response_with_its_provenance() {
     );
 }
 
+/// A key reused with another request is refused 422 (`miss`) rather than replayed or run
+/// again, and an empty or blank key names no key: each such POST creates.
+#[test]
+fn an_idempotency_key_reused_with_another_body_is_refused_and_a_blank_key_is_no_key() {
+    let e = engine(
+        shop_model(),
+        EngineOptions {
+            idempotency: Some(IdempotencyOptions::default()),
+            ..det_opts()
+        },
+    );
+    let post = |key: &str, name: &str| {
+        e.handle(
+            Some("s"),
+            &with_header(
+                req("POST", "/v1/customers", Some(json!({"name": name}))),
+                "idempotency-key",
+                key,
+            ),
+        )
+    };
+    let first = post("k1", "Ann");
+    assert_eq!(first.status, 200);
+    let other = post("k1", "Bob");
+    assert_eq!(other.status, 422);
+    assert_eq!(other.provenance, Provenance::Miss);
+    assert_eq!(
+        body(&other)["error"],
+        json!("idempotency key reused with another request")
+    );
+    let a = post("", "Cy");
+    let b = post("  ", "Cy");
+    assert_ne!(body(&a)["id"], body(&b)["id"]);
+}
+
 #[test]
 fn idempotent_replays_get_the_self_url_rewrite_too() {
     let r = R::new("POST", "/v1/links")
