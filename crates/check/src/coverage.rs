@@ -458,4 +458,90 @@ mod tests {
             }
         }
     }
+
+    /// A complete recorded session `id` of bodiless `GET`s of `paths`, each answered 200.
+    fn session(id: &str, paths: &[&str]) -> RecordedSession {
+        RecordedSession {
+            manifest: wraith_recording::Manifest {
+                complete: true,
+                end_time_us: 0,
+                exchange_count: paths.len() as u64,
+                policy_hash: String::new(),
+                proxy_mode: "reverse".into(),
+                schema_version: 1,
+                session_id: id.into(),
+                start_time_us: 0,
+                tags: Vec::new(),
+                tool_version: "test".into(),
+            },
+            exchanges: paths
+                .iter()
+                .map(|p| crate::test_support::exchange(crate::test_support::get(p), 200))
+                .collect(),
+        }
+    }
+
+    /// A model of `GET` routes `(path, state_op)` on the base URL, with no variants.
+    fn model_with_ops(routes: &[(&str, Option<&str>)]) -> Model {
+        let mut model = model_of(
+            &routes
+                .iter()
+                .map(|(p, _)| ("GET", *p, None))
+                .collect::<Vec<_>>(),
+        );
+        for (r, (_, op)) in model.routes.iter_mut().zip(routes) {
+            r.state_op = op.map(|o| serde_json::from_value(serde_json::json!(o)).unwrap());
+        }
+        model
+    }
+
+    /// `sessions` is how many recording sessions reached the route, not how many exchanges:
+    /// a session that sent the route twice counts once.
+    #[test]
+    fn coverage_counts_each_session_once_however_many_exchanges_it_sent() {
+        let model = model_of(&[("GET", "/v1/notes/:id", None)]);
+        let sessions = [
+            session("s1", &["/v1/notes/a", "/v1/notes/b"]),
+            session("s2", &["/v1/notes/c"]),
+        ];
+        let c = coverage("t", &model, &sessions);
+        assert_eq!(c.routes[0].exchanges, 3);
+        assert_eq!(c.routes[0].sessions, 2);
+    }
+
+    /// `uncovered_examples` names at most 50 requests however many went unmatched;
+    /// `uncovered_requests` still counts them all.
+    #[test]
+    fn uncovered_examples_stop_at_fifty_first_seen_first() {
+        let model = model_of(&[("GET", "/v1/notes", None)]);
+        let paths: Vec<String> = (0..60).map(|i| format!("/v1/other/{i}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let c = coverage("t", &model, &[session("s1", &paths)]);
+        assert_eq!(c.uncovered_requests, 60);
+        assert_eq!(c.uncovered_examples.len(), 50);
+        assert_eq!(c.uncovered_examples[0], "GET /v1/other/0");
+        assert_eq!(c.uncovered_examples[49], "GET /v1/other/49");
+    }
+
+    /// `state_ops.<op>.routes_exercised` counts only the routes of that operation some
+    /// recorded exchange fell on; `routes` counts them all.
+    #[test]
+    fn state_op_coverage_counts_only_exercised_routes_as_exercised() {
+        let model = model_with_ops(&[
+            ("/v1/notes/:id", Some("read")),
+            ("/v1/tags/:id", Some("read")),
+            ("/v1/notes", Some("list")),
+        ]);
+        let c = coverage("t", &model, &[session("s1", &["/v1/notes/a"])]);
+        let read = &c.state_ops["read"];
+        assert_eq!(
+            (read.routes, read.routes_exercised, read.exchanges),
+            (2, 1, 1)
+        );
+        let list = &c.state_ops["list"];
+        assert_eq!(
+            (list.routes, list.routes_exercised, list.exchanges),
+            (1, 0, 0)
+        );
+    }
 }
