@@ -1064,3 +1064,139 @@ fn reference_resolves(
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A canonical model text of one route `GET /v1/notes` with a variant per entry of
+    /// `sources` (variant `v<i>` naming those source exchanges).
+    fn model_text(sources: &[&[&str]]) -> String {
+        let variants: Vec<Value> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                json!({
+                    "body": {"kind": "json", "root": {"node": "const", "value": "ok"}},
+                    "evidence": {"confidence_bp": 10000, "exchange_count": 1, "sources": s},
+                    "guard": {"guard": "always"},
+                    "headers": [],
+                    "id": format!("v{i}"), "status": 200 + i,
+                })
+            })
+            .collect();
+        let model: Model = serde_json::from_value(json!({
+            "base_url": "https://api.test",
+            "diagnostics": [],
+            "entity_types": {},
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "routes": [{
+                "id": "r0", "method": "GET", "path": "/v1/notes", "params": [],
+                "exact": [], "exchange_count": 1,
+                "latency": {"p50_ms": 1, "p90_ms": 1, "p99_ms": 1, "sample_count": 1},
+                "variants": variants,
+            }],
+            "schema_version": MODEL_SCHEMA_VERSION,
+            "sessions": [], "tool_version": "0.1.0", "twin": "t",
+        }))
+        .unwrap();
+        wraith_model::canonical::to_canonical_json(&model).unwrap()
+    }
+
+    /// A canonical symbols text of `schema_version` for `model`.
+    fn symbols_text(schema_version: u32, model: &str) -> String {
+        let t = SymbolTable {
+            schema_version,
+            symbols: BTreeMap::new(),
+            model_digest: Some(wraith_model::model_digest(model.as_bytes())),
+        };
+        wraith_model::canonical::to_canonical_json(&t).unwrap()
+    }
+
+    fn lint_of(model: Option<String>, symbols: Option<String>) -> Vec<Finding> {
+        lint(&LintInput {
+            model,
+            symbols,
+            ..Default::default()
+        })
+    }
+
+    /// Findings of `rule` about `file`.
+    fn of<'f>(findings: &'f [Finding], rule: &str, file: &str) -> Vec<&'f Finding> {
+        findings
+            .iter()
+            .filter(|f| f.rule == rule && f.file.as_deref() == Some(file))
+            .collect()
+    }
+
+    /// The model and a canonical symbols table beside it lint clean: the baseline the
+    /// findings below stand out against.
+    #[test]
+    fn a_model_with_canonical_symbols_lints_without_errors() {
+        let model = model_text(&[&["s/1"]]);
+        let symbols = symbols_text(1, &model);
+        let findings = lint_of(Some(model), Some(symbols));
+        assert!(!has_errors(&findings), "{findings:?}");
+        assert!(of(&findings, "symbols-missing", SYMBOLS_FILE).is_empty());
+    }
+
+    /// A model with no `symbols.json` beside it is named (`symbols-missing`, a warning); a
+    /// twin with no model yet is not told its symbols are missing too.
+    #[test]
+    fn lint_warns_of_a_model_without_symbols_json() {
+        let findings = lint_of(Some(model_text(&[&["s/1"]])), None);
+        let missing = of(&findings, "symbols-missing", SYMBOLS_FILE);
+        assert_eq!(missing.len(), 1, "{findings:?}");
+        assert_eq!(missing[0].severity, Severity::Warning);
+
+        let findings = lint_of(None, None);
+        assert!(of(&findings, "symbols-missing", SYMBOLS_FILE).is_empty());
+    }
+
+    /// A variant whose evidence names no source exchange cannot be traced back to a recording:
+    /// `empty-source-evidence` names it, and only it.
+    #[test]
+    fn lint_warns_of_a_variant_naming_no_source_exchange() {
+        let model = model_text(&[&["s/1"], &[]]);
+        let symbols = symbols_text(1, &model);
+        let findings = lint_of(Some(model), Some(symbols));
+        let empty = of(&findings, "empty-source-evidence", MODEL_FILE);
+        assert_eq!(empty.len(), 1, "{findings:?}");
+        assert_eq!(empty[0].severity, Severity::Warning);
+        assert!(
+            empty[0].message.contains("variant v1 of route r0"),
+            "{}",
+            empty[0].message
+        );
+    }
+
+    /// A `symbols.json` that is not canonical JSON was edited by hand: an error (lint exits 1),
+    /// not a warning.
+    #[test]
+    fn non_canonical_symbols_json_is_an_error() {
+        let model = model_text(&[&["s/1"]]);
+        let canonical = symbols_text(1, &model);
+        let pretty =
+            serde_json::to_string_pretty(&serde_json::from_str::<Value>(&canonical).unwrap())
+                .unwrap();
+        let findings = lint_of(Some(model), Some(pretty));
+        let found = of(&findings, "canonical_json", SYMBOLS_FILE);
+        assert_eq!(found.len(), 1, "{findings:?}");
+        assert_eq!(found[0].severity, Severity::Error);
+        assert!(has_errors(&findings));
+    }
+
+    /// A `symbols.json` of `schema_version` 0 was not written by synth: an error.
+    #[test]
+    fn symbols_json_of_schema_version_zero_is_an_error() {
+        let model = model_text(&[&["s/1"]]);
+        let symbols = symbols_text(0, &model);
+        let findings = lint_of(Some(model), Some(symbols));
+        let found = of(&findings, "schema_version", SYMBOLS_FILE);
+        assert_eq!(found.len(), 1, "{findings:?}");
+        assert_eq!(found[0].severity, Severity::Error);
+        assert!(has_errors(&findings));
+    }
+}
