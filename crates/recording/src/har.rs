@@ -1472,6 +1472,21 @@ mod tests {
         );
     }
 
+    /// Base64 wrapped MIME-style (line breaks every so many characters, or spaces) decodes as
+    /// the unwrapped text would: the whitespace is no part of the encoding.
+    #[test]
+    fn base64_bodies_wrapped_across_lines_decode() {
+        let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
+            "postData":{"mimeType":"application/json","text":"eyJwYXNz\r\nd29yZCI6\nImh1bnRl cjIifQ==\n","_encoding":"base64"}},
+            "response":{"status":201,"content":{"mimeType":"application/octet-stream","text":"AAEC\r\n\t/w==","encoding":"base64"}}}"#;
+        let s = parse_har(&har(entry), Path::new("x.har"), &base()).unwrap();
+        assert_eq!(
+            s.exchanges[0].request.body[..],
+            br#"{"password":"hunter2"}"#[..]
+        );
+        assert_eq!(s.exchanges[0].response_body(), vec![0, 1, 2, 255]);
+    }
+
     #[test]
     fn post_data_encoding_without_the_underscore_is_read_as_underscore_encoding() {
         let entry = r#"{"startedDateTime":"2000-01-01T00:00:00Z","request":{"method":"POST","url":"https://api.linode.com/v4beta/x",
