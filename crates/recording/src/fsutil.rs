@@ -702,6 +702,55 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A write whose rename fails (a folder holding files where the file goes) removes the temp
+    /// file it wrote beside the destination: a failed write leaves the folder as it was.
+    #[test]
+    fn write_atomic_leaves_no_temp_file_when_the_rename_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dest = tmp.path().join("model.json");
+        fs::create_dir(&dest).unwrap();
+        fs::write(dest.join("kept"), b"x").unwrap();
+        assert!(write_atomic(&dest, b"new").is_err());
+        assert_eq!(names_in(tmp.path()), ["model.json"], "no temp left");
+        assert_eq!(names_in(&dest), ["kept"]);
+    }
+
+    /// When a later file's rename fails after earlier ones took their place, the earlier
+    /// files are put back: an existing one to its previous bytes, a new one removed. (A
+    /// destination spelled with a trailing slash, naming no folder, passes the checks before
+    /// the renames and fails its own rename.)
+    #[cfg(unix)]
+    #[test]
+    fn write_atomic_all_puts_earlier_files_back_when_a_later_rename_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (model, fresh) = (tmp.path().join("model.json"), tmp.path().join("fresh.json"));
+        fs::write(&model, b"old").unwrap();
+        let unrenamable = tmp.path().join("missing/");
+        let err = write_atomic_all(&[
+            (&model, b"new"),
+            (&fresh, b"fresh"),
+            (&unrenamable, b"never"),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+        assert_eq!(fs::read(&model).unwrap(), b"old");
+        assert_eq!(
+            names_in(tmp.path()),
+            ["model.json"],
+            "the new file removed, no temp or backup left"
+        );
+    }
+
     #[test]
     fn temp_names_are_recognized_only_in_the_writers_own_pattern() {
         let made = temp_path_beside(Path::new("model/twin.wir.json"));
