@@ -349,6 +349,54 @@ fn cursor_pagination_advances_with_starting_after_and_ending_before() {
     assert_eq!(p3["has_more"], json!(false));
     let back = body(&get(&e, None, "/v1/items?limit=2&ending_before=4"));
     assert_eq!(ids(&back, "/items"), vec![json!("2"), json!("3")]);
+    // A cursor naming no listed record is past the end: an empty last page, not the first.
+    let unknown = body(&get(&e, None, "/v1/items?limit=2&starting_after=99"));
+    assert!(ids(&unknown, "/items").is_empty(), "{unknown}");
+    assert_eq!(unknown["has_more"], json!(false));
+}
+
+/// `?limit=&offset=` pages: the envelope's page number is the offset's page counted from 1,
+/// and an offset past the end is an empty page.
+#[test]
+fn limit_offset_pagination_numbers_its_pages_from_one() {
+    let r = items_route(
+        "/v1/items",
+        Pagination::LimitOffset {
+            limit: "limit".into(),
+            offset: "offset".into(),
+            default_limit: None,
+        },
+        vec![
+            env("/page", EnvelopeMeaning::Page),
+            env("/results", EnvelopeMeaning::Total),
+            env("/has_more", EnvelopeMeaning::HasMore),
+        ],
+    );
+    let e = engine(model(vec![r], vec![("items", items_type(7))]), det_opts());
+    let first = body(&get(&e, None, "/v1/items?limit=3"));
+    assert_eq!(
+        ids(&first, "/items"),
+        vec![json!("1"), json!("2"), json!("3")]
+    );
+    assert_eq!(
+        (first["page"].clone(), first["has_more"].clone()),
+        (json!(1), json!(true))
+    );
+    let second = body(&get(&e, None, "/v1/items?limit=3&offset=3"));
+    assert_eq!(
+        ids(&second, "/items"),
+        vec![json!("4"), json!("5"), json!("6")]
+    );
+    assert_eq!(second["page"], json!(2));
+    assert_eq!(second["results"], json!(7));
+    let last = body(&get(&e, None, "/v1/items?limit=3&offset=6"));
+    assert_eq!(ids(&last, "/items"), vec![json!("7")]);
+    assert_eq!(
+        (last["page"].clone(), last["has_more"].clone()),
+        (json!(3), json!(false))
+    );
+    let past = body(&get(&e, None, "/v1/items?limit=3&offset=50"));
+    assert!(ids(&past, "/items").is_empty(), "{past}");
 }
 
 #[test]
