@@ -180,4 +180,17 @@ mod tests {
         assert!(ring.log(None, None).is_empty());
         assert_eq!(ring.push(entry("a")), 6);
     }
+
+    /// `last` tails the session's entries, not the ring's: a session whose entries are not the
+    /// newest overall still gets its newest ones.
+    #[test]
+    fn log_last_counts_only_the_filtered_sessions_entries() {
+        let ring = TraceRing::new(10);
+        for s in ["a", "b", "a", "a"] {
+            ring.push(entry(s));
+        }
+        let log = ring.log(Some("b"), Some(1));
+        assert_eq!(log.iter().map(|e| e.id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(log[0].session.as_deref(), Some("b"));
+    }
 }
