@@ -670,3 +670,20 @@ fn all_layers_off_is_reported_off() {
     cfg.latency.default = LatencyMode::Fixed { ms: 1 };
     assert!(!cfg.is_off());
 }
+
+/// A throttle rule counts its window per session: one session using up its allowance leaves
+/// another session's allowance whole.
+#[test]
+fn throttle_fault_allowance_is_per_session() {
+    let (s, _) = sim(faults(
+        "[[rules]]\nroute = \"GET /v1/customers\"\n[rules.fault_type]\ntype = \"throttle\"\nlimit = 2\nwindow_secs = 30\n",
+        0,
+    ));
+    assert_eq!(allowed(&s, "a", 5), 2);
+    assert_eq!(allowed(&s, "b", 5), 2);
+    let d = s.decide(&in_session(
+        rq("GET", "/v1/customers", Some("GET /v1/customers")),
+        "b",
+    ));
+    assert_eq!(d.fault, Some(FaultKind::Throttle));
+}
