@@ -687,3 +687,39 @@ fn throttle_fault_allowance_is_per_session() {
     ));
     assert_eq!(d.fault, Some(FaultKind::Throttle));
 }
+
+/// A delay fault replaces the latency without drawing from the latency RNG: the requests after
+/// it get the delays they would have got had the faulted request never been sent.
+#[test]
+fn delay_fault_does_not_advance_the_latency_sequence() {
+    let cfg = || {
+        let mut cfg = faults(
+            "[[rules]]\nroute = \"POST /v1/customers\"\n[rules.fault_type]\ntype = \"delay\"\nmin_ms = 5000\nmax_ms = 6000\n",
+            3,
+        );
+        cfg.latency.default = LatencyMode::Uniform {
+            min_ms: 0,
+            max_ms: 1000,
+        };
+        cfg.latency_seed = 9;
+        cfg
+    };
+    let get = rq("GET", "/v1/customers", Some("GET /v1/customers"));
+    let post = rq("POST", "/v1/customers", Some("POST /v1/customers"));
+    let (with_fault, _) = sim(cfg());
+    let mut faulted = Vec::new();
+    for i in 0..8 {
+        if i == 2 {
+            let d = with_fault.decide(&post);
+            assert_eq!(d.fault, Some(FaultKind::Delay));
+            assert!((5000..=6000).contains(&d.delay_ms), "{}", d.delay_ms);
+        }
+        let d = with_fault.decide(&get);
+        assert_eq!(d.fault, None);
+        faulted.push(d.delay_ms);
+    }
+    let (without, _) = sim(cfg());
+    let plain: Vec<u64> = (0..8).map(|_| without.decide(&get).delay_ms).collect();
+    assert_eq!(faulted, plain);
+    assert!(plain.windows(2).any(|w| w[0] != w[1]), "{plain:?}");
+}
