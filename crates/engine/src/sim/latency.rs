@@ -457,4 +457,23 @@ mod tests {
             })
         );
     }
+
+    /// The percentile curve starts at (0, p50/2): the lower half of the draws falls under the
+    /// median, down toward half of it.
+    #[test]
+    fn percentile_lower_tail_reaches_down_toward_half_the_median() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let m = LatencyMode::Percentile {
+            p50: 100,
+            p95: 300,
+            p99: 900,
+        };
+        let draws: Vec<u64> = (0..1000)
+            .map(|_| draw(&m, None, &BTreeMap::new(), &mut rng))
+            .collect();
+        let below = draws.iter().filter(|&&d| d < 100).count();
+        assert!((400..=600).contains(&below), "{below} of 1000 under p50");
+        let least = *draws.iter().min().unwrap();
+        assert!((50..=55).contains(&least), "least draw {least}");
+    }
 }
