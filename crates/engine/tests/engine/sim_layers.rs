@@ -723,3 +723,19 @@ fn delay_fault_does_not_advance_the_latency_sequence() {
     assert_eq!(faulted, plain);
     assert!(plain.windows(2).any(|w| w[0] != w[1]), "{plain:?}");
 }
+
+/// A body exactly `bytes` long is already short enough: not cut, and it keeps its provenance
+/// and replay claim.
+#[test]
+fn partial_fault_leaves_a_body_of_exactly_the_cut_length_whole() {
+    let e = shop();
+    let mut resp = get(&e, None, "/v1/customers/cus_1");
+    resp.replay = Some(wraith_engine::ReplayClass::SeriesMoment);
+    let before = (resp.body.clone(), resp.provenance);
+    let len = resp.body.len();
+    assert!(len > 0);
+    assert!(!apply_partial(&mut resp, len));
+    assert_eq!((resp.body.clone(), resp.provenance), before);
+    assert_ne!(resp.provenance, Provenance::Fault);
+    assert!(resp.replay.is_some());
+}
