@@ -739,3 +739,17 @@ fn partial_fault_leaves_a_body_of_exactly_the_cut_length_whole() {
     assert_ne!(resp.provenance, Provenance::Fault);
     assert!(resp.replay.is_some());
 }
+
+/// A partial fault dispatches and cuts, but the answer is still held for the decided latency.
+#[test]
+fn partial_fault_still_gets_the_latency() {
+    let mut cfg = faults(
+        "[[rules]]\nroute = \"*\"\n[rules.fault_type]\ntype = \"partial\"\nbytes = 5\n",
+        0,
+    );
+    cfg.latency.default = LatencyMode::Fixed { ms: 250 };
+    let (s, _) = sim(cfg);
+    let d = s.decide(&rq("GET", "/v1/customers/cus_1", None));
+    assert_eq!(d.action, Action::Partial { bytes: 5 });
+    assert_eq!(d.delay_ms, 250);
+}
