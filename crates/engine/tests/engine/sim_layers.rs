@@ -753,3 +753,46 @@ fn partial_fault_still_gets_the_latency() {
     assert_eq!(d.action, Action::Partial { bytes: 5 });
     assert_eq!(d.delay_ms, 250);
 }
+
+/// The 429 body is the route's first recorded 429 moment, not a later one.
+#[test]
+fn recorded_429_body_is_the_routes_first_recorded_429() {
+    let mut m = shop_model();
+    let route = m
+        .routes
+        .iter_mut()
+        .find(|r| r.method == "GET" && r.path == "/v1/customers")
+        .unwrap();
+    route.exact.push(wraith_model::ExactEntry {
+        key: wraith_model::RequestKey {
+            path: "/v1/customers".into(),
+            query: "limit=1000".into(),
+            body: None,
+        },
+        moments: vec![
+            moment("s1/9", 429, json!({"error": "first"})),
+            moment("s1/10", 429, json!({"error": "second"})),
+        ],
+        session_bound: Vec::new(),
+    });
+    let (_, clock) = FakeClock::new();
+    let s = Simulation::new(
+        SimConfig {
+            rate_limit: Some(RateLimitConfig {
+                default: Some(Limit {
+                    limit: 1,
+                    window_secs: 60,
+                }),
+                overrides: Vec::new(),
+                algorithm: RateAlgorithm::Fixed,
+            }),
+            ..SimConfig::default()
+        },
+        &m,
+        clock,
+    );
+    let r = rq("GET", "/v1/customers", Some("GET /v1/customers"));
+    assert_eq!(s.decide(&r), Decision::PASS);
+    let d = s.decide(&r);
+    assert_eq!(body_json(responded(&d)), json!({"error": "first"}));
+}
