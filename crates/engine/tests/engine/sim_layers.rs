@@ -796,3 +796,26 @@ fn recorded_429_body_is_the_routes_first_recorded_429() {
     let d = s.decide(&r);
     assert_eq!(body_json(responded(&d)), json!({"error": "first"}));
 }
+
+/// A route miss is limited under its own `METHOD path`: two unmatched paths each get their own
+/// quota.
+#[test]
+fn rate_limit_quota_of_a_route_miss_is_per_method_and_path() {
+    let (s, _) = sim(SimConfig {
+        rate_limit: Some(RateLimitConfig {
+            default: Some(Limit {
+                limit: 1,
+                window_secs: 60,
+            }),
+            overrides: Vec::new(),
+            algorithm: RateAlgorithm::Fixed,
+        }),
+        ..SimConfig::default()
+    });
+    let a = rq("GET", "/v1/nowhere/a", None);
+    let b = rq("GET", "/v1/nowhere/b", None);
+    assert_eq!(s.decide(&a), Decision::PASS);
+    assert_eq!(s.decide(&b), Decision::PASS);
+    assert_eq!(s.decide(&a).fault, Some(FaultKind::RateLimit));
+    assert_eq!(s.decide(&b).fault, Some(FaultKind::RateLimit));
+}
