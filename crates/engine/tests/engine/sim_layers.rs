@@ -614,8 +614,9 @@ fn rate_limit_runs_before_faults() {
     assert_eq!(s.decide(&r).fault, Some(FaultKind::RateLimit));
 }
 
-#[test]
-fn recorded_429_shape_is_preferred_for_the_rate_limit_body() {
+/// The shop model with `moments` recorded for `GET /v1/customers?limit=1000`, simulated
+/// under a rate limit of one request per `window_secs`.
+fn limited_with_recorded(moments: Vec<wraith_model::Moment>, window_secs: u64) -> Simulation {
     let mut m = shop_model();
     let route = m
         .routes
@@ -628,20 +629,16 @@ fn recorded_429_shape_is_preferred_for_the_rate_limit_body() {
             query: "limit=1000".into(),
             body: None,
         },
-        moments: vec![moment(
-            "s1/9",
-            429,
-            json!({"error": {"type": "rate_limit_error"}}),
-        )],
+        moments,
         session_bound: Vec::new(),
     });
     let (_, clock) = FakeClock::new();
-    let s = Simulation::new(
+    Simulation::new(
         SimConfig {
             rate_limit: Some(RateLimitConfig {
                 default: Some(Limit {
                     limit: 1,
-                    window_secs: 1,
+                    window_secs,
                 }),
                 overrides: Vec::new(),
                 algorithm: RateAlgorithm::Fixed,
@@ -650,6 +647,18 @@ fn recorded_429_shape_is_preferred_for_the_rate_limit_body() {
         },
         &m,
         clock,
+    )
+}
+
+#[test]
+fn recorded_429_shape_is_preferred_for_the_rate_limit_body() {
+    let s = limited_with_recorded(
+        vec![moment(
+            "s1/9",
+            429,
+            json!({"error": {"type": "rate_limit_error"}}),
+        )],
+        1,
     );
     let r = rq("GET", "/v1/customers", Some("GET /v1/customers"));
     s.decide(&r);
@@ -757,39 +766,12 @@ fn partial_fault_still_gets_the_latency() {
 /// The 429 body is the route's first recorded 429 moment, not a later one.
 #[test]
 fn recorded_429_body_is_the_routes_first_recorded_429() {
-    let mut m = shop_model();
-    let route = m
-        .routes
-        .iter_mut()
-        .find(|r| r.method == "GET" && r.path == "/v1/customers")
-        .unwrap();
-    route.exact.push(wraith_model::ExactEntry {
-        key: wraith_model::RequestKey {
-            path: "/v1/customers".into(),
-            query: "limit=1000".into(),
-            body: None,
-        },
-        moments: vec![
+    let s = limited_with_recorded(
+        vec![
             moment("s1/9", 429, json!({"error": "first"})),
             moment("s1/10", 429, json!({"error": "second"})),
         ],
-        session_bound: Vec::new(),
-    });
-    let (_, clock) = FakeClock::new();
-    let s = Simulation::new(
-        SimConfig {
-            rate_limit: Some(RateLimitConfig {
-                default: Some(Limit {
-                    limit: 1,
-                    window_secs: 60,
-                }),
-                overrides: Vec::new(),
-                algorithm: RateAlgorithm::Fixed,
-            }),
-            ..SimConfig::default()
-        },
-        &m,
-        clock,
+        60,
     );
     let r = rq("GET", "/v1/customers", Some("GET /v1/customers"));
     assert_eq!(s.decide(&r), Decision::PASS);
