@@ -1132,40 +1132,34 @@ mod tests {
             dimension_outcome(&v),
             [Some(true), Some(false), Some(false), Some(true)]
         );
-        let v = Verdict {
-            divergences: vec![
+        // A length or a tag outside the recorded set fails the structure; `content-type` and a
+        // challenge header alike fail the header dimension.
+        for (body, header) in [
+            (
                 d("body[0]", Category::ArrayLengthMismatch),
                 d("headers.content-type", Category::ValueMismatch),
-            ],
-            facets: Facets {
-                headers_compared: true,
-                body_compared: true,
-                ..Facets::default()
-            },
-            ..Verdict::default()
-        };
-        assert_eq!(
-            dimension_outcome(&v),
-            [Some(false), Some(true), Some(true), Some(false)]
-        );
-        // A tag outside the recorded set fails the structure; a challenge header fails the
-        // header dimension as `content-type` does.
-        let v = Verdict {
-            divergences: vec![
+            ),
+            (
                 d("body.items[0]", Category::UnknownTag),
                 d("headers.www-authenticate", Category::ValueMismatch),
-            ],
-            facets: Facets {
-                headers_compared: true,
-                body_compared: true,
-                ..Facets::default()
-            },
-            ..Verdict::default()
-        };
-        assert_eq!(
-            dimension_outcome(&v),
-            [Some(false), Some(true), Some(true), Some(false)]
-        );
+            ),
+        ] {
+            let v = Verdict {
+                divergences: vec![body, header],
+                facets: Facets {
+                    headers_compared: true,
+                    body_compared: true,
+                    ..Facets::default()
+                },
+                ..Verdict::default()
+            };
+            assert_eq!(
+                dimension_outcome(&v),
+                [Some(false), Some(true), Some(true), Some(false)],
+                "{:?}",
+                v.divergences
+            );
+        }
         // A status mismatch or a refusal judged neither the body nor the headers.
         let v = Verdict {
             divergences: vec![d("status", Category::StatusMismatch)],
