@@ -15,6 +15,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod access_log;
+mod body_budget;
 pub mod control;
 pub mod effects;
 pub mod fixtures_fs;

@@ -23,6 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use wraith_engine::{ControlHeader, ControlValue, Engine, Provision};
 
+use crate::body_budget::{BodyBudget, BodyHold};
 use crate::control::{self, ControlRoute};
 use crate::effects::{self, AppMeta, Layers, Observation};
 use crate::listen::Listeners;
@@ -55,6 +56,9 @@ pub struct ServeSettings {
     pub control_token: Option<String>,
     /// Request bodies larger than this are refused with 413 before the engine sees them.
     pub max_body_bytes: usize,
+    /// Every request body being read or answered, together (`[serve.limits]
+    /// max_pending_body_mb`): a body that would take them past it is refused with 503.
+    pub max_pending_body_bytes: usize,
     /// `--debug`: enables `GET /__wraith/session/{id}/state`.
     pub debug: bool,
     /// How long graceful shutdown waits for in-flight requests
@@ -72,11 +76,13 @@ pub struct ServeSettings {
 }
 
 impl ServeSettings {
-    /// Defaults for everything but the twin description: no token, 16 MiB bodies, 5 s drain.
+    /// Defaults for everything but the twin description: no token, 16 MiB bodies (256 MiB of
+    /// them at once), 5 s drain.
     pub fn new(info: TwinInfo) -> ServeSettings {
         ServeSettings {
             control_token: None,
-            max_body_bytes: 16 * 1024 * 1024,
+            max_body_bytes: wraith_twin::MAX_REQUEST_BODY_MB as usize * 1024 * 1024,
+            max_pending_body_bytes: 256 * 1024 * 1024,
             debug: false,
             drain_timeout: Duration::from_millis(5000),
             idle_timeout: Duration::from_secs(30),
@@ -98,6 +104,7 @@ struct Shared {
     engine: Arc<Engine>,
     settings: ServeSettings,
     control_values: ControlValues,
+    bodies: BodyBudget,
 }
 
 /// `HeaderValue`s of the control headers that are the same on every response of the engine
@@ -155,6 +162,7 @@ where
     let idle_timeout = settings.idle_timeout;
     let shared = Arc::new(Shared {
         engine,
+        bodies: BodyBudget::new(settings.max_pending_body_bytes),
         settings,
         control_values: ControlValues::default(),
     });
@@ -375,7 +383,8 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
     if let Some(resp) = head_over_limits(parts) {
         return refuse(resp);
     }
-    let body = match read_body(sh, parts, body).await {
+    // `hold` keeps the body's share of the twin-wide budget until the answer is made.
+    let (body, mut hold) = match read_body(sh, parts, body).await {
         Ok(b) => b,
         Err(resp) => return refuse(resp),
     };
@@ -383,6 +392,10 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         Ok(b) => b,
         Err(resp) => return refuse(resp),
     };
+    // A decoded body is held at its decoded size (up to 16 MiB from a few bytes sent).
+    if decoded && !hold.resize(body.len()) {
+        return refuse(bodies_busy(&hold, body.len()));
+    }
     if let Some(resp) = too_many_json_values(parts, &body) {
         return refuse(resp);
     }
@@ -629,19 +642,46 @@ fn body_allowed(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
-/// The request's body under the twin's size cap and idle timeout (see [`collect_body`]).
-async fn read_body(
-    sh: &Shared,
+/// The request's body under the twin's size cap and idle timeout (see [`collect_body`]), with
+/// its share of the twin-wide [`BodyBudget`]: keep the hold while the body is in use.
+async fn read_body<'s>(
+    sh: &'s Shared,
     parts: &http::request::Parts,
     body: Incoming,
-) -> Result<Bytes, Resp> {
-    collect_body(
+) -> Result<(Bytes, BodyHold<'s>), Resp> {
+    let mut hold = sh.bodies.hold();
+    let bytes = collect_body(
         body,
         &parts.headers,
         sh.settings.max_body_bytes,
         sh.settings.idle_timeout,
+        &mut hold,
     )
-    .await
+    .await?;
+    Ok((bytes, hold))
+}
+
+/// `503 server-busy`: a body that would take the request bodies held at once past
+/// `[serve.limits] max_pending_body_mb`. Memory, not the request, is the trouble, so the same
+/// request may be sent again once others are answered.
+fn bodies_busy(hold: &BodyHold<'_>, wanted: usize) -> Resp {
+    let mib = |b: usize| b.div_ceil(1024 * 1024);
+    let mut resp = json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &control::error_body(
+            "server-busy",
+            format!(
+                "the twin is holding as many request bodies as it reads at once ({} MiB, \
+                 [serve.limits] max_pending_body_mb), and this one needs {} MiB more; send it \
+                 again once other requests are answered, or raise the limit",
+                mib(hold.cap()),
+                mib(wanted.saturating_sub(hold.bytes())),
+            ),
+        ),
+    );
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    resp
 }
 
 /// The request body with the content codings its `Content-Encoding` lists undone, as the
@@ -743,12 +783,15 @@ fn too_many_json_values(parts: &http::request::Parts, body: &Bytes) -> Option<Re
 
 /// Read the whole request body, refusing more than `cap` bytes with 413, and a body whose
 /// next bytes take longer than `idle` to arrive with 408: a client that stops half way must not
-/// hold its connection (and a task) for ever.
+/// hold its connection (and a task) for ever. The bytes are taken from the twin-wide budget
+/// through `hold` before they are kept (a declared `Content-Length` all at once, before any of
+/// the body is read), and a body that would take it past its cap is refused with 503.
 async fn collect_body(
     body: Incoming,
     headers: &http::HeaderMap,
     cap: usize,
     idle: Duration,
+    hold: &mut BodyHold<'_>,
 ) -> Result<Bytes, Resp> {
     let too_large = || {
         json_response(
@@ -766,8 +809,13 @@ async fn collect_body(
     if declared.is_some_and(|n| n > cap as u64) {
         return Err(too_large());
     }
+    // At most `cap` here, so the conversion holds.
+    let declared = declared.map_or(0, |n| usize::try_from(n).unwrap_or(cap));
+    if !hold.resize(declared) {
+        return Err(bodies_busy(hold, declared));
+    }
     let mut body = Limited::new(body, cap);
-    let mut collected = bytes::BytesMut::new();
+    let mut collected = bytes::BytesMut::with_capacity(declared);
     loop {
         let frame = match tokio::time::timeout(idle, body.frame()).await {
             Err(_) => {
@@ -789,6 +837,10 @@ async fn collect_body(
         match frame {
             Ok(frame) => {
                 if let Ok(data) = frame.into_data() {
+                    let total = collected.len() + data.len();
+                    if total > hold.bytes() && !hold.resize(total) {
+                        return Err(bodies_busy(hold, total));
+                    }
                     collected.extend_from_slice(&data);
                 }
             }
@@ -854,7 +906,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             ),
         ),
         ControlRoute::Provision => {
-            let bytes = match read_body(sh, parts, body).await {
+            let (bytes, _hold) = match read_body(sh, parts, body).await {
                 Ok(b) => b,
                 Err(r) => return r,
             };
@@ -932,7 +984,7 @@ async fn handle_control(sh: &Shared, parts: &http::request::Parts, body: Incomin
             }
         }
         ControlRoute::ProbeSession(id) => {
-            let bytes = match read_body(sh, parts, body).await {
+            let (bytes, _hold) = match read_body(sh, parts, body).await {
                 Ok(b) => b,
                 Err(r) => return r,
             };

@@ -215,6 +215,9 @@ impl Default for LatencyConfig {
     }
 }
 
+/// The largest request body `wraith serve` reads, in MiB (sent, or decoded from what was sent).
+pub const MAX_REQUEST_BODY_MB: u64 = 16;
+
 /// `[serve.limits]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -224,6 +227,9 @@ pub struct LimitsConfig {
     pub max_total_state_mb: u64,
     /// Every session's records together: past it, writes answer 507 in every session.
     pub max_twin_state_mb: u64,
+    /// Every request body `wraith serve` reads or answers at once, together: a body that would
+    /// take them past it is refused 503. At least [`MAX_REQUEST_BODY_MB`], one whole body.
+    pub max_pending_body_mb: u64,
     pub request_drain_timeout_ms: u64,
     /// How long `wraith serve` waits for more of a request (its headers, the next bytes of its
     /// body) before giving up on the client.
@@ -237,6 +243,7 @@ impl Default for LimitsConfig {
             max_entities_per_type: 10000,
             max_total_state_mb: 100,
             max_twin_state_mb: 2048,
+            max_pending_body_mb: 256,
             request_drain_timeout_ms: 5000,
             request_idle_timeout_ms: 30_000,
         }
@@ -857,6 +864,16 @@ impl TwinConfig {
                     .to_string(),
             ));
         }
+        if self.serve.limits.max_pending_body_mb < MAX_REQUEST_BODY_MB {
+            return Err(err(
+                "serve.limits.max_pending_body_mb",
+                format!(
+                    "must be at least {MAX_REQUEST_BODY_MB}: it bounds every request body the \
+                     twin holds at once, and one body may take {MAX_REQUEST_BODY_MB} MiB; \
+                     remove the key for the default of 256"
+                ),
+            ));
+        }
         if self.proxy.upstream_timeout_ms == 0 {
             return Err(err(
                 "proxy.upstream_timeout_ms",
@@ -1274,6 +1291,7 @@ fn schema() -> Shape {
                         "max_entities_per_type",
                         "max_total_state_mb",
                         "max_twin_state_mb",
+                        "max_pending_body_mb",
                         "request_drain_timeout_ms",
                         "request_idle_timeout_ms",
                     ]),

@@ -11,7 +11,7 @@ pub mod dir;
 pub mod drift;
 pub mod duration;
 
-pub use config::{CLOCK_EPOCH_RANGE, validate_clock_epoch};
+pub use config::{CLOCK_EPOCH_RANGE, MAX_REQUEST_BODY_MB, validate_clock_epoch};
 pub use config::{
     ClockConfig, ClockMode, ConfigWarning, DeviationEntry, DeviationPolicy, DiffConfig,
     DiffThresholds, Fidelity, FieldClassRule, GenerateConfig, HandlersConfig, IdempotencyConfig,

@@ -208,6 +208,7 @@ base_url = {base_url}
 # max_entities_per_type = 10000
 # max_total_state_mb = 100
 # max_twin_state_mb = 2048
+# max_pending_body_mb = 256
 # request_drain_timeout_ms = 5000
 # request_idle_timeout_ms = 30000
 

@@ -153,6 +153,8 @@ pub struct Resolved {
     pub max_entities_per_type: usize,
     pub max_state_bytes: u64,
     pub max_twin_state_bytes: u64,
+    /// `[serve.limits] max_pending_body_mb`, in bytes.
+    pub max_pending_body_bytes: usize,
     pub drain_timeout: Duration,
     pub idle_timeout: Duration,
     pub idempotency: Option<IdempotencyOptions>,
@@ -243,6 +245,10 @@ pub fn resolve(args: &Args, cfg: &TwinConfig) -> Result<Resolved, CliError> {
             .unwrap_or(usize::MAX),
         max_state_bytes: serve.limits.max_total_state_mb.saturating_mul(1024 * 1024),
         max_twin_state_bytes: serve.limits.max_twin_state_mb.saturating_mul(1024 * 1024),
+        max_pending_body_bytes: usize::try_from(
+            serve.limits.max_pending_body_mb.saturating_mul(1024 * 1024),
+        )
+        .unwrap_or(usize::MAX),
         drain_timeout: Duration::from_millis(serve.limits.request_drain_timeout_ms),
         idle_timeout: Duration::from_millis(serve.limits.request_idle_timeout_ms),
         idempotency,
@@ -582,6 +588,7 @@ pub fn run(args: Args) -> CmdResult {
         settings.debug = resolved.debug;
         settings.drain_timeout = resolved.drain_timeout;
         settings.idle_timeout = resolved.idle_timeout;
+        settings.max_pending_body_bytes = resolved.max_pending_body_bytes;
         settings.default_clock_epoch = resolved.clock.base_epoch;
         settings.layers = layers;
         let outcome = wraith_server::serve(listeners, engine, settings, stop).await;

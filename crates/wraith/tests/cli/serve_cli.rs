@@ -358,6 +358,19 @@ fn max_namespaces_zero_exits_1_naming_the_key() {
 }
 
 #[test]
+fn max_pending_body_mb_below_one_whole_body_exits_1_naming_the_key() {
+    let t = shop_twin();
+    t.set_toml("serve.limits", "max_pending_body_mb", "15");
+    let (code, stderr) = t.serve_expect_exit(&[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("serve.limits.max_pending_body_mb"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("at least 16"), "{stderr}");
+}
+
+#[test]
 fn bad_flag_value_exits_1() {
     let t = shop_twin();
     let (code, stderr) = t.serve_expect_exit(&["--fidelity", "loose"]);

@@ -2,7 +2,9 @@
 //! connection for ever: `[serve.limits] request_idle_timeout_ms` bounds the wait for its first
 //! bytes (the connection is closed), for the rest of its headers and
 //! for each next part of its body (408 `request-timeout`), while a body that keeps arriving,
-//! however slowly, is read whole. Black-box: raw TCP to the real binary on 127.0.0.1.
+//! however slowly, is read whole. The bodies held at once are bounded together by
+//! `[serve.limits] max_pending_body_mb` (503 `server-busy` past it). Black-box: raw TCP to the
+//! real binary on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
@@ -179,5 +181,180 @@ async fn an_answer_the_client_never_reads_is_given_up_on() {
     assert!(
         got.len() < head_end + 4 + length,
         "the whole answer was kept for a client that read none of it for 2 s"
+    );
+}
+
+const MIB: usize = 1024 * 1024;
+
+/// The example twin with the smallest budget of bodies held at once: 16 MiB, one whole body.
+fn budget_twin() -> support::Twin {
+    let t = support::example_shop_twin();
+    t.set_toml("serve.limits", "max_pending_body_mb", "16");
+    t
+}
+
+/// A connection that has sent the head of a `len`-byte create and two bytes of its body,
+/// and then waits: the twin holds the body's declared length. The head asks
+/// `Expect: 100-continue`, which the twin answers once it reads the body, after taking its
+/// share: so the share is taken when this returns, whatever other connections do.
+fn held_body(server: &Server, len: usize) -> TcpStream {
+    let mut s = asking_to_send(server, len, "");
+    let interim = read_answer(&mut s);
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim}");
+    s.write_all(b"{\"").unwrap();
+    s.flush().unwrap();
+    s
+}
+
+/// A connection that has sent the head of a `len`-byte create asking `Expect: 100-continue`,
+/// with `headers` (each ending in CRLF) besides.
+fn asking_to_send(server: &Server, len: usize, headers: &str) -> TcpStream {
+    let mut s = connect(server);
+    write!(
+        s,
+        "POST /customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}\
+         Expect: 100-continue\r\nContent-Length: {len}\r\n\r\n"
+    )
+    .unwrap();
+    s.flush().unwrap();
+    s
+}
+
+/// A create whose JSON body is exactly `len` bytes long.
+fn create_of_length(len: usize) -> Vec<u8> {
+    let head = br#"{"name": "padded", "email": "pad@example.com", "note": ""#;
+    let tail = br#""}"#;
+    let mut body = head.to_vec();
+    body.resize(len - tail.len(), b'a');
+    body.extend_from_slice(tail);
+    body
+}
+
+/// Send `body` once the twin says `100 Continue`; its answer, or the refusal it gave instead.
+/// A refused body is never sent, so the twin never closes on a body half read.
+fn send_create(server: &Server, body: &[u8], headers: &str) -> String {
+    let mut s = asking_to_send(server, body.len(), headers);
+    let interim = read_answer(&mut s);
+    if !interim.starts_with("HTTP/1.1 100") {
+        return interim;
+    }
+    s.write_all(body).unwrap();
+    read_answer(&mut s)
+}
+
+/// While one client holds a 9 MiB body half sent, an 8 MiB one would take the bodies held past
+/// 16 MiB: it is refused at its head, before any of it is read, with `503 server-busy` and
+/// `Retry-After`; a small body still fits. Once the first client goes away, its share comes
+/// back and the same 8 MiB create is answered.
+#[test]
+fn bodies_held_past_max_pending_body_mb_are_refused_503_until_one_ends() {
+    let t = budget_twin();
+    let server = t.serve(&[]);
+    let first = held_body(&server, 9 * MIB);
+    // Refused instead of `100 Continue`: none of its body is sent.
+    let mut second = asking_to_send(&server, 8 * MIB, "");
+    let answer = read_answer(&mut second);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("\"server-busy\""), "{answer}");
+    assert!(answer.contains("max_pending_body_mb"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("\r\nretry-after: 1\r\n"),
+        "{answer}"
+    );
+
+    let small = send_create(&server, &create_of_length(100), "");
+    assert!(small.starts_with("HTTP/1.1 201"), "{small}");
+
+    drop(first);
+    let big = create_of_length(8 * MIB);
+    // The twin frees the share once it sees the connection closed: a bound, not a figure.
+    let mut answer = String::new();
+    for _ in 0..100 {
+        answer = send_create(&server, &big, "");
+        if !answer.starts_with("HTTP/1.1 503") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        answer.starts_with("HTTP/1.1 201"),
+        "{}",
+        &answer[..200.min(answer.len())]
+    );
+}
+
+/// A body sent without a length (chunked) takes its share as it arrives: it is refused at the
+/// first bytes past the budget, not before.
+#[test]
+fn a_chunked_body_is_refused_503_once_its_bytes_pass_max_pending_body_mb() {
+    let t = budget_twin();
+    let server = t.serve(&[]);
+    let _first = held_body(&server, 9 * MIB);
+    let mut s = connect(&server);
+    s.write_all(
+        b"POST /customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Transfer-Encoding: chunked\r\n\r\n",
+    )
+    .unwrap();
+    // Exactly the 7 MiB left: still held, no answer yet.
+    let chunk = vec![b' '; MIB];
+    for _ in 0..7 {
+        write!(s, "{:x}\r\n", chunk.len()).unwrap();
+        s.write_all(&chunk).unwrap();
+        s.write_all(b"\r\n").unwrap();
+    }
+    s.flush().unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut probe = [0u8; 1];
+    match s.read(&mut probe) {
+        Err(e) => assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "{e}"
+        ),
+        Ok(n) => panic!("the twin answered ({n} bytes) a body still within its budget"),
+    }
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // One byte more is past it.
+    s.write_all(b"1\r\n \r\n0\r\n\r\n").unwrap();
+    let answer = read_answer(&mut s);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("\"server-busy\""), "{answer}");
+}
+
+/// A compressed body is held at its decoded size: a few kilobytes sent that decode to 8 MiB
+/// are refused while a 9 MiB body is held, though the bytes sent fit.
+#[test]
+fn a_compressed_body_is_held_at_its_decoded_size() {
+    use flate2::{Compression, write::GzEncoder};
+
+    let t = budget_twin();
+    let server = t.serve(&[]);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    gz.write_all(&create_of_length(8 * MIB)).unwrap();
+    let sent = gz.finish().unwrap();
+    assert!(sent.len() < MIB, "{} bytes", sent.len());
+    let first = held_body(&server, 9 * MIB);
+    let answer = send_create(&server, &sent, "Content-Encoding: gzip\r\n");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("\"server-busy\""), "{answer}");
+    drop(first);
+    let mut answer = String::new();
+    for _ in 0..100 {
+        answer = send_create(&server, &sent, "Content-Encoding: gzip\r\n");
+        if !answer.starts_with("HTTP/1.1 503") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        answer.starts_with("HTTP/1.1 201"),
+        "{}",
+        &answer[..200.min(answer.len())]
     );
 }
