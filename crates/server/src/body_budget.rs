@@ -51,7 +51,11 @@ impl BodyHold<'_> {
     /// Make this hold `total` bytes: `false`, holding what it held before, when growing to
     /// it would take the budget past its cap. Shrinking always succeeds.
     pub(crate) fn resize(&mut self, total: usize) -> bool {
-        if total <= self.bytes {
+        if total == self.bytes {
+            // Most requests have no body: no shared write for them.
+            return true;
+        }
+        if total < self.bytes {
             self.budget
                 .held
                 .fetch_sub(self.bytes - total, Ordering::AcqRel);
@@ -86,7 +90,9 @@ impl BodyHold<'_> {
 
 impl Drop for BodyHold<'_> {
     fn drop(&mut self) {
-        self.budget.held.fetch_sub(self.bytes, Ordering::AcqRel);
+        if self.bytes > 0 {
+            self.budget.held.fetch_sub(self.bytes, Ordering::AcqRel);
+        }
     }
 }
 
