@@ -32,6 +32,19 @@ pub enum TwinError {
         #[source]
         source: std::io::Error,
     },
+    /// A path Wraith is about to write in the twin leads out of its folder through a symbolic
+    /// link: a twin from elsewhere (a clone, an archive) could otherwise have a command
+    /// overwrite any file its user may write.
+    #[error(
+        "{} leads outside the twin folder {} through the symbolic link {} (to {}); Wraith writes a twin's files only inside it: replace the link with a file or folder of its own, or point it inside the twin",
+        path.display(), root.display(), link.display(), lands.display()
+    )]
+    OutsideTwin {
+        path: PathBuf,
+        root: PathBuf,
+        link: PathBuf,
+        lands: PathBuf,
+    },
     #[error("{}", wraith_recording::error::at_line(path, *line, message))]
     Config {
         path: PathBuf,
@@ -44,6 +57,20 @@ pub enum TwinError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TwinDir {
     root: PathBuf,
+}
+
+/// Where the symbolic link `link` leads, resolved as far as the file system allows: the whole
+/// chain when its end exists, else the end's folder resolved and its name kept (a write would
+/// create that file), else the chain's end as written.
+fn link_destination(link: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(link) {
+        return p;
+    }
+    let end = crate::write_target(link).unwrap_or_else(|_| link.to_path_buf());
+    match (end.parent(), end.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir).map_or(end.clone(), |d| d.join(name)),
+        _ => end,
+    }
 }
 
 /// The folder under the current directory where named twins live.
@@ -108,6 +135,40 @@ impl TwinDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// Refuse a write to `path` (a path under the twin's root) that a symbolic link, at the
+    /// path itself or at a folder on the way to it, would carry outside the twin's folder
+    /// ([`TwinError::OutsideTwin`]). Links that stay inside are fine, and so is a root that is
+    /// itself a link: the user named it. What does not exist yet is created inside, so the
+    /// walk stops there; what cannot be looked at is left to the write to report.
+    pub fn check_writable(&self, path: &Path) -> Result<(), TwinError> {
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return Ok(());
+        };
+        let Ok(root) = std::fs::canonicalize(&self.root) else {
+            return Ok(());
+        };
+        let mut at = self.root.clone();
+        for part in rel.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let lands = link_destination(&at);
+                    if !lands.starts_with(&root) {
+                        return Err(TwinError::OutsideTwin {
+                            path: path.to_path_buf(),
+                            root: self.root.clone(),
+                            link: at,
+                            lands,
+                        });
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
+    }
     /// The folder's name (the twin name when it lives under `twins/`): the path's last
     /// component as written, or, when the path ends in `.` or `..` (`wraith check .`,
     /// `shop/lua/..`), the name of the folder it resolves to. Only a path naming no folder
@@ -170,6 +231,60 @@ pub fn is_valid_twin_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_a_link_carries_outside_the_twin_is_refused_and_one_inside_is_not() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let twin = TwinDir::at(tmp.path().join("shop"));
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(twin.model_dir()).unwrap();
+        std::fs::create_dir_all(twin.root().join("elsewhere")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let model = twin.model_dir().join("twin.wir.json");
+        // Nothing there yet, no link: fine.
+        twin.check_writable(&model).unwrap();
+        // The file itself linked outside, to a file that exists and to one that does not.
+        for end in ["victim.txt", "missing.txt"] {
+            if end == "victim.txt" {
+                std::fs::write(outside.join(end), "keep").unwrap();
+            }
+            let _ = std::fs::remove_file(&model);
+            symlink(outside.join(end), &model).unwrap();
+            let err = twin.check_writable(&model).unwrap_err();
+            assert!(matches!(err, TwinError::OutsideTwin { .. }), "{err}");
+            let msg = err.to_string();
+            assert!(msg.contains("twin.wir.json") && msg.contains(end), "{msg}");
+        }
+        // Linked inside (relatively): fine.
+        std::fs::remove_file(&model).unwrap();
+        symlink("../elsewhere/model.json", &model).unwrap();
+        twin.check_writable(&model).unwrap();
+        // A folder on the way linked outside.
+        std::fs::remove_file(&model).unwrap();
+        std::fs::remove_dir(twin.model_dir()).unwrap();
+        symlink(&outside, twin.model_dir()).unwrap();
+        let err = twin.check_writable(&model).unwrap_err();
+        assert!(
+            matches!(err, TwinError::OutsideTwin { ref link, .. } if *link == twin.model_dir())
+        );
+        // A path outside the root is not this check's business.
+        twin.check_writable(&outside.join("x")).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_twin_root_that_is_itself_a_link_is_the_users_choice() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir_all(real.join("model")).unwrap();
+        symlink(&real, tmp.path().join("shop")).unwrap();
+        let twin = TwinDir::at(tmp.path().join("shop"));
+        twin.check_writable(&twin.model_dir().join("twin.wir.json"))
+            .unwrap();
+    }
 
     #[test]
     fn resolve_finds_name_under_twins_and_path() {

@@ -115,11 +115,13 @@ impl CliError {
         }
     }
 
-    /// A twin folder or its `wraith.toml` that cannot be used: IO as [`CliError::io`], the
-    /// rest (no such twin, not a folder, a configuration error) is the user's to fix.
+    /// A twin folder or its `wraith.toml` that cannot be used: IO as [`CliError::io`], a write
+    /// a link would carry outside the twin is a policy refusal (3), the rest (no such twin, not
+    /// a folder, a configuration error) is the user's to fix.
     pub fn twin(e: wraith_twin::TwinError) -> Self {
         match &e {
             wraith_twin::TwinError::Io { source, .. } => CliError::io(source.kind(), e),
+            wraith_twin::TwinError::OutsideTwin { .. } => CliError::policy(e),
             _ => CliError::usage(e),
         }
     }

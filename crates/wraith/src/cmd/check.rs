@@ -2069,9 +2069,12 @@ fn write_reports(
             dir.display()
         )));
     }
+    let (json_path, html_path) = report_paths(twin);
+    for path in [&json_path, &html_path] {
+        twin.check_writable(path).map_err(CliError::twin)?;
+    }
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::runtime(anyhow!("cannot create {}: {e}", dir.display())))?;
-    let (json_path, html_path) = report_paths(twin);
     let json = wraith_model::to_canonical_json(report)
         .map_err(|e| CliError::runtime(anyhow!("cannot render the report: {e}")))?;
     let html = wraith_check::html::render(report, Some(cov));

@@ -216,11 +216,15 @@ pub fn synthesize_twin(twin: &TwinDir, tag: Option<&str>) -> Result<Summary, Cli
 
     bar.set_message("write");
     let model_dir = twin.model_dir();
-    super::create_folder(&model_dir)?;
     let (model_path, symbols_path) = (
         model_dir.join("twin.wir.json"),
         model_dir.join("symbols.json"),
     );
+    // Before the folder is made: a `model` linked out of the twin would be made out there.
+    for path in [&model_path, &symbols_path] {
+        twin.check_writable(path).map_err(CliError::twin)?;
+    }
+    super::create_folder(&model_dir)?;
     let serialized = |path: &Path, text: Result<String, wraith_model::CanonicalError>| {
         text.map_err(|e| CliError::runtime(anyhow!("cannot serialize {}: {e}", path.display())))
     };

@@ -193,3 +193,4 @@ mod stale_temp_files;
 mod synth_cli;
 mod synth_request_keying;
 mod terminal_text;
+mod twin_links;
