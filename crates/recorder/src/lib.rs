@@ -317,6 +317,8 @@ impl Recorder {
             drain_timeout,
         } = self;
         let mut connections = JoinSet::new();
+        // Tells connections still waiting for their first byte that the recorder stops.
+        let (closing, closing_seen) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
         loop {
             let idle_wait = match idle_timeout {
@@ -347,12 +349,23 @@ impl Recorder {
                             proxy::handle(st.clone(), proxy::Via::Direct, req)
                         });
                         // With upgrades: a forward-proxy client's CONNECT becomes a tunnel.
-                        let conn = client_connections(state.request_idle_timeout)
-                            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                            .into_owned();
-                        let watched = watcher.watch(conn);
+                        let idle = state.request_idle_timeout;
+                        let mut closing = closing_seen.clone();
                         connections.spawn(async move {
-                            if let Err(e) = watched.await {
+                            // hyper's header timer starts with a request: a client that
+                            // connects and sends nothing would hold its socket for ever.
+                            let first_byte = tokio::select! {
+                                sent = first_byte_within(&stream, idle) => sent,
+                                _ = closing.wait_for(|c| *c) => false,
+                            };
+                            if !first_byte {
+                                tracing::debug!("closed a client connection that sent nothing");
+                                return;
+                            }
+                            let conn = client_connections(idle)
+                                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                                .into_owned();
+                            if let Err(e) = watcher.watch(conn).await {
                                 tracing::debug!("client connection ended with an error: {e}");
                             }
                         });
@@ -370,6 +383,7 @@ impl Recorder {
 
         // Stop accepting, then drain (intercepted tunnels too: they carry recorded exchanges).
         drop(listener);
+        closing.send_replace(true);
         let graceful = state.graceful.lock().take();
         let drained = match graceful {
             Some(g) => tokio::time::timeout(drain_timeout, g.shutdown())
@@ -438,6 +452,16 @@ impl Recorder {
             write_errors: state.sessions.errors(),
         })
     }
+}
+
+/// Whether `stream` has a byte to read (or has ended) within `idle`, without taking it: the
+/// bytes stay for hyper. `false` when the client sent nothing for that long.
+async fn first_byte_within(stream: &tokio::net::TcpStream, idle: Duration) -> bool {
+    let mut probe = [0u8; 1];
+    matches!(
+        tokio::time::timeout(idle, stream.peek(&mut probe)).await,
+        Ok(Ok(_))
+    )
 }
 
 /// How client connections are served: HTTP/1.1 or HTTP/2, and HTTP/1 request headers must

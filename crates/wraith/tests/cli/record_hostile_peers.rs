@@ -244,6 +244,44 @@ async fn half_sent_request_headers_are_given_up_on() {
     assert!(upstream.seen().is_empty());
 }
 
+/// A client that connects and never sends a byte is disconnected after
+/// `request_idle_timeout_ms`, as `wraith serve` does: it would otherwise hold a socket for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_nothing_is_closed() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("silent", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
+    let rec = Recording::start(&twin, &[]);
+    let (got, closed) = raw_exchange(rec.port, b"", Duration::from_secs(10)).await;
+    assert!(closed, "the proxy kept a connection that sent nothing");
+    assert!(got.is_empty(), "{got}");
+    rec.stop();
+    assert!(upstream.seen().is_empty());
+}
+
+/// A client connected without sending a byte does not hold up the recorder's stop: it is no
+/// exchange in flight, so the stop neither waits for it to the drain timeout nor reports one
+/// reached, and what was recorded is finalized.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_connection_does_not_hold_up_the_stop() {
+    let upstream = Upstream::start("", None).await;
+    let twin = Twin::init("silent", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 120000\n");
+    let rec = Recording::start(&twin, &[]);
+    let silent = TcpStream::connect(("127.0.0.1", rec.port)).await.unwrap();
+    let (answer, _) = raw_exchange(
+        rec.port,
+        b"GET /things HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+    let stderr = rec.stop();
+    drop(silent);
+    assert!(!stderr.contains("drain timeout"), "{stderr}");
+    assert_eq!(twin.sessions().len(), 1, "{stderr}");
+}
+
 /// The stop summary tells an upstream that timed out (the client got `504 upstream_timeout`)
 /// apart from one that gave no usable answer (502), in text and in `--json`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
