@@ -102,9 +102,20 @@ fn intercept(
                 return;
             }
         };
-        let tls = match acceptor.accept(TokioIo::new(upgraded)).await {
-            Ok(t) => t,
-            Err(e) => {
+        let idle = served.request_idle_timeout;
+        // A client that opens the tunnel and never begins its TLS handshake would hold it,
+        // and the shutdown's drain, for ever.
+        let tls = match tokio::time::timeout(idle, acceptor.accept(TokioIo::new(upgraded))).await {
+            Ok(Ok(t)) => t,
+            Err(_) => {
+                tracing::warn!(
+                    "closed an intercepted tunnel whose client did not finish its TLS handshake \
+                     within {} ms ([serve.limits] request_idle_timeout_ms)",
+                    idle.as_millis()
+                );
+                return;
+            }
+            Ok(Err(e)) => {
                 tracing::warn!(
                     "TLS handshake with the client failed inside an intercepted tunnel: {e}; \
                      the client must trust the CA certificate `wraith record --mode mitm` wrote"
@@ -112,7 +123,6 @@ fn intercept(
                 return;
             }
         };
-        let idle = served.request_idle_timeout;
         let service = hyper::service::service_fn(move |req| {
             crate::proxy::handle(served.clone(), Via::Intercepted, req)
         });

@@ -413,6 +413,29 @@ fn upstream_ca_file_pem(twin: &Twin) -> String {
     std::fs::read_to_string(twin.tmp.path().join("upstream-ca.pem")).unwrap()
 }
 
+/// A client that opens an intercepted tunnel and never begins its TLS handshake is
+/// disconnected after `request_idle_timeout_ms`, and the recorder stops without waiting for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mitm_mode_closes_a_tunnel_whose_tls_handshake_never_begins() {
+    let (_upstream_ca, tls) = test_tls();
+    let upstream = Upstream::start("/v2", Some(tls)).await;
+    let twin = Twin::init("mitm", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
+    let rec = Recording::start(&twin, &["--mode", "mitm"]);
+    let (status, body, mut tunnel) = connect(rec.port, &upstream.authority).await;
+    assert_eq!(status, 200, "{body}");
+    let mut byte = [0u8; 1];
+    let read = within("the stalled tunnel to be closed", tunnel.read(&mut byte)).await;
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    let stderr = rec.stop();
+    assert!(
+        stderr.contains("did not finish its TLS handshake"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("drain timeout"), "{stderr}");
+    assert!(upstream.seen().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mitm_mode_tunnels_other_hosts_blind_and_records_nothing_of_them() {
     let upstream = Upstream::start("", None).await;
