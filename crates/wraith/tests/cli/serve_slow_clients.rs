@@ -242,6 +242,24 @@ fn send_create(server: &Server, body: &[u8], headers: &str) -> String {
     read_answer(&mut s)
 }
 
+/// [`send_create`] until the twin has given a closed connection's share back (it frees it once
+/// it sees the connection closed; five seconds is a bound, not a figure): it must answer 201.
+fn assert_created_once_room_comes_back(server: &Server, body: &[u8], headers: &str) {
+    let mut answer = String::new();
+    for _ in 0..100 {
+        answer = send_create(server, body, headers);
+        if !answer.starts_with("HTTP/1.1 503") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        answer.starts_with("HTTP/1.1 201"),
+        "{}",
+        &answer[..200.min(answer.len())]
+    );
+}
+
 /// While one client holds a 9 MiB body half sent, an 8 MiB one would take the bodies held past
 /// 16 MiB: it is refused at its head, before any of it is read, with `503 server-busy` and
 /// `Retry-After`; a small body still fits. Once the first client goes away, its share comes
@@ -269,20 +287,7 @@ fn bodies_held_past_max_pending_body_mb_are_refused_503_until_one_ends() {
 
     drop(first);
     let big = create_of_length(8 * MIB);
-    // The twin frees the share once it sees the connection closed: a bound, not a figure.
-    let mut answer = String::new();
-    for _ in 0..100 {
-        answer = send_create(&server, &big, "");
-        if !answer.starts_with("HTTP/1.1 503") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        answer.starts_with("HTTP/1.1 201"),
-        "{}",
-        &answer[..200.min(answer.len())]
-    );
+    assert_created_once_room_comes_back(&server, &big, "");
 }
 
 /// A body sent without a length (chunked) takes its share as it arrives: it is refused at the
@@ -344,17 +349,5 @@ fn a_compressed_body_is_held_at_its_decoded_size() {
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("\"server-busy\""), "{answer}");
     drop(first);
-    let mut answer = String::new();
-    for _ in 0..100 {
-        answer = send_create(&server, &sent, "Content-Encoding: gzip\r\n");
-        if !answer.starts_with("HTTP/1.1 503") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        answer.starts_with("HTTP/1.1 201"),
-        "{}",
-        &answer[..200.min(answer.len())]
-    );
+    assert_created_once_room_comes_back(&server, &sent, "Content-Encoding: gzip\r\n");
 }
