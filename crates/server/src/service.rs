@@ -388,13 +388,14 @@ async fn handle_app(sh: &Shared, parts: &http::request::Parts, body: Incoming) -
         Ok(b) => b,
         Err(resp) => return refuse(resp),
     };
-    let (body, decoded) = match decode_request_body(parts, body, sh.settings.max_body_bytes) {
-        Ok(b) => b,
-        Err(resp) => return refuse(resp),
-    };
-    // A decoded body is held at its decoded size (up to 16 MiB from a few bytes sent).
-    if decoded && !hold.resize(body.len()) {
-        return refuse(bodies_busy(&hold, body.len()));
+    let (body, decoded) =
+        match decode_request_body(parts, body, sh.settings.max_body_bytes, &mut hold) {
+            Ok(b) => b,
+            Err(resp) => return refuse(resp),
+        };
+    // A decoded body is held at its decoded size from here (shrinking: it cannot fail).
+    if decoded {
+        hold.resize(body.len());
     }
     if let Some(resp) = too_many_json_values(parts, &body) {
         return refuse(resp);
@@ -690,13 +691,17 @@ fn bodies_busy(hold: &BodyHold<'_>, wanted: usize) -> Resp {
 /// no coding but `identity`, is handed on as it is. Refused with the error envelope: a coding
 /// the twin does not decode (`415 unsupported-media-type`), a body that is not what its header
 /// says (`400 malformed-body`), one that decodes to more than `cap` bytes (`413
-/// payload-too-large`, as a body sent that large).
+/// payload-too-large`, as a body sent that large). While it decodes, the body holds a whole
+/// body's share (`cap`) of the twin-wide budget through `hold`: what it decodes to is not
+/// known before, and a few bytes sent may decode to `cap` (`503 server-busy` when that share
+/// is not free).
 // The refusal is the response written next, never carried up a `?` chain.
 #[allow(clippy::result_large_err)]
 fn decode_request_body(
     parts: &http::request::Parts,
     body: Bytes,
     cap: usize,
+    hold: &mut BodyHold<'_>,
 ) -> Result<(Bytes, bool), Resp> {
     use wraith_recording::encoding::{DecodeError, decode_body};
     // The codings in the order they were applied, as `encoding::content_codings` lists them.
@@ -711,6 +716,10 @@ fn decode_request_body(
     }
     if codings.is_empty() || body.is_empty() {
         return Ok((body, false));
+    }
+    let decoding = cap.max(body.len());
+    if !hold.resize(decoding) {
+        return Err(bodies_busy(hold, decoding));
     }
     let listed = codings.join(", ");
     // Decompressing up to `cap` bytes takes milliseconds: off the async worker.
