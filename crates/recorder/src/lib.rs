@@ -272,6 +272,7 @@ impl Recorder {
             upstream_timeout: config.upstream_timeout,
             drain_timeout: config.drain_timeout,
             stopping: tokio::sync::watch::Sender::new(false),
+            closing: tokio::sync::watch::Sender::new(false),
             request_idle_timeout: config.request_idle_timeout,
             transport_failures: AtomicU64::new(0),
             upstream_timeouts: AtomicU64::new(0),
@@ -317,8 +318,6 @@ impl Recorder {
             drain_timeout,
         } = self;
         let mut connections = JoinSet::new();
-        // Tells connections still waiting for their first byte that the recorder stops.
-        let (closing, closing_seen) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
         loop {
             let idle_wait = match idle_timeout {
@@ -350,7 +349,7 @@ impl Recorder {
                         });
                         // With upgrades: a forward-proxy client's CONNECT becomes a tunnel.
                         let idle = state.request_idle_timeout;
-                        let mut closing = closing_seen.clone();
+                        let mut closing = state.closing.subscribe();
                         connections.spawn(async move {
                             // hyper's header timer starts with a request: a client that
                             // connects and sends nothing would hold its socket for ever.
@@ -383,7 +382,7 @@ impl Recorder {
 
         // Stop accepting, then drain (intercepted tunnels too: they carry recorded exchanges).
         drop(listener);
-        closing.send_replace(true);
+        state.closing.send_replace(true);
         let graceful = state.graceful.lock().take();
         let drained = match graceful {
             Some(g) => tokio::time::timeout(drain_timeout, g.shutdown())

@@ -61,6 +61,10 @@ pub(crate) struct ProxyState {
     /// Set when shutdown's drain timeout ran out: a request still waiting for the upstream's
     /// response head is then answered `503 recorder_stopping` before its connection is cut.
     pub(crate) stopping: tokio::sync::watch::Sender<bool>,
+    /// Set when the recorder stops accepting: a connection still waiting for its client's
+    /// first byte, or an intercepted tunnel for its TLS handshake, is closed at once (it
+    /// carries no exchange, and would otherwise hold the drain).
+    pub(crate) closing: tokio::sync::watch::Sender<bool>,
     /// How long a client may pause while sending its request body (408 after).
     pub(crate) request_idle_timeout: Duration,
     /// Requests that got no usable upstream answer: 502, nothing recorded for them.

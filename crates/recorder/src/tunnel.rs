@@ -105,7 +105,13 @@ fn intercept(
         let idle = served.request_idle_timeout;
         // A client that opens the tunnel and never begins its TLS handshake would hold it,
         // and the shutdown's drain, for ever.
-        let tls = match tokio::time::timeout(idle, acceptor.accept(TokioIo::new(upgraded))).await {
+        let mut closing = served.closing.subscribe();
+        let handshake = tokio::select! {
+            done = tokio::time::timeout(idle, acceptor.accept(TokioIo::new(upgraded))) => done,
+            // The recorder stops: a tunnel without a handshake carries no exchange to drain.
+            _ = closing.wait_for(|c| *c) => return,
+        };
+        let tls = match handshake {
             Ok(Ok(t)) => t,
             Err(_) => {
                 tracing::warn!(

@@ -436,6 +436,21 @@ async fn mitm_mode_closes_a_tunnel_whose_tls_handshake_never_begins() {
     assert!(upstream.seen().is_empty());
 }
 
+/// A tunnel waiting for its TLS handshake carries no exchange: stopping the recorder closes it
+/// at once instead of draining it to the drain timeout (and reporting that timeout reached).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mitm_mode_stops_without_draining_a_tunnel_waiting_for_its_handshake() {
+    let (_upstream_ca, tls) = test_tls();
+    let upstream = Upstream::start("/v2", Some(tls)).await;
+    let twin = Twin::init("mitm", &upstream.base_url);
+    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 120000\n");
+    let rec = Recording::start(&twin, &["--mode", "mitm"]);
+    let (status, body, _tunnel) = connect(rec.port, &upstream.authority).await;
+    assert_eq!(status, 200, "{body}");
+    let stderr = rec.stop();
+    assert!(!stderr.contains("drain timeout"), "{stderr}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mitm_mode_tunnels_other_hosts_blind_and_records_nothing_of_them() {
     let upstream = Upstream::start("", None).await;
