@@ -4,8 +4,10 @@
 //! HTTP/1-or-HTTP/2 detection waits for the first bytes for as long as the client likes. A
 //! client that connects and sends nothing would hold its socket (and a file descriptor) for
 //! ever, and enough of them stop the twin accepting anyone. [`IdleDeadlines`] fails the
-//! connection's reads once the deadline passes with nothing read; after the first byte, reads
-//! are a plain pass-through, so an idle keep-alive is left to hyper's own timers.
+//! connection's reads once the deadline passes before its opening is read: its first byte, or,
+//! for a client that begins the HTTP/2 preface (`PRI * HTTP/2.0…`), the whole preface, since
+//! the detection waits for all of it with no timer either. After that, reads are a plain
+//! pass-through, so an idle keep-alive is left to hyper's own timers.
 //!
 //! hyper has no timer on writing an answer either: a client that asks for a large answer and
 //! never reads it keeps the connection, and the whole answer in memory, for as long as it
@@ -22,12 +24,17 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Sleep;
 
-/// `inner` with reads failing (`TimedOut`) when no byte has arrived within the deadline, and
-/// writes failing when the peer has taken no byte of them for as long.
+/// The HTTP/2 connection preface (RFC 9113 §3.4), which hyper's protocol detection reads whole.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// `inner` with reads failing (`TimedOut`) when the connection's opening has not arrived within
+/// the deadline, and writes failing when the peer has taken no byte of them for as long.
 pub struct IdleDeadlines<T> {
     inner: T,
-    /// `Some` until the first byte is read.
+    /// `Some` until the opening is read: the first byte, or the HTTP/2 preface it begins.
     first_byte: Option<Pin<Box<Sleep>>>,
+    /// How many bytes of [`H2_PREFACE`] the connection has sent so far.
+    preface_seen: usize,
     within: Duration,
     /// Armed while a write waits on the peer; cleared by any progress.
     write_stall: Option<Pin<Box<Sleep>>>,
@@ -40,9 +47,26 @@ impl<T> IdleDeadlines<T> {
         IdleDeadlines {
             inner,
             first_byte: Some(Box::pin(tokio::time::sleep(within))),
+            preface_seen: 0,
             within,
             write_stall: None,
         }
+    }
+
+    /// Whether `read`, the next bytes of the connection, completes its opening: any byte that
+    /// does not continue the HTTP/2 preface does (an HTTP/1 request, whose head hyper's own
+    /// timer bounds), and so does the preface's last.
+    fn opening_read(&mut self, read: &[u8]) -> bool {
+        for &b in read {
+            if H2_PREFACE.get(self.preface_seen) != Some(&b) {
+                return true;
+            }
+            self.preface_seen += 1;
+            if self.preface_seen == H2_PREFACE.len() {
+                return true;
+            }
+        }
+        false
     }
 
     /// The outcome of a write poll, under the stall deadline: progress (or an error) disarms
@@ -82,7 +106,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for IdleDeadlines<T> {
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         match polled {
             Poll::Ready(Ok(())) if buf.filled().len() > before => {
-                this.first_byte = None;
+                if this.first_byte.is_some() && this.opening_read(&buf.filled()[before..]) {
+                    this.first_byte = None;
+                }
                 Poll::Ready(Ok(()))
             }
             Poll::Pending => {
@@ -162,6 +188,37 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(300)).await;
         client.write_all(b"ET").await.unwrap();
         assert_eq!(talking.read(&mut buf).await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_peer_stopping_inside_the_http2_preface_times_out_and_one_past_it_never_does() {
+        let mut buf = [0u8; 32];
+        for sent in [&b"P"[..], b"PRI * HTTP/2", &H2_PREFACE[..23]] {
+            let (mut client, server) = tokio::io::duplex(64);
+            let mut stalled = IdleDeadlines::new(server, Duration::from_millis(100));
+            client.write_all(sent).await.unwrap();
+            let mut got = 0;
+            let err = loop {
+                match stalled.read(&mut buf).await {
+                    Ok(n) => got += n,
+                    Err(e) => break e,
+                }
+            };
+            assert_eq!((got, err.kind()), (sent.len(), io::ErrorKind::TimedOut));
+        }
+        // The whole preface, or a request that only begins like it, is the protocol's business.
+        for sent in [H2_PREFACE, b"POST /x HTTP/1.1\r\n", b"PRX"] {
+            let (mut client, server) = tokio::io::duplex(64);
+            let mut opened = IdleDeadlines::new(server, Duration::from_millis(100));
+            client.write_all(sent).await.unwrap();
+            let mut got = 0;
+            while got < sent.len() {
+                got += opened.read(&mut buf).await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            client.write_all(b"x").await.unwrap();
+            assert_eq!(opened.read(&mut buf).await.unwrap(), 1, "{sent:?}");
+        }
     }
 
     #[tokio::test]

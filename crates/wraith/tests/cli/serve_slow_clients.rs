@@ -89,6 +89,18 @@ fn half_sent_headers_are_given_up_on() {
     );
 }
 
+/// hyper's protocol detection reads the whole HTTP/2 preface with no timer of its own: a client
+/// that stops inside it is closed like one that sends nothing.
+#[test]
+fn a_half_sent_http2_preface_is_given_up_on() {
+    let t = slow_twin();
+    let server = t.serve(&[]);
+    let mut s = connect(&server);
+    s.write_all(b"PRI * HTTP/2").unwrap();
+    let answer = read_answer(&mut s);
+    assert!(answer.is_empty(), "{answer}");
+}
+
 #[test]
 fn a_connection_that_sends_nothing_is_closed() {
     let t = slow_twin();
