@@ -353,11 +353,11 @@ impl Recorder {
                         connections.spawn(async move {
                             // hyper's header timer starts with a request: a client that
                             // connects and sends nothing would hold its socket for ever.
-                            let first_byte = tokio::select! {
-                                sent = first_byte_within(&stream, idle) => sent,
+                            let opened = tokio::select! {
+                                sent = opening_within(&stream, idle) => sent,
                                 _ = closing.wait_for(|c| *c) => false,
                             };
-                            if !first_byte {
+                            if !opened {
                                 tracing::debug!("closed a client connection that sent nothing");
                                 return;
                             }
@@ -453,14 +453,32 @@ impl Recorder {
     }
 }
 
-/// Whether `stream` has a byte to read (or has ended) within `idle`, without taking it: the
-/// bytes stay for hyper. `false` when the client sent nothing for that long.
-async fn first_byte_within(stream: &tokio::net::TcpStream, idle: Duration) -> bool {
-    let mut probe = [0u8; 1];
-    matches!(
-        tokio::time::timeout(idle, stream.peek(&mut probe)).await,
-        Ok(Ok(_))
-    )
+/// The HTTP/2 connection preface (RFC 9113 §3.4), which hyper-util's protocol detection reads
+/// whole, with no timer of its own.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// How often a connection whose HTTP/2 preface is arriving in pieces is looked at again: a
+/// peek answers the same bytes until more arrive, so it cannot wait for them itself.
+const PEEK_AGAIN: Duration = Duration::from_millis(10);
+
+/// Whether `stream`'s opening arrives within `idle`, without taking it (the bytes stay for
+/// hyper): its first byte, or, for a client that begins the HTTP/2 preface, the whole preface.
+/// `true` too when the client closes (hyper sees the end); `false` when it sent nothing, or
+/// stopped inside the preface, for that long.
+async fn opening_within(stream: &tokio::net::TcpStream, idle: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + idle;
+    let mut seen = [0u8; H2_PREFACE.len()];
+    loop {
+        match tokio::time::timeout_at(deadline, stream.peek(&mut seen)).await {
+            Err(_) | Ok(Err(_)) => return false,
+            Ok(Ok(n)) if n == 0 || n == seen.len() || !H2_PREFACE.starts_with(&seen[..n]) => {
+                return true;
+            }
+            // A peek with bytes waiting is ready at once, so the deadline is checked here.
+            Ok(Ok(_)) if tokio::time::Instant::now() >= deadline => return false,
+            Ok(Ok(_)) => tokio::time::sleep(PEEK_AGAIN).await,
+        }
+    }
 }
 
 /// How client connections are served: HTTP/1.1 or HTTP/2, and HTTP/1 request headers must

@@ -224,8 +224,9 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body_arrives() {
     assert!(upstream.seen().is_empty());
 }
 
-/// A client that stops half way through its request headers, or connects and never sends a
-/// byte, is disconnected after `request_idle_timeout_ms` (as `wraith serve` does): either would
+/// A client that stops half way through its request headers, connects and never sends a byte,
+/// or stops inside the HTTP/2 preface (which hyper's protocol detection waits for whole, with
+/// no timer) is disconnected after `request_idle_timeout_ms`, as `wraith serve` does: each would
 /// otherwise hold a socket for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_request_headers_and_silent_connections_are_given_up_on() {
@@ -233,7 +234,7 @@ async fn half_sent_request_headers_and_silent_connections_are_given_up_on() {
     let twin = Twin::init("trickle", &upstream.base_url);
     twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
     let rec = Recording::start(&twin, &[]);
-    let sent: [&[u8]; 2] = [b"GET /things HTTP/1.1\r\nhost: x\r\n", b""];
+    let sent: [&[u8]; 3] = [b"GET /things HTTP/1.1\r\nhost: x\r\n", b"", b"PRI * HTTP/2"];
     for request in sent {
         let (got, closed) = raw_exchange(rec.port, request, Duration::from_secs(10)).await;
         let what = String::from_utf8_lossy(request);
