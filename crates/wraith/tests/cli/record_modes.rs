@@ -413,17 +413,26 @@ fn upstream_ca_file_pem(twin: &Twin) -> String {
     std::fs::read_to_string(twin.tmp.path().join("upstream-ca.pem")).unwrap()
 }
 
+/// A `--mode mitm` recorder of an HTTPS upstream with `request_idle_timeout_ms = idle_ms`, and
+/// a tunnel to the upstream whose client has sent nothing after `CONNECT`.
+async fn mitm_tunnel_left_silent(idle_ms: u64) -> (Upstream, Twin, Recording, TcpStream) {
+    let (_upstream_ca, tls) = test_tls();
+    let upstream = Upstream::start("/v2", Some(tls)).await;
+    let twin = Twin::init("mitm", &upstream.base_url);
+    twin.append_config(&format!(
+        "[serve.limits]\nrequest_idle_timeout_ms = {idle_ms}\n"
+    ));
+    let rec = Recording::start(&twin, &["--mode", "mitm"]);
+    let (status, body, tunnel) = connect(rec.port, &upstream.authority).await;
+    assert_eq!(status, 200, "{body}");
+    (upstream, twin, rec, tunnel)
+}
+
 /// A client that opens an intercepted tunnel and never begins its TLS handshake is
 /// disconnected after `request_idle_timeout_ms`, and the recorder stops without waiting for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mitm_mode_closes_a_tunnel_whose_tls_handshake_never_begins() {
-    let (_upstream_ca, tls) = test_tls();
-    let upstream = Upstream::start("/v2", Some(tls)).await;
-    let twin = Twin::init("mitm", &upstream.base_url);
-    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
-    let rec = Recording::start(&twin, &["--mode", "mitm"]);
-    let (status, body, mut tunnel) = connect(rec.port, &upstream.authority).await;
-    assert_eq!(status, 200, "{body}");
+    let (upstream, _twin, rec, mut tunnel) = mitm_tunnel_left_silent(300).await;
     let mut byte = [0u8; 1];
     let read = within("the stalled tunnel to be closed", tunnel.read(&mut byte)).await;
     assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
@@ -440,13 +449,7 @@ async fn mitm_mode_closes_a_tunnel_whose_tls_handshake_never_begins() {
 /// at once instead of draining it to the drain timeout (and reporting that timeout reached).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mitm_mode_stops_without_draining_a_tunnel_waiting_for_its_handshake() {
-    let (_upstream_ca, tls) = test_tls();
-    let upstream = Upstream::start("/v2", Some(tls)).await;
-    let twin = Twin::init("mitm", &upstream.base_url);
-    twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 120000\n");
-    let rec = Recording::start(&twin, &["--mode", "mitm"]);
-    let (status, body, _tunnel) = connect(rec.port, &upstream.authority).await;
-    assert_eq!(status, 200, "{body}");
+    let (_upstream, _twin, rec, _tunnel) = mitm_tunnel_left_silent(120_000).await;
     let stderr = rec.stop();
     assert!(!stderr.contains("drain timeout"), "{stderr}");
 }
