@@ -481,9 +481,9 @@ async fn opening_within(stream: &tokio::net::TcpStream, idle: Duration) -> bool 
     }
 }
 
-/// How client connections are served: HTTP/1.1 or HTTP/2, and HTTP/1 request headers must
-/// arrive within `idle` (a client that never finishes them would hold its connection, and a
-/// file descriptor, for ever).
+/// How client connections are served: HTTP/1.1 or HTTP/2, HTTP/1 request headers must arrive
+/// within `idle`, and an HTTP/2 peer must answer a ping after `idle` of silence (a client that
+/// does neither would hold its connection, and a file descriptor, for ever).
 pub(crate) fn client_connections(idle: Duration) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // A client that shuts its sending side once the request is written still gets (and the
@@ -493,6 +493,13 @@ pub(crate) fn client_connections(idle: Duration) -> auto::Builder<TokioExecutor>
         .half_close(true)
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(idle);
+    // HTTP/2 has no header timer: a peer silent for `idle` is pinged and dropped when it does
+    // not answer within as long, while a live client answers and keeps its connection.
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(idle)
+        .keep_alive_timeout(idle);
     builder
 }
 

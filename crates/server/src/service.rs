@@ -178,6 +178,14 @@ where
         .header_read_timeout(idle_timeout)
         .max_headers(HYPER_MAX_HEADERS)
         .max_buf_size(HYPER_MAX_BUF_BYTES);
+    // HTTP/2 has no header timer: a peer that has sent nothing for the idle timeout is pinged,
+    // and dropped when it does not answer within as long. A live client answers and keeps its
+    // connection; one that only sent the preface, or stopped reading, no longer holds it.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(idle_timeout)
+        .keep_alive_timeout(idle_timeout);
     let graceful = GracefulShutdown::new();
     let mut next = 0usize;
     let mut accept_warnings = WarnEvery::new(Duration::from_secs(1));

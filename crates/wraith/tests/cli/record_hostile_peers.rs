@@ -225,16 +225,23 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body_arrives() {
 }
 
 /// A client that stops half way through its request headers, connects and never sends a byte,
-/// or stops inside the HTTP/2 preface (which hyper's protocol detection waits for whole, with
-/// no timer) is disconnected after `request_idle_timeout_ms`, as `wraith serve` does: each would
-/// otherwise hold a socket for ever.
+/// stops inside the HTTP/2 preface (which hyper's protocol detection waits for whole, with no
+/// timer), or opens HTTP/2 and answers no ping, is disconnected after `request_idle_timeout_ms`
+/// (twice that for the ping), as `wraith serve` does: each would otherwise hold a socket for
+/// ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_request_headers_and_silent_connections_are_given_up_on() {
     let upstream = Upstream::start("", None).await;
     let twin = Twin::init("trickle", &upstream.base_url);
     twin.append_config("[serve.limits]\nrequest_idle_timeout_ms = 300\n");
     let rec = Recording::start(&twin, &[]);
-    let sent: [&[u8]; 3] = [b"GET /things HTTP/1.1\r\nhost: x\r\n", b"", b"PRI * HTTP/2"];
+    let sent: [&[u8]; 4] = [
+        b"GET /things HTTP/1.1\r\nhost: x\r\n",
+        b"",
+        b"PRI * HTTP/2",
+        // The whole preface and an empty SETTINGS frame, then no answer to the proxy's ping.
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0",
+    ];
     for request in sent {
         let (got, closed) = raw_exchange(rec.port, request, Duration::from_secs(10)).await;
         let what = String::from_utf8_lossy(request);

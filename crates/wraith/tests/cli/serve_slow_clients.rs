@@ -101,6 +101,56 @@ fn a_half_sent_http2_preface_is_given_up_on() {
     assert!(answer.is_empty(), "{answer}");
 }
 
+/// HTTP/2 has no header timer: a peer that opened the connection and then neither sends nor
+/// answers the twin's PING is dropped (after about twice the idle timeout), while a live
+/// client, which answers it, keeps its connection across many idle timeouts.
+#[tokio::test]
+async fn an_http2_peer_that_answers_no_ping_is_dropped_and_a_live_client_stays() {
+    let t = slow_twin();
+    let server = t.serve(&[]);
+    let mut s = connect(&server);
+    // The preface and an empty SETTINGS frame, then nothing: not even the SETTINGS ack.
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                assert!(
+                    !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                    "the silent HTTP/2 peer was kept: {e}"
+                );
+                break;
+            }
+        }
+    }
+
+    // One connection, kept by hand: a pool would reconnect without saying so.
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let health = || {
+        hyper::Request::get(format!("http://{addr}/__wraith/health"))
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .unwrap()
+    };
+    assert_eq!(send.send_request(health()).await.unwrap().status(), 200);
+    // Five idle timeouts: the client answers the twin's pings, so the connection stays.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(send.send_request(health()).await.unwrap().status(), 200);
+}
+
 #[test]
 fn a_connection_that_sends_nothing_is_closed() {
     let t = slow_twin();
