@@ -82,7 +82,10 @@ impl ServeSettings {
         ServeSettings {
             control_token: None,
             max_body_bytes: wraith_twin::MAX_REQUEST_BODY_MB as usize * 1024 * 1024,
-            max_pending_body_bytes: 256 * 1024 * 1024,
+            max_pending_body_bytes: usize::try_from(
+                wraith_twin::LimitsConfig::default().max_pending_body_mb * 1024 * 1024,
+            )
+            .unwrap_or(usize::MAX),
             debug: false,
             drain_timeout: Duration::from_millis(5000),
             idle_timeout: Duration::from_secs(30),
