@@ -67,6 +67,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use wraith_recording::scrub::Scrubber;
@@ -471,12 +472,41 @@ async fn opening_within(stream: &tokio::net::TcpStream, idle: Duration) -> bool 
     loop {
         match tokio::time::timeout_at(deadline, stream.peek(&mut seen)).await {
             Err(_) | Ok(Err(_)) => return false,
-            Ok(Ok(n)) if n == 0 || n == seen.len() || !H2_PREFACE.starts_with(&seen[..n]) => {
-                return true;
-            }
+            Ok(Ok(n)) if n == 0 || opening_decided(&seen[..n]) => return true,
             // A peek with bytes waiting is ready at once, so the deadline is checked here.
             Ok(Ok(_)) if tokio::time::Instant::now() >= deadline => return false,
             Ok(Ok(_)) => tokio::time::sleep(PEEK_AGAIN).await,
+        }
+    }
+}
+
+/// Whether a connection that began with `seen` has shown which protocol it speaks: a byte that
+/// does not continue the HTTP/2 preface, or the whole preface.
+fn opening_decided(seen: &[u8]) -> bool {
+    seen.len() >= H2_PREFACE.len() || !H2_PREFACE.starts_with(seen)
+}
+
+/// [`opening_within`] for a stream that cannot be peeked (the client's side of TLS inside an
+/// intercepted tunnel): the opening is read and handed back, to be read again before the
+/// rest. Empty when the client closed at once (hyper then sees the end); `None` when it sent
+/// nothing, or stopped inside the preface, for `idle`, or the read failed.
+pub(crate) async fn read_opening<R: AsyncRead + Unpin>(
+    io: &mut R,
+    idle: Duration,
+) -> Option<Vec<u8>> {
+    let deadline = tokio::time::Instant::now() + idle;
+    let mut seen = [0u8; H2_PREFACE.len()];
+    let mut filled = 0;
+    loop {
+        match tokio::time::timeout_at(deadline, io.read(&mut seen[filled..])).await {
+            Err(_) | Ok(Err(_)) => return None,
+            Ok(Ok(0)) => return Some(seen[..filled].to_vec()),
+            Ok(Ok(n)) => {
+                filled += n;
+                if opening_decided(&seen[..filled]) {
+                    return Some(seen[..filled].to_vec());
+                }
+            }
         }
     }
 }

@@ -14,6 +14,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use tokio::io::AsyncReadExt as _;
 
 use crate::control::error_body;
 use crate::proxy::{ProxyState, Via, bad_request, json_response};
@@ -111,7 +112,7 @@ fn intercept(
             // The recorder stops: a tunnel without a handshake carries no exchange to drain.
             _ = closing.wait_for(|c| *c) => return,
         };
-        let tls = match handshake {
+        let mut tls = match handshake {
             Ok(Ok(t)) => t,
             Err(_) => {
                 tracing::warn!(
@@ -129,11 +130,25 @@ fn intercept(
                 return;
             }
         };
+        // hyper-util reads a connection's opening (the HTTP/2 preface whole) with no timer of
+        // its own, and hyper's header timer starts only after it: a client that finished its
+        // handshake and sends nothing would hold the tunnel until the recorder stops. TLS
+        // cannot be peeked, so the opening is read here and put back in front of the rest.
+        let opening = tokio::select! {
+            read = crate::read_opening(&mut tls, idle) => read,
+            _ = closing.wait_for(|c| *c) => return,
+        };
+        let Some(opening) = opening else {
+            tracing::debug!("closed an intercepted tunnel whose client sent no request");
+            return;
+        };
+        let (reader, writer) = tokio::io::split(tls);
+        let io = tokio::io::join(std::io::Cursor::new(opening).chain(reader), writer);
         let service = hyper::service::service_fn(move |req| {
             crate::proxy::handle(served.clone(), Via::Intercepted, req)
         });
         let conn = crate::client_connections(idle)
-            .serve_connection(TokioIo::new(tls), service)
+            .serve_connection(TokioIo::new(io), service)
             .into_owned();
         if let Err(e) = watcher.watch(conn).await {
             tracing::debug!("intercepted connection ended with an error: {e}");

@@ -454,6 +454,86 @@ async fn mitm_mode_stops_without_draining_a_tunnel_waiting_for_its_handshake() {
     assert!(!stderr.contains("drain timeout"), "{stderr}");
 }
 
+/// [`mitm_tunnel_left_silent`], its client then finishing its TLS handshake (offering `alpn`)
+/// and sending nothing more.
+async fn mitm_tunnel_silent_after_handshake(
+    idle_ms: u64,
+    alpn: Vec<Vec<u8>>,
+) -> (
+    Upstream,
+    Twin,
+    Recording,
+    tokio_rustls::client::TlsStream<TcpStream>,
+) {
+    let (upstream, twin, rec, tunnel) = mitm_tunnel_left_silent(idle_ms).await;
+    let ca_file = ready_field(&twin, &rec, "ca_cert");
+    // Relative to the folder the recorder runs in.
+    let ca_pem = std::fs::read(twin.tmp.path().join(ca_file.as_str().unwrap())).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let tls = within(
+        "the TLS handshake with the proxy",
+        tls_client_alpn(&ca_pem, alpn).connect(name, tunnel),
+    )
+    .await
+    .unwrap();
+    (upstream, twin, rec, tls)
+}
+
+/// Read from an intercepted tunnel until the recorder closes it (end of stream or an error);
+/// fails the test when that takes longer than [`within`] allows.
+async fn closed_by_the_recorder(tls: &mut tokio_rustls::client::TlsStream<TcpStream>) {
+    let mut buf = [0u8; 256];
+    within("the silent tunnel to be closed", async {
+        loop {
+            match tls.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+}
+
+/// A client that finishes its TLS handshake inside an intercepted tunnel and then sends no
+/// request is disconnected after `request_idle_timeout_ms`, whichever protocol it negotiated
+/// (none, HTTP/1.1 or HTTP/2, whose preface it never sends), and stopping the recorder then
+/// waits for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mitm_mode_closes_a_tunnel_silent_after_its_tls_handshake() {
+    for alpn in [vec![], vec![b"http/1.1".to_vec()], vec![b"h2".to_vec()]] {
+        let (upstream, _twin, rec, mut tls) =
+            mitm_tunnel_silent_after_handshake(300, alpn.clone()).await;
+        closed_by_the_recorder(&mut tls).await;
+        let stderr = rec.stop();
+        assert!(!stderr.contains("drain timeout"), "{alpn:?}: {stderr}");
+        assert!(upstream.seen().is_empty(), "{alpn:?}");
+    }
+}
+
+/// A client inside an intercepted tunnel that begins the HTTP/2 preface and stops is
+/// disconnected too: protocol detection waits for the whole preface, so the deadline lasts
+/// until it has arrived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mitm_mode_closes_a_tunnel_stopped_inside_the_http2_preface() {
+    let (upstream, _twin, rec, mut tls) =
+        mitm_tunnel_silent_after_handshake(300, vec![b"h2".to_vec()]).await;
+    tls.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    tls.flush().await.unwrap();
+    closed_by_the_recorder(&mut tls).await;
+    let stderr = rec.stop();
+    assert!(!stderr.contains("drain timeout"), "{stderr}");
+    assert!(upstream.seen().is_empty());
+}
+
+/// A tunnel whose client finished its handshake but sent no request carries no exchange:
+/// stopping the recorder closes it at once instead of draining it to the drain timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mitm_mode_stops_without_draining_a_tunnel_silent_after_its_handshake() {
+    let (_upstream, _twin, rec, _tls) = mitm_tunnel_silent_after_handshake(120_000, vec![]).await;
+    let stderr = rec.stop();
+    assert!(!stderr.contains("drain timeout"), "{stderr}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mitm_mode_tunnels_other_hosts_blind_and_records_nothing_of_them() {
     let upstream = Upstream::start("", None).await;
