@@ -2217,7 +2217,11 @@ impl Engine {
             wraith_model::BodyTemplate::Text { text } => OutBody::Bytes(Bytes::from(text.clone())),
             wraith_model::BodyTemplate::Binary { base64 } => OutBody::Bytes(decode_b64(base64)),
         };
-        let headers = render::render_headers(&variant.headers, &mut nsc);
+        let tree = match &body {
+            OutBody::Json(v) => Some(v),
+            _ => None,
+        };
+        let headers = render::render_headers(&variant.headers, &mut nsc, tree);
         let now = nsc.now_us;
         (
             Out {

@@ -985,11 +985,13 @@ pub(crate) fn http_date(t_us: i64) -> String {
         .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".to_string())
 }
 
-/// Run a variant's header programs. `Content-Length` is left to the server, which recomputes it
-/// from the body actually sent.
+/// Run a variant's header programs for an answer whose body is `body` (its JSON tree, if
+/// any). `Content-Length` is left to the server, which recomputes it from the body actually
+/// sent.
 pub(crate) fn render_headers(
     programs: &[HeaderProgram],
     ns: &mut NsCtx<'_>,
+    body: Option<&Value>,
 ) -> Vec<(String, String)> {
     let mut out = Vec::with_capacity(programs.len());
     for p in programs {
@@ -1000,6 +1002,20 @@ pub(crate) fn render_headers(
                 }
                 for v in values {
                     out.push((p.name.clone(), v.clone()));
+                }
+            }
+            HeaderRule::BodyValue {
+                pointer,
+                prefix,
+                suffix,
+                values,
+            } => {
+                let token = body
+                    .and_then(|b| b.pointer(pointer))
+                    .and_then(wraith_model::url_token);
+                match token {
+                    Some(t) => out.push((p.name.clone(), format!("{prefix}{t}{suffix}"))),
+                    None => out.extend(values.iter().map(|v| (p.name.clone(), v.clone()))),
                 }
             }
             HeaderRule::ContentLength => {}

@@ -1865,6 +1865,149 @@ pub enum HeaderRule {
     ContentLength,
     /// Freshly produced at serve time: `date` from the namespace clock, request ids from the RNG.
     Volatile { kind: VolatileKind },
+    /// `prefix`, the served body's scalar at `pointer` as a URL writes it (a string's text, an
+    /// integer's digits), then `suffix`: a `Location` naming the record its answer holds, so a
+    /// record the twin creates is named by its own key, not by the key of the record recorded.
+    /// `values` (the recorded ones) are served when the body holds no such scalar.
+    BodyValue {
+        pointer: String,
+        prefix: String,
+        suffix: String,
+        values: Vec<String>,
+    },
+}
+
+/// Bytes a URL token ([`url_token`]) writes percent-encoded: all but the unreserved characters
+/// and the sub-delimiters, `:` and `@` a path segment may hold (RFC 3986 §3.3).
+const URL_TOKEN_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b':')
+    .remove(b'@')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=');
+
+/// How a [`HeaderRule::BodyValue`] writes a body's scalar into a URL: a non-empty string's
+/// text or an integer's digits, as one path segment (percent-encoded, so no value can end the
+/// segment or the header early). `None` for any other value.
+pub fn url_token(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) if !s.is_empty() => {
+            Some(percent_encoding::utf8_percent_encode(s, URL_TOKEN_ESCAPED).to_string())
+        }
+        serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Characters around a key written in a URL: the separators of its path, query and fragment.
+pub const URL_TOKEN_DELIMITERS: &[char] = &['/', '?', '&', '=', '#', ';'];
+
+/// Every scalar of `v` reached through objects alone, as (JSON pointer,
+/// [`url_token`]): the values a URL may name a record by.
+pub fn url_scalars(v: &serde_json::Value, at: &mut String, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                url_scalars(x, at, out);
+                at.truncate(len);
+            }
+        }
+        other => {
+            if let Some(t) = url_token(other) {
+                out.push((at.clone(), t));
+            }
+        }
+    }
+}
+
+/// `value` split around its last whole token equal to `token` (delimited by
+/// [`URL_TOKEN_DELIMITERS`] or the value's ends): (before, after).
+pub fn split_at_url_token<'v>(value: &'v str, token: &str) -> Option<(&'v str, &'v str)> {
+    value.rmatch_indices(token).find_map(|(i, _)| {
+        let end = i + token.len();
+        let starts = value[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| URL_TOKEN_DELIMITERS.contains(&c));
+        let ends = value[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| URL_TOKEN_DELIMITERS.contains(&c));
+        (starts && ends).then(|| (&value[..i], &value[end..]))
+    })
+}
+
+/// Field names whose values name things (ids, handles, labels), used to decide whether a path
+/// segment value "flows through the API as data".
+pub fn is_identifier_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    matches!(
+        k.as_str(),
+        "id" | "uuid"
+            | "name"
+            | "label"
+            | "username"
+            | "slug"
+            | "code"
+            | "handle"
+            | "acct"
+            | "region"
+            | "address"
+            | "range"
+            | "tag"
+            | "email"
+            | "login"
+            | "number"
+            | "sku"
+            | "guid"
+    ) || k.ends_with("_id")
+        || k.ends_with("_key")
+        || k.ends_with("_name")
+        || k.ends_with("_slug")
+        || key.ends_with("Id")
+        || key.ends_with("Name")
+}
+
+/// Where `url` names a scalar of `body`: (JSON pointer, what precedes the token, what follows
+/// it) for each scalar reached through objects alone whose [`url_token`] is a whole token of
+/// `url` (its last), in the order a [`HeaderRule::BodyValue`] prefers them: those whose key
+/// `names_identifier` says names an identifier first, then shorter pointers, then by pointer.
+pub fn url_body_tokens<'u>(
+    url: &'u str,
+    body: &serde_json::Value,
+    names_identifier: impl Fn(&str) -> bool,
+) -> Vec<(String, &'u str, &'u str)> {
+    let mut scalars = Vec::new();
+    url_scalars(body, &mut String::new(), &mut scalars);
+    let mut found: Vec<(bool, String, &str, &str)> = scalars
+        .into_iter()
+        .filter_map(|(pointer, token)| {
+            let (before, after) = split_at_url_token(url, &token)?;
+            let key = pointer.rsplit('/').next().unwrap_or("");
+            Some((names_identifier(key), pointer, before, after))
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.len().cmp(&b.1.len()))
+            .then(a.1.cmp(&b.1))
+    });
+    found.into_iter().map(|(_, p, b, a)| (p, b, a)).collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -2177,6 +2320,44 @@ impl Model {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_url_token_is_found_only_whole_and_last() {
+        assert_eq!(
+            split_at_url_token("/v1/jobs/1?page=1&x=11", "1"),
+            Some(("/v1/jobs/1?page=", "&x=11"))
+        );
+        assert_eq!(split_at_url_token("/v1/jobs", "1"), None);
+        assert_eq!(
+            split_at_url_token("https://h/a/b;v=2", "b"),
+            Some(("https://h/a/", ";v=2"))
+        );
+    }
+
+    #[test]
+    fn a_body_scalar_is_written_into_a_url_as_one_encoded_segment() {
+        use serde_json::json;
+        assert_eq!(url_token(&json!("a b/c")).as_deref(), Some("a%20b%2Fc"));
+        assert_eq!(url_token(&json!("w_1:x@y")).as_deref(), Some("w_1:x@y"));
+        assert_eq!(url_token(&json!(42)).as_deref(), Some("42"));
+        assert_eq!(url_token(&json!(1.5)), None);
+        assert_eq!(url_token(&json!("")), None);
+        assert_eq!(url_token(&json!(true)), None);
+        let mut found = Vec::new();
+        url_scalars(
+            &json!({"id": 3, "a/b": {"k": "v"}, "items": [{"id": 9}], "on": true}),
+            &mut String::new(),
+            &mut found,
+        );
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                ("/a~1b/k".to_string(), "v".to_string()),
+                ("/id".to_string(), "3".to_string())
+            ]
+        );
+    }
 
     /// A path recorded on two hosts is two routes: each drifted one is named on its own, as the
     /// check report and `wraith coverage` name it, so `serve`'s `drifted_routes` lists both and

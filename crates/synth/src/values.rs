@@ -114,36 +114,7 @@ fn is_strong_id_segment_decoded(decoded: &str) -> bool {
     !decoded.contains('%') && is_strong_id_segment(decoded)
 }
 
-/// Field names whose values name things (ids, handles, labels), used to decide whether a path
-/// segment value "flows through the API as data".
-pub fn is_identifier_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    matches!(
-        k.as_str(),
-        "id" | "uuid"
-            | "name"
-            | "label"
-            | "username"
-            | "slug"
-            | "code"
-            | "handle"
-            | "acct"
-            | "region"
-            | "address"
-            | "range"
-            | "tag"
-            | "email"
-            | "login"
-            | "number"
-            | "sku"
-            | "guid"
-    ) || k.ends_with("_id")
-        || k.ends_with("_key")
-        || k.ends_with("_name")
-        || k.ends_with("_slug")
-        || key.ends_with("Id")
-        || key.ends_with("Name")
-}
+pub use wraith_model::is_identifier_key;
 
 /// Keys whose numeric values may be clocks.
 pub fn is_time_key(key: &str) -> bool {

@@ -1467,15 +1467,79 @@ fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<H
     order
         .into_iter()
         .map(|name| {
-            let program = volatile_rule(&name).unwrap_or_else(|| {
+            let values = || last.get(&name).map(|v| (*v).clone()).unwrap_or_default();
+            let program = volatile_rule(&name)
+                .or_else(|| {
+                    URL_HEADERS
+                        .contains(&name.as_str())
+                        .then(|| body_value_rule(&name, ks, at, values()))
+                        .flatten()
+                })
                 // Constant when all agree, else the last recorded values.
-                HeaderRule::Constant {
-                    values: last.get(&name).map(|v| (*v).clone()).unwrap_or_default(),
-                }
-            });
+                .unwrap_or_else(|| HeaderRule::Constant { values: values() });
             HeaderProgram { name, program }
         })
         .collect()
+}
+
+/// Headers that name a resource by its URL (RFC 9110 §10.2.2, §8.7): a create's `Location`
+/// names the record its answer holds, so it follows the key the twin gives that record.
+const URL_HEADERS: &[&str] = &["location", "content-location"];
+
+/// [`HeaderRule::BodyValue`] for header `name` of the exchanges `ks`, when every one of them
+/// that has the header has one value of it, a JSON body, and that value is one prefix, a scalar
+/// of its body written as a whole URL token (a path segment, a query value), and one suffix:
+/// the same prefix, pointer and suffix for all. The scalar is one reached through objects
+/// alone (an array's items come and go). Trusted only where it is more than a coincidence:
+/// at least two different recorded values, or a key naming an identifier (`id`, `slug`,
+/// `*_id`). Of several pointers that fit, an identifier's, then the shortest, then the first.
+fn body_value_rule<'a>(
+    name: &str,
+    ks: &[usize],
+    at: &dyn Fn(usize) -> &'a Obs<'a>,
+    values: Vec<String>,
+) -> Option<HeaderRule> {
+    let mut samples: Vec<(&str, Value)> = Vec::new();
+    for k in ks {
+        let o = at(*k);
+        let mut recorded =
+            o.ex.response
+                .headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .flat_map(|(_, v)| v.iter());
+        let Some(value) = recorded.next() else {
+            continue;
+        };
+        if recorded.next().is_some() || o.resp != RespBody::Json {
+            return None;
+        }
+        samples.push((value.as_str(), o.parse_response()?));
+    }
+    let (first_value, first_body) = samples.first()?;
+    let names_identifier = crate::values::is_identifier_key;
+    let distinct = samples.iter().any(|(v, _)| *v != *first_value);
+    wraith_model::url_body_tokens(first_value, first_body, names_identifier)
+        .into_iter()
+        .find(|(pointer, prefix, suffix)| {
+            (distinct || pointer.rsplit('/').next().is_some_and(names_identifier))
+                && samples.iter().all(|(value, body)| {
+                    body.pointer(pointer)
+                        .and_then(wraith_model::url_token)
+                        .is_some_and(|t| {
+                            value.len() == prefix.len() + t.len() + suffix.len()
+                                && value.starts_with(prefix)
+                                && value.ends_with(suffix)
+                                && value[prefix.len()..value.len() - suffix.len()] == t
+                        })
+                })
+        })
+        .map(|(pointer, prefix, suffix)| HeaderRule::BodyValue {
+            pointer,
+            prefix: prefix.to_string(),
+            suffix: suffix.to_string(),
+            values,
+        })
 }
 
 #[cfg(test)]

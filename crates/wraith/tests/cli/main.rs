@@ -100,6 +100,7 @@ mod serve_keyed_echoes;
 mod serve_keyed_snapshots;
 mod serve_known_ids;
 mod serve_literal_colon_segments;
+mod serve_location_headers;
 mod serve_lua_authored;
 mod serve_lua_handlers;
 mod serve_made_records;

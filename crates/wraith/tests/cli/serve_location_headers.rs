@@ -1,0 +1,169 @@
+//! A create answered `201` with a `Location` naming the created record: the served twin names
+//! the record it made for the session, by the key its answer holds, on the twin's own origin,
+//! so a client that follows the header reads that record. A `Location` that names no value of
+//! its answer (a fixed page) is served as recorded. Black-box: the real binary on HARs
+//! written here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Twin, har};
+
+const ORIGIN: &str = "https://api.widgets.test";
+
+/// Run `i` creates widget `key` named `run-i` (answered `201` with its `Location`), reads it,
+/// and posts a report answered with a fixed `Location`.
+fn widgets_twin(keys: &[&str]) -> Twin {
+    let runs = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let record = json!({"id": key, "name": format!("run-{i}")});
+            vec![
+                har::with_response_header(
+                    har::with_status(
+                        har::entry(
+                            ORIGIN,
+                            "POST",
+                            "/v1/widgets",
+                            Some(&json!({"name": format!("run-{i}")})),
+                            &record,
+                        ),
+                        201,
+                    ),
+                    "Location",
+                    &format!("{ORIGIN}/v1/widgets/{key}?expand=owner"),
+                ),
+                har::entry(ORIGIN, "GET", &format!("/v1/widgets/{key}"), None, &record),
+                har::with_response_header(
+                    har::with_status(
+                        har::entry(
+                            ORIGIN,
+                            "POST",
+                            "/v1/reports",
+                            Some(&json!({"kind": "daily"})),
+                            &json!({"state": "queued", "count": i + 1}),
+                        ),
+                        202,
+                    ),
+                    "Location",
+                    "/v1/reports/latest",
+                ),
+            ]
+        })
+        .collect();
+    har::runs_twin("widgets", ORIGIN, runs)
+}
+
+#[tokio::test]
+async fn a_created_records_location_names_the_key_the_twin_gave_it() {
+    let t = widgets_twin(&["w_aaa111", "w_bbb222", "w_ccc333"]);
+    let server = t.serve(&[]);
+    for session in ["alice", "bob"] {
+        let created = server
+            .post("/v1/widgets", Some(session), json!({"name": "mine"}))
+            .await;
+        created.assert_status(201);
+        let id = created.json()["id"].as_str().unwrap().to_string();
+        assert!(
+            !["w_aaa111", "w_bbb222", "w_ccc333"].contains(&id.as_str()),
+            "{id}"
+        );
+        let location = created.header("location").unwrap().to_string();
+        let own = format!("{}/v1/widgets/{id}?expand=owner", server.url);
+        assert_eq!(location, own, "named by its own key on the twin's origin");
+        // Following it reads the record the session made.
+        let path = location.strip_prefix(&server.url).unwrap();
+        let read = server.get(path, Some(session)).await;
+        read.assert_status(200);
+        assert_eq!(read.json(), json!({"id": id, "name": "mine"}));
+    }
+}
+
+#[tokio::test]
+async fn a_location_naming_no_value_of_its_answer_is_served_as_recorded() {
+    let t = widgets_twin(&["w_aaa111", "w_bbb222"]);
+    let server = t.serve(&[]);
+    let queued = server
+        .post("/v1/reports", Some("alice"), json!({"kind": "weekly"}))
+        .await;
+    queued.assert_status(202);
+    assert_eq!(queued.header("location"), Some("/v1/reports/latest"));
+    let route = har::model_route(&t, "POST", "/v1/reports");
+    let rule: Vec<Value> = route["variants"][0]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["name"] == "location")
+        .map(|h| h["program"]["rule"].clone())
+        .collect();
+    assert_eq!(rule, vec![json!("constant")]);
+}
+
+/// The `location` header program synth wrote for `POST path` of `t`.
+fn location_program(t: &Twin, path: &str) -> Value {
+    let route = har::model_route(t, "POST", path);
+    route["variants"][0]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == "location")
+        .map(|h| h["program"].clone())
+        .unwrap()
+}
+
+/// Runs creating a job per `(body, location)`, answered `201`.
+fn jobs_twin(name: &str, runs: &[(Value, &str)]) -> Twin {
+    let runs = runs
+        .iter()
+        .map(|(answer, location)| {
+            vec![har::with_response_header(
+                har::with_status(
+                    har::entry(ORIGIN, "POST", "/v1/jobs", Some(&json!({})), answer),
+                    201,
+                ),
+                "Location",
+                location,
+            )]
+        })
+        .collect();
+    har::runs_twin(name, ORIGIN, runs)
+}
+
+#[test]
+fn one_recorded_location_follows_an_identifier_of_its_answer_and_no_other_value() {
+    // `5` is the answer's `count` and a whole segment of the header, but one recording cannot
+    // tell a count from a key: only an identifier's key is trusted from one value.
+    let counted = jobs_twin("counted", &[(json!({"id": 7, "count": 5}), "/v1/queues/5")]);
+    assert_eq!(location_program(&counted, "/v1/jobs")["rule"], "constant");
+    // `v1` holds `1`, but not as a whole token.
+    let keyed = jobs_twin("keyed", &[(json!({"job_id": 1, "count": 5}), "/v1/jobs/1")]);
+    assert_eq!(
+        location_program(&keyed, "/v1/jobs"),
+        json!({"rule": "body_value", "pointer": "/job_id", "prefix": "/v1/jobs/",
+               "suffix": "", "values": ["/v1/jobs/1"]})
+    );
+}
+
+#[test]
+fn recorded_locations_following_one_value_of_their_answers_follow_it() {
+    let t = jobs_twin(
+        "tickets",
+        &[
+            (
+                json!({"ticket": {"ref": "T-100"}, "n": 1}),
+                "/v1/tickets/T-100#top",
+            ),
+            (
+                json!({"ticket": {"ref": "T-200"}, "n": 2}),
+                "/v1/tickets/T-200#top",
+            ),
+        ],
+    );
+    let program = location_program(&t, "/v1/jobs");
+    assert_eq!(program["rule"], "body_value");
+    assert_eq!(program["pointer"], "/ticket/ref");
+    assert_eq!(program["prefix"], "/v1/tickets/");
+    assert_eq!(program["suffix"], "#top");
+}
