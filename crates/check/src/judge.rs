@@ -678,6 +678,13 @@ pub(crate) fn passes(
     if !challenge_headers(ex, obs, opts).1.is_empty() {
         return false;
     }
+    if has_url_header(ex, obs)
+        && !url_headers(ex, obs, &expected.body, actual, None, opts)
+            .1
+            .is_empty()
+    {
+        return false;
+    }
     if !body_deliverable(ex) || answer == expected.bytes {
         return true;
     }
@@ -784,6 +791,25 @@ fn judge_unsuppressed(
         facets.headers_compared = true;
         compared += challenges;
         divergences.extend(challenge_divergences);
+    }
+    if has_url_header(ex, obs) {
+        let parsed_here;
+        let answered = match (
+            actual_parsed.as_ref(),
+            memo.as_deref().and_then(|m| m.parsed.as_ref()),
+        ) {
+            (Some(b), _) | (None, Some(b)) => b,
+            (None, None) => {
+                parsed_here = parse_body(&obs.body);
+                &parsed_here
+            }
+        };
+        let (urls, url_divergences) = url_headers(ex, obs, &expected.body, answered, ids, opts);
+        if urls > 0 {
+            facets.headers_compared = true;
+            compared += urls;
+            divergences.extend(url_divergences);
+        }
     }
     if body_deliverable(ex) {
         facets.body_compared = true;
@@ -1906,6 +1932,142 @@ fn challenge_headers(ex: &Exchange, obs: &Observed, opts: &DiffOptions) -> (u64,
     (compared, divergences)
 }
 
+/// Headers naming a resource by its URL (RFC 9110 §10.2.2, §8.7), compared as URLs: a create's
+/// `Location` must name the record its answer holds.
+const URL_HEADERS: [&str; 2] = ["location", "content-location"];
+
+/// The URL headers ([`URL_HEADERS`]) `[diff] ignore_headers` leaves, each compared where either
+/// side has it, at `headers.<name>`: as many values on both sides, each the URL the recorded one
+/// becomes in the answer ([`url_in_answer`]), after its origin (`scheme://authority`: the twin
+/// names itself, not the upstream). Absent from the answer is a `missing_field`, unrecorded an
+/// `extra_field`, another URL a `value_mismatch`. Returns how many were compared and the
+/// divergences.
+fn url_headers(
+    ex: &Exchange,
+    obs: &Observed,
+    recorded_body: &Body,
+    answered_body: &Body,
+    ids: Option<&crate::idmap::IdMap>,
+    opts: &DiffOptions,
+) -> (u64, Vec<Divergence>) {
+    let mut compared = 0;
+    let mut divergences = Vec::new();
+    for name in URL_HEADERS {
+        if opts
+            .ignore_headers
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(name))
+        {
+            continue;
+        }
+        let recorded: Vec<String> = ex
+            .response
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .flat_map(|(_, v)| v.iter())
+            .map(|r| url_in_answer(after_origin(r.trim()), recorded_body, answered_body, ids))
+            .collect();
+        let answered: Vec<&str> = obs
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| after_origin(v.trim()))
+            .collect();
+        if recorded.is_empty() && answered.is_empty() {
+            continue;
+        }
+        compared += 1;
+        if recorded == answered {
+            continue;
+        }
+        let value = |v: Vec<&str>| {
+            if v.is_empty() {
+                Value::Null
+            } else {
+                Value::String(v.join(", "))
+            }
+        };
+        divergences.push(Divergence {
+            path: format!("headers.{name}"),
+            category: if answered.is_empty() {
+                Category::MissingField
+            } else if recorded.is_empty() {
+                Category::ExtraField
+            } else {
+                Category::ValueMismatch
+            },
+            expected: value(recorded.iter().map(String::as_str).collect()),
+            actual: value(answered),
+        });
+    }
+    (compared, divergences)
+}
+
+/// The URL (from its path on) a recorded `url` becomes in the answer: where it names a scalar of
+/// the recorded body (a create's `Location` naming its record by key, found as synth finds it,
+/// [`wraith_model::url_body_tokens`]) and the answer's body holds one at the same place, that
+/// scalar in its stead, so the answer names the record it holds; the rest of it, or all of it
+/// when it names none, with the recording's ids renamed into the session's (`ids`).
+fn url_in_answer(
+    url: &str,
+    recorded_body: &Body,
+    answered_body: &Body,
+    ids: Option<&crate::idmap::IdMap>,
+) -> String {
+    let renamed = |s: &str| {
+        let mut v = Value::String(s.to_string());
+        if let Some(ids) = ids {
+            ids.rename_recorded(&mut v);
+        }
+        match v {
+            Value::String(s) => s,
+            _ => s.to_string(),
+        }
+    };
+    if let (Body::Json(r), Body::Json(a)) = (recorded_body, answered_body)
+        && let Some((token, before, after)) =
+            wraith_model::url_body_tokens(url, r, wraith_model::is_identifier_key)
+                .into_iter()
+                .find_map(|(pointer, before, after)| {
+                    Some((
+                        wraith_model::url_token(a.pointer(&pointer)?)?,
+                        before,
+                        after,
+                    ))
+                })
+    {
+        return format!("{}{token}{}", renamed(before), renamed(after));
+    }
+    renamed(url)
+}
+
+/// Whether the recording or the answer has a header [`url_headers`] compares (so the answer's
+/// body is worth parsing for it).
+fn has_url_header(ex: &Exchange, obs: &Observed) -> bool {
+    let url = |k: &str| URL_HEADERS.iter().any(|n| k.eq_ignore_ascii_case(n));
+    ex.response.headers.keys().any(|k| url(k)) || obs.headers.iter().any(|(k, _)| url(k))
+}
+
+/// `url` from its path on: what follows `scheme://authority` in an absolute URL (`/` when
+/// nothing does), a relative one as it is.
+fn after_origin(url: &str) -> &str {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url;
+    };
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return url;
+    }
+    match rest.find(['/', '?', '#']) {
+        Some(i) => &rest[i..],
+        None => "/",
+    }
+}
+
 /// The recorded and the answered `content-type` (the recorded header, else the recorded body's
 /// declared type), as both judge paths compare them.
 fn content_types<'a>(ex: &'a Exchange, obs: &'a Observed) -> (Option<&'a str>, Option<&'a str>) {
@@ -2385,6 +2547,135 @@ mod tests {
                 String::from_utf8_lossy(wrong)
             );
         }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_location_naming_another_record_than_the_answer_is_a_header_divergence() {
+        let model: Model = serde_json::from_str(PAIRINGS).unwrap();
+        let index = ModelIndex::new(&model);
+        let mut ex = crate::test_support::exchange(crate::test_support::get("/v1/widgets"), 201);
+        ex.request.method = "POST".into();
+        ex.response.content_type = Some("application/json".into());
+        ex.response.headers.insert(
+            "location".into(),
+            vec!["https://api.widgets.test/v1/widgets/w_aaa111?expand=owner".into()],
+        );
+        ex.frames = vec![wraith_recording::exchange::Frame {
+            direction: "server".into(),
+            timestamp_us: 0,
+            body: br#"{"id":"w_aaa111","name":"one"}"#.to_vec(),
+            frame_type: "data".into(),
+        }];
+        let judged = |location: Option<&str>, body: &str, ids: Option<&crate::idmap::IdMap>| {
+            let obs = Observed {
+                status: 201,
+                headers: std::iter::once(("content-type".to_string(), "application/json".into()))
+                    .chain(location.map(|l| ("location".to_string(), l.to_string())))
+                    .collect(),
+                body: body.as_bytes().to_vec(),
+                provenance: None,
+                route: None,
+                replay: None,
+            };
+            let expected = ExpectedBody::of(&ex);
+            let v = judge_in_session(
+                &index,
+                "s/0",
+                &ex,
+                &ex,
+                &expected,
+                &obs,
+                &DiffOptions::default(),
+                None,
+                None,
+                ids,
+            );
+            if ids.is_none() {
+                let quick = passes(
+                    &index,
+                    "s/0",
+                    &ex,
+                    &expected,
+                    &obs,
+                    &obs.body,
+                    &parse_body(&obs.body),
+                    false,
+                    &DiffOptions::default(),
+                    &echo_context(&ex, &obs),
+                );
+                assert_eq!(quick, v.passed(), "{v:?}");
+            }
+            v.divergences
+                .into_iter()
+                .filter(|d| d.path.starts_with("headers."))
+                .map(|d| (d.path, d.category, d.expected, d.actual))
+                .collect::<Vec<_>>()
+        };
+        let mine = r#"{"id":"w_0f0f0f","name":"one"}"#;
+        // The twin's own origin, naming the record its answer holds.
+        assert_eq!(
+            judged(
+                Some("http://127.0.0.1:8081/v1/widgets/w_0f0f0f?expand=owner"),
+                mine,
+                None
+            ),
+            vec![]
+        );
+        // The recorded run's record, while the answer holds another.
+        assert_eq!(
+            judged(Some("/v1/widgets/w_aaa111?expand=owner"), mine, None),
+            vec![(
+                "headers.location".to_string(),
+                Category::ValueMismatch,
+                json!("/v1/widgets/w_0f0f0f?expand=owner"),
+                json!("/v1/widgets/w_aaa111?expand=owner"),
+            )]
+        );
+        // Another query, and none at all.
+        assert_eq!(
+            judged(Some("/v1/widgets/w_0f0f0f"), mine, None)[0].1,
+            Category::ValueMismatch
+        );
+        assert_eq!(judged(None, mine, None)[0].1, Category::MissingField);
+        // A recorded id the session was told another name for reads as that name.
+        let mut ids = crate::idmap::IdMap::new();
+        ids.learn([crate::idmap::IdPair::new(
+            json!("w_aaa111"),
+            json!("w_777777"),
+        )]);
+        assert_eq!(
+            judged(
+                Some("/v1/widgets/w_777777?expand=owner"),
+                r#"{"id":"w_777777","name":"one"}"#,
+                Some(&ids)
+            ),
+            vec![]
+        );
+        // `[diff] ignore_headers` leaves it out.
+        let obs = Observed {
+            status: 201,
+            headers: vec![("location".into(), "/elsewhere".into())],
+            body: mine.as_bytes().to_vec(),
+            provenance: None,
+            route: None,
+            replay: None,
+        };
+        let opts = DiffOptions {
+            ignore_headers: vec!["Location".into()],
+            ..DiffOptions::default()
+        };
+        assert!(
+            url_headers(
+                &ex,
+                &obs,
+                &ExpectedBody::of(&ex).body,
+                &parse_body(&obs.body),
+                None,
+                &opts
+            )
+            .0 == 0
+        );
     }
 
     #[test]

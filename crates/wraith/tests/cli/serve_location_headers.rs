@@ -167,3 +167,32 @@ fn recorded_locations_following_one_value_of_their_answers_follow_it() {
     assert_eq!(program["prefix"], "/v1/tickets/");
     assert_eq!(program["suffix"], "#top");
 }
+
+/// `wraith check --holdout` holds a held-out session's create, which the twin renders (no
+/// recorded answer of it is in the model), to a `Location` naming the record it answered, and
+/// compares the header (`header_conformance`).
+#[test]
+fn check_holds_a_held_out_creates_location_to_the_record_it_answered() {
+    let t = widgets_twin(&["w_aaa111", "w_bbb222", "w_ccc333", "w_ddd444"]);
+    let out = t.wraith(&["check", &t.path_str(), "--holdout", "2", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let located: Vec<&Value> = report["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["path"] == "/v1/widgets" && x["provenance"] == "template")
+        .collect();
+    assert!(
+        !located.is_empty(),
+        "a held-out create is rendered: {report}"
+    );
+    for x in located {
+        assert_eq!(x["divergences"], 0, "{x}");
+    }
+    assert_eq!(report["holdout"]["held_out_score_bp"], 10000, "{report}");
+    assert_eq!(
+        report["dimensions"]["header_conformance"]["score_bp"],
+        10000
+    );
+}
