@@ -1906,30 +1906,38 @@ fn challenge_headers(ex: &Exchange, obs: &Observed, opts: &DiffOptions) -> (u64,
             continue;
         }
         compared += 1;
-        if recorded == answered {
-            continue;
-        }
-        let value = |v: &[&str]| {
-            if v.is_empty() {
-                Value::Null
-            } else {
-                Value::String(v.join(", "))
-            }
-        };
-        divergences.push(Divergence {
-            path: format!("headers.{name}"),
-            category: if answered.is_empty() {
-                Category::MissingField
-            } else if recorded.is_empty() {
-                Category::ExtraField
-            } else {
-                Category::ValueMismatch
-            },
-            expected: value(&recorded),
-            actual: value(&answered),
-        });
+        divergences.extend(header_divergence(name, &recorded, &answered));
     }
     (compared, divergences)
+}
+
+/// The divergence at `headers.<name>` between the `recorded` and the `answered` values of a
+/// compared header, `None` when they are the same list: absent from the answer is a
+/// `missing_field`, unrecorded an `extra_field`, other values a `value_mismatch`; each side's
+/// values joined with `, `, `null` for none.
+fn header_divergence(name: &str, recorded: &[&str], answered: &[&str]) -> Option<Divergence> {
+    if recorded == answered {
+        return None;
+    }
+    let value = |v: &[&str]| {
+        if v.is_empty() {
+            Value::Null
+        } else {
+            Value::String(v.join(", "))
+        }
+    };
+    Some(Divergence {
+        path: format!("headers.{name}"),
+        category: if answered.is_empty() {
+            Category::MissingField
+        } else if recorded.is_empty() {
+            Category::ExtraField
+        } else {
+            Category::ValueMismatch
+        },
+        expected: value(recorded),
+        actual: value(answered),
+    })
 }
 
 /// Headers naming a resource by its URL (RFC 9110 §10.2.2, §8.7), compared as URLs: a create's
@@ -1978,28 +1986,8 @@ fn url_headers(
             continue;
         }
         compared += 1;
-        if recorded == answered {
-            continue;
-        }
-        let value = |v: Vec<&str>| {
-            if v.is_empty() {
-                Value::Null
-            } else {
-                Value::String(v.join(", "))
-            }
-        };
-        divergences.push(Divergence {
-            path: format!("headers.{name}"),
-            category: if answered.is_empty() {
-                Category::MissingField
-            } else if recorded.is_empty() {
-                Category::ExtraField
-            } else {
-                Category::ValueMismatch
-            },
-            expected: value(recorded.iter().map(String::as_str).collect()),
-            actual: value(answered),
-        });
+        let recorded: Vec<&str> = recorded.iter().map(String::as_str).collect();
+        divergences.extend(header_divergence(name, &recorded, &answered));
     }
     (compared, divergences)
 }
