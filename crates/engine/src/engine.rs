@@ -1523,6 +1523,7 @@ impl Engine {
                 out
             }
         };
+        name_answered_record(variant, &mut out);
         // A rendered answer's recorded `Link` names a recorded page, not this one.
         let keys = self.page_keys(&out.body, call.m.route);
         self.relink(call, &mut out, &keys);
@@ -5254,6 +5255,38 @@ fn put_acted(ns: &mut Namespace, ty: &str, id: &str, entity: Value, origin: Orig
         _ => origin,
     };
     ns.put(ty, id, entity, origin, None);
+}
+
+/// The `body_value` headers of `variant` (a create's `Location`) written again from the answer
+/// as it finally is: after rendering, the state step may still set the record's key (one the
+/// client sent, a fresh one for a key the session holds already). Only an answer of the
+/// variant's own status is one it rendered.
+fn name_answered_record(variant: &Variant, out: &mut Out) {
+    if out.status != variant.status {
+        return;
+    }
+    let OutBody::Json(body) = &out.body else {
+        return;
+    };
+    for p in &variant.headers {
+        if !matches!(p.program, wraith_model::HeaderRule::BodyValue { .. }) {
+            continue;
+        }
+        let fresh = render::body_value_header(&p.program, Some(body));
+        let Some(at) = out
+            .headers
+            .iter()
+            .position(|(k, _)| k.eq_ignore_ascii_case(&p.name))
+        else {
+            continue;
+        };
+        out.headers
+            .retain(|(k, _)| !k.eq_ignore_ascii_case(&p.name));
+        let at = at.min(out.headers.len());
+        for (i, v) in fresh.into_iter().enumerate() {
+            out.headers.insert(at + i, (p.name.clone(), v));
+        }
+    }
 }
 
 /// The body [`most_typical_index`] picks (what the tests compare).

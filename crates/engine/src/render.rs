@@ -1004,20 +1004,11 @@ pub(crate) fn render_headers(
                     out.push((p.name.clone(), v.clone()));
                 }
             }
-            HeaderRule::BodyValue {
-                pointer,
-                prefix,
-                suffix,
-                values,
-            } => {
-                let token = body
-                    .and_then(|b| b.pointer(pointer))
-                    .and_then(wraith_model::url_token);
-                match token {
-                    Some(t) => out.push((p.name.clone(), format!("{prefix}{t}{suffix}"))),
-                    None => out.extend(values.iter().map(|v| (p.name.clone(), v.clone()))),
-                }
-            }
+            HeaderRule::BodyValue { .. } => out.extend(
+                body_value_header(&p.program, body)
+                    .into_iter()
+                    .map(|v| (p.name.clone(), v)),
+            ),
             HeaderRule::ContentLength => {}
             HeaderRule::Volatile { kind } => match kind {
                 VolatileKind::Date => {
@@ -1033,6 +1024,28 @@ pub(crate) fn render_headers(
         }
     }
     out
+}
+
+/// The values a [`HeaderRule::BodyValue`] program gives an answer whose body is `body`: its
+/// prefix, the body's scalar at its pointer as a URL writes it, its suffix; the recorded values
+/// when the body holds no such scalar there. Nothing for any other program.
+pub(crate) fn body_value_header(program: &HeaderRule, body: Option<&Value>) -> Vec<String> {
+    let HeaderRule::BodyValue {
+        pointer,
+        prefix,
+        suffix,
+        values,
+    } = program
+    else {
+        return Vec::new();
+    };
+    match body
+        .and_then(|b| b.pointer(pointer))
+        .and_then(wraith_model::url_token)
+    {
+        Some(t) => vec![format!("{prefix}{t}{suffix}")],
+        None => values.clone(),
+    }
 }
 
 /// Headers that describe the recorded message framing, never replayed.

@@ -81,6 +81,30 @@ async fn a_created_records_location_names_the_key_the_twin_gave_it() {
     }
 }
 
+/// The key the record finally holds names it, also where it is set after rendering: one the
+/// client sent (the recordings' creates sent none), or a fresh one.
+#[tokio::test]
+async fn a_created_records_location_names_the_key_the_client_sent() {
+    let t = widgets_twin(&["w_aaa111", "w_bbb222", "w_ccc333"]);
+    let server = t.serve(&[]);
+    let created = server
+        .post(
+            "/v1/widgets",
+            Some("carol"),
+            json!({"id": "client_key_1", "name": "c"}),
+        )
+        .await;
+    created.assert_status(201);
+    assert_eq!(created.json()["id"], "client_key_1");
+    assert_eq!(
+        created.header("location"),
+        Some(format!("{}/v1/widgets/client_key_1?expand=owner", server.url).as_str())
+    );
+    let read = server.get("/v1/widgets/client_key_1", Some("carol")).await;
+    read.assert_status(200);
+    assert_eq!(read.json()["name"], "c");
+}
+
 #[tokio::test]
 async fn a_location_naming_no_value_of_its_answer_is_served_as_recorded() {
     let t = widgets_twin(&["w_aaa111", "w_bbb222"]);
