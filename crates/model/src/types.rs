@@ -1877,30 +1877,21 @@ pub enum HeaderRule {
     },
 }
 
-/// Bytes a URL token ([`url_token`]) writes percent-encoded: all but the unreserved characters
-/// and the sub-delimiters, `:` and `@` a path segment may hold (RFC 3986 §3.3).
+/// Bytes a URL token ([`url_token`]) writes percent-encoded: all but the unreserved
+/// characters (RFC 3986 §2.3), `:` and `@`. The token may stand in a path segment or a query
+/// value, so every delimiter of either (`/ ? # & = + ;` and the other sub-delimiters) is
+/// encoded: no value can end the token, add a parameter or read as a space.
 const URL_TOKEN_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')
     .remove(b'~')
     .remove(b':')
-    .remove(b'@')
-    .remove(b'!')
-    .remove(b'$')
-    .remove(b'&')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')')
-    .remove(b'*')
-    .remove(b'+')
-    .remove(b',')
-    .remove(b';')
-    .remove(b'=');
+    .remove(b'@');
 
 /// How a [`HeaderRule::BodyValue`] writes a body's scalar into a URL: a non-empty string's
-/// text or an integer's digits, as one path segment (percent-encoded, so no value can end the
-/// segment or the header early). `None` for any other value.
+/// text (percent-encoded, [`URL_TOKEN_ESCAPED`], so no value can end the token or the header
+/// early) or an integer's digits. `None` for any other value.
 pub fn url_token(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::String(s) if !s.is_empty() => {
@@ -2339,6 +2330,15 @@ mod tests {
         use serde_json::json;
         assert_eq!(url_token(&json!("a b/c")).as_deref(), Some("a%20b%2Fc"));
         assert_eq!(url_token(&json!("w_1:x@y")).as_deref(), Some("w_1:x@y"));
+        // In a query value as in a path segment: no parameter added, no `+` read as a space.
+        assert_eq!(
+            url_token(&json!("a&admin=1")).as_deref(),
+            Some("a%26admin%3D1")
+        );
+        assert_eq!(
+            url_token(&json!("a+b;c,d")).as_deref(),
+            Some("a%2Bb%3Bc%2Cd")
+        );
         assert_eq!(url_token(&json!(42)).as_deref(), Some("42"));
         assert_eq!(url_token(&json!(1.5)), None);
         assert_eq!(url_token(&json!("")), None);
