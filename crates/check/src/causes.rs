@@ -808,11 +808,15 @@ where
 /// Search nodes the exact clique search may visit per group before it settles for greedy.
 const CLIQUE_BUDGET: u64 = 200_000;
 
-/// The distinct recorded answers of a run: status, content type and body bytes (borrowed from
-/// the recordings' bodies, never copied).
+/// What tells one recorded answer from another: status, content type, the other compared
+/// headers ([`crate::judge::compared_headers`]) and body bytes (all borrowed from the
+/// recordings, never copied).
+type AnswerKey<'a> = (u16, Option<&'a str>, Vec<(&'static str, &'a str)>, &'a [u8]);
+
+/// The distinct recorded answers of a run.
 #[derive(Default)]
 struct Answers<'a> {
-    by_bytes: BTreeMap<(u16, Option<&'a str>, &'a [u8]), usize>,
+    by_bytes: BTreeMap<AnswerKey<'a>, usize>,
 }
 
 impl<'a> Answers<'a> {
@@ -824,7 +828,12 @@ impl<'a> Answers<'a> {
         let next = self.by_bytes.len();
         *self
             .by_bytes
-            .entry((ex.response.status, ct, body))
+            .entry((
+                ex.response.status,
+                ct,
+                crate::judge::compared_headers(ex),
+                body,
+            ))
             .or_insert(next)
     }
 }
@@ -967,11 +976,15 @@ impl PairJudge<'_, '_> {
                 (Some(bytes), Some(tree)) => (bytes, tree),
                 _ => (&twin_side.bytes, &twin_side.body),
             };
+            // `a`'s answer as a twin would give it: every header the judge compares.
             let headers = xa
                 .response_header("content-type")
                 .or(xa.response.content_type.as_deref())
-                .map(|c| vec![("content-type".to_string(), c.to_string())])
-                .unwrap_or_default();
+                .map(|c| ("content-type", c))
+                .into_iter()
+                .chain(crate::judge::compared_headers(xa))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
             // The body is passed to the judge as `answer`, not copied in.
             let obs = Observed {
                 status: xa.response.status,

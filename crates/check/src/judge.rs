@@ -2030,6 +2030,24 @@ fn url_in_answer(
     renamed(url)
 }
 
+/// The values of the headers an exchange's answer is judged by besides `content-type` (the
+/// challenges, [`CHALLENGE_HEADERS`], then the URL headers, [`URL_HEADERS`]), each named, in
+/// that order: what makes two recorded answers with the same status, type and body differ,
+/// and what a recorded answer judged as if a twin gave it must carry.
+pub(crate) fn compared_headers(ex: &Exchange) -> Vec<(&'static str, &str)> {
+    CHALLENGE_HEADERS
+        .iter()
+        .chain(URL_HEADERS.iter())
+        .flat_map(|name| {
+            ex.response
+                .headers
+                .iter()
+                .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+                .flat_map(move |(_, v)| v.iter().map(move |x| (*name, x.as_str())))
+        })
+        .collect()
+}
+
 /// Whether the recording or the answer has a header [`url_headers`] compares (so the answer's
 /// body is worth parsing for it).
 fn has_url_header(ex: &Exchange, obs: &Observed) -> bool {

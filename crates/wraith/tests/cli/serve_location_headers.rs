@@ -220,3 +220,38 @@ fn check_holds_a_held_out_creates_location_to_the_record_it_answered() {
         10000
     );
 }
+
+/// Recordings of the same request, each answered with its own record and a `Location` naming
+/// it, agree: the check's ceiling (what the recordings themselves allow) judges each recorded
+/// answer with its headers, so it loses nothing to them.
+#[test]
+fn recorded_answers_each_naming_their_own_record_do_not_disagree() {
+    let origin = ORIGIN;
+    let runs = ["w_aaa111", "w_bbb222", "w_ccc333", "w_ddd444"]
+        .iter()
+        .map(|key| {
+            let record = json!({"id": key, "name": "same"});
+            vec![
+                har::with_response_header(
+                    har::with_status(
+                        har::entry(
+                            origin,
+                            "POST",
+                            "/v1/widgets",
+                            Some(&json!({"name": "same"})),
+                            &record,
+                        ),
+                        201,
+                    ),
+                    "Location",
+                    &format!("{origin}/v1/widgets/{key}"),
+                ),
+                har::entry(origin, "GET", &format!("/v1/widgets/{key}"), None, &record),
+            ]
+        })
+        .collect();
+    let t = har::runs_twin("same", origin, runs);
+    let report = t.check_report();
+    assert_eq!(report["ceiling"]["score_bp"], 10000, "{}", report["ceiling"]);
+    assert_eq!(report["ceiling"]["lost_recordings_disagree"], 0);
+}
