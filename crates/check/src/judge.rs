@@ -1992,11 +1992,12 @@ fn url_headers(
     (compared, divergences)
 }
 
-/// The URL (from its path on) a recorded `url` becomes in the answer: where it names a scalar of
-/// the recorded body (a create's `Location` naming its record by key, found as synth finds it,
-/// [`wraith_model::url_body_tokens`]) and the answer's body holds one at the same place, that
-/// scalar in its stead, so the answer names the record it holds; the rest of it, or all of it
-/// when it names none, with the recording's ids renamed into the session's (`ids`).
+/// The URL (from its path on) a recorded `url` becomes in the answer: each of its whole tokens
+/// that is a scalar of the recorded body (a create's `Location` naming its record, and the
+/// parent it sits under, by key; found as synth finds them, [`wraith_model::url_parts`]) the
+/// scalar the answer's body holds at the same place, so the answer names the records it holds;
+/// the rest, and such a token the answer's body lacks, with the recording's ids renamed into
+/// the session's (`ids`).
 fn url_in_answer(
     url: &str,
     recorded_body: &Body,
@@ -2013,21 +2014,39 @@ fn url_in_answer(
             _ => s.to_string(),
         }
     };
-    if let (Body::Json(r), Body::Json(a)) = (recorded_body, answered_body)
-        && let Some((token, before, after)) =
-            wraith_model::url_body_tokens(url, r, wraith_model::is_identifier_key)
-                .into_iter()
-                .find_map(|(pointer, before, after)| {
-                    Some((
-                        wraith_model::url_token(a.pointer(&pointer)?)?,
-                        before,
-                        after,
-                    ))
-                })
+    let (Body::Json(r), Body::Json(a)) = (recorded_body, answered_body) else {
+        return renamed(url);
+    };
+    let parts = wraith_model::url_parts(url, r, wraith_model::is_identifier_key);
+    if !parts
+        .iter()
+        .any(|p| matches!(p, wraith_model::UrlPart::Body { .. }))
     {
-        return format!("{}{token}{}", renamed(before), renamed(after));
+        return renamed(url);
     }
-    renamed(url)
+    // Text and lacking tokens are renamed together, as one URL, so a token keeps the
+    // delimiters around it that the rename looks for.
+    let mut out = String::new();
+    let mut pending = String::new();
+    for part in parts {
+        match part {
+            wraith_model::UrlPart::Text { text } => pending.push_str(&text),
+            wraith_model::UrlPart::Body { pointer } => {
+                match a.pointer(&pointer).and_then(wraith_model::url_token) {
+                    Some(t) => {
+                        out.push_str(&renamed(&std::mem::take(&mut pending)));
+                        out.push_str(&t);
+                    }
+                    None => {
+                        let recorded = r.pointer(&pointer).and_then(wraith_model::url_token);
+                        pending.push_str(recorded.as_deref().unwrap_or(""));
+                    }
+                }
+            }
+        }
+    }
+    out.push_str(&renamed(&pending));
+    out
 }
 
 /// The values of the headers an exchange's answer is judged by besides `content-type` (the

@@ -1026,24 +1026,15 @@ pub(crate) fn render_headers(
     out
 }
 
-/// The values a [`HeaderRule::BodyValue`] program gives an answer whose body is `body`: its
-/// prefix, the body's scalar at its pointer as a URL writes it, its suffix; the recorded values
-/// when the body holds no such scalar there. Nothing for any other program.
+/// The values a [`HeaderRule::BodyValue`] program gives an answer whose body is `body`: the
+/// URL its parts make of the body; the recorded values when the body lacks one of its scalars.
+/// Nothing for any other program.
 pub(crate) fn body_value_header(program: &HeaderRule, body: Option<&Value>) -> Vec<String> {
-    let HeaderRule::BodyValue {
-        pointer,
-        prefix,
-        suffix,
-        values,
-    } = program
-    else {
+    let HeaderRule::BodyValue { parts, values } = program else {
         return Vec::new();
     };
-    match body
-        .and_then(|b| b.pointer(pointer))
-        .and_then(wraith_model::url_token)
-    {
-        Some(t) => vec![format!("{prefix}{t}{suffix}")],
+    match body.and_then(|b| wraith_model::render_url(parts, b)) {
+        Some(url) => vec![url],
         None => values.clone(),
     }
 }

@@ -1865,16 +1865,38 @@ pub enum HeaderRule {
     ContentLength,
     /// Freshly produced at serve time: `date` from the namespace clock, request ids from the RNG.
     Volatile { kind: VolatileKind },
-    /// `prefix`, the served body's scalar at `pointer` as a URL writes it (a string's text, an
-    /// integer's digits), then `suffix`: a `Location` naming the record its answer holds, so a
-    /// record the twin creates is named by its own key, not by the key of the record recorded.
-    /// `values` (the recorded ones) are served when the body holds no such scalar.
+    /// A URL built from the served body: its `parts` in order, each a piece of recorded text or
+    /// the body's scalar at a pointer as a URL writes it ([`url_token`]). A `Location` naming
+    /// the record its answer holds (and the parent it sits under, where the answer names
+    /// that), so a record the twin creates is named by its own key, not by the key of the
+    /// record recorded. `values` (the recorded ones) are served when the body lacks one of the
+    /// scalars.
     BodyValue {
-        pointer: String,
-        prefix: String,
-        suffix: String,
+        parts: Vec<UrlPart>,
         values: Vec<String>,
     },
+}
+
+/// One piece of a [`HeaderRule::BodyValue`] URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UrlPart {
+    /// Recorded text, written as it is.
+    Text { text: String },
+    /// The served body's scalar at this JSON pointer, as [`url_token`] writes it.
+    Body { pointer: String },
+}
+
+/// The URL `parts` make of `body`; `None` when the body has no scalar at one of their pointers.
+pub fn render_url(parts: &[UrlPart], body: &serde_json::Value) -> Option<String> {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            UrlPart::Text { text } => out.push_str(text),
+            UrlPart::Body { pointer } => out.push_str(&url_token(body.pointer(pointer)?)?),
+        }
+    }
+    Some(out)
 }
 
 /// Bytes a URL token ([`url_token`]) writes percent-encoded: all but the unreserved
@@ -1926,23 +1948,6 @@ pub fn url_scalars(v: &serde_json::Value, at: &mut String, out: &mut Vec<(String
     }
 }
 
-/// `value` split around its last whole token equal to `token` (delimited by
-/// [`URL_TOKEN_DELIMITERS`] or the value's ends): (before, after).
-pub fn split_at_url_token<'v>(value: &'v str, token: &str) -> Option<(&'v str, &'v str)> {
-    value.rmatch_indices(token).find_map(|(i, _)| {
-        let end = i + token.len();
-        let starts = value[..i]
-            .chars()
-            .next_back()
-            .is_none_or(|c| URL_TOKEN_DELIMITERS.contains(&c));
-        let ends = value[end..]
-            .chars()
-            .next()
-            .is_none_or(|c| URL_TOKEN_DELIMITERS.contains(&c));
-        (starts && ends).then(|| (&value[..i], &value[end..]))
-    })
-}
-
 /// Field names whose values name things (ids, handles, labels), used to decide whether a path
 /// segment value "flows through the API as data".
 pub fn is_identifier_key(key: &str) -> bool {
@@ -1974,31 +1979,59 @@ pub fn is_identifier_key(key: &str) -> bool {
         || key.ends_with("Name")
 }
 
-/// Where `url` names a scalar of `body`: (JSON pointer, what precedes the token, what follows
-/// it) for each scalar reached through objects alone whose [`url_token`] is a whole token of
-/// `url` (its last), in the order a [`HeaderRule::BodyValue`] prefers them: those whose key
-/// `names_identifier` says names an identifier first, then shorter pointers, then by pointer.
-pub fn url_body_tokens<'u>(
-    url: &'u str,
+/// `url` as [`UrlPart`]s of `body`: each whole token of it (between
+/// [`URL_TOKEN_DELIMITERS`] or its ends) that is the [`url_token`] of a scalar of `body` reached
+/// through objects alone becomes that scalar's pointer, the rest text. Of several scalars a
+/// token could be, the one whose key `names_identifier` says names an identifier first, then
+/// the shortest pointer, then the first by pointer.
+pub fn url_parts(
+    url: &str,
     body: &serde_json::Value,
     names_identifier: impl Fn(&str) -> bool,
-) -> Vec<(String, &'u str, &'u str)> {
+) -> Vec<UrlPart> {
     let mut scalars = Vec::new();
     url_scalars(body, &mut String::new(), &mut scalars);
-    let mut found: Vec<(bool, String, &str, &str)> = scalars
-        .into_iter()
-        .filter_map(|(pointer, token)| {
-            let (before, after) = split_at_url_token(url, &token)?;
-            let key = pointer.rsplit('/').next().unwrap_or("");
-            Some((names_identifier(key), pointer, before, after))
-        })
-        .collect();
-    found.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(a.1.len().cmp(&b.1.len()))
-            .then(a.1.cmp(&b.1))
+    scalars.sort_by(|a, b| {
+        let id = |p: &str| names_identifier(p.rsplit('/').next().unwrap_or(""));
+        id(&b.0)
+            .cmp(&id(&a.0))
+            .then(a.0.len().cmp(&b.0.len()))
+            .then(a.0.cmp(&b.0))
     });
-    found.into_iter().map(|(_, p, b, a)| (p, b, a)).collect()
+    let mut parts: Vec<UrlPart> = Vec::new();
+    let mut text = String::new();
+    let mut start = 0;
+    for (end, c) in url
+        .char_indices()
+        .filter(|(_, c)| URL_TOKEN_DELIMITERS.contains(c))
+        .chain(std::iter::once((url.len(), '/')))
+    {
+        let token = &url[start..end];
+        match scalars
+            .iter()
+            .find(|(_, t)| !token.is_empty() && t == token)
+        {
+            Some((pointer, _)) => {
+                if !text.is_empty() {
+                    parts.push(UrlPart::Text {
+                        text: std::mem::take(&mut text),
+                    });
+                }
+                parts.push(UrlPart::Body {
+                    pointer: pointer.clone(),
+                });
+            }
+            None => text.push_str(token),
+        }
+        if end < url.len() {
+            text.push(c);
+        }
+        start = end + c.len_utf8();
+    }
+    if !text.is_empty() {
+        parts.push(UrlPart::Text { text });
+    }
+    parts
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -2313,16 +2346,42 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_url_token_is_found_only_whole_and_last() {
+    fn a_url_names_the_body_scalars_that_are_its_whole_tokens() {
+        let text = |t: &str| UrlPart::Text { text: t.into() };
+        let body = |p: &str| UrlPart::Body { pointer: p.into() };
+        let id = |k: &str| is_identifier_key(k);
+        let created = json!({"id": "t_1", "project_id": "p_9", "count": 1, "v": "v1"});
         assert_eq!(
-            split_at_url_token("/v1/jobs/1?page=1&x=11", "1"),
-            Some(("/v1/jobs/1?page=", "&x=11"))
+            url_parts("https://h/v1/projects/p_9/tasks/t_1?page=1", &created, id),
+            vec![
+                text("https://h/"),
+                body("/v"),
+                text("/projects/"),
+                body("/project_id"),
+                text("/tasks/"),
+                body("/id"),
+                text("?page="),
+                body("/count"),
+            ]
         );
-        assert_eq!(split_at_url_token("/v1/jobs", "1"), None);
         assert_eq!(
-            split_at_url_token("https://h/a/b;v=2", "b"),
-            Some(("https://h/a/", ";v=2"))
+            url_parts("/v1/jobs", &json!({"n": 1}), id),
+            vec![text("/v1/jobs")]
         );
+        // An identifier's key first, then the shorter pointer.
+        assert_eq!(
+            url_parts("/w/7", &json!({"count": 7, "a": {"id": 7}, "id": 7}), id),
+            vec![text("/w/"), body("/id")]
+        );
+        let parts = url_parts("/v1/projects/p_9/tasks/t_1", &created, id);
+        assert_eq!(
+            render_url(
+                &parts,
+                &json!({"id": "t 2", "project_id": "p_8", "v": "v1"})
+            ),
+            Some("/v1/projects/p_8/tasks/t%202".to_string())
+        );
+        assert_eq!(render_url(&parts, &json!({"id": "t_2"})), None);
     }
 
     #[test]

@@ -46,7 +46,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wraith_model::{
     BodyTemplate, Diagnostic, Evidence, Guard, HeaderProgram, HeaderRule, Hole, HoleKind, IdShape,
-    JsonType, Node, StateOp, Variant, VolatileKind,
+    JsonType, Node, StateOp, UrlPart, Variant, VolatileKind,
 };
 
 use crate::observe::{Obs, ReqBody, RespBody};
@@ -1487,12 +1487,11 @@ fn header_programs<'a>(ks: &[usize], at: &dyn Fn(usize) -> &'a Obs<'a>) -> Vec<H
 const URL_HEADERS: &[&str] = &["location", "content-location"];
 
 /// [`HeaderRule::BodyValue`] for header `name` of the exchanges `ks`, when every one of them
-/// that has the header has one value of it, a JSON body, and that value is one prefix, a scalar
-/// of its body written as a whole URL token (a path segment, a query value), and one suffix:
-/// the same prefix, pointer and suffix for all. The scalar is one reached through objects
-/// alone (an array's items come and go). Trusted only where it is more than a coincidence:
-/// at least two different recorded values, or a key naming an identifier (`id`, `slug`,
-/// `*_id`). Of several pointers that fit, an identifier's, then the shortest, then the first.
+/// that has the header has one value of it and a JSON body, and the first one's value, its
+/// whole URL tokens that are scalars of its body made pointers ([`wraith_model::url_parts`]),
+/// renders every one's value from its own body. A pointer is trusted only where it is more than
+/// a coincidence: its key names an identifier (`id`, `slug`, `*_id`), or its token is not the
+/// same in every value; an untrusted one stays text. `None` without a trusted pointer.
 fn body_value_rule<'a>(
     name: &str,
     ks: &[usize],
@@ -1518,28 +1517,38 @@ fn body_value_rule<'a>(
     }
     let (first_value, first_body) = samples.first()?;
     let names_identifier = crate::values::is_identifier_key;
-    let distinct = samples.iter().any(|(v, _)| *v != *first_value);
-    wraith_model::url_body_tokens(first_value, first_body, names_identifier)
+    let parts: Vec<UrlPart> = wraith_model::url_parts(first_value, first_body, names_identifier)
         .into_iter()
-        .find(|(pointer, prefix, suffix)| {
-            (distinct || pointer.rsplit('/').next().is_some_and(names_identifier))
-                && samples.iter().all(|(value, body)| {
-                    body.pointer(pointer)
-                        .and_then(wraith_model::url_token)
-                        .is_some_and(|t| {
-                            value.len() == prefix.len() + t.len() + suffix.len()
-                                && value.starts_with(prefix)
-                                && value.ends_with(suffix)
-                                && value[prefix.len()..value.len() - suffix.len()] == t
-                        })
-                })
+        .map(|part| match part {
+            UrlPart::Body { pointer } => {
+                let token = |b: &Value| b.pointer(&pointer).and_then(wraith_model::url_token);
+                let first = token(first_body);
+                let trusted = pointer.rsplit('/').next().is_some_and(names_identifier)
+                    || samples.iter().any(|(_, b)| token(b) != first);
+                match (trusted, first) {
+                    (false, Some(text)) => UrlPart::Text { text },
+                    _ => UrlPart::Body { pointer },
+                }
+            }
+            text => text,
         })
-        .map(|(pointer, prefix, suffix)| HeaderRule::BodyValue {
-            pointer,
-            prefix: prefix.to_string(),
-            suffix: suffix.to_string(),
-            values,
-        })
+        .fold(Vec::new(), |mut parts: Vec<UrlPart>, part| {
+            // Text next to text (a pointer left as text) is one piece.
+            match (parts.last_mut(), part) {
+                (Some(UrlPart::Text { text }), UrlPart::Text { text: more }) => {
+                    text.push_str(&more)
+                }
+                (_, part) => parts.push(part),
+            }
+            parts
+        });
+    if !parts.iter().any(|p| matches!(p, UrlPart::Body { .. })) {
+        return None;
+    }
+    samples
+        .iter()
+        .all(|(value, body)| wraith_model::render_url(&parts, body).as_deref() == Some(*value))
+        .then_some(HeaderRule::BodyValue { parts, values })
 }
 
 #[cfg(test)]

@@ -165,8 +165,9 @@ fn one_recorded_location_follows_an_identifier_of_its_answer_and_no_other_value(
     let keyed = jobs_twin("keyed", &[(json!({"job_id": 1, "count": 5}), "/v1/jobs/1")]);
     assert_eq!(
         location_program(&keyed, "/v1/jobs"),
-        json!({"rule": "body_value", "pointer": "/job_id", "prefix": "/v1/jobs/",
-               "suffix": "", "values": ["/v1/jobs/1"]})
+        json!({"rule": "body_value",
+               "parts": [{"text": "/v1/jobs/"}, {"pointer": "/job_id"}],
+               "values": ["/v1/jobs/1"]})
     );
 }
 
@@ -187,9 +188,74 @@ fn recorded_locations_following_one_value_of_their_answers_follow_it() {
     );
     let program = location_program(&t, "/v1/jobs");
     assert_eq!(program["rule"], "body_value");
-    assert_eq!(program["pointer"], "/ticket/ref");
-    assert_eq!(program["prefix"], "/v1/tickets/");
-    assert_eq!(program["suffix"], "#top");
+    assert_eq!(
+        program["parts"],
+        json!([{"text": "/v1/tickets/"}, {"pointer": "/ticket/ref"}, {"text": "#top"}])
+    );
+}
+
+/// A create under its parent's path, answered with a `Location` naming both the parent and the
+/// record (both in the answer): the twin names the session's own parent and record.
+#[tokio::test]
+async fn a_location_under_a_parent_names_the_sessions_parent_and_record() {
+    let runs = ["aaa111", "bbb222", "ccc333"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let (project, task) = (format!("p_{k}"), format!("t_{k}"));
+            let tasks = format!("/v1/projects/{project}/tasks");
+            let record = json!({"id": task, "project_id": project, "title": format!("task-{i}")});
+            vec![
+                har::with_status(
+                    har::entry(
+                        ORIGIN,
+                        "POST",
+                        "/v1/projects",
+                        Some(&json!({"name": "p"})),
+                        &json!({"id": project, "name": "p"}),
+                    ),
+                    201,
+                ),
+                har::with_response_header(
+                    har::with_status(
+                        har::entry(
+                            ORIGIN,
+                            "POST",
+                            &tasks,
+                            Some(&json!({"title": format!("task-{i}")})),
+                            &record,
+                        ),
+                        201,
+                    ),
+                    "Location",
+                    &format!("{ORIGIN}{tasks}/{task}"),
+                ),
+                har::entry(ORIGIN, "GET", &format!("{tasks}/{task}"), None, &record),
+            ]
+        })
+        .collect();
+    let t = har::runs_twin("projects", ORIGIN, runs);
+    let server = t.serve(&[]);
+    let project = server
+        .post("/v1/projects", Some("dora"), json!({"name": "mine"}))
+        .await;
+    project.assert_status(201);
+    let pid = project.json()["id"].as_str().unwrap().to_string();
+    let created = server
+        .post(
+            &format!("/v1/projects/{pid}/tasks"),
+            Some("dora"),
+            json!({"title": "mine"}),
+        )
+        .await;
+    created.assert_status(201);
+    let body = created.json();
+    assert_eq!(body["project_id"], pid.as_str(), "{body}");
+    let tid = body["id"].as_str().unwrap();
+    assert_eq!(
+        created.header("location"),
+        Some(format!("{}/v1/projects/{pid}/tasks/{tid}", server.url).as_str())
+    );
 }
 
 /// `wraith check --holdout` holds a held-out session's create, which the twin renders (no
@@ -252,6 +318,10 @@ fn recorded_answers_each_naming_their_own_record_do_not_disagree() {
         .collect();
     let t = har::runs_twin("same", origin, runs);
     let report = t.check_report();
-    assert_eq!(report["ceiling"]["score_bp"], 10000, "{}", report["ceiling"]);
+    assert_eq!(
+        report["ceiling"]["score_bp"], 10000,
+        "{}",
+        report["ceiling"]
+    );
     assert_eq!(report["ceiling"]["lost_recordings_disagree"], 0);
 }
