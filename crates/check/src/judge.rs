@@ -2574,6 +2574,23 @@ mod tests {
         }
     }
 
+    /// [`passes`] (the short judgement) of `obs` against the recorded `ex` as recorded, with
+    /// the default options: what every header test checks the full judgement against.
+    fn quick_passes(index: &ModelIndex<'_>, ex: &Exchange, obs: &Observed) -> bool {
+        passes(
+            index,
+            "s/0",
+            ex,
+            &ExpectedBody::of(ex),
+            obs,
+            &obs.body,
+            &parse_body(&obs.body),
+            false,
+            &DiffOptions::default(),
+            &echo_context(ex, obs),
+        )
+    }
+
     #[test]
     #[allow(clippy::unwrap_used)]
     fn a_location_naming_another_record_than_the_answer_is_a_header_divergence() {
@@ -2617,19 +2634,7 @@ mod tests {
                 ids,
             );
             if ids.is_none() {
-                let quick = passes(
-                    &index,
-                    "s/0",
-                    &ex,
-                    &expected,
-                    &obs,
-                    &obs.body,
-                    &parse_body(&obs.body),
-                    false,
-                    &DiffOptions::default(),
-                    &echo_context(&ex, &obs),
-                );
-                assert_eq!(quick, v.passed(), "{v:?}");
+                assert_eq!(quick_passes(&index, &ex, &obs), v.passed(), "{v:?}");
             }
             v.divergences
                 .into_iter()
@@ -2723,19 +2728,7 @@ mod tests {
                     replay: None,
                 };
                 let v = judge(&index, "s/0", &ex, &obs, &DiffOptions::default());
-                let quick = passes(
-                    &index,
-                    "s/0",
-                    &ex,
-                    &ExpectedBody::of(&ex),
-                    &obs,
-                    &obs.body,
-                    &parse_body(&obs.body),
-                    false,
-                    &DiffOptions::default(),
-                    &echo_context(&ex, &obs),
-                );
-                assert_eq!(quick, v.passed(), "{v:?}");
+                assert_eq!(quick_passes(&index, &ex, &obs), v.passed(), "{v:?}");
                 let d: Vec<(String, Category)> = v
                     .divergences
                     .into_iter()
