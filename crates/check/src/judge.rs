@@ -79,9 +79,9 @@ impl std::fmt::Debug for OutboundHook {
 /// Comparison settings.
 #[derive(Debug, Clone, Default)]
 pub struct DiffOptions {
-    /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type`,
-    /// `www-authenticate` and `proxy-authenticate` are compared at all, so this can only
-    /// remove those.
+    /// `[diff] ignore_headers`: headers never compared (lowercase). Only `content-type`, the
+    /// challenges ([`CHALLENGE_HEADERS`]) and the URL headers ([`URL_HEADERS`]) are compared
+    /// at all, so this can only remove those.
     pub ignore_headers: Vec<String>,
     /// See [`OutboundHook`]; `None` compares the recorded bytes as they are.
     pub outbound: Option<OutboundHook>,
@@ -91,6 +91,15 @@ pub struct DiffOptions {
     /// `[[diff.tagged_union_policy]]`: how an element of a tagged-union list whose tag was
     /// never recorded is judged, per route (`reject_unknown` when no entry names the route).
     pub unions: crate::union::UnionRules,
+}
+
+impl DiffOptions {
+    /// Whether `[diff] ignore_headers` leaves header `name` out of the comparison.
+    fn ignores_header(&self, name: &str) -> bool {
+        self.ignore_headers
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(name))
+    }
 }
 
 /// Lookups into the model the judge needs, built once per run.
@@ -662,10 +671,7 @@ pub(crate) fn passes(
     if ex.response.status != obs.status {
         return false;
     }
-    if !opts
-        .ignore_headers
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case("content-type"))
+    if !opts.ignores_header("content-type")
         && ((body_deliverable(ex) && !expected.bytes.is_empty()) || !answer.is_empty())
     {
         let (exp, act) = content_types(ex, obs);
@@ -759,11 +765,7 @@ fn judge_unsuppressed(
     }
     let mut divergences = Vec::new();
     let mut compared = 1u64;
-    if !opts
-        .ignore_headers
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case("content-type"))
-    {
+    if !opts.ignores_header("content-type") {
         facets.headers_compared = true;
         compared += 1;
         let (exp, act) = content_types(ex, obs);
@@ -1882,11 +1884,7 @@ fn challenge_headers(ex: &Exchange, obs: &Observed, opts: &DiffOptions) -> (u64,
     let mut compared = 0;
     let mut divergences = Vec::new();
     for name in CHALLENGE_HEADERS {
-        if opts
-            .ignore_headers
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(name))
-        {
+        if opts.ignores_header(name) {
             continue;
         }
         let recorded: Vec<&str> = ex
@@ -1961,11 +1959,7 @@ fn url_headers(
     let mut compared = 0;
     let mut divergences = Vec::new();
     for name in URL_HEADERS {
-        if opts
-            .ignore_headers
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(name))
-        {
+        if opts.ignores_header(name) {
             continue;
         }
         let recorded: Vec<String> = ex
