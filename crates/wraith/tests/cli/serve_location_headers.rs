@@ -12,6 +12,11 @@ use support::{Twin, har};
 
 const ORIGIN: &str = "https://api.widgets.test";
 
+/// `entry` answered `status` with the response header `Location: location`.
+fn located(status: u16, location: &str, entry: Value) -> Value {
+    har::with_response_header(har::with_status(entry, status), "Location", location)
+}
+
 /// Run `i` creates widget `key` named `run-i` (answered `201` with its `Location`), reads it,
 /// and posts a report answered with a fixed `Location`.
 fn widgets_twin(keys: &[&str]) -> Twin {
@@ -21,34 +26,28 @@ fn widgets_twin(keys: &[&str]) -> Twin {
         .map(|(i, key)| {
             let record = json!({"id": key, "name": format!("run-{i}")});
             vec![
-                har::with_response_header(
-                    har::with_status(
-                        har::entry(
-                            ORIGIN,
-                            "POST",
-                            "/v1/widgets",
-                            Some(&json!({"name": format!("run-{i}")})),
-                            &record,
-                        ),
-                        201,
-                    ),
-                    "Location",
+                located(
+                    201,
                     &format!("{ORIGIN}/v1/widgets/{key}?expand=owner"),
+                    har::entry(
+                        ORIGIN,
+                        "POST",
+                        "/v1/widgets",
+                        Some(&json!({"name": format!("run-{i}")})),
+                        &record,
+                    ),
                 ),
                 har::entry(ORIGIN, "GET", &format!("/v1/widgets/{key}"), None, &record),
-                har::with_response_header(
-                    har::with_status(
-                        har::entry(
-                            ORIGIN,
-                            "POST",
-                            "/v1/reports",
-                            Some(&json!({"kind": "daily"})),
-                            &json!({"state": "queued", "count": i + 1}),
-                        ),
-                        202,
-                    ),
-                    "Location",
+                located(
+                    202,
                     "/v1/reports/latest",
+                    har::entry(
+                        ORIGIN,
+                        "POST",
+                        "/v1/reports",
+                        Some(&json!({"kind": "daily"})),
+                        &json!({"state": "queued", "count": i + 1}),
+                    ),
                 ),
             ]
         })
@@ -142,13 +141,10 @@ fn jobs_twin(name: &str, runs: &[(Value, &str)]) -> Twin {
     let runs = runs
         .iter()
         .map(|(answer, location)| {
-            vec![har::with_response_header(
-                har::with_status(
-                    har::entry(ORIGIN, "POST", "/v1/jobs", Some(&json!({})), answer),
-                    201,
-                ),
-                "Location",
+            vec![located(
+                201,
                 location,
+                har::entry(ORIGIN, "POST", "/v1/jobs", Some(&json!({})), answer),
             )]
         })
         .collect();
@@ -216,19 +212,16 @@ async fn a_location_under_a_parent_names_the_sessions_parent_and_record() {
                     ),
                     201,
                 ),
-                har::with_response_header(
-                    har::with_status(
-                        har::entry(
-                            ORIGIN,
-                            "POST",
-                            &tasks,
-                            Some(&json!({"title": format!("task-{i}")})),
-                            &record,
-                        ),
-                        201,
-                    ),
-                    "Location",
+                located(
+                    201,
                     &format!("{ORIGIN}{tasks}/{task}"),
+                    har::entry(
+                        ORIGIN,
+                        "POST",
+                        &tasks,
+                        Some(&json!({"title": format!("task-{i}")})),
+                        &record,
+                    ),
                 ),
                 har::entry(ORIGIN, "GET", &format!("{tasks}/{task}"), None, &record),
             ]
@@ -298,19 +291,16 @@ fn recorded_answers_each_naming_their_own_record_do_not_disagree() {
         .map(|key| {
             let record = json!({"id": key, "name": "same"});
             vec![
-                har::with_response_header(
-                    har::with_status(
-                        har::entry(
-                            origin,
-                            "POST",
-                            "/v1/widgets",
-                            Some(&json!({"name": "same"})),
-                            &record,
-                        ),
-                        201,
-                    ),
-                    "Location",
+                located(
+                    201,
                     &format!("{origin}/v1/widgets/{key}"),
+                    har::entry(
+                        origin,
+                        "POST",
+                        "/v1/widgets",
+                        Some(&json!({"name": "same"})),
+                        &record,
+                    ),
                 ),
                 har::entry(origin, "GET", &format!("/v1/widgets/{key}"), None, &record),
             ]
