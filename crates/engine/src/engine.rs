@@ -1425,6 +1425,9 @@ impl Engine {
             return Out::json(200, Value::Array(items), Provenance::Template, name);
         };
         let rendered = self.render_variant(ns, call, variant).0;
+        // The recorded page's `Link` names that page's items under the recorded request's path:
+        // re-pointed at this request and these items (none for an empty page).
+        let recorded_keys = self.page_keys(&rendered.body, call.m.route);
         let mut out = Out::json(
             rendered.status,
             Value::Array(items),
@@ -1432,6 +1435,21 @@ impl Engine {
             name,
         );
         out.headers = rendered.headers;
+        // The items are the whole list, so no page follows them — unless the request asked
+        // for exactly as many: an API that does not look ahead links a full page onwards.
+        let limit = match route.list.as_ref().map(|l| &l.pagination) {
+            Some(wraith_model::Pagination::LinkHeader {
+                limit: Some(name), ..
+            }) => call
+                .query
+                .iter()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.parse::<usize>().ok()),
+            _ => None,
+        };
+        let full_page = limit
+            .is_some_and(|l| Some(l) == out.body.json().and_then(|b| b.as_array().map(Vec::len)));
+        self.relink(call, &mut out, &recorded_keys, !full_page);
         out
     }
 
@@ -1526,7 +1544,7 @@ impl Engine {
         name_answered_record(variant, &mut out);
         // A rendered answer's recorded `Link` names a recorded page, not this one.
         let keys = self.page_keys(&out.body, call.m.route);
-        self.relink(call, &mut out, &keys);
+        self.relink(call, &mut out, &keys, false);
         out
     }
 
@@ -1560,8 +1578,15 @@ impl Engine {
     }
 
     /// Re-point (or drop) the `Link` header of an answer that is not a verbatim recorded
-    /// page; `recorded_keys` are the item keys the recorded link may name.
-    fn relink(&self, call: &Call<'_>, out: &mut Out, recorded_keys: &HashSet<String>) {
+    /// page; `recorded_keys` are the item keys the recorded link may name. `whole_list`: the
+    /// answer lists every item there is, so its `next` link is dropped.
+    fn relink(
+        &self,
+        call: &Call<'_>,
+        out: &mut Out,
+        recorded_keys: &HashSet<String>,
+        whole_list: bool,
+    ) {
         let Some(link) = out
             .headers
             .iter()
@@ -1593,10 +1618,21 @@ impl Engine {
         let rebuilt = if positional {
             list::relink_positions(&link, origin.as_deref(), &call.path, &call.query)
         } else {
+            let paging_params: Vec<&str> = match route.list.as_ref().map(|l| &l.pagination) {
+                Some(wraith_model::Pagination::LinkHeader {
+                    next_param,
+                    prev_param,
+                    ..
+                }) => std::iter::once(next_param.as_str())
+                    .chain(prev_param.as_deref())
+                    .collect(),
+                _ => Vec::new(),
+            };
             list::relink(
                 &link,
                 items,
-                recorded_keys,
+                (recorded_keys, &paging_params),
+                whole_list,
                 &pk,
                 origin.as_deref(),
                 &call.path,
@@ -2914,7 +2950,7 @@ impl Engine {
                 self.mask_list_items(ns, r, body);
                 out.replay = None;
                 self.mark_page_items(ns, call, &mut out);
-                self.relink(call, &mut out, &recorded_keys);
+                self.relink(call, &mut out, &recorded_keys, false);
             }
             if merged.fixture {
                 out.provenance = Provenance::Fixture;

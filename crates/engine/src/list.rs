@@ -1307,13 +1307,18 @@ fn parse_link_header(value: &str) -> Vec<LinkEntry> {
 /// client that follows `prev`/`next` until no link is left loops forever when every page
 /// carries the same link. So each entry is re-pointed at this request's path and query, its
 /// paging parameter (the one whose recorded value was an item key of the page) set to the
-/// served page's last (`next`) or first (other rels) item key. An entry is dropped when the
-/// page is empty, when its paging parameter cannot be identified, or when it would not move
-/// past the request's own value for that parameter: pagination always terminates.
+/// served page's last (`next`) or first (other rels) item key; where no recorded value is an
+/// item key the page still shows (a rendered page), a parameter the route's pagination names
+/// (`paging_params`: `max_id`, `since_id`) is. An entry is dropped when the page is empty, when
+/// its paging parameter cannot be identified, or when it would not move past the request's
+/// own value for that parameter: pagination always terminates. With `whole_list` (the
+/// answer lists every item there is) a `next` entry is dropped too: no page follows.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn relink(
     link: &str,
     items: &[Value],
-    recorded_keys: &HashSet<String>,
+    (recorded_keys, paging_params): (&HashSet<String>, &[&str]),
+    whole_list: bool,
     pk: &str,
     origin: Option<&str>,
     path: &str,
@@ -1328,10 +1333,11 @@ pub(crate) fn relink(
         .iter()
         .map(|e| {
             let (_, q) = e.url.split_once('?')?;
-            crate::util::parse_query(q)
-                .into_iter()
+            let q = crate::util::parse_query(q);
+            q.iter()
                 .find(|(_, v)| recorded_keys.contains(v))
-                .map(|(k, _)| k)
+                .or_else(|| q.iter().find(|(k, _)| paging_params.contains(&k.as_str())))
+                .map(|(k, _)| k.clone())
         })
         .collect();
     let paging_names: HashSet<&str> = paging.iter().flatten().map(String::as_str).collect();
@@ -1351,6 +1357,9 @@ pub(crate) fn relink(
         let Some(param) = param else {
             continue;
         };
+        if whole_list && e.rel == "next" {
+            continue;
+        }
         let value = if e.rel == "next" { &last } else { &first };
         if q(query, param) == Some(value.as_str()) {
             // No progress: following this link would return this very page again.

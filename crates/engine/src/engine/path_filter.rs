@@ -68,7 +68,7 @@ impl Engine {
             Some(self.router.info[call.m.route].name.clone()),
         );
         out.headers = rendered.headers;
-        self.relink(call, &mut out, &recorded_keys);
+        self.relink(call, &mut out, &recorded_keys, false);
         Some(out)
     }
 }

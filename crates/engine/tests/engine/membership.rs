@@ -52,6 +52,107 @@ fn shop_with_groups_opts(opts: wraith_engine::EngineOptions) -> wraith_engine::E
     engine(m, opts)
 }
 
+/// [`shop_with_groups`] whose members list is paged by `Link` cursors over member ids, its
+/// recorded answer linking a full one-member page of group `g0` onwards and back.
+fn shop_with_linked_groups() -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let effect = |adds| MembershipEffect {
+        list_path: "/v1/groups/:id/members".into(),
+        ids_field: "/customer_ids".into(),
+        member_type: "customers".into(),
+        adds,
+    };
+    let mut add = R::new("POST", "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    add.membership = Some(effect(true));
+    let mut list = R::new("GET", "/v1/groups/:id/members")
+        .variant(
+            200,
+            Guard::Always,
+            c(json!([{"id": "cus_recorded", "object": "customer"}])),
+        )
+        .build();
+    list.list = Some(ListShape {
+        items_pointer: String::new(),
+        pagination: Pagination::LinkHeader {
+            next_param: "max_id".into(),
+            prev_param: Some("since_id".into()),
+            limit: Some("limit".into()),
+            positional: false,
+            numbered: false,
+        },
+        filters: vec![],
+        filter_header: None,
+        envelope: vec![],
+        parent_member: None,
+        set_filters: Vec::new(),
+        lower_bounds: Vec::new(),
+        own_records_only: false,
+        principal_records_only: false,
+        hidden_values: Vec::new(),
+        filter_wildcards: Vec::new(),
+        sorts: Vec::new(),
+        search_filters: Vec::new(),
+        untouched_item: None,
+    });
+    list.variants[0].headers.push(HeaderProgram {
+        name: "link".into(),
+        program: HeaderRule::Constant {
+            values: vec![
+                "<https://api.shop.test/v1/groups/g0/members?limit=1&max_id=cus_recorded>; \
+                 rel=\"next\", <https://api.shop.test/v1/groups/g0/members?limit=1&since_id=7>; \
+                 rel=\"prev\""
+                    .into(),
+            ],
+        },
+    });
+    m.routes.extend([add, list]);
+    m.routes.sort_by(|a, b| {
+        (a.path.as_str(), a.method.as_str()).cmp(&(b.path.as_str(), b.method.as_str()))
+    });
+    engine(m, det_opts())
+}
+
+#[test]
+fn a_member_list_links_its_own_path_and_members_and_no_page_past_the_last() {
+    let e = shop_with_linked_groups();
+    let s = Some("linked");
+    let path = "/v1/groups/g1/members";
+    let link = |query: &str| {
+        let r = get(&e, s, &format!("{path}{query}"));
+        header(&r.headers, "link").map(str::to_string)
+    };
+    let created = send(&e, s, "POST", "/v1/customers", json!({"name": "Zoe"}));
+    let id = body(&created)["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    send(&e, s, "POST", path, json!({"customer_ids": [id.clone()]}));
+    // One member, no limit asked: only the link back, at this group and this member.
+    let back = link("").unwrap_or_default();
+    assert!(
+        back.contains(&format!(
+            "/v1/groups/g1/members?since_id={id}>; rel=\"prev\""
+        )),
+        "{back}"
+    );
+    assert!(!back.contains("rel=\"next\""), "{back}");
+    assert!(
+        !back.contains("g0") && !back.contains("cus_recorded"),
+        "{back}"
+    );
+    // A page as full as the limit asked for links onwards too, from its last member.
+    let full = link("?limit=1").unwrap_or_default();
+    assert!(
+        full.contains(&format!("max_id={id}>; rel=\"next\"")),
+        "{full}"
+    );
+    // A page shorter than its limit has nothing after it.
+    let short = link("?limit=5").unwrap_or_default();
+    assert!(!short.contains("rel=\"next\""), "{short}");
+}
+
 fn listed_ids(e: &wraith_engine::Engine, s: Option<&str>, path: &str) -> Vec<String> {
     let page = body(&get(e, s, path));
     page.as_array()
