@@ -156,6 +156,31 @@ pub(crate) fn rename_tokens(v: &mut Value, theirs: &str, mine: &str) {
     }
 }
 
+/// The headers of an answer naming URLs (a page's `Link`, a create's `Location`), whose
+/// recorded values name the recorded run's records as its body does.
+const URL_HEADERS: [&str; 3] = ["link", "location", "content-location"];
+
+/// Rename in the URL headers ([`URL_HEADERS`]) of `headers` every whole-token mention of each
+/// `(theirs, mine)` of `renames` to `mine`. Returns whether a header changed.
+pub(crate) fn rename_url_headers<'r>(
+    headers: &mut [(String, String)],
+    renames: impl Iterator<Item = (&'r str, &'r str)> + Clone,
+) -> bool {
+    let mut changed = false;
+    for (name, value) in headers.iter_mut() {
+        if !URL_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+            continue;
+        }
+        for (theirs, mine) in renames.clone() {
+            if let Some(v) = replace_token(value, theirs, mine) {
+                *value = v;
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
 /// `s` with every occurrence of `theirs` not adjacent to another ASCII letter or digit replaced
 /// by `mine`; `None` when there is none.
 fn replace_token(s: &str, theirs: &str, mine: &str) -> Option<String> {

@@ -3072,7 +3072,8 @@ impl Engine {
 
     /// A moment of run R embedding R's own record of a create this session made (answered from
     /// another run) names the session's record instead, at any depth (see
-    /// [`crate::embedded_counterparts`]). Returns whether the body changed.
+    /// [`crate::embedded_counterparts`]), in its body and in the headers naming URLs. Returns
+    /// whether the answer changed.
     fn rename_embedded_counterparts(&self, ns: &Namespace, source: &str, out: &mut Out) -> bool {
         let Some((run, _)) = source.rsplit_once('/') else {
             return false;
@@ -3098,16 +3099,22 @@ impl Engine {
                 record: *record,
             })
             .collect();
+        // The headers naming URLs (a page's `Link`) name R's records as the body does.
+        let headers = embedded_counterparts::rename_url_headers(
+            &mut out.headers,
+            pks.iter().map(|(_, theirs, mine, _)| (*theirs, *mine)),
+        );
         if let OutBody::Raw(raw) = &out.body
             && !embedded_counterparts::mentions_any(&raw.text, &renames)
         {
-            return false;
+            return headers;
         }
         out.body.materialize();
-        match &mut out.body {
+        let body = match &mut out.body {
             OutBody::Json(body) => embedded_counterparts::rename_embedded(body, &renames),
             _ => false,
-        }
+        };
+        body || headers
     }
 
     /// The response of recorded moment `mi` of exact entry `ei` of the matched route,

@@ -87,6 +87,30 @@ fn a_follow_up_only_another_run_recorded_answers_that_runs_moment_with_the_sessi
 }
 
 #[test]
+fn a_counterpart_replays_link_names_the_sessions_record() {
+    // Run b's page of its list's items, linking the next page of that list.
+    let mut page = moment("b/1", 200, json!([{"id": "i1", "list_id": "1002"}]));
+    page.headers.push((
+        "link".to_string(),
+        "<https://x.example/v1/lists/1002/items?max_id=i1>; rel=\"next\"".to_string(),
+    ));
+    let items = R::new("GET", "/v1/lists/:id/items")
+        .variant(200, Guard::Always, c(json!([])))
+        .exact("/v1/lists/1002/items", "", None, vec![page])
+        .build();
+    let e = engine_of(&[("a", "1001"), ("b", "1002")], vec![items]);
+    let mine = create(&e, "s");
+    let r = get(&e, Some("s"), &format!("/v1/lists/{mine}/items"));
+    assert_eq!(r.exchange.as_deref(), Some("b/1"), "run b's moment");
+    assert_eq!(body(&r), json!([{"id": "i1", "list_id": "1001"}]));
+    assert_eq!(
+        header(&r.headers, "link"),
+        Some("<https://x.example/v1/lists/1001/items?max_id=i1>; rel=\"next\""),
+        "the link names the session's list as the body does"
+    );
+}
+
+#[test]
 fn a_follow_up_naming_the_record_in_its_json_body_or_query_is_matched_too() {
     let notes = R::new("POST", "/v1/notes")
         .variant(200, Guard::Always, c(json!({"id": "n0"})))

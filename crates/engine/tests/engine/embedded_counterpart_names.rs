@@ -60,3 +60,51 @@ fn an_embedded_counterparts_uri_is_the_one_the_sessions_create_answered() {
     assert_eq!(list["url"], json!("https://x.example/lists/1"), "{got}");
     assert_eq!(list["owner"], json!("https://x.example/users/B"), "{got}");
 }
+
+#[test]
+fn a_replayed_pages_link_names_the_sessions_record_where_the_run_named_its_own() {
+    let create_body = json!({"title": "t"});
+    let post = R::new("POST", "/v1/lists")
+        .op(StateOp::Create, "lists")
+        .variant(200, Guard::Always, c(json!({"id": "99", "title": "t"})))
+        .exact(
+            "/v1/lists",
+            "",
+            Some(&create_body),
+            vec![
+                moment("a/0", 200, json!({"id": "1", "title": "t"})),
+                moment("b/0", 200, json!({"id": "2", "title": "t"})),
+            ],
+        )
+        .build();
+    // Run b's page of notes on its list, linking the next page of that list.
+    let mut page = moment(
+        "b/1",
+        200,
+        json!([{"id": "n9", "list": {"id": "2", "title": "t"}}]),
+    );
+    page.headers.push((
+        "link".to_string(),
+        "<https://x.example/v1/notes?list_id=2&max_id=n9>; rel=\"next\"".to_string(),
+    ));
+    let notes = R::new("GET", "/v1/notes")
+        .variant(200, Guard::Always, c(json!([])))
+        .exact("/v1/notes", "", None, vec![page])
+        .build();
+    let e = engine(
+        model(
+            vec![post, notes],
+            vec![("lists", entity_type(&[], &[], vec![]))],
+        ),
+        det_opts(),
+    );
+    let created = body(&send(&e, Some("s"), "POST", "/v1/lists", create_body));
+    assert_eq!(created["id"], json!("1"), "answered from run a: {created}");
+    let r = get(&e, Some("s"), "/v1/notes");
+    assert_eq!(body(&r)[0]["list"]["id"], json!("1"));
+    assert_eq!(
+        header(&r.headers, "link"),
+        Some("<https://x.example/v1/notes?list_id=1&max_id=n9>; rel=\"next\""),
+        "the link names the session's list as the body does"
+    );
+}
