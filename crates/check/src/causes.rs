@@ -942,42 +942,8 @@ impl PairJudge<'_, '_> {
             let ids_a = &self.minted[ea.session][..ea.minted_before];
             let ids_b = &self.minted[eb.session][..eb.minted_before];
             let mut mapped = None;
-            if !ids_a.is_empty()
-                && let Body::Json(tree) = &twin_side.body
-            {
-                let mut map = IdMap::new();
-                for (x, y) in ids_a.iter().zip(ids_b) {
-                    if let Some(t) = token(x) {
-                        map.assign(t, y.clone());
-                    }
-                }
-                // Copied only when an id is rewritten (most answers name none of them).
-                if let Some(tree) = rewritten(&map, tree)
-                    && let Ok(bytes) = serde_json::to_vec(&tree)
-                {
-                    mapped = Some((bytes, Body::Json(tree)));
-                }
-            }
-            // The rewritten bytes are part of the key (`mapped` implies `minted_before > 0`),
-            // and the answer judged below is read from there.
-            let actual = match mapped {
-                Some((bytes, tree)) => {
-                    key.3 = Some(bytes);
-                    Some(tree)
-                }
-                None => None,
-            };
-            if ea.minted_before > 0
-                && let Some(&v) = self.memo.get(&key)
-            {
-                return v;
-            }
-            let (answer, actual): (&[u8], &Body) = match (&key.3, &actual) {
-                (Some(bytes), Some(tree)) => (bytes, tree),
-                _ => (&twin_side.bytes, &twin_side.body),
-            };
             // `a`'s answer as a twin would give it: every header the judge compares.
-            let headers = xa
+            let mut headers: Vec<(String, String)> = xa
                 .response_header("content-type")
                 .or(xa.response.content_type.as_deref())
                 .map(|c| ("content-type", c))
@@ -985,6 +951,55 @@ impl PairJudge<'_, '_> {
                 .chain(crate::judge::compared_headers(xa))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
+            let mut renamed_headers = false;
+            if !ids_a.is_empty() {
+                let mut map = IdMap::new();
+                for (x, y) in ids_a.iter().zip(ids_b) {
+                    if let Some(t) = token(x) {
+                        map.assign(t, y.clone());
+                    }
+                }
+                // Copied only when an id is rewritten (most answers name none of them).
+                if let Body::Json(tree) = &twin_side.body
+                    && let Some(tree) = rewritten(&map, tree)
+                    && let Ok(bytes) = serde_json::to_vec(&tree)
+                {
+                    mapped = Some((bytes, Body::Json(tree)));
+                }
+                // The URLs in its headers name those ids as the body does.
+                for (_, v) in &mut headers {
+                    let mut value = Value::String(std::mem::take(v));
+                    renamed_headers |= map.rename_recorded(&mut value);
+                    if let Value::String(s) = value {
+                        *v = s;
+                    }
+                }
+            }
+            // The rewritten bytes (and renamed headers) are part of the key (either implies
+            // `minted_before > 0`), and the answer judged below is read from there.
+            let (mapped_bytes, actual) = match mapped {
+                Some((bytes, tree)) => (Some(bytes), Some(tree)),
+                None => (None, None),
+            };
+            key.3.clone_from(&mapped_bytes);
+            if renamed_headers {
+                let k = key.3.get_or_insert_with(|| twin_side.bytes.clone());
+                for (name, v) in &headers {
+                    k.push(0);
+                    k.extend_from_slice(name.as_bytes());
+                    k.push(0);
+                    k.extend_from_slice(v.as_bytes());
+                }
+            }
+            if ea.minted_before > 0
+                && let Some(&v) = self.memo.get(&key)
+            {
+                return v;
+            }
+            let (answer, actual): (&[u8], &Body) = match (&mapped_bytes, &actual) {
+                (Some(bytes), Some(tree)) => (bytes, tree),
+                _ => (&twin_side.bytes, &twin_side.body),
+            };
             // The body is passed to the judge as `answer`, not copied in.
             let obs = Observed {
                 status: xa.response.status,

@@ -196,6 +196,37 @@ impl IdMap {
         changed
     }
 
+    /// A recorded URL (from its path on: `/lists/5/accounts?max_id=12#top`) in the session's
+    /// names, renamed as a request to it would be ([`IdMap::rewrite_with_kinds`]): each path
+    /// segment, a short one by the kind of record `segment_kind` says its position names, and
+    /// each query value, a short one only under a name that says it is an id. The fragment and
+    /// every other byte stay as they were.
+    pub fn rename_url(&self, url: &str, segment_kind: &dyn Fn(usize) -> Option<String>) -> String {
+        if self.map.is_empty() {
+            return url.to_string();
+        }
+        let (rest, fragment) = match url.find('#') {
+            Some(i) => url.split_at(i),
+            None => (url, ""),
+        };
+        let (path, query) = match rest.find('?') {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        let mut out = self
+            .rewrite_path(path, segment_kind)
+            .unwrap_or_else(|| path.to_string());
+        if let Some(q) = query {
+            out.push('?');
+            match self.rewrite_form(q) {
+                Some(q) => out.push_str(&q),
+                None => out.push_str(q),
+            }
+        }
+        out.push_str(fragment);
+        out
+    }
+
     fn text(&self, recorded: &str) -> Option<String> {
         self.map.get(recorded).and_then(token)
     }

@@ -18,6 +18,7 @@ mod check_fixture;
 mod check_freshness;
 mod check_idflow;
 mod check_jobs;
+mod check_link_headers;
 mod check_list_item_classes;
 mod check_lua;
 mod check_scoring_version;
