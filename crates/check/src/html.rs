@@ -59,6 +59,18 @@ fn pretty(v: &Value) -> String {
     }
 }
 
+/// The closing row of a table cut at [`MAX_ROWS`] of `total` rows: how many more the JSON
+/// report lists. Nothing when none were cut.
+fn more_rows(h: &mut String, total: usize, columns: usize) {
+    if total > MAX_ROWS {
+        let _ = write!(
+            h,
+            "<tr><td colspan={columns} class=muted>… {} more in the JSON report</td></tr>",
+            total - MAX_ROWS
+        );
+    }
+}
+
 fn pct(bp: u32) -> String {
     format!("{}.{:02}%", bp / 100, bp % 100)
 }
@@ -295,7 +307,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                 h,
                 "<table><tr><th>route / path</th><th>category</th><th>where</th><th>reason</th></tr>"
             );
-            for x in report.suppressed.iter().take(200) {
+            for x in report.suppressed.iter().take(MAX_ROWS) {
                 let _ = write!(
                     h,
                     "<tr><td>{}<br><code>{}</code></td><td><span class=cat>{}</span></td><td>{}/{}</td><td>{} (rule {})</td></tr>",
@@ -304,10 +316,11 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                     esc(x.category.as_str()),
                     esc(&x.session),
                     x.exchange,
-                    esc(&x.reason),
+                    esc(&cut(&x.reason, REASON_CHARS)),
                     x.rule
                 );
             }
+            more_rows(&mut h, report.suppressed.len(), 4);
             let _ = write!(h, "</table>");
         }
     }
@@ -356,7 +369,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                 esc(r.severity),
                 d.declared_reason
                     .as_deref()
-                    .map(|x| format!(": {}", esc(x)))
+                    .map(|x| format!(": {}", esc(&cut(x, REASON_CHARS))))
                     .unwrap_or_default(),
                 esc(&r.session),
                 r.exchange,
@@ -365,6 +378,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
                 esc(&pretty(&d.actual)),
             );
         }
+        more_rows(&mut h, report.authored_deviations.len(), 4);
         let _ = write!(h, "</table></section>");
     }
 
@@ -409,13 +423,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             causes.join(", ")
         );
     }
-    if routes.len() > MAX_ROWS {
-        let _ = write!(
-            h,
-            "<tr><td colspan=7 class=muted>… {} more in the JSON report</td></tr>",
-            routes.len() - MAX_ROWS
-        );
-    }
+    more_rows(&mut h, routes.len(), 7);
     let _ = write!(h, "</table></section>");
 
     // Worst divergences: the most frequent drift groups, expected and actual side by side.
@@ -477,6 +485,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             esc(&pretty(&d.actual)),
         );
     }
+    more_rows(&mut h, report.drifts.len(), 4);
     let _ = write!(h, "</table></section>");
 
     // Sessions that failed.
@@ -497,6 +506,7 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
             s.exchanges
         );
     }
+    more_rows(&mut h, failed.len(), 3);
     let _ = write!(h, "</table></section>");
 
     drifted_routes(&mut h, report, coverage);
@@ -539,14 +549,21 @@ pub fn render(report: &Report, coverage: Option<&Coverage>) -> String {
         }
         let _ = write!(h, "</table>");
         if !c.entity_types_without_create.is_empty() {
+            let total = c.entity_types_without_create.len();
             let _ = write!(
                 h,
-                "<p><b>Entity types without a create:</b> {}</p>",
+                "<p><b>Entity types without a create:</b> {}{}</p>",
                 c.entity_types_without_create
                     .iter()
-                    .map(|s| esc(s))
+                    .take(MAX_ROWS)
+                    .map(|s| esc(&cut(s, NAME_CHARS)))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                if total > MAX_ROWS {
+                    format!(" … {} more in the JSON report", total - MAX_ROWS)
+                } else {
+                    String::new()
+                }
             );
         }
         let _ = write!(h, "</section>");
@@ -624,6 +641,7 @@ fn drifted_routes(h: &mut String, report: &Report, coverage: Option<&Coverage>) 
             }
         }
     }
+    more_rows(h, names.len(), 6);
     let _ = write!(h, "</table></section>");
 }
 
@@ -644,6 +662,29 @@ mod tests {
     fn long_text_is_cut_to_its_start_and_its_length() {
         assert_eq!(cut("GET /v1/items", 160), "GET /v1/items");
         assert_eq!(cut("héllo world", 5), "héllo… (11 characters)");
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_long_list_of_entity_types_without_a_create_is_cut_like_every_table() {
+        let report = crate::report::ReportBuilder::new(crate::report::Thresholds::default())
+            .finish("t", "in_memory", None);
+        let model: wraith_model::Model = serde_json::from_value(serde_json::json!({
+            "base_url": "https://api.test", "diagnostics": [], "entity_types": {},
+            "recorded_at": "2026-06-05T12:00:02Z", "routes": [], "schema_version": 1,
+            "sessions": [], "tool_version": "0.1.0", "twin": "t"
+        }))
+        .unwrap();
+        let mut coverage = crate::coverage::coverage("t", &model, &[]);
+        coverage.entity_types_without_create = (0..400)
+            .map(|i| format!("coll{i:03}{}", "x".repeat(3_000)))
+            .collect();
+        let page = render(&report, Some(&coverage));
+        assert!(page.len() < 100_000, "{} bytes", page.len());
+        assert!(page.contains("coll199xxx"), "the first names are drawn");
+        assert!(!page.contains("coll200"), "past the cap none are");
+        assert!(page.contains("(3007 characters)"), "each cut to its start");
+        assert!(page.contains("200 more in the JSON report"));
     }
 
     #[test]
