@@ -1189,7 +1189,7 @@ fn target(
     let wire = mode == "wire";
     let mut tw = HttpTwin::new(url, &model.base_url, timeout)?;
     if !wire {
-        tw.say_if_another_twin(&[twin_name, cfg.service.name.as_str()]);
+        tw.say_if_another_twin(&[twin_name, cfg.service.name.as_str()])?;
     }
     // Probing can only yield a handler's answer when the twin has handlers: without any, the
     // run sends no probe (and an older twin without the probe endpoint draws no warning).
@@ -1289,18 +1289,28 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 impl HttpTwin {
     /// `GET /__wraith/info`: a target serving a twin of another name (`names`: the twin
     /// folder's and its `[service] name`) is most often the wrong port; said, not refused (a
-    /// twin may be served under another name). Silent when the target does not say.
-    fn say_if_another_twin(&self, names: &[&str]) {
+    /// twin may be served under another name). Silent when the target does not say, but a
+    /// target that does not answer within `--timeout` fails the run here: every request after
+    /// would wait as long (a handler probe, then the exchange).
+    fn say_if_another_twin(&self, names: &[&str]) -> Result<(), CliError> {
         let uri = format!("{}{}/__wraith/info", self.origin, self.prefix);
         let Ok(request) = hyper::Request::builder()
             .method("GET")
             .uri(&uri)
             .body(http_body_util::Full::new(bytes::Bytes::new()))
         else {
-            return;
+            return Ok(());
         };
-        let Ok(obs) = self.exchange_as_served(request) else {
-            return;
+        let obs = match self.exchange_as_served(request) {
+            Ok(obs) => obs,
+            Err(e) if e == no_answer(self.timeout) => {
+                return Err(CliError::runtime(anyhow!(
+                    "the target {} did not answer GET /__wraith/info: {e}; check that the twin \
+                     is running and answering there (`wraith serve`), or raise --timeout",
+                    self.origin
+                )));
+            }
+            Err(_) => return Ok(()),
         };
         let served = serde_json::from_slice::<serde_json::Value>(&obs.body)
             .ok()
@@ -1312,6 +1322,7 @@ impl HttpTwin {
                 names.first().copied().unwrap_or_default()
             );
         }
+        Ok(())
     }
 
     /// `POST /__wraith/session`: create namespace `session` seeded with fixture set `fixture`.

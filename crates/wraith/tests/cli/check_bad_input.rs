@@ -952,6 +952,33 @@ fn unreachable_target_of_a_twin_with_handlers_fails_without_a_probe_warning() {
     assert!(!stderr.contains("handler probe"), "{stderr}");
 }
 
+/// A target that accepts connections and never answers fails the run on the check's first
+/// request (`GET /__wraith/info`), after one `--timeout`: not again on the handler probe and
+/// the exchange that would follow.
+#[test]
+fn a_silent_target_fails_the_run_after_one_timeout() {
+    static REQUESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let t = DemoTwin::example_shop();
+    t.synth();
+    let silent = raw_target(|s| {
+        if read_request(&mut reader(&s)) {
+            REQUESTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    });
+    let out = t.run(&["check", "--target", &silent, "--timeout", "1"]);
+    assert_output(
+        &["check"],
+        &out,
+        4,
+        &[
+            "did not answer GET /__wraith/info",
+            "no answer within 1 s (--timeout)",
+        ],
+    );
+    assert_eq!(REQUESTS.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
 #[test]
 fn target_that_never_answers_times_out_after_the_timeout() {
     let t = twin();
