@@ -842,13 +842,40 @@ pub fn lua_lint_findings(
             .into_iter()
             .map(|e| Finding::error("deviations", Some("wraith.toml"), e.to_string())),
     );
-    // Routes of entity types a fixture set seeds: their answers can show fixture records.
-    let seeded = wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir())
-        .map(|t| t.seeded_types())
-        .unwrap_or_default();
-    let fixture_routes: Vec<String> = model
+    // Which routes a handler or a fixture set answers needs the model; without one (or with
+    // one that does not load, an error of its own), nothing is said.
+    let Some(m) = model.as_ref() else {
+        return out;
+    };
+    // Routes of entity types a fixture set seeds at least one record of, as a session is
+    // seeded from it (parents inherited, patches applied): their answers can show fixture
+    // records. A set that does not resolve (an error lint names of its own) counts every type
+    // it names.
+    let seeded: std::collections::BTreeSet<String> =
+        match wraith_server::fixtures_fs::read_fixture_tree(&twin.fixtures_dir()) {
+            Ok(tree) => {
+                let schema = super::check::read_schema_json(&twin.schema_json(), &mut Vec::new())
+                    .ok()
+                    .flatten();
+                let types = m
+                    .entity_types
+                    .iter()
+                    .map(|(name, t)| (name.clone(), t.primary_key.clone()));
+                match tree.resolve(types, schema.as_deref()) {
+                    Ok(sets) => sets
+                        .values()
+                        .flatten()
+                        .filter(|(_, records)| !records.is_empty())
+                        .map(|(ty, _)| ty.clone())
+                        .collect(),
+                    Err(_) => tree.seeded_types(),
+                }
+            }
+            Err(_) => Default::default(),
+        };
+    let fixture_routes: Vec<String> = m
+        .routes
         .iter()
-        .flat_map(|m| &m.routes)
         .filter(|r| r.entity_type.as_ref().is_some_and(|t| seeded.contains(t)))
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();

@@ -242,4 +242,17 @@ fn lint_binds_a_deviation_to_a_route_whose_records_a_fixture_set_seeds() {
     )
     .unwrap();
     assert!(!unbound(&t));
+    // A set naming the type with no record seeds none: nothing can deviate there.
+    std::fs::write(set.join("fixture.json"), r#"{"entities": {"notes": []}}"#).unwrap();
+    assert!(unbound(&t), "an empty list of records seeds nothing");
+}
+
+/// Without a model, which routes a handler or a fixture set answers is unknown: lint says
+/// nothing of a declaration's route (the bundled twin's are bound once synthesized).
+#[test]
+fn lint_says_nothing_of_a_deviations_route_before_the_twin_is_synthesized() {
+    let t = DemoTwin::example_shop();
+    let out = t.run(&["lint", "--json"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("deviation-unbound-route"), "{text}");
 }
