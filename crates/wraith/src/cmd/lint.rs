@@ -429,6 +429,24 @@ pub fn run(args: Args) -> CmdResult {
     };
     findings.extend(lint(&input));
     findings.extend(rules_without_routes(&twin, input.model.as_deref()));
+    // A Lua file there but unreadable (`lua/routes.toml`, a handler or a library): exit 4, as
+    // for every file of the twin that cannot be read (and as `serve` refuses to start on it).
+    let lua_dir = twin.lua_dir();
+    let routes_read = wraith_script::routes::read_routes_text(&lua_dir.join("routes.toml")).err();
+    let sources_read = wraith_script::check_lua_dir(&lua_dir).errors;
+    for e in routes_read.iter().chain(&sources_read) {
+        if let wraith_script::ScriptError::Io { path, source } = e
+            && source.kind() != std::io::ErrorKind::NotFound
+        {
+            let refused = CliError::io(
+                source.kind(),
+                anyhow::anyhow!("cannot read {}: {source}", path.display()),
+            );
+            if refused.code == crate::exit::Code::Runtime {
+                return Err(refused);
+            }
+        }
+    }
     findings.extend(super::route::lint_findings(&twin));
     // The config again (cheap): the Lua and `[[deviations]]` findings read it.
     let cfg = TwinConfig::load(&twin).ok();

@@ -216,6 +216,23 @@ fn make_unreadable(path: &std::path::Path) {
     std::os::unix::fs::symlink("/proc/self/mem", path).unwrap();
 }
 
+/// A Lua file there but unreadable (`lua/routes.toml`, a handler) stops lint with 4, as serve
+/// refuses to start on it: not a compile error of the file, nor a finding about the handlers
+/// the unread routes file would bind.
+#[cfg(target_os = "linux")]
+#[test]
+fn lint_exits_4_for_a_lua_file_that_cannot_be_read() {
+    for file in ["lua/routes.toml", "lua/handlers/get_summary.lua"] {
+        let t = support::example_shop_twin();
+        assert!(t.wraith(&["synth", &t.path_str()]).status.success());
+        make_unreadable(&t.root.join(file));
+        let out = t.wraith(&["lint", &t.path_str()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{file}: {err}");
+        assert!(err.contains(file.rsplit('/').next().unwrap()), "{err}");
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn lint_exits_4_for_a_recording_or_scrub_toml_that_cannot_be_read() {
