@@ -1389,7 +1389,11 @@ impl HttpTwin {
                  http://127.0.0.1:8081 (`serve --ready-json` writes it at .serve.url)"
             )));
         }
-        let Some(("http", rest)) = url.split_once("://") else {
+        // A scheme is case-insensitive (RFC 3986 §3.1): `HTTP://` names the same twin.
+        let Some((_, rest)) = url
+            .split_once("://")
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("http"))
+        else {
             return Err(CliError::usage(anyhow!(
                 "--target {url}: give the running twin's plain-HTTP base URL, e.g. http://127.0.0.1:8081"
             )));

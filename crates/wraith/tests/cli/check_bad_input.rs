@@ -804,6 +804,16 @@ fn out_of_range_holdout_and_jobs_are_usage_errors() {
     }
 }
 
+/// A URL's scheme is case-insensitive: `HTTP://` is taken like `http://` (here nothing
+/// listens there, so the run fails reaching the twin, not on the URL).
+#[test]
+fn target_url_scheme_in_capitals_is_taken_as_http() {
+    let t = twin();
+    let url = dead_target().replacen("http://", "HTTP://", 1);
+    let out = t.run(&["check", "--target", &url, "--timeout", "1"]);
+    assert_output(&["check"], &out, 4, &["Connection refused"]);
+}
+
 /// `--target ""` (an unset shell variable): the message says the value is empty and where a
 /// running twin writes its URL, rather than quoting nothing.
 #[test]
