@@ -165,6 +165,13 @@ pub(crate) fn drift_rules(twin: &TwinDir) -> DriftLoad {
             } else {
                 format!(": `{}`", p.key)
             };
+            // Line 0: the file as a whole (it cannot be read), named once.
+            if p.line == 0 {
+                return (
+                    p.rule,
+                    format!("{}: {}", wraith_twin::drift::DRIFT_TOML, p.message),
+                );
+            }
             (
                 p.rule,
                 format!(
@@ -321,7 +328,8 @@ pub fn run(args: Args) -> CmdResult {
     for (rule, message) in drift_rules(&twin).problems {
         // The finding names the file; the message keeps the line (`line 3: …`).
         let message = match message.strip_prefix("drift.toml:") {
-            Some(rest) => format!("line {rest}"),
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => format!("line {rest}"),
+            Some(rest) => rest.trim_start().to_string(),
             None => message,
         };
         findings.push(Finding::error(rule, Some("drift.toml"), message));

@@ -269,6 +269,39 @@ fn drift_toml_reclassify_renames_the_type_before_suppress_matches_it() {
     assert_eq!(r["drift_suppressed_count"], 1);
 }
 
+/// A `drift.toml` there but unreadable (a read error of the kernel's own, since the tests may
+/// run with every permission) is named once, with no line: the file as a whole is at fault.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_drift_toml_is_named_without_a_line() {
+    let t = tampered_twin();
+    write_drift_toml(&t, "");
+    let file = t.root.join("drift.toml");
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", &file).unwrap();
+    let out = t.run(&["check", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: drift.toml: cannot be read ("),
+        "{err}"
+    );
+    assert!(
+        !err.contains("line 0") && !err.contains("drift.toml:0"),
+        "{err}"
+    );
+    let out = t.run(&["lint", "--json"]);
+    let l = stdout_json(&out);
+    let messages: Vec<&str> = l["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"] == "drift.toml")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(messages[0].starts_with("cannot be read ("), "{messages:#?}");
+}
+
 #[test]
 fn a_bad_drift_toml_warns_in_check_and_fails_lint_with_file_and_line() {
     let t = tampered_twin();
