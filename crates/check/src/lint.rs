@@ -181,7 +181,15 @@ fn lint_model(text: Option<&str>, out: &mut Vec<Finding>) -> Option<Model> {
     // Route ids, `METHOD /path` on one origin and variant ids each name one thing: the checks
     // `wraith compose` holds a composite to.
     for p in wraith_model::validate::id_problems(&model) {
-        out.push(Finding::error(p.rule(), Some(MODEL_FILE), p.message()));
+        out.push(Finding::error(
+            p.rule(),
+            Some(MODEL_FILE),
+            format!(
+                "{}: re-run `wraith synth` to rebuild the model, or, in a model written by hand, \
+                 keep one of them",
+                p.message()
+            ),
+        ));
     }
     // Routes spelled differently that the router files as one (`/promos` and `/promos/`):
     // the twin still answers both spellings, from one of them, so a warning; synth writes such
@@ -242,7 +250,7 @@ fn lint_symbols(text: Option<&str>, model: Option<&str>, out: &mut Vec<Finding>)
         Ok(t) if t.schema_version == 0 => out.push(Finding::error(
             "schema_version",
             Some(SYMBOLS_FILE),
-            "schema_version is 0",
+            "schema_version is 0: the file was not written by `wraith synth`; re-run it",
         )),
         Ok(t) => {
             if let (Some(recorded), Some(model)) = (&t.model_digest, model)
@@ -713,7 +721,10 @@ impl FixtureCtx<'_> {
                 Some(_) => out.push(Finding::error(
                     "fixture-pk-type",
                     Some(file),
-                    format!("{at}.{pk} must be a string"),
+                    format!(
+                        "{at}.{pk} must be a string: write it in quotes (the twin keys every \
+                         record by a string)"
+                    ),
                 )),
             }
             if let Some(known) = known {

@@ -838,11 +838,16 @@ impl TwinConfig {
             message: format!("`{key}`: {message}"),
         };
         if self.schema_version != 1 {
+            let why = if self.schema_version > 1 {
+                "a newer wraith wrote this file: use that wraith, or set `schema_version = 1` if \
+                 the number was changed by hand"
+            } else {
+                "set `schema_version = 1`"
+            };
             return Err(err(
                 "schema_version",
                 format!(
-                    "{} is not a version this wraith reads (it reads 1); a newer wraith wrote \
-                     this file, or the number was changed by hand",
+                    "{} is not a version this wraith reads (it reads 1); {why}",
                     self.schema_version
                 ),
             ));
@@ -1652,6 +1657,25 @@ mod tests {
         assert_eq!(cfg.diff.session_pass_rate, 0.95);
         assert!(cfg.diff.ignore_headers.is_empty());
         assert!(cfg.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_schema_version_not_1_says_how_to_fix_it() {
+        let refused = |v: u32| {
+            TwinConfig::parse(
+                &format!(
+                    "schema_version = {v}\n[service]\nname = \"x\"\nbase_url = \"http://h\"\n"
+                ),
+                Path::new("wraith.toml"),
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        let newer = refused(2);
+        assert!(newer.contains("a newer wraith wrote this file"), "{newer}");
+        let older = refused(0);
+        assert!(older.contains("set `schema_version = 1`"), "{older}");
+        assert!(!older.contains("newer"), "{older}");
     }
 
     #[test]

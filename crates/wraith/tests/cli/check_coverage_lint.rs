@@ -581,13 +581,19 @@ fn lint_reports_duplicate_route_ids() {
     let out = t.run(&["lint", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v = stdout_json(&out);
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "duplicate-route-id")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    // What is wrong and how to fix it.
     assert!(
-        v["findings"]
-            .as_array()
+        found["message"]
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|f| f["rule"] == "duplicate-route-id"),
-        "{v:#}"
+            .contains("re-run `wraith synth` to rebuild the model"),
+        "{found}"
     );
 }
 
@@ -631,6 +637,10 @@ fn lint_checks_fixtures_against_the_schema() {
     let text = String::from_utf8_lossy(&t.run(&["lint"]).stdout).into_owned();
     assert!(
         text.contains("the set name is always the directory name"),
+        "{text}"
+    );
+    assert!(
+        text.contains("widgets[2].id must be a string: write it in quotes"),
         "{text}"
     );
 }
