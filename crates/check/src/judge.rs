@@ -2900,41 +2900,13 @@ mod tests {
             answered: json!("4"),
             kind: Some("lists:id".into()),
         }]);
-        let judged = |ex: &Exchange,
-                      link: Option<&str>,
-                      body: &str,
-                      ids: Option<&crate::idmap::IdMap>| {
-            let obs = Observed {
-                status: 200,
-                headers: std::iter::once(("content-type".to_string(), "application/json".into()))
-                    .chain(link.map(|l| ("link".to_string(), l.to_string())))
-                    .collect(),
-                body: body.as_bytes().to_vec(),
-                provenance: None,
-                route: None,
-                replay: None,
+        let judged =
+            |ex: &Exchange, link: Option<&str>, body: &str, ids: Option<&crate::idmap::IdMap>| {
+                header_divergences(&index, ex, ("link", link), body, ids)
+                    .into_iter()
+                    .map(|d| (d.path, d.category))
+                    .collect::<Vec<_>>()
             };
-            let v = judge_in_session(
-                &index,
-                "s/0",
-                ex,
-                ex,
-                &ExpectedBody::of(ex),
-                &obs,
-                &DiffOptions::default(),
-                None,
-                None,
-                ids,
-            );
-            if ids.is_none() {
-                assert_eq!(quick_passes(&index, ex, &obs), v.passed(), "{v:?}");
-            }
-            v.divergences
-                .into_iter()
-                .filter(|d| d.path.starts_with("headers."))
-                .map(|d| (d.path, d.category))
-                .collect::<Vec<_>>()
-        };
         let mine = r#"[{"id":"m_0f0f0f","name":"one"}]"#;
         let mismatch = vec![("headers.link".to_string(), Category::ValueMismatch)];
         // The session's list, the answer's last member as the `next` cursor, the links in
@@ -2997,24 +2969,78 @@ mod tests {
             vec![("headers.link".to_string(), Category::ExtraField)]
         );
         // `[diff] ignore_headers` leaves it out.
+        let elsewhere = ("link", "</elsewhere>; rel=\"next\"");
+        assert_eq!(
+            compared_url_headers(&index, &ex, elsewhere, mine, "Link"),
+            0
+        );
+    }
+
+    /// The header divergences of `ex`'s recording judged in the session's names (`ids`)
+    /// against a JSON answer with `body` and header `name: value` (none when `None`); without
+    /// `ids` the short judgement must agree.
+    fn header_divergences(
+        index: &ModelIndex<'_>,
+        ex: &Exchange,
+        (name, value): (&str, Option<&str>),
+        body: &str,
+        ids: Option<&crate::idmap::IdMap>,
+    ) -> Vec<Divergence> {
         let obs = Observed {
-            status: 200,
-            headers: vec![("link".into(), "</elsewhere>; rel=\"next\"".into())],
-            body: mine.as_bytes().to_vec(),
+            status: ex.response.status,
+            headers: std::iter::once(("content-type".to_string(), "application/json".into()))
+                .chain(value.map(|v| (name.to_string(), v.to_string())))
+                .collect(),
+            body: body.as_bytes().to_vec(),
+            provenance: None,
+            route: None,
+            replay: None,
+        };
+        let v = judge_in_session(
+            index,
+            "s/0",
+            ex,
+            ex,
+            &ExpectedBody::of(ex),
+            &obs,
+            &DiffOptions::default(),
+            None,
+            None,
+            ids,
+        );
+        if ids.is_none() {
+            assert_eq!(quick_passes(index, ex, &obs), v.passed(), "{v:?}");
+        }
+        v.divergences
+            .into_iter()
+            .filter(|d| d.path.starts_with("headers."))
+            .collect()
+    }
+
+    /// How many URL headers [`url_headers`] compares on `ex` answered with `header` and `body`
+    /// under `[diff] ignore_headers = [ignored]`.
+    fn compared_url_headers(
+        index: &ModelIndex<'_>,
+        ex: &Exchange,
+        (name, value): (&str, &str),
+        body: &str,
+        ignored: &str,
+    ) -> u64 {
+        let obs = Observed {
+            status: ex.response.status,
+            headers: vec![(name.into(), value.into())],
+            body: body.as_bytes().to_vec(),
             provenance: None,
             route: None,
             replay: None,
         };
         let opts = DiffOptions {
-            ignore_headers: vec!["Link".into()],
+            ignore_headers: vec![ignored.into()],
             ..DiffOptions::default()
         };
         let parsed = parse_body(&obs.body);
-        let expected = ExpectedBody::of(&ex);
-        assert_eq!(
-            url_headers(&index, &ex, &obs, (&expected.body, &parsed), None, &opts).0,
-            0
-        );
+        let expected = ExpectedBody::of(ex);
+        url_headers(index, ex, &obs, (&expected.body, &parsed), None, &opts).0
     }
 
     #[test]
@@ -3058,35 +3084,8 @@ mod tests {
             frame_type: "data".into(),
         }];
         let judged = |location: Option<&str>, body: &str, ids: Option<&crate::idmap::IdMap>| {
-            let obs = Observed {
-                status: 201,
-                headers: std::iter::once(("content-type".to_string(), "application/json".into()))
-                    .chain(location.map(|l| ("location".to_string(), l.to_string())))
-                    .collect(),
-                body: body.as_bytes().to_vec(),
-                provenance: None,
-                route: None,
-                replay: None,
-            };
-            let expected = ExpectedBody::of(&ex);
-            let v = judge_in_session(
-                &index,
-                "s/0",
-                &ex,
-                &ex,
-                &expected,
-                &obs,
-                &DiffOptions::default(),
-                None,
-                None,
-                ids,
-            );
-            if ids.is_none() {
-                assert_eq!(quick_passes(&index, &ex, &obs), v.passed(), "{v:?}");
-            }
-            v.divergences
+            header_divergences(&index, &ex, ("location", location), body, ids)
                 .into_iter()
-                .filter(|d| d.path.starts_with("headers."))
                 .map(|d| (d.path, d.category, d.expected, d.actual))
                 .collect::<Vec<_>>()
         };
@@ -3131,28 +3130,10 @@ mod tests {
             vec![]
         );
         // `[diff] ignore_headers` leaves it out.
-        let obs = Observed {
-            status: 201,
-            headers: vec![("location".into(), "/elsewhere".into())],
-            body: mine.as_bytes().to_vec(),
-            provenance: None,
-            route: None,
-            replay: None,
-        };
-        let opts = DiffOptions {
-            ignore_headers: vec!["Location".into()],
-            ..DiffOptions::default()
-        };
-        assert!(
-            url_headers(
-                &index,
-                &ex,
-                &obs,
-                (&ExpectedBody::of(&ex).body, &parse_body(&obs.body)),
-                None,
-                &opts
-            )
-            .0 == 0
+        let elsewhere = ("location", "/elsewhere");
+        assert_eq!(
+            compared_url_headers(&index, &ex, elsewhere, mine, "Location"),
+            0
         );
     }
 
