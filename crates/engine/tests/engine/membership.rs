@@ -14,23 +14,26 @@ fn shop_with_groups() -> wraith_engine::Engine {
     shop_with_groups_opts(det_opts())
 }
 
-/// [`shop_with_groups`] served with `opts`.
-fn shop_with_groups_opts(opts: wraith_engine::EngineOptions) -> wraith_engine::Engine {
-    let mut m = shop_model();
-    let effect = |adds| MembershipEffect {
+/// `POST` (adds) or `DELETE` (removes) `/v1/groups/:id/members`, ids in `customer_ids`,
+/// answered with an empty object.
+fn membership_action(method: &str, adds: bool) -> Route {
+    let mut r = R::new(method, "/v1/groups/:id/members")
+        .variant(200, Guard::Always, c(json!({})))
+        .build();
+    r.membership = Some(MembershipEffect {
         list_path: "/v1/groups/:id/members".into(),
         ids_field: "/customer_ids".into(),
         member_type: "customers".into(),
         adds,
-    };
-    let mut add = R::new("POST", "/v1/groups/:id/members")
-        .variant(200, Guard::Always, c(json!({})))
-        .build();
-    add.membership = Some(effect(true));
-    let mut remove = R::new("DELETE", "/v1/groups/:id/members")
-        .variant(200, Guard::Always, c(json!({})))
-        .build();
-    remove.membership = Some(effect(false));
+    });
+    r
+}
+
+/// [`shop_with_groups`] served with `opts`.
+fn shop_with_groups_opts(opts: wraith_engine::EngineOptions) -> wraith_engine::Engine {
+    let mut m = shop_model();
+    let add = membership_action("POST", true);
+    let remove = membership_action("DELETE", false);
     let list = R::new("GET", "/v1/groups/:id/members")
         .variant(
             200,
@@ -56,16 +59,7 @@ fn shop_with_groups_opts(opts: wraith_engine::EngineOptions) -> wraith_engine::E
 /// recorded answer linking a full one-member page of group `g0` onwards and back.
 fn shop_with_linked_groups() -> wraith_engine::Engine {
     let mut m = shop_model();
-    let effect = |adds| MembershipEffect {
-        list_path: "/v1/groups/:id/members".into(),
-        ids_field: "/customer_ids".into(),
-        member_type: "customers".into(),
-        adds,
-    };
-    let mut add = R::new("POST", "/v1/groups/:id/members")
-        .variant(200, Guard::Always, c(json!({})))
-        .build();
-    add.membership = Some(effect(true));
+    let add = membership_action("POST", true);
     let mut list = R::new("GET", "/v1/groups/:id/members")
         .variant(
             200,
@@ -74,7 +68,6 @@ fn shop_with_linked_groups() -> wraith_engine::Engine {
         )
         .build();
     list.list = Some(ListShape {
-        items_pointer: String::new(),
         pagination: Pagination::LinkHeader {
             next_param: "max_id".into(),
             prev_param: Some("since_id".into()),
@@ -82,19 +75,7 @@ fn shop_with_linked_groups() -> wraith_engine::Engine {
             positional: false,
             numbered: false,
         },
-        filters: vec![],
-        filter_header: None,
-        envelope: vec![],
-        parent_member: None,
-        set_filters: Vec::new(),
-        lower_bounds: Vec::new(),
-        own_records_only: false,
-        principal_records_only: false,
-        hidden_values: Vec::new(),
-        filter_wildcards: Vec::new(),
-        sorts: Vec::new(),
-        search_filters: Vec::new(),
-        untouched_item: None,
+        ..bare_array_list()
     });
     list.variants[0].headers.push(HeaderProgram {
         name: "link".into(),
