@@ -441,8 +441,8 @@ pub fn run(args: Args) -> CmdResult {
     // for every file of the twin that cannot be read (and as `serve` refuses to start on it).
     let lua_dir = twin.lua_dir();
     let routes_read = wraith_script::routes::read_routes_text(&lua_dir.join("routes.toml")).err();
-    let sources_read = wraith_script::check_lua_dir(&lua_dir).errors;
-    for e in routes_read.iter().chain(&sources_read) {
+    let lua_checked = wraith_script::check_lua_dir(&lua_dir);
+    for e in routes_read.iter().chain(&lua_checked.errors) {
         if let wraith_script::ScriptError::Io { path, source } = e
             && source.kind() != std::io::ErrorKind::NotFound
         {
@@ -458,7 +458,11 @@ pub fn run(args: Args) -> CmdResult {
     findings.extend(super::route::lint_findings(&twin));
     // The config again (cheap): the Lua and `[[deviations]]` findings read it.
     let cfg = TwinConfig::load(&twin).ok();
-    findings.extend(super::route::lua_lint_findings(&twin, cfg.as_ref()));
+    findings.extend(super::route::lua_lint_findings(
+        &twin,
+        cfg.as_ref(),
+        &lua_checked,
+    ));
     // Within a file and rule, in file order: `line 9` before `line 10`.
     findings.sort_by(|a, b| {
         (

@@ -646,15 +646,18 @@ pub fn handler_route_names(twin: &TwinDir, model: &wraith_model::Model) -> Vec<S
 ///   `deviation-unbound-route`).
 ///
 /// Binding problems of `lua/routes.toml` itself are [`lint_findings`]'.
+///
+/// `checked` is [`wraith_script::check_lua_dir`] of the twin's `lua/` (the caller has read it
+/// already, to stop on a file that cannot be read).
 pub fn lua_lint_findings(
     twin: &TwinDir,
     cfg: Option<&TwinConfig>,
+    checked: &wraith_script::LuaDirCheck,
 ) -> Vec<wraith_check::lint::Finding> {
     use wraith_check::authored::{parse_deviations, same_route};
     use wraith_check::lint::Finding;
     let mut out = Vec::new();
     let lua_dir = twin.lua_dir();
-    let checked = wraith_script::check_lua_dir(&lua_dir);
     let mut broken: Vec<String> = Vec::new();
     for e in &checked.errors {
         let file = match e {
