@@ -1270,6 +1270,10 @@ struct HttpTwin {
     /// running at all) says why in its error, where a probe warning before it would only
     /// mislead.
     probe_stopped: Option<String>,
+    /// Set when a handler probe got no answer within `--timeout`: the twin is not answering,
+    /// so the exchange the probe was for fails at once with this, instead of waiting as long
+    /// again.
+    silent: Option<String>,
     /// `--timeout`: the longest wait for an answer's headers, and again for its body.
     timeout: Duration,
     /// The twin's own origin (lowercased) and the recorded upstream origin: where `serve`'s
@@ -1469,6 +1473,7 @@ impl HttpTwin {
             upstream_authority,
             probing: true,
             probe_stopped: None,
+            silent: None,
             timeout,
             answer_origin,
             unfreed: None,
@@ -1694,6 +1699,9 @@ impl Twin for HttpTwin {
     }
 
     fn call(&mut self, session: &str, req: &Request) -> Result<Observed, String> {
+        if let Some(why) = &self.silent {
+            return Err(why.clone());
+        }
         let mut uri = format!("{}{}{}", self.origin, self.prefix, req.path);
         if !req.query.is_empty() {
             uri.push('?');
@@ -1767,6 +1775,9 @@ impl Twin for HttpTwin {
         let mut obs = match self.exchange(request) {
             Ok(o) => o,
             Err(e) => {
+                if e == no_answer(self.timeout) {
+                    self.silent = Some(format!("its handler probe got {e}"));
+                }
                 self.stop_probing(&format!("the twin did not answer a handler probe ({e})"));
                 return None;
             }

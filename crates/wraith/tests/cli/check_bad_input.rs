@@ -989,6 +989,55 @@ fn a_silent_target_fails_the_run_after_one_timeout() {
     assert_eq!(REQUESTS.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
+/// A twin that answers the check's first request, then goes silent: the handler probe sent
+/// before the first exchange gets no answer within `--timeout`, and the exchange fails at once
+/// instead of waiting as long again.
+#[test]
+fn a_target_silent_after_its_first_answer_fails_the_run_after_one_more_timeout() {
+    static SILENCED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let t = DemoTwin::example_shop();
+    t.synth();
+    let target = raw_target(|mut s| {
+        let mut r = reader(&s);
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            // The rest of the head (these requests carry no body worth reading).
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = std::io::Read::read_exact(&mut r, &mut body);
+            if line.starts_with("GET /__wraith/info ") {
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                      content-length: 15\r\n\r\n{\"twin\":\"shop\"}",
+                );
+                continue;
+            }
+            SILENCED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+    });
+    let out = t.run(&["check", "--target", &target, "--timeout", "1"]);
+    assert_output(
+        &["check"],
+        &out,
+        4,
+        &["handler probe got no answer within 1 s (--timeout)"],
+    );
+    assert_eq!(SILENCED.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
 #[test]
 fn target_that_never_answers_times_out_after_the_timeout() {
     let t = twin();
