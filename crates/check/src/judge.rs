@@ -2049,9 +2049,11 @@ fn url_headers(
             continue;
         }
         let link = name == "link";
+        // A link's query parameters in name order: their order means nothing to the pages
+        // they name (the twin writes its links' in name order).
         let written = |url: &str, params: &str| {
             if link {
-                format!("<{url}>{params}")
+                format!("<{}>{params}", query_in_name_order(url))
             } else {
                 url.to_string()
             }
@@ -2117,6 +2119,21 @@ fn url_headers(
         }
     }
     (compared, divergences)
+}
+
+/// `url` with the parameters of its query sorted by name (stably: repeated names keep their
+/// order), the rest as it is.
+fn query_in_name_order(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some((head, tail)) = url.split_once('?') else {
+        return url.into();
+    };
+    let (query, fragment) = match tail.find('#') {
+        Some(i) => tail.split_at(i),
+        None => (tail, ""),
+    };
+    let mut pairs: Vec<&str> = query.split('&').collect();
+    pairs.sort_by_key(|p| p.split('=').next().unwrap_or(""));
+    format!("{head}?{}{fragment}", pairs.join("&")).into()
 }
 
 /// Brackets an opaque paging cursor in a recorded `Link` URL ([`url_in_answer`]): a value the
@@ -2881,7 +2898,7 @@ mod tests {
         ex.response.headers.insert(
             "link".into(),
             vec![
-                "<https://api.lists.test/v1/lists/3/members?max_id=m_aaa111>; rel=\"next\", \
+                "<https://api.lists.test/v1/lists/3/members?max_id=m_aaa111&limit=2>; rel=\"next\", \
                  <https://api.lists.test/v1/lists/3/members?since_id=9>; rel=\"prev\""
                     .into(),
             ],
@@ -2917,22 +2934,35 @@ mod tests {
                 &ex,
                 Some(
                     "<http://127.0.0.1:8081/v1/lists/4/members?since_id=m_0f0f0f>; rel=\"prev\",\
-                     <http://127.0.0.1:8081/v1/lists/4/members?max_id=m_0f0f0f>;rel=\"next\""
+                     <http://127.0.0.1:8081/v1/lists/4/members?limit=2&max_id=m_0f0f0f>;rel=\"next\""
                 ),
                 mine,
                 Some(&ids)
             ),
             vec![]
         );
+        assert_eq!(
+            judged(
+                &ex,
+                Some(
+                    "</v1/lists/4/members?max_id=m_0f0f0f>; rel=\"next\", \
+                     </v1/lists/4/members?since_id=1>; rel=\"prev\""
+                ),
+                mine,
+                Some(&ids)
+            ),
+            mismatch,
+            "a parameter of the recorded link left out"
+        );
         // Another list, a cursor naming another member, another relation, a link left out.
         for link in [
-            "</v1/lists/3/members?max_id=m_0f0f0f>; rel=\"next\", \
+            "</v1/lists/3/members?max_id=m_0f0f0f&limit=2>; rel=\"next\", \
              </v1/lists/4/members?since_id=1>; rel=\"prev\"",
-            "</v1/lists/4/members?max_id=m_aaa111>; rel=\"next\", \
+            "</v1/lists/4/members?max_id=m_aaa111&limit=2>; rel=\"next\", \
              </v1/lists/4/members?since_id=1>; rel=\"prev\"",
-            "</v1/lists/4/members?max_id=m_0f0f0f>; rel=\"last\", \
+            "</v1/lists/4/members?max_id=m_0f0f0f&limit=2>; rel=\"last\", \
              </v1/lists/4/members?since_id=1>; rel=\"prev\"",
-            "</v1/lists/4/members?max_id=m_0f0f0f>; rel=\"next\"",
+            "</v1/lists/4/members?max_id=m_0f0f0f&limit=2>; rel=\"next\"",
         ] {
             assert_eq!(
                 judged(&ex, Some(link), mine, Some(&ids)),
@@ -2945,7 +2975,7 @@ mod tests {
             judged(
                 &ex,
                 Some(
-                    "</v1/lists/4/members?max_id=m_0f0f0f>; rel=\"next\", \
+                    "</v1/lists/4/members?max_id=m_0f0f0f&limit=2>; rel=\"next\", \
                      </v1/lists/4/members?since_id=>; rel=\"prev\""
                 ),
                 mine,
